@@ -1,0 +1,11 @@
+"""clts: OpenCL kernels for batched time-series and ocean-model computations.
+
+Public API (each function takes ``device=``; see ``clts devices``):
+"""
+from .errors import CltsError, DeviceError, KernelBuildError, ProfileError
+from .runtime import Device, get_device
+
+__version__ = "0.1.0"
+
+__all__ = ["CltsError", "DeviceError", "KernelBuildError", "ProfileError", "Device",
+           "get_device", "__version__"]

@@ -1,0 +1,325 @@
+"""Discover, probe, select and describe OpenCL devices.
+
+Every device is probed once (in a child process, result cached on disk by fingerprint) by
+building and running a tiny kernel. Devices that fail are listed with their reason and never
+chosen. Default order: GPU, accelerator, CPU; real drivers before simulators (Oclgrind); then
+more compute units first. ``CLTS_DEVICE`` or a ``device=`` argument (an index into
+``clts devices``, a case-insensitive substring of platform or device name, or a ``Device``)
+override the default.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import re
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass, field
+
+from ..errors import DeviceError
+from . import icd
+
+log = logging.getLogger("clts.devices")
+
+PROBE_VERSION = 1
+_TYPE_RANK = {"gpu": 0, "accelerator": 1, "cpu": 2, "other": 3}
+
+
+def _cl():
+    icd.ensure_vendor_dir()
+    import pyopencl as cl
+    return cl
+
+
+def _type_name(cl, t) -> str:
+    if t & cl.device_type.GPU:
+        return "gpu"
+    if t & cl.device_type.ACCELERATOR:
+        return "accelerator"
+    if t & cl.device_type.CPU:
+        return "cpu"
+    return "other"
+
+
+def _platform_short(platform_name: str) -> str:
+    p = platform_name.lower()
+    for key, short in (("portable computing", "pocl"), ("pocl", "pocl"), ("intel", "intel"),
+                       ("nvidia", "nvidia"), ("amd", "amd"), ("oclgrind", "oclgrind"),
+                       ("rusticl", "rusticl"), ("apple", "apple")):
+        if key in p:
+            return short
+    return re.sub(r"[^a-z0-9]+", "-", p).strip("-") or "opencl"
+
+
+@dataclass
+class DeviceInfo:
+    """What discovery knows of a device before any context exists."""
+
+    index: int
+    platform_index: int
+    device_index: int
+    platform: str
+    name: str
+    vendor: str
+    type: str
+    driver: str
+    version: str
+    extensions: frozenset
+    compute_units: int
+    local_mem: int
+    max_work_group: int
+    max_alloc: int
+    global_mem: int
+    ok: bool = False
+    reason: str = ""
+
+    @property
+    def fp64(self) -> bool:
+        return "cl_khr_fp64" in self.extensions
+
+    @property
+    def int64_atomics(self) -> bool:
+        return "cl_khr_int64_base_atomics" in self.extensions
+
+    @property
+    def simulator(self) -> bool:
+        return "oclgrind" in self.platform.lower()
+
+    @property
+    def fingerprint(self) -> str:
+        key = "|".join((self.platform, self.vendor, self.name, self.driver, self.version))
+        return hashlib.sha1(key.encode()).hexdigest()[:16]
+
+    @property
+    def slug(self) -> str:
+        name = self.name.lower()
+        name = re.sub(r"^pthread-|^cpu-", "", name)
+        name = re.sub(r"\(r\)|\(tm\)|@.*$", "", name)
+        name = re.sub(r"[^a-z0-9]+", "-", name).strip("-")
+        return f"{_platform_short(self.platform)}-{self.type}-{name}"
+
+    def sort_key(self):
+        return (not self.ok, _TYPE_RANK.get(self.type, 9), self.simulator, -self.compute_units,
+                self.index)
+
+
+def _probe_cache_path():
+    return icd.cache_dir() / f"probe-v{PROBE_VERSION}.json"
+
+
+def _load_probe_cache() -> dict:
+    try:
+        with open(_probe_cache_path()) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return {}
+
+
+def _save_probe_cache(cache: dict) -> None:
+    path = _probe_cache_path()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".tmp{os.getpid()}")
+        tmp.write_text(json.dumps(cache, indent=1, sort_keys=True))
+        os.replace(tmp, path)
+    except OSError as exc:
+        log.debug("could not write probe cache: %s", exc)
+
+
+def _run_probes(infos: list[DeviceInfo]) -> dict[int, dict]:
+    """Probe devices in child processes, in parallel. Returns {info.index: result}."""
+    env = dict(os.environ)
+    procs = {}
+    for info in infos:
+        procs[info.index] = subprocess.Popen(
+            [sys.executable, "-m", "clts.runtime.probe", str(info.platform_index),
+             str(info.device_index)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
+    results = {}
+    for index, p in procs.items():
+        try:
+            out, err = p.communicate(timeout=300)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            results[index] = {"ok": False, "reason": "probe timed out after 300 s"}
+            continue
+        lines = [ln for ln in out.splitlines() if ln.startswith("{")]
+        if p.returncode == 0 and lines:
+            results[index] = json.loads(lines[-1])
+        else:
+            sig = -p.returncode if p.returncode < 0 else None
+            how = f"killed by signal {sig}" if sig else f"exit code {p.returncode}"
+            tail = " ".join(err.strip().splitlines()[-2:])[:300]
+            results[index] = {"ok": False,
+                              "reason": f"probe process crashed ({how}) building or running a "
+                                        f"tiny kernel{': ' + tail if tail else ''}"}
+    return results
+
+
+_lock = threading.RLock()
+_infos: list[DeviceInfo] | None = None
+_devices: dict[int, "Device"] = {}
+
+
+def discover(refresh: bool = False) -> list[DeviceInfo]:
+    """Every OpenCL device of every platform, probed; in enumeration order."""
+    global _infos
+    with _lock:
+        if _infos is not None and not refresh:
+            return _infos
+        cl = _cl()
+        infos = []
+        try:
+            platforms = cl.get_platforms()
+        except cl.Error as exc:
+            log.warning("no OpenCL platform: %s", exc)
+            platforms = []
+        for pi, p in enumerate(platforms):
+            try:
+                devs = p.get_devices()
+            except cl.Error as exc:
+                log.warning("platform %s lists no device: %s", p.name, exc)
+                continue
+            for di, d in enumerate(devs):
+                infos.append(DeviceInfo(
+                    index=len(infos), platform_index=pi, device_index=di,
+                    platform=p.name.strip(), name=d.name.strip(), vendor=d.vendor.strip(),
+                    type=_type_name(cl, d.type), driver=d.driver_version.strip(),
+                    version=d.version.strip(), extensions=frozenset(d.extensions.split()),
+                    compute_units=d.max_compute_units, local_mem=d.local_mem_size,
+                    max_work_group=d.max_work_group_size, max_alloc=d.max_mem_alloc_size,
+                    global_mem=d.global_mem_size))
+        cache = {} if refresh else _load_probe_cache()
+        todo = [i for i in infos if i.fingerprint not in cache]
+        if todo:
+            for index, res in _run_probes(todo).items():
+                cache[infos[index].fingerprint] = res
+            _save_probe_cache({**_load_probe_cache(), **cache})
+        for i in infos:
+            res = cache[i.fingerprint]
+            i.ok, i.reason = bool(res["ok"]), res.get("reason", "")
+            if not i.ok:
+                log.info("OpenCL device %r (%s) is unusable: %s", i.name, i.platform, i.reason)
+        _infos = infos
+        return infos
+
+
+def usable() -> list[DeviceInfo]:
+    """Working devices, best first."""
+    return sorted((i for i in discover() if i.ok), key=DeviceInfo.sort_key)
+
+
+def _match(spec: str, infos: list[DeviceInfo]) -> DeviceInfo:
+    spec = str(spec).strip()
+    if re.fullmatch(r"\d+", spec):
+        k = int(spec)
+        if k >= len(infos):
+            raise DeviceError(f"device index {k} out of range: {len(infos)} devices "
+                              "(see `clts devices`)")
+        hit = infos[k]
+    else:
+        s = spec.lower()
+        hits = [i for i in infos if s in i.name.lower() or s in i.platform.lower()
+                or s == i.slug or s == i.fingerprint]
+        if not hits:
+            raise DeviceError(f"no OpenCL device matches {spec!r}; devices: "
+                              + "; ".join(f"{i.index}: {i.platform} / {i.name}" for i in infos))
+        good = sorted((h for h in hits if h.ok), key=DeviceInfo.sort_key)
+        hit = good[0] if good else hits[0]
+    if not hit.ok:
+        raise DeviceError(f"OpenCL device {hit.index} ({hit.platform} / {hit.name}) is "
+                          f"unusable: {hit.reason}")
+    return hit
+
+
+def get_device(device=None) -> "Device":
+    """Resolve ``device`` (None, index, name substring, DeviceInfo or Device) to a Device."""
+    if isinstance(device, Device):
+        return device
+    with _lock:
+        infos = discover()
+        if isinstance(device, DeviceInfo):
+            info = device
+        elif device is not None:
+            info = _match(device, infos)
+        elif os.environ.get("CLTS_DEVICE"):
+            info = _match(os.environ["CLTS_DEVICE"], infos)
+        else:
+            good = usable()
+            if not good:
+                reasons = "; ".join(f"{i.name}: {i.reason}" for i in infos) or "none found"
+                raise DeviceError("no working OpenCL device (" + reasons + "). On Debian: "
+                                  "apt-get install pocl-opencl-icd")
+            info = good[0]
+        if info.index not in _devices:
+            _devices[info.index] = Device(info)
+        return _devices[info.index]
+
+
+def all_devices() -> list["Device"]:
+    return [get_device(i) for i in usable()]
+
+
+@dataclass(eq=False)
+class Device:
+    """A working OpenCL device: context, profiling queue, capabilities and program cache."""
+
+    info: DeviceInfo
+    _programs: dict = field(default_factory=dict, repr=False)
+
+    def __post_init__(self):
+        cl = _cl()
+        self.cl_device = cl.get_platforms()[self.info.platform_index].get_devices()[
+            self.info.device_index]
+        self.context = cl.Context([self.cl_device])
+        self.queue = cl.CommandQueue(
+            self.context, properties=cl.command_queue_properties.PROFILING_ENABLE)
+        self._profile = None
+
+    # capabilities -------------------------------------------------------------------------
+    name = property(lambda self: self.info.name)
+    platform = property(lambda self: self.info.platform)
+    vendor = property(lambda self: self.info.vendor)
+    type = property(lambda self: self.info.type)
+    driver = property(lambda self: self.info.driver)
+    fp64 = property(lambda self: self.info.fp64)
+    int64_atomics = property(lambda self: self.info.int64_atomics)
+    local_mem = property(lambda self: self.info.local_mem)
+    max_work_group = property(lambda self: self.info.max_work_group)
+    max_alloc = property(lambda self: self.info.max_alloc)
+    global_mem = property(lambda self: self.info.global_mem)
+    compute_units = property(lambda self: self.info.compute_units)
+    fingerprint = property(lambda self: self.info.fingerprint)
+    slug = property(lambda self: self.info.slug)
+    extensions = property(lambda self: self.info.extensions)
+
+    def __repr__(self):
+        return f"<clts.Device {self.info.index}: {self.slug} ({self.platform} / {self.name})>"
+
+    def __str__(self):
+        return f"{self.platform} / {self.name}"
+
+    def require(self, capability: str, have: bool) -> None:
+        if not have:
+            raise DeviceError(f"device {self} lacks {capability}")
+
+    def require_dtype(self, dtype) -> None:
+        import numpy as np
+        if np.dtype(dtype) == np.float64:
+            self.require("cl_khr_fp64 (double precision); use float32 data", self.fp64)
+
+    @property
+    def profile(self):
+        """The effective device profile (see clts.runtime.profiles)."""
+        if self._profile is None:
+            from .profiles import effective_profile
+            self._profile = effective_profile(self)
+        return self._profile
+
+    def program(self, template: str, **params):
+        """Render ``templates/<template>`` with ``params``, build and cache it."""
+        from .programs import build_program
+        return build_program(self, template, params)

@@ -1,0 +1,113 @@
+"""Make every installed OpenCL driver visible to the ICD loader, without user set-up.
+
+The ICD loader reads ``OCL_ICD_VENDORS`` once, on the first OpenCL call. Unless the user set it,
+clts writes a directory of ``.icd`` files to its cache and points the variable there, before
+pyopencl asks for platforms. The directory lists:
+
+- the system's vendor files (``/etc/OpenCL/vendors``), e.g. Debian's pocl;
+- Intel's CPU runtime when installed from PyPI (``intel-opencl-rt``): its own ICD file names a
+  path that does not exist, so clts names ``<prefix>/lib/libintelocl.so`` itself;
+- the pocl that ``pyopencl[pocl]`` bundles, if present (it may be broken on a given CPU; device
+  probing finds that out and marks it unusable).
+
+``python -m clts.runtime.icd`` prints the directory, so that other OpenCL programs (``clinfo``)
+see the same drivers: ``OCL_ICD_VENDORS=$(python -m clts.runtime.icd) clinfo -l``.
+"""
+from __future__ import annotations
+
+import glob
+import hashlib
+import os
+import sys
+from pathlib import Path
+
+SYSTEM_VENDOR_DIR = "/etc/OpenCL/vendors"
+OCLGRIND_LIBS = ("/usr/lib/oclgrind/liboclgrind-rt-icd.so",
+                 "/usr/lib/x86_64-linux-gnu/liboclgrind-rt-icd.so")
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "clts"
+
+
+def _prefixes():
+    seen = []
+    for p in (sys.prefix, sys.base_prefix, os.environ.get("CONDA_PREFIX")):
+        if p and p not in seen:
+            seen.append(p)
+    return seen
+
+
+def discover_vendor_libraries(include_oclgrind: bool = False) -> dict[str, str]:
+    """Return {icd file name: library path or name} for every driver we can find."""
+    entries: dict[str, str] = {}
+    for f in sorted(glob.glob(os.path.join(SYSTEM_VENDOR_DIR, "*.icd"))):
+        try:
+            lib = Path(f).read_text().strip()
+        except OSError:
+            continue
+        if lib:
+            entries[os.path.basename(f)] = lib
+    for prefix in _prefixes():
+        lib = os.path.join(prefix, "lib", "libintelocl.so")
+        if os.path.exists(lib):
+            entries["clts-intel-cpu.icd"] = lib
+            break
+    try:  # the pocl bundled by pyopencl[pocl], listed in pyopencl's own .libs folder
+        import importlib.util
+        spec = importlib.util.find_spec("pyopencl")
+        if spec and spec.submodule_search_locations:
+            libs = os.path.join(list(spec.submodule_search_locations)[0], ".libs")
+            for f in glob.glob(os.path.join(libs, "*.icd")):
+                name = Path(f).read_text().strip()
+                path = name if os.path.isabs(name) else os.path.join(libs, name)
+                if os.path.exists(path):
+                    entries["clts-pyopencl-" + os.path.basename(f)] = path
+    except (ImportError, OSError):
+        pass
+    if include_oclgrind:
+        for lib in OCLGRIND_LIBS:
+            if os.path.exists(lib):
+                entries["oclgrind.icd"] = lib
+                break
+    else:
+        entries = {k: v for k, v in entries.items() if "oclgrind" not in v}
+    return entries
+
+
+def write_vendor_dir(entries: dict[str, str], tag: str = "") -> Path:
+    key = hashlib.sha1(repr(sorted(entries.items())).encode()).hexdigest()[:12]
+    d = cache_dir() / "icd" / f"{tag}{key}"
+    if not d.is_dir():
+        tmp = d.with_name(d.name + f".tmp{os.getpid()}")
+        tmp.mkdir(parents=True, exist_ok=True)
+        for name, lib in entries.items():
+            (tmp / name).write_text(lib + "\n")
+        try:
+            tmp.rename(d)
+        except OSError:  # another process won the race
+            for f in tmp.iterdir():
+                f.unlink()
+            tmp.rmdir()
+    return d
+
+
+def ensure_vendor_dir() -> str | None:
+    """Point OCL_ICD_VENDORS at a directory listing every driver, unless the user set it.
+
+    ``CLTS_OCLGRIND=1`` lists Oclgrind (the simulator) as well; it is used by the test mode.
+    """
+    if os.environ.get("OCL_ICD_VENDORS"):
+        return os.environ["OCL_ICD_VENDORS"]
+    include_oclgrind = os.environ.get("CLTS_OCLGRIND", "") not in ("", "0")
+    entries = discover_vendor_libraries(include_oclgrind)
+    if not entries:
+        return None
+    d = write_vendor_dir(entries, "grind-" if include_oclgrind else "")
+    os.environ["OCL_ICD_VENDORS"] = str(d)
+    return str(d)
+
+
+if __name__ == "__main__":
+    print(ensure_vendor_dir() or "")

@@ -1,0 +1,81 @@
+"""The one launch path: every kernel of every algorithm is enqueued through ``launch``.
+
+``timing()`` collects the OpenCL profiling events of every launch made inside it, so the tuner
+and the benchmarks time the very code the user calls.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from contextlib import contextmanager
+
+_local = threading.local()
+
+
+def _timers():
+    if not hasattr(_local, "timers"):
+        _local.timers = []
+    return _local.timers
+
+
+def round_up(n: int, m: int) -> int:
+    return ((int(n) + m - 1) // m) * m
+
+
+def launch(device, kernel, global_size, local_size, *args, wait_for=None, queue=None):
+    """Enqueue ``kernel`` (a pyopencl Kernel) on ``device``'s queue; return the event.
+
+    ``global_size``/``local_size`` are ints or tuples; ``local_size=None`` lets the driver pick.
+    Arguments are set in order (pyopencl buffers, numpy scalars, ``LocalMemory``).
+    """
+    if isinstance(global_size, int):
+        global_size = (global_size,)
+    if isinstance(local_size, int):
+        local_size = (local_size,)
+    if any(g == 0 for g in global_size):
+        return None
+    kernel.set_args(*args)
+    import pyopencl as cl
+    ev = cl.enqueue_nd_range_kernel(queue or device.queue, kernel, global_size, local_size,
+                                    wait_for=wait_for)
+    for t in _timers():
+        t.events.append(ev)
+    return ev
+
+
+class Timing:
+    """Kernel time (sum of profiling intervals) and wall time of launches in a ``timing()``."""
+
+    def __init__(self):
+        self.events = []
+        self.wall = 0.0
+
+    @property
+    def kernel_seconds(self) -> float:
+        return sum((e.profile.end - e.profile.start) * 1e-9 for e in self.events)
+
+    @property
+    def span_seconds(self) -> float:
+        """From the first kernel's start to the last kernel's end (includes gaps)."""
+        if not self.events:
+            return 0.0
+        return (max(e.profile.end for e in self.events)
+                - min(e.profile.start for e in self.events)) * 1e-9
+
+
+@contextmanager
+def timing(device=None):
+    """Time every launch inside the block; waits for the device at the end."""
+    t = Timing()
+    stack = _timers()
+    stack.append(t)
+    t0 = time.perf_counter()
+    try:
+        yield t
+    finally:
+        if device is not None:
+            device.queue.finish()
+        for e in t.events:
+            e.wait()
+        t.wall = time.perf_counter() - t0
+        stack.remove(t)

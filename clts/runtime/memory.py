@@ -1,0 +1,91 @@
+"""Chunking by device limits, transfers, and a progress bar over chunks.
+
+pocl reports a 2 GB ``max_mem_alloc_size`` and ~5 GB of global memory; a batch that does not
+fit is split along its batch axis into chunks that do, and the chunks are run one after another
+(the next chunk's upload is enqueued before the previous one's download is waited for, so copies
+overlap compute where the driver allows).
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+import numpy as np
+
+from ..errors import DeviceError
+
+#: share of global memory one call may use (the rest is for the driver, other buffers, spills)
+GLOBAL_FRACTION = 0.6
+
+
+def chunk_sizes(n_items: int, per_item_bytes, device, *, fixed_bytes: int = 0,
+                max_items: int | None = None, multiple: int = 1) -> list[tuple[int, int]]:
+    """Split ``n_items`` into (start, stop) chunks that fit ``device``.
+
+    ``per_item_bytes``: bytes per batch item of each device buffer (a list, one per buffer);
+    no buffer may exceed ``max_alloc`` and all together stay under a share of global memory.
+    ``fixed_bytes``: bytes that do not scale with the batch. ``multiple``: chunk sizes are a
+    multiple of it (except the last). ``CLTS_MAX_CHUNK`` (items) caps chunks, for tests.
+    """
+    per = [int(b) for b in np.atleast_1d(per_item_bytes)]
+    if n_items <= 0:
+        return []
+    budget = int(device.global_mem * GLOBAL_FRACTION) - int(fixed_bytes)
+    total = max(1, sum(per))
+    limit = budget // total
+    for b in per:
+        if b > 0:
+            limit = min(limit, device.max_alloc // b)
+    if max_items:
+        limit = min(limit, int(max_items))
+    env = os.environ.get("CLTS_MAX_CHUNK")
+    if env:
+        limit = min(limit, int(env))
+    if limit < 1:
+        raise DeviceError(f"one item needs {total + fixed_bytes} bytes, more than device "
+                          f"{device} can hold (max allocation {device.max_alloc}, global "
+                          f"memory {device.global_mem})")
+    if limit >= n_items:
+        return [(0, n_items)]
+    if multiple > 1 and limit >= multiple:
+        limit -= limit % multiple
+    return [(s, min(n_items, s + limit)) for s in range(0, n_items, limit)]
+
+
+def progress(iterable, *, total=None, desc="", unit="chunk", disable=None):
+    """A tqdm progress bar when tqdm is installed and there is more than one step."""
+    if total is None:
+        try:
+            total = len(iterable)
+        except TypeError:
+            total = None
+    if disable is None:
+        disable = (total is not None and total <= 1) or os.environ.get("CLTS_NO_PROGRESS")
+    if disable:
+        return iterable
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        return iterable
+    return tqdm(iterable, total=total, desc=desc, unit=unit, file=sys.stderr, leave=False)
+
+
+def to_device(device, array, dtype=None):
+    """Upload a numpy array (made C-contiguous, cast to ``dtype``) as a pyopencl Array."""
+    import pyopencl.array as cla
+    if isinstance(array, cla.Array):
+        if dtype is not None and array.dtype != np.dtype(dtype):
+            return array.astype(dtype)
+        return array
+    a = np.ascontiguousarray(array, dtype=dtype)
+    return cla.to_device(device.queue, a)
+
+
+def empty(device, shape, dtype):
+    import pyopencl.array as cla
+    return cla.empty(device.queue, shape, dtype)
+
+
+def zeros(device, shape, dtype):
+    import pyopencl.array as cla
+    return cla.zeros(device.queue, shape, dtype)

@@ -1,0 +1,110 @@
+"""Render Mako kernel templates, build them, cache the programs, explain build errors.
+
+Templates live in ``clts/templates/<algo>/<kernel>.cl.mako`` and are rendered with explicit
+parameters only (``real`` = ``"float"`` or ``"double"`` is always one of them). A built program
+is cached in process per (device, rendered source, options): a repeated call never rebuilds.
+pyopencl's own binary cache also keeps built programs on disk between processes.
+
+``CLTS_DUMP_SOURCES=DIR`` writes every rendered source to ``DIR`` for inspection.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import threading
+import warnings
+from pathlib import Path
+
+from mako.lookup import TemplateLookup
+
+from ..errors import DeviceError, KernelBuildError
+
+TEMPLATE_DIR = Path(__file__).resolve().parent.parent / "templates"
+_lookup = TemplateLookup(directories=[str(TEMPLATE_DIR)], strict_undefined=True,
+                         input_encoding="utf-8")
+_lock = threading.Lock()
+stats = {"renders": 0, "builds": 0, "hits": 0}
+
+
+class Program:
+    """A built program with a per-name kernel cache."""
+
+    def __init__(self, cl_program, template, params, source):
+        self.cl_program = cl_program
+        self.template = template
+        self.params = params
+        self.source = source
+        self._kernels = {}
+
+    def kernel(self, name: str):
+        k = self._kernels.get(name)
+        if k is None:
+            k = self._kernels[name] = getattr(self.cl_program, name)
+        return k
+
+    __getattr__ = kernel  # prg.my_kernel
+
+
+def render(template: str, params: dict) -> str:
+    params = dict(params)
+    params.setdefault("real", "float")
+    if params["real"] not in ("float", "double"):
+        raise ValueError(f"template parameter real must be 'float' or 'double', "
+                         f"not {params['real']!r}")
+    stats["renders"] += 1
+    return _lookup.get_template(template).render(**params)
+
+
+def _source_excerpt(source: str, log: str, context: int = 6) -> str:
+    lines = source.splitlines()
+    m = re.search(r"(?:<(?:kernel|source)>|input\.cl|^|\s):(\d+):(\d+):\s*error", log, re.M)
+    if not m:
+        m = re.search(r":(\d+):(\d+):", log)
+    if not m:
+        return "\n".join(f"{i + 1:5d}  {ln}" for i, ln in enumerate(lines[:40]))
+    line = int(m.group(1))
+    lo, hi = max(1, line - context), min(len(lines), line + context)
+    return "\n".join(f"{'>>' if i == line else '  '}{i:4d}  {lines[i - 1]}"
+                     for i in range(lo, hi + 1))
+
+
+def build_program(device, template: str, params: dict, options=()) -> Program:
+    """Render and build ``template`` for ``device``; cached per (device, source, options)."""
+    params = dict(params)
+    params.setdefault("real", "float")
+    if params["real"] == "double" and not device.fp64:
+        raise DeviceError(f"device {device} lacks cl_khr_fp64 (double precision), needed by "
+                          f"{template}; use float32 data")
+    source = render(template, params)
+    options = tuple(options)
+    key = (hashlib.sha1(source.encode()).hexdigest(), options)
+    cache = device._programs
+    with _lock:
+        prg = cache.get(key)
+        if prg is not None:
+            stats["hits"] += 1
+            return prg
+    dump = os.environ.get("CLTS_DUMP_SOURCES")
+    if dump:
+        Path(dump).mkdir(parents=True, exist_ok=True)
+        name = template.replace("/", "__").replace(".cl.mako", "")
+        (Path(dump) / f"{name}-{key[0][:10]}.cl").write_text(source)
+    import pyopencl as cl
+    try:
+        with warnings.catch_warnings():  # drivers' informational build output is not news
+            warnings.simplefilter("ignore", cl.CompilerWarning)
+            built = cl.Program(device.context, source).build(options=list(options))
+    except cl.RuntimeError as exc:
+        log = str(exc)  # pyopencl puts the driver's build log in the message
+        shown = ", ".join(f"{k}={v!r}" for k, v in sorted(params.items()))
+        raise KernelBuildError(
+            f"building {template} for {device} failed\nparameters: {shown}\n"
+            f"options: {' '.join(options) or '(none)'}\n--- driver log ---\n{log.strip()}\n"
+            f"--- rendered source ---\n{_source_excerpt(source, log)}",
+            template=template, params=params, log=log, source=source) from None
+    stats["builds"] += 1
+    prg = Program(built, template, params, source)
+    with _lock:
+        cache[key] = prg
+    return prg

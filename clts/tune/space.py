@@ -1,0 +1,69 @@
+"""What an algorithm registers with the tuner (its ``tuning.py`` calls ``register``).
+
+Two kinds of entries:
+
+``Tunable``: a parameter space for one code version (work-group size, tile, unroll, lanes ...).
+    ``params``   {name: [candidate values]}; the winner is written to the profile under
+                 ``section`` (dotted, e.g. ``"tridiag.thomas"``), one key per parameter, so the
+                 names must be keys of the generic profiles.
+    ``constraint(params, device) -> bool`` rejects impossible candidates before any build
+                 (work-group limits, local memory, divisibility).
+    ``workloads(quick) -> list`` synthetic inputs (any objects) the candidates are timed on.
+    ``run(device, params, workload) -> result`` runs the public code path with ``params`` forced.
+    ``check(result, workload) -> bool`` compares with ``reference.py``; a wrong candidate is
+                 never timed or chosen.
+
+``Crossover``: a threshold between two code versions, found by sweeping a data parameter.
+    ``key``      dotted profile key receiving the threshold (e.g. ``"tridiag.auto.flat_max_batch"``)
+    ``versions`` (below, above): ``below`` is expected to win for small values of the swept
+                 parameter, ``above`` for large ones; the threshold written is the smallest
+                 swept value at which ``above`` wins (or past the last value when it never does).
+    ``values``   the swept values, increasing; ``quick_values`` a shorter sweep for ``--quick``.
+    ``workload(value) -> object``; ``run(device, version, workload) -> result``;
+    ``check(result, workload) -> bool`` as above.
+
+Timing uses OpenCL profiling events of every launch inside ``run`` (see
+``clts.runtime.timing``), so ``run`` must go through the normal launch path.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+
+@dataclass
+class Tunable:
+    name: str
+    section: str
+    params: dict[str, list]
+    workloads: Callable[[bool], list]
+    run: Callable[[Any, dict, Any], Any]
+    check: Callable[[Any, Any], bool]
+    constraint: Callable[[dict, Any], bool] | None = None
+    description: str = ""
+
+
+@dataclass
+class Crossover:
+    name: str
+    key: str
+    versions: tuple[str, str]
+    values: list
+    workload: Callable[[Any], Any]
+    run: Callable[[Any, str, Any], Any]
+    check: Callable[[Any, Any], bool]
+    quick_values: list | None = None
+    description: str = ""
+
+
+@dataclass
+class Registry:
+    tunables: dict[str, Tunable] = field(default_factory=dict)
+    crossovers: dict[str, Crossover] = field(default_factory=dict)
+
+    def add(self, entry):
+        table = self.tunables if isinstance(entry, Tunable) else self.crossovers
+        if entry.name in table:
+            raise ValueError(f"tuner entry {entry.name!r} registered twice")
+        table[entry.name] = entry
+        return entry

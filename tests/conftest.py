@@ -1,0 +1,80 @@
+"""Test set-up: every test that takes ``device`` runs on every working OpenCL device.
+
+``pytest --oclgrind`` runs only the tests marked ``oclgrind`` (tiny cases), on the Oclgrind
+simulator, with data-race, uninitialised-read and out-of-bounds checks on; any report fails the
+test. ``CLTS_TEST_DEVICES`` (comma-separated substrings) narrows the device list.
+"""
+from __future__ import annotations
+
+import os
+import re
+
+import pytest
+
+OCLGRIND_REPORT = re.compile(
+    r"(Invalid (read|write)|Data race|Uninitiali[sz]ed|out of bounds|Work-group divergence|"
+    r"barrier divergence|Oclgrind - )", re.I)
+
+
+def pytest_addoption(parser):
+    parser.addoption("--oclgrind", action="store_true",
+                     help="run the oclgrind-marked kernel cases on the Oclgrind simulator")
+
+
+def pytest_configure(config):
+    if config.getoption("--oclgrind"):
+        os.environ["CLTS_OCLGRIND"] = "1"
+        os.environ.setdefault("OCLGRIND_DATA_RACES", "1")
+        os.environ.setdefault("OCLGRIND_UNINITIALIZED", "1")
+        os.environ.setdefault("OCLGRIND_CHECK_API", "1")
+        os.environ.pop("OCL_ICD_VENDORS", None)
+    os.environ.setdefault("CLTS_NO_PROGRESS", "1")
+
+
+def _test_devices(config):
+    from clts.runtime import usable
+    infos = usable()
+    if config.getoption("--oclgrind"):
+        infos = [i for i in infos if i.simulator]
+    else:
+        infos = [i for i in infos if not i.simulator]
+    want = os.environ.get("CLTS_TEST_DEVICES")
+    if want:
+        subs = [w.strip().lower() for w in want.split(",") if w.strip()]
+        infos = [i for i in infos if any(s in (i.name + i.platform + i.slug).lower()
+                                         for s in subs)]
+    return infos
+
+
+def pytest_generate_tests(metafunc):
+    if "device" in metafunc.fixturenames:
+        infos = _test_devices(metafunc.config)
+        if not infos:
+            raise pytest.UsageError("no working OpenCL device to test on (see `clts devices`)")
+        metafunc.parametrize("device_info", infos, ids=[i.slug for i in infos], scope="session")
+
+
+@pytest.fixture(scope="session")
+def device(device_info):
+    from clts.runtime import get_device
+    return get_device(device_info)
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--oclgrind"):
+        keep = [it for it in items if it.get_closest_marker("oclgrind")]
+        drop = [it for it in items if not it.get_closest_marker("oclgrind")]
+        if drop:
+            config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
+@pytest.fixture(autouse=True)
+def _oclgrind_reports(request, capfd):
+    """Under --oclgrind, fail a test whose kernels made Oclgrind report anything."""
+    yield
+    if request.config.getoption("--oclgrind"):
+        out, err = capfd.readouterr()
+        text = out + err
+        if OCLGRIND_REPORT.search(text):
+            pytest.fail("Oclgrind reported a problem:\n" + text[-4000:])

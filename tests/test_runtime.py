@@ -1,0 +1,138 @@
+"""The runtime: discovery, probing, selection, templates, program cache, build errors."""
+import os
+
+import numpy as np
+import pytest
+
+import clts
+from clts.runtime import devices as devmod
+from clts.runtime import get_device, launch, programs, timing
+from clts.runtime.memory import chunk_sizes
+
+
+def test_discovery_lists_and_probes_every_device():
+    infos = devmod.discover()
+    assert infos, "no OpenCL device at all"
+    for i in infos:
+        assert isinstance(i.ok, bool)
+        if not i.ok:
+            assert i.reason
+    assert any(i.ok for i in infos)
+
+
+def test_default_device_order():
+    mk = lambda idx, typ, plat, cu, ok=True: devmod.DeviceInfo(
+        idx, 0, idx, plat, f"d{idx}", "v", typ, "1.0", "OpenCL 1.2", frozenset(), cu, 0, 1,
+        1, 1, ok, "")
+    infos = [mk(0, "cpu", "pocl", 64), mk(1, "gpu", "Oclgrind", 1), mk(2, "gpu", "NVIDIA", 10),
+             mk(3, "gpu", "NVIDIA", 80), mk(4, "accelerator", "x", 4), mk(5, "gpu", "AMD", 999,
+                                                                         ok=False)]
+    order = [i.index for i in sorted(infos, key=devmod.DeviceInfo.sort_key)]
+    assert order == [3, 2, 1, 4, 0, 5]
+
+
+def test_select_by_index_substring_and_env(monkeypatch):
+    good = devmod.usable()
+    first = good[0]
+    assert get_device(str(first.index)).info is first
+    assert get_device(first.name.upper()[:6]).info.ok
+    monkeypatch.setenv("CLTS_DEVICE", str(first.index))
+    assert get_device().info is first
+    with pytest.raises(clts.DeviceError, match="no OpenCL device matches"):
+        get_device("no-such-device-xyz")
+    with pytest.raises(clts.DeviceError, match="out of range"):
+        get_device("999")
+
+
+def test_unusable_device_is_never_chosen(monkeypatch):
+    infos = devmod.discover()
+    bad = devmod.DeviceInfo(len(infos), 9, 0, "Broken", "broken-gpu", "v", "gpu", "0", "",
+                            frozenset(), 999, 0, 1, 1, 1, False, "probe crashed")
+    monkeypatch.setattr(devmod, "_infos", infos + [bad])
+    assert get_device().info is not bad
+    with pytest.raises(clts.DeviceError, match="unusable: probe crashed"):
+        get_device("broken-gpu")
+
+
+def test_probe_child_process_reports_crash(monkeypatch):
+    """A driver that kills the probing process is reported, not propagated."""
+    info = devmod.discover()[0]
+    monkeypatch.setattr(devmod.sys, "executable", "/bin/false")
+    res = devmod._run_probes([info])
+    assert res[info.index]["ok"] is False
+    assert "crashed" in res[info.index]["reason"]
+
+
+def test_device_capabilities_and_identity(device):
+    assert device.max_alloc > 0 and device.global_mem >= device.max_alloc
+    assert device.local_mem > 0 and device.max_work_group >= 1
+    assert isinstance(device.fp64, bool) and isinstance(device.int64_atomics, bool)
+    assert len(device.fingerprint) == 16
+    assert device.slug == device.slug.lower() and " " not in device.slug
+    assert device.queue.properties & 2  # profiling enabled
+
+
+@pytest.mark.oclgrind
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("width", [1, 4])
+def test_copy_template_runs_and_is_cached(device, dtype, width):
+    if dtype == np.float64 and not device.fp64:
+        pytest.skip("no fp64")
+    import pyopencl.array as cla
+    real = "double" if dtype == np.float64 else "float"
+    x = np.random.default_rng(0).standard_normal(256).astype(dtype)
+    prg = device.program("runtime/copy.cl.mako", real=real, width=width)
+    builds = programs.stats["builds"]
+    assert device.program("runtime/copy.cl.mako", real=real, width=width) is prg
+    assert programs.stats["builds"] == builds
+    a = cla.to_device(device.queue, x)
+    b = cla.empty_like(a)
+    with timing(device) as t:
+        launch(device, prg.kernel("copy"), x.size // width, None, a.data, b.data)
+    assert np.array_equal(b.get(), x)
+    assert len(t.events) == 1 and t.kernel_seconds >= 0
+
+
+def test_fp64_on_device_without_it_raises(device, monkeypatch):
+    monkeypatch.setattr(type(device.info), "fp64", property(lambda self: False))
+    with pytest.raises(clts.DeviceError, match="cl_khr_fp64"):
+        programs.build_program(device, "runtime/copy.cl.mako", {"real": "double", "width": 1})
+
+
+def test_build_error_shows_template_params_log_and_source(device, tmp_path, monkeypatch):
+    bad = programs.TEMPLATE_DIR / "runtime" / "_test_broken.cl.mako"
+    bad.write_text("<%include file='/common/real.cl.mako'/>\n__kernel void k(__global real *x)\n"
+                   "{\n    x[0] = undefined_symbol_${tag};\n}\n")
+    monkeypatch.setenv("CLTS_DUMP_SOURCES", str(tmp_path))
+    try:
+        with pytest.raises(clts.KernelBuildError) as ei:
+            device.program("runtime/_test_broken.cl.mako", real="float", tag="abc")
+    finally:
+        bad.unlink()
+    msg = str(ei.value)
+    assert "runtime/_test_broken.cl.mako" in msg and "tag='abc'" in msg
+    assert "undefined_symbol_abc" in msg and ">>" in msg
+    assert list(tmp_path.glob("runtime___test_broken-*.cl"))
+
+
+def test_chunking_respects_device_limits(device, monkeypatch):
+    n = 10_000
+    per = device.max_alloc // 1000 + 1  # ~1000 items per buffer at most
+    chunks = chunk_sizes(n, [per, 8], device)
+    assert chunks[0][0] == 0 and chunks[-1][1] == n
+    assert all(b - a <= 1000 for a, b in chunks)
+    assert all(c[1] == d[0] for c, d in zip(chunks, chunks[1:]))
+    monkeypatch.setenv("CLTS_MAX_CHUNK", "7")
+    assert max(b - a for a, b in chunk_sizes(50, [8], device, multiple=4)) == 4
+    with pytest.raises(clts.DeviceError):
+        chunk_sizes(5, [device.max_alloc + 1], device)
+
+
+def test_icd_dir_lists_drivers(tmp_path, monkeypatch):
+    from clts.runtime import icd
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    entries = {"a.icd": "/x/liba.so", "b.icd": "libb.so"}
+    d = icd.write_vendor_dir(entries)
+    assert sorted(p.name for p in d.iterdir()) == ["a.icd", "b.icd"]
+    assert (d / "a.icd").read_text().strip() == "/x/liba.so"
+    assert icd.write_vendor_dir(entries) == d

@@ -136,3 +136,18 @@ def test_icd_dir_lists_drivers(tmp_path, monkeypatch):
     assert sorted(p.name for p in d.iterdir()) == ["a.icd", "b.icd"]
     assert (d / "a.icd").read_text().strip() == "/x/liba.so"
     assert icd.write_vendor_dir(entries) == d
+
+
+@pytest.mark.oclgrind
+@pytest.mark.oclgrind_selftest
+def test_oclgrind_mode_catches_out_of_bounds(device, request, capfd):
+    """The Oclgrind mode's detector sees a planted out-of-bounds write."""
+    if not request.config.getoption("--oclgrind"):
+        pytest.skip("writes out of bounds on purpose: only under the simulator")
+    import pyopencl.array as cla
+    x = cla.to_device(device.queue, np.zeros(16, np.float32))
+    prg = device.program("runtime/copy.cl.mako", real="float", width=1)
+    launch(device, prg.kernel("copy"), 32, None, x.data, x.data)
+    device.queue.finish()
+    from conftest import OCLGRIND_REPORT
+    assert OCLGRIND_REPORT.search("".join(capfd.readouterr()))

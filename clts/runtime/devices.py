@@ -24,7 +24,7 @@ from . import icd
 
 log = logging.getLogger("clts.devices")
 
-PROBE_VERSION = 1
+PROBE_VERSION = 2
 _TYPE_RANK = {"gpu": 0, "accelerator": 1, "cpu": 2, "other": 3}
 
 
@@ -192,14 +192,17 @@ def discover(refresh: bool = False) -> list[DeviceInfo]:
                     compute_units=d.max_compute_units, local_mem=d.local_mem_size,
                     max_work_group=d.max_work_group_size, max_alloc=d.max_mem_alloc_size,
                     global_mem=d.global_mem_size))
+        # a probe's result depends on the driver and on which drivers share the process
+        ctx = os.environ.get("OCL_ICD_VENDORS", "")
+        key = lambda i: f"{i.fingerprint}|{ctx}"
         cache = {} if refresh else _load_probe_cache()
-        todo = [i for i in infos if i.fingerprint not in cache]
+        todo = [i for i in infos if key(i) not in cache]
         if todo:
             for index, res in _run_probes(todo).items():
-                cache[infos[index].fingerprint] = res
+                cache[key(infos[index])] = res
             _save_probe_cache({**_load_probe_cache(), **cache})
         for i in infos:
-            res = cache[i.fingerprint]
+            res = cache[key(i)]
             i.ok, i.reason = bool(res["ok"]), res.get("reason", "")
             if not i.ok:
                 log.info("OpenCL device %r (%s) is unusable: %s", i.name, i.platform, i.reason)

@@ -7,8 +7,8 @@ pyopencl asks for platforms. The directory lists:
 - the system's vendor files (``/etc/OpenCL/vendors``), e.g. Debian's pocl;
 - Intel's CPU runtime when installed from PyPI (``intel-opencl-rt``): its own ICD file names a
   path that does not exist, so clts names ``<prefix>/lib/libintelocl.so`` itself;
-- the pocl that ``pyopencl[pocl]`` bundles, if present (it may be broken on a given CPU; device
-  probing finds that out and marks it unusable).
+The pocl that ``pyopencl[pocl]`` bundles is found by pyopencl's bundled loader on its own (it
+may be broken on a given CPU; device probing finds that out and marks it unusable).
 
 ``python -m clts.runtime.icd`` prints the directory, so that other OpenCL programs (``clinfo``)
 see the same drivers: ``OCL_ICD_VENDORS=$(python -m clts.runtime.icd) clinfo -l``.
@@ -54,26 +54,11 @@ def discover_vendor_libraries(include_oclgrind: bool = False) -> dict[str, str]:
         if os.path.exists(lib):
             entries["clts-intel-cpu.icd"] = lib
             break
-    try:  # the pocl bundled by pyopencl[pocl], listed in pyopencl's own .libs folder
-        import importlib.util
-        spec = importlib.util.find_spec("pyopencl")
-        if spec and spec.submodule_search_locations:
-            libs = os.path.join(list(spec.submodule_search_locations)[0], ".libs")
-            for f in glob.glob(os.path.join(libs, "*.icd")):
-                name = Path(f).read_text().strip()
-                path = name if os.path.isabs(name) else os.path.join(libs, name)
-                if os.path.exists(path):
-                    entries["clts-pyopencl-" + os.path.basename(f)] = path
-    except (ImportError, OSError):
-        pass
     if include_oclgrind:
-        for lib in OCLGRIND_LIBS:
-            if os.path.exists(lib):
-                entries["oclgrind.icd"] = lib
-                break
-    else:
-        entries = {k: v for k, v in entries.items() if "oclgrind" not in v}
-    return entries
+        # Oclgrind alone: its LLVM and a CPU driver's LLVM in one process crash each other
+        return {"oclgrind.icd": lib} if (lib := next(
+            (p for p in OCLGRIND_LIBS if os.path.exists(p)), None)) else {}
+    return {k: v for k, v in entries.items() if "oclgrind" not in v}
 
 
 def write_vendor_dir(entries: dict[str, str], tag: str = "") -> Path:
@@ -96,7 +81,8 @@ def write_vendor_dir(entries: dict[str, str], tag: str = "") -> Path:
 def ensure_vendor_dir() -> str | None:
     """Point OCL_ICD_VENDORS at a directory listing every driver, unless the user set it.
 
-    ``CLTS_OCLGRIND=1`` lists Oclgrind (the simulator) as well; it is used by the test mode.
+    ``CLTS_OCLGRIND=1`` lists Oclgrind (the simulator) alone; the test mode uses it. (Oclgrind
+    and a CPU driver loaded in one process crash: each brings its own LLVM.)
     """
     if os.environ.get("OCL_ICD_VENDORS"):
         return os.environ["OCL_ICD_VENDORS"]

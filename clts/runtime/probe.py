@@ -13,16 +13,16 @@ PROBE_SOURCE = r"""
 #ifdef PROBE_FP64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 typedef double real;
-typedef double4 real4;
+typedef double8 real8;
 #else
 typedef float real;
-typedef float4 real4;
+typedef float8 real8;
 #endif
 __kernel void probe(__global const real *x, __global real *y, __local real *tmp)
 {
     const size_t g = get_global_id(0), l = get_local_id(0), n = get_local_size(0);
-    real4 v = vload4(g, x);
-    tmp[l] = v.s0 + v.s1 + v.s2 + v.s3;
+    real8 v = vload8(g, x);
+    tmp[l] = v.s0 + v.s1 + v.s2 + v.s3 + v.s4 + v.s5 + v.s6 + v.s7;
     barrier(CLK_LOCAL_MEM_FENCE);
     real s = tmp[(l + 1) % n];
     y[g] = s * (real)2 + (real)1;
@@ -41,7 +41,7 @@ def probe(platform_index: int, device_index: int) -> dict:
     queue = cl.CommandQueue(ctx)
     prg = cl.Program(ctx, PROBE_SOURCE).build(options=["-DPROBE_FP64"] if fp64 else [])
     n, wg = 64, 16
-    x = np.arange(4 * n, dtype=dtype)
+    x = np.arange(8 * n, dtype=dtype)
     mf = cl.mem_flags
     xb = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=x)
     yb = cl.Buffer(ctx, mf.WRITE_ONLY, n * x.itemsize)
@@ -49,10 +49,10 @@ def probe(platform_index: int, device_index: int) -> dict:
     y = np.empty(n, dtype)
     cl.enqueue_copy(queue, y, yb)
     queue.finish()
-    sums = x.reshape(n, 4).sum(1).reshape(-1, wg)
+    sums = x.reshape(n, 8).sum(1).reshape(-1, wg)
     expect = (np.roll(sums, -1, axis=1) * 2 + 1).ravel()
     if not np.array_equal(y, expect):
-        return {"ok": False, "reason": "probe kernel returned wrong values"}
+        return {"ok": False, "reason": f"probe kernel returned wrong values ({int((y != expect).sum())} of {n}): the driver miscompiles"}
     return {"ok": True, "reason": ""}
 
 

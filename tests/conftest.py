@@ -69,11 +69,13 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture(autouse=True)
-def _oclgrind_reports(request, capfd):
+def _oclgrind_reports(request):
     """Under --oclgrind, fail a test whose kernels made Oclgrind report anything."""
+    check = request.config.getoption("--oclgrind") and not request.node.get_closest_marker(
+        "oclgrind_selftest")
+    capfd = request.getfixturevalue("capfd") if check else None
     yield
-    if request.config.getoption("--oclgrind") and not request.node.get_closest_marker(
-            "oclgrind_selftest"):
+    if check:
         out, err = capfd.readouterr()
         text = out + err
         if OCLGRIND_REPORT.search(text):

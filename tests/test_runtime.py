@@ -151,3 +151,34 @@ def test_oclgrind_mode_catches_out_of_bounds(device, request, capfd):
     device.queue.finish()
     from conftest import OCLGRIND_REPORT
     assert OCLGRIND_REPORT.search("".join(capfd.readouterr()))
+
+
+@pytest.mark.parametrize("n_chunk", [1, 7, 64, 1000])
+def test_pipelined_chunks_match_one_pass(device, n_chunk, monkeypatch):
+    """Copy + scale through the copy/compute pipeline in chunks == the whole array at once."""
+    import pyopencl as cl
+
+    from clts.runtime.memory import run_pipelined
+    monkeypatch.setenv("CLTS_MAX_CHUNK", str(n_chunk))
+    x = np.random.default_rng(1).standard_normal((300, 8)).astype(np.float32)
+    out = np.full_like(x, np.nan)
+    chunks = chunk_sizes(len(x), [x[0].nbytes, x[0].nbytes], device)
+    assert len(chunks) == -(-len(x) // n_chunk)
+    prg = device.program("runtime/copy.cl.mako", real="float", width=1)
+    bufs = [(cl.Buffer(device.context, cl.mem_flags.READ_WRITE, n_chunk * x[0].nbytes),
+             cl.Buffer(device.context, cl.mem_flags.READ_WRITE, n_chunk * x[0].nbytes))
+            for _ in range(2)]
+
+    def upload(i, a, b, slot, q):
+        return [cl.enqueue_copy(q, bufs[slot][0], x[a:b], is_blocking=False)]
+
+    def compute(i, a, b, slot, wait_for):
+        return [launch(device, prg.kernel("copy"), (b - a) * 8, None, bufs[slot][0],
+                       bufs[slot][1], wait_for=wait_for)]
+
+    def download(i, a, b, slot, q, wait_for):
+        return [cl.enqueue_copy(q, out[a:b], bufs[slot][1], is_blocking=False,
+                                wait_for=wait_for)]
+
+    run_pipelined(device, chunks, upload=upload, compute=compute, download=download)
+    assert np.array_equal(out, x)

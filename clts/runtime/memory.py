@@ -89,3 +89,59 @@ def empty(device, shape, dtype):
 def zeros(device, shape, dtype):
     import pyopencl.array as cla
     return cla.zeros(device.queue, shape, dtype)
+
+
+def copy_queue(device):
+    """A second in-order queue on the device's context, for transfers that overlap compute."""
+    q = getattr(device, "_copy_queue", None)
+    if q is None:
+        import pyopencl as cl
+        q = device._copy_queue = cl.CommandQueue(
+            device.context, properties=cl.command_queue_properties.PROFILING_ENABLE)
+    return q
+
+
+def run_pipelined(device, chunks, *, upload, compute, download, slots: int = 2,
+                  desc: str = "", unit: str = "chunk"):
+    """Run ``chunks`` with transfers on a copy queue overlapping compute on the main queue.
+
+    For chunk ``i`` = (start, stop) using buffer set ``slot = i % slots``:
+
+    - ``upload(i, start, stop, slot, queue) -> [events]``: enqueue host->device copies on
+      ``queue`` (non-blocking);
+    - ``compute(i, start, stop, slot, wait_for) -> [events]``: launch kernels on the device queue;
+    - ``download(i, start, stop, slot, queue, wait_for) -> [events]``: enqueue device->host
+      copies (non-blocking) into the caller's result arrays.
+
+    Chunk ``i + 1`` is uploaded while chunk ``i`` computes; a slot is reused only after its
+    previous download finished. A progress bar counts finished chunks.
+    """
+    chunks = list(chunks)
+    q = copy_queue(device)
+    pending = [None] * slots
+    bar = progress(range(len(chunks)), desc=desc, unit=unit)
+    it = iter(bar) if bar is not None else None
+
+    def finish(events):
+        for e in events or ():
+            e.wait()
+        if it is not None:
+            next(it, None)
+
+    for i, (start, stop) in enumerate(chunks):
+        slot = i % slots
+        if pending[slot] is not None:
+            finish(pending[slot])
+        up = upload(i, start, stop, slot, q) or []
+        q.flush()
+        comp = compute(i, start, stop, slot, up) or []
+        device.queue.flush()
+        pending[slot] = download(i, start, stop, slot, q, comp) or []
+        q.flush()
+    for i in range(len(chunks)):
+        slot = (len(chunks) + i) % slots
+        if pending[slot] is not None:
+            finish(pending[slot])
+            pending[slot] = None
+    if hasattr(bar, "close"):
+        bar.close()

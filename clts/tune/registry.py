@@ -20,10 +20,17 @@ def register(entry: Tunable | Crossover):
     return REGISTRY.add(entry)
 
 
-def load_all() -> Registry:
+def load_all(strict: bool = False) -> Registry:
+    """Import every algorithm's tuning module. A module that fails to import is recorded in
+    ``REGISTRY.errors`` (``clts-tune`` warns and tunes the others) unless ``strict``."""
     global _loaded
     if not _loaded:
         for mod in ALGORITHM_MODULES:
-            importlib.import_module(mod)
+            try:
+                importlib.import_module(mod)
+            except Exception as exc:  # noqa: BLE001 - one broken algorithm must not stop the rest
+                if strict:
+                    raise
+                REGISTRY.errors[mod] = f"{type(exc).__name__}: {exc}"
         _loaded = True
     return REGISTRY

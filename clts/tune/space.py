@@ -60,6 +60,7 @@ class Crossover:
 class Registry:
     tunables: dict[str, Tunable] = field(default_factory=dict)
     crossovers: dict[str, Crossover] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)   # module -> why it failed to import
 
     def add(self, entry):
         table = self.tunables if isinstance(entry, Tunable) else self.crossovers

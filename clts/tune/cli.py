@@ -1,0 +1,215 @@
+"""``clts-tune``: measure a device profile for this machine.
+
+    clts-tune                      tune every registered entry on the default device
+    clts-tune --list               what can be tuned
+    clts-tune --only stl,bfast     entries whose name starts with one of these
+    clts-tune --quick              small workloads, fewer repeats (minutes, not hours)
+    clts-tune --budget 10m         a time budget for the whole run (s, m, h)
+    clts-tune --device pocl        which device (index, name substring, slug)
+    clts-tune -o my.yaml           write here instead of the user config directory
+    clts-tune --dry-run            show what would be measured, measure nothing
+
+An interrupted run resumes from its cache of measured candidates (``--fresh`` ignores it).
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import re
+import sys
+
+from .cache import MeasurementCache, default_path as cache_path
+from .engine import Settings, Tuner
+from .output import default_path, schema_problems, write_profile
+from .registry import REGISTRY, load_all
+from .search import STRATEGIES
+
+
+def parse_budget(text: str) -> float:
+    m = re.fullmatch(r"\s*(\d+(?:\.\d*)?)\s*([smh]?)\s*", text or "", re.I)
+    if not m:
+        raise argparse.ArgumentTypeError(f"budget {text!r}: give a number with s, m or h "
+                                         "(e.g. 90s, 10m, 1.5h)")
+    return float(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[m.group(2).lower()]
+
+
+def select(entries, only: str | None):
+    if not only:
+        return list(entries)
+    prefixes = [p.strip() for p in only.split(",") if p.strip()]
+    chosen = [e for e in entries if any(e.name.startswith(p) for p in prefixes)]
+    unknown = [p for p in prefixes if not any(e.name.startswith(p) for e in entries)]
+    if unknown:
+        raise SystemExit(f"clts-tune: --only {','.join(unknown)} matches no entry "
+                         f"(clts-tune --list shows them)")
+    return chosen
+
+
+def _entries():
+    reg = load_all()
+    return list(reg.tunables.values()) + list(reg.crossovers.values())
+
+
+def _space_size(e) -> int:
+    n = 1
+    for v in e.params.values():
+        n *= len(v)
+    return n
+
+
+def _table(rows, header) -> str:
+    rows = [[str(c) for c in r] for r in rows]
+    w = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)
+         for i, h in enumerate(header)]
+    line = lambda r: "  ".join(c.ljust(w[i]) for i, c in enumerate(r)).rstrip()  # noqa: E731
+    return "\n".join([line(header), line(["-" * x for x in w])] + [line(r) for r in rows])
+
+
+def list_entries(entries) -> str:
+    rows = []
+    for e in entries:
+        if hasattr(e, "params"):
+            rows.append([e.name, "tunable", e.section + ".{" + ",".join(e.params) + "}",
+                         f"{_space_size(e)} candidates", e.description])
+        else:
+            rows.append([e.name, "crossover", e.key,
+                         f"{' vs '.join(e.versions)} over {len(e.values)} values",
+                         e.description])
+    return _table(rows, ["entry", "kind", "profile keys", "space", "description"])
+
+
+def _fmt_s(x) -> str:
+    if x is None:
+        return "-"
+    for unit, f in (("s", 1), ("ms", 1e3), ("us", 1e6)):
+        if x * f >= 1:
+            return f"{x * f:.3g} {unit}"
+    return f"{x * 1e9:.3g} ns"
+
+
+def summary(results) -> str:
+    rows = []
+    for r in results:
+        n_ok = len([c for c in r.candidates if c.ok])
+        if r.kind == "tunable":
+            chosen = ",".join(f"{k}={v}" for k, v in r.best.params.items()) if r.best else "-"
+            t = _fmt_s(r.best.score if r.best else None)
+            gain = (f"x{r.current.score / r.best.score:.2f}" if r.best and r.current
+                    and r.current.ok else "-")
+            how = f"{r.strategy}: {len(r.candidates)}/{r.n_space} measured"
+        else:
+            chosen = (f"{r.entry.key.rsplit('.', 1)[-1]}={r.threshold}"
+                      if r.threshold is not None else "-")
+            t, gain = "-", "-"
+            how = "sweep: " + " ".join(f"{v}:{w or '?'}" for v, _, w in r.rows)
+        rows.append([r.name, chosen, t, gain, how, f"{n_ok} ok, {len(r.wrong)} wrong, "
+                     f"{len(r.unstable)} unstable", r.status])
+    return _table(rows, ["entry", "chosen", "time", "vs previous", "search", "candidates",
+                         "status"])
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="clts-tune", description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog=__doc__.split("\n\n", 1)[1])
+    ap.add_argument("--list", action="store_true", help="list the registered entries and exit")
+    ap.add_argument("--only", metavar="PREFIXES",
+                    help="comma-separated prefixes of entry names (stl,bfast,tridiag.thomas)")
+    ap.add_argument("--budget", type=parse_budget, metavar="TIME",
+                    help="time budget for the whole run, e.g. 90s, 10m, 1h")
+    ap.add_argument("--quick", action="store_true",
+                    help="small workloads, short sweeps, fewer repeats")
+    ap.add_argument("--device", metavar="D", help="device index, name substring or slug")
+    ap.add_argument("-o", "--output", metavar="FILE",
+                    help="profile to write (default: the user config directory)")
+    ap.add_argument("--strategy", default="auto",
+                    help=f"search strategy for large spaces: {', '.join(STRATEGIES)} "
+                         "(kt:* needs pip install 'clts[tune]')")
+    ap.add_argument("--repeats", type=int, help="timed runs per round (default 7, quick 3)")
+    ap.add_argument("--fresh", action="store_true",
+                    help="ignore the cache of an interrupted run and measure everything again")
+    ap.add_argument("--dry-run", action="store_true",
+                    help="show the candidates that would be measured; measure nothing")
+    ap.add_argument("-v", "--verbose", action="store_true", help="print every measurement")
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="%(message)s")
+
+    entries = _entries()
+    for mod, err in getattr(REGISTRY, "errors", {}).items():
+        print(f"clts-tune: warning: {mod} failed to register: {err}", file=sys.stderr)
+    if args.list:
+        print(list_entries(entries) if entries else "no tuner entries registered")
+        return 0
+    entries = select(entries, args.only)
+    if not entries:
+        print("clts-tune: no tuner entries registered; nothing to do", file=sys.stderr)
+        return 1
+    bad = schema_problems(entries)
+    for name, why in bad.items():
+        print(f"clts-tune: skipping {name}: {why}", file=sys.stderr)
+    entries = [e for e in entries if e.name not in bad]
+    if not entries:
+        return 1
+
+    from ..runtime import get_device
+    dev = get_device(args.device)
+    kw = {"strategy": args.strategy}
+    if args.repeats:
+        kw["repeats"] = args.repeats
+    settings = Settings.quick_settings(**kw) if args.quick else Settings(**kw)
+    out = args.output or default_path(dev)
+    print(f"clts-tune: {dev.platform} / {dev.name} ({dev.slug}, fingerprint {dev.fingerprint})"
+          f" -> {out}", file=sys.stderr)
+
+    tuner = Tuner(dev, settings=settings, progress=True)
+    if args.dry_run:
+        rows = []
+        for e in entries:
+            if hasattr(e, "params"):
+                cands, rej = tuner.candidates(e)
+                from .search import get_strategy
+                try:
+                    sname = get_strategy(settings.strategy, len(cands), settings.exhaustive_max)[0]
+                except ValueError as exc:
+                    sname = str(exc)
+                rows.append([e.name, f"{len(cands)} valid, {rej} rejected by constraint", sname])
+            else:
+                vals = e.quick_values if (args.quick and e.quick_values) else e.values
+                rows.append([e.name, f"{' vs '.join(e.versions)} at {list(vals)}", "sweep"])
+        print(_table(rows, ["entry", "candidates", "search"]))
+        return 0
+
+    cache = None if args.fresh else MeasurementCache(cache_path(dev))
+    if cache is not None and len(cache):
+        print(f"clts-tune: resuming: {len(cache)} measured candidate(s) in {cache.path}",
+              file=sys.stderr)
+    if args.fresh:
+        cache = MeasurementCache(cache_path(dev))
+        for e in entries:
+            cache.drop_entry(e.name)
+    tuner.cache = cache
+    if args.verbose:
+        tuner.on_measure = lambda name, c: print(
+            f"  {name} {c.label}: " + (f"{_fmt_s(c.score)}" + ("" if c.stable else " unstable")
+                                       + (" (cached)" if c.cached else "")
+                                       if c.ok else f"WRONG {c.error}"), file=sys.stderr)
+    try:
+        results = tuner.run(entries, budget_s=args.budget)
+    except KeyboardInterrupt:
+        print(f"\nclts-tune: interrupted; measurements so far are kept in {cache.path}; run the "
+              "same command again to resume", file=sys.stderr)
+        return 130
+    path = write_profile(dev, results, settings, out, budget=args.budget)
+    for e in entries:
+        cache.drop_entry(e.name)
+    print(summary(results))
+    for r in results:
+        for w in r.warnings:
+            print(f"warning: {r.name}: {w}", file=sys.stderr)
+    print(f"clts-tune: wrote {path}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

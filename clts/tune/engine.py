@@ -1,0 +1,456 @@
+"""The tuner engine: check, time and choose candidates of registered entries.
+
+For every candidate the engine first runs it once on each workload and compares the result with
+the entry's reference check; a wrong candidate (or one whose build or launch fails) is recorded
+with its reason and never timed or chosen. A correct one is run ``warmup`` more times, then
+timed ``repeats`` times per round (OpenCL profiling events, through ``clts.runtime.timing``);
+the cost of a workload is the median. When the relative spread (interquartile range / median)
+of a workload's samples is above ``noise``, another round is added, up to ``max_rounds``; a
+measurement still noisy after that is kept but flagged unstable. A candidate's score is the
+geometric mean of its workloads' medians.
+
+Tunables are searched exhaustively when small (``exhaustive_max``), otherwise by a strategy
+(see ``search.py``) under a time budget and an evaluation cap. Crossovers time both versions at
+every swept value; the threshold is the first value where ``above`` wins, with a warning when a
+later value flips back.
+"""
+from __future__ import annotations
+
+import itertools
+import logging
+import math
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .search import get_strategy, label
+from .space import Crossover, Tunable
+from .timer import EventTimer
+
+log = logging.getLogger("clts.tune")
+
+
+@dataclass
+class Settings:
+    repeats: int = 7            # timed runs per round
+    warmup: int = 1             # untimed runs after the checked run
+    noise: float = 0.10         # relative spread (IQR / median) that triggers another round
+    max_rounds: int = 4         # rounds before a measurement is called unstable
+    exhaustive_max: int = 64    # spaces up to this size are searched exhaustively ("auto")
+    max_evals: int = 48         # evaluation cap of the non-exhaustive strategies
+    strategy: str = "auto"      # auto | exhaustive | random-local | kt:<kernel tuner strategy>
+    seed: int = 0
+    quick: bool = False
+
+    @classmethod
+    def quick_settings(cls, **kw):
+        base = dict(repeats=3, warmup=1, max_rounds=2, max_evals=16, exhaustive_max=32,
+                    quick=True)
+        base.update(kw)
+        return cls(**base)
+
+    def fingerprint(self) -> tuple:
+        return (self.repeats, self.warmup, self.noise, self.max_rounds, self.quick)
+
+
+@dataclass
+class CandidateResult:
+    label: str
+    params: dict
+    ok: bool
+    error: str = ""
+    score: float | None = None        # geometric mean over workloads of the median seconds
+    medians: list = field(default_factory=list)
+    spread: float = 0.0               # worst relative spread over workloads
+    stable: bool = True
+    samples: int = 0
+    cached: bool = False
+
+    def record(self) -> dict:
+        return {"ok": self.ok, "error": self.error, "score": self.score,
+                "medians": self.medians, "spread": self.spread, "stable": self.stable,
+                "samples": self.samples}
+
+    @classmethod
+    def from_record(cls, lab, params, rec):
+        return cls(label=lab, params=params, cached=True, **rec)
+
+
+@dataclass
+class TunableResult:
+    entry: Tunable
+    strategy: str
+    n_space: int                       # candidates passing the constraint
+    n_rejected: int                    # candidates the constraint rejected
+    candidates: list = field(default_factory=list)
+    best: CandidateResult | None = None
+    current: CandidateResult | None = None   # the profile's value before this run, if measured
+    partial: bool = False
+    seconds: float = 0.0
+    warnings: list = field(default_factory=list)
+
+    kind = "tunable"
+
+    @property
+    def name(self):
+        return self.entry.name
+
+    @property
+    def values(self) -> dict:
+        """{dotted profile key: value} to write; empty when nothing valid was found."""
+        if self.best is None:
+            return {}
+        return {f"{self.entry.section}.{k}": v for k, v in self.best.params.items()}
+
+    @property
+    def wrong(self):
+        return [c for c in self.candidates if not c.ok]
+
+    @property
+    def unstable(self):
+        return [c for c in self.candidates if c.ok and not c.stable]
+
+    @property
+    def status(self) -> str:
+        if self.best is None:
+            return "no valid candidate" if self.candidates else "not measured (budget)"
+        return "partial (budget)" if self.partial else "ok"
+
+
+@dataclass
+class CrossoverResult:
+    entry: Crossover
+    rows: list = field(default_factory=list)   # (value, {version: CandidateResult}, winner)
+    threshold: Any = None
+    partial: bool = False
+    seconds: float = 0.0
+    warnings: list = field(default_factory=list)
+
+    kind = "crossover"
+
+    @property
+    def name(self):
+        return self.entry.name
+
+    @property
+    def values(self) -> dict:
+        return {} if self.threshold is None else {self.entry.key: self.threshold}
+
+    @property
+    def candidates(self):
+        return [c for _, by, _ in self.rows for c in by.values()]
+
+    @property
+    def wrong(self):
+        return [c for c in self.candidates if not c.ok]
+
+    @property
+    def unstable(self):
+        return [c for c in self.candidates if c.ok and not c.stable]
+
+    @property
+    def status(self) -> str:
+        if self.threshold is None:
+            return "no threshold" + (" (budget)" if self.partial else "")
+        if self.partial:
+            return "partial (budget)"
+        return "ok" + (" (not monotone)" if any("monoton" in w for w in self.warnings) else "")
+
+
+def _geomean(xs) -> float:
+    return float(math.exp(sum(math.log(max(x, 1e-15)) for x in xs) / len(xs)))
+
+
+def _spread(times) -> float:
+    med = float(np.median(times))
+    if med <= 0:
+        return 0.0
+    q1, q3 = np.percentile(times, [25, 75])
+    return float((q3 - q1) / med)
+
+
+def _py(v):
+    """numpy scalars -> plain Python (profiles are YAML)."""
+    return v.item() if isinstance(v, np.generic) else v
+
+
+class _Bar:
+    """A tqdm bar when tqdm is installed and progress is wanted, else nothing."""
+
+    def __init__(self, enabled, total, desc):
+        self.bar = None
+        if enabled and not os.environ.get("CLTS_NO_PROGRESS"):
+            try:
+                from tqdm.auto import tqdm
+                import sys
+                self.bar = tqdm(total=total, desc=desc, unit="cand", file=sys.stderr,
+                                leave=False)
+            except ImportError:
+                pass
+
+    def show(self, what):
+        if self.bar is not None:
+            self.bar.set_postfix_str(what[:60], refresh=True)
+
+    def step(self):
+        if self.bar is not None:
+            self.bar.update(1)
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
+
+
+class Tuner:
+    """Measures registered entries on one device.
+
+    ``timer``: ``EventTimer(device)`` by default; tests pass a ``FakeTimer``. ``cache``: a
+    ``MeasurementCache`` (resume) or None. ``on_measure(entry_name, CandidateResult)`` is
+    called after each candidate (the CLI prints from it in verbose mode).
+    """
+
+    def __init__(self, device=None, timer=None, cache=None, settings: Settings | None = None,
+                 progress: bool = False, on_measure=None):
+        self.device = device
+        self.timer = timer if timer is not None else EventTimer(device)
+        self.cache = cache
+        self.settings = settings or Settings()
+        self.progress = progress
+        self.on_measure = on_measure
+
+    # -- one candidate ------------------------------------------------------------------------
+    def measure(self, entry_name: str, shash: str, lab: str, params: dict, jobs) -> CandidateResult:
+        """``jobs``: list of (run() -> result, check(result) -> bool), one per workload."""
+        if self.cache is not None:
+            rec = self.cache.get(entry_name, shash, lab)
+            if rec is not None:
+                return CandidateResult.from_record(lab, params, rec)
+        res = self._measure(entry_name, lab, params, jobs)
+        if self.cache is not None:
+            self.cache.put(entry_name, shash, lab, res.record())
+        return res
+
+    def _measure(self, entry_name, lab, params, jobs) -> CandidateResult:
+        s = self.settings
+        for wi, (run, check) in enumerate(jobs):          # correctness first, never timed
+            try:
+                ok = bool(check(run()))
+                why = "" if ok else f"result differs from the reference (workload {wi})"
+            except Exception as exc:  # noqa: BLE001 - a failing candidate is a result, not a crash
+                ok, why = False, f"{type(exc).__name__}: {str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ''}"
+            if not ok:
+                log.info("%s %s rejected: %s", entry_name, lab, why)
+                return CandidateResult(label=lab, params=params, ok=False, error=why)
+        medians, spreads, stable, samples = [], [], True, 0
+        for wi, (run, _check) in enumerate(jobs):
+            for _ in range(s.warmup):
+                run()
+            times = []
+            for _round in range(s.max_rounds):
+                times += [self.timer.time(run, (entry_name, lab, wi)) for _ in range(s.repeats)]
+                if _spread(times) <= s.noise:
+                    break
+            sp = _spread(times)
+            if sp > s.noise:
+                stable = False
+                log.info("%s %s workload %d unstable: spread %.0f%% after %d samples",
+                         entry_name, lab, wi, 100 * sp, len(times))
+            medians.append(float(np.median(times)))
+            spreads.append(sp)
+            samples += len(times)
+        return CandidateResult(label=lab, params=params, ok=True, score=_geomean(medians),
+                               medians=medians, spread=max(spreads), stable=stable,
+                               samples=samples)
+
+    # -- entries --------------------------------------------------------------------------------
+    def candidates(self, entry: Tunable):
+        """(valid candidates, number rejected by the constraint)."""
+        names = list(entry.params)
+        valid, rejected = [], 0
+        for combo in itertools.product(*(entry.params[n] for n in names)):
+            p = {n: _py(v) for n, v in zip(names, combo)}
+            ok = True
+            if entry.constraint is not None:
+                try:
+                    ok = bool(entry.constraint(p, self.device))
+                except Exception as exc:  # noqa: BLE001
+                    log.warning("%s: constraint raised on %s: %s", entry.name, label(p), exc)
+                    ok = False
+            if ok:
+                valid.append(p)
+            else:
+                rejected += 1
+        return valid, rejected
+
+    def _current(self, entry: Tunable):
+        if self.device is None:
+            return None
+        try:
+            prof = self.device.profile
+            return {k: prof.get(f"{entry.section}.{k}") for k in entry.params}
+        except Exception:  # noqa: BLE001 - no value yet: no start point
+            return None
+
+    def _stopper(self, budget_s):
+        t0 = self.timer.clock()
+        if budget_s is None:
+            return lambda: False
+        return lambda: self.timer.clock() - t0 >= budget_s
+
+    def tune_tunable(self, entry: Tunable, budget_s: float | None = None) -> TunableResult:
+        t_wall = time.monotonic()
+        s = self.settings
+        cands, rejected = self.candidates(entry)
+        sname, strategy = get_strategy(s.strategy, len(cands), s.exhaustive_max)
+        res = TunableResult(entry=entry, strategy=sname, n_space=len(cands), n_rejected=rejected)
+        if not cands:
+            res.warnings.append("the constraint rejects every candidate")
+            return res
+        workloads = list(entry.workloads(s.quick))
+        if not workloads:
+            raise ValueError(f"tuner entry {entry.name!r}: workloads({s.quick}) is empty")
+        from .cache import space_hash
+        shash = space_hash(entry.params, len(workloads), s.fingerprint(), _clts_version())
+        should_stop = self._stopper(budget_s)
+        done: dict[str, CandidateResult] = {}
+        total = len(cands) if sname == "exhaustive" else min(s.max_evals, len(cands))
+        bar = _Bar(self.progress, total, entry.name)
+
+        def evaluate(p):
+            lab = label(p)
+            if lab not in done:
+                bar.show(lab)
+                jobs = [(_bind_run(entry, self.device, p, w), _bind_check(entry, w))
+                        for w in workloads]
+                done[lab] = self.measure(entry.name, shash, lab, p, jobs)
+                bar.step()
+                if self.on_measure:
+                    self.on_measure(entry.name, done[lab])
+            c = done[lab]
+            return c.score if c.ok else None
+
+        current = self._current(entry)
+        start = current if current is not None and label(current) in {label(c) for c in cands} \
+            else None
+        try:
+            strategy(cands, entry.params, evaluate, should_stop, max_evals=s.max_evals,
+                     seed=s.seed, start=start)
+        finally:
+            bar.close()
+        res.candidates = list(done.values())
+        good = [c for c in res.candidates if c.ok]
+        res.best = min(good, key=lambda c: c.score) if good else None
+        if start is not None:
+            res.current = done.get(label(start))
+        res.partial = should_stop() and len(done) < (len(cands) if sname == "exhaustive"
+                                                     else min(s.max_evals, len(cands)))
+        if res.wrong:
+            res.warnings.append(f"{len(res.wrong)} candidate(s) failed their check: "
+                                + "; ".join(f"{c.label}: {c.error}" for c in res.wrong[:3]))
+        if res.unstable:
+            res.warnings.append(f"{len(res.unstable)} candidate(s) measured unstable "
+                                "(spread above the noise threshold after all rounds)")
+        res.seconds = time.monotonic() - t_wall
+        return res
+
+    def tune_crossover(self, entry: Crossover, budget_s: float | None = None) -> CrossoverResult:
+        t_wall = time.monotonic()
+        s = self.settings
+        values = list(entry.quick_values if (s.quick and entry.quick_values) else entry.values)
+        if any(b <= a for a, b in zip(values, values[1:])):
+            raise ValueError(f"tuner entry {entry.name!r}: swept values must increase: {values}")
+        below, above = entry.versions
+        from .cache import space_hash
+        shash = space_hash(tuple(values), tuple(entry.versions), s.fingerprint(), _clts_version())
+        should_stop = self._stopper(budget_s)
+        res = CrossoverResult(entry=entry)
+        bar = _Bar(self.progress, len(values) * 2, entry.name)
+        try:
+            for value in values:
+                if should_stop():
+                    res.partial = True
+                    break
+                w = entry.workload(value)
+                by = {}
+                for version in (below, above):
+                    lab = f"{version}@{value}"
+                    bar.show(lab)
+                    job = (_bind_xrun(entry, self.device, version, w), _bind_check(entry, w))
+                    by[version] = self.measure(entry.name, shash, lab,
+                                               {"version": version, "value": _py(value)}, [job])
+                    bar.step()
+                    if self.on_measure:
+                        self.on_measure(entry.name, by[version])
+                ok = {v: c for v, c in by.items() if c.ok}
+                winner = min(ok, key=lambda v: ok[v].score) if ok else None
+                for v, c in by.items():
+                    if not c.ok:
+                        res.warnings.append(f"{v} fails its check at {value}: {c.error}")
+                res.rows.append((_py(value), by, winner))
+        finally:
+            bar.close()
+        res.threshold = self._threshold(res, values, below, above)
+        res.seconds = time.monotonic() - t_wall
+        return res
+
+    @staticmethod
+    def _threshold(res: CrossoverResult, values, below, above):
+        seq = [(v, w) for v, _, w in res.rows if w is not None]
+        first = next((i for i, (_, w) in enumerate(seq) if w == above), None)
+        if first is not None:
+            back = [v for v, w in seq[first + 1:] if w == below]
+            if back:
+                res.warnings.append(
+                    f"not monotonic: {above} wins at {seq[first][0]} but {below} wins again at "
+                    f"{', '.join(map(str, back))}; threshold set at the first win of {above}")
+            if first == 0:
+                res.warnings.append(f"{above} already wins at the smallest swept value "
+                                    f"{seq[0][0]}; the true crossover may be lower")
+            return seq[first][0]
+        if res.partial or not seq:
+            return None
+        last = _py(values[-1])
+        past = last * 2 if isinstance(last, (int, float)) and not isinstance(last, bool) else None
+        res.warnings.append(f"{above} never wins up to {last}; threshold set past the sweep "
+                            f"({past})")
+        return past
+
+    def run(self, entries, budget_s: float | None = None) -> list:
+        """Tune ``entries`` in order; a total ``budget_s`` is shared out as it goes (each entry
+        may use the remaining budget divided by the entries left)."""
+        results = []
+        t0 = self.timer.clock()
+        entries = list(entries)
+        for i, entry in enumerate(entries):
+            share = None
+            if budget_s is not None:
+                left = budget_s - (self.timer.clock() - t0)
+                share = max(left, 0.0) / (len(entries) - i)
+            if isinstance(entry, Tunable):
+                results.append(self.tune_tunable(entry, share))
+            else:
+                results.append(self.tune_crossover(entry, share))
+        return results
+
+
+def _bind_run(entry, device, params, workload):
+    return lambda: entry.run(device, dict(params), workload)
+
+
+def _bind_xrun(entry, device, version, workload):
+    return lambda: entry.run(device, version, workload)
+
+
+def _bind_check(entry, workload):
+    return lambda result: entry.check(result, workload)
+
+
+def _clts_version() -> str:
+    try:
+        from .. import __version__
+        return __version__
+    except ImportError:
+        return "?"

@@ -1,0 +1,293 @@
+"""clts.stl: batched STL decomposition with missing values, all steps in OpenCL kernels."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..runtime import chunk_sizes, get_device, launch, progress
+from .plan import VERSIONS, LoessChoice, Plan, choose, fit_table, resolve_parameters
+from .reference import QUAD_DET_TOL
+
+
+@dataclass
+class STLResult:
+    """``seasonal``, ``trend``, ``resid`` and robustness ``weights`` (all [batch, time], or
+    [time] for a 1-D input); ``diagnostics``: ``n_failed`` series that came back NaN (a whole
+    cycle-subseries missing), ``failed`` (bool mask), ``params`` and the LOESS versions used."""
+    seasonal: np.ndarray
+    trend: np.ndarray
+    resid: np.ndarray
+    weights: np.ndarray
+    diagnostics: dict = field(default_factory=dict)
+
+    def trend_slope(self) -> np.ndarray:
+        """Least-squares slope (per time step) of the trend component of each series."""
+        t = np.atleast_2d(self.trend)
+        x = np.arange(t.shape[-1], dtype=np.float64)
+        xc = x - x.mean()
+        slope = (t.astype(np.float64) - t.mean(axis=-1, keepdims=True)) @ xc / (xc @ xc)
+        return slope[0] if np.ndim(self.trend) == 1 else slope
+
+
+def _validate(y):
+    if hasattr(y, "to_numpy"):
+        y = y.to_numpy()
+    y = np.asarray(y)
+    if y.dtype.kind in "biu":
+        y = y.astype(np.float64)
+    if y.dtype not in (np.float32, np.float64):
+        raise TypeError(f"y must be a float32 or float64 array (NaN = missing), got {y.dtype}")
+    if y.ndim not in (1, 2):
+        raise ValueError(f"y must be [time] or [batch, time], got shape {y.shape}")
+    if np.isinf(y).any():
+        raise ValueError("y holds +-inf; only finite values and NaN (= missing) are accepted")
+    return y
+
+
+class _Runner:
+    """Builds the programs and per-call tables for one (device, dtype, length, parameters)."""
+
+    def __init__(self, dev, dtype, N, p, versions: dict, complete: bool):
+        self.dev, self.dtype, self.N, self.p = dev, np.dtype(dtype), N, p
+        self.real = "double" if self.dtype == np.float64 else "float"
+        self.complete = complete
+        P = p["period"]
+        self.K = -(-N // P)
+        self.versions = versions
+        ctx = dev.context
+        import pyopencl as cl
+        mf = cl.mem_flags
+
+        def ibuf(a):
+            a = np.ascontiguousarray(a, dtype=np.int32)
+            return cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
+
+        # segment tables: seasonal = P cycle-subseries (grid 1..k_j plus end fits 0, k_j+1)
+        seg_s = np.array([(N - j - 1) // P + 1 for j in range(P)], np.int32)
+        tabs = []
+        for k in seg_s:
+            fp, an = fit_table(int(k), p["seasonal"], p["seasonal_jump"])
+            tabs.append((fp + [0, int(k) + 1], an + [0, int(k) + 1]))
+        NFs = max(len(t[0]) for t in tabs)
+        fps = np.full((P, NFs), -1, np.int32)
+        ans = np.full((P, NFs), -1, np.int32)
+        for j, (fp, an) in enumerate(tabs):
+            fps[j, :len(fp)] = fp
+            ans[j, :len(an)] = an
+        self.smoothers = {}
+        for name, S, seg, fp, an, q, deg, jump in (
+                ("seasonal", P, seg_s, fps, ans, p["seasonal"], p["seasonal_deg"],
+                 p["seasonal_jump"]),
+                ("trend", 1, np.array([N], np.int32), *self._one(N, p["trend"], p["trend_jump"]),
+                 p["trend"], p["trend_deg"], p["trend_jump"]),
+                ("low_pass", 1, np.array([N], np.int32),
+                 *self._one(N, p["low_pass"], p["low_pass_jump"]), p["low_pass"],
+                 p["low_pass_deg"], p["low_pass_jump"])):
+            self.smoothers[name] = dict(S=S, NF=fp.shape[1], seg=ibuf(seg), fp=ibuf(fp),
+                                        an=ibuf(an), q=q, deg=deg, jump=jump,
+                                        nmax=int(seg.max()), seg_np=seg)
+
+    @staticmethod
+    def _one(n, q, jump):
+        fp, an = fit_table(n, q, jump)
+        return np.array([fp], np.int32), np.array([an], np.int32)
+
+    def _prog(self, name, **kw):
+        return self.dev.program(f"stl/{name}.cl.mako", real=self.real, **kw)
+
+    def _loess_prog(self, version, deg, use_w, choice: LoessChoice):
+        kw = dict(deg=deg, use_w=use_w, quad_tol=repr(QUAD_DET_TOL))
+        if version == "intragroup":
+            kw["WG"] = choice.wg
+        if version == "flat":
+            kw["CH"] = choice.chunk
+        return self._prog(f"loess_{version}", **kw)
+
+    def run(self, y_host):
+        import pyopencl as cl
+        import pyopencl.array as cla
+        dev, q, dt = self.dev, self.dev.queue, self.dtype
+        B, N, P, K = y_host.shape[0], self.N, self.p["period"], self.K
+        i32 = np.int32
+        y = cla.to_device(q, np.ascontiguousarray(y_host, dt))
+        t = cla.zeros(q, (B, N), dt)
+        s = cla.zeros(q, (B, N), dt)
+        u = cla.empty(q, (B, N), dt)
+        rw = cla.empty(q, (B, N), dt)
+        rw.fill(1)
+        lp0 = cla.empty(q, (B, N), dt)
+        lp = cla.empty(q, (B, N), dt)
+        C = cla.empty(q, (B, N + 2 * P), dt)
+        work = cla.empty(q, (B, N + 2 * P), dt)
+        z = cla.empty(q, (B, P, K), dt)
+        rwz = cla.empty(q, (B, P, K), dt)
+        g = self._prog("gather")
+        gather = g.kernel("stl_gather")
+        season = g.kernel("stl_season")
+        ma = self._prog("ma").kernel("stl_ma")
+
+        def run_gather():
+            launch(dev, gather, B * P * K, None, y.data, t.data, rw.data, i32(N), i32(P), i32(K),
+                   i32(B), z.data, rwz.data)
+
+        run_gather()
+        # NNS once per call, per smoother
+        layouts = {"seasonal": (z, P * K, K), "trend": (y, N, 0), "low_pass": (y, N, 0)}
+        st = {}
+        for name, sm in self.smoothers.items():
+            M, m_b, m_s = layouts[name]
+            complete = self.complete or name == "low_pass"
+            nprg = self._prog("nns", complete=complete)
+            S, NF = sm["S"], sm["NF"]
+            stats = cla.empty(q, (B * S, 2), i32)
+            nns = cla.empty(q, (B * S * NF, 4), i32)
+            launch(dev, nprg.kernel("stl_stats"), B * S, None, M.data, i32(m_b), i32(m_s),
+                   sm["seg"], i32(S), i32(B), stats.data)
+            launch(dev, nprg.kernel("stl_nns"), B * S * NF, None, M.data, i32(m_b), i32(m_s),
+                   sm["seg"], sm["fp"], sm["an"], i32(NF), i32(S), i32(B), i32(sm["q"]),
+                   stats.data, nns.data)
+            st[name] = (stats, nns)
+        s_stats = st["seasonal"][0].get()
+        failed = (s_stats[:, 0].reshape(B, P) == 0).any(axis=1)
+        nch = {}
+        for name, sm in self.smoothers.items():
+            if self.versions[name].version == "flat":
+                if self.complete or name == "low_pass":
+                    span = min(sm["q"], sm["nmax"])
+                else:
+                    a = st[name][1].get()
+                    span = int((a[:, 1] - a[:, 0]).max()) + 1
+                nch[name] = max(1, -(-span // self.versions[name].chunk))
+        part_bytes = max([B * sm["S"] * sm["NF"] * nch[name] * 8
+                          for name, sm in self.smoothers.items() if name in nch] + [0])
+        part = cla.empty(q, (max(part_bytes, 1),), dt) if part_bytes else None
+
+        def run_loess(name, D, d_b, d_s, W, out, o_b, o_s, o_p, o_off, use_w):
+            sm = self.smoothers[name]
+            ch = self.versions[name]
+            prg = self._loess_prog(ch.version, sm["deg"], use_w, ch)
+            stats, nns = st[name]
+            S, NF = sm["S"], sm["NF"]
+            args = [D.data, i32(d_b), i32(d_s)] + ([W.data] if use_w else []) + [
+                sm["seg"], sm["fp"], i32(NF), i32(S), i32(B), nns.data, stats.data, out.data,
+                i32(o_b), i32(o_s), i32(o_p), i32(o_off)]
+            nfit = B * S * NF
+            if ch.version == "outer":
+                launch(dev, prg.kernel("loess_outer"), nfit, None, *args)
+            elif ch.version == "intragroup":
+                launch(dev, prg.kernel("loess_intragroup"), nfit * ch.wg, ch.wg, *args)
+            else:
+                n = nch[name]
+                launch(dev, prg.kernel("loess_flat_partial"), nfit * n, None, *args, i32(n),
+                       part.data)
+                launch(dev, prg.kernel("loess_flat_finish"), nfit, None, *args, i32(n),
+                       part.data)
+            extend = name == "seasonal"
+            G = sm["nmax"] + (2 if extend else 0)
+            ik = self._prog("interp", extend=extend).kernel("stl_interp")
+            launch(dev, ik, B * S * G, None, out.data, i32(o_b), i32(o_s), i32(o_p), i32(o_off),
+                   sm["seg"], i32(S), i32(B), i32(G), i32(sm["jump"]))
+
+        use_w = False
+        outer = self.p["outer_iter"]
+        for k in range(outer + 1):
+            for _ in range(self.p["inner_iter"]):
+                run_gather()
+                run_loess("seasonal", z, P * K, K, rwz, C, N + 2 * P, 1, P, 0, use_w)
+                launch(dev, ma, B, None, C.data, i32(N), i32(P), i32(B), work.data, lp0.data)
+                run_loess("low_pass", lp0, N, 0, None, lp, N, 0, 1, -1, False)
+                launch(dev, season, B * N, None, y.data, C.data, lp.data, i32(N), i32(P), i32(B),
+                       s.data, u.data)
+                run_loess("trend", u, N, 0, rw, t, N, 0, 1, -1, use_w)
+            if k == outer:
+                break
+            launch(dev, self._prog("robust").kernel("stl_robust"), B, None, y.data, t.data,
+                   s.data, i32(N), i32(B), u.data, rw.data)
+            use_w = True
+        s_h, t_h, w_h = s.get(), t.get(), rw.get()
+        if not use_w:
+            w_h = np.where(np.isnan(y_host), 0, 1).astype(dt)
+        s_h[failed] = np.nan
+        t_h[failed] = np.nan
+        w_h[failed] = 0
+        return s_h, t_h, w_h, failed
+
+
+def stl(y, period, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, trend_deg=1,
+        low_pass_deg=1, seasonal_jump=1, trend_jump=1, low_pass_jump=1, robust=False,
+        inner_iter=None, outer_iter=None, loess_version="auto", r_defaults=False, device=None,
+        loess_params=None):
+    """Batched STL (Cleveland et al. 1990) of ``y`` ([batch, time] or [time], float32 or
+    float64, NaN = missing), parameters as ``statsmodels.tsa.seasonal.STL`` (degrees may also be
+    2; ``r_defaults=True`` takes R's ``stl`` defaults for jumps and iterations).
+
+    ``loess_version``: "auto" (from the device profile), or "outer" / "intragroup" / "flat"
+    forced for every LOESS of the call. ``loess_params``: optional dict forcing tunables
+    (``wg``, ``chunk``). Returns an :class:`STLResult`.
+    """
+    y = _validate(y)
+    p = resolve_parameters(period, seasonal, trend, low_pass, seasonal_deg, trend_deg,
+                           low_pass_deg, seasonal_jump, trend_jump, low_pass_jump, robust,
+                           inner_iter, outer_iter, r_defaults=r_defaults)
+    if loess_version not in ("auto",) + VERSIONS:
+        raise ValueError(f"loess_version must be 'auto', 'outer', 'intragroup' or 'flat', "
+                         f"got {loess_version!r}")
+    one = y.ndim == 1
+    y2 = y[None] if one else y
+    B, N = y2.shape
+    if N < 2 * p["period"]:
+        raise ValueError(f"a series must hold at least two periods ({2 * p['period']} values), "
+                         f"got {N}")
+    dev = get_device(device)
+    dev.require_dtype(y2.dtype)
+    plan = make_plan(dev, p, B, N, loess_version, loess_params)
+    runner = _Runner(dev, y2.dtype, N, p, {"seasonal": plan.seasonal, "trend": plan.trend,
+                                           "low_pass": plan.low_pass},
+                     complete=not np.isnan(y2).any())
+    item = y2.dtype.itemsize
+    per_series = (9 * N + 4 * (N + 2 * p["period"])) * item + 64 * N
+    chunks = chunk_sizes(B, [per_series], dev) if B else [(0, 0)]
+    S = np.empty_like(y2)
+    T = np.empty_like(y2)
+    W = np.empty_like(y2)
+    failed = np.zeros(B, bool)
+    for a, b in progress(chunks, total=len(chunks), desc="stl"):
+        if b <= a:
+            continue
+        s_, t_, w_, f_ = runner.run(y2[a:b])
+        S[a:b], T[a:b], W[a:b], failed[a:b] = s_, t_, w_, f_
+    R = y2 - S - T
+    diag = dict(n_failed=int(failed.sum()), failed=failed, params=p,
+                loess_versions={k: getattr(plan, k).version
+                                for k in ("seasonal", "trend", "low_pass")})
+    if one:
+        return STLResult(S[0], T[0], R[0], W[0], diag)
+    return STLResult(S, T, R, W, diag)
+
+
+def make_plan(dev, p, B, N, loess_version="auto", loess_params=None) -> Plan:
+    get = dev.profile.get
+    P = p["period"]
+    K = -(-N // P)
+    nfit_s = P * (K // max(1, min(p["seasonal_jump"], max(K - 1, 1))) + 3)
+    nfit_t = N // p["trend_jump"] + 1
+    nfit_l = N // p["low_pass_jump"] + 1
+    return Plan(params=p,
+                seasonal=choose(get, nfit_s, p["seasonal"], p["seasonal_jump"], B, loess_version,
+                                loess_params),
+                trend=choose(get, nfit_t, p["trend"], p["trend_jump"], B, loess_version,
+                             loess_params),
+                low_pass=choose(get, nfit_l, p["low_pass"], p["low_pass_jump"], B,
+                                loess_version, loess_params))
+
+
+def stl_hastl(data, n_p, q_s, q_t=None, q_l=None, d_s=1, d_t=1, d_l=1, jump_s=1, jump_t=1,
+              jump_l=1, robust=False, inner_iter=None, outer_iter=None, device=None):
+    """hastl-style call (``hastl.STL(...).fit(data, n_p, q_s, q_t, q_l, d_s, d_t, d_l,
+    jump_s, jump_t, jump_l)``) returning ``(seasonal, trend, resid)`` like hastl does; unlike
+    hastl it is correct when the jumps differ, takes float64 and NaN."""
+    r = stl(data, n_p, seasonal=q_s, trend=q_t, low_pass=q_l, seasonal_deg=d_s, trend_deg=d_t,
+            low_pass_deg=d_l, seasonal_jump=jump_s, trend_jump=jump_t, low_pass_jump=jump_l,
+            robust=robust, inner_iter=inner_iter, outer_iter=outer_iter, device=device)
+    return r.seasonal, r.trend, r.resid

@@ -1,0 +1,42 @@
+## LOESS, flat version: all of batch x fit points x neighbours as one flat map; work-item
+## (fit, c) sums CH neighbours into partial moments, a second kernel reduces the NCH partials
+## of each fit (a regular segmented reduction) and finishes the fit.
+<%include file="/common/real.cl.mako"/>
+<%namespace name="lc" file="/stl/loess_common.cl.mako"/>
+<% names = ["S0", "S1", "S2", "T0", "T1"] + (["S3", "S4", "T2"] if deg == 2 else []); M = len(names) %>
+${lc.finish_function()}
+
+kernel void loess_flat_partial(${lc.fit_args()}, int NCH, global real* part) {
+    const long gid = get_global_id(0);
+    if (gid >= (long)B * S * NF * NCH) return;
+    const long fit = gid / NCH;
+    const int c = (int)(gid % NCH);
+    ${lc.decode("fit")}
+    ${lc.declare_moments()}
+    if (xf >= 0) {
+        const int p0 = lo + c * ${CH};
+        const int p1 = min(hi, p0 + ${CH} - 1);
+        for (int p = p0; p <= p1; ++p) {
+            const real v = Drow[p - 1];
+            ${lc.accumulate("p", "v", "p - 1")}
+        }
+    }
+% for k, nm in enumerate(names):
+    part[gid * ${M} + ${k}] = ${nm};
+% endfor
+}
+
+kernel void loess_flat_finish(${lc.fit_args()}, int NCH, global const real* part) {
+    const long fit = get_global_id(0);
+    if (fit >= (long)B * S * NF) return;
+    ${lc.decode("fit")}
+    if (xf < 0) return;
+    ${lc.declare_moments()}
+    for (int c = 0; c < NCH; ++c) {
+        global const real* pp = part + (fit * NCH + c) * ${M};
+% for k, nm in enumerate(names):
+        ${nm} += pp[${k}];
+% endfor
+    }
+    ${lc.store()}
+}

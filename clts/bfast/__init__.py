@@ -1,0 +1,1 @@
+"""Batched BFAST-Monitor change detection with missing values (see ``api.bfast_monitor``)."""

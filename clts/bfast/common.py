@@ -1,0 +1,167 @@
+"""Host-side pieces shared by the API, the kernels' set-up and the reference: the time axis,
+the design matrix, the critical values, the ROC boundary. Plain numpy, float64."""
+from __future__ import annotations
+
+import datetime as _dt
+import math
+
+import numpy as np
+
+from .critvals import H as _TAB_H, LEVEL as _TAB_LEVEL, PERIOD as _TAB_PERIOD, TABLE as _TABLE
+
+CONVENTIONS = ("r", "bfast-py")
+HISTORIES = ("all", "ROC")
+
+
+# ----------------------------------------------------------------------------- time axis
+def _to_datetime64_days(values):
+    arr = np.asarray(values)
+    if arr.dtype.kind == "M":
+        return arr.astype("datetime64[D]")
+    if arr.dtype == object:
+        if all(isinstance(v, (_dt.datetime, _dt.date, np.datetime64)) for v in arr.ravel()):
+            return np.array([np.datetime64(v, "D") if not isinstance(v, _dt.datetime)
+                             else np.datetime64(v.date(), "D") for v in arr.ravel()]
+                            ).reshape(arr.shape)
+    return None
+
+
+def time_axis(dates, start_monitor):
+    """Numeric times of ``dates`` and of ``start_monitor``.
+
+    datetime64 / datetime / date: days since 1 January of the first date's year (the
+    ``bfast`` package's mapped indices); numbers (e.g. decimal years): as given.
+    """
+    d = _to_datetime64_days(dates)
+    if d is not None:
+        d = d.ravel()
+        sm = np.asarray(start_monitor)
+        s = _to_datetime64_days(sm.reshape(1) if sm.dtype.kind == "M"
+                                else np.array([start_monitor], dtype=object))
+        if s is None:
+            raise TypeError("start_monitor must be a date when dates are dates "
+                            f"(got {type(start_monitor).__name__})")
+        year0 = d[0].astype("datetime64[Y]").astype("datetime64[D]")
+        t = (d - year0).astype(np.int64).astype(np.float64)
+        ts = float((s[0] - year0).astype(np.int64))
+        return t, ts
+    try:
+        t = np.asarray(dates, dtype=np.float64).ravel()
+    except (TypeError, ValueError):
+        raise TypeError("dates must be datetime64, datetime/date objects or numbers "
+                        "(e.g. decimal years)") from None
+    if isinstance(start_monitor, (_dt.date, np.datetime64)):
+        raise TypeError("start_monitor is a date but dates are numbers")
+    return t, float(start_monitor)
+
+
+def end_of_history(t, ts) -> int:
+    """Index of the first date >= start_monitor (= number of history dates)."""
+    idx = np.nonzero(t >= ts)[0]
+    if idx.size == 0 or idx[0] == 0:
+        raise ValueError(f"start_monitor ({ts}) must lie after the first date ({t[0]}) and at "
+                         f"or before the last date ({t[-1]}) of the time axis")
+    return int(idx[0])
+
+
+def n_coef(k: int, trend: bool) -> int:
+    return 2 * k + (2 if trend else 1)
+
+
+def design_matrix(t, k: int, freq: float, trend: bool, center=None, scale=None):
+    """[N, K] columns 1, (t - center)/scale, sin(2 pi j t/f), cos(2 pi j t/f) for j = 1..k."""
+    t = np.asarray(t, dtype=np.float64)
+    cols = [np.ones_like(t)]
+    if trend:
+        c = 0.0 if center is None else center
+        s = 1.0 if scale is None else scale
+        cols.append((t - c) / s)
+    w = 2.0 * np.pi * t / float(freq)
+    for j in range(1, k + 1):
+        cols.append(np.sin(j * w))
+        cols.append(np.cos(j * w))
+    return np.stack(cols, axis=1)
+
+
+def trend_scaling(t, n):
+    """(center, scale) for the trend column: the history's mid-time and half-span of all times."""
+    t = np.asarray(t, dtype=np.float64)
+    center = 0.5 * (t[0] + t[n - 1])
+    scale = max(float(np.max(np.abs(t - center))), 1e-300)
+    return center, scale
+
+
+def unscale_coef(beta, trend, center, scale):
+    """Coefficients in the basis 1, t, sin, cos from those of 1, (t - center)/scale, sin, cos."""
+    b = np.array(beta, dtype=np.float64, copy=True)
+    if trend:
+        b[..., 1] = beta[..., 1] / scale
+        b[..., 0] = beta[..., 0] - beta[..., 1] * center / scale
+    return b
+
+
+# ----------------------------------------------------------------------------- critical values
+def _period_index(period, convention):
+    if convention == "bfast-py":       # the bfast package takes the nearest tabulated period
+        return int(np.argmin(np.abs(np.asarray(_TAB_PERIOD, float) - float(period))))
+    for i, p in enumerate(_TAB_PERIOD):
+        if abs(float(period) - p) < 1e-12:
+            return i
+    raise ValueError(f"period (end) must be one of {_TAB_PERIOD} with convention='r', got {period}")
+
+
+def critical_value(hfrac, level, period=10, convention="r") -> float:
+    """strucchange's OLS-MOSUM critical value (max functional).
+
+    convention 'r': linear interpolation in 1 - level, as ``mefp`` does with ``approx``;
+    'bfast-py': 1 - level must be a tabulated level (the bfast package's rule)."""
+    hi = None
+    for i, hv in enumerate(_TAB_H):
+        if abs(float(hfrac) - hv) < 1e-12:
+            hi = i
+    if hi is None:
+        raise ValueError(f"hfrac must be one of {_TAB_H} (strucchange's OLS-MOSUM table), got {hfrac}")
+    pi = _period_index(period, convention)
+    x = 1.0 - float(level)
+    levels = np.asarray(_TAB_LEVEL)
+    col = _TABLE[hi, pi, :, 0]
+    if convention == "bfast-py":
+        j = int(np.argmin(np.abs(levels - x)))
+        if abs(levels[j] - x) > 1e-9:
+            raise ValueError(f"level must be one of 0.001..0.05 in steps of 0.001 with "
+                             f"convention='bfast-py', got {level}")
+        return float(col[j])
+    if not (levels[0] - 1e-12 <= x <= levels[-1] + 1e-12):
+        raise ValueError(f"level must lie in [0.001, 0.05] (the table's range), got {level}")
+    return float(np.interp(x, levels, col))
+
+
+def _norm_cdf(x):
+    return 0.5 * (1.0 + math.erf(x / math.sqrt(2.0)))
+
+
+def rec_cusum_pvalue(x: float) -> float:
+    """strucchange's p-value of the Rec-CUSUM max statistic (Brownian motion, one process)."""
+    if x < 0.3:
+        return 1.0 - 0.1465 * x
+    return 2.0 * (1.0 - _norm_cdf(3 * x) + math.exp(-4 * x * x) * (_norm_cdf(x) + _norm_cdf(5 * x) - 1)
+                  - math.exp(-16 * x * x) * (1.0 - _norm_cdf(x)))
+
+
+def rec_cusum_bound(level: float) -> float:
+    """The boundary constant b with p(b) = level (strucchange's boundary.efp, found by bisection)."""
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must lie in (0, 1), got {level}")
+    lo, hi = 0.0, 20.0
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if rec_cusum_pvalue(mid) > level:
+            lo = mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)
+
+
+def log_plus(x):
+    x = np.asarray(x, dtype=np.float64)
+    return np.where(x > np.e, np.log(np.maximum(x, 1e-300)), 1.0)

@@ -1,0 +1,150 @@
+"""Plain numpy float64 BFAST-Monitor, one pixel at a time: slow and obvious.
+
+Both conventions (see ``clts.bfast.api`` for the formulas):
+
+``"r"``        R's ``bfast::bfastmonitor`` with ``strucchange``'s OLS-MOSUM monitoring: sigma with
+               n - K degrees of freedom, boundary ``critval * sqrt(2 * log+(j / n))`` with ``j`` the
+               observation count from the start of the history, ``-2`` when
+               ``floor(hfrac * n) <= 1`` or ``n <= K``; history ``"ROC"`` = reverse-ordered
+               Rec-CUSUM test.
+``"bfast-py"`` the ``bfast`` 0.7 Python package: sigma with n - (2 + 2k) degrees of freedom,
+               boundary ``critval * sqrt(2) * sqrt(log+(t / t_{n-1}))`` with ``t`` the time of
+               the date, ``-2`` when ``n <= 5`` or ``N - n <= 5`` (valid values), means and
+               magnitudes 0 for those.
+In both, a singular history fit (fewer valid values than coefficients, or collinear) gives -2.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .common import (critical_value, trend_scaling, unscale_coef, design_matrix, end_of_history, log_plus, n_coef,
+                     rec_cusum_bound, time_axis)
+
+
+def _ols(X, y):
+    """Least squares; None when X has not full column rank."""
+    if X.shape[0] < X.shape[1] or np.linalg.matrix_rank(X) < X.shape[1]:
+        return None
+    return np.linalg.lstsq(X, y, rcond=None)[0]
+
+
+def recursive_residuals(X, y):
+    """w_r = (y_r - x_r' b_{r-1}) / sqrt(1 + x_r' (X_{r-1}'X_{r-1})^-1 x_r), r = K+1..n
+    (b_{r-1}: OLS on the first r-1 rows), computed directly at every step."""
+    n, K = X.shape
+    w = np.empty(n - K)
+    for r in range(K, n):
+        Xr, yr = X[:r], y[:r]
+        G = Xr.T @ Xr
+        b = np.linalg.solve(G, Xr.T @ yr)
+        x = X[r]
+        f = 1.0 + x @ np.linalg.solve(G, x)
+        w[r - K] = (y[r] - x @ b) / math.sqrt(f)
+    return w
+
+
+def roc_start(X, y, level):
+    """0-based start (into the rows of X, y: the valid history values) chosen by R's
+    ``history_roc``: Rec-CUSUM on the reversed history, start after the first boundary crossing."""
+    n, K = X.shape
+    if n < K + 2 or _ols(X[::-1][:K], y[::-1][:K]) is None:
+        return 0
+    w = recursive_residuals(X[::-1], y[::-1])
+    sigma = np.std(w, ddof=1)
+    if not sigma > 0:
+        return 0
+    proc = np.cumsum(np.concatenate([[0.0], w])) / (sigma * math.sqrt(n - K))
+    x = proc[1:]
+    m = x.size
+    j = np.arange(1, m + 1) / m
+    # R tests sctest's p-value against `level` but takes the crossing of boundary(), whose
+    # alpha is always strucchange's default 0.05 (history_roc does not pass the level on)
+    if not np.max(np.abs(x) / (1.0 + 2.0 * j)) > rec_cusum_bound(level):
+        return 0
+    b = rec_cusum_bound(0.05)
+    cross = np.nonzero(np.abs(x) > b * (1.0 + 2.0 * j))[0]
+    if cross.size == 0:
+        return 0
+    i_min = cross[0] + 1                      # 1-based, as R's which()
+    return (m + 1) - i_min                    # length(process) - i_min + 1, made 0-based
+
+
+def bfast_pixel(y, t, n, *, k=3, freq=365.0, trend=True, hfrac=0.25, level=0.05, period=10,
+                history="all", convention="r", crit=None):
+    """BFAST-Monitor on one series ``y`` (NaN = missing) at times ``t``; the first ``n`` dates
+    are the history. Returns a dict with break, mean, magnitude, valid, mosum, bounds,
+    prediction, coef, sigma, history_start (date index)."""
+    y = np.asarray(y, dtype=np.float64)
+    t = np.asarray(t, dtype=np.float64)
+    N = y.size
+    K = n_coef(k, trend)
+    if crit is None:
+        crit = critical_value(hfrac, level, period, convention)
+    # the trend column is centred and scaled (same column space, so the same fit) for conditioning
+    center, scale = trend_scaling(t, n)
+    X = design_matrix(t, k, freq, trend, center, scale)
+    valid = ~np.isnan(y)
+    out = dict(valid=int(valid.sum()), mosum=np.full(N - n, np.nan), bounds=np.full(N - n, np.nan),
+               prediction=np.full(N, np.nan), coef=np.full(K, np.nan), sigma=np.nan,
+               history_start=-1)
+    hv = np.nonzero(valid[:n])[0]
+    if history == "ROC" and hv.size:
+        s0 = roc_start(X[hv], y[hv], level)
+        hv = hv[s0:]
+    nb = hv.size
+    mv = np.nonzero(valid[n:])[0] + n
+    nm = mv.size
+    if convention == "bfast-py":
+        fail, fail_val = (nb <= 5 or nm <= 5), 0.0
+    else:
+        fail, fail_val = (math.floor(hfrac * nb) <= 1 or nb <= K), np.nan
+    beta = None if fail else _ols(X[hv], y[hv])
+    if beta is None:
+        out.update(breaks=-2, mean=fail_val, magnitude=fail_val)
+        return out
+    out["history_start"] = int(hv[0])
+    pred = X @ beta
+    r = y - pred
+    out["prediction"] = pred
+    out["coef"] = unscale_coef(beta, trend, center, scale)
+    dof = nb - K if convention == "r" else nb - (2 + 2 * k)
+    sigma = math.sqrt(np.sum(r[hv] ** 2) / dof)
+    out["sigma"] = sigma
+    h = int(math.floor(nb * hfrac))
+    rc = np.concatenate([r[hv], r[mv]])        # valid residuals from the history start on
+    mo = np.array([rc[j - h + 1:j + 1].sum() for j in range(nb, nb + nm)]) / (sigma * math.sqrt(nb))
+    out["mosum"][mv - n] = mo
+    if convention == "r":
+        counts = np.arange(nb + 1, nb + nm + 1)
+        out["bounds"][mv - n] = crit * np.sqrt(2.0 * log_plus(counts / nb))
+    else:
+        out["bounds"][:] = crit * math.sqrt(2.0) * np.sqrt(log_plus(t[n:] / t[n - 1]))
+    over = np.nonzero(np.abs(out["mosum"]) > out["bounds"])[0]
+    out["breaks"] = int(over[0]) if over.size else -1
+    out["mean"] = float(np.mean(mo)) if nm else np.nan
+    out["magnitude"] = float(np.median(r[mv])) if nm else np.nan
+    return out
+
+
+def bfast_monitor(y, dates, start_monitor, *, k=3, freq=365.0, trend=True, hfrac=0.25,
+                  level=0.05, period=10, history="all", convention="r", time_axis_=0):
+    """The reference on a cube ``[time, ...]`` (float, NaN = missing): arrays of breaks, means,
+    magnitudes, valids with the cube's pixel shape."""
+    y = np.moveaxis(np.asarray(y, dtype=np.float64), time_axis_, 0)
+    t, ts = time_axis(dates, start_monitor)
+    n = end_of_history(t, ts)
+    crit = critical_value(hfrac, level, period, convention)
+    flat = y.reshape(y.shape[0], -1)
+    res = [bfast_pixel(flat[:, i], t, n, k=k, freq=freq, trend=trend, hfrac=hfrac, level=level,
+                       period=period, history=history, convention=convention, crit=crit)
+           for i in range(flat.shape[1])]
+    shape = y.shape[1:]
+    return dict(
+        breaks=np.array([r["breaks"] for r in res], np.int32).reshape(shape),
+        means=np.array([r["mean"] for r in res]).reshape(shape),
+        magnitudes=np.array([r["magnitude"] for r in res]).reshape(shape),
+        valids=np.array([r["valid"] for r in res], np.int32).reshape(shape),
+        history_start=np.array([r["history_start"] for r in res], np.int32).reshape(shape),
+        pixels=res)

@@ -48,7 +48,7 @@ def small_entry(name="t.small", run=None, check=_exact, workloads=1):
 
 
 def quiet(**kw):
-    base = dict(repeats=5, warmup=1, noise=0.1, max_rounds=3)
+    base = dict(repeats=5, warmup=1, noise=0.05, max_rounds=3)
     base.update(kw)
     return Settings(**base)
 

@@ -152,8 +152,18 @@ def main(argv=None) -> int:
     if not entries:
         return 1
 
-    from ..runtime import get_device
-    dev = get_device(args.device)
+    from ..runtime import DeviceError, get_device
+    try:
+        dev = get_device(args.device)
+    except DeviceError as exc:
+        print(f"clts-tune: {exc}", file=sys.stderr)
+        return 2
+    plog = logging.getLogger("clts.profiles")      # no "run clts-tune" hint from clts-tune
+    level, plog.level = plog.level, logging.ERROR
+    try:
+        dev.profile
+    finally:
+        plog.setLevel(level)
     kw = {"strategy": args.strategy}
     if args.repeats:
         kw["repeats"] = args.repeats

@@ -4,10 +4,11 @@ For every candidate the engine first runs it once on each workload and compares 
 the entry's reference check; a wrong candidate (or one whose build or launch fails) is recorded
 with its reason and never timed or chosen. A correct one is run ``warmup`` more times, then
 timed ``repeats`` times per round (OpenCL profiling events, through ``clts.runtime.timing``);
-the cost of a workload is the median. When the relative spread (interquartile range / median)
-of a workload's samples is above ``noise``, another round is added, up to ``max_rounds``; a
-measurement still noisy after that is kept but flagged unstable. A candidate's score is the
-geometric mean of its workloads' medians.
+the cost of a workload is the median. Noise check: the relative standard error of that median,
+estimated from the samples' interquartile range (``1.2533 * (IQR / 1.349) / sqrt(n) / median``),
+must be at most ``noise``; otherwise another round is added, up to ``max_rounds``. A measurement
+still noisy after that is kept but flagged unstable. A candidate's score is the geometric mean
+of its workloads' medians.
 
 Tunables are searched exhaustively when small (``exhaustive_max``), otherwise by a strategy
 (see ``search.py``) under a time budget and an evaluation cap. Crossovers time both versions at
@@ -37,7 +38,7 @@ log = logging.getLogger("clts.tune")
 class Settings:
     repeats: int = 7            # timed runs per round
     warmup: int = 1             # untimed runs after the checked run
-    noise: float = 0.10         # relative spread (IQR / median) that triggers another round
+    noise: float = 0.05         # relative standard error of the median that triggers a round
     max_rounds: int = 4         # rounds before a measurement is called unstable
     exhaustive_max: int = 64    # spaces up to this size are searched exhaustively ("auto")
     max_evals: int = 48         # evaluation cap of the non-exhaustive strategies
@@ -64,7 +65,7 @@ class CandidateResult:
     error: str = ""
     score: float | None = None        # geometric mean over workloads of the median seconds
     medians: list = field(default_factory=list)
-    spread: float = 0.0               # worst relative spread over workloads
+    spread: float = 0.0               # worst relative spread (IQR / median) over workloads
     stable: bool = True
     samples: int = 0
     cached: bool = False
@@ -165,11 +166,17 @@ def _geomean(xs) -> float:
 
 
 def _spread(times) -> float:
+    """Relative spread of the samples: interquartile range / median."""
     med = float(np.median(times))
     if med <= 0:
         return 0.0
     q1, q3 = np.percentile(times, [25, 75])
     return float((q3 - q1) / med)
+
+
+def _uncertainty(times) -> float:
+    """Relative standard error of the median, from the IQR (normal approximation)."""
+    return 1.2533 * _spread(times) / 1.349 / math.sqrt(len(times))
 
 
 def _py(v):
@@ -251,13 +258,14 @@ class Tuner:
             times = []
             for _round in range(s.max_rounds):
                 times += [self.timer.time(run, (entry_name, lab, wi)) for _ in range(s.repeats)]
-                if _spread(times) <= s.noise:
+                if _uncertainty(times) <= s.noise:
                     break
             sp = _spread(times)
-            if sp > s.noise:
+            if _uncertainty(times) > s.noise:
                 stable = False
-                log.info("%s %s workload %d unstable: spread %.0f%% after %d samples",
-                         entry_name, lab, wi, 100 * sp, len(times))
+                log.info("%s %s workload %d unstable: median uncertain by %.0f%% (spread "
+                         "%.0f%%) after %d samples", entry_name, lab, wi,
+                         100 * _uncertainty(times), 100 * sp, len(times))
             medians.append(float(np.median(times)))
             spreads.append(sp)
             samples += len(times)
@@ -351,8 +359,8 @@ class Tuner:
             res.warnings.append(f"{len(res.wrong)} candidate(s) failed their check: "
                                 + "; ".join(f"{c.label}: {c.error}" for c in res.wrong[:3]))
         if res.unstable:
-            res.warnings.append(f"{len(res.unstable)} candidate(s) measured unstable "
-                                "(spread above the noise threshold after all rounds)")
+            res.warnings.append(f"{len(res.unstable)} candidate(s) measured unstable (median "
+                                "still uncertain beyond the noise threshold after all rounds)")
         res.seconds = time.monotonic() - t_wall
         return res
 

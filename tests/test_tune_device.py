@@ -1,0 +1,157 @@
+"""clts-tune end to end on every working OpenCL device, with tiny entries defined here.
+
+The entries time the runtime's copy kernel through ``dev.program`` and ``launch`` (the path every
+algorithm uses). Half of the candidates launch only half the work-items: their result is wrong,
+so they must be rejected by the check on the real device and never chosen. The run goes through
+the ``clts-tune`` command line and must write a profile that validates and that device lookup
+then uses.
+"""
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+
+from clts.runtime import launch, profiles
+from clts.tune import Crossover, Tunable
+from clts.tune import cli
+from clts.tune.space import Registry
+
+
+class CopyWorkload:
+    def __init__(self, n):
+        self.n = n
+        self.host = np.arange(n, dtype=np.float64)
+        self._buffers = {}
+
+    def buffers(self, dev):
+        if dev.fingerprint not in self._buffers:
+            import pyopencl.array as cla
+            dtype = np.float64 if dev.fp64 else np.float32
+            src = cla.to_device(dev.queue, self.host.astype(dtype))
+            self._buffers[dev.fingerprint] = (src, cla.empty_like(src))
+        return self._buffers[dev.fingerprint]
+
+
+def run_copy(dev, width, wg, n_items_fraction, w):
+    real = "double" if dev.fp64 else "float"
+    k = dev.program("runtime/copy.cl.mako", real=real, width=width).kernel("copy")
+    src, dst = w.buffers(dev)
+    dst.fill(0)
+    launch(dev, k, int(w.n // width * n_items_fraction), wg, src.data, dst.data)
+    return dst.get()
+
+
+def check_copy(result, w):
+    return np.array_equal(result, w.host.astype(result.dtype))
+
+
+def entries(workloads):
+    tunable = Tunable(
+        name="testcopy.copy", section="testcopy",
+        params={"width": [1, 8], "wg": [16, 64], "launch": ["full", "half"]},
+        workloads=lambda quick: workloads,
+        run=lambda dev, p, w: run_copy(dev, p["width"], p["wg"],
+                                       1.0 if p["launch"] == "full" else 0.5, w),
+        check=check_copy,
+        constraint=lambda p, dev: p["wg"] <= dev.max_work_group,
+        description="copy kernel (test entry)")
+    crossover = Crossover(
+        name="testcopy.vector", key="testcopy.vec_min_n", versions=("w1", "w8"),
+        values=[1 << 12, 1 << 14, 1 << 16], quick_values=[1 << 12, 1 << 16],
+        workload=CopyWorkload,
+        run=lambda dev, version, w: run_copy(dev, 1 if version == "w1" else 8, None, 1.0, w),
+        check=check_copy, description="scalar vs double8 copy (test entry)")
+    return tunable, crossover
+
+
+@pytest.fixture
+def registered(monkeypatch):
+    patched = copy.deepcopy(profiles.schema())
+    patched["testcopy"] = {"width": 1, "wg": 64, "launch": "full", "vec_min_n": 1024}
+    monkeypatch.setattr(profiles, "_schema_cache", patched)
+    reg = Registry()
+    for e in entries([CopyWorkload(1 << 14), CopyWorkload(1 << 16)]):
+        reg.add(e)
+    monkeypatch.setattr(cli, "load_all", lambda: reg)
+    monkeypatch.setattr(cli, "REGISTRY", reg)
+    return reg
+
+
+def test_clts_tune_writes_a_valid_profile_that_lookup_uses(device, registered, tmp_path,
+                                                           monkeypatch, capsys):
+    monkeypatch.setattr(cli, "cache_path", lambda dev: tmp_path / "cache.json")
+    out = tmp_path / "profile.yaml"
+    rc = cli.main(["--device", device.slug, "--quick", "--only", "testcopy", "-o", str(out)])
+    assert rc == 0
+    printed = capsys.readouterr().out
+    assert "testcopy.copy" in printed and "testcopy.vector" in printed
+    data = profiles.load(out)                                # validates
+    assert data["device"] == {"vendor": device.vendor, "name": device.name,
+                              "type": device.type, "platform": device.platform}
+    assert data["testcopy"]["launch"] == "full"             # the wrong half-launches lost
+    assert data["testcopy"]["width"] in (1, 8) and data["testcopy"]["wg"] in (16, 64)
+    assert data["testcopy"]["vec_min_n"] in (1 << 12, 1 << 16, 1 << 17)
+    prov = data["provenance"]
+    assert prov["fingerprint"] == device.fingerprint and prov["driver"] == device.driver
+    ent = prov["entries"]["testcopy.copy"]
+    assert sorted(ent["wrong"]) == sorted(f"width={w},wg={g},launch=half"
+                                          for w in (1, 8) for g in (16, 64))
+    assert len(ent["times"]) == 4 and all(t > 0 for t in ent["times"].values())
+    assert ent["chosen"] == {k: data["testcopy"][k] for k in ("width", "wg", "launch")}
+    assert set(prov["entries"]["testcopy.vector"]["winners"]) == {"4096", "65536"}
+    assert not (tmp_path / "cache.json").exists()             # a finished run drops its cache
+    # the written profile is what lookup now finds for this device
+    prof = profiles.effective_profile(device, paths=[out, profiles.shipped_dir()])
+    assert prof.level == 3
+    assert prof.get("testcopy.width") == data["testcopy"]["width"]
+    assert prof.source_of("testcopy.width") == str(out)
+
+
+def test_clts_tune_list_and_dry_run(device, registered, tmp_path, capsys):
+    assert cli.main(["--list"]) == 0
+    listing = capsys.readouterr().out
+    assert "testcopy.copy" in listing and "8 candidates" in listing
+    assert "testcopy.vector" in listing and "w1 vs w8" in listing
+    out = tmp_path / "p.yaml"
+    assert cli.main(["--dry-run", "--device", device.slug, "-o", str(out)]) == 0
+    assert "8 valid, 0 rejected" in capsys.readouterr().out
+    assert not out.exists()
+    with pytest.raises(SystemExit, match="matches no entry"):
+        cli.main(["--only", "nosuch", "--dry-run"])
+
+
+def test_parse_budget():
+    assert cli.parse_budget("10m") == 600 and cli.parse_budget("90s") == 90
+    assert cli.parse_budget("1.5h") == 5400 and cli.parse_budget("45") == 45
+    import argparse
+    with pytest.raises(argparse.ArgumentTypeError, match="10m"):
+        cli.parse_budget("ten minutes")
+
+
+def test_interrupted_clts_tune_resumes(device, registered, tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(cli, "cache_path", lambda dev: tmp_path / "cache.json")
+    tunable = registered.tunables["testcopy.copy"]
+    real_run, seen = tunable.run, []
+
+    def flaky(dev, p, w):
+        if p not in seen:
+            seen.append(dict(p))
+        if len(seen) == 3 and flaky.interrupt:
+            raise KeyboardInterrupt
+        return real_run(dev, p, w)
+    flaky.interrupt = True
+    monkeypatch.setattr(tunable, "run", flaky)
+    out = tmp_path / "p.yaml"
+    args = ["--device", device.slug, "--quick", "--only", "testcopy.copy", "-o", str(out)]
+    assert cli.main(args) == 130
+    assert "resume" in capsys.readouterr().err and not out.exists()
+    from clts.tune.cache import MeasurementCache
+    assert len(MeasurementCache(tmp_path / "cache.json")) == 2
+    flaky.interrupt, seen[:] = False, []
+    assert cli.main(args) == 0
+    assert "resuming: 2 measured" in capsys.readouterr().err
+    assert len(seen) == 6                  # the 2 cached candidates were not run again
+    assert profiles.load(out)["testcopy"]["launch"] == "full"
+    assert not (tmp_path / "cache.json").exists()

@@ -1,0 +1,45 @@
+"""The tuner registry: duplicate names refused, a broken algorithm module reported, not fatal."""
+from __future__ import annotations
+
+import pytest
+
+from clts.tune import Crossover, Tunable, registry
+from clts.tune.space import Registry
+
+
+def _t(name):
+    return Tunable(name=name, section="x", params={"a": [1]}, workloads=lambda q: [0],
+                   run=lambda d, p, w: w, check=lambda r, w: True)
+
+
+def test_duplicate_entry_is_refused():
+    reg = Registry()
+    reg.add(_t("a.b"))
+    reg.add(Crossover(name="a.c", key="x.y", versions=("p", "q"), values=[1, 2],
+                      workload=lambda v: v, run=lambda d, v, w: w, check=lambda r, w: True))
+    with pytest.raises(ValueError, match="registered twice"):
+        reg.add(_t("a.b"))
+    assert list(reg.tunables) == ["a.b"] and list(reg.crossovers) == ["a.c"]
+
+
+def test_broken_module_is_recorded_not_fatal(monkeypatch):
+    monkeypatch.setattr(registry, "ALGORITHM_MODULES", ("clts.no_such_algorithm.tuning",))
+    monkeypatch.setattr(registry, "REGISTRY", Registry())
+    monkeypatch.setattr(registry, "_loaded", False)
+    reg = registry.load_all()
+    assert "clts.no_such_algorithm.tuning" in reg.errors
+    assert "ModuleNotFoundError" in reg.errors["clts.no_such_algorithm.tuning"]
+    monkeypatch.setattr(registry, "_loaded", False)
+    with pytest.raises(ModuleNotFoundError):
+        registry.load_all(strict=True)
+
+
+def test_registered_algorithms_load_and_fit_the_schema(monkeypatch):
+    """Every module in ALGORITHM_MODULES imports, and its profile keys exist in the generic
+    profiles (so clts-tune can write what it measures)."""
+    from clts.tune.output import schema_problems
+    monkeypatch.setattr(registry, "_loaded", False)
+    reg = registry.load_all(strict=True)
+    assert not reg.errors
+    entries = list(reg.tunables.values()) + list(reg.crossovers.values())
+    assert schema_problems(entries) == {}

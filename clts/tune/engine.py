@@ -179,6 +179,13 @@ def _uncertainty(times) -> float:
     return 1.2533 * _spread(times) / 1.349 / math.sqrt(len(times))
 
 
+def _reason(exc) -> str:
+    """One line saying why a candidate failed (first lines of the exception, shortened)."""
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+    text = "; ".join(lines)
+    return f"{type(exc).__name__}: {text[:300]}{'...' if len(text) > 300 else ''}"
+
+
 def _py(v):
     """numpy scalars -> plain Python (profiles are YAML)."""
     return v.item() if isinstance(v, np.generic) else v
@@ -247,7 +254,7 @@ class Tuner:
                 ok = bool(check(run()))
                 why = "" if ok else f"result differs from the reference (workload {wi})"
             except Exception as exc:  # noqa: BLE001 - a failing candidate is a result, not a crash
-                ok, why = False, f"{type(exc).__name__}: {str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ''}"
+                ok, why = False, _reason(exc)
             if not ok:
                 log.info("%s %s rejected: %s", entry_name, lab, why)
                 return CandidateResult(label=lab, params=params, ok=False, error=why)

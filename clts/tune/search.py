@@ -7,12 +7,13 @@ budget). It returns nothing: every measurement is recorded by the engine.
 
 - ``exhaustive``: every candidate, in order.
 - ``random-local`` (built in, no dependency): seeded random sample of about a third of the
-  evaluation budget, then iterated first-improvement-free steepest descent over neighbours
-  (one parameter moved one step in its list), restarting from the best point not yet used as a
-  start, until the budget is spent or nothing is left.
-- ``kt:<name>``: a Kernel Tuner strategy (``pip install clts[tune]``), e.g. ``kt:genetic_algorithm``,
-  ``kt:simulated_annealing``, ``kt:random_sample``, ``kt:greedy_ils``, driven through a Kernel
-  Tuner ``Runner`` that calls our ``evaluate``; Kernel Tuner never builds or launches anything.
+  evaluation budget (plus the profile's current value), then iterated steepest descent over
+  neighbours (one parameter moved one step in its list), restarting from the best point not
+  yet used as a start, until the budget is spent or nothing is left.
+- ``kt:<name>``: a Kernel Tuner strategy (``pip install clts[tune]``), e.g.
+  ``kt:genetic_algorithm``, ``kt:simulated_annealing``, ``kt:random_sample``,
+  ``kt:greedy_ils``, driven through a Kernel Tuner ``Runner`` that calls our ``evaluate``;
+  Kernel Tuner never builds or launches anything. Revisits are not counted against the cap.
 """
 from __future__ import annotations
 

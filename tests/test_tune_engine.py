@@ -415,3 +415,18 @@ def test_exhaustive_enumeration_matches_cartesian_product():
     full = list(itertools.product(*BIG_PARAMS.values()))
     assert len(cands) + rej == len(full)
     assert all(c["wg"] * c["tile"] <= 4096 for c in cands)
+
+
+def test_tuple_and_numpy_values_are_written_as_plain_yaml(tmp_path, test_schema):
+    import numpy as np
+    test_schema["t"]["tiles"] = {"tile": [4, 4], "wg": 64}
+    entry = Tunable(name="t.tiles", section="t.tiles",
+                    params={"tile": [(4, 4), (8, 2)], "wg": list(np.array([32, 64]))},
+                    workloads=lambda q: [0], run=lambda d, p, w: w, check=_exact)
+    table = {"tile=(4, 4),wg=32": 2.0, "tile=(4, 4),wg=64": 3.0, "tile=(8, 2),wg=32": 1.0,
+             "tile=(8, 2),wg=64": 4.0}
+    res = Tuner(timer=FakeTimer(table), settings=quiet()).run([entry])
+    path = write_profile(FAKE_DEVICE, res, quiet(), tmp_path / "p.yaml")
+    data = profiles.load(path)
+    assert data["t"]["tiles"] == {"tile": [8, 2], "wg": 32}
+    assert type(data["t"]["tiles"]["wg"]) is int

@@ -22,6 +22,15 @@ def _sig(x: float) -> float:
     return float(f"{x:.4g}")
 
 
+def _plain(v):
+    """Values YAML's safe_dump accepts: numpy scalars -> Python, tuples -> lists."""
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    if isinstance(v, dict):
+        return {str(k): _plain(x) for k, x in v.items()}
+    return v.item() if hasattr(v, "item") and not isinstance(v, (str, bytes)) else v
+
+
 def _set(tree: dict, dotted: str, value) -> None:
     parts = dotted.split(".")
     node = tree
@@ -62,7 +71,7 @@ def entry_provenance(res, date: str, settings) -> dict:
         out["times"] = {c.label: _sig(c.score) for c in sorted(
             (c for c in res.candidates if c.ok), key=lambda c: c.score)}
         if res.best is not None:
-            out["chosen"] = dict(res.best.params)
+            out["chosen"] = _plain(dict(res.best.params))
         if res.current is not None and res.current.ok and res.best is not None:
             out["speedup_vs_previous"] = _sig(res.current.score / res.best.score)
     else:
@@ -70,7 +79,7 @@ def entry_provenance(res, date: str, settings) -> dict:
         out["times"] = {c.label: _sig(c.score) for c in res.candidates if c.ok}
         out["winners"] = {str(v): w for v, _, w in res.rows if w is not None}
         if res.threshold is not None:
-            out["threshold"] = res.threshold
+            out["threshold"] = _plain(res.threshold)
     if res.wrong:
         out["wrong"] = {c.label: c.error for c in res.wrong}
     if res.unstable:
@@ -90,7 +99,7 @@ def build_profile(device, results, settings, existing: dict | None = None, budge
     old_prov = data.get("provenance") or {}
     for res in results:
         for key, value in res.values.items():
-            _set(body, key, value)
+            _set(body, key, _plain(value))
     entries = dict(old_prov.get("entries") or {})
     for res in results:
         if res.candidates:

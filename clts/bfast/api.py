@@ -1,0 +1,304 @@
+"""``clts.bfast_monitor``: batched BFAST-Monitor change detection with missing values.
+
+Model per pixel (K = 2k + 2 coefficients with ``trend``, 2k + 1 without), fitted by least
+squares on the valid values of the stable history (dates before ``start_monitor``; with
+``history="ROC"`` only from the start chosen by the reverse-ordered CUSUM test)::
+
+    y_t = a + b t + sum_j ( c_j sin(2 pi j t / freq) + d_j cos(2 pi j t / freq) ) + e_t
+
+Residuals r of the valid values are numbered 1..n in the history and n+1..N in the monitoring
+period (only valid values count). With h = floor(hfrac * n)::
+
+    MOSUM_j = sum_{i = j-h+1..j} r_i / (sigma sqrt(n)),    j = n+1..N
+    break   = first monitoring date with |MOSUM_j| > boundary_j
+
+``convention="r"`` (R ``bfast::bfastmonitor`` + ``strucchange`` OLS-MOSUM monitoring):
+    sigma^2 = sum_{history} r^2 / (n - K);
+    boundary_j = crit * sqrt(2 * log+(j / n)),  log+(x) = log(x) if x > e else 1;
+    crit = strucchange's ``monitorMECritvalTable[h, period, , "max"]`` interpolated linearly in
+    1 - level (levels 0.001..0.05), h in {0.25, 0.5, 1}, period in {2, 4, 6, 8, 10};
+    -2 when floor(hfrac * n) <= 1 or n <= K; means / magnitudes NaN then.
+``convention="bfast-py"`` (the ``bfast`` 0.7 Python package):
+    sigma^2 = sum_{history} r^2 / (n - (2 + 2k));
+    boundary_t = crit * sqrt(2) * sqrt(log+(t / t_{n0-1})) with t the time of the monitoring
+    date and t_{n0-1} that of the last history date (days since 1 January of the first year for
+    dates); crit at the tabulated level 1 - level, nearest tabulated period;
+    -2 when n <= 5 or N - n <= 5; means and magnitudes 0 then.
+Both: a singular history fit (fewer valid values than coefficients, collinear) gives -2;
+``magnitudes`` = median of the monitoring residuals; ``means`` = mean of the MOSUM over the valid
+monitoring values; ``breaks`` counts every monitoring date (valid or not) from 0.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..runtime import chunk_sizes, get_device, launch, progress, round_up
+from .common import (CONVENTIONS, HISTORIES, critical_value, design_matrix, end_of_history,
+                     log_plus, n_coef, rec_cusum_bound, trend_scaling, unscale_coef)
+from .common import time_axis as _time_axis
+from .plan import Plan, make_plan
+
+_INT_TYPES = {np.dtype(np.int8): "char", np.dtype(np.uint8): "uchar",
+              np.dtype(np.int16): "short", np.dtype(np.uint16): "ushort",
+              np.dtype(np.int32): "int", np.dtype(np.uint32): "uint"}
+
+
+@dataclass
+class BfastResult:
+    """Per-pixel results, shaped like the cube without its time axis.
+
+    breaks: index of the first break among the monitoring dates (every date counts), -1 none,
+    -2 too little data / singular fit; break_dates: its date (NaT / NaN when none);
+    magnitudes: median of the valid monitoring residuals; means: mean of the MOSUM process;
+    valids: number of valid values; history_start: index of the first history date used.
+    With ``detailed=True``: mosum and bounds ``[N - n, ...]`` (NaN at missing dates), prediction
+    ``[N, ...]``, coef ``[K, ...]`` (basis 1, t, sin_1, cos_1, ..., in the units of the time
+    axis), sigma."""
+    breaks: np.ndarray
+    break_dates: np.ndarray
+    magnitudes: np.ndarray | None
+    means: np.ndarray
+    valids: np.ndarray
+    history_start: np.ndarray | None = None
+    mosum: np.ndarray | None = None
+    bounds: np.ndarray | None = None
+    prediction: np.ndarray | None = None
+    coef: np.ndarray | None = None
+    sigma: np.ndarray | None = None
+    plan: Plan | None = None
+    diagnostics: dict = field(default_factory=dict)
+
+
+def _check_params(k, freq, hfrac, level, period, history, convention, trend):
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= 10:
+        raise ValueError(f"k (harmonic terms) must be an integer in 1..10, got {k!r}")
+    if not (isinstance(freq, (int, float, np.number)) and freq > 0 and math.isfinite(freq)):
+        raise ValueError(f"freq must be a positive number (season length in time-axis units), got {freq!r}")
+    if convention not in CONVENTIONS:
+        raise ValueError(f"convention must be one of {CONVENTIONS}, got {convention!r}")
+    if history not in HISTORIES:
+        raise ValueError(f"history must be one of {HISTORIES}, got {history!r}")
+    if not isinstance(trend, (bool, np.bool_)):
+        raise TypeError(f"trend must be True or False, got {trend!r}")
+    return critical_value(hfrac, level, period, convention)
+
+
+def bfast_monitor(y, dates, start_monitor, *, k=3, freq=365.0, trend=True, hfrac=0.25,
+                  level=0.05, history="all", convention="r", magnitudes=True, detailed=False,
+                  nodata=None, time_axis=0, period=10, dtype=None, device=None,
+                  version="auto", plan=None, progress_bar=True, **plan_overrides):
+    """BFAST-Monitor on every pixel of ``y`` (see the module docstring for the formulas).
+
+    y: array with a time axis (``time_axis``, default 0): float32/float64 with NaN = missing, or
+       integers (int8/16/32, uint8/16/32) with ``nodata`` = missing, converted on the device.
+    dates: datetime64 / datetime / date (time in days, freq=365 by default) or numbers such as
+       decimal years (then give freq=1). start_monitor: same kind as dates.
+    period: strucchange's ``end`` (monitoring horizon relative to the history), 10 in R.
+    dtype: float32 or float64 computation (default: the cube's float type, float32 for integers).
+    version: "auto" (profile), "fused" or "multi"; ``plan`` (a Plan) or lanes=, wg=, roc_wg=
+       force parameters.
+    """
+    crit = _check_params(k, freq, hfrac, level, period, history, convention, trend)
+    if not isinstance(y, np.ndarray):
+        y = np.asarray(y)
+    if y.dtype.kind == "b" or y.dtype.kind not in "fiu" or y.dtype not in (
+            np.dtype(np.float32), np.dtype(np.float64), *_INT_TYPES):
+        raise TypeError(f"y must be float32/float64 (NaN = missing) or int8/16/32 / uint8/16/32 "
+                        f"with nodata, got dtype {y.dtype}")
+    if y.ndim < 1:
+        raise ValueError("y must have a time axis")
+    try:
+        y = np.moveaxis(y, time_axis, 0)
+    except np.AxisError:
+        raise ValueError(f"time_axis {time_axis} out of range for y of shape {y.shape}") from None
+    N = y.shape[0]
+    pix_shape = y.shape[1:]
+    t, ts = _time_axis(dates, start_monitor)
+    if t.size != N:
+        raise ValueError(f"dates has {t.size} entries but y has {N} along its time axis")
+    if N < 2 or np.any(np.diff(t) <= 0) or not np.all(np.isfinite(t)):
+        raise ValueError("dates must be finite and strictly increasing")
+    n = end_of_history(t, ts)
+    K = n_coef(k, trend)
+    if dtype is None:
+        dtype = y.dtype if y.dtype.kind == "f" else np.dtype(np.float32)
+    dtype = np.dtype(dtype)
+    if dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
+        raise TypeError(f"dtype must be float32 or float64, got {dtype}")
+    if nodata is not None and not np.isfinite(nodata):
+        raise ValueError(f"nodata must be a finite number, got {nodata!r}")
+    dev = get_device(device)
+    dev.require_dtype(dtype)
+    if plan is None:
+        plan = make_plan(dev, n, K, version, **plan_overrides)
+    else:
+        if not isinstance(plan, Plan):
+            raise TypeError("plan must be a clts.bfast.Plan")
+        plan.validate(dev)
+
+    real = "double" if dtype == np.float64 else "float"
+    in_type = _INT_TYPES.get(y.dtype, "float" if y.dtype == np.float32 else "double")
+    center, scale = trend_scaling(t, n)
+    X = design_matrix(t, k, freq, trend, center, scale)
+    if convention == "bfast-py":
+        bounds_t = crit * math.sqrt(2.0) * np.sqrt(log_plus(t[n:] / t[n - 1]))
+    else:
+        bounds_t = np.zeros(1)
+    M = int(np.prod(pix_shape, dtype=np.int64))
+    flat = y.reshape(N, M)
+    out = _run(dev, plan, flat, N, n, K, X, bounds_t, dict(
+        real=real, in_type=in_type, has_nodata=nodata is not None, K=K, N=N, n=n,
+        history=history, convention=convention, dof_sub=K if convention == "r" else 2 + 2 * k,
+        detailed=bool(detailed), magnitudes=bool(magnitudes)),
+        dtype=dtype, crit=crit, hfrac=hfrac, nodata=0.0 if nodata is None else float(nodata),
+        roc_bounds=(rec_cusum_bound(level), rec_cusum_bound(0.05)) if history == "ROC" else None,
+        progress_bar=progress_bar)
+
+    def shaped(a, lead=()):
+        return None if a is None else a.reshape(tuple(lead) + pix_shape)
+
+    breaks = shaped(out["breaks"])
+    bd_src = np.asarray(dates).ravel() if np.asarray(dates).dtype.kind == "M" else None
+    if bd_src is None and t is not None and np.asarray(dates).dtype.kind in "fiu":
+        bd_src = np.asarray(dates, dtype=np.float64).ravel()
+    if bd_src is None:
+        bd_src = np.asarray(dates, dtype=object).ravel().astype("datetime64[D]")
+    mon = bd_src[n:]
+    fill = np.datetime64("NaT") if mon.dtype.kind == "M" else np.nan
+    break_dates = np.where(breaks >= 0, mon[np.clip(breaks, 0, None)], fill)
+    res = BfastResult(breaks=breaks, break_dates=break_dates,
+                      magnitudes=shaped(out.get("mags")) if magnitudes else None,
+                      means=shaped(out["means"]), valids=shaped(out["valids"]),
+                      history_start=shaped(out.get("hist_start")), plan=plan)
+    if detailed:
+        res.mosum = shaped(out["mosum"], (N - n,))
+        res.bounds = shaped(out["bounds"], (N - n,))
+        res.prediction = shaped(out["pred"], (N,))
+        coef = unscale_coef(np.moveaxis(out["coef"], 0, -1).astype(np.float64), trend, center, scale)
+        res.coef = shaped(np.moveaxis(coef, -1, 0).astype(dtype), (K,))
+        res.sigma = shaped(out["sigma"])
+        idx = np.nonzero(res.breaks == -2)
+        for a in (res.coef, res.prediction):
+            a[(slice(None),) + idx] = np.nan
+        res.sigma[idx] = np.nan
+    res.diagnostics = dict(n_history_dates=n, n_monitor_dates=N - n, n_coef=K, critval=crit,
+                           insufficient=int(np.sum(breaks == -2)), device=str(dev.slug))
+    return res
+
+
+
+def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, nodata,
+         roc_bounds, progress_bar):
+    import pyopencl as cl
+
+    M = flat.shape[1]
+    W = plan.lanes
+    rs = dtype.itemsize
+    isz = flat.dtype.itemsize
+    detailed = tpl["detailed"]
+    per = [N * isz, N * rs, 4 + 3 * rs + 4]
+    if tpl["history"] == "ROC":
+        per.append(4)
+    if plan.version == "multi":
+        per += [(K * (K + 1) // 2 + K + 1) * rs, (K + 1) * rs]
+    if detailed:
+        per += [K * rs, rs, (N - n) * rs, (N - n) * rs, N * rs]
+    chunks = chunk_sizes(M, per, dev, fixed_bytes=(N * K + N) * rs, multiple=W * plan.wg)
+    ctx, q = dev.context, dev.queue
+    mf = cl.mem_flags
+    Xd = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(X, dtype))
+    Bd = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(bounds_t, dtype))
+    params = dict(tpl, W=W, tol=_tol(dtype))
+    if plan.version == "fused":
+        prg = dev.program("bfast/fused.cl.mako", **params)
+    else:
+        prg = dev.program("bfast/multi.cl.mako", **params)
+    if tpl["history"] == "ROC":
+        prg_roc = dev.program("bfast/roc.cl.mako", real=tpl["real"], in_type=tpl["in_type"],
+                              has_nodata=tpl["has_nodata"], W=1, K=K, N=N, n=n, tol=_tol(dtype))
+    out = {"breaks": np.empty(M, np.int32), "means": np.empty(M, dtype),
+           "valids": np.empty(M, np.int32)}
+    if tpl["magnitudes"]:
+        out["mags"] = np.empty(M, dtype)
+    if tpl["history"] == "ROC":
+        out["hist_start"] = np.empty(M, np.int32)
+    if detailed:
+        out.update(coef=np.empty((K, M), dtype), sigma=np.empty(M, dtype),
+                   mosum=np.empty((N - n, M), dtype), bounds=np.empty((N - n, M), dtype),
+                   pred=np.empty((N, M), dtype))
+    cmax = max(b - a for a, b in chunks) if chunks else 0
+    cpad = round_up(max(cmax, 1), W)
+
+    def buf(nbytes):
+        return cl.Buffer(ctx, mf.READ_WRITE, max(int(nbytes), 1))
+
+    yd = buf((N * cmax + W) * isz)
+    scratch = buf(cpad * N * rs)
+    od = {"breaks": buf(cmax * 4), "means": buf(cmax * rs), "valids": buf(cmax * 4),
+          "mags": buf(cmax * rs if tpl["magnitudes"] else 1)}
+    hsd = buf(cmax * 4) if tpl["history"] == "ROC" else None
+    if detailed:
+        dd = {"coef": buf(K * cmax * rs), "sigma": buf(cmax * rs), "mosum": buf((N - n) * cmax * rs),
+              "bounds": buf((N - n) * cmax * rs), "pred": buf(N * cmax * rs)}
+    if plan.version == "multi":
+        ng = K * (K + 1) // 2 + K + 1
+        gd = buf(ng * cmax * rs)
+        betad = buf((K + 1) * cmax * rs)
+    zeros_tail = np.zeros(W, flat.dtype)
+    it = progress(chunks, desc="bfast_monitor", unit="chunk",
+                  disable=None if progress_bar else True)
+    for a, b in it:
+        m = b - a
+        host = np.ascontiguousarray(flat[:, a:b])
+        cl.enqueue_copy(q, yd, host, is_blocking=False)
+        cl.enqueue_copy(q, yd, zeros_tail, dst_offset=N * m * isz, is_blocking=False)
+        Mi = np.int32(m)
+        rargs = (yd, Mi, Mi, Xd, dtype.type(nodata))
+        if tpl["history"] == "ROC":
+            k_roc = prg_roc.kernel("bfast_roc")
+            launch(dev, k_roc, round_up(m, plan.roc_wg), plan.roc_wg, yd, Mi, Xd,
+                   dtype.type(nodata), dtype.type(roc_bounds[0]), dtype.type(roc_bounds[1]),
+                   scratch, hsd)
+        tail = [od["breaks"], od["means"], od["mags"], od["valids"]]
+        if tpl["history"] == "ROC":
+            tail.append(hsd)
+        if detailed:
+            tail += [dd["coef"], dd["sigma"], dd["mosum"], dd["bounds"], dd["pred"]]
+        gsize = round_up(-(-m // W), plan.wg)
+        if plan.version == "fused":
+            launch(dev, prg.kernel("bfast_fused"), gsize, plan.wg, *rargs, dtype.type(crit),
+                   dtype.type(hfrac), Bd, scratch, *tail)
+        else:
+            hs_args = [hsd] if tpl["history"] == "ROC" else []
+            launch(dev, prg.kernel("bfast_gram"), gsize, plan.wg, *rargs, gd, *hs_args)
+            launch(dev, prg.kernel("bfast_invert"), (2 * K * m, K), (2 * K, K), gd, Mi, betad)
+            sweep_tail = tail[:4] + ([hsd] if tpl["history"] == "ROC" else []) + tail[5 if tpl["history"] == "ROC" else 4:]
+            launch(dev, prg.kernel("bfast_sweep"), gsize, plan.wg, *rargs, dtype.type(crit),
+                   dtype.type(hfrac), Bd, scratch, betad, gd, *sweep_tail)
+        for key in ("breaks", "means", "valids") + (("mags",) if tpl["magnitudes"] else ()):
+            tmp = np.empty(m, out[key].dtype)
+            cl.enqueue_copy(q, tmp, od[key])
+            out[key][a:b] = tmp
+        if hsd is not None:
+            tmp = np.empty(m, np.int32)
+            cl.enqueue_copy(q, tmp, hsd)
+            out["hist_start"][a:b] = tmp
+        if detailed:
+            for key, rows in (("coef", K), ("mosum", N - n), ("bounds", N - n), ("pred", N)):
+                tmp = np.empty((rows, m), dtype)
+                cl.enqueue_copy(q, tmp, dd[key])
+                out[key][:, a:b] = tmp
+            tmp = np.empty(m, dtype)
+            cl.enqueue_copy(q, tmp, dd["sigma"])
+            out["sigma"][a:b] = tmp
+    if detailed:
+        out["coef"] = out["coef"]
+    return out
+
+
+def _tol(dtype):
+    # relative pivot below which a history fit counts as singular
+    return "1e-10" if dtype == np.float64 else "1e-5f"

@@ -1,0 +1,60 @@
+"""The BFAST-Monitor Plan: code version and template parameters, from the profile and the shape.
+
+Versions
+  ``fused``  one work-item per ``lanes`` pixels (realN lanes): masked Gram matrix and X'y in
+             registers, Cholesky solve, residual / MOSUM / break / mean sweep, median. Two passes
+             over the cube. The CPU version (pocl vectorises only explicit vector types).
+  ``multi``  the seed's "Ours": a Gram kernel (``lanes`` pixels per work-item, the K x K tile in
+             registers), batched Gauss-Jordan inversion in local memory (one work-group of
+             K x 2K work-items per pixel) that also forms beta, then the sweep kernel.
+``history="ROC"`` adds one kernel (one pixel per work-item) that finds the stable history start.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+VERSIONS = ("fused", "multi")
+LANES = (1, 2, 4, 8, 16)
+
+
+@dataclass(frozen=True)
+class Plan:
+    version: str = "fused"
+    lanes: int = 1
+    wg: int = 16
+    roc_wg: int = 16
+
+    def validate(self, dev=None):
+        if self.version not in VERSIONS:
+            raise ValueError(f"version must be one of {VERSIONS} or 'auto', got {self.version!r}")
+        if self.lanes not in LANES:
+            raise ValueError(f"lanes must be one of {LANES}, got {self.lanes!r}")
+        for name in ("wg", "roc_wg"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or v < 1:
+                raise ValueError(f"{name} must be a positive integer, got {v!r}")
+            if dev is not None and v > dev.max_work_group:
+                raise ValueError(f"{name}={v} exceeds the device's max work-group size "
+                                 f"{dev.max_work_group}")
+        return self
+
+
+def make_plan(dev, n_hist: int, K: int, version="auto", **overrides) -> Plan:
+    """Plan from ``dev.profile`` (section ``bfast``) and the data shape; keywords override."""
+    prof = dev.profile
+    if version in (None, "auto"):
+        version = "multi" if n_hist >= int(prof.get("bfast.auto.multi_min_n")) else "fused"
+        if 2 * K * K > dev.max_work_group:
+            version = "fused"
+    if version not in VERSIONS:
+        raise ValueError(f"version must be one of {VERSIONS} or 'auto', got {version!r}")
+    plan = Plan(version=version, lanes=int(prof.get(f"bfast.{version}.lanes")),
+                wg=int(prof.get(f"bfast.{version}.wg")), roc_wg=int(prof.get("bfast.roc.wg")))
+    unknown = set(overrides) - {"lanes", "wg", "roc_wg"}
+    if unknown:
+        raise TypeError(f"unknown plan parameter(s) {sorted(unknown)}; accepted: lanes, wg, roc_wg")
+    plan = replace(plan, **{k: v for k, v in overrides.items() if v is not None})
+    if plan.version == "multi" and 2 * K * K > dev.max_work_group:
+        raise ValueError(f"version 'multi' needs work-groups of 2*K*K = {2 * K * K} work-items; "
+                         f"device allows {dev.max_work_group}")
+    return plan.validate(dev)

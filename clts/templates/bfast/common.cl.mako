@@ -1,0 +1,57 @@
+## Shared pieces of the BFAST-Monitor kernels: lane types, masked loads with on-device nodata
+## conversion, and an in-place median (quickselect) for the magnitudes.
+## Variables: real, W (pixels per work-item, 1/4/8), in_type (C type of the cube), has_nodata.
+<%include file="/common/real.cl.mako"/>
+<%
+    V = "real" if W == 1 else "real%d" % W
+%>
+typedef ${V} V;
+typedef ${in_type} in_t;
+#define LOGPLUS_E 2.718281828459045
+% if W == 1:
+#define SEL(a, b, c) ((c) ? (b) : (a))
+% else:
+#define SEL(a, b, c) select(a, b, c)
+% endif
+
+inline V load_y(__global const in_t* y, const long off, const real nodata)
+{
+% if W == 1:
+    V v = (real)y[off];
+% else:
+    V v = convert_${real}${W}(vload${W}(0, y + off));
+% endif
+% if has_nodata:
+    v = SEL(v, (V)REAL_NAN, v == (V)nodata);
+% endif
+    return v;
+}
+
+// k-th smallest of a[0..m) (Wirth's selection, in place); after it a[0..k) <= a[k] <= a[k+1..m)
+inline real select_kth(__global real* a, const int m, const int k)
+{
+    int l = 0, r = m - 1;
+    while (l < r) {
+        const real x = a[k];
+        int i = l, j = r;
+        do {
+            while (a[i] < x) ++i;
+            while (x < a[j]) --j;
+            if (i <= j) { const real t = a[i]; a[i] = a[j]; a[j] = t; ++i; --j; }
+        } while (i <= j);
+        if (j < k) l = i;
+        if (k < i) r = j;
+    }
+    return a[k];
+}
+
+inline real median_inplace(__global real* a, const int m)
+{
+    if (m <= 0) return REAL_NAN;
+    const int k = m / 2;
+    const real hi = select_kth(a, m, k);
+    if (m & 1) return hi;
+    real lo = a[0];
+    for (int i = 1; i < k; ++i) lo = fmax(lo, a[i]);
+    return (real)0.5 * (lo + hi);
+}

@@ -1,0 +1,111 @@
+## BFAST-Monitor, fused version: one work-item per W pixels (W = 1, 4, 8 lanes of realW), everything
+## in registers: masked Gram matrix and X'y over the history, Cholesky solve, then the sweep.
+## Variables: real, W, in_type, has_nodata, K, N, n, history ("all"/"ROC"), convention ("r"/"bfast-py"),
+## dof_sub, detailed, magnitudes, tol (relative pivot threshold for "singular").
+<%include file="/bfast/common.cl.mako"/>
+<%
+    def L(l):
+        return "" if W == 1 else ".s%x" % l
+    MT = "int" if W == 1 else ("long%d" % W if real == "double" else "int%d" % W)
+%>
+__kernel void bfast_fused(__global const in_t* restrict y, const int Mp, const int Mreal,
+                          __global const real* restrict X, const real nodata, const real crit,
+                          const real hfrac, __global const real* restrict bounds_t,
+                          __global real* restrict scratch,
+                          __global int* restrict breaks, __global real* restrict means,
+                          __global real* restrict mags, __global int* restrict valids
+% if history == "ROC":
+                          , __global const int* restrict hist_start
+% endif
+% if detailed:
+                          , __global real* restrict coef_out, __global real* restrict sigma_out,
+                          __global real* restrict mosum_out, __global real* restrict bounds_out,
+                          __global real* restrict pred_out
+% endif
+                          )
+{
+    const int p0 = get_global_id(0) * ${W};
+    if (p0 >= Mp) return;
+% if history == "ROC":
+    int hs[${W}];
+    V hsv;
+%   for l in range(W):
+    hs[${l}] = (p0 + ${l} < Mreal) ? hist_start[p0 + ${l}] : 0;
+    hsv${L(l)} = (real)hs[${l}];
+%   endfor
+% endif
+    // masked Gram matrix (upper triangle) and X'y over the history
+% for a in range(K):
+%   for b in range(a, K):
+    V g${a}_${b} = (V)0;
+%   endfor
+    V rhs${a} = (V)0;
+% endfor
+    V cnt = (V)0;
+    for (int t = 0; t < ${n}; ++t) {
+        const V yv = load_y(y, (long)t * Mp + p0, nodata);
+        V ok = SEL((V)1, (V)0, isnan(yv));
+% if history == "ROC":
+        ok = SEL(ok, (V)0, (V)((real)t) < hsv);
+% endif
+        const V y0 = SEL(yv, (V)0, isnan(yv)) * ok;
+        cnt += ok;
+        __global const real* xt = X + t * ${K};
+% for a in range(K):
+        const real x${a} = xt[${a}];
+        const V xm${a} = ok * x${a};
+% endfor
+% for a in range(K):
+%   for b in range(a, K):
+        g${a}_${b} = mad(xm${a}, (V)x${b}, g${a}_${b});
+%   endfor
+        rhs${a} = mad(y0, (V)x${a}, rhs${a});
+% endfor
+    }
+    // Cholesky G = L L' (a pivot below tol * diagonal marks the lane singular), then solve
+    ${MT} sing = (${MT})0;
+% for j in range(K):
+    V d${j} = g${j}_${j};
+%   for k in range(j):
+    d${j} = mad(-l${j}_${k}, l${j}_${k}, d${j});
+%   endfor
+    sing |= (d${j} <= (V)${tol} * g${j}_${j}) | isnan(d${j});
+    d${j} = SEL(d${j}, (V)1, (d${j} <= (V)${tol} * g${j}_${j}) | isnan(d${j}));
+    const V l${j}_${j} = sqrt(d${j});
+    const V il${j} = (V)1 / l${j}_${j};
+%   for i in range(j + 1, K):
+    V s${i}_${j} = g${j}_${i};
+%     for k in range(j):
+    s${i}_${j} = mad(-l${i}_${k}, l${j}_${k}, s${i}_${j});
+%     endfor
+    const V l${i}_${j} = s${i}_${j} * il${j};
+%   endfor
+% endfor
+% for i in range(K):
+    V z${i} = rhs${i};
+%   for k in range(i):
+    z${i} = mad(-l${i}_${k}, z${k}, z${i});
+%   endfor
+    z${i} *= il${i};
+% endfor
+% for i in reversed(range(K)):
+    V bt${i} = z${i};
+%   for k in range(i + 1, K):
+    bt${i} = mad(-l${k}_${i}, bt${k}, bt${i});
+%   endfor
+    bt${i} *= il${i};
+% endfor
+% if detailed:
+%   for a in range(K):
+%     for l in range(W):
+    if (p0 + ${l} < Mreal) coef_out[(long)${a} * Mreal + p0 + ${l}] = bt${a}${L(l)};
+%     endfor
+%   endfor
+% endif
+    int nb[${W}], bad[${W}];
+% for l in range(W):
+    nb[${l}] = (int)cnt${L(l)};
+    bad[${l}] = sing${L(l)} != 0;
+% endfor
+<%include file="/bfast/sweep.cl.mako"/>
+}

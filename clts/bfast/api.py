@@ -201,7 +201,7 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
     detailed = tpl["detailed"]
     per = [N * isz, N * rs, 4 + 3 * rs + 4]
     if tpl["history"] == "ROC":
-        per.append(4)
+        per += [4, N * 8]
     if plan.version == "multi":
         per += [(K * (K + 1) // 2 + K + 1) * rs, (K + 1) * rs]
     if detailed:
@@ -217,8 +217,14 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
     else:
         prg = dev.program("bfast/multi.cl.mako", **params)
     if tpl["history"] == "ROC":
-        prg_roc = dev.program("bfast/roc.cl.mako", real=tpl["real"], in_type=tpl["in_type"],
-                              has_nodata=tpl["has_nodata"], W=1, K=K, N=N, n=n, tol=_tol(dtype))
+        # the Rec-CUSUM test runs in double where the device has it (recursive residuals of
+        # nearly collinear first values need it), else in the data's precision
+        roc_dtype = np.dtype(np.float64) if dev.fp64 else dtype
+        prg_roc = dev.program("bfast/roc.cl.mako", real="double" if dev.fp64 else tpl["real"],
+                              in_type=tpl["in_type"], has_nodata=tpl["has_nodata"], W=1, K=K,
+                              N=N, n=n, tol=_tol(roc_dtype))
+        Xroc = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR,
+                         hostbuf=np.ascontiguousarray(X, roc_dtype))
     out = {"breaks": np.empty(M, np.int32), "means": np.empty(M, dtype),
            "valids": np.empty(M, np.int32)}
     if tpl["magnitudes"]:
@@ -237,6 +243,7 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
 
     yd = buf((N * cmax + W) * isz)
     scratch = buf(cpad * N * rs)
+    roc_scratch = buf(cpad * N * 8) if tpl["history"] == "ROC" else None
     od = {"breaks": buf(cmax * 4), "means": buf(cmax * rs), "valids": buf(cmax * 4),
           "mags": buf(cmax * rs if tpl["magnitudes"] else 1)}
     hsd = buf(cmax * 4) if tpl["history"] == "ROC" else None
@@ -259,9 +266,9 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
         rargs = (yd, Mi, Mi, Xd, dtype.type(nodata))
         if tpl["history"] == "ROC":
             k_roc = prg_roc.kernel("bfast_roc")
-            launch(dev, k_roc, round_up(m, plan.roc_wg), plan.roc_wg, yd, Mi, Xd,
-                   dtype.type(nodata), dtype.type(roc_bounds[0]), dtype.type(roc_bounds[1]),
-                   scratch, hsd)
+            launch(dev, k_roc, round_up(m, plan.roc_wg), plan.roc_wg, yd, Mi, Xroc,
+                   roc_dtype.type(nodata), roc_dtype.type(roc_bounds[0]),
+                   roc_dtype.type(roc_bounds[1]), roc_scratch, hsd)
         tail = [od["breaks"], od["means"], od["mags"], od["valids"]]
         if tpl["history"] == "ROC":
             tail.append(hsd)

@@ -1,0 +1,654 @@
+"""``clts.matrix_profile``: exact matrix profile (self-join and AB-join), top-k, on one or
+several OpenCL devices. See README section "Matrix profile" and ``plan.py``."""
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..runtime import DeviceError, get_device, launch, progress, timing
+from .plan import ILL_FACTOR, Plan, make_plan
+
+ULONG_MAX = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
+@dataclass
+class MatrixProfileResult:
+    """``P``/``I``: [l, k] distances and indices, best first (inf / -1 where none).
+    Self-joins: ``left_I``/``right_I`` (and ``left_P``/``right_P``): nearest neighbour before /
+    after each subsequence. AB-joins with ``both=True``: ``P_B``/``I_B`` for T_B against T_A."""
+    P: np.ndarray
+    I: np.ndarray
+    m: int
+    exclusion_zone: int | None
+    self_join: bool
+    normalize: bool
+    plan: Plan
+    left_P: np.ndarray | None = None
+    left_I: np.ndarray | None = None
+    right_P: np.ndarray | None = None
+    right_I: np.ndarray | None = None
+    P_B: np.ndarray | None = None
+    I_B: np.ndarray | None = None
+    diagnostics: dict = field(default_factory=dict)
+
+    @property
+    def profile(self):
+        return self.P[:, 0]
+
+    @property
+    def index(self):
+        return self.I[:, 0]
+
+
+# ---------------------------------------------------------------------------------------------
+# input checks
+
+def _series(T, name):
+    if T is None:
+        return None
+    a = np.asarray(T)
+    if a.dtype.kind not in "fiub":
+        raise TypeError(f"{name} must be a real-valued 1-D array, got dtype {a.dtype}")
+    a = a.astype(np.float64)
+    if a.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {a.shape}")
+    return a
+
+
+def _check(T_A, m, T_B, k, exclusion_zone, precision):
+    if isinstance(m, bool) or not isinstance(m, (int, np.integer)):
+        raise TypeError(f"m must be an int, got {type(m).__name__}")
+    m = int(m)
+    if m < 3:
+        raise ValueError(f"m must be >= 3, got {m}")
+    for name, t in (("T_A", T_A), ("T_B", T_B)):
+        if t is not None and len(t) < m:
+            raise ValueError(f"{name} has {len(t)} values, fewer than m={m}")
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise ValueError(f"k must be an int >= 1, got {k!r}")
+    if exclusion_zone is not None and (not isinstance(exclusion_zone, (int, np.integer))
+                                       or exclusion_zone < 0):
+        raise ValueError(f"exclusion_zone must be None or an int >= 0, got {exclusion_zone!r}")
+    if precision not in ("double", "mixed", "single"):
+        raise ValueError(f"precision must be 'double', 'mixed' or 'single', got {precision!r}")
+    return m
+
+
+# ---------------------------------------------------------------------------------------------
+# per-series preparation: statistics, flags, update coefficients
+
+class _Side:
+    """One series on one device: cleaned values, window statistics and update coefficients."""
+
+    def __init__(self, dev, T, m, plan, normalize, pad):
+        import pyopencl.array as cla
+        self.n = len(T)
+        self.l = self.n - m + 1
+        self.m = m
+        kr = np.float64 if plan.kernel_real == "double" else np.float32
+        er = np.float64 if plan.exact_real == "double" else np.float32
+        finite = np.isfinite(T)
+        Tc = np.where(finite, T, 0.0)
+        if plan.precision == "single":
+            Tc = Tc.astype(np.float32).astype(np.float64)
+        # windows with a NaN/inf: a running count, O(n)
+        c = np.concatenate([[0], np.cumsum(~finite)])
+        bad = (c[m:] - c[:-m]) > 0
+        # statistics on the device, stably, in the exact precision
+        Td = cla.to_device(dev.queue, Tc.astype(er))
+        mu = cla.empty(dev.queue, self.l, er)
+        ss = cla.empty(dev.queue, self.l, er)
+        fl = cla.empty(dev.queue, self.l, np.int32)
+        prg = dev.program("mp/stats.cl.mako", real=plan.exact_real, NORMALIZE=int(normalize))
+        launch(dev, prg.kernel("window_stats"), _ru(self.l, 64), None, Td.data,
+               np.int32(self.l), np.int32(m), mu.data, ss.data, fl.data)
+        mu_h = mu.get().astype(np.float64)
+        ss_h = ss.get().astype(np.float64)
+        flags = fl.get()
+        flags[bad] = 1
+        self.Td, self.mu, self.ss = Td, mu, ss
+        a = Tc[m - 1:]
+        b = np.concatenate([[0.0], Tc[:self.l - 1]])
+        if normalize:
+            mprev = np.concatenate([[0.0], mu_h[:-1]])
+            df = (a - b) / 2
+            dg = (a - mu_h) + (b - mprev)
+        else:
+            df = (a + b) / 2
+            dg = a - b
+        df[0] = dg[0] = 0.0
+        self.df_h, self.dg_h, self.ss_h, self.mu_h, self.Tc = df, dg, ss_h, mu_h, Tc
+        self.flags = flags
+        self.kr, self.er, self.pad = kr, er, pad
+        self.normalize = normalize
+
+    def mark_ill(self, plan, R):
+        """Flag (bit 2) windows too ill-conditioned for the O(1) update: centred norm^2 below
+        C * eps * R * S^2 with S^2 = max|df| * max|dg| (the size of one update term)."""
+        if not self.normalize:
+            return
+        ok = self.flags == 0
+        if not ok.any():
+            return
+        S2 = float(np.max(np.abs(self.df_h))) * float(np.max(np.abs(self.dg_h)))
+        eps = np.finfo(self.kr).eps
+        thr = ILL_FACTOR[plan.precision] * eps * R * S2
+        self.flags[ok & (self.ss_h < thr)] |= 4
+
+    def upload(self, dev, plan, as_columns, dtype=None):
+        """Device arrays for the diagonal kernel. A column side is the series extended by
+        ``pad`` zeros on both sides, with the statistics and update coefficients of the
+        extended series' windows (so a diagonal entering the series from j < 0 carries an
+        exact covariance); windows outside the series get r = NaN (never a neighbour)."""
+        import pyopencl.array as cla
+        kr = self.kr if dtype is None else dtype
+        m, l = self.m, self.l
+        if self.normalize:
+            with np.errstate(divide="ignore"):
+                r = np.where(self.flags == 0, 1.0 / np.sqrt(np.maximum(self.ss_h, 1e-300)),
+                             np.nan)
+        else:
+            r = np.where(self.flags & 1, np.nan, -self.ss_h / 2)
+        P = self.pad if as_columns else 0
+        E = (P + m + 64) if as_columns else 0
+        Te = np.concatenate([np.zeros(P), self.Tc, np.zeros(E + m)])
+        nw = P + l + E                       # windows -P .. l+E-1
+        mu = np.zeros(nw)
+        mu[P:P + l] = self.mu_h
+        if as_columns:
+            for q in list(range(P)) + list(range(P + l, nw)):
+                mu[q] = Te[q:q + m].mean()
+        a = Te[m - 1:m - 1 + nw]
+        b = np.concatenate([[0.0], Te[:nw - 1]])
+        if self.normalize:
+            mprev = np.concatenate([[0.0], mu[:-1]])
+            df = (a - b) / 2
+            dg = (a - mu) + (b - mprev)
+        else:
+            df = (a + b) / 2
+            dg = a - b
+        df[0] = dg[0] = 0.0
+        rr = np.full(nw, np.nan)
+        rr[P:P + l] = r
+        out = {}
+        for name, v in (("df", df), ("dg", dg), ("r", rr), ("mu", mu), ("T", Te[:nw + m])):
+            out[name] = cla.to_device(dev.queue, np.ascontiguousarray(v, dtype=kr))
+        self.fl_d = cla.to_device(dev.queue, self.flags.astype(np.int32))
+        return out
+
+
+def _ru(n, m):
+    return ((int(n) + m - 1) // m) * m
+
+
+# ---------------------------------------------------------------------------------------------
+# the diagonal kernel over a band range, on one device
+
+def _work_lists(lA, lB, self_join, ez, D, R, b_lo, b_hi, kstart):
+    """Per segment s: (s0, desc[int4], kb) of the bands b_lo..b_hi-1 touching rows sR..sR+R."""
+    b = np.arange(b_lo, b_hi, dtype=np.int64)
+    k0 = kstart + b * D
+    if self_join:
+        lo = np.zeros_like(k0)
+        hi = lA - k0
+    else:
+        lo = np.maximum(0, -k0 - D + 1)
+        hi = np.minimum(lA, lB - k0)
+    out = []
+    if len(b) == 0:
+        return out
+    smax = int((hi.max() - 1) // R) if hi.max() > 0 else -1
+    for s in range(smax + 1):
+        s0 = s * R
+        ilo = np.maximum(lo, s0)
+        ihi = np.minimum(hi, s0 + R)
+        sel = ilo < ihi
+        if not sel.any():
+            continue
+        idx = np.nonzero(sel)[0]
+        f, last = idx[0], idx[-1]       # touching bands are consecutive
+        assert len(idx) == last - f + 1
+        desc = np.zeros((len(idx), 4), np.int32)
+        desc[:, 0] = k0[f:last + 1]
+        desc[:, 1] = ilo[f:last + 1]
+        desc[:, 2] = ihi[f:last + 1]
+        out.append((s0, desc, int(k0[f])))
+    return out
+
+
+def _band_area(lA, lB, self_join, D, nb, kstart):
+    k0 = kstart + np.arange(nb) * D
+    if self_join:
+        return np.maximum(lA - k0, 0).astype(float) * D
+    lo = np.maximum(0, -k0 - D + 1)
+    hi = np.minimum(lA, lB - k0)
+    return np.maximum(hi - lo, 0).astype(float) * D
+
+
+def _run_diag(dev, plan, A, B, dA, dB, self_join, ez, cols, b_lo, b_hi, kstart, bar, chunk_bands):
+    import pyopencl as cl
+    import pyopencl.array as cla
+    D, R = plan.band, plan.segment
+    lA, lB = A.l, B.l
+    atomic = plan.merge == "atomic"
+    idxbits = max(1, int(max(lA, lB)).bit_length())
+    params = dict(real=plan.kernel_real, W=plan.lanes, G=plan.groups, L=plan.tile, R=R,
+                  NORMALIZE=int(A.normalize), COLS=int(cols), ATOMIC=int(atomic),
+                  PACK=int(plan.kernel_real == "double"))
+    prg = dev.program("mp/diag.cl.mako", **params)
+    kern = prg.kernel("diag")
+    kr = A.kr
+    q = dev.queue
+    if atomic:
+        rowKey = cla.to_device(q, np.full(lA, ULONG_MAX, np.uint64))
+        colKey = cla.to_device(q, np.full(lB, ULONG_MAX, np.uint64)) if cols else None
+        outs = [rowKey.data] + ([colKey.data] if cols else [])
+    else:
+        gRV = cla.to_device(q, np.full(lA, -np.inf, kr))
+        gRI = cla.to_device(q, np.full(lA, -1, np.int32))
+        gCV = cla.to_device(q, np.full(lB, -np.inf, kr)) if cols else None
+        gCI = cla.to_device(q, np.full(lB, -1, np.int32)) if cols else None
+        nwmax = max(1, min(chunk_bands, b_hi - b_lo))
+        rPV = cla.empty(q, nwmax * R, kr)
+        rPI = cla.empty(q, nwmax * R, np.int32)
+        if cols:
+            cPV = cla.empty(q, nwmax * (R + D), kr)
+            cPI = cla.empty(q, nwmax * (R + D), np.int32)
+        red_r = prg.kernel("reduce_rows")
+        red_c = prg.kernel("reduce_cols") if cols else None
+    idxmask = (1 << idxbits) - 1 if plan.kernel_real == "double" else (1 << 32) - 1
+    common = [np.int32(A.m), np.int32(lA), np.int32(lB), np.int32(B.pad), np.uint64(idxmask),
+              A.dev_arrays["T"].data, A.dev_arrays["mu"].data, A.dev_arrays["df"].data,
+              A.dev_arrays["dg"].data, A.dev_arrays["r"].data,
+              dB["T"].data, dB["mu"].data, dB["df"].data, dB["dg"].data, dB["r"].data]
+    events = []
+    for s0, desc, kb in _work_lists(lA, lB, self_join, ez, D, R, b_lo, b_hi, kstart):
+        for c0 in range(0, len(desc), chunk_bands):
+            dsub = desc[c0:c0 + chunk_bands]
+            nw = len(dsub)
+            dd = cla.to_device(q, dsub)
+            gsz = _ru(nw, plan.wg)
+            if atomic:
+                ev = launch(dev, kern, gsz, plan.wg, dd.data, np.int32(nw), np.int32(s0),
+                            *common, *outs)
+            else:
+                pout = [rPV.data, rPI.data] + ([cPV.data, cPI.data] if cols else [])
+                launch(dev, kern, gsz, plan.wg, dd.data, np.int32(nw), np.int32(s0),
+                       *common, *pout)
+                ev = launch(dev, red_r, _ru(R, 64), None, np.int32(nw), np.int32(s0),
+                            np.int32(lA), rPV.data, rPI.data, gRV.data, gRI.data)
+                if cols:
+                    kbc = int(dsub[0, 0])
+                    ncols = (nw - 1) * D + R + D - 1
+                    ev = launch(dev, red_c, _ru(ncols, 64), None, np.int32(nw), np.int32(s0),
+                                np.int32(kbc), np.int32(s0 + kbc), np.int32(ncols),
+                                np.int32(lB), cPV.data, cPI.data, gCV.data, gCI.data)
+            area = float(np.sum((dsub[:, 2] - dsub[:, 1]).astype(float))) * D
+            events.append((ev, area, dd))
+            if bar is not None and len(events) > 4:
+                e, a, _ = events.pop(0)
+                e.wait()
+                bar.update(a)
+    for e, a, _ in events:
+        if e is not None:
+            e.wait()
+        if bar is not None:
+            bar.update(a)
+    if atomic:
+        mask = np.uint64((1 << 32) - 1) if plan.kernel_real == "float" else \
+            np.uint64((1 << idxbits) - 1)
+
+        def dec(keys):
+            k = keys.get()
+            idx = (k & mask).astype(np.int64)
+            idx[k == ULONG_MAX] = -1
+            return idx
+        ri = dec(rowKey)
+        ci = dec(colKey) if cols else None
+    else:
+        ri = gRI.get().astype(np.int64)
+        ci = gCI.get().astype(np.int64) if cols else None
+    return ri, ci
+
+
+# ---------------------------------------------------------------------------------------------
+
+def _pair_dist(dev, plan, A, B, ia, ib):
+    import pyopencl.array as cla
+    n = len(ia)
+    if n == 0:
+        return np.zeros(0)
+    prg = dev.program("mp/exact.cl.mako", real=plan.exact_real, NORMALIZE=int(A.normalize))
+    q = dev.queue
+    da = cla.to_device(q, ia.astype(np.int32))
+    db = cla.to_device(q, ib.astype(np.int32))
+    out = cla.empty(q, n, A.er)
+    launch(dev, prg.kernel("pair_dist"), _ru(n, 64), None, np.int32(n), np.int32(A.m),
+           da.data, db.data, A.Td.data, A.mu.data, A.ss.data, A.fl_d.data,
+           B.Td.data, B.mu.data, B.ss.data, B.fl_d.data, out.data)
+    d = out.get().astype(np.float64)
+    d[(ia < 0) | (ib < 0)] = np.inf
+    return d
+
+
+def _scan(dev, plan, kind, qs, X, Y, ez):
+    """kind 'rows': for each q in qs (windows of X) best over Y; 'cols': for each window of Y,
+    best over qs of X. Returns (lv, li, rv, ri)."""
+    import pyopencl.array as cla
+    q = dev.queue
+    prg = dev.program("mp/exact.cl.mako", real=plan.exact_real, NORMALIZE=int(X.normalize))
+    nout = len(qs) if kind == "rows" else Y.l
+    dq = cla.to_device(q, np.asarray(qs, np.int32) if len(qs) else np.zeros(1, np.int32))
+    outs = [cla.empty(q, max(nout, 1), t) for t in (X.er, np.int32, X.er, np.int32)]
+    launch(dev, prg.kernel("scan_" + kind), _ru(max(nout, 1), 64), None, np.int32(len(qs)),
+           np.int32(X.m), np.int32(Y.l), np.int32(ez), dq.data,
+           X.Td.data, X.mu.data, X.ss.data, X.fl_d.data,
+           Y.Td.data, Y.mu.data, Y.ss.data, Y.fl_d.data, *[o.data for o in outs])
+    res = [o.get()[:nout] for o in outs]
+    return (res[0].astype(np.float64), res[1].astype(np.int64),
+            res[2].astype(np.float64), res[3].astype(np.int64))
+
+
+def _better(d1, i1, d2, i2):
+    """Element-wise best of two candidate sets: smaller distance, then smaller index."""
+    take = (i2 >= 0) & ((i1 < 0) | (d2 < d1) | ((d2 == d1) & (i2 < i1)))
+    return np.where(take, d2, d1), np.where(take, i2, i1)
+
+
+def _devices(devices):
+    if devices is None:
+        return [get_device(None)]
+    if isinstance(devices, (list, tuple)):
+        if not devices:
+            raise ValueError("devices must be None, a device, or a non-empty list of devices")
+        return [get_device(d) for d in devices]
+    return [get_device(devices)]
+
+
+def _compute(T_A, m, T_B, k, exclusion_zone, normalize, precision, devices, both, plan,
+             overrides, show_progress):
+    T_A = _series(T_A, "T_A")
+    T_B = _series(T_B, "T_B")
+    m = _check(T_A, m, T_B, k, exclusion_zone, precision)
+    self_join = T_B is None
+    devs = _devices(devices)
+    for d in devs:
+        if precision != "single":
+            d.require_dtype(np.float64)
+    dev = devs[0]
+    p = make_plan(dev, precision=precision, plan=plan, **overrides)
+    ez = int(math.ceil(m / 4)) if exclusion_zone is None else int(exclusion_zone)
+    if not self_join:
+        ez_arg = -1
+    else:
+        ez_arg = ez
+    t0 = time.perf_counter()
+    pad = p.band + p.tile + 64
+    sides = {}
+
+    def side(d, key, T):
+        if (d.slug, key) not in sides:
+            s = _Side(d, T, m, p, normalize, pad)
+            s.mark_ill(p, p.segment)
+            sides[(d.slug, key)] = s
+        return sides[(d.slug, key)]
+    A = side(dev, "A", T_A)
+    B = A if self_join else side(dev, "B", T_B)
+    lA, lB = A.l, B.l
+    diag = {"special_A": int(np.sum(A.flags & 6 > 0)),
+            "special_B": int(np.sum(B.flags & 6 > 0)), "nan_A": int(np.sum(A.flags & 1)),
+            "nan_B": int(np.sum(B.flags & 1)), "devices": [d.slug for d in devs]}
+    if k > 1:
+        res = _topk(dev, p, A, B, self_join, ez, k, both)
+    else:
+        res = _top1(devs, p, A, B, self_join, ez, ez_arg, both, side, T_A, T_B, show_progress)
+    diag["seconds"] = time.perf_counter() - t0
+    return MatrixProfileResult(m=m, exclusion_zone=ez if self_join else None,
+                               self_join=self_join, normalize=normalize, plan=p,
+                               diagnostics=diag, **res)
+
+
+def _top1(devs, p, A0, B0, self_join, ez, ez_arg, both, side, T_A, T_B, show_progress):
+    D = p.band
+    lA, lB = A0.l, B0.l
+    cols = self_join or both
+    kstart = ez + 1 if self_join else -(lA - 1)
+    nb = 0
+    if self_join:
+        nb = max(0, -(-(lA - kstart) // D)) if lA > kstart else 0
+    else:
+        nb = -(-(lB - 1 - kstart + 1) // D)
+    area = _band_area(lA, lB, self_join, D, nb, kstart)
+    total = float(area.sum())
+    # split the bands between devices by area (the triangle, not the diagonal count)
+    cum = np.concatenate([[0.0], np.cumsum(area)])
+    bounds = [0]
+    for di in range(1, len(devs)):
+        bounds.append(int(np.searchsorted(cum, total * di / len(devs))))
+    bounds.append(nb)
+    bar = None
+    if show_progress and total > 5e9:
+        bar = progress(range(1), total=total, desc="matrix profile", unit="pair")
+        if not hasattr(bar, "update"):
+            bar = None
+    ri = np.full(lA, -1, np.int64)
+    ci = np.full(lB, -1, np.int64) if cols else None
+    chunk_bands = max(1, int(min(1 << 14, (devs[0].max_alloc // 4) // (p.segment + D) // 8)))
+    partial = []
+    for di, d in enumerate(devs):
+        b_lo, b_hi = bounds[di], bounds[di + 1]
+        if b_hi <= b_lo:
+            continue
+        A = side(d, "A", T_A)
+        B = A if self_join else side(d, "B", T_B)
+        A.dev_arrays = A.upload(d, p, as_columns=False)
+        dB = B.upload(d, p, as_columns=True)
+        partial.append(_run_diag(d, p, A, B, None, dB, self_join, ez, cols, b_lo, b_hi,
+                                 kstart, bar, chunk_bands))
+    if bar is not None:
+        bar.close()
+    dev = devs[0]
+    A, B = A0, B0
+    # exact re-evaluation of every device's winner, then the best over devices
+    rd = np.full(lA, np.inf)
+    cd = np.full(lB, np.inf) if cols else None
+    for pri, pci in partial:
+        d1 = _pair_dist(dev, p, A, B, np.arange(lA), pri)
+        rd, ri = _better(rd, ri, d1, pri)
+        if cols:
+            d2 = _pair_dist(dev, p, B, A, np.arange(lB), pci)
+            cd, ci = _better(cd, ci, d2, pci)
+    # special (constant / ill-conditioned) windows: exact scans
+    SA = np.nonzero(A.flags & 6)[0]
+    SB = SA if self_join else np.nonzero(B.flags & 6)[0]
+    if self_join:
+        left_d, left_i = cd, ci
+        right_d, right_i = rd, ri
+        if len(SA):
+            lv, li, rv, rj = _scan(dev, p, "rows", SA, A, A, ez)
+            left_d[SA], left_i[SA] = _better(left_d[SA], left_i[SA], lv, li)
+            right_d[SA], right_i[SA] = _better(right_d[SA], right_i[SA], rv, rj)
+            lv, li, rv, rj = _scan(dev, p, "cols", SA, A, A, ez)
+            left_d, left_i = _better(left_d, left_i, lv, li)
+            right_d, right_i = _better(right_d, right_i, rv, rj)
+        P, I = _better(right_d, right_i, left_d, left_i)
+        return dict(P=P[:, None], I=I[:, None], left_P=left_d, left_I=left_i,
+                    right_P=right_d, right_I=right_i)
+    if len(SA):
+        _, _, rv, rj = _scan(dev, p, "rows", SA, A, B, -1)
+        rd[SA], ri[SA] = _better(rd[SA], ri[SA], rv, rj)
+    if len(SB):
+        _, _, rv, rj = _scan(dev, p, "cols", SB, B, A, -1)
+        rd, ri = _better(rd, ri, rv, rj)
+    out = dict(P=rd[:, None], I=ri[:, None])
+    if both:
+        if len(SB):
+            _, _, rv, rj = _scan(dev, p, "rows", SB, B, A, -1)
+            cd[SB], ci[SB] = _better(cd[SB], ci[SB], rv, rj)
+        if len(SA):
+            _, _, rv, rj = _scan(dev, p, "cols", SA, A, B, -1)
+            cd, ci = _better(cd, ci, rv, rj)
+        out.update(P_B=cd[:, None], I_B=ci[:, None])
+    return out
+
+
+def _block_profile(dev, p, A, B, self_join, ez, k):
+    """k nearest neighbours of every window of A in B from blocks of the distance matrix."""
+    import pyopencl.array as cla
+    q = dev.queue
+    # the k > 1 path runs in the exact precision (float64 unless precision="single")
+    dA = A.upload(dev, p, as_columns=False, dtype=A.er)
+    dB = B.upload(dev, p, as_columns=False, dtype=B.er)
+    prg = dev.program("mp/exact.cl.mako", real=p.exact_real, NORMALIZE=int(A.normalize))
+    lA, lB = A.l, B.l
+    Bk = max(1, min(p.block_rows, lA, (dev.max_alloc // 8) // max(lB, 1)))
+    out = cla.empty(q, Bk * lB, A.er)
+    TAk = dA["T"]
+    P = np.full((lA, k), np.inf)
+    I = np.full((lA, k), -1, np.int64)
+    lp = np.full(lA, np.inf)
+    li = np.full(lA, -1, np.int64)
+    rp = np.full(lA, np.inf)
+    rix = np.full(lA, -1, np.int64)
+    flA = A.fl_d
+    flB = B.fl_d
+    cols = np.arange(lB)
+    for i0 in range(0, lA, Bk):
+        nr = min(Bk, lA - i0)
+        out.fill(np.inf)
+        launch(dev, prg.kernel("block"), nr + lB - 1, None, np.int32(i0), np.int32(nr),
+               np.int32(A.m), np.int32(lA), np.int32(lB),
+               TAk.data, dA["mu"].data, A.ss.data, flA.data,
+               dA["df"].data, dA["dg"].data, dA["r"].data,
+               dB["T"].data, dB["mu"].data, B.ss.data, flB.data,
+               dB["df"].data, dB["dg"].data, dB["r"].data, out.data)
+        Dm = out.get()[:nr * lB].reshape(nr, lB).astype(np.float64)
+        rows = np.arange(i0, i0 + nr)
+        if self_join:
+            Dm[np.abs(rows[:, None] - cols[None, :]) <= ez] = np.inf
+        for t in range(nr):
+            dr = Dm[t]
+            i = i0 + t
+            kk = min(k, lB)
+            v = np.partition(dr, kk - 1)[kk - 1]
+            cand = np.nonzero(dr <= v)[0]
+            order = cand[np.lexsort((cand, dr[cand]))][:kk]
+            order = order[np.isfinite(dr[order])]
+            I[i, :len(order)] = order
+            if self_join:
+                if i > 0:
+                    j = int(np.argmin(dr[:i]))
+                    if np.isfinite(dr[j]):
+                        li[i] = j
+                if i + 1 < lB:
+                    j = i + 1 + int(np.argmin(dr[i + 1:]))
+                    if np.isfinite(dr[j]):
+                        rix[i] = j
+    # exact distances of the chosen pairs, then re-sort each row (distance, index)
+    ia = np.repeat(np.arange(lA), k)
+    d = _pair_dist(dev, p, A, B, ia, I.ravel()).reshape(lA, k)
+    key_i = np.where(I < 0, np.iinfo(np.int64).max, I)
+    for i in range(lA):
+        o = np.lexsort((key_i[i], d[i]))
+        P[i], I[i] = d[i, o], I[i, o]
+    P[I < 0] = np.inf
+    res = dict(P=P, I=I)
+    if self_join:
+        res.update(left_I=li, right_I=rix,
+                   left_P=_pair_dist(dev, p, A, B, np.arange(lA), li),
+                   right_P=_pair_dist(dev, p, A, B, np.arange(lA), rix))
+    return res
+
+
+def _topk(dev, p, A, B, self_join, ez, k, both):
+    res = _block_profile(dev, p, A, B, self_join, ez, k)
+    if not self_join and both:
+        rb = _block_profile(dev, p, B, A, False, ez, k)
+        res.update(P_B=rb["P"], I_B=rb["I"])
+    return res
+
+
+# ---------------------------------------------------------------------------------------------
+# the public callable, with .estimate
+
+class _MatrixProfile:
+    """clts.matrix_profile(T_A, m, T_B=None, *, k=1, exclusion_zone=None, normalize=True,
+    precision="double", devices=None, both=False, plan=None, progress=True, **plan_overrides)
+
+    Exact matrix profile. Self-join when ``T_B`` is None (pairs with |i - j| <= exclusion_zone,
+    default ceil(m/4), excluded), else AB-join of every subsequence of ``T_A`` against ``T_B``
+    (``both=True`` also returns ``T_B``'s profile against ``T_A``). Returns a
+    ``MatrixProfileResult`` with ``P``/``I`` of shape [l, k] (best first) and, for self-joins,
+    ``left_I``/``right_I``. Subsequences with NaN/inf: P = inf, I = -1, never neighbours; two
+    constant subsequences are at distance 0, a constant and a non-constant one at sqrt(m).
+    ``devices``: a device, a list of devices (diagonals split by equal area), or None.
+    Plan fields (lanes, groups, tile, segment, wg, merge, block_rows) may be forced by keyword.
+    """
+
+    def __call__(self, T_A, m, T_B=None, *, k=1, exclusion_zone=None, normalize=True,
+                 precision="double", devices=None, both=False, plan=None, progress=True,
+                 **plan_overrides):
+        return _compute(T_A, m, T_B, k, exclusion_zone, bool(normalize), precision, devices,
+                        bool(both), plan, plan_overrides, progress)
+
+    def estimate(self, n, m, device=None, *, n_B=None, precision="double", recalibrate=False):
+        """Predicted seconds of a k=1 matrix profile of a length-``n`` series (self-join; an
+        AB-join with ``n_B``) on ``device``, from a one-time calibration stored in the user
+        cache directory: t = a + b * pairs (the seed's n^2 law, fitted at two sizes)."""
+        dev = get_device(device)
+        a, b = _calibration(dev, precision, recalibrate)
+        l = n - m + 1
+        if n_B is None:
+            ez = math.ceil(m / 4)
+            pairs = max(l - ez - 1, 0) * max(l - ez, 0) / 2
+        else:
+            pairs = l * (n_B - m + 1)
+        return a + b * pairs
+
+    def __repr__(self):
+        return "<clts.matrix_profile>"
+
+
+def _cal_path(dev, precision):
+    from ..runtime.icd import cache_dir
+    d = cache_dir() / "mp"
+    d.mkdir(parents=True, exist_ok=True)
+    return d / f"calibration-{dev.fingerprint}-{precision}.json"
+
+
+def _calibration(dev, precision="double", recalibrate=False):
+    path = _cal_path(dev, precision)
+    p = make_plan(dev, precision=precision)
+    key = repr(p)
+    if path.exists() and not recalibrate:
+        try:
+            data = json.loads(path.read_text())
+            if data.get("plan") == key:
+                return data["a"], data["b"]
+        except (ValueError, KeyError):
+            pass
+    rng = np.random.default_rng(1)
+    pts = []
+    for n in (1 << 13, 1 << 15):
+        T = np.cumsum(rng.standard_normal(n))
+        matrix_profile(T, 256, devices=dev, precision=precision, progress=False)  # warm
+        best = np.inf
+        for _ in range(2):
+            t0 = time.perf_counter()
+            matrix_profile(T, 256, devices=dev, precision=precision, progress=False)
+            best = min(best, time.perf_counter() - t0)
+        l = n - 255
+        ez = 64
+        pts.append(((l - ez - 1) * (l - ez) / 2, best))
+    (p0, t0), (p1, t1) = pts
+    b = (t1 - t0) / (p1 - p0)
+    a = max(t0 - b * p0, 0.0)
+    path.write_text(json.dumps({"plan": key, "a": a, "b": b, "points": pts}))
+    return a, b
+
+
+matrix_profile = _MatrixProfile()

@@ -1,0 +1,96 @@
+"""Plan for the matrix profile: every template parameter and code version of one run.
+
+Chosen from the device profile (section ``mp``) and the data; any field can be forced by the
+caller (``matrix_profile(..., plan=Plan(...))`` or keyword overrides), which is what the tuner does.
+
+- ``lanes`` (W): adjacent diagonals per vector lane group (1, 2, 4, 8, 16): pocl needs 8.
+- ``groups`` (G): lane groups per work-item; a band is D = lanes * groups diagonals.
+- ``tile`` (L): rows per tile; a tile's column bests are kept privately and merged at its end.
+- ``segment`` (R): rows per work-item; the covariance is recomputed exactly every R steps.
+- ``wg``: work-group size (work-items share nothing, so this is a scheduling choice).
+- ``merge``: "atomic" (64-bit packed atomic minimum, needs cl_khr_int64_base_atomics) or
+  "partial" (per-work-item partial profiles + a reduction kernel; any device).
+- ``precision``: "double" (everything float64), "mixed" (float32 diagonal kernel, float64
+  statistics and exact float64 re-evaluation of the winners), "single" (float32 throughout).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+
+PRECISIONS = ("double", "mixed", "single")
+MERGES = ("atomic", "partial")
+
+#: factor C of the ill-conditioning test (see api._special_windows): a window whose centred
+#: norm^2 is below C * eps * R * S^2 goes to the exact path
+ILL_FACTOR = {"double": 1e8, "mixed": 1e3, "single": 1e3}
+
+
+@dataclass(frozen=True)
+class Plan:
+    lanes: int = 8
+    groups: int = 8
+    tile: int = 128
+    segment: int = 4096
+    wg: int = 1
+    merge: str = "atomic"
+    precision: str = "double"
+    block_rows: int = 256
+
+    @property
+    def band(self) -> int:
+        return self.lanes * self.groups
+
+    @property
+    def kernel_real(self) -> str:
+        return "double" if self.precision == "double" else "float"
+
+    @property
+    def exact_real(self) -> str:
+        return "float" if self.precision == "single" else "double"
+
+    def check(self):
+        if self.lanes not in (1, 2, 4, 8, 16):
+            raise ValueError(f"lanes must be 1, 2, 4, 8 or 16, got {self.lanes}")
+        for name in ("groups", "tile", "segment", "wg", "block_rows"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or v < 1:
+                raise ValueError(f"{name} must be a positive int, got {v!r}")
+        if self.segment < self.band:
+            raise ValueError(f"segment ({self.segment}) must be >= lanes*groups ({self.band})")
+        if self.merge not in MERGES:
+            raise ValueError(f"merge must be one of {MERGES}, got {self.merge!r}")
+        if self.precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {PRECISIONS}, got {self.precision!r}")
+        return self
+
+
+def _default_lanes(dev) -> int:
+    # pocl vectorises only explicit vector types; other drivers vectorise across work-items
+    return 8 if "pocl" in (dev.platform or "").lower() else 8
+
+
+def make_plan(dev, *, precision="double", plan: Plan | None = None, **overrides) -> Plan:
+    if plan is not None:
+        p = plan
+    else:
+        sec = dev.profile.section("mp")
+        d = sec.get("diag", {})
+        merge = sec.get("merge", "auto")
+        if merge == "auto":
+            merge = "atomic" if dev.int64_atomics else "partial"
+        lanes = int(d.get("lanes", 0)) or _default_lanes(dev)
+        p = Plan(lanes=lanes, groups=int(d.get("groups", 8)), tile=int(d.get("tile", 128)),
+                 segment=int(d.get("segment", 4096)), wg=int(d.get("wg", 1)), merge=merge,
+                 precision=precision, block_rows=int(sec.get("block_rows", 256)))
+    known = {f.name for f in fields(Plan)}
+    bad = set(overrides) - known
+    if bad:
+        raise TypeError(f"unknown plan parameter(s) {sorted(bad)}; accepted: {sorted(known)}")
+    p = replace(p, **{k: v for k, v in overrides.items() if v is not None})
+    if plan is None or "precision" not in overrides:
+        p = replace(p, precision=precision if plan is None else p.precision)
+    if p.merge == "atomic" and not dev.int64_atomics:
+        from ..runtime import DeviceError
+        raise DeviceError(f"device {dev} lacks cl_khr_int64_base_atomics needed by "
+                          "merge='atomic'; use merge='partial'")
+    return p.check()

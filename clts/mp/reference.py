@@ -1,0 +1,91 @@
+"""Brute-force float64 matrix profile: slow and obvious, for tests and the tuner.
+
+Conventions (stumpy's): a subsequence containing NaN/inf has P = inf, I = -1 and is never a
+neighbour; two constant subsequences (all values equal) are at distance 0, a constant and a
+non-constant one at sqrt(m); in a self-join pairs with |i - j| <= exclusion_zone are excluded;
+ties go to the smallest index. ``normalize=False`` gives the plain Euclidean distance.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def windows(T, m):
+    T = np.asarray(T, dtype=np.float64)
+    return np.lib.stride_tricks.sliding_window_view(T, m)
+
+
+def _znorm(W):
+    valid = np.all(np.isfinite(W), axis=1)
+    Wc = np.where(valid[:, None], W, 0.0)
+    mu = Wc.mean(axis=1)
+    X = Wc - mu[:, None]
+    sd = np.sqrt((X * X).mean(axis=1))
+    const = valid & np.all(Wc == Wc[:, :1], axis=1)
+    Z = np.zeros_like(X)
+    ok = valid & ~const
+    Z[ok] = X[ok] / sd[ok, None]
+    return Z, valid, const
+
+
+def distance_matrix(T_A, m, T_B=None, normalize=True):
+    """Full [l_A, l_B] distance matrix (inf where either subsequence has NaN/inf)."""
+    WA = windows(T_A, m)
+    WB = WA if T_B is None else windows(T_B, m)
+    if normalize:
+        ZA, va, ca = _znorm(WA)
+        ZB, vb, cb = _znorm(WB)
+        D = np.sqrt(np.maximum(((ZA[:, None, :] - ZB[None, :, :]) ** 2).sum(-1), 0.0))
+        one = ca[:, None] ^ cb[None, :]
+        both = ca[:, None] & cb[None, :]
+        D[one] = math.sqrt(m)
+        D[both] = 0.0
+    else:
+        va = np.all(np.isfinite(WA), axis=1)
+        vb = np.all(np.isfinite(WB), axis=1)
+        A = np.where(va[:, None], WA, 0.0)
+        B = np.where(vb[:, None], WB, 0.0)
+        D = np.sqrt(((A[:, None, :] - B[None, :, :]) ** 2).sum(-1))
+    D[~va, :] = np.inf
+    D[:, ~vb] = np.inf
+    return D
+
+
+def _topk(D, k):
+    l, lb = D.shape
+    P = np.full((l, k), np.inf)
+    I = np.full((l, k), -1, dtype=np.int64)
+    cols = np.arange(lb)
+    for i in range(l):
+        order = np.lexsort((cols, D[i]))[:k]
+        d = D[i, order]
+        fin = np.isfinite(d)
+        P[i, :fin.sum()] = d[fin]
+        I[i, :fin.sum()] = order[fin]
+    return P, I
+
+
+def matrix_profile(T_A, m, T_B=None, k=1, exclusion_zone=None, normalize=True, both=False):
+    """Returns dict with P, I ([l, k]) and for self-joins left_I/right_I/left_P/right_P;
+    for AB-joins with ``both`` also P_B, I_B."""
+    D = distance_matrix(T_A, m, T_B, normalize)
+    out = {}
+    if T_B is None:
+        l = D.shape[0]
+        ez = int(math.ceil(m / 4)) if exclusion_zone is None else int(exclusion_zone)
+        ii, jj = np.indices(D.shape)
+        D[np.abs(ii - jj) <= ez] = np.inf
+        out["P"], out["I"] = _topk(D, k)
+        L = np.where(jj < ii, D, np.inf)
+        R = np.where(jj > ii, D, np.inf)
+        lp, li = _topk(L, 1)
+        rp, ri = _topk(R, 1)
+        out["left_P"], out["left_I"] = lp[:, 0], li[:, 0]
+        out["right_P"], out["right_I"] = rp[:, 0], ri[:, 0]
+    else:
+        out["P"], out["I"] = _topk(D, k)
+        if both:
+            out["P_B"], out["I_B"] = _topk(D.T.copy(), k)
+    return out

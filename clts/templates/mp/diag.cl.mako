@@ -1,0 +1,381 @@
+## Matrix profile: the diagonal kernel (STOMP / GPU-STOMP_OPT / SCAMP update on diagonals).
+##
+## A work-item owns a band of D = G*W adjacent diagonals k0 .. k0+D-1 (j = i + k) and a segment
+## of rows [ilo, ihi) (at most R rows: the covariance is computed exactly at ilo, then updated in
+## O(1) per step: cov(i,j) = cov(i-1,j-1) + df[i] dg[j] + df[j] dg[i]). The W diagonals of a group
+## are the lanes of a realW vector (pocl vectorises only explicit vector types), so the column
+## values at j .. j+W-1 are one unaligned vload. The score is the Pearson correlation
+## cov * r_i * r_j (NORMALIZE) or -d^2/2 = cov + h_i + h_j (plain Euclidean), maximised.
+## Row bests are reduced over the band per row; column bests are kept for a tile of L rows in
+## private arrays (one per work-item, the tile's "local" best values) and merged at the tile end.
+## Merge: ATOMIC -> 64-bit atomic minimum (compare-and-swap loop, cl_khr_int64_base_atomics) on
+## a key packing (1 - score or -score, index), smaller index on ties; else per-work-item partial
+## profiles (no races) that reduce_rows / reduce_cols fold into the global profile.
+<%include file="/common/real.cl.mako"/>
+<%
+    VT = real if W == 1 else f"{real}{W}"
+    ITS = "long" if real == "double" else "int"
+    IT = ITS if W == 1 else f"{ITS}{W}"
+    D = G * W
+    def LOAD(p):
+        return f"(*({p}))" if W == 1 else f"vload{W}(0, {p})"
+    def SEL(a, b, c):
+        return f"(({c}) ? ({b}) : ({a}))" if W == 1 else f"select({a}, {b}, {c})"
+    IOTA = "0" if W == 1 else "(" + IT + ")(" + ", ".join(str(x) for x in range(W)) + ")"
+%>
+% if ATOMIC:
+#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
+% endif
+#define D ${D}
+#define L ${L}
+
+% if ATOMIC:
+inline ulong make_key(real score, int idx, ulong idxmask)
+{
+%   if NORMALIZE:
+    real v = (real)1 - score;
+%   else:
+    real v = -score;
+%   endif
+    v = fmax(v, (real)0);
+%   if real == "double":
+    return (as_ulong(v) & ~idxmask) | (ulong)idx;
+%   else:
+    return ((ulong)as_uint(v) << 32) | (ulong)(uint)idx;
+%   endif
+}
+% endif
+
+% if ATOMIC:
+inline void key_min(volatile __global ulong *p, ulong key)
+{
+    ulong cur = *p;
+    while (key < cur) {
+        const ulong old = atom_cmpxchg(p, cur, key);
+        if (old == cur) break;
+        cur = old;
+    }
+}
+% endif
+
+inline int better(real s, int i, real bs, int bi)
+{
+    return s > bs || (s == bs && i >= 0 && (bi < 0 || i < bi));
+}
+
+## PACK (double only): the index is packed into the low IDXBITS bits of a non-negative score,
+## so that one fmax (fmin) keeps the best value and its index together (ties: smallest index).
+## NORMALIZE: score = 1 + corr in [0, 2], maximised, index stored complemented;
+## plain: score = d^2 / 2 >= 0, minimised, index stored as is.
+<%
+    BEST = "fmax" if NORMALIZE else "fmin"
+    WORST = "-INFINITY" if NORMALIZE else "INFINITY"
+%>
+% if PACK:
+typedef ${"ulong" if W == 1 else f"ulong{W}"} UT;
+#define AS_U(x) ${"as_ulong" if W == 1 else f"as_ulong{W}"}(x)
+#define AS_R(x) ${"as_double" if W == 1 else f"as_double{W}"}(x)
+% endif
+
+__kernel void diag(
+    __global const int4 *desc, const int n_work, const int s0, const int m,
+    const int lA, const int lB, const int PAD, const ulong idxmask,
+    __global const real *TA, __global const real *muA,
+    __global const real *dfA, __global const real *dgA, __global const real *rA,
+    __global const real *TB, __global const real *muB,
+    __global const real *dfB, __global const real *dgB, __global const real *rB
+% if ATOMIC:
+    , __global ulong *rowKey
+%   if COLS:
+    , __global ulong *colKey
+%   endif
+% else:
+    , __global real *rowPV, __global int *rowPI
+%   if COLS:
+    , __global real *colPV, __global int *colPI
+%   endif
+% endif
+    )
+{
+    const int w = get_global_id(0);
+    if (w >= n_work) return;
+    const int4 dd = desc[w];
+    const int k0 = dd.x, ilo = dd.y, ihi = dd.z;
+    // column-side arrays are offset by PAD so that j in [-PAD, lB + PAD) can be read
+    __global const real *TBp = TB + PAD, *muBp = muB + PAD, *dfBp = dfB + PAD,
+                        *dgBp = dgB + PAD, *rBp = rB + PAD;
+% if not ATOMIC:
+    __global real *rpv = rowPV + (size_t)w * ${R};
+    __global int *rpi = rowPI + (size_t)w * ${R};
+    for (int r = 0; r < ${R}; ++r) { rpv[r] = -INFINITY; rpi[r] = -1; }
+%   if COLS:
+    __global real *cpv = colPV + (size_t)w * ${R + D};
+    __global int *cpi = colPI + (size_t)w * ${R + D};
+    for (int r = 0; r < ${R + D}; ++r) { cpv[r] = -INFINITY; cpi[r] = -1; }
+%   endif
+% endif
+
+    // exact covariance (or dot product) at row ilo for every diagonal of the band
+% for g in range(G):
+    ${VT} cov${g} = 0;
+% endfor
+    {
+        const int jb = ilo + k0;
+% if NORMALIZE:
+        const real ma = muA[ilo];
+%   for g in range(G):
+        const ${VT} mb${g} = ${LOAD(f"muBp + jb + {g * W}")};
+%   endfor
+% endif
+        for (int t = 0; t < m; ++t) {
+% if NORMALIZE:
+            const real a = TA[ilo + t] - ma;
+%   for g in range(G):
+            cov${g} = fma((${VT})a, ${LOAD(f"TBp + jb + t + {g * W}")} - mb${g}, cov${g});
+%   endfor
+% else:
+            const real a = TA[ilo + t];
+%   for g in range(G):
+            cov${g} = fma((${VT})a, ${LOAD(f"TBp + jb + t + {g * W}")}, cov${g});
+%   endfor
+% endif
+        }
+    }
+
+% if PACK:
+    const UT hmask = (UT)(~idxmask);
+%   if COLS:
+    ${VT} cacc[L + D];
+%   endif
+    for (int it = ilo; it < ihi; it += L) {
+        const int tl = min(L, ihi - it);
+%   if COLS:
+        for (int u = 0; u < L + D; ++u) cacc[u] = ${WORST};
+%   endif
+        // packed column index of lane 0 of group 0 at row it (decremented per row)
+%   if NORMALIZE:
+        UT jp = ((UT)(~(ulong)(it + k0)) - (UT)${IOTA.replace(IT, "ulong" if W == 1 else f"ulong{W}") if W > 1 else "0"}) & (UT)idxmask;
+%   else:
+        UT jp = ((UT)(ulong)(it + k0) + (UT)${IOTA.replace(IT, "ulong" if W == 1 else f"ulong{W}") if W > 1 else "0"}) & (UT)idxmask;
+%   endif
+        for (int t = 0; t < tl; ++t) {
+            const int i = it + t;
+            const int jb = i + k0;
+            const real fa = dfA[i], ga = dgA[i], ra = rA[i];
+%   if NORMALIZE:
+            const UT ip = (UT)(~(ulong)i & idxmask);
+%   else:
+            const UT ip = (UT)((ulong)i & idxmask);
+%   endif
+            const int upd = i > ilo;
+            ${VT} rb = ${WORST};
+%   for g in range(G):
+            {
+                const ${VT} fb = ${LOAD(f"dfBp + jb + {g * W}")};
+                const ${VT} gb = ${LOAD(f"dgBp + jb + {g * W}")};
+                const ${VT} rbv = ${LOAD(f"rBp + jb + {g * W}")};
+                if (upd) cov${g} = fma((${VT})fa, gb, fma((${VT})ga, fb, cov${g}));
+%     if NORMALIZE:
+                const ${VT} s = fma(cov${g} * ra, rbv, (${VT})1);
+                const UT sh = AS_U(s) & hmask;
+                const UT jpg = jp - (UT)${g * W};
+%     else:
+                const ${VT} s = fabs(cov${g} + ra + rbv);   // d^2/2 >= 0 (|.| of rounding noise)
+                const UT sh = AS_U(s) & hmask;
+                const UT jpg = jp + (UT)${g * W};
+%     endif
+                rb = ${BEST}(rb, AS_R(sh | (jpg & (UT)idxmask)));
+%     if COLS:
+                cacc[t + ${g * W}] = ${BEST}(cacc[t + ${g * W}], AS_R(sh | ip));
+%     endif
+            }
+%   endfor
+%   if NORMALIZE:
+            jp -= (UT)1;
+%   else:
+            jp += (UT)1;
+%   endif
+            // the row's best over the lanes (packed: value and index together)
+%   if W == 1:
+            const real best = rb;
+%   else:
+            real best = rb.s0;
+%     for l in range(1, W):
+            best = ${BEST}(best, rb.s${"%x" % l});
+%     endfor
+%   endif
+            if (best ${">" if NORMALIZE else "<"} ${WORST}) {
+%   if ATOMIC:
+                key_min((volatile __global ulong *)(rowKey + i), ${"~" if NORMALIZE else ""}as_ulong(best));
+%   else:
+                const ulong bu = ${"~" if NORMALIZE else ""}as_ulong(best);
+                rpv[i - s0] = ${"" if NORMALIZE else "-"}as_double(as_ulong(best) & ~idxmask);
+                rpi[i - s0] = (int)(bu & idxmask);
+%   endif
+            }
+        }
+%   if COLS:
+        // tile end: merge the tile's column bests (column it + k0 + u + lane)
+        {
+            const real *cv = (const real *)cacc;
+            const int ncol = tl + D - 1;
+            for (int c = 0; c < ncol; ++c) {
+                real best = ${WORST};
+                for (int l = 0; l < ${W}; ++l) {
+                    const int u = c - l;
+                    if (u >= 0 && u < L + D) best = ${BEST}(best, cv[u * ${W} + l]);
+                }
+                const int j = it + k0 + c;
+                if (best ${">" if NORMALIZE else "<"} ${WORST} && j >= 0 && j < lB) {
+%     if ATOMIC:
+                    key_min((volatile __global ulong *)(colKey + j), ${"~" if NORMALIZE else ""}as_ulong(best));
+%     else:
+                    const ulong bu = ${"~" if NORMALIZE else ""}as_ulong(best);
+                    const real bs = ${"" if NORMALIZE else "-"}as_double(as_ulong(best) & ~idxmask);
+                    const int bi = (int)(bu & idxmask);
+                    const int q = j - s0 - k0;
+                    if (better(bs, bi, cpv[q], cpi[q])) { cpv[q] = bs; cpi[q] = bi; }
+%     endif
+                }
+            }
+        }
+%   endif
+    }
+% else:
+% if COLS:
+    ${VT} cacc[L + D];
+    ${IT} cidx[L + D];
+% endif
+    for (int it = ilo; it < ihi; it += L) {
+        const int tl = min(L, ihi - it);
+% if COLS:
+        for (int u = 0; u < L + D; ++u) { cacc[u] = -INFINITY; cidx[u] = -1; }
+% endif
+        for (int t = 0; t < tl; ++t) {
+            const int i = it + t;
+            const int jb = i + k0;
+            const real fa = dfA[i], ga = dgA[i], ra = rA[i];
+            const int upd = i > ilo;
+            ${VT} rb = -INFINITY;
+            ${IT} rj = -1;
+% for g in range(G):
+            {
+                __global const real *pb = dfBp + jb + ${g * W};
+                const ${VT} fb = ${LOAD("pb")};
+                const ${VT} gb = ${LOAD(f"dgBp + jb + {g * W}")};
+                const ${VT} rbv = ${LOAD(f"rBp + jb + {g * W}")};
+                if (upd) cov${g} = fma((${VT})fa, gb, fma((${VT})ga, fb, cov${g}));
+% if NORMALIZE:
+                const ${VT} s = cov${g} * ra * rbv;
+% else:
+                const ${VT} s = cov${g} + ra + rbv;
+% endif
+                const ${IT} jv = (${IT})(jb + ${g * W}) + ${IOTA};
+                const ${IT} mr = s > rb;
+                rb = ${SEL("rb", "s", "mr")};
+                rj = ${SEL("rj", "jv", "mr")};
+% if COLS:
+                const ${IT} mc = s > cacc[t + ${g * W}];
+                cacc[t + ${g * W}] = ${SEL(f"cacc[t + {g * W}]", "s", "mc")};
+                cidx[t + ${g * W}] = ${SEL(f"cidx[t + {g * W}]", f"(({IT})i)", "mc")};
+% endif
+            }
+% endfor
+            // reduce the row's lanes: best score, smallest index on ties
+            real bs = -INFINITY;
+            int bj = -1;
+% if W == 1:
+            bs = rb; bj = (int)rj;
+% else:
+%   for l in range(W):
+            if (better(rb.s${"%x" % l}, (int)rj.s${"%x" % l}, bs, bj)) { bs = rb.s${"%x" % l}; bj = (int)rj.s${"%x" % l}; }
+%   endfor
+% endif
+            if (bj >= 0) {
+% if ATOMIC:
+                key_min((volatile __global ulong *)(rowKey + i), make_key(bs, bj, idxmask));
+% else:
+                rpv[i - s0] = bs; rpi[i - s0] = bj;
+% endif
+            }
+        }
+% if COLS:
+        // tile end: merge the tile's column bests (column it + k0 + u + lane)
+        {
+            const real *cv = (const real *)cacc;
+            const ${ITS} *ci = (const ${ITS} *)cidx;
+            const int ncol = tl + D - 1;
+            for (int c = 0; c < ncol; ++c) {
+                real bs = -INFINITY;
+                int bi = -1;
+                for (int l = 0; l < ${W}; ++l) {
+                    const int u = c - l;
+                    if (u >= 0 && u < L + D) {
+                        const real s = cv[u * ${W} + l];
+                        const int ii = (int)ci[u * ${W} + l];
+                        if (ii >= 0 && better(s, ii, bs, bi)) { bs = s; bi = ii; }
+                    }
+                }
+                const int j = it + k0 + c;
+                if (bi >= 0 && j >= 0 && j < lB) {
+% if ATOMIC:
+                    key_min((volatile __global ulong *)(colKey + j), make_key(bs, bi, idxmask));
+% else:
+                    const int q = j - s0 - k0;
+                    if (better(bs, bi, cpv[q], cpi[q])) { cpv[q] = bs; cpi[q] = bi; }
+% endif
+                }
+            }
+        }
+% endif
+    }
+% endif
+}
+
+% if not ATOMIC:
+// fold the partial row profiles of one launch (all work-items share rows s0 .. s0+R-1)
+__kernel void reduce_rows(const int n_work, const int s0, const int lA,
+                          __global const real *rowPV, __global const int *rowPI,
+                          __global real *gV, __global int *gI)
+{
+    const int r = get_global_id(0);
+    const int i = s0 + r;
+    if (r >= ${R} || i >= lA) return;
+    real bs = gV[i];
+    int bi = gI[i];
+    for (int w = 0; w < n_work; ++w) {
+        const real s = rowPV[(size_t)w * ${R} + r];
+        const int ii = rowPI[(size_t)w * ${R} + r];
+        if (ii >= 0 && better(s, ii, bs, bi)) { bs = s; bi = ii; }
+    }
+    gV[i] = bs; gI[i] = bi;
+}
+
+%   if COLS:
+// fold the partial column profiles; work-item w owns band k0 = kb + w*D and columns
+// s0 + k0 + q for q in [0, R + D - 1)
+__kernel void reduce_cols(const int n_work, const int s0, const int kb, const int cbase,
+                          const int ncols, const int lB,
+                          __global const real *colPV, __global const int *colPI,
+                          __global real *gV, __global int *gI)
+{
+    const int c = cbase + (int)get_global_id(0);
+    if ((int)get_global_id(0) >= ncols || c < 0 || c >= lB) return;
+    const int rel = c - s0 - kb;            // = w*D + q
+    int whi = rel >= 0 ? rel / D : -((-rel + D - 1) / D);
+    const int lo = rel - ${R + D - 2};
+    int wlo = lo >= 0 ? (lo + D - 1) / D : -((-lo) / D);
+    wlo = max(wlo, 0);
+    whi = min(whi, n_work - 1);
+    real bs = gV[c];
+    int bi = gI[c];
+    for (int w = wlo; w <= whi; ++w) {
+        const int q = rel - w * D;
+        const real s = colPV[(size_t)w * ${R + D} + q];
+        const int ii = colPI[(size_t)w * ${R + D} + q];
+        if (ii >= 0 && better(s, ii, bs, bi)) { bs = s; bi = ii; }
+    }
+    gV[c] = bs; gI[c] = bi;
+}
+%   endif
+% endif

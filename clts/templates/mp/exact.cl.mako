@@ -1,0 +1,146 @@
+## Matrix profile: exact distances, O(m) each, in the precision of ``real``.
+## pair_dist: the distance of given pairs (the winners of the diagonal kernel are re-evaluated,
+##   so P does not carry the cancellation of 2m(1 - corr)).
+## scan_rows / scan_cols: exact nearest neighbours for the "special" subsequences (constant or
+##   too ill-conditioned for the O(1) update: see plan.py), best left (j < i) and right (j > i).
+## block: a block of B rows of the distance matrix (for k > 1), special pairs exact.
+## Conventions: NaN/inf window -> inf; both constant -> 0; one constant -> sqrt(m).
+<%include file="/common/real.cl.mako"/>
+
+inline real wdist(__global const real *x, real mx, real sx, int fx,
+                  __global const real *y, real my, real sy, int fy, int m)
+{
+    if ((fx & 1) || (fy & 1)) return INFINITY;
+% if NORMALIZE:
+    if ((fx & 2) && (fy & 2)) return 0;
+    if ((fx & 2) || (fy & 2)) return sqrt((real)m);
+    // z-normalise with the population standard deviation sqrt(ss/m)
+    const real ix = sqrt((real)m / sx), iy = sqrt((real)m / sy);
+    real acc = 0;
+    for (int t = 0; t < m; ++t) {
+        const real d = (x[t] - mx) * ix - (y[t] - my) * iy;
+        acc = fma(d, d, acc);
+    }
+    return sqrt(acc);
+% else:
+    real acc = 0;
+    for (int t = 0; t < m; ++t) {
+        const real d = x[t] - y[t];
+        acc = fma(d, d, acc);
+    }
+    return sqrt(acc);
+% endif
+}
+
+__kernel void pair_dist(const int n, const int m, __global const int *ia, __global const int *ib,
+                        __global const real *TA, __global const real *muA,
+                        __global const real *ssA, __global const int *fA,
+                        __global const real *TB, __global const real *muB,
+                        __global const real *ssB, __global const int *fB,
+                        __global real *out)
+{
+    const int p = get_global_id(0);
+    if (p >= n) return;
+    const int a = ia[p], b = ib[p];
+    if (a < 0 || b < 0) { out[p] = INFINITY; return; }
+    out[p] = wdist(TA + a, muA[a], ssA[a], fA[a], TB + b, muB[b], ssB[b], fB[b], m);
+}
+
+// for each query window q = qs[p] of A: best over all windows j of B; with ez >= 0 (self-join)
+// pairs |q - j| <= ez are skipped and the best is split into left (j < q) and right (j > q)
+__kernel void scan_rows(const int nq, const int m, const int lB, const int ez,
+                        __global const int *qs,
+                        __global const real *TA, __global const real *muA,
+                        __global const real *ssA, __global const int *fA,
+                        __global const real *TB, __global const real *muB,
+                        __global const real *ssB, __global const int *fB,
+                        __global real *lv, __global int *li, __global real *rv, __global int *ri)
+{
+    const int p = get_global_id(0);
+    if (p >= nq) return;
+    const int q = qs[p];
+    real bl = INFINITY, br = INFINITY;
+    int il = -1, ir = -1;
+    for (int j = 0; j < lB; ++j) {
+        if (ez >= 0 && abs(j - q) <= ez) continue;
+        if (fB[j] & 1) continue;
+        const real d = wdist(TA + q, muA[q], ssA[q], fA[q], TB + j, muB[j], ssB[j], fB[j], m);
+        if (ez >= 0 && j < q) { if (d < bl) { bl = d; il = j; } }
+        else { if (d < br) { br = d; ir = j; } }
+    }
+    lv[p] = bl; li[p] = il; rv[p] = br; ri[p] = ir;
+}
+
+// for each window j of B: best over the query windows qs of A (sorted increasingly)
+__kernel void scan_cols(const int nq, const int m, const int lB, const int ez,
+                        __global const int *qs,
+                        __global const real *TA, __global const real *muA,
+                        __global const real *ssA, __global const int *fA,
+                        __global const real *TB, __global const real *muB,
+                        __global const real *ssB, __global const int *fB,
+                        __global real *lv, __global int *li, __global real *rv, __global int *ri)
+{
+    const int j = get_global_id(0);
+    if (j >= lB) return;
+    real bl = INFINITY, br = INFINITY;
+    int il = -1, ir = -1;
+    if (!(fB[j] & 1)) {
+        for (int p = 0; p < nq; ++p) {
+            const int q = qs[p];
+            if (ez >= 0 && abs(j - q) <= ez) continue;
+            const real d = wdist(TA + q, muA[q], ssA[q], fA[q], TB + j, muB[j], ssB[j], fB[j], m);
+            // left of j means q < j
+            if (ez >= 0 && q < j) { if (d < bl) { bl = d; il = q; } }
+            else { if (d < br) { br = d; ir = q; } }
+        }
+    }
+    lv[j] = bl; li[j] = il; rv[j] = br; ri[j] = ir;
+}
+
+// rows i0 .. i0+B-1 of the distance matrix, one work-item per diagonal start (j0 = i0 + k);
+// special pairs (flag bit 1 or 2 or 4) are evaluated exactly, the others from the O(1) update
+__kernel void block(const int i0, const int nrows, const int m, const int lA, const int lB,
+                    __global const real *TA, __global const real *muA,
+                    __global const real *ssA, __global const int *fA,
+                    __global const real *dfA, __global const real *dgA, __global const real *rA,
+                    __global const real *TB, __global const real *muB,
+                    __global const real *ssB, __global const int *fB,
+                    __global const real *dfB, __global const real *dgB, __global const real *rB,
+                    __global real *out)
+{
+    const int g = get_global_id(0);          // j = (i - i0) + k, k = g - (nrows - 1)
+    const int k = g - (nrows - 1);
+    if (k >= lB) return;
+    real cov = 0;
+    int have = 0;
+    for (int t = 0; t < nrows; ++t) {
+        const int i = i0 + t, j = t + k;
+        if (i >= lA) break;
+        if (j < 0) continue;
+        if (j >= lB) break;
+        if (!have) {
+            real acc = 0;
+% if NORMALIZE:
+            for (int s = 0; s < m; ++s) acc = fma(TA[i + s] - muA[i], TB[j + s] - muB[j], acc);
+% else:
+            for (int s = 0; s < m; ++s) acc = fma(TA[i + s], TB[j + s], acc);
+% endif
+            cov = acc; have = 1;
+        } else {
+            cov = fma(dfA[i], dgB[j], fma(dgA[i], dfB[j], cov));
+        }
+        real d;
+        const int fx = fA[i], fy = fB[j];
+        if ((fx | fy) & 1) d = INFINITY;
+        else if ((fx | fy) & 6)
+            d = wdist(TA + i, muA[i], ssA[i], fx, TB + j, muB[j], ssB[j], fy, m);
+        else {
+% if NORMALIZE:
+            d = sqrt(fmax((real)(2 * m) * ((real)1 - cov * rA[i] * rB[j]), (real)0));
+% else:
+            d = sqrt(fmax((real)-2 * (cov + rA[i] + rB[j]), (real)0));
+% endif
+        }
+        out[(size_t)t * lB + j] = d;
+    }
+}

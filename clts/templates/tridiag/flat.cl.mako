@@ -1,0 +1,162 @@
+## Flat (scan-based) tridiagonal solver for few large systems. Each system is cut into chunks of
+## C rows (one work-item per chunk); the three recurrences of the Thomas algorithm become scans:
+##   den[i] = b[i] - a[i]*c[i-1]/den[i-1]   2x2 matrix products  [p;q] <- [[b, -a c'],[1, 0]] [p;q]
+##   d'[i]  = (d[i] - a[i]*d'[i-1])/den[i]  affine maps composed  y <- alpha + beta*y
+##   x[i]   = d'[i] - c'[i]*x[i+1]           affine maps composed backwards
+## Each scan is chunk aggregates (parallel) -> a sequential scan over the chunks of a system
+## (one work-item per system) -> chunk re-sweeps from the carried value (parallel). Inside a
+## chunk the sweeps are the plain Thomas recurrences, so only chunk boundaries go through the
+## matrix products. Parameters: real, LAYOUT, HAS_START.
+##
+## Buffers: scratch = [c' (n*nsys) | 1/den (n*nsys)] in the data layout; mat (real4 per chunk),
+## aff (real2 per chunk), carry (real per chunk), status (int per system).
+<%include file="/common/real.cl.mako"/>
+% if LAYOUT == "natural":
+#define IDX(i) ((size_t)sys * (size_t)n + (size_t)(i))
+% else:
+#define IDX(i) ((size_t)(i) * (size_t)nsys + (size_t)sys)
+% endif
+#define TOTAL ((size_t)n * (size_t)nsys)
+
+% if HAS_START:
+#define LO_OF(sys) ((start[sys] >= 0 && start[sys] < n) ? start[sys] : n)
+% else:
+#define LO_OF(sys) 0
+% endif
+/* masked coefficients: rows below lo are identity rows, a ignored at lo (and row 0), c at n-1 */
+#define A_(i) (((i) > lo) ? a[IDX(i)] : (real)0)
+#define B_(i) (((i) >= lo) ? b[IDX(i)] : (real)1)
+#define C_(i) (((i) >= lo && (i) < n - 1) ? c[IDX(i)] : (real)0)
+#define D_(i) (((i) >= lo) ? d[IDX(i)] : (real)0)
+
+#define CHUNK_PROLOGUE \
+    const size_t gid = get_global_id(0); \
+    if (gid >= (size_t)nsys * (size_t)nc) return; \
+    const int sys = (int)(gid / nc), ch = (int)(gid % nc); \
+    const int s = ch * C, e = min(n, s + C); \
+    const int lo = LO_OF(sys);
+
+#define ARGS __global const real *restrict a, __global const real *restrict b, \
+             __global const real *restrict c, __global const real *restrict d, \
+             __global const int *restrict start, const int n, const int nsys, \
+             const int C, const int nc
+
+/* 1. product of the chunk's 2x2 matrices (normalised: only the ratio p/q matters) */
+__kernel void flat_mat(ARGS, __global real4 *restrict mat)
+{
+    CHUNK_PROLOGUE
+    real4 P = (real4)(1, 0, 0, 1);               /* (p00, p01, p10, p11) */
+    for (int i = s; i < e; ++i) {
+        const real m00 = B_(i);
+        const real m01 = (i > 0) ? -A_(i) * C_(i - 1) : (real)0;
+        /* M P with M = [[m00, m01], [1, 0]] */
+        real4 Q = (real4)(m00 * P.s0 + m01 * P.s2, m00 * P.s1 + m01 * P.s3, P.s0, P.s1);
+        const real sc = fmax(fmax(fabs(Q.s0), fabs(Q.s1)), fmax(fabs(Q.s2), fabs(Q.s3)));
+        P = (sc > (real)0 && isfinite(sc)) ? Q * ((real)1 / sc) : Q;
+    }
+    mat[gid] = P;
+}
+
+/* 2. per system: den entering each chunk (den[s-1]) */
+__kernel void flat_scan_mat(__global const real4 *restrict mat, __global real *restrict carry,
+                            const int nsys, const int nc)
+{
+    const int sys = get_global_id(0);
+    if (sys >= nsys) return;
+    real2 v = (real2)(1, 0);
+    for (int ch = 0; ch < nc; ++ch) {
+        const size_t k = (size_t)sys * nc + ch;
+        carry[k] = v.s0 / v.s1;
+        const real4 P = mat[k];
+        v = (real2)(P.s0 * v.s0 + P.s1 * v.s1, P.s2 * v.s0 + P.s3 * v.s1);
+        const real sc = fmax(fabs(v.s0), fabs(v.s1));
+        if (sc > (real)0 && isfinite(sc)) v *= (real)1 / sc;
+    }
+}
+
+/* 3. chunk forward sweep 1: den, c' = c/den, 1/den; aggregate of d' maps */
+__kernel void flat_fwd1(ARGS, __global const real *restrict carry, __global real *restrict scratch,
+                        __global real2 *restrict aff, __global int *restrict status)
+{
+    CHUNK_PROLOGUE
+    real cpp = (s > 0) ? C_(s - 1) / carry[gid] : (real)0;
+    real A = 0, Bm = 1;
+    int bad = 0;
+    for (int i = s; i < e; ++i) {
+        const real ai = A_(i);
+        const real den = B_(i) - ai * cpp;
+        bad |= (den == (real)0);
+        const real inv = (real)1 / den;
+        cpp = C_(i) * inv;
+        scratch[IDX(i)] = cpp;
+        scratch[TOTAL + IDX(i)] = inv;
+        const real beta = -ai * inv;
+        A = D_(i) * inv + beta * A;
+        Bm = beta * Bm;
+    }
+    if (bad) atomic_or(status + sys, 1);
+    aff[gid] = (real2)(A, Bm);
+}
+
+/* 4. per system: d'[s-1] entering each chunk; count failed systems */
+__kernel void flat_scan_fwd(__global const real2 *restrict aff, __global real *restrict carry,
+                            __global const int *restrict status, __global int *restrict counter,
+                            const int nsys, const int nc)
+{
+    const int sys = get_global_id(0);
+    if (sys >= nsys) return;
+    real y = 0;
+    for (int ch = 0; ch < nc; ++ch) {
+        const size_t k = (size_t)sys * nc + ch;
+        carry[k] = y;
+        const real2 f = aff[k];
+        y = f.s0 + f.s1 * y;
+    }
+    if (status[sys]) atomic_inc(counter);
+}
+
+/* 5. chunk forward sweep 2: d' into x; aggregate of the backward maps x[i] = d'[i] - c'[i] x[i+1] */
+__kernel void flat_fwd2(ARGS, __global const real *restrict carry,
+                        __global const real *restrict scratch, __global real2 *restrict aff,
+                        __global real *restrict x)
+{
+    CHUNK_PROLOGUE
+    real y = carry[gid];
+    real A = 0, Bm = 1;
+    for (int i = s; i < e; ++i) {
+        y = (D_(i) - A_(i) * y) * scratch[TOTAL + IDX(i)];
+        x[IDX(i)] = y;
+        A += Bm * y;
+        Bm = -Bm * scratch[IDX(i)];
+    }
+    aff[gid] = (real2)(A, Bm);
+}
+
+/* 6. per system: x entering each chunk from the right (x[e]) */
+__kernel void flat_scan_bwd(__global const real2 *restrict aff, __global real *restrict carry,
+                            const int nsys, const int nc)
+{
+    const int sys = get_global_id(0);
+    if (sys >= nsys) return;
+    real xr = 0;
+    for (int ch = nc - 1; ch >= 0; --ch) {
+        const size_t k = (size_t)sys * nc + ch;
+        carry[k] = xr;
+        const real2 f = aff[k];
+        xr = f.s0 + f.s1 * xr;
+    }
+}
+
+/* 7. chunk backward sweep: x */
+__kernel void flat_bwd(ARGS, __global const real *restrict carry,
+                       __global const real *restrict scratch, __global const int *restrict status,
+                       __global real *restrict x)
+{
+    CHUNK_PROLOGUE
+    const int bad = status[sys];
+    real xn = carry[gid];
+    for (int i = e - 1; i >= s; --i) {
+        xn = x[IDX(i)] - scratch[IDX(i)] * xn;
+        x[IDX(i)] = bad ? REAL_NAN : xn;
+    }
+}

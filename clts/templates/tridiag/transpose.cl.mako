@@ -1,0 +1,22 @@
+## Tiled transposition through local memory: dst[j, i] = src[i, j], src is [rows, cols].
+## Parameters: real, TILE (tile edge), TY (work-group height; each work-item moves TILE/TY
+## elements). Work-group (TILE, TY); global (round_up(cols, TILE), ceil(rows/TILE)*TY).
+<%include file="/common/real.cl.mako"/>
+
+__kernel __attribute__((reqd_work_group_size(${TILE}, ${TY}, 1)))
+void transpose(__global const real *restrict src, __global real *restrict dst,
+               const int rows, const int cols)
+{
+    __local real tile[${TILE}][${TILE + 1}];
+    const int tx = get_local_id(0), ty = get_local_id(1);
+    const int col0 = get_group_id(0) * ${TILE}, row0 = get_group_id(1) * ${TILE};
+    for (int r = ty; r < ${TILE}; r += ${TY}) {
+        const int i = row0 + r, j = col0 + tx;
+        if (i < rows && j < cols) tile[r][tx] = src[(size_t)i * (size_t)cols + j];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int r = ty; r < ${TILE}; r += ${TY}) {
+        const int j = col0 + r, i = row0 + tx;
+        if (i < rows && j < cols) dst[(size_t)j * (size_t)rows + i] = tile[tx][r];
+    }
+}

@@ -1,0 +1,365 @@
+"""``clts.solve_tridiagonal``: batched tridiagonal solves in five code versions."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..runtime import chunk_sizes, get_device, launch, progress, round_up
+from .plan import Plan, make_plan
+
+__all__ = ["solve_tridiagonal", "TridiagonalResult"]
+
+
+class TridiagonalResult:
+    """Result of :func:`solve_tridiagonal`.
+
+    ``x``           the solution, same shape as ``d``; a numpy array for numpy input, a
+                    ``pyopencl.array.Array`` (still on the device) for device input.
+    ``method``      the code version that ran; ``plan`` every parameter it used.
+    ``zero_pivots`` number of systems that met a zero pivot (they are NaN in ``x``); read
+                    from the device on first access (device input stays asynchronous until then).
+    """
+
+    def __init__(self, x, plan: Plan, counter):
+        self.x = x
+        self.plan = plan
+        self.method = plan.method
+        self._counter = counter
+        self._zero = None
+
+    @property
+    def zero_pivots(self) -> int:
+        if self._zero is None:
+            self._zero = int(self._counter.get()[0]) if self._counter is not None else 0
+        return self._zero
+
+    @property
+    def diagnostics(self) -> dict:
+        return {"zero_pivots": self.zero_pivots, "method": self.method,
+                "systems": self.plan.nsys, "n": self.plan.n}
+
+    def __array__(self, dtype=None, copy=None):
+        x = self.x if isinstance(self.x, np.ndarray) else self.x.get()
+        return x if dtype is None else x.astype(dtype)
+
+    def __repr__(self):
+        return (f"TridiagonalResult(method={self.method!r}, shape={tuple(self.x.shape)}, "
+                f"zero_pivots={self.zero_pivots})")
+
+
+def _is_cl(v) -> bool:
+    try:
+        import pyopencl.array as cla
+    except ImportError:  # pragma: no cover
+        return False
+    return isinstance(v, cla.Array)
+
+
+def _result_dtype(arrs):
+    dt = np.result_type(*[v.dtype for v in arrs])
+    if dt.kind == "c":
+        raise TypeError("solve_tridiagonal takes real float32/float64 coefficients, not complex")
+    if dt.kind not in "fiub":
+        raise TypeError(f"solve_tridiagonal takes real numeric arrays, not dtype {dt}")
+    if dt == np.float32:
+        return np.dtype(np.float32)
+    if dt.kind == "f" and dt.itemsize < 4:
+        return np.dtype(np.float32)
+    return np.dtype(np.float64)
+
+
+def solve_tridiagonal(a, b, c, d, *, axis: int = -1, method: str = "auto", start=None,
+                      device=None, out=None, plan: Plan | None = None, **params):
+    """Solve a batch of tridiagonal systems ``a[i]*x[i-1] + b[i]*x[i] + c[i]*x[i+1] = d[i]``.
+
+    Parameters
+    ----------
+    a, b, c, d : numpy arrays (anything ``np.asarray`` takes) or ``pyopencl.array.Array``, all
+        the same shape. ``axis`` is the system axis; every other axis is a batch axis.
+        ``a[..., 0]`` and ``c[..., -1]`` (along ``axis``) are ignored; inputs are never modified.
+        float32 stays float32, everything else is solved in float64. Device arrays must be
+        C-contiguous with the system axis first (interleaved layout) or last (natural layout);
+        their solution stays on the device.
+    method : ``"auto"`` (from the device profile and the shape) or one of ``"thomas"``,
+        ``"thomas-coalesced"``, ``"thomas-unrolled"``, ``"pcr"``, ``"flat"``.
+    start : integer array over the batch (the shape without ``axis``), optional. A system
+        begins at row ``start``: rows below come back 0; a start outside ``0..n-1`` is land
+        (all zeros).
+    device : a device, index or name substring (default device when None).
+    out : array like ``d`` (numpy or device, result dtype) receiving the solution.
+    plan : a :class:`~clts.tridiag.plan.Plan` to run as is (the tuner's path).
+    **params : force tunable parameters of the chosen version: ``wg``, ``lanes``,
+        ``private_max``, ``tile``, ``tile_y``, ``chunk``.
+
+    Returns
+    -------
+    TridiagonalResult with ``x``, ``method``, ``plan``, ``zero_pivots``. A system with a zero
+    pivot comes back NaN and is counted; it never fails the batch.
+    """
+    import pyopencl.array as cla
+
+    dev = get_device(device)
+    arrs = [a, b, c, d]
+    on_dev = [_is_cl(v) for v in arrs]
+    if any(on_dev) and not all(on_dev):
+        raise TypeError("a, b, c, d must be all numpy arrays or all pyopencl arrays, not a mix")
+    device_input = all(on_dev)
+    if not device_input:
+        arrs = [np.asarray(v) for v in arrs]
+    shape = tuple(arrs[1].shape)
+    for name, v in zip("abcd", arrs):
+        if tuple(v.shape) != shape:
+            raise ValueError(f"a, b, c, d must have the same shape; {name} has {tuple(v.shape)}, "
+                             f"b has {shape}")
+    if len(shape) == 0:
+        raise ValueError("a, b, c, d must have at least one dimension (the system axis)")
+    if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
+        raise TypeError(f"axis must be an int, not {type(axis).__name__}")
+    if not -len(shape) <= axis < len(shape):
+        raise ValueError(f"axis {axis} is out of range for arrays of {len(shape)} dimension(s)")
+    axis = int(axis) % len(shape)
+    if not isinstance(method, str):
+        raise TypeError(f"method must be a string, not {type(method).__name__}")
+    dtype = _result_dtype(arrs)
+    dev.require_dtype(dtype)
+    n = shape[axis]
+    batch_shape = shape[:axis] + shape[axis + 1:]
+    nsys = int(np.prod(batch_shape, dtype=np.int64))
+
+    # layout: natural = system axis last and contiguous, interleaved = system axis first
+    if axis == len(shape) - 1 or len(shape) == 1:
+        layout, move = "natural", False
+    elif axis == 0:
+        layout, move = "interleaved", False
+    else:
+        layout, move = "natural", True
+    if device_input:
+        if move:
+            raise ValueError("device arrays must have the system axis first or last "
+                             f"(axis 0 or {len(shape) - 1}); got axis {axis}")
+        for name, v in zip("abcd", arrs):
+            if not v.flags.c_contiguous:
+                raise ValueError(f"device array {name} must be C-contiguous")
+            if v.dtype != dtype:
+                raise TypeError(f"device arrays must all be float32 or all float64; {name} "
+                                f"is {v.dtype}")
+            if v.context != dev.context:
+                raise ValueError(f"device array {name} lives in another OpenCL context than "
+                                 f"device {dev}; pass device= the device that holds it")
+
+    # start mask
+    st = None
+    if start is not None:
+        if _is_cl(start):
+            if not device_input:
+                raise TypeError("start may be a device array only when a, b, c, d are")
+            if start.dtype.kind not in "iu":
+                raise TypeError(f"start must be an integer array, not {start.dtype}")
+            if start.size != nsys:
+                raise ValueError(f"start must have one entry per system ({nsys}), got "
+                                 f"{start.size}")
+            st = start if start.dtype == np.int32 else start.astype(np.int32)
+        else:
+            sa = np.asarray(start)
+            if sa.dtype.kind not in "iu" and not (sa.dtype.kind == "b"):
+                raise TypeError(f"start must be an integer array, not {sa.dtype}")
+            if sa.shape != batch_shape and not (sa.ndim == 1 and sa.size == nsys):
+                raise ValueError(f"start must have the batch shape {batch_shape} (the shape "
+                                 f"without axis {axis}), got {sa.shape}")
+            st = np.clip(sa.astype(np.int64), -1, n).astype(np.int32).reshape(-1)
+            if device_input:
+                st = cla.to_device(dev.queue, st)
+
+    # out
+    if out is not None:
+        if tuple(out.shape) != shape:
+            raise ValueError(f"out must have shape {shape}, got {tuple(out.shape)}")
+        if out.dtype != dtype:
+            raise TypeError(f"out must have dtype {dtype}, got {out.dtype}")
+        if device_input != _is_cl(out):
+            raise TypeError("out must be a device array for device input and a numpy array "
+                            "for numpy input")
+        if device_input and not out.flags.c_contiguous:
+            raise ValueError("out must be C-contiguous")
+
+    if plan is None:
+        plan = make_plan(dev, n=n, nsys=nsys, layout=layout, dtype=dtype,
+                         has_start=st is not None, method=method, overrides=params)
+    elif params or method != "auto":
+        raise TypeError("give either plan= or method=/parameters, not both")
+    counter = cla.zeros(dev.queue, 1, np.int32)
+
+    if nsys == 0 or n == 0:
+        x = out if out is not None else (cla.empty(dev.queue, shape, dtype) if device_input
+                                         else np.empty(shape, dtype))
+        return TridiagonalResult(x, plan, counter)
+
+    if device_input:
+        a2, b2, c2, d2 = [v if v.dtype == dtype else v.astype(dtype) for v in arrs]
+        if a2.offset or b2.offset or c2.offset or d2.offset:
+            a2, b2, c2, d2 = [v.copy() if v.offset else v for v in (a2, b2, c2, d2)]
+        x = out if (out is not None and not out.offset) else cla.empty(dev.queue, shape, dtype)
+        run_plan(dev, plan, a2, b2, c2, d2, x, st, counter)
+        if out is not None and x is not out:
+            out[...] = x
+            x = out
+        return TridiagonalResult(x, plan, counter)
+
+    # numpy: normalise to [nsys, n] (natural) or [n, nsys] (interleaved), run chunk by chunk
+    if move:
+        arrs = [np.moveaxis(v, axis, -1) for v in arrs]
+    if layout == "natural":
+        arrs = [v.reshape(nsys, n) for v in arrs]
+        res = np.empty((nsys, n), dtype)
+    else:
+        arrs = [v.reshape(n, nsys) for v in arrs]
+        res = np.empty((n, nsys), dtype)
+    item = dtype.itemsize
+    per = [n * item] * 5 + [4] + [n * item * f for f in _scratch_factor(plan)]
+    mult = plan.params.get("lanes", 1) * plan.params.get("wg", 1)
+    chunks = chunk_sizes(nsys, per, dev, multiple=mult)
+    for s0, s1 in progress(chunks, desc="tridiag"):
+        if layout == "natural":
+            parts = [cla.to_device(dev.queue, np.ascontiguousarray(v[s0:s1], dtype))
+                     for v in arrs]
+        else:
+            parts = [cla.to_device(dev.queue, np.ascontiguousarray(v[:, s0:s1], dtype))
+                     for v in arrs]
+        xs = cla.empty_like(parts[1])
+        stc = None if st is None else cla.to_device(dev.queue, st[s0:s1])
+        p = plan if (s0, s1) == (0, nsys) else _replace_nsys(plan, s1 - s0)
+        run_plan(dev, p, *parts, xs, stc, counter)
+        if layout == "natural":
+            res[s0:s1] = xs.get()
+        else:
+            res[:, s0:s1] = xs.get()
+    if layout == "natural":
+        res = res.reshape(shape[:axis] + shape[axis + 1:] + (n,)) if move else res.reshape(shape)
+        if move:
+            res = np.moveaxis(res, -1, axis)
+    else:
+        res = res.reshape(shape)
+    if out is not None:
+        out[...] = res
+        res = out
+    return TridiagonalResult(res, plan, counter)
+
+
+def _replace_nsys(plan: Plan, nsys: int) -> Plan:
+    from dataclasses import replace
+    return replace(plan, nsys=nsys)
+
+
+def _scratch_factor(plan: Plan):
+    """Extra device buffers per system, in units of n items (for chunking)."""
+    if plan.method in ("thomas", "thomas-coalesced") and not plan.cp_private:
+        f = [2]
+    elif plan.method == "flat":
+        f = [2]
+    else:
+        f = []
+    if plan.method == "thomas-coalesced" and plan.layout == "natural":
+        f += [1] * 5
+    return f
+
+
+# -- running a plan on device buffers ----------------------------------------------------------
+
+def run_plan(dev, plan: Plan, a, b, c, d, x, start, counter):
+    """Run ``plan`` on device arrays (natural [nsys, n] or interleaved [n, nsys] in memory)."""
+    import pyopencl.array as cla
+    n, nsys = plan.n, plan.nsys
+    dummy_start = start if start is not None else _dummy_int(dev)
+    if plan.method in ("thomas", "thomas-unrolled"):
+        _run_thomas(dev, plan, plan.layout, a, b, c, d, x, dummy_start, counter)
+    elif plan.method == "thomas-coalesced":
+        if plan.layout == "interleaved":
+            _run_thomas(dev, plan, "interleaved", a, b, c, d, x, dummy_start, counter)
+        else:
+            tmp = [cla.empty(dev.queue, (n, nsys), x.dtype) for _ in range(5)]
+            for src, dst in zip((a, b, c, d), tmp):
+                _transpose(dev, plan, src, dst, nsys, n)
+            _run_thomas(dev, plan, "interleaved", *tmp[:4], tmp[4], dummy_start, counter)
+            _transpose(dev, plan, tmp[4], x, n, nsys)
+    elif plan.method == "pcr":
+        prg = dev.program("tridiag/pcr.cl.mako", real=plan.real, LAYOUT=plan.layout,
+                          HAS_START=plan.has_start, WG=plan.params["wg"], ROWS=plan.pcr_rows)
+        wg = plan.params["wg"]
+        launch(dev, prg.kernel("pcr"), nsys * wg, wg, a.data, b.data, c.data, d.data, x.data,
+               x.data, dummy_start.data, counter.data, np.int32(n), np.int32(nsys))
+    elif plan.method == "flat":
+        _run_flat(dev, plan, a, b, c, d, x, dummy_start, counter)
+    else:  # pragma: no cover - make_plan validates
+        raise ValueError(plan.method)
+
+
+_dummies = {}
+
+
+def _dummy_int(dev):
+    import pyopencl.array as cla
+    key = id(dev)
+    if key not in _dummies:
+        _dummies[key] = (dev, cla.zeros(dev.queue, 1, np.int32))
+    return _dummies[key][1]
+
+
+def _run_thomas(dev, plan, layout, a, b, c, d, x, start, counter):
+    import pyopencl.array as cla
+    n, nsys = plan.n, plan.nsys
+    lanes, wg = plan.params["lanes"], plan.params["wg"]
+    nwi = -(-nsys // lanes)
+    wg = max(1, min(wg, nwi)) if nwi < wg else wg
+    gsize = round_up(nwi, wg)
+    if plan.method == "thomas-unrolled":
+        prg = dev.program("tridiag/thomas_unrolled.cl.mako", real=plan.real, N=n, LANES=lanes,
+                          LAYOUT=layout, HAS_START=plan.has_start)
+        kern = prg.kernel("thomas_unrolled")
+        scratch = x
+    else:
+        priv = plan.cp_private
+        prg = dev.program("tridiag/thomas.cl.mako", real=plan.real, LANES=lanes, LAYOUT=layout,
+                          HAS_START=plan.has_start, CP_PRIVATE=priv)
+        kern = prg.kernel("thomas")
+        scratch = x if priv else cla.empty(dev.queue, 2 * n * gsize * lanes, x.dtype)
+    launch(dev, kern, gsize, wg, a.data, b.data, c.data, d.data, x.data, scratch.data,
+           start.data, counter.data, np.int32(n), np.int32(nsys))
+
+
+def _transpose(dev, plan, src, dst, rows, cols):
+    tile, ty = plan.params["tile"], plan.params["tile_y"]
+    prg = dev.program("tridiag/transpose.cl.mako", real=plan.real, TILE=tile, TY=ty)
+    launch(dev, prg.kernel("transpose"), (round_up(cols, tile), -(-rows // tile) * ty),
+           (tile, ty), src.data, dst.data, np.int32(rows), np.int32(cols))
+
+
+def _run_flat(dev, plan, a, b, c, d, x, start, counter):
+    import pyopencl.array as cla
+    n, nsys = plan.n, plan.nsys
+    C = max(1, min(plan.params["chunk"], n))
+    nc = -(-n // C)
+    wg = plan.params["wg"]
+    q = dev.queue
+    scratch = cla.empty(q, 2 * n * nsys, x.dtype)
+    r4 = {np.dtype(np.float32): 16, np.dtype(np.float64): 32}[x.dtype]
+    mat = cla.empty(q, nsys * nc * 4, x.dtype)
+    aff = cla.empty(q, nsys * nc * 2, x.dtype)
+    carry = cla.empty(q, nsys * nc, x.dtype)
+    status = cla.zeros(q, nsys, np.int32)
+    del r4
+    prg = dev.program("tridiag/flat.cl.mako", real=plan.real, LAYOUT=plan.layout,
+                      HAS_START=plan.has_start)
+    k = prg.kernel
+    base = (a.data, b.data, c.data, d.data, start.data, np.int32(n), np.int32(nsys),
+            np.int32(C), np.int32(nc))
+    gch = round_up(nsys * nc, wg)
+    gsys = round_up(nsys, min(wg, 64))
+    lsys = min(wg, 64)
+    i32 = np.int32
+    launch(dev, k("flat_mat"), gch, wg, *base, mat.data)
+    launch(dev, k("flat_scan_mat"), gsys, lsys, mat.data, carry.data, i32(nsys), i32(nc))
+    launch(dev, k("flat_fwd1"), gch, wg, *base, carry.data, scratch.data, aff.data, status.data)
+    launch(dev, k("flat_scan_fwd"), gsys, lsys, aff.data, carry.data, status.data, counter.data,
+           i32(nsys), i32(nc))
+    launch(dev, k("flat_fwd2"), gch, wg, *base, carry.data, scratch.data, aff.data, x.data)
+    launch(dev, k("flat_scan_bwd"), gsys, lsys, aff.data, carry.data, i32(nsys), i32(nc))
+    launch(dev, k("flat_bwd"), gch, wg, *base, carry.data, scratch.data, status.data, x.data)

@@ -1,0 +1,157 @@
+"""Plan: the code version and every template parameter of one tridiagonal solve.
+
+Chosen from the device profile (section ``tridiag``) and the data shape; a user ``method=``
+or explicit parameters override the profile.
+
+Code versions:
+
+``thomas``            one work-item per ``lanes`` systems, n known at run time, c'/d' in private
+                      arrays (n <= ``private_max``) or global scratch; reads either layout.
+``thomas-coalesced``  the same kernel on the interleaved layout (``vloadN`` of ``lanes``
+                      neighbouring systems); natural-layout data goes through a local-memory
+                      tiled transposition first and back afterwards.
+``thomas-unrolled``   n fixed at build time, both sweeps unrolled, c'/d' in registers.
+``pcr``               parallel cyclic reduction, one work-group per system in local memory.
+``flat``              scan-based: chunk sweeps + sequential scans over chunk aggregates.
+
+``auto`` (see :func:`choose_method`):
+
+1. ``flat``              if n >= auto.flat_min_n and batch < auto.flat_max_batch
+2. ``pcr``               if n <= pcr.max_n (and fits local memory) and batch < auto.pcr_max_batch
+3. ``thomas-unrolled``   if n < auto.unrolled_below_n and n <= unrolled.max_n
+4. ``thomas-coalesced``  if the data are interleaved (system axis first)
+5. ``thomas-coalesced``  if n >= auto.coalesced_min_n (natural layout)
+6. ``thomas``            otherwise
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+VERSIONS = ("thomas", "thomas-coalesced", "thomas-unrolled", "pcr", "flat")
+LAYOUTS = ("natural", "interleaved")
+#: largest n the unrolled kernel is ever built for (code size / build time)
+UNROLLED_HARD_MAX = 512
+#: parameters a caller may force, per version section of the profile
+PARAMS = {
+    "thomas": ("wg", "lanes", "private_max"),
+    "thomas-coalesced": ("wg", "lanes", "private_max", "tile", "tile_y"),
+    "thomas-unrolled": ("wg", "lanes"),
+    "pcr": ("wg",),
+    "flat": ("wg", "chunk"),
+}
+SECTION = {"thomas": "thomas", "thomas-coalesced": "coalesced", "thomas-unrolled": "unrolled",
+           "pcr": "pcr", "flat": "flat"}
+ALL_PARAMS = sorted({p for ps in PARAMS.values() for p in ps})
+
+
+@dataclass(frozen=True)
+class Plan:
+    method: str
+    layout: str
+    n: int
+    nsys: int
+    real: str
+    has_start: bool
+    params: dict = field(default_factory=dict)
+
+    def get(self, key):
+        return self.params[key]
+
+    # -- derived template parameters -------------------------------------------------------
+    @property
+    def cp_private(self) -> int:
+        """Private-array length for c'/d' (0: global scratch)."""
+        pm = int(self.params.get("private_max", 0))
+        if self.n > pm or pm <= 0:
+            return 0
+        size = 16
+        while size < self.n:
+            size *= 2
+        return min(size, pm) if size >= self.n else 0
+
+    @property
+    def pcr_rows(self) -> int:
+        wg = self.params["wg"]
+        return max(1, -(-self.n // wg))
+
+    def with_params(self, **kw) -> "Plan":
+        p = dict(self.params)
+        p.update(kw)
+        return replace(self, params=p)
+
+
+def _profile_section(dev, method):
+    return dict(dev.profile.section("tridiag").get(SECTION[method], {}))
+
+
+def pcr_fits(dev, n: int, itemsize: int, wg: int) -> bool:
+    rows = max(1, -(-n // wg))
+    return 4 * wg * rows * itemsize + 64 <= dev.local_mem and wg <= dev.max_work_group
+
+
+def choose_method(dev, n: int, nsys: int, layout: str, itemsize: int) -> str:
+    prof = dev.profile.section("tridiag")
+    auto = prof.get("auto", {})
+    if n >= auto.get("flat_min_n", 1 << 62) and nsys < auto.get("flat_max_batch", 0):
+        return "flat"
+    pcr = prof.get("pcr", {})
+    if (n <= pcr.get("max_n", 0) and nsys < auto.get("pcr_max_batch", 0)
+            and pcr_fits(dev, n, itemsize, _pcr_wg(dev, n, pcr.get("wg", 64)))):
+        return "pcr"
+    un = prof.get("unrolled", {})
+    if n < auto.get("unrolled_below_n", 0) and n <= min(un.get("max_n", 0), UNROLLED_HARD_MAX):
+        return "thomas-unrolled"
+    if layout == "interleaved":
+        return "thomas-coalesced"
+    if n >= auto.get("coalesced_min_n", 1 << 62):
+        return "thomas-coalesced"
+    return "thomas"
+
+
+def _pcr_wg(dev, n, wg):
+    """PCR work-group: the profile's size, shrunk (power of two) for small systems."""
+    wg = max(1, min(int(wg), dev.max_work_group))
+    while wg > 1 and wg // 2 >= n:
+        wg //= 2
+    return wg
+
+
+def make_plan(dev, *, n: int, nsys: int, layout: str, dtype, has_start: bool,
+              method: str = "auto", overrides: dict | None = None) -> Plan:
+    import numpy as np
+    real = "double" if np.dtype(dtype) == np.float64 else "float"
+    itemsize = np.dtype(dtype).itemsize
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {LAYOUTS}, not {layout!r}")
+    if method == "auto":
+        method = choose_method(dev, n, nsys, layout, itemsize)
+    elif method not in VERSIONS:
+        raise ValueError(f"method must be 'auto' or one of {', '.join(VERSIONS)}; got {method!r}")
+    params = {k: v for k, v in _profile_section(dev, method).items() if k in PARAMS[method]}
+    overrides = {k: v for k, v in (overrides or {}).items() if v is not None}
+    bad = [k for k in overrides if k not in ALL_PARAMS]
+    if bad:
+        raise TypeError(f"unknown parameter(s) {bad}; accepted: {', '.join(ALL_PARAMS)}")
+    params.update({k: int(v) for k, v in overrides.items() if k in PARAMS[method]})
+    if "lanes" in params and params["lanes"] not in (1, 2, 4, 8, 16):
+        raise ValueError(f"lanes must be 1, 2, 4, 8 or 16, not {params['lanes']}")
+    for k in ("wg", "tile", "tile_y", "chunk"):
+        if k in params and params[k] < 1:
+            raise ValueError(f"{k} must be >= 1, not {params[k]}")
+    if method == "thomas-unrolled" and n > UNROLLED_HARD_MAX:
+        raise ValueError(f"method 'thomas-unrolled' builds one kernel per system size and "
+                         f"takes n <= {UNROLLED_HARD_MAX}; got n = {n} (use 'thomas')")
+    if method == "pcr":
+        params["wg"] = _pcr_wg(dev, n, params.get("wg", 64))
+        if not pcr_fits(dev, n, itemsize, params["wg"]):
+            raise ValueError(f"method 'pcr' keeps a system in local memory: n = {n} needs "
+                             f"{4 * n * itemsize} bytes, device {dev} has {dev.local_mem}")
+    if method == "thomas-coalesced" and layout == "natural":
+        t, ty = params["tile"], params["tile_y"]
+        if t * ty > dev.max_work_group or t % ty:
+            raise ValueError(f"tile {t} x tile_y {ty}: tile_y must divide tile and "
+                             f"tile*tile_y <= {dev.max_work_group}")
+    if "wg" in params:
+        params["wg"] = min(params["wg"], dev.max_work_group)
+    return Plan(method=method, layout=layout, n=int(n), nsys=int(nsys), real=real,
+                has_start=bool(has_start), params=params)

@@ -282,9 +282,8 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
             hs_args = [hsd] if tpl["history"] == "ROC" else []
             launch(dev, prg.kernel("bfast_gram"), gsize, plan.wg, *rargs, gd, *hs_args)
             launch(dev, prg.kernel("bfast_invert"), (2 * K * m, K), (2 * K, K), gd, Mi, betad)
-            sweep_tail = tail[:4] + ([hsd] if tpl["history"] == "ROC" else []) + tail[5 if tpl["history"] == "ROC" else 4:]
             launch(dev, prg.kernel("bfast_sweep"), gsize, plan.wg, *rargs, dtype.type(crit),
-                   dtype.type(hfrac), Bd, scratch, betad, gd, *sweep_tail)
+                   dtype.type(hfrac), Bd, scratch, betad, gd, *tail)
         for key in ("breaks", "means", "valids") + (("mags",) if tpl["magnitudes"] else ()):
             tmp = np.empty(m, out[key].dtype)
             cl.enqueue_copy(q, tmp, od[key])

@@ -430,3 +430,33 @@ def test_tuple_and_numpy_values_are_written_as_plain_yaml(tmp_path, test_schema)
     data = profiles.load(path)
     assert data["t"]["tiles"] == {"tile": [8, 2], "wg": 32}
     assert type(data["t"]["tiles"]["wg"]) is int
+
+
+# -- tables recorded on pocl (tests/data/tune_tables_pocl.json) ----------------------------------
+def _recorded():
+    import json
+    from pathlib import Path
+    return json.loads((Path(__file__).parent / "data" / "tune_tables_pocl.json").read_text())
+
+
+def test_recorded_pocl_table_exhaustive_picks_its_fastest():
+    table = _recorded()["copy_width_wg"]
+    params = {"width": [1, 2, 4, 8, 16], "wg": [8, 16, 32, 64, 128, 256]}
+    entry = Tunable(name="copy", section="x", params=params, workloads=lambda q: [0],
+                    run=lambda d, p, w: w, check=_exact)
+    res = Tuner(timer=FakeTimer(table), settings=quiet()).tune_tunable(entry)
+    fastest = min(table, key=table.get)
+    assert res.strategy == "exhaustive" and res.best.label == fastest
+    assert res.table() == pytest.approx(table)
+
+
+def test_recorded_pocl_crossover_threshold_and_flip_warning():
+    table = _recorded()["copy_w1_vs_w8"]
+    values = sorted({int(k.split("@")[1]) for k in table})
+    entry = Crossover(name="copy.vec", key="x.vec_min_n", versions=("w1", "w8"), values=values,
+                      workload=lambda v: v, run=lambda d, version, w: w, check=_exact)
+    res = Tuner(timer=FakeTimer(table), settings=quiet()).tune_crossover(entry)
+    w8_wins = [v for v in values if table[f"w8@{v}"] < table[f"w1@{v}"]]
+    assert res.threshold == w8_wins[0]
+    flips = [v for v in values if v > w8_wins[0] and v not in w8_wins]
+    assert bool(flips) == any("not monotonic" in w for w in res.warnings)

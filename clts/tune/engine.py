@@ -110,6 +110,11 @@ class TunableResult:
     def wrong(self):
         return [c for c in self.candidates if not c.ok]
 
+    def table(self) -> dict:
+        """{candidate label: seconds} of the correct candidates: a recorded timing table that
+        ``FakeTimer`` can replay."""
+        return {c.label: c.score for c in self.candidates if c.ok}
+
     @property
     def unstable(self):
         return [c for c in self.candidates if c.ok and not c.stable]
@@ -147,6 +152,11 @@ class CrossoverResult:
     @property
     def wrong(self):
         return [c for c in self.candidates if not c.ok]
+
+    def table(self) -> dict:
+        """{candidate label: seconds} of the correct candidates: a recorded timing table that
+        ``FakeTimer`` can replay."""
+        return {c.label: c.score for c in self.candidates if c.ok}
 
     @property
     def unstable(self):

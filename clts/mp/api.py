@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import time
 from dataclasses import dataclass, field
 
@@ -13,6 +14,8 @@ from ..runtime import DeviceError, get_device, launch, progress, timing
 from .plan import ILL_FACTOR, Plan, make_plan
 
 ULONG_MAX = np.uint64(0xFFFFFFFFFFFFFFFF)
+#: series lengths of the one-time calibration behind ``matrix_profile.estimate``
+CAL_SIZES = (1 << 13, 1 << 15)
 
 
 @dataclass
@@ -438,6 +441,9 @@ def _top1(devs, p, A0, B0, self_join, ez, ez_arg, both, side, T_A, T_B, show_pro
     ri = np.full(lA, -1, np.int64)
     ci = np.full(lB, -1, np.int64) if cols else None
     chunk_bands = max(1, int(min(1 << 14, (devs[0].max_alloc // 4) // (p.segment + D) // 8)))
+    env = os.environ.get("CLTS_MAX_CHUNK")
+    if env:
+        chunk_bands = max(1, min(chunk_bands, int(env)))
     partial = []
     for di, d in enumerate(devs):
         b_lo, b_hi = bounds[di], bounds[di + 1]
@@ -633,7 +639,7 @@ def _calibration(dev, precision="double", recalibrate=False):
             pass
     rng = np.random.default_rng(1)
     pts = []
-    for n in (1 << 13, 1 << 15):
+    for n in CAL_SIZES:
         T = np.cumsum(rng.standard_normal(n))
         matrix_profile(T, 256, devices=dev, precision=precision, progress=False)  # warm
         best = np.inf
@@ -644,6 +650,8 @@ def _calibration(dev, precision="double", recalibrate=False):
         l = n - 255
         ez = 64
         pts.append(((l - ez - 1) * (l - ez) / 2, best))
+    if pts[1][0] <= pts[0][0]:
+        raise ValueError("calibration sizes must increase")
     (p0, t0), (p1, t1) = pts
     b = (t1 - t0) / (p1 - p0)
     a = max(t0 - b * p0, 0.0)

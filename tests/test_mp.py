@@ -1,0 +1,309 @@
+"""Matrix profile (clts.matrix_profile): against the brute-force reference, every code version
+(atomic / partial merge, lane widths), every device; stumpy on small cases."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import clts
+from clts.mp import reference as ref
+
+TOL = {"double": 1e-8, "mixed": 1e-8}
+
+
+def _series(n, seed, kind="walk"):
+    rng = np.random.default_rng(seed)
+    if kind == "walk":
+        return np.cumsum(rng.standard_normal(n))
+    return rng.standard_normal(n)
+
+
+def _hard(n, seed):
+    """Random walk with a constant plateau, a plateau with 1e-9 noise, NaN and inf."""
+    rng = np.random.default_rng(seed)
+    T = np.cumsum(rng.standard_normal(n))
+    w = max(n // 12, 8)
+    T[n // 8:n // 8 + w] = 2.5
+    T[n // 2:n // 2 + w] = 1.0 + 1e-9 * rng.standard_normal(w)
+    T[3 * n // 4] = np.nan
+    T[3 * n // 4 + w // 2] = np.inf
+    return T
+
+
+def _check(P, I, Pr, Ir, D, tol, side="rows"):
+    """P within tol of the reference; I identical, or a tie: its brute-force distance equals
+    the reference distance within tol."""
+    P = np.asarray(P).reshape(Pr.shape)
+    I = np.asarray(I).reshape(Ir.shape)
+    fin = np.isfinite(Pr)
+    assert np.array_equal(np.isfinite(P), fin)
+    assert np.all(I[~fin] == -1)
+    if fin.any():
+        assert np.max(np.abs(P[fin] - Pr[fin])) <= tol
+    rows = np.nonzero(fin)[0] if Pr.ndim == 1 else np.nonzero(fin)
+    diff = (I != Ir) & fin
+    if diff.any():
+        idx = np.nonzero(diff)
+        r = idx[0]
+        dd = D[r, I[idx]] if side == "rows" else D[I[idx], r]
+        np.testing.assert_allclose(dd, Pr[idx], atol=tol, rtol=0)
+
+
+def _dist_self(T, m, ez, normalize=True):
+    D = ref.distance_matrix(T, m, normalize=normalize)
+    ii, jj = np.indices(D.shape)
+    D[np.abs(ii - jj) <= ez] = np.inf
+    return D
+
+
+VERSIONS = [dict(merge="atomic", lanes=8, groups=2, tile=16, segment=64),
+            dict(merge="partial", lanes=8, groups=2, tile=16, segment=64),
+            dict(merge="atomic", lanes=1, groups=3, tile=8, segment=32),
+            dict(merge="partial", lanes=4, groups=1, tile=32, segment=40)]
+
+
+def _ids(v):
+    return f"{v['merge']}-w{v['lanes']}g{v['groups']}"
+
+
+@pytest.mark.parametrize("version", VERSIONS, ids=_ids)
+def test_self_join_hard_series(device, version):
+    T, m = _hard(420, 1), 16
+    r = ref.matrix_profile(T, m)
+    res = clts.matrix_profile(T, m, devices=device, **version)
+    D = _dist_self(T, m, math.ceil(m / 4))
+    _check(res.P[:, 0], res.I[:, 0], r["P"][:, 0], r["I"][:, 0], D, 1e-8)
+    Dl = np.where(np.tril(np.ones_like(D, bool), -1), D, np.inf)
+    Dr = np.where(np.triu(np.ones_like(D, bool), 1), D, np.inf)
+    _check(res.left_P, res.left_I, r["left_P"], r["left_I"], Dl, 1e-8)
+    _check(res.right_P, res.right_I, r["right_P"], r["right_I"], Dr, 1e-8)
+    assert res.diagnostics["special_A"] > 0
+
+
+@pytest.mark.parametrize("version", VERSIONS[:2], ids=_ids)
+@pytest.mark.parametrize("normalize", [True, False])
+def test_ab_join_both(device, version, normalize):
+    A = _series(300, 2)
+    B = _series(230, 3)
+    B[20:50] = 4.0
+    B[120] = np.nan
+    m = 12
+    r = ref.matrix_profile(A, m, B, both=True, normalize=normalize)
+    res = clts.matrix_profile(A, m, B, both=True, normalize=normalize, devices=device,
+                              **version)
+    D = ref.distance_matrix(A, m, B, normalize=normalize)
+    _check(res.P[:, 0], res.I[:, 0], r["P"][:, 0], r["I"][:, 0], D, 1e-8)
+    _check(res.P_B[:, 0], res.I_B[:, 0], r["P_B"][:, 0], r["I_B"][:, 0], D, 1e-8, side="cols")
+    assert res.left_I is None
+
+
+@pytest.mark.parametrize("merge", ["atomic", "partial"])
+def test_self_join_plain_euclidean(device, merge):
+    T, m = _series(350, 4), 20
+    r = ref.matrix_profile(T, m, normalize=False)
+    res = clts.matrix_profile(T, m, normalize=False, devices=device, merge=merge)
+    D = _dist_self(T, m, math.ceil(m / 4), normalize=False)
+    _check(res.P[:, 0], res.I[:, 0], r["P"][:, 0], r["I"][:, 0], D, 1e-8)
+
+
+@pytest.mark.parametrize("k", [2, 5])
+def test_top_k(device, k):
+    T, m = _hard(300, 5), 10
+    r = ref.matrix_profile(T, m, k=k)
+    res = clts.matrix_profile(T, m, k=k, devices=device)
+    assert res.P.shape == (len(T) - m + 1, k)
+    D = _dist_self(T, m, math.ceil(m / 4))
+    for c in range(k):
+        _check(res.P[:, c], res.I[:, c], r["P"][:, c], r["I"][:, c], D, 1e-8)
+    assert np.all(np.diff(np.where(np.isfinite(res.P), res.P, 1e300), axis=1) >= 0)
+    np.testing.assert_array_equal(res.left_I, r["left_I"])
+    A, B = _series(120, 6), _series(90, 7)
+    r = ref.matrix_profile(A, m, B, k=k, both=True)
+    res = clts.matrix_profile(A, m, B, k=k, both=True, devices=device)
+    np.testing.assert_allclose(res.P, r["P"], atol=1e-8)
+    np.testing.assert_allclose(res.P_B, r["P_B"], atol=1e-8)
+
+
+@pytest.mark.parametrize("precision", ["mixed", "single"])
+def test_precisions(device, precision):
+    """mixed: float32 diagonal kernel, float64 re-evaluation: P is the exact distance of the
+    chosen neighbour, at most 1e-3 above the true nearest one (random walk, m = 32).
+    single: float32 throughout, against the reference on the float32-rounded series:
+    |P - P_ref| <= 2e-3 * sqrt(m)."""
+    T, m = _series(600, 8), 32
+    res = clts.matrix_profile(T, m, precision=precision, devices=device)
+    if precision == "mixed":
+        r = ref.matrix_profile(T, m)
+        D = _dist_self(T, m, math.ceil(m / 4))
+        Pr = r["P"][:, 0]
+        assert np.all(res.P[:, 0] >= Pr - 1e-9)
+        assert np.max(res.P[:, 0] - Pr) <= 1e-3
+        np.testing.assert_allclose(D[np.arange(len(Pr)), res.I[:, 0]], res.P[:, 0], atol=1e-9)
+    else:
+        T32 = T.astype(np.float32).astype(np.float64)
+        r = ref.matrix_profile(T32, m)
+        assert res.P.dtype in (np.float32, np.float64)
+        assert np.max(np.abs(res.P[:, 0] - r["P"][:, 0])) <= 2e-3 * math.sqrt(m)
+
+
+def test_edge_sizes_and_zones(device):
+    T = _series(40, 9)
+    # one window: nothing to compare with
+    res = clts.matrix_profile(T[:8], 8, devices=device)
+    assert res.P.shape == (1, 1) and np.isinf(res.P[0, 0]) and res.I[0, 0] == -1
+    # m = 3, exclusion zone 0 and one too wide for any pair
+    for ez in (0, 1, 37):
+        r = ref.matrix_profile(T, 3, exclusion_zone=ez)
+        res = clts.matrix_profile(T, 3, exclusion_zone=ez, devices=device)
+        D = _dist_self(T, 3, ez)
+        _check(res.P[:, 0], res.I[:, 0], r["P"][:, 0], r["I"][:, 0], D, 1e-8)
+    # a constant series: every pair at distance 0, ties to the smallest index
+    res = clts.matrix_profile(np.full(50, 3.0), 5, devices=device)
+    assert np.all(res.P == 0)
+    ez = 2
+    expect = np.where(np.arange(46) <= ez, np.arange(46) + ez + 1, 0)
+    np.testing.assert_array_equal(res.I[:, 0], expect)
+    # all NaN
+    res = clts.matrix_profile(np.full(30, np.nan), 5, devices=device)
+    assert np.all(np.isinf(res.P)) and np.all(res.I == -1)
+
+
+def test_long_m_and_white_noise(device):
+    T, m = _series(700, 10, "noise"), 300
+    r = ref.matrix_profile(T, m)
+    res = clts.matrix_profile(T, m, devices=device)
+    _check(res.P[:, 0], res.I[:, 0], r["P"][:, 0], r["I"][:, 0],
+           _dist_self(T, m, math.ceil(m / 4)), 1e-8)
+
+
+def test_chunked_launches(device, monkeypatch):
+    monkeypatch.setenv("CLTS_MAX_CHUNK", "3")
+    T, m = _series(400, 11), 8
+    r = ref.matrix_profile(T, m)
+    for merge in ("atomic", "partial"):
+        res = clts.matrix_profile(T, m, devices=device, merge=merge, groups=1, segment=32)
+        _check(res.P[:, 0], res.I[:, 0], r["P"][:, 0], r["I"][:, 0],
+               _dist_self(T, m, 2), 1e-8)
+
+
+def test_several_devices():
+    from clts.runtime import all_devices
+    devs = all_devices()
+    if len(devs) < 2:
+        pytest.skip("needs two devices")
+    T, m = _series(500, 12), 16
+    one = clts.matrix_profile(T, m, devices=devs[0])
+    two = clts.matrix_profile(T, m, devices=devs[:2])
+    np.testing.assert_allclose(two.P, one.P, atol=1e-10)
+    np.testing.assert_array_equal(two.I, one.I)
+    assert two.diagnostics["devices"] == [d.slug for d in devs[:2]]
+
+
+STUMPY_SCRIPT = """
+import sys, numpy as np, stumpy
+T, A, B, m = (np.load(sys.argv[1])[k] for k in ("T", "A", "B", "m"))
+m = int(m)
+s = stumpy.stump(T, m)
+ab = stumpy.stump(A, m, B, ignore_trivial=False)
+np.savez(sys.argv[2], s=s.astype(float), ab=ab.astype(float))
+"""
+
+
+@pytest.fixture(scope="module")
+def stumpy_small(tmp_path_factory):
+    """stumpy.stump on small inputs, run once in a subprocess with NUMBA_DISABLE_JIT=1 (the
+    numba JIT warm-up of stump costs ~50 s; the interpreted run takes a second or two)."""
+    import os
+    import subprocess
+    import sys
+    pytest.importorskip("stumpy")
+    d = tmp_path_factory.mktemp("stumpy")
+    T = _series(260, 13)
+    T[100:120] = 1.5
+    A, B, m = T[:150], _series(130, 14), 16
+    np.savez(d / "in.npz", T=T, A=A, B=B, m=m)
+    (d / "run.py").write_text(STUMPY_SCRIPT)
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1")
+    subprocess.run([sys.executable, str(d / "run.py"), str(d / "in.npz"), str(d / "out.npz")],
+                   check=True, env=env, timeout=300)
+    out = np.load(d / "out.npz")
+    return T, A, B, m, out["s"], out["ab"]
+
+
+def test_against_stumpy(device, stumpy_small):
+    T, A, B, m, s, ab = stumpy_small
+    res = clts.matrix_profile(T, m, devices=device)
+    np.testing.assert_allclose(res.P[:, 0], s[:, 0], atol=1e-7)
+    assert np.mean(res.I[:, 0] == s[:, 1]) > 0.97     # stumpy breaks exact ties differently
+    D = _dist_self(T, m, math.ceil(m / 4))
+    np.testing.assert_allclose(D[np.arange(len(s)), s[:, 1].astype(int)], res.P[:, 0],
+                               atol=1e-7)
+    res = clts.matrix_profile(A, m, B, devices=device)
+    np.testing.assert_allclose(res.P[:, 0], ab[:, 0], atol=1e-7)
+    np.testing.assert_array_equal(res.I[:, 0], ab[:, 1].astype(int))
+
+
+def test_motifs_and_discords(device):
+    rng = np.random.default_rng(15)
+    T = rng.standard_normal(600)
+    pat = np.sin(np.linspace(0, 6, 40)) * 3
+    for at in (50, 300, 480):
+        T[at:at + 40] += pat
+    res = clts.matrix_profile(T, 40, devices=device)
+    idx, dist = clts.discords(res, 3)
+    assert len(idx) == 3 and np.all(np.diff(dist) <= 0)
+    assert np.all(np.abs(np.diff(np.sort(idx))) > res.exclusion_zone)
+    P = res.P[:, 0]
+    assert dist[0] == P[np.isfinite(P)].max()
+    mot = clts.motifs(T, res, max_motifs=2)
+    assert len(mot) >= 1
+    first = mot[0]["indices"]
+    assert set(first[:2]) <= {50, 300, 480} or P[first[0]] == P[np.isfinite(P)].min()
+    assert first[1] == res.I[first[0], 0]
+    with pytest.raises(ValueError):
+        clts.discords(res, 0)
+
+
+def test_bad_input():
+    with pytest.raises(ValueError):
+        clts.matrix_profile(np.ones(10), 2)
+    with pytest.raises(ValueError):
+        clts.matrix_profile(np.ones(10), 11)
+    with pytest.raises(ValueError):
+        clts.matrix_profile(np.ones((3, 10)), 4)
+    with pytest.raises(TypeError):
+        clts.matrix_profile(np.array(["a"] * 10), 4)
+    with pytest.raises(TypeError):
+        clts.matrix_profile(np.ones(10), 4.0)
+    with pytest.raises(ValueError):
+        clts.matrix_profile(np.ones(10), 4, k=0)
+    with pytest.raises(ValueError):
+        clts.matrix_profile(np.ones(10), 4, precision="half")
+    with pytest.raises(ValueError):
+        clts.matrix_profile(np.ones(10), 4, lanes=3)
+    with pytest.raises(TypeError):
+        clts.matrix_profile(np.ones(10), 4, nonsense=3)
+
+
+def test_estimate_is_callable_attribute(device, tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    from clts.mp import api
+    monkeypatch.setattr(api, "CAL_SIZES", (1 << 10, 1 << 11))
+    t1 = clts.matrix_profile.estimate(1 << 12, 64, device)
+    t2 = clts.matrix_profile.estimate(1 << 14, 64, device)
+    assert 0 < t1 < t2
+    assert list((tmp_path / "clts" / "mp").glob("calibration-*.json"))
+
+
+@pytest.mark.oclgrind
+@pytest.mark.parametrize("merge", ["atomic", "partial"])
+def test_oclgrind_tiny(device, merge):
+    T = _hard(48, 16)
+    m = 6
+    r = ref.matrix_profile(T, m)
+    res = clts.matrix_profile(T, m, devices=device, merge=merge, lanes=4, groups=1, tile=4,
+                              segment=8)
+    _check(res.P[:, 0], res.I[:, 0], r["P"][:, 0], r["I"][:, 0],
+           _dist_self(T, m, 2), 1e-8)

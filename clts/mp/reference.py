@@ -89,3 +89,26 @@ def matrix_profile(T_A, m, T_B=None, k=1, exclusion_zone=None, normalize=True, b
         if both:
             out["P_B"], out["I_B"] = _topk(D.T.copy(), k)
     return out
+
+
+def rows_profile(T, m, rows, exclusion_zone=None):
+    """Self-join nearest neighbour (P, I) of the given rows only: O(len(rows) * n * m); used
+    to check large runs (tuner) on a sample of rows."""
+    T = np.asarray(T, dtype=np.float64)
+    W = windows(T, m)
+    Z, valid, const = _znorm(W)
+    ez = int(math.ceil(m / 4)) if exclusion_zone is None else int(exclusion_zone)
+    P = np.full(len(rows), np.inf)
+    I = np.full(len(rows), -1, dtype=np.int64)
+    for t, i in enumerate(rows):
+        d = np.sqrt(((Z - Z[i]) ** 2).sum(1))
+        d[const ^ const[i]] = math.sqrt(m)
+        d[const & const[i]] = 0.0
+        d[~valid] = np.inf
+        if not valid[i]:
+            continue
+        d[max(0, i - ez):i + ez + 1] = np.inf
+        j = int(np.argmin(d))
+        if np.isfinite(d[j]):
+            P[t], I[t] = d[j], j
+    return P, I

@@ -1,0 +1,61 @@
+"""Matrix-profile search spaces for clts-tune: the diagonal kernel's band (lanes x groups),
+tile length, segment length R (exact covariance every R rows), work-group size; and the merge
+version. Every candidate runs through ``clts.matrix_profile`` with the parameters forced and is
+checked against the brute-force reference on a sample of rows."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..tune import Tunable, register
+from . import reference
+from .api import matrix_profile
+
+M = 256
+
+
+def _workloads(quick):
+    rng = np.random.default_rng(6)
+    n = 1 << (13 if quick else 15)
+    T = np.cumsum(rng.standard_normal(n))
+    rows = np.sort(rng.choice(n - M + 1, 24, replace=False))
+    P, I = reference.rows_profile(T, M, rows)
+    return [{"T": T, "rows": rows, "P": P, "I": I}]
+
+
+def _check(result, w):
+    P = result.P[w["rows"], 0]
+    I = result.I[w["rows"], 0]
+    return bool(np.allclose(P, w["P"], atol=1e-8, rtol=0) and np.mean(I == w["I"]) >= 0.95)
+
+
+def _run_diag(device, params, w):
+    return matrix_profile(w["T"], M, devices=device, progress=False, **params)
+
+
+def _constraint(params, device):
+    if params["segment"] < params["lanes"] * params["groups"]:
+        return False
+    if params["lanes"] * params["groups"] > 256:
+        return False
+    return params["wg"] <= device.max_work_group
+
+
+register(Tunable(
+    name="mp.diag", section="mp.diag",
+    params={"lanes": [1, 4, 8], "groups": [2, 4, 8, 16], "tile": [64, 128, 256, 512],
+            "segment": [2048, 4096, 8192], "wg": [1, 4, 16]},
+    workloads=_workloads, run=_run_diag, check=_check, constraint=_constraint,
+    description="matrix profile diagonal kernel: band = lanes*groups diagonals, tile rows, "
+                "exact covariance every segment rows, work-group size"))
+
+
+def _run_merge(device, params, w):
+    return matrix_profile(w["T"], M, devices=device, progress=False, merge=params["merge"])
+
+
+register(Tunable(
+    name="mp.merge", section="mp",
+    params={"merge": ["atomic", "partial"]},
+    workloads=_workloads, run=_run_merge, check=_check,
+    constraint=lambda p, d: p["merge"] != "atomic" or bool(d.int64_atomics),
+    description="matrix profile merge: packed 64-bit atomic minimum vs partial profiles"))

@@ -5,9 +5,10 @@ Public API (each function takes ``device=``; see ``clts devices``):
 from .errors import CltsError, DeviceError, KernelBuildError, ProfileError
 from .runtime import Device, get_device
 from .mp import MatrixProfileResult, discords, matrix_profile, motifs
+from .stl import STLResult, stl, stl_hastl
 
 __version__ = "0.1.0"
 
 __all__ = ["CltsError", "DeviceError", "KernelBuildError", "ProfileError", "Device",
            "get_device", "__version__", "matrix_profile", "motifs", "discords",
-           "MatrixProfileResult"]
+           "MatrixProfileResult", "stl", "stl_hastl", "STLResult"]

@@ -96,6 +96,14 @@ class _Runner:
     def _prog(self, name, **kw):
         return self.dev.program(f"stl/{name}.cl.mako", real=self.real, **kw)
 
+    def _kernel(self, prg, name):
+        # Oclgrind's uninitialised-value checker loses track of arguments when a kernel object
+        # is re-used by a later call: give the simulator fresh kernel objects.
+        if getattr(self.dev.info, "simulator", False):
+            import pyopencl as cl
+            return cl.Kernel(prg.cl_program, name)
+        return prg.kernel(name)
+
     def _loess_prog(self, version, deg, use_w, choice: LoessChoice):
         kw = dict(deg=deg, use_w=use_w, quad_tol=repr(QUAD_DET_TOL))
         if version == "intragroup":
@@ -111,26 +119,30 @@ class _Runner:
         B, N, P, K = y_host.shape[0], self.N, self.p["period"], self.K
         i32 = np.int32
         y = cla.to_device(q, np.ascontiguousarray(y_host, dt))
-        t = cla.zeros(q, (B, N), dt)
-        s = cla.zeros(q, (B, N), dt)
-        u = cla.empty(q, (B, N), dt)
-        rw = cla.empty(q, (B, N), dt)
-        rw.fill(1)
-        lp0 = cla.empty(q, (B, N), dt)
-        lp = cla.empty(q, (B, N), dt)
-        C = cla.empty(q, (B, N + 2 * P), dt)
-        work = cla.empty(q, (B, N + 2 * P), dt)
-        z = cla.empty(q, (B, P, K), dt)
-        rwz = cla.empty(q, (B, P, K), dt)
+        sim = getattr(dev.info, "simulator", False)
+
+        def alloc(shape, dtype=dt):
+            # on Oclgrind, host-initialised buffers: its uninitialised-value checker misreads
+            # device-written buffers of a second call in the same process
+            if sim:
+                return cla.to_device(q, np.zeros(shape, dtype))
+            return cla.empty(q, shape, dtype)
+
+        t, s, u, rw, lp0, lp = (alloc((B, N)) for _ in range(6))
+        C = alloc((B, N + 2 * P))
+        work = alloc((B, N + 2 * P))
+        z = alloc((B, P, K))
+        rwz = alloc((B, P, K))
         g = self._prog("gather")
-        gather = g.kernel("stl_gather")
-        season = g.kernel("stl_season")
-        ma = self._prog("ma").kernel("stl_ma")
+        gather = self._kernel(g, "stl_gather")
+        season = self._kernel(g, "stl_season")
+        ma = self._kernel(self._prog("ma"), "stl_ma")
 
         def run_gather():
             launch(dev, gather, B * P * K, None, y.data, t.data, rw.data, i32(N), i32(P), i32(K),
                    i32(B), z.data, rwz.data)
 
+        launch(dev, self._kernel(g, "stl_init"), B * N, None, np.int64(B * N), t.data, s.data, rw.data)
         run_gather()
         # NNS once per call, per smoother
         layouts = {"seasonal": (z, P * K, K), "trend": (y, N, 0), "low_pass": (y, N, 0)}
@@ -140,11 +152,11 @@ class _Runner:
             complete = self.complete or name == "low_pass"
             nprg = self._prog("nns", complete=complete)
             S, NF = sm["S"], sm["NF"]
-            stats = cla.empty(q, (B * S, 2), i32)
-            nns = cla.empty(q, (B * S * NF, 4), i32)
-            launch(dev, nprg.kernel("stl_stats"), B * S, None, M.data, i32(m_b), i32(m_s),
+            stats = alloc((B * S, 2), i32)
+            nns = alloc((B * S * NF, 4), i32)
+            launch(dev, self._kernel(nprg, "stl_stats"), B * S, None, M.data, i32(m_b), i32(m_s),
                    sm["seg"], i32(S), i32(B), stats.data)
-            launch(dev, nprg.kernel("stl_nns"), B * S * NF, None, M.data, i32(m_b), i32(m_s),
+            launch(dev, self._kernel(nprg, "stl_nns"), B * S * NF, None, M.data, i32(m_b), i32(m_s),
                    sm["seg"], sm["fp"], sm["an"], i32(NF), i32(S), i32(B), i32(sm["q"]),
                    stats.data, nns.data)
             st[name] = (stats, nns)
@@ -161,7 +173,7 @@ class _Runner:
                 nch[name] = max(1, -(-span // self.versions[name].chunk))
         part_bytes = max([B * sm["S"] * sm["NF"] * nch[name] * 8
                           for name, sm in self.smoothers.items() if name in nch] + [0])
-        part = cla.empty(q, (max(part_bytes, 1),), dt) if part_bytes else None
+        part = alloc((max(part_bytes, 1),)) if part_bytes else None
 
         def run_loess(name, D, d_b, d_s, W, out, o_b, o_s, o_p, o_off, use_w):
             sm = self.smoothers[name]
@@ -174,18 +186,18 @@ class _Runner:
                 i32(o_b), i32(o_s), i32(o_p), i32(o_off)]
             nfit = B * S * NF
             if ch.version == "outer":
-                launch(dev, prg.kernel("loess_outer"), nfit, None, *args)
+                launch(dev, self._kernel(prg, "loess_outer"), nfit, None, *args)
             elif ch.version == "intragroup":
-                launch(dev, prg.kernel("loess_intragroup"), nfit * ch.wg, ch.wg, *args)
+                launch(dev, self._kernel(prg, "loess_intragroup"), nfit * ch.wg, ch.wg, *args)
             else:
                 n = nch[name]
-                launch(dev, prg.kernel("loess_flat_partial"), nfit * n, None, *args, i32(n),
+                launch(dev, self._kernel(prg, "loess_flat_partial"), nfit * n, None, *args, i32(n),
                        part.data)
-                launch(dev, prg.kernel("loess_flat_finish"), nfit, None, *args, i32(n),
+                launch(dev, self._kernel(prg, "loess_flat_finish"), nfit, None, *args, i32(n),
                        part.data)
             extend = name == "seasonal"
             G = sm["nmax"] + (2 if extend else 0)
-            ik = self._prog("interp", extend=extend).kernel("stl_interp")
+            ik = self._kernel(self._prog("interp", extend=extend), "stl_interp")
             launch(dev, ik, B * S * G, None, out.data, i32(o_b), i32(o_s), i32(o_p), i32(o_off),
                    sm["seg"], i32(S), i32(B), i32(G), i32(sm["jump"]))
 
@@ -202,10 +214,15 @@ class _Runner:
                 run_loess("trend", u, N, 0, rw, t, N, 0, 1, -1, use_w)
             if k == outer:
                 break
-            launch(dev, self._prog("robust").kernel("stl_robust"), B, None, y.data, t.data,
+            launch(dev, self._kernel(self._prog("robust"), "stl_robust"), B, None, y.data, t.data,
                    s.data, i32(N), i32(B), u.data, rw.data)
             use_w = True
         s_h, t_h, w_h = s.get(), t.get(), rw.get()
+        q.finish()
+        for a in [y, t, s, u, rw, lp0, lp, C, work, z, rwz, part] + [x for v in st.values()
+                                                                     for x in v]:
+            if a is not None:
+                a.data.release()
         if not use_w:
             w_h = np.where(np.isnan(y_host), 0, 1).astype(dt)
         s_h[failed] = np.nan

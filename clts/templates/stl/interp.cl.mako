@@ -8,14 +8,10 @@ kernel void stl_interp(global real* out, int o_b, int o_s, int o_p, int o_off,
     // G = grid positions per segment handled (max n + 2); position p = gid % G (+1 unless extend)
     const long gid = get_global_id(0);
     if (gid >= (long)B * S * G) return;
-% if extend:
-    const int p = (int)(gid % G);
-% else:
-    const int p = (int)(gid % G) + 1;
-% endif
     const long bs = gid / G;
-    const int s = (int)(bs % S);
     const long b = bs / S;
+    const int s = (int)(bs - b * S);
+    const int p = (int)(gid - bs * G)${"" if extend else " + 1"};
     const int n = seg_n[s];
     global real* o = out + b * o_b + (long)s * o_s + o_off;
 % if extend:

@@ -1,5 +1,6 @@
 ## Shared pieces of the STL LOESS kernels (included, not built alone).
-## Moments of one fit, in coordinates u = (x - xf) / h:
+## Moments of one fit, in coordinates u = (x - xc) / h, xc the window centre (less
+## cancellation than centring on the fit point, which may lie outside the window):
 ##   S0 = sum w, S1 = sum w u, S2 = sum w u^2, T0 = sum w y, T1 = sum w u y  (+ S3, S4, T2 for degree 2)
 ## w = tricube(|x - xf| / h) (1 below .001 h, 0 above .999 h, as the netlib Fortran) x robustness weight.
 <%def name="declare_moments()">
@@ -19,7 +20,7 @@
         w_ = (r_ <= (real)0.001 * h) ? (real)1 : ((r_ <= (real)0.999 * h) ? w_ * w_ * w_ : (real)0);
         w_ = isnan(${v}) ? (real)0 : w_ * (${rwv});
         const real yv_ = isnan(${v}) ? (real)0 : ${v};
-        const real u_ = d_ * inv_h;
+        const real u_ = ((real)(${p}) - xc) * inv_h;
         const real wu_ = w_ * u_;
         S0 += w_; S1 += wu_; S2 += wu_ * u_; T0 += w_ * yv_; T1 += wu_ * yv_;
 % if deg == 2:
@@ -30,7 +31,7 @@
 ## the fitted value from the moments (NaN when every weight is zero)
 <%def name="finish_function()">
 inline real loess_finish(real S0, real S1, real S2, real T0, real T1,
-                         real S3, real S4, real T2, real h, real rng) {
+                         real S3, real S4, real T2, real h, real rng, real e) {
     if (!(S0 > (real)0)) return REAL_NAN;
     const real m0 = T0 / S0;
 % if deg == 0:
@@ -53,12 +54,12 @@ inline real loess_finish(real S0, real S1, real S2, real T0, real T1,
             const real b2 = (c * m2 - c * c * m0 - c3 * m1) / det;
             const real b1 = (m1 - c3 * b2) / c;
             const real b0 = m0 - c * b2;
-            const real t = -a;
+            const real t = e - a;
             return b0 + b1 * t + b2 * t * t;
         }
     }
 %   endif
-    return m0 + (-a / c) * m1;
+    return m0 + ((e - a) / c) * m1;
 % endif
 }
 </%def>
@@ -69,28 +70,30 @@ inline real loess_finish(real S0, real S1, real S2, real T0, real T1,
     global const real* W,
 % endif
     global const int* seg_n, global const int* fitpos, int NF, int S, int B,
-    global const int4* nns, global const int2* stats,
+    global const int* nns, global const int* stats,
     global real* out, int o_b, int o_s, int o_p, int o_off
 </%def>
 <%def name="store()">
     {
-        real v_ = loess_finish(S0, S1, S2, T0, T1, ${"S3, S4, T2" if deg == 2 else "0, 0, 0"}, h, rng);
+        real v_ = loess_finish(S0, S1, S2, T0, T1, ${"S3, S4, T2" if deg == 2 else "0, 0, 0"}, h, rng, e_);
         if (isnan(v_) && !(xf == 0 || xf == n_s + 1) && fb >= 1) v_ = Drow[fb - 1];
         out[(long)b * o_b + (long)s * o_s + (long)xf * o_p + o_off] = v_;
     }
 </%def>
 <%def name="decode(fit)">
-    const int f = (int)(${fit} % NF);
     const int bs = (int)(${fit} / NF);
-    const int s = bs % S;
+    const int f = (int)(${fit} - (long)bs * NF);
     const int b = bs / S;
+    const int s = bs - b * S;
     const int n_s = seg_n[s];
     const int xf = fitpos[s * NF + f];
-    const int4 nn = nns[${fit}];
-    const int lo = nn.x, hi = nn.y, fb = nn.w;
-    const real h = (real)nn.z;
+    global const int* nn = nns + 4 * ${fit};
+    const int lo = nn[0], hi = nn[1], fb = nn[3];
+    const real h = (real)nn[2];
     const real inv_h = h > (real)0 ? (real)1 / h : (real)0;
-    const real rng = (real)stats[bs].y;
+    const real xc = (real)0.5 * (real)(lo + hi);
+    const real e_ = ((real)xf - xc) * inv_h;
+    const real rng = (real)stats[2 * bs + 1];
     global const real* Drow = D + (long)b * d_b + (long)s * d_s;
 % if use_w:
     global const real* Wrow = W + (long)b * d_b + (long)s * d_s;

@@ -10,7 +10,7 @@ kernel void loess_flat_partial(${lc.fit_args()}, int NCH, global real* part) {
     const long gid = get_global_id(0);
     if (gid >= (long)B * S * NF * NCH) return;
     const long fit = gid / NCH;
-    const int c = (int)(gid % NCH);
+    const int c = (int)(gid - fit * NCH);
     ${lc.decode("fit")}
     ${lc.declare_moments()}
     if (xf >= 0) {

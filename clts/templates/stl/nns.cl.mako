@@ -6,10 +6,10 @@
 <% valid = (lambda p: "1") if complete else (lambda p: "(!isnan(Mrow[(%s) - 1]))" % p) %>
 
 kernel void stl_stats(global const real* M, int m_b, int m_s, global const int* seg_n,
-                      int S, int B, global int2* stats) {
+                      int S, int B, global int* stats) {
     const int bs = get_global_id(0);
     if (bs >= B * S) return;
-    const int s = bs % S, b = bs / S;
+    const int b = bs / S, s = bs - b * S;
     const int n = seg_n[s];
     global const real* Mrow = M + (long)b * m_b + (long)s * m_s;
     int cnt = 0, first = 0, last = 0;
@@ -20,24 +20,25 @@ kernel void stl_stats(global const real* M, int m_b, int m_s, global const int* 
             ++cnt;
         }
     }
-    stats[bs] = (int2)(cnt, last - first);
+    stats[2 * bs] = cnt;
+    stats[2 * bs + 1] = last - first;
 }
 
 kernel void stl_nns(global const real* M, int m_b, int m_s, global const int* seg_n,
                     global const int* fitpos, global const int* anchor, int NF, int S, int B,
-                    int q, global const int2* stats, global int4* nns) {
+                    int q, global const int* stats, global int* nns) {
     const long fit = get_global_id(0);
     if (fit >= (long)B * S * NF) return;
-    const int f = (int)(fit % NF);
     const int bs = (int)(fit / NF);
-    const int s = bs % S, b = bs / S;
+    const int f = (int)(fit - (long)bs * NF);
+    const int b = bs / S, s = bs - b * S;
     const int n = seg_n[s];
     const int xf = fitpos[s * NF + f];
     const int a = anchor[s * NF + f];
-    const int nv = stats[bs].x;
+    const int nv = stats[2 * bs];
     global const real* Mrow = M + (long)b * m_b + (long)s * m_s;
     if (xf < 0 || nv == 0) {
-        nns[fit] = (int4)(1, 0, 0, 0);
+        nns[4 * fit] = 1; nns[4 * fit + 1] = 0; nns[4 * fit + 2] = 0; nns[4 * fit + 3] = 0;
         return;
     }
     const int qh = min(q, nv);
@@ -71,5 +72,5 @@ kernel void stl_nns(global const real* M, int m_b, int m_s, global const int* se
     if (fl < 1) fbp = fr;
     else if (fr > n) fbp = fl;
     else fbp = (xf - fl <= fr - xf) ? fl : fr;
-    nns[fit] = (int4)(lo, hi, h, fbp);
+    nns[4 * fit] = lo; nns[4 * fit + 1] = hi; nns[4 * fit + 2] = h; nns[4 * fit + 3] = fbp;
 }

@@ -151,5 +151,11 @@ __kernel void bfast_sweep(__global const in_t* restrict y, const int Mp, const i
 % endif
     }
 % endfor
+% if history == "ROC":
+    V hsv;
+%   for l in range(W):
+    hsv${L(l)} = (real)hs[${l}];
+%   endfor
+% endif
 <%include file="/bfast/sweep.cl.mako"/>
 }

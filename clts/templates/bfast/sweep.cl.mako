@@ -7,16 +7,17 @@
     def L(l):
         return "" if W == 1 else ".s%x" % l
 %>
-    int c[${W}], h[${W}], brk[${W}], tot[${W}];
-    real S[${W}], summo[${W}], ssr[${W}], scl[${W}];
+    // per-lane (scalar) state: compact count, window, scratch row; the rest is vector code
+    int c[${W}], h[${W}];
     __global real* sc[${W}];
+    V nbf, S = (V)0, ssr = (V)0, summo = (V)0, totv = (V)0, cf = (V)0, brkv = (V)(-1);
 % for l in range(W):
-    c[${l}] = 0; tot[${l}] = 0; brk[${l}] = -1; S[${l}] = 0; summo[${l}] = 0; ssr[${l}] = 0;
+    c[${l}] = 0;
     h[${l}] = max((int)floor((real)nb[${l}] * hfrac), 1);
     sc[${l}] = scratch + (long)(p0 + ${l}) * ${N};
+    nbf${L(l)} = (real)nb[${l}];
 % endfor
-    // history: residuals, their squares, the running window sum
-    for (int t = 0; t < ${n}; ++t) {
+<%def name="step(mon)">
         const V yv = load_y(y, (long)t * Mp + p0, nodata);
         __global const real* xt = X + t * ${K};
         V pred = bt0 * xt[0];
@@ -24,86 +25,71 @@
         pred = mad(bt${a}, (V)xt[${a}], pred);
 % endfor
         const V r = yv - pred;
-% if detailed:
-%   for l in range(W):
-        if (p0 + ${l} < Mreal) pred_out[(long)t * Mreal + p0 + ${l}] = pred${L(l)};
-%   endfor
-% endif
-% for l in range(W):
-        if (!isnan(yv${L(l)})) {
-            ++tot[${l}];
+        const V isv = SEL((V)1, (V)0, isnan(yv));
+        totv += isv;
 % if history == "ROC":
-            if (t >= hs[${l}]) {
+        const V okv = SEL(isv, (V)0, (V)((real)t) < hsv);
 % else:
-            {
-% endif
-                const real rr = r${L(l)};
-                ssr[${l}] += rr * rr;
-                sc[${l}][c[${l}]] = rr;
-                S[${l}] += rr;
-                if (c[${l}] >= h[${l}]) S[${l}] -= sc[${l}][c[${l}] - h[${l}]];
-                ++c[${l}];
-            }
-        }
-% endfor
-    }
-% for l in range(W):
-    {
-        const real dof = (real)(nb[${l}] - ${dof_sub});
-        const real sigma = sqrt(ssr[${l}] / dof);
-        scl[${l}] = sigma * sqrt((real)nb[${l}]);
-% if detailed:
-        if (p0 + ${l} < Mreal) sigma_out[p0 + ${l}] = sigma;
-% endif
-    }
-% endfor
-    // monitoring: MOSUM, boundary, first break, mean
-    for (int t = ${n}; t < ${N}; ++t) {
-        const V yv = load_y(y, (long)t * Mp + p0, nodata);
-        __global const real* xt = X + t * ${K};
-        V pred = bt0 * xt[0];
-% for a in range(1, K):
-        pred = mad(bt${a}, (V)xt[${a}], pred);
-% endfor
-        const V r = yv - pred;
-% if convention == "bfast-py":
-        const real bnd = bounds_t[t - ${n}];
+        const V okv = isv;
 % endif
 % if detailed:
 %   for l in range(W):
         if (p0 + ${l} < Mreal) pred_out[(long)t * Mreal + p0 + ${l}] = pred${L(l)};
 %   endfor
 % endif
+        V dS;
 % for l in range(W):
         {
-            real mo = REAL_NAN, bo = REAL_NAN;
-            if (!isnan(yv${L(l)})) {
-                ++tot[${l}];
-                const real rr = r${L(l)};
-                sc[${l}][c[${l}]] = rr;
-                S[${l}] += rr;
-                if (c[${l}] >= h[${l}]) S[${l}] -= sc[${l}][c[${l}] - h[${l}]];
-                ++c[${l}];
-% if convention == "r":
-                const real x = (real)c[${l}] / (real)nb[${l}];
-                bo = x > (real)LOGPLUS_E ? crit * sqrt((real)2 * log(x)) : crit * (real)M_SQRT2;
-% else:
-                bo = bnd;
-% endif
-                summo[${l}] += S[${l}];
-                if (brk[${l}] < 0 && fabs(S[${l}]) > bo * scl[${l}]) brk[${l}] = t - ${n};
-                mo = S[${l}] / scl[${l}];
-            }
-% if detailed:
-            if (p0 + ${l} < Mreal) {
-                mosum_out[(long)(t - ${n}) * Mreal + p0 + ${l}] = mo;
-                bounds_out[(long)(t - ${n}) * Mreal + p0 + ${l}] = bo;
-            }
-% else:
-            (void)mo; (void)bo;
-% endif
+            const real rr = r${L(l)};
+            const int v = okv${L(l)} != (real)0;
+            sc[${l}][c[${l}]] = rr;
+            const real lag = sc[${l}][max(c[${l}] - h[${l}], 0)];
+            dS${L(l)} = v ? rr - (c[${l}] >= h[${l}] ? lag : (real)0) : (real)0;
+            c[${l}] += v;
         }
 % endfor
+        S += dS;
+% if not mon:
+        const V r0 = SEL(r, (V)0, isnan(r)) * okv;
+        ssr = mad(r0, r0, ssr);
+% else:
+        cf += okv;
+%   if convention == "r":
+        const V x = cf / nbf;
+        const V bo = SEL((V)(crit * (real)M_SQRT2), crit * sqrt((real)2 * log(fmax(x, (V)1))),
+                         x > (V)LOGPLUS_E);
+%   else:
+        const V bo = (V)bounds_t[t - ${n}];
+%   endif
+        summo = mad(S, okv, summo);
+        brkv = SEL(brkv, (V)((real)(t - ${n})),
+                   (okv > (V)0) & (fabs(S) > bo * scl) & (brkv < (V)0));
+%   if detailed:
+        const V mo = SEL((V)REAL_NAN, S / scl, okv > (V)0);
+        const V bov = SEL((V)REAL_NAN, bo, okv > (V)0);
+%     for l in range(W):
+        if (p0 + ${l} < Mreal) {
+            mosum_out[(long)(t - ${n}) * Mreal + p0 + ${l}] = mo${L(l)};
+            bounds_out[(long)(t - ${n}) * Mreal + p0 + ${l}] = bov${L(l)};
+        }
+%     endfor
+%   endif
+% endif
+</%def>
+    // history: residuals, their squares, the running window sum
+    for (int t = 0; t < ${n}; ++t) {
+${step(False)}
+    }
+    const V sigma = sqrt(ssr / (nbf - (V)${dof_sub}));
+    const V scl = sigma * sqrt(nbf);
+% if detailed:
+%   for l in range(W):
+    if (p0 + ${l} < Mreal) sigma_out[p0 + ${l}] = sigma${L(l)};
+%   endfor
+% endif
+    // monitoring: MOSUM, boundary, first break, mean
+    for (int t = ${n}; t < ${N}; ++t) {
+${step(True)}
     }
 % for l in range(W):
     if (p0 + ${l} < Mreal) {
@@ -116,9 +102,9 @@
         const int fail = bad[${l}] || nb[${l}] <= 5 || nm <= 5;
         const real fval = 0;
 % endif
-        valids[p] = tot[${l}];
-        breaks[p] = fail ? -2 : brk[${l}];
-        means[p] = fail ? fval : (nm > 0 ? summo[${l}] / ((real)nm * scl[${l}]) : REAL_NAN);
+        valids[p] = (int)totv${L(l)};
+        breaks[p] = fail ? -2 : (int)brkv${L(l)};
+        means[p] = fail ? fval : (nm > 0 ? summo${L(l)} / ((real)nm * scl${L(l)}) : REAL_NAN);
 % if magnitudes:
         mags[p] = fail ? fval : median_inplace(sc[${l}] + nb[${l}], nm);
 % endif

@@ -1,0 +1,299 @@
+"""clts.solve_tridiagonal: every code version on every device against the float64 numpy
+reference (clts.tridiag.reference) and LAPACK dgtsv (scipy)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from clts.tridiag import VERSIONS, solve_tridiagonal
+from clts.tridiag.reference import solve_reference, thomas_numpy
+
+dgtsv = pytest.importorskip("scipy.linalg.lapack").dgtsv
+
+TOL = {np.float64: 1e-10, np.float32: 1e-4}
+SIZES = (1, 2, 3, 15, 115, 1000)
+
+
+def dominant(rng, shape, dtype=np.float64):
+    a = rng.uniform(-1, 1, shape)
+    c = rng.uniform(-1, 1, shape)
+    b = (np.abs(a) + np.abs(c) + rng.uniform(0.5, 2, shape)) * rng.choice([-1, 1], shape)
+    d = rng.standard_normal(shape)
+    return [v.astype(dtype) for v in (a, b, c, d)]
+
+
+def lapack(a, b, c, d):
+    """dgtsv on each system of [batch, n] arrays (a[0], c[n-1] ignored)."""
+    a, b, c, d = (np.asarray(v, np.float64).reshape(-1, v.shape[-1]) for v in (a, b, c, d))
+    out = np.empty_like(b)
+    for s in range(b.shape[0]):
+        if b.shape[1] == 1:
+            out[s] = d[s] / b[s]
+            continue
+        _, _, _, x, info = dgtsv(a[s, 1:], b[s], c[s, :-1], d[s])
+        assert info == 0
+        out[s] = x
+    return out
+
+
+def relerr(x, ref):
+    """Largest per-system ||x - ref||_inf / ||ref||_inf."""
+    x = np.asarray(x, np.float64).reshape(-1, ref.shape[-1])
+    ref = ref.reshape(-1, ref.shape[-1])
+    scale = np.maximum(np.abs(ref).max(axis=1), np.finfo(np.float64).tiny)
+    return float((np.abs(x - ref).max(axis=1) / scale).max())
+
+
+def usable(method, n, dtype=np.float64):
+    """thomas-unrolled builds one program per n (seconds each on pocl): keep its sizes few."""
+    if method != "thomas-unrolled":
+        return True
+    return n <= (115 if dtype == np.float64 else 15)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=["f64", "f32"])
+@pytest.mark.parametrize("method", VERSIONS)
+def test_every_version_dominant(device, method, dtype):
+    rng = np.random.default_rng(hash((method, np.dtype(dtype).name)) % 2**32)
+    for n in SIZES:
+        if not usable(method, n, dtype):
+            continue
+        batch = 9 if n < 1000 else 3
+        a, b, c, d = dominant(rng, (batch, n), dtype)
+        r = solve_tridiagonal(a, b, c, d, method=method, device=device)
+        assert r.method == method
+        assert r.x.dtype == dtype and r.x.shape == (batch, n)
+        assert r.zero_pivots == 0
+        ref = lapack(a, b, c, d)
+        assert relerr(r.x, ref) <= TOL[dtype], (n, relerr(r.x, ref))
+        assert relerr(solve_reference(a, b, c, d)[0], ref) <= 1e-12
+
+
+@pytest.mark.parametrize("method", VERSIONS)
+def test_interleaved_and_batch_axes(device, method):
+    """axis=0 (interleaved, read in place), a middle axis, and a 3-D batch."""
+    rng = np.random.default_rng(7)
+    n = 15
+    a, b, c, d = dominant(rng, (4, n, 5))            # system axis in the middle
+    ref = lapack(*[np.moveaxis(v, 1, -1) for v in (a, b, c, d)]).reshape(4, 5, n)
+    r = solve_tridiagonal(a, b, c, d, axis=1, method=method, device=device)
+    assert r.x.shape == (4, n, 5)
+    assert relerr(np.moveaxis(r.x, 1, -1), ref) <= 1e-10
+    t = [np.ascontiguousarray(np.moveaxis(v, 1, 0)) for v in (a, b, c, d)]   # [n, 4, 5]
+    r0 = solve_tridiagonal(*t, axis=0, method=method, device=device)
+    assert r0.plan.layout == "interleaved"
+    assert relerr(np.moveaxis(r0.x, 0, -1), ref) <= 1e-10
+    r1 = solve_tridiagonal(*[np.moveaxis(v, 1, -1) for v in (a, b, c, d)], method=method,
+                           device=device)
+    assert r1.plan.layout == "natural"
+    assert relerr(r1.x, ref) <= 1e-10
+
+
+@pytest.mark.parametrize("layout", ["natural", "interleaved"])
+@pytest.mark.parametrize("method", VERSIONS)
+def test_start_mask(device, method, layout):
+    rng = np.random.default_rng(11)
+    n, batch = 15, 21
+    a, b, c, d = dominant(rng, (batch, n))
+    start = rng.integers(-3, n + 3, batch)
+    start[:4] = [0, n - 1, n, -1]
+    # garbage above the start row must not leak in
+    for v in (a, b, c, d):
+        v[np.arange(n)[None, :] < start[:, None]] = np.nan
+    ref, bad = solve_reference(a, b, c, d, start)
+    assert not bad.any()
+    if layout == "natural":
+        x = solve_tridiagonal(a, b, c, d, method=method, start=start, device=device).x
+    else:
+        x = solve_tridiagonal(a.T, b.T, c.T, d.T, axis=0, method=method, start=start,
+                              device=device).x.T
+    assert np.all(x[2:4] == 0)                       # land
+    for s in range(batch):
+        lo = start[s]
+        if 0 <= lo < n:
+            assert np.all(x[s, :lo] == 0)
+            sub = lapack(*(v[s:s + 1, lo:] for v in (a, b, c, d)))
+            assert relerr(x[s:s + 1, lo:], sub) <= 1e-10
+    assert relerr(x, ref) <= 1e-10
+
+
+@pytest.mark.parametrize("method", VERSIONS)
+def test_zero_pivot_gives_nan_for_that_system_only(device, method):
+    rng = np.random.default_rng(3)
+    n, batch = 15, 10
+    a, b, c, d = dominant(rng, (batch, n))
+    b[2, 0] = 0.0                                    # first pivot zero
+    a[6, 1] = c[6, 0] = b[6, 0] = b[6, 1] = 1.0      # rows 0 and 1 equal: singular
+    a[6, 2] = 0.0
+    r = solve_tridiagonal(a, b, c, d, method=method, device=device)
+    assert np.isnan(r.x[[2, 6]]).all()
+    ok = [s for s in range(batch) if s not in (2, 6)]
+    assert np.isfinite(r.x[ok]).all()
+    assert relerr(r.x[ok], lapack(*(v[ok] for v in (a, b, c, d)))) <= 1e-10
+    assert r.zero_pivots == 2
+    assert r.diagnostics["zero_pivots"] == 2
+
+
+@pytest.mark.parametrize("method", VERSIONS)
+def test_not_dominant(device, method):
+    """Systems that are not diagonally dominant (as the TKE routine makes): same answer as the
+    float64 reference Thomas and close to pivoting LAPACK."""
+    rng = np.random.default_rng(5)
+    n, batch = 100 if method != "thomas-unrolled" else 15, 12
+    a = -rng.uniform(0, 1, (batch, n))
+    c = -rng.uniform(0, 1, (batch, n))
+    b = 1 + rng.uniform(0, 0.5, (batch, n))          # |a| + |c| may exceed b
+    d = rng.standard_normal((batch, n))
+    r = solve_tridiagonal(a, b, c, d, method=method, device=device)
+    ref = solve_reference(a, b, c, d)[0]
+    assert relerr(r.x, ref) <= 1e-7
+    assert relerr(r.x, lapack(a, b, c, d)) <= 1e-7
+
+
+@pytest.mark.parametrize("method", ["thomas", "thomas-coalesced", "flat"])
+def test_long_systems(device, method):
+    """n = 10^5 (odd) and 2^17 (power of two), both dtypes."""
+    rng = np.random.default_rng(9)
+    for n, dtype in ((100_001, np.float64), (1 << 17, np.float32)):
+        a, b, c, d = dominant(rng, (2, n), dtype)
+        r = solve_tridiagonal(a, b, c, d, method=method, device=device)
+        assert relerr(r.x, lapack(a, b, c, d)) <= TOL[dtype]
+
+
+def test_auto_and_forced_parameters(device):
+    rng = np.random.default_rng(2)
+    a, b, c, d = dominant(rng, (37, 115))
+    ref = thomas_numpy(a, b, c, d)
+    r = solve_tridiagonal(a, b, c, d, device=device)
+    assert r.method in VERSIONS
+    assert relerr(r.x, ref) <= 1e-10
+    for lanes in (1, 2, 4, 8, 16):
+        for wg in (1, 3, 16):
+            for priv in (0, 128):
+                r = solve_tridiagonal(a, b, c, d, method="thomas", lanes=lanes, wg=wg,
+                                      private_max=priv, device=device)
+                assert r.plan.params["lanes"] == lanes
+                assert relerr(r.x, ref) <= 1e-10
+    r = solve_tridiagonal(a, b, c, d, method="thomas-coalesced", tile=8, tile_y=2, lanes=4,
+                          device=device)
+    assert relerr(r.x, ref) <= 1e-10
+    r = solve_tridiagonal(a, b, c, d, method="flat", chunk=7, device=device)
+    assert relerr(r.x, ref) <= 1e-10
+    r = solve_tridiagonal(a, b, c, d, method="pcr", wg=32, device=device)   # 4 rows/work-item
+    assert relerr(r.x, ref) <= 1e-10
+
+
+@pytest.mark.parametrize("method", VERSIONS)
+def test_device_arrays_stay_on_device(device, method):
+    import pyopencl.array as cla
+    rng = np.random.default_rng(4)
+    n, batch = 15, 19
+    host = dominant(rng, (batch, n))
+    start = rng.integers(0, 4, batch).astype(np.int32)
+    ref = solve_reference(*host, start)[0]
+    q = device.queue
+    dv = [cla.to_device(q, v) for v in host]
+    out = cla.empty(q, (batch, n), np.float64)
+    r = solve_tridiagonal(*dv, method=method, start=cla.to_device(q, start), out=out,
+                          device=device)
+    assert r.x is out
+    assert relerr(out.get(), ref) <= 1e-10
+    dt = [cla.to_device(q, np.ascontiguousarray(v.T)) for v in host]    # interleaved
+    r = solve_tridiagonal(*dt, axis=0, method=method, start=start, device=device)
+    assert isinstance(r.x, cla.Array)
+    assert relerr(r.x.get().T, ref) <= 1e-10
+    for v, h in zip(dv, host):                        # inputs untouched
+        assert np.array_equal(v.get(), h)
+
+
+@pytest.mark.parametrize("method", VERSIONS)
+def test_chunked_batches(device, method, monkeypatch):
+    monkeypatch.setenv("CLTS_MAX_CHUNK", "5")
+    rng = np.random.default_rng(6)
+    a, b, c, d = dominant(rng, (23, 15))
+    start = rng.integers(0, 15, 23)
+    ref = solve_reference(a, b, c, d, start)[0]
+    b[17, 0] = 0.0
+    start[17] = 0
+    ref[17] = np.nan
+    for axis in (-1, 0):
+        args = (a, b, c, d) if axis == -1 else (a.T, b.T, c.T, d.T)
+        r = solve_tridiagonal(*args, axis=axis, method=method, start=start, device=device)
+        x = r.x if axis == -1 else r.x.T
+        assert np.isnan(x[17]).all()
+        ok = np.arange(23) != 17
+        assert relerr(x[ok], ref[ok]) <= 1e-10
+        assert r.zero_pivots == 1
+
+
+def test_inputs_not_modified_and_out(device):
+    rng = np.random.default_rng(8)
+    host = dominant(rng, (6, 15))
+    copies = [v.copy() for v in host]
+    out = np.empty((6, 15))
+    r = solve_tridiagonal(*host, out=out, device=device)
+    assert r.x is out
+    for v, w in zip(host, copies):
+        assert np.array_equal(v, w)
+    assert relerr(out, lapack(*host)) <= 1e-10
+    # ignored entries: a[..., 0] and c[..., -1] may hold anything
+    host[0][:, 0] = np.nan
+    host[2][:, -1] = np.inf
+    for m in VERSIONS:
+        assert relerr(solve_tridiagonal(*host, method=m, device=device).x, out) <= 1e-10
+
+
+def test_bad_input(device):
+    z = np.ones((3, 4))
+    with pytest.raises(ValueError, match="same shape"):
+        solve_tridiagonal(z, z, z, np.ones((3, 5)), device=device)
+    with pytest.raises(ValueError, match="axis"):
+        solve_tridiagonal(z, z, z, z, axis=2, device=device)
+    with pytest.raises(ValueError, match="method"):
+        solve_tridiagonal(z, z, z, z, method="lu", device=device)
+    with pytest.raises(TypeError, match="complex"):
+        solve_tridiagonal(z, z, z, z + 1j, device=device)
+    with pytest.raises(TypeError, match="integer"):
+        solve_tridiagonal(z, z, z, z, start=np.zeros(3), device=device)
+    with pytest.raises(ValueError, match="batch shape"):
+        solve_tridiagonal(z, z, z, z, start=np.zeros(4, int), device=device)
+    with pytest.raises(ValueError, match="n <= 512"):
+        solve_tridiagonal(*[np.ones((1, 600))] * 4, method="thomas-unrolled", device=device)
+    with pytest.raises(TypeError, match="unknown parameter"):
+        solve_tridiagonal(z, z, z, z, tile_size=3, device=device)
+    with pytest.raises(ValueError, match="lanes"):
+        solve_tridiagonal(z, z, z, z, method="thomas", lanes=3, device=device)
+    with pytest.raises(ValueError, match="out must have shape"):
+        solve_tridiagonal(z, z, z, z, out=np.empty((4, 3)), device=device)
+    with pytest.raises(ValueError, match="at least one dimension"):
+        solve_tridiagonal(1.0, 2.0, 3.0, 4.0, device=device)
+    # integers are solved in float64; empty batches come back empty
+    r = solve_tridiagonal(np.zeros((2, 3), int), np.full((2, 3), 2), np.zeros((2, 3), int),
+                          np.ones((2, 3), int), device=device)
+    assert r.x.dtype == np.float64 and np.allclose(r.x, 0.5)
+    assert solve_tridiagonal(*[np.ones((0, 5))] * 4, device=device).x.shape == (0, 5)
+
+
+@pytest.mark.oclgrind
+@pytest.mark.parametrize("method", VERSIONS)
+def test_tiny_oclgrind(device, method):
+    """Tiny cases every kernel runs on (also under Oclgrind: races, bounds, uninitialised)."""
+    rng = np.random.default_rng(12)
+    for layout in ("natural", "interleaved"):
+        for n, batch in ((1, 3), (5, 11)):
+            a, b, c, d = dominant(rng, (batch, n), np.float32)
+            start = rng.integers(-1, n, batch)
+            b[0, 0] = 0.0
+            start[0] = 0
+            ref = solve_reference(a, b, c, d, start)[0]
+            kw = dict(method=method, start=start, device=device, wg=4)
+            if method == "thomas-coalesced":
+                kw.update(tile=4, tile_y=2, lanes=2)
+            if layout == "natural":
+                r = solve_tridiagonal(a, b, c, d, **kw)
+                x = r.x
+            else:
+                r = solve_tridiagonal(a.T, b.T, c.T, d.T, axis=0, **kw)
+                x = r.x.T
+            assert np.isnan(x[0]).all() and r.zero_pivots == 1
+            assert relerr(x[1:], ref[1:]) <= 1e-4

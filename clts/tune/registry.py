@@ -9,6 +9,7 @@ import importlib
 from .space import Crossover, Registry, Tunable
 
 ALGORITHM_MODULES = (
+    "clts.tridiag.tuning",
     "clts.mp.tuning",
 )
 

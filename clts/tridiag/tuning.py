@@ -1,0 +1,115 @@
+"""Tridiagonal search spaces and version crossovers for clts-tune.
+
+Every candidate runs through ``clts.solve_tridiagonal`` with ``method=`` and its parameters
+forced, on float64 diagonally dominant systems, and is checked against the vectorised float64
+reference Thomas (``reference.thomas_numpy``)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..tune import Crossover, Tunable, register
+from .api import solve_tridiagonal
+from .plan import UNROLLED_HARD_MAX
+from .reference import thomas_numpy
+
+
+def _systems(batch: int, n: int, layout: str = "natural", seed: int = 0) -> dict:
+    rng = np.random.default_rng(seed)
+    a = rng.uniform(-1, 1, (batch, n))
+    c = rng.uniform(-1, 1, (batch, n))
+    b = np.abs(a) + np.abs(c) + rng.uniform(0.5, 2, (batch, n))
+    d = rng.standard_normal((batch, n))
+    ref = thomas_numpy(a, b, c, d)
+    if layout == "interleaved":
+        a, b, c, d = (np.ascontiguousarray(v.T) for v in (a, b, c, d))
+    return {"abcd": (a, b, c, d), "ref": ref, "layout": layout, "batch": batch, "n": n}
+
+
+def _check(result, w) -> bool:
+    x = np.asarray(result.x)
+    if w["layout"] == "interleaved":
+        x = x.T
+    ref = w["ref"]
+    scale = np.maximum(np.abs(ref).max(axis=1), 1e-300)
+    return bool(np.all(np.abs(x - ref).max(axis=1) / scale <= 1e-9))
+
+
+def _solve(device, w, method, **params):
+    axis = 0 if w["layout"] == "interleaved" else -1
+    return solve_tridiagonal(*w["abcd"], axis=axis, method=method, device=device, **params)
+
+
+def _wg_ok(params, device):
+    return params.get("wg", 1) <= device.max_work_group
+
+
+def _tunable(name, method, section, params, workloads, constraint=_wg_ok, description=""):
+    register(Tunable(
+        name=name, section=section, params=params, workloads=workloads,
+        run=lambda device, p, w, m=method: _solve(device, w, m, **p),
+        check=_check, constraint=constraint, description=description))
+
+
+_tunable("tridiag.thomas", "thomas", "tridiag.thomas",
+         {"wg": [4, 16, 64, 128], "lanes": [1, 4, 8, 16], "private_max": [0, 1024]},
+         lambda quick: [_systems(4000 if quick else 20000, 115),
+                        _systems(40 if quick else 200, 1000, seed=1)],
+         description="thomas (natural layout): work-group size, systems per work-item (realN "
+                     "lanes), c'/d' in private arrays up to private_max rows")
+
+_tunable("tridiag.coalesced", "thomas-coalesced", "tridiag.coalesced",
+         {"wg": [4, 16, 64, 128], "lanes": [1, 4, 8, 16], "private_max": [0, 1024],
+          "tile": [8, 16, 32], "tile_y": [2, 4, 8]},
+         lambda quick: [_systems(4000 if quick else 20000, 115, "interleaved"),
+                        _systems(4000 if quick else 20000, 115, "natural", seed=2)],
+         constraint=lambda p, d: (p["wg"] <= d.max_work_group and p["tile"] % p["tile_y"] == 0
+                                  and p["tile"] * p["tile_y"] <= d.max_work_group),
+         description="thomas-coalesced: interleaved vloadN lanes, work-group, local-memory "
+                     "transposition tile (natural-layout input)")
+
+_tunable("tridiag.unrolled", "thomas-unrolled", "tridiag.unrolled",
+         {"wg": [4, 16, 64], "lanes": [1, 4, 8, 16]},
+         lambda quick: [_systems(4000 if quick else 20000, 32)],
+         description="thomas-unrolled (n fixed at build time): work-group, lanes")
+
+_tunable("tridiag.pcr", "pcr", "tridiag.pcr",
+         {"wg": [16, 32, 64, 128, 256, 512]},
+         lambda quick: [_systems(64 if quick else 256, 512)],
+         description="pcr: work-group size (rows per work-item = n / wg)")
+
+_tunable("tridiag.flat", "flat", "tridiag.flat",
+         {"wg": [1, 16, 64, 256], "chunk": [256, 1024, 4096, 16384]},
+         lambda quick: [_systems(2, 1 << (16 if quick else 19))],
+         description="flat: rows per chunk (one work-item each), work-group size")
+
+
+def _crossover(name, key, versions, values, quick_values, workload, description):
+    register(Crossover(
+        name=name, key=key, versions=versions, values=values, quick_values=quick_values,
+        workload=workload, run=lambda device, method, w: _solve(device, w, method),
+        check=_check, description=description))
+
+
+_crossover("tridiag.flat_max_batch", "tridiag.auto.flat_max_batch", ("flat", "thomas"),
+           [1, 2, 4, 8, 16, 32, 64], [1, 4, 16],
+           lambda batch: _systems(batch, 1 << 17, seed=batch),
+           "number of long systems (n = 2^17) from which thomas beats flat")
+_crossover("tridiag.flat_min_n", "tridiag.auto.flat_min_n", ("thomas", "flat"),
+           [1024, 4096, 16384, 65536, 262144, 1048576], [4096, 65536, 1048576],
+           lambda n: _systems(1, n, seed=n),
+           "system size from which flat beats thomas on a single system")
+_crossover("tridiag.pcr_max_batch", "tridiag.auto.pcr_max_batch", ("pcr", "thomas"),
+           [1, 4, 16, 64, 256, 1024, 4096], [1, 16, 256],
+           lambda batch: _systems(batch, 512, seed=batch),
+           "number of systems (n = 512) from which thomas beats pcr")
+_crossover("tridiag.unrolled_below_n", "tridiag.auto.unrolled_below_n",
+           ("thomas-unrolled", "thomas"),
+           [n for n in (4, 8, 16, 32, 64, 128) if n <= UNROLLED_HARD_MAX], [8, 32, 128],
+           lambda n: _systems(max(256, 2_000_000 // n), n, seed=n),
+           "system size from which thomas (run-time n) beats thomas-unrolled")
+_crossover("tridiag.coalesced_min_n", "tridiag.auto.coalesced_min_n",
+           ("thomas", "thomas-coalesced"),
+           [8, 16, 32, 64, 128, 256, 512, 1024], [16, 128, 1024],
+           lambda n: _systems(max(256, 2_000_000 // n), n, seed=n),
+           "natural layout: system size from which transposing to thomas-coalesced beats "
+           "thomas")

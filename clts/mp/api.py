@@ -238,7 +238,8 @@ def _run_diag(dev, plan, A, B, dA, dB, self_join, ez, cols, b_lo, b_hi, kstart, 
     D, R = plan.band, plan.segment
     lA, lB = A.l, B.l
     atomic = plan.merge == "atomic"
-    idxbits = max(1, int(max(lA, lB)).bit_length())
+    # room for every column index a padded lane can reach, so packed indices never carry
+    idxbits = max(1, int(max(lA, lB) + D + 64).bit_length())
     params = dict(real=plan.kernel_real, W=plan.lanes, G=plan.groups, L=plan.tile, R=R,
                   NORMALIZE=int(A.normalize), COLS=int(cols), ATOMIC=int(atomic),
                   PACK=int(plan.kernel_real == "double"))
@@ -383,7 +384,7 @@ def _compute(T_A, m, T_B, k, exclusion_zone, normalize, precision, devices, both
         if precision != "single":
             d.require_dtype(np.float64)
     dev = devs[0]
-    p = make_plan(dev, precision=precision, plan=plan, **overrides)
+    p = make_plan(dev, precision=precision, plan=plan, m=m, **overrides)
     ez = int(math.ceil(m / 4)) if exclusion_zone is None else int(exclusion_zone)
     if not self_join:
         ez_arg = -1
@@ -628,7 +629,7 @@ def _cal_path(dev, precision):
 
 def _calibration(dev, precision="double", recalibrate=False):
     path = _cal_path(dev, precision)
-    p = make_plan(dev, precision=precision)
+    p = make_plan(dev, precision=precision, m=256)
     key = repr(p)
     if path.exists() and not recalibrate:
         try:

@@ -69,7 +69,13 @@ def _default_lanes(dev) -> int:
     return 8 if "pocl" in (dev.platform or "").lower() else 8
 
 
-def make_plan(dev, *, precision="double", plan: Plan | None = None, **overrides) -> Plan:
+#: the exact covariance at a segment start costs O(m) per diagonal: segments are at least
+#: SEGMENT_PER_M * m rows unless forced, so the run time stays independent of m
+SEGMENT_PER_M = 16
+
+
+def make_plan(dev, *, precision="double", plan: Plan | None = None, m: int | None = None,
+              **overrides) -> Plan:
     if plan is not None:
         p = plan
     else:
@@ -86,6 +92,8 @@ def make_plan(dev, *, precision="double", plan: Plan | None = None, **overrides)
     bad = set(overrides) - known
     if bad:
         raise TypeError(f"unknown plan parameter(s) {sorted(bad)}; accepted: {sorted(known)}")
+    if plan is None and m is not None and overrides.get("segment") is None:
+        p = replace(p, segment=max(p.segment, -(-SEGMENT_PER_M * m // 1024) * 1024))
     p = replace(p, **{k: v for k, v in overrides.items() if v is not None})
     if plan is None or "precision" not in overrides:
         p = replace(p, precision=precision if plan is None else p.precision)

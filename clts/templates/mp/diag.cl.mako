@@ -143,104 +143,140 @@ __kernel void diag(
     }
 
 % if PACK:
+<%
+    def SHIFT(x, y):
+        # lanes 1..W-1 of x, then lane 0 of y (one valignq on AVX-512)
+        if W == 1:
+            return y
+        # swizzles of length 1, 2, 3, 4, 8 only: split lanes 1..W-1 into allowed pieces
+        lanes = list(range(1, W))
+        parts = []
+        for size in (8, 4, 3, 2, 1):
+            while len(lanes) >= size and size <= len(lanes):
+                parts.append(lanes[:size])
+                lanes = lanes[size:]
+        sw = ", ".join(f"{x}.s" + "".join("%x" % l for l in p) for p in parts)
+        return f"(({VT})({sw}, {y}.s0))"
+%>
     const UT hmask = (UT)(~idxmask);
 %   if COLS:
-    ${VT} cacc[L + D];
-%   endif
-    for (int it = ilo; it < ihi; it += L) {
-        const int tl = min(L, ihi - it);
-%   if COLS:
-        for (int u = 0; u < L + D; ++u) cacc[u] = ${WORST};
-%   endif
-        // packed column index of lane 0 of group 0 at row it (decremented per row)
-%   if NORMALIZE:
-        UT jp = ((UT)(~(ulong)(it + k0)) - (UT)${IOTA.replace(IT, "ulong" if W == 1 else f"ulong{W}") if W > 1 else "0"}) & (UT)idxmask;
-%   else:
-        UT jp = ((UT)(ulong)(it + k0) + (UT)${IOTA.replace(IT, "ulong" if W == 1 else f"ulong{W}") if W > 1 else "0"}) & (UT)idxmask;
-%   endif
-        for (int t = 0; t < tl; ++t) {
-            const int i = it + t;
-            const int jb = i + k0;
-            const real fa = dfA[i], ga = dgA[i], ra = rA[i];
-%   if NORMALIZE:
-            const UT ip = (UT)(~(ulong)i & idxmask);
-%   else:
-            const UT ip = (UT)((ulong)i & idxmask);
-%   endif
-            const int upd = i > ilo;
-            ${VT} rb = ${WORST};
-%   for g in range(G):
-            {
-                const ${VT} fb = ${LOAD(f"dfBp + jb + {g * W}")};
-                const ${VT} gb = ${LOAD(f"dgBp + jb + {g * W}")};
-                const ${VT} rbv = ${LOAD(f"rBp + jb + {g * W}")};
-                if (upd) cov${g} = fma((${VT})fa, gb, fma((${VT})ga, fb, cov${g}));
-%     if NORMALIZE:
-                const ${VT} s = fma(cov${g} * ra, rbv, (${VT})1);
-                const UT sh = AS_U(s) & hmask;
-                const UT jpg = jp - (UT)${g * W};
-%     else:
-                const ${VT} s = fabs(cov${g} + ra + rbv);   // d^2/2 >= 0 (|.| of rounding noise)
-                const UT sh = AS_U(s) & hmask;
-                const UT jpg = jp + (UT)${g * W};
-%     endif
-                rb = ${BEST}(rb, AS_R(sh | (jpg & (UT)idxmask)));
-%     if COLS:
-                cacc[t + ${g * W}] = ${BEST}(cacc[t + ${g * W}], AS_R(sh | ip));
-%     endif
-            }
-%   endfor
-%   if NORMALIZE:
-            jp -= (UT)1;
-%   else:
-            jp += (UT)1;
-%   endif
-            // the row's best over the lanes (packed: value and index together)
-%   if W == 1:
-            const real best = rb;
-%   else:
-            real best = rb.s0;
-%     for l in range(1, W):
-            best = ${BEST}(best, rb.s${"%x" % l});
+    // column bests in registers: cc<g> lane l holds column i + k0 + g*W + l of the current row;
+    // per row they shift down one lane (the column leaving lane 0 of group 0 is complete)
+%     for g in range(G):
+    ${VT} cc${g} = ${WORST};
 %     endfor
 %   endif
-            if (best ${">" if NORMALIZE else "<"} ${WORST}) {
-%   if ATOMIC:
-                key_min((volatile __global ulong *)(rowKey + i), ${"~" if NORMALIZE else ""}as_ulong(best));
+%   if NORMALIZE:
+    // packed column index, linear in j: mask - j (= ~j & mask for 0 <= j <= mask); lanes with
+    // j < 0 have NaN scores, which stay NaN whatever mantissa bits the OR sets
+    UT jp = (UT)((long)idxmask - (long)(ilo + k0)) - (UT)${IOTA.replace(IT, "ulong" if W == 1 else f"ulong{W}") if W > 1 else "0"};
 %   else:
-                const ulong bu = ${"~" if NORMALIZE else ""}as_ulong(best);
-                rpv[i - s0] = ${"" if NORMALIZE else "-"}as_double(as_ulong(best) & ~idxmask);
-                rpi[i - s0] = (int)(bu & idxmask);
+    UT jp = (UT)(long)(ilo + k0) + (UT)${IOTA.replace(IT, "ulong" if W == 1 else f"ulong{W}") if W > 1 else "0"};
 %   endif
-            }
-        }
+    for (int i = ilo; i < ihi; ++i) {
+        const int jb = i + k0;
+        const real fa = dfA[i], ga = dgA[i], ra = rA[i];
+%   if NORMALIZE:
+        const UT ip = (UT)(~(ulong)i & idxmask);
+%   else:
+        const UT ip = (UT)((ulong)i & idxmask);
+%   endif
 %   if COLS:
-        // tile end: merge the tile's column bests (column it + k0 + u + lane)
-        {
-            const real *cv = (const real *)cacc;
-            const int ncol = tl + D - 1;
-            for (int c = 0; c < ncol; ++c) {
-                real best = ${WORST};
-                for (int l = 0; l < ${W}; ++l) {
-                    const int u = c - l;
-                    if (u >= 0 && u < L + D) best = ${BEST}(best, cv[u * ${W} + l]);
-                }
-                const int j = it + k0 + c;
-                if (best ${">" if NORMALIZE else "<"} ${WORST} && j >= 0 && j < lB) {
+        if (i > ilo) {
+            // column jb - 1 is complete: merge it, then shift every group down one lane
+            const real best = ${"cc0" if W == 1 else "cc0.s0"};
+            const int j = jb - 1;
+            if (best ${">" if NORMALIZE else "<"} ${WORST} && j >= 0 && j < lB) {
 %     if ATOMIC:
-                    key_min((volatile __global ulong *)(colKey + j), ${"~" if NORMALIZE else ""}as_ulong(best));
+                key_min((volatile __global ulong *)(colKey + j), ${"~" if NORMALIZE else ""}as_ulong(best));
 %     else:
-                    const ulong bu = ${"~" if NORMALIZE else ""}as_ulong(best);
-                    const real bs = ${"" if NORMALIZE else "-"}as_double(as_ulong(best) & ~idxmask);
-                    const int bi = (int)(bu & idxmask);
-                    const int q = j - s0 - k0;
-                    if (better(bs, bi, cpv[q], cpi[q])) { cpv[q] = bs; cpi[q] = bi; }
+                const ulong bu = ${"~" if NORMALIZE else ""}as_ulong(best);
+                const real bs = ${"" if NORMALIZE else "-"}as_double(as_ulong(best) & ~idxmask);
+                const int bi = (int)(bu & idxmask);
+                const int q = j - s0 - k0;
+                if (better(bs, bi, cpv[q], cpi[q])) { cpv[q] = bs; cpi[q] = bi; }
 %     endif
-                }
             }
+%     for g in range(G - 1):
+            cc${g} = ${SHIFT(f"cc{g}", f"cc{g + 1}")};
+%     endfor
+            cc${G - 1} = ${SHIFT(f"cc{G - 1}", f"(({VT}){WORST})")};
         }
 %   endif
+        const int upd = i > ilo;
+        ${VT} rb = ${WORST};
+%   for g in range(G):
+        {
+            const ${VT} fb = ${LOAD(f"dfBp + jb + {g * W}")};
+            const ${VT} gb = ${LOAD(f"dgBp + jb + {g * W}")};
+            const ${VT} rbv = ${LOAD(f"rBp + jb + {g * W}")};
+            if (upd) cov${g} = fma((${VT})fa, gb, fma((${VT})ga, fb, cov${g}));
+%     if NORMALIZE:
+            const ${VT} s = fma(cov${g} * ra, rbv, (${VT})1);
+            const UT jpg = jp - (UT)${g * W};
+%     else:
+            const ${VT} s = fabs(cov${g} + ra + rbv);   // d^2/2 >= 0 (|.| of rounding noise)
+            const UT jpg = jp + (UT)${g * W};
+%     endif
+            const UT sh = AS_U(s) & hmask;
+            rb = ${BEST}(rb, AS_R(sh | jpg));
+%     if COLS:
+            cc${g} = ${BEST}(cc${g}, AS_R(sh | ip));
+%     endif
+        }
+%   endfor
+%   if NORMALIZE:
+        jp -= (UT)1;
+%   else:
+        jp += (UT)1;
+%   endif
+        // the row's best over the lanes (packed: value and index together)
+%   if W == 1:
+        const real best = rb;
+%   else:
+        real best = rb.s0;
+%     for l in range(1, W):
+        best = ${BEST}(best, rb.s${"%x" % l});
+%     endfor
+%   endif
+        if (best ${">" if NORMALIZE else "<"} ${WORST}) {
+%   if ATOMIC:
+            key_min((volatile __global ulong *)(rowKey + i), ${"~" if NORMALIZE else ""}as_ulong(best));
+%   else:
+            const ulong bu = ${"~" if NORMALIZE else ""}as_ulong(best);
+            rpv[i - s0] = ${"" if NORMALIZE else "-"}as_double(as_ulong(best) & ~idxmask);
+            rpi[i - s0] = (int)(bu & idxmask);
+%   endif
+        }
     }
+%   if COLS:
+    // segment end: the columns still in registers (column ihi - 1 + k0 + g*W + l)
+    if (ihi > ilo) {
+        real tail[D];
+%     for g in range(G):
+%       if W == 1:
+        tail[${g}] = cc${g};
+%       else:
+        vstore${W}(cc${g}, 0, tail + ${g * W});
+%       endif
+%     endfor
+        for (int c = 0; c < D; ++c) {
+            const real best = tail[c];
+            const int j = ihi - 1 + k0 + c;
+            if (best ${">" if NORMALIZE else "<"} ${WORST} && j >= 0 && j < lB) {
+%     if ATOMIC:
+                key_min((volatile __global ulong *)(colKey + j), ${"~" if NORMALIZE else ""}as_ulong(best));
+%     else:
+                const ulong bu = ${"~" if NORMALIZE else ""}as_ulong(best);
+                const real bs = ${"" if NORMALIZE else "-"}as_double(as_ulong(best) & ~idxmask);
+                const int bi = (int)(bu & idxmask);
+                const int q = j - s0 - k0;
+                if (better(bs, bi, cpv[q], cpi[q])) { cpv[q] = bs; cpi[q] = bi; }
+%     endif
+            }
+        }
+    }
+%   endif
 % else:
 % if COLS:
     ${VT} cacc[L + D];

@@ -112,7 +112,11 @@ def test_versions_agree(device, dtype, tol, deg):
         # moves them by up to percent (documented); check degree 2 in float32 without robustness
         kw.update(robust=False, outer_iter=0)
     y = y.astype(dtype)
-    outs = [clts.stl(y, 8, device=device, loess_version=v, **kw) for v in VERSIONS]
+    forced = [("outer", {"lanes": 1}), ("outer", {"lanes": 4}), ("outer", {"lanes": 8}),
+              ("intragroup", {"wg": 16}), ("intragroup", {"wg": 64}), ("flat", {"chunk": 8}),
+              ("flat", {"chunk": 64})]
+    outs = [clts.stl(y, 8, device=device, loess_version=v, loess_params=lp, **kw)
+            for v, lp in forced]
     if deg == 2 and dtype == np.float64:
         tol = 1e-10  # the quadratic's normal equations lose a few more digits
     for o in outs[1:]:

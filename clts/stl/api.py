@@ -110,6 +110,8 @@ class _Runner:
             kw["WG"] = choice.wg
         if version == "flat":
             kw["CH"] = choice.chunk
+        if version == "outer":
+            kw["LANES"] = choice.lanes
         return self._prog(f"loess_{version}", **kw)
 
     def run(self, y_host):
@@ -186,7 +188,8 @@ class _Runner:
                 i32(o_b), i32(o_s), i32(o_p), i32(o_off)]
             nfit = B * S * NF
             if ch.version == "outer":
-                launch(dev, self._kernel(prg, "loess_outer"), nfit, None, *args)
+                L = ch.lanes
+                launch(dev, self._kernel(prg, "loess_outer"), -(-B // L) * S * NF, None, *args)
             elif ch.version == "intragroup":
                 launch(dev, self._kernel(prg, "loess_intragroup"), nfit * ch.wg, ch.wg, *args)
             else:
@@ -196,7 +199,11 @@ class _Runner:
                 launch(dev, self._kernel(prg, "loess_flat_finish"), nfit, None, *args, i32(n),
                        part.data)
             extend = name == "seasonal"
-            G = sm["nmax"] + (2 if extend else 0)
+            nmax = sm["nmax"]
+            nj = max(1, min(sm["jump"], nmax - 1))
+            if nj == 1 and not extend:
+                return
+            G = max(1, -(-(nmax - 1) // nj))
             ik = self._kernel(self._prog("interp", extend=extend), "stl_interp")
             launch(dev, ik, B * S * G, None, out.data, i32(o_b), i32(o_s), i32(o_p), i32(o_off),
                    sm["seg"], i32(S), i32(B), i32(G), i32(sm["jump"]))

@@ -117,6 +117,8 @@ def choose(profile_get, n_fits: int, q: int, jump: int, batch: int, version="aut
     wg = int(ov.get("wg", profile_get("stl.intragroup.wg", 64)))
     chunk = int(ov.get("chunk", profile_get("stl.flat.chunk", 32)))
     lanes = int(ov.get("lanes", profile_get("stl.outer.lanes", 1)))
+    if lanes not in (1, 2, 4, 8, 16):
+        raise ValueError(f"lanes must be 1, 2, 4, 8 or 16, got {lanes}")
     if version != "auto":
         return LoessChoice(version, wg, chunk, lanes)
     jt = profile_get("stl.loess.jump_threshold", 16)

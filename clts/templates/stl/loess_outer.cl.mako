@@ -1,8 +1,11 @@
-## LOESS, outer-parallel version: one work-item per fit point (batch x segment x fit),
-## the window loop sequential inside the work-item.
+## LOESS, outer-parallel version: one work-item per fit point (batch x segment x fit), the
+## window loop sequential inside the work-item. With LANES > 1 a work-item fits the same point
+## of LANES consecutive series with realN vectors (pocl vectorises only explicit vectors); the
+## lanes' windows may differ (missing values): the loop runs over their union, masked per lane.
 <%include file="/common/real.cl.mako"/>
 <%namespace name="lc" file="/stl/loess_common.cl.mako"/>
 ${lc.finish_function()}
+% if LANES == 1:
 
 kernel void loess_outer(${lc.fit_args()}) {
     const long fit = get_global_id(0);
@@ -16,3 +19,80 @@ kernel void loess_outer(${lc.fit_args()}) {
     }
     ${lc.store()}
 }
+% else:
+<%
+    L = LANES
+    V = "real%d" % L
+    names = ["S0", "S1", "S2", "T0", "T1"] + (["S3", "S4", "T2"] if deg == 2 else [])
+%>
+kernel void loess_outer(${lc.fit_args()}) {
+    const long gid = get_global_id(0);
+    const int NT = (B + ${L - 1}) / ${L};
+    if (gid >= (long)NT * S * NF) return;
+    const int ts = (int)(gid / NF);
+    const int f = (int)(gid - (long)ts * NF);
+    const int tile = ts / S;
+    const int s = ts - tile * S;
+    const int n_s = seg_n[s];
+    const int xf = fitpos[s * NF + f];
+    if (xf < 0) return;
+    const real xfr = (real)xf;
+% for k in range(L):
+    const int b${k} = min(tile * ${L} + ${k}, B - 1);
+    global const int* nn${k} = nns + 4 * (((long)b${k} * S + s) * NF + f);
+    global const real* D${k} = D + (long)b${k} * d_b + (long)s * d_s;
+%   if use_w:
+    global const real* W${k} = W + (long)b${k} * d_b + (long)s * d_s;
+%   endif
+% endfor
+    const ${V} lo = (${V})(${", ".join("(real)nn%d[0]" % k for k in range(L))});
+    const ${V} hi = (${V})(${", ".join("(real)nn%d[1]" % k for k in range(L))});
+    const ${V} h = (${V})(${", ".join("(real)nn%d[2]" % k for k in range(L))});
+    int plo = nn0[0], phi = nn0[1];
+% for k in range(1, L):
+    plo = min(plo, nn${k}[0]); phi = max(phi, nn${k}[1]);
+% endfor
+    const ${V} inv_h = select((${V})(0), (${V})(1) / h, h > (${V})(0));
+    const ${V} xc = (real)0.5 * (lo + hi);
+    const ${V} h1 = (real)0.001 * h, h9 = (real)0.999 * h;
+% for nm in names:
+    ${V} ${nm} = (${V})(0);
+% endfor
+    for (int p = plo; p <= phi; ++p) {
+        const real pr = (real)p;
+        const ${V} v = (${V})(${", ".join("D%d[p - 1]" % k for k in range(L))});
+% if use_w:
+        const ${V} rwv = (${V})(${", ".join("W%d[p - 1]" % k for k in range(L))});
+% endif
+        const real r = fabs(pr - xfr);
+        const ${V} t = r * inv_h;
+        ${V} w = (real)1 - t * t * t;
+        w = w * w * w;
+        w = select(w, (${V})(1), (${V})(r) <= h1);
+        const ${V} pv = (${V})(pr);
+        w = select((${V})(0), w, ((${V})(r) <= h9) & (pv >= lo) & (pv <= hi) & ~isnan(v));
+% if use_w:
+        w *= rwv;
+% endif
+        const ${V} yv = select((${V})(0), v, ~isnan(v));
+        const ${V} u = (pv - xc) * inv_h;
+        const ${V} wu = w * u;
+        S0 += w; S1 += wu; S2 += wu * u; T0 += w * yv; T1 += wu * yv;
+% if deg == 2:
+        S3 += wu * u * u; S4 += wu * u * u * u; T2 += wu * u * yv;
+% endif
+    }
+% for k in range(L):
+    if (tile * ${L} + ${k} < B) {
+        const real hk = h.s${k};
+        const real ik = hk > (real)0 ? (real)1 / hk : (real)0;
+        const real e = (xfr - xc.s${k}) * ik;
+        const int bs = b${k} * S + s;
+        real val = loess_finish(${", ".join("%s.s%d" % (nm, k) for nm in names[:5])}, ${", ".join("%s.s%d" % (nm, k) for nm in names[5:]) if deg == 2 else "0, 0, 0"}, hk, (real)stats[2 * bs + 1], e);
+        const int fb = nn${k}[3];
+        if (isnan(val) && !(xf == 0 || xf == n_s + 1) && fb >= 1) val = D${k}[fb - 1];
+        out[(long)b${k} * o_b + (long)s * o_s + (long)xf * o_p + o_off] = val;
+    }
+% endfor
+}
+% endif

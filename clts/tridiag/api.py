@@ -19,8 +19,9 @@ class TridiagonalResult:
                     from the device on first access (device input stays asynchronous until then).
     """
 
-    def __init__(self, x, plan: Plan, counter):
+    def __init__(self, x, plan: Plan, counter, keep=()):
         self.x = x
+        self._keep = list(keep)   # temporaries of queued kernels (some drivers free early)
         self.plan = plan
         self.method = plan.method
         self._counter = counter
@@ -167,7 +168,7 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, method: str = "auto", start
                                  f"without axis {axis}), got {sa.shape}")
             st = np.clip(sa.astype(np.int64), -1, n).astype(np.int32).reshape(-1)
             if device_input:
-                st = cla.to_device(dev.queue, st)
+                st = _upload(dev, st)
 
     # out
     if out is not None:
@@ -186,7 +187,7 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, method: str = "auto", start
                          has_start=st is not None, method=method, overrides=params)
     elif params or method != "auto":
         raise TypeError("give either plan= or method=/parameters, not both")
-    counter = cla.zeros(dev.queue, 1, np.int32)
+    counter = _zeros_int(dev, 1)
 
     if nsys == 0 or n == 0:
         x = out if out is not None else (cla.empty(dev.queue, shape, dtype) if device_input
@@ -197,12 +198,12 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, method: str = "auto", start
         a2, b2, c2, d2 = [v if v.dtype == dtype else v.astype(dtype) for v in arrs]
         if a2.offset or b2.offset or c2.offset or d2.offset:
             a2, b2, c2, d2 = [v.copy() if v.offset else v for v in (a2, b2, c2, d2)]
-        x = out if (out is not None and not out.offset) else cla.empty(dev.queue, shape, dtype)
-        run_plan(dev, plan, a2, b2, c2, d2, x, st, counter)
+        x = out if (out is not None and not out.offset) else _empty(dev, shape, dtype)
+        keep = run_plan(dev, plan, a2, b2, c2, d2, x, st, counter)
         if out is not None and x is not out:
             out[...] = x
             x = out
-        return TridiagonalResult(x, plan, counter)
+        return TridiagonalResult(x, plan, counter, keep + [a2, b2, c2, d2, st])
 
     # numpy: normalise to [nsys, n] (natural) or [n, nsys] (interleaved), run chunk by chunk
     if move:
@@ -219,15 +220,15 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, method: str = "auto", start
     chunks = chunk_sizes(nsys, per, dev, multiple=mult)
     for s0, s1 in progress(chunks, desc="tridiag"):
         if layout == "natural":
-            parts = [cla.to_device(dev.queue, np.ascontiguousarray(v[s0:s1], dtype))
+            parts = [_upload(dev, np.ascontiguousarray(v[s0:s1], dtype))
                      for v in arrs]
         else:
-            parts = [cla.to_device(dev.queue, np.ascontiguousarray(v[:, s0:s1], dtype))
+            parts = [_upload(dev, np.ascontiguousarray(v[:, s0:s1], dtype))
                      for v in arrs]
-        xs = cla.empty_like(parts[1])
-        stc = None if st is None else cla.to_device(dev.queue, st[s0:s1])
+        xs = _empty(dev, parts[1].shape, dtype)
+        stc = None if st is None else _upload(dev, st[s0:s1])
         p = plan if (s0, s1) == (0, nsys) else _replace_nsys(plan, s1 - s0)
-        run_plan(dev, p, *parts, xs, stc, counter)
+        keep = run_plan(dev, p, *parts, xs, stc, counter)
         if layout == "natural":
             res[s0:s1] = xs.get()
         else:
@@ -265,29 +266,34 @@ def _scratch_factor(plan: Plan):
 # -- running a plan on device buffers ----------------------------------------------------------
 
 def run_plan(dev, plan: Plan, a, b, c, d, x, start, counter):
-    """Run ``plan`` on device arrays (natural [nsys, n] or interleaved [n, nsys] in memory)."""
+    """Run ``plan`` on device arrays (natural [nsys, n] or interleaved [n, nsys] in memory).
+
+    Returns the temporaries the enqueued kernels use: the caller keeps them alive until the
+    work is done (the OpenCL spec defers a release, Oclgrind does not)."""
     import pyopencl.array as cla
     n, nsys = plan.n, plan.nsys
     dummy_start = start if start is not None else _dummy_int(dev)
     if plan.method in ("thomas", "thomas-unrolled"):
-        _run_thomas(dev, plan, plan.layout, a, b, c, d, x, dummy_start, counter)
+        return _run_thomas(dev, plan, plan.layout, a, b, c, d, x, dummy_start, counter)
     elif plan.method == "thomas-coalesced":
         if plan.layout == "interleaved":
-            _run_thomas(dev, plan, "interleaved", a, b, c, d, x, dummy_start, counter)
+            return _run_thomas(dev, plan, "interleaved", a, b, c, d, x, dummy_start, counter)
         else:
-            tmp = [cla.empty(dev.queue, (n, nsys), x.dtype) for _ in range(5)]
+            tmp = [_empty(dev, (n, nsys), x.dtype) for _ in range(5)]
             for src, dst in zip((a, b, c, d), tmp):
                 _transpose(dev, plan, src, dst, nsys, n)
-            _run_thomas(dev, plan, "interleaved", *tmp[:4], tmp[4], dummy_start, counter)
+            keep = _run_thomas(dev, plan, "interleaved", *tmp[:4], tmp[4], dummy_start, counter)
             _transpose(dev, plan, tmp[4], x, n, nsys)
+            return keep + tmp
     elif plan.method == "pcr":
         prg = dev.program("tridiag/pcr.cl.mako", real=plan.real, LAYOUT=plan.layout,
                           HAS_START=plan.has_start, WG=plan.params["wg"], ROWS=plan.pcr_rows)
         wg = plan.params["wg"]
         launch(dev, prg.kernel("pcr"), nsys * wg, wg, a.data, b.data, c.data, d.data, x.data,
                x.data, dummy_start.data, counter.data, np.int32(n), np.int32(nsys))
+        return []
     elif plan.method == "flat":
-        _run_flat(dev, plan, a, b, c, d, x, dummy_start, counter)
+        return _run_flat(dev, plan, a, b, c, d, x, dummy_start, counter)
     else:  # pragma: no cover - make_plan validates
         raise ValueError(plan.method)
 
@@ -295,11 +301,36 @@ def run_plan(dev, plan: Plan, a, b, c, d, x, start, counter):
 _dummies = {}
 
 
+def _empty(dev, shape, dtype):
+    """A temporary device array. On a simulator (Oclgrind, tiny test cases) temporaries are
+    never released: Oclgrind's uninitialised-value tracking misreads a new buffer that reuses a
+    released one's id."""
+    import pyopencl.array as cla
+    return _track(dev, cla.empty(dev.queue, shape, dtype))
+
+
+def _track(dev, arr):
+    if getattr(dev.info, "simulator", False):
+        _dummies.setdefault(("keep", id(dev)), (dev, []))[1].append(arr)
+    return arr
+
+
+def _upload(dev, host):
+    import pyopencl.array as cla
+    return _track(dev, cla.to_device(dev.queue, host))
+
+
+def _zeros_int(dev, size):
+    """int32 zeros written by an upload (Oclgrind does not see fills as initialising)."""
+    import pyopencl.array as cla
+    return _upload(dev, np.zeros(size, np.int32))
+
+
 def _dummy_int(dev):
     import pyopencl.array as cla
     key = id(dev)
     if key not in _dummies:
-        _dummies[key] = (dev, cla.zeros(dev.queue, 1, np.int32))
+        _dummies[key] = (dev, _zeros_int(dev, 1))
     return _dummies[key][1]
 
 
@@ -320,9 +351,10 @@ def _run_thomas(dev, plan, layout, a, b, c, d, x, start, counter):
         prg = dev.program("tridiag/thomas.cl.mako", real=plan.real, LANES=lanes, LAYOUT=layout,
                           HAS_START=plan.has_start, CP_PRIVATE=priv)
         kern = prg.kernel("thomas")
-        scratch = x if priv else cla.empty(dev.queue, 2 * n * gsize * lanes, x.dtype)
+        scratch = x if priv else _empty(dev, 2 * n * gsize * lanes, x.dtype)
     launch(dev, kern, gsize, wg, a.data, b.data, c.data, d.data, x.data, scratch.data,
            start.data, counter.data, np.int32(n), np.int32(nsys))
+    return [scratch]
 
 
 def _transpose(dev, plan, src, dst, rows, cols):
@@ -339,13 +371,11 @@ def _run_flat(dev, plan, a, b, c, d, x, start, counter):
     nc = -(-n // C)
     wg = plan.params["wg"]
     q = dev.queue
-    scratch = cla.empty(q, 2 * n * nsys, x.dtype)
-    r4 = {np.dtype(np.float32): 16, np.dtype(np.float64): 32}[x.dtype]
-    mat = cla.empty(q, nsys * nc * 4, x.dtype)
-    aff = cla.empty(q, nsys * nc * 2, x.dtype)
-    carry = cla.empty(q, nsys * nc, x.dtype)
-    status = cla.zeros(q, nsys, np.int32)
-    del r4
+    scratch = _empty(dev, 2 * n * nsys, x.dtype)
+    mat = _empty(dev, nsys * nc * 4, x.dtype)
+    aff = _empty(dev, nsys * nc * 2, x.dtype)
+    carry = _empty(dev, nsys * nc, x.dtype)
+    status = _zeros_int(dev, nsys)
     prg = dev.program("tridiag/flat.cl.mako", real=plan.real, LAYOUT=plan.layout,
                       HAS_START=plan.has_start)
     k = prg.kernel
@@ -363,3 +393,4 @@ def _run_flat(dev, plan, a, b, c, d, x, start, counter):
     launch(dev, k("flat_fwd2"), gch, wg, *base, carry.data, scratch.data, aff.data, x.data)
     launch(dev, k("flat_scan_bwd"), gsys, lsys, aff.data, carry.data, i32(nsys), i32(nc))
     launch(dev, k("flat_bwd"), gch, wg, *base, carry.data, scratch.data, status.data, x.data)
+    return [scratch, mat, aff, carry, status]

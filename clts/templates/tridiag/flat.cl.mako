@@ -9,7 +9,7 @@
 ## matrix products. Parameters: real, LAYOUT, HAS_START.
 ##
 ## Buffers: scratch = [c' (n*nsys) | 1/den (n*nsys)] in the data layout; mat (real4 per chunk),
-## aff (real2 per chunk), carry (real per chunk), status (int per system).
+## aff (2 reals per chunk), carry (real per chunk), status (int per system).
 <%include file="/common/real.cl.mako"/>
 % if LAYOUT == "natural":
 #define IDX(i) ((size_t)sys * (size_t)n + (size_t)(i))
@@ -32,7 +32,8 @@
 #define CHUNK_PROLOGUE \
     const size_t gid = get_global_id(0); \
     if (gid >= (size_t)nsys * (size_t)nc) return; \
-    const int sys = (int)(gid / nc), ch = (int)(gid % nc); \
+    const int sys = (int)(gid / (size_t)nc); \
+    const int ch = (int)(gid - (size_t)sys * (size_t)nc); \
     const int s = ch * C, e = min(n, s + C); \
     const int lo = LO_OF(sys);
 
@@ -76,11 +77,11 @@ __kernel void flat_scan_mat(__global const real4 *restrict mat, __global real *r
 
 /* 3. chunk forward sweep 1: den, c' = c/den, 1/den; aggregate of d' maps */
 __kernel void flat_fwd1(ARGS, __global const real *restrict carry, __global real *restrict scratch,
-                        __global real2 *restrict aff, __global int *restrict status)
+                        __global real *restrict aff, __global int *restrict status)
 {
     CHUNK_PROLOGUE
     real cpp = (s > 0) ? C_(s - 1) / carry[gid] : (real)0;
-    real A = 0, Bm = 1;
+    real aff0 = 0, aff1 = 1;
     int bad = 0;
     for (int i = s; i < e; ++i) {
         const real ai = A_(i);
@@ -91,15 +92,16 @@ __kernel void flat_fwd1(ARGS, __global const real *restrict carry, __global real
         scratch[IDX(i)] = cpp;
         scratch[TOTAL + IDX(i)] = inv;
         const real beta = -ai * inv;
-        A = D_(i) * inv + beta * A;
-        Bm = beta * Bm;
+        aff0 = D_(i) * inv + beta * aff0;
+        aff1 = beta * aff1;
     }
     if (bad) atomic_or(status + sys, 1);
-    aff[gid] = (real2)(A, Bm);
+    aff[2 * gid] = aff0;   /* two scalar stores: Oclgrind mis-tracks real2 ones */
+    aff[2 * gid + 1] = aff1;
 }
 
 /* 4. per system: d'[s-1] entering each chunk; count failed systems */
-__kernel void flat_scan_fwd(__global const real2 *restrict aff, __global real *restrict carry,
+__kernel void flat_scan_fwd(__global const real *restrict aff, __global real *restrict carry,
                             __global const int *restrict status, __global int *restrict counter,
                             const int nsys, const int nc)
 {
@@ -109,31 +111,32 @@ __kernel void flat_scan_fwd(__global const real2 *restrict aff, __global real *r
     for (int ch = 0; ch < nc; ++ch) {
         const size_t k = (size_t)sys * nc + ch;
         carry[k] = y;
-        const real2 f = aff[k];
-        y = f.s0 + f.s1 * y;
+        const real f0 = aff[2 * k], f1 = aff[2 * k + 1];
+        y = f0 + f1 * y;
     }
     if (status[sys]) atomic_inc(counter);
 }
 
 /* 5. chunk forward sweep 2: d' into x; aggregate of the backward maps x[i] = d'[i] - c'[i] x[i+1] */
 __kernel void flat_fwd2(ARGS, __global const real *restrict carry,
-                        __global const real *restrict scratch, __global real2 *restrict aff,
+                        __global const real *restrict scratch, __global real *restrict aff,
                         __global real *restrict x)
 {
     CHUNK_PROLOGUE
     real y = carry[gid];
-    real A = 0, Bm = 1;
+    real aff0 = 0, aff1 = 1;
     for (int i = s; i < e; ++i) {
         y = (D_(i) - A_(i) * y) * scratch[TOTAL + IDX(i)];
         x[IDX(i)] = y;
-        A += Bm * y;
-        Bm = -Bm * scratch[IDX(i)];
+        aff0 += aff1 * y;
+        aff1 = -aff1 * scratch[IDX(i)];
     }
-    aff[gid] = (real2)(A, Bm);
+    aff[2 * gid] = aff0;   /* two scalar stores: Oclgrind mis-tracks real2 ones */
+    aff[2 * gid + 1] = aff1;
 }
 
 /* 6. per system: x entering each chunk from the right (x[e]) */
-__kernel void flat_scan_bwd(__global const real2 *restrict aff, __global real *restrict carry,
+__kernel void flat_scan_bwd(__global const real *restrict aff, __global real *restrict carry,
                             const int nsys, const int nc)
 {
     const int sys = get_global_id(0);
@@ -142,8 +145,8 @@ __kernel void flat_scan_bwd(__global const real2 *restrict aff, __global real *r
     for (int ch = nc - 1; ch >= 0; --ch) {
         const size_t k = (size_t)sys * nc + ch;
         carry[k] = xr;
-        const real2 f = aff[k];
-        xr = f.s0 + f.s1 * xr;
+        const real f0 = aff[2 * k], f1 = aff[2 * k + 1];
+        xr = f0 + f1 * xr;
     }
 }
 

@@ -120,7 +120,7 @@ def bfast_pixel(y, t, n, *, k=3, freq=365.0, trend=True, hfrac=0.25, level=0.05,
         counts = np.arange(nb + 1, nb + nm + 1)
         out["bounds"][mv - n] = crit * np.sqrt(2.0 * log_plus(counts / nb))
     else:
-        out["bounds"][:] = crit * math.sqrt(2.0) * np.sqrt(log_plus(t[n:] / t[n - 1]))
+        out["bounds"][mv - n] = crit * math.sqrt(2.0) * np.sqrt(log_plus(t[mv] / t[n - 1]))
     over = np.nonzero(np.abs(out["mosum"]) > out["bounds"])[0]
     out["breaks"] = int(over[0]) if over.size else -1
     out["mean"] = float(np.mean(mo)) if nm else np.nan

@@ -82,6 +82,7 @@ ${step(False)}
     }
     const V sigma = sqrt(ssr / (nbf - (V)${dof_sub}));
     const V scl = sigma * sqrt(nbf);
+    cf = nbf;       // observation count from the history start (R's boundary argument j / n)
 % if detailed:
 %   for l in range(W):
     if (p0 + ${l} < Mreal) sigma_out[p0 + ${l}] = sigma${L(l)};

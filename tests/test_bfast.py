@@ -1,0 +1,265 @@
+"""clts.bfast_monitor against its numpy reference, R/strucchange fixtures and the bfast 0.7 package.
+
+Fixtures: tests/data/bfast_r_*.csv (bench/bfast_r_fixtures.py, R strucchange) and
+tests/data/bfast_py_fixture.npz (bench/bfast_py_fixtures.py, the bfast 0.7 Python backend).
+Tolerances: float64 1e-7 relative (fixtures give 1e-5 slack for bfast's float32 outputs),
+float32 1e-3 relative to the data scale; float32 breaks may differ on a few knife-edge pixels.
+"""
+from __future__ import annotations
+
+import csv
+import datetime as dt
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import clts
+from clts.bfast import reference as ref
+from clts.bfast.api import bfast_monitor
+
+DATA = Path(__file__).resolve().parent / "data"
+VERSIONS = [("fused", 1), ("fused", 8), ("multi", 1), ("multi", 4)]
+
+
+def _rel(a, b, scale=1.0):
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    both = np.isnan(a) & np.isnan(b)
+    d = np.where(both, 0.0, np.abs(a - b) / np.fmax(scale, np.abs(b)))
+    d = np.where(np.isnan(d) & ~both, np.inf, d)
+    return float(np.max(d)) if d.size else 0.0
+
+
+# ------------------------------------------------------------------ the bfast 0.7 package
+@pytest.fixture(scope="module")
+def bfast_py():
+    return dict(np.load(DATA / "bfast_py_fixture.npz"))
+
+
+@pytest.mark.parametrize("version,lanes", VERSIONS)
+def test_bfast_py_fixture_float64(device, bfast_py, version, lanes):
+    d = bfast_py
+    r = bfast_monitor(d["y"], d["dates"], d["start"], k=int(d["k"]), freq=float(d["freq"]),
+                      hfrac=float(d["hfrac"]), level=float(d["level"]), convention="bfast-py",
+                      nodata=int(d["nodata"]), dtype=np.float64, device=device,
+                      version=version, lanes=lanes)
+    np.testing.assert_array_equal(r.breaks, d["breaks"])
+    np.testing.assert_array_equal(r.valids, d["valids"])
+    # pixel (0, 2) is a constant series: its MOSUM is rounding noise / rounding noise in both
+    keep = np.ones(r.breaks.shape, bool)
+    keep[0, 2] = False
+    assert _rel(r.means[keep], d["means"][keep]) < 1e-5
+    assert _rel(r.magnitudes, d["magnitudes"]) < 1e-5
+    assert r.break_dates.dtype.kind == "M"
+    hit = r.breaks >= 0
+    np.testing.assert_array_equal(r.break_dates[hit], d["dates"][r.diagnostics["n_history_dates"] + r.breaks[hit]])
+    assert np.isnat(r.break_dates[~hit]).all()
+
+
+def test_bfast_py_fixture_float32(device, bfast_py):
+    d = bfast_py
+    r = bfast_monitor(d["y"], list(d["dates"].astype(object)), d["start"].item(),
+                      convention="bfast-py", nodata=int(d["nodata"]), device=device)
+    assert r.means.dtype == np.float32
+    assert np.mean(r.breaks != d["breaks"]) <= 0.02
+    same = r.breaks == d["breaks"]
+    assert _rel(r.magnitudes[same], d["magnitudes"][same], scale=100.0) < 1e-3
+
+
+# ------------------------------------------------------------------ R strucchange
+@pytest.fixture(scope="module")
+def r_fixture():
+    inp = list(csv.DictReader(open(DATA / "bfast_r_input.csv")))
+    sett = list(csv.DictReader(open(DATA / "bfast_r_settings.csv")))
+    out = list(csv.DictReader(open(DATA / "bfast_r_output.csv")))
+    C = len({r["case"] for r in inp})
+    N = max(int(r["i"]) for r in inp) + 1
+    Y = np.full((N, C), np.nan)
+    T = np.zeros(N)
+    for r in inp:
+        i, c = int(r["i"]), int(r["case"])
+        T[i] = float(r["time"])
+        Y[i, c] = np.nan if r["value"] == "NA" else float(r["value"])
+
+    def col(rows, key, f=float):
+        return np.array([f(x[key]) if x[key] != "NA" else np.nan for x in rows])
+    expect = []
+    for s_i, s in enumerate(sett):
+        rows = [x for x in out if int(x["setting"]) == s_i]
+        expect.append(dict(history=s["history"], level=float(s["level"]), h=float(s["h"]),
+                           start=float(s["start"]), breaks=col(rows, "breaks", int).astype(int),
+                           hs=col(rows, "history_start", int).astype(int),
+                           magnitude=col(rows, "magnitude"), mean=col(rows, "mean")))
+    return Y, T, expect
+
+
+@pytest.mark.parametrize("version,lanes", [("fused", 8), ("multi", 4)])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_r_fixture(device, r_fixture, version, lanes, dtype):
+    Y, T, expect = r_fixture
+    tol = 1e-7 if dtype == np.float64 else 2e-3
+    for e in expect:
+        r = bfast_monitor(Y.astype(dtype), T, e["start"], k=3, freq=1.0, hfrac=e["h"],
+                          level=e["level"], history=e["history"], device=device,
+                          version=version, lanes=lanes)
+        np.testing.assert_array_equal(r.breaks, e["breaks"], err_msg=str(e["history"]))
+        if e["history"] == "ROC":
+            np.testing.assert_array_equal(r.history_start, e["hs"])
+        assert _rel(r.magnitudes, e["magnitude"], scale=0.1) < tol
+        assert _rel(r.means, e["mean"]) < tol * 10
+
+
+def test_reference_matches_r_fixture(r_fixture):
+    Y, T, expect = r_fixture
+    for e in expect[:2]:
+        n = int(np.sum(T < e["start"]))
+        for c in range(Y.shape[1]):
+            p = ref.bfast_pixel(Y[:, c], T, n, freq=1.0, hfrac=e["h"], level=e["level"],
+                                history=e["history"])
+            assert p["breaks"] == e["breaks"][c]
+            assert p["history_start"] == e["hs"][c]
+            assert abs(p["magnitude"] - e["magnitude"][c]) < 1e-9
+
+
+# ------------------------------------------------------------------ the numpy reference
+def _cube(seed, M=48, N=120, n_hist=70, nan=0.55, dtype=np.float64):
+    rng = np.random.default_rng(seed)
+    t = np.sort(rng.choice(np.arange(10, 23 * 12 * 16, 16), N, replace=False)).astype(np.float64)
+    y = (3 + 0.001 * t[:, None] + np.sin(2 * np.pi * t[:, None] / 365 + rng.uniform(0, 6, M))
+         + 0.3 * rng.standard_normal((N, M)))
+    brk = rng.integers(n_hist, N, M)
+    y -= (np.arange(N)[:, None] >= brk) * rng.uniform(0, 3, M) * (rng.random(M) < 0.6)
+    y[rng.random((N, M)) < nan] = np.nan
+    return y.astype(dtype), t, t[n_hist]
+
+
+@pytest.mark.parametrize("version,lanes", VERSIONS)
+@pytest.mark.parametrize("convention,history", [("r", "all"), ("r", "ROC"), ("bfast-py", "all")])
+def test_reference_random_float64(device, version, lanes, convention, history):
+    y, t, start = _cube(1 + lanes)
+    r = bfast_monitor(y, t, start, convention=convention, history=history, device=device,
+                      version=version, lanes=lanes, detailed=True)
+    e = ref.bfast_monitor(y, t, start, convention=convention, history=history)
+    np.testing.assert_array_equal(r.breaks, e["breaks"])
+    np.testing.assert_array_equal(r.valids, e["valids"])
+    assert _rel(r.means, e["means"]) < 1e-7
+    assert _rel(r.magnitudes, e["magnitudes"]) < 1e-7
+    if history == "ROC":
+        np.testing.assert_array_equal(r.history_start, e["history_start"])
+    ok = r.breaks > -2
+    for j, p in enumerate(e["pixels"]):
+        if not ok[j]:
+            assert np.isnan(r.sigma[j])
+            continue
+        assert abs(r.sigma[j] - p["sigma"]) <= 1e-8 * p["sigma"]
+        assert _rel(r.coef[:, j], p["coef"], scale=1e-3) < 1e-6
+        assert _rel(r.prediction[:, j], p["prediction"]) < 1e-8
+        assert _rel(r.mosum[:, j], p["mosum"]) < 1e-7
+        assert _rel(r.bounds[:, j], p["bounds"]) < 1e-12
+
+
+@pytest.mark.parametrize("version", ["fused", "multi"])
+def test_reference_random_float32_int16_nodata_time_axis(device, version):
+    y, t, start = _cube(7, M=60)
+    yi = np.where(np.isnan(y), -9999, np.round(y * 1000)).astype(np.int16)
+    cube = np.moveaxis(yi.reshape(len(t), 6, 10), 0, 2)          # [rows, cols, time]
+    r = bfast_monitor(cube, t, start, nodata=-9999, time_axis=2, device=device, version=version)
+    assert r.breaks.shape == (6, 10) and r.means.dtype == np.float32
+    yf = np.where(yi == -9999, np.nan, yi.astype(np.float64))
+    e = ref.bfast_monitor(yf, t, start)
+    b, eb = r.breaks.ravel(), e["breaks"].ravel()
+    assert np.mean(b != eb) <= 0.05
+    same = b == eb
+    assert _rel(r.magnitudes.ravel()[same], e["magnitudes"].ravel()[same], scale=100.0) < 1e-3
+    np.testing.assert_array_equal(r.valids.ravel(), e["valids"].ravel())
+
+
+def test_chunked_equals_unchunked(device, monkeypatch):
+    y, t, start = _cube(3, M=70)
+    whole = bfast_monitor(y, t, start, device=device, history="ROC", detailed=True)
+    monkeypatch.setenv("CLTS_MAX_CHUNK", "16")
+    parts = bfast_monitor(y, t, start, device=device, history="ROC", detailed=True)
+    for name in ("breaks", "means", "magnitudes", "valids", "history_start", "mosum", "coef"):
+        np.testing.assert_array_equal(getattr(parts, name), getattr(whole, name), err_msg=name)
+
+
+# ------------------------------------------------------------------ edge cases
+@pytest.mark.parametrize("version", ["fused", "multi"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_edge_cases(device, version, dtype):
+    N, n = 80, 50
+    t = np.arange(N) * 16.0 + 5
+    rng = np.random.default_rng(0)
+    base = 5 + np.sin(2 * np.pi * t / 365)
+    cols = []
+    cols.append(np.full(N, np.nan))                                   # 0 all missing
+    few = np.full(N, np.nan); few[[3, 9, 20, 30, 33, 60, 70]] = 1.0   # 1 fewer values than K
+    cols.append(few)
+    first = base + 0.01 * rng.standard_normal(N); first[n:] -= 5      # 2 break at first date
+    cols.append(first)
+    last = base + 0.01 * rng.standard_normal(N); last[N - 1] -= 50    # 3 break at the last date
+    cols.append(last)
+    step = np.full(N, 7.0); step[n + 3:] = 9.0; step[n:n + 3] = np.nan  # 4 constant, then a jump
+    cols.append(step)
+    nomon = base + 0.01 * rng.standard_normal(N); nomon[n:] = np.nan  # 5 no monitoring values
+    cols.append(nomon)
+    y = np.stack(cols, axis=1).astype(dtype)
+    r = bfast_monitor(y, t, t[n], device=device, version=version, history="ROC")
+    e = ref.bfast_monitor(y, t, t[n], history="ROC")
+    np.testing.assert_array_equal(r.breaks, [-2, -2, 0, N - 1 - n, 3, -1])
+    np.testing.assert_array_equal(r.breaks, e["breaks"])
+    np.testing.assert_array_equal(r.valids, [0, 7, N, N, N - 3, n])
+    assert np.isnan(r.means[:2]).all() and np.isnan(r.magnitudes[:2]).all()
+    assert np.isnan(r.means[5]) and np.isnan(r.magnitudes[5])
+    assert abs(r.magnitudes[4] - 2.0) < 1e-4
+    py = bfast_monitor(y, t, t[n], device=device, version=version, convention="bfast-py")
+    assert py.breaks[0] == -2 and py.breaks[1] == -2 and py.breaks[5] == -2
+    assert py.means[0] == 0 and py.magnitudes[5] == 0
+
+
+# ------------------------------------------------------------------ errors
+def test_bad_input(device):
+    y, t, start = _cube(0, M=4)
+    with pytest.raises(ValueError, match="k"):
+        bfast_monitor(y, t, start, k=0, device=device)
+    with pytest.raises(ValueError, match="level"):
+        bfast_monitor(y, t, start, level=0.2, device=device)
+    with pytest.raises(ValueError, match="level"):
+        bfast_monitor(y, t, start, level=0.0123, convention="bfast-py", device=device)
+    with pytest.raises(ValueError, match="hfrac"):
+        bfast_monitor(y, t, start, hfrac=0.3, device=device)
+    with pytest.raises(ValueError, match="start_monitor"):
+        bfast_monitor(y, t, t[-1] + 100, device=device)
+    with pytest.raises(ValueError, match="start_monitor"):
+        bfast_monitor(y, t, t[0] - 1, device=device)
+    with pytest.raises(ValueError, match="dates"):
+        bfast_monitor(y, t[:-1], start, device=device)
+    with pytest.raises(ValueError, match="increasing"):
+        bfast_monitor(y, t[::-1], start, device=device)
+    with pytest.raises(TypeError, match="dtype"):
+        bfast_monitor(y > 0, t, start, device=device)
+    with pytest.raises(ValueError, match="convention"):
+        bfast_monitor(y, t, start, convention="python", device=device)
+    with pytest.raises(ValueError, match="history"):
+        bfast_monitor(y, t, start, history="BP", device=device)
+    with pytest.raises(ValueError, match="period"):
+        bfast_monitor(y, t, start, period=3, device=device)
+    with pytest.raises(TypeError, match="start_monitor"):
+        bfast_monitor(y, np.array(["2001-01-01"] * 0 + [f"{2000 + i // 12}-{i % 12 + 1:02d}-01" for i in range(len(t))], dtype="datetime64[D]"), 2005.0, device=device)
+    with pytest.raises(ValueError, match="version"):
+        bfast_monitor(y, t, start, version="gpu", device=device)
+
+
+def test_public_export():
+    assert clts.bfast_monitor is bfast_monitor
+
+
+# ------------------------------------------------------------------ Oclgrind (tiny)
+@pytest.mark.oclgrind
+@pytest.mark.parametrize("version,lanes", [("fused", 4), ("multi", 1)])
+def test_oclgrind_tiny(device, version, lanes):
+    y, t, start = _cube(5, M=6, N=40, n_hist=24, nan=0.3)
+    r = bfast_monitor(y, t, start, device=device, version=version, lanes=lanes, wg=2,
+                      history="ROC", roc_wg=2)
+    e = ref.bfast_monitor(y, t, start, history="ROC")
+    np.testing.assert_array_equal(r.breaks, e["breaks"])

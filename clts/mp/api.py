@@ -242,7 +242,8 @@ def _run_diag(dev, plan, A, B, dA, dB, self_join, ez, cols, b_lo, b_hi, kstart, 
     idxbits = max(1, int(max(lA, lB) + D + 64).bit_length())
     params = dict(real=plan.kernel_real, W=plan.lanes, G=plan.groups, L=plan.tile, R=R,
                   NORMALIZE=int(A.normalize), COLS=int(cols), ATOMIC=int(atomic),
-                  PACK=int(plan.kernel_real == "double"))
+                  PACK=int(plan.kernel_real == "double"),
+                  PRECHECK=int(not getattr(dev.info, "simulator", False)))
     prg = dev.program("mp/diag.cl.mako", **params)
     kern = prg.kernel("diag")
     kr = A.kr

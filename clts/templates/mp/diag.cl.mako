@@ -49,7 +49,13 @@ inline ulong make_key(real score, int idx, ulong idxmask)
 % if ATOMIC:
 inline void key_min(volatile __global ulong *p, ulong key)
 {
+%   if PRECHECK:
+    // a plain read first (a benign race: the compare-and-swap loop below corrects it) skips
+    // the atomic for nearly every candidate, as in GPU-STOMP_OPT
     ulong cur = *p;
+%   else:
+    ulong cur = atom_cmpxchg(p, 0UL, 0UL);     // race-free read (for Oclgrind's checker)
+%   endif
     while (key < cur) {
         const ulong old = atom_cmpxchg(p, cur, key);
         if (old == cur) break;
@@ -148,10 +154,10 @@ __kernel void diag(
         # lanes 1..W-1 of x, then lane 0 of y (one valignq on AVX-512)
         if W == 1:
             return y
-        # swizzles of length 1, 2, 3, 4, 8 only: split lanes 1..W-1 into allowed pieces
+        # swizzles of length 1, 2, 4, 8 only: split lanes 1..W-1 into pieces
         lanes = list(range(1, W))
         parts = []
-        for size in (8, 4, 3, 2, 1):
+        for size in (8, 4, 2, 1):   # no 3-lane pieces (Oclgrind mis-handles vec3)
             while len(lanes) >= size and size <= len(lanes):
                 parts.append(lanes[:size])
                 lanes = lanes[size:]

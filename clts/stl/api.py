@@ -104,7 +104,7 @@ class _Runner:
             return cl.Kernel(prg.cl_program, name)
         return prg.kernel(name)
 
-    def _loess_prog(self, version, deg, use_w, choice: LoessChoice):
+    def _loess_prog(self, version, deg, use_w, choice: LoessChoice, complete=False):
         kw = dict(deg=deg, use_w=use_w, quad_tol=repr(QUAD_DET_TOL))
         if version == "intragroup":
             kw["WG"] = choice.wg
@@ -112,6 +112,7 @@ class _Runner:
             kw["CH"] = choice.chunk
         if version == "outer":
             kw["LANES"] = choice.lanes
+            kw["complete"] = complete and choice.lanes > 1
         return self._prog(f"loess_{version}", **kw)
 
     def run(self, y_host):
@@ -154,16 +155,17 @@ class _Runner:
             complete = self.complete or name == "low_pass"
             nprg = self._prog("nns", complete=complete)
             S, NF = sm["S"], sm["NF"]
-            stats = alloc((B * S, 2), i32)
-            nns = alloc((B * S * NF, 4), i32)
-            launch(dev, self._kernel(nprg, "stl_stats"), B * S, None, M.data, i32(m_b), i32(m_s),
-                   sm["seg"], i32(S), i32(B), stats.data)
-            launch(dev, self._kernel(nprg, "stl_nns"), B * S * NF, None, M.data, i32(m_b), i32(m_s),
-                   sm["seg"], sm["fp"], sm["an"], i32(NF), i32(S), i32(B), i32(sm["q"]),
-                   stats.data, nns.data)
-            st[name] = (stats, nns)
+            Bn = 1 if complete else B  # complete data: one set of windows serves every series
+            stats = alloc((Bn * S, 2), i32)
+            nns = alloc((Bn * S * NF, 4), i32)
+            launch(dev, self._kernel(nprg, "stl_stats"), Bn * S, None, M.data, i32(m_b),
+                   i32(m_s), sm["seg"], i32(S), i32(Bn), stats.data)
+            launch(dev, self._kernel(nprg, "stl_nns"), Bn * S * NF, None, M.data, i32(m_b),
+                   i32(m_s), sm["seg"], sm["fp"], sm["an"], i32(NF), i32(S), i32(Bn),
+                   i32(sm["q"]), stats.data, nns.data)
+            st[name] = (stats, nns, complete)
         s_stats = st["seasonal"][0].get()
-        failed = (s_stats[:, 0].reshape(B, P) == 0).any(axis=1)
+        failed = (s_stats[:, 0].reshape(-1, P) == 0).any(axis=1) & np.ones(B, bool)
         nch = {}
         for name, sm in self.smoothers.items():
             if self.versions[name].version == "flat":
@@ -180,11 +182,12 @@ class _Runner:
         def run_loess(name, D, d_b, d_s, W, out, o_b, o_s, o_p, o_off, use_w):
             sm = self.smoothers[name]
             ch = self.versions[name]
-            prg = self._loess_prog(ch.version, sm["deg"], use_w, ch)
-            stats, nns = st[name]
+            stats, nns, complete = st[name]
+            prg = self._loess_prog(ch.version, sm["deg"], use_w, ch, complete)
             S, NF = sm["S"], sm["NF"]
             args = [D.data, i32(d_b), i32(d_s)] + ([W.data] if use_w else []) + [
-                sm["seg"], sm["fp"], i32(NF), i32(S), i32(B), nns.data, stats.data, out.data,
+                sm["seg"], sm["fp"], i32(NF), i32(S), i32(B), nns.data, stats.data,
+                i32(0 if complete else 1), out.data,
                 i32(o_b), i32(o_s), i32(o_p), i32(o_off)]
             nfit = B * S * NF
             if ch.version == "outer":
@@ -226,8 +229,8 @@ class _Runner:
             use_w = True
         s_h, t_h, w_h = s.get(), t.get(), rw.get()
         q.finish()
-        for a in [y, t, s, u, rw, lp0, lp, C, work, z, rwz, part] + [x for v in st.values()
-                                                                     for x in v]:
+        for a in [y, t, s, u, rw, lp0, lp, C, work, z, rwz, part] + [v[i] for v in st.values()
+                                                                     for i in (0, 1)]:
             if a is not None:
                 a.data.release()
         if not use_w:

@@ -70,7 +70,7 @@ inline real loess_finish(real S0, real S1, real S2, real T0, real T1,
     global const real* W,
 % endif
     global const int* seg_n, global const int* fitpos, int NF, int S, int B,
-    global const int* nns, global const int* stats,
+    global const int* nns, global const int* stats, int nb_mul,
     global real* out, int o_b, int o_s, int o_p, int o_off
 </%def>
 <%def name="store()">
@@ -87,13 +87,14 @@ inline real loess_finish(real S0, real S1, real S2, real T0, real T1,
     const int s = bs - b * S;
     const int n_s = seg_n[s];
     const int xf = fitpos[s * NF + f];
-    global const int* nn = nns + 4 * ${fit};
+    const long nsb = (long)b * nb_mul * S + s;   // NNS row: shared by all series if nb_mul = 0
+    global const int* nn = nns + 4 * (nsb * NF + f);
     const int lo = nn[0], hi = nn[1], fb = nn[3];
     const real h = (real)nn[2];
     const real inv_h = h > (real)0 ? (real)1 / h : (real)0;
     const real xc = (real)0.5 * (real)(lo + hi);
     const real e_ = ((real)xf - xc) * inv_h;
-    const real rng = (real)stats[2 * bs + 1];
+    const real rng = (real)stats[2 * nsb + 1];
     global const real* Drow = D + (long)b * d_b + (long)s * d_s;
 % if use_w:
     global const real* Wrow = W + (long)b * d_b + (long)s * d_s;

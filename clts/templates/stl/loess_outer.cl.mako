@@ -39,11 +39,60 @@ kernel void loess_outer(${lc.fit_args()}) {
     const real xfr = (real)xf;
 % for k in range(L):
     const int b${k} = min(tile * ${L} + ${k}, B - 1);
-    global const int* nn${k} = nns + 4 * (((long)b${k} * S + s) * NF + f);
     global const real* D${k} = D + (long)b${k} * d_b + (long)s * d_s;
 %   if use_w:
     global const real* W${k} = W + (long)b${k} * d_b + (long)s * d_s;
 %   endif
+% endfor
+% if complete:
+<%
+    vec = set(["T0", "T1"] + (["T2"] if deg == 2 else []) + (names if use_w else []))
+    comp = lambda nm, k: ("%s.s%d" % (nm, k)) if nm in vec else nm
+%>
+    // complete data: one window for every lane (NNS shared), scalar neighbourhood weights
+    global const int* nn = nns + 4 * ((long)s * NF + f);
+    const int lo = nn[0], hi = nn[1], fbp = nn[3];
+    const real h = (real)nn[2];
+    const real inv_h = h > (real)0 ? (real)1 / h : (real)0;
+    const real xc = (real)0.5 * (real)(lo + hi);
+    const real e = (xfr - xc) * inv_h;
+    const real rng = (real)stats[2 * s + 1];
+% for nm in names:
+    ${V if nm in vec else "real"} ${nm} = 0;
+% endfor
+    for (int p = lo; p <= hi; ++p) {
+        const real r = fabs((real)p - xfr);
+        const real t = r * inv_h;
+        real w = (real)1 - t * t * t;
+        w = (r <= (real)0.001 * h) ? (real)1 : ((r <= (real)0.999 * h) ? w * w * w : (real)0);
+        const real u = ((real)p - xc) * inv_h;
+        const ${V} v = (${V})(${", ".join("D%d[p - 1]" % k for k in range(L))});
+% if use_w:
+        const ${V} wv = w * (${V})(${", ".join("W%d[p - 1]" % k for k in range(L))});
+        const ${V} wu = wv * u;
+        S0 += wv; S1 += wu; S2 += wu * u; T0 += wv * v; T1 += wu * v;
+%   if deg == 2:
+        S3 += wu * u * u; S4 += wu * u * u * u; T2 += wu * u * v;
+%   endif
+% else:
+        const real wu = w * u;
+        S0 += w; S1 += wu; S2 += wu * u; T0 += w * v; T1 += wu * v;
+%   if deg == 2:
+        S3 += wu * u * u; S4 += wu * u * u * u; T2 += (wu * u) * v;
+%   endif
+% endif
+    }
+% for k in range(L):
+    if (tile * ${L} + ${k} < B) {
+        real val = loess_finish(${", ".join(comp(nm, k) for nm in names[:5])}, ${", ".join(comp(nm, k) for nm in names[5:]) if deg == 2 else "0, 0, 0"}, h, rng, e);
+        if (isnan(val) && !(xf == 0 || xf == n_s + 1) && fbp >= 1) val = D${k}[fbp - 1];
+        out[(long)b${k} * o_b + (long)s * o_s + (long)xf * o_p + o_off] = val;
+    }
+% endfor
+}
+% else:
+% for k in range(L):
+    global const int* nn${k} = nns + 4 * (((long)b${k} * nb_mul * S + s) * NF + f);
 % endfor
     const ${V} lo = (${V})(${", ".join("(real)nn%d[0]" % k for k in range(L))});
     const ${V} hi = (${V})(${", ".join("(real)nn%d[1]" % k for k in range(L))});
@@ -87,7 +136,7 @@ kernel void loess_outer(${lc.fit_args()}) {
         const real hk = h.s${k};
         const real ik = hk > (real)0 ? (real)1 / hk : (real)0;
         const real e = (xfr - xc.s${k}) * ik;
-        const int bs = b${k} * S + s;
+        const int bs = b${k} * nb_mul * S + s;
         real val = loess_finish(${", ".join("%s.s%d" % (nm, k) for nm in names[:5])}, ${", ".join("%s.s%d" % (nm, k) for nm in names[5:]) if deg == 2 else "0, 0, 0"}, hk, (real)stats[2 * bs + 1], e);
         const int fb = nn${k}[3];
         if (isnan(val) && !(xf == 0 || xf == n_s + 1) && fb >= 1) val = D${k}[fb - 1];
@@ -95,4 +144,5 @@ kernel void loess_outer(${lc.fit_args()}) {
     }
 % endfor
 }
+% endif
 % endif

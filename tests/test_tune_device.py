@@ -155,3 +155,34 @@ def test_interrupted_clts_tune_resumes(device, registered, tmp_path, monkeypatch
     assert len(seen) == 6                  # the 2 cached candidates were not run again
     assert profiles.load(out)["testcopy"]["launch"] == "full"
     assert not (tmp_path / "cache.json").exists()
+
+
+def test_clts_tune_command_on_registered_tridiag(device, tmp_path):
+    """The real command (a child process) on real registered entries: one tunable and one
+    crossover of the tridiagonal solver, quick, on pocl only (CI time)."""
+    import subprocess
+    import sys
+    from clts.tune import load_all
+    if "pocl" not in device.slug:
+        pytest.skip("end-to-end command run on pocl only")
+    reg = load_all()
+    if "tridiag.flat" not in reg.tunables or "tridiag.pcr_max_batch" not in reg.crossovers:
+        pytest.skip("tridiag tuning entries not registered")
+    out = tmp_path / "tri.yaml"
+    cmd = [sys.executable, "-m", "clts.tune.cli", "--quick", "--device", device.slug,
+           "--only", "tridiag.flat,tridiag.pcr_max_batch", "-o", str(out),
+           "--cache", str(tmp_path / "cache.json")]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300,
+                       env={**__import__("os").environ, "CLTS_NO_PROGRESS": "1"})
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert "tridiag.flat " in p.stdout and "tridiag.pcr_max_batch" in p.stdout
+    data = profiles.load(out)
+    flat = reg.tunables["tridiag.flat"].params
+    assert data["tridiag"]["flat"]["wg"] in flat["wg"]
+    assert data["tridiag"]["flat"]["chunk"] in flat["chunk"]
+    assert isinstance(data["tridiag"]["auto"]["pcr_max_batch"], int)
+    ent = data["provenance"]["entries"]["tridiag.flat"]
+    assert ent["strategy"] == "exhaustive"
+    assert len(ent["times"]) + len(ent.get("wrong", {})) == ent["candidates"] > 1
+    assert data["device"]["name"] == device.name
+    assert not (tmp_path / "cache.json").exists()

@@ -126,6 +126,9 @@ def main(argv=None) -> int:
                     help=f"search strategy for large spaces: {', '.join(STRATEGIES)} "
                          "(kt:* needs pip install 'clts[tune]')")
     ap.add_argument("--repeats", type=int, help="timed runs per round (default 7, quick 3)")
+    ap.add_argument("--cache", metavar="FILE",
+                    help="resume cache of measured candidates (default: the user cache "
+                         "directory, one file per device)")
     ap.add_argument("--fresh", action="store_true",
                     help="ignore the cache of an interrupted run and measure everything again")
     ap.add_argument("--dry-run", action="store_true",
@@ -190,14 +193,13 @@ def main(argv=None) -> int:
         print(_table(rows, ["entry", "candidates", "search"]))
         return 0
 
-    cache = None if args.fresh else MeasurementCache(cache_path(dev))
-    if cache is not None and len(cache):
-        print(f"clts-tune: resuming: {len(cache)} measured candidate(s) in {cache.path}",
-              file=sys.stderr)
+    cache = MeasurementCache(args.cache or cache_path(dev))
     if args.fresh:
-        cache = MeasurementCache(cache_path(dev))
         for e in entries:
             cache.drop_entry(e.name)
+    elif len(cache):
+        print(f"clts-tune: resuming: {len(cache)} measured candidate(s) in {cache.path}",
+              file=sys.stderr)
     tuner.cache = cache
     if args.verbose:
         tuner.on_measure = lambda name, c: print(

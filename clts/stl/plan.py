@@ -111,8 +111,8 @@ class Plan:
 def choose(profile_get, n_fits: int, q: int, jump: int, batch: int, version="auto",
            overrides=None) -> LoessChoice:
     """The seed's selection: outer-parallel unless the jump is beyond the jump threshold; then
-    intra-group when q fits a work-group, else flat; flat also when there is too little outer
-    parallelism (batch x fit points)."""
+    intra-group while q < intragroup_max_q, else flat; flat also when there is too little outer
+    parallelism (batch x fit points < parallelism_threshold)."""
     ov = overrides or {}
     wg = int(ov.get("wg", profile_get("stl.intragroup.wg", 64)))
     chunk = int(ov.get("chunk", profile_get("stl.flat.chunk", 32)))
@@ -128,7 +128,7 @@ def choose(profile_get, n_fits: int, q: int, jump: int, batch: int, version="aut
         v = "flat"
     elif jump <= jt:
         v = "outer"
-    elif q <= qmax:
+    elif q < qmax:
         v = "intragroup"
     else:
         v = "flat"

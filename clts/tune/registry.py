@@ -11,6 +11,7 @@ from .space import Crossover, Registry, Tunable
 ALGORITHM_MODULES = (
     "clts.tridiag.tuning",
     "clts.mp.tuning",
+    "clts.stl.tuning",
 )
 
 REGISTRY = Registry()

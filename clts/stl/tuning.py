@@ -1,0 +1,107 @@
+"""STL search spaces for clts-tune: the tunables of the three LOESS versions (outer lanes,
+intra-group work-group size, flat chunk) and the seed's three version thresholds (jump, q,
+parallelism) as crossovers. Every candidate runs through ``clts.stl`` with the version and
+parameters forced and is checked against ``reference.py`` on the first series of the batch."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..tune import Crossover, Tunable, register
+from . import reference
+from .api import stl
+
+_N_CHECK = 2
+
+
+def _series(batch, n, period, seed):
+    rng = np.random.default_rng(seed)
+    t = np.arange(n)
+    return (3 * np.sin(2 * np.pi * t / period) + 0.01 * t + rng.normal(size=(batch, n)))
+
+
+def _workload(batch, n, period, seed=0, **kw):
+    return {"y": _series(batch, n, period, seed), "period": period, "kw": kw}
+
+
+def _expected(w):
+    if "ref" not in w:
+        w["ref"] = reference.stl(w["y"][:_N_CHECK], w["period"], **w["kw"])[:2]
+    return w["ref"]
+
+
+def _check(result, w):
+    s, t = _expected(w)
+    y = w["y"][:_N_CHECK]
+    scale = np.ptp(y)
+    tol = 1e-9 if result.seasonal.dtype == np.float64 else 1e-4
+    return bool(np.nanmax(np.abs(result.seasonal[:_N_CHECK] - s)) < tol * scale
+                and np.nanmax(np.abs(result.trend[:_N_CHECK] - t)) < tol * scale)
+
+
+def _run_with(version):
+    def run(device, params, w):
+        return stl(w["y"], w["period"], loess_version=version, loess_params=params,
+                   device=device, **w["kw"])
+    return run
+
+
+A_KW = dict(seasonal=25, trend=39, low_pass=25, seasonal_jump=3, trend_jump=4, low_pass_jump=3)
+B_KW = dict(seasonal=49, trend=261, low_pass=169, seasonal_jump=5, trend_jump=27,
+            low_pass_jump=17)
+
+
+def _workloads_a(quick):
+    return [_workload(256 if quick else 1024, 828, 23, **A_KW)]
+
+
+def _workloads_b(quick):
+    return [_workload(8 if quick else 16, 4000 if quick else 12000, 24, **B_KW)]
+
+
+register(Tunable(
+    name="stl.outer", section="stl.outer", params={"lanes": [1, 2, 4, 8, 16]},
+    workloads=_workloads_a, run=_run_with("outer"), check=_check,
+    description="STL outer-parallel LOESS: series per work-item (vector lanes)"))
+
+register(Tunable(
+    name="stl.intragroup", section="stl.intragroup", params={"wg": [8, 16, 32, 64, 128, 256]},
+    workloads=_workloads_b, run=_run_with("intragroup"), check=_check,
+    constraint=lambda p, d: p["wg"] <= d.max_work_group,
+    description="STL intra-group LOESS: work-group size (one group per fit point)"))
+
+register(Tunable(
+    name="stl.flat", section="stl.flat", params={"chunk": [8, 16, 32, 64, 128, 256]},
+    workloads=_workloads_b, run=_run_with("flat"), check=_check,
+    description="STL flat LOESS: neighbours summed per work-item before the segmented reduce"))
+
+
+def _run_version(device, version, w):
+    return stl(w["y"], w["period"], loess_version=version, device=device, **w["kw"])
+
+
+register(Crossover(
+    name="stl.jump_threshold", key="stl.loess.jump_threshold", versions=("outer", "intragroup"),
+    values=[1, 2, 4, 8, 16, 32, 64], quick_values=[1, 4, 16, 64],
+    workload=lambda j: _workload(64, 2400, 24, seasonal=25, trend=49, low_pass=25,
+                                 seasonal_jump=j, trend_jump=j, low_pass_jump=j),
+    run=_run_version, check=_check,
+    description="jump beyond which intra-group beats outer-parallel LOESS"))
+
+register(Crossover(
+    name="stl.intragroup_max_q", key="stl.loess.intragroup_max_q",
+    versions=("intragroup", "flat"), values=[15, 31, 63, 127, 255, 511, 1023],
+    quick_values=[15, 63, 255, 1023],
+    workload=lambda q: _workload(8, 3000, 12, seasonal=7, trend=q, low_pass=q, trend_jump=8,
+                                 low_pass_jump=8, seasonal_jump=2),
+    run=_run_version, check=_check,
+    description="q from which flat beats intra-group LOESS (intra-group used below it)"))
+
+register(Crossover(
+    name="stl.parallelism_threshold", key="stl.loess.parallelism_threshold",
+    versions=("flat", "outer"), values=[1000, 4000, 16000, 64000, 256000],
+    quick_values=[1000, 16000, 256000],
+    # about 1000 fit points per series and LOESS call (n = 2000, jumps 2)
+    workload=lambda v: _workload(max(1, v // 1000), 2000, 12, seasonal=13, trend=23,
+                                 low_pass=13, seasonal_jump=2, trend_jump=2, low_pass_jump=2),
+    run=_run_version, check=_check,
+    description="batch x fit points below which flat beats outer-parallel LOESS"))

@@ -460,3 +460,20 @@ def test_recorded_pocl_crossover_threshold_and_flip_warning():
     assert res.threshold == w8_wins[0]
     flips = [v for v in values if v > w8_wins[0] and v not in w8_wins]
     assert bool(flips) == any("not monotonic" in w for w in res.warnings)
+
+
+def test_budget_cut_exhaustive_run_measures_previous_value_first():
+    class Dev:                      # a device whose profile holds the previous value
+        profile = SimpleNamespace(get=lambda key: {"t.small.wg": 128, "t.small.lanes": 4}[key])
+    timer = FakeTimer(RECORDED)
+    res = Tuner(Dev(), timer=timer, settings=quiet()).tune_tunable(small_entry(),
+                                                                   budget_s=0.02)
+    assert res.partial and 0 < len(res.candidates) < 11
+    assert res.candidates[0].label == "wg=128,lanes=4"
+    assert res.current is res.candidates[0]
+    assert res.best.score <= res.current.score
+    # the rest is a sample, not the first rows of the cartesian product
+    full = Tuner(Dev(), timer=FakeTimer(RECORDED), settings=quiet()).tune_tunable(small_entry())
+    assert full.current.label == "wg=128,lanes=4" and full.best.params == {"wg": 64, "lanes": 8}
+    assert [c.label for c in full.candidates][1:4] != ["wg=16,lanes=1", "wg=16,lanes=4",
+                                                        "wg=16,lanes=8"]

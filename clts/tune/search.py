@@ -5,7 +5,7 @@ A strategy gets the valid candidates (parameter dicts, cartesian order), the par
 the engine memoises, checks, times and records) and ``should_stop() -> bool`` (the time
 budget). It returns nothing: every measurement is recorded by the engine.
 
-- ``exhaustive``: every candidate, in order.
+- ``exhaustive``: every candidate (the current profile value first, then a seeded shuffle).
 - ``random-local`` (built in, no dependency): seeded random sample of about a third of the
   evaluation budget (plus the profile's current value), then iterated steepest descent over
   neighbours (one parameter moved one step in its list), restarting from the best point not
@@ -40,7 +40,14 @@ STRATEGIES = ("auto", "exhaustive", "random-local", "kt:<name>")
 
 
 def exhaustive(candidates, params, evaluate, should_stop, max_evals=None, seed=0, start=None):
-    for c in candidates:
+    """Every candidate: the profile's current value first, then the others in a seeded random
+    order, so that a run cut short by the budget is a fair sample that includes the previous
+    value (the chosen one is then never slower than what the profile had)."""
+    order = list(candidates)
+    random.Random(seed).shuffle(order)
+    if start is not None:
+        order.sort(key=lambda c: label(c) != label(start))     # stable: start first
+    for c in order:
         if should_stop():
             return
         evaluate(c)

@@ -169,9 +169,9 @@ def test_auto_and_forced_parameters(device):
     assert relerr(r.x, ref) <= 1e-10
     for lanes in (1, 2, 4, 8, 16):
         for wg in (1, 3, 16):
-            for priv in (0, 128):
+            for priv, block in ((0, 1), (128, 0), (128, 1)):
                 r = solve_tridiagonal(a, b, c, d, method="thomas", lanes=lanes, wg=wg,
-                                      private_max=priv, device=device)
+                                      private_max=priv, block=block, device=device)
                 assert r.plan.params["lanes"] == lanes
                 assert relerr(r.x, ref) <= 1e-10
     r = solve_tridiagonal(a, b, c, d, method="thomas-coalesced", tile=8, tile_y=2, lanes=4,
@@ -289,6 +289,8 @@ def test_tiny_oclgrind(device, method):
             kw = dict(method=method, start=start, device=device, wg=4)
             if method == "thomas-coalesced":
                 kw.update(tile=4, tile_y=2, lanes=2)
+            if method == "thomas":
+                kw.update(lanes=2, block=1, private_max=0)
             if layout == "natural":
                 r = solve_tridiagonal(a, b, c, d, **kw)
                 x = r.x

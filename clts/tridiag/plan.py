@@ -6,7 +6,9 @@ or explicit parameters override the profile.
 Code versions:
 
 ``thomas``            one work-item per ``lanes`` systems, n known at run time, c'/d' in private
-                      arrays (n <= ``private_max``) or global scratch; reads either layout.
+                      arrays (n <= ``private_max``) or global scratch; reads either layout
+                      (natural layout with ``block=1``: ``lanes`` rows per vloadN, transposed
+                      in registers).
 ``thomas-coalesced``  the same kernel on the interleaved layout (``vloadN`` of ``lanes``
                       neighbouring systems); natural-layout data goes through a local-memory
                       tiled transposition first and back afterwards.
@@ -33,7 +35,7 @@ LAYOUTS = ("natural", "interleaved")
 UNROLLED_HARD_MAX = 512
 #: parameters a caller may force, per version section of the profile
 PARAMS = {
-    "thomas": ("wg", "lanes", "private_max"),
+    "thomas": ("wg", "lanes", "private_max", "block"),
     "thomas-coalesced": ("wg", "lanes", "private_max", "tile", "tile_y"),
     "thomas-unrolled": ("wg", "lanes"),
     "pcr": ("wg",),
@@ -135,6 +137,8 @@ def make_plan(dev, *, n: int, nsys: int, layout: str, dtype, has_start: bool,
     params.update({k: int(v) for k, v in overrides.items() if k in PARAMS[method]})
     if "lanes" in params and params["lanes"] not in (1, 2, 4, 8, 16):
         raise ValueError(f"lanes must be 1, 2, 4, 8 or 16, not {params['lanes']}")
+    if "block" in params and params["block"] not in (0, 1):
+        raise ValueError(f"block must be 0 or 1, not {params['block']}")
     for k in ("wg", "tile", "tile_y", "chunk"):
         if k in params and params[k] < 1:
             raise ValueError(f"{k} must be >= 1, not {params[k]}")

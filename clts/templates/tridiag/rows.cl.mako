@@ -29,16 +29,16 @@
 
 ## One forward row k: (cpp, dpp) <- (c'[k], d'[k]) from (c'[k-1], d'[k-1]).
 ## first: row 0 (a ignored); last: row n-1 (c ignored, cpp left alone).
-<%def name="fwd(k, first, last, mode, cpp, dpp)">
+<%def name="fwd(k, first, last, mode, cpp, dpp, vals=None)">
 <% V = cg.vtype(LANES); M = cg.mtype(real, LANES) %>\
     {
-        ${V} bk = ${cg.load("b", k, LAYOUT, LANES, mode)};
-        ${V} dk = ${cg.load("d", k, LAYOUT, LANES, mode)};
+        ${V} bk = ${vals["b"] if vals else cg.load("b", k, LAYOUT, LANES, mode)};
+        ${V} dk = ${vals["d"] if vals else cg.load("d", k, LAYOUT, LANES, mode)};
 % if not first:
-        ${V} ak = ${cg.load("a", k, LAYOUT, LANES, mode)};
+        ${V} ak = ${vals["a"] if vals else cg.load("a", k, LAYOUT, LANES, mode)};
 % endif
 % if not last:
-        ${V} ck = ${cg.load("c", k, LAYOUT, LANES, mode)};
+        ${V} ck = ${vals["c"] if vals else cg.load("c", k, LAYOUT, LANES, mode)};
 % endif
 % if HAS_START:
         const ${M} kk = (${M})(${k});
@@ -84,4 +84,22 @@
     if (s0 + ${l} < nsys && (bad).s${"%x" % l}) atomic_inc(counter);
 %   endfor
 % endif
+</%def>
+
+## Natural layout, LANES > 1: load rows k0..k0+LANES-1 of the LANES systems of this work-item
+## as one vloadN per system, transposed in registers to one vector per row: ${p}_r${r}.
+<%def name="block_load(p, k0)">
+% for l in range(LANES):
+        const ${cg.vtype(LANES)} ${p}_v${l} = vload${LANES}(0, ${p} + base${l} + (size_t)(${k0}));
+% endfor
+% for r in range(LANES):
+        const ${cg.vtype(LANES)} ${p}_r${r} = (${cg.vtype(LANES)})(${", ".join("%s_v%d.s%x" % (p, l, r) for l in range(LANES))});
+% endfor
+</%def>
+
+## ... and the reverse: row vectors xr0..xr{LANES-1} stored as one vstoreN per valid system.
+<%def name="block_store(k0)">
+% for l in range(LANES):
+        if (s0 + ${l} < nsys) vstore${LANES}((${cg.vtype(LANES)})(${", ".join("xr%d.s%x" % (r, l) for r in range(LANES))}), 0, x + base${l} + (size_t)(${k0}));
+% endfor
 </%def>

@@ -2,11 +2,12 @@
 ## Parameters: real, LANES (1/2/4/8: systems per work-item as realN lanes), LAYOUT
 ## ("natural": system axis contiguous, or "interleaved": batch axis contiguous, read with
 ## vloadN), HAS_START (start-row mask), CP_PRIVATE (0: c', d' kept in global scratch;
-## otherwise private arrays of that many rows, n <= CP_PRIVATE).
+## otherwise private arrays of that many rows, n <= CP_PRIVATE), BLOCK (natural layout,
+## LANES > 1: rows read LANES at a time per system and transposed in registers).
 <%include file="/common/real.cl.mako"/>
 <%namespace name="R" file="/tridiag/rows.cl.mako"/>
 <%! from clts.tridiag import codegen as cg %>
-<% V = cg.vtype(LANES) %>
+<% V = cg.vtype(LANES); BLOCK = BLOCKED and LAYOUT == "natural" and LANES > 1 %>
 % if CP_PRIVATE:
 #define CP(k) cps[k]
 #define DP(k) dps[k]
@@ -35,17 +36,47 @@
         } else {
             ${R.fwd("0", True, False, mode, "cpp", "dpp")}
             SET_CP(0, cpp); SET_DP(0, dpp);
-            for (int k = 1; k < n - 1; ++k) {
+% if BLOCK:
+            /* rows 1 .. 1 + nb*LANES - 1 in blocks: vloadN per system + register transposition */
+            const int nb = (n - 2) / ${LANES};
+            for (int blk = 0; blk < nb; ++blk) {
+                const int k0 = 1 + blk * ${LANES};
+${R.block_load("a", "k0")}
+${R.block_load("b", "k0")}
+${R.block_load("c", "k0")}
+${R.block_load("d", "k0")}
+%   for r in range(LANES):
+                ${R.fwd("k0 + %d" % r, False, False, mode, "cpp", "dpp", vals={"a": "a_r%d" % r, "b": "b_r%d" % r, "c": "c_r%d" % r, "d": "d_r%d" % r})}
+                SET_CP(k0 + ${r}, cpp); SET_DP(k0 + ${r}, dpp);
+%   endfor
+            }
+            const int krest = 1 + nb * ${LANES};
+% else:
+            const int krest = 1;
+% endif
+            for (int k = krest; k < n - 1; ++k) {
                 ${R.fwd("k", False, False, mode, "cpp", "dpp")}
                 SET_CP(k, cpp); SET_DP(k, dpp);
             }
             ${R.fwd("n - 1", False, True, mode, "cpp", "dpp")}
             ${V} xn = dpp;
             ${R.store_x("n - 1", "xn", mode)}
-            for (int k = n - 2; k >= 0; --k) {
+            for (int k = n - 2; k >= krest; --k) {
                 xn = GET_DP(k) - GET_CP(k) * xn;
                 ${R.store_x("k", "xn", mode)}
             }
+% if BLOCK:
+            for (int blk = nb - 1; blk >= 0; --blk) {
+                const int k0 = 1 + blk * ${LANES};
+%   for r in range(LANES - 1, -1, -1):
+                xn = GET_DP(k0 + ${r}) - GET_CP(k0 + ${r}) * xn;
+                const ${V} xr${r} = ${cg.sel(real, LANES, "xn", "REAL_NAN", "bad")};
+%   endfor
+${R.block_store("k0")}
+            }
+% endif
+            xn = GET_DP(0) - GET_CP(0) * xn;
+            ${R.store_x("0", "xn", mode)}
         }
     }
 #undef SET_CP

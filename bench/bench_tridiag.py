@@ -1,0 +1,213 @@
+"""Benchmark clts.solve_tridiagonal against numpy, LAPACK dgtsv and numba (issue 3).
+
+    python bench/bench_tridiag.py [--quick] [--device D] [--dtype float64|float32]
+
+Shapes: 50,000 x 115 natural (system axis last) and interleaved (system axis first),
+1,000 x 1,000, 10 x 10^6. Device data are resident (uploaded once); clts times are the sum of
+the kernels' OpenCL profiling intervals, median of repeats. GB/s counts a, b, c, d read once
+and x written once; % copy is against the device's copy kernel measured in the same run.
+Anchors (host, wall time, median): numpy Thomas vectorised over the batch on the interleaved
+layout, one dgtsv call on the whole batch as a single block-diagonal system, numba parallel
+Thomas when numba is installed. Writes bench/results/tridiag-<device slug>.md.
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from common import copy_bandwidth, markdown_table, median_time, write_result  # noqa: E402
+
+import clts  # noqa: E402
+from clts.runtime import all_devices, get_device, timing  # noqa: E402
+from clts.tridiag import VERSIONS, solve_tridiagonal  # noqa: E402
+from clts.tridiag.reference import thomas_numpy_interleaved  # noqa: E402
+
+SHAPES = [(50_000, 115, "natural"), (50_000, 115, "interleaved"), (1_000, 1_000, "natural"),
+          (10, 1_000_000, "natural")]
+QUICK = [(10_000, 115, "natural"), (10_000, 115, "interleaved"), (200, 1_000, "natural"),
+         (4, 250_000, "natural")]
+
+
+def systems(batch, n, dtype, seed=0):
+    rng = np.random.default_rng(seed)
+    a = rng.uniform(-1, 1, (batch, n))
+    c = rng.uniform(-1, 1, (batch, n))
+    b = np.abs(a) + np.abs(c) + rng.uniform(0.5, 2, (batch, n))
+    d = rng.standard_normal((batch, n))
+    return [v.astype(dtype) for v in (a, b, c, d)]
+
+
+# -- anchors ---------------------------------------------------------------------------------
+def numpy_interleaved(at, bt, ct, dt):
+    return thomas_numpy_interleaved(at, bt, ct, dt)
+
+
+def dgtsv_flat(a, b, c, d):
+    """One LAPACK call: the batch as one block-diagonal system (couplings zeroed)."""
+    from scipy.linalg.lapack import dgtsv, sgtsv
+    f = dgtsv if a.dtype == np.float64 else sgtsv
+    dl = a.copy()
+    dl[:, 0] = 0
+    du = c.copy()
+    du[:, -1] = 0
+    return f(dl.reshape(-1)[1:], b.reshape(-1), du.reshape(-1)[:-1], d.reshape(-1),
+             overwrite_dl=True, overwrite_du=True, overwrite_d=True)[3]
+
+
+def numba_solvers():
+    try:
+        import numba
+    except ImportError:
+        return None
+
+    @numba.njit(parallel=True, fastmath=False, cache=True)
+    def interleaved(a, b, c, d, x, cp):
+        n, nsys = b.shape
+        block = 64
+        nblocks = (nsys + block - 1) // block
+        for blk in numba.prange(nblocks):
+            s0 = blk * block
+            s1 = min(nsys, s0 + block)
+            for s in range(s0, s1):
+                den = b[0, s]
+                cp[0, s] = c[0, s] / den
+                x[0, s] = d[0, s] / den
+            for k in range(1, n):
+                for s in range(s0, s1):
+                    den = b[k, s] - a[k, s] * cp[k - 1, s]
+                    cp[k, s] = c[k, s] / den
+                    x[k, s] = (d[k, s] - a[k, s] * x[k - 1, s]) / den
+            for k in range(n - 2, -1, -1):
+                for s in range(s0, s1):
+                    x[k, s] = x[k, s] - cp[k, s] * x[k + 1, s]
+
+    @numba.njit(parallel=True, cache=True)
+    def natural(a, b, c, d, x, cp):
+        nsys, n = b.shape
+        for s in numba.prange(nsys):
+            den = b[s, 0]
+            cp[s, 0] = c[s, 0] / den
+            x[s, 0] = d[s, 0] / den
+            for k in range(1, n):
+                den = b[s, k] - a[s, k] * cp[s, k - 1]
+                cp[s, k] = c[s, k] / den
+                x[s, k] = (d[s, k] - a[s, k] * x[s, k - 1]) / den
+            for k in range(n - 2, -1, -1):
+                x[s, k] = x[s, k] - cp[s, k] * x[s, k + 1]
+
+    return {"natural": natural, "interleaved": interleaved}
+
+
+def kernel_time(fn, dev, repeats):
+    fn()
+    dev.queue.finish()
+    ts = []
+    for _ in range(repeats):
+        with timing(dev) as t:
+            fn()
+        ts.append(t.kernel_seconds)
+    return statistics.median(ts)
+
+
+def bench_device(dev, shapes, dtype, repeats, nb):
+    import pyopencl.array as cla
+    bw = copy_bandwidth(dev)
+    print(f"\n{dev.slug}: copy bandwidth {bw:.1f} GB/s", flush=True)
+    rows = []
+    for batch, n, layout in shapes:
+        host = systems(batch, n, dtype)
+        inter = [np.ascontiguousarray(v.T) for v in host]
+        nbytes = 5 * batch * n * np.dtype(dtype).itemsize
+        data = inter if layout == "interleaved" else host
+        axis = 0 if layout == "interleaved" else -1
+        dv = [cla.to_device(dev.queue, v) for v in data]
+        out = cla.empty_like(dv[1])
+        ref = numpy_interleaved(*inter).T
+        shape = f"{batch:,} x {n:,} {layout}"
+
+        def row(name, seconds, err=float("nan"), kind="clts"):
+            r = {"shape": shape, "solver": name, "ms": seconds * 1e3,
+                 "systems/s": batch / seconds, "GB/s": nbytes / seconds / 1e9,
+                 "% copy": 100 * nbytes / seconds / 1e9 / bw, "max rel err": err}
+            rows.append(r)
+            print(f"  {shape:28s} {name:26s} {seconds * 1e3:9.2f} ms {r['GB/s']:7.1f} GB/s "
+                  f"{r['% copy']:5.0f}%", flush=True)
+            return r
+
+        results = {}
+        for method in ("auto",) + VERSIONS:
+            if method == "thomas-unrolled" and n > 128:
+                continue
+            if method == "pcr" and n > 1024:
+                continue
+            if method == "flat" and batch * n < 10 ** 6 and batch > 1000:
+                pass
+            try:
+                fn = lambda m=method: solve_tridiagonal(*dv, axis=axis, method=m, out=out,
+                                                         device=dev)
+                r = fn()
+                t = kernel_time(fn, dev, repeats)
+            except Exception as exc:  # a version that cannot run this shape
+                print(f"  {shape:28s} {method:26s} skipped: {exc}")
+                continue
+            x = out.get()
+            x = x.T if layout == "interleaved" else x
+            err = float(np.max(np.abs(x - ref)) / np.max(np.abs(ref)))
+            name = f"auto ({r.method})" if method == "auto" else method
+            results[method] = t
+            row(name, t, err)
+        best = min(v for k, v in results.items() if k != "auto")
+        rows[-len(results)]["auto / best"] = results["auto"] / best
+        # anchors: host wall time
+        t_np = median_time(lambda: numpy_interleaved(*inter), repeats=3)
+        row("numpy Thomas (interleaved)", t_np, kind="anchor")
+        rows[-1]["clts auto speed-up"] = t_np / results["auto"]
+        if dtype == np.float64 or True:
+            t_la = median_time(lambda: dgtsv_flat(*host), repeats=3)
+            row("dgtsv (one flattened call)", t_la, kind="anchor")
+            rows[-1]["clts auto speed-up"] = t_la / results["auto"]
+        if nb is not None:
+            x = np.empty_like(data[1])
+            cp = np.empty_like(data[1])
+            f = nb[layout]
+            f(*data, x, cp)
+            t_nb = median_time(lambda: f(*data, x, cp), repeats=3)
+            row(f"numba parallel Thomas ({layout})", t_nb, kind="anchor")
+            rows[-1]["clts auto speed-up"] = t_nb / results["auto"]
+    return bw, rows
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true", help="smaller shapes, fewer repeats")
+    p.add_argument("--device", help="device index / name substring / slug (default: all)")
+    p.add_argument("--dtype", default="float64", choices=["float64", "float32"])
+    args = p.parse_args(argv)
+    dtype = np.dtype(args.dtype).type
+    shapes = QUICK if args.quick else SHAPES
+    repeats = 3 if args.quick else 7
+    nb = numba_solvers()
+    devs = [get_device(args.device)] if args.device else all_devices()
+    for dev in devs:
+        bw, rows = bench_device(dev, shapes, dtype, repeats, nb)
+        notes = (f"clts {clts.__version__}, {args.dtype}{', --quick' if args.quick else ''}; "
+                 f"device copy bandwidth {bw:.1f} GB/s (bytes read + written) measured in "
+                 f"this run. clts rows: kernel time (OpenCL profiling), data resident on the "
+                 f"device. Anchor rows: host wall time. `auto / best`: auto's time over the "
+                 f"fastest forced version. `clts auto speed-up`: anchor time / clts auto "
+                 f"time.\n\nCommand: `python bench/bench_tridiag.py"
+                 f"{' --quick' if args.quick else ''}"
+                 f"{' --dtype ' + args.dtype if args.dtype != 'float64' else ''}`\n")
+        path = write_result("tridiag", dev, f"Batched tridiagonal solvers on {dev.slug}",
+                            rows, notes)
+        print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()

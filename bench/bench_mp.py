@@ -1,0 +1,155 @@
+"""Benchmark clts.matrix_profile against stumpy.stump and pyscamp's CPU build (issue 6).
+
+    python bench/bench_mp.py [--quick] [--device D ...] [--precision double|mixed|single]
+                             [--no-anchors]
+
+Random walk, m = 256, n = 2^14 .. 2^17 (quick: 2^14, 2^15): self-join k = 1, pairs/s =
+(n - m + 1)^2 / 2 / t with t the wall time of the whole call (statistics, diagonal kernel,
+exact re-evaluation, transfers), best of repeats. Anchors in the same run, wall time: stumpy.stump
+(numba, all cores; JIT warmed on a small input first) and pyscamp.selfjoin (SCAMP CPU build,
+FORCE_NO_CUDA=1 pip install pyscamp), when installed. "kernel GB/s" counts the 3 column values
+(df, dg, 1/norm) the diagonal kernel loads per pair, against the device's copy kernel measured
+in the same run (a notional figure: the kernel is compute bound). Also: time against m
+(64 .. 2048) at n = 2^15, and ``matrix_profile.estimate`` against the measured time at the
+largest n. Writes bench/results/mp-<device slug>.md.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from common import copy_bandwidth, write_result  # noqa: E402
+
+import clts  # noqa: E402
+from clts.runtime import get_device, usable  # noqa: E402
+
+M = 256
+
+
+def walk(n, seed=0):
+    return np.cumsum(np.random.default_rng(seed).standard_normal(n))
+
+
+def best_time(fn, repeats):
+    best = np.inf
+    out = None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t0)
+    return best, out
+
+
+def pairs(n, m=M):
+    l = n - m + 1
+    return l * l / 2
+
+
+def anchors():
+    found = {}
+    try:
+        import stumpy
+        try:
+            stumpy.cache._enable()
+        except Exception:
+            pass
+        stumpy.stump(walk(600), 32)          # JIT warm-up
+        found["stumpy"] = lambda T, m: stumpy.stump(T, m)
+    except ImportError:
+        pass
+    try:
+        import pyscamp
+        pyscamp.selfjoin(walk(600), 32)
+        found["pyscamp"] = lambda T, m: pyscamp.selfjoin(T, m)
+    except ImportError:
+        pass
+    return found
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--device", action="append", help="device index/name/slug (repeatable); "
+                    "default: every working device")
+    ap.add_argument("--precision", default="double")
+    ap.add_argument("--no-anchors", action="store_true")
+    args = ap.parse_args()
+    os.environ.setdefault("CLTS_NO_PROGRESS", "1")
+    sizes = [1 << 14, 1 << 15] if args.quick else [1 << 14, 1 << 15, 1 << 16, 1 << 17]
+    reps = 2 if args.quick else 3
+    devs = [get_device(d) for d in args.device] if args.device else \
+        [get_device(i) for i in usable() if not i.simulator]
+    anc = {} if args.no_anchors else anchors()
+    anchor_t = {}
+    for n in sizes:
+        T = walk(n, 1)
+        for name, fn in anc.items():
+            if name == "stumpy" and n > (1 << 16) and args.quick:
+                continue
+            anchor_t[(name, n)] = best_time(lambda: fn(T, M), 1 if n >= (1 << 16) else reps)[0]
+            print(f"{name:8s} n=2^{n.bit_length() - 1}: {anchor_t[(name, n)]:.3f} s "
+                  f"{pairs(n) / anchor_t[(name, n)]:.3g} pairs/s", flush=True)
+    for dev in devs:
+        bw = copy_bandwidth(dev)
+        rows = []
+        clts.matrix_profile(walk(3000), M, devices=dev, precision=args.precision)   # build
+        t_last = None
+        for n in sizes:
+            T = walk(n, 1)
+            clts.matrix_profile(T, M, devices=dev, precision=args.precision)        # warm
+            t, res = best_time(lambda: clts.matrix_profile(T, M, devices=dev,
+                                                           precision=args.precision), reps)
+            t_last = (n, t)
+            pps = pairs(n) / t
+            row = {"n": f"2^{n.bit_length() - 1}", "m": M, "clts s": t, "pairs/s": pps,
+                   "kernel GB/s": pps * 24 / 1e9, "% copy": 100 * pps * 24 / 1e9 / bw}
+            for name in anc:
+                ta = anchor_t.get((name, n))
+                if ta is not None:
+                    row[f"{name} s"] = ta
+                    row[f"x {name}"] = ta / t
+            if "stumpy" in anc and ("stumpy", n) in anchor_t and n <= (1 << 15):
+                s = anc["stumpy"](T, M)
+                row["max |P - stumpy|"] = float(np.max(np.abs(res.P[:, 0] - s[:, 0].astype(float))))
+            rows.append(row)
+            print(dev.slug, row, flush=True)
+        # time against m at n = 2^15
+        n = 1 << 15
+        T = walk(n, 2)
+        mrows = []
+        for m in (64, 256, 1024, 2048):
+            clts.matrix_profile(T, m, devices=dev, precision=args.precision)
+            t, _ = best_time(lambda: clts.matrix_profile(T, m, devices=dev,
+                                                         precision=args.precision), reps)
+            mrows.append({"n": "2^15", "m": m, "clts s": t, "pairs/s": pairs(n, m) / t})
+        tref = [r["clts s"] for r in mrows if r["m"] == 256][0]
+        for r in mrows:
+            r["t / t(m=256)"] = r["clts s"] / tref
+        print(dev.slug, mrows, flush=True)
+        # estimate against the measured time at the largest n
+        n, t = t_last
+        est = clts.matrix_profile.estimate(n, M, dev, precision=args.precision)
+        erow = [{"n": f"2^{n.bit_length() - 1}", "measured s": t, "estimate s": est,
+                 "error %": 100 * (est - t) / t}]
+        print(dev.slug, erow, flush=True)
+        load = os.getloadavg()[0]
+        notes = (f"\nPrecision {args.precision}; copy bandwidth {bw:.1f} GB/s; load average "
+                 f"{load:.2f} at the end (other jobs share the 2 cores: ratios in the same run "
+                 f"are the figure to read).\n\n## Time against m (n = 2^15)\n\n"
+                 + __import__("common").markdown_table(mrows)
+                 + "\n## estimate() against the measured time\n\n"
+                 + __import__("common").markdown_table(erow))
+        path = write_result("mp", dev, f"Matrix profile self-join, random walk, m = {M}", rows,
+                            notes)
+        print("wrote", path)
+
+
+if __name__ == "__main__":
+    main()

@@ -186,3 +186,20 @@ def test_clts_tune_command_on_registered_tridiag(device, tmp_path):
     assert len(ent["times"]) + len(ent.get("wrong", {})) == ent["candidates"] > 1
     assert data["device"]["name"] == device.name
     assert not (tmp_path / "cache.json").exists()
+
+
+def test_event_timer_modes(device):
+    from clts.tune.timer import EventTimer
+    w = CopyWorkload(1 << 16)
+
+    def two_launches():
+        run_copy(device, 1, None, 1.0, w)
+        run_copy(device, 8, None, 1.0, w)
+    timer = EventTimer(device)
+    two_launches()
+    kernel, span, wall = (timer.time(two_launches, ("e", "c", 0), m)
+                          for m in ("kernel", "span", "wall"))
+    assert kernel > 0 and span > 0 and wall > 0
+    assert timer.wall_fallbacks == 0
+    assert timer.time(lambda: None, ("e", "nothing", 0)) >= 0     # nothing launched: wall time
+    assert timer.wall_fallbacks == 1

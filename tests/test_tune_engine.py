@@ -477,3 +477,30 @@ def test_budget_cut_exhaustive_run_measures_previous_value_first():
     assert full.current.label == "wg=128,lanes=4" and full.best.params == {"wg": 64, "lanes": 8}
     assert [c.label for c in full.candidates][1:4] != ["wg=16,lanes=1", "wg=16,lanes=4",
                                                         "wg=16,lanes=8"]
+
+
+def test_clear_losers_get_no_extra_noise_rounds():
+    table = {k: [10e-3, 14e-3, 10e-3, 14e-3, 12e-3] * 10 for k in RECORDED}
+    table["wg=64,lanes=8"] = 1e-3
+    timer = FakeTimer(table)
+    res = Tuner(timer=timer, settings=quiet()).tune_tunable(small_entry())
+    order = [c.label for c in res.candidates]              # measurement order
+    first = order.index("wg=64,lanes=8")
+    assert res.best.params == {"wg": 64, "lanes": 8}
+    assert 0 < first < len(order) - 1                        # seeded order: losers on both sides
+    for lab in order[:first]:                                # no best yet: repeated, unstable
+        assert timer.calls[lab] == 15
+    for lab in order[first + 1:]:                            # clearly slower: one round only
+        assert timer.calls[lab] == 5
+    assert {c.label for c in res.unstable} == set(order[:first])
+
+
+def test_entry_timing_mode_reaches_the_timer():
+    timer = FakeTimer(RECORDED)
+    entry = small_entry()
+    Tuner(timer=timer, settings=quiet()).tune_tunable(entry)
+    assert timer.modes == {"kernel"}
+    entry.timing = "wall"
+    timer = FakeTimer(RECORDED)
+    Tuner(timer=timer, settings=quiet()).tune_tunable(entry)
+    assert timer.modes == {"wall"}

@@ -6,7 +6,9 @@ with its reason and never timed or chosen. A correct one is run ``warmup`` more 
 timed ``repeats`` times per round (OpenCL profiling events, through ``clts.runtime.timing``);
 the cost of a workload is the median. Noise check: the relative standard error of that median,
 estimated from the samples' interquartile range (``1.2533 * (IQR / 1.349) / sqrt(n) / median``),
-must be at most ``noise``; otherwise another round is added, up to ``max_rounds``. A measurement
+must be at most ``noise``; otherwise another round is added, up to ``max_rounds``, unless the
+candidate is clearly slower than the best one so far on that workload (its median minus three
+standard errors above the best median: more samples cannot change the choice). A measurement
 still noisy after that is kept but flagged unstable. A candidate's score is the geometric mean
 of its workloads' medians.
 
@@ -246,18 +248,22 @@ class Tuner:
         self.on_measure = on_measure
 
     # -- one candidate ------------------------------------------------------------------------
-    def measure(self, entry_name: str, shash: str, lab: str, params: dict, jobs) -> CandidateResult:
-        """``jobs``: list of (run() -> result, check(result) -> bool), one per workload."""
+    def measure(self, entry_name: str, shash: str, lab: str, params: dict, jobs,
+                mode: str = "kernel", best_medians=None) -> CandidateResult:
+        """``jobs``: list of (run() -> result, check(result) -> bool), one per workload;
+        ``mode``: the timer's mode (``Tunable.timing``); ``best_medians``: per-workload medians
+        of the best candidate so far (noise rounds are skipped for clear losers)."""
         if self.cache is not None:
             rec = self.cache.get(entry_name, shash, lab)
             if rec is not None:
                 return CandidateResult.from_record(lab, params, rec)
-        res = self._measure(entry_name, lab, params, jobs)
+        res = self._measure(entry_name, lab, params, jobs, mode, best_medians)
         if self.cache is not None:
             self.cache.put(entry_name, shash, lab, res.record())
         return res
 
-    def _measure(self, entry_name, lab, params, jobs) -> CandidateResult:
+    def _measure(self, entry_name, lab, params, jobs, mode="kernel",
+                 best_medians=None) -> CandidateResult:
         s = self.settings
         for wi, (run, check) in enumerate(jobs):          # correctness first, never timed
             try:
@@ -273,12 +279,19 @@ class Tuner:
             for _ in range(s.warmup):
                 run()
             times = []
+            loser = False
             for _round in range(s.max_rounds):
-                times += [self.timer.time(run, (entry_name, lab, wi)) for _ in range(s.repeats)]
-                if _uncertainty(times) <= s.noise:
+                times += [self.timer.time(run, (entry_name, lab, wi), mode)
+                          for _ in range(s.repeats)]
+                unc = _uncertainty(times)
+                if unc <= s.noise:
+                    break
+                if best_medians is not None and \
+                        float(np.median(times)) * (1 - 3 * unc) > best_medians[wi]:
+                    loser = True          # clearly slower: more rounds cannot change the choice
                     break
             sp = _spread(times)
-            if _uncertainty(times) > s.noise:
+            if _uncertainty(times) > s.noise and not loser:
                 stable = False
                 log.info("%s %s workload %d unstable: median uncertain by %.0f%% (spread "
                          "%.0f%%) after %d samples", entry_name, lab, wi,
@@ -350,7 +363,10 @@ class Tuner:
                 bar.show(lab)
                 jobs = [(_bind_run(entry, self.device, p, w), _bind_check(entry, w))
                         for w in workloads]
-                done[lab] = self.measure(entry.name, shash, lab, p, jobs)
+                good = [c for c in done.values() if c.ok]
+                best = min(good, key=lambda c: c.score).medians if good else None
+                done[lab] = self.measure(entry.name, shash, lab, p, jobs,
+                                         getattr(entry, "timing", "kernel"), best)
                 bar.step()
                 if self.on_measure:
                     self.on_measure(entry.name, done[lab])
@@ -405,7 +421,8 @@ class Tuner:
                     bar.show(lab)
                     job = (_bind_xrun(entry, self.device, version, w), _bind_check(entry, w))
                     by[version] = self.measure(entry.name, shash, lab,
-                                               {"version": version, "value": _py(value)}, [job])
+                                               {"version": version, "value": _py(value)}, [job],
+                                               getattr(entry, "timing", "kernel"))
                     bar.step()
                     if self.on_measure:
                         self.on_measure(entry.name, by[version])

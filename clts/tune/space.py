@@ -23,7 +23,11 @@ Two kinds of entries:
     ``check(result, workload) -> bool`` as above.
 
 Timing uses OpenCL profiling events of every launch inside ``run`` (see
-``clts.runtime.timing``), so ``run`` must go through the normal launch path.
+``clts.runtime.timing``), so ``run`` must go through the normal launch path. Optional field
+``timing`` on both kinds: ``"kernel"`` (default: the summed kernel execution times),
+``"span"`` (first kernel start to last kernel end, gaps included) or ``"wall"`` (host wall time
+of the whole ``run``, transfers and host work included) for entries whose versions differ in
+more than kernels.
 """
 from __future__ import annotations
 
@@ -41,6 +45,7 @@ class Tunable:
     check: Callable[[Any, Any], bool]
     constraint: Callable[[dict, Any], bool] | None = None
     description: str = ""
+    timing: str = "kernel"
 
 
 @dataclass
@@ -54,6 +59,7 @@ class Crossover:
     check: Callable[[Any, Any], bool]
     quick_values: list | None = None
     description: str = ""
+    timing: str = "kernel"
 
 
 @dataclass

@@ -22,14 +22,18 @@ class EventTimer:
     def clock(self) -> float:
         return time.monotonic()
 
-    def time(self, fn, key) -> float:
+    def time(self, fn, key, mode: str = "kernel") -> float:
+        """``mode``: "kernel" (summed kernel execution), "span" (first start to last end) or
+        "wall" (host wall time of ``fn``)."""
         from ..runtime import timing
         with timing(self.device) as t:
             fn()
+        if mode == "wall":
+            return t.wall
         if not t.events:          # run() launched nothing through clts.runtime.launch
             self.wall_fallbacks += 1
             return t.wall
-        return t.kernel_seconds
+        return t.span_seconds if mode == "span" else t.kernel_seconds
 
 
 class FakeTimer:
@@ -47,6 +51,7 @@ class FakeTimer:
         self.overhead = overhead
         self.now = 0.0
         self.calls = defaultdict(int)
+        self.modes = set()            # timing modes asked for (Tunable.timing)
 
     def clock(self) -> float:
         return self.now
@@ -59,8 +64,9 @@ class FakeTimer:
                 return self.table[k]
         raise KeyError(f"FakeTimer has no recorded time for {label!r} (workload {wi})")
 
-    def time(self, fn, key) -> float:
+    def time(self, fn, key, mode: str = "kernel") -> float:
         _entry, label, wi = key
+        self.modes.add(mode)
         fn()
         v = self._lookup(label, wi)
         n = self.calls[label]

@@ -7,10 +7,11 @@ from .runtime import Device, get_device
 from .mp import MatrixProfileResult, discords, matrix_profile, motifs
 from .stl import STLResult, stl, stl_hastl
 from .bfast import BfastResult, bfast_monitor
+from .tridiag import TridiagonalResult, solve_tridiagonal
 
 __version__ = "0.1.0"
 
 __all__ = ["CltsError", "DeviceError", "KernelBuildError", "ProfileError", "Device",
            "get_device", "__version__", "matrix_profile", "motifs", "discords",
            "MatrixProfileResult", "stl", "stl_hastl", "STLResult",
-           "bfast_monitor", "BfastResult"]
+           "bfast_monitor", "BfastResult", "solve_tridiagonal", "TridiagonalResult"]

@@ -43,3 +43,19 @@ def test_registered_algorithms_load_and_fit_the_schema(monkeypatch):
     assert not reg.errors
     entries = list(reg.tunables.values()) + list(reg.crossovers.values())
     assert schema_problems(entries) == {}
+
+
+def test_only_selects_by_dotted_component_then_prefix():
+    from clts.tune.cli import select
+    es = [_t(n) for n in ("tridiag.flat", "tridiag.flat_max_batch", "tridiag.thomas",
+                          "stl.loess", "stlx.other")]
+    names = lambda sel: [e.name for e in sel]  # noqa: E731
+    assert names(select(es, "tridiag.flat")) == ["tridiag.flat"]
+    assert names(select(es, "tridiag")) == ["tridiag.flat", "tridiag.flat_max_batch",
+                                            "tridiag.thomas"]
+    assert names(select(es, "stl")) == ["stl.loess"]
+    assert names(select(es, "tri,stl.lo")) == ["tridiag.flat", "tridiag.flat_max_batch",
+                                               "tridiag.thomas", "stl.loess"]
+    assert names(select(es, None)) == names(es)
+    with pytest.raises(SystemExit, match="nosuch"):
+        select(es, "stl,nosuch")

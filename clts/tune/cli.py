@@ -37,8 +37,15 @@ def select(entries, only: str | None):
     if not only:
         return list(entries)
     prefixes = [p.strip() for p in only.split(",") if p.strip()]
-    chosen = [e for e in entries if any(e.name.startswith(p) for p in prefixes)]
-    unknown = [p for p in prefixes if not any(e.name.startswith(p) for e in entries)]
+
+    def hits(p):
+        """Dotted components first (``tridiag.flat`` is that entry and ``tridiag.flat.*``, not
+        ``tridiag.flat_max_batch``); a plain string prefix when that matches nothing."""
+        exact = [e for e in entries if e.name == p or e.name.startswith(p + ".")]
+        return exact or [e for e in entries if e.name.startswith(p)]
+    matched = {e.name for p in prefixes for e in hits(p)}
+    chosen = [e for e in entries if e.name in matched]
+    unknown = [p for p in prefixes if not hits(p)]
     if unknown:
         raise SystemExit(f"clts-tune: --only {','.join(unknown)} matches no entry "
                          f"(clts-tune --list shows them)")
@@ -114,7 +121,8 @@ def main(argv=None) -> int:
                                  epilog=__doc__.split("\n\n", 1)[1])
     ap.add_argument("--list", action="store_true", help="list the registered entries and exit")
     ap.add_argument("--only", metavar="PREFIXES",
-                    help="comma-separated prefixes of entry names (stl,bfast,tridiag.thomas)")
+                    help="comma-separated entry names or prefixes (stl,bfast,tridiag.thomas); "
+                         "whole dotted components first, plain prefixes otherwise")
     ap.add_argument("--budget", type=parse_budget, metavar="TIME",
                     help="time budget for the whole run, e.g. 90s, 10m, 1h")
     ap.add_argument("--quick", action="store_true",

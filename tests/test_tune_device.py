@@ -102,6 +102,7 @@ def test_clts_tune_writes_a_valid_profile_that_lookup_uses(device, registered, t
     assert ent["chosen"] == {k: data["testcopy"][k] for k in ("width", "wg", "launch")}
     assert set(prov["entries"]["testcopy.vector"]["winners"]) == {"4096", "65536"}
     assert not (tmp_path / "cache.json").exists()             # a finished run drops its cache
+    assert "testcopy" not in device.profile.values            # in-memory tuning undone
     # the written profile is what lookup now finds for this device
     prof = profiles.effective_profile(device, paths=[out, profiles.shipped_dir()])
     assert prof.level == 3

@@ -504,3 +504,24 @@ def test_entry_timing_mode_reaches_the_timer():
     timer = FakeTimer(RECORDED)
     Tuner(timer=timer, settings=quiet()).tune_tunable(entry)
     assert timer.modes == {"wall"}
+
+
+def test_apply_lets_later_entries_run_with_freshly_tuned_values():
+    dev = SimpleNamespace(profile=profiles.Profile({"t": {"small": {"wg": 16, "lanes": 1}}},
+                                                   {}, [], 1))
+    seen = []
+
+    def run(d, version, w):
+        seen.append((d.profile.get("t.small.wg"), d.profile.get("t.small.lanes")))
+        return w
+    table = {**RECORDED, **xtable([1e-5, 3e-5, 1.2e-4, 5e-4, 2e-3],
+                                  [4e-5, 6e-5, 1.0e-4, 3e-4, 1e-3])}
+    r1, r2 = Tuner(dev, timer=FakeTimer(table), settings=quiet(), apply=True).run(
+        [small_entry(), cross(run=run)])
+    assert r1.current.label == "wg=16,lanes=1"            # started from the profile's value
+    assert set(seen) == {(64, 8)}                          # the crossover saw the tuned values
+    assert dev.profile.source_of("t.small.wg") == "clts-tune (this run)"
+    assert dev.profile.get("t.small.flat_max") == 4096
+    dev2 = SimpleNamespace(profile=profiles.Profile({"t": {"small": {"wg": 16}}}, {}, [], 1))
+    Tuner(dev2, timer=FakeTimer(RECORDED), settings=quiet()).run([small_entry()])
+    assert dev2.profile.get("t.small.wg") == 16            # apply is off by default

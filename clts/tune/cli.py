@@ -183,7 +183,7 @@ def main(argv=None) -> int:
     print(f"clts-tune: {dev.platform} / {dev.name} ({dev.slug}, fingerprint {dev.fingerprint})"
           f" -> {out}", file=sys.stderr)
 
-    tuner = Tuner(dev, settings=settings, progress=True)
+    tuner = Tuner(dev, settings=settings, progress=True, apply=True)
     if args.dry_run:
         rows = []
         for e in entries:
@@ -214,12 +214,16 @@ def main(argv=None) -> int:
             f"  {name} {c.label}: " + (f"{_fmt_s(c.score)}" + ("" if c.stable else " unstable")
                                        + (" (cached)" if c.cached else "")
                                        if c.ok else f"WRONG {c.error}"), file=sys.stderr)
+    import copy
+    saved = copy.deepcopy(dev.profile.values), dict(dev.profile.sources)
     try:
         results = tuner.run(entries, budget_s=args.budget)
     except KeyboardInterrupt:
         print(f"\nclts-tune: interrupted; measurements so far are kept in {cache.path}; run the "
               "same command again to resume", file=sys.stderr)
         return 130
+    finally:          # the tuned values were applied in memory while tuning; undo that
+        dev.profile.values, dev.profile.sources = saved
     path = write_profile(dev, results, settings, out, budget=args.budget)
     for e in entries:
         cache.drop_entry(e.name)

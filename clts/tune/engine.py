@@ -235,12 +235,16 @@ class Tuner:
 
     ``timer``: ``EventTimer(device)`` by default; tests pass a ``FakeTimer``. ``cache``: a
     ``MeasurementCache`` (resume) or None. ``on_measure(entry_name, CandidateResult)`` is
-    called after each candidate (the CLI prints from it in verbose mode).
+    called after each candidate (the CLI prints from it in verbose mode). ``apply=True``
+    writes each entry's chosen values into the device's in-memory profile as soon as the entry
+    is done, so later entries (crossovers run after tunables) time every version with its
+    freshly tuned parameters; ``clts-tune`` does this and restores the profile afterwards.
     """
 
     def __init__(self, device=None, timer=None, cache=None, settings: Settings | None = None,
-                 progress: bool = False, on_measure=None):
+                 progress: bool = False, on_measure=None, apply: bool = False):
         self.device = device
+        self.apply = apply          # put each entry's chosen values into the device's profile
         self.timer = timer if timer is not None else EventTimer(device)
         self.cache = cache
         self.settings = settings or Settings()
@@ -475,7 +479,23 @@ class Tuner:
                 results.append(self.tune_tunable(entry, share))
             else:
                 results.append(self.tune_crossover(entry, share))
+            if self.apply:
+                apply_values(self.device, results[-1].values)
         return results
+
+
+def apply_values(device, values: dict) -> None:
+    """Set dotted ``values`` in ``device``'s effective profile (in memory only)."""
+    if device is None or not values:
+        return
+    prof = device.profile
+    for key, value in values.items():
+        node = prof.values
+        parts = key.split(".")
+        for p in parts[:-1]:
+            node = node.setdefault(p, {})
+        node[parts[-1]] = value
+        prof.sources[key] = "clts-tune (this run)"
 
 
 def _bind_run(entry, device, params, workload):

@@ -25,3 +25,11 @@ def test_clts_profile_prints_files(capsys):
 def test_clts_bad_device_is_a_clean_error(capsys):
     assert cli.main(["profile", "--device", "no-such-device-xyz"]) == 2
     assert "no OpenCL device matches" in capsys.readouterr().err
+
+
+def test_clts_demo_quick_runs_every_algorithm(capsys):
+    assert cli.main(["demo", "--quick"]) == 0
+    out = capsys.readouterr().out
+    for name in ("solve_tridiagonal", "stl", "bfast_monitor", "matrix_profile"):
+        assert name in out
+    assert "planted 1000 <-> 5000" in out

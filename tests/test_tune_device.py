@@ -204,3 +204,15 @@ def test_event_timer_modes(device):
     assert timer.wall_fallbacks == 0
     assert timer.time(lambda: None, ("e", "nothing", 0)) >= 0     # nothing launched: wall time
     assert timer.wall_fallbacks == 1
+
+
+def test_unwritable_profile_keeps_measurements(device, registered, tmp_path, monkeypatch,
+                                               capsys):
+    monkeypatch.setattr(cli, "cache_path", lambda dev: tmp_path / "cache.json")
+    out = tmp_path / "p.yaml"
+    out.write_text("schema: 1\ndevice: {name: some other device, type: cpu}\n")
+    args = ["--device", device.slug, "--quick", "--only", "testcopy.copy", "-o", str(out)]
+    assert cli.main(args) == 2
+    assert "not for" in capsys.readouterr().err
+    from clts.tune.cache import MeasurementCache
+    assert len(MeasurementCache(tmp_path / "cache.json")) == 8      # nothing lost

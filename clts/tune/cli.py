@@ -163,11 +163,14 @@ def main(argv=None) -> int:
     if not entries:
         return 1
 
-    from ..runtime import DeviceError, get_device
+    from ..runtime import DeviceError, ProfileError, get_device
     try:
         dev = get_device(args.device)
     except DeviceError as exc:
         print(f"clts-tune: {exc}", file=sys.stderr)
+        return 2
+    if dev.info.simulator:
+        print(f"clts-tune: {dev} is a simulator; its timings mean nothing", file=sys.stderr)
         return 2
     plog = logging.getLogger("clts.profiles")      # no "run clts-tune" hint from clts-tune
     level, plog.level = plog.level, logging.ERROR
@@ -224,10 +227,15 @@ def main(argv=None) -> int:
         return 130
     finally:          # the tuned values were applied in memory while tuning; undo that
         dev.profile.values, dev.profile.sources = saved
-    path = write_profile(dev, results, settings, out, budget=args.budget)
+    print(summary(results))
+    try:
+        path = write_profile(dev, results, settings, out, budget=args.budget)
+    except (ProfileError, ValueError) as exc:
+        print(f"clts-tune: not written: {exc}\nThe measurements are kept in {cache.path}: "
+              "fix the file or pass -o, and run the same command again.", file=sys.stderr)
+        return 2
     for e in entries:
         cache.drop_entry(e.name)
-    print(summary(results))
     for r in results:
         for w in r.warnings:
             print(f"warning: {r.name}: {w}", file=sys.stderr)

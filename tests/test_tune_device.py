@@ -216,3 +216,13 @@ def test_unwritable_profile_keeps_measurements(device, registered, tmp_path, mon
     assert "not for" in capsys.readouterr().err
     from clts.tune.cache import MeasurementCache
     assert len(MeasurementCache(tmp_path / "cache.json")) == 8      # nothing lost
+
+
+def test_entry_that_launches_nothing_is_reported(device):
+    from clts.tune import Settings, Tuner
+    entry = Tunable(name="hostonly", section="x", params={"a": [1, 2]},
+                    workloads=lambda q: [np.arange(10.0)], run=lambda d, p, w: w * p["a"],
+                    check=lambda r, w: r.shape == w.shape)
+    res = Tuner(device, settings=Settings(repeats=2, max_rounds=1)).tune_tunable(entry)
+    assert res.best is not None
+    assert any("launched no kernel" in w for w in res.warnings)

@@ -355,8 +355,10 @@ class Tuner:
         if not workloads:
             raise ValueError(f"tuner entry {entry.name!r}: workloads({s.quick}) is empty")
         from .cache import space_hash
-        shash = space_hash(entry.params, len(workloads), s.fingerprint(), _clts_version())
+        shash = space_hash(entry.params, len(workloads), s.fingerprint(), _clts_version(),
+                           getattr(entry, "timing", "kernel"))
         should_stop = self._stopper(budget_s)
+        fallbacks = getattr(self.timer, "wall_fallbacks", 0)
         done: dict[str, CandidateResult] = {}
         total = len(cands) if sname == "exhaustive" else min(s.max_evals, len(cands))
         bar = _Bar(self.progress, total, entry.name)
@@ -398,8 +400,15 @@ class Tuner:
         if res.unstable:
             res.warnings.append(f"{len(res.unstable)} candidate(s) measured unstable (median "
                                 "still uncertain beyond the noise threshold after all rounds)")
+        self._fallback_warning(res, fallbacks)
         res.seconds = time.monotonic() - t_wall
         return res
+
+    def _fallback_warning(self, res, before):
+        n = getattr(self.timer, "wall_fallbacks", 0) - before
+        if n:
+            res.warnings.append(f"{n} timed run(s) launched no kernel through "
+                                "clts.runtime.launch: timed by the host wall clock instead")
 
     def tune_crossover(self, entry: Crossover, budget_s: float | None = None) -> CrossoverResult:
         t_wall = time.monotonic()
@@ -409,8 +418,10 @@ class Tuner:
             raise ValueError(f"tuner entry {entry.name!r}: swept values must increase: {values}")
         below, above = entry.versions
         from .cache import space_hash
-        shash = space_hash(tuple(values), tuple(entry.versions), s.fingerprint(), _clts_version())
+        shash = space_hash(tuple(values), tuple(entry.versions), s.fingerprint(), _clts_version(),
+                           getattr(entry, "timing", "kernel"))
         should_stop = self._stopper(budget_s)
+        fallbacks = getattr(self.timer, "wall_fallbacks", 0)
         res = CrossoverResult(entry=entry)
         bar = _Bar(self.progress, len(values) * 2, entry.name)
         try:
@@ -439,6 +450,7 @@ class Tuner:
         finally:
             bar.close()
         res.threshold = self._threshold(res, values, below, above)
+        self._fallback_warning(res, fallbacks)
         res.seconds = time.monotonic() - t_wall
         return res
 

@@ -131,24 +131,38 @@ class _Runner:
                 return cla.to_device(q, np.zeros(shape, dtype))
             return cla.empty(q, shape, dtype)
 
-        t, s, u, rw, lp0, lp = (alloc((B, N)) for _ in range(6))
+        # lanes of the vector (outer) LOESS of each smoother: its input is written interleaved
+        # by that many series, the batch padded to Bp rows
+        lanes = {k: (c.lanes if c.version == "outer" else 1) for k, c in self.versions.items()}
+        Ls, Lt, Ll = lanes["seasonal"], lanes["trend"], lanes["low_pass"]
+        Lmax = max(lanes.values())
+        Bp = -(-B // Lmax) * Lmax
+        t, s, rw, lp = (alloc((B, N)) for _ in range(4))
+        u, lp0 = alloc((Bp, N)), alloc((Bp, N))
+        rwt = alloc((Bp, N)) if Lt > 1 else rw
         C = alloc((B, N + 2 * P))
-        work = alloc((B, N + 2 * P))
-        z = alloc((B, P, K))
-        rwz = alloc((B, P, K))
-        g = self._prog("gather")
-        gather = self._kernel(g, "stl_gather")
-        season = self._kernel(g, "stl_season")
-        ma = self._kernel(self._prog("ma"), "stl_ma")
+        work = alloc((Bp, N + 2 * P))
+        z = alloc((Bp, P, K))
+        rwz = alloc((Bp, P, K))
+        gather = self._kernel(self._prog("gather", TL=Ls), "stl_gather")
+        season = self._kernel(self._prog("gather", TL=Lt), "stl_season")
+        ma = self._kernel(self._prog("ma", TL=Ll), "stl_ma")
+        robust_k = self._kernel(self._prog("robust", TL=Lt), "stl_robust")
 
         def run_gather():
-            launch(dev, gather, B * P * K, None, y.data, t.data, rw.data, i32(N), i32(P), i32(K),
-                   i32(B), z.data, rwz.data)
+            launch(dev, gather, (K, P, Bp), None, y.data, t.data, rw.data, i32(N), i32(P),
+                   i32(K), i32(B), i32(Bp), z.data, rwz.data)
 
-        launch(dev, self._kernel(g, "stl_init"), B * N, None, np.int64(B * N), t.data, s.data, rw.data)
-        run_gather()
+        g1 = self._prog("gather", TL=1)
+        launch(dev, self._kernel(g1, "stl_init"), Bp * N, None, np.int64(B * N),
+               np.int64(Bp * N if Lt > 1 else 0), t.data, s.data, rw.data, rwt.data)
+        # validity of the cycle-subseries (plain layout) for their NNS: y gathered (t = 0)
+        z0 = alloc((B, P, K)) if not self.complete else z
+        if not self.complete:
+            launch(dev, self._kernel(g1, "stl_gather"), (K, P, B), None, y.data, t.data,
+                   rw.data, i32(N), i32(P), i32(K), i32(B), i32(B), z0.data, rwz.data)
         # NNS once per call, per smoother
-        layouts = {"seasonal": (z, P * K, K), "trend": (y, N, 0), "low_pass": (y, N, 0)}
+        layouts = {"seasonal": (z0, P * K, K), "trend": (y, N, 0), "low_pass": (y, N, 0)}
         st = {}
         for name, sm in self.smoothers.items():
             M, m_b, m_s = layouts[name]
@@ -216,16 +230,17 @@ class _Runner:
         for k in range(outer + 1):
             for _ in range(self.p["inner_iter"]):
                 run_gather()
-                run_loess("seasonal", z, P * K, K, rwz, C, N + 2 * P, 1, P, 0, use_w)
-                launch(dev, ma, B, None, C.data, i32(N), i32(P), i32(B), work.data, lp0.data)
-                run_loess("low_pass", lp0, N, 0, None, lp, N, 0, 1, -1, False)
-                launch(dev, season, B * N, None, y.data, C.data, lp.data, i32(N), i32(P), i32(B),
-                       s.data, u.data)
-                run_loess("trend", u, N, 0, rw, t, N, 0, 1, -1, use_w)
+                run_loess("seasonal", z, P * K * Ls, K * Ls, rwz, C, N + 2 * P, 1, P, 0, use_w)
+                launch(dev, ma, Bp, None, C.data, i32(N), i32(P), i32(B), i32(Bp), work.data,
+                       lp0.data)
+                run_loess("low_pass", lp0, N * Ll, 0, None, lp, N, 0, 1, -1, False)
+                launch(dev, season, (N, Bp), None, y.data, C.data, lp.data, i32(N), i32(P),
+                       i32(B), i32(Bp), s.data, u.data)
+                run_loess("trend", u, N * Lt, 0, rwt, t, N, 0, 1, -1, use_w)
             if k == outer:
                 break
-            launch(dev, self._kernel(self._prog("robust"), "stl_robust"), B, None, y.data, t.data,
-                   s.data, i32(N), i32(B), u.data, rw.data)
+            launch(dev, robust_k, B, None, y.data, t.data, s.data, i32(N), i32(B), u.data,
+                   rw.data, rwt.data)
             use_w = True
         s_h, t_h, w_h = s.get(), t.get(), rw.get()
         q.finish()
@@ -233,6 +248,10 @@ class _Runner:
                                                                      for i in (0, 1)]:
             if a is not None:
                 a.data.release()
+        if rwt is not rw:
+            rwt.data.release()
+        if z0 is not z:
+            z0.data.release()
         if not use_w:
             w_h = np.where(np.isnan(y_host), 0, 1).astype(dt)
         s_h[failed] = np.nan

@@ -1,43 +1,55 @@
 ## The cycle-subseries extraction fused as a change of layout: z[b, j, m] = y[b, m np + j] - t[..]
 ## (NaN-padded to K per subseries), with the robustness weights in the same layout; and the
-## element-wise season/detrend update.
+## element-wise season/detrend update. TL > 1 writes the batch-interleaved layout the vector
+## (LANES = TL) LOESS reads with vloadN: [b / TL][...][b % TL]; rows of the padded batch Bp
+## beyond B repeat the last series.
 <%include file="/common/real.cl.mako"/>
 
 kernel void stl_gather(global const real* y, global const real* t, global const real* rw,
-                       int N, int P, int K, int B, global real* z, global real* rwz) {
-    const long gid = get_global_id(0);
-    if (gid >= (long)B * P * K) return;
-    // (no % next to / : Oclgrind cannot check LLVM's freeze of a div/rem pair)
-    const long bj = gid / K;
-    const int m = (int)(gid - bj * K);
-    const long b = bj / P;
-    const int j = (int)(bj - b * P);
+                       int N, int P, int K, int B, int Bp, global real* z, global real* rwz) {
+    // 3-D range (m, j, b): no division (Oclgrind cannot check LLVM's freeze of a div/rem pair)
+    const int m = get_global_id(0), j = get_global_id(1), b = get_global_id(2);
+    if (m >= K || j >= P || b >= Bp) return;
+    const long bs = min(b, B - 1);
+% if TL > 1:
+    const long dst = ((((long)(b / ${TL}) * P + j) * K + m) * ${TL}) + (b % ${TL});
+% else:
+    const long dst = ((long)b * P + j) * K + m;
+% endif
     const int i = m * P + j;
     if (i < N) {
-        const long src = b * N + i;
-        z[gid] = y[src] - t[src];
-        rwz[gid] = rw[src];
+        const long src = bs * N + i;
+        z[dst] = y[src] - t[src];
+        rwz[dst] = rw[src];
     } else {
-        z[gid] = REAL_NAN;
-        rwz[gid] = 0;
+        z[dst] = REAL_NAN;
+        rwz[dst] = 0;
     }
 }
 
 kernel void stl_season(global const real* y, global const real* C, global const real* lp,
-                       int N, int P, int B, global real* s, global real* u) {
-    const long gid = get_global_id(0);
-    if (gid >= (long)B * N) return;
-    const long b = gid / N;
-    const int i = (int)(gid - b * N);
-    const real sv = C[b * (N + 2 * P) + P + i] - lp[gid];
-    s[gid] = sv;
-    u[gid] = y[gid] - sv;
+                       int N, int P, int B, int Bp, global real* s, global real* u) {
+    const int i = get_global_id(0), b = get_global_id(1);
+    if (i >= N || b >= Bp) return;
+    const long bs = min(b, B - 1);
+    const long src = bs * N + i;
+    const real sv = C[bs * (N + 2 * P) + P + i] - lp[src];
+    if (b < B) s[src] = sv;
+% if TL > 1:
+    u[((long)(b / ${TL}) * N + i) * ${TL} + (b % ${TL})] = y[src] - sv;
+% else:
+    u[src] = y[src] - sv;
+% endif
 }
 
-kernel void stl_init(long n, global real* t, global real* s, global real* rw) {
+kernel void stl_init(long n, long np, global real* t, global real* s, global real* rw,
+                     global real* rwt) {
+    // n = B * N (t, s, rw), np = Bp * N (rwt, the interleaved weights of the vector LOESS)
     const long gid = get_global_id(0);
-    if (gid >= n) return;
-    t[gid] = 0;
-    s[gid] = 0;
-    rw[gid] = 1;
+    if (gid < n) {
+        t[gid] = 0;
+        s[gid] = 0;
+        rw[gid] = 1;
+    }
+    if (gid < np) rwt[gid] = 1;
 }

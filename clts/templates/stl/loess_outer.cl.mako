@@ -2,6 +2,8 @@
 ## window loop sequential inside the work-item. With LANES > 1 a work-item fits the same point
 ## of LANES consecutive series with realN vectors (pocl vectorises only explicit vectors); the
 ## lanes' windows may differ (missing values): the loop runs over their union, masked per lane.
+## Data and weights come interleaved by LANES series ([tile][segment][position][lane]) so that
+## one vloadN fetches the LANES values of a position; outputs are stored per lane.
 <%include file="/common/real.cl.mako"/>
 <%namespace name="lc" file="/stl/loess_common.cl.mako"/>
 ${lc.finish_function()}
@@ -37,12 +39,13 @@ kernel void loess_outer(${lc.fit_args()}) {
     const int xf = fitpos[s * NF + f];
     if (xf < 0) return;
     const real xfr = (real)xf;
+    // D, W interleaved: [tile][segment][position][lane]; d_b, d_s strides of tile, segment
+    global const real* Dt = D + (long)tile * d_b + (long)s * d_s;
+% if use_w:
+    global const real* Wt = W + (long)tile * d_b + (long)s * d_s;
+% endif
 % for k in range(L):
     const int b${k} = min(tile * ${L} + ${k}, B - 1);
-    global const real* D${k} = D + (long)b${k} * d_b + (long)s * d_s;
-%   if use_w:
-    global const real* W${k} = W + (long)b${k} * d_b + (long)s * d_s;
-%   endif
 % endfor
 % if complete:
 <%
@@ -66,9 +69,9 @@ kernel void loess_outer(${lc.fit_args()}) {
         real w = (real)1 - t * t * t;
         w = (r <= (real)0.001 * h) ? (real)1 : ((r <= (real)0.999 * h) ? w * w * w : (real)0);
         const real u = ((real)p - xc) * inv_h;
-        const ${V} v = (${V})(${", ".join("D%d[p - 1]" % k for k in range(L))});
+        const ${V} v = vload${L}(p - 1, Dt);
 % if use_w:
-        const ${V} wv = w * (${V})(${", ".join("W%d[p - 1]" % k for k in range(L))});
+        const ${V} wv = w * vload${L}(p - 1, Wt);
         const ${V} wu = wv * u;
         S0 += wv; S1 += wu; S2 += wu * u; T0 += wv * v; T1 += wu * v;
 %   if deg == 2:
@@ -85,7 +88,7 @@ kernel void loess_outer(${lc.fit_args()}) {
 % for k in range(L):
     if (tile * ${L} + ${k} < B) {
         real val = loess_finish(${", ".join(comp(nm, k) for nm in names[:5])}, ${", ".join(comp(nm, k) for nm in names[5:]) if deg == 2 else "0, 0, 0"}, h, rng, e);
-        if (isnan(val) && !(xf == 0 || xf == n_s + 1) && fbp >= 1) val = D${k}[fbp - 1];
+        if (isnan(val) && !(xf == 0 || xf == n_s + 1) && fbp >= 1) val = Dt[(long)(fbp - 1) * ${L} + ${k}];
         out[(long)b${k} * o_b + (long)s * o_s + (long)xf * o_p + o_off] = val;
     }
 % endfor
@@ -109,9 +112,9 @@ kernel void loess_outer(${lc.fit_args()}) {
 % endfor
     for (int p = plo; p <= phi; ++p) {
         const real pr = (real)p;
-        const ${V} v = (${V})(${", ".join("D%d[p - 1]" % k for k in range(L))});
+        const ${V} v = vload${L}(p - 1, Dt);
 % if use_w:
-        const ${V} rwv = (${V})(${", ".join("W%d[p - 1]" % k for k in range(L))});
+        const ${V} rwv = vload${L}(p - 1, Wt);
 % endif
         const real r = fabs(pr - xfr);
         const ${V} t = r * inv_h;
@@ -139,7 +142,7 @@ kernel void loess_outer(${lc.fit_args()}) {
         const int bs = b${k} * nb_mul * S + s;
         real val = loess_finish(${", ".join("%s.s%d" % (nm, k) for nm in names[:5])}, ${", ".join("%s.s%d" % (nm, k) for nm in names[5:]) if deg == 2 else "0, 0, 0"}, hk, (real)stats[2 * bs + 1], e);
         const int fb = nn${k}[3];
-        if (isnan(val) && !(xf == 0 || xf == n_s + 1) && fb >= 1) val = D${k}[fb - 1];
+        if (isnan(val) && !(xf == 0 || xf == n_s + 1) && fb >= 1) val = Dt[(long)(fb - 1) * ${L} + ${k}];
         out[(long)b${k} * o_b + (long)s * o_s + (long)xf * o_p + o_off] = val;
     }
 % endfor

@@ -2,12 +2,12 @@
 ## one work-item per series (the rolling update of the netlib code, so rounding matches it).
 <%include file="/common/real.cl.mako"/>
 
-kernel void stl_ma(global const real* C, int N, int P, int B, global real* work,
+kernel void stl_ma(global const real* C, int N, int P, int B, int Bp, global real* work,
                    global real* out) {
     const int b = get_global_id(0);
-    if (b >= B) return;
+    if (b >= Bp) return;
     const int NC = N + 2 * P;
-    global const real* x = C + (long)b * NC;
+    global const real* x = C + (long)min(b, B - 1) * NC;
     global real* w = work + (long)b * NC;
     // pass 1: C (NC) -> w (NC - P + 1)
     {
@@ -36,12 +36,13 @@ kernel void stl_ma(global const real* C, int N, int P, int B, global real* work,
     }
     // pass 3: w (N + 2) -> out (N)
     {
-        global real* o = out + (long)b * N;
+        // output in the layout of the low-pass LOESS (interleaved by TL series)
+        global real* o = out + (long)(b / ${TL}) * N * ${TL} + (b % ${TL});
         real v = w[0] + w[1] + w[2];
         o[0] = v / (real)3;
         for (int j = 1; j < N; ++j) {
             v += w[j + 2] - w[j - 1];
-            o[j] = v / (real)3;
+            o[(long)j * ${TL}] = v / (real)3;
         }
     }
 }

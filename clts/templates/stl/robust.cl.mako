@@ -3,7 +3,8 @@
 <%include file="/common/real.cl.mako"/>
 
 kernel void stl_robust(global const real* y, global const real* t, global const real* s,
-                       int N, int B, global real* scratch, global real* rw) {
+                       int N, int B, global real* scratch, global real* rw,
+                       global real* rwt) {
     const int b = get_global_id(0);
     if (b >= B) return;
     global const real* yr = y + (long)b * N;
@@ -17,7 +18,12 @@ kernel void stl_robust(global const real* y, global const real* t, global const 
         if (!isnan(r)) a[n++] = r;
     }
     if (n == 0) {
-        for (int i = 0; i < N; ++i) w[i] = 0;
+        for (int i = 0; i < N; ++i) {
+            w[i] = 0;
+% if TL > 1:
+            rwt[((long)(b / ${TL}) * N + i) * ${TL} + (b % ${TL})] = 0;
+% endif
+        }
         return;
     }
     // quickselect (Hoare partition, median-of-three pivot) for the k-th smallest, k = n / 2
@@ -57,5 +63,8 @@ kernel void stl_robust(global const real* y, global const real* t, global const 
         else if (r <= c9) { const real u = r / cmad; v = ((real)1 - u * u) * ((real)1 - u * u); }
         else v = 0;
         w[i] = v;
+% if TL > 1:
+        rwt[((long)(b / ${TL}) * N + i) * ${TL} + (b % ${TL})] = v;
+% endif
     }
 }

@@ -525,3 +525,20 @@ def test_apply_lets_later_entries_run_with_freshly_tuned_values():
     dev2 = SimpleNamespace(profile=profiles.Profile({"t": {"small": {"wg": 16}}}, {}, [], 1))
     Tuner(dev2, timer=FakeTimer(RECORDED), settings=quiet()).run([small_entry()])
     assert dev2.profile.get("t.small.wg") == 16            # apply is off by default
+
+
+def test_candidate_failing_after_its_check_is_rejected_not_fatal():
+    calls = {}
+
+    def run(dev, p, w):
+        k = label(p)
+        calls[k] = calls.get(k, 0) + 1
+        if k == "wg=64,lanes=8" and calls[k] > 1:
+            raise TypeError("set_args() missing 1 required positional argument")
+        return w
+    timer = FakeTimer(RECORDED)
+    res = Tuner(timer=timer, settings=quiet()).tune_tunable(small_entry(run=run))
+    assert res.best.params == {"wg": 128, "lanes": 8}
+    wrong = {c.label: c.error for c in res.wrong}
+    assert "failed when run again" in wrong["wg=64,lanes=8"] and "set_args" in wrong[
+        "wg=64,lanes=8"]

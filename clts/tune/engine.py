@@ -278,6 +278,15 @@ class Tuner:
             if not ok:
                 log.info("%s %s rejected: %s", entry_name, lab, why)
                 return CandidateResult(label=lab, params=params, ok=False, error=why)
+        try:
+            return self._time(entry_name, lab, params, jobs, mode, best_medians)
+        except Exception as exc:  # noqa: BLE001 - passed its check, then failed when re-run
+            why = "failed when run again after passing its check: " + _reason(exc)
+            log.warning("%s %s %s", entry_name, lab, why)
+            return CandidateResult(label=lab, params=params, ok=False, error=why)
+
+    def _time(self, entry_name, lab, params, jobs, mode, best_medians) -> CandidateResult:
+        s = self.settings
         medians, spreads, stable, samples = [], [], True, 0
         for wi, (run, _check) in enumerate(jobs):
             for _ in range(s.warmup):

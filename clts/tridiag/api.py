@@ -343,7 +343,8 @@ def _run_thomas(dev, plan, layout, a, b, c, d, x, start, counter):
     gsize = round_up(nwi, wg)
     if plan.method == "thomas-unrolled":
         prg = dev.program("tridiag/thomas_unrolled.cl.mako", real=plan.real, N=n, LANES=lanes,
-                          LAYOUT=layout, HAS_START=plan.has_start)
+                          LAYOUT=layout, HAS_START=plan.has_start,
+                          BLOCKED=int(plan.params.get("block", 0)))
         kern = prg.kernel("thomas_unrolled")
         scratch = x
     else:

@@ -70,7 +70,7 @@ _tunable("tridiag.coalesced", "thomas-coalesced", "tridiag.coalesced",
                      "transposition tile (natural-layout input)")
 
 _tunable("tridiag.unrolled", "thomas-unrolled", "tridiag.unrolled",
-         {"wg": [4, 16, 64], "lanes": [1, 4, 8, 16]},
+         {"wg": [4, 16, 64], "lanes": [1, 4, 8, 16], "block": [0, 1]},
          lambda quick: [_systems(4000 if quick else 20000, 32)],
          description="thomas-unrolled (n fixed at build time): work-group, lanes")
 

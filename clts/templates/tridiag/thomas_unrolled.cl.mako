@@ -1,12 +1,17 @@
 ## Thomas algorithm with the system size N fixed at build time: both sweeps unrolled by the
-## template, c' and d' in named registers. Parameters: real, N, LANES, LAYOUT, HAS_START (as in
-## thomas.cl.mako).
+## template, c' and d' in named registers. Parameters: real, N, LANES, LAYOUT, HAS_START, BLOCKED
+## (as in thomas.cl.mako).
 <%include file="/common/real.cl.mako"/>
 <%namespace name="R" file="/tridiag/rows.cl.mako"/>
 <%! from clts.tridiag import codegen as cg %>
-<% V = cg.vtype(LANES) %>
+<% V = cg.vtype(LANES); BLOCK = BLOCKED and LAYOUT == "natural" and LANES > 1 %>
 
 <%def name="solve(mode)">
+<%
+    L = LANES
+    blocks = list(range(1, N - L, L)) if BLOCK else []
+    in_block = {k: k0 for k0 in blocks for k in range(k0, k0 + L)}
+%>\
     {
 % for k in range(N):
         ${V} cp${k}, dp${k};
@@ -17,6 +22,19 @@
 %   for k in range(N):
 %     if k == 0:
         ${R.fwd("0", True, False, mode, "cp0", "dp0")}
+%     elif k in in_block:
+%       if in_block[k] == k:
+        {
+${R.block_load("a", str(k))}
+${R.block_load("b", str(k))}
+${R.block_load("c", str(k))}
+${R.block_load("d", str(k))}
+%         for r in range(L):
+        cp${k + r} = cp${k + r - 1}; dp${k + r} = dp${k + r - 1};
+        ${R.fwd(str(k + r), False, False, mode, "cp%d" % (k + r), "dp%d" % (k + r), vals={"a": "a_r%d" % r, "b": "b_r%d" % r, "c": "c_r%d" % r, "d": "d_r%d" % r})}
+%         endfor
+        }
+%       endif
 %     else:
         cp${k} = cp${k - 1}; dp${k} = dp${k - 1};
         ${R.fwd(str(k), False, k == N - 1, mode, "cp%d" % k, "dp%d" % k)}
@@ -27,7 +45,18 @@
         ${R.store_x(str(N - 1), "xn", mode)}
 % for k in range(N - 2, -1, -1):
         xn = dp${k} - cp${k} * xn;
+%   if k in in_block:
+%     if k == in_block[k] + L - 1:
+        {
+%     endif
+        const ${V} xr${k - in_block[k]} = ${cg.sel(real, LANES, "xn", "REAL_NAN", "bad")};
+%     if k == in_block[k]:
+${R.block_store(str(k))}
+        }
+%     endif
+%   else:
         ${R.store_x(str(k), "xn", mode)}
+%   endif
 % endfor
     }
 </%def>

@@ -15,7 +15,7 @@ from .plan import ILL_FACTOR, Plan, make_plan
 
 ULONG_MAX = np.uint64(0xFFFFFFFFFFFFFFFF)
 #: series lengths of the one-time calibration behind ``matrix_profile.estimate``
-CAL_SIZES = (1 << 13, 1 << 15)
+CAL_SIZES = (1 << 14, 1 << 16)
 
 
 @dataclass
@@ -270,35 +270,41 @@ def _run_diag(dev, plan, A, B, dA, dB, self_join, ez, cols, b_lo, b_hi, kstart, 
               A.dev_arrays["T"].data, A.dev_arrays["mu"].data, A.dev_arrays["df"].data,
               A.dev_arrays["dg"].data, A.dev_arrays["r"].data,
               dB["T"].data, dB["mu"].data, dB["df"].data, dB["dg"].data, dB["r"].data]
-    events = []
+    # every launch's work descriptors in one upload, so that the launches below are
+    # enqueued without waiting (several devices then run at the same time)
+    plan_l = []
     for s0, desc, kb in _work_lists(lA, lB, self_join, ez, D, R, b_lo, b_hi, kstart):
         for c0 in range(0, len(desc), chunk_bands):
-            dsub = desc[c0:c0 + chunk_bands]
-            nw = len(dsub)
-            dd = cla.to_device(q, dsub)
-            gsz = _ru(nw, plan.wg)
-            if atomic:
-                ev = launch(dev, kern, gsz, plan.wg, dd.data, np.int32(nw), np.int32(s0),
-                            *common, *outs)
-            else:
-                pout = [rPV.data, rPI.data] + ([cPV.data, cPI.data] if cols else [])
-                launch(dev, kern, gsz, plan.wg, dd.data, np.int32(nw), np.int32(s0),
-                       *common, *pout)
-                ev = launch(dev, red_r, _ru(R, 64), None, np.int32(nw), np.int32(s0),
-                            np.int32(lA), rPV.data, rPI.data, gRV.data, gRI.data)
-                if cols:
-                    kbc = int(dsub[0, 0])
-                    ncols = (nw - 1) * D + R + D - 1
-                    ev = launch(dev, red_c, _ru(ncols, 64), None, np.int32(nw), np.int32(s0),
-                                np.int32(kbc), np.int32(s0 + kbc), np.int32(ncols),
-                                np.int32(lB), cPV.data, cPI.data, gCV.data, gCI.data)
-            area = float(np.sum((dsub[:, 2] - dsub[:, 1]).astype(float))) * D
-            events.append((ev, area, dd))
-            if bar is not None and len(events) > 4:
-                e, a, _ = events.pop(0)
-                e.wait()
-                bar.update(a)
-    for e, a, _ in events:
+            plan_l.append((s0, desc[c0:c0 + chunk_bands]))
+    if not plan_l:
+        plan_l_all = np.zeros((1, 4), np.int32)
+    else:
+        plan_l_all = np.concatenate([d for _, d in plan_l])
+    dd = cla.to_device(q, plan_l_all)
+    events = []
+    off = 0
+    for s0, dsub in plan_l:
+        nw = len(dsub)
+        gsz = _ru(nw, plan.wg)
+        head = (dd.data, np.int32(off), np.int32(nw), np.int32(s0))
+        off += nw
+        if atomic:
+            ev = launch(dev, kern, gsz, plan.wg, *head, *common, *outs)
+        else:
+            pout = [rPV.data, rPI.data] + ([cPV.data, cPI.data] if cols else [])
+            launch(dev, kern, gsz, plan.wg, *head, *common, *pout)
+            ev = launch(dev, red_r, _ru(R, 64), None, np.int32(nw), np.int32(s0),
+                        np.int32(lA), rPV.data, rPI.data, gRV.data, gRI.data)
+            if cols:
+                kbc = int(dsub[0, 0])
+                ncols = (nw - 1) * D + R + D - 1
+                ev = launch(dev, red_c, _ru(ncols, 64), None, np.int32(nw), np.int32(s0),
+                            np.int32(kbc), np.int32(s0 + kbc), np.int32(ncols),
+                            np.int32(lB), cPV.data, cPI.data, gCV.data, gCI.data)
+        area = float(np.sum((dsub[:, 2] - dsub[:, 1]).astype(float))) * D
+        events.append((ev, area))
+    yield None          # everything is enqueued: the caller may start the next device
+    for e, a in events:
         if e is not None:
             e.wait()
         if bar is not None:
@@ -317,7 +323,7 @@ def _run_diag(dev, plan, A, B, dA, dB, self_join, ez, cols, b_lo, b_hi, kstart, 
     else:
         ri = gRI.get().astype(np.int64)
         ci = gCI.get().astype(np.int64) if cols else None
-    return ri, ci
+    yield ri, ci
 
 
 # ---------------------------------------------------------------------------------------------
@@ -437,7 +443,11 @@ def _top1(devs, p, A0, B0, self_join, ez, ez_arg, both, side, T_A, T_B, show_pro
     bounds.append(nb)
     bar = None
     if show_progress and total > 5e9:
-        bar = progress(range(1), total=total, desc="matrix profile", unit="pair")
+        desc = "matrix profile"
+        est = _cached_estimate(devs[0], p.precision, total)
+        if est is not None:
+            desc += f" (estimate {est / len(devs):.0f} s)"
+        bar = progress(range(1), total=total, desc=desc, unit="pair")
         if not hasattr(bar, "update"):
             bar = None
     ri = np.full(lA, -1, np.int64)
@@ -446,7 +456,7 @@ def _top1(devs, p, A0, B0, self_join, ez, ez_arg, both, side, T_A, T_B, show_pro
     env = os.environ.get("CLTS_MAX_CHUNK")
     if env:
         chunk_bands = max(1, min(chunk_bands, int(env)))
-    partial = []
+    running = []
     for di, d in enumerate(devs):
         b_lo, b_hi = bounds[di], bounds[di + 1]
         if b_hi <= b_lo:
@@ -455,8 +465,11 @@ def _top1(devs, p, A0, B0, self_join, ez, ez_arg, both, side, T_A, T_B, show_pro
         B = A if self_join else side(d, "B", T_B)
         A.dev_arrays = A.upload(d, p, as_columns=False)
         dB = B.upload(d, p, as_columns=True)
-        partial.append(_run_diag(d, p, A, B, None, dB, self_join, ez, cols, b_lo, b_hi,
-                                 kstart, bar, chunk_bands))
+        run = _run_diag(d, p, A, B, None, dB, self_join, ez, cols, b_lo, b_hi, kstart, bar,
+                        chunk_bands)
+        next(run)                       # enqueue on this device, then go to the next one
+        running.append(run)
+    partial = [next(run) for run in running]
     if bar is not None:
         bar.close()
     dev = devs[0]
@@ -626,6 +639,15 @@ def _cal_path(dev, precision):
     d = cache_dir() / "mp"
     d.mkdir(parents=True, exist_ok=True)
     return d / f"calibration-{dev.fingerprint}-{precision}.json"
+
+
+def _cached_estimate(dev, precision, pairs):
+    """Seconds predicted from a calibration already on disk (never runs one), else None."""
+    try:
+        data = json.loads(_cal_path(dev, precision).read_text())
+        return data["a"] + data["b"] * pairs
+    except (OSError, ValueError, KeyError):
+        return None
 
 
 def _calibration(dev, precision="double", recalibrate=False):

@@ -84,7 +84,7 @@ typedef ${"ulong" if W == 1 else f"ulong{W}"} UT;
 % endif
 
 __kernel void diag(
-    __global const int4 *desc, const int n_work, const int s0, const int m,
+    __global const int4 *desc, const int doff, const int n_work, const int s0, const int m,
     const int lA, const int lB, const int PAD, const ulong idxmask,
     __global const real *TA, __global const real *muA,
     __global const real *dfA, __global const real *dgA, __global const real *rA,
@@ -105,7 +105,7 @@ __kernel void diag(
 {
     const int w = get_global_id(0);
     if (w >= n_work) return;
-    const int4 dd = desc[w];
+    const int4 dd = desc[doff + w];
     const int k0 = dd.x, ilo = dd.y, ihi = dd.z;
     // column-side arrays are offset by PAD so that j in [-PAD, lB + PAD) can be read
     __global const real *TBp = TB + PAD, *muBp = muB + PAD, *dfBp = dfB + PAD,

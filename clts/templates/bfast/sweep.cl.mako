@@ -9,12 +9,12 @@
 %>
     // per-lane (scalar) state: compact count, window, scratch row; the rest is vector code
     int c[${W}], h[${W}];
-    __global real* sc[${W}];
+    long so[${W}];
     V nbf, S = (V)0, ssr = (V)0, summo = (V)0, totv = (V)0, cf = (V)0, brkv = (V)(-1);
 % for l in range(W):
     c[${l}] = 0;
     h[${l}] = max((int)floor((real)nb[${l}] * hfrac), 1);
-    sc[${l}] = scratch + (long)(p0 + ${l}) * ${N};
+    so[${l}] = (long)(p0 + ${l}) * ${N};
     nbf${L(l)} = (real)nb[${l}];
 % endfor
 <%def name="step(mon)">
@@ -42,8 +42,8 @@
         {
             const real rr = r${L(l)};
             const int v = okv${L(l)} != (real)0;
-            sc[${l}][c[${l}]] = rr;
-            const real lag = sc[${l}][max(c[${l}] - h[${l}], 0)];
+            scratch[so[${l}] + c[${l}]] = rr;
+            const real lag = scratch[so[${l}] + max(c[${l}] - h[${l}], 0)];
             dS${L(l)} = v ? rr - (c[${l}] >= h[${l}] ? lag : (real)0) : (real)0;
             c[${l}] += v;
         }
@@ -107,7 +107,7 @@ ${step(True)}
         breaks[p] = fail ? -2 : (int)brkv${L(l)};
         means[p] = fail ? fval : (nm > 0 ? summo${L(l)} / ((real)nm * scl${L(l)}) : REAL_NAN);
 % if magnitudes:
-        mags[p] = fail ? fval : median_inplace(sc[${l}] + nb[${l}], nm);
+        mags[p] = fail ? fval : median_inplace(scratch + so[${l}] + nb[${l}], nm);
 % endif
     }
 % endfor

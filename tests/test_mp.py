@@ -290,7 +290,7 @@ def test_bad_input():
 def test_estimate_is_callable_attribute(device, tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     from clts.mp import api
-    monkeypatch.setattr(api, "CAL_SIZES", (1 << 10, 1 << 11))
+    monkeypatch.setattr(api, "CAL_SIZES", (1 << 11, 1 << 12))
     t1 = clts.matrix_profile.estimate(1 << 12, 64, device)
     t2 = clts.matrix_profile.estimate(1 << 14, 64, device)
     assert 0 < t1 < t2

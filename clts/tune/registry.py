@@ -12,6 +12,7 @@ ALGORITHM_MODULES = (
     "clts.tridiag.tuning",
     "clts.mp.tuning",
     "clts.stl.tuning",
+    "clts.bfast.tuning",
 )
 
 REGISTRY = Registry()

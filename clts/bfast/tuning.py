@@ -1,0 +1,99 @@
+"""BFAST-Monitor search spaces and the fused / multi crossover for clts-tune.
+
+Every candidate runs ``clts.bfast_monitor`` with ``version=`` and its parameters forced on a
+seed-fixed float32 cube shaped like the seed's D4 (n = N/2, half the values missing), and is
+checked against the float64 numpy reference on a sample of pixels."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..tune import Crossover, Tunable, register
+from .api import bfast_monitor
+from .reference import bfast_monitor as reference
+
+_SAMPLE = 48
+
+
+def cube(M: int, N: int, n: int, nan: float = 0.5, seed: int = 0, dtype=np.float32) -> dict:
+    """Synthetic cube [N, M]: season + trend + noise, planted drops in the monitoring period."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(N) * 16.0 + 3.0
+    y = (0.5 + 0.0001 * t[:, None] + 0.2 * np.sin(2 * np.pi * t[:, None] / 365.0
+                                                  + rng.uniform(0, 6, M))
+         + 0.05 * rng.standard_normal((N, M)))
+    brk = rng.integers(n, N, M)
+    y -= (np.arange(N)[:, None] >= brk) * 0.3 * (rng.random(M) < 0.5)
+    y[rng.random((N, M)) < nan] = np.nan
+    y = y.astype(dtype)
+    sample = np.linspace(0, M - 1, min(M, _SAMPLE)).astype(int)
+    ref = reference(y[:, sample].astype(np.float64), t, t[n])
+    return {"y": y, "t": t, "start": t[n], "sample": sample, "ref": ref, "M": M, "N": N, "n": n}
+
+
+def check(result, w) -> bool:
+    b = np.asarray(result.breaks)[w["sample"]]
+    eb = w["ref"]["breaks"]
+    if np.mean(b != eb) > 0.05:          # float32 vs float64: knife-edge pixels only
+        return False
+    same = b == eb
+    m = np.asarray(result.magnitudes, np.float64)[w["sample"]][same]
+    em = w["ref"]["magnitudes"][same]
+    ok = np.isnan(m) == np.isnan(em)
+    return bool(ok.all() and np.nanmax(np.abs(m - em), initial=0.0) < 1e-3)
+
+
+def _run(device, w, version, **params):
+    return bfast_monitor(w["y"], w["t"], w["start"], device=device, version=version,
+                         progress_bar=False, **params)
+
+
+def _workloads(quick):
+    return [cube(4096 if quick else 32768, 256, 128, seed=1)]
+
+
+def _wg_ok(p, device):
+    return p.get("wg", 1) <= device.max_work_group and p.get("roc_wg", 1) <= device.max_work_group
+
+
+register(Tunable(
+    name="bfast.fused", section="bfast.fused",
+    params={"lanes": [1, 4, 8, 16], "wg": [4, 8, 16, 32, 64]},
+    workloads=_workloads, run=lambda d, p, w: _run(d, w, "fused", **p), check=check,
+    constraint=_wg_ok,
+    description="fused: pixels per work-item (realN lanes), work-group size"))
+
+register(Tunable(
+    name="bfast.multi", section="bfast.multi",
+    params={"lanes": [1, 4, 8], "wg": [4, 8, 16, 32, 64]},
+    workloads=_workloads, run=lambda d, p, w: _run(d, w, "multi", **p), check=check,
+    constraint=lambda p, d: _wg_ok(p, d) and 2 * 8 * 8 <= d.max_work_group,
+    description="multi-kernel: lanes and work-group of the Gram and sweep kernels "
+                "(the inversion uses 2K x K work-items per pixel)"))
+
+def _roc_workload(quick):
+    w = cube(2048 if quick else 8192, 256, 128, seed=2)
+    w["ref"] = reference(w["y"][:, w["sample"]].astype(np.float64), w["t"], w["start"],
+                         history="ROC")
+    return [w]
+
+
+def _roc_check(result, w) -> bool:
+    hs = np.asarray(result.history_start)[w["sample"]]
+    return bool(np.mean(hs != w["ref"]["history_start"]) <= 0.05 and check(result, w))
+
+
+register(Tunable(
+    name="bfast.roc", section="bfast.roc",
+    params={"wg": [4, 16, 64]},
+    workloads=_roc_workload,
+    run=lambda d, p, w: bfast_monitor(w["y"], w["t"], w["start"], device=d, history="ROC",
+                                      roc_wg=p["wg"], progress_bar=False),
+    check=_roc_check, constraint=_wg_ok,
+    description="history='ROC' kernel work-group size"))
+
+register(Crossover(
+    name="bfast.multi_min_n", key="bfast.auto.multi_min_n", versions=("fused", "multi"),
+    values=[32, 64, 128, 256, 512], quick_values=[64, 256],
+    workload=lambda n: cube(max(2048, 4_000_000 // (2 * n)), 2 * n, n, seed=n),
+    run=lambda d, version, w: _run(d, w, version), check=check,
+    description="history length from which the multi-kernel version beats the fused one"))

@@ -542,3 +542,42 @@ def test_candidate_failing_after_its_check_is_rejected_not_fatal():
     wrong = {c.label: c.error for c in res.wrong}
     assert "failed when run again" in wrong["wg=64,lanes=8"] and "set_args" in wrong[
         "wg=64,lanes=8"]
+
+
+CRASHING_CHILD = r"""
+import os, signal, sys
+sys.path.insert(0, {tests!r})
+from test_tune_engine import RECORDED, quiet, small_entry
+from clts.tune.cache import MeasurementCache
+from clts.tune.engine import Tuner
+from clts.tune.timer import FakeTimer
+
+def run(dev, p, w):
+    if p == {{"wg": 64, "lanes": 8}}:
+        os.kill(os.getpid(), signal.SIGSEGV)          # a driver crash while building/running
+    return w
+Tuner(timer=FakeTimer(RECORDED), cache=MeasurementCache({path!r}),
+      settings=quiet()).tune_tunable(small_entry(run=run))
+"""
+
+
+def test_candidate_that_crashed_the_process_is_skipped_on_resume(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+    path = tmp_path / "cache.json"
+    code = CRASHING_CHILD.format(tests=str(Path(__file__).parent), path=str(path))
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == -11, p.stderr[-2000:]
+    before = MeasurementCache(path)
+    assert any(r.get("pending") for r in before.records.values())
+    ran = []
+    timer = FakeTimer(RECORDED)
+    res = Tuner(timer=timer, cache=MeasurementCache(path), settings=quiet()).tune_tunable(
+        small_entry(run=lambda d, p, w: ran.append(label(p)) or w))
+    assert "wg=64,lanes=8" not in ran and timer.calls["wg=64,lanes=8"] == 0
+    wrong = {c.label: c.error for c in res.wrong}
+    assert "died" in wrong["wg=64,lanes=8"]
+    assert res.best.params == {"wg": 128, "lanes": 8}
+    assert len(set(ran)) == 11 - len(before.records)   # the measured ones were not re-run

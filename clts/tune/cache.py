@@ -3,7 +3,9 @@
 One JSON file per device fingerprint in ``<user cache dir>/tune/``. A record's key names the
 entry, a hash of its search space and settings (so a changed space or clts version never reuses
 stale numbers) and the candidate. The file is rewritten atomically after every measurement.
-Records of an entry are dropped once a run that tuned it has written its profile.
+Records of an entry are dropped once a run that tuned it has written its profile. A candidate
+is marked pending before it first runs: if the process dies there (driver segfault), the next
+run reports it as failed instead of running it again.
 """
 from __future__ import annotations
 
@@ -39,8 +41,30 @@ class MeasurementCache:
     def key(entry: str, shash: str, label: str) -> str:
         return f"{entry}|{shash}|{label}"
 
+    CRASHED = ("the process died while this candidate was being measured in an earlier run "
+               "(a driver crash?); not measured again")
+
     def get(self, entry, shash, label):
-        return self.records.get(self.key(entry, shash, label))
+        """The saved record, or None. A candidate left marked *pending* by an earlier run (the
+        process died while measuring it: a segfault in the driver, an OOM kill) comes back as
+        failed, so that resuming does not crash on it again."""
+        rec = self.records.get(self.key(entry, shash, label))
+        if rec is not None and rec.get("pending"):
+            rec = {"ok": False, "error": self.CRASHED, "score": None, "medians": [],
+                   "spread": 0.0, "stable": True, "samples": 0}
+            self.put(entry, shash, label, rec)
+        return rec
+
+    def begin(self, entry, shash, label) -> None:
+        """Mark a candidate as being measured (saved before its first run)."""
+        self.put(entry, shash, label, {"pending": True})
+
+    def abort(self, entry, shash, label) -> None:
+        """Forget the pending mark of a measurement interrupted normally (Ctrl-C)."""
+        k = self.key(entry, shash, label)
+        if self.records.get(k, {}).get("pending"):
+            del self.records[k]
+            self._write()
 
     def put(self, entry, shash, label, record: dict) -> None:
         self.records[self.key(entry, shash, label)] = record

@@ -261,7 +261,13 @@ class Tuner:
             rec = self.cache.get(entry_name, shash, lab)
             if rec is not None:
                 return CandidateResult.from_record(lab, params, rec)
-        res = self._measure(entry_name, lab, params, jobs, mode, best_medians)
+            self.cache.begin(entry_name, shash, lab)
+        try:
+            res = self._measure(entry_name, lab, params, jobs, mode, best_medians)
+        except BaseException:
+            if self.cache is not None:
+                self.cache.abort(entry_name, shash, lab)
+            raise
         if self.cache is not None:
             self.cache.put(entry_name, shash, lab, res.record())
         return res

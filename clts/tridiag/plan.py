@@ -134,6 +134,9 @@ def make_plan(dev, *, n: int, nsys: int, layout: str, dtype, has_start: bool,
     bad = [k for k in overrides if k not in ALL_PARAMS]
     if bad:
         raise TypeError(f"unknown parameter(s) {bad}; accepted: {', '.join(ALL_PARAMS)}")
+    if "lanes" in params and "lanes" not in overrides:
+        while params["lanes"] > 1 and params["lanes"] > nsys:   # no clamped duplicate lanes
+            params["lanes"] //= 2
     params.update({k: int(v) for k, v in overrides.items() if k in PARAMS[method]})
     if "lanes" in params and params["lanes"] not in (1, 2, 4, 8, 16):
         raise ValueError(f"lanes must be 1, 2, 4, 8 or 16, not {params['lanes']}")

@@ -179,6 +179,10 @@ def test_auto_and_forced_parameters(device):
     r = solve_tridiagonal(a, b, c, d, method="thomas-coalesced", tile=8, tile_y=2, lanes=4,
                           device=device)
     assert relerr(r.x, ref) <= 1e-10
+    for lanes in (4, 16):
+        r = solve_tridiagonal(a.T, b.T, c.T, d.T, axis=0, method="thomas-coalesced",
+                              lanes=lanes, prefetch=3, device=device)
+        assert relerr(r.x.T, ref) <= 1e-10
     r = solve_tridiagonal(a, b, c, d, method="flat", chunk=7, device=device)
     assert relerr(r.x, ref) <= 1e-10
     r = solve_tridiagonal(a, b, c, d, method="pcr", wg=32, device=device)   # 4 rows/work-item
@@ -290,7 +294,7 @@ def test_tiny_oclgrind(device, method):
             ref = solve_reference(a, b, c, d, start)[0]
             kw = dict(method=method, start=start, device=device, wg=4)
             if method == "thomas-coalesced":
-                kw.update(tile=4, tile_y=2, lanes=2)
+                kw.update(tile=4, tile_y=2, lanes=2, prefetch=2)
             if method == "thomas":
                 kw.update(lanes=2, block=1, private_max=0)
             if layout == "natural":

@@ -89,7 +89,7 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, method: str = "auto", start
     out : array like ``d`` (numpy or device, result dtype) receiving the solution.
     plan : a :class:`~clts.tridiag.plan.Plan` to run as is (the tuner's path).
     **params : force tunable parameters of the chosen version: ``wg``, ``lanes``,
-        ``private_max``, ``block``, ``tile``, ``tile_y``, ``chunk``.
+        ``private_max``, ``block``, ``prefetch``, ``tile``, ``tile_y``, ``chunk``.
 
     Returns
     -------
@@ -351,7 +351,9 @@ def _run_thomas(dev, plan, layout, a, b, c, d, x, start, counter):
         priv = plan.cp_private
         prg = dev.program("tridiag/thomas.cl.mako", real=plan.real, LANES=lanes, LAYOUT=layout,
                           HAS_START=plan.has_start, CP_PRIVATE=priv,
-                          BLOCKED=int(plan.params.get("block", 0)))
+                          BLOCKED=int(plan.params.get("block", 0)),
+                          PREFETCH=int(plan.params.get("prefetch", 0)),
+                          CPU_PREFETCH=dev.type == "cpu" and not dev.info.simulator)
         kern = prg.kernel("thomas")
         scratch = x if priv else _empty(dev, 2 * n * gsize * lanes, x.dtype)
     launch(dev, kern, gsize, wg, a.data, b.data, c.data, d.data, x.data, scratch.data,

@@ -35,8 +35,8 @@ LAYOUTS = ("natural", "interleaved")
 UNROLLED_HARD_MAX = 512
 #: parameters a caller may force, per version section of the profile
 PARAMS = {
-    "thomas": ("wg", "lanes", "private_max", "block"),
-    "thomas-coalesced": ("wg", "lanes", "private_max", "tile", "tile_y"),
+    "thomas": ("wg", "lanes", "private_max", "block", "prefetch"),
+    "thomas-coalesced": ("wg", "lanes", "private_max", "prefetch", "tile", "tile_y"),
     "thomas-unrolled": ("wg", "lanes", "block"),
     "pcr": ("wg",),
     "flat": ("wg", "chunk"),
@@ -142,6 +142,8 @@ def make_plan(dev, *, n: int, nsys: int, layout: str, dtype, has_start: bool,
         raise ValueError(f"lanes must be 1, 2, 4, 8 or 16, not {params['lanes']}")
     if "block" in params and params["block"] not in (0, 1):
         raise ValueError(f"block must be 0 or 1, not {params['block']}")
+    if params.get("prefetch", 0) < 0:
+        raise ValueError(f"prefetch must be >= 0 rows, not {params['prefetch']}")
     for k in ("wg", "tile", "tile_y", "chunk"):
         if k in params and params[k] < 1:
             raise ValueError(f"{k} must be >= 1, not {params[k]}")

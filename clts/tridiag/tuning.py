@@ -61,13 +61,13 @@ _tunable("tridiag.thomas", "thomas", "tridiag.thomas",
 
 _tunable("tridiag.coalesced", "thomas-coalesced", "tridiag.coalesced",
          {"wg": [4, 16, 64, 128], "lanes": [1, 4, 8, 16], "private_max": [0, 1024],
-          "tile": [8, 16, 32], "tile_y": [2, 4, 8]},
+          "prefetch": [0, 4, 8, 16], "tile": [8, 16, 32], "tile_y": [2, 4, 8]},
          lambda quick: [_systems(4000 if quick else 20000, 115, "interleaved"),
                         _systems(4000 if quick else 20000, 115, "natural", seed=2)],
          constraint=lambda p, d: (p["wg"] <= d.max_work_group and p["tile"] % p["tile_y"] == 0
                                   and p["tile"] * p["tile_y"] <= d.max_work_group),
          description="thomas-coalesced: interleaved vloadN lanes, work-group, local-memory "
-                     "transposition tile (natural-layout input)")
+                     "transposition tile (natural-layout input), software prefetch distance")
 
 _tunable("tridiag.unrolled", "thomas-unrolled", "tridiag.unrolled",
          {"wg": [4, 16, 64], "lanes": [1, 4, 8, 16], "block": [0, 1]},

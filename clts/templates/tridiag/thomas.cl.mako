@@ -3,7 +3,8 @@
 ## ("natural": system axis contiguous, or "interleaved": batch axis contiguous, read with
 ## vloadN), HAS_START (start-row mask), CP_PRIVATE (0: c', d' kept in global scratch;
 ## otherwise private arrays of that many rows, n <= CP_PRIVATE), BLOCK (natural layout,
-## LANES > 1: rows read LANES at a time per system and transposed in registers).
+## LANES > 1: rows read LANES at a time per system and transposed in registers), PREFETCH (rows
+## ahead to prefetch on the interleaved layout, 0: none), CPU_PREFETCH (use clang's builtin).
 <%include file="/common/real.cl.mako"/>
 <%namespace name="R" file="/tridiag/rows.cl.mako"/>
 <%! from clts.tridiag import codegen as cg %>
@@ -14,6 +15,22 @@
 % elif LANES == 1:
 #define CP(k) scratch[(size_t)(k) * nwi + g]
 #define DP(k) scratch[((size_t)n + (size_t)(k)) * nwi + g]
+% endif
+
+% if PREFETCH:
+/* software prefetch PREFETCH rows ahead on the interleaved layout (a 400 KB row stride defeats
+   the hardware prefetchers of CPUs); on CPU drivers clang's builtin (a real prefetch
+   instruction; OpenCL's prefetch() may be a no-op), elsewhere OpenCL's */
+%   if CPU_PREFETCH:
+#if defined(__has_builtin)
+#if __has_builtin(__builtin_prefetch)
+#define PREFETCH(p) __builtin_prefetch(p)
+#endif
+#endif
+%   endif
+#ifndef PREFETCH
+#define PREFETCH(p) prefetch((p), 1)
+#endif
 % endif
 
 <%def name="solve(mode)">
@@ -55,6 +72,14 @@ ${R.block_load("d", "k0")}
             const int krest = 1;
 % endif
             for (int k = krest; k < n - 1; ++k) {
+% if PREFETCH and mode == "vec":
+                if (k + ${PREFETCH} < n) {
+                    const size_t pf = (size_t)(k + ${PREFETCH}) * (size_t)nsys + s0;
+%   for off in range(0, LANES, 64 // (8 if real == "double" else 4)):
+                    PREFETCH(a + pf + ${off}); PREFETCH(b + pf + ${off}); PREFETCH(c + pf + ${off}); PREFETCH(d + pf + ${off});
+%   endfor
+                }
+% endif
                 ${R.fwd("k", False, False, mode, "cpp", "dpp")}
                 SET_CP(k, cpp); SET_DP(k, dpp);
             }

@@ -1,0 +1,181 @@
+"""BFAST-Monitor benchmark: the seed's Table I shapes, clts versions against the bfast 0.7 package.
+
+    python bench/bench_bfast.py [--quick] [--device SUBSTRING] [--no-anchors] [--shapes D4,Peru]
+
+Cubes are seed-fixed synthetic int16 (Landsat-like, nodata -32768) with the seed's NaN
+fractions; k = 3, 16-day dates, float32 computation, convention "bfast-py" so that every
+implementation does the same work. Times are wall times of the whole call (upload, on-device
+nodata conversion, kernels, download), median of repeats. GFlops^Sp counts the seed's
+specification flops per pixel (Fig. 12): 4nK^2 (masked Gram) + 6K^3 (inversion) + 4nK + 2K^2
+(beta) + 2NK (predictions) + 3N (residuals, filter) + 4n (sigma, window) + 9(N - n) (MOSUM,
+boundary, break, mean). "%copy" = cube bytes read / wall time against the device's copy
+bandwidth measured in the same run. Anchors (bfast 0.7, its own venv at $BFAST_PYTHON, default
+/tmp/bfastenv/bin/python, see bench/bfast_py_fixtures.py): the OpenCL backend on the same
+device, and the Python backend on a pixel subset (its rate is per pixel).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+
+from common import copy_bandwidth, markdown_table, write_result  # noqa: E402
+
+import clts  # noqa: E402
+from clts.runtime import get_device, timing, usable  # noqa: E402
+
+SHAPES = {  # M, N, n, NaN fraction (the seed's Table I; Peru (Small)-like)
+    "D1": (16384, 1024, 512, 0.50), "D2": (16384, 512, 256, 0.50),
+    "D3": (32768, 512, 256, 0.50), "D4": (32768, 256, 128, 0.50),
+    "D5": (65536, 256, 128, 0.50), "D6": (16384, 1024, 256, 0.75),
+    "Peru": (111556, 235, 113, 0.69),
+}
+NODATA = -32768
+K = 8
+
+
+def spec_flops(M, N, n):
+    return M * (4 * n * K * K + 6 * K ** 3 + 4 * n * K + 2 * K * K + 2 * N * K + 3 * N + 4 * n
+                + 9 * (N - n))
+
+
+def make_cube(M, N, n, nan, seed=0):
+    rng = np.random.default_rng(seed)
+    dates = np.datetime64("2000-01-01") + (np.arange(N) * 16).astype("timedelta64[D]")
+    t = np.arange(N) * 16.0 / 365.0
+    y = np.empty((N, M), np.int16)
+    step = 8192
+    for a in range(0, M, step):
+        b = min(M, a + step)
+        m = b - a
+        v = (5000 + 30 * t[:, None] + 800 * np.sin(2 * np.pi * t[:, None] + rng.uniform(0, 6, m))
+             + 150 * rng.standard_normal((N, m)))
+        brk = rng.integers(n, N, m)
+        v -= (np.arange(N)[:, None] >= brk) * 1500 * (rng.random(m) < 0.3)
+        v = np.round(v)
+        v[rng.random((N, m)) < nan] = NODATA
+        y[:, a:b] = v
+    return y, dates, dates[n]
+
+
+def time_call(fn, dev, repeats):
+    fn()
+    walls, kern = [], []
+    for _ in range(repeats):
+        with timing(dev) as t:
+            t0 = time.perf_counter()
+            r = fn()
+            w = time.perf_counter() - t0
+        walls.append(w)
+        kern.append(t.kernel_seconds)
+    return statistics.median(walls), statistics.median(kern), r
+
+
+def anchor(path, backend, dev, pixels=0):
+    py = os.environ.get("BFAST_PYTHON", "/tmp/bfastenv/bin/python")
+    if not Path(py).exists():
+        return None
+    sub = "portable" if "pocl" in dev.slug else ("intel" if "intel" in dev.slug else dev.name)
+    env = dict(os.environ)
+    try:
+        from clts.runtime import icd
+        vd = icd.ensure_vendor_dir()
+        if vd:
+            env["OCL_ICD_VENDORS"] = vd
+    except Exception:
+        pass
+    r = subprocess.run([py, str(HERE / "bfast_anchor_run.py"), str(path), backend, sub,
+                        str(pixels)], capture_output=True, text=True, env=env, timeout=1800)
+    if r.returncode != 0:
+        print(f"  anchor {backend} failed: {r.stderr[-500:]}", file=sys.stderr)
+        return None
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true", help="an eighth of the pixels, fewer repeats")
+    ap.add_argument("--device", action="append", help="device substring (default: all)")
+    ap.add_argument("--no-anchors", action="store_true")
+    ap.add_argument("--shapes", default=",".join(SHAPES))
+    args = ap.parse_args()
+    infos = [i for i in usable() if not i.simulator]
+    if args.device:
+        infos = [i for i in infos if any(s.lower() in (i.slug + i.name + i.platform).lower()
+                                         for s in args.device)]
+    repeats = 3 if args.quick else 5
+    for info in infos:
+        dev = get_device(info)
+        bw = copy_bandwidth(dev)
+        print(f"{dev.slug}: copy bandwidth {bw:.1f} GB/s; load {os.getloadavg()[0]:.2f}", flush=True)
+        rows = []
+        for name in args.shapes.split(","):
+            M, N, n, nan = SHAPES[name]
+            if args.quick:
+                M //= 8
+            y, dates, start = make_cube(M, N, n, nan)
+            flops = spec_flops(M, N, n)
+            results = {}
+            for version in ("fused", "multi", "auto"):
+                wall, kern, res = time_call(
+                    lambda: clts.bfast_monitor(y, dates, start, nodata=NODATA, device=dev,
+                                               convention="bfast-py", version=version,
+                                               progress_bar=False), dev, repeats)
+                results[version] = (wall, kern, res)
+            best = min(results[v][0] for v in ("fused", "multi"))
+            anc_cl = anc_py = None
+            if not args.no_anchors:
+                with tempfile.TemporaryDirectory() as td:
+                    p = Path(td) / "cube.npz"
+                    np.savez(p, y=y, dates=dates, start=start, nodata=NODATA)
+                    anc_cl = anchor(p, "opencl", dev)
+                    anc_py = anchor(p, "python", dev, pixels=300 if args.quick else 1500)
+            for version in ("fused", "multi", "auto"):
+                wall, kern, res = results[version]
+                plan = res.plan
+                row = {"shape": name, "M": M, "N": N, "n": n, "NaN": f"{nan:.0%}",
+                       "version": f"{version} ({plan.version}, lanes {plan.lanes}, wg {plan.wg})",
+                       "wall ms": wall * 1e3, "kernel ms": kern * 1e3,
+                       "Mpx/s": M / wall / 1e6, "GFlops^Sp": flops / wall / 1e9,
+                       "%copy": 100 * y.nbytes / wall / 1e9 / bw}
+                if version == "auto":
+                    row["auto/best"] = wall / best
+                if anc_cl:
+                    row["x bfast-opencl"] = anc_cl["seconds"] / wall
+                    row["same breaks as bfast-opencl"] = f"{np.mean(np.array(anc_cl['breaks']) == res.breaks.ravel()):.1%}"
+                if anc_py:
+                    row["x bfast-python"] = (anc_py["seconds"] / anc_py["pixels"]) / (wall / M)
+                rows.append(row)
+            if anc_cl:
+                print(f"  {name}: bfast-opencl {M / anc_cl['seconds'] / 1e3:.1f} kpx/s", flush=True)
+            if anc_py:
+                print(f"  {name}: bfast-python {anc_py['pixels'] / anc_py['seconds'] / 1e3:.2f} kpx/s",
+                      flush=True)
+            for r in rows[-3:]:
+                print("  " + ", ".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}"
+                                       for k, v in r.items()), flush=True)
+        notes = ("Command: `python bench/bench_bfast.py" + (" --quick" if args.quick else "")
+                 + "`. float32, convention bfast-py, k=3, int16 cube with nodata converted on "
+                 f"the device. Copy bandwidth {bw:.1f} GB/s (bench/common.copy_bandwidth). "
+                 "x bfast-* = their time / ours for the same pixels (python backend timed on a "
+                 "subset, per pixel).\n")
+        path = write_result("bfast", dev, "BFAST-Monitor (clts.bfast_monitor) vs bfast 0.7",
+                            rows, notes)
+        print(markdown_table(rows))
+        print("wrote", path)
+
+
+if __name__ == "__main__":
+    main()

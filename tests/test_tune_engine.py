@@ -581,3 +581,12 @@ def test_candidate_that_crashed_the_process_is_skipped_on_resume(tmp_path):
     assert "died" in wrong["wg=64,lanes=8"]
     assert res.best.params == {"wg": 128, "lanes": 8}
     assert len(set(ran)) == 11 - len(before.records)   # the measured ones were not re-run
+
+
+@pytest.mark.skipif(not kernel_tuner_available(), reason="Kernel Tuner not installed")
+def test_kernel_tuner_strategy_respects_the_time_budget():
+    timer = FakeTimer(big_time)
+    s = quiet(repeats=3, strategy="kt:genetic_algorithm", max_evals=500)
+    res = Tuner(timer=timer, settings=s).tune_tunable(big_entry(), budget_s=0.1)
+    assert 5 <= len(res.candidates) <= 35 and res.partial
+    assert timer.now <= 0.1 + 3 * 4e-3

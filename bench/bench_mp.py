@@ -7,7 +7,9 @@ Random walk, m = 256, n = 2^14 .. 2^17 (quick: 2^14, 2^15): self-join k = 1, pai
 (n - m + 1)^2 / 2 / t with t the wall time of the whole call (statistics, diagonal kernel,
 exact re-evaluation, transfers), best of repeats. Anchors in the same run, wall time: stumpy.stump
 (numba, all cores; JIT warmed on a small input first) and pyscamp.selfjoin (SCAMP CPU build,
-FORCE_NO_CUDA=1 pip install pyscamp), when installed. "kernel GB/s" counts the 3 column values
+FORCE_NO_CUDA=1 pip install pyscamp), when installed, each measured right after clts at the same
+n. "x anchor" = anchor time / clts time (wall); "(cpu)" = the same ratio of CPU seconds of the
+process (all threads), which other jobs on a shared machine disturb less. "kernel GB/s" counts the 3 column values
 (df, dg, 1/norm) the diagonal kernel loads per pair, against the device's copy kernel measured
 in the same run (a notional figure: the kernel is compute bound). Also: time against m
 (64 .. 2048) at n = 2^15, and ``matrix_profile.estimate`` against the measured time at the
@@ -37,14 +39,24 @@ def walk(n, seed=0):
     return np.cumsum(np.random.default_rng(seed).standard_normal(n))
 
 
-def best_time(fn, repeats):
-    best = np.inf
+def _cpu():
+    import resource
+    r = resource.getrusage(resource.RUSAGE_SELF)     # all threads of this process
+    return r.ru_utime + r.ru_stime
+
+
+def best_time(fn, repeats, with_cpu=False):
+    """Best wall time of ``repeats`` calls (and the CPU seconds of that call)."""
+    best, best_cpu = np.inf, np.inf
     out = None
     for _ in range(repeats):
+        c0 = _cpu()
         t0 = time.perf_counter()
         out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
+        t = time.perf_counter() - t0
+        if t < best:
+            best, best_cpu = t, _cpu() - c0
+    return (best, best_cpu, out) if with_cpu else (best, out)
 
 
 def pairs(n, m=M):
@@ -56,10 +68,6 @@ def anchors():
     found = {}
     try:
         import stumpy
-        try:
-            stumpy.cache._enable()
-        except Exception:
-            pass
         stumpy.stump(walk(600), 32)          # JIT warm-up
         found["stumpy"] = lambda T, m: stumpy.stump(T, m)
     except ImportError:
@@ -88,14 +96,17 @@ def main():
         [get_device(i) for i in usable() if not i.simulator]
     anc = {} if args.no_anchors else anchors()
     anchor_t = {}
-    for n in sizes:
-        T = walk(n, 1)
-        for name, fn in anc.items():
-            if name == "stumpy" and n > (1 << 16) and args.quick:
-                continue
-            anchor_t[(name, n)] = best_time(lambda: fn(T, M), 1 if n >= (1 << 16) else reps)[0]
-            print(f"{name:8s} n=2^{n.bit_length() - 1}: {anchor_t[(name, n)]:.3f} s "
-                  f"{pairs(n) / anchor_t[(name, n)]:.3g} pairs/s", flush=True)
+
+    def anchor(name, n, T):
+        # measured next to the first device's run of the same n (the machine is shared: times
+        # taken minutes apart are not comparable), reused for the other devices
+        if (name, n) not in anchor_t:
+            anchor_t[(name, n)] = best_time(lambda: anc[name](T, M),
+                                            1 if n >= (1 << 16) else reps, with_cpu=True)[:2]
+            t, c = anchor_t[(name, n)]
+            print(f"{name:8s} n=2^{n.bit_length() - 1}: {t:.3f} s (cpu {c:.3f} s) "
+                  f"{pairs(n) / t:.3g} pairs/s", flush=True)
+        return anchor_t[(name, n)]
     for dev in devs:
         bw = copy_bandwidth(dev)
         rows = []
@@ -104,18 +115,20 @@ def main():
         for n in sizes:
             T = walk(n, 1)
             clts.matrix_profile(T, M, devices=dev, precision=args.precision)        # warm
-            t, res = best_time(lambda: clts.matrix_profile(T, M, devices=dev,
-                                                           precision=args.precision), reps)
+            t, c, res = best_time(lambda: clts.matrix_profile(T, M, devices=dev,
+                                                              precision=args.precision),
+                                  reps, with_cpu=True)
             t_last = (n, t)
             pps = pairs(n) / t
             row = {"n": f"2^{n.bit_length() - 1}", "m": M, "clts s": t, "pairs/s": pps,
+                   "pairs/cpu-s": pairs(n) / c,
                    "kernel GB/s": pps * 24 / 1e9, "% copy": 100 * pps * 24 / 1e9 / bw}
             for name in anc:
-                ta = anchor_t.get((name, n))
-                if ta is not None:
-                    row[f"{name} s"] = ta
-                    row[f"x {name}"] = ta / t
-            if "stumpy" in anc and ("stumpy", n) in anchor_t and n <= (1 << 15):
+                ta, ca = anchor(name, n, T)
+                row[f"{name} s"] = ta
+                row[f"x {name}"] = ta / t
+                row[f"x {name} (cpu)"] = ca / c
+            if "stumpy" in anc and n <= (1 << 15):
                 s = anc["stumpy"](T, M)
                 row["max |P - stumpy|"] = float(np.max(np.abs(res.P[:, 0] - s[:, 0].astype(float))))
             rows.append(row)

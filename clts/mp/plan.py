@@ -71,7 +71,7 @@ def _default_lanes(dev) -> int:
 
 #: the exact covariance at a segment start costs O(m) per diagonal: segments are at least
 #: SEGMENT_PER_M * m rows unless forced, so the run time stays independent of m
-SEGMENT_PER_M = 16
+SEGMENT_PER_M = 32
 
 
 def make_plan(dev, *, precision="double", plan: Plan | None = None, m: int | None = None,

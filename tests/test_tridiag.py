@@ -179,6 +179,8 @@ def test_auto_and_forced_parameters(device):
     r = solve_tridiagonal(a, b, c, d, method="thomas-coalesced", tile=8, tile_y=2, lanes=4,
                           device=device)
     assert relerr(r.x, ref) <= 1e-10
+    r = solve_tridiagonal(a, b, c, d, method="thomas-coalesced", tile=0, device=device)
+    assert relerr(r.x, ref) <= 1e-10                 # transposition without local memory
     for lanes in (4, 16):
         r = solve_tridiagonal(a.T, b.T, c.T, d.T, axis=0, method="thomas-coalesced",
                               lanes=lanes, prefetch=3, device=device)

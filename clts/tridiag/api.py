@@ -363,6 +363,11 @@ def _run_thomas(dev, plan, layout, a, b, c, d, x, start, counter):
 
 def _transpose(dev, plan, src, dst, rows, cols):
     tile, ty = plan.params["tile"], plan.params["tile_y"]
+    if tile == 0:
+        prg = dev.program("tridiag/transpose.cl.mako", real=plan.real, TILE=0, TY=1)
+        launch(dev, prg.kernel("transpose"), (rows, cols), None, src.data, dst.data,
+               np.int32(rows), np.int32(cols))
+        return
     prg = dev.program("tridiag/transpose.cl.mako", real=plan.real, TILE=tile, TY=ty)
     launch(dev, prg.kernel("transpose"), (round_up(cols, tile), -(-rows // tile) * ty),
            (tile, ty), src.data, dst.data, np.int32(rows), np.int32(cols))

@@ -144,7 +144,9 @@ def make_plan(dev, *, n: int, nsys: int, layout: str, dtype, has_start: bool,
         raise ValueError(f"block must be 0 or 1, not {params['block']}")
     if params.get("prefetch", 0) < 0:
         raise ValueError(f"prefetch must be >= 0 rows, not {params['prefetch']}")
-    for k in ("wg", "tile", "tile_y", "chunk"):
+    if params.get("tile", 1) < 0:
+        raise ValueError(f"tile must be >= 0 (0: transpose without local memory)")
+    for k in ("wg", "tile_y", "chunk"):
         if k in params and params[k] < 1:
             raise ValueError(f"{k} must be >= 1, not {params[k]}")
     if method == "thomas-unrolled" and n > UNROLLED_HARD_MAX:
@@ -157,7 +159,7 @@ def make_plan(dev, *, n: int, nsys: int, layout: str, dtype, has_start: bool,
                              f"{4 * n * itemsize} bytes, device {dev} has {dev.local_mem}")
     if method == "thomas-coalesced" and layout == "natural":
         t, ty = params["tile"], params["tile_y"]
-        if t * ty > dev.max_work_group or t % ty:
+        if t and (t * ty > dev.max_work_group or t % ty):
             raise ValueError(f"tile {t} x tile_y {ty}: tile_y must divide tile and "
                              f"tile*tile_y <= {dev.max_work_group}")
     if "wg" in params:

@@ -1,7 +1,17 @@
 ## Tiled transposition through local memory: dst[j, i] = src[i, j], src is [rows, cols].
 ## Parameters: real, TILE (tile edge), TY (work-group height; each work-item moves TILE/TY
 ## elements). Work-group (TILE, TY); global (round_up(cols, TILE), ceil(rows/TILE)*TY).
+## TILE = 0: no local memory, one element per work-item (global (rows, cols)): CPU drivers
+## vectorise that loop-free kernel across work-items and their caches do the tiling.
 <%include file="/common/real.cl.mako"/>
+% if TILE == 0:
+__kernel void transpose(__global const real *restrict src, __global real *restrict dst,
+                        const int rows, const int cols)
+{
+    const int i = get_global_id(0), j = get_global_id(1);
+    if (i < rows && j < cols) dst[(size_t)j * (size_t)rows + i] = src[(size_t)i * (size_t)cols + j];
+}
+% else:
 
 __kernel __attribute__((reqd_work_group_size(${TILE}, ${TY}, 1)))
 void transpose(__global const real *restrict src, __global real *restrict dst,
@@ -20,3 +30,4 @@ void transpose(__global const real *restrict src, __global real *restrict dst,
         if (i < rows && j < cols) dst[(size_t)j * (size_t)rows + i] = tile[tx][r];
     }
 }
+% endif

@@ -90,13 +90,13 @@ def hastl_backends():
 
 def hastl_run(backend, y, period, kw):
     from hastl import STL as HSTL
-    h = HSTL(backend=backend)
+    h = HSTL(backend=backend, **({"platform": b"Portable"} if backend == "opencl" else {}))
     t0 = time.perf_counter()
     s, t, r = h.fit(y.astype(np.float32), n_p=period, q_s=kw["seasonal"], q_t=kw["trend"],
                     q_l=kw["low_pass"], d_s=1, d_t=1, d_l=1,
                     jump_s=kw.get("seasonal_jump", 1), jump_t=kw.get("trend_jump", 1),
                     jump_l=kw.get("low_pass_jump", 1), n_inner=kw["inner_iter"],
-                    n_outer=kw["outer_iter"] + 1 if kw.get("robust") else 0)
+                    n_outer=kw["outer_iter"] + 1)
     return time.perf_counter() - t0, np.asarray(s), np.asarray(t)
 
 

@@ -212,13 +212,16 @@ def test_bad_inputs():
 
 
 @pytest.mark.oclgrind
-@pytest.mark.parametrize("version", VERSIONS)
-def test_tiny_oclgrind(device, version):
+@pytest.mark.parametrize("version,lanes,missing", [
+    ("outer", 1, True), ("outer", 4, True), ("outer", 4, False), ("intragroup", 1, True),
+    ("flat", 1, True)])
+def test_tiny_oclgrind(device, version, lanes, missing):
     rng = np.random.default_rng(1)
     y = series(rng, 2, 16, 4)
-    y[0, 5] = np.nan
+    if missing:
+        y[0, 5] = np.nan
     kw = dict(seasonal=3, trend=7, low_pass=5, seasonal_jump=2, trend_jump=2, inner_iter=1,
-              outer_iter=1, loess_params={"wg": 8, "chunk": 4})
+              outer_iter=1, loess_params={"wg": 8, "chunk": 4, "lanes": lanes})
     r = clts.stl(y, 4, device=device, loess_version=version, **kw)
     kw.pop("loess_params")
     s, t, _, _ = ref.stl(y, 4, **kw)

@@ -12,7 +12,7 @@ kernel void stl_gather(global const real* y, global const real* t, global const 
     if (m >= K || j >= P || b >= Bp) return;
     const long bs = min(b, B - 1);
 % if TL > 1:
-    const long dst = ((((long)(b / ${TL}) * P + j) * K + m) * ${TL}) + (b % ${TL});
+    const long dst = ((((long)(b >> ${TL.bit_length() - 1}) * P + j) * K + m) * ${TL}) + (b & ${TL - 1});
 % else:
     const long dst = ((long)b * P + j) * K + m;
 % endif
@@ -36,7 +36,7 @@ kernel void stl_season(global const real* y, global const real* C, global const 
     const real sv = C[bs * (N + 2 * P) + P + i] - lp[src];
     if (b < B) s[src] = sv;
 % if TL > 1:
-    u[((long)(b / ${TL}) * N + i) * ${TL} + (b % ${TL})] = y[src] - sv;
+    u[((long)(b >> ${TL.bit_length() - 1}) * N + i) * ${TL} + (b & ${TL - 1})] = y[src] - sv;
 % else:
     u[src] = y[src] - sv;
 % endif

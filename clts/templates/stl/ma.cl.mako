@@ -37,7 +37,7 @@ kernel void stl_ma(global const real* C, int N, int P, int B, int Bp, global rea
     // pass 3: w (N + 2) -> out (N)
     {
         // output in the layout of the low-pass LOESS (interleaved by TL series)
-        global real* o = out + (long)(b / ${TL}) * N * ${TL} + (b % ${TL});
+        global real* o = out + (long)(b >> ${TL.bit_length() - 1}) * N * ${TL} + (b & ${TL - 1});
         real v = w[0] + w[1] + w[2];
         o[0] = v / (real)3;
         for (int j = 1; j < N; ++j) {

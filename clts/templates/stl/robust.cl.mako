@@ -21,7 +21,7 @@ kernel void stl_robust(global const real* y, global const real* t, global const 
         for (int i = 0; i < N; ++i) {
             w[i] = 0;
 % if TL > 1:
-            rwt[((long)(b / ${TL}) * N + i) * ${TL} + (b % ${TL})] = 0;
+            rwt[((long)(b >> ${TL.bit_length() - 1}) * N + i) * ${TL} + (b & ${TL - 1})] = 0;
 % endif
         }
         return;
@@ -64,7 +64,7 @@ kernel void stl_robust(global const real* y, global const real* t, global const 
         else v = 0;
         w[i] = v;
 % if TL > 1:
-        rwt[((long)(b / ${TL}) * N + i) * ${TL} + (b % ${TL})] = v;
+        rwt[((long)(b >> ${TL.bit_length() - 1}) * N + i) * ${TL} + (b & ${TL - 1})] = v;
 % endif
     }
 }

@@ -226,3 +226,14 @@ def test_entry_that_launches_nothing_is_reported(device):
     res = Tuner(device, settings=Settings(repeats=2, max_rounds=1)).tune_tunable(entry)
     assert res.best is not None
     assert any("launched no kernel" in w for w in res.warnings)
+
+
+def test_device_all(registered, capsys):
+    from clts.runtime import usable
+    assert cli.main(["--device", "all", "--dry-run", "--only", "testcopy"]) == 0
+    err = capsys.readouterr().err
+    working = [i for i in usable() if not i.simulator]
+    assert err.count("clts-tune: ") == len(working)
+    assert all(i.slug in err for i in working)
+    assert cli.main(["--device", "all", "-o", "x.yaml"]) == 2
+    assert "single device" in capsys.readouterr().err

@@ -5,7 +5,7 @@
     clts-tune --only stl,bfast     entries whose name starts with one of these
     clts-tune --quick              small workloads, fewer repeats (minutes, not hours)
     clts-tune --budget 10m         a time budget for the whole run (s, m, h)
-    clts-tune --device pocl        which device (index, name substring, slug)
+    clts-tune --device 1           which device (index, name substring, slug, or all)
     clts-tune -o my.yaml           write here instead of the user config directory
     clts-tune --dry-run            show what would be measured, measure nothing
 
@@ -127,7 +127,9 @@ def main(argv=None) -> int:
                     help="time budget for the whole run, e.g. 90s, 10m, 1h")
     ap.add_argument("--quick", action="store_true",
                     help="small workloads, short sweeps, fewer repeats")
-    ap.add_argument("--device", metavar="D", help="device index, name substring or slug")
+    ap.add_argument("--device", metavar="D",
+                    help="device index, name substring or slug; 'all' tunes every working "
+                         "device in turn (the budget applies to each)")
     ap.add_argument("-o", "--output", metavar="FILE",
                     help="profile to write (default: the user config directory)")
     ap.add_argument("--strategy", default="auto",
@@ -163,12 +165,35 @@ def main(argv=None) -> int:
     if not entries:
         return 1
 
-    from ..runtime import DeviceError, ProfileError, get_device
+    from ..runtime import DeviceError, get_device, usable
+    kw = {"strategy": args.strategy}
+    if args.repeats:
+        kw["repeats"] = args.repeats
+    settings = Settings.quick_settings(**kw) if args.quick else Settings(**kw)
     try:
-        dev = get_device(args.device)
+        if (args.device or "").strip().lower() == "all":
+            if args.output or args.cache:
+                print("clts-tune: --device all writes one profile per device to the user "
+                      "config directory; -o and --cache need a single device", file=sys.stderr)
+                return 2
+            devices = [get_device(i) for i in usable() if not i.simulator]
+        else:
+            devices = [get_device(args.device)]
     except DeviceError as exc:
         print(f"clts-tune: {exc}", file=sys.stderr)
         return 2
+    rc = 0
+    for dev in devices:
+        status = tune_device(dev, entries, settings, args)
+        if status == 130:                   # interrupted: stop, do not go on to the next device
+            return status
+        rc = max(rc, status)
+    return rc
+
+
+def tune_device(dev, entries, settings, args) -> int:
+    """Tune ``entries`` on one device and write its profile; returns the exit status."""
+    from ..runtime import ProfileError
     if dev.info.simulator:
         print(f"clts-tune: {dev} is a simulator; its timings mean nothing", file=sys.stderr)
         return 2
@@ -178,10 +203,6 @@ def main(argv=None) -> int:
         dev.profile
     finally:
         plog.setLevel(level)
-    kw = {"strategy": args.strategy}
-    if args.repeats:
-        kw["repeats"] = args.repeats
-    settings = Settings.quick_settings(**kw) if args.quick else Settings(**kw)
     out = args.output or default_path(dev)
     print(f"clts-tune: {dev.platform} / {dev.name} ({dev.slug}, fingerprint {dev.fingerprint})"
           f" -> {out}", file=sys.stderr)

@@ -228,3 +228,16 @@ def test_tiny_oclgrind(device, version, lanes, missing):
     tol = 1e-9 if device.fp64 else 1e-4
     assert err(r.seasonal, s, y) < tol
     assert err(r.trend, t, y) < tol
+
+
+def test_chunked_batch(device, monkeypatch):
+    rng = np.random.default_rng(4)
+    y = series(rng, 7, 60, 6)
+    y[2, 10:14] = np.nan
+    kw = dict(seasonal_jump=2, trend_jump=3, robust=True, outer_iter=1)
+    whole = clts.stl(y, 6, device=device, **kw)
+    monkeypatch.setenv("CLTS_MAX_CHUNK", "3")
+    parts = clts.stl(y, 6, device=device, **kw)
+    np.testing.assert_allclose(parts.seasonal, whole.seasonal, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(parts.trend, whole.trend, rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(parts.weights, whole.weights)

@@ -5,7 +5,7 @@
 Cubes are seed-fixed synthetic int16 (Landsat-like, nodata -32768) with the seed's NaN
 fractions; k = 3, 16-day dates, float32 computation, convention "bfast-py" so that every
 implementation does the same work. Times are wall times of the whole call (upload, on-device
-nodata conversion, kernels, download), median of repeats. GFlops^Sp counts the seed's
+nodata conversion, kernels, download), best of repeats run round-robin across versions. GFlops^Sp counts the seed's
 specification flops per pixel (Fig. 12): 4nK^2 (masked Gram) + 6K^3 (inversion) + 4nK + 2K^2
 (beta) + 2NK (predictions) + 3N (residuals, filter) + 4n (sigma, window) + 9(N - n) (MOSUM,
 boundary, break, mean). "%copy" = cube bytes read / wall time against the device's copy
@@ -70,17 +70,21 @@ def make_cube(M, N, n, nan, seed=0):
     return y, dates, dates[n]
 
 
-def time_call(fn, dev, repeats):
-    fn()
-    walls, kern = [], []
+def time_calls(fns, dev, repeats):
+    """Best (min) wall and kernel time of each of ``fns``, run round-robin so that load from
+    other processes hits all of them alike."""
+    res = {k: f() for k, f in fns.items()}
+    walls = {k: [] for k in fns}
+    kern = {k: [] for k in fns}
     for _ in range(repeats):
-        with timing(dev) as t:
-            t0 = time.perf_counter()
-            r = fn()
-            w = time.perf_counter() - t0
-        walls.append(w)
-        kern.append(t.kernel_seconds)
-    return statistics.median(walls), statistics.median(kern), r
+        for k, f in fns.items():
+            with timing(dev) as t:
+                t0 = time.perf_counter()
+                res[k] = f()
+                w = time.perf_counter() - t0
+            walls[k].append(w)
+            kern[k].append(t.kernel_seconds)
+    return {k: (min(walls[k]), min(kern[k]), res[k]) for k in fns}
 
 
 def anchor(path, backend, dev, pixels=0):
@@ -127,13 +131,11 @@ def main():
                 M //= 8
             y, dates, start = make_cube(M, N, n, nan)
             flops = spec_flops(M, N, n)
-            results = {}
-            for version in ("fused", "multi", "auto"):
-                wall, kern, res = time_call(
-                    lambda: clts.bfast_monitor(y, dates, start, nodata=NODATA, device=dev,
-                                               convention="bfast-py", version=version,
-                                               progress_bar=False), dev, repeats)
-                results[version] = (wall, kern, res)
+            def call(version):
+                return lambda: clts.bfast_monitor(y, dates, start, nodata=NODATA, device=dev,
+                                                  convention="bfast-py", version=version,
+                                                  progress_bar=False)
+            results = time_calls({v: call(v) for v in ("fused", "multi", "auto")}, dev, repeats)
             best = min(results[v][0] for v in ("fused", "multi"))
             anc_cl = anc_py = None
             if not args.no_anchors:

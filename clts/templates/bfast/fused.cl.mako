@@ -28,7 +28,7 @@ __kernel void bfast_fused(__global const in_t* restrict y, const int Mp, const i
     if (p0 >= Mp) return;
 % if history == "ROC":
     int hs[${W}];
-    V hsv;
+    V hsv = (V)0;
 %   for l in range(W):
     hs[${l}] = (p0 + ${l} < Mreal) ? hist_start[p0 + ${l}] : 0;
     hsv${L(l)} = (real)hs[${l}];

@@ -23,7 +23,7 @@ __kernel void bfast_gram(__global const in_t* restrict y, const int Mp, const in
     const int p0 = get_global_id(0) * ${W};
     if (p0 >= Mp) return;
 % if history == "ROC":
-    V hsv;
+    V hsv = (V)0;
 %   for l in range(W):
     hsv${L(l)} = (real)((p0 + ${l} < Mreal) ? hist_start[p0 + ${l}] : 0);
 %   endfor
@@ -152,7 +152,7 @@ __kernel void bfast_sweep(__global const in_t* restrict y, const int Mp, const i
     }
 % endfor
 % if history == "ROC":
-    V hsv;
+    V hsv = (V)0;
 %   for l in range(W):
     hsv${L(l)} = (real)hs[${l}];
 %   endfor

@@ -10,7 +10,7 @@
     // per-lane (scalar) state: compact count, window, scratch row; the rest is vector code
     int c[${W}], h[${W}];
     long so[${W}];
-    V nbf, S = (V)0, ssr = (V)0, summo = (V)0, totv = (V)0, cf = (V)0, brkv = (V)(-1);
+    V nbf = (V)0, S = (V)0, ssr = (V)0, summo = (V)0, totv = (V)0, cf = (V)0, brkv = (V)(-1);
 % for l in range(W):
     c[${l}] = 0;
     h[${l}] = max((int)floor((real)nb[${l}] * hfrac), 1);
@@ -37,7 +37,7 @@
         if (p0 + ${l} < Mreal) pred_out[(long)t * Mreal + p0 + ${l}] = pred${L(l)};
 %   endfor
 % endif
-        V dS;
+        V dS = (V)0;
 % for l in range(W):
         {
             const real rr = r${L(l)};

@@ -130,7 +130,7 @@ def main():
                 row[f"x {name} (cpu)"] = ca / c
             if "stumpy" in anc and n <= (1 << 15):
                 s = anc["stumpy"](T, M)
-                row["max |P - stumpy|"] = float(np.max(np.abs(res.P[:, 0] - s[:, 0].astype(float))))
+                row["max abs(P - stumpy)"] = float(np.max(np.abs(res.P[:, 0] - s[:, 0].astype(float))))
             rows.append(row)
             print(dev.slug, row, flush=True)
         # time against m at n = 2^15

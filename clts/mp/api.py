@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..runtime import DeviceError, get_device, launch, progress, timing
+from ..runtime import get_device, launch, progress
 from .plan import ILL_FACTOR, Plan, make_plan
 
 ULONG_MAX = np.uint64(0xFFFFFFFFFFFFFFFF)

@@ -241,72 +241,96 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
     def buf(nbytes):
         return cl.Buffer(ctx, mf.READ_WRITE, max(int(nbytes), 1))
 
-    yd = buf((N * cmax + W) * isz)
     scratch = buf(cpad * N * rs)
     roc_scratch = buf(cpad * N * 8) if tpl["history"] == "ROC" else None
-    if getattr(getattr(dev, "info", None), "simulator", False):
-        # Oclgrind reports reads of scratch written by an earlier kernel of the same call as
-        # uninitialised from the second call in a process on (values and results are right);
-        # zero it there so its checks stay meaningful for everything else
-        cl.enqueue_fill_buffer(q, scratch, np.zeros(1, dtype), 0, cpad * N * rs)
-    od = {"breaks": buf(cmax * 4), "means": buf(cmax * rs), "valids": buf(cmax * 4),
-          "mags": buf(cmax * rs if tpl["magnitudes"] else 1)}
-    hsd = buf(cmax * 4) if tpl["history"] == "ROC" else None
-    if detailed:
-        dd = {"coef": buf(K * cmax * rs), "sigma": buf(cmax * rs), "mosum": buf((N - n) * cmax * rs),
-              "bounds": buf((N - n) * cmax * rs), "pred": buf(N * cmax * rs)}
     if plan.version == "multi":
-        ng = K * (K + 1) // 2 + K + 1
-        gd = buf(ng * cmax * rs)
+        gd = buf((K * (K + 1) // 2 + K + 1) * cmax * rs)
         betad = buf((K + 1) * cmax * rs)
+    keys1 = ("breaks", "means", "valids") + (("mags",) if tpl["magnitudes"] else ())
+
+    def make_set():
+        st = {"yd": buf((N * cmax + W) * isz),
+              "od": {"breaks": buf(cmax * 4), "means": buf(cmax * rs), "valids": buf(cmax * 4),
+                     "mags": buf(cmax * rs if tpl["magnitudes"] else 1)},
+              "hsd": buf(cmax * 4) if tpl["history"] == "ROC" else None, "pending": None}
+        if detailed:
+            st["dd"] = {"coef": buf(K * cmax * rs), "sigma": buf(cmax * rs),
+                        "mosum": buf((N - n) * cmax * rs), "bounds": buf((N - n) * cmax * rs),
+                        "pred": buf(N * cmax * rs)}
+        return st
+
+    # double buffering: uploads and downloads on a second queue overlap the kernels of the
+    # neighbouring chunks (kernels stay in order on the device queue, sharing the scratch)
+    nsets = 2 if len(chunks) > 1 else 1
+    sets = [make_set() for _ in range(nsets)]
+    qx = cl.CommandQueue(ctx, dev.cl_device) if nsets > 1 else q
+
+    def finish(st):
+        if st["pending"] is None:
+            return
+        events, finalizers = st["pending"]
+        cl.wait_for_events(events)
+        for f in finalizers:
+            f()
+        st["pending"] = None
+
     zeros_tail = np.zeros(W, flat.dtype)
     it = progress(chunks, desc="bfast_monitor", unit="chunk",
                   disable=None if progress_bar else True)
-    for a, b in it:
+    for i, (a, b) in enumerate(it):
+        st = sets[i % nsets]
+        finish(st)
         m = b - a
-        host = np.ascontiguousarray(flat[:, a:b])
-        cl.enqueue_copy(q, yd, zeros_tail, dst_offset=N * m * isz, is_blocking=False)
-        cl.enqueue_copy(q, yd, host, is_blocking=False)
+        st["host"] = host = np.ascontiguousarray(flat[:, a:b])
+        yd, od, hsd = st["yd"], st["od"], st["hsd"]
+        e1 = cl.enqueue_copy(qx, yd, zeros_tail, dst_offset=N * m * isz, is_blocking=False)
+        e2 = cl.enqueue_copy(qx, yd, host, is_blocking=False)
+        up = [e1, e2]
         Mi = np.int32(m)
         rargs = (yd, Mi, Mi, Xd, dtype.type(nodata))
         if tpl["history"] == "ROC":
-            k_roc = prg_roc.kernel("bfast_roc")
-            launch(dev, k_roc, round_up(m, plan.roc_wg), plan.roc_wg, yd, Mi, Xroc,
-                   roc_dtype.type(nodata), roc_dtype.type(roc_bounds[0]),
-                   roc_dtype.type(roc_bounds[1]), roc_scratch, hsd)
+            launch(dev, prg_roc.kernel("bfast_roc"), round_up(m, plan.roc_wg), plan.roc_wg,
+                   yd, Mi, Xroc, roc_dtype.type(nodata), roc_dtype.type(roc_bounds[0]),
+                   roc_dtype.type(roc_bounds[1]), roc_scratch, hsd, wait_for=up)
+            up = None
         tail = [od["breaks"], od["means"], od["mags"], od["valids"]]
-        if tpl["history"] == "ROC":
+        if hsd is not None:
             tail.append(hsd)
         if detailed:
+            dd = st["dd"]
             tail += [dd["coef"], dd["sigma"], dd["mosum"], dd["bounds"], dd["pred"]]
         gsize = round_up(-(-m // W), plan.wg)
         if plan.version == "fused":
-            launch(dev, prg.kernel("bfast_fused"), gsize, plan.wg, *rargs, dtype.type(crit),
-                   dtype.type(hfrac), Bd, scratch, *tail)
+            ek = launch(dev, prg.kernel("bfast_fused"), gsize, plan.wg, *rargs, dtype.type(crit),
+                        dtype.type(hfrac), Bd, scratch, *tail, wait_for=up)
         else:
-            hs_args = [hsd] if tpl["history"] == "ROC" else []
-            launch(dev, prg.kernel("bfast_gram"), gsize, plan.wg, *rargs, gd, *hs_args)
+            hs_args = [hsd] if hsd is not None else []
+            launch(dev, prg.kernel("bfast_gram"), gsize, plan.wg, *rargs, gd, *hs_args,
+                   wait_for=up)
             launch(dev, prg.kernel("bfast_invert"), (2 * K * m, K), (2 * K, K), gd, Mi, betad)
-            launch(dev, prg.kernel("bfast_sweep"), gsize, plan.wg, *rargs, dtype.type(crit),
-                   dtype.type(hfrac), Bd, scratch, betad, gd, *tail)
-        for key in ("breaks", "means", "valids") + (("mags",) if tpl["magnitudes"] else ()):
-            tmp = np.empty(m, out[key].dtype)
-            cl.enqueue_copy(q, tmp, od[key])
-            out[key][a:b] = tmp
+            ek = launch(dev, prg.kernel("bfast_sweep"), gsize, plan.wg, *rargs, dtype.type(crit),
+                        dtype.type(hfrac), Bd, scratch, betad, gd, *tail)
+        wait = [ek] if ek is not None else None
+        events, finalizers = [], []
+        for key in keys1:
+            events.append(cl.enqueue_copy(qx, out[key][a:b], od[key], wait_for=wait,
+                                          is_blocking=False))
         if hsd is not None:
-            tmp = np.empty(m, np.int32)
-            cl.enqueue_copy(q, tmp, hsd)
-            out["hist_start"][a:b] = tmp
+            events.append(cl.enqueue_copy(qx, out["hist_start"][a:b], hsd, wait_for=wait,
+                                          is_blocking=False))
         if detailed:
             for key, rows in (("coef", K), ("mosum", N - n), ("bounds", N - n), ("pred", N)):
                 tmp = np.empty((rows, m), dtype)
-                cl.enqueue_copy(q, tmp, dd[key])
-                out[key][:, a:b] = tmp
-            tmp = np.empty(m, dtype)
-            cl.enqueue_copy(q, tmp, dd["sigma"])
-            out["sigma"][a:b] = tmp
-    if detailed:
-        out["coef"] = out["coef"]
+                events.append(cl.enqueue_copy(qx, tmp, dd[key], wait_for=wait, is_blocking=False))
+                finalizers.append(lambda key=key, tmp=tmp, a=a, b=b: out[key].__setitem__(
+                    (slice(None), slice(a, b)), tmp))
+            events.append(cl.enqueue_copy(qx, out["sigma"][a:b], dd["sigma"], wait_for=wait,
+                                          is_blocking=False))
+        if qx is not q:
+            qx.flush()
+        st["pending"] = (events, finalizers)
+    for st in sets:
+        finish(st)
     return out
 
 

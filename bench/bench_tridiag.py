@@ -104,17 +104,6 @@ def numba_solvers():
     return {"natural": natural, "interleaved": interleaved}
 
 
-def kernel_time(fn, dev, repeats):
-    fn()
-    dev.queue.finish()
-    ts = []
-    for _ in range(repeats):
-        with timing(dev) as t:
-            fn()
-        ts.append(t.kernel_seconds)
-    return statistics.median(ts)
-
-
 def bench_device(dev, shapes, dtype, repeats, nb):
     import pyopencl.array as cla
     bw = copy_bandwidth(dev)
@@ -140,28 +129,34 @@ def bench_device(dev, shapes, dtype, repeats, nb):
                   f"{r['% copy']:5.0f}%", flush=True)
             return r
 
-        results = {}
+        # warm every version, then time them round-robin (a loaded machine slows all alike)
+        fns, names = {}, {}
         for method in ("auto",) + VERSIONS:
             if method == "thomas-unrolled" and n > 128:
                 continue
             if method == "pcr" and n > 1024:
                 continue
-            if method == "flat" and batch * n < 10 ** 6 and batch > 1000:
-                pass
+            fn = (lambda m=method: solve_tridiagonal(*dv, axis=axis, method=m, out=out,
+                                                      device=dev))
             try:
-                fn = lambda m=method: solve_tridiagonal(*dv, axis=axis, method=m, out=out,
-                                                         device=dev)
                 r = fn()
-                t = kernel_time(fn, dev, repeats)
+                dev.queue.finish()
             except Exception as exc:  # a version that cannot run this shape
                 print(f"  {shape:28s} {method:26s} skipped: {exc}")
                 continue
             x = out.get()
             x = x.T if layout == "interleaved" else x
-            err = float(np.max(np.abs(x - ref)) / np.max(np.abs(ref)))
-            name = f"auto ({r.method})" if method == "auto" else method
-            results[method] = t
-            row(name, t, err)
+            fns[method] = (fn, float(np.max(np.abs(x - ref)) / np.max(np.abs(ref))))
+            names[method] = f"auto ({r.method})" if method == "auto" else method
+        samples = {m: [] for m in fns}
+        for _ in range(repeats):
+            for m, (fn, _err) in fns.items():
+                with timing(dev) as t:
+                    fn()
+                samples[m].append(t.kernel_seconds)
+        results = {m: statistics.median(v) for m, v in samples.items()}
+        for m in fns:
+            row(names[m], results[m], fns[m][1])
         best = min(v for k, v in results.items() if k != "auto")
         rows[-len(results)]["auto / best"] = results["auto"] / best
         # anchors: host wall time

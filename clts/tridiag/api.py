@@ -167,8 +167,10 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, method: str = "auto", start
                 raise ValueError(f"start must have the batch shape {batch_shape} (the shape "
                                  f"without axis {axis}), got {sa.shape}")
             st = np.clip(sa.astype(np.int64), -1, n).astype(np.int32).reshape(-1)
-            if device_input:
-                st = _upload(dev, st)
+            if device_input:   # non-blocking upload; the host copy is kept with the result
+                st_host = st
+                st = _track(dev, cla.to_device(dev.queue, st_host, async_=True))
+                st.host_copy = st_host
 
     # out
     if out is not None:
@@ -321,9 +323,12 @@ def _upload(dev, host):
 
 
 def _zeros_int(dev, size):
-    """int32 zeros written by an upload (Oclgrind does not see fills as initialising)."""
+    """int32 zeros, enqueued without waiting for the queue (a blocking upload would wait for
+    every kernel before it); on Oclgrind an upload (it does not see fills as initialising)."""
     import pyopencl.array as cla
-    return _upload(dev, np.zeros(size, np.int32))
+    if getattr(dev.info, "simulator", False):
+        return _upload(dev, np.zeros(size, np.int32))
+    return cla.zeros(dev.queue, size, np.int32)
 
 
 def _dummy_int(dev):

@@ -189,6 +189,10 @@ def test_auto_and_forced_parameters(device):
     assert relerr(r.x, ref) <= 1e-10
     r = solve_tridiagonal(a, b, c, d, method="pcr", wg=32, device=device)   # 4 rows/work-item
     assert relerr(r.x, ref) <= 1e-10
+    again = solve_tridiagonal(a, b, c, d, plan=r.plan, device=device)       # a Plan runs as is
+    assert again.method == "pcr" and relerr(again.x, ref) <= 1e-10
+    with pytest.raises(ValueError, match="plan is for"):
+        solve_tridiagonal(a[:3], b[:3], c[:3], d[:3], plan=r.plan, device=device)
 
 
 @pytest.mark.parametrize("method", VERSIONS)

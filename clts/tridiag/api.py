@@ -189,6 +189,11 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, method: str = "auto", start
                          has_start=st is not None, method=method, overrides=params)
     elif params or method != "auto":
         raise TypeError("give either plan= or method=/parameters, not both")
+    elif (plan.n, plan.nsys, plan.layout, plan.has_start) != (n, nsys, layout, st is not None):
+        raise ValueError(f"plan is for n={plan.n}, {plan.nsys} systems, {plan.layout} layout, "
+                         f"start={'yes' if plan.has_start else 'no'}; these data have n={n}, "
+                         f"{nsys} systems, {layout} layout, start="
+                         f"{'yes' if st is not None else 'no'}")
     counter = _zeros_int(dev, 1)
 
     if nsys == 0 or n == 0:

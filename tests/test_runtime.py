@@ -36,6 +36,7 @@ def test_select_by_index_substring_and_env(monkeypatch):
     first = good[0]
     assert get_device(str(first.index)).info is first
     assert get_device(first.name.upper()[:6]).info.ok
+    assert get_device(first.slug.split("-")[0]).info.ok  # "pocl", "intel", ...
     monkeypatch.setenv("CLTS_DEVICE", str(first.index))
     assert get_device().info is first
     with pytest.raises(clts.DeviceError, match="no OpenCL device matches"):

@@ -4,7 +4,8 @@ Every device is probed once (in a child process, result cached on disk by finger
 building and running a tiny kernel. Devices that fail are listed with their reason and never
 chosen. Default order: GPU, accelerator, CPU; real drivers before simulators (Oclgrind); then
 more compute units first. ``CLTS_DEVICE`` or a ``device=`` argument (an index into
-``clts devices``, a case-insensitive substring of platform or device name, or a ``Device``)
+``clts devices``, a case-insensitive substring of platform name, device name or slug, or a
+``Device``)
 override the default.
 """
 from __future__ import annotations
@@ -226,7 +227,7 @@ def _match(spec: str, infos: list[DeviceInfo]) -> DeviceInfo:
     else:
         s = spec.lower()
         hits = [i for i in infos if s in i.name.lower() or s in i.platform.lower()
-                or s == i.slug or s == i.fingerprint]
+                or s in i.slug or s == i.fingerprint]
         if not hits:
             raise DeviceError(f"no OpenCL device matches {spec!r}; devices: "
                               + "; ".join(f"{i.index}: {i.platform} / {i.name}" for i in infos))

@@ -178,6 +178,20 @@ def test_long_m_and_white_noise(device):
            _dist_self(T, m, math.ceil(m / 4)), 1e-8)
 
 
+@pytest.mark.parametrize("n,m", [(20000, 64), (4200, 2048)])
+def test_long_series_sampled_rows(device, n, m):
+    """Long series / long windows: every row is checked against the row-wise brute force on a
+    random sample of rows (the full brute force is O(n^2 m))."""
+    T = _series(n, 17)
+    T[n // 3:n // 3 + 300] = 0.5
+    rows = np.sort(np.random.default_rng(18).choice(n - m + 1, 12, replace=False))
+    rows = np.concatenate([rows, [n // 3 + 10]])
+    Pr, Ir = ref.rows_profile(T, m, rows)
+    res = clts.matrix_profile(T, m, devices=device)
+    np.testing.assert_allclose(res.P[rows, 0], Pr, atol=1e-8, rtol=0)
+    np.testing.assert_array_equal(res.I[rows, 0], Ir)
+
+
 def test_chunked_launches(device, monkeypatch):
     monkeypatch.setenv("CLTS_MAX_CHUNK", "3")
     T, m = _series(400, 11), 8
@@ -327,6 +341,13 @@ def test_oclgrind_tiny(device, merge):
     import os
     import subprocess
     import sys
+    if not os.environ.get("CLTS_OCLGRIND"):
+        T, m = _hard(48, 16), 6
+        r = ref.matrix_profile(T, m)
+        res = clts.matrix_profile(T, m, devices=device, merge=merge, lanes=2, groups=2,
+                                  tile=4, segment=8)
+        _check(res.P[:, 0], res.I[:, 0], r["P"][:, 0], r["I"][:, 0], _dist_self(T, m, 2), 1e-8)
+        return
     here = os.path.dirname(os.path.abspath(__file__))
     out = subprocess.run([sys.executable, "-c", OCLGRIND_CASE, here, device.slug, merge],
                          capture_output=True, text=True, timeout=600)

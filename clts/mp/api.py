@@ -106,7 +106,8 @@ class _Side:
         mu = cla.empty(dev.queue, self.l, er)
         ss = cla.empty(dev.queue, self.l, er)
         fl = cla.empty(dev.queue, self.l, np.int32)
-        prg = dev.program("mp/stats.cl.mako", real=plan.exact_real, NORMALIZE=int(normalize))
+        prg = dev.program("mp/stats.cl.mako", real=plan.exact_real, NORMALIZE=int(normalize),
+                          VW=_vw(dev))
         launch(dev, prg.kernel("window_stats"), _ru(self.l, 64), None, Td.data,
                np.int32(self.l), np.int32(m), mu.data, ss.data, fl.data)
         mu_h = mu.get().astype(np.float64)
@@ -182,6 +183,12 @@ class _Side:
             out[name] = cla.to_device(dev.queue, np.ascontiguousarray(v, dtype=kr))
         self.fl_d = cla.to_device(dev.queue, self.flags.astype(np.int32))
         return out
+
+
+def _vw(dev):
+    """Lanes of the statistics / exact-distance loops: 8 (pocl vectorises only explicit vector
+    types); scalar on Oclgrind, whose uninitialised-value checker crashes on vector loads here."""
+    return 1 if getattr(dev.info, "simulator", False) else 8
 
 
 def _ru(n, m):
@@ -333,7 +340,8 @@ def _pair_dist(dev, plan, A, B, ia, ib):
     n = len(ia)
     if n == 0:
         return np.zeros(0)
-    prg = dev.program("mp/exact.cl.mako", real=plan.exact_real, NORMALIZE=int(A.normalize))
+    prg = dev.program("mp/exact.cl.mako", real=plan.exact_real, NORMALIZE=int(A.normalize),
+                      VW=_vw(dev))
     q = dev.queue
     da = cla.to_device(q, ia.astype(np.int32))
     db = cla.to_device(q, ib.astype(np.int32))
@@ -351,7 +359,8 @@ def _scan(dev, plan, kind, qs, X, Y, ez):
     best over qs of X. Returns (lv, li, rv, ri)."""
     import pyopencl.array as cla
     q = dev.queue
-    prg = dev.program("mp/exact.cl.mako", real=plan.exact_real, NORMALIZE=int(X.normalize))
+    prg = dev.program("mp/exact.cl.mako", real=plan.exact_real, NORMALIZE=int(X.normalize),
+                      VW=_vw(dev))
     nout = len(qs) if kind == "rows" else Y.l
     dq = cla.to_device(q, np.asarray(qs, np.int32) if len(qs) else np.zeros(1, np.int32))
     outs = [cla.empty(q, max(nout, 1), t) for t in (X.er, np.int32, X.er, np.int32)]
@@ -524,7 +533,8 @@ def _block_profile(dev, p, A, B, self_join, ez, k):
     # the k > 1 path runs in the exact precision (float64 unless precision="single")
     dA = A.upload(dev, p, as_columns=False, dtype=A.er)
     dB = B.upload(dev, p, as_columns=False, dtype=B.er)
-    prg = dev.program("mp/exact.cl.mako", real=p.exact_real, NORMALIZE=int(A.normalize))
+    prg = dev.program("mp/exact.cl.mako", real=p.exact_real, NORMALIZE=int(A.normalize),
+                      VW=_vw(dev))
     lA, lB = A.l, B.l
     Bk = max(1, min(p.block_rows, lA, (dev.max_alloc // 8) // max(lB, 1)))
     out = cla.empty(q, Bk * lB, A.er)

@@ -37,7 +37,9 @@ def distance_matrix(T_A, m, T_B=None, normalize=True):
     if normalize:
         ZA, va, ca = _znorm(WA)
         ZB, vb, cb = _znorm(WB)
-        D = np.sqrt(np.maximum(((ZA[:, None, :] - ZB[None, :, :]) ** 2).sum(-1), 0.0))
+        D = np.empty((len(ZA), len(ZB)))
+        for i in range(len(ZA)):            # row by row: O(l_B * m) memory
+            D[i] = np.sqrt(((ZB - ZA[i]) ** 2).sum(-1))
         one = ca[:, None] ^ cb[None, :]
         both = ca[:, None] & cb[None, :]
         D[one] = math.sqrt(m)
@@ -47,7 +49,9 @@ def distance_matrix(T_A, m, T_B=None, normalize=True):
         vb = np.all(np.isfinite(WB), axis=1)
         A = np.where(va[:, None], WA, 0.0)
         B = np.where(vb[:, None], WB, 0.0)
-        D = np.sqrt(((A[:, None, :] - B[None, :, :]) ** 2).sum(-1))
+        D = np.empty((len(A), len(B)))
+        for i in range(len(A)):
+            D[i] = np.sqrt(((B - A[i]) ** 2).sum(-1))
     D[~va, :] = np.inf
     D[:, ~vb] = np.inf
     return D

@@ -6,6 +6,13 @@
 ## block: a block of B rows of the distance matrix (for k > 1), special pairs exact.
 ## Conventions: NaN/inf window -> inf; both constant -> 0; one constant -> sqrt(m).
 <%include file="/common/real.cl.mako"/>
+<%
+    VV = real if VW == 1 else f"{real}{VW}"
+    def VL(p):
+        return f"(*({p}))" if VW == 1 else f"vload{VW}(0, {p})"
+    def LANE(x, l):
+        return x if VW == 1 else f"{x}.s{l:x}"
+%>
 
 inline real wdist(__global const real *x, real mx, real sx, int fx,
                   __global const real *y, real my, real sy, int fy, int m)
@@ -14,29 +21,29 @@ inline real wdist(__global const real *x, real mx, real sx, int fx,
 % if NORMALIZE:
     if ((fx & 2) && (fy & 2)) return 0;
     if ((fx & 2) || (fy & 2)) return sqrt((real)m);
-    // z-normalise with the population standard deviation sqrt(ss/m); 8 lanes (pocl vectorises
+    // z-normalise with the population standard deviation sqrt(ss/m); VW lanes (pocl vectorises
     // only explicit vector types), then the remainder
     const real ix = sqrt((real)m / sx), iy = sqrt((real)m / sy);
-    ${real}8 acc8 = 0;
+    ${VV} acc8 = 0;
     int t = 0;
-    for (; t + 8 <= m; t += 8) {
-        const ${real}8 d = (vload8(0, x + t) - mx) * ix - (vload8(0, y + t) - my) * iy;
+    for (; t + ${VW} <= m; t += ${VW}) {
+        const ${VV} d = (${VL('x + t')} - mx) * ix - (${VL('y + t')} - my) * iy;
         acc8 = fma(d, d, acc8);
     }
-    real acc = ((acc8.s0 + acc8.s1) + (acc8.s2 + acc8.s3)) + ((acc8.s4 + acc8.s5) + (acc8.s6 + acc8.s7));
+    real acc = ${' + '.join(LANE('acc8', l) for l in range(VW))};
     for (; t < m; ++t) {
         const real d = (x[t] - mx) * ix - (y[t] - my) * iy;
         acc = fma(d, d, acc);
     }
     return sqrt(acc);
 % else:
-    ${real}8 acc8 = 0;
+    ${VV} acc8 = 0;
     int t = 0;
-    for (; t + 8 <= m; t += 8) {
-        const ${real}8 d = vload8(0, x + t) - vload8(0, y + t);
+    for (; t + ${VW} <= m; t += ${VW}) {
+        const ${VV} d = ${VL('x + t')} - ${VL('y + t')};
         acc8 = fma(d, d, acc8);
     }
-    real acc = ((acc8.s0 + acc8.s1) + (acc8.s2 + acc8.s3)) + ((acc8.s4 + acc8.s5) + (acc8.s6 + acc8.s7));
+    real acc = ${' + '.join(LANE('acc8', l) for l in range(VW))};
     for (; t < m; ++t) {
         const real d = x[t] - y[t];
         acc = fma(d, d, acc);

@@ -3,6 +3,13 @@
 ## prefix sums of squares), on the series with NaN/inf replaced by 0 (the host flags those
 ## windows, bit 0); flags constant windows (bit 1). NORMALIZE == 0: ``ss`` = plain sum of squares.
 <%include file="/common/real.cl.mako"/>
+<%
+    VV = real if VW == 1 else f"{real}{VW}"
+    def VL(p):
+        return f"(*({p}))" if VW == 1 else f"vload{VW}(0, {p})"
+    def LANE(x, l):
+        return x if VW == 1 else f"{x}.s{l:x}"
+%>
 
 __kernel void window_stats(__global const real *T, const int n_windows, const int m,
                            __global real *mu, __global real *ss, __global int *flags)
@@ -10,23 +17,23 @@ __kernel void window_stats(__global const real *T, const int n_windows, const in
     const int i = get_global_id(0);
     if (i >= n_windows) return;
     __global const real *x = T + i;
-    // 8 compensated (Kahan) partial sums per pass (pocl vectorises only explicit vector
+    // VW compensated (Kahan) partial sums per pass (pocl vectorises only explicit vector
     // types), combined with a compensated sum; the centred second pass is exact up to rounding
     const real x0 = x[0];
-    ${real}8 s8 = 0, c8 = 0;
+    ${VV} s8 = 0, c8 = 0;
     int cst = 1;
     int t = 0;
-    for (; t + 8 <= m; t += 8) {
-        const ${real}8 v = vload8(0, x + t);
-        cst &= all(v == (${real}8)x0);
-        const ${real}8 y = v - c8;
-        const ${real}8 z = s8 + y;
+    for (; t + ${VW} <= m; t += ${VW}) {
+        const ${VV} v = ${VL('x + t')};
+        cst &= ${'(v == x0)' if VW == 1 else 'all(v == (' + VV + ')x0)'};
+        const ${VV} y = v - c8;
+        const ${VV} z = s8 + y;
         c8 = (z - s8) - y;
         s8 = z;
     }
     real s = 0, c = 0;
-% for l in range(8):
-    { const real y = (s8.s${l} - c8.s${l}) - c; const real z = s + y; c = (z - s) - y; s = z; }
+% for l in range(VW):
+    { const real y = (${LANE('s8', l)} - ${LANE('c8', l)}) - c; const real z = s + y; c = (z - s) - y; s = z; }
 % endfor
     for (; t < m; ++t) {
         const real v = x[t];
@@ -38,25 +45,25 @@ __kernel void window_stats(__global const real *T, const int n_windows, const in
     }
 % if NORMALIZE:
     const real mean = s / m;
-    const ${real}8 mean8 = (${real}8)mean;
+    const ${VV} mean8 = (${VV})mean;
 % else:
-    const ${real}8 mean8 = (${real}8)0;
+    const ${VV} mean8 = (${VV})0;
 % endif
-    ${real}8 q8 = 0, d8 = 0;
+    ${VV} q8 = 0, d8 = 0;
     t = 0;
-    for (; t + 8 <= m; t += 8) {
-        const ${real}8 dv = vload8(0, x + t) - mean8;
-        const ${real}8 y = dv * dv - d8;
-        const ${real}8 z = q8 + y;
+    for (; t + ${VW} <= m; t += ${VW}) {
+        const ${VV} dv = ${VL('x + t')} - mean8;
+        const ${VV} y = dv * dv - d8;
+        const ${VV} z = q8 + y;
         d8 = (z - q8) - y;
         q8 = z;
     }
     real q = 0, cq = 0;
-% for l in range(8):
-    { const real y = (q8.s${l} - d8.s${l}) - cq; const real z = q + y; cq = (z - q) - y; q = z; }
+% for l in range(VW):
+    { const real y = (${LANE('q8', l)} - ${LANE('d8', l)}) - cq; const real z = q + y; cq = (z - q) - y; q = z; }
 % endfor
     for (; t < m; ++t) {
-        const real dv = x[t] - mean8.s0;
+        const real dv = x[t] - ${LANE('mean8', 0)};
         const real y = dv * dv - cq;
         const real z = q + y;
         cq = (z - q) - y;

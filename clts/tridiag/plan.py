@@ -20,7 +20,8 @@ Code versions:
 
 1. ``flat``              if n >= auto.flat_min_n and batch < auto.flat_max_batch
 2. ``pcr``               if n <= pcr.max_n (and fits local memory) and batch < auto.pcr_max_batch
-3. ``thomas-coalesced``  if the data are interleaved (system axis first: read in place)
+3. interleaved data (system axis first, read in place): ``thomas-unrolled`` if
+   n < auto.unrolled_interleaved_below_n and n <= unrolled.max_n, else ``thomas-coalesced``
 4. ``thomas-unrolled``   if n < auto.unrolled_below_n and n <= unrolled.max_n
 5. ``thomas-coalesced``  if n >= auto.coalesced_min_n (natural layout)
 6. ``thomas``            otherwise
@@ -100,10 +101,13 @@ def choose_method(dev, n: int, nsys: int, layout: str, itemsize: int) -> str:
     if (n <= pcr.get("max_n", 0) and nsys < auto.get("pcr_max_batch", 0)
             and pcr_fits(dev, n, itemsize, _pcr_wg(dev, n, pcr.get("wg", 64)))):
         return "pcr"
-    if layout == "interleaved":
-        return "thomas-coalesced"
     un = prof.get("unrolled", {})
-    if n < auto.get("unrolled_below_n", 0) and n <= min(un.get("max_n", 0), UNROLLED_HARD_MAX):
+    unrollable = n <= min(un.get("max_n", 0), UNROLLED_HARD_MAX)
+    if layout == "interleaved":
+        if unrollable and n < auto.get("unrolled_interleaved_below_n", 0):
+            return "thomas-unrolled"
+        return "thomas-coalesced"
+    if unrollable and n < auto.get("unrolled_below_n", 0):
         return "thomas-unrolled"
     if n >= auto.get("coalesced_min_n", 1 << 62):
         return "thomas-coalesced"

@@ -109,6 +109,11 @@ _crossover("tridiag.unrolled_below_n", "tridiag.auto.unrolled_below_n",
            [n for n in (4, 8, 16, 32, 64, 128) if n <= UNROLLED_HARD_MAX], [8, 32, 128],
            lambda n: _systems(max(256, 2_000_000 // n), n, seed=n),
            "system size from which thomas (run-time n) beats thomas-unrolled")
+_crossover("tridiag.unrolled_interleaved_below_n", "tridiag.auto.unrolled_interleaved_below_n",
+           ("thomas-unrolled", "thomas-coalesced"),
+           [n for n in (4, 8, 16, 32, 64, 128) if n <= UNROLLED_HARD_MAX], [8, 32, 128],
+           lambda n: _systems(max(256, 2_000_000 // n), n, "interleaved", seed=n),
+           "interleaved data: system size from which thomas-coalesced beats thomas-unrolled")
 _crossover("tridiag.coalesced_min_n", "tridiag.auto.coalesced_min_n",
            ("thomas", "thomas-coalesced"),
            [8, 16, 32, 64, 128, 256, 512, 1024], [16, 128, 1024],

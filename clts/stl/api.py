@@ -149,9 +149,9 @@ class _Runner:
         ma = self._kernel(self._prog("ma", TL=Ll), "stl_ma")
         robust_k = self._kernel(self._prog("robust", TL=Lt), "stl_robust")
 
-        def run_gather():
+        def run_gather(with_w):
             launch(dev, gather, (K, P, Bp), None, y.data, t.data, rw.data, i32(N), i32(P),
-                   i32(K), i32(B), i32(Bp), z.data, rwz.data)
+                   i32(K), i32(B), i32(Bp), i32(with_w), z.data, rwz.data)
 
         g1 = self._prog("gather", TL=1)
         launch(dev, self._kernel(g1, "stl_init"), Bp * N, None, np.int64(B * N),
@@ -160,7 +160,7 @@ class _Runner:
         z0 = alloc((B, P, K)) if not self.complete else z
         if not self.complete:
             launch(dev, self._kernel(g1, "stl_gather"), (K, P, B), None, y.data, t.data,
-                   rw.data, i32(N), i32(P), i32(K), i32(B), i32(B), z0.data, rwz.data)
+                   rw.data, i32(N), i32(P), i32(K), i32(B), i32(B), i32(0), z0.data, rwz.data)
         # NNS once per call, per smoother
         layouts = {"seasonal": (z0, P * K, K), "trend": (y, N, 0), "low_pass": (y, N, 0)}
         st = {}
@@ -229,7 +229,7 @@ class _Runner:
         outer = self.p["outer_iter"]
         for k in range(outer + 1):
             for _ in range(self.p["inner_iter"]):
-                run_gather()
+                run_gather(use_w)
                 run_loess("seasonal", z, P * K * Ls, K * Ls, rwz, C, N + 2 * P, 1, P, 0, use_w)
                 launch(dev, ma, Bp, None, C.data, i32(N), i32(P), i32(B), i32(Bp), work.data,
                        lp0.data)

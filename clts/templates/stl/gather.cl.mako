@@ -6,7 +6,9 @@
 <%include file="/common/real.cl.mako"/>
 
 kernel void stl_gather(global const real* y, global const real* t, global const real* rw,
-                       int N, int P, int K, int B, int Bp, global real* z, global real* rwz) {
+                       int N, int P, int K, int B, int Bp, int with_w, global real* z,
+                       global real* rwz) {
+    // with_w = 0: the robustness weights are not used yet (first pass): z only
     // 3-D range (m, j, b): no division (Oclgrind cannot check LLVM's freeze of a div/rem pair)
     const int m = get_global_id(0), j = get_global_id(1), b = get_global_id(2);
     if (m >= K || j >= P || b >= Bp) return;
@@ -20,10 +22,10 @@ kernel void stl_gather(global const real* y, global const real* t, global const 
     if (i < N) {
         const long src = bs * N + i;
         z[dst] = y[src] - t[src];
-        rwz[dst] = rw[src];
+        if (with_w) rwz[dst] = rw[src];
     } else {
         z[dst] = REAL_NAN;
-        rwz[dst] = 0;
+        if (with_w) rwz[dst] = 0;
     }
 }
 

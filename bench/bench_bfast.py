@@ -159,6 +159,8 @@ def main():
                     row["same breaks as bfast-opencl"] = f"{np.mean(np.array(anc_cl['breaks']) == res.breaks.ravel()):.1%}"
                 if anc_py:
                     row["x bfast-python"] = (anc_py["seconds"] / anc_py["pixels"]) / (wall / M)
+                    k = anc_py["pixels"]
+                    row["same breaks as bfast-python"] = f"{np.mean(np.array(anc_py['breaks']) == res.breaks.ravel()[:k]):.1%}"
                 rows.append(row)
             if anc_cl:
                 print(f"  {name}: bfast-opencl {M / anc_cl['seconds'] / 1e3:.1f} kpx/s", flush=True)

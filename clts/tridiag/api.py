@@ -363,7 +363,8 @@ def _run_thomas(dev, plan, layout, a, b, c, d, x, start, counter):
                           HAS_START=plan.has_start, CP_PRIVATE=priv,
                           BLOCKED=int(plan.params.get("block", 0)),
                           PREFETCH=int(plan.params.get("prefetch", 0)),
-                          CPU_PREFETCH=dev.type == "cpu" and not dev.info.simulator)
+                          CPU_PREFETCH=dev.type == "cpu" and not dev.info.simulator,
+                          SCRATCH_CONTIGUOUS=int(dev.type == "cpu" and not priv))
         kern = prg.kernel("thomas")
         scratch = x if priv else _empty(dev, 2 * n * gsize * lanes, x.dtype)
     launch(dev, kern, gsize, wg, a.data, b.data, c.data, d.data, x.data, scratch.data,

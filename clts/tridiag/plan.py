@@ -139,7 +139,9 @@ def make_plan(dev, *, n: int, nsys: int, layout: str, dtype, has_start: bool,
     if bad:
         raise TypeError(f"unknown parameter(s) {bad}; accepted: {', '.join(ALL_PARAMS)}")
     if "lanes" in params and "lanes" not in overrides:
-        while params["lanes"] > 1 and params["lanes"] > nsys:   # no clamped duplicate lanes
+        # no clamped duplicate lanes, and at least two work-items per compute unit
+        while params["lanes"] > 1 and (params["lanes"] > nsys or
+                                       -(-nsys // params["lanes"]) < 2 * dev.compute_units):
             params["lanes"] //= 2
     params.update({k: int(v) for k, v in overrides.items() if k in PARAMS[method]})
     if "lanes" in params and params["lanes"] not in (1, 2, 4, 8, 16):

@@ -4,7 +4,8 @@
 ## vloadN), HAS_START (start-row mask), CP_PRIVATE (0: c', d' kept in global scratch;
 ## otherwise private arrays of that many rows, n <= CP_PRIVATE), BLOCK (natural layout,
 ## LANES > 1: rows read LANES at a time per system and transposed in registers), PREFETCH (rows
-## ahead to prefetch on the interleaved layout, 0: none), CPU_PREFETCH (use clang's builtin).
+## ahead to prefetch on the interleaved layout, 0: none), CPU_PREFETCH (use clang's builtin),
+## SCRATCH_CONTIGUOUS (global scratch per work-item contiguous: CPUs; else row-major: GPUs).
 <%include file="/common/real.cl.mako"/>
 <%namespace name="R" file="/tridiag/rows.cl.mako"/>
 <%! from clts.tridiag import codegen as cg %>
@@ -13,8 +14,15 @@
 #define CP(k) cps[k]
 #define DP(k) dps[k]
 % elif LANES == 1:
-#define CP(k) scratch[(size_t)(k) * nwi + g]
-#define DP(k) scratch[((size_t)n + (size_t)(k)) * nwi + g]
+#define CP(k) scratch[SIDX(k)]
+#define DP(k) scratch[(size_t)n * nwi + SIDX(k)]
+% endif
+% if SCRATCH_CONTIGUOUS:
+/* global scratch: each work-item's rows contiguous (CPU caches and prefetchers) */
+#define SIDX(k) ((size_t)g * (size_t)n + (size_t)(k))
+% else:
+/* global scratch: row-major over work-items (coalesced on GPUs) */
+#define SIDX(k) ((size_t)(k) * nwi + g)
 % endif
 
 % if PREFETCH:
@@ -35,10 +43,10 @@
 
 <%def name="solve(mode)">
 % if LANES > 1 and not CP_PRIVATE:
-#define SET_CP(k, v) vstore${LANES}((v), (size_t)(k) * nwi + g, scratch)
-#define SET_DP(k, v) vstore${LANES}((v), ((size_t)n + (size_t)(k)) * nwi + g, scratch)
-#define GET_CP(k) vload${LANES}((size_t)(k) * nwi + g, scratch)
-#define GET_DP(k) vload${LANES}(((size_t)n + (size_t)(k)) * nwi + g, scratch)
+#define SET_CP(k, v) vstore${LANES}((v), SIDX(k), scratch)
+#define SET_DP(k, v) vstore${LANES}((v), (size_t)n * nwi + SIDX(k), scratch)
+#define GET_CP(k) vload${LANES}(SIDX(k), scratch)
+#define GET_DP(k) vload${LANES}((size_t)n * nwi + SIDX(k), scratch)
 % else:
 #define SET_CP(k, v) CP(k) = (v)
 #define SET_DP(k, v) DP(k) = (v)

@@ -238,6 +238,16 @@ def test_chunked_batches(device, method, monkeypatch):
         assert r.zero_pivots == 1
 
 
+def test_release_scratch(device):
+    from clts.tridiag import release_scratch
+    rng = np.random.default_rng(13)
+    host = dominant(rng, (5, 2000))
+    r = solve_tridiagonal(*host, method="thomas", private_max=0, device=device)
+    release_scratch(device)
+    release_scratch()
+    assert relerr(r.x, lapack(*host)) <= 1e-10
+
+
 def test_inputs_not_modified_and_out(device):
     rng = np.random.default_rng(8)
     host = dominant(rng, (6, 15))

@@ -1,5 +1,5 @@
 """Batched tridiagonal solvers (issue 3): ``solve_tridiagonal`` in five code versions."""
-from .api import TridiagonalResult, solve_tridiagonal
+from .api import TridiagonalResult, release_scratch, solve_tridiagonal
 from .plan import VERSIONS, Plan, make_plan
 
-__all__ = ["solve_tridiagonal", "TridiagonalResult", "Plan", "make_plan", "VERSIONS"]
+__all__ = ["solve_tridiagonal", "TridiagonalResult", "release_scratch", "Plan", "make_plan", "VERSIONS"]

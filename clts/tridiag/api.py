@@ -340,7 +340,11 @@ def _track(dev, arr):
 
 def _upload(dev, host):
     import pyopencl.array as cla
-    return _track(dev, cla.to_device(dev.queue, host))
+    if getattr(dev.info, "simulator", False):
+        return _track(dev, cla.to_device(dev.queue, host))
+    arr = _empty(dev, host.shape, host.dtype)
+    arr.set(host)
+    return arr
 
 
 def _zeros_int(dev, size):

@@ -53,9 +53,13 @@ def pytest_generate_tests(metafunc):
         metafunc.parametrize("device_info", infos, ids=[i.slug for i in infos], scope="session")
 
 
-@pytest.fixture(scope="session")
-def device(device_info):
-    from clts.runtime import get_device
+@pytest.fixture
+def device(device_info, request):
+    """The device; under --oclgrind a fresh context per test (Oclgrind's shadow memory would
+    otherwise carry state from one test's buffers into the next one's reports)."""
+    from clts.runtime import devices, get_device
+    if request.config.getoption("--oclgrind"):
+        return devices.Device(device_info)
     return get_device(device_info)
 
 

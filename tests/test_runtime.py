@@ -86,6 +86,10 @@ def test_copy_template_runs_and_is_cached(device, dtype, width):
     builds = programs.stats["builds"]
     assert device.program("runtime/copy.cl.mako", real=real, width=width) is prg
     assert programs.stats["builds"] == builds
+    opt = device.program("runtime/copy.cl.mako", real=real, width=width,
+                         build_options=("-cl-mad-enable",))
+    assert opt is not prg and opt is device.program(
+        "runtime/copy.cl.mako", real=real, width=width, build_options=("-cl-mad-enable",))
     a = cla.to_device(device.queue, x)
     b = cla.empty_like(a)
     with timing(device) as t:

@@ -323,7 +323,8 @@ class Device:
             self._profile = effective_profile(self)
         return self._profile
 
-    def program(self, template: str, **params):
-        """Render ``templates/<template>`` with ``params``, build and cache it."""
+    def program(self, template: str, *, build_options=(), **params):
+        """Render ``templates/<template>`` with ``params``, build it with ``build_options``
+        (OpenCL compiler flags) and cache it per (rendered source, options)."""
         from .programs import build_program
-        return build_program(self, template, params)
+        return build_program(self, template, params, build_options)

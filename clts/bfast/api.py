@@ -221,7 +221,7 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
         # nearly collinear first values need it), else in the data's precision
         roc_dtype = np.dtype(np.float64) if dev.fp64 else dtype
         prg_roc = dev.program("bfast/roc.cl.mako", real="double" if dev.fp64 else tpl["real"],
-                              in_type=tpl["in_type"], has_nodata=tpl["has_nodata"], W=1, K=K,
+                              in_type=tpl["in_type"], has_nodata=tpl["has_nodata"], W=W, K=K,
                               N=N, n=n, tol=_tol(roc_dtype))
         Xroc = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR,
                          hostbuf=np.ascontiguousarray(X, roc_dtype))
@@ -289,7 +289,7 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
         Mi = np.int32(m)
         rargs = (yd, Mi, Mi, Xd, dtype.type(nodata))
         if tpl["history"] == "ROC":
-            launch(dev, prg_roc.kernel("bfast_roc"), round_up(m, plan.roc_wg), plan.roc_wg,
+            launch(dev, prg_roc.kernel("bfast_roc"), round_up(-(-m // W), plan.roc_wg), plan.roc_wg,
                    yd, Mi, Xroc, roc_dtype.type(nodata), roc_dtype.type(roc_bounds[0]),
                    roc_dtype.type(roc_bounds[1]), roc_scratch, hsd, wait_for=up)
             up = None

@@ -27,6 +27,15 @@ inline V load_y(__global const in_t* y, const long off, const real nodata)
     return v;
 }
 
+inline real load_y1(__global const in_t* y, const long off, const real nodata)
+{
+    real v = (real)y[off];
+% if has_nodata:
+    if (v == nodata) v = REAL_NAN;
+% endif
+    return v;
+}
+
 // k-th smallest of a[0..m) (Wirth's selection, in place); after it a[0..k) <= a[k] <= a[k+1..m)
 inline real select_kth(__global real* a, const int m, const int k)
 {

@@ -1,54 +1,20 @@
-## history="ROC": R's history_roc (reverse-ordered Rec-CUSUM test), one pixel per work-item.
+## history="ROC": R's history_roc (reverse-ordered Rec-CUSUM test), W pixels per work-item (realN lanes).
 ## Recursive residuals of the reversed valid history by Givens updates of a QR factor (stable where
-## the first K values are nearly collinear, as R's exact refits are); sigma = sd(w); process cumsum(w)/(sigma
-## sqrt(n-K)); cut when max |x_i| / (1 + 2 i/m) > b_level, at the first crossing of the alpha 0.05
-## boundary (as R does). Writes the index of the first history date used.
-## Variables: real, in_type, has_nodata, W (=1), K, N, n, tol.
+## the first K values are nearly collinear, as R's exact refits are); a missing value is a rotation
+## by the identity. sigma = sd(w); process cumsum(w)/(sigma sqrt(n-K)); cut when
+## max |x_i| / (1 + 2 i/m) > b_level, at the first crossing of the alpha 0.05 boundary (as R does).
+## Writes the index of the first history date used.
+## Variables: real, in_type, has_nodata, W, K, N, n, tol.
 <%include file="/bfast/common.cl.mako"/>
-__kernel void bfast_roc(__global const in_t* restrict y, const int Mp,
-                        __global const real* restrict X, const real nodata,
-                        const real b_level, const real b_05,
-                        __global real* restrict scratch, __global int* restrict hist_start)
+<%
+    def L(l):
+        return "" if W == 1 else ".s%x" % l
+%>
+// after the Givens pass: sigma, the Rec-CUSUM test and the start date of one pixel
+inline int roc_start(__global const in_t* y, const int Mp, const int p, __global const real* w,
+                     const int c, const int ok, const real nodata, const real b_level,
+                     const real b_05)
 {
-    const int p = get_global_id(0);
-    if (p >= Mp) return;
-    __global real* w = scratch + (long)p * ${N};
-    // square-root information filter: R upper triangular, z = Q'y; appending a row by Givens
-    // rotations leaves the recursive residual in the row's y position
-    real Rm[${K}][${K}];
-    real z[${K}];
-    real xr[${K}];
-    for (int a = 0; a < ${K}; ++a) {
-        z[a] = 0;
-        for (int b = 0; b < ${K}; ++b) Rm[a][b] = 0;
-    }
-    int c = 0, ok = 1;
-    for (int t = ${n} - 1; t >= 0; --t) {
-        real yy = load_y(y, (long)t * Mp + p, nodata);
-        if (isnan(yy)) continue;
-        __global const real* xt = X + t * ${K};
-        for (int a = 0; a < ${K}; ++a) xr[a] = xt[a];
-        for (int k = 0; k < ${K}; ++k) {
-            const real rr = hypot(Rm[k][k], xr[k]);
-            if (rr == (real)0) continue;
-            const real cc = Rm[k][k] / rr, ss = xr[k] / rr;
-            for (int b = k; b < ${K}; ++b) {
-                const real rk = Rm[k][b];
-                Rm[k][b] = cc * rk + ss * xr[b];
-                xr[b] = -ss * rk + cc * xr[b];
-            }
-            const real zk = z[k];
-            z[k] = cc * zk + ss * yy;
-            yy = -ss * zk + cc * yy;
-        }
-        if (c >= ${K}) w[c - ${K}] = yy;
-        ++c;
-        if (c == ${K}) {        // the first K values must determine the fit (else no ROC cut)
-            real dmax = 0, dmin = REAL_MAX;
-            for (int a = 0; a < ${K}; ++a) { dmax = fmax(dmax, fabs(Rm[a][a])); dmin = fmin(dmin, fabs(Rm[a][a])); }
-            if (!(dmin > (real)${tol} * dmax)) { ok = 0; break; }
-        }
-    }
     const int m = c - ${K};          // number of recursive residuals
     int s0 = 0;
     if (ok && m >= 2) {
@@ -74,10 +40,70 @@ __kernel void bfast_roc(__global const in_t* restrict y, const int Mp,
     }
     int start = 0, cnt = 0;
     for (int t = 0; t < ${n}; ++t) {
-        const real yv = load_y(y, (long)t * Mp + p, nodata);
-        if (isnan(yv)) continue;
+        if (isnan(load_y1(y, (long)t * Mp + p, nodata))) continue;
         if (cnt == s0) { start = t; break; }
         ++cnt;
     }
-    hist_start[p] = start;
+    return start;
+}
+
+__kernel void bfast_roc(__global const in_t* restrict y, const int Mp,
+                        __global const real* restrict X, const real nodata,
+                        const real b_level, const real b_05,
+                        __global real* restrict scratch, __global int* restrict hist_start)
+{
+    const int p0 = get_global_id(0) * ${W};
+    if (p0 >= Mp) return;
+    // square-root information filter: R upper triangular, z = Q'y; appending a row by Givens
+    // rotations leaves the recursive residual in the row's y position
+% for a in range(K):
+%   for b in range(a, K):
+    V r${a}_${b} = (V)0;
+%   endfor
+    V z${a} = (V)0;
+% endfor
+    int c[${W}], okl[${W}];
+% for l in range(W):
+    c[${l}] = 0; okl[${l}] = 1;
+% endfor
+    for (int t = ${n} - 1; t >= 0; --t) {
+        const V yv = load_y(y, (long)t * Mp + p0, nodata);
+        const V ok = SEL((V)1, (V)0, isnan(yv));
+        V yy = SEL(yv, (V)0, isnan(yv));
+        __global const real* xt = X + t * ${K};
+% for a in range(K):
+        V x${a} = ok * xt[${a}];
+% endfor
+% for k in range(K):
+        {
+            const V rr = hypot(r${k}_${k}, x${k});
+            const V nz = SEL((V)0, (V)1, rr > (V)0);
+            const V cc = SEL((V)1, r${k}_${k} / rr, rr > (V)0);
+            const V ss = x${k} / SEL((V)1, rr, rr > (V)0);
+%   for b in range(k, K):
+            { const V tk = r${k}_${b}; r${k}_${b} = mad(cc, tk, ss * x${b}); x${b} = mad(-ss, tk, cc * x${b}); }
+%   endfor
+            { const V tk = z${k}; z${k} = mad(cc, tk, ss * yy); yy = mad(-ss, tk, cc * yy); }
+            (void)nz;
+        }
+% endfor
+% for l in range(W):
+        if (ok${L(l)} != (real)0 && p0 + ${l} < Mp) {
+            if (c[${l}] >= ${K}) scratch[(long)(p0 + ${l}) * ${N} + c[${l}] - ${K}] = yy${L(l)};
+            ++c[${l}];
+            if (c[${l}] == ${K}) {      // the first K values must determine the fit (else no cut)
+                real dmax = 0, dmin = REAL_MAX;
+%   for a in range(K):
+                dmax = fmax(dmax, fabs(r${a}_${a}${L(l)})); dmin = fmin(dmin, fabs(r${a}_${a}${L(l)}));
+%   endfor
+                if (!(dmin > (real)${tol} * dmax)) okl[${l}] = 0;
+            }
+        }
+% endfor
+    }
+% for l in range(W):
+    if (p0 + ${l} < Mp)
+        hist_start[p0 + ${l}] = roc_start(y, Mp, p0 + ${l}, scratch + (long)(p0 + ${l}) * ${N},
+                                          c[${l}], okl[${l}], nodata, b_level, b_05);
+% endfor
 }

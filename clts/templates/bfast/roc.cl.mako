@@ -76,7 +76,7 @@ __kernel void bfast_roc(__global const in_t* restrict y, const int Mp,
 % endfor
 % for k in range(K):
         {
-            const V rr = hypot(r${k}_${k}, x${k});
+            const V rr = sqrt(mad(r${k}_${k}, r${k}_${k}, x${k} * x${k}));
             const V nz = SEL((V)0, (V)1, rr > (V)0);
             const V cc = SEL((V)1, r${k}_${k} / rr, rr > (V)0);
             const V ss = x${k} / SEL((V)1, rr, rr > (V)0);

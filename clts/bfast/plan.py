@@ -7,7 +7,8 @@ Versions
   ``multi``  the seed's "Ours": a Gram kernel (``lanes`` pixels per work-item, the K x K tile in
              registers), batched Gauss-Jordan inversion in local memory (one work-group of
              K x 2K work-items per pixel) that also forms beta, then the sweep kernel.
-``history="ROC"`` adds one kernel (one pixel per work-item) that finds the stable history start.
+``history="ROC"`` adds one kernel (``lanes`` pixels per work-item, double precision where the
+device has it) that finds the stable history start.
 """
 from __future__ import annotations
 

@@ -145,3 +145,47 @@ def run_pipelined(device, chunks, *, upload, compute, download, slots: int = 2,
             pending[slot] = None
     if hasattr(bar, "close"):
         bar.close()
+
+
+def scratch(device, shape, dtype):
+    """A temporary device array from the device's memory pool.
+
+    A fresh buffer costs the first kernel that touches it a page fault per 4 KB on CPU drivers
+    (tridiagonal 10 x 10^6 on pocl: 208 ms with fresh scratch, 70 ms pooled), so temporaries
+    come from a per-device pool; ``release_scratch`` gives the held memory back. On a simulator
+    (Oclgrind) temporaries are plain buffers kept alive until ``release_scratch``: its
+    uninitialised-value tracking misreads a new buffer that reuses a released one's id.
+    """
+    import pyopencl.array as cla
+    if device.info.simulator:
+        return keep_on_simulator(device, cla.empty(device.queue, shape, dtype))
+    pool = device.__dict__.get("_pool")
+    if pool is None:
+        import pyopencl.tools as clt
+        pool = device._pool = clt.MemoryPool(clt.ImmediateAllocator(device.queue))
+    return cla.empty(device.queue, shape, dtype, allocator=pool)
+
+
+def keep_on_simulator(device, arr):
+    """On Oclgrind keep ``arr`` alive until ``release_scratch`` (see ``scratch``); returns it."""
+    if device.info.simulator:
+        device.__dict__.setdefault("_kept", []).append(arr)
+    return arr
+
+
+def upload_scratch(device, host):
+    """``host`` copied into a ``scratch`` array (see there)."""
+    arr = scratch(device, host.shape, host.dtype)
+    arr.set(np.ascontiguousarray(host))
+    return arr
+
+
+def release_scratch(device=None):
+    """Free the memory the scratch pools hold: of ``device``, or of every device when None."""
+    from .devices import _devices, get_device
+    devs = list(_devices.values()) if device is None else [get_device(device)]
+    for dev in devs:
+        pool = dev.__dict__.get("_pool")
+        if pool is not None:
+            pool.free_held()
+        dev.__dict__.pop("_kept", None)

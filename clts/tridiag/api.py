@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..runtime import chunk_sizes, get_device, launch, progress, round_up
+from ..runtime.memory import keep_on_simulator, release_scratch, scratch, upload_scratch
 from .plan import Plan, make_plan
 
 __all__ = ["solve_tridiagonal", "TridiagonalResult", "release_scratch"]
@@ -169,7 +170,7 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, method: str = "auto", start
             st = np.clip(sa.astype(np.int64), -1, n).astype(np.int32).reshape(-1)
             if device_input:   # non-blocking upload; the host copy is kept with the result
                 st_host = st
-                st = _track(dev, cla.to_device(dev.queue, st_host, async_=True))
+                st = keep_on_simulator(dev, cla.to_device(dev.queue, st_host, async_=True))
                 st.host_copy = st_host
 
     # out
@@ -205,7 +206,7 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, method: str = "auto", start
         a2, b2, c2, d2 = [v if v.dtype == dtype else v.astype(dtype) for v in arrs]
         if a2.offset or b2.offset or c2.offset or d2.offset:
             a2, b2, c2, d2 = [v.copy() if v.offset else v for v in (a2, b2, c2, d2)]
-        x = out if (out is not None and not out.offset) else _empty(dev, shape, dtype)
+        x = out if (out is not None and not out.offset) else scratch(dev, shape, dtype)
         keep = run_plan(dev, plan, a2, b2, c2, d2, x, st, counter)
         if out is not None and x is not out:
             out[...] = x
@@ -227,13 +228,13 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, method: str = "auto", start
     chunks = chunk_sizes(nsys, per, dev, multiple=mult)
     for s0, s1 in progress(chunks, desc="tridiag"):
         if layout == "natural":
-            parts = [_upload(dev, np.ascontiguousarray(v[s0:s1], dtype))
+            parts = [upload_scratch(dev, np.ascontiguousarray(v[s0:s1], dtype))
                      for v in arrs]
         else:
-            parts = [_upload(dev, np.ascontiguousarray(v[:, s0:s1], dtype))
+            parts = [upload_scratch(dev, np.ascontiguousarray(v[:, s0:s1], dtype))
                      for v in arrs]
-        xs = _empty(dev, parts[1].shape, dtype)
-        stc = None if st is None else _upload(dev, st[s0:s1])
+        xs = scratch(dev, parts[1].shape, dtype)
+        stc = None if st is None else upload_scratch(dev, st[s0:s1])
         p = plan if (s0, s1) == (0, nsys) else _replace_nsys(plan, s1 - s0)
         keep = run_plan(dev, p, *parts, xs, stc, counter)
         if layout == "natural":
@@ -277,7 +278,6 @@ def run_plan(dev, plan: Plan, a, b, c, d, x, start, counter):
 
     Returns the temporaries the enqueued kernels use: the caller keeps them alive until the
     work is done (the OpenCL spec defers a release, Oclgrind does not)."""
-    import pyopencl.array as cla
     n, nsys = plan.n, plan.nsys
     dummy_start = start if start is not None else _dummy_int(dev)
     if plan.method in ("thomas", "thomas-unrolled"):
@@ -286,7 +286,7 @@ def run_plan(dev, plan: Plan, a, b, c, d, x, start, counter):
         if plan.layout == "interleaved":
             return _run_thomas(dev, plan, "interleaved", a, b, c, d, x, dummy_start, counter)
         else:
-            tmp = [_empty(dev, (n, nsys), x.dtype) for _ in range(5)]
+            tmp = [scratch(dev, (n, nsys), x.dtype) for _ in range(5)]
             for src, dst in zip((a, b, c, d), tmp):
                 _transpose(dev, plan, src, dst, nsys, n)
             keep = _run_thomas(dev, plan, "interleaved", *tmp[:4], tmp[4], dummy_start, counter)
@@ -308,56 +308,16 @@ def run_plan(dev, plan: Plan, a, b, c, d, x, start, counter):
 _dummies = {}
 
 
-def _empty(dev, shape, dtype):
-    """A temporary device array from a per-device memory pool: a fresh buffer costs the first
-    kernel that touches it a page fault per 4 KB on CPU drivers (10 x 10^6 on pocl: 208 ms with
-    fresh scratch, 70 ms pooled). :func:`release_scratch` gives the held memory back.
-    On a simulator (Oclgrind, tiny test cases) temporaries are plain buffers never released:
-    its uninitialised-value tracking misreads a new buffer that reuses a released one's id."""
-    import pyopencl.array as cla
-    if getattr(dev.info, "simulator", False):
-        return _track(dev, cla.empty(dev.queue, shape, dtype))
-    key = ("pool", id(dev))
-    if key not in _dummies:
-        import pyopencl.tools as clt
-        _dummies[key] = (dev, clt.MemoryPool(clt.ImmediateAllocator(dev.queue)))
-    return cla.empty(dev.queue, shape, dtype, allocator=_dummies[key][1])
-
-
-def release_scratch(device=None):
-    """Free the device memory the solver's scratch pool holds (all devices when None)."""
-    for key, (dev, pool) in list(_dummies.items()):
-        if isinstance(key, tuple) and key[0] == "pool" and (device is None
-                                                           or dev is get_device(device)):
-            pool.free_held()
-
-
-def _track(dev, arr):
-    if getattr(dev.info, "simulator", False):
-        _dummies.setdefault(("keep", id(dev)), (dev, []))[1].append(arr)
-    return arr
-
-
-def _upload(dev, host):
-    import pyopencl.array as cla
-    if getattr(dev.info, "simulator", False):
-        return _track(dev, cla.to_device(dev.queue, host))
-    arr = _empty(dev, host.shape, host.dtype)
-    arr.set(host)
-    return arr
-
-
 def _zeros_int(dev, size):
     """int32 zeros, enqueued without waiting for the queue (a blocking upload would wait for
     every kernel before it); on Oclgrind an upload (it does not see fills as initialising)."""
     import pyopencl.array as cla
     if getattr(dev.info, "simulator", False):
-        return _upload(dev, np.zeros(size, np.int32))
+        return upload_scratch(dev, np.zeros(size, np.int32))
     return cla.zeros(dev.queue, size, np.int32)
 
 
 def _dummy_int(dev):
-    import pyopencl.array as cla
     key = id(dev)
     if key not in _dummies:
         _dummies[key] = (dev, _zeros_int(dev, 1))
@@ -365,7 +325,6 @@ def _dummy_int(dev):
 
 
 def _run_thomas(dev, plan, layout, a, b, c, d, x, start, counter):
-    import pyopencl.array as cla
     n, nsys = plan.n, plan.nsys
     lanes, wg = plan.params["lanes"], plan.params["wg"]
     nwi = -(-nsys // lanes)
@@ -376,7 +335,7 @@ def _run_thomas(dev, plan, layout, a, b, c, d, x, start, counter):
                           LAYOUT=layout, HAS_START=plan.has_start,
                           BLOCKED=int(plan.params.get("block", 0)))
         kern = prg.kernel("thomas_unrolled")
-        scratch = x
+        work = x
     else:
         priv = plan.cp_private
         prg = dev.program("tridiag/thomas.cl.mako", real=plan.real, LANES=lanes, LAYOUT=layout,
@@ -386,10 +345,10 @@ def _run_thomas(dev, plan, layout, a, b, c, d, x, start, counter):
                           CPU_PREFETCH=dev.type == "cpu" and not dev.info.simulator,
                           SCRATCH_CONTIGUOUS=int(dev.type == "cpu" and not priv))
         kern = prg.kernel("thomas")
-        scratch = x if priv else _empty(dev, 2 * n * gsize * lanes, x.dtype)
-    launch(dev, kern, gsize, wg, a.data, b.data, c.data, d.data, x.data, scratch.data,
+        work = x if priv else scratch(dev, 2 * n * gsize * lanes, x.dtype)
+    launch(dev, kern, gsize, wg, a.data, b.data, c.data, d.data, x.data, work.data,
            start.data, counter.data, np.int32(n), np.int32(nsys))
-    return [scratch]
+    return [work]
 
 
 def _transpose(dev, plan, src, dst, rows, cols):
@@ -405,16 +364,14 @@ def _transpose(dev, plan, src, dst, rows, cols):
 
 
 def _run_flat(dev, plan, a, b, c, d, x, start, counter):
-    import pyopencl.array as cla
     n, nsys = plan.n, plan.nsys
     C = max(1, min(plan.params["chunk"], n))
     nc = -(-n // C)
     wg = plan.params["wg"]
-    q = dev.queue
-    scratch = _empty(dev, 2 * n * nsys, x.dtype)
-    mat = _empty(dev, nsys * nc * 4, x.dtype)
-    aff = _empty(dev, nsys * nc * 2, x.dtype)
-    carry = _empty(dev, nsys * nc, x.dtype)
+    work = scratch(dev, 2 * n * nsys, x.dtype)
+    mat = scratch(dev, nsys * nc * 4, x.dtype)
+    aff = scratch(dev, nsys * nc * 2, x.dtype)
+    carry = scratch(dev, nsys * nc, x.dtype)
     status = _zeros_int(dev, nsys)
     prg = dev.program("tridiag/flat.cl.mako", real=plan.real, LAYOUT=plan.layout,
                       HAS_START=plan.has_start)
@@ -427,10 +384,10 @@ def _run_flat(dev, plan, a, b, c, d, x, start, counter):
     i32 = np.int32
     launch(dev, k("flat_mat"), gch, wg, *base, mat.data)
     launch(dev, k("flat_scan_mat"), gsys, lsys, mat.data, carry.data, i32(nsys), i32(nc))
-    launch(dev, k("flat_fwd1"), gch, wg, *base, carry.data, scratch.data, aff.data, status.data)
+    launch(dev, k("flat_fwd1"), gch, wg, *base, carry.data, work.data, aff.data, status.data)
     launch(dev, k("flat_scan_fwd"), gsys, lsys, aff.data, carry.data, status.data, counter.data,
            i32(nsys), i32(nc))
-    launch(dev, k("flat_fwd2"), gch, wg, *base, carry.data, scratch.data, aff.data, x.data)
+    launch(dev, k("flat_fwd2"), gch, wg, *base, carry.data, work.data, aff.data, x.data)
     launch(dev, k("flat_scan_bwd"), gsys, lsys, aff.data, carry.data, i32(nsys), i32(nc))
-    launch(dev, k("flat_bwd"), gch, wg, *base, carry.data, scratch.data, status.data, x.data)
-    return [scratch, mat, aff, carry, status]
+    launch(dev, k("flat_bwd"), gch, wg, *base, carry.data, work.data, status.data, x.data)
+    return [work, mat, aff, carry, status]

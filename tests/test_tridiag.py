@@ -321,3 +321,18 @@ def test_tiny_oclgrind(device, method):
                 x = r.x.T
             assert np.isnan(x[0]).all() and r.zero_pivots == 1
             assert relerr(x[1:], ref[1:]) <= 1e-4
+
+
+def test_private_arrays_bounded_per_work_group(device):
+    """Private c'/d' arrays that would overflow a CPU driver's stack go to global scratch
+    (pocl segfaulted on wg 128 x 16 lanes x 1024 rows before the bound)."""
+    from clts.tridiag.plan import PRIVATE_GROUP_BYTES, make_plan
+    big = make_plan(device, n=1024, nsys=4096, layout="interleaved", dtype=np.float64,
+                    has_start=False, method="thomas-coalesced",
+                    overrides={"wg": 128, "lanes": 16, "private_max": 1024})
+    assert big.cp_private == 0
+    small = make_plan(device, n=115, nsys=4096, layout="natural", dtype=np.float64,
+                      has_start=False, method="thomas",
+                      overrides={"wg": 4, "lanes": 4, "private_max": 1024})
+    assert small.cp_private >= 115
+    assert 2 * small.cp_private * 8 * 4 * 4 <= PRIVATE_GROUP_BYTES

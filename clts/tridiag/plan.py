@@ -47,6 +47,10 @@ SECTION = {"thomas": "thomas", "thomas-coalesced": "coalesced", "thomas-unrolled
 ALL_PARAMS = sorted({p for ps in PARAMS.values() for p in ps})
 
 
+#: most bytes of private c'/d' arrays per work-group; beyond it they go to global scratch
+PRIVATE_GROUP_BYTES = 1 << 20
+
+
 @dataclass(frozen=True)
 class Plan:
     method: str
@@ -70,7 +74,12 @@ class Plan:
         size = 16
         while size < self.n:
             size *= 2
-        return min(size, pm) if size >= self.n else 0
+        size = min(size, pm) if size >= self.n else 0
+        # c' and d' of every lane of every work-item of a group: CPU drivers put them on a
+        # thread's stack (pocl segfaulted at wg 128 x 16 lanes x 1024 rows = 32 MiB)
+        item = 8 if self.real == "double" else 4
+        group = 2 * size * item * int(self.params.get("lanes", 1)) * int(self.params.get("wg", 1))
+        return size if group <= PRIVATE_GROUP_BYTES else 0
 
     @property
     def pcr_rows(self) -> int:

@@ -252,7 +252,9 @@ def test_crossover_finds_recorded_threshold():
 def test_crossover_warns_when_not_monotonic():
     timer = FakeTimer(xtable([1e-5, 3e-5, 1.2e-4, 2e-4, 2e-3], [4e-5, 2e-5, 1.3e-4, 3e-4, 1e-3]))
     res = Tuner(timer=timer, settings=quiet()).tune_crossover(cross())
-    assert res.threshold == 1024
+    # winners flat, tiled, flat, flat, tiled: flat up to 16384 loses 50 % at 1024 only, while
+    # the first win of tiled (1024) would lose 8 % at 4096 and 50 % at 16384
+    assert res.threshold == 65536
     assert any("not monotonic" in w and "4096" in w and "16384" in w for w in res.warnings)
     assert "not monotone" in res.status
 

@@ -14,8 +14,8 @@ of its workloads' medians.
 
 Tunables are searched exhaustively when small (``exhaustive_max``), otherwise by a strategy
 (see ``search.py``) under a time budget and an evaluation cap. Crossovers time both versions at
-every swept value; the threshold is the first value where ``above`` wins, with a warning when a
-later value flips back.
+every swept value; the threshold is the split of the sweep that loses least (the first win of
+``above`` on monotone data), with a warning when a later value flips back.
 """
 from __future__ import annotations
 
@@ -471,25 +471,46 @@ class Tuner:
 
     @staticmethod
     def _threshold(res: CrossoverResult, values, below, above):
-        seq = [(v, w) for v, _, w in res.rows if w is not None]
-        first = next((i for i, (_, w) in enumerate(seq) if w == above), None)
-        if first is not None:
-            back = [v for v, w in seq[first + 1:] if w == below]
-            if back:
-                res.warnings.append(
-                    f"not monotonic: {above} wins at {seq[first][0]} but {below} wins again at "
-                    f"{', '.join(map(str, back))}; threshold set at the first win of {above}")
-            if first == 0:
-                res.warnings.append(f"{above} already wins at the smallest swept value "
-                                    f"{seq[0][0]}; the true crossover may be lower")
-            return seq[first][0]
-        if res.partial or not seq:
+        """The split of the sweep that loses least: ``below`` runs under the threshold, ``above``
+        from it on; each swept value costs (time of the version used) / (time of the winner) - 1
+        (a value where a version failed its check forbids using it there). With monotone
+        measurements this is the first win of ``above``; with noise it is the split that the
+        measurements as a whole favour, not the first stray win."""
+        seq = [(v, by, w) for v, by, w in res.rows if w is not None]
+        if not seq:
             return None
+
+        def loss(by, version, winner):
+            c = by.get(version)
+            if c is None or not c.ok:
+                return math.inf
+            return c.score / by[winner].score - 1.0
+
         last = _py(values[-1])
         past = last * 2 if isinstance(last, (int, float)) and not isinstance(last, bool) else None
-        res.warnings.append(f"{above} never wins up to {last}; threshold set past the sweep "
-                            f"({past})")
-        return past
+        splits = [v for v, _, _ in seq] + ([past] if not res.partial else [])
+        costs = []
+        for k, t in enumerate(splits):
+            costs.append(sum(loss(by, below if i < k else above, w)
+                             for i, (v, by, w) in enumerate(seq)))
+        best = min(range(len(splits)), key=lambda k: (costs[k], k))
+        wins = [v for v, _, w in seq if w == above]
+        first = next((i for i, (_, _, w) in enumerate(seq) if w == above), None)
+        if first is not None and any(w == below for _, _, w in seq[first + 1:]):
+            back = [v for v, _, w in seq[first + 1:] if w == below]
+            res.warnings.append(
+                f"not monotonic: {above} wins at {', '.join(map(str, wins))} and {below} at "
+                f"{', '.join(map(str, back))} after it; threshold {splits[best]} loses least "
+                f"({costs[best]:.3g} summed relative time over the sweep)")
+        if best == len(seq):
+            if not wins:
+                res.warnings.append(f"{above} never wins up to {last}; threshold set past the "
+                                    f"sweep ({past})")
+            return past
+        if best == 0:
+            res.warnings.append(f"{above} already wins at the smallest swept value "
+                                f"{seq[0][0]}; the true crossover may be lower")
+        return splits[best]
 
     def run(self, entries, budget_s: float | None = None) -> list:
         """Tune ``entries`` in order; a total ``budget_s`` is shared out as it goes (each entry

@@ -16,8 +16,9 @@ Two kinds of entries:
 ``Crossover``: a threshold between two code versions, found by sweeping a data parameter.
     ``key``      dotted profile key receiving the threshold (e.g. ``"tridiag.auto.flat_max_batch"``)
     ``versions`` (below, above): ``below`` is expected to win for small values of the swept
-                 parameter, ``above`` for large ones; the threshold written is the smallest
-                 swept value at which ``above`` wins (or past the last value when it never does).
+                 parameter, ``above`` for large ones; the threshold written is the split of
+                 the sweep that loses least (on monotone data the smallest swept value at which
+                 ``above`` wins; past the last value when it never does).
     ``values``   the swept values, increasing; ``quick_values`` a shorter sweep for ``--quick``.
     ``workload(value) -> object``; ``run(device, version, workload) -> result``;
     ``check(result, workload) -> bool`` as above.

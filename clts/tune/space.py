@@ -18,7 +18,7 @@ Two kinds of entries:
     ``versions`` (below, above): ``below`` is expected to win for small values of the swept
                  parameter, ``above`` for large ones; the threshold written is the split of
                  the sweep that loses least (on monotone data the smallest swept value at which
-                 ``above`` wins; past the last value when it never does).
+                 ``above`` wins; 2^31 - 1, never, when it never does).
     ``values``   the swept values, increasing; ``quick_values`` a shorter sweep for ``--quick``.
     ``workload(value) -> object``; ``run(device, version, workload) -> result``;
     ``check(result, workload) -> bool`` as above.

@@ -84,6 +84,22 @@ def _check(T_A, m, T_B, k, exclusion_zone, precision):
 # ---------------------------------------------------------------------------------------------
 # per-series preparation: statistics, flags, update coefficients
 
+def _update_coefficients(T, mu, m, nw, normalize):
+    """SCAMP's O(1) covariance-update terms ``df``, ``dg`` of the ``nw`` windows of length
+    ``m`` of ``T`` (window means ``mu``; plain sums and differences when not normalising)."""
+    a = T[m - 1:m - 1 + nw]
+    b = np.concatenate([[0.0], T[:nw - 1]])
+    if normalize:
+        mprev = np.concatenate([[0.0], mu[:-1]])
+        df = (a - b) / 2
+        dg = (a - mu) + (b - mprev)
+    else:
+        df = (a + b) / 2
+        dg = a - b
+    df[0] = dg[0] = 0.0
+    return df, dg
+
+
 class _Side:
     """One series on one device: cleaned values, window statistics and update coefficients."""
 
@@ -115,16 +131,7 @@ class _Side:
         flags = fl.get()
         flags[bad] = 1
         self.Td, self.mu, self.ss = Td, mu, ss
-        a = Tc[m - 1:]
-        b = np.concatenate([[0.0], Tc[:self.l - 1]])
-        if normalize:
-            mprev = np.concatenate([[0.0], mu_h[:-1]])
-            df = (a - b) / 2
-            dg = (a - mu_h) + (b - mprev)
-        else:
-            df = (a + b) / 2
-            dg = a - b
-        df[0] = dg[0] = 0.0
+        df, dg = _update_coefficients(Tc, mu_h, m, self.l, normalize)
         self.df_h, self.dg_h, self.ss_h, self.mu_h, self.Tc = df, dg, ss_h, mu_h, Tc
         self.flags = flags
         self.kr, self.er, self.pad = kr, er, pad
@@ -166,16 +173,7 @@ class _Side:
         if as_columns:
             for q in list(range(P)) + list(range(P + l, nw)):
                 mu[q] = Te[q:q + m].mean()
-        a = Te[m - 1:m - 1 + nw]
-        b = np.concatenate([[0.0], Te[:nw - 1]])
-        if self.normalize:
-            mprev = np.concatenate([[0.0], mu[:-1]])
-            df = (a - b) / 2
-            dg = (a - mu) + (b - mprev)
-        else:
-            df = (a + b) / 2
-            dg = a - b
-        df[0] = dg[0] = 0.0
+        df, dg = _update_coefficients(Te, mu, m, nw, self.normalize)
         rr = np.full(nw, np.nan)
         rr[P:P + l] = r
         out = {}

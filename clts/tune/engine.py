@@ -86,8 +86,30 @@ class CandidateResult:
         return cls(label=lab, params=params, cached=True, **rec)
 
 
+class _EntryResult:
+    """What tunable and crossover results share: the entry's name and views of the candidates
+    (``self.candidates``, every measured CandidateResult)."""
+
+    @property
+    def name(self):
+        return self.entry.name
+
+    @property
+    def wrong(self):
+        return [c for c in self.candidates if not c.ok]
+
+    def table(self) -> dict:
+        """{candidate label: seconds} of the correct candidates: a recorded timing table that
+        ``FakeTimer`` can replay."""
+        return {c.label: c.score for c in self.candidates if c.ok}
+
+    @property
+    def unstable(self):
+        return [c for c in self.candidates if c.ok and not c.stable]
+
+
 @dataclass
-class TunableResult:
+class TunableResult(_EntryResult):
     entry: Tunable
     strategy: str
     n_space: int                       # candidates passing the constraint
@@ -101,9 +123,6 @@ class TunableResult:
 
     kind = "tunable"
 
-    @property
-    def name(self):
-        return self.entry.name
 
     @property
     def values(self) -> dict:
@@ -112,18 +131,6 @@ class TunableResult:
             return {}
         return {f"{self.entry.section}.{k}": v for k, v in self.best.params.items()}
 
-    @property
-    def wrong(self):
-        return [c for c in self.candidates if not c.ok]
-
-    def table(self) -> dict:
-        """{candidate label: seconds} of the correct candidates: a recorded timing table that
-        ``FakeTimer`` can replay."""
-        return {c.label: c.score for c in self.candidates if c.ok}
-
-    @property
-    def unstable(self):
-        return [c for c in self.candidates if c.ok and not c.stable]
 
     @property
     def status(self) -> str:
@@ -133,7 +140,7 @@ class TunableResult:
 
 
 @dataclass
-class CrossoverResult:
+class CrossoverResult(_EntryResult):
     entry: Crossover
     rows: list = field(default_factory=list)   # (value, {version: CandidateResult}, winner)
     threshold: Any = None
@@ -143,9 +150,6 @@ class CrossoverResult:
 
     kind = "crossover"
 
-    @property
-    def name(self):
-        return self.entry.name
 
     @property
     def values(self) -> dict:
@@ -155,18 +159,6 @@ class CrossoverResult:
     def candidates(self):
         return [c for _, by, _ in self.rows for c in by.values()]
 
-    @property
-    def wrong(self):
-        return [c for c in self.candidates if not c.ok]
-
-    def table(self) -> dict:
-        """{candidate label: seconds} of the correct candidates: a recorded timing table that
-        ``FakeTimer`` can replay."""
-        return {c.label: c.score for c in self.candidates if c.ok}
-
-    @property
-    def unstable(self):
-        return [c for c in self.candidates if c.ok and not c.stable]
 
     @property
     def status(self) -> str:

@@ -195,6 +195,41 @@ def test_auto_and_forced_parameters(device):
         solve_tridiagonal(a[:3], b[:3], c[:3], d[:3], plan=r.plan, device=device)
 
 
+def test_auto_thresholds_forced_by_keyword(device):
+    """Every tridiag.auto threshold and size limit of the profile is also a keyword."""
+    rng = np.random.default_rng(12)
+    a, b, c, d = dominant(rng, (37, 15))
+    ref = thomas_numpy(a, b, c, d)
+    never = dict(flat_max_batch=0, pcr_max_batch=0, unrolled_below_n=0,
+                 unrolled_interleaved_below_n=0, coalesced_min_n=2**31 - 1,
+                 coalesced_interleaved_min_n=2**31 - 1)
+    cases = [(dict(never), "thomas"),
+             (dict(never, flat_min_n=15, flat_max_batch=38), "flat"),
+             (dict(never, flat_min_n=16, flat_max_batch=38), "thomas"),
+             (dict(never, pcr_max_batch=38, pcr_max_n=15), "pcr"),
+             (dict(never, pcr_max_batch=38, pcr_max_n=14), "thomas"),
+             (dict(never, unrolled_below_n=16, unrolled_max_n=15), "thomas-unrolled"),
+             (dict(never, unrolled_below_n=16, unrolled_max_n=14), "thomas"),
+             (dict(never, coalesced_min_n=15), "thomas-coalesced")]
+    for kw, expect in cases:
+        r = solve_tridiagonal(a, b, c, d, device=device, **kw)
+        assert r.method == expect, kw
+        assert relerr(r.x, ref) <= 1e-10
+    inter = [v.T for v in (a, b, c, d)]
+    for kw, expect in [(dict(never, coalesced_interleaved_min_n=15), "thomas-coalesced"),
+                       (dict(never, coalesced_interleaved_min_n=16), "thomas"),
+                       (dict(never, unrolled_interleaved_below_n=16), "thomas-unrolled")]:
+        r = solve_tridiagonal(*inter, axis=0, device=device, **kw)
+        assert r.method == expect, kw
+        assert relerr(r.x.T, ref) <= 1e-10
+    with pytest.raises(TypeError, match="method='auto' only"):
+        solve_tridiagonal(a, b, c, d, method="thomas", flat_min_n=1, device=device)
+    with pytest.raises(ValueError, match="coalesced_min_n must be an integer"):
+        solve_tridiagonal(a, b, c, d, coalesced_min_n=-1, device=device)
+    with pytest.raises(TypeError, match="unknown parameter"):
+        solve_tridiagonal(a, b, c, d, max_rows=3, device=device)
+
+
 @pytest.mark.parametrize("method", VERSIONS)
 def test_device_arrays_stay_on_device(device, method):
     import pyopencl.array as cla

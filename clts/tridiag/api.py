@@ -90,7 +90,12 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, method: str = "auto", start
     out : array like ``d`` (numpy or device, result dtype) receiving the solution.
     plan : a :class:`~clts.tridiag.plan.Plan` to run as is (the tuner's path).
     **params : force tunable parameters of the chosen version: ``wg``, ``lanes``,
-        ``private_max``, ``block``, ``prefetch``, ``tile``, ``tile_y``, ``chunk``.
+        ``private_max``, ``block``, ``prefetch``, ``tile``, ``tile_y``, ``chunk``; with
+        ``method="auto"`` also the profile's thresholds (``tridiag.auto``): ``flat_min_n``,
+        ``flat_max_batch``, ``pcr_max_batch``, ``unrolled_below_n``,
+        ``unrolled_interleaved_below_n``, ``coalesced_min_n``, ``coalesced_interleaved_min_n``,
+        and the size limits ``pcr_max_n`` / ``unrolled_max_n`` (``tridiag.pcr.max_n`` /
+        ``tridiag.unrolled.max_n``).
 
     Returns
     -------

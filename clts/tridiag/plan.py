@@ -22,6 +22,8 @@ Code versions:
 2. ``pcr``               if n <= pcr.max_n (and fits local memory) and batch < auto.pcr_max_batch
 3. interleaved data (system axis first, read in place): ``thomas-unrolled`` if
    n < auto.unrolled_interleaved_below_n and n <= unrolled.max_n, else ``thomas-coalesced``
+   if n >= auto.coalesced_interleaved_min_n, else ``thomas`` (the same kernel on the same
+   layout, with the ``thomas`` section's parameters: private c'/d' arrays, no prefetch)
 4. ``thomas-unrolled``   if n < auto.unrolled_below_n and n <= unrolled.max_n
 5. ``thomas-coalesced``  if n >= auto.coalesced_min_n (natural layout)
 6. ``thomas``            otherwise
@@ -45,6 +47,13 @@ PARAMS = {
 SECTION = {"thomas": "thomas", "thomas-coalesced": "coalesced", "thomas-unrolled": "unrolled",
            "pcr": "pcr", "flat": "flat"}
 ALL_PARAMS = sorted({p for ps in PARAMS.values() for p in ps})
+#: auto thresholds a caller may force (``tridiag.auto.<key>`` in the profile)
+AUTO_KEYS = ("flat_min_n", "flat_max_batch", "pcr_max_batch", "unrolled_below_n",
+             "unrolled_interleaved_below_n", "coalesced_min_n", "coalesced_interleaved_min_n")
+#: size limits of ``auto`` a caller may force: keyword -> (profile section, key)
+LIMIT_KEYS = {"pcr_max_n": ("pcr", "max_n"), "unrolled_max_n": ("unrolled", "max_n")}
+#: every keyword of solve_tridiagonal that steers ``auto`` (only with method="auto")
+AUTO_PARAMS = AUTO_KEYS + tuple(LIMIT_KEYS)
 
 
 #: most bytes of private c'/d' arrays per work-group; beyond it they go to global scratch
@@ -101,21 +110,31 @@ def pcr_fits(dev, n: int, itemsize: int, wg: int) -> bool:
     return 4 * wg * rows * itemsize + 64 <= dev.local_mem and wg <= dev.max_work_group
 
 
-def choose_method(dev, n: int, nsys: int, layout: str, itemsize: int) -> str:
+def choose_method(dev, n: int, nsys: int, layout: str, itemsize: int,
+                  overrides: dict | None = None) -> str:
+    """The code version ``auto`` runs (module docstring); ``overrides`` force thresholds
+    (keys of ``AUTO_PARAMS``) over the profile's."""
     prof = dev.profile.section("tridiag")
-    auto = prof.get("auto", {})
+    auto = dict(prof.get("auto", {}))
+    pcr = dict(prof.get("pcr", {}))
+    un = dict(prof.get("unrolled", {}))
+    for k, v in (overrides or {}).items():
+        if k in LIMIT_KEYS:
+            {"pcr": pcr, "unrolled": un}[LIMIT_KEYS[k][0]]["max_n"] = v
+        else:
+            auto[k] = v
     if n >= auto.get("flat_min_n", 1 << 62) and nsys < auto.get("flat_max_batch", 0):
         return "flat"
-    pcr = prof.get("pcr", {})
     if (n <= pcr.get("max_n", 0) and nsys < auto.get("pcr_max_batch", 0)
             and pcr_fits(dev, n, itemsize, _pcr_wg(dev, n, pcr.get("wg", 64)))):
         return "pcr"
-    un = prof.get("unrolled", {})
     unrollable = n <= min(un.get("max_n", 0), UNROLLED_HARD_MAX)
     if layout == "interleaved":
         if unrollable and n < auto.get("unrolled_interleaved_below_n", 0):
             return "thomas-unrolled"
-        return "thomas-coalesced"
+        if n >= auto.get("coalesced_interleaved_min_n", 0):
+            return "thomas-coalesced"
+        return "thomas"
     if unrollable and n < auto.get("unrolled_below_n", 0):
         return "thomas-unrolled"
     if n >= auto.get("coalesced_min_n", 1 << 62):
@@ -138,15 +157,23 @@ def make_plan(dev, *, n: int, nsys: int, layout: str, dtype, has_start: bool,
     itemsize = np.dtype(dtype).itemsize
     if layout not in LAYOUTS:
         raise ValueError(f"layout must be one of {LAYOUTS}, not {layout!r}")
+    overrides = {k: v for k, v in (overrides or {}).items() if v is not None}
+    bad = [k for k in overrides if k not in ALL_PARAMS and k not in AUTO_PARAMS]
+    if bad:
+        raise TypeError(f"unknown parameter(s) {bad}; accepted: "
+                        f"{', '.join(ALL_PARAMS + list(AUTO_PARAMS))}")
+    thresholds = {k: overrides.pop(k) for k in list(overrides) if k in AUTO_PARAMS}
+    for k, v in thresholds.items():
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
+            raise ValueError(f"{k} must be an integer >= 0, not {v!r}")
     if method == "auto":
-        method = choose_method(dev, n, nsys, layout, itemsize)
+        method = choose_method(dev, n, nsys, layout, itemsize, thresholds)
     elif method not in VERSIONS:
         raise ValueError(f"method must be 'auto' or one of {', '.join(VERSIONS)}; got {method!r}")
+    elif thresholds:
+        raise TypeError(f"{', '.join(sorted(thresholds))} steer(s) method='auto' only; "
+                        f"method={method!r} was forced")
     params = {k: v for k, v in _profile_section(dev, method).items() if k in PARAMS[method]}
-    overrides = {k: v for k, v in (overrides or {}).items() if v is not None}
-    bad = [k for k in overrides if k not in ALL_PARAMS]
-    if bad:
-        raise TypeError(f"unknown parameter(s) {bad}; accepted: {', '.join(ALL_PARAMS)}")
     if "lanes" in params and "lanes" not in overrides:
         # no clamped duplicate lanes, and at least two work-items per compute unit
         while params["lanes"] > 1 and (params["lanes"] > nsys or

@@ -120,3 +120,9 @@ _crossover("tridiag.coalesced_min_n", "tridiag.auto.coalesced_min_n",
            lambda n: _systems(max(256, 2_000_000 // n), n, seed=n),
            "natural layout: system size from which transposing to thomas-coalesced beats "
            "thomas")
+_crossover("tridiag.coalesced_interleaved_min_n", "tridiag.auto.coalesced_interleaved_min_n",
+           ("thomas", "thomas-coalesced"),
+           [16, 32, 64, 128, 256, 512, 1024, 2048], [32, 256, 2048],
+           lambda n: _systems(max(256, 4_000_000 // n), n, "interleaved", seed=n),
+           "interleaved data: system size from which thomas-coalesced (its own lanes, "
+           "work-group, global scratch and prefetch) beats thomas (private c'/d' arrays)")

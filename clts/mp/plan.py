@@ -8,6 +8,8 @@ caller (``matrix_profile(..., plan=Plan(...))`` or keyword overrides), which is 
 - ``tile`` (L): rows per tile; a tile's column bests are kept privately and merged at its end.
 - ``segment`` (R): rows per work-item; the covariance is recomputed exactly every R steps.
 - ``wg``: work-group size (work-items share nothing, so this is a scheduling choice).
+- ``store``: where a tile's best values live: "private" (registers / private arrays) or "local"
+  (a per-work-item slice of a __local array; nothing shared, so no barrier).
 - ``merge``: "atomic" (64-bit packed atomic minimum, needs cl_khr_int64_base_atomics) or
   "partial" (per-work-item partial profiles + a reduction kernel; any device).
 - ``precision``: "double" (everything float64), "mixed" (float32 diagonal kernel, float64
@@ -19,6 +21,7 @@ from dataclasses import dataclass, fields, replace
 
 PRECISIONS = ("double", "mixed", "single")
 MERGES = ("atomic", "partial")
+STORES = ("private", "local")
 
 #: factor C of the ill-conditioning test (see api._special_windows): a window whose centred
 #: norm^2 is below C * eps * R * S^2 goes to the exact path
@@ -33,6 +36,7 @@ class Plan:
     segment: int = 4096
     wg: int = 1
     merge: str = "atomic"
+    store: str = "private"
     precision: str = "double"
     block_rows: int = 256
 
@@ -57,6 +61,8 @@ class Plan:
                 raise ValueError(f"{name} must be a positive int, got {v!r}")
         if self.segment < self.band:
             raise ValueError(f"segment ({self.segment}) must be >= lanes*groups ({self.band})")
+        if self.store not in STORES:
+            raise ValueError(f"store must be one of {STORES}, got {self.store!r}")
         if self.merge not in MERGES:
             raise ValueError(f"merge must be one of {MERGES}, got {self.merge!r}")
         if self.precision not in PRECISIONS:
@@ -87,6 +93,7 @@ def make_plan(dev, *, precision="double", plan: Plan | None = None, m: int | Non
         lanes = int(d.get("lanes", 0)) or _default_lanes(dev)
         p = Plan(lanes=lanes, groups=int(d.get("groups", 8)), tile=int(d.get("tile", 128)),
                  segment=int(d.get("segment", 4096)), wg=int(d.get("wg", 1)), merge=merge,
+                 store=str(d.get("store", "private")),
                  precision=precision, block_rows=int(sec.get("block_rows", 256)))
     known = {f.name for f in fields(Plan)}
     bad = set(overrides) - known

@@ -14,6 +14,8 @@ from ..runtime import get_device, launch, progress
 from .plan import ILL_FACTOR, Plan, make_plan
 
 ULONG_MAX = np.uint64(0xFFFFFFFFFFFFFFFF)
+#: independent vectors of windows per work-item of the statistics kernel (stats.cl.mako)
+STATS_CHAINS = 4
 #: series lengths of the one-time calibration behind ``matrix_profile.estimate``
 CAL_SIZES = (1 << 14, 1 << 16)
 
@@ -118,14 +120,16 @@ class _Side:
         c = np.concatenate([[0], np.cumsum(~finite)])
         bad = (c[m:] - c[:-m]) > 0
         # statistics on the device, stably, in the exact precision
-        Td = cla.to_device(dev.queue, Tc.astype(er))
+        vw, u = _vw(dev), STATS_CHAINS
+        # padded by one work-item's windows: its lanes past the last window read zeros
+        Td = cla.to_device(dev.queue, np.concatenate([Tc, np.zeros(vw * u)]).astype(er))
         mu = cla.empty(dev.queue, self.l, er)
         ss = cla.empty(dev.queue, self.l, er)
         fl = cla.empty(dev.queue, self.l, np.int32)
         prg = dev.program("mp/stats.cl.mako", real=plan.exact_real, NORMALIZE=int(normalize),
-                          VW=_vw(dev))
-        launch(dev, prg.kernel("window_stats"), _ru(self.l, 64), None, Td.data,
-               np.int32(self.l), np.int32(m), mu.data, ss.data, fl.data)
+                          VW=vw, U=u)
+        launch(dev, prg.kernel("window_stats"), _ru(-(-self.l // (vw * u)), 16), None,
+               Td.data, np.int32(self.l), np.int32(m), mu.data, ss.data, fl.data)
         mu_h = mu.get().astype(np.float64)
         ss_h = ss.get().astype(np.float64)
         flags = fl.get()

@@ -1,79 +1,88 @@
-## Per-window statistics of a series, one work-item per window, stable: a compensated (Kahan)
-## sum for the mean, then a second pass for the centred sum of squares (never a difference of
-## prefix sums of squares), on the series with NaN/inf replaced by 0 (the host flags those
-## windows, bit 0); flags constant windows (bit 1). NORMALIZE == 0: ``ss`` = plain sum of squares.
+## Per-window statistics of a series, stably: a compensated (Kahan) sum for the mean, then a
+## second pass for the centred sum of squares, also compensated (never a difference of prefix
+## sums of squares), on the series with NaN/inf replaced by 0 (the host flags those windows,
+## bit 0); flags constant windows (bit 1). NORMALIZE == 0: ``ss`` = plain sum of squares.
+##
+## A work-item owns NB = VW * U consecutive windows: lane l of vector u is window
+## i0 + u*VW + l, so one (unaligned) vload of VW values at offset t feeds VW windows at once
+## (pocl vectorises only explicit vector types) and the U vectors are independent dependency
+## chains (a Kahan step is 4 dependent additions: one chain alone is latency bound). The series
+## must be padded with NB values after its end (lanes past the last window read them).
 <%include file="/common/real.cl.mako"/>
 <%
     VV = real if VW == 1 else f"{real}{VW}"
+    ITS = "long" if real == "double" else "int"
+    IV = "int" if VW == 1 else f"{ITS}{VW}"
+    NB = VW * U
     def VL(p):
         return f"(*({p}))" if VW == 1 else f"vload{VW}(0, {p})"
-    def LANE(x, l):
-        return x if VW == 1 else f"{x}.s{l:x}"
 %>
 
 __kernel void window_stats(__global const real *T, const int n_windows, const int m,
                            __global real *mu, __global real *ss, __global int *flags)
 {
-    const int i = get_global_id(0);
-    if (i >= n_windows) return;
-    __global const real *x = T + i;
-    // VW compensated (Kahan) partial sums per pass (pocl vectorises only explicit vector
-    // types), combined with a compensated sum; the centred second pass is exact up to rounding
-    const real x0 = x[0];
-    ${VV} s8 = 0, c8 = 0;
-    int cst = 1;
-    int t = 0;
-    for (; t + ${VW} <= m; t += ${VW}) {
-        const ${VV} v = ${VL('x + t')};
-        cst &= ${'(v == x0)' if VW == 1 else 'all(v == (' + VV + ')x0)'};
-        const ${VV} y = v - c8;
-        const ${VV} z = s8 + y;
-        c8 = (z - s8) - y;
-        s8 = z;
-    }
-    real s = 0, c = 0;
-% for l in range(VW):
-    { const real y = (${LANE('s8', l)} - ${LANE('c8', l)}) - c; const real z = s + y; c = (z - s) - y; s = z; }
+    const int i0 = (int)get_global_id(0) * ${NB};
+    if (i0 >= n_windows) return;
+    __global const real *x = T + i0;
+% for u in range(U):
+    const ${VV} x0${u} = ${VL(f"x + {u * VW}")};
+    ${VV} s${u} = 0, c${u} = 0;
+    ${IV} cst${u} = (${IV})(-1);
 % endfor
-    for (; t < m; ++t) {
-        const real v = x[t];
-        cst &= (v == x0);
-        const real y = v - c;
-        const real z = s + y;
-        c = (z - s) - y;
-        s = z;
-    }
-% if NORMALIZE:
-    const real mean = s / m;
-    const ${VV} mean8 = (${VV})mean;
-% else:
-    const ${VV} mean8 = (${VV})0;
-% endif
-    ${VV} q8 = 0, d8 = 0;
-    t = 0;
-    for (; t + ${VW} <= m; t += ${VW}) {
-        const ${VV} dv = ${VL('x + t')} - mean8;
-        const ${VV} y = dv * dv - d8;
-        const ${VV} z = q8 + y;
-        d8 = (z - q8) - y;
-        q8 = z;
-    }
-    real q = 0, cq = 0;
-% for l in range(VW):
-    { const real y = (${LANE('q8', l)} - ${LANE('d8', l)}) - cq; const real z = q + y; cq = (z - q) - y; q = z; }
+    for (int t = 0; t < m; ++t) {
+% for u in range(U):
+        {
+            const ${VV} v = ${VL(f"x + t + {u * VW}")};
+            cst${u} &= ${"-(v == x0%d)" % u if VW == 1 else "(v == x0%d)" % u};
+            const ${VV} y = v - c${u};
+            const ${VV} z = s${u} + y;
+            c${u} = (z - s${u}) - y;
+            s${u} = z;
+        }
 % endfor
-    for (; t < m; ++t) {
-        const real dv = x[t] - ${LANE('mean8', 0)};
-        const real y = dv * dv - cq;
-        const real z = q + y;
-        cq = (z - q) - y;
-        q = z;
     }
-    mu[i] = s / m;
+% for u in range(U):
+%   if NORMALIZE:
+    const ${VV} mean${u} = (s${u} - c${u}) / (real)m;
+%   else:
+    const ${VV} mean${u} = 0;
+%   endif
+    ${VV} q${u} = 0, d${u} = 0;
+% endfor
+    for (int t = 0; t < m; ++t) {
+% for u in range(U):
+        {
+            const ${VV} dv = ${VL(f"x + t + {u * VW}")} - mean${u};
+            const ${VV} y = dv * dv - d${u};
+            const ${VV} z = q${u} + y;
+            d${u} = (z - q${u}) - y;
+            q${u} = z;
+        }
+% endfor
+    }
+    // NB results through private arrays (the last work-item stores only its valid lanes)
+    real rm[${NB}], rs[${NB}];
+    ${ITS} rc[${NB}];
+% for u in range(U):
+%   if VW == 1:
+    rm[${u}] = (s${u} - c${u}) / (real)m;
+    rs[${u}] = q${u} - d${u};
+    rc[${u}] = cst${u};
+%   else:
+    vstore${VW}((s${u} - c${u}) / (real)m, 0, rm + ${u * VW});
+    vstore${VW}(q${u} - d${u}, 0, rs + ${u * VW});
+    vstore${VW}(cst${u}, 0, rc + ${u * VW});
+%   endif
+% endfor
+    const int nb = min(${NB}, n_windows - i0);
+    for (int l = 0; l < nb; ++l) {
+        const int c = rc[l] != 0;
+        mu[i0 + l] = rm[l];
 % if NORMALIZE:
-    ss[i] = cst ? (real)0 : q;
+        ss[i0 + l] = c ? (real)0 : rs[l];
 % else:
-    ss[i] = q;
+        ss[i0 + l] = rs[l];
 % endif
-    flags[i] = cst ? 2 : 0;
+        flags[i0 + l] = c ? 2 : 0;
+    }
 }

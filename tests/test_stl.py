@@ -113,8 +113,9 @@ def test_versions_agree(device, dtype, tol, deg):
         kw.update(robust=False, outer_iter=0)
     y = y.astype(dtype)
     forced = [("outer", {"lanes": 1}), ("outer", {"lanes": 4}), ("outer", {"lanes": 8}),
-              ("intragroup", {"wg": 16}), ("intragroup", {"wg": 64}), ("flat", {"chunk": 8}),
-              ("flat", {"chunk": 64})]
+              ("outer", {"lanes": 16, "interp_per_item": 1}),
+              ("intragroup", {"wg": 16}), ("intragroup", {"wg": 64, "interp_per_item": 2}),
+              ("flat", {"chunk": 8}), ("flat", {"chunk": 64, "interp_per_item": 1})]
     outs = [clts.stl(y, 8, device=device, loess_version=v, loess_params=lp, **kw)
             for v, lp in forced]
     if deg == 2 and dtype == np.float64:
@@ -212,16 +213,17 @@ def test_bad_inputs():
 
 
 @pytest.mark.oclgrind
-@pytest.mark.parametrize("version,lanes,missing", [
-    ("outer", 1, True), ("outer", 4, True), ("outer", 4, False), ("intragroup", 1, True),
-    ("flat", 1, True)])
-def test_tiny_oclgrind(device, version, lanes, missing):
+@pytest.mark.parametrize("version,lanes,missing,ipw", [
+    ("outer", 1, True, 0), ("outer", 4, True, 1), ("outer", 4, False, 0),
+    ("intragroup", 1, True, 1), ("flat", 1, True, 0)])
+def test_tiny_oclgrind(device, version, lanes, missing, ipw):
     rng = np.random.default_rng(1)
     y = series(rng, 2, 16, 4)
     if missing:
         y[0, 5] = np.nan
     kw = dict(seasonal=3, trend=7, low_pass=5, seasonal_jump=2, trend_jump=2, inner_iter=1,
-              outer_iter=1, loess_params={"wg": 8, "chunk": 4, "lanes": lanes})
+              outer_iter=1, loess_params={"wg": 8, "chunk": 4, "lanes": lanes,
+                                          "interp_per_item": ipw})
     r = clts.stl(y, 4, device=device, loess_version=version, **kw)
     kw.pop("loess_params")
     s, t, _, _ = ref.stl(y, 4, **kw)

@@ -41,7 +41,7 @@ def _validate(y):
         raise TypeError(f"y must be a float32 or float64 array (NaN = missing), got {y.dtype}")
     if y.ndim not in (1, 2):
         raise ValueError(f"y must be [time] or [batch, time], got shape {y.shape}")
-    if np.isinf(y).any():
+    if not np.isfinite(y).all() and np.isinf(y).any():
         raise ValueError("y holds +-inf; only finite values and NaN (= missing) are accepted")
     return y
 
@@ -49,8 +49,9 @@ def _validate(y):
 class _Runner:
     """Builds the programs and per-call tables for one (device, dtype, length, parameters)."""
 
-    def __init__(self, dev, dtype, N, p, versions: dict, complete: bool):
+    def __init__(self, dev, dtype, N, p, versions: dict, complete: bool, interp_ipw=0):
         self.dev, self.dtype, self.N, self.p = dev, np.dtype(dtype), N, p
+        self.interp_ipw = int(interp_ipw)
         self.real = "double" if self.dtype == np.float64 else "float"
         self.complete = complete
         P = p["period"]
@@ -116,7 +117,9 @@ class _Runner:
             kw["complete"] = complete and choice.lanes > 1
         return self._prog(f"loess_{version}", **kw)
 
-    def run(self, y_host):
+    def run(self, y_host, outs):
+        """STL of the rows ``y_host``; seasonal, trend, weights written into ``outs``
+        (three contiguous arrays of y_host's shape); returns the failed-series mask."""
         import pyopencl as cl
         import pyopencl.array as cla
         dev, q, dt = self.dev, self.dev.queue, self.dtype
@@ -155,7 +158,7 @@ class _Runner:
         robust_k = self._kernel(self._prog("robust", TL=Lt), "stl_robust")
 
         def run_gather(with_w):
-            launch(dev, gather, (K, P, Bp), None, y.data, t.data, rw.data, i32(N), i32(P),
+            launch(dev, gather, (K, P, Bp // Ls), None, y.data, t.data, rw.data, i32(N), i32(P),
                    i32(K), i32(B), i32(Bp), i32(with_w), z.data, rwz.data)
 
         g1 = self._prog("gather", TL=1)
@@ -225,10 +228,14 @@ class _Runner:
             nj = max(1, min(sm["jump"], nmax - 1))
             if nj == 1 and not extend:
                 return
-            G = max(1, -(-(nmax - 1) // nj))
+            nint = max(1, -(-(nmax - 1) // nj))       # intervals of the longest segment
+            # intervals per work-item: 0 = a whole segment (CPUs: pocl pays per work-item;
+            # 3x faster on config A), else that many (GPUs: 1)
+            ipw = self.interp_ipw or nint
+            G = -(-nint // ipw)
             ik = self._kernel(self._prog("interp", extend=extend), "stl_interp")
             launch(dev, ik, B * S * G, None, out.data, i32(o_b), i32(o_s), i32(o_p), i32(o_off),
-                   sm["seg"], i32(S), i32(B), i32(G), i32(sm["jump"]))
+                   sm["seg"], i32(S), i32(B), i32(G), i32(sm["jump"]), i32(ipw))
 
         use_w = False
         outer = self.p["outer_iter"]
@@ -247,7 +254,12 @@ class _Runner:
             launch(dev, robust_k, B, None, y.data, t.data, s.data, i32(N), i32(B), u.data,
                    rw.data, rwt.data)
             use_w = True
-        s_h, t_h, w_h = s.get(), t.get(), rw.get()
+        # results straight into the caller's arrays (contiguous rows of the batch)
+        s_h, t_h, w_h = outs
+        s.get(ary=s_h)
+        t.get(ary=t_h)
+        if use_w:
+            rw.get(ary=w_h)
         q.finish()
         if sim:
             for a in [y, t, s, u, rw, lp0, lp, C, work, z, rwz, part, rwt, z0] + [
@@ -258,11 +270,11 @@ class _Runner:
                 a.data.release()
         # otherwise the pooled buffers go back to the device's scratch pool when dropped
         if not use_w:
-            w_h = np.where(np.isnan(y_host), 0, 1).astype(dt)
+            np.logical_not(np.isnan(y_host), out=w_h, casting="unsafe")
         s_h[failed] = np.nan
         t_h[failed] = np.nan
         w_h[failed] = 0
-        return s_h, t_h, w_h, failed
+        return failed
 
 
 def stl(y, period, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, trend_deg=1,
@@ -275,7 +287,8 @@ def stl(y, period, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, tre
 
     ``loess_version``: "auto" (from the device profile), or "outer" / "intragroup" / "flat"
     forced for every LOESS of the call. ``loess_params``: optional dict forcing tunables
-    (``wg``, ``chunk``). Returns an :class:`STLResult`.
+    (``lanes``, ``wg``, ``chunk``, ``interp_per_item``: jump intervals filled per work-item,
+    0 = a whole segment). Returns an :class:`STLResult`.
     """
     y = _validate(y)
     p = resolve_parameters(period, seasonal, trend, low_pass, seasonal_deg, trend_deg,
@@ -290,12 +303,13 @@ def stl(y, period, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, tre
     if N < 2 * p["period"]:
         raise ValueError(f"a series must hold at least two periods ({2 * p['period']} values), "
                          f"got {N}")
+    complete = bool(np.isfinite(y2).all())
     dev = get_device(device)
     dev.require_dtype(y2.dtype)
     plan = make_plan(dev, p, B, N, loess_version, loess_params)
     runner = _Runner(dev, y2.dtype, N, p, {"seasonal": plan.seasonal, "trend": plan.trend,
                                            "low_pass": plan.low_pass},
-                     complete=not np.isnan(y2).any())
+                     complete=complete, interp_ipw=plan.interp_ipw)
     item = y2.dtype.itemsize
     per_series = (9 * N + 4 * (N + 2 * p["period"])) * item + 64 * N
     chunks = chunk_sizes(B, [per_series], dev) if B else [(0, 0)]
@@ -306,9 +320,9 @@ def stl(y, period, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, tre
     for a, b in progress(chunks, total=len(chunks), desc="stl"):
         if b <= a:
             continue
-        s_, t_, w_, f_ = runner.run(y2[a:b])
-        S[a:b], T[a:b], W[a:b], failed[a:b] = s_, t_, w_, f_
-    R = y2 - S - T
+        failed[a:b] = runner.run(y2[a:b], (S[a:b], T[a:b], W[a:b]))
+    R = np.subtract(y2, S)
+    R -= T
     diag = dict(n_failed=int(failed.sum()), failed=failed, params=p,
                 loess_versions={k: getattr(plan, k).version
                                 for k in ("seasonal", "trend", "low_pass")})
@@ -324,7 +338,11 @@ def make_plan(dev, p, B, N, loess_version="auto", loess_params=None) -> Plan:
     nfit_s = P * (K // max(1, min(p["seasonal_jump"], max(K - 1, 1))) + 3)
     nfit_t = N // p["trend_jump"] + 1
     nfit_l = N // p["low_pass_jump"] + 1
-    return Plan(params=p,
+    ov = loess_params or {}
+    ipw = int(ov.get("interp_per_item", 0 if dev.type == "cpu" else 1))
+    if ipw < 0:
+        raise ValueError(f"interp_per_item must be >= 0 (0 = a whole segment), got {ipw}")
+    return Plan(params=p, interp_ipw=ipw,
                 seasonal=choose(get, nfit_s, p["seasonal"], p["seasonal_jump"], B, loess_version,
                                 loess_params),
                 trend=choose(get, nfit_t, p["trend"], p["trend_jump"], B, loess_version,

@@ -105,6 +105,7 @@ class Plan:
     low_pass: LoessChoice
     aux_wg: int = 64
     lanes: int = 1
+    interp_ipw: int = 0   # jump intervals interpolated per work-item (0 = a whole segment)
     notes: list = field(default_factory=list)
 
 

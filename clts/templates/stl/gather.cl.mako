@@ -9,24 +9,39 @@ kernel void stl_gather(global const real* y, global const real* t, global const 
                        int N, int P, int K, int B, int Bp, int with_w, global real* z,
                        global real* rwz) {
     // with_w = 0: the robustness weights are not used yet (first pass): z only
-    // 3-D range (m, j, b): no division (Oclgrind cannot check LLVM's freeze of a div/rem pair)
-    const int m = get_global_id(0), j = get_global_id(1), b = get_global_id(2);
-    if (m >= K || j >= P || b >= Bp) return;
-    const long bs = min(b, B - 1);
-% if TL > 1:
-    const long dst = ((((long)(b >> ${TL.bit_length() - 1}) * P + j) * K + m) * ${TL}) + (b & ${TL - 1});
-% else:
-    const long dst = ((long)b * P + j) * K + m;
-% endif
+    // 3-D range (m, j, tile): no division (Oclgrind cannot check LLVM's freeze of a div/rem
+    // pair); a work-item writes the TL series of a tile (one vector store when TL > 1)
+    const int m = get_global_id(0), j = get_global_id(1), tile = get_global_id(2);
+    if (m >= K || j >= P || tile * ${TL} >= Bp) return;
+    const long dst = ((long)tile * P + j) * K + m;
     const int i = m * P + j;
+% if TL > 1:
+<% V = "real%d" % TL %>
     if (i < N) {
-        const long src = bs * N + i;
+        ${V} zv, wv;
+%   for k in range(TL):
+        {
+            const long src = (long)min(tile * ${TL} + ${k}, B - 1) * N + i;
+            zv.s${"%x" % k} = y[src] - t[src];
+            wv.s${"%x" % k} = with_w ? rw[src] : (real)0;
+        }
+%   endfor
+        vstore${TL}(zv, dst, z);
+        if (with_w) vstore${TL}(wv, dst, rwz);
+    } else {
+        vstore${TL}((${V})(REAL_NAN), dst, z);
+        if (with_w) vstore${TL}((${V})(0), dst, rwz);
+    }
+% else:
+    if (i < N) {
+        const long src = (long)min(tile, B - 1) * N + i;
         z[dst] = y[src] - t[src];
         if (with_w) rwz[dst] = rw[src];
     } else {
         z[dst] = REAL_NAN;
         if (with_w) rwz[dst] = 0;
     }
+% endif
 }
 
 kernel void stl_season(global const real* y, global const real* C, global const real* lp,

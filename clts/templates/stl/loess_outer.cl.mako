@@ -50,7 +50,7 @@ kernel void loess_outer(${lc.fit_args()}) {
 % if complete:
 <%
     vec = set(["T0", "T1"] + (["T2"] if deg == 2 else []) + (names if use_w else []))
-    comp = lambda nm, k: ("%s.s%d" % (nm, k)) if nm in vec else nm
+    comp = lambda nm, k: ("%s.s%x" % (nm, k)) if nm in vec else nm
 %>
     // complete data: one window for every lane (NNS shared), scalar neighbourhood weights
     global const int* nn = nns + 4 * ((long)s * NF + f);
@@ -136,11 +136,11 @@ kernel void loess_outer(${lc.fit_args()}) {
     }
 % for k in range(L):
     if (tile * ${L} + ${k} < B) {
-        const real hk = h.s${k};
+        const real hk = h.s${"%x" % k};
         const real ik = hk > (real)0 ? (real)1 / hk : (real)0;
-        const real e = (xfr - xc.s${k}) * ik;
+        const real e = (xfr - xc.s${"%x" % k}) * ik;
         const int bs = b${k} * nb_mul * S + s;
-        real val = loess_finish(${", ".join("%s.s%d" % (nm, k) for nm in names[:5])}, ${", ".join("%s.s%d" % (nm, k) for nm in names[5:]) if deg == 2 else "0, 0, 0"}, hk, (real)stats[2 * bs + 1], e);
+        real val = loess_finish(${", ".join("%s.s%x" % (nm, k) for nm in names[:5])}, ${", ".join("%s.s%x" % (nm, k) for nm in names[5:]) if deg == 2 else "0, 0, 0"}, hk, (real)stats[2 * bs + 1], e);
         const int fb = nn${k}[3];
         if (isnan(val) && !(xf == 0 || xf == n_s + 1) && fb >= 1) val = Dt[(long)(fb - 1) * ${L} + ${k}];
         out[(long)b${k} * o_b + (long)s * o_s + (long)xf * o_p + o_off] = val;

@@ -16,6 +16,13 @@ from .plan import ILL_FACTOR, Plan, make_plan
 ULONG_MAX = np.uint64(0xFFFFFFFFFFFFFFFF)
 #: independent vectors of windows per work-item of the statistics kernel (stats.cl.mako)
 STATS_CHAINS = 4
+#: largest k of the in-kernel top-k lists (registers and tile lists grow with k); larger k
+#: takes the blocked path (distance-matrix rows on the device, top-k on the host)
+TOPK_MAX = 16
+#: bytes of the top-k partial lists of one launch (bands per launch are cut to fit)
+TOPK_PARTIAL_BYTES = 64 << 20
+#: private-memory budget of one work-item's top-k column lists (the tile is cut to fit)
+TOPK_PRIVATE_BYTES = 48 << 10
 #: series lengths of the one-time calibration behind ``matrix_profile.estimate``
 CAL_SIZES = (1 << 14, 1 << 16)
 
@@ -241,23 +248,41 @@ def _band_area(lA, lB, self_join, D, nb, kstart):
     return np.maximum(hi - lo, 0).astype(float) * D
 
 
-def _run_diag(dev, plan, A, B, dA, dB, self_join, ez, cols, b_lo, b_hi, kstart, bar, chunk_bands):
-    import pyopencl as cl
+def _run_diag(dev, plan, A, B, dA, dB, self_join, ez, cols, b_lo, b_hi, kstart, bar, chunk_bands,
+              k=1):
     import pyopencl.array as cla
     D, R = plan.band, plan.segment
     lA, lB = A.l, B.l
-    atomic = plan.merge == "atomic"
+    atomic = plan.merge == "atomic" and k == 1      # top-k: partial lists, any device
     # room for every column index a padded lane can reach, so packed indices never carry
     idxbits = max(1, int(max(lA, lB) + D + 64).bit_length())
+    local = plan.store == "local"
     params = dict(real=plan.kernel_real, W=plan.lanes, G=plan.groups, L=plan.tile, R=R,
                   NORMALIZE=int(A.normalize), COLS=int(cols), ATOMIC=int(atomic),
-                  PACK=int(plan.kernel_real == "double"),
+                  PACK=int(plan.kernel_real == "double" and k == 1), K=k,
+                  LOCAL=int(local), WG=plan.wg if local else 0,
                   PRECHECK=int(not getattr(dev.info, "simulator", False)))
+    if k > 1:
+        params.update(L=_topk_tile(dev, plan, k))
+        chunk_bands = max(1, min(chunk_bands, TOPK_PARTIAL_BYTES // ((2 * R + D) * k * 12)))
     prg = dev.program("mp/diag.cl.mako", **params)
-    kern = prg.kernel("diag")
+    kern = prg.kernel("diag" if k == 1 else "diag_topk")
     kr = A.kr
     q = dev.queue
-    if atomic:
+    if k > 1:
+        gRV = cla.to_device(q, np.full(lA * k, -np.inf, kr))
+        gRI = cla.to_device(q, np.full(lA * k, -1, np.int32))
+        gCV = cla.to_device(q, np.full(lB * k, -np.inf, kr)) if cols else None
+        gCI = cla.to_device(q, np.full(lB * k, -1, np.int32)) if cols else None
+        nwmax = max(1, min(chunk_bands, b_hi - b_lo))
+        rPV = cla.empty(q, nwmax * R * k, kr)
+        rPI = cla.empty(q, nwmax * R * k, np.int32)
+        if cols:
+            cPV = cla.empty(q, nwmax * (R + D) * k, kr)
+            cPI = cla.empty(q, nwmax * (R + D) * k, np.int32)
+        red_r = prg.kernel("reduce_rows_k")
+        red_c = prg.kernel("reduce_cols_k") if cols else None
+    elif atomic:
         rowKey = cla.to_device(q, np.full(lA, ULONG_MAX, np.uint64))
         colKey = cla.to_device(q, np.full(lB, ULONG_MAX, np.uint64)) if cols else None
         outs = [rowKey.data] + ([colKey.data] if cols else [])
@@ -297,7 +322,18 @@ def _run_diag(dev, plan, A, B, dA, dB, self_join, ez, cols, b_lo, b_hi, kstart, 
         gsz = _ru(nw, plan.wg)
         head = (dd.data, np.int32(off), np.int32(nw), np.int32(s0))
         off += nw
-        if atomic:
+        if k > 1:
+            pout = [rPV.data, rPI.data] + ([cPV.data, cPI.data] if cols else [])
+            launch(dev, kern, gsz, plan.wg, *head, *common, *pout)
+            ev = launch(dev, red_r, _ru(R, 64), None, *head[:3], np.int32(s0), np.int32(lA),
+                        rPV.data, rPI.data, gRV.data, gRI.data)
+            if cols:
+                kbc = int(dsub[0, 0])
+                ncols = (nw - 1) * D + R + D - 1
+                ev = launch(dev, red_c, _ru(ncols, 64), None, *head[:3], np.int32(s0),
+                            np.int32(kbc), np.int32(s0 + kbc), np.int32(ncols),
+                            np.int32(lB), cPV.data, cPI.data, gCV.data, gCI.data)
+        elif atomic:
             ev = launch(dev, kern, gsz, plan.wg, *head, *common, *outs)
         else:
             pout = [rPV.data, rPI.data] + ([cPV.data, cPI.data] if cols else [])
@@ -318,7 +354,10 @@ def _run_diag(dev, plan, A, B, dA, dB, self_join, ez, cols, b_lo, b_hi, kstart, 
             e.wait()
         if bar is not None:
             bar.update(a)
-    if atomic:
+    if k > 1:
+        ri = gRI.get().astype(np.int64).reshape(lA, k)
+        ci = gCI.get().astype(np.int64).reshape(lB, k) if cols else None
+    elif atomic:
         mask = np.uint64((1 << 32) - 1) if plan.kernel_real == "float" else \
             np.uint64((1 << idxbits) - 1)
 
@@ -425,7 +464,7 @@ def _compute(T_A, m, T_B, k, exclusion_zone, normalize, precision, devices, both
             "special_B": int(np.sum(B.flags & 6 > 0)), "nan_A": int(np.sum(A.flags & 1)),
             "nan_B": int(np.sum(B.flags & 1)), "devices": [d.slug for d in devs]}
     if k > 1:
-        res = _topk(dev, p, A, B, self_join, ez, k, both)
+        res = _topk(devs, p, A, B, self_join, ez, k, both, side, T_A, T_B, show_progress)
     else:
         res = _top1(devs, p, A, B, self_join, ez, ez_arg, both, side, T_A, T_B, show_progress)
     diag["seconds"] = time.perf_counter() - t0
@@ -434,10 +473,11 @@ def _compute(T_A, m, T_B, k, exclusion_zone, normalize, precision, devices, both
                                diagnostics=diag, **res)
 
 
-def _top1(devs, p, A0, B0, self_join, ez, ez_arg, both, side, T_A, T_B, show_progress):
+def _diag_all(devs, p, A0, B0, self_join, ez, cols, side, T_A, T_B, show_progress, k=1):
+    """Run the diagonal kernel over all bands, split between ``devs`` by area; returns one
+    (row indices, column indices) per device ([l] for k = 1, [l, k] for k > 1)."""
     D = p.band
     lA, lB = A0.l, B0.l
-    cols = self_join or both
     kstart = ez + 1 if self_join else -(lA - 1)
     nb = 0
     if self_join:
@@ -461,8 +501,6 @@ def _top1(devs, p, A0, B0, self_join, ez, ez_arg, both, side, T_A, T_B, show_pro
         bar = progress(range(1), total=total, desc=desc, unit="pair")
         if not hasattr(bar, "update"):
             bar = None
-    ri = np.full(lA, -1, np.int64)
-    ci = np.full(lB, -1, np.int64) if cols else None
     chunk_bands = max(1, int(min(1 << 14, (devs[0].max_alloc // 4) // (p.segment + D) // 8)))
     env = os.environ.get("CLTS_MAX_CHUNK")
     if env:
@@ -477,12 +515,21 @@ def _top1(devs, p, A0, B0, self_join, ez, ez_arg, both, side, T_A, T_B, show_pro
         A.dev_arrays = A.upload(d, p, as_columns=False)
         dB = B.upload(d, p, as_columns=True)
         run = _run_diag(d, p, A, B, None, dB, self_join, ez, cols, b_lo, b_hi, kstart, bar,
-                        chunk_bands)
+                        chunk_bands, k)
         next(run)                       # enqueue on this device, then go to the next one
         running.append(run)
     partial = [next(run) for run in running]
     if bar is not None:
         bar.close()
+    return partial
+
+
+def _top1(devs, p, A0, B0, self_join, ez, ez_arg, both, side, T_A, T_B, show_progress):
+    lA, lB = A0.l, B0.l
+    cols = self_join or both
+    partial = _diag_all(devs, p, A0, B0, self_join, ez, cols, side, T_A, T_B, show_progress)
+    ri = np.full(lA, -1, np.int64)
+    ci = np.full(lB, -1, np.int64) if cols else None
     dev = devs[0]
     A, B = A0, B0
     # exact re-evaluation of every device's winner, then the best over devices
@@ -597,12 +644,146 @@ def _block_profile(dev, p, A, B, self_join, ez, k):
     return res
 
 
-def _topk(dev, p, A, B, self_join, ez, k, both):
+def _topk_blocked(dev, p, A, B, self_join, ez, k, both):
+    """k > TOPK_MAX: rows of the distance matrix on the device, top-k on the host."""
     res = _block_profile(dev, p, A, B, self_join, ez, k)
     if not self_join and both:
         rb = _block_profile(dev, p, B, A, False, ez, k)
         res.update(P_B=rb["P"], I_B=rb["I"])
     return res
+
+
+def _topk_tile(dev, plan, k):
+    """Rows per tile of the top-k kernel: ``plan.tile``, fewer where a tile's column lists
+    ((tile + band) x k entries) would not fit the device's local memory (store="local", per
+    work-item of a group) or TOPK_PRIVATE_BYTES of private memory."""
+    rs = 8 if plan.kernel_real == "double" else 4
+    per = k * (rs + 4) + rs
+    if plan.store == "local":
+        budget = (dev.local_mem - 1024) // max(plan.wg, 1)
+    else:
+        budget = TOPK_PRIVATE_BYTES
+    L = min(plan.tile, budget // per - plan.band)
+    if L < 1:
+        from ..runtime import DeviceError
+        raise DeviceError(f"device {dev}: the top-k column lists of one work-item (band "
+                          f"{plan.band}, k={k}) need {(plan.band + 1) * per} bytes of "
+                          f"{plan.store} memory, {budget} available; use a smaller band, "
+                          "wg or store='private'")
+    return L
+
+
+def _merge_k(P, I, Pc, Ic, k):
+    """Row-wise k best of two candidate sets [n, a] and [n, b]: smaller distance, then smaller
+    index; index -1 or an infinite distance is no candidate."""
+    Pa = np.concatenate([P, Pc], axis=1)
+    Ia = np.concatenate([I, Ic], axis=1)
+    bad = (Ia < 0) | ~np.isfinite(Pa)
+    Pa = np.where(bad, np.inf, Pa)
+    Ia = np.where(bad, -1, Ia)
+    o = np.lexsort((np.where(bad, np.iinfo(np.int64).max, Ia), Pa), axis=1)[:, :k]
+    return np.take_along_axis(Pa, o, 1), np.take_along_axis(Ia, o, 1)
+
+
+def _exact_k(dev, p, X, Y, I):
+    """Exact distances of the candidate lists I [l_X, k] (windows of Y)."""
+    rows = np.repeat(np.arange(X.l), I.shape[1])
+    return _pair_dist(dev, p, X, Y, rows, I.ravel()).reshape(I.shape)
+
+
+def _special_k(dev, p, X, Y, S, k, ez, rows_out, cols_out, skip_cols=None):
+    """Exact distances of the special windows ``S`` of X against every window of Y (the
+    diagonal kernel leaves them out); merged into ``rows_out`` (the k-lists of X's windows S)
+    and ``cols_out`` (those of Y's windows, except ``skip_cols``, from the candidates S).
+    Each is a dict side -> [P, I] with side "all" (AB-join) or "left"/"right" (self-join,
+    ``ez`` >= 0: pairs |i - j| <= ez excluded)."""
+    import pyopencl.array as cla
+    if len(S) == 0 or (rows_out is None and cols_out is None):
+        return
+    q = dev.queue
+    prg = dev.program("mp/exact.cl.mako", real=p.exact_real, NORMALIZE=int(X.normalize),
+                      VW=_vw(dev))
+    lY = Y.l
+    step = max(1, min(len(S), (1 << 24) // max(lY, 1)))
+    jj = np.arange(lY)
+    for c0 in range(0, len(S), step):
+        Sc = np.asarray(S[c0:c0 + step], np.int64)
+        nq = len(Sc)
+        dq = cla.to_device(q, Sc.astype(np.int32))
+        out = cla.empty(q, nq * lY, X.er)
+        launch(dev, prg.kernel("rows_exact"), (_ru(lY, 64), nq), None, np.int32(nq),
+               np.int32(X.m), np.int32(lY), dq.data, X.Td.data, X.mu.data, X.ss.data,
+               X.fl_d.data, Y.Td.data, Y.mu.data, Y.ss.data, Y.fl_d.data, out.data)
+        Dm = out.get().reshape(nq, lY).astype(np.float64)
+        if ez >= 0:
+            Dm[np.abs(Sc[:, None] - jj[None, :]) <= ez] = np.inf
+        if ez >= 0:
+            parts = {"left": jj[None, :] < Sc[:, None], "right": jj[None, :] > Sc[:, None]}
+        else:
+            parts = {"all": np.ones((1, lY), bool)}
+        for name, sel in parts.items():
+            Dp = np.where(sel, Dm, np.inf)
+            if rows_out is not None:
+                kk = min(k, lY)
+                o = np.argsort(Dp, axis=1, kind="stable")[:, :kk]
+                Pr, Ir = rows_out[name]
+                Pn, In = _merge_k(Pr[Sc], Ir[Sc], np.take_along_axis(Dp, o, 1), o, k)
+                Pr[Sc], Ir[Sc] = Pn, In
+            if cols_out is not None:
+                # the same pairs seen from window j: j < i puts i on j's right
+                Dc = Dp.T.copy()
+                if skip_cols is not None and len(skip_cols):
+                    Dc[skip_cols] = np.inf
+                kk = min(k, nq)
+                o = np.argsort(Dc, axis=1, kind="stable")[:, :kk]
+                Pc, Ic = cols_out[{"left": "right", "right": "left"}.get(name, name)]
+                Pn, In = _merge_k(Pc, Ic, np.take_along_axis(Dc, o, 1), Sc[o], k)
+                Pc[...], Ic[...] = Pn, In
+
+
+def _topk(devs, p, A0, B0, self_join, ez, k, both, side, T_A, T_B, show_progress):
+    """k nearest neighbours from the diagonal kernel's in-kernel top-k lists, re-evaluated
+    exactly; special windows from exact rows. k > TOPK_MAX: the blocked path."""
+    if k > TOPK_MAX:
+        return _topk_blocked(devs[0], p, A0, B0, self_join, ez, k, both)
+    lA, lB = A0.l, B0.l
+    cols = self_join or both
+    partial = _diag_all(devs, p, A0, B0, self_join, ez, cols, side, T_A, T_B, show_progress,
+                        k=k)
+    dev = devs[0]
+    A, B = A0, B0
+    empty = lambda n: [np.full((n, k), np.inf), np.full((n, k), -1, np.int64)]  # noqa: E731
+    if self_join:
+        prof = {"right": empty(lA), "left": empty(lA)}
+    else:
+        prof = {"all": empty(lA)}
+        profB = {"all": empty(lB)} if both else None
+    for pri, pci in partial:
+        if self_join:
+            # row lists hold j > i (right), column lists i < j: the left neighbours of j
+            for name, I in (("right", pri), ("left", pci)):
+                Pn, In = _merge_k(*prof[name], _exact_k(dev, p, A, A, I), I, k)
+                prof[name][:] = [Pn, In]
+        else:
+            Pn, In = _merge_k(*prof["all"], _exact_k(dev, p, A, B, pri), pri, k)
+            prof["all"][:] = [Pn, In]
+            if both:
+                Pn, In = _merge_k(*profB["all"], _exact_k(dev, p, B, A, pci), pci, k)
+                profB["all"][:] = [Pn, In]
+    SA = np.nonzero(A.flags & 6)[0]
+    if self_join:
+        _special_k(dev, p, A, A, SA, k, ez, prof, prof, skip_cols=SA)
+        P, I = _merge_k(*prof["right"], *prof["left"], k)
+        (rP, rI), (lP, lI) = prof["right"], prof["left"]
+        return dict(P=P, I=I, left_P=lP[:, 0].copy(), left_I=lI[:, 0].copy(),
+                    right_P=rP[:, 0].copy(), right_I=rI[:, 0].copy())
+    SB = np.nonzero(B.flags & 6)[0]
+    _special_k(dev, p, A, B, SA, k, -1, prof, profB, skip_cols=SB)
+    _special_k(dev, p, B, A, SB, k, -1, profB, prof, skip_cols=SA)
+    out = dict(P=prof["all"][0], I=prof["all"][1])
+    if both:
+        out.update(P_B=profB["all"][0], I_B=profB["all"][1])
+    return out
 
 
 # ---------------------------------------------------------------------------------------------

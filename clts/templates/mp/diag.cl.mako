@@ -83,6 +83,36 @@ typedef ${"ulong" if W == 1 else f"ulong{W}"} UT;
 #define AS_R(x) ${"as_double" if W == 1 else f"as_double{W}"}(x)
 % endif
 
+<%def name="cov_init(VT, LOAD)">
+    // exact covariance (or dot product) at row ilo for every diagonal of the band
+% for g in range(G):
+    ${VT} cov${g} = 0;
+% endfor
+    {
+        const int jb = ilo + k0;
+% if NORMALIZE:
+        const real ma = muA[ilo];
+%   for g in range(G):
+        const ${VT} mb${g} = ${LOAD(f"muBp + jb + {g * W}")};
+%   endfor
+% endif
+        for (int t = 0; t < m; ++t) {
+% if NORMALIZE:
+            const real a = TA[ilo + t] - ma;
+%   for g in range(G):
+            cov${g} = fma((${VT})a, ${LOAD(f"TBp + jb + t + {g * W}")} - mb${g}, cov${g});
+%   endfor
+% else:
+            const real a = TA[ilo + t];
+%   for g in range(G):
+            cov${g} = fma((${VT})a, ${LOAD(f"TBp + jb + t + {g * W}")}, cov${g});
+%   endfor
+% endif
+        }
+    }
+</%def>
+
+% if K == 1:
 __kernel void diag(
     __global const int4 *desc, const int doff, const int n_work, const int s0, const int m,
     const int lA, const int lB, const int PAD, const ulong idxmask,
@@ -121,32 +151,7 @@ __kernel void diag(
 %   endif
 % endif
 
-    // exact covariance (or dot product) at row ilo for every diagonal of the band
-% for g in range(G):
-    ${VT} cov${g} = 0;
-% endfor
-    {
-        const int jb = ilo + k0;
-% if NORMALIZE:
-        const real ma = muA[ilo];
-%   for g in range(G):
-        const ${VT} mb${g} = ${LOAD(f"muBp + jb + {g * W}")};
-%   endfor
-% endif
-        for (int t = 0; t < m; ++t) {
-% if NORMALIZE:
-            const real a = TA[ilo + t] - ma;
-%   for g in range(G):
-            cov${g} = fma((${VT})a, ${LOAD(f"TBp + jb + t + {g * W}")} - mb${g}, cov${g});
-%   endfor
-% else:
-            const real a = TA[ilo + t];
-%   for g in range(G):
-            cov${g} = fma((${VT})a, ${LOAD(f"TBp + jb + t + {g * W}")}, cov${g});
-%   endfor
-% endif
-        }
-    }
+${cov_init(VT, LOAD)}
 
 % if PACK:
 <%
@@ -418,6 +423,235 @@ __kernel void reduce_cols(const int n_work, const int s0, const int kb, const in
         if (ii >= 0 && better(s, ii, bs, bi)) { bs = s; bi = ii; }
     }
     gV[c] = bs; gI[c] = bi;
+}
+%   endif
+% endif
+% else:
+## ---------------------------------------------------------------------------------------------
+## Top-k (K > 1). Same band / segment / O(1) update as above, unpacked scores (real) and
+## indices (int). A row's K best over the band are kept sorted in registers (lanes beating the
+## K-th enter by an unrolled insertion, in increasing column order) and written to the
+## work-item's partial row list. Column lists: for the L rows of a tile, every column the band
+## touches (it + k0 + u, u < tl + D - 1) has a sorted K-list in ${"local" if LOCAL else "private"}
+## memory (LOCAL: a slice of a __local array per work-item, nothing shared, no barrier) plus
+## its K-th score in a separate array so that W lanes are tested against it with one vector
+## compare; at the tile end the tile's lists are merged into the work-item's partial column
+## lists. reduce_rows_k / reduce_cols_k fold the partial lists of one launch into the global
+## [l, K] lists. Order: score descending, then index ascending, so results are deterministic.
+<%
+    SLOT = L + D
+    def ANYGT(a, b):
+        return f"(({a}) > ({b}))" if W == 1 else f"any(({a}) > ({b}))"
+    def LANE(x, l):
+        return x if W == 1 else f"{x}.s{l:x}"
+    SPACES = ["__private", "__global"] + (["__local"] if LOCAL and COLS else [])
+%>
+% for sp in SPACES:
+// insert (s, i) into the sorted K-list v / ix (best first; ties: smaller index first)
+inline void ins${sp}(${sp} real *v, ${sp} int *ix, real s, int i)
+{
+%   for q in range(K):
+    if (better(s, i, v[${q}], ix[${q}])) {
+        const real tv = v[${q}]; const int ti = ix[${q}];
+        v[${q}] = s; ix[${q}] = i; s = tv; i = ti;
+    }
+%   endfor
+}
+% endfor
+
+<%def name="ins_reg(x, j)">
+                    {
+                        real cs = ${x};
+                        int ci = ${j};
+                        if (cs > rv${K - 1}) {
+%   for q in range(K):
+                            if (cs > rv${q} || (cs == rv${q} && ci < ri${q})) {
+                                const real tv = rv${q}; const int ti = ri${q};
+                                rv${q} = cs; ri${q} = ci; cs = tv; ci = ti;
+                            }
+%   endfor
+                        }
+                    }
+</%def>
+
+__kernel void diag_topk(
+    __global const int4 *desc, const int doff, const int n_work, const int s0, const int m,
+    const int lA, const int lB, const int PAD, const ulong idxmask,
+    __global const real *TA, __global const real *muA,
+    __global const real *dfA, __global const real *dgA, __global const real *rA,
+    __global const real *TB, __global const real *muB,
+    __global const real *dfB, __global const real *dgB, __global const real *rB,
+    __global real *rowPV, __global int *rowPI
+% if COLS:
+    , __global real *colPV, __global int *colPI
+% endif
+    )
+{
+% if COLS and LOCAL:
+    __local real lcv[${WG * SLOT * K}];
+    __local int lci[${WG * SLOT * K}];
+    __local real lth[${WG * SLOT}];
+    __local real *cv = lcv + get_local_id(0) * ${SLOT * K};
+    __local int *ci = lci + get_local_id(0) * ${SLOT * K};
+    __local real *cth = lth + get_local_id(0) * ${SLOT};
+% elif COLS:
+    real cv[${SLOT * K}];
+    int ci[${SLOT * K}];
+    real cth[${SLOT}];
+% endif
+    const int w = get_global_id(0);
+    if (w >= n_work) return;
+    const int4 dd = desc[doff + w];
+    const int k0 = dd.x, ilo = dd.y, ihi = dd.z;
+    __global const real *TBp = TB + PAD, *muBp = muB + PAD, *dfBp = dfB + PAD,
+                        *dgBp = dgB + PAD, *rBp = rB + PAD;
+    __global real *rpv = rowPV + (size_t)w * ${R * K};
+    __global int *rpi = rowPI + (size_t)w * ${R * K};
+% if COLS:
+    // partial column lists of columns s0 + k0 + q, q in [ilo - s0, ihi - s0 + D - 1)
+    __global real *cpv = colPV + (size_t)w * ${(R + D) * K};
+    __global int *cpi = colPI + (size_t)w * ${(R + D) * K};
+    for (int q = (ilo - s0) * ${K}; q < (ihi - s0 + D - 1) * ${K}; ++q) {
+        cpv[q] = -INFINITY; cpi[q] = -1;
+    }
+% endif
+${cov_init(VT, LOAD)}
+    for (int it = ilo; it < ihi; it += L) {
+        const int tl = min(L, ihi - it);
+% if COLS:
+        for (int u = 0; u < tl + D - 1; ++u) cth[u] = -INFINITY;
+        for (int u = 0; u < (tl + D - 1) * ${K}; ++u) { cv[u] = -INFINITY; ci[u] = -1; }
+% endif
+        for (int t = 0; t < tl; ++t) {
+            const int i = it + t;
+            const int jb = i + k0;
+            const real fa = dfA[i], ga = dgA[i], ra = rA[i];
+            const int upd = i > ilo;
+% for q in range(K):
+            real rv${q} = -INFINITY;
+            int ri${q} = -1;
+% endfor
+% for g in range(G):
+            {
+                const ${VT} fb = ${LOAD(f"dfBp + jb + {g * W}")};
+                const ${VT} gb = ${LOAD(f"dgBp + jb + {g * W}")};
+                const ${VT} rbv = ${LOAD(f"rBp + jb + {g * W}")};
+                if (upd) cov${g} = fma((${VT})fa, gb, fma((${VT})ga, fb, cov${g}));
+%   if NORMALIZE:
+                const ${VT} s = cov${g} * ra * rbv;
+%   else:
+                const ${VT} s = cov${g} + ra + rbv;
+%   endif
+                // row: NaN scores (invalid or padded columns) never pass a comparison
+                if (${ANYGT("s", f"(({VT})rv{K - 1})")}) {
+%   for l in range(W):
+${ins_reg(LANE("s", l), f"jb + {g * W + l}")}
+%   endfor
+                }
+%   if COLS:
+                // columns jb + ${g * W} + l: tile slots t + ${g * W} + l, candidate row i
+                if (${ANYGT("s", LOAD(f"cth + t + {g * W}"))}) {
+%     for l in range(W):
+                    {
+                        const int u = t + ${g * W + l};
+                        const real x = ${LANE("s", l)};
+                        if (x > cth[u]) {
+                            ins${"__local" if LOCAL else "__private"}(cv + u * ${K}, ci + u * ${K}, x, i);
+                            cth[u] = cv[u * ${K} + ${K - 1}];
+                        }
+                    }
+%     endfor
+                }
+%   endif
+            }
+% endfor
+            {
+                __global real *pv = rpv + (i - s0) * ${K};
+                __global int *pi = rpi + (i - s0) * ${K};
+% for q in range(K):
+                pv[${q}] = rv${q}; pi[${q}] = ri${q};
+% endfor
+            }
+        }
+% if COLS:
+        // tile end: merge the tile's column lists into the partial ones (sorted: stop at the
+        // first entry that does not enter)
+        for (int u = 0; u < tl + D - 1; ++u) {
+            __global real *gv = cpv + (it - s0 + u) * ${K};
+            __global int *gi = cpi + (it - s0 + u) * ${K};
+            for (int e = 0; e < ${K}; ++e) {
+                const int ii = ci[u * ${K} + e];
+                const real x = cv[u * ${K} + e];
+                if (ii < 0 || !better(x, ii, gv[${K - 1}], gi[${K - 1}])) break;
+                ins__global(gv, gi, x, ii);
+            }
+        }
+% endif
+    }
+}
+
+// fold the partial row lists of one launch (work-item w holds rows [ilo_w, ihi_w) of
+// s0 .. s0+R-1) into the global [lA, K] lists
+__kernel void reduce_rows_k(__global const int4 *desc, const int doff, const int n_work,
+                            const int s0, const int lA,
+                            __global const real *rowPV, __global const int *rowPI,
+                            __global real *gV, __global int *gI)
+{
+    const int r = get_global_id(0);
+    const int i = s0 + r;
+    if (r >= ${R} || i >= lA) return;
+    real v[${K}];
+    int x[${K}];
+    for (int q = 0; q < ${K}; ++q) { v[q] = gV[(size_t)i * ${K} + q]; x[q] = gI[(size_t)i * ${K} + q]; }
+    for (int w = 0; w < n_work; ++w) {
+        const int4 dd = desc[doff + w];
+        if (i < dd.y || i >= dd.z) continue;
+        __global const real *pv = rowPV + ((size_t)w * ${R} + r) * ${K};
+        __global const int *pi = rowPI + ((size_t)w * ${R} + r) * ${K};
+        for (int e = 0; e < ${K}; ++e) {
+            const int ii = pi[e];
+            const real s = pv[e];
+            if (ii < 0 || !better(s, ii, v[${K - 1}], x[${K - 1}])) break;
+            ins__private(v, x, s, ii);
+        }
+    }
+    for (int q = 0; q < ${K}; ++q) { gV[(size_t)i * ${K} + q] = v[q]; gI[(size_t)i * ${K} + q] = x[q]; }
+}
+
+%   if COLS:
+// fold the partial column lists: work-item w owns band k0 = kb + w*D and columns s0 + k0 + q,
+// q in [ilo_w - s0, ihi_w - s0 + D - 1)
+__kernel void reduce_cols_k(__global const int4 *desc, const int doff, const int n_work,
+                            const int s0, const int kb, const int cbase, const int ncols,
+                            const int lB,
+                            __global const real *colPV, __global const int *colPI,
+                            __global real *gV, __global int *gI)
+{
+    const int c = cbase + (int)get_global_id(0);
+    if ((int)get_global_id(0) >= ncols || c < 0 || c >= lB) return;
+    const int rel = c - s0 - kb;            // = w*D + q
+    int whi = rel >= 0 ? rel / D : -((-rel + D - 1) / D);
+    const int lo = rel - ${R + D - 2};
+    int wlo = lo >= 0 ? (lo + D - 1) / D : -((-lo) / D);
+    wlo = max(wlo, 0);
+    whi = min(whi, n_work - 1);
+    real v[${K}];
+    int x[${K}];
+    for (int q = 0; q < ${K}; ++q) { v[q] = gV[(size_t)c * ${K} + q]; x[q] = gI[(size_t)c * ${K} + q]; }
+    for (int w = wlo; w <= whi; ++w) {
+        const int4 dd = desc[doff + w];
+        const int q = rel - w * D;
+        if (q < dd.y - s0 || q >= dd.z - s0 + D - 1) continue;
+        __global const real *pv = colPV + ((size_t)w * ${R + D} + q) * ${K};
+        __global const int *pi = colPI + ((size_t)w * ${R + D} + q) * ${K};
+        for (int e = 0; e < ${K}; ++e) {
+            const int ii = pi[e];
+            const real s = pv[e];
+            if (ii < 0 || !better(s, ii, v[${K - 1}], x[${K - 1}])) break;
+            ins__private(v, x, s, ii);
+        }
+    }
+    for (int q = 0; q < ${K}; ++q) { gV[(size_t)c * ${K} + q] = v[q]; gI[(size_t)c * ${K} + q] = x[q]; }
 }
 %   endif
 % endif

@@ -164,3 +164,18 @@ __kernel void block(const int i0, const int nrows, const int m, const int lA, co
         out[(size_t)t * lB + j] = d;
     }
 }
+
+// distances of the query windows qs[p] of A to every window j of B (the special windows of the
+// top-k path): out[p * lB + j], 2-D launch (j, p)
+__kernel void rows_exact(const int nq, const int m, const int lB, __global const int *qs,
+                         __global const real *TA, __global const real *muA,
+                         __global const real *ssA, __global const int *fA,
+                         __global const real *TB, __global const real *muB,
+                         __global const real *ssB, __global const int *fB,
+                         __global real *out)
+{
+    const int j = get_global_id(0), p = get_global_id(1);
+    if (j >= lB || p >= nq) return;
+    const int q = qs[p];
+    out[(size_t)p * lB + j] = wdist(TA + q, muA[q], ssA[q], fA[q], TB + j, muB[j], ssB[j], fB[j], m);
+}

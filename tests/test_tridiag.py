@@ -176,6 +176,10 @@ def test_auto_and_forced_parameters(device):
                                   private_max=priv, block=block, device=device)
             assert r.plan.params["lanes"] == lanes
             assert relerr(r.x, ref) <= 1e-10
+    for lanes, wg, pf in ((4, 1, 1), (8, 3, 2)):     # natural layout: next blocks prefetched
+        r = solve_tridiagonal(a, b, c, d, method="thomas", lanes=lanes, wg=wg, block=1,
+                              private_max=128, prefetch=pf, device=device)
+        assert relerr(r.x, ref) <= 1e-10
     r = solve_tridiagonal(a, b, c, d, method="thomas-coalesced", tile=8, tile_y=2, lanes=4,
                           device=device)
     assert relerr(r.x, ref) <= 1e-10
@@ -347,7 +351,7 @@ def test_tiny_oclgrind(device, method):
             if method == "thomas-coalesced":
                 kw.update(tile=4, tile_y=2, lanes=2, prefetch=2)
             if method == "thomas":
-                kw.update(lanes=2, block=1, private_max=0)
+                kw.update(lanes=2, block=1, private_max=0, prefetch=1)
             if layout == "natural":
                 r = solve_tridiagonal(a, b, c, d, **kw)
                 x = r.x

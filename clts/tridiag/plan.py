@@ -8,7 +8,8 @@ Code versions:
 ``thomas``            one work-item per ``lanes`` systems, n known at run time, c'/d' in private
                       arrays (n <= ``private_max``) or global scratch; reads either layout
                       (natural layout with ``block=1``: ``lanes`` rows per vloadN, transposed
-                      in registers).
+                      in registers; ``prefetch=P``: the contiguous blocks of the work-items P
+                      ahead are software-prefetched during the sweep).
 ``thomas-coalesced``  the same kernel on the interleaved layout (``vloadN`` of ``lanes``
                       neighbouring systems); natural-layout data goes through a local-memory
                       tiled transposition first and back afterwards.

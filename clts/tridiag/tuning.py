@@ -51,13 +51,14 @@ def _tunable(name, method, section, params, workloads, constraint=_wg_ok, descri
 
 
 _tunable("tridiag.thomas", "thomas", "tridiag.thomas",
-         {"wg": [4, 16, 64], "lanes": [1, 4, 8, 16], "private_max": [0, 1024],
-          "block": [0, 1]},
+         {"wg": [1, 4, 16, 64], "lanes": [1, 4, 8, 16], "private_max": [0, 1024],
+          "block": [0, 1], "prefetch": [0, 1, 2]},
          lambda quick: [_systems(4000 if quick else 20000, 115),
                         _systems(40 if quick else 200, 1000, seed=1)],
          description="thomas (natural layout): work-group size, systems per work-item (realN "
                      "lanes), c'/d' in private arrays up to private_max rows, natural-layout rows read "
-                     "lanes at a time and transposed in registers (block)")
+                     "lanes at a time and transposed in registers (block), the blocks of the "
+                     "next prefetch work-items prefetched (natural layout, block 1)")
 
 _tunable("tridiag.coalesced", "thomas-coalesced", "tridiag.coalesced",
          {"wg": [4, 16, 64, 128], "lanes": [1, 4, 8, 16], "private_max": [0, 1024],

@@ -3,13 +3,15 @@
 ## ("natural": system axis contiguous, or "interleaved": batch axis contiguous, read with
 ## vloadN), HAS_START (start-row mask), CP_PRIVATE (0: c', d' kept in global scratch;
 ## otherwise private arrays of that many rows, n <= CP_PRIVATE), BLOCK (natural layout,
-## LANES > 1: rows read LANES at a time per system and transposed in registers), PREFETCH (rows
-## ahead to prefetch on the interleaved layout, 0: none), CPU_PREFETCH (use clang's builtin),
+## LANES > 1: rows read LANES at a time per system and transposed in registers), PREFETCH
+## (software prefetch distance, 0: none; interleaved layout: rows ahead; natural layout with
+## BLOCK: work-items ahead, i.e. the contiguous block of the LANES systems PREFETCH work-items
+## on, spread over the sweep), CPU_PREFETCH (use clang's builtin),
 ## SCRATCH_CONTIGUOUS (global scratch per work-item contiguous: CPUs; else row-major: GPUs).
 <%include file="/common/real.cl.mako"/>
 <%namespace name="R" file="/tridiag/rows.cl.mako"/>
 <%! from clts.tridiag import codegen as cg %>
-<% V = cg.vtype(LANES); BLOCK = BLOCKED and LAYOUT == "natural" and LANES > 1 %>
+<% V = cg.vtype(LANES); BLOCK = BLOCKED and LAYOUT == "natural" and LANES > 1; LINE = 64 // (8 if real == "double" else 4) %>
 % if CP_PRIVATE:
 #define CP(k) cps[k]
 #define DP(k) dps[k]
@@ -26,8 +28,9 @@
 % endif
 
 % if PREFETCH:
-/* software prefetch PREFETCH rows ahead on the interleaved layout (a 400 KB row stride defeats
-   the hardware prefetchers of CPUs); on CPU drivers clang's builtin (a real prefetch
+/* software prefetch: PREFETCH rows ahead on the interleaved layout (a 400 KB row stride defeats
+   the hardware prefetchers of CPUs), the blocks of the work-items PREFETCH ahead on the natural
+   layout (LANES strided streams per array are too many for them); on CPU drivers clang's builtin (a real prefetch
    instruction; OpenCL's prefetch() may be a no-op), elsewhere OpenCL's */
 %   if CPU_PREFETCH:
 #if defined(__has_builtin)
@@ -39,6 +42,7 @@
 #ifndef PREFETCH
 #define PREFETCH(p) prefetch((p), 1)
 #endif
+
 % endif
 
 <%def name="solve(mode)">
@@ -64,8 +68,23 @@
 % if BLOCK:
             /* rows 1 .. 1 + nb*LANES - 1 in blocks: vloadN per system + register transposition */
             const int nb = (n - 2) / ${LANES};
+%   if PREFETCH:
+            /* the block of the work-item PREFETCH ahead (its LANES systems are contiguous:
+               LANES*n reals per array), spread over this sweep's blocks: a few sequential
+               streams the memory system follows instead of LANES strided ones per array */
+            const size_t pf0 = (size_t)min(s0 + ${LANES} * ${PREFETCH}, nsys) * (size_t)n;
+            const size_t pf1 = (size_t)min(s0 + ${LANES} * ${PREFETCH + 1}, nsys) * (size_t)n;
+            const int pf_lines = (int)((pf1 - pf0 + ${LINE} - 1) / ${LINE});
+            const int pf_per = nb > 0 ? (pf_lines + nb - 1) / nb : 0;
+%   endif
             for (int blk = 0; blk < nb; ++blk) {
                 const int k0 = 1 + blk * ${LANES};
+%   if PREFETCH:
+                for (int j = blk * pf_per; j < min(pf_lines, (blk + 1) * pf_per); ++j) {
+                    const size_t o = pf0 + (size_t)j * ${LINE};
+                    PREFETCH(a + o); PREFETCH(b + o); PREFETCH(c + o); PREFETCH(d + o);
+                }
+%   endif
 ${R.block_load("a", "k0")}
 ${R.block_load("b", "k0")}
 ${R.block_load("c", "k0")}

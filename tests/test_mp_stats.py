@@ -63,3 +63,133 @@ def test_window_stats_single(device):
     ss = ((W - W.mean(1)[:, None]) ** 2).sum(1)
     ok = ss > 1e-3 * m
     np.testing.assert_allclose(s.ss_h[ok], ss[ok], rtol=1e-5)
+
+
+# ---------------------------------------------------------------------------------------------
+# matrix_profile.estimate: calibration, staleness, refinement from recorded runs (fake timings)
+
+LAW_A, LAW_B = 0.01, 3e-10           # seconds, seconds per pair
+
+
+def _law(n, m=api.CAL_M):
+    return LAW_A + LAW_B * api._self_pairs(n, m, -(-m // 4))
+
+
+@pytest.fixture
+def fake_cal(device, tmp_path, monkeypatch):
+    """Calibration runs replaced by the law above, each repeat slowed by a fake load factor
+    that is >= 1 (other jobs only ever add time); the cache directory is a temporary one."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    rng = np.random.default_rng(0)
+    calls = []
+
+    def fake_time(dev, precision, n):
+        calls.append(n)
+        return _law(n) * (1 + (rng.random() < 0.5) * rng.uniform(0, 0.8))
+    monkeypatch.setattr(api, "_cal_time", fake_time)
+    monkeypatch.setattr(api, "_load_per_cpu", lambda: 0.1)
+    return calls
+
+
+def test_estimate_calibration_fake_timings(device, fake_cal):
+    import clts
+    # adaptive sizes: the first power of two from CAL_START whose run takes CAL_MIN_SECONDS
+    # (law: 2^15 -> 0.17 s), and twice that; minimum of CAL_REPEATS runs
+    t17 = clts.matrix_profile.estimate(1 << 17, 256, device)
+    assert set(fake_cal) == {1 << 14, 1 << 15, 1 << 16}
+    assert fake_cal.count(1 << 16) == 1 + api.CAL_REPEATS
+    data = api._read(api._cal_path(device, "double"))
+    assert [p[0] for p in data["calibration"]["points"]] == [1 << 15, 1 << 16]
+    assert data["calibration"]["load"] == 0.1 and data["key"].startswith(clts.__version__)
+    # extrapolated within a few % of the law, interpolated and at other m as well
+    assert abs(t17 / _law(1 << 17) - 1) < 0.05
+    for n, m in ((1 << 16, 64), (50000, 1024), (1 << 18, 256)):
+        est = clts.matrix_profile.estimate(n, m, device)
+        assert abs(est / _law(n, m) - 1) < 0.05, (n, m)
+    # cached: no new runs; recalibrate=True measures again
+    fake_cal.clear()
+    clts.matrix_profile.estimate(1 << 16, 256, device)
+    assert fake_cal == []
+    clts.matrix_profile.estimate(1 << 16, 256, device, recalibrate=True)
+    assert fake_cal
+    # the progress bar's estimate reads the same file and never calibrates
+    fake_cal.clear()
+    assert abs(api._cached_estimate(device, "double", 1e10) / (LAW_A + LAW_B * 1e10) - 1) < 0.05
+    assert fake_cal == []
+
+
+def test_estimate_stale_calibrations(device, fake_cal, monkeypatch):
+    import clts
+    clts.matrix_profile.estimate(1 << 16, 256, device)
+    path = api._cal_path(device, "double")
+    # another clts version / kernel source / plan: measured again
+    data = api._read(path)
+    data["key"] = "0.0.0/old"
+    api._write(path, data)
+    fake_cal.clear()
+    clts.matrix_profile.estimate(1 << 16, 256, device)
+    assert fake_cal
+    # calibrated on a loaded machine: measured again once the machine is quieter, not before
+    data = api._read(path)
+    data["calibration"]["load"] = 1.0
+    api._write(path, data)
+    monkeypatch.setattr(api, "_load_per_cpu", lambda: 0.9)
+    fake_cal.clear()
+    clts.matrix_profile.estimate(1 << 16, 256, device)
+    assert fake_cal == []
+    monkeypatch.setattr(api, "_load_per_cpu", lambda: 0.2)
+    clts.matrix_profile.estimate(1 << 16, 256, device)
+    assert fake_cal
+    assert api._read(path)["calibration"]["load"] == 0.2
+    # an unreadable file is a missing calibration
+    path.write_text("{not json")
+    fake_cal.clear()
+    clts.matrix_profile.estimate(1 << 16, 256, device)
+    assert fake_cal
+
+
+def test_estimate_refined_by_recorded_runs(device, fake_cal):
+    """Runs recorded after the calibration move the estimate to the fastest run of each size;
+    runs smaller than the calibration, with a forced plan, or AB-joins are not recorded."""
+    import clts
+    from clts.mp.plan import make_plan
+    n17 = 1 << 17
+    p17 = api._self_pairs(n17, 256, 64)
+    clts.matrix_profile.estimate(n17, 256, device)
+    plan = make_plan(device, m=256)
+    # this machine is really 20% faster at 2^17 than the calibration's law says
+    for slow in (1.5, 1.0, 1.3):
+        api._record_run(device, plan, p17, 0.8 * _law(n17) * slow)
+    assert abs(clts.matrix_profile.estimate(n17, 256, device) / (0.8 * _law(n17)) - 1) < 1e-9
+    # halfway between the calibration's 2^16 and the runs' 2^17: interpolated
+    est = clts.matrix_profile.estimate(92000, 256, device)
+    assert 0.8 * _law(92000) < est < _law(92000)
+    runs = len(api._read(api._cal_path(device, "double"))["runs"])
+    api._record_run(device, plan, 1e6, 1.0)                     # below the calibration sizes
+    from dataclasses import replace
+    api._record_run(device, replace(plan, groups=plan.groups + 1), p17, 1.0)
+    assert len(api._read(api._cal_path(device, "double"))["runs"]) == runs
+    # matrix_profile records its own k = 1 self-joins (the threshold lowered for a small run)
+    data = api._read(api._cal_path(device, "double"))
+    data["calibration"]["points"][0][1] = 1.0
+    api._write(api._cal_path(device, "double"), data)
+    T = np.cumsum(np.random.default_rng(1).standard_normal(400))
+    clts.matrix_profile(T, 16, devices=device)
+    clts.matrix_profile(T, 16, T[:300], devices=device)
+    clts.matrix_profile(T, 16, devices=device, k=2)
+    clts.matrix_profile(T, 16, devices=device, groups=1)
+    got = api._read(api._cal_path(device, "double"))["runs"]
+    assert len(got) == runs + 1 and got[-1][0] == api._self_pairs(400, 16, 4)
+
+
+def test_predictor_noise_and_single_point():
+    pts = [(1e9, 1.0), (1e9, 1.7), (4e9, 4.0), (4.1e9, 9.0)]
+    f = api._predictor(pts)
+    assert abs(f(1e9) - 1.0) < 1e-12 and abs(f(4e9) - 4.0) < 1e-12
+    assert abs(f(8e9) - 8.0) < 1e-9
+    # a line that would decrease (noise): the n^2 law of the nearer size
+    f = api._predictor([(1e9, 2.0), (4e9, 1.5)])
+    assert abs(f(8e9) - 3.0) < 1e-12
+    assert abs(api._predictor([(2e9, 1.0)])(4e9) - 2.0) < 1e-12
+    with pytest.raises(ValueError):
+        api._predictor([])

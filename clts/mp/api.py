@@ -23,8 +23,6 @@ TOPK_MAX = 16
 TOPK_PARTIAL_BYTES = 64 << 20
 #: private-memory budget of one work-item's top-k column lists (the tile is cut to fit)
 TOPK_PRIVATE_BYTES = 48 << 10
-#: series lengths of the one-time calibration behind ``matrix_profile.estimate``
-CAL_SIZES = (1 << 14, 1 << 16)
 
 
 @dataclass
@@ -806,25 +804,71 @@ class _MatrixProfile:
     def __call__(self, T_A, m, T_B=None, *, k=1, exclusion_zone=None, normalize=True,
                  precision="double", devices=None, both=False, plan=None, progress=True,
                  **plan_overrides):
-        return _compute(T_A, m, T_B, k, exclusion_zone, bool(normalize), precision, devices,
-                        bool(both), plan, plan_overrides, progress)
+        res = _compute(T_A, m, T_B, k, exclusion_zone, bool(normalize), precision, devices,
+                       bool(both), plan, plan_overrides, progress)
+        if (T_B is None and k == 1 and normalize and plan is None and not plan_overrides
+                and len(res.diagnostics.get("devices", ())) == 1):
+            # a k = 1 self-join with the default plan on one device: one more point of the
+            # run-time law that ``estimate`` uses (see _record_run)
+            _record_run(_devices(devices)[0], res.plan, _self_pairs(len(T_A), res.m,
+                                                                    res.exclusion_zone),
+                        res.diagnostics["seconds"])
+        return res
 
     def estimate(self, n, m, device=None, *, n_B=None, precision="double", recalibrate=False):
         """Predicted seconds of a k=1 matrix profile of a length-``n`` series (self-join; an
-        AB-join with ``n_B``) on ``device``, from a one-time calibration stored in the user
-        cache directory: t = a + b * pairs (the seed's n^2 law, fitted at two sizes)."""
+        AB-join with ``n_B``) on ``device``: the seed's n^2 law, t = a + b * pairs, through
+        the fastest measured run of each size: a one-time calibration (two sizes in the n^2
+        regime, minimum of repeats), refined by the k=1 self-joins this device has run since
+        (see README, "Run-time estimate"). ``recalibrate=True`` measures again."""
         dev = get_device(device)
-        a, b = _calibration(dev, precision, recalibrate)
+        pred = _model(dev, precision, recalibrate)
         l = n - m + 1
         if n_B is None:
-            ez = math.ceil(m / 4)
-            pairs = max(l - ez - 1, 0) * max(l - ez, 0) / 2
+            pairs = _self_pairs(n, m, math.ceil(m / 4))
         else:
             pairs = l * (n_B - m + 1)
-        return a + b * pairs
+        return pred(pairs)
 
     def __repr__(self):
         return "<clts.matrix_profile>"
+
+
+# ---------------------------------------------------------------------------------------------
+# run-time estimate: calibration, records of real runs, the fit
+#
+# One JSON file per device and precision in the user cache directory, valid for one clts
+# version, kernel source and default plan: the calibration (two sizes, the minimum of
+# CAL_REPEATS runs each, the machine load per CPU before it) and the last RUNS_KEPT k=1
+# self-joins at least as large as the smaller calibration size. The prediction uses the fastest
+# run of each half-octave of pairs (timing noise on a shared machine only ever adds time).
+
+CAL_SCHEMA = 2
+#: calibration: series lengths; None -> the first power of two from CAL_START whose run takes
+#: CAL_MIN_SECONDS (so that both sizes are in the n^2 regime on any device), and twice that
+CAL_SIZES = None
+CAL_START = 1 << 14
+CAL_MAX = 1 << 20
+CAL_MIN_SECONDS = 0.15
+CAL_REPEATS = 3
+CAL_M = 256
+#: recorded runs kept per file
+RUNS_KEPT = 32
+#: a calibration taken at this load per CPU or more is redone once the load has dropped by
+#: LOAD_DROP per CPU
+LOADED, LOAD_DROP = 0.5, 0.5
+
+
+def _self_pairs(n, m, ez):
+    l = n - m + 1
+    return max(l - ez - 1, 0) * max(l - ez, 0) / 2
+
+
+def _load_per_cpu():
+    try:
+        return os.getloadavg()[0] / (os.cpu_count() or 1)
+    except (OSError, AttributeError):
+        return 0.0
 
 
 def _cal_path(dev, precision):
@@ -834,49 +878,182 @@ def _cal_path(dev, precision):
     return d / f"calibration-{dev.fingerprint}-{precision}.json"
 
 
-def _cached_estimate(dev, precision, pairs):
-    """Seconds predicted from a calibration already on disk (never runs one), else None."""
+_CODE = []
+
+
+def _code_key(dev, precision):
+    """What a calibration is valid for: clts version, kernel sources, the default plan (its
+    segment, which scales with m, left out)."""
+    if not _CODE:
+        import hashlib
+        from pathlib import Path
+        from .. import __version__
+        h = hashlib.sha1(__version__.encode())
+        tdir = Path(__file__).resolve().parents[1] / "templates" / "mp"
+        for f in sorted(tdir.glob("*.cl.mako")):
+            h.update(f.read_bytes())
+        _CODE.append(f"{__version__}/{h.hexdigest()[:12]}")
+    from dataclasses import replace
+    p = make_plan(dev, precision=precision, m=CAL_M)
+    return f"{_CODE[0]}/{replace(p, segment=0)!r}"
+
+
+def _read(path):
     try:
-        data = json.loads(_cal_path(dev, precision).read_text())
-        return data["a"] + data["b"] * pairs
-    except (OSError, ValueError, KeyError):
+        data = json.loads(path.read_text())
+        return data if data.get("schema") == CAL_SCHEMA else None
+    except (OSError, ValueError, AttributeError):
         return None
 
 
-def _calibration(dev, precision="double", recalibrate=False):
-    path = _cal_path(dev, precision)
-    p = make_plan(dev, precision=precision, m=256)
-    key = repr(p)
-    if path.exists() and not recalibrate:
-        try:
-            data = json.loads(path.read_text())
-            if data.get("plan") == key:
-                return data["a"], data["b"]
-        except (ValueError, KeyError):
-            pass
-    rng = np.random.default_rng(1)
+def _write(path, data):
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data, indent=1))
+    os.replace(tmp, path)
+
+
+def _stale(data, key, load_now):
+    """Why ``data`` cannot be used (a string), or None."""
+    if data is None or not data.get("calibration"):
+        return "no calibration"
+    if data.get("key") != key:
+        return "clts version, kernels or default plan changed"
+    cal = data["calibration"]
+    if cal.get("load", 0.0) >= LOADED and load_now <= cal["load"] - LOAD_DROP:
+        return "calibrated on a loaded machine, now quieter"
+    return None
+
+
+def _points(data):
+    pts = [(p, t) for _, p, t in data["calibration"]["points"]]
+    pts += [(r[0], r[1]) for r in data.get("runs", [])]
+    return pts
+
+
+def _predictor(points):
+    """t(pairs) from measured (pairs, seconds): per half-octave of pairs the fastest run, then
+    the line a + b * pairs through the two neighbouring sizes (the two largest beyond them,
+    the two smallest below); the pure n^2 law t = pairs * (t_i / pairs_i) of the nearer one
+    where that line is not increasing or has a negative intercept (timing noise)."""
+    best = {}
+    for p, t in points:
+        if p > 0 and t > 0:
+            key = round(2 * math.log2(p))
+            if key not in best or t / p < best[key][1] / best[key][0]:
+                best[key] = (float(p), float(t))
+    env = sorted(best.values())
+    if not env:
+        raise ValueError("no measured run to estimate from")
+
+    def predict(pairs):
+        pairs = float(pairs)
+        if len(env) == 1:
+            return env[0][1] * pairs / env[0][0]
+        i = int(np.searchsorted([e[0] for e in env], pairs))
+        i = min(max(i, 1), len(env) - 1)
+        (p0, t0), (p1, t1) = env[i - 1], env[i]
+        b = (t1 - t0) / (p1 - p0)
+        a = t0 - b * p0
+        if b <= 0 or a < 0:
+            pn, tn = env[i] if abs(math.log(pairs / p1)) < abs(math.log(pairs / p0)) \
+                else env[i - 1]
+            return tn * pairs / pn
+        return a + b * pairs
+    return predict
+
+
+def _cal_time(dev, precision, n):
+    """Wall seconds of one k=1 self-join of a random walk of length n (not recorded)."""
+    T = np.cumsum(np.random.default_rng(n).standard_normal(n))
+    t0 = time.perf_counter()
+    _compute(T, CAL_M, None, 1, None, True, precision, dev, False, None, {}, False)
+    return time.perf_counter() - t0
+
+
+def _calibrate(dev, precision):
+    load = _load_per_cpu()
+    times = {}
+    if CAL_SIZES:
+        sizes = tuple(CAL_SIZES)
+    else:
+        n = CAL_START
+        while True:
+            _cal_time(dev, precision, n)                    # build, warm caches
+            times[n] = [_cal_time(dev, precision, n)]
+            if times[n][0] >= CAL_MIN_SECONDS or n >= CAL_MAX:
+                break
+            n *= 2
+        sizes = (n, 2 * n)
+    if len(sizes) != 2 or sizes[1] <= sizes[0]:
+        raise ValueError(f"calibration sizes must be two increasing lengths, got {sizes}")
     pts = []
-    for n in CAL_SIZES:
-        T = np.cumsum(rng.standard_normal(n))
-        matrix_profile(T, 256, devices=dev, precision=precision, progress=False)  # warm
-        best = np.inf
-        for _ in range(2):
-            t0 = time.perf_counter()
-            matrix_profile(T, 256, devices=dev, precision=precision, progress=False)
-            best = min(best, time.perf_counter() - t0)
-        l = n - 255
-        ez = 64
-        pts.append(((l - ez - 1) * (l - ez) / 2, best))
-    if pts[1][0] <= pts[0][0]:
-        raise ValueError("calibration sizes must increase")
-    (p0, t0), (p1, t1) = pts
+    for n in sizes:
+        ts = times.get(n, [])
+        if not ts:
+            _cal_time(dev, precision, n)
+        while len(ts) < CAL_REPEATS:
+            ts.append(_cal_time(dev, precision, n))
+        pts.append([n, _self_pairs(n, CAL_M, math.ceil(CAL_M / 4)), min(ts)])
+    return {"date": time.time(), "load": round(load, 3), "cpus": os.cpu_count(),
+            "m": CAL_M, "repeats": CAL_REPEATS, "points": pts}
+
+
+def _model(dev, precision="double", recalibrate=False):
+    path = _cal_path(dev, precision)
+    key = _code_key(dev, precision)
+    data = _read(path)
+    if recalibrate or _stale(data, key, _load_per_cpu()):
+        runs = data.get("runs", []) if data and data.get("key") == key and not recalibrate \
+            else []
+        data = {"schema": CAL_SCHEMA, "key": key, "calibration": _calibrate(dev, precision),
+                "runs": runs}
+        _write(path, data)
+    return _predictor(_points(data))
+
+
+def _calibration(dev, precision="double", recalibrate=False):
+    """(a, b) of t = a + b * pairs through the two calibration sizes (kept for callers of the
+    old interface; ``estimate`` also uses the recorded runs)."""
+    _model(dev, precision, recalibrate)
+    (_, p0, t0), (_, p1, t1) = _read(_cal_path(dev, precision))["calibration"]["points"]
     b = (t1 - t0) / (p1 - p0)
     a = t0 - b * p0
-    if b <= 0 or a < 0:
-        # timing noise: fall back to the pure n^2 law through the larger point
-        a, b = 0.0, t1 / p1
-    path.write_text(json.dumps({"plan": key, "a": a, "b": b, "points": pts}))
-    return a, b
+    return (a, b) if b > 0 and a >= 0 else (0.0, t1 / p1)
+
+
+def _record_run(dev, plan, pairs, seconds):
+    """Add one k=1 self-join to the calibration file of its device and precision (if it is
+    valid for this code and plan, and the run at least as large as the smaller calibration
+    size: smaller runs are not in the n^2 regime)."""
+    try:
+        path = _cal_path(dev, plan.precision)
+        data = _read(path)
+        key = _code_key(dev, plan.precision)
+        if data is None or data.get("key") != key or not data.get("calibration"):
+            return
+        from dataclasses import replace
+        if replace(plan, segment=0) != replace(make_plan(dev, precision=plan.precision,
+                                                         m=CAL_M), segment=0):
+            return
+        if pairs < min(p for _, p, _ in data["calibration"]["points"]):
+            return
+        runs = data.setdefault("runs", [])
+        runs.append([float(pairs), float(seconds), round(_load_per_cpu(), 3), time.time()])
+        del runs[:-RUNS_KEPT]
+        _write(path, data)
+    except (OSError, ValueError, KeyError, TypeError):
+        pass            # the estimate is a convenience: never fail a computation for it
+
+
+def _cached_estimate(dev, precision, pairs):
+    """Seconds predicted from a calibration already on disk (never runs one), else None."""
+    try:
+        data = _read(_cal_path(dev, precision))
+        if _stale(data, _code_key(dev, precision), 0.0):
+            return None
+        return _predictor(_points(data))(pairs)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 matrix_profile = _MatrixProfile()

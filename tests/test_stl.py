@@ -243,3 +243,31 @@ def test_chunked_batch(device, monkeypatch):
     np.testing.assert_allclose(parts.seasonal, whole.seasonal, rtol=0, atol=1e-12)
     np.testing.assert_allclose(parts.trend, whole.trend, rtol=0, atol=1e-12)
     np.testing.assert_array_equal(parts.weights, whole.weights)
+
+
+@pytest.mark.parametrize("mix", [
+    (("intragroup", 1), ("outer", 8), ("flat", 1)),
+    (("outer", 4), ("flat", 1), ("outer", 8)),
+    (("outer", 8), ("outer", 2), ("intragroup", 1)),
+])
+def test_mixed_versions(device, monkeypatch, mix):
+    """Each smoother with its own version and lanes (as a tuned profile's auto may choose):
+    the layouts between kernels (interleaved by each consumer's lanes) must still agree."""
+    import sys
+    from clts.stl.plan import LoessChoice, Plan
+    api = sys.modules["clts.stl.api"]
+
+    def plan(dev, p, B, N, loess_version="auto", loess_params=None):
+        c = [LoessChoice(v, wg=16, chunk=8, lanes=lanes) for v, lanes in mix]
+        return Plan(params=p, seasonal=c[0], low_pass=c[1], trend=c[2], interp_ipw=0)
+    monkeypatch.setattr(api, "make_plan", plan)
+    rng = np.random.default_rng(21)
+    y = series(rng, 11, 90, 9, outliers=True)
+    y[rng.random(y.shape) < 0.15] = np.nan
+    kw = dict(seasonal_jump=2, trend_jump=3, low_pass_jump=2, robust=True, outer_iter=1)
+    r = clts.stl(y, 9, device=device, **kw)
+    s, t, _, w = ref.stl(y, 9, **kw)
+    tol = 1e-9 if device.fp64 else 1e-4
+    assert err(r.seasonal, s, y) < tol
+    assert err(r.trend, t, y) < tol
+    assert np.nanmax(np.abs(r.weights - w)) < tol

@@ -106,8 +106,8 @@ class _Runner:
             return cl.Kernel(prg.cl_program, name)
         return prg.kernel(name)
 
-    def _loess_prog(self, version, deg, use_w, choice: LoessChoice, complete=False):
-        kw = dict(deg=deg, use_w=use_w, quad_tol=repr(QUAD_DET_TOL))
+    def _loess_prog(self, version, deg, use_w, choice: LoessChoice, complete=False, otl=1):
+        kw = dict(deg=deg, use_w=use_w, quad_tol=repr(QUAD_DET_TOL), OTL=otl)
         if version == "intragroup":
             kw["WG"] = choice.wg
         if version == "flat":
@@ -148,12 +148,14 @@ class _Runner:
         t, s, rw, lp = (alloc((B, N)) for _ in range(4))
         u, lp0 = alloc((Bp, N)), alloc((Bp, N))
         rwt = alloc((Bp, N)) if Lt > 1 else rw
-        C = alloc((B, N + 2 * P))
-        work = alloc((Bp, N + 2 * P))
+        C = alloc((Bp, N + 2 * P))
+        ring = alloc((Bp, P))
         z = alloc((Bp, P, K))
         rwz = alloc((Bp, P, K))
-        gather = self._kernel(self._prog("gather", TL=Ls), "stl_gather")
-        season = self._kernel(self._prog("gather", TL=Lt), "stl_season")
+        # C (seasonal fits + end fits) interleaved by the low-pass lanes Ll: the moving
+        # averages read it with vloadN and write the low-pass LOESS input in the same layout
+        gather = self._kernel(self._prog("gather", TL=Ls, CTL=Ll), "stl_gather")
+        season = self._kernel(self._prog("gather", TL=Lt, CTL=Ll), "stl_season")
         ma = self._kernel(self._prog("ma", TL=Ll), "stl_ma")
         robust_k = self._kernel(self._prog("robust", TL=Lt), "stl_robust")
 
@@ -161,7 +163,7 @@ class _Runner:
             launch(dev, gather, (K, P, Bp // Ls), None, y.data, t.data, rw.data, i32(N), i32(P),
                    i32(K), i32(B), i32(Bp), i32(with_w), z.data, rwz.data)
 
-        g1 = self._prog("gather", TL=1)
+        g1 = self._prog("gather", TL=1, CTL=1)
         launch(dev, self._kernel(g1, "stl_init"), Bp * N, None, np.int64(B * N),
                np.int64(Bp * N if Lt > 1 else 0), t.data, s.data, rw.data, rwt.data)
         # validity of the cycle-subseries (plain layout) for their NNS: y gathered (t = 0)
@@ -201,11 +203,11 @@ class _Runner:
                           for name, sm in self.smoothers.items() if name in nch] + [0])
         part = alloc((max(part_bytes, 1),)) if part_bytes else None
 
-        def run_loess(name, D, d_b, d_s, W, out, o_b, o_s, o_p, o_off, use_w):
+        def run_loess(name, D, d_b, d_s, W, out, o_b, o_s, o_p, o_off, use_w, otl=1):
             sm = self.smoothers[name]
             ch = self.versions[name]
             stats, nns, complete = st[name]
-            prg = self._loess_prog(ch.version, sm["deg"], use_w, ch, complete)
+            prg = self._loess_prog(ch.version, sm["deg"], use_w, ch, complete, otl)
             S, NF = sm["S"], sm["NF"]
             args = [D.data, i32(d_b), i32(d_s)] + ([W.data] if use_w else []) + [
                 sm["seg"], sm["fp"], i32(NF), i32(S), i32(B), nns.data, stats.data,
@@ -233,7 +235,7 @@ class _Runner:
             # 3x faster on config A), else that many (GPUs: 1)
             ipw = self.interp_ipw or nint
             G = -(-nint // ipw)
-            ik = self._kernel(self._prog("interp", extend=extend), "stl_interp")
+            ik = self._kernel(self._prog("interp", extend=extend, OTL=otl), "stl_interp")
             launch(dev, ik, B * S * G, None, out.data, i32(o_b), i32(o_s), i32(o_p), i32(o_off),
                    sm["seg"], i32(S), i32(B), i32(G), i32(sm["jump"]), i32(ipw))
 
@@ -242,8 +244,9 @@ class _Runner:
         for k in range(outer + 1):
             for _ in range(self.p["inner_iter"]):
                 run_gather(use_w)
-                run_loess("seasonal", z, P * K * Ls, K * Ls, rwz, C, N + 2 * P, 1, P, 0, use_w)
-                launch(dev, ma, Bp, None, C.data, i32(N), i32(P), i32(B), i32(Bp), work.data,
+                run_loess("seasonal", z, P * K * Ls, K * Ls, rwz, C, N + 2 * P, 1, P, 0, use_w,
+                          otl=Ll)
+                launch(dev, ma, Bp // Ll, None, C.data, i32(N), i32(P), i32(Bp // Ll), ring.data,
                        lp0.data)
                 run_loess("low_pass", lp0, N * Ll, 0, None, lp, N, 0, 1, -1, False)
                 launch(dev, season, (N, Bp), None, y.data, C.data, lp.data, i32(N), i32(P),
@@ -262,7 +265,7 @@ class _Runner:
             rw.get(ary=w_h)
         q.finish()
         if sim:
-            for a in [y, t, s, u, rw, lp0, lp, C, work, z, rwz, part, rwt, z0] + [
+            for a in [y, t, s, u, rw, lp0, lp, C, ring, z, rwz, part, rwt, z0] + [
                     v[i] for v in st.values() for i in (0, 1)]:
                 if a is not None and a is not rw and a is not z:
                     a.data.release()

@@ -50,7 +50,13 @@ kernel void stl_season(global const real* y, global const real* C, global const 
     if (i >= N || b >= Bp) return;
     const long bs = min(b, B - 1);
     const long src = bs * N + i;
+% if CTL > 1:
+    // C interleaved by CTL series (the vector moving averages' layout)
+    const real sv = C[((bs >> ${CTL.bit_length() - 1}) * (N + 2 * P) + P + i) * ${CTL}
+                      + (bs & ${CTL - 1})] - lp[src];
+% else:
     const real sv = C[bs * (N + 2 * P) + P + i] - lp[src];
+% endif
     if (b < B) s[src] = sv;
 % if TL > 1:
     u[((long)(b >> ${TL.bit_length() - 1}) * N + i) * ${TL} + (b & ${TL - 1})] = y[src] - sv;

@@ -15,7 +15,14 @@ kernel void stl_interp(global real* out, int o_b, int o_s, int o_p, int o_off,
     const int s = (int)(bs - b * S);
     const int g = (int)(gid - bs * G);
     const int n = seg_n[s];
+% if OTL > 1:
+    // output interleaved by OTL series: [b / OTL][row][b % OTL]
+    global real* o = out + ((b >> ${OTL.bit_length() - 1}) * o_b + (long)s * o_s + o_off) * ${OTL}
+                     + (b & ${OTL - 1});
+    o_p *= ${OTL};
+% else:
     global real* o = out + b * o_b + (long)s * o_s + o_off;
+% endif
 % if extend:
     if (g == 0) {
         if (isnan(o[0])) o[0] = o[o_p];

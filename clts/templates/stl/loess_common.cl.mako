@@ -73,11 +73,20 @@ inline real loess_finish(real S0, real S1, real S2, real T0, real T1,
     global const int* nns, global const int* stats, int nb_mul,
     global real* out, int o_b, int o_s, int o_p, int o_off
 </%def>
+## index of output element (series b, segment s, grid position xf): plain [b][row] when OTL = 1,
+## else interleaved by OTL series, [b / OTL][row][b % OTL] (what the vector moving averages read)
+<%def name="out_index(b)">\
+% if OTL > 1:
+(((long)((${b}) >> ${OTL.bit_length() - 1}) * o_b + (long)s * o_s + (long)xf * o_p + o_off) * ${OTL} + ((${b}) & ${OTL - 1}))\
+% else:
+((long)(${b}) * o_b + (long)s * o_s + (long)xf * o_p + o_off)\
+% endif
+</%def>
 <%def name="store()">
     {
         real v_ = loess_finish(S0, S1, S2, T0, T1, ${"S3, S4, T2" if deg == 2 else "0, 0, 0"}, h, rng, e_);
         if (isnan(v_) && !(xf == 0 || xf == n_s + 1) && fb >= 1) v_ = Drow[fb - 1];
-        out[(long)b * o_b + (long)s * o_s + (long)xf * o_p + o_off] = v_;
+        out[${out_index("b")}] = v_;
     }
 </%def>
 <%def name="decode(fit)">

@@ -89,7 +89,7 @@ kernel void loess_outer(${lc.fit_args()}) {
     if (tile * ${L} + ${k} < B) {
         real val = loess_finish(${", ".join(comp(nm, k) for nm in names[:5])}, ${", ".join(comp(nm, k) for nm in names[5:]) if deg == 2 else "0, 0, 0"}, h, rng, e);
         if (isnan(val) && !(xf == 0 || xf == n_s + 1) && fbp >= 1) val = Dt[(long)(fbp - 1) * ${L} + ${k}];
-        out[(long)b${k} * o_b + (long)s * o_s + (long)xf * o_p + o_off] = val;
+        out[${lc.out_index("b%d" % k)}] = val;
     }
 % endfor
 }
@@ -143,7 +143,7 @@ kernel void loess_outer(${lc.fit_args()}) {
         real val = loess_finish(${", ".join("%s.s%x" % (nm, k) for nm in names[:5])}, ${", ".join("%s.s%x" % (nm, k) for nm in names[5:]) if deg == 2 else "0, 0, 0"}, hk, (real)stats[2 * bs + 1], e);
         const int fb = nn${k}[3];
         if (isnan(val) && !(xf == 0 || xf == n_s + 1) && fb >= 1) val = Dt[(long)(fb - 1) * ${L} + ${k}];
-        out[(long)b${k} * o_b + (long)s * o_s + (long)xf * o_p + o_off] = val;
+        out[${lc.out_index("b%d" % k)}] = val;
     }
 % endfor
 }

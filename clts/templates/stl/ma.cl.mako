@@ -1,48 +1,52 @@
-## Moving averages of the low-pass filter (lengths P, P, 3) as three chained running-sum scans,
-## one work-item per series (the rolling update of the netlib code, so rounding matches it).
+## The low-pass filter's three moving averages (lengths P, P, 3) as the seed's chained
+## single_ma (Fig. 4 of seed 000): for each, a reduce (the first window's sum), a map (the
+## differences x[i + len - 1] - x[i - 1]), an inclusive prefix-sum scan of them, and a map
+## (/ len). Here the scans are the segmented scans of a batch (one segment per series) done
+## sequentially inside a work-item, the work-efficient scan on a CPU, and the three are fused
+## into one loop: the second scan consumes the first's output P steps behind it (a ring of P
+## values per series in `ring`), the third the second's 3 steps behind (in registers), so
+## neither intermediate series goes to memory. The division follows each scan (not precedes
+## it as in the seed) and the update order is netlib's v = v - x[i - 1] + x[i + len - 1], so
+## the rounding is that of statsmodels / netlib. A work-item runs TL series at once with realN
+## vectors: C and the output come interleaved by TL series ([b / TL][position][b % TL]).
 <%include file="/common/real.cl.mako"/>
+<%
+    V = "real" if TL == 1 else "real%d" % TL
+    LD = (lambda i, p: "%s[%s]" % (p, i)) if TL == 1 else (lambda i, p: "vload%d(%s, %s)" % (TL, i, p))
+    ST = (lambda v, i, p: "%s[%s] = %s" % (p, i, v)) if TL == 1 else (lambda v, i, p: "vstore%d(%s, %s, %s)" % (TL, v, i, p))
+%>
 
-kernel void stl_ma(global const real* C, int N, int P, int B, int Bp, global real* work,
+kernel void stl_ma(global const real* C, int N, int P, int NT, global real* ring,
                    global real* out) {
-    const int b = get_global_id(0);
-    if (b >= Bp) return;
+    // NT tiles of TL series; C: [NT][N + 2P][TL], out: [NT][N][TL], ring: [NT][P][TL]
+    const int tile = get_global_id(0);
+    if (tile >= NT) return;
     const int NC = N + 2 * P;
-    global const real* x = C + (long)min(b, B - 1) * NC;
-    global real* w = work + (long)b * NC;
-    // pass 1: C (NC) -> w (NC - P + 1)
-    {
-        real v = 0;
-        for (int i = 0; i < P; ++i) v += x[i];
-        const real fl = (real)P;
-        w[0] = v / fl;
-        for (int j = 1; j < NC - P + 1; ++j) {
-            v += x[j + P - 1] - x[j - 1];
-            w[j] = v / fl;
-        }
-    }
-    // pass 2: in place, w (NC - P + 1) -> w (N + 2)
-    {
-        const int n1 = NC - P + 1;
-        real v = 0;
-        for (int i = 0; i < P; ++i) v += w[i];
-        const real fl = (real)P;
-        real prev = w[0];
-        w[0] = v / fl;
-        for (int j = 1; j < n1 - P + 1; ++j) {
-            v += w[j + P - 1] - prev;
-            prev = w[j];
-            w[j] = v / fl;
-        }
-    }
-    // pass 3: w (N + 2) -> out (N)
-    {
-        // output in the layout of the low-pass LOESS (interleaved by TL series)
-        global real* o = out + (long)(b >> ${TL.bit_length() - 1}) * N * ${TL} + (b & ${TL - 1});
-        real v = w[0] + w[1] + w[2];
-        o[0] = v / (real)3;
-        for (int j = 1; j < N; ++j) {
-            v += w[j + 2] - w[j - 1];
-            o[(long)j * ${TL}] = v / (real)3;
+    global const real* x = C + (long)tile * NC * ${TL};
+    global real* r = ring + (long)tile * P * ${TL};
+    global real* o = out + (long)tile * N * ${TL};
+    const real fl = (real)P;
+    // scan 1 over C (NC values -> NC - P + 1 averages a1), scan 2 over a1 (-> N + 2 averages
+    // a2), scan 3 over a2 (-> N averages)
+    ${V} v1 = 0, v2 = 0, v3 = 0;
+    ${V} a2m1 = 0, a2m2 = 0, a2m3 = 0;     // a2[k - 1], a2[k - 2], a2[k - 3]
+    for (int i = 0; i < P; ++i) v1 += ${LD("i", "x")};
+    const int n1 = NC - P + 1;
+    int slot = 0;                          // = j % P
+    for (int j = 0; j < n1; ++j) {
+        if (j > 0) v1 = v1 - ${LD("j - 1", "x")} + ${LD("j + P - 1", "x")};
+        const ${V} a1 = v1 / fl;
+        if (j < P) v2 += a1;
+        else v2 = v2 - ${LD("slot", "r")} + a1;     // a1[j - P] leaves the window
+        ${ST("a1", "slot", "r")};
+        if (++slot == P) slot = 0;
+        if (j >= P - 1) {
+            const int k = j - P + 1;
+            const ${V} a2 = v2 / fl;
+            if (k < 3) v3 += a2;
+            else v3 = v3 - a2m3 + a2;
+            if (k >= 2) ${ST("v3 / (real)3", "k - 2", "o")};
+            a2m3 = a2m2; a2m2 = a2m1; a2m1 = a2;
         }
     }
 }

@@ -180,8 +180,10 @@ class _Side:
         mu = np.zeros(nw)
         mu[P:P + l] = self.mu_h
         if as_columns:
-            for q in list(range(P)) + list(range(P + l, nw)):
-                mu[q] = Te[q:q + m].mean()
+            # windows in the padding: running sums over the two padded ends, O(pad + m)
+            for a, b in ((0, P), (P + l, nw)):
+                c = np.concatenate([[0.0], np.cumsum(Te[a:b + m - 1])])
+                mu[a:b] = (c[m:] - c[:-m]) / m
         df, dg = _update_coefficients(Te, mu, m, nw, self.normalize)
         rr = np.full(nw, np.nan)
         rr[P:P + l] = r

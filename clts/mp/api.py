@@ -787,6 +787,28 @@ def _topk(devs, p, A0, B0, self_join, ez, k, both, side, T_A, T_B, show_progress
 
 
 # ---------------------------------------------------------------------------------------------
+# the first row and column of QT (a parallel sliding dot product)
+
+def _qt_starts(dev, plan, A, dA, dB, pad, desc, ncol, dtype=None):
+    """QT[ilo, ilo + k0 + c], c < ncol, for every work descriptor (k0, ilo, ...) in ``desc``
+    (int4 rows, as _work_lists makes them): a device array [len(desc) * ncol]. ``dA`` / ``dB``
+    are the row / column device arrays of ``_Side.upload`` (the column side padded by ``pad``)."""
+    import pyopencl.array as cla
+    q = dev.queue
+    real = "double" if (dtype or A.kr) == np.float64 else "float"
+    vw, u = _vw(dev), STATS_CHAINS
+    prg = dev.program("mp/stats.cl.mako", real=real, NORMALIZE=int(A.normalize), VW=vw, U=u)
+    n = len(desc)
+    dd = cla.to_device(q, np.ascontiguousarray(desc, np.int32).reshape(-1, 4))
+    out = cla.empty(q, max(n * ncol, 1), dA["T"].dtype)
+    nq = -(-ncol // (vw * u))
+    launch(dev, prg.kernel("qt_starts"), _ru(n * nq, 16), None, dd.data, np.int32(0),
+           np.int32(n), np.int32(A.m), np.int32(ncol), np.int32(pad), dA["T"].data,
+           dA["mu"].data, dB["T"].data, dB["mu"].data, out.data)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
 # the public callable, with .estimate
 
 class _MatrixProfile:

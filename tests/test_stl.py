@@ -271,3 +271,63 @@ def test_mixed_versions(device, monkeypatch, mix):
     assert err(r.seasonal, s, y) < tol
     assert err(r.trend, t, y) < tol
     assert np.nanmax(np.abs(r.weights - w)) < tol
+
+
+@pytest.mark.oclgrind
+@pytest.mark.parametrize("complete", [False, True])
+def test_nns_kernel_vs_reference(device, complete):
+    """The NNS kernel (binary search + interval growth) against reference.nearest_window on
+    random NaN patterns: window ends, h, and the fallback point of every fit point."""
+    import pyopencl as cl
+    import pyopencl.array as cla
+    from clts.stl.plan import fit_table
+    rng = np.random.default_rng(33 + complete)
+    dtype = np.float64 if device.fp64 else np.float32
+    real = "double" if device.fp64 else "float"
+    B, seg = 6, np.array([40, 39, 17, 3, 1], np.int32)
+    S, nmax = len(seg), int(seg.max())
+    M = rng.normal(size=(B, S, nmax)).astype(dtype)
+    if not complete:
+        for b in range(B):
+            M[b][rng.random((S, nmax)) < [0, 0.3, 0.6, 0.9, 0.97, 0.5][b]] = np.nan
+        M[2, 0, 5:30] = np.nan          # a long gap
+        M[3, 2] = np.nan                # a segment without valid points
+        M[4, 4, 0] = 1.0                # a single valid point
+    for q, jump in ((7, 1), (13, 3), (45, 4), (1, 2)):
+        tabs = [fit_table(int(n), q, jump) for n in seg]
+        tabs = [(fp + [0, int(n) + 1], an + [0, int(n) + 1]) for (fp, an), n in zip(tabs, seg)]
+        NF = max(len(t[0]) for t in tabs)
+        fps = np.full((S, NF), -1, np.int32)
+        ans = np.full((S, NF), -1, np.int32)
+        for j, (fp, an) in enumerate(tabs):
+            fps[j, :len(fp)], ans[j, :len(an)] = fp, an
+        prg = device.program("stl/nns.cl.mako", real=real, complete=complete)
+        q_ = device.queue
+        dM = cla.to_device(q_, M)
+        dseg, dfp, dan = (cla.to_device(q_, a) for a in (seg, fps, ans))
+        # host-initialised buffers and fresh kernel objects (Oclgrind's shadow memory)
+        stats = cla.to_device(q_, np.zeros((B * S, 2), np.int32))
+        pos = cla.to_device(q_, np.zeros((B * S, nmax), np.int32))
+        nns = cla.to_device(q_, np.zeros((B * S * NF, 4), np.int32))
+        i32 = np.int32
+        cl.Kernel(prg.cl_program, "stl_stats")(q_, (B * S,), None, dM.data, i32(S * nmax), i32(nmax), dseg.data,
+                                i32(S), i32(B), i32(nmax), stats.data, pos.data)
+        cl.Kernel(prg.cl_program, "stl_nns")(q_, (B * S * NF,), None, dseg.data, dfp.data, dan.data, i32(NF),
+                              i32(S), i32(B), i32(q), i32(nmax), stats.data, pos.data, nns.data)
+        st, out = stats.get(), nns.get().reshape(B, S, NF, 4)
+        for b in range(B):
+            for s in range(S):
+                n = seg[s]
+                vpos = np.flatnonzero(~np.isnan(M[b, s, :n])) + 1
+                assert st[b * S + s, 0] == len(vpos)
+                if len(vpos) == 0:
+                    continue
+                assert st[b * S + s, 1] == vpos[-1] - vpos[0]
+                for f in range(NF):
+                    xf, a = fps[s, f], ans[s, f]
+                    if xf < 0:
+                        continue
+                    lo, hi = ref.nearest_window(vpos, int(a), min(q, len(vpos)))
+                    h = max(xf - lo, hi - xf) + (max(q - len(vpos), 0)) // 2
+                    fb = ref.nearest_valid(vpos, int(xf))
+                    assert tuple(out[b, s, f]) == (lo, hi, h, fb), (b, s, f, q, jump)

@@ -174,6 +174,7 @@ class _Runner:
         # NNS once per call, per smoother
         layouts = {"seasonal": (z0, P * K, K), "trend": (y, N, 0), "low_pass": (y, N, 0)}
         st = {}
+        extra = []
         for name, sm in self.smoothers.items():
             M, m_b, m_s = layouts[name]
             complete = self.complete or name == "low_pass"
@@ -182,11 +183,16 @@ class _Runner:
             Bn = 1 if complete else B  # complete data: one set of windows serves every series
             stats = alloc((Bn * S, 2), i32)
             nns = alloc((Bn * S * NF, 4), i32)
+            npos = sm["nmax"]
+            # packed valid positions (the NaN index computation); none with complete data
+            pos = stats if complete else alloc((Bn * S, npos), i32)
             launch(dev, self._kernel(nprg, "stl_stats"), Bn * S, None, M.data, i32(m_b),
-                   i32(m_s), sm["seg"], i32(S), i32(Bn), stats.data)
-            launch(dev, self._kernel(nprg, "stl_nns"), Bn * S * NF, None, M.data, i32(m_b),
-                   i32(m_s), sm["seg"], sm["fp"], sm["an"], i32(NF), i32(S), i32(Bn),
-                   i32(sm["q"]), stats.data, nns.data)
+                   i32(m_s), sm["seg"], i32(S), i32(Bn), i32(npos), stats.data, pos.data)
+            launch(dev, self._kernel(nprg, "stl_nns"), Bn * S * NF, None, sm["seg"], sm["fp"],
+                   sm["an"], i32(NF), i32(S), i32(Bn), i32(sm["q"]), i32(npos), stats.data,
+                   pos.data, nns.data)
+            if pos is not stats:
+                extra.append(pos)     # kept to the end of the call (Oclgrind: see alloc)
             st[name] = (stats, nns, complete)
         s_stats = st["seasonal"][0].get()
         failed = (s_stats[:, 0].reshape(-1, P) == 0).any(axis=1) & np.ones(B, bool)
@@ -265,7 +271,7 @@ class _Runner:
             rw.get(ary=w_h)
         q.finish()
         if sim:
-            for a in [y, t, s, u, rw, lp0, lp, C, ring, z, rwz, part, rwt, z0] + [
+            for a in extra + [y, t, s, u, rw, lp0, lp, C, ring, z, rwz, part, rwt, z0] + [
                     v[i] for v in st.values() for i in (0, 1)]:
                 if a is not None and a is not rw and a is not z:
                     a.data.release()

@@ -1,76 +1,84 @@
-## Once per STL call: per-segment valid counts (NaN index computation) and the nearest-neighbour
-## windows of every fit point (scan to the nearest valid points, then grow the interval one
-## point at a time towards the nearer side, ties to the left: O(q + gaps) time, O(1) space).
-## Validity comes from M (NaN = missing) unless complete = True.
+## Once per STL call, per smoother (the seed's "filter" index computation and NNS):
+## stl_stats: per segment (series x cycle-subseries) the number of valid points, the span of
+## their positions and, with missing values, their positions packed in order (pos, NPOS per
+## segment): the indexes of the non-NaN values.
+## stl_nns: per fit point, the window of the min(q, n_valid) valid points nearest its anchor
+## (ties to the left) by the seed's method: a binary search of the packed positions for the
+## anchor (O(log N)), then the interval grown one valid point at a time towards the nearer side
+## (O(q)), O(1) extra space; h, and the fallback point (the valid point nearest the fit
+## position, by a second binary search). With complete data the packed positions are the
+## identity (pos[k] = k + 1) and are not stored.
 <%include file="/common/real.cl.mako"/>
-<% valid = (lambda p: "1") if complete else (lambda p: "(!isnan(Mrow[(%s) - 1]))" % p) %>
+<% POS = (lambda k: "((%s) + 1)" % k) if complete else (lambda k: "prow[%s]" % k) %>
 
 kernel void stl_stats(global const real* M, int m_b, int m_s, global const int* seg_n,
-                      int S, int B, global int* stats) {
+                      int S, int B, int NPOS, global int* stats, global int* pos) {
     const int bs = get_global_id(0);
     if (bs >= B * S) return;
     const int b = bs / S, s = bs - b * S;
     const int n = seg_n[s];
+% if complete:
+    stats[2 * bs] = n;
+    stats[2 * bs + 1] = n - 1;
+% else:
     global const real* Mrow = M + (long)b * m_b + (long)s * m_s;
-    int cnt = 0, first = 0, last = 0;
-    for (int p = 1; p <= n; ++p) {
-        if (${valid("p")}) {
-            if (cnt == 0) first = p;
-            last = p;
-            ++cnt;
-        }
-    }
+    global int* prow = pos + (long)bs * NPOS;
+    int cnt = 0;
+    for (int p = 1; p <= n; ++p)
+        if (!isnan(Mrow[p - 1])) prow[cnt++] = p;
     stats[2 * bs] = cnt;
-    stats[2 * bs + 1] = last - first;
+    stats[2 * bs + 1] = cnt ? prow[cnt - 1] - prow[0] : 0;
+% endif
 }
 
-kernel void stl_nns(global const real* M, int m_b, int m_s, global const int* seg_n,
-                    global const int* fitpos, global const int* anchor, int NF, int S, int B,
-                    int q, global const int* stats, global int* nns) {
+// number of packed positions <= x (the index of the first one > x), by binary search
+inline int upper_bound(global const int* prow, int nv, int x) {
+    int lo = 0, hi = nv;
+    while (lo < hi) {
+        const int mid = (lo + hi) >> 1;
+        if (${POS("mid")} <= x) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+kernel void stl_nns(global const int* seg_n, global const int* fitpos,
+                    global const int* anchor, int NF, int S, int B, int q, int NPOS,
+                    global const int* stats, global const int* pos, global int* nns) {
     const long fit = get_global_id(0);
     if (fit >= (long)B * S * NF) return;
     const int bs = (int)(fit / NF);
     const int f = (int)(fit - (long)bs * NF);
-    const int b = bs / S, s = bs - b * S;
-    const int n = seg_n[s];
+    const int s = bs - (bs / S) * S;
     const int xf = fitpos[s * NF + f];
     const int a = anchor[s * NF + f];
     const int nv = stats[2 * bs];
-    global const real* Mrow = M + (long)b * m_b + (long)s * m_s;
+    global const int* prow = pos + (long)bs * NPOS;
     if (xf < 0 || nv == 0) {
         nns[4 * fit] = 1; nns[4 * fit + 1] = 0; nns[4 * fit + 2] = 0; nns[4 * fit + 3] = 0;
         return;
     }
     const int qh = min(q, nv);
-    // nearest valid at or left of the anchor, and right of it
-    int L = min(a, n);
-    while (L >= 1 && !(${valid("L")})) --L;
-    int R = max(a + 1, 1);
-    while (R <= n && !(${valid("R")})) ++R;
-    int lo = n + 1, hi = 0;
+    // packed indexes: L = last valid point <= anchor, R = first valid point > anchor
+    int R = upper_bound(prow, nv, a);
+    int L = R - 1;
     for (int k = 0; k < qh; ++k) {
-        const int dl = L >= 1 ? a - L : 0x3fffffff;
-        const int dr = R <= n ? R - a : 0x3fffffff;
-        if (dl <= dr) {
-            lo = min(lo, L); hi = max(hi, L);
-            --L;
-            while (L >= 1 && !(${valid("L")})) --L;
-        } else {
-            lo = min(lo, R); hi = max(hi, R);
-            ++R;
-            while (R <= n && !(${valid("R")})) ++R;
-        }
+        const int dl = L >= 0 ? a - ${POS("L")} : 0x3fffffff;
+        const int dr = R < nv ? ${POS("R")} - a : 0x3fffffff;
+        if (dl <= dr) --L;
+        else ++R;
     }
+    const int lo = ${POS("L + 1")}, hi = ${POS("R - 1")};
     int h = max(xf - lo, hi - xf);
     if (q > nv) h += (q - nv) / 2;
     // fallback point: the valid point nearest the fit position (ties to the left)
-    int fl = min(xf, n);
-    while (fl >= 1 && !(${valid("fl")})) --fl;
-    int fr = max(xf + 1, 1);
-    while (fr <= n && !(${valid("fr")})) ++fr;
+    const int r = upper_bound(prow, nv, xf);
     int fbp;
-    if (fl < 1) fbp = fr;
-    else if (fr > n) fbp = fl;
-    else fbp = (xf - fl <= fr - xf) ? fl : fr;
+    if (r == 0) fbp = ${POS("0")};
+    else if (r == nv) fbp = ${POS("nv - 1")};
+    else {
+        const int fl = ${POS("r - 1")}, fr = ${POS("r")};
+        fbp = (xf - fl <= fr - xf) ? fl : fr;
+    }
     nns[4 * fit] = lo; nns[4 * fit + 1] = hi; nns[4 * fit + 2] = h; nns[4 * fit + 3] = fbp;
 }

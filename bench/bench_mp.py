@@ -12,8 +12,11 @@ n. "x anchor" = anchor time / clts time (wall); "(cpu)" = the same ratio of CPU 
 process (all threads), which other jobs on a shared machine disturb less. "kernel GB/s" counts the 3 column values
 (df, dg, 1/norm) the diagonal kernel loads per pair, against the device's copy kernel measured
 in the same run (a notional figure: the kernel is compute bound). Also: time against m
-(64 .. 2048) at n = 2^15, and ``matrix_profile.estimate`` against the measured time at the
-largest n. Writes bench/results/mp-<device slug>.md.
+(64 .. 2048) at n = 2^16 (--m-sweep-n), every m once per round, rounds interleaved, best of
+rounds; and ``matrix_profile.estimate`` against the measured time at the largest n, twice: from
+a fresh calibration taken at the start of the run (recalibrate=True), and right before the
+largest n is run (the calibration refined by the runs recorded at the smaller sizes).
+Writes bench/results/mp-<device slug>.md.
 """
 from __future__ import annotations
 
@@ -30,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from common import copy_bandwidth, write_result  # noqa: E402
 
 import clts  # noqa: E402
-from clts.runtime import get_device, usable  # noqa: E402
+from clts.runtime import get_device, timing, usable  # noqa: E402
 
 M = 256
 
@@ -88,6 +91,8 @@ def main():
                     "default: every working device")
     ap.add_argument("--precision", default="double")
     ap.add_argument("--no-anchors", action="store_true")
+    ap.add_argument("--m-sweep-n", type=int, default=16, metavar="E",
+                    help="series length 2^E of the time-against-m sweep (default 16)")
     args = ap.parse_args()
     os.environ.setdefault("CLTS_NO_PROGRESS", "1")
     sizes = [1 << 14, 1 << 15] if args.quick else [1 << 14, 1 << 15, 1 << 16, 1 << 17]
@@ -111,9 +116,14 @@ def main():
         bw = copy_bandwidth(dev)
         rows = []
         clts.matrix_profile(walk(3000), M, devices=dev, precision=args.precision)   # build
+        est_cal = clts.matrix_profile.estimate(sizes[-1], M, dev, precision=args.precision,
+                                               recalibrate=True)
+        est_ref = None
         t_last = None
         for n in sizes:
             T = walk(n, 1)
+            if n == sizes[-1]:
+                est_ref = clts.matrix_profile.estimate(n, M, dev, precision=args.precision)
             clts.matrix_profile(T, M, devices=dev, precision=args.precision)        # warm
             t, c, res = best_time(lambda: clts.matrix_profile(T, M, devices=dev,
                                                               precision=args.precision),
@@ -133,29 +143,40 @@ def main():
                 row["max abs(P - stumpy)"] = float(np.max(np.abs(res.P[:, 0] - s[:, 0].astype(float))))
             rows.append(row)
             print(dev.slug, row, flush=True)
-        # time against m at n = 2^15
-        n = 1 << 15
+        # time against m: every m once per round, rounds interleaved, best of rounds
+        n = 1 << args.m_sweep_n
         T = walk(n, 2)
-        mrows = []
-        for m in (64, 256, 1024, 2048):
+        ms = (64, 256, 1024, 2048)
+        times = {m: [] for m in ms}
+        for m in ms:
             clts.matrix_profile(T, m, devices=dev, precision=args.precision)
-            t, _ = best_time(lambda: clts.matrix_profile(T, m, devices=dev,
-                                                         precision=args.precision), reps)
-            mrows.append({"n": "2^15", "m": m, "clts s": t, "pairs/s": pairs(n, m) / t})
+        for r in range(max(reps, 3)):
+            for m in ms[r % len(ms):] + ms[:r % len(ms)]:
+                with timing(dev) as tk:
+                    t0 = time.perf_counter()
+                    clts.matrix_profile(T, m, devices=dev, precision=args.precision)
+                    t = time.perf_counter() - t0
+                times[m].append((t, tk.kernel_seconds))
+        mrows = []
+        for m in ms:
+            t, kern = min(times[m])
+            mrows.append({"n": f"2^{args.m_sweep_n}", "m": m, "clts s": t,
+                          "kernels s": kern, "pairs/s": pairs(n, m) / t})
         tref = [r["clts s"] for r in mrows if r["m"] == 256][0]
         for r in mrows:
             r["t / t(m=256)"] = r["clts s"] / tref
         print(dev.slug, mrows, flush=True)
         # estimate against the measured time at the largest n
         n, t = t_last
-        est = clts.matrix_profile.estimate(n, M, dev, precision=args.precision)
-        erow = [{"n": f"2^{n.bit_length() - 1}", "measured s": t, "estimate s": est,
-                 "error %": 100 * (est - t) / t}]
+        erow = [{"n": f"2^{n.bit_length() - 1}", "measured s": t, "estimate s": e,
+                 "error %": 100 * (e - t) / t, "from": how}
+                for e, how in ((est_cal, "calibration taken at the start of this run"),
+                               (est_ref, "calibration + the runs at the smaller n"))]
         print(dev.slug, erow, flush=True)
         load = os.getloadavg()[0]
         notes = (f"\nPrecision {args.precision}; copy bandwidth {bw:.1f} GB/s; load average "
                  f"{load:.2f} at the end (other jobs share the 2 cores: ratios in the same run "
-                 f"are the figure to read).\n\n## Time against m (n = 2^15)\n\n"
+                 f"are the figure to read).\n\n## Time against m (n = 2^{args.m_sweep_n})\n\n"
                  + __import__("common").markdown_table(mrows)
                  + "\n## estimate() against the measured time\n\n"
                  + __import__("common").markdown_table(erow))

@@ -108,22 +108,99 @@ def test_self_join_plain_euclidean(device, merge):
     _check(res.P[:, 0], res.I[:, 0], r["P"][:, 0], r["I"][:, 0], D, 1e-8)
 
 
-@pytest.mark.parametrize("k", [2, 5])
-def test_top_k(device, k):
+TOPK_VERSIONS = [dict(store="private", lanes=8, groups=2, tile=16, segment=64),
+                 dict(store="local", lanes=8, groups=2, tile=16, segment=64),
+                 dict(store="private", lanes=1, groups=3, tile=8, segment=32),
+                 dict(store="local", lanes=4, groups=1, tile=32, segment=40, wg=4)]
+
+
+def _kids(v):
+    return f"{v['store']}-w{v['lanes']}g{v['groups']}"
+
+
+def _check_k(res, r, D, k, side="rows", pre=""):
+    P, I = getattr(res, "P" + pre), getattr(res, "I" + pre)
+    assert P.shape == r["P" + pre].shape == (D.shape[0] if side == "rows" else D.shape[1], k)
+    for c in range(k):
+        _check(P[:, c], I[:, c], r["P" + pre][:, c], r["I" + pre][:, c], D, 1e-8, side=side)
+    # best first, no index twice in a row
+    assert np.all(np.diff(np.where(np.isfinite(P), P, 1e300), axis=1) >= 0)
+    for row in I:
+        v = row[row >= 0]
+        assert len(np.unique(v)) == len(v)
+
+
+@pytest.mark.parametrize("version", TOPK_VERSIONS, ids=_kids)
+@pytest.mark.parametrize("k", [2, 3, 5])
+def test_top_k_self_join(device, k, version):
+    """In-kernel top-k lists (every store and lane layout) against the brute force: plateau,
+    1e-9 noise on a plateau (exact path), NaN/inf; left/right neighbours unchanged."""
     T, m = _hard(300, 5), 10
     r = ref.matrix_profile(T, m, k=k)
-    res = clts.matrix_profile(T, m, k=k, devices=device)
-    assert res.P.shape == (len(T) - m + 1, k)
+    res = clts.matrix_profile(T, m, k=k, devices=device, **version)
     D = _dist_self(T, m, math.ceil(m / 4))
-    for c in range(k):
-        _check(res.P[:, c], res.I[:, c], r["P"][:, c], r["I"][:, c], D, 1e-8)
-    assert np.all(np.diff(np.where(np.isfinite(res.P), res.P, 1e300), axis=1) >= 0)
-    np.testing.assert_array_equal(res.left_I, r["left_I"])
-    A, B = _series(120, 6), _series(90, 7)
-    r = ref.matrix_profile(A, m, B, k=k, both=True)
-    res = clts.matrix_profile(A, m, B, k=k, both=True, devices=device)
-    np.testing.assert_allclose(res.P, r["P"], atol=1e-8)
-    np.testing.assert_allclose(res.P_B, r["P_B"], atol=1e-8)
+    _check_k(res, r, D, k)
+    Dl = np.where(np.tril(np.ones_like(D, bool), -1), D, np.inf)
+    Dr = np.where(np.triu(np.ones_like(D, bool), 1), D, np.inf)
+    _check(res.left_P, res.left_I, r["left_P"], r["left_I"], Dl, 1e-8)
+    _check(res.right_P, res.right_I, r["right_P"], r["right_I"], Dr, 1e-8)
+    again = clts.matrix_profile(T, m, k=k, devices=device, **version)
+    np.testing.assert_array_equal(again.I, res.I)
+    np.testing.assert_array_equal(again.P, res.P)
+
+
+@pytest.mark.parametrize("normalize", [True, False])
+@pytest.mark.parametrize("store", ["private", "local"])
+def test_top_k_ab_join_both(device, store, normalize):
+    """AB-join, both sides, special (constant) windows and NaN in A and in B."""
+    A = _series(160, 6)
+    B = _series(130, 7)
+    A[40:60] = -1.0
+    B[30:45] = 2.0
+    A[100] = np.nan
+    B[90] = np.inf
+    m, k = 10, 3
+    r = ref.matrix_profile(A, m, B, k=k, both=True, normalize=normalize)
+    res = clts.matrix_profile(A, m, B, k=k, both=True, normalize=normalize, devices=device,
+                              store=store, lanes=4, groups=2, tile=16, segment=48)
+    D = ref.distance_matrix(A, m, B, normalize=normalize)
+    _check_k(res, r, D, k)
+    _check_k(res, r, D, k, side="cols", pre="_B")
+    one = clts.matrix_profile(A, m, B, k=k, normalize=normalize, devices=device, store=store)
+    _check_k(one, r, D, k)
+    assert one.P_B is None and one.left_I is None
+
+
+def test_top_k_plain_euclidean_and_chunks(device, monkeypatch):
+    """normalize=False; then one band per launch (CLTS_MAX_CHUNK=1: many partial-list folds)
+    and the geometric launch sizes."""
+    T, m, k = _series(260, 4), 12, 4
+    r = ref.matrix_profile(T, m, k=k, normalize=False)
+    res = clts.matrix_profile(T, m, k=k, normalize=False, devices=device)
+    _check_k(res, r, _dist_self(T, m, math.ceil(m / 4), normalize=False), k)
+    r = ref.matrix_profile(T, m, k=k)
+    D = _dist_self(T, m, math.ceil(m / 4))
+    for chunk in ("1", "3"):
+        monkeypatch.setenv("CLTS_MAX_CHUNK", chunk)
+        res = clts.matrix_profile(T, m, k=k, devices=device, groups=1, segment=32)
+        _check_k(res, r, D, k)
+
+
+def test_top_k_mixed_and_blocked(device):
+    """mixed: float32 lists, exact float64 distances: the c-th distance is at least the true
+    c-th and at most 1e-3 above it. k > TOPK_MAX: the blocked path, same results."""
+    from clts.mp.api import TOPK_MAX
+    T, m = _series(400, 8), 32
+    r = ref.matrix_profile(T, m, k=3)
+    res = clts.matrix_profile(T, m, k=3, precision="mixed", devices=device)
+    D = _dist_self(T, m, math.ceil(m / 4))
+    assert np.all(res.P >= r["P"] - 1e-9) and np.max(res.P - r["P"]) <= 1e-3
+    np.testing.assert_allclose(np.take_along_axis(D, res.I, 1), res.P, atol=1e-9)
+    k = TOPK_MAX + 1
+    T, m = _hard(150, 9), 8
+    r = ref.matrix_profile(T, m, k=k)
+    res = clts.matrix_profile(T, m, k=k, devices=device)
+    _check_k(res, r, _dist_self(T, m, 2), k)
 
 
 @pytest.mark.parametrize("precision", ["mixed", "single"])
@@ -213,6 +290,11 @@ def test_several_devices():
     np.testing.assert_allclose(two.P, one.P, atol=1e-10)
     np.testing.assert_array_equal(two.I, one.I)
     assert two.diagnostics["devices"] == [d.slug for d in devs[:2]]
+    one = clts.matrix_profile(T, m, k=3, devices=devs[0])
+    two = clts.matrix_profile(T, m, k=3, devices=devs[:2])
+    np.testing.assert_allclose(two.P, one.P, atol=1e-10)
+    np.testing.assert_array_equal(two.I, one.I)
+    np.testing.assert_array_equal(two.left_I, one.left_I)
 
 
 STUMPY_SCRIPT = """
@@ -350,6 +432,48 @@ def test_oclgrind_tiny(device, merge):
         return
     here = os.path.dirname(os.path.abspath(__file__))
     out = subprocess.run([sys.executable, "-c", OCLGRIND_CASE, here, device.slug, merge],
+                         capture_output=True, text=True, timeout=600)
+    sys.stdout.write(out.stdout)
+    sys.stderr.write(out.stderr)
+    assert out.returncode == 0 and "case ok" in out.stdout, out.stderr[-3000:]
+
+
+OCLGRIND_TOPK = """
+import sys
+import numpy as np
+sys.path.insert(0, sys.argv[1])
+from test_mp import _check_k, _dist_self, _hard
+import clts
+from clts.mp import reference as ref
+from clts.runtime import get_device
+dev = get_device(sys.argv[2])
+T, m, k = _hard(48, 16), 6, 3
+r = ref.matrix_profile(T, m, k=k)
+res = clts.matrix_profile(T, m, k=k, devices=dev, store=sys.argv[3], lanes=2, groups=2, tile=4,
+                          segment=8, wg=2)
+_check_k(res, r, _dist_self(T, m, 2), k)
+print("case ok")
+"""
+
+
+@pytest.mark.oclgrind
+@pytest.mark.parametrize("store", ["private", "local"])
+def test_oclgrind_top_k(device, store):
+    """The top-k kernel and its list reductions under Oclgrind (races, uninitialised reads,
+    out-of-bounds), private and local tile lists; one fresh process, as test_oclgrind_tiny."""
+    import os
+    import subprocess
+    import sys
+    here = os.path.dirname(os.path.abspath(__file__))
+    if not os.environ.get("CLTS_OCLGRIND"):
+        sys.path.insert(0, here)
+        T, m, k = _hard(48, 16), 6, 3
+        r = ref.matrix_profile(T, m, k=k)
+        res = clts.matrix_profile(T, m, k=k, devices=device, store=store, lanes=2, groups=2,
+                                  tile=4, segment=8, wg=2)
+        _check_k(res, r, _dist_self(T, m, 2), k)
+        return
+    out = subprocess.run([sys.executable, "-c", OCLGRIND_TOPK, here, device.slug, store],
                          capture_output=True, text=True, timeout=600)
     sys.stdout.write(out.stdout)
     sys.stderr.write(out.stderr)

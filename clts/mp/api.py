@@ -308,8 +308,17 @@ def _run_diag(dev, plan, A, B, dA, dB, self_join, ez, cols, b_lo, b_hi, kstart, 
     # enqueued without waiting (several devices then run at the same time)
     plan_l = []
     for s0, desc, kb in _work_lists(lA, lB, self_join, ez, D, R, b_lo, b_hi, kstart):
-        for c0 in range(0, len(desc), chunk_bands):
-            plan_l.append((s0, desc[c0:c0 + chunk_bands]))
+        if k == 1:
+            for c0 in range(0, len(desc), chunk_bands):
+                plan_l.append((s0, desc[c0:c0 + chunk_bands]))
+            continue
+        # top-k: launches of 2, 4, 8, ... bands, so that the global lists (the entry floor of
+        # the next launches) fill from few candidates and later launches insert almost nothing
+        c0, size = 0, min(2, chunk_bands)
+        while c0 < len(desc):
+            plan_l.append((s0, desc[c0:c0 + size]))
+            c0 += size
+            size = min(2 * size, chunk_bands)
     if not plan_l:
         plan_l_all = np.zeros((1, 4), np.int32)
     else:
@@ -323,7 +332,8 @@ def _run_diag(dev, plan, A, B, dA, dB, self_join, ez, cols, b_lo, b_hi, kstart, 
         head = (dd.data, np.int32(off), np.int32(nw), np.int32(s0))
         off += nw
         if k > 1:
-            pout = [rPV.data, rPI.data] + ([cPV.data, cPI.data] if cols else [])
+            pout = [rPV.data, rPI.data, gRV.data] + \
+                ([cPV.data, cPI.data, gCV.data] if cols else [])
             launch(dev, kern, gsz, plan.wg, *head, *common, *pout)
             ev = launch(dev, red_r, _ru(R, 64), None, *head[:3], np.int32(s0), np.int32(lA),
                         rPV.data, rPI.data, gRV.data, gRI.data)
@@ -770,14 +780,18 @@ def _topk(devs, p, A0, B0, self_join, ez, k, both, side, T_A, T_B, show_progress
             if both:
                 Pn, In = _merge_k(*profB["all"], _exact_k(dev, p, B, A, pci), pci, k)
                 profB["all"][:] = [Pn, In]
-    SA = np.nonzero(A.flags & 6)[0]
+    # windows the kernel left out (r = NaN) but that have neighbours: constant or
+    # ill-conditioned ones when normalising (plain Euclidean: none)
+    def special(X):
+        return np.nonzero(X.flags & 6)[0] if X.normalize else np.zeros(0, np.int64)
+    SA = special(A)
     if self_join:
         _special_k(dev, p, A, A, SA, k, ez, prof, prof, skip_cols=SA)
         P, I = _merge_k(*prof["right"], *prof["left"], k)
         (rP, rI), (lP, lI) = prof["right"], prof["left"]
         return dict(P=P, I=I, left_P=lP[:, 0].copy(), left_I=lI[:, 0].copy(),
                     right_P=rP[:, 0].copy(), right_I=rI[:, 0].copy())
-    SB = np.nonzero(B.flags & 6)[0]
+    SB = special(B)
     _special_k(dev, p, A, B, SA, k, -1, prof, profB, skip_cols=SB)
     _special_k(dev, p, B, A, SB, k, -1, profB, prof, skip_cols=SA)
     out = dict(P=prof["all"][0], I=prof["all"][1])

@@ -438,6 +438,10 @@ __kernel void reduce_cols(const int n_work, const int s0, const int kb, const in
 ## compare; at the tile end the tile's lists are merged into the work-item's partial column
 ## lists. reduce_rows_k / reduce_cols_k fold the partial lists of one launch into the global
 ## [l, K] lists. Order: score descending, then index ascending, so results are deterministic.
+## Pruning: a candidate enters a list only if it is at least the K-th score of the global list
+## of its row / column so far (gRV / gCV, written by the previous launches' reductions, read
+## only here): after the first launches nearly every candidate is rejected by one vector
+## compare. (At least: an equal score with a smaller index may still be better.)
 <%
     SLOT = L + D
     def ANYGT(a, b):
@@ -445,6 +449,8 @@ __kernel void reduce_cols(const int n_work, const int s0, const int kb, const in
     def LANE(x, l):
         return x if W == 1 else f"{x}.s{l:x}"
     SPACES = ["__private", "__global"] + (["__local"] if LOCAL and COLS else [])
+    MT = ("long" if real == "double" else "int") + ("" if W == 1 else str(W))
+    MT = "int" if W == 1 else MT
 %>
 % for sp in SPACES:
 // insert (s, i) into the sorted K-list v / ix (best first; ties: smaller index first)
@@ -463,13 +469,14 @@ inline void ins${sp}(${sp} real *v, ${sp} int *ix, real s, int i)
                     {
                         real cs = ${x};
                         int ci = ${j};
-                        if (cs > rv${K - 1}) {
+                        if (cs > rth) {
 %   for q in range(K):
                             if (cs > rv${q} || (cs == rv${q} && ci < ri${q})) {
                                 const real tv = rv${q}; const int ti = ri${q};
                                 rv${q} = cs; ri${q} = ci; cs = tv; ci = ti;
                             }
 %   endfor
+                            rth = fmax(rth, rv${K - 1});
                         }
                     }
 </%def>
@@ -481,9 +488,9 @@ __kernel void diag_topk(
     __global const real *dfA, __global const real *dgA, __global const real *rA,
     __global const real *TB, __global const real *muB,
     __global const real *dfB, __global const real *dgB, __global const real *rB,
-    __global real *rowPV, __global int *rowPI
+    __global real *rowPV, __global int *rowPI, __global const real *gRV
 % if COLS:
-    , __global real *colPV, __global int *colPI
+    , __global real *colPV, __global int *colPI, __global const real *gCV
 % endif
     )
 {
@@ -519,7 +526,11 @@ ${cov_init(VT, LOAD)}
     for (int it = ilo; it < ihi; it += L) {
         const int tl = min(L, ihi - it);
 % if COLS:
-        for (int u = 0; u < tl + D - 1; ++u) cth[u] = -INFINITY;
+        for (int u = 0; u < tl + D - 1; ++u) {
+            const int j = it + k0 + u;
+            cth[u] = (j >= 0 && j < lB) ? nextafter(gCV[(size_t)j * ${K} + ${K - 1}], (real)-INFINITY)
+                                        : (real)-INFINITY;
+        }
         for (int u = 0; u < (tl + D - 1) * ${K}; ++u) { cv[u] = -INFINITY; ci[u] = -1; }
 % endif
         for (int t = 0; t < tl; ++t) {
@@ -531,46 +542,65 @@ ${cov_init(VT, LOAD)}
             real rv${q} = -INFINITY;
             int ri${q} = -1;
 % endfor
+            // the row's entry threshold: max(K-th of its list, floor from the global list)
+            real rth = nextafter(gRV[(size_t)i * ${K} + ${K - 1}], (real)-INFINITY);
+            // scores of the row's D diagonals; one mask: does any lane beat its row or column
+            // entry threshold (NaN scores, from invalid or padded windows, never do)
+            ${MT} hit = 0;
 % for g in range(G):
+            ${VT} sc${g};
             {
                 const ${VT} fb = ${LOAD(f"dfBp + jb + {g * W}")};
                 const ${VT} gb = ${LOAD(f"dgBp + jb + {g * W}")};
                 const ${VT} rbv = ${LOAD(f"rBp + jb + {g * W}")};
                 if (upd) cov${g} = fma((${VT})fa, gb, fma((${VT})ga, fb, cov${g}));
 %   if NORMALIZE:
-                const ${VT} s = cov${g} * ra * rbv;
+                sc${g} = cov${g} * ra * rbv;
 %   else:
-                const ${VT} s = cov${g} + ra + rbv;
+                sc${g} = cov${g} + ra + rbv;
 %   endif
-                // row: NaN scores (invalid or padded columns) never pass a comparison
-                if (${ANYGT("s", f"(({VT})rv{K - 1})")}) {
-%   for l in range(W):
-${ins_reg(LANE("s", l), f"jb + {g * W + l}")}
-%   endfor
-                }
+                hit |= sc${g} > (${VT})rth;
 %   if COLS:
-                // columns jb + ${g * W} + l: tile slots t + ${g * W} + l, candidate row i
-                if (${ANYGT("s", LOAD(f"cth + t + {g * W}"))}) {
-%     for l in range(W):
-                    {
-                        const int u = t + ${g * W + l};
-                        const real x = ${LANE("s", l)};
-                        if (x > cth[u]) {
-                            ins${"__local" if LOCAL else "__private"}(cv + u * ${K}, ci + u * ${K}, x, i);
-                            cth[u] = cv[u * ${K} + ${K - 1}];
-                        }
-                    }
-%     endfor
-                }
+                hit |= sc${g} > ${LOAD(f"cth + t + {g * W}")};
 %   endif
             }
 % endfor
+            if (${"hit" if W == 1 else "any(hit)"}) {
+                // rare once the floors are set: a plain loop over the D lanes (small code
+                // keeps the hot path above in registers)
+                real sa[D];
+% for g in range(G):
+%   if W == 1:
+                sa[${g}] = sc${g};
+%   else:
+                vstore${W}(sc${g}, 0, sa + ${g * W});
+%   endif
+% endfor
+                for (int d = 0; d < D; ++d) {
+                    const real x = sa[d];
+                    if (x > rth) {
+${ins_reg("x", "jb + d")}
+                    }
+% if COLS:
+                    // column jb + d: tile slot t + d, candidate row i
+                    const int u = t + d;
+                    if (x > cth[u]) {
+                        ins${"__local" if LOCAL else "__private"}(cv + u * ${K}, ci + u * ${K}, x, i);
+                        cth[u] = fmax(cth[u], cv[u * ${K} + ${K - 1}]);
+                    }
+% endif
+                }
+            }
             {
                 __global real *pv = rpv + (i - s0) * ${K};
                 __global int *pi = rpi + (i - s0) * ${K};
-% for q in range(K):
-                pv[${q}] = rv${q}; pi[${q}] = ri${q};
+                pi[0] = ri0;
+                if (ri0 >= 0) {         // else the reduction stops at the first entry
+                    pv[0] = rv0;
+% for q in range(1, K):
+                    pv[${q}] = rv${q}; pi[${q}] = ri${q};
 % endfor
+                }
             }
         }
 % if COLS:

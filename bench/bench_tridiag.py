@@ -4,11 +4,14 @@
 
 Shapes: 50,000 x 115 natural (system axis last) and interleaved (system axis first),
 1,000 x 1,000, 10 x 10^6. Device data are resident (uploaded once); clts times are the sum of
-the kernels' OpenCL profiling intervals, median of repeats. GB/s counts a, b, c, d read once
+the kernels' OpenCL profiling intervals, median of repeats (and their minimum: the machine
+may be shared). GB/s counts a, b, c, d read once
 and x written once; % copy is against the device's copy kernel measured in the same run.
 Anchors (host, wall time, median): numpy Thomas vectorised over the batch on the interleaved
 layout, one dgtsv call on the whole batch as a single block-diagonal system, numba parallel
-Thomas when numba is installed. Writes bench/results/tridiag-<device slug>.md.
+Thomas when numba is installed. A row `stream a+b+c+d -> x (ceiling)` times a kernel that
+moves the solver's bytes with no arithmetic (the memory-bound ceiling of any solver here).
+Writes bench/results/tridiag-<device slug>.md.
 """
 from __future__ import annotations
 
@@ -104,6 +107,31 @@ def numba_solvers():
     return {"natural": natural, "interleaved": interleaved}
 
 
+STREAM_SRC = """
+%s
+__kernel void stream5(__global const REAL8 *a, __global const REAL8 *b, __global const REAL8 *c,
+                      __global const REAL8 *d, __global REAL8 *x, const long n8)
+{
+    const size_t i = get_global_id(0);
+    if (i < n8) x[i] = a[i] + b[i] + c[i] + d[i];
+}
+"""
+
+
+def stream_ceiling(dev, dv, out):
+    """Kernel time of the pure stream of the solver's traffic: a, b, c, d read once, x written
+    once, no arithmetic dependency (x = a + b + c + d, 8 lanes per work-item): the ceiling."""
+    import pyopencl as cl
+    from clts.runtime import launch
+    head = ("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n#define REAL8 double8"
+            if out.dtype == np.float64 else "#define REAL8 float8")
+    k = cl.Program(dev.context, STREAM_SRC % head).build().stream5
+    n8 = out.size // 8    # a tail of < 8 items left out of the count below
+    go = lambda: launch(dev, k, -(-n8 // 64) * 64, 64, *[v.data for v in dv], out.data,
+                        np.int64(n8))
+    return go, 5 * n8 * 8 * out.dtype.itemsize
+
+
 def bench_device(dev, shapes, dtype, repeats, nb):
     import pyopencl.array as cla
     bw = copy_bandwidth(dev)
@@ -120,8 +148,8 @@ def bench_device(dev, shapes, dtype, repeats, nb):
         ref = numpy_interleaved(*inter).T
         shape = f"{batch:,} x {n:,} {layout}"
 
-        def row(name, seconds, err=float("nan"), kind="clts"):
-            r = {"shape": shape, "solver": name, "ms": seconds * 1e3,
+        def row(name, seconds, err=float("nan"), kind="clts", best=float("nan")):
+            r = {"shape": shape, "solver": name, "ms": seconds * 1e3, "min ms": best * 1e3,
                  "systems/s": batch / seconds, "GB/s": nbytes / seconds / 1e9,
                  "% copy": 100 * nbytes / seconds / 1e9 / bw, "max rel err": err}
             rows.append(r)
@@ -149,16 +177,28 @@ def bench_device(dev, shapes, dtype, repeats, nb):
             fns[method] = (fn, float(np.max(np.abs(x - ref)) / np.max(np.abs(ref))))
             names[method] = f"auto ({r.method})" if method == "auto" else method
         samples = {m: [] for m in fns}
-        for _ in range(repeats):
-            for m, (fn, _err) in fns.items():
+        order = list(fns)
+        for rep in range(repeats):
+            # round-robin, the starting version rotated each round: no version always runs
+            # right after the same other one (caches, pooled scratch, a neighbour's load)
+            for m in order[rep % len(order):] + order[:rep % len(order)]:
                 with timing(dev) as t:
-                    fn()
+                    fns[m][0]()
                 samples[m].append(t.kernel_seconds)
         results = {m: statistics.median(v) for m, v in samples.items()}
         for m in fns:
-            row(names[m], results[m], fns[m][1])
+            row(names[m], results[m], fns[m][1], best=min(samples[m]))
         best = min(v for k, v in results.items() if k != "auto")
         rows[-len(results)]["auto / best"] = results["auto"] / best
+        go, sbytes = stream_ceiling(dev, dv, out)
+        go()
+        ts = []
+        for _ in range(repeats):
+            with timing(dev) as t:
+                go()
+            ts.append(t.kernel_seconds)
+        row("stream a+b+c+d -> x (ceiling)", statistics.median(ts) * nbytes / sbytes,
+            kind="ceiling", best=min(ts) * nbytes / sbytes)
         # anchors: host wall time
         t_np = median_time(lambda: numpy_interleaved(*inter), repeats=3)
         row("numpy Thomas (interleaved)", t_np, kind="anchor")
@@ -195,7 +235,9 @@ def main(argv=None):
                  f"device copy bandwidth {bw:.1f} GB/s (bytes read + written) measured in "
                  f"this run. clts rows: kernel time (OpenCL profiling), data resident on the "
                  f"device. Anchor rows: host wall time. `auto / best`: auto's time over the "
-                 f"fastest forced version. `clts auto speed-up`: anchor time / clts auto "
+                 f"fastest forced version (medians). `min ms`: the fastest repeat. "
+                 f"`stream a+b+c+d -> x`: the same bytes moved by a kernel with no "
+                 f"arithmetic (the ceiling). `clts auto speed-up`: anchor time / clts auto "
                  f"time.\n\nCommand: `python bench/bench_tridiag.py"
                  f"{' --quick' if args.quick else ''}"
                  f"{' --dtype ' + args.dtype if args.dtype != 'float64' else ''}`\n")

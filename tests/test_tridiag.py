@@ -375,3 +375,16 @@ def test_private_arrays_bounded_per_work_group(device):
                       overrides={"wg": 4, "lanes": 4, "private_max": 1024})
     assert small.cp_private >= 115
     assert 2 * small.cp_private * 8 * 4 * 4 <= PRIVATE_GROUP_BYTES
+
+
+def test_natural_prefetch_only_for_short_blocks(device):
+    """The profile's natural-layout prefetch is dropped when one work-item's block is long
+    (the hardware prefetchers follow long systems); a caller's prefetch= is kept."""
+    from clts.tridiag.plan import PREFETCH_BLOCK_BYTES, make_plan
+    kw = dict(nsys=4096, layout="natural", dtype=np.float64, has_start=False, method="thomas")
+    long_n = PREFETCH_BLOCK_BYTES // 8 + 1
+    assert make_plan(device, n=long_n, overrides={"lanes": 1}, **kw).params["prefetch"] == 0
+    forced = make_plan(device, n=long_n, overrides={"lanes": 1, "prefetch": 2}, **kw)
+    assert forced.params["prefetch"] == 2
+    short = make_plan(device, n=15, overrides={"lanes": 4}, **kw)
+    assert short.params["prefetch"] == int(device.profile.get("tridiag.thomas.prefetch"))

@@ -96,7 +96,7 @@ def test_estimate_calibration_fake_timings(device, fake_cal):
     # adaptive sizes: the first power of two from CAL_START whose run takes CAL_MIN_SECONDS
     # (law: 2^15 -> 0.17 s), and twice that; minimum of CAL_REPEATS runs
     t17 = clts.matrix_profile.estimate(1 << 17, 256, device)
-    assert set(fake_cal) == {1 << 14, 1 << 15, 1 << 16}
+    assert set(fake_cal) == {1 << 15, 1 << 16}
     assert fake_cal.count(1 << 16) == 1 + api.CAL_REPEATS
     data = api._read(api._cal_path(device, "double"))
     assert [p[0] for p in data["calibration"]["points"]] == [1 << 15, 1 << 16]
@@ -116,6 +116,20 @@ def test_estimate_calibration_fake_timings(device, fake_cal):
     fake_cal.clear()
     assert abs(api._cached_estimate(device, "double", 1e10) / (LAW_A + LAW_B * 1e10) - 1) < 0.05
     assert fake_cal == []
+
+
+def test_estimate_adaptive_sizes(device, fake_cal, monkeypatch):
+    """A device 16x faster than the law: the sizes grow until a run takes CAL_MIN_SECONDS."""
+    import clts
+    calls = []
+
+    def fast(dev, precision, n):
+        calls.append(n)
+        return _law(n) / 16
+    monkeypatch.setattr(api, "_cal_time", fast)
+    est = clts.matrix_profile.estimate(1 << 19, 256, device)
+    assert set(calls) == {1 << 15, 1 << 16, 1 << 17, 1 << 18}
+    assert abs(est / (_law(1 << 19) / 16) - 1) < 0.01
 
 
 def test_estimate_stale_calibrations(device, fake_cal, monkeypatch):

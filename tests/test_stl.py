@@ -213,17 +213,18 @@ def test_bad_inputs():
 
 
 @pytest.mark.oclgrind
-@pytest.mark.parametrize("version,lanes,missing,ipw", [
-    ("outer", 1, True, 0), ("outer", 4, True, 1), ("outer", 4, False, 0),
-    ("intragroup", 1, True, 1), ("flat", 1, True, 0)])
-def test_tiny_oclgrind(device, version, lanes, missing, ipw):
+@pytest.mark.parametrize("version,lanes,missing,ipw,interp", [
+    ("outer", 1, True, 0, "linear"), ("outer", 4, True, 1, "hermite"),
+    ("outer", 4, False, 0, "hermite"), ("intragroup", 1, True, 1, "hermite"),
+    ("flat", 1, True, 0, "linear"), ("flat", 1, True, 0, "hermite")])
+def test_tiny_oclgrind(device, version, lanes, missing, ipw, interp):
     rng = np.random.default_rng(1)
     y = series(rng, 2, 16, 4)
     if missing:
         y[0, 5] = np.nan
     kw = dict(seasonal=3, trend=7, low_pass=5, seasonal_jump=2, trend_jump=2, inner_iter=1,
-              outer_iter=1, loess_params={"wg": 8, "chunk": 4, "lanes": lanes,
-                                          "interp_per_item": ipw})
+              outer_iter=1, interpolation=interp,
+              loess_params={"wg": 8, "chunk": 4, "lanes": lanes, "interp_per_item": ipw})
     r = clts.stl(y, 4, device=device, loess_version=version, **kw)
     kw.pop("loess_params")
     s, t, _, _ = ref.stl(y, 4, **kw)
@@ -331,3 +332,44 @@ def test_nns_kernel_vs_reference(device, complete):
                     h = max(xf - lo, hi - xf) + (max(q - len(vpos), 0)) // 2
                     fb = ref.nearest_valid(vpos, int(xf))
                     assert tuple(out[b, s, f]) == (lo, hi, h, fb), (b, s, f, q, jump)
+
+
+@pytest.mark.parametrize("version,lanes", [("outer", 1), ("outer", 8), ("intragroup", 1),
+                                           ("flat", 1)])
+@pytest.mark.parametrize("deg", [0, 1, 2])
+def test_hermite_vs_reference(device, version, lanes, deg):
+    """interpolation="hermite" (the seed's cubic Hermite between jumped fits, slopes from the
+    local fits) against the reference, with missing values, robustness and unequal jumps."""
+    rng = np.random.default_rng(40 + deg)
+    y = series(rng, 5, 110, 10, outliers=True)
+    y[rng.random(y.shape) < 0.2] = np.nan
+    y[2, 40:55] = np.nan
+    kw = dict(seasonal_deg=deg, trend_deg=deg, low_pass_deg=min(deg, 1), seasonal_jump=3,
+              trend_jump=4, low_pass_jump=5, robust=True, outer_iter=2,
+              interpolation="hermite")
+    dtype = np.float64 if device.fp64 else np.float32
+    r = clts.stl(y.astype(dtype), 10, device=device, loess_version=version,
+                 loess_params={"lanes": lanes}, **kw)
+    s, t, _, w = ref.stl(y, 10, **kw)
+    tol = (1e-10 if deg == 2 else 1e-9) if dtype == np.float64 else 1e-4
+    assert err(r.seasonal, s, y) < tol
+    assert err(r.trend, t, y) < tol
+    assert np.nanmax(np.abs(r.weights - w)) < tol
+    lin = ref.stl(y, 10, **dict(kw, interpolation="linear"))
+    assert err(lin[1], t, y) > 1e-6  # hermite is not linear
+
+
+def test_hermite_complete_and_no_jump(device):
+    rng = np.random.default_rng(8)
+    y = series(rng, 3, 150, 12)
+    kw = dict(seasonal_jump=2, trend_jump=7, low_pass_jump=3)
+    r = clts.stl(y, 12, device=device, interpolation="hermite", **kw)
+    s, t, _, _ = ref.stl(y, 12, interpolation="hermite", **kw)
+    tol = 1e-9 if device.fp64 else 1e-4
+    assert err(r.seasonal, s, y) < tol and err(r.trend, t, y) < tol
+    # without jumps there is nothing to interpolate: both methods are statsmodels' STL
+    a = clts.stl(y, 12, device=device, interpolation="hermite")
+    b = clts.stl(y, 12, device=device)
+    assert err(a.trend, b.trend, y) == 0 and err(a.seasonal, b.seasonal, y) == 0
+    with pytest.raises(ValueError, match="interpolation"):
+        clts.stl(y, 12, interpolation="cubic")

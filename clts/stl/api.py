@@ -52,6 +52,7 @@ class _Runner:
     def __init__(self, dev, dtype, N, p, versions: dict, complete: bool, interp_ipw=0):
         self.dev, self.dtype, self.N, self.p = dev, np.dtype(dtype), N, p
         self.interp_ipw = int(interp_ipw)
+        self.hermite = p["interpolation"] == "hermite"
         self.real = "double" if self.dtype == np.float64 else "float"
         self.complete = complete
         P = p["period"]
@@ -107,7 +108,8 @@ class _Runner:
         return prg.kernel(name)
 
     def _loess_prog(self, version, deg, use_w, choice: LoessChoice, complete=False, otl=1):
-        kw = dict(deg=deg, use_w=use_w, quad_tol=repr(QUAD_DET_TOL), OTL=otl)
+        kw = dict(deg=deg, use_w=use_w, quad_tol=repr(QUAD_DET_TOL), OTL=otl,
+                  hermite=self.hermite)
         if version == "intragroup":
             kw["WG"] = choice.wg
         if version == "flat":
@@ -150,6 +152,10 @@ class _Runner:
         rwt = alloc((Bp, N)) if Lt > 1 else rw
         C = alloc((Bp, N + 2 * P))
         ring = alloc((Bp, P))
+        # slopes of the local fits for cubic Hermite interpolation (layout of each output;
+        # one buffer serves the three smoothers, each interp runs right after its LOESS)
+        slp = alloc((Bp, N + 2 * P)) if self.hermite else None
+        hargs = [slp.data] if self.hermite else []
         z = alloc((Bp, P, K))
         rwz = alloc((Bp, P, K))
         # C (seasonal fits + end fits) interleaved by the low-pass lanes Ll: the moving
@@ -218,7 +224,7 @@ class _Runner:
             args = [D.data, i32(d_b), i32(d_s)] + ([W.data] if use_w else []) + [
                 sm["seg"], sm["fp"], i32(NF), i32(S), i32(B), nns.data, stats.data,
                 i32(0 if complete else 1), out.data,
-                i32(o_b), i32(o_s), i32(o_p), i32(o_off)]
+                i32(o_b), i32(o_s), i32(o_p), i32(o_off)] + hargs
             nfit = B * S * NF
             if ch.version == "outer":
                 L = ch.lanes
@@ -241,9 +247,10 @@ class _Runner:
             # 3x faster on config A), else that many (GPUs: 1)
             ipw = self.interp_ipw or nint
             G = -(-nint // ipw)
-            ik = self._kernel(self._prog("interp", extend=extend, OTL=otl), "stl_interp")
+            ik = self._kernel(self._prog("interp", extend=extend, OTL=otl,
+                                         hermite=self.hermite), "stl_interp")
             launch(dev, ik, B * S * G, None, out.data, i32(o_b), i32(o_s), i32(o_p), i32(o_off),
-                   sm["seg"], i32(S), i32(B), i32(G), i32(sm["jump"]), i32(ipw))
+                   sm["seg"], i32(S), i32(B), i32(G), i32(sm["jump"]), i32(ipw), *hargs)
 
         use_w = False
         outer = self.p["outer_iter"]
@@ -271,7 +278,7 @@ class _Runner:
             rw.get(ary=w_h)
         q.finish()
         if sim:
-            for a in extra + [y, t, s, u, rw, lp0, lp, C, ring, z, rwz, part, rwt, z0] + [
+            for a in extra + [y, t, s, u, rw, lp0, lp, C, ring, slp, z, rwz, part, rwt, z0] + [
                     v[i] for v in st.values() for i in (0, 1)]:
                 if a is not None and a is not rw and a is not z:
                     a.data.release()
@@ -289,20 +296,23 @@ class _Runner:
 def stl(y, period, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, trend_deg=1,
         low_pass_deg=1, seasonal_jump=1, trend_jump=1, low_pass_jump=1, robust=False,
         inner_iter=None, outer_iter=None, loess_version="auto", r_defaults=False, device=None,
-        loess_params=None):
+        loess_params=None, interpolation="linear"):
     """Batched STL (Cleveland et al. 1990) of ``y`` ([batch, time] or [time], float32 or
     float64, NaN = missing), parameters as ``statsmodels.tsa.seasonal.STL`` (degrees may also be
     2; ``r_defaults=True`` takes R's ``stl`` defaults for jumps and iterations).
 
     ``loess_version``: "auto" (from the device profile), or "outer" / "intragroup" / "flat"
-    forced for every LOESS of the call. ``loess_params``: optional dict forcing tunables
+    forced for every LOESS of the call. ``interpolation``: between jumped fits, "linear"
+    (statsmodels and R; the default) or "hermite" (cubic Hermite from the fitted values and the
+    local fits' slopes, as stlplus and the seed). ``loess_params``: optional dict forcing tunables
     (``lanes``, ``wg``, ``chunk``, ``interp_per_item``: jump intervals filled per work-item,
     0 = a whole segment). Returns an :class:`STLResult`.
     """
     y = _validate(y)
     p = resolve_parameters(period, seasonal, trend, low_pass, seasonal_deg, trend_deg,
                            low_pass_deg, seasonal_jump, trend_jump, low_pass_jump, robust,
-                           inner_iter, outer_iter, r_defaults=r_defaults)
+                           inner_iter, outer_iter, r_defaults=r_defaults,
+                           interpolation=interpolation)
     if loess_version not in ("auto",) + VERSIONS:
         raise ValueError(f"loess_version must be 'auto', 'outer', 'intragroup' or 'flat', "
                          f"got {loess_version!r}")

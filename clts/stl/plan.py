@@ -20,9 +20,12 @@ def _is_pos_int(x, odd=False):
 def resolve_parameters(period, seasonal=7, trend=None, low_pass=None, seasonal_deg=1,
                        trend_deg=1, low_pass_deg=1, seasonal_jump=1, trend_jump=1,
                        low_pass_jump=1, robust=False, inner_iter=None, outer_iter=None,
-                       r_defaults=False):
+                       r_defaults=False, interpolation="linear"):
     """Defaults and validation of statsmodels.tsa.seasonal.STL (plus degree 2 and R's defaults
-    with ``r_defaults=True``). Returns a dict of ints."""
+    with ``r_defaults=True``). Returns a dict of ints (and ``interpolation``: "linear", as
+    statsmodels / R, or "hermite", the seed's cubic Hermite between jumped fits)."""
+    if interpolation not in ("linear", "hermite"):
+        raise ValueError(f"interpolation must be 'linear' or 'hermite', got {interpolation!r}")
     if not _is_pos_int(period) or period < 2:
         raise ValueError(f"period must be a positive integer >= 2, got {period!r}")
     if not _is_pos_int(seasonal, odd=True) or seasonal < 3:
@@ -79,7 +82,7 @@ def resolve_parameters(period, seasonal=7, trend=None, low_pass=None, seasonal_d
                 trend_deg=int(trend_deg), low_pass_deg=int(low_pass_deg),
                 seasonal_jump=int(seasonal_jump), trend_jump=int(trend_jump),
                 low_pass_jump=int(low_pass_jump), inner_iter=int(inner_iter),
-                outer_iter=int(outer_iter))
+                outer_iter=int(outer_iter), interpolation=interpolation)
 
 
 def fit_table(n_grid: int, q: int, jump: int):

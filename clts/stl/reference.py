@@ -19,6 +19,12 @@ valid points of its series (cycle-subseries), on the grid positions they occupy:
 Degree 2 (an extension: statsmodels and the Fortran only have 0 and 1) fits a weighted quadratic
 by the normal equations in centred coordinates; it falls back to degree 1 when that system is
 (near) singular and to degree 0 as degree 1 does.
+
+``interpolation="hermite"`` (an option; the default "linear" is statsmodels') fills the grid
+between jumped fits by cubic Hermite interpolation from the fitted values and the slopes of the
+local fits, as stlplus and the seed do: the slope is the derivative of the local polynomial at
+the fit point (0 for degree 0, for a fit that falls back to a weighted mean and for the
+nearest-value fallback).
 """
 from __future__ import annotations
 
@@ -66,9 +72,15 @@ def nearest_valid(valid_pos: np.ndarray, x: int) -> int:
     return lo
 
 
-def loess_est(pos, y, rw, q, deg, xf, lo, hi, n_valid, rng):
+def loess_est(pos, y, rw, q, deg, xf, lo, hi, n_valid, rng, with_slope=False):
     """One LOESS fit at ``xf`` from the valid points with positions in [lo, hi]; NaN if every
-    weight is zero. ``pos``, ``y``, ``rw``: the valid points of the series."""
+    weight is zero. ``pos``, ``y``, ``rw``: the valid points of the series. With
+    ``with_slope``, returns (value, slope of the local polynomial at xf)."""
+    v, slope = _loess_est(pos, y, rw, q, deg, xf, lo, hi, n_valid, rng)
+    return (v, slope) if with_slope else v
+
+
+def _loess_est(pos, y, rw, q, deg, xf, lo, hi, n_valid, rng):
     h = float(max(xf - lo, hi - xf))
     if q > n_valid:
         h += (q - n_valid) // 2
@@ -81,7 +93,7 @@ def loess_est(pos, y, rw, q, deg, xf, lo, hi, n_valid, rng):
     w = w * rw[sel]
     a = w.sum()
     if a <= 0:
-        return math.nan
+        return math.nan, 0.0
     w = w / a
     if h > 0 and deg > 0:
         a = (w * x).sum()
@@ -97,15 +109,19 @@ def loess_est(pos, y, rw, q, deg, xf, lo, hi, n_valid, rng):
                     rhs = np.array([(w * yy).sum(), (w * u * yy).sum(), (w * u * u * yy).sum()])
                     beta = np.linalg.solve(m, rhs)
                     t = xf - a
-                    return float(beta[0] + beta[1] * t + beta[2] * t * t)
+                    return (float(beta[0] + beta[1] * t + beta[2] * t * t),
+                            float(beta[1] + 2 * beta[2] * t))
             b = (xf - a) / c
+            slope = float((w * (x - a) * yy).sum() / c)
             w = w * (b * (x - a) + 1.0)
-    return float((w * yy).sum())
+            return float((w * yy).sum()), slope
+    return float((w * yy).sum()), 0.0
 
 
-def loess_series(y, rw, q, deg, jump, extend=False):
+def loess_series(y, rw, q, deg, jump, extend=False, interpolation="linear"):
     """LOESS of one series on the grid 1..n (y may hold NaN = missing). ``extend`` adds the
-    cycle-subseries end fits at positions 0 and n+1 (returned array then has n+2 values)."""
+    cycle-subseries end fits at positions 0 and n+1 (returned array then has n+2 values).
+    ``interpolation``: "linear" (statsmodels) or "hermite" between jumped fits."""
     n = len(y)
     valid = ~np.isnan(y)
     pos = np.flatnonzero(valid) + 1
@@ -116,16 +132,25 @@ def loess_series(y, rw, q, deg, jump, extend=False):
     rng = float(pos[-1] - pos[0])
     qh = min(q, nv)
     out = np.full(n + 2, np.nan)  # index = position
+    slope = np.zeros(n + 2)
     pts = fit_points(n, q, jump)
     for xf, anchor in pts:
         lo, hi = nearest_window(pos, anchor, qh)
-        v = loess_est(pos, yv, wv, q, deg, xf, lo, hi, nv, rng)
+        v, sl = loess_est(pos, yv, wv, q, deg, xf, lo, hi, nv, rng, with_slope=True)
         if math.isnan(v):
-            v = yv[np.searchsorted(pos, nearest_valid(pos, xf))]
-        out[xf] = v
-    # linear interpolation between consecutive fit points (statsmodels' formula)
+            v, sl = yv[np.searchsorted(pos, nearest_valid(pos, xf))], 0.0
+        out[xf], slope[xf] = v, sl
     for (a, _), (b, _) in zip(pts[:-1], pts[1:]):
-        if b - a > 1:
+        if b - a > 1 and interpolation == "hermite":
+            # cubic Hermite from the values and slopes at both fit points
+            d = b - a
+            for j in range(a + 1, b):
+                t = (j - a) / d
+                out[j] = ((2 * t ** 3 - 3 * t ** 2 + 1) * out[a] + (t ** 3 - 2 * t ** 2 + t) * d
+                          * slope[a] + (3 * t ** 2 - 2 * t ** 3) * out[b]
+                          + (t ** 3 - t ** 2) * d * slope[b])
+        elif b - a > 1:
+            # linear interpolation between consecutive fit points (statsmodels' formula)
             delta = (out[b] - out[a]) / (b - a)
             for j in range(a + 1, b):
                 out[j] = out[a] + delta * (j - a)
@@ -162,7 +187,8 @@ def robustness_weights(y, fit):
 
 
 def stl_series(y, period, seasonal, trend, low_pass, seasonal_deg, trend_deg, low_pass_deg,
-               seasonal_jump, trend_jump, low_pass_jump, inner_iter, outer_iter):
+               seasonal_jump, trend_jump, low_pass_jump, inner_iter, outer_iter,
+               interpolation="linear"):
     """STL of one series (NaN = missing). Returns seasonal, trend, resid, weights; all NaN if
     a cycle-subseries has no valid value."""
     y = np.asarray(y, dtype=np.float64)
@@ -182,11 +208,13 @@ def stl_series(y, period, seasonal, trend, low_pass, seasonal_deg, trend_deg, lo
             for j in range(npd):
                 sub = z[j::npd]
                 c[j::npd][:len(sub) + 2] = loess_series(sub, rw[j::npd], seasonal,
-                                                        seasonal_deg, seasonal_jump, extend=True)
+                                                        seasonal_deg, seasonal_jump, extend=True,
+                                                        interpolation=interpolation)
             ma = moving_average(moving_average(moving_average(c, npd), npd), 3)
-            low = loess_series(ma, np.ones(n), low_pass, low_pass_deg, low_pass_jump)
+            low = loess_series(ma, np.ones(n), low_pass, low_pass_deg, low_pass_jump,
+                               interpolation=interpolation)
             s = c[npd:npd + n] - low
-            t = loess_series(y - s, rw, trend, trend_deg, trend_jump)
+            t = loess_series(y - s, rw, trend, trend_deg, trend_jump, interpolation=interpolation)
         if k == outer_iter:
             break
         rw = robustness_weights(y, t + s)
@@ -196,18 +224,19 @@ def stl_series(y, period, seasonal, trend, low_pass, seasonal_deg, trend_deg, lo
 
 def stl(y, period, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, trend_deg=1,
         low_pass_deg=1, seasonal_jump=1, trend_jump=1, low_pass_jump=1, robust=False,
-        inner_iter=None, outer_iter=None):
+        inner_iter=None, outer_iter=None, interpolation="linear"):
     """Batched reference: ``y`` [batch, time] or [time]; returns (seasonal, trend, resid, weights)."""
     from .plan import resolve_parameters
     p = resolve_parameters(period, seasonal, trend, low_pass, seasonal_deg, trend_deg,
                            low_pass_deg, seasonal_jump, trend_jump, low_pass_jump, robust,
-                           inner_iter, outer_iter)
+                           inner_iter, outer_iter, interpolation=interpolation)
     y = np.asarray(y, dtype=np.float64)
     one = y.ndim == 1
     y2 = y[None] if one else y
     outs = [stl_series(row, p["period"], p["seasonal"], p["trend"], p["low_pass"],
                        p["seasonal_deg"], p["trend_deg"], p["low_pass_deg"], p["seasonal_jump"],
-                       p["trend_jump"], p["low_pass_jump"], p["inner_iter"], p["outer_iter"])
+                       p["trend_jump"], p["low_pass_jump"], p["inner_iter"], p["outer_iter"],
+                       p["interpolation"])
             for row in y2]
     res = tuple(np.array([o[i] for o in outs]) for i in range(4))
     return tuple(r[0] for r in res) if one else res

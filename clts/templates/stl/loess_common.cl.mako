@@ -28,10 +28,13 @@
 % endif
     }
 </%def>
-## the fitted value from the moments (NaN when every weight is zero)
+## the fitted value from the moments (NaN when every weight is zero), and in *slope the
+## derivative of the local polynomial at the fit point per grid step (0 for degree 0 and for
+## the fits that fall back to a weighted mean): the slopes cubic Hermite interpolation uses
 <%def name="finish_function()">
 inline real loess_finish(real S0, real S1, real S2, real T0, real T1,
-                         real S3, real S4, real T2, real h, real rng, real e) {
+                         real S3, real S4, real T2, real h, real rng, real e, real* slope) {
+    *slope = 0;
     if (!(S0 > (real)0)) return REAL_NAN;
     const real m0 = T0 / S0;
 % if deg == 0:
@@ -55,10 +58,12 @@ inline real loess_finish(real S0, real S1, real S2, real T0, real T1,
             const real b1 = (m1 - c3 * b2) / c;
             const real b0 = m0 - c * b2;
             const real t = e - a;
+            *slope = (b1 + (real)2 * b2 * t) / h;
             return b0 + b1 * t + b2 * t * t;
         }
     }
 %   endif
+    *slope = (m1 / c) / h;
     return m0 + ((e - a) / c) * m1;
 % endif
 }
@@ -71,7 +76,7 @@ inline real loess_finish(real S0, real S1, real S2, real T0, real T1,
 % endif
     global const int* seg_n, global const int* fitpos, int NF, int S, int B,
     global const int* nns, global const int* stats, int nb_mul,
-    global real* out, int o_b, int o_s, int o_p, int o_off
+    global real* out, int o_b, int o_s, int o_p, int o_off${", global real* slp" if hermite else ""}
 </%def>
 ## index of output element (series b, segment s, grid position xf): plain [b][row] when OTL = 1,
 ## else interleaved by OTL series, [b / OTL][row][b % OTL] (what the vector moving averages read)
@@ -84,9 +89,13 @@ inline real loess_finish(real S0, real S1, real S2, real T0, real T1,
 </%def>
 <%def name="store()">
     {
-        real v_ = loess_finish(S0, S1, S2, T0, T1, ${"S3, S4, T2" if deg == 2 else "0, 0, 0"}, h, rng, e_);
+        real sl_;
+        real v_ = loess_finish(S0, S1, S2, T0, T1, ${"S3, S4, T2" if deg == 2 else "0, 0, 0"}, h, rng, e_, &sl_);
         if (isnan(v_) && !(xf == 0 || xf == n_s + 1) && fb >= 1) v_ = Drow[fb - 1];
         out[${out_index("b")}] = v_;
+% if hermite:
+        slp[${out_index("b")}] = sl_;
+% endif
     }
 </%def>
 <%def name="decode(fit)">

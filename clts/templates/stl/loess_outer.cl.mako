@@ -87,9 +87,13 @@ kernel void loess_outer(${lc.fit_args()}) {
     }
 % for k in range(L):
     if (tile * ${L} + ${k} < B) {
-        real val = loess_finish(${", ".join(comp(nm, k) for nm in names[:5])}, ${", ".join(comp(nm, k) for nm in names[5:]) if deg == 2 else "0, 0, 0"}, h, rng, e);
+        real sl;
+        real val = loess_finish(${", ".join(comp(nm, k) for nm in names[:5])}, ${", ".join(comp(nm, k) for nm in names[5:]) if deg == 2 else "0, 0, 0"}, h, rng, e, &sl);
         if (isnan(val) && !(xf == 0 || xf == n_s + 1) && fbp >= 1) val = Dt[(long)(fbp - 1) * ${L} + ${k}];
         out[${lc.out_index("b%d" % k)}] = val;
+%   if hermite:
+        slp[${lc.out_index("b%d" % k)}] = sl;
+%   endif
     }
 % endfor
 }
@@ -140,10 +144,14 @@ kernel void loess_outer(${lc.fit_args()}) {
         const real ik = hk > (real)0 ? (real)1 / hk : (real)0;
         const real e = (xfr - xc.s${"%x" % k}) * ik;
         const int bs = b${k} * nb_mul * S + s;
-        real val = loess_finish(${", ".join("%s.s%x" % (nm, k) for nm in names[:5])}, ${", ".join("%s.s%x" % (nm, k) for nm in names[5:]) if deg == 2 else "0, 0, 0"}, hk, (real)stats[2 * bs + 1], e);
+        real sl;
+        real val = loess_finish(${", ".join("%s.s%x" % (nm, k) for nm in names[:5])}, ${", ".join("%s.s%x" % (nm, k) for nm in names[5:]) if deg == 2 else "0, 0, 0"}, hk, (real)stats[2 * bs + 1], e, &sl);
         const int fb = nn${k}[3];
         if (isnan(val) && !(xf == 0 || xf == n_s + 1) && fb >= 1) val = Dt[(long)(fb - 1) * ${L} + ${k}];
         out[${lc.out_index("b%d" % k)}] = val;
+% if hermite:
+        slp[${lc.out_index("b%d" % k)}] = sl;
+% endif
     }
 % endfor
 }

@@ -61,11 +61,13 @@ def _dist_self(T, m, ez, normalize=True):
 VERSIONS = [dict(merge="atomic", lanes=8, groups=2, tile=16, segment=64),
             dict(merge="partial", lanes=8, groups=2, tile=16, segment=64),
             dict(merge="atomic", lanes=1, groups=3, tile=8, segment=32),
-            dict(merge="partial", lanes=4, groups=1, tile=32, segment=40)]
+            dict(merge="partial", lanes=4, groups=1, tile=32, segment=40),
+            dict(merge="atomic", lanes=8, groups=2, tile=16, segment=64, store="local"),
+            dict(merge="partial", lanes=4, groups=2, tile=8, segment=40, store="local", wg=4)]
 
 
 def _ids(v):
-    return f"{v['merge']}-w{v['lanes']}g{v['groups']}"
+    return f"{v['merge']}-w{v['lanes']}g{v['groups']}-{v.get('store', 'private')}"
 
 
 @pytest.mark.parametrize("version", VERSIONS, ids=_ids)
@@ -82,7 +84,7 @@ def test_self_join_hard_series(device, version):
     assert res.diagnostics["special_A"] > 0
 
 
-@pytest.mark.parametrize("version", VERSIONS[:2], ids=_ids)
+@pytest.mark.parametrize("version", VERSIONS[:2] + VERSIONS[4:], ids=_ids)
 @pytest.mark.parametrize("normalize", [True, False])
 def test_ab_join_both(device, version, normalize):
     A = _series(300, 2)
@@ -215,9 +217,13 @@ def test_precisions(device, precision):
         r = ref.matrix_profile(T, m)
         D = _dist_self(T, m, math.ceil(m / 4))
         Pr = r["P"][:, 0]
-        assert np.all(res.P[:, 0] >= Pr - 1e-9)
-        assert np.max(res.P[:, 0] - Pr) <= 1e-3
-        np.testing.assert_allclose(D[np.arange(len(Pr)), res.I[:, 0]], res.P[:, 0], atol=1e-9)
+        # the float32 kernel with its tile's column bests in private and in local memory
+        for res in (res, clts.matrix_profile(T, m, precision=precision, devices=device,
+                                             store="local", merge="partial")):
+            assert np.all(res.P[:, 0] >= Pr - 1e-9)
+            assert np.max(res.P[:, 0] - Pr) <= 1e-3
+            np.testing.assert_allclose(D[np.arange(len(Pr)), res.I[:, 0]], res.P[:, 0],
+                                       atol=1e-9)
     else:
         T32 = T.astype(np.float32).astype(np.float64)
         r = ref.matrix_profile(T32, m)
@@ -405,15 +411,16 @@ dev = get_device(sys.argv[2])
 T, m = _hard(48, 16), 6
 r = ref.matrix_profile(T, m)
 res = clts.matrix_profile(T, m, devices=dev, merge=sys.argv[3], lanes=2, groups=2, tile=4,
-                          segment=8)
+                          segment=8, store=sys.argv[4], wg=2)
 _check(res.P[:, 0], res.I[:, 0], r["P"][:, 0], r["I"][:, 0], _dist_self(T, m, 2), 1e-8)
 print("case ok")
 """
 
 
 @pytest.mark.oclgrind
+@pytest.mark.parametrize("store", ["private", "local"])
 @pytest.mark.parametrize("merge", ["atomic", "partial"])
-def test_oclgrind_tiny(device, merge):
+def test_oclgrind_tiny(device, merge, store):
     """One matrix profile per fresh process: Oclgrind (with OCLGRIND_UNINITIALIZED) flags every
     kernel of a second matrix_profile call in the same process, even pair_dist that reads only
     host-uploaded buffers, while the first call is clean (seen 2026-11-22, Oclgrind 21.10 +
@@ -427,11 +434,11 @@ def test_oclgrind_tiny(device, merge):
         T, m = _hard(48, 16), 6
         r = ref.matrix_profile(T, m)
         res = clts.matrix_profile(T, m, devices=device, merge=merge, lanes=2, groups=2,
-                                  tile=4, segment=8)
+                                  tile=4, segment=8, store=store, wg=2)
         _check(res.P[:, 0], res.I[:, 0], r["P"][:, 0], r["I"][:, 0], _dist_self(T, m, 2), 1e-8)
         return
     here = os.path.dirname(os.path.abspath(__file__))
-    out = subprocess.run([sys.executable, "-c", OCLGRIND_CASE, here, device.slug, merge],
+    out = subprocess.run([sys.executable, "-c", OCLGRIND_CASE, here, device.slug, merge, store],
                          capture_output=True, text=True, timeout=600)
     sys.stdout.write(out.stdout)
     sys.stderr.write(out.stderr)

@@ -264,6 +264,8 @@ def _run_diag(dev, plan, A, B, dA, dB, self_join, ez, cols, b_lo, b_hi, kstart, 
                   PRECHECK=int(not getattr(dev.info, "simulator", False)))
     if k > 1:
         params.update(L=_topk_tile(dev, plan, k))
+    elif local and cols:
+        params.update(L=_local_tile(dev, plan))
         chunk_bands = max(1, min(chunk_bands, TOPK_PARTIAL_BYTES // ((2 * R + D) * k * 12)))
     prg = dev.program("mp/diag.cl.mako", **params)
     kern = prg.kernel("diag" if k == 1 else "diag_topk")
@@ -661,6 +663,19 @@ def _topk_blocked(dev, p, A, B, self_join, ez, k, both):
         rb = _block_profile(dev, p, B, A, False, ez, k)
         res.update(P_B=rb["P"], I_B=rb["I"])
     return res
+
+
+def _local_tile(dev, plan):
+    """Rows per tile of the k = 1 kernel with store="local": ``plan.tile``, fewer where the
+    work-group's column bests ((tile + band) slots of ``lanes`` values) would not fit."""
+    per = plan.lanes * (8 if plan.kernel_real == "double" else 8)   # packed / value + index
+    L = min(plan.tile, (dev.local_mem - 1024) // max(plan.wg, 1) // per - plan.band)
+    if L < 1:
+        from ..runtime import DeviceError
+        raise DeviceError(f"device {dev}: store='local' needs {(plan.band + 1) * per} bytes "
+                          f"of local memory per work-item (band {plan.band}, wg {plan.wg}), "
+                          f"{dev.local_mem} available; use store='private'")
+    return L
 
 
 def _topk_tile(dev, plan, k):

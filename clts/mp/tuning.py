@@ -1,7 +1,8 @@
 """Matrix-profile search spaces for clts-tune: the diagonal kernel's band (lanes x groups),
-tile length, segment length R (exact covariance every R rows), work-group size; and the merge
-version. Every candidate runs through ``clts.matrix_profile`` with the parameters forced and is
-checked against the brute-force reference on a sample of rows."""
+tile length, segment length R (exact covariance every R rows), work-group size, where a tile's
+best values live (private / local); and the merge version. Every candidate runs through
+``clts.matrix_profile`` with the parameters forced and is checked against the brute-force
+reference on a sample of rows."""
 from __future__ import annotations
 
 import numpy as np
@@ -37,16 +38,21 @@ def _constraint(params, device):
         return False
     if params["lanes"] * params["groups"] > 256:
         return False
+    if params.get("store") == "local" and \
+            (params["lanes"] * params["groups"] + 1) * params["lanes"] * 8 * params["wg"] \
+            > device.local_mem - 1024:
+        return False
     return params["wg"] <= device.max_work_group
 
 
 register(Tunable(
     name="mp.diag", section="mp.diag",
     params={"lanes": [1, 4, 8], "groups": [2, 4, 8, 16], "tile": [64, 128, 256, 512],
-            "segment": [2048, 4096, 8192], "wg": [1, 4, 16]},
+            "segment": [2048, 4096, 8192], "wg": [1, 4, 16], "store": ["private", "local"]},
     workloads=_workloads, run=_run_diag, check=_check, constraint=_constraint,
     description="matrix profile diagonal kernel: band = lanes*groups diagonals, tile rows, "
-                "exact covariance every segment rows, work-group size"))
+                "exact covariance every segment rows, work-group size, tile bests in private or "
+                "local memory"))
 
 
 def _run_merge(device, params, w):

@@ -21,6 +21,7 @@
         return f"(*({p}))" if W == 1 else f"vload{W}(0, {p})"
     def SEL(a, b, c):
         return f"(({c}) ? ({b}) : ({a}))" if W == 1 else f"select({a}, {b}, {c})"
+    SPACE = "__local" if LOCAL else "__private"
     IOTA = "0" if W == 1 else "(" + IT + ")(" + ", ".join(str(x) for x in range(W)) + ")"
 %>
 % if ATOMIC:
@@ -112,6 +113,37 @@ typedef ${"ulong" if W == 1 else f"ulong{W}"} UT;
     }
 </%def>
 
+<%def name="pack_flush(TL)">
+<%
+    BEST = "fmax" if NORMALIZE else "fmin"
+    WORST = "-INFINITY" if NORMALIZE else "INFINITY"
+%>
+        {
+            // tile end: column it + k0 + c is the best over lanes l of slot c - l
+            __local const real *cs = (__local const real *)cl;
+            const int ncol = ${TL} + D - 1;
+            for (int c = 0; c < ncol; ++c) {
+                real best = ${WORST};
+                for (int l = 0; l < ${W}; ++l) {
+                    const int u = c - l;
+                    if (u >= 0) best = ${BEST}(best, cs[u * ${W} + l]);
+                }
+                const int j = it + k0 + c;
+                if (best ${">" if NORMALIZE else "<"} ${WORST} && j >= 0 && j < lB) {
+% if ATOMIC:
+                    key_min((volatile __global ulong *)(colKey + j), ${"~" if NORMALIZE else ""}as_ulong(best));
+% else:
+                    const ulong bu = ${"~" if NORMALIZE else ""}as_ulong(best);
+                    const real bs = ${"" if NORMALIZE else "-"}as_double(as_ulong(best) & ~idxmask);
+                    const int bi = (int)(bu & idxmask);
+                    const int q = j - s0 - k0;
+                    if (better(bs, bi, cpv[q], cpi[q])) { cpv[q] = bs; cpi[q] = bi; }
+% endif
+                }
+            }
+        }
+</%def>
+
 % if K == 1:
 __kernel void diag(
     __global const int4 *desc, const int doff, const int n_work, const int s0, const int m,
@@ -133,6 +165,18 @@ __kernel void diag(
 % endif
     )
 {
+% if COLS and LOCAL:
+    // store="local": this work-item's slice of the tile's column bests (nothing shared)
+%   if PACK:
+    __local ${VT} lcl[${WG * (L + D)}];
+    __local ${VT} *cl = lcl + get_local_id(0) * ${L + D};
+%   else:
+    __local ${VT} lcacc[${WG * (L + D)}];
+    __local ${IT} lcidx[${WG * (L + D)}];
+    __local ${VT} *cacc = lcacc + get_local_id(0) * ${L + D};
+    __local ${IT} *cidx = lcidx + get_local_id(0) * ${L + D};
+%   endif
+% endif
     const int w = get_global_id(0);
     if (w >= n_work) return;
     const int4 dd = desc[doff + w];
@@ -170,7 +214,12 @@ ${cov_init(VT, LOAD)}
         return f"(({VT})({sw}, {y}.s0))"
 %>
     const UT hmask = (UT)(~idxmask);
-%   if COLS:
+%   if COLS and LOCAL:
+    // column bests of a tile of L rows in local memory: slot u = t + g*W, lane l holds
+    // column it + k0 + u + l (aligned vectors, no overlap between rows); merged at tile end
+    int it = ilo;
+    for (int u = 0; u < ${L + D}; ++u) cl[u] = (${VT})${WORST};
+%   elif COLS:
     // column bests in registers: cc<g> lane l holds column i + k0 + g*W + l of the current row;
     // per row they shift down one lane (the column leaving lane 0 of group 0 is complete)
 %     for g in range(G):
@@ -192,7 +241,13 @@ ${cov_init(VT, LOAD)}
 %   else:
         const UT ip = (UT)((ulong)i & idxmask);
 %   endif
-%   if COLS:
+%   if COLS and LOCAL:
+        if (i - it == L) {
+${pack_flush("L")}
+            it = i;
+            for (int u = 0; u < ${L + D}; ++u) cl[u] = (${VT})${WORST};
+        }
+%   elif COLS:
         if (i > ilo) {
             // column jb - 1 is complete: merge it, then shift every group down one lane
             const real best = ${"cc0" if W == 1 else "cc0.s0"};
@@ -231,7 +286,9 @@ ${cov_init(VT, LOAD)}
 %     endif
             const UT sh = AS_U(s) & hmask;
             rb = ${BEST}(rb, AS_R(sh | jpg));
-%     if COLS:
+%     if COLS and LOCAL:
+            cl[i - it + ${g * W}] = ${BEST}(cl[i - it + ${g * W}], AS_R(sh | ip));
+%     elif COLS:
             cc${g} = ${BEST}(cc${g}, AS_R(sh | ip));
 %     endif
         }
@@ -260,7 +317,11 @@ ${cov_init(VT, LOAD)}
 %   endif
         }
     }
-%   if COLS:
+%   if COLS and LOCAL:
+    if (ihi > ilo) {
+${pack_flush("(ihi - it)")}
+    }
+%   elif COLS:
     // segment end: the columns still in registers (column ihi - 1 + k0 + g*W + l)
     if (ihi > ilo) {
         real tail[D];
@@ -289,7 +350,7 @@ ${cov_init(VT, LOAD)}
     }
 %   endif
 % else:
-% if COLS:
+% if COLS and not LOCAL:
     ${VT} cacc[L + D];
     ${IT} cidx[L + D];
 % endif
@@ -349,8 +410,8 @@ ${cov_init(VT, LOAD)}
 % if COLS:
         // tile end: merge the tile's column bests (column it + k0 + u + lane)
         {
-            const real *cv = (const real *)cacc;
-            const ${ITS} *ci = (const ${ITS} *)cidx;
+            ${SPACE} const real *cv = (${SPACE} const real *)cacc;
+            ${SPACE} const ${ITS} *ci = (${SPACE} const ${ITS} *)cidx;
             const int ncol = tl + D - 1;
             for (int c = 0; c < ncol; ++c) {
                 real bs = -INFINITY;

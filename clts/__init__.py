@@ -5,7 +5,8 @@ Public API (each function takes ``device=``; see ``clts devices``):
 from .errors import CltsError, DeviceError, KernelBuildError, ProfileError
 from .runtime import Device, get_device
 from .mp import MatrixProfileResult, discords, matrix_profile, motifs
-from .stl import STLResult, stl, stl_hastl
+from .stl import STLResult, stl_hastl
+from . import stl  # the subpackage, callable as clts.stl(y, period, ...)
 from .bfast import BfastResult, bfast_monitor
 from .tridiag import TridiagonalResult, solve_tridiagonal
 

@@ -373,3 +373,18 @@ def test_hermite_complete_and_no_jump(device):
     assert err(a.trend, b.trend, y) == 0 and err(a.seasonal, b.seasonal, y) == 0
     with pytest.raises(ValueError, match="interpolation"):
         clts.stl(y, 12, interpolation="cubic")
+
+
+def test_callable_subpackage():
+    """clts.stl is both the function and the subpackage (its submodules stay importable)."""
+    import importlib
+    import inspect
+    import clts.stl.api as api
+    import clts.stl.reference as reference
+    from clts.stl import stl as fn
+    assert api.stl is fn and reference.stl is ref.stl
+    assert importlib.import_module("clts.stl.plan").resolve_parameters
+    assert callable(clts.stl) and "period" in inspect.signature(clts.stl).parameters
+    y = np.sin(np.arange(48) * 2 * np.pi / 12) + 0.1 * np.arange(48)
+    a, b = clts.stl(y, 12), fn(y, 12)
+    assert np.array_equal(a.trend, b.trend) and np.array_equal(a.seasonal, b.seasonal)

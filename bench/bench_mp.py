@@ -152,19 +152,22 @@ def main():
             clts.matrix_profile(T, m, devices=dev, precision=args.precision)
         for r in range(max(reps, 3)):
             for m in ms[r % len(ms):] + ms[:r % len(ms)]:
+                c0 = _cpu()
                 with timing(dev) as tk:
                     t0 = time.perf_counter()
                     clts.matrix_profile(T, m, devices=dev, precision=args.precision)
                     t = time.perf_counter() - t0
-                times[m].append((t, tk.kernel_seconds))
+                times[m].append((t, tk.kernel_seconds, _cpu() - c0))
         mrows = []
         for m in ms:
-            t, kern = min(times[m])
+            t, kern, _ = min(times[m])
             mrows.append({"n": f"2^{args.m_sweep_n}", "m": m, "clts s": t,
-                          "kernels s": kern, "pairs/s": pairs(n, m) / t})
-        tref = [r["clts s"] for r in mrows if r["m"] == 256][0]
+                          "kernels s": kern, "cpu s": min(x[2] for x in times[m]),
+                          "pairs/s": pairs(n, m) / t})
+        tref = [r for r in mrows if r["m"] == 256][0]
         for r in mrows:
-            r["t / t(m=256)"] = r["clts s"] / tref
+            r["t / t(m=256)"] = r["clts s"] / tref["clts s"]
+            r["cpu / cpu(m=256)"] = r["cpu s"] / tref["cpu s"]
         print(dev.slug, mrows, flush=True)
         # estimate against the measured time at the largest n
         n, t = t_last

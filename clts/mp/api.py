@@ -264,9 +264,9 @@ def _run_diag(dev, plan, A, B, dA, dB, self_join, ez, cols, b_lo, b_hi, kstart, 
                   PRECHECK=int(not getattr(dev.info, "simulator", False)))
     if k > 1:
         params.update(L=_topk_tile(dev, plan, k))
+        chunk_bands = max(1, min(chunk_bands, TOPK_PARTIAL_BYTES // ((2 * R + D) * k * 12)))
     elif local and cols:
         params.update(L=_local_tile(dev, plan))
-        chunk_bands = max(1, min(chunk_bands, TOPK_PARTIAL_BYTES // ((2 * R + D) * k * 12)))
     prg = dev.program("mp/diag.cl.mako", **params)
     kern = prg.kernel("diag" if k == 1 else "diag_topk")
     kr = A.kr
@@ -1063,16 +1063,6 @@ def _model(dev, precision="double", recalibrate=False):
                 "runs": runs}
         _write(path, data)
     return _predictor(_points(data))
-
-
-def _calibration(dev, precision="double", recalibrate=False):
-    """(a, b) of t = a + b * pairs through the two calibration sizes (kept for callers of the
-    old interface; ``estimate`` also uses the recorded runs)."""
-    _model(dev, precision, recalibrate)
-    (_, p0, t0), (_, p1, t1) = _read(_cal_path(dev, precision))["calibration"]["points"]
-    b = (t1 - t0) / (p1 - p0)
-    a = t0 - b * p0
-    return (a, b) if b > 0 and a >= 0 else (0.0, t1 / p1)
 
 
 def _record_run(dev, plan, pairs, seconds):

@@ -21,6 +21,10 @@ STATS_CHAINS = 4
 TOPK_MAX = 16
 #: bytes of the top-k partial lists of one launch (bands per launch are cut to fit)
 TOPK_PARTIAL_BYTES = 64 << 20
+#: work-items (bands) per compute unit in one top-k launch: fewer launches cost reductions,
+#: larger ones insert more (their floors are older); pocl n = 2^15, k = 4: 8 bands per launch
+#: (2 compute units) 0.7-1.0 s, 85 bands 2.4 s, 5 bands 1.1 s
+TOPK_ITEMS_PER_CU = 4
 #: private-memory budget of one work-item's top-k column lists (the tile is cut to fit)
 TOPK_PRIVATE_BYTES = 48 << 10
 
@@ -264,7 +268,9 @@ def _run_diag(dev, plan, A, B, dA, dB, self_join, ez, cols, b_lo, b_hi, kstart, 
                   PRECHECK=int(not getattr(dev.info, "simulator", False)))
     if k > 1:
         params.update(L=_topk_tile(dev, plan, k))
-        chunk_bands = max(1, min(chunk_bands, TOPK_PARTIAL_BYTES // ((2 * R + D) * k * 12)))
+        # few bands per launch: each launch's reduction raises the entry floors of the next
+        chunk_bands = max(1, min(chunk_bands, TOPK_PARTIAL_BYTES // ((2 * R + D) * k * 12),
+                                 TOPK_ITEMS_PER_CU * dev.info.compute_units * plan.wg))
     elif local and cols:
         params.update(L=_local_tile(dev, plan))
     prg = dev.program("mp/diag.cl.mako", **params)

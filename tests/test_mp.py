@@ -110,14 +110,14 @@ def test_self_join_plain_euclidean(device, merge):
     _check(res.P[:, 0], res.I[:, 0], r["P"][:, 0], r["I"][:, 0], D, 1e-8)
 
 
-TOPK_VERSIONS = [dict(store="private", lanes=8, groups=2, tile=16, segment=64),
-                 dict(store="local", lanes=8, groups=2, tile=16, segment=64),
-                 dict(store="private", lanes=1, groups=3, tile=8, segment=32),
-                 dict(store="local", lanes=4, groups=1, tile=32, segment=40, wg=4)]
+TOPK_VERSIONS = [dict(topk_store="private", lanes=8, groups=2, tile=16, segment=64),
+                 dict(topk_store="local", lanes=8, groups=2, tile=16, segment=64),
+                 dict(topk_store="private", lanes=1, groups=3, tile=8, segment=32),
+                 dict(topk_store="local", lanes=4, groups=1, tile=32, segment=40, wg=4)]
 
 
 def _kids(v):
-    return f"{v['store']}-w{v['lanes']}g{v['groups']}"
+    return f"{v['topk_store']}-w{v['lanes']}g{v['groups']}"
 
 
 def _check_k(res, r, D, k, side="rows", pre=""):
@@ -164,11 +164,12 @@ def test_top_k_ab_join_both(device, store, normalize):
     m, k = 10, 3
     r = ref.matrix_profile(A, m, B, k=k, both=True, normalize=normalize)
     res = clts.matrix_profile(A, m, B, k=k, both=True, normalize=normalize, devices=device,
-                              store=store, lanes=4, groups=2, tile=16, segment=48)
+                              topk_store=store, lanes=4, groups=2, tile=16, segment=48)
     D = ref.distance_matrix(A, m, B, normalize=normalize)
     _check_k(res, r, D, k)
     _check_k(res, r, D, k, side="cols", pre="_B")
-    one = clts.matrix_profile(A, m, B, k=k, normalize=normalize, devices=device, store=store)
+    one = clts.matrix_profile(A, m, B, k=k, normalize=normalize, devices=device,
+                              topk_store=store)
     _check_k(one, r, D, k)
     assert one.P_B is None and one.left_I is None
 
@@ -456,8 +457,8 @@ from clts.runtime import get_device
 dev = get_device(sys.argv[2])
 T, m, k = _hard(48, 16), 6, 3
 r = ref.matrix_profile(T, m, k=k)
-res = clts.matrix_profile(T, m, k=k, devices=dev, store=sys.argv[3], lanes=2, groups=2, tile=4,
-                          segment=8, wg=2)
+res = clts.matrix_profile(T, m, k=k, devices=dev, topk_store=sys.argv[3], lanes=2, groups=2,
+                          tile=4, segment=8, wg=2)
 _check_k(res, r, _dist_self(T, m, 2), k)
 print("case ok")
 """
@@ -476,8 +477,8 @@ def test_oclgrind_top_k(device, store):
         sys.path.insert(0, here)
         T, m, k = _hard(48, 16), 6, 3
         r = ref.matrix_profile(T, m, k=k)
-        res = clts.matrix_profile(T, m, k=k, devices=device, store=store, lanes=2, groups=2,
-                                  tile=4, segment=8, wg=2)
+        res = clts.matrix_profile(T, m, k=k, devices=device, topk_store=store, lanes=2,
+                                  groups=2, tile=4, segment=8, wg=2)
         _check_k(res, r, _dist_self(T, m, 2), k)
         return
     out = subprocess.run([sys.executable, "-c", OCLGRIND_TOPK, here, device.slug, store],

@@ -260,7 +260,7 @@ def _run_diag(dev, plan, A, B, dA, dB, self_join, ez, cols, b_lo, b_hi, kstart, 
     atomic = plan.merge == "atomic" and k == 1      # top-k: partial lists, any device
     # room for every column index a padded lane can reach, so packed indices never carry
     idxbits = max(1, int(max(lA, lB) + D + 64).bit_length())
-    local = plan.store == "local"
+    local = (plan.store if k == 1 else plan.topk_store) == "local"
     params = dict(real=plan.kernel_real, W=plan.lanes, G=plan.groups, L=plan.tile, R=R,
                   NORMALIZE=int(A.normalize), COLS=int(cols), ATOMIC=int(atomic),
                   PACK=int(plan.kernel_real == "double" and k == 1), K=k,
@@ -687,10 +687,10 @@ def _local_tile(dev, plan):
 def _topk_tile(dev, plan, k):
     """Rows per tile of the top-k kernel: ``plan.tile``, fewer where a tile's column lists
     ((tile + band) x k entries) would not fit the device's local memory (store="local", per
-    work-item of a group) or TOPK_PRIVATE_BYTES of private memory."""
+    work-item of a group; topk_store="local") or TOPK_PRIVATE_BYTES of private memory."""
     rs = 8 if plan.kernel_real == "double" else 4
     per = k * (rs + 4) + rs
-    if plan.store == "local":
+    if plan.topk_store == "local":
         budget = (dev.local_mem - 1024) // max(plan.wg, 1)
     else:
         budget = TOPK_PRIVATE_BYTES
@@ -699,8 +699,8 @@ def _topk_tile(dev, plan, k):
         from ..runtime import DeviceError
         raise DeviceError(f"device {dev}: the top-k column lists of one work-item (band "
                           f"{plan.band}, k={k}) need {(plan.band + 1) * per} bytes of "
-                          f"{plan.store} memory, {budget} available; use a smaller band, "
-                          "wg or store='private'")
+                          f"{plan.topk_store} memory, {budget} available; use a smaller band, "
+                          "wg or topk_store='private'")
     return L
 
 

@@ -9,7 +9,8 @@ caller (``matrix_profile(..., plan=Plan(...))`` or keyword overrides), which is 
 - ``segment`` (R): rows per work-item; the covariance is recomputed exactly every R steps.
 - ``wg``: work-group size (work-items share nothing, so this is a scheduling choice).
 - ``store``: where a tile's best values live: "private" (registers / private arrays) or "local"
-  (a per-work-item slice of a __local array; nothing shared, so no barrier).
+  (a per-work-item slice of a __local array; nothing shared, so no barrier). ``topk_store``:
+  the same for the sorted k-lists of a tile's columns (k > 1), where the best choice differs.
 - ``merge``: "atomic" (64-bit packed atomic minimum, needs cl_khr_int64_base_atomics) or
   "partial" (per-work-item partial profiles + a reduction kernel; any device).
 - ``precision``: "double" (everything float64), "mixed" (float32 diagonal kernel, float64
@@ -37,6 +38,7 @@ class Plan:
     wg: int = 1
     merge: str = "atomic"
     store: str = "private"
+    topk_store: str = "local"
     precision: str = "double"
     block_rows: int = 256
 
@@ -61,8 +63,9 @@ class Plan:
                 raise ValueError(f"{name} must be a positive int, got {v!r}")
         if self.segment < self.band:
             raise ValueError(f"segment ({self.segment}) must be >= lanes*groups ({self.band})")
-        if self.store not in STORES:
-            raise ValueError(f"store must be one of {STORES}, got {self.store!r}")
+        for name in ("store", "topk_store"):
+            if getattr(self, name) not in STORES:
+                raise ValueError(f"{name} must be one of {STORES}, got {getattr(self, name)!r}")
         if self.merge not in MERGES:
             raise ValueError(f"merge must be one of {MERGES}, got {self.merge!r}")
         if self.precision not in PRECISIONS:
@@ -94,6 +97,7 @@ def make_plan(dev, *, precision="double", plan: Plan | None = None, m: int | Non
         p = Plan(lanes=lanes, groups=int(d.get("groups", 8)), tile=int(d.get("tile", 128)),
                  segment=int(d.get("segment", 4096)), wg=int(d.get("wg", 1)), merge=merge,
                  store=str(d.get("store", "private")),
+                 topk_store=str(d.get("topk_store", "local")),
                  precision=precision, block_rows=int(sec.get("block_rows", 256)))
     known = {f.name for f in fields(Plan)}
     bad = set(overrides) - known

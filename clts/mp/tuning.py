@@ -55,6 +55,20 @@ register(Tunable(
                 "local memory"))
 
 
+def _run_topk(device, params, w):
+    return matrix_profile(w["T"], M, devices=device, progress=False, k=TOPK_K, **params)
+
+
+#: k of the top-k workload (the tuner checks its first column against the reference)
+TOPK_K = 4
+
+register(Tunable(
+    name="mp.topk", section="mp.diag",
+    params={"topk_store": ["private", "local"]},
+    workloads=_workloads, run=_run_topk, check=_check,
+    description="matrix profile k > 1: a tile's column k-lists in private or local memory"))
+
+
 def _run_merge(device, params, w):
     return matrix_profile(w["T"], M, devices=device, progress=False, merge=params["merge"])
 

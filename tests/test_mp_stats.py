@@ -273,3 +273,32 @@ def test_oclgrind_stats_and_qt_starts(device):
     ref = [[_qt_reference(A, B, m, i, i + k0 + c, True) for c in range(D)]
            for k0, i, _, _ in desc]
     np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-10)
+
+
+# ---------------------------------------------------------------------------------------------
+# segment length R against m
+
+def test_segment_scales_with_m(device):
+    """R = segment_per_m * m rows (rounded up to 1024, at least the profile's segment) unless
+    segment is forced; segment_per_m from the keyword, else the profile, else the default."""
+    import types
+    import clts
+    from clts.mp import plan as mp_plan
+    floor = make_plan(device, m=3).segment
+    spm = device.profile.section("mp").get("diag", {}).get("segment_per_m",
+                                                          mp_plan.SEGMENT_PER_M)
+    for m in (64, 256, 2048):
+        assert make_plan(device, m=m).segment == max(floor, -(-spm * m // 1024) * 1024)
+        assert make_plan(device, m=m, segment_per_m=8).segment == max(floor, -(-8 * m // 1024)
+                                                                      * 1024)
+        assert make_plan(device, m=m, segment=3000).segment == 3000
+    prof = types.SimpleNamespace(section=lambda name: {"diag": {"segment": 1024,
+                                                                "segment_per_m": 4}})
+    fake = types.SimpleNamespace(profile=prof, platform="x", int64_atomics=True)
+    assert make_plan(fake, m=2048).segment == 8192
+    assert make_plan(fake, m=2048, segment_per_m=16).segment == 32768
+    with pytest.raises(ValueError):
+        make_plan(fake, m=64, segment_per_m=0)
+    T = np.cumsum(np.random.default_rng(2).standard_normal(300))
+    res = clts.matrix_profile(T, 40, devices=device, segment_per_m=1)
+    assert res.plan.segment == max(floor, 1024)

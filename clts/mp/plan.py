@@ -78,13 +78,20 @@ def _default_lanes(dev) -> int:
     return 8 if "pocl" in (dev.platform or "").lower() else 8
 
 
-#: the exact covariance at a segment start costs O(m) per diagonal: segments are at least
-#: SEGMENT_PER_M * m rows unless forced, so the run time stays independent of m
+#: the exact covariance at a segment start costs O(m) per diagonal, and the O(1) update's
+#: rounding grows ~ eps * rows against |QT| ~ m: segments are at least segment_per_m * m rows
+#: (profile key mp.diag.segment_per_m, tuned by clts-tune; this default otherwise) unless
+#: ``segment`` is forced, so that the run time and the relative drift stay independent of m
 SEGMENT_PER_M = 32
 
 
 def make_plan(dev, *, precision="double", plan: Plan | None = None, m: int | None = None,
-              **overrides) -> Plan:
+              segment_per_m: int | None = None, **overrides) -> Plan:
+    if segment_per_m is None and plan is None:
+        segment_per_m = dev.profile.section("mp").get("diag", {}).get("segment_per_m")
+    spm = SEGMENT_PER_M if segment_per_m is None else segment_per_m
+    if isinstance(spm, bool) or not isinstance(spm, int) or spm < 1:
+        raise ValueError(f"segment_per_m must be a positive int, got {spm!r}")
     if plan is not None:
         p = plan
     else:
@@ -104,7 +111,7 @@ def make_plan(dev, *, precision="double", plan: Plan | None = None, m: int | Non
     if bad:
         raise TypeError(f"unknown plan parameter(s) {sorted(bad)}; accepted: {sorted(known)}")
     if plan is None and m is not None and overrides.get("segment") is None:
-        p = replace(p, segment=max(p.segment, -(-SEGMENT_PER_M * m // 1024) * 1024))
+        p = replace(p, segment=max(p.segment, -(-spm * m // 1024) * 1024))
     p = replace(p, **{k: v for k, v in overrides.items() if v is not None})
     if plan is None or "precision" not in overrides:
         p = replace(p, precision=precision if plan is None else p.precision)

@@ -1,6 +1,7 @@
 """Matrix-profile search spaces for clts-tune: the diagonal kernel's band (lanes x groups),
-tile length, segment length R (exact covariance every R rows), work-group size, where a tile's
-best values live (private / local); and the merge version. Every candidate runs through
+tile length, segment length R = segment_per_m * m (exact covariance every R rows; tuned at
+m = 256), work-group size, where a tile's best values live (private / local); and the merge
+version. Every candidate runs through
 ``clts.matrix_profile`` with the parameters forced and is checked against the brute-force
 reference on a sample of rows."""
 from __future__ import annotations
@@ -34,7 +35,7 @@ def _run_diag(device, params, w):
 
 
 def _constraint(params, device):
-    if params["segment"] < params["lanes"] * params["groups"]:
+    if params["segment_per_m"] * M < params["lanes"] * params["groups"]:
         return False
     if params["lanes"] * params["groups"] > 256:
         return False
@@ -48,10 +49,11 @@ def _constraint(params, device):
 register(Tunable(
     name="mp.diag", section="mp.diag",
     params={"lanes": [1, 4, 8], "groups": [2, 4, 8, 16], "tile": [64, 128, 256, 512],
-            "segment": [2048, 4096, 8192], "wg": [1, 4, 16], "store": ["private", "local"]},
+            "segment_per_m": [8, 16, 32, 64], "wg": [1, 4, 16], "store": ["private", "local"]},
     workloads=_workloads, run=_run_diag, check=_check, constraint=_constraint,
     description="matrix profile diagonal kernel: band = lanes*groups diagonals, tile rows, "
-                "exact covariance every segment rows, work-group size, tile bests in private or "
+                "exact covariance every segment_per_m * m rows, work-group size, tile bests "
+                "in private or "
                 "local memory"))
 
 

@@ -205,6 +205,13 @@ def test_predictor_noise_and_single_point():
     f = api._predictor([(1e9, 2.0), (4e9, 1.5)])
     assert abs(f(8e9) - 3.0) < 1e-12
     assert abs(api._predictor([(2e9, 1.0)])(4e9) - 2.0) < 1e-12
+    # the smaller size 30 % slow (noise): between the sizes the line; beyond them the law
+    # anchored at the larger size, the fixed cost held to 10 % of the smaller time (a line
+    # through both would give 7.6 for a true 8.0)
+    f = api._predictor([(1e9, 1.3), (4e9, 4.0)])
+    assert abs(f(2e9) - 2.2) < 1e-12
+    assert abs(f(8e9) - (0.13 + 3.87 * 2)) < 1e-12
+    assert abs(f(5e8) - 1.3 / 2) < 0.07
     with pytest.raises(ValueError):
         api._predictor([])
 

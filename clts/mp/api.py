@@ -876,10 +876,11 @@ class _MatrixProfile:
 
     def estimate(self, n, m, device=None, *, n_B=None, precision="double", recalibrate=False):
         """Predicted seconds of a k=1 matrix profile of a length-``n`` series (self-join; an
-        AB-join with ``n_B``) on ``device``: the seed's n^2 law, t = a + b * pairs, through
-        the fastest measured run of each size: a one-time calibration (two sizes in the n^2
-        regime, minimum of repeats), refined by the k=1 self-joins this device has run since
-        (see README, "Run-time estimate"). ``recalibrate=True`` measures again."""
+        AB-join with ``n_B``) on ``device``: the seed's n^2 law through the fastest measured
+        run of each size (interpolated between sizes, anchored at the nearest beyond them):
+        a one-time calibration (two sizes in the n^2 regime, minimum of repeats), refined by
+        the k=1 self-joins this device has run since (see README, "Run-time estimate").
+        ``recalibrate=True`` measures again."""
         dev = get_device(device)
         pred = _model(dev, precision, recalibrate)
         l = n - m + 1
@@ -910,7 +911,10 @@ CAL_SIZES = None
 CAL_START = 1 << 15
 CAL_MAX = 1 << 20
 CAL_MIN_SECONDS = 0.15
-CAL_REPEATS = 3
+CAL_REPEATS = 5
+#: the fixed cost of a run, in the extrapolation beyond the measured sizes, at most this
+#: fraction of the smaller of the two nearest sizes' times
+INTERCEPT_MAX = 0.1
 CAL_M = 256
 #: recorded runs kept per file
 RUNS_KEPT = 32
@@ -991,10 +995,12 @@ def _points(data):
 
 
 def _predictor(points):
-    """t(pairs) from measured (pairs, seconds): per half-octave of pairs the fastest run, then
-    the line a + b * pairs through the two neighbouring sizes (the two largest beyond them,
-    the two smallest below); the pure n^2 law t = pairs * (t_i / pairs_i) of the nearer one
-    where that line is not increasing or has a negative intercept (timing noise)."""
+    """t(pairs) from measured (pairs, seconds): per half-octave of pairs the fastest run; between
+    two sizes the line through them; beyond the measured sizes the n^2 law anchored at the
+    nearest size, t = a + (t_A - a) * pairs / pairs_A, with the fixed cost a the intercept of the
+    line through the two nearest sizes kept within [0, INTERCEPT_MAX * their smaller time] (a
+    two-point line extrapolated far amplifies the timing noise of both points; anchoring at one
+    point does not, and the fixed cost of a run in the n^2 regime is small)."""
     best = {}
     for p, t in points:
         if p > 0 and t > 0:
@@ -1005,20 +1011,27 @@ def _predictor(points):
     if not env:
         raise ValueError("no measured run to estimate from")
 
+    def anchored(pairs, anchor, other):
+        (pa, ta), (po, to) = anchor, other
+        b = (ta - to) / (pa - po)
+        a = ta - b * pa
+        a = 0.0 if b <= 0 else min(max(a, 0.0), INTERCEPT_MAX * min(ta, to))
+        return a + (ta - a) * pairs / pa
+
     def predict(pairs):
         pairs = float(pairs)
         if len(env) == 1:
             return env[0][1] * pairs / env[0][0]
+        if pairs >= env[-1][0]:
+            return anchored(pairs, env[-1], env[-2])
+        if pairs <= env[0][0]:
+            return anchored(pairs, env[0], env[1])
         i = int(np.searchsorted([e[0] for e in env], pairs))
-        i = min(max(i, 1), len(env) - 1)
         (p0, t0), (p1, t1) = env[i - 1], env[i]
-        b = (t1 - t0) / (p1 - p0)
-        a = t0 - b * p0
-        if b <= 0 or a < 0:
-            pn, tn = env[i] if abs(math.log(pairs / p1)) < abs(math.log(pairs / p0)) \
-                else env[i - 1]
+        if t1 <= t0:        # noise: the n^2 law of the nearer size
+            pn, tn = env[i] if pairs / p0 > p1 / pairs else env[i - 1]
             return tn * pairs / pn
-        return a + b * pairs
+        return t0 + (t1 - t0) * (pairs - p0) / (p1 - p0)
     return predict
 
 

@@ -388,3 +388,23 @@ def test_callable_subpackage():
     y = np.sin(np.arange(48) * 2 * np.pi / 12) + 0.1 * np.arange(48)
     a, b = clts.stl(y, 12), fn(y, 12)
     assert np.array_equal(a.trend, b.trend) and np.array_equal(a.seasonal, b.seasonal)
+
+
+@pytest.mark.parametrize("deg", [0, 1, 2])
+def test_weight_table_complete(device, deg):
+    """Complete data, vector outer LOESS: tricube weights from the per-call table (default)
+    equal the inline computation and the scalar version, robust and not."""
+    rng = np.random.default_rng(50 + deg)
+    y = series(rng, 9, 120, 12, outliers=True)
+    kw = dict(seasonal_deg=deg, trend_deg=deg, low_pass_deg=min(deg, 1), seasonal_jump=2,
+              trend_jump=3, robust=True, outer_iter=2)
+    runs = [clts.stl(y, 12, device=device, loess_version="outer", loess_params=lp, **kw)
+            for lp in ({"lanes": 8}, {"lanes": 8, "table": False}, {"lanes": 1},
+                       {"lanes": 4, "table": True})]
+    tol = 1e-10 if deg == 2 else 1e-12
+    for r in runs[1:]:
+        assert err(r.seasonal, runs[0].seasonal, y) < tol
+        assert err(r.trend, runs[0].trend, y) < tol
+    if deg < 2:
+        s, t, _, _ = sm_fit(y, 12, **kw)
+        assert err(runs[0].seasonal, s, y) < 1e-9 and err(runs[0].trend, t, y) < 1e-9

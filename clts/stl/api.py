@@ -89,7 +89,8 @@ class _Runner:
                  p["low_pass_deg"], p["low_pass_jump"])):
             self.smoothers[name] = dict(S=S, NF=fp.shape[1], seg=ibuf(seg), fp=ibuf(fp),
                                         an=ibuf(an), q=q, deg=deg, jump=jump,
-                                        nmax=int(seg.max()), seg_np=seg)
+                                        nmax=int(seg.max()), seg_np=seg,
+                                        qw=min(q, int(seg.max())))
 
     @staticmethod
     def _one(n, q, jump):
@@ -117,6 +118,7 @@ class _Runner:
         if version == "outer":
             kw["LANES"] = choice.lanes
             kw["complete"] = complete and choice.lanes > 1
+            kw["table"] = kw["complete"] and choice.table
         return self._prog(f"loess_{version}", **kw)
 
     def run(self, y_host, outs):
@@ -215,6 +217,20 @@ class _Runner:
                           for name, sm in self.smoothers.items() if name in nch] + [0])
         part = alloc((max(part_bytes, 1),)) if part_bytes else None
 
+        tables = {}
+
+        def weight_table(name, prg, nns):
+            # complete data, vector outer LOESS: tricube weights per fit point, once per call
+            if name not in tables:
+                sm = self.smoothers[name]
+                S, NF, QW = sm["S"], sm["NF"], sm["qw"]
+                wtab, wmom = alloc((S * NF, 2 * QW)), alloc((S * NF, 5))
+                launch(dev, self._kernel(prg, "loess_wtab"), S * NF, None, sm["fp"], i32(NF),
+                       i32(S), nns.data, i32(QW), wtab.data, wmom.data)
+                tables[name] = (wtab.data, wmom.data)
+                extra.extend((wtab, wmom))
+            return tables[name]
+
         def run_loess(name, D, d_b, d_s, W, out, o_b, o_s, o_p, o_off, use_w, otl=1):
             sm = self.smoothers[name]
             ch = self.versions[name]
@@ -228,6 +244,8 @@ class _Runner:
             nfit = B * S * NF
             if ch.version == "outer":
                 L = ch.lanes
+                if complete and L > 1 and ch.table:
+                    args += list(weight_table(name, prg, nns)) + [i32(sm["qw"])]
                 launch(dev, self._kernel(prg, "loess_outer"), -(-B // L) * S * NF, None, *args)
             elif ch.version == "intragroup":
                 launch(dev, self._kernel(prg, "loess_intragroup"), nfit * ch.wg, ch.wg, *args)
@@ -305,7 +323,8 @@ def stl(y, period, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, tre
     forced for every LOESS of the call. ``interpolation``: between jumped fits, "linear"
     (statsmodels and R; the default) or "hermite" (cubic Hermite from the fitted values and the
     local fits' slopes, as stlplus and the seed). ``loess_params``: optional dict forcing tunables
-    (``lanes``, ``wg``, ``chunk``, ``interp_per_item``: jump intervals filled per work-item,
+    (``lanes``, ``wg``, ``chunk``, ``table``: tricube weight tables for the vector outer
+    LOESS on complete data, ``interp_per_item``: jump intervals filled per work-item,
     0 = a whole segment). Returns an :class:`STLResult`.
     """
     y = _validate(y)

@@ -98,6 +98,7 @@ class LoessChoice:
     wg: int = 64          # intragroup work-group size
     chunk: int = 32       # flat: neighbours per work-item
     lanes: int = 1        # outer: series per work-item (vector width)
+    table: bool = True    # outer, lanes > 1, complete data: tricube weights from a per-call table
 
 
 @dataclass
@@ -123,8 +124,9 @@ def choose(profile_get, n_fits: int, q: int, jump: int, batch: int, version="aut
     lanes = int(ov.get("lanes", profile_get("stl.outer.lanes", 1)))
     if lanes not in (1, 2, 4, 8, 16):
         raise ValueError(f"lanes must be 1, 2, 4, 8 or 16, got {lanes}")
+    table = bool(ov.get("table", True))
     if version != "auto":
-        return LoessChoice(version, wg, chunk, lanes)
+        return LoessChoice(version, wg, chunk, lanes, table)
     jt = profile_get("stl.loess.jump_threshold", 16)
     qmax = profile_get("stl.loess.intragroup_max_q", 1024)
     par = profile_get("stl.loess.parallelism_threshold", 0)
@@ -136,4 +138,4 @@ def choose(profile_get, n_fits: int, q: int, jump: int, batch: int, version="aut
         v = "intragroup"
     else:
         v = "flat"
-    return LoessChoice(v, wg, chunk, lanes)
+    return LoessChoice(v, wg, chunk, lanes, table)

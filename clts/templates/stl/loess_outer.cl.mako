@@ -27,7 +27,44 @@ kernel void loess_outer(${lc.fit_args()}) {
     V = "real%d" % L
     names = ["S0", "S1", "S2", "T0", "T1"] + (["S3", "S4", "T2"] if deg == 2 else [])
 %>
+% if complete:
+// Once per call and smoother (complete data): for every fit point, the tricube weight w and
+// the coordinate u = (p - xc) / h of each window position, and the moments S0..S4 of the
+// weights; computed exactly as the kernels without the table compute them inline.
+kernel void loess_wtab(global const int* fitpos, int NF, int S, global const int* nns,
+                       int QW, global real* wtab, global real* wmom) {
+    const long sf = get_global_id(0);
+    if (sf >= (long)S * NF) return;
+    const int xf = fitpos[sf];
+    if (xf < 0) return;
+    global const int* nn = nns + 4 * sf;
+    const int lo = nn[0], hi = nn[1];
+    const real h = (real)nn[2];
+    const real inv_h = h > (real)0 ? (real)1 / h : (real)0;
+    const real xc = (real)0.5 * (real)(lo + hi);
+    const real xfr = (real)xf;
+    real S0 = 0, S1 = 0, S2 = 0, S3 = 0, S4 = 0;
+    global real* tab = wtab + sf * (2 * QW);
+    for (int p = lo; p <= hi; ++p) {
+        const real r = fabs((real)p - xfr);
+        const real t = r * inv_h;
+        real w = (real)1 - t * t * t;
+        w = (r <= (real)0.001 * h) ? (real)1 : ((r <= (real)0.999 * h) ? w * w * w : (real)0);
+        const real u = ((real)p - xc) * inv_h;
+        tab[2 * (p - lo)] = w;
+        tab[2 * (p - lo) + 1] = u;
+        const real wu = w * u;
+        S0 += w; S1 += wu; S2 += wu * u;
+        S3 += wu * u * u; S4 += wu * u * u * u;
+    }
+    global real* mom = wmom + sf * 5;
+    mom[0] = S0; mom[1] = S1; mom[2] = S2; mom[3] = S3; mom[4] = S4;
+}
+
+kernel void loess_outer(${lc.fit_args()}${", global const real* wtab, global const real* wmom, int QW" if table else ""}) {
+% else:
 kernel void loess_outer(${lc.fit_args()}) {
+% endif
     const long gid = get_global_id(0);
     const int NT = (B + ${L - 1}) / ${L};
     if (gid >= (long)NT * S * NF) return;
@@ -63,6 +100,39 @@ kernel void loess_outer(${lc.fit_args()}) {
 % for nm in names:
     ${V if nm in vec else "real"} ${nm} = 0;
 % endfor
+% if table:
+    // the tricube weights w and coordinates u of the window come from the per-call table
+    // (loess_wtab: they depend only on the fit point when no value is missing); without
+    // robustness weights the scalar moments S* too
+    global const real* tab = wtab + ((long)s * NF + f) * (2 * QW);
+% if use_w:
+    for (int p = lo; p <= hi; ++p) {
+        const real w = tab[2 * (p - lo)], u = tab[2 * (p - lo) + 1];
+        const ${V} v = vload${L}(p - 1, Dt);
+        const ${V} wv = w * vload${L}(p - 1, Wt);
+        const ${V} wu = wv * u;
+        S0 += wv; S1 += wu; S2 += wu * u; T0 += wv * v; T1 += wu * v;
+%   if deg == 2:
+        S3 += wu * u * u; S4 += wu * u * u * u; T2 += wu * u * v;
+%   endif
+    }
+% else:
+    global const real* mom = wmom + ((long)s * NF + f) * 5;
+    S0 = mom[0]; S1 = mom[1]; S2 = mom[2];
+%   if deg == 2:
+    S3 = mom[3]; S4 = mom[4];
+%   endif
+    for (int p = lo; p <= hi; ++p) {
+        const real w = tab[2 * (p - lo)], u = tab[2 * (p - lo) + 1];
+        const ${V} v = vload${L}(p - 1, Dt);
+        const real wu = w * u;
+        T0 += w * v; T1 += wu * v;
+%   if deg == 2:
+        T2 += (wu * u) * v;
+%   endif
+    }
+% endif
+% else:
     for (int p = lo; p <= hi; ++p) {
         const real r = fabs((real)p - xfr);
         const real t = r * inv_h;
@@ -85,6 +155,7 @@ kernel void loess_outer(${lc.fit_args()}) {
 %   endif
 % endif
     }
+% endif
 % for k in range(L):
     if (tile * ${L} + ${k} < B) {
         real sl;

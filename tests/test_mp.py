@@ -189,6 +189,24 @@ def test_top_k_plain_euclidean_and_chunks(device, monkeypatch):
         _check_k(res, r, D, k)
 
 
+def test_top_k_edges(device):
+    """k = TOPK_MAX = 16 with fewer neighbours than k (lists end in inf / -1), exclusion zone 0
+    and one that leaves nothing, an AB-join with fewer windows in B than k."""
+    for n, m, k, ez in [(20, 5, 16, None), (40, 4, 16, 0), (30, 6, 7, 30)]:
+        T = _series(n, 3)
+        r = ref.matrix_profile(T, m, k=k, exclusion_zone=ez)
+        res = clts.matrix_profile(T, m, k=k, exclusion_zone=ez, devices=device)
+        _check_k(res, r, _dist_self(T, m, math.ceil(m / 4) if ez is None else ez), k)
+        np.testing.assert_array_equal(res.left_I, r["left_I"])
+        np.testing.assert_array_equal(res.right_I, r["right_I"])
+    A, B = _series(50, 1), _series(12, 2)
+    r = ref.matrix_profile(A, 5, B, k=10, both=True)
+    res = clts.matrix_profile(A, 5, B, k=10, both=True, devices=device)
+    D = ref.distance_matrix(A, 5, B)
+    _check_k(res, r, D, 10)
+    _check_k(res, r, D, 10, side="cols", pre="_B")
+
+
 def test_top_k_mixed_and_blocked(device):
     """mixed: float32 lists, exact float64 distances: the c-th distance is at least the true
     c-th and at most 1e-3 above it. k > TOPK_MAX: the blocked path, same results."""

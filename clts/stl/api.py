@@ -267,8 +267,9 @@ class _Runner:
             G = -(-nint // ipw)
             ik = self._kernel(self._prog("interp", extend=extend, OTL=otl,
                                          hermite=self.hermite), "stl_interp")
-            launch(dev, ik, B * S * G, None, out.data, i32(o_b), i32(o_s), i32(o_p), i32(o_off),
-                   sm["seg"], i32(S), i32(B), i32(G), i32(sm["jump"]), i32(ipw), *hargs)
+            nb = Bp // otl if otl > 1 else B      # series, or tiles of otl series
+            launch(dev, ik, nb * S * G, None, out.data, i32(o_b), i32(o_s), i32(o_p), i32(o_off),
+                   sm["seg"], i32(S), i32(nb), i32(G), i32(sm["jump"]), i32(ipw), *hargs)
 
         use_w = False
         outer = self.p["outer_iter"]

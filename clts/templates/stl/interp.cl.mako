@@ -4,7 +4,9 @@
 ## seed's and stlplus' method). A work-item fills IPW consecutive intervals of one
 ## segment (IPW = 1 on GPUs; on CPUs a whole segment, as pocl pays per work-item). With extend,
 ## the first work-item of a segment also replaces a failed end fit (positions 0 and n+1 of a
-## cycle-subseries) by its neighbour.
+## cycle-subseries) by its neighbour. An output interleaved by OTL > 1 series (the seasonal
+## fits C, laid out for the vector moving averages) is filled OTL series per work-item with
+## realN vectors: B is then the number of tiles of OTL series.
 <%include file="/common/real.cl.mako"/>
 
 kernel void stl_interp(global real* out, int o_b, int o_s, int o_p, int o_off,
@@ -18,22 +20,32 @@ kernel void stl_interp(global real* out, int o_b, int o_s, int o_p, int o_off,
     const int g = (int)(gid - bs * G);
     const int n = seg_n[s];
 % if OTL > 1:
-    // output interleaved by OTL series: [b / OTL][row][b % OTL]
-    const long base = ((b >> ${OTL.bit_length() - 1}) * o_b + (long)s * o_s + o_off) * ${OTL}
-                      + (b & ${OTL - 1});
-    global real* o = out + base;
-    o_p *= ${OTL};
+<% V = "real%d" % OTL %>
+    // b = tile of OTL series; element at position p: vload${OTL}(p * o_p, o)
+    const long base = (b * o_b + (long)s * o_s + o_off) * ${OTL};
+#define LD(p, ptr) vload${OTL}((size_t)(p) * o_p, ptr)
+#define ST(v, p, ptr) vstore${OTL}(v, (size_t)(p) * o_p, ptr)
+    typedef ${V} rv;
 % else:
     const long base = b * o_b + (long)s * o_s + o_off;
-    global real* o = out + base;
+#define LD(p, ptr) (ptr)[(long)(p) * o_p]
+#define ST(v, p, ptr) (ptr)[(long)(p) * o_p] = (v)
+    typedef real rv;
 % endif
+    global real* o = out + base;
 % if hermite:
     global const real* sl = slp + base;
 % endif
 % if extend:
     if (g == 0) {
-        if (isnan(o[0])) o[0] = o[o_p];
-        if (isnan(o[(long)(n + 1) * o_p])) o[(long)(n + 1) * o_p] = o[(long)n * o_p];
+        const rv e0 = LD(0, o), e1 = LD(n + 1, o);
+%   if OTL > 1:
+        ST(select(e0, LD(1, o), isnan(e0)), 0, o);
+        ST(select(e1, LD(n, o), isnan(e1)), n + 1, o);
+%   else:
+        if (isnan(e0)) ST(LD(1, o), 0, o);
+        if (isnan(e1)) ST(LD(n, o), n + 1, o);
+%   endif
     }
 % endif
     if (n < 2) return;
@@ -43,20 +55,19 @@ kernel void stl_interp(global real* out, int o_b, int o_s, int o_p, int o_off,
         const int left = 1 + k * nj;
         if (left >= n) return;
         const int right = min(left + nj, n);
-        const real yl = o[(long)left * o_p], yr = o[(long)right * o_p];
+        const rv yl = LD(left, o), yr = LD(right, o);
 % if hermite:
         const real d = (real)(right - left);
-        const real ml = sl[(long)left * o_p] * d, mr = sl[(long)right * o_p] * d;
+        const rv ml = LD(left, sl) * d, mr = LD(right, sl) * d;
         for (int p = left + 1; p < right; ++p) {
             const real t = (real)(p - left) / d, t2 = t * t, t3 = t2 * t;
-            o[(long)p * o_p] = ((real)2 * t3 - (real)3 * t2 + (real)1) * yl
-                               + (t3 - (real)2 * t2 + t) * ml
-                               + ((real)3 * t2 - (real)2 * t3) * yr + (t3 - t2) * mr;
+            ST(((real)2 * t3 - (real)3 * t2 + (real)1) * yl + (t3 - (real)2 * t2 + t) * ml
+               + ((real)3 * t2 - (real)2 * t3) * yr + (t3 - t2) * mr, p, o);
         }
 % else:
-        const real delta = (yr - yl) / (real)(right - left);
+        const rv delta = (yr - yl) / (real)(right - left);
         for (int p = left + 1; p < right; ++p)
-            o[(long)p * o_p] = yl + delta * (real)(p - left);
+            ST(yl + delta * (real)(p - left), p, o);
 % endif
     }
 }

@@ -228,7 +228,7 @@ def main(argv=None):
     args = p.parse_args(argv)
     dtype = np.dtype(args.dtype).type
     shapes = QUICK if args.quick else SHAPES
-    repeats = 3 if args.quick else 7
+    repeats = 3 if args.quick else 11
     nb = numba_solvers()
     devs = [get_device(args.device)] if args.device else all_devices()
     for dev in devs:

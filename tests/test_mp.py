@@ -207,6 +207,23 @@ def test_top_k_edges(device):
     _check_k(res, r, D, 10, side="cols", pre="_B")
 
 
+def test_top_k_local_memory_too_small(device):
+    """topk_store="local" where a work-group's lists cannot fit: private memory, a warning."""
+    from clts.mp.api import TOPK_PRIVATE_GROUP_BYTES
+    T, m, k, per = _hard(150, 5), 8, 16, 16 * 12 + 8
+    # a work-group too large for its lists in local memory, small enough for private memory
+    wgs = [w for w in (16, 32, 64, 128, 256) if w <= device.max_work_group and
+           (device.local_mem - 1024) // w // per < 33 <= TOPK_PRIVATE_GROUP_BYTES // w // per]
+    if not wgs:
+        pytest.skip("no work-group size with too little local and enough private memory")
+    wg = wgs[0]
+    r = ref.matrix_profile(T, m, k=k)
+    with pytest.warns(UserWarning, match="topk_store='private' used"):
+        res = clts.matrix_profile(T, m, k=k, devices=device, wg=wg, lanes=8, groups=4,
+                                  topk_store="local")
+    _check_k(res, r, _dist_self(T, m, 2), k)
+
+
 def test_top_k_mixed_and_blocked(device):
     """mixed: float32 lists, exact float64 distances: the c-th distance is at least the true
     c-th and at most 1e-3 above it. k > TOPK_MAX: the blocked path, same results."""

@@ -27,6 +27,8 @@ TOPK_PARTIAL_BYTES = 64 << 20
 TOPK_ITEMS_PER_CU = 4
 #: private-memory budget of one work-item's top-k column lists (the tile is cut to fit)
 TOPK_PRIVATE_BYTES = 48 << 10
+#: ... and of a work-group's (pocl gives each work-group one stack: 32 MiB segfaulted it)
+TOPK_PRIVATE_GROUP_BYTES = 1 << 20
 
 
 @dataclass
@@ -267,7 +269,8 @@ def _run_diag(dev, plan, A, B, dA, dB, self_join, ez, cols, b_lo, b_hi, kstart, 
                   LOCAL=int(local), WG=plan.wg if local else 0,
                   PRECHECK=int(not getattr(dev.info, "simulator", False)))
     if k > 1:
-        params.update(L=_topk_tile(dev, plan, k))
+        L, local = _topk_tile(dev, plan, k)
+        params.update(L=L, LOCAL=int(local), WG=plan.wg if local else 0)
         # few bands per launch: each launch's reduction raises the entry floors of the next
         chunk_bands = max(1, min(chunk_bands, TOPK_PARTIAL_BYTES // ((2 * R + D) * k * 12),
                                  TOPK_ITEMS_PER_CU * dev.info.compute_units * plan.wg))
@@ -685,23 +688,30 @@ def _local_tile(dev, plan):
 
 
 def _topk_tile(dev, plan, k):
-    """Rows per tile of the top-k kernel: ``plan.tile``, fewer where a tile's column lists
-    ((tile + band) x k entries) would not fit the device's local memory (store="local", per
-    work-item of a group; topk_store="local") or TOPK_PRIVATE_BYTES of private memory."""
+    """(rows per tile, local) of the top-k kernel: ``plan.tile``, fewer where a tile's column
+    lists ((tile + band) x k entries) would not fit the device's local memory (per work-item of
+    a group; topk_store="local") or TOPK_PRIVATE_BYTES of private memory. Where not even one
+    row fits in local memory, private memory, with a warning."""
     rs = 8 if plan.kernel_real == "double" else 4
     per = k * (rs + 4) + rs
-    if plan.topk_store == "local":
+    local = plan.topk_store == "local"
+    if local and (dev.local_mem - 1024) // max(plan.wg, 1) // per - plan.band < 1:
+        import warnings
+        warnings.warn(f"clts.matrix_profile: k={k} lists of band {plan.band} x wg {plan.wg} do "
+                      f"not fit the {dev.local_mem} bytes of local memory of {dev}; "
+                      "topk_store='private' used", stacklevel=4)
+        local = False
+    if local:
         budget = (dev.local_mem - 1024) // max(plan.wg, 1)
     else:
-        budget = TOPK_PRIVATE_BYTES
+        budget = min(TOPK_PRIVATE_BYTES, TOPK_PRIVATE_GROUP_BYTES // max(plan.wg, 1))
     L = min(plan.tile, budget // per - plan.band)
     if L < 1:
         from ..runtime import DeviceError
         raise DeviceError(f"device {dev}: the top-k column lists of one work-item (band "
                           f"{plan.band}, k={k}) need {(plan.band + 1) * per} bytes of "
-                          f"{plan.topk_store} memory, {budget} available; use a smaller band, "
-                          "wg or topk_store='private'")
-    return L
+                          f"private memory, {budget} available; use a smaller band")
+    return L, local
 
 
 def _merge_k(P, I, Pc, Ic, k):

@@ -733,53 +733,45 @@ def _exact_k(dev, p, X, Y, I):
 
 
 def _special_k(dev, p, X, Y, S, k, ez, rows_out, cols_out, skip_cols=None):
-    """Exact distances of the special windows ``S`` of X against every window of Y (the
-    diagonal kernel leaves them out); merged into ``rows_out`` (the k-lists of X's windows S)
-    and ``cols_out`` (those of Y's windows, except ``skip_cols``, from the candidates S).
-    Each is a dict side -> [P, I] with side "all" (AB-join) or "left"/"right" (self-join,
-    ``ez`` >= 0: pairs |i - j| <= ez excluded)."""
+    """Exact k nearest neighbours involving the special windows ``S`` of X (the diagonal kernel
+    leaves them out), on the device: X's windows S against every window of Y (merged into
+    ``rows_out``), and every window of Y except ``skip_cols`` against the windows S (merged into
+    ``cols_out``). Each is a dict side -> [P, I] with side "all" (AB-join) or "left"/"right"
+    (self-join, ``ez`` >= 0: pairs |i - j| <= ez excluded)."""
     import pyopencl.array as cla
     if len(S) == 0 or (rows_out is None and cols_out is None):
         return
     q = dev.queue
     prg = dev.program("mp/exact.cl.mako", real=p.exact_real, NORMALIZE=int(X.normalize),
-                      VW=_vw(dev))
+                      VW=_vw(dev), K=k)
     lY = Y.l
-    step = max(1, min(len(S), (1 << 24) // max(lY, 1)))
-    jj = np.arange(lY)
-    for c0 in range(0, len(S), step):
-        Sc = np.asarray(S[c0:c0 + step], np.int64)
-        nq = len(Sc)
-        dq = cla.to_device(q, Sc.astype(np.int32))
-        out = cla.empty(q, nq * lY, X.er)
-        launch(dev, prg.kernel("rows_exact"), (_ru(lY, 64), nq), None, np.int32(nq),
-               np.int32(X.m), np.int32(lY), dq.data, X.Td.data, X.mu.data, X.ss.data,
-               X.fl_d.data, Y.Td.data, Y.mu.data, Y.ss.data, Y.fl_d.data, out.data)
-        Dm = out.get().reshape(nq, lY).astype(np.float64)
-        if ez >= 0:
-            Dm[np.abs(Sc[:, None] - jj[None, :]) <= ez] = np.inf
-        if ez >= 0:
-            parts = {"left": jj[None, :] < Sc[:, None], "right": jj[None, :] > Sc[:, None]}
-        else:
-            parts = {"all": np.ones((1, lY), bool)}
-        for name, sel in parts.items():
-            Dp = np.where(sel, Dm, np.inf)
-            if rows_out is not None:
-                kk = min(k, lY)
-                o = np.argsort(Dp, axis=1, kind="stable")[:, :kk]
-                Pr, Ir = rows_out[name]
-                Pn, In = _merge_k(Pr[Sc], Ir[Sc], np.take_along_axis(Dp, o, 1), o, k)
-                Pr[Sc], Ir[Sc] = Pn, In
-            if cols_out is not None:
-                # the same pairs seen from window j: j < i puts i on j's right
-                Dc = Dp.T.copy()
-                if skip_cols is not None and len(skip_cols):
-                    Dc[skip_cols] = np.inf
-                kk = min(k, nq)
-                o = np.argsort(Dc, axis=1, kind="stable")[:, :kk]
-                Pc, Ic = cols_out[{"left": "right", "right": "left"}.get(name, name)]
-                Pn, In = _merge_k(Pc, Ic, np.take_along_axis(Dc, o, 1), Sc[o], k)
-                Pc[...], Ic[...] = Pn, In
+    dq = cla.to_device(q, np.asarray(S, np.int32))
+    args = (X.Td.data, X.mu.data, X.ss.data, X.fl_d.data,
+            Y.Td.data, Y.mu.data, Y.ss.data, Y.fl_d.data)
+
+    def lists(kind, n, *head):
+        outs = [cla.empty(q, n * k, t) for t in (X.er, np.int32, X.er, np.int32)]
+        launch(dev, prg.kernel(kind), _ru(n, 64), None, np.int32(len(S)), np.int32(X.m),
+               np.int32(lY), np.int32(ez), *head, *args, *[o.data for o in outs])
+        lv, li, rv, ri = (o.get().reshape(n, k) for o in outs)
+        return {"left": (lv.astype(np.float64), li.astype(np.int64)),
+                "right": (rv.astype(np.float64), ri.astype(np.int64))}
+    names = ("left", "right") if ez >= 0 else ("all",)
+    if rows_out is not None:
+        got = lists("scan_rows_k", len(S), dq.data)
+        for name in names:
+            Pr, Ir = rows_out[name]
+            Pn, In = _merge_k(Pr[S], Ir[S], *got["right" if name == "all" else name], k)
+            Pr[S], Ir[S] = Pn, In
+    if cols_out is not None:
+        skip = np.zeros(lY, np.int32)
+        if skip_cols is not None:
+            skip[skip_cols] = 1
+        got = lists("scan_cols_k", lY, dq.data, cla.to_device(q, skip).data)
+        for name in names:
+            Pc, Ic = cols_out[name]
+            Pn, In = _merge_k(Pc, Ic, *got["right" if name == "all" else name], k)
+            Pc[...], Ic[...] = Pn, In
 
 
 def _topk(devs, p, A0, B0, self_join, ez, k, both, side, T_A, T_B, show_progress):

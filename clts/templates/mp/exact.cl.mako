@@ -3,7 +3,8 @@
 ##   so P does not carry the cancellation of 2m(1 - corr)).
 ## scan_rows / scan_cols: exact nearest neighbours for the "special" subsequences (constant or
 ##   too ill-conditioned for the O(1) update: see plan.py), best left (j < i) and right (j > i).
-## block: a block of B rows of the distance matrix (for k > 1), special pairs exact.
+## block: a block of B rows of the distance matrix (k > 16), special pairs exact.
+## scan_rows_k / scan_cols_k (K > 0): k-lists of the special windows (k = 2 .. 16).
 ## Conventions: NaN/inf window -> inf; both constant -> 0; one constant -> sqrt(m).
 <%include file="/common/real.cl.mako"/>
 <%
@@ -165,17 +166,78 @@ __kernel void block(const int i0, const int nrows, const int m, const int lA, co
     }
 }
 
-// distances of the query windows qs[p] of A to every window j of B (the special windows of the
-// top-k path): out[p * lB + j], 2-D launch (j, p)
-__kernel void rows_exact(const int nq, const int m, const int lB, __global const int *qs,
-                         __global const real *TA, __global const real *muA,
-                         __global const real *ssA, __global const int *fA,
-                         __global const real *TB, __global const real *muB,
-                         __global const real *ssB, __global const int *fB,
-                         __global real *out)
+<% KL = context.get("K", 0) %>
+% if KL:
+
+// k nearest (ascending distance, ties: smaller index first) of the special windows of the
+// top-k path. Candidates arrive in increasing index order, so a strict < admits a new one;
+// displaced entries move down with the full (distance, index) order.
+inline void ins_min(real *v, int *ix, real d, int i)
 {
-    const int j = get_global_id(0), p = get_global_id(1);
-    if (j >= lB || p >= nq) return;
-    const int q = qs[p];
-    out[(size_t)p * lB + j] = wdist(TA + q, muA[q], ssA[q], fA[q], TB + j, muB[j], ssB[j], fB[j], m);
+%   for q in range(KL):
+    if (d < v[${q}] || (d == v[${q}] && i >= 0 && (ix[${q}] < 0 || i < ix[${q}]))) {
+        const real tv = v[${q}]; const int ti = ix[${q}];
+        v[${q}] = d; ix[${q}] = i; d = tv; i = ti;
+    }
+%   endfor
 }
+
+// rows: for each query window q = qs[p] of A, its K nearest windows of B; with ez >= 0
+// (self-join) |q - j| <= ez skipped and the lists split into left (j < q) and right (j > q)
+__kernel void scan_rows_k(const int nq, const int m, const int lB, const int ez,
+                          __global const int *qs,
+                          __global const real *TA, __global const real *muA,
+                          __global const real *ssA, __global const int *fA,
+                          __global const real *TB, __global const real *muB,
+                          __global const real *ssB, __global const int *fB,
+                          __global real *lv, __global int *li, __global real *rv, __global int *ri)
+{
+    const int p = get_global_id(0);
+    if (p >= nq) return;
+    const int q = qs[p];
+    real bl[${KL}], br[${KL}];
+    int il[${KL}], ir[${KL}];
+    for (int e = 0; e < ${KL}; ++e) { bl[e] = br[e] = INFINITY; il[e] = ir[e] = -1; }
+    for (int j = 0; j < lB; ++j) {
+        if (ez >= 0 && abs(j - q) <= ez) continue;
+        if (fB[j] & 1) continue;
+        const real d = wdist(TA + q, muA[q], ssA[q], fA[q], TB + j, muB[j], ssB[j], fB[j], m);
+        if (ez >= 0 && j < q) { if (d < bl[${KL - 1}]) ins_min(bl, il, d, j); }
+        else { if (d < br[${KL - 1}]) ins_min(br, ir, d, j); }
+    }
+    for (int e = 0; e < ${KL}; ++e) {
+        lv[(size_t)p * ${KL} + e] = bl[e]; li[(size_t)p * ${KL} + e] = il[e];
+        rv[(size_t)p * ${KL} + e] = br[e]; ri[(size_t)p * ${KL} + e] = ir[e];
+    }
+}
+
+// columns: for each window j of B, its K nearest among the query windows qs (increasing) of A,
+// except the windows marked in skip (those have their own exact rows); left of j: q < j
+__kernel void scan_cols_k(const int nq, const int m, const int lB, const int ez,
+                          __global const int *qs, __global const int *skip,
+                          __global const real *TA, __global const real *muA,
+                          __global const real *ssA, __global const int *fA,
+                          __global const real *TB, __global const real *muB,
+                          __global const real *ssB, __global const int *fB,
+                          __global real *lv, __global int *li, __global real *rv, __global int *ri)
+{
+    const int j = get_global_id(0);
+    if (j >= lB) return;
+    real bl[${KL}], br[${KL}];
+    int il[${KL}], ir[${KL}];
+    for (int e = 0; e < ${KL}; ++e) { bl[e] = br[e] = INFINITY; il[e] = ir[e] = -1; }
+    if (!(fB[j] & 1) && !skip[j]) {
+        for (int p = 0; p < nq; ++p) {
+            const int q = qs[p];
+            if (ez >= 0 && abs(j - q) <= ez) continue;
+            const real d = wdist(TA + q, muA[q], ssA[q], fA[q], TB + j, muB[j], ssB[j], fB[j], m);
+            if (ez >= 0 && q < j) { if (d < bl[${KL - 1}]) ins_min(bl, il, d, q); }
+            else { if (d < br[${KL - 1}]) ins_min(br, ir, d, q); }
+        }
+    }
+    for (int e = 0; e < ${KL}; ++e) {
+        lv[(size_t)j * ${KL} + e] = bl[e]; li[(size_t)j * ${KL} + e] = il[e];
+        rv[(size_t)j * ${KL} + e] = br[e]; ri[(size_t)j * ${KL} + e] = ir[e];
+    }
+}
+% endif

@@ -226,7 +226,8 @@ def test_top_k_local_memory_too_small(device):
 
 def test_top_k_mixed_and_blocked(device):
     """mixed: float32 lists, exact float64 distances: the c-th distance is at least the true
-    c-th and at most 1e-3 above it. k > TOPK_MAX: the blocked path, same results."""
+    c-th and at most 1e-3 above it; single: within 2e-3 sqrt(m) of the reference on the
+    float32-rounded series. k > TOPK_MAX: the blocked path, same results."""
     from clts.mp.api import TOPK_MAX
     T, m = _series(400, 8), 32
     r = ref.matrix_profile(T, m, k=3)
@@ -234,6 +235,10 @@ def test_top_k_mixed_and_blocked(device):
     D = _dist_self(T, m, math.ceil(m / 4))
     assert np.all(res.P >= r["P"] - 1e-9) and np.max(res.P - r["P"]) <= 1e-3
     np.testing.assert_allclose(np.take_along_axis(D, res.I, 1), res.P, atol=1e-9)
+    # single: float32 throughout, against the reference on the float32-rounded series
+    res = clts.matrix_profile(T, m, k=3, precision="single", devices=device)
+    r32 = ref.matrix_profile(T.astype(np.float32).astype(np.float64), m, k=3)
+    assert np.max(np.abs(res.P - r32["P"])) <= 2e-3 * math.sqrt(m)
     k = TOPK_MAX + 1
     T, m = _hard(150, 9), 8
     r = ref.matrix_profile(T, m, k=k)

@@ -61,7 +61,7 @@ _tunable("tridiag.thomas", "thomas", "tridiag.thomas",
                      "next prefetch work-items prefetched (natural layout, block 1)")
 
 _tunable("tridiag.coalesced", "thomas-coalesced", "tridiag.coalesced",
-         {"wg": [4, 16, 64, 128], "lanes": [1, 4, 8, 16], "private_max": [0, 1024],
+         {"wg": [1, 4, 16, 64, 128], "lanes": [1, 4, 8, 16], "private_max": [0, 1024],
           "prefetch": [0, 4, 8, 16], "tile": [8, 16, 32], "tile_y": [2, 4, 8]},
          lambda quick: [_systems(4000 if quick else 20000, 115, "interleaved"),
                         _systems(4000 if quick else 20000, 115, "natural", seed=2)],

@@ -162,8 +162,9 @@ class _Runner:
         rwz = alloc((Bp, P, K))
         # C (seasonal fits + end fits) interleaved by the low-pass lanes Ll: the moving
         # averages read it with vloadN and write the low-pass LOESS input in the same layout
-        gather = self._kernel(self._prog("gather", TL=Ls, CTL=Ll), "stl_gather")
-        season = self._kernel(self._prog("gather", TL=Lt, CTL=Ll), "stl_season")
+        hm = self.hermite
+        gather = self._kernel(self._prog("gather", TL=Ls, CTL=Ll, hermite=hm), "stl_gather")
+        season = self._kernel(self._prog("gather", TL=Lt, CTL=Ll, hermite=hm), "stl_season")
         ma = self._kernel(self._prog("ma", TL=Ll), "stl_ma")
         robust_k = self._kernel(self._prog("robust", TL=Lt), "stl_robust")
 
@@ -171,7 +172,7 @@ class _Runner:
             launch(dev, gather, (K, P, Bp // Ls), None, y.data, t.data, rw.data, i32(N), i32(P),
                    i32(K), i32(B), i32(Bp), i32(with_w), z.data, rwz.data)
 
-        g1 = self._prog("gather", TL=1, CTL=1)
+        g1 = self._prog("gather", TL=1, CTL=1, hermite=self.hermite)
         launch(dev, self._kernel(g1, "stl_init"), Bp * N, None, np.int64(B * N),
                np.int64(Bp * N if Lt > 1 else 0), t.data, s.data, rw.data, rwt.data)
         # validity of the cycle-subseries (plain layout) for their NNS: y gathered (t = 0)
@@ -258,8 +259,8 @@ class _Runner:
             extend = name == "seasonal"
             nmax = sm["nmax"]
             nj = max(1, min(sm["jump"], nmax - 1))
-            if nj == 1 and not extend:
-                return
+            if (nj == 1 and not extend) or name == "low_pass":
+                return      # the low-pass is interpolated where it is used (stl_season)
             nint = max(1, -(-(nmax - 1) // nj))       # intervals of the longest segment
             # intervals per work-item: 0 = a whole segment (CPUs: pocl pays per work-item;
             # 3x faster on config A), else that many (GPUs: 1)
@@ -282,7 +283,7 @@ class _Runner:
                        lp0.data)
                 run_loess("low_pass", lp0, N * Ll, 0, None, lp, N, 0, 1, -1, False)
                 launch(dev, season, (N, Bp), None, y.data, C.data, lp.data, i32(N), i32(P),
-                       i32(B), i32(Bp), s.data, u.data)
+                       i32(B), i32(Bp), s.data, u.data, i32(self.p["low_pass_jump"]), *hargs)
                 run_loess("trend", u, N * Lt, 0, rwt, t, N, 0, 1, -1, use_w)
             if k == outer:
                 break

@@ -45,17 +45,43 @@ kernel void stl_gather(global const real* y, global const real* t, global const 
 }
 
 kernel void stl_season(global const real* y, global const real* C, global const real* lp,
-                       int N, int P, int B, int Bp, global real* s, global real* u) {
+                       int N, int P, int B, int Bp, global real* s, global real* u,
+                       int ljump${", global const real* slp" if hermite else ""}) {
+    // s = C - low-pass, u = y - s. lp holds the low-pass LOESS only at its fit points (jump
+    // ljump): the values between them are interpolated here, with the formula (and rounding)
+    // of stl_interp, instead of in a pass of their own
     const int i = get_global_id(0), b = get_global_id(1);
     if (i >= N || b >= Bp) return;
     const long bs = min(b, B - 1);
     const long src = bs * N + i;
+    global const real* L = lp + bs * N;
+    const int nj = min(ljump, N - 1);
+    const int x = i + 1;                        // grid position
+    const int left = nj > 1 ? 1 + ((x - 1) / nj) * nj : x;
+    real lv;
+    if (left == x || x == N) {
+        lv = L[i];
+    } else {
+        const int right = min(left + nj, N);
+        const real yl = L[left - 1], yr = L[right - 1];
+% if hermite:
+        global const real* sl = slp + bs * N;
+        const real d = (real)(right - left);
+        const real ml = sl[left - 1] * d, mr = sl[right - 1] * d;
+        const real t = (real)(x - left) / d, t2 = t * t, t3 = t2 * t;
+        lv = ((real)2 * t3 - (real)3 * t2 + (real)1) * yl + (t3 - (real)2 * t2 + t) * ml
+             + ((real)3 * t2 - (real)2 * t3) * yr + (t3 - t2) * mr;
+% else:
+        const real delta = (yr - yl) / (real)(right - left);
+        lv = yl + delta * (real)(x - left);
+% endif
+    }
 % if CTL > 1:
     // C interleaved by CTL series (the vector moving averages' layout)
     const real sv = C[((bs >> ${CTL.bit_length() - 1}) * (N + 2 * P) + P + i) * ${CTL}
-                      + (bs & ${CTL - 1})] - lp[src];
+                      + (bs & ${CTL - 1})] - lv;
 % else:
-    const real sv = C[bs * (N + 2 * P) + P + i] - lp[src];
+    const real sv = C[bs * (N + 2 * P) + P + i] - lv;
 % endif
     if (b < B) s[src] = sv;
 % if TL > 1:

@@ -311,10 +311,12 @@ def test_nns_kernel_vs_reference(device, complete):
         pos = cla.to_device(q_, np.zeros((B * S, nmax), np.int32))
         nns = cla.to_device(q_, np.zeros((B * S * NF, 4), np.int32))
         i32 = np.int32
-        cl.Kernel(prg.cl_program, "stl_stats")(q_, (B * S,), None, dM.data, i32(S * nmax), i32(nmax), dseg.data,
-                                i32(S), i32(B), i32(nmax), stats.data, pos.data)
-        cl.Kernel(prg.cl_program, "stl_nns")(q_, (B * S * NF,), None, dseg.data, dfp.data, dan.data, i32(NF),
-                              i32(S), i32(B), i32(q), i32(nmax), stats.data, pos.data, nns.data)
+        k_stats = cl.Kernel(prg.cl_program, "stl_stats")
+        k_nns = cl.Kernel(prg.cl_program, "stl_nns")
+        k_stats(q_, (B * S,), None, dM.data, i32(S * nmax), i32(nmax), dseg.data, i32(S), i32(B),
+                i32(nmax), stats.data, pos.data)
+        k_nns(q_, (B * S * NF,), None, dseg.data, dfp.data, dan.data, i32(NF), i32(S), i32(B),
+              i32(q), i32(nmax), stats.data, pos.data, nns.data)
         st, out = stats.get(), nns.get().reshape(B, S, NF, 4)
         for b in range(B):
             for s in range(S):

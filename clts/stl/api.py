@@ -124,7 +124,6 @@ class _Runner:
     def run(self, y_host, outs):
         """STL of the rows ``y_host``; seasonal, trend, weights written into ``outs``
         (three contiguous arrays of y_host's shape); returns the failed-series mask."""
-        import pyopencl as cl
         import pyopencl.array as cla
         dev, q, dt = self.dev, self.dev.queue, self.dtype
         B, N, P, K = y_host.shape[0], self.N, self.p["period"], self.K

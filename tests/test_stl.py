@@ -173,6 +173,11 @@ def test_shapes_trend_slope_and_hastl_helper(device):
     r3 = clts.stl(y, 12, seasonal=7, trend=23, low_pass=13, seasonal_jump=2, trend_jump=3,
                   low_pass_jump=2, device=device)
     assert np.allclose(s, r3.seasonal) and np.allclose(res, r3.resid)
+    _, th, _ = clts.stl_hastl(y, 12, 7, 23, 13, 1, 1, 1, 2, 3, 2, device=device,
+                              interpolation="hermite")
+    rh = clts.stl(y, 12, seasonal=7, trend=23, low_pass=13, seasonal_jump=2, trend_jump=3,
+                  low_pass_jump=2, device=device, interpolation="hermite")
+    assert np.array_equal(th, rh.trend) and not np.allclose(th, r3.trend, rtol=0, atol=1e-9)
 
 
 def test_r_defaults(device):

@@ -391,11 +391,14 @@ def make_plan(dev, p, B, N, loess_version="auto", loess_params=None) -> Plan:
 
 
 def stl_hastl(data, n_p, q_s, q_t=None, q_l=None, d_s=1, d_t=1, d_l=1, jump_s=1, jump_t=1,
-              jump_l=1, robust=False, inner_iter=None, outer_iter=None, device=None):
+              jump_l=1, robust=False, inner_iter=None, outer_iter=None, device=None,
+              interpolation="linear"):
     """hastl-style call (``hastl.STL(...).fit(data, n_p, q_s, q_t, q_l, d_s, d_t, d_l,
     jump_s, jump_t, jump_l)``) returning ``(seasonal, trend, resid)`` like hastl does; unlike
-    hastl it is correct when the jumps differ, takes float64 and NaN."""
+    hastl it is correct when the jumps differ, takes float64 and NaN. ``interpolation=
+    "hermite"`` interpolates between jumped fits as the seed does (default: statsmodels')."""
     r = stl(data, n_p, seasonal=q_s, trend=q_t, low_pass=q_l, seasonal_deg=d_s, trend_deg=d_t,
             low_pass_deg=d_l, seasonal_jump=jump_s, trend_jump=jump_t, low_pass_jump=jump_l,
-            robust=robust, inner_iter=inner_iter, outer_iter=outer_iter, device=device)
+            robust=robust, inner_iter=inner_iter, outer_iter=outer_iter, device=device,
+            interpolation=interpolation)
     return r.seasonal, r.trend, r.resid

@@ -291,6 +291,7 @@ def _run_diag(dev, plan, A, B, dA, dB, self_join, ez, cols, b_lo, b_hi, kstart, 
         if cols:
             cPV = cla.empty(q, nwmax * (R + D) * k, kr)
             cPI = cla.empty(q, nwmax * (R + D) * k, np.int32)
+        wfl = cla.empty(q, 2 * nwmax, np.int32)
         red_r = prg.kernel("reduce_rows_k")
         red_c = prg.kernel("reduce_cols_k") if cols else None
     elif atomic:
@@ -343,17 +344,17 @@ def _run_diag(dev, plan, A, B, dA, dB, self_join, ez, cols, b_lo, b_hi, kstart, 
         head = (dd.data, np.int32(off), np.int32(nw), np.int32(s0))
         off += nw
         if k > 1:
-            pout = [rPV.data, rPI.data, gRV.data] + \
+            pout = [rPV.data, rPI.data, gRV.data, wfl.data] + \
                 ([cPV.data, cPI.data, gCV.data] if cols else [])
             launch(dev, kern, gsz, plan.wg, *head, *common, *pout)
             ev = launch(dev, red_r, _ru(R, 64), None, *head[:3], np.int32(s0), np.int32(lA),
-                        rPV.data, rPI.data, gRV.data, gRI.data)
+                        wfl.data, rPV.data, rPI.data, gRV.data, gRI.data)
             if cols:
                 kbc = int(dsub[0, 0])
                 ncols = (nw - 1) * D + R + D - 1
                 ev = launch(dev, red_c, _ru(ncols, 64), None, *head[:3], np.int32(s0),
                             np.int32(kbc), np.int32(s0 + kbc), np.int32(ncols),
-                            np.int32(lB), cPV.data, cPI.data, gCV.data, gCI.data)
+                            np.int32(lB), wfl.data, cPV.data, cPI.data, gCV.data, gCI.data)
         elif atomic:
             ev = launch(dev, kern, gsz, plan.wg, *head, *common, *outs)
         else:

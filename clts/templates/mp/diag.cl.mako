@@ -549,7 +549,7 @@ __kernel void diag_topk(
     __global const real *dfA, __global const real *dgA, __global const real *rA,
     __global const real *TB, __global const real *muB,
     __global const real *dfB, __global const real *dgB, __global const real *rB,
-    __global real *rowPV, __global int *rowPI, __global const real *gRV
+    __global real *rowPV, __global int *rowPI, __global const real *gRV, __global int *wflag
 % if COLS:
     , __global real *colPV, __global int *colPI, __global const real *gCV
 % endif
@@ -584,6 +584,8 @@ __kernel void diag_topk(
     }
 % endif
 ${cov_init(VT, LOAD)}
+    // whether this work-item left any row / column entry: the reductions skip it otherwise
+    int anyr = 0, anyc = 0;
     for (int it = ilo; it < ihi; it += L) {
         const int tl = min(L, ihi - it);
 % if COLS:
@@ -657,6 +659,7 @@ ${ins_reg("x", "jb + d")}
                 __global int *pi = rpi + (i - s0) * ${K};
                 pi[0] = ri0;
                 if (ri0 >= 0) {         // else the reduction stops at the first entry
+                    anyr = 1;
                     pv[0] = rv0;
 % for q in range(1, K):
                     pv[${q}] = rv${q}; pi[${q}] = ri${q};
@@ -675,16 +678,19 @@ ${ins_reg("x", "jb + d")}
                 const real x = cv[u * ${K} + e];
                 if (ii < 0 || !better(x, ii, gv[${K - 1}], gi[${K - 1}])) break;
                 ins__global(gv, gi, x, ii);
+                anyc = 1;
             }
         }
 % endif
     }
+    wflag[2 * w] = anyr;
+    wflag[2 * w + 1] = anyc;
 }
 
 // fold the partial row lists of one launch (work-item w holds rows [ilo_w, ihi_w) of
 // s0 .. s0+R-1) into the global [lA, K] lists
 __kernel void reduce_rows_k(__global const int4 *desc, const int doff, const int n_work,
-                            const int s0, const int lA,
+                            const int s0, const int lA, __global const int *wflag,
                             __global const real *rowPV, __global const int *rowPI,
                             __global real *gV, __global int *gI)
 {
@@ -693,12 +699,18 @@ __kernel void reduce_rows_k(__global const int4 *desc, const int doff, const int
     if (r >= ${R} || i >= lA) return;
     real v[${K}];
     int x[${K}];
-    for (int q = 0; q < ${K}; ++q) { v[q] = gV[(size_t)i * ${K} + q]; x[q] = gI[(size_t)i * ${K} + q]; }
+    int loaded = 0;             // the global list is read (and written) only if a candidate came
     for (int w = 0; w < n_work; ++w) {
+        if (!wflag[2 * w]) continue;
         const int4 dd = desc[doff + w];
         if (i < dd.y || i >= dd.z) continue;
         __global const real *pv = rowPV + ((size_t)w * ${R} + r) * ${K};
         __global const int *pi = rowPI + ((size_t)w * ${R} + r) * ${K};
+        if (pi[0] < 0) continue;
+        if (!loaded) {
+            for (int q = 0; q < ${K}; ++q) { v[q] = gV[(size_t)i * ${K} + q]; x[q] = gI[(size_t)i * ${K} + q]; }
+            loaded = 1;
+        }
         for (int e = 0; e < ${K}; ++e) {
             const int ii = pi[e];
             const real s = pv[e];
@@ -706,7 +718,8 @@ __kernel void reduce_rows_k(__global const int4 *desc, const int doff, const int
             ins__private(v, x, s, ii);
         }
     }
-    for (int q = 0; q < ${K}; ++q) { gV[(size_t)i * ${K} + q] = v[q]; gI[(size_t)i * ${K} + q] = x[q]; }
+    if (loaded)
+        for (int q = 0; q < ${K}; ++q) { gV[(size_t)i * ${K} + q] = v[q]; gI[(size_t)i * ${K} + q] = x[q]; }
 }
 
 %   if COLS:
@@ -714,7 +727,7 @@ __kernel void reduce_rows_k(__global const int4 *desc, const int doff, const int
 // q in [ilo_w - s0, ihi_w - s0 + D - 1)
 __kernel void reduce_cols_k(__global const int4 *desc, const int doff, const int n_work,
                             const int s0, const int kb, const int cbase, const int ncols,
-                            const int lB,
+                            const int lB, __global const int *wflag,
                             __global const real *colPV, __global const int *colPI,
                             __global real *gV, __global int *gI)
 {
@@ -728,13 +741,19 @@ __kernel void reduce_cols_k(__global const int4 *desc, const int doff, const int
     whi = min(whi, n_work - 1);
     real v[${K}];
     int x[${K}];
-    for (int q = 0; q < ${K}; ++q) { v[q] = gV[(size_t)c * ${K} + q]; x[q] = gI[(size_t)c * ${K} + q]; }
+    int loaded = 0;
     for (int w = wlo; w <= whi; ++w) {
+        if (!wflag[2 * w + 1]) continue;
         const int4 dd = desc[doff + w];
         const int q = rel - w * D;
         if (q < dd.y - s0 || q >= dd.z - s0 + D - 1) continue;
         __global const real *pv = colPV + ((size_t)w * ${R + D} + q) * ${K};
         __global const int *pi = colPI + ((size_t)w * ${R + D} + q) * ${K};
+        if (pi[0] < 0) continue;
+        if (!loaded) {
+            for (int e = 0; e < ${K}; ++e) { v[e] = gV[(size_t)c * ${K} + e]; x[e] = gI[(size_t)c * ${K} + e]; }
+            loaded = 1;
+        }
         for (int e = 0; e < ${K}; ++e) {
             const int ii = pi[e];
             const real s = pv[e];
@@ -742,7 +761,8 @@ __kernel void reduce_cols_k(__global const int4 *desc, const int doff, const int
             ins__private(v, x, s, ii);
         }
     }
-    for (int q = 0; q < ${K}; ++q) { gV[(size_t)c * ${K} + q] = v[q]; gI[(size_t)c * ${K} + q] = x[q]; }
+    if (loaded)
+        for (int q = 0; q < ${K}; ++q) { gV[(size_t)c * ${K} + q] = v[q]; gI[(size_t)c * ${K} + q] = x[q]; }
 }
 %   endif
 % endif

@@ -6,8 +6,10 @@
 ## are the lanes of a realW vector (pocl vectorises only explicit vector types), so the column
 ## values at j .. j+W-1 are one unaligned vload. The score is the Pearson correlation
 ## cov * r_i * r_j (NORMALIZE) or -d^2/2 = cov + h_i + h_j (plain Euclidean), maximised.
-## Row bests are reduced over the band per row; column bests are kept for a tile of L rows in
-## private arrays (one per work-item, the tile's "local" best values) and merged at the tile end.
+## Row bests are reduced over the band per row. Column bests (LOCAL = 0, store="private"): PACK
+## (float64) in registers that shift one lane per row, else in private arrays for a tile of L
+## rows merged at the tile end; LOCAL = 1 (store="local"): for a tile of L rows in this
+## work-item's slice of a __local array (nothing shared, no barrier), merged at the tile end.
 ## Merge: ATOMIC -> 64-bit atomic minimum (compare-and-swap loop, cl_khr_int64_base_atomics) on
 ## a key packing (1 - score or -score, index), smaller index on ties; else per-work-item partial
 ## profiles (no races) that reduce_rows / reduce_cols fold into the global profile.
@@ -490,15 +492,17 @@ __kernel void reduce_cols(const int n_work, const int s0, const int kb, const in
 % else:
 ## ---------------------------------------------------------------------------------------------
 ## Top-k (K > 1). Same band / segment / O(1) update as above, unpacked scores (real) and
-## indices (int). A row's K best over the band are kept sorted in registers (lanes beating the
-## K-th enter by an unrolled insertion, in increasing column order) and written to the
+## indices (int). A row's K best over the band are kept sorted in registers and written to the
 ## work-item's partial row list. Column lists: for the L rows of a tile, every column the band
-## touches (it + k0 + u, u < tl + D - 1) has a sorted K-list in ${"local" if LOCAL else "private"}
-## memory (LOCAL: a slice of a __local array per work-item, nothing shared, no barrier) plus
-## its K-th score in a separate array so that W lanes are tested against it with one vector
-## compare; at the tile end the tile's lists are merged into the work-item's partial column
-## lists. reduce_rows_k / reduce_cols_k fold the partial lists of one launch into the global
-## [l, K] lists. Order: score descending, then index ascending, so results are deterministic.
+## touches (it + k0 + u, u < tl + D - 1) has a sorted K-list in private memory or (LOCAL,
+## topk_store="local") in this work-item's slice of a __local array (nothing shared, no
+## barrier), plus its entry threshold in a separate array so that W lanes are tested with one
+## vector compare; at the tile end the tile's lists are merged into the work-item's partial
+## column lists. Per row, one mask over all lanes (row and column thresholds); only when a lane
+## passes does a plain loop over the D lanes insert (increasing column order, so a strict > is
+## the smaller-index tie rule). reduce_rows_k / reduce_cols_k fold the partial lists of one
+## launch into the global [l, K] lists, skipping work-items that left nothing (wflag). Order:
+## score descending, then index ascending, so results are deterministic.
 ## Pruning: a candidate enters a list only if it is at least the K-th score of the global list
 ## of its row / column so far (gRV / gCV, written by the previous launches' reductions, read
 ## only here): after the first launches nearly every candidate is rejected by one vector

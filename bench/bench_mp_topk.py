@@ -89,7 +89,8 @@ def main():
                          "min s": f"{ts[0]:.3f}", "median s": f"{ts[len(ts) // 2]:.3f}",
                          "/ k=1 private (min)": f"{ts[0] / t1:.2f}"})
     notes = (f"Random walk, m = {M}, self-join, float64, plan from the device profile "
-             f"(store / topk_store forced per row). k > 1 results checked equal between variants.\n")
+             f"(store / topk_store forced per row). k > 1 results checked equal between "
+             f"variants.\n")
     path = write_result("mp-topk", dev, f"clts.matrix_profile top-k (k = {k}) on {dev}", rows,
                         notes)
     print(path.read_text())

@@ -612,9 +612,7 @@ def _block_profile(dev, p, A, B, self_join, ez, k):
     TAk = dA["T"]
     P = np.full((lA, k), np.inf)
     I = np.full((lA, k), -1, np.int64)
-    lp = np.full(lA, np.inf)
     li = np.full(lA, -1, np.int64)
-    rp = np.full(lA, np.inf)
     rix = np.full(lA, -1, np.int64)
     flA = A.fl_d
     flB = B.fl_d

@@ -1,6 +1,7 @@
 """Benchmark clts.stl on the seed's configurations against statsmodels (and hastl if installed).
 
-    python bench/bench_stl.py [--quick] [--device SUBSTR] [--versions]
+    python bench/bench_stl.py [--quick] [--device SUBSTR] [--versions] [--configs A,C]
+    python bench/bench_stl.py --device pocl --configs A,C --alternate 9
 
 A: 2000 x 828, period 23, windows 25/39/25 (the seed's NDVI data), jumps 3/4/3; A0 without jumps.
 B: 50 x 35,064, period 24, windows 49/261/169, jumps 5/27/17 (the seed's air-quality data); B0
@@ -105,6 +106,27 @@ def rel_err(a, b, y):
     return float(np.nanmax(np.abs(np.asarray(a, np.float64) - b)) / np.ptp(y))
 
 
+def alternate(dev, names, rounds):
+    """float64 clts and statsmodels timed alternately in one process, ``rounds`` times each:
+    on a shared machine both see the same load; prints the ratio of bests and of medians."""
+    for name in names:
+        batch, n, period, kw = CONFIGS[name]
+        y = data(batch, n, period)
+        sub = SM_SUBSET[name]
+        clts.stl(y, period, device=dev, **kw)
+        tc, ts = [], []
+        for _ in range(rounds):
+            t0 = time.perf_counter()
+            clts.stl(y, period, device=dev, **kw)
+            tc.append(time.perf_counter() - t0)
+            ts.append(statsmodels_run(y[:sub], period, kw)[0])
+        best = (batch / min(tc)) / (sub / min(ts))
+        med = (batch / np.median(tc)) / (sub / np.median(ts))
+        print(f"{name} float64 on {dev.slug}: clts {batch / min(tc):,.0f} series/s, statsmodels "
+              f"{sub / min(ts):,.0f} (bests); x statsmodels {best:.1f} (bests), {med:.1f} "
+              f"(medians); {rounds} alternating rounds, load {os.getloadavg()[0]:.2f}")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="smaller batches, one repeat")
@@ -112,12 +134,18 @@ def main(argv=None):
     ap.add_argument("--versions", action="store_true",
                     help="also time every LOESS version forced (auto within 10%% of the best)")
     ap.add_argument("--configs", default="A,A0,B,B0,C")
+    ap.add_argument("--alternate", type=int, default=0, metavar="ROUNDS",
+                    help="only time float64 clts and statsmodels alternately, ROUNDS each")
     args = ap.parse_args(argv)
     from clts.runtime import get_device, usable
     infos = [i for i in usable() if not i.simulator]
     if args.device:
         infos = [i for i in infos if args.device.lower() in (i.name + i.platform + i.slug).lower()]
     repeats = 1 if args.quick else 3
+    if args.alternate:
+        for info in infos:
+            alternate(get_device(info), args.configs.split(","), args.alternate)
+        return
     RESULTS.mkdir(exist_ok=True)
     sm_cache = {}
     for info in infos:

@@ -9,8 +9,8 @@ exact re-evaluation, transfers), best of repeats. Anchors in the same run, wall 
 (numba, all cores; JIT warmed on a small input first) and pyscamp.selfjoin (SCAMP CPU build,
 FORCE_NO_CUDA=1 pip install pyscamp), when installed, each measured right after clts at the same
 n. "x anchor" = anchor time / clts time (wall); "(cpu)" = the same ratio of CPU seconds of the
-process (all threads), which other jobs on a shared machine disturb less. "kernel GB/s" counts the 3 column values
-(df, dg, 1/norm) the diagonal kernel loads per pair, against the device's copy kernel measured
+process (all threads), which other jobs on a shared machine disturb less. "kernel GB/s" counts
+the 3 column values (df, dg, 1/norm) the diagonal kernel loads per pair, against the device's copy kernel measured
 in the same run (a notional figure: the kernel is compute bound). Also: time against m
 (64 .. 2048) at n = 2^16 (--m-sweep-n), every m once per round, rounds interleaved, best of
 rounds; and ``matrix_profile.estimate`` against the measured time at the largest n, twice: from
@@ -140,7 +140,8 @@ def main():
                 row[f"x {name} (cpu)"] = ca / c
             if "stumpy" in anc and n <= (1 << 15):
                 s = anc["stumpy"](T, M)
-                row["max abs(P - stumpy)"] = float(np.max(np.abs(res.P[:, 0] - s[:, 0].astype(float))))
+                row["max abs(P - stumpy)"] = float(np.max(np.abs(res.P[:, 0]
+                                                              - s[:, 0].astype(float))))
             rows.append(row)
             print(dev.slug, row, flush=True)
         # time against m: every m once per round, rounds interleaved, best of rounds

@@ -274,8 +274,10 @@ class _Runner:
         use_w = False
         outer = self.p["outer_iter"]
         for k in range(outer + 1):
-            for _ in range(self.p["inner_iter"]):
-                run_gather(use_w)
+            for it in range(self.p["inner_iter"]):
+                # the weights in the cycle-subseries layout change only with a robustness
+                # pass: gathered by the first inner iteration after it
+                run_gather(use_w and it == 0)
                 run_loess("seasonal", z, P * K * Ls, K * Ls, rwz, C, N + 2 * P, 1, P, 0, use_w,
                           otl=Ll)
                 launch(dev, ma, Bp // Ll, None, C.data, i32(N), i32(P), i32(Bp // Ll), ring.data,

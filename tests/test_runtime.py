@@ -64,6 +64,28 @@ def test_probe_child_process_reports_crash(monkeypatch):
     assert "crashed" in res[info.index]["reason"]
 
 
+def test_probe_runs_without_oclgrind_checkers(monkeypatch):
+    """Oclgrind's uninitialised-value checker crashes on the probe's vector loads, and the test
+    mode sets it: the probe child must run without it, or a fresh machine caches Oclgrind as
+    unusable and the Oclgrind test stage finds no device."""
+    monkeypatch.setenv("OCLGRIND_UNINITIALIZED", "1")
+    monkeypatch.setenv("OCLGRIND_DATA_RACES", "1")
+    monkeypatch.setenv("CLTS_SOMETHING_ELSE", "kept")
+    env = devmod._probe_env()
+    assert "OCLGRIND_UNINITIALIZED" not in env and "OCLGRIND_DATA_RACES" not in env
+    assert env["CLTS_SOMETHING_ELSE"] == "kept"
+    seen = {}
+    real_popen = devmod.subprocess.Popen
+
+    def spy(cmd, **kw):
+        seen.update(kw["env"])
+        return real_popen(cmd, **kw)
+    monkeypatch.setattr(devmod.subprocess, "Popen", spy)
+    info = devmod.discover()[0]
+    assert devmod._run_probes([info])[info.index]["ok"] is True
+    assert "OCLGRIND_UNINITIALIZED" not in seen
+
+
 def test_device_capabilities_and_identity(device):
     assert device.max_alloc > 0 and device.global_mem >= device.max_alloc
     assert device.local_mem > 0 and device.max_work_group >= 1

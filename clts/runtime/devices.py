@@ -25,7 +25,11 @@ from . import icd
 
 log = logging.getLogger("clts.devices")
 
-PROBE_VERSION = 2
+PROBE_VERSION = 3   # 3: probes run without Oclgrind's checker variables (see _probe_env)
+# Oclgrind's uninitialised-value tracker (OCLGRIND_UNINITIALIZED=1, set by the test mode)
+# segfaults on vector loads such as the probe's vload8 (Oclgrind 21.10). The probe asks whether
+# the driver builds and runs a kernel correctly; the checkers are the test mode's business.
+_PROBE_ENV_DROP = ("OCLGRIND_UNINITIALIZED", "OCLGRIND_DATA_RACES", "OCLGRIND_CHECK_API")
 _TYPE_RANK = {"gpu": 0, "accelerator": 1, "cpu": 2, "other": 3}
 
 
@@ -130,9 +134,14 @@ def _save_probe_cache(cache: dict) -> None:
         log.debug("could not write probe cache: %s", exc)
 
 
+def _probe_env() -> dict:
+    """The probe child's environment: ours without Oclgrind's checker variables."""
+    return {k: v for k, v in os.environ.items() if k not in _PROBE_ENV_DROP}
+
+
 def _run_probes(infos: list[DeviceInfo]) -> dict[int, dict]:
     """Probe devices in child processes, in parallel. Returns {info.index: result}."""
-    env = dict(os.environ)
+    env = _probe_env()
     procs = {}
     for info in infos:
         procs[info.index] = subprocess.Popen(

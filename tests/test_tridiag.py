@@ -351,7 +351,9 @@ def test_tiny_oclgrind(device, method):
             if method == "thomas-coalesced":
                 kw.update(tile=4, tile_y=2, lanes=2, prefetch=2)
             if method == "thomas":
-                kw.update(lanes=2, block=1, private_max=0, prefetch=1)
+                # global scratch for n = 1; private c'/d' and x staged + streamed for n = 5
+                kw.update(lanes=2, block=1, prefetch=1, chains=2, private_max=0 if n == 1 else 16,
+                          stream=int(n > 1))
             if layout == "natural":
                 r = solve_tridiagonal(a, b, c, d, **kw)
                 x = r.x
@@ -360,6 +362,36 @@ def test_tiny_oclgrind(device, method):
                 x = r.x.T
             assert np.isnan(x[0]).all() and r.zero_pivots == 1
             assert relerr(x[1:], ref[1:]) <= 1e-4
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=["f64", "f32"])
+def test_chains_and_streamed_x(device, dtype):
+    """thomas with several vector chains per work-item and x written by non-temporal stores
+    (staged per work-item on the natural layout, whole aligned rows on the interleaved one):
+    batches that leave a partial last work-item, rows that are and are not line-aligned, a
+    start mask and a zero pivot."""
+    rng = np.random.default_rng(21)
+    line = 64 // np.dtype(dtype).itemsize
+    for nsys, n in ((101, 115), (6 * line, 33)):      # odd batch; rows of whole lines
+        a, b, c, d = dominant(rng, (nsys, n), dtype)
+        start = rng.integers(-1, n // 2, nsys)
+        b[3, max(start[3], 0)] = 0                     # a zero pivot in one system
+        ref = solve_reference(a, b, c, d, start)[0]
+        for lanes, chains, stream in ((1, 3, 1), (2, 4, 1), (4, 2, 0), (line, 1, 1),
+                                      (line // 2, 2, 1)):
+            kw = dict(method="thomas", lanes=lanes, chains=chains, stream=stream, wg=2,
+                      private_max=128, start=start, device=device)
+            nat = solve_tridiagonal(a, b, c, d, block=1, prefetch=1, **kw)
+            inter = solve_tridiagonal(a.T, b.T, c.T, d.T, axis=0, prefetch=2, **kw)
+            for x, r in ((nat.x, nat), (inter.x.T, inter)):
+                assert r.plan.params["chains"] == chains and r.plan.stream == bool(stream)
+                assert r.zero_pivots == 1 and np.isnan(x[3]).all()
+                ok = np.arange(nsys) != 3
+                assert relerr(x[ok], ref[ok]) <= TOL[dtype]
+    with pytest.raises(ValueError, match="chains"):
+        solve_tridiagonal(a, b, c, d, method="thomas", chains=9, device=device)
+    with pytest.raises(ValueError, match="stream"):
+        solve_tridiagonal(a, b, c, d, method="thomas", stream=2, device=device)
 
 
 def test_private_arrays_bounded_per_work_group(device):

@@ -229,7 +229,7 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, method: str = "auto", start
         res = np.empty((n, nsys), dtype)
     item = dtype.itemsize
     per = [n * item] * 5 + [4] + [n * item * f for f in _scratch_factor(plan)]
-    mult = plan.params.get("lanes", 1) * plan.params.get("wg", 1)
+    mult = plan.params.get("lanes", 1) * plan.chains * plan.params.get("wg", 1)
     chunks = chunk_sizes(nsys, per, dev, multiple=mult)
     for s0, s1 in progress(chunks, desc="tridiag"):
         if layout == "natural":
@@ -332,25 +332,27 @@ def _dummy_int(dev):
 def _run_thomas(dev, plan, layout, a, b, c, d, x, start, counter):
     n, nsys = plan.n, plan.nsys
     lanes, wg = plan.params["lanes"], plan.params["wg"]
-    nwi = -(-nsys // lanes)
+    chains = plan.chains if plan.method != "thomas-unrolled" else 1
+    nwi = -(-nsys // (lanes * chains))
     wg = max(1, min(wg, nwi)) if nwi < wg else wg
     gsize = round_up(nwi, wg)
     if plan.method == "thomas-unrolled":
         prg = dev.program("tridiag/thomas_unrolled.cl.mako", real=plan.real, N=n, LANES=lanes,
-                          LAYOUT=layout, HAS_START=plan.has_start,
+                          CHAINS=1, LAYOUT=layout, HAS_START=plan.has_start,
                           BLOCKED=int(plan.params.get("block", 0)))
         kern = prg.kernel("thomas_unrolled")
         work = x
     else:
         priv = plan.cp_private
-        prg = dev.program("tridiag/thomas.cl.mako", real=plan.real, LANES=lanes, LAYOUT=layout,
-                          HAS_START=plan.has_start, CP_PRIVATE=priv,
+        prg = dev.program("tridiag/thomas.cl.mako", real=plan.real, LANES=lanes, CHAINS=chains,
+                          LAYOUT=layout, HAS_START=plan.has_start, CP_PRIVATE=priv,
+                          STREAM=int(plan.stream),
                           BLOCKED=int(plan.params.get("block", 0)),
                           PREFETCH=int(plan.params.get("prefetch", 0)),
                           CPU_PREFETCH=dev.type == "cpu" and not dev.info.simulator,
                           SCRATCH_CONTIGUOUS=int(dev.type == "cpu" and not priv))
         kern = prg.kernel("thomas")
-        work = x if priv else scratch(dev, 2 * n * gsize * lanes, x.dtype)
+        work = x if priv else scratch(dev, 2 * n * gsize * lanes * chains, x.dtype)
     launch(dev, kern, gsize, wg, a.data, b.data, c.data, d.data, x.data, work.data,
            start.data, counter.data, np.int32(n), np.int32(nsys))
     return [work]

@@ -5,11 +5,16 @@ or explicit parameters override the profile.
 
 Code versions:
 
-``thomas``            one work-item per ``lanes`` systems, n known at run time, c'/d' in private
-                      arrays (n <= ``private_max``) or global scratch; reads either layout
-                      (natural layout with ``block=1``: ``lanes`` rows per vloadN, transposed
-                      in registers; ``prefetch=P``: the contiguous blocks of the work-items P
-                      ahead are software-prefetched during the sweep).
+``thomas``            one work-item per ``chains x lanes`` systems (``chains`` independent realN
+                      vectors swept together: the forward sweep's dependent divisions leave a
+                      CPU core idle with one), n known at run time, c'/d' in private arrays
+                      (n <= ``private_max``) or global scratch; reads either layout (natural
+                      layout with ``block=1``: ``lanes`` rows per vloadN, transposed in
+                      registers; ``prefetch=P``: the contiguous blocks of the work-items P
+                      ahead are software-prefetched into L2 during the sweep); ``stream=1``
+                      writes x with non-temporal stores (natural layout with private c'/d':
+                      staged per work-item and streamed out as whole lines; interleaved: rows
+                      of whole aligned lines), saving the read-for-ownership of x.
 ``thomas-coalesced``  the same kernel on the interleaved layout (``vloadN`` of ``lanes``
                       neighbouring systems); natural-layout data goes through a local-memory
                       tiled transposition first and back afterwards.
@@ -39,8 +44,9 @@ LAYOUTS = ("natural", "interleaved")
 UNROLLED_HARD_MAX = 512
 #: parameters a caller may force, per version section of the profile
 PARAMS = {
-    "thomas": ("wg", "lanes", "private_max", "block", "prefetch"),
-    "thomas-coalesced": ("wg", "lanes", "private_max", "prefetch", "tile", "tile_y"),
+    "thomas": ("wg", "lanes", "chains", "private_max", "block", "prefetch", "stream"),
+    "thomas-coalesced": ("wg", "lanes", "chains", "private_max", "prefetch", "stream", "tile",
+                         "tile_y"),
     "thomas-unrolled": ("wg", "lanes", "block"),
     "pcr": ("wg",),
     "flat": ("wg", "chunk"),
@@ -59,8 +65,8 @@ AUTO_PARAMS = AUTO_KEYS + tuple(LIMIT_KEYS)
 
 #: most bytes of private c'/d' arrays per work-group; beyond it they go to global scratch
 PRIVATE_GROUP_BYTES = 1 << 20
-#: natural-layout prefetch of the next work-items' blocks only while one block (lanes * n
-#: items per array) is at most this many bytes: long systems are contiguous runs the hardware
+#: natural-layout prefetch of the next work-items' blocks only while one block (lanes * chains
+#: * n items per array) is at most this many bytes: long systems are contiguous runs the hardware
 #: prefetchers follow, and prefetching their 4 x 32 KB blocks cost 1,000 x 1,000 10-15% on both
 #: CPU drivers (50,000 x 115: -25 to -35%); a caller's prefetch= is used as given
 PREFETCH_BLOCK_BYTES = 8192
@@ -90,11 +96,21 @@ class Plan:
         while size < self.n:
             size *= 2
         size = min(size, pm) if size >= self.n else 0
-        # c' and d' of every lane of every work-item of a group: CPU drivers put them on a
-        # thread's stack (pocl segfaulted at wg 128 x 16 lanes x 1024 rows = 32 MiB)
+        # c' and d' (and a staged x) of every lane of every work-item of a group: CPU drivers
+        # put them on a thread's stack (pocl segfaulted at wg 128 x 16 lanes x 1024 rows = 32 MiB)
         item = 8 if self.real == "double" else 4
-        group = 2 * size * item * int(self.params.get("lanes", 1)) * int(self.params.get("wg", 1))
+        arrays = 3 if self.stream and self.layout == "natural" else 2
+        group = (arrays * size * item * int(self.params.get("lanes", 1)) * self.chains
+                 * int(self.params.get("wg", 1)))
         return size if group <= PRIVATE_GROUP_BYTES else 0
+
+    @property
+    def chains(self) -> int:
+        return int(self.params.get("chains", 1))
+
+    @property
+    def stream(self) -> bool:
+        return bool(self.params.get("stream", 0))
 
     @property
     def pcr_rows(self) -> int:
@@ -180,19 +196,27 @@ def make_plan(dev, *, n: int, nsys: int, layout: str, dtype, has_start: bool,
         raise TypeError(f"{', '.join(sorted(thresholds))} steer(s) method='auto' only; "
                         f"method={method!r} was forced")
     params = {k: v for k, v in _profile_section(dev, method).items() if k in PARAMS[method]}
+    per_item = lambda: params.get("lanes", 1) * params.get("chains", 1)
+    if "chains" in params and "chains" not in overrides:
+        # few systems: at least two work-items per compute unit before more chains per item
+        while params["chains"] > 1 and -(-nsys // per_item()) < 2 * dev.compute_units:
+            params["chains"] //= 2
     if "lanes" in params and "lanes" not in overrides:
         # no clamped duplicate lanes, and at least two work-items per compute unit
         while params["lanes"] > 1 and (params["lanes"] > nsys or
-                                       -(-nsys // params["lanes"]) < 2 * dev.compute_units):
+                                       -(-nsys // per_item()) < 2 * dev.compute_units):
             params["lanes"] //= 2
     if (method == "thomas" and layout == "natural" and "prefetch" not in overrides
-            and params.get("lanes", 1) * n * itemsize > PREFETCH_BLOCK_BYTES):
+            and per_item() * n * itemsize > PREFETCH_BLOCK_BYTES):
         params["prefetch"] = 0
     params.update({k: int(v) for k, v in overrides.items() if k in PARAMS[method]})
     if "lanes" in params and params["lanes"] not in (1, 2, 4, 8, 16):
         raise ValueError(f"lanes must be 1, 2, 4, 8 or 16, not {params['lanes']}")
-    if "block" in params and params["block"] not in (0, 1):
-        raise ValueError(f"block must be 0 or 1, not {params['block']}")
+    for k in ("block", "stream"):
+        if k in params and params[k] not in (0, 1):
+            raise ValueError(f"{k} must be 0 or 1, not {params[k]}")
+    if "chains" in params and not 1 <= params["chains"] <= 8:
+        raise ValueError(f"chains must be 1 ... 8 vectors per work-item, not {params['chains']}")
     if params.get("prefetch", 0) < 0:
         raise ValueError(f"prefetch must be >= 0 rows, not {params['prefetch']}")
     if params.get("tile", 1) < 0:

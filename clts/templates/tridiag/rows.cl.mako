@@ -1,54 +1,58 @@
 ## Shared pieces of the Thomas kernels (thomas, thomas_unrolled): the lane prologue and one
 ## forward-elimination row. Used as <%namespace name="R" file="/tridiag/rows.cl.mako"/>; the
-## caller's context supplies real, LANES, LAYOUT, HAS_START.
+## caller's context supplies real, LANES, CHAINS, LAYOUT, HAS_START.
+## A work-item owns CHAINS x LANES systems s0 ..: chain ch is one realN vector over the systems
+## s0 + ch*LANES + l (l < LANES); per-chain names carry the chain number (cpp0, bad1, a1_r2).
 <%! from clts.tridiag import codegen as cg %>
 
-## Work-item prologue: the LANES systems s0.. of this work-item, their bases, the start rows.
+## Work-item prologue: the systems of this work-item, their bases, the start rows.
 <%def name="prologue()">
     const size_t g = get_global_id(0);
-    const int s0 = (int)(g * ${LANES});
+    const int s0 = (int)(g * ${LANES * CHAINS});
     if (s0 >= nsys) return;
-    const int full = (s0 + ${LANES} <= nsys);
-% for l in range(LANES):
-    const int sys${l} = min(s0 + ${l}, nsys - 1);
+    const int full = (s0 + ${LANES * CHAINS} <= nsys);
+% for j in range(LANES * CHAINS):
+    const int sys${j} = min(s0 + ${j}, nsys - 1);
 %   if LAYOUT == "natural":
-    const size_t base${l} = (size_t)sys${l} * (size_t)n;
+    const size_t base${j} = (size_t)sys${j} * (size_t)n;
 %   endif
 % endfor
-% if HAS_START:
 <% M = cg.mtype(real, LANES) %>\
+% for ch in range(CHAINS):
+%   if HAS_START:
     /* rows below lo are identity rows (x = 0); lo = n for land (start outside 0..n-1) */
-%   if LANES == 1:
-    const ${M} lo = (start[sys0] >= 0 && start[sys0] < n) ? start[sys0] : n;
-%   else:
-    const ${M} lo = (${M})(${", ".join(f"(start[sys{l}] >= 0 && start[sys{l}] < n) ? start[sys{l}] : n" for l in range(LANES))});
+%     if LANES == 1:
+    const ${M} lo${ch} = (start[sys${ch}] >= 0 && start[sys${ch}] < n) ? start[sys${ch}] : n;
+%     else:
+    const ${M} lo${ch} = (${M})(${", ".join(f"(start[sys{ch * LANES + l}] >= 0 && start[sys{ch * LANES + l}] < n) ? start[sys{ch * LANES + l}] : n" for l in range(LANES))});
+%     endif
 %   endif
-% endif
-    ${cg.mtype(real, LANES)} bad = 0;
+    ${M} bad${ch} = 0;
+% endfor
 </%def>
 
-## One forward row k: (cpp, dpp) <- (c'[k], d'[k]) from (c'[k-1], d'[k-1]).
+## One forward row k of chain ch: (cpp, dpp) <- (c'[k], d'[k]) from (c'[k-1], d'[k-1]).
 ## first: row 0 (a ignored); last: row n-1 (c ignored, cpp left alone).
-<%def name="fwd(k, first, last, mode, cpp, dpp, vals=None)">
-<% V = cg.vtype(LANES); M = cg.mtype(real, LANES) %>\
+<%def name="fwd(k, first, last, mode, cpp, dpp, vals=None, ch=0)">
+<% V = cg.vtype(LANES); M = cg.mtype(real, LANES); f0 = ch * LANES %>\
     {
-        ${V} bk = ${vals["b"] if vals else cg.load("b", k, LAYOUT, LANES, mode)};
-        ${V} dk = ${vals["d"] if vals else cg.load("d", k, LAYOUT, LANES, mode)};
+        ${V} bk = ${vals["b"] if vals else cg.load("b", k, LAYOUT, LANES, mode, f0)};
+        ${V} dk = ${vals["d"] if vals else cg.load("d", k, LAYOUT, LANES, mode, f0)};
 % if not first:
-        ${V} ak = ${vals["a"] if vals else cg.load("a", k, LAYOUT, LANES, mode)};
+        ${V} ak = ${vals["a"] if vals else cg.load("a", k, LAYOUT, LANES, mode, f0)};
 % endif
 % if not last:
-        ${V} ck = ${vals["c"] if vals else cg.load("c", k, LAYOUT, LANES, mode)};
+        ${V} ck = ${vals["c"] if vals else cg.load("c", k, LAYOUT, LANES, mode, f0)};
 % endif
 % if HAS_START:
         const ${M} kk = (${M})(${k});
-        bk = ${cg.sel(real, LANES, "1", "bk", "kk >= lo")};
-        dk = ${cg.sel(real, LANES, "0", "dk", "kk >= lo")};
+        bk = ${cg.sel(real, LANES, "1", "bk", "kk >= lo%d" % ch)};
+        dk = ${cg.sel(real, LANES, "0", "dk", "kk >= lo%d" % ch)};
 %   if not first:
-        ak = ${cg.sel(real, LANES, "0", "ak", "kk > lo")};
+        ak = ${cg.sel(real, LANES, "0", "ak", "kk > lo%d" % ch)};
 %   endif
 %   if not last:
-        ck = ${cg.sel(real, LANES, "0", "ck", "kk >= lo")};
+        ck = ${cg.sel(real, LANES, "0", "ck", "kk >= lo%d" % ch)};
 %   endif
 % endif
 % if first:
@@ -56,7 +60,7 @@
 % else:
         const ${V} den = bk - ak * ${cpp};
 % endif
-        bad |= (den == (${V})0);
+        bad${ch} |= (den == (${V})0);
         const ${V} inv = (${V})1 / den;
 % if not last:
         ${cpp} = ck * inv;
@@ -69,37 +73,47 @@
     }
 </%def>
 
-## Store x for row k with failed lanes set to NaN.
-<%def name="store_x(k, value, mode)">
-<% V = cg.vtype(LANES) %>\
-        ${cg.store("x", k, cg.sel(real, LANES, value, "REAL_NAN", "bad != 0" if LANES == 1 else "bad"), LAYOUT, LANES, mode)}
+## Store x for row k of chain ch with failed lanes set to NaN (stream: interleaved rows by
+## non-temporal stores where aligned, STREAM_ROW of the kernel; staged: into the work-item's
+## private buffer xs, natural order).
+<%def name="store_x(k, value, mode, ch=0, stream=False, staged=False)">
+% if staged:
+        ${cg.store("xs", k, cg.masked(real, LANES, value, ch), "staged", LANES, "gather", ch * LANES)}
+% else:
+        ${cg.store("x", k, cg.masked(real, LANES, value, ch), LAYOUT, LANES, mode, ch * LANES, stream)}
+% endif
 </%def>
 
 ## Count this work-item's failed systems.
 <%def name="count_bad()">
-% if LANES == 1:
-    if (bad) atomic_inc(counter);
-% else:
-%   for l in range(LANES):
-    if (s0 + ${l} < nsys && (bad).s${"%x" % l}) atomic_inc(counter);
-%   endfor
-% endif
+% for ch in range(CHAINS):
+%   if LANES == 1:
+    if (s0 + ${ch} < nsys && bad${ch}) atomic_inc(counter);
+%   else:
+%     for l in range(LANES):
+    if (s0 + ${ch * LANES + l} < nsys && (bad${ch}).s${"%x" % l}) atomic_inc(counter);
+%     endfor
+%   endif
+% endfor
 </%def>
 
-## Natural layout, LANES > 1: load rows k0..k0+LANES-1 of the LANES systems of this work-item
-## as one vloadN per system, transposed in registers to one vector per row: ${p}_r${r}.
-<%def name="block_load(p, k0)">
+## Natural layout, LANES > 1: load rows k0..k0+LANES-1 of the LANES systems of chain ch as one
+## vloadN per system, transposed in registers to one vector per row: ${p}${ch}_r${r}.
+<%def name="block_load(p, k0, ch=0)">
 % for l in range(LANES):
-        const ${cg.vtype(LANES)} ${p}_v${l} = vload${LANES}(0, ${p} + base${l} + (size_t)(${k0}));
+        const ${cg.vtype(LANES)} ${p}${ch}_v${l} = vload${LANES}(0, ${p} + base${ch * LANES + l} + (size_t)(${k0}));
 % endfor
 % for r in range(LANES):
-        const ${cg.vtype(LANES)} ${p}_r${r} = (${cg.vtype(LANES)})(${", ".join("%s_v%d.s%x" % (p, l, r) for l in range(LANES))});
+        const ${cg.vtype(LANES)} ${p}${ch}_r${r} = (${cg.vtype(LANES)})(${", ".join("%s%d_v%d.s%x" % (p, ch, l, r) for l in range(LANES))});
 % endfor
 </%def>
 
-## ... and the reverse: row vectors xr0..xr{LANES-1} stored as one vstoreN per valid system.
-<%def name="block_store(k0)">
+## ... and the reverse: row vectors x${ch}r0..x${ch}r{LANES-1} of chain ch stored as one vstoreN
+## per valid system, into ${dst} (x, or a work-item's staging buffer: ${dst_base} the offset of
+## system j of the work-item, with {j})
+<%def name="block_store(k0, ch=0, dst='x', dst_base=None)">
 % for l in range(LANES):
-        if (s0 + ${l} < nsys) vstore${LANES}((${cg.vtype(LANES)})(${", ".join("xr%d.s%x" % (r, l) for r in range(LANES))}), 0, x + base${l} + (size_t)(${k0}));
+<% j = ch * LANES + l; off = ("base%d" % j) if dst_base is None else dst_base.format(j=j) %>\
+        if (s0 + ${j} < nsys) vstore${LANES}((${cg.vtype(LANES)})(${", ".join("x%dr%d.s%x" % (ch, r, l) for r in range(LANES))}), 0, ${dst} + ${off} + (size_t)(${k0}));
 % endfor
 </%def>

@@ -1,79 +1,126 @@
-## Thomas algorithm, one work-item per LANES systems, n known at run time.
-## Parameters: real, LANES (1/2/4/8: systems per work-item as realN lanes), LAYOUT
-## ("natural": system axis contiguous, or "interleaved": batch axis contiguous, read with
-## vloadN), HAS_START (start-row mask), CP_PRIVATE (0: c', d' kept in global scratch;
-## otherwise private arrays of that many rows, n <= CP_PRIVATE), BLOCK (natural layout,
-## LANES > 1: rows read LANES at a time per system and transposed in registers), PREFETCH
-## (software prefetch distance, 0: none; interleaved layout: rows ahead; natural layout with
-## BLOCK: work-items ahead, i.e. the contiguous block of the LANES systems PREFETCH work-items
-## on, spread over the sweep), CPU_PREFETCH (use clang's builtin),
-## SCRATCH_CONTIGUOUS (global scratch per work-item contiguous: CPUs; else row-major: GPUs).
+## Thomas algorithm, one work-item per CHAINS x LANES systems, n known at run time.
+## Parameters: real, LANES (1/2/4/8/16: systems per realN vector), CHAINS (independent vectors
+## per work-item, swept row by row together: the forward sweep is a chain of dependent
+## divisions, so one vector alone is latency bound on a CPU core), LAYOUT ("natural": system
+## axis contiguous, or "interleaved": batch axis contiguous, read with vloadN), HAS_START
+## (start-row mask), CP_PRIVATE (0: c', d' kept in global scratch; otherwise private arrays of
+## that many rows, n <= CP_PRIVATE), BLOCKED (natural layout, LANES > 1: rows read LANES at a
+## time per system and transposed in registers), PREFETCH (software prefetch distance, 0: none;
+## interleaved layout: rows ahead; natural layout with BLOCK: work-items ahead, i.e. the
+## contiguous block of the systems PREFETCH work-items on, into L2, spread over the sweep, and
+## its x block for writing), CPU_PREFETCH (use clang's builtin), SCRATCH_CONTIGUOUS (global
+## scratch per work-item contiguous: CPUs; else row-major: GPUs), STREAM (x written with
+## non-temporal stores, no read-for-ownership: natural layout with CP_PRIVATE, x of the
+## work-item staged in private memory and streamed out as aligned 64-byte lines at the end;
+## interleaved layout with LANES*CHAINS*sizeof(real) a multiple of 64, rows stored
+## non-temporally when nsys keeps them aligned).
 <%include file="/common/real.cl.mako"/>
 <%namespace name="R" file="/tridiag/rows.cl.mako"/>
 <%! from clts.tridiag import codegen as cg %>
-<% V = cg.vtype(LANES); BLOCK = BLOCKED and LAYOUT == "natural" and LANES > 1; LINE = 64 // (8 if real == "double" else 4) %>
+<%
+V = cg.vtype(LANES)
+BLOCK = BLOCKED and LAYOUT == "natural" and LANES > 1
+S = LANES * CHAINS
+LINE = 64 // (8 if real == "double" else 4)
+STAGE = STREAM and LAYOUT == "natural" and CP_PRIVATE
+STREAM_ROWS = STREAM and LAYOUT == "interleaved" and (S % LINE == 0)
+%>
 % if CP_PRIVATE:
-#define CP(k) cps[k]
-#define DP(k) dps[k]
+#define CP(ch, k) cps[(k) * ${CHAINS} + (ch)]
+#define DP(ch, k) dps[(k) * ${CHAINS} + (ch)]
 % elif LANES == 1:
-#define CP(k) scratch[SIDX(k)]
-#define DP(k) scratch[(size_t)n * nwi + SIDX(k)]
+#define CP(ch, k) scratch[SIDX(ch, k)]
+#define DP(ch, k) scratch[(size_t)n * nwi * ${CHAINS} + SIDX(ch, k)]
 % endif
 % if SCRATCH_CONTIGUOUS:
-/* global scratch: each work-item's rows contiguous (CPU caches and prefetchers) */
-#define SIDX(k) ((size_t)g * (size_t)n + (size_t)(k))
+/* global scratch: each chain's rows contiguous (CPU caches and prefetchers) */
+#define SIDX(ch, k) (((size_t)g * ${CHAINS} + (ch)) * (size_t)n + (size_t)(k))
 % else:
 /* global scratch: row-major over work-items (coalesced on GPUs) */
-#define SIDX(k) ((size_t)(k) * nwi + g)
+#define SIDX(ch, k) ((size_t)(k) * nwi * ${CHAINS} + (size_t)g * ${CHAINS} + (ch))
+% endif
+% if STREAM:
+/* non-temporal stores: clang's builtin where the compiler has it, else plain stores */
+#if defined(__has_builtin)
+#if __has_builtin(__builtin_nontemporal_store)
+#define NT_STORE(v, p) __builtin_nontemporal_store((v), (p))
+#endif
+#endif
+#ifndef NT_STORE
+#define NT_STORE(v, p) (*(p) = (v))
+#endif
+% endif
+% if STREAM_ROWS:
+#define STREAM_ROW(v, p) { if (nt) NT_STORE((v), (__global ${V} *)(p)); else vstore${LANES}((v), 0, (p)); }
 % endif
 
 % if PREFETCH:
 /* software prefetch: PREFETCH rows ahead on the interleaved layout (a 400 KB row stride defeats
    the hardware prefetchers of CPUs), the blocks of the work-items PREFETCH ahead on the natural
-   layout (LANES strided streams per array are too many for them); on CPU drivers clang's builtin (a real prefetch
-   instruction; OpenCL's prefetch() may be a no-op), elsewhere OpenCL's */
+   layout into L2 (LANES strided streams per array are too many for the hardware prefetchers,
+   and the next block beside the current one and c'/d' overflows a 32 KB L1); on CPU drivers
+   clang's builtin (a real prefetch instruction; OpenCL's prefetch() may be a no-op), elsewhere
+   OpenCL's */
 %   if CPU_PREFETCH:
 #if defined(__has_builtin)
 #if __has_builtin(__builtin_prefetch)
 #define PREFETCH(p) __builtin_prefetch(p)
+#define PREFETCH_L2(p) __builtin_prefetch((p), 0, 2)
+#define PREFETCH_W(p) __builtin_prefetch((p), 1, 2)
 #endif
 #endif
 %   endif
 #ifndef PREFETCH
 #define PREFETCH(p) prefetch((p), 1)
+#define PREFETCH_L2(p) prefetch((p), 1)
+#define PREFETCH_W(p)
 #endif
 
 % endif
 
 <%def name="solve(mode)">
+<% chains = range(CHAINS) %>\
 % if LANES > 1 and not CP_PRIVATE:
-#define SET_CP(k, v) vstore${LANES}((v), SIDX(k), scratch)
-#define SET_DP(k, v) vstore${LANES}((v), (size_t)n * nwi + SIDX(k), scratch)
-#define GET_CP(k) vload${LANES}(SIDX(k), scratch)
-#define GET_DP(k) vload${LANES}((size_t)n * nwi + SIDX(k), scratch)
+#define SET_CP(ch, k, v) vstore${LANES}((v), SIDX(ch, k), scratch)
+#define SET_DP(ch, k, v) vstore${LANES}((v), (size_t)n * nwi * ${CHAINS} + SIDX(ch, k), scratch)
+#define GET_CP(ch, k) vload${LANES}(SIDX(ch, k), scratch)
+#define GET_DP(ch, k) vload${LANES}((size_t)n * nwi * ${CHAINS} + SIDX(ch, k), scratch)
 % else:
-#define SET_CP(k, v) CP(k) = (v)
-#define SET_DP(k, v) DP(k) = (v)
-#define GET_CP(k) CP(k)
-#define GET_DP(k) DP(k)
+#define SET_CP(ch, k, v) CP(ch, k) = (v)
+#define SET_DP(ch, k, v) DP(ch, k) = (v)
+#define GET_CP(ch, k) CP(ch, k)
+#define GET_DP(ch, k) DP(ch, k)
 % endif
+<%def name="xstore(k, value, ch)">\
+% if STAGE:
+${R.store_x(k, value, "gather", ch, staged=True)}\
+% else:
+${R.store_x(k, value, mode, ch, stream=STREAM_ROWS)}\
+% endif
+</%def>
     {
-        ${V} cpp = 0, dpp = 0;
+% for ch in chains:
+        ${V} cpp${ch} = 0, dpp${ch} = 0;
+% endfor
         if (n == 1) {
-            ${R.fwd("0", True, True, mode, "cpp", "dpp")}
-            ${R.store_x("0", "dpp", mode)}
+% for ch in chains:
+            ${R.fwd("0", True, True, mode, "cpp%d" % ch, "dpp%d" % ch, ch=ch)}
+            ${xstore("0", "dpp%d" % ch, ch)}
+% endfor
         } else {
-            ${R.fwd("0", True, False, mode, "cpp", "dpp")}
-            SET_CP(0, cpp); SET_DP(0, dpp);
+% for ch in chains:
+            ${R.fwd("0", True, False, mode, "cpp%d" % ch, "dpp%d" % ch, ch=ch)}
+            SET_CP(${ch}, 0, cpp${ch}); SET_DP(${ch}, 0, dpp${ch});
+% endfor
 % if BLOCK:
             /* rows 1 .. 1 + nb*LANES - 1 in blocks: vloadN per system + register transposition */
             const int nb = (n - 2) / ${LANES};
 %   if PREFETCH:
-            /* the block of the work-item PREFETCH ahead (its LANES systems are contiguous:
-               LANES*n reals per array), spread over this sweep's blocks: a few sequential
-               streams the memory system follows instead of LANES strided ones per array */
-            const size_t pf0 = (size_t)min(s0 + ${LANES} * ${PREFETCH}, nsys) * (size_t)n;
-            const size_t pf1 = (size_t)min(s0 + ${LANES} * ${PREFETCH + 1}, nsys) * (size_t)n;
+            /* the block of the work-item PREFETCH ahead (its systems are contiguous: S*n reals
+               per array), spread over this sweep's blocks: a few sequential streams the
+               memory system follows instead of S strided ones per array */
+            const size_t pf0 = (size_t)min(s0 + ${S} * ${PREFETCH}, nsys) * (size_t)n;
+            const size_t pf1 = (size_t)min(s0 + ${S} * ${PREFETCH + 1}, nsys) * (size_t)n;
             const int pf_lines = (int)((pf1 - pf0 + ${LINE} - 1) / ${LINE});
             const int pf_per = nb > 0 ? (pf_lines + nb - 1) / nb : 0;
 %   endif
@@ -82,16 +129,23 @@
 %   if PREFETCH:
                 for (int j = blk * pf_per; j < min(pf_lines, (blk + 1) * pf_per); ++j) {
                     const size_t o = pf0 + (size_t)j * ${LINE};
-                    PREFETCH(a + o); PREFETCH(b + o); PREFETCH(c + o); PREFETCH(d + o);
+                    PREFETCH_L2(a + o); PREFETCH_L2(b + o); PREFETCH_L2(c + o); PREFETCH_L2(d + o);
+%     if not STAGE:
+                    PREFETCH_W(x + o);
+%     endif
                 }
 %   endif
-${R.block_load("a", "k0")}
-${R.block_load("b", "k0")}
-${R.block_load("c", "k0")}
-${R.block_load("d", "k0")}
+%   for ch in chains:
+${R.block_load("a", "k0", ch)}
+${R.block_load("b", "k0", ch)}
+${R.block_load("c", "k0", ch)}
+${R.block_load("d", "k0", ch)}
+%   endfor
 %   for r in range(LANES):
-                ${R.fwd("k0 + %d" % r, False, False, mode, "cpp", "dpp", vals={"a": "a_r%d" % r, "b": "b_r%d" % r, "c": "c_r%d" % r, "d": "d_r%d" % r})}
-                SET_CP(k0 + ${r}, cpp); SET_DP(k0 + ${r}, dpp);
+%     for ch in chains:
+                ${R.fwd("k0 + %d" % r, False, False, mode, "cpp%d" % ch, "dpp%d" % ch, vals={p: "%s%d_r%d" % (p, ch, r) for p in "abcd"}, ch=ch)}
+                SET_CP(${ch}, k0 + ${r}, cpp${ch}); SET_DP(${ch}, k0 + ${r}, dpp${ch});
+%     endfor
 %   endfor
             }
             const int krest = 1 + nb * ${LANES};
@@ -102,33 +156,49 @@ ${R.block_load("d", "k0")}
 % if PREFETCH and mode == "vec":
                 if (k + ${PREFETCH} < n) {
                     const size_t pf = (size_t)(k + ${PREFETCH}) * (size_t)nsys + s0;
-%   for off in range(0, LANES, 64 // (8 if real == "double" else 4)):
+%   for off in range(0, S, LINE):
                     PREFETCH(a + pf + ${off}); PREFETCH(b + pf + ${off}); PREFETCH(c + pf + ${off}); PREFETCH(d + pf + ${off});
 %   endfor
                 }
 % endif
-                ${R.fwd("k", False, False, mode, "cpp", "dpp")}
-                SET_CP(k, cpp); SET_DP(k, dpp);
+% for ch in chains:
+                ${R.fwd("k", False, False, mode, "cpp%d" % ch, "dpp%d" % ch, ch=ch)}
+                SET_CP(${ch}, k, cpp${ch}); SET_DP(${ch}, k, dpp${ch});
+% endfor
             }
-            ${R.fwd("n - 1", False, True, mode, "cpp", "dpp")}
-            ${V} xn = dpp;
-            ${R.store_x("n - 1", "xn", mode)}
+% for ch in chains:
+            ${R.fwd("n - 1", False, True, mode, "cpp%d" % ch, "dpp%d" % ch, ch=ch)}
+            ${V} xn${ch} = dpp${ch};
+            ${xstore("n - 1", "xn%d" % ch, ch)}
+% endfor
             for (int k = n - 2; k >= krest; --k) {
-                xn = GET_DP(k) - GET_CP(k) * xn;
-                ${R.store_x("k", "xn", mode)}
+% for ch in chains:
+                xn${ch} = GET_DP(${ch}, k) - GET_CP(${ch}, k) * xn${ch};
+                ${xstore("k", "xn%d" % ch, ch)}
+% endfor
             }
 % if BLOCK:
             for (int blk = nb - 1; blk >= 0; --blk) {
                 const int k0 = 1 + blk * ${LANES};
 %   for r in range(LANES - 1, -1, -1):
-                xn = GET_DP(k0 + ${r}) - GET_CP(k0 + ${r}) * xn;
-                const ${V} xr${r} = ${cg.sel(real, LANES, "xn", "REAL_NAN", "bad")};
+%     for ch in chains:
+                xn${ch} = GET_DP(${ch}, k0 + ${r}) - GET_CP(${ch}, k0 + ${r}) * xn${ch};
+                const ${V} x${ch}r${r} = ${cg.masked(real, LANES, "xn%d" % ch, ch)};
+%     endfor
 %   endfor
-${R.block_store("k0")}
+%   for ch in chains:
+%     if STAGE:
+${R.block_store("k0", ch, "xs", "(size_t){j} * (size_t)n")}
+%     else:
+${R.block_store("k0", ch)}
+%     endif
+%   endfor
             }
 % endif
-            xn = GET_DP(0) - GET_CP(0) * xn;
-            ${R.store_x("0", "xn", mode)}
+% for ch in chains:
+            xn${ch} = GET_DP(${ch}, 0) - GET_CP(${ch}, 0) * xn${ch};
+            ${xstore("0", "xn%d" % ch, ch)}
+% endfor
         }
     }
 #undef SET_CP
@@ -146,7 +216,14 @@ __kernel void thomas(__global const real *restrict a, __global const real *restr
     ${R.prologue()}
     const size_t nwi = get_global_size(0);
 % if CP_PRIVATE:
-    ${V} cps[${CP_PRIVATE}], dps[${CP_PRIVATE}];
+    ${V} cps[${CP_PRIVATE * CHAINS}], dps[${CP_PRIVATE * CHAINS}];
+% endif
+% if STAGE:
+    real xs[${CP_PRIVATE * S}];   /* x of the work-item's systems, natural order */
+% endif
+% if STREAM_ROWS:
+    /* rows of S items are whole aligned lines when the first is and nsys keeps the stride */
+    const int nt = full && (((size_t)(x + s0) & 63) == 0) && (((size_t)nsys * sizeof(real)) % 64 == 0);
 % endif
 % if LAYOUT == "interleaved":
     if (full) {
@@ -156,6 +233,20 @@ ${solve("gather")}
     }
 % else:
 ${solve("gather")}
+% endif
+% if STAGE:
+    {
+        /* stream the staged x out: the work-item's systems are one contiguous run of x */
+        const int cnt = (min(nsys, s0 + ${S}) - s0) * n;
+        __global real *xo = x + (size_t)s0 * (size_t)n;
+        int head = (int)(((64 - ((size_t)xo & 63)) & 63) / sizeof(real));
+        if (((size_t)xo % sizeof(real)) != 0 || head > cnt) head = cnt;
+        for (int i = 0; i < head; ++i) xo[i] = xs[i];
+        const int nl = (cnt - head) / ${LINE};
+        for (int i = 0; i < nl; ++i)
+            NT_STORE(vload${LINE}(0, xs + head + i * ${LINE}), (__global real${LINE} *)(xo + head + i * ${LINE}));
+        for (int i = head + nl * ${LINE}; i < cnt; ++i) xo[i] = xs[i];
+    }
 % endif
     ${R.count_bad()}
 }

@@ -1,6 +1,6 @@
 ## Thomas algorithm with the system size N fixed at build time: both sweeps unrolled by the
 ## template, c' and d' in named registers. Parameters: real, N, LANES, LAYOUT, HAS_START, BLOCKED
-## (as in thomas.cl.mako).
+## (as in thomas.cl.mako), CHAINS = 1.
 <%include file="/common/real.cl.mako"/>
 <%namespace name="R" file="/tridiag/rows.cl.mako"/>
 <%! from clts.tridiag import codegen as cg %>
@@ -31,7 +31,7 @@ ${R.block_load("c", str(k))}
 ${R.block_load("d", str(k))}
 %         for r in range(L):
         cp${k + r} = cp${k + r - 1}; dp${k + r} = dp${k + r - 1};
-        ${R.fwd(str(k + r), False, False, mode, "cp%d" % (k + r), "dp%d" % (k + r), vals={"a": "a_r%d" % r, "b": "b_r%d" % r, "c": "c_r%d" % r, "d": "d_r%d" % r})}
+        ${R.fwd(str(k + r), False, False, mode, "cp%d" % (k + r), "dp%d" % (k + r), vals={"a": "a0_r%d" % r, "b": "b0_r%d" % r, "c": "c0_r%d" % r, "d": "d0_r%d" % r})}
 %         endfor
         }
 %       endif
@@ -49,7 +49,7 @@ ${R.block_load("d", str(k))}
 %     if k == in_block[k] + L - 1:
         {
 %     endif
-        const ${V} xr${k - in_block[k]} = ${cg.sel(real, LANES, "xn", "REAL_NAN", "bad")};
+        const ${V} x0r${k - in_block[k]} = ${cg.masked(real, LANES, "xn")};
 %     if k == in_block[k]:
 ${R.block_store(str(k))}
         }

@@ -5,8 +5,10 @@
 Shapes: 50,000 x 115 natural (system axis last) and interleaved (system axis first),
 1,000 x 1,000, 10 x 10^6. Device data are resident (uploaded once); clts times are the sum of
 the kernels' OpenCL profiling intervals, median of repeats (and their minimum: the machine
-may be shared). GB/s counts a, b, c, d read once
-and x written once; % copy is against the device's copy kernel measured in the same run.
+may be shared). GB/s counts a, b, c, d read once and x written once. The copy kernel runs in
+every round next to the solvers: `% copy` is the median over rounds of a solver's GB/s over
+the copy's GB/s of the same round (host memory bandwidth drifts on a shared machine, so a copy
+figure taken once before the solvers skews the ratio); `copy GB/s` is its median.
 Anchors (host, wall time, median): numpy Thomas vectorised over the batch on the interleaved
 layout, one dgtsv call on the whole batch as a single block-diagonal system, numba parallel
 Thomas when numba is installed. A row `stream a+b+c+d -> x (ceiling)` times a kernel that
@@ -24,7 +26,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from common import copy_bandwidth, markdown_table, median_time, write_result  # noqa: E402
+from common import copy_kernel, markdown_table, median_time, write_result  # noqa: E402
 
 import clts  # noqa: E402
 from clts.runtime import all_devices, get_device, timing  # noqa: E402
@@ -134,9 +136,9 @@ def stream_ceiling(dev, dv, out):
 
 def bench_device(dev, shapes, dtype, repeats, nb):
     import pyopencl.array as cla
-    bw = copy_bandwidth(dev)
-    print(f"\n{dev.slug}: copy bandwidth {bw:.1f} GB/s", flush=True)
-    rows = []
+    copy_run, copy_bytes = copy_kernel(dev)
+    print(f"\n{dev.slug}", flush=True)
+    rows, copies = [], []
     for batch, n, layout in shapes:
         host = systems(batch, n, dtype)
         inter = [np.ascontiguousarray(v.T) for v in host]
@@ -148,10 +150,12 @@ def bench_device(dev, shapes, dtype, repeats, nb):
         ref = numpy_interleaved(*inter).T
         shape = f"{batch:,} x {n:,} {layout}"
 
-        def row(name, seconds, err=float("nan"), kind="clts", best=float("nan")):
+        def row(name, seconds, err=float("nan"), kind="clts", best=float("nan"), pct=None):
+            if pct is None:    # host anchors: against the median copy of this shape's rounds
+                pct = 100 * nbytes / seconds / 1e9 / bw
             r = {"shape": shape, "solver": name, "ms": seconds * 1e3, "min ms": best * 1e3,
                  "systems/s": batch / seconds, "GB/s": nbytes / seconds / 1e9,
-                 "% copy": 100 * nbytes / seconds / 1e9 / bw, "max rel err": err}
+                 "% copy": pct, "max rel err": err}
             rows.append(r)
             print(f"  {shape:28s} {name:26s} {seconds * 1e3:9.2f} ms {r['GB/s']:7.1f} GB/s "
                   f"{r['% copy']:5.0f}%", flush=True)
@@ -176,6 +180,10 @@ def bench_device(dev, shapes, dtype, repeats, nb):
             x = x.T if layout == "interleaved" else x
             fns[method] = (fn, float(np.max(np.abs(x - ref)) / np.max(np.abs(ref))))
             names[method] = f"auto ({r.method})" if method == "auto" else method
+        go, sbytes = stream_ceiling(dev, dv, out)
+        go()
+        fns["copy"] = (copy_run, None)
+        fns["stream"] = (go, None)
         samples = {m: [] for m in fns}
         order = list(fns)
         for rep in range(repeats):
@@ -185,22 +193,25 @@ def bench_device(dev, shapes, dtype, repeats, nb):
                 with timing(dev) as t:
                     fns[m][0]()
                 samples[m].append(t.kernel_seconds)
+        copy_gbs = [copy_bytes / t / 1e9 for t in samples.pop("copy")]
+        bw = statistics.median(copy_gbs)
+        copies.append(bw)
+        print(f"  {shape:28s} copy kernel {bw:.1f} GB/s (median of the rounds)")
+        ts = samples.pop("stream")
+        del fns["copy"], fns["stream"]
         results = {m: statistics.median(v) for m, v in samples.items()}
+
+        def pct(times, nb=nbytes):
+            return 100 * statistics.median(nb / t / 1e9 / cb for t, cb in zip(times, copy_gbs))
         for m in fns:
-            row(names[m], results[m], fns[m][1], best=min(samples[m]))
+            row(names[m], results[m], fns[m][1], best=min(samples[m]), pct=pct(samples[m]))
         best = min(v for k, v in results.items() if k != "auto")
         rows[-len(results)]["auto / best"] = results["auto"] / best
         rows[-len(results)]["auto / best (min)"] = (
             min(samples["auto"]) / min(min(v) for k, v in samples.items() if k != "auto"))
-        go, sbytes = stream_ceiling(dev, dv, out)
-        go()
-        ts = []
-        for _ in range(repeats):
-            with timing(dev) as t:
-                go()
-            ts.append(t.kernel_seconds)
         row("stream a+b+c+d -> x (ceiling)", statistics.median(ts) * nbytes / sbytes,
-            kind="ceiling", best=min(ts) * nbytes / sbytes)
+            kind="ceiling", best=min(ts) * nbytes / sbytes, pct=pct(ts, sbytes))
+        rows[-1]["copy GB/s"] = bw
         # anchors: host wall time
         t_np = median_time(lambda: numpy_interleaved(*inter), repeats=3)
         row("numpy Thomas (interleaved)", t_np, kind="anchor")
@@ -217,7 +228,7 @@ def bench_device(dev, shapes, dtype, repeats, nb):
             t_nb = median_time(lambda: f(*data, x, cp), repeats=3)
             row(f"numba parallel Thomas ({layout})", t_nb, kind="anchor")
             rows[-1]["clts auto speed-up"] = t_nb / results["auto"]
-    return bw, rows
+    return statistics.median(copies), rows
 
 
 def main(argv=None):
@@ -234,8 +245,11 @@ def main(argv=None):
     for dev in devs:
         bw, rows = bench_device(dev, shapes, dtype, repeats, nb)
         notes = (f"clts {clts.__version__}, {args.dtype}{', --quick' if args.quick else ''}; "
-                 f"device copy bandwidth {bw:.1f} GB/s (bytes read + written) measured in "
-                 f"this run. clts rows: kernel time (OpenCL profiling), data resident on the "
+                 f"device copy kernel {bw:.1f} GB/s (bytes read + written; median over "
+                 f"shapes of the per-shape medians), timed in every round next to the "
+                 f"solvers: `% copy` is the median over rounds of GB/s / that round's copy "
+                 f"GB/s (anchor rows: against the median copy). "
+                 f"clts rows: kernel time (OpenCL profiling), data resident on the "
                  f"device. Anchor rows: host wall time. `auto / best`: auto's time over the "
                  f"fastest forced version (medians; `(min)`: fastest repeats). "
                  f"`min ms`: the fastest repeat. "

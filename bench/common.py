@@ -42,6 +42,24 @@ def copy_bandwidth(dev, n_doubles: int = 1 << 25, repeats: int = 7) -> float:
     return best
 
 
+def copy_kernel(dev, n_doubles: int = 1 << 25, width: int = 8):
+    """(run, bytes): one launch of the copy kernel (bytes read + written per launch), to time
+    next to another kernel round by round (a shared machine's bandwidth drifts)."""
+    import pyopencl.array as cla
+
+    from clts.runtime import launch
+
+    n = min(n_doubles, dev.max_alloc // 8 // 2)
+    n -= n % 8
+    real = "double" if dev.fp64 else "float"
+    dtype = np.float64 if dev.fp64 else np.float32
+    src = cla.to_device(dev.queue, np.ones(n, dtype))
+    dst = cla.empty_like(src)
+    k = dev.program("runtime/copy.cl.mako", real=real, width=width).kernel("copy")
+    return (lambda: launch(dev, k, n // width, None, src.data, dst.data),
+            2 * n * src.dtype.itemsize)
+
+
 def median_time(fn, repeats: int = 5, warmup: int = 1) -> float:
     """Median wall time of ``fn()`` in seconds."""
     for _ in range(warmup):

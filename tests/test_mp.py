@@ -302,14 +302,18 @@ def test_long_m_and_white_noise(device):
            _dist_self(T, m, math.ceil(m / 4)), 1e-8)
 
 
-@pytest.mark.parametrize("n,m", [(20000, 64), (4200, 2048)])
+@pytest.mark.parametrize("n,m", [(20000, 64), (4200, 2048), (100_000, 256)])
 def test_long_series_sampled_rows(device, n, m):
-    """Long series / long windows: every row is checked against the row-wise brute force on a
-    random sample of rows (the full brute force is O(n^2 m))."""
+    """Long series / long windows (up to the issue's n = 10^5, m = 2048), with a plateau and a
+    run of NaNs: every row of a random sample (plus rows on the plateau, next to and inside
+    the NaN run) against the row-wise brute force (the full one is O(n^2 m))."""
     T = _series(n, 17)
     T[n // 3:n // 3 + 300] = 0.5
+    nan0 = 2 * n // 3
+    T[nan0:nan0 + 50] = np.nan
     rows = np.sort(np.random.default_rng(18).choice(n - m + 1, 12, replace=False))
-    rows = np.concatenate([rows, [n // 3 + 10]])
+    extra = np.array([n // 3 + 10, nan0 - m, nan0 - m + 1, nan0 + 20, nan0 + 50])
+    rows = np.unique(np.concatenate([rows, extra[extra < n - m + 1]]))
     Pr, Ir = ref.rows_profile(T, m, rows)
     res = clts.matrix_profile(T, m, devices=device)
     np.testing.assert_allclose(res.P[rows, 0], Pr, atol=1e-8, rtol=0)
@@ -324,6 +328,26 @@ def test_chunked_launches(device, monkeypatch):
         res = clts.matrix_profile(T, m, devices=device, merge=merge, groups=1, segment=32)
         _check(res.P[:, 0], res.I[:, 0], r["P"][:, 0], r["I"][:, 0],
                _dist_self(T, m, 2), 1e-8)
+
+
+@pytest.mark.parametrize("self_join", [True, False])
+@pytest.mark.parametrize("parts", [2, 3, 5])
+def test_device_split_by_area(self_join, parts):
+    """Each device gets consecutive bands of about equal work (pairs), not equal diagonal
+    counts: on a self-join's triangle the first device gets far fewer bands than the last."""
+    from clts.mp.api import _band_area, split_bands
+    lA, lB, D = 50_000, 30_000, 32
+    kstart = 17 if self_join else -(lA - 1)
+    nb = -(-(lA - kstart) // D) if self_join else -(-(lB - kstart) // D)
+    area = _band_area(lA, lB, self_join, D, nb, kstart)
+    b = split_bands(area, parts)
+    assert b[0] == 0 and b[-1] == nb and all(x <= y for x, y in zip(b, b[1:]))
+    shares = [area[lo:hi].sum() for lo, hi in zip(b, b[1:])]
+    assert abs(sum(shares) - area.sum()) < 1e-6 * area.sum()
+    assert max(abs(sh - area.sum() / parts) for sh in shares) <= area.max()
+    if self_join:
+        counts = np.diff(b)
+        assert counts[0] < counts[-1]      # short diagonals at the end: more of them per device
 
 
 def test_several_devices():
@@ -389,22 +413,42 @@ def test_against_stumpy(device, stumpy_small):
 
 
 def test_motifs_and_discords(device):
+    """Two planted patterns in noise: the first motif is the thrice-planted one with all three
+    occurrences, the second the twice-planted one, none of its members inside the first's
+    exclusion zones; discords are the largest profile values, apart from each other."""
     rng = np.random.default_rng(15)
-    T = rng.standard_normal(600)
-    pat = np.sin(np.linspace(0, 6, 40)) * 3
+    T = 0.3 * rng.standard_normal(700)
+    m = 40
+    sine = np.sin(np.linspace(0, 6, m)) * 3
+    saw = np.linspace(-3, 3, m) ** 3 / 9
     for at in (50, 300, 480):
-        T[at:at + 40] += pat
-    res = clts.matrix_profile(T, 40, devices=device)
+        T[at:at + m] += sine
+    for at in (150, 600):
+        T[at:at + m] += saw
+    res = clts.matrix_profile(T, m, devices=device)
+    P = res.P[:, 0]
+    # the default zone (m/4) would let the first motif shifted by m/4 + 1 come back as the
+    # second; a whole window between reported motifs is what distinct motifs need
+    mot = clts.motifs(T, res, max_motifs=2, max_matches=3, exclusion_zone=m)
+    assert len(mot) == 2
+
+    def found(idx, planted):
+        """every planted occurrence, all at one common shift (the window may start a little
+        before or after the pattern, the same for each) small against m"""
+        got = np.sort(np.asarray(idx))
+        shift = got - np.asarray(planted)
+        return len(got) == len(planted) and len(set(shift)) == 1 and abs(shift[0]) <= m // 4
+    first, second = mot[0]["indices"], mot[1]["indices"]
+    assert found(first, (50, 300, 480))
+    assert first[1] == res.I[first[0], 0] and P[first[0]] == P[np.isfinite(P)].min()
+    assert found(second[:2], (150, 600))
+    assert all(abs(i - j) > m for i in second for j in first)
+    ez = res.exclusion_zone
+    np.testing.assert_allclose(mot[0]["distances"][1], P[first[0]], atol=1e-8)
     idx, dist = clts.discords(res, 3)
     assert len(idx) == 3 and np.all(np.diff(dist) <= 0)
-    assert np.all(np.abs(np.diff(np.sort(idx))) > res.exclusion_zone)
-    P = res.P[:, 0]
-    assert dist[0] == P[np.isfinite(P)].max()
-    mot = clts.motifs(T, res, max_motifs=2)
-    assert len(mot) >= 1
-    first = mot[0]["indices"]
-    assert set(first[:2]) <= {50, 300, 480} or P[first[0]] == P[np.isfinite(P)].min()
-    assert first[1] == res.I[first[0], 0]
+    assert np.all(np.abs(np.diff(np.sort(idx))) > ez)
+    assert dist[0] == P[np.isfinite(P)].max() and P[idx[0]] == dist[0]
     with pytest.raises(ValueError):
         clts.discords(res, 0)
 

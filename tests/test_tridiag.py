@@ -367,7 +367,8 @@ def test_tiny_oclgrind(device, method):
 @pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=["f64", "f32"])
 def test_chains_and_streamed_x(device, dtype):
     """thomas with several vector chains per work-item and x written by non-temporal stores
-    (staged per work-item on the natural layout, whole aligned rows on the interleaved one):
+    (staged per work-item on the natural layout, whole aligned rows on the interleaved one),
+    n built into the kernel or not:
     batches that leave a partial last work-item, rows that are and are not line-aligned, a
     start mask and a zero pivot."""
     rng = np.random.default_rng(21)
@@ -377,10 +378,10 @@ def test_chains_and_streamed_x(device, dtype):
         start = rng.integers(-1, n // 2, nsys)
         b[3, max(start[3], 0)] = 0                     # a zero pivot in one system
         ref = solve_reference(a, b, c, d, start)[0]
-        for lanes, chains, stream in ((1, 3, 1), (2, 4, 1), (4, 2, 0), (line, 1, 1),
-                                      (line // 2, 2, 1)):
+        for lanes, chains, stream, fixed in ((1, 3, 1, 0), (2, 4, 1, 1), (4, 2, 0, 1),
+                                             (line, 1, 1, 0), (line // 2, 2, 1, 1)):
             kw = dict(method="thomas", lanes=lanes, chains=chains, stream=stream, wg=2,
-                      private_max=128, start=start, device=device)
+                      private_max=128, fixed_n=fixed, start=start, device=device)
             nat = solve_tridiagonal(a, b, c, d, block=1, prefetch=1, **kw)
             inter = solve_tridiagonal(a.T, b.T, c.T, d.T, axis=0, prefetch=2, **kw)
             for x, r in ((nat.x, nat), (inter.x.T, inter)):
@@ -392,6 +393,8 @@ def test_chains_and_streamed_x(device, dtype):
         solve_tridiagonal(a, b, c, d, method="thomas", chains=9, device=device)
     with pytest.raises(ValueError, match="stream"):
         solve_tridiagonal(a, b, c, d, method="thomas", stream=2, device=device)
+    with pytest.raises(ValueError, match="fixed_n"):
+        solve_tridiagonal(a, b, c, d, method="thomas", fixed_n=3, device=device)
 
 
 def test_private_arrays_bounded_per_work_group(device):

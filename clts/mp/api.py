@@ -245,6 +245,17 @@ def _work_lists(lA, lB, self_join, ez, D, R, b_lo, b_hi, kstart):
     return out
 
 
+def split_bands(area, parts: int) -> list[int]:
+    """Band bounds ``[0, b1, ..., len(area)]``: ``parts`` runs of consecutive bands with about
+    equal total area (pairs), i.e. the triangle split by work, not by diagonal count; each run
+    is within one band's area of ``sum / parts``."""
+    area = np.asarray(area, float)
+    cum = np.concatenate([[0.0], np.cumsum(area)])
+    total = cum[-1]
+    return ([0] + [int(np.searchsorted(cum, total * i / parts)) for i in range(1, parts)]
+            + [len(area)])
+
+
 def _band_area(lA, lB, self_join, D, nb, kstart):
     k0 = kstart + np.arange(nb) * D
     if self_join:
@@ -508,12 +519,7 @@ def _diag_all(devs, p, A0, B0, self_join, ez, cols, side, T_A, T_B, show_progres
         nb = -(-(lB - 1 - kstart + 1) // D)
     area = _band_area(lA, lB, self_join, D, nb, kstart)
     total = float(area.sum())
-    # split the bands between devices by area (the triangle, not the diagonal count)
-    cum = np.concatenate([[0.0], np.cumsum(area)])
-    bounds = [0]
-    for di in range(1, len(devs)):
-        bounds.append(int(np.searchsorted(cum, total * di / len(devs))))
-    bounds.append(nb)
+    bounds = split_bands(area, len(devs))
     bar = None
     if show_progress and total > 5e9:
         desc = "matrix profile"

@@ -347,6 +347,7 @@ def _run_thomas(dev, plan, layout, a, b, c, d, x, start, counter):
         prg = dev.program("tridiag/thomas.cl.mako", real=plan.real, LANES=lanes, CHAINS=chains,
                           LAYOUT=layout, HAS_START=plan.has_start, CP_PRIVATE=priv,
                           STREAM=int(plan.stream),
+                          FIXED_N=n if plan.params.get("fixed_n", 0) else 0,
                           BLOCKED=int(plan.params.get("block", 0)),
                           PREFETCH=int(plan.params.get("prefetch", 0)),
                           CPU_PREFETCH=dev.type == "cpu" and not dev.info.simulator,

@@ -15,6 +15,7 @@ Code versions:
                       writes x with non-temporal stores (natural layout with private c'/d':
                       staged per work-item and streamed out as whole lines; interleaved: rows
                       of whole aligned lines), saving the read-for-ownership of x.
+                      ``fixed_n=1`` builds the kernel for this n (constant trip counts).
 ``thomas-coalesced``  the same kernel on the interleaved layout (``vloadN`` of ``lanes``
                       neighbouring systems); natural-layout data goes through a local-memory
                       tiled transposition first and back afterwards.
@@ -44,9 +45,10 @@ LAYOUTS = ("natural", "interleaved")
 UNROLLED_HARD_MAX = 512
 #: parameters a caller may force, per version section of the profile
 PARAMS = {
-    "thomas": ("wg", "lanes", "chains", "private_max", "block", "prefetch", "stream"),
-    "thomas-coalesced": ("wg", "lanes", "chains", "private_max", "prefetch", "stream", "tile",
-                         "tile_y"),
+    "thomas": ("wg", "lanes", "chains", "private_max", "block", "prefetch", "stream",
+               "fixed_n"),
+    "thomas-coalesced": ("wg", "lanes", "chains", "private_max", "prefetch", "stream",
+                         "fixed_n", "tile", "tile_y"),
     "thomas-unrolled": ("wg", "lanes", "block"),
     "pcr": ("wg",),
     "flat": ("wg", "chunk"),
@@ -212,7 +214,7 @@ def make_plan(dev, *, n: int, nsys: int, layout: str, dtype, has_start: bool,
     params.update({k: int(v) for k, v in overrides.items() if k in PARAMS[method]})
     if "lanes" in params and params["lanes"] not in (1, 2, 4, 8, 16):
         raise ValueError(f"lanes must be 1, 2, 4, 8 or 16, not {params['lanes']}")
-    for k in ("block", "stream"):
+    for k in ("block", "stream", "fixed_n"):
         if k in params and params[k] not in (0, 1):
             raise ValueError(f"{k} must be 0 or 1, not {params[k]}")
     if "chains" in params and not 1 <= params["chains"] <= 8:

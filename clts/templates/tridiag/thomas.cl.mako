@@ -13,7 +13,8 @@
 ## non-temporal stores, no read-for-ownership: natural layout with CP_PRIVATE, x of the
 ## work-item staged in private memory and streamed out as aligned 64-byte lines at the end;
 ## interleaved layout with LANES*CHAINS*sizeof(real) a multiple of 64, rows stored
-## non-temporally when nsys keeps them aligned).
+## non-temporally when nsys keeps them aligned), FIXED_N (0: n from the argument; else the
+## system size the kernel is built for: one build per n, constant loop trip counts).
 <%include file="/common/real.cl.mako"/>
 <%namespace name="R" file="/tridiag/rows.cl.mako"/>
 <%! from clts.tridiag import codegen as cg %>
@@ -211,8 +212,13 @@ __kernel void thomas(__global const real *restrict a, __global const real *restr
                      __global const real *restrict c, __global const real *restrict d,
                      __global real *restrict x, __global real *restrict scratch,
                      __global const int *restrict start, __global int *restrict counter,
-                     const int n, const int nsys)
+                     const int n_arg, const int nsys)
 {
+% if FIXED_N:
+    const int n = ${FIXED_N};   /* built for this system size: constant trip counts */
+% else:
+    const int n = n_arg;
+% endif
     ${R.prologue()}
     const size_t nwi = get_global_size(0);
 % if CP_PRIVATE:

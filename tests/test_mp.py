@@ -61,13 +61,14 @@ def _dist_self(T, m, ez, normalize=True):
 VERSIONS = [dict(merge="atomic", lanes=8, groups=2, tile=16, segment=64),
             dict(merge="partial", lanes=8, groups=2, tile=16, segment=64),
             dict(merge="atomic", lanes=1, groups=3, tile=8, segment=32),
-            dict(merge="partial", lanes=4, groups=1, tile=32, segment=40),
-            dict(merge="atomic", lanes=8, groups=2, tile=16, segment=64, store="local"),
+            dict(merge="partial", lanes=4, groups=1, tile=32, segment=40, unroll=4),
+            dict(merge="atomic", lanes=8, groups=2, tile=16, segment=64, store="local", unroll=2),
             dict(merge="partial", lanes=4, groups=2, tile=8, segment=40, store="local", wg=4)]
 
 
 def _ids(v):
-    return f"{v['merge']}-w{v['lanes']}g{v['groups']}-{v.get('store', 'private')}"
+    return (f"{v['merge']}-w{v['lanes']}g{v['groups']}-{v.get('store', 'private')}"
+            f"-u{v.get('unroll', 1)}")
 
 
 @pytest.mark.parametrize("version", VERSIONS, ids=_ids)
@@ -113,7 +114,7 @@ def test_self_join_plain_euclidean(device, merge):
 TOPK_VERSIONS = [dict(topk_store="private", lanes=8, groups=2, tile=16, segment=64),
                  dict(topk_store="local", lanes=8, groups=2, tile=16, segment=64),
                  dict(topk_store="private", lanes=1, groups=3, tile=8, segment=32),
-                 dict(topk_store="local", lanes=4, groups=1, tile=32, segment=40, wg=4)]
+                 dict(topk_store="local", lanes=4, groups=1, tile=32, segment=40, wg=4, unroll=2)]
 
 
 def _kids(v):
@@ -470,6 +471,8 @@ def test_bad_input():
         clts.matrix_profile(np.ones(10), 4, precision="half")
     with pytest.raises(ValueError):
         clts.matrix_profile(np.ones(10), 4, lanes=3)
+    with pytest.raises(ValueError, match="unroll"):
+        clts.matrix_profile(np.ones(10), 4, unroll=0)
     with pytest.raises(TypeError):
         clts.matrix_profile(np.ones(10), 4, nonsense=3)
 

@@ -277,7 +277,7 @@ def _run_diag(dev, plan, A, B, dA, dB, self_join, ez, cols, b_lo, b_hi, kstart, 
     params = dict(real=plan.kernel_real, W=plan.lanes, G=plan.groups, L=plan.tile, R=R,
                   NORMALIZE=int(A.normalize), COLS=int(cols), ATOMIC=int(atomic),
                   PACK=int(plan.kernel_real == "double" and k == 1), K=k,
-                  LOCAL=int(local), WG=plan.wg if local else 0,
+                  LOCAL=int(local), WG=plan.wg if local else 0, UNROLL=plan.unroll,
                   PRECHECK=int(not getattr(dev.info, "simulator", False)))
     if k > 1:
         L, local = _topk_tile(dev, plan, k)

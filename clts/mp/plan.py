@@ -41,6 +41,7 @@ class Plan:
     topk_store: str = "local"
     precision: str = "double"
     block_rows: int = 256
+    unroll: int = 1
 
     @property
     def band(self) -> int:
@@ -57,7 +58,7 @@ class Plan:
     def check(self):
         if self.lanes not in (1, 2, 4, 8, 16):
             raise ValueError(f"lanes must be 1, 2, 4, 8 or 16, got {self.lanes}")
-        for name in ("groups", "tile", "segment", "wg", "block_rows"):
+        for name in ("groups", "tile", "segment", "wg", "block_rows", "unroll"):
             v = getattr(self, name)
             if not isinstance(v, int) or v < 1:
                 raise ValueError(f"{name} must be a positive int, got {v!r}")
@@ -105,7 +106,8 @@ def make_plan(dev, *, precision="double", plan: Plan | None = None, m: int | Non
                  segment=int(d.get("segment", 4096)), wg=int(d.get("wg", 1)), merge=merge,
                  store=str(d.get("store", "private")),
                  topk_store=str(d.get("topk_store", "local")),
-                 precision=precision, block_rows=int(sec.get("block_rows", 256)))
+                 precision=precision, block_rows=int(sec.get("block_rows", 256)),
+                 unroll=int(d.get("unroll", 1)))
     known = {f.name for f in fields(Plan)}
     bad = set(overrides) - known
     if bad:

@@ -49,12 +49,12 @@ def _constraint(params, device):
 register(Tunable(
     name="mp.diag", section="mp.diag",
     params={"lanes": [1, 4, 8], "groups": [2, 4, 8, 16], "tile": [64, 128, 256, 512],
-            "segment_per_m": [8, 16, 32, 64], "wg": [1, 4, 16], "store": ["private", "local"]},
+            "segment_per_m": [8, 16, 32, 64], "wg": [1, 4, 16], "store": ["private", "local"],
+            "unroll": [1, 2, 4]},
     workloads=_workloads, run=_run_diag, check=_check, constraint=_constraint,
     description="matrix profile diagonal kernel: band = lanes*groups diagonals, tile rows, "
                 "exact covariance every segment_per_m * m rows, work-group size, tile bests "
-                "in private or "
-                "local memory"))
+                "in private or local memory, unroll factor of the row loop"))
 
 
 def _run_topk(device, params, w):

@@ -10,6 +10,7 @@
 ## (float64) in registers that shift one lane per row, else in private arrays for a tile of L
 ## rows merged at the tile end; LOCAL = 1 (store="local"): for a tile of L rows in this
 ## work-item's slice of a __local array (nothing shared, no barrier), merged at the tile end.
+## UNROLL: unroll factor of the row loops (a #pragma unroll hint; 1 leaves it to the compiler).
 ## Merge: ATOMIC -> 64-bit atomic minimum (compare-and-swap loop, cl_khr_int64_base_atomics) on
 ## a key packing (1 - score or -score, index), smaller index on ties; else per-work-item partial
 ## profiles (no races) that reduce_rows / reduce_cols fold into the global profile.
@@ -24,6 +25,8 @@
     def SEL(a, b, c):
         return f"(({c}) ? ({b}) : ({a}))" if W == 1 else f"select({a}, {b}, {c})"
     SPACE = "__local" if LOCAL else "__private"
+    # unroll hint for the row loops (UNROLL rows per iteration; 1: the compiler's choice)
+    ROW_UNROLL = f"#pragma unroll {UNROLL}" if UNROLL > 1 else ""
     IOTA = "0" if W == 1 else "(" + IT + ")(" + ", ".join(str(x) for x in range(W)) + ")"
 %>
 % if ATOMIC:
@@ -235,6 +238,7 @@ ${cov_init(VT, LOAD)}
 %   else:
     UT jp = (UT)(long)(ilo + k0) + (UT)${IOTA.replace(IT, "ulong" if W == 1 else f"ulong{W}") if W > 1 else "0"};
 %   endif
+    ${ROW_UNROLL}
     for (int i = ilo; i < ihi; ++i) {
         const int jb = i + k0;
         const real fa = dfA[i], ga = dgA[i], ra = rA[i];
@@ -361,6 +365,7 @@ ${pack_flush("(ihi - it)")}
 % if COLS:
         for (int u = 0; u < L + D; ++u) { cacc[u] = -INFINITY; cidx[u] = -1; }
 % endif
+        ${ROW_UNROLL}
         for (int t = 0; t < tl; ++t) {
             const int i = it + t;
             const int jb = i + k0;
@@ -600,6 +605,7 @@ ${cov_init(VT, LOAD)}
         }
         for (int u = 0; u < (tl + D - 1) * ${K}; ++u) { cv[u] = -INFINITY; ci[u] = -1; }
 % endif
+        ${ROW_UNROLL}
         for (int t = 0; t < tl; ++t) {
             const int i = it + t;
             const int jb = i + k0;

@@ -81,10 +81,15 @@ def test_long_series_statsmodels(device):
 @pytest.mark.parametrize("version", VERSIONS)
 @pytest.mark.parametrize("frac", [0.0, 0.3, 0.6, 0.9])
 def test_missing_vs_reference(device, version, frac):
+    """NaN fractions 0-90 % (series long enough that most survive 90 %: values are compared),
+    a gap longer than a period, and one series with a value in every cycle-subseries but fewer
+    than two periods' worth in all (too few values: NaN, counted)."""
     rng = np.random.default_rng(int(frac * 10) + 7)
-    y = series(rng, 4, 120, 12, outliers=True)
+    y = series(rng, 5, 600, 12, outliers=True)
     y[rng.random(y.shape) < frac] = np.nan
     y[1, 30:50] = np.nan  # a gap longer than a period
+    y[4] = np.nan
+    y[4, 100:118] = 1.0 + rng.standard_normal(18)   # 18 valid values < 2 periods
     kw = dict(seasonal_jump=2, trend_jump=3, low_pass_jump=2, robust=True, outer_iter=2)
     r = clts.stl(y, 12, device=device, loess_version=version, **kw)
     s, t, res, w = ref.stl(y, 12, **kw)
@@ -93,9 +98,12 @@ def test_missing_vs_reference(device, version, frac):
     assert np.array_equal(np.isnan(r.resid), np.isnan(res))
     assert np.array_equal(np.isnan(r.resid), np.isnan(y) | r.diagnostics["failed"][:, None])
     assert np.nanmax(np.abs(r.weights - w)) < 1e-9
-    dead = [any(np.isnan(row[j::12]).all() for j in range(12)) for row in y]
-    assert r.diagnostics["n_failed"] == sum(dead)
+    dead = [any(np.isnan(row[j::12]).all() for j in range(12)) or np.isfinite(row).sum() < 24
+            for row in y]
+    assert dead[4] and r.diagnostics["n_failed"] == sum(dead)
+    assert np.array_equal(r.diagnostics["failed"], dead)
     ok = ~r.diagnostics["failed"]
+    assert ok.sum() >= 3                    # values were compared, not only NaN patterns
     assert np.isfinite(r.seasonal[ok]).all() and np.isfinite(r.trend[ok]).all()
 
 
@@ -105,9 +113,10 @@ def test_versions_agree(device, dtype, tol, deg):
     rng = np.random.default_rng(deg + 11)
     y = series(rng, 5, 96, 8, outliers=True)
     y[rng.random(y.shape) < 0.2] = np.nan
-    kw = dict(seasonal_deg=deg, trend_deg=deg, low_pass_deg=min(deg, 1), seasonal_jump=2,
+    kw = dict(seasonal_deg=deg, trend_deg=deg, low_pass_deg=deg, seasonal_jump=2,
               trend_jump=3, robust=True, outer_iter=2)
     if deg == 2 and dtype == np.float32:
+        kw.update(low_pass_deg=1)
         # robust degree-2 fits on few effective points are ill-conditioned: float32 rounding
         # moves them by up to percent (documented); check degree 2 in float32 without robustness
         kw.update(robust=False, outer_iter=0)
@@ -120,6 +129,8 @@ def test_versions_agree(device, dtype, tol, deg):
             for v, lp in forced]
     if deg == 2 and dtype == np.float64:
         tol = 1e-10  # the quadratic's normal equations lose a few more digits
+    for o, (v, _) in zip(outs, forced):       # forcing took effect for every smoother
+        assert set(o.diagnostics["loess_versions"].values()) == {v}
     for o in outs[1:]:
         assert err(o.seasonal, outs[0].seasonal, y) < tol
         assert err(o.trend, outs[0].trend, y) < tol
@@ -181,28 +192,39 @@ def test_shapes_trend_slope_and_hastl_helper(device):
 
 
 def test_r_defaults(device):
+    """R's stats::stl defaults, written out from its documentation (period 12, s.window 13):
+    t.window = nextodd(ceiling(1.5 * 12 / (1 - 1.5 / 13))) = 21, l.window = nextodd(12) = 13,
+    s.degree 0, t.degree 1, l.degree = t.degree, jumps ceiling(window / 10) = 2, 3, 2,
+    inner 2 / outer 0, robust: inner 1 / outer 15."""
     rng = np.random.default_rng(2)
     y = series(rng, 1, 120, 12)[0]
-    r = clts.stl(y, 12, seasonal=13, r_defaults=True, device=device)
-    p = r.diagnostics["params"]
-    assert (p["seasonal_jump"], p["trend_jump"], p["low_pass_jump"]) == (2, 3, 2)
-    assert p["low_pass"] == 13 and p["inner_iter"] == 2
-    s, t, _, _ = ref.stl(y, 12, seasonal=13, trend=p["trend"], low_pass=13, seasonal_jump=2,
-                         trend_jump=3, low_pass_jump=2, inner_iter=2)
-    assert err(r.seasonal, s, y) < 1e-9
+    for robust, inner, outer in ((False, 2, 0), (True, 1, 15)):
+        r = clts.stl(y, 12, seasonal=13, robust=robust, r_defaults=True, device=device)
+        p = r.diagnostics["params"]
+        want = dict(trend=21, low_pass=13, seasonal_deg=0, trend_deg=1, low_pass_deg=1,
+                    seasonal_jump=2, trend_jump=3, low_pass_jump=2, inner_iter=inner,
+                    outer_iter=outer)
+        assert {k: p[k] for k in want} == want
+        s, t, _, _ = ref.stl(y, 12, seasonal=13, robust=robust, **want)
+        assert err(r.seasonal, s, y) < 1e-9 and err(r.trend, t, y) < 1e-9
+    r = clts.stl(y, 12, seasonal=13, trend_deg=0, r_defaults=True, device=device)
+    assert r.diagnostics["params"]["low_pass_deg"] == 0      # l.degree follows t.degree
 
 
-@pytest.mark.parametrize("bad,exc", [
-    (dict(seasonal=8), ValueError), (dict(trend=11), ValueError), (dict(trend=12), ValueError),
-    (dict(low_pass=12), ValueError), (dict(seasonal_deg=3), ValueError),
-    (dict(trend_jump=0), ValueError), (dict(loess_version="fast"), ValueError),
-    (dict(period=1), ValueError), (dict(inner_iter=0), ValueError),
+@pytest.mark.parametrize("bad,msg", [
+    (dict(seasonal=8), "seasonal must be an odd"), (dict(trend=11), "trend > period"),
+    (dict(trend=12), "trend must be an odd"), (dict(low_pass=12), "low_pass must be an odd"),
+    (dict(seasonal_deg=3), "seasonal_deg must be 0, 1 or 2"),
+    (dict(trend_jump=0), "trend_jump"), (dict(loess_version="fast"), "loess_version"),
+    (dict(period=1), "period must be"), (dict(inner_iter=0), "inner_iter"),
+    (dict(loess_version="intragroup", loess_params={"wg": 48}), "power of two"),
+    (dict(loess_version="flat", loess_params={"chunk": 0}), "chunk must be >= 1"),
 ])
-def test_validation(bad, exc):
+def test_validation(bad, msg):
     y = np.zeros(48)
     kw = dict(period=12)
     kw.update(bad)
-    with pytest.raises(exc):
+    with pytest.raises(ValueError, match=msg):
         clts.stl(y, **kw)
 
 

@@ -15,7 +15,7 @@ from .reference import QUAD_DET_TOL
 class STLResult:
     """``seasonal``, ``trend``, ``resid`` and robustness ``weights`` (all [batch, time], or
     [time] for a 1-D input); ``diagnostics``: ``n_failed`` series that came back NaN (a whole
-    cycle-subseries missing), ``failed`` (bool mask), ``params`` and the LOESS versions used."""
+    cycle-subseries missing, or fewer than 2 * period valid values), ``failed`` (bool mask), ``params`` and the LOESS versions used."""
     seasonal: np.ndarray
     trend: np.ndarray
     resid: np.ndarray
@@ -203,7 +203,10 @@ class _Runner:
                 extra.append(pos)     # kept to the end of the call (Oclgrind: see alloc)
             st[name] = (stats, nns, complete)
         s_stats = st["seasonal"][0].get()
-        failed = (s_stats[:, 0].reshape(-1, P) == 0).any(axis=1) & np.ones(B, bool)
+        counts = s_stats[:, 0].reshape(-1, P)
+        # a cycle-subseries without a valid value, or fewer valid values than two periods
+        # (what a complete series needs): the series comes back NaN and is counted
+        failed = ((counts == 0).any(axis=1) | (counts.sum(axis=1) < 2 * P)) & np.ones(B, bool)
         nch = {}
         for name, sm in self.smoothers.items():
             if self.versions[name].version == "flat":

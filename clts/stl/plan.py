@@ -32,12 +32,18 @@ def resolve_parameters(period, seasonal=7, trend=None, low_pass=None, seasonal_d
         raise ValueError(f"seasonal must be an odd positive integer >= 3, got {seasonal!r}")
     if r_defaults:
         # R stats::stl: t.window = nextodd(ceiling(1.5 period / (1 - 1.5 / s.window))),
-        # l.window = nextodd(period), jumps = ceiling(window / 10), inner 1 (robust) or 2.
+        # l.window = nextodd(period), s.degree = 0, l.degree = t.degree,
+        # jumps = ceiling(window / 10), inner 1 (robust) or 2. A degree or jump left at the
+        # statsmodels default (degree 1, jump 1) takes R's default.
         if trend is None:
             trend = int(math.ceil(1.5 * period / (1 - 1.5 / seasonal)))
             trend += trend % 2 == 0
         if low_pass is None:
             low_pass = period + (period % 2 == 0)
+        if seasonal_deg == 1:
+            seasonal_deg = 0
+        if low_pass_deg == 1:
+            low_pass_deg = trend_deg
         if seasonal_jump == 1:
             seasonal_jump = int(math.ceil(seasonal / 10))
         if trend_jump == 1:
@@ -124,6 +130,10 @@ def choose(profile_get, n_fits: int, q: int, jump: int, batch: int, version="aut
     lanes = int(ov.get("lanes", profile_get("stl.outer.lanes", 1)))
     if lanes not in (1, 2, 4, 8, 16):
         raise ValueError(f"lanes must be 1, 2, 4, 8 or 16, got {lanes}")
+    if wg < 1 or wg & (wg - 1):     # the intra-group reduction halves the group
+        raise ValueError(f"wg must be a power of two >= 1, got {wg}")
+    if chunk < 1:
+        raise ValueError(f"chunk must be >= 1, got {chunk}")
     table = bool(ov.get("table", True))
     if version != "auto":
         return LoessChoice(version, wg, chunk, lanes, table)

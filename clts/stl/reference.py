@@ -190,11 +190,12 @@ def stl_series(y, period, seasonal, trend, low_pass, seasonal_deg, trend_deg, lo
                seasonal_jump, trend_jump, low_pass_jump, inner_iter, outer_iter,
                interpolation="linear"):
     """STL of one series (NaN = missing). Returns seasonal, trend, resid, weights; all NaN if
-    a cycle-subseries has no valid value."""
+    a cycle-subseries has no valid value or fewer than 2 * period values are valid."""
     y = np.asarray(y, dtype=np.float64)
     n, npd = len(y), period
     valid = ~np.isnan(y)
-    dead = any(not valid[j::npd].any() for j in range(npd))
+    dead = (any(not valid[j::npd].any() for j in range(npd))
+            or valid.sum() < 2 * npd)     # too few values: fewer than two periods' worth
     if dead:
         nan = np.full(n, np.nan)
         return nan, nan.copy(), nan.copy(), np.zeros(n)

@@ -1,12 +1,14 @@
-"""Benchmark clts.stl on the seed's configurations against statsmodels (and hastl if installed).
+"""Benchmark clts.stl on the seed's configurations against statsmodels (and hastl if installed:
+apt-get install opencl-headers ocl-icd-opencl-dev; HASTL_BACKENDS="c multicore opencl"
+pip install hastl==0.1.8).
 
     python bench/bench_stl.py [--quick] [--device SUBSTR] [--versions] [--configs A,C]
     python bench/bench_stl.py --device pocl --configs A,C --alternate 9
 
 A: 2000 x 828, period 23, windows 25/39/25 (the seed's NDVI data), jumps 3/4/3; A0 without jumps.
 B: 50 x 35,064, period 24, windows 49/261/169, jumps 5/27/17 (the seed's air-quality data); B0
-without jumps. C: A robust, 5 passes (inner 2, outer 4). A and B: inner 2, no robustness
-(hastl's and R's setting). Synthetic data of those shapes. statsmodels runs with the same
+without jumps. C: A robust, 5 passes (inner 2, outer 4); C0 without jumps. A and B: inner 2,
+no robustness (hastl's and R's setting). Synthetic data of those shapes. statsmodels runs with the same
 iterations on a subset of the series (its rate is per series; best of the same number of
 repeats as clts); its output is the yardstick for
 the "max err" columns (fraction of the series' range, on that subset).
@@ -42,8 +44,9 @@ CONFIGS = {
     "B0": (50, 35064, 24, dict(**B_WIN, inner_iter=2, outer_iter=0)),
     "C": (2000, 828, 23, dict(**A_WIN, seasonal_jump=3, trend_jump=4, low_pass_jump=3,
                               robust=True, inner_iter=2, outer_iter=4)),
+    "C0": (2000, 828, 23, dict(**A_WIN, robust=True, inner_iter=2, outer_iter=4)),
 }
-SM_SUBSET = {"A": 40, "A0": 40, "B": 2, "B0": 1, "C": 40}
+SM_SUBSET = {"A": 40, "A0": 40, "B": 2, "B0": 1, "C": 40, "C0": 40}
 
 
 def data(batch, n, period, seed=0):
@@ -133,7 +136,7 @@ def main(argv=None):
     ap.add_argument("--device", default=None, help="device name substring (default: all)")
     ap.add_argument("--versions", action="store_true",
                     help="also time every LOESS version forced (auto within 10%% of the best)")
-    ap.add_argument("--configs", default="A,A0,B,B0,C")
+    ap.add_argument("--configs", default="A,A0,B,B0,C,C0")
     ap.add_argument("--alternate", type=int, default=0, metavar="ROUNDS",
                     help="only time float64 clts and statsmodels alternately, ROUNDS each")
     args = ap.parse_args(argv)

@@ -15,33 +15,6 @@ import numpy as np
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
-def copy_bandwidth(dev, n_doubles: int = 1 << 25, repeats: int = 7) -> float:
-    """Best copy bandwidth (bytes read + written per second, in GB/s) over lane widths 1/4/8,
-    median of ``repeats`` timed launches each, via OpenCL profiling events."""
-    import pyopencl.array as cla
-
-    from clts.runtime import launch, timing
-
-    n = min(n_doubles, dev.max_alloc // 8 // 2)
-    n -= n % 8
-    real = "double" if dev.fp64 else "float"
-    dtype = np.float64 if dev.fp64 else np.float32
-    src = cla.to_device(dev.queue, np.ones(n, dtype))
-    dst = cla.empty_like(src)
-    best = 0.0
-    for width in (1, 4, 8):
-        k = dev.program("runtime/copy.cl.mako", real=real, width=width).kernel("copy")
-        launch(dev, k, n // width, None, src.data, dst.data)
-        dev.queue.finish()
-        times = []
-        for _ in range(repeats):
-            with timing(dev) as t:
-                launch(dev, k, n // width, None, src.data, dst.data)
-            times.append(t.kernel_seconds)
-        best = max(best, 2 * n * src.dtype.itemsize / statistics.median(times) / 1e9)
-    return best
-
-
 def copy_kernel(dev, n_doubles: int = 1 << 25, width: int = 8):
     """(run, bytes): one launch of the copy kernel (bytes read + written per launch), to time
     next to another kernel round by round (a shared machine's bandwidth drifts)."""
@@ -58,6 +31,25 @@ def copy_kernel(dev, n_doubles: int = 1 << 25, width: int = 8):
     k = dev.program("runtime/copy.cl.mako", real=real, width=width).kernel("copy")
     return (lambda: launch(dev, k, n // width, None, src.data, dst.data),
             2 * n * src.dtype.itemsize)
+
+
+def copy_bandwidth(dev, n_doubles: int = 1 << 25, repeats: int = 7) -> float:
+    """Best copy bandwidth (bytes read + written per second, in GB/s) over lane widths 1/4/8,
+    median of ``repeats`` timed launches each, via OpenCL profiling events."""
+    from clts.runtime import timing
+
+    best = 0.0
+    for width in (1, 4, 8):
+        run, nbytes = copy_kernel(dev, n_doubles, width)
+        run()
+        dev.queue.finish()
+        times = []
+        for _ in range(repeats):
+            with timing(dev) as t:
+                run()
+            times.append(t.kernel_seconds)
+        best = max(best, nbytes / statistics.median(times) / 1e9)
+    return best
 
 
 def median_time(fn, repeats: int = 5, warmup: int = 1) -> float:

@@ -75,10 +75,13 @@
 
 ## Store x for row k of chain ch with failed lanes set to NaN (stream: interleaved rows by
 ## non-temporal stores where aligned, STREAM_ROW of the kernel; staged: into the work-item's
-## private buffer xs, natural order).
+## private buffer xs, natural order, unmasked and unguarded: the kernel NaN-fills failed
+## systems after streaming xs out).
 <%def name="store_x(k, value, mode, ch=0, stream=False, staged=False)">
 % if staged:
-        ${cg.store("xs", k, cg.masked(real, LANES, value, ch), "staged", LANES, "gather", ch * LANES)}
+%   for l in range(LANES):
+        xs[${cg._index("staged", ch * LANES + l, k)}] = ${cg.lane(value, l, LANES)};
+%   endfor
 % else:
         ${cg.store("x", k, cg.masked(real, LANES, value, ch), LAYOUT, LANES, mode, ch * LANES, stream)}
 % endif
@@ -114,6 +117,6 @@
 <%def name="block_store(k0, ch=0, dst='x', dst_base=None)">
 % for l in range(LANES):
 <% j = ch * LANES + l; off = ("base%d" % j) if dst_base is None else dst_base.format(j=j) %>\
-        if (s0 + ${j} < nsys) vstore${LANES}((${cg.vtype(LANES)})(${", ".join("x%dr%d.s%x" % (ch, r, l) for r in range(LANES))}), 0, ${dst} + ${off} + (size_t)(${k0}));
+        ${"" if dst_base else "if (s0 + %d < nsys) " % j}vstore${LANES}((${cg.vtype(LANES)})(${", ".join("x%dr%d.s%x" % (ch, r, l) for r in range(LANES))}), 0, ${dst} + ${off} + (size_t)(${k0}));
 % endfor
 </%def>

@@ -184,7 +184,7 @@ ${R.block_load("d", "k0", ch)}
 %   for r in range(LANES - 1, -1, -1):
 %     for ch in chains:
                 xn${ch} = GET_DP(${ch}, k0 + ${r}) - GET_CP(${ch}, k0 + ${r}) * xn${ch};
-                const ${V} x${ch}r${r} = ${cg.masked(real, LANES, "xn%d" % ch, ch)};
+                const ${V} x${ch}r${r} = ${"xn%d" % ch if STAGE else cg.masked(real, LANES, "xn%d" % ch, ch)};
 %     endfor
 %   endfor
 %   for ch in chains:
@@ -252,6 +252,13 @@ ${solve("gather")}
         for (int i = 0; i < nl; ++i)
             NT_STORE(vload${LINE}(0, xs + head + i * ${LINE}), (__global real${LINE} *)(xo + head + i * ${LINE}));
         for (int i = head + nl * ${LINE}; i < cnt; ++i) xo[i] = xs[i];
+        /* systems with a zero pivot (rare): NaN, written over the streamed values */
+%   for ch in range(CHAINS):
+%     for l in range(LANES):
+        if (s0 + ${ch * LANES + l} < nsys && ${cg.lane("bad%d" % ch, l, LANES)})
+            for (int k = 0; k < n; ++k) xo[(size_t)${ch * LANES + l} * n + k] = REAL_NAN;
+%     endfor
+%   endfor
     }
 % endif
     ${R.count_bad()}

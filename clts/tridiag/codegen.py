@@ -5,7 +5,6 @@ template (thomas, thomas_unrolled) reads the same way:
 
 ``natural``      system axis contiguous: row k of system s at ``s*n + k``
 ``interleaved``  batch axis contiguous:  row k of system s at ``k*nsys + s``
-``staged``       (stores only) a work-item's private buffer of its systems, natural order
 
 A work-item owns ``CHAINS x LANES`` consecutive systems ``s0 ..``: ``CHAINS`` independent
 realN vectors (instruction-level parallelism for the latency-bound sweeps) of ``LANES`` lanes
@@ -29,9 +28,13 @@ def mtype(real: str, lanes: int) -> str:
 def _index(layout: str, lane: int, k: str) -> str:
     if layout == "natural":
         return f"base{lane} + (size_t)({k})"
-    if layout == "staged":   # a work-item's private copy of its systems, natural order
-        return f"(size_t){lane} * (size_t)n + (size_t)({k})"
     return f"(size_t)({k}) * (size_t)nsys + (size_t)sys{lane}"
+
+
+def staged_index(lane: int, k: str) -> str:
+    """Row k of work-item lane ``lane`` in the work-item's private staging buffer of x (its
+    systems in natural order, n rows each)."""
+    return f"(size_t){lane} * (size_t)n + (size_t)({k})"
 
 
 def _vec_index(k: str, first: int) -> str:

@@ -80,7 +80,7 @@
 <%def name="store_x(k, value, mode, ch=0, stream=False, staged=False)">
 % if staged:
 %   for l in range(LANES):
-        xs[${cg._index("staged", ch * LANES + l, k)}] = ${cg.lane(value, l, LANES)};
+        xs[${cg.staged_index(ch * LANES + l, k)}] = ${cg.lane(value, l, LANES)};
 %   endfor
 % else:
         ${cg.store("x", k, cg.masked(real, LANES, value, ch), LAYOUT, LANES, mode, ch * LANES, stream)}
@@ -112,8 +112,8 @@
 </%def>
 
 ## ... and the reverse: row vectors x${ch}r0..x${ch}r{LANES-1} of chain ch stored as one vstoreN
-## per valid system, into ${dst} (x, or a work-item's staging buffer: ${dst_base} the offset of
-## system j of the work-item, with {j})
+## per system: into x for the valid systems, or (dst_base given: the offset of work-item lane
+## {j}, cg.staged_index) into the work-item's private staging buffer, unguarded.
 <%def name="block_store(k0, ch=0, dst='x', dst_base=None)">
 % for l in range(LANES):
 <% j = ch * LANES + l; off = ("base%d" % j) if dst_base is None else dst_base.format(j=j) %>\

@@ -189,7 +189,7 @@ ${R.block_load("d", "k0", ch)}
 %   endfor
 %   for ch in chains:
 %     if STAGE:
-${R.block_store("k0", ch, "xs", "(size_t){j} * (size_t)n")}
+${R.block_store("k0", ch, "xs", cg.staged_index("{j}", "0"))}
 %     else:
 ${R.block_store("k0", ch)}
 %     endif

@@ -412,6 +412,23 @@ def test_private_arrays_bounded_per_work_group(device):
     assert 2 * small.cp_private * 8 * 4 * 4 <= PRIVATE_GROUP_BYTES
 
 
+def test_interleaved_prefetch_capped_for_long_systems(device):
+    """Interleaved layout: the work-items P ahead whose rows are prefetched are capped so their
+    rows stay within PREFETCH_ROWS_BYTES (at least one ahead); a caller's prefetch= is kept."""
+    from clts.tridiag.plan import PREFETCH_ROWS_BYTES, make_plan
+    kw = dict(nsys=4096, layout="interleaved", dtype=np.float64, has_start=False,
+              method="thomas-coalesced")
+    kw8 = dict(kw, overrides={"lanes": 8, "chains": 1})       # the profile's prefetch, capped
+    fit = PREFETCH_ROWS_BYTES // (4 * 8 * 115 * 8)            # work-items of 8 x 115 rows
+    prof = int(device.profile.get("tridiag.coalesced.prefetch"))
+    plan = make_plan(device, n=115, **kw8)
+    assert plan.params["prefetch"] == (max(1, min(prof, fit)) if prof else 0)
+    long = make_plan(device, n=100_000, **kw8)
+    assert long.params["prefetch"] == (1 if prof else 0)
+    forced = make_plan(device, n=100_000, overrides={"lanes": 8, "chains": 1, "prefetch": 6}, **kw)
+    assert forced.params["prefetch"] == 6
+
+
 def test_natural_prefetch_only_for_short_blocks(device):
     """The profile's natural-layout prefetch is dropped when one work-item's block is long
     (the hardware prefetchers follow long systems); a caller's prefetch= is kept."""

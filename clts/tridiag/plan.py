@@ -17,7 +17,9 @@ Code versions:
                       of whole aligned lines), saving the read-for-ownership of x.
                       ``fixed_n=1`` builds the kernel for this n (constant trip counts).
 ``thomas-coalesced``  the same kernel on the interleaved layout (``vloadN`` of ``lanes``
-                      neighbouring systems); natural-layout data goes through a local-memory
+                      neighbouring systems; ``prefetch=P``: row k of the work-item P ahead is
+                      prefetched into L2 with row k, P capped by ``PREFETCH_ROWS_BYTES``);
+                      natural-layout data goes through a local-memory
                       tiled transposition first and back afterwards.
 ``thomas-unrolled``   n fixed at build time, both sweeps unrolled, c'/d' in registers.
 ``pcr``               parallel cyclic reduction, one work-group per system in local memory.
@@ -72,6 +74,11 @@ PRIVATE_GROUP_BYTES = 1 << 20
 #: prefetchers follow, and prefetching their 4 x 32 KB blocks cost 1,000 x 1,000 10-15% on both
 #: CPU drivers (50,000 x 115: -25 to -35%); a caller's prefetch= is used as given
 PREFETCH_BLOCK_BYTES = 8192
+#: interleaved-layout prefetch (the rows of the work-item P ahead, fetched with this one's):
+#: P is capped so that the P work-items' rows of a, b, c, d in flight stay within this many
+#: bytes of L2 (at least 1 work-item ahead); 50,000 x 115 is best at P = 2-4 (~30-120 KB), while
+#: 1,000 x 1,000 (256 KB per work-item) lost a third at P = 4 against P = 1 on pocl
+PREFETCH_ROWS_BYTES = 128 * 1024
 
 
 @dataclass(frozen=True)
@@ -211,6 +218,10 @@ def make_plan(dev, *, n: int, nsys: int, layout: str, dtype, has_start: bool,
     if (method == "thomas" and layout == "natural" and "prefetch" not in overrides
             and per_item() * n * itemsize > PREFETCH_BLOCK_BYTES):
         params["prefetch"] = 0
+    interleaved_kernel = layout == "interleaved" or method == "thomas-coalesced"
+    if interleaved_kernel and params.get("prefetch", 0) > 0 and "prefetch" not in overrides:
+        ahead = PREFETCH_ROWS_BYTES // (4 * per_item() * n * itemsize)
+        params["prefetch"] = max(1, min(params["prefetch"], ahead))
     params.update({k: int(v) for k, v in overrides.items() if k in PARAMS[method]})
     if "lanes" in params and params["lanes"] not in (1, 2, 4, 8, 16):
         raise ValueError(f"lanes must be 1, 2, 4, 8 or 16, not {params['lanes']}")
@@ -220,7 +231,7 @@ def make_plan(dev, *, n: int, nsys: int, layout: str, dtype, has_start: bool,
     if "chains" in params and not 1 <= params["chains"] <= 8:
         raise ValueError(f"chains must be 1 ... 8 vectors per work-item, not {params['chains']}")
     if params.get("prefetch", 0) < 0:
-        raise ValueError(f"prefetch must be >= 0 rows, not {params['prefetch']}")
+        raise ValueError(f"prefetch must be >= 0 work-items ahead, not {params['prefetch']}")
     if params.get("tile", 1) < 0:
         raise ValueError(f"tile must be >= 0 (0: transpose without local memory)")
     for k in ("wg", "tile_y", "chunk"):

@@ -64,7 +64,7 @@ _tunable("tridiag.thomas", "thomas", "tridiag.thomas",
 
 _tunable("tridiag.coalesced", "thomas-coalesced", "tridiag.coalesced",
          {"wg": [1, 4, 16, 64, 128], "lanes": [1, 4, 8, 16], "chains": [1, 2],
-          "private_max": [0, 1024], "prefetch": [0, 4, 8, 16], "stream": [0, 1],
+          "private_max": [0, 1024], "prefetch": [0, 1, 2, 4, 8], "stream": [0, 1],
           "fixed_n": [0, 1], "tile": [8, 16, 32], "tile_y": [2, 4, 8]},
          lambda quick: [_systems(4000 if quick else 20000, 115, "interleaved"),
                         _systems(4000 if quick else 20000, 115, "natural", seed=2)],
@@ -72,7 +72,7 @@ _tunable("tridiag.coalesced", "thomas-coalesced", "tridiag.coalesced",
                                   and p["tile"] * p["tile_y"] <= d.max_work_group),
          description="thomas-coalesced: interleaved vloadN lanes x chains, work-group, "
                      "local-memory transposition tile (natural-layout input), software prefetch "
-                     "distance, non-temporal stores of x (stream)")
+                     "distance (work-items ahead), non-temporal stores of x (stream)")
 
 _tunable("tridiag.unrolled", "thomas-unrolled", "tridiag.unrolled",
          {"wg": [4, 16, 64], "lanes": [1, 4, 8, 16], "block": [0, 1]},

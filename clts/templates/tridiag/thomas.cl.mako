@@ -5,11 +5,12 @@
 ## axis contiguous, or "interleaved": batch axis contiguous, read with vloadN), HAS_START
 ## (start-row mask), CP_PRIVATE (0: c', d' kept in global scratch; otherwise private arrays of
 ## that many rows, n <= CP_PRIVATE), BLOCKED (natural layout, LANES > 1: rows read LANES at a
-## time per system and transposed in registers), PREFETCH (software prefetch distance, 0: none;
-## interleaved layout: rows ahead; natural layout with BLOCK: work-items ahead, i.e. the
-## contiguous block of the systems PREFETCH work-items on, into L2, spread over the sweep, and
-## its x block for writing), CPU_PREFETCH (use clang's builtin), SCRATCH_CONTIGUOUS (global
-## scratch per work-item contiguous: CPUs; else row-major: GPUs), STREAM (x written with
+## time per system and transposed in registers), PREFETCH (software prefetch distance in
+## work-items, 0: none; interleaved layout: row k of the work-item PREFETCH on, together with
+## row k; natural layout with BLOCK: the contiguous block of the systems PREFETCH work-items on,
+## spread over the sweep, and its x block for writing; both into L2), CPU_PREFETCH (use clang's
+## builtin), SCRATCH_CONTIGUOUS (global scratch per work-item contiguous: CPUs; else row-major:
+## GPUs), STREAM (x written with
 ## non-temporal stores, no read-for-ownership: natural layout with CP_PRIVATE, x of the
 ## work-item staged in private memory and streamed out as aligned 64-byte lines at the end;
 ## interleaved layout with LANES*CHAINS*sizeof(real) a multiple of 64, rows stored
@@ -56,29 +57,35 @@ STREAM_ROWS = STREAM and LAYOUT == "interleaved" and (S % LINE == 0)
 % endif
 
 % if PREFETCH:
-/* software prefetch: PREFETCH rows ahead on the interleaved layout (a 400 KB row stride defeats
-   the hardware prefetchers of CPUs), the blocks of the work-items PREFETCH ahead on the natural
-   layout into L2 (LANES strided streams per array are too many for the hardware prefetchers,
-   and the next block beside the current one and c'/d' overflows a 32 KB L1); on CPU drivers
+/* software prefetch, PREFETCH work-items ahead: on the interleaved layout each row of that
+   work-item (a 400 KB row stride defeats the hardware prefetchers of CPUs), on the natural
+   layout its contiguous block (LANES strided streams per array are too many for the hardware prefetchers,
+   and the next block beside the current one and c'/d' overflows a 32 KB L1), both into L2;
+   on CPU drivers
    clang's builtin (a real prefetch instruction; OpenCL's prefetch() may be a no-op), elsewhere
    OpenCL's */
 %   if CPU_PREFETCH:
 #if defined(__has_builtin)
 #if __has_builtin(__builtin_prefetch)
-#define PREFETCH(p) __builtin_prefetch(p)
 #define PREFETCH_L2(p) __builtin_prefetch((p), 0, 2)
 #define PREFETCH_W(p) __builtin_prefetch((p), 1, 2)
 #endif
 #endif
 %   endif
-#ifndef PREFETCH
-#define PREFETCH(p) prefetch((p), 1)
+#ifndef PREFETCH_L2
 #define PREFETCH_L2(p) prefetch((p), 1)
 #define PREFETCH_W(p)
 #endif
 
 % endif
 
+<%def name="prefetch_row(k)">\
+{   /* row ${k} of the work-item PREFETCH ahead (its neighbour systems): into L2 */
+                    const size_t pf = (size_t)(${k}) * (size_t)nsys + (size_t)pf_s0;
+%   for off in range(0, S, LINE):
+                    PREFETCH_L2(a + pf + ${off}); PREFETCH_L2(b + pf + ${off}); PREFETCH_L2(c + pf + ${off}); PREFETCH_L2(d + pf + ${off});
+%   endfor
+                }</%def>
 <%def name="solve(mode)">
 <% chains = range(CHAINS) %>\
 % if LANES > 1 and not CP_PRIVATE:
@@ -100,6 +107,14 @@ ${R.store_x(k, value, mode, ch, stream=STREAM_ROWS)}\
 % endif
 </%def>
     {
+% if PREFETCH and mode == "vec":
+        /* interleaved: row k of the work-item PREFETCH ahead is prefetched with row k (the 4 x n
+           row streams are too many for the hardware prefetchers; rows ahead of this work-item
+           arrive too late) */
+        const int pf_s0 = min(s0 + ${S * PREFETCH}, nsys - ${S});
+        ${prefetch_row("0")}
+        ${prefetch_row("n - 1")}
+% endif
 % for ch in chains:
         ${V} cpp${ch} = 0, dpp${ch} = 0;
 % endfor
@@ -155,12 +170,7 @@ ${R.block_load("d", "k0", ch)}
 % endif
             for (int k = krest; k < n - 1; ++k) {
 % if PREFETCH and mode == "vec":
-                if (k + ${PREFETCH} < n) {
-                    const size_t pf = (size_t)(k + ${PREFETCH}) * (size_t)nsys + s0;
-%   for off in range(0, S, LINE):
-                    PREFETCH(a + pf + ${off}); PREFETCH(b + pf + ${off}); PREFETCH(c + pf + ${off}); PREFETCH(d + pf + ${off});
-%   endfor
-                }
+                ${prefetch_row("k")}
 % endif
 % for ch in chains:
                 ${R.fwd("k", False, False, mode, "cpp%d" % ch, "dpp%d" % ch, ch=ch)}

@@ -10,9 +10,9 @@
 ## row k; natural layout with BLOCK: the contiguous block of the systems PREFETCH work-items on,
 ## spread over the sweep, and its x block for writing; both into L2), CPU_PREFETCH (use clang's
 ## builtin), SCRATCH_CONTIGUOUS (global scratch per work-item contiguous: CPUs; else row-major:
-## GPUs), STREAM (x written with
-## non-temporal stores, no read-for-ownership: natural layout with CP_PRIVATE, x of the
-## work-item staged in private memory and streamed out as aligned 64-byte lines at the end;
+## GPUs), STREAM (x written with non-temporal stores, no read-for-ownership: natural layout
+## with CP_PRIVATE, x of the work-item staged in private memory and streamed out as aligned
+## 64-byte lines at the end;
 ## interleaved layout with LANES*CHAINS*sizeof(real) a multiple of 64, rows stored
 ## non-temporally when nsys keeps them aligned), FIXED_N (0: n from the argument; else the
 ## system size the kernel is built for: one build per n, constant loop trip counts).
@@ -57,13 +57,12 @@ STREAM_ROWS = STREAM and LAYOUT == "interleaved" and (S % LINE == 0)
 % endif
 
 % if PREFETCH:
-/* software prefetch, PREFETCH work-items ahead: on the interleaved layout each row of that
-   work-item (a 400 KB row stride defeats the hardware prefetchers of CPUs), on the natural
-   layout its contiguous block (LANES strided streams per array are too many for the hardware prefetchers,
-   and the next block beside the current one and c'/d' overflows a 32 KB L1), both into L2;
-   on CPU drivers
-   clang's builtin (a real prefetch instruction; OpenCL's prefetch() may be a no-op), elsewhere
-   OpenCL's */
+/* software prefetch, PREFETCH work-items ahead, into L2: on the interleaved layout each row of
+   that work-item (a 400 KB row stride defeats the hardware prefetchers of CPUs), on the natural
+   layout its contiguous block (LANES strided streams per array are too many for the hardware
+   prefetchers, and the next block beside the current one and c'/d' overflows a 32 KB L1); on
+   CPU drivers clang's builtin (a real prefetch instruction; OpenCL's prefetch() may be a
+   no-op), elsewhere OpenCL's */
 %   if CPU_PREFETCH:
 #if defined(__has_builtin)
 #if __has_builtin(__builtin_prefetch)

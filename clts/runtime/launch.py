@@ -10,6 +10,9 @@ import time
 from contextlib import contextmanager
 
 _local = threading.local()
+#: setting a kernel's arguments and enqueueing it must be one step: a ``cl.Kernel`` is shared by
+#: every thread that runs its program, and clSetKernelArg is not thread-safe (OpenCL 1.2, A.2)
+_enqueue_lock = threading.Lock()
 
 
 def _timers():
@@ -34,10 +37,11 @@ def launch(device, kernel, global_size, local_size, *args, wait_for=None, queue=
         local_size = (local_size,)
     if any(g == 0 for g in global_size):
         return None
-    kernel.set_args(*args)
     import pyopencl as cl
-    ev = cl.enqueue_nd_range_kernel(queue or device.queue, kernel, global_size, local_size,
-                                    wait_for=wait_for)
+    with _enqueue_lock:
+        kernel.set_args(*args)
+        ev = cl.enqueue_nd_range_kernel(queue or device.queue, kernel, global_size, local_size,
+                                        wait_for=wait_for)
     for t in _timers():
         t.events.append(ev)
     return ev

@@ -2,7 +2,8 @@
 
 Templates live in ``clts/templates/<algo>/<kernel>.cl.mako`` and are rendered with explicit
 parameters only (``real`` = ``"float"`` or ``"double"`` is always one of them). A built program
-is cached in process per (device, rendered source, options): a repeated call never rebuilds.
+is cached in process per (device, template, parameters, options), looked up before rendering:
+a repeated call neither renders nor rebuilds.
 pyopencl's own binary cache also keeps built programs on disk between processes.
 
 ``CLTS_DUMP_SOURCES=DIR`` writes every rendered source to ``DIR`` for inspection.
@@ -38,9 +39,15 @@ class Program:
         self._kernels = {}
 
     def kernel(self, name: str):
+        """The program's kernel ``name``, one object shared by every caller (``launch`` sets its
+        arguments and enqueues it under one lock)."""
         k = self._kernels.get(name)
         if k is None:
-            k = self._kernels[name] = getattr(self.cl_program, name)
+            with _lock:
+                k = self._kernels.get(name)
+                if k is None:
+                    import pyopencl as cl
+                    k = self._kernels[name] = cl.Kernel(self.cl_program, name)
         return k
 
     __getattr__ = kernel  # prg.my_kernel
@@ -69,27 +76,45 @@ def _source_excerpt(source: str, log: str, context: int = 6) -> str:
                      for i in range(lo, hi + 1))
 
 
+_build_locks: dict = {}
+
+
 def build_program(device, template: str, params: dict, options=()) -> Program:
-    """Render and build ``template`` for ``device``; cached per (device, source, options)."""
+    """Render and build ``template`` for ``device``; cached per (device, template, parameters,
+    options), looked up before anything is rendered. Safe to call from several threads: a
+    program is built once, the other callers wait for it."""
     params = dict(params)
     params.setdefault("real", "float")
     if params["real"] == "double" and not device.fp64:
         raise DeviceError(f"device {device} lacks cl_khr_fp64 (double precision), needed by "
                           f"{template}; use float32 data")
-    source = render(template, params)
     options = tuple(options)
-    key = (hashlib.sha1(source.encode()).hexdigest(), options)
+    key = (template, repr(sorted(params.items())), options)
     cache = device._programs
+    prg = cache.get(key)
+    if prg is not None:
+        stats["hits"] += 1
+        return prg
     with _lock:
+        lock = _build_locks.setdefault((id(device), key), threading.Lock())
+    with lock:
         prg = cache.get(key)
-        if prg is not None:
+        if prg is None:
+            prg = _build(device, template, params, options)
+            cache[key] = prg
+        else:
             stats["hits"] += 1
-            return prg
+    return prg
+
+
+def _build(device, template, params, options) -> Program:
+    source = render(template, params)
     dump = os.environ.get("CLTS_DUMP_SOURCES")
     if dump:
+        digest = hashlib.sha1(source.encode()).hexdigest()[:10]
         Path(dump).mkdir(parents=True, exist_ok=True)
         name = template.replace("/", "__").replace(".cl.mako", "")
-        (Path(dump) / f"{name}-{key[0][:10]}.cl").write_text(source)
+        (Path(dump) / f"{name}-{digest}.cl").write_text(source)
     import pyopencl as cl
     try:
         with warnings.catch_warnings():  # drivers' informational build output is not news
@@ -104,7 +129,4 @@ def build_program(device, template: str, params: dict, options=()) -> Program:
             f"--- rendered source ---\n{_source_excerpt(source, log)}",
             template=template, params=params, log=log, source=source) from None
     stats["builds"] += 1
-    prg = Program(built, template, params, source)
-    with _lock:
-        cache[key] = prg
-    return prg
+    return Program(built, template, params, source)

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..runtime import chunk_sizes, get_device, launch, progress
+from ..runtime.arrays import float_array
 from ..runtime.memory import scratch
 from .plan import VERSIONS, LoessChoice, Plan, choose, fit_table, resolve_parameters
 from .reference import QUAD_DET_TOL
@@ -32,13 +33,8 @@ class STLResult:
 
 
 def _validate(y):
-    if hasattr(y, "to_numpy"):
-        y = y.to_numpy()
-    y = np.asarray(y)
-    if y.dtype.kind in "biu":
-        y = y.astype(np.float64)
-    if y.dtype not in (np.float32, np.float64):
-        raise TypeError(f"y must be a float32 or float64 array (NaN = missing), got {y.dtype}")
+    # any layout numpy allows (Fortran order, strided, big-endian): C-contiguous native floats
+    y = float_array(y, "y")
     if y.ndim not in (1, 2):
         raise ValueError(f"y must be [time] or [batch, time], got shape {y.shape}")
     if not np.isfinite(y).all() and np.isinf(y).any():
@@ -357,9 +353,9 @@ def stl(y, period, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, tre
     item = y2.dtype.itemsize
     per_series = (9 * N + 4 * (N + 2 * p["period"])) * item + 64 * N
     chunks = chunk_sizes(B, [per_series], dev) if B else [(0, 0)]
-    S = np.empty_like(y2)
-    T = np.empty_like(y2)
-    W = np.empty_like(y2)
+    S = np.empty(y2.shape, y2.dtype)
+    T = np.empty(y2.shape, y2.dtype)
+    W = np.empty(y2.shape, y2.dtype)
     failed = np.zeros(B, bool)
     for a, b in progress(chunks, total=len(chunks), desc="stl"):
         if b <= a:

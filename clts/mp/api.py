@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..runtime import get_device, launch, progress
+from ..runtime.memory import max_chunk_env
 from .plan import ILL_FACTOR, Plan, make_plan
 
 ULONG_MAX = np.uint64(0xFFFFFFFFFFFFFFFF)
@@ -73,6 +74,57 @@ def _series(T, name):
     if a.ndim != 1:
         raise ValueError(f"{name} must be 1-D, got shape {a.shape}")
     return a
+
+
+def _pow2_scale(x) -> float:
+    """A power of two near max |x| over the finite values (1 when there is none or it is 0):
+    dividing by it is exact and brings the values near 1."""
+    fin = x[np.isfinite(x)]
+    top = float(np.max(np.abs(fin))) if fin.size else 0.0
+    return float(2.0 ** np.frexp(top)[1]) if top > 0 else 1.0
+
+
+def _affine(x, c, s):
+    """(x - c) / s on the finite values; NaN / inf kept (they mark missing windows)."""
+    return np.where(np.isfinite(x), (x - c) / s, x)
+
+
+def _standardise(x, centre):
+    """x / s, or (x - c) / s with ``centre``: c the mean of the finite values, s a power of two
+    near the largest remaining magnitude (dividing by it is exact); computed after an exact
+    first scaling, so nothing overflows."""
+    s1 = _pow2_scale(x)
+    x1 = _affine(x, 0.0, s1)
+    if not centre:
+        return x1, s1
+    fin = x1[np.isfinite(x1)]
+    c = float(np.mean(fin)) if fin.size else 0.0
+    x2 = _affine(x1, c, 1.0)
+    s2 = _pow2_scale(x2)
+    return _affine(x2, 0.0, s2), s1 * s2
+
+
+def _well_scaled(T_A, T_B, normalize, precision):
+    """The series scaled to values near 1 (and, for float32 kernels, centred), and the factor
+    that multiplies plain Euclidean distances back (1 for z-normalised ones).
+
+    A z-normalised distance does not depend on a series' offset or scale, but the kernels'
+    arithmetic does: squares overflow beyond ~1e154, centred norms underflow below ~1e-160, and
+    a float32 kernel loses the variation of a series with a large offset. Each series is divided
+    by a power of two near its largest magnitude (exact, so float64 results are unchanged);
+    for ``precision="mixed"`` / ``"single"`` it is also centred on its mean first (the float32
+    kernel's rounding is far above that of the subtraction). Plain Euclidean distances keep
+    their offset invariance only under one common shift and scale for both series, and are
+    multiplied back by that scale."""
+    centre = precision != "double"
+    if normalize:
+        A = _standardise(T_A, centre)[0]
+        return A, (None if T_B is None else _standardise(T_B, centre)[0]), 1.0
+    if T_B is None:
+        A, unit = _standardise(T_A, centre)
+        return A, None, unit
+    both, unit = _standardise(np.concatenate([T_A, T_B]), centre)
+    return both[:len(T_A)], both[len(T_A):], unit
 
 
 def _check(T_A, m, T_B, k, exclusion_zone, precision):
@@ -469,6 +521,7 @@ def _compute(T_A, m, T_B, k, exclusion_zone, normalize, precision, devices, both
     T_B = _series(T_B, "T_B")
     m = _check(T_A, m, T_B, k, exclusion_zone, precision)
     self_join = T_B is None
+    T_A, T_B, unit = _well_scaled(T_A, T_B, normalize, precision)
     devs = _devices(devices)
     for d in devs:
         if precision != "single":
@@ -500,6 +553,10 @@ def _compute(T_A, m, T_B, k, exclusion_zone, normalize, precision, devices, both
         res = _topk(devs, p, A, B, self_join, ez, k, both, side, T_A, T_B, show_progress)
     else:
         res = _top1(devs, p, A, B, self_join, ez, ez_arg, both, side, T_A, T_B, show_progress)
+    if unit != 1.0:          # plain Euclidean distances scale with the series
+        for key in ("P", "left_P", "right_P", "P_B"):
+            if res.get(key) is not None:
+                res[key] = res[key] * unit
     diag["seconds"] = time.perf_counter() - t0
     return MatrixProfileResult(m=m, exclusion_zone=ez if self_join else None,
                                self_join=self_join, normalize=normalize, plan=p,
@@ -530,9 +587,9 @@ def _diag_all(devs, p, A0, B0, self_join, ez, cols, side, T_A, T_B, show_progres
         if not hasattr(bar, "update"):
             bar = None
     chunk_bands = max(1, int(min(1 << 14, (devs[0].max_alloc // 4) // (p.segment + D) // 8)))
-    env = os.environ.get("CLTS_MAX_CHUNK")
+    env = max_chunk_env()
     if env:
-        chunk_bands = max(1, min(chunk_bands, int(env)))
+        chunk_bands = min(chunk_bands, env)
     running = []
     for di, d in enumerate(devs):
         b_lo, b_hi = bounds[di], bounds[di + 1]

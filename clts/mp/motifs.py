@@ -12,9 +12,15 @@ def _result_profile(result):
     return P.astype(np.float64), I.astype(np.int64)
 
 
+def _int_at_least(value, name, low):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+        raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
+    return int(value)
+
+
 def _zone(result, exclusion_zone):
     if exclusion_zone is not None:
-        return int(exclusion_zone)
+        return _int_at_least(exclusion_zone, "exclusion_zone", 0)
     if result.exclusion_zone is not None:
         return int(result.exclusion_zone)
     return int(np.ceil(result.m / 4))
@@ -23,8 +29,7 @@ def _zone(result, exclusion_zone):
 def discords(result, k=1, *, exclusion_zone=None):
     """The ``k`` subsequences with the largest finite matrix-profile values, no two within the
     exclusion zone of each other. Returns (indices, distances), largest first."""
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ValueError(f"k must be an int >= 1, got {k!r}")
+    k = _int_at_least(k, "k", 1)
     P, _ = _result_profile(result)
     ez = _zone(result, exclusion_zone)
     P = np.where(np.isfinite(P), P, -np.inf)
@@ -50,9 +55,15 @@ def motifs(T, result, max_motifs=1, *, max_matches=10, radius=2.0, exclusion_zon
     zone. Returns a list of dicts {"indices": [...], "distances": [...]} (first two = the pair).
     ``T`` is the series the result was computed on (self-join)."""
     from .reference import windows
-    if isinstance(max_motifs, bool) or not isinstance(max_motifs, (int, np.integer)) \
-            or max_motifs < 1:
-        raise ValueError(f"max_motifs must be an int >= 1, got {max_motifs!r}")
+    max_motifs = _int_at_least(max_motifs, "max_motifs", 1)
+    max_matches = _int_at_least(max_matches, "max_matches", 1)
+    if isinstance(radius, bool) or not isinstance(radius, (int, float, np.number)) or \
+            not np.isfinite(radius) or radius < 0:
+        raise ValueError(f"radius must be a finite number >= 0, got {radius!r}")
+    if max_distance is not None and (
+            isinstance(max_distance, bool) or not isinstance(max_distance, (int, float, np.number))
+            or np.isnan(max_distance) or max_distance < 0):
+        raise ValueError(f"max_distance must be None or a number >= 0, got {max_distance!r}")
     if not result.self_join:
         raise ValueError("motifs needs a self-join result")
     P, I = _result_profile(result)

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 
 import numpy as np
 
 from ..errors import DeviceError
 
+_pool_lock = threading.Lock()
 #: share of global memory one call may use (the rest is for the driver, other buffers, spills)
 GLOBAL_FRACTION = 0.6
 
@@ -38,9 +40,9 @@ def chunk_sizes(n_items: int, per_item_bytes, device, *, fixed_bytes: int = 0,
             limit = min(limit, device.max_alloc // b)
     if max_items:
         limit = min(limit, int(max_items))
-    env = os.environ.get("CLTS_MAX_CHUNK")
+    env = max_chunk_env()
     if env:
-        limit = min(limit, int(env))
+        limit = min(limit, env)
     if limit < 1:
         raise DeviceError(f"one item needs {total + fixed_bytes} bytes, more than device "
                           f"{device} can hold (max allocation {device.max_alloc}, global "
@@ -50,6 +52,21 @@ def chunk_sizes(n_items: int, per_item_bytes, device, *, fixed_bytes: int = 0,
     if multiple > 1 and limit >= multiple:
         limit -= limit % multiple
     return [(s, min(n_items, s + limit)) for s in range(0, n_items, limit)]
+
+
+def max_chunk_env() -> int | None:
+    """The ``CLTS_MAX_CHUNK`` cap (items per chunk), or None when unset."""
+    env = os.environ.get("CLTS_MAX_CHUNK", "").strip()
+    if not env:
+        return None
+    try:
+        value = int(env)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ValueError(f"CLTS_MAX_CHUNK must be a positive integer (batch items per chunk), "
+                         f"got {env!r}")
+    return value
 
 
 def progress(iterable, *, total=None, desc="", unit="chunk", disable=None):
@@ -161,8 +178,11 @@ def scratch(device, shape, dtype):
         return keep_on_simulator(device, cla.empty(device.queue, shape, dtype))
     pool = device.__dict__.get("_pool")
     if pool is None:
-        import pyopencl.tools as clt
-        pool = device._pool = clt.MemoryPool(clt.ImmediateAllocator(device.queue))
+        with _pool_lock:
+            pool = device.__dict__.get("_pool")
+            if pool is None:
+                import pyopencl.tools as clt
+                pool = device._pool = clt.MemoryPool(clt.ImmediateAllocator(device.queue))
     return cla.empty(device.queue, shape, dtype, allocator=pool)
 
 

@@ -43,11 +43,14 @@ def test_bfast_py_fixture_float64(device, bfast_py, version, lanes):
                       hfrac=float(d["hfrac"]), level=float(d["level"]), convention="bfast-py",
                       nodata=int(d["nodata"]), dtype=np.float64, device=device,
                       version=version, lanes=lanes)
-    np.testing.assert_array_equal(r.breaks, d["breaks"])
-    np.testing.assert_array_equal(r.valids, d["valids"])
-    # pixel (0, 2) is a constant series: its MOSUM is rounding noise / rounding noise in both
+    # pixel (0, 2) is a constant series: its MOSUM is rounding noise / rounding noise, on which
+    # the bfast package reports a break at the first date; clts sees a history fitted exactly
+    # (zero variance) and data that never leave it: no break
     keep = np.ones(r.breaks.shape, bool)
     keep[0, 2] = False
+    assert r.status[0, 2] == 3 and r.breaks[0, 2] == -1
+    np.testing.assert_array_equal(r.breaks[keep], d["breaks"][keep])
+    np.testing.assert_array_equal(r.valids, d["valids"])
     assert _rel(r.means[keep], d["means"][keep]) < 1e-5
     assert _rel(r.magnitudes, d["magnitudes"]) < 1e-5
     assert r.break_dates.dtype.kind == "M"
@@ -61,6 +64,7 @@ def test_bfast_py_fixture_float32(device, bfast_py):
     r = bfast_monitor(d["y"], list(d["dates"].astype(object)), d["start"].item(),
                       convention="bfast-py", nodata=int(d["nodata"]), device=device)
     assert r.means.dtype == np.float32
+    assert r.status[0, 2] == 3 and r.breaks[0, 2] == -1
     assert np.mean(r.breaks != d["breaks"]) <= 0.02
     same = r.breaks == d["breaks"]
     assert _rel(r.magnitudes[same], d["magnitudes"][same], scale=100.0) < 1e-3
@@ -208,6 +212,9 @@ def test_edge_cases(device, version, dtype):
     e = ref.bfast_monitor(y, t, t[n], history="ROC")
     np.testing.assert_array_equal(r.breaks, [-2, -2, 0, N - 1 - n, 3, -1])
     np.testing.assert_array_equal(r.breaks, e["breaks"])
+    np.testing.assert_array_equal(r.status, [1, 1, 0, 0, 3, 0])     # 4: an exact fit
+    np.testing.assert_array_equal(r.status, e["status"])
+    assert np.isnan(r.means[4])
     np.testing.assert_array_equal(r.valids, [0, 7, N, N, N - 3, n])
     assert np.isnan(r.means[:2]).all() and np.isnan(r.magnitudes[:2]).all()
     assert np.isnan(r.means[5]) and np.isnan(r.magnitudes[5])
@@ -265,3 +272,87 @@ def test_tiny_odd_sizes(device, version, lanes):
     e = ref.bfast_monitor(y, t, start, history="ROC")
     np.testing.assert_array_equal(r.breaks, e["breaks"])
     assert _rel(r.magnitudes, e["magnitudes"]) < 1e-7
+
+
+# ------------------------------------------------------------------ exact fits, inf, scale
+def _exact_cube(dtype):
+    """Noise-free pixels (a history fitted exactly) and their copies with a drop at date 70."""
+    N, n = 120, 60
+    t = 2000 + np.arange(N) / 23.0
+    cols = [np.full(N, 5.0), np.full(N, 255.0), 0.5 + 0.2 * np.sin(2 * np.pi * t),
+            0.5 + 0.01 * (t - 2000) + 0.2 * np.cos(2 * np.pi * t)]
+    drops = [c.copy() for c in cols]
+    for c in drops:
+        c[70:] -= 0.25 * np.abs(c[0])
+    return np.stack(cols + drops, 1).astype(dtype), t, t[n]
+
+
+@pytest.mark.parametrize("version", ["fused", "multi"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_exact_fit_is_no_break_until_the_data_leave_it(device, version, dtype):
+    """A noise-free history (constant, saturated, exact harmonic) has sigma = rounding noise;
+    its MOSUM is noise / noise and crossed the boundary at random. Now: status 3, no break
+    while the data follow the fit, a break at the first date they leave it (the sigma -> 0
+    limit of the test), in the kernels and the reference."""
+    y, t, start = _exact_cube(dtype)
+    for hist in ("all", "ROC"):
+        r = bfast_monitor(y, t, start, freq=1.0, device=device, version=version, history=hist)
+        e = ref.bfast_monitor(y, t, start, freq=1.0, history=hist)
+        np.testing.assert_array_equal(r.status, [3] * 8)
+        np.testing.assert_array_equal(r.breaks, [-1] * 4 + [70 - 60] * 4)
+        np.testing.assert_array_equal(e["breaks"], r.breaks)
+        np.testing.assert_array_equal(e["status"], r.status)
+        assert np.isnan(r.means).all() and r.diagnostics["zero_variance"] == 8
+        np.testing.assert_allclose(r.magnitudes[4:], -0.25 * np.abs(y[0, :4]), rtol=1e-4)
+    u8 = np.full((120, 3), 255, np.uint8)
+    u8[80:, 2] = 200
+    r = bfast_monitor(u8, t, start, freq=1.0, device=device, version=version)
+    np.testing.assert_array_equal(r.breaks, [-1, -1, 20])
+
+
+@pytest.mark.parametrize("version", ["fused", "multi"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_inf_marks_the_pixel_failed_and_is_counted(device, version, dtype):
+    y, t, start = _cube(3, M=6)
+    y = y.astype(dtype)
+    y[5, 1] = np.inf           # history
+    y[-3, 4] = -np.inf         # monitoring
+    with pytest.warns(RuntimeWarning, match="2 pixel"):
+        r = bfast_monitor(y, t, start, device=device, version=version)
+    assert r.breaks[1] == -2 and r.breaks[4] == -2 and r.status[1] == r.status[4] == 4
+    assert r.diagnostics["non_finite"] == 2 and np.isnan(r.means[[1, 4]]).all()
+    e = ref.bfast_monitor(y, t, start)
+    np.testing.assert_array_equal(e["status"], r.status)
+    clean = bfast_monitor(np.delete(y, [1, 4], axis=1), t, start, device=device,
+                          version=version)
+    np.testing.assert_array_equal(np.delete(r.breaks, [1, 4]), clean.breaks)
+
+
+@pytest.mark.parametrize("version", ["fused", "multi"])
+@pytest.mark.parametrize("dtype,scale", [(np.float64, 1e300), (np.float64, 1e-300),
+                                         (np.float32, 1e30), (np.float32, 1e-30)])
+def test_breaks_do_not_depend_on_the_scale_of_the_data(device, version, dtype, scale):
+    """Squares of residuals near the largest float overflowed and lost real breaks."""
+    y, t, start = _cube(4, M=16)
+    base = bfast_monitor(y.astype(dtype), t, start, device=device, version=version)
+    big = bfast_monitor((y * scale).astype(dtype), t, start, device=device, version=version)
+    assert (base.breaks >= 0).sum() >= 4
+    np.testing.assert_array_equal(big.breaks, base.breaks)
+    np.testing.assert_allclose(big.magnitudes / scale, base.magnitudes, rtol=1e-3, atol=1e-6)
+    np.testing.assert_allclose(big.means, base.means, rtol=1e-3, atol=1e-6)
+
+
+def test_time_axis_out_of_range_and_big_endian(device):
+    y, t, start = _cube(5, M=6)
+    with pytest.raises(ValueError, match="time_axis 2 out of range"):
+        bfast_monitor(y, t, start, time_axis=2, device=device)
+    with pytest.raises(TypeError, match="time_axis"):
+        bfast_monitor(y, t, start, time_axis=0.5, device=device)
+    base = bfast_monitor(y, t, start, device=device)
+    for other in (y.astype(y.dtype.newbyteorder(">")), np.asfortranarray(y),
+                  np.ascontiguousarray(y.T).T):
+        r = bfast_monitor(other, t, start, device=device)
+        np.testing.assert_array_equal(r.breaks, base.breaks)
+        np.testing.assert_array_equal(r.means, base.means)
+    r = bfast_monitor(np.ascontiguousarray(y.T), t, start, time_axis=-1, device=device)
+    np.testing.assert_array_equal(r.breaks, base.breaks)

@@ -31,11 +31,14 @@ monitoring values; ``breaks`` counts every monitoring date (valid or not) from 0
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..runtime import chunk_sizes, get_device, launch, progress, round_up
+from ..runtime.arrays import native, values_of
+from .common import STATUS, ZERO_VARIANCE_ULPS
 from .common import (CONVENTIONS, HISTORIES, critical_value, design_matrix, end_of_history,
                      log_plus, n_coef, rec_cusum_bound, trend_scaling, unscale_coef)
 from .common import time_axis as _time_axis
@@ -51,7 +54,10 @@ class BfastResult:
     """Per-pixel results, shaped like the cube without its time axis.
 
     breaks: index of the first break among the monitoring dates (every date counts), -1 none,
-    -2 too little data / singular fit; break_dates: its date (NaT / NaN when none);
+    -2 not tested (``status`` says why); break_dates: its date (NaT / NaN when none);
+    status: 0 tested, 1 too few valid values, 2 singular history fit, 3 zero variance (the
+    history is fitted exactly, to rounding: the MOSUM statistic is 0 / 0), 4 non-finite
+    (+-inf in the series, or values too large for the fit); ``STATUS`` names the codes;
     magnitudes: median of the valid monitoring residuals; means: mean of the MOSUM process;
     valids: number of valid values; history_start: index of the first history date used.
     With ``detailed=True``: mosum and bounds ``[N - n, ...]`` (NaN at missing dates), prediction
@@ -63,6 +69,7 @@ class BfastResult:
     means: np.ndarray
     valids: np.ndarray
     history_start: np.ndarray | None = None
+    status: np.ndarray | None = None
     mosum: np.ndarray | None = None
     bounds: np.ndarray | None = None
     prediction: np.ndarray | None = None
@@ -102,18 +109,20 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=365.0, trend=True, hfrac
        force parameters.
     """
     crit = _check_params(k, freq, hfrac, level, period, history, convention, trend)
-    if not isinstance(y, np.ndarray):
-        y = np.asarray(y)
+    y = native(values_of(y))       # any layout and byte order; pandas / xarray values
+    if y.dtype == np.float16:
+        y = y.astype(np.float32)
     if y.dtype.kind == "b" or y.dtype.kind not in "fiu" or y.dtype not in (
             np.dtype(np.float32), np.dtype(np.float64), *_INT_TYPES):
         raise TypeError(f"y must be float32/float64 (NaN = missing) or int8/16/32 / uint8/16/32 "
                         f"with nodata, got dtype {y.dtype}")
     if y.ndim < 1:
         raise ValueError("y must have a time axis")
-    try:
-        y = np.moveaxis(y, time_axis, 0)
-    except np.AxisError:
-        raise ValueError(f"time_axis {time_axis} out of range for y of shape {y.shape}") from None
+    if isinstance(time_axis, bool) or not isinstance(time_axis, (int, np.integer)):
+        raise TypeError(f"time_axis must be an int, got {time_axis!r}")
+    if not -y.ndim <= time_axis < y.ndim:
+        raise ValueError(f"time_axis {time_axis} out of range for y of shape {y.shape}")
+    y = np.moveaxis(y, int(time_axis), 0)
     N = y.shape[0]
     pix_shape = y.shape[1:]
     t, ts = _time_axis(dates, start_monitor)
@@ -173,6 +182,8 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=365.0, trend=True, hfrac
                       magnitudes=shaped(out.get("mags")) if magnitudes else None,
                       means=shaped(out["means"]), valids=shaped(out["valids"]),
                       history_start=shaped(out.get("hist_start")), plan=plan)
+    status = shaped(out["status"])
+    res.status = status
     if detailed:
         res.mosum = shaped(out["mosum"], (N - n,))
         res.bounds = shaped(out["bounds"], (N - n,))
@@ -180,12 +191,17 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=365.0, trend=True, hfrac
         coef = unscale_coef(np.moveaxis(out["coef"], 0, -1).astype(np.float64), trend, center, scale)
         res.coef = shaped(np.moveaxis(coef, -1, 0).astype(dtype), (K,))
         res.sigma = shaped(out["sigma"])
-        idx = np.nonzero(res.breaks == -2)
+        idx = np.nonzero((status != 0) & (status != 3))     # no fit (zero variance: exact)
         for a in (res.coef, res.prediction):
             a[(slice(None),) + idx] = np.nan
         res.sigma[idx] = np.nan
+    counts = {name: int(np.sum(status == code)) for code, name in STATUS.items() if code}
     res.diagnostics = dict(n_history_dates=n, n_monitor_dates=N - n, n_coef=K, critval=crit,
-                           insufficient=int(np.sum(breaks == -2)), device=str(dev.slug))
+                           failed=int(np.sum(status != 0)), **counts, device=str(dev.slug))
+    if counts["non_finite"]:
+        warnings.warn(f"bfast_monitor: {counts['non_finite']} pixel(s) hold +-inf or values "
+                      "too large for the fit; they are marked failed (breaks -2, status 4)",
+                      RuntimeWarning, stacklevel=2)
     return res
 
 
@@ -199,11 +215,11 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
     rs = dtype.itemsize
     isz = flat.dtype.itemsize
     detailed = tpl["detailed"]
-    per = [N * isz, N * rs, 4 + 3 * rs + 4]
+    per = [N * isz, N * rs, 4 + 3 * rs + 8]
     if tpl["history"] == "ROC":
         per += [4, N * 8]
     if plan.version == "multi":
-        per += [(K * (K + 1) // 2 + K + 1) * rs, (K + 1) * rs]
+        per += [(K * (K + 1) // 2 + K + 2) * rs, (K + 1) * rs]
     if detailed:
         per += [K * rs, rs, (N - n) * rs, (N - n) * rs, N * rs]
     chunks = chunk_sizes(M, per, dev, fixed_bytes=(N * K + N) * rs, multiple=W * plan.wg)
@@ -211,7 +227,7 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
     mf = cl.mem_flags
     Xd = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(X, dtype))
     Bd = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(bounds_t, dtype))
-    params = dict(tpl, W=W, tol=_tol(dtype))
+    params = dict(tpl, W=W, tol=_tol(dtype), zv_tol=_zv_tol(dtype))
     if plan.version == "fused":
         prg = dev.program("bfast/fused.cl.mako", **params)
     else:
@@ -222,11 +238,11 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
         roc_dtype = np.dtype(np.float64) if dev.fp64 else dtype
         prg_roc = dev.program("bfast/roc.cl.mako", real="double" if dev.fp64 else tpl["real"],
                               in_type=tpl["in_type"], has_nodata=tpl["has_nodata"], W=W, K=K,
-                              N=N, n=n, tol=_tol(roc_dtype))
+                              N=N, n=n, tol=_tol(roc_dtype), zv_tol=_zv_tol(roc_dtype))
         Xroc = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR,
                          hostbuf=np.ascontiguousarray(X, roc_dtype))
     out = {"breaks": np.empty(M, np.int32), "means": np.empty(M, dtype),
-           "valids": np.empty(M, np.int32)}
+           "valids": np.empty(M, np.int32), "status": np.empty(M, np.int32)}
     if tpl["magnitudes"]:
         out["mags"] = np.empty(M, dtype)
     if tpl["history"] == "ROC":
@@ -244,13 +260,14 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
     scratch = buf(cpad * N * rs)
     roc_scratch = buf(cpad * N * 8) if tpl["history"] == "ROC" else None
     if plan.version == "multi":
-        gd = buf((K * (K + 1) // 2 + K + 1) * cmax * rs)
+        gd = buf((K * (K + 1) // 2 + K + 2) * cmax * rs)
         betad = buf((K + 1) * cmax * rs)
-    keys1 = ("breaks", "means", "valids") + (("mags",) if tpl["magnitudes"] else ())
+    keys1 = ("breaks", "means", "valids", "status") + (("mags",) if tpl["magnitudes"] else ())
 
     def make_set():
         st = {"yd": buf((N * cmax + W) * isz),
               "od": {"breaks": buf(cmax * 4), "means": buf(cmax * rs), "valids": buf(cmax * 4),
+                     "status": buf(cmax * 4),
                      "mags": buf(cmax * rs if tpl["magnitudes"] else 1)},
               "hsd": buf(cmax * 4) if tpl["history"] == "ROC" else None, "pending": None}
         if detailed:
@@ -293,7 +310,7 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
                    yd, Mi, Xroc, roc_dtype.type(nodata), roc_dtype.type(roc_bounds[0]),
                    roc_dtype.type(roc_bounds[1]), roc_scratch, hsd, wait_for=up)
             up = None
-        tail = [od["breaks"], od["means"], od["mags"], od["valids"]]
+        tail = [od["breaks"], od["means"], od["mags"], od["valids"], od["status"]]
         if hsd is not None:
             tail.append(hsd)
         if detailed:
@@ -337,3 +354,10 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
 def _tol(dtype):
     # relative pivot below which a history fit counts as singular
     return "1e-10" if dtype == np.float64 else "1e-5f"
+
+
+def _zv_tol(dtype):
+    """sigma (of residuals divided by the largest |y| of the history) at or below which a
+    history counts as fitted exactly (see ``common.ZERO_VARIANCE_ULPS``)."""
+    tol = ZERO_VARIANCE_ULPS * float(np.finfo(dtype).eps)
+    return repr(tol) if dtype == np.float64 else f"{tol!r}f"

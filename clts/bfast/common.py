@@ -10,6 +10,14 @@ import numpy as np
 from .critvals import H as _TAB_H, LEVEL as _TAB_LEVEL, PERIOD as _TAB_PERIOD, TABLE as _TABLE
 
 CONVENTIONS = ("r", "bfast-py")
+#: a history whose residuals' sigma is within this many rounding units (eps of the working
+#: precision) of the data's scale (the largest |y| of its valid values) is fitted exactly: the
+#: MOSUM statistic is 0 / 0 and the pixel is not tested (status 3). The rounding noise of exact
+#: fits measured 1-6 units (constant, uint8 255, harmonic and harmonic + trend pixels, both
+#: kernel versions, pocl and the Intel runtime).
+ZERO_VARIANCE_ULPS = 64
+#: ``BfastResult.status`` codes and their names (also the keys of ``diagnostics``)
+STATUS = {0: "tested", 1: "too_few_values", 2: "singular", 3: "zero_variance", 4: "non_finite"}
 HISTORIES = ("all", "ROC")
 
 

@@ -19,6 +19,7 @@ import math
 
 import numpy as np
 
+from .common import ZERO_VARIANCE_ULPS
 from .common import (critical_value, trend_scaling, unscale_coef, design_matrix, end_of_history, log_plus, n_coef,
                      rec_cusum_bound, time_axis)
 
@@ -36,16 +37,17 @@ def recursive_residuals(X, y):
     n, K = X.shape
     w = np.empty(n - K)
     for r in range(K, n):
-        Xr, yr = X[:r], y[:r]
-        G = Xr.T @ Xr
-        b = np.linalg.solve(G, Xr.T @ yr)
+        # by QR, not the normal equations: the first steps are nearly collinear, and an exact
+        # fit's residuals must stay at rounding level (see ZERO_VARIANCE_ULPS)
+        Q, R = np.linalg.qr(X[:r])
+        b = np.linalg.solve(R, Q.T @ y[:r])
         x = X[r]
-        f = 1.0 + x @ np.linalg.solve(G, x)
-        w[r - K] = (y[r] - x @ b) / math.sqrt(f)
+        z = np.linalg.solve(R.T, x)
+        w[r - K] = (y[r] - x @ b) / math.sqrt(1.0 + z @ z)
     return w
 
 
-def roc_start(X, y, level):
+def roc_start(X, y, level, zv_tol=0.0):
     """0-based start (into the rows of X, y: the valid history values) chosen by R's
     ``history_roc``: Rec-CUSUM on the reversed history, start after the first boundary crossing."""
     n, K = X.shape
@@ -53,7 +55,7 @@ def roc_start(X, y, level):
         return 0
     w = recursive_residuals(X[::-1], y[::-1])
     sigma = np.std(w, ddof=1)
-    if not sigma > 0:
+    if not sigma > zv_tol * np.max(np.abs(y)):      # an exact fit: nothing to cut
         return 0
     proc = np.cumsum(np.concatenate([[0.0], w])) / (sigma * math.sqrt(n - K))
     x = proc[1:]
@@ -72,10 +74,13 @@ def roc_start(X, y, level):
 
 
 def bfast_pixel(y, t, n, *, k=3, freq=365.0, trend=True, hfrac=0.25, level=0.05, period=10,
-                history="all", convention="r", crit=None):
+                history="all", convention="r", crit=None, dtype=np.float64):
     """BFAST-Monitor on one series ``y`` (NaN = missing) at times ``t``; the first ``n`` dates
     are the history. Returns a dict with break, mean, magnitude, valid, mosum, bounds,
-    prediction, coef, sigma, history_start (date index)."""
+    prediction, coef, sigma, history_start (date index) and status (see
+    ``clts.bfast.api.STATUS``). ``dtype``: the working precision whose rounding decides a zero
+    variance (sigma <= ZERO_VARIANCE_ULPS * eps * max |y| of the valid history values)."""
+    zv_tol = ZERO_VARIANCE_ULPS * float(np.finfo(dtype).eps)
     y = np.asarray(y, dtype=np.float64)
     t = np.asarray(t, dtype=np.float64)
     N = y.size
@@ -88,10 +93,14 @@ def bfast_pixel(y, t, n, *, k=3, freq=365.0, trend=True, hfrac=0.25, level=0.05,
     valid = ~np.isnan(y)
     out = dict(valid=int(valid.sum()), mosum=np.full(N - n, np.nan), bounds=np.full(N - n, np.nan),
                prediction=np.full(N, np.nan), coef=np.full(K, np.nan), sigma=np.nan,
-               history_start=-1)
+               history_start=-1, status=0)
     hv = np.nonzero(valid[:n])[0]
+    if np.isinf(y).any():
+        fail_val = np.nan if convention == "r" else 0.0
+        out.update(breaks=-2, mean=fail_val, magnitude=fail_val, status=4)
+        return out
     if history == "ROC" and hv.size:
-        s0 = roc_start(X[hv], y[hv], level)
+        s0 = roc_start(X[hv], y[hv], level, zv_tol)
         hv = hv[s0:]
     nb = hv.size
     mv = np.nonzero(valid[n:])[0] + n
@@ -102,7 +111,7 @@ def bfast_pixel(y, t, n, *, k=3, freq=365.0, trend=True, hfrac=0.25, level=0.05,
         fail, fail_val = (math.floor(hfrac * nb) <= 1 or nb <= K), np.nan
     beta = None if fail else _ols(X[hv], y[hv])
     if beta is None:
-        out.update(breaks=-2, mean=fail_val, magnitude=fail_val)
+        out.update(breaks=-2, mean=fail_val, magnitude=fail_val, status=1 if fail else 2)
         return out
     out["history_start"] = int(hv[0])
     pred = X @ beta
@@ -112,9 +121,13 @@ def bfast_pixel(y, t, n, *, k=3, freq=365.0, trend=True, hfrac=0.25, level=0.05,
     dof = nb - K if convention == "r" else nb - (2 + 2 * k)
     sigma = math.sqrt(np.sum(r[hv] ** 2) / dof)
     out["sigma"] = sigma
+    ymax = np.max(np.abs(y[hv]))
+    zero_var = sigma <= zv_tol * ymax
     h = int(math.floor(nb * hfrac))
     rc = np.concatenate([r[hv], r[mv]])        # valid residuals from the history start on
-    mo = np.array([rc[j - h + 1:j + 1].sum() for j in range(nb, nb + nm)]) / (sigma * math.sqrt(nb))
+    S = np.array([rc[j - h + 1:j + 1].sum() for j in range(nb, nb + nm)])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mo = S / (sigma * math.sqrt(nb))
     out["mosum"][mv - n] = mo
     if convention == "r":
         counts = np.arange(nb + 1, nb + nm + 1)
@@ -122,27 +135,41 @@ def bfast_pixel(y, t, n, *, k=3, freq=365.0, trend=True, hfrac=0.25, level=0.05,
     else:
         out["bounds"][mv - n] = crit * math.sqrt(2.0) * np.sqrt(log_plus(t[mv] / t[n - 1]))
     over = np.nonzero(np.abs(out["mosum"]) > out["bounds"])[0]
+    out["magnitude"] = float(np.median(r[mv])) if nm else np.nan
+    if zero_var:
+        # an exact fit (status 3): S / sigma is infinite wherever the data leave the fit; the
+        # break is the first monitoring date whose window sum exceeds the rounding of h values
+        over = np.nonzero(np.abs(S / ymax) > zv_tol * max(h, 1))[0]
+        out.update(breaks=int(mv[over[0]] - n) if over.size else -1, mean=np.nan, status=3)
+        return out
     out["breaks"] = int(over[0]) if over.size else -1
     out["mean"] = float(np.mean(mo)) if nm else np.nan
-    out["magnitude"] = float(np.median(r[mv])) if nm else np.nan
     return out
 
 
 def bfast_monitor(y, dates, start_monitor, *, k=3, freq=365.0, trend=True, hfrac=0.25,
-                  level=0.05, period=10, history="all", convention="r", time_axis_=0):
+                  level=0.05, period=10, history="all", convention="r", time_axis_=0,
+                  dtype=None):
     """The reference on a cube ``[time, ...]`` (float, NaN = missing): arrays of breaks, means,
-    magnitudes, valids with the cube's pixel shape."""
-    y = np.moveaxis(np.asarray(y, dtype=np.float64), time_axis_, 0)
+    magnitudes, valids, status with the cube's pixel shape. Computed in float64; ``dtype`` (by
+    default the cube's: float32 data were rounded to float32) is the precision whose rounding
+    decides a zero variance."""
+    y = np.asarray(y)
+    if dtype is None:
+        dtype = np.float32 if y.dtype == np.float32 else np.float64
+    y = np.moveaxis(y.astype(np.float64), time_axis_, 0)
     t, ts = time_axis(dates, start_monitor)
     n = end_of_history(t, ts)
     crit = critical_value(hfrac, level, period, convention)
     flat = y.reshape(y.shape[0], -1)
     res = [bfast_pixel(flat[:, i], t, n, k=k, freq=freq, trend=trend, hfrac=hfrac, level=level,
-                       period=period, history=history, convention=convention, crit=crit)
+                       period=period, history=history, convention=convention, crit=crit,
+                       dtype=dtype)
            for i in range(flat.shape[1])]
     shape = y.shape[1:]
     return dict(
         breaks=np.array([r["breaks"] for r in res], np.int32).reshape(shape),
+        status=np.array([r["status"] for r in res], np.int32).reshape(shape),
         means=np.array([r["mean"] for r in res]).reshape(shape),
         magnitudes=np.array([r["magnitude"] for r in res]).reshape(shape),
         valids=np.array([r["valid"] for r in res], np.int32).reshape(shape),

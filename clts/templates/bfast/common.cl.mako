@@ -64,3 +64,38 @@ inline real median_inplace(__global real* a, const int m)
     for (int i = 1; i < k; ++i) lo = fmax(lo, a[i]);
     return (real)0.5 * (lo + hi);
 }
+
+## The masked Gram matrix over the history, shared by the fused and multi-kernel versions:
+## declares and accumulates V g{a}_{b} (upper triangle), rhs{a} (X'y), cnt (valid values) and
+## ymax (largest |y| of them: the scale the sweep divides residuals by, so that their squares
+## never overflow). Needs in scope: y, Mp, p0, X, nodata (and hsv with history "ROC").
+<%def name="masked_gram()">
+% for a in range(K):
+%   for b in range(a, K):
+    V g${a}_${b} = (V)0;
+%   endfor
+    V rhs${a} = (V)0;
+% endfor
+    V cnt = (V)0, ymax = (V)0;
+    for (int t = 0; t < ${n}; ++t) {
+        const V yv = load_y(y, (long)t * Mp + p0, nodata);
+        V ok = SEL((V)1, (V)0, isnan(yv));
+% if history == "ROC":
+        ok = SEL(ok, (V)0, (V)((real)t) < hsv);
+% endif
+        const V y0 = SEL(yv, (V)0, isnan(yv)) * ok;
+        cnt += ok;
+        ymax = fmax(ymax, fabs(y0));
+        __global const real* xt = X + t * ${K};
+% for a in range(K):
+        const real x${a} = xt[${a}];
+        const V xm${a} = ok * x${a};
+% endfor
+% for a in range(K):
+%   for b in range(a, K):
+        g${a}_${b} = mad(xm${a}, (V)x${b}, g${a}_${b});
+%   endfor
+        rhs${a} = mad(y0, (V)x${a}, rhs${a});
+% endfor
+    }
+</%def>

@@ -2,6 +2,7 @@
 ## in registers: masked Gram matrix and X'y over the history, Cholesky solve, then the sweep.
 ## Variables: real, W, in_type, has_nodata, K, N, n, history ("all"/"ROC"), convention ("r"/"bfast-py"),
 ## dof_sub, detailed, magnitudes, tol (relative pivot threshold for "singular").
+<%namespace file="/bfast/common.cl.mako" import="*"/>
 <%include file="/bfast/common.cl.mako"/>
 <%
     def L(l):
@@ -13,7 +14,8 @@ __kernel void bfast_fused(__global const in_t* restrict y, const int Mp, const i
                           const real hfrac, __global const real* restrict bounds_t,
                           __global real* restrict scratch,
                           __global int* restrict breaks, __global real* restrict means,
-                          __global real* restrict mags, __global int* restrict valids
+                          __global real* restrict mags, __global int* restrict valids,
+                          __global int* restrict status
 % if history == "ROC":
                           , __global const int* restrict hist_start
 % endif
@@ -35,33 +37,7 @@ __kernel void bfast_fused(__global const in_t* restrict y, const int Mp, const i
 %   endfor
 % endif
     // masked Gram matrix (upper triangle) and X'y over the history
-% for a in range(K):
-%   for b in range(a, K):
-    V g${a}_${b} = (V)0;
-%   endfor
-    V rhs${a} = (V)0;
-% endfor
-    V cnt = (V)0;
-    for (int t = 0; t < ${n}; ++t) {
-        const V yv = load_y(y, (long)t * Mp + p0, nodata);
-        V ok = SEL((V)1, (V)0, isnan(yv));
-% if history == "ROC":
-        ok = SEL(ok, (V)0, (V)((real)t) < hsv);
-% endif
-        const V y0 = SEL(yv, (V)0, isnan(yv)) * ok;
-        cnt += ok;
-        __global const real* xt = X + t * ${K};
-% for a in range(K):
-        const real x${a} = xt[${a}];
-        const V xm${a} = ok * x${a};
-% endfor
-% for a in range(K):
-%   for b in range(a, K):
-        g${a}_${b} = mad(xm${a}, (V)x${b}, g${a}_${b});
-%   endfor
-        rhs${a} = mad(y0, (V)x${a}, rhs${a});
-% endfor
-    }
+${masked_gram()}
     // Cholesky G = L L' (a pivot below tol * diagonal marks the lane singular), then solve
     ${MT} sing = (${MT})0;
 % for j in range(K):

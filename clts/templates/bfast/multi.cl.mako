@@ -2,16 +2,18 @@
 ## work-item, the K x K tile in registers), batched Gauss-Jordan inversion in local memory (one
 ## work-group of 2K x K work-items per pixel, the seed's Fig. 5) that also forms beta, then the sweep.
 ## Variables: as fused.cl.mako.
+<%namespace file="/bfast/common.cl.mako" import="*"/>
 <%include file="/bfast/common.cl.mako"/>
 <%
     def L(l):
         return "" if W == 1 else ".s%x" % l
-    NG = K * (K + 1) // 2 + K + 1
+    NG = K * (K + 1) // 2 + K + 2
     def gidx(a, b):
         a, b = min(a, b), max(a, b)
         return a * K - a * (a - 1) // 2 + (b - a)
 %>
-// G rows: upper triangle of the Gram matrix (row-major), then X'y (K), then the valid count
+// G rows: upper triangle of the Gram matrix (row-major), then X'y (K), the valid count and
+// the largest |y| of the valid history values
 __kernel void bfast_gram(__global const in_t* restrict y, const int Mp, const int Mreal,
                          __global const real* restrict X, const real nodata,
                          __global real* restrict G
@@ -28,33 +30,7 @@ __kernel void bfast_gram(__global const in_t* restrict y, const int Mp, const in
     hsv${L(l)} = (real)((p0 + ${l} < Mreal) ? hist_start[p0 + ${l}] : 0);
 %   endfor
 % endif
-% for a in range(K):
-%   for b in range(a, K):
-    V g${a}_${b} = (V)0;
-%   endfor
-    V rhs${a} = (V)0;
-% endfor
-    V cnt = (V)0;
-    for (int t = 0; t < ${n}; ++t) {
-        const V yv = load_y(y, (long)t * Mp + p0, nodata);
-        V ok = SEL((V)1, (V)0, isnan(yv));
-% if history == "ROC":
-        ok = SEL(ok, (V)0, (V)((real)t) < hsv);
-% endif
-        const V y0 = SEL(yv, (V)0, isnan(yv)) * ok;
-        cnt += ok;
-        __global const real* xt = X + t * ${K};
-% for a in range(K):
-        const real x${a} = xt[${a}];
-        const V xm${a} = ok * x${a};
-% endfor
-% for a in range(K):
-%   for b in range(a, K):
-        g${a}_${b} = mad(xm${a}, (V)x${b}, g${a}_${b});
-%   endfor
-        rhs${a} = mad(y0, (V)x${a}, rhs${a});
-% endfor
-    }
+${masked_gram()}
 % for l in range(W):
     if (p0 + ${l} < Mreal) {
 %   for a in range(K):
@@ -63,7 +39,8 @@ __kernel void bfast_gram(__global const in_t* restrict y, const int Mp, const in
 %     endfor
         G[(long)${K * (K + 1) // 2 + a} * Mreal + p0 + ${l}] = rhs${a}${L(l)};
 %   endfor
-        G[(long)${NG - 1} * Mreal + p0 + ${l}] = cnt${L(l)};
+        G[(long)${NG - 2} * Mreal + p0 + ${l}] = cnt${L(l)};
+        G[(long)${NG - 1} * Mreal + p0 + ${l}] = ymax${L(l)};
     }
 % endfor
 }
@@ -115,7 +92,8 @@ __kernel void bfast_sweep(__global const in_t* restrict y, const int Mp, const i
                           __global real* restrict scratch,
                           __global const real* restrict beta, __global const real* restrict G,
                           __global int* restrict breaks, __global real* restrict means,
-                          __global real* restrict mags, __global int* restrict valids
+                          __global real* restrict mags, __global int* restrict valids,
+                          __global int* restrict status
 % if history == "ROC":
                           , __global const int* restrict hist_start
 % endif
@@ -131,6 +109,7 @@ __kernel void bfast_sweep(__global const in_t* restrict y, const int Mp, const i
 % for a in range(K):
     V bt${a};
 % endfor
+    V ymax;
     int nb[${W}], bad[${W}];
 % if history == "ROC":
     int hs[${W}];
@@ -144,7 +123,8 @@ __kernel void bfast_sweep(__global const in_t* restrict y, const int Mp, const i
         if (ok) coef_out[(long)${a} * Mreal + p0 + ${l}] = bt${a}${L(l)};
 %     endif
 %   endfor
-        nb[${l}] = ok ? (int)G[(long)${NG - 1} * Mreal + p0 + ${l}] : 0;
+        nb[${l}] = ok ? (int)G[(long)${NG - 2} * Mreal + p0 + ${l}] : 0;
+        ymax${L(l)} = ok ? G[(long)${NG - 1} * Mreal + p0 + ${l}] : (real)0;
         bad[${l}] = ok ? beta[(long)${K} * Mreal + p0 + ${l}] != (real)0 : 1;
 % if history == "ROC":
         hs[${l}] = ok ? hist_start[p0 + ${l}] : 0;

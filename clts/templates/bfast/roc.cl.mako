@@ -13,7 +13,7 @@
 // after the Givens pass: sigma, the Rec-CUSUM test and the start date of one pixel
 inline int roc_start(__global const in_t* y, const int Mp, const int p, __global const real* w,
                      const int c, const int ok, const real nodata, const real b_level,
-                     const real b_05)
+                     const real b_05, const real ymax)
 {
     const int m = c - ${K};          // number of recursive residuals
     int s0 = 0;
@@ -24,7 +24,8 @@ inline int roc_start(__global const in_t* y, const int Mp, const int p, __global
         real ss = 0;
         for (int i = 0; i < m; ++i) ss += (w[i] - mean) * (w[i] - mean);
         const real sigma = sqrt(ss / (real)(m - 1));
-        if (sigma > 0) {
+        // recursive residuals within rounding of the data's scale: an exact fit, nothing to cut
+        if (sigma > (real)${zv_tol} * ymax) {
             const real norm = (real)1 / (sigma * sqrt((real)m));
             real cs = 0;
             int cut = 0, first = 0;
@@ -62,6 +63,7 @@ __kernel void bfast_roc(__global const in_t* restrict y, const int Mp,
 %   endfor
     V z${a} = (V)0;
 % endfor
+    V ymaxv = (V)0;
     int c[${W}], okl[${W}];
 % for l in range(W):
     c[${l}] = 0; okl[${l}] = 1;
@@ -70,6 +72,7 @@ __kernel void bfast_roc(__global const in_t* restrict y, const int Mp,
         const V yv = load_y(y, (long)t * Mp + p0, nodata);
         const V ok = SEL((V)1, (V)0, isnan(yv));
         V yy = SEL(yv, (V)0, isnan(yv));
+        ymaxv = fmax(ymaxv, fabs(yy));
         __global const real* xt = X + t * ${K};
 % for a in range(K):
         V x${a} = ok * xt[${a}];
@@ -104,6 +107,7 @@ __kernel void bfast_roc(__global const in_t* restrict y, const int Mp,
 % for l in range(W):
     if (p0 + ${l} < Mp)
         hist_start[p0 + ${l}] = roc_start(y, Mp, p0 + ${l}, scratch + (long)(p0 + ${l}) * ${N},
-                                          c[${l}], okl[${l}], nodata, b_level, b_05);
+                                          c[${l}], okl[${l}], nodata, b_level, b_05,
+                                          ymaxv${L(l)});
 % endfor
 }

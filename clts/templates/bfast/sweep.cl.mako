@@ -11,11 +11,27 @@
     int c[${W}], h[${W}];
     long so[${W}];
     V nbf = (V)0, S = (V)0, ssr = (V)0, summo = (V)0, totv = (V)0, cf = (V)0, brkv = (V)(-1);
+    V brkz = (V)(-1), hv = (V)0;   // zero-variance break (see below), window length
+    // residuals are divided by the largest |y| of the valid history values (ymax): the MOSUM,
+    // its boundary test and mean do not depend on the scale, and squares of data near the
+    // largest float no longer overflow; sigma and the magnitudes are scaled back
+    const V yscale = SEL((V)1, ymax, (ymax > (V)0) & (isinf(ymax) == 0));
+    const V inv_s = (V)1 / yscale;
+    // +-inf in the data, or coefficients that overflowed: the pixel fails (status 4)
+    V nonfin = (V)0;
+    {
+        V bsum = bt0;
+% for a in range(1, K):
+        bsum += bt${a};
+% endfor
+        nonfin = SEL(nonfin, (V)1, isinf(bsum) | isnan(bsum));
+    }
 % for l in range(W):
     c[${l}] = 0;
     h[${l}] = max((int)floor((real)nb[${l}] * hfrac), 1);
     so[${l}] = (long)(p0 + ${l}) * ${N};
     nbf${L(l)} = (real)nb[${l}];
+    hv${L(l)} = (real)h[${l}];
 % endfor
 <%def name="step(mon)">
         const V yv = load_y(y, (long)t * Mp + p0, nodata);
@@ -24,8 +40,9 @@
 % for a in range(1, K):
         pred = mad(bt${a}, (V)xt[${a}], pred);
 % endfor
-        const V r = yv - pred;
+        const V r = (yv - pred) * inv_s;
         const V isv = SEL((V)1, (V)0, isnan(yv));
+        nonfin = SEL(nonfin, (V)1, isinf(yv));
         totv += isv;
 % if history == "ROC":
         const V okv = SEL(isv, (V)0, (V)((real)t) < hsv);
@@ -64,6 +81,8 @@
         summo = mad(S, okv, summo);
         brkv = SEL(brkv, (V)((real)(t - ${n})),
                    (okv > (V)0) & (fabs(S) > bo * scl) & (brkv < (V)0));
+        brkz = SEL(brkz, (V)((real)(t - ${n})),
+                   (okv > (V)0) & (fabs(S) > zlim) & (brkz < (V)0));
 %   if detailed:
         const V mo = SEL((V)REAL_NAN, S / scl, okv > (V)0);
         const V bov = SEL((V)REAL_NAN, bo, okv > (V)0);
@@ -82,10 +101,16 @@ ${step(False)}
     }
     const V sigma = sqrt(ssr / (nbf - (V)${dof_sub}));
     const V scl = sigma * sqrt(nbf);
+    // a history fitted exactly (sigma within rounding of the data's scale, status 3): the MOSUM
+    // S / sigma is infinite wherever the data leave the fit, so the break is the first
+    // monitoring date whose window sum of residuals exceeds the rounding of h of them (the
+    // sigma -> 0 limit of the test; strucchange with sigma = 0 breaks where S != 0)
+    const V zerovar = SEL((V)0, (V)1, sigma <= (V)${zv_tol});
+    const V zlim = (V)${zv_tol} * hv;
     cf = nbf;       // observation count from the history start (R's boundary argument j / n)
 % if detailed:
 %   for l in range(W):
-    if (p0 + ${l} < Mreal) sigma_out[p0 + ${l}] = sigma${L(l)};
+    if (p0 + ${l} < Mreal) sigma_out[p0 + ${l}] = sigma${L(l)} * yscale${L(l)};
 %   endfor
 % endif
     // monitoring: MOSUM, boundary, first break, mean
@@ -97,17 +122,24 @@ ${step(True)}
         const int p = p0 + ${l};
         const int nm = c[${l}] - nb[${l}];
 % if convention == "r":
-        const int fail = bad[${l}] || (int)floor(hfrac * (real)nb[${l}]) <= 1 || nb[${l}] <= ${K};
+        const int few = (int)floor(hfrac * (real)nb[${l}]) <= 1 || nb[${l}] <= ${K};
         const real fval = REAL_NAN;
 % else:
-        const int fail = bad[${l}] || nb[${l}] <= 5 || nm <= 5;
+        const int few = nb[${l}] <= 5 || nm <= 5;
         const real fval = 0;
 % endif
+        // 0 tested, 1 too few valid values, 2 singular fit, 3 zero variance (tested in the
+        // sigma -> 0 limit), 4 non-finite
+        const int st = nonfin${L(l)} != (real)0 ? 4 : few ? 1 : bad[${l}] ? 2
+                       : zerovar${L(l)} != (real)0 ? 3 : 0;
+        status[p] = st;
         valids[p] = (int)totv${L(l)};
-        breaks[p] = fail ? -2 : (int)brkv${L(l)};
-        means[p] = fail ? fval : (nm > 0 ? summo${L(l)} / ((real)nm * scl${L(l)}) : REAL_NAN);
+        breaks[p] = st == 3 ? (int)brkz${L(l)} : st ? -2 : (int)brkv${L(l)};
+        means[p] = st == 3 ? REAL_NAN : st ? fval
+                   : (nm > 0 ? summo${L(l)} / ((real)nm * scl${L(l)}) : REAL_NAN);
 % if magnitudes:
-        mags[p] = fail ? fval : median_inplace(scratch + so[${l}] + nb[${l}], nm);
+        mags[p] = (st && st != 3) ? fval
+                  : median_inplace(scratch + so[${l}] + nb[${l}], nm) * yscale${L(l)};
 % endif
     }
 % endfor

@@ -74,10 +74,14 @@ def schema() -> dict:
 
 def _read(path: Path) -> dict:
     try:
-        with open(path) as f:
+        with open(path, encoding="utf-8") as f:
             data = yaml.safe_load(f)
+    except UnicodeDecodeError:
+        raise ProfileError(f"{path}: not a text file (a profile is UTF-8 YAML)") from None
     except yaml.YAMLError as exc:
         raise ProfileError(f"{path}: not valid YAML: {exc}") from None
+    except OSError as exc:
+        raise ProfileError(f"{path}: cannot be read: {exc}") from None
     if not isinstance(data, dict):
         raise ProfileError(f"{path}: a profile must be a mapping at top level")
     return data
@@ -234,32 +238,68 @@ class Profile:
 _warned = set()
 
 
-def effective_profile(device, paths=None) -> Profile:
-    info = device.info if hasattr(device, "info") else device
-    files = _yaml_files(paths if paths is not None else search_path())
+def _candidates(files, info):
+    """(level, path, data) of the files in ``files`` that match ``info``, first hit per level.
+
+    A file that cannot be read, or whose ``device`` section is malformed, cannot say which device
+    it is for: it is skipped with a warning (a broken file meant for another device must not
+    stop this one). A file that matches is then checked in full: an error in it is raised,
+    naming the file and the key."""
     best = {}
     for path in files:
-        data = load(path)
+        try:
+            data = _read(path)
+            _check_meta(data, path)
+        except ProfileError as exc:
+            if path not in _skipped:
+                _skipped.add(path)
+                log.warning("clts: ignoring device profile %s", exc)
+            continue
         level = match_level(data["device"], info)
-        if level is not None and level not in best:  # first in search order wins
+        if level is not None and level not in best:   # first in search order wins
+            validate(data, path)
             best[level] = (path, data)
-    if 1 not in best:
-        raise ProfileError(f"no generic profile for device type {info.type!r} in "
-                           f"{[str(p) for p in search_path()]}")
-    values, sources, used = {}, {}, []
+    return best
+
+
+_skipped: set = set()
+def effective_profile(device, paths=None) -> Profile:
+    """The merged profile of ``device``: the shipped generic file of its type (the defaults of
+    every key), then, key by key, the matching type default, vendor + type default and device
+    file found on the search path (a file that sets one value changes only that value)."""
+    info = device.info if hasattr(device, "info") else device
+    if info.type not in TYPES:
+        raise ProfileError(f"device type {info.type!r} has no generic profile (one of {TYPES})")
+    base_path = shipped_dir() / f"generic-{info.type}.yaml"
+    base = load(base_path)
+    best = _candidates(_yaml_files(paths if paths is not None else search_path()), info)
+    values, sources, used = {}, {}, [base_path]
+    _deep_merge(values, {k: v for k, v in base.items() if k not in META_KEYS}, sources,
+                str(base_path))
     for level in (1, 2, 3):
         if level in best:
             path, data = best[level]
+            if path == base_path:
+                continue
             body = {k: v for k, v in data.items() if k not in META_KEYS}
             _deep_merge(values, body, sources, str(path))
             used.append(path)
-    top = max(best)
+    top = max(best, default=1)
     if top < 3 and info.fingerprint not in _warned:
         _warned.add(info.fingerprint)
         log.warning("clts: no tuned profile for %s (%s); using %s defaults. Run `clts-tune` "
                     "to measure one.", info.name, info.platform,
                     "vendor" if top == 2 else "generic " + info.type)
     return Profile(values, sources, used, top)
+
+
+def value_error(profile, key: str, message: str, forced: bool = False) -> Exception:
+    """The error for a bad value of ``key``: a ``ProfileError`` naming the file it came from,
+    or a ``ValueError`` when the caller forced it (``forced``) or no file set it."""
+    src = None if forced or profile is None else profile.sources.get(key)
+    if src:
+        return ProfileError(f"{src}: key {key!r}: {message}")
+    return ValueError(message)
 
 
 def save(data: dict, path) -> Path:

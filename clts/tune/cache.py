@@ -5,7 +5,8 @@ entry, a hash of its search space and settings (so a changed space or clts versi
 stale numbers) and the candidate. The file is rewritten atomically after every measurement.
 Records of an entry are dropped once a run that tuned it has written its profile. A candidate
 is marked pending before it first runs: if the process dies there (driver segfault), the next
-run reports it as failed instead of running it again.
+run measures it once more, and reports it as failed after a second death. Interruptions (Ctrl-C,
+SIGTERM, SIGHUP) are caught by ``clts-tune`` and never count as a death.
 """
 from __future__ import annotations
 
@@ -41,29 +42,44 @@ class MeasurementCache:
     def key(entry: str, shash: str, label: str) -> str:
         return f"{entry}|{shash}|{label}"
 
-    CRASHED = ("the process died while this candidate was being measured in an earlier run "
-               "(a driver crash?); not measured again")
+    CRASHED = ("the process died twice while this candidate was being measured (a driver "
+               "crash, or killed with SIGKILL); not measured again")
 
     def get(self, entry, shash, label):
-        """The saved record, or None. A candidate left marked *pending* by an earlier run (the
-        process died while measuring it: a segfault in the driver, an OOM kill) comes back as
-        failed, so that resuming does not crash on it again."""
-        rec = self.records.get(self.key(entry, shash, label))
+        """The saved record, or None (measure it). A candidate left marked *pending* by an
+        earlier run was being measured when that process died without a chance to say so (a
+        driver segfault, an OOM or SIGKILL; Ctrl-C, SIGTERM and SIGHUP are caught and clear the
+        mark): it is measured once more, and a second death marks it failed, so that resuming
+        does not crash on it for ever."""
+        k = self.key(entry, shash, label)
+        rec = self.records.get(k)
         if rec is not None and rec.get("pending"):
+            deaths = int(rec.get("deaths", 0)) + 1
+            if deaths < 2:
+                self.records[k] = {"pending": False, "deaths": deaths, "retry": True}
+                self._write()
+                return None
             rec = {"ok": False, "error": self.CRASHED, "score": None, "medians": [],
                    "spread": 0.0, "stable": True, "samples": 0}
             self.put(entry, shash, label, rec)
+        if rec is not None and rec.get("retry"):
+            return None
         return rec
 
     def begin(self, entry, shash, label) -> None:
         """Mark a candidate as being measured (saved before its first run)."""
-        self.put(entry, shash, label, {"pending": True})
+        prev = self.records.get(self.key(entry, shash, label)) or {}
+        self.put(entry, shash, label, {"pending": True, "deaths": int(prev.get("deaths", 0))})
 
     def abort(self, entry, shash, label) -> None:
         """Forget the pending mark of a measurement interrupted normally (Ctrl-C)."""
         k = self.key(entry, shash, label)
-        if self.records.get(k, {}).get("pending"):
-            del self.records[k]
+        rec = self.records.get(k, {})
+        if rec.get("pending"):
+            if rec.get("deaths"):
+                self.records[k] = {"pending": False, "deaths": rec["deaths"], "retry": True}
+            else:
+                del self.records[k]
             self._write()
 
     def put(self, entry, shash, label, record: dict) -> None:

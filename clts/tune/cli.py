@@ -30,7 +30,49 @@ def parse_budget(text: str) -> float:
     if not m:
         raise argparse.ArgumentTypeError(f"budget {text!r}: give a number with s, m or h "
                                          "(e.g. 90s, 10m, 1.5h)")
-    return float(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[m.group(2).lower()]
+    seconds = float(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[m.group(2).lower()]
+    if seconds <= 0:
+        raise argparse.ArgumentTypeError(f"budget {text!r}: must be more than 0 seconds")
+    return seconds
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a whole number >= 1")
+    return value
+
+
+def check_output(path, dev) -> str | None:
+    """Why the profile cannot be written to ``path`` (checked before any measurement), or None."""
+    import os
+    import tempfile
+    from pathlib import Path
+    path = Path(path)
+    if path.is_dir():
+        return f"-o {path} is a directory; give a file name (e.g. {path / (dev.slug + '.yaml')})"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=path.parent, prefix=".clts-tune-check-")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        return f"cannot write to {path.parent}: {exc.strerror or exc}"
+    if path.exists():
+        from ..runtime import ProfileError, profiles
+        try:
+            spec = profiles.load(path).get("device", {})
+        except ProfileError as exc:
+            return f"{path} exists and is not a valid profile ({exc}); use -o to write elsewhere"
+        if spec.get("name") not in (None, dev.name) or spec.get("type") != dev.type:
+            return (f"{path} is a profile for {spec.get('name')!r}, not for {dev.name!r}; "
+                    "use -o to write elsewhere")
+        if not os.access(path, os.W_OK):
+            return f"{path} is not writable"
+    return None
 
 
 def select(entries, only: str | None):
@@ -135,7 +177,7 @@ def main(argv=None) -> int:
     ap.add_argument("--strategy", default="auto",
                     help=f"search strategy for large spaces: {', '.join(STRATEGIES)} "
                          "(kt:* needs pip install 'clts[tune]')")
-    ap.add_argument("--repeats", type=int, help="timed runs per round (default 7, quick 3)")
+    ap.add_argument("--repeats", type=positive_int, help="timed runs per round (default 7, quick 3)")
     ap.add_argument("--cache", metavar="FILE",
                     help="resume cache of measured candidates (default: the user cache "
                          "directory, one file per device)")
@@ -191,6 +233,34 @@ def main(argv=None) -> int:
     return rc
 
 
+class _interrupts_as_keyboard_interrupt:
+    """SIGTERM and SIGHUP (``timeout``, a closed terminal) raise KeyboardInterrupt like Ctrl-C,
+    so the candidate being measured is recorded as interrupted, not as a crash."""
+
+    SIGNALS = ("SIGTERM", "SIGHUP")
+
+    def __enter__(self):
+        import signal
+        import threading
+        self.old = {}
+        if threading.current_thread() is not threading.main_thread():
+            return self
+
+        def raise_interrupt(signum, _frame):
+            raise KeyboardInterrupt(signal.Signals(signum).name)
+        for name in self.SIGNALS:
+            sig = getattr(signal, name, None)
+            if sig is not None:
+                self.old[sig] = signal.signal(sig, raise_interrupt)
+        return self
+
+    def __exit__(self, *exc):
+        import signal
+        for sig, handler in self.old.items():
+            signal.signal(sig, handler)
+        return False
+
+
 def tune_device(dev, entries, settings, args) -> int:
     """Tune ``entries`` on one device and write its profile; returns the exit status."""
     from ..runtime import ProfileError
@@ -204,6 +274,11 @@ def tune_device(dev, entries, settings, args) -> int:
     finally:
         plog.setLevel(level)
     out = args.output or default_path(dev)
+    if not args.dry_run:
+        why = check_output(out, dev)
+        if why:
+            print(f"clts-tune: {why}", file=sys.stderr)
+            return 2
     print(f"clts-tune: {dev.platform} / {dev.name} ({dev.slug}, fingerprint {dev.fingerprint})"
           f" -> {out}", file=sys.stderr)
 
@@ -241,14 +316,20 @@ def tune_device(dev, entries, settings, args) -> int:
     import copy
     saved = copy.deepcopy(dev.profile.values), dict(dev.profile.sources)
     try:
-        results = tuner.run(entries, budget_s=args.budget)
-    except KeyboardInterrupt:
-        print(f"\nclts-tune: interrupted; measurements so far are kept in {cache.path}; run the "
-              "same command again to resume", file=sys.stderr)
+        with _interrupts_as_keyboard_interrupt():
+            results = tuner.run(entries, budget_s=args.budget)
+    except KeyboardInterrupt as exc:
+        how = f" by {exc.args[0]}" if exc.args else ""
+        print(f"\nclts-tune: interrupted{how}; measurements so far are kept in {cache.path}; "
+              "run the same command again to resume", file=sys.stderr)
         return 130
     finally:          # the tuned values were applied in memory while tuning; undo that
         dev.profile.values, dev.profile.sources = saved
     print(summary(results))
+    if not any(r.values for r in results):
+        print("clts-tune: nothing was measured successfully, so no profile was written "
+              "(see the table above; -v prints every measurement)", file=sys.stderr)
+        return 1
     try:
         path = write_profile(dev, results, settings, out, budget=args.budget)
     except (ProfileError, ValueError) as exc:

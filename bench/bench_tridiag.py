@@ -168,7 +168,7 @@ def bench_device(dev, shapes, dtype, repeats, nb):
                 continue
             if method == "pcr" and n > 1024:
                 continue
-            fn = (lambda m=method: solve_tridiagonal(*dv, axis=axis, method=m, out=out,
+            fn = (lambda m=method: solve_tridiagonal(*dv, axis=axis, version=m, out=out,
                                                       device=dev))
             try:
                 r = fn()

@@ -69,7 +69,7 @@ def _mp(dev, rng, quick):
     n, m = (1 << 13 if quick else 1 << 15), 256
     T = np.cumsum(rng.standard_normal(n))
     T[5000:5000 + m] = T[1000:1000 + m] - T[1000] + T[5000]  # planted motif pair
-    res, sec = _timed(lambda: clts.matrix_profile(T, m, devices=[dev]))
+    res, sec = _timed(lambda: clts.matrix_profile(T, m, device=dev))
     pairs = (n - m + 1) ** 2 / 2
     best = int(np.argmin(res.P[:, 0]))
     return (f"matrix_profile     n={n}, m={m}, float64: {sec:.2f} s ({pairs / sec:,.3g} pairs/s); "

@@ -188,10 +188,10 @@ def test_estimate_refined_by_recorded_runs(device, fake_cal):
     data["calibration"]["points"][0][1] = 1.0
     api._write(api._cal_path(device, "double"), data)
     T = np.cumsum(np.random.default_rng(1).standard_normal(400))
-    clts.matrix_profile(T, 16, devices=device)
-    clts.matrix_profile(T, 16, T[:300], devices=device)
-    clts.matrix_profile(T, 16, devices=device, k=2)
-    clts.matrix_profile(T, 16, devices=device, groups=1)
+    clts.matrix_profile(T, 16, device=device)
+    clts.matrix_profile(T, 16, T[:300], device=device)
+    clts.matrix_profile(T, 16, device=device, k=2)
+    clts.matrix_profile(T, 16, device=device, groups=1)
     got = api._read(api._cal_path(device, "double"))["runs"]
     assert len(got) == runs + 1 and got[-1][0] == api._self_pairs(400, 16, 4)
 
@@ -307,5 +307,5 @@ def test_segment_scales_with_m(device):
     with pytest.raises(ValueError):
         make_plan(fake, m=64, segment_per_m=0)
     T = np.cumsum(np.random.default_rng(2).standard_normal(300))
-    res = clts.matrix_profile(T, 40, devices=device, segment_per_m=1)
+    res = clts.matrix_profile(T, 40, device=device, segment_per_m=1)
     assert res.plan.segment == max(floor, 1024)

@@ -10,7 +10,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..labels import Labels
 from ..runtime import get_device, launch, progress
+from ..vocabulary import renamed
 from ..runtime.memory import max_chunk_env
 from .plan import ILL_FACTOR, Plan, make_plan
 
@@ -51,14 +53,33 @@ class MatrixProfileResult:
     P_B: np.ndarray | None = None
     I_B: np.ndarray | None = None
     diagnostics: dict = field(default_factory=dict)
+    #: labels of the window starts (a pandas / xarray input's time labels, cut to l)
+    times: np.ndarray | None = field(default=None, repr=False)
+    #: the series the profile was computed on (self-joins; motifs and plots use it)
+    series: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def profile(self):
-        return self.P[:, 0]
+        """The nearest-neighbour distance of each window (a pandas Series indexed by the window
+        start times for a labelled input)."""
+        return self._labelled(self.P[:, 0], "profile")
 
     @property
     def index(self):
-        return self.I[:, 0]
+        """Each window's nearest neighbour (positions; labelled like ``profile``)."""
+        return self._labelled(self.I[:, 0], "index")
+
+    def _labelled(self, a, name):
+        if self.times is None:
+            return a
+        import pandas as pd
+        return pd.Series(a, index=pd.Index(self.times, name="start"), name=name)
+
+    def plot(self, *, max_motifs=1, discords=1, fig=None, title=None):
+        """The series with its top motifs and discords marked above the profile (self-joins);
+        needs matplotlib."""
+        from ..plots import plot_mp
+        return plot_mp(self, max_motifs=max_motifs, n_discords=discords, fig=fig, title=title)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -516,7 +537,7 @@ def _devices(devices):
 
 
 def _compute(T_A, m, T_B, k, exclusion_zone, normalize, precision, devices, both, plan,
-             overrides, show_progress):
+             overrides, show_progress, bands=None):
     T_A = _series(T_A, "T_A")
     T_B = _series(T_B, "T_B")
     m = _check(T_A, m, T_B, k, exclusion_zone, precision)
@@ -549,10 +570,13 @@ def _compute(T_A, m, T_B, k, exclusion_zone, normalize, precision, devices, both
     diag = {"special_A": int(np.sum(A.flags & 6 > 0)),
             "special_B": int(np.sum(B.flags & 6 > 0)), "nan_A": int(np.sum(A.flags & 1)),
             "nan_B": int(np.sum(B.flags & 1)), "devices": [d.slug for d in devs]}
+    if bands is not None and (k > 1 or len(devs) != 1):
+        raise ValueError("a band range (part of a distributed run) takes k = 1 and one device")
     if k > 1:
         res = _topk(devs, p, A, B, self_join, ez, k, both, side, T_A, T_B, show_progress)
     else:
-        res = _top1(devs, p, A, B, self_join, ez, ez_arg, both, side, T_A, T_B, show_progress)
+        res = _top1(devs, p, A, B, self_join, ez, ez_arg, both, side, T_A, T_B, show_progress,
+                    bands)
     if unit != 1.0:          # plain Euclidean distances scale with the series
         for key in ("P", "left_P", "right_P", "P_B"):
             if res.get(key) is not None:
@@ -563,9 +587,12 @@ def _compute(T_A, m, T_B, k, exclusion_zone, normalize, precision, devices, both
                                diagnostics=diag, **res)
 
 
-def _diag_all(devs, p, A0, B0, self_join, ez, cols, side, T_A, T_B, show_progress, k=1):
+def _diag_all(devs, p, A0, B0, self_join, ez, cols, side, T_A, T_B, show_progress, k=1,
+              bands=None):
     """Run the diagonal kernel over all bands, split between ``devs`` by area; returns one
-    (row indices, column indices) per device ([l] for k = 1, [l, k] for k > 1)."""
+    (row indices, column indices) per device ([l] for k = 1, [l, k] for k > 1). ``bands``
+    (part, parts): only that part of the bands split in ``parts`` by area, on ``devs[0]`` (one
+    worker's share of a distributed run, see clts.distributed)."""
     D = p.band
     lA, lB = A0.l, B0.l
     kstart = ez + 1 if self_join else -(lA - 1)
@@ -577,6 +604,10 @@ def _diag_all(devs, p, A0, B0, self_join, ez, cols, side, T_A, T_B, show_progres
     area = _band_area(lA, lB, self_join, D, nb, kstart)
     total = float(area.sum())
     bounds = split_bands(area, len(devs))
+    if bands is not None:
+        part, parts = bands
+        full = split_bands(area, parts)
+        bounds = [full[part], full[part + 1]]
     bar = None
     if show_progress and total > 5e9:
         desc = "matrix profile"
@@ -609,10 +640,12 @@ def _diag_all(devs, p, A0, B0, self_join, ez, cols, side, T_A, T_B, show_progres
     return partial
 
 
-def _top1(devs, p, A0, B0, self_join, ez, ez_arg, both, side, T_A, T_B, show_progress):
+def _top1(devs, p, A0, B0, self_join, ez, ez_arg, both, side, T_A, T_B, show_progress,
+          bands=None):
     lA, lB = A0.l, B0.l
     cols = self_join or both
-    partial = _diag_all(devs, p, A0, B0, self_join, ez, cols, side, T_A, T_B, show_progress)
+    partial = _diag_all(devs, p, A0, B0, self_join, ez, cols, side, T_A, T_B, show_progress,
+                        bands=bands)
     ri = np.full(lA, -1, np.int64)
     ci = np.full(lB, -1, np.int64) if cols else None
     dev = devs[0]
@@ -910,9 +943,25 @@ def _qt_starts(dev, plan, A, dA, dB, pad, desc, ncol, dtype=None):
 # ---------------------------------------------------------------------------------------------
 # the public callable, with .estimate
 
+def _one_series(T, name, time_axis):
+    """A 1-D float series from ``T`` (numpy, pandas Series, one-column DataFrame, DataArray):
+    its time axis ``time_axis``; any other axis must have length 1. Returns (series, times)."""
+    if T is None:
+        return None, None
+    lab = Labels(T, time_axis, -1, name)
+    a = lab.to_last(T)
+    if a.ndim > 1:
+        if int(np.prod(a.shape[:-1])) != 1:
+            raise ValueError(f"{name} must hold one series: its axes other than time_axis "
+                             f"must have length 1, got shape {np.shape(T)}")
+        a = a.reshape(-1)
+    return a, lab.times()
+
+
 class _MatrixProfile:
     """clts.matrix_profile(T_A, m, T_B=None, *, k=1, exclusion_zone=None, normalize=True,
-    precision="double", devices=None, both=False, plan=None, progress=True, **plan_overrides)
+    precision="double", device=None, both=False, plan=None, progress=True, time_axis=None,
+    **plan_overrides)
 
     Exact matrix profile. Self-join when ``T_B`` is None (pairs with |i - j| <= exclusion_zone,
     default ceil(m/4), excluded), else AB-join of every subsequence of ``T_A`` against ``T_B``
@@ -920,15 +969,28 @@ class _MatrixProfile:
     ``MatrixProfileResult`` with ``P``/``I`` of shape [l, k] (best first) and, for self-joins,
     ``left_I``/``right_I``. Subsequences with NaN/inf: P = inf, I = -1, never neighbours; two
     constant subsequences are at distance 0, a constant and a non-constant one at sqrt(m).
-    ``devices``: a device, a list of devices (diagonals split by equal area), or None.
+    ``device``: a device, a list of devices (diagonals split by equal area), or None
+    (``devices=`` is its deprecated name). ``T_A`` / ``T_B`` may be pandas Series or 1-D
+    DataArrays (``profile`` / ``index`` then come back labelled by the window start times);
+    ``time_axis`` picks the time axis of an input with extra length-1 axes.
     Plan fields (lanes, groups, tile, segment, wg, merge, block_rows) may be forced by keyword.
     """
 
+    @renamed("matrix_profile", devices="device")
     def __call__(self, T_A, m, T_B=None, *, k=1, exclusion_zone=None, normalize=True,
-                 precision="double", devices=None, both=False, plan=None, progress=True,
-                 **plan_overrides):
+                 precision="double", device=None, both=False, plan=None, progress=True,
+                 time_axis=None, _bands=None, **plan_overrides):
+        devices = device
+        T_A, times = _one_series(T_A, "T_A", time_axis)
+        T_B, _ = _one_series(T_B, "T_B", time_axis)
         res = _compute(T_A, m, T_B, k, exclusion_zone, bool(normalize), precision, devices,
-                       bool(both), plan, plan_overrides, progress)
+                       bool(both), plan, plan_overrides, progress, _bands)
+        if times is not None:
+            res.times = np.asarray(times)[:res.P.shape[0]]
+        if T_B is None:
+            res.series = np.asarray(T_A)
+        if _bands is not None:
+            return res
         if (T_B is None and k == 1 and normalize and plan is None and not plan_overrides
                 and len(res.diagnostics.get("devices", ())) == 1):
             # a k = 1 self-join with the default plan on one device: one more point of the

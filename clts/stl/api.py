@@ -5,8 +5,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..runtime import chunk_sizes, get_device, launch, progress
+from ..runtime import chunk_sizes, get_device, launch
+from ..runtime import progress as _progress
+from ..labels import Labels
 from ..runtime.arrays import float_array
+from ..vocabulary import renamed
 from ..runtime.memory import scratch
 from .plan import VERSIONS, LoessChoice, Plan, choose, fit_table, resolve_parameters
 from .reference import QUAD_DET_TOL
@@ -22,21 +25,39 @@ class STLResult:
     resid: np.ndarray
     weights: np.ndarray
     diagnostics: dict = field(default_factory=dict)
+    #: where the input's time axis was and its labels (pandas / xarray inputs come back labelled)
+    labels: Labels | None = field(default=None, repr=False)
 
-    def trend_slope(self) -> np.ndarray:
-        """Least-squares slope (per time step) of the trend component of each series."""
-        t = np.atleast_2d(self.trend)
-        x = np.arange(t.shape[-1], dtype=np.float64)
-        xc = x - x.mean()
-        slope = (t.astype(np.float64) - t.mean(axis=-1, keepdims=True)) @ xc / (xc @ xc)
-        return slope[0] if np.ndim(self.trend) == 1 else slope
+    def _time_last(self, a) -> np.ndarray:
+        return self.labels.to_last(a) if self.labels is not None else np.asarray(a)
+
+    def trend_slope(self):
+        """Least-squares slope (per time step) of the trend component of each series (a Series
+        indexed by a DataFrame's columns, a DataArray without the time dimension)."""
+        trend = self._time_last(self.trend)
+        slope = slope_per_step(trend)
+        return self.labels.per_series(slope, "trend_slope") if self.labels else slope
+
+    def plot(self, series=0, *, fig=None, title=None):
+        """The decomposition panels (data, seasonal, trend, residual) of one series (its index
+        into the batch, in the input's non-time axes order); needs matplotlib."""
+        from ..plots import plot_stl
+        return plot_stl(self, series, fig=fig, title=title)
+
+
+def slope_per_step(trend: np.ndarray) -> np.ndarray:
+    """Least-squares slope against 0, 1, 2, ... along the last axis (NaN series give NaN)."""
+    t = np.asarray(trend, dtype=np.float64)
+    x = np.arange(t.shape[-1], dtype=np.float64)
+    xc = x - x.mean()
+    return (t - t.mean(axis=-1, keepdims=True)) @ xc / (xc @ xc)
 
 
 def _validate(y):
     # any layout numpy allows (Fortran order, strided, big-endian): C-contiguous native floats
     y = float_array(y, "y")
-    if y.ndim not in (1, 2):
-        raise ValueError(f"y must be [time] or [batch, time], got shape {y.shape}")
+    if y.ndim < 1:
+        raise ValueError(f"y must have a time axis, got shape {y.shape}")
     if not np.isfinite(y).all() and np.isinf(y).any():
         raise ValueError("y holds +-inf; only finite values and NaN (= missing) are accepted")
     return y
@@ -313,32 +334,40 @@ class _Runner:
         return failed
 
 
+@renamed(loess_version="version")
 def stl(y, period, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, trend_deg=1,
         low_pass_deg=1, seasonal_jump=1, trend_jump=1, low_pass_jump=1, robust=False,
-        inner_iter=None, outer_iter=None, loess_version="auto", r_defaults=False, device=None,
-        loess_params=None, interpolation="linear"):
+        inner_iter=None, outer_iter=None, version="auto", r_defaults=False, device=None,
+        loess_params=None, interpolation="linear", time_axis=None, progress=True):
     """Batched STL (Cleveland et al. 1990) of ``y`` ([batch, time] or [time], float32 or
     float64, NaN = missing), parameters as ``statsmodels.tsa.seasonal.STL`` (degrees may also be
     2; ``r_defaults=True`` takes R's ``stl`` defaults for jumps and iterations).
 
-    ``loess_version``: "auto" (from the device profile), or "outer" / "intragroup" / "flat"
-    forced for every LOESS of the call. ``interpolation``: between jumped fits, "linear"
+    ``time_axis``: the axis of ``y`` that is time (default: the last for numpy arrays, any
+    number of other axes; the index of a pandas Series / DataFrame, one series per column; the
+    ``time`` dimension of a DataArray). Components come back in ``y``'s layout, labelled like a
+    pandas or xarray input. ``progress``: a progress bar over device chunks (tqdm).
+
+    ``version``: "auto" (from the device profile), or "outer" / "intragroup" / "flat"
+    forced for every LOESS of the call (``loess_version`` is its deprecated name).
+    ``interpolation``: between jumped fits, "linear"
     (statsmodels and R; the default) or "hermite" (cubic Hermite from the fitted values and the
     local fits' slopes, as stlplus and the seed). ``loess_params``: optional dict forcing tunables
     (``lanes``, ``wg``, ``chunk``, ``table``: tricube weight tables for the vector outer
     LOESS on complete data, ``interp_per_item``: jump intervals filled per work-item,
     0 = a whole segment). Returns an :class:`STLResult`.
     """
-    y = _validate(y)
+    labels = Labels(y, time_axis, -1)
+    y = _validate(labels.to_last(y))
+    loess_version = version
     p = resolve_parameters(period, seasonal, trend, low_pass, seasonal_deg, trend_deg,
                            low_pass_deg, seasonal_jump, trend_jump, low_pass_jump, robust,
                            inner_iter, outer_iter, r_defaults=r_defaults,
                            interpolation=interpolation)
     if loess_version not in ("auto",) + VERSIONS:
-        raise ValueError(f"loess_version must be 'auto', 'outer', 'intragroup' or 'flat', "
+        raise ValueError(f"version must be 'auto', 'outer', 'intragroup' or 'flat', "
                          f"got {loess_version!r}")
-    one = y.ndim == 1
-    y2 = y[None] if one else y
+    y2 = y.reshape(-1, y.shape[-1])
     B, N = y2.shape
     if N < 2 * p["period"]:
         raise ValueError(f"a series must hold at least two periods ({2 * p['period']} values), "
@@ -357,7 +386,8 @@ def stl(y, period, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, tre
     T = np.empty(y2.shape, y2.dtype)
     W = np.empty(y2.shape, y2.dtype)
     failed = np.zeros(B, bool)
-    for a, b in progress(chunks, total=len(chunks), desc="stl"):
+    for a, b in _progress(chunks, total=len(chunks), desc="stl",
+                          disable=None if progress else True):
         if b <= a:
             continue
         failed[a:b] = runner.run(y2[a:b], (S[a:b], T[a:b], W[a:b]))
@@ -366,9 +396,10 @@ def stl(y, period, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, tre
     diag = dict(n_failed=int(failed.sum()), failed=failed, params=p,
                 loess_versions={k: getattr(plan, k).version
                                 for k in ("seasonal", "trend", "low_pass")})
-    if one:
-        return STLResult(S[0], T[0], R[0], W[0], diag)
-    return STLResult(S, T, R, W, diag)
+    out = [labels.series(a.reshape(y.shape)) for a in (S, T, R, W)]
+    if labels.labelled or y.ndim > 2:
+        diag["failed"] = labels.per_series(failed.reshape(y.shape[:-1]), "failed")
+    return STLResult(*out, diag, labels=labels)
 
 
 def make_plan(dev, p, B, N, loess_version="auto", loess_params=None) -> Plan:

@@ -5,6 +5,7 @@ import numpy as np
 
 from ..runtime import chunk_sizes, get_device, launch, progress, round_up
 from ..runtime.memory import keep_on_simulator, release_scratch, scratch, upload_scratch
+from ..vocabulary import renamed
 from .plan import Plan, make_plan
 
 __all__ = ["solve_tridiagonal", "TridiagonalResult", "release_scratch"]
@@ -69,7 +70,8 @@ def _result_dtype(arrs):
     return np.dtype(np.float64)
 
 
-def solve_tridiagonal(a, b, c, d, *, axis: int = -1, method: str = "auto", start=None,
+@renamed(method="version")
+def solve_tridiagonal(a, b, c, d, *, axis: int = -1, version: str = "auto", start=None,
                       device=None, out=None, plan: Plan | None = None, **params):
     """Solve a batch of tridiagonal systems ``a[i]*x[i-1] + b[i]*x[i] + c[i]*x[i+1] = d[i]``.
 
@@ -81,8 +83,9 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, method: str = "auto", start
         float32 stays float32, everything else is solved in float64. Device arrays must be
         C-contiguous with the system axis first (interleaved layout) or last (natural layout);
         their solution stays on the device.
-    method : ``"auto"`` (from the device profile and the shape) or one of ``"thomas"``,
-        ``"thomas-coalesced"``, ``"thomas-unrolled"``, ``"pcr"``, ``"flat"``.
+    version : ``"auto"`` (from the device profile and the shape) or one of ``"thomas"``,
+        ``"thomas-coalesced"``, ``"thomas-unrolled"``, ``"pcr"``, ``"flat"`` (``method=`` is
+        its deprecated name; the result's ``method`` says which version ran).
     start : integer array over the batch (the shape without ``axis``), optional. A system
         begins at row ``start``: rows below come back 0; a start outside ``0..n-1`` is land
         (all zeros).
@@ -91,7 +94,7 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, method: str = "auto", start
     plan : a :class:`~clts.tridiag.plan.Plan` to run as is (the tuner's path).
     **params : force tunable parameters of the chosen version: ``wg``, ``lanes``,
         ``private_max``, ``block``, ``prefetch``, ``tile``, ``tile_y``, ``chunk``; with
-        ``method="auto"`` also the profile's thresholds (``tridiag.auto``): ``flat_min_n``,
+        ``version="auto"`` also the profile's thresholds (``tridiag.auto``): ``flat_min_n``,
         ``flat_max_batch``, ``pcr_max_batch``, ``unrolled_below_n``,
         ``unrolled_interleaved_below_n``, ``coalesced_min_n``, ``coalesced_interleaved_min_n``,
         and the size limits ``pcr_max_n`` / ``unrolled_max_n`` (``tridiag.pcr.max_n`` /
@@ -104,6 +107,7 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, method: str = "auto", start
     """
     import pyopencl.array as cla
 
+    method = version
     dev = get_device(device)
     arrs = [a, b, c, d]
     on_dev = [_is_cl(v) for v in arrs]
@@ -125,7 +129,7 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, method: str = "auto", start
         raise ValueError(f"axis {axis} is out of range for arrays of {len(shape)} dimension(s)")
     axis = int(axis) % len(shape)
     if not isinstance(method, str):
-        raise TypeError(f"method must be a string, not {type(method).__name__}")
+        raise TypeError(f"version must be a string, not {type(method).__name__}")
     dtype = _result_dtype(arrs)
     dev.require_dtype(dtype)
     n = shape[axis]
@@ -194,7 +198,7 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, method: str = "auto", start
         plan = make_plan(dev, n=n, nsys=nsys, layout=layout, dtype=dtype,
                          has_start=st is not None, method=method, overrides=params)
     elif params or method != "auto":
-        raise TypeError("give either plan= or method=/parameters, not both")
+        raise TypeError("give either plan= or version=/parameters, not both")
     elif (plan.n, plan.nsys, plan.layout, plan.has_start) != (n, nsys, layout, st is not None):
         raise ValueError(f"plan is for n={plan.n}, {plan.nsys} systems, {plan.layout} layout, "
                          f"start={'yes' if plan.has_start else 'no'}; these data have n={n}, "

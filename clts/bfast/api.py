@@ -218,10 +218,10 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=365.0, trend=True, hfrac
         coef = shaped(np.moveaxis(coef, -1, 0).astype(dtype), (K,))
         pred = shaped(out["pred"], (N,))
         sigma = out["sigma"].reshape(pix_shape)
-        idx = np.nonzero((status != 0) & (status != 3))     # no fit (zero variance: exact)
-        for a in (coef, pred):
-            a[(slice(None),) + idx] = np.nan
-        sigma[idx] = np.nan
+        bad = (status != 0) & (status != 3)     # no fit (zero variance: exact)
+        coef = np.where(bad, np.asarray(np.nan, dtype), coef)
+        pred = np.where(bad, np.asarray(np.nan, dtype), pred)
+        sigma = np.where(bad, np.asarray(np.nan, dtype), sigma)
         # DataFrame / DataArray inputs: lead axes labelled (monitoring dates, dates, terms)
         res.mosum = labels.with_lead(shaped(out["mosum"], (N - n,)), "monitor_time", mon)
         res.bounds = labels.with_lead(shaped(out["bounds"], (N - n,)), "monitor_time", mon)

@@ -1,4 +1,7 @@
 """The ``clts`` command's device listing and profile printout."""
+import numpy as np
+import pytest
+
 from clts import cli
 from clts.runtime import devices as devmod
 
@@ -27,18 +30,24 @@ def test_clts_bad_device_is_a_clean_error(capsys):
     assert "no OpenCL device matches" in capsys.readouterr().err
 
 
-def test_clts_demo_quick_runs_every_algorithm(capsys):
-    assert cli.main(["demo", "--quick"]) == 0
-    out = capsys.readouterr().out
-    for name in ("solve_tridiagonal", "stl", "bfast_monitor", "matrix_profile"):
-        assert name in out
-    assert "best motif at 1000 <-> 5000" in out or "best motif at 5000 <-> 1000" in out
+def test_clts_demo_quick_prints_steps_and_writes_figures(capsys, tmp_path):
+    pytest.importorskip("matplotlib")
+    pytest.importorskip("pandas")
+    assert cli.main(["demo", "--quick", "--out-dir", str(tmp_path)]) == 0
+    captured = capsys.readouterr()
+    lines = captured.out.splitlines()
+    assert lines[0].startswith("clts demo on ") and str(tmp_path) in lines[0]
+    for name, png in (("STL", "ndvi_trend_slope.png"), ("BFAST-Monitor", "ndvi_breaks.png"),
+                      ("matrix profile", "sunspots_motifs.png")):
+        line = next(x for x in lines if name in x)
+        assert line.rstrip().endswith(png) and " s -> " in line
+        assert (tmp_path / png).read_bytes()[:4] == b"\x89PNG"
+    assert len(lines) == 6                       # nothing else on stdout
+    assert "warning" not in captured.err.lower()
 
 
 # --------------------------------------------------------------- the algorithms on files
 
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -235,8 +235,10 @@ def test_bad_inputs():
         clts.stl(np.zeros(48, complex), 12)
     with pytest.raises(ValueError, match="two periods"):
         clts.stl(np.zeros(20), 12)
-    with pytest.raises(ValueError):
-        clts.stl(np.zeros((2, 2, 48)), 12)
+    with pytest.raises(ValueError, match="time axis"):
+        clts.stl(np.float64(1.0), 12)
+    # more batch axes than one are batch axes (time last by default)
+    assert clts.stl(np.zeros((2, 2, 48)), 12).trend.shape == (2, 2, 48)
 
 
 @pytest.mark.oclgrind

@@ -34,6 +34,18 @@ def parse_chunks(text: str | None) -> dict:
     return out
 
 
+def _pick(names: list, var: str | None, path: str, what: str) -> str:
+    """``var`` among ``names`` (the only one when None), or an InputError listing them."""
+    if var is None:
+        if len(names) != 1:
+            raise InputError(f"{path} holds {len(names)} {what}s ({', '.join(names)}); "
+                             "pick one with --var")
+        return names[0]
+    if var not in names:
+        raise InputError(f"{what} {var!r} not in {path}; {what}s: {', '.join(names)}")
+    return var
+
+
 def read(path: str, var: str | None, dim: str = "time", chunks: str | None = None):
     """The DataArray ``var`` of ``path`` with time dimension ``dim``."""
     import xarray as xr
@@ -49,15 +61,7 @@ def read(path: str, var: str | None, dim: str = "time", chunks: str | None = Non
                 ds = xr.open_dataset(path, chunks=ch or {})
         except Exception as exc:
             raise InputError(f"{path}: cannot be read as {kind} ({exc})") from None
-        names = [str(v) for v in ds.data_vars]
-        if var is None:
-            if len(names) != 1:
-                raise InputError(f"{path} holds {len(names)} variables ({', '.join(names)}); "
-                                 "pick one with --var")
-            var = names[0]
-        if var not in ds.data_vars:
-            raise InputError(f"variable {var!r} not in {path}; variables: {', '.join(names)}")
-        return ds[var]
+        return ds[_pick([str(v) for v in ds.data_vars], var, path, "variable")]
     if kind == "csv":
         import pandas as pd
         df = pd.read_csv(path, index_col=0)
@@ -66,14 +70,7 @@ def read(path: str, var: str | None, dim: str = "time", chunks: str | None = Non
         except (ValueError, TypeError):
             pass
         df.index.name = dim
-        names = [str(c) for c in df.columns]
-        if var is None:
-            if len(names) != 1:
-                raise InputError(f"{path} holds {len(names)} columns ({', '.join(names)}); "
-                                 "pick one with --var")
-            var = names[0]
-        if var not in df.columns:
-            raise InputError(f"column {var!r} not in {path}; columns: {', '.join(names)}")
+        var = _pick([str(c) for c in df.columns], var, path, "column")
         return xr.DataArray(df[var].to_numpy(), dims=(dim,), coords={dim: df.index.to_numpy()},
                             name=var)
     a = np.load(path, allow_pickle=False)

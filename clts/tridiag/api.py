@@ -4,7 +4,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..runtime import chunk_sizes, get_device, launch, progress, round_up
-from ..runtime.memory import keep_on_simulator, release_scratch, scratch, upload_scratch
+from ..runtime.memory import (host_array, host_empty, keep_on_simulator, release_scratch, scratch,
+                              sync_host, upload_scratch)
 from ..vocabulary import renamed
 from .plan import Plan, make_plan
 
@@ -224,34 +225,41 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, version: str = "auto", star
             x = out
         return TridiagonalResult(x, plan, counter, keep + [a2, b2, c2, d2, st])
 
-    # numpy: normalise to [nsys, n] (natural) or [n, nsys] (interleaved), run chunk by chunk
+    # numpy: normalise to [nsys, n] (natural) or [n, nsys] (interleaved), run chunk by chunk.
+    # On CPU devices the numpy memory is used in place (no upload, no download) where the
+    # device can (host_array); elsewhere each chunk is copied through pooled device arrays.
     if move:
         arrs = [np.moveaxis(v, axis, -1) for v in arrs]
-    if layout == "natural":
-        arrs = [v.reshape(nsys, n) for v in arrs]
-        res = np.empty((nsys, n), dtype)
+    rshape = (nsys, n) if layout == "natural" else (n, nsys)
+    arrs = [v.reshape(rshape) for v in arrs]
+    if (out is not None and not move and out.flags.c_contiguous and out.flags.writeable
+            and not any(np.shares_memory(out, v) for v in arrs)):
+        res = out.reshape(rshape)           # written in place
     else:
-        arrs = [v.reshape(n, nsys) for v in arrs]
-        res = np.empty((n, nsys), dtype)
+        res = host_empty(dev, rshape, dtype)
     item = dtype.itemsize
     per = [n * item] * 5 + [4] + [n * item * f for f in _scratch_factor(plan)]
     mult = plan.params.get("lanes", 1) * plan.chains * plan.params.get("wg", 1)
     chunks = chunk_sizes(nsys, per, dev, multiple=mult)
     for s0, s1 in progress(chunks, desc="tridiag"):
-        if layout == "natural":
-            parts = [upload_scratch(dev, np.ascontiguousarray(v[s0:s1], dtype))
-                     for v in arrs]
-        else:
-            parts = [upload_scratch(dev, np.ascontiguousarray(v[:, s0:s1], dtype))
-                     for v in arrs]
-        xs = scratch(dev, parts[1].shape, dtype)
+        cut = (slice(s0, s1),) if layout == "natural" else (slice(None), slice(s0, s1))
+        parts = []
+        for v in arrs:
+            h = np.ascontiguousarray(v[cut], dtype)
+            hv = host_array(dev, h)
+            parts.append(hv if hv is not None else upload_scratch(dev, h))
+        rv = res[cut]
+        xs = host_array(dev, rv, write=True)
+        in_place = xs is not None
+        if not in_place:
+            xs = scratch(dev, parts[1].shape, dtype)
         stc = None if st is None else upload_scratch(dev, st[s0:s1])
         p = plan if (s0, s1) == (0, nsys) else _replace_nsys(plan, s1 - s0)
         keep = run_plan(dev, p, *parts, xs, stc, counter)
-        if layout == "natural":
-            res[s0:s1] = xs.get()
+        if in_place:
+            sync_host(dev, xs)
         else:
-            res[:, s0:s1] = xs.get()
+            rv[...] = xs.get()
     if layout == "natural":
         res = res.reshape(shape[:axis] + shape[axis + 1:] + (n,)) if move else res.reshape(shape)
         if move:
@@ -259,7 +267,8 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, version: str = "auto", star
     else:
         res = res.reshape(shape)
     if out is not None:
-        out[...] = res
+        if not np.shares_memory(out, res):
+            out[...] = res
         res = out
     return TridiagonalResult(res, plan, counter)
 

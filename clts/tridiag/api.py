@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..runtime import chunk_sizes, get_device, launch, progress, round_up
-from ..runtime.memory import (host_array, host_empty, keep_on_simulator, release_scratch, scratch,
-                              sync_host, upload_scratch)
+from ..runtime.memory import (HostIO, host_empty, keep_on_simulator, release_scratch, scratch,
+                              upload_scratch)
 from ..vocabulary import renamed
 from .plan import Plan, make_plan
 
@@ -243,23 +243,12 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, version: str = "auto", star
     chunks = chunk_sizes(nsys, per, dev, multiple=mult)
     for s0, s1 in progress(chunks, desc="tridiag"):
         cut = (slice(s0, s1),) if layout == "natural" else (slice(None), slice(s0, s1))
-        parts = []
-        for v in arrs:
-            h = np.ascontiguousarray(v[cut], dtype)
-            hv = host_array(dev, h)
-            parts.append(hv if hv is not None else upload_scratch(dev, h))
-        rv = res[cut]
-        xs = host_array(dev, rv, write=True)
-        in_place = xs is not None
-        if not in_place:
-            xs = scratch(dev, parts[1].shape, dtype)
-        stc = None if st is None else upload_scratch(dev, st[s0:s1])
-        p = plan if (s0, s1) == (0, nsys) else _replace_nsys(plan, s1 - s0)
-        keep = run_plan(dev, p, *parts, xs, stc, counter)
-        if in_place:
-            sync_host(dev, xs)
-        else:
-            rv[...] = xs.get()
+        with HostIO(dev) as io:
+            parts = [io(np.ascontiguousarray(v[cut], dtype)) for v in arrs]
+            xs = io.output(res[cut])
+            stc = None if st is None else upload_scratch(dev, st[s0:s1])
+            p = plan if (s0, s1) == (0, nsys) else _replace_nsys(plan, s1 - s0)
+            run_plan(dev, p, *parts, xs, stc, counter)
     if layout == "natural":
         res = res.reshape(shape[:axis] + shape[axis + 1:] + (n,)) if move else res.reshape(shape)
         if move:

@@ -19,6 +19,7 @@ parts exactly.
 from __future__ import annotations
 
 import os
+import zlib
 
 import numpy as np
 
@@ -30,7 +31,9 @@ except ImportError:  # pragma: no cover - the plugin needs distributed; the rest
 
 class DevicePlugin(_WorkerPlugin):
     """Assigns each worker one of ``devices`` (index / name substring, as ``clts devices``
-    lists them), round robin over the workers sorted by name, through ``CLTS_DEVICE``."""
+    lists them) through ``CLTS_DEVICE``: worker ``i`` gets ``devices[i % len(devices)]``, where
+    ``i`` is the worker's name when it is an integer (``LocalCluster`` names its workers 0, 1,
+    ...; ``dask worker --name 3``), else a number derived from the name."""
 
     name = "clts-device"
 
@@ -39,11 +42,15 @@ class DevicePlugin(_WorkerPlugin):
             raise ValueError("devices must be a non-empty list of device specs")
         self.devices = [str(d) for d in devices]
 
+    def device_for(self, worker_name) -> str:
+        try:
+            i = int(worker_name)
+        except (TypeError, ValueError):
+            i = zlib.crc32(str(worker_name).encode())
+        return self.devices[i % len(self.devices)]
+
     def setup(self, worker):
-        names = sorted(str(w) for w in worker.scheduler_info().get("workers", {}))
-        addr = str(worker.address)
-        i = names.index(addr) if addr in names else abs(hash(addr))
-        os.environ["CLTS_DEVICE"] = self.devices[i % len(self.devices)]
+        os.environ["CLTS_DEVICE"] = self.device_for(worker.name)
 
 
 def worker_device() -> str:

@@ -70,3 +70,14 @@ def test_distributed_matrix_profile_exact(client):
     ref = clts.matrix_profile(A, 30, B, both=True, device=[dev, dev, dev])
     for key in ("P", "I", "P_B", "I_B"):
         np.testing.assert_array_equal(getattr(r, key), getattr(ref, key), err_msg=key)
+
+
+def test_device_plugin_assigns_one_device_per_worker(client):
+    plugin = cd.DevicePlugin(["pocl", "1"])
+    assert [plugin.device_for(i) for i in (0, 1, 2, "3")] == ["pocl", "1", "pocl", "1"]
+    assert plugin.device_for("gpu-node-a") in ("pocl", "1")
+    with pytest.raises(ValueError, match="non-empty list"):
+        cd.DevicePlugin("pocl")
+    client.register_plugin(cd.DevicePlugin(["pocl"]))
+    import os
+    assert set(client.run(lambda: os.environ["CLTS_DEVICE"]).values()) == {"pocl"}

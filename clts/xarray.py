@@ -64,10 +64,11 @@ def _prepare(da, dim: str, name: str = "da"):
     return da
 
 
-def _float_dtype(da, dtype=None):
-    if dtype is not None:
-        return np.dtype(dtype)
-    return np.dtype(np.float32) if da.dtype == np.float32 else np.dtype(np.float64)
+def _float_dtype(da):
+    """The dtype :func:`clts.stl` computes ``da`` in (float32 stays, float16 -> float32,
+    integers -> float64)."""
+    from .runtime.arrays import float_dtype_of
+    return float_dtype_of(np.empty(0, da.dtype), "da")
 
 
 def _apply(fn, da, dim, outs, kwargs, *, out_core=None, sizes=None):

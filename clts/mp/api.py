@@ -204,6 +204,14 @@ class _Side:
         self.kr, self.er, self.pad = kr, er, pad
         self.normalize = normalize
 
+    def flags_on(self, dev):
+        """The window flags as a device array (uploaded here when no band kernel ran on this
+        side: every window constant, or all of this device's bands empty)."""
+        if getattr(self, "fl_d", None) is None:
+            import pyopencl.array as cla
+            self.fl_d = cla.to_device(dev.queue, self.flags.astype(np.int32))
+        return self.fl_d
+
     def mark_ill(self, plan, R):
         """Flag (bit 2) windows too ill-conditioned for the O(1) update: centred norm^2 below
         C * eps * R * S^2 with S^2 = max|df| * max|dg| (the size of one update term)."""
@@ -401,8 +409,10 @@ def _run_diag(dev, plan, A, B, dA, dB, self_join, ez, cols, b_lo, b_hi, kstart, 
     dd = cla.to_device(q, plan_l_all)
     events = []
     off = 0
-    for s0, dsub in plan_l:
+    from ..runtime.faults import enter_chunk
+    for li, (s0, dsub) in enumerate(plan_l):
         nw = len(dsub)
+        enter_chunk(li, off, off + nw, len(plan_l), len(plan_l_all))
         gsz = _ru(nw, plan.wg)
         head = (dd.data, np.int32(off), np.int32(nw), np.int32(s0))
         off += nw
@@ -473,8 +483,8 @@ def _pair_dist(dev, plan, A, B, ia, ib):
     db = cla.to_device(q, ib.astype(np.int32))
     out = cla.empty(q, n, A.er)
     launch(dev, prg.kernel("pair_dist"), _ru(n, 64), None, np.int32(n), np.int32(A.m),
-           da.data, db.data, A.Td.data, A.mu.data, A.ss.data, A.fl_d.data,
-           B.Td.data, B.mu.data, B.ss.data, B.fl_d.data, out.data)
+           da.data, db.data, A.Td.data, A.mu.data, A.ss.data, A.flags_on(dev).data,
+           B.Td.data, B.mu.data, B.ss.data, B.flags_on(dev).data, out.data)
     d = out.get().astype(np.float64)
     d[(ia < 0) | (ib < 0)] = np.inf
     return d
@@ -492,8 +502,8 @@ def _scan(dev, plan, kind, qs, X, Y, ez):
     outs = [cla.empty(q, max(nout, 1), t) for t in (X.er, np.int32, X.er, np.int32)]
     launch(dev, prg.kernel("scan_" + kind), _ru(max(nout, 1), 64), None, np.int32(len(qs)),
            np.int32(X.m), np.int32(Y.l), np.int32(ez), dq.data,
-           X.Td.data, X.mu.data, X.ss.data, X.fl_d.data,
-           Y.Td.data, Y.mu.data, Y.ss.data, Y.fl_d.data, *[o.data for o in outs])
+           X.Td.data, X.mu.data, X.ss.data, X.flags_on(dev).data,
+           Y.Td.data, Y.mu.data, Y.ss.data, Y.flags_on(dev).data, *[o.data for o in outs])
     res = [o.get()[:nout] for o in outs]
     return (res[0].astype(np.float64), res[1].astype(np.int64),
             res[2].astype(np.float64), res[3].astype(np.int64))
@@ -515,7 +525,16 @@ def _devices(devices):
     return [get_device(devices)]
 
 
-def _compute(T_A, m, T_B, k, exclusion_zone, normalize, precision, devices, both, plan,
+def _compute(*args, **kwargs):
+    """:func:`_compute_once` with device failures reported as ``DeviceError`` (an allocation
+    failure in the band loop first retries with fewer bands per launch)."""
+    from ..runtime.faults import with_smaller_chunks
+    devs = _devices(args[7] if len(args) > 7 else kwargs.get("devices"))
+    return with_smaller_chunks(lambda _: _compute_once(*args, **kwargs), device=devs[0],
+                               what="matrix_profile")
+
+
+def _compute_once(T_A, m, T_B, k, exclusion_zone, normalize, precision, devices, both, plan,
              overrides, show_progress):
     T_A = _series(T_A, "T_A")
     T_B = _series(T_B, "T_B")
@@ -564,6 +583,17 @@ def _compute(T_A, m, T_B, k, exclusion_zone, normalize, precision, devices, both
 
 
 def _diag_all(devs, p, A0, B0, self_join, ez, cols, side, T_A, T_B, show_progress, k=1):
+    """:func:`_diag_bands`, run again with fewer bands per launch after an allocation failure
+    (``faults.with_smaller_chunks``); any other failure names the launch it happened in."""
+    from ..runtime.faults import with_smaller_chunks
+    return with_smaller_chunks(
+        lambda max_bands: _diag_bands(devs, p, A0, B0, self_join, ez, cols, side, T_A, T_B,
+                                      show_progress, k, max_bands),
+        device=devs[0], what="matrix_profile")
+
+
+def _diag_bands(devs, p, A0, B0, self_join, ez, cols, side, T_A, T_B, show_progress, k=1,
+                max_bands=None):
     """Run the diagonal kernel over all bands, split between ``devs`` by area; returns one
     (row indices, column indices) per device ([l] for k = 1, [l, k] for k > 1)."""
     D = p.band
@@ -590,6 +620,8 @@ def _diag_all(devs, p, A0, B0, self_join, ez, cols, side, T_A, T_B, show_progres
     env = max_chunk_env()
     if env:
         chunk_bands = min(chunk_bands, env)
+    if max_bands:
+        chunk_bands = max(1, min(chunk_bands, max_bands))
     running = []
     for di, d in enumerate(devs):
         b_lo, b_hi = bounds[di], bounds[di + 1]
@@ -677,8 +709,8 @@ def _block_profile(dev, p, A, B, self_join, ez, k):
     I = np.full((lA, k), -1, np.int64)
     li = np.full(lA, -1, np.int64)
     rix = np.full(lA, -1, np.int64)
-    flA = A.fl_d
-    flB = B.fl_d
+    flA = A.flags_on(dev)
+    flB = B.flags_on(dev)
     cols = np.arange(lB)
     for i0 in range(0, lA, Bk):
         nr = min(Bk, lA - i0)
@@ -808,8 +840,8 @@ def _special_k(dev, p, X, Y, S, k, ez, rows_out, cols_out, skip_cols=None):
                       VW=_vw(dev), K=k)
     lY = Y.l
     dq = cla.to_device(q, np.asarray(S, np.int32))
-    args = (X.Td.data, X.mu.data, X.ss.data, X.fl_d.data,
-            Y.Td.data, Y.mu.data, Y.ss.data, Y.fl_d.data)
+    args = (X.Td.data, X.mu.data, X.ss.data, X.flags_on(dev).data,
+            Y.Td.data, Y.mu.data, Y.ss.data, Y.flags_on(dev).data)
 
     def lists(kind, n, *head):
         outs = [cla.empty(q, n * k, t) for t in (X.er, np.int32, X.er, np.int32)]

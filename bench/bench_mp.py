@@ -1,4 +1,4 @@
-"""Benchmark clts.matrix_profile against stumpy.stump and pyscamp's CPU build (issue 6).
+"""Benchmark clts.matrix_profile against stumpy.stump and pyscamp's CPU build.
 
     python bench/bench_mp.py [--quick] [--device D ...] [--precision double|mixed|single]
                              [--no-anchors]

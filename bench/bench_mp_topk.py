@@ -1,4 +1,4 @@
-"""Benchmark the matrix profile's k > 1 path (issue 6): in-kernel top-k lists against k = 1 and
+"""Benchmark the matrix profile's k > 1 path: in-kernel top-k lists against k = 1 and
 against the blocked path (distance-matrix rows on the device, top-k on the host), and the
 `store` / `topk_store` options (a tile's best values / k-lists in private or local memory).
 

@@ -1,4 +1,4 @@
-"""Benchmark clts.solve_tridiagonal against numpy, LAPACK dgtsv and numba (issue 3).
+"""Benchmark clts.solve_tridiagonal against numpy, LAPACK dgtsv and numba.
 
     python bench/bench_tridiag.py [--quick] [--device D] [--dtype float64|float32]
 

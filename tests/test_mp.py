@@ -305,7 +305,7 @@ def test_long_m_and_white_noise(device):
 
 @pytest.mark.parametrize("n,m", [(20000, 64), (4200, 2048), (100_000, 256)])
 def test_long_series_sampled_rows(device, n, m):
-    """Long series / long windows (up to the issue's n = 10^5, m = 2048), with a plateau and a
+    """Long series / long windows (up to n = 10^5, m = 2048), with a plateau and a
     run of NaNs: every row of a random sample (plus rows on the plateau, next to and inside
     the NaN run) against the row-wise brute force (the full one is O(n^2 m))."""
     T = _series(n, 17)

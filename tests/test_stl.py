@@ -367,7 +367,7 @@ def test_nns_kernel_vs_reference(device, complete):
                                            ("flat", 1)])
 @pytest.mark.parametrize("deg", [0, 1, 2])
 def test_hermite_vs_reference(device, version, lanes, deg):
-    """interpolation="hermite" (the seed's cubic Hermite between jumped fits, slopes from the
+    """interpolation="hermite" (Serykh et al.'s cubic Hermite between jumped fits, slopes from the
     local fits) against the reference, with missing values, robustness and unequal jumps."""
     rng = np.random.default_rng(40 + deg)
     y = series(rng, 5, 110, 10, outliers=True)

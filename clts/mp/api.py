@@ -940,7 +940,7 @@ class _MatrixProfile:
 
     def estimate(self, n, m, device=None, *, n_B=None, precision="double", recalibrate=False):
         """Predicted seconds of a k=1 matrix profile of a length-``n`` series (self-join; an
-        AB-join with ``n_B``) on ``device``: the seed's n^2 law through the fastest measured
+        AB-join with ``n_B``) on ``device``: Zhu et al.'s n^2 law through the fastest measured
         run of each size (interpolated between sizes, anchored at the nearest beyond them):
         a one-time calibration (two sizes in the n^2 regime, minimum of repeats), refined by
         the k=1 self-joins this device has run since (see README, "Run-time estimate").

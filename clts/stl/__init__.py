@@ -1,4 +1,5 @@
-"""Batched STL decomposition with missing values (seed 000: STL on GPUs).
+"""Batched STL decomposition with missing values, after Serykh et al., "Seasonal-Trend Time
+Series Decomposition on Graphics Processing Units" (IEEE BigData 2023).
 
 This module is itself callable: ``clts.stl(y, period, ...)`` is :func:`clts.stl.api.stl`, while
 ``clts.stl.api``, ``clts.stl.reference``, ... stay importable as submodules."""

@@ -324,7 +324,7 @@ def stl(y, period, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, tre
     ``loess_version``: "auto" (from the device profile), or "outer" / "intragroup" / "flat"
     forced for every LOESS of the call. ``interpolation``: between jumped fits, "linear"
     (statsmodels and R; the default) or "hermite" (cubic Hermite from the fitted values and the
-    local fits' slopes, as stlplus and the seed). ``loess_params``: optional dict forcing tunables
+    local fits' slopes, as stlplus and Serykh et al.). ``loess_params``: optional dict forcing tunables
     (``lanes``, ``wg``, ``chunk``, ``table``: tricube weight tables for the vector outer
     LOESS on complete data, ``interp_per_item``: jump intervals filled per work-item,
     0 = a whole segment). Returns an :class:`STLResult`.
@@ -397,7 +397,7 @@ def stl_hastl(data, n_p, q_s, q_t=None, q_l=None, d_s=1, d_t=1, d_l=1, jump_s=1,
     """hastl-style call (``hastl.STL(...).fit(data, n_p, q_s, q_t, q_l, d_s, d_t, d_l,
     jump_s, jump_t, jump_l)``) returning ``(seasonal, trend, resid)`` like hastl does; unlike
     hastl it is correct when the jumps differ, takes float64 and NaN. ``interpolation=
-    "hermite"`` interpolates between jumped fits as the seed does (default: statsmodels')."""
+    "hermite"`` interpolates between jumped fits as Serykh et al. do (default: statsmodels')."""
     r = stl(data, n_p, seasonal=q_s, trend=q_t, low_pass=q_l, seasonal_deg=d_s, trend_deg=d_t,
             low_pass_deg=d_l, seasonal_jump=jump_s, trend_jump=jump_t, low_pass_jump=jump_l,
             robust=robust, inner_iter=inner_iter, outer_iter=outer_iter, device=device,

@@ -23,7 +23,7 @@ def resolve_parameters(period, seasonal=7, trend=None, low_pass=None, seasonal_d
                        r_defaults=False, interpolation="linear"):
     """Defaults and validation of statsmodels.tsa.seasonal.STL (plus degree 2 and R's defaults
     with ``r_defaults=True``). Returns a dict of ints (and ``interpolation``: "linear", as
-    statsmodels / R, or "hermite", the seed's cubic Hermite between jumped fits)."""
+    statsmodels / R, or "hermite", Serykh et al.'s cubic Hermite between jumped fits)."""
     if interpolation not in ("linear", "hermite"):
         raise ValueError(f"interpolation must be 'linear' or 'hermite', got {interpolation!r}")
     if not _is_pos_int(period) or period < 2:
@@ -121,7 +121,7 @@ class Plan:
 
 def choose(profile_get, n_fits: int, q: int, jump: int, batch: int, version="auto",
            overrides=None) -> LoessChoice:
-    """The seed's selection: outer-parallel unless the jump is beyond the jump threshold; then
+    """Serykh et al.'s selection: outer-parallel unless the jump is beyond the jump threshold; then
     intra-group while q < intragroup_max_q, else flat; flat also when there is too little outer
     parallelism (batch x fit points < parallelism_threshold)."""
     ov = overrides or {}

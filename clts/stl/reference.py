@@ -7,7 +7,7 @@ fits, the same "stale window" for the last point when ``n - 1`` is not a multipl
 the same ends of the cycle-subseries (fits at positions 0 and k+1, falling back to the
 neighbouring value) and the same ``6 * median`` bisquare robustness weights.
 
-Missing values (NaN) generalise it the way stlplus and the seed do: each LOESS sees only the
+Missing values (NaN) generalise it the way stlplus and Serykh et al. do: each LOESS sees only the
 valid points of its series (cycle-subseries), on the grid positions they occupy:
 
 * window = the ``min(q, n_valid)`` valid points nearest to the fit position (ties go left),
@@ -22,7 +22,7 @@ by the normal equations in centred coordinates; it falls back to degree 1 when t
 
 ``interpolation="hermite"`` (an option; the default "linear" is statsmodels') fills the grid
 between jumped fits by cubic Hermite interpolation from the fitted values and the slopes of the
-local fits, as stlplus and the seed do: the slope is the derivative of the local polynomial at
+local fits, as stlplus and Serykh et al. do: the slope is the derivative of the local polynomial at
 the fit point (0 for degree 0, for a fit that falls back to a weighted mean and for the
 nearest-value fallback).
 """

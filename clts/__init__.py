@@ -1,6 +1,10 @@
 """clts: OpenCL kernels for batched time-series and ocean-model computations.
 
-Public API (each function takes ``device=``; see ``clts devices``):
+Public API (each function takes ``device=``; see ``clts devices``): ``stl``, ``stl_hastl``,
+``bfast_monitor``, ``matrix_profile``, ``motifs``, ``discords``, ``solve_tridiagonal``,
+``get_device``; results ``STLResult``, ``BfastResult``, ``MatrixProfileResult``,
+``TridiagonalResult``; errors ``CltsError``, ``DeviceError``, ``KernelBuildError``,
+``ProfileError``. Each has a numpydoc docstring with examples.
 """
 from .errors import CltsError, DeviceError, KernelBuildError, ProfileError
 from .runtime import Device, get_device

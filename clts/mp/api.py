@@ -34,9 +34,35 @@ TOPK_PRIVATE_GROUP_BYTES = 1 << 20
 
 @dataclass
 class MatrixProfileResult:
-    """``P``/``I``: [l, k] distances and indices, best first (inf / -1 where none).
-    Self-joins: ``left_I``/``right_I`` (and ``left_P``/``right_P``): nearest neighbour before /
-    after each subsequence. AB-joins with ``both=True``: ``P_B``/``I_B`` for T_B against T_A."""
+    """Result of :func:`clts.matrix_profile`.
+
+    Attributes
+    ----------
+    P, I : numpy.ndarray, shape (l, k)
+        Distances and indices of the k nearest neighbours of each subsequence, best first
+        (inf / -1 where none); ``profile`` / ``index`` are their first columns.
+    m : int
+        Subsequence length.
+    exclusion_zone : int or None
+        The exclusion zone of a self-join (None for AB-joins).
+    self_join, normalize : bool
+    plan : clts.mp.Plan
+        The plan that ran.
+    left_P, left_I, right_P, right_I : numpy.ndarray or None
+        Self-joins: the nearest neighbour before / after each subsequence.
+    P_B, I_B : numpy.ndarray or None
+        AB-joins with ``both=True``: T_B's profile against T_A.
+    diagnostics : dict
+        Devices used, seconds, counts of constant / ill-conditioned windows.
+
+    Examples
+    --------
+    >>> import numpy as np, clts
+    >>> T = np.cumsum(np.random.default_rng(1).standard_normal(500))
+    >>> r = clts.matrix_profile(T, 32)
+    >>> bool(np.array_equal(r.profile, r.P[:, 0])), int(r.left_I[0])
+    (True, -1)
+    """
     P: np.ndarray
     I: np.ndarray
     m: int
@@ -914,16 +940,81 @@ class _MatrixProfile:
     """clts.matrix_profile(T_A, m, T_B=None, *, k=1, exclusion_zone=None, normalize=True,
     precision="double", devices=None, both=False, plan=None, progress=True, **plan_overrides)
 
-    Exact matrix profile. Self-join when ``T_B`` is None (pairs with |i - j| <= exclusion_zone,
-    default ceil(m/4), excluded), else AB-join of every subsequence of ``T_A`` against ``T_B``
-    (``both=True`` also returns ``T_B``'s profile against ``T_A``). Returns a
-    ``MatrixProfileResult`` with ``P``/``I`` of shape [l, k] (best first) and, for self-joins,
-    ``left_I``/``right_I``. Subsequences with NaN/inf: P = inf, I = -1, never neighbours; two
-    constant subsequences are at distance 0, a constant and a non-constant one at sqrt(m).
-    ``devices``: a device, a list of devices (diagonals split by equal area), or None.
-    Plan fields (lanes, groups, tile, segment, wg, merge, block_rows) may be forced by keyword.
-    """
+    Exact matrix profile: the nearest neighbours of every length-``m`` subsequence.
 
+    Self-join when ``T_B`` is None, else AB-join of every subsequence of ``T_A`` against those
+    of ``T_B``. Computed along diagonals with an O(1) covariance update (STOMP / GPU-STOMP);
+    the winners are re-evaluated exactly. Conventions are stumpy's.
+
+    Parameters
+    ----------
+    T_A : array_like, 1-D
+        The series; NaN / inf make every subsequence containing them invalid (P = inf, I = -1,
+        never a neighbour).
+    m : int
+        Subsequence length, 3 <= m <= len(T_A).
+    T_B : array_like, 1-D, optional
+        Second series for an AB-join.
+    k : int, optional
+        Neighbours per subsequence (default 1).
+    exclusion_zone : int, optional
+        Self-joins exclude pairs with |i - j| <= exclusion_zone (default ceil(m / 4)).
+    normalize : bool, optional
+        z-normalised Euclidean distance (default) or plain Euclidean.
+    precision : {"double", "mixed", "single"}, optional
+        float64 throughout; float32 diagonal kernel with float64 statistics and exact
+        re-evaluation; float32 throughout.
+    devices : device or list of devices, optional
+        A list splits the diagonals so each device gets the same number of pairs.
+    both : bool, optional
+        AB-joins: also return T_B's profile against T_A (``P_B``, ``I_B``).
+    plan : clts.mp.Plan, optional
+        A plan to run as is.
+    progress : bool, optional
+        Progress bar (with the predicted time) when ``tqdm`` is installed.
+    **plan_overrides
+        Plan fields forced by keyword: ``lanes``, ``groups``, ``tile``, ``segment``,
+        ``segment_per_m``, ``wg``, ``merge``, ``store``, ``topk_store``, ``block_rows``,
+        ``unroll``.
+
+    Returns
+    -------
+    MatrixProfileResult
+
+    Raises
+    ------
+    ValueError
+        ``m`` out of range, a series that is not 1-D, bad ``k`` / ``exclusion_zone`` /
+        ``precision`` / plan fields.
+    clts.DeviceError
+        ``precision="double"`` or ``"mixed"`` on a device without ``cl_khr_fp64``.
+
+    Notes
+    -----
+    ``clts.matrix_profile.estimate(n, m, device)`` predicts the run time of a k = 1 self-join.
+
+    References
+    ----------
+    .. [1] Y. Zhu, Z. Zimmerman, N. Shakibay Senobari, C.-C. M. Yeh, G. Funning, A. Mueen,
+       P. Brisk, E. Keogh, "Exploiting a novel algorithm and GPUs to break the ten quadrillion
+       pairwise comparisons barrier for time series motifs and joins", Knowledge and
+       Information Systems, 2017.
+
+    Examples
+    --------
+    >>> import numpy as np, clts
+    >>> T = np.cumsum(np.random.default_rng(0).standard_normal(2000))
+    >>> r = clts.matrix_profile(T, 64)
+    >>> r.P.shape, r.I.shape                       # [l, k], l = n - m + 1
+    ((1937, 1), (1937, 1))
+    >>> i = 100; j = int(r.I[i, 0])                # the nearest neighbour of subsequence 100
+    >>> z = lambda x: (x - x.mean()) / x.std()
+    >>> bool(np.isclose(r.P[i, 0], np.linalg.norm(z(T[i:i + 64]) - z(T[j:j + 64]))))
+    True
+    >>> r3 = clts.matrix_profile(T, 64, k=3)       # three nearest neighbours, best first
+    >>> bool(np.all(np.diff(r3.P, axis=1) >= 0))
+    True
+    """
     def __call__(self, T_A, m, T_B=None, *, k=1, exclusion_zone=None, normalize=True,
                  precision="double", devices=None, both=False, plan=None, progress=True,
                  **plan_overrides):
@@ -939,12 +1030,32 @@ class _MatrixProfile:
         return res
 
     def estimate(self, n, m, device=None, *, n_B=None, precision="double", recalibrate=False):
-        """Predicted seconds of a k=1 matrix profile of a length-``n`` series (self-join; an
-        AB-join with ``n_B``) on ``device``: Zhu et al.'s n^2 law through the fastest measured
-        run of each size (interpolated between sizes, anchored at the nearest beyond them):
-        a one-time calibration (two sizes in the n^2 regime, minimum of repeats), refined by
-        the k=1 self-joins this device has run since (see README, "Run-time estimate").
-        ``recalibrate=True`` measures again."""
+        """Predicted seconds of a k = 1 matrix profile on ``device``.
+
+        From the n^2 law of Zhu et al., through the fastest measured run of each size: a
+        one-time calibration (two sizes in the n^2 regime, minimum of repeats, cached in the
+        user cache directory), refined by the k = 1 self-joins this device has run since
+        (``docs/matrix-profile.md``, "Run-time estimate").
+
+        Parameters
+        ----------
+        n : int
+            Length of the series (of ``T_A`` for an AB-join).
+        m : int
+            Subsequence length.
+        device : int, str or Device, optional
+            The default device if None.
+        n_B : int, optional
+            Length of ``T_B``: an AB-join.
+        precision : {"double", "mixed", "single"}, optional
+        recalibrate : bool, optional
+            Measure the calibration again.
+
+        Returns
+        -------
+        float
+            Seconds on an otherwise idle device.
+        """
         dev = get_device(device)
         pred = _model(dev, precision, recalibrate)
         l = n - m + 1

@@ -84,3 +84,21 @@ def _oclgrind_reports(request):
         text = out + err
         if OCLGRIND_REPORT.search(text):
             pytest.fail("Oclgrind reported a problem:\n" + text[-4000:])
+
+
+def pytest_terminal_summary(terminalreporter):
+    """What the property, soak and fault tests tried (their figures), at the end of a run."""
+    import sys
+    lines = []
+    props = sys.modules.get("test_properties") or sys.modules.get("tests.test_properties")
+    if props is not None and getattr(props, "COUNTS", None):
+        lines.append("hypothesis examples per function (all devices): " + ", ".join(
+            f"{k} {v}" for k, v in sorted(props.COUNTS.items())))
+    for name in ("test_faults", "test_soak"):
+        mod = sys.modules.get(name) or sys.modules.get("tests." + name)
+        for line in getattr(mod, "REPORT", []) if mod is not None else []:
+            lines.append(line)
+    if lines:
+        terminalreporter.section("what was tried")
+        for line in lines:
+            terminalreporter.write_line(line)

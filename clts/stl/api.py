@@ -8,7 +8,7 @@ import numpy as np
 from ..runtime import chunk_sizes, get_device, launch, progress
 from ..runtime.arrays import float_array
 from ..runtime.memory import scratch
-from .plan import VERSIONS, LoessChoice, Plan, choose, fit_table, resolve_parameters
+from .plan import VERSIONS, LoessChoice, Plan, choose, fit_table, read_choices, resolve_parameters
 from .reference import QUAD_DET_TOL
 
 
@@ -465,23 +465,18 @@ def stl(y, period, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, tre
 
 
 def make_plan(dev, p, B, N, loess_version="auto", loess_params=None) -> Plan:
-    get = dev.profile.get
+    values = read_choices(dev, loess_params)
     P = p["period"]
     K = -(-N // P)
     nfit_s = P * (K // max(1, min(p["seasonal_jump"], max(K - 1, 1))) + 3)
     nfit_t = N // p["trend_jump"] + 1
     nfit_l = N // p["low_pass_jump"] + 1
-    ov = loess_params or {}
-    ipw = int(ov.get("interp_per_item", 0 if dev.type == "cpu" else 1))
-    if ipw < 0:
-        raise ValueError(f"interp_per_item must be >= 0 (0 = a whole segment), got {ipw}")
-    return Plan(params=p, interp_ipw=ipw,
-                seasonal=choose(get, nfit_s, p["seasonal"], p["seasonal_jump"], B, loess_version,
-                                loess_params),
-                trend=choose(get, nfit_t, p["trend"], p["trend_jump"], B, loess_version,
-                             loess_params),
-                low_pass=choose(get, nfit_l, p["low_pass"], p["low_pass_jump"], B,
-                                loess_version, loess_params))
+    return Plan(params=p, interp_ipw=values["interp_per_item"],
+                seasonal=choose(values, nfit_s, p["seasonal"], p["seasonal_jump"], B,
+                                loess_version),
+                trend=choose(values, nfit_t, p["trend"], p["trend_jump"], B, loess_version),
+                low_pass=choose(values, nfit_l, p["low_pass"], p["low_pass_jump"], B,
+                                loess_version))
 
 
 def stl_hastl(data, n_p, q_s, q_t=None, q_l=None, d_s=1, d_t=1, d_l=1, jump_s=1, jump_t=1,

@@ -119,32 +119,53 @@ class Plan:
     notes: list = field(default_factory=list)
 
 
-def choose(profile_get, n_fits: int, q: int, jump: int, batch: int, version="auto",
-           overrides=None) -> LoessChoice:
-    """Serykh et al.'s selection: outer-parallel unless the jump is beyond the jump threshold; then
-    intra-group while q < intragroup_max_q, else flat; flat also when there is too little outer
-    parallelism (batch x fit points < parallelism_threshold)."""
-    ov = overrides or {}
-    wg = int(ov.get("wg", profile_get("stl.intragroup.wg", 64)))
-    chunk = int(ov.get("chunk", profile_get("stl.flat.chunk", 32)))
-    lanes = int(ov.get("lanes", profile_get("stl.outer.lanes", 1)))
-    if lanes not in (1, 2, 4, 8, 16):
-        raise ValueError(f"lanes must be 1, 2, 4, 8 or 16, got {lanes}")
-    if wg < 1 or wg & (wg - 1):     # the intra-group reduction halves the group
-        raise ValueError(f"wg must be a power of two >= 1, got {wg}")
-    if chunk < 1:
-        raise ValueError(f"chunk must be >= 1, got {chunk}")
-    table = bool(ov.get("table", True))
+#: STL tunables: name -> profile key (the caller forces them through ``loess_params``)
+TUNABLE_KEYS = {"lanes": "stl.outer.lanes", "wg": "stl.intragroup.wg", "chunk": "stl.flat.chunk",
+                "jump_threshold": "stl.loess.jump_threshold",
+                "intragroup_max_q": "stl.loess.intragroup_max_q",
+                "parallelism_threshold": "stl.loess.parallelism_threshold"}
+#: ``loess_params`` keys that are not profile values
+EXTRA_PARAMS = ("table", "interp_per_item")
+
+
+def read_choices(dev, loess_params):
+    """The checked tunables of one call: profile values with ``loess_params`` over them. An
+    unknown key is a ``TypeError``; a bad value a ``ValueError`` naming the keyword, or a
+    ``ProfileError`` naming the profile file and key it came from."""
+    from ..runtime.plans import LANE_WIDTHS, read_tunables
+    if loess_params is None:
+        loess_params = {}
+    if not isinstance(loess_params, dict):
+        raise TypeError(f"loess_params must be a dict, got {type(loess_params).__name__}")
+    t = read_tunables(dev, TUNABLE_KEYS, loess_params, extra=EXTRA_PARAMS)
+    t.int_in("lanes", choices=LANE_WIDTHS)
+    t.work_group("wg", power_of_two=True)       # the intra-group reduction halves the group
+    t.int_in("chunk", 1, 1 << 16)
+    for name in ("jump_threshold", "intragroup_max_q", "parallelism_threshold"):
+        t.int_in(name, 0)
+    ipw = loess_params.get("interp_per_item")
+    if ipw is None:
+        ipw = 0 if dev.type == "cpu" else 1
+    if isinstance(ipw, bool) or not isinstance(ipw, (int, np.integer)) or ipw < 0:
+        raise ValueError(f"interp_per_item must be an int >= 0 (0 = a whole segment), got {ipw!r}")
+    values = dict(t.values, table=bool(loess_params.get("table", True)), interp_per_item=int(ipw))
+    return values
+
+
+def choose(values: dict, n_fits: int, q: int, jump: int, batch: int,
+           version="auto") -> LoessChoice:
+    """The selection of Serykh et al. (2023): outer-parallel unless the jump is beyond the jump threshold;
+    then intra-group while q < intragroup_max_q, else flat; flat also when there is too little
+    outer parallelism (batch x fit points < parallelism_threshold). ``values``: from
+    :func:`read_choices`."""
+    wg, chunk, lanes, table = values["wg"], values["chunk"], values["lanes"], values["table"]
     if version != "auto":
         return LoessChoice(version, wg, chunk, lanes, table)
-    jt = profile_get("stl.loess.jump_threshold", 16)
-    qmax = profile_get("stl.loess.intragroup_max_q", 1024)
-    par = profile_get("stl.loess.parallelism_threshold", 0)
-    if batch * n_fits < par:
+    if batch * n_fits < values["parallelism_threshold"]:
         v = "flat"
-    elif jump <= jt:
+    elif jump <= values["jump_threshold"]:
         v = "outer"
-    elif q < qmax:
+    elif q < values["intragroup_max_q"]:
         v = "intragroup"
     else:
         v = "flat"

@@ -249,6 +249,8 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, method: str = "auto", start
     if plan is None:
         plan = make_plan(dev, n=n, nsys=nsys, layout=layout, dtype=dtype,
                          has_start=st is not None, method=method, overrides=params)
+    elif not isinstance(plan, Plan):
+        raise TypeError(f"plan must be a clts.tridiag.plan.Plan, got {type(plan).__name__}")
     elif params or method != "auto":
         raise TypeError("give either plan= or method=/parameters, not both")
     elif (plan.n, plan.nsys, plan.layout, plan.has_start) != (n, nsys, layout, st is not None):

@@ -42,7 +42,6 @@ def _check(P, I, Pr, Ir, D, tol, side="rows"):
     assert np.all(I[~fin] == -1)
     if fin.any():
         assert np.max(np.abs(P[fin] - Pr[fin])) <= tol
-    rows = np.nonzero(fin)[0] if Pr.ndim == 1 else np.nonzero(fin)
     diff = (I != Ir) & fin
     if diff.any():
         idx = np.nonzero(diff)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..runtime import get_device, launch, progress
+from ..runtime import get_device, launch, progress, round_up
 from ..runtime.memory import max_chunk_env
 from .plan import ILL_FACTOR, Plan, make_plan
 
@@ -217,7 +217,7 @@ class _Side:
         fl = cla.empty(dev.queue, self.l, np.int32)
         prg = dev.program("mp/stats.cl.mako", real=plan.exact_real, NORMALIZE=int(normalize),
                           VW=vw, U=u)
-        launch(dev, prg.kernel("window_stats"), _ru(-(-self.l // (vw * u)), 16), None,
+        launch(dev, prg.kernel("window_stats"), round_up(-(-self.l // (vw * u)), 16), None,
                Td.data, np.int32(self.l), np.int32(m), mu.data, ss.data, fl.data)
         mu_h = mu.get().astype(np.float64)
         ss_h = ss.get().astype(np.float64)
@@ -243,7 +243,7 @@ class _Side:
         thr = ILL_FACTOR[plan.precision] * eps * R * S2
         self.flags[ok & (self.ss_h < thr)] |= 4
 
-    def upload(self, dev, plan, as_columns, dtype=None):
+    def upload(self, dev, as_columns, dtype=None):
         """Device arrays for the diagonal kernel. A column side is the series extended by
         ``pad`` zeros on both sides, with the statistics and update coefficients of the
         extended series' windows (so a diagonal entering the series from j < 0 carries an
@@ -284,14 +284,10 @@ def _vw(dev):
     return 1 if getattr(dev.info, "simulator", False) else 8
 
 
-def _ru(n, m):
-    return ((int(n) + m - 1) // m) * m
-
-
 # ---------------------------------------------------------------------------------------------
 # the diagonal kernel over a band range, on one device
 
-def _work_lists(lA, lB, self_join, ez, D, R, b_lo, b_hi, kstart):
+def _work_lists(lA, lB, self_join, D, R, b_lo, b_hi, kstart):
     """Per segment s: (s0, desc[int4], kb) of the bands b_lo..b_hi-1 touching rows sR..sR+R."""
     b = np.arange(b_lo, b_hi, dtype=np.int64)
     k0 = kstart + b * D
@@ -343,7 +339,7 @@ def _band_area(lA, lB, self_join, D, nb, kstart):
     return np.maximum(hi - lo, 0).astype(float) * D
 
 
-def _run_diag(dev, plan, A, B, dA, dB, self_join, ez, cols, b_lo, b_hi, kstart, bar, chunk_bands,
+def _run_diag(dev, plan, A, B, dB, self_join, cols, b_lo, b_hi, kstart, bar, chunk_bands,
               k=1):
     import pyopencl.array as cla
     D, R = plan.band, plan.segment
@@ -408,7 +404,7 @@ def _run_diag(dev, plan, A, B, dA, dB, self_join, ez, cols, b_lo, b_hi, kstart, 
     # every launch's work descriptors in one upload, so that the launches below are
     # enqueued without waiting (several devices then run at the same time)
     plan_l = []
-    for s0, desc, kb in _work_lists(lA, lB, self_join, ez, D, R, b_lo, b_hi, kstart):
+    for s0, desc, kb in _work_lists(lA, lB, self_join, D, R, b_lo, b_hi, kstart):
         if k == 1:
             for c0 in range(0, len(desc), chunk_bands):
                 plan_l.append((s0, desc[c0:c0 + chunk_bands]))
@@ -429,19 +425,19 @@ def _run_diag(dev, plan, A, B, dA, dB, self_join, ez, cols, b_lo, b_hi, kstart, 
     off = 0
     for s0, dsub in plan_l:
         nw = len(dsub)
-        gsz = _ru(nw, plan.wg)
+        gsz = round_up(nw, plan.wg)
         head = (dd.data, np.int32(off), np.int32(nw), np.int32(s0))
         off += nw
         if k > 1:
             pout = [rPV.data, rPI.data, gRV.data, wfl.data] + \
                 ([cPV.data, cPI.data, gCV.data] if cols else [])
             launch(dev, kern, gsz, plan.wg, *head, *common, *pout)
-            ev = launch(dev, red_r, _ru(R, 64), None, *head[:3], np.int32(s0), np.int32(lA),
+            ev = launch(dev, red_r, round_up(R, 64), None, *head[:3], np.int32(s0), np.int32(lA),
                         wfl.data, rPV.data, rPI.data, gRV.data, gRI.data)
             if cols:
                 kbc = int(dsub[0, 0])
                 ncols = (nw - 1) * D + R + D - 1
-                ev = launch(dev, red_c, _ru(ncols, 64), None, *head[:3], np.int32(s0),
+                ev = launch(dev, red_c, round_up(ncols, 64), None, *head[:3], np.int32(s0),
                             np.int32(kbc), np.int32(s0 + kbc), np.int32(ncols),
                             np.int32(lB), wfl.data, cPV.data, cPI.data, gCV.data, gCI.data)
         elif atomic:
@@ -449,12 +445,12 @@ def _run_diag(dev, plan, A, B, dA, dB, self_join, ez, cols, b_lo, b_hi, kstart, 
         else:
             pout = [rPV.data, rPI.data] + ([cPV.data, cPI.data] if cols else [])
             launch(dev, kern, gsz, plan.wg, *head, *common, *pout)
-            ev = launch(dev, red_r, _ru(R, 64), None, np.int32(nw), np.int32(s0),
+            ev = launch(dev, red_r, round_up(R, 64), None, np.int32(nw), np.int32(s0),
                         np.int32(lA), rPV.data, rPI.data, gRV.data, gRI.data)
             if cols:
                 kbc = int(dsub[0, 0])
                 ncols = (nw - 1) * D + R + D - 1
-                ev = launch(dev, red_c, _ru(ncols, 64), None, np.int32(nw), np.int32(s0),
+                ev = launch(dev, red_c, round_up(ncols, 64), None, np.int32(nw), np.int32(s0),
                             np.int32(kbc), np.int32(s0 + kbc), np.int32(ncols),
                             np.int32(lB), cPV.data, cPI.data, gCV.data, gCI.data)
         area = float(np.sum((dsub[:, 2] - dsub[:, 1]).astype(float))) * D
@@ -498,7 +494,7 @@ def _pair_dist(dev, plan, A, B, ia, ib):
     da = cla.to_device(q, ia.astype(np.int32))
     db = cla.to_device(q, ib.astype(np.int32))
     out = cla.empty(q, n, A.er)
-    launch(dev, prg.kernel("pair_dist"), _ru(n, 64), None, np.int32(n), np.int32(A.m),
+    launch(dev, prg.kernel("pair_dist"), round_up(n, 64), None, np.int32(n), np.int32(A.m),
            da.data, db.data, A.Td.data, A.mu.data, A.ss.data, A.fl_d.data,
            B.Td.data, B.mu.data, B.ss.data, B.fl_d.data, out.data)
     d = out.get().astype(np.float64)
@@ -516,7 +512,7 @@ def _scan(dev, plan, kind, qs, X, Y, ez):
     nout = len(qs) if kind == "rows" else Y.l
     dq = cla.to_device(q, np.asarray(qs, np.int32) if len(qs) else np.zeros(1, np.int32))
     outs = [cla.empty(q, max(nout, 1), t) for t in (X.er, np.int32, X.er, np.int32)]
-    launch(dev, prg.kernel("scan_" + kind), _ru(max(nout, 1), 64), None, np.int32(len(qs)),
+    launch(dev, prg.kernel("scan_" + kind), round_up(max(nout, 1), 64), None, np.int32(len(qs)),
            np.int32(X.m), np.int32(Y.l), np.int32(ez), dq.data,
            X.Td.data, X.mu.data, X.ss.data, X.fl_d.data,
            Y.Td.data, Y.mu.data, Y.ss.data, Y.fl_d.data, *[o.data for o in outs])
@@ -555,10 +551,6 @@ def _compute(T_A, m, T_B, k, exclusion_zone, normalize, precision, devices, both
     dev = devs[0]
     p = make_plan(dev, precision=precision, plan=plan, m=m, **overrides)
     ez = int(math.ceil(m / 4)) if exclusion_zone is None else int(exclusion_zone)
-    if not self_join:
-        ez_arg = -1
-    else:
-        ez_arg = ez
     t0 = time.perf_counter()
     pad = p.band + p.tile + 64
     sides = {}
@@ -571,14 +563,13 @@ def _compute(T_A, m, T_B, k, exclusion_zone, normalize, precision, devices, both
         return sides[(d.slug, key)]
     A = side(dev, "A", T_A)
     B = A if self_join else side(dev, "B", T_B)
-    lA, lB = A.l, B.l
     diag = {"special_A": int(np.sum(A.flags & 6 > 0)),
             "special_B": int(np.sum(B.flags & 6 > 0)), "nan_A": int(np.sum(A.flags & 1)),
             "nan_B": int(np.sum(B.flags & 1)), "devices": [d.slug for d in devs]}
     if k > 1:
         res = _topk(devs, p, A, B, self_join, ez, k, both, side, T_A, T_B, show_progress)
     else:
-        res = _top1(devs, p, A, B, self_join, ez, ez_arg, both, side, T_A, T_B, show_progress)
+        res = _top1(devs, p, A, B, self_join, ez, both, side, T_A, T_B, show_progress)
     if unit != 1.0:          # plain Euclidean distances scale with the series
         for key in ("P", "left_P", "right_P", "P_B"):
             if res.get(key) is not None:
@@ -623,9 +614,9 @@ def _diag_all(devs, p, A0, B0, self_join, ez, cols, side, T_A, T_B, show_progres
             continue
         A = side(d, "A", T_A)
         B = A if self_join else side(d, "B", T_B)
-        A.dev_arrays = A.upload(d, p, as_columns=False)
-        dB = B.upload(d, p, as_columns=True)
-        run = _run_diag(d, p, A, B, None, dB, self_join, ez, cols, b_lo, b_hi, kstart, bar,
+        A.dev_arrays = A.upload(d, as_columns=False)
+        dB = B.upload(d, as_columns=True)
+        run = _run_diag(d, p, A, B, dB, self_join, cols, b_lo, b_hi, kstart, bar,
                         chunk_bands, k)
         next(run)                       # enqueue on this device, then go to the next one
         running.append(run)
@@ -635,7 +626,7 @@ def _diag_all(devs, p, A0, B0, self_join, ez, cols, side, T_A, T_B, show_progres
     return partial
 
 
-def _top1(devs, p, A0, B0, self_join, ez, ez_arg, both, side, T_A, T_B, show_progress):
+def _top1(devs, p, A0, B0, self_join, ez, both, side, T_A, T_B, show_progress):
     lA, lB = A0.l, B0.l
     cols = self_join or both
     partial = _diag_all(devs, p, A0, B0, self_join, ez, cols, side, T_A, T_B, show_progress)
@@ -691,8 +682,8 @@ def _block_profile(dev, p, A, B, self_join, ez, k):
     import pyopencl.array as cla
     q = dev.queue
     # the k > 1 path runs in the exact precision (float64 unless precision="single")
-    dA = A.upload(dev, p, as_columns=False, dtype=A.er)
-    dB = B.upload(dev, p, as_columns=False, dtype=B.er)
+    dA = A.upload(dev, as_columns=False, dtype=A.er)
+    dB = B.upload(dev, as_columns=False, dtype=B.er)
     prg = dev.program("mp/exact.cl.mako", real=p.exact_real, NORMALIZE=int(A.normalize),
                       VW=_vw(dev))
     lA, lB = A.l, B.l
@@ -765,7 +756,7 @@ def _topk_blocked(dev, p, A, B, self_join, ez, k, both):
 def _local_tile(dev, plan):
     """Rows per tile of the k = 1 kernel with store="local": ``plan.tile``, fewer where the
     work-group's column bests ((tile + band) slots of ``lanes`` values) would not fit."""
-    per = plan.lanes * (8 if plan.kernel_real == "double" else 8)   # packed / value + index
+    per = plan.lanes * 8   # 8 bytes a slot: a packed key (double) or a float value + int index
     L = min(plan.tile, (dev.local_mem - 1024) // max(plan.wg, 1) // per - plan.band)
     if L < 1:
         from ..runtime import DeviceError
@@ -839,7 +830,7 @@ def _special_k(dev, p, X, Y, S, k, ez, rows_out, cols_out, skip_cols=None):
 
     def lists(kind, n, *head):
         outs = [cla.empty(q, n * k, t) for t in (X.er, np.int32, X.er, np.int32)]
-        launch(dev, prg.kernel(kind), _ru(n, 64), None, np.int32(len(S)), np.int32(X.m),
+        launch(dev, prg.kernel(kind), round_up(n, 64), None, np.int32(len(S)), np.int32(X.m),
                np.int32(lY), np.int32(ez), *head, *args, *[o.data for o in outs])
         lv, li, rv, ri = (o.get().reshape(n, k) for o in outs)
         return {"left": (lv.astype(np.float64), li.astype(np.int64)),
@@ -908,28 +899,6 @@ def _topk(devs, p, A0, B0, self_join, ez, k, both, side, T_A, T_B, show_progress
     out = dict(P=prof["all"][0], I=prof["all"][1])
     if both:
         out.update(P_B=profB["all"][0], I_B=profB["all"][1])
-    return out
-
-
-# ---------------------------------------------------------------------------------------------
-# the first row and column of QT (a parallel sliding dot product)
-
-def _qt_starts(dev, plan, A, dA, dB, pad, desc, ncol, dtype=None):
-    """QT[ilo, ilo + k0 + c], c < ncol, for every work descriptor (k0, ilo, ...) in ``desc``
-    (int4 rows, as _work_lists makes them): a device array [len(desc) * ncol]. ``dA`` / ``dB``
-    are the row / column device arrays of ``_Side.upload`` (the column side padded by ``pad``)."""
-    import pyopencl.array as cla
-    q = dev.queue
-    real = "double" if (dtype or A.kr) == np.float64 else "float"
-    vw, u = _vw(dev), STATS_CHAINS
-    prg = dev.program("mp/stats.cl.mako", real=real, NORMALIZE=int(A.normalize), VW=vw, U=u)
-    n = len(desc)
-    dd = cla.to_device(q, np.ascontiguousarray(desc, np.int32).reshape(-1, 4))
-    out = cla.empty(q, max(n * ncol, 1), dA["T"].dtype)
-    nq = -(-ncol // (vw * u))
-    launch(dev, prg.kernel("qt_starts"), _ru(n * nq, 16), None, dd.data, np.int32(0),
-           np.int32(n), np.int32(A.m), np.int32(ncol), np.int32(pad), dA["T"].data,
-           dA["mu"].data, dB["T"].data, dB["mu"].data, out.data)
     return out
 
 

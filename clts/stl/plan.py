@@ -3,7 +3,7 @@ parameters of every LOESS call, chosen from the device profile and the data shap
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -113,10 +113,8 @@ class Plan:
     seasonal: LoessChoice
     trend: LoessChoice
     low_pass: LoessChoice
-    aux_wg: int = 64
     lanes: int = 1
     interp_ipw: int = 0   # jump intervals interpolated per work-item (0 = a whole segment)
-    notes: list = field(default_factory=list)
 
 
 #: STL tunables: name -> profile key (the caller forces them through ``loess_params``)

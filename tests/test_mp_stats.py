@@ -248,7 +248,8 @@ def test_segment_scales_with_m(device):
         assert make_plan(device, m=m, segment=3000).segment == 3000
     prof = types.SimpleNamespace(section=lambda name: {"diag": {"segment": 1024,
                                                                 "segment_per_m": 4}})
-    fake = types.SimpleNamespace(profile=prof, platform="x", int64_atomics=True)
+    fake = types.SimpleNamespace(profile=prof, platform="x", int64_atomics=True,
+                                 max_work_group=1024)
     assert make_plan(fake, m=2048).segment == 8192
     assert make_plan(fake, m=2048, segment_per_m=16).segment == 32768
     with pytest.raises(ValueError):

@@ -9,8 +9,7 @@ Public API (each function takes ``device=``; see ``clts devices``): ``stl``, ``s
 from .errors import CltsError, DeviceError, KernelBuildError, ProfileError
 from .runtime import Device, get_device
 from .mp import MatrixProfileResult, discords, matrix_profile, motifs
-from .stl import STLResult, stl_hastl
-from . import stl  # the subpackage, callable as clts.stl(y, period, ...)
+from .stl import STLResult, stl, stl_hastl   # clts.stl: the function (the package by full path)
 from .bfast import BfastResult, bfast_monitor
 from .tridiag import TridiagonalResult, solve_tridiagonal
 

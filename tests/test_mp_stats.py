@@ -7,7 +7,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from clts.mp import api
+from clts.mp import api, flags
 from clts.mp.plan import make_plan
 
 
@@ -41,7 +41,7 @@ def test_window_stats_exact(device, m, normalize):
     assert len(s.mu_h) == n - m + 1
     ex = np.array([_exact_stats(w) for w in W])
     const = np.all(W == W[:, :1], axis=1)
-    np.testing.assert_array_equal(s.flags == 2, const)
+    np.testing.assert_array_equal(s.flags == flags.CONSTANT, const)
     scale = np.max(np.abs(T))
     np.testing.assert_allclose(s.mu_h, ex[:, 0], rtol=0, atol=4 * np.finfo(float).eps * scale)
     if normalize:

@@ -416,7 +416,7 @@ def test_function_and_package():
     assert isinstance(clts.stl, types.FunctionType) and clts.stl is fn is api.stl
     assert reference.stl is ref.stl
     assert isinstance(sys.modules["clts.stl"], types.ModuleType)
-    assert importlib.import_module("clts.stl.plan").resolve_parameters
+    assert importlib.import_module("clts.stl.params").resolve_parameters
     code = ("import clts, importlib; importlib.import_module('clts.stl.tuning'); "
             "from clts.stl import reference; import clts.stl.plan; "
             "assert callable(clts.stl) and reference.stl")

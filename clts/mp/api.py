@@ -12,6 +12,7 @@ import numpy as np
 
 from ..runtime import get_device, launch, progress, round_up
 from ..runtime.memory import max_chunk_env
+from . import flags
 from .plan import ILL_FACTOR, Plan, make_plan
 
 ULONG_MAX = np.uint64(0xFFFFFFFFFFFFFFFF)
@@ -215,18 +216,18 @@ class _Side:
         mu = cla.empty(dev.queue, self.l, er)
         ss = cla.empty(dev.queue, self.l, er)
         fl = cla.empty(dev.queue, self.l, np.int32)
-        prg = dev.program("mp/stats.cl.mako", real=plan.exact_real, NORMALIZE=int(normalize),
-                          VW=vw, U=u)
+        prg = dev.program("mp/stats.cl.mako", **flags.TEMPLATE, real=plan.exact_real,
+                          NORMALIZE=int(normalize), VW=vw, U=u)
         launch(dev, prg.kernel("window_stats"), round_up(-(-self.l // (vw * u)), 16), None,
                Td.data, np.int32(self.l), np.int32(m), mu.data, ss.data, fl.data)
         mu_h = mu.get().astype(np.float64)
         ss_h = ss.get().astype(np.float64)
-        flags = fl.get()
-        flags[bad] = 1
+        wflags = fl.get()
+        wflags[bad] = flags.NONFINITE
         self.Td, self.mu, self.ss = Td, mu, ss
         df, dg = _update_coefficients(Tc, mu_h, m, self.l, normalize)
         self.df_h, self.dg_h, self.ss_h, self.mu_h, self.Tc = df, dg, ss_h, mu_h, Tc
-        self.flags = flags
+        self.flags = wflags
         self.kr, self.er, self.pad = kr, er, pad
         self.normalize = normalize
 
@@ -241,7 +242,7 @@ class _Side:
         S2 = float(np.max(np.abs(self.df_h))) * float(np.max(np.abs(self.dg_h)))
         eps = np.finfo(self.kr).eps
         thr = ILL_FACTOR[plan.precision] * eps * R * S2
-        self.flags[ok & (self.ss_h < thr)] |= 4
+        self.flags[ok & (self.ss_h < thr)] |= flags.ILL
 
     def upload(self, dev, as_columns, dtype=None):
         """Device arrays for the diagonal kernel. A column side is the series extended by
@@ -256,7 +257,7 @@ class _Side:
                 r = np.where(self.flags == 0, 1.0 / np.sqrt(np.maximum(self.ss_h, 1e-300)),
                              np.nan)
         else:
-            r = np.where(self.flags & 1, np.nan, -self.ss_h / 2)
+            r = np.where(self.flags & flags.NONFINITE, np.nan, -self.ss_h / 2)
         P = self.pad if as_columns else 0
         E = (P + m + 64) if as_columns else 0
         Te = np.concatenate([np.zeros(P), self.Tc, np.zeros(E + m)])
@@ -488,8 +489,8 @@ def _pair_dist(dev, plan, A, B, ia, ib):
     n = len(ia)
     if n == 0:
         return np.zeros(0)
-    prg = dev.program("mp/exact.cl.mako", real=plan.exact_real, NORMALIZE=int(A.normalize),
-                      VW=_vw(dev))
+    prg = dev.program("mp/exact.cl.mako", **flags.TEMPLATE, real=plan.exact_real,
+                      NORMALIZE=int(A.normalize), VW=_vw(dev))
     q = dev.queue
     da = cla.to_device(q, ia.astype(np.int32))
     db = cla.to_device(q, ib.astype(np.int32))
@@ -507,8 +508,8 @@ def _scan(dev, plan, kind, qs, X, Y, ez):
     best over qs of X. Returns (lv, li, rv, ri)."""
     import pyopencl.array as cla
     q = dev.queue
-    prg = dev.program("mp/exact.cl.mako", real=plan.exact_real, NORMALIZE=int(X.normalize),
-                      VW=_vw(dev))
+    prg = dev.program("mp/exact.cl.mako", **flags.TEMPLATE, real=plan.exact_real,
+                      NORMALIZE=int(X.normalize), VW=_vw(dev))
     nout = len(qs) if kind == "rows" else Y.l
     dq = cla.to_device(q, np.asarray(qs, np.int32) if len(qs) else np.zeros(1, np.int32))
     outs = [cla.empty(q, max(nout, 1), t) for t in (X.er, np.int32, X.er, np.int32)]
@@ -563,9 +564,9 @@ def _compute(T_A, m, T_B, k, exclusion_zone, normalize, precision, devices, both
         return sides[(d.slug, key)]
     A = side(dev, "A", T_A)
     B = A if self_join else side(dev, "B", T_B)
-    diag = {"special_A": int(np.sum(A.flags & 6 > 0)),
-            "special_B": int(np.sum(B.flags & 6 > 0)), "nan_A": int(np.sum(A.flags & 1)),
-            "nan_B": int(np.sum(B.flags & 1)), "devices": [d.slug for d in devs]}
+    diag = {"special_A": int(np.sum(A.flags & flags.SPECIAL > 0)),
+            "special_B": int(np.sum(B.flags & flags.SPECIAL > 0)), "nan_A": int(np.sum(A.flags & flags.NONFINITE)),
+            "nan_B": int(np.sum(B.flags & flags.NONFINITE)), "devices": [d.slug for d in devs]}
     if k > 1:
         res = _topk(devs, p, A, B, self_join, ez, k, both, side, T_A, T_B, show_progress)
     else:
@@ -644,8 +645,8 @@ def _top1(devs, p, A0, B0, self_join, ez, both, side, T_A, T_B, show_progress):
             d2 = _pair_dist(dev, p, B, A, np.arange(lB), pci)
             cd, ci = _better(cd, ci, d2, pci)
     # special (constant / ill-conditioned) windows: exact scans
-    SA = np.nonzero(A.flags & 6)[0]
-    SB = SA if self_join else np.nonzero(B.flags & 6)[0]
+    SA = np.nonzero(A.flags & flags.SPECIAL)[0]
+    SB = SA if self_join else np.nonzero(B.flags & flags.SPECIAL)[0]
     if self_join:
         left_d, left_i = cd, ci
         right_d, right_i = rd, ri
@@ -684,8 +685,8 @@ def _block_profile(dev, p, A, B, self_join, ez, k):
     # the k > 1 path runs in the exact precision (float64 unless precision="single")
     dA = A.upload(dev, as_columns=False, dtype=A.er)
     dB = B.upload(dev, as_columns=False, dtype=B.er)
-    prg = dev.program("mp/exact.cl.mako", real=p.exact_real, NORMALIZE=int(A.normalize),
-                      VW=_vw(dev))
+    prg = dev.program("mp/exact.cl.mako", **flags.TEMPLATE, real=p.exact_real,
+                      NORMALIZE=int(A.normalize), VW=_vw(dev))
     lA, lB = A.l, B.l
     Bk = max(1, min(p.block_rows, lA, (dev.max_alloc // 8) // max(lB, 1)))
     out = cla.empty(q, Bk * lB, A.er)
@@ -821,8 +822,8 @@ def _special_k(dev, p, X, Y, S, k, ez, rows_out, cols_out, skip_cols=None):
     if len(S) == 0 or (rows_out is None and cols_out is None):
         return
     q = dev.queue
-    prg = dev.program("mp/exact.cl.mako", real=p.exact_real, NORMALIZE=int(X.normalize),
-                      VW=_vw(dev), K=k)
+    prg = dev.program("mp/exact.cl.mako", **flags.TEMPLATE, real=p.exact_real,
+                      NORMALIZE=int(X.normalize), VW=_vw(dev), K=k)
     lY = Y.l
     dq = cla.to_device(q, np.asarray(S, np.int32))
     args = (X.Td.data, X.mu.data, X.ss.data, X.fl_d.data,
@@ -885,7 +886,7 @@ def _topk(devs, p, A0, B0, self_join, ez, k, both, side, T_A, T_B, show_progress
     # windows the kernel left out (r = NaN) but that have neighbours: constant or
     # ill-conditioned ones when normalising (plain Euclidean: none)
     def special(X):
-        return np.nonzero(X.flags & 6)[0] if X.normalize else np.zeros(0, np.int64)
+        return np.nonzero(X.flags & flags.SPECIAL)[0] if X.normalize else np.zeros(0, np.int64)
     SA = special(A)
     if self_join:
         _special_k(dev, p, A, A, SA, k, ez, prof, prof, skip_cols=SA)

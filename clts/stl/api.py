@@ -8,8 +8,8 @@ import numpy as np
 from ..runtime import chunk_sizes, get_device, launch, progress
 from ..runtime.arrays import float_array
 from ..runtime.memory import scratch
-from .plan import VERSIONS, LoessChoice, Plan, choose, fit_table, read_choices, resolve_parameters
-from .reference import QUAD_DET_TOL
+from .params import QUAD_DET_TOL, resolve_parameters
+from .plan import VERSIONS, LoessChoice, Plan, choose, fit_table, read_choices
 
 
 @dataclass

@@ -32,21 +32,7 @@ import math
 
 import numpy as np
 
-QUAD_DET_TOL = 1e-6
-
-
-def fit_points(n: int, q: int, jump: int):
-    """Grid positions 1..n where a LOESS fit is computed, with the anchor position whose window
-    it uses (statsmodels reuses the last loop window for the extra end point)."""
-    if n < 2:
-        return [(1, 1)]
-    nj = min(jump, n - 1)
-    pts = [(i, i) for i in range(1, n + 1, nj)]
-    if nj > 1:
-        k = ((n - 1) // nj) * nj + 1
-        if k != n:
-            pts.append((n, k))
-    return pts
+from .params import QUAD_DET_TOL, fit_points, resolve_parameters
 
 
 def nearest_window(valid_pos: np.ndarray, anchor: int, qh: int):
@@ -227,7 +213,6 @@ def stl(y, period, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, tre
         low_pass_deg=1, seasonal_jump=1, trend_jump=1, low_pass_jump=1, robust=False,
         inner_iter=None, outer_iter=None, interpolation="linear"):
     """Batched reference: ``y`` [batch, time] or [time]; returns (seasonal, trend, resid, weights)."""
-    from .plan import resolve_parameters
     p = resolve_parameters(period, seasonal, trend, low_pass, seasonal_deg, trend_deg,
                            low_pass_deg, seasonal_jump, trend_jump, low_pass_jump, robust,
                            inner_iter, outer_iter, interpolation=interpolation)

@@ -1,7 +1,8 @@
 ## Per-window statistics of a series, stably: a compensated (Kahan) sum for the mean, then a
 ## second pass for the centred sum of squares, also compensated (never a difference of prefix
-## sums of squares), on the series with NaN/inf replaced by 0 (the host flags those windows,
-## bit 0); flags constant windows (bit 1). NORMALIZE == 0: ``ss`` = plain sum of squares.
+## sums of squares), on the series with NaN/inf replaced by 0 (the host flags those windows
+## FLAG_NONFINITE); flags constant windows FLAG_CONSTANT (values in clts/mp/flags.py).
+## NORMALIZE == 0: ``ss`` = plain sum of squares.
 ##
 ## A work-item owns NB = VW * U consecutive windows: lane l of vector u is window
 ## i0 + u*VW + l, so one (unaligned) vload of VW values at offset t feeds VW windows at once
@@ -83,6 +84,6 @@ __kernel void window_stats(__global const real *T, const int n_windows, const in
 % else:
         ss[i0 + l] = rs[l];
 % endif
-        flags[i0 + l] = c ? 2 : 0;
+        flags[i0 + l] = c ? ${FLAG_CONSTANT} : 0;
     }
 }

@@ -362,7 +362,7 @@ def _run_diag(dev, plan, A, B, dB, self_join, cols, b_lo, b_hi, kstart, bar, chu
                                  TOPK_ITEMS_PER_CU * dev.info.compute_units * plan.wg))
     elif local and cols:
         params.update(L=_local_tile(dev, plan))
-    prg = dev.program("mp/diag.cl.mako", **params)
+    prg = dev.program("mp/diag_top1.cl.mako" if k == 1 else "mp/diag_topk.cl.mako", **params)
     kern = prg.kernel("diag" if k == 1 else "diag_topk")
     kr = A.kr
     q = dev.queue

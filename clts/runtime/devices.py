@@ -389,6 +389,7 @@ class Device:
 
     def program(self, template: str, *, build_options=(), **params):
         """Render ``templates/<template>`` with ``params``, build it with ``build_options``
-        (OpenCL compiler flags) and cache it per (rendered source, options)."""
+        (OpenCL compiler flags) and cache it per (template, parameters, options), looked up
+        before anything is rendered."""
         from .programs import build_program
         return build_program(self, template, params, build_options)

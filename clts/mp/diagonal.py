@@ -96,19 +96,19 @@ def _run_diag(dev, plan, A, B, dB, self_join, cols, b_lo, b_hi, kstart, bar, chu
     # room for every column index a padded lane can reach, so packed indices never carry
     idxbits = max(1, int(max(lA, lB) + D + 64).bit_length())
     local = (plan.store if k == 1 else plan.topk_store) == "local"
-    params = dict(real=plan.kernel_real, W=plan.lanes, G=plan.groups, L=plan.tile, R=R,
-                  NORMALIZE=int(A.normalize), COLS=int(cols), ATOMIC=int(atomic),
+    params = dict(real=plan.kernel_real, lanes=plan.lanes, groups=plan.groups, tile=plan.tile,
+                  segment=R, NORMALIZE=int(A.normalize), COLS=int(cols), ATOMIC=int(atomic),
                   PACK=int(plan.kernel_real == "double" and k == 1), K=k,
                   LOCAL=int(local), WG=plan.wg if local else 0, UNROLL=plan.unroll,
                   PRECHECK=int(not getattr(dev.info, "simulator", False)))
     if k > 1:
         L, local = _topk_tile(dev, plan, k)
-        params.update(L=L, LOCAL=int(local), WG=plan.wg if local else 0)
+        params.update(tile=L, LOCAL=int(local), WG=plan.wg if local else 0)
         # few bands per launch: each launch's reduction raises the entry floors of the next
         chunk_bands = max(1, min(chunk_bands, TOPK_PARTIAL_BYTES // ((2 * R + D) * k * 12),
                                  TOPK_ITEMS_PER_CU * dev.info.compute_units * plan.wg))
     elif local and cols:
-        params.update(L=_local_tile(dev, plan))
+        params.update(tile=_local_tile(dev, plan))
     prg = dev.program("mp/diag_top1.cl.mako" if k == 1 else "mp/diag_topk.cl.mako", **params)
     kern = prg.kernel("diag" if k == 1 else "diag_topk")
     kr = A.kr

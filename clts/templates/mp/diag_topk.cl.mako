@@ -1,10 +1,10 @@
 ## Matrix profile, the diagonal kernel for k > 1 (top-k). Same band / segment / O(1) update as
 ## the k = 1 kernel (diag_common.cl.mako), unpacked scores (real) and
 ## indices (int). A row's K best over the band are kept sorted in registers and written to the
-## work-item's partial row list. Column lists: for the L rows of a tile, every column the band
+## work-item's partial row list. Column lists: for the `tile` (L) rows of a tile, every column the band
 ## touches (it + k0 + u, u < tl + D - 1) has a sorted K-list in private memory or (LOCAL,
 ## topk_store="local") in this work-item's slice of a __local array (nothing shared, no
-## barrier), plus its entry threshold in a separate array so that W lanes are tested with one
+## barrier), plus its entry threshold in a separate array so that the lanes are tested with one
 ## vector compare; at the tile end the tile's lists are merged into the work-item's partial
 ## column lists. Per row, one mask over all lanes (row and column thresholds); only when a lane
 ## passes does a plain loop over the D lanes insert (increasing column order, so a strict > is
@@ -18,18 +18,18 @@
 <%namespace name="shared" file="/mp/diag_common.cl.mako"/>
 <%include file="/common/real.cl.mako"/>
 <%
-    VT, ITS, IT, D, LOAD, SEL, ROW_UNROLL, IOTA = shared.attr.names(real, W, G, UNROLL)
+    VT, ITS, IT, D, LOAD, SEL, ROW_UNROLL, IOTA = shared.attr.names(real, lanes, groups, UNROLL)
 %>
 ${shared.prelude()}
 <%
-    SLOT = L + D
+    SLOT = tile + D
     def ANYGT(a, b):
-        return f"(({a}) > ({b}))" if W == 1 else f"any(({a}) > ({b}))"
+        return f"(({a}) > ({b}))" if lanes == 1 else f"any(({a}) > ({b}))"
     def LANE(x, l):
-        return x if W == 1 else f"{x}.s{l:x}"
+        return x if lanes == 1 else f"{x}.s{l:x}"
     SPACES = ["__private", "__global"] + (["__local"] if LOCAL and COLS else [])
-    MT = ("long" if real == "double" else "int") + ("" if W == 1 else str(W))
-    MT = "int" if W == 1 else MT
+    MT = ("long" if real == "double" else "int") + ("" if lanes == 1 else str(lanes))
+    MT = "int" if lanes == 1 else MT
 %>
 % for sp in SPACES:
 // insert (s, i) into the sorted K-list v / ix (best first; ties: smaller index first)
@@ -91,12 +91,12 @@ __kernel void diag_topk(
     const int k0 = dd.x, ilo = dd.y, ihi = dd.z;
     __global const real *TBp = TB + PAD, *muBp = muB + PAD, *dfBp = dfB + PAD,
                         *dgBp = dgB + PAD, *rBp = rB + PAD;
-    __global real *rpv = rowPV + (size_t)w * ${R * K};
-    __global int *rpi = rowPI + (size_t)w * ${R * K};
+    __global real *rpv = rowPV + (size_t)w * ${segment * K};
+    __global int *rpi = rowPI + (size_t)w * ${segment * K};
 % if COLS:
     // partial column lists of columns s0 + k0 + q, q in [ilo - s0, ihi - s0 + D - 1)
-    __global real *cpv = colPV + (size_t)w * ${(R + D) * K};
-    __global int *cpi = colPI + (size_t)w * ${(R + D) * K};
+    __global real *cpv = colPV + (size_t)w * ${(segment + D) * K};
+    __global int *cpi = colPI + (size_t)w * ${(segment + D) * K};
     for (int q = (ilo - s0) * ${K}; q < (ihi - s0 + D - 1) * ${K}; ++q) {
         cpv[q] = -INFINITY; cpi[q] = -1;
     }
@@ -129,12 +129,12 @@ ${shared.cov_init(VT, LOAD)}
             // scores of the row's D diagonals; one mask: does any lane beat its row or column
             // entry threshold (NaN scores, from invalid or padded windows, never do)
             ${MT} hit = 0;
-% for g in range(G):
+% for g in range(groups):
             ${VT} sc${g};
             {
-                const ${VT} fb = ${LOAD(f"dfBp + jb + {g * W}")};
-                const ${VT} gb = ${LOAD(f"dgBp + jb + {g * W}")};
-                const ${VT} rbv = ${LOAD(f"rBp + jb + {g * W}")};
+                const ${VT} fb = ${LOAD(f"dfBp + jb + {g * lanes}")};
+                const ${VT} gb = ${LOAD(f"dgBp + jb + {g * lanes}")};
+                const ${VT} rbv = ${LOAD(f"rBp + jb + {g * lanes}")};
                 if (upd) cov${g} = fma((${VT})fa, gb, fma((${VT})ga, fb, cov${g}));
 %   if NORMALIZE:
                 sc${g} = cov${g} * ra * rbv;
@@ -143,19 +143,19 @@ ${shared.cov_init(VT, LOAD)}
 %   endif
                 hit |= sc${g} > (${VT})rth;
 %   if COLS:
-                hit |= sc${g} > ${LOAD(f"cth + t + {g * W}")};
+                hit |= sc${g} > ${LOAD(f"cth + t + {g * lanes}")};
 %   endif
             }
 % endfor
-            if (${"hit" if W == 1 else "any(hit)"}) {
+            if (${"hit" if lanes == 1 else "any(hit)"}) {
                 // rare once the floors are set: a plain loop over the D lanes (small code
                 // keeps the hot path above in registers)
                 real sa[D];
-% for g in range(G):
-%   if W == 1:
+% for g in range(groups):
+%   if lanes == 1:
                 sa[${g}] = sc${g};
 %   else:
-                vstore${W}(sc${g}, 0, sa + ${g * W});
+                vstore${lanes}(sc${g}, 0, sa + ${g * lanes});
 %   endif
 % endfor
                 for (int d = 0; d < D; ++d) {
@@ -215,7 +215,7 @@ __kernel void reduce_rows_k(__global const int4 *desc, const int doff, const int
 {
     const int r = get_global_id(0);
     const int i = s0 + r;
-    if (r >= ${R} || i >= lA) return;
+    if (r >= ${segment} || i >= lA) return;
     real v[${K}];
     int x[${K}];
     int loaded = 0;             // the global list is read (and written) only if a candidate came
@@ -223,8 +223,8 @@ __kernel void reduce_rows_k(__global const int4 *desc, const int doff, const int
         if (!wflag[2 * w]) continue;
         const int4 dd = desc[doff + w];
         if (i < dd.y || i >= dd.z) continue;
-        __global const real *pv = rowPV + ((size_t)w * ${R} + r) * ${K};
-        __global const int *pi = rowPI + ((size_t)w * ${R} + r) * ${K};
+        __global const real *pv = rowPV + ((size_t)w * ${segment} + r) * ${K};
+        __global const int *pi = rowPI + ((size_t)w * ${segment} + r) * ${K};
         if (pi[0] < 0) continue;
         if (!loaded) {
             for (int q = 0; q < ${K}; ++q) { v[q] = gV[(size_t)i * ${K} + q]; x[q] = gI[(size_t)i * ${K} + q]; }
@@ -254,7 +254,7 @@ __kernel void reduce_cols_k(__global const int4 *desc, const int doff, const int
     if ((int)get_global_id(0) >= ncols || c < 0 || c >= lB) return;
     const int rel = c - s0 - kb;            // = w*D + q
     int whi = rel >= 0 ? rel / D : -((-rel + D - 1) / D);
-    const int lo = rel - ${R + D - 2};
+    const int lo = rel - ${segment + D - 2};
     int wlo = lo >= 0 ? (lo + D - 1) / D : -((-lo) / D);
     wlo = max(wlo, 0);
     whi = min(whi, n_work - 1);
@@ -266,8 +266,8 @@ __kernel void reduce_cols_k(__global const int4 *desc, const int doff, const int
         const int4 dd = desc[doff + w];
         const int q = rel - w * D;
         if (q < dd.y - s0 || q >= dd.z - s0 + D - 1) continue;
-        __global const real *pv = colPV + ((size_t)w * ${R + D} + q) * ${K};
-        __global const int *pi = colPI + ((size_t)w * ${R + D} + q) * ${K};
+        __global const real *pv = colPV + ((size_t)w * ${segment + D} + q) * ${K};
+        __global const int *pi = colPI + ((size_t)w * ${segment + D} + q) * ${K};
         if (pi[0] < 0) continue;
         if (!loaded) {
             for (int e = 0; e < ${K}; ++e) { v[e] = gV[(size_t)c * ${K} + e]; x[e] = gI[(size_t)c * ${K} + e]; }

@@ -36,8 +36,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..runtime import chunk_sizes, get_device, launch, progress, round_up
+from ..runtime import chunk_sizes, get_device, launch, round_up
 from ..runtime.arrays import native, values_of
+from ..runtime.faults import with_smaller_chunks
+from ..runtime.memory import chunk_progress
 from .common import STATUS, ZERO_VARIANCE_ULPS
 from .common import (CONVENTIONS, HISTORIES, critical_value, design_matrix, end_of_history,
                      log_plus, n_coef, rec_cusum_bound, trend_scaling, unscale_coef)
@@ -268,13 +270,13 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=365.0, trend=True, hfrac
         bounds_t = np.zeros(1)
     M = int(np.prod(pix_shape, dtype=np.int64))
     flat = y.reshape(N, M)
-    out = _run(dev, plan, flat, N, n, K, X, bounds_t, dict(
+    out = with_smaller_chunks(lambda max_items: _run(dev, plan, flat, N, n, K, X, bounds_t, dict(
         real=real, in_type=in_type, has_nodata=nodata is not None, K=K, N=N, n=n,
         history=history, convention=convention, dof_sub=K if convention == "r" else 2 + 2 * k,
         detailed=bool(detailed), magnitudes=bool(magnitudes)),
         dtype=dtype, crit=crit, hfrac=hfrac, nodata=0.0 if nodata is None else float(nodata),
         roc_bounds=(rec_cusum_bound(level), rec_cusum_bound(0.05)) if history == "ROC" else None,
-        progress_bar=progress_bar)
+        progress_bar=progress_bar, max_items=max_items), device=dev, what="bfast_monitor")
 
     def shaped(a, lead=()):
         return None if a is None else a.reshape(tuple(lead) + pix_shape)
@@ -317,7 +319,7 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=365.0, trend=True, hfrac
 
 
 def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, nodata,
-         roc_bounds, progress_bar):
+         roc_bounds, progress_bar, max_items=None):
     import pyopencl as cl
 
     M = flat.shape[1]
@@ -332,7 +334,8 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
         per += [(K * (K + 1) // 2 + K + 2) * rs, (K + 1) * rs]
     if detailed:
         per += [K * rs, rs, (N - n) * rs, (N - n) * rs, N * rs]
-    chunks = chunk_sizes(M, per, dev, fixed_bytes=(N * K + N) * rs, multiple=W * plan.wg)
+    chunks = chunk_sizes(M, per, dev, fixed_bytes=(N * K + N) * rs, multiple=W * plan.wg,
+                         max_items=max_items)
     ctx, q = dev.context, dev.queue
     mf = cl.mem_flags
     Xd = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(X, dtype))
@@ -375,11 +378,11 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
     keys1 = ("breaks", "means", "valids", "status") + (("mags",) if tpl["magnitudes"] else ())
 
     def make_set():
-        st = {"yd": buf((N * cmax + W) * isz),
+        st = {"yd": buf((N * cpad + W) * isz),
               "od": {"breaks": buf(cmax * 4), "means": buf(cmax * rs), "valids": buf(cmax * 4),
                      "status": buf(cmax * 4),
                      "mags": buf(cmax * rs if tpl["magnitudes"] else 1)},
-              "hsd": buf(cmax * 4) if tpl["history"] == "ROC" else None, "pending": None}
+              "hsd": buf(cpad * 4) if tpl["history"] == "ROC" else None, "pending": None}
         if detailed:
             st["dd"] = {"coef": buf(K * cmax * rs), "sigma": buf(cmax * rs),
                         "mosum": buf((N - n) * cmax * rs), "bounds": buf((N - n) * cmax * rs),
@@ -402,22 +405,29 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
         st["pending"] = None
 
     zeros_tail = np.zeros(W, flat.dtype)
-    it = progress(chunks, desc="bfast_monitor", unit="chunk",
-                  disable=None if progress_bar else True)
+    it = chunk_progress(chunks, desc="bfast_monitor", disable=None if progress_bar else True)
     for i, (a, b) in enumerate(it):
         st = sets[i % nsets]
         finish(st)
         m = b - a
-        st["host"] = host = np.ascontiguousarray(flat[:, a:b])
+        # rows padded to a multiple of the lanes: every vloadW is aligned (faster, and
+        # Oclgrind's uninitialised-value checker misreads unaligned vector loads)
+        mp = round_up(m, W)
+        if mp == m:
+            host = np.ascontiguousarray(flat[:, a:b])
+        else:
+            host = np.zeros((N, mp), flat.dtype)
+            host[:, :m] = flat[:, a:b]
+        st["host"] = host
         yd, od, hsd = st["yd"], st["od"], st["hsd"]
-        e1 = cl.enqueue_copy(qx, yd, zeros_tail, dst_offset=N * m * isz, is_blocking=False)
+        e1 = cl.enqueue_copy(qx, yd, zeros_tail, dst_offset=N * mp * isz, is_blocking=False)
         e2 = cl.enqueue_copy(qx, yd, host, is_blocking=False)
         up = [e1, e2]
-        Mi = np.int32(m)
-        rargs = (yd, Mi, Mi, Xd, dtype.type(nodata))
+        Mi, Mpad = np.int32(m), np.int32(mp)
+        rargs = (yd, Mpad, Mi, Xd, dtype.type(nodata))
         if tpl["history"] == "ROC":
             launch(dev, prg_roc.kernel("bfast_roc"), round_up(-(-m // W), plan.roc_wg), plan.roc_wg,
-                   yd, Mi, Xroc, roc_dtype.type(nodata), roc_dtype.type(roc_bounds[0]),
+                   yd, Mpad, Xroc, roc_dtype.type(nodata), roc_dtype.type(roc_bounds[0]),
                    roc_dtype.type(roc_bounds[1]), roc_scratch, hsd, wait_for=up)
             up = None
         tail = [od["breaks"], od["means"], od["mags"], od["valids"], od["status"]]

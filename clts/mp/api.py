@@ -115,8 +115,17 @@ def _devices(devices):
     return [get_device(devices)]
 
 
-def _compute(T_A, m, T_B, k, exclusion_zone, normalize, precision, devices, both, plan,
-             overrides, show_progress):
+def _compute(*args, **kwargs):
+    """:func:`_compute_once` with device failures reported as ``DeviceError`` (an allocation
+    failure in the band loop first retries with fewer bands per launch)."""
+    from ..runtime.faults import with_smaller_chunks
+    devs = _devices(args[7] if len(args) > 7 else kwargs.get("devices"))
+    return with_smaller_chunks(lambda _: _compute_once(*args, **kwargs), device=devs[0],
+                               what="matrix_profile")
+
+
+def _compute_once(T_A, m, T_B, k, exclusion_zone, normalize, precision, devices, both, plan,
+                  overrides, show_progress):
     T_A = _series(T_A, "T_A")
     T_B = _series(T_B, "T_B")
     m = _check(T_A, m, T_B, k, exclusion_zone, precision)

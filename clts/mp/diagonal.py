@@ -171,8 +171,10 @@ def _run_diag(dev, plan, A, B, dB, self_join, cols, b_lo, b_hi, kstart, bar, chu
     dd = cla.to_device(q, plan_l_all)
     events = []
     off = 0
-    for s0, dsub in plan_l:
+    from ..runtime.faults import enter_chunk
+    for li, (s0, dsub) in enumerate(plan_l):
         nw = len(dsub)
+        enter_chunk(li, off, off + nw, len(plan_l), len(plan_l_all))
         gsz = round_up(nw, plan.wg)
         head = (dd.data, np.int32(off), np.int32(nw), np.int32(s0))
         off += nw
@@ -270,6 +272,17 @@ def _topk_tile(dev, plan, k):
 
 
 def _diag_all(devs, p, A0, B0, self_join, ez, cols, side, T_A, T_B, show_progress, k=1):
+    """:func:`_diag_bands`, run again with fewer bands per launch after an allocation failure
+    (``faults.with_smaller_chunks``); any other failure names the launch it happened in."""
+    from ..runtime.faults import with_smaller_chunks
+    return with_smaller_chunks(
+        lambda max_bands: _diag_bands(devs, p, A0, B0, self_join, ez, cols, side, T_A, T_B,
+                                      show_progress, k, max_bands),
+        device=devs[0], what="matrix_profile")
+
+
+def _diag_bands(devs, p, A0, B0, self_join, ez, cols, side, T_A, T_B, show_progress, k=1,
+                max_bands=None):
     """Run the diagonal kernel over all bands, split between ``devs`` by area; returns one
     (row indices, column indices) per device ([l] for k = 1, [l, k] for k > 1)."""
     D = p.band
@@ -296,6 +309,8 @@ def _diag_all(devs, p, A0, B0, self_join, ez, cols, side, T_A, T_B, show_progres
     env = max_chunk_env()
     if env:
         chunk_bands = min(chunk_bands, env)
+    if max_bands:
+        chunk_bands = max(1, min(chunk_bands, max_bands))
     running = []
     for di, d in enumerate(devs):
         b_lo, b_hi = bounds[di], bounds[di + 1]

@@ -22,8 +22,8 @@ def _pair_dist(dev, plan, A, B, ia, ib):
     db = cla.to_device(q, ib.astype(np.int32))
     out = cla.empty(q, n, A.er)
     launch(dev, prg.kernel("pair_dist"), round_up(n, 64), None, np.int32(n), np.int32(A.m),
-           da.data, db.data, A.Td.data, A.mu.data, A.ss.data, A.fl_d.data,
-           B.Td.data, B.mu.data, B.ss.data, B.fl_d.data, out.data)
+           da.data, db.data, A.Td.data, A.mu.data, A.ss.data, A.flags_on(dev).data,
+           B.Td.data, B.mu.data, B.ss.data, B.flags_on(dev).data, out.data)
     d = out.get().astype(np.float64)
     d[(ia < 0) | (ib < 0)] = np.inf
     return d
@@ -41,8 +41,8 @@ def _scan(dev, plan, kind, qs, X, Y, ez):
     outs = [cla.empty(q, max(nout, 1), t) for t in (X.er, np.int32, X.er, np.int32)]
     launch(dev, prg.kernel("scan_" + kind), round_up(max(nout, 1), 64), None, np.int32(len(qs)),
            np.int32(X.m), np.int32(Y.l), np.int32(ez), dq.data,
-           X.Td.data, X.mu.data, X.ss.data, X.fl_d.data,
-           Y.Td.data, Y.mu.data, Y.ss.data, Y.fl_d.data, *[o.data for o in outs])
+           X.Td.data, X.mu.data, X.ss.data, X.flags_on(dev).data,
+           Y.Td.data, Y.mu.data, Y.ss.data, Y.flags_on(dev).data, *[o.data for o in outs])
     res = [o.get()[:nout] for o in outs]
     return (res[0].astype(np.float64), res[1].astype(np.int64),
             res[2].astype(np.float64), res[3].astype(np.int64))

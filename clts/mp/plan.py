@@ -69,8 +69,9 @@ class Plan:
             raise PlanValueError("unroll", f"must be <= {UNROLL_MAX}, got {self.unroll}")
         if self.groups > 64:
             raise PlanValueError("groups", f"must be <= 64 lane groups, got {self.groups}")
-        if dev is not None and self.wg > dev.max_work_group:
-            raise PlanValueError("wg", f"must be <= {dev.max_work_group} (the device's largest "
+        limit = getattr(dev, "max_work_group", None)
+        if limit is not None and self.wg > limit:
+            raise PlanValueError("wg", f"must be <= {limit} (the device's largest "
                                        f"work-group), got {self.wg}")
         if self.segment < self.band:
             raise PlanValueError("segment", f"({self.segment}) must be >= lanes*groups "

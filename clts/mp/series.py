@@ -121,6 +121,14 @@ class _Side:
         self.kr, self.er, self.pad = kr, er, pad
         self.normalize = normalize
 
+    def flags_on(self, dev):
+        """The window flags as a device array (uploaded here when no band kernel ran on this
+        side: every window constant, or all of this device's bands empty)."""
+        if getattr(self, "fl_d", None) is None:
+            import pyopencl.array as cla
+            self.fl_d = cla.to_device(dev.queue, self.flags.astype(np.int32))
+        return self.fl_d
+
     def mark_ill(self, plan, R):
         """Flag (bit 2) windows too ill-conditioned for the O(1) update: centred norm^2 below
         C * eps * R * S^2 with S^2 = max|df| * max|dg| (the size of one update term)."""

@@ -35,8 +35,8 @@ def _block_profile(dev, p, A, B, self_join, ez, k):
     I = np.full((lA, k), -1, np.int64)
     li = np.full(lA, -1, np.int64)
     rix = np.full(lA, -1, np.int64)
-    flA = A.fl_d
-    flB = B.fl_d
+    flA = A.flags_on(dev)
+    flB = B.flags_on(dev)
     cols = np.arange(lB)
     for i0 in range(0, lA, Bk):
         nr = min(Bk, lA - i0)
@@ -126,8 +126,8 @@ def _special_k(dev, p, X, Y, S, k, ez, rows_out, cols_out, skip_cols=None):
                       NORMALIZE=int(X.normalize), VW=_vw(dev), K=k)
     lY = Y.l
     dq = cla.to_device(q, np.asarray(S, np.int32))
-    args = (X.Td.data, X.mu.data, X.ss.data, X.fl_d.data,
-            Y.Td.data, Y.mu.data, Y.ss.data, Y.fl_d.data)
+    args = (X.Td.data, X.mu.data, X.ss.data, X.flags_on(dev).data,
+            Y.Td.data, Y.mu.data, Y.ss.data, Y.flags_on(dev).data)
 
     def lists(kind, n, *head):
         outs = [cla.empty(q, n * k, t) for t in (X.er, np.int32, X.er, np.int32)]

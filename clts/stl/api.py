@@ -5,9 +5,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..runtime import chunk_sizes, get_device, launch, progress
+from ..runtime import chunk_sizes, get_device, launch
 from ..runtime.arrays import float_array
-from ..runtime.memory import scratch
+from ..runtime.faults import with_smaller_chunks
+from ..runtime.memory import chunk_progress, scratch
 from .params import QUAD_DET_TOL, resolve_parameters
 from .plan import VERSIONS, LoessChoice, Plan, choose, fit_table, read_choices
 
@@ -445,15 +446,16 @@ def stl(y, period, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, tre
                      complete=complete, interp_ipw=plan.interp_ipw)
     item = y2.dtype.itemsize
     per_series = (9 * N + 4 * (N + 2 * p["period"])) * item + 64 * N
-    chunks = chunk_sizes(B, [per_series], dev) if B else [(0, 0)]
     S = np.empty(y2.shape, y2.dtype)
     T = np.empty(y2.shape, y2.dtype)
     W = np.empty(y2.shape, y2.dtype)
     failed = np.zeros(B, bool)
-    for a, b in progress(chunks, total=len(chunks), desc="stl"):
-        if b <= a:
-            continue
-        failed[a:b] = runner.run(y2[a:b], (S[a:b], T[a:b], W[a:b]))
+
+    def run(max_items):
+        chunks = chunk_sizes(B, [per_series], dev, max_items=max_items) if B else []
+        for a, b in chunk_progress(chunks, desc="stl"):
+            failed[a:b] = runner.run(y2[a:b], (S[a:b], T[a:b], W[a:b]))
+    with_smaller_chunks(run, device=dev, what="stl")
     R = np.subtract(y2, S)
     R -= T
     diag = dict(n_failed=int(failed.sum()), failed=failed, params=p,

@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..runtime import chunk_sizes, get_device, launch, progress, round_up
-from ..runtime.memory import keep_on_simulator, release_scratch, scratch, upload_scratch
+from ..runtime import chunk_sizes, get_device, launch, round_up
+from ..runtime.faults import with_smaller_chunks
+from ..runtime.memory import (chunk_progress, keep_on_simulator, release_scratch, scratch,
+                              upload_scratch)
 from .plan import Plan, make_plan
 
 __all__ = ["solve_tridiagonal", "TridiagonalResult", "release_scratch"]
@@ -288,22 +290,26 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, method: str = "auto", start
     item = dtype.itemsize
     per = [n * item] * 5 + [4] + [n * item * f for f in _scratch_factor(plan)]
     mult = plan.params.get("lanes", 1) * plan.chains * plan.params.get("wg", 1)
-    chunks = chunk_sizes(nsys, per, dev, multiple=mult)
-    for s0, s1 in progress(chunks, desc="tridiag"):
-        if layout == "natural":
-            parts = [upload_scratch(dev, np.ascontiguousarray(v[s0:s1], dtype))
-                     for v in arrs]
-        else:
-            parts = [upload_scratch(dev, np.ascontiguousarray(v[:, s0:s1], dtype))
-                     for v in arrs]
-        xs = scratch(dev, parts[1].shape, dtype)
-        stc = None if st is None else upload_scratch(dev, st[s0:s1])
-        p = plan if (s0, s1) == (0, nsys) else _replace_nsys(plan, s1 - s0)
-        keep = run_plan(dev, p, *parts, xs, stc, counter)
-        if layout == "natural":
-            res[s0:s1] = xs.get()
-        else:
-            res[:, s0:s1] = xs.get()
+
+    def run(max_items):
+        chunks = chunk_sizes(nsys, per, dev, multiple=mult,
+                             max_items=None if max_items is None else max(1, max_items))
+        for s0, s1 in chunk_progress(chunks, desc="tridiag"):
+            if layout == "natural":
+                parts = [upload_scratch(dev, np.ascontiguousarray(v[s0:s1], dtype))
+                         for v in arrs]
+            else:
+                parts = [upload_scratch(dev, np.ascontiguousarray(v[:, s0:s1], dtype))
+                         for v in arrs]
+            xs = scratch(dev, parts[1].shape, dtype)
+            stc = None if st is None else upload_scratch(dev, st[s0:s1])
+            p = plan if (s0, s1) == (0, nsys) else _replace_nsys(plan, s1 - s0)
+            run_plan(dev, p, *parts, xs, stc, counter)
+            if layout == "natural":
+                res[s0:s1] = xs.get()
+            else:
+                res[:, s0:s1] = xs.get()
+    with_smaller_chunks(run, device=dev, what="solve_tridiagonal")
     if layout == "natural":
         res = res.reshape(shape[:axis] + shape[axis + 1:] + (n,)) if move else res.reshape(shape)
         if move:

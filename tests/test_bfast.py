@@ -8,7 +8,6 @@ float32 1e-3 relative to the data scale; float32 breaks may differ on a few knif
 from __future__ import annotations
 
 import csv
-import datetime as dt
 from pathlib import Path
 
 import numpy as np

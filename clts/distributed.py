@@ -70,7 +70,7 @@ def matrix_profile(client, T_A, m, T_B=None, *, parts=None, device=None, **kwarg
     equal work (default: one per worker), one task each on the client's workers; each part is
     re-evaluated exactly on its worker and the parts are merged by (distance, index), the same
     rule that merges several devices in one process. Returns a ``MatrixProfileResult``."""
-    from .mp.api import _better
+    from .mp.exact import _better
     if kwargs.get("k", 1) != 1:
         raise ValueError("the distributed matrix profile computes k = 1")
     if parts is None:

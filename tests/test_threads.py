@@ -10,7 +10,6 @@ import sys
 import threading
 
 import numpy as np
-import pytest
 
 import clts
 from clts.runtime import devices as devmod

@@ -4,7 +4,7 @@ Versions
   ``fused``  one work-item per ``lanes`` pixels (realN lanes): masked Gram matrix and X'y in
              registers, Cholesky solve, residual / MOSUM / break / mean sweep, median. Two passes
              over the cube. The CPU version (pocl vectorises only explicit vector types).
-  ``multi``  the seed's "Ours": a Gram kernel (``lanes`` pixels per work-item, the K x K tile in
+  ``multi``  Gieseke et al.'s "Ours": a Gram kernel (``lanes`` pixels per work-item, the K x K tile in
              registers), batched Gauss-Jordan inversion in local memory (one work-group of
              K x 2K work-items per pixel) that also forms beta, then the sweep kernel.
 ``history="ROC"`` adds one kernel (``lanes`` pixels per work-item, double precision where the

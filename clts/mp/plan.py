@@ -24,7 +24,7 @@ PRECISIONS = ("double", "mixed", "single")
 MERGES = ("atomic", "partial")
 STORES = ("private", "local")
 
-#: factor C of the ill-conditioning test (see api._special_windows): a window whose centred
+#: factor C of the ill-conditioning test (``_Side.mark_ill`` in api.py): a window whose centred
 #: norm^2 is below C * eps * R * S^2 goes to the exact path
 ILL_FACTOR = {"double": 1e8, "mixed": 1e3, "single": 1e3}
 
@@ -69,8 +69,9 @@ class Plan:
             raise PlanValueError("unroll", f"must be <= {UNROLL_MAX}, got {self.unroll}")
         if self.groups > 64:
             raise PlanValueError("groups", f"must be <= 64 lane groups, got {self.groups}")
-        if dev is not None and self.wg > dev.max_work_group:
-            raise PlanValueError("wg", f"must be <= {dev.max_work_group} (the device's largest "
+        limit = getattr(dev, "max_work_group", None)
+        if limit is not None and self.wg > limit:
+            raise PlanValueError("wg", f"must be <= {limit} (the device's largest "
                                        f"work-group), got {self.wg}")
         if self.segment < self.band:
             raise PlanValueError("segment", f"({self.segment}) must be >= lanes*groups "
@@ -102,9 +103,8 @@ PROFILE_KEYS = {"lanes": "mp.diag.lanes", "groups": "mp.diag.groups", "tile": "m
                 "block_rows": "mp.block_rows", "merge": "mp.merge"}
 
 
-def _default_lanes(dev) -> int:
-    # pocl vectorises only explicit vector types; other drivers vectorise across work-items
-    return 8 if "pocl" in (dev.platform or "").lower() else 8
+#: lanes when the profile says 0, for every driver (pocl vectorises only explicit vector types)
+DEFAULT_LANES = 8
 
 
 #: the exact covariance at a segment start costs O(m) per diagonal, and the O(1) update's
@@ -131,7 +131,7 @@ def make_plan(dev, *, precision="double", plan: Plan | None = None, m: int | Non
         merge = sec.get("merge", "auto")
         if merge == "auto":
             merge = "atomic" if dev.int64_atomics else "partial"
-        lanes = d.get("lanes", 0) or _default_lanes(dev)
+        lanes = d.get("lanes", 0) or DEFAULT_LANES
         p = Plan(lanes=lanes, groups=d.get("groups", 8), tile=d.get("tile", 128),
                  segment=d.get("segment", 4096), wg=d.get("wg", 1), merge=merge,
                  store=str(d.get("store", "private")),

@@ -45,7 +45,7 @@ class Tunables:
         naming the keyword when the caller forced it."""
         key = self.keys.get(name, name)
         forced = name in self.forced
-        prefix = f"{name}={self.values.get(name)!r}: " if forced else ""
+        prefix = f"{name} "
         return value_error(getattr(self.device, "profile", None), key, prefix + message,
                            forced=forced)
 

@@ -6,20 +6,43 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..runtime import chunk_sizes, get_device, launch
-from ..runtime import progress as _progress
 from ..labels import Labels
 from ..runtime.arrays import float_array
+from ..runtime.faults import with_smaller_chunks
+from ..runtime.memory import chunk_progress, scratch
 from ..vocabulary import renamed
-from ..runtime.memory import scratch
-from .plan import VERSIONS, LoessChoice, Plan, choose, fit_table, read_choices, resolve_parameters
-from .reference import QUAD_DET_TOL
+from .params import QUAD_DET_TOL, resolve_parameters
+from .plan import VERSIONS, LoessChoice, Plan, choose, fit_table, read_choices
 
 
 @dataclass
 class STLResult:
-    """``seasonal``, ``trend``, ``resid`` and robustness ``weights`` (all [batch, time], or
-    [time] for a 1-D input); ``diagnostics``: ``n_failed`` series that came back NaN (a whole
-    cycle-subseries missing, or fewer than 2 * period valid values), ``failed`` (bool mask), ``params`` and the LOESS versions used."""
+    """Result of :func:`clts.stl`.
+
+    Attributes
+    ----------
+    seasonal, trend, resid : numpy.ndarray, or labelled like the input
+        The decomposition, shaped like the input ([batch, time], [time], or any layout with
+        ``time_axis``); pandas / xarray inputs give DataFrames / Series / DataArrays with the
+        input's labels. ``resid`` is NaN where the input is.
+    weights : numpy.ndarray
+        Robustness weights (1 without ``robust``; 0 at missing values and in failed series).
+    diagnostics : dict
+        ``n_failed``: series that came back NaN (a whole cycle-subseries missing, or fewer than
+        2 x period valid values); ``failed``: their boolean mask; ``params``: the resolved
+        parameters; the LOESS versions used.
+
+    ``trend_slope()`` gives each series' trend slope per time step; ``plot(series)`` draws the
+    decomposition panels of one series (matplotlib).
+
+    Examples
+    --------
+    >>> import numpy as np, clts
+    >>> t = np.arange(48.0)
+    >>> r = clts.stl(np.cos(2 * np.pi * t / 4) + t, period=4)
+    >>> round(float(r.trend_slope()), 3)
+    1.0
+    """
     seasonal: np.ndarray
     trend: np.ndarray
     resid: np.ndarray
@@ -339,23 +362,100 @@ def stl(y, period, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, tre
         low_pass_deg=1, seasonal_jump=1, trend_jump=1, low_pass_jump=1, robust=False,
         inner_iter=None, outer_iter=None, version="auto", r_defaults=False, device=None,
         loess_params=None, interpolation="linear", time_axis=None, progress=True):
-    """Batched STL (Cleveland et al. 1990) of ``y`` ([batch, time] or [time], float32 or
-    float64, NaN = missing), parameters as ``statsmodels.tsa.seasonal.STL`` (degrees may also be
-    2; ``r_defaults=True`` takes R's ``stl`` defaults for jumps and iterations).
+    """Batched STL decomposition (seasonal + trend + remainder) with missing values.
 
-    ``time_axis``: the axis of ``y`` that is time (default: the last for numpy arrays, any
-    number of other axes; the index of a pandas Series / DataFrame, one series per column; the
-    ``time`` dimension of a DataArray). Components come back in ``y``'s layout, labelled like a
-    pandas or xarray input. ``progress``: a progress bar over device chunks (tqdm).
+    Every series of the batch is decomposed by the LOESS-based procedure of Cleveland et al.,
+    with the parameters, defaults and results of ``statsmodels.tsa.seasonal.STL``, as OpenCL
+    kernels that process the whole batch at once (the GPU method of Serykh et al.).
 
-    ``version``: "auto" (from the device profile), or "outer" / "intragroup" / "flat"
-    forced for every LOESS of the call (``loess_version`` is its deprecated name).
-    ``interpolation``: between jumped fits, "linear"
-    (statsmodels and R; the default) or "hermite" (cubic Hermite from the fitted values and the
-    local fits' slopes, as stlplus and the seed). ``loess_params``: optional dict forcing tunables
-    (``lanes``, ``wg``, ``chunk``, ``table``: tricube weight tables for the vector outer
-    LOESS on complete data, ``interp_per_item``: jump intervals filled per work-item,
-    0 = a whole segment). Returns an :class:`STLResult`.
+    Parameters
+    ----------
+    y : array_like, shape (batch, time) or (time,), or any shape with ``time_axis``
+        float32 or float64 series (other real types are converted to float64); NaN marks a
+        missing value. +-inf is rejected. A series needs at least two periods. A pandas
+        Series / DataFrame (one series per column, time down the rows) or an xarray DataArray
+        comes back labelled: the components with the input's index / coordinates.
+    period : int
+        Length of the seasonal cycle, >= 2.
+    seasonal, trend, low_pass : int, optional
+        LOESS window lengths (odd, >= 3). ``seasonal=7``; ``trend`` defaults to the next odd
+        integer of ceil(1.5 period / (1 - 1.5 / seasonal)) and must exceed ``period``;
+        ``low_pass`` to the smallest odd integer > ``period``.
+    seasonal_deg, trend_deg, low_pass_deg : {0, 1, 2}, optional
+        Degrees of the local polynomials (default 1).
+    seasonal_jump, trend_jump, low_pass_jump : int, optional
+        Fit every ``jump``-th point and interpolate between them (default 1).
+    robust : bool, optional
+        Bisquare robustness weights from 6 x the median absolute residual.
+    inner_iter, outer_iter : int, optional
+        Iterations; default 5 / 0, or 2 / 15 with ``robust=True`` (statsmodels' choice).
+    version : {"auto", "outer", "intragroup", "flat"}, optional
+        LOESS code version; "auto" picks per smoother from the device profile.
+        ``loess_version`` is its deprecated name (a DeprecationWarning, one release).
+    r_defaults : bool, optional
+        Take R's ``stl`` defaults for the jumps (ceil(window / 10)), degrees and iterations
+        where they are left at statsmodels' defaults.
+    device : int, str or Device, optional
+        Device index, name substring or slug (``clts devices``); the default device if None.
+    loess_params : dict, optional
+        Force tunables for this call: ``lanes``, ``wg``, ``chunk``, ``table`` (tricube weight
+        tables for the vector outer LOESS on complete data), ``interp_per_item`` (jump intervals
+        filled per work-item, 0 = a whole segment).
+    interpolation : {"linear", "hermite"}, optional
+        Between jumped fits: linear (statsmodels and R) or cubic Hermite from the fitted values
+        and the slopes of the local fits (stlplus and Serykh et al.).
+    time_axis : int, optional
+        The axis of ``y`` that is time: default the last for numpy arrays (any number of other
+        axes), the index of a pandas object, the ``time`` dimension of a DataArray (or a
+        dimension name).
+    progress : bool, optional
+        A progress bar over device chunks (tqdm, when there is more than one chunk).
+
+    Returns
+    -------
+    STLResult
+        ``seasonal``, ``trend``, ``resid`` and ``weights``, shaped like ``y``, and
+        ``diagnostics``.
+
+    Raises
+    ------
+    ValueError
+        Bad window, degree, jump or iteration values, a series shorter than two periods,
+        +-inf values, or an unknown ``version`` / ``interpolation``.
+    TypeError
+        ``y`` is not real numeric.
+    clts.DeviceError
+        float64 data on a device without ``cl_khr_fp64``.
+
+    Notes
+    -----
+    Each LOESS fit uses the ``min(q, n_valid)`` valid points nearest to it. A series with a
+    cycle-subseries without any valid value, or with fewer valid values than two periods' worth,
+    comes back NaN (weights 0) and is counted in ``diagnostics["n_failed"]``. Details:
+    ``docs/stl.md``.
+
+    References
+    ----------
+    .. [1] R. B. Cleveland, W. S. Cleveland, J. E. McRae, I. Terpenning, "STL: A Seasonal-Trend
+       Decomposition Procedure Based on Loess", Journal of Official Statistics 6(1), 1990.
+    .. [2] D. Serykh, S. Oehmcke, C. Oancea, D. Masiliunas, J. Verbesselt et al.,
+       "Seasonal-Trend Time Series Decomposition on Graphics Processing Units", IEEE BigData
+       2023.
+
+    Examples
+    --------
+    >>> import numpy as np, clts
+    >>> t = np.arange(120)
+    >>> y = np.sin(2 * np.pi * t / 12) + 0.02 * t
+    >>> y2 = np.stack([y, 3 * y])
+    >>> y2[1, 30:35] = np.nan                      # missing values
+    >>> r = clts.stl(y2, period=12, seasonal=13)
+    >>> r.seasonal.shape, r.diagnostics["n_failed"]
+    ((2, 120), 0)
+    >>> bool(np.allclose(r.seasonal[0] + r.trend[0] + r.resid[0], y))
+    True
+    >>> bool(np.isnan(r.resid[1, 30]))
+    True
     """
     labels = Labels(y, time_axis, -1)
     y = _validate(labels.to_last(y))
@@ -381,16 +481,16 @@ def stl(y, period, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, tre
                      complete=complete, interp_ipw=plan.interp_ipw)
     item = y2.dtype.itemsize
     per_series = (9 * N + 4 * (N + 2 * p["period"])) * item + 64 * N
-    chunks = chunk_sizes(B, [per_series], dev) if B else [(0, 0)]
     S = np.empty(y2.shape, y2.dtype)
     T = np.empty(y2.shape, y2.dtype)
     W = np.empty(y2.shape, y2.dtype)
     failed = np.zeros(B, bool)
-    for a, b in _progress(chunks, total=len(chunks), desc="stl",
-                          disable=None if progress else True):
-        if b <= a:
-            continue
-        failed[a:b] = runner.run(y2[a:b], (S[a:b], T[a:b], W[a:b]))
+
+    def run(max_items):
+        chunks = chunk_sizes(B, [per_series], dev, max_items=max_items) if B else []
+        for a, b in chunk_progress(chunks, desc="stl", disable=None if progress else True):
+            failed[a:b] = runner.run(y2[a:b], (S[a:b], T[a:b], W[a:b]))
+    with_smaller_chunks(run, device=dev, what="stl")
     R = np.subtract(y2, S)
     R -= T
     diag = dict(n_failed=int(failed.sum()), failed=failed, params=p,
@@ -420,10 +520,53 @@ def make_plan(dev, p, B, N, loess_version="auto", loess_params=None) -> Plan:
 def stl_hastl(data, n_p, q_s, q_t=None, q_l=None, d_s=1, d_t=1, d_l=1, jump_s=1, jump_t=1,
               jump_l=1, robust=False, inner_iter=None, outer_iter=None, device=None,
               interpolation="linear"):
-    """hastl-style call (``hastl.STL(...).fit(data, n_p, q_s, q_t, q_l, d_s, d_t, d_l,
-    jump_s, jump_t, jump_l)``) returning ``(seasonal, trend, resid)`` like hastl does; unlike
-    hastl it is correct when the jumps differ, takes float64 and NaN. ``interpolation=
-    "hermite"`` interpolates between jumped fits as the seed does (default: statsmodels')."""
+    """STL with hastl's call signature, returning ``(seasonal, trend, resid)``.
+
+    The call of ``hastl.STL(...).fit(data, n_p, q_s, q_t, q_l, d_s, d_t, d_l, jump_s, jump_t,
+    jump_l)``, for users coming from hastl; unlike hastl it is correct when the jumps differ and
+    takes float64 and NaN.
+
+    Parameters
+    ----------
+    data : array_like, shape (batch, time) or (time,)
+        The series, NaN = missing.
+    n_p : int
+        Period.
+    q_s, q_t, q_l : int
+        Seasonal, trend and low-pass windows (``q_t`` / ``q_l`` None: statsmodels' defaults).
+    d_s, d_t, d_l : int
+        Degrees.
+    jump_s, jump_t, jump_l : int
+        Jumps.
+    robust, inner_iter, outer_iter, device, interpolation
+        As in :func:`clts.stl` (``interpolation="hermite"`` interpolates between jumped fits as
+        Serykh et al. do; default: statsmodels').
+
+    Returns
+    -------
+    seasonal, trend, resid : numpy.ndarray
+        Shaped like ``data``.
+
+    Raises
+    ------
+    ValueError, TypeError
+        As :func:`clts.stl`.
+
+    References
+    ----------
+    .. [1] D. Serykh, S. Oehmcke, C. Oancea, D. Masiliunas, J. Verbesselt et al.,
+       "Seasonal-Trend Time Series Decomposition on Graphics Processing Units", IEEE BigData
+       2023.
+
+    Examples
+    --------
+    >>> import numpy as np, clts
+    >>> t = np.arange(96)
+    >>> Y = np.stack([np.sin(2 * np.pi * t / 12), np.cos(2 * np.pi * t / 12)]) + 0.01 * t
+    >>> s, tr, e = clts.stl_hastl(Y, 12, 13, 21, 13, 1, 1, 1, 2, 3, 2)
+    >>> s.shape, bool(np.allclose(s + tr + e, Y))
+    ((2, 96), True)
+    """
     r = stl(data, n_p, seasonal=q_s, trend=q_t, low_pass=q_l, seasonal_deg=d_s, trend_deg=d_t,
             low_pass_deg=d_l, seasonal_jump=jump_s, trend_jump=jump_t, low_pass_jump=jump_l,
             robust=robust, inner_iter=inner_iter, outer_iter=outer_iter, device=device,

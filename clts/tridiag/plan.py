@@ -39,7 +39,7 @@ Code versions:
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 VERSIONS = ("thomas", "thomas-coalesced", "thomas-unrolled", "pcr", "flat")
 LAYOUTS = ("natural", "interleaved")
@@ -126,10 +126,6 @@ class Plan:
         wg = self.params["wg"]
         return max(1, -(-self.n // wg))
 
-    def with_params(self, **kw) -> "Plan":
-        p = dict(self.params)
-        p.update(kw)
-        return replace(self, params=p)
 
 
 def _profile_section(dev, method):

@@ -74,8 +74,13 @@ def cmd_demo(args) -> int:
 
 
 def _open(args):
+    """The input variable; a numpy-backed batch (CSV, .npy) is cut into Dask chunks of whole
+    series so that it is computed chunk by chunk with a progress bar like NetCDF / Zarr."""
     from .io import read
-    return read(args.input, args.var, args.dim, getattr(args, "chunks", None))
+    da = read(args.input, args.var, args.dim, getattr(args, "chunks", None))
+    if da.chunks is None and da.ndim > 1 and args.dim in da.dims:
+        da = da.chunk({d: (-1 if d == args.dim else "auto") for d in da.dims})
+    return da
 
 
 def _series0(da, dim):

@@ -95,7 +95,9 @@ def write(ds, path: str, progress: bool = True) -> None:
         raise InputError(f"{path}: outputs are .zarr or .nc")
     if job is None:
         return
-    if progress:
+    chunks = [int(np.prod([len(c) for c in v.chunks])) for v in ds.data_vars.values()
+              if v.chunks is not None]
+    if progress and max(chunks, default=0) > 1:     # a bar when there is more than one chunk
         try:
             from tqdm.dask import TqdmCallback
         except ImportError:

@@ -269,6 +269,10 @@ def sync_host(device, arr) -> None:
     m.base.release(device.queue).wait()
 
 
+#: host memory the staging pool of one device keeps between calls
+STAGING_POOL_BYTES = 1 << 30
+
+
 class HostIO:
     """Device arrays for the numpy inputs and outputs of one call, made without an OpenCL
     transfer where the device shares host memory: the numpy array itself in place when its
@@ -341,6 +345,13 @@ class HostIO:
                 pool = dev.__dict__.setdefault("_staging", {})
                 for raw in self.staged:
                     pool.setdefault(raw.nbytes, []).append(raw)
+                # beyond STAGING_POOL_BYTES, sizes other than this call's are dropped
+                total = sum(nb * len(v) for nb, v in pool.items())
+                current = {raw.nbytes for raw in self.staged}
+                for nb in [nb for nb in pool if nb not in current]:
+                    if total <= STAGING_POOL_BYTES:
+                        break
+                    total -= nb * len(pool.pop(nb))
             self.staged, self.outputs = [], []
         return False
 

@@ -196,7 +196,7 @@ def test_bad_keywords_are_clear_errors(device, monkeypatch):
         clts.stl(y, 12, device=device, loess_params={"unroll": 1000000})
     with pytest.raises(TypeError, match="bogus"):
         clts.stl(y, 12, device=device, loess_params={"bogus": 1})
-    with pytest.raises(ValueError, match=r"wg=.*must be <="):
+    with pytest.raises(ValueError, match=r"wg must be <="):
         clts.stl(y, 12, device=device, loess_version="intragroup",
                  loess_params={"wg": 1 << 20})
     with pytest.raises(ValueError, match="unroll"):

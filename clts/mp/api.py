@@ -17,7 +17,8 @@ from . import flags
 from .diagonal import _top1
 from .estimate import _model, _record_run, _recording_runs, _self_pairs
 from .plan import Plan, make_plan
-from .series import _Side, _well_scaled
+from .join import Join
+from .series import PAD_SLACK, _well_scaled
 from .topk import _topk
 
 
@@ -163,26 +164,17 @@ def _compute_once(T_A, m, T_B, k, exclusion_zone, normalize, precision, devices,
     p = make_plan(dev, precision=precision, plan=plan, m=m, **overrides)
     ez = int(math.ceil(m / 4)) if exclusion_zone is None else int(exclusion_zone)
     t0 = time.perf_counter()
-    pad = p.band + p.tile + 64
-    sides = {}
-
-    def side(d, key, T):
-        if (d.slug, key) not in sides:
-            s = _Side(d, T, m, p, normalize, pad)
-            s.mark_ill(p, p.segment)
-            sides[(d.slug, key)] = s
-        return sides[(d.slug, key)]
-    A = side(dev, "A", T_A)
-    B = A if self_join else side(dev, "B", T_B)
+    job = Join(devs, p, T_A, None if self_join else T_B, m, ez, k, both, normalize,
+               p.band + p.tile + PAD_SLACK, show_progress)
+    A, B = job.A, job.B
     diag = {"special_A": int(np.sum(A.flags & flags.SPECIAL > 0)),
-            "special_B": int(np.sum(B.flags & flags.SPECIAL > 0)), "nan_A": int(np.sum(A.flags & flags.NONFINITE)),
+            "special_B": int(np.sum(B.flags & flags.SPECIAL > 0)),
+            "nan_A": int(np.sum(A.flags & flags.NONFINITE)),
             "nan_B": int(np.sum(B.flags & flags.NONFINITE)), "devices": [d.slug for d in devs]}
     if bands is not None and (k > 1 or len(devs) != 1):
         raise ValueError("a band range (part of a distributed run) takes k = 1 and one device")
-    if k > 1:
-        res = _topk(devs, p, A, B, self_join, ez, k, both, side, T_A, T_B, show_progress)
-    else:
-        res = _top1(devs, p, A, B, self_join, ez, both, side, T_A, T_B, show_progress, bands)
+    job.bands = bands
+    res = _topk(job) if k > 1 else _top1(job)
     if unit != 1.0:          # plain Euclidean distances scale with the series
         for key in ("P", "left_P", "right_P", "P_B"):
             if res.get(key) is not None:

@@ -86,8 +86,8 @@ def _code_key(dev, precision):
         from pathlib import Path
         from .. import __version__
         h = hashlib.sha1(__version__.encode())
-        tdir = Path(__file__).resolve().parents[1] / "templates" / "mp"
-        for f in sorted(tdir.glob("*.cl.mako")):
+        tdir = Path(__file__).resolve().parents[1] / "templates"
+        for f in sorted([*tdir.glob("mp/*.cl.mako"), *tdir.glob("common/*.cl.mako")]):
             h.update(f.read_bytes())
         _CODE.append(f"{__version__}/{h.hexdigest()[:12]}")
     from dataclasses import replace

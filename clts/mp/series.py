@@ -11,6 +11,9 @@ from . import flags
 from .plan import ILL_FACTOR
 
 
+#: zero-padded columns beyond the band and tile reach on each side of a column series: the lanes
+#: of a band past the last window read them (also room for their indices in a packed key)
+PAD_SLACK = 64
 #: independent vectors of windows per work-item of the statistics kernel (stats.cl.mako)
 STATS_CHAINS = 4
 
@@ -157,7 +160,7 @@ class _Side:
         else:
             r = np.where(self.flags & flags.NONFINITE, np.nan, -self.ss_h / 2)
         P = self.pad if as_columns else 0
-        E = (P + m + 64) if as_columns else 0
+        E = (P + m + PAD_SLACK) if as_columns else 0
         Te = np.concatenate([np.zeros(P), self.Tc, np.zeros(E + m)])
         nw = P + l + E                       # windows -P .. l+E-1
         mu = np.zeros(nw)

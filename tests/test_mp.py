@@ -356,13 +356,13 @@ def test_several_devices():
     if len(devs) < 2:
         pytest.skip("needs two devices")
     T, m = _series(500, 12), 16
-    one = clts.matrix_profile(T, m, devices=devs[0])
-    two = clts.matrix_profile(T, m, devices=devs[:2])
+    one = clts.matrix_profile(T, m, device=devs[0])
+    two = clts.matrix_profile(T, m, device=devs[:2])
     np.testing.assert_allclose(two.P, one.P, atol=1e-10)
     np.testing.assert_array_equal(two.I, one.I)
     assert two.diagnostics["devices"] == [d.slug for d in devs[:2]]
-    one = clts.matrix_profile(T, m, k=3, devices=devs[0])
-    two = clts.matrix_profile(T, m, k=3, devices=devs[:2])
+    one = clts.matrix_profile(T, m, k=3, device=devs[0])
+    two = clts.matrix_profile(T, m, k=3, device=devs[:2])
     np.testing.assert_allclose(two.P, one.P, atol=1e-10)
     np.testing.assert_array_equal(two.I, one.I)
     np.testing.assert_array_equal(two.left_I, one.left_I)
@@ -497,7 +497,7 @@ from clts.runtime import get_device
 dev = get_device(sys.argv[2])
 T, m = _hard(48, 16), 6
 r = ref.matrix_profile(T, m)
-res = clts.matrix_profile(T, m, devices=dev, merge=sys.argv[3], lanes=2, groups=2, tile=4,
+res = clts.matrix_profile(T, m, device=dev, merge=sys.argv[3], lanes=2, groups=2, tile=4,
                           segment=8, store=sys.argv[4], wg=2)
 _check(res.P[:, 0], res.I[:, 0], r["P"][:, 0], r["I"][:, 0], _dist_self(T, m, 2), 1e-8)
 print("case ok")
@@ -543,7 +543,7 @@ from clts.runtime import get_device
 dev = get_device(sys.argv[2])
 T, m, k = _hard(48, 16), 6, 3
 r = ref.matrix_profile(T, m, k=k)
-res = clts.matrix_profile(T, m, k=k, devices=dev, topk_store=sys.argv[3], lanes=2, groups=2,
+res = clts.matrix_profile(T, m, k=k, device=dev, topk_store=sys.argv[3], lanes=2, groups=2,
                           tile=4, segment=8, wg=2)
 _check_k(res, r, _dist_self(T, m, 2), k)
 print("case ok")

@@ -99,7 +99,8 @@ def run_demo(device=None, quick=False, out_dir="clts-demo") -> int:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     dev = get_device(device)
-    print(f"clts demo on {dev.slug} ({dev}); figures in {out.resolve()}/")
+    print(f"clts demo on {dev.slug} ({dev}); figures in {out.resolve()}/ (a first run's times "
+          "include building the kernels)")
 
     side = 48 if quick else 120
     t0 = time.perf_counter()
@@ -142,5 +143,4 @@ def run_demo(device=None, quick=False, out_dir="clts-demo") -> int:
                                            "years"), out / "sunspots_motifs.png")
     print(f"  matrix profile of the sunspot record ({len(series)} years, m={m}): {t_mp:.2f} s "
           f"-> {p3.name}")
-    print("  (times include building the kernels on a first run; later runs use the cache)")
     return 0

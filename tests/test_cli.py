@@ -42,7 +42,7 @@ def test_clts_demo_quick_prints_steps_and_writes_figures(capsys, tmp_path):
         line = next(x for x in lines if name in x)
         assert line.rstrip().endswith(png) and " s -> " in line
         assert (tmp_path / png).read_bytes()[:4] == b"\x89PNG"
-    assert len(lines) == 6                       # nothing else on stdout
+    assert len(lines) == 5                       # nothing else on stdout
     assert "warning" not in captured.err.lower()
 
 

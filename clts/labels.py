@@ -89,20 +89,23 @@ class Labels:
             return pd.DataFrame(a, index=self.x.index, columns=self.x.columns)
         return self.x.copy(data=a)
 
+    def _others(self):
+        """The labels of the non-time axes: a DataFrame's other axis, or the DataArray with
+        its time dimension dropped (a template for dims and coordinates)."""
+        if self.kind == "frame":
+            return self.x.columns if self.axis == 0 else self.x.index
+        return self.x.isel({self.x.dims[self.axis]: 0}, drop=True)
+
     def per_series(self, a: np.ndarray, name: str | None = None):
         """An output with the input's non-time axes (no time axis), labelled."""
         a = np.asarray(a)
-        if self.kind == "numpy":
-            return a
-        if self.kind == "series":
+        if self.kind in ("numpy", "series"):
             return a
         if self.kind == "frame":
             import pandas as pd
-            other = self.x.columns if self.axis == 0 else self.x.index
-            return pd.Series(a, index=other, name=name)
+            return pd.Series(a, index=self._others(), name=name)
         import xarray as xr
-        dim = self.x.dims[self.axis]
-        tmpl = self.x.isel({dim: 0}, drop=True)
+        tmpl = self._others()
         return xr.DataArray(a, dims=tmpl.dims, coords=tmpl.coords, name=name)
 
     def with_lead(self, a: np.ndarray, lead: str, labels=None):
@@ -110,15 +113,13 @@ class Labels:
         non-time axes: numpy as is, a DataFrame (rows: the lead axis) for a DataFrame input, a
         DataArray with dimension ``lead`` for a DataArray."""
         a = np.asarray(a)
-        if self.kind == "numpy" or self.kind == "series":
+        if self.kind in ("numpy", "series"):
             return a
         if self.kind == "frame":
             import pandas as pd
-            other = self.x.columns if self.axis == 0 else self.x.index
-            return pd.DataFrame(a, index=labels, columns=other)
+            return pd.DataFrame(a, index=labels, columns=self._others())
         import xarray as xr
-        dim = self.x.dims[self.axis]
-        tmpl = self.x.isel({dim: 0}, drop=True)
+        tmpl = self._others()
         coords = dict(tmpl.coords)
         if labels is not None:
             coords[lead] = np.asarray(labels)

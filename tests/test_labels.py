@@ -68,6 +68,12 @@ def test_bfast_dataframe_dates_from_index(device):
     np.testing.assert_array_equal(r.breaks.to_numpy(), ref.breaks)
     assert idx[80] <= r.break_dates["cleared"] <= idx[84] and pd.isna(r.break_dates["stable"])
     assert r.break_dates["cleared"] == idx[60 + ref.breaks[1]]
+    d = clts.bfast_monitor(df, None, "2005-01-01", freq=365.25, detailed=True, device=device)
+    assert isinstance(d.mosum, pd.DataFrame) and d.mosum.index[0] == idx[60]
+    assert list(d.mosum.columns) == ["stable", "cleared"] and d.coef.shape == (8, 2)
+    np.testing.assert_array_equal(d.mosum.to_numpy(), clts.bfast_monitor(
+        df.to_numpy(), idx.to_numpy(), np.datetime64("2005-01-01"), freq=365.25, detailed=True,
+        device=device).mosum)
     with pytest.raises(ValueError, match="dates is None"):
         clts.bfast_monitor(df.to_numpy(), None, 5.0, device=device)
 

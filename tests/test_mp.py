@@ -335,11 +335,11 @@ def test_chunked_launches(device, monkeypatch):
 def test_device_split_by_area(self_join, parts):
     """Each device gets consecutive bands of about equal work (pairs), not equal diagonal
     counts: on a self-join's triangle the first device gets far fewer bands than the last."""
-    from clts.mp.diagonal import _band_area, split_bands
+    from clts.mp.diagonal import band_area, split_bands
     lA, lB, D = 50_000, 30_000, 32
     kstart = 17 if self_join else -(lA - 1)
     nb = -(-(lA - kstart) // D) if self_join else -(-(lB - kstart) // D)
-    area = _band_area(lA, lB, self_join, D, nb, kstart)
+    area = band_area(lA, lB, self_join, D, nb, kstart)
     b = split_bands(area, parts)
     assert b[0] == 0 and b[-1] == nb and all(x <= y for x, y in zip(b, b[1:]))
     shares = [area[lo:hi].sum() for lo, hi in zip(b, b[1:])]

@@ -8,7 +8,6 @@ then uses.
 """
 from __future__ import annotations
 
-import copy
 
 import numpy as np
 import pytest
@@ -68,9 +67,8 @@ def entries(workloads):
 
 @pytest.fixture
 def registered(monkeypatch):
-    patched = copy.deepcopy(profiles.schema())
-    patched["testcopy"] = {"width": 1, "wg": 64, "launch": "full", "vec_min_n": 1024}
-    monkeypatch.setattr(profiles, "_schema_cache", patched)
+    monkeypatch.setitem(profiles.schema(), "testcopy",
+                        {"width": 1, "wg": 64, "launch": "full", "vec_min_n": 1024})
     reg = Registry()
     for e in entries([CopyWorkload(1 << 14), CopyWorkload(1 << 16)]):
         reg.add(e)

@@ -15,7 +15,7 @@ from ..runtime import get_device
 from ..vocabulary import renamed
 from . import flags
 from .diagonal import _top1
-from .estimate import _model, _record_run, _recording_runs, _self_pairs
+from .estimate import _model, _recording_runs, _self_pairs, record_run
 from .plan import Plan, make_plan
 from .join import Join
 from .series import PAD_SLACK, _well_scaled
@@ -302,10 +302,10 @@ class _MatrixProfile:
         if (T_B is None and k == 1 and normalize and plan is None and not plan_overrides
                 and len(res.diagnostics.get("devices", ())) == 1 and _recording_runs()):
             # opted in: a k = 1 self-join with the default plan on one device is one more
-            # point of the run-time law that ``estimate`` uses (see _record_run)
-            _record_run(_devices(devices)[0], res.plan, _self_pairs(len(T_A), res.m,
-                                                                    res.exclusion_zone),
-                        res.diagnostics["seconds"])
+            # point of the run-time law that ``estimate`` uses (see record_run)
+            record_run(_devices(devices)[0], res.plan, _self_pairs(len(T_A), res.m,
+                                                                   res.exclusion_zone),
+                       res.diagnostics["seconds"])
         return res
 
     def estimate(self, n, m, device=None, *, n_B=None, precision="double", recalibrate=False):

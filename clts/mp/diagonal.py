@@ -1,7 +1,8 @@
 """The diagonal driver: work lists of bands and segments, the diagonal kernels
 (``diag_top1.cl.mako`` / ``diag_topk.cl.mako``) over a band range on one device, the split of
 the diagonals over several devices, and the k = 1 result (exact re-evaluation of the winners,
-exact paths for special windows)."""
+exact paths for special windows). ``band_area`` and ``split_bands`` (the split by work) are
+public for tests."""
 from __future__ import annotations
 
 
@@ -11,7 +12,7 @@ from ..runtime import launch, progress, round_up
 from ..runtime.memory import max_chunk_env
 from ..runtime.plans import local_memory_budget
 from . import flags
-from .estimate import _cached_estimate
+from .estimate import cached_estimate
 from .exact import _better, _pair_dist, _scan
 from .series import PAD_SLACK
 
@@ -80,7 +81,9 @@ def split_bands(area, parts: int) -> list[int]:
             + [len(area)])
 
 
-def _band_area(lA, lB, self_join, D, nb, kstart):
+def band_area(lA, lB, self_join, D, nb, kstart):
+    """Pairs in each of the ``nb`` bands of ``D`` diagonals from diagonal ``kstart`` (what
+    ``split_bands`` balances)."""
     k0 = kstart + np.arange(nb) * D
     if self_join:
         return np.maximum(lA - k0, 0).astype(float) * D
@@ -293,7 +296,7 @@ def _diag_bands(job, max_bands=None):
         nb = max(0, -(-(lA - kstart) // D)) if lA > kstart else 0
     else:
         nb = -(-(lB - 1 - kstart + 1) // D)
-    area = _band_area(lA, lB, self_join, D, nb, kstart)
+    area = band_area(lA, lB, self_join, D, nb, kstart)
     total = float(area.sum())
     bounds = split_bands(area, len(devs))
     if job.bands is not None:
@@ -303,7 +306,7 @@ def _diag_bands(job, max_bands=None):
     bar = None
     if job.show_progress and total > 5e9:
         desc = "matrix profile"
-        est = _cached_estimate(devs[0], p.precision, total)
+        est = cached_estimate(devs[0], p.precision, total)
         if est is not None:
             desc += f" (estimate {est / len(devs):.0f} s)"
         bar = progress(range(1), total=total, desc=desc, unit="pair")

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .plan import Plan
-from .series import _Side
+from .series import Side
 
 
 @dataclass
@@ -39,21 +39,21 @@ class Join:
         """Whether the column bests are needed (self-joins: the left neighbours; ``both``)."""
         return self.self_join or self.both
 
-    def side(self, dev, key: str) -> _Side:
+    def side(self, dev, key: str) -> Side:
         """The row side "A" or column side "B" on ``dev`` (B is A for self-joins)."""
         if key == "B" and self.self_join:
             key = "A"
         if (dev.slug, key) not in self._sides:
-            s = _Side(dev, self.T_A if key == "A" else self.T_B, self.m, self.plan,
+            s = Side(dev, self.T_A if key == "A" else self.T_B, self.m, self.plan,
                       self.normalize, self.pad)
             s.mark_ill(self.plan, self.plan.segment)
             self._sides[(dev.slug, key)] = s
         return self._sides[(dev.slug, key)]
 
     @property
-    def A(self) -> _Side:
+    def A(self) -> Side:
         return self.side(self.devs[0], "A")
 
     @property
-    def B(self) -> _Side:
+    def B(self) -> Side:
         return self.side(self.devs[0], "B")

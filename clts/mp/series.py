@@ -1,6 +1,7 @@
 """Preparation of a series for the matrix-profile kernels: rescaling by a power of two (and
 centring for the float32 kernels), window statistics and flags (``stats.cl.mako``), the O(1)
-update coefficients, and the device arrays of a row or column side (``_Side``)."""
+update coefficients, and the device arrays of a row or column side (``Side``, public so that
+tests check its window statistics ``mu_h``, ``ss_h`` and ``flags`` against exact arithmetic)."""
 from __future__ import annotations
 
 
@@ -85,7 +86,7 @@ def _update_coefficients(T, mu, m, nw, normalize):
     return df, dg
 
 
-class _Side:
+class Side:
     """One series on one device: cleaned values, window statistics and update coefficients."""
 
     def __init__(self, dev, T, m, plan, normalize, pad):

@@ -157,6 +157,34 @@ def test_interrupted_clts_tune_resumes(device, registered, tmp_path, monkeypatch
     assert not (tmp_path / "cache.json").exists()
 
 
+def test_sigterm_stops_clts_tune_like_ctrl_c(device, registered, tmp_path, monkeypatch, capsys):
+    """SIGTERM (``timeout``) while a candidate is measured: an interruption (exit 130, the
+    measurements so far kept), not a crash; the signal's handler is restored afterwards."""
+    import os
+    import signal
+    import time
+    monkeypatch.setattr(cli, "cache_path", lambda dev: tmp_path / "cache.json")
+    tunable = registered.tunables["testcopy.copy"]
+    real_run, seen = tunable.run, []
+
+    def terminated(dev, p, w):
+        if p not in seen:
+            seen.append(dict(p))
+        if len(seen) == 3:
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(1)
+        return real_run(dev, p, w)
+    monkeypatch.setattr(tunable, "run", terminated)
+    before = signal.getsignal(signal.SIGTERM)
+    out = tmp_path / "p.yaml"
+    assert cli.main(["--device", device.slug, "--quick", "--only", "testcopy.copy",
+                     "-o", str(out)]) == 130
+    assert "interrupted by SIGTERM" in capsys.readouterr().err and not out.exists()
+    from clts.tune.cache import MeasurementCache
+    assert len(MeasurementCache(tmp_path / "cache.json")) == 2
+    assert signal.getsignal(signal.SIGTERM) == before
+
+
 def test_clts_tune_command_on_registered_tridiag(device, tmp_path):
     """The real command (a child process) on real registered entries: one tunable and one
     crossover of the tridiagonal solver, quick, on pocl only (CI time)."""

@@ -620,18 +620,6 @@ def test_interrupt_is_not_a_crash(tmp_path):
     assert "wg=64,lanes=8" in ran and not res.wrong
 
 
-def test_sigterm_becomes_keyboard_interrupt():
-    import os
-    import signal
-    from clts.tune.cli import _interrupts_as_keyboard_interrupt
-    with pytest.raises(KeyboardInterrupt, match="SIGTERM"):
-        with _interrupts_as_keyboard_interrupt():
-            os.kill(os.getpid(), signal.SIGTERM)
-            import time
-            time.sleep(1)
-    assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
-
-
 @pytest.mark.skipif(not kernel_tuner_available(), reason="Kernel Tuner not installed")
 def test_kernel_tuner_strategy_respects_the_time_budget():
     timer = FakeTimer(big_time)

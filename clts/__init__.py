@@ -9,10 +9,11 @@ from .stl import STLResult, stl_hastl
 from . import stl  # the subpackage, callable as clts.stl(y, period, ...)
 from .bfast import BfastResult, bfast_monitor
 from .tridiag import TridiagonalResult, solve_tridiagonal
+from . import ocean  # clts.ocean.superbee_fluxes, clts.ocean.tke
 
 __version__ = "0.1.0"
 
 __all__ = ["CltsError", "DeviceError", "KernelBuildError", "ProfileError", "Device",
            "get_device", "__version__", "matrix_profile", "motifs", "discords",
            "MatrixProfileResult", "stl", "stl_hastl", "STLResult",
-           "bfast_monitor", "BfastResult", "solve_tridiagonal", "TridiagonalResult"]
+           "bfast_monitor", "BfastResult", "solve_tridiagonal", "TridiagonalResult", "ocean"]

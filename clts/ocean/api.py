@@ -152,13 +152,6 @@ def _dtype_of(name, x):
     return float_dtype_of(values_of(x), name)
 
 
-def _ranges(local, shape):
-    """(global, local) sizes over (z, y, x) ``shape``; rounded up to a given local size."""
-    if local is None:
-        return tuple(shape), None
-    return tuple(round_up(s, l) for s, l in zip(shape, local)), tuple(local)
-
-
 def _device_kind(dev, dtype, main, name):
     dev.require_dtype(dtype)
     return _is_cl(main)
@@ -194,6 +187,7 @@ def superbee_fluxes(q, u, v, w, maskW, dxt, dyt, dzw, cost, cosu, dt, *, device=
     nx, ny, nz = shape
     if min(shape) < 1:
         raise ValueError(f"q must not be empty, got shape {shape}")
+    _check_cells(nx * ny * nz)
     dtype = _dtype_of("q", q)
     on_device = _device_kind(dev, dtype, q, "q")
     dt = _real_scalar("dt", dt)
@@ -217,17 +211,37 @@ def superbee_fluxes(q, u, v, w, maskW, dxt, dyt, dzw, cost, cosu, dt, *, device=
 
 def run_superbee(dev, plan, dtype, arrs, outs, shape, dt, vel_stride=1, vel_offset=0):
     """Launch the Superbee kernel of ``plan`` on device arrays (q, u, v, w, maskW, dxt, dyt,
-    dzw, cost, cosu) writing (fe, fn, ft)."""
+    dzw, cost, cosu) writing (fe, fn, ft); velocities read as ``vel[cell * vel_stride +
+    vel_offset]``."""
     nx, ny, nz = shape
     real = "double" if dtype == np.float64 else "float"
     tiled = plan.version == "tiled"
     tile = (plan.tile_x, plan.tile_y, plan.tile_z) if tiled else (0, 0, 0)
-    prg = dev.program("ocean/superbee.cl.mako", real=real, TX=tile[0], TY=tile[1], TZ=tile[2])
-    g, l = _ranges(plan.local_size, (nz, ny, nx))
-    rt = dtype.type
-    launch(dev, prg.kernel("superbee_tiled" if tiled else "superbee_fused"), g, l,
-           *[a.data for a in arrs], rt(dt), np.int32(vel_stride), np.int32(vel_offset),
-           *[o.data for o in outs], np.int32(nx), np.int32(ny), np.int32(nz))
+    prg = dev.program("ocean/superbee.cl.mako", real=real, LANES=plan.lanes, TX=tile[0],
+                      TY=tile[1], TZ=tile[2], VS=int(vel_stride), VO=int(vel_offset))
+    if tiled:
+        g = tuple(round_up(s, t) for s, t in zip((nz, ny, nx), (plan.tile_z, plan.tile_y,
+                                                                  plan.tile_x)))
+        l = (plan.tile_z, plan.tile_y, plan.tile_x)
+        kern = prg.kernel("superbee_tiled")
+    else:
+        g, l = _cell_range(nx * ny * nz, plan.lanes, plan.wg)
+        kern = prg.kernel("superbee_fused")
+    launch(dev, kern, g, l, *[a.data for a in arrs], dtype.type(dt), *[o.data for o in outs],
+           np.int32(nx), np.int32(ny), np.int32(nz))
+
+
+def _cell_range(ncells, lanes, wg):
+    """(global, local) of a cell-parallel kernel: one work-item per ``lanes`` cells."""
+    n = -(-ncells // lanes)
+    if wg:
+        return (round_up(n, wg),), (wg,)
+    return (n,), None
+
+
+def _check_cells(ncells):
+    if ncells >= 2 ** 31:
+        raise ValueError(f"grids of up to 2^31 - 1 cells are supported, got {ncells}")
 
 
 # -- TKE ---------------------------------------------------------------------------------------
@@ -283,10 +297,11 @@ def tke(u, v, w, maskU, maskV, maskW, dxt, dxu, dyt, dyu, dzt, dzw, cost, cosu, 
     cst = {n: _real_scalar(n, x) for n, x in (("dt_tracer", dt_tracer), ("dt_mom", dt_mom),
                                                ("AB_eps", AB_eps), ("alpha_tke", alpha_tke),
                                                ("c_eps", c_eps), ("K_h_tke", K_h_tke))}
+    _check_cells(nx * ny * nz)
     dtype = _dtype_of("tke", args["tke"])
     on_device = _device_kind(dev, dtype, args["tke"], "tke")
     if plan is None:
-        plan = tke_plan(dev, **params)
+        plan = tke_plan(dev, dtype.itemsize, **params)
     elif params:
         raise TypeError("give either plan= or parameters, not both")
 
@@ -317,27 +332,36 @@ def run_tke(dev, plan, dtype, d, outs, dims, levels, cst, solve):
     nx, ny, nz, T = dims
     real = "double" if dtype == np.float64 else "float"
     rt = dtype.type
-    prg = dev.program("ocean/tke.cl.mako", real=real, T=T, TAU=levels["tau"],
-                      TAUP1=levels["taup1"], TAUM1=levels["taum1"])
-    ncol = (nx - 4) * (ny - 4)
+    prg = dev.program("ocean/tke.cl.mako", real=real, LANES=plan.lanes, T=T, TAU=levels["tau"],
+                      TAUP1=levels["taup1"], TAUM1=levels["taum1"], ADVECTION=plan.advection)
+    ncol, shape = nx * ny, (nx, ny, nz)
+    # one system per column in the grid's own layout (ghost columns start at -1: zeros)
     a, b, c, rhs = (scratch(dev, (ncol, nz), dtype) for _ in range(4))
     start = scratch(dev, (ncol,), np.int32)
     dt = cst["dt_mom"]
-    g, l = _ranges(plan.local_size, (nz, ny - 4, nx - 4))
+    g, l = _cell_range(nx * ny * nz, plan.lanes, plan.wg)
+    dims_args = (np.int32(nx), np.int32(ny), np.int32(nz))
     launch(dev, prg.kernel("tke_systems"), g, l, d["kbot"].data, d["kappaM"].data,
            d["mxl"].data, d["forc"].data, d["forc_tke_surface"].data, d["tke"].data,
            d["dzt"].data, d["dzw"].data, rt(dt), rt(cst["alpha_tke"]), rt(dt * cst["c_eps"]),
-           a.data, b.data, c.data, rhs.data, start.data, np.int32(nx), np.int32(ny),
-           np.int32(nz))
+           a.data, b.data, c.data, rhs.data, start.data, *dims_args)
     res = solve(a, b, c, rhs, start=start, device=dev, **dict(plan.solver))
-    sol = res.x
+    keep = [a, b, c, rhs, start, res]
+    if plan.advection == "stored":
+        fluxes = [scratch(dev, shape, dtype) for _ in range(3)]
+        run_superbee(dev, plan.superbee, dtype,
+                     [d[n] for n in ("tke", "u", "v", "w", "maskW", "dxt", "dyt", "dzw", "cost",
+                                     "cosu")], fluxes, shape, cst["dt_tracer"],
+                     vel_stride=T, vel_offset=levels["tau"])
+        keep += fluxes
+    else:
+        fluxes = [res.x] * 3           # not read by the inline version
     tke_out, dtke_out, corr = outs
-    g, l = _ranges(plan.local_size, (nz, ny, nx))
     eps = cst["AB_eps"]
     launch(dev, prg.kernel("tke_step"), g, l,
            *[d[n].data for n in ("tke", "dtke", "u", "v", "w", "maskU", "maskV", "maskW", "dxt",
                                  "dxu", "dyt", "dyu", "dzw", "cost", "cosu", "kbot")],
-           sol.data, rt(dt), rt(cst["dt_tracer"]), rt(cst["K_h_tke"]), rt(1.5 + eps),
-           rt(0.5 + eps), tke_out.data, dtke_out.data, corr.data, np.int32(nx), np.int32(ny),
-           np.int32(nz))
-    return [a, b, c, rhs, start, res]
+           res.x.data, *[f.data for f in fluxes], rt(dt), rt(cst["dt_tracer"]),
+           rt(cst["K_h_tke"]), rt(1.5 + eps), rt(0.5 + eps), tke_out.data, dtke_out.data,
+           corr.data, *dims_args)
+    return keep

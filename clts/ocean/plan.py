@@ -1,64 +1,60 @@
-"""Plans of the ocean kernels: code version, work-group shapes and transfers, from the profile.
+"""Plans of the ocean kernels: code version, lanes, work-group shapes and transfers, from the
+device profile.
 
 Profile section ``ocean`` (every key has a default in ``clts/devices/generic-*.yaml``)::
 
     ocean:
       superbee:
-        version: fused                       # what version="auto" runs: fused | tiled
-        fused: {wg_z: 0, wg_y: 1, wg_x: 1}   # local size over (z, y, x) cells; wg_z 0: driver's
-        tiled: {tile_z: 8, tile_y: 4, tile_x: 4}   # cells per work-group over (z, y, x)
-      tke: {wg_z: 0, wg_y: 1, wg_x: 1}       # local size of the TKE kernels (0: driver's)
-      transfer: copy                         # numpy arrays: copy (upload / download) | host_ptr
+        version: fused                  # what version="auto" runs: fused | tiled
+        fused: {lanes: 8, wg: 0}        # cells per work-item (realN lanes), work-group (0: driver)
+        tiled: {tile_z: 8, tile_y: 4, tile_x: 2}   # cells per work-group over (z, y, x)
+      tke: {lanes: 8, wg: 0, advection: inline}    # advection: inline | stored
+      transfer: copy                    # numpy arrays: copy (upload / download) | host_ptr
 
+``lanes``: consecutive cells of the flattened grid per work-item as one realN vector (pocl
+vectorises only explicit vectors: 8; the Intel CPU runtime and GPUs vectorise across
+work-items: 1). ``advection``: the TKE step computes the six Superbee face fluxes of each cell
+in place (``inline``: no flux arrays, each face flux computed twice) or runs the Superbee
+kernel of ``ocean.superbee.version`` first and reads its three flux arrays (``stored``).
 ``host_ptr`` wraps numpy inputs and outputs in buffers over their own memory
-(``CL_MEM_USE_HOST_PTR``): on CPU drivers that use the host memory in place (pocl) no copy is
-made; elsewhere the driver copies behind the scenes.
+(``CL_MEM_USE_HOST_PTR``): drivers that use host memory in place (pocl) copy nothing; others
+copy behind the scenes.
 
 Every key is also a keyword of :func:`clts.ocean.superbee_fluxes` / :func:`clts.ocean.tke`.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from ..runtime.profiles import value_error
 
 VERSIONS = ("fused", "tiled")
 TRANSFERS = ("copy", "host_ptr")
-WG_KEYS = ("wg_z", "wg_y", "wg_x")
+ADVECTIONS = ("inline", "stored")
+LANES = (1, 2, 4, 8, 16)
 TILE_KEYS = ("tile_z", "tile_y", "tile_x")
 
 
 @dataclass(frozen=True)
 class SuperbeePlan:
     version: str = "fused"
-    wg_z: int = 0
-    wg_y: int = 1
-    wg_x: int = 1
+    lanes: int = 1
+    wg: int = 0
     tile_z: int = 8
     tile_y: int = 4
-    tile_x: int = 4
+    tile_x: int = 2
     transfer: str = "copy"
-
-    @property
-    def local_size(self):
-        """Local size (z, y, x) of the kernel; None lets the driver choose."""
-        if self.version == "tiled":
-            return (self.tile_z, self.tile_y, self.tile_x)
-        return None if self.wg_z == 0 else (self.wg_z, self.wg_y, self.wg_x)
 
 
 @dataclass(frozen=True)
 class TkePlan:
-    wg_z: int = 0
-    wg_y: int = 1
-    wg_x: int = 1
+    lanes: int = 1
+    wg: int = 0
+    advection: str = "inline"
+    superbee: SuperbeePlan = SuperbeePlan()
     transfer: str = "copy"
     #: parameters forced on the tridiagonal solver (``clts.solve_tridiagonal`` keywords)
     solver: tuple = ()
-
-    @property
-    def local_size(self):
-        return None if self.wg_z == 0 else (self.wg_z, self.wg_y, self.wg_x)
 
 
 def _int(prof, key, value, forced, lo=0):
@@ -68,19 +64,21 @@ def _int(prof, key, value, forced, lo=0):
     return value
 
 
-def _check_wg(dev, prof, prefix, vals, forced):
-    for k in WG_KEYS:
-        _int(prof, f"{prefix}.{k}", vals[k], k in forced, lo=0 if k == "wg_z" else 1)
-    if vals["wg_z"] and vals["wg_z"] * vals["wg_y"] * vals["wg_x"] > dev.max_work_group:
-        raise ValueError(f"work-group {vals['wg_z']} x {vals['wg_y']} x {vals['wg_x']} exceeds "
-                         f"the device's {dev.max_work_group} work-items")
-
-
-def _transfer(prof, value, forced):
-    if value not in TRANSFERS:
-        raise value_error(prof, "ocean.transfer", f"transfer must be one of {TRANSFERS}, not "
+def _choice(prof, key, value, choices, forced):
+    if value not in choices:
+        raise value_error(prof, key, f"{key.rsplit('.', 1)[-1]} must be one of {choices}, not "
                           f"{value!r}", forced)
     return value
+
+
+def _lanes_wg(dev, prof, prefix, vals, forced):
+    if vals["lanes"] not in LANES:
+        raise value_error(prof, f"{prefix}.lanes", f"lanes must be one of {LANES}, not "
+                          f"{vals['lanes']!r}", "lanes" in forced)
+    _int(prof, f"{prefix}.wg", vals["wg"], "wg" in forced)
+    if vals["wg"] > dev.max_work_group:
+        raise ValueError(f"wg {vals['wg']} exceeds the device's {dev.max_work_group} "
+                         f"work-items per group")
 
 
 def tile_fits(dev, tile_z, tile_y, tile_x, itemsize) -> bool:
@@ -90,30 +88,29 @@ def tile_fits(dev, tile_z, tile_y, tile_x, itemsize) -> bool:
 
 
 def superbee_plan(dev, itemsize: int = 8, version: str = "auto", **overrides) -> SuperbeePlan:
-    """The Superbee plan from ``dev.profile`` (section ``ocean``); keywords override it."""
+    """The Superbee plan from ``dev.profile`` (section ``ocean``); keywords override it
+    (``lanes``, ``wg``, ``tile_z``, ``tile_y``, ``tile_x``, ``transfer``)."""
     prof = dev.profile
     over = {k: v for k, v in overrides.items() if v is not None}
-    unknown = set(over) - set(WG_KEYS) - set(TILE_KEYS) - {"transfer"}
+    unknown = set(over) - {"lanes", "wg", "transfer"} - set(TILE_KEYS)
     if unknown:
-        raise TypeError(f"unknown parameter(s) {sorted(unknown)}; accepted: "
-                        f"{', '.join(WG_KEYS + TILE_KEYS)}, transfer")
+        raise TypeError(f"unknown parameter(s) {sorted(unknown)}; accepted: lanes, wg, "
+                        f"{', '.join(TILE_KEYS)}, transfer")
     if not isinstance(version, str):
         raise TypeError(f"version must be a string, not {type(version).__name__}")
     if version == "auto":
-        version = prof.get("ocean.superbee.version")
-        if version not in VERSIONS:
-            raise value_error(prof, "ocean.superbee.version",
-                              f"version must be one of {VERSIONS}, not {version!r}")
+        version = _choice(prof, "ocean.superbee.version", prof.get("ocean.superbee.version"),
+                          VERSIONS, False)
     elif version not in VERSIONS:
         raise ValueError(f"version must be 'auto' or one of {VERSIONS}, not {version!r}")
-    vals = {k: prof.get(f"ocean.superbee.fused.{k}") for k in WG_KEYS}
+    vals = {k: prof.get(f"ocean.superbee.fused.{k}") for k in ("lanes", "wg")}
     vals.update({k: prof.get(f"ocean.superbee.tiled.{k}") for k in TILE_KEYS})
     vals["transfer"] = prof.get("ocean.transfer")
     vals.update(over)
-    _check_wg(dev, prof, "ocean.superbee.fused", vals, over)
+    _lanes_wg(dev, prof, "ocean.superbee.fused", vals, over)
     for k in TILE_KEYS:
         _int(prof, f"ocean.superbee.tiled.{k}", vals[k], k in over, lo=1)
-    _transfer(prof, vals["transfer"], "transfer" in over)
+    _choice(prof, "ocean.transfer", vals["transfer"], TRANSFERS, "transfer" in over)
     plan = SuperbeePlan(version=version, **vals)
     if version == "tiled" and not tile_fits(dev, plan.tile_z, plan.tile_y, plan.tile_x,
                                             itemsize):
@@ -123,26 +120,28 @@ def superbee_plan(dev, itemsize: int = 8, version: str = "auto", **overrides) ->
     return plan
 
 
-def tke_plan(dev, **overrides) -> TkePlan:
-    """The TKE plan from ``dev.profile`` (section ``ocean``); keywords override it
-    (``solver=dict(...)`` forces parameters of the tridiagonal solve)."""
+def tke_plan(dev, itemsize: int = 8, **overrides) -> TkePlan:
+    """The TKE plan from ``dev.profile`` (section ``ocean``); keywords override it: ``lanes``,
+    ``wg``, ``advection``, ``transfer``, ``superbee=dict(...)`` (the Superbee plan's keywords
+    and ``version``, for ``advection="stored"``), ``solver=dict(...)`` (keywords forced on
+    ``clts.solve_tridiagonal``)."""
     prof = dev.profile
     over = {k: v for k, v in overrides.items() if v is not None}
-    unknown = set(over) - set(WG_KEYS) - {"transfer", "solver"}
+    unknown = set(over) - {"lanes", "wg", "advection", "transfer", "solver", "superbee"}
     if unknown:
-        raise TypeError(f"unknown parameter(s) {sorted(unknown)}; accepted: "
-                        f"{', '.join(WG_KEYS)}, transfer, solver")
-    vals = {k: prof.get(f"ocean.tke.{k}") for k in WG_KEYS}
-    vals["transfer"] = prof.get("ocean.transfer")
+        raise TypeError(f"unknown parameter(s) {sorted(unknown)}; accepted: lanes, wg, "
+                        f"advection, transfer, superbee, solver")
     solver = over.pop("solver", {}) or {}
-    if not isinstance(solver, dict):
-        raise TypeError(f"solver must be a dict of solve_tridiagonal keywords, not "
-                        f"{type(solver).__name__}")
+    sb = over.pop("superbee", {}) or {}
+    for name, d in (("solver", solver), ("superbee", sb)):
+        if not isinstance(d, dict):
+            raise TypeError(f"{name} must be a dict of keywords, not {type(d).__name__}")
+    vals = {k: prof.get(f"ocean.tke.{k}") for k in ("lanes", "wg", "advection")}
+    vals["transfer"] = prof.get("ocean.transfer")
     vals.update(over)
-    _check_wg(dev, prof, "ocean.tke", vals, over)
-    _transfer(prof, vals["transfer"], "transfer" in over)
-    return TkePlan(solver=tuple(sorted(solver.items())), **vals)
-
-
-def with_params(plan, **kw):
-    return replace(plan, **kw)
+    _lanes_wg(dev, prof, "ocean.tke", vals, over)
+    _choice(prof, "ocean.tke.advection", vals["advection"], ADVECTIONS, "advection" in over)
+    _choice(prof, "ocean.transfer", vals["transfer"], TRANSFERS, "transfer" in over)
+    sb = dict(sb)
+    sb_plan = superbee_plan(dev, itemsize, sb.pop("version", "auto"), **sb)
+    return TkePlan(superbee=sb_plan, solver=tuple(sorted(solver.items())), **vals)

@@ -1,26 +1,69 @@
-## Shared pieces of the ocean kernels: the real type, no contraction of a*b+c into fma (the
-## float64 results then round like the numpy reference, operation for operation), the Superbee
-## face flux, and the cell index of the [x][y][z] grid (z contiguous).
+## Shared pieces of the ocean kernels. Rendered (include) it gives the real type and no
+## contraction of a*b+c into fma (the float64 results then round like the numpy reference,
+## operation for operation); as a namespace it gives the Superbee face flux and the pieces of
+## the cell-parallel kernels.
+##
+## Cell-parallel kernels run W consecutive cells of the flattened [x][y][z] grid (z contiguous)
+## per work-item as one realW vector (W = LANES: pocl vectorises only explicit vector types; the
+## Intel CPU runtime and GPUs take W = 1). Every branch is a ?: on lane masks (a comparison of
+## realW values gives the integer vector of the same width, cg.itype). A work-item whose cells
+## and their neighbours up to two x planes away lie inside the array reads them with unclamped
+## loads (values read for ghost lanes are masked out afterwards); the work-items at the two ends
+## of the array run their cells one at a time with every address clamped into the array.
+<%! from clts.ocean import codegen as cg %>\
 <%include file="/common/real.cl.mako"/>
 #pragma OPENCL FP_CONTRACT OFF
 
-/* index of cell (i, j, k) of an nx x ny x nz grid, z contiguous */
-#define CELL(i, j, k) (((size_t)(i) * (size_t)ny + (size_t)(j)) * (size_t)nz + (size_t)(k))
-
-/* Superbee flux through the face between cells 0 and +1 along one axis.
+<%def name="flux_function(W)">
+<% V = cg.vtype("real", W) %>
+/* Superbee flux through the face between cells 0 and +1 along one axis, W cells at once.
    vel: the raw face velocity (its sign picks the upwind side); fv: the transporting velocity
    (vel times the metric factor of the axis); q*: tracer at cells -1, 0, +1, +2; m*: face masks
    of faces -1, 0, +1 (1 where both cells are wet); dx: the face's grid spacing. */
-inline real superbee_flux(const real vel, const real fv, const real qm1, const real q0,
-                          const real qp1, const real qp2, const real mm1, const real m0,
-                          const real mp1, const real dx, const real dt)
+inline ${V} superbee_flux${W}(const ${V} vel, const ${V} fv, const ${V} qm1, const ${V} q0,
+                              const ${V} qp1, const ${V} qp2, const ${V} mm1, const ${V} m0,
+                              const ${V} mp1, const ${V} dx, const real dt)
 {
-    const real rjp = (qp2 - qp1) * mp1;
-    const real rj = (qp1 - q0) * m0;
-    const real rjm = (q0 - qm1) * mm1;
-    const real den = fabs(rj) < (real)1e-20 ? (real)1e-20 : rj;
-    const real r = (vel > (real)0 ? rjm : rjp) / den;
-    const real cr = fmax((real)0, fmax(fmin((real)1, (real)2 * r), fmin((real)2, r)));
-    const real ucfl = fabs(fv * dt / dx);
-    return fv * (qp1 + q0) * (real)0.5 - fabs(fv) * (((real)1 - cr) + ucfl * cr) * rj * (real)0.5;
+    const ${V} rjp = (qp2 - qp1) * mp1;
+    const ${V} rj = (qp1 - q0) * m0;
+    const ${V} rjm = (q0 - qm1) * mm1;
+    const ${V} den = fabs(rj) < (${V})1e-20 ? (${V})1e-20 : rj;
+    const ${V} r = (vel > (${V})0 ? rjm : rjp) / den;
+    const ${V} cr = fmax((${V})0, fmax(fmin((${V})1, (${V})2 * r), fmin((${V})2, r)));
+    const ${V} ucfl = fabs(fv * dt / dx);
+    return fv * (qp1 + q0) * (${V})0.5 - fabs(fv) * (((${V})1 - cr) + ucfl * cr) * rj * (${V})0.5;
 }
+</%def>
+
+<%def name="lane_indices(W)">\
+## From the work-item's first cell c: per lane l the scalars i_l, j_l, k_l and col_l (= i*ny + j),
+## and the index vectors iv, jv, kv (cg.itype); cells are < 2^31 (checked by the caller).
+<% IV = cg.itype(real, W); IB = cg.itype(real, 1) %>\
+        const int col_0 = (int)c / nz;
+        const int k_0 = (int)c - col_0 * nz, i_0 = col_0 / ny, j_0 = col_0 - i_0 * ny;
+% for l in range(1, W):
+        const int wk_${l} = k_${l - 1} + 1 == nz, wj_${l} = wk_${l} && j_${l - 1} + 1 == ny;
+        const int k_${l} = wk_${l} ? 0 : k_${l - 1} + 1;
+        const int j_${l} = wj_${l} ? 0 : j_${l - 1} + wk_${l};
+        const int i_${l} = i_${l - 1} + wj_${l};
+        const int col_${l} = col_${l - 1} + wk_${l};
+% endfor
+        const ${IV} iv = ${cg.vec(W, ["(%s)i_%d" % (IB, l) for l in range(W)], IB)};
+        const ${IV} jv = ${cg.vec(W, ["(%s)j_%d" % (IB, l) for l in range(W)], IB)};
+        const ${IV} kv = ${cg.vec(W, ["(%s)k_%d" % (IB, l) for l in range(W)], IB)};
+</%def>
+
+<%def name="dispatch(W, body)">\
+## body(w, clamp) for the work-item's W cells: unclamped inside the array, else cell by cell
+    const long N = (long)nx * ny * nz, sx = (long)ny * nz;
+    const long c0 = (long)get_global_id(0) * ${W};
+    if (c0 >= N) return;
+    if (c0 >= 2 * sx && c0 + ${W} + 2 * sx <= N) {
+        const long c = c0;
+${body(W, False)}
+    } else {
+        for (long c = c0; c < min(c0 + ${W}, N); ++c) {
+${body(1, True)}
+        }
+    }
+</%def>

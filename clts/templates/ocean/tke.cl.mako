@@ -1,15 +1,68 @@
-## The turbulent kinetic energy step around the batched tridiagonal solve (docs/ocean.md):
-##   tke_systems  one work-item per cell of the interior columns: row k of the column's implicit
-##                vertical-diffusion system (a, b, c, d, natural layout [column][z]) and, from
-##                the k = 0 work-item, the column's start row ks = kbot - 1 (< 0: land).
-##   tke_step     one work-item per cell of the whole grid, after the solve: the new tke[taup1]
-##                (solution on wet levels, surface correction, lateral diffusion, Adams-Bashforth
-##                step), the Superbee advection tendency dtke[tau] (the six face fluxes of the
-##                cell computed in place from the tracer read once), every other time level
-##                copied, and tke_surf_corr from the top work-item of each column.
-## Parameters: real; T (time levels of tke, dtke, u, v, w: their last axis), TAU, TAUP1, TAUM1.
+## The turbulent kinetic energy step around the batched tridiagonal solve (docs/ocean.md). Both
+## kernels are cell-parallel over the whole grid (LANES cells per work-item, see common):
+##   tke_systems  row k of every column's implicit vertical-diffusion system (ta, tb, tc, td: a, b, c, d in the
+##                grid's own [x][y][z] layout: the solver's natural layout with one system per
+##                column) and, from the k = 0 cell, the column's start row ks = kbot - 1
+##                (-1 for land and for the ghost columns: the solver gives them zeros).
+##   tke_step     after the solve: the new tke[taup1] (solution on wet levels, surface
+##                correction, lateral diffusion, Adams-Bashforth step), the advection tendency
+##                dtke[tau] (ADVECTION "inline": the six Superbee face fluxes of the cell from
+##                the tracer read once; "stored": read from the flux arrays the superbee kernel
+##                wrote), every other time level copied, and tke_surf_corr from the top cells.
+## Parameters: real; LANES; T (time levels on the last axis of tke, dtke, u, v, w); TAU, TAUP1,
+## TAUM1; ADVECTION.
+<%! from clts.ocean import codegen as cg %>\
+<%namespace name="C" file="/ocean/common.cl.mako"/>\
 <%include file="/ocean/common.cl.mako"/>
-#define AT(c, lev) ((c) * ${T} + (lev))
+% if ADVECTION == "inline":
+${C.flux_function(1)}
+%   if LANES > 1:
+${C.flux_function(LANES)}
+%   endif
+% endif
+
+<%def name="systems_body(W, clamp)">
+<%
+    V = cg.vtype("real", W); IV = cg.itype(real, W); IB = cg.itype(real, 1)
+    L = lambda arr, off="0": cg.ld(W, clamp, arr, off)
+    G = lambda arr, idx, lo=None, hi=None: cg.gat(W, arr, idx, lo, hi)
+%>
+        {
+${C.lane_indices(W)}
+            const ${IV} inside = iv >= 2 && iv <= nx - 3 && jv >= 2 && jv <= ny - 3;
+            const ${IV} ks = ${cg.gat(W, "kbot", "col_{l}", base=IB)} - 1;
+            const ${IV} top = kv == nz - 1;
+            /* delta[k] = dt / dzt[k+1] * alpha * (kappaM[k] + kappaM[k+1]) / 2, 0 at the top */
+            const ${V} kM = ${L("kappaM")};
+            const ${V} dk = top ? (${V})0 : dt / ${G("dzt", "k_{l} + 1", None, "nz - 1")} * alpha
+                * (real)0.5 * (kM + ${L("kappaM", "1")});
+            const ${V} dkm1 = kv == 0 ? (${V})0 : dt / ${G("dzt", "k_{l}")} * alpha * (real)0.5
+                * (${L("kappaM", "-1")} + kM);
+            const ${V} t0 = ${cg.ld4(W, clamp, T, "tke", "0", TAU)};
+            const ${V} sq = sqrt(fmax((${V})0, t0));
+            const ${V} ml = ${L("mxl")};
+            const real half_top = (real)0.5 * dzw[nz - 1];
+            const ${V} dz = ${G("dzw", "k_{l}")};
+            ${V} av = top ? -dkm1 / half_top : -dkm1 / dz;
+            ${V} bv = top ? (real)1 + dkm1 / half_top + dt_c_eps / ml * sq
+                          : (real)1 + (dk + dkm1) / dz + dt_c_eps * sq / ml;
+            ${V} cv = top ? (${V})0 : -dk / dz;
+            /* the bottom edge of the column: no coupling below */
+            bv = kv == ks ? (real)1 + dk / dz + dt_c_eps / ml * sq : bv;
+            ${V} dv = t0 + dt * ${L("forc")};
+            dv = top ? dv + dt * ${G("forc_surf", "col_{l}")} / half_top : dv;
+            /* ghost columns: decoupled identity rows (the solver leaves them 0 anyway) */
+            ${cg.st(W, "ta", "inside ? av : (%s)0" % V)}
+            ${cg.st(W, "tb", "inside ? bv : (%s)1" % V)}
+            ${cg.st(W, "tc", "inside ? cv : (%s)0" % V)}
+            ${cg.st(W, "td", "inside ? dv : (%s)0" % V)}
+% for l in range(W):
+            if (k_${l} == 0)
+                start[col_${l}] = (i_${l} >= 2 && i_${l} <= nx - 3 && j_${l} >= 2 && j_${l} <= ny - 3)
+                                  ? kbot[col_${l}] - 1 : -1;
+% endfor
+        }
+</%def>
 
 __kernel void tke_systems(__global const int* restrict kbot, __global const real* restrict kappaM,
                           __global const real* restrict mxl, __global const real* restrict forc,
@@ -17,55 +70,118 @@ __kernel void tke_systems(__global const int* restrict kbot, __global const real
                           __global const real* restrict tke, __global const real* restrict dzt,
                           __global const real* restrict dzw, const real dt, const real alpha,
                           const real dt_c_eps,
-                          __global real* restrict a, __global real* restrict b,
-                          __global real* restrict c, __global real* restrict d,
+                          __global real* restrict ta, __global real* restrict tb,
+                          __global real* restrict tc, __global real* restrict td,
                           __global int* restrict start, const int nx, const int ny, const int nz)
 {
-    const int k = get_global_id(0), jj = get_global_id(1), ii = get_global_id(2);
-    if (k >= nz || jj >= ny - 4 || ii >= nx - 4) return;
-    const int i = ii + 2, j = jj + 2;
-    const size_t cell = CELL(i, j, k);
-    const size_t col = (size_t)ii * (size_t)(ny - 4) + (size_t)jj;
-    const size_t r = col * (size_t)nz + (size_t)k;
-    const int ks = kbot[(size_t)i * ny + j] - 1;
-    if (k == 0)
-        start[col] = ks;
-    const bool top = k == nz - 1;
-    /* delta[k] = dt / dzt[k+1] * alpha * (kappaM[k] + kappaM[k+1]) / 2, 0 at the top */
-    const real dk = top ? (real)0 :
-        dt / dzt[min(k + 1, nz - 1)] * alpha * (real)0.5 * (kappaM[cell] + kappaM[cell + (top ? 0 : 1)]);
-    const real dkm1 = k == 0 ? (real)0 :
-        dt / dzt[k] * alpha * (real)0.5 * (kappaM[cell - (k == 0 ? 0 : 1)] + kappaM[cell]);
-    const real t0 = tke[AT(cell, ${TAU})];
-    const real sq = sqrt(fmax((real)0, t0));
-    const real ml = mxl[cell];
-    const real half_top = (real)0.5 * dzw[nz - 1];
-    const real dz = dzw[k];
-    real av, bv, cv;
-    if (top) {
-        av = -dkm1 / half_top;
-        bv = (real)1 + dkm1 / half_top + dt_c_eps / ml * sq;
-        cv = (real)0;
-    } else {
-        av = -dkm1 / dz;
-        bv = (real)1 + (dk + dkm1) / dz + dt_c_eps * sq / ml;
-        cv = -dk / dz;
-    }
-    if (k == ks)                       /* bottom edge of the column: no coupling below */
-        bv = (real)1 + dk / dz + dt_c_eps / ml * sq;
-    real dv = t0 + dt * forc[cell];
-    if (top)
-        dv += dt * forc_surf[(size_t)i * ny + j] / half_top;
-    a[r] = av;
-    b[r] = bv;
-    c[r] = cv;
-    d[r] = dv;
+${C.dispatch(LANES, systems_body)}
 }
 
-<%def name="face(axis, lo)">\
-## Superbee flux through face (lo -> lo+1) along axis, of the cell's own line of values
-## Q[-2..2], M[-2..2] (index + 2 in the arrays q_, m_ of that axis)
-superbee_flux(${axis}vel[${lo + 2}], ${axis}fv[${lo + 2}], q${axis}[${lo + 1}], q${axis}[${lo + 2}], q${axis}[${lo + 3}], q${axis}[${lo + 4}], m${axis}[${lo + 1}] * m${axis}[${lo + 2}], m${axis}[${lo + 2}] * m${axis}[${lo + 3}], m${axis}[${lo + 3}] * m${axis}[${lo + 4}], ${axis}dx[${lo + 2}], dt_tracer)\
+<%def name="step_body(W, clamp)">
+<%
+    V = cg.vtype("real", W); IV = cg.itype(real, W); IB = cg.itype(real, 1)
+    L = lambda arr, off="0": cg.ld(W, clamp, arr, off)
+    L4 = lambda arr, off, lev: cg.ld4(W, clamp, T, arr, off, lev)
+    G = lambda arr, idx, lo=None, hi=None: cg.gat(W, arr, idx, lo, hi)
+    OFF = {"x": "sx", "y": "nz", "z": "1"}
+%>
+        {
+${C.lane_indices(W)}
+            const ${IV} inside = iv >= 2 && iv <= nx - 3 && jv >= 2 && jv <= ny - 3;
+            const ${IV} top = kv == nz - 1;
+            const ${V} t0 = ${L4("tke", "0", TAU)};
+            ${V} t1 = ${L4("tke", "0", TAUP1)};
+            /* 1. the implicit vertical solve on the wet levels k >= ks of interior columns */
+            const ${IV} ks = ${cg.gat(W, "kbot", "col_{l}", base=IB)} - 1;
+            t1 = (inside && ks >= 0 && kv >= ks) ? ${L("sol")} : t1;
+            /* 2. surface correction: negative tke in the top box is put back as a flux */
+            const ${IV} drain = inside && top && t1 < (${V})0;
+            const ${V} corr_v = drain ? -t1 * (real)0.5 * dzw[nz - 1] / dt : (${V})0;
+% for l in range(W):
+            if (k_${l} == nz - 1)
+                corr[col_${l}] = ${cg.lane(W, "corr_v", l)};
+% endfor
+            t1 = drain ? (${V})0 : t1;
+            const ${V} mw = ${L("maskW")};
+            const ${V} cost_j = ${G("cost", "j_{l}")};
+            const ${V} cdx = cost_j * ${G("dxt", "i_{l}")}, cdy = cost_j * ${G("dyt", "j_{l}")};
+            /* 3. lateral diffusion of tke[tau] */
+            {
+                const ${V} te = ${L4("tke", "sx", TAU)}, tw = ${L4("tke", "-sx", TAU)};
+                const ${V} tn = ${L4("tke", "nz", TAU)}, ts = ${L4("tke", "-nz", TAU)};
+                const ${V} fe1 = K_h * (te - t0) / (cost_j * ${G("dxu", "i_{l}")}) * ${L("maskU")};
+                const ${V} fe0 = K_h * (t0 - tw) / (cost_j * ${G("dxu", "i_{l} - 1", "0")})
+                                 * ${L("maskU", "-sx")};
+                const ${V} fn1 = K_h * (tn - t0) / ${G("dyu", "j_{l}")} * ${L("maskV")}
+                                 * ${G("cosu", "j_{l}")};
+                const ${V} fn0 = K_h * (t0 - ts) / ${G("dyu", "j_{l} - 1", "0")} * ${L("maskV", "-nz")}
+                                 * ${G("cosu", "j_{l} - 1", "0")};
+                t1 = inside ? t1 + dt * mw * ((fe1 - fe0) / cdx + (fn1 - fn0) / cdy) : t1;
+            }
+            /* 4. advection of tke[tau]: the Superbee fluxes through the cell's six faces */
+            const ${V} dz = ${G("dzw", "k_{l}")};
+% if ADVECTION == "inline":
+<%
+    def Q(axis, d):
+        if d == 0:
+            return "t0"
+        e = L4("tke", "%d * %s" % (d, OFF[axis]), TAU)
+        if axis == "z":
+            return "((kv %+d >= 0 && kv %+d < nz) ? %s : (%s)0)" % (d, d, e, V)
+        return e
+    def M(axis, d):
+        if d == 0:
+            return "mw"
+        e = L("maskW", "%d * %s" % (d, OFF[axis]))
+        if axis == "z":
+            return "((kv %+d >= 0 && kv %+d < nz) ? %s : (%s)0)" % (d, d, e, V)
+        return e
+%>
+            ${V} fe1, fe0, fn1, fn0, ft1, ft0;
+            {
+                const ${V} m_2 = ${M("x", -2)}, m_1 = ${M("x", -1)}, m1 = ${M("x", 1)}, m2 = ${M("x", 2)};
+                const ${V} q_2 = ${Q("x", -2)}, q_1 = ${Q("x", -1)}, q1 = ${Q("x", 1)}, q2 = ${Q("x", 2)};
+                const ${V} u1 = ${L4("u", "0", TAU)}, u0 = ${L4("u", "-sx", TAU)};
+                fe1 = superbee_flux${W}(u1, u1, q_1, t0, q1, q2, m_1 * mw, mw * m1, m1 * m2, cdx, dt_tracer);
+                fe0 = superbee_flux${W}(u0, u0, q_2, q_1, t0, q1, m_2 * m_1, m_1 * mw, mw * m1,
+                                        cost_j * ${G("dxt", "i_{l} - 1", "0")}, dt_tracer);
+            }
+            {
+                const ${V} m_2 = ${M("y", -2)}, m_1 = ${M("y", -1)}, m1 = ${M("y", 1)}, m2 = ${M("y", 2)};
+                const ${V} q_2 = ${Q("y", -2)}, q_1 = ${Q("y", -1)}, q1 = ${Q("y", 1)}, q2 = ${Q("y", 2)};
+                const ${V} v1 = ${L4("v", "0", TAU)}, v0 = ${L4("v", "-nz", TAU)};
+                fn1 = superbee_flux${W}(v1, ${G("cosu", "j_{l}")} * v1, q_1, t0, q1, q2, m_1 * mw, mw * m1,
+                                        m1 * m2, cdy, dt_tracer);
+                fn0 = superbee_flux${W}(v0, ${G("cosu", "j_{l} - 1", "0")} * v0, q_2, q_1, t0, q1,
+                                        m_2 * m_1, m_1 * mw, mw * m1,
+                                        ${G("cost", "j_{l} - 1", "0")} * ${G("dyt", "j_{l} - 1", "0")},
+                                        dt_tracer);
+            }
+            {
+                const ${V} m_2 = ${M("z", -2)}, m_1 = ${M("z", -1)}, m1 = ${M("z", 1)}, m2 = ${M("z", 2)};
+                const ${V} q_2 = ${Q("z", -2)}, q_1 = ${Q("z", -1)}, q1 = ${Q("z", 1)}, q2 = ${Q("z", 2)};
+                const ${V} w1 = ${L4("w", "0", TAU)}, w0 = ${L4("w", "-1", TAU)};
+                ft1 = top ? (${V})0 : superbee_flux${W}(w1, w1, q_1, t0, q1, q2, m_1 * mw, mw * m1,
+                                                        m1 * m2, dz, dt_tracer);
+                ft0 = kv == 0 ? (${V})0 : superbee_flux${W}(w0, w0, q_2, q_1, t0, q1, m_2 * m_1,
+                                                            m_1 * mw, mw * m1,
+                                                            ${G("dzw", "k_{l} - 1", "0")}, dt_tracer);
+            }
+% else:
+            const ${V} fe1 = ${L("fe")}, fe0 = ${L("fe", "-sx")};
+            const ${V} fn1 = ${L("fn")}, fn0 = ${L("fn", "-nz")};
+            const ${V} ft1 = ${L("ft")}, ft0 = kv == 0 ? (${V})0 : ${L("ft", "-1")};
+% endif
+            ${V} dnew = mw * (-(fe1 - fe0) / cdx - (fn1 - fn0) / cdy);
+            dnew = dnew + (kv == 0 ? -ft1 / dz
+                           : top ? -(ft1 - ft0) / ((real)0.5 * dzw[nz - 1])
+                                 : -(ft1 - ft0) / dz);
+            const ${V} d0 = inside ? dnew : ${L4("dtke", "0", TAU)};
+            /* 5. Adams-Bashforth step over the whole grid */
+            t1 = t1 + dt_tracer * (ab_new * d0 - ab_old * ${L4("dtke", "0", TAUM1)});
+            ${cg.st4(W, T, "tke_out", "tke", TAUP1, "t1")}
+            ${cg.st4(W, T, "dtke_out", "dtke", TAU, "d0")}
+        }
 </%def>
 
 __kernel void tke_step(__global const real* restrict tke, __global const real* restrict dtke,
@@ -76,101 +192,12 @@ __kernel void tke_step(__global const real* restrict tke, __global const real* r
                        __global const real* restrict dyt, __global const real* restrict dyu,
                        __global const real* restrict dzw, __global const real* restrict cost,
                        __global const real* restrict cosu, __global const int* restrict kbot,
-                       __global const real* restrict sol, const real dt, const real dt_tracer,
-                       const real K_h, const real ab_new, const real ab_old,
-                       __global real* restrict tke_out, __global real* restrict dtke_out,
-                       __global real* restrict corr, const int nx, const int ny, const int nz)
+                       __global const real* restrict sol, __global const real* restrict fe,
+                       __global const real* restrict fn, __global const real* restrict ft,
+                       const real dt, const real dt_tracer, const real K_h, const real ab_new,
+                       const real ab_old, __global real* restrict tke_out,
+                       __global real* restrict dtke_out, __global real* restrict corr,
+                       const int nx, const int ny, const int nz)
 {
-    const int k = get_global_id(0), j = get_global_id(1), i = get_global_id(2);
-    if (k >= nz || j >= ny || i >= nx) return;
-    const size_t c = CELL(i, j, k);
-    const size_t sx = (size_t)ny * nz;
-    const real t0 = tke[AT(c, ${TAU})];
-    real t1 = tke[AT(c, ${TAUP1})];
-    real d0 = dtke[AT(c, ${TAU})];
-    const real dold = dtke[AT(c, ${TAUM1})];
-    const bool top = k == nz - 1;
-    if (i >= 2 && i <= nx - 3 && j >= 2 && j <= ny - 3) {
-        /* 1. the implicit vertical solve on the column's wet levels k >= ks */
-        const int ks = kbot[(size_t)i * ny + j] - 1;
-        if (ks >= 0 && k >= ks)
-            t1 = sol[((size_t)(i - 2) * (size_t)(ny - 4) + (size_t)(j - 2)) * (size_t)nz + k];
-        /* 2. surface correction: negative tke in the top box is put back as a flux */
-        if (top) {
-            corr[(size_t)i * ny + j] = t1 < (real)0 ? -t1 * (real)0.5 * dzw[nz - 1] / dt : (real)0;
-            t1 = t1 < (real)0 ? (real)0 : t1;
-        }
-        const real mw = maskW[c];
-        const real cdx = cost[j] * dxt[i], cdy = cost[j] * dyt[j];
-        /* 3. lateral diffusion of tke[tau] */
-        {
-            const real te = tke[AT(c + sx, ${TAU})], tw = tke[AT(c - sx, ${TAU})];
-            const real tn = tke[AT(c + nz, ${TAU})], ts = tke[AT(c - nz, ${TAU})];
-            const real fe1 = K_h * (te - t0) / (cost[j] * dxu[i]) * maskU[c];
-            const real fe0 = K_h * (t0 - tw) / (cost[j] * dxu[i - 1]) * maskU[c - sx];
-            const real fn1 = K_h * (tn - t0) / dyu[j] * maskV[c] * cosu[j];
-            const real fn0 = K_h * (t0 - ts) / dyu[j - 1] * maskV[c - nz] * cosu[j - 1];
-            t1 += dt * mw * ((fe1 - fe0) / cdx + (fn1 - fn0) / cdy);
-        }
-        /* 4. Superbee advection of tke[tau]: fluxes through the six faces of the cell */
-        {
-            real qx[5], mx[5], qy[5], my[5], qz[5], mz[5];
-%   for o in range(-2, 3):
-            qx[${o + 2}] = tke[AT(c ${"%+d" % o} * (long)sx, ${TAU})]; mx[${o + 2}] = maskW[c ${"%+d" % o} * (long)sx];
-            qy[${o + 2}] = tke[AT(c ${"%+d" % o} * (long)nz, ${TAU})]; my[${o + 2}] = maskW[c ${"%+d" % o} * (long)nz];
-%     if o == 0:
-            qz[2] = t0; mz[2] = mw;
-%     else:
-            {
-                const bool in = k ${"%+d" % o} >= 0 && k ${"%+d" % o} < nz;
-                const size_t cz = CELL(i, j, clamp(k ${"%+d" % o}, 0, nz - 1));
-                qz[${o + 2}] = in ? tke[AT(cz, ${TAU})] : (real)0;
-                mz[${o + 2}] = in ? maskW[cz] : (real)0;
-            }
-%     endif
-%   endfor
-            /* face velocities and spacings of faces -1 (index 1) and 0 (index 2) */
-            real xvel[3], xfv[3], xdx[3], yvel[3], yfv[3], ydx[3], zvel[3], zfv[3], zdx[3];
-            xvel[1] = u[AT(c - sx, ${TAU})]; xvel[2] = u[AT(c, ${TAU})];
-            xfv[1] = xvel[1]; xfv[2] = xvel[2];
-            xdx[1] = cost[j] * dxt[i - 1]; xdx[2] = cdx;
-            yvel[1] = v[AT(c - nz, ${TAU})]; yvel[2] = v[AT(c, ${TAU})];
-            yfv[1] = cosu[j - 1] * yvel[1]; yfv[2] = cosu[j] * yvel[2];
-            ydx[1] = cost[j - 1] * dyt[j - 1]; ydx[2] = cdy;
-            zvel[1] = w[AT(CELL(i, j, max(k - 1, 0)), ${TAU})]; zvel[2] = w[AT(c, ${TAU})];
-            zfv[1] = zvel[1]; zfv[2] = zvel[2];
-            zdx[1] = dzw[max(k - 1, 0)]; zdx[2] = dzw[min(k, nz - 2)];
-            const real fe1 = ${face("x", 0)};
-            const real fe0 = ${face("x", -1)};
-            const real fn1 = ${face("y", 0)};
-            const real fn0 = ${face("y", -1)};
-            const real ft1 = top ? (real)0 : ${face("z", 0)};
-            const real ft0 = k == 0 ? (real)0 : ${face("z", -1)};
-            d0 = mw * (-(fe1 - fe0) / cdx - (fn1 - fn0) / cdy);
-            if (k == 0)
-                d0 += -ft1 / dzw[0];
-            else if (!top)
-                d0 += -(ft1 - ft0) / dzw[k];
-            else
-                d0 += -(ft1 - ft0) / ((real)0.5 * dzw[nz - 1]);
-        }
-    } else if (top) {
-        corr[(size_t)i * ny + j] = (real)0;
-    }
-    /* 5. Adams-Bashforth step over the whole grid */
-    t1 += dt_tracer * (ab_new * d0 - ab_old * dold);
-%   for lev in range(T):
-%     if lev == TAUP1:
-    tke_out[AT(c, ${lev})] = t1;
-%     else:
-    tke_out[AT(c, ${lev})] = tke[AT(c, ${lev})];
-%     endif
-%   endfor
-%   for lev in range(T):
-%     if lev == TAU:
-    dtke_out[AT(c, ${lev})] = d0;
-%     else:
-    dtke_out[AT(c, ${lev})] = dtke[AT(c, ${lev})];
-%     endif
-%   endfor
+${C.dispatch(LANES, step_body)}
 }

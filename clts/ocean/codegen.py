@@ -1,0 +1,94 @@
+"""String helpers the ocean templates call (``<%! from clts.ocean import codegen as cg %>``).
+
+A cell-parallel kernel handles ``W`` consecutive cells ``c .. c+W-1`` of the flattened
+``[x][y][z]`` grid per work-item (z contiguous). Per lane ``l`` the kernel has the scalars
+``i_l, j_l, k_l, col_l`` (``col = i*ny + j``). Loads:
+
+``ld``   a grid array at cell ``c + off`` for every lane: ``vloadW`` (W > 1), or one value; with
+         ``clamp`` (the cell-by-cell path at the ends of the array) the address is clamped into
+         the array (the value of a clamped ghost lane is masked out by the caller).
+``ld4``  level ``lev`` of a ``[x][y][z][T]`` array: the W values T apart.
+``gat``  a per-lane gather ``arr[index(l)]`` (1-D metric arrays, column arrays), the index
+         clamped into ``[lo, hi]`` when given.
+"""
+from __future__ import annotations
+
+
+def vtype(base: str, W: int) -> str:
+    return base if W == 1 else f"{base}{W}"
+
+
+def itype(real: str, W: int) -> str:
+    """The integer (vector) type a comparison of ``real`` (vector) values gives."""
+    return vtype("long" if real == "double" else "int", W)
+
+
+def vec(W: int, items, base: str = "real") -> str:
+    items = list(items)
+    if W == 1:
+        return f"({items[0]})"
+    return f"(({base}{W})({', '.join(items)}))"
+
+
+def _cell(off: str, clamp: bool) -> str:
+    expr = f"(c + ({off}))" if off not in ("", "0") else "c"
+    return f"clamp({expr}, 0L, N - 1)" if clamp else expr
+
+
+def ld(W: int, clamp: bool, arr: str, off: str = "0") -> str:
+    if W == 1:
+        return f"{arr}[{_cell(off, clamp)}]"
+    return f"vload{W}(0, {arr} + {_cell(off, False)})"
+
+
+def ld4(W: int, clamp: bool, T: int, arr: str, off: str, lev: int) -> str:
+    base = _cell(off, clamp)
+    return vec(W, [f"{arr}[({base}) * {T} + {l * T + lev}]" for l in range(W)])
+
+
+def gat(W: int, arr: str, index: str, lo: str | None = None, hi: str | None = None,
+        base: str = "real") -> str:
+    """``arr[index]`` per lane; ``index`` uses ``{l}`` for the lane number (``"i_{l} - 1"``)."""
+    items = []
+    for l in range(W):
+        idx = index.format(l=l)
+        if lo is not None and hi is not None:
+            idx = f"clamp({idx}, {lo}, {hi})"
+        elif lo is not None:
+            idx = f"max({idx}, {lo})"
+        elif hi is not None:
+            idx = f"min({idx}, {hi})"
+        items.append(f"{arr}[{idx}]" if base == "real" else f"({base}){arr}[{idx}]")
+    return vec(W, items, base)
+
+
+def st(W: int, arr: str, value: str) -> str:
+    """Store ``value`` (realW) at cells c .. c+W-1 of a grid array."""
+    if W == 1:
+        return f"{arr}[c] = {value};"
+    return f"vstore{W}({value}, 0, {arr} + c);"
+
+
+def lane(W: int, v: str, l: int) -> str:
+    """Lane ``l`` of vector expression ``v``."""
+    return v if W == 1 else f"({v}).s{l:x}"
+
+
+def st4(W: int, T: int, out: str, src: str, lev_new: int, value: str) -> str:
+    """Statements writing the W cells' T levels of ``out`` ([x][y][z][T]): level ``lev_new``
+    from ``value`` (realW), the others copied from ``src``; whole vectors of up to 16 values."""
+    vals = []
+    for m in range(W * T):
+        l, lev = divmod(m, T)
+        vals.append(lane(W, "new", l) if lev == lev_new else f"{src}[c * {T} + {m}]")
+    stmts = ["{", f"const {vtype('real', W)} new = {value};"]
+    m = 0
+    while m < len(vals):
+        n = next(k for k in (16, 8, 4, 2, 1) if m + k <= len(vals))
+        if n == 1:
+            stmts.append(f"{out}[c * {T} + {m}] = {vals[m]};")
+        else:
+            stmts.append(f"vstore{n}((real{n})({', '.join(vals[m:m + n])}), 0, "
+                         f"{out} + c * {T} + {m});")
+        m += n
+    return "\n".join(stmts + ["}"])

@@ -338,20 +338,21 @@ def run_tke(dev, plan, dtype, d, outs, dims, levels, cst, solve):
     # one system per column in the grid's own layout (ghost columns start at -1: zeros)
     a, b, c, rhs = (scratch(dev, (ncol, nz), dtype) for _ in range(4))
     start = scratch(dev, (ncol,), np.int32)
+    q3 = scratch(dev, shape, dtype)                 # tke[..., tau], contiguous
     dt = cst["dt_mom"]
     g, l = _cell_range(nx * ny * nz, plan.lanes, plan.wg)
     dims_args = (np.int32(nx), np.int32(ny), np.int32(nz))
     launch(dev, prg.kernel("tke_systems"), g, l, d["kbot"].data, d["kappaM"].data,
            d["mxl"].data, d["forc"].data, d["forc_tke_surface"].data, d["tke"].data,
            d["dzt"].data, d["dzw"].data, rt(dt), rt(cst["alpha_tke"]), rt(dt * cst["c_eps"]),
-           a.data, b.data, c.data, rhs.data, start.data, *dims_args)
+           a.data, b.data, c.data, rhs.data, start.data, q3.data, *dims_args)
     res = solve(a, b, c, rhs, start=start, device=dev, **dict(plan.solver))
-    keep = [a, b, c, rhs, start, res]
+    keep = [a, b, c, rhs, start, q3, res]
     if plan.advection == "stored":
         fluxes = [scratch(dev, shape, dtype) for _ in range(3)]
         run_superbee(dev, plan.superbee, dtype,
-                     [d[n] for n in ("tke", "u", "v", "w", "maskW", "dxt", "dyt", "dzw", "cost",
-                                     "cosu")], fluxes, shape, cst["dt_tracer"],
+                     [q3] + [d[n] for n in ("u", "v", "w", "maskW", "dxt", "dyt", "dzw", "cost",
+                                            "cosu")], fluxes, shape, cst["dt_tracer"],
                      vel_stride=T, vel_offset=levels["tau"])
         keep += fluxes
     else:
@@ -361,7 +362,7 @@ def run_tke(dev, plan, dtype, d, outs, dims, levels, cst, solve):
     launch(dev, prg.kernel("tke_step"), g, l,
            *[d[n].data for n in ("tke", "dtke", "u", "v", "w", "maskU", "maskV", "maskW", "dxt",
                                  "dxu", "dyt", "dyu", "dzw", "cost", "cosu", "kbot")],
-           res.x.data, *[f.data for f in fluxes], rt(dt), rt(cst["dt_tracer"]),
+           res.x.data, q3.data, *[f.data for f in fluxes], rt(dt), rt(cst["dt_tracer"]),
            rt(cst["K_h_tke"]), rt(1.5 + eps), rt(0.5 + eps), tke_out.data, dtke_out.data,
            corr.data, *dims_args)
     return keep

@@ -7,7 +7,8 @@ A cell-parallel kernel handles ``W`` consecutive cells ``c .. c+W-1`` of the fla
 ``ld``   a grid array at cell ``c + off`` for every lane: ``vloadW`` (W > 1), or one value; with
          ``clamp`` (the cell-by-cell path at the ends of the array) the address is clamped into
          the array (the value of a clamped ghost lane is masked out by the caller).
-``ld4``  level ``lev`` of a ``[x][y][z][T]`` array: the W values T apart.
+``Block`` the W*T values of W cells of a ``[x][y][z][T]`` array (time levels last), read as
+         whole vectors and split into levels with swizzles.
 ``gat``  a per-lane gather ``arr[index(l)]`` (1-D metric arrays, column arrays), the index
          clamped into ``[lo, hi]`` when given.
 """
@@ -41,11 +42,6 @@ def ld(W: int, clamp: bool, arr: str, off: str = "0") -> str:
     return f"vload{W}(0, {arr} + {_cell(off, False)})"
 
 
-def ld4(W: int, clamp: bool, T: int, arr: str, off: str, lev: int) -> str:
-    base = _cell(off, clamp)
-    return vec(W, [f"{arr}[({base}) * {T} + {l * T + lev}]" for l in range(W)])
-
-
 def gat(W: int, arr: str, index: str, lo: str | None = None, hi: str | None = None,
         base: str = "real") -> str:
     """``arr[index]`` per lane; ``index`` uses ``{l}`` for the lane number (``"i_{l} - 1"``)."""
@@ -74,21 +70,59 @@ def lane(W: int, v: str, l: int) -> str:
     return v if W == 1 else f"({v}).s{l:x}"
 
 
-def st4(W: int, T: int, out: str, src: str, lev_new: int, value: str) -> str:
-    """Statements writing the W cells' T levels of ``out`` ([x][y][z][T]): level ``lev_new``
-    from ``value`` (realW), the others copied from ``src``; whole vectors of up to 16 values."""
+def chunks(n: int):
+    """(start, size) pieces of n consecutive values, sizes 16, 8, 4, 2, 1 (vloadN widths)."""
+    out, m = [], 0
+    while m < n:
+        k = next(k for k in (16, 8, 4, 2, 1) if m + k <= n)
+        out.append((m, k))
+        m += k
+    return out
+
+
+class Block:
+    """The ``W * T`` consecutive values of cells c+off .. c+off+W-1 of a ``[x][y][z][T]`` array,
+    read with whole-vector loads (``decl``) and taken apart with swizzles (``lev``, ``comp``);
+    W = 1 reads single values instead."""
+
+    def __init__(self, W, clamp, T, arr, off, name):
+        self.W, self.clamp, self.T, self.arr, self.name = W, clamp, T, arr, name
+        self.base = _cell(off, clamp)
+
+    def decl(self) -> str:
+        if self.W == 1:
+            return ""
+        return " ".join(
+            f"const {vtype('real', n)} {self.name}_{m} = "
+            + (f"{self.arr}[({self.base}) * {self.T} + {m}];" if n == 1 else
+               f"vload{n}(0, {self.arr} + ({self.base}) * {self.T} + {m});")
+            for m, n in chunks(self.W * self.T))
+
+    def comp(self, m: int) -> str:
+        if self.W == 1:
+            return f"{self.arr}[({self.base}) * {self.T} + {m}]"
+        for start, n in chunks(self.W * self.T):
+            if start <= m < start + n:
+                return f"{self.name}_{start}" if n == 1 else f"{self.name}_{start}.s{m - start:x}"
+        raise IndexError(m)
+
+    def lev(self, lev: int) -> str:
+        """Level ``lev`` of the W cells as a realW vector."""
+        return vec(self.W, [self.comp(l * self.T + lev) for l in range(self.W)])
+
+
+def st4(W: int, T: int, out: str, src: Block, lev_new: int, value: str) -> str:
+    """Write the W cells' T levels of ``out`` ([x][y][z][T]): level ``lev_new`` from ``value``
+    (realW), the others copied from block ``src`` (the same cells); whole-vector stores."""
+    stmts = ["{", f"const {vtype('real', W)} new = {value};"]
     vals = []
     for m in range(W * T):
         l, lev = divmod(m, T)
-        vals.append(lane(W, "new", l) if lev == lev_new else f"{src}[c * {T} + {m}]")
-    stmts = ["{", f"const {vtype('real', W)} new = {value};"]
-    m = 0
-    while m < len(vals):
-        n = next(k for k in (16, 8, 4, 2, 1) if m + k <= len(vals))
+        vals.append(lane(W, "new", l) if lev == lev_new else src.comp(m))
+    for m, n in chunks(W * T):
         if n == 1:
             stmts.append(f"{out}[c * {T} + {m}] = {vals[m]};")
         else:
             stmts.append(f"vstore{n}((real{n})({', '.join(vals[m:m + n])}), 0, "
                          f"{out} + c * {T} + {m});")
-        m += n
     return "\n".join(stmts + ["}"])

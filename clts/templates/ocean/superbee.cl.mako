@@ -28,7 +28,8 @@ ${C.flux_function(LANES)}
     __global real* restrict fe, __global real* restrict fn, __global real* restrict ft, \
     const int nx, const int ny, const int nz
 
-<%def name="fluxes(W, Q, M, VEL, G)">
+<%def name="fluxes(W, Q, M, VEL, G)">\
+## VEL(name) -> (declarations, expression) of the cell's velocity
 ## Q(axis, d) / M(axis, d): tracer / mask of the cell d away along axis ("x", "y", "z"; z zero
 ## beyond the column); VEL(name): the cell's velocity; G(arr, index, lo, hi): per-lane gather;
 ## iv, jv, kv: lane indices. Writes fe, fn, ft at the W cells from c.
@@ -38,7 +39,9 @@ ${C.flux_function(LANES)}
             const ${IV} iin = iv >= 2 && iv <= nx - 3, jin = jv >= 2 && jv <= ny - 3;
             const ${V} cost_j = ${G("cost", "j_{l}", None, None)};
             {   /* east face: cells i-1 .. i+2 */
-                const ${V} vel = ${VEL("u")};
+<% vd, ve = VEL("u") %>\
+                ${vd}
+                const ${V} vel = ${ve};
                 const ${V} mm1 = ${M("x", -1)}, mp1 = ${M("x", 1)}, mp2 = ${M("x", 2)};
                 const ${V} f = superbee_flux${W}(vel, vel, ${Q("x", -1)}, q0, ${Q("x", 1)},
                     ${Q("x", 2)}, mm1 * m0, m0 * mp1, mp1 * mp2,
@@ -46,7 +49,9 @@ ${C.flux_function(LANES)}
                 ${cg.st(W, "fe", "(iv >= 1 && iv <= nx - 3 && jin) ? f : (%s)0" % V)}
             }
             {   /* north face: cells j-1 .. j+2, transport cosu * v */
-                const ${V} vel = ${VEL("v")};
+<% vd, ve = VEL("v") %>\
+                ${vd}
+                const ${V} vel = ${ve};
                 const ${V} mm1 = ${M("y", -1)}, mp1 = ${M("y", 1)}, mp2 = ${M("y", 2)};
                 const ${V} f = superbee_flux${W}(vel, ${G("cosu", "j_{l}", None, None)} * vel,
                     ${Q("y", -1)}, q0, ${Q("y", 1)}, ${Q("y", 2)}, mm1 * m0, m0 * mp1, mp1 * mp2,
@@ -54,7 +59,9 @@ ${C.flux_function(LANES)}
                 ${cg.st(W, "fn", "(iin && jv >= 1 && jv <= ny - 3) ? f : (%s)0" % V)}
             }
             {   /* top face: cells k-1 .. k+2, zero beyond the column */
-                const ${V} vel = ${VEL("w")};
+<% vd, ve = VEL("w") %>\
+                ${vd}
+                const ${V} vel = ${ve};
                 const ${V} mm1 = ${M("z", -1)}, mp1 = ${M("z", 1)}, mp2 = ${M("z", 2)};
                 const ${V} f = superbee_flux${W}(vel, vel, ${Q("z", -1)}, q0, ${Q("z", 1)},
                     ${Q("z", 2)}, mm1 * m0, m0 * mp1, mp1 * mp2,
@@ -79,8 +86,9 @@ ${C.flux_function(LANES)}
         return f
     def VEL(arr):
         if VS == 1:
-            return cg.ld(W, clamp, arr)
-        return cg.ld4(W, clamp, VS, arr, "0", VO)
+            return "", cg.ld(W, clamp, arr)
+        b = cg.Block(W, clamp, VS, arr, "0", arr + "b")
+        return b.decl(), b.lev(VO)
     G = lambda arr, idx, lo, hi: cg.gat(W, arr, idx, lo, hi)
 %>
         {
@@ -129,7 +137,7 @@ void superbee_tiled(SUPERBEE_ARGS)
             return "%s[li + %d][lj + %d][lk + %d]" % (arr, a, b, e)
         return f
     def VEL(arr):
-        return "%s[c * %d + %d]" % (arr, VS, VO) if VS != 1 else "%s[c]" % arr
+        return "", ("%s[c * %d + %d]" % (arr, VS, VO) if VS != 1 else "%s[c]" % arr)
     G = lambda arr, idx, lo, hi: cg.gat(1, arr, idx, lo, hi)
 %>
 ${fluxes(1, LQ("sq"), LQ("sm"), VEL, G)}

@@ -3,7 +3,9 @@
 ##   tke_systems  row k of every column's implicit vertical-diffusion system (ta, tb, tc, td: a, b, c, d in the
 ##                grid's own [x][y][z] layout: the solver's natural layout with one system per
 ##                column) and, from the k = 0 cell, the column's start row ks = kbot - 1
-##                (-1 for land and for the ghost columns: the solver gives them zeros).
+##                (-1 for land and for the ghost columns: the solver gives them zeros); and q3,
+##                tke[..., tau] as a contiguous [x][y][z] array (the tracer the later kernels
+##                read at neighbouring cells with whole-vector loads).
 ##   tke_step     after the solve: the new tke[taup1] (solution on wet levels, surface
 ##                correction, lateral diffusion, Adams-Bashforth step), the advection tendency
 ##                dtke[tau] (ADVECTION "inline": the six Superbee face fluxes of the cell from
@@ -38,7 +40,10 @@ ${C.lane_indices(W)}
                 * (real)0.5 * (kM + ${L("kappaM", "1")});
             const ${V} dkm1 = kv == 0 ? (${V})0 : dt / ${G("dzt", "k_{l}")} * alpha * (real)0.5
                 * (${L("kappaM", "-1")} + kM);
-            const ${V} t0 = ${cg.ld4(W, clamp, T, "tke", "0", TAU)};
+<% tk = cg.Block(W, clamp, T, "tke", "0", "tk") %>\
+            ${tk.decl()}
+            const ${V} t0 = ${tk.lev(TAU)};
+            ${cg.st(W, "q3", "t0")}
             const ${V} sq = sqrt(fmax((${V})0, t0));
             const ${V} ml = ${L("mxl")};
             const real half_top = (real)0.5 * dzw[nz - 1];
@@ -72,7 +77,8 @@ __kernel void tke_systems(__global const int* restrict kbot, __global const real
                           const real dt_c_eps,
                           __global real* restrict ta, __global real* restrict tb,
                           __global real* restrict tc, __global real* restrict td,
-                          __global int* restrict start, const int nx, const int ny, const int nz)
+                          __global int* restrict start, __global real* restrict q3,
+                          const int nx, const int ny, const int nz)
 {
 ${C.dispatch(LANES, systems_body)}
 }
@@ -81,7 +87,9 @@ ${C.dispatch(LANES, systems_body)}
 <%
     V = cg.vtype("real", W); IV = cg.itype(real, W); IB = cg.itype(real, 1)
     L = lambda arr, off="0": cg.ld(W, clamp, arr, off)
-    L4 = lambda arr, off, lev: cg.ld4(W, clamp, T, arr, off, lev)
+    def VEL(arr, off, name):
+        b = cg.Block(W, clamp, T, arr, off, name)
+        return b.decl(), b.lev(TAU)
     G = lambda arr, idx, lo=None, hi=None: cg.gat(W, arr, idx, lo, hi)
     OFF = {"x": "sx", "y": "nz", "z": "1"}
 %>
@@ -89,8 +97,11 @@ ${C.dispatch(LANES, systems_body)}
 ${C.lane_indices(W)}
             const ${IV} inside = iv >= 2 && iv <= nx - 3 && jv >= 2 && jv <= ny - 3;
             const ${IV} top = kv == nz - 1;
-            const ${V} t0 = ${L4("tke", "0", TAU)};
-            ${V} t1 = ${L4("tke", "0", TAUP1)};
+<% tk = cg.Block(W, clamp, T, "tke", "0", "tk"); dk = cg.Block(W, clamp, T, "dtke", "0", "dk") %>\
+            ${tk.decl()}
+            ${dk.decl()}
+            const ${V} t0 = ${L("q3")};
+            ${V} t1 = ${tk.lev(TAUP1)};
             /* 1. the implicit vertical solve on the wet levels k >= ks of interior columns */
             const ${IV} ks = ${cg.gat(W, "kbot", "col_{l}", base=IB)} - 1;
             t1 = (inside && ks >= 0 && kv >= ks) ? ${L("sol")} : t1;
@@ -107,8 +118,8 @@ ${C.lane_indices(W)}
             const ${V} cdx = cost_j * ${G("dxt", "i_{l}")}, cdy = cost_j * ${G("dyt", "j_{l}")};
             /* 3. lateral diffusion of tke[tau] */
             {
-                const ${V} te = ${L4("tke", "sx", TAU)}, tw = ${L4("tke", "-sx", TAU)};
-                const ${V} tn = ${L4("tke", "nz", TAU)}, ts = ${L4("tke", "-nz", TAU)};
+                const ${V} te = ${L("q3", "sx")}, tw = ${L("q3", "-sx")};
+                const ${V} tn = ${L("q3", "nz")}, ts = ${L("q3", "-nz")};
                 const ${V} fe1 = K_h * (te - t0) / (cost_j * ${G("dxu", "i_{l}")}) * ${L("maskU")};
                 const ${V} fe0 = K_h * (t0 - tw) / (cost_j * ${G("dxu", "i_{l} - 1", "0")})
                                  * ${L("maskU", "-sx")};
@@ -125,7 +136,7 @@ ${C.lane_indices(W)}
     def Q(axis, d):
         if d == 0:
             return "t0"
-        e = L4("tke", "%d * %s" % (d, OFF[axis]), TAU)
+        e = L("q3", "%d * %s" % (d, OFF[axis]))
         if axis == "z":
             return "((kv %+d >= 0 && kv %+d < nz) ? %s : (%s)0)" % (d, d, e, V)
         return e
@@ -141,7 +152,9 @@ ${C.lane_indices(W)}
             {
                 const ${V} m_2 = ${M("x", -2)}, m_1 = ${M("x", -1)}, m1 = ${M("x", 1)}, m2 = ${M("x", 2)};
                 const ${V} q_2 = ${Q("x", -2)}, q_1 = ${Q("x", -1)}, q1 = ${Q("x", 1)}, q2 = ${Q("x", 2)};
-                const ${V} u1 = ${L4("u", "0", TAU)}, u0 = ${L4("u", "-sx", TAU)};
+<% d1, e1 = VEL("u", "0", "u1b"); d0_, e0 = VEL("u", "-sx", "u0b") %>\
+                ${d1} ${d0_}
+                const ${V} u1 = ${e1}, u0 = ${e0};
                 fe1 = superbee_flux${W}(u1, u1, q_1, t0, q1, q2, m_1 * mw, mw * m1, m1 * m2, cdx, dt_tracer);
                 fe0 = superbee_flux${W}(u0, u0, q_2, q_1, t0, q1, m_2 * m_1, m_1 * mw, mw * m1,
                                         cost_j * ${G("dxt", "i_{l} - 1", "0")}, dt_tracer);
@@ -149,7 +162,9 @@ ${C.lane_indices(W)}
             {
                 const ${V} m_2 = ${M("y", -2)}, m_1 = ${M("y", -1)}, m1 = ${M("y", 1)}, m2 = ${M("y", 2)};
                 const ${V} q_2 = ${Q("y", -2)}, q_1 = ${Q("y", -1)}, q1 = ${Q("y", 1)}, q2 = ${Q("y", 2)};
-                const ${V} v1 = ${L4("v", "0", TAU)}, v0 = ${L4("v", "-nz", TAU)};
+<% d1, e1 = VEL("v", "0", "v1b"); d0_, e0 = VEL("v", "-nz", "v0b") %>\
+                ${d1} ${d0_}
+                const ${V} v1 = ${e1}, v0 = ${e0};
                 fn1 = superbee_flux${W}(v1, ${G("cosu", "j_{l}")} * v1, q_1, t0, q1, q2, m_1 * mw, mw * m1,
                                         m1 * m2, cdy, dt_tracer);
                 fn0 = superbee_flux${W}(v0, ${G("cosu", "j_{l} - 1", "0")} * v0, q_2, q_1, t0, q1,
@@ -160,7 +175,9 @@ ${C.lane_indices(W)}
             {
                 const ${V} m_2 = ${M("z", -2)}, m_1 = ${M("z", -1)}, m1 = ${M("z", 1)}, m2 = ${M("z", 2)};
                 const ${V} q_2 = ${Q("z", -2)}, q_1 = ${Q("z", -1)}, q1 = ${Q("z", 1)}, q2 = ${Q("z", 2)};
-                const ${V} w1 = ${L4("w", "0", TAU)}, w0 = ${L4("w", "-1", TAU)};
+<% d1, e1 = VEL("w", "0", "w1b"); d0_, e0 = VEL("w", "-1", "w0b") %>\
+                ${d1} ${d0_}
+                const ${V} w1 = ${e1}, w0 = ${e0};
                 ft1 = top ? (${V})0 : superbee_flux${W}(w1, w1, q_1, t0, q1, q2, m_1 * mw, mw * m1,
                                                         m1 * m2, dz, dt_tracer);
                 ft0 = kv == 0 ? (${V})0 : superbee_flux${W}(w0, w0, q_2, q_1, t0, q1, m_2 * m_1,
@@ -176,11 +193,11 @@ ${C.lane_indices(W)}
             dnew = dnew + (kv == 0 ? -ft1 / dz
                            : top ? -(ft1 - ft0) / ((real)0.5 * dzw[nz - 1])
                                  : -(ft1 - ft0) / dz);
-            const ${V} d0 = inside ? dnew : ${L4("dtke", "0", TAU)};
+            const ${V} d0 = inside ? dnew : ${dk.lev(TAU)};
             /* 5. Adams-Bashforth step over the whole grid */
-            t1 = t1 + dt_tracer * (ab_new * d0 - ab_old * ${L4("dtke", "0", TAUM1)});
-            ${cg.st4(W, T, "tke_out", "tke", TAUP1, "t1")}
-            ${cg.st4(W, T, "dtke_out", "dtke", TAU, "d0")}
+            t1 = t1 + dt_tracer * (ab_new * d0 - ab_old * ${dk.lev(TAUM1)});
+            ${cg.st4(W, T, "tke_out", tk, TAUP1, "t1")}
+            ${cg.st4(W, T, "dtke_out", dk, TAU, "d0")}
         }
 </%def>
 
@@ -192,7 +209,8 @@ __kernel void tke_step(__global const real* restrict tke, __global const real* r
                        __global const real* restrict dyt, __global const real* restrict dyu,
                        __global const real* restrict dzw, __global const real* restrict cost,
                        __global const real* restrict cosu, __global const int* restrict kbot,
-                       __global const real* restrict sol, __global const real* restrict fe,
+                       __global const real* restrict sol, __global const real* restrict q3,
+                       __global const real* restrict fe,
                        __global const real* restrict fn, __global const real* restrict ft,
                        const real dt, const real dt_tracer, const real K_h, const real ab_new,
                        const real ab_old, __global real* restrict tke_out,

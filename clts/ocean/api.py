@@ -217,7 +217,8 @@ def run_superbee(dev, plan, dtype, arrs, outs, shape, dt, vel_stride=1, vel_offs
     real = "double" if dtype == np.float64 else "float"
     tiled = plan.version == "tiled"
     tile = (plan.tile_x, plan.tile_y, plan.tile_z) if tiled else (0, 0, 0)
-    prg = dev.program("ocean/superbee.cl.mako", real=real, LANES=plan.lanes, TX=tile[0],
+    prg = dev.program("ocean/superbee.cl.mako", real=real, LANES=plan.lanes,
+                      COLS2=int(plan.lanes <= nz), TX=tile[0],
                       TY=tile[1], TZ=tile[2], VS=int(vel_stride), VO=int(vel_offset))
     if tiled:
         g = tuple(round_up(s, t) for s, t in zip((nz, ny, nx), (plan.tile_z, plan.tile_y,
@@ -332,7 +333,8 @@ def run_tke(dev, plan, dtype, d, outs, dims, levels, cst, solve):
     nx, ny, nz, T = dims
     real = "double" if dtype == np.float64 else "float"
     rt = dtype.type
-    prg = dev.program("ocean/tke.cl.mako", real=real, LANES=plan.lanes, T=T, TAU=levels["tau"],
+    prg = dev.program("ocean/tke.cl.mako", real=real, LANES=plan.lanes,
+                      COLS2=int(plan.lanes <= nz), T=T, TAU=levels["tau"],
                       TAUP1=levels["taup1"], TAUM1=levels["taum1"], ADVECTION=plan.advection)
     ncol, shape = nx * ny, (nx, ny, nz)
     # one system per column in the grid's own layout (ghost columns start at -1: zeros)

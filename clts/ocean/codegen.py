@@ -43,10 +43,13 @@ def ld(W: int, clamp: bool, arr: str, off: str = "0") -> str:
 
 
 def gat(W: int, arr: str, index: str, lo: str | None = None, hi: str | None = None,
-        base: str = "real") -> str:
-    """``arr[index]`` per lane; ``index`` uses ``{l}`` for the lane number (``"i_{l} - 1"``)."""
-    items = []
-    for l in range(W):
+        base: str = "real", two: bool = False) -> str:
+    """``arr[index]`` per lane; ``index`` uses ``{l}`` for the lane number (``"i_{l} - 1"``).
+
+    ``two``: W <= nz, so the W cells span at most two columns and an index of ``i``, ``j`` or
+    ``col`` takes its lane-0 value on the lanes of the first column (``kv >= k_0``) and its
+    lane-(W-1) value on the rest: two loads instead of W."""
+    def one(l):
         idx = index.format(l=l)
         if lo is not None and hi is not None:
             idx = f"clamp({idx}, {lo}, {hi})"
@@ -54,8 +57,11 @@ def gat(W: int, arr: str, index: str, lo: str | None = None, hi: str | None = No
             idx = f"max({idx}, {lo})"
         elif hi is not None:
             idx = f"min({idx}, {hi})"
-        items.append(f"{arr}[{idx}]" if base == "real" else f"({base}){arr}[{idx}]")
-    return vec(W, items, base)
+        return f"{arr}[{idx}]" if base == "real" else f"({base}){arr}[{idx}]"
+    if two and W > 1 and "k_{l}" not in index:
+        t = vtype(base, W)
+        return f"((kv >= k_0) ? ({t})({one(0)}) : ({t})({one(W - 1)}))"
+    return vec(W, [one(l) for l in range(W)], base)
 
 
 def st(W: int, arr: str, value: str) -> str:

@@ -8,7 +8,8 @@
 ##                   (TZ+3) x (TY+3) x (TX+3) box of tracer and mask values its fluxes read
 ##                   (one cell below, two above on every axis) into local memory, z fastest,
 ##                   then each work-item computes its cell's fluxes from there.
-## Parameters: real; LANES; TX, TY, TZ (tiled; 0: only the fused kernel is built); VS, VO:
+## Parameters: real; LANES; COLS2 (LANES <= nz: a work-item's cells span at most two
+## columns, see codegen.gat); TX, TY, TZ (tiled; 0: only the fused kernel is built); VS, VO:
 ## velocities are read as vel[cell * VS + VO] (VS = 1, VO = 0 for [x, y, z] arrays; VS = T,
 ## VO = tau for [x, y, z, T] arrays).
 <%! from clts.ocean import codegen as cg %>\
@@ -89,7 +90,7 @@ ${C.flux_function(LANES)}
             return "", cg.ld(W, clamp, arr)
         b = cg.Block(W, clamp, VS, arr, "0", arr + "b")
         return b.decl(), b.lev(VO)
-    G = lambda arr, idx, lo, hi: cg.gat(W, arr, idx, lo, hi)
+    G = lambda arr, idx, lo, hi: cg.gat(W, arr, idx, lo, hi, two=COLS2)
 %>
         {
 ${C.lane_indices(W)}

@@ -11,7 +11,8 @@
 ##                dtke[tau] (ADVECTION "inline": the six Superbee face fluxes of the cell from
 ##                the tracer read once; "stored": read from the flux arrays the superbee kernel
 ##                wrote), every other time level copied, and tke_surf_corr from the top cells.
-## Parameters: real; LANES; T (time levels on the last axis of tke, dtke, u, v, w); TAU, TAUP1,
+## Parameters: real; LANES; COLS2 (LANES <= nz: a work-item's cells span at most two
+## columns, see codegen.gat); T (time levels on the last axis of tke, dtke, u, v, w); TAU, TAUP1,
 ## TAUM1; ADVECTION.
 <%! from clts.ocean import codegen as cg %>\
 <%namespace name="C" file="/ocean/common.cl.mako"/>\
@@ -27,12 +28,12 @@ ${C.flux_function(LANES)}
 <%
     V = cg.vtype("real", W); IV = cg.itype(real, W); IB = cg.itype(real, 1)
     L = lambda arr, off="0": cg.ld(W, clamp, arr, off)
-    G = lambda arr, idx, lo=None, hi=None: cg.gat(W, arr, idx, lo, hi)
+    G = lambda arr, idx, lo=None, hi=None: cg.gat(W, arr, idx, lo, hi, two=COLS2)
 %>
         {
 ${C.lane_indices(W)}
             const ${IV} inside = iv >= 2 && iv <= nx - 3 && jv >= 2 && jv <= ny - 3;
-            const ${IV} ks = ${cg.gat(W, "kbot", "col_{l}", base=IB)} - 1;
+            const ${IV} ks = ${cg.gat(W, "kbot", "col_{l}", base=IB, two=COLS2)} - 1;
             const ${IV} top = kv == nz - 1;
             /* delta[k] = dt / dzt[k+1] * alpha * (kappaM[k] + kappaM[k+1]) / 2, 0 at the top */
             const ${V} kM = ${L("kappaM")};
@@ -90,7 +91,7 @@ ${C.dispatch(LANES, systems_body)}
     def VEL(arr, off, name):
         b = cg.Block(W, clamp, T, arr, off, name)
         return b.decl(), b.lev(TAU)
-    G = lambda arr, idx, lo=None, hi=None: cg.gat(W, arr, idx, lo, hi)
+    G = lambda arr, idx, lo=None, hi=None: cg.gat(W, arr, idx, lo, hi, two=COLS2)
     OFF = {"x": "sx", "y": "nz", "z": "1"}
 %>
         {
@@ -103,7 +104,7 @@ ${C.lane_indices(W)}
             const ${V} t0 = ${L("q3")};
             ${V} t1 = ${tk.lev(TAUP1)};
             /* 1. the implicit vertical solve on the wet levels k >= ks of interior columns */
-            const ${IV} ks = ${cg.gat(W, "kbot", "col_{l}", base=IB)} - 1;
+            const ${IV} ks = ${cg.gat(W, "kbot", "col_{l}", base=IB, two=COLS2)} - 1;
             t1 = (inside && ks >= 0 && kv >= ks) ? ${L("sol")} : t1;
             /* 2. surface correction: negative tke in the top box is put back as a flux */
             const ${IV} drain = inside && top && t1 < (${V})0;

@@ -312,16 +312,20 @@ def test_profile_keys_and_plans(device):
 @pytest.mark.oclgrind
 @pytest.mark.parametrize("lanes", [1, 2, 8])
 def test_tiny_oclgrind(device, lanes):
-    """Tiny grids (the vector path, the cell-by-cell ends, lanes above and below nz)."""
+    """Tiny grids: the vector path, the cell-by-cell ends, lanes above and below nz. Oclgrind
+    21.10's uninitialised-value checker crashes on LLVM shuffles that gather lanes from three
+    vectors (the time-level swizzles of lanes >= 4), so the TKE step runs with lanes <= 2 and
+    the Superbee kernels with up to 8 lanes on [x, y, z] arrays."""
+    tke_lanes = min(lanes, 2)
     for shape, seed in (((6, 7, 3), 0), ((7, 6, 2), 1)):
         x = scaled_inputs(shape, seed=seed)
         ref = reference.tke(*x.values(), **SCALED_CONSTANTS)
-        out = clts.ocean.tke(*x.values(), device=device, lanes=lanes, wg=0,
-                             advection="stored" if lanes == 2 else "inline",
-                             superbee={"version": "tiled", "tile_z": 2, "tile_y": 2,
-                                       "tile_x": 2},
-                             **SCALED_CONSTANTS)
-        assert_all_close(out, ref, rtol=1e-9)
+        for advection, sb in (("inline", {}), ("stored", {"version": "fused", "lanes": tke_lanes}),
+                              ("stored", {"version": "tiled", "tile_z": 2, "tile_y": 2,
+                                          "tile_x": 2})):
+            out = clts.ocean.tke(*x.values(), device=device, lanes=tke_lanes, wg=0,
+                                 advection=advection, superbee=sb, **SCALED_CONSTANTS)
+            assert_all_close(out, ref, rtol=1e-9)
         args = sb_args(x, dt=0.5)
         want = reference.superbee_fluxes(*args)
         for version in ("fused", "tiled"):

@@ -229,7 +229,7 @@ def run_superbee(dev, plan, dtype, arrs, outs, shape, dt, vel_stride=1, vel_offs
         g, l = _cell_range(nx * ny * nz, plan.lanes, plan.wg)
         kern = prg.kernel("superbee_fused")
     launch(dev, kern, g, l, *[a.data for a in arrs], dtype.type(dt), *[o.data for o in outs],
-           np.int32(nx), np.int32(ny), np.int32(nz))
+           *_dims(nx, ny, nz))
 
 
 def _cell_range(ncells, lanes, wg):
@@ -238,6 +238,15 @@ def _cell_range(ncells, lanes, wg):
     if wg:
         return (round_up(n, wg),), (wg,)
     return (n,), None
+
+
+def _magic(d: int) -> np.uint64:
+    """ceil(2^64 / d): the kernels' quotient n // d = mul_hi(n, magic) (0 for d = 1)."""
+    return np.uint64(0 if d == 1 else -(-(1 << 64) // d))
+
+
+def _dims(nx, ny, nz):
+    return (np.int32(nx), np.int32(ny), np.int32(nz), _magic(ny), _magic(nz))
 
 
 def _check_cells(ncells):
@@ -343,7 +352,7 @@ def run_tke(dev, plan, dtype, d, outs, dims, levels, cst, solve):
     q3 = scratch(dev, shape, dtype)                 # tke[..., tau], contiguous
     dt = cst["dt_mom"]
     g, l = _cell_range(nx * ny * nz, plan.lanes, plan.wg)
-    dims_args = (np.int32(nx), np.int32(ny), np.int32(nz))
+    dims_args = _dims(nx, ny, nz)
     launch(dev, prg.kernel("tke_systems"), g, l, d["kbot"].data, d["kappaM"].data,
            d["mxl"].data, d["forc"].data, d["forc_tke_surface"].data, d["tke"].data,
            d["dzt"].data, d["dzw"].data, rt(dt), rt(cst["alpha_tke"]), rt(dt * cst["c_eps"]),

@@ -77,13 +77,11 @@ def lane(W: int, v: str, l: int) -> str:
 
 
 def chunks(n: int):
-    """(start, size) pieces of n consecutive values, sizes 16, 8, 4, 2, 1 (vloadN widths)."""
-    out, m = [], 0
-    while m < n:
-        k = next(k for k in (16, 8, 4, 2, 1) if m + k <= n)
-        out.append((m, k))
-        m += k
-    return out
+    """(start, size) pieces of n consecutive values, all of the largest vloadN width (<= 16)
+    that divides n: swizzles then combine vectors of one type (Oclgrind's uninitialised-value
+    checker crashes on a shuffle of a real4 with a real2)."""
+    k = next(k for k in (16, 8, 4, 2, 1) if n % k == 0)
+    return [(m, k) for m in range(0, n, k)]
 
 
 class Block:

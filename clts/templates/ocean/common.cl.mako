@@ -38,9 +38,13 @@ inline ${V} superbee_flux${W}(const ${V} vel, const ${V} fv, const ${V} qm1, con
 <%def name="lane_indices(W)">\
 ## From the work-item's first cell c: per lane l the scalars i_l, j_l, k_l and col_l (= i*ny + j),
 ## and the index vectors iv, jv, kv (cg.itype); cells are < 2^31 (checked by the caller).
+## The quotients by nz and ny are mul_hi by ceil(2^64 / d) (exact for n * d < 2^64; magic 0
+## stands for d = 1), not integer divisions: LLVM's freeze of a div/rem pair stops Oclgrind.
 <% IV = cg.itype(real, W); IB = cg.itype(real, 1) %>\
-        const int col_0 = (int)c / nz;
-        const int k_0 = (int)c - col_0 * nz, i_0 = col_0 / ny, j_0 = col_0 - i_0 * ny;
+        const int col_0 = magic_nz ? (int)mul_hi((ulong)c, magic_nz) : (int)c;
+        const int k_0 = (int)c - col_0 * nz;
+        const int i_0 = magic_ny ? (int)mul_hi((ulong)col_0, magic_ny) : col_0;
+        const int j_0 = col_0 - i_0 * ny;
 % for l in range(1, W):
         const int wk_${l} = k_${l - 1} + 1 == nz, wj_${l} = wk_${l} && j_${l - 1} + 1 == ny;
         const int k_${l} = wk_${l} ? 0 : k_${l - 1} + 1;

@@ -27,7 +27,7 @@ ${C.flux_function(LANES)}
     __global const real* restrict dyt, __global const real* restrict dzw, \
     __global const real* restrict cost, __global const real* restrict cosu, const real dt, \
     __global real* restrict fe, __global real* restrict fn, __global real* restrict ft, \
-    const int nx, const int ny, const int nz
+    const int nx, const int ny, const int nz, const ulong magic_ny, const ulong magic_nz
 
 <%def name="fluxes(W, Q, M, VEL, G)">\
 ## VEL(name) -> (declarations, expression) of the cell's velocity
@@ -115,16 +115,18 @@ void superbee_tiled(SUPERBEE_ARGS)
               i0 = get_group_id(2) * ${TX};
     const long N = (long)nx * ny * nz;
     /* the box of cells (i0-1 .. i0+TX+1) x (j0-1 .. ) x (k0-1 .. ), z fastest; rows outside
-       the grid in x / y are clamped copies (their fluxes are not set), z outside is 0 */
-    for (int e = (li * ${TY} + lj) * ${TZ} + lk; e < ${BX * BY * BZ}; e += ${TX * TY * TZ}) {
-        const int bz = e % ${BZ}, by = (e / ${BZ}) % ${BY}, bx = e / ${BY * BZ};
-        const int gi = clamp(i0 - 1 + bx, 0, nx - 1), gj = clamp(j0 - 1 + by, 0, ny - 1);
-        const int gk = k0 - 1 + bz;
-        const bool inb = gk >= 0 && gk < nz;
-        const long g = ((long)gi * ny + gj) * nz + clamp(gk, 0, nz - 1);
-        sq[bx][by][bz] = inb ? q[g] : (real)0;
-        sm[bx][by][bz] = inb ? mw[g] : (real)0;
-    }
+       the grid in x / y are clamped copies (their fluxes are not set), z outside is 0; each
+       work-item loads every TX-th / TY-th / TZ-th value (no division) */
+    for (int bx = li; bx < ${BX}; bx += ${TX})
+        for (int by = lj; by < ${BY}; by += ${TY})
+            for (int bz = lk; bz < ${BZ}; bz += ${TZ}) {
+                const int gi = clamp(i0 - 1 + bx, 0, nx - 1), gj = clamp(j0 - 1 + by, 0, ny - 1);
+                const int gk = k0 - 1 + bz;
+                const bool inb = gk >= 0 && gk < nz;
+                const long g = ((long)gi * ny + gj) * nz + clamp(gk, 0, nz - 1);
+                sq[bx][by][bz] = inb ? q[g] : (real)0;
+                sm[bx][by][bz] = inb ? mw[g] : (real)0;
+            }
     barrier(CLK_LOCAL_MEM_FENCE);
     const int i_0 = i0 + li, j_0 = j0 + lj, k_0 = k0 + lk;
     if (k_0 >= nz || j_0 >= ny || i_0 >= nx) return;

@@ -79,7 +79,7 @@ __kernel void tke_systems(__global const int* restrict kbot, __global const real
                           __global real* restrict ta, __global real* restrict tb,
                           __global real* restrict tc, __global real* restrict td,
                           __global int* restrict start, __global real* restrict q3,
-                          const int nx, const int ny, const int nz)
+                          const int nx, const int ny, const int nz, const ulong magic_ny, const ulong magic_nz)
 {
 ${C.dispatch(LANES, systems_body)}
 }
@@ -216,7 +216,7 @@ __kernel void tke_step(__global const real* restrict tke, __global const real* r
                        const real dt, const real dt_tracer, const real K_h, const real ab_new,
                        const real ab_old, __global real* restrict tke_out,
                        __global real* restrict dtke_out, __global real* restrict corr,
-                       const int nx, const int ny, const int nz)
+                       const int nx, const int ny, const int nz, const ulong magic_ny, const ulong magic_nz)
 {
 ${C.dispatch(LANES, step_body)}
 }

@@ -135,6 +135,19 @@ def test_superbee_versions(device, version, params, size):
     assert_all_close(got, want, rtol=1e-13)
 
 
+@pytest.mark.parametrize("stream", [0, 1])
+def test_streamed_stores(device, stream):
+    """Non-temporal stores on and off, into aligned numpy outputs and device arrays."""
+    import pyopencl.array as cla
+    x, ref = bench(2 ** 14)
+    for lanes in (1, 8):
+        out = clts.ocean.tke(*x.values(), device=device, lanes=lanes, stream=stream)
+        assert all(o.ctypes.data % 64 == 0 for o in out if o.flags.c_contiguous)
+        assert_all_close(out, ref)
+    dx = [cla.to_device(device.queue, np.ascontiguousarray(v)) for v in x.values()]
+    assert_all_close(clts.ocean.tke(*dx, device=device, lanes=8, stream=stream), ref)
+
+
 def test_time_levels_and_constants(device):
     """Other tau / taup1 / taum1 and a fourth time level; other model constants."""
     x = scaled_inputs((9, 10, 6), seed=5)

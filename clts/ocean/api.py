@@ -97,7 +97,7 @@ class _Staging:
         dtype = np.dtype(dtype or self.dtype)
         if on_device:
             return scratch(self.dev, shape, dtype)
-        host = np.empty(shape, dtype)
+        host = _aligned_empty(shape, dtype)
         if self.transfer == "host_ptr":
             dev_arr = self._wrap(host, cl.mem_flags.READ_WRITE)
         else:
@@ -120,6 +120,15 @@ class _Staging:
             out.append(host)
         self.dev.queue.finish()
         return out
+
+
+def _aligned_empty(shape, dtype, align: int = 64):
+    """A fresh C-ordered array whose data start on an ``align``-byte boundary (whole-vector
+    and non-temporal stores of a host_ptr buffer need it; numpy aligns to 16 bytes)."""
+    n = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    raw = np.empty(n + align, np.uint8)
+    off = (-raw.ctypes.data) % align
+    return raw[off:off + n].view(dtype).reshape(shape)
 
 
 def _check_shape(name, got, want):
@@ -343,7 +352,7 @@ def run_tke(dev, plan, dtype, d, outs, dims, levels, cst, solve):
     real = "double" if dtype == np.float64 else "float"
     rt = dtype.type
     prg = dev.program("ocean/tke.cl.mako", real=real, LANES=plan.lanes,
-                      COLS2=int(plan.lanes <= nz), T=T, TAU=levels["tau"],
+                      COLS2=int(plan.lanes <= nz), STREAM=plan.stream, T=T, TAU=levels["tau"],
                       TAUP1=levels["taup1"], TAUM1=levels["taum1"], ADVECTION=plan.advection)
     ncol, shape = nx * ny, (nx, ny, nz)
     # one system per column in the grid's own layout (ghost columns start at -1: zeros)

@@ -64,10 +64,13 @@ def gat(W: int, arr: str, index: str, lo: str | None = None, hi: str | None = No
     return vec(W, [one(l) for l in range(W)], base)
 
 
-def st(W: int, arr: str, value: str) -> str:
-    """Store ``value`` (realW) at cells c .. c+W-1 of a grid array."""
+def st(W: int, arr: str, value: str, stream: bool = False) -> str:
+    """Store ``value`` (realW) at cells c .. c+W-1 of a grid array; ``stream``: a
+    non-temporal store (no read for ownership) where the address is vector-aligned."""
     if W == 1:
         return f"{arr}[c] = {value};"
+    if stream:
+        return (f"STORE_STREAM({value}, {arr} + c, {vtype('real', W)});")
     return f"vstore{W}({value}, 0, {arr} + c);"
 
 
@@ -115,7 +118,8 @@ class Block:
         return vec(self.W, [self.comp(l * self.T + lev) for l in range(self.W)])
 
 
-def st4(W: int, T: int, out: str, src: Block, lev_new: int, value: str) -> str:
+def st4(W: int, T: int, out: str, src: Block, lev_new: int, value: str,
+        stream: bool = False) -> str:
     """Write the W cells' T levels of ``out`` ([x][y][z][T]): level ``lev_new`` from ``value``
     (realW), the others copied from block ``src`` (the same cells); whole-vector stores."""
     stmts = ["{", f"const {vtype('real', W)} new = {value};"]
@@ -126,6 +130,9 @@ def st4(W: int, T: int, out: str, src: Block, lev_new: int, value: str) -> str:
     for m, n in chunks(W * T):
         if n == 1:
             stmts.append(f"{out}[c * {T} + {m}] = {vals[m]};")
+        elif stream:
+            stmts.append(f"STORE_STREAM((real{n})({', '.join(vals[m:m + n])}), "
+                         f"{out} + c * {T} + {m}, real{n});")
         else:
             stmts.append(f"vstore{n}((real{n})({', '.join(vals[m:m + n])}), 0, "
                          f"{out} + c * {T} + {m});")

@@ -8,7 +8,7 @@ Profile section ``ocean`` (every key has a default in ``clts/devices/generic-*.y
         version: fused                  # what version="auto" runs: fused | tiled
         fused: {lanes: 8, wg: 0}        # cells per work-item (realN lanes), work-group (0: driver)
         tiled: {tile_z: 8, tile_y: 4, tile_x: 2}   # cells per work-group over (z, y, x)
-      tke: {lanes: 8, wg: 0, advection: inline}    # advection: inline | stored
+      tke: {lanes: 8, wg: 0, advection: stored, stream: 1}  # advection: inline | stored
       transfer: copy                    # numpy arrays: copy (upload / download) | host_ptr
 
 ``lanes``: consecutive cells of the flattened grid per work-item as one realN vector (pocl
@@ -16,6 +16,8 @@ vectorises only explicit vectors: 8; the Intel CPU runtime and GPUs vectorise ac
 work-items: 1). ``advection``: the TKE step computes the six Superbee face fluxes of each cell
 in place (``inline``: no flux arrays, each face flux computed twice) or runs the Superbee
 kernel of ``ocean.superbee.version`` first and reads its three flux arrays (``stored``).
+``stream``: the TKE kernels write their outputs (systems, results) with non-temporal stores
+where the address is aligned to the vector (no read for ownership of the written lines).
 ``host_ptr`` wraps numpy inputs and outputs in buffers over their own memory
 (``CL_MEM_USE_HOST_PTR``): drivers that use host memory in place (pocl) copy nothing; others
 copy behind the scenes.
@@ -51,6 +53,7 @@ class TkePlan:
     lanes: int = 1
     wg: int = 0
     advection: str = "inline"
+    stream: int = 0
     superbee: SuperbeePlan = SuperbeePlan()
     transfer: str = "copy"
     #: parameters forced on the tridiagonal solver (``clts.solve_tridiagonal`` keywords)
@@ -122,25 +125,27 @@ def superbee_plan(dev, itemsize: int = 8, version: str = "auto", **overrides) ->
 
 def tke_plan(dev, itemsize: int = 8, **overrides) -> TkePlan:
     """The TKE plan from ``dev.profile`` (section ``ocean``); keywords override it: ``lanes``,
-    ``wg``, ``advection``, ``transfer``, ``superbee=dict(...)`` (the Superbee plan's keywords
+    ``wg``, ``advection``, ``stream``, ``transfer``, ``superbee=dict(...)`` (the Superbee plan's keywords
     and ``version``, for ``advection="stored"``), ``solver=dict(...)`` (keywords forced on
     ``clts.solve_tridiagonal``)."""
     prof = dev.profile
     over = {k: v for k, v in overrides.items() if v is not None}
-    unknown = set(over) - {"lanes", "wg", "advection", "transfer", "solver", "superbee"}
+    unknown = set(over) - {"lanes", "wg", "advection", "stream", "transfer", "solver",
+                           "superbee"}
     if unknown:
         raise TypeError(f"unknown parameter(s) {sorted(unknown)}; accepted: lanes, wg, "
-                        f"advection, transfer, superbee, solver")
+                        f"advection, stream, transfer, superbee, solver")
     solver = over.pop("solver", {}) or {}
     sb = over.pop("superbee", {}) or {}
     for name, d in (("solver", solver), ("superbee", sb)):
         if not isinstance(d, dict):
             raise TypeError(f"{name} must be a dict of keywords, not {type(d).__name__}")
-    vals = {k: prof.get(f"ocean.tke.{k}") for k in ("lanes", "wg", "advection")}
+    vals = {k: prof.get(f"ocean.tke.{k}") for k in ("lanes", "wg", "advection", "stream")}
     vals["transfer"] = prof.get("ocean.transfer")
     vals.update(over)
     _lanes_wg(dev, prof, "ocean.tke", vals, over)
     _choice(prof, "ocean.tke.advection", vals["advection"], ADVECTIONS, "advection" in over)
+    _choice(prof, "ocean.tke.stream", vals["stream"], (0, 1), "stream" in over)
     _choice(prof, "ocean.transfer", vals["transfer"], TRANSFERS, "transfer" in over)
     sb = dict(sb)
     sb_plan = superbee_plan(dev, itemsize, sb.pop("version", "auto"), **sb)

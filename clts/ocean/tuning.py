@@ -40,12 +40,14 @@ def _wg_ok(p, device):
 
 register(Tunable(
     name="ocean.tke", section="ocean.tke",
-    params={"lanes": [1, 2, 4, 8, 16], "wg": [0, 16, 64, 256], "advection": ["inline", "stored"]},
+    params={"lanes": [1, 2, 4, 8, 16], "wg": [0, 16, 64, 256], "advection": ["inline", "stored"],
+            "stream": [0, 1]},
     workloads=lambda quick: [_tke_workload(1 << (16 if quick else 18))],
     run=lambda d, p, w: tke(*w["inputs"].values(), device=d, **p), check=_close,
     constraint=_wg_ok,
     description="TKE step: cells per work-item (realN lanes), work-group size (0: the driver's), "
-                "Superbee fluxes computed in the step kernel or stored by the superbee kernel"))
+                "Superbee fluxes computed in the step kernel or stored by the superbee kernel, "
+                "non-temporal stores of the outputs"))
 
 register(Tunable(
     name="ocean.superbee.fused", section="ocean.superbee.fused",

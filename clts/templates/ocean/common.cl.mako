@@ -13,6 +13,18 @@
 <%! from clts.ocean import codegen as cg %>\
 <%include file="/common/real.cl.mako"/>
 #pragma OPENCL FP_CONTRACT OFF
+/* non-temporal vector stores (clang's builtin; plain stores where the compiler lacks it or
+   the address is not aligned to the vector) */
+#if defined(__has_builtin)
+#if __has_builtin(__builtin_nontemporal_store)
+#define NT_STORE(v, p) __builtin_nontemporal_store((v), (p))
+#endif
+#endif
+#ifdef NT_STORE
+#define STORE_STREAM(v, p, T) { if ((((size_t)(p)) & (sizeof(T) - 1)) == 0) NT_STORE((v), (__global T*)(p)); else *(__global T*)(p) = (v); }
+#else
+#define STORE_STREAM(v, p, T) { *(__global T*)(p) = (v); }
+#endif
 
 <%def name="flux_function(W)">
 <% V = cg.vtype("real", W) %>
@@ -29,7 +41,12 @@ inline ${V} superbee_flux${W}(const ${V} vel, const ${V} fv, const ${V} qm1, con
     const ${V} rjm = (q0 - qm1) * mm1;
     const ${V} den = fabs(rj) < (${V})1e-20 ? (${V})1e-20 : rj;
     const ${V} r = (vel > (${V})0 ? rjm : rjp) / den;
-    const ${V} cr = fmax((${V})0, fmax(fmin((${V})1, (${V})2 * r), fmin((${V})2, r)));
+    /* psi = max(0, min(1, 2r), min(2, r)) with compare-selects (fmin / fmax spend extra
+       instructions on NaN rules that a finite ratio does not need) */
+    const ${V} r2 = (${V})2 * r;
+    const ${V} lo = r2 < (${V})1 ? r2 : (${V})1, hi = r < (${V})2 ? r : (${V})2;
+    const ${V} top = lo > hi ? lo : hi;
+    const ${V} cr = top > (${V})0 ? top : (${V})0;
     const ${V} ucfl = fabs(fv * dt / dx);
     return fv * (qp1 + q0) * (${V})0.5 - fabs(fv) * (((${V})1 - cr) + ucfl * cr) * rj * (${V})0.5;
 }

@@ -13,7 +13,7 @@
 ##                wrote), every other time level copied, and tke_surf_corr from the top cells.
 ## Parameters: real; LANES; COLS2 (LANES <= nz: a work-item's cells span at most two
 ## columns, see codegen.gat); T (time levels on the last axis of tke, dtke, u, v, w); TAU, TAUP1,
-## TAUM1; ADVECTION.
+## TAUM1; ADVECTION; STREAM (non-temporal stores of the outputs where aligned).
 <%! from clts.ocean import codegen as cg %>\
 <%namespace name="C" file="/ocean/common.cl.mako"/>\
 <%include file="/ocean/common.cl.mako"/>
@@ -44,7 +44,7 @@ ${C.lane_indices(W)}
 <% tk = cg.Block(W, clamp, T, "tke", "0", "tk") %>\
             ${tk.decl()}
             const ${V} t0 = ${tk.lev(TAU)};
-            ${cg.st(W, "q3", "t0")}
+            ${cg.st(W, "q3", "t0", STREAM)}
             const ${V} sq = sqrt(fmax((${V})0, t0));
             const ${V} ml = ${L("mxl")};
             const real half_top = (real)0.5 * dzw[nz - 1];
@@ -58,10 +58,10 @@ ${C.lane_indices(W)}
             ${V} dv = t0 + dt * ${L("forc")};
             dv = top ? dv + dt * ${G("forc_surf", "col_{l}")} / half_top : dv;
             /* ghost columns: decoupled identity rows (the solver leaves them 0 anyway) */
-            ${cg.st(W, "ta", "inside ? av : (%s)0" % V)}
-            ${cg.st(W, "tb", "inside ? bv : (%s)1" % V)}
-            ${cg.st(W, "tc", "inside ? cv : (%s)0" % V)}
-            ${cg.st(W, "td", "inside ? dv : (%s)0" % V)}
+            ${cg.st(W, "ta", "inside ? av : (%s)0" % V, STREAM)}
+            ${cg.st(W, "tb", "inside ? bv : (%s)1" % V, STREAM)}
+            ${cg.st(W, "tc", "inside ? cv : (%s)0" % V, STREAM)}
+            ${cg.st(W, "td", "inside ? dv : (%s)0" % V, STREAM)}
 % for l in range(W):
             if (k_${l} == 0)
                 start[col_${l}] = (i_${l} >= 2 && i_${l} <= nx - 3 && j_${l} >= 2 && j_${l} <= ny - 3)
@@ -197,8 +197,8 @@ ${C.lane_indices(W)}
             const ${V} d0 = inside ? dnew : ${dk.lev(TAU)};
             /* 5. Adams-Bashforth step over the whole grid */
             t1 = t1 + dt_tracer * (ab_new * d0 - ab_old * ${dk.lev(TAUM1)});
-            ${cg.st4(W, T, "tke_out", tk, TAUP1, "t1")}
-            ${cg.st4(W, T, "dtke_out", dk, TAU, "d0")}
+            ${cg.st4(W, T, "tke_out", tk, TAUP1, "t1", STREAM)}
+            ${cg.st4(W, T, "dtke_out", dk, TAU, "d0", STREAM)}
         }
 </%def>
 

@@ -20,6 +20,11 @@ def windows(T, m):
 def _znorm(W):
     valid = np.all(np.isfinite(W), axis=1)
     Wc = np.where(valid[:, None], W, 0.0)
+    # each window divided by a power of two near its largest |value| (exact): the z-normalised
+    # values do not depend on it, and squares of tiny or huge values neither underflow nor
+    # overflow
+    top = np.max(np.abs(Wc), axis=1, initial=0.0)
+    Wc = Wc / np.where(top > 0, np.exp2(np.frexp(top)[1].astype(np.float64)), 1.0)[:, None]
     mu = Wc.mean(axis=1)
     X = Wc - mu[:, None]
     sd = np.sqrt((X * X).mean(axis=1))
@@ -77,7 +82,6 @@ def matrix_profile(T_A, m, T_B=None, k=1, exclusion_zone=None, normalize=True, b
     D = distance_matrix(T_A, m, T_B, normalize)
     out = {}
     if T_B is None:
-        l = D.shape[0]
         ez = int(math.ceil(m / 4)) if exclusion_zone is None else int(exclusion_zone)
         ii, jj = np.indices(D.shape)
         D[np.abs(ii - jj) <= ez] = np.inf

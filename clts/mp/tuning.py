@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..runtime.plans import local_memory_budget
 from ..tune import Tunable, register
 from . import reference
 from .api import matrix_profile
@@ -41,7 +42,7 @@ def _constraint(params, device):
         return False
     if params.get("store") == "local" and \
             (params["lanes"] * params["groups"] + 1) * params["lanes"] * 8 * params["wg"] \
-            > device.local_mem - 1024:
+            > local_memory_budget(device):
         return False
     return params["wg"] <= device.max_work_group
 

@@ -2,7 +2,7 @@
 
 Public API (each function takes ``device=``; see ``clts devices``): ``stl``, ``stl_hastl``,
 ``bfast_monitor``, ``matrix_profile``, ``motifs``, ``discords``, ``solve_tridiagonal``,
-``get_device``; results ``STLResult``, ``BfastResult``, ``MatrixProfileResult``,
+``ocean.superbee_fluxes``, ``ocean.tke``, ``get_device``; results ``STLResult``, ``BfastResult``, ``MatrixProfileResult``,
 ``TridiagonalResult``; errors ``CltsError``, ``DeviceError``, ``KernelBuildError``,
 ``ProfileError``. Each has a numpydoc docstring with examples.
 """

@@ -306,6 +306,18 @@ def test_bad_input(device):
         clts.ocean.superbee_fluxes(*args, device=device)
 
 
+def test_allocation_failure_is_a_device_error(device):
+    from clts.errors import DeviceError
+    from clts.runtime import faults
+    x, ref = bench(2 ** 12)
+    with faults.inject("alloc", times=10 ** 6):
+        with pytest.raises(DeviceError, match="could not allocate.*global memory"):
+            clts.ocean.tke(*x.values(), device=device)
+        with pytest.raises(DeviceError, match="could not allocate"):
+            clts.ocean.superbee_fluxes(*sb_args(x), device=device)
+    assert_all_close(clts.ocean.tke(*x.values(), device=device), ref)
+
+
 def test_profile_keys_and_plans(device):
     from clts.ocean import superbee_plan, tke_plan
     p = tke_plan(device)

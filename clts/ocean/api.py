@@ -8,8 +8,12 @@ nothing is waited for). docs/ocean.md has the semantics step by step.
 from __future__ import annotations
 
 import numbers
+from contextlib import contextmanager
 
 import numpy as np
+
+from ..errors import DeviceError
+from ..runtime import faults
 
 from ..runtime import get_device, launch, round_up
 from ..runtime.arrays import c_array, float_array, float_dtype_of, values_of
@@ -190,6 +194,17 @@ def superbee_fluxes(q, u, v, w, maskW, dxt, dyt, dzw, cost, cosu, dt, *, device=
     float64 otherwise; numpy arrays for a numpy ``q``, device arrays for a device ``q``.
     flux_east is set for x in 1 .. nx-3 and y in 2 .. ny-3, flux_north for x in 2 .. nx-3 and
     y in 1 .. ny-3, flux_top for x, y in 2 .. n-3 and z in 0 .. nz-2; zero elsewhere.
+
+    Examples
+    --------
+    >>> import numpy as np, clts
+    >>> rng = np.random.default_rng(0)
+    >>> q, u, v, w = (rng.standard_normal((8, 9, 5)) for _ in range(4))
+    >>> ones = np.ones
+    >>> fe, fn, ft = clts.ocean.superbee_fluxes(q, u, v, w, ones((8, 9, 5)), ones(8), ones(9),
+    ...                                         ones(5), ones(9), ones(9), 0.1)
+    >>> fe.shape, float(abs(ft[:, :, -1]).max()), float(abs(fn[:, 0]).max())
+    ((8, 9, 5), 0.0, 0.0)
     """
     dev = get_device(device)
     shape = _grid_of("q", q, 3)
@@ -205,17 +220,18 @@ def superbee_fluxes(q, u, v, w, maskW, dxt, dyt, dzw, cost, cosu, dt, *, device=
     elif params or version != "auto":
         raise TypeError("give either plan= or version=/parameters, not both")
     st = _Staging(dev, dtype, plan.transfer)
-    arrs = [st.floats(x, n, shape) for x, n in ((q, "q"), (u, "u"), (v, "v"), (w, "w"),
-                                                (maskW, "maskW"))]
-    arrs += [st.floats(x, n, (m,)) for x, n, m in ((dxt, "dxt", nx), (dyt, "dyt", ny),
-                                                   (dzw, "dzw", nz), (cost, "cost", ny),
-                                                   (cosu, "cosu", ny))]
-    outs = [st.output(shape, on_device) for _ in range(3)]
-    run_superbee(dev, plan, dtype, arrs, outs, shape, dt)
-    if on_device:
-        keep_on_simulator(dev, st.keep)
-        return tuple(outs)
-    return tuple(st.finish())
+    with _allocation_errors(dev, "superbee_fluxes", 8 * nx * ny * nz * dtype.itemsize):
+        arrs = [st.floats(x, n, shape) for x, n in ((q, "q"), (u, "u"), (v, "v"), (w, "w"),
+                                                    (maskW, "maskW"))]
+        arrs += [st.floats(x, n, (m,)) for x, n, m in ((dxt, "dxt", nx), (dyt, "dyt", ny),
+                                                       (dzw, "dzw", nz), (cost, "cost", ny),
+                                                       (cosu, "cosu", ny))]
+        outs = [st.output(shape, on_device) for _ in range(3)]
+        run_superbee(dev, plan, dtype, arrs, outs, shape, dt)
+        if on_device:
+            keep_on_simulator(dev, st.keep)
+            return tuple(outs)
+        return tuple(st.finish())
 
 
 def run_superbee(dev, plan, dtype, arrs, outs, shape, dt, vel_stride=1, vel_offset=0):
@@ -258,6 +274,20 @@ def _dims(nx, ny, nz):
     return (np.int32(nx), np.int32(ny), np.int32(nz), _magic(ny), _magic(nz))
 
 
+@contextmanager
+def _allocation_errors(dev, what, nbytes):
+    """An allocation failure (the grid is not split into chunks) as a DeviceError with sizes."""
+    try:
+        yield
+    except Exception as exc:
+        if faults.is_allocation_failure(exc):
+            raise DeviceError(f"{what}: could not allocate the {nbytes / 2**20:.1f} MiB a grid "
+                              f"of this size needs on device {dev} (max allocation "
+                              f"{dev.max_alloc}, global memory {dev.global_mem}); the ocean "
+                              f"kernels do not split a grid") from exc
+        raise
+
+
 def _check_cells(ncells):
     if ncells >= 2 ** 31:
         raise ValueError(f"grids of up to 2^31 - 1 cells are supported, got {ncells}")
@@ -293,6 +323,21 @@ def tke(u, v, w, maskU, maskV, maskW, dxt, dxu, dyt, dyu, dzt, dzw, cost, cosu, 
     [nx, ny, nz, T] with tke[..., taup1] and dtke[..., tau] updated and every other level
     copied, tke_surf_corr [nx, ny]. float32 when ``tke`` is float32, float64 otherwise; numpy
     for a numpy ``tke``, device arrays (not waited for) for a device ``tke``.
+
+    Examples
+    --------
+    The pyhpc-benchmarks inputs of problem size 2^12 (a 32 x 32 x 4 grid):
+
+    >>> import numpy as np, clts
+    >>> from clts.ocean.inputs import benchmark_inputs
+    >>> from clts.ocean import reference
+    >>> x = benchmark_inputs(2 ** 12)
+    >>> tke, dtke, corr = clts.ocean.tke(*x.values())
+    >>> tke.shape, corr.shape
+    ((32, 32, 4, 3), (32, 32))
+    >>> all(np.allclose(a, b, rtol=1e-10, atol=0)
+    ...     for a, b in zip((tke, dtke, corr), reference.tke(*x.values())))
+    True
     """
     from ..tridiag import solve_tridiagonal
 
@@ -329,20 +374,20 @@ def tke(u, v, w, maskU, maskV, maskW, dxt, dxu, dyt, dyu, dzt, dzw, cost, cosu, 
     want.update({n: (nx, ny, nz) for n in ("maskU", "maskV", "maskW", "kappaM", "mxl", "forc")})
     want.update({"dxt": (nx,), "dxu": (nx,), "dyt": (ny,), "dyu": (ny,), "cost": (ny,),
                  "cosu": (ny,), "dzt": (nz,), "dzw": (nz,), "forc_tke_surface": (nx, ny)})
-    d = {n: st.floats(args[n], n, want[n]) for n in NAMES if n != "kbot"}
-    d["kbot"] = st.ints(args["kbot"], "kbot", (nx, ny))
-
-    tke_out = st.output(shape4, on_device)
-    dtke_out = st.output(shape4, on_device)
-    corr = st.output((nx, ny), on_device)
-    keep = run_tke(dev, plan, dtype, d, (tke_out, dtke_out, corr), (nx, ny, nz, T), levels,
-                   cst, solve_tridiagonal)
-    if on_device:
-        keep_on_simulator(dev, st.keep + keep)
-        return tke_out, dtke_out, corr
-    result = tuple(st.finish())
-    del keep
-    return result
+    with _allocation_errors(dev, "tke", (7 * T + 16) * nx * ny * nz * dtype.itemsize):
+        d = {n: st.floats(args[n], n, want[n]) for n in NAMES if n != "kbot"}
+        d["kbot"] = st.ints(args["kbot"], "kbot", (nx, ny))
+        tke_out = st.output(shape4, on_device)
+        dtke_out = st.output(shape4, on_device)
+        corr = st.output((nx, ny), on_device)
+        keep = run_tke(dev, plan, dtype, d, (tke_out, dtke_out, corr), (nx, ny, nz, T),
+                       levels, cst, solve_tridiagonal)
+        if on_device:
+            keep_on_simulator(dev, st.keep + keep)
+            return tke_out, dtke_out, corr
+        result = tuple(st.finish())
+        del keep
+        return result
 
 
 def run_tke(dev, plan, dtype, d, outs, dims, levels, cst, solve):

@@ -85,7 +85,6 @@ def test_reference_tke_thomas_equals_a_dense_solve():
                                            x["forc_tke_surface"], x["tke"][..., 0], x["dzt"],
                                            x["dzw"], dt_tke=1.0, alpha_tke=1.0, c_eps=0.7)
     new = reference.tke(*x.values(), K_h_tke=0.0, dt_tracer=0.0)[0][..., 1]
-    nz = a.shape[-1]
     for ci, cj in np.ndindex(ks.shape):
         lo = ks[ci, cj]
         if lo < 0:

@@ -16,6 +16,14 @@ from . import ocean  # clts.ocean.superbee_fluxes, clts.ocean.tke
 
 __version__ = "0.1.0"
 
+
+def __getattr__(name):
+    # optional front ends, imported on first use: clts.xarray, clts.distributed, clts.plots
+    if name in ("xarray", "distributed", "plots"):
+        import importlib
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 __all__ = ["CltsError", "DeviceError", "KernelBuildError", "ProfileError", "Device",
            "get_device", "__version__", "matrix_profile", "motifs", "discords",
            "MatrixProfileResult", "stl", "stl_hastl", "STLResult",

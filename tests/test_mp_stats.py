@@ -191,13 +191,13 @@ def test_estimate_refined_by_recorded_runs(device, fake_cal, monkeypatch):
     T = np.cumsum(np.random.default_rng(1).standard_normal(400))
     monkeypatch.delenv("CLTS_MP_RECORD_RUNS", raising=False)
     before = estimate._cal_path(device, "double").read_bytes()
-    clts.matrix_profile(T, 16, devices=device)                   # not opted in: no write
+    clts.matrix_profile(T, 16, device=device)                   # not opted in: no write
     assert estimate._cal_path(device, "double").read_bytes() == before
     monkeypatch.setenv("CLTS_MP_RECORD_RUNS", "1")
-    clts.matrix_profile(T, 16, devices=device)
-    clts.matrix_profile(T, 16, T[:300], devices=device)
-    clts.matrix_profile(T, 16, devices=device, k=2)
-    clts.matrix_profile(T, 16, devices=device, groups=1)
+    clts.matrix_profile(T, 16, device=device)
+    clts.matrix_profile(T, 16, T[:300], device=device)
+    clts.matrix_profile(T, 16, device=device, k=2)
+    clts.matrix_profile(T, 16, device=device, groups=1)
     got = estimate._read(estimate._cal_path(device, "double"))["runs"]
     assert len(got) == runs + 1 and got[-1][0] == estimate._self_pairs(400, 16, 4)
 
@@ -261,5 +261,5 @@ def test_segment_scales_with_m(device):
     with pytest.raises(ValueError):
         make_plan(fake, m=64, segment_per_m=0)
     T = np.cumsum(np.random.default_rng(2).standard_normal(300))
-    res = clts.matrix_profile(T, 40, devices=device, segment_per_m=1)
+    res = clts.matrix_profile(T, 40, device=device, segment_per_m=1)
     assert res.plan.segment == max(floor, 1024)

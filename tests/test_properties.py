@@ -208,12 +208,12 @@ def test_matrix_profile_properties(device, data, k):
     T, m = data
     _count("matrix_profile")
     try:
-        r = clts.matrix_profile(T, m, k=k, devices=device)
+        r = clts.matrix_profile(T, m, k=k, device=device)
     except (ValueError, TypeError) as exc:
         _names_argument(exc, "T_A", "m", "k", "exclusion")
         return
     strided = np.repeat(T, 2)[::2]
-    r2 = clts.matrix_profile(strided, m, k=k, devices=device)
+    r2 = clts.matrix_profile(strided, m, k=k, device=device)
     assert _equal(r2.P, r.P) and _equal(r2.I, r.I)
     Tf = np.asarray(T, np.float64)
     e = mref.matrix_profile(Tf, m, k=k)
@@ -281,7 +281,7 @@ def test_motifs_properties(device, data, max_matches, radius):
     T, m = data
     _count("motifs")
     try:
-        r = clts.matrix_profile(T, m, devices=device)
+        r = clts.matrix_profile(T, m, device=device)
     except (ValueError, TypeError):
         return
     try:

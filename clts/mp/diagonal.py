@@ -296,6 +296,10 @@ def _diag_bands(job, max_bands=None):
     area = _band_area(lA, lB, self_join, D, nb, kstart)
     total = float(area.sum())
     bounds = split_bands(area, len(devs))
+    if job.bands is not None:
+        part, parts = job.bands
+        full = split_bands(area, parts)
+        bounds = [full[part], full[part + 1]]
     bar = None
     if job.show_progress and total > 5e9:
         desc = "matrix profile"

@@ -26,6 +26,9 @@ class Join:
     pad: int                        # zero columns on each side of a column series
     show_progress: bool
     _sides: dict = field(default_factory=dict, repr=False)
+    #: (part, parts): only that part of the bands split in ``parts`` by work, on ``devs[0]``
+    #: (one worker's share of a distributed run, see clts.distributed)
+    bands: tuple | None = None
 
     @property
     def self_join(self) -> bool:

@@ -32,7 +32,7 @@ def _check(result, w):
 
 
 def _run_diag(device, params, w):
-    return matrix_profile(w["T"], M, devices=device, progress=False, **params)
+    return matrix_profile(w["T"], M, device=device, progress=False, **params)
 
 
 def _constraint(params, device):
@@ -59,7 +59,7 @@ register(Tunable(
 
 
 def _run_topk(device, params, w):
-    return matrix_profile(w["T"], M, devices=device, progress=False, k=TOPK_K, **params)
+    return matrix_profile(w["T"], M, device=device, progress=False, k=TOPK_K, **params)
 
 
 #: k of the top-k workload (the tuner checks its first column against the reference)
@@ -73,7 +73,7 @@ register(Tunable(
 
 
 def _run_merge(device, params, w):
-    return matrix_profile(w["T"], M, devices=device, progress=False, merge=params["merge"])
+    return matrix_profile(w["T"], M, device=device, progress=False, merge=params["merge"])
 
 
 register(Tunable(

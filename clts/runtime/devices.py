@@ -367,6 +367,11 @@ class Device:
     def __repr__(self):
         return f"<clts.Device {self.info.index}: {self.slug} ({self.platform} / {self.name})>"
 
+    def __reduce__(self):
+        # pickled (Dask, multiprocessing) as its name: the receiving process opens its own
+        # context; OpenCL objects never cross a process boundary
+        return (get_device, (self.slug,))
+
     def __str__(self):
         return f"{self.platform} / {self.name}"
 

@@ -13,6 +13,7 @@ ALGORITHM_MODULES = (
     "clts.mp.tuning",
     "clts.stl.tuning",
     "clts.bfast.tuning",
+    "clts.ocean.tuning",
 )
 
 REGISTRY = Registry()

@@ -130,7 +130,14 @@ def test_parse_budget():
         cli.parse_budget("ten minutes")
 
 
-def test_interrupted_clts_tune_resumes(device, registered, tmp_path, monkeypatch, capsys):
+@pytest.mark.parametrize("how", ["KeyboardInterrupt", "SIGTERM"])
+def test_interrupted_clts_tune_resumes(device, registered, tmp_path, monkeypatch, capsys, how):
+    """Ctrl-C, or SIGTERM (``timeout``), while a candidate is measured: an interruption (exit
+    130, the measurements so far kept, the signal's handler restored), not a crash; the same
+    command again resumes."""
+    import os
+    import signal
+    import time
     monkeypatch.setattr(cli, "cache_path", lambda dev: tmp_path / "cache.json")
     tunable = registered.tunables["testcopy.copy"]
     real_run, seen = tunable.run, []
@@ -139,14 +146,21 @@ def test_interrupted_clts_tune_resumes(device, registered, tmp_path, monkeypatch
         if p not in seen:
             seen.append(dict(p))
         if len(seen) == 3 and flaky.interrupt:
+            if how == "SIGTERM":
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(1)
             raise KeyboardInterrupt
         return real_run(dev, p, w)
     flaky.interrupt = True
     monkeypatch.setattr(tunable, "run", flaky)
+    handler = signal.getsignal(signal.SIGTERM)
     out = tmp_path / "p.yaml"
     args = ["--device", device.slug, "--quick", "--only", "testcopy.copy", "-o", str(out)]
     assert cli.main(args) == 130
-    assert "resume" in capsys.readouterr().err and not out.exists()
+    err = capsys.readouterr().err
+    assert "resume" in err and not out.exists()
+    assert ("interrupted by SIGTERM" in err) == (how == "SIGTERM")
+    assert signal.getsignal(signal.SIGTERM) == handler
     from clts.tune.cache import MeasurementCache
     assert len(MeasurementCache(tmp_path / "cache.json")) == 2
     flaky.interrupt, seen[:] = False, []
@@ -155,34 +169,6 @@ def test_interrupted_clts_tune_resumes(device, registered, tmp_path, monkeypatch
     assert len(seen) == 6                  # the 2 cached candidates were not run again
     assert profiles.load(out)["testcopy"]["launch"] == "full"
     assert not (tmp_path / "cache.json").exists()
-
-
-def test_sigterm_stops_clts_tune_like_ctrl_c(device, registered, tmp_path, monkeypatch, capsys):
-    """SIGTERM (``timeout``) while a candidate is measured: an interruption (exit 130, the
-    measurements so far kept), not a crash; the signal's handler is restored afterwards."""
-    import os
-    import signal
-    import time
-    monkeypatch.setattr(cli, "cache_path", lambda dev: tmp_path / "cache.json")
-    tunable = registered.tunables["testcopy.copy"]
-    real_run, seen = tunable.run, []
-
-    def terminated(dev, p, w):
-        if p not in seen:
-            seen.append(dict(p))
-        if len(seen) == 3:
-            os.kill(os.getpid(), signal.SIGTERM)
-            time.sleep(1)
-        return real_run(dev, p, w)
-    monkeypatch.setattr(tunable, "run", terminated)
-    before = signal.getsignal(signal.SIGTERM)
-    out = tmp_path / "p.yaml"
-    assert cli.main(["--device", device.slug, "--quick", "--only", "testcopy.copy",
-                     "-o", str(out)]) == 130
-    assert "interrupted by SIGTERM" in capsys.readouterr().err and not out.exists()
-    from clts.tune.cache import MeasurementCache
-    assert len(MeasurementCache(tmp_path / "cache.json")) == 2
-    assert signal.getsignal(signal.SIGTERM) == before
 
 
 def test_clts_tune_command_on_registered_tridiag(device, tmp_path):

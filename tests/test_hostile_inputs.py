@@ -129,7 +129,7 @@ def test_profile_that_sets_one_value_keeps_the_others(device, monkeypatch, tmp_p
     rng = np.random.default_rng(1)
     a, c, d = (rng.standard_normal((16, 9)) for _ in range(3))
     b = 4 + rng.random((16, 9))
-    r = clts.solve_tridiagonal(a, b, c, d, device=dev, method="thomas")
+    r = clts.solve_tridiagonal(a, b, c, d, device=dev, version="thomas")
     assert r.plan.params["wg"] == 8
     clts.stl(_stl_data()[[0]], 12, device=dev)
 
@@ -140,7 +140,7 @@ def test_type_default_that_sets_one_value(device, monkeypatch, tmp_path):
                         "schema: 1\ndevice: {type: cpu}\ntridiag: {thomas: {wg: 8}}\n")
     rng = np.random.default_rng(1)
     a, c, d = (rng.standard_normal((16, 9)) for _ in range(3))
-    clts.solve_tridiagonal(a, 4 + rng.random((16, 9)), c, d, device=dev, method="thomas")
+    clts.solve_tridiagonal(a, 4 + rng.random((16, 9)), c, d, device=dev, version="thomas")
     clts.matrix_profile(rng.standard_normal(100), 8, device=dev)
     t = 2000 + np.arange(60) / 12
     clts.bfast_monitor(rng.standard_normal((60, 3)), t, t[40], device=dev)
@@ -166,7 +166,7 @@ def test_bad_profile_value_names_file_and_key(device, monkeypatch, tmp_path):
     a, c, d = (rng.standard_normal((8, 5)) for _ in range(3))
     with pytest.raises(ProfileError, match=r"user\.yaml.*tridiag\.coalesced\.tile_y"):
         clts.solve_tridiagonal(a, 4 + rng.random((8, 5)), c, d, device=dev,
-                               method="thomas-coalesced")
+                               version="thomas-coalesced")
     with pytest.raises(ProfileError, match=r"user\.yaml.*mp\.diag\.unroll"):
         clts.matrix_profile(rng.standard_normal(100), 8, device=dev)
     with pytest.raises(ProfileError, match=r"user\.yaml.*stl\.intragroup\.wg"):
@@ -208,9 +208,9 @@ def test_bad_keywords_are_clear_errors(device, monkeypatch):
     with pytest.raises(TypeError, match="plan"):
         clts.solve_tridiagonal(a, b, c, d, device=device, plan="x")
     with pytest.raises(ValueError, match="tile_y"):
-        clts.solve_tridiagonal(a, b, c, d, device=device, method="thomas-coalesced", tile_y=0)
+        clts.solve_tridiagonal(a, b, c, d, device=device, version="thomas-coalesced", tile_y=0)
     with pytest.raises(ValueError, match="wg"):
-        clts.solve_tridiagonal(a, b, c, d, device=device, method="thomas", wg=1 << 20)
+        clts.solve_tridiagonal(a, b, c, d, device=device, version="thomas", wg=1 << 20)
     r = clts.matrix_profile(T, 8, device=device)
     for kw in ({"max_matches": -1}, {"radius": -1.0}, {"exclusion_zone": -3},
                {"max_motifs": 0}):

@@ -169,9 +169,9 @@ def tridiag_inputs(draw):
 def test_tridiagonal_properties(device, data, method):
     (a, b, c, d), layout = data
     _count("solve_tridiagonal")
-    base = clts.solve_tridiagonal(a, b, c, d, device=device, method=method).x
+    base = clts.solve_tridiagonal(a, b, c, d, device=device, version=method).x
     other = clts.solve_tridiagonal(*(_layout(v, layout) for v in (a, b, c, d)), device=device,
-                                   method=method).x
+                                   version=method).x
     assert _equal(other, base), layout
     ref, bad = solve_reference(a, b, c, d)
     if not base.size:

@@ -42,7 +42,7 @@ def _calls(dev):
         "discords": lambda: clts.discords(mp, 2)[0],
         "tridiag": lambda: clts.solve_tridiagonal(a, b, c, d, device=dev).x,
         "tridiag-pcr": lambda: clts.solve_tridiagonal(a, b, c, d, device=dev,
-                                                      method="pcr").x,
+                                                      version="pcr").x,
     }
 
 

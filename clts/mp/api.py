@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..runtime import get_device, launch, progress
+from ..runtime import DeviceError, get_device, launch, progress
 from ..runtime.memory import max_chunk_env
 from .plan import ILL_FACTOR, Plan, make_plan
 
@@ -519,13 +519,17 @@ def _compute(T_A, m, T_B, k, exclusion_zone, normalize, precision, devices, both
              overrides, show_progress):
     T_A = _series(T_A, "T_A")
     T_B = _series(T_B, "T_B")
+    devs = _devices(devices)
+    if precision is None:   # float64 where every device has it, else float32 throughout
+        precision = "double" if all(d.fp64 for d in devs) else "single"
     m = _check(T_A, m, T_B, k, exclusion_zone, precision)
     self_join = T_B is None
     T_A, T_B, unit = _well_scaled(T_A, T_B, normalize, precision)
-    devs = _devices(devices)
     for d in devs:
-        if precision != "single":
-            d.require_dtype(np.float64)
+        if precision != "single" and not d.fp64:
+            raise DeviceError(f"device {d} lacks cl_khr_fp64 (double precision), needed by "
+                              f"precision={precision!r}; use precision='single' (the default "
+                              "on such devices)")
     dev = devs[0]
     p = make_plan(dev, precision=precision, plan=plan, m=m, **overrides)
     ez = int(math.ceil(m / 4)) if exclusion_zone is None else int(exclusion_zone)
@@ -912,9 +916,10 @@ def _qt_starts(dev, plan, A, dA, dB, pad, desc, ncol, dtype=None):
 
 class _MatrixProfile:
     """clts.matrix_profile(T_A, m, T_B=None, *, k=1, exclusion_zone=None, normalize=True,
-    precision="double", devices=None, both=False, plan=None, progress=True, **plan_overrides)
+    precision=None, devices=None, both=False, plan=None, progress=True, **plan_overrides)
 
-    Exact matrix profile. Self-join when ``T_B`` is None (pairs with |i - j| <= exclusion_zone,
+    Exact matrix profile. ``precision``: "double", "mixed" or "single"; None (default):
+    "double" where every device has cl_khr_fp64, else "single". Self-join when ``T_B`` is None (pairs with |i - j| <= exclusion_zone,
     default ceil(m/4), excluded), else AB-join of every subsequence of ``T_A`` against ``T_B``
     (``both=True`` also returns ``T_B``'s profile against ``T_A``). Returns a
     ``MatrixProfileResult`` with ``P``/``I`` of shape [l, k] (best first) and, for self-joins,
@@ -925,7 +930,7 @@ class _MatrixProfile:
     """
 
     def __call__(self, T_A, m, T_B=None, *, k=1, exclusion_zone=None, normalize=True,
-                 precision="double", devices=None, both=False, plan=None, progress=True,
+                 precision=None, devices=None, both=False, plan=None, progress=True,
                  **plan_overrides):
         res = _compute(T_A, m, T_B, k, exclusion_zone, bool(normalize), precision, devices,
                        bool(both), plan, plan_overrides, progress)

@@ -121,4 +121,7 @@ def make_plan(dev, *, precision="double", plan: Plan | None = None, m: int | Non
         from ..runtime import DeviceError
         raise DeviceError(f"device {dev} lacks cl_khr_int64_base_atomics needed by "
                           "merge='atomic'; use merge='partial'")
+    if isinstance(p.wg, int) and p.wg > dev.max_work_group:
+        raise ValueError(f"wg={p.wg} exceeds the work-group limit {dev.max_work_group} of "
+                         f"device {dev}")
     return p.check()

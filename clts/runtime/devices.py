@@ -80,6 +80,10 @@ class DeviceInfo:
     global_mem: int
     ok: bool = False
     reason: str = ""
+    max_work_item_sizes: tuple = ()
+    simd_width: int = 0             # sub-group / warp / wavefront width; 0: not reported
+    opencl_c_version: str = ""
+    emulates: str = ""              # a recorded description laid over this device (emulation.py)
 
     @property
     def fp64(self) -> bool:
@@ -95,7 +99,8 @@ class DeviceInfo:
 
     @property
     def fingerprint(self) -> str:
-        key = "|".join((self.platform, self.vendor, self.name, self.driver, self.version))
+        key = "|".join((self.platform, self.vendor, self.name, self.driver, self.version)
+                       + ((self.emulates,) if self.emulates else ()))
         return hashlib.sha1(key.encode()).hexdigest()[:16]
 
     @property
@@ -104,6 +109,8 @@ class DeviceInfo:
         name = re.sub(r"^pthread-|^cpu-", "", name)
         name = re.sub(r"\(r\)|\(tm\)|@.*$", "", name)
         name = re.sub(r"[^a-z0-9]+", "-", name).strip("-")
+        if self.emulates:
+            return f"emulated-{self.emulates}"
         return f"{_platform_short(self.platform)}-{self.type}-{name}"
 
     def sort_key(self):
@@ -201,7 +208,9 @@ def discover(refresh: bool = False) -> list[DeviceInfo]:
                     version=d.version.strip(), extensions=frozenset(d.extensions.split()),
                     compute_units=d.max_compute_units, local_mem=d.local_mem_size,
                     max_work_group=d.max_work_group_size, max_alloc=d.max_mem_alloc_size,
-                    global_mem=d.global_mem_size))
+                    global_mem=d.global_mem_size,
+                    max_work_item_sizes=tuple(int(x) for x in d.max_work_item_sizes),
+                    opencl_c_version=d.opencl_c_version.strip()))
         # a probe's result depends on the driver and on which drivers share the process
         ctx = os.environ.get("OCL_ICD_VENDORS", "")
         key = lambda i: f"{i.fingerprint}|{ctx}"
@@ -248,10 +257,15 @@ def _match(spec: str, infos: list[DeviceInfo]) -> DeviceInfo:
     return hit
 
 
-def get_device(device=None) -> "Device":
-    """Resolve ``device`` (None, index, name substring, DeviceInfo or Device) to a Device."""
+def get_device(device=None, *, emulation: bool = True) -> "Device":
+    """Resolve ``device`` (None, index, name substring, DeviceInfo or Device) to a Device.
+    With ``CLTS_EMULATE=<description>`` (and ``emulation``) a device found here is returned
+    emulating that recorded GPU (see clts.runtime.emulation)."""
     if isinstance(device, Device):
         return device
+    from . import emulation as emu
+    if emulation and emu.from_environment():
+        return emu.emulate(emu.from_environment(), get_device(device, emulation=False))
     with _lock:
         infos = discover()
         if isinstance(device, DeviceInfo):
@@ -302,6 +316,10 @@ class Device:
     int64_atomics = property(lambda self: self.info.int64_atomics)
     local_mem = property(lambda self: self.info.local_mem)
     max_work_group = property(lambda self: self.info.max_work_group)
+    max_work_item_sizes = property(lambda self: self.info.max_work_item_sizes)
+    simd_width = property(lambda self: self.info.simd_width)
+    opencl_c_version = property(lambda self: self.info.opencl_c_version)
+    emulates = property(lambda self: self.info.emulates)
     max_alloc = property(lambda self: self.info.max_alloc)
     global_mem = property(lambda self: self.info.global_mem)
     compute_units = property(lambda self: self.info.compute_units)
@@ -310,9 +328,12 @@ class Device:
     extensions = property(lambda self: self.info.extensions)
 
     def __repr__(self):
-        return f"<clts.Device {self.info.index}: {self.slug} ({self.platform} / {self.name})>"
+        return f"<clts.Device {self.info.index}: {self.slug} ({self})>"
 
     def __str__(self):
+        if self.info.emulates:
+            return (f"{self.platform} / {self.name} (emulated: {self.info.emulates} limits on "
+                    f"{self.cl_device.platform.name.strip()} / {self.cl_device.name.strip()})")
         return f"{self.platform} / {self.name}"
 
     def require(self, capability: str, have: bool) -> None:

@@ -8,7 +8,7 @@ import numpy as np
 from ..runtime import chunk_sizes, get_device, launch, progress
 from ..runtime.arrays import float_array
 from ..runtime.memory import scratch
-from .plan import VERSIONS, LoessChoice, Plan, choose, fit_table, resolve_parameters
+from .plan import VERSIONS, LoessChoice, Plan, choose, fit_intragroup, fit_table, resolve_parameters
 from .reference import QUAD_DET_TOL
 
 
@@ -382,13 +382,16 @@ def make_plan(dev, p, B, N, loess_version="auto", loess_params=None) -> Plan:
     ipw = int(ov.get("interp_per_item", 0 if dev.type == "cpu" else 1))
     if ipw < 0:
         raise ValueError(f"interp_per_item must be >= 0 (0 = a whole segment), got {ipw}")
-    return Plan(params=p, interp_ipw=ipw,
+    plan = Plan(params=p, interp_ipw=ipw,
                 seasonal=choose(get, nfit_s, p["seasonal"], p["seasonal_jump"], B, loess_version,
                                 loess_params),
                 trend=choose(get, nfit_t, p["trend"], p["trend_jump"], B, loess_version,
                              loess_params),
                 low_pass=choose(get, nfit_l, p["low_pass"], p["low_pass_jump"], B,
                                 loess_version, loess_params))
+    for c in (plan.seasonal, plan.trend, plan.low_pass):
+        fit_intragroup(dev, c, forced="wg" in ov)
+    return plan
 
 
 def stl_hastl(data, n_p, q_s, q_t=None, q_l=None, d_s=1, d_t=1, d_l=1, jump_s=1, jump_t=1,

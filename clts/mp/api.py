@@ -183,7 +183,7 @@ class _Side:
         c = np.concatenate([[0], np.cumsum(~finite)])
         bad = (c[m:] - c[:-m]) > 0
         # statistics on the device, stably, in the exact precision
-        vw, u = _vw(dev), STATS_CHAINS
+        vw, u = _vw(dev), _chains(dev)
         # padded by one work-item's windows: its lanes past the last window read zeros
         Td = cla.to_device(dev.queue, np.concatenate([Tc, np.zeros(vw * u)]).astype(er))
         mu = cla.empty(dev.queue, self.l, er)
@@ -253,9 +253,17 @@ class _Side:
 
 
 def _vw(dev):
-    """Lanes of the statistics / exact-distance loops: 8 (pocl vectorises only explicit vector
-    types); scalar on Oclgrind, whose uninitialised-value checker crashes on vector loads here."""
-    return 1 if getattr(dev.info, "simulator", False) else 8
+    """Lanes of the statistics / exact-distance loops: 8 on CPUs (pocl vectorises only explicit
+    vector types); scalar on GPUs (they vectorise across work-items: 8 lanes x STATS_CHAINS
+    windows per work-item took 255 VGPRs and 776 bytes/lane of scratch on gfx908) and on
+    Oclgrind, whose uninitialised-value checker crashes on vector loads here."""
+    return 1 if getattr(dev.info, "simulator", False) or dev.type != "cpu" else 8
+
+
+def _chains(dev):
+    """Independent windows per lane of the statistics kernels (STATS_CHAINS on CPUs, 1 on GPUs,
+    where other work-items hide the latency)."""
+    return STATS_CHAINS if dev.type == "cpu" else 1
 
 
 def _ru(n, m):
@@ -899,7 +907,7 @@ def _qt_starts(dev, plan, A, dA, dB, pad, desc, ncol, dtype=None):
     import pyopencl.array as cla
     q = dev.queue
     real = "double" if (dtype or A.kr) == np.float64 else "float"
-    vw, u = _vw(dev), STATS_CHAINS
+    vw, u = _vw(dev), _chains(dev)
     prg = dev.program("mp/stats.cl.mako", real=real, NORMALIZE=int(A.normalize), VW=vw, U=u)
     n = len(desc)
     dd = cla.to_device(q, np.ascontiguousarray(desc, np.int32).reshape(-1, 4))

@@ -109,7 +109,7 @@ def _calls(dev, x, dt):
               for m in ("auto",) + tuple(_TRIDIAG.values()) for l in ("natural", "interleaved")]
     calls += [(f"mp k={k} {kw}", lambda k=k, kw=kw: mp(k, **kw)) for k in (1, 3)
               for kw in ({}, {"store": "local", "topk_store": "local"},
-                         {"topk_store": "private"}, {"merge": "partial"})]
+                         {"store": "private", "topk_store": "private"}, {"merge": "partial"})]
     calls += [(f"bfast {v} {h}", lambda v=v, h=h: bfast(v, h)) for v in ("auto", "fused", "multi")
               for h in ("all", "ROC")]
 
@@ -147,6 +147,7 @@ def _candidates(tunable, dev, sample, rng):
 class Collected:
     device: object
     sources: dict = field(default_factory=dict)     # source -> (template, params, {target: local mem})
+    defaults: set = field(default_factory=set)      # sources of the profile's own values
     refused: list = field(default_factory=list)     # (label, message): plans refused pre-build
     failed: list = field(default_factory=list)      # (label, message): anything else
 
@@ -156,28 +157,36 @@ def collect(dev, *, sample: int = 4, seed: int = 0) -> Collected:
     profile's values in float64 (where the device has it) and float32, and up to ``sample``
     candidates of every tuner entry; return the rendered source of every program built."""
     from ..errors import DeviceError
+    from ..runtime.devices import Device
     from .registry import load_all
+    desc = dev.description
+    dev = Device(dev.info)          # a fresh program cache: every source is built (and seen) here
+    dev.description = desc
     out = Collected(dev)
     x = _tiny_inputs()
     rng = random.Random(seed)
     dtypes = [np.float64, np.float32] if dev.fp64 else [np.float32]
-    jobs = []
+    defaults, candidates = [], []
     for dt in dtypes:
         calls, candidate = _calls(dev, x, dt)
-        jobs += calls
+        defaults += calls
         if dt == dtypes[0]:
             for t in load_all(strict=True).tunables.values():
                 for p in _candidates(t, dev, sample, rng):
-                    jobs.append((f"{t.name} {p}", lambda s=t.section, p=p, c=candidate: c(s, p)))
+                    candidates.append((f"{t.name} {p}",
+                                       lambda s=t.section, p=p, c=candidate: c(s, p)))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for label, fn in jobs:
-            try:
-                fn()
-            except (ValueError, TypeError, DeviceError) as exc:
-                out.refused.append((label, f"{type(exc).__name__}: {exc}"))
-            except Exception as exc:   # noqa: BLE001 - reported, fails the check
-                out.failed.append((label, f"{type(exc).__name__}: {exc}"))
+        for jobs in (defaults, candidates):
+            for label, fn in jobs:
+                try:
+                    fn()
+                except (ValueError, TypeError, DeviceError) as exc:
+                    out.refused.append((label, f"{type(exc).__name__}: {exc}"))
+                except Exception as exc:   # noqa: BLE001 - reported, fails the check
+                    out.failed.append((label, f"{type(exc).__name__}: {exc}"))
+            if jobs is defaults:
+                out.defaults = {prg.source for prg in list(dev._programs.values())}
     for prg in list(dev._programs.values()):
         target = _target_of(dev)
         out.sources.setdefault(prg.source, (prg.template, prg.params, {target: int(dev.local_mem)}))
@@ -212,6 +221,7 @@ class CompileResult:
     log: str = ""
     kernels: list = field(default_factory=list)    # KernelUsage (gfx908 only)
     local_mem: int = 0                              # the emulated device's local memory
+    default: bool = True                            # rendered with a profile's own values
 
 
 _REMARK = re.compile(r"remark:\s+(?:Function Name: (\S+)|\s*([A-Za-z ]+?)(?: \[[^\]]*\])?: (\d+))")
@@ -274,6 +284,7 @@ def merge(collections) -> Collected:
             for t, v in limits.items():
                 old[t] = min(v, old.get(t, v))
         out.refused += c.refused
+        out.defaults |= c.defaults
         out.failed += c.failed
     return out
 
@@ -314,7 +325,8 @@ def compile_all(collected: Collected, jobs: int = 2) -> list:
         def one(item):
             source, (template, params, limit), target = item
             ok, log, asm = compile_source(source, target, Path(tmp))
-            r = CompileResult(template, params, target, ok, log, local_mem=limit)
+            r = CompileResult(template, params, target, ok, log, local_mem=limit,
+                              default=source in collected.defaults)
             if ok and target == "gfx908":
                 r.kernels = parse_remarks(log)
             elif ok:
@@ -344,11 +356,14 @@ def _short(params) -> str:
     return ", ".join(f"{k}={v}" for k, v in sorted(params.items()))
 
 
-def report(results) -> str:
-    """One line per kernel and parameter set on gfx908, worst scratch first."""
+def report(results, heavy: bool = False) -> str:
+    """One line per kernel and parameter set on gfx908, worst scratch first (``heavy``: only
+    kernels with scratch or more than 128 VGPRs, i.e. at most 2 waves per SIMD)."""
     rows = []
     for r in results:
         for k in r.kernels:
+            if heavy and not (k.scratch or k.vgprs > 128):
+                continue
             rows.append((k.scratch, k.vgprs, r.template, k.name, k.occupancy, k.lds, r.params))
     rows.sort(key=lambda t: (-t[0], -t[1], t[2], t[3]))
     seen, lines = set(), [f"{'template':28s} {'kernel':22s} {'VGPRs':>5s} {'scratch B':>9s} "
@@ -363,10 +378,13 @@ def report(results) -> str:
     return "\n".join(lines)
 
 
-def spills(results) -> list[tuple]:
-    """(template, kernel, VGPRs, scratch bytes, parameters) of every kernel using scratch."""
+def spills(results, defaults_only=False) -> list[tuple]:
+    """(template, kernel, VGPRs, scratch bytes, parameters) of every kernel using scratch (of
+    the sources rendered with a profile's own values only, with ``defaults_only``)."""
     out = []
     for r in results:
+        if defaults_only and not r.default:
+            continue
         for k in r.kernels:
             if k.scratch > SCRATCH_WARN:
                 out.append((r.template, k.name, k.vgprs, k.scratch, r.params))

@@ -1,11 +1,11 @@
-"""BFAST-Monitor benchmark: the seed's Table I shapes, clts versions against the bfast 0.7 package.
+"""BFAST-Monitor benchmark: Gieseke et al.'s Table I shapes, clts versions against the bfast 0.7 package.
 
     python bench/bench_bfast.py [--quick] [--device SUBSTRING] [--no-anchors] [--shapes D4,Peru]
 
-Cubes are seed-fixed synthetic int16 (Landsat-like, nodata -32768) with the seed's NaN
+Cubes are seed-fixed synthetic int16 (Landsat-like, nodata -32768) with Gieseke et al.'s NaN
 fractions; k = 3, 16-day dates, float32 computation, convention "bfast-py" so that every
 implementation does the same work. Times are wall times of the whole call (upload, on-device
-nodata conversion, kernels, download), best of repeats run round-robin across versions. GFlops^Sp counts the seed's
+nodata conversion, kernels, download), best of repeats run round-robin across versions. GFlops^Sp counts Gieseke et al.'s
 specification flops per pixel (Fig. 12): 4nK^2 (masked Gram) + 6K^3 (inversion) + 4nK + 2K^2
 (beta) + 2NK (predictions) + 3N (residuals, filter) + 4n (sigma, window) + 9(N - n) (MOSUM,
 boundary, break, mean). "%copy" = cube bytes read / wall time against the device's copy
@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -36,7 +35,7 @@ from common import copy_bandwidth, markdown_table, write_result  # noqa: E402
 import clts  # noqa: E402
 from clts.runtime import get_device, timing, usable  # noqa: E402
 
-SHAPES = {  # M, N, n, NaN fraction (the seed's Table I; Peru (Small)-like)
+SHAPES = {  # M, N, n, NaN fraction (Gieseke et al.'s Table I; Peru (Small)-like)
     "D1": (16384, 1024, 512, 0.50), "D2": (16384, 512, 256, 0.50),
     "D3": (32768, 512, 256, 0.50), "D4": (32768, 256, 128, 0.50),
     "D5": (65536, 256, 128, 0.50), "D6": (16384, 1024, 256, 0.75),

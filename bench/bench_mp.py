@@ -1,4 +1,4 @@
-"""Benchmark clts.matrix_profile against stumpy.stump and pyscamp's CPU build (issue 6).
+"""Benchmark clts.matrix_profile against stumpy.stump and pyscamp's CPU build.
 
     python bench/bench_mp.py [--quick] [--device D ...] [--precision double|mixed|single]
                              [--no-anchors]
@@ -15,7 +15,8 @@ in the same run (a notional figure: the kernel is compute bound). Also: time aga
 (64 .. 2048) at n = 2^16 (--m-sweep-n), every m once per round, rounds interleaved, best of
 rounds; and ``matrix_profile.estimate`` against the measured time at the largest n, twice: from
 a fresh calibration taken at the start of the run (recalibrate=True), and right before the
-largest n is run (the calibration refined by the runs recorded at the smaller sizes).
+largest n is run (the calibration refined by the runs recorded at the smaller sizes: the
+benchmark opts in with CLTS_MP_RECORD_RUNS=1).
 Writes bench/results/mp-<device slug>.md.
 """
 from __future__ import annotations
@@ -33,6 +34,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from common import copy_bandwidth, write_result  # noqa: E402
 
 import clts  # noqa: E402
+
+# the runs at the smaller sizes refine the estimate of the largest (opt-in, see docstring)
+os.environ.setdefault("CLTS_MP_RECORD_RUNS", "1")
 from clts.runtime import get_device, timing, usable  # noqa: E402
 
 M = 256

@@ -1,4 +1,4 @@
-"""Benchmark the matrix profile's k > 1 path (issue 6): in-kernel top-k lists against k = 1 and
+"""Benchmark the matrix profile's k > 1 path: in-kernel top-k lists against k = 1 and
 against the blocked path (distance-matrix rows on the device, top-k on the host), and the
 `store` / `topk_store` options (a tile's best values / k-lists in private or local memory).
 
@@ -8,7 +8,7 @@ against the blocked path (distance-matrix rows on the device, top-k on the host)
 Random walk, m = 256, self-join, float64, wall time of the whole call (statistics, kernels,
 exact re-evaluation, host merges). Every variant runs once per round, rounds interleaved (the
 machine is shared: the min over rounds is the steadier figure, the median is also given).
-The blocked path is forced by lowering ``clts.mp.api.TOPK_MAX`` below k; it runs only up to
+The blocked path is forced by lowering ``clts.mp.topk.TOPK_MAX`` below k; it runs only up to
 2^blocked-max (its host part is O(n^2) Python work per row). Writes
 bench/results/mp-topk-<device slug>.md.
 """
@@ -26,22 +26,22 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from common import write_result  # noqa: E402
 
 import clts  # noqa: E402
-from clts.mp import api  # noqa: E402
+from clts.mp import topk  # noqa: E402
 from clts.runtime import get_device  # noqa: E402
 
 M = 256
 
 
 def _run(T, dev, k, blocked=False, **kw):
-    old = api.TOPK_MAX
+    old = topk.TOPK_MAX
     if blocked:
-        api.TOPK_MAX = 0
+        topk.TOPK_MAX = 0
     try:
         t0 = time.perf_counter()
         r = clts.matrix_profile(T, M, k=k, devices=dev, progress=False, **kw)
         return time.perf_counter() - t0, r
     finally:
-        api.TOPK_MAX = old
+        topk.TOPK_MAX = old
 
 
 def main():

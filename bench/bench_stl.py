@@ -1,19 +1,19 @@
-"""Benchmark clts.stl on the seed's configurations against statsmodels (and hastl if installed:
+"""Benchmark clts.stl on Serykh et al.'s configurations against statsmodels (and hastl if installed:
 apt-get install opencl-headers ocl-icd-opencl-dev; HASTL_BACKENDS="c multicore opencl"
 pip install hastl==0.1.8).
 
     python bench/bench_stl.py [--quick] [--device SUBSTR] [--versions] [--configs A,C]
     python bench/bench_stl.py --device pocl --configs A,C --alternate 9
 
-A: 2000 x 828, period 23, windows 25/39/25 (the seed's NDVI data), jumps 3/4/3; A0 without jumps.
-B: 50 x 35,064, period 24, windows 49/261/169, jumps 5/27/17 (the seed's air-quality data); B0
+A: 2000 x 828, period 23, windows 25/39/25 (Serykh et al.'s NDVI data), jumps 3/4/3; A0 without jumps.
+B: 50 x 35,064, period 24, windows 49/261/169, jumps 5/27/17 (Serykh et al.'s air-quality data); B0
 without jumps. C: A robust, 5 passes (inner 2, outer 4); C0 without jumps. A and B: inner 2,
 no robustness (hastl's and R's setting). Synthetic data of those shapes. statsmodels runs with the same
 iterations on a subset of the series (its rate is per series; best of the same number of
 repeats as clts); its output is the yardstick for
 the "max err" columns (fraction of the series' range, on that subset).
 
-GB/s uses the seed's minimal-bytes view of one STL call: per inner iteration 20 arrays of
+GB/s uses Serykh et al.'s minimal-bytes view of one STL call: per inner iteration 20 arrays of
 batch x time are read or written (gather, three LOESS, moving averages, season update), per
 robustness pass 4; quoted against the device's copy bandwidth measured in the same run.
 """

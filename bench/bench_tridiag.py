@@ -1,4 +1,4 @@
-"""Benchmark clts.solve_tridiagonal against numpy, LAPACK dgtsv and numba (issue 3).
+"""Benchmark clts.solve_tridiagonal against numpy, LAPACK dgtsv and numba.
 
     python bench/bench_tridiag.py [--quick] [--device D] [--dtype float64|float32]
 
@@ -26,7 +26,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from common import copy_kernel, markdown_table, median_time, write_result  # noqa: E402
+from common import copy_kernel, median_time, write_result  # noqa: E402
 
 import clts  # noqa: E402
 from clts.runtime import all_devices, get_device, timing  # noqa: E402

@@ -1,12 +1,15 @@
 """clts: OpenCL kernels for batched time-series and ocean-model computations.
 
-Public API (each function takes ``device=``; see ``clts devices``):
+Public API (each function takes ``device=``; see ``clts devices``): ``stl``, ``stl_hastl``,
+``bfast_monitor``, ``matrix_profile``, ``motifs``, ``discords``, ``solve_tridiagonal``,
+``get_device``; results ``STLResult``, ``BfastResult``, ``MatrixProfileResult``,
+``TridiagonalResult``; errors ``CltsError``, ``DeviceError``, ``KernelBuildError``,
+``ProfileError``. Each has a numpydoc docstring with examples.
 """
 from .errors import CltsError, DeviceError, KernelBuildError, ProfileError
 from .runtime import Device, get_device
 from .mp import MatrixProfileResult, discords, matrix_profile, motifs
-from .stl import STLResult, stl_hastl
-from . import stl  # the subpackage, callable as clts.stl(y, period, ...)
+from .stl import STLResult, stl, stl_hastl   # clts.stl: the function (the package by full path)
 from .bfast import BfastResult, bfast_monitor
 from .tridiag import TridiagonalResult, solve_tridiagonal
 

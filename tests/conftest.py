@@ -21,8 +21,19 @@ def pytest_addoption(parser):
                      help="run the oclgrind-marked kernel cases on the Oclgrind simulator")
 
 
+#: templates built during an --oclgrind run (reported at the end)
+BUILT_TEMPLATES: set = set()
+
+
 def pytest_configure(config):
     if config.getoption("--oclgrind"):
+        from clts.runtime import programs
+        real_build = programs._build
+
+        def recording_build(device, template, params, options):
+            BUILT_TEMPLATES.add(template)
+            return real_build(device, template, params, options)
+        programs._build = recording_build
         os.environ["CLTS_OCLGRIND"] = "1"
         os.environ.setdefault("OCLGRIND_DATA_RACES", "1")
         os.environ.setdefault("OCLGRIND_UNINITIALIZED", "1")
@@ -84,3 +95,25 @@ def _oclgrind_reports(request):
         text = out + err
         if OCLGRIND_REPORT.search(text):
             pytest.fail("Oclgrind reported a problem:\n" + text[-4000:])
+
+
+def pytest_terminal_summary(terminalreporter):
+    """What the property, soak and fault tests tried (their figures), at the end of a run."""
+    import sys
+    lines = []
+    props = sys.modules.get("test_properties") or sys.modules.get("tests.test_properties")
+    if props is not None and getattr(props, "COUNTS", None):
+        lines.append("hypothesis examples per function (all devices): " + ", ".join(
+            f"{k} {v}" for k, v in sorted(props.COUNTS.items())))
+    for name in ("test_faults", "test_soak"):
+        mod = sys.modules.get(name) or sys.modules.get("tests." + name)
+        for line in getattr(mod, "REPORT", []) if mod is not None else []:
+            lines.append(line)
+    if BUILT_TEMPLATES:
+        lines.append(f"kernels built and run under Oclgrind in this process: "
+                     f"{len(BUILT_TEMPLATES)} templates ({', '.join(sorted(BUILT_TEMPLATES))}); "
+                     "the matrix-profile cases run in child processes")
+    if lines:
+        terminalreporter.section("what was tried")
+        for line in lines:
+            terminalreporter.write_line(line)

@@ -153,7 +153,7 @@ def test_partial_merge_without_int64_atomics():
 def test_topk_lists_fit_gpu_local_memory():
     """k = 3 lists: on pocl's 1 MiB the profile's tile fits whole; under the A100's 48 KiB the
     tile shrinks (or the lists go private) so that the launch fits, checked on every launch."""
-    from clts.mp.api import _topk_tile
+    from clts.mp.diagonal import _topk_tile
     from clts.mp.plan import make_plan
     a100 = emulation.emulate("a100", _pocl())
     plan = make_plan(a100, precision="double", topk_store="local", tile=128, wg=64)
@@ -175,7 +175,7 @@ def test_launch_beyond_limits_fails_before_running():
     with pytest.raises(ValueError, match="wg=512"):
         clts.stl(y, 12, device=small, loess_version="intragroup", loess_params=dict(wg=512))
     mi100 = emulation.emulate("mi100", _pocl())
-    with pytest.raises(ValueError, match="work-group limit 256"):
+    with pytest.raises(ValueError, match="must be <= 256"):
         clts.matrix_profile(y[0], 8, devices=mi100, wg=512)
     from clts.runtime.launch import launch
     prg = small.program("runtime/copy.cl.mako", width=1)

@@ -53,15 +53,15 @@ def test_values_fit_the_device(fname):
 
 def test_paper_thresholds():
     """The STL paper's jump thresholds (16 on the A100, 5 on the MI100) decide ``auto``."""
-    from clts.stl.plan import choose
-    a100 = emulation.emulate("a100", _pocl())
-    mi100 = emulation.emulate("mi100", _pocl())
+    from clts.stl.plan import choose, read_choices
+    a100 = read_choices(emulation.emulate("a100", _pocl()), None)
+    mi100 = read_choices(emulation.emulate("mi100", _pocl()), None)
     # jump 8, q 129, plenty of fits: outer-parallel on the A100, intra-group on the MI100
-    assert choose(a100.profile.get, 10**5, 129, 8, 1000).version == "outer"
-    assert choose(mi100.profile.get, 10**5, 129, 8, 1000).version == "intragroup"
+    assert choose(a100, 10**5, 129, 8, 1000).version == "outer"
+    assert choose(mi100, 10**5, 129, 8, 1000).version == "intragroup"
     # q beyond the MI100's 256 work-items: flat there, intra-group on the A100
-    assert choose(mi100.profile.get, 10**5, 513, 32, 1000).version == "flat"
-    assert choose(a100.profile.get, 10**5, 513, 32, 1000).version == "intragroup"
+    assert choose(mi100, 10**5, 513, 32, 1000).version == "flat"
+    assert choose(a100, 10**5, 513, 32, 1000).version == "intragroup"
 
 
 def test_float32_default_without_fp64():

@@ -42,7 +42,6 @@ def _check(P, I, Pr, Ir, D, tol, side="rows"):
     assert np.all(I[~fin] == -1)
     if fin.any():
         assert np.max(np.abs(P[fin] - Pr[fin])) <= tol
-    rows = np.nonzero(fin)[0] if Pr.ndim == 1 else np.nonzero(fin)
     diff = (I != Ir) & fin
     if diff.any():
         idx = np.nonzero(diff)
@@ -210,7 +209,7 @@ def test_top_k_edges(device):
 
 def test_top_k_local_memory_too_small(device):
     """topk_store="local" where a work-group's lists cannot fit: private memory, a warning."""
-    from clts.mp.api import TOPK_PRIVATE_GROUP_BYTES
+    from clts.mp.diagonal import TOPK_PRIVATE_GROUP_BYTES
     T, m, k, per = _hard(150, 5), 8, 16, 16 * 12 + 8
     # a work-group too large for its lists in local memory, small enough for private memory
     wgs = [w for w in (16, 32, 64, 128, 256) if w <= device.max_work_group and
@@ -229,7 +228,7 @@ def test_top_k_mixed_and_blocked(device):
     """mixed: float32 lists, exact float64 distances: the c-th distance is at least the true
     c-th and at most 1e-3 above it; single: within 2e-3 sqrt(m) of the reference on the
     float32-rounded series. k > TOPK_MAX: the blocked path, same results."""
-    from clts.mp.api import TOPK_MAX
+    from clts.mp.topk import TOPK_MAX
     T, m = _series(400, 8), 32
     r = ref.matrix_profile(T, m, k=3)
     res = clts.matrix_profile(T, m, k=3, precision="mixed", devices=device)
@@ -305,7 +304,7 @@ def test_long_m_and_white_noise(device):
 
 @pytest.mark.parametrize("n,m", [(20000, 64), (4200, 2048), (100_000, 256)])
 def test_long_series_sampled_rows(device, n, m):
-    """Long series / long windows (up to the issue's n = 10^5, m = 2048), with a plateau and a
+    """Long series / long windows (up to n = 10^5, m = 2048), with a plateau and a
     run of NaNs: every row of a random sample (plus rows on the plateau, next to and inside
     the NaN run) against the row-wise brute force (the full one is O(n^2 m))."""
     T = _series(n, 17)
@@ -336,7 +335,7 @@ def test_chunked_launches(device, monkeypatch):
 def test_device_split_by_area(self_join, parts):
     """Each device gets consecutive bands of about equal work (pairs), not equal diagonal
     counts: on a self-join's triangle the first device gets far fewer bands than the last."""
-    from clts.mp.api import _band_area, split_bands
+    from clts.mp.diagonal import _band_area, split_bands
     lA, lB, D = 50_000, 30_000, 32
     kstart = 17 if self_join else -(lA - 1)
     nb = -(-(lA - kstart) // D) if self_join else -(-(lB - kstart) // D)
@@ -479,8 +478,8 @@ def test_bad_input():
 
 def test_estimate_is_callable_attribute(device, tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    from clts.mp import api
-    monkeypatch.setattr(api, "CAL_SIZES", (1 << 11, 1 << 12))
+    from clts.mp import estimate
+    monkeypatch.setattr(estimate, "CAL_SIZES", (1 << 11, 1 << 12))
     t1 = clts.matrix_profile.estimate(1 << 12, 64, device)
     t2 = clts.matrix_profile.estimate(1 << 14, 64, device)
     assert 0 < t1 < t2

@@ -7,7 +7,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from clts.mp import api
+from clts.mp import estimate, flags, series
 from clts.mp.plan import make_plan
 
 
@@ -36,12 +36,12 @@ def test_window_stats_exact(device, m, normalize):
     n = 333
     T = _stats_series(n, m)
     p = make_plan(device, m=m)
-    s = api._Side(device, T, m, p, normalize, 0)
+    s = series._Side(device, T, m, p, normalize, 0)
     W = np.lib.stride_tricks.sliding_window_view(T, m)
     assert len(s.mu_h) == n - m + 1
     ex = np.array([_exact_stats(w) for w in W])
     const = np.all(W == W[:, :1], axis=1)
-    np.testing.assert_array_equal(s.flags == 2, const)
+    np.testing.assert_array_equal(s.flags == flags.CONSTANT, const)
     scale = np.max(np.abs(T))
     np.testing.assert_allclose(s.mu_h, ex[:, 0], rtol=0, atol=4 * np.finfo(float).eps * scale)
     if normalize:
@@ -57,7 +57,7 @@ def test_window_stats_single(device):
     """precision='single': float32 statistics of the float32-rounded series."""
     m, T = 24, _stats_series(200, 3) - 1e4
     p = make_plan(device, precision="single", m=m)
-    s = api._Side(device, T, m, p, True, 0)
+    s = series._Side(device, T, m, p, True, 0)
     W = np.lib.stride_tricks.sliding_window_view(s.Tc, m)
     np.testing.assert_allclose(s.mu_h, W.mean(1), rtol=0, atol=1e-5 * np.max(np.abs(T)))
     ss = ((W - W.mean(1)[:, None]) ** 2).sum(1)
@@ -71,8 +71,8 @@ def test_window_stats_single(device):
 LAW_A, LAW_B = 0.01, 3e-10           # seconds, seconds per pair
 
 
-def _law(n, m=api.CAL_M):
-    return LAW_A + LAW_B * api._self_pairs(n, m, -(-m // 4))
+def _law(n, m=estimate.CAL_M):
+    return LAW_A + LAW_B * estimate._self_pairs(n, m, -(-m // 4))
 
 
 @pytest.fixture
@@ -86,8 +86,8 @@ def fake_cal(device, tmp_path, monkeypatch):
     def fake_time(dev, precision, n):
         calls.append(n)
         return _law(n) * (1 + (rng.random() < 0.5) * rng.uniform(0, 0.8))
-    monkeypatch.setattr(api, "_cal_time", fake_time)
-    monkeypatch.setattr(api, "_load_per_cpu", lambda: 0.1)
+    monkeypatch.setattr(estimate, "_cal_time", fake_time)
+    monkeypatch.setattr(estimate, "_load_per_cpu", lambda: 0.1)
     return calls
 
 
@@ -97,8 +97,8 @@ def test_estimate_calibration_fake_timings(device, fake_cal):
     # (law: 2^15 -> 0.17 s), and twice that; minimum of CAL_REPEATS runs
     t17 = clts.matrix_profile.estimate(1 << 17, 256, device)
     assert set(fake_cal) == {1 << 15, 1 << 16}
-    assert fake_cal.count(1 << 16) == 1 + api.CAL_REPEATS
-    data = api._read(api._cal_path(device, "double"))
+    assert fake_cal.count(1 << 16) == 1 + estimate.CAL_REPEATS
+    data = estimate._read(estimate._cal_path(device, "double"))
     assert [p[0] for p in data["calibration"]["points"]] == [1 << 15, 1 << 16]
     assert data["calibration"]["load"] == 0.1 and data["key"].startswith(clts.__version__)
     # extrapolated within a few % of the law, interpolated and at other m as well
@@ -114,7 +114,7 @@ def test_estimate_calibration_fake_timings(device, fake_cal):
     assert fake_cal
     # the progress bar's estimate reads the same file and never calibrates
     fake_cal.clear()
-    assert abs(api._cached_estimate(device, "double", 1e10) / (LAW_A + LAW_B * 1e10) - 1) < 0.05
+    assert abs(estimate._cached_estimate(device, "double", 1e10) / (LAW_A + LAW_B * 1e10) - 1) < 0.05
     assert fake_cal == []
 
 
@@ -126,7 +126,7 @@ def test_estimate_adaptive_sizes(device, fake_cal, monkeypatch):
     def fast(dev, precision, n):
         calls.append(n)
         return _law(n) / 16
-    monkeypatch.setattr(api, "_cal_time", fast)
+    monkeypatch.setattr(estimate, "_cal_time", fast)
     est = clts.matrix_profile.estimate(1 << 19, 256, device)
     assert set(calls) == {1 << 15, 1 << 16, 1 << 17, 1 << 18}
     assert abs(est / (_law(1 << 19) / 16) - 1) < 0.01
@@ -135,26 +135,26 @@ def test_estimate_adaptive_sizes(device, fake_cal, monkeypatch):
 def test_estimate_stale_calibrations(device, fake_cal, monkeypatch):
     import clts
     clts.matrix_profile.estimate(1 << 16, 256, device)
-    path = api._cal_path(device, "double")
+    path = estimate._cal_path(device, "double")
     # another clts version / kernel source / plan: measured again
-    data = api._read(path)
+    data = estimate._read(path)
     data["key"] = "0.0.0/old"
-    api._write(path, data)
+    estimate._write(path, data)
     fake_cal.clear()
     clts.matrix_profile.estimate(1 << 16, 256, device)
     assert fake_cal
     # calibrated on a loaded machine: measured again once the machine is quieter, not before
-    data = api._read(path)
+    data = estimate._read(path)
     data["calibration"]["load"] = 1.0
-    api._write(path, data)
-    monkeypatch.setattr(api, "_load_per_cpu", lambda: 0.9)
+    estimate._write(path, data)
+    monkeypatch.setattr(estimate, "_load_per_cpu", lambda: 0.9)
     fake_cal.clear()
     clts.matrix_profile.estimate(1 << 16, 256, device)
     assert fake_cal == []
-    monkeypatch.setattr(api, "_load_per_cpu", lambda: 0.2)
+    monkeypatch.setattr(estimate, "_load_per_cpu", lambda: 0.2)
     clts.matrix_profile.estimate(1 << 16, 256, device)
     assert fake_cal
-    assert api._read(path)["calibration"]["load"] == 0.2
+    assert estimate._read(path)["calibration"]["load"] == 0.2
     # an unreadable file is a missing calibration
     path.write_text("{not json")
     fake_cal.clear()
@@ -162,124 +162,77 @@ def test_estimate_stale_calibrations(device, fake_cal, monkeypatch):
     assert fake_cal
 
 
-def test_estimate_refined_by_recorded_runs(device, fake_cal):
+def test_estimate_refined_by_recorded_runs(device, fake_cal, monkeypatch):
     """Runs recorded after the calibration move the estimate to the fastest run of each size;
-    runs smaller than the calibration, with a forced plan, or AB-joins are not recorded."""
+    runs smaller than the calibration, with a forced plan, or AB-joins are not recorded; an
+    ordinary call records nothing unless CLTS_MP_RECORD_RUNS opts in."""
     import clts
     from clts.mp.plan import make_plan
     n17 = 1 << 17
-    p17 = api._self_pairs(n17, 256, 64)
+    p17 = estimate._self_pairs(n17, 256, 64)
     clts.matrix_profile.estimate(n17, 256, device)
     plan = make_plan(device, m=256)
     # this machine is really 20% faster at 2^17 than the calibration's law says
     for slow in (1.5, 1.0, 1.3):
-        api._record_run(device, plan, p17, 0.8 * _law(n17) * slow)
+        estimate._record_run(device, plan, p17, 0.8 * _law(n17) * slow)
     assert abs(clts.matrix_profile.estimate(n17, 256, device) / (0.8 * _law(n17)) - 1) < 1e-9
     # halfway between the calibration's 2^16 and the runs' 2^17: interpolated
     est = clts.matrix_profile.estimate(92000, 256, device)
     assert 0.8 * _law(92000) < est < _law(92000)
-    runs = len(api._read(api._cal_path(device, "double"))["runs"])
-    api._record_run(device, plan, 1e6, 1.0)                     # below the calibration sizes
+    runs = len(estimate._read(estimate._cal_path(device, "double"))["runs"])
+    estimate._record_run(device, plan, 1e6, 1.0)                     # below the calibration sizes
     from dataclasses import replace
-    api._record_run(device, replace(plan, groups=plan.groups + 1), p17, 1.0)
-    assert len(api._read(api._cal_path(device, "double"))["runs"]) == runs
+    estimate._record_run(device, replace(plan, groups=plan.groups + 1), p17, 1.0)
+    assert len(estimate._read(estimate._cal_path(device, "double"))["runs"]) == runs
     # matrix_profile records its own k = 1 self-joins (the threshold lowered for a small run)
-    data = api._read(api._cal_path(device, "double"))
+    data = estimate._read(estimate._cal_path(device, "double"))
     data["calibration"]["points"][0][1] = 1.0
-    api._write(api._cal_path(device, "double"), data)
+    estimate._write(estimate._cal_path(device, "double"), data)
     T = np.cumsum(np.random.default_rng(1).standard_normal(400))
+    monkeypatch.delenv("CLTS_MP_RECORD_RUNS", raising=False)
+    before = estimate._cal_path(device, "double").read_bytes()
+    clts.matrix_profile(T, 16, devices=device)                   # not opted in: no write
+    assert estimate._cal_path(device, "double").read_bytes() == before
+    monkeypatch.setenv("CLTS_MP_RECORD_RUNS", "1")
     clts.matrix_profile(T, 16, devices=device)
     clts.matrix_profile(T, 16, T[:300], devices=device)
     clts.matrix_profile(T, 16, devices=device, k=2)
     clts.matrix_profile(T, 16, devices=device, groups=1)
-    got = api._read(api._cal_path(device, "double"))["runs"]
-    assert len(got) == runs + 1 and got[-1][0] == api._self_pairs(400, 16, 4)
+    got = estimate._read(estimate._cal_path(device, "double"))["runs"]
+    assert len(got) == runs + 1 and got[-1][0] == estimate._self_pairs(400, 16, 4)
 
 
 def test_predictor_noise_and_single_point():
     pts = [(1e9, 1.0), (1e9, 1.7), (4e9, 4.0), (4.1e9, 9.0)]
-    f = api._predictor(pts)
+    f = estimate._predictor(pts)
     assert abs(f(1e9) - 1.0) < 1e-12 and abs(f(4e9) - 4.0) < 1e-12
     assert abs(f(8e9) - 8.0) < 1e-9
     # a line that would decrease (noise): the n^2 law of the nearer size
-    f = api._predictor([(1e9, 2.0), (4e9, 1.5)])
+    f = estimate._predictor([(1e9, 2.0), (4e9, 1.5)])
     assert abs(f(8e9) - 3.0) < 1e-12
-    assert abs(api._predictor([(2e9, 1.0)])(4e9) - 2.0) < 1e-12
+    assert abs(estimate._predictor([(2e9, 1.0)])(4e9) - 2.0) < 1e-12
     # the smaller size 30 % slow (noise): between the sizes the line; beyond them the law
     # anchored at the larger size, the fixed cost held to 10 % of the smaller time (a line
     # through both would give 7.6 for a true 8.0)
-    f = api._predictor([(1e9, 1.3), (4e9, 4.0)])
+    f = estimate._predictor([(1e9, 1.3), (4e9, 4.0)])
     assert abs(f(2e9) - 2.2) < 1e-12
     assert abs(f(8e9) - (0.13 + 3.87 * 2)) < 1e-12
     assert abs(f(5e8) - 1.3 / 2) < 0.07
     with pytest.raises(ValueError):
-        api._predictor([])
-
-
-# ---------------------------------------------------------------------------------------------
-# the first row and column of QT: the sliding dot product at the band starts
-
-def _qt_reference(TA, TB, m, i, j, normalize):
-    """QT[i, j] in float64 for window j of B, which may start in the zero padding (j < 0)."""
-    a = TA[i:i + m]
-    b = np.array([TB[q] if 0 <= q < len(TB) else 0.0 for q in range(j, j + m)])
-    if normalize:
-        return float(np.dot(a - a.mean(), b - b.mean()))
-    return float(np.dot(a, b))
-
-
-@pytest.mark.parametrize("normalize", [True, False])
-@pytest.mark.parametrize("self_join", [True, False])
-def test_qt_starts_sliding_dot(device, normalize, self_join):
-    """Every band start of the diagonal launches (self-join: the rows of QT at the segment
-    starts; AB-join: also the bands that enter through the first column, whose lanes start in
-    the column padding) against float64 dot products; ncol not a multiple of the lanes."""
-    m, D, R = 19, 12, 48
-    A = np.cumsum(np.random.default_rng(4).standard_normal(260)) + 50
-    B = A if self_join else np.cumsum(np.random.default_rng(5).standard_normal(190))
-    p = make_plan(device, m=m)
-    pad = D + 64
-    sA = api._Side(device, A, m, p, normalize, pad)
-    sB = sA if self_join else api._Side(device, B, m, p, normalize, pad)
-    dA = sA.upload(device, p, as_columns=False)
-    dB = sB.upload(device, p, as_columns=True)
-    ez = 5
-    kstart = ez + 1 if self_join else -(sA.l - 1)
-    nb = -(-(sA.l - kstart) // D) if self_join else -(-(sB.l - kstart) // D)
-    lists = api._work_lists(sA.l, sB.l, self_join, ez, D, R, 0, nb, kstart)
-    assert len(lists) > 2
-    desc = np.concatenate([d for _, d, _ in lists])
-    assert self_join or np.any(desc[:, 0] < 0)
-    got = api._qt_starts(device, p, sA, dA, dB, pad, desc, D).get().reshape(-1, D)
-    ref = np.array([[_qt_reference(A, B, m, i, i + k0 + c, normalize) for c in range(D)]
-                    for k0, i, _, _ in desc])
-    np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12 * np.max(np.abs(ref)))
-    # one long row: QT[7, 0 .. lB) by the same kernel (a single descriptor)
-    row = api._qt_starts(device, p, sA, dA, dB, pad, np.array([[-7, 7, 0, 0]]), sB.l).get()
-    ref = [_qt_reference(A, B, m, 7, j, normalize) for j in range(sB.l)]
-    np.testing.assert_allclose(row, ref, rtol=1e-12, atol=1e-12 * np.max(np.abs(ref)))
+        estimate._predictor([])
 
 
 @pytest.mark.oclgrind
-def test_oclgrind_stats_and_qt_starts(device):
-    """The statistics and sliding-dot kernels on a tiny AB case (Oclgrind: races,
+def test_oclgrind_stats(device):
+    """The statistics kernel on a tiny case with a constant run (Oclgrind: races,
     uninitialised reads, out-of-bounds accesses fail the test)."""
-    m, D, pad = 5, 4, 8 + 64
+    m, pad = 5, 8 + 64
     A = np.cumsum(np.random.default_rng(6).standard_normal(30))
-    B = np.cumsum(np.random.default_rng(7).standard_normal(23))
     A[10:16] = 2.0
     p = make_plan(device, m=m)
-    sA = api._Side(device, A, m, p, True, pad)
-    sB = api._Side(device, B, m, p, True, pad)
+    sA = series._Side(device, A, m, p, True, pad)
     W = np.lib.stride_tricks.sliding_window_view(A, m)
     np.testing.assert_allclose(sA.mu_h, W.mean(1), atol=1e-12)
-    dA = sA.upload(device, p, as_columns=False)
-    dB = sB.upload(device, p, as_columns=True)
-    desc = np.array([[-3, 3, 0, 0], [2, 0, 0, 0], [-20, 17, 0, 0]])
-    got = api._qt_starts(device, p, sA, dA, dB, pad, desc, D).get().reshape(-1, D)
-    ref = [[_qt_reference(A, B, m, i, i + k0 + c, True) for c in range(D)]
-           for k0, i, _, _ in desc]
-    np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-10)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -301,7 +254,8 @@ def test_segment_scales_with_m(device):
         assert make_plan(device, m=m, segment=3000).segment == 3000
     prof = types.SimpleNamespace(section=lambda name: {"diag": {"segment": 1024,
                                                                 "segment_per_m": 4}})
-    fake = types.SimpleNamespace(profile=prof, platform="x", int64_atomics=True)
+    fake = types.SimpleNamespace(profile=prof, platform="x", int64_atomics=True,
+                                 max_work_group=1024)
     assert make_plan(fake, m=2048).segment == 8192
     assert make_plan(fake, m=2048, segment_per_m=16).segment == 32768
     with pytest.raises(ValueError):

@@ -19,11 +19,11 @@ from clts.tune import offline
 
 #: (template, kernel, template parameters that select it) of the scratch that remains, and why
 KNOWN_SCRATCH = [
-    ("mp/diag.cl.mako", "diag_topk", {"LOCAL": 0},
+    ("mp/diag_topk.cl.mako", "diag_topk", {"LOCAL": 0},
      "topk_store='private': each work-item's k-lists of a tile are indexed at run time, so GPU "
      "compilers put them in scratch; GPU profiles keep them in local memory (topk_store='local')"
      " and only a forced 'private', or lists that fit no local memory, take this kernel"),
-    ("mp/diag.cl.mako", "diag", {"LOCAL": 0, "PACK": 0},
+    ("mp/diag_top1.cl.mako", "diag", {"LOCAL": 0, "PACK": 0},
      "store='private' in float: the tile's column bests (value and index arrays) indexed at run "
      "time; GPU profiles use store='local'"),
 ]

@@ -1,5 +1,4 @@
 """The runtime: discovery, probing, selection, templates, program cache, build errors."""
-import os
 
 import numpy as np
 import pytest

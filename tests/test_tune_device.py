@@ -207,16 +207,33 @@ def test_event_timer_modes(device):
     assert timer.wall_fallbacks == 1
 
 
-def test_unwritable_profile_keeps_measurements(device, registered, tmp_path, monkeypatch,
-                                               capsys):
+def test_unwritable_output_is_refused_before_measuring(device, registered, tmp_path,
+                                                       monkeypatch, capsys):
+    """-o is checked first: a profile of another device, a directory or an unwritable place is
+    refused before any candidate runs (it used to fail with a traceback after the whole run)."""
     monkeypatch.setattr(cli, "cache_path", lambda dev: tmp_path / "cache.json")
+    from clts.tune.cache import MeasurementCache
     out = tmp_path / "p.yaml"
     out.write_text("schema: 1\ndevice: {name: some other device, type: cpu}\n")
-    args = ["--device", device.slug, "--quick", "--only", "testcopy.copy", "-o", str(out)]
-    assert cli.main(args) == 2
+    base = ["--device", device.slug, "--quick", "--only", "testcopy.copy"]
+    assert cli.main(base + ["-o", str(out)]) == 2
     assert "not for" in capsys.readouterr().err
-    from clts.tune.cache import MeasurementCache
-    assert len(MeasurementCache(tmp_path / "cache.json")) == 8      # nothing lost
+    assert cli.main(base + ["-o", str(tmp_path)]) == 2
+    assert "is a directory" in capsys.readouterr().err
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    assert cli.main(base + ["-o", str(blocker / "sub" / "p.yaml")]) == 2
+    assert "cannot write" in capsys.readouterr().err
+    assert len(MeasurementCache(tmp_path / "cache.json")) == 0      # nothing was run
+
+
+@pytest.mark.parametrize("bad", [["--repeats", "-3"], ["--repeats", "0"], ["--budget", "0s"],
+                                 ["--budget", "-5m"]])
+def test_bad_numbers_are_refused(registered, bad, capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["--dry-run", "--only", "testcopy"] + bad)
+    assert exc.value.code == 2
+    assert bad[0] in capsys.readouterr().err
 
 
 def test_entry_that_launches_nothing_is_reported(device):

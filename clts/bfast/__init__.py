@@ -1,4 +1,6 @@
-"""Batched BFAST-Monitor change detection with missing values (see ``api.bfast_monitor``)."""
+"""Batched BFAST-Monitor change detection with missing values (see ``api.bfast_monitor``), after
+Gieseke, Rosca, Henriksen, Verbesselt and Oancea, "Massively-Parallel Change Detection for
+Satellite Time Series Data with Missing Values" (ICDE 2020)."""
 from .api import BfastResult, bfast_monitor
 from .plan import Plan
 

@@ -36,8 +36,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..runtime import chunk_sizes, get_device, launch, progress, round_up
+from ..runtime import chunk_sizes, get_device, launch, round_up
 from ..runtime.arrays import native, values_of
+from ..runtime.faults import with_smaller_chunks
+from ..runtime.memory import chunk_progress
 from .common import STATUS, ZERO_VARIANCE_ULPS
 from .common import (CONVENTIONS, HISTORIES, critical_value, design_matrix, end_of_history,
                      log_plus, n_coef, rec_cusum_bound, trend_scaling, unscale_coef)
@@ -51,18 +53,51 @@ _INT_TYPES = {np.dtype(np.int8): "char", np.dtype(np.uint8): "uchar",
 
 @dataclass
 class BfastResult:
-    """Per-pixel results, shaped like the cube without its time axis.
+    """Result of :func:`clts.bfast_monitor`: per-pixel arrays shaped like the cube without its
+    time axis.
 
-    breaks: index of the first break among the monitoring dates (every date counts), -1 none,
-    -2 not tested (``status`` says why); break_dates: its date (NaT / NaN when none);
-    status: 0 tested, 1 too few valid values, 2 singular history fit, 3 zero variance (the
-    history is fitted exactly, to rounding: the MOSUM statistic is 0 / 0), 4 non-finite
-    (+-inf in the series, or values too large for the fit); ``STATUS`` names the codes;
-    magnitudes: median of the valid monitoring residuals; means: mean of the MOSUM process;
-    valids: number of valid values; history_start: index of the first history date used.
-    With ``detailed=True``: mosum and bounds ``[N - n, ...]`` (NaN at missing dates), prediction
-    ``[N, ...]``, coef ``[K, ...]`` (basis 1, t, sin_1, cos_1, ..., in the units of the time
-    axis), sigma."""
+    Attributes
+    ----------
+    breaks : numpy.ndarray of int32
+        Index of the first break among the monitoring dates (every date counts, from 0); -1 no
+        break; -2 not tested (``status`` says why).
+    break_dates : numpy.ndarray
+        The date of the break (NaT / NaN when none), of the kind of ``dates``.
+    magnitudes : numpy.ndarray or None
+        Median of the valid monitoring residuals (None with ``magnitudes=False``).
+    means : numpy.ndarray
+        Mean of the MOSUM process over the valid monitoring values.
+    valids : numpy.ndarray of int32
+        Number of valid values.
+    history_start : numpy.ndarray or None
+        Index of the first history date used (``history="ROC"``).
+    status : numpy.ndarray of int32
+        0 tested, 1 too few valid values, 2 singular history fit, 3 zero variance (the history
+        is fitted exactly, to rounding: the MOSUM is 0 / 0), 4 non-finite (+-inf in the series,
+        or values too large for the fit); ``clts.bfast.common.STATUS`` names the codes.
+    mosum, bounds : numpy.ndarray or None
+        ``[N - n, ...]`` MOSUM and boundary (NaN at missing dates), with ``detailed=True``.
+    prediction : numpy.ndarray or None
+        ``[N, ...]`` fitted model, with ``detailed=True``.
+    coef : numpy.ndarray or None
+        ``[K, ...]`` coefficients (basis 1, t, sin_1, cos_1, ..., in the units of the time
+        axis), with ``detailed=True``.
+    sigma : numpy.ndarray or None
+        Residual standard deviation of the history fit, with ``detailed=True``.
+    plan : clts.bfast.Plan
+        The code version and parameters that ran.
+    diagnostics : dict
+        Counts per status and run information.
+
+    Examples
+    --------
+    >>> import numpy as np, clts
+    >>> y = np.tile(np.r_[np.zeros(40), np.full(20, 5.0)], (3, 1)).T
+    >>> y = y + np.random.default_rng(0).normal(0, 0.1, y.shape)
+    >>> res = clts.bfast_monitor(y, np.arange(60.0) / 12, 2.5, freq=1, k=1)
+    >>> res.breaks.shape, res.status.tolist()
+    ((3,), [0, 0, 0])
+    """
     breaks: np.ndarray
     break_dates: np.ndarray
     magnitudes: np.ndarray | None
@@ -97,16 +132,93 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=365.0, trend=True, hfrac
                   level=0.05, history="all", convention="r", magnitudes=True, detailed=False,
                   nodata=None, time_axis=0, period=10, dtype=None, device=None,
                   version="auto", plan=None, progress_bar=True, **plan_overrides):
-    """BFAST-Monitor on every pixel of ``y`` (see the module docstring for the formulas).
+    """BFAST-Monitor change detection on every pixel (series) of ``y``.
 
-    y: array with a time axis (``time_axis``, default 0): float32/float64 with NaN = missing, or
-       integers (int8/16/32, uint8/16/32) with ``nodata`` = missing, converted on the device.
-    dates: datetime64 / datetime / date (time in days, freq=365 by default) or numbers such as
-       decimal years (then give freq=1). start_monitor: same kind as dates.
-    period: strucchange's ``end`` (monitoring horizon relative to the history), 10 in R.
-    dtype: float32 or float64 computation (default: the cube's float type, float32 for integers).
-    version: "auto" (profile), "fused" or "multi"; ``plan`` (a Plan) or lanes=, wg=, roc_wg=
-       force parameters.
+    Fits a harmonic season + trend model to the valid values of each pixel's stable history
+    (dates before ``start_monitor``) and reports the first monitoring date whose OLS-MOSUM of
+    residuals crosses the boundary (formulas in the module docstring and ``docs/bfast.md``).
+
+    Parameters
+    ----------
+    y : array_like
+        Cube with a time axis (``time_axis``): float32 / float64 with NaN = missing, or
+        int8/16/32 / uint8/16/32 with ``nodata`` = missing (converted on the device).
+    dates : array_like
+        One date per time step, strictly increasing: datetime64 / datetime / date (time in
+        days since 1 January of the first year) or numbers such as decimal years (then give
+        ``freq=1``).
+    start_monitor : date or number
+        Start of the monitoring period, the same kind as ``dates``.
+    k : int, optional
+        Harmonic terms, 1..10 (default 3).
+    freq : float, optional
+        Season length in time-axis units (default 365.0, for dates).
+    trend : bool, optional
+        Include a linear trend (default True).
+    hfrac : {0.25, 0.5, 1.0}, optional
+        MOSUM window as a fraction of the history's valid values.
+    level : float, optional
+        Significance level of strucchange's critical-value table (default 0.05).
+    history : {"all", "ROC"}, optional
+        The whole history, or from the start chosen by the reverse-ordered CUSUM test.
+    convention : {"r", "bfast-py"}, optional
+        R's ``bfastmonitor`` + strucchange, or the bfast 0.7 Python package.
+    magnitudes : bool, optional
+        Compute the median of the monitoring residuals (default True).
+    detailed : bool, optional
+        Also return ``mosum``, ``bounds``, ``prediction``, ``coef`` and ``sigma``.
+    nodata : number, optional
+        The missing-value marker of integer cubes.
+    time_axis : int, optional
+        Axis of ``y`` that is time (default 0).
+    period : float, optional
+        strucchange's ``end``: the monitoring horizon relative to the history (10, as in R).
+    dtype : {float32, float64}, optional
+        Computation precision (default: the cube's float type, float32 for integers).
+    device : int, str or Device, optional
+        Device index, name substring or slug; the default device if None.
+    version : {"auto", "fused", "multi"}, optional
+        Code version ("auto": from the device profile).
+    plan : clts.bfast.Plan, optional
+        A plan to run as is.
+    progress_bar : bool, optional
+        Show a progress bar over chunks when ``tqdm`` is installed.
+    **plan_overrides
+        ``lanes``, ``wg``, ``roc_wg``: force plan parameters.
+
+    Returns
+    -------
+    BfastResult
+        Per-pixel arrays shaped like ``y`` without its time axis.
+
+    Raises
+    ------
+    ValueError
+        Parameters outside strucchange's table (``hfrac``, ``level``, ``period``), ``k``
+        outside 1..10, unsorted or mismatched ``dates``, ``start_monitor`` outside the dates.
+    TypeError
+        Unsupported dtype (bool, complex, int64), non-integer ``time_axis``, non-bool ``trend``.
+    clts.DeviceError
+        float64 on a device without ``cl_khr_fp64``.
+
+    References
+    ----------
+    .. [1] F. Gieseke, S. Rosca, T. Henriksen, J. Verbesselt, C. E. Oancea, "Massively-Parallel
+       Change Detection for Satellite Time Series Data with Missing Values", IEEE ICDE 2020.
+    .. [2] J. Verbesselt, A. Zeileis, M. Herold, "Near real-time disturbance detection using
+       satellite image time series", Remote Sensing of Environment 123, 2012.
+
+    Examples
+    --------
+    >>> import numpy as np, clts
+    >>> dates = np.arange("2000-01-01", "2010-01-01", 16, dtype="datetime64[D]")
+    >>> t = (dates - dates[0]).astype(float)
+    >>> rng = np.random.default_rng(1)
+    >>> y = 10 + np.sin(2 * np.pi * t / 365.25)[:, None] + rng.normal(0, 0.1, (t.size, 4))
+    >>> y[dates >= np.datetime64("2009-01-01"), :2] -= 3        # pixels 0 and 1 change
+    >>> res = clts.bfast_monitor(y, dates, np.datetime64("2008-01-01"))
+    >>> res.breaks.tolist(), res.break_dates[:2].astype("datetime64[M]").tolist()
+    ([23, 23, -1, -1], [datetime.date(2009, 1, 1), datetime.date(2009, 1, 1)])
     """
     crit = _check_params(k, freq, hfrac, level, period, history, convention, trend)
     y = native(values_of(y))       # any layout and byte order; pandas / xarray values
@@ -158,13 +270,13 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=365.0, trend=True, hfrac
         bounds_t = np.zeros(1)
     M = int(np.prod(pix_shape, dtype=np.int64))
     flat = y.reshape(N, M)
-    out = _run(dev, plan, flat, N, n, K, X, bounds_t, dict(
+    out = with_smaller_chunks(lambda max_items: _run(dev, plan, flat, N, n, K, X, bounds_t, dict(
         real=real, in_type=in_type, has_nodata=nodata is not None, K=K, N=N, n=n,
         history=history, convention=convention, dof_sub=K if convention == "r" else 2 + 2 * k,
         detailed=bool(detailed), magnitudes=bool(magnitudes)),
         dtype=dtype, crit=crit, hfrac=hfrac, nodata=0.0 if nodata is None else float(nodata),
         roc_bounds=(rec_cusum_bound(level), rec_cusum_bound(0.05)) if history == "ROC" else None,
-        progress_bar=progress_bar)
+        progress_bar=progress_bar, max_items=max_items), device=dev, what="bfast_monitor")
 
     def shaped(a, lead=()):
         return None if a is None else a.reshape(tuple(lead) + pix_shape)
@@ -207,7 +319,7 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=365.0, trend=True, hfrac
 
 
 def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, nodata,
-         roc_bounds, progress_bar):
+         roc_bounds, progress_bar, max_items=None):
     import pyopencl as cl
 
     M = flat.shape[1]
@@ -222,7 +334,8 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
         per += [(K * (K + 1) // 2 + K + 2) * rs, (K + 1) * rs]
     if detailed:
         per += [K * rs, rs, (N - n) * rs, (N - n) * rs, N * rs]
-    chunks = chunk_sizes(M, per, dev, fixed_bytes=(N * K + N) * rs, multiple=W * plan.wg)
+    chunks = chunk_sizes(M, per, dev, fixed_bytes=(N * K + N) * rs, multiple=W * plan.wg,
+                         max_items=max_items)
     ctx, q = dev.context, dev.queue
     mf = cl.mem_flags
     Xd = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(X, dtype))
@@ -265,11 +378,11 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
     keys1 = ("breaks", "means", "valids", "status") + (("mags",) if tpl["magnitudes"] else ())
 
     def make_set():
-        st = {"yd": buf((N * cmax + W) * isz),
+        st = {"yd": buf((N * cpad + W) * isz),
               "od": {"breaks": buf(cmax * 4), "means": buf(cmax * rs), "valids": buf(cmax * 4),
                      "status": buf(cmax * 4),
                      "mags": buf(cmax * rs if tpl["magnitudes"] else 1)},
-              "hsd": buf(cmax * 4) if tpl["history"] == "ROC" else None, "pending": None}
+              "hsd": buf(cpad * 4) if tpl["history"] == "ROC" else None, "pending": None}
         if detailed:
             st["dd"] = {"coef": buf(K * cmax * rs), "sigma": buf(cmax * rs),
                         "mosum": buf((N - n) * cmax * rs), "bounds": buf((N - n) * cmax * rs),
@@ -292,22 +405,29 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
         st["pending"] = None
 
     zeros_tail = np.zeros(W, flat.dtype)
-    it = progress(chunks, desc="bfast_monitor", unit="chunk",
-                  disable=None if progress_bar else True)
+    it = chunk_progress(chunks, desc="bfast_monitor", disable=None if progress_bar else True)
     for i, (a, b) in enumerate(it):
         st = sets[i % nsets]
         finish(st)
         m = b - a
-        st["host"] = host = np.ascontiguousarray(flat[:, a:b])
+        # rows padded to a multiple of the lanes: every vloadW is aligned (faster, and
+        # Oclgrind's uninitialised-value checker misreads unaligned vector loads)
+        mp = round_up(m, W)
+        if mp == m:
+            host = np.ascontiguousarray(flat[:, a:b])
+        else:
+            host = np.zeros((N, mp), flat.dtype)
+            host[:, :m] = flat[:, a:b]
+        st["host"] = host
         yd, od, hsd = st["yd"], st["od"], st["hsd"]
-        e1 = cl.enqueue_copy(qx, yd, zeros_tail, dst_offset=N * m * isz, is_blocking=False)
+        e1 = cl.enqueue_copy(qx, yd, zeros_tail, dst_offset=N * mp * isz, is_blocking=False)
         e2 = cl.enqueue_copy(qx, yd, host, is_blocking=False)
         up = [e1, e2]
-        Mi = np.int32(m)
-        rargs = (yd, Mi, Mi, Xd, dtype.type(nodata))
+        Mi, Mpad = np.int32(m), np.int32(mp)
+        rargs = (yd, Mpad, Mi, Xd, dtype.type(nodata))
         if tpl["history"] == "ROC":
             launch(dev, prg_roc.kernel("bfast_roc"), round_up(-(-m // W), plan.roc_wg), plan.roc_wg,
-                   yd, Mi, Xroc, roc_dtype.type(nodata), roc_dtype.type(roc_bounds[0]),
+                   yd, Mpad, Xroc, roc_dtype.type(nodata), roc_dtype.type(roc_bounds[0]),
                    roc_dtype.type(roc_bounds[1]), roc_scratch, hsd, wait_for=up)
             up = None
         tail = [od["breaks"], od["means"], od["mags"], od["valids"], od["status"]]

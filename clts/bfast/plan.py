@@ -4,7 +4,7 @@ Versions
   ``fused``  one work-item per ``lanes`` pixels (realN lanes): masked Gram matrix and X'y in
              registers, Cholesky solve, residual / MOSUM / break / mean sweep, median. Two passes
              over the cube. The CPU version (pocl vectorises only explicit vector types).
-  ``multi``  the seed's "Ours": a Gram kernel (``lanes`` pixels per work-item, the K x K tile in
+  ``multi``  Gieseke et al.'s "Ours": a Gram kernel (``lanes`` pixels per work-item, the K x K tile in
              registers), batched Gauss-Jordan inversion in local memory (one work-group of
              K x 2K work-items per pixel) that also forms beta, then the sweep kernel.
 ``history="ROC"`` adds one kernel (``lanes`` pixels per work-item, double precision where the
@@ -40,21 +40,40 @@ class Plan:
         return self
 
 
+def _profile_int(dev, key):
+    from ..runtime.profiles import value_error
+    v = dev.profile.get(key)
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise value_error(dev.profile, key, f"must be an integer, got {v!r}")
+    return v
+
+
 def make_plan(dev, n_hist: int, K: int, version="auto", **overrides) -> Plan:
-    """Plan from ``dev.profile`` (section ``bfast``) and the data shape; keywords override."""
-    prof = dev.profile
+    """Plan from ``dev.profile`` (section ``bfast``) and the data shape; keywords override. A
+    bad profile value is a ``ProfileError`` naming the file and key."""
     if version in (None, "auto"):
-        version = "multi" if n_hist >= int(prof.get("bfast.auto.multi_min_n")) else "fused"
+        version = "multi" if n_hist >= _profile_int(dev, "bfast.auto.multi_min_n") else "fused"
         if 2 * K * K > dev.max_work_group:
             version = "fused"
     if version not in VERSIONS:
         raise ValueError(f"version must be one of {VERSIONS} or 'auto', got {version!r}")
-    plan = Plan(version=version, lanes=int(prof.get(f"bfast.{version}.lanes")),
-                wg=int(prof.get(f"bfast.{version}.wg")), roc_wg=int(prof.get("bfast.roc.wg")))
     unknown = set(overrides) - {"lanes", "wg", "roc_wg"}
     if unknown:
         raise TypeError(f"unknown plan parameter(s) {sorted(unknown)}; accepted: lanes, wg, roc_wg")
-    plan = replace(plan, **{k: v for k, v in overrides.items() if v is not None})
+    keys = {"lanes": f"bfast.{version}.lanes", "wg": f"bfast.{version}.wg",
+            "roc_wg": "bfast.roc.wg"}
+    values = {}
+    for name, key in keys.items():
+        if overrides.get(name) is not None:
+            values[name] = overrides[name]
+            continue
+        values[name] = _profile_int(dev, key)
+        try:
+            replace(Plan(), **{name: values[name]}).validate(dev)
+        except ValueError as exc:
+            from ..runtime.profiles import value_error
+            raise value_error(dev.profile, key, str(exc)) from None
+    plan = Plan(version=version, **values)
     if plan.version == "multi" and 2 * K * K > dev.max_work_group:
         raise ValueError(f"version 'multi' needs work-groups of 2*K*K = {2 * K * K} work-items; "
                          f"device allows {dev.max_work_group}")

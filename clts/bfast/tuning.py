@@ -1,7 +1,7 @@
 """BFAST-Monitor search spaces and the fused / multi crossover for clts-tune.
 
 Every candidate runs ``clts.bfast_monitor`` with ``version=`` and its parameters forced on a
-seed-fixed float32 cube shaped like the seed's D4 (n = N/2, half the values missing), and is
+seed-fixed float32 cube shaped like Gieseke et al.'s D4 (n = N/2, half the values missing), and is
 checked against the float64 numpy reference on a sample of pixels."""
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""Exact matrix profile (issue 6): ``matrix_profile``, ``motifs``, ``discords``."""
+"""Exact matrix profile: ``matrix_profile``, ``motifs``, ``discords``, after STOMP / GPU-STOMP
+(Zhu et al., "Exploiting a novel algorithm and GPUs to break the ten quadrillion pairwise
+comparisons barrier for time series motifs and joins", Knowledge and Information Systems 2017)."""
 from .api import MatrixProfileResult, matrix_profile
 from .motifs import discords, motifs
 from .plan import Plan

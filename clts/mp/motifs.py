@@ -27,8 +27,45 @@ def _zone(result, exclusion_zone):
 
 
 def discords(result, k=1, *, exclusion_zone=None):
-    """The ``k`` subsequences with the largest finite matrix-profile values, no two within the
-    exclusion zone of each other. Returns (indices, distances), largest first."""
+    """The ``k`` discords: subsequences farthest from their nearest neighbour.
+
+    Parameters
+    ----------
+    result : MatrixProfileResult
+        A matrix profile (self-join or AB-join; for k > 1 results the first column is used).
+    k : int, optional
+        Number of discords (default 1).
+    exclusion_zone : int, optional
+        No two reported discords closer than this (default: the result's exclusion zone).
+
+    Returns
+    -------
+    indices : numpy.ndarray of int64
+        Start indices, largest distance first (fewer than ``k`` when not enough finite values).
+    distances : numpy.ndarray of float64
+        Their matrix-profile values.
+
+    Raises
+    ------
+    ValueError
+        ``k`` or ``exclusion_zone`` not an int >= 1 / >= 0.
+
+    References
+    ----------
+    .. [1] Y. Zhu, Z. Zimmerman, N. Shakibay Senobari, C.-C. M. Yeh, G. Funning, A. Mueen,
+       P. Brisk, E. Keogh, "Exploiting a novel algorithm and GPUs to break the ten quadrillion
+       pairwise comparisons barrier for time series motifs and joins", Knowledge and
+       Information Systems, 2017.
+
+    Examples
+    --------
+    >>> import numpy as np, clts
+    >>> T = np.sin(np.arange(2000) * 2 * np.pi / 50)
+    >>> T[1000:1010] += 2.0                            # an anomaly
+    >>> idx, dist = clts.discords(clts.matrix_profile(T, 50), 1)
+    >>> bool(950 <= idx[0] <= 1010)         # a window that overlaps it
+    True
+    """
     k = _int_at_least(k, "k", 1)
     P, _ = _result_profile(result)
     ez = _zone(result, exclusion_zone)
@@ -49,11 +86,57 @@ def discords(result, k=1, *, exclusion_zone=None):
 
 def motifs(T, result, max_motifs=1, *, max_matches=10, radius=2.0, exclusion_zone=None,
            max_distance=None):
-    """Top motifs: repeatedly take the smallest matrix-profile value (pair i, I[i]) not yet
-    excluded, then collect up to ``max_matches`` occurrences within ``max_distance``
-    (default ``radius`` * the pair's distance) of subsequence i, no two within the exclusion
-    zone. Returns a list of dicts {"indices": [...], "distances": [...]} (first two = the pair).
-    ``T`` is the series the result was computed on (self-join)."""
+    """The top motifs of a self-join: closest pairs of subsequences and their other occurrences.
+
+    Repeatedly takes the smallest matrix-profile value (pair i, I[i]) not yet excluded, then
+    collects up to ``max_matches`` occurrences within ``max_distance`` of subsequence i, no two
+    within the exclusion zone of each other.
+
+    Parameters
+    ----------
+    T : array_like
+        The series the result was computed on.
+    result : MatrixProfileResult
+        Its self-join matrix profile.
+    max_motifs : int, optional
+        Number of motifs (default 1).
+    max_matches : int, optional
+        Most occurrences per motif, the pair included (default 10).
+    radius : float, optional
+        Occurrences within ``radius`` x the pair's distance count (default 2.0).
+    exclusion_zone : int, optional
+        Default: the result's exclusion zone.
+    max_distance : float, optional
+        Overrides ``radius``: an absolute distance bound.
+
+    Returns
+    -------
+    list of dict
+        One ``{"indices": [...], "distances": [...]}`` per motif, closest first; the first two
+        indices are the pair.
+
+    Raises
+    ------
+    ValueError
+        An AB-join result, ``T`` of the wrong length, or bad ``max_motifs`` / ``max_matches``
+        / ``radius`` / ``max_distance`` / ``exclusion_zone``.
+
+    References
+    ----------
+    .. [1] Y. Zhu, Z. Zimmerman, N. Shakibay Senobari, C.-C. M. Yeh, G. Funning, A. Mueen,
+       P. Brisk, E. Keogh, "Exploiting a novel algorithm and GPUs to break the ten quadrillion
+       pairwise comparisons barrier for time series motifs and joins", Knowledge and
+       Information Systems, 2017.
+
+    Examples
+    --------
+    >>> import numpy as np, clts
+    >>> T = np.random.default_rng(0).standard_normal(3000)
+    >>> T[500:540] = T[2000:2040] = np.sin(np.arange(40) / 3)   # a planted motif
+    >>> found = clts.motifs(T, clts.matrix_profile(T, 40))
+    >>> sorted(found[0]["indices"][:2].tolist())
+    [500, 2000]
+    """
     from .reference import windows
     max_motifs = _int_at_least(max_motifs, "max_motifs", 1)
     max_matches = _int_at_least(max_matches, "max_matches", 1)

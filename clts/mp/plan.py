@@ -24,7 +24,7 @@ PRECISIONS = ("double", "mixed", "single")
 MERGES = ("atomic", "partial")
 STORES = ("private", "local")
 
-#: factor C of the ill-conditioning test (see api._special_windows): a window whose centred
+#: factor C of the ill-conditioning test (``_Side.mark_ill`` in api.py): a window whose centred
 #: norm^2 is below C * eps * R * S^2 goes to the exact path
 ILL_FACTOR = {"double": 1e8, "mixed": 1e3, "single": 1e3}
 
@@ -55,28 +55,56 @@ class Plan:
     def exact_real(self) -> str:
         return "float" if self.precision == "single" else "double"
 
-    def check(self):
-        if self.lanes not in (1, 2, 4, 8, 16):
-            raise ValueError(f"lanes must be 1, 2, 4, 8 or 16, got {self.lanes}")
+    def check(self, dev=None):
+        """Raise ``PlanValueError`` (a ValueError naming the field) for a bad value; with
+        ``dev``, also for a work-group beyond the device's limit."""
+        from ..runtime.plans import LANE_WIDTHS, UNROLL_MAX
+        if self.lanes not in LANE_WIDTHS:
+            raise PlanValueError("lanes", f"must be 1, 2, 4, 8 or 16, got {self.lanes!r}")
         for name in ("groups", "tile", "segment", "wg", "block_rows", "unroll"):
             v = getattr(self, name)
-            if not isinstance(v, int) or v < 1:
-                raise ValueError(f"{name} must be a positive int, got {v!r}")
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise PlanValueError(name, f"must be a positive int, got {v!r}")
+        if self.unroll > UNROLL_MAX:
+            raise PlanValueError("unroll", f"must be <= {UNROLL_MAX}, got {self.unroll}")
+        if self.groups > 64:
+            raise PlanValueError("groups", f"must be <= 64 lane groups, got {self.groups}")
+        limit = getattr(dev, "max_work_group", None)
+        if limit is not None and self.wg > limit:
+            raise PlanValueError("wg", f"must be <= {limit} (the device's largest "
+                                       f"work-group), got {self.wg}")
         if self.segment < self.band:
-            raise ValueError(f"segment ({self.segment}) must be >= lanes*groups ({self.band})")
+            raise PlanValueError("segment", f"({self.segment}) must be >= lanes*groups "
+                                            f"({self.band})")
         for name in ("store", "topk_store"):
             if getattr(self, name) not in STORES:
-                raise ValueError(f"{name} must be one of {STORES}, got {getattr(self, name)!r}")
+                raise PlanValueError(name, f"must be one of {STORES}, got "
+                                           f"{getattr(self, name)!r}")
         if self.merge not in MERGES:
-            raise ValueError(f"merge must be one of {MERGES}, got {self.merge!r}")
+            raise PlanValueError("merge", f"must be one of {MERGES}, got {self.merge!r}")
         if self.precision not in PRECISIONS:
-            raise ValueError(f"precision must be one of {PRECISIONS}, got {self.precision!r}")
+            raise PlanValueError("precision", f"must be one of {PRECISIONS}, got "
+                                              f"{self.precision!r}")
         return self
 
 
-def _default_lanes(dev) -> int:
-    # pocl vectorises only explicit vector types; other drivers vectorise across work-items
-    return 8 if "pocl" in (dev.platform or "").lower() else 8
+class PlanValueError(ValueError):
+    """A bad Plan field: ``name`` and the message."""
+
+    def __init__(self, name, message):
+        super().__init__(f"{name} {message}")
+        self.name = name
+
+
+#: profile key of each Plan field read from the profile
+PROFILE_KEYS = {"lanes": "mp.diag.lanes", "groups": "mp.diag.groups", "tile": "mp.diag.tile",
+                "segment": "mp.diag.segment", "wg": "mp.diag.wg", "store": "mp.diag.store",
+                "topk_store": "mp.diag.topk_store", "unroll": "mp.diag.unroll",
+                "block_rows": "mp.block_rows", "merge": "mp.merge"}
+
+
+#: lanes when the profile says 0, for every driver (pocl vectorises only explicit vector types)
+DEFAULT_LANES = 8
 
 
 #: the exact covariance at a segment start costs O(m) per diagonal, and the O(1) update's
@@ -94,6 +122,8 @@ def make_plan(dev, *, precision="double", plan: Plan | None = None, m: int | Non
     if isinstance(spm, bool) or not isinstance(spm, int) or spm < 1:
         raise ValueError(f"segment_per_m must be a positive int, got {spm!r}")
     if plan is not None:
+        if not isinstance(plan, Plan):
+            raise TypeError(f"plan must be a clts.mp.plan.Plan, got {type(plan).__name__}")
         p = plan
     else:
         sec = dev.profile.section("mp")
@@ -101,19 +131,20 @@ def make_plan(dev, *, precision="double", plan: Plan | None = None, m: int | Non
         merge = sec.get("merge", "auto")
         if merge == "auto":
             merge = "atomic" if dev.int64_atomics else "partial"
-        lanes = int(d.get("lanes", 0)) or _default_lanes(dev)
-        p = Plan(lanes=lanes, groups=int(d.get("groups", 8)), tile=int(d.get("tile", 128)),
-                 segment=int(d.get("segment", 4096)), wg=int(d.get("wg", 1)), merge=merge,
+        lanes = d.get("lanes", 0) or DEFAULT_LANES
+        p = Plan(lanes=lanes, groups=d.get("groups", 8), tile=d.get("tile", 128),
+                 segment=d.get("segment", 4096), wg=d.get("wg", 1), merge=merge,
                  store=str(d.get("store", "private")),
                  topk_store=str(d.get("topk_store", "local")),
-                 precision=precision, block_rows=int(sec.get("block_rows", 256)),
-                 unroll=int(d.get("unroll", 1)))
+                 precision=precision, block_rows=sec.get("block_rows", 256),
+                 unroll=d.get("unroll", 1))
     known = {f.name for f in fields(Plan)}
     bad = set(overrides) - known
     if bad:
         raise TypeError(f"unknown plan parameter(s) {sorted(bad)}; accepted: {sorted(known)}")
     if plan is None and m is not None and overrides.get("segment") is None:
-        p = replace(p, segment=max(p.segment, -(-spm * m // 1024) * 1024))
+        seg = p.segment if isinstance(p.segment, int) else 0
+        p = replace(p, segment=max(seg, -(-spm * m // 1024) * 1024) if seg > 0 else p.segment)
     p = replace(p, **{k: v for k, v in overrides.items() if v is not None})
     if plan is None or "precision" not in overrides:
         p = replace(p, precision=precision if plan is None else p.precision)
@@ -121,7 +152,10 @@ def make_plan(dev, *, precision="double", plan: Plan | None = None, m: int | Non
         from ..runtime import DeviceError
         raise DeviceError(f"device {dev} lacks cl_khr_int64_base_atomics needed by "
                           "merge='atomic'; use merge='partial'")
-    if isinstance(p.wg, int) and p.wg > dev.max_work_group:
-        raise ValueError(f"wg={p.wg} exceeds the work-group limit {dev.max_work_group} of "
-                         f"device {dev}")
-    return p.check()
+    try:
+        return p.check(dev)
+    except PlanValueError as exc:
+        from ..runtime.profiles import value_error
+        forced = plan is not None or overrides.get(exc.name) is not None
+        raise value_error(dev.profile, PROFILE_KEYS.get(exc.name, exc.name), str(exc),
+                          forced=forced) from None

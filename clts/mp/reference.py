@@ -77,7 +77,6 @@ def matrix_profile(T_A, m, T_B=None, k=1, exclusion_zone=None, normalize=True, b
     D = distance_matrix(T_A, m, T_B, normalize)
     out = {}
     if T_B is None:
-        l = D.shape[0]
         ez = int(math.ceil(m / 4)) if exclusion_zone is None else int(exclusion_zone)
         ii, jj = np.indices(D.shape)
         D[np.abs(ii - jj) <= ez] = np.inf

@@ -258,9 +258,39 @@ def _match(spec: str, infos: list[DeviceInfo]) -> DeviceInfo:
 
 
 def get_device(device=None, *, emulation: bool = True) -> "Device":
-    """Resolve ``device`` (None, index, name substring, DeviceInfo or Device) to a Device.
-    With ``CLTS_EMULATE=<description>`` (and ``emulation``) a device found here is returned
-    emulating that recorded GPU (see clts.runtime.emulation)."""
+    """The working OpenCL device that ``device`` names, created once per process.
+
+    Parameters
+    ----------
+    device : None, int, str, DeviceInfo or Device, optional
+        None: ``$CLTS_DEVICE`` if set, else the default device (GPUs, then accelerators, then
+        CPUs; real drivers before simulators; then more compute units). An int: the index in
+        ``clts devices``. A str: a case-insensitive substring of the platform name, device name
+        or slug (``"pocl"``, ``"intel"``). A Device is returned as is.
+    emulation : bool, optional
+        With ``$CLTS_EMULATE`` set to a recorded GPU description (``clts/devices/emulated/``),
+        the device found is returned emulating that GPU (see ``clts.runtime.emulation``);
+        False: never.
+
+    Returns
+    -------
+    Device
+        Context, profiling queue, capabilities and profile of the device.
+
+    Raises
+    ------
+    clts.DeviceError
+        No working OpenCL device, or none that matches ``device`` (the message lists them).
+
+    Examples
+    --------
+    >>> import clts
+    >>> dev = clts.get_device()
+    >>> dev is clts.get_device(dev.slug)
+    True
+    >>> dev.type in ("gpu", "cpu", "accelerator"), dev.max_work_group >= 1
+    (True, True)
+    """
     if isinstance(device, Device):
         return device
     from . import emulation as emu
@@ -292,7 +322,34 @@ def all_devices() -> list["Device"]:
 
 @dataclass(eq=False)
 class Device:
-    """A working OpenCL device: context, profiling queue, capabilities and program cache."""
+    """A working OpenCL device: context, profiling queue, capabilities and program cache.
+
+    Get one with :func:`clts.get_device`; every public function also takes it as ``device=``.
+
+    Attributes
+    ----------
+    context, queue : pyopencl.Context, pyopencl.CommandQueue
+        The device's context and its profiling-enabled queue.
+    name, platform, vendor, type, driver : str
+        As the driver reports them (``type``: "gpu", "cpu" or "accelerator").
+    fp64, int64_atomics : bool
+        ``cl_khr_fp64``; 64-bit atomics (``cl_khr_int64_base_atomics``).
+    local_mem, max_alloc, global_mem : int
+        Bytes of local memory, largest buffer, global memory.
+    max_work_group, compute_units : int
+    fingerprint, slug : str
+        A stable identifier of device + driver; a readable name
+        (``pocl-cpu-skylake-avx512-amd-epyc``).
+    profile
+        The effective device profile (``clts profile --device D`` prints it).
+
+    Examples
+    --------
+    >>> import clts
+    >>> dev = clts.get_device()
+    >>> isinstance(dev.slug, str) and dev.global_mem > 0
+    True
+    """
 
     info: DeviceInfo
     _programs: dict = field(default_factory=dict, repr=False)
@@ -355,6 +412,7 @@ class Device:
 
     def program(self, template: str, *, build_options=(), **params):
         """Render ``templates/<template>`` with ``params``, build it with ``build_options``
-        (OpenCL compiler flags) and cache it per (rendered source, options)."""
+        (OpenCL compiler flags) and cache it per (template, parameters, options), looked up
+        before anything is rendered."""
         from .programs import build_program
         return build_program(self, template, params, build_options)

@@ -41,6 +41,8 @@ def launch(device, kernel, global_size, local_size, *args, wait_for=None, queue=
     if device.info.emulates:
         from .emulation import check_launch
         check_launch(device, kernel, local_size, args)
+    from . import faults
+    faults.check("enqueue", _count(global_size))
     with _enqueue_lock:
         kernel.set_args(*args)
         ev = cl.enqueue_nd_range_kernel(queue or device.queue, kernel, global_size, local_size,
@@ -86,3 +88,10 @@ def timing(device=None):
             e.wait()
         t.wall = time.perf_counter() - t0
         stack.remove(t)
+
+
+def _count(global_size) -> int:
+    n = 1
+    for g in global_size:
+        n *= int(g)
+    return n

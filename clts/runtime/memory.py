@@ -69,6 +69,17 @@ def max_chunk_env() -> int | None:
     return value
 
 
+def chunk_progress(chunks, *, desc="", disable=None):
+    """Iterate ``chunks`` ([(start, stop), ...] of one batch) with a progress bar, recording
+    the chunk being run so that a failure can name it (``faults.with_smaller_chunks``)."""
+    from .faults import enter_chunk
+    total = chunks[-1][1] if chunks else 0
+    for i, (a, b) in enumerate(progress(chunks, total=len(chunks), desc=desc, unit="chunk",
+                                        disable=disable)):
+        enter_chunk(i, a, b, len(chunks), total)
+        yield a, b
+
+
 def progress(iterable, *, total=None, desc="", unit="chunk", disable=None):
     """A tqdm progress bar when tqdm is installed and there is more than one step."""
     if total is None:

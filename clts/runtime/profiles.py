@@ -239,7 +239,8 @@ _warned = set()
 
 
 def _candidates(files, info):
-    """(level, path, data) of the files in ``files`` that match ``info``, first hit per level.
+    """{level: [(path, data), ...]} of the files in ``files`` that match ``info``, in search
+    order (the first one found has the last word at its level).
 
     A file that cannot be read, or whose ``device`` section is malformed, cannot say which device
     it is for: it is skipped with a warning (a broken file meant for another device must not
@@ -256,17 +257,19 @@ def _candidates(files, info):
                 log.warning("clts: ignoring device profile %s", exc)
             continue
         level = match_level(data["device"], info)
-        if level is not None and level not in best:   # first in search order wins
+        if level is not None:
             validate(data, path)
-            best[level] = (path, data)
+            best.setdefault(level, []).append((path, data))
     return best
 
 
 _skipped: set = set()
 def effective_profile(device, paths=None) -> Profile:
     """The merged profile of ``device``: the shipped generic file of its type (the defaults of
-    every key), then, key by key, the matching type default, vendor + type default and device
-    file found on the search path (a file that sets one value changes only that value)."""
+    every key), then, key by key, every matching type default, vendor + type default and device
+    file found on the search path, from the least specific to the most specific and, at one
+    level, from the last in the search path to the first (a file that sets one value changes
+    only that value)."""
     info = device.info if hasattr(device, "info") else device
     if info.type not in TYPES:
         raise ProfileError(f"device type {info.type!r} has no generic profile (one of {TYPES})")
@@ -277,8 +280,7 @@ def effective_profile(device, paths=None) -> Profile:
     _deep_merge(values, {k: v for k, v in base.items() if k not in META_KEYS}, sources,
                 str(base_path))
     for level in (1, 2, 3):
-        if level in best:
-            path, data = best[level]
+        for path, data in reversed(best.get(level, [])):   # earlier in the search path wins
             if path == base_path:
                 continue
             body = {k: v for k, v in data.items() if k not in META_KEYS}

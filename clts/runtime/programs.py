@@ -108,6 +108,8 @@ def build_program(device, template: str, params: dict, options=()) -> Program:
 
 
 def _build(device, template, params, options) -> Program:
+    from . import faults
+    faults.check("build")
     source = render(template, params)
     dump = os.environ.get("CLTS_DUMP_SOURCES")
     if dump:

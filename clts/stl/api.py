@@ -5,18 +5,38 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..runtime import chunk_sizes, get_device, launch, progress
+from ..runtime import chunk_sizes, get_device, launch
 from ..runtime.arrays import float_array
-from ..runtime.memory import scratch
-from .plan import VERSIONS, LoessChoice, Plan, choose, fit_intragroup, fit_table, resolve_parameters
-from .reference import QUAD_DET_TOL
+from ..runtime.faults import with_smaller_chunks
+from ..runtime.memory import chunk_progress, scratch
+from .params import QUAD_DET_TOL, resolve_parameters
+from .plan import VERSIONS, LoessChoice, Plan, choose, fit_intragroup, fit_table, read_choices
 
 
 @dataclass
 class STLResult:
-    """``seasonal``, ``trend``, ``resid`` and robustness ``weights`` (all [batch, time], or
-    [time] for a 1-D input); ``diagnostics``: ``n_failed`` series that came back NaN (a whole
-    cycle-subseries missing, or fewer than 2 * period valid values), ``failed`` (bool mask), ``params`` and the LOESS versions used."""
+    """Result of :func:`clts.stl`.
+
+    Attributes
+    ----------
+    seasonal, trend, resid : numpy.ndarray
+        The decomposition, shaped like the input ([batch, time] or [time]); ``resid`` is NaN
+        where the input is.
+    weights : numpy.ndarray
+        Robustness weights (1 without ``robust``; 0 at missing values and in failed series).
+    diagnostics : dict
+        ``n_failed``: series that came back NaN (a whole cycle-subseries missing, or fewer than
+        2 x period valid values); ``failed``: their boolean mask; ``params``: the resolved
+        parameters; the LOESS versions used.
+
+    Examples
+    --------
+    >>> import numpy as np, clts
+    >>> t = np.arange(48.0)
+    >>> r = clts.stl(np.cos(2 * np.pi * t / 4) + t, period=4)
+    >>> round(float(r.trend_slope()), 3)
+    1.0
+    """
     seasonal: np.ndarray
     trend: np.ndarray
     resid: np.ndarray
@@ -317,17 +337,91 @@ def stl(y, period, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, tre
         low_pass_deg=1, seasonal_jump=1, trend_jump=1, low_pass_jump=1, robust=False,
         inner_iter=None, outer_iter=None, loess_version="auto", r_defaults=False, device=None,
         loess_params=None, interpolation="linear"):
-    """Batched STL (Cleveland et al. 1990) of ``y`` ([batch, time] or [time], float32 or
-    float64, NaN = missing), parameters as ``statsmodels.tsa.seasonal.STL`` (degrees may also be
-    2; ``r_defaults=True`` takes R's ``stl`` defaults for jumps and iterations).
+    """Batched STL decomposition (seasonal + trend + remainder) with missing values.
 
-    ``loess_version``: "auto" (from the device profile), or "outer" / "intragroup" / "flat"
-    forced for every LOESS of the call. ``interpolation``: between jumped fits, "linear"
-    (statsmodels and R; the default) or "hermite" (cubic Hermite from the fitted values and the
-    local fits' slopes, as stlplus and the seed). ``loess_params``: optional dict forcing tunables
-    (``lanes``, ``wg``, ``chunk``, ``table``: tricube weight tables for the vector outer
-    LOESS on complete data, ``interp_per_item``: jump intervals filled per work-item,
-    0 = a whole segment). Returns an :class:`STLResult`.
+    Every series of the batch is decomposed by the LOESS-based procedure of Cleveland et al.,
+    with the parameters, defaults and results of ``statsmodels.tsa.seasonal.STL``, as OpenCL
+    kernels that process the whole batch at once (the GPU method of Serykh et al.).
+
+    Parameters
+    ----------
+    y : array_like, shape (batch, time) or (time,)
+        float32 or float64 series (other real types are converted to float64); NaN marks a
+        missing value. +-inf is rejected. A series needs at least two periods.
+    period : int
+        Length of the seasonal cycle, >= 2.
+    seasonal, trend, low_pass : int, optional
+        LOESS window lengths (odd, >= 3). ``seasonal=7``; ``trend`` defaults to the next odd
+        integer of ceil(1.5 period / (1 - 1.5 / seasonal)) and must exceed ``period``;
+        ``low_pass`` to the smallest odd integer > ``period``.
+    seasonal_deg, trend_deg, low_pass_deg : {0, 1, 2}, optional
+        Degrees of the local polynomials (default 1).
+    seasonal_jump, trend_jump, low_pass_jump : int, optional
+        Fit every ``jump``-th point and interpolate between them (default 1).
+    robust : bool, optional
+        Bisquare robustness weights from 6 x the median absolute residual.
+    inner_iter, outer_iter : int, optional
+        Iterations; default 5 / 0, or 2 / 15 with ``robust=True`` (statsmodels' choice).
+    loess_version : {"auto", "outer", "intragroup", "flat"}, optional
+        LOESS code version; "auto" picks per smoother from the device profile.
+    r_defaults : bool, optional
+        Take R's ``stl`` defaults for the jumps (ceil(window / 10)), degrees and iterations
+        where they are left at statsmodels' defaults.
+    device : int, str or Device, optional
+        Device index, name substring or slug (``clts devices``); the default device if None.
+    loess_params : dict, optional
+        Force tunables for this call: ``lanes``, ``wg``, ``chunk``, ``table`` (tricube weight
+        tables for the vector outer LOESS on complete data), ``interp_per_item`` (jump intervals
+        filled per work-item, 0 = a whole segment).
+    interpolation : {"linear", "hermite"}, optional
+        Between jumped fits: linear (statsmodels and R) or cubic Hermite from the fitted values
+        and the slopes of the local fits (stlplus and Serykh et al.).
+
+    Returns
+    -------
+    STLResult
+        ``seasonal``, ``trend``, ``resid`` and ``weights``, shaped like ``y``, and
+        ``diagnostics``.
+
+    Raises
+    ------
+    ValueError
+        Bad window, degree, jump or iteration values, a series shorter than two periods,
+        +-inf values, or an unknown ``loess_version`` / ``interpolation``.
+    TypeError
+        ``y`` is not real numeric.
+    clts.DeviceError
+        float64 data on a device without ``cl_khr_fp64``.
+
+    Notes
+    -----
+    Each LOESS fit uses the ``min(q, n_valid)`` valid points nearest to it. A series with a
+    cycle-subseries without any valid value, or with fewer valid values than two periods' worth,
+    comes back NaN (weights 0) and is counted in ``diagnostics["n_failed"]``. Details:
+    ``docs/stl.md``.
+
+    References
+    ----------
+    .. [1] R. B. Cleveland, W. S. Cleveland, J. E. McRae, I. Terpenning, "STL: A Seasonal-Trend
+       Decomposition Procedure Based on Loess", Journal of Official Statistics 6(1), 1990.
+    .. [2] D. Serykh, S. Oehmcke, C. Oancea, D. Masiliunas, J. Verbesselt et al.,
+       "Seasonal-Trend Time Series Decomposition on Graphics Processing Units", IEEE BigData
+       2023.
+
+    Examples
+    --------
+    >>> import numpy as np, clts
+    >>> t = np.arange(120)
+    >>> y = np.sin(2 * np.pi * t / 12) + 0.02 * t
+    >>> y2 = np.stack([y, 3 * y])
+    >>> y2[1, 30:35] = np.nan                      # missing values
+    >>> r = clts.stl(y2, period=12, seasonal=13)
+    >>> r.seasonal.shape, r.diagnostics["n_failed"]
+    ((2, 120), 0)
+    >>> bool(np.allclose(r.seasonal[0] + r.trend[0] + r.resid[0], y))
+    True
+    >>> bool(np.isnan(r.resid[1, 30]))
+    True
     """
     y = _validate(y)
     p = resolve_parameters(period, seasonal, trend, low_pass, seasonal_deg, trend_deg,
@@ -352,15 +446,16 @@ def stl(y, period, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, tre
                      complete=complete, interp_ipw=plan.interp_ipw)
     item = y2.dtype.itemsize
     per_series = (9 * N + 4 * (N + 2 * p["period"])) * item + 64 * N
-    chunks = chunk_sizes(B, [per_series], dev) if B else [(0, 0)]
     S = np.empty(y2.shape, y2.dtype)
     T = np.empty(y2.shape, y2.dtype)
     W = np.empty(y2.shape, y2.dtype)
     failed = np.zeros(B, bool)
-    for a, b in progress(chunks, total=len(chunks), desc="stl"):
-        if b <= a:
-            continue
-        failed[a:b] = runner.run(y2[a:b], (S[a:b], T[a:b], W[a:b]))
+
+    def run(max_items):
+        chunks = chunk_sizes(B, [per_series], dev, max_items=max_items) if B else []
+        for a, b in chunk_progress(chunks, desc="stl"):
+            failed[a:b] = runner.run(y2[a:b], (S[a:b], T[a:b], W[a:b]))
+    with_smaller_chunks(run, device=dev, what="stl")
     R = np.subtract(y2, S)
     R -= T
     diag = dict(n_failed=int(failed.sum()), failed=failed, params=p,
@@ -372,35 +467,73 @@ def stl(y, period, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, tre
 
 
 def make_plan(dev, p, B, N, loess_version="auto", loess_params=None) -> Plan:
-    get = dev.profile.get
+    values = read_choices(dev, loess_params)
     P = p["period"]
     K = -(-N // P)
     nfit_s = P * (K // max(1, min(p["seasonal_jump"], max(K - 1, 1))) + 3)
     nfit_t = N // p["trend_jump"] + 1
     nfit_l = N // p["low_pass_jump"] + 1
-    ov = loess_params or {}
-    ipw = int(ov.get("interp_per_item", 0 if dev.type == "cpu" else 1))
-    if ipw < 0:
-        raise ValueError(f"interp_per_item must be >= 0 (0 = a whole segment), got {ipw}")
-    plan = Plan(params=p, interp_ipw=ipw,
-                seasonal=choose(get, nfit_s, p["seasonal"], p["seasonal_jump"], B, loess_version,
-                                loess_params),
-                trend=choose(get, nfit_t, p["trend"], p["trend_jump"], B, loess_version,
-                             loess_params),
-                low_pass=choose(get, nfit_l, p["low_pass"], p["low_pass_jump"], B,
-                                loess_version, loess_params))
+    plan = Plan(params=p, interp_ipw=values["interp_per_item"],
+                seasonal=choose(values, nfit_s, p["seasonal"], p["seasonal_jump"], B,
+                                loess_version),
+                trend=choose(values, nfit_t, p["trend"], p["trend_jump"], B, loess_version),
+                low_pass=choose(values, nfit_l, p["low_pass"], p["low_pass_jump"], B,
+                                loess_version))
     for c in (plan.seasonal, plan.trend, plan.low_pass):
-        fit_intragroup(dev, c, forced="wg" in ov)
+        fit_intragroup(dev, c, forced="wg" in (loess_params or {}))
     return plan
 
 
 def stl_hastl(data, n_p, q_s, q_t=None, q_l=None, d_s=1, d_t=1, d_l=1, jump_s=1, jump_t=1,
               jump_l=1, robust=False, inner_iter=None, outer_iter=None, device=None,
               interpolation="linear"):
-    """hastl-style call (``hastl.STL(...).fit(data, n_p, q_s, q_t, q_l, d_s, d_t, d_l,
-    jump_s, jump_t, jump_l)``) returning ``(seasonal, trend, resid)`` like hastl does; unlike
-    hastl it is correct when the jumps differ, takes float64 and NaN. ``interpolation=
-    "hermite"`` interpolates between jumped fits as the seed does (default: statsmodels')."""
+    """STL with hastl's call signature, returning ``(seasonal, trend, resid)``.
+
+    The call of ``hastl.STL(...).fit(data, n_p, q_s, q_t, q_l, d_s, d_t, d_l, jump_s, jump_t,
+    jump_l)``, for users coming from hastl; unlike hastl it is correct when the jumps differ and
+    takes float64 and NaN.
+
+    Parameters
+    ----------
+    data : array_like, shape (batch, time) or (time,)
+        The series, NaN = missing.
+    n_p : int
+        Period.
+    q_s, q_t, q_l : int
+        Seasonal, trend and low-pass windows (``q_t`` / ``q_l`` None: statsmodels' defaults).
+    d_s, d_t, d_l : int
+        Degrees.
+    jump_s, jump_t, jump_l : int
+        Jumps.
+    robust, inner_iter, outer_iter, device, interpolation
+        As in :func:`clts.stl` (``interpolation="hermite"`` interpolates between jumped fits as
+        Serykh et al. do; default: statsmodels').
+
+    Returns
+    -------
+    seasonal, trend, resid : numpy.ndarray
+        Shaped like ``data``.
+
+    Raises
+    ------
+    ValueError, TypeError
+        As :func:`clts.stl`.
+
+    References
+    ----------
+    .. [1] D. Serykh, S. Oehmcke, C. Oancea, D. Masiliunas, J. Verbesselt et al.,
+       "Seasonal-Trend Time Series Decomposition on Graphics Processing Units", IEEE BigData
+       2023.
+
+    Examples
+    --------
+    >>> import numpy as np, clts
+    >>> t = np.arange(96)
+    >>> Y = np.stack([np.sin(2 * np.pi * t / 12), np.cos(2 * np.pi * t / 12)]) + 0.01 * t
+    >>> s, tr, e = clts.stl_hastl(Y, 12, 13, 21, 13, 1, 1, 1, 2, 3, 2)
+    >>> s.shape, bool(np.allclose(s + tr + e, Y))
+    ((2, 96), True)
+    """
     r = stl(data, n_p, seasonal=q_s, trend=q_t, low_pass=q_l, seasonal_deg=d_s, trend_deg=d_t,
             low_pass_deg=d_l, seasonal_jump=jump_s, trend_jump=jump_t, low_pass_jump=jump_l,
             robust=robust, inner_iter=inner_iter, outer_iter=outer_iter, device=device,

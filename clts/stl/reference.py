@@ -7,7 +7,7 @@ fits, the same "stale window" for the last point when ``n - 1`` is not a multipl
 the same ends of the cycle-subseries (fits at positions 0 and k+1, falling back to the
 neighbouring value) and the same ``6 * median`` bisquare robustness weights.
 
-Missing values (NaN) generalise it the way stlplus and the seed do: each LOESS sees only the
+Missing values (NaN) generalise it the way stlplus and Serykh et al. do: each LOESS sees only the
 valid points of its series (cycle-subseries), on the grid positions they occupy:
 
 * window = the ``min(q, n_valid)`` valid points nearest to the fit position (ties go left),
@@ -22,7 +22,7 @@ by the normal equations in centred coordinates; it falls back to degree 1 when t
 
 ``interpolation="hermite"`` (an option; the default "linear" is statsmodels') fills the grid
 between jumped fits by cubic Hermite interpolation from the fitted values and the slopes of the
-local fits, as stlplus and the seed do: the slope is the derivative of the local polynomial at
+local fits, as stlplus and Serykh et al. do: the slope is the derivative of the local polynomial at
 the fit point (0 for degree 0, for a fit that falls back to a weighted mean and for the
 nearest-value fallback).
 """
@@ -32,21 +32,7 @@ import math
 
 import numpy as np
 
-QUAD_DET_TOL = 1e-6
-
-
-def fit_points(n: int, q: int, jump: int):
-    """Grid positions 1..n where a LOESS fit is computed, with the anchor position whose window
-    it uses (statsmodels reuses the last loop window for the extra end point)."""
-    if n < 2:
-        return [(1, 1)]
-    nj = min(jump, n - 1)
-    pts = [(i, i) for i in range(1, n + 1, nj)]
-    if nj > 1:
-        k = ((n - 1) // nj) * nj + 1
-        if k != n:
-            pts.append((n, k))
-    return pts
+from .params import QUAD_DET_TOL, fit_points, resolve_parameters
 
 
 def nearest_window(valid_pos: np.ndarray, anchor: int, qh: int):
@@ -227,7 +213,6 @@ def stl(y, period, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, tre
         low_pass_deg=1, seasonal_jump=1, trend_jump=1, low_pass_jump=1, robust=False,
         inner_iter=None, outer_iter=None, interpolation="linear"):
     """Batched reference: ``y`` [batch, time] or [time]; returns (seasonal, trend, resid, weights)."""
-    from .plan import resolve_parameters
     p = resolve_parameters(period, seasonal, trend, low_pass, seasonal_deg, trend_deg,
                            low_pass_deg, seasonal_jump, trend_jump, low_pass_jump, robust,
                            inner_iter, outer_iter, interpolation=interpolation)

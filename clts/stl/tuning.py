@@ -1,5 +1,5 @@
 """STL search spaces for clts-tune: the tunables of the three LOESS versions (outer lanes,
-intra-group work-group size, flat chunk) and the seed's three version thresholds (jump, q,
+intra-group work-group size, flat chunk) and Serykh et al.'s three version thresholds (jump, q,
 parallelism) as crossovers. Every candidate runs through ``clts.stl`` with the version and
 parameters forced and is checked against ``reference.py`` on the first series of the batch."""
 from __future__ import annotations

@@ -1,4 +1,6 @@
-"""Batched tridiagonal solvers (issue 3): ``solve_tridiagonal`` in five code versions."""
+"""Batched tridiagonal solvers: ``solve_tridiagonal`` in five code versions, after T. Grenzdörffer,
+"Accelerating Ocean Modelling: Addressing performance bottlenecks of the ocean modelling framework
+Veros" (University of Copenhagen)."""
 from .api import TridiagonalResult, release_scratch, solve_tridiagonal
 from .plan import VERSIONS, Plan, make_plan
 

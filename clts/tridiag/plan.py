@@ -39,7 +39,7 @@ Code versions:
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 VERSIONS = ("thomas", "thomas-coalesced", "thomas-unrolled", "pcr", "flat")
 LAYOUTS = ("natural", "interleaved")
@@ -126,10 +126,6 @@ class Plan:
         wg = self.params["wg"]
         return max(1, -(-self.n // wg))
 
-    def with_params(self, **kw) -> "Plan":
-        p = dict(self.params)
-        p.update(kw)
-        return replace(self, params=p)
 
 
 def _profile_section(dev, method):
@@ -181,6 +177,29 @@ def _pcr_wg(dev, n, wg):
     return wg
 
 
+def _check_params(params, bad, dev, method):
+    """Every template parameter of ``method`` in range (before anything is derived from it)."""
+    import numpy as np
+    for k, v in params.items():
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            raise bad(k, f"must be an integer, not {v!r}")
+    if "lanes" in params and params["lanes"] not in (1, 2, 4, 8, 16):
+        raise bad("lanes", f"must be 1, 2, 4, 8 or 16, not {params['lanes']}")
+    for k in ("block", "stream", "fixed_n"):
+        if k in params and params[k] not in (0, 1):
+            raise bad(k, f"must be 0 or 1, not {params[k]}")
+    if "chains" in params and not 1 <= params["chains"] <= 8:
+        raise bad("chains", f"must be 1 ... 8 vectors per work-item, not {params['chains']}")
+    if not 0 <= params.get("prefetch", 0) <= 64:
+        raise bad("prefetch", f"must be 0 ... 64 work-items ahead, not {params['prefetch']}")
+    if params.get("tile", 1) < 0:
+        raise bad("tile", f"must be >= 0 (0: transpose without local memory), not "
+                          f"{params['tile']}")
+    for k in ("wg", "tile_y", "chunk", "private_max"):
+        if k in params and params[k] < (0 if k == "private_max" else 1):
+            raise bad(k, f"must be >= {0 if k == 'private_max' else 1}, not {params[k]}")
+
+
 def make_plan(dev, *, n: int, nsys: int, layout: str, dtype, has_start: bool,
               method: str = "auto", overrides: dict | None = None) -> Plan:
     import numpy as np
@@ -205,6 +224,14 @@ def make_plan(dev, *, n: int, nsys: int, layout: str, dtype, has_start: bool,
         raise TypeError(f"{', '.join(sorted(thresholds))} steer(s) method='auto' only; "
                         f"method={method!r} was forced")
     params = {k: v for k, v in _profile_section(dev, method).items() if k in PARAMS[method]}
+    from ..runtime.profiles import value_error
+
+    def bad(k, message):
+        """A ValueError naming the keyword, or a ProfileError naming the file and key."""
+        return value_error(dev.profile, f"tridiag.{SECTION[method]}.{k}", f"{k} {message}",
+                           forced=k in overrides)
+    _check_params(dict(params, **{k: v for k, v in overrides.items() if k in PARAMS[method]}),
+                  bad, dev, method)
     per_item = lambda: params.get("lanes", 1) * params.get("chains", 1)
     if "chains" in params and "chains" not in overrides:
         # few systems: at least two work-items per compute unit before more chains per item
@@ -223,20 +250,9 @@ def make_plan(dev, *, n: int, nsys: int, layout: str, dtype, has_start: bool,
         ahead = PREFETCH_ROWS_BYTES // (4 * per_item() * n * itemsize)
         params["prefetch"] = max(1, min(params["prefetch"], ahead))
     params.update({k: int(v) for k, v in overrides.items() if k in PARAMS[method]})
-    if "lanes" in params and params["lanes"] not in (1, 2, 4, 8, 16):
-        raise ValueError(f"lanes must be 1, 2, 4, 8 or 16, not {params['lanes']}")
-    for k in ("block", "stream", "fixed_n"):
-        if k in params and params[k] not in (0, 1):
-            raise ValueError(f"{k} must be 0 or 1, not {params[k]}")
-    if "chains" in params and not 1 <= params["chains"] <= 8:
-        raise ValueError(f"chains must be 1 ... 8 vectors per work-item, not {params['chains']}")
-    if params.get("prefetch", 0) < 0:
-        raise ValueError(f"prefetch must be >= 0 work-items ahead, not {params['prefetch']}")
-    if params.get("tile", 1) < 0:
-        raise ValueError(f"tile must be >= 0 (0: transpose without local memory)")
-    for k in ("wg", "tile_y", "chunk"):
-        if k in params and params[k] < 1:
-            raise ValueError(f"{k} must be >= 1, not {params[k]}")
+    if "wg" in overrides and overrides["wg"] > dev.max_work_group and method != "pcr":
+        raise bad("wg", f"must be <= {dev.max_work_group} (the device's largest work-group), "
+                        f"not {overrides['wg']}")
     if method == "thomas-unrolled" and n > UNROLLED_HARD_MAX:
         raise ValueError(f"method 'thomas-unrolled' builds one kernel per system size and "
                          f"takes n <= {UNROLLED_HARD_MAX}; got n = {n} (use 'thomas')")

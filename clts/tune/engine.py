@@ -270,7 +270,6 @@ class Tuner:
 
     def _measure(self, entry_name, lab, params, jobs, mode="kernel",
                  best_medians=None) -> CandidateResult:
-        s = self.settings
         for wi, (run, check) in enumerate(jobs):          # correctness first, never timed
             try:
                 ok = bool(check(run()))

@@ -1,6 +1,6 @@
-## BFAST-Monitor, multi-kernel version (the seed's "Ours"): masked Gram kernel (W pixels per
+## BFAST-Monitor, multi-kernel version (Gieseke et al.'s "Ours"): masked Gram kernel (W pixels per
 ## work-item, the K x K tile in registers), batched Gauss-Jordan inversion in local memory (one
-## work-group of 2K x K work-items per pixel, the seed's Fig. 5) that also forms beta, then the sweep.
+## work-group of 2K x K work-items per pixel, Gieseke et al.'s Fig. 5) that also forms beta, then the sweep.
 ## Variables: as fused.cl.mako.
 <%namespace file="/bfast/common.cl.mako" import="*"/>
 <%include file="/bfast/common.cl.mako"/>

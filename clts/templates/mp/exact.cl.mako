@@ -18,10 +18,10 @@
 inline real wdist(__global const real *x, real mx, real sx, int fx,
                   __global const real *y, real my, real sy, int fy, int m)
 {
-    if ((fx & 1) || (fy & 1)) return INFINITY;
+    if ((fx & ${FLAG_NONFINITE}) || (fy & ${FLAG_NONFINITE})) return INFINITY;
 % if NORMALIZE:
-    if ((fx & 2) && (fy & 2)) return 0;
-    if ((fx & 2) || (fy & 2)) return sqrt((real)m);
+    if ((fx & ${FLAG_CONSTANT}) && (fy & ${FLAG_CONSTANT})) return 0;
+    if ((fx & ${FLAG_CONSTANT}) || (fy & ${FLAG_CONSTANT})) return sqrt((real)m);
     // z-normalise with the population standard deviation sqrt(ss/m); VW lanes (pocl vectorises
     // only explicit vector types), then the remainder
     const real ix = sqrt((real)m / sx), iy = sqrt((real)m / sy);
@@ -84,7 +84,7 @@ __kernel void scan_rows(const int nq, const int m, const int lB, const int ez,
     int il = -1, ir = -1;
     for (int j = 0; j < lB; ++j) {
         if (ez >= 0 && abs(j - q) <= ez) continue;
-        if (fB[j] & 1) continue;
+        if (fB[j] & ${FLAG_NONFINITE}) continue;
         const real d = wdist(TA + q, muA[q], ssA[q], fA[q], TB + j, muB[j], ssB[j], fB[j], m);
         if (ez >= 0 && j < q) { if (d < bl) { bl = d; il = j; } }
         else { if (d < br) { br = d; ir = j; } }
@@ -105,7 +105,7 @@ __kernel void scan_cols(const int nq, const int m, const int lB, const int ez,
     if (j >= lB) return;
     real bl = INFINITY, br = INFINITY;
     int il = -1, ir = -1;
-    if (!(fB[j] & 1)) {
+    if (!(fB[j] & ${FLAG_NONFINITE})) {
         for (int p = 0; p < nq; ++p) {
             const int q = qs[p];
             if (ez >= 0 && abs(j - q) <= ez) continue;
@@ -152,8 +152,8 @@ __kernel void block(const int i0, const int nrows, const int m, const int lA, co
         }
         real d;
         const int fx = fA[i], fy = fB[j];
-        if ((fx | fy) & 1) d = INFINITY;
-        else if ((fx | fy) & 6)
+        if ((fx | fy) & ${FLAG_NONFINITE}) d = INFINITY;
+        else if ((fx | fy) & ${FLAG_SPECIAL})
             d = wdist(TA + i, muA[i], ssA[i], fx, TB + j, muB[j], ssB[j], fy, m);
         else {
 % if NORMALIZE:
@@ -200,7 +200,7 @@ __kernel void scan_rows_k(const int nq, const int m, const int lB, const int ez,
     for (int e = 0; e < ${KL}; ++e) { bl[e] = br[e] = INFINITY; il[e] = ir[e] = -1; }
     for (int j = 0; j < lB; ++j) {
         if (ez >= 0 && abs(j - q) <= ez) continue;
-        if (fB[j] & 1) continue;
+        if (fB[j] & ${FLAG_NONFINITE}) continue;
         const real d = wdist(TA + q, muA[q], ssA[q], fA[q], TB + j, muB[j], ssB[j], fB[j], m);
         if (ez >= 0 && j < q) { if (d < bl[${KL - 1}]) ins_min(bl, il, d, j); }
         else { if (d < br[${KL - 1}]) ins_min(br, ir, d, j); }
@@ -226,7 +226,7 @@ __kernel void scan_cols_k(const int nq, const int m, const int lB, const int ez,
     real bl[${KL}], br[${KL}];
     int il[${KL}], ir[${KL}];
     for (int e = 0; e < ${KL}; ++e) { bl[e] = br[e] = INFINITY; il[e] = ir[e] = -1; }
-    if (!(fB[j] & 1) && !skip[j]) {
+    if (!(fB[j] & ${FLAG_NONFINITE}) && !skip[j]) {
         for (int p = 0; p < nq; ++p) {
             const int q = qs[p];
             if (ez >= 0 && abs(j - q) <= ez) continue;

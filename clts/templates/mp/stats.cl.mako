@@ -1,7 +1,8 @@
 ## Per-window statistics of a series, stably: a compensated (Kahan) sum for the mean, then a
 ## second pass for the centred sum of squares, also compensated (never a difference of prefix
-## sums of squares), on the series with NaN/inf replaced by 0 (the host flags those windows,
-## bit 0); flags constant windows (bit 1). NORMALIZE == 0: ``ss`` = plain sum of squares.
+## sums of squares), on the series with NaN/inf replaced by 0 (the host flags those windows
+## FLAG_NONFINITE); flags constant windows FLAG_CONSTANT (values in clts/mp/flags.py).
+## NORMALIZE == 0: ``ss`` = plain sum of squares.
 ##
 ## A work-item owns NB = VW * U consecutive windows: lane l of vector u is window
 ## i0 + u*VW + l, so one (unaligned) vload of VW values at offset t feeds VW windows at once
@@ -83,64 +84,6 @@ __kernel void window_stats(__global const real *T, const int n_windows, const in
 % else:
         ss[i0 + l] = rs[l];
 % endif
-        flags[i0 + l] = c ? 2 : 0;
+        flags[i0 + l] = c ? ${FLAG_CONSTANT} : 0;
     }
-}
-
-## The first row and column of QT, by a parallel sliding dot product: for every work descriptor
-## (k0, ilo) of a diagonal launch, QT[ilo, ilo + k0 + c] for c in [0, ncol): the exact
-## covariance (NORMALIZE; else the dot product) of window ilo of A with ncol consecutive windows
-## of B, where the band's diagonals start. Self-joins: the row of QT at a segment start; AB-joins
-## also the bands entering from the first column. B is the column side, offset by PAD (columns
-## -PAD .. lB + PAD - 1 readable). One work-item per descriptor and NB = VW * U columns: lane l
-## of vector u is column j0 + u*VW + l, so one vload of B feeds VW columns; U independent chains.
-__kernel void qt_starts(__global const int4 *desc, const int doff, const int n_work,
-                        const int m, const int ncol, const int PAD,
-                        __global const real *TA, __global const real *muA,
-                        __global const real *TB, __global const real *muB,
-                        __global real *out)
-{
-    const int nq = (ncol + ${NB - 1}) / ${NB};
-    const int gid = (int)get_global_id(0);
-    const int w = gid / nq, q = gid - (gid / nq) * nq;
-    if (w >= n_work) return;
-    const int4 dd = desc[doff + w];
-    const int i = dd.y;
-    const int j0 = dd.y + dd.x + q * ${NB};
-    __global const real *tb = TB + PAD + j0;
-% if NORMALIZE:
-    __global const real *mb = muB + PAD + j0;
-    const real ma = muA[i];
-% endif
-% for u in range(U):
-%   if NORMALIZE:
-    const ${VV} mb${u} = ${VL(f"mb + {u * VW}")};
-%   endif
-    ${VV} acc${u} = 0;
-% endfor
-    for (int t = 0; t < m; ++t) {
-% if NORMALIZE:
-        const real a = TA[i + t] - ma;
-% else:
-        const real a = TA[i + t];
-% endif
-% for u in range(U):
-%   if NORMALIZE:
-        acc${u} = fma((${VV})a, ${VL(f"tb + t + {u * VW}")} - mb${u}, acc${u});
-%   else:
-        acc${u} = fma((${VV})a, ${VL(f"tb + t + {u * VW}")}, acc${u});
-%   endif
-% endfor
-    }
-    real r[${NB}];
-% for u in range(U):
-%   if VW == 1:
-    r[${u}] = acc${u};
-%   else:
-    vstore${VW}(acc${u}, 0, r + ${u * VW});
-%   endif
-% endfor
-    const int nc = min(${NB}, ncol - q * ${NB});
-    __global real *o = out + (size_t)w * ncol + q * ${NB};
-    for (int c = 0; c < nc; ++c) o[c] = r[c];
 }

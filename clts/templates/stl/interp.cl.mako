@@ -1,7 +1,7 @@
 ## Fill the grid positions between jumped LOESS fits, in place in the output: by linear
 ## interpolation (statsmodels / netlib formula), or with hermite by cubic Hermite interpolation
 ## from the fitted values and the slopes of the local fits (slp, laid out as the output: the
-## seed's and stlplus' method). A work-item fills IPW consecutive intervals of one
+## method of Serykh et al. 2023 and stlplus). A work-item fills IPW consecutive intervals of one
 ## segment (IPW = 1 on GPUs; on CPUs a whole segment, as pocl pays per work-item). With extend,
 ## the first work-item of a segment also replaces a failed end fit (positions 0 and n+1 of a
 ## cycle-subseries) by its neighbour. An output interleaved by OTL > 1 series (the seasonal

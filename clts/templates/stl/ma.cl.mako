@@ -1,12 +1,12 @@
-## The low-pass filter's three moving averages (lengths P, P, 3) as the seed's chained
-## single_ma (Fig. 4 of seed 000): for each, a reduce (the first window's sum), a map (the
+## The low-pass filter's three moving averages (lengths P, P, 3) as Serykh et al.'s chained
+## single_ma (Fig. 4 of Serykh et al. 2023): for each, a reduce (the first window's sum), a map (the
 ## differences x[i + len - 1] - x[i - 1]), an inclusive prefix-sum scan of them, and a map
 ## (/ len). Here the scans are the segmented scans of a batch (one segment per series) done
 ## sequentially inside a work-item, the work-efficient scan on a CPU, and the three are fused
 ## into one loop: the second scan consumes the first's output P steps behind it (a ring of P
 ## values per series in `ring`), the third the second's 3 steps behind (in registers), so
 ## neither intermediate series goes to memory. The division follows each scan (not precedes
-## it as in the seed) and the update order is netlib's v = v - x[i - 1] + x[i + len - 1], so
+## it as in Serykh et al.) and the update order is netlib's v = v - x[i - 1] + x[i + len - 1], so
 ## the rounding is that of statsmodels / netlib. A work-item runs TL series at once with realN
 ## vectors: C and the output come interleaved by TL series ([b / TL][position][b % TL]).
 <%include file="/common/real.cl.mako"/>

@@ -1,9 +1,9 @@
-## Once per STL call, per smoother (the seed's "filter" index computation and NNS):
+## Once per STL call, per smoother (Serykh et al.'s "filter" index computation and NNS):
 ## stl_stats: per segment (series x cycle-subseries) the number of valid points, the span of
 ## their positions and, with missing values, their positions packed in order (pos, NPOS per
 ## segment): the indexes of the non-NaN values.
 ## stl_nns: per fit point, the window of the min(q, n_valid) valid points nearest its anchor
-## (ties to the left) by the seed's method: a binary search of the packed positions for the
+## (ties to the left) by Serykh et al.'s method: a binary search of the packed positions for the
 ## anchor (O(log N)), then the interval grown one valid point at a time towards the nearer side
 ## (O(q)), O(1) extra space; h, and the fallback point (the valid point nearest the fit
 ## position, by a second binary search). With complete data the packed positions are the

@@ -1,0 +1,381 @@
+"""The diagonal driver: work lists of bands and segments, the diagonal kernels
+(``diag_top1.cl.mako`` / ``diag_topk.cl.mako``) over a band range on one device, the split of
+the diagonals over several devices, and the k = 1 result (exact re-evaluation of the winners,
+exact paths for special windows)."""
+from __future__ import annotations
+
+
+import numpy as np
+
+from ..runtime import launch, progress, round_up
+from ..runtime.memory import max_chunk_env
+from . import flags
+from .estimate import _cached_estimate
+from .exact import _better, _pair_dist, _scan
+
+
+ULONG_MAX = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
+#: bytes of the top-k partial lists of one launch (bands per launch are cut to fit)
+TOPK_PARTIAL_BYTES = 64 << 20
+
+
+#: work-items (bands) per compute unit in one top-k launch: fewer launches cost reductions,
+#: larger ones insert more (their floors are older); pocl n = 2^15, k = 4: 8 bands per launch
+#: (2 compute units) 0.7-1.0 s, 85 bands 2.4 s, 5 bands 1.1 s
+TOPK_ITEMS_PER_CU = 4
+
+
+#: private-memory budget of one work-item's top-k column lists (the tile is cut to fit)
+TOPK_PRIVATE_BYTES = 48 << 10
+
+
+#: ... and of a work-group's (pocl gives each work-group one stack: 32 MiB segfaulted it)
+TOPK_PRIVATE_GROUP_BYTES = 1 << 20
+
+
+def _work_lists(lA, lB, self_join, D, R, b_lo, b_hi, kstart):
+    """Per segment s: (s0, desc[int4], kb) of the bands b_lo..b_hi-1 touching rows sR..sR+R."""
+    b = np.arange(b_lo, b_hi, dtype=np.int64)
+    k0 = kstart + b * D
+    if self_join:
+        lo = np.zeros_like(k0)
+        hi = lA - k0
+    else:
+        lo = np.maximum(0, -k0 - D + 1)
+        hi = np.minimum(lA, lB - k0)
+    out = []
+    if len(b) == 0:
+        return out
+    smax = int((hi.max() - 1) // R) if hi.max() > 0 else -1
+    for s in range(smax + 1):
+        s0 = s * R
+        ilo = np.maximum(lo, s0)
+        ihi = np.minimum(hi, s0 + R)
+        sel = ilo < ihi
+        if not sel.any():
+            continue
+        idx = np.nonzero(sel)[0]
+        f, last = idx[0], idx[-1]       # touching bands are consecutive
+        assert len(idx) == last - f + 1
+        desc = np.zeros((len(idx), 4), np.int32)
+        desc[:, 0] = k0[f:last + 1]
+        desc[:, 1] = ilo[f:last + 1]
+        desc[:, 2] = ihi[f:last + 1]
+        out.append((s0, desc, int(k0[f])))
+    return out
+
+
+def split_bands(area, parts: int) -> list[int]:
+    """Band bounds ``[0, b1, ..., len(area)]``: ``parts`` runs of consecutive bands with about
+    equal total area (pairs), i.e. the triangle split by work, not by diagonal count; each run
+    is within one band's area of ``sum / parts``."""
+    area = np.asarray(area, float)
+    cum = np.concatenate([[0.0], np.cumsum(area)])
+    total = cum[-1]
+    return ([0] + [int(np.searchsorted(cum, total * i / parts)) for i in range(1, parts)]
+            + [len(area)])
+
+
+def _band_area(lA, lB, self_join, D, nb, kstart):
+    k0 = kstart + np.arange(nb) * D
+    if self_join:
+        return np.maximum(lA - k0, 0).astype(float) * D
+    lo = np.maximum(0, -k0 - D + 1)
+    hi = np.minimum(lA, lB - k0)
+    return np.maximum(hi - lo, 0).astype(float) * D
+
+
+def _run_diag(dev, plan, A, B, dB, self_join, cols, b_lo, b_hi, kstart, bar, chunk_bands,
+              k=1):
+    import pyopencl.array as cla
+    D, R = plan.band, plan.segment
+    lA, lB = A.l, B.l
+    atomic = plan.merge == "atomic" and k == 1      # top-k: partial lists, any device
+    # room for every column index a padded lane can reach, so packed indices never carry
+    idxbits = max(1, int(max(lA, lB) + D + 64).bit_length())
+    local = (plan.store if k == 1 else plan.topk_store) == "local"
+    params = dict(real=plan.kernel_real, lanes=plan.lanes, groups=plan.groups, tile=plan.tile,
+                  segment=R, NORMALIZE=int(A.normalize), COLS=int(cols), ATOMIC=int(atomic),
+                  PACK=int(plan.kernel_real == "double" and k == 1), K=k,
+                  LOCAL=int(local), WG=plan.wg if local else 0, UNROLL=plan.unroll,
+                  PRECHECK=int(not getattr(dev.info, "simulator", False)))
+    if k > 1:
+        L, local = _topk_tile(dev, plan, k)
+        params.update(tile=L, LOCAL=int(local), WG=plan.wg if local else 0)
+        # few bands per launch: each launch's reduction raises the entry floors of the next
+        chunk_bands = max(1, min(chunk_bands, TOPK_PARTIAL_BYTES // ((2 * R + D) * k * 12),
+                                 TOPK_ITEMS_PER_CU * dev.info.compute_units * plan.wg))
+    elif local and cols:
+        params.update(tile=_local_tile(dev, plan))
+    prg = dev.program("mp/diag_top1.cl.mako" if k == 1 else "mp/diag_topk.cl.mako", **params)
+    kern = prg.kernel("diag" if k == 1 else "diag_topk")
+    kr = A.kr
+    q = dev.queue
+    if k > 1:
+        gRV = cla.to_device(q, np.full(lA * k, -np.inf, kr))
+        gRI = cla.to_device(q, np.full(lA * k, -1, np.int32))
+        gCV = cla.to_device(q, np.full(lB * k, -np.inf, kr)) if cols else None
+        gCI = cla.to_device(q, np.full(lB * k, -1, np.int32)) if cols else None
+        nwmax = max(1, min(chunk_bands, b_hi - b_lo))
+        rPV = cla.empty(q, nwmax * R * k, kr)
+        rPI = cla.empty(q, nwmax * R * k, np.int32)
+        if cols:
+            cPV = cla.empty(q, nwmax * (R + D) * k, kr)
+            cPI = cla.empty(q, nwmax * (R + D) * k, np.int32)
+        wfl = cla.empty(q, 2 * nwmax, np.int32)
+        red_r = prg.kernel("reduce_rows_k")
+        red_c = prg.kernel("reduce_cols_k") if cols else None
+    elif atomic:
+        rowKey = cla.to_device(q, np.full(lA, ULONG_MAX, np.uint64))
+        colKey = cla.to_device(q, np.full(lB, ULONG_MAX, np.uint64)) if cols else None
+        outs = [rowKey.data] + ([colKey.data] if cols else [])
+    else:
+        gRV = cla.to_device(q, np.full(lA, -np.inf, kr))
+        gRI = cla.to_device(q, np.full(lA, -1, np.int32))
+        gCV = cla.to_device(q, np.full(lB, -np.inf, kr)) if cols else None
+        gCI = cla.to_device(q, np.full(lB, -1, np.int32)) if cols else None
+        nwmax = max(1, min(chunk_bands, b_hi - b_lo))
+        rPV = cla.empty(q, nwmax * R, kr)
+        rPI = cla.empty(q, nwmax * R, np.int32)
+        if cols:
+            cPV = cla.empty(q, nwmax * (R + D), kr)
+            cPI = cla.empty(q, nwmax * (R + D), np.int32)
+        red_r = prg.kernel("reduce_rows")
+        red_c = prg.kernel("reduce_cols") if cols else None
+    idxmask = (1 << idxbits) - 1 if plan.kernel_real == "double" else (1 << 32) - 1
+    common = [np.int32(A.m), np.int32(lA), np.int32(lB), np.int32(B.pad), np.uint64(idxmask),
+              A.dev_arrays["T"].data, A.dev_arrays["mu"].data, A.dev_arrays["df"].data,
+              A.dev_arrays["dg"].data, A.dev_arrays["r"].data,
+              dB["T"].data, dB["mu"].data, dB["df"].data, dB["dg"].data, dB["r"].data]
+    # every launch's work descriptors in one upload, so that the launches below are
+    # enqueued without waiting (several devices then run at the same time)
+    plan_l = []
+    for s0, desc, kb in _work_lists(lA, lB, self_join, D, R, b_lo, b_hi, kstart):
+        if k == 1:
+            for c0 in range(0, len(desc), chunk_bands):
+                plan_l.append((s0, desc[c0:c0 + chunk_bands]))
+            continue
+        # top-k: launches of 2, 4, 8, ... bands, so that the global lists (the entry floor of
+        # the next launches) fill from few candidates and later launches insert almost nothing
+        c0, size = 0, min(2, chunk_bands)
+        while c0 < len(desc):
+            plan_l.append((s0, desc[c0:c0 + size]))
+            c0 += size
+            size = min(2 * size, chunk_bands)
+    if not plan_l:
+        plan_l_all = np.zeros((1, 4), np.int32)
+    else:
+        plan_l_all = np.concatenate([d for _, d in plan_l])
+    dd = cla.to_device(q, plan_l_all)
+    events = []
+    off = 0
+    from ..runtime.faults import enter_chunk
+    for li, (s0, dsub) in enumerate(plan_l):
+        nw = len(dsub)
+        enter_chunk(li, off, off + nw, len(plan_l), len(plan_l_all))
+        gsz = round_up(nw, plan.wg)
+        head = (dd.data, np.int32(off), np.int32(nw), np.int32(s0))
+        off += nw
+        if k > 1:
+            pout = [rPV.data, rPI.data, gRV.data, wfl.data] + \
+                ([cPV.data, cPI.data, gCV.data] if cols else [])
+            launch(dev, kern, gsz, plan.wg, *head, *common, *pout)
+            ev = launch(dev, red_r, round_up(R, 64), None, *head[:3], np.int32(s0), np.int32(lA),
+                        wfl.data, rPV.data, rPI.data, gRV.data, gRI.data)
+            if cols:
+                kbc = int(dsub[0, 0])
+                ncols = (nw - 1) * D + R + D - 1
+                ev = launch(dev, red_c, round_up(ncols, 64), None, *head[:3], np.int32(s0),
+                            np.int32(kbc), np.int32(s0 + kbc), np.int32(ncols),
+                            np.int32(lB), wfl.data, cPV.data, cPI.data, gCV.data, gCI.data)
+        elif atomic:
+            ev = launch(dev, kern, gsz, plan.wg, *head, *common, *outs)
+        else:
+            pout = [rPV.data, rPI.data] + ([cPV.data, cPI.data] if cols else [])
+            launch(dev, kern, gsz, plan.wg, *head, *common, *pout)
+            ev = launch(dev, red_r, round_up(R, 64), None, np.int32(nw), np.int32(s0),
+                        np.int32(lA), rPV.data, rPI.data, gRV.data, gRI.data)
+            if cols:
+                kbc = int(dsub[0, 0])
+                ncols = (nw - 1) * D + R + D - 1
+                ev = launch(dev, red_c, round_up(ncols, 64), None, np.int32(nw), np.int32(s0),
+                            np.int32(kbc), np.int32(s0 + kbc), np.int32(ncols),
+                            np.int32(lB), cPV.data, cPI.data, gCV.data, gCI.data)
+        area = float(np.sum((dsub[:, 2] - dsub[:, 1]).astype(float))) * D
+        events.append((ev, area))
+    yield None          # everything is enqueued: the caller may start the next device
+    for e, a in events:
+        if e is not None:
+            e.wait()
+        if bar is not None:
+            bar.update(a)
+    if k > 1:
+        ri = gRI.get().astype(np.int64).reshape(lA, k)
+        ci = gCI.get().astype(np.int64).reshape(lB, k) if cols else None
+    elif atomic:
+        mask = np.uint64((1 << 32) - 1) if plan.kernel_real == "float" else \
+            np.uint64((1 << idxbits) - 1)
+
+        def dec(keys):
+            k = keys.get()
+            idx = (k & mask).astype(np.int64)
+            idx[k == ULONG_MAX] = -1
+            return idx
+        ri = dec(rowKey)
+        ci = dec(colKey) if cols else None
+    else:
+        ri = gRI.get().astype(np.int64)
+        ci = gCI.get().astype(np.int64) if cols else None
+    yield ri, ci
+
+
+def _local_tile(dev, plan):
+    """Rows per tile of the k = 1 kernel with store="local": ``plan.tile``, fewer where the
+    work-group's column bests ((tile + band) slots of ``lanes`` values) would not fit."""
+    per = plan.lanes * 8   # 8 bytes a slot: a packed key (double) or a float value + int index
+    L = min(plan.tile, (dev.local_mem - 1024) // max(plan.wg, 1) // per - plan.band)
+    if L < 1:
+        from ..runtime import DeviceError
+        raise DeviceError(f"device {dev}: store='local' needs {(plan.band + 1) * per} bytes "
+                          f"of local memory per work-item (band {plan.band}, wg {plan.wg}), "
+                          f"{dev.local_mem} available; use store='private'")
+    return L
+
+
+def _topk_tile(dev, plan, k):
+    """(rows per tile, local) of the top-k kernel: ``plan.tile``, fewer where a tile's column
+    lists ((tile + band) x k entries) would not fit the device's local memory (per work-item of
+    a group; topk_store="local") or TOPK_PRIVATE_BYTES of private memory. Where not even one
+    row fits in local memory, private memory, with a warning."""
+    rs = 8 if plan.kernel_real == "double" else 4
+    per = k * (rs + 4) + rs
+    local = plan.topk_store == "local"
+    if local and (dev.local_mem - 1024) // max(plan.wg, 1) // per - plan.band < 1:
+        import warnings
+        warnings.warn(f"clts.matrix_profile: k={k} lists of band {plan.band} x wg {plan.wg} do "
+                      f"not fit the {dev.local_mem} bytes of local memory of {dev}; "
+                      "topk_store='private' used", stacklevel=4)
+        local = False
+    if local:
+        budget = (dev.local_mem - 1024) // max(plan.wg, 1)
+    else:
+        budget = min(TOPK_PRIVATE_BYTES, TOPK_PRIVATE_GROUP_BYTES // max(plan.wg, 1))
+    L = min(plan.tile, budget // per - plan.band)
+    if L < 1:
+        from ..runtime import DeviceError
+        raise DeviceError(f"device {dev}: the top-k column lists of one work-item (band "
+                          f"{plan.band}, k={k}) need {(plan.band + 1) * per} bytes of "
+                          f"private memory, {budget} available; use a smaller band")
+    return L, local
+
+
+def _diag_all(devs, p, A0, B0, self_join, ez, cols, side, T_A, T_B, show_progress, k=1):
+    """:func:`_diag_bands`, run again with fewer bands per launch after an allocation failure
+    (``faults.with_smaller_chunks``); any other failure names the launch it happened in."""
+    from ..runtime.faults import with_smaller_chunks
+    return with_smaller_chunks(
+        lambda max_bands: _diag_bands(devs, p, A0, B0, self_join, ez, cols, side, T_A, T_B,
+                                      show_progress, k, max_bands),
+        device=devs[0], what="matrix_profile")
+
+
+def _diag_bands(devs, p, A0, B0, self_join, ez, cols, side, T_A, T_B, show_progress, k=1,
+                max_bands=None):
+    """Run the diagonal kernel over all bands, split between ``devs`` by area; returns one
+    (row indices, column indices) per device ([l] for k = 1, [l, k] for k > 1)."""
+    D = p.band
+    lA, lB = A0.l, B0.l
+    kstart = ez + 1 if self_join else -(lA - 1)
+    nb = 0
+    if self_join:
+        nb = max(0, -(-(lA - kstart) // D)) if lA > kstart else 0
+    else:
+        nb = -(-(lB - 1 - kstart + 1) // D)
+    area = _band_area(lA, lB, self_join, D, nb, kstart)
+    total = float(area.sum())
+    bounds = split_bands(area, len(devs))
+    bar = None
+    if show_progress and total > 5e9:
+        desc = "matrix profile"
+        est = _cached_estimate(devs[0], p.precision, total)
+        if est is not None:
+            desc += f" (estimate {est / len(devs):.0f} s)"
+        bar = progress(range(1), total=total, desc=desc, unit="pair")
+        if not hasattr(bar, "update"):
+            bar = None
+    chunk_bands = max(1, int(min(1 << 14, (devs[0].max_alloc // 4) // (p.segment + D) // 8)))
+    env = max_chunk_env()
+    if env:
+        chunk_bands = min(chunk_bands, env)
+    if max_bands:
+        chunk_bands = max(1, min(chunk_bands, max_bands))
+    running = []
+    for di, d in enumerate(devs):
+        b_lo, b_hi = bounds[di], bounds[di + 1]
+        if b_hi <= b_lo:
+            continue
+        A = side(d, "A", T_A)
+        B = A if self_join else side(d, "B", T_B)
+        A.dev_arrays = A.upload(d, as_columns=False)
+        dB = B.upload(d, as_columns=True)
+        run = _run_diag(d, p, A, B, dB, self_join, cols, b_lo, b_hi, kstart, bar,
+                        chunk_bands, k)
+        next(run)                       # enqueue on this device, then go to the next one
+        running.append(run)
+    partial = [next(run) for run in running]
+    if bar is not None:
+        bar.close()
+    return partial
+
+
+def _top1(devs, p, A0, B0, self_join, ez, both, side, T_A, T_B, show_progress):
+    lA, lB = A0.l, B0.l
+    cols = self_join or both
+    partial = _diag_all(devs, p, A0, B0, self_join, ez, cols, side, T_A, T_B, show_progress)
+    ri = np.full(lA, -1, np.int64)
+    ci = np.full(lB, -1, np.int64) if cols else None
+    dev = devs[0]
+    A, B = A0, B0
+    # exact re-evaluation of every device's winner, then the best over devices
+    rd = np.full(lA, np.inf)
+    cd = np.full(lB, np.inf) if cols else None
+    for pri, pci in partial:
+        d1 = _pair_dist(dev, p, A, B, np.arange(lA), pri)
+        rd, ri = _better(rd, ri, d1, pri)
+        if cols:
+            d2 = _pair_dist(dev, p, B, A, np.arange(lB), pci)
+            cd, ci = _better(cd, ci, d2, pci)
+    # special (constant / ill-conditioned) windows: exact scans
+    SA = np.nonzero(A.flags & flags.SPECIAL)[0]
+    SB = SA if self_join else np.nonzero(B.flags & flags.SPECIAL)[0]
+    if self_join:
+        left_d, left_i = cd, ci
+        right_d, right_i = rd, ri
+        if len(SA):
+            lv, li, rv, rj = _scan(dev, p, "rows", SA, A, A, ez)
+            left_d[SA], left_i[SA] = _better(left_d[SA], left_i[SA], lv, li)
+            right_d[SA], right_i[SA] = _better(right_d[SA], right_i[SA], rv, rj)
+            lv, li, rv, rj = _scan(dev, p, "cols", SA, A, A, ez)
+            left_d, left_i = _better(left_d, left_i, lv, li)
+            right_d, right_i = _better(right_d, right_i, rv, rj)
+        P, I = _better(right_d, right_i, left_d, left_i)
+        return dict(P=P[:, None], I=I[:, None], left_P=left_d, left_I=left_i,
+                    right_P=right_d, right_I=right_i)
+    if len(SA):
+        _, _, rv, rj = _scan(dev, p, "rows", SA, A, B, -1)
+        rd[SA], ri[SA] = _better(rd[SA], ri[SA], rv, rj)
+    if len(SB):
+        _, _, rv, rj = _scan(dev, p, "cols", SB, B, A, -1)
+        rd, ri = _better(rd, ri, rv, rj)
+    out = dict(P=rd[:, None], I=ri[:, None])
+    if both:
+        if len(SB):
+            _, _, rv, rj = _scan(dev, p, "rows", SB, B, A, -1)
+            cd[SB], ci[SB] = _better(cd[SB], ci[SB], rv, rj)
+        if len(SA):
+            _, _, rv, rj = _scan(dev, p, "cols", SA, A, B, -1)
+            cd, ci = _better(cd, ci, rv, rj)
+        out.update(P_B=cd[:, None], I_B=ci[:, None])
+    return out

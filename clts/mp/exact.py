@@ -1,0 +1,54 @@
+"""Exact distances on the device (``exact.cl.mako``): of given pairs (the winners'
+re-evaluation) and of whole rows / columns for the constant and ill-conditioned windows."""
+from __future__ import annotations
+
+
+import numpy as np
+
+from ..runtime import launch, round_up
+from . import flags
+from .series import _vw
+
+
+def _pair_dist(dev, plan, A, B, ia, ib):
+    import pyopencl.array as cla
+    n = len(ia)
+    if n == 0:
+        return np.zeros(0)
+    prg = dev.program("mp/exact.cl.mako", **flags.TEMPLATE, real=plan.exact_real,
+                      NORMALIZE=int(A.normalize), VW=_vw(dev))
+    q = dev.queue
+    da = cla.to_device(q, ia.astype(np.int32))
+    db = cla.to_device(q, ib.astype(np.int32))
+    out = cla.empty(q, n, A.er)
+    launch(dev, prg.kernel("pair_dist"), round_up(n, 64), None, np.int32(n), np.int32(A.m),
+           da.data, db.data, A.Td.data, A.mu.data, A.ss.data, A.flags_on(dev).data,
+           B.Td.data, B.mu.data, B.ss.data, B.flags_on(dev).data, out.data)
+    d = out.get().astype(np.float64)
+    d[(ia < 0) | (ib < 0)] = np.inf
+    return d
+
+
+def _scan(dev, plan, kind, qs, X, Y, ez):
+    """kind 'rows': for each q in qs (windows of X) best over Y; 'cols': for each window of Y,
+    best over qs of X. Returns (lv, li, rv, ri)."""
+    import pyopencl.array as cla
+    q = dev.queue
+    prg = dev.program("mp/exact.cl.mako", **flags.TEMPLATE, real=plan.exact_real,
+                      NORMALIZE=int(X.normalize), VW=_vw(dev))
+    nout = len(qs) if kind == "rows" else Y.l
+    dq = cla.to_device(q, np.asarray(qs, np.int32) if len(qs) else np.zeros(1, np.int32))
+    outs = [cla.empty(q, max(nout, 1), t) for t in (X.er, np.int32, X.er, np.int32)]
+    launch(dev, prg.kernel("scan_" + kind), round_up(max(nout, 1), 64), None, np.int32(len(qs)),
+           np.int32(X.m), np.int32(Y.l), np.int32(ez), dq.data,
+           X.Td.data, X.mu.data, X.ss.data, X.flags_on(dev).data,
+           Y.Td.data, Y.mu.data, Y.ss.data, Y.flags_on(dev).data, *[o.data for o in outs])
+    res = [o.get()[:nout] for o in outs]
+    return (res[0].astype(np.float64), res[1].astype(np.int64),
+            res[2].astype(np.float64), res[3].astype(np.int64))
+
+
+def _better(d1, i1, d2, i2):
+    """Element-wise best of two candidate sets: smaller distance, then smaller index."""
+    take = (i2 >= 0) & ((i1 < 0) | (d2 < d1) | ((d2 == d1) & (i2 < i1)))
+    return np.where(take, d2, d1), np.where(take, i2, i1)

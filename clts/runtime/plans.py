@@ -1,0 +1,119 @@
+"""What the algorithms' Plans share: tunables read from the device profile, forced by keyword,
+and checked against the device before anything is built.
+
+Every algorithm's ``plan.py`` defines a frozen dataclass ``Plan`` (every code version and
+template parameter of one call) and ``make_plan(device, <data shape>, **overrides)``. The
+tunables come from the device's effective profile, whose defaults are the shipped
+``generic-<type>.yaml`` files: no tunable has a literal default in the code. A tunable keeps one
+name from the profile key (its last component) through the Plan field and the public keyword to
+the template variable.
+
+A bad value is reported where it came from: ``ProfileError`` naming the profile file and key,
+or ``ValueError`` naming the keyword the caller forced. Resource limits (work-group size, local
+memory) are checked here, before a kernel is built, so a kernel that cannot fit a device is
+never built for it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..errors import DeviceError
+from .profiles import value_error
+
+#: bytes of local memory kept free for the driver (pocl and Intel reserve some per work-group)
+LOCAL_MEM_RESERVE = 1024
+#: the largest unroll factor a template is asked for (a huge one hangs the kernel compiler)
+UNROLL_MAX = 64
+#: lane widths of the OpenCL vector types (realN)
+LANE_WIDTHS = (1, 2, 4, 8, 16)
+
+
+@dataclass
+class Tunables:
+    """The tunables of one Plan: value, profile key and whether the caller forced it."""
+
+    device: object
+    keys: dict                      # name -> dotted profile key
+    values: dict = field(default_factory=dict)
+    forced: set = field(default_factory=set)
+
+    def __getitem__(self, name):
+        return self.values[name]
+
+    def error(self, name: str, message: str) -> Exception:
+        """A ``ProfileError`` naming the file and key of ``name``'s value, or a ``ValueError``
+        naming the keyword when the caller forced it."""
+        key = self.keys.get(name, name)
+        forced = name in self.forced
+        prefix = f"{name} "
+        return value_error(getattr(self.device, "profile", None), key, prefix + message,
+                           forced=forced)
+
+    # -- checks ----------------------------------------------------------------------------
+    def int_in(self, name, low=None, high=None, *, power_of_two=False, choices=None) -> int:
+        v = self.values[name]
+        if isinstance(v, bool) or not isinstance(v, int):
+            try:
+                import numpy as np
+                if isinstance(v, np.integer):
+                    v = int(v)
+                    self.values[name] = v
+                else:
+                    raise TypeError
+            except TypeError:
+                raise self.error(name, f"must be an integer, got {v!r}") from None
+        if choices is not None and v not in choices:
+            raise self.error(name, f"must be one of {', '.join(map(str, choices))}, got {v}")
+        if low is not None and v < low:
+            raise self.error(name, f"must be >= {low}, got {v}")
+        if high is not None and v > high:
+            raise self.error(name, f"must be <= {high}, got {v}")
+        if power_of_two and (v < 1 or v & (v - 1)):
+            raise self.error(name, f"must be a power of two, got {v}")
+        return v
+
+    def choice(self, name, choices) -> str:
+        v = self.values[name]
+        if v not in choices:
+            raise self.error(name, f"must be one of {', '.join(map(repr, choices))}, got {v!r}")
+        return v
+
+    def work_group(self, name, *, power_of_two=False) -> int:
+        """A work-group size: >= 1 and within the device's maximum."""
+        limit = int(self.device.max_work_group)
+        return self.int_in(name, 1, limit, power_of_two=power_of_two)
+
+
+def read_tunables(device, keys: dict, overrides: dict, *, extra=()) -> Tunables:
+    """The values of ``keys`` (name -> dotted profile key) from ``device``'s profile, with the
+    caller's ``overrides`` (None = not given) put over them. A keyword that is neither a key
+    nor in ``extra`` is a ``TypeError`` listing the accepted ones."""
+    overrides = {k: v for k, v in overrides.items() if v is not None}
+    unknown = sorted(set(overrides) - set(keys) - set(extra))
+    if unknown:
+        raise TypeError(f"unknown parameter(s) {', '.join(unknown)}; accepted: "
+                        f"{', '.join(sorted(set(keys) | set(extra)))}")
+    prof = device.profile
+    t = Tunables(device, dict(keys))
+    for name, key in keys.items():
+        if name in overrides:
+            t.values[name] = overrides[name]
+            t.forced.add(name)
+        else:
+            t.values[name] = prof.get(key)
+    return t
+
+
+def check_local_memory(device, nbytes: int, what: str, remedy: str = "") -> None:
+    """A ``DeviceError`` before any build when ``what`` needs more than the device's local
+    memory (less the driver's reserve)."""
+    avail = int(device.local_mem) - LOCAL_MEM_RESERVE
+    if nbytes > avail:
+        raise DeviceError(f"device {device}: {what} needs {nbytes} bytes of local memory per "
+                          f"work-group, {avail} are available"
+                          + (f"; {remedy}" if remedy else ""))
+
+
+def local_memory_budget(device) -> int:
+    """Bytes of local memory one work-group may use."""
+    return max(0, int(device.local_mem) - LOCAL_MEM_RESERVE)

@@ -1,0 +1,107 @@
+"""STL's definition, shared by the kernels' path (plan, api) and the numpy reference: the
+parameters with statsmodels' defaults and validation (plus degree 2 and R's defaults), the grid
+positions where a jumped LOESS is fitted, and the degree-2 singularity tolerance."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+#: a degree-2 fit whose normal equations' determinant is below QUAD_DET_TOL * c^3 (c the weighted
+#: second moment of the centred positions) is treated as singular and falls back to degree 1
+QUAD_DET_TOL = 1e-6
+
+
+def fit_points(n: int, q: int, jump: int):
+    """Grid positions 1..n where a LOESS fit is computed, with the anchor position whose window
+    it uses (statsmodels reuses the last loop window for the extra end point)."""
+    if n < 2:
+        return [(1, 1)]
+    nj = min(jump, n - 1)
+    pts = [(i, i) for i in range(1, n + 1, nj)]
+    if nj > 1:
+        k = ((n - 1) // nj) * nj + 1
+        if k != n:
+            pts.append((n, k))
+    return pts
+
+
+def _is_pos_int(x, odd=False):
+    ok = isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_)) and x > 0
+    if ok and odd:
+        ok = x % 2 == 1
+    return ok
+
+
+def resolve_parameters(period, seasonal=7, trend=None, low_pass=None, seasonal_deg=1,
+                       trend_deg=1, low_pass_deg=1, seasonal_jump=1, trend_jump=1,
+                       low_pass_jump=1, robust=False, inner_iter=None, outer_iter=None,
+                       r_defaults=False, interpolation="linear"):
+    """Defaults and validation of statsmodels.tsa.seasonal.STL (plus degree 2 and R's defaults
+    with ``r_defaults=True``). Returns a dict of ints (and ``interpolation``: "linear", as
+    statsmodels / R, or "hermite", Serykh et al.'s cubic Hermite between jumped fits)."""
+    if interpolation not in ("linear", "hermite"):
+        raise ValueError(f"interpolation must be 'linear' or 'hermite', got {interpolation!r}")
+    if not _is_pos_int(period) or period < 2:
+        raise ValueError(f"period must be a positive integer >= 2, got {period!r}")
+    if not _is_pos_int(seasonal, odd=True) or seasonal < 3:
+        raise ValueError(f"seasonal must be an odd positive integer >= 3, got {seasonal!r}")
+    if r_defaults:
+        # R stats::stl: t.window = nextodd(ceiling(1.5 period / (1 - 1.5 / s.window))),
+        # l.window = nextodd(period), s.degree = 0, l.degree = t.degree,
+        # jumps = ceiling(window / 10), inner 1 (robust) or 2. A degree or jump left at the
+        # statsmodels default (degree 1, jump 1) takes R's default.
+        if trend is None:
+            trend = int(math.ceil(1.5 * period / (1 - 1.5 / seasonal)))
+            trend += trend % 2 == 0
+        if low_pass is None:
+            low_pass = period + (period % 2 == 0)
+        if seasonal_deg == 1:
+            seasonal_deg = 0
+        if low_pass_deg == 1:
+            low_pass_deg = trend_deg
+        if seasonal_jump == 1:
+            seasonal_jump = int(math.ceil(seasonal / 10))
+        if trend_jump == 1:
+            trend_jump = int(math.ceil(trend / 10))
+        if low_pass_jump == 1:
+            low_pass_jump = int(math.ceil(low_pass / 10))
+        if inner_iter is None:
+            inner_iter = 1 if robust else 2
+        if outer_iter is None:
+            outer_iter = 15 if robust else 0
+    if trend is None:
+        trend = int(math.ceil(1.5 * period / (1 - 1.5 / seasonal)))
+        trend += trend % 2 == 0
+    if not _is_pos_int(trend, odd=True) or trend < 3 or trend <= period:
+        raise ValueError("trend must be an odd positive integer >= 3 where trend > period, "
+                         f"got trend={trend!r}, period={period}")
+    if low_pass is None:
+        low_pass = period + 1
+        low_pass += low_pass % 2 == 0
+    if not _is_pos_int(low_pass, odd=True) or low_pass < 3 or (low_pass <= period
+                                                                and not r_defaults):
+        raise ValueError("low_pass must be an odd positive integer >= 3 where low_pass > period, "
+                         f"got low_pass={low_pass!r}, period={period}")
+    for name, d in (("seasonal_deg", seasonal_deg), ("trend_deg", trend_deg),
+                    ("low_pass_deg", low_pass_deg)):
+        if d not in (0, 1, 2) or isinstance(d, (bool, float)):
+            raise ValueError(f"{name} must be 0, 1 or 2, got {d!r}")
+    for name, j in (("seasonal_jump", seasonal_jump), ("trend_jump", trend_jump),
+                    ("low_pass_jump", low_pass_jump)):
+        if not _is_pos_int(j):
+            raise ValueError(f"{name} must be a positive integer, got {j!r}")
+    if inner_iter is None:
+        inner_iter = 2 if robust else 5
+    if outer_iter is None:
+        outer_iter = 15 if robust else 0
+    if not _is_pos_int(inner_iter):
+        raise ValueError(f"inner_iter must be a positive integer, got {inner_iter!r}")
+    if not (isinstance(outer_iter, (int, np.integer)) and outer_iter >= 0):
+        raise ValueError(f"outer_iter must be a non-negative integer, got {outer_iter!r}")
+    return dict(period=int(period), seasonal=int(seasonal), trend=int(trend),
+                low_pass=int(low_pass), seasonal_deg=int(seasonal_deg),
+                trend_deg=int(trend_deg), low_pass_deg=int(low_pass_deg),
+                seasonal_jump=int(seasonal_jump), trend_jump=int(trend_jump),
+                low_pass_jump=int(low_pass_jump), inner_iter=int(inner_iter),
+                outer_iter=int(outer_iter), interpolation=interpolation)

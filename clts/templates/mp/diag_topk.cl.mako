@@ -1,0 +1,286 @@
+## Matrix profile, the diagonal kernel for k > 1 (top-k). Same band / segment / O(1) update as
+## the k = 1 kernel (diag_common.cl.mako), unpacked scores (real) and
+## indices (int). A row's K best over the band are kept sorted in registers and written to the
+## work-item's partial row list. Column lists: for the `tile` (L) rows of a tile, every column the band
+## touches (it + k0 + u, u < tl + D - 1) has a sorted K-list in private memory or (LOCAL,
+## topk_store="local") in this work-item's slice of a __local array (nothing shared, no
+## barrier), plus its entry threshold in a separate array so that the lanes are tested with one
+## vector compare; at the tile end the tile's lists are merged into the work-item's partial
+## column lists. Per row, one mask over all lanes (row and column thresholds); only when a lane
+## passes does a plain loop over the D lanes insert (increasing column order, so a strict > is
+## the smaller-index tie rule). reduce_rows_k / reduce_cols_k fold the partial lists of one
+## launch into the global [l, K] lists, skipping work-items that left nothing (wflag). Order:
+## score descending, then index ascending, so results are deterministic.
+## Pruning: a candidate enters a list only if it is at least the K-th score of the global list
+## of its row / column so far (gRV / gCV, written by the previous launches' reductions, read
+## only here): after the first launches nearly every candidate is rejected by one vector
+## compare. (At least: an equal score with a smaller index may still be better.)
+<%namespace name="shared" file="/mp/diag_common.cl.mako"/>
+<%include file="/common/real.cl.mako"/>
+<%
+    VT, ITS, IT, D, LOAD, SEL, ROW_UNROLL, IOTA = shared.attr.names(real, lanes, groups, UNROLL)
+%>
+${shared.prelude()}
+<%
+    SLOT = tile + D
+    def ANYGT(a, b):
+        return f"(({a}) > ({b}))" if lanes == 1 else f"any(({a}) > ({b}))"
+    def LANE(x, l):
+        return x if lanes == 1 else f"{x}.s{l:x}"
+    SPACES = ["__private", "__global"] + (["__local"] if LOCAL and COLS else [])
+    MT = ("long" if real == "double" else "int") + ("" if lanes == 1 else str(lanes))
+    MT = "int" if lanes == 1 else MT
+%>
+% for sp in SPACES:
+// insert (s, i) into the sorted K-list v / ix (best first; ties: smaller index first)
+inline void ins${sp}(${sp} real *v, ${sp} int *ix, real s, int i)
+{
+%   for q in range(K):
+    if (better(s, i, v[${q}], ix[${q}])) {
+        const real tv = v[${q}]; const int ti = ix[${q}];
+        v[${q}] = s; ix[${q}] = i; s = tv; i = ti;
+    }
+%   endfor
+}
+% endfor
+
+<%def name="ins_reg(x, j)">
+                    {
+                        real cs = ${x};
+                        int ci = ${j};
+                        if (cs > rth) {
+%   for q in range(K):
+                            if (cs > rv${q} || (cs == rv${q} && ci < ri${q})) {
+                                const real tv = rv${q}; const int ti = ri${q};
+                                rv${q} = cs; ri${q} = ci; cs = tv; ci = ti;
+                            }
+%   endfor
+                            rth = fmax(rth, rv${K - 1});
+                        }
+                    }
+</%def>
+
+__kernel void diag_topk(
+    __global const int4 *desc, const int doff, const int n_work, const int s0, const int m,
+    const int lA, const int lB, const int PAD, const ulong idxmask,
+    __global const real *TA, __global const real *muA,
+    __global const real *dfA, __global const real *dgA, __global const real *rA,
+    __global const real *TB, __global const real *muB,
+    __global const real *dfB, __global const real *dgB, __global const real *rB,
+    __global real *rowPV, __global int *rowPI, __global const real *gRV, __global int *wflag
+% if COLS:
+    , __global real *colPV, __global int *colPI, __global const real *gCV
+% endif
+    )
+{
+% if COLS and LOCAL:
+    __local real lcv[${WG * SLOT * K}];
+    __local int lci[${WG * SLOT * K}];
+    __local real lth[${WG * SLOT}];
+    __local real *cv = lcv + get_local_id(0) * ${SLOT * K};
+    __local int *ci = lci + get_local_id(0) * ${SLOT * K};
+    __local real *cth = lth + get_local_id(0) * ${SLOT};
+% elif COLS:
+    real cv[${SLOT * K}];
+    int ci[${SLOT * K}];
+    real cth[${SLOT}];
+% endif
+    const int w = get_global_id(0);
+    if (w >= n_work) return;
+    const int4 dd = desc[doff + w];
+    const int k0 = dd.x, ilo = dd.y, ihi = dd.z;
+    __global const real *TBp = TB + PAD, *muBp = muB + PAD, *dfBp = dfB + PAD,
+                        *dgBp = dgB + PAD, *rBp = rB + PAD;
+    __global real *rpv = rowPV + (size_t)w * ${segment * K};
+    __global int *rpi = rowPI + (size_t)w * ${segment * K};
+% if COLS:
+    // partial column lists of columns s0 + k0 + q, q in [ilo - s0, ihi - s0 + D - 1)
+    __global real *cpv = colPV + (size_t)w * ${(segment + D) * K};
+    __global int *cpi = colPI + (size_t)w * ${(segment + D) * K};
+    for (int q = (ilo - s0) * ${K}; q < (ihi - s0 + D - 1) * ${K}; ++q) {
+        cpv[q] = -INFINITY; cpi[q] = -1;
+    }
+% endif
+${shared.cov_init(VT, LOAD)}
+    // whether this work-item left any row / column entry: the reductions skip it otherwise
+    int anyr = 0, anyc = 0;
+    for (int it = ilo; it < ihi; it += L) {
+        const int tl = min(L, ihi - it);
+% if COLS:
+        for (int u = 0; u < tl + D - 1; ++u) {
+            const int j = it + k0 + u;
+            cth[u] = (j >= 0 && j < lB) ? nextafter(gCV[(size_t)j * ${K} + ${K - 1}], (real)-INFINITY)
+                                        : (real)-INFINITY;
+        }
+        for (int u = 0; u < (tl + D - 1) * ${K}; ++u) { cv[u] = -INFINITY; ci[u] = -1; }
+% endif
+        ${ROW_UNROLL}
+        for (int t = 0; t < tl; ++t) {
+            const int i = it + t;
+            const int jb = i + k0;
+            const real fa = dfA[i], ga = dgA[i], ra = rA[i];
+            const int upd = i > ilo;
+% for q in range(K):
+            real rv${q} = -INFINITY;
+            int ri${q} = -1;
+% endfor
+            // the row's entry threshold: max(K-th of its list, floor from the global list)
+            real rth = nextafter(gRV[(size_t)i * ${K} + ${K - 1}], (real)-INFINITY);
+            // scores of the row's D diagonals; one mask: does any lane beat its row or column
+            // entry threshold (NaN scores, from invalid or padded windows, never do)
+            ${MT} hit = 0;
+% for g in range(groups):
+            ${VT} sc${g};
+            {
+                const ${VT} fb = ${LOAD(f"dfBp + jb + {g * lanes}")};
+                const ${VT} gb = ${LOAD(f"dgBp + jb + {g * lanes}")};
+                const ${VT} rbv = ${LOAD(f"rBp + jb + {g * lanes}")};
+                if (upd) cov${g} = fma((${VT})fa, gb, fma((${VT})ga, fb, cov${g}));
+%   if NORMALIZE:
+                sc${g} = cov${g} * ra * rbv;
+%   else:
+                sc${g} = cov${g} + ra + rbv;
+%   endif
+                hit |= sc${g} > (${VT})rth;
+%   if COLS:
+                hit |= sc${g} > ${LOAD(f"cth + t + {g * lanes}")};
+%   endif
+            }
+% endfor
+            if (${"hit" if lanes == 1 else "any(hit)"}) {
+                // rare once the floors are set: a plain loop over the D lanes (small code
+                // keeps the hot path above in registers)
+                real sa[D];
+% for g in range(groups):
+%   if lanes == 1:
+                sa[${g}] = sc${g};
+%   else:
+                vstore${lanes}(sc${g}, 0, sa + ${g * lanes});
+%   endif
+% endfor
+                for (int d = 0; d < D; ++d) {
+                    const real x = sa[d];
+                    if (x > rth) {
+${ins_reg("x", "jb + d")}
+                    }
+% if COLS:
+                    // column jb + d: tile slot t + d, candidate row i
+                    const int u = t + d;
+                    if (x > cth[u]) {
+                        ins${"__local" if LOCAL else "__private"}(cv + u * ${K}, ci + u * ${K}, x, i);
+                        cth[u] = fmax(cth[u], cv[u * ${K} + ${K - 1}]);
+                    }
+% endif
+                }
+            }
+            {
+                __global real *pv = rpv + (i - s0) * ${K};
+                __global int *pi = rpi + (i - s0) * ${K};
+                pi[0] = ri0;
+                if (ri0 >= 0) {         // else the reduction stops at the first entry
+                    anyr = 1;
+                    pv[0] = rv0;
+% for q in range(1, K):
+                    pv[${q}] = rv${q}; pi[${q}] = ri${q};
+% endfor
+                }
+            }
+        }
+% if COLS:
+        // tile end: merge the tile's column lists into the partial ones (sorted: stop at the
+        // first entry that does not enter)
+        for (int u = 0; u < tl + D - 1; ++u) {
+            __global real *gv = cpv + (it - s0 + u) * ${K};
+            __global int *gi = cpi + (it - s0 + u) * ${K};
+            for (int e = 0; e < ${K}; ++e) {
+                const int ii = ci[u * ${K} + e];
+                const real x = cv[u * ${K} + e];
+                if (ii < 0 || !better(x, ii, gv[${K - 1}], gi[${K - 1}])) break;
+                ins__global(gv, gi, x, ii);
+                anyc = 1;
+            }
+        }
+% endif
+    }
+    wflag[2 * w] = anyr;
+    wflag[2 * w + 1] = anyc;
+}
+
+// fold the partial row lists of one launch (work-item w holds rows [ilo_w, ihi_w) of
+// s0 .. s0+R-1) into the global [lA, K] lists
+__kernel void reduce_rows_k(__global const int4 *desc, const int doff, const int n_work,
+                            const int s0, const int lA, __global const int *wflag,
+                            __global const real *rowPV, __global const int *rowPI,
+                            __global real *gV, __global int *gI)
+{
+    const int r = get_global_id(0);
+    const int i = s0 + r;
+    if (r >= ${segment} || i >= lA) return;
+    real v[${K}];
+    int x[${K}];
+    int loaded = 0;             // the global list is read (and written) only if a candidate came
+    for (int w = 0; w < n_work; ++w) {
+        if (!wflag[2 * w]) continue;
+        const int4 dd = desc[doff + w];
+        if (i < dd.y || i >= dd.z) continue;
+        __global const real *pv = rowPV + ((size_t)w * ${segment} + r) * ${K};
+        __global const int *pi = rowPI + ((size_t)w * ${segment} + r) * ${K};
+        if (pi[0] < 0) continue;
+        if (!loaded) {
+            for (int q = 0; q < ${K}; ++q) { v[q] = gV[(size_t)i * ${K} + q]; x[q] = gI[(size_t)i * ${K} + q]; }
+            loaded = 1;
+        }
+        for (int e = 0; e < ${K}; ++e) {
+            const int ii = pi[e];
+            const real s = pv[e];
+            if (ii < 0 || !better(s, ii, v[${K - 1}], x[${K - 1}])) break;
+            ins__private(v, x, s, ii);
+        }
+    }
+    if (loaded)
+        for (int q = 0; q < ${K}; ++q) { gV[(size_t)i * ${K} + q] = v[q]; gI[(size_t)i * ${K} + q] = x[q]; }
+}
+
+%   if COLS:
+// fold the partial column lists: work-item w owns band k0 = kb + w*D and columns s0 + k0 + q,
+// q in [ilo_w - s0, ihi_w - s0 + D - 1)
+__kernel void reduce_cols_k(__global const int4 *desc, const int doff, const int n_work,
+                            const int s0, const int kb, const int cbase, const int ncols,
+                            const int lB, __global const int *wflag,
+                            __global const real *colPV, __global const int *colPI,
+                            __global real *gV, __global int *gI)
+{
+    const int c = cbase + (int)get_global_id(0);
+    if ((int)get_global_id(0) >= ncols || c < 0 || c >= lB) return;
+    const int rel = c - s0 - kb;            // = w*D + q
+    int whi = rel >= 0 ? rel / D : -((-rel + D - 1) / D);
+    const int lo = rel - ${segment + D - 2};
+    int wlo = lo >= 0 ? (lo + D - 1) / D : -((-lo) / D);
+    wlo = max(wlo, 0);
+    whi = min(whi, n_work - 1);
+    real v[${K}];
+    int x[${K}];
+    int loaded = 0;
+    for (int w = wlo; w <= whi; ++w) {
+        if (!wflag[2 * w + 1]) continue;
+        const int4 dd = desc[doff + w];
+        const int q = rel - w * D;
+        if (q < dd.y - s0 || q >= dd.z - s0 + D - 1) continue;
+        __global const real *pv = colPV + ((size_t)w * ${segment + D} + q) * ${K};
+        __global const int *pi = colPI + ((size_t)w * ${segment + D} + q) * ${K};
+        if (pi[0] < 0) continue;
+        if (!loaded) {
+            for (int e = 0; e < ${K}; ++e) { v[e] = gV[(size_t)c * ${K} + e]; x[e] = gI[(size_t)c * ${K} + e]; }
+            loaded = 1;
+        }
+        for (int e = 0; e < ${K}; ++e) {
+            const int ii = pi[e];
+            const real s = pv[e];
+            if (ii < 0 || !better(s, ii, v[${K - 1}], x[${K - 1}])) break;
+            ins__private(v, x, s, ii);
+        }
+    }
+    if (loaded)
+        for (int q = 0; q < ${K}; ++q) { gV[(size_t)c * ${K} + q] = v[q]; gI[(size_t)c * ${K} + q] = x[q]; }
+}
+%   endif

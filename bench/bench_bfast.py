@@ -133,7 +133,7 @@ def main():
             def call(version):
                 return lambda: clts.bfast_monitor(y, dates, start, nodata=NODATA, device=dev,
                                                   convention="bfast-py", version=version,
-                                                  progress_bar=False)
+                                                  progress=False)
             results = time_calls({v: call(v) for v in ("fused", "multi", "auto")}, dev, repeats)
             best = min(results[v][0] for v in ("fused", "multi"))
             anc_cl = anc_py = None

@@ -119,7 +119,7 @@ def main():
     for dev in devs:
         bw = copy_bandwidth(dev)
         rows = []
-        clts.matrix_profile(walk(3000), M, devices=dev, precision=args.precision)   # build
+        clts.matrix_profile(walk(3000), M, device=dev, precision=args.precision)   # build
         est_cal = clts.matrix_profile.estimate(sizes[-1], M, dev, precision=args.precision,
                                                recalibrate=True)
         est_ref = None
@@ -128,8 +128,8 @@ def main():
             T = walk(n, 1)
             if n == sizes[-1]:
                 est_ref = clts.matrix_profile.estimate(n, M, dev, precision=args.precision)
-            clts.matrix_profile(T, M, devices=dev, precision=args.precision)        # warm
-            t, c, res = best_time(lambda: clts.matrix_profile(T, M, devices=dev,
+            clts.matrix_profile(T, M, device=dev, precision=args.precision)        # warm
+            t, c, res = best_time(lambda: clts.matrix_profile(T, M, device=dev,
                                                               precision=args.precision),
                                   reps, with_cpu=True)
             t_last = (n, t)
@@ -154,13 +154,13 @@ def main():
         ms = (64, 256, 1024, 2048)
         times = {m: [] for m in ms}
         for m in ms:
-            clts.matrix_profile(T, m, devices=dev, precision=args.precision)
+            clts.matrix_profile(T, m, device=dev, precision=args.precision)
         for r in range(max(reps, 3)):
             for m in ms[r % len(ms):] + ms[:r % len(ms)]:
                 c0 = _cpu()
                 with timing(dev) as tk:
                     t0 = time.perf_counter()
-                    clts.matrix_profile(T, m, devices=dev, precision=args.precision)
+                    clts.matrix_profile(T, m, device=dev, precision=args.precision)
                     t = time.perf_counter() - t0
                 times[m].append((t, tk.kernel_seconds, _cpu() - c0))
         mrows = []

@@ -38,7 +38,7 @@ def _run(T, dev, k, blocked=False, **kw):
         topk.TOPK_MAX = 0
     try:
         t0 = time.perf_counter()
-        r = clts.matrix_profile(T, M, k=k, devices=dev, progress=False, **kw)
+        r = clts.matrix_profile(T, M, k=k, device=dev, progress=False, **kw)
         return time.perf_counter() - t0, r
     finally:
         topk.TOPK_MAX = old

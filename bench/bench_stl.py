@@ -192,7 +192,7 @@ def main(argv=None):
                     res = {}
 
                     def run():
-                        res["r"] = clts.stl(y, period, loess_version=v, device=dev, **kw)
+                        res["r"] = clts.stl(y, period, version=v, device=dev, **kw)
                     try:
                         t = best_time(run, repeats)
                     except Exception as exc:  # noqa: BLE001

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -168,7 +169,7 @@ def bench_device(dev, shapes, dtype, repeats, nb):
                 continue
             if method == "pcr" and n > 1024:
                 continue
-            fn = (lambda m=method: solve_tridiagonal(*dv, axis=axis, method=m, out=out,
+            fn = (lambda m=method: solve_tridiagonal(*dv, axis=axis, version=m, out=out,
                                                       device=dev))
             try:
                 r = fn()
@@ -216,6 +217,29 @@ def bench_device(dev, shapes, dtype, repeats, nb):
         t_np = median_time(lambda: numpy_interleaved(*inter), repeats=3)
         row("numpy Thomas (interleaved)", t_np, kind="anchor")
         rows[-1]["clts auto speed-up"] = t_np / results["auto"]
+        # the whole call, wall time: numpy in and out (a fresh result, and out=) against the
+        # same call on device arrays, alternated
+        host_out = np.empty_like(data[1])
+        calls = {"device": lambda: (solve_tridiagonal(*dv, axis=axis, out=out, device=dev),
+                                    dev.queue.finish()),
+                 "numpy": lambda: solve_tridiagonal(*data, axis=axis, device=dev),
+                 "numpy out": lambda: solve_tridiagonal(*data, axis=axis, out=host_out,
+                                                        device=dev)}
+        walls = {k: [] for k in calls}
+        for f in calls.values():
+            f()
+        for rep in range(max(3, repeats // 2)):
+            for k, f in calls.items():
+                t0 = time.perf_counter()
+                f()
+                walls[k].append(time.perf_counter() - t0)
+        wall = {k: statistics.median(v) for k, v in walls.items()}
+        row("call on device arrays (wall)", wall["device"], kind="call")
+        for k, name in (("numpy", "call numpy in / out (wall)"),
+                        ("numpy out", "call numpy in, out= (wall)")):
+            row(name, wall[k], kind="call")
+            rows[-1]["numpy / device call"] = wall[k] / wall["device"]
+            rows[-1]["numpy Thomas / this"] = t_np / wall[k]
         if dtype == np.float64 or True:
             t_la = median_time(lambda: dgtsv_flat(*host), repeats=3)
             row("dgtsv (one flattened call)", t_la, kind="anchor")
@@ -252,7 +276,9 @@ def main(argv=None):
                  f"clts rows: kernel time (OpenCL profiling), data resident on the "
                  f"device. Anchor rows: host wall time. `auto / best`: auto's time over the "
                  f"fastest forced version (medians; `(min)`: fastest repeats). "
-                 f"`min ms`: the fastest repeat. "
+                 f"`min ms`: the fastest repeat. `call ...` rows: wall time of the whole "
+                 f"public call (device arrays with out=; numpy in and a fresh numpy result; numpy "
+                 f"in with a numpy out=), alternated; `numpy / device call` their ratio. "
                  f"`stream a+b+c+d -> x`: the same bytes moved by a kernel with no "
                  f"arithmetic (the ceiling). `clts auto speed-up`: anchor time / clts auto "
                  f"time.\n\nCommand: `python bench/bench_tridiag.py"

@@ -1,9 +1,13 @@
-"""The ``clts`` command: ``clts devices``, ``clts profile``, ``clts demo``."""
+"""The ``clts`` command: ``clts devices``, ``clts profile``, ``clts demo``, and the algorithms
+on files: ``clts stl``, ``clts bfast``, ``clts mp`` (NetCDF / Zarr / CSV / .npy in, Zarr or
+NetCDF out, ``--plot FILE.png``)."""
 from __future__ import annotations
 
 import argparse
 import logging
 import sys
+
+import numpy as np
 
 
 def _gb(n: int) -> str:
@@ -66,7 +70,128 @@ def cmd_profile(args) -> int:
 
 def cmd_demo(args) -> int:
     from .demo import run_demo
-    return run_demo(args.device, quick=args.quick)
+    return run_demo(args.device, quick=args.quick, out_dir=args.out_dir)
+
+
+def _open(args):
+    """The input variable; a numpy-backed batch (CSV, .npy) is cut into Dask chunks of whole
+    series so that it is computed chunk by chunk with a progress bar like NetCDF / Zarr."""
+    from .io import read
+    da = read(args.input, args.var, args.dim, getattr(args, "chunks", None))
+    if da.chunks is None and da.ndim > 1 and args.dim in da.dims:
+        da = da.chunk({d: (-1 if d == args.dim else "auto") for d in da.dims})
+    return da
+
+
+def _series0(da, dim):
+    """The first series of ``da`` (a pixel with data) as a 1-D DataArray, for plots."""
+    other = [d for d in da.dims if d != dim]
+    if not other:
+        return da, ""
+    stacked = da.transpose(*other, dim).stack(_pix=other)
+    valid = stacked.notnull().sum(dim).values
+    i = int(np.argmax(valid))
+    sel = {d: stacked["_pix"].values[i][j] for j, d in enumerate(other)} if len(other) > 1 \
+        else {other[0]: stacked["_pix"].values[i]}
+    return da.sel(sel), ", ".join(f"{k}={v}" for k, v in sel.items())
+
+
+def _save_plot(fig, path):
+    fig.savefig(path, dpi=110)
+    print(f"plot: {path}")
+
+
+def cmd_stl(args) -> int:
+    import clts.xarray as cx
+    da = _open(args)
+    kw = dict(seasonal=args.seasonal, robust=args.robust, device=args.device)
+    if args.trend is not None:
+        kw["trend"] = args.trend
+    ds = cx.stl(da, args.period, dim=args.dim, **kw)
+    ds["trend_slope"] = cx.trend_slope(ds, dim=args.dim)
+    from .io import write
+    write(ds, args.output, progress=not args.no_progress)
+    print(f"wrote {args.output}: {', '.join(map(str, ds.data_vars))}")
+    if args.plot:
+        import clts
+        one, where = _series0(da, args.dim)
+        r = clts.stl(one.to_series(), args.period, device=args.device, progress=False,
+                     **{k: v for k, v in kw.items() if k != "device"})
+        _save_plot(r.plot(title=f"STL of {da.name or 'the series'} {where}".strip()), args.plot)
+    return 0
+
+
+def cmd_bfast(args) -> int:
+    import clts.xarray as cx
+    from types import SimpleNamespace
+    da = _open(args)
+    start = args.start_monitor
+    if args.dim in da.coords and da[args.dim].dtype.kind != "M":
+        try:
+            start = float(start)
+        except ValueError:
+            raise ValueError(f"--start-monitor {start!r}: the time axis holds numbers, give "
+                             "a number") from None
+    elif args.dim in da.coords:
+        try:
+            start = np.datetime64(start)
+        except ValueError:
+            raise ValueError(f"--start-monitor {start!r} is not a date (YYYY-MM-DD)") from None
+    freq = args.freq if args.freq is not None else (
+        365.25 if args.dim in da.coords and da[args.dim].dtype.kind == "M" else 1.0)
+    kw = dict(k=args.k, freq=freq, hfrac=args.hfrac, level=args.level, history=args.history,
+              device=args.device)
+    ds = cx.bfast_monitor(da, start, dim=args.dim, **kw)
+    from .io import write
+    write(ds, args.output, progress=not args.no_progress)
+    print(f"wrote {args.output}: {', '.join(map(str, ds.data_vars))}")
+    if args.plot:
+        import clts
+        if ds["breaks"].ndim == 2:
+            from .plots import plot_bfast
+            res = SimpleNamespace(breaks=ds["breaks"].values, break_dates=ds["break_dates"].values,
+                                  magnitudes=ds["magnitudes"].values)
+            _save_plot(plot_bfast(res), args.plot)
+        else:
+            one, where = _series0(da, args.dim)
+            r = clts.bfast_monitor(one.values, one[args.dim].values, start, detailed=True,
+                                   progress=False, **kw)
+            _save_plot(r.plot((), title=f"BFAST-Monitor {where}".strip()), args.plot)
+    return 0
+
+
+def cmd_mp(args) -> int:
+    import clts.xarray as cx
+    da = _open(args)
+    kw = dict(device=args.device)
+    if args.exclusion_zone is not None:
+        kw["exclusion_zone"] = args.exclusion_zone
+    ds = cx.matrix_profile(da, args.m, dim=args.dim, **kw)
+    from .io import write
+    write(ds, args.output, progress=not args.no_progress)
+    print(f"wrote {args.output}: {', '.join(map(str, ds.data_vars))}")
+    if args.plot:
+        import clts
+        one, where = _series0(da, args.dim)
+        s = one.to_series() if args.dim in one.coords else one.values
+        r = clts.matrix_profile(s, args.m, progress=False, **kw)
+        _save_plot(r.plot(max_motifs=args.motifs, title=f"matrix profile (m={args.m}) "
+                                                         f"{where}".strip()), args.plot)
+    return 0
+
+
+def _file_args(p, var_required=False):
+    p.add_argument("input", help="NetCDF (.nc), Zarr (.zarr), CSV (.csv: first column time, one "
+                   "series per column) or .npy ([time] or [series, time])")
+    p.add_argument("--var", default=None, help="variable (NetCDF / Zarr) or column (CSV); "
+                   "needed when the file holds several")
+    p.add_argument("--dim", default="time", help="name of the time dimension (default time)")
+    p.add_argument("-o", "--output", required=True, help="result file: .zarr or .nc")
+    p.add_argument("--plot", default=None, metavar="FILE.png", help="also draw the result")
+    p.add_argument("--device", "-d", default=None, help="index or name substring (clts devices)")
+    p.add_argument("--chunks", default=None, metavar="DIM=N,...",
+                   help="Dask chunks for NetCDF / Zarr inputs (default: the file's own)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
 def main(argv=None) -> int:
@@ -82,16 +207,47 @@ def main(argv=None) -> int:
     p = sub.add_parser("demo", help="run every algorithm on synthetic data on a device")
     p.add_argument("--device", "-d", default=None)
     p.add_argument("--quick", action="store_true", help="smaller problem sizes")
+    p.add_argument("--out-dir", default="clts-demo", help="where the figures go")
     p.set_defaults(fn=cmd_demo)
+    p = sub.add_parser("stl", help="STL decomposition of every series of a file")
+    _file_args(p)
+    p.add_argument("--period", "-p", type=int, required=True, help="values per seasonal cycle")
+    p.add_argument("--seasonal", type=int, default=7, help="seasonal smoother length (odd)")
+    p.add_argument("--trend", type=int, default=None, help="trend smoother length (odd)")
+    p.add_argument("--robust", action="store_true", help="robustness iterations")
+    p.set_defaults(fn=cmd_stl)
+    p = sub.add_parser("bfast", help="BFAST-Monitor break detection on every pixel of a file")
+    _file_args(p)
+    p.add_argument("--start-monitor", required=True, help="first monitoring date (YYYY-MM-DD, "
+                   "or a number for a numeric time axis)")
+    p.add_argument("--freq", type=float, default=None, help="season length in time units "
+                   "(default 365.25 days for dates, 1 for numbers)")
+    p.add_argument("--k", type=int, default=3, help="harmonic terms (default 3)")
+    p.add_argument("--hfrac", type=float, default=0.25, help="MOSUM bandwidth (0.25, 0.5, 1)")
+    p.add_argument("--level", type=float, default=0.05, help="significance level")
+    p.add_argument("--history", choices=("all", "ROC"), default="all",
+                   help="stable history: all, or from the reverse-ordered CUSUM test")
+    p.set_defaults(fn=cmd_bfast)
+    p = sub.add_parser("mp", help="matrix profile (self-join) of every series of a file")
+    _file_args(p)
+    p.add_argument("-m", type=int, required=True, help="subsequence length")
+    p.add_argument("--exclusion-zone", type=int, default=None, help="default ceil(m / 4)")
+    p.add_argument("--motifs", type=int, default=2, help="motifs marked on the plot")
+    p.set_defaults(fn=cmd_mp)
     args = ap.parse_args(argv)
+    if getattr(args, "no_progress", False):
+        import os
+        os.environ["CLTS_NO_PROGRESS"] = "1"
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(message)s")
     try:
         return args.fn(args)
     except Exception as exc:
         from .errors import CltsError
-        if isinstance(exc, CltsError):
-            print(f"clts: {exc}", file=sys.stderr)
+        from .io import InputError
+        if isinstance(exc, (CltsError, InputError)) or (
+                args.cmd in ("stl", "bfast", "mp") and isinstance(exc, (ValueError, TypeError))):
+            print(f"clts {args.cmd}: {exc}", file=sys.stderr)
             return 2
         raise
 

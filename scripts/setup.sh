@@ -35,6 +35,6 @@ pip_q --upgrade pip setuptools wheel
 if [ "$job" = test ]; then
   pip_q -e ".[test,intel]"
 else
-  pip_q -e ".[intel]" tqdm
+  pip_q -e ".[intel,demo]"
 fi
 python -c "import clts" || { echo "setup: clts did not install" >&2; exit 1; }

@@ -28,12 +28,12 @@ BUILT_TEMPLATES: set = set()
 def pytest_configure(config):
     if config.getoption("--oclgrind"):
         from clts.runtime import programs
-        real_build = programs._build
+        real_render = programs.render
 
-        def recording_build(device, template, params, options):
+        def recording_render(template, params):      # every build renders its template once
             BUILT_TEMPLATES.add(template)
-            return real_build(device, template, params, options)
-        programs._build = recording_build
+            return real_render(template, params)
+        programs.render = recording_render
         os.environ["CLTS_OCLGRIND"] = "1"
         os.environ.setdefault("OCLGRIND_DATA_RACES", "1")
         os.environ.setdefault("OCLGRIND_UNINITIALIZED", "1")

@@ -1,4 +1,7 @@
 """The ``clts`` command's device listing and profile printout."""
+import numpy as np
+import pytest
+
 from clts import cli
 from clts.runtime import devices as devmod
 
@@ -27,9 +30,114 @@ def test_clts_bad_device_is_a_clean_error(capsys):
     assert "no OpenCL device matches" in capsys.readouterr().err
 
 
-def test_clts_demo_quick_runs_every_algorithm(capsys):
-    assert cli.main(["demo", "--quick"]) == 0
-    out = capsys.readouterr().out
-    for name in ("solve_tridiagonal", "stl", "bfast_monitor", "matrix_profile"):
-        assert name in out
-    assert "best motif at 1000 <-> 5000" in out or "best motif at 5000 <-> 1000" in out
+def test_clts_demo_quick_prints_steps_and_writes_figures(capsys, tmp_path):
+    pytest.importorskip("matplotlib")
+    pytest.importorskip("pandas")
+    assert cli.main(["demo", "--quick", "--out-dir", str(tmp_path)]) == 0
+    captured = capsys.readouterr()
+    lines = captured.out.splitlines()
+    assert lines[0].startswith("clts demo on ") and str(tmp_path) in lines[0]
+    for name, png in (("STL", "ndvi_trend_slope.png"), ("BFAST-Monitor", "ndvi_breaks.png"),
+                      ("matrix profile", "sunspots_motifs.png")):
+        line = next(x for x in lines if name in x)
+        assert line.rstrip().endswith(png) and " s -> " in line
+        assert (tmp_path / png).read_bytes()[:4] == b"\x89PNG"
+    assert len(lines) == 5                       # nothing else on stdout
+    assert "warning" not in captured.err.lower()
+
+
+# --------------------------------------------------------------- the algorithms on files
+
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    xr = pytest.importorskip("xarray")
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("h5netcdf")
+    pytest.importorskip("zarr")
+    d = tmp_path_factory.mktemp("cli")
+    rng = np.random.default_rng(0)
+    n = 96
+    t = np.arange(n)
+    y = 0.5 + 0.2 * np.sin(2 * np.pi * t / 12)[:, None, None] + 0.03 * rng.standard_normal(
+        (n, 5, 6))
+    y[75:, :2] -= 0.3
+    time = pd.date_range("2000-01-01", periods=n, freq="MS")
+    ds = xr.Dataset({"ndvi": (("time", "y", "x"), y), "flag": (("time",), t * 1.0)},
+                    coords={"time": time})
+    ds.to_netcdf(d / "cube.nc", engine="h5netcdf")
+    ds.isel(time=np.r_[1, 0, 2:n]).to_netcdf(d / "unsorted.nc", engine="h5netcdf")
+    ds.chunk({"y": 2}).to_zarr(d / "cube.zarr", zarr_format=2)
+    pd.DataFrame({"a": y[:, 0, 0], "b": y[:, 4, 4]}, index=time).to_csv(d / "two.csv")
+    np.save(d / "one.npy", y[:, 0, 0])
+    return d, ds
+
+
+def _dev():
+    return str(devmod.usable()[0].index)
+
+
+def test_clts_stl_netcdf_to_zarr_with_plot(files, capsys):
+    import xarray as xr
+    import clts.xarray as cx
+    d, ds = files
+    out, png = d / "stl.zarr", d / "stl.png"
+    assert cli.main(["stl", str(d / "cube.nc"), "--var", "ndvi", "--period", "12", "-o",
+                     str(out), "--plot", str(png), "--device", _dev(), "--no-progress"]) == 0
+    text = capsys.readouterr().out
+    assert f"wrote {out}" in text and f"plot: {png}" in text
+    res = xr.open_zarr(out).load()
+    ref = cx.stl(ds["ndvi"], 12, device=int(_dev()))
+    np.testing.assert_array_equal(res["trend"].values, ref["trend"].values)
+    assert res["trend_slope"].dims == ("y", "x")
+    assert png.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_clts_bfast_zarr_chunks_to_netcdf(files, capsys):
+    import xarray as xr
+    import clts.xarray as cx
+    d, ds = files
+    out, png = d / "b.nc", d / "b.png"
+    assert cli.main(["bfast", str(d / "cube.zarr"), "--var", "ndvi", "--start-monitor",
+                     "2005-01-01", "-o", str(out), "--plot", str(png), "--device", _dev(),
+                     "--no-progress"]) == 0
+    res = xr.open_dataset(out, engine="h5netcdf").load()
+    ref = cx.bfast_monitor(ds["ndvi"], "2005-01-01", freq=365.25, device=int(_dev()))
+    np.testing.assert_array_equal(res["breaks"].values, ref["breaks"].values)
+    assert res["break_dates"].dtype.kind == "M" and (res["breaks"].values[:2] >= 0).all()
+    assert png.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_clts_mp_csv_and_npy(files, capsys):
+    import xarray as xr
+    import clts
+    d, ds = files
+    out = d / "mp.nc"
+    assert cli.main(["mp", str(d / "two.csv"), "--var", "b", "-m", "12", "-o", str(out),
+                     "--plot", str(d / "mp.png"), "--device", _dev(), "--no-progress"]) == 0
+    res = xr.open_dataset(out, engine="h5netcdf").load()
+    ref = clts.matrix_profile(ds["ndvi"].values[:, 4, 4], 12, device=int(_dev()))
+    np.testing.assert_allclose(res["profile"].values, ref.P[:, 0], rtol=1e-12)
+    assert res["neighbour"].dtype.kind == "M"
+    assert cli.main(["stl", str(d / "one.npy"), "--period", "12", "-o", str(d / "one.nc"),
+                     "--device", _dev(), "--no-progress"]) == 0
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["stl", "cube.nc", "--var", "nope", "--period", "12"],
+     "variable 'nope' not in .*cube.nc; variables: ndvi, flag"),
+    (["stl", "cube.nc", "--period", "12"], "holds 2 variables .*pick one with --var"),
+    (["stl", "two.csv", "--var", "c", "--period", "12"], "column 'c' not in .*columns: a, b"),
+    (["bfast", "unsorted.nc", "--var", "ndvi", "--start-monitor", "2005-01-01"],
+     "'time' coordinate .* not strictly increasing .*sortby"),
+    (["bfast", "cube.nc", "--var", "ndvi", "--start-monitor", "soon"], "not a date"),
+    (["mp", "missing.nc", "-m", "12"], "no such file"),
+])
+def test_clts_file_errors_are_clean(files, capsys, argv, message):
+    import re
+    d, _ = files
+    argv = [argv[0], str(d / argv[1])] + argv[2:] + ["-o", str(d / "x.nc"), "--no-progress"]
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"clts {argv[0]}: ") and re.search(message, err), err

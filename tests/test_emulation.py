@@ -107,7 +107,7 @@ def test_matrix_profile_default_and_local_stores(gpu, k):
     e = mref.matrix_profile(T, m, k=k)
     tol = 1e-8 if gpu.fp64 else 2e-3 * np.sqrt(m)
     for kw in (dict(), dict(store="local", topk_store="local"), dict(merge="partial")):
-        r = clts.matrix_profile(T, m, k=k, devices=gpu, **kw)
+        r = clts.matrix_profile(T, m, k=k, device=gpu, **kw)
         assert r.plan.precision == ("double" if gpu.fp64 else "single")
         P = np.asarray(r.P).reshape(e["P"].shape)
         assert np.max(np.abs(P - e["P"])) < tol, kw
@@ -134,7 +134,7 @@ def test_float64_refused_without_fp64():
     with pytest.raises(DeviceError, match="cl_khr_fp64.*float32"):
         clts.stl(y, 12, device=iris)
     with pytest.raises(DeviceError, match="precision='single'"):
-        clts.matrix_profile(y[0], 8, devices=iris, precision="double")
+        clts.matrix_profile(y[0], 8, device=iris, precision="double")
 
 
 def test_partial_merge_without_int64_atomics():
@@ -142,12 +142,12 @@ def test_partial_merge_without_int64_atomics():
     no64 = emulation.emulate("a100", _pocl(), extensions=base.extensions - {
         "cl_khr_int64_base_atomics", "cl_khr_int64_extended_atomics"})
     T = np.cumsum(np.random.default_rng(6).standard_normal(200))
-    r = clts.matrix_profile(T, 8, devices=no64)
+    r = clts.matrix_profile(T, 8, device=no64)
     assert r.plan.merge == "partial" and base.int64_atomics
     np.testing.assert_allclose(np.asarray(r.P).ravel(), mref.matrix_profile(T, 8)["P"].ravel(),
                                atol=1e-8)
     with pytest.raises(DeviceError, match="int64"):
-        clts.matrix_profile(T, 8, devices=no64, merge="atomic")
+        clts.matrix_profile(T, 8, device=no64, merge="atomic")
 
 
 def test_topk_lists_fit_gpu_local_memory():
@@ -176,7 +176,7 @@ def test_launch_beyond_limits_fails_before_running():
         clts.stl(y, 12, device=small, loess_version="intragroup", loess_params=dict(wg=512))
     mi100 = emulation.emulate("mi100", _pocl())
     with pytest.raises(ValueError, match="must be <= 256"):
-        clts.matrix_profile(y[0], 8, devices=mi100, wg=512)
+        clts.matrix_profile(y[0], 8, device=mi100, wg=512)
     from clts.runtime.launch import launch
     prg = small.program("runtime/copy.cl.mako", width=1)
     with pytest.raises(DeviceError, match="dimension 0 of 2048 > 1024"):

@@ -29,7 +29,7 @@ def _cases(dev):
         "stl": lambda: clts.stl(y, 12, device=dev).trend,
         "solve_tridiagonal": lambda: clts.solve_tridiagonal(a, b, c, d, device=dev).x,
         "bfast_monitor": lambda: clts.bfast_monitor(cube, dates, dates[50], device=dev).breaks,
-        "matrix_profile": lambda: clts.matrix_profile(T, 16, devices=dev).P,
+        "matrix_profile": lambda: clts.matrix_profile(T, 16, device=dev).P,
     }
 
 

@@ -69,5 +69,5 @@ def test_float32_default_without_fp64():
     import clts
     iris = emulation.emulate("intel-iris-xe", _pocl())
     r = clts.matrix_profile(np.cumsum(np.random.default_rng(0).standard_normal(120)), 8,
-                            devices=iris)
+                            device=iris)
     assert r.plan.precision == "single"

@@ -68,10 +68,10 @@ def test_tridiagonal_any_layout_is_bit_identical(device):
 def test_matrix_profile_any_layout_is_bit_identical(device):
     rng = np.random.default_rng(5)
     T = np.cumsum(rng.standard_normal(300))
-    base = clts.matrix_profile(T, 16, devices=device)
+    base = clts.matrix_profile(T, 16, device=device)
     for name, other in (("strided", np.repeat(T, 2)[::2]), ("reversed", T[::-1].copy()[::-1]),
                         ("big-endian", T.astype(">f8"))):
-        r = clts.matrix_profile(other, 16, devices=device)
+        r = clts.matrix_profile(other, 16, device=device)
         np.testing.assert_array_equal(r.P, base.P, err_msg=name)
         np.testing.assert_array_equal(r.I, base.I, err_msg=name)
 
@@ -83,8 +83,8 @@ def test_matrix_profile_does_not_depend_on_scale(device, scale):
     1e154 and NaN below 1e-160."""
     rng = np.random.default_rng(11)
     T = np.cumsum(rng.standard_normal(400))
-    base = clts.matrix_profile(T, 20, devices=device)
-    r = clts.matrix_profile(T * scale, 20, devices=device)
+    base = clts.matrix_profile(T, 20, device=device)
+    r = clts.matrix_profile(T * scale, 20, device=device)
     np.testing.assert_allclose(r.P, base.P, rtol=1e-9, atol=1e-9)
     assert np.mean(r.I == base.I) > 0.99
 
@@ -95,9 +95,9 @@ def test_matrix_profile_does_not_depend_on_scale(device, scale):
 def test_float32_kernels_with_offsets_and_scales(device, precision, offset, tol):
     rng = np.random.default_rng(13)
     T = np.cumsum(rng.standard_normal(400))
-    base = clts.matrix_profile(T, 20, devices=device)
+    base = clts.matrix_profile(T, 20, device=device)
     T2 = T * offset if offset < 1 or precision == "single" else T + offset
-    r = clts.matrix_profile(T2, 20, precision=precision, devices=device)
+    r = clts.matrix_profile(T2, 20, precision=precision, device=device)
     assert np.isfinite(r.P).all()
     assert np.max(np.abs(r.P - base.P)) < tol
 
@@ -105,8 +105,8 @@ def test_float32_kernels_with_offsets_and_scales(device, precision, offset, tol)
 def test_plain_euclidean_scales_back(device):
     rng = np.random.default_rng(17)
     T = rng.standard_normal(200)
-    base = clts.matrix_profile(T, 10, normalize=False, devices=device)
-    r = clts.matrix_profile(T * 1e100, 10, normalize=False, devices=device)
+    base = clts.matrix_profile(T, 10, normalize=False, device=device)
+    r = clts.matrix_profile(T * 1e100, 10, normalize=False, device=device)
     np.testing.assert_allclose(r.P / 1e100, base.P, rtol=1e-9)
 
 
@@ -129,7 +129,7 @@ def test_profile_that_sets_one_value_keeps_the_others(device, monkeypatch, tmp_p
     rng = np.random.default_rng(1)
     a, c, d = (rng.standard_normal((16, 9)) for _ in range(3))
     b = 4 + rng.random((16, 9))
-    r = clts.solve_tridiagonal(a, b, c, d, device=dev, method="thomas")
+    r = clts.solve_tridiagonal(a, b, c, d, device=dev, version="thomas")
     assert r.plan.params["wg"] == 8
     clts.stl(_stl_data()[[0]], 12, device=dev)
 
@@ -140,8 +140,8 @@ def test_type_default_that_sets_one_value(device, monkeypatch, tmp_path):
                         "schema: 1\ndevice: {type: cpu}\ntridiag: {thomas: {wg: 8}}\n")
     rng = np.random.default_rng(1)
     a, c, d = (rng.standard_normal((16, 9)) for _ in range(3))
-    clts.solve_tridiagonal(a, 4 + rng.random((16, 9)), c, d, device=dev, method="thomas")
-    clts.matrix_profile(rng.standard_normal(100), 8, devices=dev)
+    clts.solve_tridiagonal(a, 4 + rng.random((16, 9)), c, d, device=dev, version="thomas")
+    clts.matrix_profile(rng.standard_normal(100), 8, device=dev)
     t = 2000 + np.arange(60) / 12
     clts.bfast_monitor(rng.standard_normal((60, 3)), t, t[40], device=dev)
 
@@ -166,9 +166,9 @@ def test_bad_profile_value_names_file_and_key(device, monkeypatch, tmp_path):
     a, c, d = (rng.standard_normal((8, 5)) for _ in range(3))
     with pytest.raises(ProfileError, match=r"user\.yaml.*tridiag\.coalesced\.tile_y"):
         clts.solve_tridiagonal(a, 4 + rng.random((8, 5)), c, d, device=dev,
-                               method="thomas-coalesced")
+                               version="thomas-coalesced")
     with pytest.raises(ProfileError, match=r"user\.yaml.*mp\.diag\.unroll"):
-        clts.matrix_profile(rng.standard_normal(100), 8, devices=dev)
+        clts.matrix_profile(rng.standard_normal(100), 8, device=dev)
     with pytest.raises(ProfileError, match=r"user\.yaml.*stl\.intragroup\.wg"):
         clts.stl(_stl_data()[[0]], 12, device=dev)
     with pytest.raises(ProfileError, match=r"user\.yaml.*bfast\.fused\.lanes"):
@@ -197,21 +197,21 @@ def test_bad_keywords_are_clear_errors(device, monkeypatch):
     with pytest.raises(TypeError, match="bogus"):
         clts.stl(y, 12, device=device, loess_params={"bogus": 1})
     with pytest.raises(ValueError, match=r"wg must be <="):
-        clts.stl(y, 12, device=device, loess_version="intragroup",
+        clts.stl(y, 12, device=device, version="intragroup",
                  loess_params={"wg": 1 << 20})
     with pytest.raises(ValueError, match="unroll"):
-        clts.matrix_profile(T, 8, devices=device, unroll=1000000)
+        clts.matrix_profile(T, 8, device=device, unroll=1000000)
     with pytest.raises(ValueError, match="wg"):
-        clts.matrix_profile(T, 8, devices=device, wg=1 << 20)
+        clts.matrix_profile(T, 8, device=device, wg=1 << 20)
     with pytest.raises(TypeError, match="plan"):
-        clts.matrix_profile(T, 8, devices=device, plan="x")
+        clts.matrix_profile(T, 8, device=device, plan="x")
     with pytest.raises(TypeError, match="plan"):
         clts.solve_tridiagonal(a, b, c, d, device=device, plan="x")
     with pytest.raises(ValueError, match="tile_y"):
-        clts.solve_tridiagonal(a, b, c, d, device=device, method="thomas-coalesced", tile_y=0)
+        clts.solve_tridiagonal(a, b, c, d, device=device, version="thomas-coalesced", tile_y=0)
     with pytest.raises(ValueError, match="wg"):
-        clts.solve_tridiagonal(a, b, c, d, device=device, method="thomas", wg=1 << 20)
-    r = clts.matrix_profile(T, 8, devices=device)
+        clts.solve_tridiagonal(a, b, c, d, device=device, version="thomas", wg=1 << 20)
+    r = clts.matrix_profile(T, 8, device=device)
     for kw in ({"max_matches": -1}, {"radius": -1.0}, {"exclusion_zone": -3},
                {"max_motifs": 0}):
         with pytest.raises(ValueError, match=next(iter(kw))):

@@ -74,7 +74,7 @@ def _ids(v):
 def test_self_join_hard_series(device, version):
     T, m = _hard(420, 1), 16
     r = ref.matrix_profile(T, m)
-    res = clts.matrix_profile(T, m, devices=device, **version)
+    res = clts.matrix_profile(T, m, device=device, **version)
     D = _dist_self(T, m, math.ceil(m / 4))
     _check(res.P[:, 0], res.I[:, 0], r["P"][:, 0], r["I"][:, 0], D, 1e-8)
     Dl = np.where(np.tril(np.ones_like(D, bool), -1), D, np.inf)
@@ -93,7 +93,7 @@ def test_ab_join_both(device, version, normalize):
     B[120] = np.nan
     m = 12
     r = ref.matrix_profile(A, m, B, both=True, normalize=normalize)
-    res = clts.matrix_profile(A, m, B, both=True, normalize=normalize, devices=device,
+    res = clts.matrix_profile(A, m, B, both=True, normalize=normalize, device=device,
                               **version)
     D = ref.distance_matrix(A, m, B, normalize=normalize)
     _check(res.P[:, 0], res.I[:, 0], r["P"][:, 0], r["I"][:, 0], D, 1e-8)
@@ -105,7 +105,7 @@ def test_ab_join_both(device, version, normalize):
 def test_self_join_plain_euclidean(device, merge):
     T, m = _series(350, 4), 20
     r = ref.matrix_profile(T, m, normalize=False)
-    res = clts.matrix_profile(T, m, normalize=False, devices=device, merge=merge)
+    res = clts.matrix_profile(T, m, normalize=False, device=device, merge=merge)
     D = _dist_self(T, m, math.ceil(m / 4), normalize=False)
     _check(res.P[:, 0], res.I[:, 0], r["P"][:, 0], r["I"][:, 0], D, 1e-8)
 
@@ -139,14 +139,14 @@ def test_top_k_self_join(device, k, version):
     1e-9 noise on a plateau (exact path), NaN/inf; left/right neighbours unchanged."""
     T, m = _hard(300, 5), 10
     r = ref.matrix_profile(T, m, k=k)
-    res = clts.matrix_profile(T, m, k=k, devices=device, **version)
+    res = clts.matrix_profile(T, m, k=k, device=device, **version)
     D = _dist_self(T, m, math.ceil(m / 4))
     _check_k(res, r, D, k)
     Dl = np.where(np.tril(np.ones_like(D, bool), -1), D, np.inf)
     Dr = np.where(np.triu(np.ones_like(D, bool), 1), D, np.inf)
     _check(res.left_P, res.left_I, r["left_P"], r["left_I"], Dl, 1e-8)
     _check(res.right_P, res.right_I, r["right_P"], r["right_I"], Dr, 1e-8)
-    again = clts.matrix_profile(T, m, k=k, devices=device, **version)
+    again = clts.matrix_profile(T, m, k=k, device=device, **version)
     np.testing.assert_array_equal(again.I, res.I)
     np.testing.assert_array_equal(again.P, res.P)
 
@@ -163,12 +163,12 @@ def test_top_k_ab_join_both(device, store, normalize):
     B[90] = np.inf
     m, k = 10, 3
     r = ref.matrix_profile(A, m, B, k=k, both=True, normalize=normalize)
-    res = clts.matrix_profile(A, m, B, k=k, both=True, normalize=normalize, devices=device,
+    res = clts.matrix_profile(A, m, B, k=k, both=True, normalize=normalize, device=device,
                               topk_store=store, lanes=4, groups=2, tile=16, segment=48)
     D = ref.distance_matrix(A, m, B, normalize=normalize)
     _check_k(res, r, D, k)
     _check_k(res, r, D, k, side="cols", pre="_B")
-    one = clts.matrix_profile(A, m, B, k=k, normalize=normalize, devices=device,
+    one = clts.matrix_profile(A, m, B, k=k, normalize=normalize, device=device,
                               topk_store=store)
     _check_k(one, r, D, k)
     assert one.P_B is None and one.left_I is None
@@ -179,13 +179,13 @@ def test_top_k_plain_euclidean_and_chunks(device, monkeypatch):
     and the geometric launch sizes."""
     T, m, k = _series(260, 4), 12, 4
     r = ref.matrix_profile(T, m, k=k, normalize=False)
-    res = clts.matrix_profile(T, m, k=k, normalize=False, devices=device)
+    res = clts.matrix_profile(T, m, k=k, normalize=False, device=device)
     _check_k(res, r, _dist_self(T, m, math.ceil(m / 4), normalize=False), k)
     r = ref.matrix_profile(T, m, k=k)
     D = _dist_self(T, m, math.ceil(m / 4))
     for chunk in ("1", "3"):
         monkeypatch.setenv("CLTS_MAX_CHUNK", chunk)
-        res = clts.matrix_profile(T, m, k=k, devices=device, groups=1, segment=32)
+        res = clts.matrix_profile(T, m, k=k, device=device, groups=1, segment=32)
         _check_k(res, r, D, k)
 
 
@@ -195,13 +195,13 @@ def test_top_k_edges(device):
     for n, m, k, ez in [(20, 5, 16, None), (40, 4, 16, 0), (30, 6, 7, 30)]:
         T = _series(n, 3)
         r = ref.matrix_profile(T, m, k=k, exclusion_zone=ez)
-        res = clts.matrix_profile(T, m, k=k, exclusion_zone=ez, devices=device)
+        res = clts.matrix_profile(T, m, k=k, exclusion_zone=ez, device=device)
         _check_k(res, r, _dist_self(T, m, math.ceil(m / 4) if ez is None else ez), k)
         np.testing.assert_array_equal(res.left_I, r["left_I"])
         np.testing.assert_array_equal(res.right_I, r["right_I"])
     A, B = _series(50, 1), _series(12, 2)
     r = ref.matrix_profile(A, 5, B, k=10, both=True)
-    res = clts.matrix_profile(A, 5, B, k=10, both=True, devices=device)
+    res = clts.matrix_profile(A, 5, B, k=10, both=True, device=device)
     D = ref.distance_matrix(A, 5, B)
     _check_k(res, r, D, 10)
     _check_k(res, r, D, 10, side="cols", pre="_B")
@@ -219,7 +219,7 @@ def test_top_k_local_memory_too_small(device):
     wg = wgs[0]
     r = ref.matrix_profile(T, m, k=k)
     with pytest.warns(UserWarning, match="topk_store='private' used"):
-        res = clts.matrix_profile(T, m, k=k, devices=device, wg=wg, lanes=8, groups=4,
+        res = clts.matrix_profile(T, m, k=k, device=device, wg=wg, lanes=8, groups=4,
                                   topk_store="local")
     _check_k(res, r, _dist_self(T, m, 2), k)
 
@@ -231,18 +231,18 @@ def test_top_k_mixed_and_blocked(device):
     from clts.mp.topk import TOPK_MAX
     T, m = _series(400, 8), 32
     r = ref.matrix_profile(T, m, k=3)
-    res = clts.matrix_profile(T, m, k=3, precision="mixed", devices=device)
+    res = clts.matrix_profile(T, m, k=3, precision="mixed", device=device)
     D = _dist_self(T, m, math.ceil(m / 4))
     assert np.all(res.P >= r["P"] - 1e-9) and np.max(res.P - r["P"]) <= 1e-3
     np.testing.assert_allclose(np.take_along_axis(D, res.I, 1), res.P, atol=1e-9)
     # single: float32 throughout, against the reference on the float32-rounded series
-    res = clts.matrix_profile(T, m, k=3, precision="single", devices=device)
+    res = clts.matrix_profile(T, m, k=3, precision="single", device=device)
     r32 = ref.matrix_profile(T.astype(np.float32).astype(np.float64), m, k=3)
     assert np.max(np.abs(res.P - r32["P"])) <= 2e-3 * math.sqrt(m)
     k = TOPK_MAX + 1
     T, m = _hard(150, 9), 8
     r = ref.matrix_profile(T, m, k=k)
-    res = clts.matrix_profile(T, m, k=k, devices=device)
+    res = clts.matrix_profile(T, m, k=k, device=device)
     _check_k(res, r, _dist_self(T, m, 2), k)
 
 
@@ -253,13 +253,13 @@ def test_precisions(device, precision):
     single: float32 throughout, against the reference on the float32-rounded series:
     |P - P_ref| <= 2e-3 * sqrt(m)."""
     T, m = _series(600, 8), 32
-    res = clts.matrix_profile(T, m, precision=precision, devices=device)
+    res = clts.matrix_profile(T, m, precision=precision, device=device)
     if precision == "mixed":
         r = ref.matrix_profile(T, m)
         D = _dist_self(T, m, math.ceil(m / 4))
         Pr = r["P"][:, 0]
         # the float32 kernel with its tile's column bests in private and in local memory
-        for res in (res, clts.matrix_profile(T, m, precision=precision, devices=device,
+        for res in (res, clts.matrix_profile(T, m, precision=precision, device=device,
                                              store="local", merge="partial")):
             assert np.all(res.P[:, 0] >= Pr - 1e-9)
             assert np.max(res.P[:, 0] - Pr) <= 1e-3
@@ -275,29 +275,29 @@ def test_precisions(device, precision):
 def test_edge_sizes_and_zones(device):
     T = _series(40, 9)
     # one window: nothing to compare with
-    res = clts.matrix_profile(T[:8], 8, devices=device)
+    res = clts.matrix_profile(T[:8], 8, device=device)
     assert res.P.shape == (1, 1) and np.isinf(res.P[0, 0]) and res.I[0, 0] == -1
     # m = 3, exclusion zone 0 and one too wide for any pair
     for ez in (0, 1, 37):
         r = ref.matrix_profile(T, 3, exclusion_zone=ez)
-        res = clts.matrix_profile(T, 3, exclusion_zone=ez, devices=device)
+        res = clts.matrix_profile(T, 3, exclusion_zone=ez, device=device)
         D = _dist_self(T, 3, ez)
         _check(res.P[:, 0], res.I[:, 0], r["P"][:, 0], r["I"][:, 0], D, 1e-8)
     # a constant series: every pair at distance 0, ties to the smallest index
-    res = clts.matrix_profile(np.full(50, 3.0), 5, devices=device)
+    res = clts.matrix_profile(np.full(50, 3.0), 5, device=device)
     assert np.all(res.P == 0)
     ez = 2
     expect = np.where(np.arange(46) <= ez, np.arange(46) + ez + 1, 0)
     np.testing.assert_array_equal(res.I[:, 0], expect)
     # all NaN
-    res = clts.matrix_profile(np.full(30, np.nan), 5, devices=device)
+    res = clts.matrix_profile(np.full(30, np.nan), 5, device=device)
     assert np.all(np.isinf(res.P)) and np.all(res.I == -1)
 
 
 def test_long_m_and_white_noise(device):
     T, m = _series(700, 10, "noise"), 300
     r = ref.matrix_profile(T, m)
-    res = clts.matrix_profile(T, m, devices=device)
+    res = clts.matrix_profile(T, m, device=device)
     _check(res.P[:, 0], res.I[:, 0], r["P"][:, 0], r["I"][:, 0],
            _dist_self(T, m, math.ceil(m / 4)), 1e-8)
 
@@ -315,7 +315,7 @@ def test_long_series_sampled_rows(device, n, m):
     extra = np.array([n // 3 + 10, nan0 - m, nan0 - m + 1, nan0 + 20, nan0 + 50])
     rows = np.unique(np.concatenate([rows, extra[extra < n - m + 1]]))
     Pr, Ir = ref.rows_profile(T, m, rows)
-    res = clts.matrix_profile(T, m, devices=device)
+    res = clts.matrix_profile(T, m, device=device)
     np.testing.assert_allclose(res.P[rows, 0], Pr, atol=1e-8, rtol=0)
     np.testing.assert_array_equal(res.I[rows, 0], Ir)
 
@@ -325,7 +325,7 @@ def test_chunked_launches(device, monkeypatch):
     T, m = _series(400, 11), 8
     r = ref.matrix_profile(T, m)
     for merge in ("atomic", "partial"):
-        res = clts.matrix_profile(T, m, devices=device, merge=merge, groups=1, segment=32)
+        res = clts.matrix_profile(T, m, device=device, merge=merge, groups=1, segment=32)
         _check(res.P[:, 0], res.I[:, 0], r["P"][:, 0], r["I"][:, 0],
                _dist_self(T, m, 2), 1e-8)
 
@@ -335,11 +335,11 @@ def test_chunked_launches(device, monkeypatch):
 def test_device_split_by_area(self_join, parts):
     """Each device gets consecutive bands of about equal work (pairs), not equal diagonal
     counts: on a self-join's triangle the first device gets far fewer bands than the last."""
-    from clts.mp.diagonal import _band_area, split_bands
+    from clts.mp.diagonal import band_area, split_bands
     lA, lB, D = 50_000, 30_000, 32
     kstart = 17 if self_join else -(lA - 1)
     nb = -(-(lA - kstart) // D) if self_join else -(-(lB - kstart) // D)
-    area = _band_area(lA, lB, self_join, D, nb, kstart)
+    area = band_area(lA, lB, self_join, D, nb, kstart)
     b = split_bands(area, parts)
     assert b[0] == 0 and b[-1] == nb and all(x <= y for x, y in zip(b, b[1:]))
     shares = [area[lo:hi].sum() for lo, hi in zip(b, b[1:])]
@@ -356,13 +356,13 @@ def test_several_devices():
     if len(devs) < 2:
         pytest.skip("needs two devices")
     T, m = _series(500, 12), 16
-    one = clts.matrix_profile(T, m, devices=devs[0])
-    two = clts.matrix_profile(T, m, devices=devs[:2])
+    one = clts.matrix_profile(T, m, device=devs[0])
+    two = clts.matrix_profile(T, m, device=devs[:2])
     np.testing.assert_allclose(two.P, one.P, atol=1e-10)
     np.testing.assert_array_equal(two.I, one.I)
     assert two.diagnostics["devices"] == [d.slug for d in devs[:2]]
-    one = clts.matrix_profile(T, m, k=3, devices=devs[0])
-    two = clts.matrix_profile(T, m, k=3, devices=devs[:2])
+    one = clts.matrix_profile(T, m, k=3, device=devs[0])
+    two = clts.matrix_profile(T, m, k=3, device=devs[:2])
     np.testing.assert_allclose(two.P, one.P, atol=1e-10)
     np.testing.assert_array_equal(two.I, one.I)
     np.testing.assert_array_equal(two.left_I, one.left_I)
@@ -401,13 +401,13 @@ def stumpy_small(tmp_path_factory):
 
 def test_against_stumpy(device, stumpy_small):
     T, A, B, m, s, ab = stumpy_small
-    res = clts.matrix_profile(T, m, devices=device)
+    res = clts.matrix_profile(T, m, device=device)
     np.testing.assert_allclose(res.P[:, 0], s[:, 0], atol=1e-7)
     assert np.mean(res.I[:, 0] == s[:, 1]) > 0.97     # stumpy breaks exact ties differently
     D = _dist_self(T, m, math.ceil(m / 4))
     np.testing.assert_allclose(D[np.arange(len(s)), s[:, 1].astype(int)], res.P[:, 0],
                                atol=1e-7)
-    res = clts.matrix_profile(A, m, B, devices=device)
+    res = clts.matrix_profile(A, m, B, device=device)
     np.testing.assert_allclose(res.P[:, 0], ab[:, 0], atol=1e-7)
     np.testing.assert_array_equal(res.I[:, 0], ab[:, 1].astype(int))
 
@@ -425,7 +425,7 @@ def test_motifs_and_discords(device):
         T[at:at + m] += sine
     for at in (150, 600):
         T[at:at + m] += saw
-    res = clts.matrix_profile(T, m, devices=device)
+    res = clts.matrix_profile(T, m, device=device)
     P = res.P[:, 0]
     # the default zone (m/4) would let the first motif shifted by m/4 + 1 come back as the
     # second; a whole window between reported motifs is what distinct motifs need
@@ -497,7 +497,7 @@ from clts.runtime import get_device
 dev = get_device(sys.argv[2])
 T, m = _hard(48, 16), 6
 r = ref.matrix_profile(T, m)
-res = clts.matrix_profile(T, m, devices=dev, merge=sys.argv[3], lanes=2, groups=2, tile=4,
+res = clts.matrix_profile(T, m, device=dev, merge=sys.argv[3], lanes=2, groups=2, tile=4,
                           segment=8, store=sys.argv[4], wg=2)
 _check(res.P[:, 0], res.I[:, 0], r["P"][:, 0], r["I"][:, 0], _dist_self(T, m, 2), 1e-8)
 print("case ok")
@@ -520,7 +520,7 @@ def test_oclgrind_tiny(device, merge, store):
     if not os.environ.get("CLTS_OCLGRIND"):
         T, m = _hard(48, 16), 6
         r = ref.matrix_profile(T, m)
-        res = clts.matrix_profile(T, m, devices=device, merge=merge, lanes=2, groups=2,
+        res = clts.matrix_profile(T, m, device=device, merge=merge, lanes=2, groups=2,
                                   tile=4, segment=8, store=store, wg=2)
         _check(res.P[:, 0], res.I[:, 0], r["P"][:, 0], r["I"][:, 0], _dist_self(T, m, 2), 1e-8)
         return
@@ -543,7 +543,7 @@ from clts.runtime import get_device
 dev = get_device(sys.argv[2])
 T, m, k = _hard(48, 16), 6, 3
 r = ref.matrix_profile(T, m, k=k)
-res = clts.matrix_profile(T, m, k=k, devices=dev, topk_store=sys.argv[3], lanes=2, groups=2,
+res = clts.matrix_profile(T, m, k=k, device=dev, topk_store=sys.argv[3], lanes=2, groups=2,
                           tile=4, segment=8, wg=2)
 _check_k(res, r, _dist_self(T, m, 2), k)
 print("case ok")
@@ -563,7 +563,7 @@ def test_oclgrind_top_k(device, store):
         sys.path.insert(0, here)
         T, m, k = _hard(48, 16), 6, 3
         r = ref.matrix_profile(T, m, k=k)
-        res = clts.matrix_profile(T, m, k=k, devices=device, topk_store=store, lanes=2,
+        res = clts.matrix_profile(T, m, k=k, device=device, topk_store=store, lanes=2,
                                   groups=2, tile=4, segment=8, wg=2)
         _check_k(res, r, _dist_self(T, m, 2), k)
         return

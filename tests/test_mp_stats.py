@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+import json
+
 import numpy as np
 import pytest
 
@@ -36,7 +38,7 @@ def test_window_stats_exact(device, m, normalize):
     n = 333
     T = _stats_series(n, m)
     p = make_plan(device, m=m)
-    s = series._Side(device, T, m, p, normalize, 0)
+    s = series.Side(device, T, m, p, normalize, 0)
     W = np.lib.stride_tricks.sliding_window_view(T, m)
     assert len(s.mu_h) == n - m + 1
     ex = np.array([_exact_stats(w) for w in W])
@@ -57,7 +59,7 @@ def test_window_stats_single(device):
     """precision='single': float32 statistics of the float32-rounded series."""
     m, T = 24, _stats_series(200, 3) - 1e4
     p = make_plan(device, precision="single", m=m)
-    s = series._Side(device, T, m, p, True, 0)
+    s = series.Side(device, T, m, p, True, 0)
     W = np.lib.stride_tricks.sliding_window_view(s.Tc, m)
     np.testing.assert_allclose(s.mu_h, W.mean(1), rtol=0, atol=1e-5 * np.max(np.abs(T)))
     ss = ((W - W.mean(1)[:, None]) ** 2).sum(1)
@@ -71,8 +73,24 @@ def test_window_stats_single(device):
 LAW_A, LAW_B = 0.01, 3e-10           # seconds, seconds per pair
 
 
+def _pairs(n, m, ez):
+    """Pairs of windows of a self-join more than ``ez`` apart: sum over the diagonals
+    d = ez + 1 .. l - 1 of their l - d pairs."""
+    l = n - m + 1
+    return max(l - ez - 1, 0) * max(l - ez, 0) / 2
+
+
 def _law(n, m=estimate.CAL_M):
-    return LAW_A + LAW_B * estimate._self_pairs(n, m, -(-m // 4))
+    return LAW_A + LAW_B * _pairs(n, m, -(-m // 4))
+
+
+def _cal(device):
+    """The calibration file's content."""
+    return json.loads(estimate.calibration_path(device, "double").read_text())
+
+
+def _save(device, data):
+    estimate.calibration_path(device, "double").write_text(json.dumps(data))
 
 
 @pytest.fixture
@@ -86,8 +104,8 @@ def fake_cal(device, tmp_path, monkeypatch):
     def fake_time(dev, precision, n):
         calls.append(n)
         return _law(n) * (1 + (rng.random() < 0.5) * rng.uniform(0, 0.8))
-    monkeypatch.setattr(estimate, "_cal_time", fake_time)
-    monkeypatch.setattr(estimate, "_load_per_cpu", lambda: 0.1)
+    monkeypatch.setattr(estimate, "calibration_time", fake_time)
+    monkeypatch.setattr(estimate, "load_per_cpu", lambda: 0.1)
     return calls
 
 
@@ -98,7 +116,7 @@ def test_estimate_calibration_fake_timings(device, fake_cal):
     t17 = clts.matrix_profile.estimate(1 << 17, 256, device)
     assert set(fake_cal) == {1 << 15, 1 << 16}
     assert fake_cal.count(1 << 16) == 1 + estimate.CAL_REPEATS
-    data = estimate._read(estimate._cal_path(device, "double"))
+    data = _cal(device)
     assert [p[0] for p in data["calibration"]["points"]] == [1 << 15, 1 << 16]
     assert data["calibration"]["load"] == 0.1 and data["key"].startswith(clts.__version__)
     # extrapolated within a few % of the law, interpolated and at other m as well
@@ -114,7 +132,7 @@ def test_estimate_calibration_fake_timings(device, fake_cal):
     assert fake_cal
     # the progress bar's estimate reads the same file and never calibrates
     fake_cal.clear()
-    assert abs(estimate._cached_estimate(device, "double", 1e10) / (LAW_A + LAW_B * 1e10) - 1) < 0.05
+    assert abs(estimate.cached_estimate(device, "double", 1e10) / (LAW_A + LAW_B * 1e10) - 1) < 0.05
     assert fake_cal == []
 
 
@@ -126,7 +144,7 @@ def test_estimate_adaptive_sizes(device, fake_cal, monkeypatch):
     def fast(dev, precision, n):
         calls.append(n)
         return _law(n) / 16
-    monkeypatch.setattr(estimate, "_cal_time", fast)
+    monkeypatch.setattr(estimate, "calibration_time", fast)
     est = clts.matrix_profile.estimate(1 << 19, 256, device)
     assert set(calls) == {1 << 15, 1 << 16, 1 << 17, 1 << 18}
     assert abs(est / (_law(1 << 19) / 16) - 1) < 0.01
@@ -135,26 +153,26 @@ def test_estimate_adaptive_sizes(device, fake_cal, monkeypatch):
 def test_estimate_stale_calibrations(device, fake_cal, monkeypatch):
     import clts
     clts.matrix_profile.estimate(1 << 16, 256, device)
-    path = estimate._cal_path(device, "double")
+    path = estimate.calibration_path(device, "double")
     # another clts version / kernel source / plan: measured again
-    data = estimate._read(path)
+    data = _cal(device)
     data["key"] = "0.0.0/old"
-    estimate._write(path, data)
+    _save(device, data)
     fake_cal.clear()
     clts.matrix_profile.estimate(1 << 16, 256, device)
     assert fake_cal
     # calibrated on a loaded machine: measured again once the machine is quieter, not before
-    data = estimate._read(path)
+    data = _cal(device)
     data["calibration"]["load"] = 1.0
-    estimate._write(path, data)
-    monkeypatch.setattr(estimate, "_load_per_cpu", lambda: 0.9)
+    _save(device, data)
+    monkeypatch.setattr(estimate, "load_per_cpu", lambda: 0.9)
     fake_cal.clear()
     clts.matrix_profile.estimate(1 << 16, 256, device)
     assert fake_cal == []
-    monkeypatch.setattr(estimate, "_load_per_cpu", lambda: 0.2)
+    monkeypatch.setattr(estimate, "load_per_cpu", lambda: 0.2)
     clts.matrix_profile.estimate(1 << 16, 256, device)
     assert fake_cal
-    assert estimate._read(path)["calibration"]["load"] == 0.2
+    assert _cal(device)["calibration"]["load"] == 0.2
     # an unreadable file is a missing calibration
     path.write_text("{not json")
     fake_cal.clear()
@@ -169,57 +187,57 @@ def test_estimate_refined_by_recorded_runs(device, fake_cal, monkeypatch):
     import clts
     from clts.mp.plan import make_plan
     n17 = 1 << 17
-    p17 = estimate._self_pairs(n17, 256, 64)
+    p17 = _pairs(n17, 256, 64)
     clts.matrix_profile.estimate(n17, 256, device)
     plan = make_plan(device, m=256)
     # this machine is really 20% faster at 2^17 than the calibration's law says
     for slow in (1.5, 1.0, 1.3):
-        estimate._record_run(device, plan, p17, 0.8 * _law(n17) * slow)
+        estimate.record_run(device, plan, p17, 0.8 * _law(n17) * slow)
     assert abs(clts.matrix_profile.estimate(n17, 256, device) / (0.8 * _law(n17)) - 1) < 1e-9
     # halfway between the calibration's 2^16 and the runs' 2^17: interpolated
     est = clts.matrix_profile.estimate(92000, 256, device)
     assert 0.8 * _law(92000) < est < _law(92000)
-    runs = len(estimate._read(estimate._cal_path(device, "double"))["runs"])
-    estimate._record_run(device, plan, 1e6, 1.0)                     # below the calibration sizes
+    runs = len(_cal(device)["runs"])
+    estimate.record_run(device, plan, 1e6, 1.0)                     # below the calibration sizes
     from dataclasses import replace
-    estimate._record_run(device, replace(plan, groups=plan.groups + 1), p17, 1.0)
-    assert len(estimate._read(estimate._cal_path(device, "double"))["runs"]) == runs
+    estimate.record_run(device, replace(plan, groups=plan.groups + 1), p17, 1.0)
+    assert len(_cal(device)["runs"]) == runs
     # matrix_profile records its own k = 1 self-joins (the threshold lowered for a small run)
-    data = estimate._read(estimate._cal_path(device, "double"))
+    data = _cal(device)
     data["calibration"]["points"][0][1] = 1.0
-    estimate._write(estimate._cal_path(device, "double"), data)
+    _save(device, data)
     T = np.cumsum(np.random.default_rng(1).standard_normal(400))
     monkeypatch.delenv("CLTS_MP_RECORD_RUNS", raising=False)
-    before = estimate._cal_path(device, "double").read_bytes()
-    clts.matrix_profile(T, 16, devices=device)                   # not opted in: no write
-    assert estimate._cal_path(device, "double").read_bytes() == before
+    before = estimate.calibration_path(device, "double").read_bytes()
+    clts.matrix_profile(T, 16, device=device)                   # not opted in: no write
+    assert estimate.calibration_path(device, "double").read_bytes() == before
     monkeypatch.setenv("CLTS_MP_RECORD_RUNS", "1")
-    clts.matrix_profile(T, 16, devices=device)
-    clts.matrix_profile(T, 16, T[:300], devices=device)
-    clts.matrix_profile(T, 16, devices=device, k=2)
-    clts.matrix_profile(T, 16, devices=device, groups=1)
-    got = estimate._read(estimate._cal_path(device, "double"))["runs"]
-    assert len(got) == runs + 1 and got[-1][0] == estimate._self_pairs(400, 16, 4)
+    clts.matrix_profile(T, 16, device=device)
+    clts.matrix_profile(T, 16, T[:300], device=device)
+    clts.matrix_profile(T, 16, device=device, k=2)
+    clts.matrix_profile(T, 16, device=device, groups=1)
+    got = _cal(device)["runs"]
+    assert len(got) == runs + 1 and got[-1][0] == _pairs(400, 16, 4)
 
 
 def test_predictor_noise_and_single_point():
     pts = [(1e9, 1.0), (1e9, 1.7), (4e9, 4.0), (4.1e9, 9.0)]
-    f = estimate._predictor(pts)
+    f = estimate.predictor(pts)
     assert abs(f(1e9) - 1.0) < 1e-12 and abs(f(4e9) - 4.0) < 1e-12
     assert abs(f(8e9) - 8.0) < 1e-9
     # a line that would decrease (noise): the n^2 law of the nearer size
-    f = estimate._predictor([(1e9, 2.0), (4e9, 1.5)])
+    f = estimate.predictor([(1e9, 2.0), (4e9, 1.5)])
     assert abs(f(8e9) - 3.0) < 1e-12
-    assert abs(estimate._predictor([(2e9, 1.0)])(4e9) - 2.0) < 1e-12
+    assert abs(estimate.predictor([(2e9, 1.0)])(4e9) - 2.0) < 1e-12
     # the smaller size 30 % slow (noise): between the sizes the line; beyond them the law
     # anchored at the larger size, the fixed cost held to 10 % of the smaller time (a line
     # through both would give 7.6 for a true 8.0)
-    f = estimate._predictor([(1e9, 1.3), (4e9, 4.0)])
+    f = estimate.predictor([(1e9, 1.3), (4e9, 4.0)])
     assert abs(f(2e9) - 2.2) < 1e-12
     assert abs(f(8e9) - (0.13 + 3.87 * 2)) < 1e-12
     assert abs(f(5e8) - 1.3 / 2) < 0.07
     with pytest.raises(ValueError):
-        estimate._predictor([])
+        estimate.predictor([])
 
 
 @pytest.mark.oclgrind
@@ -230,7 +248,7 @@ def test_oclgrind_stats(device):
     A = np.cumsum(np.random.default_rng(6).standard_normal(30))
     A[10:16] = 2.0
     p = make_plan(device, m=m)
-    sA = series._Side(device, A, m, p, True, pad)
+    sA = series.Side(device, A, m, p, True, pad)
     W = np.lib.stride_tricks.sliding_window_view(A, m)
     np.testing.assert_allclose(sA.mu_h, W.mean(1), atol=1e-12)
 
@@ -261,5 +279,5 @@ def test_segment_scales_with_m(device):
     with pytest.raises(ValueError):
         make_plan(fake, m=64, segment_per_m=0)
     T = np.cumsum(np.random.default_rng(2).standard_normal(300))
-    res = clts.matrix_profile(T, 40, devices=device, segment_per_m=1)
+    res = clts.matrix_profile(T, 40, device=device, segment_per_m=1)
     assert res.plan.segment == max(floor, 1024)

@@ -1,5 +1,6 @@
 """Device profiles: schema check on load, lookup order, matching, fallback, provenance."""
 import logging
+import uuid
 
 import pytest
 import yaml
@@ -96,8 +97,7 @@ def test_fallback_order_sources_and_one_warning(tmp_path, monkeypatch, caplog):
     monkeypatch.setenv("CLTS_PROFILE_PATH", str(d_env))
     monkeypatch.setattr(profiles, "user_dir", lambda: d_user)
     info = _info()
-    info.name = "Unseen GPU"
-    profiles._warned.discard(info.fingerprint)
+    info.name = f"Unseen GPU {uuid.uuid4().hex}"     # a new fingerprint: not warned about yet
     with caplog.at_level(logging.WARNING, logger="clts.profiles"):
         p = profiles.effective_profile(info)
         profiles.effective_profile(info)

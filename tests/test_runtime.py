@@ -48,7 +48,7 @@ def test_unusable_device_is_never_chosen(monkeypatch):
     infos = devmod.discover()
     bad = devmod.DeviceInfo(len(infos), 9, 0, "Broken", "broken-gpu", "v", "gpu", "0", "",
                             frozenset(), 999, 0, 1, 1, 1, False, "probe crashed")
-    monkeypatch.setattr(devmod, "_infos", infos + [bad])
+    monkeypatch.setattr(devmod, "discover", lambda refresh=False: infos + [bad])
     assert get_device().info is not bad
     with pytest.raises(clts.DeviceError, match="unusable: probe crashed"):
         get_device("broken-gpu")
@@ -58,7 +58,7 @@ def test_probe_child_process_reports_crash(monkeypatch):
     """A driver that kills the probing process is reported, not propagated."""
     info = devmod.discover()[0]
     monkeypatch.setattr(devmod.sys, "executable", "/bin/false")
-    res = devmod._run_probes([info])
+    res = devmod.run_probes([info])
     assert res[info.index]["ok"] is False
     assert "crashed" in res[info.index]["reason"]
 
@@ -70,9 +70,6 @@ def test_probe_runs_without_oclgrind_checkers(monkeypatch):
     monkeypatch.setenv("OCLGRIND_UNINITIALIZED", "1")
     monkeypatch.setenv("OCLGRIND_DATA_RACES", "1")
     monkeypatch.setenv("CLTS_SOMETHING_ELSE", "kept")
-    env = devmod._probe_env()
-    assert "OCLGRIND_UNINITIALIZED" not in env and "OCLGRIND_DATA_RACES" not in env
-    assert env["CLTS_SOMETHING_ELSE"] == "kept"
     seen = {}
     real_popen = devmod.subprocess.Popen
 
@@ -81,8 +78,9 @@ def test_probe_runs_without_oclgrind_checkers(monkeypatch):
         return real_popen(cmd, **kw)
     monkeypatch.setattr(devmod.subprocess, "Popen", spy)
     info = devmod.discover()[0]
-    assert devmod._run_probes([info])[info.index]["ok"] is True
-    assert "OCLGRIND_UNINITIALIZED" not in seen
+    assert devmod.run_probes([info])[info.index]["ok"] is True
+    assert "OCLGRIND_UNINITIALIZED" not in seen and "OCLGRIND_DATA_RACES" not in seen
+    assert seen["CLTS_SOMETHING_ELSE"] == "kept"
 
 
 def test_device_capabilities_and_identity(device):

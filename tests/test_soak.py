@@ -49,7 +49,7 @@ def _calls(dev, rng):
 
     def mp():
         T = np.cumsum(rng.standard_normal(rng.choice([100, 200])))
-        r = clts.matrix_profile(T, 16, k=int(rng.choice([1, 2])), devices=dev)
+        r = clts.matrix_profile(T, 16, k=int(rng.choice([1, 2])), device=dev)
         return clts.discords(r, 1)[0] if r.P.shape[1] == 1 else r.P
 
     def tridiag():

@@ -26,7 +26,7 @@ def _calls(dev):
     dates = 2000 + np.arange(80) / 23
     cube = np.sin(2 * np.pi * dates)[:, None] + 0.1 * rng.standard_normal((80, 5))
     cube[60:, 1] -= 1
-    mp = clts.matrix_profile(T, 16, devices=dev)
+    mp = clts.matrix_profile(T, 16, device=dev)
     return {
         "stl": lambda: clts.stl(y, 12, device=dev).seasonal,
         "stl-robust-f32": lambda: clts.stl(y.astype(np.float32), 12, robust=True,
@@ -35,14 +35,14 @@ def _calls(dev):
         "bfast": lambda: clts.bfast_monitor(cube, dates, dates[50], device=dev).magnitudes,
         "bfast-multi": lambda: clts.bfast_monitor(cube, dates, dates[50], device=dev,
                                                   version="multi").breaks,
-        "mp": lambda: clts.matrix_profile(T, 16, devices=dev).P,
-        "mp-topk": lambda: clts.matrix_profile(T, 16, k=2, devices=dev).I,
-        "mp-ab": lambda: clts.matrix_profile(T[:150], 12, T_B=T[150:], devices=dev).P,
+        "mp": lambda: clts.matrix_profile(T, 16, device=dev).P,
+        "mp-topk": lambda: clts.matrix_profile(T, 16, k=2, device=dev).I,
+        "mp-ab": lambda: clts.matrix_profile(T[:150], 12, T_B=T[150:], device=dev).P,
         "motifs": lambda: np.array(clts.motifs(T, mp)[0]["indices"]),
         "discords": lambda: clts.discords(mp, 2)[0],
         "tridiag": lambda: clts.solve_tridiagonal(a, b, c, d, device=dev).x,
         "tridiag-pcr": lambda: clts.solve_tridiagonal(a, b, c, d, device=dev,
-                                                      method="pcr").x,
+                                                      version="pcr").x,
     }
 
 

@@ -8,7 +8,6 @@ then uses.
 """
 from __future__ import annotations
 
-import copy
 
 import numpy as np
 import pytest
@@ -68,9 +67,8 @@ def entries(workloads):
 
 @pytest.fixture
 def registered(monkeypatch):
-    patched = copy.deepcopy(profiles.schema())
-    patched["testcopy"] = {"width": 1, "wg": 64, "launch": "full", "vec_min_n": 1024}
-    monkeypatch.setattr(profiles, "_schema_cache", patched)
+    monkeypatch.setitem(profiles.schema(), "testcopy",
+                        {"width": 1, "wg": 64, "launch": "full", "vec_min_n": 1024})
     reg = Registry()
     for e in entries([CopyWorkload(1 << 14), CopyWorkload(1 << 16)]):
         reg.add(e)
@@ -132,7 +130,14 @@ def test_parse_budget():
         cli.parse_budget("ten minutes")
 
 
-def test_interrupted_clts_tune_resumes(device, registered, tmp_path, monkeypatch, capsys):
+@pytest.mark.parametrize("how", ["KeyboardInterrupt", "SIGTERM"])
+def test_interrupted_clts_tune_resumes(device, registered, tmp_path, monkeypatch, capsys, how):
+    """Ctrl-C, or SIGTERM (``timeout``), while a candidate is measured: an interruption (exit
+    130, the measurements so far kept, the signal's handler restored), not a crash; the same
+    command again resumes."""
+    import os
+    import signal
+    import time
     monkeypatch.setattr(cli, "cache_path", lambda dev: tmp_path / "cache.json")
     tunable = registered.tunables["testcopy.copy"]
     real_run, seen = tunable.run, []
@@ -141,14 +146,21 @@ def test_interrupted_clts_tune_resumes(device, registered, tmp_path, monkeypatch
         if p not in seen:
             seen.append(dict(p))
         if len(seen) == 3 and flaky.interrupt:
+            if how == "SIGTERM":
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(1)
             raise KeyboardInterrupt
         return real_run(dev, p, w)
     flaky.interrupt = True
     monkeypatch.setattr(tunable, "run", flaky)
+    handler = signal.getsignal(signal.SIGTERM)
     out = tmp_path / "p.yaml"
     args = ["--device", device.slug, "--quick", "--only", "testcopy.copy", "-o", str(out)]
     assert cli.main(args) == 130
-    assert "resume" in capsys.readouterr().err and not out.exists()
+    err = capsys.readouterr().err
+    assert "resume" in err and not out.exists()
+    assert ("interrupted by SIGTERM" in err) == (how == "SIGTERM")
+    assert signal.getsignal(signal.SIGTERM) == handler
     from clts.tune.cache import MeasurementCache
     assert len(MeasurementCache(tmp_path / "cache.json")) == 2
     flaky.interrupt, seen[:] = False, []

@@ -7,7 +7,6 @@ noisy measurements, resumes an interrupted run and writes a profile that validat
 """
 from __future__ import annotations
 
-import copy
 import itertools
 import math
 from types import SimpleNamespace
@@ -352,11 +351,9 @@ FAKE_DEVICE = SimpleNamespace(vendor="Example Inc.", name="Example Device 9000",
 @pytest.fixture
 def test_schema(monkeypatch):
     """The generic profiles' schema plus the sections of the test entries."""
-    patched = copy.deepcopy(profiles.schema())
-    patched["t"] = {"small": {"wg": 64, "lanes": 1, "flat_max": 1024},
-                    "other": {"kept": 3}}
-    monkeypatch.setattr(profiles, "_schema_cache", patched)
-    return patched
+    monkeypatch.setitem(profiles.schema(), "t", {"small": {"wg": 64, "lanes": 1, "flat_max": 1024},
+                                                 "other": {"kept": 3}})
+    return profiles.schema()
 
 
 def test_profile_written_validates_and_keeps_other_values(tmp_path, test_schema):
@@ -621,18 +618,6 @@ def test_interrupt_is_not_a_crash(tmp_path):
                 settings=quiet()).tune_tunable(
         small_entry(run=lambda d, p, w: ran.append(label(p)) or w))
     assert "wg=64,lanes=8" in ran and not res.wrong
-
-
-def test_sigterm_becomes_keyboard_interrupt():
-    import os
-    import signal
-    from clts.tune.cli import _interrupts_as_keyboard_interrupt
-    with pytest.raises(KeyboardInterrupt, match="SIGTERM"):
-        with _interrupts_as_keyboard_interrupt():
-            os.kill(os.getpid(), signal.SIGTERM)
-            import time
-            time.sleep(1)
-    assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
 
 
 @pytest.mark.skipif(not kernel_tuner_available(), reason="Kernel Tuner not installed")

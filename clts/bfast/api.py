@@ -36,10 +36,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..labels import Labels
 from ..runtime import chunk_sizes, get_device, launch, round_up
 from ..runtime.arrays import native, values_of
 from ..runtime.faults import with_smaller_chunks
 from ..runtime.memory import chunk_progress
+from ..vocabulary import renamed
 from .common import STATUS, ZERO_VARIANCE_ULPS
 from .common import (CONVENTIONS, HISTORIES, critical_value, design_matrix, end_of_history,
                      log_plus, n_coef, rec_cusum_bound, trend_scaling, unscale_coef)
@@ -112,6 +114,15 @@ class BfastResult:
     sigma: np.ndarray | None = None
     plan: Plan | None = None
     diagnostics: dict = field(default_factory=dict)
+    #: the monitoring dates (``breaks`` indexes them) and the history's length, for plots
+    monitor_dates: np.ndarray | None = field(default=None, repr=False)
+
+    def plot(self, pixel=None, *, fig=None, title=None):
+        """Without ``pixel``: the break-date and magnitude maps (2-D cubes). With ``pixel`` (an
+        index tuple into the pixel axes; needs ``detailed=True``): its MOSUM process, the
+        boundary and the break. Needs matplotlib."""
+        from ..plots import plot_bfast
+        return plot_bfast(self, pixel, fig=fig, title=title)
 
 
 def _check_params(k, freq, hfrac, level, period, history, convention, trend):
@@ -128,10 +139,11 @@ def _check_params(k, freq, hfrac, level, period, history, convention, trend):
     return critical_value(hfrac, level, period, convention)
 
 
+@renamed(progress_bar="progress")
 def bfast_monitor(y, dates, start_monitor, *, k=3, freq=365.0, trend=True, hfrac=0.25,
                   level=0.05, history="all", convention="r", magnitudes=True, detailed=False,
-                  nodata=None, time_axis=0, period=10, dtype=None, device=None,
-                  version="auto", plan=None, progress_bar=True, **plan_overrides):
+                  nodata=None, time_axis=None, period=10, dtype=None, device=None,
+                  version="auto", plan=None, progress=True, **plan_overrides):
     """BFAST-Monitor change detection on every pixel (series) of ``y``.
 
     Fits a harmonic season + trend model to the valid values of each pixel's stable history
@@ -142,13 +154,16 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=365.0, trend=True, hfrac
     ----------
     y : array_like
         Cube with a time axis (``time_axis``): float32 / float64 with NaN = missing, or
-        int8/16/32 / uint8/16/32 with ``nodata`` = missing (converted on the device).
-    dates : array_like
+        int8/16/32 / uint8/16/32 with ``nodata`` = missing (converted on the device). A pandas
+        DataFrame holds one pixel per column, time down the rows; per-pixel results of a
+        DataFrame come back as Series indexed by its columns, of a DataArray as DataArrays
+        without the time dimension.
+    dates : array_like or None
         One date per time step, strictly increasing: datetime64 / datetime / date (time in
         days since 1 January of the first year) or numbers such as decimal years (then give
-        ``freq=1``).
-    start_monitor : date or number
-        Start of the monitoring period, the same kind as ``dates``.
+        ``freq=1``). None: the index of a pandas ``y``, the time coordinate of a DataArray.
+    start_monitor : date, date string or number
+        Start of the monitoring period, the same kind as ``dates`` ("2010-01-01" for dates).
     k : int, optional
         Harmonic terms, 1..10 (default 3).
     freq : float, optional
@@ -169,8 +184,9 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=365.0, trend=True, hfrac
         Also return ``mosum``, ``bounds``, ``prediction``, ``coef`` and ``sigma``.
     nodata : number, optional
         The missing-value marker of integer cubes.
-    time_axis : int, optional
-        Axis of ``y`` that is time (default 0).
+    time_axis : int or str, optional
+        Axis of ``y`` that is time: default 0 for numpy, the index of a pandas object, the
+        ``time`` dimension of a DataArray (or a dimension name).
     period : float, optional
         strucchange's ``end``: the monitoring horizon relative to the history (10, as in R).
     dtype : {float32, float64}, optional
@@ -181,15 +197,17 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=365.0, trend=True, hfrac
         Code version ("auto": from the device profile).
     plan : clts.bfast.Plan, optional
         A plan to run as is.
-    progress_bar : bool, optional
-        Show a progress bar over chunks when ``tqdm`` is installed.
+    progress : bool, optional
+        Show a progress bar over chunks when ``tqdm`` is installed (``progress_bar`` is its
+        deprecated name).
     **plan_overrides
         ``lanes``, ``wg``, ``roc_wg``: force plan parameters.
 
     Returns
     -------
     BfastResult
-        Per-pixel arrays shaped like ``y`` without its time axis.
+        Per-pixel arrays shaped like ``y`` without its time axis (labelled for pandas /
+        xarray inputs); ``plot()`` draws the break maps or one pixel's MOSUM.
 
     Raises
     ------
@@ -221,6 +239,16 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=365.0, trend=True, hfrac
     ([23, 23, -1, -1], [datetime.date(2009, 1, 1), datetime.date(2009, 1, 1)])
     """
     crit = _check_params(k, freq, hfrac, level, period, history, convention, trend)
+    labels = Labels(y, time_axis, 0)
+    if dates is None:
+        dates = labels.times()
+        if dates is None:
+            raise ValueError("dates is None: give the dates, or y as a pandas / xarray object "
+                             "whose time axis is labelled")
+        dates = values_of(dates)
+    if isinstance(start_monitor, str):
+        start_monitor = np.datetime64(start_monitor)
+    time_axis = labels.axis
     y = native(values_of(y))       # any layout and byte order; pandas / xarray values
     if y.dtype == np.float16:
         y = y.astype(np.float32)
@@ -230,10 +258,6 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=365.0, trend=True, hfrac
                         f"with nodata, got dtype {y.dtype}")
     if y.ndim < 1:
         raise ValueError("y must have a time axis")
-    if isinstance(time_axis, bool) or not isinstance(time_axis, (int, np.integer)):
-        raise TypeError(f"time_axis must be an int, got {time_axis!r}")
-    if not -y.ndim <= time_axis < y.ndim:
-        raise ValueError(f"time_axis {time_axis} out of range for y of shape {y.shape}")
     y = np.moveaxis(y, int(time_axis), 0)
     N = y.shape[0]
     pix_shape = y.shape[1:]
@@ -276,12 +300,15 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=365.0, trend=True, hfrac
         detailed=bool(detailed), magnitudes=bool(magnitudes)),
         dtype=dtype, crit=crit, hfrac=hfrac, nodata=0.0 if nodata is None else float(nodata),
         roc_bounds=(rec_cusum_bound(level), rec_cusum_bound(0.05)) if history == "ROC" else None,
-        progress_bar=progress_bar, max_items=max_items), device=dev, what="bfast_monitor")
+        progress_bar=progress, max_items=max_items), device=dev, what="bfast_monitor")
 
-    def shaped(a, lead=()):
-        return None if a is None else a.reshape(tuple(lead) + pix_shape)
+    def shaped(a, lead=(), name=None):
+        if a is None:
+            return None
+        a = a.reshape(tuple(lead) + pix_shape)
+        return a if lead else labels.per_series(a, name)
 
-    breaks = shaped(out["breaks"])
+    breaks = shaped(out["breaks"], name="breaks")
     bd_src = np.asarray(dates).ravel() if np.asarray(dates).dtype.kind == "M" else None
     if bd_src is None and t is not None and np.asarray(dates).dtype.kind in "fiu":
         bd_src = np.asarray(dates, dtype=np.float64).ravel()
@@ -289,24 +316,32 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=365.0, trend=True, hfrac
         bd_src = np.asarray(dates, dtype=object).ravel().astype("datetime64[D]")
     mon = bd_src[n:]
     fill = np.datetime64("NaT") if mon.dtype.kind == "M" else np.nan
-    break_dates = np.where(breaks >= 0, mon[np.clip(breaks, 0, None)], fill)
+    b_np = np.asarray(breaks)
+    break_dates = labels.per_series(np.where(b_np >= 0, mon[np.clip(b_np, 0, None)], fill),
+                                    "break_dates")
     res = BfastResult(breaks=breaks, break_dates=break_dates,
-                      magnitudes=shaped(out.get("mags")) if magnitudes else None,
-                      means=shaped(out["means"]), valids=shaped(out["valids"]),
-                      history_start=shaped(out.get("hist_start")), plan=plan)
-    status = shaped(out["status"])
-    res.status = status
+                      magnitudes=shaped(out.get("mags"), name="magnitudes") if magnitudes else None,
+                      means=shaped(out["means"], name="means"),
+                      valids=shaped(out["valids"], name="valids"),
+                      history_start=shaped(out.get("hist_start"), name="history_start"),
+                      plan=plan, monitor_dates=mon)
+    res.status = shaped(out["status"], name="status")
+    status = out["status"].reshape(pix_shape)
     if detailed:
-        res.mosum = shaped(out["mosum"], (N - n,))
-        res.bounds = shaped(out["bounds"], (N - n,))
-        res.prediction = shaped(out["pred"], (N,))
         coef = unscale_coef(np.moveaxis(out["coef"], 0, -1).astype(np.float64), trend, center, scale)
-        res.coef = shaped(np.moveaxis(coef, -1, 0).astype(dtype), (K,))
-        res.sigma = shaped(out["sigma"])
-        idx = np.nonzero((status != 0) & (status != 3))     # no fit (zero variance: exact)
-        for a in (res.coef, res.prediction):
-            a[(slice(None),) + idx] = np.nan
-        res.sigma[idx] = np.nan
+        coef = shaped(np.moveaxis(coef, -1, 0).astype(dtype), (K,))
+        pred = shaped(out["pred"], (N,))
+        sigma = out["sigma"].reshape(pix_shape)
+        bad = (status != 0) & (status != 3)     # no fit (zero variance: exact)
+        coef = np.where(bad, np.asarray(np.nan, dtype), coef)
+        pred = np.where(bad, np.asarray(np.nan, dtype), pred)
+        sigma = np.where(bad, np.asarray(np.nan, dtype), sigma)
+        # DataFrame / DataArray inputs: lead axes labelled (monitoring dates, dates, terms)
+        res.mosum = labels.with_lead(shaped(out["mosum"], (N - n,)), "monitor_time", mon)
+        res.bounds = labels.with_lead(shaped(out["bounds"], (N - n,)), "monitor_time", mon)
+        res.prediction = labels.with_lead(pred, "time", bd_src)
+        res.coef = labels.with_lead(coef, "coef", np.arange(K))
+        res.sigma = labels.per_series(sigma, "sigma")
     counts = {name: int(np.sum(status == code)) for code, name in STATUS.items() if code}
     res.diagnostics = dict(n_history_dates=n, n_monitor_dates=N - n, n_coef=K, critval=crit,
                            failed=int(np.sum(status != 0)), **counts, device=str(dev.slug))

@@ -44,7 +44,7 @@ def check(result, w) -> bool:
 
 def _run(device, w, version, **params):
     return bfast_monitor(w["y"], w["t"], w["start"], device=device, version=version,
-                         progress_bar=False, **params)
+                         progress=False, **params)
 
 
 def _workloads(quick):
@@ -87,7 +87,7 @@ register(Tunable(
     params={"wg": [4, 16, 64]},
     workloads=_roc_workload,
     run=lambda d, p, w: bfast_monitor(w["y"], w["t"], w["start"], device=d, history="ROC",
-                                      roc_wg=p["wg"], progress_bar=False),
+                                      roc_wg=p["wg"], progress=False),
     check=_roc_check, constraint=_wg_ok,
     description="history='ROC' kernel work-group size"))
 

@@ -10,12 +10,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..labels import Labels
 from ..runtime import get_device
+from ..vocabulary import renamed
 from . import flags
 from .diagonal import _top1
-from .estimate import _model, _record_run, _recording_runs, _self_pairs
+from .estimate import _model, _recording_runs, _self_pairs, record_run
 from .plan import Plan, make_plan
-from .series import _Side, _well_scaled
+from .join import Join
+from .series import PAD_SLACK, _well_scaled
 from .topk import _topk
 
 
@@ -41,6 +44,11 @@ class MatrixProfileResult:
         AB-joins with ``both=True``: T_B's profile against T_A.
     diagnostics : dict
         Devices used, seconds, counts of constant / ill-conditioned windows.
+    times : numpy.ndarray or None
+        The window start times of a pandas / xarray input (its time labels cut to l):
+        ``profile`` and ``index`` are then pandas Series indexed by them.
+    series : numpy.ndarray or None
+        Self-joins: the series (for motifs and ``plot()``, which marks motifs and discords).
 
     Examples
     --------
@@ -64,14 +72,31 @@ class MatrixProfileResult:
     P_B: np.ndarray | None = None
     I_B: np.ndarray | None = None
     diagnostics: dict = field(default_factory=dict)
+    times: np.ndarray | None = field(default=None, repr=False)
+    series: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def profile(self):
-        return self.P[:, 0]
+        """The nearest-neighbour distance of each window (a pandas Series indexed by the window
+        start times for a labelled input)."""
+        return self._labelled(self.P[:, 0], "profile")
 
     @property
     def index(self):
-        return self.I[:, 0]
+        """Each window's nearest neighbour (positions; labelled like ``profile``)."""
+        return self._labelled(self.I[:, 0], "index")
+
+    def _labelled(self, a, name):
+        if self.times is None:
+            return a
+        import pandas as pd
+        return pd.Series(a, index=pd.Index(self.times, name="start"), name=name)
+
+    def plot(self, *, max_motifs=1, discords=1, fig=None, title=None):
+        """The series with its top motifs and discords marked above the profile (self-joins);
+        needs matplotlib."""
+        from ..plots import plot_mp
+        return plot_mp(self, max_motifs=max_motifs, n_discords=discords, fig=fig, title=title)
 
 
 def _series(T, name):
@@ -125,7 +150,7 @@ def _compute(*args, **kwargs):
 
 
 def _compute_once(T_A, m, T_B, k, exclusion_zone, normalize, precision, devices, both, plan,
-                  overrides, show_progress):
+                  overrides, show_progress, bands=None):
     T_A = _series(T_A, "T_A")
     T_B = _series(T_B, "T_B")
     devs = _devices(devices)
@@ -144,24 +169,17 @@ def _compute_once(T_A, m, T_B, k, exclusion_zone, normalize, precision, devices,
     p = make_plan(dev, precision=precision, plan=plan, m=m, **overrides)
     ez = int(math.ceil(m / 4)) if exclusion_zone is None else int(exclusion_zone)
     t0 = time.perf_counter()
-    pad = p.band + p.tile + 64
-    sides = {}
-
-    def side(d, key, T):
-        if (d.slug, key) not in sides:
-            s = _Side(d, T, m, p, normalize, pad)
-            s.mark_ill(p, p.segment)
-            sides[(d.slug, key)] = s
-        return sides[(d.slug, key)]
-    A = side(dev, "A", T_A)
-    B = A if self_join else side(dev, "B", T_B)
+    job = Join(devs, p, T_A, None if self_join else T_B, m, ez, k, both, normalize,
+               p.band + p.tile + PAD_SLACK, show_progress)
+    A, B = job.A, job.B
     diag = {"special_A": int(np.sum(A.flags & flags.SPECIAL > 0)),
-            "special_B": int(np.sum(B.flags & flags.SPECIAL > 0)), "nan_A": int(np.sum(A.flags & flags.NONFINITE)),
+            "special_B": int(np.sum(B.flags & flags.SPECIAL > 0)),
+            "nan_A": int(np.sum(A.flags & flags.NONFINITE)),
             "nan_B": int(np.sum(B.flags & flags.NONFINITE)), "devices": [d.slug for d in devs]}
-    if k > 1:
-        res = _topk(devs, p, A, B, self_join, ez, k, both, side, T_A, T_B, show_progress)
-    else:
-        res = _top1(devs, p, A, B, self_join, ez, both, side, T_A, T_B, show_progress)
+    if bands is not None and (k > 1 or len(devs) != 1):
+        raise ValueError("a band range (part of a distributed run) takes k = 1 and one device")
+    job.bands = bands
+    res = _topk(job) if k > 1 else _top1(job)
     if unit != 1.0:          # plain Euclidean distances scale with the series
         for key in ("P", "left_P", "right_P", "P_B"):
             if res.get(key) is not None:
@@ -172,9 +190,25 @@ def _compute_once(T_A, m, T_B, k, exclusion_zone, normalize, precision, devices,
                                diagnostics=diag, **res)
 
 
+def _one_series(T, name, time_axis):
+    """A 1-D series from ``T`` (numpy, pandas Series, one-column DataFrame, DataArray): its
+    time axis ``time_axis``; any other axis must have length 1. Returns (series, times)."""
+    if T is None:
+        return None, None
+    lab = Labels(T, time_axis, -1, name)
+    a = lab.to_last(T)
+    if a.ndim > 1:
+        if int(np.prod(a.shape[:-1])) != 1:
+            raise ValueError(f"{name} must hold one series: its axes other than time_axis "
+                             f"must have length 1, got shape {np.shape(T)}")
+        a = a.reshape(-1)
+    return a, lab.times()
+
+
 class _MatrixProfile:
     """clts.matrix_profile(T_A, m, T_B=None, *, k=1, exclusion_zone=None, normalize=True,
-    precision=None, devices=None, both=False, plan=None, progress=True, **plan_overrides)
+    precision=None, device=None, both=False, plan=None, progress=True, time_axis=None,
+    **plan_overrides)
 
     Exact matrix profile: the nearest neighbours of every length-``m`` subsequence.
 
@@ -186,7 +220,8 @@ class _MatrixProfile:
     ----------
     T_A : array_like, 1-D
         The series; NaN / inf make every subsequence containing them invalid (P = inf, I = -1,
-        never a neighbour).
+        never a neighbour). A pandas Series or 1-D DataArray gives ``profile`` / ``index``
+        labelled by the window start times.
     m : int
         Subsequence length, 3 <= m <= len(T_A).
     T_B : array_like, 1-D, optional
@@ -201,14 +236,17 @@ class _MatrixProfile:
         float64 throughout; float32 diagonal kernel with float64 statistics and exact
         re-evaluation; float32 throughout. Default: "double" where every device has
         ``cl_khr_fp64``, else "single".
-    devices : device or list of devices, optional
-        A list splits the diagonals so each device gets the same number of pairs.
+    device : device or list of devices, optional
+        A list splits the diagonals so each device gets the same number of pairs
+        (``devices`` is its deprecated name).
     both : bool, optional
         AB-joins: also return T_B's profile against T_A (``P_B``, ``I_B``).
     plan : clts.mp.Plan, optional
         A plan to run as is.
     progress : bool, optional
         Progress bar (with the predicted time) when ``tqdm`` is installed.
+    time_axis : int, optional
+        The time axis of an input with extra length-1 axes (default the last).
     **plan_overrides
         Plan fields forced by keyword: ``lanes``, ``groups``, ``tile``, ``segment``,
         ``segment_per_m``, ``wg``, ``merge``, ``store``, ``topk_store``, ``block_rows``,
@@ -252,18 +290,28 @@ class _MatrixProfile:
     >>> bool(np.all(np.diff(r3.P, axis=1) >= 0))
     True
     """
+    @renamed("matrix_profile", devices="device")
     def __call__(self, T_A, m, T_B=None, *, k=1, exclusion_zone=None, normalize=True,
-                 precision=None, devices=None, both=False, plan=None, progress=True,
-                 **plan_overrides):
+                 precision=None, device=None, both=False, plan=None, progress=True,
+                 time_axis=None, _bands=None, **plan_overrides):
+        devices = device
+        T_A, times = _one_series(T_A, "T_A", time_axis)
+        T_B, _ = _one_series(T_B, "T_B", time_axis)
         res = _compute(T_A, m, T_B, k, exclusion_zone, bool(normalize), precision, devices,
-                       bool(both), plan, plan_overrides, progress)
+                       bool(both), plan, plan_overrides, progress, _bands)
+        if times is not None:
+            res.times = np.asarray(times)[:res.P.shape[0]]
+        if T_B is None:
+            res.series = np.asarray(T_A)
+        if _bands is not None:
+            return res
         if (T_B is None and k == 1 and normalize and plan is None and not plan_overrides
                 and len(res.diagnostics.get("devices", ())) == 1 and _recording_runs()):
             # opted in: a k = 1 self-join with the default plan on one device is one more
-            # point of the run-time law that ``estimate`` uses (see _record_run)
-            _record_run(_devices(devices)[0], res.plan, _self_pairs(len(T_A), res.m,
-                                                                    res.exclusion_zone),
-                        res.diagnostics["seconds"])
+            # point of the run-time law that ``estimate`` uses (see record_run)
+            record_run(_devices(devices)[0], res.plan, _self_pairs(len(T_A), res.m,
+                                                                   res.exclusion_zone),
+                       res.diagnostics["seconds"])
         return res
 
     def estimate(self, n, m, device=None, *, n_B=None, precision="double", recalibrate=False):

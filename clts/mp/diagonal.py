@@ -1,7 +1,8 @@
 """The diagonal driver: work lists of bands and segments, the diagonal kernels
 (``diag_top1.cl.mako`` / ``diag_topk.cl.mako``) over a band range on one device, the split of
 the diagonals over several devices, and the k = 1 result (exact re-evaluation of the winners,
-exact paths for special windows)."""
+exact paths for special windows). ``band_area`` and ``split_bands`` (the split by work) are
+public for tests."""
 from __future__ import annotations
 
 
@@ -9,9 +10,11 @@ import numpy as np
 
 from ..runtime import launch, progress, round_up
 from ..runtime.memory import max_chunk_env
+from ..runtime.plans import local_memory_budget
 from . import flags
-from .estimate import _cached_estimate
+from .estimate import cached_estimate
 from .exact import _better, _pair_dist, _scan
+from .series import PAD_SLACK
 
 
 ULONG_MAX = np.uint64(0xFFFFFFFFFFFFFFFF)
@@ -78,7 +81,9 @@ def split_bands(area, parts: int) -> list[int]:
             + [len(area)])
 
 
-def _band_area(lA, lB, self_join, D, nb, kstart):
+def band_area(lA, lB, self_join, D, nb, kstart):
+    """Pairs in each of the ``nb`` bands of ``D`` diagonals from diagonal ``kstart`` (what
+    ``split_bands`` balances)."""
     k0 = kstart + np.arange(nb) * D
     if self_join:
         return np.maximum(lA - k0, 0).astype(float) * D
@@ -94,7 +99,7 @@ def _run_diag(dev, plan, A, B, dB, self_join, cols, b_lo, b_hi, kstart, bar, chu
     lA, lB = A.l, B.l
     atomic = plan.merge == "atomic" and k == 1      # top-k: partial lists, any device
     # room for every column index a padded lane can reach, so packed indices never carry
-    idxbits = max(1, int(max(lA, lB) + D + 64).bit_length())
+    idxbits = max(1, int(max(lA, lB) + D + PAD_SLACK).bit_length())
     local = (plan.store if k == 1 else plan.topk_store) == "local"
     params = dict(real=plan.kernel_real, lanes=plan.lanes, groups=plan.groups, tile=plan.tile,
                   segment=R, NORMALIZE=int(A.normalize), COLS=int(cols), ATOMIC=int(atomic),
@@ -235,7 +240,7 @@ def _local_tile(dev, plan):
     """Rows per tile of the k = 1 kernel with store="local": ``plan.tile``, fewer where the
     work-group's column bests ((tile + band) slots of ``lanes`` values) would not fit."""
     per = plan.lanes * 8   # 8 bytes a slot: a packed key (double) or a float value + int index
-    L = min(plan.tile, (dev.local_mem - 1024) // max(plan.wg, 1) // per - plan.band)
+    L = min(plan.tile, local_memory_budget(dev) // max(plan.wg, 1) // per - plan.band)
     if L < 1:
         from ..runtime import DeviceError
         raise DeviceError(f"device {dev}: store='local' needs {(plan.band + 1) * per} bytes "
@@ -252,14 +257,14 @@ def _topk_tile(dev, plan, k):
     rs = 8 if plan.kernel_real == "double" else 4
     per = k * (rs + 4) + rs
     local = plan.topk_store == "local"
-    if local and (dev.local_mem - 1024) // max(plan.wg, 1) // per - plan.band < 1:
+    if local and local_memory_budget(dev) // max(plan.wg, 1) // per - plan.band < 1:
         import warnings
         warnings.warn(f"clts.matrix_profile: k={k} lists of band {plan.band} x wg {plan.wg} do "
                       f"not fit the {dev.local_mem} bytes of local memory of {dev}; "
                       "topk_store='private' used", stacklevel=4)
         local = False
     if local:
-        budget = (dev.local_mem - 1024) // max(plan.wg, 1)
+        budget = local_memory_budget(dev) // max(plan.wg, 1)
     else:
         budget = min(TOPK_PRIVATE_BYTES, TOPK_PRIVATE_GROUP_BYTES // max(plan.wg, 1))
     L = min(plan.tile, budget // per - plan.band)
@@ -271,35 +276,37 @@ def _topk_tile(dev, plan, k):
     return L, local
 
 
-def _diag_all(devs, p, A0, B0, self_join, ez, cols, side, T_A, T_B, show_progress, k=1):
+def _diag_all(job):
     """:func:`_diag_bands`, run again with fewer bands per launch after an allocation failure
     (``faults.with_smaller_chunks``); any other failure names the launch it happened in."""
     from ..runtime.faults import with_smaller_chunks
-    return with_smaller_chunks(
-        lambda max_bands: _diag_bands(devs, p, A0, B0, self_join, ez, cols, side, T_A, T_B,
-                                      show_progress, k, max_bands),
-        device=devs[0], what="matrix_profile")
+    return with_smaller_chunks(lambda max_bands: _diag_bands(job, max_bands),
+                               device=job.devs[0], what="matrix_profile")
 
 
-def _diag_bands(devs, p, A0, B0, self_join, ez, cols, side, T_A, T_B, show_progress, k=1,
-                max_bands=None):
-    """Run the diagonal kernel over all bands, split between ``devs`` by area; returns one
+def _diag_bands(job, max_bands=None):
+    """Run the diagonal kernel over all bands, split between ``job.devs`` by area; returns one
     (row indices, column indices) per device ([l] for k = 1, [l, k] for k > 1)."""
+    devs, p, self_join, ez, k = job.devs, job.plan, job.self_join, job.ez, job.k
     D = p.band
-    lA, lB = A0.l, B0.l
+    lA, lB = job.A.l, job.B.l
     kstart = ez + 1 if self_join else -(lA - 1)
     nb = 0
     if self_join:
         nb = max(0, -(-(lA - kstart) // D)) if lA > kstart else 0
     else:
         nb = -(-(lB - 1 - kstart + 1) // D)
-    area = _band_area(lA, lB, self_join, D, nb, kstart)
+    area = band_area(lA, lB, self_join, D, nb, kstart)
     total = float(area.sum())
     bounds = split_bands(area, len(devs))
+    if job.bands is not None:
+        part, parts = job.bands
+        full = split_bands(area, parts)
+        bounds = [full[part], full[part + 1]]
     bar = None
-    if show_progress and total > 5e9:
+    if job.show_progress and total > 5e9:
         desc = "matrix profile"
-        est = _cached_estimate(devs[0], p.precision, total)
+        est = cached_estimate(devs[0], p.precision, total)
         if est is not None:
             desc += f" (estimate {est / len(devs):.0f} s)"
         bar = progress(range(1), total=total, desc=desc, unit="pair")
@@ -316,11 +323,10 @@ def _diag_bands(devs, p, A0, B0, self_join, ez, cols, side, T_A, T_B, show_progr
         b_lo, b_hi = bounds[di], bounds[di + 1]
         if b_hi <= b_lo:
             continue
-        A = side(d, "A", T_A)
-        B = A if self_join else side(d, "B", T_B)
+        A, B = job.side(d, "A"), job.side(d, "B")
         A.dev_arrays = A.upload(d, as_columns=False)
         dB = B.upload(d, as_columns=True)
-        run = _run_diag(d, p, A, B, dB, self_join, cols, b_lo, b_hi, kstart, bar,
+        run = _run_diag(d, p, A, B, dB, self_join, job.cols, b_lo, b_hi, kstart, bar,
                         chunk_bands, k)
         next(run)                       # enqueue on this device, then go to the next one
         running.append(run)
@@ -330,14 +336,16 @@ def _diag_bands(devs, p, A0, B0, self_join, ez, cols, side, T_A, T_B, show_progr
     return partial
 
 
-def _top1(devs, p, A0, B0, self_join, ez, both, side, T_A, T_B, show_progress):
-    lA, lB = A0.l, B0.l
-    cols = self_join or both
-    partial = _diag_all(devs, p, A0, B0, self_join, ez, cols, side, T_A, T_B, show_progress)
+def _top1(job):
+    """k = 1: the diagonal kernel's winners of every device, re-evaluated exactly; the
+    constant and ill-conditioned windows from exact scans."""
+    p, self_join, ez, both, cols = job.plan, job.self_join, job.ez, job.both, job.cols
+    A, B = job.A, job.B
+    lA, lB = A.l, B.l
+    partial = _diag_all(job)
     ri = np.full(lA, -1, np.int64)
     ci = np.full(lB, -1, np.int64) if cols else None
-    dev = devs[0]
-    A, B = A0, B0
+    dev = job.devs[0]
     # exact re-evaluation of every device's winner, then the best over devices
     rd = np.full(lA, np.inf)
     cd = np.full(lB, np.inf) if cols else None

@@ -5,7 +5,13 @@ version, kernel source and default plan: the calibration (two sizes, the minimum
 CAL_REPEATS runs each, the machine load per CPU before it) and, when the user opts in with
 ``CLTS_MP_RECORD_RUNS=1``, the last RUNS_KEPT k = 1 self-joins at least as large as the smaller
 calibration size. The prediction uses the fastest run of each half-octave of pairs (timing noise
-on a shared machine only ever adds time). Only ``matrix_profile.estimate`` creates the file."""
+on a shared machine only ever adds time). Only ``matrix_profile.estimate`` creates the file.
+
+Public names besides the constants, for the library's other modules and for tests:
+``calibration_path(dev, precision)`` (the JSON file), ``predictor(points)`` (the fit),
+``record_run`` (adds one run, as ``matrix_profile`` does when opted in), ``cached_estimate``
+(the progress bar's estimate: never calibrates), and the two measurements that tests replace
+with fakes, ``calibration_time(dev, precision, n)`` and ``load_per_cpu()``."""
 from __future__ import annotations
 
 import json
@@ -61,14 +67,14 @@ def _self_pairs(n, m, ez):
     return max(l - ez - 1, 0) * max(l - ez, 0) / 2
 
 
-def _load_per_cpu():
+def load_per_cpu():
     try:
         return os.getloadavg()[0] / (os.cpu_count() or 1)
     except (OSError, AttributeError):
         return 0.0
 
 
-def _cal_path(dev, precision):
+def calibration_path(dev, precision):
     from ..runtime.icd import cache_dir
     d = cache_dir() / "mp"
     d.mkdir(parents=True, exist_ok=True)
@@ -86,8 +92,8 @@ def _code_key(dev, precision):
         from pathlib import Path
         from .. import __version__
         h = hashlib.sha1(__version__.encode())
-        tdir = Path(__file__).resolve().parents[1] / "templates" / "mp"
-        for f in sorted(tdir.glob("*.cl.mako")):
+        tdir = Path(__file__).resolve().parents[1] / "templates"
+        for f in sorted([*tdir.glob("mp/*.cl.mako"), *tdir.glob("common/*.cl.mako")]):
             h.update(f.read_bytes())
         _CODE.append(f"{__version__}/{h.hexdigest()[:12]}")
     from dataclasses import replace
@@ -127,7 +133,7 @@ def _points(data):
     return pts
 
 
-def _predictor(points):
+def predictor(points):
     """t(pairs) from measured (pairs, seconds): per half-octave of pairs the fastest run; between
     two sizes the line through them; beyond the measured sizes the n^2 law anchored at the
     nearest size, t = a + (t_A - a) * pairs / pairs_A, with the fixed cost a the intercept of the
@@ -168,7 +174,7 @@ def _predictor(points):
     return predict
 
 
-def _cal_time(dev, precision, n):
+def calibration_time(dev, precision, n):
     """Wall seconds of one k=1 self-join of a random walk of length n (not recorded)."""
     T = np.cumsum(np.random.default_rng(n).standard_normal(n))
     t0 = time.perf_counter()
@@ -178,15 +184,15 @@ def _cal_time(dev, precision, n):
 
 
 def _calibrate(dev, precision):
-    load = _load_per_cpu()
+    load = load_per_cpu()
     times = {}
     if CAL_SIZES:
         sizes = tuple(CAL_SIZES)
     else:
         n = CAL_START
         while True:
-            _cal_time(dev, precision, n)                    # build, warm caches
-            times[n] = [_cal_time(dev, precision, n)]
+            calibration_time(dev, precision, n)                    # build, warm caches
+            times[n] = [calibration_time(dev, precision, n)]
             if times[n][0] >= CAL_MIN_SECONDS or n >= CAL_MAX:
                 break
             n *= 2
@@ -197,25 +203,25 @@ def _calibrate(dev, precision):
     for n in sizes:
         ts = times.get(n, [])
         if not ts:
-            _cal_time(dev, precision, n)
+            calibration_time(dev, precision, n)
         while len(ts) < CAL_REPEATS:
-            ts.append(_cal_time(dev, precision, n))
+            ts.append(calibration_time(dev, precision, n))
         pts.append([n, _self_pairs(n, CAL_M, math.ceil(CAL_M / 4)), min(ts)])
     return {"date": time.time(), "load": round(load, 3), "cpus": os.cpu_count(),
             "m": CAL_M, "repeats": CAL_REPEATS, "points": pts}
 
 
 def _model(dev, precision="double", recalibrate=False):
-    path = _cal_path(dev, precision)
+    path = calibration_path(dev, precision)
     key = _code_key(dev, precision)
     data = _read(path)
-    if recalibrate or _stale(data, key, _load_per_cpu()):
+    if recalibrate or _stale(data, key, load_per_cpu()):
         runs = data.get("runs", []) if data and data.get("key") == key and not recalibrate \
             else []
         data = {"schema": CAL_SCHEMA, "key": key, "calibration": _calibrate(dev, precision),
                 "runs": runs}
         _write(path, data)
-    return _predictor(_points(data))
+    return predictor(_points(data))
 
 
 def _recording_runs() -> bool:
@@ -224,12 +230,12 @@ def _recording_runs() -> bool:
     return os.environ.get("CLTS_MP_RECORD_RUNS", "").strip().lower() in ("1", "true", "yes")
 
 
-def _record_run(dev, plan, pairs, seconds):
+def record_run(dev, plan, pairs, seconds):
     """Add one k=1 self-join to the calibration file of its device and precision (if it is
     valid for this code and plan, and the run at least as large as the smaller calibration
     size: smaller runs are not in the n^2 regime)."""
     try:
-        path = _cal_path(dev, plan.precision)
+        path = calibration_path(dev, plan.precision)
         data = _read(path)
         key = _code_key(dev, plan.precision)
         if data is None or data.get("key") != key or not data.get("calibration"):
@@ -241,19 +247,19 @@ def _record_run(dev, plan, pairs, seconds):
         if pairs < min(p for _, p, _ in data["calibration"]["points"]):
             return
         runs = data.setdefault("runs", [])
-        runs.append([float(pairs), float(seconds), round(_load_per_cpu(), 3), time.time()])
+        runs.append([float(pairs), float(seconds), round(load_per_cpu(), 3), time.time()])
         del runs[:-RUNS_KEPT]
         _write(path, data)
     except (OSError, ValueError, KeyError, TypeError):
         pass            # the estimate is a convenience: never fail a computation for it
 
 
-def _cached_estimate(dev, precision, pairs):
+def cached_estimate(dev, precision, pairs):
     """Seconds predicted from a calibration already on disk (never runs one), else None."""
     try:
-        data = _read(_cal_path(dev, precision))
+        data = _read(calibration_path(dev, precision))
         if _stale(data, _code_key(dev, precision), 0.0):
             return None
-        return _predictor(_points(data))(pairs)
+        return predictor(_points(data))(pairs)
     except (OSError, ValueError, KeyError, TypeError):
         return None

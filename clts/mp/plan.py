@@ -24,7 +24,7 @@ PRECISIONS = ("double", "mixed", "single")
 MERGES = ("atomic", "partial")
 STORES = ("private", "local")
 
-#: factor C of the ill-conditioning test (``_Side.mark_ill`` in api.py): a window whose centred
+#: factor C of the ill-conditioning test (``Side.mark_ill`` in series.py): a window whose centred
 #: norm^2 is below C * eps * R * S^2 goes to the exact path
 ILL_FACTOR = {"double": 1e8, "mixed": 1e3, "single": 1e3}
 

@@ -20,6 +20,11 @@ def windows(T, m):
 def _znorm(W):
     valid = np.all(np.isfinite(W), axis=1)
     Wc = np.where(valid[:, None], W, 0.0)
+    # each window divided by a power of two near its largest |value| (exact): the z-normalised
+    # values do not depend on it, and squares of tiny or huge values neither underflow nor
+    # overflow
+    top = np.max(np.abs(Wc), axis=1, initial=0.0)
+    Wc = Wc / np.where(top > 0, np.exp2(np.frexp(top)[1].astype(np.float64)), 1.0)[:, None]
     mu = Wc.mean(axis=1)
     X = Wc - mu[:, None]
     sd = np.sqrt((X * X).mean(axis=1))

@@ -1,6 +1,7 @@
 """Preparation of a series for the matrix-profile kernels: rescaling by a power of two (and
 centring for the float32 kernels), window statistics and flags (``stats.cl.mako``), the O(1)
-update coefficients, and the device arrays of a row or column side (``_Side``)."""
+update coefficients, and the device arrays of a row or column side (``Side``, public so that
+tests check its window statistics ``mu_h``, ``ss_h`` and ``flags`` against exact arithmetic)."""
 from __future__ import annotations
 
 
@@ -11,6 +12,9 @@ from . import flags
 from .plan import ILL_FACTOR
 
 
+#: zero-padded columns beyond the band and tile reach on each side of a column series: the lanes
+#: of a band past the last window read them (also room for their indices in a packed key)
+PAD_SLACK = 64
 #: independent vectors of windows per work-item of the statistics kernel (stats.cl.mako)
 STATS_CHAINS = 4
 
@@ -82,7 +86,7 @@ def _update_coefficients(T, mu, m, nw, normalize):
     return df, dg
 
 
-class _Side:
+class Side:
     """One series on one device: cleaned values, window statistics and update coefficients."""
 
     def __init__(self, dev, T, m, plan, normalize, pad):
@@ -157,7 +161,7 @@ class _Side:
         else:
             r = np.where(self.flags & flags.NONFINITE, np.nan, -self.ss_h / 2)
         P = self.pad if as_columns else 0
-        E = (P + m + 64) if as_columns else 0
+        E = (P + m + PAD_SLACK) if as_columns else 0
         Te = np.concatenate([np.zeros(P), self.Tc, np.zeros(E + m)])
         nw = P + l + E                       # windows -P .. l+E-1
         mu = np.zeros(nw)

@@ -154,17 +154,16 @@ def _special_k(dev, p, X, Y, S, k, ez, rows_out, cols_out, skip_cols=None):
             Pc[...], Ic[...] = Pn, In
 
 
-def _topk(devs, p, A0, B0, self_join, ez, k, both, side, T_A, T_B, show_progress):
+def _topk(job):
     """k nearest neighbours from the diagonal kernel's in-kernel top-k lists, re-evaluated
     exactly; special windows from exact rows. k > TOPK_MAX: the blocked path."""
+    p, self_join, ez, k, both = job.plan, job.self_join, job.ez, job.k, job.both
+    A, B = job.A, job.B
+    dev = job.devs[0]
     if k > TOPK_MAX:
-        return _topk_blocked(devs[0], p, A0, B0, self_join, ez, k, both)
-    lA, lB = A0.l, B0.l
-    cols = self_join or both
-    partial = _diag_all(devs, p, A0, B0, self_join, ez, cols, side, T_A, T_B, show_progress,
-                        k=k)
-    dev = devs[0]
-    A, B = A0, B0
+        return _topk_blocked(dev, p, A, B, self_join, ez, k, both)
+    lA, lB = A.l, B.l
+    partial = _diag_all(job)
     empty = lambda n: [np.full((n, k), np.inf), np.full((n, k), -1, np.int64)]  # noqa: E731
     if self_join:
         prof = {"right": empty(lA), "left": empty(lA)}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..runtime.plans import local_memory_budget
 from ..tune import Tunable, register
 from . import reference
 from .api import matrix_profile
@@ -31,7 +32,7 @@ def _check(result, w):
 
 
 def _run_diag(device, params, w):
-    return matrix_profile(w["T"], M, devices=device, progress=False, **params)
+    return matrix_profile(w["T"], M, device=device, progress=False, **params)
 
 
 def _constraint(params, device):
@@ -41,7 +42,7 @@ def _constraint(params, device):
         return False
     if params.get("store") == "local" and \
             (params["lanes"] * params["groups"] + 1) * params["lanes"] * 8 * params["wg"] \
-            > device.local_mem - 1024:
+            > local_memory_budget(device):
         return False
     return params["wg"] <= device.max_work_group
 
@@ -58,7 +59,7 @@ register(Tunable(
 
 
 def _run_topk(device, params, w):
-    return matrix_profile(w["T"], M, devices=device, progress=False, k=TOPK_K, **params)
+    return matrix_profile(w["T"], M, device=device, progress=False, k=TOPK_K, **params)
 
 
 #: k of the top-k workload (the tuner checks its first column against the reference)
@@ -72,7 +73,7 @@ register(Tunable(
 
 
 def _run_merge(device, params, w):
-    return matrix_profile(w["T"], M, devices=device, progress=False, merge=params["merge"])
+    return matrix_profile(w["T"], M, device=device, progress=False, merge=params["merge"])
 
 
 register(Tunable(

@@ -6,7 +6,8 @@ chosen. Default order: GPU, accelerator, CPU; real drivers before simulators (Oc
 more compute units first. ``CLTS_DEVICE`` or a ``device=`` argument (an index into
 ``clts devices``, a case-insensitive substring of platform name, device name or slug, or a
 ``Device``)
-override the default.
+override the default. ``run_probes(infos)`` probes in child processes without reading or writing
+the cache (public for tests of a crashing probe).
 """
 from __future__ import annotations
 
@@ -146,8 +147,9 @@ def _probe_env() -> dict:
     return {k: v for k, v in os.environ.items() if k not in _PROBE_ENV_DROP}
 
 
-def _run_probes(infos: list[DeviceInfo]) -> dict[int, dict]:
-    """Probe devices in child processes, in parallel. Returns {info.index: result}."""
+def run_probes(infos: list[DeviceInfo]) -> dict[int, dict]:
+    """Probe devices in child processes, in parallel, with the environment of ``_probe_env``;
+    the on-disk cache is neither read nor written. Returns {info.index: result}."""
     env = _probe_env()
     procs = {}
     for info in infos:
@@ -217,7 +219,7 @@ def discover(refresh: bool = False) -> list[DeviceInfo]:
         cache = {} if refresh else _load_probe_cache()
         todo = [i for i in infos if key(i) not in cache]
         if todo:
-            for index, res in _run_probes(todo).items():
+            for index, res in run_probes(todo).items():
                 cache[key(infos[index])] = res
             _save_probe_cache({**_load_probe_cache(), **cache})
         for i in infos:
@@ -386,6 +388,11 @@ class Device:
 
     def __repr__(self):
         return f"<clts.Device {self.info.index}: {self.slug} ({self})>"
+
+    def __reduce__(self):
+        # pickled (Dask, multiprocessing) as its name: the receiving process opens its own
+        # context; OpenCL objects never cross a process boundary
+        return (get_device, (self.slug,))
 
     def __str__(self):
         if self.info.emulates:

@@ -59,7 +59,9 @@ _schema_cache = None
 
 
 def schema() -> dict:
-    """Union of the shipped generic defaults: the tree of allowed keys and their values."""
+    """Union of the shipped generic defaults: the tree of allowed keys and their values (one
+    dict per process, the same object every call: tests add sections with
+    ``monkeypatch.setitem(profiles.schema(), ...)``)."""
     global _schema_cache
     if _schema_cache is None:
         merged: dict = {}

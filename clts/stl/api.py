@@ -6,9 +6,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..runtime import chunk_sizes, get_device, launch
+from ..labels import Labels
 from ..runtime.arrays import float_array
 from ..runtime.faults import with_smaller_chunks
 from ..runtime.memory import chunk_progress, scratch
+from ..vocabulary import renamed
 from .params import QUAD_DET_TOL, resolve_parameters
 from .plan import VERSIONS, LoessChoice, Plan, choose, fit_intragroup, fit_table, read_choices
 
@@ -19,15 +21,19 @@ class STLResult:
 
     Attributes
     ----------
-    seasonal, trend, resid : numpy.ndarray
-        The decomposition, shaped like the input ([batch, time] or [time]); ``resid`` is NaN
-        where the input is.
+    seasonal, trend, resid : numpy.ndarray, or labelled like the input
+        The decomposition, shaped like the input ([batch, time], [time], or any layout with
+        ``time_axis``); pandas / xarray inputs give DataFrames / Series / DataArrays with the
+        input's labels. ``resid`` is NaN where the input is.
     weights : numpy.ndarray
         Robustness weights (1 without ``robust``; 0 at missing values and in failed series).
     diagnostics : dict
         ``n_failed``: series that came back NaN (a whole cycle-subseries missing, or fewer than
         2 x period valid values); ``failed``: their boolean mask; ``params``: the resolved
         parameters; the LOESS versions used.
+
+    ``trend_slope()`` gives each series' trend slope per time step; ``plot(series)`` draws the
+    decomposition panels of one series (matplotlib).
 
     Examples
     --------
@@ -42,21 +48,39 @@ class STLResult:
     resid: np.ndarray
     weights: np.ndarray
     diagnostics: dict = field(default_factory=dict)
+    #: where the input's time axis was and its labels (pandas / xarray inputs come back labelled)
+    labels: Labels | None = field(default=None, repr=False)
 
-    def trend_slope(self) -> np.ndarray:
-        """Least-squares slope (per time step) of the trend component of each series."""
-        t = np.atleast_2d(self.trend)
-        x = np.arange(t.shape[-1], dtype=np.float64)
-        xc = x - x.mean()
-        slope = (t.astype(np.float64) - t.mean(axis=-1, keepdims=True)) @ xc / (xc @ xc)
-        return slope[0] if np.ndim(self.trend) == 1 else slope
+    def _time_last(self, a) -> np.ndarray:
+        return self.labels.to_last(a) if self.labels is not None else np.asarray(a)
+
+    def trend_slope(self):
+        """Least-squares slope (per time step) of the trend component of each series (a Series
+        indexed by a DataFrame's columns, a DataArray without the time dimension)."""
+        trend = self._time_last(self.trend)
+        slope = slope_per_step(trend)
+        return self.labels.per_series(slope, "trend_slope") if self.labels else slope
+
+    def plot(self, series=0, *, fig=None, title=None):
+        """The decomposition panels (data, seasonal, trend, residual) of one series (its index
+        into the batch, in the input's non-time axes order); needs matplotlib."""
+        from ..plots import plot_stl
+        return plot_stl(self, series, fig=fig, title=title)
+
+
+def slope_per_step(trend: np.ndarray) -> np.ndarray:
+    """Least-squares slope against 0, 1, 2, ... along the last axis (NaN series give NaN)."""
+    t = np.asarray(trend, dtype=np.float64)
+    x = np.arange(t.shape[-1], dtype=np.float64)
+    xc = x - x.mean()
+    return (t - t.mean(axis=-1, keepdims=True)) @ xc / (xc @ xc)
 
 
 def _validate(y):
     # any layout numpy allows (Fortran order, strided, big-endian): C-contiguous native floats
     y = float_array(y, "y")
-    if y.ndim not in (1, 2):
-        raise ValueError(f"y must be [time] or [batch, time], got shape {y.shape}")
+    if y.ndim < 1:
+        raise ValueError(f"y must have a time axis, got shape {y.shape}")
     if not np.isfinite(y).all() and np.isinf(y).any():
         raise ValueError("y holds +-inf; only finite values and NaN (= missing) are accepted")
     return y
@@ -333,10 +357,11 @@ class _Runner:
         return failed
 
 
+@renamed(loess_version="version")
 def stl(y, period, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, trend_deg=1,
         low_pass_deg=1, seasonal_jump=1, trend_jump=1, low_pass_jump=1, robust=False,
-        inner_iter=None, outer_iter=None, loess_version="auto", r_defaults=False, device=None,
-        loess_params=None, interpolation="linear"):
+        inner_iter=None, outer_iter=None, version="auto", r_defaults=False, device=None,
+        loess_params=None, interpolation="linear", time_axis=None, progress=True):
     """Batched STL decomposition (seasonal + trend + remainder) with missing values.
 
     Every series of the batch is decomposed by the LOESS-based procedure of Cleveland et al.,
@@ -345,9 +370,11 @@ def stl(y, period, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, tre
 
     Parameters
     ----------
-    y : array_like, shape (batch, time) or (time,)
+    y : array_like, shape (batch, time) or (time,), or any shape with ``time_axis``
         float32 or float64 series (other real types are converted to float64); NaN marks a
-        missing value. +-inf is rejected. A series needs at least two periods.
+        missing value. +-inf is rejected. A series needs at least two periods. A pandas
+        Series / DataFrame (one series per column, time down the rows) or an xarray DataArray
+        comes back labelled: the components with the input's index / coordinates.
     period : int
         Length of the seasonal cycle, >= 2.
     seasonal, trend, low_pass : int, optional
@@ -362,8 +389,9 @@ def stl(y, period, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, tre
         Bisquare robustness weights from 6 x the median absolute residual.
     inner_iter, outer_iter : int, optional
         Iterations; default 5 / 0, or 2 / 15 with ``robust=True`` (statsmodels' choice).
-    loess_version : {"auto", "outer", "intragroup", "flat"}, optional
+    version : {"auto", "outer", "intragroup", "flat"}, optional
         LOESS code version; "auto" picks per smoother from the device profile.
+        ``loess_version`` is its deprecated name (a DeprecationWarning, one release).
     r_defaults : bool, optional
         Take R's ``stl`` defaults for the jumps (ceil(window / 10)), degrees and iterations
         where they are left at statsmodels' defaults.
@@ -376,6 +404,12 @@ def stl(y, period, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, tre
     interpolation : {"linear", "hermite"}, optional
         Between jumped fits: linear (statsmodels and R) or cubic Hermite from the fitted values
         and the slopes of the local fits (stlplus and Serykh et al.).
+    time_axis : int, optional
+        The axis of ``y`` that is time: default the last for numpy arrays (any number of other
+        axes), the index of a pandas object, the ``time`` dimension of a DataArray (or a
+        dimension name).
+    progress : bool, optional
+        A progress bar over device chunks (tqdm, when there is more than one chunk).
 
     Returns
     -------
@@ -387,7 +421,7 @@ def stl(y, period, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, tre
     ------
     ValueError
         Bad window, degree, jump or iteration values, a series shorter than two periods,
-        +-inf values, or an unknown ``loess_version`` / ``interpolation``.
+        +-inf values, or an unknown ``version`` / ``interpolation``.
     TypeError
         ``y`` is not real numeric.
     clts.DeviceError
@@ -423,16 +457,17 @@ def stl(y, period, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, tre
     >>> bool(np.isnan(r.resid[1, 30]))
     True
     """
-    y = _validate(y)
+    labels = Labels(y, time_axis, -1)
+    y = _validate(labels.to_last(y))
+    loess_version = version
     p = resolve_parameters(period, seasonal, trend, low_pass, seasonal_deg, trend_deg,
                            low_pass_deg, seasonal_jump, trend_jump, low_pass_jump, robust,
                            inner_iter, outer_iter, r_defaults=r_defaults,
                            interpolation=interpolation)
     if loess_version not in ("auto",) + VERSIONS:
-        raise ValueError(f"loess_version must be 'auto', 'outer', 'intragroup' or 'flat', "
+        raise ValueError(f"version must be 'auto', 'outer', 'intragroup' or 'flat', "
                          f"got {loess_version!r}")
-    one = y.ndim == 1
-    y2 = y[None] if one else y
+    y2 = y.reshape(-1, y.shape[-1])
     B, N = y2.shape
     if N < 2 * p["period"]:
         raise ValueError(f"a series must hold at least two periods ({2 * p['period']} values), "
@@ -453,7 +488,7 @@ def stl(y, period, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, tre
 
     def run(max_items):
         chunks = chunk_sizes(B, [per_series], dev, max_items=max_items) if B else []
-        for a, b in chunk_progress(chunks, desc="stl"):
+        for a, b in chunk_progress(chunks, desc="stl", disable=None if progress else True):
             failed[a:b] = runner.run(y2[a:b], (S[a:b], T[a:b], W[a:b]))
     with_smaller_chunks(run, device=dev, what="stl")
     R = np.subtract(y2, S)
@@ -461,9 +496,10 @@ def stl(y, period, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, tre
     diag = dict(n_failed=int(failed.sum()), failed=failed, params=p,
                 loess_versions={k: getattr(plan, k).version
                                 for k in ("seasonal", "trend", "low_pass")})
-    if one:
-        return STLResult(S[0], T[0], R[0], W[0], diag)
-    return STLResult(S, T, R, W, diag)
+    out = [labels.series(a.reshape(y.shape)) for a in (S, T, R, W)]
+    if labels.labelled or y.ndim > 2:
+        diag["failed"] = labels.per_series(failed.reshape(y.shape[:-1]), "failed")
+    return STLResult(*out, diag, labels=labels)
 
 
 def make_plan(dev, p, B, N, loess_version="auto", loess_params=None) -> Plan:

@@ -40,7 +40,7 @@ def _check(result, w):
 
 def _run_with(version):
     def run(device, params, w):
-        return stl(w["y"], w["period"], loess_version=version, loess_params=params,
+        return stl(w["y"], w["period"], version=version, loess_params=params,
                    device=device, **w["kw"])
     return run
 
@@ -76,7 +76,7 @@ register(Tunable(
 
 
 def _run_version(device, version, w):
-    return stl(w["y"], w["period"], loess_version=version, device=device, **w["kw"])
+    return stl(w["y"], w["period"], version=version, device=device, **w["kw"])
 
 
 register(Crossover(

@@ -5,8 +5,9 @@ import numpy as np
 
 from ..runtime import chunk_sizes, get_device, launch, round_up
 from ..runtime.faults import with_smaller_chunks
-from ..runtime.memory import (chunk_progress, keep_on_simulator, release_scratch, scratch,
-                              upload_scratch)
+from ..runtime.memory import (HostIO, chunk_progress, host_empty, keep_on_simulator,
+                              release_scratch, scratch, upload_scratch)
+from ..vocabulary import renamed
 from .plan import Plan, make_plan
 
 __all__ = ["solve_tridiagonal", "TridiagonalResult", "release_scratch"]
@@ -91,7 +92,8 @@ def _result_dtype(arrs):
     return np.dtype(np.float64)
 
 
-def solve_tridiagonal(a, b, c, d, *, axis: int = -1, method: str = "auto", start=None,
+@renamed(method="version")
+def solve_tridiagonal(a, b, c, d, *, axis: int = -1, version: str = "auto", start=None,
                       device=None, out=None, plan: Plan | None = None, **params):
     """Solve a batch of tridiagonal systems ``a[i]*x[i-1] + b[i]*x[i] + c[i]*x[i+1] = d[i]``.
 
@@ -103,8 +105,9 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, method: str = "auto", start
         float32 stays float32, everything else is solved in float64. Device arrays must be
         C-contiguous with the system axis first (interleaved layout) or last (natural layout);
         their solution stays on the device.
-    method : ``"auto"`` (from the device profile and the shape) or one of ``"thomas"``,
-        ``"thomas-coalesced"``, ``"thomas-unrolled"``, ``"pcr"``, ``"flat"``.
+    version : ``"auto"`` (from the device profile and the shape) or one of ``"thomas"``,
+        ``"thomas-coalesced"``, ``"thomas-unrolled"``, ``"pcr"``, ``"flat"`` (``method=`` is
+        its deprecated name; the result's ``method`` says which version ran).
     start : integer array over the batch (the shape without ``axis``), optional. A system
         begins at row ``start``: rows below come back 0; a start outside ``0..n-1`` is land
         (all zeros).
@@ -113,7 +116,7 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, method: str = "auto", start
     plan : a :class:`~clts.tridiag.plan.Plan` to run as is (the tuner's path).
     **params : force tunable parameters of the chosen version: ``wg``, ``lanes``,
         ``private_max``, ``block``, ``prefetch``, ``tile``, ``tile_y``, ``chunk``; with
-        ``method="auto"`` also the profile's thresholds (``tridiag.auto``): ``flat_min_n``,
+        ``version="auto"`` also the profile's thresholds (``tridiag.auto``): ``flat_min_n``,
         ``flat_max_batch``, ``pcr_max_batch``, ``unrolled_below_n``,
         ``unrolled_interleaved_below_n``, ``coalesced_min_n``, ``coalesced_interleaved_min_n``,
         and the size limits ``pcr_max_n`` / ``unrolled_max_n`` (``tridiag.pcr.max_n`` /
@@ -162,6 +165,7 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, method: str = "auto", start
     """
     import pyopencl.array as cla
 
+    method = version
     dev = get_device(device)
     arrs = [a, b, c, d]
     on_dev = [_is_cl(v) for v in arrs]
@@ -183,7 +187,7 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, method: str = "auto", start
         raise ValueError(f"axis {axis} is out of range for arrays of {len(shape)} dimension(s)")
     axis = int(axis) % len(shape)
     if not isinstance(method, str):
-        raise TypeError(f"method must be a string, not {type(method).__name__}")
+        raise TypeError(f"version must be a string, not {type(method).__name__}")
     dtype = _result_dtype(arrs)
     dev.require_dtype(dtype)
     n = shape[axis]
@@ -254,7 +258,7 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, method: str = "auto", start
     elif not isinstance(plan, Plan):
         raise TypeError(f"plan must be a clts.tridiag.plan.Plan, got {type(plan).__name__}")
     elif params or method != "auto":
-        raise TypeError("give either plan= or method=/parameters, not both")
+        raise TypeError("give either plan= or version=/parameters, not both")
     elif (plan.n, plan.nsys, plan.layout, plan.has_start) != (n, nsys, layout, st is not None):
         raise ValueError(f"plan is for n={plan.n}, {plan.nsys} systems, {plan.layout} layout, "
                          f"start={'yes' if plan.has_start else 'no'}; these data have n={n}, "
@@ -278,15 +282,18 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, method: str = "auto", start
             x = out
         return TridiagonalResult(x, plan, counter, keep + [a2, b2, c2, d2, st])
 
-    # numpy: normalise to [nsys, n] (natural) or [n, nsys] (interleaved), run chunk by chunk
+    # numpy: normalise to [nsys, n] (natural) or [n, nsys] (interleaved), run chunk by chunk.
+    # On CPU devices the numpy memory is used in place (no upload, no download) where the
+    # device can (host_array); elsewhere each chunk is copied through pooled device arrays.
     if move:
         arrs = [np.moveaxis(v, axis, -1) for v in arrs]
-    if layout == "natural":
-        arrs = [v.reshape(nsys, n) for v in arrs]
-        res = np.empty((nsys, n), dtype)
+    rshape = (nsys, n) if layout == "natural" else (n, nsys)
+    arrs = [v.reshape(rshape) for v in arrs]
+    if (out is not None and not move and out.flags.c_contiguous and out.flags.writeable
+            and not any(np.shares_memory(out, v) for v in arrs)):
+        res = out.reshape(rshape)           # written in place
     else:
-        arrs = [v.reshape(n, nsys) for v in arrs]
-        res = np.empty((n, nsys), dtype)
+        res = host_empty(dev, rshape, dtype)
     item = dtype.itemsize
     per = [n * item] * 5 + [4] + [n * item * f for f in _scratch_factor(plan)]
     mult = plan.params.get("lanes", 1) * plan.chains * plan.params.get("wg", 1)
@@ -295,20 +302,13 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, method: str = "auto", start
         chunks = chunk_sizes(nsys, per, dev, multiple=mult,
                              max_items=None if max_items is None else max(1, max_items))
         for s0, s1 in chunk_progress(chunks, desc="tridiag"):
-            if layout == "natural":
-                parts = [upload_scratch(dev, np.ascontiguousarray(v[s0:s1], dtype))
-                         for v in arrs]
-            else:
-                parts = [upload_scratch(dev, np.ascontiguousarray(v[:, s0:s1], dtype))
-                         for v in arrs]
-            xs = scratch(dev, parts[1].shape, dtype)
-            stc = None if st is None else upload_scratch(dev, st[s0:s1])
-            p = plan if (s0, s1) == (0, nsys) else _replace_nsys(plan, s1 - s0)
-            run_plan(dev, p, *parts, xs, stc, counter)
-            if layout == "natural":
-                res[s0:s1] = xs.get()
-            else:
-                res[:, s0:s1] = xs.get()
+            cut = (slice(s0, s1),) if layout == "natural" else (slice(None), slice(s0, s1))
+            with HostIO(dev) as io:
+                parts = [io(np.ascontiguousarray(v[cut], dtype)) for v in arrs]
+                xs = io.output(res[cut])
+                stc = None if st is None else upload_scratch(dev, st[s0:s1])
+                p = plan if (s0, s1) == (0, nsys) else _replace_nsys(plan, s1 - s0)
+                run_plan(dev, p, *parts, xs, stc, counter)
     with_smaller_chunks(run, device=dev, what="solve_tridiagonal")
     if layout == "natural":
         res = res.reshape(shape[:axis] + shape[axis + 1:] + (n,)) if move else res.reshape(shape)
@@ -317,7 +317,8 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, method: str = "auto", start
     else:
         res = res.reshape(shape)
     if out is not None:
-        out[...] = res
+        if not np.shares_memory(out, res):
+            out[...] = res
         res = out
     return TridiagonalResult(res, plan, counter)
 

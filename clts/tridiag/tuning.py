@@ -36,7 +36,7 @@ def _check(result, w) -> bool:
 
 def _solve(device, w, method, **params):
     axis = 0 if w["layout"] == "interleaved" else -1
-    return solve_tridiagonal(*w["abcd"], axis=axis, method=method, device=device, **params)
+    return solve_tridiagonal(*w["abcd"], axis=axis, version=method, device=device, **params)
 
 
 def _wg_ok(params, device):

@@ -97,7 +97,7 @@ def _calls(dev, x, dt):
         return clts.solve_tridiagonal(a, b, c, d, method=method, device=dev, **params)
 
     def mp(k=1, **params):
-        return clts.matrix_profile(T, 10, k=k, devices=dev, precision=prec, progress=False,
+        return clts.matrix_profile(T, 10, k=k, device=dev, precision=prec, progress=False,
                                    **params)
 
     def bfast(version, history="all", **params):

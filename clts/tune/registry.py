@@ -13,6 +13,7 @@ ALGORITHM_MODULES = (
     "clts.mp.tuning",
     "clts.stl.tuning",
     "clts.bfast.tuning",
+    "clts.ocean.tuning",
 )
 
 REGISTRY = Registry()
@@ -24,11 +25,12 @@ def register(entry: Tunable | Crossover):
     return REGISTRY.add(entry)
 
 
-def load_all(strict: bool = False) -> Registry:
+def load_all(strict: bool = False, refresh: bool = False) -> Registry:
     """Import every algorithm's tuning module. A module that fails to import is recorded in
-    ``REGISTRY.errors`` (``clts-tune`` warns and tunes the others) unless ``strict``."""
+    ``REGISTRY.errors`` (``clts-tune`` warns and tunes the others) unless ``strict``. Done once
+    per process; ``refresh`` imports them again (a module that failed is tried again)."""
     global _loaded
-    if not _loaded:
+    if not _loaded or refresh:
         for mod in ALGORITHM_MODULES:
             try:
                 importlib.import_module(mod)

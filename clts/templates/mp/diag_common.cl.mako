@@ -56,21 +56,7 @@ inline ulong make_key(real score, int idx, ulong idxmask)
 % endif
 
 % if ATOMIC:
-inline void key_min(volatile __global ulong *p, ulong key)
-{
-%   if PRECHECK:
-    // a plain read first (a benign race: the compare-and-swap loop below corrects it) skips
-    // the atomic for nearly every candidate, as in GPU-STOMP_OPT
-    ulong cur = *p;
-%   else:
-    ulong cur = atom_cmpxchg(p, 0UL, 0UL);     // race-free read (for Oclgrind's checker)
-%   endif
-    while (key < cur) {
-        const ulong old = atom_cmpxchg(p, cur, key);
-        if (old == cur) break;
-        cur = old;
-    }
-}
+<%include file="/common/atomics.cl.mako"/>
 % endif
 
 inline int better(real s, int i, real bs, int bi)

@@ -1,21 +1,30 @@
 ## Thomas algorithm, one work-item per CHAINS x LANES systems, n known at run time.
-## Parameters: real, LANES (1/2/4/8/16: systems per realN vector), CHAINS (independent vectors
-## per work-item, swept row by row together: the forward sweep is a chain of dependent
-## divisions, so one vector alone is latency bound on a CPU core), LAYOUT ("natural": system
-## axis contiguous, or "interleaved": batch axis contiguous, read with vloadN), HAS_START
-## (start-row mask), CP_PRIVATE (0: c', d' kept in global scratch; otherwise private arrays of
-## that many rows, n <= CP_PRIVATE), BLOCKED (natural layout, LANES > 1: rows read LANES at a
-## time per system and transposed in registers), PREFETCH (software prefetch distance in
-## work-items, 0: none; interleaved layout: row k of the work-item PREFETCH on, together with
-## row k; natural layout with BLOCK: the contiguous block of the systems PREFETCH work-items on,
-## spread over the sweep, and its x block for writing; both into L2), CPU_PREFETCH (use clang's
-## builtin), SCRATCH_CONTIGUOUS (global scratch per work-item contiguous: CPUs; else row-major:
-## GPUs), STREAM (x written with non-temporal stores, no read-for-ownership: natural layout
-## with CP_PRIVATE, x of the work-item staged in private memory and streamed out as aligned
-## 64-byte lines at the end;
-## interleaved layout with LANES*CHAINS*sizeof(real) a multiple of 64, rows stored
-## non-temporally when nsys keeps them aligned), FIXED_N (0: n from the argument; else the
-## system size the kernel is built for: one build per n, constant loop trip counts).
+## Parameters, one per line:
+##   real               float or double
+##   LANES              1/2/4/8/16: systems per realN vector
+##   CHAINS             independent vectors per work-item, swept row by row together (the
+##                      forward sweep is a chain of dependent divisions: one vector alone is
+##                      latency bound on a CPU core)
+##   LAYOUT             "natural" (system axis contiguous) or "interleaved" (batch axis
+##                      contiguous, read with vloadN)
+##   HAS_START          start-row mask
+##   CP_PRIVATE         0: c', d' in global scratch; else private arrays of that many rows
+##                      (n <= CP_PRIVATE)
+##   BLOCKED            natural layout, LANES > 1: rows read LANES at a time per system and
+##                      transposed in registers
+##   PREFETCH           software prefetch distance in work-items into L2, 0: none. Interleaved:
+##                      row k of the work-item PREFETCH on, with row k; natural with BLOCK: the
+##                      contiguous block of that work-item, spread over the sweep, and its x
+##                      block for writing
+##   CPU_PREFETCH       use clang's prefetch builtin
+##   SCRATCH_CONTIGUOUS global scratch contiguous per work-item (CPUs); else row-major (GPUs)
+##   STREAM             x written with non-temporal stores (no read-for-ownership). Natural
+##                      layout with CP_PRIVATE: the work-item's x staged in private memory and
+##                      streamed out as aligned 64-byte lines at the end; interleaved with
+##                      LANES*CHAINS*sizeof(real) a multiple of 64: rows stored non-temporally
+##                      when nsys keeps them aligned
+##   FIXED_N            0: n from the argument; else the system size the kernel is built for
+##                      (one build per n, constant loop trip counts)
 <%include file="/common/real.cl.mako"/>
 <%namespace name="R" file="/tridiag/rows.cl.mako"/>
 <%! from clts.tridiag import codegen as cg %>

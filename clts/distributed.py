@@ -1,0 +1,112 @@
+"""clts on a Dask cluster: one device per worker process, and a matrix profile split over it.
+
+Each worker process opens its own OpenCL context the first time a task needs a device; OpenCL
+objects never travel between processes (a :class:`clts.Device` pickles as its name and is
+looked up again where it lands). Which device a worker uses:
+
+- ``CLTS_DEVICE`` in the worker's environment (``LocalCluster(..., env={"CLTS_DEVICE": "1"})``,
+  or exported before ``dask worker`` starts), else the default device there; or
+- :class:`DevicePlugin`: ``client.register_plugin(DevicePlugin(["0", "1"]))`` gives worker i
+  (in the order of their names) device ``devices[i % len(devices)]``: one GPU per worker.
+  Worker resources (``dask worker --resources GPU=1``) then keep GPU tasks one per worker:
+  ``client.compute(x, resources={"GPU": 1})``.
+
+``clts.xarray`` functions on Dask-backed arrays run under a distributed client unchanged
+(``device=None``: each worker's own device). :func:`matrix_profile` splits one long series'
+diagonals between the workers by work (pairs, as stumpy's ``stumped`` does) and merges the
+parts exactly.
+"""
+from __future__ import annotations
+
+import os
+import zlib
+
+import numpy as np
+
+try:
+    from distributed.diagnostics.plugin import WorkerPlugin as _WorkerPlugin
+except ImportError:  # pragma: no cover - the plugin needs distributed; the rest imports
+    _WorkerPlugin = object
+
+
+class DevicePlugin(_WorkerPlugin):
+    """Assigns each worker one of ``devices`` (index / name substring, as ``clts devices``
+    lists them) through ``CLTS_DEVICE``: worker ``i`` gets ``devices[i % len(devices)]``, where
+    ``i`` is the worker's name when it is an integer (``LocalCluster`` names its workers 0, 1,
+    ...; ``dask worker --name 3``), else a number derived from the name."""
+
+    name = "clts-device"
+
+    def __init__(self, devices):
+        if isinstance(devices, (str, int)) or not devices:
+            raise ValueError("devices must be a non-empty list of device specs")
+        self.devices = [str(d) for d in devices]
+
+    def device_for(self, worker_name) -> str:
+        try:
+            i = int(worker_name)
+        except (TypeError, ValueError):
+            i = zlib.crc32(str(worker_name).encode())
+        return self.devices[i % len(self.devices)]
+
+    def setup(self, worker):
+        os.environ["CLTS_DEVICE"] = self.device_for(worker.name)
+
+
+def worker_device() -> str:
+    """The device a task in this process uses (its slug); for checks and logs."""
+    from .runtime import get_device
+    return get_device(None).slug
+
+
+def _part(T_A, m, T_B, part, parts, kw):
+    from .mp.api import matrix_profile as _mp
+    return _mp(T_A, m, T_B, progress=False, _bands=(part, parts), **kw)
+
+
+def matrix_profile(client, T_A, m, T_B=None, *, parts=None, device=None, **kwargs):
+    """Exact k = 1 matrix profile of ``T_A`` (self-join, or AB-join with ``T_B``; ``kwargs``
+    as :func:`clts.matrix_profile`) with the diagonals split into ``parts`` runs of about
+    equal work (default: one per worker), one task each on the client's workers; each part is
+    re-evaluated exactly on its worker and the parts are merged by (distance, index), the same
+    rule that merges several devices in one process. Returns a ``MatrixProfileResult``."""
+    from .mp.exact import _better
+    if kwargs.get("k", 1) != 1:
+        raise ValueError("the distributed matrix profile computes k = 1")
+    if parts is None:
+        parts = max(1, len(client.scheduler_info().get("workers", {})))
+    if isinstance(parts, bool) or not isinstance(parts, (int, np.integer)) or parts < 1:
+        raise ValueError(f"parts must be an int >= 1, got {parts!r}")
+    from .mp.api import _one_series
+    A, times = _one_series(T_A, "T_A", kwargs.pop("time_axis", None))
+    B, _ = _one_series(T_B, "T_B", None)
+    kw = dict(kwargs, device=_portable(device))
+    fa = client.scatter(A, broadcast=True)
+    fb = client.scatter(B, broadcast=True) if B is not None else None
+    futures = [client.submit(_part, fa, m, fb, i, int(parts), kw, pure=False)
+               for i in range(int(parts))]
+    results = client.gather(futures)
+    res = results[0]
+    pairs = [("P", "I")] + ([("left_P", "left_I"), ("right_P", "right_I")] if res.self_join
+                            else []) + ([("P_B", "I_B")] if res.P_B is not None else [])
+    for other in results[1:]:
+        for pk, ik in pairs:
+            d, i = _better(getattr(res, pk), getattr(res, ik), getattr(other, pk),
+                           getattr(other, ik))
+            setattr(res, pk, d)
+            setattr(res, ik, i)
+    if res.self_join:       # the profile is the better of left and right, as in one process
+        P, I = _better(res.right_P, res.right_I, res.left_P, res.left_I)
+        res.P, res.I = P[:, None], I[:, None]
+    res.diagnostics["parts"] = int(parts)
+    res.diagnostics["devices"] = sorted({d for r in results for d in r.diagnostics["devices"]})
+    if times is not None:
+        res.times = np.asarray(times)[:res.P.shape[0]]
+    if B is None:
+        res.series = A
+    return res
+
+
+def _portable(device):
+    from .xarray import _portable as p
+    return p(device)

@@ -1,0 +1,59 @@
+"""One matrix-profile computation as the driver modules (diagonal.py, topk.py) see it."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .plan import Plan
+from .series import Side
+
+
+@dataclass
+class Join:
+    """What one call computes: the devices and plan, the two series, the join's kind and the
+    prepared sides (statistics, flags, update coefficients), each made once per device."""
+
+    devs: list
+    plan: Plan
+    T_A: np.ndarray
+    T_B: np.ndarray | None          # None: self-join
+    m: int
+    ez: int                         # exclusion zone (self-joins)
+    k: int
+    both: bool                      # AB-joins: T_B's profile against T_A too
+    normalize: bool
+    pad: int                        # zero columns on each side of a column series
+    show_progress: bool
+    _sides: dict = field(default_factory=dict, repr=False)
+    #: (part, parts): only that part of the bands split in ``parts`` by work, on ``devs[0]``
+    #: (one worker's share of a distributed run, see clts.distributed)
+    bands: tuple | None = None
+
+    @property
+    def self_join(self) -> bool:
+        return self.T_B is None
+
+    @property
+    def cols(self) -> bool:
+        """Whether the column bests are needed (self-joins: the left neighbours; ``both``)."""
+        return self.self_join or self.both
+
+    def side(self, dev, key: str) -> Side:
+        """The row side "A" or column side "B" on ``dev`` (B is A for self-joins)."""
+        if key == "B" and self.self_join:
+            key = "A"
+        if (dev.slug, key) not in self._sides:
+            s = Side(dev, self.T_A if key == "A" else self.T_B, self.m, self.plan,
+                      self.normalize, self.pad)
+            s.mark_ill(self.plan, self.plan.segment)
+            self._sides[(dev.slug, key)] = s
+        return self._sides[(dev.slug, key)]
+
+    @property
+    def A(self) -> Side:
+        return self.side(self.devs[0], "A")
+
+    @property
+    def B(self) -> Side:
+        return self.side(self.devs[0], "B")

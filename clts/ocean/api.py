@@ -1,0 +1,433 @@
+"""``clts.ocean.superbee_fluxes`` and ``clts.ocean.tke``: the Superbee advection fluxes and the
+turbulent kinetic energy step of the Veros ocean model, on any OpenCL device.
+
+Both take numpy arrays (any layout and byte order; results come back as fresh C-ordered numpy
+arrays) or ``pyopencl.array.Array`` device arrays (C-contiguous; results stay on the device,
+nothing is waited for). docs/ocean.md has the semantics step by step.
+"""
+from __future__ import annotations
+
+import numbers
+from contextlib import contextmanager
+
+import numpy as np
+
+from ..errors import DeviceError
+from ..runtime import faults
+
+from ..runtime import get_device, launch, round_up
+from ..runtime.arrays import c_array, float_array, float_dtype_of, values_of
+from ..runtime.memory import keep_on_simulator, scratch, upload_scratch
+from .inputs import NAMES
+from .plan import SuperbeePlan, TkePlan, superbee_plan, tke_plan
+from .reference import CONSTANTS
+
+__all__ = ["superbee_fluxes", "tke"]
+
+
+def _is_cl(x) -> bool:
+    try:
+        import pyopencl.array as cla
+    except ImportError:  # pragma: no cover
+        return False
+    return isinstance(x, cla.Array)
+
+
+class _Staging:
+    """Device views of one call's arrays and its numpy outputs (see plan ``transfer``)."""
+
+    def __init__(self, dev, dtype, transfer):
+        self.dev, self.dtype, self.transfer = dev, np.dtype(dtype), transfer
+        if dev.info.simulator:
+            self.transfer = "copy"
+        self.keep = []          # host arrays / temporaries the queued kernels use
+        self.downloads = []     # (device array or buffer, numpy array)
+
+    def _wrap(self, host, flags):
+        import pyopencl as cl
+        import pyopencl.array as cla
+        if self.transfer == "host_ptr":
+            buf = cl.Buffer(self.dev.context, flags | cl.mem_flags.USE_HOST_PTR, hostbuf=host)
+            self.keep.append(host)
+            return cla.Array(self.dev.queue, host.shape, host.dtype, data=buf)
+        return upload_scratch(self.dev, host)
+
+    def floats(self, x, name, shape):
+        """``x`` (numpy or device) as a C-contiguous device array of the call's dtype."""
+        import pyopencl as cl
+        if _is_cl(x):
+            _check_shape(name, x.shape, shape)
+            self._check_device(x, name)
+            if x.dtype.kind != "f" and x.dtype.kind not in "biu":
+                raise TypeError(f"{name} must hold real numbers, got dtype {x.dtype}")
+            if x.dtype != self.dtype or x.offset:
+                x = x.astype(self.dtype) if x.dtype != self.dtype else x.copy()
+                self.keep.append(x)
+            return x
+        a = values_of(x)
+        float_dtype_of(a, name)          # a TypeError naming the argument for non-real data
+        _check_shape(name, a.shape, shape)
+        a = float_array(a, name, dtype=self.dtype)
+        return self._wrap(a, cl.mem_flags.READ_ONLY)
+
+    def ints(self, x, name, shape):
+        """An integer array ``x`` as an int32 device array."""
+        if _is_cl(x):
+            _check_shape(name, x.shape, shape)
+            self._check_device(x, name)
+            if x.dtype.kind not in "iu":
+                raise TypeError(f"{name} must be an integer array, not {x.dtype}")
+            if x.dtype != np.int32 or x.offset:
+                x = x.astype(np.int32)
+                self.keep.append(x)
+            return x
+        a = values_of(x)
+        if a.dtype.kind not in "iu":
+            raise TypeError(f"{name} must be an integer array, not dtype {a.dtype}")
+        _check_shape(name, a.shape, shape)
+        a = c_array(np.clip(a, np.iinfo(np.int32).min, np.iinfo(np.int32).max).astype(np.int32))
+        return upload_scratch(self.dev, a)
+
+    def _check_device(self, x, name):
+        if not x.flags.c_contiguous:
+            raise ValueError(f"device array {name} must be C-contiguous")
+        if x.context != self.dev.context:
+            raise ValueError(f"device array {name} lives in another OpenCL context than device "
+                             f"{self.dev}; pass device= the device that holds it")
+
+    def output(self, shape, on_device: bool, dtype=None):
+        """A fresh C-ordered result: a device array, or a numpy array the kernels fill."""
+        import pyopencl as cl
+        dtype = np.dtype(dtype or self.dtype)
+        if on_device:
+            return scratch(self.dev, shape, dtype)
+        host = _aligned_empty(shape, dtype)
+        if self.transfer == "host_ptr":
+            dev_arr = self._wrap(host, cl.mem_flags.READ_WRITE)
+        else:
+            dev_arr = scratch(self.dev, shape, dtype)
+        self.downloads.append((dev_arr, host))
+        return dev_arr
+
+    def finish(self):
+        """Bring the numpy outputs home (blocking); returns them in creation order."""
+        import pyopencl as cl
+        out = []
+        for dev_arr, host in self.downloads:
+            if self.transfer == "host_ptr":
+                m, ev = cl.enqueue_map_buffer(self.dev.queue, dev_arr.data, cl.map_flags.READ,
+                                              0, host.shape, host.dtype)
+                ev.wait()
+                m.base.release(self.dev.queue)
+            else:
+                dev_arr.get(ary=host)
+            out.append(host)
+        self.dev.queue.finish()
+        return out
+
+
+def _aligned_empty(shape, dtype, align: int = 64):
+    """A fresh C-ordered array whose data start on an ``align``-byte boundary (whole-vector
+    and non-temporal stores of a host_ptr buffer need it; numpy aligns to 16 bytes)."""
+    n = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    raw = np.empty(n + align, np.uint8)
+    off = (-raw.ctypes.data) % align
+    return raw[off:off + n].view(dtype).reshape(shape)
+
+
+def _check_shape(name, got, want):
+    got = tuple(got)
+    if got != tuple(want):
+        raise ValueError(f"{name} must have shape {tuple(want)}, got {got}")
+
+
+def _grid_of(name, x, ndim):
+    shape = tuple(x.shape) if _is_cl(x) else np.shape(values_of(x))
+    if len(shape) != ndim:
+        raise ValueError(f"{name} must be a {ndim}-D array, got shape {shape}")
+    return shape
+
+
+def _real_scalar(name, value):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, not {type(value).__name__}")
+    value = float(value)
+    if not np.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value}")
+    return value
+
+
+def _dtype_of(name, x):
+    if _is_cl(x):
+        if x.dtype.kind not in "biuf":
+            raise TypeError(f"{name} must hold real numbers, got dtype {x.dtype}")
+        return np.dtype(np.float32) if x.dtype == np.float32 else np.dtype(np.float64)
+    return float_dtype_of(values_of(x), name)
+
+
+def _device_kind(dev, dtype, main, name):
+    dev.require_dtype(dtype)
+    return _is_cl(main)
+
+
+# -- Superbee ----------------------------------------------------------------------------------
+
+def superbee_fluxes(q, u, v, w, maskW, dxt, dyt, dzw, cost, cosu, dt, *, device=None,
+                    version: str = "auto", plan: SuperbeePlan | None = None, **params):
+    """Superbee advection fluxes of tracer ``q`` on the W grid, as in Veros.
+
+    Parameters
+    ----------
+    q, u, v, w, maskW : [nx, ny, nz] arrays (tracer, velocities, wet mask); x, y have two ghost
+        cells on each side, z none.
+    dxt, dyt, dzw : grid spacings (lengths nx, ny, nz); cost, cosu : cosines of latitude at
+        T and U points (length ny); dt : the tracer time step.
+    version : ``"auto"`` (the profile's ``ocean.superbee.version``), ``"fused"`` (one
+        work-item per cell) or ``"tiled"`` (overlapped 3-D tiles in local memory).
+    plan : a :class:`~clts.ocean.plan.SuperbeePlan` to run as is.
+    **params : ``wg_z``, ``wg_y``, ``wg_x`` (fused local size), ``tile_z``, ``tile_y``,
+        ``tile_x`` (tiled), ``transfer`` (``"copy"`` | ``"host_ptr"``).
+
+    Returns
+    -------
+    ``(flux_east, flux_north, flux_top)``, each [nx, ny, nz], float32 for float32 ``q`` and
+    float64 otherwise; numpy arrays for a numpy ``q``, device arrays for a device ``q``.
+    flux_east is set for x in 1 .. nx-3 and y in 2 .. ny-3, flux_north for x in 2 .. nx-3 and
+    y in 1 .. ny-3, flux_top for x, y in 2 .. n-3 and z in 0 .. nz-2; zero elsewhere.
+
+    Examples
+    --------
+    >>> import numpy as np, clts
+    >>> rng = np.random.default_rng(0)
+    >>> q, u, v, w = (rng.standard_normal((8, 9, 5)) for _ in range(4))
+    >>> ones = np.ones
+    >>> fe, fn, ft = clts.ocean.superbee_fluxes(q, u, v, w, ones((8, 9, 5)), ones(8), ones(9),
+    ...                                         ones(5), ones(9), ones(9), 0.1)
+    >>> fe.shape, float(abs(ft[:, :, -1]).max()), float(abs(fn[:, 0]).max())
+    ((8, 9, 5), 0.0, 0.0)
+    """
+    dev = get_device(device)
+    shape = _grid_of("q", q, 3)
+    nx, ny, nz = shape
+    if min(shape) < 1:
+        raise ValueError(f"q must not be empty, got shape {shape}")
+    _check_cells(nx * ny * nz)
+    dtype = _dtype_of("q", q)
+    on_device = _device_kind(dev, dtype, q, "q")
+    dt = _real_scalar("dt", dt)
+    if plan is None:
+        plan = superbee_plan(dev, dtype.itemsize, version, **params)
+    elif params or version != "auto":
+        raise TypeError("give either plan= or version=/parameters, not both")
+    st = _Staging(dev, dtype, plan.transfer)
+    with _allocation_errors(dev, "superbee_fluxes", 8 * nx * ny * nz * dtype.itemsize):
+        arrs = [st.floats(x, n, shape) for x, n in ((q, "q"), (u, "u"), (v, "v"), (w, "w"),
+                                                    (maskW, "maskW"))]
+        arrs += [st.floats(x, n, (m,)) for x, n, m in ((dxt, "dxt", nx), (dyt, "dyt", ny),
+                                                       (dzw, "dzw", nz), (cost, "cost", ny),
+                                                       (cosu, "cosu", ny))]
+        outs = [st.output(shape, on_device) for _ in range(3)]
+        run_superbee(dev, plan, dtype, arrs, outs, shape, dt)
+        if on_device:
+            keep_on_simulator(dev, st.keep)
+            return tuple(outs)
+        return tuple(st.finish())
+
+
+def run_superbee(dev, plan, dtype, arrs, outs, shape, dt, vel_stride=1, vel_offset=0):
+    """Launch the Superbee kernel of ``plan`` on device arrays (q, u, v, w, maskW, dxt, dyt,
+    dzw, cost, cosu) writing (fe, fn, ft); velocities read as ``vel[cell * vel_stride +
+    vel_offset]``."""
+    nx, ny, nz = shape
+    real = "double" if dtype == np.float64 else "float"
+    tiled = plan.version == "tiled"
+    tile = (plan.tile_x, plan.tile_y, plan.tile_z) if tiled else (0, 0, 0)
+    prg = dev.program("ocean/superbee.cl.mako", real=real, LANES=plan.lanes,
+                      COLS2=int(plan.lanes <= nz), TX=tile[0],
+                      TY=tile[1], TZ=tile[2], VS=int(vel_stride), VO=int(vel_offset))
+    if tiled:
+        g = tuple(round_up(s, t) for s, t in zip((nz, ny, nx), (plan.tile_z, plan.tile_y,
+                                                                  plan.tile_x)))
+        l = (plan.tile_z, plan.tile_y, plan.tile_x)
+        kern = prg.kernel("superbee_tiled")
+    else:
+        g, l = _cell_range(nx * ny * nz, plan.lanes, plan.wg)
+        kern = prg.kernel("superbee_fused")
+    launch(dev, kern, g, l, *[a.data for a in arrs], dtype.type(dt), *[o.data for o in outs],
+           *_dims(nx, ny, nz))
+
+
+def _cell_range(ncells, lanes, wg):
+    """(global, local) of a cell-parallel kernel: one work-item per ``lanes`` cells."""
+    n = -(-ncells // lanes)
+    if wg:
+        return (round_up(n, wg),), (wg,)
+    return (n,), None
+
+
+def _magic(d: int) -> np.uint64:
+    """ceil(2^64 / d): the kernels' quotient n // d = mul_hi(n, magic) (0 for d = 1)."""
+    return np.uint64(0 if d == 1 else -(-(1 << 64) // d))
+
+
+def _dims(nx, ny, nz):
+    return (np.int32(nx), np.int32(ny), np.int32(nz), _magic(ny), _magic(nz))
+
+
+@contextmanager
+def _allocation_errors(dev, what, nbytes):
+    """An allocation failure (the grid is not split into chunks) as a DeviceError with sizes."""
+    try:
+        yield
+    except Exception as exc:
+        if faults.is_allocation_failure(exc):
+            raise DeviceError(f"{what}: could not allocate the {nbytes / 2**20:.1f} MiB a grid "
+                              f"of this size needs on device {dev} (max allocation "
+                              f"{dev.max_alloc}, global memory {dev.global_mem}); the ocean "
+                              f"kernels do not split a grid") from exc
+        raise
+
+
+def _check_cells(ncells):
+    if ncells >= 2 ** 31:
+        raise ValueError(f"grids of up to 2^31 - 1 cells are supported, got {ncells}")
+
+
+# -- TKE ---------------------------------------------------------------------------------------
+
+def tke(u, v, w, maskU, maskV, maskW, dxt, dxu, dyt, dyu, dzt, dzw, cost, cosu, kbot, kappaM,
+        mxl, forc, forc_tke_surface, tke, dtke, *, tau: int = 0, taup1: int = 1,
+        taum1: int = 2, dt_tracer: float = CONSTANTS["dt_tracer"],
+        dt_mom: float = CONSTANTS["dt_mom"], AB_eps: float = CONSTANTS["AB_eps"],
+        alpha_tke: float = CONSTANTS["alpha_tke"], c_eps: float = CONSTANTS["c_eps"],
+        K_h_tke: float = CONSTANTS["K_h_tke"], device=None, plan: TkePlan | None = None,
+        **params):
+    """One step of the turbulent kinetic energy equation (Veros, as pyhpc-benchmarks times it).
+
+    Parameters
+    ----------
+    u, v, w, tke, dtke : [nx, ny, nz, T] arrays, time levels on the last axis (T >= 3; levels
+        ``tau`` (now), ``taup1`` (next), ``taum1`` (previous)).
+    maskU, maskV, maskW, kappaM, mxl, forc : [nx, ny, nz]; x, y have two ghost cells per side.
+    dxt, dxu : length nx; dyt, dyu, cost, cosu : length ny; dzt, dzw : length nz.
+    kbot : [nx, ny] integers, the bottom level + 1 of each column (0: land).
+    forc_tke_surface : [nx, ny].
+    dt_tracer, dt_mom, AB_eps, alpha_tke, c_eps, K_h_tke : model constants (defaults: the
+        benchmark's).
+    plan / **params : ``wg_z``, ``wg_y``, ``wg_x``, ``transfer`` (see clts.ocean.plan) and
+        ``solver=dict(...)``: keywords forced on ``clts.solve_tridiagonal``.
+
+    Returns
+    -------
+    ``(tke, dtke, tke_surf_corr)``: new arrays (the inputs are not modified); tke and dtke
+    [nx, ny, nz, T] with tke[..., taup1] and dtke[..., tau] updated and every other level
+    copied, tke_surf_corr [nx, ny]. float32 when ``tke`` is float32, float64 otherwise; numpy
+    for a numpy ``tke``, device arrays (not waited for) for a device ``tke``.
+
+    Examples
+    --------
+    The pyhpc-benchmarks inputs of problem size 2^12 (a 32 x 32 x 4 grid):
+
+    >>> import numpy as np, clts
+    >>> from clts.ocean.inputs import benchmark_inputs
+    >>> from clts.ocean import reference
+    >>> x = benchmark_inputs(2 ** 12)
+    >>> tke, dtke, corr = clts.ocean.tke(*x.values())
+    >>> tke.shape, corr.shape
+    ((32, 32, 4, 3), (32, 32))
+    >>> all(np.allclose(a, b, rtol=1e-10, atol=0)
+    ...     for a, b in zip((tke, dtke, corr), reference.tke(*x.values())))
+    True
+    """
+    from ..tridiag import solve_tridiagonal
+
+    args = dict(zip(NAMES, (u, v, w, maskU, maskV, maskW, dxt, dxu, dyt, dyu, dzt, dzw, cost,
+                            cosu, kbot, kappaM, mxl, forc, forc_tke_surface, tke, dtke)))
+    dev = get_device(device)
+    shape4 = _grid_of("tke", args["tke"], 4)
+    nx, ny, nz, T = shape4
+    if nx < 5 or ny < 5 or nz < 2:
+        raise ValueError(f"tke needs nx, ny >= 5 (two ghost cells on each side) and nz >= 2, "
+                         f"got {(nx, ny, nz)}")
+    levels = {}
+    for name, lev in (("tau", tau), ("taup1", taup1), ("taum1", taum1)):
+        if isinstance(lev, bool) or not isinstance(lev, numbers.Integral):
+            raise TypeError(f"{name} must be an int, not {type(lev).__name__}")
+        if not 0 <= lev < T:
+            raise ValueError(f"{name} = {lev} is not a time level of arrays with {T} levels")
+        levels[name] = int(lev)
+    if len(set(levels.values())) != 3:
+        raise ValueError(f"tau, taup1, taum1 must be three different levels, got {levels}")
+    cst = {n: _real_scalar(n, x) for n, x in (("dt_tracer", dt_tracer), ("dt_mom", dt_mom),
+                                               ("AB_eps", AB_eps), ("alpha_tke", alpha_tke),
+                                               ("c_eps", c_eps), ("K_h_tke", K_h_tke))}
+    _check_cells(nx * ny * nz)
+    dtype = _dtype_of("tke", args["tke"])
+    on_device = _device_kind(dev, dtype, args["tke"], "tke")
+    if plan is None:
+        plan = tke_plan(dev, dtype.itemsize, **params)
+    elif params:
+        raise TypeError("give either plan= or parameters, not both")
+
+    st = _Staging(dev, dtype, plan.transfer)
+    want = {n: shape4 for n in ("u", "v", "w", "tke", "dtke")}
+    want.update({n: (nx, ny, nz) for n in ("maskU", "maskV", "maskW", "kappaM", "mxl", "forc")})
+    want.update({"dxt": (nx,), "dxu": (nx,), "dyt": (ny,), "dyu": (ny,), "cost": (ny,),
+                 "cosu": (ny,), "dzt": (nz,), "dzw": (nz,), "forc_tke_surface": (nx, ny)})
+    with _allocation_errors(dev, "tke", (7 * T + 16) * nx * ny * nz * dtype.itemsize):
+        d = {n: st.floats(args[n], n, want[n]) for n in NAMES if n != "kbot"}
+        d["kbot"] = st.ints(args["kbot"], "kbot", (nx, ny))
+        tke_out = st.output(shape4, on_device)
+        dtke_out = st.output(shape4, on_device)
+        corr = st.output((nx, ny), on_device)
+        keep = run_tke(dev, plan, dtype, d, (tke_out, dtke_out, corr), (nx, ny, nz, T),
+                       levels, cst, solve_tridiagonal)
+        if on_device:
+            keep_on_simulator(dev, st.keep + keep)
+            return tke_out, dtke_out, corr
+        result = tuple(st.finish())
+        del keep
+        return result
+
+
+def run_tke(dev, plan, dtype, d, outs, dims, levels, cst, solve):
+    """Enqueue the TKE step on device arrays ``d`` (by name) writing ``outs``; returns the
+    temporaries to keep alive until the queue has run them."""
+    nx, ny, nz, T = dims
+    real = "double" if dtype == np.float64 else "float"
+    rt = dtype.type
+    prg = dev.program("ocean/tke.cl.mako", real=real, LANES=plan.lanes,
+                      COLS2=int(plan.lanes <= nz), STREAM=plan.stream, T=T, TAU=levels["tau"],
+                      TAUP1=levels["taup1"], TAUM1=levels["taum1"], ADVECTION=plan.advection)
+    ncol, shape = nx * ny, (nx, ny, nz)
+    # one system per column in the grid's own layout (ghost columns start at -1: zeros)
+    a, b, c, rhs = (scratch(dev, (ncol, nz), dtype) for _ in range(4))
+    start = scratch(dev, (ncol,), np.int32)
+    q3 = scratch(dev, shape, dtype)                 # tke[..., tau], contiguous
+    dt = cst["dt_mom"]
+    g, l = _cell_range(nx * ny * nz, plan.lanes, plan.wg)
+    dims_args = _dims(nx, ny, nz)
+    launch(dev, prg.kernel("tke_systems"), g, l, d["kbot"].data, d["kappaM"].data,
+           d["mxl"].data, d["forc"].data, d["forc_tke_surface"].data, d["tke"].data,
+           d["dzt"].data, d["dzw"].data, rt(dt), rt(cst["alpha_tke"]), rt(dt * cst["c_eps"]),
+           a.data, b.data, c.data, rhs.data, start.data, q3.data, *dims_args)
+    res = solve(a, b, c, rhs, start=start, device=dev, **dict(plan.solver))
+    keep = [a, b, c, rhs, start, q3, res]
+    if plan.advection == "stored":
+        fluxes = [scratch(dev, shape, dtype) for _ in range(3)]
+        run_superbee(dev, plan.superbee, dtype,
+                     [q3] + [d[n] for n in ("u", "v", "w", "maskW", "dxt", "dyt", "dzw", "cost",
+                                            "cosu")], fluxes, shape, cst["dt_tracer"],
+                     vel_stride=T, vel_offset=levels["tau"])
+        keep += fluxes
+    else:
+        fluxes = [res.x] * 3           # not read by the inline version
+    tke_out, dtke_out, corr = outs
+    eps = cst["AB_eps"]
+    launch(dev, prg.kernel("tke_step"), g, l,
+           *[d[n].data for n in ("tke", "dtke", "u", "v", "w", "maskU", "maskV", "maskW", "dxt",
+                                 "dxu", "dyt", "dyu", "dzw", "cost", "cosu", "kbot")],
+           res.x.data, q3.data, *[f.data for f in fluxes], rt(dt), rt(cst["dt_tracer"]),
+           rt(cst["K_h_tke"]), rt(1.5 + eps), rt(0.5 + eps), tke_out.data, dtke_out.data,
+           corr.data, *dims_args)
+    return keep

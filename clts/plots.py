@@ -1,0 +1,180 @@
+"""``result.plot()`` for STL, BFAST-Monitor and matrix-profile results (matplotlib, imported
+only when a plot is asked for). Each function returns the matplotlib Figure."""
+from __future__ import annotations
+
+import numpy as np
+
+
+def _plt():
+    try:
+        import matplotlib
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise ImportError("plots need matplotlib: pip install 'clts[plot]'") from None
+    if matplotlib.get_backend().lower() not in ("agg", "module://matplotlib_inline.backend_inline"):
+        import os
+        if not os.environ.get("DISPLAY") and not os.environ.get("MPLBACKEND"):
+            plt.switch_backend("Agg")
+    return plt
+
+
+def _figure(fig, nrows, height, sharex=True, width=10.0):
+    plt = _plt()
+    if fig is None:
+        fig = plt.figure(figsize=(width, height))
+    axes = fig.subplots(nrows, 1, sharex=sharex, squeeze=False)[:, 0]
+    return fig, axes
+
+
+def _one(a, labels, series):
+    """Series ``series`` (an int or index tuple over the non-time axes) of output ``a``."""
+    a = labels.to_last(a) if labels is not None else np.asarray(a)
+    if a.ndim == 1:
+        return a
+    flat = a.reshape(-1, a.shape[-1])
+    if isinstance(series, tuple):
+        return a[series]
+    return flat[int(series)]
+
+
+def _time_labels(labels, n):
+    t = labels.times() if labels is not None else None
+    if t is None:
+        return np.arange(n), "time step"
+    return np.asarray(t), "time"
+
+
+def plot_stl(res, series=0, *, fig=None, title=None):
+    """Panels data / seasonal / trend / residual of one series, like statsmodels'
+    ``DecomposeResult.plot()``."""
+    lab = res.labels
+    s = _one(res.seasonal, lab, series)
+    t = _one(res.trend, lab, series)
+    r = _one(res.resid, lab, series)
+    y = s + t + r
+    x, xlabel = _time_labels(lab, len(s))
+    fig, axes = _figure(fig, 4, 7.5)
+    for ax, v, name in zip(axes, (y, s, t, r), ("data", "seasonal", "trend", "residual")):
+        if name == "residual":
+            ax.plot(x, v, ".", ms=3, color="C3")
+            ax.axhline(0, color="0.5", lw=0.8)
+        else:
+            ax.plot(x, v, lw=1.2, color="C0" if name == "data" else "C1" if name == "seasonal"
+                    else "C2")
+        ax.set_ylabel(name)
+        ax.grid(alpha=0.3)
+    axes[-1].set_xlabel(xlabel)
+    fig.suptitle(title or f"STL decomposition (period {res.diagnostics['params']['period']}"
+                 + (f", series {series}" if np.ndim(res.trend) > 1 else "") + ")")
+    fig.tight_layout()
+    return fig
+
+
+def plot_bfast(res, pixel=None, *, fig=None, title=None):
+    """Maps of the break date and magnitude (pixel None), or one pixel's MOSUM process with its
+    boundary and the break (needs ``detailed=True``)."""
+    if pixel is None:
+        return _bfast_maps(res, fig=fig, title=title)
+    if res.mosum is None:
+        raise ValueError("a pixel's MOSUM plot needs bfast_monitor(..., detailed=True)")
+    pixel = pixel if isinstance(pixel, tuple) else (pixel,)
+    mosum = np.asarray(res.mosum)[(slice(None),) + pixel]
+    bound = np.asarray(res.bounds)[(slice(None),) + pixel]
+    brk = int(np.asarray(res.breaks)[pixel])
+    x = res.monitor_dates if res.monitor_dates is not None else np.arange(len(mosum))
+    fig, axes = _figure(fig, 1, 3.8)
+    ax = axes[0]
+    ok = np.isfinite(mosum)
+    ax.plot(x[ok], mosum[ok], "-", color="C0", lw=1.3, label="MOSUM")
+    okb = np.isfinite(bound)
+    ax.plot(x[okb], bound[okb], "--", color="C3", lw=1, label="boundary")
+    ax.plot(x[okb], -bound[okb], "--", color="C3", lw=1)
+    if brk >= 0:
+        when = x[brk].astype("datetime64[D]") if np.asarray(x).dtype.kind == "M" else x[brk]
+        ax.axvline(x[brk], color="k", lw=1.2, label=f"break ({when})")
+    ax.axhline(0, color="0.6", lw=0.6)
+    ax.set_xlabel("monitoring date")
+    ax.set_ylabel("MOSUM of residuals")
+    ax.legend(loc="upper left", fontsize=8)
+    ax.grid(alpha=0.3)
+    ax.set_title(title or f"BFAST-Monitor, pixel {pixel}")
+    fig.tight_layout()
+    return fig
+
+
+def _bfast_maps(res, *, fig=None, title=None):
+    plt = _plt()
+    breaks = np.asarray(res.breaks)
+    if breaks.ndim != 2:
+        raise ValueError(f"break maps need a 2-D pixel grid, got pixel shape {breaks.shape}; "
+                         "give pixel= for one pixel's MOSUM")
+    if fig is None:
+        fig = plt.figure(figsize=(11, 4.6))
+    ax1, ax2 = fig.subplots(1, 2)
+    bd = np.asarray(res.break_dates)
+    if bd.dtype.kind == "M":
+        years = bd.astype("datetime64[D]").astype(np.float64) / 365.25 + 1970.0
+        years[np.isnat(bd)] = np.nan
+        label = "break date (year)"
+    else:
+        years = bd.astype(np.float64)
+        label = "break date"
+    im = ax1.imshow(years, cmap="viridis", interpolation="nearest")
+    fig.colorbar(im, ax=ax1, label=label, shrink=0.85)
+    ax1.set_title("first break (white: none)")
+    mag = np.asarray(res.magnitudes, dtype=np.float64) if res.magnitudes is not None else None
+    if mag is not None:
+        mag = np.where(breaks >= 0, mag, np.nan)
+        v = np.nanmax(np.abs(mag)) if np.isfinite(mag).any() else 1.0
+        im2 = ax2.imshow(mag, cmap="RdBu", vmin=-v, vmax=v, interpolation="nearest")
+        fig.colorbar(im2, ax=ax2, label="magnitude (median residual)", shrink=0.85)
+        ax2.set_title("magnitude at break pixels")
+    for ax in (ax1, ax2):
+        ax.set_xticks([])
+        ax.set_yticks([])
+    fig.suptitle(title or f"BFAST-Monitor: {int(np.sum(breaks >= 0))} of {breaks.size} "
+                 "pixels with a break")
+    fig.tight_layout()
+    return fig
+
+
+def plot_mp(res, *, max_motifs=1, n_discords=1, fig=None, title=None):
+    """The series (motif occurrences and discords marked) above its matrix profile."""
+    from .mp.motifs import discords, motifs
+    if res.series is None:
+        raise ValueError("plot() shows self-join results (the series is kept with them)")
+    T = res.series
+    P = np.asarray(res.P)[:, 0]
+    m = res.m
+    x = np.asarray(res.times) if res.times is not None else np.arange(len(P))
+    xt = np.arange(len(T))
+    fig, (ax1, ax2) = _figure(fig, 2, 5.5, sharex=res.times is None)
+    if res.times is not None:
+        full = np.asarray(res.times)
+        # the last m - 1 values of T start no window: their times continue the last step
+        step = full[1] - full[0] if len(full) > 1 else 1
+        xt = np.concatenate([full, full[-1] + step * np.arange(1, len(T) - len(full) + 1)])
+    ax1.plot(xt, T, color="0.4", lw=0.8)
+    found = motifs(T, res, max_motifs) if max_motifs else []
+    for j, mo in enumerate(found):
+        col = f"C{j}"
+        for i in mo["indices"][:2]:
+            ax1.plot(xt[i:i + m], T[i:i + m], color=col, lw=2,
+                     label=f"motif {j + 1}" if i == mo["indices"][0] else None)
+            ax2.plot(x[i], P[i], "o", color=col, ms=6)
+    if n_discords:
+        idx, _ = discords(res, n_discords)
+        for j, i in enumerate(idx):
+            ax1.plot(xt[i:i + m], T[i:i + m], color="C3", lw=2, ls="-",
+                     label="discord" if j == 0 else None, alpha=0.9)
+            ax2.plot(x[i], P[i], "v", color="C3", ms=7)
+    ax1.set_ylabel("series")
+    ax1.legend(loc="upper left", fontsize=8)
+    ax2.plot(x, np.where(np.isfinite(P), P, np.nan), color="C0", lw=0.9)
+    ax2.set_ylabel(f"matrix profile (m={m})")
+    ax2.set_xlabel("window start")
+    for ax in (ax1, ax2):
+        ax.grid(alpha=0.3)
+    fig.suptitle(title or "matrix profile: top motifs and discords")
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,279 @@
+"""``clts.xarray``: the algorithms on xarray DataArrays, numpy- or Dask-backed.
+
+Each function takes a DataArray and the name of its time dimension (``dim``, default "time")
+and returns a Dataset with named variables, the input's coordinates and attributes kept:
+
+- :func:`stl`: ``seasonal``, ``trend``, ``resid``, ``weights`` (time, like the input) and
+  ``failed`` (per series);
+- :func:`trend_slope`: the least-squares slope of the STL trend per unit of time (per year for a
+  datetime time coordinate, per coordinate unit for a numeric one, per step without one);
+- :func:`bfast_monitor`: ``breaks``, ``break_dates`` (datetime64 when the time coordinate is),
+  ``magnitudes``, ``means``, ``valids``, ``status`` (+ ``history_start`` with ROC);
+- :func:`matrix_profile`: ``profile``, ``index``, ``neighbour`` (the neighbour's time) and, for
+  self-joins, ``left_index`` / ``right_index``, along the window starts (the time coordinate
+  cut to ``n - m + 1``).
+
+Dask-backed arrays stay lazy (``xr.apply_ufunc(..., dask="parallelized")``): every chunk of the
+non-time dimensions is one call of the numpy function, on the device of the process that runs
+it (``device=None`` takes ``CLTS_DEVICE`` or the default device there; a Device object travels
+as its name). A time dimension split over several chunks is rechunked to one, with a warning.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+
+def _xr():
+    try:
+        import xarray
+    except ImportError:  # pragma: no cover - the test extra installs it
+        raise ImportError("clts.xarray needs xarray: pip install 'clts[dask]'") from None
+    return xarray
+
+
+def _prepare(da, dim: str, name: str = "da"):
+    """Check ``da`` and its time dimension; one chunk along it (with a warning)."""
+    xr = _xr()
+    if isinstance(da, xr.Dataset):
+        raise TypeError(f"{name} must be a DataArray; pick a variable of the Dataset "
+                        f"(variables: {', '.join(map(str, da.data_vars))})")
+    if not isinstance(da, xr.DataArray):
+        raise TypeError(f"{name} must be an xarray DataArray, got {type(da).__name__}")
+    if dim not in da.dims:
+        raise ValueError(f"{name} has no dimension {dim!r} (dimensions {tuple(da.dims)}); "
+                         "give dim=")
+    if dim in da.coords:
+        t = da[dim].values
+        if t.dtype.kind in "Mmfiu" and t.size > 1:
+            d = np.diff(t)
+            bad = ~(d > np.zeros((), d.dtype))
+            if bad.any():
+                i = int(np.argmax(bad))
+                raise ValueError(f"the {dim!r} coordinate of {name} is not strictly increasing "
+                                 f"(at position {i + 1}: {t[i]} then {t[i + 1]}); sort it first "
+                                 f"with da.sortby({dim!r})")
+    if da.chunks is not None:
+        axis = da.dims.index(dim)
+        if len(da.chunks[axis]) > 1:
+            warnings.warn(f"{name}: the time dimension {dim!r} is split over "
+                          f"{len(da.chunks[axis])} chunks; rechunked to one chunk along it "
+                          "(each series is computed whole)", UserWarning, stacklevel=3)
+            da = da.chunk({dim: -1})
+    return da
+
+
+def _float_dtype(da):
+    """The dtype :func:`clts.stl` computes ``da`` in (float32 stays, float16 -> float32,
+    integers -> float64)."""
+    from .runtime.arrays import float_dtype_of
+    return float_dtype_of(np.empty(0, da.dtype), "da")
+
+
+def _apply(fn, da, dim, outs, kwargs, *, out_core=None, sizes=None):
+    """apply_ufunc of ``fn`` over ``da`` with ``dim`` as the (last) core dimension; ``outs``:
+    [(name, dtype, has_time)]."""
+    xr = _xr()
+    core = [[out_core or dim] if has_t else [] for _, _, has_t in outs]
+    res = xr.apply_ufunc(
+        fn, da, kwargs=kwargs, input_core_dims=[[dim]], output_core_dims=core,
+        exclude_dims={dim} if out_core else set(), dask="parallelized",
+        output_dtypes=[dt for _, dt, _ in outs], keep_attrs=True,
+        dask_gufunc_kwargs={"output_sizes": sizes or {}, "allow_rechunk": False})
+    if not isinstance(res, tuple):
+        res = (res,)
+    return {name: r for (name, _, _), r in zip(outs, res)}
+
+
+# ------------------------------------------------------------------------------------- STL
+
+def _stl_block(y, *, period, kw):
+    from .stl.api import stl as _stl
+    shape = y.shape
+    r = _stl(y.reshape(-1, shape[-1]), period, progress=False, **kw)
+    failed = np.asarray(r.diagnostics["failed"]).reshape(shape[:-1])
+    return tuple(np.asarray(a).reshape(shape) for a in (r.seasonal, r.trend, r.resid,
+                                                         r.weights)) + (failed,)
+
+
+def stl(da, period, *, dim: str = "time", device=None, **kwargs):
+    """STL of every series of ``da`` along ``dim`` (``kwargs`` as :func:`clts.stl`). Returns a
+    Dataset with ``seasonal``, ``trend``, ``resid``, ``weights`` (dims of ``da``) and ``failed``
+    (series that came back NaN), ``da``'s coordinates and attributes kept."""
+    xr = _xr()
+    da = _prepare(da, dim)
+    dt = _float_dtype(da)
+    names = ("seasonal", "trend", "resid", "weights")
+    out = _apply(_stl_block, da, dim,
+                 [(n, dt, True) for n in names] + [("failed", np.dtype(bool), False)],
+                 dict(period=period, kw=dict(kwargs, device=_portable(device))))
+    ds = xr.Dataset({n: out[n].transpose(*da.dims) for n in names} | {"failed": out["failed"]},
+                    attrs=dict(da.attrs))
+    ds["weights"].attrs = {"long_name": "robustness weights (1 without robust=True)"}
+    ds["failed"].attrs = {"long_name": "series that came back NaN (too few valid values)"}
+    ds.attrs["clts_stl_period"] = int(period)
+    return ds
+
+
+def _time_units(da, dim, per):
+    """Times of ``dim`` as floats and their unit's name."""
+    if dim not in da.coords:
+        return np.arange(da.sizes[dim], dtype=np.float64), "step"
+    t = da[dim].values
+    if t.dtype.kind == "M":
+        days = (t - t[0]) / np.timedelta64(1, "D")
+        unit = per or "year"
+        scale = {"year": 365.25, "day": 1.0}.get(unit)
+        if scale is None:
+            raise ValueError(f"per must be 'year' or 'day' for a datetime {dim!r}, got {per!r}")
+        return days.astype(np.float64) / scale, unit
+    if per not in (None, "step", "unit"):
+        raise ValueError(f"per={per!r} needs a datetime {dim!r} coordinate")
+    if per == "step":
+        return np.arange(t.size, dtype=np.float64), "step"
+    return t.astype(np.float64), "coordinate unit"
+
+
+def trend_slope(da, period=None, *, dim: str = "time", per=None, device=None, **kwargs):
+    """Least-squares slope of the STL trend of every series, per year (``per="day"``) for a
+    datetime ``dim``, per coordinate unit for a numeric one (``per="step"``: per time step).
+    ``da``: a DataArray (STL runs first, ``period`` and ``kwargs`` as :func:`stl`) or the
+    Dataset :func:`stl` returned. A failed series gives NaN."""
+    xr = _xr()
+    if isinstance(da, xr.Dataset):
+        if "trend" not in da:
+            raise ValueError("a Dataset given to trend_slope must hold a 'trend' variable "
+                             "(the result of clts.xarray.stl)")
+        trend = da["trend"]
+    else:
+        if period is None:
+            raise ValueError("trend_slope needs period= to run STL on a DataArray")
+        trend = stl(da, period, dim=dim, device=device, **kwargs)["trend"]
+    t, unit = _time_units(trend, dim, per)
+    tc = xr.DataArray(t - t.mean(), dims=(dim,))
+    slope = ((trend - trend.mean(dim)) * tc).sum(dim, skipna=False) / float((tc * tc).sum())
+    slope.name = "trend_slope"
+    units = trend.attrs.get("units")
+    slope.attrs = {"long_name": "least-squares slope of the STL trend",
+                   "units": f"{units} per {unit}" if units else f"per {unit}"}
+    return slope
+
+
+# ----------------------------------------------------------------------------------- BFAST
+
+def _bfast_block(y, *, dates, start_monitor, roc, kw):
+    from .bfast.api import bfast_monitor as _bfast
+    r = _bfast(y, dates, start_monitor, time_axis=-1, progress=False, **kw)
+    out = (r.breaks, r.break_dates, r.magnitudes, r.means, r.valids, r.status)
+    if roc:
+        out += (r.history_start,)
+    return tuple(np.asarray(a) for a in out)
+
+
+def bfast_monitor(da, start_monitor, *, dim: str = "time", device=None, **kwargs):
+    """BFAST-Monitor of every pixel of ``da`` along ``dim``, whose coordinate gives the dates
+    (``kwargs`` as :func:`clts.bfast_monitor`; ``start_monitor`` may be a date string). Returns
+    a Dataset with ``breaks``, ``break_dates``, ``magnitudes``, ``means``, ``valids``,
+    ``status`` (+ ``history_start`` with ``history="ROC"``) over the non-time dimensions."""
+    xr = _xr()
+    da = _prepare(da, dim)
+    if dim not in da.coords:
+        raise ValueError(f"bfast_monitor needs the dates: give {dim!r} a coordinate")
+    for bad in ("detailed", "time_axis", "dates"):
+        if kwargs.get(bad):
+            raise TypeError(f"clts.xarray.bfast_monitor does not take {bad}= (use the numpy "
+                            "function for per-date outputs)")
+    dates = da[dim].values
+    if isinstance(start_monitor, str) and dates.dtype.kind == "M":
+        start_monitor = np.datetime64(start_monitor)
+    dt = np.dtype(kwargs.get("dtype") or (da.dtype if da.dtype.kind == "f" and da.dtype.itemsize
+                                          >= 4 else np.float32))
+    roc = kwargs.get("history", "all") == "ROC"
+    bd = dates.dtype if dates.dtype.kind == "M" else np.dtype(np.float64)
+    outs = [("breaks", np.dtype(np.int32), False), ("break_dates", bd, False),
+            ("magnitudes", dt, False), ("means", dt, False), ("valids", np.dtype(np.int32), False),
+            ("status", np.dtype(np.int32), False)]
+    if roc:
+        outs.append(("history_start", np.dtype(np.int32), False))
+    kw = dict(kwargs, device=_portable(device), magnitudes=True)
+    out = _apply(_bfast_block, da, dim, outs,
+                 dict(dates=dates, start_monitor=start_monitor, roc=roc, kw=kw))
+    ds = xr.Dataset(out, attrs=dict(da.attrs))
+    for v in ds.data_vars:
+        ds[v].attrs = {}
+    ds["breaks"].attrs = {"long_name": "index of the first break among the monitoring dates",
+                          "flag_values": "-1 no break, -2 not tested (see status)"}
+    ds["break_dates"].attrs = {"long_name": "date of the first break"}
+    ds["magnitudes"].attrs = {"long_name": "median of the monitoring residuals"}
+    if "units" in da.attrs:
+        ds["magnitudes"].attrs["units"] = da.attrs["units"]
+    ds["status"].attrs = {"long_name": "0 tested, 1 too few values, 2 singular, "
+                                       "3 zero variance, 4 non-finite"}
+    ds.attrs["clts_bfast_start_monitor"] = str(start_monitor)
+    return ds
+
+
+# -------------------------------------------------------------------------- matrix profile
+
+def _mp_block(y, *, m, self_join, kw):
+    from .mp.api import matrix_profile as _mp
+    lead, n = y.shape[:-1], y.shape[-1]
+    flat = y.reshape(-1, n)
+    l = n - m + 1
+    outs = [np.empty((flat.shape[0], l)), *(np.empty((flat.shape[0], l), np.int64)
+                                            for _ in range(3 if self_join else 1))]
+    for i, s in enumerate(flat):
+        r = _mp(s, m, progress=False, **kw)
+        outs[0][i], outs[1][i] = r.P[:, 0], r.I[:, 0]
+        if self_join:
+            outs[2][i], outs[3][i] = r.left_I, r.right_I
+    return tuple(o.reshape(lead + (l,)) for o in outs)
+
+
+def matrix_profile(da, m, *, dim: str = "time", device=None, **kwargs):
+    """Matrix profile (self-join) of every series of ``da`` along ``dim`` (``kwargs`` as
+    :func:`clts.matrix_profile`, k = 1). Returns a Dataset along the window starts (``dim``,
+    its coordinate cut to ``n - m + 1``) with ``profile``, ``index``, ``left_index``,
+    ``right_index`` and ``neighbour`` (the time coordinate of ``index``; -1 / NaT for none)."""
+    xr = _xr()
+    da = _prepare(da, dim)
+    if kwargs.get("k", 1) != 1 or "T_B" in kwargs:
+        raise TypeError("clts.xarray.matrix_profile computes k = 1 self-joins; use "
+                        "clts.matrix_profile for top-k and AB-joins")
+    n = da.sizes[dim]
+    if not isinstance(m, (int, np.integer)) or isinstance(m, bool) or not 3 <= m <= n:
+        raise ValueError(f"m must be an int in 3..{n} (the length of {dim!r}), got {m!r}")
+    l = n - int(m) + 1
+    names = ("profile", "index", "left_index", "right_index")
+    outs = [(names[0], np.dtype(np.float64), True)] + [
+        (nm, np.dtype(np.int64), True) for nm in names[1:]]
+    out = _apply(_mp_block, da, dim, outs,
+                 dict(m=int(m), self_join=True, kw=dict(kwargs, device=_portable(device))),
+                 out_core="window", sizes={"window": l})
+    dims = tuple("window" if d == dim else d for d in da.dims)
+    ds = xr.Dataset({k: v.transpose(*dims) for k, v in out.items()}, attrs=dict(da.attrs))
+    ds = ds.rename({"window": dim})
+    for v in ds.data_vars:
+        ds[v].attrs = {}
+    if dim in da.coords:
+        tv = da[dim].values
+        ds = ds.assign_coords({dim: tv[:l]})
+        fill = np.datetime64("NaT") if tv.dtype.kind == "M" else np.nan
+        ds["neighbour"] = xr.apply_ufunc(
+            lambda i: np.where(i >= 0, tv[np.clip(i, 0, None)], fill), ds["index"],
+            dask="parallelized", output_dtypes=[tv.dtype if tv.dtype.kind == "M"
+                                                else np.dtype(np.float64)])
+        ds["neighbour"].attrs = {"long_name": f"{dim} of the nearest neighbour"}
+    ds["profile"].attrs = {"long_name": "z-normalised distance to the nearest neighbour"
+                           if kwargs.get("normalize", True) else
+                           "Euclidean distance to the nearest neighbour"}
+    ds["index"].attrs = {"long_name": "position of the nearest neighbour (-1: none)"}
+    ds.attrs["clts_mp_m"] = int(m)
+    return ds
+
+
+def _portable(device):
+    """``device`` as something every process can resolve (a Device travels as its name)."""
+    from .runtime.devices import Device
+    return device.slug if isinstance(device, Device) else device

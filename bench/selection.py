@@ -50,7 +50,7 @@ def _tridiag_cases(rng):
                 versions.append("pcr")
 
             def run(v, a=a, b=b, c=c, d=d, axis=axis):
-                return clts.solve_tridiagonal(a, b, c, d, axis=axis, method=v)
+                return clts.solve_tridiagonal(a, b, c, d, axis=axis, version=v)
             yield f"n={n} batch={batch} {layout}", versions, run, lambda r: r.method
 
 
@@ -71,7 +71,7 @@ def _stl_cases(rng):
                   trend_jump=jump, low_pass_jump=max(1, jump // 2), inner_iter=1)
 
         def run(v, y=y, kw=kw, period=period):
-            return clts.stl(y, period, loess_version=v, **kw)
+            return clts.stl(y, period, version=v, **kw)
         yield (f"batch={batch} n={n} q={seasonal}/{trend} jump={jump}",
                ["outer", "intragroup", "flat"], run,
                lambda r: "/".join(sorted(set(r.diagnostics["loess_versions"].values()))))

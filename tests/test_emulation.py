@@ -80,7 +80,7 @@ def test_stl_every_version(gpu):
     s, t, _, _ = sref.stl(y, 12, **kw)
     tol = 1e-9 if gpu.fp64 else 2e-4
     for version in ("auto", "outer", "intragroup", "flat"):
-        r = clts.stl(y.astype(_real(gpu)), 12, device=gpu, loess_version=version, **kw)
+        r = clts.stl(y.astype(_real(gpu)), 12, device=gpu, version=version, **kw)
         assert np.nanmax(np.abs(r.seasonal - s)) < tol * 10, version
         assert np.nanmax(np.abs(r.trend - t)) < tol * 10, version
 
@@ -93,7 +93,7 @@ def test_tridiag_every_method(gpu):
     dt = _real(gpu)
     for method in ("auto", "thomas", "thomas-coalesced", "thomas-unrolled", "pcr", "flat"):
         x = np.asarray(clts.solve_tridiagonal(*(v.astype(dt) for v in (a, b, c, d)),
-                                              method=method, device=gpu).x, np.float64)
+                                              version=method, device=gpu).x, np.float64)
         r = b * x
         r[:, 1:] += a[:, 1:] * x[:, :-1]
         r[:, :-1] += c[:, :-1] * x[:, 1:]
@@ -169,11 +169,11 @@ def test_launch_beyond_limits_fails_before_running():
     and a forced work-group above the limit before any build."""
     small = emulation.emulate("a100", _pocl(), local_mem=2048)
     y = np.random.default_rng(7).normal(size=(2, 60))
-    r = clts.stl(y, 12, device=small, loess_version="intragroup")   # wg shrunk to fit
+    r = clts.stl(y, 12, device=small, version="intragroup")   # wg shrunk to fit
     s, t, _, _ = sref.stl(y, 12)
     assert np.max(np.abs(r.trend - t)) < 1e-9
     with pytest.raises(ValueError, match="wg=512"):
-        clts.stl(y, 12, device=small, loess_version="intragroup", loess_params=dict(wg=512))
+        clts.stl(y, 12, device=small, version="intragroup", loess_params=dict(wg=512))
     mi100 = emulation.emulate("mi100", _pocl())
     with pytest.raises(ValueError, match="must be <= 256"):
         clts.matrix_profile(y[0], 8, device=mi100, wg=512)

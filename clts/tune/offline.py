@@ -88,13 +88,13 @@ def _calls(dev, x, dt):
 
     def stl(version, **params):
         return clts.stl(y, 12, seasonal_jump=2, trend_jump=3, robust=True, outer_iter=1,
-                        device=dev, loess_version=version, loess_params=params or None)
+                        device=dev, version=version, loess_params=params or None)
 
     def tri(method, layout="natural", **params):
         if layout == "interleaved":
-            return clts.solve_tridiagonal(a.T, b.T, c.T, d.T, axis=0, method=method,
+            return clts.solve_tridiagonal(a.T, b.T, c.T, d.T, axis=0, version=method,
                                           device=dev, **params)
-        return clts.solve_tridiagonal(a, b, c, d, method=method, device=dev, **params)
+        return clts.solve_tridiagonal(a, b, c, d, version=method, device=dev, **params)
 
     def mp(k=1, **params):
         return clts.matrix_profile(T, 10, k=k, device=dev, precision=prec, progress=False,

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up clts in ./.venv on Debian 12 (root or sudo for apt). Usage: scripts/setup.sh [demo|test]
-# - installs Debian's pocl-opencl-icd when no OpenCL driver is registered (and oclgrind for tests)
+# - installs Debian's pocl-opencl-icd when no OpenCL driver is registered (and for tests oclgrind,
+#   clang-16 and libclc-16 for the offline GPU compiles)
 # - creates .venv, installs clts (editable) with the extras the job needs, and Intel's CPU
 #   OpenCL runtime from PyPI, which clts makes visible next to pocl by itself (clts/runtime/icd.py)
 set -euo pipefail
@@ -15,6 +16,9 @@ for f in /etc/OpenCL/vendors/*.icd; do [ -e "$f" ] && have_driver=1; done
 [ "$have_driver" -eq 1 ] || apt_pkgs+=(pocl-opencl-icd)
 if [ "$job" = test ]; then
   [ -e /usr/lib/oclgrind/liboclgrind-rt-icd.so ] || [ -e /usr/lib/x86_64-linux-gnu/liboclgrind-rt-icd.so ] || apt_pkgs+=(oclgrind)
+  # offline GPU compiles (tests/test_offline_compile.py): clang + libclc's amdgcn / nvptx built-ins
+  command -v clang-16 >/dev/null || apt_pkgs+=(clang-16)
+  [ -e /usr/lib/clc/amdgcn--amdhsa.bc ] || apt_pkgs+=(libclc-16)
 fi
 PY="${PYTHON:-python3}"
 "$PY" -c "import venv, ensurepip" 2>/dev/null || apt_pkgs+=(python3-venv python3-dev)

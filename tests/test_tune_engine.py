@@ -627,3 +627,18 @@ def test_kernel_tuner_strategy_respects_the_time_budget():
     res = Tuner(timer=timer, settings=s).tune_tunable(big_entry(), budget_s=0.1)
     assert 5 <= len(res.candidates) <= 35 and res.partial
     assert timer.now <= 0.1 + 3 * 4e-3
+
+
+def test_crossover_remeasures_disputed_points():
+    """A stray slow measurement of ``flat`` at 4096 (the host was busy) makes the sweep
+    non-monotone (winners flat, flat, tiled, flat, tiled); measured again, flat wins there and
+    the threshold is the true crossover, with no stray win left."""
+    t = xtable([1e-5, 3e-5, [5e-4, 1e-4], 2e-4, 2e-3], [4e-5, 6e-5, 1.3e-4, 3e-4, 1e-3])
+    timer = FakeTimer(t)
+    res = Tuner(timer=timer, settings=quiet(repeats=1, warmup=0, max_rounds=1)).tune_crossover(
+        cross())
+    assert [w for _, _, w in res.rows] == ["flat", "flat", "flat", "flat", "tiled"]
+    assert res.threshold == 65536
+    assert any("re-measured 4096, 16384" in w and "4096: tiled -> flat" in w
+               for w in res.warnings)
+    assert not any("not monotonic" in w for w in res.warnings) and res.status == "ok"

@@ -153,13 +153,18 @@ def _compute_once(T_A, m, T_B, k, exclusion_zone, normalize, precision, devices,
                   overrides, show_progress, bands=None):
     T_A = _series(T_A, "T_A")
     T_B = _series(T_B, "T_B")
+    devs = _devices(devices)
+    if precision is None:   # float64 where every device has it, else float32 throughout
+        precision = "double" if all(d.fp64 for d in devs) else "single"
     m = _check(T_A, m, T_B, k, exclusion_zone, precision)
     self_join = T_B is None
     T_A, T_B, unit = _well_scaled(T_A, T_B, normalize, precision)
-    devs = _devices(devices)
     for d in devs:
-        if precision != "single":
-            d.require_dtype(np.float64)
+        if precision != "single" and not d.fp64:
+            from ..errors import DeviceError
+            raise DeviceError(f"device {d} lacks cl_khr_fp64 (double precision), needed by "
+                              f"precision={precision!r}; use precision='single' (the default "
+                              "on such devices)")
     dev = devs[0]
     p = make_plan(dev, precision=precision, plan=plan, m=m, **overrides)
     ez = int(math.ceil(m / 4)) if exclusion_zone is None else int(exclusion_zone)
@@ -202,7 +207,7 @@ def _one_series(T, name, time_axis):
 
 class _MatrixProfile:
     """clts.matrix_profile(T_A, m, T_B=None, *, k=1, exclusion_zone=None, normalize=True,
-    precision="double", device=None, both=False, plan=None, progress=True, time_axis=None,
+    precision=None, device=None, both=False, plan=None, progress=True, time_axis=None,
     **plan_overrides)
 
     Exact matrix profile: the nearest neighbours of every length-``m`` subsequence.
@@ -229,7 +234,8 @@ class _MatrixProfile:
         z-normalised Euclidean distance (default) or plain Euclidean.
     precision : {"double", "mixed", "single"}, optional
         float64 throughout; float32 diagonal kernel with float64 statistics and exact
-        re-evaluation; float32 throughout.
+        re-evaluation; float32 throughout. Default: "double" where every device has
+        ``cl_khr_fp64``, else "single".
     device : device or list of devices, optional
         A list splits the diagonals so each device gets the same number of pairs
         (``devices`` is its deprecated name).
@@ -286,7 +292,7 @@ class _MatrixProfile:
     """
     @renamed("matrix_profile", devices="device")
     def __call__(self, T_A, m, T_B=None, *, k=1, exclusion_zone=None, normalize=True,
-                 precision="double", device=None, both=False, plan=None, progress=True,
+                 precision=None, device=None, both=False, plan=None, progress=True,
                  time_axis=None, _bands=None, **plan_overrides):
         devices = device
         T_A, times = _one_series(T_A, "T_A", time_axis)

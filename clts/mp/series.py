@@ -104,7 +104,7 @@ class Side:
         c = np.concatenate([[0], np.cumsum(~finite)])
         bad = (c[m:] - c[:-m]) > 0
         # statistics on the device, stably, in the exact precision
-        vw, u = _vw(dev), STATS_CHAINS
+        vw, u = _vw(dev), _chains(dev)
         # padded by one work-item's windows: its lanes past the last window read zeros
         Td = cla.to_device(dev.queue, np.concatenate([Tc, np.zeros(vw * u)]).astype(er))
         mu = cla.empty(dev.queue, self.l, er)
@@ -182,6 +182,14 @@ class Side:
 
 
 def _vw(dev):
-    """Lanes of the statistics / exact-distance loops: 8 (pocl vectorises only explicit vector
-    types); scalar on Oclgrind, whose uninitialised-value checker crashes on vector loads here."""
-    return 1 if getattr(dev.info, "simulator", False) else 8
+    """Lanes of the statistics / exact-distance loops: 8 on CPUs (pocl vectorises only explicit
+    vector types); scalar on GPUs (they vectorise across work-items: 8 lanes x STATS_CHAINS
+    windows per work-item took 255 VGPRs and 776 bytes/lane of scratch on gfx908) and on
+    Oclgrind, whose uninitialised-value checker crashes on vector loads here."""
+    return 1 if getattr(dev.info, "simulator", False) or dev.type != "cpu" else 8
+
+
+def _chains(dev):
+    """Independent windows per lane of the statistics kernels: STATS_CHAINS on CPUs, 1 on GPUs
+    (other work-items hide the latency there)."""
+    return STATS_CHAINS if dev.type == "cpu" else 1

@@ -81,6 +81,10 @@ class DeviceInfo:
     global_mem: int
     ok: bool = False
     reason: str = ""
+    max_work_item_sizes: tuple = ()
+    simd_width: int = 0             # sub-group / warp / wavefront width; 0: not reported
+    opencl_c_version: str = ""
+    emulates: str = ""              # a recorded description laid over this device (emulation.py)
 
     @property
     def fp64(self) -> bool:
@@ -96,7 +100,8 @@ class DeviceInfo:
 
     @property
     def fingerprint(self) -> str:
-        key = "|".join((self.platform, self.vendor, self.name, self.driver, self.version))
+        key = "|".join((self.platform, self.vendor, self.name, self.driver, self.version)
+                       + ((self.emulates,) if self.emulates else ()))
         return hashlib.sha1(key.encode()).hexdigest()[:16]
 
     @property
@@ -105,6 +110,8 @@ class DeviceInfo:
         name = re.sub(r"^pthread-|^cpu-", "", name)
         name = re.sub(r"\(r\)|\(tm\)|@.*$", "", name)
         name = re.sub(r"[^a-z0-9]+", "-", name).strip("-")
+        if self.emulates:
+            return f"emulated-{self.emulates}"
         return f"{_platform_short(self.platform)}-{self.type}-{name}"
 
     def sort_key(self):
@@ -203,7 +210,9 @@ def discover(refresh: bool = False) -> list[DeviceInfo]:
                     version=d.version.strip(), extensions=frozenset(d.extensions.split()),
                     compute_units=d.max_compute_units, local_mem=d.local_mem_size,
                     max_work_group=d.max_work_group_size, max_alloc=d.max_mem_alloc_size,
-                    global_mem=d.global_mem_size))
+                    global_mem=d.global_mem_size,
+                    max_work_item_sizes=tuple(int(x) for x in d.max_work_item_sizes),
+                    opencl_c_version=d.opencl_c_version.strip()))
         # a probe's result depends on the driver and on which drivers share the process
         ctx = os.environ.get("OCL_ICD_VENDORS", "")
         key = lambda i: f"{i.fingerprint}|{ctx}"
@@ -250,7 +259,7 @@ def _match(spec: str, infos: list[DeviceInfo]) -> DeviceInfo:
     return hit
 
 
-def get_device(device=None) -> "Device":
+def get_device(device=None, *, emulation: bool = True) -> "Device":
     """The working OpenCL device that ``device`` names, created once per process.
 
     Parameters
@@ -260,6 +269,10 @@ def get_device(device=None) -> "Device":
         CPUs; real drivers before simulators; then more compute units). An int: the index in
         ``clts devices``. A str: a case-insensitive substring of the platform name, device name
         or slug (``"pocl"``, ``"intel"``). A Device is returned as is.
+    emulation : bool, optional
+        With ``$CLTS_EMULATE`` set to a recorded GPU description (``clts/devices/emulated/``),
+        the device found is returned emulating that GPU (see ``clts.runtime.emulation``);
+        False: never.
 
     Returns
     -------
@@ -282,6 +295,9 @@ def get_device(device=None) -> "Device":
     """
     if isinstance(device, Device):
         return device
+    from . import emulation as emu
+    if emulation and emu.from_environment():
+        return emu.emulate(emu.from_environment(), get_device(device, emulation=False))
     with _lock:
         infos = discover()
         if isinstance(device, DeviceInfo):
@@ -359,6 +375,10 @@ class Device:
     int64_atomics = property(lambda self: self.info.int64_atomics)
     local_mem = property(lambda self: self.info.local_mem)
     max_work_group = property(lambda self: self.info.max_work_group)
+    max_work_item_sizes = property(lambda self: self.info.max_work_item_sizes)
+    simd_width = property(lambda self: self.info.simd_width)
+    opencl_c_version = property(lambda self: self.info.opencl_c_version)
+    emulates = property(lambda self: self.info.emulates)
     max_alloc = property(lambda self: self.info.max_alloc)
     global_mem = property(lambda self: self.info.global_mem)
     compute_units = property(lambda self: self.info.compute_units)
@@ -367,7 +387,7 @@ class Device:
     extensions = property(lambda self: self.info.extensions)
 
     def __repr__(self):
-        return f"<clts.Device {self.info.index}: {self.slug} ({self.platform} / {self.name})>"
+        return f"<clts.Device {self.info.index}: {self.slug} ({self})>"
 
     def __reduce__(self):
         # pickled (Dask, multiprocessing) as its name: the receiving process opens its own
@@ -375,6 +395,9 @@ class Device:
         return (get_device, (self.slug,))
 
     def __str__(self):
+        if self.info.emulates:
+            return (f"{self.platform} / {self.name} (emulated: {self.info.emulates} limits on "
+                    f"{self.cl_device.platform.name.strip()} / {self.cl_device.name.strip()})")
         return f"{self.platform} / {self.name}"
 
     def require(self, capability: str, have: bool) -> None:

@@ -38,6 +38,9 @@ def launch(device, kernel, global_size, local_size, *args, wait_for=None, queue=
     if any(g == 0 for g in global_size):
         return None
     import pyopencl as cl
+    if device.info.emulates:
+        from .emulation import check_launch
+        check_launch(device, kernel, local_size, args)
     from . import faults
     faults.check("enqueue", _count(global_size))
     with _enqueue_lock:

@@ -87,3 +87,30 @@ def choose(values: dict, n_fits: int, q: int, jump: int, batch: int,
     else:
         v = "flat"
     return LoessChoice(v, wg, chunk, lanes, table)
+
+
+#: moments the intra-group kernel reduces in local memory (degree 2: eight)
+INTRAGROUP_MOMENTS = 8
+
+
+def fit_intragroup(dev, choice: LoessChoice, forced: bool = False) -> LoessChoice:
+    """The intra-group work-group within the device's limits before anything is built: its
+    ``wg`` work-items and ``INTRAGROUP_MOMENTS x wg`` doubles of local memory. A profile's
+    value is halved until it fits; a forced ``wg`` that does not fit is a ValueError."""
+    from ..runtime.plans import local_memory_budget
+    if choice.version != "intragroup":
+        return choice
+    budget = local_memory_budget(dev)
+
+    def fits(wg):
+        return (wg <= dev.max_work_group and INTRAGROUP_MOMENTS * wg * 8 <= budget
+                and (not dev.max_work_item_sizes or wg <= dev.max_work_item_sizes[0]))
+    if not fits(choice.wg):
+        if forced:
+            raise ValueError(f"wg={choice.wg}: the intra-group LOESS needs {choice.wg} "
+                             f"work-items and {INTRAGROUP_MOMENTS * choice.wg * 8} bytes of "
+                             f"local memory; device {dev} allows {dev.max_work_group} and "
+                             f"{budget}")
+        while choice.wg > 1 and not fits(choice.wg):
+            choice.wg //= 2
+    return choice

@@ -8,6 +8,8 @@
     clts-tune --device 1           which device (index, name substring, slug, or all)
     clts-tune -o my.yaml           write here instead of the user config directory
     clts-tune --dry-run            show what would be measured, measure nothing
+    clts-tune --report r.md        tune, then write a markdown report (device, profile, figures)
+    clts-tune --only none --report r.md   the report alone, with the current profile
 
 An interrupted run resumes from its cache of measured candidates (``--fresh`` ignores it).
 """
@@ -186,7 +188,12 @@ def main(argv=None) -> int:
     ap.add_argument("--dry-run", action="store_true",
                     help="show the candidates that would be measured; measure nothing")
     ap.add_argument("-v", "--verbose", action="store_true", help="print every measurement")
+    ap.add_argument("--report", metavar="FILE",
+                    help="after tuning, write a markdown report (device, profile, %% of copy "
+                         "bandwidth per algorithm, anchors); with --only none, the report only")
     args = ap.parse_args(argv)
+    if args.report and (args.only or "").strip().lower() == "none":
+        return _report_only(args)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(message)s")
 
@@ -230,7 +237,32 @@ def main(argv=None) -> int:
         if status == 130:                   # interrupted: stop, do not go on to the next device
             return status
         rc = max(rc, status)
+        if args.report and not args.dry_run:
+            _write_report(dev, args, len(devices) > 1)
     return rc
+
+
+def _write_report(dev, args, several):
+    from pathlib import Path
+
+    from .report import write_report
+    path = Path(args.report)
+    if several:
+        path = path.with_name(f"{path.stem}-{dev.slug}{path.suffix or '.md'}")
+    dev._profile = None                     # the profile just written, not the one tuned from
+    write_report(dev, path, quick=args.quick)
+    print(f"clts-tune: report written to {path}", file=sys.stderr)
+
+
+def _report_only(args) -> int:
+    from ..runtime import DeviceError, get_device
+    try:
+        dev = get_device(args.device)
+    except DeviceError as exc:
+        print(f"clts-tune: {exc}", file=sys.stderr)
+        return 2
+    _write_report(dev, args, False)
+    return 0
 
 
 class _interrupts_as_keyboard_interrupt:

@@ -459,10 +459,55 @@ class Tuner:
                 res.rows.append((_py(value), by, winner))
         finally:
             bar.close()
+        if not res.partial:
+            self._remeasure_disputed(entry, res, below, above, should_stop)
         res.threshold = self._threshold(res, values, below, above)
         self._fallback_warning(res, fallbacks)
         res.seconds = time.monotonic() - t_wall
         return res
+
+    #: most swept values measured again when a sweep is not monotone
+    MAX_REMEASURE = 8
+
+    def _remeasure_disputed(self, entry, res, below, above, should_stop):
+        """A sweep that is not monotone (``above`` wins, then ``below`` again) on a noisy host:
+        measure both versions once more at every value of the disputed stretch (from the first
+        win of ``above`` to the last win of ``below`` after it) and keep each version's smaller
+        time (noise on a shared host only adds time), so that the threshold rests on repeated
+        evidence rather than one stray round."""
+        winners = [w for _, _, w in res.rows]
+        first = next((i for i, w in enumerate(winners) if w == above), None)
+        if first is None:
+            return
+        back = [i for i in range(first + 1, len(winners)) if winners[i] == below]
+        if not back:
+            return
+        disputed = list(range(first, back[-1] + 1))[:self.MAX_REMEASURE]
+        changed = []
+        for i in disputed:
+            if should_stop():
+                break
+            value, by, old = res.rows[i]
+            w = entry.workload(value)
+            for version in (below, above):
+                c = by.get(version)
+                if c is None or not c.ok:
+                    continue
+                job = (_bind_xrun(entry, self.device, version, w), _bind_check(entry, w))
+                again = self._measure(entry.name, f"{version}@{value}",
+                                      {"version": version, "value": value}, [job],
+                                      getattr(entry, "timing", "kernel"))
+                if again.ok and again.score < c.score:
+                    c.score, c.medians = again.score, again.medians
+                c.samples += again.samples
+            ok = {v: c for v, c in by.items() if c.ok}
+            winner = min(ok, key=lambda v: ok[v].score) if ok else None
+            res.rows[i] = (value, by, winner)
+            if winner != old:
+                changed.append(f"{value}: {old} -> {winner}")
+        res.warnings.append(
+            f"disputed points (winner flipped back): re-measured {', '.join(str(res.rows[i][0]) for i in disputed)}"
+            + (f"; winner changed at {'; '.join(changed)}" if changed else "; same winners"))
 
     @staticmethod
     def _threshold(res: CrossoverResult, values, below, above):

@@ -1,0 +1,92 @@
+"""Every kernel the public functions render for a GPU compiles for that GPU's target.
+
+Under each recorded GPU description (emulated on pocl), every algorithm runs every code version
+with the profile's values, plus one sampled tuner candidate per tuner entry (a different one per
+GPU); each rendered source is compiled as OpenCL C 1.2 with clang + libclc for the targets of
+the GPUs it was rendered for (amdgcn gfx908, nvptx64 sm_80, spir64). A compile error fails, so
+does static local memory above that GPU's limit, and so does scratch (spilled registers or
+private arrays in memory) on gfx908 outside the known cases below. Skipped where clang-16 or
+libclc-16 is missing (``scripts/setup.sh test`` installs them).
+"""
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from clts.runtime import emulation
+from clts.tune import offline
+
+#: (template, kernel, template parameters that select it) of the scratch that remains, and why
+KNOWN_SCRATCH = [
+    ("mp/diag_topk.cl.mako", "diag_topk", {"LOCAL": 0},
+     "topk_store='private': each work-item's k-lists of a tile are indexed at run time, so GPU "
+     "compilers put them in scratch; GPU profiles keep them in local memory (topk_store='local')"
+     " and only a forced 'private', or lists that fit no local memory, take this kernel"),
+    ("mp/diag_top1.cl.mako", "diag", {"LOCAL": 0, "PACK": 0},
+     "store='private' in float: the tile's column bests (value and index arrays) indexed at run "
+     "time; GPU profiles use store='local'"),
+]
+
+
+def _known(template, kernel, params):
+    return any(template == t and kernel == k and all(params.get(p) == v for p, v in sel.items())
+               for t, k, sel, _ in KNOWN_SCRATCH)
+
+
+@pytest.fixture(scope="module")
+def compiled():
+    why = offline.missing_tools()
+    if why:
+        pytest.skip(f"offline GPU compiles need clang-16 and libclc-16: {why}")
+    from clts.runtime import usable
+    pocl = [i for i in usable() if "portable computing" in i.platform.lower()]
+    if not pocl:
+        pytest.skip("the emulated GPUs run on pocl; no pocl device here")
+    logging.getLogger("clts.profiles").setLevel(logging.ERROR)
+    cols = [offline.collect(emulation.emulate(name, pocl[0]), sample=1, seed=i)
+            for i, name in enumerate(emulation.names())]
+    col = offline.merge(cols)
+    return col, offline.compile_all(col)
+
+
+def test_every_source_compiles_and_fits(compiled, capsys):
+    col, results = compiled
+    assert not col.failed, col.failed
+    targets = {r.target for r in results}
+    assert targets == set(offline.TARGETS)
+    # every algorithm's kernels were rendered and compiled
+    templates = {r.template.split("/")[0] for r in results}
+    assert templates >= {"stl", "tridiag", "mp", "bfast"}
+    assert offline.problems(results) == []
+    with capsys.disabled():
+        print(f"\n[offline compiles] {len(col.sources)} sources, {len(results)} compiles; "
+              "kernels on gfx908 using scratch or more than 128 VGPRs (tuner candidates included):")
+        for line in offline.report(results, heavy=True).splitlines():
+            print("  " + line[:160])
+
+
+def test_no_unexplained_scratch_on_gfx908(compiled):
+    """The profiles' own values and every forced version: no scratch but the known cases.
+    (Tuner candidates may spill: the tuner measures them and a spilling one loses.)"""
+    _, results = compiled
+    assert any(r.default for r in results) and any(not r.default for r in results)
+    bad = [(t, k, v, s, p) for t, k, v, s, p in offline.spills(results, defaults_only=True)
+           if not _known(t, k, p)]
+    assert not bad, "\n".join(f"{t} {k}: {v} VGPRs, {s} bytes/lane of scratch, {p}"
+                              for t, k, v, s, p in bad)
+
+
+def test_local_memory_parsers():
+    ptx = ".shared .align 8 .b8 diag_topk_$_lcv[26112];\n.shared .align 4 .b8 diag_topk_$_lci[13056];"
+    assert offline.static_local(ptx, "sm_80") == {"diag_topk": 39168}
+    ll = ("@diag_topk.lcv = internal unnamed_addr addrspace(3) global [3264 x double] undef, align 8\n"
+          "@loess.red = internal unnamed_addr addrspace(3) global [5 x [128 x float]] undef, align 4\n")
+    assert offline.static_local(ll, "spir64") == {"diag_topk": 26112, "loess": 2560}
+    text = ("k.cl:1:1: remark: Function Name: window_stats [-Rpass-analysis=kernel-resource-usage]\n"
+            "k.cl:1:1: remark:     VGPRs: 255 [-Rpass-analysis=kernel-resource-usage]\n"
+            "k.cl:1:1: remark:     ScratchSize [bytes/lane]: 776 [-Rpass-analysis=kernel-resource-usage]\n"
+            "k.cl:1:1: remark:     Occupancy [waves/SIMD]: 1 [-Rpass-analysis=kernel-resource-usage]\n"
+            "k.cl:1:1: remark:     LDS Size [bytes/block]: 0 [-Rpass-analysis=kernel-resource-usage]\n")
+    (k,) = offline.parse_remarks(text)
+    assert (k.name, k.vgprs, k.scratch, k.occupancy, k.lds) == ("window_stats", 255, 776, 1, 0)

@@ -67,7 +67,6 @@ def _workloads(dev, quick):
     import clts
     rng = np.random.default_rng(0)
     dt = np.float64 if dev.fp64 else np.float32
-    isz = np.dtype(dt).itemsize
     out = []
 
     # tridiagonal: a, b, c, d read and x written once

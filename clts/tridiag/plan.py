@@ -31,8 +31,10 @@ Code versions:
 2. ``pcr``               if n <= pcr.max_n (and fits local memory) and batch < auto.pcr_max_batch
 3. interleaved data (system axis first, read in place): ``thomas-unrolled`` if
    n < auto.unrolled_interleaved_below_n and n <= unrolled.max_n, else ``thomas-coalesced``
-   if n >= auto.coalesced_interleaved_min_n, else ``thomas`` (the same kernel on the same
-   layout, with the ``thomas`` section's parameters: private c'/d' arrays, no prefetch)
+   if auto.coalesced_interleaved_min_n <= n < auto.coalesced_interleaved_max_n, else
+   ``thomas`` (the same kernel on the same layout, with the ``thomas`` section's parameters:
+   private c'/d' arrays, no prefetch; on CPUs it wins again for long systems, whose rows of
+   one work-item are too far apart for the coalesced version's prefetch to pay)
 4. ``thomas-unrolled``   if n < auto.unrolled_below_n and n <= unrolled.max_n
 5. ``thomas-coalesced``  if n >= auto.coalesced_min_n (natural layout)
 6. ``thomas``            otherwise
@@ -60,7 +62,8 @@ SECTION = {"thomas": "thomas", "thomas-coalesced": "coalesced", "thomas-unrolled
 ALL_PARAMS = sorted({p for ps in PARAMS.values() for p in ps})
 #: auto thresholds a caller may force (``tridiag.auto.<key>`` in the profile)
 AUTO_KEYS = ("flat_min_n", "flat_max_batch", "pcr_max_batch", "unrolled_below_n",
-             "unrolled_interleaved_below_n", "coalesced_min_n", "coalesced_interleaved_min_n")
+             "unrolled_interleaved_below_n", "coalesced_min_n", "coalesced_interleaved_min_n",
+             "coalesced_interleaved_max_n")
 #: size limits of ``auto`` a caller may force: keyword -> (profile section, key)
 LIMIT_KEYS = {"pcr_max_n": ("pcr", "max_n"), "unrolled_max_n": ("unrolled", "max_n")}
 #: every keyword of solve_tridiagonal that steers ``auto`` (only with method="auto")
@@ -159,7 +162,8 @@ def choose_method(dev, n: int, nsys: int, layout: str, itemsize: int,
     if layout == "interleaved":
         if unrollable and n < auto.get("unrolled_interleaved_below_n", 0):
             return "thomas-unrolled"
-        if n >= auto.get("coalesced_interleaved_min_n", 0):
+        if (auto.get("coalesced_interleaved_min_n", 0) <= n
+                < auto.get("coalesced_interleaved_max_n", 1 << 62)):
             return "thomas-coalesced"
         return "thomas"
     if unrollable and n < auto.get("unrolled_below_n", 0):

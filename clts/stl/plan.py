@@ -65,7 +65,8 @@ def read_choices(dev, loess_params):
         ipw = 0 if dev.type == "cpu" else 1
     if isinstance(ipw, bool) or not isinstance(ipw, (int, np.integer)) or ipw < 0:
         raise ValueError(f"interp_per_item must be an int >= 0 (0 = a whole segment), got {ipw!r}")
-    values = dict(t.values, table=bool(loess_params.get("table", True)), interp_per_item=int(ipw))
+    values = dict(t.values, table=bool(loess_params.get("table", True)), interp_per_item=int(ipw),
+                  lanes_forced="lanes" in t.forced)
     return values
 
 
@@ -76,6 +77,12 @@ def choose(values: dict, n_fits: int, q: int, jump: int, batch: int,
     outer parallelism (batch x fit points < parallelism_threshold). ``values``: from
     :func:`read_choices`."""
     wg, chunk, lanes, table = values["wg"], values["chunk"], values["lanes"], values["table"]
+    if not values.get("lanes_forced"):
+        # the outer version fits the same point of ``lanes`` series per work-item: with fewer
+        # series than lanes the rest of the vector would compute nothing (batch 1 on 8 lanes
+        # ran 2x-5x slower than the other versions)
+        while lanes > 1 and lanes > batch:
+            lanes //= 2
     if version != "auto":
         return LoessChoice(version, wg, chunk, lanes, table)
     if batch * n_fits < values["parallelism_threshold"]:

@@ -28,64 +28,52 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..runtime.profiles import value_error
+from ..runtime.plans import LANE_WIDTHS, read_tunables
 
 VERSIONS = ("fused", "tiled")
 TRANSFERS = ("copy", "host_ptr")
 ADVECTIONS = ("inline", "stored")
-LANES = (1, 2, 4, 8, 16)
+LANES = LANE_WIDTHS
 TILE_KEYS = ("tile_z", "tile_y", "tile_x")
+#: profile key of each Superbee / TKE plan field
+SUPERBEE_KEYS = {"lanes": "ocean.superbee.fused.lanes", "wg": "ocean.superbee.fused.wg",
+                 **{k: f"ocean.superbee.tiled.{k}" for k in TILE_KEYS},
+                 "transfer": "ocean.transfer"}
+TKE_KEYS = {**{k: f"ocean.tke.{k}" for k in ("lanes", "wg", "advection", "stream")},
+            "transfer": "ocean.transfer"}
 
 
 @dataclass(frozen=True)
 class SuperbeePlan:
-    version: str = "fused"
-    lanes: int = 1
-    wg: int = 0
-    tile_z: int = 8
-    tile_y: int = 4
-    tile_x: int = 2
-    transfer: str = "copy"
+    version: str
+    lanes: int
+    wg: int
+    tile_z: int
+    tile_y: int
+    tile_x: int
+    transfer: str
 
 
 @dataclass(frozen=True)
 class TkePlan:
-    lanes: int = 1
-    wg: int = 0
-    advection: str = "inline"
-    stream: int = 0
-    superbee: SuperbeePlan = SuperbeePlan()
-    transfer: str = "copy"
+    lanes: int
+    wg: int
+    advection: str
+    stream: int
+    superbee: SuperbeePlan
+    transfer: str
     #: parameters forced on the tridiagonal solver (``clts.solve_tridiagonal`` keywords)
-    solver: tuple = ()
+    solver: tuple
 
 
-def _int(prof, key, value, forced, lo=0):
-    if isinstance(value, bool) or not isinstance(value, int) or value < lo:
-        raise value_error(prof, key, f"{key.rsplit('.', 1)[-1]} must be an integer >= {lo}, "
-                          f"not {value!r}", forced)
-    return value
-
-
-def _choice(prof, key, value, choices, forced):
-    if value not in choices:
-        raise value_error(prof, key, f"{key.rsplit('.', 1)[-1]} must be one of {choices}, not "
-                          f"{value!r}", forced)
-    return value
-
-
-def _lanes_wg(dev, prof, prefix, vals, forced):
-    if vals["lanes"] not in LANES:
-        raise value_error(prof, f"{prefix}.lanes", f"lanes must be one of {LANES}, not "
-                          f"{vals['lanes']!r}", "lanes" in forced)
-    _int(prof, f"{prefix}.wg", vals["wg"], "wg" in forced)
-    if vals["wg"] > dev.max_work_group:
-        raise ValueError(f"wg {vals['wg']} exceeds the device's {dev.max_work_group} "
-                         f"work-items per group")
+def _lanes_wg(t):
+    t.int_in("lanes", choices=LANES)
+    t.int_in("wg", 0, t.device.max_work_group)      # 0: the driver picks
 
 
 def tile_fits(dev, tile_z, tile_y, tile_x, itemsize) -> bool:
-    """The tiled version's two local boxes fit the device's local memory and work-group."""
+    """The tiled version's two local boxes fit the device's local memory and work-group. The
+    run path and the tuner's constraint both use it."""
     box = (tile_z + 3) * (tile_y + 3) * (tile_x + 3) * 2 * itemsize
     return box + 64 <= dev.local_mem and tile_z * tile_y * tile_x <= dev.max_work_group
 
@@ -93,28 +81,19 @@ def tile_fits(dev, tile_z, tile_y, tile_x, itemsize) -> bool:
 def superbee_plan(dev, itemsize: int = 8, version: str = "auto", **overrides) -> SuperbeePlan:
     """The Superbee plan from ``dev.profile`` (section ``ocean``); keywords override it
     (``lanes``, ``wg``, ``tile_z``, ``tile_y``, ``tile_x``, ``transfer``)."""
-    prof = dev.profile
-    over = {k: v for k, v in overrides.items() if v is not None}
-    unknown = set(over) - {"lanes", "wg", "transfer"} - set(TILE_KEYS)
-    if unknown:
-        raise TypeError(f"unknown parameter(s) {sorted(unknown)}; accepted: lanes, wg, "
-                        f"{', '.join(TILE_KEYS)}, transfer")
+    t = read_tunables(dev, SUPERBEE_KEYS, overrides)
     if not isinstance(version, str):
         raise TypeError(f"version must be a string, not {type(version).__name__}")
     if version == "auto":
-        version = _choice(prof, "ocean.superbee.version", prof.get("ocean.superbee.version"),
-                          VERSIONS, False)
+        v = read_tunables(dev, {"version": "ocean.superbee.version"}, {})
+        version = v.choice("version", VERSIONS)
     elif version not in VERSIONS:
         raise ValueError(f"version must be 'auto' or one of {VERSIONS}, not {version!r}")
-    vals = {k: prof.get(f"ocean.superbee.fused.{k}") for k in ("lanes", "wg")}
-    vals.update({k: prof.get(f"ocean.superbee.tiled.{k}") for k in TILE_KEYS})
-    vals["transfer"] = prof.get("ocean.transfer")
-    vals.update(over)
-    _lanes_wg(dev, prof, "ocean.superbee.fused", vals, over)
+    _lanes_wg(t)
     for k in TILE_KEYS:
-        _int(prof, f"ocean.superbee.tiled.{k}", vals[k], k in over, lo=1)
-    _choice(prof, "ocean.transfer", vals["transfer"], TRANSFERS, "transfer" in over)
-    plan = SuperbeePlan(version=version, **vals)
+        t.int_in(k, 1)
+    t.choice("transfer", TRANSFERS)
+    plan = SuperbeePlan(version=version, **t.values)
     if version == "tiled" and not tile_fits(dev, plan.tile_z, plan.tile_y, plan.tile_x,
                                             itemsize):
         raise ValueError(f"tile {plan.tile_z} x {plan.tile_y} x {plan.tile_x} (z, y, x) does "
@@ -128,25 +107,17 @@ def tke_plan(dev, itemsize: int = 8, **overrides) -> TkePlan:
     ``wg``, ``advection``, ``stream``, ``transfer``, ``superbee=dict(...)`` (the Superbee plan's keywords
     and ``version``, for ``advection="stored"``), ``solver=dict(...)`` (keywords forced on
     ``clts.solve_tridiagonal``)."""
-    prof = dev.profile
     over = {k: v for k, v in overrides.items() if v is not None}
-    unknown = set(over) - {"lanes", "wg", "advection", "stream", "transfer", "solver",
-                           "superbee"}
-    if unknown:
-        raise TypeError(f"unknown parameter(s) {sorted(unknown)}; accepted: lanes, wg, "
-                        f"advection, stream, transfer, superbee, solver")
     solver = over.pop("solver", {}) or {}
     sb = over.pop("superbee", {}) or {}
+    t = read_tunables(dev, TKE_KEYS, over, extra=("solver", "superbee"))
     for name, d in (("solver", solver), ("superbee", sb)):
         if not isinstance(d, dict):
             raise TypeError(f"{name} must be a dict of keywords, not {type(d).__name__}")
-    vals = {k: prof.get(f"ocean.tke.{k}") for k in ("lanes", "wg", "advection", "stream")}
-    vals["transfer"] = prof.get("ocean.transfer")
-    vals.update(over)
-    _lanes_wg(dev, prof, "ocean.tke", vals, over)
-    _choice(prof, "ocean.tke.advection", vals["advection"], ADVECTIONS, "advection" in over)
-    _choice(prof, "ocean.tke.stream", vals["stream"], (0, 1), "stream" in over)
-    _choice(prof, "ocean.transfer", vals["transfer"], TRANSFERS, "transfer" in over)
+    _lanes_wg(t)
+    t.choice("advection", ADVECTIONS)
+    t.choice("stream", (0, 1))
+    t.choice("transfer", TRANSFERS)
     sb = dict(sb)
     sb_plan = superbee_plan(dev, itemsize, sb.pop("version", "auto"), **sb)
-    return TkePlan(superbee=sb_plan, solver=tuple(sorted(solver.items())), **vals)
+    return TkePlan(superbee=sb_plan, solver=tuple(sorted(solver.items())), **t.values)

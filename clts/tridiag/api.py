@@ -264,6 +264,8 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, version: str = "auto", star
                          f"start={'yes' if plan.has_start else 'no'}; these data have n={n}, "
                          f"{nsys} systems, {layout} layout, start="
                          f"{'yes' if st is not None else 'no'}")
+    else:
+        plan.validate(dev)
     counter = _zeros_int(dev, 1)
 
     if nsys == 0 or n == 0:

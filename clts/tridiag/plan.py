@@ -39,7 +39,9 @@ Code versions:
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+
+from ..runtime.plans import read_tunables
 
 VERSIONS = ("thomas", "thomas-coalesced", "thomas-unrolled", "pcr", "flat")
 LAYOUTS = ("natural", "interleaved")
@@ -89,10 +91,36 @@ class Plan:
     nsys: int
     real: str
     has_start: bool
-    params: dict = field(default_factory=dict)
+    params: dict          # the template parameters of ``method`` (PARAMS[method])
 
     def get(self, key):
         return self.params[key]
+
+    def validate(self, dev):
+        """The one check of a Plan against ``dev`` (``make_plan``'s result and a Plan given
+        as ``plan=``): every parameter in range, and the version within the device's limits.
+        Raises ``ValueError`` naming what does not fit."""
+        def bad(k, message):
+            return ValueError(f"{k} {message}")
+        if self.method not in VERSIONS:
+            raise ValueError(f"method must be one of {', '.join(VERSIONS)}; got {self.method!r}")
+        _check_params(self.params, bad, dev, self.method)
+        if self.params.get("wg", 1) > dev.max_work_group:
+            raise bad("wg", f"must be <= {dev.max_work_group} (the device's largest "
+                            f"work-group), not {self.params['wg']}")
+        itemsize = 8 if self.real == "double" else 4
+        if self.method == "thomas-unrolled" and self.n > UNROLLED_HARD_MAX:
+            raise ValueError(f"method 'thomas-unrolled' builds one kernel per system size and "
+                             f"takes n <= {UNROLLED_HARD_MAX}; got n = {self.n} (use 'thomas')")
+        if self.method == "pcr" and not pcr_fits(dev, self.n, itemsize, self.params["wg"]):
+            raise ValueError(f"method 'pcr' keeps a system in local memory: n = {self.n} needs "
+                             f"{4 * self.n * itemsize} bytes, device {dev} has {dev.local_mem}")
+        if self.method == "thomas-coalesced" and self.layout == "natural":
+            t, ty = self.params["tile"], self.params["tile_y"]
+            if not transpose_tile_fits(dev, t, ty):
+                raise ValueError(f"tile {t} x tile_y {ty}: tile_y must divide tile and "
+                                 f"tile*tile_y <= {dev.max_work_group}")
+        return self
 
     # -- derived template parameters -------------------------------------------------------
     @property
@@ -128,8 +156,16 @@ class Plan:
 
 
 
-def _profile_section(dev, method):
-    return dict(dev.profile.section("tridiag").get(SECTION[method], {}))
+def profile_keys(method: str) -> dict:
+    """Template parameter -> profile key of ``method``'s section."""
+    return {k: f"tridiag.{SECTION[method]}.{k}" for k in PARAMS[method]}
+
+
+def transpose_tile_fits(dev, tile: int, tile_y: int) -> bool:
+    """The natural-layout transposition of ``thomas-coalesced`` (``tile`` x ``tile_y``
+    work-items, ``tile_y`` dividing ``tile``; tile 0: no local memory) fits ``dev``'s
+    work-group limit. The run path and the tuner's constraint both use it."""
+    return not tile or (tile * tile_y <= dev.max_work_group and tile % tile_y == 0)
 
 
 def pcr_fits(dev, n: int, itemsize: int, wg: int) -> bool:
@@ -141,30 +177,24 @@ def choose_method(dev, n: int, nsys: int, layout: str, itemsize: int,
                   overrides: dict | None = None) -> str:
     """The code version ``auto`` runs (module docstring); ``overrides`` force thresholds
     (keys of ``AUTO_PARAMS``) over the profile's."""
-    prof = dev.profile.section("tridiag")
-    auto = dict(prof.get("auto", {}))
-    pcr = dict(prof.get("pcr", {}))
-    un = dict(prof.get("unrolled", {}))
-    for k, v in (overrides or {}).items():
-        if k in LIMIT_KEYS:
-            {"pcr": pcr, "unrolled": un}[LIMIT_KEYS[k][0]]["max_n"] = v
-        else:
-            auto[k] = v
-    if n >= auto.get("flat_min_n", 1 << 62) and nsys < auto.get("flat_max_batch", 0):
+    keys = {k: f"tridiag.auto.{k}" for k in AUTO_KEYS}
+    keys.update({k: f"tridiag.{sec}.{key}" for k, (sec, key) in LIMIT_KEYS.items()})
+    a = read_tunables(dev, dict(keys, pcr_wg="tridiag.pcr.wg"), dict(overrides or {})).values
+    if n >= a["flat_min_n"] and nsys < a["flat_max_batch"]:
         return "flat"
-    if (n <= pcr.get("max_n", 0) and nsys < auto.get("pcr_max_batch", 0)
-            and pcr_fits(dev, n, itemsize, _pcr_wg(dev, n, pcr.get("wg", 64)))):
+    if (n <= a["pcr_max_n"] and nsys < a["pcr_max_batch"]
+            and pcr_fits(dev, n, itemsize, _pcr_wg(dev, n, a["pcr_wg"]))):
         return "pcr"
-    unrollable = n <= min(un.get("max_n", 0), UNROLLED_HARD_MAX)
+    unrollable = n <= min(a["unrolled_max_n"], UNROLLED_HARD_MAX)
     if layout == "interleaved":
-        if unrollable and n < auto.get("unrolled_interleaved_below_n", 0):
+        if unrollable and n < a["unrolled_interleaved_below_n"]:
             return "thomas-unrolled"
-        if n >= auto.get("coalesced_interleaved_min_n", 0):
+        if n >= a["coalesced_interleaved_min_n"]:
             return "thomas-coalesced"
         return "thomas"
-    if unrollable and n < auto.get("unrolled_below_n", 0):
+    if unrollable and n < a["unrolled_below_n"]:
         return "thomas-unrolled"
-    if n >= auto.get("coalesced_min_n", 1 << 62):
+    if n >= a["coalesced_min_n"]:
         return "thomas-coalesced"
     return "thomas"
 
@@ -223,7 +253,7 @@ def make_plan(dev, *, n: int, nsys: int, layout: str, dtype, has_start: bool,
     elif thresholds:
         raise TypeError(f"{', '.join(sorted(thresholds))} steer(s) method='auto' only; "
                         f"method={method!r} was forced")
-    params = {k: v for k, v in _profile_section(dev, method).items() if k in PARAMS[method]}
+    params = read_tunables(dev, profile_keys(method), {}).values
     from ..runtime.profiles import value_error
 
     def bad(k, message):
@@ -253,20 +283,9 @@ def make_plan(dev, *, n: int, nsys: int, layout: str, dtype, has_start: bool,
     if "wg" in overrides and overrides["wg"] > dev.max_work_group and method != "pcr":
         raise bad("wg", f"must be <= {dev.max_work_group} (the device's largest work-group), "
                         f"not {overrides['wg']}")
-    if method == "thomas-unrolled" and n > UNROLLED_HARD_MAX:
-        raise ValueError(f"method 'thomas-unrolled' builds one kernel per system size and "
-                         f"takes n <= {UNROLLED_HARD_MAX}; got n = {n} (use 'thomas')")
     if method == "pcr":
-        params["wg"] = _pcr_wg(dev, n, params.get("wg", 64))
-        if not pcr_fits(dev, n, itemsize, params["wg"]):
-            raise ValueError(f"method 'pcr' keeps a system in local memory: n = {n} needs "
-                             f"{4 * n * itemsize} bytes, device {dev} has {dev.local_mem}")
-    if method == "thomas-coalesced" and layout == "natural":
-        t, ty = params["tile"], params["tile_y"]
-        if t and (t * ty > dev.max_work_group or t % ty):
-            raise ValueError(f"tile {t} x tile_y {ty}: tile_y must divide tile and "
-                             f"tile*tile_y <= {dev.max_work_group}")
+        params["wg"] = _pcr_wg(dev, n, params["wg"])
     if "wg" in params:
         params["wg"] = min(params["wg"], dev.max_work_group)
     return Plan(method=method, layout=layout, n=int(n), nsys=int(nsys), real=real,
-                has_start=bool(has_start), params=params)
+                has_start=bool(has_start), params=params).validate(dev)

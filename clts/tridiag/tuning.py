@@ -9,7 +9,7 @@ import numpy as np
 
 from ..tune import Crossover, Tunable, register
 from .api import solve_tridiagonal
-from .plan import UNROLLED_HARD_MAX
+from .plan import UNROLLED_HARD_MAX, transpose_tile_fits
 from .reference import thomas_numpy
 
 
@@ -68,8 +68,8 @@ _tunable("tridiag.coalesced", "thomas-coalesced", "tridiag.coalesced",
           "fixed_n": [0, 1], "tile": [8, 16, 32], "tile_y": [2, 4, 8]},
          lambda quick: [_systems(4000 if quick else 20000, 115, "interleaved"),
                         _systems(4000 if quick else 20000, 115, "natural", seed=2)],
-         constraint=lambda p, d: (p["wg"] <= d.max_work_group and p["tile"] % p["tile_y"] == 0
-                                  and p["tile"] * p["tile_y"] <= d.max_work_group),
+         constraint=lambda p, d: (p["wg"] <= d.max_work_group
+                                  and transpose_tile_fits(d, p["tile"], p["tile_y"])),
          description="thomas-coalesced: interleaved vloadN lanes x chains, work-group, "
                      "local-memory transposition tile (natural-layout input), software prefetch "
                      "distance (work-items ahead), non-temporal stores of x (stream)")

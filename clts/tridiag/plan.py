@@ -49,9 +49,9 @@ LAYOUTS = ("natural", "interleaved")
 UNROLLED_HARD_MAX = 512
 #: parameters a caller may force, per version section of the profile
 PARAMS = {
-    "thomas": ("wg", "lanes", "chains", "private_max", "block", "prefetch", "stream",
+    "thomas": ("wg", "lanes", "chains", "private_max", "block", "prefetch_items", "stream",
                "fixed_n"),
-    "thomas-coalesced": ("wg", "lanes", "chains", "private_max", "prefetch", "stream",
+    "thomas-coalesced": ("wg", "lanes", "chains", "private_max", "prefetch_items", "stream",
                          "fixed_n", "tile", "tile_y"),
     "thomas-unrolled": ("wg", "lanes", "block"),
     "pcr": ("wg",),
@@ -74,7 +74,7 @@ PRIVATE_GROUP_BYTES = 1 << 20
 #: natural-layout prefetch of the next work-items' blocks only while one block (lanes * chains
 #: * n items per array) is at most this many bytes: long systems are contiguous runs the hardware
 #: prefetchers follow, and prefetching their 4 x 32 KB blocks cost 1,000 x 1,000 10-15% on both
-#: CPU drivers (50,000 x 115: -25 to -35%); a caller's prefetch= is used as given
+#: CPU drivers (50,000 x 115: -25 to -35%); a caller's prefetch_items= is used as given
 PREFETCH_BLOCK_BYTES = 8192
 #: interleaved-layout prefetch (the rows of the work-item P ahead, fetched with this one's):
 #: P is capped so that the P work-items' rows of a, b, c, d in flight stay within this many
@@ -220,8 +220,9 @@ def _check_params(params, bad, dev, method):
             raise bad(k, f"must be 0 or 1, not {params[k]}")
     if "chains" in params and not 1 <= params["chains"] <= 8:
         raise bad("chains", f"must be 1 ... 8 vectors per work-item, not {params['chains']}")
-    if not 0 <= params.get("prefetch", 0) <= 64:
-        raise bad("prefetch", f"must be 0 ... 64 work-items ahead, not {params['prefetch']}")
+    if not 0 <= params.get("prefetch_items", 0) <= 64:
+        raise bad("prefetch_items", f"must be 0 ... 64 work-items ahead, not "
+                                    f"{params['prefetch_items']}")
     if params.get("tile", 1) < 0:
         raise bad("tile", f"must be >= 0 (0: transpose without local memory), not "
                           f"{params['tile']}")
@@ -272,13 +273,14 @@ def make_plan(dev, *, n: int, nsys: int, layout: str, dtype, has_start: bool,
         while params["lanes"] > 1 and (params["lanes"] > nsys or
                                        -(-nsys // per_item()) < 2 * dev.compute_units):
             params["lanes"] //= 2
-    if (method == "thomas" and layout == "natural" and "prefetch" not in overrides
+    if (method == "thomas" and layout == "natural" and "prefetch_items" not in overrides
             and per_item() * n * itemsize > PREFETCH_BLOCK_BYTES):
-        params["prefetch"] = 0
+        params["prefetch_items"] = 0
     interleaved_kernel = layout == "interleaved" or method == "thomas-coalesced"
-    if interleaved_kernel and params.get("prefetch", 0) > 0 and "prefetch" not in overrides:
+    if (interleaved_kernel and params.get("prefetch_items", 0) > 0
+            and "prefetch_items" not in overrides):
         ahead = PREFETCH_ROWS_BYTES // (4 * per_item() * n * itemsize)
-        params["prefetch"] = max(1, min(params["prefetch"], ahead))
+        params["prefetch_items"] = max(1, min(params["prefetch_items"], ahead))
     params.update({k: int(v) for k, v in overrides.items() if k in PARAMS[method]})
     if "wg" in overrides and overrides["wg"] > dev.max_work_group and method != "pcr":
         raise bad("wg", f"must be <= {dev.max_work_group} (the device's largest work-group), "

@@ -222,6 +222,10 @@ def test_auto_thresholds_forced_by_keyword(device):
     inter = [v.T for v in (a, b, c, d)]
     for kw, expect in [(dict(never, coalesced_interleaved_min_n=15), "thomas-coalesced"),
                        (dict(never, coalesced_interleaved_min_n=16), "thomas"),
+                       (dict(never, coalesced_interleaved_min_n=0,
+                             coalesced_interleaved_max_n=16), "thomas-coalesced"),
+                       (dict(never, coalesced_interleaved_min_n=0,
+                             coalesced_interleaved_max_n=15), "thomas"),
                        (dict(never, unrolled_interleaved_below_n=16), "thomas-unrolled")]:
         r = solve_tridiagonal(*inter, axis=0, device=device, **kw)
         assert r.method == expect, kw

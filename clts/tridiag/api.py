@@ -119,6 +119,7 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, version: str = "auto", star
         ``version="auto"`` also the profile's thresholds (``tridiag.auto``): ``flat_min_n``,
         ``flat_max_batch``, ``pcr_max_batch``, ``unrolled_below_n``,
         ``unrolled_interleaved_below_n``, ``coalesced_min_n``, ``coalesced_interleaved_min_n``,
+        ``coalesced_interleaved_max_n``,
         and the size limits ``pcr_max_n`` / ``unrolled_max_n`` (``tridiag.pcr.max_n`` /
         ``tridiag.unrolled.max_n``).
 

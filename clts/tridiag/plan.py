@@ -10,14 +10,14 @@ Code versions:
                       CPU core idle with one), n known at run time, c'/d' in private arrays
                       (n <= ``private_max``) or global scratch; reads either layout (natural
                       layout with ``block=1``: ``lanes`` rows per vloadN, transposed in
-                      registers; ``prefetch=P``: the contiguous blocks of the work-items P
+                      registers; ``prefetch_items=P``: the contiguous blocks of the work-items P
                       ahead are software-prefetched into L2 during the sweep); ``stream=1``
                       writes x with non-temporal stores (natural layout with private c'/d':
                       staged per work-item and streamed out as whole lines; interleaved: rows
                       of whole aligned lines), saving the read-for-ownership of x.
                       ``fixed_n=1`` builds the kernel for this n (constant trip counts).
 ``thomas-coalesced``  the same kernel on the interleaved layout (``vloadN`` of ``lanes``
-                      neighbouring systems; ``prefetch=P``: row k of the work-item P ahead is
+                      neighbouring systems; ``prefetch_items=P``: row k of the work-item P ahead is
                       prefetched into L2 with row k, P capped by ``PREFETCH_ROWS_BYTES``);
                       natural-layout data goes through a local-memory
                       tiled transposition first and back afterwards.
@@ -31,8 +31,10 @@ Code versions:
 2. ``pcr``               if n <= pcr.max_n (and fits local memory) and batch < auto.pcr_max_batch
 3. interleaved data (system axis first, read in place): ``thomas-unrolled`` if
    n < auto.unrolled_interleaved_below_n and n <= unrolled.max_n, else ``thomas-coalesced``
-   if n >= auto.coalesced_interleaved_min_n, else ``thomas`` (the same kernel on the same
-   layout, with the ``thomas`` section's parameters: private c'/d' arrays, no prefetch)
+   if auto.coalesced_interleaved_min_n <= n < auto.coalesced_interleaved_max_n, else
+   ``thomas`` (the same kernel on the same layout, with the ``thomas`` section's parameters:
+   private c'/d' arrays, no prefetch; on CPUs it wins again for long systems, whose rows of
+   one work-item are too far apart for the coalesced version's prefetch to pay)
 4. ``thomas-unrolled``   if n < auto.unrolled_below_n and n <= unrolled.max_n
 5. ``thomas-coalesced``  if n >= auto.coalesced_min_n (natural layout)
 6. ``thomas``            otherwise
@@ -62,7 +64,8 @@ SECTION = {"thomas": "thomas", "thomas-coalesced": "coalesced", "thomas-unrolled
 ALL_PARAMS = sorted({p for ps in PARAMS.values() for p in ps})
 #: auto thresholds a caller may force (``tridiag.auto.<key>`` in the profile)
 AUTO_KEYS = ("flat_min_n", "flat_max_batch", "pcr_max_batch", "unrolled_below_n",
-             "unrolled_interleaved_below_n", "coalesced_min_n", "coalesced_interleaved_min_n")
+             "unrolled_interleaved_below_n", "coalesced_min_n", "coalesced_interleaved_min_n",
+             "coalesced_interleaved_max_n")
 #: size limits of ``auto`` a caller may force: keyword -> (profile section, key)
 LIMIT_KEYS = {"pcr_max_n": ("pcr", "max_n"), "unrolled_max_n": ("unrolled", "max_n")}
 #: every keyword of solve_tridiagonal that steers ``auto`` (only with method="auto")
@@ -189,7 +192,7 @@ def choose_method(dev, n: int, nsys: int, layout: str, itemsize: int,
     if layout == "interleaved":
         if unrollable and n < a["unrolled_interleaved_below_n"]:
             return "thomas-unrolled"
-        if n >= a["coalesced_interleaved_min_n"]:
+        if a["coalesced_interleaved_min_n"] <= n < a["coalesced_interleaved_max_n"]:
             return "thomas-coalesced"
         return "thomas"
     if unrollable and n < a["unrolled_below_n"]:

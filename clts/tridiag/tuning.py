@@ -131,3 +131,9 @@ _crossover("tridiag.coalesced_interleaved_min_n", "tridiag.auto.coalesced_interl
            lambda n: _systems(max(256, 4_000_000 // n), n, "interleaved", seed=n),
            "interleaved data: system size from which thomas-coalesced (its own lanes, "
            "work-group, global scratch and prefetch) beats thomas (private c'/d' arrays)")
+_crossover("tridiag.coalesced_interleaved_max_n", "tridiag.auto.coalesced_interleaved_max_n",
+           ("thomas-coalesced", "thomas"),
+           [128, 256, 512, 1024, 2048, 4096], [256, 1024, 4096],
+           lambda n: _systems(max(256, 4_000_000 // n), n, "interleaved", seed=n),
+           "interleaved data: system size from which thomas beats thomas-coalesced again "
+           "(long systems: one work-item's rows too far apart for the prefetch)")

@@ -67,7 +67,6 @@ def _workloads(dev, quick):
     import clts
     rng = np.random.default_rng(0)
     dt = np.float64 if dev.fp64 else np.float32
-    isz = np.dtype(dt).itemsize
     out = []
 
     # tridiagonal: a, b, c, d read and x written once
@@ -195,7 +194,7 @@ def write_report(dev, path, *, quick=False, anchors=True) -> str:
                 a_s, sp = f"{a:.3g}", f"{a / wall:.1f}x"
             except ImportError:
                 a_s = "not installed"
-        lines.append(f"| {name} | {shape} | {s * 1e3:.2f} | {gbs} | {pct} | {wall * 1e3:.1f} | "
+        lines.append(f"| {name} | {shape} | {s * 1e3:.3g} | {gbs} | {pct} | {wall * 1e3:.3g} | "
                      f"{aname or '-'} | {a_s} | {sp} |")
     text = "\n".join(lines) + "\n"
     with open(path, "w", encoding="utf-8") as f:

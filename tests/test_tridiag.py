@@ -197,6 +197,10 @@ def test_auto_and_forced_parameters(device):
     assert again.method == "pcr" and relerr(again.x, ref) <= 1e-10
     with pytest.raises(ValueError, match="plan is for"):
         solve_tridiagonal(a[:3], b[:3], c[:3], d[:3], plan=r.plan, device=device)
+    import dataclasses                                # ... after the same check as make_plan's
+    with pytest.raises(ValueError, match="wg"):
+        solve_tridiagonal(a, b, c, d, device=device, plan=dataclasses.replace(
+            r.plan, params=dict(r.plan.params, wg=device.max_work_group + 1)))
 
 
 def test_auto_thresholds_forced_by_keyword(device):

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..runtime.plans import LANE_WIDTHS, read_tunables
+from ..runtime.plans import LANE_WIDTHS, PlanValueError, read_tunables, validated
 
 VERSIONS = ("fused", "tiled")
 TRANSFERS = ("copy", "host_ptr")
@@ -43,6 +43,20 @@ TKE_KEYS = {**{k: f"ocean.tke.{k}" for k in ("lanes", "wg", "advection", "stream
             "transfer": "ocean.transfer"}
 
 
+def _check_lanes_wg(plan, dev):
+    if plan.lanes not in LANES:
+        raise PlanValueError("lanes", f"must be one of {', '.join(map(str, LANES))}, got "
+                                      f"{plan.lanes!r}")
+    if isinstance(plan.wg, bool) or not isinstance(plan.wg, int) or plan.wg < 0:
+        raise PlanValueError("wg", f"must be an integer >= 0 (0: the driver picks), got "
+                                   f"{plan.wg!r}")
+    if plan.wg > dev.max_work_group:
+        raise PlanValueError("wg", f"must be <= {dev.max_work_group} (the device's largest "
+                                   f"work-group), got {plan.wg}")
+    if plan.transfer not in TRANSFERS:
+        raise PlanValueError("transfer", f"must be one of {TRANSFERS}, got {plan.transfer!r}")
+
+
 @dataclass(frozen=True)
 class SuperbeePlan:
     version: str
@@ -52,6 +66,24 @@ class SuperbeePlan:
     tile_y: int
     tile_x: int
     transfer: str
+
+    def validate(self, dev, itemsize: int = 8):
+        """Raise ``PlanValueError`` (a ValueError naming the field) for a bad value, and a
+        ``ValueError`` where the tiled version's tile does not fit ``dev``."""
+        if self.version not in VERSIONS:
+            raise PlanValueError("version", f"must be 'auto' or one of {VERSIONS}, not "
+                                            f"{self.version!r}")
+        _check_lanes_wg(self, dev)
+        for k in TILE_KEYS:
+            v = getattr(self, k)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise PlanValueError(k, f"must be an integer >= 1, got {v!r}")
+        if self.version == "tiled" and not tile_fits(dev, self.tile_z, self.tile_y,
+                                                     self.tile_x, itemsize):
+            raise ValueError(f"tile {self.tile_z} x {self.tile_y} x {self.tile_x} (z, y, x) "
+                             f"does not fit device {dev}: {dev.local_mem} bytes of local "
+                             f"memory, {dev.max_work_group} work-items per group")
+        return self
 
 
 @dataclass(frozen=True)
@@ -65,10 +97,20 @@ class TkePlan:
     #: parameters forced on the tridiagonal solver (``clts.solve_tridiagonal`` keywords)
     solver: tuple
 
-
-def _lanes_wg(t):
-    t.int_in("lanes", choices=LANES)
-    t.int_in("wg", 0, t.device.max_work_group)      # 0: the driver picks
+    def validate(self, dev, itemsize: int = 8):
+        """Raise ``PlanValueError`` (a ValueError naming the field) for a bad value; the
+        Superbee plan is checked too."""
+        _check_lanes_wg(self, dev)
+        if self.advection not in ADVECTIONS:
+            raise PlanValueError("advection", f"must be one of {ADVECTIONS}, got "
+                                              f"{self.advection!r}")
+        if self.stream not in (0, 1):
+            raise PlanValueError("stream", f"must be 0 or 1, got {self.stream!r}")
+        if not isinstance(self.superbee, SuperbeePlan):
+            raise TypeError(f"superbee must be a SuperbeePlan, got "
+                            f"{type(self.superbee).__name__}")
+        self.superbee.validate(dev, itemsize)
+        return self
 
 
 def tile_fits(dev, tile_z, tile_y, tile_x, itemsize) -> bool:
@@ -84,22 +126,14 @@ def superbee_plan(dev, itemsize: int = 8, version: str = "auto", **overrides) ->
     t = read_tunables(dev, SUPERBEE_KEYS, overrides)
     if not isinstance(version, str):
         raise TypeError(f"version must be a string, not {type(version).__name__}")
+    keys = dict(SUPERBEE_KEYS)
     if version == "auto":
-        v = read_tunables(dev, {"version": "ocean.superbee.version"}, {})
-        version = v.choice("version", VERSIONS)
+        keys["version"] = "ocean.superbee.version"
+        version = read_tunables(dev, {"version": keys["version"]}, {})["version"]
     elif version not in VERSIONS:
         raise ValueError(f"version must be 'auto' or one of {VERSIONS}, not {version!r}")
-    _lanes_wg(t)
-    for k in TILE_KEYS:
-        t.int_in(k, 1)
-    t.choice("transfer", TRANSFERS)
-    plan = SuperbeePlan(version=version, **t.values)
-    if version == "tiled" and not tile_fits(dev, plan.tile_z, plan.tile_y, plan.tile_x,
-                                            itemsize):
-        raise ValueError(f"tile {plan.tile_z} x {plan.tile_y} x {plan.tile_x} (z, y, x) does "
-                         f"not fit device {dev}: {dev.local_mem} bytes of local memory, "
-                         f"{dev.max_work_group} work-items per group")
-    return plan
+    return validated(SuperbeePlan(version=version, **t.values), dev, keys, t.forced,
+                     itemsize=itemsize)
 
 
 def tke_plan(dev, itemsize: int = 8, **overrides) -> TkePlan:
@@ -114,10 +148,7 @@ def tke_plan(dev, itemsize: int = 8, **overrides) -> TkePlan:
     for name, d in (("solver", solver), ("superbee", sb)):
         if not isinstance(d, dict):
             raise TypeError(f"{name} must be a dict of keywords, not {type(d).__name__}")
-    _lanes_wg(t)
-    t.choice("advection", ADVECTIONS)
-    t.choice("stream", (0, 1))
-    t.choice("transfer", TRANSFERS)
     sb = dict(sb)
     sb_plan = superbee_plan(dev, itemsize, sb.pop("version", "auto"), **sb)
-    return TkePlan(superbee=sb_plan, solver=tuple(sorted(solver.items())), **t.values)
+    plan = TkePlan(superbee=sb_plan, solver=tuple(sorted(solver.items())), **t.values)
+    return validated(plan, dev, TKE_KEYS, t.forced, itemsize=itemsize)

@@ -137,12 +137,13 @@ class PlanValueError(ValueError):
         self.name = name
 
 
-def validated(plan, device, keys: dict, forced=()):
-    """``plan.validate(device)`` (every Plan's one check against the device); a bad field is
-    a ``ProfileError`` naming the file and key it came from (``keys``: field -> dotted profile
-    key), or a ``ValueError`` naming the keyword when the caller forced it (``forced``)."""
+def validated(plan, device, keys: dict, forced=(), **kw):
+    """``plan.validate(device, **kw)`` (every Plan's one check against the device); a bad
+    field is a ``ProfileError`` naming the file and key it came from (``keys``: field -> dotted
+    profile key), or a ``ValueError`` naming the keyword when the caller forced it
+    (``forced``)."""
     try:
-        return plan.validate(device)
+        return plan.validate(device, **kw)
     except PlanValueError as exc:
         raise value_error(getattr(device, "profile", None), keys.get(exc.name, exc.name),
                           str(exc), forced=exc.name in forced) from None

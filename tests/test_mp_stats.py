@@ -259,19 +259,20 @@ def test_oclgrind_stats(device):
 def test_segment_scales_with_m(device):
     """R = segment_per_m * m rows (rounded up to 1024, at least the profile's segment) unless
     segment is forced; segment_per_m from the keyword, else the profile, else the default."""
+    import copy
     import types
     import clts
-    from clts.mp import plan as mp_plan
+    from clts.runtime.profiles import Profile
     floor = make_plan(device, m=3).segment
-    spm = device.profile.section("mp").get("diag", {}).get("segment_per_m",
-                                                          mp_plan.SEGMENT_PER_M)
+    spm = device.profile.get("mp.diag.segment_per_m")
     for m in (64, 256, 2048):
         assert make_plan(device, m=m).segment == max(floor, -(-spm * m // 1024) * 1024)
         assert make_plan(device, m=m, segment_per_m=8).segment == max(floor, -(-8 * m // 1024)
                                                                       * 1024)
         assert make_plan(device, m=m, segment=3000).segment == 3000
-    prof = types.SimpleNamespace(section=lambda name: {"diag": {"segment": 1024,
-                                                                "segment_per_m": 4}})
+    values = copy.deepcopy(device.profile.values)
+    values["mp"]["diag"].update(segment=1024, segment_per_m=4, lanes=8, groups=8, wg=1)
+    prof = Profile(values, {}, [], 0)
     fake = types.SimpleNamespace(profile=prof, platform="x", int64_atomics=True,
                                  max_work_group=1024)
     assert make_plan(fake, m=2048).segment == 8192

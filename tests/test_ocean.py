@@ -329,6 +329,14 @@ def test_profile_keys_and_plans(device):
                                     plan=tke_plan(device, lanes=4)), ref)
     out = clts.ocean.tke(*x.values(), device=device, solver={"method": "thomas"})
     assert_all_close(out, ref)
+    # a Plan given as plan= goes through the same check as make_plan's
+    import dataclasses
+    with pytest.raises(ValueError, match="lanes"):
+        clts.ocean.tke(*x.values(), device=device,
+                       plan=dataclasses.replace(tke_plan(device), lanes=3))
+    with pytest.raises(ValueError, match="tile_y"):
+        clts.ocean.superbee_fluxes(*sb_args(x), device=device,
+                                   plan=dataclasses.replace(superbee_plan(device), tile_y=0))
 
 
 # -- Oclgrind ----------------------------------------------------------------------------------

@@ -44,6 +44,16 @@ def test_unknown_key_is_an_error_naming_file_and_key(tmp_path):
         profiles.load(p)
 
 
+
+def test_renamed_key_names_its_new_name(tmp_path):
+    """A key renamed when its meaning changed is an error naming the new key (its recorded
+    value means something else, so it is not carried over)."""
+    p = _write(tmp_path / "old.yaml", {"schema": 1, "device": {"type": "cpu"},
+                                       "tridiag": {"coalesced": {"prefetch": 4}}})
+    with pytest.raises(ProfileError, match=r"old\.yaml.*'tridiag\.coalesced\.prefetch' was "
+                                           r"renamed 'tridiag\.coalesced\.prefetch_items'"):
+        profiles.load(p)
+
 def test_wrong_type_is_an_error(tmp_path):
     key, value = _some_leaf()
     if key is None:

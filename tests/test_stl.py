@@ -288,7 +288,7 @@ def test_mixed_versions(device, monkeypatch, mix):
     api = sys.modules["clts.stl.api"]
 
     def plan(dev, p, B, N, version="auto", loess_params=None):
-        c = [LoessChoice(v, wg=16, chunk=8, lanes=lanes) for v, lanes in mix]
+        c = [LoessChoice(v, wg=16, chunk=8, lanes=lanes, table=True) for v, lanes in mix]
         return Plan(params=p, seasonal=c[0], low_pass=c[1], trend=c[2], interp_ipw=0)
     monkeypatch.setattr(api, "make_plan", plan)
     rng = np.random.default_rng(21)

@@ -178,7 +178,7 @@ def test_auto_and_forced_parameters(device):
             assert relerr(r.x, ref) <= 1e-10
     for lanes, wg, pf in ((4, 1, 1), (8, 3, 2)):     # natural layout: next blocks prefetched
         r = solve_tridiagonal(a, b, c, d, method="thomas", lanes=lanes, wg=wg, block=1,
-                              private_max=128, prefetch=pf, device=device)
+                              private_max=128, prefetch_items=pf, device=device)
         assert relerr(r.x, ref) <= 1e-10
     r = solve_tridiagonal(a, b, c, d, method="thomas-coalesced", tile=8, tile_y=2, lanes=4,
                           device=device)
@@ -187,7 +187,7 @@ def test_auto_and_forced_parameters(device):
     assert relerr(r.x, ref) <= 1e-10                 # transposition without local memory
     for lanes in (4, 16):
         r = solve_tridiagonal(a.T, b.T, c.T, d.T, axis=0, method="thomas-coalesced",
-                              lanes=lanes, prefetch=3, device=device)
+                              lanes=lanes, prefetch_items=3, device=device)
         assert relerr(r.x.T, ref) <= 1e-10
     r = solve_tridiagonal(a, b, c, d, method="flat", chunk=7, device=device)
     assert relerr(r.x, ref) <= 1e-10
@@ -197,6 +197,10 @@ def test_auto_and_forced_parameters(device):
     assert again.method == "pcr" and relerr(again.x, ref) <= 1e-10
     with pytest.raises(ValueError, match="plan is for"):
         solve_tridiagonal(a[:3], b[:3], c[:3], d[:3], plan=r.plan, device=device)
+    import dataclasses                                # ... after the same check as make_plan's
+    with pytest.raises(ValueError, match="wg"):
+        solve_tridiagonal(a, b, c, d, device=device, plan=dataclasses.replace(
+            r.plan, params=dict(r.plan.params, wg=device.max_work_group + 1)))
 
 
 def test_auto_thresholds_forced_by_keyword(device):
@@ -353,10 +357,10 @@ def test_tiny_oclgrind(device, method):
             ref = solve_reference(a, b, c, d, start)[0]
             kw = dict(method=method, start=start, device=device, wg=4)
             if method == "thomas-coalesced":
-                kw.update(tile=4, tile_y=2, lanes=2, prefetch=2)
+                kw.update(tile=4, tile_y=2, lanes=2, prefetch_items=2)
             if method == "thomas":
                 # global scratch for n = 1; private c'/d' and x staged + streamed for n = 5
-                kw.update(lanes=2, block=1, prefetch=1, chains=2, private_max=0 if n == 1 else 16,
+                kw.update(lanes=2, block=1, prefetch_items=1, chains=2, private_max=0 if n == 1 else 16,
                           stream=int(n > 1))
             if layout == "natural":
                 r = solve_tridiagonal(a, b, c, d, **kw)
@@ -386,8 +390,8 @@ def test_chains_and_streamed_x(device, dtype):
                                              (line, 1, 1, 0), (line // 2, 2, 1, 1)):
             kw = dict(method="thomas", lanes=lanes, chains=chains, stream=stream, wg=2,
                       private_max=128, fixed_n=fixed, start=start, device=device)
-            nat = solve_tridiagonal(a, b, c, d, block=1, prefetch=1, **kw)
-            inter = solve_tridiagonal(a.T, b.T, c.T, d.T, axis=0, prefetch=2, **kw)
+            nat = solve_tridiagonal(a, b, c, d, block=1, prefetch_items=1, **kw)
+            inter = solve_tridiagonal(a.T, b.T, c.T, d.T, axis=0, prefetch_items=2, **kw)
             for x, r in ((nat.x, nat), (inter.x.T, inter)):
                 assert r.plan.params["chains"] == chains and r.plan.stream == bool(stream)
                 assert r.zero_pivots == 1 and np.isnan(x[3]).all()
@@ -418,29 +422,42 @@ def test_private_arrays_bounded_per_work_group(device):
 
 def test_interleaved_prefetch_capped_for_long_systems(device):
     """Interleaved layout: the work-items P ahead whose rows are prefetched are capped so their
-    rows stay within PREFETCH_ROWS_BYTES (at least one ahead); a caller's prefetch= is kept."""
+    rows stay within PREFETCH_ROWS_BYTES (at least one ahead); a caller's prefetch_items= is kept."""
     from clts.tridiag.plan import PREFETCH_ROWS_BYTES, make_plan
     kw = dict(nsys=4096, layout="interleaved", dtype=np.float64, has_start=False,
               method="thomas-coalesced")
     kw8 = dict(kw, overrides={"lanes": 8, "chains": 1})       # the profile's prefetch, capped
     fit = PREFETCH_ROWS_BYTES // (4 * 8 * 115 * 8)            # work-items of 8 x 115 rows
-    prof = int(device.profile.get("tridiag.coalesced.prefetch"))
+    prof = int(device.profile.get("tridiag.coalesced.prefetch_items"))
     plan = make_plan(device, n=115, **kw8)
-    assert plan.params["prefetch"] == (max(1, min(prof, fit)) if prof else 0)
+    assert plan.params["prefetch_items"] == (max(1, min(prof, fit)) if prof else 0)
     long = make_plan(device, n=100_000, **kw8)
-    assert long.params["prefetch"] == (1 if prof else 0)
-    forced = make_plan(device, n=100_000, overrides={"lanes": 8, "chains": 1, "prefetch": 6}, **kw)
-    assert forced.params["prefetch"] == 6
+    assert long.params["prefetch_items"] == (1 if prof else 0)
+    forced = make_plan(device, n=100_000, overrides={"lanes": 8, "chains": 1, "prefetch_items": 6}, **kw)
+    assert forced.params["prefetch_items"] == 6
 
 
 def test_natural_prefetch_only_for_short_blocks(device):
     """The profile's natural-layout prefetch is dropped when one work-item's block is long
-    (the hardware prefetchers follow long systems); a caller's prefetch= is kept."""
+    (the hardware prefetchers follow long systems); a caller's prefetch_items= is kept."""
     from clts.tridiag.plan import PREFETCH_BLOCK_BYTES, make_plan
     kw = dict(nsys=4096, layout="natural", dtype=np.float64, has_start=False, method="thomas")
     long_n = PREFETCH_BLOCK_BYTES // 8 + 1
-    assert make_plan(device, n=long_n, overrides={"lanes": 1}, **kw).params["prefetch"] == 0
-    forced = make_plan(device, n=long_n, overrides={"lanes": 1, "prefetch": 2}, **kw)
-    assert forced.params["prefetch"] == 2
+    assert make_plan(device, n=long_n, overrides={"lanes": 1}, **kw).params["prefetch_items"] == 0
+    forced = make_plan(device, n=long_n, overrides={"lanes": 1, "prefetch_items": 2}, **kw)
+    assert forced.params["prefetch_items"] == 2
     short = make_plan(device, n=15, overrides={"lanes": 4}, **kw)
-    assert short.params["prefetch"] == int(device.profile.get("tridiag.thomas.prefetch"))
+    assert short.params["prefetch_items"] == int(device.profile.get("tridiag.thomas.prefetch_items"))
+
+
+def test_prefetch_is_a_deprecated_alias_of_prefetch_items(device):
+    """prefetch= (the old name, rows ahead on the interleaved layout) still runs, as
+    prefetch_items= (work-items ahead), with a DeprecationWarning naming the new keyword."""
+    rng = np.random.default_rng(5)
+    a, b, c, d = (rng.standard_normal((64, 20)) for _ in range(4))
+    b += 8.0
+    new = solve_tridiagonal(a, b, c, d, version="thomas", prefetch_items=2, device=device)
+    with pytest.warns(DeprecationWarning, match="prefetch_items="):
+        old = solve_tridiagonal(a, b, c, d, version="thomas", prefetch=2, device=device)
+    assert old.plan.params["prefetch_items"] == new.plan.params["prefetch_items"] == 2
+    np.testing.assert_array_equal(old.x, new.x)

@@ -12,69 +12,60 @@ device has it) that finds the stable history start.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+
+from ..runtime.plans import LANE_WIDTHS, PlanValueError, read_tunables, validated
 
 VERSIONS = ("fused", "multi")
-LANES = (1, 2, 4, 8, 16)
+LANES = LANE_WIDTHS
 
 
 @dataclass(frozen=True)
 class Plan:
-    version: str = "fused"
-    lanes: int = 1
-    wg: int = 16
-    roc_wg: int = 16
+    version: str
+    lanes: int
+    wg: int
+    roc_wg: int
 
     def validate(self, dev=None):
+        """Raise ``PlanValueError`` (a ValueError naming the field) for a bad value; with
+        ``dev``, also for a work-group beyond the device's limit."""
         if self.version not in VERSIONS:
-            raise ValueError(f"version must be one of {VERSIONS} or 'auto', got {self.version!r}")
+            raise PlanValueError("version", f"must be one of {VERSIONS} or 'auto', got "
+                                            f"{self.version!r}")
         if self.lanes not in LANES:
-            raise ValueError(f"lanes must be one of {LANES}, got {self.lanes!r}")
+            raise PlanValueError("lanes", f"must be one of {LANES}, got {self.lanes!r}")
         for name in ("wg", "roc_wg"):
             v = getattr(self, name)
-            if not isinstance(v, int) or v < 1:
-                raise ValueError(f"{name} must be a positive integer, got {v!r}")
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise PlanValueError(name, f"must be a positive integer, got {v!r}")
             if dev is not None and v > dev.max_work_group:
-                raise ValueError(f"{name}={v} exceeds the device's max work-group size "
-                                 f"{dev.max_work_group}")
+                raise PlanValueError(name, f"={v} exceeds the device's max work-group size "
+                                           f"{dev.max_work_group}")
         return self
 
 
-def _profile_int(dev, key):
-    from ..runtime.profiles import value_error
-    v = dev.profile.get(key)
-    if isinstance(v, bool) or not isinstance(v, int):
-        raise value_error(dev.profile, key, f"must be an integer, got {v!r}")
-    return v
+def multi_fits(dev, K: int) -> bool:
+    """The multi-kernel version's Gauss-Jordan inversion (one work-group of 2*K*K work-items
+    per pixel) fits the device's work-group limit; the run path and the tuner both use it."""
+    return 2 * K * K <= dev.max_work_group
 
 
 def make_plan(dev, n_hist: int, K: int, version="auto", **overrides) -> Plan:
     """Plan from ``dev.profile`` (section ``bfast``) and the data shape; keywords override. A
     bad profile value is a ``ProfileError`` naming the file and key."""
     if version in (None, "auto"):
-        version = "multi" if n_hist >= _profile_int(dev, "bfast.auto.multi_min_n") else "fused"
-        if 2 * K * K > dev.max_work_group:
+        t = read_tunables(dev, {"multi_min_n": "bfast.auto.multi_min_n"}, {})
+        version = "multi" if n_hist >= t.int_in("multi_min_n") else "fused"
+        if not multi_fits(dev, K):
             version = "fused"
     if version not in VERSIONS:
         raise ValueError(f"version must be one of {VERSIONS} or 'auto', got {version!r}")
-    unknown = set(overrides) - {"lanes", "wg", "roc_wg"}
-    if unknown:
-        raise TypeError(f"unknown plan parameter(s) {sorted(unknown)}; accepted: lanes, wg, roc_wg")
     keys = {"lanes": f"bfast.{version}.lanes", "wg": f"bfast.{version}.wg",
             "roc_wg": "bfast.roc.wg"}
-    values = {}
-    for name, key in keys.items():
-        if overrides.get(name) is not None:
-            values[name] = overrides[name]
-            continue
-        values[name] = _profile_int(dev, key)
-        try:
-            replace(Plan(), **{name: values[name]}).validate(dev)
-        except ValueError as exc:
-            from ..runtime.profiles import value_error
-            raise value_error(dev.profile, key, str(exc)) from None
-    plan = Plan(version=version, **values)
-    if plan.version == "multi" and 2 * K * K > dev.max_work_group:
+    t = read_tunables(dev, keys, overrides)
+    plan = validated(Plan(version=version, **t.values), dev, keys, t.forced)
+    if plan.version == "multi" and not multi_fits(dev, K):
         raise ValueError(f"version 'multi' needs work-groups of 2*K*K = {2 * K * K} work-items; "
                          f"device allows {dev.max_work_group}")
-    return plan.validate(dev)
+    return plan

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..tune import Crossover, Tunable, register
 from .api import bfast_monitor
+from .plan import multi_fits
 from .reference import bfast_monitor as reference
 
 _SAMPLE = 48
@@ -66,7 +67,7 @@ register(Tunable(
     name="bfast.multi", section="bfast.multi",
     params={"lanes": [1, 4, 8], "wg": [4, 8, 16, 32, 64]},
     workloads=_workloads, run=lambda d, p, w: _run(d, w, "multi", **p), check=check,
-    constraint=lambda p, d: _wg_ok(p, d) and 2 * 8 * 8 <= d.max_work_group,
+    constraint=lambda p, d: _wg_ok(p, d) and multi_fits(d, 8),
     description="multi-kernel: lanes and work-group of the Gram and sweep kernels "
                 "(the inversion uses 2K x K work-items per pixel)"))
 

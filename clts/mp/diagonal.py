@@ -11,6 +11,7 @@ import numpy as np
 from ..runtime import launch, progress, round_up
 from ..runtime.memory import max_chunk_env
 from ..runtime.plans import local_memory_budget
+from .plan import local_tile_rows
 from . import flags
 from .estimate import cached_estimate
 from .exact import _better, _pair_dist, _scan
@@ -240,7 +241,7 @@ def _local_tile(dev, plan):
     """Rows per tile of the k = 1 kernel with store="local": ``plan.tile``, fewer where the
     work-group's column bests ((tile + band) slots of ``lanes`` values) would not fit."""
     per = plan.lanes * 8   # 8 bytes a slot: a packed key (double) or a float value + int index
-    L = min(plan.tile, local_memory_budget(dev) // max(plan.wg, 1) // per - plan.band)
+    L = local_tile_rows(dev, plan.lanes, plan.groups, plan.wg, plan.tile)
     if L < 1:
         from ..runtime import DeviceError
         raise DeviceError(f"device {dev}: store='local' needs {(plan.band + 1) * per} bytes "

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
 
+from ..runtime.plans import PlanValueError, read_tunables, validated
+
 PRECISIONS = ("double", "mixed", "single")
 MERGES = ("atomic", "partial")
 STORES = ("private", "local")
@@ -31,17 +33,17 @@ ILL_FACTOR = {"double": 1e8, "mixed": 1e3, "single": 1e3}
 
 @dataclass(frozen=True)
 class Plan:
-    lanes: int = 8
-    groups: int = 8
-    tile: int = 128
-    segment: int = 4096
-    wg: int = 1
-    merge: str = "atomic"
-    store: str = "private"
-    topk_store: str = "local"
-    precision: str = "double"
-    block_rows: int = 256
-    unroll: int = 1
+    lanes: int
+    groups: int
+    tile: int
+    segment: int
+    wg: int
+    merge: str
+    store: str
+    topk_store: str
+    precision: str
+    block_rows: int
+    unroll: int
 
     @property
     def band(self) -> int:
@@ -55,7 +57,7 @@ class Plan:
     def exact_real(self) -> str:
         return "float" if self.precision == "single" else "double"
 
-    def check(self, dev=None):
+    def validate(self, dev=None):
         """Raise ``PlanValueError`` (a ValueError naming the field) for a bad value; with
         ``dev``, also for a work-group beyond the device's limit."""
         from ..runtime.plans import LANE_WIDTHS, UNROLL_MAX
@@ -88,60 +90,52 @@ class Plan:
         return self
 
 
-class PlanValueError(ValueError):
-    """A bad Plan field: ``name`` and the message."""
-
-    def __init__(self, name, message):
-        super().__init__(f"{name} {message}")
-        self.name = name
-
-
-#: profile key of each Plan field read from the profile
+#: profile key of each Plan field read from the profile, and of ``segment_per_m``
 PROFILE_KEYS = {"lanes": "mp.diag.lanes", "groups": "mp.diag.groups", "tile": "mp.diag.tile",
                 "segment": "mp.diag.segment", "wg": "mp.diag.wg", "store": "mp.diag.store",
                 "topk_store": "mp.diag.topk_store", "unroll": "mp.diag.unroll",
-                "block_rows": "mp.block_rows", "merge": "mp.merge"}
+                "block_rows": "mp.block_rows", "merge": "mp.merge",
+                "segment_per_m": "mp.diag.segment_per_m"}
 
 
-#: lanes when the profile says 0, for every driver (pocl vectorises only explicit vector types)
-DEFAULT_LANES = 8
+def local_tile_rows(dev, lanes: int, groups: int, wg: int, tile: int) -> int:
+    """Rows per tile of the k = 1 kernel with store="local": ``tile``, fewer where a
+    work-group's column bests ((rows + band) slots of ``lanes`` values, 8 bytes a slot: a
+    packed key or a float value + int index) would not fit the device's local memory; < 1
+    where not even one row fits. The run path and the tuner's constraint both use it."""
+    from ..runtime.plans import local_memory_budget
+    per = lanes * 8
+    return min(tile, local_memory_budget(dev) // max(wg, 1) // per - lanes * groups)
 
 
 #: the exact covariance at a segment start costs O(m) per diagonal, and the O(1) update's
 #: rounding grows ~ eps * rows against |QT| ~ m: segments are at least segment_per_m * m rows
-#: (profile key mp.diag.segment_per_m, tuned by clts-tune; this default otherwise) unless
-#: ``segment`` is forced, so that the run time and the relative drift stay independent of m
-SEGMENT_PER_M = 32
+#: (profile key mp.diag.segment_per_m, tuned by clts-tune) unless ``segment`` is forced, so
+#: that the run time and the relative drift stay independent of m
 
 
 def make_plan(dev, *, precision="double", plan: Plan | None = None, m: int | None = None,
               segment_per_m: int | None = None, **overrides) -> Plan:
-    if segment_per_m is None and plan is None:
-        segment_per_m = dev.profile.section("mp").get("diag", {}).get("segment_per_m")
-    spm = SEGMENT_PER_M if segment_per_m is None else segment_per_m
-    if isinstance(spm, bool) or not isinstance(spm, int) or spm < 1:
-        raise ValueError(f"segment_per_m must be a positive int, got {spm!r}")
-    if plan is not None:
-        if not isinstance(plan, Plan):
-            raise TypeError(f"plan must be a clts.mp.plan.Plan, got {type(plan).__name__}")
-        p = plan
-    else:
-        sec = dev.profile.section("mp")
-        d = sec.get("diag", {})
-        merge = sec.get("merge", "auto")
-        if merge == "auto":
-            merge = "atomic" if dev.int64_atomics else "partial"
-        lanes = d.get("lanes", 0) or DEFAULT_LANES
-        p = Plan(lanes=lanes, groups=d.get("groups", 8), tile=d.get("tile", 128),
-                 segment=d.get("segment", 4096), wg=d.get("wg", 1), merge=merge,
-                 store=str(d.get("store", "private")),
-                 topk_store=str(d.get("topk_store", "local")),
-                 precision=precision, block_rows=sec.get("block_rows", 256),
-                 unroll=d.get("unroll", 1))
+    """The Plan of one run from ``dev``'s profile (section ``mp``) and the window length ``m``,
+    with the caller's keywords over it, or ``plan`` as given (keywords still override its
+    fields); checked against the device (:meth:`Plan.check`)."""
     known = {f.name for f in fields(Plan)}
     bad = set(overrides) - known
     if bad:
         raise TypeError(f"unknown plan parameter(s) {sorted(bad)}; accepted: {sorted(known)}")
+    if plan is not None and not isinstance(plan, Plan):
+        raise TypeError(f"plan must be a clts.mp.plan.Plan, got {type(plan).__name__}")
+    if plan is None:
+        v = read_tunables(dev, PROFILE_KEYS, {"segment_per_m": segment_per_m}).values
+        spm = v.pop("segment_per_m")
+        if v["merge"] == "auto":
+            v["merge"] = "atomic" if dev.int64_atomics else "partial"
+        v["store"], v["topk_store"] = str(v["store"]), str(v["topk_store"])
+        p = Plan(precision=precision, **v)
+    else:
+        spm, p = segment_per_m, plan
+    if spm is not None and (isinstance(spm, bool) or not isinstance(spm, int) or spm < 1):
+        raise ValueError(f"segment_per_m must be a positive int, got {spm!r}")
     if plan is None and m is not None and overrides.get("segment") is None:
         seg = p.segment if isinstance(p.segment, int) else 0
         p = replace(p, segment=max(seg, -(-spm * m // 1024) * 1024) if seg > 0 else p.segment)
@@ -152,10 +146,6 @@ def make_plan(dev, *, precision="double", plan: Plan | None = None, m: int | Non
         from ..runtime import DeviceError
         raise DeviceError(f"device {dev} lacks cl_khr_int64_base_atomics needed by "
                           "merge='atomic'; use merge='partial'")
-    try:
-        return p.check(dev)
-    except PlanValueError as exc:
-        from ..runtime.profiles import value_error
-        forced = plan is not None or overrides.get(exc.name) is not None
-        raise value_error(dev.profile, PROFILE_KEYS.get(exc.name, exc.name), str(exc),
-                          forced=forced) from None
+    forced = set(PROFILE_KEYS) if plan is not None else {
+        k for k, v in overrides.items() if v is not None}
+    return validated(p, dev, PROFILE_KEYS, forced)

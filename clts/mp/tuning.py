@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..runtime.plans import local_memory_budget
+from .plan import local_tile_rows
 from ..tune import Tunable, register
 from . import reference
 from .api import matrix_profile
@@ -40,9 +40,8 @@ def _constraint(params, device):
         return False
     if params["lanes"] * params["groups"] > 256:
         return False
-    if params.get("store") == "local" and \
-            (params["lanes"] * params["groups"] + 1) * params["lanes"] * 8 * params["wg"] \
-            > local_memory_budget(device):
+    if params.get("store") == "local" and local_tile_rows(
+            device, params["lanes"], params["groups"], params["wg"], params["tile"]) < 1:
         return False
     return params["wg"] <= device.max_work_group
 

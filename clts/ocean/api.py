@@ -219,6 +219,10 @@ def superbee_fluxes(q, u, v, w, maskW, dxt, dyt, dzw, cost, cosu, dt, *, device=
         plan = superbee_plan(dev, dtype.itemsize, version, **params)
     elif params or version != "auto":
         raise TypeError("give either plan= or version=/parameters, not both")
+    elif not isinstance(plan, SuperbeePlan):
+        raise TypeError(f"plan must be a clts.ocean.SuperbeePlan, got {type(plan).__name__}")
+    else:
+        plan.validate(dev, dtype.itemsize)
     st = _Staging(dev, dtype, plan.transfer)
     with _allocation_errors(dev, "superbee_fluxes", 8 * nx * ny * nz * dtype.itemsize):
         arrs = [st.floats(x, n, shape) for x, n in ((q, "q"), (u, "u"), (v, "v"), (w, "w"),
@@ -368,6 +372,10 @@ def tke(u, v, w, maskU, maskV, maskW, dxt, dxu, dyt, dyu, dzt, dzw, cost, cosu, 
         plan = tke_plan(dev, dtype.itemsize, **params)
     elif params:
         raise TypeError("give either plan= or parameters, not both")
+    elif not isinstance(plan, TkePlan):
+        raise TypeError(f"plan must be a clts.ocean.TkePlan, got {type(plan).__name__}")
+    else:
+        plan.validate(dev, dtype.itemsize)
 
     st = _Staging(dev, dtype, plan.transfer)
     want = {n: shape4 for n in ("u", "v", "w", "tke", "dtke")}

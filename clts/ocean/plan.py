@@ -28,64 +28,94 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..runtime.profiles import value_error
+from ..runtime.plans import LANE_WIDTHS, PlanValueError, read_tunables, validated
 
 VERSIONS = ("fused", "tiled")
 TRANSFERS = ("copy", "host_ptr")
 ADVECTIONS = ("inline", "stored")
-LANES = (1, 2, 4, 8, 16)
+LANES = LANE_WIDTHS
 TILE_KEYS = ("tile_z", "tile_y", "tile_x")
+#: profile key of each Superbee / TKE plan field
+SUPERBEE_KEYS = {"lanes": "ocean.superbee.fused.lanes", "wg": "ocean.superbee.fused.wg",
+                 **{k: f"ocean.superbee.tiled.{k}" for k in TILE_KEYS},
+                 "transfer": "ocean.transfer"}
+TKE_KEYS = {**{k: f"ocean.tke.{k}" for k in ("lanes", "wg", "advection", "stream")},
+            "transfer": "ocean.transfer"}
+
+
+def _check_lanes_wg(plan, dev):
+    if plan.lanes not in LANES:
+        raise PlanValueError("lanes", f"must be one of {', '.join(map(str, LANES))}, got "
+                                      f"{plan.lanes!r}")
+    if isinstance(plan.wg, bool) or not isinstance(plan.wg, int) or plan.wg < 0:
+        raise PlanValueError("wg", f"must be an integer >= 0 (0: the driver picks), got "
+                                   f"{plan.wg!r}")
+    if plan.wg > dev.max_work_group:
+        raise PlanValueError("wg", f"must be <= {dev.max_work_group} (the device's largest "
+                                   f"work-group), got {plan.wg}")
+    if plan.transfer not in TRANSFERS:
+        raise PlanValueError("transfer", f"must be one of {TRANSFERS}, got {plan.transfer!r}")
 
 
 @dataclass(frozen=True)
 class SuperbeePlan:
-    version: str = "fused"
-    lanes: int = 1
-    wg: int = 0
-    tile_z: int = 8
-    tile_y: int = 4
-    tile_x: int = 2
-    transfer: str = "copy"
+    version: str
+    lanes: int
+    wg: int
+    tile_z: int
+    tile_y: int
+    tile_x: int
+    transfer: str
+
+    def validate(self, dev, itemsize: int = 8):
+        """Raise ``PlanValueError`` (a ValueError naming the field) for a bad value, and a
+        ``ValueError`` where the tiled version's tile does not fit ``dev``."""
+        if self.version not in VERSIONS:
+            raise PlanValueError("version", f"must be 'auto' or one of {VERSIONS}, not "
+                                            f"{self.version!r}")
+        _check_lanes_wg(self, dev)
+        for k in TILE_KEYS:
+            v = getattr(self, k)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise PlanValueError(k, f"must be an integer >= 1, got {v!r}")
+        if self.version == "tiled" and not tile_fits(dev, self.tile_z, self.tile_y,
+                                                     self.tile_x, itemsize):
+            raise ValueError(f"tile {self.tile_z} x {self.tile_y} x {self.tile_x} (z, y, x) "
+                             f"does not fit device {dev}: {dev.local_mem} bytes of local "
+                             f"memory, {dev.max_work_group} work-items per group")
+        return self
 
 
 @dataclass(frozen=True)
 class TkePlan:
-    lanes: int = 1
-    wg: int = 0
-    advection: str = "inline"
-    stream: int = 0
-    superbee: SuperbeePlan = SuperbeePlan()
-    transfer: str = "copy"
+    lanes: int
+    wg: int
+    advection: str
+    stream: int
+    superbee: SuperbeePlan
+    transfer: str
     #: parameters forced on the tridiagonal solver (``clts.solve_tridiagonal`` keywords)
-    solver: tuple = ()
+    solver: tuple
 
-
-def _int(prof, key, value, forced, lo=0):
-    if isinstance(value, bool) or not isinstance(value, int) or value < lo:
-        raise value_error(prof, key, f"{key.rsplit('.', 1)[-1]} must be an integer >= {lo}, "
-                          f"not {value!r}", forced)
-    return value
-
-
-def _choice(prof, key, value, choices, forced):
-    if value not in choices:
-        raise value_error(prof, key, f"{key.rsplit('.', 1)[-1]} must be one of {choices}, not "
-                          f"{value!r}", forced)
-    return value
-
-
-def _lanes_wg(dev, prof, prefix, vals, forced):
-    if vals["lanes"] not in LANES:
-        raise value_error(prof, f"{prefix}.lanes", f"lanes must be one of {LANES}, not "
-                          f"{vals['lanes']!r}", "lanes" in forced)
-    _int(prof, f"{prefix}.wg", vals["wg"], "wg" in forced)
-    if vals["wg"] > dev.max_work_group:
-        raise ValueError(f"wg {vals['wg']} exceeds the device's {dev.max_work_group} "
-                         f"work-items per group")
+    def validate(self, dev, itemsize: int = 8):
+        """Raise ``PlanValueError`` (a ValueError naming the field) for a bad value; the
+        Superbee plan is checked too."""
+        _check_lanes_wg(self, dev)
+        if self.advection not in ADVECTIONS:
+            raise PlanValueError("advection", f"must be one of {ADVECTIONS}, got "
+                                              f"{self.advection!r}")
+        if self.stream not in (0, 1):
+            raise PlanValueError("stream", f"must be 0 or 1, got {self.stream!r}")
+        if not isinstance(self.superbee, SuperbeePlan):
+            raise TypeError(f"superbee must be a SuperbeePlan, got "
+                            f"{type(self.superbee).__name__}")
+        self.superbee.validate(dev, itemsize)
+        return self
 
 
 def tile_fits(dev, tile_z, tile_y, tile_x, itemsize) -> bool:
-    """The tiled version's two local boxes fit the device's local memory and work-group."""
+    """The tiled version's two local boxes fit the device's local memory and work-group. The
+    run path and the tuner's constraint both use it."""
     box = (tile_z + 3) * (tile_y + 3) * (tile_x + 3) * 2 * itemsize
     return box + 64 <= dev.local_mem and tile_z * tile_y * tile_x <= dev.max_work_group
 
@@ -93,34 +123,17 @@ def tile_fits(dev, tile_z, tile_y, tile_x, itemsize) -> bool:
 def superbee_plan(dev, itemsize: int = 8, version: str = "auto", **overrides) -> SuperbeePlan:
     """The Superbee plan from ``dev.profile`` (section ``ocean``); keywords override it
     (``lanes``, ``wg``, ``tile_z``, ``tile_y``, ``tile_x``, ``transfer``)."""
-    prof = dev.profile
-    over = {k: v for k, v in overrides.items() if v is not None}
-    unknown = set(over) - {"lanes", "wg", "transfer"} - set(TILE_KEYS)
-    if unknown:
-        raise TypeError(f"unknown parameter(s) {sorted(unknown)}; accepted: lanes, wg, "
-                        f"{', '.join(TILE_KEYS)}, transfer")
+    t = read_tunables(dev, SUPERBEE_KEYS, overrides)
     if not isinstance(version, str):
         raise TypeError(f"version must be a string, not {type(version).__name__}")
+    keys = dict(SUPERBEE_KEYS)
     if version == "auto":
-        version = _choice(prof, "ocean.superbee.version", prof.get("ocean.superbee.version"),
-                          VERSIONS, False)
+        keys["version"] = "ocean.superbee.version"
+        version = read_tunables(dev, {"version": keys["version"]}, {})["version"]
     elif version not in VERSIONS:
         raise ValueError(f"version must be 'auto' or one of {VERSIONS}, not {version!r}")
-    vals = {k: prof.get(f"ocean.superbee.fused.{k}") for k in ("lanes", "wg")}
-    vals.update({k: prof.get(f"ocean.superbee.tiled.{k}") for k in TILE_KEYS})
-    vals["transfer"] = prof.get("ocean.transfer")
-    vals.update(over)
-    _lanes_wg(dev, prof, "ocean.superbee.fused", vals, over)
-    for k in TILE_KEYS:
-        _int(prof, f"ocean.superbee.tiled.{k}", vals[k], k in over, lo=1)
-    _choice(prof, "ocean.transfer", vals["transfer"], TRANSFERS, "transfer" in over)
-    plan = SuperbeePlan(version=version, **vals)
-    if version == "tiled" and not tile_fits(dev, plan.tile_z, plan.tile_y, plan.tile_x,
-                                            itemsize):
-        raise ValueError(f"tile {plan.tile_z} x {plan.tile_y} x {plan.tile_x} (z, y, x) does "
-                         f"not fit device {dev}: {dev.local_mem} bytes of local memory, "
-                         f"{dev.max_work_group} work-items per group")
-    return plan
+    return validated(SuperbeePlan(version=version, **t.values), dev, keys, t.forced,
+                     itemsize=itemsize)
 
 
 def tke_plan(dev, itemsize: int = 8, **overrides) -> TkePlan:
@@ -128,25 +141,14 @@ def tke_plan(dev, itemsize: int = 8, **overrides) -> TkePlan:
     ``wg``, ``advection``, ``stream``, ``transfer``, ``superbee=dict(...)`` (the Superbee plan's keywords
     and ``version``, for ``advection="stored"``), ``solver=dict(...)`` (keywords forced on
     ``clts.solve_tridiagonal``)."""
-    prof = dev.profile
     over = {k: v for k, v in overrides.items() if v is not None}
-    unknown = set(over) - {"lanes", "wg", "advection", "stream", "transfer", "solver",
-                           "superbee"}
-    if unknown:
-        raise TypeError(f"unknown parameter(s) {sorted(unknown)}; accepted: lanes, wg, "
-                        f"advection, stream, transfer, superbee, solver")
     solver = over.pop("solver", {}) or {}
     sb = over.pop("superbee", {}) or {}
+    t = read_tunables(dev, TKE_KEYS, over, extra=("solver", "superbee"))
     for name, d in (("solver", solver), ("superbee", sb)):
         if not isinstance(d, dict):
             raise TypeError(f"{name} must be a dict of keywords, not {type(d).__name__}")
-    vals = {k: prof.get(f"ocean.tke.{k}") for k in ("lanes", "wg", "advection", "stream")}
-    vals["transfer"] = prof.get("ocean.transfer")
-    vals.update(over)
-    _lanes_wg(dev, prof, "ocean.tke", vals, over)
-    _choice(prof, "ocean.tke.advection", vals["advection"], ADVECTIONS, "advection" in over)
-    _choice(prof, "ocean.tke.stream", vals["stream"], (0, 1), "stream" in over)
-    _choice(prof, "ocean.transfer", vals["transfer"], TRANSFERS, "transfer" in over)
     sb = dict(sb)
     sb_plan = superbee_plan(dev, itemsize, sb.pop("version", "auto"), **sb)
-    return TkePlan(superbee=sb_plan, solver=tuple(sorted(solver.items())), **vals)
+    plan = TkePlan(superbee=sb_plan, solver=tuple(sorted(solver.items())), **t.values)
+    return validated(plan, dev, TKE_KEYS, t.forced, itemsize=itemsize)

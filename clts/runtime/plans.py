@@ -93,15 +93,25 @@ def read_tunables(device, keys: dict, overrides: dict, *, extra=()) -> Tunables:
     if unknown:
         raise TypeError(f"unknown parameter(s) {', '.join(unknown)}; accepted: "
                         f"{', '.join(sorted(set(keys) | set(extra)))}")
-    prof = device.profile
     t = Tunables(device, dict(keys))
     for name, key in keys.items():
         if name in overrides:
             t.values[name] = overrides[name]
             t.forced.add(name)
         else:
-            t.values[name] = prof.get(key)
+            t.values[name] = profile_value(device, key)
     return t
+
+
+def profile_value(device, key: str):
+    """The value of the dotted ``key`` in ``device``'s effective profile; a key the profile
+    lacks is a ``ProfileError`` naming it (the generic files define every key)."""
+    try:
+        return device.profile.get(key)
+    except KeyError:
+        from ..errors import ProfileError
+        raise ProfileError(f"device {device}: profile key {key!r} is missing (every key needs "
+                           f"a default in clts/devices/generic-*.yaml)") from None
 
 
 def check_local_memory(device, nbytes: int, what: str, remedy: str = "") -> None:
@@ -117,3 +127,23 @@ def check_local_memory(device, nbytes: int, what: str, remedy: str = "") -> None
 def local_memory_budget(device) -> int:
     """Bytes of local memory one work-group may use."""
     return max(0, int(device.local_mem) - LOCAL_MEM_RESERVE)
+
+
+class PlanValueError(ValueError):
+    """A bad Plan field, raised by a Plan's ``validate``: ``name`` (the field) and the message."""
+
+    def __init__(self, name, message):
+        super().__init__(f"{name} {message}")
+        self.name = name
+
+
+def validated(plan, device, keys: dict, forced=(), **kw):
+    """``plan.validate(device, **kw)`` (every Plan's one check against the device); a bad
+    field is a ``ProfileError`` naming the file and key it came from (``keys``: field -> dotted
+    profile key), or a ``ValueError`` naming the keyword when the caller forced it
+    (``forced``)."""
+    try:
+        return plan.validate(device, **kw)
+    except PlanValueError as exc:
+        raise value_error(getattr(device, "profile", None), keys.get(exc.name, exc.name),
+                          str(exc), forced=exc.name in forced) from None

@@ -105,9 +105,19 @@ def _type_ok(value, ref) -> bool:
     return ref is None or type(value) is type(ref)
 
 
+#: keys renamed because their meaning changed (old -> new): a value recorded under the old
+#: name is not carried over; the new key needs re-tuning (docs/tuning.md)
+RENAMED_KEYS = {"tridiag.thomas.prefetch": "tridiag.thomas.prefetch_items",
+                "tridiag.coalesced.prefetch": "tridiag.coalesced.prefetch_items"}
+
+
 def _check_tree(data: dict, ref: dict, path: Path, prefix: str) -> None:
     for key, value in data.items():
         full = f"{prefix}{key}"
+        if full in RENAMED_KEYS:
+            raise ProfileError(f"{path}: key {full!r} was renamed {RENAMED_KEYS[full]!r} when "
+                               f"its meaning changed; remove it and re-run clts-tune for the "
+                               f"new key")
         if key not in ref:
             raise ProfileError(f"{path}: unknown key {full!r} (allowed here: "
                                f"{', '.join(sorted(map(str, ref))) or 'none'})")

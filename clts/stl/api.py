@@ -12,7 +12,7 @@ from ..runtime.faults import with_smaller_chunks
 from ..runtime.memory import chunk_progress, scratch
 from ..vocabulary import renamed
 from .params import QUAD_DET_TOL, resolve_parameters
-from .plan import VERSIONS, LoessChoice, Plan, choose, fit_intragroup, fit_table, read_choices
+from .plan import VERSIONS, LoessChoice, fit_table, make_plan
 
 
 @dataclass
@@ -500,24 +500,6 @@ def stl(y, period, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, tre
     if labels.labelled or y.ndim > 2:
         diag["failed"] = labels.per_series(failed.reshape(y.shape[:-1]), "failed")
     return STLResult(*out, diag, labels=labels)
-
-
-def make_plan(dev, p, B, N, loess_version="auto", loess_params=None) -> Plan:
-    values = read_choices(dev, loess_params)
-    P = p["period"]
-    K = -(-N // P)
-    nfit_s = P * (K // max(1, min(p["seasonal_jump"], max(K - 1, 1))) + 3)
-    nfit_t = N // p["trend_jump"] + 1
-    nfit_l = N // p["low_pass_jump"] + 1
-    plan = Plan(params=p, interp_ipw=values["interp_per_item"],
-                seasonal=choose(values, nfit_s, p["seasonal"], p["seasonal_jump"], B,
-                                loess_version),
-                trend=choose(values, nfit_t, p["trend"], p["trend_jump"], B, loess_version),
-                low_pass=choose(values, nfit_l, p["low_pass"], p["low_pass_jump"], B,
-                                loess_version))
-    for c in (plan.seasonal, plan.trend, plan.low_pass):
-        fit_intragroup(dev, c, forced="wg" in (loess_params or {}))
-    return plan
 
 
 def stl_hastl(data, n_p, q_s, q_t=None, q_l=None, d_s=1, d_t=1, d_l=1, jump_s=1, jump_t=1,

@@ -2,10 +2,11 @@
 parameters of every LOESS call, chosen from the device profile and the data shape."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ..runtime.plans import LANE_WIDTHS, local_memory_budget, read_tunables
 from .params import fit_points
 
 VERSIONS = ("outer", "intragroup", "flat")
@@ -17,57 +18,57 @@ def fit_table(n_grid: int, q: int, jump: int):
     return [p for p, _ in pts], [a for _, a in pts]
 
 
-@dataclass
+@dataclass(frozen=True)
 class LoessChoice:
+    """The code version and template parameters of one smoother's LOESS."""
+
     version: str
-    wg: int = 64          # intragroup work-group size
-    chunk: int = 32       # flat: neighbours per work-item
-    lanes: int = 1        # outer: series per work-item (vector width)
-    table: bool = True    # outer, lanes > 1, complete data: tricube weights from a per-call table
+    wg: int               # intragroup work-group size
+    chunk: int            # flat: neighbours per work-item
+    lanes: int            # outer: series per work-item (vector width)
+    table: bool           # outer, lanes > 1, complete data: tricube weights from a per-call table
 
 
-@dataclass
+@dataclass(frozen=True)
 class Plan:
-    params: dict
+    """Every code version and template parameter of one STL call."""
+
+    params: dict          # the STL parameters (:func:`params.resolve_parameters`)
     seasonal: LoessChoice
     trend: LoessChoice
     low_pass: LoessChoice
-    lanes: int = 1
-    interp_ipw: int = 0   # jump intervals interpolated per work-item (0 = a whole segment)
+    interp_ipw: int       # jump intervals interpolated per work-item (0 = a whole segment)
 
 
 #: STL tunables: name -> profile key (the caller forces them through ``loess_params``)
 TUNABLE_KEYS = {"lanes": "stl.outer.lanes", "wg": "stl.intragroup.wg", "chunk": "stl.flat.chunk",
+                "table": "stl.outer.table",
                 "jump_threshold": "stl.loess.jump_threshold",
                 "intragroup_max_q": "stl.loess.intragroup_max_q",
-                "parallelism_threshold": "stl.loess.parallelism_threshold"}
-#: ``loess_params`` keys that are not profile values
-EXTRA_PARAMS = ("table", "interp_per_item")
+                "parallelism_threshold": "stl.loess.parallelism_threshold",
+                "interp_per_item": "stl.interp.interp_per_item"}
 
 
 def read_choices(dev, loess_params):
     """The checked tunables of one call: profile values with ``loess_params`` over them. An
     unknown key is a ``TypeError``; a bad value a ``ValueError`` naming the keyword, or a
     ``ProfileError`` naming the profile file and key it came from."""
-    from ..runtime.plans import LANE_WIDTHS, read_tunables
     if loess_params is None:
         loess_params = {}
     if not isinstance(loess_params, dict):
         raise TypeError(f"loess_params must be a dict, got {type(loess_params).__name__}")
-    t = read_tunables(dev, TUNABLE_KEYS, loess_params, extra=EXTRA_PARAMS)
+    t = read_tunables(dev, TUNABLE_KEYS, loess_params)
     t.int_in("lanes", choices=LANE_WIDTHS)
     t.work_group("wg", power_of_two=True)       # the intra-group reduction halves the group
     t.int_in("chunk", 1, 1 << 16)
     for name in ("jump_threshold", "intragroup_max_q", "parallelism_threshold"):
         t.int_in(name, 0)
-    ipw = loess_params.get("interp_per_item")
-    if ipw is None:
-        ipw = 0 if dev.type == "cpu" else 1
+    ipw = t["interp_per_item"]
     if isinstance(ipw, bool) or not isinstance(ipw, (int, np.integer)) or ipw < 0:
-        raise ValueError(f"interp_per_item must be an int >= 0 (0 = a whole segment), got {ipw!r}")
-    values = dict(t.values, table=bool(loess_params.get("table", True)), interp_per_item=int(ipw),
-                  lanes_forced="lanes" in t.forced)
-    return values
+        raise t.error("interp_per_item", f"must be an int >= 0 (0 = a whole segment), got "
+                                         f"{ipw!r}")
+    return dict(t.values, table=bool(t["table"]), interp_per_item=int(ipw),
+                lanes_forced="lanes" in t.forced)
 
 
 def choose(values: dict, n_fits: int, q: int, jump: int, batch: int,
@@ -100,24 +101,47 @@ def choose(values: dict, n_fits: int, q: int, jump: int, batch: int,
 INTRAGROUP_MOMENTS = 8
 
 
-def fit_intragroup(dev, choice: LoessChoice, forced: bool = False) -> LoessChoice:
-    """The intra-group work-group within the device's limits before anything is built: its
-    ``wg`` work-items and ``INTRAGROUP_MOMENTS x wg`` doubles of local memory. A profile's
-    value is halved until it fits; a forced ``wg`` that does not fit is a ValueError."""
-    from ..runtime.plans import local_memory_budget
-    if choice.version != "intragroup":
-        return choice
-    budget = local_memory_budget(dev)
+def intragroup_fits(dev, wg: int) -> bool:
+    """The intra-group LOESS's work-group fits ``dev``: ``wg`` work-items and
+    ``INTRAGROUP_MOMENTS x wg`` doubles of local memory. The run path and the tuner's
+    constraint both use it."""
+    return (wg <= dev.max_work_group
+            and INTRAGROUP_MOMENTS * wg * 8 <= local_memory_budget(dev)
+            and (not dev.max_work_item_sizes or wg <= dev.max_work_item_sizes[0]))
 
-    def fits(wg):
-        return (wg <= dev.max_work_group and INTRAGROUP_MOMENTS * wg * 8 <= budget
-                and (not dev.max_work_item_sizes or wg <= dev.max_work_item_sizes[0]))
-    if not fits(choice.wg):
-        if forced:
-            raise ValueError(f"wg={choice.wg}: the intra-group LOESS needs {choice.wg} "
-                             f"work-items and {INTRAGROUP_MOMENTS * choice.wg * 8} bytes of "
-                             f"local memory; device {dev} allows {dev.max_work_group} and "
-                             f"{budget}")
-        while choice.wg > 1 and not fits(choice.wg):
-            choice.wg //= 2
-    return choice
+
+def fit_intragroup(dev, choice: LoessChoice, forced: bool = False) -> LoessChoice:
+    """The intra-group work-group within the device's limits (:func:`intragroup_fits`) before
+    anything is built. A profile's value is halved until it fits; a forced ``wg`` that does
+    not fit is a ValueError."""
+    if choice.version != "intragroup" or intragroup_fits(dev, choice.wg):
+        return choice
+    if forced:
+        raise ValueError(f"wg={choice.wg}: the intra-group LOESS needs {choice.wg} "
+                         f"work-items and {INTRAGROUP_MOMENTS * choice.wg * 8} bytes of "
+                         f"local memory; device {dev} allows {dev.max_work_group} and "
+                         f"{local_memory_budget(dev)}")
+    wg = choice.wg
+    while wg > 1 and not intragroup_fits(dev, wg):
+        wg //= 2
+    return replace(choice, wg=wg)
+
+
+def make_plan(dev, p: dict, B: int, N: int, loess_version="auto", loess_params=None) -> Plan:
+    """The Plan of one call from ``dev``'s profile (section ``stl``), the STL parameters ``p``
+    and the data shape (``B`` series of length ``N``), with ``loess_params`` over the
+    profile; each smoother's version within the device's limits."""
+    values = read_choices(dev, loess_params)
+    P = p["period"]
+    K = -(-N // P)
+    nfit_s = P * (K // max(1, min(p["seasonal_jump"], max(K - 1, 1))) + 3)
+    nfit_t = N // p["trend_jump"] + 1
+    nfit_l = N // p["low_pass_jump"] + 1
+    forced = "wg" in (loess_params or {})
+
+    def smoother(n_fits, q, jump):
+        return fit_intragroup(dev, choose(values, n_fits, q, jump, B, loess_version), forced)
+    return Plan(params=p, interp_ipw=values["interp_per_item"],
+                seasonal=smoother(nfit_s, p["seasonal"], p["seasonal_jump"]),
+                trend=smoother(nfit_t, p["trend"], p["trend_jump"]),
+                low_pass=smoother(nfit_l, p["low_pass"], p["low_pass_jump"]))

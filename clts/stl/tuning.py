@@ -9,6 +9,7 @@ import numpy as np
 from ..tune import Crossover, Tunable, register
 from . import reference
 from .api import stl
+from .plan import intragroup_fits
 
 _N_CHECK = 2
 
@@ -66,7 +67,7 @@ register(Tunable(
 register(Tunable(
     name="stl.intragroup", section="stl.intragroup", params={"wg": [8, 16, 32, 64, 128, 256]},
     workloads=_workloads_b, run=_run_with("intragroup"), check=_check,
-    constraint=lambda p, d: p["wg"] <= d.max_work_group,
+    constraint=lambda p, d: intragroup_fits(d, p["wg"]),
     description="STL intra-group LOESS: work-group size (one group per fit point)"))
 
 register(Tunable(

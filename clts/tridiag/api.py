@@ -92,7 +92,7 @@ def _result_dtype(arrs):
     return np.dtype(np.float64)
 
 
-@renamed(method="version")
+@renamed(method="version", prefetch="prefetch_items")
 def solve_tridiagonal(a, b, c, d, *, axis: int = -1, version: str = "auto", start=None,
                       device=None, out=None, plan: Plan | None = None, **params):
     """Solve a batch of tridiagonal systems ``a[i]*x[i-1] + b[i]*x[i] + c[i]*x[i+1] = d[i]``.
@@ -115,7 +115,7 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, version: str = "auto", star
     out : array like ``d`` (numpy or device, result dtype) receiving the solution.
     plan : a :class:`~clts.tridiag.plan.Plan` to run as is (the tuner's path).
     **params : force tunable parameters of the chosen version: ``wg``, ``lanes``,
-        ``private_max``, ``block``, ``prefetch``, ``tile``, ``tile_y``, ``chunk``; with
+        ``private_max``, ``block``, ``prefetch_items``, ``tile``, ``tile_y``, ``chunk``; with
         ``version="auto"`` also the profile's thresholds (``tridiag.auto``): ``flat_min_n``,
         ``flat_max_batch``, ``pcr_max_batch``, ``unrolled_below_n``,
         ``unrolled_interleaved_below_n``, ``coalesced_min_n``, ``coalesced_interleaved_min_n``,
@@ -265,6 +265,8 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, version: str = "auto", star
                          f"start={'yes' if plan.has_start else 'no'}; these data have n={n}, "
                          f"{nsys} systems, {layout} layout, start="
                          f"{'yes' if st is not None else 'no'}")
+    else:
+        plan.validate(dev)
     counter = _zeros_int(dev, 1)
 
     if nsys == 0 or n == 0:
@@ -415,7 +417,7 @@ def _run_thomas(dev, plan, layout, a, b, c, d, x, start, counter):
                           STREAM=int(plan.stream),
                           FIXED_N=n if plan.params.get("fixed_n", 0) else 0,
                           BLOCKED=int(plan.params.get("block", 0)),
-                          PREFETCH=int(plan.params.get("prefetch", 0)),
+                          PREFETCH_ITEMS=int(plan.params.get("prefetch_items", 0)),
                           CPU_PREFETCH=dev.type == "cpu" and not dev.info.simulator,
                           SCRATCH_CONTIGUOUS=int(dev.type == "cpu" and not priv))
         kern = prg.kernel("thomas")

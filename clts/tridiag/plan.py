@@ -10,14 +10,14 @@ Code versions:
                       CPU core idle with one), n known at run time, c'/d' in private arrays
                       (n <= ``private_max``) or global scratch; reads either layout (natural
                       layout with ``block=1``: ``lanes`` rows per vloadN, transposed in
-                      registers; ``prefetch=P``: the contiguous blocks of the work-items P
+                      registers; ``prefetch_items=P``: the contiguous blocks of the work-items P
                       ahead are software-prefetched into L2 during the sweep); ``stream=1``
                       writes x with non-temporal stores (natural layout with private c'/d':
                       staged per work-item and streamed out as whole lines; interleaved: rows
                       of whole aligned lines), saving the read-for-ownership of x.
                       ``fixed_n=1`` builds the kernel for this n (constant trip counts).
 ``thomas-coalesced``  the same kernel on the interleaved layout (``vloadN`` of ``lanes``
-                      neighbouring systems; ``prefetch=P``: row k of the work-item P ahead is
+                      neighbouring systems; ``prefetch_items=P``: row k of the work-item P ahead is
                       prefetched into L2 with row k, P capped by ``PREFETCH_ROWS_BYTES``);
                       natural-layout data goes through a local-memory
                       tiled transposition first and back afterwards.
@@ -41,7 +41,9 @@ Code versions:
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+
+from ..runtime.plans import read_tunables
 
 VERSIONS = ("thomas", "thomas-coalesced", "thomas-unrolled", "pcr", "flat")
 LAYOUTS = ("natural", "interleaved")
@@ -49,9 +51,9 @@ LAYOUTS = ("natural", "interleaved")
 UNROLLED_HARD_MAX = 512
 #: parameters a caller may force, per version section of the profile
 PARAMS = {
-    "thomas": ("wg", "lanes", "chains", "private_max", "block", "prefetch", "stream",
+    "thomas": ("wg", "lanes", "chains", "private_max", "block", "prefetch_items", "stream",
                "fixed_n"),
-    "thomas-coalesced": ("wg", "lanes", "chains", "private_max", "prefetch", "stream",
+    "thomas-coalesced": ("wg", "lanes", "chains", "private_max", "prefetch_items", "stream",
                          "fixed_n", "tile", "tile_y"),
     "thomas-unrolled": ("wg", "lanes", "block"),
     "pcr": ("wg",),
@@ -75,7 +77,7 @@ PRIVATE_GROUP_BYTES = 1 << 20
 #: natural-layout prefetch of the next work-items' blocks only while one block (lanes * chains
 #: * n items per array) is at most this many bytes: long systems are contiguous runs the hardware
 #: prefetchers follow, and prefetching their 4 x 32 KB blocks cost 1,000 x 1,000 10-15% on both
-#: CPU drivers (50,000 x 115: -25 to -35%); a caller's prefetch= is used as given
+#: CPU drivers (50,000 x 115: -25 to -35%); a caller's prefetch_items= is used as given
 PREFETCH_BLOCK_BYTES = 8192
 #: interleaved-layout prefetch (the rows of the work-item P ahead, fetched with this one's):
 #: P is capped so that the P work-items' rows of a, b, c, d in flight stay within this many
@@ -92,10 +94,36 @@ class Plan:
     nsys: int
     real: str
     has_start: bool
-    params: dict = field(default_factory=dict)
+    params: dict          # the template parameters of ``method`` (PARAMS[method])
 
     def get(self, key):
         return self.params[key]
+
+    def validate(self, dev):
+        """The one check of a Plan against ``dev`` (``make_plan``'s result and a Plan given
+        as ``plan=``): every parameter in range, and the version within the device's limits.
+        Raises ``ValueError`` naming what does not fit."""
+        def bad(k, message):
+            return ValueError(f"{k} {message}")
+        if self.method not in VERSIONS:
+            raise ValueError(f"method must be one of {', '.join(VERSIONS)}; got {self.method!r}")
+        _check_params(self.params, bad, dev, self.method)
+        if self.params.get("wg", 1) > dev.max_work_group:
+            raise bad("wg", f"must be <= {dev.max_work_group} (the device's largest "
+                            f"work-group), not {self.params['wg']}")
+        itemsize = 8 if self.real == "double" else 4
+        if self.method == "thomas-unrolled" and self.n > UNROLLED_HARD_MAX:
+            raise ValueError(f"method 'thomas-unrolled' builds one kernel per system size and "
+                             f"takes n <= {UNROLLED_HARD_MAX}; got n = {self.n} (use 'thomas')")
+        if self.method == "pcr" and not pcr_fits(dev, self.n, itemsize, self.params["wg"]):
+            raise ValueError(f"method 'pcr' keeps a system in local memory: n = {self.n} needs "
+                             f"{4 * self.n * itemsize} bytes, device {dev} has {dev.local_mem}")
+        if self.method == "thomas-coalesced" and self.layout == "natural":
+            t, ty = self.params["tile"], self.params["tile_y"]
+            if not transpose_tile_fits(dev, t, ty):
+                raise ValueError(f"tile {t} x tile_y {ty}: tile_y must divide tile and "
+                                 f"tile*tile_y <= {dev.max_work_group}")
+        return self
 
     # -- derived template parameters -------------------------------------------------------
     @property
@@ -131,8 +159,16 @@ class Plan:
 
 
 
-def _profile_section(dev, method):
-    return dict(dev.profile.section("tridiag").get(SECTION[method], {}))
+def profile_keys(method: str) -> dict:
+    """Template parameter -> profile key of ``method``'s section."""
+    return {k: f"tridiag.{SECTION[method]}.{k}" for k in PARAMS[method]}
+
+
+def transpose_tile_fits(dev, tile: int, tile_y: int) -> bool:
+    """The natural-layout transposition of ``thomas-coalesced`` (``tile`` x ``tile_y``
+    work-items, ``tile_y`` dividing ``tile``; tile 0: no local memory) fits ``dev``'s
+    work-group limit. The run path and the tuner's constraint both use it."""
+    return not tile or (tile * tile_y <= dev.max_work_group and tile % tile_y == 0)
 
 
 def pcr_fits(dev, n: int, itemsize: int, wg: int) -> bool:
@@ -144,31 +180,24 @@ def choose_method(dev, n: int, nsys: int, layout: str, itemsize: int,
                   overrides: dict | None = None) -> str:
     """The code version ``auto`` runs (module docstring); ``overrides`` force thresholds
     (keys of ``AUTO_PARAMS``) over the profile's."""
-    prof = dev.profile.section("tridiag")
-    auto = dict(prof.get("auto", {}))
-    pcr = dict(prof.get("pcr", {}))
-    un = dict(prof.get("unrolled", {}))
-    for k, v in (overrides or {}).items():
-        if k in LIMIT_KEYS:
-            {"pcr": pcr, "unrolled": un}[LIMIT_KEYS[k][0]]["max_n"] = v
-        else:
-            auto[k] = v
-    if n >= auto.get("flat_min_n", 1 << 62) and nsys < auto.get("flat_max_batch", 0):
+    keys = {k: f"tridiag.auto.{k}" for k in AUTO_KEYS}
+    keys.update({k: f"tridiag.{sec}.{key}" for k, (sec, key) in LIMIT_KEYS.items()})
+    a = read_tunables(dev, dict(keys, pcr_wg="tridiag.pcr.wg"), dict(overrides or {})).values
+    if n >= a["flat_min_n"] and nsys < a["flat_max_batch"]:
         return "flat"
-    if (n <= pcr.get("max_n", 0) and nsys < auto.get("pcr_max_batch", 0)
-            and pcr_fits(dev, n, itemsize, _pcr_wg(dev, n, pcr.get("wg", 64)))):
+    if (n <= a["pcr_max_n"] and nsys < a["pcr_max_batch"]
+            and pcr_fits(dev, n, itemsize, _pcr_wg(dev, n, a["pcr_wg"]))):
         return "pcr"
-    unrollable = n <= min(un.get("max_n", 0), UNROLLED_HARD_MAX)
+    unrollable = n <= min(a["unrolled_max_n"], UNROLLED_HARD_MAX)
     if layout == "interleaved":
-        if unrollable and n < auto.get("unrolled_interleaved_below_n", 0):
+        if unrollable and n < a["unrolled_interleaved_below_n"]:
             return "thomas-unrolled"
-        if (auto.get("coalesced_interleaved_min_n", 0) <= n
-                < auto.get("coalesced_interleaved_max_n", 1 << 62)):
+        if a["coalesced_interleaved_min_n"] <= n < a["coalesced_interleaved_max_n"]:
             return "thomas-coalesced"
         return "thomas"
-    if unrollable and n < auto.get("unrolled_below_n", 0):
+    if unrollable and n < a["unrolled_below_n"]:
         return "thomas-unrolled"
-    if n >= auto.get("coalesced_min_n", 1 << 62):
+    if n >= a["coalesced_min_n"]:
         return "thomas-coalesced"
     return "thomas"
 
@@ -194,8 +223,9 @@ def _check_params(params, bad, dev, method):
             raise bad(k, f"must be 0 or 1, not {params[k]}")
     if "chains" in params and not 1 <= params["chains"] <= 8:
         raise bad("chains", f"must be 1 ... 8 vectors per work-item, not {params['chains']}")
-    if not 0 <= params.get("prefetch", 0) <= 64:
-        raise bad("prefetch", f"must be 0 ... 64 work-items ahead, not {params['prefetch']}")
+    if not 0 <= params.get("prefetch_items", 0) <= 64:
+        raise bad("prefetch_items", f"must be 0 ... 64 work-items ahead, not "
+                                    f"{params['prefetch_items']}")
     if params.get("tile", 1) < 0:
         raise bad("tile", f"must be >= 0 (0: transpose without local memory), not "
                           f"{params['tile']}")
@@ -227,7 +257,7 @@ def make_plan(dev, *, n: int, nsys: int, layout: str, dtype, has_start: bool,
     elif thresholds:
         raise TypeError(f"{', '.join(sorted(thresholds))} steer(s) method='auto' only; "
                         f"method={method!r} was forced")
-    params = {k: v for k, v in _profile_section(dev, method).items() if k in PARAMS[method]}
+    params = read_tunables(dev, profile_keys(method), {}).values
     from ..runtime.profiles import value_error
 
     def bad(k, message):
@@ -246,31 +276,21 @@ def make_plan(dev, *, n: int, nsys: int, layout: str, dtype, has_start: bool,
         while params["lanes"] > 1 and (params["lanes"] > nsys or
                                        -(-nsys // per_item()) < 2 * dev.compute_units):
             params["lanes"] //= 2
-    if (method == "thomas" and layout == "natural" and "prefetch" not in overrides
+    if (method == "thomas" and layout == "natural" and "prefetch_items" not in overrides
             and per_item() * n * itemsize > PREFETCH_BLOCK_BYTES):
-        params["prefetch"] = 0
+        params["prefetch_items"] = 0
     interleaved_kernel = layout == "interleaved" or method == "thomas-coalesced"
-    if interleaved_kernel and params.get("prefetch", 0) > 0 and "prefetch" not in overrides:
+    if (interleaved_kernel and params.get("prefetch_items", 0) > 0
+            and "prefetch_items" not in overrides):
         ahead = PREFETCH_ROWS_BYTES // (4 * per_item() * n * itemsize)
-        params["prefetch"] = max(1, min(params["prefetch"], ahead))
+        params["prefetch_items"] = max(1, min(params["prefetch_items"], ahead))
     params.update({k: int(v) for k, v in overrides.items() if k in PARAMS[method]})
     if "wg" in overrides and overrides["wg"] > dev.max_work_group and method != "pcr":
         raise bad("wg", f"must be <= {dev.max_work_group} (the device's largest work-group), "
                         f"not {overrides['wg']}")
-    if method == "thomas-unrolled" and n > UNROLLED_HARD_MAX:
-        raise ValueError(f"method 'thomas-unrolled' builds one kernel per system size and "
-                         f"takes n <= {UNROLLED_HARD_MAX}; got n = {n} (use 'thomas')")
     if method == "pcr":
-        params["wg"] = _pcr_wg(dev, n, params.get("wg", 64))
-        if not pcr_fits(dev, n, itemsize, params["wg"]):
-            raise ValueError(f"method 'pcr' keeps a system in local memory: n = {n} needs "
-                             f"{4 * n * itemsize} bytes, device {dev} has {dev.local_mem}")
-    if method == "thomas-coalesced" and layout == "natural":
-        t, ty = params["tile"], params["tile_y"]
-        if t and (t * ty > dev.max_work_group or t % ty):
-            raise ValueError(f"tile {t} x tile_y {ty}: tile_y must divide tile and "
-                             f"tile*tile_y <= {dev.max_work_group}")
+        params["wg"] = _pcr_wg(dev, n, params["wg"])
     if "wg" in params:
         params["wg"] = min(params["wg"], dev.max_work_group)
     return Plan(method=method, layout=layout, n=int(n), nsys=int(nsys), real=real,
-                has_start=bool(has_start), params=params)
+                has_start=bool(has_start), params=params).validate(dev)

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..tune import Crossover, Tunable, register
 from .api import solve_tridiagonal
-from .plan import UNROLLED_HARD_MAX
+from .plan import UNROLLED_HARD_MAX, transpose_tile_fits
 from .reference import thomas_numpy
 
 
@@ -52,24 +52,24 @@ def _tunable(name, method, section, params, workloads, constraint=_wg_ok, descri
 
 _tunable("tridiag.thomas", "thomas", "tridiag.thomas",
          {"wg": [1, 4, 16, 64], "lanes": [1, 2, 4, 8, 16], "chains": [1, 2, 4],
-          "private_max": [0, 1024], "block": [0, 1], "prefetch": [0, 1, 2], "stream": [0, 1],
+          "private_max": [0, 1024], "block": [0, 1], "prefetch_items": [0, 1, 2], "stream": [0, 1],
           "fixed_n": [0, 1]},
          lambda quick: [_systems(4000 if quick else 20000, 115),
                         _systems(40 if quick else 200, 1000, seed=1)],
          description="thomas (natural layout): work-group size, systems per work-item (realN "
                      "lanes x independent chains), c'/d' in private arrays up to private_max rows, "
                      "natural-layout rows read lanes at a time and transposed in registers "
-                     "(block), the blocks of the next prefetch work-items prefetched (natural "
+                     "(block), the blocks of the next prefetch_items work-items prefetched (natural "
                      "layout, block 1), x written with non-temporal stores (stream), n built in (fixed_n)")
 
 _tunable("tridiag.coalesced", "thomas-coalesced", "tridiag.coalesced",
          {"wg": [1, 4, 16, 64, 128], "lanes": [1, 4, 8, 16], "chains": [1, 2],
-          "private_max": [0, 1024], "prefetch": [0, 1, 2, 4, 8], "stream": [0, 1],
+          "private_max": [0, 1024], "prefetch_items": [0, 1, 2, 4, 8], "stream": [0, 1],
           "fixed_n": [0, 1], "tile": [8, 16, 32], "tile_y": [2, 4, 8]},
          lambda quick: [_systems(4000 if quick else 20000, 115, "interleaved"),
                         _systems(4000 if quick else 20000, 115, "natural", seed=2)],
-         constraint=lambda p, d: (p["wg"] <= d.max_work_group and p["tile"] % p["tile_y"] == 0
-                                  and p["tile"] * p["tile_y"] <= d.max_work_group),
+         constraint=lambda p, d: (p["wg"] <= d.max_work_group
+                                  and transpose_tile_fits(d, p["tile"], p["tile_y"])),
          description="thomas-coalesced: interleaved vloadN lanes x chains, work-group, "
                      "local-memory transposition tile (natural-layout input), software prefetch "
                      "distance (work-items ahead), non-temporal stores of x (stream)")

@@ -12,8 +12,9 @@
 ##                      (n <= CP_PRIVATE)
 ##   BLOCKED            natural layout, LANES > 1: rows read LANES at a time per system and
 ##                      transposed in registers
-##   PREFETCH           software prefetch distance in work-items into L2, 0: none. Interleaved:
-##                      row k of the work-item PREFETCH on, with row k; natural with BLOCK: the
+##   PREFETCH_ITEMS     software prefetch distance in work-items into L2, 0: none. Interleaved:
+##                      row k of the work-item PREFETCH_ITEMS on, with row k; natural with BLOCK:
+##                      the
 ##                      contiguous block of that work-item, spread over the sweep, and its x
 ##                      block for writing
 ##   CPU_PREFETCH       use clang's prefetch builtin
@@ -65,8 +66,8 @@ STREAM_ROWS = STREAM and LAYOUT == "interleaved" and (S % LINE == 0)
 #define STREAM_ROW(v, p) { if (nt) NT_STORE((v), (__global ${V} *)(p)); else vstore${LANES}((v), 0, (p)); }
 % endif
 
-% if PREFETCH:
-/* software prefetch, PREFETCH work-items ahead, into L2: on the interleaved layout each row of
+% if PREFETCH_ITEMS:
+/* software prefetch, PREFETCH_ITEMS work-items ahead, into L2: on the interleaved layout each row of
    that work-item (a 400 KB row stride defeats the hardware prefetchers of CPUs), on the natural
    layout its contiguous block (LANES strided streams per array are too many for the hardware
    prefetchers, and the next block beside the current one and c'/d' overflows a 32 KB L1); on
@@ -88,7 +89,7 @@ STREAM_ROWS = STREAM and LAYOUT == "interleaved" and (S % LINE == 0)
 % endif
 
 <%def name="prefetch_row(k)">\
-{   /* row ${k} of the work-item PREFETCH ahead (its neighbour systems): into L2 */
+{   /* row ${k} of the work-item PREFETCH_ITEMS ahead (its neighbour systems): into L2 */
                     const size_t pf = (size_t)(${k}) * (size_t)nsys + (size_t)pf_s0;
 %   for off in range(0, S, LINE):
                     PREFETCH_L2(a + pf + ${off}); PREFETCH_L2(b + pf + ${off}); PREFETCH_L2(c + pf + ${off}); PREFETCH_L2(d + pf + ${off});
@@ -115,11 +116,11 @@ ${R.store_x(k, value, mode, ch, stream=STREAM_ROWS)}\
 % endif
 </%def>
     {
-% if PREFETCH and mode == "vec":
-        /* interleaved: row k of the work-item PREFETCH ahead is prefetched with row k (the 4 x n
+% if PREFETCH_ITEMS and mode == "vec":
+        /* interleaved: row k of the work-item PREFETCH_ITEMS ahead is prefetched with row k (the 4 x n
            row streams are too many for the hardware prefetchers; rows ahead of this work-item
            arrive too late) */
-        const int pf_s0 = min(s0 + ${S * PREFETCH}, nsys - ${S});
+        const int pf_s0 = min(s0 + ${S * PREFETCH_ITEMS}, nsys - ${S});
         ${prefetch_row("0")}
         ${prefetch_row("n - 1")}
 % endif
@@ -139,18 +140,18 @@ ${R.store_x(k, value, mode, ch, stream=STREAM_ROWS)}\
 % if BLOCK:
             /* rows 1 .. 1 + nb*LANES - 1 in blocks: vloadN per system + register transposition */
             const int nb = (n - 2) / ${LANES};
-%   if PREFETCH:
-            /* the block of the work-item PREFETCH ahead (its systems are contiguous: S*n reals
+%   if PREFETCH_ITEMS:
+            /* the block of the work-item PREFETCH_ITEMS ahead (its systems are contiguous: S*n reals
                per array), spread over this sweep's blocks: a few sequential streams the
                memory system follows instead of S strided ones per array */
-            const size_t pf0 = (size_t)min(s0 + ${S} * ${PREFETCH}, nsys) * (size_t)n;
-            const size_t pf1 = (size_t)min(s0 + ${S} * ${PREFETCH + 1}, nsys) * (size_t)n;
+            const size_t pf0 = (size_t)min(s0 + ${S} * ${PREFETCH_ITEMS}, nsys) * (size_t)n;
+            const size_t pf1 = (size_t)min(s0 + ${S} * ${PREFETCH_ITEMS + 1}, nsys) * (size_t)n;
             const int pf_lines = (int)((pf1 - pf0 + ${LINE} - 1) / ${LINE});
             const int pf_per = nb > 0 ? (pf_lines + nb - 1) / nb : 0;
 %   endif
             for (int blk = 0; blk < nb; ++blk) {
                 const int k0 = 1 + blk * ${LANES};
-%   if PREFETCH:
+%   if PREFETCH_ITEMS:
                 for (int j = blk * pf_per; j < min(pf_lines, (blk + 1) * pf_per); ++j) {
                     const size_t o = pf0 + (size_t)j * ${LINE};
                     PREFETCH_L2(a + o); PREFETCH_L2(b + o); PREFETCH_L2(c + o); PREFETCH_L2(d + o);
@@ -177,7 +178,7 @@ ${R.block_load("d", "k0", ch)}
             const int krest = 1;
 % endif
             for (int k = krest; k < n - 1; ++k) {
-% if PREFETCH and mode == "vec":
+% if PREFETCH_ITEMS and mode == "vec":
                 ${prefetch_row("k")}
 % endif
 % for ch in chains:

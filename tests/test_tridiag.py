@@ -62,7 +62,7 @@ def test_every_version_dominant(device, method, dtype):
         a, b, c, d = dominant(rng, (batch, n), dtype)
         # unrolled at n = 115: 2 lanes keeps the (one-off, cached) build to seconds
         kw = {"lanes": 2} if method == "thomas-unrolled" and n > 15 else {}
-        r = solve_tridiagonal(a, b, c, d, method=method, device=device, **kw)
+        r = solve_tridiagonal(a, b, c, d, version=method, device=device, **kw)
         assert r.method == method
         assert r.x.dtype == dtype and r.x.shape == (batch, n)
         assert r.zero_pivots == 0
@@ -78,14 +78,14 @@ def test_interleaved_and_batch_axes(device, method):
     n = 15
     a, b, c, d = dominant(rng, (4, n, 5))            # system axis in the middle
     ref = lapack(*[np.moveaxis(v, 1, -1) for v in (a, b, c, d)]).reshape(4, 5, n)
-    r = solve_tridiagonal(a, b, c, d, axis=1, method=method, device=device)
+    r = solve_tridiagonal(a, b, c, d, axis=1, version=method, device=device)
     assert r.x.shape == (4, n, 5)
     assert relerr(np.moveaxis(r.x, 1, -1), ref) <= 1e-10
     t = [np.ascontiguousarray(np.moveaxis(v, 1, 0)) for v in (a, b, c, d)]   # [n, 4, 5]
-    r0 = solve_tridiagonal(*t, axis=0, method=method, device=device)
+    r0 = solve_tridiagonal(*t, axis=0, version=method, device=device)
     assert r0.plan.layout == "interleaved"
     assert relerr(np.moveaxis(r0.x, 0, -1), ref) <= 1e-10
-    r1 = solve_tridiagonal(*[np.moveaxis(v, 1, -1) for v in (a, b, c, d)], method=method,
+    r1 = solve_tridiagonal(*[np.moveaxis(v, 1, -1) for v in (a, b, c, d)], version=method,
                            device=device)
     assert r1.plan.layout == "natural"
     assert relerr(r1.x, ref) <= 1e-10
@@ -105,9 +105,9 @@ def test_start_mask(device, method, layout):
     ref, bad = solve_reference(a, b, c, d, start)
     assert not bad.any()
     if layout == "natural":
-        x = solve_tridiagonal(a, b, c, d, method=method, start=start, device=device).x
+        x = solve_tridiagonal(a, b, c, d, version=method, start=start, device=device).x
     else:
-        x = solve_tridiagonal(a.T, b.T, c.T, d.T, axis=0, method=method, start=start,
+        x = solve_tridiagonal(a.T, b.T, c.T, d.T, axis=0, version=method, start=start,
                               device=device).x.T
     assert np.all(x[2:4] == 0)                       # land
     for s in range(batch):
@@ -127,7 +127,7 @@ def test_zero_pivot_gives_nan_for_that_system_only(device, method):
     b[2, 0] = 0.0                                    # first pivot zero
     a[6, 1] = c[6, 0] = b[6, 0] = b[6, 1] = 1.0      # rows 0 and 1 equal: singular
     a[6, 2] = 0.0
-    r = solve_tridiagonal(a, b, c, d, method=method, device=device)
+    r = solve_tridiagonal(a, b, c, d, version=method, device=device)
     assert np.isnan(r.x[[2, 6]]).all()
     ok = [s for s in range(batch) if s not in (2, 6)]
     assert np.isfinite(r.x[ok]).all()
@@ -146,7 +146,7 @@ def test_not_dominant(device, method):
     c = -rng.uniform(0, 1, (batch, n))
     b = 1 + rng.uniform(0, 0.5, (batch, n))          # |a| + |c| may exceed b
     d = rng.standard_normal((batch, n))
-    r = solve_tridiagonal(a, b, c, d, method=method, device=device)
+    r = solve_tridiagonal(a, b, c, d, version=method, device=device)
     ref = solve_reference(a, b, c, d)[0]
     assert relerr(r.x, ref) <= 1e-7
     assert relerr(r.x, lapack(a, b, c, d)) <= 1e-7
@@ -158,7 +158,7 @@ def test_long_systems(device, method):
     rng = np.random.default_rng(9)
     for n, dtype in ((100_001, np.float64), (1 << 17, np.float32)):
         a, b, c, d = dominant(rng, (2, n), dtype)
-        r = solve_tridiagonal(a, b, c, d, method=method, device=device)
+        r = solve_tridiagonal(a, b, c, d, version=method, device=device)
         assert relerr(r.x, lapack(a, b, c, d)) <= TOL[dtype]
 
 
@@ -172,26 +172,26 @@ def test_auto_and_forced_parameters(device):
     for lanes in (1, 2, 4, 8, 16):                   # one build per (lanes, private, block)
         combos = ((0, 1), (128, 0), (128, 1)) if lanes == 8 else ((0, 1), (128, 1))
         for wg, (priv, block) in zip((1, 3, 16), combos):
-            r = solve_tridiagonal(a, b, c, d, method="thomas", lanes=lanes, wg=wg,
+            r = solve_tridiagonal(a, b, c, d, version="thomas", lanes=lanes, wg=wg,
                                   private_max=priv, block=block, device=device)
             assert r.plan.params["lanes"] == lanes
             assert relerr(r.x, ref) <= 1e-10
     for lanes, wg, pf in ((4, 1, 1), (8, 3, 2)):     # natural layout: next blocks prefetched
-        r = solve_tridiagonal(a, b, c, d, method="thomas", lanes=lanes, wg=wg, block=1,
+        r = solve_tridiagonal(a, b, c, d, version="thomas", lanes=lanes, wg=wg, block=1,
                               private_max=128, prefetch_items=pf, device=device)
         assert relerr(r.x, ref) <= 1e-10
-    r = solve_tridiagonal(a, b, c, d, method="thomas-coalesced", tile=8, tile_y=2, lanes=4,
+    r = solve_tridiagonal(a, b, c, d, version="thomas-coalesced", tile=8, tile_y=2, lanes=4,
                           device=device)
     assert relerr(r.x, ref) <= 1e-10
-    r = solve_tridiagonal(a, b, c, d, method="thomas-coalesced", tile=0, device=device)
+    r = solve_tridiagonal(a, b, c, d, version="thomas-coalesced", tile=0, device=device)
     assert relerr(r.x, ref) <= 1e-10                 # transposition without local memory
     for lanes in (4, 16):
-        r = solve_tridiagonal(a.T, b.T, c.T, d.T, axis=0, method="thomas-coalesced",
+        r = solve_tridiagonal(a.T, b.T, c.T, d.T, axis=0, version="thomas-coalesced",
                               lanes=lanes, prefetch_items=3, device=device)
         assert relerr(r.x.T, ref) <= 1e-10
-    r = solve_tridiagonal(a, b, c, d, method="flat", chunk=7, device=device)
+    r = solve_tridiagonal(a, b, c, d, version="flat", chunk=7, device=device)
     assert relerr(r.x, ref) <= 1e-10
-    r = solve_tridiagonal(a, b, c, d, method="pcr", wg=32, device=device)   # 4 rows/work-item
+    r = solve_tridiagonal(a, b, c, d, version="pcr", wg=32, device=device)   # 4 rows/work-item
     assert relerr(r.x, ref) <= 1e-10
     again = solve_tridiagonal(a, b, c, d, plan=r.plan, device=device)       # a Plan runs as is
     assert again.method == "pcr" and relerr(again.x, ref) <= 1e-10
@@ -235,7 +235,7 @@ def test_auto_thresholds_forced_by_keyword(device):
         assert r.method == expect, kw
         assert relerr(r.x.T, ref) <= 1e-10
     with pytest.raises(TypeError, match="method='auto' only"):
-        solve_tridiagonal(a, b, c, d, method="thomas", flat_min_n=1, device=device)
+        solve_tridiagonal(a, b, c, d, version="thomas", flat_min_n=1, device=device)
     with pytest.raises(ValueError, match="coalesced_min_n must be an integer"):
         solve_tridiagonal(a, b, c, d, coalesced_min_n=-1, device=device)
     with pytest.raises(TypeError, match="unknown parameter"):
@@ -253,12 +253,12 @@ def test_device_arrays_stay_on_device(device, method):
     q = device.queue
     dv = [cla.to_device(q, v) for v in host]
     out = cla.empty(q, (batch, n), np.float64)
-    r = solve_tridiagonal(*dv, method=method, start=cla.to_device(q, start), out=out,
+    r = solve_tridiagonal(*dv, version=method, start=cla.to_device(q, start), out=out,
                           device=device)
     assert r.x is out
     assert relerr(out.get(), ref) <= 1e-10
     dt = [cla.to_device(q, np.ascontiguousarray(v.T)) for v in host]    # interleaved
-    r = solve_tridiagonal(*dt, axis=0, method=method, start=start, device=device)
+    r = solve_tridiagonal(*dt, axis=0, version=method, start=start, device=device)
     assert isinstance(r.x, cla.Array)
     assert relerr(r.x.get().T, ref) <= 1e-10
     for v, h in zip(dv, host):                        # inputs untouched
@@ -277,7 +277,7 @@ def test_chunked_batches(device, method, monkeypatch):
     ref[17] = np.nan
     for axis in (-1, 0):
         args = (a, b, c, d) if axis == -1 else (a.T, b.T, c.T, d.T)
-        r = solve_tridiagonal(*args, axis=axis, method=method, start=start, device=device)
+        r = solve_tridiagonal(*args, axis=axis, version=method, start=start, device=device)
         x = r.x if axis == -1 else r.x.T
         assert np.isnan(x[17]).all()
         ok = np.arange(23) != 17
@@ -289,7 +289,7 @@ def test_release_scratch(device):
     from clts.tridiag import release_scratch
     rng = np.random.default_rng(13)
     host = dominant(rng, (5, 2000))
-    r = solve_tridiagonal(*host, method="thomas", private_max=0, device=device)
+    r = solve_tridiagonal(*host, version="thomas", private_max=0, device=device)
     release_scratch(device)
     release_scratch()
     assert relerr(r.x, lapack(*host)) <= 1e-10
@@ -309,7 +309,7 @@ def test_inputs_not_modified_and_out(device):
     host[0][:, 0] = np.nan
     host[2][:, -1] = np.inf
     for m in VERSIONS:
-        assert relerr(solve_tridiagonal(*host, method=m, device=device).x, out) <= 1e-10
+        assert relerr(solve_tridiagonal(*host, version=m, device=device).x, out) <= 1e-10
 
 
 def test_bad_input(device):
@@ -319,7 +319,7 @@ def test_bad_input(device):
     with pytest.raises(ValueError, match="axis"):
         solve_tridiagonal(z, z, z, z, axis=2, device=device)
     with pytest.raises(ValueError, match="method"):
-        solve_tridiagonal(z, z, z, z, method="lu", device=device)
+        solve_tridiagonal(z, z, z, z, version="lu", device=device)
     with pytest.raises(TypeError, match="complex"):
         solve_tridiagonal(z, z, z, z + 1j, device=device)
     with pytest.raises(TypeError, match="integer"):
@@ -327,11 +327,11 @@ def test_bad_input(device):
     with pytest.raises(ValueError, match="batch shape"):
         solve_tridiagonal(z, z, z, z, start=np.zeros(4, int), device=device)
     with pytest.raises(ValueError, match="n <= 512"):
-        solve_tridiagonal(*[np.ones((1, 600))] * 4, method="thomas-unrolled", device=device)
+        solve_tridiagonal(*[np.ones((1, 600))] * 4, version="thomas-unrolled", device=device)
     with pytest.raises(TypeError, match="unknown parameter"):
         solve_tridiagonal(z, z, z, z, tile_size=3, device=device)
     with pytest.raises(ValueError, match="lanes"):
-        solve_tridiagonal(z, z, z, z, method="thomas", lanes=3, device=device)
+        solve_tridiagonal(z, z, z, z, version="thomas", lanes=3, device=device)
     with pytest.raises(ValueError, match="out must have shape"):
         solve_tridiagonal(z, z, z, z, out=np.empty((4, 3)), device=device)
     with pytest.raises(ValueError, match="at least one dimension"):
@@ -355,7 +355,7 @@ def test_tiny_oclgrind(device, method):
             b[0, 0] = 0.0
             start[0] = 0
             ref = solve_reference(a, b, c, d, start)[0]
-            kw = dict(method=method, start=start, device=device, wg=4)
+            kw = dict(version=method, start=start, device=device, wg=4)
             if method == "thomas-coalesced":
                 kw.update(tile=4, tile_y=2, lanes=2, prefetch_items=2)
             if method == "thomas":
@@ -388,7 +388,7 @@ def test_chains_and_streamed_x(device, dtype):
         ref = solve_reference(a, b, c, d, start)[0]
         for lanes, chains, stream, fixed in ((1, 3, 1, 0), (2, 4, 1, 1), (4, 2, 0, 1),
                                              (line, 1, 1, 0), (line // 2, 2, 1, 1)):
-            kw = dict(method="thomas", lanes=lanes, chains=chains, stream=stream, wg=2,
+            kw = dict(version="thomas", lanes=lanes, chains=chains, stream=stream, wg=2,
                       private_max=128, fixed_n=fixed, start=start, device=device)
             nat = solve_tridiagonal(a, b, c, d, block=1, prefetch_items=1, **kw)
             inter = solve_tridiagonal(a.T, b.T, c.T, d.T, axis=0, prefetch_items=2, **kw)
@@ -398,11 +398,11 @@ def test_chains_and_streamed_x(device, dtype):
                 ok = np.arange(nsys) != 3
                 assert relerr(x[ok], ref[ok]) <= TOL[dtype]
     with pytest.raises(ValueError, match="chains"):
-        solve_tridiagonal(a, b, c, d, method="thomas", chains=9, device=device)
+        solve_tridiagonal(a, b, c, d, version="thomas", chains=9, device=device)
     with pytest.raises(ValueError, match="stream"):
-        solve_tridiagonal(a, b, c, d, method="thomas", stream=2, device=device)
+        solve_tridiagonal(a, b, c, d, version="thomas", stream=2, device=device)
     with pytest.raises(ValueError, match="fixed_n"):
-        solve_tridiagonal(a, b, c, d, method="thomas", fixed_n=3, device=device)
+        solve_tridiagonal(a, b, c, d, version="thomas", fixed_n=3, device=device)
 
 
 def test_private_arrays_bounded_per_work_group(device):

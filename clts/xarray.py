@@ -57,10 +57,24 @@ def _prepare(da, dim: str, name: str = "da"):
     if da.chunks is not None:
         axis = da.dims.index(dim)
         if len(da.chunks[axis]) > 1:
-            warnings.warn(f"{name}: the time dimension {dim!r} is split over "
-                          f"{len(da.chunks[axis])} chunks; rechunked to one chunk along it "
-                          "(each series is computed whole)", UserWarning, stacklevel=3)
-            da = da.chunk({dim: -1})
+            # whole series; the other dimensions keep their chunks unless a chunk would then
+            # exceed Dask's array.chunk-size (one chunk over y and x of a file stored as
+            # time slices would be the whole array): those are cut to it
+            import dask
+            from dask.utils import parse_bytes
+            new = {dim: -1}
+            block = da.sizes[dim] * da.dtype.itemsize * int(np.prod(
+                [max(c) for d, c in zip(da.dims, da.chunks) if d != dim]))
+            if block > parse_bytes(dask.config.get("array.chunk-size")):
+                new.update({d: "auto" for d in da.dims if d != dim})
+            nchunks = len(da.chunks[axis])
+            da = da.chunk(new)
+            cut = "" if len(new) == 1 else (
+                "; the other dimensions cut to chunks of " + " x ".join(
+                    f"{d}={max(c)}" for d, c in zip(da.dims, da.chunks) if d != dim))
+            warnings.warn(f"{name}: the time dimension {dim!r} is split over {nchunks} "
+                          f"chunks; rechunked to one chunk along it (each series is computed "
+                          f"whole){cut}", UserWarning, stacklevel=3)
     return da
 
 

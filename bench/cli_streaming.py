@@ -1,7 +1,7 @@
 """Does a Zarr input larger than memory stream through the command line?
 
     python bench/cli_streaming.py [--device pocl] [--gb 6] [--cap-gb 1.5] [--stl-gb 1]
-                                  [--dir /tmp] [--keep]
+                                  [--stl-cap-gb 0.9] [--dir /tmp] [--keep]
 
 Writes a synthetic NDVI cube (16-day composites, a seasonal cycle, noise, 10 % clouds as NaN,
 float32 [time, y, x], chunks of whole series) of about ``--gb`` GB as Zarr, runs
@@ -136,10 +136,13 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--device", default=None)
     ap.add_argument("--gb", type=float, default=6.0, help="bfast input, GB (uncompressed)")
+    ap.add_argument("--cap-gb", type=float, default=1.5, help="memory cap of bfast, GB")
     ap.add_argument("--stl-gb", type=float, default=1.0, help="stl input, GB (0: no stl)")
-    ap.add_argument("--cap-gb", type=float, default=1.5, help="memory cap of the child, GB")
+    ap.add_argument("--stl-cap-gb", type=float, default=0.9, help="memory cap of stl, GB")
     ap.add_argument("--years", type=int, default=12)
-    ap.add_argument("--chunk-y", type=int, default=16)
+    ap.add_argument("--chunk-y", type=int, default=16, help="rows of 1024 pixels per chunk")
+    ap.add_argument("--stl-chunk-y", type=int, default=4, help="... of the stl input (STL "
+                    "needs about 15x a chunk's bytes)")
     ap.add_argument("--dir", default=None, help="where the cubes go (default: a temp dir)")
     ap.add_argument("--keep", action="store_true", help="keep the files")
     args = ap.parse_args(argv)
@@ -149,18 +152,19 @@ def main(argv=None):
     nx = 1024
     work = Path(tempfile.mkdtemp(prefix="clts-stream-", dir=args.dir))
     rows = []
-    cap = int(args.cap_gb * 1e9)
     py = [sys.executable, "-m", "clts.cli"]
     env = dict(os.environ, PYTHONPATH=str(ROOT), CLTS_NO_PROGRESS="1")
     try:
-        jobs = [("bfast", args.gb, ["--start-monitor", "2013-01-01"])]
+        jobs = [("bfast", args.gb, args.cap_gb, args.chunk_y, ["--start-monitor", "2013-01-01"])]
         if args.stl_gb > 0:
-            jobs.append(("stl", args.stl_gb, ["--period", str(PER_YEAR)]))
-        for cmd, gb, extra in jobs:
-            ny = max(args.chunk_y, int(gb * 1e9 / (n * nx * 4)) // args.chunk_y * args.chunk_y)
+            jobs.append(("stl", args.stl_gb, args.stl_cap_gb, args.stl_chunk_y,
+                         ["--period", str(PER_YEAR)]))
+        for cmd, gb, cap_gb, cy, extra in jobs:
+            cap = int(cap_gb * 1e9)
+            ny = max(cy, int(gb * 1e9 / (n * nx * 4)) // cy * cy)
             src = work / f"{cmd}-in.zarr"
             t0 = time.perf_counter()
-            nbytes, _ = write_cube(src, ny, nx, years=args.years, chunk_y=args.chunk_y)
+            nbytes, _ = write_cube(src, ny, nx, years=args.years, chunk_y=cy)
             t_write = time.perf_counter() - t0
             disk = sum(f.stat().st_size for f in src.rglob("*") if f.is_file())
             out = work / f"{cmd}-out.zarr"
@@ -174,7 +178,7 @@ def main(argv=None):
                                                 "import clts, clts.cli, xarray, zarr, "
                                                 "pyopencl; clts.get_device("
                                                 f"{dev.slug!r})"], None, env)
-            chunk = n * args.chunk_y * nx * 4
+            chunk = n * cy * nx * 4
             rows.append([cmd, f"{n} x {ny} x {nx}", _gib(nbytes), _gib(disk),
                          f"{chunk / 2**20:.0f} MiB",
                          _gib(cap) + ("" if capped else " (not enforced)"),
@@ -194,7 +198,8 @@ def main(argv=None):
             "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     text += ["| " + " | ".join(r) + " |" for r in rows]
     text += ["", f"Command: `python bench/cli_streaming.py --device {args.device or dev.slug} "
-             f"--gb {args.gb:g} --stl-gb {args.stl_gb:g} --cap-gb {args.cap_gb:g}`. "
+             f"--gb {args.gb:g} --cap-gb {args.cap_gb:g} --stl-gb {args.stl_gb:g} "
+             f"--stl-cap-gb {args.stl_cap_gb:g}`. "
              "The child runs `python -m clts.cli bfast|stl IN.zarr --var ndvi -o OUT.zarr "
              "--device ...` in a memory cgroup of the cap (killed if it goes over); peak RSS "
              "is the child's `ru_maxrss`; baseline RSS: a child that only imports clts, "

@@ -42,3 +42,25 @@ def test_clts_bfast_memory_bounded_by_chunks_not_input(cubes, device):
     # (measured: +20 MB for +320 MB of input; all of it read at once would be +320 MB)
     assert peak["large"] - peak["small"] < 0.25 * (nbytes["large"] - nbytes["small"]), \
         (peak, nbytes)
+
+
+def test_time_sliced_file_read_in_whole_series_chunks(tmp_path, monkeypatch):
+    # a file stored one scene per chunk: re-opened with the time axis whole and the other
+    # dimensions cut to STREAM_CHUNK_BYTES (not one chunk of the whole array), with a warning
+    import clts.io as cio
+    import clts.xarray as cx
+    _, da = write_cube(tmp_path / "c.zarr", 64, 48, years=2, chunk_y=64)
+    da.chunk({"time": 1}).to_dataset().to_zarr(tmp_path / "t.zarr", zarr_format=2)
+    assert cio.read(str(tmp_path / "c.zarr"), "ndvi").chunks[1] == (64,)   # own chunks kept
+    monkeypatch.setattr(cio, "STREAM_CHUNK_BYTES", 46 * 16 * 48 * 4)
+    with pytest.warns(UserWarning, match="splits the time dimension 'time'.*whole series"):
+        got = cio.read(str(tmp_path / "t.zarr"), "ndvi")
+    assert len(got.chunks[0]) == 1 and len(got.chunks[1]) > 1
+    assert max(got.chunks[1]) * max(got.chunks[2]) * 46 * 4 <= cio.STREAM_CHUNK_BYTES
+    xr.testing.assert_identical(got.compute(), da.compute())
+    # clts.xarray's rechunk of a split time axis: the other dims cut to Dask's chunk size
+    import dask
+    with dask.config.set({"array.chunk-size": "64KiB"}):
+        with pytest.warns(UserWarning, match="other dimensions cut"):
+            ds = cx.stl(da.chunk({"time": 1}), 23, )
+    assert len(ds["trend"].chunks[0]) == 1 and len(ds["trend"].chunks[1]) > 1

@@ -264,7 +264,8 @@ def superbee_fluxes(q, u, v, w, maskW, dxt, dyt, dzw, cost, cosu, dt, *, device=
     return slabs.run_grid(dev, "superbee_fluxes", nx, inputs=host,
                           sliced=("q", "u", "v", "w", "maskW", "dxt"),
                           outputs=[_aligned_empty(shape, dtype) for _ in range(3)],
-                          temp_row_bytes=(), whole=whole, slab=slab, row_cells=ny * nz)
+                          temp_row_bytes=(), whole=whole, slab=slab, row_cells=ny * nz,
+                          in_place=plan.transfer == "host_ptr")
 
 
 def run_superbee(dev, plan, dtype, arrs, outs, shape, dt, vel_stride=1, vel_offset=0):
@@ -460,7 +461,8 @@ def tke(u, v, w, maskU, maskV, maskW, dxt, dxu, dyt, dyu, dzt, dzw, cost, cosu, 
         sliced=[n for n in NAMES if n not in ("dyt", "dyu", "dzt", "dzw", "cost", "cosu")],
         outputs=[_aligned_empty(shape4, dtype), _aligned_empty(shape4, dtype),
                  _aligned_empty((nx, ny), dtype)],
-        temp_row_bytes=temps, whole=whole, slab=slab, row_cells=ny * nz)
+        temp_row_bytes=temps, whole=whole, slab=slab, row_cells=ny * nz,
+        in_place=plan.transfer == "host_ptr")
 
 
 def _solver_plan(dev, nz, ncol, dtype, solver: dict):

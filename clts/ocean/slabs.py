@@ -31,7 +31,8 @@ import numpy as np
 
 from ..errors import DeviceError
 from ..runtime import faults
-from ..runtime.memory import chunk_sizes, copy_queue, run_pipelined, scratch, upload_scratch
+from ..runtime.memory import (chunk_sizes, copy_queue, host_array, run_pipelined, scratch,
+                              upload_scratch)
 
 #: rows of halo on each side of a slab: the reach of every ocean stencil along x
 HALO = 2
@@ -47,7 +48,7 @@ def slab_of(start: int, stop: int, nx: int) -> tuple[int, int]:
 
 
 def run_grid(dev, what: str, nx: int, *, inputs: dict, sliced, outputs: list, temp_row_bytes,
-             whole, slab, row_cells: int):
+             whole, slab, row_cells: int, in_place: bool = False):
     """Run a grid of ``nx`` x rows whole (``whole()``) when it fits the device, else in slabs.
 
     inputs : name -> validated C-contiguous numpy array; ``sliced`` names those whose axis 0
@@ -58,6 +59,8 @@ def run_grid(dev, what: str, nx: int, *, inputs: dict, sliced, outputs: list, te
     slab(arrays, outs, rows) : enqueues the kernels on device arrays of a slab of ``rows``
         rows (inputs by name, outputs in order); returns temporaries to keep until they ran.
     row_cells : cells of one x row (ny * nz), for the 32-bit index limit.
+    in_place : read the input slabs from the numpy memory itself where the device can
+        (``runtime.memory.host_array``: CPU devices) instead of copying them.
     """
     sliced = [n for n in inputs if n in set(sliced)]
     per = ([inputs[n][:1].nbytes for n in sliced] + [o[:1].nbytes for o in outputs]
@@ -86,44 +89,57 @@ def run_grid(dev, what: str, nx: int, *, inputs: dict, sliced, outputs: list, te
                               f"{dev.global_mem})")
         chunks = chunk_sizes(nx, per * SLOTS, dev, max_items=cap,
                              fixed_bytes=fixed + SLOTS * 2 * HALO * sum(per))
-        _run_slabs(dev, what, nx, chunks, inputs, sliced, outputs, slab)
+        _run_slabs(dev, what, nx, chunks, inputs, sliced, outputs, slab, in_place)
         return tuple(outputs)
 
     return faults.with_smaller_chunks(run, device=dev, what=what)
 
 
-def _run_slabs(dev, what, nx, chunks, inputs, sliced, outputs, slab):
+def _run_slabs(dev, what, nx, chunks, inputs, sliced, outputs, slab, in_place=False):
     """The chunk loop: uploads, kernels and downloads of the slabs, pipelined."""
     import pyopencl as cl
 
     rows_max = max(hi - lo for lo, hi in (slab_of(a, b, nx) for a, b in chunks))
     const = {n: upload_scratch(dev, a) for n, a in inputs.items() if n not in sliced}
-    bufs = [{n: scratch(dev, (rows_max,) + inputs[n].shape[1:], inputs[n].dtype)
-             for n in sliced} for _ in range(SLOTS)]
+    bufs = [{} for _ in range(SLOTS)]         # device input slabs (made when first needed)
     obufs = [[scratch(dev, (rows_max,) + o.shape[1:], o.dtype) for o in outputs]
              for _ in range(SLOTS)]
     keep = [None] * SLOTS
+    placed = [{} for _ in range(SLOTS)]       # input slabs used in place, per slot
 
     def upload(i, start, stop, slot, queue):
         faults.enter_chunk(i, start, stop, len(chunks), nx)
         lo, hi = slab_of(start, stop, nx)
-        return [cl.enqueue_copy(queue, bufs[slot][n].data, inputs[n][lo:hi], is_blocking=False)
-                for n in sliced]
+        events = []
+        for n in sliced:
+            arr = host_array(dev, inputs[n][lo:hi]) if in_place else None
+            if arr is not None:
+                placed[slot][n] = arr
+                continue
+            placed[slot].pop(n, None)
+            if n not in bufs[slot]:
+                bufs[slot][n] = scratch(dev, (rows_max,) + inputs[n].shape[1:],
+                                        inputs[n].dtype)
+            events.append(cl.enqueue_copy(queue, bufs[slot][n].data, inputs[n][lo:hi],
+                                          is_blocking=False))
+        return events
 
     def compute(i, start, stop, slot, wait_for):
         lo, hi = slab_of(start, stop, nx)
         arrays = dict(const)
         arrays.update({n: b[:hi - lo] for n, b in bufs[slot].items()})
+        arrays.update(placed[slot])
         if wait_for:
             cl.enqueue_barrier(dev.queue, wait_for=wait_for)
         keep[slot] = slab(arrays, [o[:hi - lo] for o in obufs[slot]], hi - lo)
         return [cl.enqueue_marker(dev.queue)]
 
     def download(i, start, stop, slot, queue, wait_for):
+        # on the compute queue, behind the slab's kernels: on run_pipelined's one in-order
+        # copy queue a download would hold back the next slab's upload until these kernels end
         lo = slab_of(start, stop, nx)[0]
-        return [cl.enqueue_copy(queue, out[start:stop], obufs[slot][k].data,
-                                src_offset=(start - lo) * out[:1].nbytes, is_blocking=False,
-                                wait_for=wait_for)
+        return [cl.enqueue_copy(dev.queue, out[start:stop], obufs[slot][k].data,
+                                src_offset=(start - lo) * out[:1].nbytes, is_blocking=False)
                 for k, out in enumerate(outputs)]
 
     try:

@@ -254,9 +254,10 @@ def main(argv=None):
         notes = (f"numpy arrays in and out, float64, the benchmark's inputs; {rounds} rounds, "
                  "medians; ratios are medians of per-round ratios. `whole`: one piece (on CPU "
                  "devices with `transfer: host_ptr` the numpy memory is used in place); `slabs`:"
-                 " the grid in slabs of x rows with 2-row halos, copied in and out, the next "
-                 "slab's upload overlapping this one's kernels; `serial`: the same slabs one "
-                 "after another (one buffer set).\n")
+                 " the grid in slabs of x rows with 2-row halos (input slabs used in place "
+                 "with `host_ptr`, else copied; outputs copied out), the next slab's upload "
+                 "overlapping this one's kernels; `serial`: the same slabs one after another "
+                 f"(one buffer set). transfer: {clts.ocean.tke_plan(dev, **params).transfer}.\n")
         path = write_result("ocean-chunks", dev, "clts.ocean on grids split into slabs", rows,
                             notes)
         print(notes)

@@ -3,7 +3,8 @@ turbulent kinetic energy step of the Veros ocean model, on any OpenCL device.
 
 Both take numpy arrays (any layout and byte order; results come back as fresh C-ordered numpy
 arrays) or ``pyopencl.array.Array`` device arrays (C-contiguous; results stay on the device,
-nothing is waited for). docs/ocean.md has the semantics step by step.
+nothing is waited for). docs/ocean.md has the semantics step by step. A numpy grid too large
+for the device runs in slabs of x rows with halos, bit-identical to a whole run (slabs.py).
 """
 from __future__ import annotations
 

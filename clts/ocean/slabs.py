@@ -27,8 +27,6 @@ overlaps this slab's kernels, each of ``SLOTS`` buffer sets reused once its down
 """
 from __future__ import annotations
 
-import numpy as np
-
 from ..errors import DeviceError
 from ..runtime import faults
 from ..runtime.memory import (chunk_sizes, copy_queue, host_array, run_pipelined, scratch,
@@ -148,4 +146,4 @@ def _run_slabs(dev, what, nx, chunks, inputs, sliced, outputs, slab, in_place=Fa
     finally:    # nothing may still read or write the host arrays when this returns or raises
         copy_queue(dev).finish()
         dev.queue.finish()
-    del keep
+    keep.clear()            # the temporaries: their kernels have run

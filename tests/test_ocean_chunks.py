@@ -161,26 +161,3 @@ def test_tiny_chunked_oclgrind(device, monkeypatch):
     monkeypatch.delenv("CLTS_MAX_CHUNK")
     assert_same(tk, clts.ocean.tke(*x.values(), device=device, **kw, **SCALED_CONSTANTS))
 
-
-def test_chunked_calls_from_threads(device, monkeypatch):
-    """Slab runs of several threads share the device's queues and pools, not their buffers."""
-    import threading
-    xs = [scaled_inputs((10, 6, 3), seed=s) for s in range(4)]
-    want = [clts.ocean.tke(*x.values(), device=device, **SCALED_CONSTANTS) for x in xs]
-    monkeypatch.setenv("CLTS_MAX_CHUNK", "3")
-    got, errors = [None] * len(xs), []
-
-    def work(i):
-        try:
-            for _ in range(3):
-                got[i] = clts.ocean.tke(*xs[i].values(), device=device, **SCALED_CONSTANTS)
-        except Exception as exc:          # noqa: BLE001 - reported below
-            errors.append(exc)
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(len(xs))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
-    for g, w in zip(got, want):
-        assert_same(g, w)

@@ -1,0 +1,308 @@
+"""The one chunk loop: chunk i + 1's upload and chunk i - 1's download overlap chunk i's compute.
+
+Every batched algorithm whose input does not fit the device in one piece (``chunk_sizes``)
+runs its chunks through :func:`run_pipelined` with three callbacks per chunk, each given the
+chunk's index, item range and a *slot* (which of ``slots`` buffer sets it uses):
+
+- ``upload(i, start, stop, slot, queue) -> [events]`` puts the chunk's inputs on the device;
+- ``compute(i, start, stop, slot, wait_for) -> [events]`` launches its kernels on the device
+  queue (after ``wait_for``);
+- ``download(i, start, stop, slot, queue, wait_for) -> [events and callables]`` enqueues the
+  copies (or maps) of its results after ``wait_for``; callables in the list are run once those
+  events have completed (host copies out of staging arrays, fix-ups of the result).
+
+Order of work (pipelined, the default): compute(i) is enqueued and flushed first, then, while
+the device runs it, the host finishes download(i - 1) and does upload(i + 1). On a device with
+its own memory the copies are OpenCL transfers on a second queue (:func:`copy_queue`); on a CPU
+device that shares host memory an upload is a memcpy into an aligned staging array, or nothing
+when the device uses numpy's memory in place, and the host does it on the calling thread while
+the device's threads compute (numpy's copy releases the GIL). A slot is reused only after the
+download of the chunk that used it before has finished.
+
+``CLTS_PIPELINE=0`` in the environment, or :data:`PIPELINE` ``= False``, runs the same chunks
+strictly one after another on the device queue (upload, compute, download, wait), one slot:
+the benchmark's baseline and the tests' reference. Results are bit-identical either way.
+
+:class:`ChunkIO` holds the per-slot buffers the callbacks of one call use.
+"""
+from __future__ import annotations
+
+import os
+import threading
+
+import numpy as np
+
+from .faults import enter_chunk
+from .memory import (host_array, host_ptr_alignment, lend_staging, progress, return_staging,
+                     scratch)
+
+#: module-level switch: False runs every chunk loop strictly one chunk after another
+PIPELINE = True
+_queue_lock = threading.Lock()
+
+
+def pipelined() -> bool:
+    """Whether chunk loops overlap transfers and compute (:data:`PIPELINE` and the
+    ``CLTS_PIPELINE`` environment variable, ``0`` to turn it off)."""
+    return PIPELINE and os.environ.get("CLTS_PIPELINE", "1").strip() != "0"
+
+
+def copy_queue(device):
+    """A second in-order queue on the device's context, for transfers that overlap compute."""
+    q = device.__dict__.get("_copy_queue")
+    if q is None:
+        with _queue_lock:
+            q = device.__dict__.get("_copy_queue")
+            if q is None:
+                import pyopencl as cl
+                q = device._copy_queue = cl.CommandQueue(
+                    device.context, device.cl_device,
+                    properties=cl.command_queue_properties.PROFILING_ENABLE)
+    return q
+
+
+def _finish(items):
+    """Wait for the events of ``items``, then run its callables."""
+    items = list(items or ())
+    events = [e for e in items if not callable(e)]
+    if events:
+        import pyopencl as cl
+        cl.wait_for_events(events)
+    for f in items:
+        if callable(f):
+            f()
+
+
+def run_pipelined(device, chunks, *, upload, compute, download, slots: int = 2,
+                  desc: str = "", unit: str = "chunk", disable=None):
+    """Run ``chunks`` ([(start, stop), ...] of one batch) through the callbacks (see the module
+    docstring), overlapping transfers with compute unless :func:`pipelined` is off or there is
+    a single chunk. A progress bar counts finished chunks (``disable``: as
+    :func:`clts.runtime.memory.progress`); the chunk each callback works on is recorded for the
+    error that names it (``faults.with_smaller_chunks``). On an error the queues are drained
+    before it propagates, so no transfer still writes into the caller's arrays."""
+    chunks = [(int(a), int(b)) for a, b in chunks]
+    n = len(chunks)
+    if n == 0:
+        return
+    total = chunks[-1][1]
+    bar = progress(range(n), desc=desc, unit=unit, disable=disable)
+    tick = iter(bar)
+
+    def enter(i):
+        enter_chunk(i, chunks[i][0], chunks[i][1], n, total)
+
+    def done(items):
+        _finish(items)
+        next(tick, None)
+
+    qd = device.queue
+    try:
+        if n == 1 or slots < 2 or not pipelined():
+            for i, (a, b) in enumerate(chunks):
+                enter(i)
+                up = upload(i, a, b, 0, qd) or []
+                comp = compute(i, a, b, 0, up) or []
+                done(download(i, a, b, 0, qd, comp) or [])
+            return
+        qc = copy_queue(device)
+        pending = [None] * slots          # per slot: the download items of its last chunk
+        enter(0)
+        up = upload(0, *chunks[0], 0, qc) or []
+        qc.flush()
+        comp_prev = None
+        for i, (a, b) in enumerate(chunks):
+            slot = i % slots
+            enter(i)
+            comp = compute(i, a, b, slot, up) or []
+            qd.flush()
+            if i > 0:                      # chunk i - 1's results, behind chunk i's kernels
+                j = i - 1
+                enter(j)
+                pending[j % slots] = download(j, *chunks[j], j % slots, qc, comp_prev) or []
+                qc.flush()
+            if i + 1 < n:                  # chunk i + 1's inputs, while chunk i computes
+                s = (i + 1) % slots
+                if pending[s] is not None:
+                    items, pending[s] = pending[s], None
+                    done(items)
+                enter(i + 1)
+                up = upload(i + 1, *chunks[i + 1], s, qc) or []
+                qc.flush()
+            comp_prev = comp
+        enter(n - 1)
+        pending[(n - 1) % slots] = download(n - 1, *chunks[-1], (n - 1) % slots, qc,
+                                            comp_prev) or []
+        qc.flush()
+        for k in range(n, n + slots):       # oldest first
+            if pending[k % slots] is not None:
+                items, pending[k % slots] = pending[k % slots], None
+                done(items)
+    except BaseException:
+        for q in (qd, device.__dict__.get("_copy_queue")):
+            if q is not None:
+                try:
+                    q.finish()
+                except Exception:          # noqa: BLE001 - the original error matters
+                    pass
+        raise
+    finally:
+        if hasattr(bar, "close"):
+            bar.close()
+
+
+def device_wait(device, events) -> None:
+    """Make the device queue's next commands wait for ``events`` (uploads on another queue),
+    for compute callbacks whose launches take no ``wait_for``."""
+    events = [e for e in events or () if e is not None]
+    if events:
+        import pyopencl as cl
+        cl.enqueue_barrier(device.queue, wait_for=events)
+
+
+def device_marker(device) -> list:
+    """``[event]`` that completes when everything enqueued on the device queue so far has."""
+    import pyopencl as cl
+    return [cl.enqueue_marker(device.queue)]
+
+
+class ChunkIO:
+    """The device arrays of one call's chunk inputs and outputs, one set per slot.
+
+    Three ways, chosen per device (see ``memory.host_ptr_alignment``):
+
+    - the device uses host memory in place and the numpy array's pointer suits it (pocl: any
+      C-contiguous array): no copy at all;
+    - it uses host memory in place but the pointer does not suit it (the Intel CPU runtime
+      wants 4096-byte alignment), or the data are not contiguous: a memcpy into a pooled
+      aligned staging array of the slot, used in place;
+    - it has its own memory (discrete GPUs, ``CLTS_ZERO_COPY=0``, the simulator): an OpenCL
+      transfer on the given queue into a pooled device array of the slot.
+
+    Use as a context manager around :func:`run_pipelined`: leaving it returns the staging
+    arrays to the device's pool.
+    """
+
+    def __init__(self, device):
+        self.device = device
+        self.align = host_ptr_alignment(device)
+        self._host = {}           # (slot, key) -> host array (staging, or upload source)
+        self._dev = {}            # (slot, key) -> flat pooled device array
+        self._outs = {}           # slot -> [(device array, dest, host view or None, in place)]
+        self._lent = []           # staging arrays from the device's pool
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return_staging(self.device, self._lent)
+        self._lent, self._host, self._dev, self._outs = [], {}, {}, {}
+        return False
+
+    @property
+    def shares_host(self) -> bool:
+        return self.align is not None
+
+    # -- host side -----------------------------------------------------------------------
+    def host(self, slot, key, shape, dtype) -> np.ndarray:
+        """A C-contiguous host array of ``shape`` for slot ``slot``'s input ``key`` to fill
+        before :meth:`send`: a staging array the device uses in place where it shares host
+        memory, else the source of the transfer. Grows as needed, reused across chunks."""
+        dtype = np.dtype(dtype)
+        nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        raw = self._host.get((slot, key))
+        if raw is None or raw.nbytes < nbytes:
+            raw = self._lend(max(nbytes, 1))
+            self._host[(slot, key)] = raw
+        return raw[:nbytes].view(dtype).reshape(shape)
+
+    def _lend(self, nbytes):
+        if self.align is None:
+            return np.empty(nbytes, np.uint8)
+        raw = lend_staging(self.device, nbytes)
+        self._lent.append(raw)
+        return raw
+
+    def temp(self, slot, key, shape, dtype):
+        """A device array of slot ``slot`` that is not transferred (pooled, grows as needed)."""
+        dtype = np.dtype(dtype)
+        size = max(1, int(np.prod(shape, dtype=np.int64)))
+        flat = self._dev.get((slot, key))
+        if flat is None or flat.dtype != dtype or flat.size < size:
+            flat = scratch(self.device, (size,), dtype)
+            self._dev[(slot, key)] = flat
+        return flat[:size].reshape(shape)
+
+    # -- inputs --------------------------------------------------------------------------
+    def send(self, slot, key, h, queue):
+        """``(device array, [events])`` of the host array ``h`` (from :meth:`host`, or any
+        C-contiguous array that stays alive until the chunk is computed)."""
+        if h.size == 0:
+            return self.temp(slot, key, h.shape, h.dtype), []
+        arr = host_array(self.device, h) if self.align is not None else None
+        if arr is not None:
+            return arr, []
+        if self.align is not None:       # not usable in place: stage it (a memcpy)
+            view = self.host(slot, key, h.shape, h.dtype)
+            if not np.shares_memory(view, h):
+                np.copyto(view, h)
+            return host_array(self.device, view), []
+        import pyopencl as cl
+        d = self.temp(slot, key, h.shape, h.dtype)
+        return d, [cl.enqueue_copy(queue, d.data, np.ascontiguousarray(h), is_blocking=False)]
+
+    def put(self, slot, key, src, queue, dtype=None):
+        """:meth:`send` of ``src`` (any layout; cast to ``dtype``): in place where the device
+        can use it, else copied once into the slot's host array. A transfer reads ``src``
+        after this returns: it must stay alive until the chunk is computed."""
+        dtype = np.dtype(dtype or src.dtype)
+        if src.dtype == dtype and src.flags.c_contiguous:
+            return self.send(slot, key, src, queue)
+        h = self.host(slot, key, src.shape, dtype)
+        np.copyto(h, src, casting="unsafe")
+        return self.send(slot, key, h, queue)
+
+    # -- outputs -------------------------------------------------------------------------
+    def out(self, slot, key, dest: np.ndarray):
+        """A device array the kernels of slot ``slot``'s chunk write, delivered into ``dest``
+        (numpy, any layout) by :meth:`fetch`."""
+        outs = self._outs.setdefault(slot, [])
+        if dest.size == 0:
+            return self.temp(slot, key, dest.shape, dest.dtype)
+        if self.align is not None:
+            arr = host_array(self.device, dest, write=True)
+            if arr is not None:
+                outs.append((arr, dest, None, True))
+                return arr
+            view = self.host(slot, key, dest.shape, dest.dtype)
+            arr = host_array(self.device, view, write=True)
+            outs.append((arr, dest, view, True))
+            return arr
+        arr = self.temp(slot, key, dest.shape, dest.dtype)
+        view = None if dest.flags.c_contiguous else self.host(slot, key, dest.shape, dest.dtype)
+        outs.append((arr, dest, view, False))
+        return arr
+
+    def fetch(self, slot, queue, wait_for):
+        """Enqueue the delivery of slot ``slot``'s outputs after ``wait_for``: the items for
+        ``run_pipelined``'s ``download`` (events, then host copies to run after them)."""
+        import pyopencl as cl
+        items, after = [], []
+        for arr, dest, view, mapped in self._outs.pop(slot, []):
+            if mapped:
+                # mapped, the host memory holds what the kernels wrote (no copy on a device
+                # that shares it); the staged ones are copied out before the unmap
+                m, ev = cl.enqueue_map_buffer(queue, arr.data, cl.map_flags.READ, 0,
+                                              (arr.nbytes,), np.uint8, wait_for=wait_for,
+                                              is_blocking=False)
+                items.append(ev)
+                if view is not None:
+                    after.append(lambda d=dest, v=view: np.copyto(d, v))
+                after.append(lambda m=m, q=queue: m.base.release(q).wait())
+            else:
+                target = dest if view is None else view
+                items.append(cl.enqueue_copy(queue, target, arr.data, wait_for=wait_for,
+                                             is_blocking=False))
+                if view is not None:
+                    after.append(lambda d=dest, v=view: np.copyto(d, v))
+        return items + after

@@ -178,9 +178,10 @@ def release_scratch(device=None):
     from .devices import _devices, get_device
     devs = list(_devices.values()) if device is None else [get_device(device)]
     for dev in devs:
-        pool = dev.__dict__.get("_pool")
-        if pool is not None:
-            pool.free_held()
+        for name in ("_pool", "_slot_pool"):
+            pool = dev.__dict__.get(name)
+            if pool is not None:
+                pool.free_held()
         dev.__dict__.pop("_kept", None)
         dev.__dict__.pop("_staging", None)
 

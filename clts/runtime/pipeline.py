@@ -151,6 +151,23 @@ def run_pipelined(device, chunks, *, upload, compute, download, slots: int = 2,
             bar.close()
 
 
+def slot_scratch(device, shape, dtype):
+    """A device array for a slot, from a pool of its own: the scratch pool hands a buffer
+    back as soon as its array is dropped, while kernels on the device queue may still use it
+    (safe for them, the queue is in order); a transfer on the copy queue would race them."""
+    import pyopencl.array as cla
+    if device.info.simulator:
+        return scratch(device, shape, dtype)
+    pool = device.__dict__.get("_slot_pool")
+    if pool is None:
+        with _queue_lock:
+            pool = device.__dict__.get("_slot_pool")
+            if pool is None:
+                import pyopencl.tools as clt
+                pool = device._slot_pool = clt.MemoryPool(clt.ImmediateAllocator(device.queue))
+    return cla.empty(device.queue, shape, dtype, allocator=pool)
+
+
 def device_wait(device, events) -> None:
     """Make the device queue's next commands wait for ``events`` (uploads on another queue),
     for compute callbacks whose launches take no ``wait_for``."""
@@ -229,7 +246,7 @@ class ChunkIO:
         size = max(1, int(np.prod(shape, dtype=np.int64)))
         flat = self._dev.get((slot, key))
         if flat is None or flat.dtype != dtype or flat.size < size:
-            flat = scratch(self.device, (size,), dtype)
+            flat = slot_scratch(self.device, (size,), dtype)
             self._dev[(slot, key)] = flat
         return flat[:size].reshape(shape)
 

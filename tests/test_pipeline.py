@@ -144,3 +144,24 @@ def test_error_names_chunk(device):
     with pytest.raises(RuntimeError, match="planted"):
         pipeline.run_pipelined(device, [(0, 4), (4, 8), (8, 9)], **_recording(log, fail_at=1))
     assert faults.current_chunk() == (1, 4, 8, 3, 9)
+
+
+def test_slot_buffers_not_from_scratch_pool(device):
+    """A slot's buffer is written on the copy queue while the device queue may still run
+    kernels on a scratch buffer its caller dropped: the two must never be the same buffer."""
+    from clts.runtime.memory import scratch
+    tmp = scratch(device, (4096,), np.float64)
+    ptr = tmp.data.int_ptr
+    del tmp                         # back in the scratch pool, kernels may still use it
+    with pipeline.ChunkIO(device) as io:
+        assert io.temp(0, "y", (4096,), np.float64).data.int_ptr != ptr
+
+
+def test_aligned_chunks(device, monkeypatch):
+    """Chunks of an aligned output start at the device's host-pointer alignment."""
+    from clts.runtime.memory import host_empty, host_ptr_alignment
+    al = host_ptr_alignment(device) or 1
+    m = pipeline.aligned_multiple(device, 115 * 8, 8)
+    assert m % 8 == 0 and (m * 115 * 8) % al == 0
+    x = host_empty(device, (4 * m, 115), np.float64)
+    assert all(x[k * m:].ctypes.data % al == 0 for k in range(4))

@@ -137,8 +137,9 @@ def run_pipelined(device, chunks, *, upload, compute, download, slots: int = 2,
                desc=desc, unit=unit, disable=disable)
 
 
-def scratch(device, shape, dtype):
-    """A temporary device array from the device's memory pool.
+def scratch(device, shape, dtype, *, pool_name: str = "_pool"):
+    """A temporary device array from the device's memory pool (``pool_name``: another pool
+    of the device, e.g. the pipeline's slot buffers).
 
     A fresh buffer costs the first kernel that touches it a page fault per 4 KB on CPU drivers
     (tridiagonal 10 x 10^6 on pocl: 208 ms with fresh scratch, 70 ms pooled), so temporaries
@@ -149,13 +150,14 @@ def scratch(device, shape, dtype):
     import pyopencl.array as cla
     if device.info.simulator:
         return keep_on_simulator(device, cla.empty(device.queue, shape, dtype))
-    pool = device.__dict__.get("_pool")
+    pool = device.__dict__.get(pool_name)
     if pool is None:
         with _pool_lock:
-            pool = device.__dict__.get("_pool")
+            pool = device.__dict__.get(pool_name)
             if pool is None:
                 import pyopencl.tools as clt
-                pool = device._pool = clt.MemoryPool(clt.ImmediateAllocator(device.queue))
+                pool = clt.MemoryPool(clt.ImmediateAllocator(device.queue))
+                setattr(device, pool_name, pool)
     return cla.empty(device.queue, shape, dtype, allocator=pool)
 
 

@@ -10,7 +10,8 @@ from ..labels import Labels
 from ..runtime.arrays import float_array
 from ..runtime.faults import with_smaller_chunks
 from ..runtime.memory import host_empty, scratch
-from ..runtime.pipeline import ChunkIO, device_marker, device_wait, run_pipelined
+from ..runtime.pipeline import (ChunkIO, aligned_multiple, device_marker, device_wait,
+                                run_pipelined)
 from ..vocabulary import renamed
 from .params import QUAD_DET_TOL, resolve_parameters
 from .plan import VERSIONS, LoessChoice, fit_table, make_plan
@@ -491,7 +492,8 @@ def stl(y, period, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, tre
     robust_w = p["outer_iter"] > 0
 
     def run(max_items):
-        chunks = chunk_sizes(B, [per_series], dev, max_items=max_items) if B else []
+        chunks = chunk_sizes(B, [per_series], dev, max_items=max_items,
+                             multiple=aligned_multiple(dev, N * item)) if B else []
         inputs = {}
 
         def upload(i, a, b, slot, queue):

@@ -7,7 +7,8 @@ from ..runtime import chunk_sizes, get_device, launch, round_up
 from ..runtime.faults import with_smaller_chunks
 from ..runtime.memory import (host_empty, keep_on_simulator, release_scratch, scratch,
                               upload_scratch)
-from ..runtime.pipeline import ChunkIO, device_marker, device_wait, run_pipelined
+from ..runtime.pipeline import (ChunkIO, aligned_multiple, device_marker, device_wait,
+                                run_pipelined)
 from ..vocabulary import renamed
 from .plan import Plan, make_plan
 
@@ -304,7 +305,9 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, version: str = "auto", star
     mult = plan.params.get("lanes", 1) * plan.chains * plan.params.get("wg", 1)
 
     def run(max_items):
-        chunks = chunk_sizes(nsys, per, dev, multiple=mult,
+        # natural layout: chunks of the aligned result start aligned (written in place)
+        m = aligned_multiple(dev, n * item, mult) if layout == "natural" else mult
+        chunks = chunk_sizes(nsys, per, dev, multiple=m,
                              max_items=None if max_items is None else max(1, max_items))
         inputs = {}
 

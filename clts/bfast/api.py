@@ -40,6 +40,7 @@ from ..labels import Labels
 from ..runtime import chunk_sizes, get_device, launch, round_up
 from ..runtime.arrays import native, values_of
 from ..runtime.faults import with_smaller_chunks
+from ..runtime.memory import scratch as scratch_array
 from ..runtime.pipeline import ChunkIO, run_pipelined
 from ..vocabulary import renamed
 from .common import STATUS, ZERO_VARIANCE_ULPS
@@ -406,7 +407,9 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
     cpad = round_up(max(cmax, 1), W)
 
     def buf(nbytes):
-        return cl.Buffer(ctx, mf.READ_WRITE, max(int(nbytes), 1))
+        # from the device's scratch pool: a fresh buffer costs a page fault per 4 KB the first
+        # time a kernel touches it (pocl, 32,768 x 256: 77 ms a call with fresh ones)
+        return scratch_array(dev, (max(int(nbytes), 1),), np.uint8).data
 
     # shared by the chunks: their kernels run in order on the device queue
     scratch = buf(cpad * N * rs)

@@ -1,10 +1,11 @@
 """Chunked numpy calls: transfers overlapping compute (pipelined) against the same chunks run
 one after another (sequential), and the unchunked call.
 
-    python bench/out_of_core.py [--device pocl] [--chunks 4] [--rounds 7] [--zero-copy 0,1]
+    python bench/out_of_core.py [--device pocl] [--chunks 2,4] [--rounds 7] [--zero-copy 0,1]
 
 For STL, the tridiagonal solver and BFAST-Monitor (the workloads of ``generic_vs_tuned.py``),
-the batch is cut into ``--chunks`` chunks with ``CLTS_MAX_CHUNK``, and each round times, in
+the batch is cut into about each of ``--chunks`` chunk counts with ``CLTS_MAX_CHUNK`` (the
+rows give the count run), and each round times, in
 turn, the unchunked call, the chunked call pipelined and the chunked call sequential
 (``clts.runtime.pipeline.PIPELINE = False``); rows give the minimum wall time over rounds and
 the median over rounds of the per-round ratio sequential / pipelined (> 1: the overlap pays).
@@ -46,7 +47,7 @@ def workloads(rng, only=None):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--device", default=None)
-    ap.add_argument("--chunks", type=int, default=4)
+    ap.add_argument("--chunks", default="2,4", help="chunk counts to cut each batch into")
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--zero-copy", default="0,1", help="CLTS_ZERO_COPY values to run")
     ap.add_argument("--only", default=None, help="comma-separated workload name parts")
@@ -61,63 +62,64 @@ def main(argv=None):
     dev = clts.get_device(args.device)
     only = args.only.lower().split(",") if args.only else None
     cases = workloads(np.random.default_rng(0), only)
-    if args.slots != 2:
-        real = pipeline.run_pipelined
+    real = pipeline.run_pipelined
+    seen = []
 
-        def with_slots(*a, **kw):
-            kw["slots"] = args.slots
-            return real(*a, **kw)
-        for mod in ("clts.stl.api", "clts.tridiag.api", "clts.bfast.api"):
-            sys.modules[mod].run_pipelined = with_slots
-    print(f"# out of core: {machine_line(dev)}; {args.chunks} chunks, {args.slots} slots\n")
+    def counted(device, chunks, **kw):      # records the chunk count; --slots
+        seen.append(len(chunks))
+        kw["slots"] = args.slots
+        return real(device, chunks, **kw)
+    for mod in ("clts.stl.api", "clts.tridiag.api", "clts.bfast.api"):
+        sys.modules[mod].run_pipelined = counted
+    print(f"# out of core: {machine_line(dev)}; {args.slots} slots\n")
     rows = []
-    for zc in args.zero_copy.split(","):
+    for zc, n_chunks, (name, batch, run, pick) in [
+            (zc, int(c), case) for zc in args.zero_copy.split(",") for case in cases
+            for c in args.chunks.split(",")]:
         os.environ["CLTS_ZERO_COPY"] = zc
-        for name, batch, run, pick in cases:
-            per_chunk = -(-batch // args.chunks)
 
-            def call(chunked, piped):
-                if chunked:
-                    os.environ["CLTS_MAX_CHUNK"] = str(per_chunk)
-                else:
-                    os.environ.pop("CLTS_MAX_CHUNK", None)
-                pipeline.PIPELINE = piped
-                t0 = time.perf_counter()
-                with timing(dev) as t:
-                    r = run(dev)
-                return time.perf_counter() - t0, t.kernel_seconds, r
+        def call(chunked, piped):
+            if chunked:
+                os.environ["CLTS_MAX_CHUNK"] = str(-(-batch // n_chunks))
+            else:
+                os.environ.pop("CLTS_MAX_CHUNK", None)
+            pipeline.PIPELINE = piped
+            t0 = time.perf_counter()
+            with timing(dev) as t:
+                r = run(dev)
+            return time.perf_counter() - t0, t.kernel_seconds, r
 
-            ref = pick(call(False, True)[2])
-            for chunked, piped in ((True, True), (True, False)):       # builds, checks
-                got = pick(call(chunked, piped)[2])
-                if not np.array_equal(np.asarray(got), np.asarray(ref), equal_nan=True):
-                    raise SystemExit(f"{name}: chunked result differs from unchunked")
-            walls = {"whole": [], "piped": [], "seq": []}
-            kern, ratios = [], []
-            for _ in range(args.rounds):
-                walls["whole"].append(call(False, True)[0])
-                w_p = call(True, True)[0]
-                w_s, k_s, _ = call(True, False)
-                walls["piped"].append(w_p)
-                walls["seq"].append(w_s)
-                kern.append(k_s)
-                ratios.append(w_s / w_p)
-            pipeline.PIPELINE = True
-            os.environ.pop("CLTS_MAX_CHUNK", None)
-            seq, k = min(walls["seq"]), min(kern)
-            row = {"workload": name, "transfers": "OpenCL copies" if zc == "0" else "default",
-                   "chunks": args.chunks, "unchunked ms": min(walls["whole"]) * 1e3,
-                   "sequential ms": seq * 1e3, "pipelined ms": min(walls["piped"]) * 1e3,
-                   "seq / piped": statistics.median(ratios),
-                   "piped / unchunked": min(walls["piped"]) / min(walls["whole"]),
-                   "kernels ms": k * 1e3, "not kernels": f"{max(0.0, 1 - k / seq):.0%}"}
-            rows.append(row)
-            print(" | ".join(f"{v:.3g}" if isinstance(v, float) else str(v)
-                             for v in row.values()), flush=True)
-    path = write_result("out-of-core", dev, f"Out of core: {args.chunks} chunks pipelined vs "
+        ref = pick(call(False, True)[2])
+        for chunked, piped in ((True, True), (True, False)):       # builds, checks
+            got = pick(call(chunked, piped)[2])
+            if not np.array_equal(np.asarray(got), np.asarray(ref), equal_nan=True):
+                raise SystemExit(f"{name}: chunked result differs from unchunked")
+        walls = {"whole": [], "piped": [], "seq": []}
+        kern, ratios = [], []
+        for _ in range(args.rounds):
+            walls["whole"].append(call(False, True)[0])
+            w_p = call(True, True)[0]
+            w_s, k_s, _ = call(True, False)
+            walls["piped"].append(w_p)
+            walls["seq"].append(w_s)
+            kern.append(k_s)
+            ratios.append(w_s / w_p)
+        pipeline.PIPELINE = True
+        os.environ.pop("CLTS_MAX_CHUNK", None)
+        seq, k = min(walls["seq"]), min(kern)
+        row = {"workload": name, "transfers": "OpenCL copies" if zc == "0" else "default",
+               "chunks": seen[-1], "unchunked ms": min(walls["whole"]) * 1e3,
+               "sequential ms": seq * 1e3, "pipelined ms": min(walls["piped"]) * 1e3,
+               "seq / piped": statistics.median(ratios),
+               "piped / unchunked": min(walls["piped"]) / min(walls["whole"]),
+               "kernels ms": k * 1e3, "not kernels": f"{max(0.0, 1 - k / seq):.0%}"}
+        rows.append(row)
+        print(" | ".join(f"{v:.3g}" if isinstance(v, float) else str(v)
+                         for v in row.values()), flush=True)
+    path = write_result("out-of-core", dev, "Out of core: chunks pipelined vs "
                         f"sequential ({args.slots} slots)", rows,
                         notes=f"Command: `python bench/out_of_core.py --device {args.device} "
-                        f"--chunks {args.chunks} --rounds {args.rounds}`; minimum wall over "
+                        f"--chunks {args.chunks} --rounds {args.rounds} --slots {args.slots}`; minimum wall over "
                         "rounds, ratio = median of per-round ratios.\n")
     print(f"\nwritten to {path}")
 

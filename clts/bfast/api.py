@@ -41,7 +41,7 @@ from ..runtime import chunk_sizes, get_device, launch, round_up
 from ..runtime.arrays import native, values_of
 from ..runtime.faults import with_smaller_chunks
 from ..runtime.memory import scratch as scratch_array
-from ..runtime.pipeline import ChunkIO, run_pipelined
+from ..runtime.pipeline import ChunkIO, device_wait, run_pipelined
 from ..vocabulary import renamed
 from .common import STATUS, ZERO_VARIANCE_ULPS
 from .common import (CONVENTIONS, HISTORIES, critical_value, design_matrix, end_of_history,
@@ -444,7 +444,8 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
                if tpl["history"] == "ROC" else None)
         Mi, Mpad = np.int32(m), np.int32(mp)
         rargs = (yd, Mpad, Mi, Xd, dtype.type(nodata))
-        up = list(wait_for) or None
+        device_wait(dev, wait_for)
+        up = None
         if tpl["history"] == "ROC":
             launch(dev, prg_roc.kernel("bfast_roc"), round_up(-(-m // W), plan.roc_wg),
                    plan.roc_wg, yd, Mpad, Xroc, roc_dtype.type(nodata),

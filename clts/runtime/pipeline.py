@@ -11,13 +11,15 @@ chunk's index, item range and a *slot* (which of ``slots`` buffer sets it uses):
   copies (or maps) of its results after ``wait_for``; callables in the list are run once those
   events have completed (host copies out of staging arrays, fix-ups of the result).
 
-Order of work (pipelined, the default): compute(i) is enqueued and flushed first, then, while
-the device runs it, the host finishes download(i - 1) and does upload(i + 1). On a device with
-its own memory the copies are OpenCL transfers on a second queue (:func:`copy_queue`); on a CPU
-device that shares host memory an upload is a memcpy into an aligned staging array, or nothing
-when the device uses numpy's memory in place, and the host does it on the calling thread while
-the device's threads compute (numpy's copy releases the GIL). A slot is reused only after the
-download of the chunk that used it before has finished.
+Order of work (pipelined, the default): compute(i) is enqueued and flushed first; then, while
+the device runs it, the host finishes the delivery of an earlier chunk and does upload(i + 1).
+On a device with its own memory the copies are OpenCL transfers on a second queue
+(:func:`copy_queue`), download(i - 1) enqueued behind compute(i). On a CPU device that shares
+host memory an upload is a memcpy into an aligned staging array, or nothing when the device
+uses numpy's memory in place, done on the calling thread while the device's threads compute
+(numpy's copy releases the GIL); a download is a map enqueued on the device queue right behind
+its chunk's kernels (and a memcpy out of staging). A slot is reused only after the download of
+the chunk that used it before has finished.
 
 ``CLTS_PIPELINE=0`` in the environment, or :data:`PIPELINE` ``= False``, runs the same chunks
 strictly one after another on the device queue (upload, compute, download, wait), one slot:
@@ -105,40 +107,51 @@ def run_pipelined(device, chunks, *, upload, compute, download, slots: int = 2,
                 up = upload(i, a, b, 0, qd) or []
                 comp = compute(i, a, b, 0, up) or []
                 done(download(i, a, b, 0, qd, comp) or [])
+            qd.finish()                     # the unmaps (see ChunkIO.fetch)
             return
-        qc = copy_queue(device)
+        # a device that shares host memory gets its inputs by a host memcpy (or none) and
+        # delivers results by a map: all on its own queue, each download right behind its
+        # chunk's kernels. (The Intel CPU runtime ran the kernels of BFAST-Monitor 2x slower
+        # while a map on a second queue waited for them.) Elsewhere transfers go on the
+        # copy queue, chunk i - 1's download enqueued behind chunk i's kernels.
+        shares = host_ptr_alignment(device) is not None
+        qx = qd if shares else copy_queue(device)
         pending = [None] * slots          # per slot: the download items of its last chunk
         enter(0)
-        up = upload(0, *chunks[0], 0, qc) or []
-        qc.flush()
+        up = upload(0, *chunks[0], 0, qx) or []
+        qx.flush()
         comp_prev = None
         for i, (a, b) in enumerate(chunks):
             slot = i % slots
             enter(i)
             comp = compute(i, a, b, slot, up) or []
+            if shares:
+                pending[slot] = download(i, a, b, slot, qd, comp) or []
             qd.flush()
-            if i > 0:                      # chunk i - 1's results, behind chunk i's kernels
+            if i > 0 and not shares:       # chunk i - 1's results, behind chunk i's kernels
                 j = i - 1
                 enter(j)
-                pending[j % slots] = download(j, *chunks[j], j % slots, qc, comp_prev) or []
-                qc.flush()
+                pending[j % slots] = download(j, *chunks[j], j % slots, qx, comp_prev) or []
+                qx.flush()
             if i + 1 < n:                  # chunk i + 1's inputs, while chunk i computes
                 s = (i + 1) % slots
                 if pending[s] is not None:
                     items, pending[s] = pending[s], None
                     done(items)
                 enter(i + 1)
-                up = upload(i + 1, *chunks[i + 1], s, qc) or []
-                qc.flush()
+                up = upload(i + 1, *chunks[i + 1], s, qx) or []
+                qx.flush()
             comp_prev = comp
-        enter(n - 1)
-        pending[(n - 1) % slots] = download(n - 1, *chunks[-1], (n - 1) % slots, qc,
-                                            comp_prev) or []
-        qc.flush()
+        if not shares:
+            enter(n - 1)
+            pending[(n - 1) % slots] = download(n - 1, *chunks[-1], (n - 1) % slots, qx,
+                                                comp_prev) or []
+            qx.flush()
         for k in range(n, n + slots):       # oldest first
             if pending[k % slots] is not None:
                 items, pending[k % slots] = pending[k % slots], None
                 done(items)
+        qd.finish()                         # the unmaps (see ChunkIO.fetch)
     except BaseException:
         for q in (qd, device.__dict__.get("_copy_queue")):
             if q is not None:
@@ -318,7 +331,10 @@ class ChunkIO:
                 items.append(ev)
                 if view is not None:
                     after.append(lambda d=dest, v=view: np.copyto(d, v))
-                after.append(lambda m=m, q=queue: m.base.release(q).wait())
+                # the unmap is not waited for: later commands on this (in-order) queue, the
+                # only ones to use this memory again, run after it; the loop ends with a
+                # finish of the queue
+                after.append(lambda m=m, q=queue: m.base.release(q))
             else:
                 target = dest if view is None else view
                 items.append(cl.enqueue_copy(queue, target, arr.data, wait_for=wait_for,

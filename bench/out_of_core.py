@@ -12,7 +12,9 @@ the median over rounds of the per-round ratio sequential / pipelined (> 1: the o
 ``--zero-copy 0`` runs with ``CLTS_ZERO_COPY=0``: every chunk is copied with real OpenCL
 transfers, as on a discrete GPU. ``kernels ms`` is the kernel time of the sequential chunked
 call (OpenCL profiling); ``not kernels`` the share of its wall time outside kernels, the most
-an overlap can hide. Results go to ``bench/results/out-of-core-<device>.md``.
+an overlap can hide; ``copies during kernels`` (OpenCL transfers only) the share of the
+transfers' time, by profiling events of one pipelined call, during which a kernel ran: 0 %
+means the driver ran them one after another whatever the queues. Results go to ``bench/results/out-of-core-<device>.md``.
 """
 from __future__ import annotations
 
@@ -44,6 +46,27 @@ def workloads(rng, only=None):
     return [c for c in named if only is None or any(o in c[0].lower() for o in only)]
 
 
+def _union(intervals):
+    out = []
+    for a, b in sorted(intervals):
+        if out and a <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], b)
+        else:
+            out.append([a, b])
+    return out
+
+
+def overlapped(copy_events, kernel_events) -> float:
+    """Share of the copies' time (OpenCL profiling) during which a kernel was running."""
+    def spans(events):
+        return _union((e.profile.start, e.profile.end) for e in events
+                      if e.profile.end > e.profile.start)
+    copies, kernels = spans(copy_events), spans(kernel_events)
+    total = sum(b - a for a, b in copies)
+    both = sum(max(0, min(b, d) - max(a, c)) for a, b in copies for c, d in kernels)
+    return both / total if total else float("nan")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--device", default=None)
@@ -63,12 +86,22 @@ def main(argv=None):
     only = args.only.lower().split(",") if args.only else None
     cases = workloads(np.random.default_rng(0), only)
     real = pipeline.run_pipelined
-    seen = []
+    seen, copies = [], []
 
-    def counted(device, chunks, **kw):      # records the chunk count; --slots
+    def counted(device, chunks, *, upload, download, **kw):   # chunk count, copy events; --slots
         seen.append(len(chunks))
         kw["slots"] = args.slots
-        return real(device, chunks, **kw)
+
+        def up(*a):
+            events = upload(*a) or []
+            copies.extend(events)
+            return events
+
+        def down(*a):
+            items = download(*a) or []
+            copies.extend(e for e in items if not callable(e))
+            return items
+        return real(device, chunks, upload=up, download=down, **kw)
     for mod in ("clts.stl.api", "clts.tridiag.api", "clts.bfast.api"):
         sys.modules[mod].run_pipelined = counted
     print(f"# out of core: {machine_line(dev)}; {args.slots} slots\n")
@@ -104,6 +137,15 @@ def main(argv=None):
             walls["seq"].append(w_s)
             kern.append(k_s)
             ratios.append(w_s / w_p)
+        # OpenCL transfers: the share of their time during which a kernel ran (pipelined)
+        overlap = float("nan")
+        if zc == "0":
+            copies.clear()
+            pipeline.PIPELINE = True
+            os.environ["CLTS_MAX_CHUNK"] = str(-(-batch // n_chunks))
+            with timing(dev) as t:
+                run(dev)
+            overlap = overlapped(copies, t.events)
         pipeline.PIPELINE = True
         os.environ.pop("CLTS_MAX_CHUNK", None)
         seq, k = min(walls["seq"]), min(kern)
@@ -112,7 +154,8 @@ def main(argv=None):
                "sequential ms": seq * 1e3, "pipelined ms": min(walls["piped"]) * 1e3,
                "seq / piped": statistics.median(ratios),
                "piped / unchunked": min(walls["piped"]) / min(walls["whole"]),
-               "kernels ms": k * 1e3, "not kernels": f"{max(0.0, 1 - k / seq):.0%}"}
+               "kernels ms": k * 1e3, "not kernels": f"{max(0.0, 1 - k / seq):.0%}",
+               "copies during kernels": "-" if overlap != overlap else f"{overlap:.0%}"}
         rows.append(row)
         print(" | ".join(f"{v:.3g}" if isinstance(v, float) else str(v)
                          for v in row.values()), flush=True)

@@ -1,7 +1,7 @@
 """Benchmark clts.ocean.tke (the pyhpc-benchmarks TKE routine) against numpy and numba.
 
     python bench/bench_ocean.py [--quick] [--device D] [--sizes 16,18,20,22] [--rounds R]
-                                [--pyhpc DIR]
+                                [--pyhpc DIR] [--chunks N]
 
 Problem sizes 2^16 ... 2^22 as the benchmark defines them (nx = ny = ceil(2 size^(1/3)),
 nz = ceil(size^(1/3) / 4)), its random inputs (seed 17). Every round runs, one after the other:
@@ -15,6 +15,12 @@ shared: its speed drifts), every kernel's time (OpenCL profiling events, median)
 ``--pyhpc DIR``: a checkout of pyhpc-benchmarks; its own numpy and numba routines are timed in
 the same rounds and every output of clts is compared with theirs (np.allclose, their check).
 Writes bench/results/ocean-<device slug>.md.
+
+``--chunks N`` times large-grid splitting instead (clts/ocean/slabs.py): per size, each round
+runs clts.ocean.tke and clts.ocean.superbee_fluxes with numpy arrays whole, split into N slabs
+of x rows (``CLTS_MAX_CHUNK = ceil(nx / N)``) pipelined over two buffer sets, and the same
+slabs with one buffer set (each slab's upload, kernels and download one after another); ratios
+are medians of per-round ratios. Writes bench/results/ocean-chunks-<device slug>.md.
 
 Bytes per cell (float64, T = 3 time levels): tke_systems reads kappaM, mxl, forc and the
 tke block (48) and writes a, b, c, d, tke[tau] (40): 88; the solver reads a, b, c, d and writes
@@ -165,6 +171,61 @@ def run_size(dev, size, rounds, pyhpc, params):
     return row, krows
 
 
+def run_chunks(dev, size, rounds, nchunks, params):
+    """Whole grid against N slabs (pipelined, and one after another) in the same rounds."""
+    import os
+
+    from clts.ocean import slabs
+    x = benchmark_inputs(size)
+    nx, ny, nz = grid_shape(size)
+    cap = -(-nx // nchunks)
+    sb = (x["tke"][..., 0], x["u"][..., 0], x["v"][..., 0], x["w"][..., 0], x["maskW"],
+          x["dxt"], x["dyt"], x["dzw"], x["cost"], x["cosu"], 1.0)
+    calls = {"tke": lambda: clts.ocean.tke(*x.values(), device=dev, **params),
+             "superbee": lambda: clts.ocean.superbee_fluxes(*sb, device=dev)}
+    modes = {"whole": (None, slabs.SLOTS), "slabs": (cap, slabs.SLOTS), "serial": (cap, 1)}
+    saved = (os.environ.get("CLTS_MAX_CHUNK"), slabs.SLOTS)
+
+    def run(name, mode):
+        env, slots = modes[mode]
+        if env is None:
+            os.environ.pop("CLTS_MAX_CHUNK", None)
+        else:
+            os.environ["CLTS_MAX_CHUNK"] = str(env)
+        slabs.SLOTS = slots
+        t0 = time.perf_counter()
+        out = calls[name]()
+        return time.perf_counter() - t0, out
+
+    rows = []
+    try:
+        for name in calls:
+            want = run(name, "whole")[1]
+            for mode in ("slabs", "serial"):                  # the bits, in the same run
+                same = all(np.array_equal(a, b, equal_nan=True)
+                           for a, b in zip(run(name, mode)[1], want))
+                if not same:
+                    raise SystemExit(f"{name}: {mode} differs from the whole grid")
+            times = {m: [] for m in modes}
+            for _ in range(rounds):
+                for mode in modes:
+                    times[mode].append(run(name, mode)[0])
+            med = {m: statistics.median(v) for m, v in times.items()}
+            ratio = lambda a, b: statistics.median(p / q for p, q in zip(times[a], times[b]))  # noqa: E731
+            rows.append({"routine": name, "size": f"2^{int(np.log2(size))}",
+                         "grid": f"{nx}x{ny}x{nz}", "slabs": f"{nchunks} x {cap} rows",
+                         **{f"{m} ms": v * 1e3 for m, v in med.items()},
+                         "slabs / whole": ratio("slabs", "whole"),
+                         "serial / slabs": ratio("serial", "slabs"), "bits": "identical"})
+    finally:
+        if saved[0] is None:
+            os.environ.pop("CLTS_MAX_CHUNK", None)
+        else:
+            os.environ["CLTS_MAX_CHUNK"] = saved[0]
+        slabs.SLOTS = saved[1]
+    return rows
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--device", default=None)
@@ -174,6 +235,8 @@ def main(argv=None):
     ap.add_argument("--pyhpc", default=None, help="a pyhpc-benchmarks checkout to compare with")
     ap.add_argument("--param", action="append", default=[],
                     help="force a tke parameter, e.g. --param lanes=8 (repeatable)")
+    ap.add_argument("--chunks", type=int, default=None,
+                    help="time large-grid splitting into this many slabs instead (see above)")
     args = ap.parse_args(argv)
     dev = get_device(args.device)
     sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else (
@@ -183,6 +246,23 @@ def main(argv=None):
     for p in args.param:
         k, v = p.split("=", 1)
         params[k] = int(v) if v.lstrip("-").isdigit() else v
+    if args.chunks:
+        rows = []
+        for s in ([int(s) for s in args.sizes.split(",")] if args.sizes else [20]):
+            rows += run_chunks(dev, 1 << s, rounds, args.chunks, params)
+            print(markdown_table(rows[-2:]), flush=True)
+        notes = (f"numpy arrays in and out, float64, the benchmark's inputs; {rounds} rounds, "
+                 "medians; ratios are medians of per-round ratios. `whole`: one piece (on CPU "
+                 "devices with `transfer: host_ptr` the numpy memory is used in place); `slabs`:"
+                 " the grid in slabs of x rows with 2-row halos (input slabs used in place "
+                 "with `host_ptr`, else copied; outputs copied out), the next slab's upload "
+                 "overlapping this one's kernels; `serial`: the same slabs one after another "
+                 f"(one buffer set). transfer: {clts.ocean.tke_plan(dev, **params).transfer}.\n")
+        path = write_result("ocean-chunks", dev, "clts.ocean on grids split into slabs", rows,
+                            notes)
+        print(notes)
+        print(f"wrote {path}")
+        return
     pyhpc = load_pyhpc(args.pyhpc) if args.pyhpc else {}
     rows, krows = [], []
     for s in sizes:

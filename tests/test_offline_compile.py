@@ -59,6 +59,7 @@ def test_every_source_compiles_and_fits(compiled, capsys):
     templates = {r.template.split("/")[0] for r in results}
     assert templates >= {"stl", "tridiag", "mp", "bfast"}
     assert offline.problems(results) == []
+    assert offline.compiler_warnings(results) == []
     with capsys.disabled():
         print(f"\n[offline compiles] {len(col.sources)} sources, {len(results)} compiles; "
               "kernels on gfx908 using scratch or more than 128 VGPRs (tuner candidates included):")

@@ -206,3 +206,23 @@ def test_pipelined_chunks_match_one_pass(device, n_chunk, monkeypatch):
 
     run_pipelined(device, chunks, upload=upload, compute=compute, download=download)
     assert np.array_equal(out, x)
+
+
+def test_kernels_build_without_warnings(device, monkeypatch):
+    """Every public function's kernels compile without a warning in the driver's build log
+    (a first run printed the driver's "N warnings generated." between a user's lines)."""
+    import pyopencl
+    from test_threads import _calls
+
+    from clts.runtime import devices as devmod
+    from clts.runtime import programs
+    monkeypatch.setattr(pyopencl, "_PYOPENCL_NO_CACHE", True)   # a real compile, with its log
+    fresh = devmod.Device(device.info)
+    for f in _calls(fresh).values():
+        f()
+    from clts.ocean.inputs import benchmark_inputs
+    x = benchmark_inputs(2 ** 10)
+    clts.ocean.tke(*x.values(), device=fresh)
+    clts.ocean.tke(*x.values(), device=fresh, superbee={"version": "tiled"})
+    seen = [w for w in programs.build_warnings if w[1] == str(fresh)]
+    assert not seen, seen[:3]

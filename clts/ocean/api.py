@@ -3,7 +3,8 @@ turbulent kinetic energy step of the Veros ocean model, on any OpenCL device.
 
 Both take numpy arrays (any layout and byte order; results come back as fresh C-ordered numpy
 arrays) or ``pyopencl.array.Array`` device arrays (C-contiguous; results stay on the device,
-nothing is waited for). docs/ocean.md has the semantics step by step.
+nothing is waited for). docs/ocean.md has the semantics step by step. A numpy grid too large
+for the device runs in slabs of x rows with halos, bit-identical to a whole run (slabs.py).
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from ..runtime.arrays import c_array, float_array, float_dtype_of, values_of
 from ..runtime.memory import keep_on_simulator, scratch, upload_scratch
 from .inputs import NAMES
 from .plan import SuperbeePlan, TkePlan, superbee_plan, tke_plan
+from . import slabs
 from .reference import CONSTANTS
 
 __all__ = ["superbee_fluxes", "tke"]
@@ -64,11 +66,7 @@ class _Staging:
                 x = x.astype(self.dtype) if x.dtype != self.dtype else x.copy()
                 self.keep.append(x)
             return x
-        a = values_of(x)
-        float_dtype_of(a, name)          # a TypeError naming the argument for non-real data
-        _check_shape(name, a.shape, shape)
-        a = float_array(a, name, dtype=self.dtype)
-        return self._wrap(a, cl.mem_flags.READ_ONLY)
+        return self._wrap(_host_floats(x, name, shape, self.dtype), cl.mem_flags.READ_ONLY)
 
     def ints(self, x, name, shape):
         """An integer array ``x`` as an int32 device array."""
@@ -81,12 +79,7 @@ class _Staging:
                 x = x.astype(np.int32)
                 self.keep.append(x)
             return x
-        a = values_of(x)
-        if a.dtype.kind not in "iu":
-            raise TypeError(f"{name} must be an integer array, not dtype {a.dtype}")
-        _check_shape(name, a.shape, shape)
-        a = c_array(np.clip(a, np.iinfo(np.int32).min, np.iinfo(np.int32).max).astype(np.int32))
-        return upload_scratch(self.dev, a)
+        return upload_scratch(self.dev, _host_ints(x, name, shape))
 
     def _check_device(self, x, name):
         if not x.flags.c_contiguous:
@@ -124,6 +117,23 @@ class _Staging:
             out.append(host)
         self.dev.queue.finish()
         return out
+
+
+def _host_floats(x, name, shape, dtype):
+    """numpy ``x`` checked (real, of ``shape``) as a C-contiguous array of ``dtype``."""
+    a = values_of(x)
+    float_dtype_of(a, name)          # a TypeError naming the argument for non-real data
+    _check_shape(name, a.shape, shape)
+    return float_array(a, name, dtype=dtype)
+
+
+def _host_ints(x, name, shape):
+    """numpy integer ``x`` checked (of ``shape``) as a C-contiguous int32 array."""
+    a = values_of(x)
+    if a.dtype.kind not in "iu":
+        raise TypeError(f"{name} must be an integer array, not dtype {a.dtype}")
+    _check_shape(name, a.shape, shape)
+    return c_array(np.clip(a, np.iinfo(np.int32).min, np.iinfo(np.int32).max).astype(np.int32))
 
 
 def _aligned_empty(shape, dtype, align: int = 64):
@@ -211,7 +221,6 @@ def superbee_fluxes(q, u, v, w, maskW, dxt, dyt, dzw, cost, cosu, dt, *, device=
     nx, ny, nz = shape
     if min(shape) < 1:
         raise ValueError(f"q must not be empty, got shape {shape}")
-    _check_cells(nx * ny * nz)
     dtype = _dtype_of("q", q)
     on_device = _device_kind(dev, dtype, q, "q")
     dt = _real_scalar("dt", dt)
@@ -223,19 +232,41 @@ def superbee_fluxes(q, u, v, w, maskW, dxt, dyt, dzw, cost, cosu, dt, *, device=
         raise TypeError(f"plan must be a clts.ocean.SuperbeePlan, got {type(plan).__name__}")
     else:
         plan.validate(dev, dtype.itemsize)
-    st = _Staging(dev, dtype, plan.transfer)
-    with _allocation_errors(dev, "superbee_fluxes", 8 * nx * ny * nz * dtype.itemsize):
-        arrs = [st.floats(x, n, shape) for x, n in ((q, "q"), (u, "u"), (v, "v"), (w, "w"),
-                                                    (maskW, "maskW"))]
-        arrs += [st.floats(x, n, (m,)) for x, n, m in ((dxt, "dxt", nx), (dyt, "dyt", ny),
-                                                       (dzw, "dzw", nz), (cost, "cost", ny),
-                                                       (cosu, "cosu", ny))]
-        outs = [st.output(shape, on_device) for _ in range(3)]
-        run_superbee(dev, plan, dtype, arrs, outs, shape, dt)
-        if on_device:
-            keep_on_simulator(dev, st.keep)
-            return tuple(outs)
+    given = {"q": q, "u": u, "v": v, "w": w, "maskW": maskW, "dxt": dxt, "dyt": dyt,
+             "dzw": dzw, "cost": cost, "cosu": cosu}
+    want = dict.fromkeys(("q", "u", "v", "w", "maskW"), shape)
+    want.update({"dxt": (nx,), "dyt": (ny,), "dzw": (nz,), "cost": (ny,), "cosu": (ny,)})
+    if on_device or any(_is_cl(x) for x in given.values()):
+        _check_cells(nx * ny * nz)
+        st = _Staging(dev, dtype, plan.transfer)
+        with _allocation_errors(dev, "superbee_fluxes", 8 * nx * ny * nz * dtype.itemsize):
+            arrs = [st.floats(given[n], n, want[n]) for n in given]
+            outs = [st.output(shape, on_device) for _ in range(3)]
+            run_superbee(dev, plan, dtype, arrs, outs, shape, dt)
+            if on_device:
+                keep_on_simulator(dev, st.keep)
+                return tuple(outs)
+            return tuple(st.finish())
+    # numpy in and out: the whole grid at once, or in slabs of x rows when it does not fit
+    host = {n: _host_floats(x, n, want[n], dtype) for n, x in given.items()}
+
+    def whole():
+        import pyopencl as cl
+        st = _Staging(dev, dtype, plan.transfer)
+        arrs = [st._wrap(a, cl.mem_flags.READ_ONLY) for a in host.values()]
+        run_superbee(dev, plan, dtype, arrs, [st.output(shape, False) for _ in range(3)],
+                     shape, dt)
         return tuple(st.finish())
+
+    def slab(d, outs, rows):
+        run_superbee(dev, plan, dtype, [d[n] for n in given], outs, (rows, ny, nz), dt)
+        return []
+
+    return slabs.run_grid(dev, "superbee_fluxes", nx, inputs=host,
+                          sliced=("q", "u", "v", "w", "maskW", "dxt"),
+                          outputs=[_aligned_empty(shape, dtype) for _ in range(3)],
+                          temp_row_bytes=(), whole=whole, slab=slab, row_cells=ny * nz,
+                          in_place=plan.transfer == "host_ptr")
 
 
 def run_superbee(dev, plan, dtype, arrs, outs, shape, dt, vel_stride=1, vel_offset=0):
@@ -280,15 +311,15 @@ def _dims(nx, ny, nz):
 
 @contextmanager
 def _allocation_errors(dev, what, nbytes):
-    """An allocation failure (the grid is not split into chunks) as a DeviceError with sizes."""
+    """An allocation failure on device arrays (not split into chunks) as a DeviceError."""
     try:
         yield
     except Exception as exc:
         if faults.is_allocation_failure(exc):
             raise DeviceError(f"{what}: could not allocate the {nbytes / 2**20:.1f} MiB a grid "
                               f"of this size needs on device {dev} (max allocation "
-                              f"{dev.max_alloc}, global memory {dev.global_mem}); the ocean "
-                              f"kernels do not split a grid") from exc
+                              f"{dev.max_alloc}, global memory {dev.global_mem}); grids of "
+                              f"device arrays are not split (numpy grids are)") from exc
         raise
 
 
@@ -344,6 +375,7 @@ def tke(u, v, w, maskU, maskV, maskW, dxt, dxu, dyt, dyu, dzt, dzw, cost, cosu, 
     True
     """
     from ..tridiag import solve_tridiagonal
+    from ..tridiag.api import _replace_nsys, _scratch_factor
 
     args = dict(zip(NAMES, (u, v, w, maskU, maskV, maskW, dxt, dxu, dyt, dyu, dzt, dzw, cost,
                             cosu, kbot, kappaM, mxl, forc, forc_tke_surface, tke, dtke)))
@@ -365,7 +397,6 @@ def tke(u, v, w, maskU, maskV, maskW, dxt, dxu, dyt, dyu, dzt, dzw, cost, cosu, 
     cst = {n: _real_scalar(n, x) for n, x in (("dt_tracer", dt_tracer), ("dt_mom", dt_mom),
                                                ("AB_eps", AB_eps), ("alpha_tke", alpha_tke),
                                                ("c_eps", c_eps), ("K_h_tke", K_h_tke))}
-    _check_cells(nx * ny * nz)
     dtype = _dtype_of("tke", args["tke"])
     on_device = _device_kind(dev, dtype, args["tke"], "tke")
     if plan is None:
@@ -377,25 +408,74 @@ def tke(u, v, w, maskU, maskV, maskW, dxt, dxu, dyt, dyu, dzt, dzw, cost, cosu, 
     else:
         plan.validate(dev, dtype.itemsize)
 
-    st = _Staging(dev, dtype, plan.transfer)
     want = {n: shape4 for n in ("u", "v", "w", "tke", "dtke")}
     want.update({n: (nx, ny, nz) for n in ("maskU", "maskV", "maskW", "kappaM", "mxl", "forc")})
     want.update({"dxt": (nx,), "dxu": (nx,), "dyt": (ny,), "dyu": (ny,), "cost": (ny,),
-                 "cosu": (ny,), "dzt": (nz,), "dzw": (nz,), "forc_tke_surface": (nx, ny)})
-    with _allocation_errors(dev, "tke", (7 * T + 16) * nx * ny * nz * dtype.itemsize):
-        d = {n: st.floats(args[n], n, want[n]) for n in NAMES if n != "kbot"}
-        d["kbot"] = st.ints(args["kbot"], "kbot", (nx, ny))
-        tke_out = st.output(shape4, on_device)
-        dtke_out = st.output(shape4, on_device)
-        corr = st.output((nx, ny), on_device)
-        keep = run_tke(dev, plan, dtype, d, (tke_out, dtke_out, corr), (nx, ny, nz, T),
-                       levels, cst, solve_tridiagonal)
-        if on_device:
-            keep_on_simulator(dev, st.keep + keep)
-            return tke_out, dtke_out, corr
+                 "cosu": (ny,), "dzt": (nz,), "dzw": (nz,), "forc_tke_surface": (nx, ny),
+                 "kbot": (nx, ny)})
+    dims = (nx, ny, nz, T)
+    if on_device or any(_is_cl(x) for x in args.values()):
+        _check_cells(nx * ny * nz)
+        st = _Staging(dev, dtype, plan.transfer)
+        with _allocation_errors(dev, "tke", (7 * T + 16) * nx * ny * nz * dtype.itemsize):
+            d = {n: st.floats(args[n], n, want[n]) for n in NAMES if n != "kbot"}
+            d["kbot"] = st.ints(args["kbot"], "kbot", (nx, ny))
+            outs = (st.output(shape4, on_device), st.output(shape4, on_device),
+                    st.output((nx, ny), on_device))
+            keep = run_tke(dev, plan, dtype, d, outs, dims, levels, cst, solve_tridiagonal)
+            if on_device:
+                keep_on_simulator(dev, st.keep + keep)
+                return outs
+            result = tuple(st.finish())
+            del keep
+            return result
+    # numpy in and out: the whole grid at once, or in slabs of x rows when it does not fit
+    host = {n: (_host_ints(x, n, want[n]) if n == "kbot" else _host_floats(x, n, want[n], dtype))
+            for n, x in args.items()}
+
+    def whole():
+        import pyopencl as cl
+        st = _Staging(dev, dtype, plan.transfer)
+        d = {n: (upload_scratch(dev, a) if n == "kbot" else st._wrap(a, cl.mem_flags.READ_ONLY))
+             for n, a in host.items()}
+        outs = (st.output(shape4, False), st.output(shape4, False), st.output((nx, ny), False))
+        keep = run_tke(dev, plan, dtype, d, outs, dims, levels, cst, solve_tridiagonal)
         result = tuple(st.finish())
         del keep
         return result
+
+    # every slab's solve runs the version and parameters the whole grid's would
+    solver = _solver_plan(dev, nz, nx * ny, dtype, dict(plan.solver))
+
+    def slab(d, outs, rows):
+        def solve(a, b, c, rhs, *, start, device, **_):
+            return solve_tridiagonal(a, b, c, rhs, start=start, device=device,
+                                     plan=_replace_nsys(solver, rows * ny))
+        return run_tke(dev, plan, dtype, d, outs, (rows, ny, nz, T), levels, cst, solve)
+
+    cell = ny * nz * dtype.itemsize
+    temps = [cell] * 6 + [ny * 4] + [cell * f for f in _scratch_factor(solver)]
+    if plan.advection == "stored":
+        temps += [cell] * 3
+    return slabs.run_grid(
+        dev, "tke", nx, inputs=host,
+        sliced=[n for n in NAMES if n not in ("dyt", "dyu", "dzt", "dzw", "cost", "cosu")],
+        outputs=[_aligned_empty(shape4, dtype), _aligned_empty(shape4, dtype),
+                 _aligned_empty((nx, ny), dtype)],
+        temp_row_bytes=temps, whole=whole, slab=slab, row_cells=ny * nz,
+        in_place=plan.transfer == "host_ptr")
+
+
+def _solver_plan(dev, nz, ncol, dtype, solver: dict):
+    """The tridiagonal plan ``clts.solve_tridiagonal(..., start=, **solver)`` makes for ``ncol``
+    columns of ``nz`` levels in the natural layout."""
+    from ..tridiag.plan import make_plan
+    for old, new in (("method", "version"), ("prefetch", "prefetch_items")):
+        if old in solver:
+            solver[new] = solver.pop(old)
+    version = solver.pop("version", "auto")
+    return make_plan(dev, n=nz, nsys=ncol, layout="natural", dtype=dtype, has_start=True,
+                     method=version, overrides=solver)
 
 
 def run_tke(dev, plan, dtype, d, outs, dims, levels, cst, solve):

@@ -104,22 +104,22 @@ def run_pipelined(device, chunks, *, upload, compute, download, slots: int = 2,
         if n == 1 or slots < 2 or not pipelined():
             for i, (a, b) in enumerate(chunks):
                 enter(i)
-                up = upload(i, a, b, 0, qd) or []
-                comp = compute(i, a, b, 0, up) or []
+                _finish(upload(i, a, b, 0, qd))
+                comp = compute(i, a, b, 0, []) or []
                 done(download(i, a, b, 0, qd, comp) or [])
             qd.finish()                     # the unmaps (see ChunkIO.fetch)
             return
-        # a device that shares host memory gets its inputs by a host memcpy (or none) and
-        # delivers results by a map: all on its own queue, each download right behind its
-        # chunk's kernels. (The Intel CPU runtime ran the kernels of BFAST-Monitor 2x slower
-        # while a map on a second queue waited for them.) Elsewhere transfers go on the
-        # copy queue, chunk i - 1's download enqueued behind chunk i's kernels. Dependencies
+        # Uploads get the copy queue (ChunkIO on a device that shares host memory enqueues
+        # nothing: a memcpy or nothing). Downloads on such a device are maps on the device
+        # queue, each right behind its chunk's kernels (the Intel CPU runtime ran BFAST's
+        # kernels 2x slower while a map on a second queue waited for them); elsewhere they go
+        # on the copy queue, chunk i - 1's enqueued once chunk i's kernels are. Dependencies
         # between the two queues are waited for on the host, never put in a wait list: with
         # them in wait lists the Intel CPU runtime ran STL's kernels 1.8x slower (4 chunks,
         # CLTS_ZERO_COPY=0: 280 against 155 ms); the device queue always holds the next
         # chunk's kernels while the host waits.
         shares = host_ptr_alignment(device) is not None
-        qx = qd if shares else copy_queue(device)
+        qx = copy_queue(device)
         pending = [None] * slots          # per slot: the download items of its last chunk
         enter(0)
         up = upload(0, *chunks[0], 0, qx) or []
@@ -128,9 +128,8 @@ def run_pipelined(device, chunks, *, upload, compute, download, slots: int = 2,
         for i, (a, b) in enumerate(chunks):
             slot = i % slots
             enter(i)
-            if not shares:                 # see below: waited on the host
-                _finish(up)
-                up = []
+            _finish(up)                    # see above: waited on the host
+            up = []
             comp = compute(i, a, b, slot, up) or []
             if shares:
                 pending[slot] = download(i, a, b, slot, qd, comp) or []

@@ -7,10 +7,14 @@ a repeated call neither renders nor rebuilds.
 pyopencl's own binary cache also keeps built programs on disk between processes.
 
 ``CLTS_DUMP_SOURCES=DIR`` writes every rendered source to ``DIR`` for inspection.
+Build logs are shown only when a build fails, or when asked: the ``clts.programs`` logger
+writes every non-empty driver log at DEBUG level, and lines of it that are compiler warnings
+are kept in ``build_warnings`` (the tests require none).
 """
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import re
 import threading
@@ -26,6 +30,9 @@ _lookup = TemplateLookup(directories=[str(TEMPLATE_DIR)], strict_undefined=True,
                          input_encoding="utf-8")
 _lock = threading.Lock()
 stats = {"renders": 0, "builds": 0, "hits": 0}
+log = logging.getLogger("clts.programs")
+#: (template, device, warning lines) of every build whose driver log held a warning
+build_warnings: list[tuple[str, str, list[str]]] = []
 
 
 class Program:
@@ -131,4 +138,21 @@ def _build(device, template, params, options) -> Program:
             f"--- rendered source ---\n{_source_excerpt(source, log)}",
             template=template, params=params, log=log, source=source) from None
     stats["builds"] += 1
+    _record_log(device, template, built)
     return Program(built, template, params, source)
+
+
+def _record_log(device, template, built) -> None:
+    import pyopencl as cl
+    try:
+        text = built.get_build_info(device.cl_device, cl.program_build_info.LOG) or ""
+    except cl.Error:
+        return
+    text = text.strip()
+    if not text:
+        return
+    log.debug("build log of %s on %s:\n%s", template, device, text)
+    lines = [ln.strip() for ln in text.splitlines() if "warning" in ln.lower()]
+    if lines:
+        with _lock:
+            build_warnings.append((template, str(device), lines))

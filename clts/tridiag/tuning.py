@@ -9,7 +9,7 @@ import numpy as np
 
 from ..tune import Crossover, Tunable, register
 from .api import solve_tridiagonal
-from .plan import UNROLLED_HARD_MAX, transpose_tile_fits
+from .plan import UNROLLED_HARD_MAX, pcr_fits, transpose_tile_fits
 from .reference import thomas_numpy
 
 
@@ -82,6 +82,7 @@ _tunable("tridiag.unrolled", "thomas-unrolled", "tridiag.unrolled",
 _tunable("tridiag.pcr", "pcr", "tridiag.pcr",
          {"wg": [16, 32, 64, 128, 256, 512]},
          lambda quick: [_systems(64 if quick else 256, 512)],
+         constraint=lambda p, d: pcr_fits(d, 512, 8, p["wg"]),   # the workload's n, float64
          description="pcr: work-group size (rows per work-item = n / wg)")
 
 _tunable("tridiag.flat", "flat", "tridiag.flat",

@@ -352,6 +352,19 @@ def problems(results) -> list[str]:
     return out
 
 
+def compiler_warnings(results) -> list[str]:
+    """clang's warnings, one line per compile that had any (kernels build without warnings:
+    a driver prints them on a user's first run)."""
+    out = []
+    for r in results:
+        lines = [ln.split("warning:", 1)[1].strip() for ln in r.log.splitlines()
+                 if "warning:" in ln]
+        if lines:
+            out.append(f"{r.template} {r.target}: {lines[0]} ({len(lines)} warnings; "
+                       f"parameters {_short(r.params)})")
+    return out
+
+
 def _short(params) -> str:
     return ", ".join(f"{k}={v}" for k, v in sorted(params.items()))
 

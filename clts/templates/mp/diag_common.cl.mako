@@ -32,6 +32,13 @@ def names(real, lanes, groups, UNROLL):
 %>
 
 <%def name="prelude()">
+% if UNROLL > 1:
+## the unroll hint is a hint: where clang cannot honour it (a row loop of unknown trip count on
+## some targets) it would say so in a warning on every build
+#ifdef __clang__
+#pragma clang diagnostic ignored "-Wpass-failed"
+#endif
+% endif
 % if ATOMIC:
 #pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
 % endif

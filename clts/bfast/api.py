@@ -40,7 +40,8 @@ from ..labels import Labels
 from ..runtime import chunk_sizes, get_device, launch, round_up
 from ..runtime.arrays import native, values_of
 from ..runtime.faults import with_smaller_chunks
-from ..runtime.memory import chunk_progress
+from ..runtime.memory import scratch as scratch_array
+from ..runtime.pipeline import ChunkIO, device_wait, run_pipelined
 from ..vocabulary import renamed
 from .common import STATUS, ZERO_VARIANCE_ULPS
 from .common import (CONVENTIONS, HISTORIES, critical_value, design_matrix, end_of_history,
@@ -394,7 +395,10 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
     if tpl["magnitudes"]:
         out["mags"] = np.empty(M, dtype)
     if tpl["history"] == "ROC":
-        out["hist_start"] = np.empty(M, np.int32)
+        # the Rec-CUSUM kernel writes the padded rows of the last chunk too (up to W - 1
+        # beyond M): room for them, cut off below
+        hist_full = np.empty(M + W, np.int32)
+        out["hist_start"] = hist_full[:M]
     if detailed:
         out.update(coef=np.empty((K, M), dtype), sigma=np.empty(M, dtype),
                    mosum=np.empty((N - n, M), dtype), bounds=np.empty((N - n, M), dtype),
@@ -403,74 +407,57 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
     cpad = round_up(max(cmax, 1), W)
 
     def buf(nbytes):
-        return cl.Buffer(ctx, mf.READ_WRITE, max(int(nbytes), 1))
+        # from the device's scratch pool: a fresh buffer costs a page fault per 4 KB the first
+        # time a kernel touches it (pocl, 32,768 x 256: 77 ms a call with fresh ones)
+        return scratch_array(dev, (max(int(nbytes), 1),), np.uint8).data
 
+    # shared by the chunks: their kernels run in order on the device queue
     scratch = buf(cpad * N * rs)
     roc_scratch = buf(cpad * N * 8) if tpl["history"] == "ROC" else None
     if plan.version == "multi":
         gd = buf((K * (K + 1) // 2 + K + 2) * cmax * rs)
         betad = buf((K + 1) * cmax * rs)
     keys1 = ("breaks", "means", "valids", "status") + (("mags",) if tpl["magnitudes"] else ())
+    inputs = {}
 
-    def make_set():
-        st = {"yd": buf((N * cpad + W) * isz),
-              "od": {"breaks": buf(cmax * 4), "means": buf(cmax * rs), "valids": buf(cmax * 4),
-                     "status": buf(cmax * 4),
-                     "mags": buf(cmax * rs if tpl["magnitudes"] else 1)},
-              "hsd": buf(cpad * 4) if tpl["history"] == "ROC" else None, "pending": None}
-        if detailed:
-            st["dd"] = {"coef": buf(K * cmax * rs), "sigma": buf(cmax * rs),
-                        "mosum": buf((N - n) * cmax * rs), "bounds": buf((N - n) * cmax * rs),
-                        "pred": buf(N * cmax * rs)}
-        return st
-
-    # double buffering: uploads and downloads on a second queue overlap the kernels of the
-    # neighbouring chunks (kernels stay in order on the device queue, sharing the scratch)
-    nsets = 2 if len(chunks) > 1 else 1
-    sets = [make_set() for _ in range(nsets)]
-    qx = cl.CommandQueue(ctx, dev.cl_device) if nsets > 1 else q
-
-    def finish(st):
-        if st["pending"] is None:
-            return
-        events, finalizers = st["pending"]
-        cl.wait_for_events(events)
-        for f in finalizers:
-            f()
-        st["pending"] = None
-
-    zeros_tail = np.zeros(W, flat.dtype)
-    it = chunk_progress(chunks, desc="bfast_monitor", disable=None if progress_bar else True)
-    for i, (a, b) in enumerate(it):
-        st = sets[i % nsets]
-        finish(st)
+    def upload(i, a, b, slot, queue):
+        # rows padded to a multiple of the lanes (every vloadW aligned: faster, and Oclgrind's
+        # uninitialised-value checker misreads unaligned vector loads), W zeros after them
         m = b - a
-        # rows padded to a multiple of the lanes: every vloadW is aligned (faster, and
-        # Oclgrind's uninitialised-value checker misreads unaligned vector loads)
         mp = round_up(m, W)
-        if mp == m:
-            host = np.ascontiguousarray(flat[:, a:b])
-        else:
-            host = np.zeros((N, mp), flat.dtype)
-            host[:, :m] = flat[:, a:b]
-        st["host"] = host
-        yd, od, hsd = st["yd"], st["od"], st["hsd"]
-        e1 = cl.enqueue_copy(qx, yd, zeros_tail, dst_offset=N * mp * isz, is_blocking=False)
-        e2 = cl.enqueue_copy(qx, yd, host, is_blocking=False)
-        up = [e1, e2]
+        h = io.host(slot, "y", (N * mp + W,), flat.dtype)
+        rows = h[:N * mp].reshape(N, mp)
+        rows[:, :m] = flat[:, a:b]
+        rows[:, m:] = 0
+        h[N * mp:] = 0
+        inputs[slot], events = io.send(slot, "y", h, queue)
+        return events
+
+    def compute(i, a, b, slot, wait_for):
+        m = b - a
+        mp = round_up(m, W)
+        yd = inputs.pop(slot).data
+        od = {key: io.out(slot, key, out[key][a:b]).data for key in keys1}
+        if not tpl["magnitudes"]:
+            od["mags"] = io.temp(slot, "mags", (1,), dtype).data
+        hsd = (io.out(slot, "hist_start", hist_full[a:a + mp]).data
+               if tpl["history"] == "ROC" else None)
         Mi, Mpad = np.int32(m), np.int32(mp)
         rargs = (yd, Mpad, Mi, Xd, dtype.type(nodata))
+        device_wait(dev, wait_for)
+        up = None
         if tpl["history"] == "ROC":
-            launch(dev, prg_roc.kernel("bfast_roc"), round_up(-(-m // W), plan.roc_wg), plan.roc_wg,
-                   yd, Mpad, Xroc, roc_dtype.type(nodata), roc_dtype.type(roc_bounds[0]),
-                   roc_dtype.type(roc_bounds[1]), roc_scratch, hsd, wait_for=up)
+            launch(dev, prg_roc.kernel("bfast_roc"), round_up(-(-m // W), plan.roc_wg),
+                   plan.roc_wg, yd, Mpad, Xroc, roc_dtype.type(nodata),
+                   roc_dtype.type(roc_bounds[0]), roc_dtype.type(roc_bounds[1]), roc_scratch,
+                   hsd, wait_for=up)
             up = None
         tail = [od["breaks"], od["means"], od["mags"], od["valids"], od["status"]]
         if hsd is not None:
             tail.append(hsd)
         if detailed:
-            dd = st["dd"]
-            tail += [dd["coef"], dd["sigma"], dd["mosum"], dd["bounds"], dd["pred"]]
+            tail += [io.out(slot, key, out[key][..., a:b]).data
+                     for key in ("coef", "sigma", "mosum", "bounds", "pred")]
         gsize = round_up(-(-m // W), plan.wg)
         if plan.version == "fused":
             ek = launch(dev, prg.kernel("bfast_fused"), gsize, plan.wg, *rargs, dtype.type(crit),
@@ -482,27 +469,15 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
             launch(dev, prg.kernel("bfast_invert"), (2 * K * m, K), (2 * K, K), gd, Mi, betad)
             ek = launch(dev, prg.kernel("bfast_sweep"), gsize, plan.wg, *rargs, dtype.type(crit),
                         dtype.type(hfrac), Bd, scratch, betad, gd, *tail)
-        wait = [ek] if ek is not None else None
-        events, finalizers = [], []
-        for key in keys1:
-            events.append(cl.enqueue_copy(qx, out[key][a:b], od[key], wait_for=wait,
-                                          is_blocking=False))
-        if hsd is not None:
-            events.append(cl.enqueue_copy(qx, out["hist_start"][a:b], hsd, wait_for=wait,
-                                          is_blocking=False))
-        if detailed:
-            for key, rows in (("coef", K), ("mosum", N - n), ("bounds", N - n), ("pred", N)):
-                tmp = np.empty((rows, m), dtype)
-                events.append(cl.enqueue_copy(qx, tmp, dd[key], wait_for=wait, is_blocking=False))
-                finalizers.append(lambda key=key, tmp=tmp, a=a, b=b: out[key].__setitem__(
-                    (slice(None), slice(a, b)), tmp))
-            events.append(cl.enqueue_copy(qx, out["sigma"][a:b], dd["sigma"], wait_for=wait,
-                                          is_blocking=False))
-        if qx is not q:
-            qx.flush()
-        st["pending"] = (events, finalizers)
-    for st in sets:
-        finish(st)
+        return [ek]
+
+    def download(i, a, b, slot, queue, wait_for):
+        return io.fetch(slot, queue, wait_for)
+
+    # the next chunk's upload and the previous one's download overlap this one's kernels
+    with ChunkIO(dev) as io:
+        run_pipelined(dev, chunks, upload=upload, compute=compute, download=download,
+                      desc="bfast_monitor", disable=None if progress_bar else True)
     return out
 
 

@@ -31,6 +31,7 @@ from ..errors import DeviceError
 from ..runtime import faults
 from ..runtime.memory import (chunk_sizes, copy_queue, host_array, run_pipelined, scratch,
                               upload_scratch)
+from ..runtime.pipeline import device_marker
 
 #: rows of halo on each side of a slab: the reach of every ocean stencil along x
 HALO = 2
@@ -130,14 +131,15 @@ def _run_slabs(dev, what, nx, chunks, inputs, sliced, outputs, slab, in_place=Fa
         if wait_for:
             cl.enqueue_barrier(dev.queue, wait_for=wait_for)
         keep[slot] = slab(arrays, [o[:hi - lo] for o in obufs[slot]], hi - lo)
-        return [cl.enqueue_marker(dev.queue)]
+        return device_marker(dev)       # the last kernel's event (see runtime.pipeline)
 
     def download(i, start, stop, slot, queue, wait_for):
-        # on the compute queue, behind the slab's kernels: on run_pipelined's one in-order
-        # copy queue a download would hold back the next slab's upload until these kernels end
+        # on the queue run_pipelined gives: the device queue right behind the slab's kernels
+        # on a device that shares host memory, else the copy queue once they have run
         lo = slab_of(start, stop, nx)[0]
-        return [cl.enqueue_copy(dev.queue, out[start:stop], obufs[slot][k].data,
-                                src_offset=(start - lo) * out[:1].nbytes, is_blocking=False)
+        return [cl.enqueue_copy(queue, out[start:stop], obufs[slot][k].data,
+                                src_offset=(start - lo) * out[:1].nbytes, wait_for=wait_for,
+                                is_blocking=False)
                 for k, out in enumerate(outputs)]
 
     try:

@@ -49,7 +49,13 @@ def launch(device, kernel, global_size, local_size, *args, wait_for=None, queue=
                                         wait_for=wait_for)
     for t in _timers():
         t.events.append(ev)
+    _local.last = ev
     return ev
+
+
+def last_event():
+    """The event of the last kernel this thread launched (None before any)."""
+    return getattr(_local, "last", None)
 
 
 class Timing:

@@ -1,9 +1,13 @@
-"""Chunking by device limits, transfers, and a progress bar over chunks.
+"""Device memory of one call: chunking by device limits, host memory used in place, transfers.
 
-pocl reports a 2 GB ``max_mem_alloc_size`` and ~5 GB of global memory; a batch that does not
-fit is split along its batch axis into chunks that do, and the chunks are run one after another
-(the next chunk's upload is enqueued before the previous one's download is waited for, so copies
-overlap compute where the driver allows).
+- :func:`chunk_sizes` splits a batch along its batch axis into chunks whose buffers fit the
+  device (``max_mem_alloc_size``, a share of global memory; ``CLTS_MAX_CHUNK`` caps them);
+  ``clts.runtime.pipeline.run_pipelined`` (also importable from here) runs them with the next
+  chunk's upload and the previous one's download overlapping the current one's compute.
+- On CPU devices numpy memory is used in place (:func:`host_array`, ``CL_MEM_USE_HOST_PTR``)
+  where the driver accepts its pointer, else through pooled aligned staging arrays
+  (:class:`HostIO`); ``CLTS_ZERO_COPY=0`` makes every transfer a real one.
+- :func:`scratch` gives temporaries from a per-device memory pool.
 """
 from __future__ import annotations
 
@@ -120,63 +124,22 @@ def zeros(device, shape, dtype):
 
 
 def copy_queue(device):
-    """A second in-order queue on the device's context, for transfers that overlap compute."""
-    q = getattr(device, "_copy_queue", None)
-    if q is None:
-        import pyopencl as cl
-        q = device._copy_queue = cl.CommandQueue(
-            device.context, properties=cl.command_queue_properties.PROFILING_ENABLE)
-    return q
+    """A second in-order queue on the device's context (see ``clts.runtime.pipeline``)."""
+    from .pipeline import copy_queue as cq
+    return cq(device)
 
 
 def run_pipelined(device, chunks, *, upload, compute, download, slots: int = 2,
-                  desc: str = "", unit: str = "chunk"):
-    """Run ``chunks`` with transfers on a copy queue overlapping compute on the main queue.
-
-    For chunk ``i`` = (start, stop) using buffer set ``slot = i % slots``:
-
-    - ``upload(i, start, stop, slot, queue) -> [events]``: enqueue host->device copies on
-      ``queue`` (non-blocking);
-    - ``compute(i, start, stop, slot, wait_for) -> [events]``: launch kernels on the device queue;
-    - ``download(i, start, stop, slot, queue, wait_for) -> [events]``: enqueue device->host
-      copies (non-blocking) into the caller's result arrays.
-
-    Chunk ``i + 1`` is uploaded while chunk ``i`` computes; a slot is reused only after its
-    previous download finished. A progress bar counts finished chunks.
-    """
-    chunks = list(chunks)
-    q = copy_queue(device)
-    pending = [None] * slots
-    bar = progress(range(len(chunks)), desc=desc, unit=unit)
-    it = iter(bar) if bar is not None else None
-
-    def finish(events):
-        for e in events or ():
-            e.wait()
-        if it is not None:
-            next(it, None)
-
-    for i, (start, stop) in enumerate(chunks):
-        slot = i % slots
-        if pending[slot] is not None:
-            finish(pending[slot])
-        up = upload(i, start, stop, slot, q) or []
-        q.flush()
-        comp = compute(i, start, stop, slot, up) or []
-        device.queue.flush()
-        pending[slot] = download(i, start, stop, slot, q, comp) or []
-        q.flush()
-    for i in range(len(chunks)):
-        slot = (len(chunks) + i) % slots
-        if pending[slot] is not None:
-            finish(pending[slot])
-            pending[slot] = None
-    if hasattr(bar, "close"):
-        bar.close()
+                  desc: str = "", unit: str = "chunk", disable=None):
+    """The chunk loop of every batched algorithm: ``clts.runtime.pipeline.run_pipelined``."""
+    from .pipeline import run_pipelined as run
+    return run(device, chunks, upload=upload, compute=compute, download=download, slots=slots,
+               desc=desc, unit=unit, disable=disable)
 
 
-def scratch(device, shape, dtype):
-    """A temporary device array from the device's memory pool.
+def scratch(device, shape, dtype, *, pool_name: str = "_pool"):
+    """A temporary device array from the device's memory pool (``pool_name``: another pool
+    of the device, e.g. the pipeline's slot buffers).
 
     A fresh buffer costs the first kernel that touches it a page fault per 4 KB on CPU drivers
     (tridiagonal 10 x 10^6 on pocl: 208 ms with fresh scratch, 70 ms pooled), so temporaries
@@ -187,13 +150,14 @@ def scratch(device, shape, dtype):
     import pyopencl.array as cla
     if device.info.simulator:
         return keep_on_simulator(device, cla.empty(device.queue, shape, dtype))
-    pool = device.__dict__.get("_pool")
+    pool = device.__dict__.get(pool_name)
     if pool is None:
         with _pool_lock:
-            pool = device.__dict__.get("_pool")
+            pool = device.__dict__.get(pool_name)
             if pool is None:
                 import pyopencl.tools as clt
-                pool = device._pool = clt.MemoryPool(clt.ImmediateAllocator(device.queue))
+                pool = clt.MemoryPool(clt.ImmediateAllocator(device.queue))
+                setattr(device, pool_name, pool)
     return cla.empty(device.queue, shape, dtype, allocator=pool)
 
 
@@ -216,9 +180,10 @@ def release_scratch(device=None):
     from .devices import _devices, get_device
     devs = list(_devices.values()) if device is None else [get_device(device)]
     for dev in devs:
-        pool = dev.__dict__.get("_pool")
-        if pool is not None:
-            pool.free_held()
+        for name in ("_pool", "_slot_pool"):
+            pool = dev.__dict__.get(name)
+            if pool is not None:
+                pool.free_held()
         dev.__dict__.pop("_kept", None)
         dev.__dict__.pop("_staging", None)
 
@@ -273,6 +238,29 @@ def sync_host(device, arr) -> None:
 STAGING_POOL_BYTES = 1 << 30
 
 
+def lend_staging(device, nbytes: int) -> np.ndarray:
+    """An aligned host array of ``nbytes`` bytes (uint8) from ``device``'s staging pool."""
+    with _pool_lock:
+        free = device.__dict__.setdefault("_staging", {}).get(nbytes)
+        raw = free.pop() if free else None
+    return raw if raw is not None else host_empty(device, (nbytes,), np.uint8)
+
+
+def return_staging(device, raws) -> None:
+    """Give arrays from :func:`lend_staging` back; beyond ``STAGING_POOL_BYTES`` the pool
+    drops sizes other than these."""
+    with _pool_lock:
+        pool = device.__dict__.setdefault("_staging", {})
+        for raw in raws:
+            pool.setdefault(raw.nbytes, []).append(raw)
+        total = sum(nb * len(v) for nb, v in pool.items())
+        current = {raw.nbytes for raw in raws}
+        for nb in [nb for nb in pool if nb not in current]:
+            if total <= STAGING_POOL_BYTES:
+                break
+            total -= nb * len(pool.pop(nb))
+
+
 class HostIO:
     """Device arrays for the numpy inputs and outputs of one call, made without an OpenCL
     transfer where the device shares host memory: the numpy array itself in place when its
@@ -291,12 +279,7 @@ class HostIO:
         return self
 
     def _stage(self, h: np.ndarray) -> np.ndarray:
-        dev = self.device
-        with _pool_lock:
-            free = dev.__dict__.setdefault("_staging", {}).get(h.nbytes)
-            raw = free.pop() if free else None
-        if raw is None:
-            raw = host_empty(dev, (h.nbytes,), np.uint8)
+        raw = lend_staging(self.device, h.nbytes)
         self.staged.append(raw)
         return raw.view(h.dtype).reshape(h.shape)
 
@@ -341,17 +324,7 @@ class HostIO:
                         dest[...] = arr.get()
             dev.queue.finish()
         finally:
-            with _pool_lock:
-                pool = dev.__dict__.setdefault("_staging", {})
-                for raw in self.staged:
-                    pool.setdefault(raw.nbytes, []).append(raw)
-                # beyond STAGING_POOL_BYTES, sizes other than this call's are dropped
-                total = sum(nb * len(v) for nb, v in pool.items())
-                current = {raw.nbytes for raw in self.staged}
-                for nb in [nb for nb in pool if nb not in current]:
-                    if total <= STAGING_POOL_BYTES:
-                        break
-                    total -= nb * len(pool.pop(nb))
+            return_staging(dev, self.staged)
             self.staged, self.outputs = [], []
         return False
 

@@ -9,7 +9,9 @@ from ..runtime import chunk_sizes, get_device, launch
 from ..labels import Labels
 from ..runtime.arrays import float_array
 from ..runtime.faults import with_smaller_chunks
-from ..runtime.memory import chunk_progress, scratch
+from ..runtime.memory import host_empty, scratch
+from ..runtime.pipeline import (ChunkIO, aligned_multiple, device_marker, device_wait,
+                                run_pipelined)
 from ..vocabulary import renamed
 from .params import QUAD_DET_TOL, resolve_parameters
 from .plan import VERSIONS, LoessChoice, fit_table, make_plan
@@ -161,12 +163,14 @@ class _Runner:
             kw["table"] = kw["complete"] and choice.table
         return self._prog(f"loess_{version}", **kw)
 
-    def run(self, y_host, outs):
-        """STL of the rows ``y_host``; seasonal, trend, weights written into ``outs``
-        (three contiguous arrays of y_host's shape); returns the failed-series mask."""
+    def run(self, y, s, t, rw_out=None):
+        """Enqueue the STL of the rows of the device array ``y`` (batch, length): seasonal and
+        trend written into the device arrays ``s`` and ``t`` (y's shape), the robustness
+        weights into ``rw_out`` when given (robust fits). Returns the failed-series mask (read
+        back mid-way; the kernels may still run: see :meth:`finish_host`)."""
         import pyopencl.array as cla
         dev, q, dt = self.dev, self.dev.queue, self.dtype
-        B, N, P, K = y_host.shape[0], self.N, self.p["period"], self.K
+        B, N, P, K = y.shape[0], self.N, self.p["period"], self.K
         i32 = np.int32
         sim = getattr(dev.info, "simulator", False)
 
@@ -179,16 +183,14 @@ class _Runner:
             # time a kernel touches it (pocl, config A: 45 of 200 ms of kernel time)
             return scratch(dev, shape, dtype)
 
-        y = alloc(y_host.shape)
-        y.set(np.ascontiguousarray(y_host, dt))
-
         # lanes of the vector (outer) LOESS of each smoother: its input is written interleaved
         # by that many series, the batch padded to Bp rows
         lanes = {k: (c.lanes if c.version == "outer" else 1) for k, c in self.versions.items()}
         Ls, Lt, Ll = lanes["seasonal"], lanes["trend"], lanes["low_pass"]
         Lmax = max(lanes.values())
         Bp = -(-B // Lmax) * Lmax
-        t, s, rw, lp = (alloc((B, N)) for _ in range(4))
+        rw = rw_out if rw_out is not None else alloc((B, N))
+        lp = alloc((B, N))
         u, lp0 = alloc((Bp, N)), alloc((Bp, N))
         rwt = alloc((Bp, N)) if Lt > 1 else rw
         C = alloc((Bp, N + 2 * P))
@@ -334,27 +336,30 @@ class _Runner:
             launch(dev, robust_k, B, None, y.data, t.data, s.data, i32(N), i32(B), u.data,
                    rw.data, rwt.data)
             use_w = True
-        # results straight into the caller's arrays (contiguous rows of the batch)
-        s_h, t_h, w_h = outs
-        s.get(ary=s_h)
-        t.get(ary=t_h)
-        if use_w:
-            rw.get(ary=w_h)
-        q.finish()
         if sim:
-            for a in extra + [y, t, s, u, rw, lp0, lp, C, ring, slp, z, rwz, part, rwt, z0] + [
+            q.finish()
+            mine = (y, t, s, rw_out)          # the caller's slot arrays stay
+            for a in extra + [u, rw, lp0, lp, C, ring, slp, z, rwz, part, rwt, z0] + [
                     v[i] for v in st.values() for i in (0, 1)]:
-                if a is not None and a is not rw and a is not z:
+                if (a is not None and a is not rw and a is not z
+                        and not any(a is b for b in mine)):
                     a.data.release()
             for a in (rw, z):
-                a.data.release()
-        # otherwise the pooled buffers go back to the device's scratch pool when dropped
-        if not use_w:
+                if a is not rw_out:
+                    a.data.release()
+        # otherwise the pooled buffers go back to the device's scratch pool when dropped (the
+        # queue is in order: a later user of one runs after these kernels)
+        return failed
+
+    @staticmethod
+    def finish_host(y_host, s_h, t_h, w_h, failed, robust):
+        """Host part of a chunk once its results are in ``s_h``, ``t_h`` (and ``w_h`` when
+        ``robust``): weights of a non-robust fit, failed series set NaN (weights 0)."""
+        if not robust:
             np.logical_not(np.isnan(y_host), out=w_h, casting="unsafe")
         s_h[failed] = np.nan
         t_h[failed] = np.nan
         w_h[failed] = 0
-        return failed
 
 
 @renamed(loess_version="version")
@@ -481,15 +486,34 @@ def stl(y, period, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, tre
                      complete=complete, interp_ipw=plan.interp_ipw)
     item = y2.dtype.itemsize
     per_series = (9 * N + 4 * (N + 2 * p["period"])) * item + 64 * N
-    S = np.empty(y2.shape, y2.dtype)
-    T = np.empty(y2.shape, y2.dtype)
-    W = np.empty(y2.shape, y2.dtype)
+    # fresh outputs, aligned for in-place use by the device (one chunk: no copy on Intel)
+    S, T, W = (host_empty(dev, y2.shape, y2.dtype) for _ in range(3))
     failed = np.zeros(B, bool)
+    robust_w = p["outer_iter"] > 0
 
     def run(max_items):
-        chunks = chunk_sizes(B, [per_series], dev, max_items=max_items) if B else []
-        for a, b in chunk_progress(chunks, desc="stl", disable=None if progress else True):
-            failed[a:b] = runner.run(y2[a:b], (S[a:b], T[a:b], W[a:b]))
+        chunks = chunk_sizes(B, [per_series], dev, max_items=max_items,
+                             multiple=aligned_multiple(dev, N * item)) if B else []
+        inputs = {}
+
+        def upload(i, a, b, slot, queue):
+            inputs[slot], events = io.put(slot, "y", y2[a:b], queue)
+            return events
+
+        def compute(i, a, b, slot, wait_for):
+            outs = (io.out(slot, "s", S[a:b]), io.out(slot, "t", T[a:b]),
+                    io.out(slot, "w", W[a:b]) if robust_w else None)
+            device_wait(dev, wait_for)
+            failed[a:b] = runner.run(inputs.pop(slot), *outs)
+            return device_marker(dev)
+
+        def download(i, a, b, slot, queue, wait_for):
+            return io.fetch(slot, queue, wait_for) + [lambda: runner.finish_host(
+                y2[a:b], S[a:b], T[a:b], W[a:b], failed[a:b], robust_w)]
+
+        with ChunkIO(dev) as io:
+            run_pipelined(dev, chunks, upload=upload, compute=compute, download=download,
+                          desc="stl", disable=None if progress else True)
     with_smaller_chunks(run, device=dev, what="stl")
     R = np.subtract(y2, S)
     R -= T

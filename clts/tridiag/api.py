@@ -5,8 +5,10 @@ import numpy as np
 
 from ..runtime import chunk_sizes, get_device, launch, round_up
 from ..runtime.faults import with_smaller_chunks
-from ..runtime.memory import (HostIO, chunk_progress, host_empty, keep_on_simulator,
-                              release_scratch, scratch, upload_scratch)
+from ..runtime.memory import (host_empty, keep_on_simulator, release_scratch, scratch,
+                              upload_scratch)
+from ..runtime.pipeline import (ChunkIO, aligned_multiple, device_marker, device_wait,
+                                run_pipelined)
 from ..vocabulary import renamed
 from .plan import Plan, make_plan
 
@@ -285,9 +287,10 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, version: str = "auto", star
             x = out
         return TridiagonalResult(x, plan, counter, keep + [a2, b2, c2, d2, st])
 
-    # numpy: normalise to [nsys, n] (natural) or [n, nsys] (interleaved), run chunk by chunk.
-    # On CPU devices the numpy memory is used in place (no upload, no download) where the
-    # device can (host_array); elsewhere each chunk is copied through pooled device arrays.
+    # numpy: normalise to [nsys, n] (natural) or [n, nsys] (interleaved), run chunk by chunk
+    # (runtime.pipeline: the next chunk's transfer overlaps this one's solve). On CPU devices
+    # the numpy memory is used in place (no upload, no download) where the device can;
+    # elsewhere each chunk is copied through the pooled buffers of its slot.
     if move:
         arrs = [np.moveaxis(v, axis, -1) for v in arrs]
     rshape = (nsys, n) if layout == "natural" else (n, nsys)
@@ -302,16 +305,42 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, version: str = "auto", star
     mult = plan.params.get("lanes", 1) * plan.chains * plan.params.get("wg", 1)
 
     def run(max_items):
-        chunks = chunk_sizes(nsys, per, dev, multiple=mult,
+        # natural layout: chunks of the aligned result start aligned (written in place)
+        m = aligned_multiple(dev, n * item, mult) if layout == "natural" else mult
+        chunks = chunk_sizes(nsys, per, dev, multiple=m,
                              max_items=None if max_items is None else max(1, max_items))
-        for s0, s1 in chunk_progress(chunks, desc="tridiag"):
-            cut = (slice(s0, s1),) if layout == "natural" else (slice(None), slice(s0, s1))
-            with HostIO(dev) as io:
-                parts = [io(np.ascontiguousarray(v[cut], dtype)) for v in arrs]
-                xs = io.output(res[cut])
-                stc = None if st is None else upload_scratch(dev, st[s0:s1])
-                p = plan if (s0, s1) == (0, nsys) else _replace_nsys(plan, s1 - s0)
-                run_plan(dev, p, *parts, xs, stc, counter)
+        inputs = {}
+
+        def cut(s0, s1):
+            return (slice(s0, s1),) if layout == "natural" else (slice(None), slice(s0, s1))
+
+        def upload(i, s0, s1, slot, queue):
+            events, parts = [], []
+            for key, v in zip("abcd", arrs):
+                arr, ev = io.put(slot, key, v[cut(s0, s1)], queue, dtype)
+                parts.append(arr)
+                events += ev
+            stc = None
+            if st is not None:
+                stc, ev = io.put(slot, "start", st[s0:s1], queue)
+                events += ev
+            inputs[slot] = (parts, stc)
+            return events
+
+        def compute(i, s0, s1, slot, wait_for):
+            parts, stc = inputs.pop(slot)
+            xs = io.out(slot, "x", res[cut(s0, s1)])
+            p = plan if (s0, s1) == (0, nsys) else _replace_nsys(plan, s1 - s0)
+            device_wait(dev, wait_for)
+            run_plan(dev, p, *parts, xs, stc, counter)
+            return device_marker(dev)
+
+        def download(i, s0, s1, slot, queue, wait_for):
+            return io.fetch(slot, queue, wait_for)
+
+        with ChunkIO(dev) as io:
+            run_pipelined(dev, chunks, upload=upload, compute=compute, download=download,
+                          desc="tridiag")
     with_smaller_chunks(run, device=dev, what="solve_tridiagonal")
     if layout == "natural":
         res = res.reshape(shape[:axis] + shape[axis + 1:] + (n,)) if move else res.reshape(shape)

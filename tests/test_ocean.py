@@ -326,11 +326,11 @@ def test_profile_keys_and_plans(device):
     assert p.lanes == device.profile.get("ocean.tke.lanes")
     assert p.advection == device.profile.get("ocean.tke.advection")
     assert superbee_plan(device).version == device.profile.get("ocean.superbee.version")
-    assert tke_plan(device, lanes=2, solver={"method": "thomas"}).lanes == 2
+    assert tke_plan(device, lanes=2, solver={"version": "thomas"}).lanes == 2
     x, ref = bench(2 ** 12)
     assert_all_close(clts.ocean.tke(*x.values(), device=device,
                                     plan=tke_plan(device, lanes=4)), ref)
-    out = clts.ocean.tke(*x.values(), device=device, solver={"method": "thomas"})
+    out = clts.ocean.tke(*x.values(), device=device, solver={"version": "thomas"})
     assert_all_close(out, ref)
     # a Plan given as plan= goes through the same check as make_plan's
     import dataclasses

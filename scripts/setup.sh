@@ -30,7 +30,7 @@ fi
 
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 . .venv/bin/activate
-pip_q() { python -m pip install -q --disable-pip-version-check "$@" 2>&1 | grep -v -E "^WARNING: (Location|The index)" || true; }
+pip_q() { PYTHONWARNINGS=ignore python -m pip install -q --disable-pip-version-check "$@" 2>&1 | grep -v -E "^WARNING: (Location|The index)" || true; }
 pip_q --upgrade pip setuptools wheel
 if [ "$job" = test ]; then
   pip_q -e ".[test,intel]"

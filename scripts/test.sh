@@ -12,7 +12,7 @@ clts devices
 status=0
 echo "== ruff check (pyflakes rules) =="
 ruff check --no-cache clts tests bench scripts || status=$?
-python -m pytest -q -p no:cacheprovider "$@" tests || status=$?
+python -m pytest -q -p no:cacheprovider --durations=15 "$@" tests || status=$?
 echo "== kernel cases on Oclgrind =="
 python -m pytest -q -p no:cacheprovider --oclgrind "$@" tests || status=$?
 deactivate

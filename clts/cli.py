@@ -84,16 +84,17 @@ def _open(args):
 
 
 def _series0(da, dim):
-    """The first series of ``da`` (a pixel with data) as a 1-D DataArray, for plots."""
+    """The first series of ``da`` with the most valid values as a 1-D DataArray, for plots
+    (the count per series is computed chunk by chunk: a large input streams)."""
     other = [d for d in da.dims if d != dim]
     if not other:
         return da, ""
-    stacked = da.transpose(*other, dim).stack(_pix=other)
-    valid = stacked.notnull().sum(dim).values
-    i = int(np.argmax(valid))
-    sel = {d: stacked["_pix"].values[i][j] for j, d in enumerate(other)} if len(other) > 1 \
-        else {other[0]: stacked["_pix"].values[i]}
-    return da.sel(sel), ", ".join(f"{k}={v}" for k, v in sel.items())
+    valid = da.notnull().sum(dim).transpose(*other).values
+    pos = dict(zip(other, np.unravel_index(int(np.argmax(valid)), valid.shape)))
+    one = da.isel({d: int(i) for d, i in pos.items()})
+    where = ", ".join(f"{d}={one[d].values}" if d in one.coords else f"{d}={i}"
+                      for d, i in pos.items())
+    return one, where
 
 
 def _save_plot(fig, path):
@@ -148,9 +149,12 @@ def cmd_bfast(args) -> int:
     if args.plot:
         import clts
         if ds["breaks"].ndim == 2:
+            from .io import reopen
             from .plots import plot_bfast
-            res = SimpleNamespace(breaks=ds["breaks"].values, break_dates=ds["break_dates"].values,
-                                  magnitudes=ds["magnitudes"].values)
+            out = reopen(args.output)           # the maps as written, not computed again
+            res = SimpleNamespace(breaks=out["breaks"].values,
+                                  break_dates=out["break_dates"].values,
+                                  magnitudes=out["magnitudes"].values)
             _save_plot(plot_bfast(res), args.plot)
         else:
             one, where = _series0(da, args.dim)

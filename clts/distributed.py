@@ -14,7 +14,7 @@ looked up again where it lands). Which device a worker uses:
 ``clts.xarray`` functions on Dask-backed arrays run under a distributed client unchanged
 (``device=None``: each worker's own device). :func:`matrix_profile` splits one long series'
 diagonals between the workers by work (pairs, as stumpy's ``stumped`` does) and merges the
-parts exactly.
+parts' (top-k) lists exactly.
 """
 from __future__ import annotations
 
@@ -65,14 +65,13 @@ def _part(T_A, m, T_B, part, parts, kw):
 
 
 def matrix_profile(client, T_A, m, T_B=None, *, parts=None, device=None, **kwargs):
-    """Exact k = 1 matrix profile of ``T_A`` (self-join, or AB-join with ``T_B``; ``kwargs``
-    as :func:`clts.matrix_profile`) with the diagonals split into ``parts`` runs of about
-    equal work (default: one per worker), one task each on the client's workers; each part is
-    re-evaluated exactly on its worker and the parts are merged by (distance, index), the same
-    rule that merges several devices in one process. Returns a ``MatrixProfileResult``."""
-    from .mp.exact import _better
-    if kwargs.get("k", 1) != 1:
-        raise ValueError("the distributed matrix profile computes k = 1")
+    """Exact matrix profile of ``T_A`` (self-join, or AB-join with ``T_B``; ``k`` nearest
+    neighbours and the other ``kwargs`` as :func:`clts.matrix_profile`) with the diagonals
+    split into ``parts`` runs of about equal work (default: one per worker), one task each on
+    the client's workers (k > 16, the blocked path: runs of rows). Each part is re-evaluated
+    exactly on its worker; the parts are merged by (distance, index), the rule that merges
+    several devices in one process, each neighbour index once. Returns a
+    ``MatrixProfileResult``."""
     if parts is None:
         parts = max(1, len(client.scheduler_info().get("workers", {})))
     if isinstance(parts, bool) or not isinstance(parts, (int, np.integer)) or parts < 1:
@@ -86,24 +85,42 @@ def matrix_profile(client, T_A, m, T_B=None, *, parts=None, device=None, **kwarg
     futures = [client.submit(_part, fa, m, fb, i, int(parts), kw, pure=False)
                for i in range(int(parts))]
     results = client.gather(futures)
-    res = results[0]
-    pairs = [("P", "I")] + ([("left_P", "left_I"), ("right_P", "right_I")] if res.self_join
-                            else []) + ([("P_B", "I_B")] if res.P_B is not None else [])
-    for other in results[1:]:
-        for pk, ik in pairs:
-            d, i = _better(getattr(res, pk), getattr(res, ik), getattr(other, pk),
-                           getattr(other, ik))
-            setattr(res, pk, d)
-            setattr(res, ik, i)
-    if res.self_join:       # the profile is the better of left and right, as in one process
-        P, I = _better(res.right_P, res.right_I, res.left_P, res.left_I)
-        res.P, res.I = P[:, None], I[:, None]
-    res.diagnostics["parts"] = int(parts)
-    res.diagnostics["devices"] = sorted({d for r in results for d in r.diagnostics["devices"]})
+    res = merge_parts(results)
     if times is not None:
         res.times = np.asarray(times)[:res.P.shape[0]]
     if B is None:
         res.series = A
+    return res
+
+
+def merge_parts(results):
+    """One ``MatrixProfileResult`` from the parts of a distributed run (each over its own
+    diagonals, all over the same windows): the k-lists (``P``/``I``, ``P_B``/``I_B``) merged
+    by (distance, index) with each neighbour index once, the left / right neighbours by the
+    same rule; a k = 1 self-join's profile is the better of left and right, as in one
+    process."""
+    from .mp.exact import _better
+    from .mp.topk import _merge_k
+    res = results[0]
+    k = res.P.shape[1]
+    lists = [("P", "I")] + ([("P_B", "I_B")] if res.P_B is not None else [])
+    tops = [("left_P", "left_I"), ("right_P", "right_I")] if res.self_join else []
+    for other in results[1:]:
+        for pk, ik in lists:
+            d, i = _merge_k(getattr(res, pk), getattr(res, ik), getattr(other, pk),
+                            getattr(other, ik), k, unique=True)
+            setattr(res, pk, d)
+            setattr(res, ik, i)
+        for pk, ik in tops:
+            d, i = _better(getattr(res, pk), getattr(res, ik), getattr(other, pk),
+                           getattr(other, ik))
+            setattr(res, pk, d)
+            setattr(res, ik, i)
+    if res.self_join and k == 1:
+        P, I = _better(res.right_P, res.right_I, res.left_P, res.left_I)
+        res.P, res.I = P[:, None], I[:, None]
+    res.diagnostics["parts"] = len(results)
+    res.diagnostics["devices"] = sorted({d for r in results for d in r.diagnostics["devices"]})
     return res
 
 

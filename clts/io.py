@@ -46,22 +46,63 @@ def _pick(names: list, var: str | None, path: str, what: str) -> str:
     return var
 
 
-def read(path: str, var: str | None, dim: str = "time", chunks: str | None = None):
-    """The DataArray ``var`` of ``path`` with time dimension ``dim``."""
+#: bytes of input per Dask chunk when the file's own chunks cannot be used (a time axis split
+#: over chunks, or chunks larger than this): a chunk's working set is several times this
+#: (STL about 15x: inputs, outputs and device buffers), times the Dask threads
+STREAM_CHUNK_BYTES = 32 << 20
+
+
+def _open(path, kind, chunks):
     import xarray as xr
+    try:
+        if kind == "zarr":
+            return xr.open_zarr(path, chunks=chunks)
+        return xr.open_dataset(path, chunks=chunks)
+    except Exception as exc:
+        raise InputError(f"{path}: cannot be read as {kind} ({exc})") from None
+
+
+def _stream_chunks(path, kind, ds, name, dim):
+    """``ds[name]`` in Dask chunks that stream: the file's own chunks when each holds whole
+    series and at most STREAM_CHUNK_BYTES, else re-opened with the time axis whole and the other
+    dimensions cut to that size, read straight from the file (a Dask rechunk of time-split
+    chunks would hold every time slice of a chunk row at once)."""
+    import warnings
+    da = ds[name]
+    if da.chunks is None or dim not in da.dims:
+        return da
+    axis = da.dims.index(dim)
+    split = len(da.chunks[axis]) > 1
+    biggest = int(np.prod([max(c) for c in da.chunks])) * da.dtype.itemsize
+    if not split and biggest <= STREAM_CHUNK_BYTES:
+        return da
+    import dask
+    with dask.config.set({"array.chunk-size": STREAM_CHUNK_BYTES}), warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*separate the stored chunks")
+        da = _open(path, kind, {d: (-1 if d == dim else "auto") for d in da.dims})[name]
+    if split:
+        shape = " x ".join(f"{d}={max(c)}" for d, c in zip(da.dims, da.chunks))
+        warnings.warn(f"{path}: the file splits the time dimension {dim!r} over chunks; read "
+                      f"in chunks of whole series ({shape}), each file chunk read several "
+                      "times. Faster: store the file with whole series per chunk (e.g. "
+                      f"ds.chunk({{{dim!r}: -1, ...}}).to_zarr(...)), or give --chunks",
+                      UserWarning, stacklevel=2)
+    return da
+
+
+def read(path: str, var: str | None, dim: str = "time", chunks: str | None = None):
+    """The DataArray ``var`` of ``path`` with time dimension ``dim``; a NetCDF / Zarr input
+    is lazy (Dask), in chunks of whole series (see :func:`_stream_chunks`) unless ``chunks``
+    gives them."""
     if not Path(path).exists():
         raise InputError(f"{path}: no such file or directory")
     kind = _kind(path)
     if kind in ("zarr", "netcdf"):
         ch = parse_chunks(chunks)
-        try:
-            if kind == "zarr":
-                ds = xr.open_zarr(path, chunks=ch or {})
-            else:
-                ds = xr.open_dataset(path, chunks=ch or {})
-        except Exception as exc:
-            raise InputError(f"{path}: cannot be read as {kind} ({exc})") from None
-        return ds[_pick([str(v) for v in ds.data_vars], var, path, "variable")]
+        ds = _open(path, kind, ch or {})
+        name = _pick([str(v) for v in ds.data_vars], var, path, "variable")
+        return ds[name] if ch else _stream_chunks(path, kind, ds, name, dim)
+    import xarray as xr
     if kind == "csv":
         import pandas as pd
         df = pd.read_csv(path, index_col=0)
@@ -79,6 +120,14 @@ def read(path: str, var: str | None, dim: str = "time", chunks: str | None = Non
                          f"[series, time], got shape {a.shape}")
     dims = (dim,) if a.ndim == 1 else ("series", dim)
     return xr.DataArray(a, dims=dims, name=var or Path(path).stem)
+
+
+def reopen(path: str):
+    """A result :func:`write` wrote, opened lazily."""
+    import xarray as xr
+    if str(path).rstrip("/").lower().endswith(".zarr"):
+        return xr.open_zarr(path)
+    return xr.open_dataset(path, engine="h5netcdf", chunks={})
 
 
 def write(ds, path: str, progress: bool = True) -> None:

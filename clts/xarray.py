@@ -61,10 +61,24 @@ def _prepare(da, dim: str, name: str = "da"):
     if da.chunks is not None:
         axis = da.dims.index(dim)
         if len(da.chunks[axis]) > 1:
-            warnings.warn(f"{name}: the time dimension {dim!r} is split over "
-                          f"{len(da.chunks[axis])} chunks; rechunked to one chunk along it "
-                          "(each series is computed whole)", UserWarning, stacklevel=3)
-            da = da.chunk({dim: -1})
+            # whole series; the other dimensions keep their chunks unless a chunk would then
+            # exceed Dask's array.chunk-size (one chunk over y and x of a file stored as
+            # time slices would be the whole array): those are cut to it
+            import dask
+            from dask.utils import parse_bytes
+            new = {dim: -1}
+            block = da.sizes[dim] * da.dtype.itemsize * int(np.prod(
+                [max(c) for d, c in zip(da.dims, da.chunks) if d != dim]))
+            if block > parse_bytes(dask.config.get("array.chunk-size")):
+                new.update({d: "auto" for d in da.dims if d != dim})
+            nchunks = len(da.chunks[axis])
+            da = da.chunk(new)
+            cut = "" if len(new) == 1 else (
+                "; the other dimensions cut to chunks of " + " x ".join(
+                    f"{d}={max(c)}" for d, c in zip(da.dims, da.chunks) if d != dim))
+            warnings.warn(f"{name}: the time dimension {dim!r} is split over {nchunks} "
+                          f"chunks; rechunked to one chunk along it (each series is computed "
+                          f"whole){cut}", UserWarning, stacklevel=3)
     return da
 
 
@@ -77,9 +91,10 @@ def _float_dtype(da):
 
 def _apply(fn, da, dim, outs, kwargs, *, out_core=None, sizes=None):
     """apply_ufunc of ``fn`` over ``da`` with ``dim`` as the (last) core dimension; ``outs``:
-    [(name, dtype, has_time)]."""
+    [(name, dtype, has_time)], ``has_time`` a bool or the output's core dimensions."""
     xr = _xr()
-    core = [[out_core or dim] if has_t else [] for _, _, has_t in outs]
+    core = [list(c) if isinstance(c, (list, tuple)) else [out_core or dim] if c else []
+            for _, _, c in outs]
     res = xr.apply_ufunc(
         fn, da, kwargs=kwargs, input_core_dims=[[dim]], output_core_dims=core,
         exclude_dims={dim} if out_core else set(), dask="parallelized",
@@ -220,46 +235,61 @@ def bfast_monitor(da, start_monitor, *, dim: str = "time", device=None, **kwargs
 
 # -------------------------------------------------------------------------- matrix profile
 
-def _mp_block(y, *, m, self_join, kw):
+def _mp_block(y, *, m, k, self_join, kw):
     from .mp.api import matrix_profile as _mp
     lead, n = y.shape[:-1], y.shape[-1]
     flat = y.reshape(-1, n)
     l = n - m + 1
-    outs = [np.empty((flat.shape[0], l)), *(np.empty((flat.shape[0], l), np.int64)
-                                            for _ in range(3 if self_join else 1))]
+    kk = (k,) if k > 1 else ()           # k > 1: profile and index [..., l, k]
+    outs = [np.empty((flat.shape[0], l) + kk), np.empty((flat.shape[0], l) + kk, np.int64),
+            *(np.empty((flat.shape[0], l), np.int64) for _ in range(2 if self_join else 0))]
     for i, s in enumerate(flat):
-        r = _mp(s, m, progress=False, **kw)
-        outs[0][i], outs[1][i] = r.P[:, 0], r.I[:, 0]
+        r = _mp(s, m, k=k, progress=False, **kw)
+        outs[0][i], outs[1][i] = r.P.reshape((l,) + kk), r.I.reshape((l,) + kk)
         if self_join:
             outs[2][i], outs[3][i] = r.left_I, r.right_I
-    return tuple(o.reshape(lead + (l,)) for o in outs)
+    return tuple(o.reshape(lead + o.shape[1:]) for o in outs)
 
 
-def matrix_profile(da, m, *, dim: str = "time", device=None, **kwargs):
+def matrix_profile(da, m, *, dim: str = "time", k: int = 1, device=None, **kwargs):
     """Matrix profile (self-join) of every series of ``da`` along ``dim`` (``kwargs`` as
-    :func:`clts.matrix_profile`, k = 1). Returns a Dataset along the window starts (``dim``,
-    its coordinate cut to ``n - m + 1``) with ``profile``, ``index``, ``left_index``,
-    ``right_index`` and ``neighbour`` (the time coordinate of ``index``; -1 / NaT for none)."""
+    :func:`clts.matrix_profile`). Returns a Dataset along the window starts (``dim``, its
+    coordinate cut to ``n - m + 1``) with ``profile``, ``index``, ``left_index``,
+    ``right_index`` and ``neighbour`` (the time coordinate of ``index``; -1 / NaT for none).
+    ``k`` > 1: ``profile``, ``index`` and ``neighbour`` gain a last dimension ``k``
+    (coordinate 1..k, nearest first), as the numpy result's ``P`` / ``I`` [l, k]."""
     xr = _xr()
     da = _prepare(da, dim)
-    if kwargs.get("k", 1) != 1 or "T_B" in kwargs:
-        raise TypeError("clts.xarray.matrix_profile computes k = 1 self-joins; use "
-                        "clts.matrix_profile for top-k and AB-joins")
+    if "T_B" in kwargs:
+        raise TypeError("clts.xarray.matrix_profile computes self-joins; use "
+                        "clts.matrix_profile for AB-joins")
     n = da.sizes[dim]
     if not isinstance(m, (int, np.integer)) or isinstance(m, bool) or not 3 <= m <= n:
         raise ValueError(f"m must be an int in 3..{n} (the length of {dim!r}), got {m!r}")
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise ValueError(f"k must be an int >= 1, got {k!r}")
+    k = int(k)
+    if k > 1 and "k" in da.dims:
+        raise ValueError("k > 1 adds a dimension 'k', which da already has; rename it")
     l = n - int(m) + 1
     names = ("profile", "index", "left_index", "right_index")
-    outs = [(names[0], np.dtype(np.float64), True)] + [
-        (nm, np.dtype(np.int64), True) for nm in names[1:]]
+    kcore = ["window", "k"] if k > 1 else True
+    outs = [(names[0], np.dtype(np.float64), kcore), (names[1], np.dtype(np.int64), kcore)] + [
+        (nm, np.dtype(np.int64), True) for nm in names[2:]]
     out = _apply(_mp_block, da, dim, outs,
-                 dict(m=int(m), self_join=True, kw=dict(kwargs, device=_portable(device))),
-                 out_core="window", sizes={"window": l})
+                 dict(m=int(m), k=k, self_join=True,
+                      kw=dict(kwargs, device=_portable(device))),
+                 out_core="window", sizes={"window": l} | ({"k": k} if k > 1 else {}))
     dims = tuple("window" if d == dim else d for d in da.dims)
-    ds = xr.Dataset({k: v.transpose(*dims) for k, v in out.items()}, attrs=dict(da.attrs))
+    ds = xr.Dataset({nm: v.transpose(*dims, *(["k"] if "k" in v.dims else []))
+                     for nm, v in out.items()}, attrs=dict(da.attrs))
     ds = ds.rename({"window": dim})
+    if k > 1:
+        ds = ds.assign_coords(k=np.arange(1, k + 1))
+        ds["k"].attrs = {"long_name": "neighbour rank (1: nearest)"}
     for v in ds.data_vars:
         ds[v].attrs = {}
+    which = "nearest neighbour" if k == 1 else "k-th nearest neighbour"
     if dim in da.coords:
         tv = da[dim].values
         ds = ds.assign_coords({dim: tv[:l]})
@@ -268,11 +298,11 @@ def matrix_profile(da, m, *, dim: str = "time", device=None, **kwargs):
             lambda i: np.where(i >= 0, tv[np.clip(i, 0, None)], fill), ds["index"],
             dask="parallelized", output_dtypes=[tv.dtype if tv.dtype.kind == "M"
                                                 else np.dtype(np.float64)])
-        ds["neighbour"].attrs = {"long_name": f"{dim} of the nearest neighbour"}
-    ds["profile"].attrs = {"long_name": "z-normalised distance to the nearest neighbour"
+        ds["neighbour"].attrs = {"long_name": f"{dim} of the {which}"}
+    ds["profile"].attrs = {"long_name": f"z-normalised distance to the {which}"
                            if kwargs.get("normalize", True) else
-                           "Euclidean distance to the nearest neighbour"}
-    ds["index"].attrs = {"long_name": "position of the nearest neighbour (-1: none)"}
+                           f"Euclidean distance to the {which}"}
+    ds["index"].attrs = {"long_name": f"position of the {which} (-1: none)"}
     ds.attrs["clts_mp_m"] = int(m)
     return ds
 

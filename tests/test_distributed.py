@@ -81,3 +81,26 @@ def test_device_plugin_assigns_one_device_per_worker(client):
     client.register_plugin(cd.DevicePlugin(["pocl"]))
     import os
     assert set(client.run(lambda: os.environ["CLTS_DEVICE"]).values()) == {"pocl"}
+
+
+@pytest.mark.parametrize("k", [3, 17])
+def test_distributed_topk_identical_to_one_process(client, k):
+    # each worker's k-lists over its diagonals, merged by (distance, index): the single-process
+    # top-k, bit for bit; k = 17 is the blocked path (split by rows)
+    dev = clts.get_device(_pocl())
+    rng = np.random.default_rng(2)
+    T = np.cumsum(rng.standard_normal(1500))
+    T[300:340] = 3.0          # constant windows: every part scans them, each index kept once
+    r = cd.matrix_profile(client, T, 40, k=k, parts=3)
+    one = clts.matrix_profile(T, 40, k=k, device=dev)
+    assert r.P.shape == (len(T) - 39, k) and r.diagnostics["parts"] == 3
+    for key in ("P", "I", "left_P", "left_I", "right_P", "right_I"):
+        np.testing.assert_array_equal(getattr(r, key), getattr(one, key), err_msg=key)
+    I = np.sort(np.where(r.I < 0, -np.arange(1, k + 1), r.I), axis=1)
+    assert (np.diff(I, axis=1) != 0).all()                  # no neighbour index twice
+    A, B = T[:700], np.cumsum(rng.standard_normal(500))
+    B[100:130] = -1.0
+    r = cd.matrix_profile(client, A, 25, B, k=k, both=True)
+    one = clts.matrix_profile(A, 25, B, k=k, both=True, device=dev)
+    for key in ("P", "I", "P_B", "I_B"):
+        np.testing.assert_array_equal(getattr(r, key), getattr(one, key), err_msg=key)

@@ -91,6 +91,32 @@ def test_dask_stl_and_matrix_profile_identical(device):
     xr.testing.assert_identical(lazy.compute(), mp)
 
 
+def test_matrix_profile_topk_gains_a_k_dimension(device):
+    da = _cube(2, n=60, ny=2, nx=3).fillna(0.0)
+    mp = cx.matrix_profile(da, 10, k=3, device=device)
+    assert mp["profile"].dims == ("y", "x", "time", "k") == mp["index"].dims
+    assert mp["neighbour"].dims == ("y", "x", "time", "k")
+    assert mp["left_index"].dims == ("y", "x", "time")
+    assert mp["k"].values.tolist() == [1, 2, 3] and mp.sizes["time"] == 51
+    assert mp.attrs == da.attrs | {"clts_mp_m": 10} and mp["tile"].item() == "T31"
+    np.testing.assert_array_equal(mp["x"].values, da["x"].values)
+    one = clts.matrix_profile(da.values[1, 2], 10, k=3, device=device)
+    np.testing.assert_array_equal(mp["profile"].values[1, 2], one.P)
+    np.testing.assert_array_equal(mp["index"].values[1, 2], one.I)
+    np.testing.assert_array_equal(mp["right_index"].values[1, 2], one.right_I)
+    np.testing.assert_array_equal(mp["profile"].sel(k=1), cx.matrix_profile(
+        da, 10, device=device)["profile"])
+    i = int(one.I[4, 2])
+    assert mp["neighbour"].values[1, 2, 4, 2] == da["time"].values[i]
+    lazy = cx.matrix_profile(da.chunk({"x": 2}), 10, k=3, device=device)
+    assert lazy["profile"].chunks is not None
+    xr.testing.assert_identical(lazy.compute(), mp)
+    with pytest.raises(ValueError, match="k must be an int"):
+        cx.matrix_profile(da, 10, k=0)
+    with pytest.raises(ValueError, match="dimension 'k'"):
+        cx.matrix_profile(da.rename(x="k"), 10, k=2)
+
+
 def test_errors_name_the_problem():
     da = _cube(n=48)
     with pytest.raises(ValueError, match="no dimension 'date'"):

@@ -176,8 +176,8 @@ def _compute_once(T_A, m, T_B, k, exclusion_zone, normalize, precision, devices,
             "special_B": int(np.sum(B.flags & flags.SPECIAL > 0)),
             "nan_A": int(np.sum(A.flags & flags.NONFINITE)),
             "nan_B": int(np.sum(B.flags & flags.NONFINITE)), "devices": [d.slug for d in devs]}
-    if bands is not None and (k > 1 or len(devs) != 1):
-        raise ValueError("a band range (part of a distributed run) takes k = 1 and one device")
+    if bands is not None and len(devs) != 1:
+        raise ValueError("a band range (part of a distributed run) takes one device")
     job.bands = bands
     res = _topk(job) if k > 1 else _top1(job)
     if unit != 1.0:          # plain Euclidean distances scale with the series

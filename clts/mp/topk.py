@@ -18,8 +18,9 @@ from .series import _vw
 TOPK_MAX = 16
 
 
-def _block_profile(dev, p, A, B, self_join, ez, k):
-    """k nearest neighbours of every window of A in B from blocks of the distance matrix."""
+def _block_profile(dev, p, A, B, self_join, ez, k, rows=None):
+    """k nearest neighbours of every window of A in B from blocks of the distance matrix;
+    ``rows``: (first, end) computes only those windows of A (the others have none)."""
     import pyopencl.array as cla
     q = dev.queue
     # the k > 1 path runs in the exact precision (float64 unless precision="single")
@@ -38,8 +39,9 @@ def _block_profile(dev, p, A, B, self_join, ez, k):
     flA = A.flags_on(dev)
     flB = B.flags_on(dev)
     cols = np.arange(lB)
-    for i0 in range(0, lA, Bk):
-        nr = min(Bk, lA - i0)
+    r0, r1 = rows or (0, lA)
+    for i0 in range(r0, r1, Bk):
+        nr = min(Bk, r1 - i0)
         out.fill(np.inf)
         launch(dev, prg.kernel("block"), nr + lB - 1, None, np.int32(i0), np.int32(nr),
                np.int32(A.m), np.int32(lA), np.int32(lB),
@@ -85,21 +87,39 @@ def _block_profile(dev, p, A, B, self_join, ez, k):
     return res
 
 
-def _topk_blocked(dev, p, A, B, self_join, ez, k, both):
-    """k > TOPK_MAX: rows of the distance matrix on the device, top-k on the host."""
-    res = _block_profile(dev, p, A, B, self_join, ez, k)
+def _part_rows(l, bands):
+    """The rows of part ``bands = (part, parts)`` of a distributed run of the blocked path
+    (every row costs the same there: consecutive runs of about equal length)."""
+    if bands is None:
+        return None
+    part, parts = bands
+    return l * part // parts, l * (part + 1) // parts
+
+
+def _topk_blocked(dev, p, A, B, self_join, ez, k, both, bands=None):
+    """k > TOPK_MAX: rows of the distance matrix on the device, top-k on the host; ``bands``
+    (part, parts): only that part's rows (a distributed run)."""
+    res = _block_profile(dev, p, A, B, self_join, ez, k, _part_rows(A.l, bands))
     if not self_join and both:
-        rb = _block_profile(dev, p, B, A, False, ez, k)
+        rb = _block_profile(dev, p, B, A, False, ez, k, _part_rows(B.l, bands))
         res.update(P_B=rb["P"], I_B=rb["I"])
     return res
 
 
-def _merge_k(P, I, Pc, Ic, k):
+def _merge_k(P, I, Pc, Ic, k, unique=False):
     """Row-wise k best of two candidate sets [n, a] and [n, b]: smaller distance, then smaller
-    index; index -1 or an infinite distance is no candidate."""
+    index; index -1 or an infinite distance is no candidate. ``unique``: an index in both sets
+    counts once, at its smaller distance (the parts of a distributed run overlap where each
+    scans the special windows)."""
     Pa = np.concatenate([P, Pc], axis=1)
     Ia = np.concatenate([I, Ic], axis=1)
     bad = (Ia < 0) | ~np.isfinite(Pa)
+    if unique:      # sorted by (index, distance), every repeat of an index is dropped
+        o = np.lexsort((Pa, np.where(bad, -1, Ia)), axis=1)
+        Is = np.take_along_axis(np.where(bad, -1, Ia), o, 1)
+        rep = np.zeros(Is.shape, bool)
+        rep[:, 1:] = (Is[:, 1:] == Is[:, :-1]) & (Is[:, 1:] >= 0)
+        np.put_along_axis(bad, o, np.take_along_axis(bad, o, 1) | rep, 1)
     Pa = np.where(bad, np.inf, Pa)
     Ia = np.where(bad, -1, Ia)
     o = np.lexsort((np.where(bad, np.iinfo(np.int64).max, Ia), Pa), axis=1)[:, :k]
@@ -161,7 +181,7 @@ def _topk(job):
     A, B = job.A, job.B
     dev = job.devs[0]
     if k > TOPK_MAX:
-        return _topk_blocked(dev, p, A, B, self_join, ez, k, both)
+        return _topk_blocked(dev, p, A, B, self_join, ez, k, both, job.bands)
     lA, lB = A.l, B.l
     partial = _diag_all(job)
     empty = lambda n: [np.full((n, k), np.inf), np.full((n, k), -1, np.int64)]  # noqa: E731

@@ -6,7 +6,8 @@
   chunk's upload and the previous one's download overlapping the current one's compute.
 - On CPU devices numpy memory is used in place (:func:`host_array`, ``CL_MEM_USE_HOST_PTR``)
   where the driver accepts its pointer, else through pooled aligned staging arrays
-  (:class:`HostIO`); ``CLTS_ZERO_COPY=0`` makes every transfer a real one.
+  (:func:`lend_staging`; ``pipeline.ChunkIO`` uses both); ``CLTS_ZERO_COPY=0`` makes every
+  transfer a real one.
 - :func:`scratch` gives temporaries from a per-device memory pool.
 """
 from __future__ import annotations
@@ -71,17 +72,6 @@ def max_chunk_env() -> int | None:
         raise ValueError(f"CLTS_MAX_CHUNK must be a positive integer (batch items per chunk), "
                          f"got {env!r}")
     return value
-
-
-def chunk_progress(chunks, *, desc="", disable=None):
-    """Iterate ``chunks`` ([(start, stop), ...] of one batch) with a progress bar, recording
-    the chunk being run so that a failure can name it (``faults.with_smaller_chunks``)."""
-    from .faults import enter_chunk
-    total = chunks[-1][1] if chunks else 0
-    for i, (a, b) in enumerate(progress(chunks, total=len(chunks), desc=desc, unit="chunk",
-                                        disable=disable)):
-        enter_chunk(i, a, b, len(chunks), total)
-        yield a, b
 
 
 def progress(iterable, *, total=None, desc="", unit="chunk", disable=None):
@@ -211,7 +201,7 @@ def host_ptr_alignment(device) -> int | None:
 def host_array(device, a: np.ndarray, *, write: bool = False):
     """A device array over the memory of the C-contiguous numpy array ``a`` when the device
     uses it in place (see :func:`host_ptr_alignment`), else None (the caller copies). After the
-    kernels that write it, :func:`sync_host` makes the host side current."""
+    kernels that write it, a map of it makes the host side current (``pipeline.ChunkIO.fetch``)."""
     al = host_ptr_alignment(device)
     if (al is None or a.size == 0 or not a.flags.c_contiguous or a.ctypes.data % al
             or (write and not a.flags.writeable)):
@@ -222,16 +212,6 @@ def host_array(device, a: np.ndarray, *, write: bool = False):
     buf = cl.Buffer(device.context, (mf.READ_WRITE if write else mf.READ_ONLY)
                     | mf.USE_HOST_PTR, hostbuf=a)
     return cla.Array(device.queue, a.shape, a.dtype, data=buf)
-
-
-def sync_host(device, arr) -> None:
-    """Wait for the kernels writing the in-place array ``arr`` and map it: the host memory it
-    was made from holds the results (a no-op copy on devices that share memory)."""
-    import pyopencl as cl
-    m, ev = cl.enqueue_map_buffer(device.queue, arr.data, cl.map_flags.READ, 0,
-                                  (arr.nbytes,), np.uint8)
-    ev.wait()
-    m.base.release(device.queue).wait()
 
 
 #: host memory the staging pool of one device keeps between calls
@@ -259,74 +239,6 @@ def return_staging(device, raws) -> None:
             if total <= STAGING_POOL_BYTES:
                 break
             total -= nb * len(pool.pop(nb))
-
-
-class HostIO:
-    """Device arrays for the numpy inputs and outputs of one call, made without an OpenCL
-    transfer where the device shares host memory: the numpy array itself in place when its
-    pointer suits the device, else a copy through a pooled aligned host array used in place (a
-    memcpy: the Intel CPU runtime's own upload of 50,000 x 115 float64 took ~30 ms an array,
-    the copy ~5 ms), else (discrete devices) a pooled device array and an ordinary transfer.
-    A context manager around the kernels of one chunk: leaving it waits for the queue, makes
-    the outputs current on the host and returns the staging arrays to the pool."""
-
-    def __init__(self, device):
-        self.device = device
-        self.staged = []          # pooled host arrays lent to this call
-        self.outputs = []         # (device array, numpy destination or None, staged view)
-
-    def __enter__(self):
-        return self
-
-    def _stage(self, h: np.ndarray) -> np.ndarray:
-        raw = lend_staging(self.device, h.nbytes)
-        self.staged.append(raw)
-        return raw.view(h.dtype).reshape(h.shape)
-
-    def __call__(self, h: np.ndarray):
-        """An input (C-contiguous numpy array) as a device array."""
-        dev = self.device
-        arr = host_array(dev, h)
-        if arr is not None:
-            return arr
-        if host_ptr_alignment(dev) is None or h.size == 0:
-            return upload_scratch(dev, h)
-        view = self._stage(h)
-        np.copyto(view, h)
-        return host_array(dev, view)
-
-    def output(self, dest: np.ndarray):
-        """A device array the kernels write ``dest`` (numpy, any layout) through."""
-        dev = self.device
-        arr = host_array(dev, dest, write=True)
-        if arr is not None:
-            self.outputs.append((arr, None, None))
-            return arr
-        if host_ptr_alignment(dev) is None or dest.size == 0:
-            arr = scratch(dev, dest.shape, dest.dtype)
-            self.outputs.append((arr, dest, None))
-            return arr
-        view = self._stage(dest)
-        arr = host_array(dev, view, write=True)
-        self.outputs.append((arr, dest, view))
-        return arr
-
-    def __exit__(self, *exc):
-        dev = self.device
-        try:
-            if exc[0] is None:
-                for arr, dest, view in self.outputs:
-                    if view is not None or dest is None:
-                        sync_host(dev, arr)
-                        if view is not None:
-                            np.copyto(dest, view)
-                    else:
-                        dest[...] = arr.get()
-            dev.queue.finish()
-        finally:
-            return_staging(dev, self.staged)
-            self.staged, self.outputs = [], []
-        return False
 
 
 def host_empty(device, shape, dtype) -> np.ndarray:

@@ -36,8 +36,8 @@ import threading
 import numpy as np
 
 from .faults import enter_chunk
-from .memory import (host_array, host_ptr_alignment, lend_staging, progress, return_staging,
-                     scratch)
+from .memory import (host_array, host_ptr_alignment, keep_on_simulator, lend_staging, progress,
+                     return_staging, scratch)
 
 #: module-level switch: False runs every chunk loop strictly one chunk after another
 PIPELINE = True
@@ -190,7 +190,12 @@ def aligned_multiple(device, row_bytes: int, multiple: int = 1) -> int:
 def slot_scratch(device, shape, dtype):
     """A device array for a slot, from a pool of its own: the scratch pool hands a buffer
     back as soon as its array is dropped, while kernels on the device queue may still use it
-    (safe for them, the queue is in order); a transfer on the copy queue would race them."""
+    (safe for them, the queue is in order); a transfer on the copy queue would race them.
+    On Oclgrind a zero-filled buffer, as STL's temporaries there: its uninitialised-value
+    checker misreads buffers that kernels of an earlier call wrote."""
+    if device.info.simulator:
+        import pyopencl.array as cla
+        return keep_on_simulator(device, cla.to_device(device.queue, np.zeros(shape, dtype)))
     return scratch(device, shape, dtype, pool_name="_slot_pool")
 
 

@@ -74,8 +74,13 @@ def max_chunk_env() -> int | None:
     return value
 
 
+#: seconds a loop runs before its progress bar appears (short calls print nothing)
+PROGRESS_DELAY = 0.5
+
+
 def progress(iterable, *, total=None, desc="", unit="chunk", disable=None):
-    """A tqdm progress bar when tqdm is installed and there is more than one step."""
+    """A tqdm progress bar when tqdm is installed, there is more than one step and the loop
+    lasts longer than :data:`PROGRESS_DELAY` seconds."""
     if total is None:
         try:
             total = len(iterable)
@@ -89,7 +94,8 @@ def progress(iterable, *, total=None, desc="", unit="chunk", disable=None):
         from tqdm.auto import tqdm
     except ImportError:
         return iterable
-    return tqdm(iterable, total=total, desc=desc, unit=unit, file=sys.stderr, leave=False)
+    return tqdm(iterable, total=total, desc=desc, unit=unit, file=sys.stderr, leave=False,
+                delay=PROGRESS_DELAY)
 
 
 def to_device(device, array, dtype=None):

@@ -47,7 +47,7 @@ from .common import STATUS, ZERO_VARIANCE_ULPS
 from .common import (CONVENTIONS, HISTORIES, critical_value, design_matrix, end_of_history,
                      log_plus, n_coef, rec_cusum_bound, trend_scaling, unscale_coef)
 from .common import time_axis as _time_axis
-from .plan import Plan, make_plan
+from .plan import Plan, chunk_cap, make_plan
 
 _INT_TYPES = {np.dtype(np.int8): "char", np.dtype(np.uint8): "uchar",
               np.dtype(np.int16): "short", np.dtype(np.uint16): "ushort",
@@ -202,7 +202,8 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=365.0, trend=True, hfrac
         Show a progress bar over chunks when ``tqdm`` is installed (``progress_bar`` is its
         deprecated name).
     **plan_overrides
-        ``lanes``, ``wg``, ``roc_wg``: force plan parameters.
+        ``lanes``, ``wg``, ``roc_wg``, ``chunk_bytes`` (largest cube + scratch bytes of one
+        chunk, 0: no cap): force plan parameters.
 
     Returns
     -------
@@ -370,6 +371,9 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
         per += [(K * (K + 1) // 2 + K + 2) * rs, (K + 1) * rs]
     if detailed:
         per += [K * rs, rs, (N - n) * rs, (N - n) * rs, N * rs]
+    cap = chunk_cap(plan, N, isz, rs)          # the profile's cache-sized chunks
+    if cap is not None:
+        max_items = cap if max_items is None else min(max_items, cap)
     chunks = chunk_sizes(M, per, dev, fixed_bytes=(N * K + N) * rs, multiple=W * plan.wg,
                          max_items=max_items)
     ctx = dev.context

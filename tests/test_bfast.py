@@ -186,6 +186,21 @@ def test_chunked_equals_unchunked(device, monkeypatch):
         np.testing.assert_array_equal(getattr(parts, name), getattr(whole, name), err_msg=name)
 
 
+def test_cache_sized_chunks_equal_one_piece(device):
+    """bfast.chunk_bytes caps a chunk's cube + scratch (the profile's value on a CPU; forced
+    here): 70 pixels of N values in chunks of a work-group, identical to no cap."""
+    y, t, start = _cube(4, M=70)
+    whole = bfast_monitor(y, t, start, device=device, chunk_bytes=0)
+    assert whole.plan.chunk_bytes == 0
+    per = y.shape[0] * 2 * y.dtype.itemsize
+    parts = bfast_monitor(y, t, start, device=device, chunk_bytes=per)   # 1 pixel: a group
+    assert parts.plan.chunk_bytes == per
+    for name in ("breaks", "means", "magnitudes", "valids", "status"):
+        np.testing.assert_array_equal(getattr(parts, name), getattr(whole, name), err_msg=name)
+    with pytest.raises(ValueError, match="chunk_bytes"):
+        bfast_monitor(y, t, start, device=device, chunk_bytes=-1)
+
+
 # ------------------------------------------------------------------ edge cases
 @pytest.mark.parametrize("version", ["fused", "multi"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])

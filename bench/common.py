@@ -64,6 +64,16 @@ def median_time(fn, repeats: int = 5, warmup: int = 1) -> float:
     return statistics.median(ts)
 
 
+def quiet(logger: str = "clts") -> None:
+    """A benchmark's output stays its table: no progress bars, no library log lines below
+    ERROR from ``logger``, no warnings."""
+    import logging
+    import warnings
+    os.environ.setdefault("CLTS_NO_PROGRESS", "1")
+    logging.getLogger(logger).setLevel(logging.ERROR)
+    warnings.simplefilter("ignore")
+
+
 def machine_line(dev=None) -> str:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     s = f"{platform.node()} {platform.processor() or platform.machine()}, {os.cpu_count()} cpus, load {load:.2f}"

@@ -11,11 +11,8 @@ generic / tuned per workload.
 from __future__ import annotations
 
 import argparse
-import logging
-import os
 import sys
 import time
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -52,9 +49,8 @@ def main(argv=None):
     ap.add_argument("--device", default=None)
     ap.add_argument("--rounds", type=int, default=7)
     args = ap.parse_args(argv)
-    os.environ.setdefault("CLTS_NO_PROGRESS", "1")
-    logging.getLogger("clts").setLevel(logging.ERROR)
-    warnings.simplefilter("ignore")
+    from common import quiet
+    quiet()
     import clts
     from clts.runtime import devices, profiles
     from common import machine_line

@@ -12,11 +12,8 @@ call on device arrays.
 from __future__ import annotations
 
 import argparse
-import logging
-import os
 import sys
 import time
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -30,9 +27,8 @@ def main(argv=None):
     ap.add_argument("--device", default=None)
     ap.add_argument("--rounds", type=int, default=5)
     args = ap.parse_args(argv)
-    os.environ.setdefault("CLTS_NO_PROGRESS", "1")
-    logging.getLogger("clts").setLevel(logging.ERROR)
-    warnings.simplefilter("ignore")
+    from common import quiet
+    quiet()
     import clts
     from clts.ocean.inputs import benchmark_inputs
     from clts.runtime import timing

@@ -19,12 +19,10 @@ means the driver ran them one after another whatever the queues. Results go to `
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import statistics
 import sys
 import time
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -76,9 +74,8 @@ def main(argv=None):
     ap.add_argument("--only", default=None, help="comma-separated workload name parts")
     ap.add_argument("--slots", type=int, default=2)
     args = ap.parse_args(argv)
-    os.environ.setdefault("CLTS_NO_PROGRESS", "1")
-    logging.getLogger("clts").setLevel(logging.ERROR)
-    warnings.simplefilter("ignore")
+    from common import quiet
+    quiet()
     import clts
     from clts.runtime import pipeline, timing
     from common import machine_line, write_result

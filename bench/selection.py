@@ -17,10 +17,8 @@ one.
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import sys
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -148,9 +146,8 @@ def main(argv=None):
         os.environ["CLTS_PROFILE_PATH"] = str(Path(args.profile).resolve())
     if args.device:
         os.environ["CLTS_DEVICE"] = args.device
-    os.environ.setdefault("CLTS_NO_PROGRESS", "1")
-    logging.getLogger("clts.profiles").setLevel(logging.ERROR)
-    warnings.simplefilter("ignore")
+    from common import quiet
+    quiet("clts.profiles")
     import clts
     from common import machine_line
     if args.generic:

@@ -182,7 +182,7 @@ def test_pipelined_chunks_match_one_pass(device, n_chunk, monkeypatch):
     """Copy + scale through the copy/compute pipeline in chunks == the whole array at once."""
     import pyopencl as cl
 
-    from clts.runtime.memory import run_pipelined
+    from clts.runtime.pipeline import run_pipelined
     monkeypatch.setenv("CLTS_MAX_CHUNK", str(n_chunk))
     x = np.random.default_rng(1).standard_normal((300, 8)).astype(np.float32)
     out = np.full_like(x, np.nan)

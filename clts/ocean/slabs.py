@@ -22,16 +22,15 @@ the grid:
   fluxes of faces i-1 and i, the lateral diffusion fluxes of i-1 and i) and the interior test
   ``2 <= i <= nx-3`` as above.
 
-Chunks are run by ``runtime.memory.run_pipelined``: the next slab's upload (on the copy queue)
+Chunks are run by ``runtime.pipeline.run_pipelined``: the next slab's upload (on the copy queue)
 overlaps this slab's kernels, each of ``SLOTS`` buffer sets reused once its download finished.
 """
 from __future__ import annotations
 
 from ..errors import DeviceError
 from ..runtime import faults
-from ..runtime.memory import (chunk_sizes, copy_queue, host_array, run_pipelined, scratch,
-                              upload_scratch)
-from ..runtime.pipeline import device_marker
+from ..runtime.memory import chunk_sizes, host_array, scratch, upload_scratch
+from ..runtime.pipeline import copy_queue, device_marker, run_pipelined
 
 #: rows of halo on each side of a slab: the reach of every ocean stencil along x
 HALO = 2

@@ -2,7 +2,7 @@
 
 - :func:`chunk_sizes` splits a batch along its batch axis into chunks whose buffers fit the
   device (``max_mem_alloc_size``, a share of global memory; ``CLTS_MAX_CHUNK`` caps them);
-  ``clts.runtime.pipeline.run_pipelined`` (also importable from here) runs them with the next
+  ``clts.runtime.pipeline.run_pipelined`` runs them with the next
   chunk's upload and the previous one's download overlapping the current one's compute.
 - On CPU devices numpy memory is used in place (:func:`host_array`, ``CL_MEM_USE_HOST_PTR``)
   where the driver accepts its pointer, else through pooled aligned staging arrays
@@ -117,20 +117,6 @@ def empty(device, shape, dtype):
 def zeros(device, shape, dtype):
     import pyopencl.array as cla
     return cla.zeros(device.queue, shape, dtype)
-
-
-def copy_queue(device):
-    """A second in-order queue on the device's context (see ``clts.runtime.pipeline``)."""
-    from .pipeline import copy_queue as cq
-    return cq(device)
-
-
-def run_pipelined(device, chunks, *, upload, compute, download, slots: int = 2,
-                  desc: str = "", unit: str = "chunk", disable=None):
-    """The chunk loop of every batched algorithm: ``clts.runtime.pipeline.run_pipelined``."""
-    from .pipeline import run_pipelined as run
-    return run(device, chunks, upload=upload, compute=compute, download=download, slots=slots,
-               desc=desc, unit=unit, disable=disable)
 
 
 def scratch(device, shape, dtype, *, pool_name: str = "_pool"):

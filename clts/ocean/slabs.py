@@ -29,8 +29,8 @@ from __future__ import annotations
 
 from ..errors import DeviceError
 from ..runtime import faults
-from ..runtime.memory import chunk_sizes, host_array, scratch, upload_scratch
-from ..runtime.pipeline import copy_queue, device_marker, run_pipelined
+from ..runtime.memory import chunk_sizes, host_array, upload_scratch
+from ..runtime.pipeline import copy_queue, device_marker, run_pipelined, slot_scratch
 
 #: rows of halo on each side of a slab: the reach of every ocean stencil along x
 HALO = 2
@@ -100,7 +100,9 @@ def _run_slabs(dev, what, nx, chunks, inputs, sliced, outputs, slab, in_place=Fa
     rows_max = max(hi - lo for lo, hi in (slab_of(a, b, nx) for a, b in chunks))
     const = {n: upload_scratch(dev, a) for n, a in inputs.items() if n not in sliced}
     bufs = [{} for _ in range(SLOTS)]         # device input slabs (made when first needed)
-    obufs = [[scratch(dev, (rows_max,) + o.shape[1:], o.dtype) for o in outputs]
+    # slot buffers come from the chunk loop's own pool (``slot_scratch``): the copy queue
+    # reads and writes them, which a buffer the kernels' pool lends again would race
+    obufs = [[slot_scratch(dev, (rows_max,) + o.shape[1:], o.dtype) for o in outputs]
              for _ in range(SLOTS)]
     keep = [None] * SLOTS
     placed = [{} for _ in range(SLOTS)]       # input slabs used in place, per slot
@@ -116,8 +118,8 @@ def _run_slabs(dev, what, nx, chunks, inputs, sliced, outputs, slab, in_place=Fa
                 continue
             placed[slot].pop(n, None)
             if n not in bufs[slot]:
-                bufs[slot][n] = scratch(dev, (rows_max,) + inputs[n].shape[1:],
-                                        inputs[n].dtype)
+                bufs[slot][n] = slot_scratch(dev, (rows_max,) + inputs[n].shape[1:],
+                                             inputs[n].dtype)
             events.append(cl.enqueue_copy(queue, bufs[slot][n].data, inputs[n][lo:hi],
                                           is_blocking=False))
         return events

@@ -37,8 +37,31 @@ def _xr():
     return xarray
 
 
-def _prepare(da, dim: str, name: str = "da"):
-    """Check ``da`` and its time dimension; one chunk along it (with a warning)."""
+def _fill_values(da) -> list:
+    """The ``_FillValue`` / ``missing_value`` of data that were not decoded (opened with
+    ``mask_and_scale=False``, or integer data kept raw): they are in ``attrs`` then."""
+    out = []
+    for key in ("_FillValue", "missing_value"):
+        v = da.attrs.get(key)
+        if v is not None:
+            out += [x for x in np.atleast_1d(v).tolist() if x == x]     # NaN masks itself
+    return out
+
+
+def _mask_fill(da):
+    """``da`` with its undecoded fill values as NaN (integers become floats)."""
+    fills = _fill_values(da)
+    if not fills:
+        return da
+    attrs = {k: v for k, v in da.attrs.items() if k not in ("_FillValue", "missing_value")}
+    out = da.where(~da.isin(fills))
+    out.attrs = attrs
+    return out
+
+
+def _prepare(da, dim: str, name: str = "da", mask: bool = True):
+    """Check ``da`` and its time dimension (strictly increasing, whatever its kind); undecoded
+    fill values masked (``mask``); one chunk along the time dimension (with a warning)."""
     xr = _xr()
     if isinstance(da, xr.Dataset):
         raise TypeError(f"{name} must be a DataArray; pick a variable of the Dataset "
@@ -48,16 +71,12 @@ def _prepare(da, dim: str, name: str = "da"):
     if dim not in da.dims:
         raise ValueError(f"{name} has no dimension {dim!r} (dimensions {tuple(da.dims)}); "
                          "give dim=")
-    if dim in da.coords:
-        t = da[dim].values
-        if t.dtype.kind in "Mmfiu" and t.size > 1:
-            d = np.diff(t)
-            bad = ~(d > np.zeros((), d.dtype))
-            if bad.any():
-                i = int(np.argmax(bad))
-                raise ValueError(f"the {dim!r} coordinate of {name} is not strictly increasing "
-                                 f"(at position {i + 1}: {t[i]} then {t[i + 1]}); sort it first "
-                                 f"with da.sortby({dim!r})")
+    if dim in da.coords:                   # numbers, datetime64 and cftime alike
+        from .timeaxis import check_increasing
+        check_increasing(da[dim].values, f"the {dim!r} coordinate of {name}",
+                         f"; sort it first with da.sortby({dim!r}) (and drop duplicates)")
+    if mask:
+        da = _mask_fill(da)
     if da.chunks is not None:
         axis = da.dims.index(dim)
         if len(da.chunks[axis]) > 1:
@@ -122,6 +141,8 @@ def stl(da, period, *, dim: str = "time", device=None, **kwargs):
     (series that came back NaN), ``da``'s coordinates and attributes kept."""
     xr = _xr()
     da = _prepare(da, dim)
+    from .stl.api import check_arguments
+    check_arguments(da.sizes[dim], period, **kwargs)    # now, not inside a Dask compute
     dt = _float_dtype(da)
     names = ("seasonal", "trend", "resid", "weights")
     out = _apply(_stl_block, da, dim,
@@ -135,28 +156,36 @@ def stl(da, period, *, dim: str = "time", device=None, **kwargs):
     return ds
 
 
-def _time_units(da, dim, per):
-    """Times of ``dim`` as floats and their unit's name."""
-    if dim not in da.coords:
+def _time_units(da, dim, per, time_unit=None):
+    """Times of ``dim`` as floats and their unit's name: years (``per="day"``: days) of the
+    axis's calendar for datetime64 and cftime dates, coordinate units (named ``time_unit``)
+    for numbers, steps (``per="step"``, or no coordinate)."""
+    from .timeaxis import days, kind, year_days
+    if dim not in da.coords or per == "step":
+        if per not in (None, "step"):
+            raise ValueError(f"per={per!r} needs a date {dim!r} coordinate")
         return np.arange(da.sizes[dim], dtype=np.float64), "step"
     t = da[dim].values
-    if t.dtype.kind == "M":
-        days = (t - t[0]) / np.timedelta64(1, "D")
+    if kind(t, dim) != "number":
         unit = per or "year"
-        scale = {"year": 365.25, "day": 1.0}.get(unit)
-        if scale is None:
-            raise ValueError(f"per must be 'year' or 'day' for a datetime {dim!r}, got {per!r}")
-        return days.astype(np.float64) / scale, unit
-    if per not in (None, "step", "unit"):
-        raise ValueError(f"per={per!r} needs a datetime {dim!r} coordinate")
-    if per == "step":
-        return np.arange(t.size, dtype=np.float64), "step"
-    return t.astype(np.float64), "coordinate unit"
+        if unit not in ("year", "day"):
+            raise ValueError(f"per must be 'year', 'day' or 'step' for a date {dim!r}, "
+                             f"got {per!r}")
+        d = days(t)
+        return (d if unit == "day" else d / year_days(t)), unit
+    if per not in (None, "unit"):
+        raise ValueError(f"per={per!r} needs a date {dim!r} coordinate (numbers: per=None or "
+                         "'step')")
+    return t.astype(np.float64), time_unit or da[dim].attrs.get("units") or "coordinate unit"
 
 
-def trend_slope(da, period=None, *, dim: str = "time", per=None, device=None, **kwargs):
-    """Least-squares slope of the STL trend of every series, per year (``per="day"``) for a
-    datetime ``dim``, per coordinate unit for a numeric one (``per="step"``: per time step).
+def trend_slope(da, period=None, *, dim: str = "time", per=None, time_unit=None, device=None,
+                **kwargs):
+    """Least-squares slope of the STL trend of every series: per year (``per="day"``: per day)
+    for dates (datetime64, or cftime dates: a year of their calendar, 360 days for
+    ``360_day``); per coordinate unit for numbers (``time_unit`` names it in the ``units``
+    attribute, default the coordinate's own ``units`` or "coordinate unit": time steps 0, 1,
+    ... give a slope per step, decimal years one per year); ``per="step"``: per time step.
     ``da``: a DataArray (STL runs first, ``period`` and ``kwargs`` as :func:`stl`) or the
     Dataset :func:`stl` returned. A failed series gives NaN."""
     xr = _xr()
@@ -169,7 +198,7 @@ def trend_slope(da, period=None, *, dim: str = "time", per=None, device=None, **
         if period is None:
             raise ValueError("trend_slope needs period= to run STL on a DataArray")
         trend = stl(da, period, dim=dim, device=device, **kwargs)["trend"]
-    t, unit = _time_units(trend, dim, per)
+    t, unit = _time_units(trend, dim, per, time_unit)
     tc = xr.DataArray(t - t.mean(), dims=(dim,))
     slope = ((trend - trend.mean(dim)) * tc).sum(dim, skipna=False) / float((tc * tc).sum())
     slope.name = "trend_slope"
@@ -196,7 +225,10 @@ def bfast_monitor(da, start_monitor, *, dim: str = "time", device=None, **kwargs
     a Dataset with ``breaks``, ``break_dates``, ``magnitudes``, ``means``, ``valids``,
     ``status`` (+ ``history_start`` with ``history="ROC"``) over the non-time dimensions."""
     xr = _xr()
-    da = _prepare(da, dim)
+    fills = _fill_values(da) if da.dtype.kind in "iu" and "nodata" not in kwargs else []
+    if len(fills) == 1:                    # integers stay integers: the kernel masks nodata
+        kwargs = dict(kwargs, nodata=fills[0])
+    da = _prepare(da, dim, mask=len(fills) != 1)
     if dim not in da.coords:
         raise ValueError(f"bfast_monitor needs the dates: give {dim!r} a coordinate")
     for bad in ("detailed", "time_axis", "dates"):
@@ -204,12 +236,15 @@ def bfast_monitor(da, start_monitor, *, dim: str = "time", device=None, **kwargs
             raise TypeError(f"clts.xarray.bfast_monitor does not take {bad}= (use the numpy "
                             "function for per-date outputs)")
     dates = da[dim].values
-    if isinstance(start_monitor, str) and dates.dtype.kind == "M":
-        start_monitor = np.datetime64(start_monitor)
+    from .bfast.api import check_arguments
+    from .timeaxis import kind, parse_date
+    if isinstance(start_monitor, str) and kind(dates, dim) != "number":
+        start_monitor = parse_date(start_monitor, dates)
+    check_arguments(dates, start_monitor, **kwargs)     # now, not inside a Dask compute
     dt = np.dtype(kwargs.get("dtype") or (da.dtype if da.dtype.kind == "f" and da.dtype.itemsize
                                           >= 4 else np.float32))
     roc = kwargs.get("history", "all") == "ROC"
-    bd = dates.dtype if dates.dtype.kind == "M" else np.dtype(np.float64)
+    bd = dates.dtype if dates.dtype.kind in "MO" else np.dtype(np.float64)  # O: cftime
     outs = [("breaks", np.dtype(np.int32), False), ("break_dates", bd, False),
             ("magnitudes", dt, False), ("means", dt, False), ("valids", np.dtype(np.int32), False),
             ("status", np.dtype(np.int32), False)]
@@ -293,10 +328,11 @@ def matrix_profile(da, m, *, dim: str = "time", k: int = 1, device=None, **kwarg
     if dim in da.coords:
         tv = da[dim].values
         ds = ds.assign_coords({dim: tv[:l]})
-        fill = np.datetime64("NaT") if tv.dtype.kind == "M" else np.nan
+        # NaT for datetime64, None for cftime dates (object dtype), NaN for numbers
+        fill = {"M": np.datetime64("NaT"), "O": None}.get(tv.dtype.kind, np.nan)
         ds["neighbour"] = xr.apply_ufunc(
             lambda i: np.where(i >= 0, tv[np.clip(i, 0, None)], fill), ds["index"],
-            dask="parallelized", output_dtypes=[tv.dtype if tv.dtype.kind == "M"
+            dask="parallelized", output_dtypes=[tv.dtype if tv.dtype.kind in "MO"
                                                 else np.dtype(np.float64)])
         ds["neighbour"].attrs = {"long_name": f"{dim} of the {which}"}
     ds["profile"].attrs = {"long_name": f"z-normalised distance to the {which}"

@@ -47,6 +47,7 @@ from .common import STATUS, ZERO_VARIANCE_ULPS
 from .common import (CONVENTIONS, HISTORIES, critical_value, design_matrix, end_of_history,
                      log_plus, n_coef, rec_cusum_bound, trend_scaling, unscale_coef)
 from .common import time_axis as _time_axis
+from ..timeaxis import is_cftime, kind, parse_date, show
 from .plan import Plan, chunk_cap, make_plan
 
 _INT_TYPES = {np.dtype(np.int8): "char", np.dtype(np.uint8): "uchar",
@@ -65,7 +66,8 @@ class BfastResult:
         Index of the first break among the monitoring dates (every date counts, from 0); -1 no
         break; -2 not tested (``status`` says why).
     break_dates : numpy.ndarray
-        The date of the break (NaT / NaN when none), of the kind of ``dates``.
+        The date of the break (NaT / NaN / None for cftime dates when none), of the kind of
+        ``dates``.
     magnitudes : numpy.ndarray or None
         Median of the valid monitoring residuals (None with ``magnitudes=False``).
     means : numpy.ndarray
@@ -140,6 +142,33 @@ def _check_params(k, freq, hfrac, level, period, history, convention, trend):
     return critical_value(hfrac, level, period, convention)
 
 
+def _history_end(t, ts, dates, start_monitor) -> int:
+    """end_of_history, its range error in dates when the axis holds dates."""
+    try:
+        return end_of_history(t, ts)
+    except ValueError:
+        dd = np.asarray(dates).ravel()
+        if kind(dd) == "number":
+            raise
+        raise ValueError(f"start_monitor ({show(start_monitor)}) must lie after the first date "
+                         f"({show(dd[0])}) and at or before the last date ({show(dd[-1])}) "
+                         "of the time axis") from None
+
+
+def check_arguments(dates, start_monitor, *, k=3, freq=365.0, trend=True, hfrac=0.25,
+                    level=0.05, history="all", convention="r", period=10, **_):
+    """The checks :func:`bfast_monitor` makes of its arguments and dates, without data or a
+    device (for callers that must refuse bad arguments before they start, as the command line
+    does before it writes a file). Raises as :func:`bfast_monitor` would."""
+    _check_params(k, freq, hfrac, level, period, history, convention, trend)
+    if isinstance(start_monitor, str) and not is_cftime(dates):
+        start_monitor = parse_date(start_monitor, np.array([], "datetime64[D]"))
+    t, ts = _time_axis(dates, start_monitor)
+    if t.size < 2 or np.any(np.diff(t) <= 0) or not np.all(np.isfinite(t)):
+        raise ValueError("dates must be finite and strictly increasing")
+    _history_end(t, ts, dates, start_monitor)
+
+
 @renamed(progress_bar="progress")
 def bfast_monitor(y, dates, start_monitor, *, k=3, freq=365.0, trend=True, hfrac=0.25,
                   level=0.05, history="all", convention="r", magnitudes=True, detailed=False,
@@ -160,9 +189,10 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=365.0, trend=True, hfrac
         DataFrame come back as Series indexed by its columns, of a DataArray as DataArrays
         without the time dimension.
     dates : array_like or None
-        One date per time step, strictly increasing: datetime64 / datetime / date (time in
-        days since 1 January of the first year) or numbers such as decimal years (then give
-        ``freq=1``). None: the index of a pandas ``y``, the time coordinate of a DataArray.
+        One date per time step, strictly increasing: datetime64 / datetime / date or cftime
+        dates of any calendar (time in days since 1 January of the first year, in that
+        calendar: give ``freq=360`` for ``360_day``) or numbers such as decimal years (then give
+        ``freq=1``) or time steps (``freq`` steps per season). None: the index of a pandas ``y``, the time coordinate of a DataArray.
     start_monitor : date, date string or number
         Start of the monitoring period, the same kind as ``dates`` ("2010-01-01" for dates).
     k : int, optional
@@ -248,8 +278,8 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=365.0, trend=True, hfrac
             raise ValueError("dates is None: give the dates, or y as a pandas / xarray object "
                              "whose time axis is labelled")
         dates = values_of(dates)
-    if isinstance(start_monitor, str):
-        start_monitor = np.datetime64(start_monitor)
+    if isinstance(start_monitor, str) and not is_cftime(dates):
+        start_monitor = parse_date(start_monitor, np.array([], "datetime64[D]"))
     time_axis = labels.axis
     y = native(values_of(y))       # any layout and byte order; pandas / xarray values
     if y.dtype == np.float16:
@@ -268,7 +298,7 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=365.0, trend=True, hfrac
         raise ValueError(f"dates has {t.size} entries but y has {N} along its time axis")
     if N < 2 or np.any(np.diff(t) <= 0) or not np.all(np.isfinite(t)):
         raise ValueError("dates must be finite and strictly increasing")
-    n = end_of_history(t, ts)
+    n = _history_end(t, ts, dates, start_monitor)
     K = n_coef(k, trend)
     if dtype is None:
         dtype = y.dtype if y.dtype.kind == "f" else np.dtype(np.float32)
@@ -314,10 +344,13 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=365.0, trend=True, hfrac
     bd_src = np.asarray(dates).ravel() if np.asarray(dates).dtype.kind == "M" else None
     if bd_src is None and t is not None and np.asarray(dates).dtype.kind in "fiu":
         bd_src = np.asarray(dates, dtype=np.float64).ravel()
+    if bd_src is None and is_cftime(dates):
+        bd_src = np.asarray(dates, dtype=object).ravel()
     if bd_src is None:
         bd_src = np.asarray(dates, dtype=object).ravel().astype("datetime64[D]")
     mon = bd_src[n:]
-    fill = np.datetime64("NaT") if mon.dtype.kind == "M" else np.nan
+    fill = np.datetime64("NaT") if mon.dtype.kind == "M" else (
+        None if mon.dtype == object else np.nan)   # cftime dates: None for no break
     b_np = np.asarray(breaks)
     break_dates = labels.per_series(np.where(b_np >= 0, mon[np.clip(b_np, 0, None)], fill),
                                     "break_dates")

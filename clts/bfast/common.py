@@ -37,9 +37,21 @@ def _to_datetime64_days(values):
 def time_axis(dates, start_monitor):
     """Numeric times of ``dates`` and of ``start_monitor``.
 
-    datetime64 / datetime / date: days since 1 January of the first date's year (the
-    ``bfast`` package's mapped indices); numbers (e.g. decimal years): as given.
+    datetime64 / datetime / date / cftime: days since 1 January of the first date's year (the
+    ``bfast`` package's mapped indices; cftime in its calendar); numbers (e.g. decimal years):
+    as given.
     """
+    from ..timeaxis import days, is_cftime, parse_date
+    if is_cftime(dates):                   # cftime: days since 1 January in its calendar
+        dates = np.asarray(dates).ravel()
+        if isinstance(start_monitor, str):
+            start_monitor = parse_date(start_monitor, dates)
+        if not is_cftime(np.array([start_monitor], dtype=object)):
+            raise TypeError("start_monitor must be a date of the dates' calendar when dates "
+                            f"are cftime dates (got {type(start_monitor).__name__})")
+        origin = f"{dates[0].year:04d}-01-01"
+        return days(dates, origin), float(days(np.array([start_monitor], dtype=object),
+                                               origin)[0])
     d = _to_datetime64_days(dates)
     if d is not None:
         d = d.ravel()

@@ -363,6 +363,23 @@ class _Runner:
 
 
 @renamed(loess_version="version")
+def check_arguments(n: int, period, *, version="auto", **kwargs) -> dict:
+    """The checks :func:`stl` makes of its parameters for series of ``n`` values, without data
+    or a device (for callers that must refuse bad arguments before they start, as the command
+    line does before it writes a file); ``kwargs`` as :func:`stl`'s (others ignored). Returns
+    the resolved parameters; raises as :func:`stl` would."""
+    import inspect
+    names = inspect.signature(resolve_parameters).parameters
+    p = resolve_parameters(period, **{k: v for k, v in kwargs.items() if k in names})
+    if version not in ("auto",) + VERSIONS:
+        raise ValueError(f"version must be 'auto', 'outer', 'intragroup' or 'flat', "
+                         f"got {version!r}")
+    if n < 2 * p["period"]:
+        raise ValueError(f"a series must hold at least two periods ({2 * p['period']} values), "
+                         f"got {n}")
+    return p
+
+
 def stl(y, period, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, trend_deg=1,
         low_pass_deg=1, seasonal_jump=1, trend_jump=1, low_pass_jump=1, robust=False,
         inner_iter=None, outer_iter=None, version="auto", r_defaults=False, device=None,
@@ -465,18 +482,14 @@ def stl(y, period, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, tre
     labels = Labels(y, time_axis, -1)
     y = _validate(labels.to_last(y))
     loess_version = version
-    p = resolve_parameters(period, seasonal, trend, low_pass, seasonal_deg, trend_deg,
-                           low_pass_deg, seasonal_jump, trend_jump, low_pass_jump, robust,
-                           inner_iter, outer_iter, r_defaults=r_defaults,
-                           interpolation=interpolation)
-    if loess_version not in ("auto",) + VERSIONS:
-        raise ValueError(f"version must be 'auto', 'outer', 'intragroup' or 'flat', "
-                         f"got {loess_version!r}")
     y2 = y.reshape(-1, y.shape[-1])
     B, N = y2.shape
-    if N < 2 * p["period"]:
-        raise ValueError(f"a series must hold at least two periods ({2 * p['period']} values), "
-                         f"got {N}")
+    p = check_arguments(N, period, seasonal=seasonal, trend=trend, low_pass=low_pass,
+                        seasonal_deg=seasonal_deg, trend_deg=trend_deg,
+                        low_pass_deg=low_pass_deg, seasonal_jump=seasonal_jump,
+                        trend_jump=trend_jump, low_pass_jump=low_pass_jump, robust=robust,
+                        inner_iter=inner_iter, outer_iter=outer_iter, r_defaults=r_defaults,
+                        interpolation=interpolation, version=loess_version)
     complete = bool(np.isfinite(y2).all())
     dev = get_device(device)
     dev.require_dtype(y2.dtype)

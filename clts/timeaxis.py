@@ -1,0 +1,136 @@
+"""Time axes of every kind, told apart and checked one way: numbers (time steps, decimal years,
+any unit), numpy datetime64, and cftime dates of every CF calendar (``standard``, ``noleap`` /
+``365_day``, ``all_leap`` / ``366_day``, ``360_day``, ``julian``, ``proleptic_gregorian``),
+as climate-model output holds them. Plain numpy; cftime is imported only for cftime axes."""
+from __future__ import annotations
+
+import datetime as _dt
+import re
+
+import numpy as np
+
+#: days in a year of each CF calendar (slopes "per year", BFAST's season length)
+YEAR_DAYS = {"noleap": 365.0, "365_day": 365.0, "all_leap": 366.0, "366_day": 366.0,
+             "360_day": 360.0, "julian": 365.25, "standard": 365.25, "gregorian": 365.25,
+             "proleptic_gregorian": 365.25}
+
+
+def _first(a):
+    for v in a.ravel():
+        if v is not None:
+            return v
+    return None
+
+
+def is_cftime(values) -> bool:
+    """Whether ``values`` (array-like) holds cftime dates."""
+    a = np.asarray(values)
+    if a.dtype != object or a.size == 0:
+        return False
+    v = _first(a)
+    return hasattr(v, "calendar") and type(v).__module__.startswith("cftime")
+
+
+def kind(values, name: str = "time") -> str:
+    """"datetime" (datetime64), "cftime" or "number"; a TypeError for anything else."""
+    a = np.asarray(values)
+    if a.dtype.kind == "M":
+        return "datetime"
+    if a.dtype.kind in "fiu":
+        return "number"
+    if is_cftime(a):
+        return "cftime"
+    if a.dtype == object and a.size and all(isinstance(v, (_dt.date, np.datetime64))
+                                             for v in a.ravel()):
+        return "datetime"
+    raise TypeError(f"the {name} axis must hold numbers, datetime64 or cftime dates, got "
+                    f"dtype {a.dtype}" + (f" ({type(_first(a)).__name__})" if a.size else ""))
+
+
+def calendar(values) -> str:
+    """The cftime calendar of ``values`` (one for all; a ValueError for a mix)."""
+    a = np.asarray(values).ravel()
+    cals = {getattr(v, "calendar", None) for v in a if v is not None}
+    if len(cals) != 1 or None in cals:
+        raise ValueError(f"the time axis mixes calendars ({', '.join(map(str, cals))})")
+    return cals.pop()
+
+
+def days(values, origin=None) -> np.ndarray:
+    """Dates as float64 days since ``origin`` (default: 1 January of the first date's year, in
+    its calendar); numbers are returned as float64."""
+    a = np.asarray(values)
+    k = kind(a)
+    if k == "number":
+        return a.astype(np.float64)
+    if k == "datetime":
+        d = a.astype("datetime64[s]")
+        o = d.ravel()[0].astype("datetime64[Y]") if origin is None else np.datetime64(origin)
+        return (d - o.astype("datetime64[s]")) / np.timedelta64(1, "D")
+    import cftime
+    cal = calendar(a)
+    if origin is None:
+        origin = f"{_first(a).year:04d}-01-01"
+    flat = [v for v in a.ravel()]
+    return np.asarray(cftime.date2num(flat, f"days since {origin}", calendar=cal),
+                      dtype=np.float64).reshape(a.shape)
+
+
+def year_days(values) -> float:
+    """Days in a year on this axis's calendar (365.25 for datetime64)."""
+    if kind(values) == "cftime":
+        return YEAR_DAYS.get(calendar(values), 365.25)
+    return 365.25
+
+
+def check_increasing(values, what: str, hint: str = "") -> None:
+    """A ValueError naming the first position where ``values`` does not strictly increase
+    (out of order or a duplicate); numbers, datetime64 and cftime alike."""
+    a = np.asarray(values).ravel()
+    if a.size < 2:
+        return
+    t = days(a, origin="1970-01-01" if kind(a) != "number" else None)
+    d = np.diff(t)
+    bad = ~(d > 0)
+    if bad.any():
+        i = int(np.argmax(bad))
+        why = "a duplicate" if d[i] == 0 else "out of order"
+        raise ValueError(f"{what} is not strictly increasing (at position {i + 1}: {a[i]} then "
+                         f"{a[i + 1]}, {why}){hint}")
+
+
+_DATE = re.compile(r"^\s*(-?\d{1,4})-(\d{1,2})-(\d{1,2})(?:[T ](\d{1,2}):(\d{2})(?::(\d{2}))?)?\s*$")
+
+
+def parse_date(text, like):
+    """``text`` ("YYYY-MM-DD[THH:MM[:SS]]") as a date of the axis ``like``: a datetime64 or a
+    cftime date of its calendar; a ValueError naming the text otherwise."""
+    k = kind(like)
+    if k == "number":
+        raise ValueError(f"{text!r} is a date but the time axis holds numbers")
+    if k == "datetime":
+        try:
+            return np.datetime64(text)
+        except ValueError:
+            raise ValueError(f"{text!r} is not a date (YYYY-MM-DD)") from None
+    m = _DATE.match(str(text))
+    if not m:
+        raise ValueError(f"{text!r} is not a date (YYYY-MM-DD)")
+    import cftime
+    parts = [int(p) if p else 0 for p in m.groups()]
+    try:
+        return cftime.datetime(*parts, calendar=calendar(like))
+    except ValueError as exc:
+        raise ValueError(f"{text!r} is not a date of the {calendar(like)} calendar "
+                         f"({exc})") from None
+
+
+def show(value) -> str:
+    """A date or number as a user reads it (2005-01-01, not a day count)."""
+    if isinstance(value, np.datetime64):
+        return str(value.astype("datetime64[D]")) if value == value.astype(
+            "datetime64[D]") else str(value)
+    if hasattr(value, "calendar") and hasattr(value, "strftime"):
+        return value.strftime("%Y-%m-%d") if (value.hour, value.minute, value.second) == (
+            0, 0, 0) else str(value)
+    return str(value)

@@ -74,13 +74,31 @@ def cmd_demo(args) -> int:
 
 
 def _open(args):
-    """The input variable; a numpy-backed batch (CSV, .npy) is cut into Dask chunks of whole
-    series so that it is computed chunk by chunk with a progress bar like NetCDF / Zarr."""
-    from .io import read
+    """The input variable (values equal to --nodata masked), after the output was checked
+    (never the input, never an existing file without --overwrite); a numpy-backed batch (CSV,
+    .npy) is cut into Dask chunks of whole series so that it is computed chunk by chunk with a
+    progress bar like NetCDF / Zarr."""
+    from .io import check_output, read
+    check_output(args.output, [args.input], args.overwrite)
     da = read(args.input, args.var, args.dim, getattr(args, "chunks", None))
+    if args.nodata is not None:
+        da = da.where(da != args.nodata)
+    if args.time_unit is not None and args.dim in da.coords:
+        from .timeaxis import kind
+        if kind(da[args.dim].values, args.dim) != "number":
+            raise ValueError(f"--time-unit is for a time axis of numbers; {args.dim!r} holds "
+                             "dates")
     if da.chunks is None and da.ndim > 1 and args.dim in da.dims:
         da = da.chunk({d: (-1 if d == args.dim else "auto") for d in da.dims})
     return da
+
+
+def _write(args, ds):
+    """``ds`` to --output, safely (see clts.io.write)."""
+    from .io import write
+    write(ds, args.output, progress=not args.no_progress, overwrite=args.overwrite,
+          inputs=[args.input])
+    print(f"wrote {args.output}: {', '.join(map(str, ds.data_vars))}")
 
 
 def _series0(da, dim):
@@ -109,10 +127,8 @@ def cmd_stl(args) -> int:
     if args.trend is not None:
         kw["trend"] = args.trend
     ds = cx.stl(da, args.period, dim=args.dim, **kw)
-    ds["trend_slope"] = cx.trend_slope(ds, dim=args.dim)
-    from .io import write
-    write(ds, args.output, progress=not args.no_progress)
-    print(f"wrote {args.output}: {', '.join(map(str, ds.data_vars))}")
+    ds["trend_slope"] = cx.trend_slope(ds, dim=args.dim, time_unit=args.time_unit)
+    _write(args, ds)
     if args.plot:
         import clts
         one, where = _series0(da, args.dim)
@@ -122,30 +138,47 @@ def cmd_stl(args) -> int:
     return 0
 
 
-def cmd_bfast(args) -> int:
-    import clts.xarray as cx
-    from types import SimpleNamespace
-    da = _open(args)
+#: --freq's default for a numeric time axis, per --time-unit (decimal years without one)
+_FREQ_OF_UNIT = {"year": 1.0, "month": 12.0, "day": 365.25, None: 1.0}
+
+
+def _bfast_time(args, da):
+    """--start-monitor as the time axis holds it (a number, a datetime64 or a cftime date of
+    its calendar) and --freq or its default (a year of the axis's calendar for dates; for
+    numbers, from --time-unit)."""
+    from .timeaxis import YEAR_DAYS, calendar, kind, parse_date
     start = args.start_monitor
-    if args.dim in da.coords and da[args.dim].dtype.kind != "M":
+    if args.dim not in da.coords:
+        return start, args.freq if args.freq is not None else 1.0
+    t = da[args.dim].values
+    k = kind(t, args.dim)
+    if k == "number":
         try:
             start = float(start)
         except ValueError:
             raise ValueError(f"--start-monitor {start!r}: the time axis holds numbers, give "
                              "a number") from None
-    elif args.dim in da.coords:
-        try:
-            start = np.datetime64(start)
-        except ValueError:
-            raise ValueError(f"--start-monitor {start!r} is not a date (YYYY-MM-DD)") from None
-    freq = args.freq if args.freq is not None else (
-        365.25 if args.dim in da.coords and da[args.dim].dtype.kind == "M" else 1.0)
+        if args.freq is None and args.time_unit == "step":
+            raise ValueError("--time-unit step: give --freq (time steps per season, e.g. 12 "
+                             "for monthly values)")
+        return start, args.freq if args.freq is not None else _FREQ_OF_UNIT[args.time_unit]
+    try:
+        start = parse_date(start, t)
+    except ValueError as exc:
+        raise ValueError(f"--start-monitor {exc}") from None
+    year = YEAR_DAYS.get(calendar(t), 365.25) if k == "cftime" else 365.25
+    return start, args.freq if args.freq is not None else year
+
+
+def cmd_bfast(args) -> int:
+    import clts.xarray as cx
+    from types import SimpleNamespace
+    da = _open(args)
+    start, freq = _bfast_time(args, da)
     kw = dict(k=args.k, freq=freq, hfrac=args.hfrac, level=args.level, history=args.history,
               device=args.device)
     ds = cx.bfast_monitor(da, start, dim=args.dim, **kw)
-    from .io import write
-    write(ds, args.output, progress=not args.no_progress)
-    print(f"wrote {args.output}: {', '.join(map(str, ds.data_vars))}")
+    _write(args, ds)
     if args.plot:
         import clts
         if ds["breaks"].ndim == 2:
@@ -171,9 +204,7 @@ def cmd_mp(args) -> int:
     if args.exclusion_zone is not None:
         kw["exclusion_zone"] = args.exclusion_zone
     ds = cx.matrix_profile(da, args.m, dim=args.dim, **kw)
-    from .io import write
-    write(ds, args.output, progress=not args.no_progress)
-    print(f"wrote {args.output}: {', '.join(map(str, ds.data_vars))}")
+    _write(args, ds)
     if args.plot:
         import clts
         one, where = _series0(da, args.dim)
@@ -196,6 +227,14 @@ def _file_args(p, var_required=False):
     p.add_argument("--chunks", default=None, metavar="DIM=N,...",
                    help="Dask chunks for NetCDF / Zarr inputs (default: the file's own)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing output (a "
+                   "file, or a store clts wrote; never an input or another directory)")
+    p.add_argument("--nodata", type=float, default=None, metavar="VALUE",
+                   help="input value that marks a missing value (besides NaN and the file's "
+                   "_FillValue)")
+    p.add_argument("--time-unit", default=None, choices=("step", "day", "month", "year"),
+                   help="what a numeric time axis counts (slope units; BFAST's default --freq: "
+                   "year 1, month 12, day 365.25, step: give --freq)")
 
 
 def main(argv=None) -> int:
@@ -225,7 +264,8 @@ def main(argv=None) -> int:
     p.add_argument("--start-monitor", required=True, help="first monitoring date (YYYY-MM-DD, "
                    "or a number for a numeric time axis)")
     p.add_argument("--freq", type=float, default=None, help="season length in time units "
-                   "(default 365.25 days for dates, 1 for numbers)")
+                   "(default a year of the calendar in days for dates: 365.25, 360 for "
+                   "360_day...; for numbers per --time-unit, else 1: decimal years)")
     p.add_argument("--k", type=int, default=3, help="harmonic terms (default 3)")
     p.add_argument("--hfrac", type=float, default=0.25, help="MOSUM bandwidth (0.25, 0.5, 1)")
     p.add_argument("--level", type=float, default=0.05, help="significance level")
@@ -246,6 +286,10 @@ def main(argv=None) -> int:
                         format="%(message)s")
     try:
         return args.fn(args)
+    except KeyboardInterrupt:
+        print(f"clts {args.cmd}: interrupted; no output written, an earlier one untouched",
+              file=sys.stderr)
+        return 130
     except Exception as exc:
         from .errors import CltsError
         from .io import InputError

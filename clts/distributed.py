@@ -80,8 +80,10 @@ def matrix_profile(client, T_A, m, T_B=None, *, parts=None, device=None, **kwarg
     A, times = _one_series(T_A, "T_A", kwargs.pop("time_axis", None))
     B, _ = _one_series(T_B, "T_B", None)
     kw = dict(kwargs, device=_portable(device))
-    fa = client.scatter(A, broadcast=True)
-    fb = client.scatter(B, broadcast=True) if B is not None else None
+    # hash=False: a key of its own per call; a content-hashed key is shared by every call on
+    # the same series, and the release of an earlier call's future could cancel this one's
+    fa = client.scatter(A, broadcast=True, hash=False)
+    fb = client.scatter(B, broadcast=True, hash=False) if B is not None else None
     futures = [client.submit(_part, fa, m, fb, i, int(parts), kw, pure=False)
                for i in range(int(parts))]
     results = client.gather(futures)

@@ -2,6 +2,9 @@
 CSV (a time column or index, one series per column) and .npy for single series or batches."""
 from __future__ import annotations
 
+import os
+import shutil
+import uuid
 from pathlib import Path
 
 import numpy as np
@@ -104,22 +107,39 @@ def read(path: str, var: str | None, dim: str = "time", chunks: str | None = Non
         return ds[name] if ch else _stream_chunks(path, kind, ds, name, dim)
     import xarray as xr
     if kind == "csv":
-        import pandas as pd
-        df = pd.read_csv(path, index_col=0)
-        try:
-            df.index = pd.to_datetime(df.index)
-        except (ValueError, TypeError):
-            pass
-        df.index.name = dim
-        var = _pick([str(c) for c in df.columns], var, path, "column")
-        return xr.DataArray(df[var].to_numpy(), dims=(dim,), coords={dim: df.index.to_numpy()},
-                            name=var)
+        return _read_csv(path, var, dim)
     a = np.load(path, allow_pickle=False)
     if a.ndim not in (1, 2):
         raise InputError(f"{path}: a .npy input is one series [time] or a batch "
                          f"[series, time], got shape {a.shape}")
     dims = (dim,) if a.ndim == 1 else ("series", dim)
     return xr.DataArray(a, dims=dims, name=var or Path(path).stem)
+
+
+def _read_csv(path, var, dim):
+    """A CSV's column ``var`` along its first column, the time: numbers stay numbers (time
+    steps, decimal years), anything else must read as dates."""
+    import pandas as pd
+    import xarray as xr
+    try:
+        df = pd.read_csv(path, index_col=0)
+    except pd.errors.EmptyDataError:
+        raise InputError(f"{path}: empty file (no header, no data rows)") from None
+    if len(df) == 0:
+        raise InputError(f"{path}: no data rows (only the header "
+                         f"{', '.join(map(str, [df.index.name] + list(df.columns)))})")
+    if df.index.dtype.kind not in "fiu":
+        try:
+            df.index = pd.to_datetime(df.index)
+        except (ValueError, TypeError):
+            raise InputError(f"{path}: the first column ({df.index.name}) must hold numbers "
+                             f"or dates, got {df.index[0]!r}") from None
+    var = _pick([str(c) for c in df.columns], var, path, "column")
+    col = df[var]
+    if col.dtype.kind not in "fiub":
+        raise InputError(f"{path}: column {var!r} must hold numbers, got {col.iloc[0]!r}")
+    return xr.DataArray(col.to_numpy(), dims=(dim,), coords={dim: df.index.to_numpy()},
+                        name=var)
 
 
 def reopen(path: str):
@@ -130,20 +150,154 @@ def reopen(path: str):
     return xr.open_dataset(path, engine="h5netcdf", chunks={})
 
 
-def write(ds, path: str, progress: bool = True) -> None:
-    """``ds`` to ``path`` (.zarr or .nc), computing Dask-backed variables chunk by chunk with
-    a progress bar."""
+# ------------------------------------------------------------------------ safe output
+
+#: the attribute every result :func:`write` writes carries; a directory without it is never
+#: replaced, whatever ``overwrite`` says
+MARKER = "clts_output"
+
+
+def _output_kind(path) -> str:
     p = str(path).rstrip("/").lower()
     if p.endswith(".zarr"):
-        # Zarr format 2 with consolidated metadata: read back by every zarr / xarray version
-        # without warnings
-        job = ds.to_zarr(path, mode="w", compute=False, zarr_format=2)
-    elif p.endswith((".nc", ".nc4")):
-        job = ds.to_netcdf(path, engine="h5netcdf", compute=False)
-    else:
-        raise InputError(f"{path}: outputs are .zarr or .nc")
-    if job is None:
+        return "zarr"
+    if p.endswith((".nc", ".nc4")):
+        return "netcdf"
+    raise InputError(f"{path}: outputs are .zarr or .nc")
+
+
+def _is_ours(store: Path) -> bool:
+    """Whether directory ``store`` is a Zarr store whose root attributes carry :data:`MARKER`
+    (format 2: .zattrs, format 3: zarr.json)."""
+    import json
+    for name, key in ((".zattrs", None), ("zarr.json", "attributes")):
+        f = store / name
+        if f.is_file():
+            try:
+                attrs = json.loads(f.read_text())
+            except (OSError, ValueError):
+                return False
+            attrs = attrs.get(key, {}) if key else attrs
+            return isinstance(attrs, dict) and MARKER in attrs
+    return False
+
+
+def _same(a: Path, b: Path) -> bool:
+    try:
+        return a == b or (a.exists() and b.exists() and os.path.samefile(a, b))
+    except OSError:
+        return False
+
+
+def check_output(path, inputs=(), overwrite: bool = False) -> None:
+    """Refuse, before anything runs, an output that would lose data: one that is (or is inside,
+    or holds) an input; an existing file or store without ``overwrite``; an existing directory
+    that is not a store :func:`write` wrote (never replaced); a missing or read-only folder."""
+    kind = _output_kind(path)
+    out = Path(str(path).rstrip("/") or str(path)).absolute()
+    real = out.resolve()
+    for inp in inputs:
+        i = Path(inp).absolute()
+        ri = i.resolve()
+        if _same(real, ri) or _same(out, i) or ri in real.parents or real in ri.parents:
+            raise InputError(f"{path}: the output would overwrite the input {inp}; write the "
+                             "result to another path")
+    folder = real.parent
+    if not folder.is_dir():
+        raise InputError(f"{path}: the folder {folder} does not exist")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise InputError(f"{path}: the folder {folder} is not writable")
+    if os.path.lexists(out):
+        if real.is_dir() and (kind != "zarr" or not _is_ours(real)):
+            raise InputError(f"{path} is a directory that clts did not write (no Zarr store "
+                             f"with the {MARKER!r} attribute): never replaced, even with "
+                             "--overwrite; remove it yourself or write elsewhere")
+        if not real.is_dir() and kind == "zarr":
+            raise InputError(f"{path} exists and is not a Zarr store: never replaced; remove it "
+                             "yourself or write elsewhere")
+        if not overwrite:
+            raise InputError(f"{path} exists; give --overwrite to replace it")
+
+
+def _encodable(ds):
+    """``ds`` with every cftime variable (dates with None for missing, which neither NetCDF
+    nor Zarr can store as objects) as float days after 1 January of the first date's year (NaN
+    for missing), attributes ``units`` "days", ``since`` that date and ``calendar``. Not
+    "days since ...": xarray would decode NaN as that date; "days" reads back as timedelta64
+    with NaT for missing."""
+    from .timeaxis import calendar, days, is_cftime
+    out = ds.copy()
+    for name, v in ds.data_vars.items():
+        if v.dtype != object:
+            continue
+        vals = v.values
+        if not is_cftime(vals):
+            raise InputError(f"result variable {name!r} holds Python objects; not writable")
+        cal = calendar(vals)
+        first = next(x for x in vals.ravel() if x is not None)
+        origin = f"{first.year:04d}-01-01"
+        flat = vals.ravel()
+        num = np.full(flat.shape, np.nan)
+        ok = np.array([x is not None for x in flat], bool)
+        if ok.any():
+            num[ok] = days(np.array(list(flat[ok]), dtype=object), origin)
+        out[name] = v.copy(data=num.reshape(vals.shape))
+        out[name].attrs = dict(v.attrs, units="days", since=origin, calendar=cal)
+    return out
+
+
+def _remove(p: Path) -> None:
+    if p.is_dir() and not p.is_symlink():
+        shutil.rmtree(p, ignore_errors=True)
+    elif os.path.lexists(p):
+        p.unlink()
+
+
+def _put_in_place(tmp: Path, final: Path) -> None:
+    """Rename ``tmp`` to ``final``; a store ``final`` is moved aside first and removed only
+    once ``tmp`` is in its place."""
+    if not (final.is_dir() and not final.is_symlink()):
+        os.replace(tmp, final)             # atomic for a file over a file
         return
+    aside = final.with_name(f".{final.name}.clts-old-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    os.rename(final, aside)
+    try:
+        os.rename(tmp, final)
+    except BaseException:
+        os.rename(aside, final)
+        raise
+    _remove(aside)
+
+
+def write(ds, path: str, progress: bool = True, *, overwrite: bool = False,
+          inputs=()) -> None:
+    """``ds`` to ``path`` (.zarr or .nc), computing Dask-backed variables chunk by chunk with
+    a progress bar. Safe: :func:`check_output` first (``inputs``: paths the output must not
+    touch); the result is written to a hidden sibling and renamed into place only when the
+    whole computation succeeded, so a failure or Ctrl-C leaves no partial file and any earlier
+    ``path`` untouched."""
+    kind = _output_kind(path)
+    check_output(path, inputs, overwrite)
+    final = Path(str(path).rstrip("/")).absolute()
+    ds = _encodable(ds)
+    ds.attrs[MARKER] = "written by clts"
+    tmp = final.with_name(f".{final.name}.clts-partial-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    try:
+        if kind == "zarr":
+            # Zarr format 2 with consolidated metadata: read back by every zarr / xarray
+            # version without warnings
+            job = ds.to_zarr(tmp, mode="w-", compute=False, zarr_format=2)
+        else:
+            job = ds.to_netcdf(tmp, engine="h5netcdf", compute=False)
+        if job is not None:
+            _compute(job, ds, progress)
+        _put_in_place(tmp, final)
+    except BaseException:
+        _remove(tmp)
+        raise
+
+
+def _compute(job, ds, progress):
     chunks = [int(np.prod([len(c) for c in v.chunks])) for v in ds.data_vars.values()
               if v.chunks is not None]
     if progress and max(chunks, default=0) > 1:     # a bar when there is more than one chunk

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from mako.lookup import TemplateLookup
 
-from ..errors import DeviceError, KernelBuildError
+from ..errors import CltsError, DeviceError, KernelBuildError
 
 TEMPLATE_DIR = Path(__file__).resolve().parent.parent / "templates"
 _lookup = TemplateLookup(directories=[str(TEMPLATE_DIR)], strict_undefined=True,
@@ -114,6 +114,14 @@ def build_program(device, template: str, params: dict, options=()) -> Program:
     return prg
 
 
+class DumpSourcesError(CltsError, OSError):
+    """``CLTS_DUMP_SOURCES`` names a directory the sources cannot be written to (an OSError
+    naming it, not a device failure)."""
+
+    def __str__(self):
+        return self.strerror or super().__str__()
+
+
 def _build(device, template, params, options) -> Program:
     from . import faults
     faults.check("build")
@@ -121,9 +129,14 @@ def _build(device, template, params, options) -> Program:
     dump = os.environ.get("CLTS_DUMP_SOURCES")
     if dump:
         digest = hashlib.sha1(source.encode()).hexdigest()[:10]
-        Path(dump).mkdir(parents=True, exist_ok=True)
         name = template.replace("/", "__").replace(".cl.mako", "")
-        (Path(dump) / f"{name}-{digest}.cl").write_text(source)
+        try:
+            Path(dump).mkdir(parents=True, exist_ok=True)
+            (Path(dump) / f"{name}-{digest}.cl").write_text(source)
+        except OSError as exc:
+            raise DumpSourcesError(exc.errno, f"CLTS_DUMP_SOURCES={dump}: cannot write the "
+                                   f"kernel sources there ({exc.strerror or exc}); make the "
+                                   "directory writable or unset CLTS_DUMP_SOURCES") from None
     import pyopencl as cl
     try:
         with warnings.catch_warnings():  # drivers' informational build output is not news

@@ -254,6 +254,9 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, version: str = "auto", star
                             "for numpy input")
         if device_input and not out.flags.c_contiguous:
             raise ValueError("out must be C-contiguous")
+        if not device_input and not out.flags.writeable:
+            raise ValueError("out is read-only (out.flags.writeable is False); give a writable "
+                             "array")
 
     if plan is None:
         plan = make_plan(dev, n=n, nsys=nsys, layout=layout, dtype=dtype,

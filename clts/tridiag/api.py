@@ -31,8 +31,17 @@ class TridiagonalResult:
     zero_pivots : int
         Number of systems that met a zero pivot (NaN in ``x``); read from the device on first
         access.
+    backward_error, pivot_growth : numpy.ndarray of float64 (the batch shape)
+        Each system's normwise backward error and the growth of its LU factors without
+        pivoting (see :mod:`clts.tridiag.reliability`): one host-side formula whatever version
+        ran; ``inf`` where ``x`` is not finite or a pivot is zero. Computed on first access
+        (device arrays are downloaded for it).
+    unreliable : int
+        Systems where ``max(backward_error, eps * pivot_growth)`` exceeds ``sqrt(eps)`` or is
+        not finite: no version pivots, and a tiny pivot made their answer unreliable.
     diagnostics : dict
-        ``zero_pivots``, ``method``, ``systems``, ``n``.
+        ``zero_pivots``, ``unreliable``, ``max_backward_error``, ``max_pivot_growth``,
+        ``method``, ``systems``, ``n``.
 
     Examples
     --------
@@ -45,13 +54,38 @@ class TridiagonalResult:
     (2, 4)
     """
 
-    def __init__(self, x, plan: Plan, counter, keep=()):
+    def __init__(self, x, plan: Plan, counter, keep=(), systems=None, batch_shape=None):
         self.x = x
         self._keep = list(keep)   # temporaries of queued kernels (some drivers free early)
         self.plan = plan
         self.method = plan.method
         self._counter = counter
         self._zero = None
+        self._systems = systems   # () -> a, b, c, d, x [systems, n] and start (host arrays)
+        self._batch = batch_shape
+        self._eta = None
+
+    def _assess(self):
+        if self._eta is None:
+            from .reliability import assess
+            z = np.zeros(self.plan.nsys)
+            eta, growth = assess(*self._systems()) if self._systems is not None else (z, z)
+            shape = self._batch if self._batch is not None else eta.shape
+            self._eta = (eta.reshape(shape), growth.reshape(shape))
+        return self._eta
+
+    @property
+    def backward_error(self) -> np.ndarray:
+        return self._assess()[0]
+
+    @property
+    def pivot_growth(self) -> np.ndarray:
+        return self._assess()[1]
+
+    @property
+    def unreliable(self) -> int:
+        from .reliability import unreliable
+        return int(np.count_nonzero(unreliable(*self._assess(), self.x.dtype)))
 
     @property
     def zero_pivots(self) -> int:
@@ -61,8 +95,11 @@ class TridiagonalResult:
 
     @property
     def diagnostics(self) -> dict:
-        return {"zero_pivots": self.zero_pivots, "method": self.method,
-                "systems": self.plan.nsys, "n": self.plan.n}
+        eta, growth = self._assess()
+        return {"zero_pivots": self.zero_pivots, "unreliable": self.unreliable,
+                "max_backward_error": float(eta.max()) if eta.size else 0.0,
+                "max_pivot_growth": float(growth.max()) if growth.size else 0.0,
+                "method": self.method, "systems": self.plan.nsys, "n": self.plan.n}
 
     def __array__(self, dtype=None, copy=None):
         x = self.x if isinstance(self.x, np.ndarray) else self.x.get()
@@ -288,7 +325,9 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, version: str = "auto", star
         if out is not None and x is not out:
             out[...] = x
             x = out
-        return TridiagonalResult(x, plan, counter, keep + [a2, b2, c2, d2, st])
+        return TridiagonalResult(x, plan, counter, keep + [a2, b2, c2, d2, st],
+                                 _on_host(layout, (a2, b2, c2, d2, x), st, n, nsys),
+                                 batch_shape)
 
     # numpy: normalise to [nsys, n] (natural) or [n, nsys] (interleaved), run chunk by chunk
     # (runtime.pipeline: the next chunk's transfer overlaps this one's solve). On CPU devices
@@ -345,6 +384,7 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, version: str = "auto", star
             run_pipelined(dev, chunks, upload=upload, compute=compute, download=download,
                           desc="tridiag")
     with_smaller_chunks(run, device=dev, what="solve_tridiagonal")
+    solved = res                           # [nsys, n] / [n, nsys], for the backward error
     if layout == "natural":
         res = res.reshape(shape[:axis] + shape[axis + 1:] + (n,)) if move else res.reshape(shape)
         if move:
@@ -355,7 +395,26 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, version: str = "auto", star
         if not np.shares_memory(out, res):
             out[...] = res
         res = out
-    return TridiagonalResult(res, plan, counter)
+    return TridiagonalResult(res, plan, counter, (), _on_host(layout, arrs, st, n, nsys, solved),
+                             batch_shape)
+
+
+def _on_host(layout, arrs, st, n, nsys, x=None):
+    """A function giving a, b, c, d, x as host arrays [systems, n] and start, for the backward
+    error (device arrays downloaded then)."""
+    def get():
+        vals = [v.get() if _is_cl(v) else v for v in (list(arrs) + ([x] if x is not None
+                                                                    else []))]
+        shape = (nsys, n) if layout == "natural" else (n, nsys)
+        vals = [np.asarray(v).reshape(shape) for v in vals]
+        if layout == "interleaved":
+            vals = [v.T for v in vals]
+        s = st
+        if s is not None:
+            s = getattr(s, "host_copy", None) if _is_cl(s) else s
+            s = s if s is not None else st.get()
+        return (*vals, s)
+    return get
 
 
 def _replace_nsys(plan: Plan, nsys: int) -> Plan:

@@ -82,7 +82,8 @@ def _open(args):
     check_output(args.output, [args.input], args.overwrite)
     da = read(args.input, args.var, args.dim, getattr(args, "chunks", None))
     if args.nodata is not None:
-        da = da.where(da != args.nodata)
+        from .xarray import mask_values
+        da = mask_values(da, [args.nodata])
     if args.time_unit is not None and args.dim in da.coords:
         from .timeaxis import kind
         if kind(da[args.dim].values, args.dim) != "number":

@@ -48,13 +48,21 @@ def _fill_values(da) -> list:
     return out
 
 
+def mask_values(da, values):
+    """``da`` with the entries equal to any of ``values`` as NaN; integers become float64 first
+    (the dtype the algorithms compute integer data in), floats keep their dtype."""
+    if da.dtype.kind in "iub":
+        da = da.astype(np.float64)
+    return da.where(~da.isin(list(values))) if len(values) else da
+
+
 def _mask_fill(da):
-    """``da`` with its undecoded fill values as NaN (integers become floats)."""
+    """``da`` with its undecoded fill values as NaN (integers become float64)."""
     fills = _fill_values(da)
     if not fills:
         return da
     attrs = {k: v for k, v in da.attrs.items() if k not in ("_FillValue", "missing_value")}
-    out = da.where(~da.isin(fills))
+    out = mask_values(da, fills)
     out.attrs = attrs
     return out
 

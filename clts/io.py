@@ -231,11 +231,14 @@ def _encodable(ds):
         if v.dtype != object:
             continue
         vals = v.values
-        if not is_cftime(vals):
+        if is_cftime(vals):
+            cal = calendar(vals)
+            first = next(x for x in vals.ravel() if x is not None)
+            origin = f"{first.year:04d}-01-01"
+        elif all(x is None for x in vals.ravel()) and "calendar" in v.attrs:
+            cal, origin = v.attrs["calendar"], v.attrs.get("since", "0001-01-01")  # no dates
+        else:
             raise InputError(f"result variable {name!r} holds Python objects; not writable")
-        cal = calendar(vals)
-        first = next(x for x in vals.ravel() if x is not None)
-        origin = f"{first.year:04d}-01-01"
         flat = vals.ravel()
         num = np.full(flat.shape, np.nan)
         ok = np.array([x is not None for x in flat], bool)

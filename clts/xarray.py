@@ -267,6 +267,10 @@ def bfast_monitor(da, start_monitor, *, dim: str = "time", device=None, **kwargs
     ds["breaks"].attrs = {"long_name": "index of the first break among the monitoring dates",
                           "flag_values": "-1 no break, -2 not tested (see status)"}
     ds["break_dates"].attrs = {"long_name": "date of the first break"}
+    if dates.dtype == object:              # cftime dates (None: no break): their calendar
+        from .timeaxis import calendar
+        ds["break_dates"].attrs.update(calendar=calendar(dates),
+                                       since=f"{dates[0].year:04d}-01-01")
     ds["magnitudes"].attrs = {"long_name": "median of the monitoring residuals"}
     if "units" in da.attrs:
         ds["magnitudes"].attrs["units"] = da.attrs["units"]
@@ -343,6 +347,9 @@ def matrix_profile(da, m, *, dim: str = "time", k: int = 1, device=None, **kwarg
             dask="parallelized", output_dtypes=[tv.dtype if tv.dtype.kind in "MO"
                                                 else np.dtype(np.float64)])
         ds["neighbour"].attrs = {"long_name": f"{dim} of the {which}"}
+        if tv.dtype == object:             # cftime dates (None: no neighbour)
+            from .timeaxis import calendar
+            ds["neighbour"].attrs.update(calendar=calendar(tv), since=f"{tv[0].year:04d}-01-01")
     ds["profile"].attrs = {"long_name": f"z-normalised distance to the {which}"
                            if kwargs.get("normalize", True) else
                            f"Euclidean distance to the {which}"}

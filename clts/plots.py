@@ -41,7 +41,8 @@ def _time_labels(labels, n):
     t = labels.times() if labels is not None else None
     if t is None:
         return np.arange(n), "time step"
-    return np.asarray(t), "time"
+    from .timeaxis import is_cftime, plottable
+    return plottable(t), "time (years)" if is_cftime(t) else "time"
 
 
 def plot_stl(res, series=0, *, fig=None, title=None):
@@ -81,7 +82,9 @@ def plot_bfast(res, pixel=None, *, fig=None, title=None):
     mosum = np.asarray(res.mosum)[(slice(None),) + pixel]
     bound = np.asarray(res.bounds)[(slice(None),) + pixel]
     brk = int(np.asarray(res.breaks)[pixel])
-    x = res.monitor_dates if res.monitor_dates is not None else np.arange(len(mosum))
+    from .timeaxis import plottable, show
+    dates = res.monitor_dates
+    x = plottable(dates) if dates is not None else np.arange(len(mosum))
     fig, axes = _figure(fig, 1, 3.8)
     ax = axes[0]
     ok = np.isfinite(mosum)
@@ -90,7 +93,8 @@ def plot_bfast(res, pixel=None, *, fig=None, title=None):
     ax.plot(x[okb], bound[okb], "--", color="C3", lw=1, label="boundary")
     ax.plot(x[okb], -bound[okb], "--", color="C3", lw=1)
     if brk >= 0:
-        when = x[brk].astype("datetime64[D]") if np.asarray(x).dtype.kind == "M" else x[brk]
+        when = x[brk].astype("datetime64[D]") if np.asarray(x).dtype.kind == "M" else (
+            show(dates[brk]) if dates is not None else x[brk])
         ax.axvline(x[brk], color="k", lw=1.2, label=f"break ({when})")
     ax.axhline(0, color="0.6", lw=0.6)
     ax.set_xlabel("monitoring date")
@@ -117,8 +121,9 @@ def _bfast_maps(res, *, fig=None, title=None):
         years[np.isnat(bd)] = np.nan
         label = "break date (year)"
     else:
-        years = bd.astype(np.float64)
-        label = "break date"
+        from .timeaxis import is_cftime, plottable
+        years = plottable(bd).astype(np.float64)
+        label = "break date (year)" if is_cftime(bd) else "break date"
     im = ax1.imshow(years, cmap="viridis", interpolation="nearest")
     fig.colorbar(im, ax=ax1, label=label, shrink=0.85)
     ax1.set_title("first break (white: none)")
@@ -146,11 +151,12 @@ def plot_mp(res, *, max_motifs=1, n_discords=1, fig=None, title=None):
     T = res.series
     P = np.asarray(res.P)[:, 0]
     m = res.m
-    x = np.asarray(res.times) if res.times is not None else np.arange(len(P))
+    from .timeaxis import plottable
+    x = plottable(res.times) if res.times is not None else np.arange(len(P))
     xt = np.arange(len(T))
     fig, (ax1, ax2) = _figure(fig, 2, 5.5, sharex=res.times is None)
     if res.times is not None:
-        full = np.asarray(res.times)
+        full = plottable(res.times)
         # the last m - 1 values of T start no window: their times continue the last step
         step = full[1] - full[0] if len(full) > 1 else 1
         xt = np.concatenate([full, full[-1] + step * np.arange(1, len(T) - len(full) + 1)])

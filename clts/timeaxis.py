@@ -134,3 +134,16 @@ def show(value) -> str:
         return value.strftime("%Y-%m-%d") if (value.hour, value.minute, value.second) == (
             0, 0, 0) else str(value)
     return str(value)
+
+
+def plottable(values):
+    """``values`` as matplotlib draws them: cftime dates as decimal years of their calendar
+    (matplotlib knows no cftime without an extra package), anything else as it is."""
+    a = np.asarray(values)
+    if not is_cftime(a):
+        return a
+    ok = np.array([v is not None for v in a.ravel()]).reshape(a.shape)
+    year0 = _first(a).year
+    out = np.full(a.shape, np.nan)
+    out[ok] = year0 + days(a[ok], f"{year0:04d}-01-01") / year_days(a[ok])   # None: NaN
+    return out

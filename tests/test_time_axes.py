@@ -187,3 +187,16 @@ def test_cli_dates_start_monitor_out_of_range_in_dates(tmp_path, capsys):
     assert run("stl", tmp_path / "c.nc", "-p", 12, "--time-unit", "month", "-o",
                tmp_path / "s.nc") == 2
     assert "--time-unit is for a time axis of numbers" in capsys.readouterr().err
+
+
+def test_cli_plots_on_cftime_axes(tmp_path):
+    pytest.importorskip("matplotlib")
+    da = cube(cf_time("360_day"))
+    da.to_dataset().to_netcdf(tmp_path / "cf.nc", engine="h5netcdf")
+    da.isel(x=0).to_dataset().to_netcdf(tmp_path / "one.nc", engine="h5netcdf")
+    for i, argv in enumerate((["stl", "cf.nc", "-p", 12], ["mp", "cf.nc", "-m", 12],
+                              ["bfast", "one.nc", "--start-monitor", "2005-01-01"])):
+        png = tmp_path / f"p{i}.png"
+        assert run(argv[0], tmp_path / argv[1], *argv[2:], "-o", tmp_path / f"o{i}.nc",
+                   "--plot", png) == 0
+        assert png.read_bytes()[:4] == b"\x89PNG"

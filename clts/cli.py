@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 
 import numpy as np
@@ -78,8 +79,11 @@ def _open(args):
     (never the input, never an existing file without --overwrite); a numpy-backed batch (CSV,
     .npy) is cut into Dask chunks of whole series so that it is computed chunk by chunk with a
     progress bar like NetCDF / Zarr."""
-    from .io import check_output, read
+    from .io import InputError, check_output, read
     check_output(args.output, [args.input], args.overwrite)
+    if args.plot and any(os.path.realpath(args.plot) == os.path.realpath(p)
+                         for p in (args.input, args.output)):
+        raise InputError(f"--plot {args.plot}: that is the input or the output")
     da = read(args.input, args.var, args.dim, getattr(args, "chunks", None))
     if args.nodata is not None:
         from .xarray import mask_values

@@ -5,9 +5,10 @@ and returns a Dataset with named variables, the input's coordinates and attribut
 
 - :func:`stl`: ``seasonal``, ``trend``, ``resid``, ``weights`` (time, like the input) and
   ``failed`` (per series);
-- :func:`trend_slope`: the least-squares slope of the STL trend per unit of time (per year for a
-  datetime time coordinate, per coordinate unit for a numeric one, per step without one);
-- :func:`bfast_monitor`: ``breaks``, ``break_dates`` (datetime64 when the time coordinate is),
+- :func:`trend_slope`: the least-squares slope of the STL trend per unit of time (per year of
+  the calendar for datetime64 / cftime dates, per coordinate unit for numbers, per step without a
+  coordinate);
+- :func:`bfast_monitor`: ``breaks``, ``break_dates`` (of the time coordinate's kind),
   ``magnitudes``, ``means``, ``valids``, ``status`` (+ ``history_start`` with ROC);
 - :func:`matrix_profile`: ``profile``, ``index``, ``neighbour`` (the neighbour's time) and, for
   self-joins, ``left_index`` / ``right_index``, along the window starts (the time coordinate
@@ -16,6 +17,10 @@ and returns a Dataset with named variables, the input's coordinates and attribut
 The ocean routines take their inputs as the variables of a Dataset: :func:`tke` (``tke``,
 ``dtke``, ``tke_surf_corr``) and :func:`superbee_fluxes` (``flux_east``, ``flux_north``,
 ``flux_top``).
+
+The time coordinate may hold numbers, datetime64 or cftime dates of any calendar; it must
+strictly increase (checked for every kind). Undecoded ``_FillValue`` / ``missing_value``
+entries are masked. Arguments are checked when a function is called, before any compute.
 
 Dask-backed arrays stay lazy (``xr.apply_ufunc(..., dask="parallelized")``): every chunk of the
 non-time dimensions is one call of the numpy function, on the device of the process that runs
@@ -167,7 +172,8 @@ def stl(da, period, *, dim: str = "time", device=None, **kwargs):
 def _time_units(da, dim, per, time_unit=None):
     """Times of ``dim`` as floats and their unit's name: years (``per="day"``: days) of the
     axis's calendar for datetime64 and cftime dates, coordinate units (named ``time_unit``)
-    for numbers, steps (``per="step"``, or no coordinate)."""
+    for numbers ("step" when they count 0, 1, 2, ...), steps (``per="step"``, or no
+    coordinate)."""
     from .timeaxis import days, kind, year_days
     if dim not in da.coords or per == "step":
         if per not in (None, "step"):
@@ -184,7 +190,9 @@ def _time_units(da, dim, per, time_unit=None):
     if per not in (None, "unit"):
         raise ValueError(f"per={per!r} needs a date {dim!r} coordinate (numbers: per=None or "
                          "'step')")
-    return t.astype(np.float64), time_unit or da[dim].attrs.get("units") or "coordinate unit"
+    t = t.astype(np.float64)
+    steps = t.size > 1 and bool(np.all(np.diff(t) == 1))       # 0, 1, 2, ...: one per step
+    return t, time_unit or da[dim].attrs.get("units") or ("step" if steps else "coordinate unit")
 
 
 def trend_slope(da, period=None, *, dim: str = "time", per=None, time_unit=None, device=None,
@@ -192,8 +200,8 @@ def trend_slope(da, period=None, *, dim: str = "time", per=None, time_unit=None,
     """Least-squares slope of the STL trend of every series: per year (``per="day"``: per day)
     for dates (datetime64, or cftime dates: a year of their calendar, 360 days for
     ``360_day``); per coordinate unit for numbers (``time_unit`` names it in the ``units``
-    attribute, default the coordinate's own ``units`` or "coordinate unit": time steps 0, 1,
-    ... give a slope per step, decimal years one per year); ``per="step"``: per time step.
+    attribute, default the coordinate's own ``units``, "step" for 0, 1, 2, ... or "coordinate
+    unit": decimal years give a slope per year); ``per="step"``: per time step.
     ``da``: a DataArray (STL runs first, ``period`` and ``kwargs`` as :func:`stl`) or the
     Dataset :func:`stl` returned. A failed series gives NaN."""
     xr = _xr()

@@ -59,6 +59,8 @@ def test_output_equal_to_the_input_is_refused(d, capsys):
     assert run("stl", d / "cube.nc", "-p", 12, "-o", d / "link.nc", "--overwrite") == 2
     err = capsys.readouterr().err
     assert err.count("would overwrite the input") == 6, err
+    assert run("stl", d / "cube.nc", "-p", 12, "-o", d / "x.nc", "--plot", d / "cube.nc") == 2
+    assert "--plot" in capsys.readouterr().err
     assert snapshot(d) == before
     assert xr.open_zarr(d / "cube.zarr")["ndvi"].notnull().all()
 

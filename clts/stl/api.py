@@ -362,7 +362,6 @@ class _Runner:
         w_h[failed] = 0
 
 
-@renamed(loess_version="version")
 def check_arguments(n: int, period, *, version="auto", **kwargs) -> dict:
     """The checks :func:`stl` makes of its parameters for series of ``n`` values, without data
     or a device (for callers that must refuse bad arguments before they start, as the command
@@ -380,6 +379,7 @@ def check_arguments(n: int, period, *, version="auto", **kwargs) -> dict:
     return p
 
 
+@renamed(loess_version="version")
 def stl(y, period, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, trend_deg=1,
         low_pass_deg=1, seasonal_jump=1, trend_jump=1, low_pass_jump=1, robust=False,
         inner_iter=None, outer_iter=None, version="auto", r_defaults=False, device=None,

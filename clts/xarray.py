@@ -324,6 +324,9 @@ def matrix_profile(da, m, *, dim: str = "time", k: int = 1, device=None, **kwarg
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise ValueError(f"k must be an int >= 1, got {k!r}")
     k = int(k)
+    from .mp.api import _check                 # the library's own checks, before any compute
+    _check(np.empty(n), m, None, k, kwargs.get("exclusion_zone"),
+           kwargs.get("precision") or "double")
     if k > 1 and "k" in da.dims:
         raise ValueError("k > 1 adds a dimension 'k', which da already has; rename it")
     l = n - int(m) + 1

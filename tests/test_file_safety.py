@@ -96,6 +96,7 @@ def test_existing_outputs_need_overwrite_and_foreign_directories_stay(d, capsys)
     (["bfast", "--start-monitor", "2004-01-01", "--k", "11"], "k .* 1..10"),
     (["bfast", "--start-monitor", "2004-01-01", "--hfrac", "0.3"], "hfrac"),
     (["mp", "-m", "500"], "m must be an int"),
+    (["mp", "-m", "8", "--exclusion-zone", "-1"], "exclusion_zone must be None or an int >= 0"),
 ])
 @pytest.mark.parametrize("out", ["fail.zarr", "fail.nc"])
 def test_bad_arguments_write_nothing(d, capsys, argv, message, out):

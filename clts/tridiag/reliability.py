@@ -40,15 +40,15 @@ def _parts(a, b, c, d, x, start):
     zero outside each system's rows (before ``start``, or all of a land system)."""
     a, b, c, d, x = (np.asarray(v, dtype=np.float64) for v in (a, b, c, d, x))
     nsys, n = b.shape
-    first = np.zeros((nsys, 1), np.int64)
-    rows = np.ones((nsys, n), bool)
-    if start is not None:
-        first = np.asarray(start, np.int64).reshape(nsys, 1)
-        rows = (np.arange(n)[None, :] >= first) & (first >= 0) & (first < n)
-    low = np.zeros((nsys, n))
-    up = np.zeros((nsys, n))
-    low[:, 1:] = np.where(np.arange(1, n)[None, :] > first, a[:, 1:], 0.0)
-    up[:, :-1] = c[:, :-1]
+    low = np.array(a)                    # copies: a[..., 0] and c[..., -1] are ignored
+    up = np.array(c)
+    low[:, 0] = 0.0
+    up[:, -1] = 0.0
+    if start is None:
+        return [low, b, up, d, x, np.ones((nsys, n), bool)]
+    first = np.asarray(start, np.int64).reshape(nsys, 1)
+    rows = (np.arange(n)[None, :] >= first) & (first >= 0) & (first < n)
+    low[np.arange(n)[None, :] <= first] = 0.0       # the first row of a system has no a
     return [np.where(rows, v, 0.0) for v in (low, b, up, d, x)] + [rows]
 
 
@@ -70,15 +70,19 @@ def assess(a, b, c, d, x, start=None):
         eta = np.where(den > 0, num / np.where(den > 0, den, 1.0),
                        np.where(num > 0, np.inf, 0.0))
         # |L||U| row by row: |a_i| + |a_i c_(i-1) / p_(i-1)| + |p_i| + |c_i|
-        grow = np.zeros(nsys)
-        p_prev = np.ones(nsys)
-        for i in range(n):
-            ai = low[:, i]
-            m = np.where(ai != 0, ai * (up[:, i - 1] if i else 0.0) / p_prev, 0.0)
-            p = diag[:, i] - m
-            grow = np.fmax(grow, np.abs(ai) + np.abs(m) + np.abs(p) + np.abs(up[:, i]))
-            p_prev = np.where(rows[:, i], p, 1.0)
-            grow[rows[:, i] & (p == 0)] = np.inf
+        # rows one after the other: row-major [n, systems] copies keep each step contiguous;
+        # outside a system its row reads a = c = 0, b = 1 (a neutral pivot)
+        lo_t, up_t = np.ascontiguousarray(low.T), np.ascontiguousarray(up.T)
+        di_t = np.ascontiguousarray((diag if rows.all() else np.where(rows, diag, 1.0)).T)
+        m = np.zeros((n, nsys))                 # multipliers a_i c_(i-1) / p_(i-1)
+        p = np.empty((n, nsys))                 # pivots
+        p[0] = di_t[0]
+        prod = lo_t[1:] * up_t[:-1]            # a_i c_(i-1); 0 ends the chain, whatever p
+        for i in range(1, n):
+            np.divide(prod[i - 1], p[i - 1], out=m[i], where=prod[i - 1] != 0)
+            np.subtract(di_t[i], m[i], out=p[i])
+        grow = (np.abs(lo_t) + np.abs(m) + np.abs(p) + np.abs(up_t)).max(axis=0)
+        grow[(p == 0).any(axis=0) | np.isnan(grow)] = np.inf
         growth = np.where(norm_a > 0, grow / np.where(norm_a > 0, norm_a, 1.0), 0.0)
     bad = ~np.isfinite(x).all(axis=1) | ~np.isfinite(eta)
     eta[bad] = np.inf

@@ -4,9 +4,10 @@ Public API (each function takes ``device=``; see ``clts devices``): ``stl``, ``s
 ``bfast_monitor``, ``matrix_profile``, ``motifs``, ``discords``, ``solve_tridiagonal``,
 ``ocean.superbee_fluxes``, ``ocean.tke``, ``get_device``; results ``STLResult``, ``BfastResult``, ``MatrixProfileResult``,
 ``TridiagonalResult``; errors ``CltsError``, ``DeviceError``, ``KernelBuildError``,
-``ProfileError``. Each has a numpydoc docstring with examples.
+``ProfileError``; options ``set_options``, ``get_options``. Each has a numpydoc docstring with examples.
 """
 from .errors import CltsError, DeviceError, KernelBuildError, ProfileError
+from .options import get_options, set_options
 from .runtime import Device, get_device
 from .mp import MatrixProfileResult, discords, matrix_profile, motifs
 from .stl import STLResult, stl, stl_hastl   # clts.stl: the function (the package by full path)
@@ -25,6 +26,7 @@ def __getattr__(name):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = ["CltsError", "DeviceError", "KernelBuildError", "ProfileError", "Device",
+           "set_options", "get_options",
            "get_device", "__version__", "matrix_profile", "motifs", "discords",
            "MatrixProfileResult", "stl", "stl_hastl", "STLResult",
            "bfast_monitor", "BfastResult", "solve_tridiagonal", "TridiagonalResult", "ocean"]

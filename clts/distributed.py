@@ -4,7 +4,7 @@ Each worker process opens its own OpenCL context the first time a task needs a d
 objects never travel between processes (a :class:`clts.Device` pickles as its name and is
 looked up again where it lands). Which device a worker uses:
 
-- ``CLTS_DEVICE`` in the worker's environment (``LocalCluster(..., env={"CLTS_DEVICE": "1"})``,
+- ``CLTS_DEVICE`` in the worker's environment (the default of the ``device`` option) (``LocalCluster(..., env={"CLTS_DEVICE": "1"})``,
   or exported before ``dask worker`` starts), else the default device there; or
 - :class:`DevicePlugin`: ``client.register_plugin(DevicePlugin(["0", "1"]))`` gives worker i
   (in the order of their names) device ``devices[i % len(devices)]``: one GPU per worker.
@@ -18,7 +18,6 @@ parts' (top-k) lists exactly.
 """
 from __future__ import annotations
 
-import os
 import zlib
 
 import numpy as np
@@ -31,7 +30,7 @@ except ImportError:  # pragma: no cover - the plugin needs distributed; the rest
 
 class DevicePlugin(_WorkerPlugin):
     """Assigns each worker one of ``devices`` (index / name substring, as ``clts devices``
-    lists them) through ``CLTS_DEVICE``: worker ``i`` gets ``devices[i % len(devices)]``, where
+    lists them) through the worker process's ``device`` option (``clts.set_options``): worker ``i`` gets ``devices[i % len(devices)]``, where
     ``i`` is the worker's name when it is an integer (``LocalCluster`` names its workers 0, 1,
     ...; ``dask worker --name 3``), else a number derived from the name."""
 
@@ -50,7 +49,8 @@ class DevicePlugin(_WorkerPlugin):
         return self.devices[i % len(self.devices)]
 
     def setup(self, worker):
-        os.environ["CLTS_DEVICE"] = self.device_for(worker.name)
+        from .options import set_options
+        set_options(device=self.device_for(worker.name))     # the process's, every thread
 
 
 def worker_device() -> str:

@@ -207,11 +207,11 @@ def test_estimate_refined_by_recorded_runs(device, fake_cal, monkeypatch):
     data["calibration"]["points"][0][1] = 1.0
     _save(device, data)
     T = np.cumsum(np.random.default_rng(1).standard_normal(400))
-    monkeypatch.delenv("CLTS_MP_RECORD_RUNS", raising=False)
+    clts.set_options(mp_record_runs=False)
     before = estimate.calibration_path(device, "double").read_bytes()
     clts.matrix_profile(T, 16, device=device)                   # not opted in: no write
     assert estimate.calibration_path(device, "double").read_bytes() == before
-    monkeypatch.setenv("CLTS_MP_RECORD_RUNS", "1")
+    clts.set_options(mp_record_runs=True)
     clts.matrix_profile(T, 16, device=device)
     clts.matrix_profile(T, 16, T[:300], device=device)
     clts.matrix_profile(T, 16, device=device, k=2)

@@ -146,7 +146,7 @@ def test_chunking_respects_device_limits(device, monkeypatch):
     assert chunks[0][0] == 0 and chunks[-1][1] == n
     assert all(b - a <= 1000 for a, b in chunks)
     assert all(c[1] == d[0] for c, d in zip(chunks, chunks[1:]))
-    monkeypatch.setenv("CLTS_MAX_CHUNK", "7")
+    clts.set_options(max_chunk=7)
     assert max(b - a for a, b in chunk_sizes(50, [8], device, multiple=4)) == 4
     with pytest.raises(clts.DeviceError):
         chunk_sizes(5, [device.max_alloc + 1], device)
@@ -183,7 +183,7 @@ def test_pipelined_chunks_match_one_pass(device, n_chunk, monkeypatch):
     import pyopencl as cl
 
     from clts.runtime.pipeline import run_pipelined
-    monkeypatch.setenv("CLTS_MAX_CHUNK", str(n_chunk))
+    clts.set_options(max_chunk=n_chunk)
     x = np.random.default_rng(1).standard_normal((300, 8)).astype(np.float32)
     out = np.full_like(x, np.nan)
     chunks = chunk_sizes(len(x), [x[0].nbytes, x[0].nbytes], device)

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import options
 from ..runtime import launch, progress, round_up
-from ..runtime.memory import max_chunk_env
 from ..runtime.plans import local_memory_budget
 from .plan import local_tile_rows
 from . import flags
@@ -314,9 +314,9 @@ def _diag_bands(job, max_bands=None):
         if not hasattr(bar, "update"):
             bar = None
     chunk_bands = max(1, int(min(1 << 14, (devs[0].max_alloc // 4) // (p.segment + D) // 8)))
-    env = max_chunk_env()
-    if env:
-        chunk_bands = min(chunk_bands, env)
+    cap = options.get("max_chunk")
+    if cap:
+        chunk_bands = min(chunk_bands, cap)
     if max_bands:
         chunk_bands = max(1, min(chunk_bands, max_bands))
     running = []

@@ -21,6 +21,7 @@ import time
 
 import numpy as np
 
+from .. import options
 from .plan import make_plan
 
 
@@ -225,9 +226,10 @@ def _model(dev, precision="double", recalibrate=False):
 
 
 def _recording_runs() -> bool:
-    """Whether ordinary calls record their run times into the calibration file (opt-in,
-    ``CLTS_MP_RECORD_RUNS=1``): without it, only ``estimate`` writes there."""
-    return os.environ.get("CLTS_MP_RECORD_RUNS", "").strip().lower() in ("1", "true", "yes")
+    """Whether ordinary calls record their run times into the calibration file (opt-in: the
+    ``mp_record_runs`` option, ``CLTS_MP_RECORD_RUNS=1``): without it, only ``estimate`` writes
+    there."""
+    return options.get("mp_record_runs")
 
 
 def record_run(dev, plan, pairs, seconds):

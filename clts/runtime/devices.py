@@ -3,7 +3,7 @@
 Every device is probed once (in a child process, result cached on disk by fingerprint) by
 building and running a tiny kernel. Devices that fail are listed with their reason and never
 chosen. Default order: GPU, accelerator, CPU; real drivers before simulators (Oclgrind); then
-more compute units first. ``CLTS_DEVICE`` or a ``device=`` argument (an index into
+more compute units first. The ``device`` option (``CLTS_DEVICE``) or a ``device=`` argument (an index into
 ``clts devices``, a case-insensitive substring of platform name, device name or slug, or a
 ``Device``)
 override the default. ``run_probes(infos)`` probes in child processes without reading or writing
@@ -21,16 +21,13 @@ import sys
 import threading
 from dataclasses import dataclass, field
 
+from .. import options
 from ..errors import DeviceError
 from . import icd
 
 log = logging.getLogger("clts.devices")
 
-PROBE_VERSION = 3   # 3: probes run without Oclgrind's checker variables (see _probe_env)
-# Oclgrind's uninitialised-value tracker (OCLGRIND_UNINITIALIZED=1, set by the test mode)
-# segfaults on vector loads such as the probe's vload8 (Oclgrind 21.10). The probe asks whether
-# the driver builds and runs a kernel correctly; the checkers are the test mode's business.
-_PROBE_ENV_DROP = ("OCLGRIND_UNINITIALIZED", "OCLGRIND_DATA_RACES", "OCLGRIND_CHECK_API")
+PROBE_VERSION = 3   # 3: probes run without Oclgrind's checker variables (see icd.probe_environment)
 _TYPE_RANK = {"gpu": 0, "accelerator": 1, "cpu": 2, "other": 3}
 
 
@@ -142,15 +139,11 @@ def _save_probe_cache(cache: dict) -> None:
         log.debug("could not write probe cache: %s", exc)
 
 
-def _probe_env() -> dict:
-    """The probe child's environment: ours without Oclgrind's checker variables."""
-    return {k: v for k, v in os.environ.items() if k not in _PROBE_ENV_DROP}
-
-
 def run_probes(infos: list[DeviceInfo]) -> dict[int, dict]:
-    """Probe devices in child processes, in parallel, with the environment of ``_probe_env``;
-    the on-disk cache is neither read nor written. Returns {info.index: result}."""
-    env = _probe_env()
+    """Probe devices in child processes, in parallel, with the environment of
+    ``icd.probe_environment``; the on-disk cache is neither read nor written. Returns
+    {info.index: result}."""
+    env = icd.probe_environment()
     procs = {}
     for info in infos:
         procs[info.index] = subprocess.Popen(
@@ -214,7 +207,7 @@ def discover(refresh: bool = False) -> list[DeviceInfo]:
                     max_work_item_sizes=tuple(int(x) for x in d.max_work_item_sizes),
                     opencl_c_version=d.opencl_c_version.strip()))
         # a probe's result depends on the driver and on which drivers share the process
-        ctx = os.environ.get("OCL_ICD_VENDORS", "")
+        ctx = icd.vendor_dir_setting()
         key = lambda i: f"{i.fingerprint}|{ctx}"
         cache = {} if refresh else _load_probe_cache()
         todo = [i for i in infos if key(i) not in cache]
@@ -265,12 +258,12 @@ def get_device(device=None, *, emulation: bool = True) -> "Device":
     Parameters
     ----------
     device : None, int, str, DeviceInfo or Device, optional
-        None: ``$CLTS_DEVICE`` if set, else the default device (GPUs, then accelerators, then
+        None: the ``device`` option (``$CLTS_DEVICE``) if set, else the default device (GPUs, then accelerators, then
         CPUs; real drivers before simulators; then more compute units). An int: the index in
         ``clts devices``. A str: a case-insensitive substring of the platform name, device name
         or slug (``"pocl"``, ``"intel"``). A Device is returned as is.
     emulation : bool, optional
-        With ``$CLTS_EMULATE`` set to a recorded GPU description (``clts/devices/emulated/``),
+        With the ``emulate`` option (``$CLTS_EMULATE``) set to a recorded GPU description (``clts/devices/emulated/``),
         the device found is returned emulating that GPU (see ``clts.runtime.emulation``);
         False: never.
 
@@ -296,16 +289,17 @@ def get_device(device=None, *, emulation: bool = True) -> "Device":
     if isinstance(device, Device):
         return device
     from . import emulation as emu
-    if emulation and emu.from_environment():
-        return emu.emulate(emu.from_environment(), get_device(device, emulation=False))
+    name = options.get("emulate") if emulation else None
+    if name:
+        return emu.emulate(name, get_device(device, emulation=False))
     with _lock:
         infos = discover()
         if isinstance(device, DeviceInfo):
             info = device
         elif device is not None:
             info = _match(device, infos)
-        elif os.environ.get("CLTS_DEVICE"):
-            info = _match(os.environ["CLTS_DEVICE"], infos)
+        elif options.get("device") is not None:
+            info = _match(options.get("device"), infos)
         else:
             good = usable()
             if not good:

@@ -3,7 +3,7 @@
 ``clts/devices/emulated/<name>.yaml`` records what a real GPU reports through OpenCL (name,
 vendor, platform, local memory, work-group and work-item limits, max allocation, compute units,
 sub-group width, extensions, OpenCL C version) with the published sources of every figure.
-``emulate(name)`` (or ``CLTS_EMULATE=<name>`` for every device lookup) returns a ``Device`` whose
+``emulate(name)`` (or the option ``emulate=<name>``, ``CLTS_EMULATE``, for every device lookup) returns a ``Device`` whose
 capabilities are that GPU's while its context, queue and programs are the real device's: Plans,
 ``auto``, chunking, profile matching and the fallbacks (top-k lists that do not fit local
 memory, the partial merge without int64 atomics, float64 refused without fp64) decide as they
@@ -18,7 +18,6 @@ limits. Emulation proves the logic under the GPU's limits, not speed or the GPU'
 from __future__ import annotations
 
 import dataclasses
-import os
 import threading
 from pathlib import Path
 
@@ -121,11 +120,6 @@ def _check_room(real, emu) -> None:
         raise DeviceError(f"cannot emulate {emu.name} on {real.name}: it allows less "
                           f"(local memory {real.local_mem} < {emu.local_mem} or work-group "
                           f"{real.max_work_group} < {emu.max_work_group})")
-
-
-def from_environment():
-    """The description name in ``CLTS_EMULATE``, or None."""
-    return os.environ.get("CLTS_EMULATE", "").strip() or None
 
 
 def check_launch(device, kernel, local_size, args) -> None:

@@ -21,7 +21,7 @@ uses numpy's memory in place, done on the calling thread while the device's thre
 its chunk's kernels (and a memcpy out of staging). A slot is reused only after the download of
 the chunk that used it before has finished.
 
-``CLTS_PIPELINE=0`` in the environment, or :data:`PIPELINE` ``= False``, runs the same chunks
+The option ``pipeline=False`` (``clts.set_options``; ``CLTS_PIPELINE=0``) runs the same chunks
 strictly one after another on the device queue (upload, compute, download, wait), one slot:
 the benchmark's baseline and the tests' reference. Results are bit-identical either way.
 
@@ -30,24 +30,21 @@ the benchmark's baseline and the tests' reference. Results are bit-identical eit
 from __future__ import annotations
 
 import math
-import os
 import threading
 
 import numpy as np
 
+from .. import options
 from .faults import enter_chunk
 from .memory import (host_array, host_ptr_alignment, keep_on_simulator, lend_staging, progress,
                      return_staging, scratch)
 
-#: module-level switch: False runs every chunk loop strictly one chunk after another
-PIPELINE = True
 _queue_lock = threading.Lock()
 
 
 def pipelined() -> bool:
-    """Whether chunk loops overlap transfers and compute (:data:`PIPELINE` and the
-    ``CLTS_PIPELINE`` environment variable, ``0`` to turn it off)."""
-    return PIPELINE and os.environ.get("CLTS_PIPELINE", "1").strip() != "0"
+    """Whether chunk loops overlap transfers and compute (the ``pipeline`` option)."""
+    return options.get("pipeline")
 
 
 def copy_queue(device):

@@ -6,7 +6,7 @@ is cached in process per (device, template, parameters, options), looked up befo
 a repeated call neither renders nor rebuilds.
 pyopencl's own binary cache also keeps built programs on disk between processes.
 
-``CLTS_DUMP_SOURCES=DIR`` writes every rendered source to ``DIR`` for inspection.
+The option ``dump_sources=DIR`` (``CLTS_DUMP_SOURCES``) writes every rendered source to ``DIR`` for inspection.
 Build logs are shown only when a build fails, or when asked: the ``clts.programs`` logger
 writes every non-empty driver log at DEBUG level, and lines of it that are compiler warnings
 are kept in ``build_warnings`` (the tests require none).
@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 import re
 import threading
 import warnings
@@ -23,6 +22,7 @@ from pathlib import Path
 
 from mako.lookup import TemplateLookup
 
+from ..options import get as get_option
 from ..errors import DeviceError, KernelBuildError
 
 TEMPLATE_DIR = Path(__file__).resolve().parent.parent / "templates"
@@ -118,7 +118,7 @@ def _build(device, template, params, options) -> Program:
     from . import faults
     faults.check("build")
     source = render(template, params)
-    dump = os.environ.get("CLTS_DUMP_SOURCES")
+    dump = get_option("dump_sources")
     if dump:
         digest = hashlib.sha1(source.encode()).hexdigest()[:10]
         Path(dump).mkdir(parents=True, exist_ok=True)

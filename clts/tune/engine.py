@@ -22,13 +22,13 @@ from __future__ import annotations
 import itertools
 import logging
 import math
-import os
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from .. import options
 from .search import get_strategy, label
 from .space import Crossover, Tunable
 from .timer import EventTimer
@@ -204,7 +204,7 @@ class _Bar:
 
     def __init__(self, enabled, total, desc):
         self.bar = None
-        if enabled and not os.environ.get("CLTS_NO_PROGRESS"):
+        if enabled and options.get("progress"):
             try:
                 from tqdm.auto import tqdm
                 import sys

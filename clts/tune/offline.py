@@ -34,8 +34,17 @@ from pathlib import Path
 
 import numpy as np
 
-CLANG = os.environ.get("CLTS_CLANG", "clang-16")
-LIBCLC = Path(os.environ.get("CLTS_LIBCLC", "/usr/lib/clc"))
+from .. import options
+
+
+def _clang() -> str:
+    """The compiler (option ``clang``, ``CLTS_CLANG``)."""
+    return options.get("clang")
+
+
+def _libclc() -> Path:
+    """libclc's bitcode directory (option ``libclc``, ``CLTS_LIBCLC``)."""
+    return Path(options.get("libclc"))
 #: target name -> (triple, cpu flag, libclc bitcode or None, output kind)
 TARGETS = {
     "gfx908": ("amdgcn-amd-amdhsa", "-mcpu=gfx908", "amdgcn--amdhsa.bc"),
@@ -50,11 +59,11 @@ SCRATCH_WARN = 0
 
 def missing_tools() -> str | None:
     """Why the offline compiles cannot run here, or None."""
-    if shutil.which(CLANG) is None:
-        return f"{CLANG} not found (apt-get install clang-16 libclc-16)"
+    if shutil.which(_clang()) is None:
+        return f"{_clang()} not found (apt-get install clang-16 libclc-16)"
     for name in ("amdgcn--amdhsa.bc", "nvptx64--nvidiacl.bc"):
-        if not (LIBCLC / name).is_file():
-            return f"{LIBCLC / name} not found (apt-get install libclc-16)"
+        if not (_libclc() / name).is_file():
+            return f"{_libclc() / name} not found (apt-get install libclc-16)"
     return None
 
 
@@ -252,13 +261,13 @@ def compile_source(source: str, target: str, workdir: Path) -> tuple[bool, str, 
     triple, cpu, clc = TARGETS[target]
     src = workdir / f"k{abs(hash((source, target)))}.cl"
     src.write_text(source)
-    cmd = [CLANG, "-x", "cl", "-cl-std=CL1.2", "-Xclang", "-finclude-default-header",
+    cmd = [_clang(), "-x", "cl", "-cl-std=CL1.2", "-Xclang", "-finclude-default-header",
            "-Xclang", f"-cl-ext={EXTENSIONS}", "-nogpulib", "-O2", "-S",
            "-Wno-linker-warnings", "-target", triple]
     if cpu:
         cmd.append(cpu)
     if clc:
-        cmd += ["-Xclang", "-mlink-builtin-bitcode", "-Xclang", str(LIBCLC / clc)]
+        cmd += ["-Xclang", "-mlink-builtin-bitcode", "-Xclang", str(_libclc() / clc)]
     if target == "gfx908":
         cmd.append("-Rpass-analysis=kernel-resource-usage")
     if target == "spir64":

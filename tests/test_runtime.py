@@ -36,7 +36,7 @@ def test_select_by_index_substring_and_env(monkeypatch):
     assert get_device(str(first.index)).info is first
     assert get_device(first.name.upper()[:6]).info.ok
     assert get_device(first.slug.split("-")[0]).info.ok  # "pocl", "intel", ...
-    monkeypatch.setenv("CLTS_DEVICE", str(first.index))
+    clts.set_options(device=str(first.index))
     assert get_device().info is first
     with pytest.raises(clts.DeviceError, match="no OpenCL device matches"):
         get_device("no-such-device-xyz")
@@ -127,7 +127,7 @@ def test_build_error_shows_template_params_log_and_source(device, tmp_path, monk
     bad = programs.TEMPLATE_DIR / "runtime" / "_test_broken.cl.mako"
     bad.write_text("<%include file='/common/real.cl.mako'/>\n__kernel void k(__global real *x)\n"
                    "{\n    x[0] = undefined_symbol_${tag};\n}\n")
-    monkeypatch.setenv("CLTS_DUMP_SOURCES", str(tmp_path))
+    clts.set_options(dump_sources=str(tmp_path))
     try:
         with pytest.raises(clts.KernelBuildError) as ei:
             device.program("runtime/_test_broken.cl.mako", real="float", tag="abc")

@@ -19,6 +19,7 @@ import re
 import subprocess
 import sys
 import threading
+import weakref
 from dataclasses import dataclass, field
 
 from .. import options
@@ -316,6 +317,94 @@ def all_devices() -> list["Device"]:
     return [get_device(i) for i in usable()]
 
 
+class DeviceState:
+    """Everything clts keeps for one device between calls, in one place: the scratch and slot
+    memory pools, the staging pool of aligned host arrays, arrays kept alive on a simulator,
+    the program cache with its build locks, the copy queue and small per-device constants.
+
+    The :class:`Device` owns it (``device.state``); nothing else stores anything on a Device.
+    Every lazily created member is created under :attr:`lock`. :meth:`release_memory` gives the
+    held memory back (``clts.tridiag.release_scratch``); :meth:`clear` forgets everything (the
+    next call builds its programs again)."""
+
+    def __init__(self, device: "Device"):
+        self._device = weakref.ref(device)
+        self.lock = threading.Lock()
+        self.programs: dict = {}        # (template, parameters, options) -> programs.Program
+        self.build_locks: dict = {}     # the same key -> the lock its one build runs under
+        self.pools: dict = {}           # "scratch", "slots" -> pyopencl MemoryPool
+        self.staging: dict = {}         # nbytes -> aligned host arrays free for lending
+        self.kept: list = []            # simulator temporaries kept alive until release
+        self.constants: dict = {}       # key -> a small device array made once (tridiag)
+        self.copy_queue = None          # the second queue of the chunk loop, once made
+
+    def _dev(self) -> "Device":
+        dev = self._device()
+        if dev is None:                 # pragma: no cover - the Device owns its state
+            raise DeviceError("the device of this state is gone")
+        return dev
+
+    def pool(self, name: str = "scratch"):
+        """The memory pool ``name`` of the device, made on first use."""
+        pool = self.pools.get(name)
+        if pool is None:
+            with self.lock:
+                pool = self.pools.get(name)
+                if pool is None:
+                    import pyopencl.tools as clt
+                    pool = self.pools[name] = clt.MemoryPool(
+                        clt.ImmediateAllocator(self._dev().queue))
+        return pool
+
+    def build_lock(self, key) -> threading.Lock:
+        """The lock under which the program ``key`` is built once."""
+        with self.lock:
+            return self.build_locks.setdefault(key, threading.Lock())
+
+    def queue_for_copies(self):
+        """A second in-order profiling queue on the device's context, made on first use."""
+        q = self.copy_queue
+        if q is None:
+            with self.lock:
+                q = self.copy_queue
+                if q is None:
+                    import pyopencl as cl
+                    dev = self._dev()
+                    q = self.copy_queue = cl.CommandQueue(
+                        dev.context, dev.cl_device,
+                        properties=cl.command_queue_properties.PROFILING_ENABLE)
+        return q
+
+    def constant(self, key, make):
+        """``make()`` once per device and ``key`` (a small device array), then the same."""
+        value = self.constants.get(key)
+        if value is None:
+            with self.lock:
+                value = self.constants.get(key)
+                if value is None:
+                    value = self.constants[key] = make()
+        return value
+
+    def release_memory(self) -> None:
+        """Free the blocks the pools hold, drop the staging arrays and the kept temporaries."""
+        for pool in list(self.pools.values()):
+            pool.free_held()
+        with self.lock:
+            self.kept.clear()
+            self.staging.clear()
+
+    def clear(self) -> None:
+        """Forget everything: memory as :meth:`release_memory`, then the pools, the programs,
+        their build locks, the constants and the copy queue."""
+        self.release_memory()
+        with self.lock:
+            self.pools.clear()
+            self.programs.clear()
+            self.build_locks.clear()
+            self.constants.clear()
+            self.copy_queue = None
+
+
 @dataclass(eq=False)
 class Device:
     """A working OpenCL device: context, profiling queue, capabilities and program cache.
@@ -338,6 +427,10 @@ class Device:
         (``pocl-cpu-skylake-avx512-amd-epyc``).
     profile
         The effective device profile (``clts profile --device D`` prints it).
+    state : DeviceState
+        What clts keeps for the device between calls (pools, programs); ``state.clear()``.
+    description : dict or None
+        The recorded GPU description an emulated device decides by (else None).
 
     Examples
     --------
@@ -348,7 +441,7 @@ class Device:
     """
 
     info: DeviceInfo
-    _programs: dict = field(default_factory=dict, repr=False)
+    description: dict | None = field(default=None, repr=False)
 
     def __post_init__(self):
         cl = _cl()
@@ -358,6 +451,7 @@ class Device:
         self.queue = cl.CommandQueue(
             self.context, properties=cl.command_queue_properties.PROFILING_ENABLE)
         self._profile = None
+        self.state = DeviceState(self)
 
     # capabilities -------------------------------------------------------------------------
     name = property(lambda self: self.info.name)
@@ -410,6 +504,10 @@ class Device:
             from .profiles import effective_profile
             self._profile = effective_profile(self)
         return self._profile
+
+    def reload_profile(self) -> None:
+        """Forget the effective profile: the next use reads the profile files again."""
+        self._profile = None
 
     def program(self, template: str, *, build_options=(), **params):
         """Render ``templates/<template>`` with ``params``, build it with ``build_options``

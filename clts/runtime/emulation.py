@@ -109,8 +109,7 @@ def emulate(name: str, base=None, **overrides):
         if dev is None:
             info = emulated_info(real.info, desc, overrides)
             _check_room(real.info, info)
-            dev = _emulated[key] = Device(info)
-            dev.description = desc
+            dev = _emulated[key] = Device(info, description=desc)
     return dev
 
 

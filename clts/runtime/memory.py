@@ -14,14 +14,12 @@
 from __future__ import annotations
 
 import sys
-import threading
 
 import numpy as np
 
 from .. import options
 from ..errors import DeviceError
 
-_pool_lock = threading.Lock()
 #: share of global memory one call may use (the rest is for the driver, other buffers, spills)
 GLOBAL_FRACTION = 0.6
 
@@ -105,9 +103,9 @@ def zeros(device, shape, dtype):
     return cla.zeros(device.queue, shape, dtype)
 
 
-def scratch(device, shape, dtype, *, pool_name: str = "_pool"):
+def scratch(device, shape, dtype, *, pool_name: str = "scratch"):
     """A temporary device array from the device's memory pool (``pool_name``: another pool
-    of the device, e.g. the pipeline's slot buffers).
+    of the device, e.g. ``"slots"``, the pipeline's slot buffers; see ``DeviceState``).
 
     A fresh buffer costs the first kernel that touches it a page fault per 4 KB on CPU drivers
     (tridiagonal 10 x 10^6 on pocl: 208 ms with fresh scratch, 70 ms pooled), so temporaries
@@ -118,21 +116,14 @@ def scratch(device, shape, dtype, *, pool_name: str = "_pool"):
     import pyopencl.array as cla
     if device.info.simulator:
         return keep_on_simulator(device, cla.empty(device.queue, shape, dtype))
-    pool = device.__dict__.get(pool_name)
-    if pool is None:
-        with _pool_lock:
-            pool = device.__dict__.get(pool_name)
-            if pool is None:
-                import pyopencl.tools as clt
-                pool = clt.MemoryPool(clt.ImmediateAllocator(device.queue))
-                setattr(device, pool_name, pool)
-    return cla.empty(device.queue, shape, dtype, allocator=pool)
+    return cla.empty(device.queue, shape, dtype, allocator=device.state.pool(pool_name))
 
 
 def keep_on_simulator(device, arr):
     """On Oclgrind keep ``arr`` alive until ``release_scratch`` (see ``scratch``); returns it."""
     if device.info.simulator:
-        device.__dict__.setdefault("_kept", []).append(arr)
+        with device.state.lock:
+            device.state.kept.append(arr)
     return arr
 
 
@@ -148,12 +139,7 @@ def release_scratch(device=None):
     from .devices import _devices, get_device
     devs = list(_devices.values()) if device is None else [get_device(device)]
     for dev in devs:
-        for name in ("_pool", "_slot_pool"):
-            pool = dev.__dict__.get(name)
-            if pool is not None:
-                pool.free_held()
-        dev.__dict__.pop("_kept", None)
-        dev.__dict__.pop("_staging", None)
+        dev.state.release_memory()
 
 
 # ------------------------------------------------------------------ host memory used in place
@@ -198,8 +184,9 @@ STAGING_POOL_BYTES = 1 << 30
 
 def lend_staging(device, nbytes: int) -> np.ndarray:
     """An aligned host array of ``nbytes`` bytes (uint8) from ``device``'s staging pool."""
-    with _pool_lock:
-        free = device.__dict__.setdefault("_staging", {}).get(nbytes)
+    state = device.state
+    with state.lock:
+        free = state.staging.get(nbytes)
         raw = free.pop() if free else None
     return raw if raw is not None else host_empty(device, (nbytes,), np.uint8)
 
@@ -207,8 +194,9 @@ def lend_staging(device, nbytes: int) -> np.ndarray:
 def return_staging(device, raws) -> None:
     """Give arrays from :func:`lend_staging` back; beyond ``STAGING_POOL_BYTES`` the pool
     drops sizes other than these."""
-    with _pool_lock:
-        pool = device.__dict__.setdefault("_staging", {})
+    state = device.state
+    with state.lock:
+        pool = state.staging
         for raw in raws:
             pool.setdefault(raw.nbytes, []).append(raw)
         total = sum(nb * len(v) for nb, v in pool.items())

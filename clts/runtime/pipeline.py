@@ -30,7 +30,6 @@ the benchmark's baseline and the tests' reference. Results are bit-identical eit
 from __future__ import annotations
 
 import math
-import threading
 
 import numpy as np
 
@@ -39,7 +38,6 @@ from .faults import enter_chunk
 from .memory import (host_array, host_ptr_alignment, keep_on_simulator, lend_staging, progress,
                      return_staging, scratch)
 
-_queue_lock = threading.Lock()
 
 
 def pipelined() -> bool:
@@ -49,16 +47,7 @@ def pipelined() -> bool:
 
 def copy_queue(device):
     """A second in-order queue on the device's context, for transfers that overlap compute."""
-    q = device.__dict__.get("_copy_queue")
-    if q is None:
-        with _queue_lock:
-            q = device.__dict__.get("_copy_queue")
-            if q is None:
-                import pyopencl as cl
-                q = device._copy_queue = cl.CommandQueue(
-                    device.context, device.cl_device,
-                    properties=cl.command_queue_properties.PROFILING_ENABLE)
-    return q
+    return device.state.queue_for_copies()
 
 
 def _finish(items):
@@ -160,7 +149,7 @@ def run_pipelined(device, chunks, *, upload, compute, download, slots: int = 2,
                 done(items)
         qd.finish()                         # the unmaps (see ChunkIO.fetch)
     except BaseException:
-        for q in (qd, device.__dict__.get("_copy_queue")):
+        for q in (qd, device.state.copy_queue):
             if q is not None:
                 try:
                     q.finish()
@@ -193,7 +182,7 @@ def slot_scratch(device, shape, dtype):
     if device.info.simulator:
         import pyopencl.array as cla
         return keep_on_simulator(device, cla.to_device(device.queue, np.zeros(shape, dtype)))
-    return scratch(device, shape, dtype, pool_name="_slot_pool")
+    return scratch(device, shape, dtype, pool_name="slots")
 
 
 def device_wait(device, events) -> None:

@@ -83,9 +83,6 @@ def _source_excerpt(source: str, log: str, context: int = 6) -> str:
                      for i in range(lo, hi + 1))
 
 
-_build_locks: dict = {}
-
-
 def build_program(device, template: str, params: dict, options=()) -> Program:
     """Render and build ``template`` for ``device``; cached per (device, template, parameters,
     options), looked up before anything is rendered. Safe to call from several threads: a
@@ -97,14 +94,12 @@ def build_program(device, template: str, params: dict, options=()) -> Program:
                           f"{template}; use float32 data")
     options = tuple(options)
     key = (template, repr(sorted(params.items())), options)
-    cache = device._programs
+    cache = device.state.programs
     prg = cache.get(key)
     if prg is not None:
         stats["hits"] += 1
         return prg
-    with _lock:
-        lock = _build_locks.setdefault((id(device), key), threading.Lock())
-    with lock:
+    with device.state.build_lock(key):
         prg = cache.get(key)
         if prg is None:
             prg = _build(device, template, params, options)

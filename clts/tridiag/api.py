@@ -407,9 +407,6 @@ def run_plan(dev, plan: Plan, a, b, c, d, x, start, counter):
         raise ValueError(plan.method)
 
 
-_dummies = {}
-
-
 def _zeros_int(dev, size):
     """int32 zeros, enqueued without waiting for the queue (a blocking upload would wait for
     every kernel before it); on Oclgrind an upload (it does not see fills as initialising)."""
@@ -420,10 +417,8 @@ def _zeros_int(dev, size):
 
 
 def _dummy_int(dev):
-    key = id(dev)
-    if key not in _dummies:
-        _dummies[key] = (dev, _zeros_int(dev, 1))
-    return _dummies[key][1]
+    """One int32 zero per device (the kernels' unused ``start`` argument)."""
+    return dev.state.constant("tridiag.dummy_int", lambda: _zeros_int(dev, 1))
 
 
 def _run_thomas(dev, plan, layout, a, b, c, d, x, start, counter):

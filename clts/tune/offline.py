@@ -168,9 +168,8 @@ def collect(dev, *, sample: int = 4, seed: int = 0) -> Collected:
     from ..errors import DeviceError
     from ..runtime.devices import Device
     from .registry import load_all
-    desc = dev.description
-    dev = Device(dev.info)          # a fresh program cache: every source is built (and seen) here
-    dev.description = desc
+    dev = Device(dev.info, description=dev.description)   # a fresh program cache: every
+    # source is built (and seen) here
     out = Collected(dev)
     x = _tiny_inputs()
     rng = random.Random(seed)
@@ -195,8 +194,8 @@ def collect(dev, *, sample: int = 4, seed: int = 0) -> Collected:
                 except Exception as exc:   # noqa: BLE001 - reported, fails the check
                     out.failed.append((label, f"{type(exc).__name__}: {exc}"))
             if jobs is defaults:
-                out.defaults = {prg.source for prg in list(dev._programs.values())}
-    for prg in list(dev._programs.values()):
+                out.defaults = {prg.source for prg in list(dev.state.programs.values())}
+    for prg in list(dev.state.programs.values()):
         target = _target_of(dev)
         out.sources.setdefault(prg.source, (prg.template, prg.params, {target: int(dev.local_mem)}))
     return out

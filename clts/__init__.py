@@ -14,8 +14,15 @@ from .stl import STLResult, stl, stl_hastl   # clts.stl: the function (the packa
 from .bfast import BfastResult, bfast_monitor
 from .tridiag import TridiagonalResult, solve_tridiagonal
 from . import ocean  # clts.ocean.superbee_fluxes, clts.ocean.tke
+from . import labels as _labels, plots as _plots
+from .runtime import integrations as _integrations
 
-__version__ = "0.1.0"
+# the face wraps the algorithms: labelled (pandas / xarray) inputs come back labelled, and
+# result.plot() draws with matplotlib; the algorithms import neither
+_integrations.install_labels(_labels.labelled)
+_integrations.install_plots(stl=_plots.plot_stl, bfast=_plots.plot_bfast, mp=_plots.plot_mp)
+
+from ._version import __version__
 
 
 def __getattr__(name):

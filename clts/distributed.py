@@ -22,6 +22,9 @@ import zlib
 
 import numpy as np
 
+from .mp.parts import merge_parts, one_series, run_part
+from .runtime.devices import portable
+
 try:
     from distributed.diagnostics.plugin import WorkerPlugin as _WorkerPlugin
 except ImportError:  # pragma: no cover - the plugin needs distributed; the rest imports
@@ -60,8 +63,7 @@ def worker_device() -> str:
 
 
 def _part(T_A, m, T_B, part, parts, kw):
-    from .mp.api import matrix_profile as _mp
-    return _mp(T_A, m, T_B, progress=False, _bands=(part, parts), **kw)
+    return run_part(T_A, m, T_B, part, parts, **kw)
 
 
 def matrix_profile(client, T_A, m, T_B=None, *, parts=None, device=None, **kwargs):
@@ -76,10 +78,9 @@ def matrix_profile(client, T_A, m, T_B=None, *, parts=None, device=None, **kwarg
         parts = max(1, len(client.scheduler_info().get("workers", {})))
     if isinstance(parts, bool) or not isinstance(parts, (int, np.integer)) or parts < 1:
         raise ValueError(f"parts must be an int >= 1, got {parts!r}")
-    from .mp.api import _one_series
-    A, times = _one_series(T_A, "T_A", kwargs.pop("time_axis", None))
-    B, _ = _one_series(T_B, "T_B", None)
-    kw = dict(kwargs, device=_portable(device))
+    A, times = one_series(T_A, "T_A", kwargs.pop("time_axis", None))
+    B, _ = one_series(T_B, "T_B", None)
+    kw = dict(kwargs, device=portable(device))
     fa = client.scatter(A, broadcast=True)
     fb = client.scatter(B, broadcast=True) if B is not None else None
     futures = [client.submit(_part, fa, m, fb, i, int(parts), kw, pure=False)
@@ -92,38 +93,3 @@ def matrix_profile(client, T_A, m, T_B=None, *, parts=None, device=None, **kwarg
         res.series = A
     return res
 
-
-def merge_parts(results):
-    """One ``MatrixProfileResult`` from the parts of a distributed run (each over its own
-    diagonals, all over the same windows): the k-lists (``P``/``I``, ``P_B``/``I_B``) merged
-    by (distance, index) with each neighbour index once, the left / right neighbours by the
-    same rule; a k = 1 self-join's profile is the better of left and right, as in one
-    process."""
-    from .mp.exact import _better
-    from .mp.topk import _merge_k
-    res = results[0]
-    k = res.P.shape[1]
-    lists = [("P", "I")] + ([("P_B", "I_B")] if res.P_B is not None else [])
-    tops = [("left_P", "left_I"), ("right_P", "right_I")] if res.self_join else []
-    for other in results[1:]:
-        for pk, ik in lists:
-            d, i = _merge_k(getattr(res, pk), getattr(res, ik), getattr(other, pk),
-                            getattr(other, ik), k, unique=True)
-            setattr(res, pk, d)
-            setattr(res, ik, i)
-        for pk, ik in tops:
-            d, i = _better(getattr(res, pk), getattr(res, ik), getattr(other, pk),
-                           getattr(other, ik))
-            setattr(res, pk, d)
-            setattr(res, ik, i)
-    if res.self_join and k == 1:
-        P, I = _better(res.right_P, res.right_I, res.left_P, res.left_I)
-        res.P, res.I = P[:, None], I[:, None]
-    res.diagnostics["parts"] = len(results)
-    res.diagnostics["devices"] = sorted({d for r in results for d in r.diagnostics["devices"]})
-    return res
-
-
-def _portable(device):
-    from .xarray import _portable as p
-    return p(device)

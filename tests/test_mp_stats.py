@@ -101,7 +101,7 @@ def fake_cal(device, tmp_path, monkeypatch):
     rng = np.random.default_rng(0)
     calls = []
 
-    def fake_time(dev, precision, n):
+    def fake_time(dev, precision, n, run):
         calls.append(n)
         return _law(n) * (1 + (rng.random() < 0.5) * rng.uniform(0, 0.8))
     monkeypatch.setattr(estimate, "calibration_time", fake_time)
@@ -141,7 +141,7 @@ def test_estimate_adaptive_sizes(device, fake_cal, monkeypatch):
     import clts
     calls = []
 
-    def fast(dev, precision, n):
+    def fast(dev, precision, n, run):
         calls.append(n)
         return _law(n) / 16
     monkeypatch.setattr(estimate, "calibration_time", fast)

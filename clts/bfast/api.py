@@ -36,7 +36,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..labels import Labels
+from ..runtime import integrations
+from ..runtime.integrations import time_axis_of
 from ..runtime import chunk_sizes, get_device, launch, round_up
 from ..runtime.arrays import native, values_of
 from ..runtime.faults import with_smaller_chunks
@@ -122,8 +123,7 @@ class BfastResult:
         """Without ``pixel``: the break-date and magnitude maps (2-D cubes). With ``pixel`` (an
         index tuple into the pixel axes; needs ``detailed=True``): its MOSUM process, the
         boundary and the break. Needs matplotlib."""
-        from ..plots import plot_bfast
-        return plot_bfast(self, pixel, fig=fig, title=title)
+        return integrations.plot("bfast", self, pixel, fig=fig, title=title)
 
 
 def _check_params(k, freq, hfrac, level, period, history, convention, trend):
@@ -241,7 +241,7 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=365.0, trend=True, hfrac
     ([23, 23, -1, -1], [datetime.date(2009, 1, 1), datetime.date(2009, 1, 1)])
     """
     crit = _check_params(k, freq, hfrac, level, period, history, convention, trend)
-    labels = Labels(y, time_axis, 0)
+    labels = time_axis_of(y, time_axis, 0)
     if dates is None:
         dates = labels.times()
         if dates is None:

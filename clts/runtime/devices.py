@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from .. import options
 from ..errors import DeviceError
-from . import icd
+from . import descriptions, icd
 
 log = logging.getLogger("clts.devices")
 
@@ -289,10 +289,9 @@ def get_device(device=None, *, emulation: bool = True) -> "Device":
     """
     if isinstance(device, Device):
         return device
-    from . import emulation as emu
     name = options.get("emulate") if emulation else None
     if name:
-        return emu.emulate(name, get_device(device, emulation=False))
+        return emulate(name, get_device(device, emulation=False))
     with _lock:
         infos = discover()
         if isinstance(device, DeviceInfo):
@@ -313,8 +312,43 @@ def get_device(device=None, *, emulation: bool = True) -> "Device":
         return _devices[info.index]
 
 
+def portable(device):
+    """``device`` as something every process can resolve: a :class:`Device` as its slug (OpenCL
+    objects never cross a process boundary), anything else (None, an index, a name) as is."""
+    return device.slug if isinstance(device, Device) else device
+
+
 def all_devices() -> list["Device"]:
     return [get_device(i) for i in usable()]
+
+
+_emulated_lock = threading.Lock()
+_emulated: dict = {}
+
+
+def emulate(name: str, base=None, **overrides):
+    """A ``Device`` that decides as the recorded device ``name`` (``clts.runtime.emulation``)
+    and runs on ``base`` (a device
+    spec as for ``get_device``; default: the first working CPU device, pocl preferred).
+    ``overrides``: DeviceInfo fields to change further (tests: ``extensions=...``)."""
+    desc = descriptions.load(name)
+    if base is None:
+        cpus = [i for i in usable() if i.type == "cpu" and not i.simulator]
+        if not cpus:
+            raise DeviceError("emulation runs on a CPU OpenCL device; none works here")
+        cpus.sort(key=lambda i: "portable computing" not in i.platform.lower())
+        base = cpus[0]
+    real = get_device(base, emulation=False) if not isinstance(base, Device) else base
+    if real.info.emulates:
+        raise DeviceError(f"{real!r} is already emulated")
+    key = (desc["_name"], real.info.index, repr(sorted(overrides.items())))
+    with _emulated_lock:
+        dev = _emulated.get(key)
+        if dev is None:
+            info = descriptions.emulated_info(real.info, desc, overrides)
+            descriptions.check_room(real.info, info)
+            dev = _emulated[key] = Device(info, description=desc)
+    return dev
 
 
 class DeviceState:

@@ -603,7 +603,7 @@ def _bind_check(entry, workload):
 
 def _clts_version() -> str:
     try:
-        from .. import __version__
+        from .._version import __version__
         return __version__
     except ImportError:
         return "?"

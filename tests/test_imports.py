@@ -197,3 +197,9 @@ def test_version_has_one_home():
     for m, path in MODULES.items():
         for t, names, line in _imports(m):
             assert not (t == FACE and "__version__" in names), f"{m}:{line}"
+
+
+def test_no_module_over_600_lines():
+    long = {m: n for m, p in MODULES.items()
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > 600}
+    assert long == {}

@@ -412,7 +412,7 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
 
     def buf(nbytes):
         # from the device's scratch pool: a fresh buffer costs a page fault per 4 KB the first
-        # time a kernel touches it (pocl, 32,768 x 256: 77 ms a call with fresh ones)
+        # time a kernel touches it (docs/performance.md, "Figures behind the code")
         return scratch_array(dev, (max(int(nbytes), 1),), np.uint8).data
 
     # shared by the chunks: their kernels run in order on the device queue

@@ -26,8 +26,8 @@ TOPK_PARTIAL_BYTES = 64 << 20
 
 
 #: work-items (bands) per compute unit in one top-k launch: fewer launches cost reductions,
-#: larger ones insert more (their floors are older); pocl n = 2^15, k = 4: 8 bands per launch
-#: (2 compute units) 0.7-1.0 s, 85 bands 2.4 s, 5 bands 1.1 s
+#: larger ones insert more (their floors are older; docs/performance.md, "Figures behind the
+#: code")
 TOPK_ITEMS_PER_CU = 4
 
 

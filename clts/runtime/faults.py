@@ -99,15 +99,6 @@ def current_chunk():
     return getattr(_state, "chunk", None)
 
 
-class ChunkTooLarge(Exception):
-    """Internal: an allocation failed in a chunk of ``items`` items."""
-
-    def __init__(self, items, cause):
-        super().__init__(items)
-        self.items = items
-        self.cause = cause
-
-
 def with_smaller_chunks(run, *, device, what: str):
     """``run(max_items)`` (``None``: as many items per chunk as the device limits allow), again
     with half the largest chunk after an allocation failure, down to one item."""

@@ -93,16 +93,6 @@ def to_device(device, array, dtype=None):
     return cla.to_device(device.queue, a)
 
 
-def empty(device, shape, dtype):
-    import pyopencl.array as cla
-    return cla.empty(device.queue, shape, dtype)
-
-
-def zeros(device, shape, dtype):
-    import pyopencl.array as cla
-    return cla.zeros(device.queue, shape, dtype)
-
-
 def scratch(device, shape, dtype, *, pool_name: str = "scratch"):
     """A temporary device array from the device's memory pool (``pool_name``: another pool
     of the device, e.g. ``"slots"``, the pipeline's slot buffers; see ``DeviceState``).

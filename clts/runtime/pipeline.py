@@ -97,13 +97,11 @@ def run_pipelined(device, chunks, *, upload, compute, download, slots: int = 2,
             return
         # Uploads get the copy queue (ChunkIO on a device that shares host memory enqueues
         # nothing: a memcpy or nothing). Downloads on such a device are maps on the device
-        # queue, each right behind its chunk's kernels (the Intel CPU runtime ran BFAST's
-        # kernels 2x slower while a map on a second queue waited for them); elsewhere they go
-        # on the copy queue, chunk i - 1's enqueued once chunk i's kernels are. Dependencies
-        # between the two queues are waited for on the host, never put in a wait list: with
-        # them in wait lists the Intel CPU runtime ran STL's kernels 1.8x slower (4 chunks,
-        # CLTS_ZERO_COPY=0: 280 against 155 ms); the device queue always holds the next
-        # chunk's kernels while the host waits.
+        # queue, each right behind its chunk's kernels (a map waiting on a second queue slows
+        # the kernels: docs/performance.md, "Figures behind the code"); elsewhere they go on
+        # the copy queue, chunk i - 1's enqueued once chunk i's kernels are. Dependencies
+        # between the two queues are waited for on the host, never put in a wait list (same
+        # page); the device queue always holds the next chunk's kernels while the host waits.
         shares = host_ptr_alignment(device) is not None
         qx = copy_queue(device)
         pending = [None] * slots          # per slot: the download items of its last chunk
@@ -189,7 +187,7 @@ def device_wait(device, events) -> None:
     """Make the device queue's next commands wait for ``events`` (uploads on another queue),
     for compute callbacks whose launches take no ``wait_for``."""
     # events of the device queue itself are in order already; a barrier costs the Intel CPU
-    # runtime dearly (BFAST-Monitor's kernels behind one ran 1.7x slower)
+    # runtime dearly (docs/performance.md, "Figures behind the code")
     q = device.queue
     events = [e for e in events or () if e is not None and e.command_queue != q]
     if events:
@@ -242,10 +240,6 @@ class ChunkIO:
         return_staging(self.device, self._lent)
         self._lent, self._host, self._dev, self._outs = [], {}, {}, {}
         return False
-
-    @property
-    def shares_host(self) -> bool:
-        return self.align is not None
 
     # -- host side -----------------------------------------------------------------------
     def host(self, slot, key, shape, dtype) -> np.ndarray:

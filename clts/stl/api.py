@@ -180,7 +180,7 @@ class _Runner:
             if sim:
                 return cla.to_device(q, np.zeros(shape, dtype))
             # the device's scratch pool: a fresh buffer costs a page fault per 4 KB the first
-            # time a kernel touches it (pocl, config A: 45 of 200 ms of kernel time)
+            # time a kernel touches it (docs/performance.md, "Figures behind the code")
             return scratch(dev, shape, dtype)
 
         # lanes of the vector (outer) LOESS of each smoother: its input is written interleaved
@@ -306,8 +306,8 @@ class _Runner:
             if (nj == 1 and not extend) or name == "low_pass":
                 return      # the low-pass is interpolated where it is used (stl_season)
             nint = max(1, -(-(nmax - 1) // nj))       # intervals of the longest segment
-            # intervals per work-item: 0 = a whole segment (CPUs: pocl pays per work-item;
-            # 3x faster on config A), else that many (GPUs: 1)
+            # intervals per work-item: 0 = a whole segment (CPUs: pocl pays per work-item),
+            # else that many (GPUs: 1)
             ipw = self.interp_ipw or nint
             G = -(-nint // ipw)
             ik = self._kernel(self._prog("interp", extend=extend, OTL=otl,

@@ -44,8 +44,10 @@ def pytest_configure(config):
 
 @pytest.fixture(autouse=True)
 def _restore_options():
-    """A test may call ``clts.set_options(...)``: the global options are restored after it."""
-    from clts import options as opts
+    """A test may call ``clts.set_options(...)``: the global options are restored after it.
+    Deprecated aliases warn again in each test (they warn once per process)."""
+    from clts import options as opts, vocabulary
+    vocabulary.reset_warned()
     saved = dict(opts._global)
     yield
     with opts._lock:

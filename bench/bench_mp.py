@@ -16,7 +16,7 @@ in the same run (a notional figure: the kernel is compute bound). Also: time aga
 rounds; and ``matrix_profile.estimate`` against the measured time at the largest n, twice: from
 a fresh calibration taken at the start of the run (recalibrate=True), and right before the
 largest n is run (the calibration refined by the runs recorded at the smaller sizes: the
-benchmark opts in with CLTS_MP_RECORD_RUNS=1).
+benchmark opts in with the option ``mp_record_runs``).
 Writes bench/results/mp-<device slug>.md.
 """
 from __future__ import annotations
@@ -36,7 +36,7 @@ from common import copy_bandwidth, write_result  # noqa: E402
 import clts  # noqa: E402
 
 # the runs at the smaller sizes refine the estimate of the largest (opt-in, see docstring)
-os.environ.setdefault("CLTS_MP_RECORD_RUNS", "1")
+clts.set_options(mp_record_runs=True)
 from clts.runtime import get_device, timing, usable  # noqa: E402
 
 M = 256
@@ -98,7 +98,7 @@ def main():
     ap.add_argument("--m-sweep-n", type=int, default=16, metavar="E",
                     help="series length 2^E of the time-against-m sweep (default 16)")
     args = ap.parse_args()
-    os.environ.setdefault("CLTS_NO_PROGRESS", "1")
+    clts.set_options(progress=False)
     sizes = [1 << 14, 1 << 15] if args.quick else [1 << 14, 1 << 15, 1 << 16, 1 << 17]
     reps = 2 if args.quick else 3
     devs = [get_device(d) for d in args.device] if args.device else \

@@ -18,7 +18,7 @@ Writes bench/results/ocean-<device slug>.md.
 
 ``--chunks N`` times large-grid splitting instead (clts/ocean/slabs.py): per size, each round
 runs clts.ocean.tke and clts.ocean.superbee_fluxes with numpy arrays whole, split into N slabs
-of x rows (``CLTS_MAX_CHUNK = ceil(nx / N)``) pipelined over two buffer sets, and the same
+of x rows (option ``max_chunk = ceil(nx / N)``) pipelined over two buffer sets, and the same
 slabs with one buffer set (each slab's upload, kernels and download one after another); ratios
 are medians of per-round ratios. Writes bench/results/ocean-chunks-<device slug>.md.
 
@@ -173,7 +173,6 @@ def run_size(dev, size, rounds, pyhpc, params):
 
 def run_chunks(dev, size, rounds, nchunks, params):
     """Whole grid against N slabs (pipelined, and one after another) in the same rounds."""
-    import os
 
     from clts.ocean import slabs
     x = benchmark_inputs(size)
@@ -184,14 +183,11 @@ def run_chunks(dev, size, rounds, nchunks, params):
     calls = {"tke": lambda: clts.ocean.tke(*x.values(), device=dev, **params),
              "superbee": lambda: clts.ocean.superbee_fluxes(*sb, device=dev)}
     modes = {"whole": (None, slabs.SLOTS), "slabs": (cap, slabs.SLOTS), "serial": (cap, 1)}
-    saved = (os.environ.get("CLTS_MAX_CHUNK"), slabs.SLOTS)
+    saved = (clts.get_options()["max_chunk"], slabs.SLOTS)
 
     def run(name, mode):
-        env, slots = modes[mode]
-        if env is None:
-            os.environ.pop("CLTS_MAX_CHUNK", None)
-        else:
-            os.environ["CLTS_MAX_CHUNK"] = str(env)
+        cap, slots = modes[mode]
+        clts.set_options(max_chunk=cap)
         slabs.SLOTS = slots
         t0 = time.perf_counter()
         out = calls[name]()
@@ -218,10 +214,7 @@ def run_chunks(dev, size, rounds, nchunks, params):
                          "slabs / whole": ratio("slabs", "whole"),
                          "serial / slabs": ratio("serial", "slabs"), "bits": "identical"})
     finally:
-        if saved[0] is None:
-            os.environ.pop("CLTS_MAX_CHUNK", None)
-        else:
-            os.environ["CLTS_MAX_CHUNK"] = saved[0]
+        clts.set_options(max_chunk=saved[0])
         slabs.SLOTS = saved[1]
     return rows
 

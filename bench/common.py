@@ -69,7 +69,8 @@ def quiet(logger: str = "clts") -> None:
     ERROR from ``logger``, no warnings."""
     import logging
     import warnings
-    os.environ.setdefault("CLTS_NO_PROGRESS", "1")
+    import clts
+    clts.set_options(progress=False)
     logging.getLogger(logger).setLevel(logging.ERROR)
     warnings.simplefilter("ignore")
 

@@ -4,12 +4,12 @@ one after another (sequential), and the unchunked call.
     python bench/out_of_core.py [--device pocl] [--chunks 2,4] [--rounds 7] [--zero-copy 0,1]
 
 For STL, the tridiagonal solver and BFAST-Monitor (the workloads of ``generic_vs_tuned.py``),
-the batch is cut into about each of ``--chunks`` chunk counts with ``CLTS_MAX_CHUNK`` (the
+the batch is cut into about each of ``--chunks`` chunk counts with the option ``max_chunk`` (the
 rows give the count run), and each round times, in
 turn, the unchunked call, the chunked call pipelined and the chunked call sequential
-(``clts.runtime.pipeline.PIPELINE = False``); rows give the minimum wall time over rounds and
+(option ``pipeline=False``); rows give the minimum wall time over rounds and
 the median over rounds of the per-round ratio sequential / pipelined (> 1: the overlap pays).
-``--zero-copy 0`` runs with ``CLTS_ZERO_COPY=0``: every chunk is copied with real OpenCL
+``--zero-copy 0`` runs with the option ``zero_copy=False``: every chunk is copied with real OpenCL
 transfers, as on a discrete GPU. ``kernels ms`` is the kernel time of the sequential chunked
 call (OpenCL profiling); ``not kernels`` the share of its wall time outside kernels, the most
 an overlap can hide; ``copies during kernels`` (OpenCL transfers only) the share of the
@@ -19,7 +19,6 @@ means the driver ran them one after another whatever the queues. Results go to `
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 import time
@@ -70,7 +69,7 @@ def main(argv=None):
     ap.add_argument("--device", default=None)
     ap.add_argument("--chunks", default="2,4", help="chunk counts to cut each batch into")
     ap.add_argument("--rounds", type=int, default=7)
-    ap.add_argument("--zero-copy", default="0,1", help="CLTS_ZERO_COPY values to run")
+    ap.add_argument("--zero-copy", default="0,1", help="zero_copy option values to run (0, 1)")
     ap.add_argument("--only", default=None, help="comma-separated workload name parts")
     ap.add_argument("--slots", type=int, default=2)
     args = ap.parse_args(argv)
@@ -106,14 +105,11 @@ def main(argv=None):
     for zc, n_chunks, (name, batch, run, pick) in [
             (zc, int(c), case) for zc in args.zero_copy.split(",") for case in cases
             for c in args.chunks.split(",")]:
-        os.environ["CLTS_ZERO_COPY"] = zc
+        clts.set_options(zero_copy=zc != "0")
 
         def call(chunked, piped):
-            if chunked:
-                os.environ["CLTS_MAX_CHUNK"] = str(-(-batch // n_chunks))
-            else:
-                os.environ.pop("CLTS_MAX_CHUNK", None)
-            pipeline.PIPELINE = piped
+            clts.set_options(max_chunk=-(-batch // n_chunks) if chunked else None,
+                             pipeline=piped)
             t0 = time.perf_counter()
             with timing(dev) as t:
                 r = run(dev)
@@ -138,13 +134,11 @@ def main(argv=None):
         overlap = float("nan")
         if zc == "0":
             copies.clear()
-            pipeline.PIPELINE = True
-            os.environ["CLTS_MAX_CHUNK"] = str(-(-batch // n_chunks))
+            clts.set_options(pipeline=True, max_chunk=-(-batch // n_chunks))
             with timing(dev) as t:
                 run(dev)
             overlap = overlapped(copies, t.events)
-        pipeline.PIPELINE = True
-        os.environ.pop("CLTS_MAX_CHUNK", None)
+        clts.set_options(pipeline=True, max_chunk=None)
         seq, k = min(walls["seq"]), min(kern)
         row = {"workload": name, "transfers": "OpenCL copies" if zc == "0" else "default",
                "chunks": seen[-1], "unchunked ms": min(walls["whole"]) * 1e3,

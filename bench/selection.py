@@ -10,14 +10,13 @@ host's noise only adds time). "chosen/best" compares the forced time of the vers
 chose with the best forced time (``auto``'s own measured time where it mixes versions, as STL's
 three LOESS calls may): the selection's cost, without a second measurement's noise. Target: ``auto`` within 10 % of the best version on at least 90 %
 of the shapes and never slower than 1.5x. ``--profile FILE`` puts that profile first on the
-search path (``$CLTS_PROFILE_PATH``); ``--generic`` uses only the shipped generic profile of the
+search path (option ``profile_path``); ``--generic`` uses only the shipped generic profile of the
 device's type (what an untuned device of that kind gets), to show how far it is from the tuned
 one.
 """
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -142,10 +141,11 @@ def main(argv=None):
                     help="only the generic profile of the device's type (no tuned file)")
     ap.add_argument("--max-shapes", type=int, default=0, help="first N shapes per algorithm")
     args = ap.parse_args(argv)
+    import clts
     if args.profile:
-        os.environ["CLTS_PROFILE_PATH"] = str(Path(args.profile).resolve())
+        clts.set_options(profile_path=str(Path(args.profile).resolve()))
     if args.device:
-        os.environ["CLTS_DEVICE"] = args.device
+        clts.set_options(device=args.device)
     from common import quiet
     quiet("clts.profiles")
     import clts

@@ -4,17 +4,25 @@ Public API (each function takes ``device=``; see ``clts devices``): ``stl``, ``s
 ``bfast_monitor``, ``matrix_profile``, ``motifs``, ``discords``, ``solve_tridiagonal``,
 ``ocean.superbee_fluxes``, ``ocean.tke``, ``get_device``; results ``STLResult``, ``BfastResult``, ``MatrixProfileResult``,
 ``TridiagonalResult``; errors ``CltsError``, ``DeviceError``, ``KernelBuildError``,
-``ProfileError``. Each has a numpydoc docstring with examples.
+``ProfileError``; options ``set_options``, ``get_options``. Each has a numpydoc docstring with examples.
 """
 from .errors import CltsError, DeviceError, KernelBuildError, ProfileError
+from .options import get_options, set_options
 from .runtime import Device, get_device
 from .mp import MatrixProfileResult, discords, matrix_profile, motifs
 from .stl import STLResult, stl, stl_hastl   # clts.stl: the function (the package by full path)
 from .bfast import BfastResult, bfast_monitor
 from .tridiag import TridiagonalResult, solve_tridiagonal
 from . import ocean  # clts.ocean.superbee_fluxes, clts.ocean.tke
+from . import labels as _labels, plots as _plots
+from .runtime import integrations as _integrations
 
-__version__ = "0.1.0"
+# the face wraps the algorithms: labelled (pandas / xarray) inputs come back labelled, and
+# result.plot() draws with matplotlib; the algorithms import neither
+_integrations.install_labels(_labels.labelled)
+_integrations.install_plots(stl=_plots.plot_stl, bfast=_plots.plot_bfast, mp=_plots.plot_mp)
+
+from ._version import __version__
 
 
 def __getattr__(name):
@@ -25,6 +33,7 @@ def __getattr__(name):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = ["CltsError", "DeviceError", "KernelBuildError", "ProfileError", "Device",
+           "set_options", "get_options",
            "get_device", "__version__", "matrix_profile", "motifs", "discords",
            "MatrixProfileResult", "stl", "stl_hastl", "STLResult",
            "bfast_monitor", "BfastResult", "solve_tridiagonal", "TridiagonalResult", "ocean"]

@@ -284,13 +284,15 @@ def main(argv=None) -> int:
     p.add_argument("--motifs", type=int, default=2, help="motifs marked on the plot")
     p.set_defaults(fn=cmd_mp)
     args = ap.parse_args(argv)
-    if getattr(args, "no_progress", False):
-        import os
-        os.environ["CLTS_NO_PROGRESS"] = "1"
+    from contextlib import nullcontext
+    from .options import set_options
+    # global for the command (dask's threads compute the file's chunks), restored after it
+    opts = set_options(progress=False) if getattr(args, "no_progress", False) else nullcontext()
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(message)s")
     try:
-        return args.fn(args)
+        with opts:
+            return args.fn(args)
     except KeyboardInterrupt:
         print(f"clts {args.cmd}: interrupted; no output written, an earlier one untouched",
               file=sys.stderr)

@@ -12,7 +12,6 @@ It prints where the figures are and how long each step took on which device, not
 """
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 
@@ -92,10 +91,15 @@ def run_demo(device=None, quick=False, out_dir="clts-demo") -> int:
     import logging
     import matplotlib
     matplotlib.use("Agg")
+    from .options import set_options
+    logging.getLogger("clts").setLevel(logging.ERROR)     # profile notes are not the demo
+    with set_options(progress=False):
+        return _run(device, quick, out_dir)
+
+
+def _run(device, quick, out_dir) -> int:
     import clts
     from .runtime import get_device
-    logging.getLogger("clts").setLevel(logging.ERROR)     # profile notes are not the demo
-    os.environ.setdefault("CLTS_NO_PROGRESS", "1")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     dev = get_device(device)

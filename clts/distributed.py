@@ -4,7 +4,7 @@ Each worker process opens its own OpenCL context the first time a task needs a d
 objects never travel between processes (a :class:`clts.Device` pickles as its name and is
 looked up again where it lands). Which device a worker uses:
 
-- ``CLTS_DEVICE`` in the worker's environment (``LocalCluster(..., env={"CLTS_DEVICE": "1"})``,
+- ``CLTS_DEVICE`` in the worker's environment (the default of the ``device`` option) (``LocalCluster(..., env={"CLTS_DEVICE": "1"})``,
   or exported before ``dask worker`` starts), else the default device there; or
 - :class:`DevicePlugin`: ``client.register_plugin(DevicePlugin(["0", "1"]))`` gives worker i
   (in the order of their names) device ``devices[i % len(devices)]``: one GPU per worker.
@@ -18,10 +18,12 @@ parts' (top-k) lists exactly.
 """
 from __future__ import annotations
 
-import os
 import zlib
 
 import numpy as np
+
+from .mp.parts import merge_parts, one_series, run_part
+from .runtime.devices import portable
 
 try:
     from distributed.diagnostics.plugin import WorkerPlugin as _WorkerPlugin
@@ -31,7 +33,7 @@ except ImportError:  # pragma: no cover - the plugin needs distributed; the rest
 
 class DevicePlugin(_WorkerPlugin):
     """Assigns each worker one of ``devices`` (index / name substring, as ``clts devices``
-    lists them) through ``CLTS_DEVICE``: worker ``i`` gets ``devices[i % len(devices)]``, where
+    lists them) through the worker process's ``device`` option (``clts.set_options``): worker ``i`` gets ``devices[i % len(devices)]``, where
     ``i`` is the worker's name when it is an integer (``LocalCluster`` names its workers 0, 1,
     ...; ``dask worker --name 3``), else a number derived from the name."""
 
@@ -50,7 +52,8 @@ class DevicePlugin(_WorkerPlugin):
         return self.devices[i % len(self.devices)]
 
     def setup(self, worker):
-        os.environ["CLTS_DEVICE"] = self.device_for(worker.name)
+        from .options import set_options
+        set_options(device=self.device_for(worker.name))     # the process's, every thread
 
 
 def worker_device() -> str:
@@ -60,8 +63,7 @@ def worker_device() -> str:
 
 
 def _part(T_A, m, T_B, part, parts, kw):
-    from .mp.api import matrix_profile as _mp
-    return _mp(T_A, m, T_B, progress=False, _bands=(part, parts), **kw)
+    return run_part(T_A, m, T_B, part, parts, **kw)
 
 
 def matrix_profile(client, T_A, m, T_B=None, *, parts=None, device=None, **kwargs):
@@ -76,10 +78,9 @@ def matrix_profile(client, T_A, m, T_B=None, *, parts=None, device=None, **kwarg
         parts = max(1, len(client.scheduler_info().get("workers", {})))
     if isinstance(parts, bool) or not isinstance(parts, (int, np.integer)) or parts < 1:
         raise ValueError(f"parts must be an int >= 1, got {parts!r}")
-    from .mp.api import _one_series
-    A, times = _one_series(T_A, "T_A", kwargs.pop("time_axis", None))
-    B, _ = _one_series(T_B, "T_B", None)
-    kw = dict(kwargs, device=_portable(device))
+    A, times = one_series(T_A, "T_A", kwargs.pop("time_axis", None))
+    B, _ = one_series(T_B, "T_B", None)
+    kw = dict(kwargs, device=portable(device))
     # hash=False: a key of its own per call; a content-hashed key is shared by every call on
     # the same series, and the release of an earlier call's future could cancel this one's
     fa = client.scatter(A, broadcast=True, hash=False)
@@ -94,38 +95,3 @@ def matrix_profile(client, T_A, m, T_B=None, *, parts=None, device=None, **kwarg
         res.series = A
     return res
 
-
-def merge_parts(results):
-    """One ``MatrixProfileResult`` from the parts of a distributed run (each over its own
-    diagonals, all over the same windows): the k-lists (``P``/``I``, ``P_B``/``I_B``) merged
-    by (distance, index) with each neighbour index once, the left / right neighbours by the
-    same rule; a k = 1 self-join's profile is the better of left and right, as in one
-    process."""
-    from .mp.exact import _better
-    from .mp.topk import _merge_k
-    res = results[0]
-    k = res.P.shape[1]
-    lists = [("P", "I")] + ([("P_B", "I_B")] if res.P_B is not None else [])
-    tops = [("left_P", "left_I"), ("right_P", "right_I")] if res.self_join else []
-    for other in results[1:]:
-        for pk, ik in lists:
-            d, i = _merge_k(getattr(res, pk), getattr(res, ik), getattr(other, pk),
-                            getattr(other, ik), k, unique=True)
-            setattr(res, pk, d)
-            setattr(res, ik, i)
-        for pk, ik in tops:
-            d, i = _better(getattr(res, pk), getattr(res, ik), getattr(other, pk),
-                           getattr(other, ik))
-            setattr(res, pk, d)
-            setattr(res, ik, i)
-    if res.self_join and k == 1:
-        P, I = _better(res.right_P, res.right_I, res.left_P, res.left_I)
-        res.P, res.I = P[:, None], I[:, None]
-    res.diagnostics["parts"] = len(results)
-    res.diagnostics["devices"] = sorted({d for r in results for d in r.diagnostics["devices"]})
-    return res
-
-
-def _portable(device):
-    from .xarray import _portable as p
-    return p(device)

@@ -10,10 +10,15 @@ numpy arrays keep each function's own default (STL: the last axis, BFAST: the fi
 numpy array with time on the last axis, and puts the labels back on what comes out: arrays with
 a time axis come back shaped and labelled like the input, per-series values (a break date, a
 slope) as a Series indexed by the DataFrame's columns or a DataArray without the time dimension.
+
+The package face installs it (``clts.runtime.integrations.install_labels``): the algorithms
+read their inputs through ``integrations.time_axis_of`` and never import this module.
 """
 from __future__ import annotations
 
 import numpy as np
+
+from .runtime.integrations import TimeAxis
 
 
 def _kind(x) -> str:
@@ -25,12 +30,14 @@ def _kind(x) -> str:
     return "numpy"
 
 
-class Labels:
+class Labels(TimeAxis):
     """Where the time axis of an input is and what labels to put back on outputs."""
 
     def __init__(self, x, time_axis, default: int, name: str = "y"):
         self.kind = _kind(x)
-        self.x = x
+        super().__init__(x, time_axis, default, name)
+
+    def _axis(self, x, time_axis, default, name):
         if self.kind == "dataarray":
             dims = list(x.dims)
             if time_axis is None:
@@ -45,21 +52,7 @@ class Labels:
                 time_axis = 0
         elif time_axis is None:
             time_axis = default
-        if isinstance(time_axis, bool) or not isinstance(time_axis, (int, np.integer)):
-            raise TypeError(f"time_axis must be an int (or a dimension name of a DataArray), "
-                            f"got {time_axis!r}")
-        ndim = np.ndim(x) if self.kind != "numpy" else np.asarray(x).ndim
-        if ndim == 0:
-            raise ValueError(f"{name} must have a time axis, got a scalar")
-        if not -ndim <= time_axis < ndim:
-            raise ValueError(f"time_axis {time_axis} out of range for {name} with {ndim} "
-                             "dimension(s)")
-        self.axis = int(time_axis) % ndim
-        self.ndim = ndim
-
-    @property
-    def labelled(self) -> bool:
-        return self.kind != "numpy"
+        return time_axis
 
     def times(self):
         """The labels of the time axis (None for numpy input)."""
@@ -70,16 +63,7 @@ class Labels:
             return self.x[dim].values if dim in self.x.coords else None
         return None
 
-    def to_last(self, a) -> np.ndarray:
-        """``a`` (the input's values, or an array of the input's shape) with time last."""
-        a = a.to_numpy() if hasattr(a, "to_numpy") and not isinstance(a, np.ndarray) else a
-        a = a.values if hasattr(a, "dims") else a
-        return np.moveaxis(np.asarray(a), self.axis, -1)
-
-    def series(self, a: np.ndarray):
-        """An output with the time axis last (and the other axes of the input, in order) back in
-        the input's layout, with its labels."""
-        a = np.ascontiguousarray(np.moveaxis(a, -1, self.axis))
+    def _wrap_series(self, a: np.ndarray):
         if self.kind == "numpy":
             return a
         if self.kind in ("series", "frame"):
@@ -124,3 +108,9 @@ class Labels:
         if labels is not None:
             coords[lead] = np.asarray(labels)
         return xr.DataArray(a, dims=(lead,) + tmpl.dims, coords=coords)
+
+
+def labelled(x, time_axis, default: int, name: str = "y"):
+    """A :class:`Labels` for a pandas / xarray ``x``, None for anything else (numpy's
+    ``TimeAxis`` then)."""
+    return Labels(x, time_axis, default, name) if _kind(x) != "numpy" else None

@@ -12,8 +12,8 @@ def _plt():
     except ImportError:
         raise ImportError("plots need matplotlib: pip install 'clts[plot]'") from None
     if matplotlib.get_backend().lower() not in ("agg", "module://matplotlib_inline.backend_inline"):
-        import os
-        if not os.environ.get("DISPLAY") and not os.environ.get("MPLBACKEND"):
+        from .options import display_available
+        if not display_available():
             plt.switch_backend("Agg")
     return plt
 

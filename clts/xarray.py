@@ -371,8 +371,8 @@ def matrix_profile(da, m, *, dim: str = "time", k: int = 1, device=None, **kwarg
 
 def _portable(device):
     """``device`` as something every process can resolve (a Device travels as its name)."""
-    from .runtime.devices import Device
-    return device.slug if isinstance(device, Device) else device
+    from .runtime.devices import portable
+    return portable(device)
 
 
 # ----------------------------------------------------------------------------------- ocean

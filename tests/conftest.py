@@ -38,7 +38,21 @@ def pytest_configure(config):
         os.environ.setdefault("OCLGRIND_DATA_RACES", "1")
         os.environ.setdefault("OCLGRIND_UNINITIALIZED", "1")
         os.environ.pop("OCL_ICD_VENDORS", None)
-    os.environ.setdefault("CLTS_NO_PROGRESS", "1")
+    import clts
+    clts.set_options(progress=False)
+
+
+@pytest.fixture(autouse=True)
+def _restore_options():
+    """A test may call ``clts.set_options(...)``: the global options are restored after it.
+    Deprecated aliases warn again in each test (they warn once per process)."""
+    from clts import options as opts, vocabulary
+    vocabulary.reset_warned()
+    saved = dict(opts._global)
+    yield
+    with opts._lock:
+        opts._global.clear()
+        opts._global.update(saved)
 
 
 def _test_devices(config):

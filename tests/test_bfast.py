@@ -180,7 +180,7 @@ def test_reference_random_float32_int16_nodata_time_axis(device, version):
 def test_chunked_equals_unchunked(device, monkeypatch):
     y, t, start = _cube(3, M=70)
     whole = bfast_monitor(y, t, start, device=device, history="ROC", detailed=True)
-    monkeypatch.setenv("CLTS_MAX_CHUNK", "16")
+    clts.set_options(max_chunk=16)
     parts = bfast_monitor(y, t, start, device=device, history="ROC", detailed=True)
     for name in ("breaks", "means", "magnitudes", "valids", "history_start", "mosum", "coef"):
         np.testing.assert_array_equal(getattr(parts, name), getattr(whole, name), err_msg=name)

@@ -91,8 +91,7 @@ def test_device_plugin_assigns_one_device_per_worker(client):
     with pytest.raises(ValueError, match="non-empty list"):
         cd.DevicePlugin("pocl")
     client.register_plugin(cd.DevicePlugin(["pocl"]))
-    import os
-    assert set(client.run(lambda: os.environ["CLTS_DEVICE"]).values()) == {"pocl"}
+    assert set(client.run(lambda: clts.get_options()["device"]).values()) == {"pocl"}
 
 
 @pytest.mark.parametrize("k", [3, 17])

@@ -64,10 +64,10 @@ def test_capabilities_are_the_description(gpu):
 
 def test_environment_variable(monkeypatch):
     base = _pocl()
-    monkeypatch.setenv("CLTS_EMULATE", "mi100")
+    clts.set_options(emulate="mi100")
     dev = clts.get_device(base)
     assert dev.emulates == "mi100" and dev.max_work_group == 256 and dev.local_mem == 65536
-    monkeypatch.setenv("CLTS_EMULATE", "no-such-gpu")
+    clts.set_options(emulate="no-such-gpu")
     with pytest.raises(DeviceError, match="no recorded device description"):
         clts.get_device(base)
 

@@ -36,7 +36,7 @@ def _cases(dev):
 @pytest.mark.parametrize("name", ["stl", "solve_tridiagonal", "bfast_monitor",
                                   "matrix_profile"])
 def test_allocation_failure_retries_with_smaller_chunks(device, name, monkeypatch, caplog):
-    monkeypatch.setenv("CLTS_MAX_CHUNK", "16")          # several chunks
+    clts.set_options(max_chunk=16)          # several chunks
     whole = _cases(device)[name]()
     with faults.inject("alloc", times=2, after=1) as plan:
         got = _cases(device)[name]()
@@ -58,7 +58,7 @@ def test_allocation_failure_everywhere_is_a_device_error(device, name):
 @pytest.mark.parametrize("name", ["stl", "solve_tridiagonal", "bfast_monitor",
                                   "matrix_profile"])
 def test_failed_enqueue_names_the_chunk(device, name, monkeypatch):
-    monkeypatch.setenv("CLTS_MAX_CHUNK", "2" if name == "matrix_profile" else "16")
+    clts.set_options(max_chunk=2 if name == "matrix_profile" else 16)
     calls = []
     real_check = faults.check
     monkeypatch.setattr(faults, "check", lambda kind, items=0: calls.append(kind))
@@ -73,7 +73,7 @@ def test_failed_enqueue_names_the_chunk(device, name, monkeypatch):
 
 
 def test_failed_build_mid_run_names_the_chunk(device, monkeypatch):
-    monkeypatch.setenv("CLTS_MAX_CHUNK", "16")
+    clts.set_options(max_chunk=16)
     fresh = devmod.Device(device.info)                  # nothing built yet
     with faults.inject("build", after=2):
         with pytest.raises(KernelBuildError, match=r"stl: chunk 1 of 3"):

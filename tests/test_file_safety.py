@@ -177,8 +177,8 @@ def test_unwritable_dump_sources_names_the_directory(tmp_path, monkeypatch):
     import clts
     dev = clts.get_device(None)
     (tmp_path / "file").write_text("not a directory")
-    monkeypatch.setenv("CLTS_DUMP_SOURCES", str(tmp_path / "file" / "src"))
-    monkeypatch.setattr(dev, "_programs", {})                   # build again
-    with pytest.raises(OSError, match="CLTS_DUMP_SOURCES=.*file/src.*cannot write") as info:
+    monkeypatch.setattr(dev.state, "programs", {})              # build again
+    with clts.set_options(dump_sources=str(tmp_path / "file" / "src")), \
+            pytest.raises(OSError, match="dump_sources=.*file/src.*cannot write") as info:
         clts.stl(np.random.default_rng(0).standard_normal((2, 48)), 12, device=dev)
     assert not isinstance(info.value, clts.DeviceError)

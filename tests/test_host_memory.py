@@ -15,7 +15,7 @@ def _systems(nsys, n, seed=0):
 
 
 @pytest.mark.parametrize("axis", [-1, 0, 1])
-@pytest.mark.parametrize("chunk", [None, "7"])
+@pytest.mark.parametrize("chunk", [None, 7])
 def test_in_place_equals_copy(device, monkeypatch, axis, chunk):
     a, b, c, d = _systems(60, 9)
     if axis == 0:
@@ -23,9 +23,9 @@ def test_in_place_equals_copy(device, monkeypatch, axis, chunk):
     elif axis == 1:
         a, b, c, d = (v.reshape(6, 10, 9).transpose(0, 2, 1) for v in (a, b, c, d))
     if chunk:
-        monkeypatch.setenv("CLTS_MAX_CHUNK", chunk)
+        clts.set_options(max_chunk=chunk)
     x = clts.solve_tridiagonal(a, b, c, d, axis=axis, device=device).x
-    monkeypatch.setenv("CLTS_ZERO_COPY", "0")
+    clts.set_options(zero_copy=False)
     assert host_ptr_alignment(device) is None
     ref = clts.solve_tridiagonal(a, b, c, d, axis=axis, device=device).x
     np.testing.assert_array_equal(x, ref)

@@ -113,7 +113,7 @@ def test_plain_euclidean_scales_back(device):
 # ------------------------------------------------------------------ profiles
 def _fresh_device(device, monkeypatch, tmp_path, body):
     (tmp_path / "user.yaml").write_text(body)
-    monkeypatch.setenv("CLTS_PROFILE_PATH", str(tmp_path))
+    clts.set_options(profile_path=str(tmp_path))
     return devmod.Device(device.info)
 
 
@@ -150,7 +150,7 @@ def test_profile_for_another_device_does_not_break_this_one(device, monkeypatch,
     (tmp_path / "gpu.yaml").write_text("schema: 1\ndevice: {type: gpu, name: Some GPU}\n"
                                        "tridiag: {thomas: {wg: 100000}}\n")
     (tmp_path / "broken.yaml").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00binary")
-    monkeypatch.setenv("CLTS_PROFILE_PATH", str(tmp_path))
+    clts.set_options(profile_path=str(tmp_path))
     dev = devmod.Device(device.info)
     rng = np.random.default_rng(2)
     a, c, d = (rng.standard_normal((8, 5)) for _ in range(3))
@@ -218,6 +218,8 @@ def test_bad_keywords_are_clear_errors(device, monkeypatch):
             clts.motifs(T, r, **kw)
     with pytest.raises(ValueError, match="exclusion_zone"):
         clts.discords(r, exclusion_zone=-1)
-    monkeypatch.setenv("CLTS_MAX_CHUNK", "0")
+    with pytest.raises(ValueError, match="max_chunk"):
+        clts.set_options(max_chunk=0)
     with pytest.raises(ValueError, match="CLTS_MAX_CHUNK"):
-        clts.stl(y, 12, device=device)
+        clts.options.from_environ({"CLTS_MAX_CHUNK": "0"})
+    clts.stl(y, 12, device=device)          # the bad value was not taken

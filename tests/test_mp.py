@@ -184,7 +184,7 @@ def test_top_k_plain_euclidean_and_chunks(device, monkeypatch):
     r = ref.matrix_profile(T, m, k=k)
     D = _dist_self(T, m, math.ceil(m / 4))
     for chunk in ("1", "3"):
-        monkeypatch.setenv("CLTS_MAX_CHUNK", chunk)
+        clts.set_options(max_chunk=chunk)
         res = clts.matrix_profile(T, m, k=k, device=device, groups=1, segment=32)
         _check_k(res, r, D, k)
 
@@ -321,7 +321,7 @@ def test_long_series_sampled_rows(device, n, m):
 
 
 def test_chunked_launches(device, monkeypatch):
-    monkeypatch.setenv("CLTS_MAX_CHUNK", "3")
+    clts.set_options(max_chunk=3)
     T, m = _series(400, 11), 8
     r = ref.matrix_profile(T, m)
     for merge in ("atomic", "partial"):

@@ -101,7 +101,7 @@ def fake_cal(device, tmp_path, monkeypatch):
     rng = np.random.default_rng(0)
     calls = []
 
-    def fake_time(dev, precision, n):
+    def fake_time(dev, precision, n, run):
         calls.append(n)
         return _law(n) * (1 + (rng.random() < 0.5) * rng.uniform(0, 0.8))
     monkeypatch.setattr(estimate, "calibration_time", fake_time)
@@ -141,7 +141,7 @@ def test_estimate_adaptive_sizes(device, fake_cal, monkeypatch):
     import clts
     calls = []
 
-    def fast(dev, precision, n):
+    def fast(dev, precision, n, run):
         calls.append(n)
         return _law(n) / 16
     monkeypatch.setattr(estimate, "calibration_time", fast)
@@ -207,11 +207,11 @@ def test_estimate_refined_by_recorded_runs(device, fake_cal, monkeypatch):
     data["calibration"]["points"][0][1] = 1.0
     _save(device, data)
     T = np.cumsum(np.random.default_rng(1).standard_normal(400))
-    monkeypatch.delenv("CLTS_MP_RECORD_RUNS", raising=False)
+    clts.set_options(mp_record_runs=False)
     before = estimate.calibration_path(device, "double").read_bytes()
     clts.matrix_profile(T, 16, device=device)                   # not opted in: no write
     assert estimate.calibration_path(device, "double").read_bytes() == before
-    monkeypatch.setenv("CLTS_MP_RECORD_RUNS", "1")
+    clts.set_options(mp_record_runs=True)
     clts.matrix_profile(T, 16, device=device)
     clts.matrix_profile(T, 16, T[:300], device=device)
     clts.matrix_profile(T, 16, device=device, k=2)

@@ -234,7 +234,7 @@ def test_layouts_and_inputs_unmodified(device):
 @pytest.mark.parametrize("max_chunk", [None, "5"])   # "5": grids in slabs of 5 x rows
 def test_thread_safety(device, monkeypatch, max_chunk):
     if max_chunk:
-        monkeypatch.setenv("CLTS_MAX_CHUNK", max_chunk)
+        clts.set_options(max_chunk=max_chunk)
     sizes = [2 ** 12, 2 ** 13, 2 ** 12, 2 ** 13]
     data = [bench(s) for s in sizes]
     results, errors = [None] * len(sizes), []

@@ -40,9 +40,9 @@ def assert_same(got, want):
 
 
 def whole_and_chunked(monkeypatch, call, cap):
-    monkeypatch.delenv("CLTS_MAX_CHUNK", raising=False)
+    clts.set_options(max_chunk=None)
     whole = call()
-    monkeypatch.setenv("CLTS_MAX_CHUNK", str(cap))
+    clts.set_options(max_chunk=cap)
     return whole, call()
 
 
@@ -89,7 +89,7 @@ def test_benchmark_inputs_chunked(device, monkeypatch, chunk_log, cap):
 def test_layouts_chunked(device, monkeypatch, chunk_log):
     """Fortran-ordered and strided inputs, chunked, give the C-ordered whole run's bits."""
     x = scaled_inputs((11, 8, 4), seed=3)
-    monkeypatch.delenv("CLTS_MAX_CHUNK", raising=False)
+    clts.set_options(max_chunk=None)
     sb_whole = clts.ocean.superbee_fluxes(*sb_args(x), device=device)
     tke_whole = clts.ocean.tke(*x.values(), device=device, **SCALED_CONSTANTS)
     fortran = {k: np.asfortranarray(v) for k, v in x.items()}
@@ -98,7 +98,7 @@ def test_layouts_chunked(device, monkeypatch, chunk_log):
         big = np.zeros(tuple(2 * s for s in v.shape), v.dtype)
         big[tuple(slice(None, None, 2) for _ in v.shape)] = v
         strided[k] = big[tuple(slice(None, None, 2) for _ in v.shape)]
-    monkeypatch.setenv("CLTS_MAX_CHUNK", "3")
+    clts.set_options(max_chunk=3)
     for y in (fortran, strided):
         assert_same(clts.ocean.superbee_fluxes(*sb_args(y), device=device), sb_whole)
         assert_same(clts.ocean.tke(*y.values(), device=device, **SCALED_CONSTANTS), tke_whole)
@@ -138,7 +138,7 @@ def test_cell_limit_splits(device, monkeypatch, chunk_log):
 def test_device_arrays_are_not_split(device, monkeypatch, chunk_log):
     import pyopencl.array as cla
     x = scaled_inputs((9, 7, 3), seed=2)
-    monkeypatch.setenv("CLTS_MAX_CHUNK", "2")
+    clts.set_options(max_chunk=2)
     want = clts.ocean.tke(*x.values(), device=device, **SCALED_CONSTANTS)
     d = {k: cla.to_device(device.queue, np.ascontiguousarray(v)) for k, v in x.items()}
     got = clts.ocean.tke(*d.values(), device=device, **SCALED_CONSTANTS)
@@ -153,11 +153,11 @@ def test_tiny_chunked_oclgrind(device, monkeypatch):
     ref = reference.tke(*x.values(), **SCALED_CONSTANTS)
     sb_ref = reference.superbee_fluxes(*sb_args(x))
     kw = dict(lanes=2, wg=0, advection="stored", superbee=dict(version="fused", lanes=2))
-    monkeypatch.setenv("CLTS_MAX_CHUNK", "3")
+    clts.set_options(max_chunk=3)
     tk = clts.ocean.tke(*x.values(), device=device, **kw, **SCALED_CONSTANTS)
     sb = clts.ocean.superbee_fluxes(*sb_args(x), device=device, lanes=2)
     for got, want in zip(tk + sb, ref + sb_ref):
         np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-300)
-    monkeypatch.delenv("CLTS_MAX_CHUNK")
+    clts.set_options(max_chunk=None)
     assert_same(tk, clts.ocean.tke(*x.values(), device=device, **kw, **SCALED_CONSTANTS))
 

@@ -26,3 +26,14 @@ def test_wheel_contains_profiles_and_templates(tmp_path):
     entry = [n for n in names if n.endswith("entry_points.txt")]
     text = zipfile.ZipFile(wheel).read(entry[0]).decode()
     assert "clts = clts.cli:main" in text and "clts-tune = clts.tune.cli:main" in text
+
+
+def test_version_matches_pyproject():
+    import re
+    from pathlib import Path
+
+    import clts
+    from clts._version import __version__
+    text = (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text()
+    assert re.search(r'^version = "([^"]+)"', text, re.M).group(1) == __version__
+    assert clts.__version__ == __version__

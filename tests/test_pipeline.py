@@ -15,17 +15,17 @@ ZERO_COPY = pytest.mark.parametrize("zero_copy", ["1", "0"], ids=["zero-copy", "
 def _zero_copy(device, monkeypatch, zero_copy):
     if device.info.simulator and zero_copy == "1":
         pytest.skip("the simulator shares no memory with the host: every run copies")
-    monkeypatch.setenv("CLTS_ZERO_COPY", zero_copy)
+    clts.set_options(zero_copy=zero_copy == "1")
 
 
 def _runs(monkeypatch, call, max_chunk):
     """(unchunked, chunked pipelined, chunked sequential) results of ``call()``."""
-    monkeypatch.delenv("CLTS_MAX_CHUNK", raising=False)
-    monkeypatch.delenv("CLTS_PIPELINE", raising=False)
+    clts.set_options(max_chunk=None)
+    clts.set_options(pipeline=True)
     whole = call()
-    monkeypatch.setenv("CLTS_MAX_CHUNK", str(max_chunk))
+    clts.set_options(max_chunk=max_chunk)
     piped = call()
-    monkeypatch.setenv("CLTS_PIPELINE", "0")
+    clts.set_options(pipeline=False)
     seq = call()
     return whole, piped, seq
 
@@ -127,8 +127,8 @@ def _recording(log, fail_at=None):
 @ZERO_COPY
 @pytest.mark.parametrize("slots", [2, 3])
 def test_order_pipelined(device, monkeypatch, slots, zero_copy):
-    monkeypatch.delenv("CLTS_PIPELINE", raising=False)
-    monkeypatch.setenv("CLTS_ZERO_COPY", zero_copy)
+    clts.set_options(pipeline=True)
+    clts.set_options(zero_copy=zero_copy == "1")
     log = []
     chunks = [(i * 10, i * 10 + 10) for i in range(6)]
     pipeline.run_pipelined(device, chunks, slots=slots, **_recording(log))
@@ -145,7 +145,7 @@ def test_order_pipelined(device, monkeypatch, slots, zero_copy):
 
 def test_order_sequential(device, monkeypatch):
     log = []
-    monkeypatch.setattr(pipeline, "PIPELINE", False)
+    clts.set_options(pipeline=False)
     pipeline.run_pipelined(device, [(0, 5), (5, 10), (10, 12)], **_recording(log))
     assert log == [(k, i, 0) for i in range(3) for k in ("up", "compute", "down", "done")]
 

@@ -5,6 +5,7 @@ import uuid
 import pytest
 import yaml
 
+import clts
 from clts.errors import ProfileError
 from clts.runtime import devices as devmod
 from clts.runtime import profiles
@@ -104,7 +105,7 @@ def test_fallback_order_sources_and_one_warning(tmp_path, monkeypatch, caplog):
     d_user, d_env = tmp_path / "user", tmp_path / "env"
     d_user.mkdir(), d_env.mkdir()
     _write(d_env / "vendor.yaml", vendor)
-    monkeypatch.setenv("CLTS_PROFILE_PATH", str(d_env))
+    clts.set_options(profile_path=str(d_env))
     monkeypatch.setattr(profiles, "user_dir", lambda: d_user)
     info = _info()
     info.name = f"Unseen GPU {uuid.uuid4().hex}"     # a new fingerprint: not warned about yet

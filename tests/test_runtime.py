@@ -36,7 +36,7 @@ def test_select_by_index_substring_and_env(monkeypatch):
     assert get_device(str(first.index)).info is first
     assert get_device(first.name.upper()[:6]).info.ok
     assert get_device(first.slug.split("-")[0]).info.ok  # "pocl", "intel", ...
-    monkeypatch.setenv("CLTS_DEVICE", str(first.index))
+    clts.set_options(device=str(first.index))
     assert get_device().info is first
     with pytest.raises(clts.DeviceError, match="no OpenCL device matches"):
         get_device("no-such-device-xyz")
@@ -127,7 +127,7 @@ def test_build_error_shows_template_params_log_and_source(device, tmp_path, monk
     bad = programs.TEMPLATE_DIR / "runtime" / "_test_broken.cl.mako"
     bad.write_text("<%include file='/common/real.cl.mako'/>\n__kernel void k(__global real *x)\n"
                    "{\n    x[0] = undefined_symbol_${tag};\n}\n")
-    monkeypatch.setenv("CLTS_DUMP_SOURCES", str(tmp_path))
+    clts.set_options(dump_sources=str(tmp_path))
     try:
         with pytest.raises(clts.KernelBuildError) as ei:
             device.program("runtime/_test_broken.cl.mako", real="float", tag="abc")
@@ -146,7 +146,7 @@ def test_chunking_respects_device_limits(device, monkeypatch):
     assert chunks[0][0] == 0 and chunks[-1][1] == n
     assert all(b - a <= 1000 for a, b in chunks)
     assert all(c[1] == d[0] for c, d in zip(chunks, chunks[1:]))
-    monkeypatch.setenv("CLTS_MAX_CHUNK", "7")
+    clts.set_options(max_chunk=7)
     assert max(b - a for a, b in chunk_sizes(50, [8], device, multiple=4)) == 4
     with pytest.raises(clts.DeviceError):
         chunk_sizes(5, [device.max_alloc + 1], device)
@@ -183,7 +183,7 @@ def test_pipelined_chunks_match_one_pass(device, n_chunk, monkeypatch):
     import pyopencl as cl
 
     from clts.runtime.pipeline import run_pipelined
-    monkeypatch.setenv("CLTS_MAX_CHUNK", str(n_chunk))
+    clts.set_options(max_chunk=n_chunk)
     x = np.random.default_rng(1).standard_normal((300, 8)).astype(np.float32)
     out = np.full_like(x, np.nan)
     chunks = chunk_sizes(len(x), [x[0].nbytes, x[0].nbytes], device)

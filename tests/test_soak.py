@@ -28,7 +28,7 @@ def _device_buffers() -> int:
 
 
 def _pool_bytes(dev) -> int:
-    pool = dev.__dict__.get("_pool")
+    pool = dev.state.pools.get("scratch")
     return 0 if pool is None else int(pool.held_blocks + pool.active_blocks)
 
 

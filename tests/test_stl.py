@@ -268,7 +268,7 @@ def test_chunked_batch(device, monkeypatch):
     y[2, 10:14] = np.nan
     kw = dict(seasonal_jump=2, trend_jump=3, robust=True, outer_iter=1)
     whole = clts.stl(y, 6, device=device, **kw)
-    monkeypatch.setenv("CLTS_MAX_CHUNK", "3")
+    clts.set_options(max_chunk=3)
     parts = clts.stl(y, 6, device=device, **kw)
     np.testing.assert_allclose(parts.seasonal, whole.seasonal, rtol=0, atol=1e-12)
     np.testing.assert_allclose(parts.trend, whole.trend, rtol=0, atol=1e-12)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import clts
 from clts.tridiag import VERSIONS, solve_tridiagonal
 from clts.tridiag.reference import solve_reference, thomas_numpy
 
@@ -267,7 +268,7 @@ def test_device_arrays_stay_on_device(device, method):
 
 @pytest.mark.parametrize("method", VERSIONS)
 def test_chunked_batches(device, method, monkeypatch):
-    monkeypatch.setenv("CLTS_MAX_CHUNK", "5")
+    clts.set_options(max_chunk=5)
     rng = np.random.default_rng(6)
     a, b, c, d = dominant(rng, (23, 15))
     start = rng.integers(0, 15, 23)

@@ -36,7 +36,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..labels import Labels
+from ..runtime import integrations
+from ..runtime.integrations import time_axis_of
 from ..runtime import chunk_sizes, get_device, launch, round_up
 from ..runtime.arrays import native, values_of
 from ..runtime.faults import with_smaller_chunks
@@ -124,8 +125,7 @@ class BfastResult:
         """Without ``pixel``: the break-date and magnitude maps (2-D cubes). With ``pixel`` (an
         index tuple into the pixel axes; needs ``detailed=True``): its MOSUM process, the
         boundary and the break. Needs matplotlib."""
-        from ..plots import plot_bfast
-        return plot_bfast(self, pixel, fig=fig, title=title)
+        return integrations.plot("bfast", self, pixel, fig=fig, title=title)
 
 
 def _check_params(k, freq, hfrac, level, period, history, convention, trend):
@@ -271,7 +271,7 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=365.0, trend=True, hfrac
     ([23, 23, -1, -1], [datetime.date(2009, 1, 1), datetime.date(2009, 1, 1)])
     """
     crit = _check_params(k, freq, hfrac, level, period, history, convention, trend)
-    labels = Labels(y, time_axis, 0)
+    labels = time_axis_of(y, time_axis, 0)
     if dates is None:
         dates = labels.times()
         if dates is None:
@@ -445,7 +445,7 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
 
     def buf(nbytes):
         # from the device's scratch pool: a fresh buffer costs a page fault per 4 KB the first
-        # time a kernel touches it (pocl, 32,768 x 256: 77 ms a call with fresh ones)
+        # time a kernel touches it (docs/performance.md, "Figures behind the code")
         return scratch_array(dev, (max(int(nbytes), 1),), np.uint8).data
 
     # shared by the chunks: their kernels run in order on the device queue

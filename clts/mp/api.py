@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..labels import Labels
+from ..runtime import integrations
+from ..runtime.integrations import time_axis_of
 from ..runtime import get_device
 from ..vocabulary import renamed
 from . import flags
@@ -95,8 +96,7 @@ class MatrixProfileResult:
     def plot(self, *, max_motifs=1, discords=1, fig=None, title=None):
         """The series with its top motifs and discords marked above the profile (self-joins);
         needs matplotlib."""
-        from ..plots import plot_mp
-        return plot_mp(self, max_motifs=max_motifs, n_discords=discords, fig=fig, title=title)
+        return integrations.plot("mp", self, max_motifs=max_motifs, n_discords=discords, fig=fig, title=title)
 
 
 def _series(T, name):
@@ -195,7 +195,7 @@ def _one_series(T, name, time_axis):
     time axis ``time_axis``; any other axis must have length 1. Returns (series, times)."""
     if T is None:
         return None, None
-    lab = Labels(T, time_axis, -1, name)
+    lab = time_axis_of(T, time_axis, -1, name)
     a = lab.to_last(T)
     if a.ndim > 1:
         if int(np.prod(a.shape[:-1])) != 1:
@@ -343,7 +343,7 @@ class _MatrixProfile:
             Seconds on an otherwise idle device.
         """
         dev = get_device(device)
-        pred = _model(dev, precision, recalibrate)
+        pred = _model(dev, precision, recalibrate, _compute)
         l = n - m + 1
         if n_B is None:
             pairs = _self_pairs(n, m, math.ceil(m / 4))

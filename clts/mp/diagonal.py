@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import options
 from ..runtime import launch, progress, round_up
-from ..runtime.memory import max_chunk_env
 from ..runtime.plans import local_memory_budget
 from .plan import local_tile_rows
 from . import flags
@@ -26,8 +26,8 @@ TOPK_PARTIAL_BYTES = 64 << 20
 
 
 #: work-items (bands) per compute unit in one top-k launch: fewer launches cost reductions,
-#: larger ones insert more (their floors are older); pocl n = 2^15, k = 4: 8 bands per launch
-#: (2 compute units) 0.7-1.0 s, 85 bands 2.4 s, 5 bands 1.1 s
+#: larger ones insert more (their floors are older; docs/performance.md, "Figures behind the
+#: code")
 TOPK_ITEMS_PER_CU = 4
 
 
@@ -314,9 +314,9 @@ def _diag_bands(job, max_bands=None):
         if not hasattr(bar, "update"):
             bar = None
     chunk_bands = max(1, int(min(1 << 14, (devs[0].max_alloc // 4) // (p.segment + D) // 8)))
-    env = max_chunk_env()
-    if env:
-        chunk_bands = min(chunk_bands, env)
+    cap = options.get("max_chunk")
+    if cap:
+        chunk_bands = min(chunk_bands, cap)
     if max_bands:
         chunk_bands = max(1, min(chunk_bands, max_bands))
     running = []

@@ -11,7 +11,7 @@ Public names besides the constants, for the library's other modules and for test
 ``calibration_path(dev, precision)`` (the JSON file), ``predictor(points)`` (the fit),
 ``record_run`` (adds one run, as ``matrix_profile`` does when opted in), ``cached_estimate``
 (the progress bar's estimate: never calibrates), and the two measurements that tests replace
-with fakes, ``calibration_time(dev, precision, n)`` and ``load_per_cpu()``."""
+with fakes, ``calibration_time(dev, precision, n, run)`` and ``load_per_cpu()``."""
 from __future__ import annotations
 
 import json
@@ -21,6 +21,7 @@ import time
 
 import numpy as np
 
+from .. import options
 from .plan import make_plan
 
 
@@ -90,7 +91,7 @@ def _code_key(dev, precision):
     if not _CODE:
         import hashlib
         from pathlib import Path
-        from .. import __version__
+        from .._version import __version__
         h = hashlib.sha1(__version__.encode())
         tdir = Path(__file__).resolve().parents[1] / "templates"
         for f in sorted([*tdir.glob("mp/*.cl.mako"), *tdir.glob("common/*.cl.mako")]):
@@ -174,16 +175,17 @@ def predictor(points):
     return predict
 
 
-def calibration_time(dev, precision, n):
-    """Wall seconds of one k=1 self-join of a random walk of length n (not recorded)."""
+def calibration_time(dev, precision, n, run):
+    """Wall seconds of one k=1 self-join of a random walk of length n (not recorded), run by
+    ``run`` (the matrix profile's compute function: api.py passes its own, so that this module
+    does not import api)."""
     T = np.cumsum(np.random.default_rng(n).standard_normal(n))
     t0 = time.perf_counter()
-    from .api import _compute
-    _compute(T, CAL_M, None, 1, None, True, precision, dev, False, None, {}, False)
+    run(T, CAL_M, None, 1, None, True, precision, dev, False, None, {}, False)
     return time.perf_counter() - t0
 
 
-def _calibrate(dev, precision):
+def _calibrate(dev, precision, run):
     load = load_per_cpu()
     times = {}
     if CAL_SIZES:
@@ -191,8 +193,8 @@ def _calibrate(dev, precision):
     else:
         n = CAL_START
         while True:
-            calibration_time(dev, precision, n)                    # build, warm caches
-            times[n] = [calibration_time(dev, precision, n)]
+            calibration_time(dev, precision, n, run)               # build, warm caches
+            times[n] = [calibration_time(dev, precision, n, run)]
             if times[n][0] >= CAL_MIN_SECONDS or n >= CAL_MAX:
                 break
             n *= 2
@@ -203,31 +205,32 @@ def _calibrate(dev, precision):
     for n in sizes:
         ts = times.get(n, [])
         if not ts:
-            calibration_time(dev, precision, n)
+            calibration_time(dev, precision, n, run)
         while len(ts) < CAL_REPEATS:
-            ts.append(calibration_time(dev, precision, n))
+            ts.append(calibration_time(dev, precision, n, run))
         pts.append([n, _self_pairs(n, CAL_M, math.ceil(CAL_M / 4)), min(ts)])
     return {"date": time.time(), "load": round(load, 3), "cpus": os.cpu_count(),
             "m": CAL_M, "repeats": CAL_REPEATS, "points": pts}
 
 
-def _model(dev, precision="double", recalibrate=False):
+def _model(dev, precision, recalibrate, run):
     path = calibration_path(dev, precision)
     key = _code_key(dev, precision)
     data = _read(path)
     if recalibrate or _stale(data, key, load_per_cpu()):
         runs = data.get("runs", []) if data and data.get("key") == key and not recalibrate \
             else []
-        data = {"schema": CAL_SCHEMA, "key": key, "calibration": _calibrate(dev, precision),
+        data = {"schema": CAL_SCHEMA, "key": key, "calibration": _calibrate(dev, precision, run),
                 "runs": runs}
         _write(path, data)
     return predictor(_points(data))
 
 
 def _recording_runs() -> bool:
-    """Whether ordinary calls record their run times into the calibration file (opt-in,
-    ``CLTS_MP_RECORD_RUNS=1``): without it, only ``estimate`` writes there."""
-    return os.environ.get("CLTS_MP_RECORD_RUNS", "").strip().lower() in ("1", "true", "yes")
+    """Whether ordinary calls record their run times into the calibration file (opt-in: the
+    ``mp_record_runs`` option, ``CLTS_MP_RECORD_RUNS=1``): without it, only ``estimate`` writes
+    there."""
+    return options.get("mp_record_runs")
 
 
 def record_run(dev, plan, pairs, seconds):

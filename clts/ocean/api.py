@@ -375,7 +375,7 @@ def tke(u, v, w, maskU, maskV, maskW, dxt, dxu, dyt, dyu, dzt, dzw, cost, cosu, 
     True
     """
     from ..tridiag import solve_tridiagonal
-    from ..tridiag.api import _replace_nsys, _scratch_factor
+    from ..tridiag.api import replace_nsys, scratch_factor
 
     args = dict(zip(NAMES, (u, v, w, maskU, maskV, maskW, dxt, dxu, dyt, dyu, dzt, dzw, cost,
                             cosu, kbot, kappaM, mxl, forc, forc_tke_surface, tke, dtke)))
@@ -450,11 +450,11 @@ def tke(u, v, w, maskU, maskV, maskW, dxt, dxu, dyt, dyu, dzt, dzw, cost, cosu, 
     def slab(d, outs, rows):
         def solve(a, b, c, rhs, *, start, device, **_):
             return solve_tridiagonal(a, b, c, rhs, start=start, device=device,
-                                     plan=_replace_nsys(solver, rows * ny))
+                                     plan=replace_nsys(solver, rows * ny))
         return run_tke(dev, plan, dtype, d, outs, (rows, ny, nz, T), levels, cst, solve)
 
     cell = ny * nz * dtype.itemsize
-    temps = [cell] * 6 + [ny * 4] + [cell * f for f in _scratch_factor(solver)]
+    temps = [cell] * 6 + [ny * 4] + [cell * f for f in scratch_factor(solver)]
     if plan.advection == "stored":
         temps += [cell] * 3
     return slabs.run_grid(

@@ -17,7 +17,7 @@ the grid:
   at the grid's own edges the slab is not extended, so rows 0, 1, nx-2, nx-1 keep their
   special treatment (distances to the edge are the grid's).
 - TKE: ``tke_systems`` is per cell (its column only); the solver is per column and is run
-  with the plan the whole grid would get (``_replace_nsys``: the same version and parameters
+  with the plan the whole grid would get (``replace_nsys``: the same version and parameters
   for fewer columns); ``tke_step`` reads q3 and the masks at rows i-2 .. i+2 (the Superbee
   fluxes of faces i-1 and i, the lateral diffusion fluxes of i-1 and i) and the interior test
   ``2 <= i <= nx-3`` as above.

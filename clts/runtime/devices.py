@@ -3,7 +3,7 @@
 Every device is probed once (in a child process, result cached on disk by fingerprint) by
 building and running a tiny kernel. Devices that fail are listed with their reason and never
 chosen. Default order: GPU, accelerator, CPU; real drivers before simulators (Oclgrind); then
-more compute units first. ``CLTS_DEVICE`` or a ``device=`` argument (an index into
+more compute units first. The ``device`` option (``CLTS_DEVICE``) or a ``device=`` argument (an index into
 ``clts devices``, a case-insensitive substring of platform name, device name or slug, or a
 ``Device``)
 override the default. ``run_probes(infos)`` probes in child processes without reading or writing
@@ -19,18 +19,16 @@ import re
 import subprocess
 import sys
 import threading
+import weakref
 from dataclasses import dataclass, field
 
+from .. import options
 from ..errors import DeviceError
-from . import icd
+from . import descriptions, icd
 
 log = logging.getLogger("clts.devices")
 
-PROBE_VERSION = 3   # 3: probes run without Oclgrind's checker variables (see _probe_env)
-# Oclgrind's uninitialised-value tracker (OCLGRIND_UNINITIALIZED=1, set by the test mode)
-# segfaults on vector loads such as the probe's vload8 (Oclgrind 21.10). The probe asks whether
-# the driver builds and runs a kernel correctly; the checkers are the test mode's business.
-_PROBE_ENV_DROP = ("OCLGRIND_UNINITIALIZED", "OCLGRIND_DATA_RACES", "OCLGRIND_CHECK_API")
+PROBE_VERSION = 3   # 3: probes run without Oclgrind's checker variables (see icd.probe_environment)
 _TYPE_RANK = {"gpu": 0, "accelerator": 1, "cpu": 2, "other": 3}
 
 
@@ -142,15 +140,11 @@ def _save_probe_cache(cache: dict) -> None:
         log.debug("could not write probe cache: %s", exc)
 
 
-def _probe_env() -> dict:
-    """The probe child's environment: ours without Oclgrind's checker variables."""
-    return {k: v for k, v in os.environ.items() if k not in _PROBE_ENV_DROP}
-
-
 def run_probes(infos: list[DeviceInfo]) -> dict[int, dict]:
-    """Probe devices in child processes, in parallel, with the environment of ``_probe_env``;
-    the on-disk cache is neither read nor written. Returns {info.index: result}."""
-    env = _probe_env()
+    """Probe devices in child processes, in parallel, with the environment of
+    ``icd.probe_environment``; the on-disk cache is neither read nor written. Returns
+    {info.index: result}."""
+    env = icd.probe_environment()
     procs = {}
     for info in infos:
         procs[info.index] = subprocess.Popen(
@@ -214,7 +208,7 @@ def discover(refresh: bool = False) -> list[DeviceInfo]:
                     max_work_item_sizes=tuple(int(x) for x in d.max_work_item_sizes),
                     opencl_c_version=d.opencl_c_version.strip()))
         # a probe's result depends on the driver and on which drivers share the process
-        ctx = os.environ.get("OCL_ICD_VENDORS", "")
+        ctx = icd.vendor_dir_setting()
         key = lambda i: f"{i.fingerprint}|{ctx}"
         cache = {} if refresh else _load_probe_cache()
         todo = [i for i in infos if key(i) not in cache]
@@ -265,12 +259,12 @@ def get_device(device=None, *, emulation: bool = True) -> "Device":
     Parameters
     ----------
     device : None, int, str, DeviceInfo or Device, optional
-        None: ``$CLTS_DEVICE`` if set, else the default device (GPUs, then accelerators, then
+        None: the ``device`` option (``$CLTS_DEVICE``) if set, else the default device (GPUs, then accelerators, then
         CPUs; real drivers before simulators; then more compute units). An int: the index in
         ``clts devices``. A str: a case-insensitive substring of the platform name, device name
         or slug (``"pocl"``, ``"intel"``). A Device is returned as is.
     emulation : bool, optional
-        With ``$CLTS_EMULATE`` set to a recorded GPU description (``clts/devices/emulated/``),
+        With the ``emulate`` option (``$CLTS_EMULATE``) set to a recorded GPU description (``clts/devices/emulated/``),
         the device found is returned emulating that GPU (see ``clts.runtime.emulation``);
         False: never.
 
@@ -295,17 +289,17 @@ def get_device(device=None, *, emulation: bool = True) -> "Device":
     """
     if isinstance(device, Device):
         return device
-    from . import emulation as emu
-    if emulation and emu.from_environment():
-        return emu.emulate(emu.from_environment(), get_device(device, emulation=False))
+    name = options.get("emulate") if emulation else None
+    if name:
+        return emulate(name, get_device(device, emulation=False))
     with _lock:
         infos = discover()
         if isinstance(device, DeviceInfo):
             info = device
         elif device is not None:
             info = _match(device, infos)
-        elif os.environ.get("CLTS_DEVICE"):
-            info = _match(os.environ["CLTS_DEVICE"], infos)
+        elif options.get("device") is not None:
+            info = _match(options.get("device"), infos)
         else:
             good = usable()
             if not good:
@@ -318,8 +312,131 @@ def get_device(device=None, *, emulation: bool = True) -> "Device":
         return _devices[info.index]
 
 
+def portable(device):
+    """``device`` as something every process can resolve: a :class:`Device` as its slug (OpenCL
+    objects never cross a process boundary), anything else (None, an index, a name) as is."""
+    return device.slug if isinstance(device, Device) else device
+
+
 def all_devices() -> list["Device"]:
     return [get_device(i) for i in usable()]
+
+
+_emulated_lock = threading.Lock()
+_emulated: dict = {}
+
+
+def emulate(name: str, base=None, **overrides):
+    """A ``Device`` that decides as the recorded device ``name`` (``clts.runtime.emulation``)
+    and runs on ``base`` (a device
+    spec as for ``get_device``; default: the first working CPU device, pocl preferred).
+    ``overrides``: DeviceInfo fields to change further (tests: ``extensions=...``)."""
+    desc = descriptions.load(name)
+    if base is None:
+        cpus = [i for i in usable() if i.type == "cpu" and not i.simulator]
+        if not cpus:
+            raise DeviceError("emulation runs on a CPU OpenCL device; none works here")
+        cpus.sort(key=lambda i: "portable computing" not in i.platform.lower())
+        base = cpus[0]
+    real = get_device(base, emulation=False) if not isinstance(base, Device) else base
+    if real.info.emulates:
+        raise DeviceError(f"{real!r} is already emulated")
+    key = (desc["_name"], real.info.index, repr(sorted(overrides.items())))
+    with _emulated_lock:
+        dev = _emulated.get(key)
+        if dev is None:
+            info = descriptions.emulated_info(real.info, desc, overrides)
+            descriptions.check_room(real.info, info)
+            dev = _emulated[key] = Device(info, description=desc)
+    return dev
+
+
+class DeviceState:
+    """Everything clts keeps for one device between calls, in one place: the scratch and slot
+    memory pools, the staging pool of aligned host arrays, arrays kept alive on a simulator,
+    the program cache with its build locks, the copy queue and small per-device constants.
+
+    The :class:`Device` owns it (``device.state``); nothing else stores anything on a Device.
+    Every lazily created member is created under :attr:`lock`. :meth:`release_memory` gives the
+    held memory back (``clts.tridiag.release_scratch``); :meth:`clear` forgets everything (the
+    next call builds its programs again)."""
+
+    def __init__(self, device: "Device"):
+        self._device = weakref.ref(device)
+        self.lock = threading.Lock()
+        self.programs: dict = {}        # (template, parameters, options) -> programs.Program
+        self.build_locks: dict = {}     # the same key -> the lock its one build runs under
+        self.pools: dict = {}           # "scratch", "slots" -> pyopencl MemoryPool
+        self.staging: dict = {}         # nbytes -> aligned host arrays free for lending
+        self.kept: list = []            # simulator temporaries kept alive until release
+        self.constants: dict = {}       # key -> a small device array made once (tridiag)
+        self.copy_queue = None          # the second queue of the chunk loop, once made
+
+    def _dev(self) -> "Device":
+        dev = self._device()
+        if dev is None:                 # pragma: no cover - the Device owns its state
+            raise DeviceError("the device of this state is gone")
+        return dev
+
+    def pool(self, name: str = "scratch"):
+        """The memory pool ``name`` of the device, made on first use."""
+        pool = self.pools.get(name)
+        if pool is None:
+            with self.lock:
+                pool = self.pools.get(name)
+                if pool is None:
+                    import pyopencl.tools as clt
+                    pool = self.pools[name] = clt.MemoryPool(
+                        clt.ImmediateAllocator(self._dev().queue))
+        return pool
+
+    def build_lock(self, key) -> threading.Lock:
+        """The lock under which the program ``key`` is built once."""
+        with self.lock:
+            return self.build_locks.setdefault(key, threading.Lock())
+
+    def queue_for_copies(self):
+        """A second in-order profiling queue on the device's context, made on first use."""
+        q = self.copy_queue
+        if q is None:
+            with self.lock:
+                q = self.copy_queue
+                if q is None:
+                    import pyopencl as cl
+                    dev = self._dev()
+                    q = self.copy_queue = cl.CommandQueue(
+                        dev.context, dev.cl_device,
+                        properties=cl.command_queue_properties.PROFILING_ENABLE)
+        return q
+
+    def constant(self, key, make):
+        """``make()`` once per device and ``key`` (a small device array), then the same."""
+        value = self.constants.get(key)
+        if value is None:
+            with self.lock:
+                value = self.constants.get(key)
+                if value is None:
+                    value = self.constants[key] = make()
+        return value
+
+    def release_memory(self) -> None:
+        """Free the blocks the pools hold, drop the staging arrays and the kept temporaries."""
+        for pool in list(self.pools.values()):
+            pool.free_held()
+        with self.lock:
+            self.kept.clear()
+            self.staging.clear()
+
+    def clear(self) -> None:
+        """Forget everything: memory as :meth:`release_memory`, then the pools, the programs,
+        their build locks, the constants and the copy queue."""
+        self.release_memory()
+        with self.lock:
+            self.pools.clear()
+            self.programs.clear()
+            self.build_locks.clear()
+            self.constants.clear()
+            self.copy_queue = None
 
 
 @dataclass(eq=False)
@@ -344,6 +461,10 @@ class Device:
         (``pocl-cpu-skylake-avx512-amd-epyc``).
     profile
         The effective device profile (``clts profile --device D`` prints it).
+    state : DeviceState
+        What clts keeps for the device between calls (pools, programs); ``state.clear()``.
+    description : dict or None
+        The recorded GPU description an emulated device decides by (else None).
 
     Examples
     --------
@@ -354,7 +475,7 @@ class Device:
     """
 
     info: DeviceInfo
-    _programs: dict = field(default_factory=dict, repr=False)
+    description: dict | None = field(default=None, repr=False)
 
     def __post_init__(self):
         cl = _cl()
@@ -364,6 +485,7 @@ class Device:
         self.queue = cl.CommandQueue(
             self.context, properties=cl.command_queue_properties.PROFILING_ENABLE)
         self._profile = None
+        self.state = DeviceState(self)
 
     # capabilities -------------------------------------------------------------------------
     name = property(lambda self: self.info.name)
@@ -416,6 +538,10 @@ class Device:
             from .profiles import effective_profile
             self._profile = effective_profile(self)
         return self._profile
+
+    def reload_profile(self) -> None:
+        """Forget the effective profile: the next use reads the profile files again."""
+        self._profile = None
 
     def program(self, template: str, *, build_options=(), **params):
         """Render ``templates/<template>`` with ``params``, build it with ``build_options``

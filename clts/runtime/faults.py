@@ -99,15 +99,6 @@ def current_chunk():
     return getattr(_state, "chunk", None)
 
 
-class ChunkTooLarge(Exception):
-    """Internal: an allocation failed in a chunk of ``items`` items."""
-
-    def __init__(self, items, cause):
-        super().__init__(items)
-        self.items = items
-        self.cause = cause
-
-
 def with_smaller_chunks(run, *, device, what: str):
     """``run(max_items)`` (``None``: as many items per chunk as the device limits allow), again
     with half the largest chunk after an allocation failure, down to one item."""
@@ -142,10 +133,8 @@ def with_smaller_chunks(run, *, device, what: str):
                 max_items = max(1, size // 2)
                 log.warning("clts: %s: allocation failed on %s with %d items per chunk; "
                             "retrying with %d", what, device, size, max_items)
-                for name in ("_pool", "_slot_pool"):      # scratch, pipeline slots
-                    pool = device.__dict__.get(name)
-                    if pool is not None:
-                        pool.free_held()
+                for pool in list(device.state.pools.values()):  # scratch, pipeline slots
+                    pool.free_held()
                 continue
             if chunk is None:
                 import pyopencl as cl

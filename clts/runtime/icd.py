@@ -21,6 +21,8 @@ import os
 import sys
 from pathlib import Path
 
+from ..options import parse_bool
+
 SYSTEM_VENDOR_DIR = "/etc/OpenCL/vendors"
 OCLGRIND_LIBS = ("/usr/lib/oclgrind/liboclgrind-rt-icd.so",
                  "/usr/lib/x86_64-linux-gnu/liboclgrind-rt-icd.so")
@@ -86,13 +88,29 @@ def ensure_vendor_dir() -> str | None:
     """
     if os.environ.get("OCL_ICD_VENDORS"):
         return os.environ["OCL_ICD_VENDORS"]
-    include_oclgrind = os.environ.get("CLTS_OCLGRIND", "") not in ("", "0")
+    include_oclgrind = parse_bool(os.environ.get("CLTS_OCLGRIND") or "0", "CLTS_OCLGRIND")
     entries = discover_vendor_libraries(include_oclgrind)
     if not entries:
         return None
     d = write_vendor_dir(entries, "grind-" if include_oclgrind else "")
     os.environ["OCL_ICD_VENDORS"] = str(d)
     return str(d)
+
+
+def vendor_dir_setting() -> str:
+    """``OCL_ICD_VENDORS`` as it is now ("" when unset): part of a probe result's key."""
+    return os.environ.get("OCL_ICD_VENDORS", "")
+
+
+# Oclgrind's uninitialised-value tracker (OCLGRIND_UNINITIALIZED=1, set by the test mode)
+# segfaults on vector loads such as the probe's vload8 (Oclgrind 21.10). The probe asks whether
+# the driver builds and runs a kernel correctly; the checkers are the test mode's business.
+_PROBE_ENV_DROP = ("OCLGRIND_UNINITIALIZED", "OCLGRIND_DATA_RACES", "OCLGRIND_CHECK_API")
+
+
+def probe_environment() -> dict:
+    """A device probe child's environment: ours without Oclgrind's checker variables."""
+    return {k: v for k, v in os.environ.items() if k not in _PROBE_ENV_DROP}
 
 
 if __name__ == "__main__":

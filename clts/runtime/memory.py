@@ -1,26 +1,25 @@
 """Device memory of one call: chunking by device limits, host memory used in place, transfers.
 
 - :func:`chunk_sizes` splits a batch along its batch axis into chunks whose buffers fit the
-  device (``max_mem_alloc_size``, a share of global memory; ``CLTS_MAX_CHUNK`` caps them);
+  device (``max_mem_alloc_size``, a share of global memory; the ``max_chunk`` option caps
+  them);
   ``clts.runtime.pipeline.run_pipelined`` runs them with the next
   chunk's upload and the previous one's download overlapping the current one's compute.
 - On CPU devices numpy memory is used in place (:func:`host_array`, ``CL_MEM_USE_HOST_PTR``)
   where the driver accepts its pointer, else through pooled aligned staging arrays
-  (:func:`lend_staging`; ``pipeline.ChunkIO`` uses both); ``CLTS_ZERO_COPY=0`` makes every
-  transfer a real one.
+  (:func:`lend_staging`; ``pipeline.ChunkIO`` uses both); the option ``zero_copy=False`` makes
+  every transfer a real one.
 - :func:`scratch` gives temporaries from a per-device memory pool.
 """
 from __future__ import annotations
 
-import os
 import sys
-import threading
 
 import numpy as np
 
+from .. import options
 from ..errors import DeviceError
 
-_pool_lock = threading.Lock()
 #: share of global memory one call may use (the rest is for the driver, other buffers, spills)
 GLOBAL_FRACTION = 0.6
 
@@ -32,7 +31,7 @@ def chunk_sizes(n_items: int, per_item_bytes, device, *, fixed_bytes: int = 0,
     ``per_item_bytes``: bytes per batch item of each device buffer (a list, one per buffer);
     no buffer may exceed ``max_alloc`` and all together stay under a share of global memory.
     ``fixed_bytes``: bytes that do not scale with the batch. ``multiple``: chunk sizes are a
-    multiple of it (except the last). ``CLTS_MAX_CHUNK`` (items) caps chunks, for tests.
+    multiple of it (except the last). The ``max_chunk`` option (items) caps chunks.
     """
     per = [int(b) for b in np.atleast_1d(per_item_bytes)]
     if n_items <= 0:
@@ -45,9 +44,9 @@ def chunk_sizes(n_items: int, per_item_bytes, device, *, fixed_bytes: int = 0,
             limit = min(limit, device.max_alloc // b)
     if max_items:
         limit = min(limit, int(max_items))
-    env = max_chunk_env()
-    if env:
-        limit = min(limit, env)
+    cap = options.get("max_chunk")
+    if cap:
+        limit = min(limit, cap)
     if limit < 1:
         raise DeviceError(f"one item needs {total + fixed_bytes} bytes, more than device "
                           f"{device} can hold (max allocation {device.max_alloc}, global "
@@ -57,21 +56,6 @@ def chunk_sizes(n_items: int, per_item_bytes, device, *, fixed_bytes: int = 0,
     if multiple > 1 and limit >= multiple:
         limit -= limit % multiple
     return [(s, min(n_items, s + limit)) for s in range(0, n_items, limit)]
-
-
-def max_chunk_env() -> int | None:
-    """The ``CLTS_MAX_CHUNK`` cap (items per chunk), or None when unset."""
-    env = os.environ.get("CLTS_MAX_CHUNK", "").strip()
-    if not env:
-        return None
-    try:
-        value = int(env)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise ValueError(f"CLTS_MAX_CHUNK must be a positive integer (batch items per chunk), "
-                         f"got {env!r}")
-    return value
 
 
 #: seconds a loop runs before its progress bar appears (short calls print nothing)
@@ -87,7 +71,7 @@ def progress(iterable, *, total=None, desc="", unit="chunk", disable=None):
         except TypeError:
             total = None
     if disable is None:
-        disable = (total is not None and total <= 1) or os.environ.get("CLTS_NO_PROGRESS")
+        disable = (total is not None and total <= 1) or not options.get("progress")
     if disable:
         return iterable
     try:
@@ -109,19 +93,9 @@ def to_device(device, array, dtype=None):
     return cla.to_device(device.queue, a)
 
 
-def empty(device, shape, dtype):
-    import pyopencl.array as cla
-    return cla.empty(device.queue, shape, dtype)
-
-
-def zeros(device, shape, dtype):
-    import pyopencl.array as cla
-    return cla.zeros(device.queue, shape, dtype)
-
-
-def scratch(device, shape, dtype, *, pool_name: str = "_pool"):
+def scratch(device, shape, dtype, *, pool_name: str = "scratch"):
     """A temporary device array from the device's memory pool (``pool_name``: another pool
-    of the device, e.g. the pipeline's slot buffers).
+    of the device, e.g. ``"slots"``, the pipeline's slot buffers; see ``DeviceState``).
 
     A fresh buffer costs the first kernel that touches it a page fault per 4 KB on CPU drivers
     (tridiagonal 10 x 10^6 on pocl: 208 ms with fresh scratch, 70 ms pooled), so temporaries
@@ -132,21 +106,14 @@ def scratch(device, shape, dtype, *, pool_name: str = "_pool"):
     import pyopencl.array as cla
     if device.info.simulator:
         return keep_on_simulator(device, cla.empty(device.queue, shape, dtype))
-    pool = device.__dict__.get(pool_name)
-    if pool is None:
-        with _pool_lock:
-            pool = device.__dict__.get(pool_name)
-            if pool is None:
-                import pyopencl.tools as clt
-                pool = clt.MemoryPool(clt.ImmediateAllocator(device.queue))
-                setattr(device, pool_name, pool)
-    return cla.empty(device.queue, shape, dtype, allocator=pool)
+    return cla.empty(device.queue, shape, dtype, allocator=device.state.pool(pool_name))
 
 
 def keep_on_simulator(device, arr):
     """On Oclgrind keep ``arr`` alive until ``release_scratch`` (see ``scratch``); returns it."""
     if device.info.simulator:
-        device.__dict__.setdefault("_kept", []).append(arr)
+        with device.state.lock:
+            device.state.kept.append(arr)
     return arr
 
 
@@ -162,12 +129,7 @@ def release_scratch(device=None):
     from .devices import _devices, get_device
     devs = list(_devices.values()) if device is None else [get_device(device)]
     for dev in devs:
-        for name in ("_pool", "_slot_pool"):
-            pool = dev.__dict__.get(name)
-            if pool is not None:
-                pool.free_held()
-        dev.__dict__.pop("_kept", None)
-        dev.__dict__.pop("_staging", None)
+        dev.state.release_memory()
 
 
 # ------------------------------------------------------------------ host memory used in place
@@ -181,9 +143,9 @@ HOST_PTR_ALIGNMENT_DEFAULT = 4096
 
 def host_ptr_alignment(device) -> int | None:
     """The alignment at which ``device`` uses a host array in place, or None when it does not
-    share host memory (discrete GPUs, the Oclgrind simulator). ``CLTS_ZERO_COPY=0`` turns the
-    in-place path off (every call then copies, as on a discrete GPU)."""
-    if device.info.simulator or os.environ.get("CLTS_ZERO_COPY", "1") == "0":
+    share host memory (discrete GPUs, the Oclgrind simulator). The option ``zero_copy=False``
+    turns the in-place path off (every call then copies, as on a discrete GPU)."""
+    if device.info.simulator or not options.get("zero_copy"):
         return None
     if device.type != "cpu" or not getattr(device.cl_device, "host_unified_memory", False):
         return None
@@ -212,8 +174,9 @@ STAGING_POOL_BYTES = 1 << 30
 
 def lend_staging(device, nbytes: int) -> np.ndarray:
     """An aligned host array of ``nbytes`` bytes (uint8) from ``device``'s staging pool."""
-    with _pool_lock:
-        free = device.__dict__.setdefault("_staging", {}).get(nbytes)
+    state = device.state
+    with state.lock:
+        free = state.staging.get(nbytes)
         raw = free.pop() if free else None
     return raw if raw is not None else host_empty(device, (nbytes,), np.uint8)
 
@@ -221,8 +184,9 @@ def lend_staging(device, nbytes: int) -> np.ndarray:
 def return_staging(device, raws) -> None:
     """Give arrays from :func:`lend_staging` back; beyond ``STAGING_POOL_BYTES`` the pool
     drops sizes other than these."""
-    with _pool_lock:
-        pool = device.__dict__.setdefault("_staging", {})
+    state = device.state
+    with state.lock:
+        pool = state.staging
         for raw in raws:
             pool.setdefault(raw.nbytes, []).append(raw)
         total = sum(nb * len(v) for nb, v in pool.items())

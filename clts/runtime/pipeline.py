@@ -21,7 +21,7 @@ uses numpy's memory in place, done on the calling thread while the device's thre
 its chunk's kernels (and a memcpy out of staging). A slot is reused only after the download of
 the chunk that used it before has finished.
 
-``CLTS_PIPELINE=0`` in the environment, or :data:`PIPELINE` ``= False``, runs the same chunks
+The option ``pipeline=False`` (``clts.set_options``; ``CLTS_PIPELINE=0``) runs the same chunks
 strictly one after another on the device queue (upload, compute, download, wait), one slot:
 the benchmark's baseline and the tests' reference. Results are bit-identical either way.
 
@@ -30,38 +30,24 @@ the benchmark's baseline and the tests' reference. Results are bit-identical eit
 from __future__ import annotations
 
 import math
-import os
-import threading
 
 import numpy as np
 
+from .. import options
 from .faults import enter_chunk
 from .memory import (host_array, host_ptr_alignment, keep_on_simulator, lend_staging, progress,
                      return_staging, scratch)
 
-#: module-level switch: False runs every chunk loop strictly one chunk after another
-PIPELINE = True
-_queue_lock = threading.Lock()
 
 
 def pipelined() -> bool:
-    """Whether chunk loops overlap transfers and compute (:data:`PIPELINE` and the
-    ``CLTS_PIPELINE`` environment variable, ``0`` to turn it off)."""
-    return PIPELINE and os.environ.get("CLTS_PIPELINE", "1").strip() != "0"
+    """Whether chunk loops overlap transfers and compute (the ``pipeline`` option)."""
+    return options.get("pipeline")
 
 
 def copy_queue(device):
     """A second in-order queue on the device's context, for transfers that overlap compute."""
-    q = device.__dict__.get("_copy_queue")
-    if q is None:
-        with _queue_lock:
-            q = device.__dict__.get("_copy_queue")
-            if q is None:
-                import pyopencl as cl
-                q = device._copy_queue = cl.CommandQueue(
-                    device.context, device.cl_device,
-                    properties=cl.command_queue_properties.PROFILING_ENABLE)
-    return q
+    return device.state.queue_for_copies()
 
 
 def _finish(items):
@@ -111,13 +97,11 @@ def run_pipelined(device, chunks, *, upload, compute, download, slots: int = 2,
             return
         # Uploads get the copy queue (ChunkIO on a device that shares host memory enqueues
         # nothing: a memcpy or nothing). Downloads on such a device are maps on the device
-        # queue, each right behind its chunk's kernels (the Intel CPU runtime ran BFAST's
-        # kernels 2x slower while a map on a second queue waited for them); elsewhere they go
-        # on the copy queue, chunk i - 1's enqueued once chunk i's kernels are. Dependencies
-        # between the two queues are waited for on the host, never put in a wait list: with
-        # them in wait lists the Intel CPU runtime ran STL's kernels 1.8x slower (4 chunks,
-        # CLTS_ZERO_COPY=0: 280 against 155 ms); the device queue always holds the next
-        # chunk's kernels while the host waits.
+        # queue, each right behind its chunk's kernels (a map waiting on a second queue slows
+        # the kernels: docs/performance.md, "Figures behind the code"); elsewhere they go on
+        # the copy queue, chunk i - 1's enqueued once chunk i's kernels are. Dependencies
+        # between the two queues are waited for on the host, never put in a wait list (same
+        # page); the device queue always holds the next chunk's kernels while the host waits.
         shares = host_ptr_alignment(device) is not None
         qx = copy_queue(device)
         pending = [None] * slots          # per slot: the download items of its last chunk
@@ -163,7 +147,7 @@ def run_pipelined(device, chunks, *, upload, compute, download, slots: int = 2,
                 done(items)
         qd.finish()                         # the unmaps (see ChunkIO.fetch)
     except BaseException:
-        for q in (qd, device.__dict__.get("_copy_queue")):
+        for q in (qd, device.state.copy_queue):
             if q is not None:
                 try:
                     q.finish()
@@ -196,14 +180,14 @@ def slot_scratch(device, shape, dtype):
     if device.info.simulator:
         import pyopencl.array as cla
         return keep_on_simulator(device, cla.to_device(device.queue, np.zeros(shape, dtype)))
-    return scratch(device, shape, dtype, pool_name="_slot_pool")
+    return scratch(device, shape, dtype, pool_name="slots")
 
 
 def device_wait(device, events) -> None:
     """Make the device queue's next commands wait for ``events`` (uploads on another queue),
     for compute callbacks whose launches take no ``wait_for``."""
     # events of the device queue itself are in order already; a barrier costs the Intel CPU
-    # runtime dearly (BFAST-Monitor's kernels behind one ran 1.7x slower)
+    # runtime dearly (docs/performance.md, "Figures behind the code")
     q = device.queue
     events = [e for e in events or () if e is not None and e.command_queue != q]
     if events:
@@ -256,10 +240,6 @@ class ChunkIO:
         return_staging(self.device, self._lent)
         self._lent, self._host, self._dev, self._outs = [], {}, {}, {}
         return False
-
-    @property
-    def shares_host(self) -> bool:
-        return self.align is not None
 
     # -- host side -----------------------------------------------------------------------
     def host(self, slot, key, shape, dtype) -> np.ndarray:

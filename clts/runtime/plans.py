@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..errors import DeviceError
 from .profiles import value_error
 
 #: bytes of local memory kept free for the driver (pocl and Intel reserve some per work-group)
@@ -72,12 +71,6 @@ class Tunables:
             raise self.error(name, f"must be a power of two, got {v}")
         return v
 
-    def choice(self, name, choices) -> str:
-        v = self.values[name]
-        if v not in choices:
-            raise self.error(name, f"must be one of {', '.join(map(repr, choices))}, got {v!r}")
-        return v
-
     def work_group(self, name, *, power_of_two=False) -> int:
         """A work-group size: >= 1 and within the device's maximum."""
         limit = int(self.device.max_work_group)
@@ -112,16 +105,6 @@ def profile_value(device, key: str):
         from ..errors import ProfileError
         raise ProfileError(f"device {device}: profile key {key!r} is missing (every key needs "
                            f"a default in clts/devices/generic-*.yaml)") from None
-
-
-def check_local_memory(device, nbytes: int, what: str, remedy: str = "") -> None:
-    """A ``DeviceError`` before any build when ``what`` needs more than the device's local
-    memory (less the driver's reserve)."""
-    avail = int(device.local_mem) - LOCAL_MEM_RESERVE
-    if nbytes > avail:
-        raise DeviceError(f"device {device}: {what} needs {nbytes} bytes of local memory per "
-                          f"work-group, {avail} are available"
-                          + (f"; {remedy}" if remedy else ""))
 
 
 def local_memory_budget(device) -> int:

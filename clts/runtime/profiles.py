@@ -1,7 +1,7 @@
 """Device profiles: load, check, match, merge and save the YAML files of ``devices/``.
 
-Search path, first hit wins at each level: ``$CLTS_PROFILE_PATH`` (directories or files,
-``os.pathsep``-separated), the user config directory (where ``clts-tune`` writes), the shipped
+Search path, first hit wins at each level: the ``profile_path`` option (``$CLTS_PROFILE_PATH``:
+directories or files, ``os.pathsep``-separated), the user config directory (where ``clts-tune`` writes), the shipped
 ``devices/``. The generic ``generic-<type>.yaml`` files are the schema: every key a profile may
 set exists there with its type. A device's effective profile merges type default <- vendor+type
 default <- the device's own file; each value remembers the file it came from.
@@ -16,6 +16,7 @@ from pathlib import Path
 
 import yaml
 
+from .. import options
 from ..errors import ProfileError
 
 log = logging.getLogger("clts.profiles")
@@ -35,12 +36,11 @@ def shipped_dir() -> Path:
 
 
 def user_dir() -> Path:
-    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    return Path(base) / "clts" / "devices"
+    return Path(options.user_config_dir()) / "clts" / "devices"
 
 
 def search_path() -> list[Path]:
-    paths = [Path(p) for p in os.environ.get("CLTS_PROFILE_PATH", "").split(os.pathsep) if p]
+    paths = [Path(p) for p in options.get("profile_path")]
     return paths + [user_dir(), shipped_dir()]
 
 

@@ -6,7 +6,7 @@ is cached in process per (device, template, parameters, options), looked up befo
 a repeated call neither renders nor rebuilds.
 pyopencl's own binary cache also keeps built programs on disk between processes.
 
-``CLTS_DUMP_SOURCES=DIR`` writes every rendered source to ``DIR`` for inspection.
+The option ``dump_sources=DIR`` (``CLTS_DUMP_SOURCES``) writes every rendered source to ``DIR`` for inspection.
 Build logs are shown only when a build fails, or when asked: the ``clts.programs`` logger
 writes every non-empty driver log at DEBUG level, and lines of it that are compiler warnings
 are kept in ``build_warnings`` (the tests require none).
@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 import re
 import threading
 import warnings
@@ -23,6 +22,7 @@ from pathlib import Path
 
 from mako.lookup import TemplateLookup
 
+from ..options import get as get_option
 from ..errors import CltsError, DeviceError, KernelBuildError
 
 TEMPLATE_DIR = Path(__file__).resolve().parent.parent / "templates"
@@ -83,9 +83,6 @@ def _source_excerpt(source: str, log: str, context: int = 6) -> str:
                      for i in range(lo, hi + 1))
 
 
-_build_locks: dict = {}
-
-
 def build_program(device, template: str, params: dict, options=()) -> Program:
     """Render and build ``template`` for ``device``; cached per (device, template, parameters,
     options), looked up before anything is rendered. Safe to call from several threads: a
@@ -97,14 +94,12 @@ def build_program(device, template: str, params: dict, options=()) -> Program:
                           f"{template}; use float32 data")
     options = tuple(options)
     key = (template, repr(sorted(params.items())), options)
-    cache = device._programs
+    cache = device.state.programs
     prg = cache.get(key)
     if prg is not None:
         stats["hits"] += 1
         return prg
-    with _lock:
-        lock = _build_locks.setdefault((id(device), key), threading.Lock())
-    with lock:
+    with device.state.build_lock(key):
         prg = cache.get(key)
         if prg is None:
             prg = _build(device, template, params, options)
@@ -126,7 +121,7 @@ def _build(device, template, params, options) -> Program:
     from . import faults
     faults.check("build")
     source = render(template, params)
-    dump = os.environ.get("CLTS_DUMP_SOURCES")
+    dump = get_option("dump_sources")
     if dump:
         digest = hashlib.sha1(source.encode()).hexdigest()[:10]
         name = template.replace("/", "__").replace(".cl.mako", "")
@@ -134,9 +129,9 @@ def _build(device, template, params, options) -> Program:
             Path(dump).mkdir(parents=True, exist_ok=True)
             (Path(dump) / f"{name}-{digest}.cl").write_text(source)
         except OSError as exc:
-            raise DumpSourcesError(exc.errno, f"CLTS_DUMP_SOURCES={dump}: cannot write the "
+            raise DumpSourcesError(exc.errno, f"dump_sources={dump} (CLTS_DUMP_SOURCES): cannot write the "
                                    f"kernel sources there ({exc.strerror or exc}); make the "
-                                   "directory writable or unset CLTS_DUMP_SOURCES") from None
+                                   "directory writable or unset the option") from None
     import pyopencl as cl
     try:
         with warnings.catch_warnings():  # drivers' informational build output is not news

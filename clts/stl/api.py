@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..runtime import chunk_sizes, get_device, launch
-from ..labels import Labels
+from ..runtime import integrations
+from ..runtime.integrations import TimeAxis, time_axis_of
 from ..runtime.arrays import float_array
 from ..runtime.faults import with_smaller_chunks
 from ..runtime.memory import host_empty, scratch
@@ -51,7 +52,7 @@ class STLResult:
     weights: np.ndarray
     diagnostics: dict = field(default_factory=dict)
     #: where the input's time axis was and its labels (pandas / xarray inputs come back labelled)
-    labels: Labels | None = field(default=None, repr=False)
+    labels: TimeAxis | None = field(default=None, repr=False)
 
     def _time_last(self, a) -> np.ndarray:
         return self.labels.to_last(a) if self.labels is not None else np.asarray(a)
@@ -66,8 +67,7 @@ class STLResult:
     def plot(self, series=0, *, fig=None, title=None):
         """The decomposition panels (data, seasonal, trend, residual) of one series (its index
         into the batch, in the input's non-time axes order); needs matplotlib."""
-        from ..plots import plot_stl
-        return plot_stl(self, series, fig=fig, title=title)
+        return integrations.plot("stl", self, series, fig=fig, title=title)
 
 
 def slope_per_step(trend: np.ndarray) -> np.ndarray:
@@ -180,7 +180,7 @@ class _Runner:
             if sim:
                 return cla.to_device(q, np.zeros(shape, dtype))
             # the device's scratch pool: a fresh buffer costs a page fault per 4 KB the first
-            # time a kernel touches it (pocl, config A: 45 of 200 ms of kernel time)
+            # time a kernel touches it (docs/performance.md, "Figures behind the code")
             return scratch(dev, shape, dtype)
 
         # lanes of the vector (outer) LOESS of each smoother: its input is written interleaved
@@ -306,8 +306,8 @@ class _Runner:
             if (nj == 1 and not extend) or name == "low_pass":
                 return      # the low-pass is interpolated where it is used (stl_season)
             nint = max(1, -(-(nmax - 1) // nj))       # intervals of the longest segment
-            # intervals per work-item: 0 = a whole segment (CPUs: pocl pays per work-item;
-            # 3x faster on config A), else that many (GPUs: 1)
+            # intervals per work-item: 0 = a whole segment (CPUs: pocl pays per work-item),
+            # else that many (GPUs: 1)
             ipw = self.interp_ipw or nint
             G = -(-nint // ipw)
             ik = self._kernel(self._prog("interp", extend=extend, OTL=otl,
@@ -479,7 +479,7 @@ def stl(y, period, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, tre
     >>> bool(np.isnan(r.resid[1, 30]))
     True
     """
-    labels = Labels(y, time_axis, -1)
+    labels = time_axis_of(y, time_axis, -1)
     y = _validate(labels.to_last(y))
     loess_version = version
     y2 = y.reshape(-1, y.shape[-1])

@@ -1,4 +1,7 @@
-"""``clts.solve_tridiagonal``: batched tridiagonal solves in five code versions."""
+"""``clts.solve_tridiagonal``: batched tridiagonal solves in five code versions.
+
+Internal interface for the ocean routines (their vertical solves): ``replace_nsys`` and
+``scratch_factor``."""
 from __future__ import annotations
 
 import numpy as np
@@ -343,7 +346,7 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, version: str = "auto", star
     else:
         res = host_empty(dev, rshape, dtype)
     item = dtype.itemsize
-    per = [n * item] * 5 + [4] + [n * item * f for f in _scratch_factor(plan)]
+    per = [n * item] * 5 + [4] + [n * item * f for f in scratch_factor(plan)]
     mult = plan.params.get("lanes", 1) * plan.chains * plan.params.get("wg", 1)
 
     def run(max_items):
@@ -372,7 +375,7 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, version: str = "auto", star
         def compute(i, s0, s1, slot, wait_for):
             parts, stc = inputs.pop(slot)
             xs = io.out(slot, "x", res[cut(s0, s1)])
-            p = plan if (s0, s1) == (0, nsys) else _replace_nsys(plan, s1 - s0)
+            p = plan if (s0, s1) == (0, nsys) else replace_nsys(plan, s1 - s0)
             device_wait(dev, wait_for)
             run_plan(dev, p, *parts, xs, stc, counter)
             return device_marker(dev)
@@ -417,13 +420,16 @@ def _on_host(layout, arrs, st, n, nsys, x=None):
     return get
 
 
-def _replace_nsys(plan: Plan, nsys: int) -> Plan:
+def replace_nsys(plan: Plan, nsys: int) -> Plan:
+    """``plan`` for ``nsys`` systems: the same version and parameters (a chunk of the batch, or
+    the ocean's slabs, run with the plan the whole batch got). Internal interface (ocean)."""
     from dataclasses import replace
     return replace(plan, nsys=nsys)
 
 
-def _scratch_factor(plan: Plan):
-    """Extra device buffers per system, in units of n items (for chunking)."""
+def scratch_factor(plan: Plan):
+    """Extra device buffers per system, in units of n items (for chunking). Internal interface
+    (ocean sizes its slabs with it)."""
     if plan.method in ("thomas", "thomas-coalesced") and not plan.cp_private:
         f = [2]
     elif plan.method == "flat":
@@ -469,9 +475,6 @@ def run_plan(dev, plan: Plan, a, b, c, d, x, start, counter):
         raise ValueError(plan.method)
 
 
-_dummies = {}
-
-
 def _zeros_int(dev, size):
     """int32 zeros, enqueued without waiting for the queue (a blocking upload would wait for
     every kernel before it); on Oclgrind an upload (it does not see fills as initialising)."""
@@ -482,10 +485,8 @@ def _zeros_int(dev, size):
 
 
 def _dummy_int(dev):
-    key = id(dev)
-    if key not in _dummies:
-        _dummies[key] = (dev, _zeros_int(dev, 1))
-    return _dummies[key][1]
+    """One int32 zero per device (the kernels' unused ``start`` argument)."""
+    return dev.state.constant("tridiag.dummy_int", lambda: _zeros_int(dev, 1))
 
 
 def _run_thomas(dev, plan, layout, a, b, c, d, x, start, counter):

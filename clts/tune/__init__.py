@@ -4,7 +4,8 @@ Algorithms register ``Tunable`` / ``Crossover`` entries (``space.py``) from thei
 ``Tuner`` (``engine.py``) checks, times and chooses; ``output.py`` writes the profile;
 ``cli.py`` is ``clts-tune``. ``FakeTimer`` replays recorded timing tables for tests.
 """
-from .engine import CandidateResult, CrossoverResult, Settings, Tuner, TunableResult
+from .engine import Tuner
+from .results import CandidateResult, CrossoverResult, Settings, TunableResult
 from .registry import REGISTRY, load_all, register
 from .space import Crossover, Tunable
 from .timer import EventTimer, FakeTimer

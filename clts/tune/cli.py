@@ -249,7 +249,7 @@ def _write_report(dev, args, several):
     path = Path(args.report)
     if several:
         path = path.with_name(f"{path.stem}-{dev.slug}{path.suffix or '.md'}")
-    dev._profile = None                     # the profile just written, not the one tuned from
+    dev.reload_profile()                    # the profile just written, not the one tuned from
     write_report(dev, path, quick=args.quick)
     print(f"clts-tune: report written to {path}", file=sys.stderr)
 

@@ -34,8 +34,17 @@ from pathlib import Path
 
 import numpy as np
 
-CLANG = os.environ.get("CLTS_CLANG", "clang-16")
-LIBCLC = Path(os.environ.get("CLTS_LIBCLC", "/usr/lib/clc"))
+from .. import options
+
+
+def _clang() -> str:
+    """The compiler (option ``clang``, ``CLTS_CLANG``)."""
+    return options.get("clang")
+
+
+def _libclc() -> Path:
+    """libclc's bitcode directory (option ``libclc``, ``CLTS_LIBCLC``)."""
+    return Path(options.get("libclc"))
 #: target name -> (triple, cpu flag, libclc bitcode or None, output kind)
 TARGETS = {
     "gfx908": ("amdgcn-amd-amdhsa", "-mcpu=gfx908", "amdgcn--amdhsa.bc"),
@@ -50,11 +59,11 @@ SCRATCH_WARN = 0
 
 def missing_tools() -> str | None:
     """Why the offline compiles cannot run here, or None."""
-    if shutil.which(CLANG) is None:
-        return f"{CLANG} not found (apt-get install clang-16 libclc-16)"
+    if shutil.which(_clang()) is None:
+        return f"{_clang()} not found (apt-get install clang-16 libclc-16)"
     for name in ("amdgcn--amdhsa.bc", "nvptx64--nvidiacl.bc"):
-        if not (LIBCLC / name).is_file():
-            return f"{LIBCLC / name} not found (apt-get install libclc-16)"
+        if not (_libclc() / name).is_file():
+            return f"{_libclc() / name} not found (apt-get install libclc-16)"
     return None
 
 
@@ -159,9 +168,8 @@ def collect(dev, *, sample: int = 4, seed: int = 0) -> Collected:
     from ..errors import DeviceError
     from ..runtime.devices import Device
     from .registry import load_all
-    desc = dev.description
-    dev = Device(dev.info)          # a fresh program cache: every source is built (and seen) here
-    dev.description = desc
+    dev = Device(dev.info, description=dev.description)   # a fresh program cache: every
+    # source is built (and seen) here
     out = Collected(dev)
     x = _tiny_inputs()
     rng = random.Random(seed)
@@ -186,8 +194,8 @@ def collect(dev, *, sample: int = 4, seed: int = 0) -> Collected:
                 except Exception as exc:   # noqa: BLE001 - reported, fails the check
                     out.failed.append((label, f"{type(exc).__name__}: {exc}"))
             if jobs is defaults:
-                out.defaults = {prg.source for prg in list(dev._programs.values())}
-    for prg in list(dev._programs.values()):
+                out.defaults = {prg.source for prg in list(dev.state.programs.values())}
+    for prg in list(dev.state.programs.values()):
         target = _target_of(dev)
         out.sources.setdefault(prg.source, (prg.template, prg.params, {target: int(dev.local_mem)}))
     return out
@@ -252,13 +260,13 @@ def compile_source(source: str, target: str, workdir: Path) -> tuple[bool, str, 
     triple, cpu, clc = TARGETS[target]
     src = workdir / f"k{abs(hash((source, target)))}.cl"
     src.write_text(source)
-    cmd = [CLANG, "-x", "cl", "-cl-std=CL1.2", "-Xclang", "-finclude-default-header",
+    cmd = [_clang(), "-x", "cl", "-cl-std=CL1.2", "-Xclang", "-finclude-default-header",
            "-Xclang", f"-cl-ext={EXTENSIONS}", "-nogpulib", "-O2", "-S",
            "-Wno-linker-warnings", "-target", triple]
     if cpu:
         cmd.append(cpu)
     if clc:
-        cmd += ["-Xclang", "-mlink-builtin-bitcode", "-Xclang", str(LIBCLC / clc)]
+        cmd += ["-Xclang", "-mlink-builtin-bitcode", "-Xclang", str(_libclc() / clc)]
     if target == "gfx908":
         cmd.append("-Rpass-analysis=kernel-resource-usage")
     if target == "spir64":

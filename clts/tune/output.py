@@ -92,7 +92,7 @@ def entry_provenance(res, date: str, settings) -> dict:
 def build_profile(device, results, settings, existing: dict | None = None, budget=None) -> dict:
     """Profile mapping for ``device`` with the tuned values of ``results`` merged into
     ``existing`` (a profile previously written for the same device, or None)."""
-    from .. import __version__
+    from .._version import __version__
     date = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
     data = copy.deepcopy(existing) if existing else {}
     body = {k: v for k, v in data.items() if k not in profiles.META_KEYS}

@@ -17,6 +17,8 @@ import time
 
 import numpy as np
 
+from .._version import __version__
+
 #: timed repeats of every workload (median of the kernel times; the first run builds)
 REPEATS = 5
 
@@ -167,7 +169,7 @@ def write_report(dev, path, *, quick=False, anchors=True) -> str:
     bw = copy_gbs(dev)
     lines = [f"# clts report: {dev.name}", "",
              f"{_dt.datetime.now(_dt.timezone.utc).isoformat(timespec='seconds')}, host "
-             f"{platform.node()} ({platform.machine()}), clts {__import__('clts').__version__}"
+             f"{platform.node()} ({platform.machine()}), clts {__version__}"
              f"{', quick workloads' if quick else ''}", ""]
     lines += _device_section(dev) + _profile_section(dev)
     lines += ["## Benchmarks", "",

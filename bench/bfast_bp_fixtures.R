@@ -1,0 +1,51 @@
+# R's Bai-Perron breakpoints (strucchange::breakpoints, as bfast::bfastlite calls it on
+# bfastpp's season + trend design with the missing values omitted) on the series of
+# bfast_bp_input.csv for each row of bfast_bp_settings.csv. Writes one line per
+# (setting, pixel, number of breaks m) with the RSS, the BIC, the breakpoints for m and the BIC
+# choice, and the RSS triangle of setting 1, pixel 1.
+# Usage: Rscript bench/bfast_bp_fixtures.R <input.csv> <output.csv> <triangle.csv>
+suppressMessages(library(strucchange))
+args <- commandArgs(trailingOnly = TRUE)
+inp <- read.csv(args[1])
+settings <- read.csv(sub("input", "settings", args[1]))
+tm <- inp$time
+design <- function(order, trend) {
+  X <- matrix(1, length(tm), 1)
+  if (trend) X <- cbind(X, seq_along(tm))
+  if (order > 0) {
+    harmon <- outer(2 * pi * tm, 1:order)
+    X <- cbind(X, apply(harmon, 2, cos), apply(harmon, 2, sin))
+  }
+  X
+}
+out <- NULL
+tri <- NULL
+for (s in seq_len(nrow(settings))) {
+  X <- design(settings$order[s], settings$trend[s])
+  for (p in 2:ncol(inp)) {
+    y <- inp[[p]]
+    ok <- !is.na(y)
+    yy <- y[ok]; XX <- X[ok, , drop = FALSE]
+    bp <- breakpoints(yy ~ XX - 1, h = settings$h[s], breaks = settings$breaks[s])
+    sm <- summary(bp)
+    M <- ncol(sm$RSS) - 1
+    sel <- which.min(sm$RSS["BIC", ]) - 1
+    for (m in 0:M) {
+      b <- if (m == 0) "" else paste(breakpoints(bp, breaks = m)$breakpoints, collapse = " ")
+      out <- rbind(out, data.frame(setting = s - 1, pixel = p - 2, nobs = bp$nobs, m = m,
+                                   RSS = sm$RSS["RSS", m + 1], BIC = sm$RSS["BIC", m + 1],
+                                   breakpoints = b, selected = sel))
+    }
+    if (s == 1 && p == 2) {
+      n <- bp$nobs
+      for (i in 1:(n - bp$nreg)) for (j in (i + bp$nreg):n) {
+        if (i <= length(bp$RSS.triang)) {
+          tri <- rbind(tri, c(i, j, bp$RSS(i, j)))
+        }
+      }
+    }
+  }
+}
+write.csv(out, args[2], row.names = FALSE)
+colnames(tri) <- c("i", "j", "RSS")
+write.csv(tri, args[3], row.names = FALSE)

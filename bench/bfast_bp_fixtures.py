@@ -4,6 +4,11 @@
 trend or not, h as a fraction or a count). Needs ``apt-get install r-base-core r-cran-strucchange``.
 
     python bench/bfast_bp_fixtures.py   # writes tests/data/bfast_bp_{input,settings,output,triangle}.csv
+
+It also runs ``bench/bfast_r_fixtures.R`` (bfastmonitor's steps) on the series of
+tests/data/bfast_r_input.csv for the history options it adds: ``history="BP"`` (bfast's
+``history_break``), a numeric history start, and ROC with its own level (R's ``level = c(a, b)``),
+into tests/data/bfast_bp_monitor_{settings,output}.csv.
 """
 from __future__ import annotations
 
@@ -43,6 +48,15 @@ SETTINGS = [  # order, trend, h, breaks
 ]
 
 
+MONITOR_SETTINGS = [  # history, level, h, start, level_roc
+    ("BP", 0.05, 0.25, 2007.51, 0.05),
+    ("BP", 0.025, 0.5, 2008.03, 0.05),
+    ("2003.5", 0.05, 0.25, 2007.51, 0.05),
+    ("ROC", 0.05, 0.25, 2007.51, 0.01),
+    ("ROC", 0.025, 0.25, 2008.03, 0.02),
+]
+
+
 def main():
     DATA.mkdir(parents=True, exist_ok=True)
     t, y = series()
@@ -57,6 +71,13 @@ def main():
     subprocess.run(["Rscript", str(HERE / "bfast_bp_fixtures.R"), str(DATA / "bfast_bp_input.csv"),
                     str(DATA / "bfast_bp_output.csv"), str(DATA / "bfast_bp_triangle.csv")],
                    check=True)
+    ms = DATA / "bfast_bp_monitor_settings.csv"
+    with open(ms, "w") as f:
+        f.write("history,level,h,start,level_roc\n")
+        for row in MONITOR_SETTINGS:
+            f.write(",".join(str(v) for v in row) + "\n")
+    subprocess.run(["Rscript", str(HERE / "bfast_r_fixtures.R"), str(DATA / "bfast_r_input.csv"),
+                    str(DATA / "bfast_bp_monitor_output.csv"), str(ms)], check=True)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@
 suppressMessages(library(strucchange))
 args <- commandArgs(trailingOnly = TRUE)
 inp <- read.csv(args[1])
-settings <- read.csv(sub("input", "settings", args[1]))
+settings <- read.csv(if (length(args) >= 3) args[3] else sub("input", "settings", args[1]))
 freq <- 23
 order <- 3
 
@@ -30,6 +30,12 @@ history_roc <- function(formula, data, level = 0.05) {   # bfast's history_roc
   data$time[y_start]
 }
 
+history_break <- function(formula, data) {   # bfast's history_break (h = 6 K, BIC)
+  h <- 6 * NCOL(model.matrix(formula, data = data[0, ]))
+  bp <- breakpoints(formula, data = data, h = h)$breakpoints
+  if (all(is.na(bp))) data$time[1] else data$time[tail(bp, 1) + 1]
+}
+
 rows <- list()
 formula <- response ~ trend + harmon
 for (s in seq_len(nrow(settings))) {
@@ -42,9 +48,12 @@ for (s in seq_len(nrow(settings))) {
     n_hist_dates <- sum(all_time < st$start)
     data_tspp <- bfastpp_simple(y)
     history_tspp <- subset(data_tspp, time < st$start)
-    history <- if (st$history == "ROC") history_roc(formula, history_tspp, st$level) else history_tspp$time[1]
+    level_roc <- if (is.null(st$level_roc)) st$level else st$level_roc
+    history <- if (st$history == "ROC") history_roc(formula, history_tspp, level_roc) else
+      if (st$history == "BP") tryCatch(history_break(formula, history_tspp), error = function(e) Inf) else
+      if (st$history != "all") as.numeric(st$history) else history_tspp$time[1]
     history_tspp <- subset(history_tspp, time >= history)
-    hist_start <- which(abs(all_time - history) < 1e-9)[1] - 1
+    hist_start <- if (NROW(history_tspp)) which(abs(all_time - history_tspp$time[1]) < 1e-9)[1] - 1 else -1
     brk <- -2; mag <- NA; mmean <- NA; sig <- NA; crit <- NA
     if (!(floor(st$h * NROW(history_tspp)) <= 1 | NROW(history_tspp) <= 2 + 2 * order)) {
       test_mefp <- mefp(formula, data = history_tspp, type = "OLS-MOSUM", period = 10,

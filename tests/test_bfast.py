@@ -262,7 +262,7 @@ def test_bad_input(device):
     with pytest.raises(ValueError, match="convention"):
         bfast_monitor(y, t, start, convention="python", device=device)
     with pytest.raises(ValueError, match="history"):
-        bfast_monitor(y, t, start, history="BP", device=device)
+        bfast_monitor(y, t, start, history="BIC", device=device)
     with pytest.raises(ValueError, match="period"):
         bfast_monitor(y, t, start, period=3, device=device)
     with pytest.raises(TypeError, match="start_monitor"):

@@ -133,11 +133,26 @@ def _check_params(k, freq, hfrac, level, period, history, convention, trend):
         raise ValueError(f"freq must be a positive number (season length in time-axis units), got {freq!r}")
     if convention not in CONVENTIONS:
         raise ValueError(f"convention must be one of {CONVENTIONS}, got {convention!r}")
-    if history not in HISTORIES:
-        raise ValueError(f"history must be one of {HISTORIES}, got {history!r}")
+    if isinstance(history, str) and history not in HISTORIES:
+        try:
+            np.datetime64(history)
+        except ValueError:
+            raise ValueError(f"history must be one of {HISTORIES}, a date or a time, got "
+                             f"{history!r}") from None
     if not isinstance(trend, (bool, np.bool_)):
         raise TypeError(f"trend must be True or False, got {trend!r}")
     return critical_value(hfrac, level, period, convention)
+
+
+def _levels(level):
+    """(monitoring level, ROC history-test level) from R's ``level``: one number for both,
+    or a pair."""
+    if isinstance(level, (tuple, list, np.ndarray)):
+        if len(level) != 2:
+            raise ValueError(f"level must be a number or a pair (monitoring, history test), "
+                             f"got {level!r}")
+        return float(level[0]), float(level[1])
+    return level, level
 
 
 @renamed(progress_bar="progress")
@@ -173,10 +188,15 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=365.0, trend=True, hfrac
         Include a linear trend (default True).
     hfrac : {0.25, 0.5, 1.0}, optional
         MOSUM window as a fraction of the history's valid values.
-    level : float, optional
-        Significance level of strucchange's critical-value table (default 0.05).
-    history : {"all", "ROC"}, optional
-        The whole history, or from the start chosen by the reverse-ordered CUSUM test.
+    level : float or (float, float), optional
+        Significance level of strucchange's critical-value table (default 0.05); a pair gives
+        the monitoring level and the ROC history test's level, as R's ``level = c(a, b)``.
+    history : {"all", "ROC", "BP"}, date or number, optional
+        The whole history; from the start chosen by the reverse-ordered CUSUM test ("ROC");
+        from the date after the last of the Bai-Perron breaks that BIC selects in the history
+        ("BP", bfast's ``history_break``: h = 6 K, a pixel with fewer than 12 K valid history
+        values is not tested, status 1); or from a given date / time (as R's numeric
+        ``history``).
     convention : {"r", "bfast-py"}, optional
         R's ``bfastmonitor`` + strucchange, or the bfast 0.7 Python package.
     magnitudes : bool, optional
@@ -240,7 +260,10 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=365.0, trend=True, hfrac
     >>> res.breaks.tolist(), res.break_dates[:2].astype("datetime64[M]").tolist()
     ([23, 23, -1, -1], [datetime.date(2009, 1, 1), datetime.date(2009, 1, 1)])
     """
+    level, level_roc = _levels(level)
     crit = _check_params(k, freq, hfrac, level, period, history, convention, trend)
+    if isinstance(history, str) and history not in HISTORIES:
+        history = np.datetime64(history)
     labels = Labels(y, time_axis, 0)
     if dates is None:
         dates = labels.times()
@@ -270,6 +293,7 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=365.0, trend=True, hfrac
         raise ValueError("dates must be finite and strictly increasing")
     n = end_of_history(t, ts)
     K = n_coef(k, trend)
+    hist_given = not isinstance(history, str)
     if dtype is None:
         dtype = y.dtype if y.dtype.kind == "f" else np.dtype(np.float32)
     dtype = np.dtype(dtype)
@@ -296,13 +320,26 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=365.0, trend=True, hfrac
         bounds_t = np.zeros(1)
     M = int(np.prod(pix_shape, dtype=np.int64))
     flat = y.reshape(N, M)
+    pre_hs = _history_starts(dev, flat, n, t, dates, history, X, nodata) \
+        if hist_given or history == "BP" else None
     out = with_smaller_chunks(lambda max_items: _run(dev, plan, flat, N, n, K, X, bounds_t, dict(
         real=real, in_type=in_type, has_nodata=nodata is not None, K=K, N=N, n=n,
-        history=history, convention=convention, dof_sub=K if convention == "r" else 2 + 2 * k,
+        history="ROC" if pre_hs is not None else history, convention=convention, dof_sub=K if convention == "r" else 2 + 2 * k,
         detailed=bool(detailed), magnitudes=bool(magnitudes)),
         dtype=dtype, crit=crit, hfrac=hfrac, nodata=0.0 if nodata is None else float(nodata),
-        roc_bounds=(rec_cusum_bound(level), rec_cusum_bound(0.05)) if history == "ROC" else None,
-        progress_bar=progress, max_items=max_items), device=dev, what="bfast_monitor")
+        roc_bounds=(rec_cusum_bound(level_roc), rec_cusum_bound(0.05)) if history == "ROC"
+        else None, progress_bar=progress, max_items=max_items, pre_hs=pre_hs),
+        device=dev, what="bfast_monitor")
+    if pre_hs is not None:
+        hs = np.where(pre_hs >= N, -1, pre_hs)
+        if hist_given:      # the first valid date from the given start on (-1: none)
+            h_y = flat[:n]
+            valid = (~np.isnan(h_y) if h_y.dtype.kind == "f" else np.ones(h_y.shape, bool))
+            if nodata is not None:
+                valid &= h_y != nodata
+            after = valid & (np.arange(n)[:, None] >= pre_hs)
+            hs = np.where(after.any(axis=0), np.argmax(after, axis=0), -1)
+        out["hist_start"] = hs.astype(np.int32)
 
     def shaped(a, lead=(), name=None):
         if a is None:
@@ -356,7 +393,7 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=365.0, trend=True, hfrac
 
 
 def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, nodata,
-         roc_bounds, progress_bar, max_items=None):
+         roc_bounds, progress_bar, max_items=None, pre_hs=None):
     import pyopencl as cl
 
     M = flat.shape[1]
@@ -385,7 +422,8 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
         prg = dev.program("bfast/fused.cl.mako", **params)
     else:
         prg = dev.program("bfast/multi.cl.mako", **params)
-    if tpl["history"] == "ROC":
+    roc = tpl["history"] == "ROC" and pre_hs is None     # else the starts are given
+    if roc:
         # the Rec-CUSUM test runs in double where the device has it (recursive residuals of
         # nearly collinear first values need it), else in the data's precision
         roc_dtype = np.dtype(np.float64) if dev.fp64 else dtype
@@ -401,7 +439,9 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
     if tpl["history"] == "ROC":
         # the Rec-CUSUM kernel writes the padded rows of the last chunk too (up to W - 1
         # beyond M): room for them, cut off below
-        hist_full = np.empty(M + W, np.int32)
+        hist_full = np.zeros(M + W, np.int32)
+        if pre_hs is not None:
+            hist_full[:M] = pre_hs
         out["hist_start"] = hist_full[:M]
     if detailed:
         out.update(coef=np.empty((K, M), dtype), sigma=np.empty(M, dtype),
@@ -417,12 +457,12 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
 
     # shared by the chunks: their kernels run in order on the device queue
     scratch = buf(cpad * N * rs)
-    roc_scratch = buf(cpad * N * 8) if tpl["history"] == "ROC" else None
+    roc_scratch = buf(cpad * N * 8) if roc else None
     if plan.version == "multi":
         gd = buf((K * (K + 1) // 2 + K + 2) * cmax * rs)
         betad = buf((K + 1) * cmax * rs)
     keys1 = ("breaks", "means", "valids", "status") + (("mags",) if tpl["magnitudes"] else ())
-    inputs = {}
+    inputs, hs_in = {}, {}
 
     def upload(i, a, b, slot, queue):
         # rows padded to a multiple of the lanes (every vloadW aligned: faster, and Oclgrind's
@@ -435,6 +475,9 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
         rows[:, m:] = 0
         h[N * mp:] = 0
         inputs[slot], events = io.send(slot, "y", h, queue)
+        if pre_hs is not None:
+            hs_in[slot], ev = io.put(slot, "hs", hist_full[a:a + mp], queue)
+            events = list(events) + list(ev)
         return events
 
     def compute(i, a, b, slot, wait_for):
@@ -444,13 +487,16 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
         od = {key: io.out(slot, key, out[key][a:b]).data for key in keys1}
         if not tpl["magnitudes"]:
             od["mags"] = io.temp(slot, "mags", (1,), dtype).data
-        hsd = (io.out(slot, "hist_start", hist_full[a:a + mp]).data
-               if tpl["history"] == "ROC" else None)
+        if pre_hs is not None:
+            hsd = hs_in.pop(slot).data
+        else:
+            hsd = (io.out(slot, "hist_start", hist_full[a:a + mp]).data
+                   if tpl["history"] == "ROC" else None)
         Mi, Mpad = np.int32(m), np.int32(mp)
         rargs = (yd, Mpad, Mi, Xd, dtype.type(nodata))
         device_wait(dev, wait_for)
         up = None
-        if tpl["history"] == "ROC":
+        if roc:
             launch(dev, prg_roc.kernel("bfast_roc"), round_up(-(-m // W), plan.roc_wg),
                    plan.roc_wg, yd, Mpad, Xroc, roc_dtype.type(nodata),
                    roc_dtype.type(roc_bounds[0]), roc_dtype.type(roc_bounds[1]), roc_scratch,
@@ -495,3 +541,24 @@ def _zv_tol(dtype):
     history counts as fitted exactly (see ``common.ZERO_VARIANCE_ULPS``)."""
     tol = ZERO_VARIANCE_ULPS * float(np.finfo(dtype).eps)
     return repr(tol) if dtype == np.float64 else f"{tol!r}f"
+
+
+def _history_starts(dev, flat, n, t, dates, history, X, nodata):
+    """Date index where each pixel's stable history starts for ``history="BP"`` (bfast's
+    ``history_break``, on the device) or a start date / time (the same for all); N (no valid
+    history: status 1) where the BP test cannot run (fewer than 12 K valid history values)."""
+    N, M = flat.shape
+    if history != "BP":
+        th = _time_axis(dates, history)[1]
+        i0 = int(np.searchsorted(t, th, side="left"))
+        if i0 >= n:
+            raise ValueError(f"history (a start date / time, {history!r}) must lie before "
+                             "start_monitor")
+        return np.full(M, i0, np.int32)
+    from .breakpoints import history_starts
+    from .breakpoints_plan import make_plan as make_bp_plan
+    hist = flat[:n].astype(np.float64 if dev.fp64 else np.float32)
+    if nodata is not None:
+        hist[flat[:n] == nodata] = np.nan
+    hs = history_starts(dev, make_bp_plan(dev), hist, X[:n], hist.dtype)
+    return np.where(hs < 0, N, hs).astype(np.int32)

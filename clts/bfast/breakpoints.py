@@ -160,3 +160,26 @@ def select(out, values):
         hit = sel == mm
         bp[:mm, hit] = out["bp"][row:row + mm][:, hit]
     return sel, bp
+
+
+def history_starts(dev, plan, hist, X, dtype):
+    """``bfast_monitor(history="BP")``: per pixel the date index where the stable history
+    starts, as bfast's ``history_break``: ``breakpoints`` on the valid history values with
+    h = 6 K and as many breaks as fit, BIC; the start is the first valid date after the last
+    break (the first valid date without one); -1 where the history is too short for h (fewer than 12 K values)."""
+    n, M = hist.shape
+    K = X.shape[1]
+    h = 6 * K
+    B = max_breaks(h, n, K)
+    if B == 0:
+        return np.full(M, -1, np.int32)
+    out = run_breakpoints(dev, plan, hist, X, h, B, dtype)
+    bic, _ = criteria(out, K)
+    sel, bp = select(out, bic)
+    cols = np.arange(M)
+    last = np.where(sel > 0, bp[np.clip(sel - 1, 0, None), cols], -1)
+    valid = ~np.isnan(hist)
+    after = valid & (np.arange(n)[:, None] > last)
+    start = np.argmax(after, axis=0).astype(np.int32)       # first valid date without a break
+    start[sel < 0] = -1
+    return start

@@ -139,3 +139,16 @@ def select(out, criterion="BIC"):
         return -1
     v = out["bic" if criterion == "BIC" else "lwz"][:out["breaks"] + 1]
     return int(np.argmin(v))
+
+
+def history_bp_start(X, y):
+    """bfast's ``history_break`` on the valid history values (rows of X, y): 0-based index of
+    the first value after the last BIC-selected break (h = 6 K, every break that fits), 0
+    without a break, None when the history is too short for h."""
+    n, K = X.shape
+    h = 6 * K
+    if h > n // 2:
+        return None
+    r = breakpoints_pixel(X, y, h=h, breaks=max(1, int(math.ceil(n / h)) - 2))
+    m = select(r, "BIC")
+    return 0 if m <= 0 else r["bp"][m][-1]

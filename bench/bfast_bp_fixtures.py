@@ -7,7 +7,8 @@ trend or not, h as a fraction or a count). Needs ``apt-get install r-base-core r
 
 It also runs ``bench/bfast_r_fixtures.R`` (bfastmonitor's steps) on the series of
 tests/data/bfast_r_input.csv for the history options it adds: ``history="BP"`` (bfast's
-``history_break``), a numeric history start, and ROC with its own level (R's ``level = c(a, b)``),
+``history_break``), a numeric history start, ROC with its own level (R's ``level = c(a, b)``), the
+formulas ``response ~ trend`` / ``response ~ harmon`` and other harmonic orders,
 into tests/data/bfast_bp_monitor_{settings,output}.csv.
 """
 from __future__ import annotations
@@ -48,12 +49,17 @@ SETTINGS = [  # order, trend, h, breaks
 ]
 
 
-MONITOR_SETTINGS = [  # history, level, h, start, level_roc
-    ("BP", 0.05, 0.25, 2007.51, 0.05),
-    ("BP", 0.025, 0.5, 2008.03, 0.05),
-    ("2003.5", 0.05, 0.25, 2007.51, 0.05),
-    ("ROC", 0.05, 0.25, 2007.51, 0.01),
-    ("ROC", 0.025, 0.25, 2008.03, 0.02),
+MONITOR_SETTINGS = [  # history, level, h, start, level_roc, formula, order
+    ("BP", 0.05, 0.25, 2007.51, 0.05, "response ~ trend + harmon", 3),
+    ("BP", 0.025, 0.5, 2008.03, 0.05, "response ~ trend + harmon", 3),
+    ("2003.5", 0.05, 0.25, 2007.51, 0.05, "response ~ trend + harmon", 3),
+    ("ROC", 0.05, 0.25, 2007.51, 0.01, "response ~ trend + harmon", 3),
+    ("ROC", 0.025, 0.25, 2008.03, 0.02, "response ~ trend + harmon", 3),
+    ("all", 0.05, 0.25, 2007.51, 0.05, "response ~ trend", 1),
+    ("all", 0.05, 0.25, 2007.51, 0.05, "response ~ harmon", 3),
+    ("ROC", 0.05, 0.25, 2007.51, 0.05, "response ~ trend + harmon", 1),
+    ("all", 0.05, 0.5, 2007.51, 0.05, "response ~ trend + harmon", 8),
+    ("BP", 0.05, 0.25, 2007.51, 0.05, "response ~ harmon", 2),
 ]
 
 
@@ -73,7 +79,7 @@ def main():
                    check=True)
     ms = DATA / "bfast_bp_monitor_settings.csv"
     with open(ms, "w") as f:
-        f.write("history,level,h,start,level_roc\n")
+        f.write("history,level,h,start,level_roc,formula,order\n")
         for row in MONITOR_SETTINGS:
             f.write(",".join(str(v) for v in row) + "\n")
     subprocess.run(["Rscript", str(HERE / "bfast_r_fixtures.R"), str(DATA / "bfast_r_input.csv"),

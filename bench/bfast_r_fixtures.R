@@ -9,7 +9,7 @@ settings <- read.csv(if (length(args) >= 3) args[3] else sub("input", "settings"
 freq <- 23
 order <- 3
 
-bfastpp_simple <- function(y) {
+bfastpp_simple <- function(y, order) {
   rval <- data.frame(time = as.numeric(time(y)), response = as.numeric(y), trend = 1:NROW(y))
   harmon <- outer(2 * pi * as.vector(time(y)), 1:order)
   harmon <- cbind(apply(harmon, 2, cos), apply(harmon, 2, sin))
@@ -37,16 +37,19 @@ history_break <- function(formula, data) {   # bfast's history_break (h = 6 K, B
 }
 
 rows <- list()
-formula <- response ~ trend + harmon
 for (s in seq_len(nrow(settings))) {
   st <- settings[s, ]
+  # optional columns: formula (R's bfastmonitor formula) and order (harmonic order)
+  formula <- as.formula(if (is.null(st$formula)) "response ~ trend + harmon" else st$formula)
+  ord <- if (is.null(st$order)) order else st$order
   for (cid in sort(unique(inp$case))) {
     v <- inp$value[inp$case == cid]
     y <- ts(v, start = 2000, frequency = freq)
     N <- length(v)
     all_time <- as.numeric(time(y))
     n_hist_dates <- sum(all_time < st$start)
-    data_tspp <- bfastpp_simple(y)
+    data_tspp <- bfastpp_simple(y, ord)
+    K <- NCOL(model.matrix(formula, data = data_tspp[0, ]))
     history_tspp <- subset(data_tspp, time < st$start)
     level_roc <- if (is.null(st$level_roc)) st$level else st$level_roc
     history <- if (st$history == "ROC") history_roc(formula, history_tspp, level_roc) else
@@ -55,7 +58,7 @@ for (s in seq_len(nrow(settings))) {
     history_tspp <- subset(history_tspp, time >= history)
     hist_start <- if (NROW(history_tspp)) which(abs(all_time - history_tspp$time[1]) < 1e-9)[1] - 1 else -1
     brk <- -2; mag <- NA; mmean <- NA; sig <- NA; crit <- NA
-    if (!(floor(st$h * NROW(history_tspp)) <= 1 | NROW(history_tspp) <= 2 + 2 * order)) {
+    if (!(floor(st$h * NROW(history_tspp)) <= 1 | NROW(history_tspp) <= K)) {
       test_mefp <- mefp(formula, data = history_tspp, type = "OLS-MOSUM", period = 10,
                         h = st$h, alpha = st$level)
       test_lm <- lm(formula, data = history_tspp)

@@ -1,6 +1,6 @@
-"""bfast_monitor's history options beyond "all" / "ROC": history="BP" (bfast's history_break:
-Bai-Perron on the history, h = 6 K, BIC), a start date / time, and ROC at its own level
-(level as a pair), against R (bench/bfast_bp_fixtures.py runs bench/bfast_r_fixtures.R with
+"""bfast_monitor's options beyond "all" / "ROC" with order 3: history="BP" (bfast's history_break:
+Bai-Perron on the history, h = 6 K, BIC), a start date / time, ROC at its own level (level as a
+pair), the formulas response ~ trend (k=0) and response ~ harmon (trend=False), orders 1 and 8, against R (bench/bfast_bp_fixtures.py runs bench/bfast_r_fixtures.R with
 tests/data/bfast_bp_monitor_settings.csv) and the numpy reference. Tolerances as test_bfast.py:
 float64 1e-7 relative."""
 from __future__ import annotations
@@ -45,7 +45,9 @@ def fixture():
     for s_i, s in enumerate(sett):
         rows = [x for x in out if int(x["setting"]) == s_i]
         h = s["history"]
-        expect.append(dict(history=h if h in ("ROC", "BP") else float(h),
+        order, f = int(s["order"]), s["formula"].replace(" ", "")
+        k, trend = (0, True) if f == "response~trend" else (order, f != "response~harmon")
+        expect.append(dict(history=h if h in ("ROC", "BP", "all") else float(h), k=k, trend=trend,
                            level=(float(s["level"]), float(s["level_roc"])), h=float(s["h"]),
                            start=float(s["start"]), breaks=col(rows, "breaks").astype(int),
                            hs=col(rows, "history_start").astype(int),
@@ -59,11 +61,13 @@ def test_r_fixture(device, fixture, version, lanes):
         pytest.skip("float64 needs cl_khr_fp64")
     Y, T, expect = fixture
     for e in expect:
-        r = clts.bfast_monitor(Y, T, e["start"], k=3, freq=1.0, hfrac=e["h"], level=e["level"],
+        r = clts.bfast_monitor(Y, T, e["start"], k=e["k"], trend=e["trend"], freq=1.0,
+                               hfrac=e["h"], level=e["level"],
                                history=e["history"], device=device, version=version,
                                lanes=lanes, progress=False)
         np.testing.assert_array_equal(r.breaks, e["breaks"], err_msg=str(e["history"]))
-        np.testing.assert_array_equal(r.history_start, e["hs"], err_msg=str(e["history"]))
+        if e["history"] != "all":
+            np.testing.assert_array_equal(r.history_start, e["hs"], err_msg=str(e["history"]))
         assert _rel(r.magnitudes, e["magnitude"], scale=0.1) < 1e-7
         assert _rel(r.means, e["mean"]) < 1e-6
     # the BP settings have pixels whose history is too short for h = 6 K: not tested, status 1
@@ -78,10 +82,12 @@ def test_reference_matches_r_fixture(fixture):
     for e in expect:
         n = int(np.sum(T < e["start"]))
         for c in range(Y.shape[1]):
-            p = ref.bfast_pixel(Y[:, c], T, n, freq=1.0, hfrac=e["h"], level=e["level"][0],
+            p = ref.bfast_pixel(Y[:, c], T, n, k=e["k"], trend=e["trend"], freq=1.0,
+                                hfrac=e["h"], level=e["level"][0],
                                 level_roc=e["level"][1], history=e["history"])
             assert p["breaks"] == e["breaks"][c]
-            assert p["history_start"] == e["hs"][c]
+            if e["history"] != "all":
+                assert p["history_start"] == e["hs"][c]
 
 
 def test_history_dates_and_errors(device):
@@ -106,6 +112,11 @@ def test_history_dates_and_errors(device):
         clts.bfast_monitor(y, dates, "2008-01-01", history="BIC", device=device)
     with pytest.raises(ValueError, match="level"):
         clts.bfast_monitor(y, dates, "2008-01-01", level=(0.05, 0.05, 0.05), device=device)
+    for typ in ("OLS-CUSUM", "RE", "ME", "MOSUM"):
+        with pytest.raises(ValueError, match="type"):
+            clts.bfast_monitor(y, dates, "2008-01-01", type=typ, device=device)
+    with pytest.raises(ValueError, match="k=0 and trend=False"):
+        clts.bfast_monitor(y, dates, "2008-01-01", k=0, trend=False, device=device)
 
 
 @pytest.mark.oclgrind

@@ -126,9 +126,24 @@ class BfastResult:
         return plot_bfast(self, pixel, fig=fig, title=title)
 
 
-def _check_params(k, freq, hfrac, level, period, history, convention, trend):
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= 10:
-        raise ValueError(f"k (harmonic terms) must be an integer in 1..10, got {k!r}")
+#: strucchange's monitoring processes; only the OLS-MOSUM has a kernel
+TYPES = ("OLS-MOSUM", "OLS-CUSUM", "RE", "ME")
+
+
+def _check_params(k, freq, hfrac, level, period, history, convention, trend, type="OLS-MOSUM"):
+    if type != "OLS-MOSUM":
+        if type in TYPES:
+            raise ValueError(f"type={type!r} is not implemented: clts monitors with the "
+                             "OLS-MOSUM process only (R's default); the CUSUM and the "
+                             "estimates-based processes need their own boundaries and "
+                             "critical values")
+        raise ValueError(f"type must be 'OLS-MOSUM' (R's {TYPES} others are not implemented), "
+                         f"got {type!r}")
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 0 <= k <= 10:
+        raise ValueError(f"k (harmonic terms) must be an integer in 0..10, got {k!r}")
+    if k == 0 and not trend:
+        raise ValueError("k=0 and trend=False leave only the intercept: give a season (k >= 1, "
+                         "R's response ~ harmon) or the trend (R's response ~ trend)")
     if not (isinstance(freq, (int, float, np.number)) and freq > 0 and math.isfinite(freq)):
         raise ValueError(f"freq must be a positive number (season length in time-axis units), got {freq!r}")
     if convention not in CONVENTIONS:
@@ -159,7 +174,8 @@ def _levels(level):
 def bfast_monitor(y, dates, start_monitor, *, k=3, freq=365.0, trend=True, hfrac=0.25,
                   level=0.05, history="all", convention="r", magnitudes=True, detailed=False,
                   nodata=None, time_axis=None, period=10, dtype=None, device=None,
-                  version="auto", plan=None, progress=True, **plan_overrides):
+                  version="auto", plan=None, progress=True, type="OLS-MOSUM",
+                  **plan_overrides):
     """BFAST-Monitor change detection on every pixel (series) of ``y``.
 
     Fits a harmonic season + trend model to the valid values of each pixel's stable history
@@ -181,7 +197,8 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=365.0, trend=True, hfrac
     start_monitor : date, date string or number
         Start of the monitoring period, the same kind as ``dates`` ("2010-01-01" for dates).
     k : int, optional
-        Harmonic terms, 1..10 (default 3).
+        Harmonic terms (R's ``order``), 0..10 (default 3); 0 with ``trend=True`` is R's
+        ``formula = response ~ trend``, ``trend=False`` with k >= 1 is ``response ~ harmon``.
     freq : float, optional
         Season length in time-axis units (default 365.0, for dates).
     trend : bool, optional
@@ -221,6 +238,9 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=365.0, trend=True, hfrac
     progress : bool, optional
         Show a progress bar over chunks when ``tqdm`` is installed (``progress_bar`` is its
         deprecated name).
+    type : {"OLS-MOSUM"}, optional
+        strucchange's monitoring process; "OLS-CUSUM", "RE" and "ME" are refused with a
+        ValueError (not implemented).
     **plan_overrides
         ``lanes``, ``wg``, ``roc_wg``, ``chunk_bytes`` (largest cube + scratch bytes of one
         chunk, 0: no cap): force plan parameters.
@@ -235,7 +255,7 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=365.0, trend=True, hfrac
     ------
     ValueError
         Parameters outside strucchange's table (``hfrac``, ``level``, ``period``), ``k``
-        outside 1..10, unsorted or mismatched ``dates``, ``start_monitor`` outside the dates.
+        outside 0..10, ``type`` other than "OLS-MOSUM", unsorted or mismatched ``dates``, ``start_monitor`` outside the dates.
     TypeError
         Unsupported dtype (bool, complex, int64), non-integer ``time_axis``, non-bool ``trend``.
     clts.DeviceError
@@ -261,7 +281,7 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=365.0, trend=True, hfrac
     ([23, 23, -1, -1], [datetime.date(2009, 1, 1), datetime.date(2009, 1, 1)])
     """
     level, level_roc = _levels(level)
-    crit = _check_params(k, freq, hfrac, level, period, history, convention, trend)
+    crit = _check_params(k, freq, hfrac, level, period, history, convention, trend, type)
     if isinstance(history, str) and history not in HISTORIES:
         history = np.datetime64(history)
     labels = Labels(y, time_axis, 0)

@@ -245,3 +245,23 @@ def test_tiny(device):
         assert r.status[p] == e["status"]
         if not e["status"]:
             assert r.n_breaks[p] == bref.select(e)
+
+
+def test_xarray_wrapper(device):
+    xr = pytest.importorskip("xarray")
+    pytest.importorskip("dask")
+    import clts.xarray as cx
+    t, y = _cube(11, M=6, N=70)
+    dates = np.datetime64("2000-01-01") + (np.arange(70) * 16).astype("timedelta64[D]")
+    da = xr.DataArray(y.T.reshape(2, 3, 70), dims=("y", "x", "time"),
+                      coords={"time": dates}, attrs={"units": "NDVI"})
+    want = clts.bfast_breaks(da, order=1, device=device, progress=False)
+    for arr in (da, da.chunk({"y": 1})):
+        ds = cx.bfast_breaks(arr, order=1, device=device).compute()
+        assert ds.breakpoints.dims == ("y", "x", "break")
+        np.testing.assert_array_equal(ds.n_breaks.values, want.n_breaks.values)
+        np.testing.assert_array_equal(ds.breakpoints.transpose("break", ...).values,
+                                      want.breakpoints.values)
+        np.testing.assert_array_equal(ds.break_dates.transpose("break", ...).values,
+                                      want.break_dates.values)
+        assert ds.magnitudes.attrs["units"] == "NDVI"

@@ -120,8 +120,8 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
     >>> y = np.sin(2 * np.pi * t)[:, None] + 0.05 * np.random.default_rng(0).normal(size=(161, 2))
     >>> y[t >= 2004, 0] += 1.0
     >>> r = clts.bfast_breaks(y, t, freq=1)
-    >>> r.n_breaks.tolist(), np.round(r.break_dates[0, 0], 1)
-    ([1, 0], 2003.9)
+    >>> r.n_breaks.tolist(), round(float(r.break_dates[0, 0]), 2), r.status.tolist()
+    ([1, 0], 2003.96, [0, 0])
     """
     check_h_breaks(h, breaks)
     if isinstance(order, bool) or not isinstance(order, (int, np.integer)) or not 0 <= order <= 10:

@@ -49,3 +49,19 @@ for (s in seq_len(nrow(settings))) {
 write.csv(out, args[2], row.names = FALSE)
 colnames(tri) <- c("i", "j", "RSS")
 write.csv(tri, args[3], row.names = FALSE)
+# confidence intervals (confint.breakpointsfull, level 0.95, its defaults) of the BIC choice on
+# the weak-shift series of bfast_bp_ci_input.csv (setting 1's design, h and breaks)
+ci <- NULL
+cin <- read.csv(sub("input", "ci_input", args[1]))
+X <- design(settings$order[1], settings$trend[1])
+for (p in 2:ncol(cin)) {
+  y <- cin[[p]]
+  ok <- !is.na(y)
+  yy <- y[ok]; XX <- X[ok, , drop = FALSE]
+  bp <- breakpoints(yy ~ XX - 1, h = settings$h[1], breaks = settings$breaks[1])
+  if (all(is.na(bp$breakpoints))) next
+  cf <- suppressWarnings(confint(bp))$confint
+  for (i in seq_len(nrow(cf)))
+    ci <- rbind(ci, data.frame(pixel = p - 2, bp = cf[i, 2], lower = cf[i, 1], upper = cf[i, 3]))
+}
+write.csv(ci, sub("output", "confint", args[2]), row.names = FALSE)

@@ -4,6 +4,7 @@
 trend or not, h as a fraction or a count). Needs ``apt-get install r-base-core r-cran-strucchange``.
 
     python bench/bfast_bp_fixtures.py   # writes tests/data/bfast_bp_{input,settings,output,triangle}.csv
+                                     # and bfast_bp_{ci_input,confint}.csv
 
 It also runs ``bench/bfast_r_fixtures.R`` (bfastmonitor's steps) on the series of
 tests/data/bfast_r_input.csv for the history options it adds: ``history="BP"`` (bfast's
@@ -74,6 +75,16 @@ def main():
         f.write("order,trend,h,breaks\n")
         for s in SETTINGS:
             f.write(",".join(str(v) for v in s) + "\n")
+    # weak shifts (0.5-2 noise sd) for the confidence intervals: wider than +-1 value
+    rng = np.random.default_rng(28)
+    yc = np.sin(2 * np.pi * t)[:, None] * 0.1 + 0.03 * rng.standard_normal((t.size, 24))
+    for p in range(24):
+        for _ in range(1 + p % 2):
+            yc[t >= rng.uniform(2001.5, 2005.5), p] += rng.choice([-1, 1]) * rng.uniform(0.015, 0.06)
+    yc = np.round(yc, 6)
+    yc[rng.random(yc.shape) < 0.1] = np.nan
+    np.savetxt(DATA / "bfast_bp_ci_input.csv", np.column_stack([t, yc]), delimiter=",",
+               header="time," + ",".join(f"p{i}" for i in range(24)), comments="", fmt="%.10g")
     subprocess.run(["Rscript", str(HERE / "bfast_bp_fixtures.R"), str(DATA / "bfast_bp_input.csv"),
                     str(DATA / "bfast_bp_output.csv"), str(DATA / "bfast_bp_triangle.csv")],
                    check=True)

@@ -265,3 +265,31 @@ def test_xarray_wrapper(device):
         np.testing.assert_array_equal(ds.break_dates.transpose("break", ...).values,
                                       want.break_dates.values)
         assert ds.magnitudes.attrs["units"] == "NDVI"
+
+
+def test_confint_r_fixture(device):
+    """strucchange's confint(breakpoints) (level 0.95, its defaults) on weak shifts."""
+    import pandas as pd
+    from clts.bfast.confint import pargmaxV
+    inp = pd.read_csv(DATA / "bfast_bp_ci_input.csv")
+    ci = pd.read_csv(DATA / "bfast_bp_confint.csv")
+    y = inp.iloc[:, 1:].values
+    r = clts.bfast_breaks(y, inp.time.values, freq=1.0, confint=0.95, device=device,
+                          progress=False)
+    assert (ci.upper - ci.lower).max() > 4              # wider than the strong breaks' +-1
+    for p, g in ci.groupby("pixel"):
+        idx = np.nonzero(~np.isnan(y[:, p]))[0]
+        m = len(g)
+        assert r.n_breaks[p] == m
+        np.testing.assert_array_equal(r.breakpoints[:m, p], idx[g.bp.values - 1])
+        np.testing.assert_array_equal(r.ci_lower[:m, p], idx[g.lower.values - 1])
+        np.testing.assert_array_equal(r.ci_upper[:m, p], idx[g.upper.values - 1])
+    nob = np.setdiff1d(np.arange(y.shape[1]), ci.pixel.unique())
+    assert (r.ci_lower[:, nob] == -1).all()
+    # pargmaxV against R's values (strucchange:::pargmaxV)
+    for x, args, want in [(0.0, (), 0.5), (-3.0, (), 0.1568207), (3.0, (), 0.8431793),
+                          (-50.0, (1.3, 0.8, 1.1), 3.521821e-05),
+                          (50.0, (1.3, 0.8, 1.1), 0.9995038)]:
+        assert abs(pargmaxV(x, *args) - want) < 1e-6 * max(1.0, want) + 1e-10
+    with pytest.raises(ValueError, match="confint"):
+        clts.bfast_breaks(y, inp.time.values, freq=1.0, confint=95, device=device)

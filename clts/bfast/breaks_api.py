@@ -52,6 +52,9 @@ class BreaksResult:
         3 non-finite values (``clts.bfast.breakpoints_reference.BP_STATUS``).
     all_breakpoints : numpy.ndarray of int32, ``[breaks (breaks + 1) / 2, ...]``
         The breakpoints of every m: rows m (m - 1) / 2 .. m (m + 1) / 2 - 1.
+    ci_lower, ci_upper : numpy.ndarray of int32, ``[breaks, ...]`` or None
+        With ``confint=``: the date indices of the lower / upper ends of each breakpoint's
+        confidence interval (strucchange's ``confint``), -1 where R gives NA or no break.
     """
     n_breaks: np.ndarray
     breakpoints: np.ndarray
@@ -65,12 +68,15 @@ class BreaksResult:
     status: np.ndarray
     all_breakpoints: np.ndarray
     criterion: str = "BIC"
+    ci_lower: np.ndarray | None = None
+    ci_upper: np.ndarray | None = None
     plan: BreakpointsPlan | None = None
     diagnostics: dict = field(default_factory=dict)
 
 
 def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, breaks=5,
-                 criterion="BIC", magnitudes=True, time_axis=None, dtype=np.float64,
+                 criterion="BIC", magnitudes=True, confint=None, time_axis=None,
+                 dtype=np.float64,
                  device=None, plan=None, progress=True, **plan_overrides):
     """Bai-Perron multiple breakpoints of a season + trend model on every pixel of ``y``.
 
@@ -96,6 +102,9 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
         Chooses the number of breaks.
     magnitudes : bool
         Compute the break magnitudes (host, float64).
+    confint : float or None
+        Confidence level (e.g. 0.95) of the break-date intervals, as strucchange's
+        ``confint(breakpoints)`` with its defaults (host, float64, per break); None: none.
     dtype : {float64, float32}
         Precision on the device (float64 default: the RSS differences the programme compares
         are small against the RSS).
@@ -173,6 +182,10 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
     bic, lwz = criteria(out, K)
     sel, bp = select(out, bic if criterion == "BIC" else lwz)
     mags = _magnitudes(flat, X, sel, bp) if magnitudes else None
+    if confint is not None:
+        if not (isinstance(confint, (float, int)) and 0 < confint < 1):
+            raise ValueError(f"confint must be a level in (0, 1) or None, got {confint!r}")
+        ci = _intervals(flat, X, sel, bp, float(confint))
 
     src = np.asarray(dates).ravel()
     if src.dtype.kind not in "Mfiu":
@@ -196,6 +209,8 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
         rss=lead(out["rss"], "breaks"), bic=lead(bic, "breaks"), lwz=lead(lwz, "breaks"),
         nobs=per(out["nobs"], "nobs"), h=per(out["h"], "h"), status=per(status, "status"),
         all_breakpoints=lead(out["bp"], "break_row"), criterion=criterion, plan=plan)
+    if confint is not None:
+        res.ci_lower, res.ci_upper = lead(ci[0], "break"), lead(ci[1], "break")
     counts = {name: int(np.sum(status == code)) for code, name in BP_STATUS.items() if code}
     res.diagnostics = dict(n_coef=K, breaks=out["breaks"], failed=int(np.sum(status != 0)),
                            **counts, device=str(dev.slug))
@@ -241,3 +256,21 @@ def _magnitudes(flat, X, sel, bp):
         prev = beta
         lo = np.where(hi >= 0, hi, lo)
     return mags
+
+
+def _intervals(flat, X, sel, bp, level):
+    """[2, breaks, M] date indices of the interval ends (see ``clts.bfast.confint``)."""
+    from .confint import intervals
+    B, M = bp.shape
+    out = np.full((2, B, M), -1, np.int32)
+    for p in np.nonzero(sel > 0)[0]:
+        y = np.asarray(flat[:, p], np.float64)
+        idx = np.nonzero(~np.isnan(y))[0]
+        m = int(sel[p])
+        vb = np.searchsorted(idx, bp[:m, p]) + 1            # 1-based value indices, as R
+        iv = intervals(X[idx], y[idx], vb, level)
+        for j in range(m):
+            if iv[j, 0] >= 0:
+                out[0, j, p] = idx[np.clip(iv[j, 0], 1, idx.size) - 1]
+                out[1, j, p] = idx[np.clip(iv[j, 1], 1, idx.size) - 1]
+    return out

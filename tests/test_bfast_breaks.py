@@ -128,6 +128,20 @@ def test_reference_random(device, lanes, interleave):
         assert r.n_breaks[p] == bref.select(e, "BIC")
     assert r.status[5] == 1 and r.status[6] == 1
     assert r.diagnostics["too_few_values"] == 2
+    # magnitudes: fit after minus fit before at the first valid date after each break, from
+    # least squares on each segment
+    for p in np.nonzero(r.n_breaks > 0)[0][:4]:
+        ok = np.nonzero(~np.isnan(y[:, p]))[0]
+        m = r.n_breaks[p]
+        edges = [-1, *r.breakpoints[:m, p], y.shape[0] - 1]
+        fits = []
+        for a, b in zip(edges[:-1], edges[1:]):
+            s = ok[(ok > a) & (ok <= b)]
+            fits.append(np.linalg.lstsq(X[s], y[s, p], rcond=None)[0])
+        for j in range(m):
+            d = ok[ok > r.breakpoints[j, p]][0]
+            assert abs(r.magnitudes[j, p] - X[d] @ (fits[j + 1] - fits[j])) < 1e-9
+        assert np.isnan(r.magnitudes[m:, p]).all()
 
 
 def test_float32_and_lwz(device):

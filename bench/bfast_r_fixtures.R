@@ -5,11 +5,11 @@
 suppressMessages(library(strucchange))
 args <- commandArgs(trailingOnly = TRUE)
 inp <- read.csv(args[1])
-settings <- read.csv(sub("input", "settings", args[1]))
+settings <- read.csv(if (length(args) >= 3) args[3] else sub("input", "settings", args[1]))
 freq <- 23
 order <- 3
 
-bfastpp_simple <- function(y) {
+bfastpp_simple <- function(y, order) {
   rval <- data.frame(time = as.numeric(time(y)), response = as.numeric(y), trend = 1:NROW(y))
   harmon <- outer(2 * pi * as.vector(time(y)), 1:order)
   harmon <- cbind(apply(harmon, 2, cos), apply(harmon, 2, sin))
@@ -30,23 +30,35 @@ history_roc <- function(formula, data, level = 0.05) {   # bfast's history_roc
   data$time[y_start]
 }
 
+history_break <- function(formula, data) {   # bfast's history_break (h = 6 K, BIC)
+  h <- 6 * NCOL(model.matrix(formula, data = data[0, ]))
+  bp <- breakpoints(formula, data = data, h = h)$breakpoints
+  if (all(is.na(bp))) data$time[1] else data$time[tail(bp, 1) + 1]
+}
+
 rows <- list()
-formula <- response ~ trend + harmon
 for (s in seq_len(nrow(settings))) {
   st <- settings[s, ]
+  # optional columns: formula (R's bfastmonitor formula) and order (harmonic order)
+  formula <- as.formula(if (is.null(st$formula)) "response ~ trend + harmon" else st$formula)
+  ord <- if (is.null(st$order)) order else st$order
   for (cid in sort(unique(inp$case))) {
     v <- inp$value[inp$case == cid]
     y <- ts(v, start = 2000, frequency = freq)
     N <- length(v)
     all_time <- as.numeric(time(y))
     n_hist_dates <- sum(all_time < st$start)
-    data_tspp <- bfastpp_simple(y)
+    data_tspp <- bfastpp_simple(y, ord)
+    K <- NCOL(model.matrix(formula, data = data_tspp[0, ]))
     history_tspp <- subset(data_tspp, time < st$start)
-    history <- if (st$history == "ROC") history_roc(formula, history_tspp, st$level) else history_tspp$time[1]
+    level_roc <- if (is.null(st$level_roc)) st$level else st$level_roc
+    history <- if (st$history == "ROC") history_roc(formula, history_tspp, level_roc) else
+      if (st$history == "BP") tryCatch(history_break(formula, history_tspp), error = function(e) Inf) else
+      if (st$history != "all") as.numeric(st$history) else history_tspp$time[1]
     history_tspp <- subset(history_tspp, time >= history)
-    hist_start <- which(abs(all_time - history) < 1e-9)[1] - 1
+    hist_start <- if (NROW(history_tspp)) which(abs(all_time - history_tspp$time[1]) < 1e-9)[1] - 1 else -1
     brk <- -2; mag <- NA; mmean <- NA; sig <- NA; crit <- NA
-    if (!(floor(st$h * NROW(history_tspp)) <= 1 | NROW(history_tspp) <= 2 + 2 * order)) {
+    if (!(floor(st$h * NROW(history_tspp)) <= 1 | NROW(history_tspp) <= K)) {
       test_mefp <- mefp(formula, data = history_tspp, type = "OLS-MOSUM", period = 10,
                         h = st$h, alpha = st$level)
       test_lm <- lm(formula, data = history_tspp)

@@ -1,8 +1,8 @@
 """clts: OpenCL kernels for batched time-series and ocean-model computations.
 
 Public API (each function takes ``device=``; see ``clts devices``): ``stl``, ``stl_hastl``,
-``bfast_monitor``, ``matrix_profile``, ``motifs``, ``discords``, ``solve_tridiagonal``,
-``ocean.superbee_fluxes``, ``ocean.tke``, ``get_device``; results ``STLResult``, ``BfastResult``, ``MatrixProfileResult``,
+``bfast_monitor``, ``bfast_breaks``, ``matrix_profile``, ``motifs``, ``discords``, ``solve_tridiagonal``,
+``ocean.superbee_fluxes``, ``ocean.tke``, ``get_device``; results ``STLResult``, ``BfastResult``, ``BreaksResult``, ``MatrixProfileResult``,
 ``TridiagonalResult``; errors ``CltsError``, ``DeviceError``, ``KernelBuildError``,
 ``ProfileError``; options ``set_options``, ``get_options``. Each has a numpydoc docstring with examples.
 """
@@ -11,7 +11,7 @@ from .options import get_options, set_options
 from .runtime import Device, get_device
 from .mp import MatrixProfileResult, discords, matrix_profile, motifs
 from .stl import STLResult, stl, stl_hastl   # clts.stl: the function (the package by full path)
-from .bfast import BfastResult, bfast_monitor
+from .bfast import BfastResult, BreaksResult, bfast_breaks, bfast_monitor
 from .tridiag import TridiagonalResult, solve_tridiagonal
 from . import ocean  # clts.ocean.superbee_fluxes, clts.ocean.tke
 from . import labels as _labels, plots as _plots
@@ -36,4 +36,4 @@ __all__ = ["CltsError", "DeviceError", "KernelBuildError", "ProfileError", "Devi
            "set_options", "get_options",
            "get_device", "__version__", "matrix_profile", "motifs", "discords",
            "MatrixProfileResult", "stl", "stl_hastl", "STLResult",
-           "bfast_monitor", "BfastResult", "solve_tridiagonal", "TridiagonalResult", "ocean"]
+           "bfast_monitor", "BfastResult", "bfast_breaks", "BreaksResult", "solve_tridiagonal", "TridiagonalResult", "ocean"]

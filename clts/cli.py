@@ -178,6 +178,9 @@ def _bfast_time(args, da):
 def cmd_bfast(args) -> int:
     import clts.xarray as cx
     from types import SimpleNamespace
+    if args.input.lower().endswith((".tif", ".tiff")):     # GeoTIFF stack -> GeoTIFFs
+        from .geotiff import cli_bfast
+        return cli_bfast(args)
     da = _open(args)
     start, freq = _bfast_time(args, da)
     kw = dict(k=args.k, freq=freq, hfrac=args.hfrac, level=args.level, history=args.history,
@@ -264,9 +267,16 @@ def main(argv=None) -> int:
     p.add_argument("--trend", type=int, default=None, help="trend smoother length (odd)")
     p.add_argument("--robust", action="store_true", help="robustness iterations")
     p.set_defaults(fn=cmd_stl)
-    p = sub.add_parser("bfast", help="BFAST-Monitor break detection on every pixel of a file")
+    p = sub.add_parser("bfast", help="BFAST-Monitor break detection on every pixel of a file "
+                       "or of a GeoTIFF stack")
     _file_args(p)
-    p.add_argument("--start-monitor", required=True, help="first monitoring date (YYYY-MM-DD, "
+    p.add_argument("more_inputs", nargs="*", help="more GeoTIFFs of the stack (one per date)")
+    p.add_argument("--dates", default=None, help="GeoTIFF stacks: CSV of the dates (a 'date' "
+                   "column, one row per file / band); default: from the file names")
+    p.add_argument("--date-format", choices=("decimal_year", "doy"), default="decimal_year",
+                   help="GeoTIFF stacks: break dates as decimal years or days of the year")
+    p.add_argument("--block-rows", type=int, default=256, help="GeoTIFF stacks: rows a block")
+    p.add_argument("--start-monitor", "--start", required=True, help="first monitoring date (YYYY-MM-DD, "
                    "or a number for a numeric time axis)")
     p.add_argument("--freq", type=float, default=None, help="season length in time units "
                    "(default a year of the calendar in days for dates: 365.25, 360 for "
@@ -274,8 +284,9 @@ def main(argv=None) -> int:
     p.add_argument("--k", type=int, default=3, help="harmonic terms (default 3)")
     p.add_argument("--hfrac", type=float, default=0.25, help="MOSUM bandwidth (0.25, 0.5, 1)")
     p.add_argument("--level", type=float, default=0.05, help="significance level")
-    p.add_argument("--history", choices=("all", "ROC"), default="all",
-                   help="stable history: all, or from the reverse-ordered CUSUM test")
+    p.add_argument("--history", default="all",
+                   help="stable history: all, ROC (reverse-ordered CUSUM test), BP (after the "
+                   "last Bai-Perron break), or a start date")
     p.set_defaults(fn=cmd_bfast)
     p = sub.add_parser("mp", help="matrix profile (self-join) of every series of a file")
     _file_args(p)

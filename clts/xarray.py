@@ -10,6 +10,8 @@ and returns a Dataset with named variables, the input's coordinates and attribut
   coordinate);
 - :func:`bfast_monitor`: ``breaks``, ``break_dates`` (of the time coordinate's kind),
   ``magnitudes``, ``means``, ``valids``, ``status`` (+ ``history_start`` with ROC);
+- :func:`bfast_breaks`: ``n_breaks``, ``breakpoints``, ``break_dates``, ``magnitudes`` (along
+  ``break``), ``rss`` / ``bic`` / ``lwz`` (along ``n``), ``nobs``, ``status``;
 - :func:`matrix_profile`: ``profile``, ``index``, ``neighbour`` (the neighbour's time) and, for
   self-joins, ``left_index`` / ``right_index``, along the window starts (the time coordinate
   cut to ``n - m + 1``).
@@ -288,6 +290,62 @@ def bfast_monitor(da, start_monitor, *, dim: str = "time", device=None, **kwargs
     return ds
 
 
+def _breaks_block(y, *, dates, kw):
+    from .bfast.breaks_api import bfast_breaks as _breaks
+    r = _breaks(y, dates, time_axis=-1, progress=False, **kw)
+    last = (lambda a: np.moveaxis(np.asarray(a), 0, -1))
+    out = (r.n_breaks, last(r.breakpoints), last(r.break_dates), last(r.magnitudes),
+           last(r.rss), last(r.bic), last(r.lwz), r.nobs, r.status)
+    return tuple(np.asarray(a) for a in out)
+
+
+def bfast_breaks(da, *, dim: str = "time", device=None, **kwargs):
+    """Bai-Perron breakpoints of every pixel of ``da`` along ``dim``, whose coordinate gives
+    the dates (``kwargs`` as :func:`clts.bfast_breaks`). Returns a Dataset with ``n_breaks``,
+    ``nobs``, ``status`` per pixel, ``breakpoints`` (date indices), ``break_dates``,
+    ``magnitudes`` along a new dimension ``break``, and ``rss`` / ``bic`` / ``lwz`` along
+    ``n`` (0..breaks breaks)."""
+    from .bfast.breakpoints import max_breaks
+    from .bfast.common import n_coef
+    xr = _xr()
+    da = _prepare(da, dim)
+    if dim not in da.coords:
+        raise ValueError(f"bfast_breaks needs the dates: give {dim!r} a coordinate")
+    for bad in ("time_axis", "dates", "magnitudes"):
+        if bad in kwargs:
+            raise TypeError(f"clts.xarray.bfast_breaks does not take {bad}=")
+    dates = da[dim].values
+    order, trend = kwargs.get("order", 3), kwargs.get("trend", True)
+    K = n_coef(order, trend)
+    B = max(1, min(int(kwargs.get("breaks", 5)),
+                   max_breaks(kwargs.get("h", 0.15), da.sizes[dim], K)))
+    dt = np.dtype(kwargs.get("dtype") or np.float64)
+    bd = dates.dtype if dates.dtype.kind == "M" else np.dtype(np.float64)
+    i4 = np.dtype(np.int32)
+    outs = [("n_breaks", i4, False), ("breakpoints", i4, ["break"]),
+            ("break_dates", bd, ["break"]), ("magnitudes", np.dtype(np.float64), ["break"]),
+            ("rss", dt, ["n"]), ("bic", np.dtype(np.float64), ["n"]),
+            ("lwz", np.dtype(np.float64), ["n"]), ("nobs", i4, False), ("status", i4, False)]
+    out = _apply(_breaks_block, da, dim, outs,
+                 dict(dates=dates, kw=dict(kwargs, device=_portable(device))),
+                 sizes={"break": B, "n": B + 1})
+    ds = xr.Dataset(out, attrs=dict(da.attrs))
+    ds = ds.assign_coords({"break": np.arange(1, B + 1), "n": np.arange(B + 1)})
+    for v in ds.data_vars:
+        ds[v].attrs = {}
+    ds["n_breaks"].attrs = {"long_name": "number of breaks the criterion selects",
+                            "flag_values": "-1 not analysed (see status)"}
+    ds["breakpoints"].attrs = {"long_name": "index of the last date before each break (-1: none)"}
+    ds["break_dates"].attrs = {"long_name": "date of the last value before each break"}
+    ds["magnitudes"].attrs = {"long_name": "fit after minus fit before the break"}
+    if "units" in da.attrs:
+        ds["magnitudes"].attrs["units"] = da.attrs["units"]
+    ds["status"].attrs = {"long_name": "0 ok, 1 too few values for h, 2 h > n / 2, "
+                                       "3 non-finite"}
+    ds.attrs["clts_bfast_breaks_criterion"] = kwargs.get("criterion", "BIC")
+    return ds
+
+
 # -------------------------------------------------------------------------- matrix profile
 
 def _mp_block(y, *, m, k, self_join, kw):
@@ -324,9 +382,9 @@ def matrix_profile(da, m, *, dim: str = "time", k: int = 1, device=None, **kwarg
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise ValueError(f"k must be an int >= 1, got {k!r}")
     k = int(k)
-    from .mp.api import _check                 # the library's own checks, before any compute
-    _check(np.empty(n), m, None, k, kwargs.get("exclusion_zone"),
-           kwargs.get("precision") or "double")
+    from .mp.api import check_arguments                # the library's own checks, before any compute
+    check_arguments(np.empty(n), m, None, k, kwargs.get("exclusion_zone"),
+                    kwargs.get("precision") or "double")
     if k > 1 and "k" in da.dims:
         raise ValueError("k > 1 adds a dimension 'k', which da already has; rename it")
     l = n - int(m) + 1

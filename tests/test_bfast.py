@@ -242,7 +242,7 @@ def test_edge_cases(device, version, dtype):
 def test_bad_input(device):
     y, t, start = _cube(0, M=4)
     with pytest.raises(ValueError, match="k"):
-        bfast_monitor(y, t, start, k=0, device=device)
+        bfast_monitor(y, t, start, k=11, device=device)
     with pytest.raises(ValueError, match="level"):
         bfast_monitor(y, t, start, level=0.2, device=device)
     with pytest.raises(ValueError, match="level"):
@@ -262,7 +262,7 @@ def test_bad_input(device):
     with pytest.raises(ValueError, match="convention"):
         bfast_monitor(y, t, start, convention="python", device=device)
     with pytest.raises(ValueError, match="history"):
-        bfast_monitor(y, t, start, history="BP", device=device)
+        bfast_monitor(y, t, start, history="BIC", device=device)
     with pytest.raises(ValueError, match="period"):
         bfast_monitor(y, t, start, period=3, device=device)
     with pytest.raises(TypeError, match="start_monitor"):

@@ -7,6 +7,7 @@ import importlib
 import pytest
 
 PUBLIC_MODULES = ["clts.errors", "clts.runtime.devices", "clts.stl.api", "clts.bfast.api",
+                  "clts.bfast.breaks_api",
                   "clts.mp.api", "clts.mp.motifs", "clts.tridiag.api", "clts.ocean.api",
                   "clts.options"]
 

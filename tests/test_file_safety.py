@@ -93,7 +93,7 @@ def test_existing_outputs_need_overwrite_and_foreign_directories_stay(d, capsys)
     (["stl", "-p", "12", "--trend", "5"], "trend must be"),
     (["bfast", "--start-monitor", "2030-01-01"], r"start_monitor \(2030-01-01\) must lie after "
                                                  r"the first date \(2000-01-01\)"),
-    (["bfast", "--start-monitor", "2004-01-01", "--k", "11"], "k .* 1..10"),
+    (["bfast", "--start-monitor", "2004-01-01", "--k", "11"], "k .* 0..10"),
     (["bfast", "--start-monitor", "2004-01-01", "--hfrac", "0.3"], "hfrac"),
     (["mp", "-m", "500"], "m must be an int"),
     (["mp", "-m", "8", "--exclusion-zone", "-1"], "exclusion_zone must be None or an int >= 0"),

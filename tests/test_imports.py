@@ -10,14 +10,16 @@ ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "clts"
 
 ALGORITHMS = ("clts.stl", "clts.bfast", "clts.mp", "clts.tridiag", "clts.ocean")
-INTEGRATIONS = ("clts.labels", "clts.plots", "clts.xarray", "clts.distributed", "clts.io")
+INTEGRATIONS = ("clts.labels", "clts.plots", "clts.xarray", "clts.distributed", "clts.io",
+                "clts.geotiff")
 FACE = "clts"            # the package __init__: the public names
 #: the face: the package __init__ and the commands (clts, clts-tune, the demo), which call the
 #: public functions
 FACES = (FACE, "clts.cli", "clts.demo", "clts.tune.cli", "clts.tune.report", "clts.tune.offline")
 #: what each layer may import, besides its own package and clts.errors / clts.options /
 #: clts.vocabulary / clts._version (the bottom: they import nothing of clts)
-BOTTOM = ("clts.errors", "clts.options", "clts.vocabulary", "clts._version", "clts.devices")
+BOTTOM = ("clts.errors", "clts.options", "clts.vocabulary", "clts._version", "clts.devices",
+          "clts.timeaxis")
 
 
 def _modules() -> dict[str, Path]:

@@ -45,11 +45,11 @@ from ..runtime.memory import scratch as scratch_array
 from ..runtime.pipeline import ChunkIO, device_wait, run_pipelined
 from ..vocabulary import renamed
 from .common import STATUS, ZERO_VARIANCE_ULPS
-from .common import (CONVENTIONS, HISTORIES, critical_value, design_matrix, end_of_history,
-                     log_plus, n_coef, rec_cusum_bound, trend_scaling, unscale_coef)
+from .common import (HISTORIES, design_matrix, log_plus, n_coef, rec_cusum_bound, trend_scaling, unscale_coef)
 from .common import time_axis as _time_axis
-from ..timeaxis import is_cftime, kind, parse_date, show
+from ..timeaxis import is_cftime, parse_date
 from .plan import Plan, chunk_cap, make_plan
+from .checks import TYPES, check_arguments, check_params, history_end, levels  # noqa: F401 (TYPES, check_arguments: public here)
 
 _INT_TYPES = {np.dtype(np.int8): "char", np.dtype(np.uint8): "uchar",
               np.dtype(np.int16): "short", np.dtype(np.uint16): "ushort",
@@ -128,52 +128,12 @@ class BfastResult:
         return integrations.plot("bfast", self, pixel, fig=fig, title=title)
 
 
-def _check_params(k, freq, hfrac, level, period, history, convention, trend):
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= 10:
-        raise ValueError(f"k (harmonic terms) must be an integer in 1..10, got {k!r}")
-    if not (isinstance(freq, (int, float, np.number)) and freq > 0 and math.isfinite(freq)):
-        raise ValueError(f"freq must be a positive number (season length in time-axis units), got {freq!r}")
-    if convention not in CONVENTIONS:
-        raise ValueError(f"convention must be one of {CONVENTIONS}, got {convention!r}")
-    if history not in HISTORIES:
-        raise ValueError(f"history must be one of {HISTORIES}, got {history!r}")
-    if not isinstance(trend, (bool, np.bool_)):
-        raise TypeError(f"trend must be True or False, got {trend!r}")
-    return critical_value(hfrac, level, period, convention)
-
-
-def _history_end(t, ts, dates, start_monitor) -> int:
-    """end_of_history, its range error in dates when the axis holds dates."""
-    try:
-        return end_of_history(t, ts)
-    except ValueError:
-        dd = np.asarray(dates).ravel()
-        if kind(dd) == "number":
-            raise
-        raise ValueError(f"start_monitor ({show(start_monitor)}) must lie after the first date "
-                         f"({show(dd[0])}) and at or before the last date ({show(dd[-1])}) "
-                         "of the time axis") from None
-
-
-def check_arguments(dates, start_monitor, *, k=3, freq=365.0, trend=True, hfrac=0.25,
-                    level=0.05, history="all", convention="r", period=10, **_):
-    """The checks :func:`bfast_monitor` makes of its arguments and dates, without data or a
-    device (for callers that must refuse bad arguments before they start, as the command line
-    does before it writes a file). Raises as :func:`bfast_monitor` would."""
-    _check_params(k, freq, hfrac, level, period, history, convention, trend)
-    if isinstance(start_monitor, str) and not is_cftime(dates):
-        start_monitor = parse_date(start_monitor, np.array([], "datetime64[D]"))
-    t, ts = _time_axis(dates, start_monitor)
-    if t.size < 2 or np.any(np.diff(t) <= 0) or not np.all(np.isfinite(t)):
-        raise ValueError("dates must be finite and strictly increasing")
-    _history_end(t, ts, dates, start_monitor)
-
-
 @renamed(progress_bar="progress")
 def bfast_monitor(y, dates, start_monitor, *, k=3, freq=365.0, trend=True, hfrac=0.25,
                   level=0.05, history="all", convention="r", magnitudes=True, detailed=False,
                   nodata=None, time_axis=None, period=10, dtype=None, device=None,
-                  version="auto", plan=None, progress=True, **plan_overrides):
+                  version="auto", plan=None, progress=True, type="OLS-MOSUM",
+                  **plan_overrides):
     """BFAST-Monitor change detection on every pixel (series) of ``y``.
 
     Fits a harmonic season + trend model to the valid values of each pixel's stable history
@@ -196,17 +156,23 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=365.0, trend=True, hfrac
     start_monitor : date, date string or number
         Start of the monitoring period, the same kind as ``dates`` ("2010-01-01" for dates).
     k : int, optional
-        Harmonic terms, 1..10 (default 3).
+        Harmonic terms (R's ``order``), 0..10 (default 3); 0 with ``trend=True`` is R's
+        ``formula = response ~ trend``, ``trend=False`` with k >= 1 is ``response ~ harmon``.
     freq : float, optional
         Season length in time-axis units (default 365.0, for dates).
     trend : bool, optional
         Include a linear trend (default True).
     hfrac : {0.25, 0.5, 1.0}, optional
         MOSUM window as a fraction of the history's valid values.
-    level : float, optional
-        Significance level of strucchange's critical-value table (default 0.05).
-    history : {"all", "ROC"}, optional
-        The whole history, or from the start chosen by the reverse-ordered CUSUM test.
+    level : float or (float, float), optional
+        Significance level of strucchange's critical-value table (default 0.05); a pair gives
+        the monitoring level and the ROC history test's level, as R's ``level = c(a, b)``.
+    history : {"all", "ROC", "BP"}, date or number, optional
+        The whole history; from the start chosen by the reverse-ordered CUSUM test ("ROC");
+        from the date after the last of the Bai-Perron breaks that BIC selects in the history
+        ("BP", bfast's ``history_break``: h = 6 K, a pixel with fewer than 12 K valid history
+        values is not tested, status 1); or from a given date / time (as R's numeric
+        ``history``).
     convention : {"r", "bfast-py"}, optional
         R's ``bfastmonitor`` + strucchange, or the bfast 0.7 Python package.
     magnitudes : bool, optional
@@ -231,6 +197,9 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=365.0, trend=True, hfrac
     progress : bool, optional
         Show a progress bar over chunks when ``tqdm`` is installed (``progress_bar`` is its
         deprecated name).
+    type : {"OLS-MOSUM"}, optional
+        strucchange's monitoring process; "OLS-CUSUM", "RE" and "ME" are refused with a
+        ValueError (not implemented).
     **plan_overrides
         ``lanes``, ``wg``, ``roc_wg``, ``chunk_bytes`` (largest cube + scratch bytes of one
         chunk, 0: no cap): force plan parameters.
@@ -245,7 +214,7 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=365.0, trend=True, hfrac
     ------
     ValueError
         Parameters outside strucchange's table (``hfrac``, ``level``, ``period``), ``k``
-        outside 1..10, unsorted or mismatched ``dates``, ``start_monitor`` outside the dates.
+        outside 0..10, ``type`` other than "OLS-MOSUM", unsorted or mismatched ``dates``, ``start_monitor`` outside the dates.
     TypeError
         Unsupported dtype (bool, complex, int64), non-integer ``time_axis``, non-bool ``trend``.
     clts.DeviceError
@@ -270,7 +239,10 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=365.0, trend=True, hfrac
     >>> res.breaks.tolist(), res.break_dates[:2].astype("datetime64[M]").tolist()
     ([23, 23, -1, -1], [datetime.date(2009, 1, 1), datetime.date(2009, 1, 1)])
     """
-    crit = _check_params(k, freq, hfrac, level, period, history, convention, trend)
+    level, level_roc = levels(level)
+    crit = check_params(k, freq, hfrac, level, period, history, convention, trend, type)
+    if isinstance(history, str) and history not in HISTORIES:
+        history = np.datetime64(history)
     labels = time_axis_of(y, time_axis, 0)
     if dates is None:
         dates = labels.times()
@@ -298,8 +270,9 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=365.0, trend=True, hfrac
         raise ValueError(f"dates has {t.size} entries but y has {N} along its time axis")
     if N < 2 or np.any(np.diff(t) <= 0) or not np.all(np.isfinite(t)):
         raise ValueError("dates must be finite and strictly increasing")
-    n = _history_end(t, ts, dates, start_monitor)
+    n = history_end(t, ts, dates, start_monitor)
     K = n_coef(k, trend)
+    hist_given = not isinstance(history, str)
     if dtype is None:
         dtype = y.dtype if y.dtype.kind == "f" else np.dtype(np.float32)
     dtype = np.dtype(dtype)
@@ -326,13 +299,26 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=365.0, trend=True, hfrac
         bounds_t = np.zeros(1)
     M = int(np.prod(pix_shape, dtype=np.int64))
     flat = y.reshape(N, M)
+    pre_hs = _history_starts(dev, flat, n, t, dates, history, X, nodata) \
+        if hist_given or history == "BP" else None
     out = with_smaller_chunks(lambda max_items: _run(dev, plan, flat, N, n, K, X, bounds_t, dict(
         real=real, in_type=in_type, has_nodata=nodata is not None, K=K, N=N, n=n,
-        history=history, convention=convention, dof_sub=K if convention == "r" else 2 + 2 * k,
+        history="ROC" if pre_hs is not None else history, convention=convention, dof_sub=K if convention == "r" else 2 + 2 * k,
         detailed=bool(detailed), magnitudes=bool(magnitudes)),
         dtype=dtype, crit=crit, hfrac=hfrac, nodata=0.0 if nodata is None else float(nodata),
-        roc_bounds=(rec_cusum_bound(level), rec_cusum_bound(0.05)) if history == "ROC" else None,
-        progress_bar=progress, max_items=max_items), device=dev, what="bfast_monitor")
+        roc_bounds=(rec_cusum_bound(level_roc), rec_cusum_bound(0.05)) if history == "ROC"
+        else None, progress_bar=progress, max_items=max_items, pre_hs=pre_hs),
+        device=dev, what="bfast_monitor")
+    if pre_hs is not None:
+        hs = np.where(pre_hs >= N, -1, pre_hs)
+        if hist_given:      # the first valid date from the given start on (-1: none)
+            h_y = flat[:n]
+            valid = (~np.isnan(h_y) if h_y.dtype.kind == "f" else np.ones(h_y.shape, bool))
+            if nodata is not None:
+                valid &= h_y != nodata
+            after = valid & (np.arange(n)[:, None] >= pre_hs)
+            hs = np.where(after.any(axis=0), np.argmax(after, axis=0), -1)
+        out["hist_start"] = hs.astype(np.int32)
 
     def shaped(a, lead=(), name=None):
         if a is None:
@@ -389,7 +375,7 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=365.0, trend=True, hfrac
 
 
 def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, nodata,
-         roc_bounds, progress_bar, max_items=None):
+         roc_bounds, progress_bar, max_items=None, pre_hs=None):
     import pyopencl as cl
 
     M = flat.shape[1]
@@ -418,7 +404,8 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
         prg = dev.program("bfast/fused.cl.mako", **params)
     else:
         prg = dev.program("bfast/multi.cl.mako", **params)
-    if tpl["history"] == "ROC":
+    roc = tpl["history"] == "ROC" and pre_hs is None     # else the starts are given
+    if roc:
         # the Rec-CUSUM test runs in double where the device has it (recursive residuals of
         # nearly collinear first values need it), else in the data's precision
         roc_dtype = np.dtype(np.float64) if dev.fp64 else dtype
@@ -434,7 +421,9 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
     if tpl["history"] == "ROC":
         # the Rec-CUSUM kernel writes the padded rows of the last chunk too (up to W - 1
         # beyond M): room for them, cut off below
-        hist_full = np.empty(M + W, np.int32)
+        hist_full = np.zeros(M + W, np.int32)
+        if pre_hs is not None:
+            hist_full[:M] = pre_hs
         out["hist_start"] = hist_full[:M]
     if detailed:
         out.update(coef=np.empty((K, M), dtype), sigma=np.empty(M, dtype),
@@ -450,12 +439,12 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
 
     # shared by the chunks: their kernels run in order on the device queue
     scratch = buf(cpad * N * rs)
-    roc_scratch = buf(cpad * N * 8) if tpl["history"] == "ROC" else None
+    roc_scratch = buf(cpad * N * 8) if roc else None
     if plan.version == "multi":
         gd = buf((K * (K + 1) // 2 + K + 2) * cmax * rs)
         betad = buf((K + 1) * cmax * rs)
     keys1 = ("breaks", "means", "valids", "status") + (("mags",) if tpl["magnitudes"] else ())
-    inputs = {}
+    inputs, hs_in = {}, {}
 
     def upload(i, a, b, slot, queue):
         # rows padded to a multiple of the lanes (every vloadW aligned: faster, and Oclgrind's
@@ -468,6 +457,9 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
         rows[:, m:] = 0
         h[N * mp:] = 0
         inputs[slot], events = io.send(slot, "y", h, queue)
+        if pre_hs is not None:
+            hs_in[slot], ev = io.put(slot, "hs", hist_full[a:a + mp], queue)
+            events = list(events) + list(ev)
         return events
 
     def compute(i, a, b, slot, wait_for):
@@ -477,13 +469,16 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
         od = {key: io.out(slot, key, out[key][a:b]).data for key in keys1}
         if not tpl["magnitudes"]:
             od["mags"] = io.temp(slot, "mags", (1,), dtype).data
-        hsd = (io.out(slot, "hist_start", hist_full[a:a + mp]).data
-               if tpl["history"] == "ROC" else None)
+        if pre_hs is not None:
+            hsd = hs_in.pop(slot).data
+        else:
+            hsd = (io.out(slot, "hist_start", hist_full[a:a + mp]).data
+                   if tpl["history"] == "ROC" else None)
         Mi, Mpad = np.int32(m), np.int32(mp)
         rargs = (yd, Mpad, Mi, Xd, dtype.type(nodata))
         device_wait(dev, wait_for)
         up = None
-        if tpl["history"] == "ROC":
+        if roc:
             launch(dev, prg_roc.kernel("bfast_roc"), round_up(-(-m // W), plan.roc_wg),
                    plan.roc_wg, yd, Mpad, Xroc, roc_dtype.type(nodata),
                    roc_dtype.type(roc_bounds[0]), roc_dtype.type(roc_bounds[1]), roc_scratch,
@@ -528,3 +523,24 @@ def _zv_tol(dtype):
     history counts as fitted exactly (see ``common.ZERO_VARIANCE_ULPS``)."""
     tol = ZERO_VARIANCE_ULPS * float(np.finfo(dtype).eps)
     return repr(tol) if dtype == np.float64 else f"{tol!r}f"
+
+
+def _history_starts(dev, flat, n, t, dates, history, X, nodata):
+    """Date index where each pixel's stable history starts for ``history="BP"`` (bfast's
+    ``history_break``, on the device) or a start date / time (the same for all); N (no valid
+    history: status 1) where the BP test cannot run (fewer than 12 K valid history values)."""
+    N, M = flat.shape
+    if history != "BP":
+        th = _time_axis(dates, history)[1]
+        i0 = int(np.searchsorted(t, th, side="left"))
+        if i0 >= n:
+            raise ValueError(f"history (a start date / time, {history!r}) must lie before "
+                             "start_monitor")
+        return np.full(M, i0, np.int32)
+    from .breakpoints import history_starts
+    from .breakpoints_plan import make_plan as make_bp_plan
+    hist = flat[:n].astype(np.float64 if dev.fp64 else np.float32)
+    if nodata is not None:
+        hist[flat[:n] == nodata] = np.nan
+    hs = history_starts(dev, make_bp_plan(dev), hist, X[:n], hist.dtype)
+    return np.where(hs < 0, N, hs).astype(np.int32)

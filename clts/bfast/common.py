@@ -18,7 +18,7 @@ CONVENTIONS = ("r", "bfast-py")
 ZERO_VARIANCE_ULPS = 64
 #: ``BfastResult.status`` codes and their names (also the keys of ``diagnostics``)
 STATUS = {0: "tested", 1: "too_few_values", 2: "singular", 3: "zero_variance", 4: "non_finite"}
-HISTORIES = ("all", "ROC")
+HISTORIES = ("all", "ROC", "BP")
 
 
 # ----------------------------------------------------------------------------- time axis

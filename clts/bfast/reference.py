@@ -19,6 +19,7 @@ import math
 
 import numpy as np
 
+from .breakpoints_reference import history_bp_start
 from .common import ZERO_VARIANCE_ULPS
 from .common import (critical_value, trend_scaling, unscale_coef, design_matrix, end_of_history, log_plus, n_coef,
                      rec_cusum_bound, time_axis)
@@ -74,11 +75,12 @@ def roc_start(X, y, level, zv_tol=0.0):
 
 
 def bfast_pixel(y, t, n, *, k=3, freq=365.0, trend=True, hfrac=0.25, level=0.05, period=10,
-                history="all", convention="r", crit=None, dtype=np.float64):
+                history="all", convention="r", crit=None, dtype=np.float64, level_roc=None):
     """BFAST-Monitor on one series ``y`` (NaN = missing) at times ``t``; the first ``n`` dates
     are the history. Returns a dict with break, mean, magnitude, valid, mosum, bounds,
     prediction, coef, sigma, history_start (date index) and status (see
-    ``clts.bfast.api.STATUS``). ``dtype``: the working precision whose rounding decides a zero
+    ``clts.bfast.api.STATUS``). ``history``: "all", "ROC" (the Rec-CUSUM test at ``level_roc``,
+    default ``level``), "BP" (bfast's ``history_break``) or a start time on the axis of ``t``. ``dtype``: the working precision whose rounding decides a zero
     variance (sigma <= ZERO_VARIANCE_ULPS * eps * max |y| of the valid history values)."""
     zv_tol = ZERO_VARIANCE_ULPS * float(np.finfo(dtype).eps)
     y = np.asarray(y, dtype=np.float64)
@@ -100,8 +102,13 @@ def bfast_pixel(y, t, n, *, k=3, freq=365.0, trend=True, hfrac=0.25, level=0.05,
         out.update(breaks=-2, mean=fail_val, magnitude=fail_val, status=4)
         return out
     if history == "ROC" and hv.size:
-        s0 = roc_start(X[hv], y[hv], level, zv_tol)
+        s0 = roc_start(X[hv], y[hv], level_roc if level_roc is not None else level, zv_tol)
         hv = hv[s0:]
+    elif history == "BP" and hv.size:
+        s0 = history_bp_start(X[hv], y[hv])
+        hv = hv[:0] if s0 is None else hv[s0:]
+    elif not isinstance(history, str):              # a start time on the axis of t
+        hv = hv[t[hv] >= float(history)]
     nb = hv.size
     mv = np.nonzero(valid[n:])[0] + n
     nm = mv.size
@@ -149,7 +156,7 @@ def bfast_pixel(y, t, n, *, k=3, freq=365.0, trend=True, hfrac=0.25, level=0.05,
 
 def bfast_monitor(y, dates, start_monitor, *, k=3, freq=365.0, trend=True, hfrac=0.25,
                   level=0.05, period=10, history="all", convention="r", time_axis_=0,
-                  dtype=None):
+                  dtype=None, level_roc=None):
     """The reference on a cube ``[time, ...]`` (float, NaN = missing): arrays of breaks, means,
     magnitudes, valids, status with the cube's pixel shape. Computed in float64; ``dtype`` (by
     default the cube's: float32 data were rounded to float32) is the precision whose rounding
@@ -160,11 +167,13 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=365.0, trend=True, hfrac
     y = np.moveaxis(y.astype(np.float64), time_axis_, 0)
     t, ts = time_axis(dates, start_monitor)
     n = end_of_history(t, ts)
+    if not isinstance(history, str):                # a start date / time
+        history = time_axis(dates, history)[1]
     crit = critical_value(hfrac, level, period, convention)
     flat = y.reshape(y.shape[0], -1)
     res = [bfast_pixel(flat[:, i], t, n, k=k, freq=freq, trend=trend, hfrac=hfrac, level=level,
                        period=period, history=history, convention=convention, crit=crit,
-                       dtype=dtype)
+                       dtype=dtype, level_roc=level_roc)
            for i in range(flat.shape[1])]
     shape = y.shape[1:]
     return dict(

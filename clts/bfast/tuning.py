@@ -1,4 +1,5 @@
-"""BFAST-Monitor search spaces and the fused / multi crossover for clts-tune.
+"""BFAST-Monitor and Bai-Perron breakpoints search spaces and the fused / multi crossover for
+clts-tune.
 
 Every candidate runs ``clts.bfast_monitor`` with ``version=`` and its parameters forced on a
 seed-fixed float32 cube shaped like Gieseke et al.'s D4 (n = N/2, half the values missing), and is
@@ -9,6 +10,7 @@ import numpy as np
 
 from ..tune import Crossover, Tunable, register
 from .api import bfast_monitor
+from .breaks_api import bfast_breaks
 from .plan import multi_fits
 from .reference import bfast_monitor as reference
 
@@ -107,3 +109,33 @@ register(Crossover(
     workload=lambda n: cube(max(2048, 4_000_000 // (2 * n)), 2 * n, n, seed=n),
     run=lambda d, version, w: _run(d, w, version), check=check,
     description="history length from which the multi-kernel version beats the fused one"))
+
+
+# ------------------------------------------------------------------ Bai-Perron breakpoints
+def _bp_workload(quick):
+    from .breakpoints_reference import breakpoints_pixel, select
+    from .common import design_matrix, trend_scaling
+    rng = np.random.default_rng(5)
+    M, N = (256, 138) if quick else (2048, 230)
+    t = 2000 + np.arange(N) / 23.0
+    y = (0.2 * np.sin(2 * np.pi * t[:, None] + rng.uniform(0, 6, M))
+         + 0.03 * rng.standard_normal((N, M))
+         + (t[:, None] >= rng.uniform(t[20], t[-20], M)) * rng.uniform(-0.3, 0.3, M))
+    y[rng.random((N, M)) < 0.15] = np.nan
+    sample = np.linspace(0, M - 1, 8).astype(int)
+    c, s = trend_scaling(t, N)
+    X = design_matrix(t, 3, 1.0, True, c, s)
+    want = [select(breakpoints_pixel(X, y[:, p], 0.15, 5)) for p in sample]
+    return {"y": y, "t": t, "sample": sample, "want": np.array(want)}
+
+
+register(Tunable(
+    name="bfast.breakpoints", section="bfast.breakpoints",
+    params={"lanes": [1, 4, 8], "wg": [1, 4, 16, 64], "interleave": [1, 4, 8, 64]},
+    workloads=lambda quick: [_bp_workload(quick)],
+    run=lambda d, p, w: bfast_breaks(w["y"], w["t"], freq=1.0, device=d, magnitudes=False,
+                                     progress=False, **p),
+    check=lambda r, w: bool(np.array_equal(np.asarray(r.n_breaks)[w["sample"]], w["want"])),
+    constraint=lambda p, d: _wg_ok(p, d) and p["interleave"] % p["lanes"] == 0,
+    description="Bai-Perron RSS triangle: pixels per work-item (realN lanes), work-group, "
+                "pixels interleaved in the triangle"))

@@ -111,7 +111,7 @@ def _series(T, name):
     return a
 
 
-def _check(T_A, m, T_B, k, exclusion_zone, precision):
+def check_arguments(T_A, m, T_B, k, exclusion_zone, precision):
     if isinstance(m, bool) or not isinstance(m, (int, np.integer)):
         raise TypeError(f"m must be an int, got {type(m).__name__}")
     m = int(m)
@@ -156,7 +156,7 @@ def _compute_once(T_A, m, T_B, k, exclusion_zone, normalize, precision, devices,
     devs = _devices(devices)
     if precision is None:   # float64 where every device has it, else float32 throughout
         precision = "double" if all(d.fp64 for d in devs) else "single"
-    m = _check(T_A, m, T_B, k, exclusion_zone, precision)
+    m = check_arguments(T_A, m, T_B, k, exclusion_zone, precision)
     self_join = T_B is None
     T_A, T_B, unit = _well_scaled(T_A, T_B, normalize, precision)
     for d in devs:

@@ -113,6 +113,10 @@ def _calls(dev, x, dt):
         return clts.bfast_monitor(cube, x["tb"], x["tb"][40], device=dev, version=version,
                                   history=history, progress_bar=False, **params)
 
+    def breaks(**params):
+        return clts.bfast_breaks(cube, x["tb"], order=1, h=8, breaks=3, dtype=dt, device=dev,
+                                 magnitudes=False, progress=False, **params)
+
     calls = [(f"stl {v}", lambda v=v: stl(v)) for v in ("auto", "outer", "intragroup", "flat")]
     calls += [(f"tridiag {m} {l}", lambda m=m, l=l: tri(m, l))
               for m in ("auto",) + tuple(_TRIDIAG.values()) for l in ("natural", "interleaved")]
@@ -121,6 +125,7 @@ def _calls(dev, x, dt):
                          {"store": "private", "topk_store": "private"}, {"merge": "partial"})]
     calls += [(f"bfast {v} {h}", lambda v=v, h=h: bfast(v, h)) for v in ("auto", "fused", "multi")
               for h in ("all", "ROC")]
+    calls += [("bfast BP", lambda: bfast("auto", "BP")), ("bfast_breaks", breaks)]
 
     def candidate(section, params):
         algo, _, sub = section.partition(".")
@@ -134,6 +139,8 @@ def _calls(dev, x, dt):
         if algo == "bfast":
             if sub == "roc":
                 return bfast("auto", "ROC", roc_wg=params["wg"])
+            if sub == "breakpoints":
+                return breaks(**params)
             return bfast(sub, **params)
         raise ValueError(f"no tiny workload for tuner section {section!r}")
     return calls, candidate

@@ -1,0 +1,185 @@
+"""Batched Bai-Perron ``breakpoints`` on the device: the run path shared by
+``clts.bfast_breaks`` and ``bfast_monitor(history="BP")``.
+
+``run_breakpoints`` takes a float cube ``[N, M]`` (NaN = missing), the regressors ``X`` [N, K]
+and R's ``h`` / ``breaks``, and returns per pixel the number of valid values, the minimal
+segment h, the cap on the breaks, a status code, the m-break RSS (m = 0..breaks) and the
+breakpoints of every m (date indices of the last value of each segment). ``criteria`` adds
+strucchange's BIC and the LWZ criterion and the selected number of breaks. Formulas: the
+module docstring of ``breakpoints_reference``.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..runtime import chunk_sizes, launch, round_up
+from ..runtime.faults import with_smaller_chunks
+from ..runtime.memory import scratch as scratch_array
+from ..runtime.pipeline import ChunkIO, device_wait, run_pipelined
+from .breakpoints_plan import chunk_cap
+
+CRITERIA = ("BIC", "LWZ")
+
+
+def segment_table(h, N: int) -> np.ndarray:
+    """h per number of valid values 0..N, as strucchange computes it: floor(n h) (float64) for
+    h < 1, else h."""
+    nv = np.arange(N + 1)
+    if h < 1:
+        return np.floor(nv * float(h)).astype(np.int32)
+    return np.full(N + 1, int(h), np.int32)
+
+
+def max_breaks(h, N: int, K: int) -> int:
+    """The most breaks any pixel of N dates can hold (R's cap ceil(n / h) - 2 at its largest)."""
+    hs = segment_table(h, N)
+    nv = np.arange(N + 1)
+    ok = (hs > K) & (hs <= nv // 2)
+    if not ok.any():
+        return 0
+    return int(max(0, np.max(-(-nv[ok] // hs[ok]) - 2)))
+
+
+def check_h_breaks(h, breaks):
+    if isinstance(h, bool) or not isinstance(h, (int, float, np.integer, np.floating)) \
+            or not (h > 0 and math.isfinite(h)) or (h >= 1 and float(h) != int(h)):
+        raise ValueError(f"h must be a fraction in (0, 1) of the valid values or a whole number "
+                         f"of values >= 1, got {h!r}")
+    if isinstance(breaks, bool) or not isinstance(breaks, (int, np.integer)) or breaks < 1:
+        raise ValueError(f"breaks must be an integer >= 1, got {breaks!r}")
+
+
+def run_breakpoints(dev, plan, flat, X, h, breaks, dtype, *, progress=False):
+    """The two kernels over the chunks of ``flat`` [N, M]; see the module docstring."""
+    N, M = flat.shape
+    K = X.shape[1]
+    BREAKS = max(1, min(int(breaks), max_breaks(h, N, K)))
+    NB = BREAKS * (BREAKS + 1) // 2
+    out = {"nobs": np.empty(M, np.int32), "h": np.empty(M, np.int32),
+           "bmax": np.empty(M, np.int32), "status": np.empty(M, np.int32),
+           "rss": np.empty((BREAKS + 1, M), dtype), "bp": np.empty((NB, M), np.int32)}
+    if M == 0:
+        out["breaks"] = BREAKS
+        return out
+    out = with_smaller_chunks(lambda max_items: _run(dev, plan, flat, X, h, BREAKS, dtype, out,
+                                                      progress, max_items),
+                              device=dev, what="bfast_breaks")
+    out["breaks"] = BREAKS
+    return out
+
+
+def _run(dev, plan, flat, X, h, BREAKS, dtype, out, progress, max_items):
+    import pyopencl as cl
+
+    N, M = flat.shape
+    K = X.shape[1]
+    T = N * (N + 1) // 2
+    rs = dtype.itemsize
+    G, W = plan.interleave, plan.lanes
+    per = [N * rs, T * rs, BREAKS * N * (rs + 4), N * 4, 16 + (BREAKS + 1) * rs,
+           BREAKS * (BREAKS + 1) // 2 * 4]
+    cap = chunk_cap(plan, N, rs)
+    if cap is not None:
+        max_items = cap if max_items is None else min(max_items, cap)
+    chunks = chunk_sizes(M, per, dev, fixed_bytes=(N * K + N + 1) * rs, multiple=G,
+                         max_items=max_items)
+    ctx = dev.context
+    mf = cl.mem_flags
+    Xd = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(X, dtype))
+    hsd = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=segment_table(h, N))
+    prg = dev.program("bfast/breakpoints.cl.mako", real="double" if dtype == np.float64
+                      else "float", W=W, G=G, K=K, N=N, BREAKS=BREAKS)
+    cmax = max(b - a for a, b in chunks)
+    cpad = round_up(cmax, G)
+
+    def buf(nbytes):
+        return scratch_array(dev, (max(int(nbytes), 1),), np.uint8).data
+
+    tri = buf(cpad * T * rs)
+    cost = buf(BREAKS * N * cpad * rs)
+    arg = buf(BREAKS * N * cpad * 4)
+    vidx = buf(N * cpad * 4)
+    inputs = {}
+    keys = ("nobs", "h", "bmax", "status", "rss", "bp")
+
+    def upload(i, a, b, slot, queue):
+        m = b - a
+        mp = round_up(m, G)
+        hb = io.host(slot, "y", (N, mp), dtype)
+        hb[:, :m] = flat[:, a:b]
+        hb[:, m:] = np.nan
+        inputs[slot], events = io.send(slot, "y", hb, queue)
+        return events
+
+    def compute(i, a, b, slot, wait_for):
+        m = b - a
+        mp = round_up(m, G)
+        yd = inputs.pop(slot).data
+        od = [io.out(slot, k, out[k][..., a:b]).data for k in keys]
+        device_wait(dev, wait_for)
+        launch(dev, prg.kernel("bp_rss"), (round_up(mp // W, plan.wg), N), (plan.wg, 1),
+               yd, np.int32(mp), Xd, hsd, tri)
+        ek = launch(dev, prg.kernel("bp_dp"), round_up(m, plan.dp_wg), plan.dp_wg, yd,
+                    np.int32(mp), np.int32(m), hsd, tri, cost, arg, vidx, *od)
+        return [ek]
+
+    def download(i, a, b, slot, queue, wait_for):
+        return io.fetch(slot, queue, wait_for)
+
+    with ChunkIO(dev) as io:
+        run_pipelined(dev, chunks, upload=upload, compute=compute, download=download,
+                      desc="bfast_breaks", disable=None if progress else True)
+    return out
+
+
+def criteria(out, K: int):
+    """BIC and LWZ [breaks + 1, M] from the m-break RSS (NaN beyond a pixel's cap)."""
+    rss = np.asarray(out["rss"], np.float64)
+    n = out["nobs"].astype(np.float64)
+    m = np.arange(rss.shape[0], dtype=np.float64)[:, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        logn = np.log(n)
+        bic = n * (np.log(rss) + 1 - logn + math.log(2 * math.pi)) + logn * (K + 1) * (m + 1)
+        p = (K + 1) * (m + 1) - 1
+        lwz = np.log(rss / (n - p)) + p * 0.299 * logn ** 2.1 / n
+    return bic, lwz
+
+
+def select(out, values):
+    """Number of breaks with the smallest criterion (the first, as ``which.min``), -1 for a
+    failed pixel, and its breakpoints [breaks, M] (-1 padded)."""
+    v = np.where(np.isnan(values), np.inf, values)
+    sel = np.argmin(v, axis=0).astype(np.int32)
+    sel[out["status"] != 0] = -1
+    B = out["rss"].shape[0] - 1
+    bp = np.full((B, sel.size), -1, np.int32)
+    for mm in range(1, B + 1):
+        row = mm * (mm - 1) // 2
+        hit = sel == mm
+        bp[:mm, hit] = out["bp"][row:row + mm][:, hit]
+    return sel, bp
+
+
+def history_starts(dev, plan, hist, X, dtype):
+    """``bfast_monitor(history="BP")``: per pixel the date index where the stable history
+    starts, as bfast's ``history_break``: ``breakpoints`` on the valid history values with
+    h = 6 K and as many breaks as fit, BIC; the start is the first valid date after the last
+    break (the first valid date without one); -1 where the history is too short for h (fewer than 12 K values)."""
+    n, M = hist.shape
+    K = X.shape[1]
+    h = 6 * K
+    B = max_breaks(h, n, K)
+    if B == 0:
+        return np.full(M, -1, np.int32)
+    out = run_breakpoints(dev, plan, hist, X, h, B, dtype)
+    bic, _ = criteria(out, K)
+    sel, bp = select(out, bic)
+    cols = np.arange(M)
+    last = np.where(sel > 0, bp[np.clip(sel - 1, 0, None), cols], -1)
+    valid = ~np.isnan(hist)
+    after = valid & (np.arange(n)[:, None] > last)
+    start = np.argmax(after, axis=0).astype(np.int32)       # first valid date without a break
+    start[sel < 0] = -1
+    return start

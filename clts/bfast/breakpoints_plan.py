@@ -1,0 +1,65 @@
+"""The Plan of the batched Bai-Perron ``breakpoints`` (``clts.bfast_breaks``, ``history="BP"``).
+
+Two kernels (``templates/bfast/breakpoints.cl.mako``):
+  ``bp_rss``  the RSS triangle: one work-item per (``lanes`` pixels, start date), work-groups of
+              ``wg`` work-items along the pixels; the K x K R factor of the start's segment in
+              registers, rows rotated in by Givens rotations (O(K^2) a date).
+  ``bp_dp``   the dynamic programme, one pixel per work-item, work-groups of ``dp_wg``.
+The triangle (N (N + 1) / 2 values a pixel) is stored with ``interleave`` pixels innermost: the
+lanes of one vector store on a CPU (interleave = lanes), a coalesced row of a warp / wavefront
+on a GPU (interleave = 64). ``chunk_bytes`` caps a chunk's triangle + scratch (0: only the
+device limits): the triangle of 300 dates is 361 KB a pixel in float64.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..runtime.plans import LANE_WIDTHS, PlanValueError, read_tunables, validated
+
+KEYS = {"lanes": "bfast.breakpoints.lanes", "wg": "bfast.breakpoints.wg",
+        "interleave": "bfast.breakpoints.interleave", "dp_wg": "bfast.breakpoints.dp_wg",
+        "chunk_bytes": "bfast.breakpoints.chunk_bytes"}
+
+
+@dataclass(frozen=True)
+class BreakpointsPlan:
+    lanes: int
+    wg: int
+    interleave: int
+    dp_wg: int
+    chunk_bytes: int
+
+    def validate(self, dev=None):
+        """Raise ``PlanValueError`` (a ValueError naming the field) for a bad value."""
+        if self.lanes not in LANE_WIDTHS:
+            raise PlanValueError("lanes", f"must be one of {LANE_WIDTHS}, got {self.lanes!r}")
+        for name in ("wg", "dp_wg", "interleave"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise PlanValueError(name, f"must be a positive integer, got {v!r}")
+            if name != "interleave" and dev is not None and v > dev.max_work_group:
+                raise PlanValueError(name, f"={v} exceeds the device's max work-group size "
+                                           f"{dev.max_work_group}")
+        if self.interleave % self.lanes:
+            raise PlanValueError("interleave", f"={self.interleave} must be a multiple of lanes "
+                                               f"({self.lanes})")
+        cb = self.chunk_bytes
+        if isinstance(cb, bool) or not isinstance(cb, int) or cb < 0:
+            raise PlanValueError("chunk_bytes", f"must be a non-negative integer (0: no cap), "
+                                                f"got {cb!r}")
+        return self
+
+
+def make_plan(dev, **overrides) -> BreakpointsPlan:
+    """Plan from ``dev.profile`` (section ``bfast.breakpoints``); keywords override."""
+    t = read_tunables(dev, KEYS, overrides)
+    return validated(BreakpointsPlan(**t.values), dev, KEYS, t.forced)
+
+
+def chunk_cap(plan: BreakpointsPlan, N: int, real_bytes: int) -> int | None:
+    """Pixels per chunk whose triangle stays within ``plan.chunk_bytes`` (None: no cap), at
+    least one interleave block."""
+    if not plan.chunk_bytes:
+        return None
+    per = N * (N + 1) // 2 * real_bytes
+    return max(plan.interleave, plan.chunk_bytes // max(per, 1))

@@ -1,0 +1,276 @@
+"""``clts.bfast_breaks``: multi-break detection over whole series, batched Bai-Perron
+``breakpoints`` as R's ``bfast::bfastlite`` runs it (season + trend regressors, the missing
+values dropped per pixel, BIC or LWZ choosing the number of breaks).
+
+Model of each segment (K = 1 + trend + 2 order coefficients)::
+
+    y_t = a + b t + sum_{j=1..order} ( c_j cos(2 pi j t / freq) + d_j sin(2 pi j t / freq) ) + e_t
+
+Breakpoints, RSS, BIC: strucchange's ``breakpoints.formula`` / ``summary.breakpointsfull``
+(see ``clts.bfast.breakpoints_reference``). The trend regressor is the time (for a regular
+series an affine function of R's ``trend = 1..n``: the same column space, the same fits).
+Magnitudes: at each selected break, the fit of the segment after minus the fit of the segment
+before, at the first valid date after the break (segment fits by least squares, float64, host).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..runtime.integrations import time_axis_of
+from ..runtime import get_device
+from ..runtime.arrays import native, values_of
+from .breakpoints import CRITERIA, check_h_breaks, criteria, run_breakpoints, select
+from .breakpoints_plan import BreakpointsPlan, make_plan
+from .breakpoints_reference import BP_STATUS
+from .common import design_matrix, trend_scaling
+from .common import time_axis as _time_axis
+
+
+@dataclass
+class BreaksResult:
+    """Result of :func:`clts.bfast_breaks`, per pixel (shaped like the cube without its time
+    axis; ``[breaks, ...]`` arrays have one row per possible break).
+
+    Attributes
+    ----------
+    n_breaks : numpy.ndarray of int32
+        Number of breaks the criterion selects; -1 for a pixel not analysed (``status``).
+    breakpoints : numpy.ndarray of int32, ``[breaks, ...]``
+        Date index of the last value before each selected break (R's breakpoint), -1 padded.
+    break_dates : numpy.ndarray, ``[breaks, ...]``
+        Their dates (NaT / NaN padded), of the kind of ``dates``.
+    magnitudes : numpy.ndarray, ``[breaks, ...]`` or None
+        Fit after minus fit before, at the first valid date after each break.
+    rss, bic, lwz : numpy.ndarray, ``[breaks + 1, ...]``
+        RSS and criteria of the best segmentation with m = 0..breaks breaks (NaN beyond the
+        pixel's cap ceil(n / h) - 2).
+    nobs, h, status : numpy.ndarray of int32
+        Valid values, minimal segment size, and 0 ok / 1 too few values (h <= K) / 2 h > n / 2 /
+        3 non-finite values (``clts.bfast.breakpoints_reference.BP_STATUS``).
+    all_breakpoints : numpy.ndarray of int32, ``[breaks (breaks + 1) / 2, ...]``
+        The breakpoints of every m: rows m (m - 1) / 2 .. m (m + 1) / 2 - 1.
+    ci_lower, ci_upper : numpy.ndarray of int32, ``[breaks, ...]`` or None
+        With ``confint=``: the date indices of the lower / upper ends of each breakpoint's
+        confidence interval (strucchange's ``confint``), -1 where R gives NA or no break.
+    """
+    n_breaks: np.ndarray
+    breakpoints: np.ndarray
+    break_dates: np.ndarray
+    magnitudes: np.ndarray | None
+    rss: np.ndarray
+    bic: np.ndarray
+    lwz: np.ndarray
+    nobs: np.ndarray
+    h: np.ndarray
+    status: np.ndarray
+    all_breakpoints: np.ndarray
+    criterion: str = "BIC"
+    ci_lower: np.ndarray | None = None
+    ci_upper: np.ndarray | None = None
+    plan: BreakpointsPlan | None = None
+    diagnostics: dict = field(default_factory=dict)
+
+
+def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, breaks=5,
+                 criterion="BIC", magnitudes=True, confint=None, time_axis=None,
+                 dtype=np.float64,
+                 device=None, plan=None, progress=True, **plan_overrides):
+    """Bai-Perron multiple breakpoints of a season + trend model on every pixel of ``y``.
+
+    Parameters
+    ----------
+    y : array_like
+        Cube with a time axis, float (NaN = missing); a pandas DataFrame (one pixel per column)
+        or an xarray DataArray give labelled results.
+    dates : array_like or None
+        Strictly increasing dates (datetime64 / date: days since 1 January of the first year)
+        or numbers (decimal years: give ``freq=1``). None: the index / time coordinate.
+    order : int
+        Harmonic order of the season, 0 (none) .. 10 (default 3, as ``bfastlite``).
+    freq : float
+        Season length in time-axis units (365.0 for dates).
+    trend : bool
+        Include the linear trend (default True).
+    h : float or int
+        Minimal segment: a fraction of each pixel's valid values (floored) or a count.
+    breaks : int
+        Most breaks (capped per pixel at ceil(n / h) - 2, as R).
+    criterion : {"BIC", "LWZ"}
+        Chooses the number of breaks.
+    magnitudes : bool
+        Compute the break magnitudes (host, float64).
+    confint : float or None
+        Confidence level (e.g. 0.95) of the break-date intervals, as strucchange's
+        ``confint(breakpoints)`` with its defaults (host, float64, per break); None: none.
+    dtype : {float64, float32}
+        Precision on the device (float64 default: the RSS differences the programme compares
+        are small against the RSS).
+    device, plan, progress, **plan_overrides
+        As :func:`clts.bfast_monitor`; overrides ``lanes``, ``wg``, ``interleave``, ``dp_wg``,
+        ``chunk_bytes``.
+
+    Returns
+    -------
+    BreaksResult
+
+    Raises
+    ------
+    ValueError
+        ``h``, ``breaks``, ``order``, ``criterion`` out of range, dates unsorted or not one per
+        time step.
+
+    Examples
+    --------
+    >>> import numpy as np, clts
+    >>> t = 2000 + np.arange(161) / 23
+    >>> y = np.sin(2 * np.pi * t)[:, None] + 0.05 * np.random.default_rng(0).normal(size=(161, 2))
+    >>> y[t >= 2004, 0] += 1.0
+    >>> r = clts.bfast_breaks(y, t, freq=1)
+    >>> r.n_breaks.tolist(), round(float(r.break_dates[0, 0]), 2), r.status.tolist()
+    ([1, 0], 2003.96, [0, 0])
+    """
+    check_h_breaks(h, breaks)
+    if isinstance(order, bool) or not isinstance(order, (int, np.integer)) or not 0 <= order <= 10:
+        raise ValueError(f"order (harmonic terms) must be an integer in 0..10, got {order!r}")
+    if not isinstance(trend, (bool, np.bool_)):
+        raise TypeError(f"trend must be True or False, got {trend!r}")
+    if not (isinstance(freq, (int, float, np.number)) and freq > 0 and math.isfinite(freq)):
+        raise ValueError(f"freq must be a positive number, got {freq!r}")
+    if criterion not in CRITERIA:
+        raise ValueError(f"criterion must be one of {CRITERIA}, got {criterion!r}")
+    labels = time_axis_of(y, time_axis, 0)
+    if dates is None:
+        dates = labels.times()
+        if dates is None:
+            raise ValueError("dates is None: give the dates, or y as a pandas / xarray object "
+                             "whose time axis is labelled")
+        dates = values_of(dates)
+    y = native(values_of(y))
+    if y.dtype.kind not in "fiu" or y.dtype.kind == "b":
+        raise TypeError(f"y must be a real array (NaN = missing), got dtype {y.dtype}")
+    y = np.moveaxis(y, labels.axis, 0)
+    N = y.shape[0]
+    pix_shape = y.shape[1:]
+    d0 = np.asarray(dates).ravel()
+    if d0.size != N:
+        raise ValueError(f"dates has {d0.size} entries but y has {N} along its time axis")
+    t, _ = _time_axis(dates, d0[0] if d0.size else 0.0)
+    if N < 2 or not np.all(np.isfinite(t)) or np.any(np.diff(t) <= 0):
+        raise ValueError("dates must be finite and strictly increasing")
+    dtype = np.dtype(dtype)
+    if dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
+        raise TypeError(f"dtype must be float32 or float64, got {dtype}")
+    dev = get_device(device)
+    dev.require_dtype(dtype)
+    if plan is None:
+        plan = make_plan(dev, **plan_overrides)
+    elif not isinstance(plan, BreakpointsPlan):
+        raise TypeError("plan must be a clts.bfast.BreakpointsPlan")
+    else:
+        plan.validate(dev)
+    center, scale = trend_scaling(t, N)
+    X = design_matrix(t, order, freq, trend, center, scale)
+    K = X.shape[1]
+    M = int(np.prod(pix_shape, dtype=np.int64))
+    flat = y.reshape(N, M)
+    if flat.dtype != dtype:
+        flat = flat.astype(dtype)
+    out = run_breakpoints(dev, plan, flat, X, h, breaks, dtype, progress=progress)
+    bic, lwz = criteria(out, K)
+    sel, bp = select(out, bic if criterion == "BIC" else lwz)
+    mags = _magnitudes(flat, X, sel, bp) if magnitudes else None
+    if confint is not None:
+        if not (isinstance(confint, (float, int)) and 0 < confint < 1):
+            raise ValueError(f"confint must be a level in (0, 1) or None, got {confint!r}")
+        ci = _intervals(flat, X, sel, bp, float(confint))
+
+    src = np.asarray(dates).ravel()
+    if src.dtype.kind not in "Mfiu":
+        src = src.astype("datetime64[D]")
+    fill = np.datetime64("NaT") if src.dtype.kind == "M" else np.nan
+    bdates = np.where(bp >= 0, src[np.clip(bp, 0, None)], fill)
+
+    def per(a, name):
+        return labels.per_series(np.asarray(a).reshape(pix_shape), name)
+
+    def lead(a, name):
+        a = np.asarray(a)
+        return labels.with_lead(a.reshape(a.shape[:1] + pix_shape), name,
+                                np.arange(a.shape[0]))
+
+    status = out["status"]
+    res = BreaksResult(
+        n_breaks=per(sel, "n_breaks"), breakpoints=lead(bp, "break"),
+        break_dates=lead(bdates, "break"),
+        magnitudes=None if mags is None else lead(mags, "break"),
+        rss=lead(out["rss"], "breaks"), bic=lead(bic, "breaks"), lwz=lead(lwz, "breaks"),
+        nobs=per(out["nobs"], "nobs"), h=per(out["h"], "h"), status=per(status, "status"),
+        all_breakpoints=lead(out["bp"], "break_row"), criterion=criterion, plan=plan)
+    if confint is not None:
+        res.ci_lower, res.ci_upper = lead(ci[0], "break"), lead(ci[1], "break")
+    counts = {name: int(np.sum(status == code)) for code, name in BP_STATUS.items() if code}
+    res.diagnostics = dict(n_coef=K, breaks=out["breaks"], failed=int(np.sum(status != 0)),
+                           **counts, device=str(dev.slug))
+    return res
+
+
+def _magnitudes(flat, X, sel, bp):
+    """Fit of the segment after minus that before, at the first valid date after each break
+    ([breaks, M], NaN padded): per-segment least squares by masked normal equations."""
+    N, M = flat.shape
+    B = bp.shape[0]
+    mags = np.full((B, M), np.nan)
+    y = np.asarray(flat, np.float64)
+    valid = ~np.isnan(y)
+    y0 = np.where(valid, y, 0.0)
+    idx = np.arange(N)[:, None]
+    has = sel > 0
+    if not has.any():
+        return mags
+    cols = np.nonzero(has)[0]
+    yv, vv, bpv = y0[:, cols], valid[:, cols], bp[:, cols]
+    prev = None
+    lo = np.full(cols.size, -1)
+    for s in range(B + 1):
+        hi = bpv[s] if s < B else np.full(cols.size, N - 1)
+        hi = np.where(hi < 0, N - 1, hi)
+        live = (s == 0) | (bpv[s - 1] >= 0) if s else np.ones(cols.size, bool)
+        mask = vv & (idx > lo) & (idx <= hi)
+        G = np.einsum("tk,tl,tp->pkl", X, X, mask)
+        Xy = np.einsum("tk,tp->pk", X, yv * mask)
+        with np.errstate(all="ignore"):
+            ok = np.linalg.matrix_rank(G) == X.shape[1]
+            Gs = np.where(ok[:, None, None], G, np.eye(X.shape[1]))
+            beta = np.linalg.solve(Gs, Xy[..., None])[..., 0]
+        beta[~ok] = np.nan
+        if s > 0 and prev is not None:
+            # first valid date after the break
+            first = np.argmax(vv & (idx > lo), axis=0)
+            xa = X[first]
+            m = np.einsum("pk,pk->p", xa, beta - prev)
+            m = np.where(live & (bpv[s - 1] >= 0), m, np.nan)
+            mags[s - 1, cols] = m
+        prev = beta
+        lo = np.where(hi >= 0, hi, lo)
+    return mags
+
+
+def _intervals(flat, X, sel, bp, level):
+    """[2, breaks, M] date indices of the interval ends (see ``clts.bfast.confint``)."""
+    from .confint import intervals
+    B, M = bp.shape
+    out = np.full((2, B, M), -1, np.int32)
+    for p in np.nonzero(sel > 0)[0]:
+        y = np.asarray(flat[:, p], np.float64)
+        idx = np.nonzero(~np.isnan(y))[0]
+        m = int(sel[p])
+        vb = np.searchsorted(idx, bp[:m, p]) + 1            # 1-based value indices, as R
+        iv = intervals(X[idx], y[idx], vb, level)
+        for j in range(m):
+            if iv[j, 0] >= 0:
+                out[0, j, p] = idx[np.clip(iv[j, 0], 1, idx.size) - 1]
+                out[1, j, p] = idx[np.clip(iv[j, 1], 1, idx.size) - 1]
+    return out

@@ -1,0 +1,83 @@
+"""The checks of ``clts.bfast_monitor``'s arguments and dates, apart from the data and the
+device: the call makes them first, and callers that must refuse bad arguments before they start
+(the command line, before it writes a file) make them through :func:`check_arguments`."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..timeaxis import is_cftime, kind, parse_date, show
+from .common import CONVENTIONS, HISTORIES, critical_value, end_of_history
+from .common import time_axis as _time_axis
+
+
+#: strucchange's monitoring processes; only the OLS-MOSUM has a kernel
+TYPES = ("OLS-MOSUM", "OLS-CUSUM", "RE", "ME")
+
+
+def check_params(k, freq, hfrac, level, period, history, convention, trend, type="OLS-MOSUM"):
+    if type != "OLS-MOSUM":
+        if type in TYPES:
+            raise ValueError(f"type={type!r} is not implemented: clts monitors with the "
+                             "OLS-MOSUM process only (R's default); the CUSUM and the "
+                             "estimates-based processes need their own boundaries and "
+                             "critical values")
+        raise ValueError(f"type must be 'OLS-MOSUM' (R's {TYPES} others are not implemented), "
+                         f"got {type!r}")
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 0 <= k <= 10:
+        raise ValueError(f"k (harmonic terms) must be an integer in 0..10, got {k!r}")
+    if k == 0 and not trend:
+        raise ValueError("k=0 and trend=False leave only the intercept: give a season (k >= 1, "
+                         "R's response ~ harmon) or the trend (R's response ~ trend)")
+    if not (isinstance(freq, (int, float, np.number)) and freq > 0 and math.isfinite(freq)):
+        raise ValueError(f"freq must be a positive number (season length in time-axis units), got {freq!r}")
+    if convention not in CONVENTIONS:
+        raise ValueError(f"convention must be one of {CONVENTIONS}, got {convention!r}")
+    if isinstance(history, str) and history not in HISTORIES:
+        try:
+            np.datetime64(history)
+        except ValueError:
+            raise ValueError(f"history must be one of {HISTORIES}, a date or a time, got "
+                             f"{history!r}") from None
+    if not isinstance(trend, (bool, np.bool_)):
+        raise TypeError(f"trend must be True or False, got {trend!r}")
+    return critical_value(hfrac, level, period, convention)
+
+
+def history_end(t, ts, dates, start_monitor) -> int:
+    """end_of_history, its range error in dates when the axis holds dates."""
+    try:
+        return end_of_history(t, ts)
+    except ValueError:
+        dd = np.asarray(dates).ravel()
+        if kind(dd) == "number":
+            raise
+        raise ValueError(f"start_monitor ({show(start_monitor)}) must lie after the first date "
+                         f"({show(dd[0])}) and at or before the last date ({show(dd[-1])}) "
+                         "of the time axis") from None
+
+
+def check_arguments(dates, start_monitor, *, k=3, freq=365.0, trend=True, hfrac=0.25,
+                    level=0.05, history="all", convention="r", period=10, type="OLS-MOSUM", **_):
+    """The checks :func:`bfast_monitor` makes of its arguments and dates, without data or a
+    device (for callers that must refuse bad arguments before they start, as the command line
+    does before it writes a file). Raises as :func:`bfast_monitor` would."""
+    check_params(k, freq, hfrac, levels(level)[0], period, history, convention, trend, type)
+    if isinstance(start_monitor, str) and not is_cftime(dates):
+        start_monitor = parse_date(start_monitor, np.array([], "datetime64[D]"))
+    t, ts = _time_axis(dates, start_monitor)
+    if t.size < 2 or np.any(np.diff(t) <= 0) or not np.all(np.isfinite(t)):
+        raise ValueError("dates must be finite and strictly increasing")
+    history_end(t, ts, dates, start_monitor)
+
+
+def levels(level):
+    """(monitoring level, ROC history-test level) from R's ``level``: one number for both,
+    or a pair."""
+    if isinstance(level, (tuple, list, np.ndarray)):
+        if len(level) != 2:
+            raise ValueError(f"level must be a number or a pair (monitoring, history test), "
+                             f"got {level!r}")
+        return float(level[0]), float(level[1])
+    return level, level

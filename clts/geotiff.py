@@ -1,0 +1,369 @@
+"""GeoTIFF stacks in and out for the BFAST analyses (the optional extra ``geo``: rasterio,
+rioxarray).
+
+A stack is a folder / glob / list of single-band GeoTIFFs (one date each) or one multi-band
+GeoTIFF (one band a date). Dates come from a CSV (a ``date`` column, else the first; one row
+per file or band, in the order given), a sequence, or the file names (``YYYY-MM-DD``,
+``YYYYMMDD`` or Landsat's ``YYYYDDD``). Files are put in date order. Every file must carry a
+CRS and share the first one's CRS, transform and size.
+
+:func:`bfast_monitor_geotiff` streams the stack in blocks of rows through
+:func:`clts.bfast_monitor` and writes ``break_date.tif`` (decimal year or day of year),
+``magnitude.tif``, ``valid_count.tif`` and ``status.tif`` with the input's CRS, transform and
+nodata; each file is written under a temporary name and renamed when complete.
+:func:`open_stack` + :meth:`Stack.to_dataarray` give a DataArray for ``clts.xarray``, and
+:func:`write_bfast` writes a ``clts.xarray.bfast_monitor`` Dataset the same way.
+"""
+from __future__ import annotations
+
+import glob
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+OUTPUTS = ("break_date", "magnitude", "valid_count", "status")
+DATE_FORMATS = ("decimal_year", "doy")
+_DATE_RE = [(re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)"), "ymd-"),
+            (re.compile(r"(?<!\d)(\d{4})(\d{2})(\d{2})(?!\d)"), "ymd"),
+            (re.compile(r"(?<!\d)(\d{4})(\d{3})(?!\d)"), "yj")]
+
+
+def _rasterio():
+    try:
+        import rasterio
+    except ImportError:  # pragma: no cover - the geo extra installs it
+        raise ImportError("clts.geotiff needs rasterio: pip install 'clts[geo]'") from None
+    return rasterio
+
+
+def date_from_name(name: str) -> np.datetime64:
+    """The date in a file name: YYYY-MM-DD, YYYYMMDD or YYYYDDD (year and day of year)."""
+    stem = Path(name).name
+    for rx, kind in _DATE_RE:
+        m = rx.search(stem)
+        if not m:
+            continue
+        try:
+            if kind == "yj":
+                y, j = int(m.group(1)), int(m.group(2))
+                if not 1 <= j <= 366:
+                    continue
+                return np.datetime64(f"{y:04d}-01-01") + np.timedelta64(j - 1, "D")
+            return np.datetime64(f"{m.group(1)}-{m.group(2)}-{m.group(3)}")
+        except ValueError:
+            continue
+    raise ValueError(f"dates: no date (YYYY-MM-DD, YYYYMMDD or YYYYDDD) in the file name "
+                     f"{stem!r}; give dates= (a CSV or a list)")
+
+
+def read_dates(dates, names, n_bands: int) -> np.ndarray:
+    """datetime64[D] dates, one per band, from a CSV path, a sequence or the file names."""
+    if dates is None:
+        if len(names) != n_bands:
+            raise ValueError("dates: a multi-band GeoTIFF needs dates= (a CSV or a list), "
+                             "its band names hold none")
+        d = np.array([date_from_name(nm) for nm in names], dtype="datetime64[D]")
+    elif isinstance(dates, (str, os.PathLike)):
+        import pandas as pd
+        df = pd.read_csv(dates)
+        cols = {c.lower(): c for c in df.columns}
+        col = cols.get("date", df.columns[0])
+        try:
+            d = pd.to_datetime(df[col]).values.astype("datetime64[D]")
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"dates: column {col!r} of {dates} is not dates ({exc})") from None
+    else:
+        try:
+            d = np.asarray(dates).astype("datetime64[D]").ravel()
+        except (ValueError, TypeError):
+            raise ValueError("dates must be a CSV path, a sequence of dates or None (from the "
+                             "file names)") from None
+    if d.size != n_bands:
+        raise ValueError(f"dates: {d.size} dates for {n_bands} bands / files of the stack")
+    if np.isnat(d).any():
+        raise ValueError("dates: a date is missing (NaT)")
+    return d
+
+
+def _sources(inputs):
+    if isinstance(inputs, (str, os.PathLike)):
+        p = str(inputs)
+        if os.path.isdir(p):
+            files = sorted(glob.glob(os.path.join(p, "*.tif")) + glob.glob(os.path.join(p, "*.tiff")))
+        elif any(ch in p for ch in "*?["):
+            files = sorted(glob.glob(p))
+        else:
+            files = [p]
+    else:
+        files = [str(f) for f in inputs]
+    if not files:
+        raise ValueError(f"inputs: no GeoTIFF found in {inputs!r}")
+    return files
+
+
+@dataclass
+class Stack:
+    """An opened GeoTIFF stack: sources in date order and the grid they share."""
+    files: list
+    bands: list              # (file index, band number) per date, in date order
+    dates: np.ndarray
+    crs: object
+    transform: object
+    nodata: float | None
+    width: int
+    height: int
+    dtype: np.dtype
+
+    def read_rows(self, r0: int, r1: int) -> np.ndarray:
+        """[time, rows, width] of rows r0..r1 (a window of every band)."""
+        rio = _rasterio()
+        from rasterio.windows import Window
+        win = Window(0, r0, self.width, r1 - r0)
+        out = np.empty((len(self.bands), r1 - r0, self.width), self.dtype)
+        opened = {}
+        try:
+            for i, (f, b) in enumerate(self.bands):
+                if f not in opened:
+                    opened[f] = rio.open(self.files[f])
+                out[i] = opened[f].read(b, window=win)
+        finally:
+            for ds in opened.values():
+                ds.close()
+        return out
+
+    def to_dataarray(self):
+        """The whole stack as a DataArray (time, y, x) with the dates and the pixel-centre
+        coordinates, nodata as NaN (an integer stack with nodata becomes float32); CRS / transform / nodata in ``attrs`` and, with rioxarray, ``.rio``."""
+        import xarray as xr
+        a = self.read_rows(0, self.height)
+        if self.nodata is not None:          # NaN = missing (integer stacks become float32)
+            ft = a.dtype if a.dtype.kind == "f" else np.float32
+            a = np.where(a == self.nodata, np.nan, a.astype(ft))
+        tr = self.transform
+        xs = tr.c + tr.a * (np.arange(self.width) + 0.5)
+        ys = tr.f + tr.e * (np.arange(self.height) + 0.5)
+        da = xr.DataArray(a, dims=("time", "y", "x"),
+                          coords={"time": self.dates.astype("datetime64[ns]"), "y": ys, "x": xs},
+                          attrs={"crs": self.crs.to_string(), "transform": tuple(tr)[:6],
+                                 "nodata": self.nodata})
+        try:
+            import rioxarray  # noqa: F401
+            da = da.rio.write_crs(self.crs).rio.write_transform(tr)
+            if self.nodata is not None:
+                da = da.rio.write_nodata(self.nodata)
+        except ImportError:  # pragma: no cover
+            pass
+        return da
+
+
+def open_stack(inputs, dates=None) -> Stack:
+    """Open a folder / glob / list of single-band GeoTIFFs or one multi-band GeoTIFF; see the
+    module docstring. Raises ValueError naming ``inputs`` / ``dates`` for a file without a CRS,
+    files on different grids, band and date counts that differ, or repeated dates."""
+    rio = _rasterio()
+    files = _sources(inputs)
+    meta = []
+    for f in files:
+        try:
+            with rio.open(f) as ds:
+                meta.append((ds.count, ds.crs, ds.transform, ds.nodata, ds.width, ds.height,
+                             np.dtype(ds.dtypes[0])))
+        except rio.errors.RasterioIOError as exc:
+            raise ValueError(f"inputs: cannot open {f} ({exc})") from None
+    for f, m in zip(files, meta):
+        if m[1] is None:
+            raise ValueError(f"inputs: {f} has no CRS (coordinate reference system); the "
+                             "results could not be placed on the map")
+    c0 = meta[0]
+    for f, m in zip(files[1:], meta[1:]):
+        if m[1] != c0[1] or m[2] != c0[2] or m[4:6] != c0[4:6]:
+            raise ValueError(f"inputs: {f} is not on the grid of {files[0]} (CRS, transform "
+                             "and size must match)")
+    if len(files) == 1:
+        bands = [(0, b + 1) for b in range(c0[0])]
+        names = [files[0]] * c0[0] if c0[0] == 1 else []
+    else:
+        if any(m[0] != 1 for m in meta):
+            raise ValueError("inputs: several files must each hold one band (one date)")
+        bands = [(i, 1) for i in range(len(files))]
+        names = files
+    d = read_dates(dates, names if names else [], len(bands))
+    order = np.argsort(d, kind="stable")
+    d = d[order]
+    if np.any(np.diff(d) <= np.timedelta64(0, "D")):
+        i = int(np.argmax(np.diff(d) <= np.timedelta64(0, "D")))
+        raise ValueError(f"dates: {d[i]} appears twice in the stack")
+    return Stack(files=files, bands=[bands[i] for i in order], dates=d, crs=c0[1],
+                 transform=c0[2], nodata=c0[3], width=c0[4], height=c0[5],
+                 dtype=np.dtype(np.result_type(*[m[6] for m in meta])))
+
+
+def date_values(dates, fmt: str) -> np.ndarray:
+    """datetime64 -> float64 decimal year (year + (day of year - 1) / days in the year) or day
+    of year; NaT -> NaN."""
+    if fmt not in DATE_FORMATS:
+        raise ValueError(f"date_format must be one of {DATE_FORMATS}, got {fmt!r}")
+    d = np.asarray(dates).astype("datetime64[D]")
+    nat = np.isnat(d)
+    d = np.where(nat, np.datetime64("2000-01-01"), d)
+    y = d.astype("datetime64[Y]")
+    doy = (d - y.astype("datetime64[D]")).astype(np.int64) + 1
+    if fmt == "doy":
+        v = doy.astype(np.float64)
+    else:
+        days = ((y + 1).astype("datetime64[D]") - y.astype("datetime64[D]")).astype(np.int64)
+        v = y.astype(np.int64) + 1970 + (doy - 1) / days
+    return np.where(nat, np.nan, v)
+
+
+class _Writer:
+    """The output GeoTIFFs, written under temporary names, renamed by :meth:`commit`."""
+
+    def __init__(self, out_dir, stack_like, names_dtypes, nodata):
+        rio = _rasterio()
+        self.out = Path(out_dir)
+        self.out.mkdir(parents=True, exist_ok=True)
+        self.files = {}
+        crs, transform, width, height = stack_like
+        for name, dt in names_dtypes:
+            tmp = self.out / f".{name}.tif.tmp-{os.getpid()}"
+            nd = _nodata_for(nodata, dt)
+            ds = rio.open(tmp, "w", driver="GTiff", width=width, height=height, count=1,
+                          dtype=dt, crs=crs, transform=transform, nodata=nd,
+                          tiled=True, compress="deflate")
+            self.files[name] = (ds, tmp, nd)
+
+    def write(self, name, r0, block):
+        from rasterio.windows import Window
+        ds, _, nd = self.files[name]
+        b = np.asarray(block)
+        if nd is not None:
+            b = np.where(np.isnan(b), nd, b) if b.dtype.kind == "f" else b
+        ds.write(b.astype(ds.dtypes[0]), 1, window=Window(0, r0, b.shape[1], b.shape[0]))
+
+    def nodata(self, name):
+        return self.files[name][2]
+
+    def commit(self) -> dict:
+        paths = {}
+        for name, (ds, tmp, _) in self.files.items():
+            ds.close()
+            final = self.out / f"{name}.tif"
+            os.replace(tmp, final)
+            paths[name] = final
+        self.files = {}
+        return paths
+
+    def abort(self):
+        for ds, tmp, _ in self.files.values():
+            ds.close()
+            Path(tmp).unlink(missing_ok=True)
+        self.files = {}
+
+
+def _nodata_for(nodata, dt):
+    """The input's nodata where the output type holds it; else NaN (floats) / -1 (integers)."""
+    dt = np.dtype(dt)
+    if nodata is not None and np.isfinite(nodata):
+        if dt.kind == "f" or (float(nodata).is_integer() and
+                              np.iinfo(dt).min <= nodata <= np.iinfo(dt).max):
+            return float(nodata) if dt.kind == "f" else int(nodata)
+    return float("nan") if dt.kind == "f" else -1
+
+
+_OUT_TYPES = [("break_date", "float32"), ("magnitude", "float32"), ("valid_count", "int32"),
+              ("status", "int16")]
+
+
+def bfast_monitor_geotiff(inputs, start_monitor, out_dir, *, dates=None, block_rows=256,
+                          date_format="decimal_year", progress=True, **kwargs) -> dict:
+    """BFAST-Monitor on a GeoTIFF stack, in blocks of ``block_rows`` rows (a stack larger than
+    memory streams), results as GeoTIFFs in ``out_dir`` (see the module docstring). ``kwargs``
+    go to :func:`clts.bfast_monitor` (``freq`` defaults to 365.25 days). Pixels without a break
+    or not tested have the nodata value in ``break_date`` (``status`` says which). Returns
+    {name: path}."""
+    from .bfast.api import bfast_monitor
+    if isinstance(block_rows, bool) or not isinstance(block_rows, int) or block_rows < 1:
+        raise ValueError(f"block_rows must be a positive integer, got {block_rows!r}")
+    date_values(np.array([], "datetime64[D]"), date_format)        # checks the format
+    for bad in ("dates", "time_axis", "detailed", "nodata"):
+        if bad in kwargs:
+            raise TypeError(f"bfast_monitor_geotiff does not take {bad}= (the stack gives it)")
+    st = open_stack(inputs, dates)
+    start = np.datetime64(start_monitor, "D") if not isinstance(start_monitor, np.datetime64) \
+        else start_monitor
+    kw = dict(kwargs)
+    kw.setdefault("freq", 365.25)
+    int_nodata = st.nodata if st.dtype.kind in "iu" and st.nodata is not None else None
+    w = _Writer(out_dir, (st.crs, st.transform, st.width, st.height), _OUT_TYPES, st.nodata)
+    try:
+        rng = range(0, st.height, block_rows)
+        if progress:
+            from .runtime import progress as bar
+            rng = bar(rng, desc="bfast_monitor_geotiff")
+        for r0 in rng:
+            r1 = min(st.height, r0 + block_rows)
+            y = st.read_rows(r0, r1)
+            if st.dtype.kind == "f" and st.nodata is not None and np.isfinite(st.nodata):
+                y = np.where(y == st.nodata, np.nan, y)
+            if y.dtype.kind in "iu" and y.dtype.itemsize > 4:     # (u)int64: as floats
+                y = np.where(y == int_nodata, np.nan, y.astype(np.float64)) \
+                    if int_nodata is not None else y.astype(np.float64)
+            r = bfast_monitor(y, st.dates, start, nodata=int_nodata if y.dtype.kind in "iu"
+                              else None, progress=False, **kw)
+            w.write("break_date", r0, date_values(r.break_dates, date_format))
+            w.write("magnitude", r0, np.where(r.status == 0, r.magnitudes, np.nan))
+            w.write("valid_count", r0, r.valids)
+            w.write("status", r0, r.status)
+        return w.commit()
+    except BaseException:
+        w.abort()
+        raise
+
+
+def write_bfast(ds, out_dir, *, like, date_format="decimal_year") -> dict:
+    """Write a ``clts.xarray.bfast_monitor`` Dataset (dims y, x) as GeoTIFFs on the grid of
+    ``like`` (a :class:`Stack`, or a DataArray from :meth:`Stack.to_dataarray` / rioxarray).
+    Returns {name: path}."""
+    if isinstance(like, Stack):
+        crs, tr, nodata = like.crs, like.transform, like.nodata
+    else:
+        import warnings
+        with warnings.catch_warnings():     # affine's `*` inside rioxarray (pending deprecation)
+            warnings.simplefilter("ignore", PendingDeprecationWarning)
+            crs, tr, nodata = like.rio.crs, like.rio.transform(), like.rio.nodata
+        if crs is None:
+            raise ValueError("like has no CRS (write one with da.rio.write_crs)")
+    h, wd = ds["breaks"].shape
+    w = _Writer(out_dir, (crs, tr, wd, h), _OUT_TYPES, nodata)
+    try:
+        st = ds["status"].values
+        w.write("break_date", 0, date_values(ds["break_dates"].values, date_format))
+        w.write("magnitude", 0, np.where(st == 0, ds["magnitudes"].values, np.nan))
+        w.write("valid_count", 0, ds["valids"].values)
+        w.write("status", 0, st)
+        return w.commit()
+    except BaseException:
+        w.abort()
+        raise
+
+
+def cli_bfast(args) -> int:
+    """``clts bfast stack/*.tif --dates dates.csv --start 2020-01-01 -o out/``: the CLI's
+    GeoTIFF path (``args`` from ``clts.cli``)."""
+    if args.plot:
+        raise ValueError("--plot is not available for GeoTIFF stacks (open the GeoTIFFs)")
+    inputs = [args.input, *args.more_inputs]
+    kw = dict(k=args.k, hfrac=args.hfrac, level=args.level, history=args.history,
+              device=args.device)
+    if args.freq is not None:
+        kw["freq"] = args.freq
+    paths = bfast_monitor_geotiff(inputs if len(inputs) > 1 else inputs[0], args.start_monitor,
+                                  args.output, dates=args.dates, block_rows=args.block_rows,
+                                  date_format=args.date_format,
+                                  progress=not args.no_progress, **kw)
+    print(f"wrote {', '.join(str(p) for p in paths.values())}")
+    return 0

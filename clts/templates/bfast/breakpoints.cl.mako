@@ -1,0 +1,206 @@
+## Bai-Perron breakpoints (strucchange::breakpoints), batched, with missing values dropped per pixel.
+## bp_rss: the RSS triangle. One work-item per (W pixels, start date tau): every later row is
+##   rotated into the start's K x K R factor held in registers by Gentleman's square-root-free
+##   Givens rotations (one division per column, no square root); the weighted square of the
+##   rotated row's last component is the squared recursive residual, the RSS increment. NaN rows rotate in
+##   as zeros (no effect), so the W lanes run in lockstep over the dates. Starts that no lane's
+##   dynamic programme reads (valid count before tau in 1..h-1, or fewer than h values after) are
+##   skipped.
+## bp_dp: one work-item per pixel: the dynamic programme for 1..BREAKS breaks over its valid values,
+##   the m-break RSS (segments summed in order, as R) and the breakpoints (date indices).
+## Triangle layout: pixel blocks of G (G a multiple of W) interleaved innermost:
+##   tri[((p / G) * T + tri_index(tau, t)) * G + p % G], T = N (N + 1) / 2.
+## Variables: real, W, G, K, N, BREAKS.
+<%include file="/common/real.cl.mako"/>
+<%
+    V = "real" if W == 1 else "real%d" % W
+    T = N * (N + 1) // 2
+    def L(l):
+        return "" if W == 1 else ".s%x" % l
+%>
+typedef ${V} V;
+% if W == 1:
+#define SEL(a, b, c) ((c) ? (b) : (a))
+#define VLOAD(p) (*(p))
+#define VSTORE(v, p) (*(p) = (v))
+% else:
+#define SEL(a, b, c) select(a, b, c)
+#define VLOAD(p) vload${W}(0, p)
+#define VSTORE(v, p) vstore${W}(v, 0, p)
+% endif
+#define TRI_OFF(tau) ((long)(tau) * ${N} - ((long)(tau) * ((tau) - 1)) / 2)
+#define TRI_AT(p, idx) ((((long)(p) / ${G}) * ${T} + (idx)) * ${G} + (p) % ${G})
+
+__kernel void bp_rss(__global const real* restrict y, const int Mp,
+                     __global const real* restrict X, __global const int* restrict hs,
+                     __global real* restrict tri)
+{
+    const int p0 = get_global_id(0) * ${W};
+    const int tau = get_global_id(1);
+    if (p0 >= Mp || tau >= ${N}) return;
+    // does any lane's dynamic programme read segments starting at tau?
+    int cb[${W}], nv[${W}];
+% for l in range(W):
+    cb[${l}] = 0; nv[${l}] = 0;
+% endfor
+    for (int t = 0; t < ${N}; ++t) {
+        const V v = VLOAD(y + (long)t * Mp + p0);
+% for l in range(W):
+        if (!isnan(v${L(l)})) { nv[${l}] += 1; cb[${l}] += (t < tau); }
+% endfor
+    }
+    const V v0 = VLOAD(y + (long)tau * Mp + p0);
+    int need = 0;
+% for l in range(W):
+    {
+        const int h = hs[nv[${l}]];
+        need |= !isnan(v0${L(l)}) && (cb[${l}] == 0 || cb[${l}] >= h) && nv[${l}] - cb[${l}] >= h;
+    }
+% endfor
+    if (!need) return;
+% for k in range(K):
+%   for j in range(k + 1, K):
+    V R${k}_${j} = (V)0;
+%   endfor
+    V d${k} = (V)0, z${k} = (V)0;
+% endfor
+    V rss = (V)0;
+    const long base = TRI_OFF(tau) - tau;
+    for (int t = tau; t < ${N}; ++t) {
+        const V yv = VLOAD(y + (long)t * Mp + p0);
+% if W == 1:
+        const int ok = !isnan(yv);
+% else:
+        const V okv = SEL((V)0, (V)1, isnan(yv) == 0);
+% endif
+% for k in range(K):
+%   if W == 1:
+        V x${k} = ok ? X[t * ${K} + ${k}] : (real)0;
+%   else:
+        V x${k} = okv * X[t * ${K} + ${k}];
+%   endif
+% endfor
+% if W == 1:
+        V e = ok ? yv : (real)0;
+% else:
+        V e = SEL((V)0, yv, isnan(yv) == 0);
+% endif
+        V w = (V)1;
+        // Gentleman's square-root-free Givens rotation of the row into d, Rbar (unit upper
+        // triangular) and z: w e^2 at the end is the squared recursive residual
+% for k in range(K):
+        {
+            const V xi = x${k};
+            const V dp = d${k} + w * xi * xi;
+            const V inv = SEL((V)0, (V)1 / dp, dp > (V)0);
+            const V cb = SEL((V)1, d${k} * inv, dp > (V)0);
+            const V sb = w * xi * inv;
+            w *= cb;
+            d${k} = dp;
+%   for j in range(k + 1, K):
+            {
+                const V a = x${j};
+                x${j} = a - xi * R${k}_${j};
+                R${k}_${j} = cb * R${k}_${j} + sb * a;
+            }
+%   endfor
+            const V a = e;
+            e = a - xi * z${k};
+            z${k} = cb * z${k} + sb * a;
+        }
+% endfor
+        rss += w * e * e;
+        VSTORE(rss, tri + TRI_AT(p0, base + t));
+    }
+}
+
+__kernel void bp_dp(__global const real* restrict y, const int Mp, const int Mreal,
+                    __global const int* restrict hs, __global const real* restrict tri,
+                    __global real* restrict cost, __global int* restrict arg,
+                    __global int* restrict vidx,
+                    __global int* restrict nobs, __global int* restrict hout,
+                    __global int* restrict bmax, __global int* restrict status,
+                    __global real* restrict rss_out, __global int* restrict bp_out)
+{
+    const int p = get_global_id(0);
+    if (p >= Mreal) return;
+    int n = 0, inf = 0;
+    for (int t = 0; t < ${N}; ++t) {
+        const real v = y[(long)t * Mp + p];
+        if (!isnan(v)) {
+            vidx[(long)n * Mp + p] = t;
+            inf |= isinf(v);
+            ++n;
+        }
+    }
+    const int h = hs[n];
+    nobs[p] = n;
+    hout[p] = h;
+    for (int m = 0; m <= ${BREAKS}; ++m) rss_out[(long)m * Mreal + p] = REAL_NAN;
+    for (int q = 0; q < ${BREAKS * (BREAKS + 1) // 2}; ++q) bp_out[(long)q * Mreal + p] = -1;
+    int st = 0;
+    if (inf) st = 3;
+    else if (n == 0 || h <= ${K}) st = 1;
+    else if (h > n / 2) st = 2;
+    status[p] = st;
+    if (st) { bmax[p] = 0; return; }
+    int B = (n + h - 1) / h - 2;
+    B = B < ${BREAKS} ? B : ${BREAKS};
+    bmax[p] = B;
+    // RSS of the valid values i..j (1-based, inclusive)
+#define D(i) vidx[(long)((i) - 1) * Mp + p]
+#define RSS(i, j) tri[TRI_AT(p, TRI_OFF(D(i)) + D(j) - D(i))]
+#define COST(m, i) cost[((long)((m) - 1) * ${N} + (i)) * Mp + p]
+#define ARG(m, i) arg[((long)((m) - 1) * ${N} + (i)) * Mp + p]
+    for (int i = h; i <= n - h; ++i) COST(1, i) = RSS(1, i);
+    for (int m = 2; m <= B; ++m) {
+        for (int i = m * h; i <= n - h; ++i) {
+            real best = REAL_MAX;
+            int bj = -1;
+            const int di = D(i);
+            for (int j = (m - 1) * h; j <= i - h; ++j) {
+                const int dj = D(j + 1);
+                const real v = COST(m - 1, j) + tri[TRI_AT(p, TRI_OFF(dj) + di - dj)];
+                if (v < best) { best = v; bj = j; }
+            }
+            COST(m, i) = best;
+            ARG(m, i) = bj;
+        }
+    }
+    rss_out[p] = RSS(1, n);
+    const int dn = D(n);
+    for (int m = 1; m <= B; ++m) {
+        real best = REAL_MAX;
+        int bi = -1;
+        for (int i = m * h; i <= n - h; ++i) {
+            const int d1 = D(i + 1);
+            const real v = COST(m, i) + tri[TRI_AT(p, TRI_OFF(d1) + dn - d1)];
+            if (v < best) { best = v; bi = i; }
+        }
+        // backtrack; breakpoints of m breaks at bp_out rows m (m - 1) / 2 .. + m - 1
+        const long row = (long)m * (m - 1) / 2;
+        int b = bi;
+        for (int mm = m; mm >= 1; --mm) {
+            bp_out[(row + mm - 1) * Mreal + p] = b;
+            if (mm > 1) b = ARG(mm, b);
+        }
+        // R sums the segments' RSS again, in order
+        real s = 0;
+        int a = 0;
+        for (int mm = 0; mm <= m; ++mm) {
+            const int e = mm < m ? bp_out[(row + mm) * Mreal + p] : n;
+            s += RSS(a + 1, e);
+            a = e;
+        }
+        rss_out[(long)m * Mreal + p] = s;
+    }
+    // breakpoints as date indices (the last date of each segment)
+    for (int q = 0; q < ${BREAKS * (BREAKS + 1) // 2}; ++q) {
+        const int b = bp_out[(long)q * Mreal + p];
+        if (b > 0) bp_out[(long)q * Mreal + p] = D(b);
+    }
+#undef D
+#undef RSS
+#undef COST
+#undef ARG
+}

@@ -1,0 +1,309 @@
+"""clts.bfast_breaks (batched Bai-Perron breakpoints) against R's strucchange::breakpoints, the
+numpy reference, a direct least-squares RSS and ruptures' Dynp.
+
+Fixtures: tests/data/bfast_bp_*.csv (bench/bfast_bp_fixtures.py, R strucchange 1.5-3): equal
+breakpoints for every m on every fixture pixel, and the selected m. Tolerances (float64): the
+m-break RSS to 1e-10 relative of the reference, whose triangle matches a direct QR least squares
+to 1e-12; R's own RSS carries the error of its recursive-residual updating (up to 3e-6 relative on
+these pixels, measured against the direct least squares), so R's RSS and BIC are met to 1e-5.
+"""
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import clts
+from clts.bfast import breakpoints_reference as bref
+from clts.bfast.common import design_matrix, trend_scaling
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def _fp64(device):
+    if not device.fp64:
+        pytest.skip("float64 needs cl_khr_fp64")
+
+
+@pytest.fixture(scope="module")
+def rfix():
+    import pandas as pd
+    return (pd.read_csv(DATA / "bfast_bp_input.csv"), pd.read_csv(DATA / "bfast_bp_settings.csv"),
+            pd.read_csv(DATA / "bfast_bp_output.csv", keep_default_na=False),
+            pd.read_csv(DATA / "bfast_bp_triangle.csv"))
+
+
+def _design(t, order, trend):
+    c, s = trend_scaling(t, t.size)
+    return design_matrix(t, order, 1.0, trend, c, s)
+
+
+def _cube(seed, M=12, N=90, nan=0.2, shifts=2):
+    rng = np.random.default_rng(seed)
+    t = 2000 + np.arange(N) / 23.0
+    y = (np.sin(2 * np.pi * t + rng.uniform(0, 6, M)[:, None]).T * 0.2
+         + 0.03 * rng.standard_normal((N, M)))
+    for _ in range(shifts):
+        y += (t[:, None] >= rng.uniform(t[10], t[-10], M)) * rng.uniform(-0.3, 0.3, M)
+    y[rng.random((N, M)) < nan] = np.nan
+    return t, y
+
+
+# ------------------------------------------------------------------ R fixtures
+@pytest.mark.parametrize("lanes", [1, 4])
+def test_r_fixture(device, rfix, lanes):
+    _fp64(device)
+    inp, settings, out, _ = rfix
+    t = inp.time.values
+    y = inp.iloc[:, 1:].values
+    for s, row in settings.iterrows():
+        r = clts.bfast_breaks(y, t, order=int(row.order), freq=1.0, trend=bool(row.trend),
+                              h=row.h if row.h < 1 else int(row.h), breaks=int(row.breaks),
+                              device=device, lanes=lanes, interleave=lanes, magnitudes=False,
+                              progress=False)
+        for p in range(y.shape[1]):
+            idx = np.nonzero(~np.isnan(y[:, p]))[0]
+            o = out[(out.setting == s) & (out.pixel == p)]
+            assert r.nobs[p] == o.nobs.iloc[0] and r.status[p] == 0
+            assert r.n_breaks[p] == o.selected.iloc[0], (s, p)
+            for _, q in o.iterrows():
+                m = int(q.m)
+                want = [idx[int(b) - 1] for b in str(q.breakpoints).split()]
+                row0 = m * (m - 1) // 2
+                assert list(r.all_breakpoints[row0:row0 + m, p]) == want, (s, p, m)
+                assert abs(r.rss[m, p] / q.RSS - 1) < 1e-5
+                assert abs(r.bic[m, p] - q.BIC) < 1e-5 * abs(q.BIC)
+            sel = int(o.selected.iloc[0])
+            assert list(r.breakpoints[:sel, p]) == list(r.all_breakpoints[
+                sel * (sel - 1) // 2:sel * (sel + 1) // 2, p])
+            assert (r.breakpoints[sel:, p] == -1).all()
+
+
+def test_reference_triangle_is_least_squares(rfix):
+    """The reference's RSS triangle is the least-squares RSS of each segment, and R's within its
+    updating error."""
+    inp, _, _, tri = rfix
+    t = inp.time.values
+    y = inp["p0"].values
+    ok = ~np.isnan(y)
+    X = _design(t, 3, True)[ok]
+    T = bref.rss_triangle(X, y[ok])
+    rng = np.random.default_rng(0)
+    for i, j in zip(rng.integers(0, 60, 25), rng.integers(70, ok.sum(), 25)):
+        b = np.linalg.lstsq(X[i:j + 1], y[ok][i:j + 1], rcond=None)[0]
+        rss = np.sum((y[ok][i:j + 1] - X[i:j + 1] @ b) ** 2)
+        assert abs(T[i, j] / rss - 1) < 1e-12
+    # segments of at least h values (the only ones the programme reads): shorter ones of a few
+    # more values than regressors are ill-conditioned (short arcs of the harmonics)
+    long = tri.j.values - tri.i.values + 1 >= bref.segment_h(0.15, ok.sum())
+    got = T[tri.i.values[long] - 1, tri.j.values[long] - 1]
+    assert np.max(np.abs(got / tri.RSS.values[long] - 1)) < 1e-5
+    assert np.isnan(T[0, :X.shape[1] - 1]).all()
+
+
+# ------------------------------------------------------------------ numpy reference
+@pytest.mark.parametrize("lanes,interleave", [(1, 1), (4, 8), (8, 8)])
+def test_reference_random(device, lanes, interleave):
+    _fp64(device)
+    t, y = _cube(3, M=13, N=80, nan=0.25)
+    y[:, 5] = np.nan                      # all missing
+    y[:60, 6] = np.nan                    # too few values for h
+    r = clts.bfast_breaks(y, t, order=2, freq=1.0, h=0.15, breaks=4, device=device,
+                          lanes=lanes, interleave=interleave, wg=2, dp_wg=3, progress=False)
+    X = _design(t, 2, True)
+    for p in range(y.shape[1]):
+        e = bref.breakpoints_pixel(X, y[:, p], h=0.15, breaks=4)
+        assert r.status[p] == e["status"] and r.nobs[p] == e["nobs"]
+        if e["status"]:
+            assert r.n_breaks[p] == -1 and np.isnan(r.rss[:, p]).all()
+            continue
+        B = e["breaks"]
+        np.testing.assert_allclose(r.rss[:B + 1, p], e["rss"][:B + 1], rtol=1e-10)
+        assert np.isnan(r.rss[B + 1:, p]).all()
+        for m in range(1, B + 1):
+            row = m * (m - 1) // 2
+            assert list(r.all_breakpoints[row:row + m, p]) == [e["idx"][b - 1] for b in e["bp"][m]]
+        assert r.n_breaks[p] == bref.select(e, "BIC")
+    assert r.status[5] == 1 and r.status[6] == 1
+    assert r.diagnostics["too_few_values"] == 2
+    # magnitudes: fit after minus fit before at the first valid date after each break, from
+    # least squares on each segment
+    for p in np.nonzero(r.n_breaks > 0)[0][:4]:
+        ok = np.nonzero(~np.isnan(y[:, p]))[0]
+        m = r.n_breaks[p]
+        edges = [-1, *r.breakpoints[:m, p], y.shape[0] - 1]
+        fits = []
+        for a, b in zip(edges[:-1], edges[1:]):
+            s = ok[(ok > a) & (ok <= b)]
+            fits.append(np.linalg.lstsq(X[s], y[s, p], rcond=None)[0])
+        for j in range(m):
+            d = ok[ok > r.breakpoints[j, p]][0]
+            assert abs(r.magnitudes[j, p] - X[d] @ (fits[j + 1] - fits[j])) < 1e-9
+        assert np.isnan(r.magnitudes[m:, p]).all()
+
+
+def test_float32_and_lwz(device):
+    t, y = _cube(4, M=16, N=92, nan=0.1)
+    r64 = clts.bfast_breaks(y, t, freq=1.0, order=1, device=device, progress=False)
+    r32 = clts.bfast_breaks(y.astype(np.float32), t, freq=1.0, order=1, dtype=np.float32,
+                            device=device, progress=False)
+    assert np.mean(r32.n_breaks == r64.n_breaks) >= 0.8
+    X = _design(t, 1, True)
+    rl = clts.bfast_breaks(y, t, freq=1.0, order=1, criterion="LWZ", device=device,
+                           progress=False)
+    for p in range(y.shape[1]):
+        e = bref.breakpoints_pixel(X, y[:, p], h=0.15, breaks=5)
+        assert rl.n_breaks[p] == bref.select(e, "LWZ")
+        np.testing.assert_allclose(rl.lwz[:e["breaks"] + 1, p], e["lwz"][:e["breaks"] + 1],
+                                   rtol=1e-9)
+
+
+def test_ruptures_dynp_anchor(device):
+    """ruptures' Dynp with the linear-model cost finds the same segmentations (complete data)."""
+    _fp64(device)
+    rpt = pytest.importorskip("ruptures")
+    t, y = _cube(5, M=3, N=60, nan=0.0)
+    X = _design(t, 1, True)
+    r = clts.bfast_breaks(y, t, order=1, freq=1.0, h=10, breaks=3, device=device,
+                          progress=False)
+    for p in range(y.shape[1]):
+        algo = rpt.Dynp(custom_cost=rpt.costs.CostLinear(), min_size=10, jump=1)
+        algo.fit(np.column_stack([y[:, p], X]))
+        for m in (1, 2, 3):
+            want = [b - 1 for b in algo.predict(n_bkps=m)[:-1]]
+            row = m * (m - 1) // 2
+            assert list(r.all_breakpoints[row:row + m, p]) == want
+
+
+# ------------------------------------------------------------------ inputs and errors
+def test_layouts_and_labels(device):
+    t, y = _cube(6, M=6, N=70)
+    base = clts.bfast_breaks(y, t, freq=1.0, order=1, device=device, progress=False)
+    for v in (np.asfortranarray(y), y.astype(">f8"), np.repeat(y, 2, axis=1)[:, ::2]):
+        r = clts.bfast_breaks(v, t, freq=1.0, order=1, device=device, progress=False)
+        np.testing.assert_array_equal(r.breakpoints, base.breakpoints)
+        np.testing.assert_array_equal(r.rss, base.rss)
+    r = clts.bfast_breaks(y.T.reshape(2, 3, -1), t, freq=1.0, order=1, time_axis=-1,
+                          device=device, progress=False)
+    np.testing.assert_array_equal(r.n_breaks.ravel(), base.n_breaks)
+    pd = pytest.importorskip("pandas")
+    dates = np.datetime64("2000-01-01") + (np.arange(70) * 16).astype("timedelta64[D]")
+    df = pd.DataFrame(y, index=pd.DatetimeIndex(dates), columns=list("abcdef"))
+    r = clts.bfast_breaks(df, order=1, device=device, progress=False)
+    assert list(r.n_breaks.index) == list("abcdef")
+    assert r.break_dates.values.dtype.kind == "M"
+    xr = pytest.importorskip("xarray")
+    da = xr.DataArray(y.T.reshape(2, 3, 70), dims=("y", "x", "time"),
+                      coords={"time": dates, "x": [10, 20, 30]})
+    r = clts.bfast_breaks(da, order=1, device=device, progress=False)
+    assert r.n_breaks.dims == ("y", "x") and r.breakpoints.dims == ("break", "y", "x")
+
+
+def test_errors(device):
+    t, y = _cube(7, M=2, N=40)
+    with pytest.raises(ValueError, match="dates must be"):
+        clts.bfast_breaks(y, t[::-1], freq=1.0, device=device)
+    with pytest.raises(ValueError, match="dates has 39"):
+        clts.bfast_breaks(y, t[:-1], freq=1.0, device=device)
+    for kw, what in [(dict(h=0), "h must"), (dict(h=2.5), "h must"), (dict(breaks=0), "breaks"),
+                     (dict(order=11), "order"), (dict(criterion="AIC"), "criterion")]:
+        with pytest.raises(ValueError, match=what):
+            clts.bfast_breaks(y, t, freq=1.0, device=device, **kw)
+    with pytest.raises(TypeError, match="lanes|unknown"):
+        clts.bfast_breaks(y, t, freq=1.0, device=device, lane=3)
+    # h larger than half the values: status 2, never a break
+    r = clts.bfast_breaks(y, t, freq=1.0, order=1, h=25, device=device, progress=False)
+    assert (r.status == 2).all() and (r.n_breaks == -1).all()
+    yi = y.copy()
+    yi[3, 1] = np.inf
+    r = clts.bfast_breaks(yi, t, freq=1.0, order=1, device=device, progress=False)
+    assert r.status[1] == 3 and r.status[0] == 0
+
+
+def test_threads(device):
+    t, y = _cube(8, M=9, N=60)
+    want = clts.bfast_breaks(y, t, freq=1.0, order=1, device=device, progress=False)
+    got = [None] * 4
+
+    def work(i):
+        got[i] = clts.bfast_breaks(y, t, freq=1.0, order=1, device=device, progress=False)
+
+    th = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for x in th:
+        x.start()
+    for x in th:
+        x.join()
+    for g in got:
+        np.testing.assert_array_equal(g.breakpoints, want.breakpoints)
+
+
+def test_chunks_match_one_piece(device):
+    t, y = _cube(9, M=40, N=50)
+    a = clts.bfast_breaks(y, t, freq=1.0, order=1, device=device, progress=False)
+    b = clts.bfast_breaks(y, t, freq=1.0, order=1, device=device, progress=False,
+                          chunk_bytes=1, interleave=8, lanes=8)     # one block per chunk
+    np.testing.assert_array_equal(a.breakpoints, b.breakpoints)
+    np.testing.assert_array_equal(a.rss, b.rss)
+
+
+@pytest.mark.oclgrind
+def test_tiny(device):
+    t, y = _cube(10, M=5, N=30, nan=0.2, shifts=1)
+    r = clts.bfast_breaks(y, t, freq=1.0, order=1, h=7, breaks=2, device=device, lanes=2,
+                          interleave=4, wg=2, dp_wg=2, magnitudes=False, progress=False)
+    X = _design(t, 1, True)
+    for p in range(5):
+        e = bref.breakpoints_pixel(X, y[:, p], h=7, breaks=2)
+        assert r.status[p] == e["status"]
+        if not e["status"]:
+            assert r.n_breaks[p] == bref.select(e)
+
+
+def test_xarray_wrapper(device):
+    xr = pytest.importorskip("xarray")
+    pytest.importorskip("dask")
+    import clts.xarray as cx
+    t, y = _cube(11, M=6, N=70)
+    dates = np.datetime64("2000-01-01") + (np.arange(70) * 16).astype("timedelta64[D]")
+    da = xr.DataArray(y.T.reshape(2, 3, 70), dims=("y", "x", "time"),
+                      coords={"time": dates}, attrs={"units": "NDVI"})
+    want = clts.bfast_breaks(da, order=1, device=device, progress=False)
+    for arr in (da, da.chunk({"y": 1})):
+        ds = cx.bfast_breaks(arr, order=1, device=device).compute()
+        assert ds.breakpoints.dims == ("y", "x", "break")
+        np.testing.assert_array_equal(ds.n_breaks.values, want.n_breaks.values)
+        np.testing.assert_array_equal(ds.breakpoints.transpose("break", ...).values,
+                                      want.breakpoints.values)
+        np.testing.assert_array_equal(ds.break_dates.transpose("break", ...).values,
+                                      want.break_dates.values)
+        assert ds.magnitudes.attrs["units"] == "NDVI"
+
+
+def test_confint_r_fixture(device):
+    """strucchange's confint(breakpoints) (level 0.95, its defaults) on weak shifts."""
+    import pandas as pd
+    from clts.bfast.confint import pargmaxV
+    inp = pd.read_csv(DATA / "bfast_bp_ci_input.csv")
+    ci = pd.read_csv(DATA / "bfast_bp_confint.csv")
+    y = inp.iloc[:, 1:].values
+    r = clts.bfast_breaks(y, inp.time.values, freq=1.0, confint=0.95, device=device,
+                          progress=False)
+    assert (ci.upper - ci.lower).max() > 4              # wider than the strong breaks' +-1
+    for p, g in ci.groupby("pixel"):
+        idx = np.nonzero(~np.isnan(y[:, p]))[0]
+        m = len(g)
+        assert r.n_breaks[p] == m
+        np.testing.assert_array_equal(r.breakpoints[:m, p], idx[g.bp.values - 1])
+        np.testing.assert_array_equal(r.ci_lower[:m, p], idx[g.lower.values - 1])
+        np.testing.assert_array_equal(r.ci_upper[:m, p], idx[g.upper.values - 1])
+    nob = np.setdiff1d(np.arange(y.shape[1]), ci.pixel.unique())
+    assert (r.ci_lower[:, nob] == -1).all()
+    # pargmaxV against R's values (strucchange:::pargmaxV)
+    for x, args, want in [(0.0, (), 0.5), (-3.0, (), 0.1568207), (3.0, (), 0.8431793),
+                          (-50.0, (1.3, 0.8, 1.1), 3.521821e-05),
+                          (50.0, (1.3, 0.8, 1.1), 0.9995038)]:
+        assert abs(pargmaxV(x, *args) - want) < 1e-6 * max(1.0, want) + 1e-10
+    with pytest.raises(ValueError, match="confint"):
+        clts.bfast_breaks(y, inp.time.values, freq=1.0, confint=95, device=device)

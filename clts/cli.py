@@ -4,6 +4,7 @@ NetCDF out, ``--plot FILE.png``)."""
 from __future__ import annotations
 
 import argparse
+import inspect
 import logging
 import sys
 
@@ -138,9 +139,7 @@ def cmd_bfast(args) -> int:
             start = np.datetime64(start)
         except ValueError:
             raise ValueError(f"--start-monitor {start!r} is not a date (YYYY-MM-DD)") from None
-    freq = args.freq if args.freq is not None else (
-        365.25 if args.dim in da.coords and da[args.dim].dtype.kind == "M" else 1.0)
-    kw = dict(k=args.k, freq=freq, hfrac=args.hfrac, level=args.level, history=args.history,
+    kw = dict(k=args.k, freq=args.freq, hfrac=args.hfrac, level=args.level, history=args.history,
               device=args.device)
     ds = cx.bfast_monitor(da, start, dim=args.dim, **kw)
     from .io import write
@@ -184,6 +183,28 @@ def cmd_mp(args) -> int:
     return 0
 
 
+# The functions behind the algorithm subcommands: every option named like one of their
+# parameters takes its default from the function's signature (one default, one place;
+# tests/test_cli.py compares them). Module paths: at package level ``clts.stl`` is the function.
+FUNCTIONS = {"stl": "clts.stl.api:stl", "bfast": "clts.bfast.api:bfast_monitor",
+             "mp": "clts.mp.api:matrix_profile"}
+
+
+def function_of(cmd):
+    """The public function behind subcommand ``cmd`` (the matrix profile's is a callable
+    object: its ``__call__``)."""
+    import importlib
+    mod, name = FUNCTIONS[cmd].split(":")
+    fn = getattr(importlib.import_module(mod), name)
+    return fn if inspect.isfunction(fn) else fn.__call__
+
+
+def _defaults(cmd) -> dict:
+    """``{parameter: default}`` from the signature of the function behind ``cmd``."""
+    return {n: p.default for n, p in inspect.signature(function_of(cmd)).parameters.items()
+            if p.default is not inspect.Parameter.empty}
+
+
 def _file_args(p, var_required=False):
     p.add_argument("input", help="NetCDF (.nc), Zarr (.zarr), CSV (.csv: first column time, one "
                    "series per column) or .npy ([time] or [series, time])")
@@ -198,10 +219,34 @@ def _file_args(p, var_required=False):
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="clts", description=__doc__)
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Descriptions as written, without RST markup (````clts````); every option's default
+    shown unless its help already says it."""
+
+    def _get_help_string(self, action):
+        h = action.help or ""
+        if "%(default)" not in h and "default" not in h and action.default not in (
+                None, False, argparse.SUPPRESS) and action.option_strings:
+            h += " (default: %(default)s)"
+        return h
+
+
+def plain(text: str) -> str:
+    """``text`` without RST inline literals and roles, for terminal help."""
+    import re
+    return re.sub(r":\w+:`([^`]*)`", r"\1", text).replace("``", "")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``clts`` argument parser (algorithm options' defaults from the functions)."""
+    from . import __version__
+    ap = argparse.ArgumentParser(prog="clts", description=plain(__doc__),
+                                 formatter_class=_HelpFormatter)
+    ap.add_argument("--version", action="version", version=f"clts {__version__}")
     ap.add_argument("-v", "--verbose", action="store_true", help="log probing and profile lookup")
     sub = ap.add_subparsers(dest="cmd", required=True)
+    sub_parser = sub.add_parser
+    sub.add_parser = lambda *a, **k: sub_parser(*a, formatter_class=_HelpFormatter, **k)
     p = sub.add_parser("devices", help="list every OpenCL device, its status and its profile")
     p.add_argument("--refresh", action="store_true", help="probe again instead of using the cache")
     p.set_defaults(fn=cmd_devices)
@@ -215,29 +260,42 @@ def main(argv=None) -> int:
     p.set_defaults(fn=cmd_demo)
     p = sub.add_parser("stl", help="STL decomposition of every series of a file")
     _file_args(p)
+    d = _defaults("stl")
     p.add_argument("--period", "-p", type=int, required=True, help="values per seasonal cycle")
-    p.add_argument("--seasonal", type=int, default=7, help="seasonal smoother length (odd)")
-    p.add_argument("--trend", type=int, default=None, help="trend smoother length (odd)")
-    p.add_argument("--robust", action="store_true", help="robustness iterations")
+    p.add_argument("--seasonal", type=int, default=d["seasonal"],
+                   help="seasonal smoother length (odd)")
+    p.add_argument("--trend", type=int, default=d["trend"], help="trend smoother length (odd; "
+                   "default: the next odd integer of 1.5 period / (1 - 1.5 / seasonal))")
+    p.add_argument("--robust", action="store_true", default=d["robust"],
+                   help="robustness iterations")
     p.set_defaults(fn=cmd_stl)
     p = sub.add_parser("bfast", help="BFAST-Monitor break detection on every pixel of a file")
     _file_args(p)
+    d = _defaults("bfast")
     p.add_argument("--start-monitor", required=True, help="first monitoring date (YYYY-MM-DD, "
                    "or a number for a numeric time axis)")
-    p.add_argument("--freq", type=float, default=None, help="season length in time units "
-                   "(default 365.25 days for dates, 1 for numbers)")
-    p.add_argument("--k", type=int, default=3, help="harmonic terms (default 3)")
-    p.add_argument("--hfrac", type=float, default=0.25, help="MOSUM bandwidth (0.25, 0.5, 1)")
-    p.add_argument("--level", type=float, default=0.05, help="significance level")
-    p.add_argument("--history", choices=("all", "ROC"), default="all",
+    p.add_argument("--freq", type=float, default=d["freq"], help="season length in time units "
+                   "(default %(default)s: days, as R's bfastts; 1 for decimal years)")
+    p.add_argument("--k", type=int, default=d["k"], help="harmonic terms")
+    p.add_argument("--hfrac", type=float, default=d["hfrac"],
+                   help="MOSUM bandwidth (0.25, 0.5, 1)")
+    p.add_argument("--level", type=float, default=d["level"], help="significance level")
+    p.add_argument("--history", choices=("all", "ROC"), default=d["history"],
                    help="stable history: all, or from the reverse-ordered CUSUM test")
     p.set_defaults(fn=cmd_bfast)
     p = sub.add_parser("mp", help="matrix profile (self-join) of every series of a file")
     _file_args(p)
+    d = _defaults("mp")
     p.add_argument("-m", type=int, required=True, help="subsequence length")
-    p.add_argument("--exclusion-zone", type=int, default=None, help="default ceil(m / 4)")
+    p.add_argument("--exclusion-zone", type=int, default=d["exclusion_zone"],
+                   help="default ceil(m / 4)")
     p.add_argument("--motifs", type=int, default=2, help="motifs marked on the plot")
     p.set_defaults(fn=cmd_mp)
+    return ap
+
+
+def main(argv=None) -> int:
+    ap = build_parser()
     args = ap.parse_args(argv)
     if getattr(args, "no_progress", False):
         import os

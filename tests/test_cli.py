@@ -25,6 +25,50 @@ def test_clts_profile_prints_files(capsys):
     assert "generic-" in out and "fingerprint" in out
 
 
+def _subparsers():
+    import argparse
+    ap = cli.build_parser()
+    sub = next(a for a in ap._actions if isinstance(a, argparse._SubParsersAction))
+    return sub.choices
+
+
+def test_cli_defaults_are_the_functions_defaults():
+    """Every option of an algorithm subcommand named like a parameter of its function has that
+    parameter's default (``--freq`` once defaulted to 365.25 in the CLI, 365.0 in the API)."""
+    import inspect
+    checked = 0
+    for cmd, p in _subparsers().items():
+        if cmd not in cli.FUNCTIONS:
+            continue
+        params = inspect.signature(cli.function_of(cmd)).parameters
+        for a in p._actions:
+            if a.dest in params and a.option_strings and not a.required:
+                default = params[a.dest].default
+                assert default is not inspect.Parameter.empty, (cmd, a.dest)
+                assert a.default == default and type(a.default) is type(default), \
+                    f"clts {cmd} {a.option_strings[0]}: {a.default!r}, function: {default!r}"
+                checked += 1
+    assert checked >= 9      # stl: seasonal, trend, robust; bfast: 5; mp: exclusion_zone
+
+
+def test_clts_version_and_help_are_plain(capsys):
+    from clts import __version__
+    with pytest.raises(SystemExit):
+        cli.main(["--version"])
+    assert capsys.readouterr().out.strip() == f"clts {__version__}"
+    with pytest.raises(SystemExit):
+        cli.main(["--help"])
+    assert "``" not in capsys.readouterr().out
+    for cmd in ("stl", "bfast", "mp"):
+        with pytest.raises(SystemExit):
+            cli.main([cmd, "--help"])
+        out = capsys.readouterr().out
+        assert "default" in out and "``" not in out
+    with pytest.raises(SystemExit):
+        cli.main(["bfast", "--help"])
+    assert "(default: 3)" in capsys.readouterr().out
+
+
 def test_clts_bad_device_is_a_clean_error(capsys):
     assert cli.main(["profile", "--device", "no-such-device-xyz"]) == 2
     assert "no OpenCL device matches" in capsys.readouterr().err
@@ -103,7 +147,7 @@ def test_clts_bfast_zarr_chunks_to_netcdf(files, capsys):
                      "2005-01-01", "-o", str(out), "--plot", str(png), "--device", _dev(),
                      "--no-progress"]) == 0
     res = xr.open_dataset(out, engine="h5netcdf").load()
-    ref = cx.bfast_monitor(ds["ndvi"], "2005-01-01", freq=365.25, device=int(_dev()))
+    ref = cx.bfast_monitor(ds["ndvi"], "2005-01-01", device=int(_dev()))  # the same defaults
     np.testing.assert_array_equal(res["breaks"].values, ref["breaks"].values)
     assert res["break_dates"].dtype.kind == "M" and (res["breaks"].values[:2] >= 0).all()
     assert png.read_bytes()[:4] == b"\x89PNG"

@@ -185,3 +185,14 @@ def test_clts_file_errors_are_clean(files, capsys, argv, message):
     assert cli.main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"clts {argv[0]}: ") and re.search(message, err), err
+
+
+def test_clts_tune_list_fits_100_columns_and_help_is_plain(capsys):
+    from clts.tune import cli as tune_cli
+    assert tune_cli.main(["--list"]) == 0
+    out = capsys.readouterr().out
+    assert out.strip() and max(map(len, out.splitlines())) <= 100
+    assert "tridiag.thomas" in out and "keys: " in out
+    with pytest.raises(SystemExit):
+        tune_cli.main(["--help"])
+    assert "``" not in capsys.readouterr().out

@@ -443,14 +443,29 @@ def test_motifs_and_discords(device):
     assert first[1] == res.I[first[0], 0] and P[first[0]] == P[np.isfinite(P)].min()
     assert found(second[:2], (150, 600))
     assert all(abs(i - j) > m for i in second for j in first)
-    ez = res.exclusion_zone
     np.testing.assert_allclose(mot[0]["distances"][1], P[first[0]], atol=1e-8)
     idx, dist = clts.discords(res, 3)
     assert len(idx) == 3 and np.all(np.diff(dist) <= 0)
-    assert np.all(np.abs(np.diff(np.sort(idx))) > ez)
+    assert np.all(np.abs(np.diff(np.sort(idx))) > m)         # distinct events: zone m
     assert dist[0] == P[np.isfinite(P)].max() and P[idx[0]] == dist[0]
     with pytest.raises(ValueError):
         clts.discords(res, 0)
+
+
+def test_discords_are_distinct_events(device):
+    """Two planted anomalies, k = 2: one discord in each (with the profile's zone ceil(m / 4)
+    both came from the first anomaly)."""
+    rng = np.random.default_rng(1)
+    T = np.sin(np.arange(4000) * 2 * np.pi / 50) + rng.normal(0, 0.05, 4000)
+    T[2000:2010] += 1.0
+    T[800:810] -= 0.6
+    m = 50
+    res = clts.matrix_profile(T, m, device=device)
+    idx, _ = clts.discords(res, 2)
+    assert sorted((i <= 810 and i + m > 800) or 2 * (i <= 2010 and i + m > 2000)
+                  for i in idx) == [1, 2], idx
+    same, _ = clts.discords(res, 2, exclusion_zone=res.exclusion_zone)   # the old default
+    assert all(1951 <= i < 2010 for i in same)
 
 
 def test_bad_input():

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..runtime import chunk_sizes, get_device, launch
-from ..labels import Labels
+from ..labels import Labels, period_of
 from ..runtime.arrays import float_array
 from ..runtime.faults import with_smaller_chunks
 from ..runtime.memory import host_empty, scratch
@@ -29,6 +29,8 @@ class STLResult:
         input's labels. ``resid`` is NaN where the input is.
     weights : numpy.ndarray
         Robustness weights (1 without ``robust``; 0 at missing values and in failed series).
+    observed : numpy.ndarray, or labelled like the input
+        The input series (statsmodels' ``observed``): ``observed = seasonal + trend + resid``.
     diagnostics : dict
         ``n_failed``: series that came back NaN (a whole cycle-subseries missing, or fewer than
         2 x period valid values); ``failed``: their boolean mask; ``params``: the resolved
@@ -52,6 +54,8 @@ class STLResult:
     diagnostics: dict = field(default_factory=dict)
     #: where the input's time axis was and its labels (pandas / xarray inputs come back labelled)
     labels: Labels | None = field(default=None, repr=False)
+    #: the input, labelled like the components (statsmodels' ``DecomposeResult.observed``)
+    observed: np.ndarray | None = field(default=None, repr=False)
 
     def _time_last(self, a) -> np.ndarray:
         return self.labels.to_last(a) if self.labels is not None else np.asarray(a)
@@ -363,7 +367,7 @@ class _Runner:
 
 
 @renamed(loess_version="version")
-def stl(y, period, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, trend_deg=1,
+def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, trend_deg=1,
         low_pass_deg=1, seasonal_jump=1, trend_jump=1, low_pass_jump=1, robust=False,
         inner_iter=None, outer_iter=None, version="auto", r_defaults=False, device=None,
         loess_params=None, interpolation="linear", time_axis=None, progress=True):
@@ -380,8 +384,10 @@ def stl(y, period, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, tre
         missing value. +-inf is rejected. A series needs at least two periods. A pandas
         Series / DataFrame (one series per column, time down the rows) or an xarray DataArray
         comes back labelled: the components with the input's index / coordinates.
-    period : int
-        Length of the seasonal cycle, >= 2.
+    period : int, optional
+        Length of the seasonal cycle, >= 2. None: from the frequency of a pandas / xarray
+        datetime time index by statsmodels' rules (monthly 12, quarterly 4, weekly 52, daily 7,
+        business-daily 5, hourly 24).
     seasonal, trend, low_pass : int, optional
         LOESS window lengths (odd, >= 3). ``seasonal=7``; ``trend`` defaults to the next odd
         integer of ceil(1.5 period / (1 - 1.5 / seasonal)) and must exceed ``period``;
@@ -419,8 +425,8 @@ def stl(y, period, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, tre
     Returns
     -------
     STLResult
-        ``seasonal``, ``trend``, ``resid`` and ``weights``, shaped like ``y``, and
-        ``diagnostics``.
+        ``seasonal``, ``trend``, ``resid``, ``weights`` and ``observed`` (the input), shaped
+        and labelled like ``y``, and ``diagnostics``.
 
     Raises
     ------
@@ -463,6 +469,8 @@ def stl(y, period, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, tre
     True
     """
     labels = Labels(y, time_axis, -1)
+    if period is None:
+        period = period_of(labels.times())
     y = _validate(labels.to_last(y))
     loess_version = version
     p = resolve_parameters(period, seasonal, trend, low_pass, seasonal_deg, trend_deg,
@@ -523,7 +531,7 @@ def stl(y, period, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, tre
     out = [labels.series(a.reshape(y.shape)) for a in (S, T, R, W)]
     if labels.labelled or y.ndim > 2:
         diag["failed"] = labels.per_series(failed.reshape(y.shape[:-1]), "failed")
-    return STLResult(*out, diag, labels=labels)
+    return STLResult(*out, diag, labels=labels, observed=labels.series(y))
 
 
 def stl_hastl(data, n_p, q_s, q_t=None, q_l=None, d_s=1, d_t=1, d_l=1, jump_s=1, jump_t=1,

@@ -151,9 +151,8 @@ def cmd_bfast(args) -> int:
             from .io import reopen
             from .plots import plot_bfast
             out = reopen(args.output)           # the maps as written, not computed again
-            res = SimpleNamespace(breaks=out["breaks"].values,
-                                  break_dates=out["break_dates"].values,
-                                  magnitudes=out["magnitudes"].values)
+            res = SimpleNamespace(breaks=out["breaks"], break_dates=out["break_dates"],
+                                  magnitudes=out["magnitudes"])   # with their coordinates
             _save_plot(plot_bfast(res), args.plot)
         else:
             one, where = _series0(da, args.dim)
@@ -178,8 +177,8 @@ def cmd_mp(args) -> int:
         one, where = _series0(da, args.dim)
         s = one.to_series() if args.dim in one.coords else one.values
         r = clts.matrix_profile(s, args.m, progress=False, **kw)
-        _save_plot(r.plot(max_motifs=args.motifs, title=f"matrix profile (m={args.m}) "
-                                                         f"{where}".strip()), args.plot)
+        _save_plot(r.plot(max_motifs=args.motifs, title=f"matrix profile of "
+                          f"{da.name or 'the series'} (m={args.m}) {where}".strip()), args.plot)
     return 0
 
 

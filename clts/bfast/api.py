@@ -117,11 +117,18 @@ class BfastResult:
     diagnostics: dict = field(default_factory=dict)
     #: the monitoring dates (``breaks`` indexes them) and the history's length, for plots
     monitor_dates: np.ndarray | None = field(default=None, repr=False)
+    #: with ``detailed=True``: every date and the input values ``[N, ...]`` (a view, time
+    #: first; ``nodata`` not replaced), for ``plot(pixel)``
+    dates: np.ndarray | None = field(default=None, repr=False)
+    observed: np.ndarray | None = field(default=None, repr=False)
 
     def plot(self, pixel=None, *, fig=None, title=None):
-        """Without ``pixel``: the break-date and magnitude maps (2-D cubes). With ``pixel`` (an
-        index tuple into the pixel axes; needs ``detailed=True``): its MOSUM process, the
-        boundary and the break. Needs matplotlib."""
+        """Without ``pixel``: the break-date and magnitude maps (2-D cubes; a DataArray's x / y
+        or lon / lat coordinates on the axes). With ``pixel`` (an index tuple into the pixel
+        axes, a DataFrame column label, or a dict of DataArray coordinate labels; needs
+        ``detailed=True``): as R's ``plot(bfastmonitor)``, the data with the history model and
+        its prediction, the start of monitoring and the break, above the MOSUM process and its
+        boundary. Needs matplotlib."""
         from ..plots import plot_bfast
         return plot_bfast(self, pixel, fig=fig, title=title)
 
@@ -344,9 +351,11 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=365.0, trend=True, hfrac
         res.prediction = labels.with_lead(pred, "time", bd_src)
         res.coef = labels.with_lead(coef, "coef", np.arange(K))
         res.sigma = labels.per_series(sigma, "sigma")
+        res.dates, res.observed = bd_src, y
     counts = {name: int(np.sum(status == code)) for code, name in STATUS.items() if code}
     res.diagnostics = dict(n_history_dates=n, n_monitor_dates=N - n, n_coef=K, critval=crit,
-                           failed=int(np.sum(status != 0)), **counts, device=str(dev.slug))
+                           failed=int(np.sum(status != 0)), **counts, device=str(dev.slug),
+                           nodata=nodata)
     if counts["non_finite"]:
         warnings.warn(f"bfast_monitor: {counts['non_finite']} pixel(s) hold +-inf or values "
                       "too large for the fit; they are marked failed (breaks -2, status 4)",

@@ -1,4 +1,5 @@
-"""The ``clts`` command: ``clts devices``, ``clts profile``, ``clts demo``, and the algorithms
+"""The ``clts`` command: ``clts devices``, ``clts profile``, ``clts warmup``, ``clts demo``, and
+the algorithms
 on files: ``clts stl``, ``clts bfast``, ``clts mp`` (NetCDF / Zarr / CSV / .npy in, Zarr or
 NetCDF out, ``--plot FILE.png``)."""
 from __future__ import annotations
@@ -66,6 +67,12 @@ def cmd_profile(args) -> int:
         return 0
     rows = [[k, repr(v), prof.source_of(k)] for k, v in flat.items()]
     print(_table(rows, ["key", "value", "from"]))
+    return 0
+
+
+def cmd_warmup(args) -> int:
+    from .warmup import warmup
+    warmup(args.device)
     return 0
 
 
@@ -252,6 +259,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("profile", help="print a device's effective profile and each value's file")
     p.add_argument("--device", "-d", default=None, help="index or name substring (clts devices)")
     p.set_defaults(fn=cmd_profile)
+    p = sub.add_parser("warmup", help="build the kernels of the common calls ahead (in "
+                       "parallel; kept in the driver's disk cache for later processes)")
+    p.add_argument("--device", "-d", default=None, help="index or name substring (clts devices)")
+    p.set_defaults(fn=cmd_warmup)
     p = sub.add_parser("demo", help="run every algorithm on synthetic data on a device")
     p.add_argument("--device", "-d", default=None)
     p.add_argument("--quick", action="store_true", help="smaller problem sizes")

@@ -196,3 +196,38 @@ def test_clts_tune_list_fits_100_columns_and_help_is_plain(capsys):
     with pytest.raises(SystemExit):
         tune_cli.main(["--help"])
     assert "``" not in capsys.readouterr().out
+
+
+def test_clts_warmup_builds_in_parallel(capsys):
+    assert cli.main(["warmup", "--device", _dev()]) == 0
+    out = capsys.readouterr().out
+    assert "stl float32" in out and "tridiagonal float32" in out
+    assert out.strip().splitlines()[-1].startswith("warm: ")
+
+
+def test_slow_build_says_building_kernels(capsys, monkeypatch):
+    """A build still running after BUILD_NOTICE_SECONDS prints one line (once per device);
+    the no-progress switch silences it."""
+    import itertools
+    from clts.runtime import get_device, programs
+    dev = get_device(int(_dev()))
+    import time
+    import pyopencl as cl
+    build = cl.Program.build
+
+    def slow_build(self, *a, **k):      # a build that lasts longer than the notice's delay
+        time.sleep(0.3)
+        return build(self, *a, **k)
+    monkeypatch.setattr(cl.Program, "build", slow_build)
+    monkeypatch.setattr(programs, "BUILD_NOTICE_SECONDS", 0.05)
+    monkeypatch.setattr(programs, "_noticed", set())
+    fresh = itertools.count(int(np.random.default_rng().integers(1 << 30)))
+    monkeypatch.setenv("CLTS_NO_PROGRESS", "1")
+    dev.program("runtime/copy.cl.mako", real="float", width=1, unused_tag=next(fresh))
+    assert "building OpenCL kernels" not in capsys.readouterr().err
+    monkeypatch.setattr(programs, "_noticed", set())
+    monkeypatch.delenv("CLTS_NO_PROGRESS")
+    for _ in range(2):
+        dev.program("runtime/copy.cl.mako", real="float", width=1, unused_tag=next(fresh))
+    err = capsys.readouterr().err
+    assert err.count("clts: building OpenCL kernels for") == 1 and "clts warmup" in err

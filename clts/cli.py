@@ -165,7 +165,8 @@ def cmd_bfast(args) -> int:
             one, where = _series0(da, args.dim)
             r = clts.bfast_monitor(one.values, one[args.dim].values, start, detailed=True,
                                    progress=False, **kw)
-            _save_plot(r.plot((), title=f"BFAST-Monitor {where}".strip()), args.plot)
+            _save_plot(r.plot((), title=f"BFAST-Monitor of {da.name or 'the series'} {where}"
+                              .strip()), args.plot)
     return 0
 
 

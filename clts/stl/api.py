@@ -1,6 +1,8 @@
 """clts.stl: batched STL decomposition with missing values, all steps in OpenCL kernels."""
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -19,6 +21,8 @@ from .plan import VERSIONS, LoessChoice, fit_table, make_plan
 
 #: values (series x length) from which a one-chunk call shows a bar over its iterations
 _PASS_BAR_MIN = 1 << 20
+#: (device, precision, programs) whose programs _Runner.prebuild has built
+_prebuilt: set = set()
 
 
 @dataclass
@@ -170,6 +174,37 @@ class _Runner:
             kw["complete"] = complete and choice.lanes > 1
             kw["table"] = kw["complete"] and choice.table
         return self._prog(f"loess_{version}", **kw)
+
+    def prebuild(self) -> None:
+        """Build the programs :meth:`run` asks for from several threads at once: a first
+        call's builds overlap (drivers build with the GIL released). Once per device and set
+        of programs; not on the simulator."""
+        if getattr(self.dev.info, "simulator", False):
+            return
+        lanes = {k: (c.lanes if c.version == "outer" else 1) for k, c in self.versions.items()}
+        Ls, Lt, Ll, hm = lanes["seasonal"], lanes["trend"], lanes["low_pass"], self.hermite
+        progs = [("gather", dict(TL=Ls, CTL=Ll, hermite=hm)), ("ma", dict(TL=Ll)),
+                 ("gather", dict(TL=Lt, CTL=Ll, hermite=hm)), ("robust", dict(TL=Lt)),
+                 ("gather", dict(TL=1, CTL=1, hermite=hm))]
+        loess = []
+        for name, otl in (("seasonal", Ll), ("low_pass", 1), ("trend", 1)):
+            complete = self.complete or name == "low_pass"
+            progs.append(("nns", dict(complete=complete)))
+            ch, sm = self.versions[name], self.smoothers[name]
+            ws = (False, True) if self.p["outer_iter"] > 0 and name != "low_pass" else (False,)
+            loess += [(ch.version, sm["deg"], w, ch, complete, otl) for w in ws]
+            nj = max(1, min(sm["jump"], sm["nmax"] - 1))
+            if name == "seasonal" or (name == "trend" and nj > 1):
+                progs.append(("interp", dict(extend=name == "seasonal", OTL=otl, hermite=hm)))
+        key = (id(self.dev), self.real, repr(progs), repr(loess))
+        if key in _prebuilt:
+            return
+        jobs = [lambda n=n, kw=kw: self._prog(n, **kw) for n, kw in progs] + \
+            [lambda a=a: self._loess_prog(*a) for a in loess]
+        with ThreadPoolExecutor(max_workers=min(len(jobs), os.cpu_count() or 2)) as pool:
+            for f in [pool.submit(j) for j in jobs]:
+                f.result()
+        _prebuilt.add(key)
 
     def run(self, y, s, t, rw_out=None, passes=None):
         """Enqueue the STL of the rows of the device array ``y`` (batch, length): seasonal and
@@ -524,6 +559,7 @@ def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1
             # when the call lasts (20,000 x 1,000 on pocl: 22 s in one chunk)
             passes = [] if progress and len(chunks) == 1 and (b - a) * N >= _PASS_BAR_MIN \
                 else None
+            runner.prebuild()       # a first call: every program built in parallel
             failed[a:b] = runner.run(inputs.pop(slot), *outs, passes=passes)
             for ev in progress_bar(passes or (), desc="stl", unit="iteration"):
                 ev.wait()

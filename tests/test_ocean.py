@@ -231,6 +231,16 @@ def test_tke_out_reuses_results(device, monkeypatch, max_chunk):
         clts.ocean.tke(*x.values(), device=device, out=first[:2] + (first[2].T.copy()[:3],))
     with pytest.raises(TypeError, match="tuple of 3"):
         clts.ocean.tke(*x.values(), device=device, out=first[0])
+    want = reference.superbee_fluxes(*sb_args(x))
+    fl = clts.ocean.superbee_fluxes(*sb_args(x), device=device)
+    out = tuple(np.full_like(a, np.nan) for a in fl)
+    got = clts.ocean.superbee_fluxes(*sb_args(x), device=device, out=out)
+    assert all(g is o for g, o in zip(got, out))
+    assert_all_close(got, want, rtol=1e-13)
+    args = list(sb_args(x))
+    args[0] = np.array(args[0])                  # a writeable C-ordered q
+    with pytest.raises(ValueError, match="overlaps input q"):
+        clts.ocean.superbee_fluxes(*args, device=device, out=(args[0],) + fl[1:])
 
 
 def test_layouts_and_inputs_unmodified(device):

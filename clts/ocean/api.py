@@ -213,7 +213,8 @@ def _device_kind(dev, dtype, main, name):
 # -- Superbee ----------------------------------------------------------------------------------
 
 def superbee_fluxes(q, u, v, w, maskW, dxt, dyt, dzw, cost, cosu, dt, *, device=None,
-                    version: str = "auto", plan: SuperbeePlan | None = None, **params):
+                    version: str = "auto", plan: SuperbeePlan | None = None, out=None,
+                    **params):
     """Superbee advection fluxes of tracer ``q`` on the W grid, as in Veros.
 
     Parameters
@@ -227,6 +228,9 @@ def superbee_fluxes(q, u, v, w, maskW, dxt, dyt, dzw, cost, cosu, dt, *, device=
     plan : a :class:`~clts.ocean.plan.SuperbeePlan` to run as is.
     **params : ``wg_z``, ``wg_y``, ``wg_x`` (fused local size), ``tile_z``, ``tile_y``,
         ``tile_x`` (tiled), ``transfer`` (``"copy"`` | ``"host_ptr"``).
+    out : tuple of 3 numpy arrays, optional
+        Where to write the fluxes (numpy calls; not overlapping an input): the results of an
+        earlier call will do, without the page faults of fresh arrays.
 
     Returns
     -------
@@ -266,6 +270,10 @@ def superbee_fluxes(q, u, v, w, maskW, dxt, dyt, dzw, cost, cosu, dt, *, device=
              "dzw": dzw, "cost": cost, "cosu": cosu}
     want = dict.fromkeys(("q", "u", "v", "w", "maskW"), shape)
     want.update({"dxt": (nx,), "dyt": (ny,), "dzw": (nz,), "cost": (ny,), "cosu": (ny,)})
+    if out is not None and (on_device or any(_is_cl(x) for x in given.values())):
+        raise TypeError("superbee_fluxes: out= takes numpy arrays for a numpy call; device "
+                        "results are fresh device arrays")
+    outs_given = _outputs(out, (shape,) * 3, dtype, given, "superbee_fluxes")
     if on_device or any(_is_cl(x) for x in given.values()):
         _check_cells(nx * ny * nz)
         st = _Staging(dev, dtype, plan.transfer)
@@ -284,8 +292,8 @@ def superbee_fluxes(q, u, v, w, maskW, dxt, dyt, dzw, cost, cosu, dt, *, device=
         import pyopencl as cl
         st = _Staging(dev, dtype, plan.transfer)
         arrs = [st._wrap(a, cl.mem_flags.READ_ONLY) for a in host.values()]
-        run_superbee(dev, plan, dtype, arrs, [st.output(shape, False) for _ in range(3)],
-                     shape, dt)
+        run_superbee(dev, plan, dtype, arrs, [st.output(shape, False, host=o)
+                                              for o in outs_given], shape, dt)
         return tuple(st.finish())
 
     def slab(d, outs, rows):
@@ -294,7 +302,8 @@ def superbee_fluxes(q, u, v, w, maskW, dxt, dyt, dzw, cost, cosu, dt, *, device=
 
     return slabs.run_grid(dev, "superbee_fluxes", nx, inputs=host,
                           sliced=("q", "u", "v", "w", "maskW", "dxt"),
-                          outputs=[_aligned_empty(shape, dtype) for _ in range(3)],
+                          outputs=[o if o is not None else _aligned_empty(shape, dtype)
+                                   for o in outs_given],
                           temp_row_bytes=(), whole=whole, slab=slab, row_cells=ny * nz,
                           in_place=plan.transfer == "host_ptr")
 

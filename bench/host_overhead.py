@@ -8,6 +8,11 @@ kernels ran (sum of OpenCL profiling intervals) and their span (first start to l
 the minimum over rounds. wall / span near 1 means transfers, host preparation and launches
 cost little beside the kernels; the issue's target for numpy calls is within 1.3x of the same
 call on device arrays.
+
+Then the TKE step again as a model calls it, round-robin in one process: on the same input
+arrays every call (what the table times), on freshly allocated inputs every call (a model
+hands over new fields; the copies are made outside the timing), and on fresh inputs with
+``out=`` (two sets of results used in turn): wall time and minor page faults per call.
 """
 from __future__ import annotations
 
@@ -53,6 +58,30 @@ def main(argv=None):
             span = min(span, t.span_seconds)
         print(f"| {name} | {wall * 1e3:.1f} | {kern * 1e3:.1f} | {span * 1e3:.1f} | "
               f"{wall / span:.2f} |", flush=True)
+    fresh_inputs(dev, x, args.rounds)
+
+
+def fresh_inputs(dev, x, rounds):
+    """TKE 2^20: reused inputs, fresh inputs, fresh inputs with out= (median, min ms)."""
+    import resource
+
+    import clts
+    faults = lambda: resource.getrusage(resource.RUSAGE_SELF).ru_minflt  # noqa: E731
+    sets = [clts.ocean.tke(*x.values(), device=dev) for _ in range(2)]
+    modes = {"same inputs": [], "fresh inputs": [], "fresh inputs, out=": []}
+    for r in range(max(rounds, 3) * 2):
+        for mode, times in modes.items():
+            args = list(x.values()) if mode == "same inputs" else [v.copy() for v in x.values()]
+            kw = {"out": sets[r % 2]} if "out=" in mode else {}
+            f0, t0 = faults(), time.perf_counter()
+            clts.ocean.tke(*args, device=dev, **kw)
+            times.append((time.perf_counter() - t0, faults() - f0))
+    print("\n| TKE 2^20, numpy call | median ms | min ms | page faults per call |")
+    print("|---|---|---|---|")
+    for mode, times in modes.items():
+        w = np.array([t for t, _ in times]) * 1e3
+        print(f"| {mode} | {np.median(w):.1f} | {w.min():.1f} | "
+              f"{int(np.median([f for _, f in times]))} |")
 
 
 if __name__ == "__main__":

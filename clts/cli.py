@@ -1,9 +1,11 @@
-"""The ``clts`` command: ``clts devices``, ``clts profile``, ``clts demo``, and the algorithms
+"""The ``clts`` command: ``clts devices``, ``clts profile``, ``clts warmup``, ``clts demo``, and
+the algorithms
 on files: ``clts stl``, ``clts bfast``, ``clts mp`` (NetCDF / Zarr / CSV / .npy in, Zarr or
 NetCDF out, ``--plot FILE.png``)."""
 from __future__ import annotations
 
 import argparse
+import inspect
 import logging
 import os
 import sys
@@ -66,6 +68,12 @@ def cmd_profile(args) -> int:
         return 0
     rows = [[k, repr(v), prof.source_of(k)] for k, v in flat.items()]
     print(_table(rows, ["key", "value", "from"]))
+    return 0
+
+
+def cmd_warmup(args) -> int:
+    from .warmup import warmup
+    warmup(args.device)
     return 0
 
 
@@ -144,17 +152,17 @@ def cmd_stl(args) -> int:
 
 
 #: --freq's default for a numeric time axis, per --time-unit (decimal years without one)
-_FREQ_OF_UNIT = {"year": 1.0, "month": 12.0, "day": 365.25, None: 1.0}
+_FREQ_OF_UNIT = {"year": 1.0, "month": 12.0, "day": 365.0, None: None}
 
 
 def _bfast_time(args, da):
     """--start-monitor as the time axis holds it (a number, a datetime64 or a cftime date of
     its calendar) and --freq or its default (a year of the axis's calendar for dates; for
     numbers, from --time-unit)."""
-    from .timeaxis import YEAR_DAYS, calendar, kind, parse_date
+    from .timeaxis import kind, parse_date
     start = args.start_monitor
     if args.dim not in da.coords:
-        return start, args.freq if args.freq is not None else 1.0
+        return start, args.freq
     t = da[args.dim].values
     k = kind(t, args.dim)
     if k == "number":
@@ -171,8 +179,7 @@ def _bfast_time(args, da):
         start = parse_date(start, t)
     except ValueError as exc:
         raise ValueError(f"--start-monitor {exc}") from None
-    year = YEAR_DAYS.get(calendar(t), 365.25) if k == "cftime" else 365.25
-    return start, args.freq if args.freq is not None else year
+    return start, args.freq        # None: clts.bfast_monitor's year of the axis's calendar
 
 
 def cmd_bfast(args) -> int:
@@ -193,15 +200,15 @@ def cmd_bfast(args) -> int:
             from .io import reopen
             from .plots import plot_bfast
             out = reopen(args.output)           # the maps as written, not computed again
-            res = SimpleNamespace(breaks=out["breaks"].values,
-                                  break_dates=out["break_dates"].values,
-                                  magnitudes=out["magnitudes"].values)
+            res = SimpleNamespace(breaks=out["breaks"], break_dates=out["break_dates"],
+                                  magnitudes=out["magnitudes"])   # with their coordinates
             _save_plot(plot_bfast(res), args.plot)
         else:
             one, where = _series0(da, args.dim)
             r = clts.bfast_monitor(one.values, one[args.dim].values, start, detailed=True,
                                    progress=False, **kw)
-            _save_plot(r.plot((), title=f"BFAST-Monitor {where}".strip()), args.plot)
+            _save_plot(r.plot((), title=f"BFAST-Monitor of {da.name or 'the series'} {where}"
+                              .strip()), args.plot)
     return 0
 
 
@@ -218,9 +225,31 @@ def cmd_mp(args) -> int:
         one, where = _series0(da, args.dim)
         s = one.to_series() if args.dim in one.coords else one.values
         r = clts.matrix_profile(s, args.m, progress=False, **kw)
-        _save_plot(r.plot(max_motifs=args.motifs, title=f"matrix profile (m={args.m}) "
-                                                         f"{where}".strip()), args.plot)
+        _save_plot(r.plot(max_motifs=args.motifs, title=f"matrix profile of "
+                          f"{da.name or 'the series'} (m={args.m}) {where}".strip()), args.plot)
     return 0
+
+
+# The functions behind the algorithm subcommands: every option named like one of their
+# parameters takes its default from the function's signature (one default, one place;
+# tests/test_cli.py compares them). Module paths: at package level ``clts.stl`` is the function.
+FUNCTIONS = {"stl": "clts.stl.api:stl", "bfast": "clts.bfast.api:bfast_monitor",
+             "mp": "clts.mp.api:matrix_profile"}
+
+
+def function_of(cmd):
+    """The public function behind subcommand ``cmd`` (the matrix profile's is a callable
+    object: its ``__call__``)."""
+    import importlib
+    mod, name = FUNCTIONS[cmd].split(":")
+    fn = getattr(importlib.import_module(mod), name)
+    return fn if inspect.isfunction(fn) else fn.__call__
+
+
+def _defaults(cmd) -> dict:
+    """``{parameter: default}`` from the signature of the function behind ``cmd``."""
+    return {n: p.default for n, p in inspect.signature(function_of(cmd)).parameters.items()
+            if p.default is not inspect.Parameter.empty}
 
 
 def _file_args(p, var_required=False):
@@ -242,19 +271,47 @@ def _file_args(p, var_required=False):
                    "_FillValue)")
     p.add_argument("--time-unit", default=None, choices=("step", "day", "month", "year"),
                    help="what a numeric time axis counts (slope units; BFAST's default --freq: "
-                   "year 1, month 12, day 365.25, step: give --freq)")
+                   "year 1, month 12, day 365, step: give --freq)")
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="clts", description=__doc__)
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Descriptions as written, without RST markup (````clts````); every option's default
+    shown unless its help already says it."""
+
+    def _get_help_string(self, action):
+        h = action.help or ""
+        if "%(default)" not in h and "default" not in h and action.default not in (
+                None, False, argparse.SUPPRESS) and action.option_strings:
+            h += " (default: %(default)s)"
+        return h
+
+
+def plain(text: str) -> str:
+    """``text`` without RST inline literals and roles, for terminal help."""
+    import re
+    return re.sub(r":\w+:`([^`]*)`", r"\1", text).replace("``", "")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``clts`` argument parser (algorithm options' defaults from the functions)."""
+    from ._version import __version__
+    ap = argparse.ArgumentParser(prog="clts", description=plain(__doc__),
+                                 formatter_class=_HelpFormatter)
+    ap.add_argument("--version", action="version", version=f"clts {__version__}")
     ap.add_argument("-v", "--verbose", action="store_true", help="log probing and profile lookup")
     sub = ap.add_subparsers(dest="cmd", required=True)
+    sub_parser = sub.add_parser
+    sub.add_parser = lambda *a, **k: sub_parser(*a, formatter_class=_HelpFormatter, **k)
     p = sub.add_parser("devices", help="list every OpenCL device, its status and its profile")
     p.add_argument("--refresh", action="store_true", help="probe again instead of using the cache")
     p.set_defaults(fn=cmd_devices)
     p = sub.add_parser("profile", help="print a device's effective profile and each value's file")
     p.add_argument("--device", "-d", default=None, help="index or name substring (clts devices)")
     p.set_defaults(fn=cmd_profile)
+    p = sub.add_parser("warmup", help="build the kernels of the common calls ahead (in "
+                       "parallel; kept in the driver's disk cache for later processes)")
+    p.add_argument("--device", "-d", default=None, help="index or name substring (clts devices)")
+    p.set_defaults(fn=cmd_warmup)
     p = sub.add_parser("demo", help="run every algorithm on synthetic data on a device")
     p.add_argument("--device", "-d", default=None)
     p.add_argument("--quick", action="store_true", help="smaller problem sizes")
@@ -262,38 +319,52 @@ def main(argv=None) -> int:
     p.set_defaults(fn=cmd_demo)
     p = sub.add_parser("stl", help="STL decomposition of every series of a file")
     _file_args(p)
+    d = _defaults("stl")
     p.add_argument("--period", "-p", type=int, required=True, help="values per seasonal cycle")
-    p.add_argument("--seasonal", type=int, default=7, help="seasonal smoother length (odd)")
-    p.add_argument("--trend", type=int, default=None, help="trend smoother length (odd)")
-    p.add_argument("--robust", action="store_true", help="robustness iterations")
+    p.add_argument("--seasonal", type=int, default=d["seasonal"],
+                   help="seasonal smoother length (odd)")
+    p.add_argument("--trend", type=int, default=d["trend"], help="trend smoother length (odd; "
+                   "default: the next odd integer of 1.5 period / (1 - 1.5 / seasonal))")
+    p.add_argument("--robust", action="store_true", default=d["robust"],
+                   help="robustness iterations")
     p.set_defaults(fn=cmd_stl)
     p = sub.add_parser("bfast", help="BFAST-Monitor break detection on every pixel of a file "
                        "or of a GeoTIFF stack")
     _file_args(p)
+    d = _defaults("bfast")
     p.add_argument("more_inputs", nargs="*", help="more GeoTIFFs of the stack (one per date)")
     p.add_argument("--dates", default=None, help="GeoTIFF stacks: CSV of the dates (a 'date' "
                    "column, one row per file / band); default: from the file names")
     p.add_argument("--date-format", choices=("decimal_year", "doy"), default="decimal_year",
                    help="GeoTIFF stacks: break dates as decimal years or days of the year")
     p.add_argument("--block-rows", type=int, default=256, help="GeoTIFF stacks: rows a block")
-    p.add_argument("--start-monitor", "--start", required=True, help="first monitoring date (YYYY-MM-DD, "
-                   "or a number for a numeric time axis)")
-    p.add_argument("--freq", type=float, default=None, help="season length in time units "
-                   "(default a year of the calendar in days for dates: 365.25, 360 for "
-                   "360_day...; for numbers per --time-unit, else 1: decimal years)")
-    p.add_argument("--k", type=int, default=3, help="harmonic terms (default 3)")
-    p.add_argument("--hfrac", type=float, default=0.25, help="MOSUM bandwidth (0.25, 0.5, 1)")
-    p.add_argument("--level", type=float, default=0.05, help="significance level")
-    p.add_argument("--history", default="all",
+    p.add_argument("--start-monitor", "--start", required=True, help="first monitoring date "
+                   "(YYYY-MM-DD, or a number for a numeric time axis)")
+    p.add_argument("--freq", type=float, default=d["freq"], help="season length in time units "
+                   "(default: clts.bfast_monitor's, a year of the axis's calendar in days for "
+                   "dates: 365 as R's bfastts, 360 for 360_day, 366 for all_leap; for numbers "
+                   "per --time-unit, else 365)")
+    p.add_argument("--k", type=int, default=d["k"], help="harmonic terms")
+    p.add_argument("--hfrac", type=float, default=d["hfrac"],
+                   help="MOSUM bandwidth (0.25, 0.5, 1)")
+    p.add_argument("--level", type=float, default=d["level"], help="significance level")
+    p.add_argument("--history", default=d["history"],
                    help="stable history: all, ROC (reverse-ordered CUSUM test), BP (after the "
                    "last Bai-Perron break), or a start date")
     p.set_defaults(fn=cmd_bfast)
     p = sub.add_parser("mp", help="matrix profile (self-join) of every series of a file")
     _file_args(p)
+    d = _defaults("mp")
     p.add_argument("-m", type=int, required=True, help="subsequence length")
-    p.add_argument("--exclusion-zone", type=int, default=None, help="default ceil(m / 4)")
+    p.add_argument("--exclusion-zone", type=int, default=d["exclusion_zone"],
+                   help="default ceil(m / 4)")
     p.add_argument("--motifs", type=int, default=2, help="motifs marked on the plot")
     p.set_defaults(fn=cmd_mp)
+    return ap
+
+
+def main(argv=None) -> int:
+    ap = build_parser()
     args = ap.parse_args(argv)
     from contextlib import nullcontext
     from .options import set_options

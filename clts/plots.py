@@ -26,8 +26,46 @@ def _figure(fig, nrows, height, sharex=True, width=10.0):
     return fig, axes
 
 
+def _label(v) -> str:
+    """A coordinate label for a title: 4499820.0 as 4499820, dates as days."""
+    if isinstance(v, (float, np.floating)) and float(v).is_integer():
+        return str(int(v))
+    if isinstance(v, np.datetime64):
+        return str(v.astype("datetime64[D]"))
+    return str(v)
+
+
+def series_position(labels, series):
+    """Index tuple (over the non-time axes, time last) of ``series`` and its name for titles:
+    an int (flat position), an index tuple, a DataFrame column label, or for a DataArray a
+    dict ``{dimension: coordinate label}``."""
+    if isinstance(series, (int, np.integer)) and not isinstance(series, bool):
+        if labels is not None and labels.kind == "frame":
+            cols = labels.x.columns if labels.axis == 0 else labels.x.index
+            return int(series), str(cols[int(series)])
+        return int(series), f"series {int(series)}"
+    if isinstance(series, tuple):
+        return series, f"series {series}"
+    if labels is not None and labels.kind == "frame":
+        cols = labels.x.columns if labels.axis == 0 else labels.x.index
+        if series not in cols:
+            raise ValueError(f"series {series!r} is not a column of the input "
+                             f"(columns {list(cols)[:6]}{' ...' if len(cols) > 6 else ''})")
+        return int(cols.get_loc(series)), str(series)
+    if labels is not None and labels.kind == "dataarray" and isinstance(series, dict):
+        da = labels.x
+        others = [d for i, d in enumerate(da.dims) if i != labels.axis]
+        if set(series) != set(others):
+            raise ValueError(f"series must give a label for each of {others}, got "
+                             f"{sorted(series)}")
+        pos = tuple(int(da.get_index(d).get_loc(series[d])) for d in others)
+        return pos, ", ".join(f"{d}={_label(series[d])}" for d in others)
+    raise ValueError(f"series must be an int, an index tuple, a DataFrame column label or "
+                     f"a dict of DataArray coordinate labels, got {series!r}")
+
+
 def _one(a, labels, series):
-    """Series ``series`` (an int or index tuple over the non-time axes) of output ``a``."""
+    """Series ``series`` (a position from :func:`series_position`) of output ``a``."""
     a = labels.to_last(a) if labels is not None else np.asarray(a)
     if a.ndim == 1:
         return a
@@ -49,6 +87,7 @@ def plot_stl(res, series=0, *, fig=None, title=None):
     """Panels data / seasonal / trend / residual of one series, like statsmodels'
     ``DecomposeResult.plot()``."""
     lab = res.labels
+    series, which = series_position(lab, series)
     s = _one(res.seasonal, lab, series)
     t = _one(res.trend, lab, series)
     r = _one(res.resid, lab, series)
@@ -66,27 +105,70 @@ def plot_stl(res, series=0, *, fig=None, title=None):
         ax.grid(alpha=0.3)
     axes[-1].set_xlabel(xlabel)
     fig.suptitle(title or f"STL decomposition (period {res.diagnostics['params']['period']}"
-                 + (f", series {series}" if np.ndim(res.trend) > 1 else "") + ")")
+                 + (f", {which}" if np.ndim(res.trend) > 1 else "") + ")")
     fig.tight_layout()
     return fig
 
 
+def _pixel(res, pixel):
+    """Index tuple into the pixel axes of ``pixel`` and its name: an int / tuple of positions,
+    a DataFrame column label (results indexed by the columns), or a dict of DataArray
+    coordinate labels."""
+    b = res.breaks
+    if isinstance(pixel, dict) and hasattr(b, "dims"):
+        pos = tuple(int(b.get_index(d).get_loc(pixel[d])) for d in b.dims)
+        return pos, ", ".join(f"{d}={_label(pixel[d])}" for d in b.dims)
+    if hasattr(b, "index") and not isinstance(pixel, (int, np.integer, tuple)):
+        if pixel not in b.index:
+            raise ValueError(f"pixel {pixel!r} is not a column of the input")
+        return (int(b.index.get_loc(pixel)),), str(pixel)
+    pos = pixel if isinstance(pixel, tuple) else (int(pixel),)
+    if hasattr(b, "index"):
+        return pos, str(b.index[pos[0]])
+    return pos, f"pixel {pixel}"
+
+
 def plot_bfast(res, pixel=None, *, fig=None, title=None):
-    """Maps of the break date and magnitude (pixel None), or one pixel's MOSUM process with its
-    boundary and the break (needs ``detailed=True``)."""
+    """Maps of the break date and magnitude (pixel None), or one pixel as R's
+    ``plot(bfastmonitor)`` draws it, the data with the history model fitted and extrapolated,
+    the start of monitoring and the break, above its MOSUM process and boundary (needs
+    ``detailed=True``)."""
     if pixel is None:
         return _bfast_maps(res, fig=fig, title=title)
     if res.mosum is None:
-        raise ValueError("a pixel's MOSUM plot needs bfast_monitor(..., detailed=True)")
-    pixel = pixel if isinstance(pixel, tuple) else (pixel,)
-    mosum = np.asarray(res.mosum)[(slice(None),) + pixel]
-    bound = np.asarray(res.bounds)[(slice(None),) + pixel]
+        raise ValueError("a pixel's plot needs bfast_monitor(..., detailed=True)")
+    pixel, name = _pixel(res, pixel)
+    at = (slice(None),) + pixel
+    mosum = np.asarray(res.mosum)[at]
+    bound = np.asarray(res.bounds)[at]
     brk = int(np.asarray(res.breaks)[pixel])
     from .timeaxis import plottable, show
     dates = res.monitor_dates
     x = plottable(dates) if dates is not None else np.arange(len(mosum))
-    fig, axes = _figure(fig, 1, 3.8)
-    ax = axes[0]
+    has_data = res.observed is not None and res.dates is not None
+    fig, axes = _figure(fig, 2 if has_data else 1, 6.4 if has_data else 3.8)
+    if has_data:
+        ax = axes[0]
+        y = np.asarray(res.observed)[at].astype(np.float64)
+        if res.diagnostics.get("nodata") is not None:
+            y[y == res.diagnostics["nodata"]] = np.nan
+        d = plottable(np.asarray(res.dates))
+        n = len(d) - len(mosum)
+        pred = np.asarray(res.prediction)[at].astype(np.float64)
+        ok = np.isfinite(y)
+        ax.plot(d[ok], y[ok], "-", color="0.35", lw=0.8)
+        ax.plot(d[ok], y[ok], ".", color="k", ms=3, label="data")
+        ax.plot(d[:n], pred[:n], color="C0", lw=1.6, label="history model")
+        ax.plot(d[n - 1:], pred[n - 1:], color="C0", lw=1.4, ls="--", label="prediction")
+        ax.axvline(d[n], color="0.3", ls=":", lw=1.2,
+                   label=f"start of monitoring ({show(np.asarray(res.dates)[n])})")
+        if brk >= 0:
+            when = show(dates[brk]) if dates is not None else x[brk]
+            ax.axvline(x[brk], color="C3", lw=1.6, label=f"break ({when})")
+        ax.set_ylabel("value")
+        ax.legend(loc="best", fontsize=8)
+        ax.grid(alpha=0.3)
+    ax = axes[-1]
     ok = np.isfinite(mosum)
     ax.plot(x[ok], mosum[ok], "-", color="C0", lw=1.3, label="MOSUM")
     okb = np.isfinite(bound)
@@ -97,13 +179,32 @@ def plot_bfast(res, pixel=None, *, fig=None, title=None):
             show(dates[brk]) if dates is not None else x[brk])
         ax.axvline(x[brk], color="k", lw=1.2, label=f"break ({when})")
     ax.axhline(0, color="0.6", lw=0.6)
-    ax.set_xlabel("monitoring date")
+    ax.set_xlabel("date")
     ax.set_ylabel("MOSUM of residuals")
     ax.legend(loc="upper left", fontsize=8)
     ax.grid(alpha=0.3)
-    ax.set_title(title or f"BFAST-Monitor, pixel {pixel}")
+    fig.suptitle(title or f"BFAST-Monitor, {name}")
     fig.tight_layout()
     return fig
+
+
+def _grid_coords(a):
+    """(x, y, x name, y name) of a 2-D DataArray's coordinates (x / y, lon / lat, or its dims'
+    1-D numeric coordinates), or None."""
+    if not hasattr(a, "dims") or a.ndim != 2:
+        return None
+    ydim, xdim = a.dims
+
+    def coord(dim):
+        c = a.coords.get(dim)
+        if c is None or c.ndim != 1 or c.dtype.kind not in "fiuM":
+            return None
+        unit = c.attrs.get("units")
+        return np.asarray(c.values), f"{dim} ({unit})" if unit else dim
+    cx, cy = coord(xdim), coord(ydim)
+    if cx is None or cy is None:
+        return None
+    return cx[0], cy[0], cx[1], cy[1]
 
 
 def _bfast_maps(res, *, fig=None, title=None):
@@ -111,7 +212,7 @@ def _bfast_maps(res, *, fig=None, title=None):
     breaks = np.asarray(res.breaks)
     if breaks.ndim != 2:
         raise ValueError(f"break maps need a 2-D pixel grid, got pixel shape {breaks.shape}; "
-                         "give pixel= for one pixel's MOSUM")
+                         "give pixel= for one pixel's plot")
     if fig is None:
         fig = plt.figure(figsize=(11, 4.6))
     ax1, ax2 = fig.subplots(1, 2)
@@ -124,19 +225,33 @@ def _bfast_maps(res, *, fig=None, title=None):
         from .timeaxis import is_cftime, plottable
         years = plottable(bd).astype(np.float64)
         label = "break date (year)" if is_cftime(bd) else "break date"
-    im = ax1.imshow(years, cmap="viridis", interpolation="nearest")
+    grid = _grid_coords(res.breaks)
+
+    def draw(ax, v, **kw):
+        if grid is None:
+            im = ax.imshow(v, interpolation="nearest", **kw)
+            ax.set_xticks([])
+            ax.set_yticks([])
+            return im
+        xs, ys, xn, yn = grid
+        im = ax.pcolormesh(xs, ys, np.ma.masked_invalid(v), shading="nearest", **kw)
+        if xs.dtype.kind != "M" and ys.dtype.kind != "M":
+            ax.ticklabel_format(useOffset=False, style="plain")
+        ax.set_xlabel(xn)      # coordinates as given: north up for y / lat, whichever
+        ax.set_ylabel(yn)      # order the rows are stored in
+        if xn.split()[0] == "x" and yn.split()[0] == "y":
+            ax.set_aspect("equal")      # projected metres
+        return im
+    im = draw(ax1, years, cmap="viridis")
     fig.colorbar(im, ax=ax1, label=label, shrink=0.85)
     ax1.set_title("first break (white: none)")
     mag = np.asarray(res.magnitudes, dtype=np.float64) if res.magnitudes is not None else None
     if mag is not None:
         mag = np.where(breaks >= 0, mag, np.nan)
         v = np.nanmax(np.abs(mag)) if np.isfinite(mag).any() else 1.0
-        im2 = ax2.imshow(mag, cmap="RdBu", vmin=-v, vmax=v, interpolation="nearest")
+        im2 = draw(ax2, mag, cmap="RdBu", vmin=-v, vmax=v)
         fig.colorbar(im2, ax=ax2, label="magnitude (median residual)", shrink=0.85)
         ax2.set_title("magnitude at break pixels")
-    for ax in (ax1, ax2):
-        ax.set_xticks([])
-        ax.set_yticks([])
     fig.suptitle(title or f"BFAST-Monitor: {int(np.sum(breaks >= 0))} of {breaks.size} "
                  "pixels with a break")
     fig.tight_layout()
@@ -174,13 +289,14 @@ def plot_mp(res, *, max_motifs=1, n_discords=1, fig=None, title=None):
             ax1.plot(xt[i:i + m], T[i:i + m], color="C3", lw=2, ls="-",
                      label="discord" if j == 0 else None, alpha=0.9)
             ax2.plot(x[i], P[i], "v", color="C3", ms=7)
-    ax1.set_ylabel("series")
+    ax1.set_ylabel(res.name or "series")
     ax1.legend(loc="upper left", fontsize=8)
     ax2.plot(x, np.where(np.isfinite(P), P, np.nan), color="C0", lw=0.9)
     ax2.set_ylabel(f"matrix profile (m={m})")
     ax2.set_xlabel("window start")
     for ax in (ax1, ax2):
         ax.grid(alpha=0.3)
-    fig.suptitle(title or "matrix profile: top motifs and discords")
+    fig.suptitle(title or f"matrix profile of {res.name or 'the series'} (m={m}): top motifs "
+                 "and discords")
     fig.tight_layout()
     return fig

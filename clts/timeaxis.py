@@ -147,3 +147,50 @@ def plottable(values):
     out = np.full(a.shape, np.nan)
     out[ok] = year0 + days(a[ok], f"{year0:04d}-01-01") / year_days(a[ok])   # None: NaN
     return out
+
+
+def freq_to_period(freq) -> int:
+    """Values per seasonal cycle of a pandas frequency, by statsmodels' rules
+    (``statsmodels.tsa.tsatools.freq_to_period``): yearly 1, quarterly 4, monthly 12, weekly
+    52, daily 7, business-daily 5, hourly 24; another frequency is a ValueError."""
+    from pandas.tseries.frequencies import to_offset
+    code = to_offset(freq).rule_code.upper()
+    if code in ("A", "Y") or code.startswith(("A-", "AS-", "Y-", "YS-", "YE-")):
+        return 1
+    if code == "Q" or code.startswith(("Q-", "QS", "QE")):
+        return 4
+    if code == "M" or code.startswith(("M-", "MS", "ME")):
+        return 12
+    if code == "W" or code.startswith("W-"):
+        return 52
+    periods = {"D": 7, "B": 5, "H": 24}
+    if code in periods:
+        return periods[code]
+    raise ValueError(f"period is None and the time index's frequency {freq!r} has no "
+                     "seasonal period by statsmodels' rules (yearly, quarterly, monthly, weekly, "
+                     "daily, business-daily, hourly): give period=")
+
+
+def period_of(times) -> int:
+    """The seasonal period implied by regularly spaced datetime ``times`` (a pandas index or a
+    datetime64 array: pandas' ``inferred_freq``, then :func:`freq_to_period`)."""
+    import pandas as pd
+    if times is None:
+        raise ValueError("period is None: give period=, or y as a pandas / xarray object with "
+                         "a datetime time index")
+    idx = times if isinstance(times, pd.DatetimeIndex) else None
+    if idx is None:
+        try:
+            idx = pd.DatetimeIndex(np.asarray(times))
+        except (TypeError, ValueError):
+            idx = None
+        if idx is None or np.asarray(times).dtype.kind != "M":
+            raise ValueError("period is None and the time axis is not datetime: give period=")
+    import warnings
+    with warnings.catch_warnings():    # pandas 3: inferred_freq will become an offset; either
+        warnings.simplefilter("ignore")  # is what to_offset takes
+        freq = idx.freq or (idx.inferred_freq if len(idx) >= 3 else None)
+    if freq is None:
+        raise ValueError("period is None and the time index has no regular frequency "
+                         "(pandas inferred_freq is None): give period=")
+    return freq_to_period(freq)

@@ -150,12 +150,16 @@ def _stl_block(y, *, period, kw):
                                                          r.weights)) + (failed,)
 
 
-def stl(da, period, *, dim: str = "time", device=None, **kwargs):
-    """STL of every series of ``da`` along ``dim`` (``kwargs`` as :func:`clts.stl`). Returns a
+def stl(da, period=None, *, dim: str = "time", device=None, **kwargs):
+    """STL of every series of ``da`` along ``dim`` (``kwargs`` as :func:`clts.stl`; ``period``
+    None: from the frequency of a datetime ``dim`` coordinate, as there). Returns a
     Dataset with ``seasonal``, ``trend``, ``resid``, ``weights`` (dims of ``da``) and ``failed``
     (series that came back NaN), ``da``'s coordinates and attributes kept."""
     xr = _xr()
     da = _prepare(da, dim)
+    if period is None:          # from the time coordinate's frequency, as clts.stl
+        from .timeaxis import period_of
+        period = period_of(da[dim].values if dim in da.coords else None)
     from .stl.api import check_arguments
     check_arguments(da.sizes[dim], period, **kwargs)    # now, not inside a Dask compute
     dt = _float_dtype(da)

@@ -4,6 +4,12 @@
 # out-of-bounds checks, then the input-handling tests again with the lowest numpy clts supports
 # (1.26, in .venv-numpy1). Extra arguments go to every pytest run. First a pyflakes-class ruff
 # check (configured in pyproject.toml), so dead imports and variables stay gone.
+#
+# The drivers share no state but their disk caches (written atomically), so their runs go in
+# parallel: one pytest process per device (the first runs every test, the others only the
+# tests that take the device fixture: CLTS_TEST_DEVICE_TESTS_ONLY) and the Oclgrind run beside
+# them. Each writes its own log, printed whole when all are done; every exit code counts.
+# CLTS_TEST_SERIAL=1 runs them one after another instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh test
@@ -12,9 +18,43 @@ clts devices
 status=0
 echo "== ruff check (pyflakes rules) =="
 ruff check --no-cache clts tests bench scripts || status=$?
-python -m pytest -q -p no:cacheprovider --durations=15 "$@" tests || status=$?
-echo "== kernel cases on Oclgrind =="
-python -m pytest -q -p no:cacheprovider --oclgrind "$@" tests || status=$?
+logs=$(mktemp -d)
+mapfile -t slugs < <(python -c "from clts.runtime import usable
+print('\n'.join(i.slug for i in usable() if not i.simulator))")
+pids=()
+names=()
+run() {   # run NAME ENV... -- PYTEST-ARGS...: in the background, output to $logs/NAME.log
+  local name=$1; shift
+  local envs=()
+  while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+  shift
+  if [ "${CLTS_TEST_SERIAL:-}" = 1 ]; then
+    env "${envs[@]}" python -m pytest -q -p no:cacheprovider "$@" 2>&1 | tee "$logs/$name.log"
+    return "${PIPESTATUS[0]}"
+  fi
+  env "${envs[@]}" python -m pytest -q -p no:cacheprovider "$@" >"$logs/$name.log" 2>&1 &
+  pids+=($!)
+  names+=("$name")
+}
+first=1
+for slug in "${slugs[@]}"; do
+  if [ $first = 1 ]; then
+    run "$slug" CLTS_TEST_DEVICES="$slug" -- --durations=15 "$@" tests || status=$?
+    first=0
+  else
+    run "$slug" CLTS_TEST_DEVICES="$slug" CLTS_TEST_DEVICE_TESTS_ONLY=1 -- --durations=15 \
+      "$@" tests || status=$?
+  fi
+done
+run oclgrind -- --oclgrind "$@" tests || status=$?
+for i in "${!pids[@]}"; do
+  rc=0
+  wait "${pids[$i]}" || rc=$?
+  echo "== ${names[$i]} (exit $rc) =="
+  cat "$logs/${names[$i]}.log"
+  [ $rc = 0 ] || status=$rc
+done
+rm -rf "$logs"
 deactivate
 echo "== lowest supported numpy (1.26): input handling, BFAST, properties on pocl =="
 if [ ! -x .venv-numpy1/bin/python ]; then

@@ -2,7 +2,9 @@
 
 ``pytest --oclgrind`` runs only the tests marked ``oclgrind`` (tiny cases), on the Oclgrind
 simulator, with data-race, uninitialised-read and out-of-bounds checks on; any report fails the
-test. ``CLTS_TEST_DEVICES`` (comma-separated substrings) narrows the device list.
+test. ``CLTS_TEST_DEVICES`` (comma-separated substrings) narrows the device list;
+``CLTS_TEST_DEVICE_TESTS_ONLY=1`` keeps only the tests that take the ``device`` fixture (the
+second driver's process of scripts/test.sh, which runs one pytest process per driver).
 """
 from __future__ import annotations
 
@@ -89,6 +91,13 @@ def device(device_info, request):
 
 
 def pytest_collection_modifyitems(config, items):
+    if os.environ.get("CLTS_TEST_DEVICE_TESTS_ONLY") and not config.getoption("--oclgrind"):
+        # scripts/test.sh: a second driver's process runs only the tests that take the device
+        # fixture; the first process runs the rest once
+        drop = [it for it in items if "device" not in getattr(it, "fixturenames", ())]
+        if drop:
+            config.hook.pytest_deselected(items=drop)
+        items[:] = [it for it in items if "device" in getattr(it, "fixturenames", ())]
     if config.getoption("--oclgrind"):
         keep = [it for it in items if it.get_closest_marker("oclgrind")]
         drop = [it for it in items if not it.get_closest_marker("oclgrind")]

@@ -2,6 +2,7 @@
 import numpy as np
 import pytest
 
+import clts
 from clts import cli
 from clts.runtime import devices as devmod
 
@@ -23,6 +24,51 @@ def test_clts_profile_prints_files(capsys):
     assert cli.main(["profile", "--device", str(devmod.usable()[0].index)]) == 0
     out = capsys.readouterr().out
     assert "generic-" in out and "fingerprint" in out
+
+
+def _subparsers():
+    import argparse
+    ap = cli.build_parser()
+    sub = next(a for a in ap._actions if isinstance(a, argparse._SubParsersAction))
+    return sub.choices
+
+
+def test_cli_defaults_are_the_functions_defaults():
+    """Every option of an algorithm subcommand named like a parameter of its function has that
+    parameter's default (``--freq`` once defaulted to 365.25 in the CLI, 365.0 in the API)."""
+    import inspect
+    checked = 0
+    for cmd, p in _subparsers().items():
+        if cmd not in cli.FUNCTIONS:
+            continue
+        params = inspect.signature(cli.function_of(cmd)).parameters
+        for a in p._actions:
+            if a.dest in params and a.option_strings and not a.required:
+                default = params[a.dest].default
+                if default is inspect.Parameter.empty:
+                    continue        # a data argument (bfast's --dates: a GeoTIFF stack's CSV)
+                assert a.default == default and type(a.default) is type(default), \
+                    f"clts {cmd} {a.option_strings[0]}: {a.default!r}, function: {default!r}"
+                checked += 1
+    assert checked >= 9      # stl: seasonal, trend, robust; bfast: 5; mp: exclusion_zone
+
+
+def test_clts_version_and_help_are_plain(capsys):
+    from clts import __version__
+    with pytest.raises(SystemExit):
+        cli.main(["--version"])
+    assert capsys.readouterr().out.strip() == f"clts {__version__}"
+    with pytest.raises(SystemExit):
+        cli.main(["--help"])
+    assert "``" not in capsys.readouterr().out
+    for cmd in ("stl", "bfast", "mp"):
+        with pytest.raises(SystemExit):
+            cli.main([cmd, "--help"])
+        out = capsys.readouterr().out
+        assert "default" in out and "``" not in out
+    with pytest.raises(SystemExit):
+        cli.main(["bfast", "--help"])
+    assert "(default: 3)" in capsys.readouterr().out
 
 
 def test_clts_bad_device_is_a_clean_error(capsys):
@@ -103,7 +149,7 @@ def test_clts_bfast_zarr_chunks_to_netcdf(files, capsys):
                      "2005-01-01", "-o", str(out), "--plot", str(png), "--device", _dev(),
                      "--no-progress"]) == 0
     res = xr.open_dataset(out, engine="h5netcdf").load()
-    ref = cx.bfast_monitor(ds["ndvi"], "2005-01-01", freq=365.25, device=int(_dev()))
+    ref = cx.bfast_monitor(ds["ndvi"], "2005-01-01", device=int(_dev()))  # the same defaults
     np.testing.assert_array_equal(res["breaks"].values, ref["breaks"].values)
     assert res["break_dates"].dtype.kind == "M" and (res["breaks"].values[:2] >= 0).all()
     assert png.read_bytes()[:4] == b"\x89PNG"
@@ -141,3 +187,49 @@ def test_clts_file_errors_are_clean(files, capsys, argv, message):
     assert cli.main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"clts {argv[0]}: ") and re.search(message, err), err
+
+
+def test_clts_tune_list_fits_100_columns_and_help_is_plain(capsys):
+    from clts.tune import cli as tune_cli
+    assert tune_cli.main(["--list"]) == 0
+    out = capsys.readouterr().out
+    assert out.strip() and max(map(len, out.splitlines())) <= 100
+    assert "tridiag.thomas" in out and "keys: " in out
+    with pytest.raises(SystemExit):
+        tune_cli.main(["--help"])
+    assert "``" not in capsys.readouterr().out
+
+
+def test_clts_warmup_builds_in_parallel(capsys):
+    assert cli.main(["warmup", "--device", _dev()]) == 0
+    out = capsys.readouterr().out
+    assert "stl float32" in out and "tridiagonal float32" in out
+    assert out.strip().splitlines()[-1].startswith("warm: ")
+
+
+def test_slow_build_says_building_kernels(capsys, monkeypatch):
+    """A build still running after BUILD_NOTICE_SECONDS prints one line (once per device);
+    the no-progress switch silences it."""
+    import itertools
+    from clts.runtime import get_device, programs
+    dev = get_device(int(_dev()))
+    import time
+    import pyopencl as cl
+    build = cl.Program.build
+
+    def slow_build(self, *a, **k):      # a build that lasts longer than the notice's delay
+        time.sleep(0.3)
+        return build(self, *a, **k)
+    monkeypatch.setattr(cl.Program, "build", slow_build)
+    monkeypatch.setattr(programs, "BUILD_NOTICE_SECONDS", 0.05)
+    monkeypatch.setattr(programs, "_noticed", set())
+    fresh = itertools.count(int(np.random.default_rng().integers(1 << 30)))
+    clts.set_options(progress=False)     # global: the notice runs on a timer thread
+    dev.program("runtime/copy.cl.mako", real="float", width=1, unused_tag=next(fresh))
+    assert "building OpenCL kernels" not in capsys.readouterr().err
+    monkeypatch.setattr(programs, "_noticed", set())
+    clts.set_options(progress=True)
+    for _ in range(2):
+        dev.program("runtime/copy.cl.mako", real="float", width=1, unused_tag=next(fresh))
+    err = capsys.readouterr().err
+    assert err.count("clts: building OpenCL kernels for") == 1 and "clts warmup" in err

@@ -6,8 +6,8 @@ import importlib
 
 import pytest
 
-PUBLIC_MODULES = ["clts.errors", "clts.runtime.devices", "clts.stl.api", "clts.bfast.api",
-                  "clts.bfast.breaks_api",
+PUBLIC_MODULES = ["clts.errors", "clts.runtime.devices", "clts.stl.api", "clts.stl.hastl",
+                  "clts.bfast.api", "clts.bfast.breaks_api",
                   "clts.mp.api", "clts.mp.motifs", "clts.tridiag.api", "clts.ocean.api",
                   "clts.options"]
 

@@ -119,3 +119,41 @@ def test_deprecated_names_warn_and_agree(device):
         x_old = clts.solve_tridiagonal(a, b, a, b, method="thomas", device=device).x
     x_new = clts.solve_tridiagonal(a, b, a, b, version="thomas", device=device).x
     np.testing.assert_array_equal(x_old, x_new)
+
+
+@pytest.mark.parametrize("freq, period", [("MS", 12), ("ME", 12), ("QS", 4), ("W-SUN", 52),
+                                          ("D", 7), ("B", 5), ("h", 24)])
+def test_stl_period_from_the_time_index(device, freq, period):
+    """statsmodels' rules: STL(series) without period takes it from the index's frequency."""
+    pd = pytest.importorskip("pandas")
+    idx = pd.date_range("2001-01-01", periods=6 * period + 3, freq=freq)
+    t = np.arange(idx.size)
+    s = pd.Series(np.sin(2 * np.pi * t / period) + 0.01 * t, index=idx)
+    r = clts.stl(s, device=device)
+    assert r.diagnostics["params"]["period"] == period
+    sm = pytest.importorskip("statsmodels.tsa.seasonal")
+    assert sm.STL(s).period == period
+    np.testing.assert_allclose(r.seasonal.values, sm.STL(s).fit().seasonal.values, atol=1e-10)
+    pd.testing.assert_series_equal(r.observed, s.astype(float), check_names=False)
+
+
+def test_stl_period_errors_and_xarray(device):
+    pd = pytest.importorskip("pandas")
+    xr = pytest.importorskip("xarray")
+    import clts.xarray as cx
+    with pytest.raises(ValueError, match="period is None"):
+        clts.stl(np.ones(48))
+    irregular = pd.Series(np.ones(48), index=pd.DatetimeIndex(
+        np.datetime64("2000-01-01") + np.cumsum(np.arange(1, 49)).astype("timedelta64[D]")))
+    with pytest.raises(ValueError, match="no regular frequency"):
+        clts.stl(irregular)
+    with pytest.raises(ValueError, match="give period="):
+        clts.stl(pd.Series(np.ones(48), index=pd.date_range("2000", periods=48, freq="min")))
+    time = pd.date_range("2000-01-01", periods=60, freq="MS")
+    da = xr.DataArray(np.random.default_rng(0).random((60, 3)), dims=("time", "x"),
+                      coords={"time": time})
+    a = clts.stl(da, device=device)
+    assert a.diagnostics["params"]["period"] == 12
+    xr.testing.assert_equal(a.observed, da)
+    b = cx.stl(da, device=device)
+    np.testing.assert_allclose(b["seasonal"].values, a.seasonal.values, atol=1e-12)

@@ -205,6 +205,44 @@ def test_transfers_agree(device):
                          reference.superbee_fluxes(*sb_args(x)), rtol=1e-13)
 
 
+@pytest.mark.parametrize("max_chunk", [None, "7"])
+def test_tke_out_reuses_results(device, monkeypatch, max_chunk):
+    """out= (the whole grid and in slabs of x rows; both transfers; a misaligned out array
+    goes through a device copy): the same results, written into the given arrays."""
+    if max_chunk:
+        monkeypatch.setenv("CLTS_MAX_CHUNK", max_chunk)
+    x, ref = bench(2 ** 12)
+    first = clts.ocean.tke(*x.values(), device=device)
+    for transfer in ("copy", "host_ptr"):
+        out = tuple(np.full_like(a, np.nan) for a in first)
+        got = clts.ocean.tke(*x.values(), device=device, transfer=transfer, out=out)
+        assert all(g is o for g, o in zip(got, out))
+        assert_all_close(got, ref)
+    raw = np.empty(first[0].nbytes + 128, np.uint8)      # 8 bytes off a 64-byte boundary
+    off = (-raw.ctypes.data) % 64 + 8
+    odd = raw[off:off + first[0].nbytes].view(first[0].dtype).reshape(first[0].shape)
+    got = clts.ocean.tke(*x.values(), device=device, out=(odd,) + tuple(
+        np.empty_like(a) for a in first[1:]))
+    assert got[0] is odd
+    assert_all_close(got, ref)
+    with pytest.raises(ValueError, match="overlaps input tke"):
+        clts.ocean.tke(*x.values(), device=device, out=(x["tke"],) + first[1:])
+    with pytest.raises(ValueError, match=r"out\[2\] must be"):
+        clts.ocean.tke(*x.values(), device=device, out=first[:2] + (first[2].T.copy()[:3],))
+    with pytest.raises(TypeError, match="tuple of 3"):
+        clts.ocean.tke(*x.values(), device=device, out=first[0])
+    want = reference.superbee_fluxes(*sb_args(x))
+    fl = clts.ocean.superbee_fluxes(*sb_args(x), device=device)
+    out = tuple(np.full_like(a, np.nan) for a in fl)
+    got = clts.ocean.superbee_fluxes(*sb_args(x), device=device, out=out)
+    assert all(g is o for g, o in zip(got, out))
+    assert_all_close(got, want, rtol=1e-13)
+    args = list(sb_args(x))
+    args[0] = np.array(args[0])                  # a writeable C-ordered q
+    with pytest.raises(ValueError, match="overlaps input q"):
+        clts.ocean.superbee_fluxes(*args, device=device, out=(args[0],) + fl[1:])
+
+
 def test_layouts_and_inputs_unmodified(device):
     """Fortran order, strided views, big-endian and int64 kbot give the C-order result;
     inputs are never modified and outputs are fresh C-ordered arrays."""

@@ -35,7 +35,11 @@ def test_bfast_plots_maps_and_pixel(device, tmp_path):
     fig = _png(r.plot(), tmp_path, "maps.png")
     assert any("pixels with a break" in t.get_text() for t in fig.texts)   # the suptitle
     fig = _png(r.plot((0, 0)), tmp_path, "pixel.png")
-    labels = fig.axes[0].get_legend_handles_labels()[1]
+    # as R's plot(bfastmonitor): the data, the history model and its prediction, the break
+    top = fig.axes[0].get_legend_handles_labels()[1]
+    assert top[:3] == ["data", "history model", "prediction"]
+    assert top[3].startswith("start of monitoring (2005-") and top[4].startswith("break (")
+    labels = fig.axes[1].get_legend_handles_labels()[1]
     assert labels[:2] == ["MOSUM", "boundary"] and labels[2].startswith("break (")
     with pytest.raises(ValueError, match="detailed=True"):
         clts.bfast_monitor(y, dates, np.datetime64("2005-01-01"), freq=365.25,
@@ -48,3 +52,44 @@ def test_matrix_profile_plot_marks_motifs(device, tmp_path):
     T[400:440] = T[100:140] - T[100] + T[400]
     fig = _png(clts.matrix_profile(T, 40, device=device).plot(), tmp_path, "mp.png")
     assert fig.axes[0].get_legend_handles_labels()[1] == ["motif 1", "discord"]
+
+
+def test_plots_take_labels_and_name_them(device, tmp_path):
+    """plot(series=<column>) on a DataFrame result, titles with the label; BFAST maps on the
+    DataArray's x / y coordinates and a pixel chosen by its coordinates; the matrix-profile
+    plot names the variable."""
+    pd = pytest.importorskip("pandas")
+    xr = pytest.importorskip("xarray")
+    rng = np.random.default_rng(0)
+    idx = pd.date_range("2000-01-01", periods=96, freq="MS")
+    t = np.arange(96)
+    df = pd.DataFrame({f"sensor{i:03d}": np.sin(2 * np.pi * t / 12) + 0.01 * i * t
+                       for i in range(12)}, index=idx)
+    r = clts.stl(df, device=device)
+    fig = _png(r.plot(series="sensor010"), tmp_path, "stl.png")
+    assert fig.texts[0].get_text() == "STL decomposition (period 12, sensor010)"
+    np.testing.assert_allclose(fig.axes[0].lines[0].get_ydata(), df["sensor010"])
+    assert "sensor000" in r.plot().texts[0].get_text()
+    with pytest.raises(ValueError, match="not a column"):
+        r.plot(series="sensor999")
+    dates = np.datetime64("2000-01-01") + (t * 30.4).astype("timedelta64[D]")
+    y = 0.5 + 0.2 * np.sin(2 * np.pi * t / 12)[:, None, None] + 0.02 * rng.standard_normal(
+        (96, 6, 5))
+    y[75:, :3] -= 0.3
+    da = xr.DataArray(y, dims=("time", "y", "x"), name="ndvi", coords={
+        "time": dates, "y": 4.5e6 - 30 * np.arange(6), "x": 6e5 + 30 * np.arange(5)})
+    b = clts.bfast_monitor(da, None, "2005-01-01", freq=365.25, detailed=True, device=device)
+    fig = _png(b.plot(), tmp_path, "maps.png")
+    assert fig.axes[0].get_xlabel() == "x" and fig.axes[0].get_ylabel() == "y"
+    lo, hi = sorted(fig.axes[0].get_xlim())
+    assert lo < 6e5 < 6e5 + 120 < hi
+    fig = _png(b.plot({"y": 4.5e6 - 30, "x": 6e5 + 60}), tmp_path, "pix.png")
+    assert fig.texts[0].get_text() == "BFAST-Monitor, y=4499970, x=600060"
+    np.testing.assert_allclose(fig.axes[0].lines[1].get_ydata(), y[:, 1, 2][np.isfinite(
+        y[:, 1, 2])])
+    T = pd.Series(np.sin(np.arange(600) * 2 * np.pi / 50) + 0.05 * rng.standard_normal(600),
+                  name="pressure")
+    fig = _png(clts.matrix_profile(T, 40, device=device).plot(), tmp_path, "mp.png")
+    assert "pressure" in fig.texts[0].get_text() and fig.axes[0].get_ylabel() == "pressure"
+    import matplotlib.pyplot as plt
+    plt.close("all")

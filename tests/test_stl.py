@@ -446,3 +446,32 @@ def test_weight_table_complete(device, deg):
     if deg < 2:
         s, t, _, _ = sm_fit(y, 12, **kw)
         assert err(runs[0].seasonal, s, y) < 1e-9 and err(runs[0].trend, t, y) < 1e-9
+
+
+@pytest.mark.parametrize("version,interp,gaps", [("outer", "linear", False),
+                                                 ("flat", "hermite", True),
+                                                 ("intragroup", "linear", True)])
+def test_prebuild_builds_what_run_asks_for(device, version, interp, gaps, monkeypatch):
+    """A first call builds its programs from several threads before the kernels run: run()
+    itself then builds nothing (robust, jumps, degree 2: every program kind)."""
+    import importlib
+    from clts.runtime import devices as devmod, programs
+    api = importlib.import_module("clts.stl.api")
+    run = api._Runner.run
+
+    def checked(self, *a, **k):
+        n = programs.stats["builds"]
+        out = run(self, *a, **k)
+        assert programs.stats["builds"] == n, "run() built a program prebuild missed"
+        return out
+    monkeypatch.setattr(api._Runner, "run", checked)
+    y = np.random.default_rng(3).random((9, 96))
+    if gaps:
+        y[:, 7] = np.nan
+    fresh = devmod.Device(device.info)              # nothing built yet
+    r = clts.stl(y, 12, robust=True, seasonal_jump=2, trend_jump=3, seasonal_deg=2,
+                 interpolation=interp, version=version, device=fresh)
+    monkeypatch.setattr(api._Runner, "run", run)
+    again = clts.stl(y, 12, robust=True, seasonal_jump=2, trend_jump=3, seasonal_deg=2,
+                     interpolation=interp, version=version, device=device)
+    np.testing.assert_array_equal(r.trend, again.trend)

@@ -49,7 +49,7 @@ from .common import (HISTORIES, design_matrix, log_plus, n_coef, rec_cusum_bound
 from .common import time_axis as _time_axis
 from ..timeaxis import is_cftime, parse_date
 from .plan import Plan, chunk_cap, make_plan
-from .checks import TYPES, check_arguments, check_params, history_end, levels  # noqa: F401 (TYPES, check_arguments: public here)
+from .checks import TYPES, check_arguments, check_params, default_freq, history_end, levels  # noqa: F401 (TYPES, check_arguments: public here)
 
 _INT_TYPES = {np.dtype(np.int8): "char", np.dtype(np.uint8): "uchar",
               np.dtype(np.int16): "short", np.dtype(np.uint16): "ushort",
@@ -120,16 +120,23 @@ class BfastResult:
     diagnostics: dict = field(default_factory=dict)
     #: the monitoring dates (``breaks`` indexes them) and the history's length, for plots
     monitor_dates: np.ndarray | None = field(default=None, repr=False)
+    #: with ``detailed=True``: every date and the input values ``[N, ...]`` (a view, time
+    #: first; ``nodata`` not replaced), for ``plot(pixel)``
+    dates: np.ndarray | None = field(default=None, repr=False)
+    observed: np.ndarray | None = field(default=None, repr=False)
 
     def plot(self, pixel=None, *, fig=None, title=None):
-        """Without ``pixel``: the break-date and magnitude maps (2-D cubes). With ``pixel`` (an
-        index tuple into the pixel axes; needs ``detailed=True``): its MOSUM process, the
-        boundary and the break. Needs matplotlib."""
+        """Without ``pixel``: the break-date and magnitude maps (2-D cubes; a DataArray's x / y
+        or lon / lat coordinates on the axes). With ``pixel`` (an index tuple into the pixel
+        axes, a DataFrame column label, or a dict of DataArray coordinate labels; needs
+        ``detailed=True``): as R's ``plot(bfastmonitor)``, the data with the history model and
+        its prediction, the start of monitoring and the break, above the MOSUM process and its
+        boundary. Needs matplotlib."""
         return integrations.plot("bfast", self, pixel, fig=fig, title=title)
 
 
 @renamed(progress_bar="progress")
-def bfast_monitor(y, dates, start_monitor, *, k=3, freq=365.0, trend=True, hfrac=0.25,
+def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=0.25,
                   level=0.05, history="all", convention="r", magnitudes=True, detailed=False,
                   nodata=None, time_axis=None, period=10, dtype=None, device=None,
                   version="auto", plan=None, progress=True, type="OLS-MOSUM",
@@ -159,7 +166,10 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=365.0, trend=True, hfrac
         Harmonic terms (R's ``order``), 0..10 (default 3); 0 with ``trend=True`` is R's
         ``formula = response ~ trend``, ``trend=False`` with k >= 1 is ``response ~ harmon``.
     freq : float, optional
-        Season length in time-axis units (default 365.0, for dates).
+        Season length in time-axis units. Default None: a year of the axis's calendar in days,
+        365.0 for datetime64 and numbers (R's ``bfastts`` daily series), 365 / 366 / 360 for
+        cftime's ``noleap`` / ``all_leap`` / ``360_day`` (365.0 for its other calendars); give
+        ``freq=1`` for decimal years.
     trend : bool, optional
         Include a linear trend (default True).
     hfrac : {0.25, 0.5, 1.0}, optional
@@ -252,6 +262,7 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=365.0, trend=True, hfrac
         dates = values_of(dates)
     if isinstance(start_monitor, str) and not is_cftime(dates):
         start_monitor = parse_date(start_monitor, np.array([], "datetime64[D]"))
+    freq = default_freq(freq, dates)
     time_axis = labels.axis
     y = native(values_of(y))       # any layout and byte order; pandas / xarray values
     if y.dtype == np.float16:
@@ -363,9 +374,11 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=365.0, trend=True, hfrac
         res.prediction = labels.with_lead(pred, "time", bd_src)
         res.coef = labels.with_lead(coef, "coef", np.arange(K))
         res.sigma = labels.per_series(sigma, "sigma")
+        res.dates, res.observed = bd_src, y
     counts = {name: int(np.sum(status == code)) for code, name in STATUS.items() if code}
     res.diagnostics = dict(n_history_dates=n, n_monitor_dates=N - n, n_coef=K, critval=crit,
-                           failed=int(np.sum(status != 0)), **counts, device=str(dev.slug))
+                           failed=int(np.sum(status != 0)), **counts, device=str(dev.slug),
+                           nodata=nodata)
     if counts["non_finite"]:
         warnings.warn(f"bfast_monitor: {counts['non_finite']} pixel(s) hold +-inf or values "
                       "too large for the fit; they are marked failed (breaks -2, status 4)",

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from ..timeaxis import is_cftime, kind, parse_date, show
+from ..timeaxis import YEAR_DAYS, calendar, is_cftime, kind, parse_date, show
 from .common import CONVENTIONS, HISTORIES, critical_value, end_of_history
 from .common import time_axis as _time_axis
 
@@ -30,7 +30,8 @@ def check_params(k, freq, hfrac, level, period, history, convention, trend, type
     if k == 0 and not trend:
         raise ValueError("k=0 and trend=False leave only the intercept: give a season (k >= 1, "
                          "R's response ~ harmon) or the trend (R's response ~ trend)")
-    if not (isinstance(freq, (int, float, np.number)) and freq > 0 and math.isfinite(freq)):
+    if freq is not None and not (isinstance(freq, (int, float, np.number)) and freq > 0
+                                 and math.isfinite(freq)):
         raise ValueError(f"freq must be a positive number (season length in time-axis units), got {freq!r}")
     if convention not in CONVENTIONS:
         raise ValueError(f"convention must be one of {CONVENTIONS}, got {convention!r}")
@@ -58,7 +59,7 @@ def history_end(t, ts, dates, start_monitor) -> int:
                          "of the time axis") from None
 
 
-def check_arguments(dates, start_monitor, *, k=3, freq=365.0, trend=True, hfrac=0.25,
+def check_arguments(dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=0.25,
                     level=0.05, history="all", convention="r", period=10, type="OLS-MOSUM", **_):
     """The checks :func:`bfast_monitor` makes of its arguments and dates, without data or a
     device (for callers that must refuse bad arguments before they start, as the command line
@@ -66,6 +67,7 @@ def check_arguments(dates, start_monitor, *, k=3, freq=365.0, trend=True, hfrac=
     check_params(k, freq, hfrac, levels(level)[0], period, history, convention, trend, type)
     if isinstance(start_monitor, str) and not is_cftime(dates):
         start_monitor = parse_date(start_monitor, np.array([], "datetime64[D]"))
+    default_freq(freq, dates)
     t, ts = _time_axis(dates, start_monitor)
     if t.size < 2 or np.any(np.diff(t) <= 0) or not np.all(np.isfinite(t)):
         raise ValueError("dates must be finite and strictly increasing")
@@ -81,3 +83,15 @@ def levels(level):
                              f"got {level!r}")
         return float(level[0]), float(level[1])
     return level, level
+
+
+def default_freq(freq, dates) -> float:
+    """``freq``, or for None a year of the calendar of ``dates`` in days: 365.0 for datetime64
+    and numbers (R's ``bfastts`` daily series), 365 / 366 / 360 for cftime's ``noleap`` /
+    ``all_leap`` / ``360_day``, 365.0 for cftime's other calendars."""
+    if freq is not None:
+        return freq
+    if is_cftime(dates):
+        days = YEAR_DAYS.get(calendar(np.asarray(dates).ravel()), 365.0)
+        return 365.0 if days == 365.25 else float(days)
+    return 365.0

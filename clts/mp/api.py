@@ -50,6 +50,8 @@ class MatrixProfileResult:
         ``profile`` and ``index`` are then pandas Series indexed by them.
     series : numpy.ndarray or None
         Self-joins: the series (for motifs and ``plot()``, which marks motifs and discords).
+    name : str or None
+        The name of a pandas Series or DataArray ``T_A`` (``plot()`` names the variable).
 
     Examples
     --------
@@ -75,6 +77,8 @@ class MatrixProfileResult:
     diagnostics: dict = field(default_factory=dict)
     times: np.ndarray | None = field(default=None, repr=False)
     series: np.ndarray | None = field(default=None, repr=False)
+    #: the name of a pandas Series / DataArray input (plots name the variable)
+    name: str | None = field(default=None, repr=False)
 
     @property
     def profile(self):
@@ -295,6 +299,7 @@ class _MatrixProfile:
                  precision=None, device=None, both=False, plan=None, progress=True,
                  time_axis=None, _bands=None, **plan_overrides):
         devices = device
+        name = getattr(T_A, "name", None)
         T_A, times = _one_series(T_A, "T_A", time_axis)
         T_B, _ = _one_series(T_B, "T_B", time_axis)
         res = _compute(T_A, m, T_B, k, exclusion_zone, bool(normalize), precision, devices,
@@ -303,6 +308,7 @@ class _MatrixProfile:
             res.times = np.asarray(times)[:res.P.shape[0]]
         if T_B is None:
             res.series = np.asarray(T_A)
+        res.name = None if name is None else str(name)
         if _bands is not None:
             return res
         if (T_B is None and k == 1 and normalize and plan is None and not plan_overrides

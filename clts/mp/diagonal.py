@@ -285,6 +285,12 @@ def _diag_all(job):
                                device=job.devs[0], what="matrix_profile")
 
 
+#: a bar from this predicted time (seconds), or without a prediction from this many pairs
+#: (n = 60,000 on pocl: about 2 s)
+BAR_MIN_SECONDS = 1.0
+BAR_MIN_PAIRS = 1.5e9
+
+
 def _diag_bands(job, max_bands=None):
     """Run the diagonal kernel over all bands, split between ``job.devs`` by area; returns one
     (row indices, column indices) per device ([l] for k = 1, [l, k] for k > 1)."""
@@ -305,15 +311,20 @@ def _diag_bands(job, max_bands=None):
         full = split_bands(area, parts)
         bounds = [full[part], full[part + 1]]
     bar = None
-    if job.show_progress and total > 5e9:
+    est = cached_estimate(devs[0], p.precision, total) if job.show_progress and total > 1e8 \
+        else None
+    if job.show_progress and (total > BAR_MIN_PAIRS if est is None else est > BAR_MIN_SECONDS):
         desc = "matrix profile"
-        est = cached_estimate(devs[0], p.precision, total)
         if est is not None:
-            desc += f" (estimate {est / len(devs):.0f} s)"
+            desc += f" (estimate {est / len(devs):.1f} s)"
         bar = progress(range(1), total=total, desc=desc, unit="pair")
         if not hasattr(bar, "update"):
             bar = None
+        else:
+            bar.unit_scale = True           # 1.8G/2.1G pairs
     chunk_bands = max(1, int(min(1 << 14, (devs[0].max_alloc // 4) // (p.segment + D) // 8)))
+    if bar is not None and k == 1:      # launches of at most 1/32 of the bands: the bar moves
+        chunk_bands = min(chunk_bands, max(1, -(-nb // (32 * len(devs)))))
     cap = options.get("max_chunk")
     if cap:
         chunk_bands = min(chunk_bands, cap)

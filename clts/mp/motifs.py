@@ -36,7 +36,10 @@ def discords(result, k=1, *, exclusion_zone=None):
     k : int, optional
         Number of discords (default 1).
     exclusion_zone : int, optional
-        No two reported discords closer than this (default: the result's exclusion zone).
+        No two reported discords this close or closer (default ``m``: distinct events, no two
+        windows that overlap, after the non-self matches of Keogh et al.'s discord
+        definition; the result's zone, ceil(m / 4) by default, is for the profile itself and
+        let one anomaly be reported several times).
 
     Returns
     -------
@@ -56,6 +59,8 @@ def discords(result, k=1, *, exclusion_zone=None):
        P. Brisk, E. Keogh, "Exploiting a novel algorithm and GPUs to break the ten quadrillion
        pairwise comparisons barrier for time series motifs and joins", Knowledge and
        Information Systems, 2017.
+    .. [2] E. Keogh, J. Lin, A. Fu, "HOT SAX: Efficiently finding the most unusual time series
+       subsequence", IEEE International Conference on Data Mining, 2005.
 
     Examples
     --------
@@ -68,7 +73,7 @@ def discords(result, k=1, *, exclusion_zone=None):
     """
     k = _int_at_least(k, "k", 1)
     P, _ = _result_profile(result)
-    ez = _zone(result, exclusion_zone)
+    ez = int(result.m) if exclusion_zone is None else _zone(result, exclusion_zone)
     P = np.where(np.isfinite(P), P, -np.inf)
     order = np.lexsort((np.arange(len(P)), -P))
     taken = np.zeros(len(P), bool)

@@ -122,7 +122,10 @@ def make_plan(dev, *, precision="double", plan: Plan | None = None, m: int | Non
     known = {f.name for f in fields(Plan)}
     bad = set(overrides) - known
     if bad:
-        raise TypeError(f"unknown plan parameter(s) {sorted(bad)}; accepted: {sorted(known)}")
+        from ..vocabulary import UnknownParameterError
+        raise UnknownParameterError(f"unknown plan parameter(s) {', '.join(sorted(bad))}; "
+                                    f"accepted: {', '.join(sorted(known))}", sorted(bad),
+                                    sorted(known))
     if plan is not None and not isinstance(plan, Plan):
         raise TypeError(f"plan must be a clts.mp.plan.Plan, got {type(plan).__name__}")
     if plan is None:

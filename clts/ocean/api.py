@@ -88,26 +88,29 @@ class _Staging:
             raise ValueError(f"device array {name} lives in another OpenCL context than device "
                              f"{self.dev}; pass device= the device that holds it")
 
-    def output(self, shape, on_device: bool, dtype=None):
-        """A fresh C-ordered result: a device array, or a numpy array the kernels fill."""
+    def output(self, shape, on_device: bool, dtype=None, host=None):
+        """A C-ordered result: a device array, or a numpy array the kernels fill (``host``, a
+        caller's ``out=`` array, or a fresh one)."""
         import pyopencl as cl
         dtype = np.dtype(dtype or self.dtype)
         if on_device:
             return scratch(self.dev, shape, dtype)
-        host = _aligned_empty(shape, dtype)
-        if self.transfer == "host_ptr":
+        if host is None:
+            host = _aligned_empty(shape, dtype)
+        mapped = self.transfer == "host_ptr" and host.ctypes.data % _ALIGN == 0
+        if mapped:
             dev_arr = self._wrap(host, cl.mem_flags.READ_WRITE)
         else:
             dev_arr = scratch(self.dev, shape, dtype)
-        self.downloads.append((dev_arr, host))
+        self.downloads.append((dev_arr, host, mapped))
         return dev_arr
 
     def finish(self):
         """Bring the numpy outputs home (blocking); returns them in creation order."""
         import pyopencl as cl
         out = []
-        for dev_arr, host in self.downloads:
-            if self.transfer == "host_ptr":
+        for dev_arr, host, mapped in self.downloads:
+            if mapped:
                 m, ev = cl.enqueue_map_buffer(self.dev.queue, dev_arr.data, cl.map_flags.READ,
                                               0, host.shape, host.dtype)
                 ev.wait()
@@ -136,13 +139,40 @@ def _host_ints(x, name, shape):
     return c_array(np.clip(a, np.iinfo(np.int32).min, np.iinfo(np.int32).max).astype(np.int32))
 
 
-def _aligned_empty(shape, dtype, align: int = 64):
+#: byte alignment of numpy results the kernels write in place (whole-vector stores)
+_ALIGN = 64
+
+
+def _aligned_empty(shape, dtype, align: int = _ALIGN):
     """A fresh C-ordered array whose data start on an ``align``-byte boundary (whole-vector
     and non-temporal stores of a host_ptr buffer need it; numpy aligns to 16 bytes)."""
     n = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
     raw = np.empty(n + align, np.uint8)
     off = (-raw.ctypes.data) % align
     return raw[off:off + n].view(dtype).reshape(shape)
+
+
+def _outputs(out, shapes, dtype, inputs, what):
+    """The caller's ``out=`` arrays checked against the result ``shapes`` and ``dtype`` (None:
+    fresh ones are allocated). They must not overlap an input: the kernels read the inputs
+    while they write the results."""
+    if out is None:
+        return [None] * len(shapes)
+    if not isinstance(out, (tuple, list)) or len(out) != len(shapes):
+        raise TypeError(f"{what}: out must be a tuple of {len(shapes)} numpy arrays (the "
+                        "results of an earlier call will do)")
+    for i, (o, shape) in enumerate(zip(out, shapes)):
+        if not isinstance(o, np.ndarray):
+            raise TypeError(f"{what}: out[{i}] must be a numpy array, not {type(o).__name__}")
+        if o.shape != tuple(shape) or o.dtype != dtype or not o.flags.c_contiguous or \
+                not o.flags.writeable:
+            raise ValueError(f"{what}: out[{i}] must be a writeable C-contiguous {dtype} array "
+                             f"of shape {tuple(shape)}, got {o.dtype} {o.shape}")
+        for name, x in inputs.items():
+            if isinstance(x, np.ndarray) and np.shares_memory(o, x):
+                raise ValueError(f"{what}: out[{i}] overlaps input {name}; pass other arrays "
+                                 "(two sets of results, used in turn, for a time loop)")
+    return list(out)
 
 
 def _check_shape(name, got, want):
@@ -183,7 +213,8 @@ def _device_kind(dev, dtype, main, name):
 # -- Superbee ----------------------------------------------------------------------------------
 
 def superbee_fluxes(q, u, v, w, maskW, dxt, dyt, dzw, cost, cosu, dt, *, device=None,
-                    version: str = "auto", plan: SuperbeePlan | None = None, **params):
+                    version: str = "auto", plan: SuperbeePlan | None = None, out=None,
+                    **params):
     """Superbee advection fluxes of tracer ``q`` on the W grid, as in Veros.
 
     Parameters
@@ -197,6 +228,9 @@ def superbee_fluxes(q, u, v, w, maskW, dxt, dyt, dzw, cost, cosu, dt, *, device=
     plan : a :class:`~clts.ocean.plan.SuperbeePlan` to run as is.
     **params : ``wg_z``, ``wg_y``, ``wg_x`` (fused local size), ``tile_z``, ``tile_y``,
         ``tile_x`` (tiled), ``transfer`` (``"copy"`` | ``"host_ptr"``).
+    out : tuple of 3 numpy arrays, optional
+        Where to write the fluxes (numpy calls; not overlapping an input): the results of an
+        earlier call will do, without the page faults of fresh arrays.
 
     Returns
     -------
@@ -236,6 +270,10 @@ def superbee_fluxes(q, u, v, w, maskW, dxt, dyt, dzw, cost, cosu, dt, *, device=
              "dzw": dzw, "cost": cost, "cosu": cosu}
     want = dict.fromkeys(("q", "u", "v", "w", "maskW"), shape)
     want.update({"dxt": (nx,), "dyt": (ny,), "dzw": (nz,), "cost": (ny,), "cosu": (ny,)})
+    if out is not None and (on_device or any(_is_cl(x) for x in given.values())):
+        raise TypeError("superbee_fluxes: out= takes numpy arrays for a numpy call; device "
+                        "results are fresh device arrays")
+    outs_given = _outputs(out, (shape,) * 3, dtype, given, "superbee_fluxes")
     if on_device or any(_is_cl(x) for x in given.values()):
         _check_cells(nx * ny * nz)
         st = _Staging(dev, dtype, plan.transfer)
@@ -254,8 +292,8 @@ def superbee_fluxes(q, u, v, w, maskW, dxt, dyt, dzw, cost, cosu, dt, *, device=
         import pyopencl as cl
         st = _Staging(dev, dtype, plan.transfer)
         arrs = [st._wrap(a, cl.mem_flags.READ_ONLY) for a in host.values()]
-        run_superbee(dev, plan, dtype, arrs, [st.output(shape, False) for _ in range(3)],
-                     shape, dt)
+        run_superbee(dev, plan, dtype, arrs, [st.output(shape, False, host=o)
+                                              for o in outs_given], shape, dt)
         return tuple(st.finish())
 
     def slab(d, outs, rows):
@@ -264,7 +302,8 @@ def superbee_fluxes(q, u, v, w, maskW, dxt, dyt, dzw, cost, cosu, dt, *, device=
 
     return slabs.run_grid(dev, "superbee_fluxes", nx, inputs=host,
                           sliced=("q", "u", "v", "w", "maskW", "dxt"),
-                          outputs=[_aligned_empty(shape, dtype) for _ in range(3)],
+                          outputs=[o if o is not None else _aligned_empty(shape, dtype)
+                                   for o in outs_given],
                           temp_row_bytes=(), whole=whole, slab=slab, row_cells=ny * nz,
                           in_place=plan.transfer == "host_ptr")
 
@@ -336,7 +375,7 @@ def tke(u, v, w, maskU, maskV, maskW, dxt, dxu, dyt, dyu, dzt, dzw, cost, cosu, 
         dt_mom: float = CONSTANTS["dt_mom"], AB_eps: float = CONSTANTS["AB_eps"],
         alpha_tke: float = CONSTANTS["alpha_tke"], c_eps: float = CONSTANTS["c_eps"],
         K_h_tke: float = CONSTANTS["K_h_tke"], device=None, plan: TkePlan | None = None,
-        **params):
+        out=None, **params):
     """One step of the turbulent kinetic energy equation (Veros, as pyhpc-benchmarks times it).
 
     Parameters
@@ -351,10 +390,15 @@ def tke(u, v, w, maskU, maskV, maskW, dxt, dxu, dyt, dyu, dzt, dzw, cost, cosu, 
         benchmark's).
     plan / **params : ``wg_z``, ``wg_y``, ``wg_x``, ``transfer`` (see clts.ocean.plan) and
         ``solver=dict(...)``: keywords forced on ``clts.solve_tridiagonal``.
+    out : tuple of 3 numpy arrays, optional
+        Where to write ``(tke, dtke, tke_surf_corr)`` (numpy calls): the results of an earlier
+        call will do. A model's time loop that passes two sets in turn (not overlapping the
+        inputs) saves the first-touch page faults of fresh results on every step.
 
     Returns
     -------
-    ``(tke, dtke, tke_surf_corr)``: new arrays (the inputs are not modified); tke and dtke
+    ``(tke, dtke, tke_surf_corr)``: new arrays, or the ``out=`` arrays (the inputs are not
+    modified); tke and dtke
     [nx, ny, nz, T] with tke[..., taup1] and dtke[..., tau] updated and every other level
     copied, tke_surf_corr [nx, ny]. float32 when ``tke`` is float32, float64 otherwise; numpy
     for a numpy ``tke``, device arrays (not waited for) for a device ``tke``.
@@ -414,6 +458,10 @@ def tke(u, v, w, maskU, maskV, maskW, dxt, dxu, dyt, dyu, dzt, dzw, cost, cosu, 
                  "cosu": (ny,), "dzt": (nz,), "dzw": (nz,), "forc_tke_surface": (nx, ny),
                  "kbot": (nx, ny)})
     dims = (nx, ny, nz, T)
+    if out is not None and (on_device or any(_is_cl(x) for x in args.values())):
+        raise TypeError("tke: out= takes numpy arrays for a numpy call; device results are "
+                        "fresh device arrays")
+    outs_given = _outputs(out, (shape4, shape4, (nx, ny)), dtype, args, "tke")
     if on_device or any(_is_cl(x) for x in args.values()):
         _check_cells(nx * ny * nz)
         st = _Staging(dev, dtype, plan.transfer)
@@ -438,7 +486,8 @@ def tke(u, v, w, maskU, maskV, maskW, dxt, dxu, dyt, dyu, dzt, dzw, cost, cosu, 
         st = _Staging(dev, dtype, plan.transfer)
         d = {n: (upload_scratch(dev, a) if n == "kbot" else st._wrap(a, cl.mem_flags.READ_ONLY))
              for n, a in host.items()}
-        outs = (st.output(shape4, False), st.output(shape4, False), st.output((nx, ny), False))
+        outs = tuple(st.output(sh, False, host=o) for sh, o in zip(
+            (shape4, shape4, (nx, ny)), outs_given))
         keep = run_tke(dev, plan, dtype, d, outs, dims, levels, cst, solve_tridiagonal)
         result = tuple(st.finish())
         del keep
@@ -460,8 +509,8 @@ def tke(u, v, w, maskU, maskV, maskW, dxt, dxu, dyt, dyu, dzt, dzw, cost, cosu, 
     return slabs.run_grid(
         dev, "tke", nx, inputs=host,
         sliced=[n for n in NAMES if n not in ("dyt", "dyu", "dzt", "dzw", "cost", "cosu")],
-        outputs=[_aligned_empty(shape4, dtype), _aligned_empty(shape4, dtype),
-                 _aligned_empty((nx, ny), dtype)],
+        outputs=[o if o is not None else _aligned_empty(sh, dtype) for sh, o in zip(
+            (shape4, shape4, (nx, ny)), outs_given)],
         temp_row_bytes=temps, whole=whole, slab=slab, row_cells=ny * nz,
         in_place=plan.transfer == "host_ptr")
 

@@ -84,8 +84,10 @@ def read_tunables(device, keys: dict, overrides: dict, *, extra=()) -> Tunables:
     overrides = {k: v for k, v in overrides.items() if v is not None}
     unknown = sorted(set(overrides) - set(keys) - set(extra))
     if unknown:
-        raise TypeError(f"unknown parameter(s) {', '.join(unknown)}; accepted: "
-                        f"{', '.join(sorted(set(keys) | set(extra)))}")
+        from ..vocabulary import UnknownParameterError
+        accepted = sorted(set(keys) | set(extra))
+        raise UnknownParameterError(f"unknown parameter(s) {', '.join(unknown)}; accepted: "
+                                    f"{', '.join(accepted)}", unknown, accepted)
     t = Tunables(device, dict(keys))
     for name, key in keys.items():
         if name in overrides:

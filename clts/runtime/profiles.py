@@ -74,10 +74,15 @@ def schema() -> dict:
     return _schema_cache
 
 
+#: libyaml's loader where PyYAML has it: the same data, 6-8x faster (the 13 shipped files took
+#: 0.3 s of a first call with the pure-Python one)
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def _read(path: Path) -> dict:
     try:
         with open(path, encoding="utf-8") as f:
-            data = yaml.safe_load(f)
+            data = yaml.load(f, Loader=_Loader)
     except UnicodeDecodeError:
         raise ProfileError(f"{path}: not a text file (a profile is UTF-8 YAML)") from None
     except yaml.YAMLError as exc:

@@ -6,7 +6,15 @@ is cached in process per (device, template, parameters, options), looked up befo
 a repeated call neither renders nor rebuilds.
 pyopencl's own binary cache also keeps built programs on disk between processes.
 
-The option ``dump_sources=DIR`` (``CLTS_DUMP_SOURCES``) writes every rendered source to ``DIR`` for inspection.
+Across processes and upgrades the driver's binaries are kept on disk, keyed by the rendered
+source, the options and the device (so an upgrade that changes a kernel rebuilds exactly
+that one): pocl's kernel cache (``POCL_CACHE_DIR``, default ``~/.cache/pocl``) and, for other
+drivers, pyopencl's binary cache (``~/.cache/pyopencl``). A build that lasts more than
+:data:`BUILD_NOTICE_SECONDS` says so on stderr once per process ("building kernels"), unless
+the ``progress`` option is off (``CLTS_NO_PROGRESS``); ``clts warmup`` builds the common calls' kernels ahead.
+
+The option ``dump_sources=DIR`` (``CLTS_DUMP_SOURCES``) writes every rendered source to ``DIR`` for
+inspection.
 Build logs are shown only when a build fails, or when asked: the ``clts.programs`` logger
 writes every non-empty driver log at DEBUG level, and lines of it that are compiler warnings
 are kept in ``build_warnings`` (the tests require none).
@@ -83,6 +91,26 @@ def _source_excerpt(source: str, log: str, context: int = 6) -> str:
                      for i in range(lo, hi + 1))
 
 
+#: a build still running after this many seconds prints the one-line notice
+BUILD_NOTICE_SECONDS = 1.0
+_noticed: set = set()
+
+
+def _notice(device) -> None:
+    """The "building kernels" line, once per process and device (stderr, so that it is seen
+    while the call waits; the clts.programs logger has it at INFO too)."""
+    import sys
+    with _lock:
+        if str(device) in _noticed:
+            return
+        _noticed.add(str(device))
+    msg = (f"clts: building OpenCL kernels for {device} (first use; kept in the driver's "
+           "disk cache afterwards; 'clts warmup' builds the common ones ahead)")
+    log.info(msg)
+    if get_option("progress"):
+        print(msg, file=sys.stderr, flush=True)
+
+
 def build_program(device, template: str, params: dict, options=()) -> Program:
     """Render and build ``template`` for ``device``; cached per (device, template, parameters,
     options), looked up before anything is rendered. Safe to call from several threads: a
@@ -132,19 +160,30 @@ def _build(device, template, params, options) -> Program:
             raise DumpSourcesError(exc.errno, f"dump_sources={dump} (CLTS_DUMP_SOURCES): cannot write the "
                                    f"kernel sources there ({exc.strerror or exc}); make the "
                                    "directory writable or unset the option") from None
+    import time
+
     import pyopencl as cl
+    timer = threading.Timer(BUILD_NOTICE_SECONDS, _notice, (device,))
+    timer.daemon = True
+    timer.start()
+    t0 = time.perf_counter()
     try:
         with warnings.catch_warnings():  # drivers' informational build output is not news
             warnings.simplefilter("ignore", cl.CompilerWarning)
             built = cl.Program(device.context, source).build(options=list(options))
     except cl.RuntimeError as exc:
-        log = str(exc)  # pyopencl puts the driver's build log in the message
+        driver_log = str(exc)  # pyopencl puts the driver's build log in the message
         shown = ", ".join(f"{k}={v!r}" for k, v in sorted(params.items()))
         raise KernelBuildError(
             f"building {template} for {device} failed\nparameters: {shown}\n"
-            f"options: {' '.join(options) or '(none)'}\n--- driver log ---\n{log.strip()}\n"
-            f"--- rendered source ---\n{_source_excerpt(source, log)}",
-            template=template, params=params, log=log, source=source) from None
+            f"options: {' '.join(options) or '(none)'}\n--- driver log ---\n{driver_log.strip()}\n"
+            f"--- rendered source ---\n{_source_excerpt(source, driver_log)}",
+            template=template, params=params, log=driver_log, source=source) from None
+    finally:
+        timer.cancel()
+    seconds = time.perf_counter() - t0
+    if seconds > BUILD_NOTICE_SECONDS:
+        log.info("built %s for %s in %.1f s", template, device, seconds)
     stats["builds"] += 1
     _record_log(device, template, built)
     return Program(built, template, params, source)

@@ -5,6 +5,7 @@ As in the numpy ecosystem (``stumpy.stump``), ``clts.stl`` is the function
 :func:`clts.stl.api.stl`, while this package's modules stay importable by their full path:
 ``from clts.stl import reference`` or ``importlib.import_module("clts.stl.plan")``.
 """
-from .api import STLResult, stl, stl_hastl
+from .api import STLResult, stl
+from .hastl import stl_hastl
 
 __all__ = ["stl", "stl_hastl", "STLResult"]

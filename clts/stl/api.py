@@ -1,6 +1,8 @@
 """clts.stl: batched STL decomposition with missing values, all steps in OpenCL kernels."""
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -8,14 +10,21 @@ import numpy as np
 from ..runtime import chunk_sizes, get_device, launch
 from ..runtime import integrations
 from ..runtime.integrations import TimeAxis, time_axis_of
+from ..timeaxis import period_of
 from ..runtime.arrays import float_array
 from ..runtime.faults import with_smaller_chunks
-from ..runtime.memory import host_empty, scratch
+from ..runtime.memory import host_empty, progress as progress_bar, scratch
 from ..runtime.pipeline import (ChunkIO, aligned_multiple, device_marker, device_wait,
                                 run_pipelined)
 from ..vocabulary import renamed
 from .params import QUAD_DET_TOL, resolve_parameters
 from .plan import VERSIONS, LoessChoice, fit_table, make_plan
+
+
+#: values (series x length) from which a one-chunk call shows a bar over its iterations
+_PASS_BAR_MIN = 1 << 20
+#: (device, precision, programs) whose programs _Runner.prebuild has built
+_prebuilt: set = set()
 
 
 @dataclass
@@ -30,6 +39,8 @@ class STLResult:
         input's labels. ``resid`` is NaN where the input is.
     weights : numpy.ndarray
         Robustness weights (1 without ``robust``; 0 at missing values and in failed series).
+    observed : numpy.ndarray, or labelled like the input
+        The input series (statsmodels' ``observed``): ``observed = seasonal + trend + resid``.
     diagnostics : dict
         ``n_failed``: series that came back NaN (a whole cycle-subseries missing, or fewer than
         2 x period valid values); ``failed``: their boolean mask; ``params``: the resolved
@@ -53,6 +64,8 @@ class STLResult:
     diagnostics: dict = field(default_factory=dict)
     #: where the input's time axis was and its labels (pandas / xarray inputs come back labelled)
     labels: TimeAxis | None = field(default=None, repr=False)
+    #: the input, labelled like the components (statsmodels' ``DecomposeResult.observed``)
+    observed: np.ndarray | None = field(default=None, repr=False)
 
     def _time_last(self, a) -> np.ndarray:
         return self.labels.to_last(a) if self.labels is not None else np.asarray(a)
@@ -163,11 +176,43 @@ class _Runner:
             kw["table"] = kw["complete"] and choice.table
         return self._prog(f"loess_{version}", **kw)
 
-    def run(self, y, s, t, rw_out=None):
+    def prebuild(self) -> None:
+        """Build the programs :meth:`run` asks for from several threads at once: a first
+        call's builds overlap (drivers build with the GIL released). Once per device and set
+        of programs; not on the simulator."""
+        if getattr(self.dev.info, "simulator", False):
+            return
+        lanes = {k: (c.lanes if c.version == "outer" else 1) for k, c in self.versions.items()}
+        Ls, Lt, Ll, hm = lanes["seasonal"], lanes["trend"], lanes["low_pass"], self.hermite
+        progs = [("gather", dict(TL=Ls, CTL=Ll, hermite=hm)), ("ma", dict(TL=Ll)),
+                 ("gather", dict(TL=Lt, CTL=Ll, hermite=hm)), ("robust", dict(TL=Lt)),
+                 ("gather", dict(TL=1, CTL=1, hermite=hm))]
+        loess = []
+        for name, otl in (("seasonal", Ll), ("low_pass", 1), ("trend", 1)):
+            complete = self.complete or name == "low_pass"
+            progs.append(("nns", dict(complete=complete)))
+            ch, sm = self.versions[name], self.smoothers[name]
+            ws = (False, True) if self.p["outer_iter"] > 0 and name != "low_pass" else (False,)
+            loess += [(ch.version, sm["deg"], w, ch, complete, otl) for w in ws]
+            nj = max(1, min(sm["jump"], sm["nmax"] - 1))
+            if name == "seasonal" or (name == "trend" and nj > 1):
+                progs.append(("interp", dict(extend=name == "seasonal", OTL=otl, hermite=hm)))
+        key = (id(self.dev), self.real, repr(progs), repr(loess))
+        if key in _prebuilt:
+            return
+        jobs = [lambda n=n, kw=kw: self._prog(n, **kw) for n, kw in progs] + \
+            [lambda a=a: self._loess_prog(*a) for a in loess]
+        with ThreadPoolExecutor(max_workers=min(len(jobs), os.cpu_count() or 2)) as pool:
+            for f in [pool.submit(j) for j in jobs]:
+                f.result()
+        _prebuilt.add(key)
+
+    def run(self, y, s, t, rw_out=None, passes=None):
         """Enqueue the STL of the rows of the device array ``y`` (batch, length): seasonal and
         trend written into the device arrays ``s`` and ``t`` (y's shape), the robustness
         weights into ``rw_out`` when given (robust fits). Returns the failed-series mask (read
-        back mid-way; the kernels may still run: see :meth:`finish_host`)."""
+        back mid-way; the kernels may still run: see :meth:`finish_host`). ``passes``: a list
+        that receives one event per inner iteration (a progress bar waits on them)."""
         import pyopencl.array as cla
         dev, q, dt = self.dev, self.dev.queue, self.dtype
         B, N, P, K = y.shape[0], self.N, self.p["period"], self.K
@@ -331,6 +376,8 @@ class _Runner:
                 launch(dev, season, (N, Bp), None, y.data, C.data, lp.data, i32(N), i32(P),
                        i32(B), i32(Bp), s.data, u.data, i32(self.p["low_pass_jump"]), *hargs)
                 run_loess("trend", u, N * Lt, 0, rwt, t, N, 0, 1, -1, use_w)
+                if passes is not None:
+                    passes.extend(device_marker(dev))
             if k == outer:
                 break
             launch(dev, robust_k, B, None, y.data, t.data, s.data, i32(N), i32(B), u.data,
@@ -380,7 +427,7 @@ def check_arguments(n: int, period, *, version="auto", **kwargs) -> dict:
 
 
 @renamed(loess_version="version")
-def stl(y, period, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, trend_deg=1,
+def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, trend_deg=1,
         low_pass_deg=1, seasonal_jump=1, trend_jump=1, low_pass_jump=1, robust=False,
         inner_iter=None, outer_iter=None, version="auto", r_defaults=False, device=None,
         loess_params=None, interpolation="linear", time_axis=None, progress=True):
@@ -397,8 +444,10 @@ def stl(y, period, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, tre
         missing value. +-inf is rejected. A series needs at least two periods. A pandas
         Series / DataFrame (one series per column, time down the rows) or an xarray DataArray
         comes back labelled: the components with the input's index / coordinates.
-    period : int
-        Length of the seasonal cycle, >= 2.
+    period : int, optional
+        Length of the seasonal cycle, >= 2. None: from the frequency of a pandas / xarray
+        datetime time index by statsmodels' rules (monthly 12, quarterly 4, weekly 52, daily 7,
+        business-daily 5, hourly 24).
     seasonal, trend, low_pass : int, optional
         LOESS window lengths (odd, >= 3). ``seasonal=7``; ``trend`` defaults to the next odd
         integer of ceil(1.5 period / (1 - 1.5 / seasonal)) and must exceed ``period``;
@@ -431,13 +480,14 @@ def stl(y, period, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, tre
         axes), the index of a pandas object, the ``time`` dimension of a DataArray (or a
         dimension name).
     progress : bool, optional
-        A progress bar over device chunks (tqdm, when there is more than one chunk).
+        A progress bar (tqdm, shown after half a second): over device chunks, or over the
+        iterations of a call in one chunk.
 
     Returns
     -------
     STLResult
-        ``seasonal``, ``trend``, ``resid`` and ``weights``, shaped like ``y``, and
-        ``diagnostics``.
+        ``seasonal``, ``trend``, ``resid``, ``weights`` and ``observed`` (the input), shaped
+        and labelled like ``y``, and ``diagnostics``.
 
     Raises
     ------
@@ -480,6 +530,8 @@ def stl(y, period, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, tre
     True
     """
     labels = time_axis_of(y, time_axis, -1)
+    if period is None:
+        period = period_of(labels.times())
     y = _validate(labels.to_last(y))
     loess_version = version
     y2 = y.reshape(-1, y.shape[-1])
@@ -517,7 +569,14 @@ def stl(y, period, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, tre
             outs = (io.out(slot, "s", S[a:b]), io.out(slot, "t", T[a:b]),
                     io.out(slot, "w", W[a:b]) if robust_w else None)
             device_wait(dev, wait_for)
-            failed[a:b] = runner.run(inputs.pop(slot), *outs)
+            # one chunk (the chunk loop's bar has one step): a bar over the iterations, shown
+            # when the call lasts (20,000 x 1,000 on pocl: 22 s in one chunk)
+            passes = [] if progress and len(chunks) == 1 and (b - a) * N >= _PASS_BAR_MIN \
+                else None
+            runner.prebuild()       # a first call: every program built in parallel
+            failed[a:b] = runner.run(inputs.pop(slot), *outs, passes=passes)
+            for ev in progress_bar(passes or (), desc="stl", unit="iteration"):
+                ev.wait()
             return device_marker(dev)
 
         def download(i, a, b, slot, queue, wait_for):
@@ -536,61 +595,4 @@ def stl(y, period, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, tre
     out = [labels.series(a.reshape(y.shape)) for a in (S, T, R, W)]
     if labels.labelled or y.ndim > 2:
         diag["failed"] = labels.per_series(failed.reshape(y.shape[:-1]), "failed")
-    return STLResult(*out, diag, labels=labels)
-
-
-def stl_hastl(data, n_p, q_s, q_t=None, q_l=None, d_s=1, d_t=1, d_l=1, jump_s=1, jump_t=1,
-              jump_l=1, robust=False, inner_iter=None, outer_iter=None, device=None,
-              interpolation="linear"):
-    """STL with hastl's call signature, returning ``(seasonal, trend, resid)``.
-
-    The call of ``hastl.STL(...).fit(data, n_p, q_s, q_t, q_l, d_s, d_t, d_l, jump_s, jump_t,
-    jump_l)``, for users coming from hastl; unlike hastl it is correct when the jumps differ and
-    takes float64 and NaN.
-
-    Parameters
-    ----------
-    data : array_like, shape (batch, time) or (time,)
-        The series, NaN = missing.
-    n_p : int
-        Period.
-    q_s, q_t, q_l : int
-        Seasonal, trend and low-pass windows (``q_t`` / ``q_l`` None: statsmodels' defaults).
-    d_s, d_t, d_l : int
-        Degrees.
-    jump_s, jump_t, jump_l : int
-        Jumps.
-    robust, inner_iter, outer_iter, device, interpolation
-        As in :func:`clts.stl` (``interpolation="hermite"`` interpolates between jumped fits as
-        Serykh et al. do; default: statsmodels').
-
-    Returns
-    -------
-    seasonal, trend, resid : numpy.ndarray
-        Shaped like ``data``.
-
-    Raises
-    ------
-    ValueError, TypeError
-        As :func:`clts.stl`.
-
-    References
-    ----------
-    .. [1] D. Serykh, S. Oehmcke, C. Oancea, D. Masiliunas, J. Verbesselt et al.,
-       "Seasonal-Trend Time Series Decomposition on Graphics Processing Units", IEEE BigData
-       2023.
-
-    Examples
-    --------
-    >>> import numpy as np, clts
-    >>> t = np.arange(96)
-    >>> Y = np.stack([np.sin(2 * np.pi * t / 12), np.cos(2 * np.pi * t / 12)]) + 0.01 * t
-    >>> s, tr, e = clts.stl_hastl(Y, 12, 13, 21, 13, 1, 1, 1, 2, 3, 2)
-    >>> s.shape, bool(np.allclose(s + tr + e, Y))
-    ((2, 96), True)
-    """
-    r = stl(data, n_p, seasonal=q_s, trend=q_t, low_pass=q_l, seasonal_deg=d_s, trend_deg=d_t,
-            low_pass_deg=d_l, seasonal_jump=jump_s, trend_jump=jump_t, low_pass_jump=jump_l,
-            robust=robust, inner_iter=inner_iter, outer_iter=outer_iter, device=device,
-            interpolation=interpolation)
-    return r.seasonal, r.trend, r.resid
+    return STLResult(*out, diag, labels=labels, observed=labels.series(y))

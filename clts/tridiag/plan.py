@@ -244,8 +244,10 @@ def make_plan(dev, *, n: int, nsys: int, layout: str, dtype, has_start: bool,
     overrides = {k: v for k, v in (overrides or {}).items() if v is not None}
     bad = [k for k in overrides if k not in ALL_PARAMS and k not in AUTO_PARAMS]
     if bad:
-        raise TypeError(f"unknown parameter(s) {bad}; accepted: "
-                        f"{', '.join(ALL_PARAMS + list(AUTO_PARAMS))}")
+        from ..vocabulary import UnknownParameterError
+        accepted = ALL_PARAMS + list(AUTO_PARAMS)
+        raise UnknownParameterError(f"unknown parameter(s) {', '.join(bad)}; accepted: "
+                                    f"{', '.join(accepted)}", bad, accepted)
     thresholds = {k: overrides.pop(k) for k in list(overrides) if k in AUTO_PARAMS}
     for k, v in thresholds.items():
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:

@@ -116,17 +116,24 @@ def _table(rows, header) -> str:
     return "\n".join([line(header), line(["-" * x for x in w])] + [line(r) for r in rows])
 
 
-def list_entries(entries) -> str:
-    rows = []
+def list_entries(entries, width: int = 100) -> str:
+    """One block per entry, within ``width`` columns: name, kind and space on the first line,
+    the profile keys and the description wrapped below."""
+    import textwrap
+    blocks = []
     for e in entries:
         if hasattr(e, "params"):
-            rows.append([e.name, "tunable", e.section + ".{" + ",".join(e.params) + "}",
-                         f"{_space_size(e)} candidates", e.description])
+            head = f"{e.name}  (tunable, {_space_size(e)} candidates)"
+            keys = e.section + ".{" + ", ".join(e.params) + "}"
         else:
-            rows.append([e.name, "crossover", e.key,
-                         f"{' vs '.join(e.versions)} over {len(e.values)} values",
-                         e.description])
-    return _table(rows, ["entry", "kind", "profile keys", "space", "description"])
+            head = (f"{e.name}  (crossover: {' vs '.join(e.versions)} over {len(e.values)} "
+                    "values)")
+            keys = e.key
+        wrap = lambda t: textwrap.fill(t, width, initial_indent="    ",  # noqa: E731
+                                       subsequent_indent="      ", break_on_hyphens=False)
+        blocks.append("\n".join([textwrap.fill(head, width, subsequent_indent="    "),
+                                 wrap("keys: " + keys), wrap(e.description)]))
+    return "\n".join(blocks)
 
 
 def _fmt_s(x) -> str:
@@ -160,9 +167,11 @@ def summary(results) -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="clts-tune", description=__doc__.split("\n\n")[0],
+    from ..cli import plain
+    ap = argparse.ArgumentParser(prog="clts-tune",
+                                 description=plain(__doc__.split("\n\n")[0]),
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
-                                 epilog=__doc__.split("\n\n", 1)[1])
+                                 epilog=plain(__doc__.split("\n\n", 1)[1]))
     ap.add_argument("--list", action="store_true", help="list the registered entries and exit")
     ap.add_argument("--only", metavar="PREFIXES",
                     help="comma-separated entry names or prefixes (stl,bfast,tridiag.thomas); "

@@ -1,0 +1,49 @@
+"""Progress bars on long calls that run in one chunk: STL over its iterations, the matrix
+profile over its diagonals (launches split so that the bar moves); the same results; the
+no-progress switch turns them off."""
+import importlib
+
+import numpy as np
+import pytest
+
+import clts
+from clts.runtime import memory
+
+pytest.importorskip("tqdm")
+stl_api = importlib.import_module("clts.stl.api")
+diagonal = importlib.import_module("clts.mp.diagonal")
+
+
+@pytest.fixture
+def bars_now(monkeypatch):
+    """Bars from the first step and for small calls (the thresholds are for long calls)."""
+    monkeypatch.setattr(memory, "PROGRESS_DELAY", 0)
+    monkeypatch.setattr(stl_api, "_PASS_BAR_MIN", 1)
+    monkeypatch.setattr(diagonal, "BAR_MIN_PAIRS", 0)
+    monkeypatch.setattr(diagonal, "BAR_MIN_SECONDS", 0)
+    clts.set_options(progress=True)        # the suite turns bars off; restored after the test
+
+
+def test_stl_one_chunk_bar_over_iterations(device, bars_now, capsys, monkeypatch):
+    t = np.arange(96)
+    y = np.sin(2 * np.pi * t / 12) + 0.01 * t + np.random.default_rng(0).random((8, 96))
+    r = clts.stl(y, 12, robust=True, device=device)
+    err = capsys.readouterr().err
+    assert "stl" in err and "iteration" in err and "/32" in err     # 16 outer x 2 inner
+    quiet = clts.stl(y, 12, robust=True, device=device, progress=False)
+    assert capsys.readouterr().err == ""
+    np.testing.assert_array_equal(r.trend, quiet.trend)
+    clts.set_options(progress=False)
+    clts.stl(y, 12, device=device)
+    assert capsys.readouterr().err == ""
+
+
+def test_matrix_profile_bar_moves_and_results_agree(device, bars_now, capsys):
+    T = np.cumsum(np.random.default_rng(1).standard_normal(3000))
+    r = clts.matrix_profile(T, 32, device=device)
+    err = capsys.readouterr().err
+    assert "matrix profile" in err and "pair" in err
+    quiet = clts.matrix_profile(T, 32, device=device, progress=False)
+    assert capsys.readouterr().err == ""
+    np.testing.assert_array_equal(r.I, quiet.I)
+    np.testing.assert_allclose(r.P, quiet.P, rtol=1e-12)

@@ -1,6 +1,7 @@
 """clts: OpenCL kernels for batched time-series and ocean-model computations.
 
 Public API (each function takes ``device=``; see ``clts devices``): ``stl``, ``stl_hastl``,
+``mstl``,
 ``bfast_monitor``, ``matrix_profile``, ``motifs``, ``discords``, ``solve_tridiagonal``,
 ``ocean.superbee_fluxes``, ``ocean.tke``, ``get_device``; results ``STLResult``, ``BfastResult``, ``MatrixProfileResult``,
 ``TridiagonalResult``; errors ``CltsError``, ``DeviceError``, ``KernelBuildError``,
@@ -10,6 +11,7 @@ from .errors import CltsError, DeviceError, KernelBuildError, ProfileError
 from .runtime import Device, get_device
 from .mp import MatrixProfileResult, discords, matrix_profile, motifs
 from .stl import STLResult, stl, stl_hastl   # clts.stl: the function (the package by full path)
+from .stl import MSTLResult, mstl
 from .bfast import BfastResult, bfast_monitor
 from .tridiag import TridiagonalResult, solve_tridiagonal
 from . import ocean  # clts.ocean.superbee_fluxes, clts.ocean.tke
@@ -27,4 +29,5 @@ def __getattr__(name):
 __all__ = ["CltsError", "DeviceError", "KernelBuildError", "ProfileError", "Device",
            "get_device", "__version__", "matrix_profile", "motifs", "discords",
            "MatrixProfileResult", "stl", "stl_hastl", "STLResult",
-           "bfast_monitor", "BfastResult", "solve_tridiagonal", "TridiagonalResult", "ocean"]
+           "bfast_monitor", "BfastResult", "mstl", "MSTLResult",
+           "solve_tridiagonal", "TridiagonalResult", "ocean"]

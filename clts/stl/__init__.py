@@ -6,5 +6,6 @@ As in the numpy ecosystem (``stumpy.stump``), ``clts.stl`` is the function
 ``from clts.stl import reference`` or ``importlib.import_module("clts.stl.plan")``.
 """
 from .api import STLResult, stl, stl_hastl
+from .mstl import MSTLResult, mstl
 
-__all__ = ["stl", "stl_hastl", "STLResult"]
+__all__ = ["stl", "stl_hastl", "STLResult", "mstl", "MSTLResult"]

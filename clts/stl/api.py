@@ -13,7 +13,7 @@ from ..runtime.memory import host_empty, scratch
 from ..runtime.pipeline import (ChunkIO, aligned_multiple, device_marker, device_wait,
                                 run_pipelined)
 from ..vocabulary import renamed
-from .params import QUAD_DET_TOL, resolve_parameters
+from .params import QUAD_DET_TOL, periodic_mean, periodic_window, resolve_parameters
 from .plan import VERSIONS, LoessChoice, fit_table, make_plan
 
 
@@ -383,7 +383,8 @@ def stl(y, period, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, tre
     period : int
         Length of the seasonal cycle, >= 2.
     seasonal, trend, low_pass : int, optional
-        LOESS window lengths (odd, >= 3). ``seasonal=7``; ``trend`` defaults to the next odd
+        LOESS window lengths (odd, >= 3). ``seasonal=7``, or ``"periodic"`` (R's
+        ``s.window = "periodic"``: window 10 n + 1, degree 0, then each cycle position's mean); ``trend`` defaults to the next odd
         integer of ceil(1.5 period / (1 - 1.5 / seasonal)) and must exceed ``period``;
         ``low_pass`` to the smallest odd integer > ``period``.
     seasonal_deg, trend_deg, low_pass_deg : {0, 1, 2}, optional
@@ -465,6 +466,7 @@ def stl(y, period, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, tre
     labels = Labels(y, time_axis, -1)
     y = _validate(labels.to_last(y))
     loess_version = version
+    seasonal, seasonal_deg, periodic = periodic_window(seasonal, seasonal_deg, y.shape[-1])
     p = resolve_parameters(period, seasonal, trend, low_pass, seasonal_deg, trend_deg,
                            low_pass_deg, seasonal_jump, trend_jump, low_pass_jump, robust,
                            inner_iter, outer_iter, r_defaults=r_defaults,
@@ -515,9 +517,11 @@ def stl(y, period, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, tre
             run_pipelined(dev, chunks, upload=upload, compute=compute, download=download,
                           desc="stl", disable=None if progress else True)
     with_smaller_chunks(run, device=dev, what="stl")
+    if periodic:
+        periodic_mean(S, p["period"])
     R = np.subtract(y2, S)
     R -= T
-    diag = dict(n_failed=int(failed.sum()), failed=failed, params=p,
+    diag = dict(n_failed=int(failed.sum()), failed=failed, params=dict(p, periodic=periodic),
                 loess_versions={k: getattr(plan, k).version
                                 for k in ("seasonal", "trend", "low_pass")})
     out = [labels.series(a.reshape(y.shape)) for a in (S, T, R, W)]

@@ -105,3 +105,21 @@ def resolve_parameters(period, seasonal=7, trend=None, low_pass=None, seasonal_d
                 seasonal_jump=int(seasonal_jump), trend_jump=int(trend_jump),
                 low_pass_jump=int(low_pass_jump), inner_iter=int(inner_iter),
                 outer_iter=int(outer_iter), interpolation=interpolation)
+
+
+def periodic_window(seasonal, seasonal_deg, n: int):
+    """``seasonal="periodic"`` (R's ``s.window = "periodic"``): a window of 10 n + 1 and degree 0
+    (R's ``stl``), then :func:`periodic_mean`. Returns (seasonal, seasonal_deg, periodic)."""
+    if not isinstance(seasonal, str):
+        return seasonal, seasonal_deg, False
+    if seasonal != "periodic":
+        raise ValueError(f"seasonal must be an odd integer >= 3 or 'periodic', got {seasonal!r}")
+    return 10 * int(n) + 1, 0, True
+
+
+def periodic_mean(s: np.ndarray, period: int) -> np.ndarray:
+    """The seasonal component made exactly periodic, in place: each cycle position (time index
+    mod ``period``, along the last axis) replaced by its mean, as R's ``stl`` does."""
+    for j in range(period):
+        s[..., j::period] = s[..., j::period].mean(axis=-1, keepdims=True)
+    return s

@@ -1,7 +1,7 @@
 """clts: OpenCL kernels for batched time-series and ocean-model computations.
 
 Public API (each function takes ``device=``; see ``clts devices``): ``stl``, ``stl_hastl``,
-``mstl``,
+``mstl``, ``trend_test``, ``mann_kendall``, ``sen_slope``,
 ``bfast_monitor``, ``matrix_profile``, ``motifs``, ``discords``, ``solve_tridiagonal``,
 ``ocean.superbee_fluxes``, ``ocean.tke``, ``get_device``; results ``STLResult``, ``BfastResult``, ``MatrixProfileResult``,
 ``TridiagonalResult``; errors ``CltsError``, ``DeviceError``, ``KernelBuildError``,
@@ -12,6 +12,7 @@ from .runtime import Device, get_device
 from .mp import MatrixProfileResult, discords, matrix_profile, motifs
 from .stl import STLResult, stl, stl_hastl   # clts.stl: the function (the package by full path)
 from .stl import MSTLResult, mstl
+from .trend import TrendResult, mann_kendall, sen_slope, trend_test
 from .bfast import BfastResult, bfast_monitor
 from .tridiag import TridiagonalResult, solve_tridiagonal
 from . import ocean  # clts.ocean.superbee_fluxes, clts.ocean.tke
@@ -29,5 +30,6 @@ def __getattr__(name):
 __all__ = ["CltsError", "DeviceError", "KernelBuildError", "ProfileError", "Device",
            "get_device", "__version__", "matrix_profile", "motifs", "discords",
            "MatrixProfileResult", "stl", "stl_hastl", "STLResult",
-           "bfast_monitor", "BfastResult", "mstl", "MSTLResult",
+           "bfast_monitor", "BfastResult", "mstl", "MSTLResult", "mann_kendall", "sen_slope",
+           "trend_test", "TrendResult",
            "solve_tridiagonal", "TridiagonalResult", "ocean"]

@@ -113,3 +113,16 @@ def test_layouts_and_pandas(device):
     r = clts.mstl(df, (12, 24), device=device)
     assert isinstance(r.trend, pd.DataFrame) and np.allclose(r.trend.to_numpy().T, base.trend)
     assert isinstance(r.seasonal[24], pd.DataFrame)
+
+
+def test_xarray_and_plot(device):
+    xr = pytest.importorskip("xarray")
+    y = series(np.random.default_rng(6), 4, 24 * 10)
+    da = xr.DataArray(y.reshape(2, 2, -1), dims=("a", "b", "time"))
+    import clts.xarray as cx
+    ds = cx.mstl(da.chunk({"a": 1}), (24, 48), device=device)
+    r = clts.mstl(y, (24, 48), device=device)
+    assert np.array_equal(ds["trend"].values.reshape(4, -1), r.trend)
+    assert np.array_equal(ds["seasonal_48"].values.reshape(4, -1), r.seasonal[48])
+    pytest.importorskip("matplotlib")
+    assert len(r.plot(1).axes) == 5

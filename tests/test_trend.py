@@ -145,3 +145,24 @@ def test_tiny(device, variant):
         e = ref.trend_series(y[i], variant, kw.get("period"))
         assert close(r.s[i], e["s"]) and close(r.slope[i], e["slope"], 1e-12)
         assert close(r.var_s[i], e["var_s"])
+
+
+def test_xarray_and_plot(device):
+    xr = pytest.importorskip("xarray")
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(11)
+    t = pd.date_range("2000-01-01", periods=48, freq="MS")
+    cube = xr.DataArray(rng.normal(size=(3, 4, 48)) + 0.05 * np.arange(48),
+                        dims=("y", "x", "time"), coords={"time": t})
+    import clts.xarray as cx
+    ds = cx.trend_test(cube.chunk({"y": 2}), variant="seasonal", period=12, device=device,
+                       per="year")
+    r = clts.trend_test(cube.values, variant="seasonal", period=12, device=device)
+    assert np.array_equal(ds["slope"].values, r.slope) and ds["trend"].dtype == np.int8
+    step = np.diff(t.values).mean() / np.timedelta64(1, "D")
+    assert np.allclose(ds["slope_per_year"], r.slope * 365.25 / step)
+    rl = clts.trend_test(cube, device=device)
+    assert rl.slope.dims == ("y", "x")
+    pytest.importorskip("matplotlib")
+    fig = clts.trend_test(cube.values, device=device).plot()
+    assert fig.axes

@@ -60,6 +60,15 @@ class TrendResult:
         return plot_trend_map(self, field=field, fig=fig, title=title)
 
 
+def _norm():
+    try:
+        from scipy.stats import norm
+    except ImportError:  # pragma: no cover - the test extra installs it
+        raise ImportError("clts.trend_test needs scipy (the normal distribution of pymannkendall):"
+                          " pip install 'clts[trend]'") from None
+    return norm
+
+
 def _check_prob(v, name):
     if isinstance(v, bool) or not isinstance(v, (int, float, np.floating)) or not 0 < v < 1:
         raise ValueError(f"{name} must be a number in (0, 1), got {v!r}")
@@ -195,7 +204,7 @@ def trend_test(y, *, variant="original", period=None, alpha=0.05, lag=None, conf
 def _run(dev, plan, y2, variant, alpha, lag, conf_level):
     """The kernels over chunks of the batch: (stats [B, 5] int64, sen [B, 3], factor [B])."""
     import pyopencl.array as cla
-    from scipy.stats import norm
+    norm = _norm()
     B, N = y2.shape
     dt = y2.dtype
     real = "double" if dt == np.float64 else "float"
@@ -259,7 +268,7 @@ def _run(dev, plan, y2, variant, alpha, lag, conf_level):
 def _statistics(y2, stats, sen, factor, P, alpha):
     """The host part, vectorised: Z, p, h, tau, intercept from the kernels' counts and slopes
     (pymannkendall's formulas, float64)."""
-    from scipy.stats import norm
+    norm = _norm()
     B, N = y2.shape
     S = stats[:, 0].astype(np.float64)
     var0 = (stats[:, 1] - stats[:, 2]) / 18

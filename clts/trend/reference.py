@@ -24,7 +24,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.stats import norm
 
 VARIANTS = ("original", "hamed_rao", "yue_wang", "seasonal")
 #: status codes per series
@@ -68,6 +67,7 @@ def ranks(x):
 
 def correction(xv, slope, variant, alpha, lag):
     """n / n* of Hamed-Rao or Yue-Wang for the valid values ``xv`` of one series."""
+    from scipy.stats import norm
     n = len(xv)
     L = n if lag is None else min(lag + 1, n)
     xd = xv - np.arange(1, n + 1) * slope
@@ -85,6 +85,7 @@ def correction(xv, slope, variant, alpha, lag):
 def trend_series(x, variant="original", period=None, alpha=0.05, lag=None, conf_level=0.95):
     """The test of one series: a dict with s, var_s, z, p, h, trend, tau, slope, intercept,
     slope_low, slope_high, n, status."""
+    from scipy.stats import norm
     x = np.asarray(x, dtype=np.float64)
     P = int(period) if variant == "seasonal" else 1
     S, A, T, D, nv, d = pair_stats(x, P)

@@ -166,3 +166,13 @@ def test_xarray_and_plot(device):
     pytest.importorskip("matplotlib")
     fig = clts.trend_test(cube.values, device=device).plot()
     assert fig.axes
+
+
+@pytest.mark.oclgrind
+def test_tiny_bracket(device):
+    # 140 points: 9730 slopes, above the sampled bracket's threshold (4 x 2048)
+    y = np.random.default_rng(12).normal(size=(1, 140)) + 0.01 * np.arange(140)
+    r = clts.trend_test(y, device=device, items=1)
+    e = ref.trend_series(y[0])
+    assert close(r.slope[0], e["slope"], 1e-12) and close(r.slope_low[0], e["slope_low"], 1e-12)
+    assert close(r.slope_high[0], e["slope_high"], 1e-12)

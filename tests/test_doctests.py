@@ -8,6 +8,7 @@ import pytest
 
 PUBLIC_MODULES = ["clts.errors", "clts.runtime.devices", "clts.stl.api", "clts.bfast.api",
                   "clts.mp.api", "clts.mp.motifs", "clts.tridiag.api", "clts.ocean.api"]
+PUBLIC_MODULES += ["clts.stl.mstl", "clts.trend.api"]
 
 
 @pytest.mark.parametrize("name", PUBLIC_MODULES)

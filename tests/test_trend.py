@@ -94,6 +94,8 @@ def test_bad_input(device):
         clts.trend_test(y, variant="seasonal", period=1, device=device)
     with pytest.raises(ValueError, match="period"):
         clts.trend_test(y, period=12, device=device)
+    with pytest.raises(ValueError, match="half"):
+        clts.trend_test(y, variant="seasonal", period=11, device=device)
     with pytest.raises(ValueError, match="alpha"):
         clts.trend_test(y, alpha=1.5, device=device)
     with pytest.raises(ValueError, match="lag"):

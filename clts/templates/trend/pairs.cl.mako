@@ -25,7 +25,7 @@ typedef ${mask}${W} maskW;
 // the valid pairwise slopes of one series into a[0..): returns their number; with stats, S,
 // tie sum, A, D and n_valid too
 int fill_slopes(global const real* yr, const int N, const int P, global real* a,
-                long* st) {
+                global long* st) {
     long S = 0, A = 0, T = 0, D = 0, nv = 0;
     int m = 0;
     for (int r = 0; r < P; ++r) {
@@ -55,7 +55,7 @@ int fill_slopes(global const real* yr, const int N, const int P, global real* a,
 
 % if W > 1:
 // the same for a complete row and P = 1, the inner loop on realW vectors
-int fill_slopes_vector(global const real* yr, const int N, global real* a, long* st) {
+int fill_slopes_vector(global const real* yr, const int N, global real* a, global long* st) {
     long S = 0, T = 0;
     int m = 0;
     realW iota = (realW)(${", ".join(str(k) for k in range(W))});
@@ -91,7 +91,7 @@ int fill_slopes_vector(global const real* yr, const int N, global real* a, long*
 % if median == "select":
 // k-th smallest of a[lo..hi] (k in [lo, hi]) in place, branch-free Lomuto partitions around a
 // median-of-three pivot: afterwards a[x] <= a[k] for x < k and a[x] >= a[k] for x > k
-real select_k(global real* a, int lo, int hi, const int k) {
+__attribute__((always_inline)) real select_k(global real* a, int lo, int hi, const int k) {
     while (hi > lo) {
         const int mid = lo + (hi - lo) / 2;
         const real x0 = a[lo], x1 = a[mid], x2 = a[hi];
@@ -131,20 +131,22 @@ real select_k(global real* a, int lo, int hi, const int k) {
     return a[k];
 }
 
-// a[lo..hi]: the ranks k0 <= k1 <= k2 <= k3 (0-based, -1 = none) into out[0..3]
-void select_ranks(global real* a, const int m, const int* ks, real* out) {
-    const int k = ks[1];
-    out[1] = select_k(a, 0, m - 1, k);
-    real hm = out[1];
-    if (ks[2] > k) {
+// a[0..m): o[0] = the mean of ranks k1 and k2 (0-based; the median), o[1] / o[2] = ranks k0 /
+// k3 (-1: none, NaN); scalars, not arrays: private arrays become scratch memory on GPUs
+__attribute__((always_inline)) void select_ranks(global real* a, const int m, const int k0,
+                                                const int k, const int k2,
+                  const int k3, global real* o) {
+    const real mid = select_k(a, 0, m - 1, k);
+    real hm = mid;
+    if (k2 > k) {
         hm = a[k + 1];
         for (int x = k + 2; x < m; ++x) hm = fmin(hm, a[x]);
     }
-    out[2] = hm;
-    out[0] = ks[0] < 0 ? NAN : (ks[0] <= k ? select_k(a, 0, k, ks[0])
-                                           : select_k(a, k + 1, m - 1, ks[0]));
-    out[3] = ks[3] < 0 ? NAN : (ks[3] > k ? select_k(a, k + 1, m - 1, ks[3])
-                                          : select_k(a, 0, k, ks[3]));
+    o[0] = (mid + hm) * (real)0.5;
+    // each bound in the part of the median's partition that holds it (one call site each:
+    // fewer inlined copies, no scratch on gfx908)
+    o[1] = k0 < 0 ? NAN : select_k(a, k0 <= k ? 0 : k + 1, k0 <= k ? k : m - 1, k0);
+    o[2] = k3 < 0 ? NAN : select_k(a, k3 > k ? k + 1 : 0, k3 > k ? m - 1 : k, k3);
 }
 % else:
 void sift_down(global real* a, int root, const int end) {
@@ -162,31 +164,28 @@ void sift_down(global real* a, int root, const int end) {
 
 void one_series(global const real* yr, const int N, const int P, const long M, const real zq,
                 global long* so, global real* o, global real* a) {
-    long st[TREND_NSTATS];
 % if W > 1:
     int complete = P == 1;
     for (int i = 0; i < N && complete; ++i) complete = !isnan(yr[i]);
-    const int m = complete ? fill_slopes_vector(yr, N, a, st) : fill_slopes(yr, N, P, a, st);
+    const int m = complete ? fill_slopes_vector(yr, N, a, so) : fill_slopes(yr, N, P, a, so);
 % else:
-    const int m = fill_slopes(yr, N, P, a, st);
+    const int m = fill_slopes(yr, N, P, a, so);
 % endif
-    for (int x = 0; x < TREND_NSTATS; ++x) so[x] = st[x];
     if (m == 0) {
         o[0] = o[1] = o[2] = NAN;
         return;
     }
     // confidence ranks (1-based) of Gilbert (1987): round((m -+ C) / 2) (+ 1 for the upper),
     // C = z_(1 - alpha / 2) sqrt(Var S); rint rounds half to even, as R's round
-    const real C = zq * sqrt((real)(st[1] - st[2]) / (real)18);
+    const real C = zq * sqrt((real)(so[1] - so[2]) / (real)18);
     const real rl = rint(((real)m - C) / 2), ru = rint(((real)m + C) / 2 + 1);
     const int k = (m - 1) / 2;
     // the 0-based ranks wanted: lower bound, the median's one or two, upper bound (-1: none)
-    int ks[4] = {(rl >= 1 && rl <= m) ? (int)rl - 1 : -1, k, (m % 2) ? k : k + 1,
-                 (ru >= 1 && ru <= m) ? (int)ru - 1 : -1};
-    real v[4];
+    const int k0 = (rl >= 1 && rl <= m) ? (int)rl - 1 : -1, k2 = (m % 2) ? k : k + 1;
+    const int k3 = (ru >= 1 && ru <= m) ? (int)ru - 1 : -1;
 % if median == "select":
-    const int lo_k = ks[0] >= 0 ? ks[0] : k, hi_k = ks[3] >= 0 ? ks[3] : ks[2];
-    int done = 0;
+    const int lo_k = k0 >= 0 ? k0 : k, hi_k = k3 >= 0 ? k3 : k2;
+    int mm = m, off = 0;        // select among a[0..mm), ranks shifted by off
     if (m > 4 * SAMPLE) {
         // quantiles of a strided sample (stored after the row) bracket ranks lo_k..hi_k
         global real* smp = a + M;
@@ -204,27 +203,23 @@ void one_series(global const real* yr, const int N, const int P, const long M, c
             w += (s >= plo) & (s <= phi);
         }
         if (below <= lo_k && below + w > hi_k) {
-            int kk[4];
-            for (int x = 0; x < 4; ++x) kk[x] = ks[x] < 0 ? -1 : ks[x] - below;
-            select_ranks(a, w, kk, v);
-            done = 1;
+            mm = w;
+            off = below;
         } else {
-            fill_slopes(yr, N, P, a, st);       // the bracket missed (rare): the whole row
+            fill_slopes(yr, N, P, a, so);       // the bracket missed (rare): the whole row
         }
     }
-    if (!done) select_ranks(a, m, ks, v);
-    o[0] = (v[1] + v[2]) * (real)0.5;
-    o[1] = v[0];
-    o[2] = v[3];
+    // one call site: fewer inlined copies of the selection (no scratch on gfx908)
+    select_ranks(a, mm, k0 < 0 ? -1 : k0 - off, k - off, k2 - off, k3 < 0 ? -1 : k3 - off, o);
 % else:
     for (int s = (m - 2) / 2; s >= 0; --s) sift_down(a, s, m - 1);
     for (int end = m - 1; end > 0; --end) {
         const real t = a[0]; a[0] = a[end]; a[end] = t;
         sift_down(a, 0, end - 1);
     }
-    o[0] = (a[ks[1]] + a[ks[2]]) * (real)0.5;
-    o[1] = ks[0] >= 0 ? a[ks[0]] : NAN;
-    o[2] = ks[3] >= 0 ? a[ks[3]] : NAN;
+    o[0] = (a[k] + a[k2]) * (real)0.5;
+    o[1] = k0 >= 0 ? a[k0] : NAN;
+    o[2] = k3 >= 0 ? a[k3] : NAN;
 % endif
 }
 

@@ -126,3 +126,11 @@ def test_xarray_and_plot(device):
     assert np.array_equal(ds["seasonal_48"].values.reshape(4, -1), r.seasonal[48])
     pytest.importorskip("matplotlib")
     assert len(r.plot(1).axes) == 5
+
+
+def test_all_nan_series(device):
+    y = series(np.random.default_rng(8), 2, 24 * 6)
+    y[0] = np.nan
+    r = clts.mstl(y, (12, 24), device=device)
+    assert r.diagnostics["failed"].tolist() == [True, False]
+    assert np.isnan(r.seasonal[12][0]).all() and np.isfinite(r.trend[1]).all()

@@ -1,8 +1,10 @@
 """clts: OpenCL kernels for batched time-series and ocean-model computations.
 
 Public API (each function takes ``device=``; see ``clts devices``): ``stl``, ``stl_hastl``,
+``mstl``, ``trend_test``, ``mann_kendall``, ``sen_slope``,
 ``bfast_monitor``, ``bfast_breaks``, ``matrix_profile``, ``motifs``, ``discords``, ``solve_tridiagonal``,
-``ocean.superbee_fluxes``, ``ocean.tke``, ``get_device``; results ``STLResult``, ``BfastResult``, ``BreaksResult``, ``MatrixProfileResult``,
+``ocean.superbee_fluxes``, ``ocean.tke``, ``get_device``; results ``STLResult``, ``BfastResult``, ``BreaksResult``, ``MSTLResult``, ``TrendResult``,
+``MatrixProfileResult``,
 ``TridiagonalResult``; errors ``CltsError``, ``DeviceError``, ``KernelBuildError``,
 ``ProfileError``; options ``set_options``, ``get_options``. Each has a numpydoc docstring with examples.
 """
@@ -11,6 +13,8 @@ from .options import get_options, set_options
 from .runtime import Device, get_device
 from .mp import MatrixProfileResult, discords, matrix_profile, motifs
 from .stl import STLResult, stl, stl_hastl   # clts.stl: the function (the package by full path)
+from .stl import MSTLResult, mstl
+from .trend import TrendResult, mann_kendall, sen_slope, trend_test
 from .bfast import BfastResult, BreaksResult, bfast_breaks, bfast_monitor
 from .tridiag import TridiagonalResult, solve_tridiagonal
 from . import ocean  # clts.ocean.superbee_fluxes, clts.ocean.tke
@@ -20,7 +24,8 @@ from .runtime import integrations as _integrations
 # the face wraps the algorithms: labelled (pandas / xarray) inputs come back labelled, and
 # result.plot() draws with matplotlib; the algorithms import neither
 _integrations.install_labels(_labels.labelled)
-_integrations.install_plots(stl=_plots.plot_stl, bfast=_plots.plot_bfast, mp=_plots.plot_mp)
+_integrations.install_plots(stl=_plots.plot_stl, bfast=_plots.plot_bfast, mp=_plots.plot_mp,
+                            mstl=_plots.plot_mstl, trend=_plots.plot_trend_map)
 
 from ._version import __version__
 
@@ -36,4 +41,6 @@ __all__ = ["CltsError", "DeviceError", "KernelBuildError", "ProfileError", "Devi
            "set_options", "get_options",
            "get_device", "__version__", "matrix_profile", "motifs", "discords",
            "MatrixProfileResult", "stl", "stl_hastl", "STLResult",
-           "bfast_monitor", "BfastResult", "bfast_breaks", "BreaksResult", "solve_tridiagonal", "TridiagonalResult", "ocean"]
+           "bfast_monitor", "BfastResult", "bfast_breaks", "BreaksResult",
+           "mstl", "MSTLResult", "mann_kendall", "sen_slope", "trend_test", "TrendResult",
+           "solve_tridiagonal", "TridiagonalResult", "ocean"]

@@ -274,6 +274,91 @@ def _file_args(p, var_required=False):
                    "year 1, month 12, day 365, step: give --freq)")
 
 
+# ------------------------------------------------------- MSTL and trend tests (seasonal block)
+
+def _user_error(cmd, fn, args) -> int:
+    """``fn(args)``; a ValueError / TypeError (bad input or options) is a message, exit 2."""
+    try:
+        return fn(args)
+    except (ValueError, TypeError) as exc:
+        print(f"clts {cmd}: {exc}", file=sys.stderr)
+        return 2
+
+
+def _mstl(args) -> int:
+    import clts.xarray as cx
+    da = _open(args)
+    kw = dict(device=args.device, iterate=args.iterate)
+    if args.windows:
+        kw["windows"] = [int(w) for w in args.windows.split(",")]
+    if args.robust:
+        kw["stl_kwargs"] = dict(robust=True)
+    periods = [int(p) for p in args.periods.split(",")]
+    ds = cx.mstl(da, periods, dim=args.dim, **kw)
+    _write(args, ds)
+    if args.plot:
+        import clts
+        one, where = _series0(da, args.dim)
+        r = clts.mstl(one.to_series(), periods, progress=False,
+                      **{k: v for k, v in kw.items()})
+        _save_plot(r.plot(title=f"MSTL of {da.name or 'the series'} {where}".strip()), args.plot)
+    return 0
+
+
+def cmd_mstl(args) -> int:
+    return _user_error("mstl", _mstl, args)
+
+
+def _trend(args) -> int:
+    import clts.xarray as cx
+    da = _open(args)
+    kw = dict(variant=args.variant, alpha=args.alpha, conf_level=args.conf_level,
+              device=args.device)
+    if args.period is not None:
+        kw["period"] = args.period
+    if args.stl_period is not None:        # the test on STL's trend instead of the raw series
+        da = cx.stl(da, args.stl_period, dim=args.dim, device=args.device)["trend"]
+    ds = cx.trend_test(da, dim=args.dim, **kw)
+    _write(args, ds)
+    n_sig = int(ds["h"].sum())
+    print(f"{n_sig} of {ds['h'].size} series with a significant trend")
+    if args.plot:
+        import clts
+        other = [d for d in da.dims if d != args.dim]
+        r = clts.trend_test(da.transpose(*other, args.dim).values, **kw)
+        _save_plot(r.plot(title=f"Mann-Kendall ({args.variant}) and Sen's slope of "
+                                f"{da.name or 'the series'}"), args.plot)
+    return 0
+
+
+def cmd_trend(args) -> int:
+    return _user_error("trend", _trend, args)
+
+
+def add_seasonal_commands(sub) -> None:
+    """The ``mstl`` and ``trend`` subcommands."""
+    p = sub.add_parser("mstl", help="MSTL decomposition (several seasonal periods) of every "
+                       "series of a file")
+    _file_args(p)
+    p.add_argument("--periods", "-p", required=True, help="comma-separated periods, e.g. 24,168")
+    p.add_argument("--windows", default=None, help="comma-separated seasonal windows (odd; "
+                   "default 11, 15, ...)")
+    p.add_argument("--iterate", type=int, default=2, help="rounds over the periods (2)")
+    p.add_argument("--robust", action="store_true", help="robust STL fits")
+    p.set_defaults(fn=cmd_mstl)
+    p = sub.add_parser("trend", help="Mann-Kendall trend test and Sen's slope of every series "
+                       "of a file (a trend map for a cube)")
+    _file_args(p)
+    p.add_argument("--variant", default="original",
+                   choices=("original", "hamed_rao", "yue_wang", "seasonal"))
+    p.add_argument("--period", type=int, default=None, help="seasons per cycle (seasonal)")
+    p.add_argument("--alpha", type=float, default=0.05, help="significance level")
+    p.add_argument("--conf-level", type=float, default=0.95, help="Sen's slope interval level")
+    p.add_argument("--stl-period", type=int, default=None,
+                   help="test STL's trend (this period) instead of the raw series")
+    p.set_defaults(fn=cmd_trend)
+
+
 class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
     """Descriptions as written, without RST markup (````clts````); every option's default
     shown unless its help already says it."""
@@ -360,6 +445,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="default ceil(m / 4)")
     p.add_argument("--motifs", type=int, default=2, help="motifs marked on the plot")
     p.set_defaults(fn=cmd_mp)
+    add_seasonal_commands(sub)
     return ap
 
 

@@ -537,3 +537,83 @@ def superbee_fluxes(ds, dt, *, device=None, **kwargs):
     return _ocean_dataset(ds, grid, {n: (grid, f) for n, f in zip(names, fluxes)},
                           {n: {"long_name": f"Superbee advective {n.split('_')[1]} flux of q"}
                            for n in names}, ds["q"].dims)
+
+
+# ------------------------------------------------------------- MSTL and trend tests (seasonal)
+# (kept in one block at the end of the file: other front ends are added above)
+
+def _mstl_block(y, *, periods, kw):
+    from .stl.mstl import mstl as _mstl
+    shape = y.shape
+    r = _mstl(y.reshape(-1, shape[-1]), periods, **kw)
+    seas = [np.asarray(r.seasonal[p]).reshape(shape) for p in periods]
+    failed = np.asarray(r.diagnostics["failed"]).reshape(shape[:-1])
+    return tuple(seas) + tuple(np.asarray(a).reshape(shape) for a in (r.trend, r.resid,
+                                                                      r.weights)) + (failed,)
+
+
+def mstl(da, periods, *, dim: str = "time", device=None, **kwargs):
+    """MSTL of every series of ``da`` along ``dim`` (``kwargs`` as :func:`clts.mstl`). Returns a
+    Dataset with ``seasonal_<period>`` per period kept, ``trend``, ``resid``, ``weights`` (dims
+    of ``da``) and ``failed`` per series. Periods are sorted and those >= half the series
+    length dropped (with statsmodels' warning) before the blocks run."""
+    from .stl.mstl import resolve_periods
+    xr = _xr()
+    da = _prepare(da, dim)
+    dt = _float_dtype(da)
+    windows = kwargs.pop("windows", None)
+    kept, windows = resolve_periods(periods, windows, da.sizes[dim])
+    names = [f"seasonal_{p}" for p in kept] + ["trend", "resid", "weights"]
+    out = _apply(_mstl_block, da, dim,
+                 [(n, dt, True) for n in names] + [("failed", np.dtype(bool), False)],
+                 dict(periods=kept, kw=dict(kwargs, windows=windows, progress=False,
+                                            device=_portable(device))))
+    ds = xr.Dataset({n: out[n].transpose(*da.dims) for n in names} | {"failed": out["failed"]},
+                    attrs=dict(da.attrs))
+    ds["failed"].attrs = {"long_name": "series that came back NaN (too few valid values)"}
+    ds.attrs["clts_mstl_periods"] = list(kept)
+    return ds
+
+
+_TREND_OUT = (("trend", np.dtype(np.int8)), ("h", np.dtype(bool)), ("p", None), ("z", None),
+              ("tau", None), ("s", None), ("var_s", None), ("slope", None), ("intercept", None),
+              ("slope_low", None), ("slope_high", None), ("n", np.dtype(np.int64)),
+              ("status", np.dtype(np.int8)))
+
+
+def _trend_block(y, *, kw):
+    from .trend.api import trend_test as _tt
+    shape = y.shape
+    r = _tt(y.reshape(-1, shape[-1]), **kw)
+    return tuple(np.asarray(getattr(r, n)).reshape(shape[:-1]).astype(dt or np.float64)
+                 for n, dt in _TREND_OUT)
+
+
+def trend_test(da, *, dim: str = "time", device=None, per=None, **kwargs):
+    """Mann-Kendall test and Sen's slope of every series of ``da`` along ``dim`` (``kwargs`` as
+    :func:`clts.trend_test`). Returns a Dataset of per-series maps (``trend``, ``h``, ``p``,
+    ``z``, ``tau``, ``s``, ``var_s``, ``slope``, ``intercept``, ``slope_low``, ``slope_high``,
+    ``n``, ``status``). ``per="year"`` / ``"day"`` (a datetime ``dim`` with a regular step)
+    adds ``slope_per_<per>``: Sen's slope per step divided by the mean step in that unit."""
+    xr = _xr()
+    da = _prepare(da, dim)
+    out = _apply(_trend_block, da, dim, [(n, dt or np.dtype(np.float64), False)
+                                         for n, dt in _TREND_OUT],
+                 dict(kw=dict(kwargs, device=_portable(device))))
+    ds = xr.Dataset(out, attrs=dict(da.attrs))
+    ds["trend"].attrs = {"long_name": "Mann-Kendall trend (+1 increasing, -1 decreasing)"}
+    ds["slope"].attrs = {"long_name": "Sen's slope per time step"
+                         + (" (per cycle)" if kwargs.get("variant") == "seasonal" else "")}
+    ds["status"].attrs = {"long_name": "0 ok, 1 fewer than 3 valid values"}
+    if per is not None:
+        if dim not in da.coords or da[dim].dtype.kind != "M":
+            raise ValueError(f"per={per!r} needs a datetime {dim!r} coordinate")
+        step = np.diff(da[dim].values) / np.timedelta64(1, "D")
+        if not step.size or not np.allclose(step, step.mean(), rtol=0.1):
+            raise ValueError(f"per={per!r} needs a regular {dim!r} step (monthly is fine)")
+        scale = {"year": 365.25, "day": 1.0}.get(per)
+        if scale is None:
+            raise ValueError(f"per must be 'year' or 'day', got {per!r}")
+        ds[f"slope_per_{per}"] = ds["slope"] * (scale / float(step.mean()))
+    ds.attrs["clts_trend_variant"] = kwargs.get("variant", "original")
+    return ds

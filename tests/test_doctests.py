@@ -10,6 +10,7 @@ PUBLIC_MODULES = ["clts.errors", "clts.runtime.devices", "clts.stl.api", "clts.s
                   "clts.bfast.api", "clts.bfast.breaks_api",
                   "clts.mp.api", "clts.mp.motifs", "clts.tridiag.api", "clts.ocean.api",
                   "clts.options"]
+PUBLIC_MODULES += ["clts.stl.mstl", "clts.trend.api"]
 
 
 @pytest.mark.parametrize("name", PUBLIC_MODULES)

@@ -9,7 +9,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "clts"
 
-ALGORITHMS = ("clts.stl", "clts.bfast", "clts.mp", "clts.tridiag", "clts.ocean")
+ALGORITHMS = ("clts.stl", "clts.bfast", "clts.mp", "clts.tridiag", "clts.ocean", "clts.trend")
 INTEGRATIONS = ("clts.labels", "clts.plots", "clts.xarray", "clts.distributed", "clts.io",
                 "clts.geotiff")
 FACE = "clts"            # the package __init__: the public names

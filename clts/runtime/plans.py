@@ -71,6 +71,13 @@ class Tunables:
             raise self.error(name, f"must be a power of two, got {v}")
         return v
 
+    def choice(self, name, choices) -> str:
+        """A value among ``choices`` (a code version, a method)."""
+        v = self.values[name]
+        if v not in choices:
+            raise self.error(name, f"must be one of {', '.join(map(repr, choices))}, got {v!r}")
+        return v
+
     def work_group(self, name, *, power_of_two=False) -> int:
         """A work-group size: >= 1 and within the device's maximum."""
         limit = int(self.device.max_work_group)

@@ -7,5 +7,6 @@ As in the numpy ecosystem (``stumpy.stump``), ``clts.stl`` is the function
 """
 from .api import STLResult, stl
 from .hastl import stl_hastl
+from .mstl import MSTLResult, mstl
 
-__all__ = ["stl", "stl_hastl", "STLResult"]
+__all__ = ["stl", "stl_hastl", "STLResult", "mstl", "MSTLResult"]

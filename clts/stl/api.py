@@ -17,8 +17,9 @@ from ..runtime.memory import host_empty, progress as progress_bar, scratch
 from ..runtime.pipeline import (ChunkIO, aligned_multiple, device_marker, device_wait,
                                 run_pipelined)
 from ..vocabulary import renamed
-from .params import QUAD_DET_TOL, resolve_parameters
-from .plan import VERSIONS, LoessChoice, fit_table, make_plan
+from .params import QUAD_DET_TOL, check_arguments, periodic_mean, periodic_window  # noqa: F401
+# (check_arguments: public here, for callers that check before they start)
+from .plan import LoessChoice, fit_table, make_plan
 
 
 #: values (series x length) from which a one-chunk call shows a bar over its iterations
@@ -409,23 +410,6 @@ class _Runner:
         w_h[failed] = 0
 
 
-def check_arguments(n: int, period, *, version="auto", **kwargs) -> dict:
-    """The checks :func:`stl` makes of its parameters for series of ``n`` values, without data
-    or a device (for callers that must refuse bad arguments before they start, as the command
-    line does before it writes a file); ``kwargs`` as :func:`stl`'s (others ignored). Returns
-    the resolved parameters; raises as :func:`stl` would."""
-    import inspect
-    names = inspect.signature(resolve_parameters).parameters
-    p = resolve_parameters(period, **{k: v for k, v in kwargs.items() if k in names})
-    if version not in ("auto",) + VERSIONS:
-        raise ValueError(f"version must be 'auto', 'outer', 'intragroup' or 'flat', "
-                         f"got {version!r}")
-    if n < 2 * p["period"]:
-        raise ValueError(f"a series must hold at least two periods ({2 * p['period']} values), "
-                         f"got {n}")
-    return p
-
-
 @renamed(loess_version="version")
 def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, trend_deg=1,
         low_pass_deg=1, seasonal_jump=1, trend_jump=1, low_pass_jump=1, robust=False,
@@ -449,7 +433,8 @@ def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1
         datetime time index by statsmodels' rules (monthly 12, quarterly 4, weekly 52, daily 7,
         business-daily 5, hourly 24).
     seasonal, trend, low_pass : int, optional
-        LOESS window lengths (odd, >= 3). ``seasonal=7``; ``trend`` defaults to the next odd
+        LOESS window lengths (odd, >= 3). ``seasonal=7``, or ``"periodic"`` (R's
+        ``s.window = "periodic"``: window 10 n + 1, degree 0, then each cycle position's mean); ``trend`` defaults to the next odd
         integer of ceil(1.5 period / (1 - 1.5 / seasonal)) and must exceed ``period``;
         ``low_pass`` to the smallest odd integer > ``period``.
     seasonal_deg, trend_deg, low_pass_deg : {0, 1, 2}, optional
@@ -534,6 +519,7 @@ def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1
         period = period_of(labels.times())
     y = _validate(labels.to_last(y))
     loess_version = version
+    seasonal, seasonal_deg, periodic = periodic_window(seasonal, seasonal_deg, y.shape[-1])
     y2 = y.reshape(-1, y.shape[-1])
     B, N = y2.shape
     p = check_arguments(N, period, seasonal=seasonal, trend=trend, low_pass=low_pass,
@@ -587,9 +573,11 @@ def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1
             run_pipelined(dev, chunks, upload=upload, compute=compute, download=download,
                           desc="stl", disable=None if progress else True)
     with_smaller_chunks(run, device=dev, what="stl")
+    if periodic:
+        periodic_mean(S, p["period"])
     R = np.subtract(y2, S)
     R -= T
-    diag = dict(n_failed=int(failed.sum()), failed=failed, params=p,
+    diag = dict(n_failed=int(failed.sum()), failed=failed, params=dict(p, periodic=periodic),
                 loess_versions={k: getattr(plan, k).version
                                 for k in ("seasonal", "trend", "low_pass")})
     out = [labels.series(a.reshape(y.shape)) for a in (S, T, R, W)]

@@ -11,6 +11,9 @@ import numpy as np
 #: second moment of the centred positions) is treated as singular and falls back to degree 1
 QUAD_DET_TOL = 1e-6
 
+#: the LOESS code versions of the STL GPU paper (outer-parallel, intra-group, flat)
+VERSIONS = ("outer", "intragroup", "flat")
+
 
 def fit_points(n: int, q: int, jump: int):
     """Grid positions 1..n where a LOESS fit is computed, with the anchor position whose window
@@ -105,3 +108,41 @@ def resolve_parameters(period, seasonal=7, trend=None, low_pass=None, seasonal_d
                 seasonal_jump=int(seasonal_jump), trend_jump=int(trend_jump),
                 low_pass_jump=int(low_pass_jump), inner_iter=int(inner_iter),
                 outer_iter=int(outer_iter), interpolation=interpolation)
+
+
+def periodic_window(seasonal, seasonal_deg, n: int):
+    """``seasonal="periodic"`` (R's ``s.window = "periodic"``): a window of 10 n + 1 and degree 0
+    (R's ``stl``), then :func:`periodic_mean`. Returns (seasonal, seasonal_deg, periodic)."""
+    if not isinstance(seasonal, str):
+        return seasonal, seasonal_deg, False
+    if seasonal != "periodic":
+        raise ValueError(f"seasonal must be an odd integer >= 3 or 'periodic', got {seasonal!r}")
+    return 10 * int(n) + 1, 0, True
+
+
+def periodic_mean(s: np.ndarray, period: int) -> np.ndarray:
+    """The seasonal component made exactly periodic, in place: each cycle position (time index
+    mod ``period``, along the last axis) replaced by its mean, as R's ``stl`` does."""
+    for j in range(period):
+        s[..., j::period] = s[..., j::period].mean(axis=-1, keepdims=True)
+    return s
+
+
+def check_arguments(n: int, period, *, version="auto", **kwargs) -> dict:
+    """The checks :func:`stl` makes of its parameters for series of ``n`` values, without data
+    or a device (for callers that must refuse bad arguments before they start, as the command
+    line does before it writes a file); ``kwargs`` as :func:`stl`'s (others ignored). Returns
+    the resolved parameters; raises as :func:`stl` would."""
+    import inspect
+    names = inspect.signature(resolve_parameters).parameters
+    if "seasonal" in kwargs:            # "periodic": R's window 10 n + 1, degree 0
+        kwargs["seasonal"], kwargs["seasonal_deg"], _ = periodic_window(
+            kwargs["seasonal"], kwargs.get("seasonal_deg", 1), n)
+    p = resolve_parameters(period, **{k: v for k, v in kwargs.items() if k in names})
+    if version not in ("auto",) + VERSIONS:
+        raise ValueError(f"version must be 'auto', 'outer', 'intragroup' or 'flat', "
+                         f"got {version!r}")
+    if n < 2 * p["period"]:
+        raise ValueError(f"a series must hold at least two periods ({2 * p['period']} values), "
+                         f"got {n}")
+    return p

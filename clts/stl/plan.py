@@ -9,7 +9,6 @@ import numpy as np
 from ..runtime.plans import LANE_WIDTHS, local_memory_budget, read_tunables
 from .params import fit_points
 
-VERSIONS = ("outer", "intragroup", "flat")
 
 
 def fit_table(n_grid: int, q: int, jump: int):

@@ -32,7 +32,7 @@ import math
 
 import numpy as np
 
-from .params import QUAD_DET_TOL, fit_points, resolve_parameters
+from .params import QUAD_DET_TOL, fit_points, periodic_mean, periodic_window, resolve_parameters
 
 
 def nearest_window(valid_pos: np.ndarray, anchor: int, qh: int):
@@ -212,7 +212,9 @@ def stl_series(y, period, seasonal, trend, low_pass, seasonal_deg, trend_deg, lo
 def stl(y, period, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, trend_deg=1,
         low_pass_deg=1, seasonal_jump=1, trend_jump=1, low_pass_jump=1, robust=False,
         inner_iter=None, outer_iter=None, interpolation="linear"):
-    """Batched reference: ``y`` [batch, time] or [time]; returns (seasonal, trend, resid, weights)."""
+    """Batched reference: ``y`` [batch, time] or [time]; returns (seasonal, trend, resid, weights).
+    ``seasonal="periodic"``: R's periodic seasonal (:func:`params.periodic_window`)."""
+    seasonal, seasonal_deg, periodic = periodic_window(seasonal, seasonal_deg, np.shape(y)[-1])
     p = resolve_parameters(period, seasonal, trend, low_pass, seasonal_deg, trend_deg,
                            low_pass_deg, seasonal_jump, trend_jump, low_pass_jump, robust,
                            inner_iter, outer_iter, interpolation=interpolation)
@@ -225,4 +227,7 @@ def stl(y, period, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, tre
                        p["interpolation"])
             for row in y2]
     res = tuple(np.array([o[i] for o in outs]) for i in range(4))
+    if periodic:
+        periodic_mean(res[0], p["period"])
+        res = (res[0], res[1], y2 - res[0] - res[1], res[3])
     return tuple(r[0] for r in res) if one else res

@@ -127,6 +127,13 @@ def _calls(dev, x, dt):
               for h in ("all", "ROC")]
     calls += [("bfast BP", lambda: bfast("auto", "BP")), ("bfast_breaks", breaks)]
 
+    def trend(variant="original", **params):
+        return clts.trend_test(y, variant=variant, period=12 if variant == "seasonal" else None,
+                               device=dev, **params)
+    calls += [(f"trend {v} {m}", lambda v=v, m=m: trend(v, median=m))
+              for v in ("original", "hamed_rao", "yue_wang", "seasonal")
+              for m in ("select", "sort")]
+
     def candidate(section, params):
         algo, _, sub = section.partition(".")
         if algo == "stl":
@@ -136,6 +143,8 @@ def _calls(dev, x, dt):
             return tri(_TRIDIAG[sub], "interleaved", **params)
         if algo == "mp":
             return mp(3 if "topk_store" in params else 1, **params)
+        if algo == "trend":
+            return trend(**params)
         if algo == "bfast":
             if sub == "roc":
                 return bfast("auto", "ROC", roc_wg=params["wg"])

@@ -14,6 +14,7 @@ ALGORITHM_MODULES = (
     "clts.stl.tuning",
     "clts.bfast.tuning",
     "clts.ocean.tuning",
+    "clts.trend.tuning",
 )
 
 REGISTRY = Registry()

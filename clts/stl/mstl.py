@@ -1,0 +1,249 @@
+"""clts.mstl: STL with several seasonal periods (MSTL, Bandara, Hyndman and Bergmeir 2021), with
+statsmodels' ``MSTL`` semantics, as iterated batched STL (:func:`clts.stl`) on the device."""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..runtime import integrations
+from ..runtime.integrations import TimeAxis, time_axis_of
+from .api import _validate, slope_per_step, stl
+
+#: statsmodels' STL keywords MSTL sets itself (dropped from ``stl_kwargs``, as statsmodels does)
+_OVERLOADED = ("endog", "period", "seasonal")
+
+
+@dataclass
+class MSTLResult:
+    """Result of :func:`clts.mstl`.
+
+    Attributes
+    ----------
+    seasonal : dict
+        ``{period: array}``, one seasonal component per period kept (increasing), each shaped
+        like the input (statsmodels: the columns ``seasonal_<period>`` of ``res.seasonal``).
+    trend, resid, weights : numpy.ndarray, or labelled like the input
+        The trend and robustness weights of the last STL (the longest period), and
+        ``observed - sum(seasonal) - trend`` (NaN where the input is).
+    observed : numpy.ndarray
+        The series decomposed: the input, Box-Cox transformed when ``lmbda`` is given.
+    lmbda : float, numpy.ndarray or None
+        The Box-Cox parameter used (per series with ``lmbda="auto"``).
+    diagnostics : dict
+        ``n_failed`` / ``failed`` (series that came back NaN, as :func:`clts.stl`),
+        ``periods``, ``windows``, ``iterate`` (the values used).
+    """
+    seasonal: dict
+    trend: np.ndarray
+    resid: np.ndarray
+    weights: np.ndarray
+    observed: np.ndarray
+    lmbda: object = None
+    diagnostics: dict = field(default_factory=dict)
+    labels: TimeAxis | None = field(default=None, repr=False)
+
+    @property
+    def periods(self) -> tuple:
+        return tuple(self.seasonal)
+
+    def trend_slope(self):
+        """Least-squares slope per time step of each series' trend (as STLResult's)."""
+        trend = self.labels.to_last(self.trend) if self.labels is not None else self.trend
+        slope = slope_per_step(trend)
+        return self.labels.per_series(slope, "trend_slope") if self.labels else slope
+
+    def plot(self, series=0, *, fig=None, title=None):
+        """Data, one panel per seasonal component, trend and residual of one series."""
+        return integrations.plot("mstl", self, series, fig=fig, title=title)
+
+
+def _int_tuple(v, name):
+    vals = (v,) if isinstance(v, (int, np.integer)) else tuple(v)
+    for p in vals:
+        if isinstance(p, (bool, np.bool_)) or not isinstance(p, (int, np.integer)):
+            raise TypeError(f"{name} must be integers, got {p!r}")
+    return tuple(int(p) for p in vals)
+
+
+def resolve_periods(periods, windows, nobs):
+    """statsmodels MSTL's rules: default windows 7 + 4 i (i = 1, 2, ...) for the periods in
+    increasing order; given windows travel with their periods when these are sorted; periods
+    >= nobs / 2 are dropped with a UserWarning (and the same number of windows from the end).
+    Repeated periods and no period left are ValueErrors."""
+    if periods is None:
+        raise ValueError("periods is required (an int or a sequence of ints)")
+    periods = _int_tuple(periods, "periods")
+    if not periods:
+        raise ValueError("periods must hold at least one period")
+    if windows is not None and not (isinstance(windows, (int, np.integer)) or len(windows)):
+        windows = None                     # statsmodels' ``if windows:``
+    if windows is not None:
+        windows = _int_tuple(windows, "windows")
+        if len(windows) != len(periods):
+            raise ValueError(f"periods and windows must have the same length, got "
+                             f"{len(periods)} and {len(windows)}")
+        periods, windows = map(tuple, zip(*sorted(zip(periods, windows))))
+    else:
+        windows = tuple(7 + 4 * i for i in range(1, len(periods) + 1))
+        periods = tuple(sorted(periods))
+    if len(set(periods)) != len(periods):
+        raise ValueError(f"periods must be distinct, got {periods}")
+    if any(p < 2 for p in periods):
+        raise ValueError(f"periods must be >= 2, got {periods}")
+    if any(p >= nobs / 2 for p in periods):
+        kept = tuple(p for p in periods if p < nobs / 2)
+        warnings.warn(f"period(s) {tuple(p for p in periods if p >= nobs / 2)} are at least "
+                      f"half the series length {nobs}: removed, as statsmodels' MSTL does",
+                      UserWarning, stacklevel=3)
+        periods, windows = kept, windows[:len(kept)]
+        if not periods:
+            raise ValueError(f"periods: every period is at least half the series length "
+                             f"({nobs}); nothing to decompose")
+    return periods, windows
+
+
+def boxcox(y2, lmbda):
+    """Box-Cox transform of each row of ``y2`` (NaN stays NaN), statsmodels' rules: None or 0
+    (falsy): no transform; a number: scipy.special.boxcox; "auto": the maximum-likelihood
+    lambda of each series' valid values (scipy.stats.boxcox). Returns (values, lambda)."""
+    if lmbda is None or (not isinstance(lmbda, str) and not lmbda):
+        return y2, None
+    from scipy import special, stats
+    valid = ~np.isnan(y2)
+    if (y2[valid] <= 0).any():
+        raise ValueError("y must be positive for a Box-Cox transform (lmbda)")
+    if isinstance(lmbda, str):
+        if lmbda != "auto":
+            raise ValueError(f"lmbda must be a number, 'auto' or None, got {lmbda!r}")
+        out = np.full_like(y2, np.nan)
+        lam = np.full(y2.shape[0], np.nan)
+        for i in range(y2.shape[0]):
+            v = valid[i]
+            if v.sum() >= 2 and np.ptp(y2[i, v]) > 0:
+                out[i, v], lam[i] = stats.boxcox(y2[i, v])
+        return out, lam
+    if isinstance(lmbda, bool) or not np.isscalar(lmbda) or not np.isfinite(lmbda):
+        raise ValueError(f"lmbda must be a finite number, 'auto' or None, got {lmbda!r}")
+    return special.boxcox(y2, float(lmbda)), float(lmbda)
+
+
+def mstl(y, periods, *, windows=None, lmbda=None, iterate=2, stl_kwargs=None, device=None,
+         time_axis=None, progress=False):
+    """Batched MSTL: a trend and one seasonal component per period, with missing values.
+
+    statsmodels' ``MSTL(y, periods=..., windows=..., lmbda=..., iterate=..., stl_kwargs=...)``
+    for every series of a batch at once: the seasonal components are refined by ``iterate``
+    rounds of STL, one per period in increasing order, each on the data with the other
+    components removed; every STL is :func:`clts.stl` on the whole batch.
+
+    Parameters
+    ----------
+    y : array_like, shape (batch, time) or (time,), or any shape with ``time_axis``
+        float32 / float64 series, NaN = missing (statsmodels cannot take them). pandas and
+        xarray inputs come back labelled, as with :func:`clts.stl`.
+    periods : int or sequence of int
+        The seasonal periods. Sorted (their windows with them); periods >= half the series
+        length are dropped with a UserWarning, as statsmodels does; repeated periods are an
+        error.
+    windows : int or sequence of int, optional
+        Seasonal LOESS windows per period (odd); default 7 + 4 i for the i-th period
+        (11, 15, 19, ...), as statsmodels.
+    lmbda : float, "auto" or None, optional
+        Box-Cox transform before the decomposition (None or 0: none, statsmodels' rule);
+        "auto": each series' maximum-likelihood lambda (``result.lmbda`` per series).
+    iterate : int, optional
+        Rounds over the periods (2; 1 when there is a single period, as statsmodels).
+    stl_kwargs : dict, optional
+        Further :func:`clts.stl` keywords (statsmodels' STL ones: ``trend``, ``low_pass``,
+        degrees, jumps, ``robust``, ``inner_iter``, ``outer_iter``; and clts' ``version``,
+        ``loess_params``, ``interpolation``). ``period`` / ``seasonal`` / ``endog`` are ignored.
+    device : int, str or Device, optional
+        As :func:`clts.stl`.
+    time_axis : int, optional
+        As :func:`clts.stl`.
+    progress : bool, optional
+        Progress bars of the STL calls.
+
+    Returns
+    -------
+    MSTLResult
+        ``seasonal`` (a dict per period), ``trend``, ``resid``, ``weights``, ``observed``.
+
+    Raises
+    ------
+    ValueError
+        No period left, repeated periods, bad windows or STL parameters, a non-positive series
+        with ``lmbda``, ``iterate`` < 1.
+    TypeError
+        Non-integer periods or windows, an unknown STL keyword.
+
+    Notes
+    -----
+    A series that STL cannot decompose for one of the periods (a whole cycle-subseries
+    missing, fewer than two periods of valid values) comes back NaN and is counted in
+    ``diagnostics["n_failed"]``. Details and the correspondence with statsmodels:
+    ``docs/stl.md``.
+
+    References
+    ----------
+    .. [1] K. Bandara, R. J. Hyndman, C. Bergmeir, "MSTL: A Seasonal-Trend Decomposition
+       Algorithm for Time Series with Multiple Seasonal Patterns", arXiv:2107.13462, 2021.
+
+    Examples
+    --------
+    >>> import numpy as np, clts
+    >>> t = np.arange(24 * 7 * 4.0)
+    >>> y = np.sin(2 * np.pi * t / 24) + 2 * np.cos(2 * np.pi * t / 168) + 0.01 * t
+    >>> r = clts.mstl(np.stack([y, 2 * y]), periods=(24, 168))
+    >>> sorted(r.seasonal), r.seasonal[24].shape
+    ([24, 168], (2, 672))
+    >>> bool(np.allclose(r.seasonal[24] + r.seasonal[168] + r.trend + r.resid, [y, 2 * y]))
+    True
+    """
+    labels = time_axis_of(y, time_axis, -1)
+    yv = _validate(labels.to_last(y))
+    y2 = yv.reshape(-1, yv.shape[-1])
+    B, N = y2.shape
+    periods, windows = resolve_periods(periods, windows, N)
+    if isinstance(iterate, bool) or not isinstance(iterate, (int, np.integer)) or iterate < 1:
+        raise ValueError(f"iterate must be a positive integer, got {iterate!r}")
+    kw = dict(stl_kwargs or {})
+    if not isinstance(kw, dict):
+        raise TypeError("stl_kwargs must be a dict")
+    for k in _OVERLOADED:
+        kw.pop(k, None)
+    for k in ("time_axis", "device", "progress"):
+        if k in kw:
+            raise TypeError(f"stl_kwargs: {k!r} is a keyword of mstl itself")
+    obs, lam = boxcox(y2, lmbda)
+    obs = np.ascontiguousarray(obs, dtype=y2.dtype)
+    rounds = 1 if len(periods) == 1 else int(iterate)
+    seasonal = np.zeros((len(periods), B, N), y2.dtype)
+    failed = np.zeros(B, bool)
+    deseas = obs.copy()
+    res = None
+    for _ in range(rounds):
+        for i, (p, w) in enumerate(zip(periods, windows)):
+            deseas += seasonal[i]
+            res = stl(deseas, p, seasonal=w, device=device, progress=progress, **kw)
+            failed |= res.diagnostics["failed"]
+            seasonal[i] = res.seasonal
+            deseas -= seasonal[i]
+    trend, weights = res.trend, res.weights
+    resid = deseas - trend
+    for a in (trend, resid, *seasonal):
+        a[failed] = np.nan
+    weights[failed] = 0
+    shape = yv.shape
+    out = {p: labels.series(seasonal[i].reshape(shape)) for i, p in enumerate(periods)}
+    diag = dict(n_failed=int(failed.sum()), failed=failed, periods=periods, windows=windows,
+                iterate=rounds)
+    if labels.labelled or yv.ndim > 2:
+        diag["failed"] = labels.per_series(failed.reshape(shape[:-1]), "failed")
+    if isinstance(lam, np.ndarray):
+        lam = lam.reshape(shape[:-1]) if yv.ndim > 1 else float(lam[0])
+    return MSTLResult(out, *(labels.series(a.reshape(shape)) for a in (trend, resid, weights,
+                                                                       obs)),
+                      lmbda=lam, diagnostics=diag, labels=labels)

@@ -1,0 +1,236 @@
+## Mann-Kendall and Theil-Sen per series: every pair (i < j) of valid values of the same season
+## (i = j mod P; P = 1 for the non-seasonal tests) compared once, one work-item per series.
+## S = sum sign(x_j - x_i); ties: sum over values of 6 e (e + 2), e = the equal values after it
+## (= sum over tie groups of t (t - 1) (2 t + 5)); the pairwise slopes (per step, or per cycle
+## when seasonal) written to the series' scratch row. A complete non-seasonal row runs the pair
+## loop on realW vectors (pocl vectorises only explicit vectors).
+## Sen's median and confidence bounds: median="select": quantiles of a strided sample of the
+## slopes bracket the needed ranks, one pass keeps the slopes inside the bracket, and a
+## branch-free quickselect finds the ranks among them (a bracket that misses: the full row);
+## median="sort": a heapsort of all slopes.
+## stats per series (long): S, sum n_r (n_r - 1) (2 n_r + 5), tie sum, sum n_r (n_r - 1), n_valid
+## sen per series (real): median slope, lower, upper bound of its confidence interval.
+<%include file="/common/real.cl.mako"/>
+<%
+    mask = "long" if real == "double" else "int"
+%>
+#define TREND_NSTATS 5
+#define SAMPLE ${sample}
+
+% if W > 1:
+typedef ${real}${W} realW;
+typedef ${mask}${W} maskW;
+% endif
+
+// the valid pairwise slopes of one series into a[0..): returns their number; with stats, S,
+// tie sum, A, D and n_valid too
+int fill_slopes(global const real* yr, const int N, const int P, global real* a,
+                global long* st) {
+    long S = 0, A = 0, T = 0, D = 0, nv = 0;
+    int m = 0;
+    for (int r = 0; r < P; ++r) {
+        long nr = 0;
+        for (int i = r; i < N; i += P) {
+            const real xi = yr[i];
+            if (isnan(xi)) continue;
+            ++nr;
+            long e = 0;
+            int c = 1;
+            for (int j = i + P; j < N; j += P, ++c) {
+                const real xj = yr[j];
+                S += (xj > xi) - (xj < xi);       // false with a NaN
+                e += (xj == xi);
+                a[m] = (xj - xi) / (real)c;
+                m += !isnan(xj);
+            }
+            T += 6 * e * (e + 2);
+        }
+        A += nr * (nr - 1) * (2 * nr + 5);
+        D += nr * (nr - 1);
+        nv += nr;
+    }
+    st[0] = S; st[1] = A; st[2] = T; st[3] = D; st[4] = nv;
+    return m;
+}
+
+% if W > 1:
+// the same for a complete row and P = 1, the inner loop on realW vectors
+int fill_slopes_vector(global const real* yr, const int N, global real* a, global long* st) {
+    long S = 0, T = 0;
+    int m = 0;
+    realW iota = (realW)(${", ".join(str(k) for k in range(W))});
+    for (int i = 0; i < N - 1; ++i) {
+        const real xi = yr[i];
+        maskW accS = 0, accE = 0;
+        int j = i + 1;
+        for (; j + ${W} <= N; j += ${W}) {
+            const realW xv = vload${W}(0, yr + j);
+            accS += (xv < xi) - (xv > xi);          // true is -1
+            accE -= (xv == xi);
+            vstore${W}((xv - xi) / ((real)(j - i) + iota), 0, a + m);
+            m += ${W};
+        }
+        long e = 0;
+% for k in range(W):
+        S += accS.s${"%x" % k}; e += accE.s${"%x" % k};
+% endfor
+        for (; j < N; ++j) {
+            const real xj = yr[j];
+            S += (xj > xi) - (xj < xi);
+            e += (xj == xi);
+            a[m++] = (xj - xi) / (real)(j - i);
+        }
+        T += 6 * e * (e + 2);
+    }
+    const long n = N;
+    st[0] = S; st[1] = n * (n - 1) * (2 * n + 5); st[2] = T; st[3] = n * (n - 1); st[4] = n;
+    return m;
+}
+% endif
+
+% if median == "select":
+// k-th smallest of a[lo..hi] (k in [lo, hi]) in place, branch-free Lomuto partitions around a
+// median-of-three pivot: afterwards a[x] <= a[k] for x < k and a[x] >= a[k] for x > k
+__attribute__((always_inline)) real select_k(global real* a, int lo, int hi, const int k) {
+    while (hi > lo) {
+        const int mid = lo + (hi - lo) / 2;
+        const real x0 = a[lo], x1 = a[mid], x2 = a[hi];
+        const real piv = fmax(fmin(x0, x1), fmin(fmax(x0, x1), x2));
+        // the pivot to a[hi]
+        const int pi = (piv == x0) ? lo : (piv == x1) ? mid : hi;
+        a[pi] = x2; a[hi] = piv;
+        int s = lo;
+        for (int i = lo; i < hi; ++i) {
+            const real v = a[i], t = a[s];
+            const int c = v < piv;
+            a[i] = c ? t : v;
+            a[s] = c ? v : t;
+            s += c;
+        }
+        a[hi] = a[s]; a[s] = piv;
+        if (k == s) break;
+        if (k < s) {
+            hi = s - 1;
+        } else if (s > lo) {
+            lo = s + 1;
+        } else {
+            // nothing below the pivot: skip the run of values equal to it (many ties, e.g.
+            // integer data, would otherwise shrink the range one value per pass)
+            int e = s + 1;
+            for (int i = s + 1; i <= hi; ++i) {
+                const real v = a[i], t = a[e];
+                const int c = v == piv;
+                a[i] = c ? t : v;
+                a[e] = c ? v : t;
+                e += c;
+            }
+            if (k < e) break;
+            lo = e;
+        }
+    }
+    return a[k];
+}
+
+// a[0..m): o[0] = the mean of ranks k1 and k2 (0-based; the median), o[1] / o[2] = ranks k0 /
+// k3 (-1: none, NaN); scalars, not arrays: private arrays become scratch memory on GPUs
+__attribute__((always_inline)) void select_ranks(global real* a, const int m, const int k0,
+                                                const int k, const int k2,
+                  const int k3, global real* o) {
+    const real mid = select_k(a, 0, m - 1, k);
+    real hm = mid;
+    if (k2 > k) {
+        hm = a[k + 1];
+        for (int x = k + 2; x < m; ++x) hm = fmin(hm, a[x]);
+    }
+    o[0] = (mid + hm) * (real)0.5;
+    // each bound in the part of the median's partition that holds it (one call site each:
+    // fewer inlined copies, no scratch on gfx908)
+    o[1] = k0 < 0 ? NAN : select_k(a, k0 <= k ? 0 : k + 1, k0 <= k ? k : m - 1, k0);
+    o[2] = k3 < 0 ? NAN : select_k(a, k3 > k ? k + 1 : 0, k3 > k ? m - 1 : k, k3);
+}
+% else:
+void sift_down(global real* a, int root, const int end) {
+    while (2 * root + 1 <= end) {
+        const int child = 2 * root + 1;
+        int sw = root;
+        if (a[sw] < a[child]) sw = child;
+        if (child + 1 <= end && a[sw] < a[child + 1]) sw = child + 1;
+        if (sw == root) return;
+        const real t = a[root]; a[root] = a[sw]; a[sw] = t;
+        root = sw;
+    }
+}
+% endif
+
+void one_series(global const real* yr, const int N, const int P, const long M, const real zq,
+                global long* so, global real* o, global real* a) {
+% if W > 1:
+    int complete = P == 1;
+    for (int i = 0; i < N && complete; ++i) complete = !isnan(yr[i]);
+    const int m = complete ? fill_slopes_vector(yr, N, a, so) : fill_slopes(yr, N, P, a, so);
+% else:
+    const int m = fill_slopes(yr, N, P, a, so);
+% endif
+    if (m == 0) {
+        o[0] = o[1] = o[2] = NAN;
+        return;
+    }
+    // confidence ranks (1-based) of Gilbert (1987): round((m -+ C) / 2) (+ 1 for the upper),
+    // C = z_(1 - alpha / 2) sqrt(Var S); rint rounds half to even, as R's round
+    const real C = zq * sqrt((real)(so[1] - so[2]) / (real)18);
+    const real rl = rint(((real)m - C) / 2), ru = rint(((real)m + C) / 2 + 1);
+    const int k = (m - 1) / 2;
+    // the 0-based ranks wanted: lower bound, the median's one or two, upper bound (-1: none)
+    const int k0 = (rl >= 1 && rl <= m) ? (int)rl - 1 : -1, k2 = (m % 2) ? k : k + 1;
+    const int k3 = (ru >= 1 && ru <= m) ? (int)ru - 1 : -1;
+% if median == "select":
+    const int lo_k = k0 >= 0 ? k0 : k, hi_k = k3 >= 0 ? k3 : k2;
+    int mm = m, off = 0;        // select among a[0..mm), ranks shifted by off
+    if (m > 4 * SAMPLE) {
+        // quantiles of a strided sample (stored after the row) bracket ranks lo_k..hi_k
+        global real* smp = a + M;
+        for (int x = 0; x < SAMPLE; ++x) smp[x] = a[(long)x * m / SAMPLE];
+        const int margin = (int)(4 * sqrt((real)SAMPLE) / 2) + 2;
+        const int sl = max(0, (int)((long)lo_k * SAMPLE / m) - margin);
+        const int sh = min(SAMPLE - 1, (int)((long)hi_k * SAMPLE / m) + margin);
+        const real plo = sl > 0 ? select_k(smp, 0, SAMPLE - 1, sl) : -INFINITY;
+        const real phi = sh < SAMPLE - 1 ? select_k(smp, 0, SAMPLE - 1, sh) : INFINITY;
+        int below = 0, w = 0;
+        for (int x = 0; x < m; ++x) {
+            const real s = a[x];
+            below += s < plo;
+            a[w] = s;
+            w += (s >= plo) & (s <= phi);
+        }
+        if (below <= lo_k && below + w > hi_k) {
+            mm = w;
+            off = below;
+        } else {
+            fill_slopes(yr, N, P, a, so);       // the bracket missed (rare): the whole row
+        }
+    }
+    // one call site: fewer inlined copies of the selection (no scratch on gfx908)
+    select_ranks(a, mm, k0 < 0 ? -1 : k0 - off, k - off, k2 - off, k3 < 0 ? -1 : k3 - off, o);
+% else:
+    for (int s = (m - 2) / 2; s >= 0; --s) sift_down(a, s, m - 1);
+    for (int end = m - 1; end > 0; --end) {
+        const real t = a[0]; a[0] = a[end]; a[end] = t;
+        sift_down(a, 0, end - 1);
+    }
+    o[0] = (a[k] + a[k2]) * (real)0.5;
+    o[1] = k0 >= 0 ? a[k0] : NAN;
+    o[2] = k3 >= 0 ? a[k3] : NAN;
+% endif
+}
+
+// work-item g takes series g, g + G, ... (G work-items): its scratch row (M + SAMPLE slopes)
+// is re-used by each of them and stays in the core's cache on CPUs
+kernel void mk_pairs(global const real* y, const int N, const int P, const int B, const long M,
+                     const real zq, global long* stats, global real* sen,
+                     global real* scratch) {
+    const int g = get_global_id(0);
+    global real* a = scratch + (long)g * (M + SAMPLE);
+    for (int b = g; b < B; b += get_global_size(0))
+        one_series(y + (long)b * N, N, P, M, zq, stats + (long)b * TREND_NSTATS,
+                   sen + (long)b * 3, a);
+}

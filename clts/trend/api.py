@@ -1,0 +1,334 @@
+"""clts.trend_test / mann_kendall / sen_slope: batched Mann-Kendall trend tests and Theil-Sen
+slopes with missing values, the O(n^2) pair comparisons and Sen's median in OpenCL kernels."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..runtime import integrations
+from ..runtime.integrations import TimeAxis, time_axis_of
+from ..runtime import chunk_sizes, get_device, launch
+from ..runtime.arrays import float_array
+from ..runtime.faults import with_smaller_chunks
+from ..runtime.memory import scratch
+from .plan import make_plan
+from .reference import MIN_VALID, OK, TOO_FEW, VARIANTS
+
+#: per-series fields of a TrendResult, in order
+FIELDS = ("trend", "h", "p", "z", "tau", "s", "var_s", "slope", "intercept", "slope_low",
+          "slope_high", "n", "status")
+
+
+@dataclass
+class TrendResult:
+    """Result of :func:`clts.trend_test` (and :func:`clts.mann_kendall`, :func:`clts.sen_slope`).
+
+    Every attribute holds one value per series, shaped like the input without its time axis
+    (a float for one series; a Series / DataArray for pandas / xarray input): pymannkendall's
+    fields ``trend`` (+1 increasing, -1 decreasing, 0 no trend; pymannkendall's strings by
+    :meth:`trend_names`), ``h`` (significant at ``alpha``), ``p``, ``z``, ``tau``, ``s``,
+    ``var_s`` (after the variant's correction), ``slope`` (Sen's; per cycle for the seasonal
+    test), ``intercept``; and ``slope_low`` / ``slope_high`` (Sen's slope confidence interval
+    at ``conf_level``), ``n`` (valid values) and ``status`` (0 ok, 1 fewer than 3 valid values:
+    every statistic NaN).
+    """
+    trend: object
+    h: object
+    p: object
+    z: object
+    tau: object
+    s: object
+    var_s: object
+    slope: object
+    intercept: object
+    slope_low: object
+    slope_high: object
+    n: object
+    status: object
+    diagnostics: dict = field(default_factory=dict)
+    labels: TimeAxis | None = field(default=None, repr=False)
+
+    def trend_names(self):
+        """``trend`` as pymannkendall's strings ("increasing", "decreasing", "no trend")."""
+        names = np.array(["decreasing", "no trend", "increasing"])
+        return names[np.asarray(self.trend, dtype=int) + 1]
+
+    def plot(self, *, field="slope", fig=None, title=None):
+        """A map of ``field`` (default Sen's slope) with the significant series hatched, for
+        series on a 2-D grid (e.g. an NDVI cube's pixels); a bar chart for a 1-D batch."""
+        return integrations.plot("trend", self, field=field, fig=fig, title=title)
+
+
+def _norm():
+    try:
+        from scipy.stats import norm
+    except ImportError:  # pragma: no cover - the test extra installs it
+        raise ImportError("clts.trend_test needs scipy (the normal distribution of pymannkendall):"
+                          " pip install 'clts[trend]'") from None
+    return norm
+
+
+def _check_prob(v, name):
+    if isinstance(v, bool) or not isinstance(v, (int, float, np.floating)) or not 0 < v < 1:
+        raise ValueError(f"{name} must be a number in (0, 1), got {v!r}")
+    return float(v)
+
+
+def _compact(y2):
+    """Valid values first (in order), the positions that order takes, and the valid counts."""
+    valid = ~np.isnan(y2)
+    order = np.argsort(~valid, axis=1, kind="stable")
+    return np.take_along_axis(y2, order, axis=1), order, valid.sum(axis=1)
+
+
+def trend_test(y, *, variant="original", period=None, alpha=0.05, lag=None, conf_level=0.95,
+               device=None, time_axis=None, wg=None, lanes=None, items=None,
+               median=None, chunk_bytes=None):
+    """Batched Mann-Kendall trend test and Theil-Sen slope of every series, NaN-aware.
+
+    The results of pymannkendall's ``original_test``, ``hamed_rao_modification_test``,
+    ``yue_wang_modification_test`` and ``seasonal_test`` (with its ``sens_slope`` /
+    ``seasonal_sens_slope``), series by series, for a whole batch or cube at once: the
+    n (n - 1) / 2 pair comparisons, the tie counts and the pairwise slopes of each series run
+    in one kernel, Sen's median and its confidence bounds are selected there from the slopes.
+
+    Parameters
+    ----------
+    y : array_like, shape (..., time)
+        float32 / float64 series, NaN = missing (skipped, as pymannkendall does); +-inf is
+        rejected. pandas / xarray inputs give labelled per-series results (time: the index /
+        the ``time`` dimension).
+    variant : {"original", "hamed_rao", "yue_wang", "seasonal"}, optional
+        The test: Mann-Kendall with ties; with the Hamed-Rao (1998) or Yue-Wang (2004) variance
+        correction for autocorrelation; or the seasonal test of Hirsch and Slack (1984) over
+        ``period`` seasons (its slope is per cycle).
+    period : int, optional
+        Seasons per cycle for ``variant="seasonal"`` (pymannkendall's default 12 if None).
+    alpha : float, optional
+        Significance level of ``h`` / ``trend`` (and of the Hamed-Rao lags), default 0.05.
+    lag : int, optional
+        Hamed-Rao / Yue-Wang: use only the first ``lag`` autocorrelations (default all).
+    conf_level : float, optional
+        Confidence level of Sen's slope interval (``slope_low``, ``slope_high``), default 0.95.
+    device : int, str or Device, optional
+        Device index, name substring or slug; the default device if None.
+    time_axis : int, optional
+        The time axis (default the last for numpy arrays).
+    wg, lanes, items, median, chunk_bytes : optional
+        Force the tunables (profile keys ``trend.pairs.wg``, ``trend.pairs.lanes``,
+        ``trend.pairs.items``,
+        ``trend.sen.median``: "select" | "sort", ``trend.chunk_bytes``).
+
+    Returns
+    -------
+    TrendResult
+        One value per series of each statistic; ``status`` 1 (and NaN statistics) for series
+        with fewer than 3 valid values.
+
+    Raises
+    ------
+    ValueError
+        An unknown variant, a bad period / alpha / conf_level / lag, +-inf values.
+    TypeError
+        ``y`` is not real numeric; an unknown tunable.
+    clts.DeviceError
+        float64 data on a device without ``cl_khr_fp64``.
+
+    References
+    ----------
+    .. [1] H. B. Mann, "Nonparametric tests against trend", Econometrica 13, 1945;
+       M. G. Kendall, Rank Correlation Methods, 1975.
+    .. [2] P. K. Sen, "Estimates of the regression coefficient based on Kendall's tau", JASA
+       63, 1968; R. O. Gilbert, Statistical Methods for Environmental Pollution Monitoring,
+       1987.
+    .. [3] K. H. Hamed, A. R. Rao, "A modified Mann-Kendall trend test for autocorrelated
+       data", J. Hydrology 204, 1998; S. Yue, C. Y. Wang, "The Mann-Kendall test modified by
+       effective sample size to detect trend in serially correlated hydrological series",
+       Water Resources Management 18, 2004.
+    .. [4] R. M. Hirsch, J. R. Slack, "A nonparametric trend test for seasonal data with
+       serial dependence", Water Resources Research 20, 1984.
+
+    Examples
+    --------
+    >>> import numpy as np, clts
+    >>> t = np.arange(40.0)
+    >>> y = np.stack([0.5 * t + np.sin(t), -0.1 * t + np.cos(3 * t), np.cos(t)])
+    >>> r = clts.trend_test(y)
+    >>> r.trend.tolist(), int(r.s[0])
+    ([1, -1, 0], 718)
+    >>> round(float(r.slope[0]), 3)
+    0.499
+    """
+    labels = time_axis_of(y, time_axis, -1)
+    yv = float_array(labels.to_last(y), "y")
+    if np.isinf(yv).any():
+        raise ValueError("y holds +-inf; only finite values and NaN (= missing) are accepted")
+    if variant not in VARIANTS:
+        raise ValueError(f"variant must be one of {', '.join(map(repr, VARIANTS))}, got "
+                         f"{variant!r}")
+    P = 1
+    if variant == "seasonal":
+        period = 12 if period is None else period
+        if (isinstance(period, bool) or not isinstance(period, (int, np.integer))
+                or period < 2):
+            raise ValueError(f"period must be an integer >= 2, got {period!r}")
+        P = int(period)
+    elif period is not None:
+        raise ValueError(f"period is for variant='seasonal' (got variant={variant!r})")
+    alpha = _check_prob(alpha, "alpha")
+    conf_level = _check_prob(conf_level, "conf_level")
+    if lag is not None and (isinstance(lag, bool) or not isinstance(lag, (int, np.integer))
+                            or lag < 1):
+        raise ValueError(f"lag must be a positive integer or None, got {lag!r}")
+    N = yv.shape[-1]
+    if P > 1 and 2 * P > N:
+        raise ValueError(f"period {P} is longer than half the series ({N} values): each season "
+                         f"would hold fewer than 2 values")
+    y2 = yv.reshape(-1, N)
+    dev = get_device(device)
+    dev.require_dtype(y2.dtype)
+    plan = make_plan(dev, N, P, wg=wg, lanes=lanes, items=items, median=median,
+                     chunk_bytes=chunk_bytes)
+    stats, sen, factor = _run(dev, plan, y2, variant, alpha, lag, conf_level)
+    out = _statistics(y2, stats, sen, factor, P, alpha)
+    diag = dict(variant=variant, period=P, alpha=alpha, conf_level=conf_level, lag=lag,
+                median=plan.median, n_too_few=int((out["status"] == TOO_FEW).sum()))
+    shape = yv.shape[:-1]
+
+    def back(a):
+        a = a.reshape(shape)
+        if a.ndim == 0:
+            return a.item()
+        return labels.per_series(a, None) if labels.labelled else a
+    return TrendResult(**{k: back(out[k]) for k in FIELDS}, diagnostics=diag, labels=labels)
+
+
+def _run(dev, plan, y2, variant, alpha, lag, conf_level):
+    """The kernels over chunks of the batch: (stats [B, 5] int64, sen [B, 3], factor [B])."""
+    import pyopencl.array as cla
+    norm = _norm()
+    B, N = y2.shape
+    dt = y2.dtype
+    real = "double" if dt == np.float64 else "float"
+    rt = dt.type
+    q = dev.queue
+    corrected = variant in ("hamed_rao", "yue_wang")
+    pairs = dev.program("trend/pairs.cl.mako", real=real, median=plan.median, W=plan.lanes,
+                        sample=plan.sample).kernel("mk_pairs")
+    acf = (dev.program("trend/acf.cl.mako", real=real, ranks=variant == "hamed_rao")
+           .kernel("mk_acf") if corrected else None)
+    zq_ci = rt(norm.ppf(1 - (1 - conf_level) / 2))
+    zq_a = rt(norm.ppf(1 - alpha / 2))
+    stats = np.zeros((B, 5), np.int64)
+    sen = np.full((B, 3), np.nan, dt)
+    factor = np.ones(B, dt)
+    item = dt.itemsize
+    M = max(plan.pairs, 1)
+    wg = plan.wg or None
+    per = [N * item * (3 if corrected else 1), 40 + 3 * item + 8]
+    # work-items of the pair kernel, each with a scratch row it re-uses for its series
+    G = min(B, plan.items) if plan.items else B
+    if wg:
+        G = -(-G // wg) * wg
+    if G:
+        per.append(-(-(M + plan.sample) * item * G // B))
+    i32 = np.int32
+
+    def gsize(n):
+        return -(-n // wg) * wg if wg else n
+
+    def run(max_items):
+        if plan.chunk_bytes:
+            cap = max(1, plan.chunk_bytes // sum(per))
+            max_items = min(max_items or cap, cap)
+        for a, b in chunk_sizes(B, per, dev, max_items=max_items):
+            nb = b - a
+            yd = cla.to_device(q, y2[a:b])
+            g = min(G, gsize(nb))
+            sc = scratch(dev, (g * (M + plan.sample),), dt)
+            st = cla.empty(q, (nb, 5), np.int64)
+            se = cla.empty(q, (nb, 3), dt)
+            launch(dev, pairs, g, wg, yd.data, i32(N), i32(plan.period), i32(nb),
+                   np.int64(M), zq_ci, st.data, se.data, sc.data)
+            st.get(ary=stats[a:b])
+            se.get(ary=sen[a:b])
+            if corrected:
+                xc, _, nv = _compact(y2[a:b])
+                slope = sen[a:b, 0].astype(dt)
+                xd = np.ascontiguousarray(xc - np.arange(1, N + 1, dtype=dt) * slope[:, None])
+                xdd = cla.to_device(q, np.nan_to_num(xd))
+                nvd = cla.to_device(q, nv.astype(np.int32))
+                work = scratch(dev, (nb * N,), dt)
+                fd = cla.empty(q, (nb,), dt)
+                launch(dev, acf, gsize(nb), wg, xdd.data, nvd.data, i32(N), i32(nb),
+                       i32(lag or 0), zq_a, work.data, fd.data)
+                fd.get(ary=factor[a:b])
+    with_smaller_chunks(run, device=dev, what="trend_test")
+    return stats, sen, factor
+
+
+def _statistics(y2, stats, sen, factor, P, alpha):
+    """The host part, vectorised: Z, p, h, tau, intercept from the kernels' counts and slopes
+    (pymannkendall's formulas, float64)."""
+    norm = _norm()
+    B, N = y2.shape
+    S = stats[:, 0].astype(np.float64)
+    var0 = (stats[:, 1] - stats[:, 2]) / 18
+    nv = stats[:, 4]
+    var = var0 * factor.astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        sd = np.sqrt(var)
+        z = np.where(S > 0, (S - 1) / sd, np.where(S < 0, (S + 1) / sd, 0.0))
+        tau = S / (0.5 * stats[:, 3])
+    p = 2 * (1 - norm.cdf(np.abs(z)))
+    h = np.abs(z) > norm.ppf(1 - alpha / 2)
+    trend = np.where(h, np.sign(np.nan_to_num(z)), 0).astype(np.int8)
+    slope = sen[:, 0].astype(np.float64)
+    srt = np.sort(y2, axis=1).astype(np.float64)     # NaN last
+    pos = np.argsort(np.isnan(y2), axis=1, kind="stable")
+    lo, hi = np.maximum(nv - 1, 0) // 2, np.maximum(nv, 1) // 2
+    r = np.arange(B)
+    med_x = (srt[r, lo] + srt[r, hi]) / 2
+    med_t = (pos[r, lo] + pos[r, hi]) / 2
+    intercept = med_x - med_t / P * slope
+    status = np.where(nv < MIN_VALID, TOO_FEW, OK).astype(np.int8)
+    bad = status != OK
+    out = dict(trend=trend, h=h, p=p, z=z, tau=tau, s=S, var_s=var, slope=slope,
+               intercept=intercept, slope_low=sen[:, 1].astype(np.float64),
+               slope_high=sen[:, 2].astype(np.float64), n=nv.astype(np.int64), status=status)
+    for k in ("p", "z", "tau", "s", "var_s", "slope", "intercept", "slope_low", "slope_high"):
+        out[k] = np.where(bad, np.nan, out[k])
+    out["h"] = np.where(bad, False, h)
+    out["trend"] = np.where(bad, 0, trend).astype(np.int8)
+    return out
+
+
+def mann_kendall(y, variant="original", **kwargs):
+    """Batched Mann-Kendall test: :func:`trend_test` with ``variant`` ("original",
+    "hamed_rao", "yue_wang", "seasonal"); Sen's slope comes with it.
+
+    Examples
+    --------
+    >>> import numpy as np, clts
+    >>> r = clts.mann_kendall(np.arange(10.0) ** 2, variant="yue_wang")
+    >>> r.trend, r.s
+    (1, 45.0)
+    """
+    return trend_test(y, variant=variant, **kwargs)
+
+
+def sen_slope(y, period=None, conf_level=0.95, **kwargs):
+    """Batched Theil-Sen slope with its confidence interval (``slope``, ``slope_low``,
+    ``slope_high``, ``intercept`` of the :class:`TrendResult`); per cycle with ``period``
+    (pymannkendall's ``seasonal_sens_slope``).
+
+    Examples
+    --------
+    >>> import numpy as np, clts
+    >>> r = clts.sen_slope(2.0 * np.arange(20.0) + 1)
+    >>> r.slope, r.intercept
+    (2.0, 1.0)
+    """
+    variant = "seasonal" if period is not None else "original"
+    return trend_test(y, variant=variant, period=period, conf_level=conf_level, **kwargs)

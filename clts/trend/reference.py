@@ -1,0 +1,117 @@
+"""Plain numpy float64 Mann-Kendall tests and Theil-Sen slopes, one series at a time: the
+statement of what the kernels compute, with pymannkendall's conventions.
+
+* Missing values are skipped: S and its variance are over the valid values in order; Sen's
+  slopes over the pairs of valid values at their time positions (``nanmedian``).
+* Var(S) = (n (n - 1) (2 n + 5) - sum_t t (t - 1) (2 t + 5)) / 18 over tie groups t;
+  Z = (S - sign S) / sqrt(Var S); p = 2 (1 - Phi(|Z|)); Tau = S / (n (n - 1) / 2).
+* Hamed and Rao (1998): Var(S) times 1 + 2 / (n (n - 1) (n - 2)) sum_k (n - k)(n - k - 1)
+  (n - k - 2) r_k over the significant autocorrelations r_k (outside +-z_(1 - alpha / 2) /
+  sqrt(n)) of the ranks of the valid values detrended by Sen's slope (x_i - (i + 1) slope, i
+  counting valid values); Yue and Wang (2004): 1 + 2 sum_k (1 - k / n) r_k of the detrended
+  values. ``lag``: only the first ``lag`` lags (default all).
+* Seasonal (Hirsch and Slack 1984): S, Var(S) and the pair count summed over the seasons
+  (time index mod period); Sen's slope per cycle over the within-season pairs.
+* Intercept (Conover): nanmedian(x) - median(valid positions) / period * slope.
+* Confidence interval of Sen's slope (Gilbert 1987, as R's trend::sens.slope): the sorted
+  slopes at ranks round((M - C) / 2) and round((M + C) / 2) + 1 (1-based, M valid slopes,
+  round half to even), C = z_(1 - (1 - conf_level) / 2) sqrt(Var S) with the variance before
+  any autocorrelation correction; NaN where a rank falls outside 1..M.
+* Fewer than 3 valid values: every statistic NaN and status 1.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+VARIANTS = ("original", "hamed_rao", "yue_wang", "seasonal")
+#: status codes per series
+OK, TOO_FEW = 0, 1
+MIN_VALID = 3
+
+
+def pair_stats(x, period=1):
+    """S, the tie-free variance numerator, the tie sum, sum n_r (n_r - 1), n_valid and the
+    valid pairwise slopes (per cycle) of series ``x`` (NaN = missing)."""
+    S = A = T = D = nv = 0
+    slopes = []
+    for r in range(period):
+        sub = x[r::period]
+        pos = np.flatnonzero(~np.isnan(sub))
+        v = sub[pos]
+        n = len(v)
+        for a in range(n):
+            d = v[a + 1:] - v[a]
+            S += int(np.sum(d > 0)) - int(np.sum(d < 0))
+            slopes.extend(d / (pos[a + 1:] - pos[a]))
+        _, tp = np.unique(v, return_counts=True)
+        T += int(np.sum(tp * (tp - 1) * (2 * tp + 5)))
+        A += n * (n - 1) * (2 * n + 5)
+        D += n * (n - 1)
+        nv += n
+    return S, A, T, D, nv, np.asarray(slopes, dtype=np.float64)
+
+
+def acf(x, nlags):
+    y = x - x.mean()
+    n = len(x)
+    acov = np.correlate(y, y, "full")[n - 1:] / n
+    return acov[:nlags + 1] / acov[0]
+
+
+def ranks(x):
+    """Average ranks (ties share the mean rank)."""
+    return np.array([(len(x) + 1 + np.sum(np.sign(v - x))) / 2 for v in x])
+
+
+def correction(xv, slope, variant, alpha, lag):
+    """n / n* of Hamed-Rao or Yue-Wang for the valid values ``xv`` of one series."""
+    from scipy.stats import norm
+    n = len(xv)
+    L = n if lag is None else min(lag + 1, n)
+    xd = xv - np.arange(1, n + 1) * slope
+    if variant == "hamed_rao":
+        r = acf(ranks(xd), L - 1)
+        b = norm.ppf(1 - alpha / 2) / math.sqrt(n)
+        sni = sum((n - i) * (n - i - 1) * (n - i - 2) * r[i] for i in range(1, L)
+                  if not (-b <= r[i] <= b))
+        return 1 + (2 / (n * (n - 1) * (n - 2))) * sni
+    r = acf(xd, L - 1)
+    i = np.arange(1, L)
+    return 1 + 2 * np.sum((1 - i / n) * r[i])
+
+
+def trend_series(x, variant="original", period=None, alpha=0.05, lag=None, conf_level=0.95):
+    """The test of one series: a dict with s, var_s, z, p, h, trend, tau, slope, intercept,
+    slope_low, slope_high, n, status."""
+    from scipy.stats import norm
+    x = np.asarray(x, dtype=np.float64)
+    P = int(period) if variant == "seasonal" else 1
+    S, A, T, D, nv, d = pair_stats(x, P)
+    out = dict(n=nv, status=OK)
+    if nv < MIN_VALID:
+        out.update({k: np.nan for k in ("s", "var_s", "z", "p", "tau", "slope", "intercept",
+                                         "slope_low", "slope_high")}, h=False, trend=0,
+                   status=TOO_FEW)
+        return out
+    var0 = (A - T) / 18
+    slope = float(np.median(d)) if len(d) else np.nan
+    M = len(d)
+    C = norm.ppf(1 - (1 - conf_level) / 2) * math.sqrt(var0)
+    rl, ru = round((M - C) / 2), round((M + C) / 2 + 1)
+    ds = np.sort(d)
+    lo = ds[rl - 1] if 1 <= rl <= M else np.nan
+    hi = ds[ru - 1] if 1 <= ru <= M else np.nan
+    var = var0
+    if variant in ("hamed_rao", "yue_wang"):
+        var = var0 * correction(x[~np.isnan(x)], slope, variant, alpha, lag)
+    z = (S - 1) / math.sqrt(var) if S > 0 else (S + 1) / math.sqrt(var) if S < 0 else 0.0
+    p = 2 * (1 - norm.cdf(abs(z)))
+    h = bool(abs(z) > norm.ppf(1 - alpha / 2))
+    pos = np.flatnonzero(~np.isnan(x))
+    intercept = np.nanmedian(x) - np.median(pos) / P * slope
+    out.update(s=float(S), var_s=float(var), z=float(z), p=float(p), h=h,
+               trend=int(np.sign(z)) if h else 0, tau=S / (0.5 * D), slope=slope,
+               intercept=float(intercept), slope_low=float(lo), slope_high=float(hi))
+    return out

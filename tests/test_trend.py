@@ -1,0 +1,180 @@
+"""clts.trend_test / mann_kendall / sen_slope against pymannkendall (S, Z, p, Tau, Var S,
+slope, intercept to 1e-10 relative in float64) and the numpy reference (Sen's confidence
+interval, float32), every code version forced, every device."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import clts
+from clts.trend import reference as ref
+
+mk = pytest.importorskip("pymannkendall")
+
+ANCHOR = {"original": mk.original_test, "hamed_rao": mk.hamed_rao_modification_test,
+          "yue_wang": mk.yue_wang_modification_test,
+          "seasonal": lambda x, period: mk.seasonal_test(x, period=period)}
+FIELDS = (("s", "s"), ("var_s", "var_s"), ("z", "z"), ("p", "p"), ("tau", "Tau"),
+          ("slope", "slope"), ("intercept", "intercept"))
+
+
+def batch(rng, n, b=6):
+    t = np.arange(n)
+    y = 0.02 * t + rng.normal(size=(b, n))
+    y[1] = np.round(y[1] * 2) / 2                       # ties
+    y[2, 5:20] = np.nan                                 # a gap
+    y[3] = np.cumsum(rng.normal(size=n))                # autocorrelated
+    y[4, rng.random(n) < 0.3] = np.nan                  # scattered missing values
+    y[5] = -0.05 * t + np.sin(t)
+    return y
+
+
+def close(a, b, rtol=1e-10):
+    return np.isclose(a, b, rtol=rtol, atol=1e-300) or (np.isnan(a) and np.isnan(b))
+
+
+@pytest.mark.parametrize("variant", list(ANCHOR))
+@pytest.mark.parametrize("n", [40, 150])
+def test_matches_pymannkendall(device, variant, n):
+    y = batch(np.random.default_rng(n), n)
+    kw = dict(period=12) if variant == "seasonal" else {}
+    r = clts.trend_test(y, variant=variant, device=device, **kw)
+    names = r.trend_names()
+    for i in range(len(y)):
+        a = ANCHOR[variant](y[i], **kw)
+        for mine, theirs in FIELDS:
+            assert close(getattr(r, mine)[i], getattr(a, theirs)), (i, mine)
+        assert names[i] == a.trend and r.h[i] == a.h and r.status[i] == 0
+        e = ref.trend_series(y[i], variant, kw.get("period"))
+        assert close(r.slope_low[i], e["slope_low"], 1e-12)
+        assert close(r.slope_high[i], e["slope_high"], 1e-12)
+
+
+@pytest.mark.parametrize("median", ["select", "sort"])
+@pytest.mark.parametrize("lanes", [1, 8])
+def test_versions_long_series(device, median, lanes):
+    # 300 points: 44850 slopes, beyond the sampled bracket's threshold; integer data: ties
+    rng = np.random.default_rng(7)
+    y = batch(rng, 300)[:4]
+    y[0] = np.round(y[0])
+    r = clts.trend_test(y, device=device, median=median, lanes=lanes, items=3, wg=1)
+    for i in range(len(y)):
+        a = mk.original_test(y[i])
+        e = ref.trend_series(y[i])
+        assert close(r.slope[i], a.slope) and close(r.s[i], a.s) and close(r.z[i], a.z)
+        assert close(r.slope_low[i], e["slope_low"], 1e-12)
+        assert close(r.slope_high[i], e["slope_high"], 1e-12)
+
+
+def test_float32(device):
+    y = batch(np.random.default_rng(3), 120).astype(np.float32)
+    r = clts.trend_test(y, variant="hamed_rao", device=device)
+    for i in range(len(y)):
+        e = ref.trend_series(y[i].astype(np.float64), "hamed_rao")
+        assert r.s[i] == e["s"]
+        assert abs(r.slope[i] - e["slope"]) < 1e-5 * (abs(e["slope"]) + 1e-3)
+        assert abs(r.z[i] - e["z"]) < 1e-3 * (abs(e["z"]) + 1)
+
+
+def test_too_few_and_status(device):
+    y = np.full((3, 30), np.nan)
+    y[1, :2] = [1.0, 2.0]
+    y[2] = np.arange(30.0)
+    r = clts.trend_test(y, device=device)
+    assert r.status.tolist() == [1, 1, 0] and r.n.tolist() == [0, 2, 30]
+    assert np.isnan(r.p[:2]).all() and np.isnan(r.slope[:2]).all() and r.trend.tolist()[:2] == [0, 0]
+    assert r.diagnostics["n_too_few"] == 2 and r.slope[2] == 1.0
+
+
+def test_bad_input(device):
+    y = np.arange(20.0)
+    with pytest.raises(ValueError, match="variant"):
+        clts.trend_test(y, variant="sen", device=device)
+    with pytest.raises(ValueError, match="period"):
+        clts.trend_test(y, variant="seasonal", period=1, device=device)
+    with pytest.raises(ValueError, match="period"):
+        clts.trend_test(y, period=12, device=device)
+    with pytest.raises(ValueError, match="half"):
+        clts.trend_test(y, variant="seasonal", period=11, device=device)
+    with pytest.raises(ValueError, match="alpha"):
+        clts.trend_test(y, alpha=1.5, device=device)
+    with pytest.raises(ValueError, match="lag"):
+        clts.trend_test(y, variant="hamed_rao", lag=0, device=device)
+    with pytest.raises(ValueError, match="inf"):
+        clts.trend_test(np.r_[y, np.inf], device=device)
+    with pytest.raises(ValueError, match="median"):
+        clts.trend_test(y, median="heap", device=device)
+    with pytest.raises(TypeError, match="y"):
+        clts.trend_test(np.array(["a", "b", "c"]), device=device)
+
+
+def test_layouts_and_wrappers(device):
+    rng = np.random.default_rng(5)
+    y = rng.normal(size=(4, 5, 50)) + 0.01 * np.arange(50)
+    base = clts.trend_test(y, device=device)
+    assert base.slope.shape == (4, 5)
+    for v in (np.asfortranarray(y), y.astype(">f8"), np.repeat(y, 2, axis=-1)[..., ::2]):
+        r = clts.trend_test(v, device=device)
+        assert np.array_equal(r.slope, base.slope) and np.array_equal(r.p, base.p)
+    r = clts.trend_test(np.moveaxis(y, -1, 0), time_axis=0, device=device)
+    assert np.array_equal(r.z, base.z)
+    m = clts.mann_kendall(y, variant="yue_wang", lag=3, device=device)
+    assert m.diagnostics["variant"] == "yue_wang"
+    s = clts.sen_slope(y[0, 0], period=5, device=device)
+    assert close(s.slope, mk.seasonal_sens_slope(y[0, 0], 5).slope)
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame(y[0].T, columns=list("abcde"))
+    r = clts.trend_test(df, device=device)
+    assert list(r.slope.index) == list("abcde") and np.allclose(r.slope, base.slope[0])
+
+
+def test_threads(device):
+    from concurrent.futures import ThreadPoolExecutor
+    y = np.random.default_rng(9).normal(size=(8, 60))
+    base = clts.trend_test(y, device=device).slope
+    with ThreadPoolExecutor(4) as ex:
+        outs = list(ex.map(lambda _: clts.trend_test(y, device=device).slope, range(4)))
+    assert all(np.array_equal(o, base) for o in outs)
+
+
+@pytest.mark.oclgrind
+@pytest.mark.parametrize("variant", ["original", "hamed_rao", "seasonal"])
+def test_tiny(device, variant):
+    y = np.array([[1.0, 3, 2, np.nan, 5, 4, 6, 8], [2.0, 2, 1, 0, 1, -1, -2, -2]])
+    kw = dict(period=2) if variant == "seasonal" else {}
+    r = clts.trend_test(y, variant=variant, device=device, **kw)
+    for i in range(2):
+        e = ref.trend_series(y[i], variant, kw.get("period"))
+        assert close(r.s[i], e["s"]) and close(r.slope[i], e["slope"], 1e-12)
+        assert close(r.var_s[i], e["var_s"])
+
+
+def test_xarray_and_plot(device):
+    xr = pytest.importorskip("xarray")
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(11)
+    t = pd.date_range("2000-01-01", periods=48, freq="MS")
+    cube = xr.DataArray(rng.normal(size=(3, 4, 48)) + 0.05 * np.arange(48),
+                        dims=("y", "x", "time"), coords={"time": t})
+    import clts.xarray as cx
+    ds = cx.trend_test(cube.chunk({"y": 2}), variant="seasonal", period=12, device=device,
+                       per="year")
+    r = clts.trend_test(cube.values, variant="seasonal", period=12, device=device)
+    assert np.array_equal(ds["slope"].values, r.slope) and ds["trend"].dtype == np.int8
+    step = np.diff(t.values).mean() / np.timedelta64(1, "D")
+    assert np.allclose(ds["slope_per_year"], r.slope * 365.25 / step)
+    rl = clts.trend_test(cube, device=device)
+    assert rl.slope.dims == ("y", "x")
+    pytest.importorskip("matplotlib")
+    fig = clts.trend_test(cube.values, device=device).plot()
+    assert fig.axes
+
+
+@pytest.mark.oclgrind
+def test_tiny_bracket(device):
+    # 140 points: 9730 slopes, above the sampled bracket's threshold (4 x 2048)
+    y = np.random.default_rng(12).normal(size=(1, 140)) + 0.01 * np.arange(140)
+    r = clts.trend_test(y, device=device, items=1)
+    e = ref.trend_series(y[0])
+    assert close(r.slope[0], e["slope"], 1e-12) and close(r.slope_low[0], e["slope_low"], 1e-12)
+    assert close(r.slope_high[0], e["slope_high"], 1e-12)

@@ -43,26 +43,24 @@ def _pairs(nq, ns):
                      "query for all series, or one series for all queries")
 
 
-def _queries(Q, normalize):
-    """The queries prepared on the host in float64: z-normalised (normalize) or as given,
-    NaN / inf replaced by 0, and their flags (NONFINITE, CONSTANT)."""
+def _plain_queries(Q):
+    """Plain-distance queries: NaN / inf replaced by 0 and flagged (NONFINITE)."""
     Q = np.asarray(Q, np.float64)
     fin = np.all(np.isfinite(Q), axis=1)
-    Qc = np.where(fin[:, None], Q, 0.0)
-    fl = np.where(fin, 0, flags.NONFINITE).astype(np.int32)
-    if not normalize:
-        return Qc, fl
-    const = fin & np.all(Qc == Qc[:, :1], axis=1)
-    top = np.max(np.abs(Qc), axis=1)
-    Qs = Qc / np.where(top > 0, np.exp2(np.frexp(top)[1].astype(np.float64)), 1.0)[:, None]
-    X = Qs - Qs.mean(axis=1, keepdims=True)
-    X -= X.mean(axis=1, keepdims=True)
-    sd = np.sqrt((X * X).mean(axis=1))
-    ok = fin & ~const & (sd > 0)
-    Z = np.zeros_like(X)
-    Z[ok] = X[ok] / sd[ok, None]
-    fl[fin & ~ok] = flags.CONSTANT
-    return Z, fl
+    return np.where(fin[:, None], Q, 0.0), np.where(fin, 0, flags.NONFINITE).astype(np.int32)
+
+
+def _z_queries(dev, prg, Q, dtype):
+    """The queries z-normalised on the device (``zquery``: the windows' own arithmetic) and
+    their flags (NONFINITE, CONSTANT), as device arrays."""
+    import pyopencl.array as cla
+    nq, m = Q.shape
+    Qd = cla.to_device(dev.queue, np.ascontiguousarray(Q, dtype))
+    Z = cla.empty(dev.queue, (nq, m), dtype)
+    F = cla.empty(dev.queue, nq, np.int32)
+    launch(dev, prg.kernel("zquery"), round_up(nq, 64), None, Qd.data, np.int32(nq),
+           np.int32(m), Z.data, F.data)
+    return Z.get(), F.get()
 
 
 def _plain_unit(Qc, T):
@@ -114,14 +112,20 @@ def distance_profiles(Q, T, *, normalize=True, p=2.0, precision=None, device=Non
                 or not 0 <= query_idx < l:
             raise ValueError(f"query_idx must be None or an int in [0, {l}), got {query_idx!r}")
     pl = make_mass_plan(dev, precision=precision, plan=plan, **plan_overrides)
-    Zq, qf = _queries(Q2, normalize)
-    unit = 1.0 if normalize else _plain_unit(Zq, T2)
-    if unit != 1.0:
-        Zq = Zq / unit
-        T2 = np.where(np.isfinite(T2), T2 / unit, T2)
+    prg = dev.program("mp/mass.cl.mako", **flags.TEMPLATE, real=pl.real, VW=pl.lanes,
+                      U=pl.chains, NORMALIZE=int(normalize), P=pcode)
+    unit = 1.0
+    if normalize:
+        Zq, qf = _z_queries(dev, prg, Q2, dtype)
+    else:
+        Zq, qf = _plain_queries(Q2)
+        unit = _plain_unit(Zq, T2)
+        if unit != 1.0:
+            Zq = Zq / unit
+            T2 = np.where(np.isfinite(T2), T2 / unit, T2)
     out = host_empty(dev, (npairs, l), dtype)
     if npairs and l:
-        _run(dev, pl, T2, Zq.astype(dtype), qf, out, m, normalize, p, pcode, progress)
+        _run(dev, pl, prg, T2, Zq.astype(dtype), qf, out, m, p, progress)
     if unit != 1.0:
         out *= unit
     if query_idx is not None:
@@ -129,7 +133,7 @@ def distance_profiles(Q, T, *, normalize=True, p=2.0, precision=None, device=Non
     return out[0] if (q1 and t1) else out
 
 
-def _run(dev, pl: MassPlan, T2, Zq, qf, out, m, normalize, p, pcode, progress):
+def _run(dev, pl: MassPlan, prg, T2, Zq, qf, out, m, p, progress):
     npairs, l = out.shape
     ns, n = T2.shape
     nq = Zq.shape[0]
@@ -137,8 +141,6 @@ def _run(dev, pl: MassPlan, T2, Zq, qf, out, m, normalize, p, pcode, progress):
     per = [l * item] + ([n * item] if ns > 1 else []) + ([m * item + 4] if nq > 1 else [])
     fixed = (n * item if ns == 1 else 0) + (m * item + 4 if nq == 1 else 0)
     chunks = chunk_sizes(npairs, per, dev, fixed_bytes=fixed)
-    prg = dev.program("mp/mass.cl.mako", **flags.TEMPLATE, real=pl.real, VW=pl.lanes,
-                      U=pl.chains, NORMALIZE=int(normalize), P=pcode)
     kern = prg.kernel("mass")
     nb = pl.windows_per_item
     g0 = -(-l // nb)

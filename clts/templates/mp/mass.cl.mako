@@ -6,8 +6,8 @@
 ##   1. sum, largest |x|, constant test (x == x0 for every t);
 ##   2. corrected two-pass centring: dv = (x - mu1) / max|x|, c = sum dv, q = sum dv^2, so
 ##      ss = q - c^2 / m carries no cancellation and nothing overflows or underflows;
-##   3. z = (x - mu1) * f + g, d = z - zq[t], acc += d^2 (zq: the query, z-normalised on the
-##      host in float64).
+##   3. z = (x - mu1) * f + g, d = z - zq[t], acc += d^2 (zq: the query, z-normalised by
+##      ``zquery`` with the same arithmetic, so a window equal to the query is at 0 exactly).
 ##   Windows with NaN / inf -> inf; constant window and constant query -> 0; one of them
 ##   constant -> sqrt(m).
 ## NORMALIZE == 0: (sum |x - q|^p)^(1/p); P is 1, 2, 0 (p = inf: the largest |x - q|) or -1
@@ -31,12 +31,18 @@
     def VL(W, p):
         return f"(*({p}))" if W == 1 else f"vload{W}(0, {p})"
 
+    def POWS(W, x, e):
+        # x^e for x >= 0, with 0, NaN and inf (their own powers for e > 0) kept out of pow
+        V = vt(W)
+        sp = f"(({x}) == 0) | isnan({x}) | isinf({x})"
+        return SEL(W, f"pow({SEL(W, x, '(' + V + ')1', sp)}, ({V})({e}))", x, sp)
+
     def SEL(W, a, b, c):
         # b where c, else a (c: a comparison of vt(W) values)
         return f"(({c}) ? ({b}) : ({a}))" if W == 1 else f"select({a}, {b}, {c})"
 %>
 <% NB = VW * U %>
-<%def name="win(W, UU, base)">
+<%def name="zstats(W, UU, base)">
 <%
     V = vt(W)
     I = it(W, real)
@@ -44,7 +50,6 @@
 % for u in range(UU):
     __global const real *x${u} = ${base} + ${u * W};
 % endfor
-% if NORMALIZE:
 % for u in range(UU):
     const ${V} x0${u} = ${VL(W, f"x{u}")};
     ${V} s${u} = 0, mx${u} = 0;
@@ -88,6 +93,16 @@
     const ${V} isd${u} = sqrt((real)m / ${SEL(W, "(" + V + ")1", f"ss{u}", f"ss{u} > 0")});
     const ${V} f${u} = inv${u} * isd${u};
     const ${V} g${u} = -cm${u} * isd${u};
+% endfor
+</%def>
+<%def name="win(W, UU, base)">
+<%
+    V = vt(W)
+    I = it(W, real)
+%>
+% if NORMALIZE:
+${zstats(W, UU, base)}
+% for u in range(UU):
     ${V} acc${u} = 0;
 % endfor
     for (int t = 0; t < m; ++t) {
@@ -111,6 +126,7 @@
 % endfor
 % else:
 % for u in range(UU):
+    __global const real *x${u} = ${base} + ${u * W};
     ${V} acc${u} = 0;
 % endfor
     for (int t = 0; t < m; ++t) {
@@ -125,10 +141,9 @@
 % elif P == 0:
             acc${u} = fmax(acc${u}, d) + (d - d);   // (d - d): NaN stays NaN
 % else:
-            // pow of 0 apart (here and below): pocl's double8 pow spoiled another lane's
-            // result when one lane was 0
-            const ${I} z = d == 0;
-            acc${u} += ${SEL(W, f"pow({SEL(W, 'd', '(' + V + ')1', 'z')}, ({V})pp)", "(" + V + ")0", "z")};
+            // pow of 0, NaN and inf apart (here and below): pocl's double8 pow spoiled
+            // another lane's result when one lane held one of them; they are their own powers
+            acc${u} += ${POWS(W, "d", "pp")};
 % endif
         }
 % endfor
@@ -137,7 +152,7 @@
 % if P == 2:
     ${V} r${u} = sqrt(acc${u});
 % elif P == -1:
-    ${V} r${u} = ${SEL(W, f"pow({SEL(W, f'acc{u}', '(' + V + ')1', f'acc{u} == 0')}, ({V})(1 / pp))", "(" + V + ")0", f"acc{u} == 0")};
+    ${V} r${u} = ${POWS(W, f"acc{u}", "1 / pp")};
 % else:
     ${V} r${u} = acc${u};
 % endif
@@ -178,4 +193,19 @@ ${win(1, 1, "row + i")}
             o[i] = r0;
         }
     }
+}
+
+// the queries z-normalised by the same arithmetic as the windows (zstats in scalar form), so
+// a window equal to its query is at distance 0 exactly; flags: NaN / inf, constant
+__kernel void zquery(__global const real *Q, const int nq, const int m, __global real *Z,
+                     __global int *qflags)
+{
+    const int k = get_global_id(0);
+    if (k >= nq) return;
+${zstats(1, 1, "Q + (long)k * m")}
+    const int bad = isnan(s0) | isinf(mx0);
+    const int kc = cst0 | (ss0 <= 0);
+    qflags[k] = bad ? ${FLAG_NONFINITE} : (kc ? ${FLAG_CONSTANT} : 0);
+    for (int t = 0; t < m; ++t)
+        Z[(long)k * m + t] = (bad || kc) ? (real)0 : fma(x0[t] - mu0, f0, g0);
 }

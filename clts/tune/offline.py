@@ -113,6 +113,14 @@ def _calls(dev, x, dt):
     calls += [(f"bfast {v} {h}", lambda v=v, h=h: bfast(v, h)) for v in ("auto", "fused", "multi")
               for h in ("all", "ROC")]
 
+    def mass(normalize=True, p=2.0, **params):
+        return clts.mass(T[5:15], T[None].repeat(2, 0), normalize=normalize, p=p, device=dev,
+                         precision=prec, progress=False, **params)
+
+    calls += [(f"mass normalize={z} p={p}", lambda z=z, p=p: mass(z, p))
+              for z, p in ((True, 2.0), (False, 2.0), (False, 1.0), (False, 3.0),
+                           (False, float("inf")))]
+
     def candidate(section, params):
         algo, _, sub = section.partition(".")
         if algo == "stl":
@@ -120,6 +128,9 @@ def _calls(dev, x, dt):
         if algo == "tridiag":
             tri(_TRIDIAG[sub], "natural", **params)
             return tri(_TRIDIAG[sub], "interleaved", **params)
+        if section == "mp.mass":
+            mass(True, 2.0, **params)
+            return mass(False, 3.0, **params)
         if algo == "mp":
             return mp(3 if "topk_store" in params else 1, **params)
         if algo == "bfast":

@@ -128,6 +128,9 @@ ${zstats(W, UU, base)}
 % for u in range(UU):
     __global const real *x${u} = ${base} + ${u * W};
     ${V} acc${u} = 0;
+% if P == 0:
+    ${V} nn${u} = 0;
+% endif
 % endfor
     for (int t = 0; t < m; ++t) {
         const real qt = zq[t];
@@ -139,7 +142,8 @@ ${zstats(W, UU, base)}
 % elif P == 1:
             acc${u} += d;
 % elif P == 0:
-            acc${u} = fmax(acc${u}, d) + (d - d);   // (d - d): NaN stays NaN
+            acc${u} = fmax(acc${u}, d);
+            nn${u} += d - d;              // NaN once a value was NaN / inf (fmax drops NaN)
 % else:
             // pow of 0, NaN and inf apart (here and below): pocl's double8 pow spoiled
             // another lane's result when one lane held one of them; they are their own powers
@@ -153,6 +157,8 @@ ${zstats(W, UU, base)}
     ${V} r${u} = sqrt(acc${u});
 % elif P == -1:
     ${V} r${u} = ${POWS(W, f"acc{u}", "1 / pp")};
+% elif P == 0:
+    ${V} r${u} = acc${u} + nn${u};
 % else:
     ${V} r${u} = acc${u};
 % endif

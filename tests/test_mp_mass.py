@@ -190,6 +190,18 @@ for q, Q in enumerate(Qs):
     for p in (1.0, 2.0, 3.0):
         out[f"abs{q}_{p}"] = np.array([stumpy.mass(Q, t, normalize=False, p=p) for t in T])
     out[f"match{q}"] = stumpy.match(Q, T[0]).astype(float)
+S, new = d["S"], d["new"]
+for egress in (False, True):
+    st = stumpy.stumpi(S, 20, egress=egress)
+    for x in new:
+        st.update(x)
+    for a in ("P_", "I_", "left_P_", "left_I_"):
+        out[f"stumpi{int(egress)}{a}"] = getattr(st, a)
+for egress in (False, True):
+    st = stumpy.stumpi(S, 20, egress=egress, normalize=False, p=3.0)
+    for x in new:
+        st.update(x)
+    out[f"aampi{int(egress)}P_"], out[f"aampi{int(egress)}I_"] = st.P_, st.I_
 iac = _iac(k, bidirectional=True)
 cac, locs = stumpy.fluss(I, 40, 3, custom_iac=iac.copy())
 out.update(iac=iac, cac=cac, locs=locs)
@@ -220,12 +232,15 @@ def stumpy_anchor(tmp_path_factory):
     Qs = np.stack([T[0, 50:82], T[1, 200:232]])
     R = _regimes(1800, 10)
     I = clts.matrix_profile(R, 40, progress=False).I[:, 0]
-    np.savez(d / "in.npz", T=T, Qs=Qs, I=I)
+    S = np.cumsum(np.random.default_rng(14).standard_normal(300))
+    new = np.random.default_rng(15).standard_normal(50)
+    new[20] = np.nan
+    np.savez(d / "in.npz", T=T, Qs=Qs, I=I, S=S, new=new)
     (d / "run.py").write_text(STUMPY_SCRIPT)
     env = dict(os.environ, NUMBA_DISABLE_JIT="1")
     subprocess.run([sys.executable, str(d / "run.py"), str(d / "in.npz"), str(d / "out.npz")],
                    check=True, env=env, timeout=300)
-    return T, Qs, I, dict(np.load(d / "out.npz"))
+    return T, Qs, I, dict(np.load(d / "out.npz"), S=S, new=new)
 
 
 def test_against_stumpy(device, stumpy_anchor):
@@ -244,6 +259,47 @@ def test_against_stumpy(device, stumpy_anchor):
     cac, locs = clts.fluss(I, 40, 3, custom_iac=out["iac"])
     np.testing.assert_allclose(cac, out["cac"], rtol=1e-12, atol=0)
     np.testing.assert_array_equal(locs, out["locs"])
+
+
+@pytest.mark.parametrize("egress", [False, True])
+def test_stumpi_against_stumpy(device, stumpy_anchor, egress):
+    out = stumpy_anchor[3]
+    S, new = out["S"], out["new"]
+    for normalize, key in ((True, "stumpi"), (False, "aampi")):
+        s = clts.stumpi(S, 20, egress=egress, normalize=normalize, p=3.0, device=device)
+        for x in new[:10]:
+            s.update(x)
+        s.update(new[10:35])                               # a block: the same result
+        for x in new[35:]:
+            s.update(x)
+        want = out[f"{key}{int(egress)}P_"]
+        fin = np.isfinite(want)
+        assert np.array_equal(np.isfinite(s.P_), fin)
+        np.testing.assert_allclose(s.P_[fin], want[fin], atol=1e-8)
+        assert np.mean(s.I_ == out[f"{key}{int(egress)}I_"]) > 0.99
+        if normalize:
+            np.testing.assert_array_equal(s.left_I_, out[f"stumpi{int(egress)}left_I_"])
+            lp = out[f"stumpi{int(egress)}left_P_"]
+            np.testing.assert_allclose(s.left_P_[np.isfinite(lp)], lp[np.isfinite(lp)],
+                                       atol=1e-8)
+    assert len(s.T_) == (300 if egress else 350)
+
+
+def test_stumpi_grows_to_the_full_profile(device):
+    rng = np.random.default_rng(16)
+    T = np.cumsum(rng.standard_normal(500))
+    s = clts.stumpi(T[:300], 24, egress=False, device=device)
+    s.update(T[300:330])
+    for x in T[330:]:
+        s.update(x)
+    r = ref.matrix_profile(T, 24)
+    np.testing.assert_allclose(s.P_, r["P"][:, 0], atol=1e-8)
+    np.testing.assert_allclose(s.left_P_, r["left_P"], atol=1e-8)
+    assert np.mean(s.I_ == r["I"][:, 0]) > 0.99
+    with pytest.raises(ValueError, match="m must be"):
+        clts.stumpi(T, 2)
+    with pytest.raises(ValueError, match="t must be"):
+        s.update(np.ones((2, 2)))
 
 
 def test_fluss_regimes_and_reference(device):

@@ -5,6 +5,8 @@ from .api import MatrixProfileResult, matrix_profile
 from .fluss import fluss
 from .mass import mass, match
 from .motifs import discords, motifs
+from .stream import StreamingProfile, stumpi
 from .plan import Plan
 
-__all__ = ["matrix_profile", "MatrixProfileResult", "motifs", "discords", "Plan", "mass", "match", "fluss"]
+__all__ = ["matrix_profile", "MatrixProfileResult", "motifs", "discords", "Plan", "mass", "match", "fluss",
+           "stumpi", "StreamingProfile"]

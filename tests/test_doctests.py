@@ -7,7 +7,7 @@ import importlib
 import pytest
 
 PUBLIC_MODULES = ["clts.errors", "clts.runtime.devices", "clts.stl.api", "clts.bfast.api",
-                  "clts.mp.api", "clts.mp.motifs", "clts.mp.mass", "clts.mp.fluss", "clts.mp.stream", "clts.tridiag.api", "clts.ocean.api"]
+                  "clts.mp.api", "clts.mp.motifs", "clts.mp.mass", "clts.mp.fluss", "clts.mp.stream", "clts.mp.aamp", "clts.tridiag.api", "clts.ocean.api"]
 
 
 @pytest.mark.parametrize("name", PUBLIC_MODULES)

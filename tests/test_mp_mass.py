@@ -202,6 +202,8 @@ for egress in (False, True):
     for x in new:
         st.update(x)
     out[f"aampi{int(egress)}P_"], out[f"aampi{int(egress)}I_"] = st.P_, st.I_
+for p in (1.0, 3.0):
+    out[f"aamp{p}"] = stumpy.aamp(S[:200], 16, p=p).astype(float)
 iac = _iac(k, bidirectional=True)
 cac, locs = stumpy.fluss(I, 40, 3, custom_iac=iac.copy())
 out.update(iac=iac, cac=cac, locs=locs)
@@ -300,6 +302,50 @@ def test_stumpi_grows_to_the_full_profile(device):
         clts.stumpi(T, 2)
     with pytest.raises(ValueError, match="t must be"):
         s.update(np.ones((2, 2)))
+
+
+def _tie_ok(P, I, D, Pr, tol):
+    """P within tol of the reference row minima; I a neighbour at that distance."""
+    fin = np.isfinite(Pr)
+    assert np.array_equal(np.isfinite(P), fin)
+    assert np.max(np.abs(P[fin] - Pr[fin]), initial=0) <= tol
+    rows = np.nonzero(fin)[0]
+    np.testing.assert_allclose(D[rows, I[rows]], Pr[rows], atol=tol, rtol=0)
+
+
+@pytest.mark.parametrize("p", [1.0, 3.0, np.inf])
+def test_aamp_p_norms(device, p):
+    T = _kinds(260, 17)[1]                     # white noise, plateaus, NaN / inf
+    m, ez = 16, 4
+    r = clts.aamp(T, m, p=p, k=3, device=device)
+    W = np.lib.stride_tricks.sliding_window_view(T, m)
+    D = np.array([ref.distance_profile(w, T, normalize=False, p=p) for w in W])
+    ii, jj = np.indices(D.shape)
+    D[np.abs(ii - jj) <= ez] = np.inf
+    Ps = np.sort(D, axis=1)
+    for c in range(3):
+        _tie_ok(r.P[:, c], r.I[:, c], D, Ps[:, c], 1e-9)
+    _tie_ok(r.left_P, r.left_I, np.where(jj < ii, D, np.inf),
+            np.min(np.where(jj < ii, D, np.inf), axis=1), 1e-9)
+    _tie_ok(r.right_P, r.right_I, np.where(jj > ii, D, np.inf),
+            np.min(np.where(jj > ii, D, np.inf), axis=1), 1e-9)
+    ab = clts.aamp(T[:120], m, T[100:], p=p, device=device)
+    Dab = np.array([ref.distance_profile(w, T[100:], normalize=False, p=p) for w in W[:105]])
+    _tie_ok(ab.P[:, 0], ab.I[:, 0], Dab, np.min(Dab, axis=1), 1e-9)
+    two = clts.aamp(T, m, p=2, device=device, progress=False)   # the diagonal kernel
+    np.testing.assert_allclose(two.P, clts.matrix_profile(T, m, normalize=False,
+                                                          device=device).P)
+
+
+def test_aamp_against_stumpy(device, stumpy_anchor):
+    out = stumpy_anchor[3]
+    S = out["S"][:200]
+    for p in (1.0, 3.0):
+        s = out[f"aamp{p}"]
+        r = clts.aamp(S, 16, p=p, device=device)
+        # stumpy's rolling p-th power sums drift (1e-5 here); clts' distances are exact
+        np.testing.assert_allclose(r.P[:, 0], s[:, 0], atol=1e-4)
+        assert np.mean(r.I[:, 0] == s[:, 1]) > 0.95
 
 
 def test_fluss_regimes_and_reference(device):

@@ -2,6 +2,7 @@
 (Zhu et al., "Exploiting a novel algorithm and GPUs to break the ten quadrillion pairwise
 comparisons barrier for time series motifs and joins", Knowledge and Information Systems 2017)."""
 from .api import MatrixProfileResult, matrix_profile
+from .aamp import aamp
 from .fluss import fluss
 from .mass import mass, match
 from .motifs import discords, motifs
@@ -9,4 +10,4 @@ from .stream import StreamingProfile, stumpi
 from .plan import Plan
 
 __all__ = ["matrix_profile", "MatrixProfileResult", "motifs", "discords", "Plan", "mass", "match", "fluss",
-           "stumpi", "StreamingProfile"]
+           "stumpi", "StreamingProfile", "aamp"]

@@ -11,7 +11,8 @@ mass-ts.
   (order rotated), the median of rounds is reported with the load.
 - Streaming: a series of 10^4 points, m = 100, egress; ``appends`` points appended one at a
   time with stumpy.stumpi and clts.stumpi, and with clts.stumpi in blocks of 100 points
-  (update(array): one launch per block). Seconds per appended point.
+  (update(array): the far windows by an AB-join on the diagonal kernel, the near ones by
+  distance profiles). Seconds per appended point.
 Writes bench/results/mp-search-<device slug>.md.
 """
 from __future__ import annotations
@@ -138,11 +139,13 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--device", default=None)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--appends", type=int, default=None,
+                    help="points appended per streaming variant (default 10^4, quick 10^3)")
     args = ap.parse_args()
     quiet()
     dev = get_device(args.device)
     ns, sub = (1000, 200) if args.quick else (10_000, 500)
-    appends = 1000 if args.quick else 10_000
+    appends = args.appends or (1000 if args.quick else 10_000)
     mrows, merr, mload = bench_mass(dev, ns, sub, args.rounds)
     srows, serr, sload = bench_stream(dev, appends, args.rounds)
     notes = (f"Batched MASS: n = {N}, m = {M}, float64; stumpy / mass-ts timed on {sub} series "

@@ -16,6 +16,10 @@ from .mass import _check_p, distance_profiles
 #: rows of the distance matrix per launch when the initial profile is built from distance
 #: profiles (plain distances with p != 2, which the diagonal kernel does not compute)
 INIT_ROWS = 256
+#: blocks of at least this many points (and as many windows outside their exclusion zones)
+#: take the far windows by an AB-join on the diagonal kernel: O(n b) plus the O(n m) window
+#: statistics, against O(n b m) for b distance profiles
+JOIN_MIN_BLOCK = 16
 
 
 class StreamingProfile:
@@ -118,22 +122,56 @@ class StreamingProfile:
         l1 = len(ext) - m + 1
         new = np.arange(l0, l1)
         W = np.lib.stride_tricks.sliding_window_view(ext, m)[new]
-        D = np.array(distance_profiles(W, ext, **self._kw), np.float64, ndmin=2)
-        cols = np.arange(l1)
+        lo_far = b if self._egress else 0           # egress: the first b windows leave
+        far_end = l0 - ez                           # windows outside every new one's zone
+        joinable = (b >= JOIN_MIN_BLOCK and far_end - lo_far >= JOIN_MIN_BLOCK
+                    and (self._normalize or self._p == 2.0))
+        if joinable:
+            # the far windows by an AB-join (the diagonal kernel, O(n b) + O(n m) for the
+            # statistics): new windows against windows lo_far .. far_end - 1, both ways
+            r = matrix_profile(ext[l0:], m, ext[lo_far:far_end + m - 1], both=True,
+                               normalize=self._normalize, device=self._kw["device"],
+                               precision=self._kw["precision"], progress=False)
+            farP, farI = r.P[:, 0], np.where(r.I[:, 0] >= 0, r.I[:, 0] + lo_far, -1)
+            colP, colI = r.P_B[:, 0], r.I_B[:, 0]
+            # the rest (near the new windows, and with egress the first b) exactly
+            cols = np.concatenate([np.arange(lo_far), np.arange(far_end, l1)])
+            D = np.full((b, len(cols)), np.inf)
+            near = np.array(distance_profiles(W, ext[far_end:], **self._kw), np.float64,
+                            ndmin=2)
+            D[:, lo_far:] = near
+            if lo_far:
+                D[:, :lo_far] = np.array(distance_profiles(W, ext[:lo_far + m - 1],
+                                                           **self._kw), np.float64, ndmin=2)
+        else:
+            cols = np.arange(l1)
+            D = np.array(distance_profiles(W, ext, **self._kw), np.float64, ndmin=2)
         mask = np.abs(cols[None, :] - new[:, None]) <= ez
         if self._egress:                 # row r arrives after r + 1 windows have left
             mask |= cols[None, :] <= np.arange(b)[:, None]
         D[mask] = np.inf
         a = self._a
-        # older windows: the first new window that beats their neighbour (sequential order)
-        Dold = D[:, :l0]
-        r = np.argmin(Dold, axis=0)
-        best = Dold[r, np.arange(l0)]
-        upd = best < self._P
         P, I = self._P.copy(), self._I.copy()
-        P[upd], I[upd] = best[upd], new[r[upd]] + a
+        # older windows: the first new window that beats their neighbour (sequential order)
+        old = cols < l0
+        Dold = D[:, old]
+        rr = np.argmin(Dold, axis=0)
+        best = Dold[rr, np.arange(Dold.shape[1])]
+        oc = cols[old]
+        upd = best < P[oc]
+        P[oc[upd]], I[oc[upd]] = best[upd], new[rr[upd]] + a
         nP, nI = _best(D)
-        lP, lI = _best(np.where(cols[None, :] < new[:, None], D, np.inf))
+        nI = np.where(nI >= 0, cols[np.maximum(nI, 0)], -1)
+        left = cols[None, :] < new[:, None]
+        lP, lI = _best(np.where(left, D, np.inf))
+        lI = np.where(lI >= 0, cols[np.maximum(lI, 0)], -1)
+        if joinable:
+            fc = np.arange(lo_far, far_end)
+            upd = colP < P[fc]
+            P[fc[upd]], I[fc[upd]] = colP[upd], new[colI[upd]] + a
+            # far windows are left of every new one: they join both candidate sets
+            nP, nI = _merge(nP, nI, farP, farI)
+            lP, lI = _merge(lP, lI, farP, farI)
         P = np.concatenate([P, nP])
         I = np.concatenate([I, np.where(nI >= 0, nI + a, -1)])
         lP = np.concatenate([self._lP, lP])
@@ -166,6 +204,13 @@ class StreamingProfile:
     def __repr__(self):
         return (f"<clts.stumpi m={self._m} n={len(self._T)} egress={self._egress} "
                 f"appended={self._a if self._egress else 'n/a'}>")
+
+
+def _merge(p1, i1, p2, i2):
+    """Element-wise better of two (distance, index) candidates: smaller distance, then
+    smaller index; -1 means none."""
+    take = (i2 >= 0) & ((i1 < 0) | (p2 < p1) | ((p2 == p1) & (i2 < i1)))
+    return np.where(take, p2, p1), np.where(take, i2, i1)
 
 
 def _best(D):

@@ -397,3 +397,20 @@ def test_oclgrind_tiny(device, normalize):
         D = clts.mass(Q, T, normalize=normalize, p=2 if normalize else 3, device=device, **v)
         _close(D, _ref(Q, T, normalize=normalize, p=3.0 if not normalize else 2.0), 1e-9
                if normalize else 1e-9 * np.nanmax(D[np.isfinite(D)]))
+
+
+def test_layouts_of_the_other_entry_points(device):
+    T = np.cumsum(np.random.default_rng(18).standard_normal(300))
+    wide = np.zeros(600)
+    wide[::2] = T
+    for X in (T.astype(">f8"), wide[::2], T[::-1].copy()[::-1]):
+        np.testing.assert_array_equal(clts.aamp(X, 12, p=1, device=device).P,
+                                      clts.aamp(T, 12, p=1, device=device).P)
+        a, b = clts.stumpi(X[:250], 12, device=device), clts.stumpi(T[:250], 12, device=device)
+        a.update(X[250:]), b.update(T[250:])
+        np.testing.assert_array_equal(a.P_, b.P_)
+        np.testing.assert_array_equal(clts.match(X[40:60], X, device=device),
+                                      clts.match(T[40:60], T, device=device))
+    Q2 = np.asfortranarray(np.stack([T[:20], T[50:70]]))
+    np.testing.assert_array_equal(clts.mass(Q2, T, device=device),
+                                  clts.mass(np.ascontiguousarray(Q2), T, device=device))

@@ -40,10 +40,22 @@ def _calls(dev):
         "mp-ab": lambda: clts.matrix_profile(T[:150], 12, T_B=T[150:], device=dev).P,
         "motifs": lambda: np.array(clts.motifs(T, mp)[0]["indices"]),
         "discords": lambda: clts.discords(mp, 2)[0],
+        "mass": lambda: clts.mass(T[20:36], np.stack([T, T[::-1]]), device=dev),
+        "mass-p3": lambda: clts.mass(T[20:36], T, normalize=False, p=3, device=dev),
+        "match": lambda: clts.match(T[20:36], T, max_matches=3, device=dev)[:, 1].astype(int),
+        "aamp-p1": lambda: clts.aamp(T[:120], 12, p=1, device=dev).P,
+        "fluss": lambda: clts.fluss(mp, 16, 2)[0],
+        "stumpi": lambda: _stream(T, dev),
         "tridiag": lambda: clts.solve_tridiagonal(a, b, c, d, device=dev).x,
         "tridiag-pcr": lambda: clts.solve_tridiagonal(a, b, c, d, device=dev,
                                                       version="pcr").x,
     }
+
+
+def _stream(T, dev):
+    s = clts.stumpi(T[:200], 16, device=dev)
+    s.update(T[200:240])
+    return s.P_
 
 
 def test_eight_threads_bit_identical_to_serial(device):

@@ -2,7 +2,12 @@
 (Zhu et al., "Exploiting a novel algorithm and GPUs to break the ten quadrillion pairwise
 comparisons barrier for time series motifs and joins", Knowledge and Information Systems 2017)."""
 from .api import MatrixProfileResult, matrix_profile
+from .aamp import aamp
+from .fluss import fluss
+from .mass import mass, match
 from .motifs import discords, motifs
+from .stream import StreamingProfile, stumpi
 from .plan import Plan
 
-__all__ = ["matrix_profile", "MatrixProfileResult", "motifs", "discords", "Plan"]
+__all__ = ["matrix_profile", "MatrixProfileResult", "motifs", "discords", "Plan", "mass", "match", "fluss",
+           "stumpi", "StreamingProfile", "aamp"]

@@ -120,3 +120,31 @@ def rows_profile(T, m, rows, exclusion_zone=None):
         if np.isfinite(d[j]):
             P[t], I[t] = d[j], j
     return P, I
+
+
+def distance_profile(Q, T, normalize=True, p=2.0):
+    """Distances of the query ``Q`` (length m) to every window of ``T`` (clts.mass): the
+    conventions above; a query with NaN / inf gives inf everywhere; ``normalize=False``: the
+    Minkowski distance of order ``p`` (1 <= p <= inf)."""
+    Q = np.asarray(Q, dtype=np.float64)
+    m = len(Q)
+    W = windows(T, m)
+    if not np.all(np.isfinite(Q)):
+        return np.full(len(W), np.inf)
+    valid = np.all(np.isfinite(W), axis=1)
+    if normalize:
+        Z, _, const = _znorm(W)
+        zq, _, qc = _znorm(Q[None, :])
+        d = np.sqrt(((Z - zq[0]) ** 2).sum(1))
+        d[const ^ qc[0]] = math.sqrt(m)
+        d[const & qc[0]] = 0.0
+    else:
+        A = np.abs(np.where(valid[:, None], W, 0.0) - Q)
+        if p == np.inf:
+            d = A.max(1)
+        else:
+            top = A.max(1, initial=0.0)         # scaled: p-th powers neither over- nor underflow
+            s = np.where(top > 0, top, 1.0)
+            d = s * ((A / s[:, None]) ** p).sum(1) ** (1.0 / p)
+    d[~valid] = np.inf
+    return d

@@ -81,3 +81,35 @@ register(Tunable(
     workloads=_workloads, run=_run_merge, check=_check,
     constraint=lambda p, d: p["merge"] != "atomic" or bool(d.int64_atomics),
     description="matrix profile merge: packed 64-bit atomic minimum vs partial profiles"))
+
+
+# -- batched distance profiles (clts.mass) -------------------------------------------------------
+MASS_M = 100
+
+
+def _mass_workloads(quick):
+    rng = np.random.default_rng(7)
+    ns, n = (64, 2048) if quick else (512, 8192)
+    T = np.cumsum(rng.standard_normal((ns, n)), axis=1)
+    Q = T[ns // 2, 1000:1000 + MASS_M].copy()
+    rows = [0, ns // 2, ns - 1]
+    return [{"T": T, "Q": Q, "rows": rows,
+             "D": [reference.distance_profile(Q, T[r]) for r in rows]}]
+
+
+def _mass_run(device, params, w):
+    from .mass import mass
+    return mass(w["Q"], w["T"], device=device, progress=False, **params)
+
+
+def _mass_check(result, w):
+    return all(np.allclose(result[r], d, atol=1e-8, rtol=0) for r, d in zip(w["rows"], w["D"]))
+
+
+register(Tunable(
+    name="mp.mass", section="mp.mass",
+    params={"lanes": [1, 2, 4, 8, 16], "chains": [1, 2, 4], "wg": [0, 16, 64]},
+    workloads=_mass_workloads, run=_mass_run, check=_mass_check,
+    constraint=lambda p, d: p["wg"] <= d.max_work_group,
+    description="batched distance profiles (clts.mass): windows per vector lane group, "
+                "independent vectors per work-item, work-group size (0: the driver's)"))

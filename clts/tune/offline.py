@@ -134,6 +134,14 @@ def _calls(dev, x, dt):
               for v in ("original", "hamed_rao", "yue_wang", "seasonal")
               for m in ("select", "sort")]
 
+    def mass(normalize=True, p=2.0, **params):
+        return clts.mass(T[5:15], T[None].repeat(2, 0), normalize=normalize, p=p, device=dev,
+                         precision=prec, progress=False, **params)
+
+    calls += [(f"mass normalize={z} p={p}", lambda z=z, p=p: mass(z, p))
+              for z, p in ((True, 2.0), (False, 2.0), (False, 1.0), (False, 3.0),
+                           (False, float("inf")))]
+
     def candidate(section, params):
         algo, _, sub = section.partition(".")
         if algo == "stl":
@@ -141,6 +149,9 @@ def _calls(dev, x, dt):
         if algo == "tridiag":
             tri(_TRIDIAG[sub], "natural", **params)
             return tri(_TRIDIAG[sub], "interleaved", **params)
+        if section == "mp.mass":
+            mass(True, 2.0, **params)
+            return mass(False, 3.0, **params)
         if algo == "mp":
             return mp(3 if "topk_store" in params else 1, **params)
         if algo == "trend":

@@ -1,0 +1,76 @@
+"""Plan of the batched distance-profile kernel (``clts.mass``, ``clts.match``; mass.cl.mako).
+
+- ``lanes`` (VW): adjacent windows per vector (1, 2, 4, 8, 16): pocl needs 8, GPUs 1.
+- ``chains`` (U): independent vectors of windows per work-item (latency hiding on CPUs).
+- ``wg``: work-group size along the windows (0: the driver picks).
+- ``precision``: "double" (float64) or "single" (float32 throughout).
+
+Read from the profile section ``mp.mass``; every field can be forced by keyword.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..runtime.plans import LANE_WIDTHS, PlanValueError, read_tunables, validated
+
+#: profile key of each Plan field
+PROFILE_KEYS = {"lanes": "mp.mass.lanes", "chains": "mp.mass.chains", "wg": "mp.mass.wg"}
+PRECISIONS = ("double", "single")
+#: the largest number of chains a template is asked for
+CHAINS_MAX = 8
+
+
+@dataclass(frozen=True)
+class MassPlan:
+    lanes: int
+    chains: int
+    wg: int
+    precision: str
+
+    @property
+    def real(self) -> str:
+        return "double" if self.precision == "double" else "float"
+
+    @property
+    def windows_per_item(self) -> int:
+        return self.lanes * self.chains
+
+    def validate(self, dev=None):
+        """Raise ``PlanValueError`` (a ValueError naming the field) for a bad value."""
+        if self.lanes not in LANE_WIDTHS:
+            raise PlanValueError("lanes", f"must be 1, 2, 4, 8 or 16, got {self.lanes!r}")
+        c = self.chains
+        if isinstance(c, bool) or not isinstance(c, int) or not 1 <= c <= CHAINS_MAX:
+            raise PlanValueError("chains", f"must be an int in 1 .. {CHAINS_MAX}, got {c!r}")
+        w = self.wg
+        if isinstance(w, bool) or not isinstance(w, int) or w < 0:
+            raise PlanValueError("wg", f"must be an int >= 0 (0: the driver picks), got {w!r}")
+        limit = getattr(dev, "max_work_group", None)
+        if limit is not None and w > limit:
+            raise PlanValueError("wg", f"must be <= {limit} (the device's largest "
+                                       f"work-group), got {w}")
+        if self.precision not in PRECISIONS:
+            raise PlanValueError("precision", f"must be one of {PRECISIONS}, got "
+                                              f"{self.precision!r}")
+        return self
+
+
+def make_mass_plan(dev, *, precision="double", plan: MassPlan | None = None,
+                   **overrides) -> MassPlan:
+    """The plan of one call from ``dev``'s profile (``mp.mass``) with the caller's keywords
+    over it, or ``plan`` as given (keywords still override its fields)."""
+    if plan is not None and not isinstance(plan, MassPlan):
+        raise TypeError(f"plan must be a clts.mp.mass_plan.MassPlan, got {type(plan).__name__}")
+    if plan is None:
+        t = read_tunables(dev, PROFILE_KEYS, overrides)
+        p = MassPlan(precision=precision, **t.values)
+        forced = t.forced
+    else:
+        bad = set(overrides) - set(PROFILE_KEYS)
+        if bad:
+            raise TypeError(f"unknown parameter(s) {sorted(bad)}; accepted: "
+                            f"{sorted(PROFILE_KEYS)}")
+        from dataclasses import replace
+        p = replace(plan, **{k: v for k, v in overrides.items() if v is not None})
+        forced = set(PROFILE_KEYS)
+    return validated(p, dev, PROFILE_KEYS, forced)

@@ -1,0 +1,223 @@
+"""``clts.stumpi``: a matrix profile that follows a growing (or sliding) series, stumpy.stumpi's
+incremental update: each appended point adds one window, whose distance profile against the
+series (clts.mass on the device, exact) updates every older window's nearest neighbour and
+gives the new window's own (left) neighbour. ``update`` takes one point or many: a block of
+points is one launch of many queries against one series, the same result as one point at a
+time. See docs/matrix-profile.md, "Streaming"."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .api import matrix_profile
+from .mass import _check_p, distance_profiles
+
+#: rows of the distance matrix per launch when the initial profile is built from distance
+#: profiles (plain distances with p != 2, which the diagonal kernel does not compute)
+INIT_ROWS = 256
+#: blocks of at least this many points (and as many windows outside their exclusion zones)
+#: take the far windows by an AB-join on the diagonal kernel: O(n b) plus the O(n m) window
+#: statistics, against O(n b m) for b distance profiles
+JOIN_MIN_BLOCK = 16
+
+
+class StreamingProfile:
+    """clts.stumpi(T, m, *, egress=True, normalize=True, p=2.0, device=None, precision=None)
+
+    Incremental matrix profile of a streaming series (stumpy.stumpi's conventions).
+
+    Parameters
+    ----------
+    T : array_like, 1-D
+        The series so far (n >= m; NaN / inf windows are never neighbours).
+    m : int
+        Subsequence length.
+    egress : bool, optional
+        True (default): the series keeps its length, the oldest point leaves as each one
+        arrives; False: the series grows.
+    normalize : bool, optional
+        z-normalised (default) or plain Minkowski distances of order ``p``.
+    p : float, optional
+        Order of the plain distance (``normalize=False``), >= 1.
+    device, precision
+        As :func:`clts.mass` (``precision``: "double" or "single").
+
+    Attributes
+    ----------
+    P_, I_ : numpy.ndarray
+        Nearest-neighbour distance and index of every window (indices count every point
+        appended since the start, as stumpy's; an egressed neighbour is kept, as stumpy).
+    left_P_, left_I_ : numpy.ndarray
+        The nearest neighbour before each window.
+    T_ : numpy.ndarray
+        The current series (NaN / inf kept as given; stumpy shows them as 0).
+
+    Methods
+    -------
+    update(t)
+        Append one point, or a 1-D array of points (one launch for all).
+
+    Examples
+    --------
+    >>> import numpy as np, clts
+    >>> rng = np.random.default_rng(0)
+    >>> s = clts.stumpi(np.cumsum(rng.standard_normal(300)), 20, egress=False)
+    >>> for x in rng.standard_normal(5):
+    ...     s.update(x)
+    >>> s.update(rng.standard_normal(10))          # ten points at once
+    >>> r = clts.matrix_profile(s.T_, 20)
+    >>> bool(np.allclose(s.P_, r.P[:, 0])), len(s.P_)
+    (True, 296)
+    """
+
+    def __init__(self, T, m, *, egress=True, normalize=True, p=2.0, device=None,
+                 precision=None):
+        T = np.array(np.asarray(T), dtype=np.float64).ravel()
+        if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 3:
+            raise ValueError(f"m must be an int >= 3, got {m!r}")
+        if len(T) < m:
+            raise ValueError(f"T has {len(T)} values, fewer than m={m}")
+        self._p, _ = _check_p(p)
+        self._m, self._ez = int(m), int(math.ceil(m / 4))
+        self._egress, self._normalize = bool(egress), bool(normalize)
+        self._kw = dict(normalize=self._normalize, p=self._p, device=device,
+                        precision=precision, progress=False)
+        self._T = T
+        self._a = 0                      # points egressed so far (index offset)
+        if self._normalize or self._p == 2.0:
+            r = matrix_profile(T, self._m, normalize=self._normalize, device=device,
+                               precision=None if precision is None else precision,
+                               progress=False)
+            self._P, self._I = r.P[:, 0].copy(), r.I[:, 0].copy()
+            self._lP, self._lI = r.left_P.copy(), r.left_I.copy()
+        else:
+            self._init_blocked()
+
+    def _init_blocked(self):
+        l = len(self._T) - self._m + 1
+        W = np.lib.stride_tricks.sliding_window_view(self._T, self._m)
+        self._P, self._I = np.full(l, np.inf), np.full(l, -1, np.int64)
+        self._lP, self._lI = np.full(l, np.inf), np.full(l, -1, np.int64)
+        cols = np.arange(l)
+        for a in range(0, l, INIT_ROWS):
+            rows = np.arange(a, min(a + INIT_ROWS, l))
+            D = np.asarray(distance_profiles(W[rows], self._T, **self._kw), np.float64)
+            D[np.abs(cols[None, :] - rows[:, None]) <= self._ez] = np.inf
+            self._P[rows], self._I[rows] = _best(D)
+            self._lP[rows], self._lI[rows] = _best(np.where(cols[None, :] < rows[:, None],
+                                                            D, np.inf))
+
+    def update(self, t):
+        """Append ``t`` (a number or a 1-D array of numbers) and update the profile."""
+        t = np.atleast_1d(np.asarray(t, dtype=np.float64))
+        if t.ndim != 1:
+            raise ValueError(f"t must be a number or a 1-D array, got shape {t.shape}")
+        b = len(t)
+        if b == 0:
+            return
+        m, ez = self._m, self._ez
+        ext = np.concatenate([self._T, t])
+        l0 = len(self._T) - m + 1
+        l1 = len(ext) - m + 1
+        new = np.arange(l0, l1)
+        W = np.lib.stride_tricks.sliding_window_view(ext, m)[new]
+        lo_far = b if self._egress else 0           # egress: the first b windows leave
+        far_end = l0 - ez                           # windows outside every new one's zone
+        joinable = (b >= JOIN_MIN_BLOCK and far_end - lo_far >= JOIN_MIN_BLOCK
+                    and (self._normalize or self._p == 2.0))
+        if joinable:
+            # the far windows by an AB-join (the diagonal kernel, O(n b) + O(n m) for the
+            # statistics): new windows against windows lo_far .. far_end - 1, both ways
+            r = matrix_profile(ext[l0:], m, ext[lo_far:far_end + m - 1], both=True,
+                               normalize=self._normalize, device=self._kw["device"],
+                               precision=self._kw["precision"], progress=False)
+            farP, farI = r.P[:, 0], np.where(r.I[:, 0] >= 0, r.I[:, 0] + lo_far, -1)
+            colP, colI = r.P_B[:, 0], r.I_B[:, 0]
+            # the rest (near the new windows, and with egress the first b) exactly
+            cols = np.concatenate([np.arange(lo_far), np.arange(far_end, l1)])
+            D = np.full((b, len(cols)), np.inf)
+            near = np.array(distance_profiles(W, ext[far_end:], **self._kw), np.float64,
+                            ndmin=2)
+            D[:, lo_far:] = near
+            if lo_far:
+                D[:, :lo_far] = np.array(distance_profiles(W, ext[:lo_far + m - 1],
+                                                           **self._kw), np.float64, ndmin=2)
+        else:
+            cols = np.arange(l1)
+            D = np.array(distance_profiles(W, ext, **self._kw), np.float64, ndmin=2)
+        mask = np.abs(cols[None, :] - new[:, None]) <= ez
+        if self._egress:                 # row r arrives after r + 1 windows have left
+            mask |= cols[None, :] <= np.arange(b)[:, None]
+        D[mask] = np.inf
+        a = self._a
+        P, I = self._P.copy(), self._I.copy()
+        # older windows: the first new window that beats their neighbour (sequential order)
+        old = cols < l0
+        Dold = D[:, old]
+        rr = np.argmin(Dold, axis=0)
+        best = Dold[rr, np.arange(Dold.shape[1])]
+        oc = cols[old]
+        upd = best < P[oc]
+        P[oc[upd]], I[oc[upd]] = best[upd], new[rr[upd]] + a
+        nP, nI = _best(D)
+        nI = np.where(nI >= 0, cols[np.maximum(nI, 0)], -1)
+        left = cols[None, :] < new[:, None]
+        lP, lI = _best(np.where(left, D, np.inf))
+        lI = np.where(lI >= 0, cols[np.maximum(lI, 0)], -1)
+        if joinable:
+            fc = np.arange(lo_far, far_end)
+            upd = colP < P[fc]
+            P[fc[upd]], I[fc[upd]] = colP[upd], new[colI[upd]] + a
+            # far windows are left of every new one: they join both candidate sets
+            nP, nI = _merge(nP, nI, farP, farI)
+            lP, lI = _merge(lP, lI, farP, farI)
+        P = np.concatenate([P, nP])
+        I = np.concatenate([I, np.where(nI >= 0, nI + a, -1)])
+        lP = np.concatenate([self._lP, lP])
+        lI = np.concatenate([self._lI, np.where(lI >= 0, lI + a, -1)])
+        if self._egress:
+            ext, P, I, lP, lI = ext[b:], P[b:], I[b:], lP[b:], lI[b:]
+            self._a += b
+        self._T, self._P, self._I, self._lP, self._lI = ext, P, I, lP, lI
+
+    @property
+    def P_(self):
+        return self._P.copy()
+
+    @property
+    def I_(self):
+        return self._I.copy()
+
+    @property
+    def left_P_(self):
+        return self._lP.copy()
+
+    @property
+    def left_I_(self):
+        return self._lI.copy()
+
+    @property
+    def T_(self):
+        return self._T.copy()
+
+    def __repr__(self):
+        return (f"<clts.stumpi m={self._m} n={len(self._T)} egress={self._egress} "
+                f"appended={self._a if self._egress else 'n/a'}>")
+
+
+def _merge(p1, i1, p2, i2):
+    """Element-wise better of two (distance, index) candidates: smaller distance, then
+    smaller index; -1 means none."""
+    take = (i2 >= 0) & ((i1 < 0) | (p2 < p1) | ((p2 == p1) & (i2 < i1)))
+    return np.where(take, p2, p1), np.where(take, i2, i1)
+
+
+def _best(D):
+    """Row minima and their first indices (-1 where a row has no finite value)."""
+    j = np.argmin(D, axis=1)
+    v = D[np.arange(len(D)), j]
+    return v, np.where(np.isfinite(v), j, -1)
+
+
+stumpi = StreamingProfile

@@ -1,0 +1,112 @@
+"""Layouts and tiles chosen for GPUs: each forced on the CPU devices gives results bit-identical
+to the layout the CPUs keep, and the Plans under the emulated GPUs pick them (matrix profile:
+local-memory tiles that leave room for four work-groups per compute unit, k-lists and partial
+lists interleaved by work-item)."""
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pytest
+
+import clts
+from clts.runtime import emulation
+
+
+def _pocl():
+    from clts.runtime import usable
+    hits = [i for i in usable() if "portable computing" in i.platform.lower()]
+    if not hits:
+        pytest.skip("emulation tests run on pocl; no pocl device here")
+    return hits[0]
+
+
+def _same(a, b):
+    for name in ("P", "I"):
+        x, y = np.asarray(getattr(a, name)), np.asarray(getattr(b, name))
+        assert x.dtype == y.dtype and np.array_equal(x, y, equal_nan=True), name
+
+
+MP_LAYOUTS = [dict(store="local", topk_store="local", wg=4, interleave=1),
+              dict(store="local", topk_store="local", wg=4, interleave=1, lanes=4, groups=2,
+                   tile=16),
+              dict(store="local", topk_store="local", wg=8, interleave=1, groups_per_cu=4,
+                   tile=8)]
+
+
+@pytest.mark.parametrize("k", [1, 3])
+@pytest.mark.parametrize("precision", ["double", "mixed"])
+@pytest.mark.parametrize("layout", MP_LAYOUTS)
+def test_mp_interleaved_layout_bit_identical(device, k, precision, layout):
+    """The interleaved local tiles and partial lists (forced) against the contiguous slices of
+    the same plan: same bits, self-join and AB-join, on every device."""
+    if precision == "double" and not device.fp64:
+        pytest.skip("no fp64")
+    rng = np.random.default_rng(11)
+    T = rng.standard_normal(700)
+    T[100:130] = 1.0                          # a constant stretch: special windows
+    B = rng.standard_normal(500)
+    for extra in ({}, {"T_B": B}):
+        kw = dict(k=k, precision=precision, device=device, progress=False, **extra)
+        old = dict(layout, interleave=0, groups_per_cu=0)
+        _same(clts.matrix_profile(T, 24, **kw, **layout), clts.matrix_profile(T, 24, **kw, **old))
+
+
+@pytest.mark.oclgrind
+def test_mp_interleaved_tiny(device):
+    """Interleaved k-lists on a tiny input (Oclgrind: no race, no out-of-bounds access)."""
+    T = np.random.default_rng(3).standard_normal(80)
+    kw = dict(k=2, device=device, progress=False, store="local", topk_store="local", wg=4,
+              tile=4, precision="double" if device.fp64 else "single")
+    _same(clts.matrix_profile(T, 8, interleave=1, **kw),
+          clts.matrix_profile(T, 8, interleave=0, **kw))
+
+
+@pytest.mark.parametrize("name", ["mi100", "a100"])
+@pytest.mark.parametrize("k", [1, 3])
+def test_mp_plan_leaves_four_groups_per_cu(name, k):
+    """Under the emulated MI100 / A100 the Plan's local-memory tile leaves room for at least
+    four work-groups per compute unit (it used to fill an MI100 CU with one 64-wide group for
+    k = 3, three for k = 1), and the results are those of the old single-group tile."""
+    from clts.mp.diagonal import _local_tile, _topk_tile
+    from clts.mp.plan import make_plan
+    from clts.runtime import occupancy as occ
+    logging.getLogger("clts.profiles").setLevel(logging.ERROR)
+    gpu = emulation.emulate(name, _pocl())
+    plan = make_plan(gpu, precision="double", m=64)
+    assert plan.groups_per_cu == 4 and plan.interleave == 1
+    if k == 1:
+        L, per = _local_tile(gpu, plan), plan.lanes * 8
+    else:
+        L, local = _topk_tile(gpu, plan, k)
+        assert local
+        per = k * 12 + 8
+    group_bytes = plan.wg * (L + plan.band) * per
+    # registers of the offline compiles (ptxas sm_80: 80 / 56; gfx908: 65 / 45 VGPRs) leave
+    # more groups than four; local memory is the limit the tile decides
+    o = occ.occupancy(occ.limits_for(gpu), regs=88 if k > 1 else 58, work_group=plan.wg,
+                      local_mem=group_bytes)
+    assert L >= 1 and o.groups >= 4, o
+    T = np.random.default_rng(5).standard_normal(1500)
+    kw = dict(k=k, device=gpu, progress=False)
+    _same(clts.matrix_profile(T, 64, **kw),
+          clts.matrix_profile(T, 64, groups_per_cu=0, interleave=0, **kw))
+
+
+def test_mp_cpu_profiles_keep_contiguous_layout(device):
+    """CPUs keep a slice per work-item and the whole local budget (profile keys 0)."""
+    from clts.mp.plan import make_plan
+    if device.info.type != "cpu":
+        pytest.skip("CPU profiles")
+    p = make_plan(device, precision="double", m=64)
+    assert p.interleave == 0 and p.groups_per_cu == 0
+
+
+def test_mp_layout_fields_checked():
+    from clts.mp.plan import make_plan
+    gpu = emulation.emulate("mi100", _pocl())
+    with pytest.raises(ValueError, match="interleave"):
+        make_plan(gpu, interleave=2)
+    with pytest.raises(ValueError, match="groups_per_cu"):
+        make_plan(gpu, groups_per_cu=-1)
+

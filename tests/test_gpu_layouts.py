@@ -110,3 +110,59 @@ def test_mp_layout_fields_checked():
     with pytest.raises(ValueError, match="groups_per_cu"):
         make_plan(gpu, groups_per_cu=-1)
 
+
+def _bfast_cube(seed, M=45, N=150, n_hist=80, dtype=np.float64):
+    rng = np.random.default_rng(seed)
+    t = np.arange(N, dtype=np.float64) * 16 + 10
+    y = (3 + 0.001 * t[:, None] + np.sin(2 * np.pi * t[:, None] / 365 + rng.uniform(0, 6, M))
+         + 0.3 * rng.standard_normal((N, M)))
+    y -= (np.arange(N)[:, None] >= rng.integers(n_hist, N, M)) * rng.uniform(0, 3, M)
+    y[rng.random((N, M)) < 0.15] = np.nan
+    return y.astype(dtype), t, t[n_hist]
+
+
+BFAST_FIELDS = ("breaks", "means", "magnitudes", "valids", "status", "history_start", "mosum",
+                "sigma")
+
+
+@pytest.mark.parametrize("version,lanes", [("fused", 1), ("fused", 4), ("multi", 1),
+                                           ("multi", 8)])
+@pytest.mark.parametrize("history", ["all", "ROC"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_bfast_time_major_scratch_bit_identical(device, version, lanes, history, dtype):
+    """The time-major residual scratch (GPUs) against the pixel-major one (CPUs): same bits
+    for the sweep, the median and the ROC kernel, in several chunks."""
+    if dtype == np.float64 and not device.fp64:
+        pytest.skip("no fp64")
+    y, t, start = _bfast_cube(3, dtype=dtype)
+    kw = dict(device=device, version=version, lanes=lanes, history=history, detailed=True,
+              chunk_bytes=y.shape[0] * 2 * y.dtype.itemsize * 16)
+    a = clts.bfast_monitor(y, t, start, scratch="time", **kw)
+    b = clts.bfast_monitor(y, t, start, scratch="pixel", **kw)
+    assert a.plan.scratch == "time" and b.plan.scratch == "pixel"
+    for name in BFAST_FIELDS:
+        if history != "ROC" and name == "history_start":
+            continue
+        x, z = np.asarray(getattr(a, name)), np.asarray(getattr(b, name))
+        assert np.array_equal(x, z, equal_nan=True), name
+
+
+@pytest.mark.oclgrind
+def test_bfast_time_major_tiny(device):
+    y, t, start = _bfast_cube(4, M=5, N=40, n_hist=24, dtype=np.float32)
+    kw = dict(device=device, history="ROC", version="fused", lanes=1)
+    a = clts.bfast_monitor(y, t, start, scratch="time", **kw)
+    b = clts.bfast_monitor(y, t, start, scratch="pixel", **kw)
+    for name in ("breaks", "means", "magnitudes", "history_start"):
+        assert np.array_equal(getattr(a, name), getattr(b, name), equal_nan=True), name
+
+
+@pytest.mark.parametrize("name", ["mi100", "a100", "intel-max-1550"])
+def test_bfast_plan_time_major_on_gpus(name, device):
+    from clts.bfast.plan import make_plan
+    logging.getLogger("clts.profiles").setLevel(logging.ERROR)
+    assert make_plan(emulation.emulate(name, _pocl()), 80, 8).scratch == "time"
+    if device.info.type == "cpu":
+        assert make_plan(device, 80, 8).scratch == "pixel"
+    with pytest.raises(ValueError, match="scratch"):
+        make_plan(device, 80, 8, scratch="column")

@@ -166,3 +166,30 @@ def test_bfast_plan_time_major_on_gpus(name, device):
         assert make_plan(device, 80, 8).scratch == "pixel"
     with pytest.raises(ValueError, match="scratch"):
         make_plan(device, 80, 8, scratch="column")
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("kw", [dict(), dict(robust=True, seasonal_deg=0, trend_deg=2),
+                                dict(seasonal_jump=3, trend_jump=5)])
+def test_stl_flat_moment_major_partials_bit_identical(device, dtype, kw):
+    """The flat LOESS's partial moments moment-major (GPUs) against per work-item (CPUs), with
+    missing values: same bits."""
+    if dtype == np.float64 and not device.fp64:
+        pytest.skip("no fp64")
+    rng = np.random.default_rng(8)
+    y = (np.sin(np.arange(150) * 2 * np.pi / 12)[None, :] + 0.2 * rng.standard_normal((7, 150)))
+    y[rng.random(y.shape) < 0.05] = np.nan
+    y = y.astype(dtype)
+    a, b = (clts.stl(y, 12, seasonal=13, device=device, version="flat", progress=False,
+                     loess_params={"interleave": v, "chunk": 4}, **kw) for v in (1, 0))
+    for name in ("seasonal", "trend", "resid"):
+        x, z = np.asarray(getattr(a, name)), np.asarray(getattr(b, name))
+        assert np.array_equal(x, z, equal_nan=True), name
+
+
+def test_stl_flat_interleave_profile():
+    from clts.stl.plan import read_choices
+    gpu = emulation.emulate("a100", _pocl())
+    assert read_choices(gpu, None)["interleave"] == 1
+    with pytest.raises(ValueError, match="interleave"):
+        read_choices(gpu, {"interleave": 2})

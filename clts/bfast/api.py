@@ -212,7 +212,8 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
         ValueError (not implemented).
     **plan_overrides
         ``lanes``, ``wg``, ``roc_wg``, ``chunk_bytes`` (largest cube + scratch bytes of one
-        chunk, 0: no cap): force plan parameters.
+        chunk, 0: no cap), ``scratch`` ("pixel" or "time": layout of the residual scratch,
+        same results): force plan parameters.
 
     Returns
     -------
@@ -412,7 +413,8 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
     mf = cl.mem_flags
     Xd = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(X, dtype))
     Bd = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(bounds_t, dtype))
-    params = dict(tpl, W=W, tol=_tol(dtype), zv_tol=_zv_tol(dtype))
+    TM = int(plan.scratch == "time")    # time-major residual scratch (GPUs: coalesced)
+    params = dict(tpl, W=W, tol=_tol(dtype), zv_tol=_zv_tol(dtype), TM=TM)
     if plan.version == "fused":
         prg = dev.program("bfast/fused.cl.mako", **params)
     else:
@@ -424,7 +426,7 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
         roc_dtype = np.dtype(np.float64) if dev.fp64 else dtype
         prg_roc = dev.program("bfast/roc.cl.mako", real="double" if dev.fp64 else tpl["real"],
                               in_type=tpl["in_type"], has_nodata=tpl["has_nodata"], W=W, K=K,
-                              N=N, n=n, tol=_tol(roc_dtype), zv_tol=_zv_tol(roc_dtype))
+                              N=N, n=n, tol=_tol(roc_dtype), zv_tol=_zv_tol(roc_dtype), TM=TM)
         Xroc = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR,
                          hostbuf=np.ascontiguousarray(X, roc_dtype))
     out = {"breaks": np.empty(M, np.int32), "means": np.empty(M, dtype),

@@ -10,6 +10,13 @@ Versions
 ``history="ROC"`` adds one kernel (``lanes`` pixels per work-item, double precision where the
 device has it) that finds the stable history start.
 
+``scratch`` (profile key ``bfast.scratch``): the layout of the per-pixel residual scratch that
+the sweep (MOSUM lag window, median) and the ROC kernel (recursive residuals) write and read
+at every time step: "pixel" (pixel-major, N values per pixel: one work-item's values in its
+own cache lines, the CPUs' choice) or "time" (time-major, value c of pixel p at c * Mp + p:
+adjacent work-items touch adjacent words, one or two 128-byte segments per warp access on a
+GPU instead of 32). Results are identical.
+
 ``chunk_bytes`` (profile key ``bfast.chunk_bytes``; 0: none) caps the bytes of one chunk's
 cube and scratch (N values in and N of scratch per pixel) below the device limits: the kernels
 read each pixel's series in several passes, and on a CPU a chunk whose working set stays in
@@ -23,6 +30,7 @@ from dataclasses import dataclass
 from ..runtime.plans import LANE_WIDTHS, PlanValueError, read_tunables, validated
 
 VERSIONS = ("fused", "multi")
+SCRATCH = ("pixel", "time")
 LANES = LANE_WIDTHS
 
 
@@ -33,6 +41,7 @@ class Plan:
     wg: int
     roc_wg: int
     chunk_bytes: int
+    scratch: str = "pixel"
 
     def validate(self, dev=None):
         """Raise ``PlanValueError`` (a ValueError naming the field) for a bad value; with
@@ -42,6 +51,8 @@ class Plan:
                                             f"{self.version!r}")
         if self.lanes not in LANES:
             raise PlanValueError("lanes", f"must be one of {LANES}, got {self.lanes!r}")
+        if self.scratch not in SCRATCH:
+            raise PlanValueError("scratch", f"must be one of {SCRATCH}, got {self.scratch!r}")
         cb = self.chunk_bytes
         if isinstance(cb, bool) or not isinstance(cb, int) or cb < 0:
             raise PlanValueError("chunk_bytes", f"must be a non-negative integer (0: no cap), "
@@ -73,7 +84,8 @@ def make_plan(dev, n_hist: int, K: int, version="auto", **overrides) -> Plan:
     if version not in VERSIONS:
         raise ValueError(f"version must be one of {VERSIONS} or 'auto', got {version!r}")
     keys = {"lanes": f"bfast.{version}.lanes", "wg": f"bfast.{version}.wg",
-            "roc_wg": "bfast.roc.wg", "chunk_bytes": "bfast.chunk_bytes"}
+            "roc_wg": "bfast.roc.wg", "chunk_bytes": "bfast.chunk_bytes",
+            "scratch": "bfast.scratch"}
     t = read_tunables(dev, keys, overrides)
     plan = validated(Plan(version=version, **t.values), dev, keys, t.forced)
     if plan.version == "multi" and not multi_fits(dev, K):

@@ -10,8 +10,7 @@ import numpy as np
 
 from .. import options
 from ..runtime import launch, progress, round_up
-from ..runtime.plans import local_memory_budget
-from .plan import local_tile_rows
+from .plan import fit_tile, local_tile_rows
 from . import flags
 from .estimate import cached_estimate
 from .exact import _better, _pair_dist, _scan
@@ -106,10 +105,13 @@ def _run_diag(dev, plan, A, B, dB, self_join, cols, b_lo, b_hi, kstart, bar, chu
                   segment=R, NORMALIZE=int(A.normalize), COLS=int(cols), ATOMIC=int(atomic),
                   PACK=int(plan.kernel_real == "double" and k == 1), K=k,
                   LOCAL=int(local), WG=plan.wg if local else 0, UNROLL=plan.unroll,
+                  ILV=plan.interleave if local else 0,
                   PRECHECK=int(not getattr(dev.info, "simulator", False)))
     if k > 1:
         L, local = _topk_tile(dev, plan, k)
-        params.update(tile=L, LOCAL=int(local), WG=plan.wg if local else 0)
+        # ILV: local k-lists and the partial lists rowPV / colPV interleaved by work-item
+        params.update(tile=L, LOCAL=int(local), WG=plan.wg if local else 0,
+                      ILV=plan.interleave)
         # few bands per launch: each launch's reduction raises the entry floors of the next
         chunk_bands = max(1, min(chunk_bands, TOPK_PARTIAL_BYTES // ((2 * R + D) * k * 12),
                                  TOPK_ITEMS_PER_CU * dev.info.compute_units * plan.wg))
@@ -185,17 +187,18 @@ def _run_diag(dev, plan, A, B, dB, self_join, cols, b_lo, b_hi, kstart, bar, chu
         head = (dd.data, np.int32(off), np.int32(nw), np.int32(s0))
         off += nw
         if k > 1:
-            pout = [rPV.data, rPI.data, gRV.data, wfl.data] + \
+            pout = [rPV.data, rPI.data, gRV.data, wfl.data, np.int32(nwmax)] + \
                 ([cPV.data, cPI.data, gCV.data] if cols else [])
             launch(dev, kern, gsz, plan.wg, *head, *common, *pout)
             ev = launch(dev, red_r, round_up(R, 64), None, *head[:3], np.int32(s0), np.int32(lA),
-                        wfl.data, rPV.data, rPI.data, gRV.data, gRI.data)
+                        wfl.data, np.int32(nwmax), rPV.data, rPI.data, gRV.data, gRI.data)
             if cols:
                 kbc = int(dsub[0, 0])
                 ncols = (nw - 1) * D + R + D - 1
                 ev = launch(dev, red_c, round_up(ncols, 64), None, *head[:3], np.int32(s0),
                             np.int32(kbc), np.int32(s0 + kbc), np.int32(ncols),
-                            np.int32(lB), wfl.data, cPV.data, cPI.data, gCV.data, gCI.data)
+                            np.int32(lB), wfl.data, np.int32(nwmax), cPV.data, cPI.data,
+                            gCV.data, gCI.data)
         elif atomic:
             ev = launch(dev, kern, gsz, plan.wg, *head, *common, *outs)
         else:
@@ -239,9 +242,10 @@ def _run_diag(dev, plan, A, B, dB, self_join, cols, b_lo, b_hi, kstart, bar, chu
 
 def _local_tile(dev, plan):
     """Rows per tile of the k = 1 kernel with store="local": ``plan.tile``, fewer where the
-    work-group's column bests ((tile + band) slots of ``lanes`` values) would not fit."""
+    work-group's column bests ((tile + band) slots of ``lanes`` values) would not fit its
+    share of a compute unit's local memory (``plan.groups_per_cu``)."""
     per = plan.lanes * 8   # 8 bytes a slot: a packed key (double) or a float value + int index
-    L = local_tile_rows(dev, plan.lanes, plan.groups, plan.wg, plan.tile)
+    L = local_tile_rows(dev, plan.lanes, plan.groups, plan.wg, plan.tile, plan.groups_per_cu)
     if L < 1:
         from ..runtime import DeviceError
         raise DeviceError(f"device {dev}: store='local' needs {(plan.band + 1) * per} bytes "
@@ -253,21 +257,21 @@ def _local_tile(dev, plan):
 def _topk_tile(dev, plan, k):
     """(rows per tile, local) of the top-k kernel: ``plan.tile``, fewer where a tile's column
     lists ((tile + band) x k entries) would not fit the device's local memory (per work-item of
-    a group; topk_store="local") or TOPK_PRIVATE_BYTES of private memory. Where not even one
-    row fits in local memory, private memory, with a warning."""
+    a group; topk_store="local": its share of a compute unit's, ``plan.groups_per_cu``) or
+    TOPK_PRIVATE_BYTES of private memory. Where not even one row fits in local memory,
+    private memory, with a warning."""
     rs = 8 if plan.kernel_real == "double" else 4
     per = k * (rs + 4) + rs
     local = plan.topk_store == "local"
-    if local and local_memory_budget(dev) // max(plan.wg, 1) // per - plan.band < 1:
+    if local and fit_tile(dev, per, plan.band, plan.wg, plan.tile, plan.groups_per_cu) < 1:
         import warnings
         warnings.warn(f"clts.matrix_profile: k={k} lists of band {plan.band} x wg {plan.wg} do "
                       f"not fit the {dev.local_mem} bytes of local memory of {dev}; "
                       "topk_store='private' used", stacklevel=4)
         local = False
     if local:
-        budget = local_memory_budget(dev) // max(plan.wg, 1)
-    else:
-        budget = min(TOPK_PRIVATE_BYTES, TOPK_PRIVATE_GROUP_BYTES // max(plan.wg, 1))
+        return fit_tile(dev, per, plan.band, plan.wg, plan.tile, plan.groups_per_cu), local
+    budget = min(TOPK_PRIVATE_BYTES, TOPK_PRIVATE_GROUP_BYTES // max(plan.wg, 1))
     L = min(plan.tile, budget // per - plan.band)
     if L < 1:
         from ..runtime import DeviceError

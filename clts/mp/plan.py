@@ -11,6 +11,16 @@ caller (``matrix_profile(..., plan=Plan(...))`` or keyword overrides), which is 
 - ``store``: where a tile's best values live: "private" (registers / private arrays) or "local"
   (a per-work-item slice of a __local array; nothing shared, so no barrier). ``topk_store``:
   the same for the sorted k-lists of a tile's columns (k > 1), where the best choice differs.
+- ``groups_per_cu``: work-groups that must fit on one compute unit together (GPUs: 4): the
+  local-memory tile (store / topk_store "local") is cut so that its group takes at most
+  1 / groups_per_cu of the CU's local memory (the occupancy model of clts.runtime.occupancy,
+  published per-CU limits of the device's GPU family); 0: the whole
+  per-group budget (one group may fill a CU). Where not one row fits, fewer groups.
+- ``interleave``: 1 lays the per-work-item slices of the local tile arrays and the top-k
+  kernel's partial lists (rowPV / colPV) out interleaved by work-item (element e of work-item
+  w at e * n + w: adjacent work-items touch adjacent words, coalesced on GPUs and free of local
+  bank conflicts); 0: one contiguous slice per work-item (CPUs, where a work-item's slice stays
+  in its cache lines). Results are identical.
 - ``merge``: "atomic" (64-bit packed atomic minimum, needs cl_khr_int64_base_atomics) or
   "partial" (per-work-item partial profiles + a reduction kernel; any device).
 - ``precision``: "double" (everything float64), "mixed" (float32 diagonal kernel, float64
@@ -44,6 +54,8 @@ class Plan:
     precision: str
     block_rows: int
     unroll: int
+    groups_per_cu: int = 0
+    interleave: int = 0
 
     @property
     def band(self) -> int:
@@ -69,6 +81,12 @@ class Plan:
                 raise PlanValueError(name, f"must be a positive int, got {v!r}")
         if self.unroll > UNROLL_MAX:
             raise PlanValueError("unroll", f"must be <= {UNROLL_MAX}, got {self.unroll}")
+        for name in ("groups_per_cu", "interleave"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                raise PlanValueError(name, f"must be a non-negative int, got {v!r}")
+        if self.interleave > 1:
+            raise PlanValueError("interleave", f"must be 0 or 1, got {self.interleave}")
         if self.groups > 64:
             raise PlanValueError("groups", f"must be <= 64 lane groups, got {self.groups}")
         limit = getattr(dev, "max_work_group", None)
@@ -95,17 +113,31 @@ PROFILE_KEYS = {"lanes": "mp.diag.lanes", "groups": "mp.diag.groups", "tile": "m
                 "segment": "mp.diag.segment", "wg": "mp.diag.wg", "store": "mp.diag.store",
                 "topk_store": "mp.diag.topk_store", "unroll": "mp.diag.unroll",
                 "block_rows": "mp.block_rows", "merge": "mp.merge",
+                "groups_per_cu": "mp.diag.groups_per_cu", "interleave": "mp.diag.interleave",
                 "segment_per_m": "mp.diag.segment_per_m"}
 
 
-def local_tile_rows(dev, lanes: int, groups: int, wg: int, tile: int) -> int:
+def fit_tile(dev, per: int, band: int, wg: int, tile: int, groups_per_cu: int = 0) -> int:
+    """Rows per tile (at most ``tile``) whose (rows + band) slots of ``per`` bytes per
+    work-item of a ``wg`` group fit the local memory that leaves room for ``groups_per_cu``
+    groups per compute unit (``local_memory_share``), or for as many as allow one row; < 1
+    where not even one row fits one group."""
+    from ..runtime.plans import local_memory_share
+    for g in range(groups_per_cu, 0, -1):
+        L = min(tile, local_memory_share(dev, g, wg) // max(wg, 1) // per - band)
+        if L >= 1:
+            return L
+    return min(tile, local_memory_share(dev, 0, wg) // max(wg, 1) // per - band)
+
+
+def local_tile_rows(dev, lanes: int, groups: int, wg: int, tile: int,
+                    groups_per_cu: int = 0) -> int:
     """Rows per tile of the k = 1 kernel with store="local": ``tile``, fewer where a
     work-group's column bests ((rows + band) slots of ``lanes`` values, 8 bytes a slot: a
-    packed key or a float value + int index) would not fit the device's local memory; < 1
-    where not even one row fits. The run path and the tuner's constraint both use it."""
-    from ..runtime.plans import local_memory_budget
-    per = lanes * 8
-    return min(tile, local_memory_budget(dev) // max(wg, 1) // per - lanes * groups)
+    packed key or a float value + int index) would not fit the device's local memory (its
+    1 / groups_per_cu share of a compute unit's, :func:`fit_tile`); < 1 where not even one
+    row fits. The run path and the tuner's constraint both use it."""
+    return fit_tile(dev, lanes * 8, lanes * groups, wg, tile, groups_per_cu)
 
 
 #: the exact covariance at a segment start costs O(m) per diagonal, and the O(1) update's

@@ -388,8 +388,9 @@ def tke(u, v, w, maskU, maskV, maskW, dxt, dxu, dyt, dyu, dzt, dzw, cost, cosu, 
     forc_tke_surface : [nx, ny].
     dt_tracer, dt_mom, AB_eps, alpha_tke, c_eps, K_h_tke : model constants (defaults: the
         benchmark's).
-    plan / **params : ``wg_z``, ``wg_y``, ``wg_x``, ``transfer`` (see clts.ocean.plan) and
-        ``solver=dict(...)``: keywords forced on ``clts.solve_tridiagonal``.
+    plan / **params : ``lanes``, ``wg``, ``advection``, ``inline_max_itemsize``, ``stream``,
+        ``transfer`` (see clts.ocean.plan) and ``solver=dict(...)``: keywords forced on
+        ``clts.solve_tridiagonal``.
     out : tuple of 3 numpy arrays, optional
         Where to write ``(tke, dtke, tke_surf_corr)`` (numpy calls): the results of an earlier
         call will do. A model's time loop that passes two sets in turn (not overlapping the

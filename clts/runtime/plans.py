@@ -121,6 +121,24 @@ def local_memory_budget(device) -> int:
     return max(0, int(device.local_mem) - LOCAL_MEM_RESERVE)
 
 
+def local_memory_share(device, groups: int, wg: int, regs: int = 0) -> int:
+    """Bytes of local memory one work-group of ``wg`` work-items may use so that ``groups``
+    work-groups (or as many as ``regs`` registers and the wave limit allow) fit on one compute
+    unit together, by the occupancy model of the device's GPU family
+    (:func:`clts.runtime.occupancy.max_local_mem`: a group that takes all of a CU's local
+    memory leaves it one group); ``groups`` <= 0, CPUs and unknown devices: the whole
+    per-group budget (:func:`local_memory_budget`)."""
+    budget = local_memory_budget(device)
+    if groups <= 0:
+        return budget
+    from . import occupancy
+    lim = occupancy.limits_for(device)
+    if lim is None:
+        return budget
+    return max(0, min(budget, occupancy.max_local_mem(lim, work_group=max(wg, 1), regs=regs,
+                                                      groups=groups)))
+
+
 class PlanValueError(ValueError):
     """A bad Plan field, raised by a Plan's ``validate``: ``name`` (the field) and the message."""
 

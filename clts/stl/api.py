@@ -171,6 +171,7 @@ class _Runner:
             kw["WG"] = choice.wg
         if version == "flat":
             kw["CH"] = choice.chunk
+            kw["PT"] = choice.interleave
         if version == "outer":
             kw["LANES"] = choice.lanes
             kw["complete"] = complete and choice.lanes > 1

@@ -26,6 +26,7 @@ class LoessChoice:
     chunk: int            # flat: neighbours per work-item
     lanes: int            # outer: series per work-item (vector width)
     table: bool           # outer, lanes > 1, complete data: tricube weights from a per-call table
+    interleave: int = 0   # flat: partial moments moment-major (k * items + item; GPUs: coalesced)
 
 
 @dataclass(frozen=True)
@@ -41,7 +42,7 @@ class Plan:
 
 #: STL tunables: name -> profile key (the caller forces them through ``loess_params``)
 TUNABLE_KEYS = {"lanes": "stl.outer.lanes", "wg": "stl.intragroup.wg", "chunk": "stl.flat.chunk",
-                "table": "stl.outer.table",
+                "table": "stl.outer.table", "interleave": "stl.flat.interleave",
                 "jump_threshold": "stl.loess.jump_threshold",
                 "intragroup_max_q": "stl.loess.intragroup_max_q",
                 "parallelism_threshold": "stl.loess.parallelism_threshold",
@@ -60,6 +61,7 @@ def read_choices(dev, loess_params):
     t.int_in("lanes", choices=LANE_WIDTHS)
     t.work_group("wg", power_of_two=True)       # the intra-group reduction halves the group
     t.int_in("chunk", 1, 1 << 16)
+    t.int_in("interleave", 0, 1)
     for name in ("jump_threshold", "intragroup_max_q", "parallelism_threshold"):
         t.int_in(name, 0)
     ipw = t["interp_per_item"]
@@ -77,6 +79,7 @@ def choose(values: dict, n_fits: int, q: int, jump: int, batch: int,
     outer parallelism (batch x fit points < parallelism_threshold). ``values``: from
     :func:`read_choices`."""
     wg, chunk, lanes, table = values["wg"], values["chunk"], values["lanes"], values["table"]
+    ilv = values.get("interleave", 0)
     if not values.get("lanes_forced"):
         # the outer version fits the same point of ``lanes`` series per work-item: with fewer
         # series than lanes the rest of the vector would compute nothing (batch 1 on 8 lanes
@@ -84,7 +87,7 @@ def choose(values: dict, n_fits: int, q: int, jump: int, batch: int,
         while lanes > 1 and lanes > batch:
             lanes //= 2
     if version != "auto":
-        return LoessChoice(version, wg, chunk, lanes, table)
+        return LoessChoice(version, wg, chunk, lanes, table, ilv)
     if batch * n_fits < values["parallelism_threshold"]:
         v = "flat"
     elif jump <= values["jump_threshold"]:
@@ -93,7 +96,7 @@ def choose(values: dict, n_fits: int, q: int, jump: int, batch: int,
         v = "intragroup"
     else:
         v = "flat"
-    return LoessChoice(v, wg, chunk, lanes, table)
+    return LoessChoice(v, wg, chunk, lanes, table, ilv)
 
 
 #: moments the intra-group kernel reduces in local memory (degree 2: eight)

@@ -162,8 +162,9 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, version: str = "auto", star
         ``flat_max_batch``, ``pcr_max_batch``, ``unrolled_below_n``,
         ``unrolled_interleaved_below_n``, ``coalesced_min_n``, ``coalesced_interleaved_min_n``,
         ``coalesced_interleaved_max_n``,
-        and the size limits ``pcr_max_n`` / ``unrolled_max_n`` (``tridiag.pcr.max_n`` /
-        ``tridiag.unrolled.max_n``).
+        and the size limits ``pcr_max_n`` / ``unrolled_max_n`` / ``unrolled_max_bytes``
+        (``tridiag.pcr.max_n`` / ``tridiag.unrolled.max_n`` / ``tridiag.unrolled.max_bytes``:
+        the n x itemsize cap of the unrolled kernel, whose registers grow with n; 0: none).
 
     Returns
     -------

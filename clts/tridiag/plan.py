@@ -35,7 +35,9 @@ Code versions:
    ``thomas`` (the same kernel on the same layout, with the ``thomas`` section's parameters:
    private c'/d' arrays, no prefetch; on CPUs it wins again for long systems, whose rows of
    one work-item are too far apart for the coalesced version's prefetch to pay)
-4. ``thomas-unrolled``   if n < auto.unrolled_below_n and n <= unrolled.max_n
+4. ``thomas-unrolled``   if n < auto.unrolled_below_n and n <= unrolled.max_n, and n x itemsize
+                         <= unrolled.max_bytes (0: no cap; registers: c'/d' of the whole
+                         system live in them), else ``thomas-coalesced`` (the transposed path)
 5. ``thomas-coalesced``  if n >= auto.coalesced_min_n (natural layout)
 6. ``thomas``            otherwise
 """
@@ -67,7 +69,8 @@ AUTO_KEYS = ("flat_min_n", "flat_max_batch", "pcr_max_batch", "unrolled_below_n"
              "unrolled_interleaved_below_n", "coalesced_min_n", "coalesced_interleaved_min_n",
              "coalesced_interleaved_max_n")
 #: size limits of ``auto`` a caller may force: keyword -> (profile section, key)
-LIMIT_KEYS = {"pcr_max_n": ("pcr", "max_n"), "unrolled_max_n": ("unrolled", "max_n")}
+LIMIT_KEYS = {"pcr_max_n": ("pcr", "max_n"), "unrolled_max_n": ("unrolled", "max_n"),
+              "unrolled_max_bytes": ("unrolled", "max_bytes")}
 #: every keyword of solve_tridiagonal that steers ``auto`` (only with method="auto")
 AUTO_PARAMS = AUTO_KEYS + tuple(LIMIT_KEYS)
 
@@ -189,14 +192,18 @@ def choose_method(dev, n: int, nsys: int, layout: str, itemsize: int,
             and pcr_fits(dev, n, itemsize, _pcr_wg(dev, n, a["pcr_wg"]))):
         return "pcr"
     unrollable = n <= min(a["unrolled_max_n"], UNROLLED_HARD_MAX)
+    # the unrolled kernel keeps c' and d' of a whole system in registers: on GPUs only while
+    # n x itemsize <= unrolled.max_bytes keeps the occupancy model's 25 % (A100: float64
+    # n = 24 took 118 registers, n = 32 150; MI100: n = 11 80 VGPRs, n = 15 124)
+    fits = not a["unrolled_max_bytes"] or n * itemsize <= a["unrolled_max_bytes"]
     if layout == "interleaved":
-        if unrollable and n < a["unrolled_interleaved_below_n"]:
+        if unrollable and n < a["unrolled_interleaved_below_n"] and fits:
             return "thomas-unrolled"
         if a["coalesced_interleaved_min_n"] <= n < a["coalesced_interleaved_max_n"]:
             return "thomas-coalesced"
         return "thomas"
     if unrollable and n < a["unrolled_below_n"]:
-        return "thomas-unrolled"
+        return "thomas-unrolled" if fits else "thomas-coalesced"
     if n >= a["coalesced_min_n"]:
         return "thomas-coalesced"
     return "thomas"

@@ -36,32 +36,39 @@ inline real load_y1(__global const in_t* y, const long off, const real nodata)
     return v;
 }
 
+% if TM:
+// time-major scratch (TM): element i of a pixel's values at a[i * st]; the same selection and
+// median as below (the same swaps in the same order: identical results)
+<% AT = lambda i: f"a[(long)({i}) * st]" %>
+% else:
+<% AT = lambda i: f"a[{i}]" %>
+% endif
 // k-th smallest of a[0..m) (Wirth's selection, in place); after it a[0..k) <= a[k] <= a[k+1..m)
-inline real select_kth(__global real* a, const int m, const int k)
+inline real select_kth(__global real* a, const int m, const int k${', const int st' if TM else ''})
 {
     int l = 0, r = m - 1;
     while (l < r) {
-        const real x = a[k];
+        const real x = ${AT('k')};
         int i = l, j = r;
         do {
-            while (a[i] < x) ++i;
-            while (x < a[j]) --j;
-            if (i <= j) { const real t = a[i]; a[i] = a[j]; a[j] = t; ++i; --j; }
+            while (${AT('i')} < x) ++i;
+            while (x < ${AT('j')}) --j;
+            if (i <= j) { const real t = ${AT('i')}; ${AT('i')} = ${AT('j')}; ${AT('j')} = t; ++i; --j; }
         } while (i <= j);
         if (j < k) l = i;
         if (k < i) r = j;
     }
-    return a[k];
+    return ${AT('k')};
 }
 
-inline real median_inplace(__global real* a, const int m)
+inline real median_inplace(__global real* a, const int m${', const int st' if TM else ''})
 {
     if (m <= 0) return REAL_NAN;
     const int k = m / 2;
-    const real hi = select_kth(a, m, k);
+    const real hi = select_kth(a, m, k${', st' if TM else ''});
     if (m & 1) return hi;
-    real lo = a[0];
-    for (int i = 1; i < k; ++i) lo = fmax(lo, a[i]);
+    real lo = ${AT(0)};
+    for (int i = 1; i < k; ++i) lo = fmax(lo, ${AT('i')});
     return (real)0.5 * (lo + hi);
 }
 

@@ -4,7 +4,9 @@
 ## by the identity. sigma = sd(w); process cumsum(w)/(sigma sqrt(n-K)); cut when
 ## max |x_i| / (1 + 2 i/m) > b_level, at the first crossing of the alpha 0.05 boundary (as R does).
 ## Writes the index of the first history date used.
-## Variables: real, in_type, has_nodata, W, K, N, n, tol.
+## Recursive residuals in `scratch`: N per pixel (TM = 0), or time-major (TM = 1: residual i of
+## pixel p at i * Mp + p, coalesced on GPUs).
+## Variables: real, in_type, has_nodata, W, K, N, n, tol, TM.
 <%include file="/bfast/common.cl.mako"/>
 <%
     def L(l):
@@ -19,10 +21,11 @@ inline int roc_start(__global const in_t* y, const int Mp, const int p, __global
     int s0 = 0;
     if (ok && m >= 2) {
         real mean = 0;
-        for (int i = 0; i < m; ++i) mean += w[i];
+<% WI = (lambda i: f"w[(long)({i}) * Mp]") if TM else (lambda i: f"w[{i}]") %>\
+        for (int i = 0; i < m; ++i) mean += ${WI("i")};
         mean /= (real)m;
         real ss = 0;
-        for (int i = 0; i < m; ++i) ss += (w[i] - mean) * (w[i] - mean);
+        for (int i = 0; i < m; ++i) ss += (${WI("i")} - mean) * (${WI("i")} - mean);
         const real sigma = sqrt(ss / (real)(m - 1));
         // recursive residuals within rounding of the data's scale: an exact fit, nothing to cut
         if (sigma > (real)${zv_tol} * ymax) {
@@ -30,7 +33,7 @@ inline int roc_start(__global const in_t* y, const int Mp, const int p, __global
             real cs = 0;
             int cut = 0, first = 0;
             for (int i = 1; i <= m; ++i) {
-                cs += w[i - 1];
+                cs += ${WI("i - 1")};
                 const real x = fabs(cs * norm);
                 const real shape = (real)1 + (real)2 * (real)i / (real)m;
                 if (x > b_level * shape) cut = 1;
@@ -92,7 +95,11 @@ __kernel void bfast_roc(__global const in_t* restrict y, const int Mp,
 % endfor
 % for l in range(W):
         if (ok${L(l)} != (real)0 && p0 + ${l} < Mp) {
+%   if TM:
+            if (c[${l}] >= ${K}) scratch[(long)(c[${l}] - ${K}) * Mp + p0 + ${l}] = yy${L(l)};
+%   else:
             if (c[${l}] >= ${K}) scratch[(long)(p0 + ${l}) * ${N} + c[${l}] - ${K}] = yy${L(l)};
+%   endif
             ++c[${l}];
             if (c[${l}] == ${K}) {      // the first K values must determine the fit (else no cut)
                 real dmax = 0, dmin = REAL_MAX;
@@ -106,7 +113,7 @@ __kernel void bfast_roc(__global const in_t* restrict y, const int Mp,
     }
 % for l in range(W):
     if (p0 + ${l} < Mp)
-        hist_start[p0 + ${l}] = roc_start(y, Mp, p0 + ${l}, scratch + (long)(p0 + ${l}) * ${N},
+        hist_start[p0 + ${l}] = roc_start(y, Mp, p0 + ${l}, scratch + (long)(p0 + ${l})${"" if TM else f" * {N}"},
                                           c[${l}], okl[${l}], nodata, b_level, b_05,
                                           ymaxv${L(l)});
 % endfor

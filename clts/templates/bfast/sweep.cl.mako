@@ -2,7 +2,8 @@
 ## In scope: p0 (first pixel of this work-item), V bt0..bt{K-1} (coefficients), int nb[W] (valid
 ## history values), int bad[W] (singular fit), and with ROC int hs[W] + V hsv (history start date).
 ## Residuals of the valid values from the history start are kept compact per pixel in `scratch`
-## (pixel-major, N per pixel): the MOSUM window subtracts the value h back, the median reads them.
+## (pixel-major, N per pixel; TM: time-major, value c of pixel p at c * Mp + p, coalesced on GPUs):
+## the MOSUM window subtracts the value h back, the median reads them.
 <%
     def L(l):
         return "" if W == 1 else ".s%x" % l
@@ -29,7 +30,7 @@
 % for l in range(W):
     c[${l}] = 0;
     h[${l}] = max((int)floor((real)nb[${l}] * hfrac), 1);
-    so[${l}] = (long)(p0 + ${l}) * ${N};
+    so[${l}] = (long)(p0 + ${l})${"" if TM else f" * {N}"};
     nbf${L(l)} = (real)nb[${l}];
     hv${L(l)} = (real)h[${l}];
 % endfor
@@ -59,8 +60,13 @@
         {
             const real rr = r${L(l)};
             const int v = okv${L(l)} != (real)0;
+% if TM:
+            scratch[so[${l}] + (long)c[${l}] * Mp] = rr;
+            const real lag = scratch[so[${l}] + (long)max(c[${l}] - h[${l}], 0) * Mp];
+% else:
             scratch[so[${l}] + c[${l}]] = rr;
             const real lag = scratch[so[${l}] + max(c[${l}] - h[${l}], 0)];
+% endif
             dS${L(l)} = v ? rr - (c[${l}] >= h[${l}] ? lag : (real)0) : (real)0;
             c[${l}] += v;
         }
@@ -139,7 +145,7 @@ ${step(True)}
                    : (nm > 0 ? summo${L(l)} / ((real)nm * scl${L(l)}) : REAL_NAN);
 % if magnitudes:
         mags[p] = (st && st != 3) ? fval
-                  : median_inplace(scratch + so[${l}] + nb[${l}], nm) * yscale${L(l)};
+                  : ${f"median_inplace(scratch + so[{l}] + (long)nb[{l}] * Mp, nm, Mp)" if TM else f"median_inplace(scratch + so[{l}] + nb[{l}], nm)"} * yscale${L(l)};
 % endif
     }
 % endfor

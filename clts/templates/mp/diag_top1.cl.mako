@@ -3,7 +3,10 @@
 ## Row bests are reduced over the band per row. Column bests (LOCAL = 0, store="private"): PACK
 ## (float64) in registers that shift one lane per row, else in private arrays for a tile of
 ## `tile` rows (the C macro L) merged at the tile end; LOCAL = 1 (store="local"): for a tile of `tile` rows in this
-## work-item's slice of a __local array (nothing shared, no barrier), merged at the tile end.
+## work-item's slice of a __local array (nothing shared, no barrier), merged at the tile end;
+## ILV = 1: the slices interleaved by work-item (slot u of work-item l at u * WG + l), so that
+## adjacent work-items touch adjacent words (no local-memory bank conflicts; a contiguous slice
+## of tile + D doubles put 8 or more lanes of a warp on the same bank).
 ## Merge: ATOMIC -> 64-bit atomic minimum (compare-and-swap loop, cl_khr_int64_base_atomics) on
 ## a key packing (1 - score or -score, index), smaller index on ties; else per-work-item partial
 ## profiles (no races) that reduce_rows / reduce_cols fold into the global profile.
@@ -12,6 +15,11 @@
 <%
     VT, ITS, IT, D, LOAD, SEL, ROW_UNROLL, IOTA = shared.attr.names(real, lanes, groups, UNROLL)
     SPACE = "__local" if LOCAL else "__private"
+    # slot stride and per-work-item offset of the local tile arrays (ILV: interleaved)
+    CST = WG if (LOCAL and COLS and ILV) else 1
+    COFF = 1 if CST > 1 else tile + D
+    def SL(x):
+        return x if CST == 1 else f"({x}) * {CST}"
 %>
 ${shared.prelude()}
 
@@ -52,13 +60,19 @@ typedef ${"ulong" if lanes == 1 else f"ulong{lanes}"} UT;
 %>
         {
             // tile end: column it + k0 + c is the best over lanes l of slot c - l
+%   if CST == 1:
             __local const real *cs = (__local const real *)cl;
+%   endif
             const int ncol = ${TL} + D - 1;
             for (int c = 0; c < ncol; ++c) {
                 real best = ${WORST};
                 for (int l = 0; l < ${lanes}; ++l) {
                     const int u = c - l;
+%   if CST == 1:
                     if (u >= 0) best = ${BEST}(best, cs[u * ${lanes} + l]);
+%   else:
+                    if (u >= 0) best = ${BEST}(best, ((__local const real *)(cl + ${SL("u")}))[l]);
+%   endif
                 }
                 const int j = it + k0 + c;
 ${merge_column()}
@@ -90,12 +104,12 @@ __kernel void diag(
     // store="local": this work-item's slice of the tile's column bests (nothing shared)
 %   if PACK:
     __local ${VT} lcl[${WG * (tile + D)}];
-    __local ${VT} *cl = lcl + get_local_id(0) * ${tile + D};
+    __local ${VT} *cl = lcl + get_local_id(0) * ${COFF};
 %   else:
     __local ${VT} lcacc[${WG * (tile + D)}];
     __local ${IT} lcidx[${WG * (tile + D)}];
-    __local ${VT} *cacc = lcacc + get_local_id(0) * ${tile + D};
-    __local ${IT} *cidx = lcidx + get_local_id(0) * ${tile + D};
+    __local ${VT} *cacc = lcacc + get_local_id(0) * ${COFF};
+    __local ${IT} *cidx = lcidx + get_local_id(0) * ${COFF};
 %   endif
 % endif
     const int w = get_global_id(0);
@@ -139,7 +153,7 @@ ${shared.cov_init(VT, LOAD)}
     // column bests of a tile of L rows in local memory: slot u = t + g*W, lane l holds
     // column it + k0 + u + l (aligned vectors, no overlap between rows); merged at tile end
     int it = ilo;
-    for (int u = 0; u < ${tile + D}; ++u) cl[u] = (${VT})${WORST};
+    for (int u = 0; u < ${tile + D}; ++u) cl[${SL("u")}] = (${VT})${WORST};
 %   elif COLS:
     // column bests in registers: cc<g> lane l holds column i + k0 + g*W + l of the current row;
     // per row they shift down one lane (the column leaving lane 0 of group 0 is complete)
@@ -167,7 +181,7 @@ ${shared.cov_init(VT, LOAD)}
         if (i - it == L) {
 ${pack_flush("L")}
             it = i;
-            for (int u = 0; u < ${tile + D}; ++u) cl[u] = (${VT})${WORST};
+            for (int u = 0; u < ${tile + D}; ++u) cl[${SL("u")}] = (${VT})${WORST};
         }
 %   elif COLS:
         if (i > ilo) {
@@ -199,7 +213,7 @@ ${merge_column()}
             const UT sh = AS_U(s) & hmask;
             rb = ${BEST}(rb, AS_R(sh | jpg));
 %     if COLS and LOCAL:
-            cl[i - it + ${g * lanes}] = ${BEST}(cl[i - it + ${g * lanes}], AS_R(sh | ip));
+            cl[${SL(f"i - it + {g * lanes}")}] = ${BEST}(cl[${SL(f"i - it + {g * lanes}")}], AS_R(sh | ip));
 %     elif COLS:
             cc${g} = ${BEST}(cc${g}, AS_R(sh | ip));
 %     endif
@@ -259,7 +273,7 @@ ${merge_column()}
     for (int it = ilo; it < ihi; it += L) {
         const int tl = min(L, ihi - it);
 % if COLS:
-        for (int u = 0; u < L + D; ++u) { cacc[u] = -INFINITY; cidx[u] = -1; }
+        for (int u = 0; u < L + D; ++u) { cacc[${SL("u")}] = -INFINITY; cidx[${SL("u")}] = -1; }
 % endif
         ${ROW_UNROLL}
         for (int t = 0; t < tl; ++t) {
@@ -286,9 +300,10 @@ ${merge_column()}
                 rb = ${SEL("rb", "s", "mr")};
                 rj = ${SEL("rj", "jv", "mr")};
 % if COLS:
-                const ${IT} mc = s > cacc[t + ${g * lanes}];
-                cacc[t + ${g * lanes}] = ${SEL(f"cacc[t + {g * lanes}]", "s", "mc")};
-                cidx[t + ${g * lanes}] = ${SEL(f"cidx[t + {g * lanes}]", f"(({IT})i)", "mc")};
+<% cu = SL(f"t + {g * lanes}") %>\
+                const ${IT} mc = s > cacc[${cu}];
+                cacc[${cu}] = ${SEL(f"cacc[{cu}]", "s", "mc")};
+                cidx[${cu}] = ${SEL(f"cidx[{cu}]", f"(({IT})i)", "mc")};
 % endif
             }
 % endfor
@@ -313,8 +328,10 @@ ${merge_column()}
 % if COLS:
         // tile end: merge the tile's column bests (column it + k0 + u + lane)
         {
+% if CST == 1:
             ${SPACE} const real *cv = (${SPACE} const real *)cacc;
             ${SPACE} const ${ITS} *ci = (${SPACE} const ${ITS} *)cidx;
+% endif
             const int ncol = tl + D - 1;
             for (int c = 0; c < ncol; ++c) {
                 real bs = -INFINITY;
@@ -322,8 +339,13 @@ ${merge_column()}
                 for (int l = 0; l < ${lanes}; ++l) {
                     const int u = c - l;
                     if (u >= 0 && u < L + D) {
+% if CST == 1:
                         const real s = cv[u * ${lanes} + l];
                         const int ii = (int)ci[u * ${lanes} + l];
+% else:
+                        const real s = ((${SPACE} const real *)(cacc + ${SL("u")}))[l];
+                        const int ii = (int)((${SPACE} const ${ITS} *)(cidx + ${SL("u")}))[l];
+% endif
                         if (ii >= 0 && better(s, ii, bs, bi)) { bs = s; bi = ii; }
                     }
                 }

@@ -15,6 +15,10 @@
 ## of its row / column so far (gRV / gCV, written by the previous launches' reductions, read
 ## only here): after the first launches nearly every candidate is rejected by one vector
 ## compare. (At least: an equal score with a smaller index may still be better.)
+## ILV = 1 (GPUs): the local tile lists and the partial lists rowPV / colPV interleaved by
+## work-item (element e of work-item w at e * WG + lid locally, e * nws + w globally, nws the
+## work-items the partial buffers hold), so that adjacent work-items touch adjacent words:
+## coalesced global stores and no local bank conflicts. ILV = 0: a slice per work-item.
 <%namespace name="shared" file="/mp/diag_common.cl.mako"/>
 <%include file="/common/real.cl.mako"/>
 <%
@@ -30,15 +34,31 @@ ${shared.prelude()}
     SPACES = ["__private", "__global"] + (["__local"] if LOCAL and COLS else [])
     MT = ("long" if real == "double" else "int") + ("" if lanes == 1 else str(lanes))
     MT = "int" if lanes == 1 else MT
+    # local lists: element stride and per-work-item offset; global partial lists: stride nws
+    CST = WG if (LOCAL and COLS and ILV) else 1
+    def SL(x):
+        return x if CST == 1 else f"({x}) * {CST}"
+    def GX(x):
+        return x if not ILV else f"({x}) * nws"
+    def IX(q, sp):
+        if sp == "__local":
+            return SL(q)
+        return GX(q) if sp == "__global" else q
+    def CTH(t, g):
+        if CST == 1:
+            return LOAD(f"cth + {t} + {g * lanes}")
+        el = [f"cth[{SL(f'{t} + {g * lanes + l}')}]" for l in range(lanes)]
+        return el[0] if lanes == 1 else f"(({VT})({', '.join(el)}))"
 %>
 % for sp in SPACES:
 // insert (s, i) into the sorted K-list v / ix (best first; ties: smaller index first)
-inline void ins${sp}(${sp} real *v, ${sp} int *ix, real s, int i)
+inline void ins${sp}(${sp} real *v, ${sp} int *ix, real s, int i${", const int nws" if ILV and sp == "__global" else ""})
 {
 %   for q in range(K):
-    if (better(s, i, v[${q}], ix[${q}])) {
-        const real tv = v[${q}]; const int ti = ix[${q}];
-        v[${q}] = s; ix[${q}] = i; s = tv; i = ti;
+<% e = IX(q, sp) %>\
+    if (better(s, i, v[${e}], ix[${e}])) {
+        const real tv = v[${e}]; const int ti = ix[${e}];
+        v[${e}] = s; ix[${e}] = i; s = tv; i = ti;
     }
 %   endfor
 }
@@ -67,7 +87,8 @@ __kernel void diag_topk(
     __global const real *dfA, __global const real *dgA, __global const real *rA,
     __global const real *TB, __global const real *muB,
     __global const real *dfB, __global const real *dgB, __global const real *rB,
-    __global real *rowPV, __global int *rowPI, __global const real *gRV, __global int *wflag
+    __global real *rowPV, __global int *rowPI, __global const real *gRV, __global int *wflag,
+    const int nws
 % if COLS:
     , __global real *colPV, __global int *colPI, __global const real *gCV
 % endif
@@ -77,9 +98,9 @@ __kernel void diag_topk(
     __local real lcv[${WG * SLOT * K}];
     __local int lci[${WG * SLOT * K}];
     __local real lth[${WG * SLOT}];
-    __local real *cv = lcv + get_local_id(0) * ${SLOT * K};
-    __local int *ci = lci + get_local_id(0) * ${SLOT * K};
-    __local real *cth = lth + get_local_id(0) * ${SLOT};
+    __local real *cv = lcv + get_local_id(0) * ${1 if CST > 1 else SLOT * K};
+    __local int *ci = lci + get_local_id(0) * ${1 if CST > 1 else SLOT * K};
+    __local real *cth = lth + get_local_id(0) * ${1 if CST > 1 else SLOT};
 % elif COLS:
     real cv[${SLOT * K}];
     int ci[${SLOT * K}];
@@ -91,14 +112,14 @@ __kernel void diag_topk(
     const int k0 = dd.x, ilo = dd.y, ihi = dd.z;
     __global const real *TBp = TB + PAD, *muBp = muB + PAD, *dfBp = dfB + PAD,
                         *dgBp = dgB + PAD, *rBp = rB + PAD;
-    __global real *rpv = rowPV + (size_t)w * ${segment * K};
-    __global int *rpi = rowPI + (size_t)w * ${segment * K};
+    __global real *rpv = rowPV + (size_t)w${"" if ILV else f" * {segment * K}"};
+    __global int *rpi = rowPI + (size_t)w${"" if ILV else f" * {segment * K}"};
 % if COLS:
     // partial column lists of columns s0 + k0 + q, q in [ilo - s0, ihi - s0 + D - 1)
-    __global real *cpv = colPV + (size_t)w * ${(segment + D) * K};
-    __global int *cpi = colPI + (size_t)w * ${(segment + D) * K};
+    __global real *cpv = colPV + (size_t)w${"" if ILV else f" * {(segment + D) * K}"};
+    __global int *cpi = colPI + (size_t)w${"" if ILV else f" * {(segment + D) * K}"};
     for (int q = (ilo - s0) * ${K}; q < (ihi - s0 + D - 1) * ${K}; ++q) {
-        cpv[q] = -INFINITY; cpi[q] = -1;
+        cpv[${GX("q")}] = -INFINITY; cpi[${GX("q")}] = -1;
     }
 % endif
 ${shared.cov_init(VT, LOAD)}
@@ -109,10 +130,10 @@ ${shared.cov_init(VT, LOAD)}
 % if COLS:
         for (int u = 0; u < tl + D - 1; ++u) {
             const int j = it + k0 + u;
-            cth[u] = (j >= 0 && j < lB) ? nextafter(gCV[(size_t)j * ${K} + ${K - 1}], (real)-INFINITY)
+            cth[${SL("u")}] = (j >= 0 && j < lB) ? nextafter(gCV[(size_t)j * ${K} + ${K - 1}], (real)-INFINITY)
                                         : (real)-INFINITY;
         }
-        for (int u = 0; u < (tl + D - 1) * ${K}; ++u) { cv[u] = -INFINITY; ci[u] = -1; }
+        for (int u = 0; u < (tl + D - 1) * ${K}; ++u) { cv[${SL("u")}] = -INFINITY; ci[${SL("u")}] = -1; }
 % endif
         ${ROW_UNROLL}
         for (int t = 0; t < tl; ++t) {
@@ -143,7 +164,7 @@ ${shared.cov_init(VT, LOAD)}
 %   endif
                 hit |= sc${g} > (${VT})rth;
 %   if COLS:
-                hit |= sc${g} > ${LOAD(f"cth + t + {g * lanes}")};
+                hit |= sc${g} > ${CTH("t", g)};
 %   endif
             }
 % endfor
@@ -166,22 +187,22 @@ ${ins_reg("x", "jb + d")}
 % if COLS:
                     // column jb + d: tile slot t + d, candidate row i
                     const int u = t + d;
-                    if (x > cth[u]) {
-                        ins${"__local" if LOCAL else "__private"}(cv + u * ${K}, ci + u * ${K}, x, i);
-                        cth[u] = fmax(cth[u], cv[u * ${K} + ${K - 1}]);
+                    if (x > cth[${SL("u")}]) {
+                        ins${"__local" if LOCAL else "__private"}(cv + ${SL(f"u * {K}")}, ci + ${SL(f"u * {K}")}, x, i);
+                        cth[${SL("u")}] = fmax(cth[${SL("u")}], cv[${SL(f"u * {K} + {K - 1}")}]);
                     }
 % endif
                 }
             }
             {
-                __global real *pv = rpv + (i - s0) * ${K};
-                __global int *pi = rpi + (i - s0) * ${K};
+                __global real *pv = rpv + ${GX(f"(size_t)(i - s0) * {K}") if ILV else f"(i - s0) * {K}"};
+                __global int *pi = rpi + ${GX(f"(size_t)(i - s0) * {K}") if ILV else f"(i - s0) * {K}"};
                 pi[0] = ri0;
                 if (ri0 >= 0) {         // else the reduction stops at the first entry
                     anyr = 1;
                     pv[0] = rv0;
 % for q in range(1, K):
-                    pv[${q}] = rv${q}; pi[${q}] = ri${q};
+                    pv[${GX(q)}] = rv${q}; pi[${GX(q)}] = ri${q};
 % endfor
                 }
             }
@@ -190,13 +211,13 @@ ${ins_reg("x", "jb + d")}
         // tile end: merge the tile's column lists into the partial ones (sorted: stop at the
         // first entry that does not enter)
         for (int u = 0; u < tl + D - 1; ++u) {
-            __global real *gv = cpv + (it - s0 + u) * ${K};
-            __global int *gi = cpi + (it - s0 + u) * ${K};
+            __global real *gv = cpv + ${GX(f"(size_t)(it - s0 + u) * {K}") if ILV else f"(it - s0 + u) * {K}"};
+            __global int *gi = cpi + ${GX(f"(size_t)(it - s0 + u) * {K}") if ILV else f"(it - s0 + u) * {K}"};
             for (int e = 0; e < ${K}; ++e) {
-                const int ii = ci[u * ${K} + e];
-                const real x = cv[u * ${K} + e];
-                if (ii < 0 || !better(x, ii, gv[${K - 1}], gi[${K - 1}])) break;
-                ins__global(gv, gi, x, ii);
+                const int ii = ci[${SL(f"u * {K} + e")}];
+                const real x = cv[${SL(f"u * {K} + e")}];
+                if (ii < 0 || !better(x, ii, gv[${GX(K - 1)}], gi[${GX(K - 1)}])) break;
+                ins__global(gv, gi, x, ii${", nws" if ILV else ""});
                 anyc = 1;
             }
         }
@@ -210,7 +231,7 @@ ${ins_reg("x", "jb + d")}
 // s0 .. s0+R-1) into the global [lA, K] lists
 __kernel void reduce_rows_k(__global const int4 *desc, const int doff, const int n_work,
                             const int s0, const int lA, __global const int *wflag,
-                            __global const real *rowPV, __global const int *rowPI,
+                            const int nws, __global const real *rowPV, __global const int *rowPI,
                             __global real *gV, __global int *gI)
 {
     const int r = get_global_id(0);
@@ -223,16 +244,21 @@ __kernel void reduce_rows_k(__global const int4 *desc, const int doff, const int
         if (!wflag[2 * w]) continue;
         const int4 dd = desc[doff + w];
         if (i < dd.y || i >= dd.z) continue;
+% if ILV:
+        __global const real *pv = rowPV + (size_t)r * ${K} * nws + w;
+        __global const int *pi = rowPI + (size_t)r * ${K} * nws + w;
+% else:
         __global const real *pv = rowPV + ((size_t)w * ${segment} + r) * ${K};
         __global const int *pi = rowPI + ((size_t)w * ${segment} + r) * ${K};
+% endif
         if (pi[0] < 0) continue;
         if (!loaded) {
             for (int q = 0; q < ${K}; ++q) { v[q] = gV[(size_t)i * ${K} + q]; x[q] = gI[(size_t)i * ${K} + q]; }
             loaded = 1;
         }
         for (int e = 0; e < ${K}; ++e) {
-            const int ii = pi[e];
-            const real s = pv[e];
+            const int ii = pi[${GX("e")}];
+            const real s = pv[${GX("e")}];
             if (ii < 0 || !better(s, ii, v[${K - 1}], x[${K - 1}])) break;
             ins__private(v, x, s, ii);
         }
@@ -246,7 +272,7 @@ __kernel void reduce_rows_k(__global const int4 *desc, const int doff, const int
 // q in [ilo_w - s0, ihi_w - s0 + D - 1)
 __kernel void reduce_cols_k(__global const int4 *desc, const int doff, const int n_work,
                             const int s0, const int kb, const int cbase, const int ncols,
-                            const int lB, __global const int *wflag,
+                            const int lB, __global const int *wflag, const int nws,
                             __global const real *colPV, __global const int *colPI,
                             __global real *gV, __global int *gI)
 {
@@ -266,16 +292,21 @@ __kernel void reduce_cols_k(__global const int4 *desc, const int doff, const int
         const int4 dd = desc[doff + w];
         const int q = rel - w * D;
         if (q < dd.y - s0 || q >= dd.z - s0 + D - 1) continue;
+% if ILV:
+        __global const real *pv = colPV + (size_t)q * ${K} * nws + w;
+        __global const int *pi = colPI + (size_t)q * ${K} * nws + w;
+% else:
         __global const real *pv = colPV + ((size_t)w * ${segment + D} + q) * ${K};
         __global const int *pi = colPI + ((size_t)w * ${segment + D} + q) * ${K};
+% endif
         if (pi[0] < 0) continue;
         if (!loaded) {
             for (int e = 0; e < ${K}; ++e) { v[e] = gV[(size_t)c * ${K} + e]; x[e] = gI[(size_t)c * ${K} + e]; }
             loaded = 1;
         }
         for (int e = 0; e < ${K}; ++e) {
-            const int ii = pi[e];
-            const real s = pv[e];
+            const int ii = pi[${GX("e")}];
+            const real s = pv[${GX("e")}];
             if (ii < 0 || !better(s, ii, v[${K - 1}], x[${K - 1}])) break;
             ins__private(v, x, s, ii);
         }

@@ -1,0 +1,284 @@
+"""Layouts and tiles chosen for GPUs: each forced on the CPU devices gives results bit-identical
+to the layout the CPUs keep, and the Plans under the emulated GPUs pick them (matrix profile:
+local-memory tiles that leave room for four work-groups per compute unit, k-lists and partial
+lists interleaved by work-item)."""
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pytest
+
+import clts
+from clts.runtime import emulation
+
+
+def _pocl():
+    from clts.runtime import usable
+    hits = [i for i in usable() if "portable computing" in i.platform.lower()]
+    if not hits:
+        pytest.skip("emulation tests run on pocl; no pocl device here")
+    return hits[0]
+
+
+def _same(a, b):
+    for name in ("P", "I"):
+        x, y = np.asarray(getattr(a, name)), np.asarray(getattr(b, name))
+        assert x.dtype == y.dtype and np.array_equal(x, y, equal_nan=True), name
+
+
+MP_LAYOUTS = [dict(store="local", topk_store="local", wg=4, interleave=1),
+              dict(store="local", topk_store="local", wg=4, interleave=1, lanes=4, groups=2,
+                   tile=16),
+              dict(store="local", topk_store="local", wg=8, interleave=1, groups_per_cu=4,
+                   tile=8)]
+
+
+@pytest.mark.parametrize("k", [1, 3])
+@pytest.mark.parametrize("precision", ["double", "mixed"])
+@pytest.mark.parametrize("layout", MP_LAYOUTS)
+def test_mp_interleaved_layout_bit_identical(device, k, precision, layout):
+    """The interleaved local tiles and partial lists (forced) against the contiguous slices of
+    the same plan: same bits, self-join and AB-join, on every device."""
+    if precision == "double" and not device.fp64:
+        pytest.skip("no fp64")
+    rng = np.random.default_rng(11)
+    T = rng.standard_normal(700)
+    T[100:130] = 1.0                          # a constant stretch: special windows
+    B = rng.standard_normal(500)
+    for extra in ({}, {"T_B": B}):
+        kw = dict(k=k, precision=precision, device=device, progress=False, **extra)
+        old = dict(layout, interleave=0, groups_per_cu=0)
+        _same(clts.matrix_profile(T, 24, **kw, **layout), clts.matrix_profile(T, 24, **kw, **old))
+
+
+OCLGRIND_ILV = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from test_mp import _check_k, _dist_self, _hard
+import clts
+from clts.mp import reference as ref
+from clts.runtime import get_device
+dev = get_device(sys.argv[2])
+T, m, k = _hard(48, 16), 6, 3
+res = clts.matrix_profile(T, m, k=k, device=dev, topk_store="local", lanes=2, groups=2, tile=4,
+                          segment=8, wg=2, interleave=1, groups_per_cu=4)
+_check_k(res, ref.matrix_profile(T, m, k=k), _dist_self(T, m, 2), k)
+print("case ok")
+"""
+
+
+@pytest.mark.oclgrind
+def test_mp_interleaved_tiny(device):
+    """Interleaved local k-lists and partial lists on a tiny input, against the reference
+    (Oclgrind: no race, uninitialised read or out-of-bounds access; one call per fresh
+    process, as test_mp.test_oclgrind_top_k)."""
+    import os
+    import subprocess
+    import sys
+    here = os.path.dirname(os.path.abspath(__file__))
+    if not os.environ.get("CLTS_OCLGRIND"):
+        T = np.random.default_rng(3).standard_normal(80)
+        kw = dict(k=2, device=device, progress=False, store="local", topk_store="local", wg=4,
+                  tile=4, precision="double" if device.fp64 else "single")
+        _same(clts.matrix_profile(T, 8, interleave=1, **kw),
+              clts.matrix_profile(T, 8, interleave=0, **kw))
+        return
+    out = subprocess.run([sys.executable, "-c", OCLGRIND_ILV, here, device.slug],
+                         capture_output=True, text=True, timeout=600)
+    sys.stdout.write(out.stdout)
+    sys.stderr.write(out.stderr)
+    assert out.returncode == 0 and "case ok" in out.stdout, out.stderr[-3000:]
+
+
+@pytest.mark.parametrize("name", ["mi100", "a100"])
+@pytest.mark.parametrize("k", [1, 3])
+def test_mp_plan_leaves_four_groups_per_cu(name, k):
+    """Under the emulated MI100 / A100 the Plan's local-memory tile leaves room for at least
+    four work-groups per compute unit (it used to fill an MI100 CU with one 64-wide group for
+    k = 3, three for k = 1), and the results are those of the old single-group tile."""
+    from clts.mp.diagonal import _local_tile, _topk_tile
+    from clts.mp.plan import make_plan
+    from clts.runtime import occupancy as occ
+    logging.getLogger("clts.profiles").setLevel(logging.ERROR)
+    gpu = emulation.emulate(name, _pocl())
+    plan = make_plan(gpu, precision="double", m=64)
+    assert plan.groups_per_cu == 4 and plan.interleave == 1
+    if k == 1:
+        L, per = _local_tile(gpu, plan), plan.lanes * 8
+    else:
+        L, local = _topk_tile(gpu, plan, k)
+        assert local
+        per = k * 12 + 8
+    group_bytes = plan.wg * (L + plan.band) * per
+    # registers of the offline compiles (ptxas sm_80: 80 / 56; gfx908: 65 / 45 VGPRs) leave
+    # more groups than four; local memory is the limit the tile decides
+    o = occ.occupancy(occ.limits_for(gpu), regs=88 if k > 1 else 58, work_group=plan.wg,
+                      local_mem=group_bytes)
+    assert L >= 1 and o.groups >= 4, o
+    T = np.random.default_rng(5).standard_normal(1500)
+    kw = dict(k=k, device=gpu, progress=False)
+    _same(clts.matrix_profile(T, 64, **kw),
+          clts.matrix_profile(T, 64, groups_per_cu=0, interleave=0, **kw))
+
+
+def test_mp_cpu_profiles_keep_contiguous_layout(device):
+    """CPUs keep a slice per work-item and the whole local budget (profile keys 0)."""
+    from clts.mp.plan import make_plan
+    if device.info.type != "cpu":
+        pytest.skip("CPU profiles")
+    p = make_plan(device, precision="double", m=64)
+    assert p.interleave == 0 and p.groups_per_cu == 0
+
+
+def test_mp_layout_fields_checked():
+    from clts.mp.plan import make_plan
+    gpu = emulation.emulate("mi100", _pocl())
+    with pytest.raises(ValueError, match="interleave"):
+        make_plan(gpu, interleave=2)
+    with pytest.raises(ValueError, match="groups_per_cu"):
+        make_plan(gpu, groups_per_cu=-1)
+
+
+def _bfast_cube(seed, M=45, N=150, n_hist=80, dtype=np.float64):
+    rng = np.random.default_rng(seed)
+    t = np.arange(N, dtype=np.float64) * 16 + 10
+    y = (3 + 0.001 * t[:, None] + np.sin(2 * np.pi * t[:, None] / 365 + rng.uniform(0, 6, M))
+         + 0.3 * rng.standard_normal((N, M)))
+    y -= (np.arange(N)[:, None] >= rng.integers(n_hist, N, M)) * rng.uniform(0, 3, M)
+    y[rng.random((N, M)) < 0.15] = np.nan
+    return y.astype(dtype), t, t[n_hist]
+
+
+BFAST_FIELDS = ("breaks", "means", "magnitudes", "valids", "status", "history_start", "mosum",
+                "sigma")
+
+
+@pytest.mark.parametrize("version,lanes", [("fused", 1), ("fused", 4), ("multi", 1),
+                                           ("multi", 8)])
+@pytest.mark.parametrize("history", ["all", "ROC"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_bfast_time_major_scratch_bit_identical(device, version, lanes, history, dtype):
+    """The time-major residual scratch (GPUs) against the pixel-major one (CPUs): same bits
+    for the sweep, the median and the ROC kernel, in several chunks."""
+    if dtype == np.float64 and not device.fp64:
+        pytest.skip("no fp64")
+    y, t, start = _bfast_cube(3, dtype=dtype)
+    kw = dict(device=device, version=version, lanes=lanes, history=history, detailed=True,
+              chunk_bytes=y.shape[0] * 2 * y.dtype.itemsize * 16)
+    a = clts.bfast_monitor(y, t, start, scratch="time", **kw)
+    b = clts.bfast_monitor(y, t, start, scratch="pixel", **kw)
+    assert a.plan.scratch == "time" and b.plan.scratch == "pixel"
+    for name in BFAST_FIELDS:
+        if history != "ROC" and name == "history_start":
+            continue
+        x, z = np.asarray(getattr(a, name)), np.asarray(getattr(b, name))
+        assert np.array_equal(x, z, equal_nan=True), name
+
+
+@pytest.mark.oclgrind
+def test_bfast_time_major_tiny(device):
+    y, t, start = _bfast_cube(4, M=5, N=40, n_hist=24, dtype=np.float32)
+    kw = dict(device=device, history="ROC", version="fused", lanes=1)
+    a = clts.bfast_monitor(y, t, start, scratch="time", **kw)
+    b = clts.bfast_monitor(y, t, start, scratch="pixel", **kw)
+    for name in ("breaks", "means", "magnitudes", "history_start"):
+        assert np.array_equal(getattr(a, name), getattr(b, name), equal_nan=True), name
+
+
+@pytest.mark.parametrize("name", ["mi100", "a100", "intel-max-1550"])
+def test_bfast_plan_time_major_on_gpus(name, device):
+    from clts.bfast.plan import make_plan
+    logging.getLogger("clts.profiles").setLevel(logging.ERROR)
+    assert make_plan(emulation.emulate(name, _pocl()), 80, 8).scratch == "time"
+    if device.info.type == "cpu":
+        assert make_plan(device, 80, 8).scratch == "pixel"
+    with pytest.raises(ValueError, match="scratch"):
+        make_plan(device, 80, 8, scratch="column")
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("kw", [dict(), dict(robust=True, seasonal_deg=0, trend_deg=2),
+                                dict(seasonal_jump=3, trend_jump=5)])
+def test_stl_flat_moment_major_partials_bit_identical(device, dtype, kw):
+    """The flat LOESS's partial moments moment-major (GPUs) against per work-item (CPUs), with
+    missing values: same bits on pocl. Intel's CPU compiler builds the two layouts' kernels
+    with different roundings (1 ulp apart in float64, deterministic; the CPUs keep layout 0,
+    so their results are today's; the robust fits carry it to ~200 ulps)."""
+    if dtype == np.float64 and not device.fp64:
+        pytest.skip("no fp64")
+    rng = np.random.default_rng(8)
+    y = (np.sin(np.arange(150) * 2 * np.pi / 12)[None, :] + 0.2 * rng.standard_normal((7, 150)))
+    y[rng.random(y.shape) < 0.05] = np.nan
+    y = y.astype(dtype)
+    a, b = (clts.stl(y, 12, seasonal=13, device=device, version="flat", progress=False,
+                     loess_params={"interleave": v, "chunk": 4}, **kw) for v in (1, 0))
+    exact = "portable computing" in device.info.platform.lower()
+    for name in ("seasonal", "trend", "resid"):
+        x, z = np.asarray(getattr(a, name)), np.asarray(getattr(b, name))
+        if exact:
+            assert np.array_equal(x, z, equal_nan=True), name
+        else:
+            eps = np.finfo(dtype).eps
+            # the robustness iterations carry the 1-ulp differences on (~200 ulps seen)
+            np.testing.assert_allclose(x, z, rtol=0, atol=1e3 * eps * np.nanmax(np.abs(y)),
+                                       err_msg=name)
+
+
+def test_stl_flat_interleave_profile():
+    from clts.stl.plan import read_choices
+    gpu = emulation.emulate("a100", _pocl())
+    assert read_choices(gpu, None)["interleave"] == 1
+    with pytest.raises(ValueError, match="interleave"):
+        read_choices(gpu, {"interleave": 2})
+
+
+@pytest.mark.oclgrind
+def test_stl_flat_moment_major_tiny(device):
+    y = np.sin(np.arange(40) * 2 * np.pi / 6)[None, :] + 0.1 * np.arange(80).reshape(2, 40)
+    y = y.astype(np.float64 if device.fp64 else np.float32)
+    a, b = (clts.stl(y, 6, device=device, version="flat", progress=False,
+                     loess_params={"interleave": v, "chunk": 2}) for v in (1, 0))
+    if "portable computing" in device.info.platform.lower():
+        assert np.array_equal(a.trend, b.trend) and np.array_equal(a.seasonal, b.seasonal)
+    else:       # Intel's CPU compiler: 1 ulp apart (test_stl_flat_moment_major_partials...)
+        tol = 1e3 * np.finfo(y.dtype).eps * np.abs(y).max()
+        np.testing.assert_allclose(a.trend, b.trend, rtol=0, atol=tol)
+        np.testing.assert_allclose(a.seasonal, b.seasonal, rtol=0, atol=tol)
+
+
+@pytest.mark.parametrize("name", ["mi100", "a100"])
+def test_tke_stored_advection_where_registers_demand(name, device):
+    """GPUs: float64 TKE steps take stored advection (inline: 158-160 registers), float32 keep
+    inline; a forced advection is kept; CPU profiles unchanged."""
+    from clts.ocean.plan import tke_plan
+    logging.getLogger("clts.profiles").setLevel(logging.ERROR)
+    gpu = emulation.emulate(name, _pocl())
+    assert tke_plan(gpu, 8).advection == "stored"
+    assert tke_plan(gpu, 4).advection == "inline"
+    assert tke_plan(gpu, 8, advection="inline").advection == "inline"
+    if device.info.type == "cpu":
+        assert tke_plan(device, 8).advection == tke_plan(device, 4).advection
+    with pytest.raises(ValueError, match="inline_max_itemsize"):
+        tke_plan(gpu, 8, inline_max_itemsize=-1)
+
+
+@pytest.mark.parametrize("name,dtype,n,want", [
+    ("mi100", np.float64, 11, "thomas-unrolled"), ("mi100", np.float64, 15, "thomas-coalesced"),
+    ("mi100", np.float32, 15, "thomas-unrolled"), ("a100", np.float64, 24, "thomas-unrolled"),
+    ("a100", np.float64, 28, "thomas-coalesced")])
+def test_tridiag_unrolled_only_where_registers_fit(name, dtype, n, want):
+    """GPUs unroll a system only while n x itemsize <= tridiag.unrolled.max_bytes (registers),
+    else the transposed coalesced path; its result is the reference's."""
+    from clts.tridiag import reference as tref
+    logging.getLogger("clts.profiles").setLevel(logging.ERROR)
+    gpu = emulation.emulate(name, _pocl())
+    rng = np.random.default_rng(2)
+    a, c, d = (rng.standard_normal((5000, n)).astype(dtype) for _ in range(3))
+    b = (4 + rng.random((5000, n))).astype(dtype)
+    r = clts.solve_tridiagonal(a, b, c, d, device=gpu)
+    assert r.plan.method == want
+    x, _ = tref.solve_reference(a, b, c, d)
+    assert np.max(np.abs(r.x - x)) < 1e3 * np.finfo(dtype).eps
+    r0 = clts.solve_tridiagonal(a, b, c, d, device=gpu, unrolled_max_bytes=0)
+    assert r0.plan.method == "thomas-unrolled"

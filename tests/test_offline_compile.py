@@ -44,7 +44,7 @@ def compiled():
     if not pocl:
         pytest.skip("the emulated GPUs run on pocl; no pocl device here")
     logging.getLogger("clts.profiles").setLevel(logging.ERROR)
-    cols = [offline.collect(emulation.emulate(name, pocl[0]), sample=1, seed=i)
+    cols = [offline.collect(emulation.emulate(name, pocl[0]), sample=1, seed=i, auto=False)
             for i, name in enumerate(emulation.names())]
     col = offline.merge(cols)
     return col, offline.compile_all(col)
@@ -54,10 +54,10 @@ def test_every_source_compiles_and_fits(compiled, capsys):
     col, results = compiled
     assert not col.failed, col.failed
     targets = {r.target for r in results}
-    assert targets == set(offline.TARGETS)
+    assert targets >= {"gfx908", "gfx90a", "sm_80", "sm_90", "spir64"}
     # every algorithm's kernels were rendered and compiled
     templates = {r.template.split("/")[0] for r in results}
-    assert templates >= {"stl", "tridiag", "mp", "bfast"}
+    assert templates >= {"stl", "tridiag", "mp", "bfast", "ocean"}
     assert offline.problems(results) == []
     assert offline.compiler_warnings(results) == []
     with capsys.disabled():

@@ -66,7 +66,10 @@ else
   scripts/setup.sh test >> "$OUT/raw/setup.log" 2>&1 || { echo "setup failed" | tee -a "$LOG"; exit 1; }
   PY=.venv/bin/python
   if [ "$DRY" -eq 0 ]; then   # the GPU anchors, where they install
-    "$PY" -m pip install -q cupy-cuda12x >> "$OUT/raw/setup.log" 2>&1 || true
+    "$PY" -m pip install -q stumpy >> "$OUT/raw/setup.log" 2>&1 || true
+    if [ -e "$OUT/icd/clts-nvidia.icd" ] || ls /etc/OpenCL/vendors/*nvidia* >/dev/null 2>&1; then
+      "$PY" -m pip install -q cupy-cuda12x >> "$OUT/raw/setup.log" 2>&1 || true
+    fi
   fi
 fi
 "$PY" -c "import sys; from clts.cli import main; sys.exit(main(['devices']))" > "$OUT/devices.txt" 2>&1
@@ -103,6 +106,8 @@ for b in bench/bench_*.py bench/generic_vs_tuned.py bench/host_overhead.py bench
     run "bench-$name" "$PY" "$b" --help
   else
     case "$name" in
+      gpu_anchors)
+        run "bench-$name" timeout 300 "$PY" "$b" --quick --device "$DEVICE" --json "$OUT/raw/gpu_anchors.json";;
       bench_stl|bench_tridiag|bench_bfast|bench_mp|bench_ocean)
         run "bench-$name" timeout 300 "$PY" "$b" --quick --device "$DEVICE";;
       *) run "bench-$name" timeout 300 "$PY" "$b" --device "$DEVICE";;

@@ -181,3 +181,13 @@ def test_gpu_check_dry_run_on_pocl(tmp_path):
     assert "DRY RUN" in report and "ok tests" in report and "ok tune" in report
     assert (out / "raw" / "check.json").is_file() and (out / "profile.yaml").is_file()
     assert "FAILED" not in report
+
+
+def test_unregistered_gpu_library_is_found(tmp_path, monkeypatch):
+    from clts.runtime import icd
+    (tmp_path / "libnvidia-opencl.so.1").write_text("")
+    monkeypatch.setenv("CLTS_OPENCL_LIB_DIRS", str(tmp_path))
+    got = icd.unregistered_gpu_libraries([])
+    assert got["clts-nvidia.icd"] == str(tmp_path / "libnvidia-opencl.so.1")
+    # one registered by a vendor .icd file (by name or path) is not listed twice
+    assert "clts-nvidia.icd" not in icd.unregistered_gpu_libraries(["libnvidia-opencl.so.1"])

@@ -2,8 +2,9 @@
 
 Under each recorded GPU description (emulated on pocl), every algorithm runs every code version
 with the profile's values, plus one sampled tuner candidate per tuner entry (a different one per
-GPU); each rendered source is compiled as OpenCL C 1.2 with clang + libclc for the targets of
-the GPUs it was rendered for (amdgcn gfx908, nvptx64 sm_80, spir64). A compile error fails, so
+GPU); each rendered source is compiled as OpenCL C 1.2 for the targets of the GPUs it was
+rendered for (clang + libclc: amdgcn gfx908 / gfx90a, nvptx64 sm_80 / sm_90 - through ptxas and
+Intel's IGC too where scripts/gpu-toolchain.sh fetched them - and spir64). A compile error fails, so
 does static local memory above that GPU's limit, and so does scratch (spilled registers or
 private arrays in memory) on gfx908 outside the known cases below. Skipped where clang-16 or
 libclc-16 is missing (``scripts/setup.sh test`` installs them).

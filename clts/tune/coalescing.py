@@ -297,11 +297,14 @@ def trace_gpu(name: str, scale: float = 0.25) -> list[Coalescing]:
     return list(tracer.seen.values())
 
 
-def measure(names, scale: float = 0.25) -> list[Coalescing]:
-    out = []
-    for n in names:
-        out += trace_gpu(n, scale)
-    return out
+def measure(names, scale: float = 0.25, jobs: int = 1) -> list[Coalescing]:
+    """``trace_gpu`` under each emulated GPU ``names``, ``jobs`` at once (processes)."""
+    if jobs <= 1 or len(names) == 1:
+        return [c for n in names for c in trace_gpu(n, scale)]
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+    with ProcessPoolExecutor(min(jobs, len(names)), mp_context=mp.get_context("spawn")) as pool:
+        return [c for cs in pool.map(trace_gpu, names, [scale] * len(names)) for c in cs]
 
 
 def apply(results, table) -> dict:

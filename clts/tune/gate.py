@@ -228,3 +228,25 @@ def record(table, folder: Path | None = None) -> list[Path]:
         path.write_text(yaml.safe_dump(body, sort_keys=False, width=100))
         written.append(path)
     return written
+
+
+def draft_allowlist(violations, reason="layout/tile change pending on branch layout") -> list:
+    """Allow-list entries (one per kernel and check, all targets it fails on) for the
+    violations no entry excuses yet, with their figures as the argument: a starting point to
+    edit, never to paste unread."""
+    groups: dict = {}
+    for v in violations:
+        if v.allowed_by is not None or v.check in ("compile", "local"):
+            continue
+        g = groups.setdefault((v.row.kernel, v.check), {"template": v.row.template,
+                                                        "targets": set(), "figures": set()})
+        g["targets"].add(v.row.target)
+        g["figures"].add(f"{v.row.target}: {v.message}")
+    out = []
+    for (kernel, check), g in sorted(groups.items()):
+        figs = sorted(g["figures"])
+        out.append({"kernel": kernel, "template": g["template"], "checks": [check],
+                    "targets": sorted(g["targets"]), "reason": reason,
+                    "argument": "; ".join(figs[:6]) + (f"; ... ({len(figs)} in all)"
+                                                       if len(figs) > 6 else "")})
+    return out

@@ -291,7 +291,7 @@ def run(names=None, *, sample=1, scale=1.0, jobs=None, coalescing=True) -> Run:
     coal, sizes = [], {}
     if coalescing:
         from . import coalescing as co
-        coal = co.measure(names, scale=scale)
+        coal = co.measure(names, scale=scale, jobs=jobs)
         sizes = co.apply(coal, table)
     return Run(col, res, table, gate.violations(table, itemsize=sizes), coal)
 

@@ -45,7 +45,7 @@ TARGETS = {
     "tgllp": ("ocloc", None, None, None),
 }
 #: seconds one compile may take; beyond it the source is reported as too slow to compile
-COMPILE_TIMEOUT = 120
+COMPILE_TIMEOUT = int(os.environ.get("CLTS_COMPILE_TIMEOUT", "900"))
 
 
 def cache_dir() -> Path:

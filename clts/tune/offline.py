@@ -165,12 +165,13 @@ def merge(collections) -> Collected:
     return out
 
 
-def compile_all(collected: Collected, jobs: int = 2) -> list:
+def compile_all(collected: Collected, jobs: int = 2, skip=()) -> list:
     """Compile every collected source for the targets of the GPUs it was rendered for (a
     source sized for one GPU's local memory need not fit another's); CompileResults. Targets
     whose back end is missing here (``ocloc``) are left out."""
     items = [(s, (tpl, params, limits[t]), t) for s, (tpl, params, limits)
-             in collected.sources.items() for t in limits if backends.available(t)]
+             in collected.sources.items() for t in limits
+             if backends.available(t) and t not in skip]
     with tempfile.TemporaryDirectory(prefix="clts-offline-") as tmp:
         def one(item):
             source, (template, params, limit), target = item
@@ -286,7 +287,8 @@ def run(names=None, *, sample=1, scale=1.0, jobs=None, coalescing=True) -> Run:
     names = names or emulation.names()
     jobs = jobs or os.cpu_count() or 1
     col = merge(collect_all(names, sample=sample, scale=scale, jobs=jobs))
-    res = compile_all(col, jobs=jobs)
+    # SPIR is a portable front-end check only: IGC compiles the Intel GPUs' sources for real
+    res = compile_all(col, jobs=jobs, skip=("spir64",) if backends.available("pvc") else ())
     table = gate.rows(res, col)
     coal, sizes = [], {}
     if coalescing:

@@ -84,7 +84,7 @@ export CLTS_TEST_DEVICES="$DEVICE"
 
 # 3. the test suite on that device
 if [ "$DRY" -eq 1 ]; then
-  run tests "$PY" -m pytest -q -p no:cacheprovider -x tests/test_occupancy.py tests/test_runtime.py -k "not slow"
+  run tests "$PY" -m pytest -q -p no:cacheprovider -x tests/test_occupancy.py
 else
   run tests "$PY" -m pytest -q -p no:cacheprovider -m "not slow" tests
 fi

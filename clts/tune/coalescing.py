@@ -310,12 +310,13 @@ def measure(names, scale: float = 0.25, jobs: int = 1) -> list[Coalescing]:
 def apply(results, table) -> dict:
     """Put each measured kernel's 32-wide figure on the gate's rows of the targets of its GPU
     (matched by rendered source); returns {(template, kernel, target): element size}."""
-    from ..runtime import emulation
+    from ..runtime import emulation, occupancy
     from .offline import targets_of
     by = {}
     for c in results:
         for t in targets_of(emulation.load(c.gpu)):
-            by[(c.source, c.kernel, t)] = c
+            if t in occupancy.LIMITS:        # a GPU target (not the portable SPIR check)
+                by[(c.source, c.kernel, t)] = c
     sizes = {}
     for row in table:
         c = by.get((getattr(row, "source", None), row.kernel, row.target))

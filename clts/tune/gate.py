@@ -220,12 +220,13 @@ def record(table, folder: Path | None = None) -> list[Path]:
     written = []
     for target, recs in sorted(per.items()):
         path = folder / f"{target}.yaml"
-        body = {"target": target,
-                "note": "registers, spill + scratch bytes and local memory per kernel from the "
-                        "offline compiles (python -m clts.tune.offline --record); read by "
-                        "clts.runtime.occupancy.recorded. Generated: do not edit.",
-                "kernels": [recs[k] for k in sorted(recs)]}
-        path.write_text(yaml.safe_dump(body, sort_keys=False, width=100))
+        lines = [f"# {target}: registers, spill + scratch bytes and local memory per kernel from the",
+                 "# offline compiles (python -m clts.tune.offline --record); read by",
+                 "# clts.runtime.occupancy.recorded. Generated: do not edit.",
+                 f"target: {target}", "kernels:"]
+        lines += ["  - " + yaml.safe_dump(recs[k], default_flow_style=True, sort_keys=False,
+                                          width=10**6).strip() for k in sorted(recs)]
+        path.write_text("\n".join(lines) + "\n")
         written.append(path)
     return written
 

@@ -99,9 +99,10 @@ def markdown(table, violations, coalescing=None, command="") -> str:
                   "first.", "",
                   "| GPU | kernel | template | element B | segments / 32 | segments / 64 | "
                   "worst site | sites |", "|---|---|---|---|---|---|---|---|"]
-        for c in coalescing:
+        for c in sorted(coalescing, key=lambda c: (c.gpu, -c.segments32, c.kernel)):
             lines.append(f"| {c.gpu} | {c.kernel} | {c.template} | {c.itemsize} | "
-                         f"{c.segments32:.1f} | {c.segments64:.1f} | `{c.worst}` | {c.sites} |")
+                         f"{c.segments32:.1f} | {c.segments64:.1f} | `{c.worst.replace('|', '¦')}` | "
+                         f"{c.sites} |")
     allowed = [v for v in violations if v.allowed_by is not None]
     if allowed:
         lines += ["", "## Allowed (clts/devices/gpu-allowlist.yaml)", "",

@@ -191,3 +191,15 @@ def test_unregistered_gpu_library_is_found(tmp_path, monkeypatch):
     assert got["clts-nvidia.icd"] == str(tmp_path / "libnvidia-opencl.so.1")
     # one registered by a vendor .icd file (by name or path) is not listed twice
     assert "clts-nvidia.icd" not in icd.unregistered_gpu_libraries(["libnvidia-opencl.so.1"])
+
+
+def test_a_compile_that_times_out_is_its_own_excusable_check():
+    slow = gate.Row("t.cl.mako", "t.cl.mako", "gfx908", {}, False, False, ok=False,
+                    log="error: compile timed out after 900 s")
+    broken = gate.Row("u.cl.mako", "u.cl.mako", "gfx908", {}, False, False, ok=False,
+                      log="k.cl:3:1: error: use of undeclared identifier 'x'")
+    allow = [{"kernel": "t.cl.mako", "checks": ["compile_time"], "reason": "slow back end",
+              "argument": "measured: > 900 s"}]
+    vs = {v.row.template: v for v in gate.violations([slow, broken], allow)}
+    assert vs["t.cl.mako"].check == "compile_time" and vs["t.cl.mako"].allowed_by
+    assert vs["u.cl.mako"].check == "compile" and vs["u.cl.mako"].allowed_by is None

@@ -5,7 +5,8 @@ kernel, target and launch geometry (registers, spills, scratch, local memory, wo
 theoretical occupancy from ``clts.runtime.occupancy`` and its limiter). ``violations(rows)``
 lists what fails, each with the allow-list entry that excuses it, if any:
 
-- ``compile``: a compile error (never excused);
+- ``compile``: a compile error (never excused); ``compile_time``: a back end that does not
+  finish within ``backends.COMPILE_TIMEOUT`` (excusable: a driver would take as long);
 - ``local``: local memory above the GPU's limit (never excused);
 - ``spill``: spills or scratch (NVIDIA stack frame, AMD scratch, Intel spill / private memory)
   in a kernel ``auto`` builds on realistic shapes or a forced version with the profile's values
@@ -33,7 +34,7 @@ from ..runtime import occupancy as occ
 MIN_OCCUPANCY = 0.25
 #: most 128-byte segments per warp access, by element size in bytes
 MAX_SEGMENTS = {8: 4, 4: 2}
-CHECKS = ("compile", "local", "spill", "occupancy", "coalescing")
+CHECKS = ("compile", "local", "spill", "occupancy", "coalescing", "compile_time")
 
 
 def allowlist_path() -> Path:
@@ -102,8 +103,9 @@ def rows(results, collected) -> list[Row]:
     out = []
     for r in results:
         if not r.ok:
-            out.append(Row(r.template, "-", r.target, r.params, bool(r.devices), r.default,
-                           ok=False, log=r.log))
+            # the kernel column of a failed compile names the template (allow-list: kernel)
+            out.append(Row(r.template, r.template, r.target, r.params, bool(r.devices),
+                           r.default, ok=False, log=r.log))
             continue
         lim = occ.LIMITS.get(r.target)
         for k in r.kernels:
@@ -154,6 +156,8 @@ def _message(check, row) -> str:
                f"{row.lds} B local"
     if check == "coalescing":
         return f"{row.segments:.1f} segments of 128 B per warp access"
+    if check == "compile_time":
+        return "the back end did not finish: " + row.log.strip().splitlines()[-1][:120]
     if check == "local":
         return f"{row.lds} B local memory > {row.local_limit}"
     errs = [ln for ln in row.log.splitlines() if "error" in ln][:3]
@@ -167,7 +171,9 @@ def violations(table, allow=None, itemsize=None) -> list[Violation]:
     for row in table:
         failed = []
         if not row.ok:
-            failed.append("compile")
+            # a back end that does not finish in COMPILE_TIMEOUT: excusable (a driver would
+            # take as long on the user's first run; the tuner's constraints should drop it)
+            failed.append("compile_time" if "timed out" in row.log else "compile")
         elif row.lds > row.local_limit > 0:
             failed.append("local")
         if row.ok and (row.auto or row.default) and (row.spill or row.scratch):
@@ -237,7 +243,7 @@ def draft_allowlist(violations, reason="layout/tile change pending on branch lay
     edit, never to paste unread."""
     groups: dict = {}
     for v in violations:
-        if v.allowed_by is not None or v.check in ("compile", "local"):
+        if v.allowed_by is not None or v.check in ("compile", "local"):  # never excused
             continue
         g = groups.setdefault((v.row.kernel, v.check), {"template": v.row.template,
                                                         "targets": set(), "figures": set()})

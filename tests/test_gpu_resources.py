@@ -85,8 +85,6 @@ def test_allowlist_has_no_stale_entries(gated):
     """A fixed kernel leaves the allow-list (the layout work removes entries as it lands)."""
     if ONLY:
         pytest.skip("a subset of the GPUs (CLTS_GPU_GATE_EMULATE)")
-    sizes = {r.key: c.itemsize for c in gated.coalescing for r in gated.table
-             if r.source == c.source and r.kernel == c.kernel}
-    stale = gate.stale(gated.table, itemsize=sizes)
+    stale = gate.stale(gated.table, itemsize=gated.itemsize)
     assert not stale, "\n".join(f"{e['kernel']} {e['checks']} {e.get('targets')}"
                                 for e in stale)

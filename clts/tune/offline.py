@@ -278,6 +278,7 @@ class Run:
     table: list
     violations: list
     coalescing: list = field(default_factory=list)
+    itemsize: dict = field(default_factory=dict)    # (template, kernel, target) -> bytes
 
 
 def run(names=None, *, sample=1, scale=1.0, jobs=None, coalescing=True) -> Run:
@@ -295,7 +296,7 @@ def run(names=None, *, sample=1, scale=1.0, jobs=None, coalescing=True) -> Run:
         from . import coalescing as co
         coal = co.measure(names, scale=scale, jobs=jobs)
         sizes = co.apply(coal, table)
-    return Run(col, res, table, gate.violations(table, itemsize=sizes), coal)
+    return Run(col, res, table, gate.violations(table, itemsize=sizes), coal, sizes)
 
 
 def main(argv=None) -> int:
@@ -353,7 +354,7 @@ def main(argv=None) -> int:
         if line not in seen:
             seen.add(line)
             print("GATE", line)
-    for e in gate.stale(r.table):
+    for e in gate.stale(r.table, itemsize=r.itemsize) if set(names) == set(emulation.names()) else []:
         print(f"STALE allow-list entry (excuses nothing now): {e['kernel']} {e['checks']}")
     return 1 if bad or col.failed else 0
 

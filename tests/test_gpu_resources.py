@@ -5,7 +5,7 @@ realistic shapes, every forced version, a tuner sample - compiled with the vendo
 ends (ptxas sm_80 / sm_90, LLVM AMDGPU gfx908 / gfx90a, IGC pvc / dg2 / tgllp), and the
 coalescing of ``auto``'s kernels measured from their addresses. Fails on a compile error, local
 memory over the limit, spills or scratch, occupancy below 25 % and more than 4 (float64) / 2
-(float32) 128-byte segments per warp access, unless clts/devices/gpu-allowlist.yaml lists the
+(float32) 128-byte segments per warp access, unless clts/devices/resources/gpu-allowlist.yaml lists the
 kernel with a reason. Runs only with CLTS_GPU_GATE=1 (minutes); needs clang-16 + libclc-16 and
 the back ends of scripts/gpu-toolchain.sh.
 """

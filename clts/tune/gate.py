@@ -16,7 +16,7 @@ lists what fails, each with the allow-list entry that excuses it, if any:
 - ``coalescing``: more 128-byte segments per warp access than ``MAX_SEGMENTS`` allows, for
   kernels ``auto`` builds (``clts.tune.coalescing``).
 
-The allow-list, ``clts/devices/gpu-allowlist.yaml``, names kernel, check, targets (optional) and
+The allow-list, ``clts/devices/resources/gpu-allowlist.yaml``, names kernel, check, targets (optional) and
 template parameters (optional), with a reason and a measured or modelled argument; an entry that
 excuses nothing is itself reported (``stale``) so fixed kernels leave the list.
 ``record(rows)`` writes the per-kernel figures the Plans read at run time
@@ -38,7 +38,7 @@ CHECKS = ("compile", "local", "spill", "occupancy", "coalescing", "compile_time"
 
 
 def allowlist_path() -> Path:
-    return Path(__file__).resolve().parents[1] / "devices" / "gpu-allowlist.yaml"
+    return Path(__file__).resolve().parents[1] / "devices" / "resources" / "gpu-allowlist.yaml"
 
 
 def load_allowlist(path: Path | None = None) -> list[dict]:

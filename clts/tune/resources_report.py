@@ -105,7 +105,7 @@ def markdown(table, violations, coalescing=None, command="") -> str:
                          f"{c.sites} |")
     allowed = [v for v in violations if v.allowed_by is not None]
     if allowed:
-        lines += ["", "## Allowed (clts/devices/gpu-allowlist.yaml)", "",
+        lines += ["", "## Allowed (clts/devices/resources/gpu-allowlist.yaml)", "",
                   "| check | kernel | target | figure | reason |", "|---|---|---|---|---|"]
         seen = set()
         for v in allowed:

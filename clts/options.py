@@ -127,7 +127,25 @@ OPTIONS = {o.name: o for o in (
            "the clang of clts-tune's offline GPU compiles"),
     Option("libclc", "CLTS_LIBCLC", "/usr/lib/clc", _str,
            "libclc's bitcode directory for the offline GPU compiles"),
+    Option("compile_timeout", "CLTS_COMPILE_TIMEOUT", 900, _positive_int,
+           "seconds one offline GPU compile may take (the resource gate)"),
+    Option("gpu_toolchain", "CLTS_GPU_TOOLCHAIN", None, _optional_str,
+           "where scripts/gpu-toolchain.sh put ptxas and ocloc; None: ~/.cache/clts-gpu-toolchain"),
+    Option("ptxas", "CLTS_PTXAS", None, _optional_str,
+           "NVIDIA's ptxas for the offline compiles; None: the one in gpu_toolchain"),
+    Option("ptxas_shim", "CLTS_PTXAS_SHIM", None, _optional_str,
+           "bitcode defining the 64-bit atom_cmpxchg libclc lacks; None: gpu_toolchain's"),
+    Option("ocloc", "CLTS_OCLOC", None, _optional_str,
+           "Intel's ocloc (IGC) for the offline compiles; None: the one in gpu_toolchain"),
+    Option("ocloc_libs", "CLTS_OCLOC_LIBS", None, _optional_str,
+           "LD_LIBRARY_PATH of ocloc; None: gpu_toolchain's extracted libraries"),
 )}
+
+
+def child_environment(**extra) -> dict:
+    """This process's environment with ``extra`` over it, for a child process (the offline
+    compilers): the library reads the environment nowhere else."""
+    return {**os.environ, **extra}
 
 
 def from_environ(environ, *, strict: bool = True) -> dict:

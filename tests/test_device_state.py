@@ -26,7 +26,7 @@ def test_calls_write_nothing_on_the_device(device):
     assert set(vars(device)) <= OWN
     st = device.state
     assert st.programs and "scratch" in st.pools
-    assert st.build_locks.keys() == st.programs.keys()
+    assert st.programs.keys() <= st.build_locks.keys()      # a failed build keeps its lock
 
 
 def test_clear_forgets_and_the_next_call_rebuilds():

@@ -11,7 +11,9 @@ from clts.runtime import emulation, profiles
 
 #: shipped profile -> the recorded description of the device it is for
 PROFILES = {"nvidia-a100.yaml": "a100", "amd-mi100.yaml": "mi100",
-            "intel-gpu-max.yaml": "intel-max-1550", "intel-gpu-iris-xe.yaml": "intel-iris-xe"}
+            "intel-gpu-max.yaml": "intel-max-1550", "intel-gpu-iris-xe.yaml": "intel-iris-xe",
+            "nvidia-h100.yaml": "h100", "amd-mi200.yaml": "mi210",
+            "intel-gpu-arc.yaml": "intel-arc-a770"}
 
 
 def _pocl():

@@ -16,7 +16,7 @@ FACE = "clts"            # the package __init__: the public names
 #: the face: the package __init__ and the commands (clts, clts-tune, the demo), which call the
 #: public functions
 FACES = (FACE, "clts.cli", "clts.demo", "clts.warmup", "clts.tune.cli", "clts.tune.report",
-         "clts.tune.offline")
+         "clts.tune.offline", "clts.tune.workloads", "clts.tune.coalescing")
 #: what each layer may import, besides its own package and clts.errors / clts.options /
 #: clts.vocabulary / clts._version (the bottom: they import nothing of clts)
 BOTTOM = ("clts.errors", "clts.options", "clts.vocabulary", "clts._version", "clts.devices",

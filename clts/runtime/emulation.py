@@ -41,6 +41,9 @@ def check_launch(device, kernel, local_size, args) -> None:
     import pyopencl as cl
     dynamic = sum(int(a.size) for a in args if isinstance(a, cl.LocalMemory))
     static = static_local_mem(device, kernel)
+    log = getattr(device, "launch_log", None)
+    if log is not None:     # the offline collector's record of every launch (clts.tune.offline)
+        log.append((kernel, tuple(local_size or ()), dynamic, static))
     if static + dynamic > info.local_mem:
         raise DeviceError(f"emulated {info.name}: kernel {_kname(kernel)} uses {static} bytes "
                           f"of static and {dynamic} of argument local memory, more than "

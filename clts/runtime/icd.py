@@ -7,6 +7,10 @@ pyopencl asks for platforms. The directory lists:
 - the system's vendor files (``/etc/OpenCL/vendors``), e.g. Debian's pocl;
 - Intel's CPU runtime when installed from PyPI (``intel-opencl-rt``): its own ICD file names a
   path that does not exist, so clts names ``<prefix>/lib/libintelocl.so`` itself;
+- a GPU vendor's OpenCL library that no ``.icd`` file registers (NVIDIA's driver ships
+  ``libnvidia-opencl.so.1`` but containers and some installs lack ``nvidia.icd``; likewise
+  ROCm's ``libamdocl64.so`` and Intel's ``libigdrcl.so``), searched in the usual library folders
+  and ``CLTS_OPENCL_LIB_DIRS`` (``os.pathsep``-separated);
 The pocl that ``pyopencl[pocl]`` bundles is found by pyopencl's bundled loader on its own (it
 may be broken on a given CPU; device probing finds that out and marks it unusable).
 
@@ -41,6 +45,30 @@ def _prefixes():
     return seen
 
 
+#: icd file name -> the library a GPU driver installs
+GPU_LIBRARIES = {"clts-nvidia.icd": "libnvidia-opencl.so.1", "clts-amd.icd": "libamdocl64.so",
+                 "clts-intel-gpu.icd": "libigdrcl.so"}
+GPU_LIBRARY_DIRS = ("/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib", "/usr/local/lib",
+                    "/usr/lib/x86_64-linux-gnu/intel-opencl", "/opt/rocm/lib",
+                    "/opt/rocm/opencl/lib", "/usr/local/nvidia/lib64", "/usr/lib/wsl/lib")
+
+
+def unregistered_gpu_libraries(registered) -> dict[str, str]:
+    """{icd name: path} of GPU vendor libraries present but named by no registered entry."""
+    extra = [d for d in os.environ.get("CLTS_OPENCL_LIB_DIRS", "").split(os.pathsep) if d]
+    names = {os.path.basename(v) for v in registered}
+    out = {}
+    for icd_name, lib in GPU_LIBRARIES.items():
+        if lib in names:
+            continue
+        for d in extra + list(GPU_LIBRARY_DIRS):
+            path = os.path.join(d, lib)
+            if os.path.exists(path):
+                out[icd_name] = path
+                break
+    return out
+
+
 def discover_vendor_libraries(include_oclgrind: bool = False) -> dict[str, str]:
     """Return {icd file name: library path or name} for every driver we can find."""
     entries: dict[str, str] = {}
@@ -56,6 +84,7 @@ def discover_vendor_libraries(include_oclgrind: bool = False) -> dict[str, str]:
         if os.path.exists(lib):
             entries["clts-intel-cpu.icd"] = lib
             break
+    entries.update(unregistered_gpu_libraries(entries.values()))
     if include_oclgrind:
         # Oclgrind alone: its LLVM and a CPU driver's LLVM in one process crash each other
         return {"oclgrind.icd": lib} if (lib := next(

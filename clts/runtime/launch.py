@@ -41,6 +41,9 @@ def launch(device, kernel, global_size, local_size, *args, wait_for=None, queue=
     if device.info.emulates:
         from .emulation import check_launch
         check_launch(device, kernel, local_size, args)
+        hook = getattr(device, "launch_hook", None)
+        if hook is not None:    # the coalescing tracer (clts.tune.coalescing), emulated only
+            hook(kernel, global_size, local_size, args)
     from . import faults
     faults.check("enqueue", _count(global_size))
     with _enqueue_lock:

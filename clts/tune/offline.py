@@ -1,19 +1,23 @@
-"""Offline GPU compiles: every kernel the public functions render for a GPU, compiled with clang
-for AMD (amdgcn gfx908), NVIDIA (nvptx64 sm_80) and Intel (spir64), with a resource report.
+"""Offline GPU compiles: every kernel the public functions render for a GPU, compiled with the
+GPU vendors' own back ends (``clts.tune.backends``: NVIDIA ptxas sm_80 / sm_90, LLVM AMDGPU
+gfx908 / gfx90a, Intel IGC pvc / dg2 / tgllp, and clang's spir64 as a portable check), judged by
+the resource gate (``clts.tune.gate``) and tabulated in ``docs/gpu-resources.md``.
 
-Sources are collected by running tiny workloads of every algorithm, every code version forced,
-with the profile defaults and with a sample of the tuner's candidates, on an emulated GPU (see
-``clts.runtime.emulation``): the Plans decide under that GPU's limits and profile, the programs
-are built and run on pocl, and each built program's rendered source is kept. Each source is then
-compiled as OpenCL C 1.2 (the version NVIDIA's driver accepts) for the three targets:
+Sources are collected on every recorded GPU description (``clts/devices/emulated``, see
+``clts.runtime.emulation``) by running, on pocl under that GPU's limits and profile: ``auto`` on
+realistic shapes (``clts.tune.workloads``), every code version forced with the profile's values
+on tiny inputs, and a sample of the tuner's candidates. Every launch's work-group and local
+memory is recorded (for the occupancy model), each built program's rendered source is kept and
+compiled for the targets of the GPUs it was rendered for:
 
-    python -m clts.tune.offline [--emulate a100,mi100,...] [--sample N] [--keep DIR]
+    python -m clts.tune.offline [--emulate a100,mi100,...] [--scale 0.25] [--report FILE]
+                                [--record] [--no-coalescing]
 
-prints one line per kernel on gfx908 (VGPRs, scratch bytes per lane, occupancy in waves per
-SIMD, LDS bytes) and every compile error or local-memory excess. Needs Debian's ``clang-16`` and
-``libclc-16`` (``scripts/setup.sh test`` installs them). A compile proves that a source is valid
-for the target and shows its resource use; correctness under the GPU's limits comes from the
-emulated runs, speed only from the device itself.
+``--report docs/gpu-resources.md`` writes the table, ``--record`` the per-kernel figures the
+Plans read (``clts/devices/resources/<target>.yaml``); the exit status is 1 when the gate fails.
+Needs ``clang-16`` and ``libclc-16``; ``scripts/gpu-toolchain.sh`` fetches ptxas and ocloc. A
+compile proves that a source is valid for the target and shows its resource use; correctness
+under the GPU's limits comes from the emulated runs, speed only from the device itself.
 """
 from __future__ import annotations
 
@@ -22,150 +26,24 @@ import itertools
 import logging
 import os
 import random
-import re
-import shutil
-import subprocess
 import sys
 import tempfile
 import warnings
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from .. import options
+from .backends import (COMPILE_TIMEOUT, CompileResult, KernelUsage, TARGETS,  # noqa: F401
+                       targets_of, compile_source, missing_tools, parse_remarks, static_local)
+from . import backends
 
-
-def _clang() -> str:
-    """The compiler (option ``clang``, ``CLTS_CLANG``)."""
-    return options.get("clang")
-
-
-def _libclc() -> Path:
-    """libclc's bitcode directory (option ``libclc``, ``CLTS_LIBCLC``)."""
-    return Path(options.get("libclc"))
-#: target name -> (triple, cpu flag, libclc bitcode or None, output kind)
-TARGETS = {
-    "gfx908": ("amdgcn-amd-amdhsa", "-mcpu=gfx908", "amdgcn--amdhsa.bc"),
-    "sm_80": ("nvptx64-nvidia-nvcl", "-march=sm_80", "nvptx64--nvidiacl.bc"),
-    "spir64": ("spir64", None, None),
-}
-#: what the real drivers declare (clang's nvptx target does not declare int64 atomics)
-EXTENSIONS = "+cl_khr_fp64,+cl_khr_int64_base_atomics,+cl_khr_int64_extended_atomics"
 #: a kernel spilling more than this many bytes per lane of scratch on gfx908 is reported
 SCRATCH_WARN = 0
 
 
-def missing_tools() -> str | None:
-    """Why the offline compiles cannot run here, or None."""
-    if shutil.which(_clang()) is None:
-        return f"{_clang()} not found (apt-get install clang-16 libclc-16)"
-    for name in ("amdgcn--amdhsa.bc", "nvptx64--nvidiacl.bc"):
-        if not (_libclc() / name).is_file():
-            return f"{_libclc() / name} not found (apt-get install libclc-16)"
-    return None
-
-
 # -- collecting the rendered sources -----------------------------------------------------------
-def _tiny_inputs():
-    rng = np.random.default_rng(11)
-    t = np.arange(96)
-    y = np.sin(2 * np.pi * t / 12)[None] + rng.normal(size=(3, 96))
-    y[1, 5:9] = np.nan
-    a, c, d = (rng.random((12, 40)) for _ in range(3))
-    b = 3 + rng.random((12, 40))
-    T = np.cumsum(rng.standard_normal(200))
-    N, M = 60, 16
-    tb = np.arange(N) * 16.0
-    cube = 3 + np.sin(2 * np.pi * tb[:, None] / 365) + 0.3 * rng.standard_normal((N, M))
-    cube[rng.random((N, M)) < 0.2] = np.nan
-    return dict(y=y, tri=(a, b, c, d), T=T, cube=cube, tb=tb)
-
-
-_TRIDIAG = {"thomas": "thomas", "coalesced": "thomas-coalesced", "unrolled": "thomas-unrolled",
-            "pcr": "pcr", "flat": "flat"}
-
-
-def _calls(dev, x, dt):
-    """(label, callable) of every algorithm and code version with the profile's values, and
-    ``call(section, params)`` running one tuner candidate."""
-    import clts
-    a, b, c, d = (v.astype(dt) for v in x["tri"])
-    y, T, cube = x["y"].astype(dt), x["T"], x["cube"].astype(dt)
-    prec = "double" if dt == np.float64 else "single"
-
-    def stl(version, **params):
-        return clts.stl(y, 12, seasonal_jump=2, trend_jump=3, robust=True, outer_iter=1,
-                        device=dev, version=version, loess_params=params or None)
-
-    def tri(method, layout="natural", **params):
-        if layout == "interleaved":
-            return clts.solve_tridiagonal(a.T, b.T, c.T, d.T, axis=0, version=method,
-                                          device=dev, **params)
-        return clts.solve_tridiagonal(a, b, c, d, version=method, device=dev, **params)
-
-    def mp(k=1, **params):
-        return clts.matrix_profile(T, 10, k=k, device=dev, precision=prec, progress=False,
-                                   **params)
-
-    def bfast(version, history="all", **params):
-        return clts.bfast_monitor(cube, x["tb"], x["tb"][40], device=dev, version=version,
-                                  history=history, progress_bar=False, **params)
-
-    def breaks(**params):
-        return clts.bfast_breaks(cube, x["tb"], order=1, h=8, breaks=3, dtype=dt, device=dev,
-                                 magnitudes=False, progress=False, **params)
-
-    calls = [(f"stl {v}", lambda v=v: stl(v)) for v in ("auto", "outer", "intragroup", "flat")]
-    calls += [(f"tridiag {m} {l}", lambda m=m, l=l: tri(m, l))
-              for m in ("auto",) + tuple(_TRIDIAG.values()) for l in ("natural", "interleaved")]
-    calls += [(f"mp k={k} {kw}", lambda k=k, kw=kw: mp(k, **kw)) for k in (1, 3)
-              for kw in ({}, {"store": "local", "topk_store": "local"},
-                         {"store": "private", "topk_store": "private"}, {"merge": "partial"})]
-    calls += [(f"bfast {v} {h}", lambda v=v, h=h: bfast(v, h)) for v in ("auto", "fused", "multi")
-              for h in ("all", "ROC")]
-    calls += [("bfast BP", lambda: bfast("auto", "BP")), ("bfast_breaks", breaks)]
-
-    def trend(variant="original", **params):
-        return clts.trend_test(y, variant=variant, period=12 if variant == "seasonal" else None,
-                               device=dev, **params)
-    calls += [(f"trend {v} {m}", lambda v=v, m=m: trend(v, median=m))
-              for v in ("original", "hamed_rao", "yue_wang", "seasonal")
-              for m in ("select", "sort")]
-
-    def mass(normalize=True, p=2.0, **params):
-        return clts.mass(T[5:15], T[None].repeat(2, 0), normalize=normalize, p=p, device=dev,
-                         precision=prec, progress=False, **params)
-
-    calls += [(f"mass normalize={z} p={p}", lambda z=z, p=p: mass(z, p))
-              for z, p in ((True, 2.0), (False, 2.0), (False, 1.0), (False, 3.0),
-                           (False, float("inf")))]
-
-    def candidate(section, params):
-        algo, _, sub = section.partition(".")
-        if algo == "stl":
-            return stl(sub, **params)
-        if algo == "tridiag":
-            tri(_TRIDIAG[sub], "natural", **params)
-            return tri(_TRIDIAG[sub], "interleaved", **params)
-        if section == "mp.mass":
-            mass(True, 2.0, **params)
-            return mass(False, 3.0, **params)
-        if algo == "mp":
-            return mp(3 if "topk_store" in params else 1, **params)
-        if algo == "trend":
-            return trend(**params)
-        if algo == "bfast":
-            if sub == "roc":
-                return bfast("auto", "ROC", roc_wg=params["wg"])
-            if sub == "breakpoints":
-                return breaks(**params)
-            return bfast(sub, **params)
-        raise ValueError(f"no tiny workload for tuner section {section!r}")
-    return calls, candidate
-
-
 def _candidates(tunable, dev, sample, rng):
     names = list(tunable.params)
     combos = [dict(zip(names, vals)) for vals in itertools.product(*tunable.params.values())]
@@ -184,132 +62,80 @@ class Collected:
     device: object
     sources: dict = field(default_factory=dict)     # source -> (template, params, {target: local mem})
     defaults: set = field(default_factory=set)      # sources of the profile's own values
+    auto: dict = field(default_factory=dict)        # source -> {GPU}: built by auto, real shapes
+    launches: dict = field(default_factory=dict)    # (source, kernel) -> {(GPU, wg, local bytes)}
     refused: list = field(default_factory=list)     # (label, message): plans refused pre-build
     failed: list = field(default_factory=list)      # (label, message): anything else
 
 
-def collect(dev, *, sample: int = 4, seed: int = 0) -> Collected:
-    """Run every algorithm's tiny workloads on ``dev`` (an emulated GPU): every version with the
-    profile's values in float64 (where the device has it) and float32, and up to ``sample``
-    candidates of every tuner entry; return the rendered source of every program built."""
+def _run_jobs(jobs, out, DeviceError):
+    for label, fn in jobs:
+        try:
+            fn()
+        except (ValueError, TypeError, DeviceError) as exc:
+            out.refused.append((label, f"{type(exc).__name__}: {exc}"))
+        except Exception as exc:   # noqa: BLE001 - reported, fails the check
+            out.failed.append((label, f"{type(exc).__name__}: {exc}"))
+
+
+def collect(dev, *, sample: int = 4, seed: int = 0, auto: bool = True,
+            scale: float = 1.0) -> Collected:
+    """Run every algorithm's workloads on ``dev`` (an emulated GPU): ``auto`` on realistic
+    shapes (``workloads.auto_calls``; batch dimensions times ``scale``), every version forced
+    with the profile's values on tiny inputs, in float64 (where the device has it) and float32,
+    and up to ``sample`` candidates of every tuner entry; return the rendered source of every
+    program built, which were ``auto``'s, and every launch's work-group and local memory."""
     from ..errors import DeviceError
     from ..runtime.devices import Device
     from .registry import load_all
-    dev = Device(dev.info, description=dev.description)   # a fresh program cache: every
-    # source is built (and seen) here
+    from . import workloads
+    desc = dev.description
+    gpu = desc["_name"]
+    dev = Device(dev.info, description=desc)   # a fresh program cache: every source is built
+    # (and seen) here
     out = Collected(dev)
-    x = _tiny_inputs()
+    x = workloads.tiny_inputs()
     rng = random.Random(seed)
     dtypes = [np.float64, np.float32] if dev.fp64 else [np.float32]
-    defaults, candidates = [], []
+    real, defaults, candidates = [], [], []
     for dt in dtypes:
-        calls, candidate = _calls(dev, x, dt)
+        if auto:
+            real += workloads.auto_calls(dev, dt, scale)
+        calls, candidate = workloads.forced_calls(dev, x, dt)
         defaults += calls
         if dt == dtypes[0]:
             for t in load_all(strict=True).tunables.values():
                 for p in _candidates(t, dev, sample, rng):
                     candidates.append((f"{t.name} {p}",
                                        lambda s=t.section, p=p, c=candidate: c(s, p)))
+    logs = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for jobs in (defaults, candidates):
-            for label, fn in jobs:
-                try:
-                    fn()
-                except (ValueError, TypeError, DeviceError) as exc:
-                    out.refused.append((label, f"{type(exc).__name__}: {exc}"))
-                except Exception as exc:   # noqa: BLE001 - reported, fails the check
-                    out.failed.append((label, f"{type(exc).__name__}: {exc}"))
-            if jobs is defaults:
-                out.defaults = {prg.source for prg in list(dev.state.programs.values())}
+        for phase, jobs in (("auto", real), ("defaults", defaults), ("candidates", candidates)):
+            dev.launch_log = logs[phase] = []
+            _run_jobs(jobs, out, DeviceError)
+            built = {prg.source for prg in list(dev.state.programs.values())}
+            if phase == "auto":
+                out.auto = {s: {gpu} for s in built}
+            elif phase == "defaults":
+                out.defaults = built
+    dev.launch_log = None
+    kernels = {id(k): (prg.source, name) for prg in list(dev.state.programs.values())
+               for name, k in list(prg._kernels.items())}
+    for phase in ("auto", "defaults"):
+        for kernel, local_size, dynamic, static in logs[phase]:
+            key = kernels.get(id(kernel))
+            if key is not None:
+                wg = int(np.prod(local_size)) if local_size else 0
+                out.launches.setdefault(key, set()).add((gpu, wg, int(dynamic + static)))
+    targets = targets_of(desc)
     for prg in list(dev.state.programs.values()):
-        target = _target_of(dev)
-        out.sources.setdefault(prg.source, (prg.template, prg.params, {target: int(dev.local_mem)}))
+        out.sources.setdefault(prg.source, (prg.template, prg.params,
+                                            {t: int(dev.local_mem) for t in targets}))
     return out
-
-
-def _target_of(dev) -> str:
-    triple = (getattr(dev, "description", None) or {}).get("offline_target", {}).get("triple")
-    for name, (t, _, _) in TARGETS.items():
-        if t == triple:
-            return name
-    raise ValueError(f"device {dev} names no offline target (amdgcn, nvptx64 or spir64)")
 
 
 # -- compiling ---------------------------------------------------------------------------------
-@dataclass
-class KernelUsage:
-    name: str
-    vgprs: int = 0
-    sgprs: int = 0
-    scratch: int = 0
-    occupancy: int = 0
-    lds: int = 0
-
-
-@dataclass
-class CompileResult:
-    template: str
-    params: dict
-    target: str
-    ok: bool
-    log: str = ""
-    kernels: list = field(default_factory=list)    # KernelUsage (gfx908 only)
-    local_mem: int = 0                              # the emulated device's local memory
-    default: bool = True                            # rendered with a profile's own values
-
-
-_REMARK = re.compile(r"remark:\s+(?:Function Name: (\S+)|\s*([A-Za-z ]+?)(?: \[[^\]]*\])?: (\d+))")
-
-
-def parse_remarks(text: str) -> list[KernelUsage]:
-    """The per-kernel figures of clang's ``-Rpass-analysis=kernel-resource-usage`` remarks."""
-    out, cur = [], None
-    keys = {"VGPRs": "vgprs", "SGPRs": "sgprs", "ScratchSize": "scratch",
-            "Occupancy": "occupancy", "LDS Size": "lds"}
-    for m in _REMARK.finditer(text):
-        if m.group(1):
-            cur = KernelUsage(m.group(1))
-            out.append(cur)
-        elif cur is not None:
-            k = keys.get(m.group(2).strip())
-            if k:
-                setattr(cur, k, int(m.group(3)))
-    return out
-
-
-#: seconds one compile may take; beyond it the source is reported as too slow to compile
-COMPILE_TIMEOUT = 120
-
-
-def compile_source(source: str, target: str, workdir: Path) -> tuple[bool, str, str]:
-    """(compiled, clang's messages, the PTX / LLVM / GCN assembly)."""
-    triple, cpu, clc = TARGETS[target]
-    src = workdir / f"k{abs(hash((source, target)))}.cl"
-    src.write_text(source)
-    cmd = [_clang(), "-x", "cl", "-cl-std=CL1.2", "-Xclang", "-finclude-default-header",
-           "-Xclang", f"-cl-ext={EXTENSIONS}", "-nogpulib", "-O2", "-S",
-           "-Wno-linker-warnings", "-target", triple]
-    if cpu:
-        cmd.append(cpu)
-    if clc:
-        cmd += ["-Xclang", "-mlink-builtin-bitcode", "-Xclang", str(_libclc() / clc)]
-    if target == "gfx908":
-        cmd.append("-Rpass-analysis=kernel-resource-usage")
-    if target == "spir64":
-        cmd.append("-emit-llvm")
-    out = src.with_suffix(".out")
-    cmd += [str(src), "-o", str(out)]
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=COMPILE_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        return False, f"error: compile timed out after {COMPILE_TIMEOUT} s", ""
-    asm = out.read_text(errors="replace") if p.returncode == 0 and out.exists() else ""
-    for f in (src, out):
-        f.unlink(missing_ok=True)
-    return p.returncode == 0, p.stderr, asm
-
-
 def merge(collections) -> Collected:
     """One collection of the unique sources of several (each source compiled once)."""
     out = Collected(None)
@@ -318,55 +144,30 @@ def merge(collections) -> Collected:
             old = out.sources.setdefault(src, (tpl, params, {}))[2]
             for t, v in limits.items():
                 old[t] = min(v, old.get(t, v))
+        for src, gpus in c.auto.items():
+            out.auto.setdefault(src, set()).update(gpus)
+        for key, ls in c.launches.items():
+            out.launches.setdefault(key, set()).update(ls)
         out.refused += c.refused
         out.defaults |= c.defaults
         out.failed += c.failed
     return out
 
 
-_PTX_SHARED = re.compile(r"\.shared\s+\.align\s+\d+\s+\.b8\s+(\w+?)_\$_\w+\[(\d+)\]")
-_LL_LOCAL = re.compile(r"^@(\w+)\.[\w.]+ = .*?addrspace\(3\) global (.+?) (?:undef|zeroinitializer|poison)",
-                       re.M)
-_LL_SIZES = {"double": 8, "float": 4, "i64": 8, "i32": 4, "i16": 2, "i8": 1, "half": 2,
-             "ptr": 8}
-
-
-def _ll_size(t: str) -> int:
-    t = t.strip()
-    m = re.fullmatch(r"\[(\d+) x (.+)\]", t) or re.fullmatch(r"<(\d+) x (.+)>", t)
-    if m:
-        return int(m.group(1)) * _ll_size(m.group(2))
-    return _LL_SIZES.get(t, 8)
-
-
-def static_local(asm: str, target: str) -> dict:
-    """Bytes of statically declared local memory per kernel, from PTX or LLVM IR."""
-    out: dict = {}
-    if target == "sm_80":
-        for name, size in _PTX_SHARED.findall(asm):
-            out[name] = out.get(name, 0) + int(size)
-    elif target == "spir64":
-        for name, t in _LL_LOCAL.findall(asm):
-            out[name] = out.get(name, 0) + _ll_size(t)
-    return out
-
-
-def compile_all(collected: Collected, jobs: int = 2) -> list:
+def compile_all(collected: Collected, jobs: int = 2, skip=()) -> list:
     """Compile every collected source for the targets of the GPUs it was rendered for (a
-    source sized for one GPU's local memory need not fit another's); CompileResults."""
+    source sized for one GPU's local memory need not fit another's); CompileResults. Targets
+    whose back end is missing here (``ocloc``) are left out."""
     items = [(s, (tpl, params, limits[t]), t) for s, (tpl, params, limits)
-             in collected.sources.items() for t in limits]
+             in collected.sources.items() for t in limits
+             if backends.available(t) and t not in skip]
     with tempfile.TemporaryDirectory(prefix="clts-offline-") as tmp:
         def one(item):
             source, (template, params, limit), target = item
-            ok, log, asm = compile_source(source, target, Path(tmp))
-            r = CompileResult(template, params, target, ok, log, local_mem=limit,
-                              default=source in collected.defaults)
-            if ok and target == "gfx908":
-                r.kernels = parse_remarks(log)
-            elif ok:
-                r.kernels = [KernelUsage(k, lds=v) for k, v in static_local(asm, target).items()]
-            return r
+            ok, log, kernels = compile_source(source, target, Path(tmp))
+            return CompileResult(template, params, target, ok, log, kernels, local_mem=limit,
+                                 default=source in collected.defaults, source=source,
+                                 devices=tuple(sorted(collected.auto.get(source, ()))))
         with ThreadPoolExecutor(max(1, jobs)) as pool:
             return list(pool.map(one, items))
 
@@ -392,8 +193,7 @@ def compiler_warnings(results) -> list[str]:
     a driver prints them on a user's first run)."""
     out = []
     for r in results:
-        lines = [ln.split("warning:", 1)[1].strip() for ln in r.log.splitlines()
-                 if "warning:" in ln]
+        lines = backends.warnings_of(r.log, r.target)
         if lines:
             out.append(f"{r.template} {r.target}: {lines[0]} ({len(lines)} warnings; "
                        f"parameters {_short(r.params)})")
@@ -409,6 +209,8 @@ def report(results, heavy: bool = False) -> str:
     kernels with scratch or more than 128 VGPRs, i.e. at most 2 waves per SIMD)."""
     rows = []
     for r in results:
+        if r.target != "gfx908":
+            continue
         for k in r.kernels:
             if heavy and not (k.scratch or k.vgprs > 128):
                 continue
@@ -426,17 +228,64 @@ def report(results, heavy: bool = False) -> str:
     return "\n".join(lines)
 
 
-def spills(results, defaults_only=False) -> list[tuple]:
-    """(template, kernel, VGPRs, scratch bytes, parameters) of every kernel using scratch (of
-    the sources rendered with a profile's own values only, with ``defaults_only``)."""
+def spills(results, defaults_only=False, target="gfx908") -> list[tuple]:
+    """(template, kernel, VGPRs, scratch bytes, parameters) of every kernel using scratch on
+    ``target`` (of the sources rendered with a profile's own values only, with
+    ``defaults_only``)."""
     out = []
     for r in results:
-        if defaults_only and not r.default:
+        if (defaults_only and not r.default) or r.target != target:
             continue
         for k in r.kernels:
             if k.scratch > SCRATCH_WARN:
                 out.append((r.template, k.name, k.vgprs, k.scratch, r.params))
     return out
+
+
+def _collect_one(name, sample, seed, scale, auto):
+    logging.getLogger("clts.profiles").setLevel(logging.ERROR)
+    from ..runtime import emulation
+    col = collect(emulation.emulate(name), sample=sample, seed=seed, scale=scale, auto=auto)
+    col.device = None
+    return col
+
+
+def collect_all(names, *, sample=1, scale=1.0, jobs=1, auto=True) -> list:
+    """``collect`` under each emulated GPU ``names``, ``jobs`` of them at once (processes)."""
+    args = [(n, sample, i, scale, auto) for i, n in enumerate(names)]
+    if jobs <= 1 or len(names) == 1:
+        return [_collect_one(*a) for a in args]
+    import multiprocessing as mp
+    with ProcessPoolExecutor(min(jobs, len(names)), mp_context=mp.get_context("spawn")) as pool:
+        return list(pool.map(_collect_one, *zip(*args)))
+
+
+@dataclass
+class Run:
+    collected: Collected
+    results: list
+    table: list
+    violations: list
+    coalescing: list = field(default_factory=list)
+    itemsize: dict = field(default_factory=dict)    # (template, kernel, target) -> bytes
+
+
+def run(names=None, *, sample=1, scale=1.0, jobs=None, coalescing=True) -> Run:
+    """Collect under every emulated GPU, compile with every back end here, judge (gate.py)."""
+    from ..runtime import emulation
+    from . import gate
+    names = names or emulation.names()
+    jobs = jobs or os.cpu_count() or 1
+    col = merge(collect_all(names, sample=sample, scale=scale, jobs=jobs))
+    # SPIR is a portable front-end check only: IGC compiles the Intel GPUs' sources for real
+    res = compile_all(col, jobs=jobs, skip=("spir64",) if backends.available("pvc") else ())
+    table = gate.rows(res, col)
+    coal, sizes = [], {}
+    if coalescing:
+        from . import coalescing as co
+        coal = co.measure(names, scale=scale, jobs=jobs)
+        sizes = co.apply(coal, table)
+    return Run(col, res, table, gate.violations(table, itemsize=sizes), coal, sizes)
 
 
 def main(argv=None) -> int:
@@ -445,39 +294,58 @@ def main(argv=None) -> int:
     from ..runtime import emulation
     ap.add_argument("--emulate", default=",".join(emulation.names()),
                     help="recorded GPU descriptions to render under (comma-separated)")
-    ap.add_argument("--sample", type=int, default=4, help="tuner candidates per tuner entry")
+    ap.add_argument("--sample", type=int, default=1, help="tuner candidates per tuner entry")
+    ap.add_argument("--scale", type=float, default=1.0,
+                    help="batch size of auto's realistic shapes, as a fraction")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--keep", type=Path, help="write every collected source to this folder")
+    ap.add_argument("--report", type=Path, help="write the markdown resource table here")
+    ap.add_argument("--record", action="store_true",
+                    help="write the per-kernel figures to clts/devices/resources/<target>.yaml")
+    ap.add_argument("--no-coalescing", action="store_true", help="skip the address traces")
     args = ap.parse_args(argv)
     why = missing_tools()
     if why:
         print(f"offline compiles skipped: {why}", file=sys.stderr)
         return 2
-    logging.getLogger("clts.profiles").setLevel(logging.ERROR)
-    cols = []
-    for name in [n for n in args.emulate.split(",") if n]:
-        dev = emulation.emulate(name)
-        col = collect(dev, sample=args.sample)
-        cols.append(col)
-        print(f"{name} ({dev.name}; profile "
-              f"{', '.join(p.name for p in dev.profile.files)}): {len(col.sources)} sources, "
-              f"{len(col.refused)} plans refused before any build")
-        if args.keep:
-            args.keep.mkdir(parents=True, exist_ok=True)
-            for i, (src, (tpl, _, _)) in enumerate(col.sources.items()):
-                (args.keep / f"{name}-{tpl.replace('/', '__')}-{i}.cl").write_text(src)
-    col = merge(cols)
-    res = compile_all(col, jobs=args.jobs)
-    probs = problems(res) + [f"{l}: {m}" for l, m in col.failed]
-    per = {t: sum(1 for r in res if r.target == t) for t in TARGETS}
-    print(f"{len(col.sources)} unique sources, compiled for the GPUs they were rendered for "
-          f"({', '.join(f'{t}: {n}' for t, n in per.items())}): "
-          f"{sum(r.ok for r in res)} of {len(res)} compiled")
-    print(report([r for r in res if r.target == "gfx908"]))
-    for p in probs:
-        print("PROBLEM:", p)
-    bad = len(probs)
-    return 1 if bad else 0
+    missing = backends.vendor_tools_missing()
+    if missing:
+        print(f"vendor back ends missing: {', '.join(missing)} (scripts/gpu-toolchain.sh); "
+              "their targets stop at clang or are left out", file=sys.stderr)
+    from . import gate, resources_report
+    names = [n for n in args.emulate.split(",") if n]
+    r = run(names, sample=args.sample, scale=args.scale, jobs=args.jobs,
+            coalescing=not args.no_coalescing)
+    col, res = r.collected, r.results
+    if args.keep:
+        args.keep.mkdir(parents=True, exist_ok=True)
+        for i, (src, (tpl, _, _)) in enumerate(col.sources.items()):
+            (args.keep / f"{tpl.replace('/', '__')}-{i}.cl").write_text(src)
+    per = {t: sum(1 for x in res if x.target == t) for t in TARGETS}
+    print(f"{len(col.sources)} unique sources ({len(col.auto)} built by auto) under "
+          f"{', '.join(names)}; compiles per target: "
+          f"{', '.join(f'{t}: {n}' for t, n in per.items() if n)}; "
+          f"{sum(x.ok for x in res)} of {len(res)} compiled")
+    if args.report:
+        cmd = "python -m clts.tune.offline " + " ".join(argv if argv is not None else sys.argv[1:])
+        args.report.write_text(resources_report.markdown(r.table, r.violations, r.coalescing,
+                                                         cmd.strip()))
+        print(f"wrote {args.report}")
+    if args.record:
+        for p in gate.record(r.table):
+            print(f"wrote {p}")
+    for label, msg in col.failed:
+        print(f"FAILED {label}: {msg}")
+    bad = [v for v in r.violations if v.allowed_by is None]
+    seen = set()
+    for v in bad:
+        line = f"{v.check}: {v.row.kernel} ({v.row.template}) on {v.row.target}: {v.message}"
+        if line not in seen:
+            seen.add(line)
+            print("GATE", line)
+    for e in gate.stale(r.table, itemsize=r.itemsize) if set(names) == set(emulation.names()) else []:
+        print(f"STALE allow-list entry (excuses nothing now): {e['kernel']} {e['checks']}")
+    return 1 if bad or col.failed else 0
 
 
 if __name__ == "__main__":

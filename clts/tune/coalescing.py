@@ -1,0 +1,326 @@
+"""Memory coalescing of the kernels ``auto`` chooses, measured from their own addresses.
+
+For every launch of an ``auto`` workload (``workloads.auto_calls``) under an emulated GPU, an
+instrumented copy of the kernel runs first on pocl, on copies of its buffers: every access
+``p[i]`` through a ``__global`` pointer (kernel arguments, pointers derived from them, and the
+same in helper functions) records its address, for the first ``ITEMS`` work-items of the first
+``GROUPS`` work-groups and the first ``PER_SITE`` executions of each access site. Per site and
+execution, the addresses of 32 (and 64) adjacent work-items (local ids in order, one warp /
+wavefront) fall into some number of 128-byte segments: 1 is a perfectly coalesced access of
+<= 128 bytes, 32 means every lane touches its own segment. A kernel's figure is its worst *hot*
+site (executed more than once per work-item, i.e. in a loop; all sites if none is).
+
+Not seen: ``vload``/``vstore`` and other accesses through pointers passed as plain integers,
+and accesses in sites no traced work-item reaches. Addresses are pocl's, so the segment counts
+assume buffers aligned to 128 bytes, as GPU drivers allocate them.
+"""
+from __future__ import annotations
+
+import re
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+GROUPS, ITEMS, PER_SITE = 2, 64, 8
+SEGMENT = 128
+
+_HEADER = """
+#define __CLTS_AT(site, p) ({ __typeof__(p) __clts_q = (p); \\
+    __clts_log(__clts_trace, site, (ulong)__clts_q, sizeof(*__clts_q)); __clts_q; })
+static inline size_t __clts_gid(void) {
+    return get_group_id(0) + get_num_groups(0) * (get_group_id(1)
+        + get_num_groups(1) * get_group_id(2)); }
+static inline size_t __clts_lid(void) {
+    return get_local_id(0) + get_local_size(0) * (get_local_id(1)
+        + get_local_size(1) * get_local_id(2)); }
+static void __clts_log(__global ulong *t, uint site, ulong addr, uint size) {
+    size_t g = __clts_gid(), l = __clts_lid();
+    if (g >= %(groups)d || l >= %(items)d) return;
+    __global ulong *s = t + ((g * %(items)d + l) * %(nsites)d + site) * (%(per)d + 2);
+    ulong n = s[0];
+    if (n < %(per)d) s[2 + n] = addr;
+    s[0] = n + 1; s[1] = size;
+}
+"""
+_FUNC = re.compile(r"\b(\w+)\s*\(")
+_KEYWORDS = {"if", "for", "while", "switch", "return", "sizeof", "do", "else"}
+_GLOBAL_PTR = re.compile(r"(?:__)?global\b[^,;(){}=]*?\*\s*(?:(?:restrict|const|volatile)\s+)*"
+                         r"(\w+)")
+
+
+def _match(text: str, i: int, open_: str, close: str) -> int:
+    """Index of the bracket closing the one at ``i``."""
+    depth = 0
+    for j in range(i, len(text)):
+        c = text[j]
+        if c == open_:
+            depth += 1
+        elif c == close:
+            depth -= 1
+            if depth == 0:
+                return j
+    raise ValueError("unbalanced brackets")
+
+
+@dataclass
+class _Fn:
+    name: str
+    kernel: bool
+    params: tuple          # (start, end) of the parameter list, without the parentheses
+    body: tuple            # (start, end) of the body, without the braces
+
+
+def _functions(src: str) -> list[_Fn]:
+    out = []
+    for m in _FUNC.finditer(src):
+        name = m.group(1)
+        if name in _KEYWORDS:
+            continue
+        # a definition: at file scope (depth 0), parameter list followed by "{"
+        if src.count("{", 0, m.start()) != src.count("}", 0, m.start()):
+            continue
+        p0 = m.end() - 1
+        try:
+            p1 = _match(src, p0, "(", ")")
+        except ValueError:
+            continue
+        rest = src[p1 + 1:p1 + 200]
+        if not re.match(r"\s*\{", rest):
+            continue
+        b0 = p1 + 1 + rest.index("{")
+        b1 = _match(src, b0, "{", "}")
+        head = src[max(0, src.rfind(";", 0, m.start()), src.rfind("}", 0, m.start())):m.start()]
+        out.append(_Fn(name, bool(re.search(r"\b(?:__)?kernel\b", head)), (p0 + 1, p1),
+                       (b0 + 1, b1)))
+    return out
+
+
+def _rewrite(text: str, names: set, sites: list) -> str:
+    if not names:
+        return text
+    pat = re.compile(r"\b(" + "|".join(sorted(names)) + r")\s*\[")
+    out, i = [], 0
+    while True:
+        m = pat.search(text, i)
+        if not m:
+            out.append(text[i:])
+            return "".join(out)
+        b0 = m.end() - 1
+        b1 = _match(text, b0, "[", "]")
+        inner = _rewrite(text[b0 + 1:b1], names, sites)
+        sid = len(sites)
+        sites.append(f"{m.group(1)}[{' '.join(text[b0 + 1:b1].split())}]")
+        out.append(text[i:m.start()])
+        out.append(f"(*__CLTS_AT({sid}u, &{m.group(1)}[{inner}]))")
+        i = b1 + 1
+
+
+def instrument(src: str) -> tuple[str, list]:
+    """(the instrumented source, the text of every access site); every kernel gets one more
+    argument, ``__global ulong *__clts_trace``, and returns at once outside the traced groups."""
+    fns = _functions(src)
+    traced = {f.name for f in fns if not f.kernel and _GLOBAL_PTR.search(src[slice(*f.params)])}
+    changed = True
+    while changed:          # helpers calling traced helpers need the trace pointer too
+        changed = False
+        for f in fns:
+            if f.kernel or f.name in traced:
+                continue
+            body = src[slice(*f.body)]
+            if any(re.search(rf"\b{h}\s*\(", body) for h in traced):
+                traced.add(f.name)
+                changed = True
+    sites: list = []
+    pieces, pos = [], 0
+    call = re.compile(r"\b(" + "|".join(sorted(traced)) + r")\s*\(") if traced else None
+    for f in fns:
+        params, body = src[slice(*f.params)], src[slice(*f.body)]
+        names = set(_GLOBAL_PTR.findall(params)) | set(_GLOBAL_PTR.findall(body))
+        names.discard("__clts_trace")
+        new_body = _rewrite(body, names, sites)
+        if call is not None:
+            new_body = call.sub(lambda m: m.group(0) + "__clts_trace, ", new_body)
+        if f.kernel:
+            new_params = params + ", __global ulong *__clts_trace"
+            new_body = f"\n    if (__clts_gid() >= {GROUPS}) return;" + new_body
+        elif f.name in traced:
+            new_params = "__global ulong *__clts_trace, " + params.strip()
+            new_params = new_params.rstrip(", ") if params.strip() in ("", "void") else new_params
+            if params.strip() == "void":
+                new_params = "__global ulong *__clts_trace"
+        else:
+            new_params = params
+        pieces += [src[pos:f.params[0]], new_params, src[f.params[1]:f.body[0]], new_body]
+        pos = f.body[1]
+    pieces.append(src[pos:])
+    head = _HEADER % dict(groups=GROUPS, items=ITEMS, nsites=max(1, len(sites)), per=PER_SITE)
+    body = "".join(pieces)
+    # after the extension pragmas (a double in a helper needs cl_khr_fp64 enabled first)
+    m = list(re.finditer(r"^#pragma OPENCL EXTENSION.*$", body, re.M))
+    at = m[-1].end() if m else 0
+    return body[:at] + "\n" + head + body[at:], sites
+
+
+def segments(addrs: np.ndarray, size: int, width: int) -> float:
+    """Mean 128-byte segments per access of ``width`` adjacent work-items; ``addrs`` is
+    [work-items, executions] with 0 where a work-item did not execute that access."""
+    vals = []
+    for w0 in range(0, addrs.shape[0], width):
+        block = addrs[w0:w0 + width]
+        for j in range(block.shape[1]):
+            a = block[:, j]
+            a = a[a != 0]
+            if a.size:
+                segs = set((a // SEGMENT).tolist()) | set(((a + size - 1) // SEGMENT).tolist())
+                vals.append(len(segs))
+    return float(np.mean(vals)) if vals else 0.0
+
+
+@dataclass
+class Coalescing:
+    gpu: str
+    template: str
+    kernel: str
+    itemsize: int
+    segments32: float
+    segments64: float
+    worst: str
+    sites: int
+    source: str = ""
+
+
+class Tracer:
+    """The launch hook: runs the instrumented copy of each launched kernel before it."""
+
+    def __init__(self, device, gpu: str):
+        self.device, self.gpu = device, gpu
+        self.seen: dict = {}          # (source, kernel) -> Coalescing
+        self._programs: dict = {}
+
+    def _program(self, source):
+        p = self._programs.get(source)
+        if p is None:
+            import pyopencl as cl
+            text, sites = instrument(source)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                p = (cl.Program(self.device.context, text).build(options=["-w"]), sites)
+            self._programs[source] = p
+        return p
+
+    def __call__(self, kernel, global_size, local_size, args):
+        import pyopencl as cl
+        prg = next((p for p in list(self.device._programs.values())
+                    if any(k is kernel for k in list(p._kernels.values()))), None)
+        if prg is None:
+            return
+        name = kernel.function_name
+        key = (prg.source, name)
+        if key in self.seen:
+            return
+        try:
+            built, sites = self._program(prg.source)
+        except cl.Error:
+            return
+        trace = run_traced(self.device, built, name, len(sites), global_size, local_size, args)
+        c = summarize(trace, sites)
+        self.seen[key] = Coalescing(self.gpu, prg.template, name, *c, source=prg.source)
+
+
+def run_traced(device, program, name, nsites, global_size, local_size, args) -> np.ndarray:
+    """Run kernel ``name`` of the instrumented ``program`` on copies of ``args``' buffers;
+    the trace as [work-items, sites, 2 + PER_SITE] (count, element size, addresses)."""
+    import pyopencl as cl
+    nsites = max(1, nsites)
+    trace = np.zeros(GROUPS * ITEMS * nsites * (PER_SITE + 2), np.uint64)
+    q = device.queue
+    mf = cl.mem_flags
+    tbuf = cl.Buffer(device.context, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=trace)
+    copies = []
+    for a in args:
+        if isinstance(a, cl.Buffer):
+            c = cl.Buffer(device.context, mf.READ_WRITE, max(1, a.size))
+            cl.enqueue_copy(q, c, a)
+            copies.append(c)
+        else:
+            copies.append(a)
+    k = cl.Kernel(program, name)
+    k.set_args(*copies, tbuf)
+    cl.enqueue_nd_range_kernel(q, k, global_size, local_size)
+    cl.enqueue_copy(q, trace, tbuf)
+    q.finish()
+    return trace.reshape(GROUPS * ITEMS, nsites, PER_SITE + 2)
+
+
+def summarize(t: np.ndarray, sites: list) -> tuple:
+    """(element size, segments per 32, per 64, worst site, hot sites) of one kernel's trace."""
+    counts = t[:, :, 0].max(axis=0)
+    hot = [s for s in range(t.shape[1]) if counts[s] > 1] or \
+          [s for s in range(t.shape[1]) if counts[s] > 0]
+    worst = (0.0, 0.0, 0, "-")
+    for s in hot:
+        size = int(t[:, s, 1].max())
+        addrs = t[:, s, 2:].astype(np.int64)
+        per_group = [addrs[g * ITEMS:(g + 1) * ITEMS] for g in range(GROUPS)]
+        s32 = max(segments(a, size, 32) for a in per_group)
+        s64 = max(segments(a, size, 64) for a in per_group)
+        if (s32, s64) > worst[:2]:
+            worst = (s32, s64, size, sites[s] if s < len(sites) else "?")
+    return worst[2], worst[0], worst[1], worst[3], len(hot)
+
+
+
+
+def trace_gpu(name: str, scale: float = 0.25) -> list[Coalescing]:
+    """Run ``auto``'s realistic workloads under the emulated GPU ``name`` with the tracer."""
+    import logging
+    from ..runtime import emulation
+    from ..runtime.devices import Device
+    from . import workloads
+    logging.getLogger("clts.profiles").setLevel(logging.ERROR)
+    emu = emulation.emulate(name)
+    dev = Device(emu.info)
+    dev.description = emu.description
+    tracer = Tracer(dev, name)
+    dev.launch_hook = tracer
+    dtypes = [np.float64] if dev.fp64 else [np.float32]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for dt in dtypes:
+            for _, fn in workloads.auto_calls(dev, dt, scale):
+                try:
+                    fn()
+                except Exception:    # noqa: BLE001 - the resource run reports failures
+                    continue
+    dev.launch_hook = None
+    return list(tracer.seen.values())
+
+
+def measure(names, scale: float = 0.25, jobs: int = 1) -> list[Coalescing]:
+    """``trace_gpu`` under each emulated GPU ``names``, ``jobs`` at once (processes)."""
+    if jobs <= 1 or len(names) == 1:
+        return [c for n in names for c in trace_gpu(n, scale)]
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+    with ProcessPoolExecutor(min(jobs, len(names)), mp_context=mp.get_context("spawn")) as pool:
+        return [c for cs in pool.map(trace_gpu, names, [scale] * len(names)) for c in cs]
+
+
+def apply(results, table) -> dict:
+    """Put each measured kernel's 32-wide figure on the gate's rows of the targets of its GPU
+    (matched by rendered source); returns {(template, kernel, target): element size}."""
+    from ..runtime import emulation, occupancy
+    from .backends import targets_of
+    by = {}
+    for c in results:
+        for t in targets_of(emulation.load(c.gpu)):
+            if t in occupancy.LIMITS:        # a GPU target (not the portable SPIR check)
+                by[(c.source, c.kernel, t)] = c
+    sizes = {}
+    for row in table:
+        c = by.get((getattr(row, "source", None), row.kernel, row.target))
+        if c is not None:
+            row.segments = c.segments32
+            sizes[row.key] = c.itemsize
+    return sizes

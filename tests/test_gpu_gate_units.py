@@ -1,0 +1,205 @@
+"""The machinery of the GPU resource gate, fast and without the vendors' back ends: their report
+parsers, the coalescing tracer on pocl, the gate's verdicts and allow-list, the recorded figures,
+and scripts/gpu-check.sh --dry-run (the gate itself: tests/test_gpu_resources.py)."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from clts.runtime import occupancy as occ
+from clts.tune import backends, coalescing, gate
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_ptxas_parser():
+    text = """ptxas info    : 0 bytes gmem
+ptxas info    : Compiling entry function 'bfast_roc' for 'sm_80'
+ptxas info    : Function properties for bfast_roc
+    1200 bytes stack frame, 1196 bytes spill stores, 1300 bytes spill loads
+ptxas info    : Used 255 registers, used 1 barriers, 1200 bytes cumulative stack size, 61952 bytes smem, 416 bytes cmem[0]
+ptxas info    : Compiling entry function 'copy' for 'sm_80'
+ptxas info    : Function properties for copy
+    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 12 registers, used 0 barriers, 360 bytes cmem[0]
+"""
+    a, b = backends.parse_ptxas(text)
+    assert (a.name, a.vgprs, a.spill, a.scratch, a.lds) == ("bfast_roc", 255, 1196, 1200, 61952)
+    assert (b.name, b.vgprs, b.spill, b.scratch, b.lds) == ("copy", 12, 0, 0, 0)
+
+
+def test_amdgpu_remarks_with_agprs_and_spills():
+    r = "k.cl:1:1: remark: {} [-Rpass-analysis=kernel-resource-usage]\n"
+    text = "".join(r.format(x) for x in (
+        "Function Name: tke_step", "    SGPRs: 60", "    VGPRs: 160", "    AGPRs: 8",
+        "    ScratchSize [bytes/lane]: 24", "    Occupancy [waves/SIMD]: 3",
+        "    VGPRs Spill: 5", "    LDS Size [bytes/block]: 0"))
+    (k,) = backends.parse_remarks(text)
+    assert (k.vgprs, k.agprs, k.sgprs, k.scratch, k.spill, k.regs) == (160, 8, 60, 24, 24, 168)
+
+
+def test_igc_dump_parser_keeps_the_largest_retry(tmp_path):
+    head = "//.kernel {k}\n//.platform PVCXT\n//.thread_config numGRF={g}, numAcc=4\n{extra}"
+    (tmp_path / "OCL_asm1_simd32_entry_0001.asm").write_text(
+        head.format(k="diag_topk", g=128, extra="//.spill size 768\n"))
+    (tmp_path / "OCL_asm1_1_simd32_entry_0001.asm").write_text(
+        head.format(k="diag_topk", g=128, extra="//.spill size 1152\n//.private memory size 1024\n"))
+    (tmp_path / "OCL_asm1_simd16_entry_0002.asm").write_text(
+        head.format(k="copy", g=256, extra=""))
+    ks = {k.name: k for k in backends.parse_igc_dumps(tmp_path.glob("*.asm"))}
+    assert (ks["diag_topk"].spill, ks["diag_topk"].scratch, ks["diag_topk"].simd) == (1152, 1024, 32)
+    assert (ks["copy"].grf, ks["copy"].simd, ks["copy"].spill) == (256, 16, 0)
+
+
+SRC = """
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+static double get(__global const double *p, int i) { return p[i]; }
+static double twice(__global const double *p, int i) { return 2.0 * get(p, i); }
+__kernel void strided(__global const double *x, __global double *y, const int n)
+{
+    size_t g = get_global_id(0);
+    __global double *row = y + 0;
+    double acc = 0.0;
+    for (int j = 0; j < 4; ++j)
+        acc += x[(g * n + j)];          /* lanes n doubles apart */
+    row[g] = acc + twice(x, (int)g);   /* contiguous */
+}
+"""
+
+
+def _pocl_device():
+    from clts.runtime import get_device, usable
+    hits = [i for i in usable() if "portable computing" in i.platform.lower()]
+    if not hits:
+        pytest.skip("no pocl device")
+    return get_device(hits[0])
+
+
+def test_instrumented_copy_measures_segments_on_pocl():
+    import pyopencl as cl
+    text, sites = coalescing.instrument(SRC)
+    assert "__clts_trace" in text and any(s.startswith("x[") for s in sites)
+    dev = _pocl_device()
+    prg = cl.Program(dev.context, text).build(options=["-w"])
+    n, items = 16, 256
+    x = cl.Buffer(dev.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
+                  hostbuf=np.arange(items * n, dtype=np.float64))
+    y = cl.Buffer(dev.context, cl.mem_flags.READ_WRITE, items * 8)
+    trace = coalescing.run_traced(dev, prg, "strided", len(sites), (items,), (64,),
+                                  [x, y, np.int32(n)])
+    size, s32, s64, worst, hot = coalescing.summarize(trace, sites)
+    assert size == 8 and worst.startswith("x[") and hot == 1   # the loop's site only
+    assert s32 == 32 and s64 == 64                             # 128 B apart: one segment each
+    # the contiguous store: 32 doubles = 256 B = 2 segments
+    store = next(i for i, s in enumerate(sites) if s.startswith("row["))
+    assert coalescing.segments(trace[:, store, 2:].astype(np.int64)[:64], 8, 32) == 2
+
+
+def _row(**kw):
+    base = dict(template="t.cl.mako", kernel="k", target="gfx908", params={}, auto=True,
+                default=True, regs=40, local_limit=65536, wg=64)
+    base.update(kw)
+    r = gate.Row(**base)
+    r.occupancy = occ.occupancy(r.target, regs=r.regs, work_group=r.wg, local_mem=r.lds)
+    return r
+
+
+def test_gate_verdicts_and_allowlist():
+    good = _row()
+    heavy = _row(kernel="heavy", regs=234)                       # 10 % on gfx908
+    spill = _row(kernel="sp", spill=16)
+    lds = _row(kernel="big", lds=70000)
+    forced = _row(kernel="f", auto=False, spill=8)               # a forced version's spill
+    cand = _row(kernel="c", auto=False, default=False, spill=8)  # tuner candidates may spill
+    coal = _row(kernel="co", segments=32.0)
+    table = [good, heavy, spill, lds, forced, cand, coal]
+    allow = [{"kernel": "heavy", "checks": ["occupancy"], "targets": ["gfx908"],
+              "reason": "r", "argument": "a"},
+             {"kernel": "gone", "checks": ["spill"], "reason": "r", "argument": "a"}]
+    vs = gate.violations(table, allow)
+    got = {(v.row.kernel, v.check, v.allowed_by is not None) for v in vs}
+    assert got == {("heavy", "occupancy", True), ("sp", "spill", False),
+                   ("big", "local", False), ("f", "spill", False),
+                   ("co", "coalescing", False), ("big", "occupancy", False)}
+    assert [e["kernel"] for e in gate.stale(table, allow)] == ["gone"]
+    # float32 (4-byte) accesses: more than 2 segments fail
+    c32 = _row(kernel="c32", segments=3.0)
+    assert gate.violations([c32], [], itemsize={c32.key: 4})[0].check == "coalescing"
+    assert gate.violations([c32], [], itemsize={c32.key: 8}) == []
+
+
+def test_shipped_allowlist_is_well_formed():
+    entries = gate.load_allowlist()
+    assert entries, "the allow-list lists today's known failures"
+    for e in entries:
+        assert set(e.get("targets") or []) <= set(occ.LIMITS) | {"spir64"}, e
+        assert len(e["reason"]) > 10 and len(str(e["argument"])) > 10, e
+
+
+def test_record_and_read_back(tmp_path, monkeypatch):
+    rows = [_row(kernel="k", regs=96, params={"TILE": 32, "SRC": "x" * 100}),
+            _row(kernel="k", regs=40, params={"TILE": 16}),
+            _row(kernel="cand", auto=False, default=False)]
+    (path,) = gate.record(rows, tmp_path)
+    assert path.name == "gfx908.yaml"
+    monkeypatch.setattr(occ, "resources_dir", lambda: tmp_path)
+    occ._records.cache_clear()
+    try:
+        assert occ.recorded("gfx908", "t.cl.mako", "k", {"TILE": 16}).regs == 40
+        assert occ.recorded("gfx908", "t.cl.mako", "k", {"TILE": 32}).regs == 96
+        assert occ.recorded("gfx908", "t.cl.mako", "cand") is None
+    finally:
+        occ._records.cache_clear()
+
+
+def test_shipped_resource_figures_load():
+    for target in ("sm_80", "gfx908"):
+        recs = occ._records(target)
+        if not recs:
+            pytest.skip("no recorded figures yet")
+        assert all(r.regs >= 0 and r.kernel for r in recs)
+
+
+def test_gpu_check_dry_run_on_pocl(tmp_path):
+    _pocl_device()
+    fake = tmp_path / "lib"
+    fake.mkdir()
+    (fake / "libnvidia-opencl.so.1").write_text("")      # found, registered in the run's icd dir
+    out = tmp_path / "out"
+    env = dict(os.environ, CLTS_GPU_CHECK_SKIP_SETUP="1", PYTHON=sys.executable,
+               CLTS_OPENCL_LIB_DIRS=str(fake), PYTHONPATH=str(ROOT))
+    p = subprocess.run(["bash", str(ROOT / "scripts/gpu-check.sh"), "--dry-run", "--out", str(out)],
+                       capture_output=True, text=True, env=env, cwd=ROOT, timeout=900)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    assert (out / "icd" / "clts-nvidia.icd").read_text().strip() == str(fake / "libnvidia-opencl.so.1")
+    report = (out / "report.md").read_text()
+    assert "DRY RUN" in report and "ok tests" in report and "ok tune" in report
+    assert (out / "raw" / "check.json").is_file() and (out / "profile.yaml").is_file()
+    assert "FAILED" not in report
+
+
+def test_unregistered_gpu_library_is_found(tmp_path, monkeypatch):
+    from clts.runtime import icd
+    (tmp_path / "libnvidia-opencl.so.1").write_text("")
+    monkeypatch.setenv("CLTS_OPENCL_LIB_DIRS", str(tmp_path))
+    got = icd.unregistered_gpu_libraries([])
+    assert got["clts-nvidia.icd"] == str(tmp_path / "libnvidia-opencl.so.1")
+    # one registered by a vendor .icd file (by name or path) is not listed twice
+    assert "clts-nvidia.icd" not in icd.unregistered_gpu_libraries(["libnvidia-opencl.so.1"])
+
+
+def test_a_compile_that_times_out_is_its_own_excusable_check():
+    slow = gate.Row("t.cl.mako", "t.cl.mako", "gfx908", {}, False, False, ok=False,
+                    log="error: compile timed out after 900 s")
+    broken = gate.Row("u.cl.mako", "u.cl.mako", "gfx908", {}, False, False, ok=False,
+                      log="k.cl:3:1: error: use of undeclared identifier 'x'")
+    allow = [{"kernel": "t.cl.mako", "checks": ["compile_time"], "reason": "slow back end",
+              "argument": "measured: > 900 s"}]
+    vs = {v.row.template: v for v in gate.violations([slow, broken], allow)}
+    assert vs["t.cl.mako"].check == "compile_time" and vs["t.cl.mako"].allowed_by
+    assert vs["u.cl.mako"].check == "compile" and vs["u.cl.mako"].allowed_by is None

@@ -1,0 +1,90 @@
+"""The GPU resource gate (its own CI stage: scripts/gpu-gate.sh, marker ``gpu_gate``).
+
+Everything the public functions build under every recorded GPU description - ``auto`` on
+realistic shapes, every forced version, a tuner sample - compiled with the vendors' own back
+ends (ptxas sm_80 / sm_90, LLVM AMDGPU gfx908 / gfx90a, IGC pvc / dg2 / tgllp), and the
+coalescing of ``auto``'s kernels measured from their addresses. Fails on a compile error, local
+memory over the limit, spills or scratch, occupancy below 25 % and more than 4 (float64) / 2
+(float32) 128-byte segments per warp access, unless clts/devices/resources/gpu-allowlist.yaml lists the
+kernel with a reason. Runs only with CLTS_GPU_GATE=1 (minutes); needs clang-16 + libclc-16 and
+the back ends of scripts/gpu-toolchain.sh.
+"""
+from __future__ import annotations
+
+import logging
+import os
+
+import pytest
+
+from clts.tune import backends, gate, offline
+
+pytestmark = pytest.mark.gpu_gate
+if not os.environ.get("CLTS_GPU_GATE"):
+    pytest.skip("the GPU resource gate runs as its own stage (scripts/gpu-gate.sh, "
+                "CLTS_GPU_GATE=1)", allow_module_level=True)
+
+#: batch dimensions of auto's realistic shapes in the gate (series lengths stay as they are)
+SCALE = float(os.environ.get("CLTS_GPU_GATE_SCALE", "0.25"))
+#: a comma-separated subset of the recorded GPUs (a quick local check); default: all
+ONLY = [n for n in os.environ.get("CLTS_GPU_GATE_EMULATE", "").split(",") if n]
+
+
+@pytest.fixture(scope="module")
+def gated():
+    why = backends.missing_tools()
+    if why:
+        pytest.fail(f"the gate needs clang-16 and libclc-16: {why}")
+    missing = backends.vendor_tools_missing()
+    if missing:
+        pytest.fail(f"vendor back ends missing: {', '.join(missing)}; run "
+                    "scripts/gpu-toolchain.sh")
+    logging.getLogger("clts.profiles").setLevel(logging.ERROR)
+    return offline.run(ONLY or None, sample=1, scale=SCALE)
+
+
+def _fails(run, check):
+    out = sorted({f"{v.row.kernel} ({v.row.template}) on {v.row.target}: {v.message}"
+                  for v in run.violations if v.check == check and v.allowed_by is None})
+    return "\n".join(out)
+
+
+def test_every_target_and_algorithm_compiled(gated):
+    if ONLY:
+        pytest.skip("a subset of the GPUs (CLTS_GPU_GATE_EMULATE)")
+    targets = {r.target for r in gated.results}
+    assert targets >= {"sm_80", "sm_90", "gfx908", "gfx90a", "pvc", "dg2", "tgllp"}
+    families = {r.template.split("/")[0] for r in gated.results if r.devices}
+    assert families >= {"stl", "bfast", "mp", "tridiag", "ocean"}, families
+    auto = {r.kernel for r in gated.table if r.auto}
+    assert {"tke_step", "superbee_fused", "bfast_roc", "diag_topk", "diag"} <= auto, auto
+    assert not gated.collected.failed, gated.collected.failed
+
+
+def test_no_compile_error(gated):
+    assert not _fails(gated, "compile"), _fails(gated, "compile")
+
+
+def test_local_memory_within_limits(gated):
+    assert not _fails(gated, "local"), _fails(gated, "local")
+
+
+def test_no_unlisted_spill_or_scratch(gated):
+    assert not _fails(gated, "spill"), _fails(gated, "spill")
+
+
+def test_occupancy_at_least_a_quarter(gated):
+    assert not _fails(gated, "occupancy"), _fails(gated, "occupancy")
+
+
+def test_coalescing(gated):
+    assert gated.coalescing, "no kernel traced"
+    assert not _fails(gated, "coalescing"), _fails(gated, "coalescing")
+
+
+def test_allowlist_has_no_stale_entries(gated):
+    """A fixed kernel leaves the allow-list (the layout work removes entries as it lands)."""
+    if ONLY:
+        pytest.skip("a subset of the GPUs (CLTS_GPU_GATE_EMULATE)")
+    stale = gate.stale(gated.table, itemsize=gated.itemsize)
+    assert not stale, "\n".join(f"{e['kernel']} {e['checks']} {e.get('targets')}"
+                                for e in stale)

@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
-# The GPU resource gate as its own CI stage (a few minutes): fetch the vendors' back ends
-# (scripts/gpu-toolchain.sh), then compile everything the public functions build for every
-# shipped GPU profile and judge it (tests/test_gpu_resources.py). Options:
+# The GPU resource gate, the test command's last stage: fetch the vendors' back ends
+# (scripts/gpu-toolchain.sh), then compile what the public functions build under every shipped
+# GPU profile - auto on realistic shapes and every forced code version - with ptxas (sm_80,
+# sm_90), LLVM AMDGPU (gfx908, gfx90a) and IGC (pvc, dg2, tgllp), trace the coalescing of
+# auto's kernels, and judge it (tests/test_gpu_resources.py; a few minutes). Options:
+#   --full     also one sampled tuner candidate per tuner entry, compiles up to 900 s each
+#              (tens of minutes on 2 cores)
 #   --report   also regenerate docs/gpu-resources.md and clts/devices/resources/*.yaml
-# Environment: CLTS_GPU_GATE_SCALE (default 0.25: batch dimensions of the realistic shapes).
+# Environment: CLTS_GPU_GATE_SCALE (default 0.25: batch dimensions of the realistic shapes),
+# CLTS_GPU_GATE_EMULATE (a comma-separated subset of the GPUs), CLTS_COMPILE_TIMEOUT.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY="${PYTHON:-.venv/bin/python}"
@@ -12,8 +17,16 @@ PYTHON="$PY" scripts/gpu-toolchain.sh
 # shellcheck disable=SC1091
 . "${CLTS_GPU_TOOLCHAIN:-$HOME/.cache/clts-gpu-toolchain}/env.sh"
 export CLTS_TEST_DEVICES="${CLTS_TEST_DEVICES:-pocl}"
-if [ "${1:-}" = "--report" ]; then
-  "$PY" -m clts.tune.offline --scale "${CLTS_GPU_GATE_SCALE:-0.25}" --record \
-    --report docs/gpu-resources.md || true
-fi
+export CLTS_GPU_GATE_SAMPLE=0 CLTS_COMPILE_TIMEOUT="${CLTS_COMPILE_TIMEOUT:-300}"
+for arg in "$@"; do
+  if [ "$arg" = "--full" ]; then
+    export CLTS_GPU_GATE_SAMPLE=1 CLTS_COMPILE_TIMEOUT="${CLTS_COMPILE_TIMEOUT_FULL:-900}"
+  fi
+done
+for arg in "$@"; do
+  if [ "$arg" = "--report" ]; then
+    "$PY" -m clts.tune.offline --scale "${CLTS_GPU_GATE_SCALE:-0.25}" \
+      --sample "$CLTS_GPU_GATE_SAMPLE" --record --report docs/gpu-resources.md || true
+  fi
+done
 CLTS_GPU_GATE=1 "$PY" -m pytest -q -p no:cacheprovider -m gpu_gate tests/test_gpu_resources.py

@@ -2,8 +2,10 @@
 # Set up and run the test suite: every test on every working OpenCL device (pocl and Intel's CPU
 # runtime here), then the tiny kernel cases on Oclgrind with race / uninitialised-read /
 # out-of-bounds checks, then the input-handling tests again with the lowest numpy clts supports
-# (1.26, in .venv-numpy1). Extra arguments go to every pytest run. First a pyflakes-class ruff
-# check (configured in pyproject.toml), so dead imports and variables stay gone.
+# (1.26, in .venv-numpy1), then the GPU resource gate (scripts/gpu-gate.sh: NVIDIA's, AMD's and
+# Intel's compilers on what every GPU profile builds). Extra arguments go to every pytest run but
+# the gate's. First a pyflakes-class ruff check (configured in pyproject.toml), so dead imports
+# and variables stay gone.
 #
 # The drivers share no state but their disk caches (written atomically), so their runs go in
 # parallel: one pytest process per device (the first runs every test, the others only the
@@ -65,4 +67,6 @@ fi
 CLTS_TEST_DEVICES=pocl .venv-numpy1/bin/python -m pytest -q -p no:cacheprovider "$@" \
   tests/test_hostile_inputs.py tests/test_properties.py \
   tests/test_bfast.py -k "not fixture and not reference_random" || status=$?
+echo "== GPU resource gate: the vendors' back ends on what every GPU profile builds =="
+bash scripts/gpu-gate.sh || status=$?
 exit $status

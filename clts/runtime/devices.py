@@ -363,7 +363,7 @@ class DeviceState:
 
     def __init__(self, device: "Device"):
         self._device = weakref.ref(device)
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()   # re-entrant: constant()'s make() may allocate (keep)
         self.programs: dict = {}        # (template, parameters, options) -> programs.Program
         self.build_locks: dict = {}     # the same key -> the lock its one build runs under
         self.pools: dict = {}           # "scratch", "slots" -> pyopencl MemoryPool
@@ -371,6 +371,8 @@ class DeviceState:
         self.kept: list = []            # simulator temporaries kept alive until release
         self.constants: dict = {}       # key -> a small device array made once (tridiag)
         self.copy_queue = None          # the second queue of the chunk loop, once made
+        self.launch_hook = None         # emulated devices: called at every launch (the
+        # coalescing tracer of clts.tune.coalescing)
 
     def _dev(self) -> "Device":
         dev = self._device()

@@ -41,7 +41,7 @@ def launch(device, kernel, global_size, local_size, *args, wait_for=None, queue=
     if device.info.emulates:
         from .emulation import check_launch
         check_launch(device, kernel, local_size, args)
-        hook = getattr(device, "launch_hook", None)
+        hook = device.state.launch_hook
         if hook is not None:    # the coalescing tracer (clts.tune.coalescing), emulated only
             hook(kernel, global_size, local_size, args)
     from . import faults

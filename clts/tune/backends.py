@@ -49,7 +49,7 @@ TARGETS = {
 COMPILE_TIMEOUT = options.OPTIONS["compile_timeout"].default
 
 
-def _clang() -> str:
+def _clang_exe() -> str:
     """The compiler (option ``clang``, ``CLTS_CLANG``)."""
     return options.get("clang")
 
@@ -84,8 +84,8 @@ def ocloc() -> tuple[str, str] | None:
 
 def missing_tools() -> str | None:
     """Why no offline compile can run here (clang-16 / libclc-16 missing), or None."""
-    if shutil.which(_clang()) is None:
-        return f"{_clang()} not found (apt-get install clang-16 libclc-16)"
+    if shutil.which(_clang_exe()) is None:
+        return f"{_clang_exe()} not found (apt-get install clang-16 libclc-16)"
     for name in ("amdgcn--amdhsa.bc", "nvptx64--nvidiacl.bc"):
         if not (_libclc() / name).is_file():
             return f"{_libclc() / name} not found (apt-get install libclc-16)"
@@ -255,7 +255,7 @@ def _run(cmd, **kw):
 
 def _clang(source_path: Path, target: str, out: Path):
     _, triple, cpu, clc = TARGETS[target]
-    cmd = [_clang(), "-x", "cl", "-cl-std=CL1.2", "-Xclang", "-finclude-default-header",
+    cmd = [_clang_exe(), "-x", "cl", "-cl-std=CL1.2", "-Xclang", "-finclude-default-header",
            "-Xclang", f"-cl-ext={EXTENSIONS}", "-nogpulib", "-O2", "-S",
            "-Wno-linker-warnings", "-target", triple]
     if cpu:

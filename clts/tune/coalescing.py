@@ -211,7 +211,7 @@ class Tracer:
 
     def __call__(self, kernel, global_size, local_size, args):
         import pyopencl as cl
-        prg = next((p for p in list(self.device._programs.values())
+        prg = next((p for p in list(self.device.state.programs.values())
                     if any(k is kernel for k in list(p._kernels.values()))), None)
         if prg is None:
             return
@@ -280,10 +280,9 @@ def trace_gpu(name: str, scale: float = 0.25) -> list[Coalescing]:
     from . import workloads
     logging.getLogger("clts.profiles").setLevel(logging.ERROR)
     emu = emulation.emulate(name)
-    dev = Device(emu.info)
-    dev.description = emu.description
+    dev = Device(emu.info, description=emu.description)
     tracer = Tracer(dev, name)
-    dev.launch_hook = tracer
+    dev.state.launch_hook = tracer
     dtypes = [np.float64] if dev.fp64 else [np.float32]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -293,7 +292,7 @@ def trace_gpu(name: str, scale: float = 0.25) -> list[Coalescing]:
                     fn()
                 except Exception:    # noqa: BLE001 - the resource run reports failures
                     continue
-    dev.launch_hook = None
+    dev.state.launch_hook = None
     return list(tracer.seen.values())
 
 

@@ -237,7 +237,7 @@ def record(table, folder: Path | None = None) -> list[Path]:
     return written
 
 
-def draft_allowlist(violations, reason="layout/tile change pending on branch layout") -> list:
+def draft_allowlist(violations, reason="layout / tile change still to do") -> list:
     """Allow-list entries (one per kernel and check, all targets it fails on) for the
     violations no entry excuses yet, with their figures as the argument: a starting point to
     edit, never to paste unread."""

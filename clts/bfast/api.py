@@ -37,7 +37,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..runtime import integrations
-from ..runtime.integrations import time_axis_of
 from ..runtime import chunk_sizes, get_device, launch, round_up
 from ..runtime.arrays import native, values_of
 from ..runtime.faults import with_smaller_chunks
@@ -45,11 +44,13 @@ from ..runtime.memory import scratch as scratch_array
 from ..runtime.pipeline import ChunkIO, device_wait, run_pipelined
 from ..vocabulary import renamed
 from .common import STATUS, ZERO_VARIANCE_ULPS
-from .common import (HISTORIES, design_matrix, log_plus, n_coef, rec_cusum_bound, trend_scaling, unscale_coef)
+from .common import (HISTORIES, design_matrix, log_plus, n_coef, rec_cusum_bound,
+                     trend_scaling, unscale_coef)
 from .common import time_axis as _time_axis
 from ..timeaxis import is_cftime, parse_date
 from .plan import Plan, chunk_cap, make_plan
-from .checks import TYPES, check_arguments, check_params, default_freq, history_end, levels  # noqa: F401 (TYPES, check_arguments: public here)
+from .checks import TYPES, check_arguments  # noqa: F401 (public here)
+from .checks import check_params, default_freq, history_end, levels, time_axis_and_dates
 
 _INT_TYPES = {np.dtype(np.int8): "char", np.dtype(np.uint8): "uchar",
               np.dtype(np.int16): "short", np.dtype(np.uint16): "ushort",
@@ -254,13 +255,7 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
     crit = check_params(k, freq, hfrac, level, period, history, convention, trend, type)
     if isinstance(history, str) and history not in HISTORIES:
         history = np.datetime64(history)
-    labels = time_axis_of(y, time_axis, 0)
-    if dates is None:
-        dates = labels.times()
-        if dates is None:
-            raise ValueError("dates is None: give the dates, or y as a pandas / xarray object "
-                             "whose time axis is labelled")
-        dates = values_of(dates)
+    labels, dates = time_axis_and_dates(y, dates, time_axis)
     if isinstance(start_monitor, str) and not is_cftime(dates):
         start_monitor = parse_date(start_monitor, np.array([], "datetime64[D]"))
     freq = default_freq(freq, dates)

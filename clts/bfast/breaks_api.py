@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..runtime.integrations import time_axis_of
+from .checks import time_axis_and_dates
 from ..runtime import get_device
 from ..runtime.arrays import native, values_of
 from .breakpoints import CRITERIA, check_h_breaks, criteria, run_breakpoints, select
@@ -141,13 +141,7 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
         raise ValueError(f"freq must be a positive number, got {freq!r}")
     if criterion not in CRITERIA:
         raise ValueError(f"criterion must be one of {CRITERIA}, got {criterion!r}")
-    labels = time_axis_of(y, time_axis, 0)
-    if dates is None:
-        dates = labels.times()
-        if dates is None:
-            raise ValueError("dates is None: give the dates, or y as a pandas / xarray object "
-                             "whose time axis is labelled")
-        dates = values_of(dates)
+    labels, dates = time_axis_and_dates(y, dates, time_axis)
     y = native(values_of(y))
     if y.dtype.kind not in "fiu" or y.dtype.kind == "b":
         raise TypeError(f"y must be a real array (NaN = missing), got dtype {y.dtype}")

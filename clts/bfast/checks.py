@@ -95,3 +95,18 @@ def default_freq(freq, dates) -> float:
         days = YEAR_DAYS.get(calendar(np.asarray(dates).ravel()), 365.0)
         return 365.0 if days == 365.25 else float(days)
     return 365.0
+
+
+def time_axis_and_dates(y, dates, time_axis):
+    """The time axis of ``y`` (its labels for pandas / xarray input) and ``dates``: as given, or
+    the labels of that axis when None."""
+    from ..runtime.arrays import values_of
+    from ..runtime.integrations import time_axis_of
+    labels = time_axis_of(y, time_axis, 0)
+    if dates is None:
+        dates = labels.times()
+        if dates is None:
+            raise ValueError("dates is None: give the dates, or y as a pandas / xarray object "
+                             "whose time axis is labelled")
+        dates = values_of(dates)
+    return labels, dates

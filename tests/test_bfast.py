@@ -7,8 +7,6 @@ float32 1e-3 relative to the data scale; float32 breaks may differ on a few knif
 """
 from __future__ import annotations
 
-import csv
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,16 +15,8 @@ import clts
 from clts.bfast import reference as ref
 from clts.bfast.api import bfast_monitor
 
-DATA = Path(__file__).resolve().parent / "data"
+from bfast_r_data import DATA, column, r_cases, rel
 VERSIONS = [("fused", 1), ("fused", 8), ("multi", 4)]
-
-
-def _rel(a, b, scale=1.0):
-    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
-    both = np.isnan(a) & np.isnan(b)
-    d = np.where(both, 0.0, np.abs(a - b) / np.fmax(scale, np.abs(b)))
-    d = np.where(np.isnan(d) & ~both, np.inf, d)
-    return float(np.max(d)) if d.size else 0.0
 
 
 # ------------------------------------------------------------------ the bfast 0.7 package
@@ -50,8 +40,8 @@ def test_bfast_py_fixture_float64(device, bfast_py, version, lanes):
     assert r.status[0, 2] == 3 and r.breaks[0, 2] == -1
     np.testing.assert_array_equal(r.breaks[keep], d["breaks"][keep])
     np.testing.assert_array_equal(r.valids, d["valids"])
-    assert _rel(r.means[keep], d["means"][keep]) < 1e-5
-    assert _rel(r.magnitudes, d["magnitudes"]) < 1e-5
+    assert rel(r.means[keep], d["means"][keep]) < 1e-5
+    assert rel(r.magnitudes, d["magnitudes"]) < 1e-5
     assert r.break_dates.dtype.kind == "M"
     hit = r.breaks >= 0
     np.testing.assert_array_equal(r.break_dates[hit], d["dates"][r.diagnostics["n_history_dates"] + r.breaks[hit]])
@@ -66,33 +56,20 @@ def test_bfast_py_fixture_float32(device, bfast_py):
     assert r.status[0, 2] == 3 and r.breaks[0, 2] == -1
     assert np.mean(r.breaks != d["breaks"]) <= 0.02
     same = r.breaks == d["breaks"]
-    assert _rel(r.magnitudes[same], d["magnitudes"][same], scale=100.0) < 1e-3
+    assert rel(r.magnitudes[same], d["magnitudes"][same], scale=100.0) < 1e-3
 
 
 # ------------------------------------------------------------------ R strucchange
 @pytest.fixture(scope="module")
 def r_fixture():
-    inp = list(csv.DictReader(open(DATA / "bfast_r_input.csv")))
-    sett = list(csv.DictReader(open(DATA / "bfast_r_settings.csv")))
-    out = list(csv.DictReader(open(DATA / "bfast_r_output.csv")))
-    C = len({r["case"] for r in inp})
-    N = max(int(r["i"]) for r in inp) + 1
-    Y = np.full((N, C), np.nan)
-    T = np.zeros(N)
-    for r in inp:
-        i, c = int(r["i"]), int(r["case"])
-        T[i] = float(r["time"])
-        Y[i, c] = np.nan if r["value"] == "NA" else float(r["value"])
-
-    def col(rows, key, f=float):
-        return np.array([f(x[key]) if x[key] != "NA" else np.nan for x in rows])
+    Y, T, sett, out = r_cases("bfast_r_settings.csv", "bfast_r_output.csv")
     expect = []
     for s_i, s in enumerate(sett):
         rows = [x for x in out if int(x["setting"]) == s_i]
         expect.append(dict(history=s["history"], level=float(s["level"]), h=float(s["h"]),
-                           start=float(s["start"]), breaks=col(rows, "breaks", int).astype(int),
-                           hs=col(rows, "history_start", int).astype(int),
-                           magnitude=col(rows, "magnitude"), mean=col(rows, "mean")))
+                           start=float(s["start"]), breaks=column(rows, "breaks", int).astype(int),
+                           hs=column(rows, "history_start", int).astype(int),
+                           magnitude=column(rows, "magnitude"), mean=column(rows, "mean")))
     return Y, T, expect
 
 
@@ -108,8 +85,8 @@ def test_r_fixture(device, r_fixture, version, lanes, dtype):
         np.testing.assert_array_equal(r.breaks, e["breaks"], err_msg=str(e["history"]))
         if e["history"] == "ROC":
             np.testing.assert_array_equal(r.history_start, e["hs"])
-        assert _rel(r.magnitudes, e["magnitude"], scale=0.1) < tol
-        assert _rel(r.means, e["mean"]) < tol * 10
+        assert rel(r.magnitudes, e["magnitude"], scale=0.1) < tol
+        assert rel(r.means, e["mean"]) < tol * 10
 
 
 def test_reference_matches_r_fixture(r_fixture):
@@ -145,8 +122,8 @@ def test_reference_random_float64(device, version, lanes, convention, history):
     e = ref.bfast_monitor(y, t, start, convention=convention, history=history)
     np.testing.assert_array_equal(r.breaks, e["breaks"])
     np.testing.assert_array_equal(r.valids, e["valids"])
-    assert _rel(r.means, e["means"]) < 1e-7
-    assert _rel(r.magnitudes, e["magnitudes"]) < 1e-7
+    assert rel(r.means, e["means"]) < 1e-7
+    assert rel(r.magnitudes, e["magnitudes"]) < 1e-7
     if history == "ROC":
         np.testing.assert_array_equal(r.history_start, e["history_start"])
     ok = r.breaks > -2
@@ -155,10 +132,10 @@ def test_reference_random_float64(device, version, lanes, convention, history):
             assert np.isnan(r.sigma[j])
             continue
         assert abs(r.sigma[j] - p["sigma"]) <= 1e-8 * p["sigma"]
-        assert _rel(r.coef[:, j], p["coef"], scale=1e-3) < 1e-6
-        assert _rel(r.prediction[:, j], p["prediction"]) < 1e-8
-        assert _rel(r.mosum[:, j], p["mosum"]) < 1e-7
-        assert _rel(r.bounds[:, j], p["bounds"]) < 1e-12
+        assert rel(r.coef[:, j], p["coef"], scale=1e-3) < 1e-6
+        assert rel(r.prediction[:, j], p["prediction"]) < 1e-8
+        assert rel(r.mosum[:, j], p["mosum"]) < 1e-7
+        assert rel(r.bounds[:, j], p["bounds"]) < 1e-12
 
 
 @pytest.mark.parametrize("version", ["fused", "multi"])
@@ -173,7 +150,7 @@ def test_reference_random_float32_int16_nodata_time_axis(device, version):
     b, eb = r.breaks.ravel(), e["breaks"].ravel()
     assert np.mean(b != eb) <= 0.05
     same = b == eb
-    assert _rel(r.magnitudes.ravel()[same], e["magnitudes"].ravel()[same], scale=100.0) < 1e-3
+    assert rel(r.magnitudes.ravel()[same], e["magnitudes"].ravel()[same], scale=100.0) < 1e-3
     np.testing.assert_array_equal(r.valids.ravel(), e["valids"].ravel())
 
 
@@ -287,7 +264,7 @@ def test_tiny_odd_sizes(device, version, lanes):
                       history="ROC", roc_wg=2)
     e = ref.bfast_monitor(y, t, start, history="ROC")
     np.testing.assert_array_equal(r.breaks, e["breaks"])
-    assert _rel(r.magnitudes, e["magnitudes"]) < 1e-7
+    assert rel(r.magnitudes, e["magnitudes"]) < 1e-7
 
 
 @pytest.mark.oclgrind

@@ -5,8 +5,6 @@ tests/data/bfast_bp_monitor_settings.csv) and the numpy reference. Tolerances as
 float64 1e-7 relative."""
 from __future__ import annotations
 
-import csv
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,33 +12,12 @@ import pytest
 import clts
 from clts.bfast import reference as ref
 
-DATA = Path(__file__).resolve().parent / "data"
-
-
-def _rel(a, b, scale=1.0):
-    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
-    both = np.isnan(a) & np.isnan(b)
-    d = np.where(both, 0.0, np.abs(a - b) / np.fmax(scale, np.abs(b)))
-    d = np.where(np.isnan(d) & ~both, np.inf, d)
-    return float(np.max(d)) if d.size else 0.0
+from bfast_r_data import column, r_cases, rel
 
 
 @pytest.fixture(scope="module")
 def fixture():
-    inp = list(csv.DictReader(open(DATA / "bfast_r_input.csv")))
-    sett = list(csv.DictReader(open(DATA / "bfast_bp_monitor_settings.csv")))
-    out = list(csv.DictReader(open(DATA / "bfast_bp_monitor_output.csv")))
-    C = len({r["case"] for r in inp})
-    N = max(int(r["i"]) for r in inp) + 1
-    Y = np.full((N, C), np.nan)
-    T = np.zeros(N)
-    for r in inp:
-        i, c = int(r["i"]), int(r["case"])
-        T[i] = float(r["time"])
-        Y[i, c] = np.nan if r["value"] == "NA" else float(r["value"])
-
-    def col(rows, key):
-        return np.array([float(x[key]) if x[key] != "NA" else np.nan for x in rows])
+    Y, T, sett, out = r_cases("bfast_bp_monitor_settings.csv", "bfast_bp_monitor_output.csv")
     expect = []
     for s_i, s in enumerate(sett):
         rows = [x for x in out if int(x["setting"]) == s_i]
@@ -49,9 +26,9 @@ def fixture():
         k, trend = (0, True) if f == "response~trend" else (order, f != "response~harmon")
         expect.append(dict(history=h if h in ("ROC", "BP", "all") else float(h), k=k, trend=trend,
                            level=(float(s["level"]), float(s["level_roc"])), h=float(s["h"]),
-                           start=float(s["start"]), breaks=col(rows, "breaks").astype(int),
-                           hs=col(rows, "history_start").astype(int),
-                           magnitude=col(rows, "magnitude"), mean=col(rows, "mean")))
+                           start=float(s["start"]), breaks=column(rows, "breaks").astype(int),
+                           hs=column(rows, "history_start").astype(int),
+                           magnitude=column(rows, "magnitude"), mean=column(rows, "mean")))
     return Y, T, expect
 
 
@@ -68,8 +45,8 @@ def test_r_fixture(device, fixture, version, lanes):
         np.testing.assert_array_equal(r.breaks, e["breaks"], err_msg=str(e["history"]))
         if e["history"] != "all":
             np.testing.assert_array_equal(r.history_start, e["hs"], err_msg=str(e["history"]))
-        assert _rel(r.magnitudes, e["magnitude"], scale=0.1) < 1e-7
-        assert _rel(r.means, e["mean"]) < 1e-6
+        assert rel(r.magnitudes, e["magnitude"], scale=0.1) < 1e-7
+        assert rel(r.means, e["mean"]) < 1e-6
     # the BP settings have pixels whose history is too short for h = 6 K: not tested, status 1
     bp = clts.bfast_monitor(Y, T, expect[0]["start"], freq=1.0, history="BP", device=device,
                             progress=False)

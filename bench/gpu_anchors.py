@@ -6,26 +6,19 @@
     python bench/gpu_anchors.py [--device gpu] [--quick] [--json FILE]
 
 An anchor that does not import or finds no CUDA device is reported as unavailable, not as a
-failure. Wall time, best of repeats; results as a markdown table (and JSON with --json).
+failure. Wall time, median of repeats after a warm-up (bench/common.py); results as a markdown table (and JSON with --json).
 """
 from __future__ import annotations
 
 import argparse
 import json
 import sys
-import time
+from pathlib import Path
 
 import numpy as np
 
-
-def best(fn, repeats=5):
-    fn()
-    ts = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t0)
-    return min(ts)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import median_time as best  # noqa: E402
 
 
 def cusparse_gtsv(n, batch, dtype):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tune import Crossover, Tunable, register
+from ..tune.sizing import MIN_BYTES, grow
 from .api import bfast_monitor
 from .breaks_api import bfast_breaks
 from .plan import multi_fits
@@ -50,8 +51,23 @@ def _run(device, w, version, **params):
                          progress=False, **params)
 
 
-def _workloads(quick):
-    return [cube(4096 if quick else 32768, 256, 128, seed=1)]
+#: bytes a pixel's series moves (float32 values, per-pixel scratch of the same length, twice)
+_PIXEL = 3 * 4
+
+
+def _pixels(device, cpu, N, wg=64, min_bytes=MIN_BYTES):
+    """``cpu`` pixels on a CPU; on a GPU one pixel per work-item for four ``wg``-wide groups on
+    every compute unit, within the workload byte limits."""
+    return grow(device, cpu, _PIXEL * N, wg=wg, min_bytes=min_bytes)
+
+
+def _sizes(quick, device=None):
+    return [{"pixels": _pixels(device, 4096 if quick else 32768, 256), "N": 256, "n": 128}]
+
+
+def _workloads(quick, device=None):
+    s = _sizes(quick, device)[0]
+    return [cube(s["pixels"], s["N"], s["n"], seed=1)]
 
 
 def _wg_ok(p, device):
@@ -68,29 +84,39 @@ def _fused_ok(p, device):
 register(Tunable(
     name="bfast.fused", section="bfast.fused",
     params={"lanes": [1, 4, 8, 16], "wg": [4, 8, 16, 32, 64]},
-    workloads=_workloads, run=lambda d, p, w: _run(d, w, "fused", **p), check=check,
+    workloads=_workloads, sizes=_sizes, run=lambda d, p, w: _run(d, w, "fused", **p), check=check,
     constraint=_fused_ok,
     description="fused: pixels per work-item (realN lanes), work-group size"))
 
 register(Tunable(
     name="bfast.multi", section="bfast.multi",
     params={"lanes": [1, 4, 8], "wg": [4, 8, 16, 32, 64]},
-    workloads=_workloads, run=lambda d, p, w: _run(d, w, "multi", **p), check=check,
+    workloads=_workloads, sizes=_sizes, run=lambda d, p, w: _run(d, w, "multi", **p), check=check,
     constraint=lambda p, d: _wg_ok(p, d) and multi_fits(d, 8),
     description="multi-kernel: lanes and work-group of the Gram and sweep kernels "
                 "(the inversion uses 2K x K work-items per pixel)"))
 
+def _chunk_sizes(quick, device=None):
+    return [{"pixels": _pixels(device, 16384 if quick else 65536, 256), "N": 256, "n": 128}]
+
+
 register(Tunable(
     name="bfast.chunk", section="bfast",
     params={"chunk_bytes": [0, 4 << 20, 8 << 20, 16 << 20, 32 << 20]},
-    workloads=lambda quick: [cube(16384 if quick else 65536, 256, 128, seed=3)],
+    workloads=lambda quick, device=None: [cube(s["pixels"], 256, 128, seed=3)
+                                          for s in _chunk_sizes(quick, device)],
+    sizes=_chunk_sizes,
     run=lambda d, p, w: _run(d, w, None, **p), check=check,
     description="largest cube + scratch bytes of one chunk (0: only the device limits): on "
                 "CPUs a chunk that stays in the last-level cache runs faster"))
 
 
-def _roc_workload(quick):
-    w = cube(2048 if quick else 8192, 256, 128, seed=2)
+def _roc_sizes(quick, device=None):
+    return [{"pixels": _pixels(device, 2048 if quick else 8192, 256), "N": 256, "n": 128}]
+
+
+def _roc_workload(quick, device=None):
+    w = cube(_roc_sizes(quick, device)[0]["pixels"], 256, 128, seed=2)
     w["ref"] = reference(w["y"][:, w["sample"]].astype(np.float64), w["t"], w["start"],
                          history="ROC")
     return [w]
@@ -104,7 +130,7 @@ def _roc_check(result, w) -> bool:
 register(Tunable(
     name="bfast.roc", section="bfast.roc",
     params={"wg": [4, 16, 64]},
-    workloads=_roc_workload,
+    workloads=_roc_workload, sizes=_roc_sizes,
     run=lambda d, p, w: bfast_monitor(w["y"], w["t"], w["start"], device=d, history="ROC",
                                       roc_wg=p["wg"], progress=False),
     check=_roc_check, constraint=_wg_ok,
@@ -119,11 +145,20 @@ register(Crossover(
 
 
 # ------------------------------------------------------------------ Bai-Perron breakpoints
-def _bp_workload(quick):
+def _bp_sizes(quick, device=None):
+    """256 x 138 (quick) / 2048 x 230 on a CPU; on a GPU one pixel per work-item for four
+    64-wide groups on every compute unit (the RSS triangle is compute-bound: no byte
+    minimum)."""
+    M, N = (256, 138) if quick else (2048, 230)
+    return [{"pixels": _pixels(device, M, N, min_bytes=0), "N": N}]
+
+
+def _bp_workload(quick, device=None):
     from .breakpoints_reference import breakpoints_pixel, select
     from .common import design_matrix, trend_scaling
     rng = np.random.default_rng(5)
-    M, N = (256, 138) if quick else (2048, 230)
+    size = _bp_sizes(quick, device)[0]
+    M, N = size["pixels"], size["N"]
     t = 2000 + np.arange(N) / 23.0
     y = (0.2 * np.sin(2 * np.pi * t[:, None] + rng.uniform(0, 6, M))
          + 0.03 * rng.standard_normal((N, M))
@@ -139,7 +174,7 @@ def _bp_workload(quick):
 register(Tunable(
     name="bfast.breakpoints", section="bfast.breakpoints",
     params={"lanes": [1, 4, 8], "wg": [1, 4, 16, 64], "interleave": [1, 4, 8, 64]},
-    workloads=lambda quick: [_bp_workload(quick)],
+    workloads=lambda quick, device=None: [_bp_workload(quick, device)], sizes=_bp_sizes,
     run=lambda d, p, w: bfast_breaks(w["y"], w["t"], freq=1.0, device=d, magnitudes=False,
                                      progress=False, **p),
     check=lambda r, w: bool(np.array_equal(np.asarray(r.n_breaks)[w["sample"]], w["want"])),

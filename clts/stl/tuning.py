@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tune import Crossover, Tunable, register
+from ..tune.sizing import grow
 from . import reference
 from .api import stl
 from .plan import intragroup_fits
@@ -51,28 +52,53 @@ B_KW = dict(seasonal=49, trend=261, low_pass=169, seasonal_jump=5, trend_jump=27
             low_pass_jump=17)
 
 
-def _workloads_a(quick):
-    return [_workload(256 if quick else 1024, 828, 23, **A_KW)]
+#: float64 arrays of a series the LOESS versions read and write (y, seasonal, trend, weights,
+#: work)
+_SERIES_ARRAYS = 5
 
 
-def _workloads_b(quick):
-    return [_workload(8 if quick else 16, 4000 if quick else 12000, 24, **B_KW)]
+def _sizes_a(quick, device=None):
+    """Outer-parallel: 256 (quick) / 1024 series of 828 on a CPU; on a GPU one series per
+    work-item for four 64-wide groups on every compute unit, within the workload byte limits
+    (256 series took 3 ms on an H100 and left most of it idle)."""
+    n = 828
+    return [{"series": grow(device, 256 if quick else 1024, _SERIES_ARRAYS * 8 * n, wg=64),
+             "n": n}]
+
+
+def _sizes_b(quick, device=None):
+    """Intra-group / flat: 8 (quick) / 16 long series; a series gives a work-group per fit point
+    (n / 5 points at the workload's smallest jump), so a few already fill a GPU, and these
+    compute-bound kernels run for milliseconds there (6 ms on an H100): no byte minimum."""
+    n = 4000 if quick else 12000
+    return [{"series": grow(device, 8 if quick else 16, _SERIES_ARRAYS * 8 * n,
+                            items_per_unit=n // 5 * 64, min_bytes=0), "n": n}]
+
+
+def _workloads_a(quick, device=None):
+    s = _sizes_a(quick, device)[0]
+    return [_workload(s["series"], s["n"], 23, **A_KW)]
+
+
+def _workloads_b(quick, device=None):
+    s = _sizes_b(quick, device)[0]
+    return [_workload(s["series"], s["n"], 24, **B_KW)]
 
 
 register(Tunable(
     name="stl.outer", section="stl.outer", params={"lanes": [1, 2, 4, 8, 16]},
-    workloads=_workloads_a, run=_run_with("outer"), check=_check,
+    workloads=_workloads_a, sizes=_sizes_a, run=_run_with("outer"), check=_check,
     description="STL outer-parallel LOESS: series per work-item (vector lanes)"))
 
 register(Tunable(
     name="stl.intragroup", section="stl.intragroup", params={"wg": [8, 16, 32, 64, 128, 256]},
-    workloads=_workloads_b, run=_run_with("intragroup"), check=_check,
+    workloads=_workloads_b, sizes=_sizes_b, run=_run_with("intragroup"), check=_check,
     constraint=lambda p, d: intragroup_fits(d, p["wg"]),
     description="STL intra-group LOESS: work-group size (one group per fit point)"))
 
 register(Tunable(
     name="stl.flat", section="stl.flat", params={"chunk": [8, 16, 32, 64, 128, 256]},
-    workloads=_workloads_b, run=_run_with("flat"), check=_check,
+    workloads=_workloads_b, sizes=_sizes_b, run=_run_with("flat"), check=_check,
     description="STL flat LOESS: neighbours summed per work-item before the segmented reduce"))
 
 

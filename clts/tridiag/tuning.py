@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tune import Crossover, Tunable, register
+from ..tune.sizing import grow, grow_pow2
 from .api import solve_tridiagonal
 from .plan import UNROLLED_HARD_MAX, pcr_fits, transpose_tile_fits
 from .reference import thomas_numpy
@@ -43,9 +44,24 @@ def _wg_ok(params, device):
     return params.get("wg", 1) <= device.max_work_group
 
 
-def _tunable(name, method, section, params, workloads, constraint=_wg_ok, description=""):
+#: float64 bytes a system row moves (a, b, c, d, x)
+_ROW = 5 * 8
+
+
+def _batch(device, cpu, n, wg):
+    """``cpu`` systems of ``n`` rows on a CPU; on a GPU enough for ``wg``-wide groups on every
+    compute unit (one system per work-item), within the workload byte limits."""
+    return grow(device, cpu, n * _ROW, wg=wg)
+
+
+def _tunable(name, method, section, params, sizes, constraint=_wg_ok, description=""):
+    """``sizes(quick, device)``: [(batch, n, layout, seed), ...], one per workload."""
     register(Tunable(
-        name=name, section=section, params=params, workloads=workloads,
+        name=name, section=section, params=params,
+        workloads=lambda quick, device=None: [_systems(b, n, lay, seed)
+                                              for b, n, lay, seed in sizes(quick, device)],
+        sizes=lambda quick, device=None: [{"batch": b, "n": n} for b, n, _, _ in
+                                          sizes(quick, device)],
         run=lambda device, p, w, m=method: _solve(device, w, m, **p),
         check=_check, constraint=constraint, description=description))
 
@@ -54,8 +70,8 @@ _tunable("tridiag.thomas", "thomas", "tridiag.thomas",
          {"wg": [1, 4, 16, 64], "lanes": [1, 2, 4, 8, 16], "chains": [1, 2, 4],
           "private_max": [0, 1024], "block": [0, 1], "prefetch_items": [0, 1, 2], "stream": [0, 1],
           "fixed_n": [0, 1]},
-         lambda quick: [_systems(4000 if quick else 20000, 115),
-                        _systems(40 if quick else 200, 1000, seed=1)],
+         lambda quick, dev: [(_batch(dev, 4000 if quick else 20000, 115, 64), 115, "natural", 0),
+                             (_batch(dev, 40 if quick else 200, 1000, 64), 1000, "natural", 1)],
          description="thomas (natural layout): work-group size, systems per work-item (realN "
                      "lanes x independent chains), c'/d' in private arrays up to private_max rows, "
                      "natural-layout rows read lanes at a time and transposed in registers "
@@ -66,8 +82,9 @@ _tunable("tridiag.coalesced", "thomas-coalesced", "tridiag.coalesced",
          {"wg": [1, 4, 16, 64, 128], "lanes": [1, 4, 8, 16], "chains": [1, 2],
           "private_max": [0, 1024], "prefetch_items": [0, 1, 2, 4, 8], "stream": [0, 1],
           "fixed_n": [0, 1], "tile": [8, 16, 32], "tile_y": [2, 4, 8]},
-         lambda quick: [_systems(4000 if quick else 20000, 115, "interleaved"),
-                        _systems(4000 if quick else 20000, 115, "natural", seed=2)],
+         lambda quick, dev: [(_batch(dev, 4000 if quick else 20000, 115, 128), 115,
+                              "interleaved", 0),
+                             (_batch(dev, 4000 if quick else 20000, 115, 128), 115, "natural", 2)],
          constraint=lambda p, d: (p["wg"] <= d.max_work_group
                                   and transpose_tile_fits(d, p["tile"], p["tile_y"])),
          description="thomas-coalesced: interleaved vloadN lanes x chains, work-group, "
@@ -76,18 +93,22 @@ _tunable("tridiag.coalesced", "thomas-coalesced", "tridiag.coalesced",
 
 _tunable("tridiag.unrolled", "thomas-unrolled", "tridiag.unrolled",
          {"wg": [4, 16, 64], "lanes": [1, 4, 8, 16], "block": [0, 1]},
-         lambda quick: [_systems(4000 if quick else 20000, 32)],
+         lambda quick, dev: [(_batch(dev, 4000 if quick else 20000, 32, 64), 32, "natural", 0)],
          description="thomas-unrolled (n fixed at build time): work-group, lanes")
 
 _tunable("tridiag.pcr", "pcr", "tridiag.pcr",
          {"wg": [16, 32, 64, 128, 256, 512]},
-         lambda quick: [_systems(64 if quick else 256, 512)],
+         # one system per work-group: a system gives wg work-items
+         lambda quick, dev: [(grow(dev, 64 if quick else 256, 512 * _ROW, wg=512,
+                                   items_per_unit=512), 512, "natural", 0)],
          constraint=lambda p, d: pcr_fits(d, 512, 8, p["wg"]),   # the workload's n, float64
          description="pcr: work-group size (rows per work-item = n / wg)")
 
 _tunable("tridiag.flat", "flat", "tridiag.flat",
          {"wg": [1, 16, 64, 256], "chunk": [256, 1024, 4096, 16384]},
-         lambda quick: [_systems(2, 1 << (16 if quick else 19))],
+         # two long systems: a row pair moves 2 rows, a work-item takes a chunk of >= 256
+         lambda quick, dev: [(2, grow_pow2(dev, 1 << (16 if quick else 19), 2 * _ROW,
+                                           items_per_unit=1 / 256), "natural", 0)],
          description="flat: rows per chunk (one work-item each), work-group size")
 
 

@@ -25,6 +25,7 @@ from .engine import Settings, Tuner
 from .output import default_path, schema_problems, write_profile
 from .registry import REGISTRY, load_all
 from .search import STRATEGIES
+from . import sizing
 
 
 def parse_budget(text: str) -> float:
@@ -136,6 +137,13 @@ def list_entries(entries, width: int = 100) -> str:
     return "\n".join(blocks)
 
 
+def _sizes_text(sizes) -> str:
+    """``"batch=4000 n=115; batch=40 n=1000"`` (``Tunable.sizes``), "-" without them."""
+    if not sizes:
+        return "-"
+    return "; ".join(" ".join(f"{k}={v}" for k, v in s.items()) for s in sizes)
+
+
 def _fmt_s(x) -> str:
     if x is None:
         return "-"
@@ -151,6 +159,8 @@ def summary(results) -> str:
         n_ok = len([c for c in r.candidates if c.ok])
         if r.kind == "tunable":
             chosen = ",".join(f"{k}={v}" for k, v in r.best.params.items()) if r.best else "-"
+            if r.too_small:
+                chosen = "kept " + (",".join(f"{k}={v}" for k, v in r.kept.items()) or "-")
             t = _fmt_s(r.best.score if r.best else None)
             gain = (f"x{r.current.score / r.best.score:.2f}" if r.best and r.current
                     and r.current.ok else "-")
@@ -334,11 +344,12 @@ def tune_device(dev, entries, settings, args) -> int:
                     sname = get_strategy(settings.strategy, len(cands), settings.exhaustive_max)[0]
                 except ValueError as exc:
                     sname = str(exc)
-                rows.append([e.name, f"{len(cands)} valid, {rej} rejected by constraint", sname])
+                rows.append([e.name, f"{len(cands)} valid, {rej} rejected by constraint", sname,
+                             _sizes_text(sizing.sizes(e, settings.quick, dev))])
             else:
                 vals = e.quick_values if (args.quick and e.quick_values) else e.values
-                rows.append([e.name, f"{' vs '.join(e.versions)} at {list(vals)}", "sweep"])
-        print(_table(rows, ["entry", "candidates", "search"]))
+                rows.append([e.name, f"{' vs '.join(e.versions)} at {list(vals)}", "sweep", "-"])
+        print(_table(rows, ["entry", "candidates", "search", "workloads"]))
         return 0
 
     cache = MeasurementCache(args.cache or cache_path(dev))

@@ -32,6 +32,8 @@ from .space import Crossover, Tunable
 from .results import (NEVER, CandidateResult, CrossoverResult, Settings,  # noqa: F401
                       TunableResult)
 from .timer import EventTimer
+from . import sizing
+from .gate import MIN_OCCUPANCY
 
 log = logging.getLogger("clts.tune")
 
@@ -113,6 +115,7 @@ class Tuner:
         self.settings = settings or Settings()
         self.progress = progress
         self.on_measure = on_measure
+        self.low_occupancy: dict[str, list] = {}   # entry -> candidates skipped on a GPU
 
     # -- one candidate ------------------------------------------------------------------------
     def measure(self, entry_name: str, shash: str, lab: str, params: dict, jobs,
@@ -185,11 +188,21 @@ class Tuner:
                                samples=samples)
 
     # -- entries --------------------------------------------------------------------------------
+    def space(self, entry: Tunable) -> dict:
+        """The entry's candidate lists on this device: ``entry.params`` on a CPU; on a GPU
+        work-groups narrower than the SIMD width are replaced (``sizing.space``)."""
+        return sizing.space(entry, self.device)
+
     def candidates(self, entry: Tunable):
-        """(valid candidates, number rejected by the constraint)."""
-        names = list(entry.params)
-        valid, rejected = [], 0
-        for combo in itertools.product(*(entry.params[n] for n in names)):
+        """(valid candidates, number rejected by the constraint); on a GPU also the
+        sub-SIMD work-groups of ``entry.work_group`` and the candidates the entry's occupancy
+        rating puts under the gate's ``MIN_OCCUPANCY`` (all kept when every one is rated
+        under it); the latter count as rejected and are listed in
+        ``self.low_occupancy[entry.name]``."""
+        params = self.space(entry)
+        names = list(params)
+        fit, rejected = [], 0
+        for combo in itertools.product(*(params[n] for n in names)):
             p = {n: _py(v) for n, v in zip(names, combo)}
             ok = True
             if entry.constraint is not None:
@@ -198,11 +211,29 @@ class Tuner:
                 except Exception as exc:  # noqa: BLE001
                     log.warning("%s: constraint raised on %s: %s", entry.name, label(p), exc)
                     ok = False
-            if ok:
-                valid.append(p)
+            if ok and not sizing.sub_simd(entry, p, self.device):
+                fit.append(p)
             else:
                 rejected += 1
-        return valid, rejected
+        low = [p for p in fit if self._low_occupancy(entry, p)]
+        if low and len(low) == len(fit):
+            log.warning("%s: every candidate is rated below %.0f %% occupancy; measuring them "
+                        "anyway", entry.name, 100 * MIN_OCCUPANCY)
+            low = []
+        self.low_occupancy[entry.name] = [label(p) for p in low]
+        skip = {label(p) for p in low}
+        return [p for p in fit if label(p) not in skip], rejected + len(low)
+
+    def _low_occupancy(self, entry, p) -> bool:
+        rate = getattr(entry, "occupancy", None)
+        if rate is None or not sizing.is_gpu(self.device):
+            return False
+        try:
+            occ = rate(p, self.device)
+        except Exception as exc:  # noqa: BLE001 - no rating: keep the candidate
+            log.warning("%s: occupancy rating raised on %s: %s", entry.name, label(p), exc)
+            return False
+        return occ is not None and occ < MIN_OCCUPANCY
 
     def _current(self, entry: Tunable):
         if self.device is None:
@@ -223,17 +254,20 @@ class Tuner:
         t_wall = time.monotonic()
         s = self.settings
         cands, rejected = self.candidates(entry)
+        params = self.space(entry)
         sname, strategy = get_strategy(s.strategy, len(cands), s.exhaustive_max)
-        res = TunableResult(entry=entry, strategy=sname, n_space=len(cands), n_rejected=rejected)
+        res = TunableResult(entry=entry, strategy=sname, n_space=len(cands), n_rejected=rejected,
+                            sizes=sizing.sizes(entry, s.quick, self.device),
+                            low_occupancy=len(self.low_occupancy.get(entry.name, ())))
         if not cands:
             res.warnings.append("the constraint rejects every candidate")
             return res
-        workloads = list(entry.workloads(s.quick))
+        workloads = sizing.workloads(entry, s.quick, self.device)
         if not workloads:
             raise ValueError(f"tuner entry {entry.name!r}: workloads({s.quick}) is empty")
         from .cache import space_hash
-        shash = space_hash(entry.params, len(workloads), s.fingerprint(), _clts_version(),
-                           getattr(entry, "timing", "kernel"))
+        shash = space_hash(params, len(workloads), s.fingerprint(), _clts_version(),
+                           getattr(entry, "timing", "kernel"), res.sizes)
         should_stop = self._stopper(budget_s)
         fallbacks = getattr(self.timer, "wall_fallbacks", 0)
         done: dict[str, CandidateResult] = {}
@@ -260,7 +294,7 @@ class Tuner:
         start = current if current is not None and label(current) in {label(c) for c in cands} \
             else None
         try:
-            strategy(cands, entry.params, evaluate, should_stop, max_evals=s.max_evals,
+            strategy(cands, params, evaluate, should_stop, max_evals=s.max_evals,
                      seed=s.seed, start=start)
         finally:
             bar.close()
@@ -278,8 +312,22 @@ class Tuner:
             res.warnings.append(f"{len(res.unstable)} candidate(s) measured unstable (median "
                                 "still uncertain beyond the noise threshold after all rounds)")
         self._fallback_warning(res, fallbacks)
+        self._guard(res, current)
         res.seconds = time.monotonic() - t_wall
         return res
+
+    def _guard(self, res: TunableResult, current) -> None:
+        """On a GPU, a best time under ``sizing.min_seconds`` is launch overhead: the entry is
+        not decided and keeps the profile's previous value (``res.kept``)."""
+        limit = sizing.min_seconds(self.device, self.settings)
+        if res.best is None or not limit or res.best.score >= limit:
+            return
+        res.too_small = True
+        res.kept = {k: v for k, v in (current or {}).items() if v is not None}
+        res.warnings.append(
+            f"best time {res.best.score * 1e6:.1f} us is under {limit * 1e6:.0f} us: launch "
+            "overhead decides, not the kernel; the previous value is kept (larger workloads "
+            "or the full run decide it)")
 
     def _fallback_warning(self, res, before):
         n = getattr(self.timer, "wall_fallbacks", 0) - before

@@ -70,9 +70,17 @@ def entry_provenance(res, date: str, settings) -> dict:
             out["rejected_by_constraint"] = res.n_rejected
         out["times"] = {c.label: _sig(c.score) for c in sorted(
             (c for c in res.candidates if c.ok), key=lambda c: c.score)}
-        if res.best is not None:
+        if res.low_occupancy:
+            out["skipped_low_occupancy"] = res.low_occupancy
+        if getattr(res, "sizes", None):
+            out["workloads"] = _plain(res.sizes)
+        if res.best is not None and getattr(res, "too_small", False):
+            out["fastest_not_adopted"] = _plain(dict(res.best.params))
+            out["kept"] = _plain(dict(res.kept))
+        elif res.best is not None:
             out["chosen"] = _plain(dict(res.best.params))
-        if res.current is not None and res.current.ok and res.best is not None:
+        if res.current is not None and res.current.ok and res.best is not None \
+                and not getattr(res, "too_small", False):
             out["speedup_vs_previous"] = _sig(res.current.score / res.best.score)
     else:
         out["versions"] = list(res.entry.versions)
@@ -87,6 +95,18 @@ def entry_provenance(res, date: str, settings) -> dict:
     if res.warnings:
         out["warnings"] = list(res.warnings)
     return out
+
+
+def _gpu_settings(device, settings) -> dict:
+    """How the workloads and candidates were sized on a GPU (``tune/sizing.py``); {} on CPUs."""
+    from . import sizing
+    if not sizing.is_gpu(device):
+        return {}
+    return {"gpu_sizing": {
+        "groups_per_cu": sizing.GROUPS_PER_CU, "compute_units": int(device.compute_units),
+        "simd_width": sizing.simd_width(device), "workload_bytes": [sizing.MIN_BYTES,
+                                                                    sizing.max_bytes(device)],
+        "min_seconds": sizing.min_seconds(device, settings)}}
 
 
 def build_profile(device, results, settings, existing: dict | None = None, budget=None) -> dict:
@@ -112,7 +132,8 @@ def build_profile(device, results, settings, existing: dict | None = None, budge
         "driver": device.driver,
         "settings": {"quick": settings.quick, "repeats": settings.repeats,
                      "noise": settings.noise, "strategy": settings.strategy,
-                     **({"budget_seconds": budget} if budget is not None else {})},
+                     **({"budget_seconds": budget} if budget is not None else {}),
+                     **_gpu_settings(device, settings)},
         "timing": "median of OpenCL profiling-event kernel seconds after warm-up; "
                   "per candidate the geometric mean over the entry's workloads",
         "entries": entries,

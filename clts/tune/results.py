@@ -22,6 +22,8 @@ class Settings:
     strategy: str = "auto"      # auto | exhaustive | random-local | kt:<kernel tuner strategy>
     seed: int = 0
     quick: bool = False
+    min_seconds: float | None = None   # the guard (None: sizing.MIN_GPU_SECONDS on GPUs, off
+                                       # on CPUs)
 
     @classmethod
     def quick_settings(cls, **kw):
@@ -91,22 +93,30 @@ class TunableResult(_EntryResult):
     partial: bool = False
     seconds: float = 0.0
     warnings: list = field(default_factory=list)
+    sizes: list | None = None          # the workloads' dimensions (Tunable.sizes)
+    low_occupancy: int = 0             # GPU candidates skipped by the occupancy rating
+    too_small: bool = False            # GPU best time under the guard: not decided
+    kept: dict = field(default_factory=dict)   # the previous values kept then
 
     kind = "tunable"
 
 
     @property
     def values(self) -> dict:
-        """{dotted profile key: value} to write; empty when nothing valid was found."""
+        """{dotted profile key: value} to write; empty when nothing valid was found; the
+        previous values when the guard found the timings too small to decide."""
         if self.best is None:
             return {}
-        return {f"{self.entry.section}.{k}": v for k, v in self.best.params.items()}
+        chosen = self.kept if self.too_small else self.best.params
+        return {f"{self.entry.section}.{k}": v for k, v in chosen.items()}
 
 
     @property
     def status(self) -> str:
         if self.best is None:
             return "no valid candidate" if self.candidates else "not measured (budget)"
+        if self.too_small:
+            return "too small to decide"
         return "partial (budget)" if self.partial else "ok"
 
 

@@ -8,7 +8,18 @@ Two kinds of entries:
                  names must be keys of the generic profiles.
     ``constraint(params, device) -> bool`` rejects impossible candidates before any build
                  (work-group limits, local memory, divisibility).
-    ``workloads(quick) -> list`` synthetic inputs (any objects) the candidates are timed on.
+    ``workloads(quick, device) -> list`` synthetic inputs (any objects) the candidates are timed
+                 on (``workloads(quick)`` is accepted too); on a GPU they fill the device
+                 (``tune/sizing.py``), on a CPU they do not depend on ``device``.
+    ``sizes(quick, device) -> list[dict]`` optional: the workloads' dimensions, recorded in the
+                 profile's provenance and printed by ``clts-tune --dry-run``.
+    ``wg_params`` the parameters holding a work-group size (default ``("wg",)``): on a GPU only
+                 0 and values of at least the SIMD width are candidates; ``()`` for a kernel
+                 that runs one work-item per group by design.
+    ``work_group(params) -> int`` optional: the work-group of a candidate whose size is a
+                 product of parameters (tiles); below the SIMD width it is rejected on GPUs.
+    ``occupancy(params, device) -> float | None`` optional: the occupancy model's rating of a
+                 candidate on a GPU; below the resource gate's 25 % it is skipped there.
     ``run(device, params, workload) -> result`` runs the public code path with ``params`` forced.
     ``check(result, workload) -> bool`` compares with ``reference.py``; a wrong candidate is
                  never timed or chosen.
@@ -47,6 +58,10 @@ class Tunable:
     constraint: Callable[[dict, Any], bool] | None = None
     description: str = ""
     timing: str = "kernel"
+    sizes: Callable[[bool, Any], list] | None = None
+    wg_params: tuple = ("wg",)
+    occupancy: Callable[[dict, Any], float | None] | None = None
+    work_group: Callable[[dict], int] | None = None
 
 
 @dataclass

@@ -209,11 +209,12 @@ def host_empty(device, shape, dtype) -> np.ndarray:
     (:func:`_lend_result`): a fresh allocation of that size is a new mapping whose pages fault
     in, zeroed by the kernel, when the kernels first write them, on every call; memory of
     results the caller has dropped is used again instead."""
+    pooled = pooled_empty(shape, dtype)
+    if pooled is not None:
+        return pooled
     al = host_ptr_alignment(device)
     dtype = np.dtype(dtype)
     nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-    if nbytes >= RESULT_POOL_MIN_BYTES:
-        return _lend_result(nbytes).view(dtype).reshape(shape)
     if al is None or al <= 64:
         return np.empty(shape, dtype)
     raw = np.empty(nbytes + al, np.uint8)
@@ -233,6 +234,16 @@ RESULT_ALIGNMENT = 4096
 _results: dict = {}              # nbytes -> [page-aligned uint8 arrays free for lending]
 _returned: deque = deque()       # raw arrays of dropped results, not yet in _results
 _results_lock = threading.Lock()
+
+
+def pooled_empty(shape, dtype) -> np.ndarray | None:
+    """A page-aligned C-ordered array from the pool of dropped results (see
+    :func:`host_empty`), or None below :data:`RESULT_POOL_MIN_BYTES`."""
+    dtype = np.dtype(dtype)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    if nbytes < RESULT_POOL_MIN_BYTES:
+        return None
+    return _lend_result(nbytes).view(dtype).reshape(shape)
 
 
 class _ResultMemory:

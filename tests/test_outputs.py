@@ -212,3 +212,18 @@ def test_pooled_results_come_back_once_dropped(device):
     assert c.ctypes.data == ptr
     assert not np.shares_memory(b, c)
     memory.release_results()
+
+
+@pytest.mark.parametrize("layout", ["C", "F"])
+def test_out_on_the_copying_path(device, layout):
+    """``zero_copy=False``: the transfers a discrete GPU makes (device buffers, copies into the
+    out arrays) give the same bits."""
+    y = _stl_data()
+    cube, dates, start = _bfast_data()
+    ref_s = clts.stl(y, 12, device=device)
+    ref_b = clts.bfast_monitor(cube, dates, start, device=device)
+    clts.set_options(zero_copy=False)
+    out = {k: _layout(getattr(ref_s, k), layout) for k in STL_KEYS}
+    _check(ref_s, clts.stl(y, 12, device=device, out=out), out)
+    out = {k: _layout(np.asarray(getattr(ref_b, k)), layout) for k in _present(ref_b, BFAST_KEYS)}
+    _check(ref_b, clts.bfast_monitor(cube, dates, start, device=device, out=out), out)

@@ -16,6 +16,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from .memory import pooled_empty
+
 
 def out_arrays(out, specs: dict, inputs: dict, what: str) -> dict:
     """The caller's ``out=`` arrays by result name, checked against ``specs`` (name ->
@@ -83,3 +85,16 @@ def deliver(dest: np.ndarray | None, result: np.ndarray) -> np.ndarray:
                                and result.ctypes.data == dest.ctypes.data)):
         np.copyto(dest, result.reshape(dest.shape))
     return dest
+
+
+def in_input_layout(labels, a):
+    """A result ``a`` (time last) in the input's layout (``labels.series``), a large one
+    transposed into pooled memory (``memory.pooled_empty``) rather than new pages."""
+    if labels.axis == a.ndim - 1:
+        return labels.series(a)
+    shape = np.moveaxis(a, -1, labels.axis).shape
+    dest = pooled_empty(shape, a.dtype)
+    if dest is None:
+        return labels.series(a)
+    np.copyto(np.moveaxis(dest, labels.axis, -1), a)
+    return labels._wrap_series(dest)

@@ -227,3 +227,18 @@ def test_out_on_the_copying_path(device, layout):
     _check(ref_s, clts.stl(y, 12, device=device, out=out), out)
     out = {k: _layout(np.asarray(getattr(ref_b, k)), layout) for k in _present(ref_b, BFAST_KEYS)}
     _check(ref_b, clts.bfast_monitor(cube, dates, start, device=device, out=out), out)
+
+
+def test_out_with_a_labelled_input(device):
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(6)
+    idx = pd.date_range("2000-01-01", periods=96, freq="MS")
+    df = pd.DataFrame(np.sin(np.arange(96) * np.pi / 6)[:, None] + rng.normal(0, .1, (96, 3)),
+                      index=idx, columns=list("abc"))
+    ref = clts.stl(df, device=device)
+    out = {"trend": np.empty((96, 3))}
+    res = clts.stl(df, device=device, out=out)
+    assert res.trend.equals(ref.trend) and list(res.trend.columns) == list("abc")
+    np.testing.assert_array_equal(out["trend"], ref.trend.to_numpy())
+    with pytest.raises(TypeError, match="to_numpy"):
+        clts.stl(df, device=device, out=ref)

@@ -242,3 +242,41 @@ def test_out_with_a_labelled_input(device):
     np.testing.assert_array_equal(out["trend"], ref.trend.to_numpy())
     with pytest.raises(TypeError, match="to_numpy"):
         clts.stl(df, device=device, out=ref)
+
+
+def test_pooled_results_from_two_threads(device):
+    """Results of 1 MiB and more come from the pool while two threads drop and take them: the
+    same bits, and no two live results share memory."""
+    rng = np.random.default_rng(7)
+    a, c, d = rng.uniform(-1, 1, (3, 1100, 120))
+    b = 4 + rng.uniform(0, 1, (1100, 120))
+    y = np.sin(np.arange(120) * np.pi / 6) + 0.1 * rng.standard_normal((1100, 120))
+    ref_x = clts.solve_tridiagonal(a, b, c, d, device=device).x
+    ref_s = clts.stl(y, 12, device=device).seasonal
+    assert ref_x.nbytes >= memory.RESULT_POOL_MIN_BYTES
+    live, errors = [], []
+
+    def work():
+        try:
+            for i in range(6):
+                x = clts.solve_tridiagonal(a, b, c, d, device=device).x
+                np.testing.assert_array_equal(x, ref_x)
+                if i % 3 == 0:
+                    s = clts.stl(y, 12, device=device).seasonal
+                    np.testing.assert_array_equal(s, ref_s)
+                    live.append(s)        # kept: the pool must not lend its memory again
+                if i % 2:
+                    live.append(x)
+        except Exception as e:          # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    for i, u in enumerate(live):
+        assert not any(np.shares_memory(u, v) for v in live[i + 1:])
+    for u in live:            # still intact: none was lent again while alive
+        assert np.array_equal(u, ref_s) or np.array_equal(u, ref_x)

@@ -255,16 +255,9 @@ class _ResultMemory:
 def _lend_result(nbytes: int) -> np.ndarray:
     """``nbytes`` page-aligned bytes (uint8) that return to the pool once dropped."""
     with _results_lock:
-        while _returned:                  # a finalizer only appends (no lock: it may run
-            raw = _returned.popleft()     # inside any code that drops an array)
-            _results.setdefault(raw.nbytes, []).append(raw)
+        _settle(nbytes)
         free = _results.get(nbytes)
         raw = free.pop() if free else None
-        total = sum(nb * len(v) for nb, v in _results.items())
-        for nb in [nb for nb in _results if nb != nbytes]:
-            if total <= RESULT_POOL_BYTES:
-                break
-            total -= nb * len(_results.pop(nb))
     if raw is None:
         big = np.empty(nbytes + RESULT_ALIGNMENT, np.uint8)
         off = (-big.ctypes.data) % RESULT_ALIGNMENT
@@ -272,8 +265,36 @@ def _lend_result(nbytes: int) -> np.ndarray:
     owner = _ResultMemory()
     owner.__array_interface__ = {"shape": (nbytes,), "typestr": "|u1", "version": 3,
                                  "data": (raw.ctypes.data, False)}
-    weakref.finalize(owner, _returned.append, raw).atexit = False
+    weakref.finalize(owner, _give_back, raw).atexit = False
     return np.asarray(owner)
+
+
+def _give_back(raw) -> None:
+    """The finalizer of a pooled result: its memory back into the pool. It runs wherever the
+    last view is dropped, possibly inside a section that holds the lock: it never waits for
+    it (a deque's append needs none; the next lend settles what is left there)."""
+    _returned.append(raw)
+    if _results_lock.acquire(blocking=False):
+        try:
+            _settle(raw.nbytes)
+        finally:
+            _results_lock.release()
+
+
+def _settle(keep: int) -> None:
+    """Under the lock: returned memory into the pool, then the pool cut to
+    :data:`RESULT_POOL_BYTES`, sizes other than ``keep`` first (a dropped result larger than
+    the whole pool is freed)."""
+    while _returned:
+        raw = _returned.popleft()
+        _results.setdefault(raw.nbytes, []).append(raw)
+    total = sum(nb * len(v) for nb, v in _results.items())
+    for nb in sorted(_results, key=lambda nb: nb == keep):
+        while total > RESULT_POOL_BYTES and _results[nb]:
+            _results[nb].pop()
+            total -= nb
+        if not _results[nb]:
+            del _results[nb]
 
 
 def release_results() -> None:

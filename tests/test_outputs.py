@@ -280,3 +280,15 @@ def test_pooled_results_from_two_threads(device):
         assert not any(np.shares_memory(u, v) for v in live[i + 1:])
     for u in live:            # still intact: none was lent again while alive
         assert np.array_equal(u, ref_s) or np.array_equal(u, ref_x)
+
+
+def test_pool_keeps_at_most_its_size(monkeypatch):
+    memory.release_results()
+    monkeypatch.setattr(memory, "RESULT_POOL_BYTES", 8 << 20)
+    big = memory.pooled_empty((16 << 20,), np.uint8)
+    del big                                     # larger than the pool: freed, not kept
+    assert not memory._results and not memory._returned
+    small = [memory.pooled_empty((3 << 20,), np.uint8) for _ in range(3)]
+    del small                                   # 9 MB dropped: 6 MB kept
+    assert sum(nb * len(v) for nb, v in memory._results.items()) == 6 << 20
+    memory.release_results()

@@ -9,10 +9,11 @@ the minimum over rounds. wall / span near 1 means transfers, host preparation an
 cost little beside the kernels; the issue's target for numpy calls is within 1.3x of the same
 call on device arrays.
 
-Then the TKE step again as a model calls it, round-robin in one process: on the same input
-arrays every call (what the table times), on freshly allocated inputs every call (a model
-hands over new fields; the copies are made outside the timing), and on fresh inputs with
-``out=`` (two sets of results used in turn): wall time and minor page faults per call.
+Then every algorithm again as a model or a tile loop calls it, round-robin in one process
+(``fresh_inputs``): on the same input arrays every call (what the table times), on freshly
+allocated inputs every call, with the pool of dropped results off (new pages for every
+result), with the last results kept alive, and with ``out=``: wall time and minor page faults
+per call.
 """
 from __future__ import annotations
 
@@ -31,6 +32,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--device", default=None)
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--large", action="store_true",
+                    help="fresh-input rounds also for STL 12,000 x 480 (46 MB per result)")
     args = ap.parse_args(argv)
     from common import quiet
     quiet()
@@ -58,30 +61,77 @@ def main(argv=None):
             span = min(span, t.span_seconds)
         print(f"| {name} | {wall * 1e3:.1f} | {kern * 1e3:.1f} | {span * 1e3:.1f} | "
               f"{wall / span:.2f} |", flush=True)
-    fresh_inputs(dev, x, args.rounds)
+    fresh_inputs(dev, x, args.rounds, args.large)
 
 
-def fresh_inputs(dev, x, rounds):
-    """TKE 2^20: reused inputs, fresh inputs, fresh inputs with out= (median, min ms)."""
-    import resource
-
+def fresh_inputs(dev, x, rounds, large=False):
+    """Per algorithm, round-robin in one process (median, min ms, minor page faults per call):
+    the same input arrays every call (what the table above times), freshly allocated inputs
+    every call (a model hands over new fields, a reader new tiles; the copies are made outside
+    the timing; earlier results dropped), the same with the pool of dropped results off (every
+    fresh result on new pages: the code before it), fresh inputs while the last two results
+    are kept (the pool cannot serve them), and fresh inputs with ``out=`` (two sets of results
+    used in turn)."""
     import clts
-    faults = lambda: resource.getrusage(resource.RUSAGE_SELF).ru_minflt  # noqa: E731
-    sets = [clts.ocean.tke(*x.values(), device=dev) for _ in range(2)]
-    modes = {"same inputs": [], "fresh inputs": [], "fresh inputs, out=": []}
-    for r in range(max(rounds, 3) * 2):
+    from clts.runtime import memory
+    rng = np.random.default_rng(1)
+    t = np.arange(828)
+    y = np.sin(2 * np.pi * t / 23) + 0.1 * rng.standard_normal((2000, 828))
+    dates = 2000 + np.arange(256) / 23
+    cube = (np.sin(2 * np.pi * dates)[:, None] + 0.1 * rng.standard_normal((256, 32_768))
+            ).astype(np.float32)
+    T = np.cumsum(rng.standard_normal(1 << 15))
+    stl_kw = dict(seasonal=25, seasonal_jump=3, trend_jump=4, low_pass_jump=3, device=dev)
+    a, c, d = rng.standard_normal((3, 50_000, 115))
+    b = 4 + np.abs(a) + np.abs(c)
+    cases = [
+        ("tridiagonal 50,000 x 115", [a, b, c, d],
+         lambda v, **kw: clts.solve_tridiagonal(*v, device=dev, **kw)),
+        ("TKE 2^20", list(x.values()), lambda a, **kw: clts.ocean.tke(*a, device=dev, **kw)),
+        ("STL 2000 x 828", [y], lambda a, **kw: clts.stl(a[0], 23, **stl_kw, **kw)),
+        ("BFAST 32,768 x 256", [cube],
+         lambda a, **kw: clts.bfast_monitor(a[0], dates, dates[128], device=dev, **kw)),
+        ("MP n = 2^15, m = 128", [T],
+         lambda a, **kw: clts.matrix_profile(a[0], 128, device=dev, progress=False, **kw)),
+    ]
+    if large:       # results above glibc's largest mmap threshold (32 MiB): new pages each call
+        t = np.arange(480)
+        yl = np.sin(2 * np.pi * t / 12) + 0.1 * rng.standard_normal((12_000, 480))
+        cases.append(("STL 12,000 x 480", [yl], lambda a, **kw: clts.stl(
+            a[0], 12, device=dev, progress=False, **kw)))
+    print("\n| numpy call | inputs | median ms | min ms | page faults per call |")
+    print("|---|---|---|---|---|")
+    for name, args, call in cases:
+        sets = [call(args) for _ in range(2)]
+        if name.startswith("tridiagonal"):
+            sets = [r.x for r in sets]       # its out= is the solution array
+        modes = {"same": [], "fresh": [], "fresh, pool off": [], "fresh, results kept": [],
+                 "fresh, out=": []}
+        kept = []
+        for r in range(max(rounds, 3) * 2):
+            for mode, times in modes.items():
+                a = args if mode == "same" else [v.copy() for v in args]
+                kw = {"out": sets[r % 2]} if "out=" in mode else {}
+                pool = memory.RESULT_POOL_MIN_BYTES
+                if "pool off" in mode:
+                    memory.RESULT_POOL_MIN_BYTES = 1 << 62
+                f0, t0 = _faults(), time.perf_counter()
+                res = call(a, **kw)
+                times.append((time.perf_counter() - t0, _faults() - f0))
+                memory.RESULT_POOL_MIN_BYTES = pool
+                if "kept" in mode:
+                    kept = (kept + [res])[-2:]
+                del res
         for mode, times in modes.items():
-            args = list(x.values()) if mode == "same inputs" else [v.copy() for v in x.values()]
-            kw = {"out": sets[r % 2]} if "out=" in mode else {}
-            f0, t0 = faults(), time.perf_counter()
-            clts.ocean.tke(*args, device=dev, **kw)
-            times.append((time.perf_counter() - t0, faults() - f0))
-    print("\n| TKE 2^20, numpy call | median ms | min ms | page faults per call |")
-    print("|---|---|---|---|")
-    for mode, times in modes.items():
-        w = np.array([t for t, _ in times]) * 1e3
-        print(f"| {mode} | {np.median(w):.1f} | {w.min():.1f} | "
-              f"{int(np.median([f for _, f in times]))} |")
+            w = np.array([t for t, _ in times]) * 1e3
+            print(f"| {name} | {mode} | {np.median(w):.1f} | {w.min():.1f} | "
+                  f"{int(np.median([f for _, f in times]))} |", flush=True)
+        del kept, sets
+
+
+def _faults():
+    import resource
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 
 
 if __name__ == "__main__":

@@ -40,7 +40,8 @@ from ..runtime import integrations
 from ..runtime import chunk_sizes, get_device, launch, round_up
 from ..runtime.arrays import native, values_of
 from ..runtime.faults import with_smaller_chunks
-from ..runtime.memory import scratch as scratch_array
+from ..runtime.memory import host_empty, scratch as scratch_array
+from ..runtime.outputs import deliver, out_arrays, view_as
 from ..runtime.pipeline import ChunkIO, device_wait, run_pipelined
 from ..vocabulary import renamed
 from .common import STATUS, ZERO_VARIANCE_ULPS
@@ -50,7 +51,8 @@ from .common import time_axis as _time_axis
 from ..timeaxis import is_cftime, parse_date
 from .plan import Plan, chunk_cap, make_plan
 from .checks import TYPES, check_arguments  # noqa: F401 (public here)
-from .checks import check_params, default_freq, history_end, levels, time_axis_and_dates
+from .checks import (check_params, default_freq, history_end, levels, monitor_dates,
+                     out_specs, time_axis_and_dates)
 
 _INT_TYPES = {np.dtype(np.int8): "char", np.dtype(np.uint8): "uchar",
               np.dtype(np.int16): "short", np.dtype(np.uint16): "ushort",
@@ -140,7 +142,7 @@ class BfastResult:
 def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=0.25,
                   level=0.05, history="all", convention="r", magnitudes=True, detailed=False,
                   nodata=None, time_axis=None, period=10, dtype=None, device=None,
-                  version="auto", plan=None, progress=True, type="OLS-MOSUM",
+                  version="auto", plan=None, progress=True, type="OLS-MOSUM", out=None,
                   **plan_overrides):
     """BFAST-Monitor change detection on every pixel (series) of ``y``.
 
@@ -211,6 +213,14 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
     type : {"OLS-MOSUM"}, optional
         strucchange's monitoring process; "OLS-CUSUM", "RE" and "ME" are refused with a
         ValueError (not implemented).
+    out : dict of numpy arrays, or BfastResult, optional
+        Arrays that receive the results: a dict with any of the result's array attributes
+        that this call returns (``breaks``, ``break_dates``, ``magnitudes``, ``means``,
+        ``valids``, ``status``, ``history_start``; with ``detailed=True`` ``mosum``, ``bounds``,
+        ``prediction``, ``coef``, ``sigma``), numpy arrays of the result's shape and dtype in
+        any layout, or the result of an earlier numpy call of the same shape. The same bits as
+        without ``out=``; checked before any work (shape, dtype, writeable, no overlap with
+        ``y`` or with one another).
     **plan_overrides
         ``lanes``, ``wg``, ``roc_wg``, ``chunk_bytes`` (largest cube + scratch bytes of one
         chunk, 0: no cap), ``scratch`` ("pixel" or "time": layout of the residual scratch,
@@ -260,7 +270,8 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
         start_monitor = parse_date(start_monitor, np.array([], "datetime64[D]"))
     freq = default_freq(freq, dates)
     time_axis = labels.axis
-    y = native(values_of(y))       # any layout and byte order; pandas / xarray values
+    y_in = values_of(y)
+    y = native(y_in)               # any layout and byte order; pandas / xarray values
     if y.dtype == np.float16:
         y = y.astype(np.float32)
     if y.dtype.kind == "b" or y.dtype.kind not in "fiu" or y.dtype not in (
@@ -306,6 +317,11 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
         bounds_t = np.zeros(1)
     M = int(np.prod(pix_shape, dtype=np.int64))
     flat = y.reshape(N, M)
+    bd_src, mon, fill = monitor_dates(dates, t, n)
+    given = out_arrays(out, out_specs(pix_shape, dtype, mon, N, n, K, magnitudes, history,
+                                       detailed), {"y": y_in}, "bfast_monitor")
+    dests = {_RUN_KEYS.get(key, key): view_as(a, (M,)) for key, a in given.items()
+             if key in _DIRECT}
     pre_hs = _history_starts(dev, flat, n, t, dates, history, X, nodata) \
         if hist_given or history == "BP" else None
     out = with_smaller_chunks(lambda max_items: _run(dev, plan, flat, N, n, K, X, bounds_t, dict(
@@ -314,7 +330,7 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
         detailed=bool(detailed), magnitudes=bool(magnitudes)),
         dtype=dtype, crit=crit, hfrac=hfrac, nodata=0.0 if nodata is None else float(nodata),
         roc_bounds=(rec_cusum_bound(level_roc), rec_cusum_bound(0.05)) if history == "ROC"
-        else None, progress_bar=progress, max_items=max_items, pre_hs=pre_hs),
+        else None, progress_bar=progress, max_items=max_items, pre_hs=pre_hs, dests=dests),
         device=dev, what="bfast_monitor")
     if pre_hs is not None:
         hs = np.where(pre_hs >= N, -1, pre_hs)
@@ -334,16 +350,6 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
         return a if lead else labels.per_series(a, name)
 
     breaks = shaped(out["breaks"], name="breaks")
-    bd_src = np.asarray(dates).ravel() if np.asarray(dates).dtype.kind == "M" else None
-    if bd_src is None and t is not None and np.asarray(dates).dtype.kind in "fiu":
-        bd_src = np.asarray(dates, dtype=np.float64).ravel()
-    if bd_src is None and is_cftime(dates):
-        bd_src = np.asarray(dates, dtype=object).ravel()
-    if bd_src is None:
-        bd_src = np.asarray(dates, dtype=object).ravel().astype("datetime64[D]")
-    mon = bd_src[n:]
-    fill = np.datetime64("NaT") if mon.dtype.kind == "M" else (
-        None if mon.dtype == object else np.nan)   # cftime dates: None for no break
     b_np = np.asarray(breaks)
     break_dates = labels.per_series(np.where(b_np >= 0, mon[np.clip(b_np, 0, None)], fill),
                                     "break_dates")
@@ -371,6 +377,13 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
         res.coef = labels.with_lead(coef, "coef", np.arange(K))
         res.sigma = labels.per_series(sigma, "sigma")
         res.dates, res.observed = bd_src, y
+    for key, a in given.items():   # the out= arrays (filled here unless the kernels wrote it)
+        deliver(a, np.asarray(getattr(res, key)).reshape(a.shape))
+        lead = {"mosum": "monitor_time", "bounds": "monitor_time", "prediction": "time",
+                "coef": "coef"}.get(key)
+        setattr(res, key, labels.with_lead(a, lead, {"monitor_time": mon, "time": bd_src,
+                                                     "coef": np.arange(K)}[lead])
+                if lead else labels.per_series(a, key))
     counts = {name: int(np.sum(status == code)) for code, name in STATUS.items() if code}
     res.diagnostics = dict(n_history_dates=n, n_monitor_dates=N - n, n_coef=K, critval=crit,
                            failed=int(np.sum(status != 0)), **counts, device=str(dev.slug),
@@ -384,7 +397,7 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
 
 
 def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, nodata,
-         roc_bounds, progress_bar, max_items=None, pre_hs=None):
+         roc_bounds, progress_bar, max_items=None, pre_hs=None, dests=None):
     import pyopencl as cl
 
     M = flat.shape[1]
@@ -424,10 +437,17 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
                               N=N, n=n, tol=_tol(roc_dtype), zv_tol=_zv_tol(roc_dtype), TM=TM)
         Xroc = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR,
                          hostbuf=np.ascontiguousarray(X, roc_dtype))
-    out = {"breaks": np.empty(M, np.int32), "means": np.empty(M, dtype),
-           "valids": np.empty(M, np.int32), "status": np.empty(M, np.int32)}
+    dests = dests or {}
+
+    def result(key, dt):
+        # the caller's out= array where it is a view of M values, else a fresh (pooled) one
+        d = dests.get(key)
+        return d if d is not None else host_empty(dev, (M,), dt)
+
+    out = {"breaks": result("breaks", np.int32), "means": result("means", dtype),
+           "valids": result("valids", np.int32), "status": result("status", np.int32)}
     if tpl["magnitudes"]:
-        out["mags"] = np.empty(M, dtype)
+        out["mags"] = result("mags", dtype)
     if tpl["history"] == "ROC":
         # the Rec-CUSUM kernel writes the padded rows of the last chunk too (up to W - 1
         # beyond M): room for them, cut off below
@@ -521,6 +541,12 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
         run_pipelined(dev, chunks, upload=upload, compute=compute, download=download,
                       desc="bfast_monitor", disable=None if progress_bar else True)
     return out
+
+
+#: results the kernels write straight into ``out=`` arrays (others are copied in), and their
+#: names in ``_run``
+_DIRECT = ("breaks", "means", "valids", "status", "magnitudes")
+_RUN_KEYS = {"magnitudes": "mags"}
 
 
 def _tol(dtype):

@@ -110,3 +110,35 @@ def time_axis_and_dates(y, dates, time_axis):
                              "whose time axis is labelled")
         dates = values_of(dates)
     return labels, dates
+
+
+def monitor_dates(dates, t, n):
+    """(every date, the monitoring dates, the break date of "no break") of ``dates``: numbers
+    as float64, datetime64 as is, cftime dates as objects (None for no break)."""
+    bd_src = np.asarray(dates).ravel() if np.asarray(dates).dtype.kind == "M" else None
+    if bd_src is None and t is not None and np.asarray(dates).dtype.kind in "fiu":
+        bd_src = np.asarray(dates, dtype=np.float64).ravel()
+    if bd_src is None and is_cftime(dates):
+        bd_src = np.asarray(dates, dtype=object).ravel()
+    if bd_src is None:
+        bd_src = np.asarray(dates, dtype=object).ravel().astype("datetime64[D]")
+    mon = bd_src[n:]
+    fill = np.datetime64("NaT") if mon.dtype.kind == "M" else (
+        None if mon.dtype == object else np.nan)   # cftime dates: None for no break
+    return bd_src, mon, fill
+
+
+def out_specs(pix, dtype, mon, N, n, K, magnitudes, history, detailed):
+    """(shape, dtype) of each result ``out=`` may receive in this call."""
+    i32 = np.dtype(np.int32)
+    specs = {"breaks": (pix, i32), "break_dates": (pix, mon.dtype), "means": (pix, dtype),
+             "valids": (pix, i32), "status": (pix, i32)}
+    if magnitudes:
+        specs["magnitudes"] = (pix, dtype)
+    if not (isinstance(history, str) and history == "all"):
+        specs["history_start"] = (pix, i32)
+    if detailed:
+        specs.update(mosum=((N - n,) + pix, dtype), bounds=((N - n,) + pix, dtype),
+                     prediction=((N,) + pix, dtype), coef=((K,) + pix, dtype),
+                     sigma=(pix, dtype))
+    return specs

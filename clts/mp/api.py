@@ -13,6 +13,7 @@ import numpy as np
 from ..runtime import integrations
 from ..runtime.integrations import time_axis_of
 from ..runtime import get_device
+from ..runtime.outputs import deliver, out_arrays
 from ..vocabulary import renamed
 from . import flags
 from .diagonal import _top1
@@ -134,6 +135,25 @@ def check_arguments(T_A, m, T_B, k, exclusion_zone, precision):
     return m
 
 
+def _out_arrays(out, T_A, m, T_B, k, exclusion_zone, precision, both):
+    """The caller's ``out=`` arrays checked against the results of this call (see
+    ``clts.runtime.outputs``), before any work."""
+    if out is None:
+        return {}
+    m = check_arguments(_series(T_A, "T_A"), m, _series(T_B, "T_B"), k, exclusion_zone,
+                        precision or "double")
+    lA = len(T_A) - m + 1
+    f8, i8 = np.dtype(np.float64), np.dtype(np.int64)
+    specs = {"P": ((lA, k), f8), "I": ((lA, k), i8)}
+    if T_B is None:
+        specs.update({f"{side}_{v}": ((lA,), dt) for side in ("left", "right")
+                      for v, dt in (("P", f8), ("I", i8))})
+    elif both:
+        lB = len(T_B) - m + 1
+        specs.update(P_B=((lB, k), f8), I_B=((lB, k), i8))
+    return out_arrays(out, specs, {"T_A": T_A, "T_B": T_B}, "matrix_profile")
+
+
 def _devices(devices):
     if devices is None:
         return [get_device(None)]
@@ -251,6 +271,12 @@ class _MatrixProfile:
         Progress bar (with the predicted time) when ``tqdm`` is installed.
     time_axis : int, optional
         The time axis of an input with extra length-1 axes (default the last).
+    out : dict of numpy arrays, or MatrixProfileResult, optional
+        Arrays that receive the results: a dict with any of ``P``, ``I`` (``[l, k]``
+        float64 / int64), ``left_P``, ``left_I``, ``right_P``, ``right_I`` (self-joins, k = 1:
+        ``[l]``), ``P_B``, ``I_B`` (``both=True``), any layout, or the result of an earlier
+        call of the same sizes. The same bits as without ``out=``; checked before any work
+        (shape, dtype, writeable, no overlap with ``T_A`` / ``T_B`` or with one another).
     **plan_overrides
         Plan fields forced by keyword: ``lanes``, ``groups``, ``tile``, ``segment``,
         ``segment_per_m``, ``wg``, ``merge``, ``store``, ``topk_store``, ``block_rows``,
@@ -297,11 +323,12 @@ class _MatrixProfile:
     @renamed("matrix_profile", devices="device")
     def __call__(self, T_A, m, T_B=None, *, k=1, exclusion_zone=None, normalize=True,
                  precision=None, device=None, both=False, plan=None, progress=True,
-                 time_axis=None, _bands=None, **plan_overrides):
+                 time_axis=None, out=None, _bands=None, **plan_overrides):
         devices = device
         name = getattr(T_A, "name", None)
         T_A, times = _one_series(T_A, "T_A", time_axis)
         T_B, _ = _one_series(T_B, "T_B", time_axis)
+        given = _out_arrays(out, T_A, m, T_B, k, exclusion_zone, precision, both)
         res = _compute(T_A, m, T_B, k, exclusion_zone, bool(normalize), precision, devices,
                        bool(both), plan, plan_overrides, progress, _bands)
         if times is not None:
@@ -311,6 +338,8 @@ class _MatrixProfile:
         res.name = None if name is None else str(name)
         if _bands is not None:
             return res
+        for key, a in given.items():        # the out= arrays: the results copied in
+            setattr(res, key, deliver(a, getattr(res, key)))
         if (T_B is None and k == 1 and normalize and plan is None and not plan_overrides
                 and len(res.diagnostics.get("devices", ())) == 1 and _recording_runs()):
             # opted in: a k = 1 self-join with the default plan on one device is one more

@@ -18,7 +18,7 @@ from ..runtime import faults
 
 from ..runtime import get_device, launch, round_up
 from ..runtime.arrays import c_array, float_array, float_dtype_of, values_of
-from ..runtime.memory import keep_on_simulator, scratch, upload_scratch
+from ..runtime.memory import keep_on_simulator, pooled_empty, scratch, upload_scratch
 from .inputs import NAMES
 from .plan import SuperbeePlan, TkePlan, superbee_plan, tke_plan
 from . import slabs
@@ -146,6 +146,9 @@ _ALIGN = 64
 def _aligned_empty(shape, dtype, align: int = _ALIGN):
     """A fresh C-ordered array whose data start on an ``align``-byte boundary (whole-vector
     and non-temporal stores of a host_ptr buffer need it; numpy aligns to 16 bytes)."""
+    pooled = pooled_empty(shape, dtype)   # page-aligned, from the pool of dropped results
+    if pooled is not None:
+        return pooled
     n = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
     raw = np.empty(n + align, np.uint8)
     off = (-raw.ctypes.data) % align

@@ -53,6 +53,14 @@ def float_array(x, name: str, *, dtype=None, default=np.float64) -> np.ndarray:
     dt = float_dtype_of(a, name, default=default) if dtype is None else np.dtype(dtype)
     if dt not in FLOATS:
         raise TypeError(f"{name}: computation dtype must be float32 or float64, got {dt}")
+    if a.ndim and not (a.dtype == dt and a.flags.c_contiguous):
+        # a copy (another layout, byte order or type): from the pool of dropped arrays when
+        # large (``memory.pooled_empty``: new pages each call cost a fault per page)
+        from .memory import pooled_empty
+        p = pooled_empty(a.shape, dt)
+        if p is not None:
+            np.copyto(p, a, casting="unsafe")
+            return p
     return np.ascontiguousarray(a, dtype=dt)
 
 

@@ -14,6 +14,9 @@
 from __future__ import annotations
 
 import sys
+import threading
+import weakref
+from collections import deque
 
 import numpy as np
 
@@ -130,6 +133,8 @@ def release_scratch(device=None):
     devs = list(_devices.values()) if device is None else [get_device(device)]
     for dev in devs:
         dev.state.release_memory()
+    if device is None:
+        release_results()
 
 
 # ------------------------------------------------------------------ host memory used in place
@@ -198,13 +203,102 @@ def return_staging(device, raws) -> None:
 
 
 def host_empty(device, shape, dtype) -> np.ndarray:
-    """A fresh C-contiguous numpy array aligned for in-place use by ``device`` (plain
-    ``np.empty`` when the device copies anyway)."""
+    """A C-contiguous numpy array for a call's result, aligned for in-place use by ``device``.
+
+    From :data:`RESULT_POOL_MIN_BYTES` up the memory comes from the pool of dropped results
+    (:func:`_lend_result`): a fresh allocation of that size is a new mapping whose pages fault
+    in, zeroed by the kernel, when the kernels first write them, on every call; memory of
+    results the caller has dropped is used again instead."""
+    pooled = pooled_empty(shape, dtype)
+    if pooled is not None:
+        return pooled
     al = host_ptr_alignment(device)
     dtype = np.dtype(dtype)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
     if al is None or al <= 64:
         return np.empty(shape, dtype)
-    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
     raw = np.empty(nbytes + al, np.uint8)
     off = (-raw.ctypes.data) % al
     return raw[off:off + nbytes].view(dtype).reshape(shape)
+
+
+# ------------------------------------------------------------------ pooled result memory
+#: results from this size up are lent from the pool of dropped results (smaller ones: malloc's
+#: own free lists serve them again without new pages)
+RESULT_POOL_MIN_BYTES = 1 << 20
+#: bytes of dropped results the process keeps for later calls (beyond, the oldest sizes go)
+RESULT_POOL_BYTES = 1 << 30
+#: alignment of pooled results: a page (every device's host-pointer alignment, see above)
+RESULT_ALIGNMENT = 4096
+
+_results: dict = {}              # nbytes -> [page-aligned uint8 arrays free for lending]
+_returned: deque = deque()       # raw arrays of dropped results, not yet in _results
+_results_lock = threading.Lock()
+
+
+def pooled_empty(shape, dtype) -> np.ndarray | None:
+    """A page-aligned C-ordered array from the pool of dropped results (see
+    :func:`host_empty`), or None below :data:`RESULT_POOL_MIN_BYTES`."""
+    dtype = np.dtype(dtype)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    if nbytes < RESULT_POOL_MIN_BYTES:
+        return None
+    return _lend_result(nbytes).view(dtype).reshape(shape)
+
+
+class _ResultMemory:
+    """The base of a pooled result: every numpy view of the result keeps it alive; when the
+    last one is dropped its memory goes back to the pool (``weakref.finalize``)."""
+    __slots__ = ("__array_interface__", "__weakref__")
+
+
+def _lend_result(nbytes: int) -> np.ndarray:
+    """``nbytes`` page-aligned bytes (uint8) that return to the pool once dropped."""
+    with _results_lock:
+        _settle(nbytes)
+        free = _results.get(nbytes)
+        raw = free.pop() if free else None
+    if raw is None:
+        big = np.empty(nbytes + RESULT_ALIGNMENT, np.uint8)
+        off = (-big.ctypes.data) % RESULT_ALIGNMENT
+        raw = big[off:off + nbytes]
+    owner = _ResultMemory()
+    owner.__array_interface__ = {"shape": (nbytes,), "typestr": "|u1", "version": 3,
+                                 "data": (raw.ctypes.data, False)}
+    weakref.finalize(owner, _give_back, raw).atexit = False
+    return np.asarray(owner)
+
+
+def _give_back(raw) -> None:
+    """The finalizer of a pooled result: its memory back into the pool. It runs wherever the
+    last view is dropped, possibly inside a section that holds the lock: it never waits for
+    it (a deque's append needs none; the next lend settles what is left there)."""
+    _returned.append(raw)
+    if _results_lock.acquire(blocking=False):
+        try:
+            _settle(raw.nbytes)
+        finally:
+            _results_lock.release()
+
+
+def _settle(keep: int) -> None:
+    """Under the lock: returned memory into the pool, then the pool cut to
+    :data:`RESULT_POOL_BYTES`, sizes other than ``keep`` first (a dropped result larger than
+    the whole pool is freed)."""
+    while _returned:
+        raw = _returned.popleft()
+        _results.setdefault(raw.nbytes, []).append(raw)
+    total = sum(nb * len(v) for nb, v in _results.items())
+    for nb in sorted(_results, key=lambda nb: nb == keep):
+        while total > RESULT_POOL_BYTES and _results[nb]:
+            _results[nb].pop()
+            total -= nb
+        if not _results[nb]:
+            del _results[nb]
+
+
+def release_results() -> None:
+    """Free the memory of dropped results that the pool keeps."""
+    with _results_lock:
+        _results.clear()
+        _returned.clear()

@@ -3,93 +3,31 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..runtime import chunk_sizes, get_device, launch
-from ..runtime import integrations
-from ..runtime.integrations import TimeAxis, time_axis_of
+from ..runtime.integrations import time_axis_of
 from ..timeaxis import period_of
 from ..runtime.arrays import float_array
 from ..runtime.faults import with_smaller_chunks
 from ..runtime.memory import host_empty, progress as progress_bar, scratch
+from ..runtime.outputs import deliver, in_input_layout, out_arrays, view_as
 from ..runtime.pipeline import (ChunkIO, aligned_multiple, device_marker, device_wait,
                                 run_pipelined)
 from ..vocabulary import renamed
 from .params import QUAD_DET_TOL, check_arguments, periodic_mean, periodic_window  # noqa: F401
 # (check_arguments: public here, for callers that check before they start)
 from .plan import LoessChoice, fit_table, make_plan
+from .result import STLResult, slope_per_step  # noqa: F401 (public here)
 
 
+#: the components ``out=`` takes, in the order the call computes them
+_COMPONENTS = ("seasonal", "trend", "weights", "resid")
 #: values (series x length) from which a one-chunk call shows a bar over its iterations
 _PASS_BAR_MIN = 1 << 20
 #: (device, precision, programs) whose programs _Runner.prebuild has built
 _prebuilt: set = set()
-
-
-@dataclass
-class STLResult:
-    """Result of :func:`clts.stl`.
-
-    Attributes
-    ----------
-    seasonal, trend, resid : numpy.ndarray, or labelled like the input
-        The decomposition, shaped like the input ([batch, time], [time], or any layout with
-        ``time_axis``); pandas / xarray inputs give DataFrames / Series / DataArrays with the
-        input's labels. ``resid`` is NaN where the input is.
-    weights : numpy.ndarray
-        Robustness weights (1 without ``robust``; 0 at missing values and in failed series).
-    observed : numpy.ndarray, or labelled like the input
-        The input series (statsmodels' ``observed``): ``observed = seasonal + trend + resid``.
-    diagnostics : dict
-        ``n_failed``: series that came back NaN (a whole cycle-subseries missing, or fewer than
-        2 x period valid values); ``failed``: their boolean mask; ``params``: the resolved
-        parameters; the LOESS versions used.
-
-    ``trend_slope()`` gives each series' trend slope per time step; ``plot(series)`` draws the
-    decomposition panels of one series (matplotlib).
-
-    Examples
-    --------
-    >>> import numpy as np, clts
-    >>> t = np.arange(48.0)
-    >>> r = clts.stl(np.cos(2 * np.pi * t / 4) + t, period=4)
-    >>> round(float(r.trend_slope()), 3)
-    1.0
-    """
-    seasonal: np.ndarray
-    trend: np.ndarray
-    resid: np.ndarray
-    weights: np.ndarray
-    diagnostics: dict = field(default_factory=dict)
-    #: where the input's time axis was and its labels (pandas / xarray inputs come back labelled)
-    labels: TimeAxis | None = field(default=None, repr=False)
-    #: the input, labelled like the components (statsmodels' ``DecomposeResult.observed``)
-    observed: np.ndarray | None = field(default=None, repr=False)
-
-    def _time_last(self, a) -> np.ndarray:
-        return self.labels.to_last(a) if self.labels is not None else np.asarray(a)
-
-    def trend_slope(self):
-        """Least-squares slope (per time step) of the trend component of each series (a Series
-        indexed by a DataFrame's columns, a DataArray without the time dimension)."""
-        trend = self._time_last(self.trend)
-        slope = slope_per_step(trend)
-        return self.labels.per_series(slope, "trend_slope") if self.labels else slope
-
-    def plot(self, series=0, *, fig=None, title=None):
-        """The decomposition panels (data, seasonal, trend, residual) of one series (its index
-        into the batch, in the input's non-time axes order); needs matplotlib."""
-        return integrations.plot("stl", self, series, fig=fig, title=title)
-
-
-def slope_per_step(trend: np.ndarray) -> np.ndarray:
-    """Least-squares slope against 0, 1, 2, ... along the last axis (NaN series give NaN)."""
-    t = np.asarray(trend, dtype=np.float64)
-    x = np.arange(t.shape[-1], dtype=np.float64)
-    xc = x - x.mean()
-    return (t - t.mean(axis=-1, keepdims=True)) @ xc / (xc @ xc)
 
 
 def _validate(y):
@@ -415,7 +353,7 @@ class _Runner:
 def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, trend_deg=1,
         low_pass_deg=1, seasonal_jump=1, trend_jump=1, low_pass_jump=1, robust=False,
         inner_iter=None, outer_iter=None, version="auto", r_defaults=False, device=None,
-        loess_params=None, interpolation="linear", time_axis=None, progress=True):
+        loess_params=None, interpolation="linear", time_axis=None, progress=True, out=None):
     """Batched STL decomposition (seasonal + trend + remainder) with missing values.
 
     Every series of the batch is decomposed by the LOESS-based procedure of Cleveland et al.,
@@ -468,12 +406,19 @@ def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1
     progress : bool, optional
         A progress bar (tqdm, shown after half a second): over device chunks, or over the
         iterations of a call in one chunk.
+    out : dict of numpy arrays, or STLResult, optional
+        Arrays that receive the components: a dict with any of ``seasonal``, ``trend``,
+        ``resid``, ``weights`` (numpy arrays of the input's shape and of the result's dtype,
+        any layout), or the result of an earlier call of the same shape (its numpy components;
+        two results used in turn for a loop). Results are the same bits as without ``out=``,
+        without the page faults of fresh arrays. Checked before any work: the shape and
+        dtype, writeable, no overlap with ``y`` or with one another.
 
     Returns
     -------
     STLResult
         ``seasonal``, ``trend``, ``resid``, ``weights`` and ``observed`` (the input), shaped
-        and labelled like ``y``, and ``diagnostics``.
+        and labelled like ``y``, and ``diagnostics``; the ``out=`` arrays where given.
 
     Raises
     ------
@@ -518,7 +463,8 @@ def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1
     labels = time_axis_of(y, time_axis, -1)
     if period is None:
         period = period_of(labels.times())
-    y = _validate(labels.to_last(y))
+    y_in = labels.to_last(y)
+    y = _validate(y_in)
     loess_version = version
     seasonal, seasonal_deg, periodic = periodic_window(seasonal, seasonal_deg, y.shape[-1])
     y2 = y.reshape(-1, y.shape[-1])
@@ -538,8 +484,15 @@ def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1
                      complete=complete, interp_ipw=plan.interp_ipw)
     item = y2.dtype.itemsize
     per_series = (9 * N + 4 * (N + 2 * p["period"])) * item + 64 * N
-    # fresh outputs, aligned for in-place use by the device (one chunk: no copy on Intel)
-    S, T, W = (host_empty(dev, y2.shape, y2.dtype) for _ in range(3))
+    # the caller's out= arrays (checked before any work), written in place where they can be
+    # viewed as [batch, time]; else fresh outputs, aligned for in-place use by the device (one
+    # chunk: no copy on Intel) from the pool of dropped results
+    shape_in = np.moveaxis(y, -1, labels.axis).shape
+    given = out_arrays(out, {k: (shape_in, y2.dtype) for k in _COMPONENTS},
+                       {"y": y_in}, "stl")
+    dests = {k: view_as(labels.to_last(a), y2.shape) for k, a in given.items()}
+    S, T, W, R = (dests.get(k) if dests.get(k) is not None
+                  else host_empty(dev, y2.shape, y2.dtype) for k in _COMPONENTS)
     failed = np.zeros(B, bool)
     robust_w = p["outer_iter"] > 0
 
@@ -576,12 +529,18 @@ def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1
     with_smaller_chunks(run, device=dev, what="stl")
     if periodic:
         periodic_mean(S, p["period"])
-    R = np.subtract(y2, S)
+    np.subtract(y2, S, out=R)
     R -= T
     diag = dict(n_failed=int(failed.sum()), failed=failed, params=dict(p, periodic=periodic),
                 loess_versions={k: getattr(plan, k).version
                                 for k in ("seasonal", "trend", "low_pass")})
-    out = [labels.series(a.reshape(y.shape)) for a in (S, T, R, W)]
+    comps = {}
+    for key, a in zip(_COMPONENTS, (S, T, W, R)):
+        if key in given:      # the out= array (filled here unless the kernels wrote it)
+            deliver(labels.to_last(given[key]), a.reshape(y.shape))
+            comps[key] = labels._wrap_series(given[key])
+        else:
+            comps[key] = in_input_layout(labels, a.reshape(y.shape))
     if labels.labelled or y.ndim > 2:
         diag["failed"] = labels.per_series(failed.reshape(y.shape[:-1]), "failed")
-    return STLResult(*out, diag, labels=labels, observed=labels.series(y))
+    return STLResult(**comps, diagnostics=diag, labels=labels, observed=labels.series(y))

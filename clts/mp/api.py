@@ -297,19 +297,28 @@ class _MatrixProfile:
     @renamed("matrix_profile", devices="device")
     def __call__(self, T_A, m, T_B=None, *, k=1, exclusion_zone=None, normalize=True,
                  precision=None, device=None, both=False, plan=None, progress=True,
-                 time_axis=None, _bands=None, **plan_overrides):
+                 time_axis=None, **plan_overrides):
+        return self.compute(T_A, m, T_B, k=k, exclusion_zone=exclusion_zone,
+                            normalize=normalize, precision=precision, device=device, both=both,
+                            plan=plan, progress=progress, time_axis=time_axis, **plan_overrides)
+
+    def compute(self, T_A, m, T_B=None, *, k=1, exclusion_zone=None, normalize=True,
+                precision=None, device=None, both=False, plan=None, progress=True,
+                time_axis=None, bands=None, **plan_overrides):
+        """The call with ``bands=(part, parts)``: only that part of the diagonals, no run
+        recorded (the internal interface of :func:`clts.mp.parts.run_part`)."""
         devices = device
         name = getattr(T_A, "name", None)
         T_A, times = _one_series(T_A, "T_A", time_axis)
         T_B, _ = _one_series(T_B, "T_B", time_axis)
         res = _compute(T_A, m, T_B, k, exclusion_zone, bool(normalize), precision, devices,
-                       bool(both), plan, plan_overrides, progress, _bands)
+                       bool(both), plan, plan_overrides, progress, bands)
         if times is not None:
             res.times = np.asarray(times)[:res.P.shape[0]]
         if T_B is None:
             res.series = np.asarray(T_A)
         res.name = None if name is None else str(name)
-        if _bands is not None:
+        if bands is not None:
             return res
         if (T_B is None and k == 1 and normalize and plan is None and not plan_overrides
                 and len(res.diagnostics.get("devices", ())) == 1 and _recording_runs()):

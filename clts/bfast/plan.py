@@ -20,8 +20,7 @@ GPU instead of 32). Results are identical.
 ``chunk_bytes`` (profile key ``bfast.chunk_bytes``; 0: none) caps the bytes of one chunk's
 cube and scratch (N values in and N of scratch per pixel) below the device limits: the kernels
 read each pixel's series in several passes, and on a CPU a chunk whose working set stays in
-the last-level cache ran 1.5-1.7x faster (pocl, Zen 4 with 32 MiB of L3: 32,768 x 256 float32
-49 ms in one piece, 29 ms in chunks of 8,192 pixels).
+the last-level cache runs faster (docs/performance.md, "Figures behind the code").
 """
 from __future__ import annotations
 

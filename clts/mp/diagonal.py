@@ -290,7 +290,7 @@ def _diag_all(job):
 
 
 #: a bar from this predicted time (seconds), or without a prediction from this many pairs
-#: (n = 60,000 on pocl: about 2 s)
+#: (about 2 s on the development machine's pocl)
 BAR_MIN_SECONDS = 1.0
 BAR_MIN_PAIRS = 1.5e9
 

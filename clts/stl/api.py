@@ -557,7 +557,7 @@ def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1
                     io.out(slot, "w", W[a:b]) if robust_w else None)
             device_wait(dev, wait_for)
             # one chunk (the chunk loop's bar has one step): a bar over the iterations, shown
-            # when the call lasts (20,000 x 1,000 on pocl: 22 s in one chunk)
+            # when the call lasts (large batches fit one chunk on CPUs)
             passes = [] if progress and len(chunks) == 1 and (b - a) * N >= _PASS_BAR_MIN \
                 else None
             runner.prebuild()       # a first call: every program built in parallel

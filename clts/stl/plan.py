@@ -82,8 +82,7 @@ def choose(values: dict, n_fits: int, q: int, jump: int, batch: int,
     ilv = values.get("interleave", 0)
     if not values.get("lanes_forced"):
         # the outer version fits the same point of ``lanes`` series per work-item: with fewer
-        # series than lanes the rest of the vector would compute nothing (batch 1 on 8 lanes
-        # ran 2x-5x slower than the other versions)
+        # series than lanes the rest of the vector would compute nothing
         while lanes > 1 and lanes > batch:
             lanes //= 2
     if version != "auto":

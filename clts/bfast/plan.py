@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..runtime.plans import LANE_WIDTHS, PlanValueError, read_tunables, validated
+from ..runtime.plans import LANE_WIDTHS, PlanBase, PlanValueError, read_tunables, validated
 
 VERSIONS = ("fused", "multi")
 SCRATCH = ("pixel", "time")
@@ -34,7 +34,15 @@ LANES = LANE_WIDTHS
 
 
 @dataclass(frozen=True)
-class Plan:
+class Problem:
+    """The data shape of one BFAST-Monitor call: ``n_hist`` history dates, ``K`` regressors."""
+
+    n_hist: int
+    K: int
+
+
+@dataclass(frozen=True)
+class Plan(PlanBase):
     version: str
     lanes: int
     wg: int
@@ -72,9 +80,12 @@ def multi_fits(dev, K: int) -> bool:
     return 2 * K * K <= dev.max_work_group
 
 
-def make_plan(dev, n_hist: int, K: int, version="auto", **overrides) -> Plan:
-    """Plan from ``dev.profile`` (section ``bfast``) and the data shape; keywords override. A
-    bad profile value is a ``ProfileError`` naming the file and key."""
+def make_plan(device, problem: Problem, **overrides) -> Plan:
+    """Plan from ``device.profile`` (section ``bfast``) and the ``problem``; the keyword
+    ``overrides`` (``version``, the tunables; None = not given) over it. A bad profile value
+    is a ``ProfileError`` naming the file and key."""
+    dev, n_hist, K = device, problem.n_hist, problem.K
+    version = overrides.pop("version", "auto")
     if version in (None, "auto"):
         t = read_tunables(dev, {"multi_min_n": "bfast.auto.multi_min_n"}, {})
         version = "multi" if n_hist >= t.int_in("multi_min_n") else "fused"

@@ -17,7 +17,7 @@ from ..vocabulary import renamed
 from . import flags
 from .diagonal import _top1
 from .estimate import _model, _recording_runs, _self_pairs, record_run
-from .plan import Plan, make_plan
+from .plan import Plan, Problem, make_plan
 from .join import Join
 from .series import PAD_SLACK, _well_scaled
 from .topk import _topk
@@ -170,7 +170,7 @@ def _compute_once(T_A, m, T_B, k, exclusion_zone, normalize, precision, devices,
                               f"precision={precision!r}; use precision='single' (the default "
                               "on such devices)")
     dev = devs[0]
-    p = make_plan(dev, precision=precision, plan=plan, m=m, **overrides)
+    p = make_plan(dev, Problem(m, precision), plan=plan, **overrides)
     ez = int(math.ceil(m / 4)) if exclusion_zone is None else int(exclusion_zone)
     t0 = time.perf_counter()
     job = Join(devs, p, T_A, None if self_join else T_B, m, ez, k, both, normalize,

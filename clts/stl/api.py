@@ -19,7 +19,7 @@ from ..runtime.pipeline import (ChunkIO, aligned_multiple, device_marker, device
 from ..vocabulary import renamed
 from .params import QUAD_DET_TOL, check_arguments, periodic_mean, periodic_window  # noqa: F401
 # (check_arguments: public here, for callers that check before they start)
-from .plan import LoessChoice, fit_table, make_plan
+from .plan import LoessChoice, Problem, fit_table, make_plan
 
 
 #: values (series x length) from which a one-chunk call shows a bar over its iterations
@@ -411,11 +411,11 @@ class _Runner:
         w_h[failed] = 0
 
 
-@renamed(loess_version="version")
+@renamed(loess_version="version", loess_params="**plan_overrides")
 def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, trend_deg=1,
         low_pass_deg=1, seasonal_jump=1, trend_jump=1, low_pass_jump=1, robust=False,
         inner_iter=None, outer_iter=None, version="auto", r_defaults=False, device=None,
-        loess_params=None, interpolation="linear", time_axis=None, progress=True):
+        interpolation="linear", time_axis=None, progress=True, **plan_overrides):
     """Batched STL decomposition (seasonal + trend + remainder) with missing values.
 
     Every series of the batch is decomposed by the LOESS-based procedure of Cleveland et al.,
@@ -454,10 +454,6 @@ def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1
         where they are left at statsmodels' defaults.
     device : int, str or Device, optional
         Device index, name substring or slug (``clts devices``); the default device if None.
-    loess_params : dict, optional
-        Force tunables for this call: ``lanes``, ``wg``, ``chunk``, ``table`` (tricube weight
-        tables for the vector outer LOESS on complete data), ``interp_per_item`` (jump intervals
-        filled per work-item, 0 = a whole segment).
     interpolation : {"linear", "hermite"}, optional
         Between jumped fits: linear (statsmodels and R) or cubic Hermite from the fitted values
         and the slopes of the local fits (stlplus and Serykh et al.).
@@ -468,6 +464,13 @@ def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1
     progress : bool, optional
         A progress bar (tqdm, shown after half a second): over device chunks, or over the
         iterations of a call in one chunk.
+    **plan_overrides
+        Force tunables for this call (each a profile key of section ``stl``): ``lanes``,
+        ``wg``, ``chunk``, ``table`` (tricube weight tables for the vector outer LOESS on
+        complete data), ``interleave``, ``interp_per_item`` (jump intervals filled per
+        work-item, 0 = a whole segment) and the thresholds of ``version="auto"``
+        (``jump_threshold``, ``intragroup_max_q``, ``parallelism_threshold``).
+        ``loess_params={...}`` is their deprecated form (a DeprecationWarning, one release).
 
     Returns
     -------
@@ -532,7 +535,7 @@ def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1
     complete = bool(np.isfinite(y2).all())
     dev = get_device(device)
     dev.require_dtype(y2.dtype)
-    plan = make_plan(dev, p, B, N, loess_version, loess_params)
+    plan = make_plan(dev, Problem(p, B, N), version=loess_version, **plan_overrides)
     runner = _Runner(dev, y2.dtype, N, p, {"seasonal": plan.seasonal, "trend": plan.trend,
                                            "low_pass": plan.low_pass},
                      complete=complete, interp_ipw=plan.interp_ipw)

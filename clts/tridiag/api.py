@@ -13,7 +13,7 @@ from ..runtime.memory import (host_empty, keep_on_simulator, release_scratch, sc
 from ..runtime.pipeline import (ChunkIO, aligned_multiple, device_marker, device_wait,
                                 run_pipelined)
 from ..vocabulary import renamed
-from .plan import Plan, make_plan
+from .plan import Plan, Problem, make_plan
 
 __all__ = ["solve_tridiagonal", "TridiagonalResult", "release_scratch"]
 
@@ -136,7 +136,7 @@ def _result_dtype(arrs):
 
 @renamed(method="version", prefetch="prefetch_items")
 def solve_tridiagonal(a, b, c, d, *, axis: int = -1, version: str = "auto", start=None,
-                      device=None, out=None, plan: Plan | None = None, **params):
+                      device=None, out=None, plan: Plan | None = None, **plan_overrides):
     """Solve a batch of tridiagonal systems ``a[i]*x[i-1] + b[i]*x[i] + c[i]*x[i+1] = d[i]``.
 
     Parameters
@@ -156,7 +156,7 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, version: str = "auto", star
     device : a device, index or name substring (default device when None).
     out : array like ``d`` (numpy or device, result dtype) receiving the solution.
     plan : a :class:`~clts.tridiag.plan.Plan` to run as is (the tuner's path).
-    **params : force tunable parameters of the chosen version: ``wg``, ``lanes``,
+    **plan_overrides : force tunable parameters of the chosen version: ``wg``, ``lanes``,
         ``private_max``, ``block``, ``prefetch_items``, ``tile``, ``tile_y``, ``chunk``; with
         ``version="auto"`` also the profile's thresholds (``tridiag.auto``): ``flat_min_n``,
         ``flat_max_batch``, ``pcr_max_batch``, ``unrolled_below_n``,
@@ -300,11 +300,11 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, version: str = "auto", star
                              "array")
 
     if plan is None:
-        plan = make_plan(dev, n=n, nsys=nsys, layout=layout, dtype=dtype,
-                         has_start=st is not None, method=method, overrides=params)
+        plan = make_plan(dev, Problem(n, nsys, layout, dtype, st is not None), version=method,
+                         **plan_overrides)
     elif not isinstance(plan, Plan):
         raise TypeError(f"plan must be a clts.tridiag.plan.Plan, got {type(plan).__name__}")
-    elif params or method != "auto":
+    elif plan_overrides or method != "auto":
         raise TypeError("give either plan= or version=/parameters, not both")
     elif (plan.n, plan.nsys, plan.layout, plan.has_start) != (n, nsys, layout, st is not None):
         raise ValueError(f"plan is for n={plan.n}, {plan.nsys} systems, {plan.layout} layout, "

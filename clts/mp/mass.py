@@ -112,8 +112,8 @@ def distance_profiles(Q, T, *, normalize=True, p=2.0, precision=None, device=Non
                 or not 0 <= query_idx < l:
             raise ValueError(f"query_idx must be None or an int in [0, {l}), got {query_idx!r}")
     pl = make_mass_plan(dev, Problem(precision), plan=plan, **plan_overrides)
-    prg = dev.program("mp/mass.cl.mako", **flags.TEMPLATE, real=pl.real, VW=pl.lanes,
-                      U=pl.chains, NORMALIZE=int(normalize), P=pcode)
+    prg = dev.program("mp/mass.cl.mako", **flags.TEMPLATE, real=pl.real, lanes=pl.lanes,
+                      chains=pl.chains, NORMALIZE=int(normalize), P=pcode)
     unit = 1.0
     if normalize:
         Zq, qf = _z_queries(dev, prg, Q2, dtype)

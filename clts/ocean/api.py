@@ -317,9 +317,9 @@ def run_superbee(dev, plan, dtype, arrs, outs, shape, dt, vel_stride=1, vel_offs
     real = "double" if dtype == np.float64 else "float"
     tiled = plan.version == "tiled"
     tile = (plan.tile_x, plan.tile_y, plan.tile_z) if tiled else (0, 0, 0)
-    prg = dev.program("ocean/superbee.cl.mako", real=real, LANES=plan.lanes,
-                      COLS2=int(plan.lanes <= nz), TX=tile[0],
-                      TY=tile[1], TZ=tile[2], VS=int(vel_stride), VO=int(vel_offset))
+    prg = dev.program("ocean/superbee.cl.mako", real=real, lanes=plan.lanes,
+                      COLS2=int(plan.lanes <= nz), tile_x=tile[0],
+                      tile_y=tile[1], tile_z=tile[2], VS=int(vel_stride), VO=int(vel_offset))
     if tiled:
         g = tuple(round_up(s, t) for s, t in zip((nz, ny, nx), (plan.tile_z, plan.tile_y,
                                                                   plan.tile_x)))
@@ -533,9 +533,9 @@ def run_tke(dev, plan, dtype, d, outs, dims, levels, cst, solve):
     nx, ny, nz, T = dims
     real = "double" if dtype == np.float64 else "float"
     rt = dtype.type
-    prg = dev.program("ocean/tke.cl.mako", real=real, LANES=plan.lanes,
-                      COLS2=int(plan.lanes <= nz), STREAM=plan.stream, T=T, TAU=levels["tau"],
-                      TAUP1=levels["taup1"], TAUM1=levels["taum1"], ADVECTION=plan.advection)
+    prg = dev.program("ocean/tke.cl.mako", real=real, lanes=plan.lanes,
+                      COLS2=int(plan.lanes <= nz), stream=plan.stream, T=T, TAU=levels["tau"],
+                      TAUP1=levels["taup1"], TAUM1=levels["taum1"], advection=plan.advection)
     ncol, shape = nx * ny, (nx, ny, nz)
     # one system per column in the grid's own layout (ghost columns start at -1: zeros)
     a, b, c, rhs = (scratch(dev, (ncol, nz), dtype) for _ in range(4))

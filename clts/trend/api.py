@@ -212,7 +212,7 @@ def _run(dev, plan, y2, variant, alpha, lag, conf_level):
     rt = dt.type
     q = dev.queue
     corrected = variant in ("hamed_rao", "yue_wang")
-    pairs = dev.program("trend/pairs.cl.mako", real=real, median=plan.median, W=plan.lanes,
+    pairs = dev.program("trend/pairs.cl.mako", real=real, median=plan.median, lanes=plan.lanes,
                         sample=plan.sample).kernel("mk_pairs")
     acf = (dev.program("trend/acf.cl.mako", real=real, ranks=variant == "hamed_rao")
            .kernel("mk_acf") if corrected else None)

@@ -465,7 +465,7 @@ def run_plan(dev, plan: Plan, a, b, c, d, x, start, counter):
             return keep + tmp
     elif plan.method == "pcr":
         prg = dev.program("tridiag/pcr.cl.mako", real=plan.real, LAYOUT=plan.layout,
-                          HAS_START=plan.has_start, WG=plan.params["wg"], ROWS=plan.pcr_rows)
+                          HAS_START=plan.has_start, wg=plan.params["wg"], ROWS=plan.pcr_rows)
         wg = plan.params["wg"]
         launch(dev, prg.kernel("pcr"), nsys * wg, wg, a.data, b.data, c.data, d.data, x.data,
                x.data, dummy_start.data, counter.data, np.int32(n), np.int32(nsys))
@@ -498,19 +498,19 @@ def _run_thomas(dev, plan, layout, a, b, c, d, x, start, counter):
     wg = max(1, min(wg, nwi)) if nwi < wg else wg
     gsize = round_up(nwi, wg)
     if plan.method == "thomas-unrolled":
-        prg = dev.program("tridiag/thomas_unrolled.cl.mako", real=plan.real, N=n, LANES=lanes,
-                          CHAINS=1, LAYOUT=layout, HAS_START=plan.has_start,
-                          BLOCKED=int(plan.params.get("block", 0)))
+        prg = dev.program("tridiag/thomas_unrolled.cl.mako", real=plan.real, N=n, lanes=lanes,
+                          chains=1, LAYOUT=layout, HAS_START=plan.has_start,
+                          block=int(plan.params.get("block", 0)))
         kern = prg.kernel("thomas_unrolled")
         work = x
     else:
         priv = plan.cp_private
-        prg = dev.program("tridiag/thomas.cl.mako", real=plan.real, LANES=lanes, CHAINS=chains,
+        prg = dev.program("tridiag/thomas.cl.mako", real=plan.real, lanes=lanes, chains=chains,
                           LAYOUT=layout, HAS_START=plan.has_start, CP_PRIVATE=priv,
-                          STREAM=int(plan.stream),
-                          FIXED_N=n if plan.params.get("fixed_n", 0) else 0,
-                          BLOCKED=int(plan.params.get("block", 0)),
-                          PREFETCH_ITEMS=int(plan.params.get("prefetch_items", 0)),
+                          stream=int(plan.stream),
+                          fixed_n=n if plan.params.get("fixed_n", 0) else 0,
+                          block=int(plan.params.get("block", 0)),
+                          prefetch_items=int(plan.params.get("prefetch_items", 0)),
                           CPU_PREFETCH=dev.type == "cpu" and not dev.info.simulator,
                           SCRATCH_CONTIGUOUS=int(dev.type == "cpu" and not priv))
         kern = prg.kernel("thomas")
@@ -523,11 +523,11 @@ def _run_thomas(dev, plan, layout, a, b, c, d, x, start, counter):
 def _transpose(dev, plan, src, dst, rows, cols):
     tile, ty = plan.params["tile"], plan.params["tile_y"]
     if tile == 0:
-        prg = dev.program("tridiag/transpose.cl.mako", real=plan.real, TILE=0, TY=1)
+        prg = dev.program("tridiag/transpose.cl.mako", real=plan.real, tile=0, tile_y=1)
         launch(dev, prg.kernel("transpose"), (rows, cols), None, src.data, dst.data,
                np.int32(rows), np.int32(cols))
         return
-    prg = dev.program("tridiag/transpose.cl.mako", real=plan.real, TILE=tile, TY=ty)
+    prg = dev.program("tridiag/transpose.cl.mako", real=plan.real, tile=tile, tile_y=ty)
     launch(dev, prg.kernel("transpose"), (round_up(cols, tile), -(-rows // tile) * ty),
            (tile, ty), src.data, dst.data, np.int32(rows), np.int32(cols))
 

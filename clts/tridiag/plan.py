@@ -79,13 +79,12 @@ AUTO_PARAMS = AUTO_KEYS + tuple(LIMIT_KEYS)
 PRIVATE_GROUP_BYTES = 1 << 20
 #: natural-layout prefetch of the next work-items' blocks only while one block (lanes * chains
 #: * n items per array) is at most this many bytes: long systems are contiguous runs the hardware
-#: prefetchers follow, and prefetching their 4 x 32 KB blocks cost 1,000 x 1,000 10-15% on both
-#: CPU drivers (50,000 x 115: -25 to -35%); a caller's prefetch_items= is used as given
+#: prefetchers follow, and prefetching them costs time (docs/performance.md, "Figures behind the
+#: code"); a caller's prefetch_items= is used as given
 PREFETCH_BLOCK_BYTES = 8192
 #: interleaved-layout prefetch (the rows of the work-item P ahead, fetched with this one's):
 #: P is capped so that the P work-items' rows of a, b, c, d in flight stay within this many
-#: bytes of L2 (at least 1 work-item ahead); 50,000 x 115 is best at P = 2-4 (~30-120 KB), while
-#: 1,000 x 1,000 (256 KB per work-item) lost a third at P = 4 against P = 1 on pocl
+#: bytes of L2 (at least 1 work-item ahead; docs/performance.md, "Figures behind the code")
 PREFETCH_ROWS_BYTES = 128 * 1024
 
 

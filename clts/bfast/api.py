@@ -409,7 +409,7 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
     Xd = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(X, dtype))
     Bd = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(bounds_t, dtype))
     TM = int(plan.scratch == "time")    # time-major residual scratch (GPUs: coalesced)
-    params = dict(tpl, W=W, tol=_tol(dtype), zv_tol=_zv_tol(dtype), TM=TM)
+    params = dict(tpl, lanes=W, tol=_tol(dtype), zv_tol=_zv_tol(dtype), TM=TM)
     if plan.version == "fused":
         prg = dev.program("bfast/fused.cl.mako", **params)
     else:
@@ -420,7 +420,7 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
         # nearly collinear first values need it), else in the data's precision
         roc_dtype = np.dtype(np.float64) if dev.fp64 else dtype
         prg_roc = dev.program("bfast/roc.cl.mako", real="double" if dev.fp64 else tpl["real"],
-                              in_type=tpl["in_type"], has_nodata=tpl["has_nodata"], W=W, K=K,
+                              in_type=tpl["in_type"], has_nodata=tpl["has_nodata"], lanes=W, K=K,
                               N=N, n=n, tol=_tol(roc_dtype), zv_tol=_zv_tol(roc_dtype), TM=TM)
         Xroc = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR,
                          hostbuf=np.ascontiguousarray(X, roc_dtype))

@@ -165,15 +165,15 @@ class _Runner:
         return prg.kernel(name)
 
     def _loess_prog(self, version, deg, use_w, choice: LoessChoice, complete=False, otl=1):
-        kw = dict(deg=deg, use_w=use_w, quad_tol=repr(QUAD_DET_TOL), OTL=otl,
+        kw = dict(deg=deg, use_w=use_w, quad_tol=repr(QUAD_DET_TOL), out_lanes=otl,
                   hermite=self.hermite)
         if version == "intragroup":
-            kw["WG"] = choice.wg
+            kw["wg"] = choice.wg
         if version == "flat":
-            kw["CH"] = choice.chunk
-            kw["PT"] = choice.interleave
+            kw["chunk"] = choice.chunk
+            kw["interleave"] = choice.interleave
         if version == "outer":
-            kw["LANES"] = choice.lanes
+            kw["lanes"] = choice.lanes
             kw["complete"] = complete and choice.lanes > 1
             kw["table"] = kw["complete"] and choice.table
         return self._prog(f"loess_{version}", **kw)
@@ -186,9 +186,11 @@ class _Runner:
             return
         lanes = {k: (c.lanes if c.version == "outer" else 1) for k, c in self.versions.items()}
         Ls, Lt, Ll, hm = lanes["seasonal"], lanes["trend"], lanes["low_pass"], self.hermite
-        progs = [("gather", dict(TL=Ls, CTL=Ll, hermite=hm)), ("ma", dict(TL=Ll)),
-                 ("gather", dict(TL=Lt, CTL=Ll, hermite=hm)), ("robust", dict(TL=Lt)),
-                 ("gather", dict(TL=1, CTL=1, hermite=hm))]
+        progs = [("gather", dict(lanes=Ls, consumer_lanes=Ll, hermite=hm)),
+                 ("ma", dict(lanes=Ll)),
+                 ("gather", dict(lanes=Lt, consumer_lanes=Ll, hermite=hm)),
+                 ("robust", dict(lanes=Lt)),
+                 ("gather", dict(lanes=1, consumer_lanes=1, hermite=hm))]
         loess = []
         for name, otl in (("seasonal", Ll), ("low_pass", 1), ("trend", 1)):
             complete = self.complete or name == "low_pass"
@@ -198,7 +200,7 @@ class _Runner:
             loess += [(ch.version, sm["deg"], w, ch, complete, otl) for w in ws]
             nj = max(1, min(sm["jump"], sm["nmax"] - 1))
             if name == "seasonal" or (name == "trend" and nj > 1):
-                progs.append(("interp", dict(extend=name == "seasonal", OTL=otl, hermite=hm)))
+                progs.append(("interp", dict(extend=name == "seasonal", out_lanes=otl, hermite=hm)))
         key = (id(self.dev), self.real, repr(progs), repr(loess))
         if key in _prebuilt:
             return
@@ -251,16 +253,18 @@ class _Runner:
         # C (seasonal fits + end fits) interleaved by the low-pass lanes Ll: the moving
         # averages read it with vloadN and write the low-pass LOESS input in the same layout
         hm = self.hermite
-        gather = self._kernel(self._prog("gather", TL=Ls, CTL=Ll, hermite=hm), "stl_gather")
-        season = self._kernel(self._prog("gather", TL=Lt, CTL=Ll, hermite=hm), "stl_season")
-        ma = self._kernel(self._prog("ma", TL=Ll), "stl_ma")
-        robust_k = self._kernel(self._prog("robust", TL=Lt), "stl_robust")
+        gather = self._kernel(self._prog("gather", lanes=Ls, consumer_lanes=Ll, hermite=hm),
+                              "stl_gather")
+        season = self._kernel(self._prog("gather", lanes=Lt, consumer_lanes=Ll, hermite=hm),
+                              "stl_season")
+        ma = self._kernel(self._prog("ma", lanes=Ll), "stl_ma")
+        robust_k = self._kernel(self._prog("robust", lanes=Lt), "stl_robust")
 
         def run_gather(with_w):
             launch(dev, gather, (K, P, Bp // Ls), None, y.data, t.data, rw.data, i32(N), i32(P),
                    i32(K), i32(B), i32(Bp), i32(with_w), z.data, rwz.data)
 
-        g1 = self._prog("gather", TL=1, CTL=1, hermite=self.hermite)
+        g1 = self._prog("gather", lanes=1, consumer_lanes=1, hermite=self.hermite)
         launch(dev, self._kernel(g1, "stl_init"), Bp * N, None, np.int64(B * N),
                np.int64(Bp * N if Lt > 1 else 0), t.data, s.data, rw.data, rwt.data)
         # validity of the cycle-subseries (plain layout) for their NNS: y gathered (t = 0)
@@ -357,7 +361,7 @@ class _Runner:
             # else that many (GPUs: 1)
             ipw = self.interp_ipw or nint
             G = -(-nint // ipw)
-            ik = self._kernel(self._prog("interp", extend=extend, OTL=otl,
+            ik = self._kernel(self._prog("interp", extend=extend, out_lanes=otl,
                                          hermite=self.hermite), "stl_interp")
             nb = Bp // otl if otl > 1 else B      # series, or tiles of otl series
             launch(dev, ik, nb * S * G, None, out.data, i32(o_b), i32(o_s), i32(o_p), i32(o_off),

@@ -161,3 +161,43 @@ def test_a_tunable_keeps_its_profile_name(module):
     pairs = list(_keys_of(module))
     for name, key in pairs:
         assert name == key.split(".")[-1], (module.__name__, name, key)
+
+
+#: the abbreviations template variables had before they took the Plan fields' names
+DRIFTED = {"LANES", "L", "W", "VW", "TL", "CTL", "OTL", "TILE", "TX", "TY", "TZ", "WG", "CH",
+           "PT", "U", "CHAINS", "BLOCKED", "STREAM", "FIXED_N", "PREFETCH_ITEMS", "ADVECTION",
+           "UNROLL", "ILV", "G"}
+
+
+def test_template_variables_carry_the_plan_names(device, monkeypatch):
+    """What every public function renders: a tunable's template variable is its keyword
+    (``lanes``, ``tile``, ``wg``, ...), never an abbreviation."""
+    from clts.runtime.devices import Device
+    seen = []
+    program = Device.program
+
+    def recording(self, template, **params):
+        seen.append((template, set(params)))
+        return program(self, template, **params)
+    monkeypatch.setattr(Device, "program", recording)
+    rng = np.random.default_rng(3)
+    y = rng.standard_normal((4, 60))
+    for v in ("outer", "intragroup", "flat"):
+        clts.stl(y, 12, device=device, version=v, seasonal_jump=2, robust=True, outer_iter=1)
+    cube = rng.standard_normal((60, 2, 3))
+    for v in ("fused", "multi"):
+        clts.bfast_monitor(cube, np.arange(60.0) / 12, 3.5, freq=12, device=device, version=v,
+                           progress=False)
+    clts.bfast_breaks(cube[:, 0, :2].copy(), np.arange(60.0), breaks=2, progress=False,
+                      device=device)
+    T = rng.standard_normal(200)
+    clts.matrix_profile(T, 16, device=device, progress=False)
+    clts.matrix_profile(T, 16, k=2, device=device, progress=False)
+    clts.mass(T[:16], T, device=device)
+    a, b, c, d = (rng.standard_normal((8, 20)) for _ in range(4))
+    for v in ("thomas", "thomas-coalesced", "thomas-unrolled", "pcr", "flat"):
+        clts.solve_tridiagonal(a, b + 4, c, d, version=v, device=device)
+    clts.trend_test(y, device=device)
+    assert len({t for t, _ in seen}) >= 15
+    bad = sorted({(t, k) for t, keys in seen for k in keys & DRIFTED})
+    assert bad == []

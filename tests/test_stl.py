@@ -288,7 +288,7 @@ def test_mixed_versions(device, monkeypatch, mix):
 
     def plan(dev, problem, **overrides):
         c = [LoessChoice(v, wg=16, chunk=8, lanes=lanes, table=True) for v, lanes in mix]
-        return Plan(problem=problem, seasonal=c[0], low_pass=c[1], trend=c[2], interp_ipw=0)
+        return Plan(problem=problem, seasonal=c[0], low_pass=c[1], trend=c[2], interp_per_item=0)
     monkeypatch.setattr(api, "make_plan", plan)
     rng = np.random.default_rng(21)
     y = series(rng, 11, 90, 9, outliers=True)

@@ -542,7 +542,7 @@ def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1
     plan = make_plan(dev, Problem(p, B, N), version=loess_version, **plan_overrides)
     runner = _Runner(dev, y2.dtype, N, p, {"seasonal": plan.seasonal, "trend": plan.trend,
                                            "low_pass": plan.low_pass},
-                     complete=complete, interp_ipw=plan.interp_ipw)
+                     complete=complete, interp_ipw=plan.interp_per_item)
     item = y2.dtype.itemsize
     per_series = (9 * N + 4 * (N + 2 * p["period"])) * item + 64 * N
     # fresh outputs, aligned for in-place use by the device (one chunk: no copy on Intel)

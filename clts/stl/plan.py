@@ -47,7 +47,7 @@ class Plan(PlanBase):
     seasonal: LoessChoice
     trend: LoessChoice
     low_pass: LoessChoice
-    interp_ipw: int       # jump intervals interpolated per work-item (0 = a whole segment)
+    interp_per_item: int  # jump intervals interpolated per work-item (0 = a whole segment)
 
 
 #: STL tunables: name -> profile key (each also a keyword of ``clts.stl``)
@@ -151,7 +151,7 @@ def make_plan(device, problem: Problem, **overrides) -> Plan:
 
     def smoother(n_fits, q, jump):
         return fit_intragroup(dev, choose(values, n_fits, q, jump, B, loess_version), forced)
-    return Plan(problem=problem, interp_ipw=values["interp_per_item"],
+    return Plan(problem=problem, interp_per_item=values["interp_per_item"],
                 seasonal=smoother(nfit_s, p["seasonal"], p["seasonal_jump"]),
                 trend=smoother(nfit_t, p["trend"], p["trend_jump"]),
                 low_pass=smoother(nfit_l, p["low_pass"], p["low_pass_jump"]))

@@ -94,7 +94,7 @@ def run_size(dev, size, rounds, pyhpc, params):
     dx = {k: cla.to_device(q, np.ascontiguousarray(v.astype(np.int32) if k == "kbot" else v))
           for k, v in x.items()}
     ref = reference.tke(*x.values())
-    advection = clts.ocean.tke_plan(dev, **params).advection
+    advection = clts.ocean.make_tke_plan(dev, clts.ocean.Problem(), **params).advection
 
     # correctness in the same run: clts (both ways) against the reference, pyhpc against clts
     out_np = clts.ocean.tke(*x.values(), device=dev, **params)
@@ -250,7 +250,7 @@ def main(argv=None):
                  " the grid in slabs of x rows with 2-row halos (input slabs used in place "
                  "with `host_ptr`, else copied; outputs copied out), the next slab's upload "
                  "overlapping this one's kernels; `serial`: the same slabs one after another "
-                 f"(one buffer set). transfer: {clts.ocean.tke_plan(dev, **params).transfer}.\n")
+                 f"(one buffer set). transfer: {clts.ocean.make_tke_plan(dev, clts.ocean.Problem(), **params).transfer}.\n")
         path = write_result("ocean-chunks", dev, "clts.ocean on grids split into slabs", rows,
                             notes)
         print(notes)
@@ -263,7 +263,7 @@ def main(argv=None):
         rows.append(r)
         krows += k
         print(markdown_table([r]), flush=True)
-    plan = clts.ocean.tke_plan(dev, **params)
+    plan = clts.ocean.make_tke_plan(dev, clts.ocean.Problem(), **params)
     notes = (f"plan: lanes {plan.lanes}, wg {plan.wg}, advection {plan.advection}, transfer "
              f"{plan.transfer}; float64; {rounds} rounds (2^22: fewer).\n\n"
              "`x A (numpy)` / `x A (device)`: A's time over clts's (numpy arrays in and out / "

@@ -92,8 +92,8 @@ def _bfast_cases(rng):
         def run(v, y=y, t=t, n_hist=n_hist):
             return clts.bfast_monitor(y, t, t[n_hist], version=v, progress_bar=False)
         def which(r, n_hist=n_hist):
-            from clts.bfast.plan import make_plan
-            return make_plan(clts.get_device(), n_hist, r.diagnostics["n_coef"]).version
+            from clts.bfast.plan import Problem, make_plan
+            return make_plan(clts.get_device(), Problem(n_hist, r.diagnostics["n_coef"])).version
         yield (f"history={n_hist} pixels={pixels} nan={nan}", ["fused", "multi"], run, which)
 
 

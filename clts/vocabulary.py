@@ -98,9 +98,10 @@ def _check_keywords(name, fn, params, has_var_kw, kw):
 
 
 def renamed(_name: str | None = None, **old_to_new: str):
-    """Decorator: keyword ``old=`` accepted as ``new=`` with a DeprecationWarning; unknown
-    keywords are a TypeError naming the function's parameters (and ours for a name of R,
-    statsmodels or stumpy, from ``FOREIGN_NAMES``)."""
+    """Decorator: keyword ``old=`` accepted as ``new=`` with a DeprecationWarning (``new``
+    ``"**plan_overrides"``: a dict ``old={...}`` passed on as keywords); unknown keywords are
+    a TypeError naming the function's parameters (and ours for a name of R, statsmodels or
+    stumpy, from ``FOREIGN_NAMES``)."""
     def deco(fn):
         name = _name or fn.__name__
         sig = inspect.signature(fn).parameters
@@ -112,17 +113,31 @@ def renamed(_name: str | None = None, **old_to_new: str):
         def wrapper(*args, **kw):
             for old, new in old_to_new.items():
                 if old in kw:
-                    if new in kw:
+                    if new.startswith("**"):
+                        given = kw[old] or {}
+                        if not isinstance(given, dict):
+                            raise TypeError(f"{name}: {old} must be a dict, got "
+                                            f"{type(given).__name__}")
+                        both = sorted(set(given) & set(kw))
+                        if both:
+                            raise TypeError(f"{name}: give {', '.join(both)} as keywords or "
+                                            f"in {old}=, not both")
+                    elif new in kw:
                         raise TypeError(f"{name}: give {new}= or its deprecated name {old}=, "
                                         "not both")
                     with _lock:
                         first = (name, old) not in _warned
                         _warned.add((name, old))
                     if first:
-                        warnings.warn(f"{name}: {old}= is deprecated, use {new}= (the old "
+                        use = (f"the tuning keywords themselves ({new})" if
+                               new.startswith("**") else f"{new}=")
+                        warnings.warn(f"{name}: {old}= is deprecated, use {use} (the old "
                                       "name will be removed in the next release)",
                                       DeprecationWarning, stacklevel=2)
-                    kw[new] = kw.pop(old)
+                    if new.startswith("**"):
+                        kw.update(kw.pop(old) or {})
+                    else:
+                        kw[new] = kw.pop(old)
             _check_keywords(name, fn, params, has_var_kw, kw)
             try:
                 return fn(*args, **kw)
@@ -145,7 +160,10 @@ CANONICAL = {"where to run": "device", "which code version": "version",
 #: names that never appear in a public signature: the deprecated aliases (accepted through
 #: ``renamed`` only) and the drifting spellings of the ideas above
 NOT_PUBLIC = {"dev", "devices", "loess_version", "method", "progress_bar", "prefetch",
-              "show_progress", "axis_time", "time_dim"}
+              "show_progress", "axis_time", "time_dim", "loess_params", "params", "overrides"}
+#: the one keyword (``**plan_overrides``) through which every algorithm takes its tuning
+#: keywords (a Plan's fields: code version, lanes, tile, work-group, thresholds)
+OVERRIDES = "plan_overrides"
 
 
 def foreign_names_table() -> str:

@@ -154,9 +154,9 @@ def test_topk_lists_fit_gpu_local_memory():
     """k = 3 lists: on pocl's 1 MiB the profile's tile fits whole; under the A100's 48 KiB the
     tile shrinks (or the lists go private) so that the launch fits, checked on every launch."""
     from clts.mp.diagonal import _topk_tile
-    from clts.mp.plan import make_plan
+    from clts.mp.plan import Problem, make_plan
     a100 = emulation.emulate("a100", _pocl())
-    plan = make_plan(a100, precision="double", topk_store="local", tile=128, wg=64)
+    plan = make_plan(a100, Problem(None, "double"), topk_store="local", tile=128, wg=64)
     L, local = _topk_tile(a100, plan, 3)
     per = 3 * 12 + 8
     assert local and 64 * (L + plan.band) * per <= a100.local_mem - 1024
@@ -173,7 +173,7 @@ def test_launch_beyond_limits_fails_before_running():
     s, t, _, _ = sref.stl(y, 12)
     assert np.max(np.abs(r.trend - t)) < 1e-9
     with pytest.raises(ValueError, match="wg=512"):
-        clts.stl(y, 12, device=small, version="intragroup", loess_params=dict(wg=512))
+        clts.stl(y, 12, device=small, version="intragroup", wg=512)
     mi100 = emulation.emulate("mi100", _pocl())
     with pytest.raises(ValueError, match="must be <= 256"):
         clts.matrix_profile(y[0], 8, device=mi100, wg=512)

@@ -98,11 +98,11 @@ def test_mp_plan_leaves_four_groups_per_cu(name, k):
     four work-groups per compute unit (it used to fill an MI100 CU with one 64-wide group for
     k = 3, three for k = 1), and the results are those of the old single-group tile."""
     from clts.mp.diagonal import _local_tile, _topk_tile
-    from clts.mp.plan import make_plan
+    from clts.mp.plan import Problem, make_plan
     from clts.runtime import occupancy as occ
     logging.getLogger("clts.profiles").setLevel(logging.ERROR)
     gpu = emulation.emulate(name, _pocl())
-    plan = make_plan(gpu, precision="double", m=64)
+    plan = make_plan(gpu, Problem(64, "double"))
     assert plan.groups_per_cu == 4 and plan.interleave == 1
     if k == 1:
         L, per = _local_tile(gpu, plan), plan.lanes * 8
@@ -124,20 +124,20 @@ def test_mp_plan_leaves_four_groups_per_cu(name, k):
 
 def test_mp_cpu_profiles_keep_contiguous_layout(device):
     """CPUs keep a slice per work-item and the whole local budget (profile keys 0)."""
-    from clts.mp.plan import make_plan
+    from clts.mp.plan import Problem, make_plan
     if device.info.type != "cpu":
         pytest.skip("CPU profiles")
-    p = make_plan(device, precision="double", m=64)
+    p = make_plan(device, Problem(64, "double"))
     assert p.interleave == 0 and p.groups_per_cu == 0
 
 
 def test_mp_layout_fields_checked():
-    from clts.mp.plan import make_plan
+    from clts.mp.plan import Problem, make_plan
     gpu = emulation.emulate("mi100", _pocl())
     with pytest.raises(ValueError, match="interleave"):
-        make_plan(gpu, interleave=2)
+        make_plan(gpu, Problem(), interleave=2)
     with pytest.raises(ValueError, match="groups_per_cu"):
-        make_plan(gpu, groups_per_cu=-1)
+        make_plan(gpu, Problem(), groups_per_cu=-1)
 
 
 def _bfast_cube(seed, M=45, N=150, n_hist=80, dtype=np.float64):
@@ -188,13 +188,13 @@ def test_bfast_time_major_tiny(device):
 
 @pytest.mark.parametrize("name", ["mi100", "a100", "intel-max-1550"])
 def test_bfast_plan_time_major_on_gpus(name, device):
-    from clts.bfast.plan import make_plan
+    from clts.bfast.plan import Problem, make_plan
     logging.getLogger("clts.profiles").setLevel(logging.ERROR)
-    assert make_plan(emulation.emulate(name, _pocl()), 80, 8).scratch == "time"
+    assert make_plan(emulation.emulate(name, _pocl()), Problem(80, 8)).scratch == "time"
     if device.info.type == "cpu":
-        assert make_plan(device, 80, 8).scratch == "pixel"
+        assert make_plan(device, Problem(80, 8)).scratch == "pixel"
     with pytest.raises(ValueError, match="scratch"):
-        make_plan(device, 80, 8, scratch="column")
+        make_plan(device, Problem(80, 8), scratch="column")
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -212,7 +212,7 @@ def test_stl_flat_moment_major_partials_bit_identical(device, dtype, kw):
     y[rng.random(y.shape) < 0.05] = np.nan
     y = y.astype(dtype)
     a, b = (clts.stl(y, 12, seasonal=13, device=device, version="flat", progress=False,
-                     loess_params={"interleave": v, "chunk": 4}, **kw) for v in (1, 0))
+                     interleave=v, chunk=4, **kw) for v in (1, 0))
     exact = "portable computing" in device.info.platform.lower()
     for name in ("seasonal", "trend", "resid"):
         x, z = np.asarray(getattr(a, name)), np.asarray(getattr(b, name))
@@ -238,7 +238,7 @@ def test_stl_flat_moment_major_tiny(device):
     y = np.sin(np.arange(40) * 2 * np.pi / 6)[None, :] + 0.1 * np.arange(80).reshape(2, 40)
     y = y.astype(np.float64 if device.fp64 else np.float32)
     a, b = (clts.stl(y, 6, device=device, version="flat", progress=False,
-                     loess_params={"interleave": v, "chunk": 2}) for v in (1, 0))
+                     interleave=v, chunk=2) for v in (1, 0))
     if "portable computing" in device.info.platform.lower():
         assert np.array_equal(a.trend, b.trend) and np.array_equal(a.seasonal, b.seasonal)
     else:       # Intel's CPU compiler: 1 ulp apart (test_stl_flat_moment_major_partials...)
@@ -251,16 +251,17 @@ def test_stl_flat_moment_major_tiny(device):
 def test_tke_stored_advection_where_registers_demand(name, device):
     """GPUs: float64 TKE steps take stored advection (inline: 158-160 registers), float32 keep
     inline; a forced advection is kept; CPU profiles unchanged."""
-    from clts.ocean.plan import tke_plan
+    from clts.ocean.plan import Problem as OceanProblem
+    from clts.ocean.plan import make_tke_plan
     logging.getLogger("clts.profiles").setLevel(logging.ERROR)
     gpu = emulation.emulate(name, _pocl())
-    assert tke_plan(gpu, 8).advection == "stored"
-    assert tke_plan(gpu, 4).advection == "inline"
-    assert tke_plan(gpu, 8, advection="inline").advection == "inline"
+    assert make_tke_plan(gpu, OceanProblem(8)).advection == "stored"
+    assert make_tke_plan(gpu, OceanProblem(4)).advection == "inline"
+    assert make_tke_plan(gpu, OceanProblem(8), advection="inline").advection == "inline"
     if device.info.type == "cpu":
-        assert tke_plan(device, 8).advection == tke_plan(device, 4).advection
+        assert make_tke_plan(device, OceanProblem(8)).advection == make_tke_plan(device, OceanProblem(4)).advection
     with pytest.raises(ValueError, match="inline_max_itemsize"):
-        tke_plan(gpu, 8, inline_max_itemsize=-1)
+        make_tke_plan(gpu, OceanProblem(8), inline_max_itemsize=-1)
 
 
 @pytest.mark.parametrize("name,dtype,n,want", [

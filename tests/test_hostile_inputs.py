@@ -193,12 +193,12 @@ def test_bad_keywords_are_clear_errors(device, monkeypatch):
     a, c, d = (rng.standard_normal((8, 5)) for _ in range(3))
     b = 4 + rng.random((8, 5))
     with pytest.raises(TypeError, match="unroll"):
-        clts.stl(y, 12, device=device, loess_params={"unroll": 1000000})
+        clts.stl(y, 12, device=device, unroll=1000000)
     with pytest.raises(TypeError, match="bogus"):
-        clts.stl(y, 12, device=device, loess_params={"bogus": 1})
+        clts.stl(y, 12, device=device, bogus=1)
     with pytest.raises(ValueError, match=r"wg must be <="):
         clts.stl(y, 12, device=device, version="intragroup",
-                 loess_params={"wg": 1 << 20})
+                 wg=1 << 20)
     with pytest.raises(ValueError, match="unroll"):
         clts.matrix_profile(T, 8, device=device, unroll=1000000)
     with pytest.raises(ValueError, match="wg"):

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from clts.mp import estimate, flags, series
-from clts.mp.plan import make_plan
+from clts.mp.plan import Problem, make_plan
 
 
 def _exact_stats(w):
@@ -37,7 +37,7 @@ def test_window_stats_exact(device, m, normalize):
     windows flagged and given ss = 0. n - m + 1 is not a multiple of a work-item's windows."""
     n = 333
     T = _stats_series(n, m)
-    p = make_plan(device, m=m)
+    p = make_plan(device, Problem(m))
     s = series.Side(device, T, m, p, normalize, 0)
     W = np.lib.stride_tricks.sliding_window_view(T, m)
     assert len(s.mu_h) == n - m + 1
@@ -58,7 +58,7 @@ def test_window_stats_exact(device, m, normalize):
 def test_window_stats_single(device):
     """precision='single': float32 statistics of the float32-rounded series."""
     m, T = 24, _stats_series(200, 3) - 1e4
-    p = make_plan(device, precision="single", m=m)
+    p = make_plan(device, Problem(m, "single"))
     s = series.Side(device, T, m, p, True, 0)
     W = np.lib.stride_tricks.sliding_window_view(s.Tc, m)
     np.testing.assert_allclose(s.mu_h, W.mean(1), rtol=0, atol=1e-5 * np.max(np.abs(T)))
@@ -185,11 +185,11 @@ def test_estimate_refined_by_recorded_runs(device, fake_cal, monkeypatch):
     runs smaller than the calibration, with a forced plan, or AB-joins are not recorded; an
     ordinary call records nothing unless CLTS_MP_RECORD_RUNS opts in."""
     import clts
-    from clts.mp.plan import make_plan
+    from clts.mp.plan import Problem, make_plan
     n17 = 1 << 17
     p17 = _pairs(n17, 256, 64)
     clts.matrix_profile.estimate(n17, 256, device)
-    plan = make_plan(device, m=256)
+    plan = make_plan(device, Problem(256))
     # this machine is really 20% faster at 2^17 than the calibration's law says
     for slow in (1.5, 1.0, 1.3):
         estimate.record_run(device, plan, p17, 0.8 * _law(n17) * slow)
@@ -247,7 +247,7 @@ def test_oclgrind_stats(device):
     m, pad = 5, 8 + 64
     A = np.cumsum(np.random.default_rng(6).standard_normal(30))
     A[10:16] = 2.0
-    p = make_plan(device, m=m)
+    p = make_plan(device, Problem(m))
     sA = series.Side(device, A, m, p, True, pad)
     W = np.lib.stride_tricks.sliding_window_view(A, m)
     np.testing.assert_allclose(sA.mu_h, W.mean(1), atol=1e-12)
@@ -263,22 +263,22 @@ def test_segment_scales_with_m(device):
     import types
     import clts
     from clts.runtime.profiles import Profile
-    floor = make_plan(device, m=3).segment
+    floor = make_plan(device, Problem(3)).segment
     spm = device.profile.get("mp.diag.segment_per_m")
     for m in (64, 256, 2048):
-        assert make_plan(device, m=m).segment == max(floor, -(-spm * m // 1024) * 1024)
-        assert make_plan(device, m=m, segment_per_m=8).segment == max(floor, -(-8 * m // 1024)
+        assert make_plan(device, Problem(m)).segment == max(floor, -(-spm * m // 1024) * 1024)
+        assert make_plan(device, Problem(m), segment_per_m=8).segment == max(floor, -(-8 * m // 1024)
                                                                       * 1024)
-        assert make_plan(device, m=m, segment=3000).segment == 3000
+        assert make_plan(device, Problem(m), segment=3000).segment == 3000
     values = copy.deepcopy(device.profile.values)
     values["mp"]["diag"].update(segment=1024, segment_per_m=4, lanes=8, groups=8, wg=1)
     prof = Profile(values, {}, [], 0)
     fake = types.SimpleNamespace(profile=prof, platform="x", int64_atomics=True,
                                  max_work_group=1024)
-    assert make_plan(fake, m=2048).segment == 8192
-    assert make_plan(fake, m=2048, segment_per_m=16).segment == 32768
+    assert make_plan(fake, Problem(2048)).segment == 8192
+    assert make_plan(fake, Problem(2048), segment_per_m=16).segment == 32768
     with pytest.raises(ValueError):
-        make_plan(fake, m=64, segment_per_m=0)
+        make_plan(fake, Problem(64), segment_per_m=0)
     T = np.cumsum(np.random.default_rng(2).standard_normal(300))
     res = clts.matrix_profile(T, 40, device=device, segment_per_m=1)
     assert res.plan.segment == max(floor, 1024)

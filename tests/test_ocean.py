@@ -359,25 +359,25 @@ def test_allocation_failure_is_a_device_error(device):
 
 
 def test_profile_keys_and_plans(device):
-    from clts.ocean import superbee_plan, tke_plan
-    p = tke_plan(device)
+    from clts.ocean import Problem, make_superbee_plan, make_tke_plan
+    p = make_tke_plan(device, Problem())
     assert p.lanes == device.profile.get("ocean.tke.lanes")
     assert p.advection == device.profile.get("ocean.tke.advection")
-    assert superbee_plan(device).version == device.profile.get("ocean.superbee.version")
-    assert tke_plan(device, lanes=2, solver={"version": "thomas"}).lanes == 2
+    assert make_superbee_plan(device, Problem()).version == device.profile.get("ocean.superbee.version")
+    assert make_tke_plan(device, Problem(), lanes=2, solver={"version": "thomas"}).lanes == 2
     x, ref = bench(2 ** 12)
     assert_all_close(clts.ocean.tke(*x.values(), device=device,
-                                    plan=tke_plan(device, lanes=4)), ref)
+                                    plan=make_tke_plan(device, Problem(), lanes=4)), ref)
     out = clts.ocean.tke(*x.values(), device=device, solver={"version": "thomas"})
     assert_all_close(out, ref)
     # a Plan given as plan= goes through the same check as make_plan's
     import dataclasses
     with pytest.raises(ValueError, match="lanes"):
         clts.ocean.tke(*x.values(), device=device,
-                       plan=dataclasses.replace(tke_plan(device), lanes=3))
+                       plan=dataclasses.replace(make_tke_plan(device, Problem()), lanes=3))
     with pytest.raises(ValueError, match="tile_y"):
         clts.ocean.superbee_fluxes(*sb_args(x), device=device,
-                                   plan=dataclasses.replace(superbee_plan(device), tile_y=0))
+                                   plan=dataclasses.replace(make_superbee_plan(device, Problem()), tile_y=0))
 
 
 # -- Oclgrind ----------------------------------------------------------------------------------

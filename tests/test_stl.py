@@ -125,7 +125,7 @@ def test_versions_agree(device, dtype, tol, deg):
               ("outer", {"lanes": 16, "interp_per_item": 1}),
               ("intragroup", {"wg": 16}), ("intragroup", {"wg": 64, "interp_per_item": 2}),
               ("flat", {"chunk": 8}), ("flat", {"chunk": 64, "interp_per_item": 1})]
-    outs = [clts.stl(y, 8, device=device, version=v, loess_params=lp, **kw)
+    outs = [clts.stl(y, 8, device=device, version=v, **lp, **kw)
             for v, lp in forced]
     if deg == 2 and dtype == np.float64:
         tol = 1e-10  # the quadratic's normal equations lose a few more digits
@@ -217,8 +217,8 @@ def test_r_defaults(device):
     (dict(seasonal_deg=3), "seasonal_deg must be 0, 1 or 2"),
     (dict(trend_jump=0), "trend_jump"), (dict(version="fast"), "version must be"),
     (dict(period=1), "period must be"), (dict(inner_iter=0), "inner_iter"),
-    (dict(version="intragroup", loess_params={"wg": 48}), "power of two"),
-    (dict(version="flat", loess_params={"chunk": 0}), "chunk.*must be >= 1"),
+    (dict(version="intragroup", wg=48), "power of two"),
+    (dict(version="flat", chunk=0), "chunk.*must be >= 1"),
 ])
 def test_validation(bad, msg):
     y = np.zeros(48)
@@ -252,10 +252,9 @@ def test_tiny_oclgrind(device, version, lanes, missing, ipw, interp):
     if missing:
         y[0, 5] = np.nan
     kw = dict(seasonal=3, trend=7, low_pass=5, seasonal_jump=2, trend_jump=2, inner_iter=1,
-              outer_iter=1, interpolation=interp,
-              loess_params={"wg": 8, "chunk": 4, "lanes": lanes, "interp_per_item": ipw})
-    r = clts.stl(y, 4, device=device, version=version, **kw)
-    kw.pop("loess_params")
+              outer_iter=1, interpolation=interp)
+    tunables = {"wg": 8, "chunk": 4, "lanes": lanes, "interp_per_item": ipw}
+    r = clts.stl(y, 4, device=device, version=version, **tunables, **kw)
     s, t, _, _ = ref.stl(y, 4, **kw)
     tol = 1e-9 if device.fp64 else 1e-4
     assert err(r.seasonal, s, y) < tol
@@ -287,9 +286,9 @@ def test_mixed_versions(device, monkeypatch, mix):
     from clts.stl.plan import LoessChoice, Plan
     api = sys.modules["clts.stl.api"]
 
-    def plan(dev, p, B, N, version="auto", loess_params=None):
+    def plan(dev, problem, **overrides):
         c = [LoessChoice(v, wg=16, chunk=8, lanes=lanes, table=True) for v, lanes in mix]
-        return Plan(params=p, seasonal=c[0], low_pass=c[1], trend=c[2], interp_ipw=0)
+        return Plan(problem=problem, seasonal=c[0], low_pass=c[1], trend=c[2], interp_per_item=0)
     monkeypatch.setattr(api, "make_plan", plan)
     rng = np.random.default_rng(21)
     y = series(rng, 11, 90, 9, outliers=True)
@@ -380,7 +379,7 @@ def test_hermite_vs_reference(device, version, lanes, deg):
               interpolation="hermite")
     dtype = np.float64 if device.fp64 else np.float32
     r = clts.stl(y.astype(dtype), 10, device=device, version=version,
-                 loess_params={"lanes": lanes}, **kw)
+                 lanes=lanes, **kw)
     s, t, _, w = ref.stl(y, 10, **kw)
     tol = (1e-10 if deg == 2 else 1e-9) if dtype == np.float64 else 1e-4
     assert err(r.seasonal, s, y) < tol
@@ -436,7 +435,7 @@ def test_weight_table_complete(device, deg):
     y = series(rng, 9, 120, 12, outliers=True)
     kw = dict(seasonal_deg=deg, trend_deg=deg, low_pass_deg=min(deg, 1), seasonal_jump=2,
               trend_jump=3, robust=True, outer_iter=2)
-    runs = [clts.stl(y, 12, device=device, version="outer", loess_params=lp, **kw)
+    runs = [clts.stl(y, 12, device=device, version="outer", **lp, **kw)
             for lp in ({"lanes": 8}, {"lanes": 8, "table": False}, {"lanes": 1},
                        {"lanes": 4, "table": True})]
     tol = 1e-10 if deg == 2 else 1e-12

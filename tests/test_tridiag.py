@@ -409,14 +409,12 @@ def test_chains_and_streamed_x(device, dtype):
 def test_private_arrays_bounded_per_work_group(device):
     """Private c'/d' arrays that would overflow a CPU driver's stack go to global scratch
     (pocl segfaulted on wg 128 x 16 lanes x 1024 rows before the bound)."""
-    from clts.tridiag.plan import PRIVATE_GROUP_BYTES, make_plan
-    big = make_plan(device, n=1024, nsys=4096, layout="interleaved", dtype=np.float64,
-                    has_start=False, method="thomas-coalesced",
-                    overrides={"wg": 128, "lanes": 16, "private_max": 1024})
+    from clts.tridiag.plan import PRIVATE_GROUP_BYTES, Problem, make_plan
+    big = make_plan(device, Problem(1024, 4096, "interleaved", np.float64, False),
+                    version="thomas-coalesced", wg=128, lanes=16, private_max=1024)
     assert big.cp_private == 0
-    small = make_plan(device, n=115, nsys=4096, layout="natural", dtype=np.float64,
-                      has_start=False, method="thomas",
-                      overrides={"wg": 4, "lanes": 4, "private_max": 1024})
+    small = make_plan(device, Problem(115, 4096, "natural", np.float64, False),
+                      version="thomas", wg=4, lanes=4, private_max=1024)
     assert small.cp_private >= 115
     assert 2 * small.cp_private * 8 * 4 * 4 <= PRIVATE_GROUP_BYTES
 
@@ -424,30 +422,35 @@ def test_private_arrays_bounded_per_work_group(device):
 def test_interleaved_prefetch_capped_for_long_systems(device):
     """Interleaved layout: the work-items P ahead whose rows are prefetched are capped so their
     rows stay within PREFETCH_ROWS_BYTES (at least one ahead); a caller's prefetch_items= is kept."""
-    from clts.tridiag.plan import PREFETCH_ROWS_BYTES, make_plan
-    kw = dict(nsys=4096, layout="interleaved", dtype=np.float64, has_start=False,
-              method="thomas-coalesced")
-    kw8 = dict(kw, overrides={"lanes": 8, "chains": 1})       # the profile's prefetch, capped
+    from clts.tridiag.plan import PREFETCH_ROWS_BYTES, Problem, make_plan
+
+    def problem(n):
+        return Problem(n, 4096, "interleaved", np.float64, False)
+    kw = dict(version="thomas-coalesced")
+    kw8 = dict(kw, lanes=8, chains=1)                         # the profile's prefetch, capped
     fit = PREFETCH_ROWS_BYTES // (4 * 8 * 115 * 8)            # work-items of 8 x 115 rows
     prof = int(device.profile.get("tridiag.coalesced.prefetch_items"))
-    plan = make_plan(device, n=115, **kw8)
+    plan = make_plan(device, problem(115), **kw8)
     assert plan.params["prefetch_items"] == (max(1, min(prof, fit)) if prof else 0)
-    long = make_plan(device, n=100_000, **kw8)
+    long = make_plan(device, problem(100_000), **kw8)
     assert long.params["prefetch_items"] == (1 if prof else 0)
-    forced = make_plan(device, n=100_000, overrides={"lanes": 8, "chains": 1, "prefetch_items": 6}, **kw)
+    forced = make_plan(device, problem(100_000), lanes=8, chains=1, prefetch_items=6, **kw)
     assert forced.params["prefetch_items"] == 6
 
 
 def test_natural_prefetch_only_for_short_blocks(device):
     """The profile's natural-layout prefetch is dropped when one work-item's block is long
     (the hardware prefetchers follow long systems); a caller's prefetch_items= is kept."""
-    from clts.tridiag.plan import PREFETCH_BLOCK_BYTES, make_plan
-    kw = dict(nsys=4096, layout="natural", dtype=np.float64, has_start=False, method="thomas")
+    from clts.tridiag.plan import PREFETCH_BLOCK_BYTES, Problem, make_plan
+
+    def problem(n):
+        return Problem(n, 4096, "natural", np.float64, False)
     long_n = PREFETCH_BLOCK_BYTES // 8 + 1
-    assert make_plan(device, n=long_n, overrides={"lanes": 1}, **kw).params["prefetch_items"] == 0
-    forced = make_plan(device, n=long_n, overrides={"lanes": 1, "prefetch_items": 2}, **kw)
+    assert make_plan(device, problem(long_n), version="thomas",
+                     lanes=1).params["prefetch_items"] == 0
+    forced = make_plan(device, problem(long_n), version="thomas", lanes=1, prefetch_items=2)
     assert forced.params["prefetch_items"] == 2
-    short = make_plan(device, n=15, overrides={"lanes": 4}, **kw)
+    short = make_plan(device, problem(15), version="thomas", lanes=4)
     assert short.params["prefetch_items"] == int(device.profile.get("tridiag.thomas.prefetch_items"))
 
 

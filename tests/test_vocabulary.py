@@ -53,7 +53,8 @@ def test_deprecated_aliases_are_the_documented_ones():
             assert old in vocabulary.NOT_PUBLIC
             assert f"`{old}=`" in documented, old
     assert seen == {"loess_version": "version", "progress_bar": "progress", "devices": "device",
-                    "method": "version", "prefetch": "prefetch_items"}
+                    "method": "version", "prefetch": "prefetch_items",
+                    "loess_params": "**plan_overrides"}
 
 
 def test_a_deprecated_alias_warns_once():

@@ -49,7 +49,7 @@ from .common import (HISTORIES, design_matrix, log_plus, n_coef, rec_cusum_bound
                      trend_scaling, unscale_coef)
 from .common import time_axis as _time_axis
 from ..timeaxis import is_cftime, parse_date
-from .plan import Plan, chunk_cap, make_plan
+from .plan import Plan, Problem, chunk_cap, make_plan
 from .checks import TYPES, check_arguments  # noqa: F401 (public here)
 from .checks import (check_params, default_freq, history_end, levels, monitor_dates,
                      out_specs, time_axis_and_dates)
@@ -301,7 +301,7 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
     dev = get_device(device)
     dev.require_dtype(dtype)
     if plan is None:
-        plan = make_plan(dev, n, K, version, **plan_overrides)
+        plan = make_plan(dev, Problem(n, K), version=version, **plan_overrides)
     else:
         if not isinstance(plan, Plan):
             raise TypeError("plan must be a clts.bfast.Plan")
@@ -422,7 +422,7 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
     Xd = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(X, dtype))
     Bd = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(bounds_t, dtype))
     TM = int(plan.scratch == "time")    # time-major residual scratch (GPUs: coalesced)
-    params = dict(tpl, W=W, tol=_tol(dtype), zv_tol=_zv_tol(dtype), TM=TM)
+    params = dict(tpl, lanes=W, tol=_tol(dtype), zv_tol=_zv_tol(dtype), TM=TM)
     if plan.version == "fused":
         prg = dev.program("bfast/fused.cl.mako", **params)
     else:
@@ -433,7 +433,7 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
         # nearly collinear first values need it), else in the data's precision
         roc_dtype = np.dtype(np.float64) if dev.fp64 else dtype
         prg_roc = dev.program("bfast/roc.cl.mako", real="double" if dev.fp64 else tpl["real"],
-                              in_type=tpl["in_type"], has_nodata=tpl["has_nodata"], W=W, K=K,
+                              in_type=tpl["in_type"], has_nodata=tpl["has_nodata"], lanes=W, K=K,
                               N=N, n=n, tol=_tol(roc_dtype), zv_tol=_zv_tol(roc_dtype), TM=TM)
         Xroc = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR,
                          hostbuf=np.ascontiguousarray(X, roc_dtype))
@@ -574,9 +574,10 @@ def _history_starts(dev, flat, n, t, dates, history, X, nodata):
                              "start_monitor")
         return np.full(M, i0, np.int32)
     from .breakpoints import history_starts
+    from .breakpoints_plan import Problem as BreakpointsProblem
     from .breakpoints_plan import make_plan as make_bp_plan
     hist = flat[:n].astype(np.float64 if dev.fp64 else np.float32)
     if nodata is not None:
         hist[flat[:n] == nodata] = np.nan
-    hs = history_starts(dev, make_bp_plan(dev), hist, X[:n], hist.dtype)
+    hs = history_starts(dev, make_bp_plan(dev, BreakpointsProblem(n)), hist, X[:n], hist.dtype)
     return np.where(hs < 0, N, hs).astype(np.int32)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..runtime.plans import LANE_WIDTHS, PlanValueError, read_tunables, validated
+from ..runtime.plans import LANE_WIDTHS, PlanBase, PlanValueError, read_tunables, validated
 
 KEYS = {"lanes": "bfast.breakpoints.lanes", "wg": "bfast.breakpoints.wg",
         "interleave": "bfast.breakpoints.interleave", "dp_wg": "bfast.breakpoints.dp_wg",
@@ -22,7 +22,15 @@ KEYS = {"lanes": "bfast.breakpoints.lanes", "wg": "bfast.breakpoints.wg",
 
 
 @dataclass(frozen=True)
-class BreakpointsPlan:
+class Problem:
+    """The data shape of one call: ``length`` dates per pixel (the Plan depends on the device
+    only today; the shape is there for the one ``make_plan`` protocol)."""
+
+    length: int
+
+
+@dataclass(frozen=True)
+class BreakpointsPlan(PlanBase):
     lanes: int
     wg: int
     interleave: int
@@ -50,10 +58,11 @@ class BreakpointsPlan:
         return self
 
 
-def make_plan(dev, **overrides) -> BreakpointsPlan:
-    """Plan from ``dev.profile`` (section ``bfast.breakpoints``); keywords override."""
-    t = read_tunables(dev, KEYS, overrides)
-    return validated(BreakpointsPlan(**t.values), dev, KEYS, t.forced)
+def make_plan(device, problem: Problem, **overrides) -> BreakpointsPlan:
+    """Plan from ``device.profile`` (section ``bfast.breakpoints``) for ``problem``; keywords
+    override."""
+    t = read_tunables(device, KEYS, overrides)
+    return validated(BreakpointsPlan(**t.values), device, KEYS, t.forced)
 
 
 def chunk_cap(plan: BreakpointsPlan, N: int, real_bytes: int) -> int | None:

@@ -23,7 +23,7 @@ from .checks import time_axis_and_dates
 from ..runtime import get_device
 from ..runtime.arrays import native, values_of
 from .breakpoints import CRITERIA, check_h_breaks, criteria, run_breakpoints, select
-from .breakpoints_plan import BreakpointsPlan, make_plan
+from .breakpoints_plan import BreakpointsPlan, Problem, make_plan
 from .breakpoints_reference import BP_STATUS
 from .common import design_matrix, trend_scaling
 from .common import time_axis as _time_axis
@@ -160,7 +160,7 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
     dev = get_device(device)
     dev.require_dtype(dtype)
     if plan is None:
-        plan = make_plan(dev, **plan_overrides)
+        plan = make_plan(dev, Problem(N), **plan_overrides)
     elif not isinstance(plan, BreakpointsPlan):
         raise TypeError("plan must be a clts.bfast.BreakpointsPlan")
     else:

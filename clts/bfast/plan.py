@@ -20,14 +20,13 @@ GPU instead of 32). Results are identical.
 ``chunk_bytes`` (profile key ``bfast.chunk_bytes``; 0: none) caps the bytes of one chunk's
 cube and scratch (N values in and N of scratch per pixel) below the device limits: the kernels
 read each pixel's series in several passes, and on a CPU a chunk whose working set stays in
-the last-level cache ran 1.5-1.7x faster (pocl, Zen 4 with 32 MiB of L3: 32,768 x 256 float32
-49 ms in one piece, 29 ms in chunks of 8,192 pixels).
+the last-level cache runs faster (docs/performance.md, "Figures behind the code").
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..runtime.plans import LANE_WIDTHS, PlanValueError, read_tunables, validated
+from ..runtime.plans import LANE_WIDTHS, PlanBase, PlanValueError, read_tunables, validated
 
 VERSIONS = ("fused", "multi")
 SCRATCH = ("pixel", "time")
@@ -35,7 +34,15 @@ LANES = LANE_WIDTHS
 
 
 @dataclass(frozen=True)
-class Plan:
+class Problem:
+    """The data shape of one BFAST-Monitor call: ``n_hist`` history dates, ``K`` regressors."""
+
+    n_hist: int
+    K: int
+
+
+@dataclass(frozen=True)
+class Plan(PlanBase):
     version: str
     lanes: int
     wg: int
@@ -73,9 +80,12 @@ def multi_fits(dev, K: int) -> bool:
     return 2 * K * K <= dev.max_work_group
 
 
-def make_plan(dev, n_hist: int, K: int, version="auto", **overrides) -> Plan:
-    """Plan from ``dev.profile`` (section ``bfast``) and the data shape; keywords override. A
-    bad profile value is a ``ProfileError`` naming the file and key."""
+def make_plan(device, problem: Problem, **overrides) -> Plan:
+    """Plan from ``device.profile`` (section ``bfast``) and the ``problem``; the keyword
+    ``overrides`` (``version``, the tunables; None = not given) over it. A bad profile value
+    is a ``ProfileError`` naming the file and key."""
+    dev, n_hist, K = device, problem.n_hist, problem.K
+    version = overrides.pop("version", "auto")
     if version in (None, "auto"):
         t = read_tunables(dev, {"multi_min_n": "bfast.auto.multi_min_n"}, {})
         version = "multi" if n_hist >= t.int_in("multi_min_n") else "fused"

@@ -13,7 +13,7 @@ import numpy as np
 
 from .api import MatrixProfileResult, matrix_profile
 from .mass import _check_p, distance_profiles
-from .mass_plan import make_mass_plan
+from .mass_plan import Problem, make_mass_plan
 
 #: rows of the distance matrix per launch
 BLOCK_ROWS = 256
@@ -116,7 +116,7 @@ def aamp(T_A, m, T_B=None, *, p=2.0, k=1, exclusion_zone=None, precision=None, d
                 v, j = _topk_rows(np.where(mask, D, np.inf), 1)
                 side[f"{key}_P"][rows], side[f"{key}_I"][rows] = v[:, 0], j[:, 0]
         P[rows], I[rows] = _topk_rows(D, k)
-    plan = make_mass_plan(_device(device), precision=prec if prec == "single" else "double",
+    plan = make_mass_plan(_device(device), Problem(prec if prec == "single" else "double"),
                           **kwargs)
     res = MatrixProfileResult(P=P, I=I, m=m, exclusion_zone=ez if self_join else None,
                               self_join=self_join, normalize=False, plan=plan,

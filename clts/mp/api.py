@@ -18,7 +18,7 @@ from ..vocabulary import renamed
 from . import flags
 from .diagonal import _top1
 from .estimate import _model, _recording_runs, _self_pairs, record_run
-from .plan import Plan, make_plan
+from .plan import Plan, Problem, make_plan
 from .join import Join
 from .series import PAD_SLACK, _well_scaled
 from .topk import _topk
@@ -190,7 +190,7 @@ def _compute_once(T_A, m, T_B, k, exclusion_zone, normalize, precision, devices,
                               f"precision={precision!r}; use precision='single' (the default "
                               "on such devices)")
     dev = devs[0]
-    p = make_plan(dev, precision=precision, plan=plan, m=m, **overrides)
+    p = make_plan(dev, Problem(m, precision), plan=plan, **overrides)
     ez = int(math.ceil(m / 4)) if exclusion_zone is None else int(exclusion_zone)
     t0 = time.perf_counter()
     job = Join(devs, p, T_A, None if self_join else T_B, m, ez, k, both, normalize,
@@ -323,20 +323,30 @@ class _MatrixProfile:
     @renamed("matrix_profile", devices="device")
     def __call__(self, T_A, m, T_B=None, *, k=1, exclusion_zone=None, normalize=True,
                  precision=None, device=None, both=False, plan=None, progress=True,
-                 time_axis=None, out=None, _bands=None, **plan_overrides):
+                 time_axis=None, out=None, **plan_overrides):
+        return self.compute(T_A, m, T_B, k=k, exclusion_zone=exclusion_zone,
+                            normalize=normalize, precision=precision, device=device, both=both,
+                            plan=plan, progress=progress, time_axis=time_axis, out=out,
+                            **plan_overrides)
+
+    def compute(self, T_A, m, T_B=None, *, k=1, exclusion_zone=None, normalize=True,
+                precision=None, device=None, both=False, plan=None, progress=True,
+                time_axis=None, out=None, bands=None, **plan_overrides):
+        """The call with ``bands=(part, parts)``: only that part of the diagonals, no run
+        recorded (the internal interface of :func:`clts.mp.parts.run_part`)."""
         devices = device
         name = getattr(T_A, "name", None)
         T_A, times = _one_series(T_A, "T_A", time_axis)
         T_B, _ = _one_series(T_B, "T_B", time_axis)
         given = _out_arrays(out, T_A, m, T_B, k, exclusion_zone, precision, both)
         res = _compute(T_A, m, T_B, k, exclusion_zone, bool(normalize), precision, devices,
-                       bool(both), plan, plan_overrides, progress, _bands)
+                       bool(both), plan, plan_overrides, progress, bands)
         if times is not None:
             res.times = np.asarray(times)[:res.P.shape[0]]
         if T_B is None:
             res.series = np.asarray(T_A)
         res.name = None if name is None else str(name)
-        if _bands is not None:
+        if bands is not None:
             return res
         for key, a in given.items():        # the out= arrays: the results copied in
             setattr(res, key, deliver(a, getattr(res, key)))

@@ -104,14 +104,14 @@ def _run_diag(dev, plan, A, B, dB, self_join, cols, b_lo, b_hi, kstart, bar, chu
     params = dict(real=plan.kernel_real, lanes=plan.lanes, groups=plan.groups, tile=plan.tile,
                   segment=R, NORMALIZE=int(A.normalize), COLS=int(cols), ATOMIC=int(atomic),
                   PACK=int(plan.kernel_real == "double" and k == 1), K=k,
-                  LOCAL=int(local), WG=plan.wg if local else 0, UNROLL=plan.unroll,
-                  ILV=plan.interleave if local else 0,
+                  LOCAL=int(local), wg=plan.wg if local else 0, unroll=plan.unroll,
+                  interleave=plan.interleave if local else 0,
                   PRECHECK=int(not getattr(dev.info, "simulator", False)))
     if k > 1:
         L, local = _topk_tile(dev, plan, k)
         # ILV: local k-lists and the partial lists rowPV / colPV interleaved by work-item
-        params.update(tile=L, LOCAL=int(local), WG=plan.wg if local else 0,
-                      ILV=plan.interleave)
+        params.update(tile=L, LOCAL=int(local), wg=plan.wg if local else 0,
+                      interleave=plan.interleave)
         # few bands per launch: each launch's reduction raises the entry floors of the next
         chunk_bands = max(1, min(chunk_bands, TOPK_PARTIAL_BYTES // ((2 * R + D) * k * 12),
                                  TOPK_ITEMS_PER_CU * dev.info.compute_units * plan.wg))
@@ -290,7 +290,7 @@ def _diag_all(job):
 
 
 #: a bar from this predicted time (seconds), or without a prediction from this many pairs
-#: (n = 60,000 on pocl: about 2 s)
+#: (about 2 s on the development machine's pocl)
 BAR_MIN_SECONDS = 1.0
 BAR_MIN_PAIRS = 1.5e9
 

@@ -22,7 +22,7 @@ import time
 import numpy as np
 
 from .. import options
-from .plan import make_plan
+from .plan import Problem, make_plan
 
 
 CAL_SCHEMA = 2
@@ -98,7 +98,7 @@ def _code_key(dev, precision):
             h.update(f.read_bytes())
         _CODE.append(f"{__version__}/{h.hexdigest()[:12]}")
     from dataclasses import replace
-    p = make_plan(dev, precision=precision, m=CAL_M)
+    p = make_plan(dev, Problem(CAL_M, precision))
     return f"{_CODE[0]}/{replace(p, segment=0)!r}"
 
 
@@ -244,8 +244,8 @@ def record_run(dev, plan, pairs, seconds):
         if data is None or data.get("key") != key or not data.get("calibration"):
             return
         from dataclasses import replace
-        if replace(plan, segment=0) != replace(make_plan(dev, precision=plan.precision,
-                                                         m=CAL_M), segment=0):
+        if replace(plan, segment=0) != replace(make_plan(dev, Problem(CAL_M, plan.precision)),
+                                                 segment=0):
             return
         if pairs < min(p for _, p, _ in data["calibration"]["points"]):
             return

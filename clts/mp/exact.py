@@ -16,7 +16,7 @@ def _pair_dist(dev, plan, A, B, ia, ib):
     if n == 0:
         return np.zeros(0)
     prg = dev.program("mp/exact.cl.mako", **flags.TEMPLATE, real=plan.exact_real,
-                      NORMALIZE=int(A.normalize), VW=_vw(dev))
+                      NORMALIZE=int(A.normalize), lanes=_vw(dev))
     q = dev.queue
     da = cla.to_device(q, ia.astype(np.int32))
     db = cla.to_device(q, ib.astype(np.int32))
@@ -35,7 +35,7 @@ def _scan(dev, plan, kind, qs, X, Y, ez):
     import pyopencl.array as cla
     q = dev.queue
     prg = dev.program("mp/exact.cl.mako", **flags.TEMPLATE, real=plan.exact_real,
-                      NORMALIZE=int(X.normalize), VW=_vw(dev))
+                      NORMALIZE=int(X.normalize), lanes=_vw(dev))
     nout = len(qs) if kind == "rows" else Y.l
     dq = cla.to_device(q, np.asarray(qs, np.int32) if len(qs) else np.zeros(1, np.int32))
     outs = [cla.empty(q, max(nout, 1), t) for t in (X.er, np.int32, X.er, np.int32)]

@@ -14,7 +14,7 @@ from ..runtime.arrays import native, values_of
 from ..runtime.memory import host_empty
 from ..runtime.pipeline import ChunkIO, device_marker, device_wait, run_pipelined
 from . import flags
-from .mass_plan import MassPlan, make_mass_plan
+from .mass_plan import MassPlan, Problem, make_mass_plan
 
 #: values beyond 2^EXP_LIMIT in magnitude (or nonzero below 2^-EXP_LIMIT) are rescaled by a
 #: power of two before a plain (non-normalised) distance, so p-th powers neither overflow nor
@@ -111,9 +111,9 @@ def distance_profiles(Q, T, *, normalize=True, p=2.0, precision=None, device=Non
         if isinstance(query_idx, bool) or not isinstance(query_idx, (int, np.integer)) \
                 or not 0 <= query_idx < l:
             raise ValueError(f"query_idx must be None or an int in [0, {l}), got {query_idx!r}")
-    pl = make_mass_plan(dev, precision=precision, plan=plan, **plan_overrides)
-    prg = dev.program("mp/mass.cl.mako", **flags.TEMPLATE, real=pl.real, VW=pl.lanes,
-                      U=pl.chains, NORMALIZE=int(normalize), P=pcode)
+    pl = make_mass_plan(dev, Problem(precision), plan=plan, **plan_overrides)
+    prg = dev.program("mp/mass.cl.mako", **flags.TEMPLATE, real=pl.real, lanes=pl.lanes,
+                      chains=pl.chains, NORMALIZE=int(normalize), P=pcode)
     unit = 1.0
     if normalize:
         Zq, qf = _z_queries(dev, prg, Q2, dtype)

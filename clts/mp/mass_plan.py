@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..runtime.plans import LANE_WIDTHS, PlanValueError, read_tunables, validated
+from ..runtime.plans import LANE_WIDTHS, PlanBase, PlanValueError, read_tunables, validated
 
 #: profile key of each Plan field
 PROFILE_KEYS = {"lanes": "mp.mass.lanes", "chains": "mp.mass.chains", "wg": "mp.mass.wg"}
@@ -21,7 +21,14 @@ CHAINS_MAX = 8
 
 
 @dataclass(frozen=True)
-class MassPlan:
+class Problem:
+    """What one call's Plan depends on beyond the device: its ``precision``."""
+
+    precision: str = "double"
+
+
+@dataclass(frozen=True)
+class MassPlan(PlanBase):
     lanes: int
     chains: int
     wg: int
@@ -55,10 +62,11 @@ class MassPlan:
         return self
 
 
-def make_mass_plan(dev, *, precision="double", plan: MassPlan | None = None,
-                   **overrides) -> MassPlan:
-    """The plan of one call from ``dev``'s profile (``mp.mass``) with the caller's keywords
-    over it, or ``plan`` as given (keywords still override its fields)."""
+def make_mass_plan(device, problem: Problem, **overrides) -> MassPlan:
+    """The plan of one call from ``device``'s profile (``mp.mass``) for ``problem`` with the
+    caller's keywords over it, or ``plan=`` as given (keywords still override its fields)."""
+    dev, precision = device, problem.precision
+    plan = overrides.pop("plan", None)
     if plan is not None and not isinstance(plan, MassPlan):
         raise TypeError(f"plan must be a clts.mp.mass_plan.MassPlan, got {type(plan).__name__}")
     if plan is None:

@@ -23,7 +23,7 @@ def one_series(T, name: str, time_axis):
 def run_part(T_A, m, T_B, part: int, parts: int, **kwargs) -> MatrixProfileResult:
     """Part ``part`` of ``parts`` of ``matrix_profile(T_A, m, T_B, **kwargs)`` (no progress
     bar): its diagonals' contribution, to be merged with :func:`merge_parts`."""
-    return matrix_profile(T_A, m, T_B, progress=False, _bands=(part, parts), **kwargs)
+    return matrix_profile.compute(T_A, m, T_B, progress=False, bands=(part, parts), **kwargs)
 
 
 def merge_parts(results) -> MatrixProfileResult:

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
 
-from ..runtime.plans import PlanValueError, read_tunables, validated
+from ..runtime.plans import PlanBase, PlanValueError, read_tunables, validated
 
 PRECISIONS = ("double", "mixed", "single")
 MERGES = ("atomic", "partial")
@@ -42,7 +42,16 @@ ILL_FACTOR = {"double": 1e8, "mixed": 1e3, "single": 1e3}
 
 
 @dataclass(frozen=True)
-class Plan:
+class Problem:
+    """The data shape of one matrix-profile run: window length ``m`` (None: not known, no
+    segment floor from it) and ``precision`` ("double" or "single")."""
+
+    m: int | None = None
+    precision: str = "double"
+
+
+@dataclass(frozen=True)
+class Plan(PlanBase):
     lanes: int
     groups: int
     tile: int
@@ -146,11 +155,14 @@ def local_tile_rows(dev, lanes: int, groups: int, wg: int, tile: int,
 #: that the run time and the relative drift stay independent of m
 
 
-def make_plan(dev, *, precision="double", plan: Plan | None = None, m: int | None = None,
-              segment_per_m: int | None = None, **overrides) -> Plan:
-    """The Plan of one run from ``dev``'s profile (section ``mp``) and the window length ``m``,
-    with the caller's keywords over it, or ``plan`` as given (keywords still override its
-    fields); checked against the device (:meth:`Plan.check`)."""
+def make_plan(device, problem: Problem, **overrides) -> Plan:
+    """The Plan of one run from ``device``'s profile (section ``mp``) and the ``problem``
+    (window length ``m``, precision), with the caller's keywords over it (the Plan's fields
+    and ``segment_per_m``; None = not given), or ``plan=`` as given (keywords still override
+    its fields); checked against the device (:meth:`Plan.validate`)."""
+    dev, m, precision = device, problem.m, problem.precision
+    plan = overrides.pop("plan", None)
+    segment_per_m = overrides.pop("segment_per_m", None)
     known = {f.name for f in fields(Plan)}
     bad = set(overrides) - known
     if bad:

@@ -111,7 +111,7 @@ class Side:
         ss = cla.empty(dev.queue, self.l, er)
         fl = cla.empty(dev.queue, self.l, np.int32)
         prg = dev.program("mp/stats.cl.mako", **flags.TEMPLATE, real=plan.exact_real,
-                          NORMALIZE=int(normalize), VW=vw, U=u)
+                          NORMALIZE=int(normalize), lanes=vw, chains=u)
         launch(dev, prg.kernel("window_stats"), round_up(-(-self.l // (vw * u)), 16), None,
                Td.data, np.int32(self.l), np.int32(m), mu.data, ss.data, fl.data)
         mu_h = mu.get().astype(np.float64)

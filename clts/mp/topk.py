@@ -27,7 +27,7 @@ def _block_profile(dev, p, A, B, self_join, ez, k, rows=None):
     dA = A.upload(dev, as_columns=False, dtype=A.er)
     dB = B.upload(dev, as_columns=False, dtype=B.er)
     prg = dev.program("mp/exact.cl.mako", **flags.TEMPLATE, real=p.exact_real,
-                      NORMALIZE=int(A.normalize), VW=_vw(dev))
+                      NORMALIZE=int(A.normalize), lanes=_vw(dev))
     lA, lB = A.l, B.l
     Bk = max(1, min(p.block_rows, lA, (dev.max_alloc // 8) // max(lB, 1)))
     out = cla.empty(q, Bk * lB, A.er)
@@ -143,7 +143,7 @@ def _special_k(dev, p, X, Y, S, k, ez, rows_out, cols_out, skip_cols=None):
         return
     q = dev.queue
     prg = dev.program("mp/exact.cl.mako", **flags.TEMPLATE, real=p.exact_real,
-                      NORMALIZE=int(X.normalize), VW=_vw(dev), K=k)
+                      NORMALIZE=int(X.normalize), lanes=_vw(dev), K=k)
     lY = Y.l
     dq = cla.to_device(q, np.asarray(S, np.int32))
     args = (X.Td.data, X.mu.data, X.ss.data, X.flags_on(dev).data,

@@ -20,7 +20,7 @@ from ..runtime import get_device, launch, round_up
 from ..runtime.arrays import c_array, float_array, float_dtype_of, values_of
 from ..runtime.memory import keep_on_simulator, pooled_empty, scratch, upload_scratch
 from .inputs import NAMES
-from .plan import SuperbeePlan, TkePlan, superbee_plan, tke_plan
+from .plan import Problem, SuperbeePlan, TkePlan, make_superbee_plan, make_tke_plan
 from . import slabs
 from .reference import CONSTANTS
 
@@ -217,7 +217,7 @@ def _device_kind(dev, dtype, main, name):
 
 def superbee_fluxes(q, u, v, w, maskW, dxt, dyt, dzw, cost, cosu, dt, *, device=None,
                     version: str = "auto", plan: SuperbeePlan | None = None, out=None,
-                    **params):
+                    **plan_overrides):
     """Superbee advection fluxes of tracer ``q`` on the W grid, as in Veros.
 
     Parameters
@@ -229,7 +229,7 @@ def superbee_fluxes(q, u, v, w, maskW, dxt, dyt, dzw, cost, cosu, dt, *, device=
     version : ``"auto"`` (the profile's ``ocean.superbee.version``), ``"fused"`` (one
         work-item per cell) or ``"tiled"`` (overlapped 3-D tiles in local memory).
     plan : a :class:`~clts.ocean.plan.SuperbeePlan` to run as is.
-    **params : ``wg_z``, ``wg_y``, ``wg_x`` (fused local size), ``tile_z``, ``tile_y``,
+    **plan_overrides : ``wg_z``, ``wg_y``, ``wg_x`` (fused local size), ``tile_z``, ``tile_y``,
         ``tile_x`` (tiled), ``transfer`` (``"copy"`` | ``"host_ptr"``).
     out : tuple of 3 numpy arrays, optional
         Where to write the fluxes (numpy calls; not overlapping an input): the results of an
@@ -262,8 +262,9 @@ def superbee_fluxes(q, u, v, w, maskW, dxt, dyt, dzw, cost, cosu, dt, *, device=
     on_device = _device_kind(dev, dtype, q, "q")
     dt = _real_scalar("dt", dt)
     if plan is None:
-        plan = superbee_plan(dev, dtype.itemsize, version, **params)
-    elif params or version != "auto":
+        plan = make_superbee_plan(dev, Problem(dtype.itemsize), version=version,
+                                  **plan_overrides)
+    elif plan_overrides or version != "auto":
         raise TypeError("give either plan= or version=/parameters, not both")
     elif not isinstance(plan, SuperbeePlan):
         raise TypeError(f"plan must be a clts.ocean.SuperbeePlan, got {type(plan).__name__}")
@@ -319,9 +320,9 @@ def run_superbee(dev, plan, dtype, arrs, outs, shape, dt, vel_stride=1, vel_offs
     real = "double" if dtype == np.float64 else "float"
     tiled = plan.version == "tiled"
     tile = (plan.tile_x, plan.tile_y, plan.tile_z) if tiled else (0, 0, 0)
-    prg = dev.program("ocean/superbee.cl.mako", real=real, LANES=plan.lanes,
-                      COLS2=int(plan.lanes <= nz), TX=tile[0],
-                      TY=tile[1], TZ=tile[2], VS=int(vel_stride), VO=int(vel_offset))
+    prg = dev.program("ocean/superbee.cl.mako", real=real, lanes=plan.lanes,
+                      COLS2=int(plan.lanes <= nz), tile_x=tile[0],
+                      tile_y=tile[1], tile_z=tile[2], VS=int(vel_stride), VO=int(vel_offset))
     if tiled:
         g = tuple(round_up(s, t) for s, t in zip((nz, ny, nx), (plan.tile_z, plan.tile_y,
                                                                   plan.tile_x)))
@@ -378,7 +379,7 @@ def tke(u, v, w, maskU, maskV, maskW, dxt, dxu, dyt, dyu, dzt, dzw, cost, cosu, 
         dt_mom: float = CONSTANTS["dt_mom"], AB_eps: float = CONSTANTS["AB_eps"],
         alpha_tke: float = CONSTANTS["alpha_tke"], c_eps: float = CONSTANTS["c_eps"],
         K_h_tke: float = CONSTANTS["K_h_tke"], device=None, plan: TkePlan | None = None,
-        out=None, **params):
+        out=None, **plan_overrides):
     """One step of the turbulent kinetic energy equation (Veros, as pyhpc-benchmarks times it).
 
     Parameters
@@ -391,7 +392,7 @@ def tke(u, v, w, maskU, maskV, maskW, dxt, dxu, dyt, dyu, dzt, dzw, cost, cosu, 
     forc_tke_surface : [nx, ny].
     dt_tracer, dt_mom, AB_eps, alpha_tke, c_eps, K_h_tke : model constants (defaults: the
         benchmark's).
-    plan / **params : ``lanes``, ``wg``, ``advection``, ``inline_max_itemsize``, ``stream``,
+    plan / **plan_overrides : ``lanes``, ``wg``, ``advection``, ``inline_max_itemsize``, ``stream``,
         ``transfer`` (see clts.ocean.plan) and ``solver=dict(...)``: keywords forced on
         ``clts.solve_tridiagonal``.
     out : tuple of 3 numpy arrays, optional
@@ -448,8 +449,8 @@ def tke(u, v, w, maskU, maskV, maskW, dxt, dxu, dyt, dyu, dzt, dzw, cost, cosu, 
     dtype = _dtype_of("tke", args["tke"])
     on_device = _device_kind(dev, dtype, args["tke"], "tke")
     if plan is None:
-        plan = tke_plan(dev, dtype.itemsize, **params)
-    elif params:
+        plan = make_tke_plan(dev, Problem(dtype.itemsize), **plan_overrides)
+    elif plan_overrides:
         raise TypeError("give either plan= or parameters, not both")
     elif not isinstance(plan, TkePlan):
         raise TypeError(f"plan must be a clts.ocean.TkePlan, got {type(plan).__name__}")
@@ -522,13 +523,11 @@ def tke(u, v, w, maskU, maskV, maskW, dxt, dxu, dyt, dyu, dzt, dzw, cost, cosu, 
 def _solver_plan(dev, nz, ncol, dtype, solver: dict):
     """The tridiagonal plan ``clts.solve_tridiagonal(..., start=, **solver)`` makes for ``ncol``
     columns of ``nz`` levels in the natural layout."""
-    from ..tridiag.plan import make_plan
+    from ..tridiag.plan import Problem, make_plan
     for old, new in (("method", "version"), ("prefetch", "prefetch_items")):
         if old in solver:
             solver[new] = solver.pop(old)
-    version = solver.pop("version", "auto")
-    return make_plan(dev, n=nz, nsys=ncol, layout="natural", dtype=dtype, has_start=True,
-                     method=version, overrides=solver)
+    return make_plan(dev, Problem(nz, ncol, "natural", dtype, True), **solver)
 
 
 def run_tke(dev, plan, dtype, d, outs, dims, levels, cst, solve):
@@ -537,9 +536,9 @@ def run_tke(dev, plan, dtype, d, outs, dims, levels, cst, solve):
     nx, ny, nz, T = dims
     real = "double" if dtype == np.float64 else "float"
     rt = dtype.type
-    prg = dev.program("ocean/tke.cl.mako", real=real, LANES=plan.lanes,
-                      COLS2=int(plan.lanes <= nz), STREAM=plan.stream, T=T, TAU=levels["tau"],
-                      TAUP1=levels["taup1"], TAUM1=levels["taum1"], ADVECTION=plan.advection)
+    prg = dev.program("ocean/tke.cl.mako", real=real, lanes=plan.lanes,
+                      COLS2=int(plan.lanes <= nz), stream=plan.stream, T=T, TAU=levels["tau"],
+                      TAUP1=levels["taup1"], TAUM1=levels["taum1"], advection=plan.advection)
     ncol, shape = nx * ny, (nx, ny, nz)
     # one system per column in the grid's own layout (ghost columns start at -1: zeros)
     a, b, c, rhs = (scratch(dev, (ncol, nz), dtype) for _ in range(4))

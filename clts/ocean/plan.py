@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..runtime.plans import LANE_WIDTHS, PlanValueError, read_tunables, validated
+from ..runtime.plans import LANE_WIDTHS, PlanBase, PlanValueError, read_tunables, validated
 
 VERSIONS = ("fused", "tiled")
 TRANSFERS = ("copy", "host_ptr")
@@ -63,7 +63,14 @@ def _check_lanes_wg(plan, dev):
 
 
 @dataclass(frozen=True)
-class SuperbeePlan:
+class Problem:
+    """What one call's Plans depend on beyond the device: the bytes of a value (4 or 8)."""
+
+    itemsize: int = 8
+
+
+@dataclass(frozen=True)
+class SuperbeePlan(PlanBase):
     version: str
     lanes: int
     wg: int
@@ -92,7 +99,7 @@ class SuperbeePlan:
 
 
 @dataclass(frozen=True)
-class TkePlan:
+class TkePlan(PlanBase):
     lanes: int
     wg: int
     advection: str
@@ -125,9 +132,12 @@ def tile_fits(dev, tile_z, tile_y, tile_x, itemsize) -> bool:
     return box + 64 <= dev.local_mem and tile_z * tile_y * tile_x <= dev.max_work_group
 
 
-def superbee_plan(dev, itemsize: int = 8, version: str = "auto", **overrides) -> SuperbeePlan:
-    """The Superbee plan from ``dev.profile`` (section ``ocean``); keywords override it
-    (``lanes``, ``wg``, ``tile_z``, ``tile_y``, ``tile_x``, ``transfer``)."""
+def make_superbee_plan(device, problem: Problem, **overrides) -> SuperbeePlan:
+    """The Superbee plan from ``device.profile`` (section ``ocean``) for ``problem``; keywords
+    override it (``version``, ``lanes``, ``wg``, ``tile_z``, ``tile_y``, ``tile_x``,
+    ``transfer``)."""
+    dev, itemsize = device, problem.itemsize
+    version = overrides.pop("version", "auto")
     t = read_tunables(dev, SUPERBEE_KEYS, overrides)
     if not isinstance(version, str):
         raise TypeError(f"version must be a string, not {type(version).__name__}")
@@ -141,11 +151,13 @@ def superbee_plan(dev, itemsize: int = 8, version: str = "auto", **overrides) ->
                      itemsize=itemsize)
 
 
-def tke_plan(dev, itemsize: int = 8, **overrides) -> TkePlan:
-    """The TKE plan from ``dev.profile`` (section ``ocean``); keywords override it: ``lanes``,
+def make_tke_plan(device, problem: Problem, **overrides) -> TkePlan:
+    """The TKE plan from ``device.profile`` (section ``ocean``) for ``problem``; keywords
+    override it: ``lanes``,
     ``wg``, ``advection``, ``stream``, ``transfer``, ``superbee=dict(...)`` (the Superbee plan's keywords
     and ``version``, for ``advection="stored"``), ``solver=dict(...)`` (keywords forced on
     ``clts.solve_tridiagonal``)."""
+    dev, itemsize = device, problem.itemsize
     over = {k: v for k, v in overrides.items() if v is not None}
     solver = over.pop("solver", {}) or {}
     sb = over.pop("superbee", {}) or {}
@@ -160,6 +172,6 @@ def tke_plan(dev, itemsize: int = 8, **overrides) -> TkePlan:
         if not isinstance(d, dict):
             raise TypeError(f"{name} must be a dict of keywords, not {type(d).__name__}")
     sb = dict(sb)
-    sb_plan = superbee_plan(dev, itemsize, sb.pop("version", "auto"), **sb)
+    sb_plan = make_superbee_plan(dev, problem, **sb)
     plan = TkePlan(superbee=sb_plan, solver=tuple(sorted(solver.items())), **t.values)
     return validated(plan, dev, TKE_KEYS, t.forced, itemsize=itemsize)

@@ -101,8 +101,8 @@ def scratch(device, shape, dtype, *, pool_name: str = "scratch"):
     of the device, e.g. ``"slots"``, the pipeline's slot buffers; see ``DeviceState``).
 
     A fresh buffer costs the first kernel that touches it a page fault per 4 KB on CPU drivers
-    (tridiagonal 10 x 10^6 on pocl: 208 ms with fresh scratch, 70 ms pooled), so temporaries
-    come from a per-device pool; ``release_scratch`` gives the held memory back. On a simulator
+    (docs/performance.md, "Figures behind the code"), so temporaries come from a per-device
+    pool; ``release_scratch`` gives the held memory back. On a simulator
     (Oclgrind) temporaries are plain buffers kept alive until ``release_scratch``: its
     uninitialised-value tracking misreads a new buffer that reuses a released one's id.
     """
@@ -138,10 +138,9 @@ def release_scratch(device=None):
 
 
 # ------------------------------------------------------------------ host memory used in place
-#: Host pointers a CPU device reads and writes in place (``CL_MEM_USE_HOST_PTR``, no copy),
-#: measured with the tridiagonal solver, 50,000 x 115 float64 (a + b + c + d in, x out): pocl
-#: uses any pointer in place; the Intel CPU runtime only a 4096-byte aligned one (an unaligned
-#: pointer cost a copy each way: 189 ms against 20 ms on device arrays; aligned 20 ms).
+#: The alignment at which a CPU device reads and writes a host pointer in place
+#: (``CL_MEM_USE_HOST_PTR``, no copy): pocl any, the Intel CPU runtime 4096 bytes (an unaligned
+#: pointer costs a copy each way; docs/performance.md, "Figures behind the code").
 HOST_PTR_ALIGNMENT = {"portable computing language": 1}
 HOST_PTR_ALIGNMENT_DEFAULT = 4096
 

@@ -198,8 +198,8 @@ def device_wait(device, events) -> None:
 def device_marker(device) -> list:
     """``[event]`` that completes when everything this thread enqueued on the device queue
     so far has: its last kernel's event (the queue is in order). Not an OpenCL marker: one
-    enqueued behind a kernel made that kernel run 2x slower on the Intel CPU runtime
-    (tridiagonal 50,000 x 115: 22 against 11 ms)."""
+    enqueued behind a kernel slowed that kernel on the Intel CPU runtime (docs/performance.md,
+    "Figures behind the code")."""
     from .launch import last_event
     ev = last_event()
     if ev is not None and ev.command_queue == device.queue:

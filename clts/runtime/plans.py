@@ -1,8 +1,11 @@
 """What the algorithms' Plans share: tunables read from the device profile, forced by keyword,
 and checked against the device before anything is built.
 
-Every algorithm's ``plan.py`` defines a frozen dataclass ``Plan`` (every code version and
-template parameter of one call) and ``make_plan(device, <data shape>, **overrides)``. The
+Every algorithm's ``plan.py`` defines a frozen dataclass ``Problem`` (the data shape of one
+call, built by the api from the checked input), a frozen dataclass ``Plan`` (every code version
+and template parameter of one call) deriving from :class:`PlanBase`, and
+``make_plan(device, problem, **overrides)``; the overrides are the public tuning keywords
+(``version`` and the tunables, None = not given). The
 tunables come from the device's effective profile, whose defaults are the shipped
 ``generic-<type>.yaml`` files: no tunable has a literal default in the code. A tunable keeps one
 name from the profile key (its last component) through the Plan field and the public keyword to
@@ -15,7 +18,7 @@ never built for it.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, is_dataclass
 
 from .profiles import value_error
 
@@ -25,6 +28,47 @@ LOCAL_MEM_RESERVE = 1024
 UNROLL_MAX = 64
 #: lane widths of the OpenCL vector types (realN)
 LANE_WIDTHS = (1, 2, 4, 8, 16)
+
+
+class _FieldParams:
+    """``Plan.params`` of a Plan that has no ``params`` field: its fields but the problem's,
+    nested Plans flattened as ``name.field`` (a non-data descriptor: a field named ``params``,
+    the tridiagonal Plan's, takes precedence)."""
+
+    def __get__(self, plan, owner=None):
+        if plan is None:
+            return self
+        out = {}
+        for f in fields(plan):
+            if f.name in plan.PROBLEM_FIELDS:
+                continue
+            v = getattr(plan, f.name)
+            if is_dataclass(v) and isinstance(v, PlanBase):
+                out.update({f"{f.name}.{k}": x for k, x in v.params.items()})
+            else:
+                out[f.name] = v
+        return out
+
+
+class PlanBase:
+    """What every algorithm's Plan exposes (CONTRIBUTING.md, "Plans"): ``params``, a dict of
+    every code version and template parameter, named as the public keywords and profile keys
+    (what the tuner varies and a report shows); ``describe()``, the same on one line;
+    ``validate(device)``, the Plan itself or a ``PlanValueError`` naming the field."""
+
+    #: fields that describe the problem (the data shape), not a choice: left out of ``params``
+    PROBLEM_FIELDS: tuple = ()
+    params = _FieldParams()
+
+    def describe(self) -> str:
+        """``"<algorithm> Plan: name=value ..."``, one line (diagnostics, reports)."""
+        algo = type(self).__module__.split(".")[1]
+        items = " ".join(f"{k}={v}" for k, v in self.params.items())
+        return f"{algo} {type(self).__name__}: {items}"
+
+    def validate(self, device=None, **kw):
+        """The Plan itself when it fits ``device``; a ``PlanValueError`` names a bad field."""
+        return self
 
 
 @dataclass

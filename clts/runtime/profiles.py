@@ -74,8 +74,8 @@ def schema() -> dict:
     return _schema_cache
 
 
-#: libyaml's loader where PyYAML has it: the same data, 6-8x faster (the 13 shipped files took
-#: 0.3 s of a first call with the pure-Python one)
+#: libyaml's loader where PyYAML has it: the same data, faster (it was most of a first call's
+#: start-up with the pure-Python one)
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 

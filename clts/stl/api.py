@@ -18,7 +18,7 @@ from ..runtime.pipeline import (ChunkIO, aligned_multiple, device_marker, device
 from ..vocabulary import renamed
 from .params import QUAD_DET_TOL, check_arguments, periodic_mean, periodic_window  # noqa: F401
 # (check_arguments: public here, for callers that check before they start)
-from .plan import LoessChoice, fit_table, make_plan
+from .plan import LoessChoice, Problem, fit_table, make_plan
 from .result import STLResult, slope_per_step  # noqa: F401 (public here)
 
 
@@ -103,15 +103,15 @@ class _Runner:
         return prg.kernel(name)
 
     def _loess_prog(self, version, deg, use_w, choice: LoessChoice, complete=False, otl=1):
-        kw = dict(deg=deg, use_w=use_w, quad_tol=repr(QUAD_DET_TOL), OTL=otl,
+        kw = dict(deg=deg, use_w=use_w, quad_tol=repr(QUAD_DET_TOL), out_lanes=otl,
                   hermite=self.hermite)
         if version == "intragroup":
-            kw["WG"] = choice.wg
+            kw["wg"] = choice.wg
         if version == "flat":
-            kw["CH"] = choice.chunk
-            kw["PT"] = choice.interleave
+            kw["chunk"] = choice.chunk
+            kw["interleave"] = choice.interleave
         if version == "outer":
-            kw["LANES"] = choice.lanes
+            kw["lanes"] = choice.lanes
             kw["complete"] = complete and choice.lanes > 1
             kw["table"] = kw["complete"] and choice.table
         return self._prog(f"loess_{version}", **kw)
@@ -124,9 +124,11 @@ class _Runner:
             return
         lanes = {k: (c.lanes if c.version == "outer" else 1) for k, c in self.versions.items()}
         Ls, Lt, Ll, hm = lanes["seasonal"], lanes["trend"], lanes["low_pass"], self.hermite
-        progs = [("gather", dict(TL=Ls, CTL=Ll, hermite=hm)), ("ma", dict(TL=Ll)),
-                 ("gather", dict(TL=Lt, CTL=Ll, hermite=hm)), ("robust", dict(TL=Lt)),
-                 ("gather", dict(TL=1, CTL=1, hermite=hm))]
+        progs = [("gather", dict(lanes=Ls, consumer_lanes=Ll, hermite=hm)),
+                 ("ma", dict(lanes=Ll)),
+                 ("gather", dict(lanes=Lt, consumer_lanes=Ll, hermite=hm)),
+                 ("robust", dict(lanes=Lt)),
+                 ("gather", dict(lanes=1, consumer_lanes=1, hermite=hm))]
         loess = []
         for name, otl in (("seasonal", Ll), ("low_pass", 1), ("trend", 1)):
             complete = self.complete or name == "low_pass"
@@ -136,7 +138,7 @@ class _Runner:
             loess += [(ch.version, sm["deg"], w, ch, complete, otl) for w in ws]
             nj = max(1, min(sm["jump"], sm["nmax"] - 1))
             if name == "seasonal" or (name == "trend" and nj > 1):
-                progs.append(("interp", dict(extend=name == "seasonal", OTL=otl, hermite=hm)))
+                progs.append(("interp", dict(extend=name == "seasonal", out_lanes=otl, hermite=hm)))
         key = (id(self.dev), self.real, repr(progs), repr(loess))
         if key in _prebuilt:
             return
@@ -189,16 +191,18 @@ class _Runner:
         # C (seasonal fits + end fits) interleaved by the low-pass lanes Ll: the moving
         # averages read it with vloadN and write the low-pass LOESS input in the same layout
         hm = self.hermite
-        gather = self._kernel(self._prog("gather", TL=Ls, CTL=Ll, hermite=hm), "stl_gather")
-        season = self._kernel(self._prog("gather", TL=Lt, CTL=Ll, hermite=hm), "stl_season")
-        ma = self._kernel(self._prog("ma", TL=Ll), "stl_ma")
-        robust_k = self._kernel(self._prog("robust", TL=Lt), "stl_robust")
+        gather = self._kernel(self._prog("gather", lanes=Ls, consumer_lanes=Ll, hermite=hm),
+                              "stl_gather")
+        season = self._kernel(self._prog("gather", lanes=Lt, consumer_lanes=Ll, hermite=hm),
+                              "stl_season")
+        ma = self._kernel(self._prog("ma", lanes=Ll), "stl_ma")
+        robust_k = self._kernel(self._prog("robust", lanes=Lt), "stl_robust")
 
         def run_gather(with_w):
             launch(dev, gather, (K, P, Bp // Ls), None, y.data, t.data, rw.data, i32(N), i32(P),
                    i32(K), i32(B), i32(Bp), i32(with_w), z.data, rwz.data)
 
-        g1 = self._prog("gather", TL=1, CTL=1, hermite=self.hermite)
+        g1 = self._prog("gather", lanes=1, consumer_lanes=1, hermite=self.hermite)
         launch(dev, self._kernel(g1, "stl_init"), Bp * N, None, np.int64(B * N),
                np.int64(Bp * N if Lt > 1 else 0), t.data, s.data, rw.data, rwt.data)
         # validity of the cycle-subseries (plain layout) for their NNS: y gathered (t = 0)
@@ -295,7 +299,7 @@ class _Runner:
             # else that many (GPUs: 1)
             ipw = self.interp_ipw or nint
             G = -(-nint // ipw)
-            ik = self._kernel(self._prog("interp", extend=extend, OTL=otl,
+            ik = self._kernel(self._prog("interp", extend=extend, out_lanes=otl,
                                          hermite=self.hermite), "stl_interp")
             nb = Bp // otl if otl > 1 else B      # series, or tiles of otl series
             launch(dev, ik, nb * S * G, None, out.data, i32(o_b), i32(o_s), i32(o_p), i32(o_off),
@@ -349,11 +353,11 @@ class _Runner:
         w_h[failed] = 0
 
 
-@renamed(loess_version="version")
+@renamed(loess_version="version", loess_params="**plan_overrides")
 def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, trend_deg=1,
         low_pass_deg=1, seasonal_jump=1, trend_jump=1, low_pass_jump=1, robust=False,
         inner_iter=None, outer_iter=None, version="auto", r_defaults=False, device=None,
-        loess_params=None, interpolation="linear", time_axis=None, progress=True, out=None):
+        interpolation="linear", time_axis=None, progress=True, out=None, **plan_overrides):
     """Batched STL decomposition (seasonal + trend + remainder) with missing values.
 
     Every series of the batch is decomposed by the LOESS-based procedure of Cleveland et al.,
@@ -392,10 +396,6 @@ def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1
         where they are left at statsmodels' defaults.
     device : int, str or Device, optional
         Device index, name substring or slug (``clts devices``); the default device if None.
-    loess_params : dict, optional
-        Force tunables for this call: ``lanes``, ``wg``, ``chunk``, ``table`` (tricube weight
-        tables for the vector outer LOESS on complete data), ``interp_per_item`` (jump intervals
-        filled per work-item, 0 = a whole segment).
     interpolation : {"linear", "hermite"}, optional
         Between jumped fits: linear (statsmodels and R) or cubic Hermite from the fitted values
         and the slopes of the local fits (stlplus and Serykh et al.).
@@ -413,6 +413,13 @@ def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1
         two results used in turn for a loop). Results are the same bits as without ``out=``,
         without the page faults of fresh arrays. Checked before any work: the shape and
         dtype, writeable, no overlap with ``y`` or with one another.
+    **plan_overrides
+        Force tunables for this call (each a profile key of section ``stl``): ``lanes``,
+        ``wg``, ``chunk``, ``table`` (tricube weight tables for the vector outer LOESS on
+        complete data), ``interleave``, ``interp_per_item`` (jump intervals filled per
+        work-item, 0 = a whole segment) and the thresholds of ``version="auto"``
+        (``jump_threshold``, ``intragroup_max_q``, ``parallelism_threshold``).
+        ``loess_params={...}`` is their deprecated form (a DeprecationWarning, one release).
 
     Returns
     -------
@@ -478,10 +485,10 @@ def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1
     complete = bool(np.isfinite(y2).all())
     dev = get_device(device)
     dev.require_dtype(y2.dtype)
-    plan = make_plan(dev, p, B, N, loess_version, loess_params)
+    plan = make_plan(dev, Problem(p, B, N), version=loess_version, **plan_overrides)
     runner = _Runner(dev, y2.dtype, N, p, {"seasonal": plan.seasonal, "trend": plan.trend,
                                            "low_pass": plan.low_pass},
-                     complete=complete, interp_ipw=plan.interp_ipw)
+                     complete=complete, interp_ipw=plan.interp_per_item)
     item = y2.dtype.itemsize
     per_series = (9 * N + 4 * (N + 2 * p["period"])) * item + 64 * N
     # the caller's out= arrays (checked before any work), written in place where they can be
@@ -510,7 +517,7 @@ def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1
                     io.out(slot, "w", W[a:b]) if robust_w else None)
             device_wait(dev, wait_for)
             # one chunk (the chunk loop's bar has one step): a bar over the iterations, shown
-            # when the call lasts (20,000 x 1,000 on pocl: 22 s in one chunk)
+            # when the call lasts (large batches fit one chunk on CPUs)
             passes = [] if progress and len(chunks) == 1 and (b - a) * N >= _PASS_BAR_MIN \
                 else None
             runner.prebuild()       # a first call: every program built in parallel

@@ -158,7 +158,7 @@ def mstl(y, periods, *, windows=None, lmbda=None, iterate=2, stl_kwargs=None, de
     stl_kwargs : dict, optional
         Further :func:`clts.stl` keywords (statsmodels' STL ones: ``trend``, ``low_pass``,
         degrees, jumps, ``robust``, ``inner_iter``, ``outer_iter``; and clts' ``version``,
-        ``loess_params``, ``interpolation``). ``period`` / ``seasonal`` / ``endog`` are ignored.
+        the tuning keywords, ``interpolation``). ``period`` / ``seasonal`` / ``endog`` are ignored.
     device : int, str or Device, optional
         As :func:`clts.stl`.
     time_axis : int, optional

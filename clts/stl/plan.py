@@ -6,7 +6,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..runtime.plans import LANE_WIDTHS, local_memory_budget, read_tunables
+from ..runtime.plans import LANE_WIDTHS, PlanBase, local_memory_budget, read_tunables
 from .params import fit_points
 
 
@@ -18,7 +18,16 @@ def fit_table(n_grid: int, q: int, jump: int):
 
 
 @dataclass(frozen=True)
-class LoessChoice:
+class Problem:
+    """The data shape of one STL call."""
+
+    settings: dict        # the resolved STL parameters (:func:`params.resolve_parameters`)
+    batch: int            # series
+    length: int           # values per series
+
+
+@dataclass(frozen=True)
+class LoessChoice(PlanBase):
     """The code version and template parameters of one smoother's LOESS."""
 
     version: str
@@ -30,17 +39,18 @@ class LoessChoice:
 
 
 @dataclass(frozen=True)
-class Plan:
+class Plan(PlanBase):
     """Every code version and template parameter of one STL call."""
 
-    params: dict          # the STL parameters (:func:`params.resolve_parameters`)
+    PROBLEM_FIELDS = ("problem",)
+    problem: Problem
     seasonal: LoessChoice
     trend: LoessChoice
     low_pass: LoessChoice
-    interp_ipw: int       # jump intervals interpolated per work-item (0 = a whole segment)
+    interp_per_item: int  # jump intervals interpolated per work-item (0 = a whole segment)
 
 
-#: STL tunables: name -> profile key (the caller forces them through ``loess_params``)
+#: STL tunables: name -> profile key (each also a keyword of ``clts.stl``)
 TUNABLE_KEYS = {"lanes": "stl.outer.lanes", "wg": "stl.intragroup.wg", "chunk": "stl.flat.chunk",
                 "table": "stl.outer.table", "interleave": "stl.flat.interleave",
                 "jump_threshold": "stl.loess.jump_threshold",
@@ -49,15 +59,11 @@ TUNABLE_KEYS = {"lanes": "stl.outer.lanes", "wg": "stl.intragroup.wg", "chunk": 
                 "interp_per_item": "stl.interp.interp_per_item"}
 
 
-def read_choices(dev, loess_params):
-    """The checked tunables of one call: profile values with ``loess_params`` over them. An
+def read_choices(dev, overrides: dict | None):
+    """The checked tunables of one call: profile values with ``overrides`` over them. An
     unknown key is a ``TypeError``; a bad value a ``ValueError`` naming the keyword, or a
     ``ProfileError`` naming the profile file and key it came from."""
-    if loess_params is None:
-        loess_params = {}
-    if not isinstance(loess_params, dict):
-        raise TypeError(f"loess_params must be a dict, got {type(loess_params).__name__}")
-    t = read_tunables(dev, TUNABLE_KEYS, loess_params)
+    t = read_tunables(dev, TUNABLE_KEYS, overrides or {})
     t.int_in("lanes", choices=LANE_WIDTHS)
     t.work_group("wg", power_of_two=True)       # the intra-group reduction halves the group
     t.int_in("chunk", 1, 1 << 16)
@@ -82,8 +88,7 @@ def choose(values: dict, n_fits: int, q: int, jump: int, batch: int,
     ilv = values.get("interleave", 0)
     if not values.get("lanes_forced"):
         # the outer version fits the same point of ``lanes`` series per work-item: with fewer
-        # series than lanes the rest of the vector would compute nothing (batch 1 on 8 lanes
-        # ran 2x-5x slower than the other versions)
+        # series than lanes the rest of the vector would compute nothing
         while lanes > 1 and lanes > batch:
             lanes //= 2
     if version != "auto":
@@ -129,21 +134,24 @@ def fit_intragroup(dev, choice: LoessChoice, forced: bool = False) -> LoessChoic
     return replace(choice, wg=wg)
 
 
-def make_plan(dev, p: dict, B: int, N: int, loess_version="auto", loess_params=None) -> Plan:
-    """The Plan of one call from ``dev``'s profile (section ``stl``), the STL parameters ``p``
-    and the data shape (``B`` series of length ``N``), with ``loess_params`` over the
-    profile; each smoother's version within the device's limits."""
-    values = read_choices(dev, loess_params)
+def make_plan(device, problem: Problem, **overrides) -> Plan:
+    """The Plan of one call from ``device``'s profile (section ``stl``) and the ``problem``
+    (STL parameters, ``batch`` series of ``length`` values), with the keyword ``overrides``
+    (``version``, the tunables of ``TUNABLE_KEYS``; None = not given) over the profile; each
+    smoother's version within the device's limits."""
+    dev, p, B, N = device, problem.settings, problem.batch, problem.length
+    loess_version = overrides.pop("version", None) or "auto"
+    values = read_choices(dev, overrides)
     P = p["period"]
     K = -(-N // P)
     nfit_s = P * (K // max(1, min(p["seasonal_jump"], max(K - 1, 1))) + 3)
     nfit_t = N // p["trend_jump"] + 1
     nfit_l = N // p["low_pass_jump"] + 1
-    forced = "wg" in (loess_params or {})
+    forced = overrides.get("wg") is not None
 
     def smoother(n_fits, q, jump):
         return fit_intragroup(dev, choose(values, n_fits, q, jump, B, loess_version), forced)
-    return Plan(params=p, interp_ipw=values["interp_per_item"],
+    return Plan(problem=problem, interp_per_item=values["interp_per_item"],
                 seasonal=smoother(nfit_s, p["seasonal"], p["seasonal_jump"]),
                 trend=smoother(nfit_t, p["trend"], p["trend_jump"]),
                 low_pass=smoother(nfit_l, p["low_pass"], p["low_pass_jump"]))

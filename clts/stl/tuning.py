@@ -42,8 +42,7 @@ def _check(result, w):
 
 def _run_with(version):
     def run(device, params, w):
-        return stl(w["y"], w["period"], version=version, loess_params=params,
-                   device=device, **w["kw"])
+        return stl(w["y"], w["period"], version=version, device=device, **params, **w["kw"])
     return run
 
 

@@ -12,7 +12,7 @@ from ..runtime import chunk_sizes, get_device, launch
 from ..runtime.arrays import float_array
 from ..runtime.faults import with_smaller_chunks
 from ..runtime.memory import scratch
-from .plan import make_plan
+from .plan import Problem, make_plan
 from .reference import MIN_VALID, OK, TOO_FEW, VARIANTS
 
 #: per-series fields of a TrendResult, in order
@@ -83,8 +83,7 @@ def _compact(y2):
 
 
 def trend_test(y, *, variant="original", period=None, alpha=0.05, lag=None, conf_level=0.95,
-               device=None, time_axis=None, wg=None, lanes=None, items=None,
-               median=None, chunk_bytes=None):
+               device=None, time_axis=None, **plan_overrides):
     """Batched Mann-Kendall trend test and Theil-Sen slope of every series, NaN-aware.
 
     The results of pymannkendall's ``original_test``, ``hamed_rao_modification_test``,
@@ -115,9 +114,9 @@ def trend_test(y, *, variant="original", period=None, alpha=0.05, lag=None, conf
         Device index, name substring or slug; the default device if None.
     time_axis : int, optional
         The time axis (default the last for numpy arrays).
-    wg, lanes, items, median, chunk_bytes : optional
-        Force the tunables (profile keys ``trend.pairs.wg``, ``trend.pairs.lanes``,
-        ``trend.pairs.items``,
+    **plan_overrides
+        Force the tunables ``wg``, ``lanes``, ``items``, ``median``, ``chunk_bytes`` (profile
+        keys ``trend.pairs.wg``, ``trend.pairs.lanes``, ``trend.pairs.items``,
         ``trend.sen.median``: "select" | "sort", ``trend.chunk_bytes``).
 
     Returns
@@ -188,8 +187,7 @@ def trend_test(y, *, variant="original", period=None, alpha=0.05, lag=None, conf
     y2 = yv.reshape(-1, N)
     dev = get_device(device)
     dev.require_dtype(y2.dtype)
-    plan = make_plan(dev, N, P, wg=wg, lanes=lanes, items=items, median=median,
-                     chunk_bytes=chunk_bytes)
+    plan = make_plan(dev, Problem(N, P), **plan_overrides)
     stats, sen, factor = _run(dev, plan, y2, variant, alpha, lag, conf_level)
     out = _statistics(y2, stats, sen, factor, P, alpha)
     diag = dict(variant=variant, period=P, alpha=alpha, conf_level=conf_level, lag=lag,
@@ -214,7 +212,7 @@ def _run(dev, plan, y2, variant, alpha, lag, conf_level):
     rt = dt.type
     q = dev.queue
     corrected = variant in ("hamed_rao", "yue_wang")
-    pairs = dev.program("trend/pairs.cl.mako", real=real, median=plan.median, W=plan.lanes,
+    pairs = dev.program("trend/pairs.cl.mako", real=real, median=plan.median, lanes=plan.lanes,
                         sample=plan.sample).kernel("mk_pairs")
     acf = (dev.program("trend/acf.cl.mako", real=real, ranks=variant == "hamed_rao")
            .kernel("mk_acf") if corrected else None)

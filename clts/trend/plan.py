@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..runtime.plans import LANE_WIDTHS, read_tunables
+from ..runtime.plans import LANE_WIDTHS, PlanBase, read_tunables
 
 MEDIANS = ("select", "sort")
 #: slopes sampled (strided) whose quantiles bracket the ranks Sen's median and bounds need
@@ -19,8 +19,19 @@ TUNABLE_KEYS = {"wg": "trend.pairs.wg", "lanes": "trend.pairs.lanes",
 
 
 @dataclass(frozen=True)
-class Plan:
+class Problem:
+    """The data shape of one call: series of ``length`` values, seasons of stride ``period``
+    (1: the non-seasonal tests)."""
+
+    length: int
+    period: int
+
+
+@dataclass(frozen=True)
+class Plan(PlanBase):
     """Every template parameter and launch choice of one trend-test call."""
+
+    PROBLEM_FIELDS = ("period", "pairs", "sample")
 
     wg: int               # work-group size of the per-series kernels (0: the driver picks)
     lanes: int            # realN width of the pair loop on complete rows
@@ -42,9 +53,11 @@ def n_pairs(N: int, P: int) -> int:
     return total
 
 
-def make_plan(dev, N: int, P: int, **overrides) -> Plan:
-    """The Plan of one call from ``dev``'s profile with the keyword ``overrides`` (None = not
-    given) over it; a bad value names the keyword or the profile file and key."""
+def make_plan(device, problem: Problem, **overrides) -> Plan:
+    """The Plan of one call from ``device``'s profile for ``problem`` with the keyword
+    ``overrides`` (None = not given) over it; a bad value names the keyword or the profile
+    file and key."""
+    dev, N, P = device, problem.length, problem.period
     t = read_tunables(dev, TUNABLE_KEYS, overrides)
     wg = t.int_in("wg", 0, int(dev.max_work_group))
     lanes = t.int_in("lanes", choices=LANE_WIDTHS)

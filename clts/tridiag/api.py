@@ -13,7 +13,7 @@ from ..runtime.memory import (host_empty, keep_on_simulator, release_scratch, sc
 from ..runtime.pipeline import (ChunkIO, aligned_multiple, device_marker, device_wait,
                                 run_pipelined)
 from ..vocabulary import renamed
-from .plan import Plan, make_plan
+from .plan import Plan, Problem, make_plan
 
 __all__ = ["solve_tridiagonal", "TridiagonalResult", "release_scratch"]
 
@@ -136,7 +136,7 @@ def _result_dtype(arrs):
 
 @renamed(method="version", prefetch="prefetch_items")
 def solve_tridiagonal(a, b, c, d, *, axis: int = -1, version: str = "auto", start=None,
-                      device=None, out=None, plan: Plan | None = None, **params):
+                      device=None, out=None, plan: Plan | None = None, **plan_overrides):
     """Solve a batch of tridiagonal systems ``a[i]*x[i-1] + b[i]*x[i] + c[i]*x[i+1] = d[i]``.
 
     Parameters
@@ -156,7 +156,7 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, version: str = "auto", star
     device : a device, index or name substring (default device when None).
     out : array like ``d`` (numpy or device, result dtype) receiving the solution.
     plan : a :class:`~clts.tridiag.plan.Plan` to run as is (the tuner's path).
-    **params : force tunable parameters of the chosen version: ``wg``, ``lanes``,
+    **plan_overrides : force tunable parameters of the chosen version: ``wg``, ``lanes``,
         ``private_max``, ``block``, ``prefetch_items``, ``tile``, ``tile_y``, ``chunk``; with
         ``version="auto"`` also the profile's thresholds (``tridiag.auto``): ``flat_min_n``,
         ``flat_max_batch``, ``pcr_max_batch``, ``unrolled_below_n``,
@@ -300,11 +300,11 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, version: str = "auto", star
                              "array")
 
     if plan is None:
-        plan = make_plan(dev, n=n, nsys=nsys, layout=layout, dtype=dtype,
-                         has_start=st is not None, method=method, overrides=params)
+        plan = make_plan(dev, Problem(n, nsys, layout, dtype, st is not None), version=method,
+                         **plan_overrides)
     elif not isinstance(plan, Plan):
         raise TypeError(f"plan must be a clts.tridiag.plan.Plan, got {type(plan).__name__}")
-    elif params or method != "auto":
+    elif plan_overrides or method != "auto":
         raise TypeError("give either plan= or version=/parameters, not both")
     elif (plan.n, plan.nsys, plan.layout, plan.has_start) != (n, nsys, layout, st is not None):
         raise ValueError(f"plan is for n={plan.n}, {plan.nsys} systems, {plan.layout} layout, "
@@ -465,7 +465,7 @@ def run_plan(dev, plan: Plan, a, b, c, d, x, start, counter):
             return keep + tmp
     elif plan.method == "pcr":
         prg = dev.program("tridiag/pcr.cl.mako", real=plan.real, LAYOUT=plan.layout,
-                          HAS_START=plan.has_start, WG=plan.params["wg"], ROWS=plan.pcr_rows)
+                          HAS_START=plan.has_start, wg=plan.params["wg"], ROWS=plan.pcr_rows)
         wg = plan.params["wg"]
         launch(dev, prg.kernel("pcr"), nsys * wg, wg, a.data, b.data, c.data, d.data, x.data,
                x.data, dummy_start.data, counter.data, np.int32(n), np.int32(nsys))
@@ -498,19 +498,19 @@ def _run_thomas(dev, plan, layout, a, b, c, d, x, start, counter):
     wg = max(1, min(wg, nwi)) if nwi < wg else wg
     gsize = round_up(nwi, wg)
     if plan.method == "thomas-unrolled":
-        prg = dev.program("tridiag/thomas_unrolled.cl.mako", real=plan.real, N=n, LANES=lanes,
-                          CHAINS=1, LAYOUT=layout, HAS_START=plan.has_start,
-                          BLOCKED=int(plan.params.get("block", 0)))
+        prg = dev.program("tridiag/thomas_unrolled.cl.mako", real=plan.real, N=n, lanes=lanes,
+                          chains=1, LAYOUT=layout, HAS_START=plan.has_start,
+                          block=int(plan.params.get("block", 0)))
         kern = prg.kernel("thomas_unrolled")
         work = x
     else:
         priv = plan.cp_private
-        prg = dev.program("tridiag/thomas.cl.mako", real=plan.real, LANES=lanes, CHAINS=chains,
+        prg = dev.program("tridiag/thomas.cl.mako", real=plan.real, lanes=lanes, chains=chains,
                           LAYOUT=layout, HAS_START=plan.has_start, CP_PRIVATE=priv,
-                          STREAM=int(plan.stream),
-                          FIXED_N=n if plan.params.get("fixed_n", 0) else 0,
-                          BLOCKED=int(plan.params.get("block", 0)),
-                          PREFETCH_ITEMS=int(plan.params.get("prefetch_items", 0)),
+                          stream=int(plan.stream),
+                          fixed_n=n if plan.params.get("fixed_n", 0) else 0,
+                          block=int(plan.params.get("block", 0)),
+                          prefetch_items=int(plan.params.get("prefetch_items", 0)),
                           CPU_PREFETCH=dev.type == "cpu" and not dev.info.simulator,
                           SCRATCH_CONTIGUOUS=int(dev.type == "cpu" and not priv))
         kern = prg.kernel("thomas")
@@ -523,11 +523,11 @@ def _run_thomas(dev, plan, layout, a, b, c, d, x, start, counter):
 def _transpose(dev, plan, src, dst, rows, cols):
     tile, ty = plan.params["tile"], plan.params["tile_y"]
     if tile == 0:
-        prg = dev.program("tridiag/transpose.cl.mako", real=plan.real, TILE=0, TY=1)
+        prg = dev.program("tridiag/transpose.cl.mako", real=plan.real, tile=0, tile_y=1)
         launch(dev, prg.kernel("transpose"), (rows, cols), None, src.data, dst.data,
                np.int32(rows), np.int32(cols))
         return
-    prg = dev.program("tridiag/transpose.cl.mako", real=plan.real, TILE=tile, TY=ty)
+    prg = dev.program("tridiag/transpose.cl.mako", real=plan.real, tile=tile, tile_y=ty)
     launch(dev, prg.kernel("transpose"), (round_up(cols, tile), -(-rows // tile) * ty),
            (tile, ty), src.data, dst.data, np.int32(rows), np.int32(cols))
 

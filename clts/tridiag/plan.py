@@ -45,7 +45,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..runtime.plans import read_tunables
+from ..runtime.plans import PlanBase, read_tunables
 
 VERSIONS = ("thomas", "thomas-coalesced", "thomas-unrolled", "pcr", "flat")
 LAYOUTS = ("natural", "interleaved")
@@ -79,18 +79,29 @@ AUTO_PARAMS = AUTO_KEYS + tuple(LIMIT_KEYS)
 PRIVATE_GROUP_BYTES = 1 << 20
 #: natural-layout prefetch of the next work-items' blocks only while one block (lanes * chains
 #: * n items per array) is at most this many bytes: long systems are contiguous runs the hardware
-#: prefetchers follow, and prefetching their 4 x 32 KB blocks cost 1,000 x 1,000 10-15% on both
-#: CPU drivers (50,000 x 115: -25 to -35%); a caller's prefetch_items= is used as given
+#: prefetchers follow, and prefetching them costs time (docs/performance.md, "Figures behind the
+#: code"); a caller's prefetch_items= is used as given
 PREFETCH_BLOCK_BYTES = 8192
 #: interleaved-layout prefetch (the rows of the work-item P ahead, fetched with this one's):
 #: P is capped so that the P work-items' rows of a, b, c, d in flight stay within this many
-#: bytes of L2 (at least 1 work-item ahead); 50,000 x 115 is best at P = 2-4 (~30-120 KB), while
-#: 1,000 x 1,000 (256 KB per work-item) lost a third at P = 4 against P = 1 on pocl
+#: bytes of L2 (at least 1 work-item ahead; docs/performance.md, "Figures behind the code")
 PREFETCH_ROWS_BYTES = 128 * 1024
 
 
 @dataclass(frozen=True)
-class Plan:
+class Problem:
+    """The data shape of one call: ``nsys`` systems of ``n`` rows in ``layout``, of
+    ``dtype``, with or without per-system start rows."""
+
+    n: int
+    nsys: int
+    layout: str
+    dtype: object
+    has_start: bool
+
+
+@dataclass(frozen=True)
+class Plan(PlanBase):
     method: str
     layout: str
     n: int
@@ -101,6 +112,10 @@ class Plan:
 
     def get(self, key):
         return self.params[key]
+
+    def describe(self) -> str:
+        items = " ".join(f"{k}={v}" for k, v in self.params.items())
+        return f"tridiag Plan: version={self.method} layout={self.layout} {items}"
 
     def validate(self, dev):
         """The one check of a Plan against ``dev`` (``make_plan``'s result and a Plan given
@@ -241,14 +256,19 @@ def _check_params(params, bad, dev, method):
             raise bad(k, f"must be >= {0 if k == 'private_max' else 1}, not {params[k]}")
 
 
-def make_plan(dev, *, n: int, nsys: int, layout: str, dtype, has_start: bool,
-              method: str = "auto", overrides: dict | None = None) -> Plan:
+def make_plan(device, problem: Problem, **overrides) -> Plan:
+    """The Plan of one call from ``device``'s profile (section ``tridiag``) and the
+    ``problem``, with the keyword ``overrides`` (``version``, the template parameters of
+    ``PARAMS``, the ``auto`` thresholds of ``AUTO_PARAMS``; None = not given) over it."""
     import numpy as np
+    dev, n, nsys, layout = device, problem.n, problem.nsys, problem.layout
+    dtype, has_start = problem.dtype, problem.has_start
+    method = overrides.pop("version", None) or "auto"
     real = "double" if np.dtype(dtype) == np.float64 else "float"
     itemsize = np.dtype(dtype).itemsize
     if layout not in LAYOUTS:
         raise ValueError(f"layout must be one of {LAYOUTS}, not {layout!r}")
-    overrides = {k: v for k, v in (overrides or {}).items() if v is not None}
+    overrides = {k: v for k, v in overrides.items() if v is not None}
     bad = [k for k in overrides if k not in ALL_PARAMS and k not in AUTO_PARAMS]
     if bad:
         from ..vocabulary import UnknownParameterError

@@ -54,7 +54,7 @@ def forced_calls(dev, x, dt):
 
     def stl(version, **params):
         return clts.stl(y, 12, seasonal_jump=2, trend_jump=3, robust=True, outer_iter=1,
-                        device=dev, version=version, loess_params=params or None)
+                        device=dev, version=version, **params)
 
     def tri(method, layout="natural", **params):
         if layout == "interleaved":

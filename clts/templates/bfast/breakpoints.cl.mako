@@ -1,57 +1,57 @@
 ## Bai-Perron breakpoints (strucchange::breakpoints), batched, with missing values dropped per pixel.
-## bp_rss: the RSS triangle. One work-item per (W pixels, start date tau): every later row is
+## bp_rss: the RSS triangle. One work-item per (lanes pixels, start date tau): every later row is
 ##   rotated into the start's K x K R factor held in registers by Gentleman's square-root-free
 ##   Givens rotations (one division per column, no square root); the weighted square of the
 ##   rotated row's last component is the squared recursive residual, the RSS increment. NaN rows rotate in
-##   as zeros (no effect), so the W lanes run in lockstep over the dates. Starts that no lane's
+##   as zeros (no effect), so the lanes lanes run in lockstep over the dates. Starts that no lane's
 ##   dynamic programme reads (valid count before tau in 1..h-1, or fewer than h values after) are
 ##   skipped.
 ## bp_dp: one work-item per pixel: the dynamic programme for 1..BREAKS breaks over its valid values,
 ##   the m-break RSS (segments summed in order, as R) and the breakpoints (date indices).
-## Triangle layout: pixel blocks of G (G a multiple of W) interleaved innermost:
-##   tri[((p / G) * T + tri_index(tau, t)) * G + p % G], T = N (N + 1) / 2.
-## Variables: real, W, G, K, N, BREAKS.
+## Triangle layout: pixel blocks of interleave (interleave a multiple of lanes) interleaved innermost:
+##   tri[((p / interleave) * T + tri_index(tau, t)) * interleave + p % interleave], T = N (N + 1) / 2.
+## Variables: real, lanes, interleave, K, N, BREAKS.
 <%include file="/common/real.cl.mako"/>
 <%
-    V = "real" if W == 1 else "real%d" % W
+    V = "real" if lanes == 1 else "real%d" % lanes
     T = N * (N + 1) // 2
     def L(l):
-        return "" if W == 1 else ".s%x" % l
+        return "" if lanes == 1 else ".s%x" % l
 %>
 typedef ${V} V;
-% if W == 1:
+% if lanes == 1:
 #define SEL(a, b, c) ((c) ? (b) : (a))
 #define VLOAD(p) (*(p))
 #define VSTORE(v, p) (*(p) = (v))
 % else:
 #define SEL(a, b, c) select(a, b, c)
-#define VLOAD(p) vload${W}(0, p)
-#define VSTORE(v, p) vstore${W}(v, 0, p)
+#define VLOAD(p) vload${lanes}(0, p)
+#define VSTORE(v, p) vstore${lanes}(v, 0, p)
 % endif
 #define TRI_OFF(tau) ((long)(tau) * ${N} - ((long)(tau) * ((tau) - 1)) / 2)
-#define TRI_AT(p, idx) ((((long)(p) / ${G}) * ${T} + (idx)) * ${G} + (p) % ${G})
+#define TRI_AT(p, idx) ((((long)(p) / ${interleave}) * ${T} + (idx)) * ${interleave} + (p) % ${interleave})
 
 __kernel void bp_rss(__global const real* restrict y, const int Mp,
                      __global const real* restrict X, __global const int* restrict hs,
                      __global real* restrict tri)
 {
-    const int p0 = get_global_id(0) * ${W};
+    const int p0 = get_global_id(0) * ${lanes};
     const int tau = get_global_id(1);
     if (p0 >= Mp || tau >= ${N}) return;
     // does any lane's dynamic programme read segments starting at tau?
-    int cb[${W}], nv[${W}];
-% for l in range(W):
+    int cb[${lanes}], nv[${lanes}];
+% for l in range(lanes):
     cb[${l}] = 0; nv[${l}] = 0;
 % endfor
     for (int t = 0; t < ${N}; ++t) {
         const V v = VLOAD(y + (long)t * Mp + p0);
-% for l in range(W):
+% for l in range(lanes):
         if (!isnan(v${L(l)})) { nv[${l}] += 1; cb[${l}] += (t < tau); }
 % endfor
     }
     const V v0 = VLOAD(y + (long)tau * Mp + p0);
     int need = 0;
-% for l in range(W):
+% for l in range(lanes):
     {
         const int h = hs[nv[${l}]];
         need |= !isnan(v0${L(l)}) && (cb[${l}] == 0 || cb[${l}] >= h) && nv[${l}] - cb[${l}] >= h;
@@ -68,19 +68,19 @@ __kernel void bp_rss(__global const real* restrict y, const int Mp,
     const long base = TRI_OFF(tau) - tau;
     for (int t = tau; t < ${N}; ++t) {
         const V yv = VLOAD(y + (long)t * Mp + p0);
-% if W == 1:
+% if lanes == 1:
         const int ok = !isnan(yv);
 % else:
         const V okv = SEL((V)0, (V)1, isnan(yv) == 0);
 % endif
 % for k in range(K):
-%   if W == 1:
+%   if lanes == 1:
         V x${k} = ok ? X[t * ${K} + ${k}] : (real)0;
 %   else:
         V x${k} = okv * X[t * ${K} + ${k}];
 %   endif
 % endfor
-% if W == 1:
+% if lanes == 1:
         V e = ok ? yv : (real)0;
 % else:
         V e = SEL((V)0, yv, isnan(yv) == 0);

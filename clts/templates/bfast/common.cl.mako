@@ -1,14 +1,14 @@
 ## Shared pieces of the BFAST-Monitor kernels: lane types, masked loads with on-device nodata
 ## conversion, and an in-place median (quickselect) for the magnitudes.
-## Variables: real, W (pixels per work-item, 1/4/8), in_type (C type of the cube), has_nodata.
+## Variables: real, lanes (pixels per work-item, 1/4/8), in_type (C type of the cube), has_nodata.
 <%include file="/common/real.cl.mako"/>
 <%
-    V = "real" if W == 1 else "real%d" % W
+    V = "real" if lanes == 1 else "real%d" % lanes
 %>
 typedef ${V} V;
 typedef ${in_type} in_t;
 #define LOGPLUS_E 2.718281828459045
-% if W == 1:
+% if lanes == 1:
 #define SEL(a, b, c) ((c) ? (b) : (a))
 % else:
 #define SEL(a, b, c) select(a, b, c)
@@ -16,10 +16,10 @@ typedef ${in_type} in_t;
 
 inline V load_y(__global const in_t* y, const long off, const real nodata)
 {
-% if W == 1:
+% if lanes == 1:
     V v = (real)y[off];
 % else:
-    V v = convert_${real}${W}(vload${W}(0, y + off));
+    V v = convert_${real}${lanes}(vload${lanes}(0, y + off));
 % endif
 % if has_nodata:
     v = SEL(v, (V)REAL_NAN, v == (V)nodata);

@@ -1,13 +1,13 @@
-## BFAST-Monitor, fused version: one work-item per W pixels (W = 1, 4, 8 lanes of realW), everything
+## BFAST-Monitor, fused version: one work-item per lanes pixels (lanes = 1, 4, 8 lanes of realW), everything
 ## in registers: masked Gram matrix and X'y over the history, Cholesky solve, then the sweep.
-## Variables: real, W, in_type, has_nodata, K, N, n, history ("all"/"ROC"), convention ("r"/"bfast-py"),
+## Variables: real, lanes, in_type, has_nodata, K, N, n, history ("all"/"ROC"), convention ("r"/"bfast-py"),
 ## dof_sub, detailed, magnitudes, tol (relative pivot threshold for "singular").
 <%namespace file="/bfast/common.cl.mako" import="*"/>
 <%include file="/bfast/common.cl.mako"/>
 <%
     def L(l):
-        return "" if W == 1 else ".s%x" % l
-    MT = "int" if W == 1 else ("long%d" % W if real == "double" else "int%d" % W)
+        return "" if lanes == 1 else ".s%x" % l
+    MT = "int" if lanes == 1 else ("long%d" % lanes if real == "double" else "int%d" % lanes)
 %>
 __kernel void bfast_fused(__global const in_t* restrict y, const int Mp, const int Mreal,
                           __global const real* restrict X, const real nodata, const real crit,
@@ -26,12 +26,12 @@ __kernel void bfast_fused(__global const in_t* restrict y, const int Mp, const i
 % endif
                           )
 {
-    const int p0 = get_global_id(0) * ${W};
+    const int p0 = get_global_id(0) * ${lanes};
     if (p0 >= Mp) return;
 % if history == "ROC":
-    int hs[${W}];
+    int hs[${lanes}];
     V hsv = (V)0;
-%   for l in range(W):
+%   for l in range(lanes):
     hs[${l}] = (p0 + ${l} < Mreal) ? hist_start[p0 + ${l}] : 0;
     hsv${L(l)} = (real)hs[${l}];
 %   endfor
@@ -73,13 +73,13 @@ ${masked_gram()}
 % endfor
 % if detailed:
 %   for a in range(K):
-%     for l in range(W):
+%     for l in range(lanes):
     if (p0 + ${l} < Mreal) coef_out[(long)${a} * Mreal + p0 + ${l}] = bt${a}${L(l)};
 %     endfor
 %   endfor
 % endif
-    int nb[${W}], bad[${W}];
-% for l in range(W):
+    int nb[${lanes}], bad[${lanes}];
+% for l in range(lanes):
     nb[${l}] = (int)cnt${L(l)};
     bad[${l}] = sing${L(l)} != 0;
 % endfor

@@ -1,4 +1,4 @@
-## BFAST-Monitor, multi-kernel version (Gieseke et al.'s "Ours"): masked Gram kernel (W pixels per
+## BFAST-Monitor, multi-kernel version (Gieseke et al.'s "Ours"): masked Gram kernel (lanes pixels per
 ## work-item, the K x K tile in registers), batched Gauss-Jordan inversion in local memory (one
 ## work-group of 2K x K work-items per pixel, Gieseke et al.'s Fig. 5) that also forms beta, then the sweep.
 ## Variables: as fused.cl.mako.
@@ -6,7 +6,7 @@
 <%include file="/bfast/common.cl.mako"/>
 <%
     def L(l):
-        return "" if W == 1 else ".s%x" % l
+        return "" if lanes == 1 else ".s%x" % l
     NG = K * (K + 1) // 2 + K + 2
     def gidx(a, b):
         a, b = min(a, b), max(a, b)
@@ -22,16 +22,16 @@ __kernel void bfast_gram(__global const in_t* restrict y, const int Mp, const in
 % endif
                          )
 {
-    const int p0 = get_global_id(0) * ${W};
+    const int p0 = get_global_id(0) * ${lanes};
     if (p0 >= Mp) return;
 % if history == "ROC":
     V hsv = (V)0;
-%   for l in range(W):
+%   for l in range(lanes):
     hsv${L(l)} = (real)((p0 + ${l} < Mreal) ? hist_start[p0 + ${l}] : 0);
 %   endfor
 % endif
 ${masked_gram()}
-% for l in range(W):
+% for l in range(lanes):
     if (p0 + ${l} < Mreal) {
 %   for a in range(K):
 %     for b in range(a, K):
@@ -104,17 +104,17 @@ __kernel void bfast_sweep(__global const in_t* restrict y, const int Mp, const i
 % endif
                           )
 {
-    const int p0 = get_global_id(0) * ${W};
+    const int p0 = get_global_id(0) * ${lanes};
     if (p0 >= Mp) return;
 % for a in range(K):
     V bt${a};
 % endfor
     V ymax;
-    int nb[${W}], bad[${W}];
+    int nb[${lanes}], bad[${lanes}];
 % if history == "ROC":
-    int hs[${W}];
+    int hs[${lanes}];
 % endif
-% for l in range(W):
+% for l in range(lanes):
     {
         const int ok = p0 + ${l} < Mreal;
 %   for a in range(K):
@@ -133,7 +133,7 @@ __kernel void bfast_sweep(__global const in_t* restrict y, const int Mp, const i
 % endfor
 % if history == "ROC":
     V hsv = (V)0;
-%   for l in range(W):
+%   for l in range(lanes):
     hsv${L(l)} = (real)hs[${l}];
 %   endfor
 % endif

@@ -1,4 +1,4 @@
-## history="ROC": R's history_roc (reverse-ordered Rec-CUSUM test), W pixels per work-item (realN lanes).
+## history="ROC": R's history_roc (reverse-ordered Rec-CUSUM test), lanes pixels per work-item (realN lanes).
 ## Recursive residuals of the reversed valid history by Givens updates of a QR factor (stable where
 ## the first K values are nearly collinear, as R's exact refits are); a missing value is a rotation
 ## by the identity. sigma = sd(w); process cumsum(w)/(sigma sqrt(n-K)); cut when
@@ -6,11 +6,11 @@
 ## Writes the index of the first history date used.
 ## Recursive residuals in `scratch`: N per pixel (TM = 0), or time-major (TM = 1: residual i of
 ## pixel p at i * Mp + p, coalesced on GPUs).
-## Variables: real, in_type, has_nodata, W, K, N, n, tol, TM.
+## Variables: real, in_type, has_nodata, lanes, K, N, n, tol, TM.
 <%include file="/bfast/common.cl.mako"/>
 <%
     def L(l):
-        return "" if W == 1 else ".s%x" % l
+        return "" if lanes == 1 else ".s%x" % l
 %>
 // after the Givens pass: sigma, the Rec-CUSUM test and the start date of one pixel
 inline int roc_start(__global const in_t* y, const int Mp, const int p, __global const real* w,
@@ -56,7 +56,7 @@ __kernel void bfast_roc(__global const in_t* restrict y, const int Mp,
                         const real b_level, const real b_05,
                         __global real* restrict scratch, __global int* restrict hist_start)
 {
-    const int p0 = get_global_id(0) * ${W};
+    const int p0 = get_global_id(0) * ${lanes};
     if (p0 >= Mp) return;
     // square-root information filter: R upper triangular, z = Q'y; appending a row by Givens
     // rotations leaves the recursive residual in the row's y position
@@ -67,8 +67,8 @@ __kernel void bfast_roc(__global const in_t* restrict y, const int Mp,
     V z${a} = (V)0;
 % endfor
     V ymaxv = (V)0;
-    int c[${W}], okl[${W}];
-% for l in range(W):
+    int c[${lanes}], okl[${lanes}];
+% for l in range(lanes):
     c[${l}] = 0; okl[${l}] = 1;
 % endfor
     for (int t = ${n} - 1; t >= 0; --t) {
@@ -93,7 +93,7 @@ __kernel void bfast_roc(__global const in_t* restrict y, const int Mp,
             (void)nz;
         }
 % endfor
-% for l in range(W):
+% for l in range(lanes):
         if (ok${L(l)} != (real)0 && p0 + ${l} < Mp) {
 %   if TM:
             if (c[${l}] >= ${K}) scratch[(long)(c[${l}] - ${K}) * Mp + p0 + ${l}] = yy${L(l)};
@@ -111,7 +111,7 @@ __kernel void bfast_roc(__global const in_t* restrict y, const int Mp,
         }
 % endfor
     }
-% for l in range(W):
+% for l in range(lanes):
     if (p0 + ${l} < Mp)
         hist_start[p0 + ${l}] = roc_start(y, Mp, p0 + ${l}, scratch + (long)(p0 + ${l})${"" if TM else f" * {N}"},
                                           c[${l}], okl[${l}], nodata, b_level, b_05,

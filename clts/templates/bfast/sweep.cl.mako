@@ -1,16 +1,16 @@
 ## The monitoring sweep, included inside a kernel body (fused and multi versions share it).
-## In scope: p0 (first pixel of this work-item), V bt0..bt{K-1} (coefficients), int nb[W] (valid
-## history values), int bad[W] (singular fit), and with ROC int hs[W] + V hsv (history start date).
+## In scope: p0 (first pixel of this work-item), V bt0..bt{K-1} (coefficients), int nb[lanes] (valid
+## history values), int bad[lanes] (singular fit), and with ROC int hs[lanes] + V hsv (history start date).
 ## Residuals of the valid values from the history start are kept compact per pixel in `scratch`
 ## (pixel-major, N per pixel; TM: time-major, value c of pixel p at c * Mp + p, coalesced on GPUs):
 ## the MOSUM window subtracts the value h back, the median reads them.
 <%
     def L(l):
-        return "" if W == 1 else ".s%x" % l
+        return "" if lanes == 1 else ".s%x" % l
 %>
     // per-lane (scalar) state: compact count, window, scratch row; the rest is vector code
-    int c[${W}], h[${W}];
-    long so[${W}];
+    int c[${lanes}], h[${lanes}];
+    long so[${lanes}];
     V nbf = (V)0, S = (V)0, ssr = (V)0, summo = (V)0, totv = (V)0, cf = (V)0, brkv = (V)(-1);
     V brkz = (V)(-1), hv = (V)0;   // zero-variance break (see below), window length
     // residuals are divided by the largest |y| of the valid history values (ymax): the MOSUM,
@@ -27,7 +27,7 @@
 % endfor
         nonfin = SEL(nonfin, (V)1, isinf(bsum) | isnan(bsum));
     }
-% for l in range(W):
+% for l in range(lanes):
     c[${l}] = 0;
     h[${l}] = max((int)floor((real)nb[${l}] * hfrac), 1);
     so[${l}] = (long)(p0 + ${l})${"" if TM else f" * {N}"};
@@ -51,12 +51,12 @@
         const V okv = isv;
 % endif
 % if detailed:
-%   for l in range(W):
+%   for l in range(lanes):
         if (p0 + ${l} < Mreal) pred_out[(long)t * Mreal + p0 + ${l}] = pred${L(l)};
 %   endfor
 % endif
         V dS = (V)0;
-% for l in range(W):
+% for l in range(lanes):
         {
             const real rr = r${L(l)};
             const int v = okv${L(l)} != (real)0;
@@ -92,7 +92,7 @@
 %   if detailed:
         const V mo = SEL((V)REAL_NAN, S / scl, okv > (V)0);
         const V bov = SEL((V)REAL_NAN, bo, okv > (V)0);
-%     for l in range(W):
+%     for l in range(lanes):
         if (p0 + ${l} < Mreal) {
             mosum_out[(long)(t - ${n}) * Mreal + p0 + ${l}] = mo${L(l)};
             bounds_out[(long)(t - ${n}) * Mreal + p0 + ${l}] = bov${L(l)};
@@ -115,7 +115,7 @@ ${step(False)}
     const V zlim = (V)${zv_tol} * hv;
     cf = nbf;       // observation count from the history start (R's boundary argument j / n)
 % if detailed:
-%   for l in range(W):
+%   for l in range(lanes):
     if (p0 + ${l} < Mreal) sigma_out[p0 + ${l}] = sigma${L(l)} * yscale${L(l)};
 %   endfor
 % endif
@@ -123,7 +123,7 @@ ${step(False)}
     for (int t = ${n}; t < ${N}; ++t) {
 ${step(True)}
     }
-% for l in range(W):
+% for l in range(lanes):
     if (p0 + ${l} < Mreal) {
         const int p = p0 + ${l};
         const int nm = c[${l}] - nb[${l}];

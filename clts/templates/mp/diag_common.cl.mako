@@ -11,9 +11,9 @@
 ## a realN vector (pocl vectorises only explicit vector types), so the column values at
 ## j .. j+lanes-1 are one unaligned vload. The score is the Pearson correlation
 ## cov * r_i * r_j (NORMALIZE) or -d^2/2 = cov + h_i + h_j (plain Euclidean), maximised.
-## UNROLL: unroll factor of the row loops (a #pragma unroll hint; 1 leaves it to the compiler).
+## unroll: unroll factor of the row loops (a #pragma unroll hint; 1 leaves it to the compiler).
 <%!
-def names(real, lanes, groups, UNROLL):
+def names(real, lanes, groups, unroll):
     """(VT, ITS, IT, D, LOAD, SEL, ROW_UNROLL, IOTA) of a band of ``groups`` x ``lanes`` diagonals."""
     VT = real if lanes == 1 else f"{real}{lanes}"
     ITS = "long" if real == "double" else "int"
@@ -25,14 +25,14 @@ def names(real, lanes, groups, UNROLL):
 
     def SEL(a, b, c):
         return f"(({c}) ? ({b}) : ({a}))" if lanes == 1 else f"select({a}, {b}, {c})"
-    # unroll hint for the row loops (UNROLL rows per iteration; 1: the compiler's choice)
-    ROW_UNROLL = f"#pragma unroll {UNROLL}" if UNROLL > 1 else ""
+    # unroll hint for the row loops (unroll rows per iteration; 1: the compiler's choice)
+    ROW_UNROLL = f"#pragma unroll {unroll}" if unroll > 1 else ""
     IOTA = "0" if lanes == 1 else "(" + IT + ")(" + ", ".join(str(x) for x in range(lanes)) + ")"
     return VT, ITS, IT, D, LOAD, SEL, ROW_UNROLL, IOTA
 %>
 
 <%def name="prelude()">
-% if UNROLL > 1:
+% if unroll > 1:
 ## the unroll hint is a hint: where clang cannot honour it (a row loop of unknown trip count on
 ## some targets) it would say so in a warning on every build
 #ifdef __clang__

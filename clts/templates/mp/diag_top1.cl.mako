@@ -4,7 +4,7 @@
 ## (float64) in registers that shift one lane per row, else in private arrays for a tile of
 ## `tile` rows (the C macro L) merged at the tile end; LOCAL = 1 (store="local"): for a tile of `tile` rows in this
 ## work-item's slice of a __local array (nothing shared, no barrier), merged at the tile end;
-## ILV = 1: the slices interleaved by work-item (slot u of work-item l at u * WG + l), so that
+## interleave = 1: the slices interleaved by work-item (slot u of work-item l at u * wg + l), so that
 ## adjacent work-items touch adjacent words (no local-memory bank conflicts; a contiguous slice
 ## of tile + D doubles put 8 or more lanes of a warp on the same bank).
 ## Merge: ATOMIC -> 64-bit atomic minimum (compare-and-swap loop, cl_khr_int64_base_atomics) on
@@ -13,10 +13,10 @@
 <%namespace name="shared" file="/mp/diag_common.cl.mako"/>
 <%include file="/common/real.cl.mako"/>
 <%
-    VT, ITS, IT, D, LOAD, SEL, ROW_UNROLL, IOTA = shared.attr.names(real, lanes, groups, UNROLL)
+    VT, ITS, IT, D, LOAD, SEL, ROW_UNROLL, IOTA = shared.attr.names(real, lanes, groups, unroll)
     SPACE = "__local" if LOCAL else "__private"
-    # slot stride and per-work-item offset of the local tile arrays (ILV: interleaved)
-    CST = WG if (LOCAL and COLS and ILV) else 1
+    # slot stride and per-work-item offset of the local tile arrays (interleave: interleaved)
+    CST = wg if (LOCAL and COLS and interleave) else 1
     COFF = 1 if CST > 1 else tile + D
     def SL(x):
         return x if CST == 1 else f"({x}) * {CST}"
@@ -103,11 +103,11 @@ __kernel void diag(
 % if COLS and LOCAL:
     // store="local": this work-item's slice of the tile's column bests (nothing shared)
 %   if PACK:
-    __local ${VT} lcl[${WG * (tile + D)}];
+    __local ${VT} lcl[${wg * (tile + D)}];
     __local ${VT} *cl = lcl + get_local_id(0) * ${COFF};
 %   else:
-    __local ${VT} lcacc[${WG * (tile + D)}];
-    __local ${IT} lcidx[${WG * (tile + D)}];
+    __local ${VT} lcacc[${wg * (tile + D)}];
+    __local ${IT} lcidx[${wg * (tile + D)}];
     __local ${VT} *cacc = lcacc + get_local_id(0) * ${COFF};
     __local ${IT} *cidx = lcidx + get_local_id(0) * ${COFF};
 %   endif

@@ -15,14 +15,14 @@
 ## of its row / column so far (gRV / gCV, written by the previous launches' reductions, read
 ## only here): after the first launches nearly every candidate is rejected by one vector
 ## compare. (At least: an equal score with a smaller index may still be better.)
-## ILV = 1 (GPUs): the local tile lists and the partial lists rowPV / colPV interleaved by
-## work-item (element e of work-item w at e * WG + lid locally, e * nws + w globally, nws the
+## interleave = 1 (GPUs): the local tile lists and the partial lists rowPV / colPV interleaved by
+## work-item (element e of work-item w at e * wg + lid locally, e * nws + w globally, nws the
 ## work-items the partial buffers hold), so that adjacent work-items touch adjacent words:
-## coalesced global stores and no local bank conflicts. ILV = 0: a slice per work-item.
+## coalesced global stores and no local bank conflicts. interleave = 0: a slice per work-item.
 <%namespace name="shared" file="/mp/diag_common.cl.mako"/>
 <%include file="/common/real.cl.mako"/>
 <%
-    VT, ITS, IT, D, LOAD, SEL, ROW_UNROLL, IOTA = shared.attr.names(real, lanes, groups, UNROLL)
+    VT, ITS, IT, D, LOAD, SEL, ROW_UNROLL, IOTA = shared.attr.names(real, lanes, groups, unroll)
 %>
 ${shared.prelude()}
 <%
@@ -35,11 +35,11 @@ ${shared.prelude()}
     MT = ("long" if real == "double" else "int") + ("" if lanes == 1 else str(lanes))
     MT = "int" if lanes == 1 else MT
     # local lists: element stride and per-work-item offset; global partial lists: stride nws
-    CST = WG if (LOCAL and COLS and ILV) else 1
+    CST = wg if (LOCAL and COLS and interleave) else 1
     def SL(x):
         return x if CST == 1 else f"({x}) * {CST}"
     def GX(x):
-        return x if not ILV else f"({x}) * nws"
+        return x if not interleave else f"({x}) * nws"
     def IX(q, sp):
         if sp == "__local":
             return SL(q)
@@ -52,7 +52,7 @@ ${shared.prelude()}
 %>
 % for sp in SPACES:
 // insert (s, i) into the sorted K-list v / ix (best first; ties: smaller index first)
-inline void ins${sp}(${sp} real *v, ${sp} int *ix, real s, int i${", const int nws" if ILV and sp == "__global" else ""})
+inline void ins${sp}(${sp} real *v, ${sp} int *ix, real s, int i${", const int nws" if interleave and sp == "__global" else ""})
 {
 %   for q in range(K):
 <% e = IX(q, sp) %>\
@@ -95,9 +95,9 @@ __kernel void diag_topk(
     )
 {
 % if COLS and LOCAL:
-    __local real lcv[${WG * SLOT * K}];
-    __local int lci[${WG * SLOT * K}];
-    __local real lth[${WG * SLOT}];
+    __local real lcv[${wg * SLOT * K}];
+    __local int lci[${wg * SLOT * K}];
+    __local real lth[${wg * SLOT}];
     __local real *cv = lcv + get_local_id(0) * ${1 if CST > 1 else SLOT * K};
     __local int *ci = lci + get_local_id(0) * ${1 if CST > 1 else SLOT * K};
     __local real *cth = lth + get_local_id(0) * ${1 if CST > 1 else SLOT};
@@ -112,12 +112,12 @@ __kernel void diag_topk(
     const int k0 = dd.x, ilo = dd.y, ihi = dd.z;
     __global const real *TBp = TB + PAD, *muBp = muB + PAD, *dfBp = dfB + PAD,
                         *dgBp = dgB + PAD, *rBp = rB + PAD;
-    __global real *rpv = rowPV + (size_t)w${"" if ILV else f" * {segment * K}"};
-    __global int *rpi = rowPI + (size_t)w${"" if ILV else f" * {segment * K}"};
+    __global real *rpv = rowPV + (size_t)w${"" if interleave else f" * {segment * K}"};
+    __global int *rpi = rowPI + (size_t)w${"" if interleave else f" * {segment * K}"};
 % if COLS:
     // partial column lists of columns s0 + k0 + q, q in [ilo - s0, ihi - s0 + D - 1)
-    __global real *cpv = colPV + (size_t)w${"" if ILV else f" * {(segment + D) * K}"};
-    __global int *cpi = colPI + (size_t)w${"" if ILV else f" * {(segment + D) * K}"};
+    __global real *cpv = colPV + (size_t)w${"" if interleave else f" * {(segment + D) * K}"};
+    __global int *cpi = colPI + (size_t)w${"" if interleave else f" * {(segment + D) * K}"};
     for (int q = (ilo - s0) * ${K}; q < (ihi - s0 + D - 1) * ${K}; ++q) {
         cpv[${GX("q")}] = -INFINITY; cpi[${GX("q")}] = -1;
     }
@@ -195,8 +195,8 @@ ${ins_reg("x", "jb + d")}
                 }
             }
             {
-                __global real *pv = rpv + ${GX(f"(size_t)(i - s0) * {K}") if ILV else f"(i - s0) * {K}"};
-                __global int *pi = rpi + ${GX(f"(size_t)(i - s0) * {K}") if ILV else f"(i - s0) * {K}"};
+                __global real *pv = rpv + ${GX(f"(size_t)(i - s0) * {K}") if interleave else f"(i - s0) * {K}"};
+                __global int *pi = rpi + ${GX(f"(size_t)(i - s0) * {K}") if interleave else f"(i - s0) * {K}"};
                 pi[0] = ri0;
                 if (ri0 >= 0) {         // else the reduction stops at the first entry
                     anyr = 1;
@@ -211,13 +211,13 @@ ${ins_reg("x", "jb + d")}
         // tile end: merge the tile's column lists into the partial ones (sorted: stop at the
         // first entry that does not enter)
         for (int u = 0; u < tl + D - 1; ++u) {
-            __global real *gv = cpv + ${GX(f"(size_t)(it - s0 + u) * {K}") if ILV else f"(it - s0 + u) * {K}"};
-            __global int *gi = cpi + ${GX(f"(size_t)(it - s0 + u) * {K}") if ILV else f"(it - s0 + u) * {K}"};
+            __global real *gv = cpv + ${GX(f"(size_t)(it - s0 + u) * {K}") if interleave else f"(it - s0 + u) * {K}"};
+            __global int *gi = cpi + ${GX(f"(size_t)(it - s0 + u) * {K}") if interleave else f"(it - s0 + u) * {K}"};
             for (int e = 0; e < ${K}; ++e) {
                 const int ii = ci[${SL(f"u * {K} + e")}];
                 const real x = cv[${SL(f"u * {K} + e")}];
                 if (ii < 0 || !better(x, ii, gv[${GX(K - 1)}], gi[${GX(K - 1)}])) break;
-                ins__global(gv, gi, x, ii${", nws" if ILV else ""});
+                ins__global(gv, gi, x, ii${", nws" if interleave else ""});
                 anyc = 1;
             }
         }
@@ -244,7 +244,7 @@ __kernel void reduce_rows_k(__global const int4 *desc, const int doff, const int
         if (!wflag[2 * w]) continue;
         const int4 dd = desc[doff + w];
         if (i < dd.y || i >= dd.z) continue;
-% if ILV:
+% if interleave:
         __global const real *pv = rowPV + (size_t)r * ${K} * nws + w;
         __global const int *pi = rowPI + (size_t)r * ${K} * nws + w;
 % else:
@@ -292,7 +292,7 @@ __kernel void reduce_cols_k(__global const int4 *desc, const int doff, const int
         const int4 dd = desc[doff + w];
         const int q = rel - w * D;
         if (q < dd.y - s0 || q >= dd.z - s0 + D - 1) continue;
-% if ILV:
+% if interleave:
         __global const real *pv = colPV + (size_t)q * ${K} * nws + w;
         __global const int *pi = colPI + (size_t)q * ${K} * nws + w;
 % else:

@@ -8,11 +8,11 @@
 ## Conventions: NaN/inf window -> inf; both constant -> 0; one constant -> sqrt(m).
 <%include file="/common/real.cl.mako"/>
 <%
-    VV = real if VW == 1 else f"{real}{VW}"
+    VV = real if lanes == 1 else f"{real}{lanes}"
     def VL(p):
-        return f"(*({p}))" if VW == 1 else f"vload{VW}(0, {p})"
+        return f"(*({p}))" if lanes == 1 else f"vload{lanes}(0, {p})"
     def LANE(x, l):
-        return x if VW == 1 else f"{x}.s{l:x}"
+        return x if lanes == 1 else f"{x}.s{l:x}"
 %>
 
 inline real wdist(__global const real *x, real mx, real sx, int fx,
@@ -27,11 +27,11 @@ inline real wdist(__global const real *x, real mx, real sx, int fx,
     const real ix = sqrt((real)m / sx), iy = sqrt((real)m / sy);
     ${VV} acc8 = 0;
     int t = 0;
-    for (; t + ${VW} <= m; t += ${VW}) {
+    for (; t + ${lanes} <= m; t += ${lanes}) {
         const ${VV} d = (${VL('x + t')} - mx) * ix - (${VL('y + t')} - my) * iy;
         acc8 = fma(d, d, acc8);
     }
-    real acc = ${' + '.join(LANE('acc8', l) for l in range(VW))};
+    real acc = ${' + '.join(LANE('acc8', l) for l in range(lanes))};
     for (; t < m; ++t) {
         const real d = (x[t] - mx) * ix - (y[t] - my) * iy;
         acc = fma(d, d, acc);
@@ -40,11 +40,11 @@ inline real wdist(__global const real *x, real mx, real sx, int fx,
 % else:
     ${VV} acc8 = 0;
     int t = 0;
-    for (; t + ${VW} <= m; t += ${VW}) {
+    for (; t + ${lanes} <= m; t += ${lanes}) {
         const ${VV} d = ${VL('x + t')} - ${VL('y + t')};
         acc8 = fma(d, d, acc8);
     }
-    real acc = ${' + '.join(LANE('acc8', l) for l in range(VW))};
+    real acc = ${' + '.join(LANE('acc8', l) for l in range(lanes))};
     for (; t < m; ++t) {
         const real d = x[t] - y[t];
         acc = fma(d, d, acc);

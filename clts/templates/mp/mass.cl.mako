@@ -13,9 +13,9 @@
 ## NORMALIZE == 0: (sum |x - q|^p)^(1/p); P is 1, 2, 0 (p = inf: the largest |x - q|) or -1
 ##   (any other p >= 1, the value ``pp``); a window with NaN / inf -> inf.
 ##
-## A work-item owns NB = VW * U consecutive windows of one (query, series) pair: lane w of
-## vector u is window i0 + u * VW + w, so one unaligned vload of VW values feeds VW windows
-## (pocl vectorises only explicit vector types) and the U vectors are independent chains.
+## A work-item owns NB = lanes * chains consecutive windows of one (query, series) pair: lane w of
+## vector u is window i0 + u * lanes + w, so one unaligned vload of lanes values feeds lanes windows
+## (pocl vectorises only explicit vector types) and the chains vectors are independent chains.
 ## The last work-item of a row, whose windows run past the row's end, takes them one by one
 ## (the series need no padding: numpy's memory is used in place where the device can).
 ## Grid: (work-items over the windows of a row, pairs of the chunk).
@@ -41,7 +41,7 @@
         # b where c, else a (c: a comparison of vt(W) values)
         return f"(({c}) ? ({b}) : ({a}))" if W == 1 else f"select({a}, {b}, {c})"
 %>
-<% NB = VW * U %>
+<% NB = lanes * chains %>
 <%def name="zstats(W, UU, base)">
 <%
     V = vt(W)
@@ -185,12 +185,12 @@ __kernel void mass(__global const real *T, const long t_stride, const int l, con
     (void)qconst;
     __global const real *row = T + (long)pair * t_stride;
     if (i0 + ${NB} <= l) {
-${win(VW, U, "row + i0")}
-% for u in range(U):
-%   if VW == 1:
+${win(lanes, chains, "row + i0")}
+% for u in range(chains):
+%   if lanes == 1:
         o[i0 + ${u}] = r${u};
 %   else:
-        vstore${VW}(r${u}, 0, o + i0 + ${u * VW});
+        vstore${lanes}(r${u}, 0, o + i0 + ${u * lanes});
 %   endif
 % endfor
     } else {

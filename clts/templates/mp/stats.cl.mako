@@ -4,19 +4,19 @@
 ## FLAG_NONFINITE); flags constant windows FLAG_CONSTANT (values in clts/mp/flags.py).
 ## NORMALIZE == 0: ``ss`` = plain sum of squares.
 ##
-## A work-item owns NB = VW * U consecutive windows: lane l of vector u is window
-## i0 + u*VW + l, so one (unaligned) vload of VW values at offset t feeds VW windows at once
-## (pocl vectorises only explicit vector types) and the U vectors are independent dependency
+## A work-item owns NB = lanes * chains consecutive windows: lane l of vector u is window
+## i0 + u*lanes + l, so one (unaligned) vload of lanes values at offset t feeds lanes windows at once
+## (pocl vectorises only explicit vector types) and the chains vectors are independent dependency
 ## chains (a Kahan step is 4 dependent additions: one chain alone is latency bound). The series
 ## must be padded with NB values after its end (lanes past the last window read them).
 <%include file="/common/real.cl.mako"/>
 <%
-    VV = real if VW == 1 else f"{real}{VW}"
+    VV = real if lanes == 1 else f"{real}{lanes}"
     ITS = "long" if real == "double" else "int"
-    IV = "int" if VW == 1 else f"{ITS}{VW}"
-    NB = VW * U
+    IV = "int" if lanes == 1 else f"{ITS}{lanes}"
+    NB = lanes * chains
     def VL(p):
-        return f"(*({p}))" if VW == 1 else f"vload{VW}(0, {p})"
+        return f"(*({p}))" if lanes == 1 else f"vload{lanes}(0, {p})"
 %>
 
 __kernel void window_stats(__global const real *T, const int n_windows, const int m,
@@ -25,16 +25,16 @@ __kernel void window_stats(__global const real *T, const int n_windows, const in
     const int i0 = (int)get_global_id(0) * ${NB};
     if (i0 >= n_windows) return;
     __global const real *x = T + i0;
-% for u in range(U):
-    const ${VV} x0${u} = ${VL(f"x + {u * VW}")};
+% for u in range(chains):
+    const ${VV} x0${u} = ${VL(f"x + {u * lanes}")};
     ${VV} s${u} = 0, c${u} = 0;
     ${IV} cst${u} = (${IV})(-1);
 % endfor
     for (int t = 0; t < m; ++t) {
-% for u in range(U):
+% for u in range(chains):
         {
-            const ${VV} v = ${VL(f"x + t + {u * VW}")};
-            cst${u} &= ${"-(v == x0%d)" % u if VW == 1 else "(v == x0%d)" % u};
+            const ${VV} v = ${VL(f"x + t + {u * lanes}")};
+            cst${u} &= ${"-(v == x0%d)" % u if lanes == 1 else "(v == x0%d)" % u};
             const ${VV} y = v - c${u};
             const ${VV} z = s${u} + y;
             c${u} = (z - s${u}) - y;
@@ -42,7 +42,7 @@ __kernel void window_stats(__global const real *T, const int n_windows, const in
         }
 % endfor
     }
-% for u in range(U):
+% for u in range(chains):
 %   if NORMALIZE:
     const ${VV} mean${u} = (s${u} - c${u}) / (real)m;
 %   else:
@@ -51,9 +51,9 @@ __kernel void window_stats(__global const real *T, const int n_windows, const in
     ${VV} q${u} = 0, d${u} = 0;
 % endfor
     for (int t = 0; t < m; ++t) {
-% for u in range(U):
+% for u in range(chains):
         {
-            const ${VV} dv = ${VL(f"x + t + {u * VW}")} - mean${u};
+            const ${VV} dv = ${VL(f"x + t + {u * lanes}")} - mean${u};
             const ${VV} y = dv * dv - d${u};
             const ${VV} z = q${u} + y;
             d${u} = (z - q${u}) - y;
@@ -64,15 +64,15 @@ __kernel void window_stats(__global const real *T, const int n_windows, const in
     // NB results through private arrays (the last work-item stores only its valid lanes)
     real rm[${NB}], rs[${NB}];
     ${ITS} rc[${NB}];
-% for u in range(U):
-%   if VW == 1:
+% for u in range(chains):
+%   if lanes == 1:
     rm[${u}] = (s${u} - c${u}) / (real)m;
     rs[${u}] = q${u} - d${u};
     rc[${u}] = cst${u};
 %   else:
-    vstore${VW}((s${u} - c${u}) / (real)m, 0, rm + ${u * VW});
-    vstore${VW}(q${u} - d${u}, 0, rs + ${u * VW});
-    vstore${VW}(cst${u}, 0, rc + ${u * VW});
+    vstore${lanes}((s${u} - c${u}) / (real)m, 0, rm + ${u * lanes});
+    vstore${lanes}(q${u} - d${u}, 0, rs + ${u * lanes});
+    vstore${lanes}(cst${u}, 0, rc + ${u * lanes});
 %   endif
 % endfor
     const int nb = min(${NB}, n_windows - i0);

@@ -4,7 +4,7 @@
 ## the cell-parallel kernels.
 ##
 ## Cell-parallel kernels run W consecutive cells of the flattened [x][y][z] grid (z contiguous)
-## per work-item as one realW vector (W = LANES: pocl vectorises only explicit vector types; the
+## per work-item as one realW vector (W = lanes: pocl vectorises only explicit vector types; the
 ## Intel CPU runtime and GPUs take W = 1). Every branch is a ?: on lane masks (a comparison of
 ## realW values gives the integer vector of the same width, cg.itype). A work-item whose cells
 ## and their neighbours up to two x planes away lie inside the array reads them with unclamped

@@ -1,23 +1,23 @@
 ## Superbee advection fluxes of a tracer on the W grid: flux_east, flux_north, flux_top of every
 ## cell of an nx x ny x nz grid (zero outside the ranges Veros computes them on).
 ## Two code versions:
-##   superbee_fused  LANES consecutive cells per work-item (realLANES vectors, see common); the
+##   superbee_fused  lanes consecutive cells per work-item (realLANES vectors, see common); the
 ##                   ten tracer and ten mask values the three fluxes of a cell need are read
 ##                   once for all three.
-##   superbee_tiled  overlapped 3-D tiling: a work-group of TZ x TY x TX cells first copies the
-##                   (TZ+3) x (TY+3) x (TX+3) box of tracer and mask values its fluxes read
+##   superbee_tiled  overlapped 3-D tiling: a work-group of tile_z x tile_y x tile_x cells first copies the
+##                   (tile_z+3) x (tile_y+3) x (tile_x+3) box of tracer and mask values its fluxes read
 ##                   (one cell below, two above on every axis) into local memory, z fastest,
 ##                   then each work-item computes its cell's fluxes from there.
-## Parameters: real; LANES; COLS2 (LANES <= nz: a work-item's cells span at most two
-## columns, see codegen.gat); TX, TY, TZ (tiled; 0: only the fused kernel is built); VS, VO:
+## Parameters: real; lanes; COLS2 (lanes <= nz: a work-item's cells span at most two
+## columns, see codegen.gat); tile_x, tile_y, tile_z (tiled; 0: only the fused kernel is built); VS, VO:
 ## velocities are read as vel[cell * VS + VO] (VS = 1, VO = 0 for [x, y, z] arrays; VS = T,
 ## VO = tau for [x, y, z, T] arrays).
 <%! from clts.ocean import codegen as cg %>\
 <%namespace name="C" file="/ocean/common.cl.mako"/>\
 <%include file="/ocean/common.cl.mako"/>
 ${C.flux_function(1)}
-% if LANES > 1:
-${C.flux_function(LANES)}
+% if lanes > 1:
+${C.flux_function(lanes)}
 % endif
 
 #define SUPERBEE_ARGS \
@@ -100,26 +100,26 @@ ${fluxes(W, Q_("q"), Q_("mw"), VEL, G)}
 
 __kernel void superbee_fused(SUPERBEE_ARGS)
 {
-${C.dispatch(LANES, fused_body)}
+${C.dispatch(lanes, fused_body)}
 }
 
-% if TX:
-<% BX, BY, BZ = TX + 3, TY + 3, TZ + 3 %>
-__kernel __attribute__((reqd_work_group_size(${TZ}, ${TY}, ${TX})))
+% if tile_x:
+<% BX, BY, BZ = tile_x + 3, tile_y + 3, tile_z + 3 %>
+__kernel __attribute__((reqd_work_group_size(${tile_z}, ${tile_y}, ${tile_x})))
 void superbee_tiled(SUPERBEE_ARGS)
 {
     __local real sq[${BX}][${BY}][${BZ}];
     __local real sm[${BX}][${BY}][${BZ}];
     const int lk = get_local_id(0), lj = get_local_id(1), li = get_local_id(2);
-    const int k0 = get_group_id(0) * ${TZ}, j0 = get_group_id(1) * ${TY},
-              i0 = get_group_id(2) * ${TX};
+    const int k0 = get_group_id(0) * ${tile_z}, j0 = get_group_id(1) * ${tile_y},
+              i0 = get_group_id(2) * ${tile_x};
     const long N = (long)nx * ny * nz;
     /* the box of cells (i0-1 .. i0+TX+1) x (j0-1 .. ) x (k0-1 .. ), z fastest; rows outside
        the grid in x / y are clamped copies (their fluxes are not set), z outside is 0; each
        work-item loads every TX-th / TY-th / TZ-th value (no division) */
-    for (int bx = li; bx < ${BX}; bx += ${TX})
-        for (int by = lj; by < ${BY}; by += ${TY})
-            for (int bz = lk; bz < ${BZ}; bz += ${TZ}) {
+    for (int bx = li; bx < ${BX}; bx += ${tile_x})
+        for (int by = lj; by < ${BY}; by += ${tile_y})
+            for (int bz = lk; bz < ${BZ}; bz += ${tile_z}) {
                 const int gi = clamp(i0 - 1 + bx, 0, nx - 1), gj = clamp(j0 - 1 + by, 0, ny - 1);
                 const int gk = k0 - 1 + bz;
                 const bool inb = gk >= 0 && gk < nz;

@@ -1,5 +1,5 @@
 ## The turbulent kinetic energy step around the batched tridiagonal solve (docs/ocean.md). Both
-## kernels are cell-parallel over the whole grid (LANES cells per work-item, see common):
+## kernels are cell-parallel over the whole grid (lanes cells per work-item, see common):
 ##   tke_systems  row k of every column's implicit vertical-diffusion system (ta, tb, tc, td: a, b, c, d in the
 ##                grid's own [x][y][z] layout: the solver's natural layout with one system per
 ##                column) and, from the k = 0 cell, the column's start row ks = kbot - 1
@@ -8,19 +8,19 @@
 ##                read at neighbouring cells with whole-vector loads).
 ##   tke_step     after the solve: the new tke[taup1] (solution on wet levels, surface
 ##                correction, lateral diffusion, Adams-Bashforth step), the advection tendency
-##                dtke[tau] (ADVECTION "inline": the six Superbee face fluxes of the cell from
+##                dtke[tau] (advection "inline": the six Superbee face fluxes of the cell from
 ##                the tracer read once; "stored": read from the flux arrays the superbee kernel
 ##                wrote), every other time level copied, and tke_surf_corr from the top cells.
-## Parameters: real; LANES; COLS2 (LANES <= nz: a work-item's cells span at most two
+## Parameters: real; lanes; COLS2 (lanes <= nz: a work-item's cells span at most two
 ## columns, see codegen.gat); T (time levels on the last axis of tke, dtke, u, v, w); TAU, TAUP1,
-## TAUM1; ADVECTION; STREAM (non-temporal stores of the outputs where aligned).
+## TAUM1; advection; stream (non-temporal stores of the outputs where aligned).
 <%! from clts.ocean import codegen as cg %>\
 <%namespace name="C" file="/ocean/common.cl.mako"/>\
 <%include file="/ocean/common.cl.mako"/>
-% if ADVECTION == "inline":
+% if advection == "inline":
 ${C.flux_function(1)}
-%   if LANES > 1:
-${C.flux_function(LANES)}
+%   if lanes > 1:
+${C.flux_function(lanes)}
 %   endif
 % endif
 
@@ -44,7 +44,7 @@ ${C.lane_indices(W)}
 <% tk = cg.Block(W, clamp, T, "tke", "0", "tk") %>\
             ${tk.decl()}
             const ${V} t0 = ${tk.lev(TAU)};
-            ${cg.st(W, "q3", "t0", STREAM)}
+            ${cg.st(W, "q3", "t0", stream)}
             const ${V} sq = sqrt(fmax((${V})0, t0));
             const ${V} ml = ${L("mxl")};
             const real half_top = (real)0.5 * dzw[nz - 1];
@@ -58,10 +58,10 @@ ${C.lane_indices(W)}
             ${V} dv = t0 + dt * ${L("forc")};
             dv = top ? dv + dt * ${G("forc_surf", "col_{l}")} / half_top : dv;
             /* ghost columns: decoupled identity rows (the solver leaves them 0 anyway) */
-            ${cg.st(W, "ta", "inside ? av : (%s)0" % V, STREAM)}
-            ${cg.st(W, "tb", "inside ? bv : (%s)1" % V, STREAM)}
-            ${cg.st(W, "tc", "inside ? cv : (%s)0" % V, STREAM)}
-            ${cg.st(W, "td", "inside ? dv : (%s)0" % V, STREAM)}
+            ${cg.st(W, "ta", "inside ? av : (%s)0" % V, stream)}
+            ${cg.st(W, "tb", "inside ? bv : (%s)1" % V, stream)}
+            ${cg.st(W, "tc", "inside ? cv : (%s)0" % V, stream)}
+            ${cg.st(W, "td", "inside ? dv : (%s)0" % V, stream)}
 % for l in range(W):
             if (k_${l} == 0)
                 start[col_${l}] = (i_${l} >= 2 && i_${l} <= nx - 3 && j_${l} >= 2 && j_${l} <= ny - 3)
@@ -81,7 +81,7 @@ __kernel void tke_systems(__global const int* restrict kbot, __global const real
                           __global int* restrict start, __global real* restrict q3,
                           const int nx, const int ny, const int nz, const ulong magic_ny, const ulong magic_nz)
 {
-${C.dispatch(LANES, systems_body)}
+${C.dispatch(lanes, systems_body)}
 }
 
 <%def name="step_body(W, clamp)">
@@ -132,7 +132,7 @@ ${C.lane_indices(W)}
             }
             /* 4. advection of tke[tau]: the Superbee fluxes through the cell's six faces */
             const ${V} dz = ${G("dzw", "k_{l}")};
-% if ADVECTION == "inline":
+% if advection == "inline":
 <%
     def Q(axis, d):
         if d == 0:
@@ -197,8 +197,8 @@ ${C.lane_indices(W)}
             const ${V} d0 = inside ? dnew : ${dk.lev(TAU)};
             /* 5. Adams-Bashforth step over the whole grid */
             t1 = t1 + dt_tracer * (ab_new * d0 - ab_old * ${dk.lev(TAUM1)});
-            ${cg.st4(W, T, "tke_out", tk, TAUP1, "t1", STREAM)}
-            ${cg.st4(W, T, "dtke_out", dk, TAU, "d0", STREAM)}
+            ${cg.st4(W, T, "tke_out", tk, TAUP1, "t1", stream)}
+            ${cg.st4(W, T, "dtke_out", dk, TAU, "d0", stream)}
         }
 </%def>
 
@@ -218,5 +218,5 @@ __kernel void tke_step(__global const real* restrict tke, __global const real* r
                        __global real* restrict dtke_out, __global real* restrict corr,
                        const int nx, const int ny, const int nz, const ulong magic_ny, const ulong magic_nz)
 {
-${C.dispatch(LANES, step_body)}
+${C.dispatch(lanes, step_body)}
 }

@@ -1,7 +1,7 @@
 ## The cycle-subseries extraction fused as a change of layout: z[b, j, m] = y[b, m np + j] - t[..]
 ## (NaN-padded to K per subseries), with the robustness weights in the same layout; and the
-## element-wise season/detrend update. TL > 1 writes the batch-interleaved layout the vector
-## (LANES = TL) LOESS reads with vloadN: [b / TL][...][b % TL]; rows of the padded batch Bp
+## element-wise season/detrend update. lanes > 1 writes the batch-interleaved layout the vector
+## (LANES = lanes) LOESS reads with vloadN: [b / lanes][...][b % lanes]; rows of the padded batch Bp
 ## beyond B repeat the last series.
 <%include file="/common/real.cl.mako"/>
 
@@ -12,25 +12,25 @@ kernel void stl_gather(global const real* y, global const real* t, global const 
     // 3-D range (m, j, tile): no division (Oclgrind cannot check LLVM's freeze of a div/rem
     // pair); a work-item writes the TL series of a tile (one vector store when TL > 1)
     const int m = get_global_id(0), j = get_global_id(1), tile = get_global_id(2);
-    if (m >= K || j >= P || tile * ${TL} >= Bp) return;
+    if (m >= K || j >= P || tile * ${lanes} >= Bp) return;
     const long dst = ((long)tile * P + j) * K + m;
     const int i = m * P + j;
-% if TL > 1:
-<% V = "real%d" % TL %>
+% if lanes > 1:
+<% V = "real%d" % lanes %>
     if (i < N) {
         ${V} zv, wv;
-%   for k in range(TL):
+%   for k in range(lanes):
         {
-            const long src = (long)min(tile * ${TL} + ${k}, B - 1) * N + i;
+            const long src = (long)min(tile * ${lanes} + ${k}, B - 1) * N + i;
             zv.s${"%x" % k} = y[src] - t[src];
             wv.s${"%x" % k} = with_w ? rw[src] : (real)0;
         }
 %   endfor
-        vstore${TL}(zv, dst, z);
-        if (with_w) vstore${TL}(wv, dst, rwz);
+        vstore${lanes}(zv, dst, z);
+        if (with_w) vstore${lanes}(wv, dst, rwz);
     } else {
-        vstore${TL}((${V})(REAL_NAN), dst, z);
-        if (with_w) vstore${TL}((${V})(0), dst, rwz);
+        vstore${lanes}((${V})(REAL_NAN), dst, z);
+        if (with_w) vstore${lanes}((${V})(0), dst, rwz);
     }
 % else:
     if (i < N) {
@@ -76,16 +76,16 @@ kernel void stl_season(global const real* y, global const real* C, global const 
         lv = yl + delta * (real)(x - left);
 % endif
     }
-% if CTL > 1:
+% if consumer_lanes > 1:
     // C interleaved by CTL series (the vector moving averages' layout)
-    const real sv = C[((bs >> ${CTL.bit_length() - 1}) * (N + 2 * P) + P + i) * ${CTL}
-                      + (bs & ${CTL - 1})] - lv;
+    const real sv = C[((bs >> ${consumer_lanes.bit_length() - 1}) * (N + 2 * P) + P + i) * ${consumer_lanes}
+                      + (bs & ${consumer_lanes - 1})] - lv;
 % else:
     const real sv = C[bs * (N + 2 * P) + P + i] - lv;
 % endif
     if (b < B) s[src] = sv;
-% if TL > 1:
-    u[((long)(b >> ${TL.bit_length() - 1}) * N + i) * ${TL} + (b & ${TL - 1})] = y[src] - sv;
+% if lanes > 1:
+    u[((long)(b >> ${lanes.bit_length() - 1}) * N + i) * ${lanes} + (b & ${lanes - 1})] = y[src] - sv;
 % else:
     u[src] = y[src] - sv;
 % endif

@@ -4,9 +4,9 @@
 ## method of Serykh et al. 2023 and stlplus). A work-item fills IPW consecutive intervals of one
 ## segment (IPW = 1 on GPUs; on CPUs a whole segment, as pocl pays per work-item). With extend,
 ## the first work-item of a segment also replaces a failed end fit (positions 0 and n+1 of a
-## cycle-subseries) by its neighbour. An output interleaved by OTL > 1 series (the seasonal
-## fits C, laid out for the vector moving averages) is filled OTL series per work-item with
-## realN vectors: B is then the number of tiles of OTL series.
+## cycle-subseries) by its neighbour. An output interleaved by out_lanes > 1 series (the seasonal
+## fits C, laid out for the vector moving averages) is filled out_lanes series per work-item with
+## realN vectors: B is then the number of tiles of out_lanes series.
 <%include file="/common/real.cl.mako"/>
 
 kernel void stl_interp(global real* out, int o_b, int o_s, int o_p, int o_off,
@@ -19,12 +19,12 @@ kernel void stl_interp(global real* out, int o_b, int o_s, int o_p, int o_off,
     const int s = (int)(bs - b * S);
     const int g = (int)(gid - bs * G);
     const int n = seg_n[s];
-% if OTL > 1:
-<% V = "real%d" % OTL %>
-    // b = tile of OTL series; element at position p: vload${OTL}(p * o_p, o)
-    const long base = (b * o_b + (long)s * o_s + o_off) * ${OTL};
-#define LD(p, ptr) vload${OTL}((size_t)(p) * o_p, ptr)
-#define ST(v, p, ptr) vstore${OTL}(v, (size_t)(p) * o_p, ptr)
+% if out_lanes > 1:
+<% V = "real%d" % out_lanes %>
+    // b = tile of OTL series; element at position p: vload${out_lanes}(p * o_p, o)
+    const long base = (b * o_b + (long)s * o_s + o_off) * ${out_lanes};
+#define LD(p, ptr) vload${out_lanes}((size_t)(p) * o_p, ptr)
+#define ST(v, p, ptr) vstore${out_lanes}(v, (size_t)(p) * o_p, ptr)
     typedef ${V} rv;
 % else:
     const long base = b * o_b + (long)s * o_s + o_off;
@@ -39,7 +39,7 @@ kernel void stl_interp(global real* out, int o_b, int o_s, int o_p, int o_off,
 % if extend:
     if (g == 0) {
         const rv e0 = LD(0, o), e1 = LD(n + 1, o);
-%   if OTL > 1:
+%   if out_lanes > 1:
         ST(select(e0, LD(1, o), isnan(e0)), 0, o);
         ST(select(e1, LD(n, o), isnan(e1)), n + 1, o);
 %   else:

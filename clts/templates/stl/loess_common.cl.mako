@@ -78,11 +78,11 @@ inline real loess_finish(real S0, real S1, real S2, real T0, real T1,
     global const int* nns, global const int* stats, int nb_mul,
     global real* out, int o_b, int o_s, int o_p, int o_off${", global real* slp" if hermite else ""}
 </%def>
-## index of output element (series b, segment s, grid position xf): plain [b][row] when OTL = 1,
-## else interleaved by OTL series, [b / OTL][row][b % OTL] (what the vector moving averages read)
+## index of output element (series b, segment s, grid position xf): plain [b][row] when out_lanes = 1,
+## else interleaved by out_lanes series, [b / out_lanes][row][b % out_lanes] (what the vector moving averages read)
 <%def name="out_index(b)">\
-% if OTL > 1:
-(((long)((${b}) >> ${OTL.bit_length() - 1}) * o_b + (long)s * o_s + (long)xf * o_p + o_off) * ${OTL} + ((${b}) & ${OTL - 1}))\
+% if out_lanes > 1:
+(((long)((${b}) >> ${out_lanes.bit_length() - 1}) * o_b + (long)s * o_s + (long)xf * o_p + o_off) * ${out_lanes} + ((${b}) & ${out_lanes - 1}))\
 % else:
 ((long)(${b}) * o_b + (long)s * o_s + (long)xf * o_p + o_off)\
 % endif

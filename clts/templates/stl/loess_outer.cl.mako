@@ -1,13 +1,13 @@
 ## LOESS, outer-parallel version: one work-item per fit point (batch x segment x fit), the
-## window loop sequential inside the work-item. With LANES > 1 a work-item fits the same point
-## of LANES consecutive series with realN vectors (pocl vectorises only explicit vectors); the
+## window loop sequential inside the work-item. With lanes > 1 a work-item fits the same point
+## of lanes consecutive series with realN vectors (pocl vectorises only explicit vectors); the
 ## lanes' windows may differ (missing values): the loop runs over their union, masked per lane.
-## Data and weights come interleaved by LANES series ([tile][segment][position][lane]) so that
-## one vloadN fetches the LANES values of a position; outputs are stored per lane.
+## Data and weights come interleaved by lanes series ([tile][segment][position][lane]) so that
+## one vloadN fetches the lanes values of a position; outputs are stored per lane.
 <%include file="/common/real.cl.mako"/>
 <%namespace name="lc" file="/stl/loess_common.cl.mako"/>
 ${lc.finish_function()}
-% if LANES == 1:
+% if lanes == 1:
 
 kernel void loess_outer(${lc.fit_args()}) {
     const long fit = get_global_id(0);
@@ -23,8 +23,7 @@ kernel void loess_outer(${lc.fit_args()}) {
 }
 % else:
 <%
-    L = LANES
-    V = "real%d" % L
+    V = "real%d" % lanes
     names = ["S0", "S1", "S2", "T0", "T1"] + (["S3", "S4", "T2"] if deg == 2 else [])
 %>
 % if complete:
@@ -66,7 +65,7 @@ kernel void loess_outer(${lc.fit_args()}${", global const real* wtab, global con
 kernel void loess_outer(${lc.fit_args()}) {
 % endif
     const long gid = get_global_id(0);
-    const int NT = (B + ${L - 1}) / ${L};
+    const int NT = (B + ${lanes - 1}) / ${lanes};
     if (gid >= (long)NT * S * NF) return;
     const int ts = (int)(gid / NF);
     const int f = (int)(gid - (long)ts * NF);
@@ -81,8 +80,8 @@ kernel void loess_outer(${lc.fit_args()}) {
 % if use_w:
     global const real* Wt = W + (long)tile * d_b + (long)s * d_s;
 % endif
-% for k in range(L):
-    const int b${k} = min(tile * ${L} + ${k}, B - 1);
+% for k in range(lanes):
+    const int b${k} = min(tile * ${lanes} + ${k}, B - 1);
 % endfor
 % if complete:
 <%
@@ -108,8 +107,8 @@ kernel void loess_outer(${lc.fit_args()}) {
 % if use_w:
     for (int p = lo; p <= hi; ++p) {
         const real w = tab[2 * (p - lo)], u = tab[2 * (p - lo) + 1];
-        const ${V} v = vload${L}(p - 1, Dt);
-        const ${V} wv = w * vload${L}(p - 1, Wt);
+        const ${V} v = vload${lanes}(p - 1, Dt);
+        const ${V} wv = w * vload${lanes}(p - 1, Wt);
         const ${V} wu = wv * u;
         S0 += wv; S1 += wu; S2 += wu * u; T0 += wv * v; T1 += wu * v;
 %   if deg == 2:
@@ -124,7 +123,7 @@ kernel void loess_outer(${lc.fit_args()}) {
 %   endif
     for (int p = lo; p <= hi; ++p) {
         const real w = tab[2 * (p - lo)], u = tab[2 * (p - lo) + 1];
-        const ${V} v = vload${L}(p - 1, Dt);
+        const ${V} v = vload${lanes}(p - 1, Dt);
         const real wu = w * u;
         T0 += w * v; T1 += wu * v;
 %   if deg == 2:
@@ -139,9 +138,9 @@ kernel void loess_outer(${lc.fit_args()}) {
         real w = (real)1 - t * t * t;
         w = (r <= (real)0.001 * h) ? (real)1 : ((r <= (real)0.999 * h) ? w * w * w : (real)0);
         const real u = ((real)p - xc) * inv_h;
-        const ${V} v = vload${L}(p - 1, Dt);
+        const ${V} v = vload${lanes}(p - 1, Dt);
 % if use_w:
-        const ${V} wv = w * vload${L}(p - 1, Wt);
+        const ${V} wv = w * vload${lanes}(p - 1, Wt);
         const ${V} wu = wv * u;
         S0 += wv; S1 += wu; S2 += wu * u; T0 += wv * v; T1 += wu * v;
 %   if deg == 2:
@@ -156,11 +155,11 @@ kernel void loess_outer(${lc.fit_args()}) {
 % endif
     }
 % endif
-% for k in range(L):
-    if (tile * ${L} + ${k} < B) {
+% for k in range(lanes):
+    if (tile * ${lanes} + ${k} < B) {
         real sl;
         real val = loess_finish(${", ".join(comp(nm, k) for nm in names[:5])}, ${", ".join(comp(nm, k) for nm in names[5:]) if deg == 2 else "0, 0, 0"}, h, rng, e, &sl);
-        if (isnan(val) && !(xf == 0 || xf == n_s + 1) && fbp >= 1) val = Dt[(long)(fbp - 1) * ${L} + ${k}];
+        if (isnan(val) && !(xf == 0 || xf == n_s + 1) && fbp >= 1) val = Dt[(long)(fbp - 1) * ${lanes} + ${k}];
         out[${lc.out_index("b%d" % k)}] = val;
 %   if hermite:
         slp[${lc.out_index("b%d" % k)}] = sl;
@@ -169,14 +168,14 @@ kernel void loess_outer(${lc.fit_args()}) {
 % endfor
 }
 % else:
-% for k in range(L):
+% for k in range(lanes):
     global const int* nn${k} = nns + 4 * (((long)b${k} * nb_mul * S + s) * NF + f);
 % endfor
-    const ${V} lo = (${V})(${", ".join("(real)nn%d[0]" % k for k in range(L))});
-    const ${V} hi = (${V})(${", ".join("(real)nn%d[1]" % k for k in range(L))});
-    const ${V} h = (${V})(${", ".join("(real)nn%d[2]" % k for k in range(L))});
+    const ${V} lo = (${V})(${", ".join("(real)nn%d[0]" % k for k in range(lanes))});
+    const ${V} hi = (${V})(${", ".join("(real)nn%d[1]" % k for k in range(lanes))});
+    const ${V} h = (${V})(${", ".join("(real)nn%d[2]" % k for k in range(lanes))});
     int plo = nn0[0], phi = nn0[1];
-% for k in range(1, L):
+% for k in range(1, lanes):
     plo = min(plo, nn${k}[0]); phi = max(phi, nn${k}[1]);
 % endfor
     const ${V} inv_h = select((${V})(0), (${V})(1) / h, h > (${V})(0));
@@ -187,9 +186,9 @@ kernel void loess_outer(${lc.fit_args()}) {
 % endfor
     for (int p = plo; p <= phi; ++p) {
         const real pr = (real)p;
-        const ${V} v = vload${L}(p - 1, Dt);
+        const ${V} v = vload${lanes}(p - 1, Dt);
 % if use_w:
-        const ${V} rwv = vload${L}(p - 1, Wt);
+        const ${V} rwv = vload${lanes}(p - 1, Wt);
 % endif
         const real r = fabs(pr - xfr);
         const ${V} t = r * inv_h;
@@ -209,8 +208,8 @@ kernel void loess_outer(${lc.fit_args()}) {
         S3 += wu * u * u; S4 += wu * u * u * u; T2 += wu * u * yv;
 % endif
     }
-% for k in range(L):
-    if (tile * ${L} + ${k} < B) {
+% for k in range(lanes):
+    if (tile * ${lanes} + ${k} < B) {
         const real hk = h.s${"%x" % k};
         const real ik = hk > (real)0 ? (real)1 / hk : (real)0;
         const real e = (xfr - xc.s${"%x" % k}) * ik;
@@ -218,7 +217,7 @@ kernel void loess_outer(${lc.fit_args()}) {
         real sl;
         real val = loess_finish(${", ".join("%s.s%x" % (nm, k) for nm in names[:5])}, ${", ".join("%s.s%x" % (nm, k) for nm in names[5:]) if deg == 2 else "0, 0, 0"}, hk, (real)stats[2 * bs + 1], e, &sl);
         const int fb = nn${k}[3];
-        if (isnan(val) && !(xf == 0 || xf == n_s + 1) && fb >= 1) val = Dt[(long)(fb - 1) * ${L} + ${k}];
+        if (isnan(val) && !(xf == 0 || xf == n_s + 1) && fb >= 1) val = Dt[(long)(fb - 1) * ${lanes} + ${k}];
         out[${lc.out_index("b%d" % k)}] = val;
 % if hermite:
         slp[${lc.out_index("b%d" % k)}] = sl;

@@ -7,13 +7,13 @@
 ## values per series in `ring`), the third the second's 3 steps behind (in registers), so
 ## neither intermediate series goes to memory. The division follows each scan (not precedes
 ## it as in Serykh et al.) and the update order is netlib's v = v - x[i - 1] + x[i + len - 1], so
-## the rounding is that of statsmodels / netlib. A work-item runs TL series at once with realN
-## vectors: C and the output come interleaved by TL series ([b / TL][position][b % TL]).
+## the rounding is that of statsmodels / netlib. A work-item runs lanes series at once with realN
+## vectors: C and the output come interleaved by lanes series ([b / lanes][position][b % lanes]).
 <%include file="/common/real.cl.mako"/>
 <%
-    V = "real" if TL == 1 else "real%d" % TL
-    LD = (lambda i, p: "%s[%s]" % (p, i)) if TL == 1 else (lambda i, p: "vload%d(%s, %s)" % (TL, i, p))
-    ST = (lambda v, i, p: "%s[%s] = %s" % (p, i, v)) if TL == 1 else (lambda v, i, p: "vstore%d(%s, %s, %s)" % (TL, v, i, p))
+    V = "real" if lanes == 1 else "real%d" % lanes
+    LD = (lambda i, p: "%s[%s]" % (p, i)) if lanes == 1 else (lambda i, p: "vload%d(%s, %s)" % (lanes, i, p))
+    ST = (lambda v, i, p: "%s[%s] = %s" % (p, i, v)) if lanes == 1 else (lambda v, i, p: "vstore%d(%s, %s, %s)" % (lanes, v, i, p))
 %>
 
 kernel void stl_ma(global const real* C, int N, int P, int NT, global real* ring,
@@ -22,9 +22,9 @@ kernel void stl_ma(global const real* C, int N, int P, int NT, global real* ring
     const int tile = get_global_id(0);
     if (tile >= NT) return;
     const int NC = N + 2 * P;
-    global const real* x = C + (long)tile * NC * ${TL};
-    global real* r = ring + (long)tile * P * ${TL};
-    global real* o = out + (long)tile * N * ${TL};
+    global const real* x = C + (long)tile * NC * ${lanes};
+    global real* r = ring + (long)tile * P * ${lanes};
+    global real* o = out + (long)tile * N * ${lanes};
     const real fl = (real)P;
     // scan 1 over C (NC values -> NC - P + 1 averages a1), scan 2 over a1 (-> N + 2 averages
     // a2), scan 3 over a2 (-> N averages)

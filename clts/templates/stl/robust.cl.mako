@@ -20,8 +20,8 @@ kernel void stl_robust(global const real* y, global const real* t, global const 
     if (n == 0) {
         for (int i = 0; i < N; ++i) {
             w[i] = 0;
-% if TL > 1:
-            rwt[((long)(b >> ${TL.bit_length() - 1}) * N + i) * ${TL} + (b & ${TL - 1})] = 0;
+% if lanes > 1:
+            rwt[((long)(b >> ${lanes.bit_length() - 1}) * N + i) * ${lanes} + (b & ${lanes - 1})] = 0;
 % endif
         }
         return;
@@ -63,8 +63,8 @@ kernel void stl_robust(global const real* y, global const real* t, global const 
         else if (r <= c9) { const real u = r / cmad; v = ((real)1 - u * u) * ((real)1 - u * u); }
         else v = 0;
         w[i] = v;
-% if TL > 1:
-        rwt[((long)(b >> ${TL.bit_length() - 1}) * N + i) * ${TL} + (b & ${TL - 1})] = v;
+% if lanes > 1:
+        rwt[((long)(b >> ${lanes.bit_length() - 1}) * N + i) * ${lanes} + (b & ${lanes - 1})] = v;
 % endif
     }
 }

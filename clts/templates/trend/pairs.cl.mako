@@ -17,9 +17,9 @@
 #define TREND_NSTATS 5
 #define SAMPLE ${sample}
 
-% if W > 1:
-typedef ${real}${W} realW;
-typedef ${mask}${W} maskW;
+% if lanes > 1:
+typedef ${real}${lanes} realW;
+typedef ${mask}${lanes} maskW;
 % endif
 
 // the valid pairwise slopes of one series into a[0..): returns their number; with stats, S,
@@ -53,25 +53,25 @@ int fill_slopes(global const real* yr, const int N, const int P, global real* a,
     return m;
 }
 
-% if W > 1:
+% if lanes > 1:
 // the same for a complete row and P = 1, the inner loop on realW vectors
 int fill_slopes_vector(global const real* yr, const int N, global real* a, global long* st) {
     long S = 0, T = 0;
     int m = 0;
-    realW iota = (realW)(${", ".join(str(k) for k in range(W))});
+    realW iota = (realW)(${", ".join(str(k) for k in range(lanes))});
     for (int i = 0; i < N - 1; ++i) {
         const real xi = yr[i];
         maskW accS = 0, accE = 0;
         int j = i + 1;
-        for (; j + ${W} <= N; j += ${W}) {
-            const realW xv = vload${W}(0, yr + j);
+        for (; j + ${lanes} <= N; j += ${lanes}) {
+            const realW xv = vload${lanes}(0, yr + j);
             accS += (xv < xi) - (xv > xi);          // true is -1
             accE -= (xv == xi);
-            vstore${W}((xv - xi) / ((real)(j - i) + iota), 0, a + m);
-            m += ${W};
+            vstore${lanes}((xv - xi) / ((real)(j - i) + iota), 0, a + m);
+            m += ${lanes};
         }
         long e = 0;
-% for k in range(W):
+% for k in range(lanes):
         S += accS.s${"%x" % k}; e += accE.s${"%x" % k};
 % endfor
         for (; j < N; ++j) {
@@ -164,7 +164,7 @@ void sift_down(global real* a, int root, const int end) {
 
 void one_series(global const real* yr, const int N, const int P, const long M, const real zq,
                 global long* so, global real* o, global real* a) {
-% if W > 1:
+% if lanes > 1:
     int complete = P == 1;
     for (int i = 0; i < N && complete; ++i) complete = !isnan(yr[i]);
     const int m = complete ? fill_slopes_vector(yr, N, a, so) : fill_slopes(yr, N, P, a, so);

@@ -1,15 +1,15 @@
 ## Parallel cyclic reduction: one work-group per system, the system in local memory.
-## Parameters: real, LAYOUT, HAS_START, WG (work-group size), ROWS (rows per work-item;
-## WG*ROWS >= n). ceil(log2 n) reduction steps, each a read phase and a write phase.
+## Parameters: real, LAYOUT, HAS_START, wg (work-group size), ROWS (rows per work-item;
+## wg*ROWS >= n). ceil(log2 n) reduction steps, each a read phase and a write phase.
 <%include file="/common/real.cl.mako"/>
-<% NL = WG * ROWS %>
+<% NL = wg * ROWS %>
 % if LAYOUT == "natural":
 #define IDX(i) ((size_t)sys * (size_t)n + (size_t)(i))
 % else:
 #define IDX(i) ((size_t)(i) * (size_t)nsys + (size_t)sys)
 % endif
 
-__kernel __attribute__((reqd_work_group_size(${WG}, 1, 1)))
+__kernel __attribute__((reqd_work_group_size(${wg}, 1, 1)))
 void pcr(__global const real *restrict a, __global const real *restrict b,
          __global const real *restrict c, __global const real *restrict d,
          __global real *restrict x, __global real *restrict scratch,
@@ -29,7 +29,7 @@ void pcr(__global const real *restrict a, __global const real *restrict b,
 % endif
 % for r in range(ROWS):
     {
-        const int i = lid + ${r * WG};
+        const int i = lid + ${r * wg};
         if (i < n) {
             const int live = (i >= lo);
             la[i] = (i > lo) ? a[IDX(i)] : (real)0;
@@ -45,7 +45,7 @@ void pcr(__global const real *restrict a, __global const real *restrict b,
 % for r in range(ROWS):
         real na${r} = 0, nb${r} = 1, nc${r} = 0, nd${r} = 0;
         {
-            const int i = lid + ${r * WG};
+            const int i = lid + ${r * wg};
             if (i < n) {
                 const real ai = la[i], ci = lc[i];
                 nb${r} = lb[i];
@@ -72,7 +72,7 @@ void pcr(__global const real *restrict a, __global const real *restrict b,
         barrier(CLK_LOCAL_MEM_FENCE);
 % for r in range(ROWS):
         {
-            const int i = lid + ${r * WG};
+            const int i = lid + ${r * wg};
             if (i < n) { la[i] = na${r}; lb[i] = nb${r}; lc[i] = nc${r}; ld[i] = nd${r}; }
         }
 % endfor
@@ -81,7 +81,7 @@ void pcr(__global const real *restrict a, __global const real *restrict b,
 % for r in range(ROWS):
     real x${r} = 0;
     {
-        const int i = lid + ${r * WG};
+        const int i = lid + ${r * wg};
         if (i < n) {
             failed |= (lb[i] == (real)0);
             x${r} = ld[i] / lb[i];
@@ -93,7 +93,7 @@ void pcr(__global const real *restrict a, __global const real *restrict b,
     const int bad = lbad;
 % for r in range(ROWS):
     {
-        const int i = lid + ${r * WG};
+        const int i = lid + ${r * wg};
         if (i < n) x[IDX(i)] = bad ? REAL_NAN : x${r};
     }
 % endfor

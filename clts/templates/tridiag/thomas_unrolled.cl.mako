@@ -1,14 +1,14 @@
 ## Thomas algorithm with the system size N fixed at build time: both sweeps unrolled by the
-## template, c' and d' in named registers. Parameters: real, N, LANES, LAYOUT, HAS_START, BLOCKED
-## (as in thomas.cl.mako), CHAINS = 1.
+## template, c' and d' in named registers. Parameters: real, N, lanes, LAYOUT, HAS_START, block
+## (as in thomas.cl.mako), chains = 1.
 <%include file="/common/real.cl.mako"/>
 <%namespace name="R" file="/tridiag/rows.cl.mako"/>
 <%! from clts.tridiag import codegen as cg %>
-<% V = cg.vtype(LANES); BLOCK = BLOCKED and LAYOUT == "natural" and LANES > 1 %>
+<% V = cg.vtype(lanes); BLOCK = block and LAYOUT == "natural" and lanes > 1 %>
 
 <%def name="solve(mode)">
 <%
-    L = LANES
+    L = lanes
     blocks = list(range(1, N - L, L)) if BLOCK else []
     in_block = {k: k0 for k0 in blocks for k in range(k0, k0 + L)}
 %>\
@@ -49,7 +49,7 @@ ${R.block_load("d", str(k))}
 %     if k == in_block[k] + L - 1:
         {
 %     endif
-        const ${V} x0r${k - in_block[k]} = ${cg.masked(real, LANES, "xn")};
+        const ${V} x0r${k - in_block[k]} = ${cg.masked(real, lanes, "xn")};
 %     if k == in_block[k]:
 ${R.block_store(str(k))}
         }

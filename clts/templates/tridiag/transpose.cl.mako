@@ -1,10 +1,10 @@
 ## Tiled transposition through local memory: dst[j, i] = src[i, j], src is [rows, cols].
-## Parameters: real, TILE (tile edge), TY (work-group height; each work-item moves TILE/TY
-## elements). Work-group (TILE, TY); global (round_up(cols, TILE), ceil(rows/TILE)*TY).
-## TILE = 0: no local memory, one element per work-item (global (rows, cols)): CPU drivers
+## Parameters: real, tile (tile edge), tile_y (work-group height; each work-item moves tile/tile_y
+## elements). Work-group (tile, tile_y); global (round_up(cols, tile), ceil(rows/tile)*tile_y).
+## tile = 0: no local memory, one element per work-item (global (rows, cols)): CPU drivers
 ## vectorise that loop-free kernel across work-items and their caches do the tiling.
 <%include file="/common/real.cl.mako"/>
-% if TILE == 0:
+% if tile == 0:
 __kernel void transpose(__global const real *restrict src, __global real *restrict dst,
                         const int rows, const int cols)
 {
@@ -13,19 +13,19 @@ __kernel void transpose(__global const real *restrict src, __global real *restri
 }
 % else:
 
-__kernel __attribute__((reqd_work_group_size(${TILE}, ${TY}, 1)))
+__kernel __attribute__((reqd_work_group_size(${tile}, ${tile_y}, 1)))
 void transpose(__global const real *restrict src, __global real *restrict dst,
                const int rows, const int cols)
 {
-    __local real tile[${TILE}][${TILE + 1}];
+    __local real tile[${tile}][${tile + 1}];
     const int tx = get_local_id(0), ty = get_local_id(1);
-    const int col0 = get_group_id(0) * ${TILE}, row0 = get_group_id(1) * ${TILE};
-    for (int r = ty; r < ${TILE}; r += ${TY}) {
+    const int col0 = get_group_id(0) * ${tile}, row0 = get_group_id(1) * ${tile};
+    for (int r = ty; r < ${tile}; r += ${tile_y}) {
         const int i = row0 + r, j = col0 + tx;
         if (i < rows && j < cols) tile[r][tx] = src[(size_t)i * (size_t)cols + j];
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int r = ty; r < ${TILE}; r += ${TY}) {
+    for (int r = ty; r < ${tile}; r += ${tile_y}) {
         const int j = col0 + r, i = row0 + tx;
         if (i < rows && j < cols) dst[(size_t)j * (size_t)rows + i] = tile[tx][r];
     }

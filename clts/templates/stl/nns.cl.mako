@@ -34,10 +34,11 @@ kernel void stl_stats(global const real* M, int m_b, int m_s, global const int* 
 % if WG and not complete:
 // The GPU mapping (Plan steps "coalesced"): a work-group of WG per segment packs its valid
 // positions by a stream compaction (a local scan of the validity flags of WG positions at a
-// time): adjacent work-items read adjacent positions and write adjacent packed slots.
+// time, staged in local memory): adjacent work-items read adjacent positions and write adjacent
+// packed slots.
 kernel void stl_stats_group(global const real* M, int m_b, int m_s, global const int* seg_n,
                             int S, int B, int NPOS, global int* stats, global int* pos) {
-    local int scan[${WG}];
+    local int scan[${WG}], packed[${WG}];
     local int first, last;
     const int bs = get_group_id(0), lid = get_local_id(0);
     const int b = bs / S, s = bs - b * S;
@@ -59,10 +60,14 @@ kernel void stl_stats_group(global const real* M, int m_b, int m_s, global const
         }
         const int total = scan[${WG - 1}];
         if (f) {
-            prow[base + scan[lid] - 1] = p + 1;
+            packed[scan[lid] - 1] = p + 1;
             if (base + scan[lid] == 1) first = p + 1;
             if (scan[lid] == total) last = p + 1;
         }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        // the chunk's packed positions written by the first `total` work-items: one
+        // contiguous run of slots
+        if (lid < total) prow[base + lid] = packed[lid];
         base += total;
         barrier(CLK_LOCAL_MEM_FENCE);
     }

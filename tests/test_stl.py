@@ -303,10 +303,11 @@ def test_mixed_versions(device, monkeypatch, mix):
 
 
 @pytest.mark.oclgrind
-@pytest.mark.parametrize("complete", [False, True])
-def test_nns_kernel_vs_reference(device, complete):
+@pytest.mark.parametrize("complete,wg", [(False, 0), (True, 0), (False, 16)])
+def test_nns_kernel_vs_reference(device, complete, wg):
     """The NNS kernel (binary search + interval growth) against reference.nearest_window on
-    random NaN patterns: window ends, h, and the fallback point of every fit point."""
+    random NaN patterns: window ends, h, and the fallback point of every fit point; the packed
+    positions by a work-item per segment (wg 0) or a work-group of wg (the GPU mapping)."""
     import pyopencl as cl
     import pyopencl.array as cla
     from clts.stl.plan import fit_table
@@ -330,7 +331,7 @@ def test_nns_kernel_vs_reference(device, complete):
         ans = np.full((S, NF), -1, np.int32)
         for j, (fp, an) in enumerate(tabs):
             fps[j, :len(fp)], ans[j, :len(an)] = fp, an
-        prg = device.program("stl/nns.cl.mako", real=real, complete=complete)
+        prg = device.program("stl/nns.cl.mako", real=real, complete=complete, wg=wg)
         q_ = device.queue
         dM = cla.to_device(q_, M)
         dseg, dfp, dan = (cla.to_device(q_, a) for a in (seg, fps, ans))
@@ -339,9 +340,9 @@ def test_nns_kernel_vs_reference(device, complete):
         pos = cla.to_device(q_, np.zeros((B * S, nmax), np.int32))
         nns = cla.to_device(q_, np.zeros((B * S * NF, 4), np.int32))
         i32 = np.int32
-        k_stats = cl.Kernel(prg.cl_program, "stl_stats")
+        k_stats = cl.Kernel(prg.cl_program, "stl_stats_group" if wg else "stl_stats")
         k_nns = cl.Kernel(prg.cl_program, "stl_nns")
-        k_stats(q_, (B * S,), None, dM.data, i32(S * nmax), i32(nmax), dseg.data, i32(S), i32(B),
+        k_stats(q_, (B * S * max(wg, 1),), (wg,) if wg else None, dM.data, i32(S * nmax), i32(nmax), dseg.data, i32(S), i32(B),
                 i32(nmax), stats.data, pos.data)
         k_nns(q_, (B * S * NF,), None, dseg.data, dfp.data, dan.data, i32(NF), i32(S), i32(B),
               i32(q), i32(nmax), stats.data, pos.data, nns.data)

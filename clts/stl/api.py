@@ -20,6 +20,7 @@ from .params import QUAD_DET_TOL, check_arguments, periodic_mean, periodic_windo
 # (check_arguments: public here, for callers that check before they start)
 from .plan import LoessChoice, Problem, fit_table, make_plan
 from .result import STLResult, slope_per_step  # noqa: F401 (public here)
+from .steps import Steps
 
 
 #: the components ``out=`` takes, in the order the call computes them
@@ -43,9 +44,11 @@ def _validate(y):
 class _Runner:
     """Builds the programs and per-call tables for one (device, dtype, length, parameters)."""
 
-    def __init__(self, dev, dtype, N, p, versions: dict, complete: bool, interp_ipw=0):
+    def __init__(self, dev, dtype, N, p, versions: dict, complete: bool, interp_ipw=0,
+                 steps="series"):
         self.dev, self.dtype, self.N, self.p = dev, np.dtype(dtype), N, p
         self.interp_ipw = int(interp_ipw)
+        self.steps = Steps(self, steps)
         self.hermite = p["interpolation"] == "hermite"
         self.real = "double" if self.dtype == np.float64 else "float"
         self.complete = complete
@@ -124,16 +127,15 @@ class _Runner:
             return
         lanes = {k: (c.lanes if c.version == "outer" else 1) for k, c in self.versions.items()}
         Ls, Lt, Ll, hm = lanes["seasonal"], lanes["trend"], lanes["low_pass"], self.hermite
-        progs = [("gather", dict(lanes=Ls, consumer_lanes=Ll, hermite=hm)),
-                 ("ma", dict(lanes=Ll)),
-                 ("gather", dict(lanes=Lt, consumer_lanes=Ll, hermite=hm)),
-                 ("robust", dict(lanes=Lt)),
-                 ("gather", dict(lanes=1, consumer_lanes=1, hermite=hm))]
+        st = self.steps
+        progs = [("gather", st.gather_kw(Ls, Ll, hm)), ("ma", st.ma_kw(Ll)),
+                 ("gather", st.gather_kw(Lt, Ll, hm)), ("robust", st.robust_kw(Lt)),
+                 ("gather", st.gather_kw(1, 1, hm))]
         loess = []
         for name, otl in (("seasonal", Ll), ("low_pass", 1), ("trend", 1)):
             complete = self.complete or name == "low_pass"
-            progs.append(("nns", dict(complete=complete)))
             ch, sm = self.versions[name], self.smoothers[name]
+            progs.append(("nns", st.nns_kw(complete, sm["nmax"])))
             ws = (False, True) if self.p["outer_iter"] > 0 and name != "low_pass" else (False,)
             loess += [(ch.version, sm["deg"], w, ch, complete, otl) for w in ws]
             nj = max(1, min(sm["jump"], sm["nmax"] - 1))
@@ -191,25 +193,22 @@ class _Runner:
         # C (seasonal fits + end fits) interleaved by the low-pass lanes Ll: the moving
         # averages read it with vloadN and write the low-pass LOESS input in the same layout
         hm = self.hermite
-        gather = self._kernel(self._prog("gather", lanes=Ls, consumer_lanes=Ll, hermite=hm),
-                              "stl_gather")
-        season = self._kernel(self._prog("gather", lanes=Lt, consumer_lanes=Ll, hermite=hm),
-                              "stl_season")
-        ma = self._kernel(self._prog("ma", lanes=Ll), "stl_ma")
-        robust_k = self._kernel(self._prog("robust", lanes=Lt), "stl_robust")
+        steps = self.steps
+        gprg = self._prog("gather", **steps.gather_kw(Ls, Ll, hm))
+        season = self._kernel(self._prog("gather", **steps.gather_kw(Lt, Ll, hm)), "stl_season")
+        ma_prg = self._prog("ma", **steps.ma_kw(Ll))
+        robust_prg = self._prog("robust", **steps.robust_kw(Lt))
 
         def run_gather(with_w):
-            launch(dev, gather, (K, P, Bp // Ls), None, y.data, t.data, rw.data, i32(N), i32(P),
-                   i32(K), i32(B), i32(Bp), i32(with_w), z.data, rwz.data)
+            steps.gather(gprg, Ls, y, t, rw, N, P, K, B, Bp, with_w, z, rwz)
 
-        g1 = self._prog("gather", lanes=1, consumer_lanes=1, hermite=self.hermite)
+        g1 = self._prog("gather", **steps.gather_kw(1, 1, hm))
         launch(dev, self._kernel(g1, "stl_init"), Bp * N, None, np.int64(B * N),
                np.int64(Bp * N if Lt > 1 else 0), t.data, s.data, rw.data, rwt.data)
         # validity of the cycle-subseries (plain layout) for their NNS: y gathered (t = 0)
         z0 = alloc((B, P, K)) if not self.complete else z
         if not self.complete:
-            launch(dev, self._kernel(g1, "stl_gather"), (K, P, B), None, y.data, t.data,
-                   rw.data, i32(N), i32(P), i32(K), i32(B), i32(B), i32(0), z0.data, rwz.data)
+            steps.gather(g1, 1, y, t, rw, N, P, K, B, B, 0, z0, rwz)
         # NNS once per call, per smoother
         layouts = {"seasonal": (z0, P * K, K), "trend": (y, N, 0), "low_pass": (y, N, 0)}
         st = {}
@@ -217,7 +216,7 @@ class _Runner:
         for name, sm in self.smoothers.items():
             M, m_b, m_s = layouts[name]
             complete = self.complete or name == "low_pass"
-            nprg = self._prog("nns", complete=complete)
+            nprg = self._prog("nns", **steps.nns_kw(complete, sm["nmax"]))
             S, NF = sm["S"], sm["NF"]
             Bn = 1 if complete else B  # complete data: one set of windows serves every series
             stats = alloc((Bn * S, 2), i32)
@@ -225,8 +224,8 @@ class _Runner:
             npos = sm["nmax"]
             # packed valid positions (the NaN index computation); none with complete data
             pos = stats if complete else alloc((Bn * S, npos), i32)
-            launch(dev, self._kernel(nprg, "stl_stats"), Bn * S, None, M.data, i32(m_b),
-                   i32(m_s), sm["seg"], i32(S), i32(Bn), i32(npos), stats.data, pos.data)
+            steps.stats(nprg, complete, sm["nmax"], M, m_b, m_s, sm["seg"], S, Bn, npos, stats,
+                        pos)
             launch(dev, self._kernel(nprg, "stl_nns"), Bn * S * NF, None, sm["seg"], sm["fp"],
                    sm["an"], i32(NF), i32(S), i32(Bn), i32(sm["q"]), i32(npos), stats.data,
                    pos.data, nns.data)
@@ -314,8 +313,7 @@ class _Runner:
                 run_gather(use_w and it == 0)
                 run_loess("seasonal", z, P * K * Ls, K * Ls, rwz, C, N + 2 * P, 1, P, 0, use_w,
                           otl=Ll)
-                launch(dev, ma, Bp // Ll, None, C.data, i32(N), i32(P), i32(Bp // Ll), ring.data,
-                       lp0.data)
+                steps.ma(ma_prg, C, N, P, Bp, Ll, ring, lp0)
                 run_loess("low_pass", lp0, N * Ll, 0, None, lp, N, 0, 1, -1, False)
                 launch(dev, season, (N, Bp), None, y.data, C.data, lp.data, i32(N), i32(P),
                        i32(B), i32(Bp), s.data, u.data, i32(self.p["low_pass_jump"]), *hargs)
@@ -324,8 +322,7 @@ class _Runner:
                     passes.extend(device_marker(dev))
             if k == outer:
                 break
-            launch(dev, robust_k, B, None, y.data, t.data, s.data, i32(N), i32(B), u.data,
-                   rw.data, rwt.data)
+            steps.robust(robust_prg, y, t, s, N, B, u, rw, rwt)
             use_w = True
         if sim:
             q.finish()
@@ -418,8 +415,9 @@ def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1
         ``wg``, ``chunk``, ``table`` (tricube weight tables for the vector outer LOESS on
         complete data), ``interleave``, ``interp_per_item`` (jump intervals filled per
         work-item, 0 = a whole segment) and the thresholds of ``version="auto"``
-        (``jump_threshold``, ``intragroup_max_q``, ``parallelism_threshold``).
-        ``loess_params={...}`` is their deprecated form (a DeprecationWarning, one release).
+        (``jump_threshold``, ``intragroup_max_q``, ``parallelism_threshold``), and
+        ``mapping`` ("series" or "coalesced": the kernels of the steps around the LOESS,
+        docs/stl.md). ``loess_params={...}`` is their deprecated form (a DeprecationWarning, one release).
 
     Returns
     -------
@@ -488,7 +486,7 @@ def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1
     plan = make_plan(dev, Problem(p, B, N), version=loess_version, **plan_overrides)
     runner = _Runner(dev, y2.dtype, N, p, {"seasonal": plan.seasonal, "trend": plan.trend,
                                            "low_pass": plan.low_pass},
-                     complete=complete, interp_ipw=plan.interp_per_item)
+                     complete=complete, interp_ipw=plan.interp_per_item, steps=plan.steps)
     item = y2.dtype.itemsize
     per_series = (9 * N + 4 * (N + 2 * p["period"])) * item + 64 * N
     # the caller's out= arrays (checked before any work), written in place where they can be

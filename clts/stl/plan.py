@@ -48,6 +48,10 @@ class Plan(PlanBase):
     trend: LoessChoice
     low_pass: LoessChoice
     interp_per_item: int  # jump intervals interpolated per work-item (0 = a whole segment)
+    #: mapping of the moving averages, robustness weights, packed positions and gather:
+    #: "series" (a work-item walks one series) or "coalesced" (GPUs: work-groups per series /
+    #: tile, adjacent work-items at adjacent positions)
+    steps: str = "series"
 
 
 #: STL tunables: name -> profile key (each also a keyword of ``clts.stl``)
@@ -56,7 +60,11 @@ TUNABLE_KEYS = {"lanes": "stl.outer.lanes", "wg": "stl.intragroup.wg", "chunk": 
                 "jump_threshold": "stl.loess.jump_threshold",
                 "intragroup_max_q": "stl.loess.intragroup_max_q",
                 "parallelism_threshold": "stl.loess.parallelism_threshold",
-                "interp_per_item": "stl.interp.interp_per_item"}
+                "interp_per_item": "stl.interp.interp_per_item",
+                "mapping": "stl.steps.mapping"}
+
+#: values of ``mapping``
+MAPPINGS = ("series", "coalesced")
 
 
 def read_choices(dev, overrides: dict | None):
@@ -74,6 +82,9 @@ def read_choices(dev, overrides: dict | None):
     if isinstance(ipw, bool) or not isinstance(ipw, (int, np.integer)) or ipw < 0:
         raise t.error("interp_per_item", f"must be an int >= 0 (0 = a whole segment), got "
                                          f"{ipw!r}")
+    if t["mapping"] not in MAPPINGS:
+        raise t.error("mapping", f"must be one of {', '.join(map(repr, MAPPINGS))}, got "
+                                 f"{t['mapping']!r}")
     return dict(t.values, table=bool(t["table"]), interp_per_item=int(ipw),
                 lanes_forced="lanes" in t.forced)
 
@@ -152,6 +163,7 @@ def make_plan(device, problem: Problem, **overrides) -> Plan:
     def smoother(n_fits, q, jump):
         return fit_intragroup(dev, choose(values, n_fits, q, jump, B, loess_version), forced)
     return Plan(problem=problem, interp_per_item=values["interp_per_item"],
+                steps=values["mapping"],
                 seasonal=smoother(nfit_s, p["seasonal"], p["seasonal_jump"]),
                 trend=smoother(nfit_t, p["trend"], p["trend_jump"]),
                 low_pass=smoother(nfit_l, p["low_pass"], p["low_pass_jump"]))

@@ -44,6 +44,41 @@ kernel void stl_gather(global const real* y, global const real* t, global const 
 % endif
 }
 
+% if tiled:
+// The GPU mapping (Plan steps "coalesced", TL = 1): the same change of layout as a tiled
+// transpose of each series' [K][P] grid through local memory, 32 x 32 per work-group of 32 x 8:
+// the reads run along j (consecutive positions of y), the writes along m (consecutive slots of
+// z): both coalesced.
+kernel void stl_gather_tiled(global const real* y, global const real* t, global const real* rw,
+                             int N, int P, int K, int B, int Bp, int with_w, global real* z,
+                             global real* rwz) {
+    // range (ceil(P / 32) * 32, ceil(K / 32) * 8, Bp), local (32, 8, 1)
+    local real tz[32][33], tw[32][33];
+    const int lx = get_local_id(0), ly = get_local_id(1);
+    const int j0 = get_group_id(0) * 32, m0 = get_group_id(1) * 32, b = get_global_id(2);
+    const long row = (long)min(b, B - 1) * N;
+    for (int r = ly; r < 32; r += 8) {
+        const int m = m0 + r, j = j0 + lx, i = m * P + j;
+        real zv = REAL_NAN, wv = 0;
+        if (m < K && j < P && i < N) {
+            zv = y[row + i] - t[row + i];
+            if (with_w) wv = rw[row + i];
+        }
+        tz[r][lx] = zv;
+        tw[r][lx] = wv;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int r = ly; r < 32; r += 8) {
+        const int j = j0 + r, m = m0 + lx;
+        if (j < P && m < K) {
+            const long dst = ((long)b * P + j) * K + m;
+            z[dst] = tz[lx][r];
+            if (with_w) rwz[dst] = tw[lx][r];
+        }
+    }
+}
+
+% endif
 kernel void stl_season(global const real* y, global const real* C, global const real* lp,
                        int N, int P, int B, int Bp, global real* s, global real* u,
                        int ljump${", global const real* slp" if hermite else ""}) {

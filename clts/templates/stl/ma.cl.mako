@@ -50,3 +50,40 @@ kernel void stl_ma(global const real* C, int N, int P, int NT, global real* ring
         }
     }
 }
+% if tiles:
+
+## The GPU mapping (Plan steps "coalesced"): one work-item per output point, a work-group per
+## (tile of MT outputs, series). The group reads the tile's C values (MT + 2P + 1, adjacent
+## work-items at adjacent positions of one series: coalesced) into local memory, then each
+## work-item forms its a1 = mean of P values, a2 = mean of P a1 and the output = mean of 3 a2 by
+## direct sums: the same three moving averages with every output point independent (Bp x N
+## work-items), rounded as sums instead of netlib's running updates (a few ulp apart).
+kernel void stl_ma_tiles(global const real* C, int N, global real* out) {
+    // C: [Bp / TL][N + 2P][TL], out: [Bp / TL][N][TL]; range (tiles * MT, Bp), local (MT, 1)
+    local real xs[${MT + 2 * PER + 1}], a1[${MT + PER + 1}], a2[${MT + 2}];
+    const int lid = get_local_id(0), k0 = get_group_id(0) * ${MT};
+    const int b = get_global_id(1);
+    const int NC = N + ${2 * PER};
+    global const real* x = C + (long)(b / ${lanes}) * NC * ${lanes} + b % ${lanes};
+    global real* o = out + (long)(b / ${lanes}) * N * ${lanes} + b % ${lanes};
+    const int nx = min(${MT + 2 * PER + 1}, NC - k0);
+    for (int i = lid; i < nx; i += ${MT}) xs[i] = x[(long)(k0 + i) * ${lanes}];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int n1 = min(${MT + PER + 1}, N + ${PER + 1} - k0);
+    for (int i = lid; i < n1; i += ${MT}) {
+        real v = 0;
+        for (int f = 0; f < ${PER}; ++f) v += xs[i + f];
+        a1[i] = v / (real)${PER};
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int n2 = min(${MT + 2}, N + 2 - k0);
+    for (int i = lid; i < n2; i += ${MT}) {
+        real v = 0;
+        for (int e = 0; e < ${PER}; ++e) v += a1[i + e];
+        a2[i] = v / (real)${PER};
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int k = k0 + lid;
+    if (k < N) o[(long)k * ${lanes}] = (a2[lid] + a2[lid + 1] + a2[lid + 2]) / (real)3;
+}
+% endif

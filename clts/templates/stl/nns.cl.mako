@@ -31,6 +31,53 @@ kernel void stl_stats(global const real* M, int m_b, int m_s, global const int* 
 % endif
 }
 
+% if wg and not complete:
+// The GPU mapping (Plan steps "coalesced"): a work-group of WG per segment packs its valid
+// positions by a stream compaction (a local scan of the validity flags of WG positions at a
+// time, staged in local memory): adjacent work-items read adjacent positions and write adjacent
+// packed slots.
+kernel void stl_stats_group(global const real* M, int m_b, int m_s, global const int* seg_n,
+                            int S, int B, int NPOS, global int* stats, global int* pos) {
+    local int scan[${wg}], packed[${wg}];
+    local int first, last;
+    const int bs = get_group_id(0), lid = get_local_id(0);
+    const int b = bs / S, s = bs - b * S;
+    const int n = seg_n[s];
+    global const real* Mrow = M + (long)b * m_b + (long)s * m_s;
+    global int* prow = pos + (long)bs * NPOS;
+    if (lid == 0) { first = 0; last = 0; }
+    int base = 0;
+    for (int p0 = 0; p0 < n; p0 += ${wg}) {
+        const int p = p0 + lid;
+        const int f = p < n && !isnan(Mrow[p]);
+        scan[lid] = f;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int off = 1; off < ${wg}; off <<= 1) {
+            const int v = lid >= off ? scan[lid - off] : 0;
+            barrier(CLK_LOCAL_MEM_FENCE);
+            scan[lid] += v;
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        const int total = scan[${wg - 1}];
+        if (f) {
+            packed[scan[lid] - 1] = p + 1;
+            if (base + scan[lid] == 1) first = p + 1;
+            if (scan[lid] == total) last = p + 1;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        // the chunk's packed positions written by the first `total` work-items: one
+        // contiguous run of slots
+        if (lid < total) prow[base + lid] = packed[lid];
+        base += total;
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lid == 0) {
+        stats[2 * bs] = base;
+        stats[2 * bs + 1] = base ? last - first : 0;
+    }
+}
+
+% endif
 // number of packed positions <= x (the index of the first one > x), by binary search
 inline int upper_bound(global const int* prow, int nv, int x) {
     int lo = 0, hi = nv;

@@ -1,0 +1,145 @@
+"""The two mappings of STL's steps around the LOESS (clts/stl/steps.py): "coalesced" (GPU
+profiles) forced on the CPU devices against "series" (what CPUs keep) and the numpy reference;
+the gather, packed positions and robustness weights bit-identical, the tiled moving averages
+within a few ulp; every LOESS version and lane width; the Plans pick by profile."""
+from __future__ import annotations
+
+import importlib
+import logging
+
+import numpy as np
+import pytest
+
+import clts
+from clts.runtime import emulation
+from clts.stl import reference as ref
+
+steps_mod = importlib.import_module("clts.stl.steps")
+
+
+def _series(rng, batch, n, period):
+    t = np.arange(n)
+    y = (3 * np.sin(2 * np.pi * t / period) + 0.01 * t + rng.normal(size=(batch, n))
+         + rng.normal(size=(batch, 1)) * 5)
+    idx = rng.random(y.shape) < 0.04
+    y[idx] += rng.normal(size=idx.sum()) * 30          # outliers: robustness weights < 1
+    return y
+
+
+def _err(a, b, y):
+    assert np.array_equal(np.isnan(a), np.isnan(b)), "NaN patterns differ"
+    scale = np.nanmax(np.ptp(np.nan_to_num(y), axis=-1))
+    d = np.abs(np.asarray(a, np.float64) - b)
+    return float(np.nanmax(d) / scale) if np.isfinite(d).any() else 0.0
+
+
+def _data(dtype, n=181, period=12, batch=6):
+    rng = np.random.default_rng(n + period)
+    y = _series(rng, batch, n, period)
+    y[0, 10:14] = np.nan                               # a few missing
+    y[1, rng.random(n) < 0.3] = np.nan                 # 30 % missing
+    y[2, ::2] = np.nan                                 # every other: even / odd valid counts
+    y[3] = np.round(y[3])                              # ties in the residuals' median
+    return y.astype(dtype)
+
+
+KW = dict(seasonal_jump=2, trend_jump=3, low_pass_jump=2, robust=True, outer_iter=2)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("n,period", [(181, 12), (182, 12), (150, 4)])
+def test_exact_steps_bit_identical(device, dtype, n, period, monkeypatch):
+    """With the moving averages left to the series kernel, the coalesced gather, packed
+    positions and weights (radix-select median) give the series mapping's bits."""
+    if dtype == np.float64 and not device.fp64:
+        pytest.skip("no float64")
+    monkeypatch.setattr(steps_mod, "MA_TILE", 1 << 30)      # the tiled MA does not fit
+    y = _data(dtype, n, period)          # period 4: 38 cycles, two tiles of the gather
+    a = clts.stl(y, period, device=device, mapping="series", **KW)
+    b = clts.stl(y, period, device=device, mapping="coalesced", **KW)
+    for f in ("seasonal", "trend", "resid", "weights"):
+        assert np.array_equal(getattr(a, f), getattr(b, f), equal_nan=True), f
+    assert np.array_equal(a.diagnostics["failed"], b.diagnostics["failed"])
+
+
+@pytest.mark.parametrize("version,lanes", [("outer", 1), ("outer", 4), ("intragroup", 1),
+                                           ("flat", 1)])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_coalesced_mapping_every_version(device, version, lanes, dtype):
+    """Everything coalesced (tiled moving averages: direct sums) against the series mapping and
+    the reference, with each LOESS version (lanes 4: the interleaved layouts between kernels)."""
+    if dtype == np.float64 and not device.fp64:
+        pytest.skip("no float64")
+    y = _data(dtype)
+    lp = {"lanes": lanes, "wg": 16, "chunk": 8}
+    a = clts.stl(y, 12, device=device, version=version, mapping="series", **lp,
+                 **KW)
+    b = clts.stl(y, 12, device=device, version=version,
+                 mapping="coalesced", **lp, **KW)
+    tol = 1e-12 if dtype == np.float64 else 1e-5
+    assert _err(b.seasonal, a.seasonal, y) < tol
+    assert _err(b.trend, a.trend, y) < tol
+    assert np.nanmax(np.abs(b.weights - a.weights)) < (1e-9 if dtype == np.float64 else 1e-4)
+    s, t, _, w = ref.stl(y.astype(np.float64), 12, **KW)
+    rtol = 1e-9 if dtype == np.float64 else 1e-4
+    assert _err(b.seasonal, s, y) < rtol
+    assert _err(b.trend, t, y) < rtol
+
+
+def test_long_period_and_complete(device):
+    """Period 52 (two column tiles of the gather, a wide moving-average halo) on complete
+    data (no packed positions)."""
+    dt = np.float64 if device.fp64 else np.float32
+    rng = np.random.default_rng(3)
+    y = _series(rng, 3, 300, 52).astype(dt)
+    kw = dict(seasonal=13, robust=True, outer_iter=1)
+    runs = [clts.stl(y, 52, device=device, mapping=m, **kw)
+            for m in ("series", "coalesced")]
+    tol = 1e-12 if dt == np.float64 else 1e-5
+    assert _err(runs[1].seasonal, runs[0].seasonal, y) < tol
+    assert _err(runs[1].trend, runs[0].trend, y) < tol
+
+
+def test_steps_fall_back_where_they_do_not_fit(device):
+    class Runner:
+        dev, dtype, p = device, np.dtype(np.float64), {"period": 10 ** 7}
+    st = steps_mod.Steps(Runner, "coalesced")
+    assert not st.ma_tiles and st.ma_kw(1)["tiles"] is False    # local memory
+    assert st.robust_wg and st.gather_tiled
+    st = steps_mod.Steps(Runner, "series")
+    assert not (st.ma_tiles or st.robust_wg or st.gather_tiled or st.stats_wg(100))
+
+
+@pytest.mark.oclgrind
+@pytest.mark.parametrize("missing", [True, False])
+def test_coalesced_tiny(device, missing):
+    rng = np.random.default_rng(1)
+    y = _series(rng, 2, 16, 4)
+    if missing:
+        y[0, 5] = np.nan
+    kw = dict(seasonal=3, trend=7, low_pass=5, seasonal_jump=2, trend_jump=2, inner_iter=1,
+              outer_iter=1)
+    r = clts.stl(y, 4, device=device, mapping="coalesced", **kw)
+    s, t, _, _ = ref.stl(y, 4, **kw)
+    tol = 1e-9 if device.fp64 else 1e-4
+    assert _err(r.seasonal, s, y) < tol
+    assert _err(r.trend, t, y) < tol
+
+
+def test_mapping_checked():
+    with pytest.raises(ValueError, match="mapping"):
+        clts.stl(np.zeros((1, 48)), 12, mapping="rows")
+
+
+@pytest.mark.parametrize("name", ["a100", "h100", "mi100", "intel-max-1550", "intel-iris-xe"])
+def test_gpu_profiles_coalesce_cpu_profiles_keep_series(name, device):
+    from clts.runtime import usable
+    from clts.stl.params import check_arguments
+    from clts.stl.plan import Problem, make_plan
+    hits = [i for i in usable() if "portable computing" in i.platform.lower()]
+    if not hits:
+        pytest.skip("emulation runs on pocl")
+    logging.getLogger("clts.profiles").setLevel(logging.ERROR)
+    p = check_arguments(368, 23)
+    assert make_plan(emulation.emulate(name, hits[0]), Problem(p, 512, 368)).steps == "coalesced"
+    assert make_plan(device, Problem(p, 512, 368)).steps == "series"

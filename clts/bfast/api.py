@@ -48,7 +48,7 @@ from .common import (HISTORIES, design_matrix, log_plus, n_coef, rec_cusum_bound
                      trend_scaling, unscale_coef)
 from .common import time_axis as _time_axis
 from ..timeaxis import is_cftime, parse_date
-from .plan import Plan, chunk_cap, make_plan
+from .plan import Plan, chunk_cap, make_plan, rows_group
 from .checks import TYPES, check_arguments  # noqa: F401 (public here)
 from .checks import check_params, default_freq, history_end, levels, time_axis_and_dates
 
@@ -214,7 +214,9 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
     **plan_overrides
         ``lanes``, ``wg``, ``roc_wg``, ``chunk_bytes`` (largest cube + scratch bytes of one
         chunk, 0: no cap), ``scratch`` ("pixel" or "time": layout of the residual scratch,
-        same results): force plan parameters.
+        same results), ``matrix`` ("pixel" or "rows": one work-item or K work-items per
+        pixel hold the K x K matrices of the Gram and ROC kernels, same results): force plan
+        parameters.
 
     Returns
     -------
@@ -410,18 +412,22 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
     Bd = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(bounds_t, dtype))
     TM = int(plan.scratch == "time")    # time-major residual scratch (GPUs: coalesced)
     params = dict(tpl, W=W, tol=_tol(dtype), zv_tol=_zv_tol(dtype), TM=TM)
+    rows = plan.matrix == "rows"        # K work-items per pixel hold the K x K matrices (GPUs)
+    gp = rows_group(K, plan.wg) if rows else 0
     if plan.version == "fused":
         prg = dev.program("bfast/fused.cl.mako", **params)
     else:
-        prg = dev.program("bfast/multi.cl.mako", **params)
+        prg = dev.program("bfast/multi.cl.mako", **params, GP=gp)
     roc = tpl["history"] == "ROC" and pre_hs is None     # else the starts are given
     if roc:
         # the Rec-CUSUM test runs in double where the device has it (recursive residuals of
         # nearly collinear first values need it), else in the data's precision
         roc_dtype = np.dtype(np.float64) if dev.fp64 else dtype
+        roc_gp = rows_group(K, plan.roc_wg) if rows else 0
         prg_roc = dev.program("bfast/roc.cl.mako", real="double" if dev.fp64 else tpl["real"],
                               in_type=tpl["in_type"], has_nodata=tpl["has_nodata"], W=W, K=K,
-                              N=N, n=n, tol=_tol(roc_dtype), zv_tol=_zv_tol(roc_dtype), TM=TM)
+                              N=N, n=n, tol=_tol(roc_dtype), zv_tol=_zv_tol(roc_dtype), TM=TM,
+                              GP=roc_gp)
         Xroc = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR,
                          hostbuf=np.ascontiguousarray(X, roc_dtype))
     out = {"breaks": np.empty(M, np.int32), "means": np.empty(M, dtype),
@@ -489,8 +495,11 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
         device_wait(dev, wait_for)
         up = None
         if roc:
-            launch(dev, prg_roc.kernel("bfast_roc"), round_up(-(-m // W), plan.roc_wg),
-                   plan.roc_wg, yd, Mpad, Xroc, roc_dtype.type(nodata),
+            if roc_gp:
+                rg = (-(-mp // roc_gp) * roc_gp * K, roc_gp * K)
+            else:
+                rg = (round_up(-(-m // W), plan.roc_wg), plan.roc_wg)
+            launch(dev, prg_roc.kernel("bfast_roc"), *rg, yd, Mpad, Xroc, roc_dtype.type(nodata),
                    roc_dtype.type(roc_bounds[0]), roc_dtype.type(roc_bounds[1]), roc_scratch,
                    hsd, wait_for=up)
             up = None
@@ -506,8 +515,8 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
                         dtype.type(hfrac), Bd, scratch, *tail, wait_for=up)
         else:
             hs_args = [hsd] if hsd is not None else []
-            launch(dev, prg.kernel("bfast_gram"), gsize, plan.wg, *rargs, gd, *hs_args,
-                   wait_for=up)
+            gg = (-(-m // gp) * gp * K, gp * K) if gp else (gsize, plan.wg)
+            launch(dev, prg.kernel("bfast_gram"), *gg, *rargs, gd, *hs_args, wait_for=up)
             launch(dev, prg.kernel("bfast_invert"), (2 * K * m, K), (2 * K, K), gd, Mi, betad)
             ek = launch(dev, prg.kernel("bfast_sweep"), gsize, plan.wg, *rargs, dtype.type(crit),
                         dtype.type(hfrac), Bd, scratch, betad, gd, *tail)

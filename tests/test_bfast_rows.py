@@ -98,3 +98,44 @@ def test_bfast_plan_rows_on_gpus(name, device):
         assert make_plan(device, 80, 8).matrix == "pixel"
     with pytest.raises(ValueError, match="matrix"):
         make_plan(device, 80, 8, matrix="columns")
+
+
+@pytest.mark.parametrize("lanes", [1, 4])
+@pytest.mark.parametrize("history", ["all", "ROC"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_bfast_bounds_table_bit_identical(device, lanes, history, dtype):
+    """R's boundary tabulated once (bounds="table", GPUs) against evaluated per date in the
+    sweep (bounds="inline", CPUs), with the sub-group hint (ignored where unknown)."""
+    if dtype == np.float64 and not device.fp64:
+        pytest.skip("no fp64")
+    y, t, start = _cube(13, dtype=dtype)
+    kw = dict(device=device, version="multi", lanes=lanes, history=history, detailed=True,
+              progress=False, chunk_bytes=y.shape[0] * 2 * y.dtype.itemsize * 16)
+    a = clts.bfast_monitor(y, t, start, bounds="table", subgroup=16, **kw)
+    b = clts.bfast_monitor(y, t, start, bounds="inline", **kw)
+    assert a.plan.bounds == "table" and b.plan.bounds == "inline"
+    _same(a, b, history)
+
+
+@pytest.mark.oclgrind
+def test_bfast_bounds_table_tiny(device):
+    y, t, start = _cube(5, M=5, N=40, n_hist=24, dtype=np.float32)
+    kw = dict(device=device, version="multi", lanes=1, progress=False)
+    a = clts.bfast_monitor(y, t, start, bounds="table", **kw)
+    b = clts.bfast_monitor(y, t, start, bounds="inline", **kw)
+    for name in ("breaks", "means", "magnitudes"):
+        assert np.array_equal(getattr(a, name), getattr(b, name), equal_nan=True), name
+
+
+def test_bfast_plan_bounds_subgroup():
+    from clts.bfast.plan import make_plan
+    logging.getLogger("clts.profiles").setLevel(logging.ERROR)
+    pocl = _pocl()
+    assert make_plan(emulation.emulate("mi100", pocl), 80, 8).bounds == "table"
+    assert make_plan(emulation.emulate("intel-max-1550", pocl), 80, 8).subgroup == 16
+    assert make_plan(emulation.emulate("a100", pocl), 80, 8).subgroup == 0
+    gpu = emulation.emulate("a100", pocl)
+    with pytest.raises(ValueError, match="bounds"):
+        make_plan(gpu, 80, 8, bounds="lookup")
+    with pytest.raises(ValueError, match="subgroup"):
+        make_plan(gpu, 80, 8, subgroup=12)

@@ -215,7 +215,9 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
         ``lanes``, ``wg``, ``roc_wg``, ``chunk_bytes`` (largest cube + scratch bytes of one
         chunk, 0: no cap), ``scratch`` ("pixel" or "time": layout of the residual scratch,
         same results), ``matrix`` ("pixel" or "rows": one work-item or K work-items per
-        pixel hold the K x K matrices of the Gram and ROC kernels, same results): force plan
+        pixel hold the K x K matrices of the Gram and ROC kernels, same results), ``bounds``
+        ("inline" or "table": R's boundary per date or tabulated once, same results),
+        ``subgroup`` (0 or the sub-group size the sweep requires on Intel GPUs): force plan
         parameters.
 
     Returns
@@ -414,10 +416,12 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
     params = dict(tpl, W=W, tol=_tol(dtype), zv_tol=_zv_tol(dtype), TM=TM)
     rows = plan.matrix == "rows"        # K work-items per pixel hold the K x K matrices (GPUs)
     gp = rows_group(K, plan.wg) if rows else 0
+    # R's boundary tabulated once per call by bfast_bounds (GPUs: registers of the sweep)
+    bt = int(plan.version == "multi" and plan.bounds == "table" and tpl["convention"] == "r")
     if plan.version == "fused":
-        prg = dev.program("bfast/fused.cl.mako", **params)
+        prg = dev.program("bfast/fused.cl.mako", **params, BT=0)
     else:
-        prg = dev.program("bfast/multi.cl.mako", **params, GP=gp)
+        prg = dev.program("bfast/multi.cl.mako", **params, GP=gp, BT=bt, SG=plan.subgroup)
     roc = tpl["history"] == "ROC" and pre_hs is None     # else the starts are given
     if roc:
         # the Rec-CUSUM test runs in double where the device has it (recursive residuals of
@@ -459,6 +463,11 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
     if plan.version == "multi":
         gd = buf((K * (K + 1) // 2 + K + 2) * cmax * rs)
         betad = buf((K + 1) * cmax * rs)
+    if bt:
+        nbt = (n + 1) * (N - n + 1)
+        btab = buf(nbt * rs)
+        launch(dev, prg.kernel("bfast_bounds"), round_up(nbt, plan.wg), plan.wg,
+               dtype.type(crit), btab).wait()     # before any chunk's queue reads it
     keys1 = ("breaks", "means", "valids", "status") + (("mags",) if tpl["magnitudes"] else ())
     inputs, hs_in = {}, {}
 
@@ -506,6 +515,8 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
         tail = [od["breaks"], od["means"], od["mags"], od["valids"], od["status"]]
         if hsd is not None:
             tail.append(hsd)
+        if bt:
+            tail.append(btab)
         if detailed:
             tail += [io.out(slot, key, out[key][..., a:b]).data
                      for key in ("coef", "sigma", "mosum", "bounds", "pred")]

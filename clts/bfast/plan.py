@@ -27,6 +27,15 @@ row. No work-item holds the K x K matrix (229 registers on sm_80, 234 VGPRs on g
 24-36 KB spill on pvc in float64 for the ROC kernel as one work-item per pixel). Results are
 identical (the same operations in the same order per matrix entry).
 
+``bounds`` (profile key ``bfast.bounds``, R's convention, multi version): "inline" computes the
+MOSUM boundary crit sqrt(2 log(j / n)) at every monitoring date in the sweep (the CPUs'
+choice); "table" has one small kernel tabulate it for every valid history count n and
+monitoring count j with the same expression (the same bits) and the sweep read it: the
+double-precision log held ~40 VGPRs of the float64 sweep on gfx908 (101 -> 61).
+``subgroup`` (``bfast.subgroup``, 0: the compiler picks): the sub-group size the sweep requires
+where the compiler knows ``intel_reqd_sub_group_size`` (Intel GPUs; IGC picks SIMD32 for the
+float64 sweep on pvc and spills 12-15 KB at 128 GRF, none at SIMD16).
+
 ``chunk_bytes`` (profile key ``bfast.chunk_bytes``; 0: none) caps the bytes of one chunk's
 cube and scratch (N values in and N of scratch per pixel) below the device limits: the kernels
 read each pixel's series in several passes, and on a CPU a chunk whose working set stays in
@@ -42,6 +51,8 @@ from ..runtime.plans import LANE_WIDTHS, PlanValueError, read_tunables, validate
 VERSIONS = ("fused", "multi")
 SCRATCH = ("pixel", "time")
 MATRIX = ("pixel", "rows")
+BOUNDS = ("inline", "table")
+SUBGROUPS = (0, 8, 16, 32)
 LANES = LANE_WIDTHS
 
 
@@ -54,6 +65,8 @@ class Plan:
     chunk_bytes: int
     scratch: str = "pixel"
     matrix: str = "pixel"
+    bounds: str = "inline"
+    subgroup: int = 0
 
     def validate(self, dev=None):
         """Raise ``PlanValueError`` (a ValueError naming the field) for a bad value; with
@@ -67,6 +80,10 @@ class Plan:
             raise PlanValueError("scratch", f"must be one of {SCRATCH}, got {self.scratch!r}")
         if self.matrix not in MATRIX:
             raise PlanValueError("matrix", f"must be one of {MATRIX}, got {self.matrix!r}")
+        if self.bounds not in BOUNDS:
+            raise PlanValueError("bounds", f"must be one of {BOUNDS}, got {self.bounds!r}")
+        if isinstance(self.subgroup, bool) or self.subgroup not in SUBGROUPS:
+            raise PlanValueError("subgroup", f"must be one of {SUBGROUPS}, got {self.subgroup!r}")
         cb = self.chunk_bytes
         if isinstance(cb, bool) or not isinstance(cb, int) or cb < 0:
             raise PlanValueError("chunk_bytes", f"must be a non-negative integer (0: no cap), "
@@ -99,7 +116,8 @@ def make_plan(dev, n_hist: int, K: int, version="auto", **overrides) -> Plan:
         raise ValueError(f"version must be one of {VERSIONS} or 'auto', got {version!r}")
     keys = {"lanes": f"bfast.{version}.lanes", "wg": f"bfast.{version}.wg",
             "roc_wg": "bfast.roc.wg", "chunk_bytes": "bfast.chunk_bytes",
-            "scratch": "bfast.scratch", "matrix": "bfast.matrix"}
+            "scratch": "bfast.scratch", "matrix": "bfast.matrix",
+            "bounds": "bfast.bounds", "subgroup": "bfast.subgroup"}
     t = read_tunables(dev, keys, overrides)
     plan = validated(Plan(version=version, **t.values), dev, keys, t.forced)
     if plan.version == "multi" and not multi_fits(dev, K):

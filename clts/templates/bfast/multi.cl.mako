@@ -3,7 +3,9 @@
 ## work-group of 2K x K work-items per pixel, Gieseke et al.'s Fig. 5) that also forms beta, then the sweep.
 ## GP > 0 ("rows", GPUs): the Gram kernel with K work-items per pixel (row a of the Gram matrix
 ## each), GP pixels per work-group, pixels innermost.
-## Variables: as fused.cl.mako, and GP.
+## BT: R's boundary tabulated by bfast_bounds for the sweep; SG: sub-group size the sweep
+## requires on Intel GPUs (0: none).
+## Variables: as fused.cl.mako, and GP, BT, SG.
 <%namespace file="/bfast/common.cl.mako" import="*"/>
 <%include file="/bfast/common.cl.mako"/>
 <%
@@ -140,6 +142,27 @@ void bfast_invert(__global const real* restrict G, const int Mreal, __global rea
     }
 }
 
+% if BT:
+// R's MOSUM boundary for every valid history count nb (0..n) and monitoring count j
+// (0..N-n): x = (nb + j) / nb, the sweep's inline expression (the same bits); the sweep reads
+// it instead of evaluating a double log per date (registers, GPUs)
+__kernel void bfast_bounds(const real crit, __global real* restrict btab)
+{
+    const int i = get_global_id(0);
+    if (i >= ${(n + 1) * (N - n + 1)}) return;
+    const real nbf = (real)(i % ${n + 1});             // btab[j * (n + 1) + nb]
+    const real cf = nbf + (real)(i / ${n + 1});
+    const real x = cf / nbf;
+    btab[i] = x > (real)LOGPLUS_E ? crit * sqrt((real)2 * log(fmax(x, (real)1)))
+                                  : crit * (real)M_SQRT2;
+}
+
+% endif
+% if SG:
+#ifdef cl_intel_required_subgroup_size
+__attribute__((intel_reqd_sub_group_size(${SG})))
+#endif
+% endif
 __kernel void bfast_sweep(__global const in_t* restrict y, const int Mp, const int Mreal,
                           __global const real* restrict X, const real nodata, const real crit,
                           const real hfrac, __global const real* restrict bounds_t,
@@ -150,6 +173,9 @@ __kernel void bfast_sweep(__global const in_t* restrict y, const int Mp, const i
                           __global int* restrict status
 % if history == "ROC":
                           , __global const int* restrict hist_start
+% endif
+% if BT:
+                          , __global const real* restrict btab
 % endif
 % if detailed:
                           , __global real* restrict coef_out, __global real* restrict sigma_out,

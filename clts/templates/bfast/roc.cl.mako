@@ -134,6 +134,7 @@ void bfast_roc(__global const in_t* restrict y, const int Mp,
                 dmin = fmin(dmin, diag[b * ${GP} + q]);
             }
         }
+        #pragma unroll 1
         for (int t = 0; t < ${n}; ++t) {       // the largest |y| of the valid history values
             const real yv = load_y1(y, (long)t * Mp + p, nodata);
             if (!isnan(yv)) ymax = fmax(ymax, fabs(yv));

@@ -120,7 +120,7 @@ def test_bfast_bounds_table_bit_identical(device, lanes, history, dtype):
 @pytest.mark.oclgrind
 def test_bfast_bounds_table_tiny(device):
     y, t, start = _cube(5, M=5, N=40, n_hist=24, dtype=np.float32)
-    kw = dict(device=device, version="multi", lanes=1, progress=False)
+    kw = dict(device=device, version="multi", lanes=1, wg=8, progress=False)
     a = clts.bfast_monitor(y, t, start, bounds="table", **kw)
     b = clts.bfast_monitor(y, t, start, bounds="inline", **kw)
     for name in ("breaks", "means", "magnitudes"):

@@ -464,10 +464,9 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
         gd = buf((K * (K + 1) // 2 + K + 2) * cmax * rs)
         betad = buf((K + 1) * cmax * rs)
     if bt:
-        nbt = (n + 1) * (N - n + 1)
-        btab = buf(nbt * rs)
-        launch(dev, prg.kernel("bfast_bounds"), round_up(nbt, plan.wg), plan.wg,
-               dtype.type(crit), btab).wait()     # before any chunk's queue reads it
+        btab = buf((n + 1) * (N - n + 1) * rs)
+        launch(dev, prg.kernel("bfast_bounds"), (round_up(n + 1, plan.wg), N - n + 1),
+               (plan.wg, 1), dtype.type(crit), btab).wait()   # before any chunk reads it
     keys1 = ("breaks", "means", "valids", "status") + (("mags",) if tpl["magnitudes"] else ())
     inputs, hs_in = {}, {}
 

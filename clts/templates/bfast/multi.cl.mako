@@ -148,13 +148,13 @@ void bfast_invert(__global const real* restrict G, const int Mreal, __global rea
 // it instead of evaluating a double log per date (registers, GPUs)
 __kernel void bfast_bounds(const real crit, __global real* restrict btab)
 {
-    const int i = get_global_id(0);
-    if (i >= ${(n + 1) * (N - n + 1)}) return;
-    const real nbf = (real)(i % ${n + 1});             // btab[j * (n + 1) + nb]
-    const real cf = nbf + (real)(i / ${n + 1});
+    const int nb = get_global_id(0), j = get_global_id(1);     // btab[j * (n + 1) + nb]
+    if (nb > ${n}) return;
+    const real nbf = (real)nb;
+    const real cf = nbf + (real)j;
     const real x = cf / nbf;
-    btab[i] = x > (real)LOGPLUS_E ? crit * sqrt((real)2 * log(fmax(x, (real)1)))
-                                  : crit * (real)M_SQRT2;
+    btab[j * ${n + 1} + nb] = x > (real)LOGPLUS_E ? crit * sqrt((real)2 * log(fmax(x, (real)1)))
+                                                  : crit * (real)M_SQRT2;
 }
 
 % endif

@@ -49,7 +49,7 @@ from .common import (HISTORIES, design_matrix, log_plus, n_coef, rec_cusum_bound
                      trend_scaling, unscale_coef)
 from .common import time_axis as _time_axis
 from ..timeaxis import is_cftime, parse_date
-from .plan import Plan, Problem, chunk_cap, make_plan
+from .plan import Plan, Problem, chunk_cap, make_plan, rows_group
 from .checks import TYPES, check_arguments  # noqa: F401 (public here)
 from .checks import (check_params, default_freq, history_end, levels, monitor_dates,
                      out_specs, time_axis_and_dates)
@@ -224,7 +224,11 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
     **plan_overrides
         ``lanes``, ``wg``, ``roc_wg``, ``chunk_bytes`` (largest cube + scratch bytes of one
         chunk, 0: no cap), ``scratch`` ("pixel" or "time": layout of the residual scratch,
-        same results): force plan parameters.
+        same results), ``matrix`` ("pixel" or "rows": one work-item or K work-items per
+        pixel hold the K x K matrices of the Gram and ROC kernels, same results), ``bounds``
+        ("inline" or "table": R's boundary per date or tabulated once, same results),
+        ``subgroup`` (0 or the sub-group size the sweep requires on Intel GPUs): force plan
+        parameters.
 
     Returns
     -------
@@ -306,7 +310,6 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
         if not isinstance(plan, Plan):
             raise TypeError("plan must be a clts.bfast.Plan")
         plan.validate(dev)
-
     real = "double" if dtype == np.float64 else "float"
     in_type = _INT_TYPES.get(y.dtype, "float" if y.dtype == np.float32 else "double")
     center, scale = trend_scaling(t, n)
@@ -423,18 +426,24 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
     Bd = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(bounds_t, dtype))
     TM = int(plan.scratch == "time")    # time-major residual scratch (GPUs: coalesced)
     params = dict(tpl, lanes=W, tol=_tol(dtype), zv_tol=_zv_tol(dtype), TM=TM)
+    rows = plan.matrix == "rows"        # K work-items per pixel hold the K x K matrices (GPUs)
+    gp = rows_group(K, plan.wg) if rows else 0
+    # R's boundary tabulated once per call by bfast_bounds (GPUs: registers of the sweep)
+    bt = int(plan.version == "multi" and plan.bounds == "table" and tpl["convention"] == "r")
     if plan.version == "fused":
-        prg = dev.program("bfast/fused.cl.mako", **params)
+        prg = dev.program("bfast/fused.cl.mako", **params, BT=0)
     else:
-        prg = dev.program("bfast/multi.cl.mako", **params)
+        prg = dev.program("bfast/multi.cl.mako", **params, GP=gp, BT=bt, SG=plan.subgroup)
     roc = tpl["history"] == "ROC" and pre_hs is None     # else the starts are given
     if roc:
         # the Rec-CUSUM test runs in double where the device has it (recursive residuals of
         # nearly collinear first values need it), else in the data's precision
         roc_dtype = np.dtype(np.float64) if dev.fp64 else dtype
+        roc_gp = rows_group(K, plan.roc_wg) if rows else 0
         prg_roc = dev.program("bfast/roc.cl.mako", real="double" if dev.fp64 else tpl["real"],
                               in_type=tpl["in_type"], has_nodata=tpl["has_nodata"], lanes=W, K=K,
-                              N=N, n=n, tol=_tol(roc_dtype), zv_tol=_zv_tol(roc_dtype), TM=TM)
+                              N=N, n=n, tol=_tol(roc_dtype), zv_tol=_zv_tol(roc_dtype), TM=TM,
+                              GP=roc_gp)
         Xroc = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR,
                          hostbuf=np.ascontiguousarray(X, roc_dtype))
     dests = dests or {}
@@ -466,13 +475,16 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
         # from the device's scratch pool: a fresh buffer costs a page fault per 4 KB the first
         # time a kernel touches it (docs/performance.md, "Figures behind the code")
         return scratch_array(dev, (max(int(nbytes), 1),), np.uint8).data
-
     # shared by the chunks: their kernels run in order on the device queue
     scratch = buf(cpad * N * rs)
     roc_scratch = buf(cpad * N * 8) if roc else None
     if plan.version == "multi":
         gd = buf((K * (K + 1) // 2 + K + 2) * cmax * rs)
         betad = buf((K + 1) * cmax * rs)
+    if bt:
+        btab = buf((n + 1) * (N - n + 1) * rs)
+        launch(dev, prg.kernel("bfast_bounds"), (round_up(n + 1, plan.wg), N - n + 1),
+               (plan.wg, 1), dtype.type(crit), btab).wait()   # before any chunk reads it
     keys1 = ("breaks", "means", "valids", "status") + (("mags",) if tpl["magnitudes"] else ())
     inputs, hs_in = {}, {}
 
@@ -509,14 +521,19 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
         device_wait(dev, wait_for)
         up = None
         if roc:
-            launch(dev, prg_roc.kernel("bfast_roc"), round_up(-(-m // W), plan.roc_wg),
-                   plan.roc_wg, yd, Mpad, Xroc, roc_dtype.type(nodata),
+            if roc_gp:
+                rg = (-(-mp // roc_gp) * roc_gp * K, roc_gp * K)
+            else:
+                rg = (round_up(-(-m // W), plan.roc_wg), plan.roc_wg)
+            launch(dev, prg_roc.kernel("bfast_roc"), *rg, yd, Mpad, Xroc, roc_dtype.type(nodata),
                    roc_dtype.type(roc_bounds[0]), roc_dtype.type(roc_bounds[1]), roc_scratch,
                    hsd, wait_for=up)
             up = None
         tail = [od["breaks"], od["means"], od["mags"], od["valids"], od["status"]]
         if hsd is not None:
             tail.append(hsd)
+        if bt:
+            tail.append(btab)
         if detailed:
             tail += [io.out(slot, key, out[key][..., a:b]).data
                      for key in ("coef", "sigma", "mosum", "bounds", "pred")]
@@ -526,8 +543,8 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
                         dtype.type(hfrac), Bd, scratch, *tail, wait_for=up)
         else:
             hs_args = [hsd] if hsd is not None else []
-            launch(dev, prg.kernel("bfast_gram"), gsize, plan.wg, *rargs, gd, *hs_args,
-                   wait_for=up)
+            gg = (-(-m // gp) * gp * K, gp * K) if gp else (gsize, plan.wg)
+            launch(dev, prg.kernel("bfast_gram"), *gg, *rargs, gd, *hs_args, wait_for=up)
             launch(dev, prg.kernel("bfast_invert"), (2 * K * m, K), (2 * K, K), gd, Mi, betad)
             ek = launch(dev, prg.kernel("bfast_sweep"), gsize, plan.wg, *rargs, dtype.type(crit),
                         dtype.type(hfrac), Bd, scratch, betad, gd, *tail)

@@ -17,6 +17,25 @@ own cache lines, the CPUs' choice) or "time" (time-major, value c of pixel p at 
 adjacent work-items touch adjacent words, one or two 128-byte segments per warp access on a
 GPU instead of 32). Results are identical.
 
+``matrix`` (profile key ``bfast.matrix``): who holds the K x K matrices of the multi version's
+Gram kernel and of the ROC kernel's QR factor. "pixel": one work-item per pixel holds the whole
+matrix (the CPUs' choice: realN lanes over pixels, no barriers). "rows": K work-items per pixel,
+work-item a holds row a (``roc_wg // K`` pixels per work-group, pixels innermost): the Gram
+kernel's rows need nothing from each other; the ROC kernel's Givens rows run as a pipeline, the
+row a rotated by row a-1 handed on in local memory, the recursive residual leaving the last
+row. No work-item holds the K x K matrix (229 registers on sm_80, 234 VGPRs on gfx908 and a
+24-36 KB spill on pvc in float64 for the ROC kernel as one work-item per pixel). Results are
+identical (the same operations in the same order per matrix entry).
+
+``bounds`` (profile key ``bfast.bounds``, R's convention, multi version): "inline" computes the
+MOSUM boundary crit sqrt(2 log(j / n)) at every monitoring date in the sweep (the CPUs'
+choice); "table" has one small kernel tabulate it for every valid history count n and
+monitoring count j with the same expression (the same bits) and the sweep read it: the
+double-precision log held ~40 VGPRs of the float64 sweep on gfx908 (101 -> 61).
+``subgroup`` (``bfast.subgroup``, 0: the compiler picks): the sub-group size the sweep requires
+where the compiler knows ``intel_reqd_sub_group_size`` (Intel GPUs; IGC picks SIMD32 for the
+float64 sweep on pvc and spills 12-15 KB at 128 GRF, none at SIMD16).
+
 ``chunk_bytes`` (profile key ``bfast.chunk_bytes``; 0: none) caps the bytes of one chunk's
 cube and scratch (N values in and N of scratch per pixel) below the device limits: the kernels
 read each pixel's series in several passes, and on a CPU a chunk whose working set stays in
@@ -30,6 +49,9 @@ from ..runtime.plans import LANE_WIDTHS, PlanBase, PlanValueError, read_tunables
 
 VERSIONS = ("fused", "multi")
 SCRATCH = ("pixel", "time")
+MATRIX = ("pixel", "rows")
+BOUNDS = ("inline", "table")
+SUBGROUPS = (0, 8, 16, 32)
 LANES = LANE_WIDTHS
 
 
@@ -49,6 +71,9 @@ class Plan(PlanBase):
     roc_wg: int
     chunk_bytes: int
     scratch: str = "pixel"
+    matrix: str = "pixel"
+    bounds: str = "inline"
+    subgroup: int = 0
 
     def validate(self, dev=None):
         """Raise ``PlanValueError`` (a ValueError naming the field) for a bad value; with
@@ -60,6 +85,12 @@ class Plan(PlanBase):
             raise PlanValueError("lanes", f"must be one of {LANES}, got {self.lanes!r}")
         if self.scratch not in SCRATCH:
             raise PlanValueError("scratch", f"must be one of {SCRATCH}, got {self.scratch!r}")
+        if self.matrix not in MATRIX:
+            raise PlanValueError("matrix", f"must be one of {MATRIX}, got {self.matrix!r}")
+        if self.bounds not in BOUNDS:
+            raise PlanValueError("bounds", f"must be one of {BOUNDS}, got {self.bounds!r}")
+        if isinstance(self.subgroup, bool) or self.subgroup not in SUBGROUPS:
+            raise PlanValueError("subgroup", f"must be one of {SUBGROUPS}, got {self.subgroup!r}")
         cb = self.chunk_bytes
         if isinstance(cb, bool) or not isinstance(cb, int) or cb < 0:
             raise PlanValueError("chunk_bytes", f"must be a non-negative integer (0: no cap), "
@@ -95,13 +126,19 @@ def make_plan(device, problem: Problem, **overrides) -> Plan:
         raise ValueError(f"version must be one of {VERSIONS} or 'auto', got {version!r}")
     keys = {"lanes": f"bfast.{version}.lanes", "wg": f"bfast.{version}.wg",
             "roc_wg": "bfast.roc.wg", "chunk_bytes": "bfast.chunk_bytes",
-            "scratch": "bfast.scratch"}
+            "scratch": "bfast.scratch", "matrix": "bfast.matrix",
+            "bounds": "bfast.bounds", "subgroup": "bfast.subgroup"}
     t = read_tunables(dev, keys, overrides)
     plan = validated(Plan(version=version, **t.values), dev, keys, t.forced)
     if plan.version == "multi" and not multi_fits(dev, K):
         raise ValueError(f"version 'multi' needs work-groups of 2*K*K = {2 * K * K} work-items; "
                          f"device allows {dev.max_work_group}")
     return plan
+
+
+def rows_group(K: int, wg: int) -> int:
+    """Pixels per work-group of a "rows" kernel: ``wg // K`` (at least one), K work-items each."""
+    return max(1, wg // K)
 
 
 def chunk_cap(plan: Plan, N: int, in_bytes: int, real_bytes: int) -> int | None:

@@ -1,7 +1,11 @@
 ## BFAST-Monitor, multi-kernel version (Gieseke et al.'s "Ours"): masked Gram kernel (lanes pixels per
 ## work-item, the K x K tile in registers), batched Gauss-Jordan inversion in local memory (one
 ## work-group of 2K x K work-items per pixel, Gieseke et al.'s Fig. 5) that also forms beta, then the sweep.
-## Variables: as fused.cl.mako.
+## GP > 0 ("rows", GPUs): the Gram kernel with K work-items per pixel (row a of the Gram matrix
+## each), GP pixels per work-group, pixels innermost.
+## BT: R's boundary tabulated by bfast_bounds for the sweep; SG: sub-group size the sweep
+## requires on Intel GPUs (0: none).
+## Variables: as fused.cl.mako, and GP, BT, SG.
 <%namespace file="/bfast/common.cl.mako" import="*"/>
 <%include file="/bfast/common.cl.mako"/>
 <%
@@ -14,6 +18,57 @@
 %>
 // G rows: upper triangle of the Gram matrix (row-major), then X'y (K), the valid count and
 // the largest |y| of the valid history values
+% if GP:
+// "rows": work-item (a, q) accumulates row a of pixel q's Gram matrix, g{j} = G[a][a + j], and
+// (X'y)_a; row 0 also the count and ymax. No work-item holds the K x K matrix; the same
+// operations in the same order per entry as the one-work-item kernel below.
+__kernel __attribute__((reqd_work_group_size(${GP * K}, 1, 1)))
+void bfast_gram(__global const in_t* restrict y, const int Mp, const int Mreal,
+                __global const real* restrict X, const real nodata,
+                __global real* restrict G
+% if history == "ROC":
+                , __global const int* restrict hist_start
+% endif
+                )
+{
+    const int lid = get_local_id(0);
+    const int q = lid % ${GP}, a = lid / ${GP};
+    const int p = get_group_id(0) * ${GP} + q;
+    if (p >= Mreal) return;
+% if history == "ROC":
+    const real hs = (real)hist_start[p];
+% endif
+% for j in range(K):
+    real g${j} = 0;
+% endfor
+    real rhs = 0, cnt = 0, ymax = 0;
+    for (int t = 0; t < ${n}; ++t) {
+        const real yv = load_y1(y, (long)t * Mp + p, nodata);
+        real ok = isnan(yv) ? (real)0 : (real)1;
+% if history == "ROC":
+        ok = (real)t < hs ? (real)0 : ok;
+% endif
+        const real y0 = (isnan(yv) ? (real)0 : yv) * ok;
+        cnt += ok;
+        ymax = fmax(ymax, fabs(y0));
+        __global const real* xt = X + t * ${K} + a;
+        const real xm = ok * xt[0];
+% for j in range(K):
+        if (${j} < ${K} - a) g${j} = mad(xm, xt[${j}], g${j});
+% endfor
+        rhs = mad(y0, xt[0], rhs);
+    }
+    const int row = a * ${K} - a * (a - 1) / 2;      // gidx(a, a)
+% for j in range(K):
+    if (${j} < ${K} - a) G[(long)(row + ${j}) * Mreal + p] = g${j};
+% endfor
+    G[(long)(${K * (K + 1) // 2} + a) * Mreal + p] = rhs;
+    if (a == 0) {
+        G[(long)${NG - 2} * Mreal + p] = cnt;
+        G[(long)${NG - 1} * Mreal + p] = ymax;
+    }
+}
+% else:
 __kernel void bfast_gram(__global const in_t* restrict y, const int Mp, const int Mreal,
                          __global const real* restrict X, const real nodata,
                          __global real* restrict G
@@ -44,6 +99,7 @@ ${masked_gram()}
     }
 % endfor
 }
+% endif
 
 // beta = G^-1 X'y by Gauss-Jordan on [G | I] in local memory; row K of beta = singular flag
 __kernel __attribute__((reqd_work_group_size(${2 * K}, ${K}, 1)))
@@ -86,6 +142,27 @@ void bfast_invert(__global const real* restrict G, const int Mreal, __global rea
     }
 }
 
+% if BT:
+// R's MOSUM boundary for every valid history count nb (0..n) and monitoring count j
+// (0..N-n): x = (nb + j) / nb, the sweep's inline expression (the same bits); the sweep reads
+// it instead of evaluating a double log per date (registers, GPUs)
+__kernel void bfast_bounds(const real crit, __global real* restrict btab)
+{
+    const int nb = get_global_id(0), j = get_global_id(1);     // btab[j * (n + 1) + nb]
+    if (nb > ${n}) return;
+    const real nbf = (real)nb;
+    const real cf = nbf + (real)j;
+    const real x = cf / nbf;
+    btab[j * ${n + 1} + nb] = x > (real)LOGPLUS_E ? crit * sqrt((real)2 * log(fmax(x, (real)1)))
+                                                  : crit * (real)M_SQRT2;
+}
+
+% endif
+% if SG:
+#ifdef cl_intel_required_subgroup_size
+__attribute__((intel_reqd_sub_group_size(${SG})))
+#endif
+% endif
 __kernel void bfast_sweep(__global const in_t* restrict y, const int Mp, const int Mreal,
                           __global const real* restrict X, const real nodata, const real crit,
                           const real hfrac, __global const real* restrict bounds_t,
@@ -96,6 +173,9 @@ __kernel void bfast_sweep(__global const in_t* restrict y, const int Mp, const i
                           __global int* restrict status
 % if history == "ROC":
                           , __global const int* restrict hist_start
+% endif
+% if BT:
+                          , __global const real* restrict btab
 % endif
 % if detailed:
                           , __global real* restrict coef_out, __global real* restrict sigma_out,

@@ -6,7 +6,8 @@
 ## Writes the index of the first history date used.
 ## Recursive residuals in `scratch`: N per pixel (TM = 0), or time-major (TM = 1: residual i of
 ## pixel p at i * Mp + p, coalesced on GPUs).
-## Variables: real, in_type, has_nodata, lanes, K, N, n, tol, TM.
+## GP > 0 ("rows", GPUs): K work-items per pixel, GP pixels per work-group (see bfast_roc below).
+## Variables: real, in_type, has_nodata, lanes, K, N, n, tol, TM, GP.
 <%include file="/bfast/common.cl.mako"/>
 <%
     def L(l):
@@ -51,6 +52,99 @@ inline int roc_start(__global const in_t* y, const int Mp, const int p, __global
     return start;
 }
 
+% if GP:
+<%
+    S = K * (K + 1) // 2 - 1    # values handed on per pixel and step: row a passes x_{a+1..K-1}, y
+    SL = max(S, 1)              # local slots per pixel and buffer
+%>
+// "rows": work-item (a, q) holds row a of pixel q's factor, r{j} = R[a][a + j], and z_a; no
+// work-item holds the K x K matrix. Row a appends date t at step s = n-1-t+a (a pipeline over
+// the rows): row 0 reads the date, row a > 0 the row rotated by rows 0..a-1, handed on in
+// local memory (two buffers, one barrier per step; value j of stage a at
+// hand[buffer][(a*K - a(a-1)/2 + j) * GP + q]); the y position leaving the last row is the
+// recursive residual. The same operations as the one-work-item kernel below, in the same order
+// per matrix entry: the same results.
+__kernel __attribute__((reqd_work_group_size(${GP * K}, 1, 1)))
+void bfast_roc(__global const in_t* restrict y, const int Mp,
+               __global const real* restrict X, const real nodata,
+               const real b_level, const real b_05,
+               __global real* restrict scratch, __global int* restrict hist_start)
+{
+    __local real hand[2][${SL * GP}];
+    __local real diag[${K * GP}];       // |R[a][a]| once the first K valid values are in
+    const int lid = get_local_id(0);
+    const int q = lid % ${GP}, a = lid / ${GP};
+    const int p = get_group_id(0) * ${GP} + q;
+    const int live = p < Mp;
+    // stage a-1 (x_a.., then y) and stage a (x_{a+1}.., then y), in units of GP
+    const int in0 = a ? ((a - 1) * ${K} - (a - 1) * (a - 2) / 2) * ${GP} + q : 0;
+    const int out0 = (a * ${K} - a * (a - 1) / 2) * ${GP} + q;
+% for j in range(K):
+    real r${j} = 0;
+% endfor
+    real z = 0;
+    int c = 0;
+    #pragma unroll 1
+    for (int s = 0; s < ${n + K - 1}; ++s) {      // (rolled: unrolled, IGC spills at small n)
+        const int t = ${n - 1} - s + a;
+        __local const real* hin = hand[(s + 1) & 1] + in0;
+        __local real* hout = hand[s & 1] + out0;
+        if (live && t >= 0 && t < ${n}) {
+            const real yv = load_y1(y, (long)t * Mp + p, nodata);
+            const int valid = !isnan(yv);
+            const real ok = valid ? (real)1 : (real)0;
+            __global const real* xt = X + t * ${K};
+            real yy;
+            if (a == 0)
+                yy = valid ? yv : (real)0;
+            else
+                yy = hin[(${K} - a) * ${GP}];
+            const real x0 = a ? hin[0] : ok * xt[0];
+            const real rr = sqrt(mad(r0, r0, x0 * x0));
+            const real cc = rr > (real)0 ? r0 / rr : (real)1;
+            const real ss = x0 / (rr > (real)0 ? rr : (real)1);
+            r0 = mad(cc, r0, ss * x0);
+% for j in range(1, K):
+            if (${j} < ${K} - a) {
+                const real xj = a ? hin[${j * GP}] : ok * xt[${j}];
+                const real tk = r${j};
+                r${j} = mad(cc, tk, ss * xj);
+                if (a < ${K - 1}) hout[${(j - 1) * GP}] = mad(-ss, tk, cc * xj);
+            }
+% endfor
+            { const real tk = z; z = mad(cc, tk, ss * yy); yy = mad(-ss, tk, cc * yy); }
+            if (a < ${K - 1}) hout[(${K - 1} - a) * ${GP}] = yy;
+            if (valid) {
+%   if TM:
+                if (a == ${K - 1} && c >= ${K}) scratch[(long)(c - ${K}) * Mp + p] = yy;
+%   else:
+                if (a == ${K - 1} && c >= ${K}) scratch[(long)p * ${N} + c - ${K}] = yy;
+%   endif
+                ++c;
+                if (c == ${K}) diag[a * ${GP} + q] = fabs(r0);   // they must determine the fit
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (live && a == ${K - 1}) {
+        real dmax = 0, dmin = REAL_MAX, ymax = 0;
+        if (c >= ${K}) {        // every row of the pixel has written its diagonal by now
+            for (int b = 0; b < ${K}; ++b) {
+                dmax = fmax(dmax, diag[b * ${GP} + q]);
+                dmin = fmin(dmin, diag[b * ${GP} + q]);
+            }
+        }
+        #pragma unroll 1
+        for (int t = 0; t < ${n}; ++t) {       // the largest |y| of the valid history values
+            const real yv = load_y1(y, (long)t * Mp + p, nodata);
+            if (!isnan(yv)) ymax = fmax(ymax, fabs(yv));
+        }
+        const int okl = c < ${K} || dmin > (real)${tol} * dmax;
+        hist_start[p] = roc_start(y, Mp, p, scratch + (long)p${"" if TM else f" * {N}"}, c, okl,
+                                  nodata, b_level, b_05, ymax);
+    }
+}
+% else:
 __kernel void bfast_roc(__global const in_t* restrict y, const int Mp,
                         __global const real* restrict X, const real nodata,
                         const real b_level, const real b_05,
@@ -118,3 +212,4 @@ __kernel void bfast_roc(__global const in_t* restrict y, const int Mp,
                                           ymaxv${L(l)});
 % endfor
 }
+% endif

@@ -2,7 +2,8 @@
 ## In scope: p0 (first pixel of this work-item), V bt0..bt{K-1} (coefficients), int nb[lanes] (valid
 ## history values), int bad[lanes] (singular fit), and with ROC int hs[lanes] + V hsv (history start date).
 ## Residuals of the valid values from the history start are kept compact per pixel in `scratch`
-## (pixel-major, N per pixel; TM: time-major, value c of pixel p at c * Mp + p, coalesced on GPUs):
+## (pixel-major, N per pixel; TM: time-major, value c of pixel p at c * Mp + p, coalesced on GPUs);
+## BT: R's boundary read from btab (bfast_bounds in multi.cl.mako):
 ## the MOSUM window subtracts the value h back, the median reads them.
 <%
     def L(l):
@@ -77,7 +78,13 @@
         ssr = mad(r0, r0, ssr);
 % else:
         cf += okv;
-%   if convention == "r":
+%   if convention == "r" and BT:
+        V bo;       // tabulated by bfast_bounds (the same expression as below); j-major:
+                    // neighbouring pixels' counts are close, their values adjacent words
+%     for l in range(lanes):
+        bo${L(l)} = btab[(int)(cf${L(l)} - nbf${L(l)}) * ${n + 1} + nb[${l}]];
+%     endfor
+%   elif convention == "r":
         const V x = cf / nbf;
         const V bo = SEL((V)(crit * (real)M_SQRT2), crit * sqrt((real)2 * log(fmax(x, (V)1))),
                          x > (V)LOGPLUS_E);

@@ -10,8 +10,11 @@ import math
 
 import numpy as np
 
+from ..runtime import get_device
 from .api import matrix_profile
 from .mass import _check_p, distance_profiles
+from .stream_host import EXACT_FRACTION, HostStream, exact_distances
+from .stream_plan import make_stream_plan
 
 #: rows of the distance matrix per launch when the initial profile is built from distance
 #: profiles (plain distances with p != 2, which the diagonal kernel does not compute)
@@ -72,7 +75,7 @@ class StreamingProfile:
     """
 
     def __init__(self, T, m, *, egress=True, normalize=True, p=2.0, device=None,
-                 precision=None):
+                 precision=None, plan=None, host_points=None):
         T = np.array(np.asarray(T), dtype=np.float64).ravel()
         if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 3:
             raise ValueError(f"m must be an int >= 3, got {m!r}")
@@ -85,6 +88,12 @@ class StreamingProfile:
                         precision=precision, progress=False)
         self._T = T
         self._a = 0                      # points egressed so far (index offset)
+        dev = get_device(device)
+        self._plan = make_stream_plan(dev, plan=plan, host_points=host_points)
+        # the host path: O(n) per point, float64, z-normalised or plain Euclidean
+        self._host_ok = ((precision == "double" or (precision is None and dev.fp64))
+                         and (self._normalize or self._p == 2.0))
+        self._host = None
         if self._normalize or self._p == 2.0:
             r = matrix_profile(T, self._m, normalize=self._normalize, device=device,
                                precision=None if precision is None else precision,
@@ -116,6 +125,61 @@ class StreamingProfile:
         b = len(t)
         if b == 0:
             return
+        if b <= self._plan.host_points and self._host_ok:
+            if self._host is None:
+                self._host = HostStream(self._T, self._m, self._ez, self._normalize)
+            if self._host.usable():
+                for x in t:
+                    self._host_update(float(x))
+                return
+        self._host = None
+        self._device_update(t)
+
+    def _host_update(self, x):
+        """One point on the host (stream_host.py): the filter, then exact distances for the
+        windows it leaves undecided; the device row when there are too many."""
+        m, ez, hs = self._m, self._ez, self._host
+        ext = np.append(self._T, x)
+        Tn = ext[1:] if self._egress else ext
+        q, zq, qbad, qconst = hs.append(Tn, x, self._egress)
+        d2, delta, und = hs.filter()
+        l = len(Tn) - m + 1
+        new = l - 1
+        lim = max(0, new - ez)          # windows outside the new one's exclusion zone
+        sl = slice(1, None) if self._egress else slice(None)
+        P, I = self._P[sl], self._I[sl]
+        if qbad:
+            idx = np.zeros(0, np.int64)
+        else:
+            ok = ~hs.bad[:lim]
+            lo, hi = d2[:lim] - delta[:lim], d2[:lim] + delta[:lim]
+            sure = ok & ~und[:lim]
+            thr = np.min(hi[sure], initial=np.inf)
+            with np.errstate(invalid="ignore"):
+                cand = ok & (und[:lim] | (lo <= thr) | (lo < P[:lim] * P[:lim] * (1 + 1e-12)))
+            idx = np.nonzero(cand)[0]
+            if len(idx) * EXACT_FRACTION > l:
+                self._device_update(np.array([x]))
+                return
+        a = self._a + 1 if self._egress else 0
+        P, I = P.copy(), I.copy()
+        nP, nI = np.inf, -1
+        if len(idx):
+            W = np.lib.stride_tricks.sliding_window_view(Tn, m)[idx]
+            d = exact_distances(W, q, zq, qbad, qconst, self._normalize)
+            upd = d < P[idx]
+            P[idx[upd]], I[idx[upd]] = d[upd], new + a
+            k = int(np.argmin(d))
+            if np.isfinite(d[k]):
+                nP, nI = float(d[k]), int(idx[k]) + a
+        self._T = Tn
+        self._P, self._I = np.append(P, nP), np.append(I, nI)
+        self._lP, self._lI = np.append(self._lP[sl], nP), np.append(self._lI[sl], nI)
+        if self._egress:
+            self._a += 1
+
+    def _device_update(self, t):
+        b = len(t)
         m, ez = self._m, self._ez
         ext = np.concatenate([self._T, t])
         l0 = len(self._T) - m + 1

@@ -13,7 +13,7 @@ import numpy as np
 from ..runtime import get_device
 from .api import matrix_profile
 from .mass import _check_p, distance_profiles
-from .stream_host import EXACT_FRACTION, HostStream, exact_distances
+from .stream_host import EXACT_FRACTION, REFRESH, HostStream, Ring, exact_distances
 from .stream_plan import make_stream_plan
 
 #: rows of the distance matrix per launch when the initial profile is built from distance
@@ -127,7 +127,7 @@ class StreamingProfile:
             return
         if b <= self._plan.host_points and self._host_ok:
             if self._host is None:
-                self._host = HostStream(self._T, self._m, self._ez, self._normalize)
+                self._host = HostStream(self._T, self._m, self._normalize)
             if self._host.usable():
                 for x in t:
                     self._host_update(float(x))
@@ -138,45 +138,50 @@ class StreamingProfile:
     def _host_update(self, x):
         """One point on the host (stream_host.py): the filter, then exact distances for the
         windows it leaves undecided; the device row when there are too many."""
-        m, ez, hs = self._m, self._ez, self._host
-        ext = np.append(self._T, x)
-        Tn = ext[1:] if self._egress else ext
-        q, zq, qbad, qconst = hs.append(Tn, x, self._egress)
-        d2, delta, und = hs.filter()
-        l = len(Tn) - m + 1
+        m, ez, hs, drop = self._m, self._ez, self._host, int(self._egress)
+        T = self._T
+        q = np.append(T[len(T) - m + 1:], x)
+        zq, qbad, qconst = hs.append(q, x, self._egress)
+        l = len(T) - m + 2 - drop                   # windows after the update
         new = l - 1
         lim = max(0, new - ez)          # windows outside the new one's exclusion zone
-        sl = slice(1, None) if self._egress else slice(None)
-        P, I = self._P[sl], self._I[sl]
+        P = self._P[drop:]
         if qbad:
             idx = np.zeros(0, np.int64)
         else:
-            ok = ~hs.bad[:lim]
-            lo, hi = d2[:lim] - delta[:lim], d2[:lim] + delta[:lim]
-            sure = ok & ~und[:lim]
-            thr = np.min(hi[sure], initial=np.inf)
-            with np.errstate(invalid="ignore"):
-                cand = ok & (und[:lim] | (lo <= thr) | (lo < P[:lim] * P[:lim] * (1 + 1e-12)))
-            idx = np.nonzero(cand)[0]
+            lo, hi, c0 = hs.bounds(lim)
+            thr = float(np.fmin.reduce(hi, initial=np.inf)) + 2.0 * c0
+            bound = np.multiply(P[:lim], P[:lim])
+            np.maximum(bound, thr, out=bound)
+            np.multiply(bound, 1.0 + 1e-12, out=bound)
+            np.add(bound, c0, out=bound)
+            idx = np.nonzero(np.less(lo, bound, out=lo))[0]
             if len(idx) * EXACT_FRACTION > l:
                 self._device_update(np.array([x]))
+                self._after_host()
                 return
-        a = self._a + 1 if self._egress else 0
-        P, I = P.copy(), I.copy()
+        self._rT.push(x, drop)
+        a = self._a + drop
         nP, nI = np.inf, -1
         if len(idx):
-            W = np.lib.stride_tricks.sliding_window_view(Tn, m)[idx]
-            d = exact_distances(W, q, zq, qbad, qconst, self._normalize)
+            Tn = self._T
+            W = Tn[idx[:, None] + np.arange(m)]
+            d = exact_distances(W, zq, qbad, qconst, self._normalize, q)
             upd = d < P[idx]
-            P[idx[upd]], I[idx[upd]] = d[upd], new + a
+            P[idx[upd]] = d[upd]
+            self._I[drop:][idx[upd]] = new + a
             k = int(np.argmin(d))
             if np.isfinite(d[k]):
                 nP, nI = float(d[k]), int(idx[k]) + a
-        self._T = Tn
-        self._P, self._I = np.append(P, nP), np.append(I, nI)
-        self._lP, self._lI = np.append(self._lP[sl], nP), np.append(self._lI[sl], nI)
-        if self._egress:
-            self._a += 1
+        for r, v in ((self._rP, nP), (self._rI, nI), (self._rlP, nP), (self._rlI, nI)):
+            r.push(v, drop)
+        self._a = a
+        self._after_host()
+
+    def _after_host(self):
+        hs = self._host
+        if hs.steps >= REFRESH:
+            hs.refresh(self._T)
 
     def _device_update(self, t):
         b = len(t)
@@ -244,6 +249,18 @@ class StreamingProfile:
             ext, P, I, lP, lI = ext[b:], P[b:], I[b:], lP[b:], lI[b:]
             self._a += b
         self._T, self._P, self._I, self._lP, self._lI = ext, P, I, lP, lI
+
+    def _ring(name):
+        def get(self):
+            return getattr(self, name).view()
+
+        def put(self, v):
+            setattr(self, name, Ring(v))
+        return property(get, put)
+
+    _T, _P, _I = _ring("_rT"), _ring("_rP"), _ring("_rI")
+    _lP, _lI = _ring("_rlP"), _ring("_rlI")
+    del _ring
 
     @property
     def P_(self):

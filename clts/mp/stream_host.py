@@ -30,19 +30,58 @@ EXACT_FRACTION = 16
 STAT_ROWS = 4096
 #: magnitudes beyond which the host path declines (the kernel rescales; the host does not)
 HOST_LIMIT = 2.0 ** 120
-EPS = np.finfo(np.float64).eps
+#: windows whose 1 / std exceeds this are always re-evaluated (the filter would overflow)
+ISD_LIMIT = 1e100
+EPS = float(np.finfo(np.float64).eps)
+
+
+class Ring:
+    """A 1-D array that loses its first values and gains last ones in O(1) amortised time
+    (a buffer with room on both sides, moved or doubled when it runs out)."""
+
+    __slots__ = ("buf", "lo", "hi")
+
+    def __init__(self, a):
+        self.set(a)
+
+    def set(self, a):
+        a = np.asarray(a)
+        n = len(a)
+        self.buf = np.empty(max(2 * n, 64), a.dtype)
+        self.buf[:n] = a
+        self.lo, self.hi = 0, n
+
+    def view(self):
+        return self.buf[self.lo:self.hi]
+
+    def push(self, x, drop=0):
+        """Drop the first ``drop`` values, append ``x``."""
+        self.lo += drop
+        if self.hi == len(self.buf):
+            n = self.hi - self.lo
+            if 2 * n > len(self.buf):
+                buf = np.empty(2 * len(self.buf), self.buf.dtype)
+                buf[:n] = self.buf[self.lo:self.hi]
+                self.buf = buf
+            else:
+                self.buf[:n] = self.buf[self.lo:self.hi]     # numpy copies overlaps safely
+            self.lo, self.hi = 0, n
+        self.buf[self.hi] = x
+        self.hi += 1
 
 
 def zexact(X):
     """The z-normalised windows ``X`` [k, m] with the kernel's arithmetic (largest |x|
-    scaling, corrected two-pass centring) and their flags: (Z, bad, const)."""
+    scaling, corrected two-pass centring), their flags and statistics:
+    (Z, bad, const, mean, std)."""
     X = np.asarray(X, np.float64)
     m = X.shape[1]
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         mx = np.max(np.abs(X), axis=1)
-        bad = ~np.isfinite(X.sum(axis=1)) | np.isinf(mx)
+        s = X.sum(axis=1)
+        bad = np.isnan(s) | np.isinf(mx)
         inv = np.where(mx > 0, 1.0 / np.where(mx > 0, mx, 1.0), 1.0)
-        mu = X.sum(axis=1) / m
+        mu = s / m
         xc = X - mu[:, None]
         dv = xc * inv[:, None]
         c = dv.sum(axis=1)
@@ -52,145 +91,187 @@ def zexact(X):
         isd = np.sqrt(m / np.where(ss > 0, ss, 1.0))
         f, g = inv * isd, -cm * isd
         Z = xc * f[:, None] + g[:, None]
-        const = np.all(X == X[:, :1], axis=1) | ~(ss > 0)
-    return Z, bad, const & ~bad
+        const = (np.all(X == X[:, :1], axis=1) | ~(ss > 0)) & ~bad
+        sd = np.sqrt(np.maximum(ss, 0.0) / m) * np.where(mx > 0, mx, 1.0)
+    return Z, bad, const, mu + cm / inv, sd
 
 
-def exact_distances(W, q, zq, qbad, qconst, normalize):
-    """Exact distances of the windows ``W`` [k, m] to the window ``q`` (z-normalised ``zq``,
-    its flags), as the kernel computes them."""
+def zexact1(q):
+    """:func:`zexact` of one window (1-D), in fewer numpy calls: (z, bad, const, mean, std)."""
+    m = len(q)
+    mx = float(np.max(np.abs(q)))
+    if not mx < math.inf:                      # NaN or inf
+        return None, True, False, math.nan, math.nan
+    inv = 1.0 / mx if mx > 0 else 1.0
+    mu = float(np.sum(q)) / m
+    xc = q - mu
+    dv = xc * inv
+    c, qq = float(np.sum(dv)), float(dv @ dv)
+    cm = c / m
+    ss = qq - c * cm
+    isd = math.sqrt(m / (ss if ss > 0 else 1.0))
+    z = xc * (inv * isd)
+    z += -cm * isd
+    const = not ss > 0 or bool(np.all(q == q[0]))
+    sd = math.sqrt(max(ss, 0.0) / m) * (mx if mx > 0 else 1.0)
+    return z, False, const, mu + cm * (mx if mx > 0 else 1.0), sd
+
+
+def _zfinite(X):
+    """:func:`zexact`'s z-normalised windows and constant flags for windows without NaN /
+    inf, in fewer numpy calls."""
+    m = X.shape[1]
+    mx = np.max(np.abs(X), axis=1)
+    inv = 1.0 / np.where(mx > 0, mx, 1.0)
+    xc = X - (X.sum(axis=1) / m)[:, None]
+    dv = xc * inv[:, None]
+    c = dv.sum(axis=1)
+    cm = c / m
+    ss = np.einsum("ij,ij->i", dv, dv) - c * cm
+    isd = np.sqrt(m / np.where(ss > 0, ss, 1.0))
+    xc *= (inv * isd)[:, None]
+    xc -= (cm * isd)[:, None]
+    return xc, ~(ss > 0) | np.all(X == X[:, :1], axis=1)
+
+
+def exact_distances(W, zq, qbad, qconst, normalize, q=None):
+    """Exact distances of the windows ``W`` [k, m] (without NaN / inf) to the new window
+    (``q``; z-normalised ``zq``; its flags), as the kernel computes them."""
     m = W.shape[1]
     if qbad:
         return np.full(len(W), np.inf)
     if not normalize:
-        d = np.sqrt(np.einsum("ij,ij->i", W - q, W - q))
-        return np.where(np.isnan(d), np.inf, d)
-    Z, bad, const = zexact(W)
-    with np.errstate(invalid="ignore"):
-        D = Z - zq
-        d = np.sqrt(np.einsum("ij,ij->i", D, D))
-    d = np.where(const, 0.0 if qconst else math.sqrt(m), d)
+        D = W - q
+        return np.sqrt(np.einsum("ij,ij->i", D, D))
+    Z, const = _zfinite(W)
+    Z -= zq
+    d = np.sqrt(np.einsum("ij,ij->i", Z, Z))
     if qconst:
-        d = np.where(const, d, math.sqrt(m))
-    return np.where(bad, np.inf, d)
-
-
-def window_stats(T, m, c):
-    """Per window of ``T``: mean less ``c`` and standard deviation (for the filter), 1 / std
-    (0 for constant windows) and the flags (bad, const, as the kernel's)."""
-    W = np.lib.stride_tricks.sliding_window_view(T, m)
-    l = len(W)
-    mu, sd = np.empty(l), np.empty(l)
-    bad, const = np.empty(l, bool), np.empty(l, bool)
-    for a in range(0, l, STAT_ROWS):
-        X = W[a:a + STAT_ROWS]
-        _, bad[a:a + len(X)], const[a:a + len(X)] = zexact(X)
-        with np.errstate(invalid="ignore", over="ignore"):
-            u = X.mean(axis=1)
-            mu[a:a + len(X)] = u - c
-            sd[a:a + len(X)] = np.sqrt(np.mean((X - u[:, None]) ** 2, axis=1))
-    return mu, sd, bad, const
+        return np.where(const, 0.0, math.sqrt(m))
+    return np.where(const, math.sqrt(m), d)
 
 
 class HostStream:
-    """The state of the host path for one series: the centred series, the dot products of
-    the last window with every window, per-window statistics. Arrays are aligned with the
-    current series' windows; ``a`` is the caller's index offset."""
+    """The state of the host path for one series, in rings aligned with the current series'
+    windows: the series less an offset ``c`` (NaN / inf as 0), the dot products of the last
+    window with every window, per-window mean less ``c``, 1 / std (0 where undecidable), the
+    filter's bound factor (inf where undecidable), NaN for windows with NaN / inf."""
 
-    def __init__(self, T, m, ez, normalize):
-        self.m, self.ez, self.normalize = m, ez, normalize
-        self._set(np.asarray(T, np.float64))
-
-    def _set(self, T):
+    def __init__(self, T, m, normalize):
+        self.m, self.normalize = m, normalize
+        T = np.asarray(T, np.float64)
         fin = np.isfinite(T)
         self.c = float(np.mean(T[fin])) if fin.any() else 0.0
-        self.mu, self.sd, self.bad, self.const = window_stats(T, self.m, self.c)
-        ok = (self.sd > 0) & ~self.const
-        self.isd = np.where(ok, 1.0 / np.where(ok, self.sd, 1.0), 0.0)
-        self.Tc = np.where(fin, T - self.c, 0.0)
-        if not self.normalize:                       # sums of squares of the centred windows
-            W = np.lib.stride_tricks.sliding_window_view(self.Tc, self.m)
-            self.ss = np.concatenate([np.einsum("ij,ij->i", W[a:a + STAT_ROWS],
-                                                W[a:a + STAT_ROWS])
-                                      for a in range(0, len(W), STAT_ROWS)])
-        self._refresh(T)
+        W = np.lib.stride_tricks.sliding_window_view(T, m)
+        parts = [self._stats(*zexact(W[a:a + STAT_ROWS])[1:])
+                 for a in range(0, len(W), STAT_ROWS)]
+        self.mu, self.isd, self.isdb, self.nan = (Ring(np.concatenate(x)) for x in zip(*parts))
+        self.Tc = Ring(np.where(fin, T - self.c, 0.0))
+        if not normalize:                          # sums of squares of the centred windows
+            Wc = np.lib.stride_tricks.sliding_window_view(self.Tc.view(), m)
+            self.ss = Ring(np.concatenate([np.einsum("ij,ij->i", Wc[a:a + STAT_ROWS],
+                                                     Wc[a:a + STAT_ROWS])
+                                           for a in range(0, len(Wc), STAT_ROWS)]))
+        self.refresh(T)
 
-    def _refresh(self, T):
+    def _stats1(self, bad, const, mu, sd):
+        """:meth:`_stats` of one window, in scalars."""
+        if bad:
+            return 0.0, 0.0, 0.0, math.nan
+        isd = 1.0 / sd if sd > 0 else math.inf
+        und = const or not isd <= ISD_LIMIT
+        return mu - self.c, 0.0 if und else isd, math.inf if und else isd, 0.0
+
+    def _stats(self, bad, const, mu, sd):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            isd = 1.0 / sd
+        und = const | ~(isd <= ISD_LIMIT)
+        return (mu - self.c, np.where(und | bad, 0.0, isd), np.where(und, np.inf, isd),
+                np.where(bad, np.nan, 0.0))
+
+    def refresh(self, T):
         """Exact dot products again (z-normalised: about the current mean)."""
         fin = np.isfinite(T)
         if self.normalize and fin.any():
             c = float(np.mean(T[fin]))
-            self.mu += self.c - c
+            self.mu.view()[:] += self.c - c
             self.c = c
-            self.Tc = np.where(fin, T - c, 0.0)
-        self.amax = float(np.max(np.abs(self.Tc), initial=0.0))
-        self.QT = np.correlate(self.Tc, self.Tc[-self.m:], "valid")
+            self.Tc.set(np.where(fin, T - c, 0.0))
+        Tc = self.Tc.view()
+        self.amax = float(np.max(np.abs(Tc), initial=0.0))
+        self.QT = Ring(np.correlate(Tc, Tc[-self.m:], "valid"))
         self.steps = 0
 
     def usable(self):
         return self.amax * max(1.0, abs(self.c)) < HOST_LIMIT
 
-    def append(self, T_new, x, egress):
-        """Advance the state to the series ``T_new`` (the old one plus ``x``, less its first
-        point with ``egress``). Returns the new window's (q, d2 filter, delta, flags)."""
+    def append(self, q, x, egress):
+        """Append the point ``x`` (``q``: the new last window). Returns the new window's
+        z-normalised values and flags (zq, bad, const)."""
         m = self.m
         xc = x - self.c if math.isfinite(x) else 0.0
-        Tc = self.Tc
+        Tc = self.Tc.view()
         l = len(Tc) - m + 1
-        # QT_new[j] = QT[j - 1] - Tc[j - 1] Tc[l - 1] + Tc[j + m - 1] x (old window numbering)
-        mid = self.QT[:l - 1] - Tc[:l - 1] * Tc[l - 1] + Tc[m:] * xc
-        Tc = np.append(Tc, xc)
-        self.amax = max(self.amax, abs(xc))
-        qc = Tc[-m:]
-        q = T_new[-m:]
-        zq, qb, qk = zexact(q[None, :])
-        qbad, qconst = bool(qb[0]), bool(qk[0])
-        with np.errstate(invalid="ignore", over="ignore"):
-            u = q.mean()
-            qmu, qsd = u - self.c, float(np.sqrt(np.mean((q - u) ** 2)))
+        qc = np.append(Tc[l:], xc)
         qq = float(qc @ qc)
+        # QT_new[j] = QT[j] - Tc[j] Tc[l - 1] + Tc[j + m] x, the windows numbered after egress
+        tmp = np.multiply(Tc[:l - 1], Tc[l - 1])
         if egress:
-            Tc = Tc[1:]
-            self.QT = np.append(mid, qq)
-            sl = slice(1, None)
+            QT = self.QT.view()
+            np.subtract(QT[:l - 1], tmp, out=QT[:l - 1])
+            np.multiply(Tc[m:], xc, out=tmp)
+            np.add(QT[:l - 1], tmp, out=QT[:l - 1])
+            QT[l - 1] = qq
         else:
-            self.QT = np.concatenate([[Tc[:m] @ qc], mid, [qq]])
-            sl = slice(None)
-        self.Tc = Tc
-        self.mu = np.append(self.mu[sl], qmu)
-        self.sd = np.append(self.sd[sl], qsd)
-        self.isd = np.append(self.isd[sl], 1.0 / qsd if qsd > 0 and not qconst else 0.0)
-        self.bad = np.append(self.bad[sl], qbad)
-        self.const = np.append(self.const[sl], qconst)
+            QT = np.empty(l + 1)
+            np.subtract(self.QT.view()[:l - 1], tmp, out=QT[1:l])
+            np.multiply(Tc[m:], xc, out=tmp)
+            np.add(QT[1:l], tmp, out=QT[1:l])
+            QT[0], QT[l] = Tc[:m] @ qc, qq
+            self.QT.set(QT)
+        drop = int(egress)
+        self.Tc.push(xc, drop)
+        self.amax = max(self.amax, abs(xc))
+        zq, qb, qk, qmu, qsd = zexact1(q)
+        for ring, v in zip((self.mu, self.isd, self.isdb, self.nan),
+                           self._stats1(qb, qk, qmu, qsd)):
+            ring.push(v, drop)
         if not self.normalize:
-            self.ss = np.append(self.ss[sl], qq)
+            self.ss.push(qq, drop)
         self.steps += 1
-        if self.steps >= REFRESH:
-            self._refresh(T_new)
-        return q, zq[0], qbad, qconst
+        return zq, qb, qk
 
-    def filter(self):
-        """The filter's squared distances of the last window to every window and their error
-        bounds (inf where the filter cannot tell: constant windows, a constant new window)."""
+    def bounds(self, lim):
+        """For the windows 0 .. lim - 1 (outside the new window's exclusion zone): the
+        filter's squared distance less and plus its error bound (NaN for windows with NaN /
+        inf; -inf / inf where the filter cannot tell), and the absolute slack ``c0`` (both
+        bounds hold within it)."""
         m = self.m
-        QT, mu, isd = self.QT, self.mu, self.isd
+        QT = self.QT.view()[:lim]
+        mu, nan = self.mu.view(), self.nan.view()
         amax2 = self.amax * self.amax
-        # the recurrence's drift plus the rounding of the sums and of the means' product
+        # the recurrence's drift, the rounding of the sums and of the means' product
         k = 8.0 * EPS * (2 * m + 3 * REFRESH + 8) * m
+        c0 = 64.0 * EPS * m * (m + 1)
         if self.normalize:
-            iq = isd[-1]
-            d2 = 2.0 * m - (2.0 * iq) * (QT - m * mu[-1] * mu) * isd
-            delta = (2.0 * k * iq) * (amax2 + np.abs(mu[-1] * mu)) * isd \
-                + 64.0 * EPS * m * (m + 1)
-            undecided = self.const | (isd == 0) | (iq == 0)
+            iq, muq = self.isd.view()[-1], mu[-1]
+            if self.isdb.view()[-1] == np.inf:      # a constant new window: known exactly
+                d2 = np.where(self.isdb.view()[:lim] == np.inf, 0.0, float(m)) + nan[:lim]
+                return d2, d2, c0
+            d2 = mu[:lim] * (m * muq)
+            np.subtract(QT, d2, out=d2)
+            np.multiply(d2, self.isd.view()[:lim], out=d2)
+            np.multiply(d2, -2.0 * iq, out=d2)
+            np.add(d2, 2.0 * m, out=d2)
+            np.add(d2, nan[:lim], out=d2)
+            e = np.multiply(self.isdb.view()[:lim],
+                            2.0 * k * iq * (amax2 + self.amax * abs(muq)))
         else:
-            d2 = self.ss[-1] + self.ss - 2.0 * QT
-            delta = np.full(len(QT), 2.0 * k * amax2 + 64.0 * EPS * m * amax2)
-            undecided = np.zeros(len(QT), bool)
-        if self.normalize and self.const[-1]:      # a constant new window: known exactly
-            d2 = np.where(self.const, 0.0, float(m))
-            delta, undecided = np.zeros(len(QT)), np.zeros(len(QT), bool)
-        np.maximum(d2, 0.0, out=d2)
-        with np.errstate(invalid="ignore"):
-            undecided |= ~(np.isfinite(d2) & np.isfinite(delta))
-        return d2, delta, undecided
+            ss = self.ss.view()
+            d2 = np.multiply(QT, -2.0)
+            np.add(d2, ss[:lim], out=d2)
+            np.add(d2, ss[-1] + 0.0, out=d2)
+            np.add(d2, nan[:lim], out=d2)
+            e = 2.0 * k * amax2
+            c0 = c0 * max(amax2, 1.0)
+        return d2 - e, np.add(d2, e, out=d2), c0

@@ -1,9 +1,10 @@
 """``clts.stumpi``: a matrix profile that follows a growing (or sliding) series, stumpy.stumpi's
 incremental update: each appended point adds one window, whose distance profile against the
-series (clts.mass on the device, exact) updates every older window's nearest neighbour and
-gives the new window's own (left) neighbour. ``update`` takes one point or many: a block of
-points is one launch of many queries against one series, the same result as one point at a
-time. See docs/matrix-profile.md, "Streaming"."""
+series updates every older window's nearest neighbour and gives the new window's own (left)
+neighbour. ``update`` takes one point or many. Up to ``mp.stream.host_points`` points (the
+Plan, stream_plan.py) go through the host one by one (stream_host.py: O(n) per point, exact
+distances), longer blocks to the device in one piece (an AB-join and distance profiles); both
+give the result of one point at a time. See docs/matrix-profile.md, "Streaming"."""
 from __future__ import annotations
 
 import math
@@ -26,7 +27,8 @@ JOIN_MIN_BLOCK = 16
 
 
 class StreamingProfile:
-    """clts.stumpi(T, m, *, egress=True, normalize=True, p=2.0, device=None, precision=None)
+    """clts.stumpi(T, m, *, egress=True, normalize=True, p=2.0, device=None, precision=None,
+    plan=None, host_points=None)
 
     Incremental matrix profile of a streaming series (stumpy.stumpi's conventions).
 
@@ -45,6 +47,12 @@ class StreamingProfile:
         Order of the plain distance (``normalize=False``), >= 1.
     device, precision
         As :func:`clts.mass` (``precision``: "double" or "single").
+    plan : clts.mp.stream_plan.StreamPlan, optional
+        The cost rule as is (default: the device's profile, section ``mp.stream``).
+    host_points : int, optional
+        Updates of at most this many points go through the host path point by point (O(n)
+        each; float64, z-normalised or ``p=2``), longer ones to the device in one block; 0:
+        always the device.
 
     Attributes
     ----------
@@ -59,7 +67,7 @@ class StreamingProfile:
     Methods
     -------
     update(t)
-        Append one point, or a 1-D array of points (one launch for all).
+        Append one point, or a 1-D array of points.
 
     Examples
     --------

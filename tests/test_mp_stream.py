@@ -108,6 +108,21 @@ def test_nonfinite_points_and_constant_windows(device):
     _same(s, _run(X, 300, device, False, True, [len(new)], host_points=0))
 
 
+@pytest.mark.parametrize("normalize", [True, False])
+def test_extreme_magnitudes_leave_the_host(device, normalize):
+    """Points whose squares would overflow (or, plain, underflow) go to the device, one
+    distance profile per point (a device block's AB-join does not cover windows of 1e200
+    beside windows of 1: see docs/matrix-profile.md)."""
+    rng = np.random.default_rng(12)
+    for scale in (1e200, 1e-200):
+        X = np.cumsum(rng.standard_normal(340))
+        X[310:320] *= scale
+        X[:290] *= scale
+        s = _run(X, 290, device, True, normalize, [1] * 50)
+        assert s._host is None or scale == 1e-200
+        _same(s, _run(X, 290, device, True, normalize, [1] * 50, host_points=0))
+
+
 def test_threads_two_streams(device):
     rng = np.random.default_rng(9)
     Ts = [np.cumsum(rng.standard_normal(500)) for _ in range(2)]

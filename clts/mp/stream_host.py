@@ -199,11 +199,17 @@ class HostStream:
             self.Tc.set(np.where(fin, T - c, 0.0))
         Tc = self.Tc.view()
         self.amax = float(np.max(np.abs(Tc), initial=0.0))
+        self.rmax = float(np.max(np.abs(T), where=fin, initial=0.0))
         self.QT = Ring(np.correlate(Tc, Tc[-self.m:], "valid"))
         self.steps = 0
 
-    def usable(self):
-        return self.amax * max(1.0, abs(self.c)) < HOST_LIMIT
+    def usable(self, x):
+        """Whether the host path takes the point ``x``: magnitudes whose squares neither
+        overflow nor (plain distances, which the kernel rescales) underflow."""
+        r = max(self.rmax, abs(x) if math.isfinite(x) else 0.0)
+        if r == 0.0:
+            return True
+        return r * max(1.0, self.amax) < HOST_LIMIT and (self.normalize or r > 1 / HOST_LIMIT)
 
     def append(self, q, x, egress):
         """Append the point ``x`` (``q``: the new last window). Returns the new window's
@@ -232,6 +238,8 @@ class HostStream:
         drop = int(egress)
         self.Tc.push(xc, drop)
         self.amax = max(self.amax, abs(xc))
+        if math.isfinite(x):
+            self.rmax = max(self.rmax, abs(x))
         zq, qb, qk, qmu, qsd = zexact1(q)
         for ring, v in zip((self.mu, self.isd, self.isdb, self.nan),
                            self._stats1(qb, qk, qmu, qsd)):

@@ -73,57 +73,31 @@ class Ring:
 def zexact(X):
     """The z-normalised windows ``X`` [k, m] with the kernel's arithmetic (largest |x|
     scaling, corrected two-pass centring), their flags and statistics:
-    (Z, bad, const, mean, std)."""
+    (Z, bad, const, mean, std); windows with NaN / inf are bad (their values meaningless)."""
     X = np.asarray(X, np.float64)
-    m = X.shape[1]
-    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-        mx = np.max(np.abs(X), axis=1)
-        s = X.sum(axis=1)
-        bad = np.isnan(s) | np.isinf(mx)
-        inv = np.where(mx > 0, 1.0 / np.where(mx > 0, mx, 1.0), 1.0)
-        mu = s / m
-        xc = X - mu[:, None]
-        dv = xc * inv[:, None]
-        c = dv.sum(axis=1)
-        q = np.einsum("ij,ij->i", dv, dv)
-        cm = c / m
-        ss = q - c * cm
-        isd = np.sqrt(m / np.where(ss > 0, ss, 1.0))
-        f, g = inv * isd, -cm * isd
-        Z = xc * f[:, None] + g[:, None]
-        const = (np.all(X == X[:, :1], axis=1) | ~(ss > 0)) & ~bad
-        sd = np.sqrt(np.maximum(ss, 0.0) / m) * np.where(mx > 0, mx, 1.0)
-    return Z, bad, const, mu + cm / inv, sd
+    bad = ~np.all(np.isfinite(X), axis=1)
+    Z, const, mu, sd = _zfinite(np.where(bad[:, None], 0.0, X), stats=True)
+    return Z, bad, const & ~bad, mu, sd
 
 
 def zexact1(q):
-    """:func:`zexact` of one window (1-D), in fewer numpy calls: (z, bad, const, mean, std)."""
-    m = len(q)
-    mx = float(np.max(np.abs(q)))
-    if not mx < math.inf:                      # NaN or inf
+    """:func:`zexact` of one window (1-D) by :func:`_zfinite` (so a window equal to it is at 0
+    exactly): (z, bad, const, mean, std)."""
+    if not float(np.max(np.abs(q))) < math.inf:            # NaN or inf
         return None, True, False, math.nan, math.nan
-    inv = 1.0 / mx if mx > 0 else 1.0
-    mu = float(np.sum(q)) / m
-    xc = q - mu
-    dv = xc * inv
-    c, qq = float(np.sum(dv)), float(dv @ dv)
-    cm = c / m
-    ss = qq - c * cm
-    isd = math.sqrt(m / (ss if ss > 0 else 1.0))
-    z = xc * (inv * isd)
-    z += -cm * isd
-    const = not ss > 0 or bool(np.all(q == q[0]))
-    sd = math.sqrt(max(ss, 0.0) / m) * (mx if mx > 0 else 1.0)
-    return z, False, const, mu + cm * (mx if mx > 0 else 1.0), sd
+    Z, const, mu, sd = _zfinite(q[None, :], stats=True)
+    return Z[0], False, bool(const[0]), float(mu[0]), float(sd[0])
 
 
-def _zfinite(X):
+def _zfinite(X, stats=False):
     """:func:`zexact`'s z-normalised windows and constant flags for windows without NaN /
-    inf, in fewer numpy calls."""
+    inf, in fewer numpy calls (and with ``stats`` their means and standard deviations)."""
     m = X.shape[1]
     mx = np.max(np.abs(X), axis=1)
-    inv = 1.0 / np.where(mx > 0, mx, 1.0)
-    xc = X - (X.sum(axis=1) / m)[:, None]
+    top = np.where(mx > 0, mx, 1.0)
+    inv = 1.0 / top
+    mu = X.sum(axis=1) / m
+    xc = X - mu[:, None]
     dv = xc * inv[:, None]
     c = dv.sum(axis=1)
     cm = c / m
@@ -131,7 +105,10 @@ def _zfinite(X):
     isd = np.sqrt(m / np.where(ss > 0, ss, 1.0))
     xc *= (inv * isd)[:, None]
     xc -= (cm * isd)[:, None]
-    return xc, ~(ss > 0) | np.all(X == X[:, :1], axis=1)
+    const = ~(ss > 0) | np.all(X == X[:, :1], axis=1)
+    if not stats:
+        return xc, const
+    return xc, const, mu + cm * top, np.sqrt(np.maximum(ss, 0.0) / m) * top
 
 
 def exact_distances(W, zq, qbad, qconst, normalize, q=None):

@@ -10,8 +10,10 @@ mass-ts.
   clts on the same subset gives the like-for-like ratio too. Rounds interleave the variants
   (order rotated), the median of rounds is reported with the load.
 - Streaming: a series of 10^4 points, m = 100, egress; ``appends`` points appended one at a
-  time with stumpy.stumpi and clts.stumpi (the host path: the sliding dot product as a
-  filter, exact distances for what it leaves undecided), one at a time on the device
+  time (``update(x)``), the profile read at the end (inside the timing), with stumpy.stumpi
+  and clts.stumpi: by default (points wait until read or ``lazy_points`` pending, then one
+  block), applied per point (``lazy_points=1``: the host path, the sliding dot product as a
+  filter, exact distances for what it leaves undecided), per point on the device
   (``host_points=0``: one distance profile per point), and in blocks of 100 points on the
   device (update(array): the far windows by an AB-join on the diagonal kernel, the near ones
   by distance profiles). Microseconds per appended point. Then the cost rule of
@@ -111,12 +113,17 @@ def bench_stream(dev, appends, rounds):
         else:
             for x in new:
                 s.update(x)
+        s.P_                                       # lazy variants apply their points here
         return (time.perf_counter() - t) / appends, s
 
     variants = {"stumpy.stumpi": (lambda: stumpy.stumpi(T, M, egress=True), False),
-                "clts.stumpi": (lambda: clts.stumpi(T, M, egress=True, device=dev), False),
+                "clts.stumpi (read at the end)": (
+                    lambda: clts.stumpi(T, M, egress=True, device=dev), False),
+                "clts.stumpi, applied per point (host)": (
+                    lambda: clts.stumpi(T, M, egress=True, device=dev, lazy_points=1), False),
                 "clts.stumpi, device per point": (
-                    lambda: clts.stumpi(T, M, egress=True, device=dev, host_points=0), False),
+                    lambda: clts.stumpi(T, M, egress=True, device=dev, host_points=0,
+                                        lazy_points=1), False),
                 f"clts.stumpi, blocks of {B} (device)": (
                     lambda: clts.stumpi(T, M, egress=True, device=dev, host_points=0), True)}
     for make, _ in variants.values():          # warm-up: builds and numba JIT
@@ -130,7 +137,7 @@ def bench_stream(dev, appends, rounds):
             t, last[k] = one(*variants[k])
             times[k].append(t)
         loads.append(os.getloadavg()[0])
-    s, c = last["stumpy.stumpi"], last["clts.stumpi"]
+    s, c = last["stumpy.stumpi"], last["clts.stumpi, applied per point (host)"]
     fin = np.isfinite(s.P_)
     err = float(np.max(np.abs(s.P_[fin] - c.P_[fin])))
     med = {k: statistics.median(v) for k, v in times.items()}
@@ -146,7 +153,7 @@ def bench_rule(dev, rounds, sizes=(4, 16, 64, 256)):
     new = rng.standard_normal(4 * max(sizes))
 
     def per_point(b, hp):
-        s = clts.stumpi(T, M, egress=True, device=dev, host_points=hp)
+        s = clts.stumpi(T, M, egress=True, device=dev, host_points=hp, lazy_points=1)
         s.update(new[:b])                          # warm-up
         total = max(256, 2 * b)
         t = time.perf_counter()

@@ -35,7 +35,9 @@ def _series(kind, n, seed):
 
 
 def _run(T, n0, device, egress, normalize, steps, **kw):
-    """Build on T[:n0], append the rest as ``steps`` (ints: block sizes; 1: a point)."""
+    """Build on T[:n0], append the rest as ``steps`` (ints: block sizes; 1: a point); every
+    update applied at once unless ``lazy_points`` is given."""
+    kw.setdefault("lazy_points", 1)
     s = clts.stumpi(T[:n0], M, egress=egress, normalize=normalize, device=device, **kw)
     a = n0
     for b in steps:
@@ -66,8 +68,10 @@ def test_host_points_equal_device_blocks(device, kind, egress, normalize):
     dev = _run(T, 300, device, egress, normalize, [1] * 10 + [50, 60], host_points=0)
     mixed = _run(T, 300, device, egress, normalize, [1] * 5 + [40] + [1] * 25 + [50],
                  host_points=30)
+    lazy = _run(T, 300, device, egress, normalize, steps, lazy_points=None)
     _same(host, dev)
     _same(mixed, dev)
+    _same(lazy, dev)
     if not egress:                            # the whole series: a full recompute
         r = ref.matrix_profile(T, M, normalize=normalize)
         f = np.isfinite(r["P"][:, 0])
@@ -152,11 +156,32 @@ def test_layouts(device):
     wide = np.zeros(720)
     wide[::2] = T
     for X in (T.astype(">f8"), wide[::2], np.asfortranarray(T[:, None])[:, 0]):
-        s = clts.stumpi(X[:300], M, device=device)
+        s = clts.stumpi(X[:300], M, device=device, lazy_points=1)
         for i in range(300, 360):
             s.update(X[i:i + 1] if i % 2 else X[i])
         np.testing.assert_array_equal(s.P_, want.P_)
         np.testing.assert_array_equal(s.I_, want.I_)
+
+
+def test_lazy_updates_and_reads(device):
+    """Points wait until a read or ``lazy_points`` pending; reads in between, a caller's
+    buffer changed after ``update``, and a pending count past the limit change nothing."""
+    T = _series("plateaus", 500, 13)
+    want = _run(T, 300, device, True, True, [1] * 200)
+    s = clts.stumpi(T[:300], M, device=device, lazy_points=50)
+    buf = np.empty(1)
+    for i in range(300, 500):
+        buf[0] = T[i]
+        s.update(buf)
+        buf[0] = np.nan                       # the caller reuses its buffer
+        if i % 37 == 0:
+            assert s.P_.shape == (300 - M + 1,)
+        if i == 420:
+            assert s._npending < 50
+    assert s._npending > 0
+    repr(s)
+    assert s._npending == 0
+    _same(s, want)
 
 
 def test_plan(device):
@@ -165,6 +190,8 @@ def test_plan(device):
         clts.stumpi(T, M, device=device, host_points=-1)
     with pytest.raises(TypeError, match="StreamPlan"):
         clts.stumpi(T, M, device=device, plan={"host_points": 4})
-    s = clts.stumpi(T, M, device=device, plan=StreamPlan(host_points=0))
+    s = clts.stumpi(T, M, device=device, plan=StreamPlan(host_points=0, lazy_points=1))
     assert s._plan.host_points == 0
+    with pytest.raises(ValueError, match="lazy_points"):
+        clts.stumpi(T, M, device=device, lazy_points=0)
     assert clts.stumpi(T, M, device=device)._plan.host_points >= 1

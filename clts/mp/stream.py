@@ -31,7 +31,7 @@ REBUILD_POINTS = 512
 
 class StreamingProfile:
     """clts.stumpi(T, m, *, egress=True, normalize=True, p=2.0, device=None, precision=None,
-    plan=None, host_points=None)
+    plan=None, host_points=None, lazy_points=None)
 
     Incremental matrix profile of a streaming series (stumpy.stumpi's conventions).
 
@@ -56,6 +56,10 @@ class StreamingProfile:
         Updates of at most this many points go through the host path point by point (O(n)
         each; float64, z-normalised or ``p=2``), longer ones to the device in one block; 0:
         always the device.
+    lazy_points : int, optional
+        Appended points wait (O(1) per ``update``) until the profile is read or this many
+        are pending, then go through the paths above as one update: a stream read now and
+        then costs the device's per-point price of a block; 1: every ``update`` at once.
 
     Attributes
     ----------
@@ -70,7 +74,7 @@ class StreamingProfile:
     Methods
     -------
     update(t)
-        Append one point, or a 1-D array of points.
+        Append one point, or a 1-D array of points (applied when the profile is read).
 
     Examples
     --------
@@ -86,7 +90,7 @@ class StreamingProfile:
     """
 
     def __init__(self, T, m, *, egress=True, normalize=True, p=2.0, device=None,
-                 precision=None, plan=None, host_points=None):
+                 precision=None, plan=None, host_points=None, lazy_points=None):
         T = np.array(np.asarray(T), dtype=np.float64).ravel()
         if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 3:
             raise ValueError(f"m must be an int >= 3, got {m!r}")
@@ -100,11 +104,13 @@ class StreamingProfile:
         self._T = T
         self._a = 0                      # points egressed so far (index offset)
         dev = get_device(device)
-        self._plan = make_stream_plan(dev, plan=plan, host_points=host_points)
+        self._plan = make_stream_plan(dev, plan=plan, host_points=host_points,
+                                      lazy_points=lazy_points)
         # the host path: O(n) per point, float64, z-normalised or plain Euclidean
         self._host_ok = ((precision == "double" or (precision is None and dev.fp64))
                          and (self._normalize or self._p == 2.0))
         self._host = None
+        self._pending, self._npending = [], 0      # points appended, not yet applied
         if self._normalize or self._p == 2.0:
             r = matrix_profile(T, self._m, normalize=self._normalize, device=device,
                                precision=None if precision is None else precision,
@@ -129,13 +135,26 @@ class StreamingProfile:
                                                             D, np.inf))
 
     def update(self, t):
-        """Append ``t`` (a number or a 1-D array of numbers) and update the profile."""
-        t = np.atleast_1d(np.asarray(t, dtype=np.float64))
+        """Append ``t`` (a number or a 1-D array of numbers). The profile is brought up to
+        date when it is read (``P_``, ``I_``, ``left_P_``, ``left_I_``, ``T_``) or when
+        ``lazy_points`` points are pending, whichever comes first; the result is the same."""
+        t = np.atleast_1d(np.array(t, dtype=np.float64))
         if t.ndim != 1:
             raise ValueError(f"t must be a number or a 1-D array, got shape {t.shape}")
-        b = len(t)
-        if b == 0:
+        if len(t) == 0:
             return
+        self._pending.append(t)
+        self._npending += len(t)
+        if self._npending >= self._plan.lazy_points:
+            self._flush()
+
+    def _flush(self):
+        """The pending points through the path the Plan's cost rule picks."""
+        if not self._npending:
+            return
+        t = self._pending[0] if len(self._pending) == 1 else np.concatenate(self._pending)
+        self._pending, self._npending = [], 0
+        b = len(t)
         if b <= self._plan.host_points and self._host_ok:
             if self._host is None:
                 self._host = HostStream(self._T, self._m, self._normalize)
@@ -293,25 +312,31 @@ class StreamingProfile:
 
     @property
     def P_(self):
+        self._flush()
         return self._P.copy()
 
     @property
     def I_(self):
+        self._flush()
         return self._I.copy()
 
     @property
     def left_P_(self):
+        self._flush()
         return self._lP.copy()
 
     @property
     def left_I_(self):
+        self._flush()
         return self._lI.copy()
 
     @property
     def T_(self):
+        self._flush()
         return self._T.copy()
 
     def __repr__(self):
+        self._flush()
         return (f"<clts.stumpi m={self._m} n={len(self._T)} egress={self._egress} "
                 f"appended={self._a if self._egress else 'n/a'}>")
 

@@ -124,6 +124,7 @@ def test_extreme_magnitudes_leave_the_host(device, normalize):
         X[:290] *= scale
         s = _run(X, 290, device, True, normalize, [1] * 50)
         assert s._host is None or scale == 1e-200
+        _same(_run(X, 290, device, True, normalize, [1] * 50, lazy_points=None), s)
         _same(s, _run(X, 290, device, True, normalize, [1] * 50, host_points=0))
 
 

@@ -159,9 +159,10 @@ class StreamingProfile:
             if self._host is None:
                 self._host = HostStream(self._T, self._m, self._normalize)
             for i, x in enumerate(t.tolist()):
-                if not self._host.usable(x):
+                if not self._host.usable(x):       # one distance profile per point
                     self._host = None
-                    self._device_update(t[i:])
+                    for y in t[i:]:
+                        self._device_update(np.array([y]))
                     return
                 self._host_update(x)
             return

@@ -111,6 +111,7 @@ class StreamingProfile:
                          and (self._normalize or self._p == 2.0))
         self._host = None
         self._pending, self._npending = [], 0      # points appended, not yet applied
+        self._run = []                             # ... the last ones given as numbers
         if self._normalize or self._p == 2.0:
             r = matrix_profile(T, self._m, normalize=self._normalize, device=device,
                                precision=None if precision is None else precision,
@@ -138,13 +139,20 @@ class StreamingProfile:
         """Append ``t`` (a number or a 1-D array of numbers). The profile is brought up to
         date when it is read (``P_``, ``I_``, ``left_P_``, ``left_I_``, ``T_``) or when
         ``lazy_points`` points are pending, whichever comes first; the result is the same."""
-        t = np.atleast_1d(np.array(t, dtype=np.float64))
-        if t.ndim != 1:
-            raise ValueError(f"t must be a number or a 1-D array, got shape {t.shape}")
-        if len(t) == 0:
-            return
-        self._pending.append(t)
-        self._npending += len(t)
+        if isinstance(t, (float, int, np.floating, np.integer)):   # one number: queued as is
+            self._run.append(float(t))
+            self._npending += 1
+        else:
+            t = np.atleast_1d(np.array(t, dtype=np.float64))
+            if t.ndim != 1:
+                raise ValueError(f"t must be a number or a 1-D array, got shape {t.shape}")
+            if len(t) == 0:
+                return
+            if self._run:
+                self._pending.append(np.array(self._run))
+                self._run = []
+            self._pending.append(t)
+            self._npending += len(t)
         if self._npending >= self._plan.lazy_points:
             self._flush()
 
@@ -152,6 +160,9 @@ class StreamingProfile:
         """The pending points through the path the Plan's cost rule picks."""
         if not self._npending:
             return
+        if self._run:
+            self._pending.append(np.array(self._run))
+            self._run = []
         t = self._pending[0] if len(self._pending) == 1 else np.concatenate(self._pending)
         self._pending, self._npending = [], 0
         b = len(t)

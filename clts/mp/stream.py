@@ -24,9 +24,6 @@ INIT_ROWS = 256
 #: take the far windows by an AB-join on the diagonal kernel: O(n b) plus the O(n m) window
 #: statistics, against O(n b m) for b distance profiles
 JOIN_MIN_BLOCK = 16
-#: device blocks of at least this many points drop the host path's state (built again when a
-#: short update comes) instead of advancing it point by point
-REBUILD_POINTS = 512
 
 
 class StreamingProfile:
@@ -177,23 +174,10 @@ class StreamingProfile:
                     return
                 self._host_update(x)
             return
-        old = self._T
+        # a device block drops the host state: advancing it costs O(n) per point, as much
+        # as the host path; it is built again (O(n m)) when a short update comes
+        self._host = None
         self._device_update(t)
-        self._advance_host(old, t)
-
-    def _advance_host(self, old, t):
-        """Keep the host state in step with a device block: O(n) per point, cheaper than
-        building it again (O(n m)) for blocks below ``REBUILD_POINTS``."""
-        hs, m = self._host, self._m
-        if hs is None or len(t) >= REBUILD_POINTS or not all(map(hs.usable, t.tolist())):
-            self._host = None
-            return
-        ext = np.concatenate([old, t])
-        n = len(old)
-        for i, x in enumerate(t.tolist()):
-            hs.append(ext[n - m + 1 + i:n + 1 + i], x, self._egress)
-            if hs.steps >= REFRESH:
-                hs.refresh(ext[i + 1 if self._egress else 0:n + 1 + i])
 
     def _host_update(self, x):
         """One point on the host (stream_host.py): the filter, then exact distances for the

@@ -10,9 +10,14 @@ mass-ts.
   clts on the same subset gives the like-for-like ratio too. Rounds interleave the variants
   (order rotated), the median of rounds is reported with the load.
 - Streaming: a series of 10^4 points, m = 100, egress; ``appends`` points appended one at a
-  time with stumpy.stumpi and clts.stumpi, and with clts.stumpi in blocks of 100 points
-  (update(array): the far windows by an AB-join on the diagonal kernel, the near ones by
-  distance profiles). Seconds per appended point.
+  time (``update(x)``), the profile read at the end (inside the timing), with stumpy.stumpi
+  and clts.stumpi: by default (points wait until read or ``lazy_points`` pending, then one
+  block), applied per point (``lazy_points=1``: the host path, the sliding dot product as a
+  filter, exact distances for what it leaves undecided), per point on the device
+  (``host_points=0``: one distance profile per point), and in blocks of 100 points on the
+  device (update(array): the far windows by an AB-join on the diagonal kernel, the near ones
+  by distance profiles). Microseconds per appended point. Then the cost rule of
+  ``mp.stream.host_points``: per point, blocks of b points on the host against the device.
 Writes bench/results/mp-search-<device slug>.md.
 """
 from __future__ import annotations
@@ -108,12 +113,19 @@ def bench_stream(dev, appends, rounds):
         else:
             for x in new:
                 s.update(x)
+        s.P_                                       # lazy variants apply their points here
         return (time.perf_counter() - t) / appends, s
 
     variants = {"stumpy.stumpi": (lambda: stumpy.stumpi(T, M, egress=True), False),
-                "clts.stumpi": (lambda: clts.stumpi(T, M, egress=True, device=dev), False),
-                f"clts.stumpi, blocks of {B}": (lambda: clts.stumpi(T, M, egress=True,
-                                                                    device=dev), True)}
+                "clts.stumpi (read at the end)": (
+                    lambda: clts.stumpi(T, M, egress=True, device=dev), False),
+                "clts.stumpi, applied per point (host)": (
+                    lambda: clts.stumpi(T, M, egress=True, device=dev, lazy_points=1), False),
+                "clts.stumpi, device per point": (
+                    lambda: clts.stumpi(T, M, egress=True, device=dev, host_points=0,
+                                        lazy_points=1), False),
+                f"clts.stumpi, blocks of {B} (device)": (
+                    lambda: clts.stumpi(T, M, egress=True, device=dev, host_points=0), True)}
     for make, _ in variants.values():          # warm-up: builds and numba JIT
         make().update(new[0])
     times = {k: [] for k in variants}
@@ -121,11 +133,11 @@ def bench_stream(dev, appends, rounds):
     names = list(variants)
     loads = []
     for r in range(rounds):
-        for k in names[r % 3:] + names[:r % 3]:
+        for k in names[r % len(names):] + names[:r % len(names)]:
             t, last[k] = one(*variants[k])
             times[k].append(t)
         loads.append(os.getloadavg()[0])
-    s, c = last["stumpy.stumpi"], last["clts.stumpi"]
+    s, c = last["stumpy.stumpi"], last["clts.stumpi, applied per point (host)"]
     fin = np.isfinite(s.P_)
     err = float(np.max(np.abs(s.P_[fin] - c.P_[fin])))
     med = {k: statistics.median(v) for k, v in times.items()}
@@ -134,11 +146,40 @@ def bench_stream(dev, appends, rounds):
     return rows, err, loads
 
 
+def bench_rule(dev, rounds, sizes=(4, 16, 64, 256)):
+    """Per point: blocks of b points through the host path and through the device."""
+    rng = np.random.default_rng(2)
+    T = np.cumsum(rng.standard_normal(N))
+    new = rng.standard_normal(4 * max(sizes))
+
+    def per_point(b, hp):
+        s = clts.stumpi(T, M, egress=True, device=dev, host_points=hp, lazy_points=1)
+        s.update(new[:b])                          # warm-up
+        total = max(256, 2 * b)
+        t = time.perf_counter()
+        for a in range(b, b + total, b):
+            s.update(new[a:a + b])
+        return (time.perf_counter() - t) / total
+
+    times = {(b, w): [] for b in sizes for w in ("host", "device")}
+    loads = []
+    for r in range(rounds):
+        for b in sizes:
+            for w in (("host", "device") if r % 2 == 0 else ("device", "host")):
+                times[b, w].append(per_point(b, 10 ** 9 if w == "host" else 0))
+        loads.append(os.getloadavg()[0])
+    med = {k: statistics.median(v) for k, v in times.items()}
+    return [{"block of b points": b, "host us per point": med[b, "host"] * 1e6,
+             "device us per point": med[b, "device"] * 1e6,
+             "device / host": med[b, "device"] / med[b, "host"]} for b in sizes], loads
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--device", default=None)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--only", choices=("mass", "stream"), default=None)
     ap.add_argument("--appends", type=int, default=None,
                     help="points appended per streaming variant (default 10^4, quick 10^3)")
     args = ap.parse_args()
@@ -146,15 +187,27 @@ def main():
     dev = get_device(args.device)
     ns, sub = (1000, 200) if args.quick else (10_000, 500)
     appends = args.appends or (1000 if args.quick else 10_000)
-    mrows, merr, mload = bench_mass(dev, ns, sub, args.rounds)
-    srows, serr, sload = bench_stream(dev, appends, args.rounds)
-    notes = (f"Batched MASS: n = {N}, m = {M}, float64; stumpy / mass-ts timed on {sub} series "
-             f"and scaled; median of {args.rounds} interleaved rounds; load per round "
-             f"{', '.join(f'{x:.1f}' for x in mload)}; max |clts - stumpy| = {merr:.1e}.\n\n"
-             f"Streaming: n = {N}, m = {M}, egress; load per round "
-             f"{', '.join(f'{x:.1f}' for x in sload)}; max |P clts - P stumpi| = {serr:.1e}.\n")
-    path = write_result("mp-search", dev, "Pattern search and streaming: clts against stumpy "
-                        "and mass-ts", mrows + [{}] + srows, notes)
+    rows, notes = [], ""
+    if args.only in (None, "mass"):
+        mrows, merr, mload = bench_mass(dev, ns, sub, args.rounds)
+        rows += mrows + [{}]
+        notes += (f"Batched MASS: n = {N}, m = {M}, float64; stumpy / mass-ts timed on {sub} "
+                  f"series and scaled; median of {args.rounds} interleaved rounds; load per "
+                  f"round {', '.join(f'{x:.1f}' for x in mload)}; max |clts - stumpy| = "
+                  f"{merr:.1e}.\n\n")
+    if args.only in (None, "stream"):
+        srows, serr, sload = bench_stream(dev, appends, args.rounds)
+        rrows, rload = bench_rule(dev, args.rounds)
+        rows += srows + [{}] + rrows
+        notes += (f"Streaming: n = {N}, m = {M}, egress, {appends} appends; load per round "
+                  f"{', '.join(f'{x:.1f}' for x in sload)}; max |P clts - P stumpi| = "
+                  f"{serr:.1e}. Cost rule (blocks of b on the host / on the device): load per "
+                  f"round {', '.join(f'{x:.1f}' for x in rload)}; mp.stream.host_points of "
+                  f"this device: {clts.stumpi(np.zeros(M), M, device=dev)._plan.host_points}."
+                  "\n")
+    name = "mp-search" if args.only is None else f"mp-search-{args.only}"
+    path = write_result(name, dev, "Pattern search and streaming: clts against stumpy "
+                        "and mass-ts", rows, notes)
     print(path.read_text())
 
 

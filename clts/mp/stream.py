@@ -1,17 +1,21 @@
 """``clts.stumpi``: a matrix profile that follows a growing (or sliding) series, stumpy.stumpi's
 incremental update: each appended point adds one window, whose distance profile against the
-series (clts.mass on the device, exact) updates every older window's nearest neighbour and
-gives the new window's own (left) neighbour. ``update`` takes one point or many: a block of
-points is one launch of many queries against one series, the same result as one point at a
-time. See docs/matrix-profile.md, "Streaming"."""
+series updates every older window's nearest neighbour and gives the new window's own (left)
+neighbour. ``update`` takes one point or many. Up to ``mp.stream.host_points`` points (the
+Plan, stream_plan.py) go through the host one by one (stream_host.py: O(n) per point, exact
+distances), longer blocks to the device in one piece (an AB-join and distance profiles); both
+give the result of one point at a time. See docs/matrix-profile.md, "Streaming"."""
 from __future__ import annotations
 
 import math
 
 import numpy as np
 
+from ..runtime import get_device
 from .api import matrix_profile
 from .mass import _check_p, distance_profiles
+from .stream_host import EXACT_FRACTION, REFRESH, HostStream, Ring, exact_distances
+from .stream_plan import make_stream_plan
 
 #: rows of the distance matrix per launch when the initial profile is built from distance
 #: profiles (plain distances with p != 2, which the diagonal kernel does not compute)
@@ -23,7 +27,8 @@ JOIN_MIN_BLOCK = 16
 
 
 class StreamingProfile:
-    """clts.stumpi(T, m, *, egress=True, normalize=True, p=2.0, device=None, precision=None)
+    """clts.stumpi(T, m, *, egress=True, normalize=True, p=2.0, device=None, precision=None,
+    plan=None, host_points=None, lazy_points=None)
 
     Incremental matrix profile of a streaming series (stumpy.stumpi's conventions).
 
@@ -42,6 +47,16 @@ class StreamingProfile:
         Order of the plain distance (``normalize=False``), >= 1.
     device, precision
         As :func:`clts.mass` (``precision``: "double" or "single").
+    plan : clts.mp.stream_plan.StreamPlan, optional
+        The cost rule as is (default: the device's profile, section ``mp.stream``).
+    host_points : int, optional
+        Updates of at most this many points go through the host path point by point (O(n)
+        each; float64, z-normalised or ``p=2``), longer ones to the device in one block; 0:
+        always the device.
+    lazy_points : int, optional
+        Appended points wait (O(1) per ``update``) until the profile is read or this many
+        are pending, then go through the paths above as one update: a stream read now and
+        then costs the device's per-point price of a block; 1: every ``update`` at once.
 
     Attributes
     ----------
@@ -56,7 +71,7 @@ class StreamingProfile:
     Methods
     -------
     update(t)
-        Append one point, or a 1-D array of points (one launch for all).
+        Append one point, or a 1-D array of points (applied when the profile is read).
 
     Examples
     --------
@@ -72,7 +87,7 @@ class StreamingProfile:
     """
 
     def __init__(self, T, m, *, egress=True, normalize=True, p=2.0, device=None,
-                 precision=None):
+                 precision=None, plan=None, host_points=None, lazy_points=None):
         T = np.array(np.asarray(T), dtype=np.float64).ravel()
         if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 3:
             raise ValueError(f"m must be an int >= 3, got {m!r}")
@@ -85,6 +100,15 @@ class StreamingProfile:
                         precision=precision, progress=False)
         self._T = T
         self._a = 0                      # points egressed so far (index offset)
+        dev = get_device(device)
+        self._plan = make_stream_plan(dev, plan=plan, host_points=host_points,
+                                      lazy_points=lazy_points)
+        # the host path: O(n) per point, float64, z-normalised or plain Euclidean
+        self._host_ok = ((precision == "double" or (precision is None and dev.fp64))
+                         and (self._normalize or self._p == 2.0))
+        self._host = None
+        self._pending, self._npending = [], 0      # points appended, not yet applied
+        self._run = []                             # ... the last ones given as numbers
         if self._normalize or self._p == 2.0:
             r = matrix_profile(T, self._m, normalize=self._normalize, device=device,
                                precision=None if precision is None else precision,
@@ -109,13 +133,102 @@ class StreamingProfile:
                                                             D, np.inf))
 
     def update(self, t):
-        """Append ``t`` (a number or a 1-D array of numbers) and update the profile."""
-        t = np.atleast_1d(np.asarray(t, dtype=np.float64))
-        if t.ndim != 1:
-            raise ValueError(f"t must be a number or a 1-D array, got shape {t.shape}")
-        b = len(t)
-        if b == 0:
+        """Append ``t`` (a number or a 1-D array of numbers). The profile is brought up to
+        date when it is read (``P_``, ``I_``, ``left_P_``, ``left_I_``, ``T_``) or when
+        ``lazy_points`` points are pending, whichever comes first; the result is the same."""
+        if isinstance(t, (float, int, np.floating, np.integer)):   # one number: queued as is
+            self._run.append(float(t))
+            self._npending += 1
+        else:
+            t = np.atleast_1d(np.array(t, dtype=np.float64))
+            if t.ndim != 1:
+                raise ValueError(f"t must be a number or a 1-D array, got shape {t.shape}")
+            if len(t) == 0:
+                return
+            if self._run:
+                self._pending.append(np.array(self._run))
+                self._run = []
+            self._pending.append(t)
+            self._npending += len(t)
+        if self._npending >= self._plan.lazy_points:
+            self._flush()
+
+    def _flush(self):
+        """The pending points through the path the Plan's cost rule picks."""
+        if not self._npending:
             return
+        if self._run:
+            self._pending.append(np.array(self._run))
+            self._run = []
+        t = self._pending[0] if len(self._pending) == 1 else np.concatenate(self._pending)
+        self._pending, self._npending = [], 0
+        b = len(t)
+        if b <= self._plan.host_points and self._host_ok:
+            if self._host is None:
+                self._host = HostStream(self._T, self._m, self._normalize)
+            for i, x in enumerate(t.tolist()):
+                if not self._host.usable(x):       # one distance profile per point
+                    self._host = None
+                    for y in t[i:]:
+                        self._device_update(np.array([y]))
+                    return
+                self._host_update(x)
+            return
+        # a device block drops the host state: advancing it costs O(n) per point, as much
+        # as the host path; it is built again (O(n m)) when a short update comes
+        self._host = None
+        self._device_update(t)
+
+    def _host_update(self, x):
+        """One point on the host (stream_host.py): the filter, then exact distances for the
+        windows it leaves undecided; the device row when there are too many."""
+        m, ez, hs, drop = self._m, self._ez, self._host, int(self._egress)
+        T = self._T
+        q = np.append(T[len(T) - m + 1:], x)
+        zq, qbad, qconst = hs.append(q, x, self._egress)
+        l = len(T) - m + 2 - drop                   # windows after the update
+        new = l - 1
+        lim = max(0, new - ez)          # windows outside the new one's exclusion zone
+        P = self._P[drop:]
+        if qbad:
+            idx = np.zeros(0, np.int64)
+        else:
+            lo, hi, c0 = hs.bounds(lim)
+            thr = float(np.fmin.reduce(hi, initial=np.inf)) + 2.0 * c0
+            bound = np.multiply(P[:lim], P[:lim])
+            np.maximum(bound, thr, out=bound)
+            np.multiply(bound, 1.0 + 1e-12, out=bound)
+            np.add(bound, c0, out=bound)
+            idx = np.nonzero(np.less(lo, bound, out=lo))[0]
+            if len(idx) * EXACT_FRACTION > l:
+                self._device_update(np.array([x]))
+                self._after_host()
+                return
+        self._rT.push(x, drop)
+        a = self._a + drop
+        nP, nI = np.inf, -1
+        if len(idx):
+            Tn = self._T
+            W = Tn[idx[:, None] + np.arange(m)]
+            d = exact_distances(W, zq, qbad, qconst, self._normalize, q)
+            upd = d < P[idx]
+            P[idx[upd]] = d[upd]
+            self._I[drop:][idx[upd]] = new + a
+            k = int(np.argmin(d))
+            if np.isfinite(d[k]):
+                nP, nI = float(d[k]), int(idx[k]) + a
+        for r, v in ((self._rP, nP), (self._rI, nI), (self._rlP, nP), (self._rlI, nI)):
+            r.push(v, drop)
+        self._a = a
+        self._after_host()
+
+    def _after_host(self):
+        hs = self._host
+        if hs.steps >= REFRESH:
+            hs.refresh(self._T)
+
+    def _device_update(self, t):
+        b = len(t)
         m, ez = self._m, self._ez
         ext = np.concatenate([self._T, t])
         l0 = len(self._T) - m + 1
@@ -181,27 +294,45 @@ class StreamingProfile:
             self._a += b
         self._T, self._P, self._I, self._lP, self._lI = ext, P, I, lP, lI
 
+    def _ring(name):
+        def get(self):
+            return getattr(self, name).view()
+
+        def put(self, v):
+            setattr(self, name, Ring(v))
+        return property(get, put)
+
+    _T, _P, _I = _ring("_rT"), _ring("_rP"), _ring("_rI")
+    _lP, _lI = _ring("_rlP"), _ring("_rlI")
+    del _ring
+
     @property
     def P_(self):
+        self._flush()
         return self._P.copy()
 
     @property
     def I_(self):
+        self._flush()
         return self._I.copy()
 
     @property
     def left_P_(self):
+        self._flush()
         return self._lP.copy()
 
     @property
     def left_I_(self):
+        self._flush()
         return self._lI.copy()
 
     @property
     def T_(self):
+        self._flush()
         return self._T.copy()
 
     def __repr__(self):
+        self._flush()
         return (f"<clts.stumpi m={self._m} n={len(self._T)} egress={self._egress} "
                 f"appended={self._a if self._egress else 'n/a'}>")
 

@@ -1,0 +1,58 @@
+"""Plan of ``clts.stumpi``'s update: which path a call takes (stream.py, stream_host.py).
+
+- ``host_points``: an ``update`` of at most this many points goes through the host path one
+  point at a time (O(n) each: the sliding dot product as a filter, exact distances for what it
+  leaves undecided); a longer block goes to the device in one piece (an AB-join on the
+  diagonal kernel plus distance profiles, O(n b) + O(n m)). The cost rule: per point the host
+  costs about ``c_h n`` seconds, a device block ``(L + c_d n (b + m)) / b`` (L: the launches,
+  uploads and syncs of one call); ``host_points`` is the b where the two meet, measured per
+  device (bench/bench_mp_search.py prints both sides; 0: the device always).
+- ``lazy_points``: ``update`` only queues points; they are applied (as one update, by the
+  rule above) when the profile is read or when this many are pending. A stream that is read
+  every point pays the host's price per point, one read every k points the price of a block
+  of k. 1: every update at once.
+
+Read from the profile section ``mp.stream``; the field can be forced by keyword.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..runtime.plans import PlanValueError, read_tunables, validated
+
+#: profile key of each Plan field
+PROFILE_KEYS = {"host_points": "mp.stream.host_points",
+                "lazy_points": "mp.stream.lazy_points"}
+
+
+@dataclass(frozen=True)
+class StreamPlan:
+    host_points: int
+    lazy_points: int
+
+    def validate(self, dev=None):
+        """Raise ``PlanValueError`` (a ValueError naming the field) for a bad value."""
+        h = self.host_points
+        if isinstance(h, bool) or not isinstance(h, int) or h < 0:
+            raise PlanValueError("host_points", f"must be an int >= 0, got {h!r}")
+        z = self.lazy_points
+        if isinstance(z, bool) or not isinstance(z, int) or z < 1:
+            raise PlanValueError("lazy_points", f"must be an int >= 1, got {z!r}")
+        return self
+
+
+def make_stream_plan(dev, *, plan: StreamPlan | None = None, **overrides) -> StreamPlan:
+    """The plan from ``dev``'s profile (``mp.stream``) with the caller's keywords over it, or
+    ``plan`` as given (keywords still override its fields)."""
+    if plan is not None and not isinstance(plan, StreamPlan):
+        raise TypeError(f"plan must be a clts.mp.stream_plan.StreamPlan, got "
+                        f"{type(plan).__name__}")
+    if plan is None:
+        t = read_tunables(dev, PROFILE_KEYS, overrides)
+        p = StreamPlan(**t.values)
+        forced = t.forced
+    else:
+        from dataclasses import replace
+        p = replace(plan, **{k: v for k, v in overrides.items() if v is not None})
+        forced = set(PROFILE_KEYS)
+    return validated(p, dev, PROFILE_KEYS, forced)

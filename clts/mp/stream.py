@@ -15,7 +15,7 @@ from ..runtime import get_device
 from .api import matrix_profile
 from .mass import _check_p, distance_profiles
 from .stream_host import EXACT_FRACTION, REFRESH, HostStream, Ring, exact_distances
-from .stream_plan import make_stream_plan
+from .stream_plan import Problem, make_stream_plan
 
 #: rows of the distance matrix per launch when the initial profile is built from distance
 #: profiles (plain distances with p != 2, which the diagonal kernel does not compute)
@@ -101,7 +101,7 @@ class StreamingProfile:
         self._T = T
         self._a = 0                      # points egressed so far (index offset)
         dev = get_device(device)
-        self._plan = make_stream_plan(dev, plan=plan, host_points=host_points,
+        self._plan = make_stream_plan(dev, Problem(), plan=plan, host_points=host_points,
                                       lazy_points=lazy_points)
         # the host path: O(n) per point, float64, z-normalised or plain Euclidean
         self._host_ok = ((precision == "double" or (precision is None and dev.fp64))

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..runtime.plans import PlanValueError, read_tunables, validated
+from ..runtime.plans import PlanBase, PlanValueError, read_tunables, validated
 
 #: profile key of each Plan field
 PROFILE_KEYS = {"host_points": "mp.stream.host_points",
@@ -26,7 +26,12 @@ PROFILE_KEYS = {"host_points": "mp.stream.host_points",
 
 
 @dataclass(frozen=True)
-class StreamPlan:
+class Problem:
+    """What the update's Plan depends on beyond the device: nothing yet (one shape per stream)."""
+
+
+@dataclass(frozen=True)
+class StreamPlan(PlanBase):
     host_points: int
     lazy_points: int
 
@@ -41,9 +46,11 @@ class StreamPlan:
         return self
 
 
-def make_stream_plan(dev, *, plan: StreamPlan | None = None, **overrides) -> StreamPlan:
-    """The plan from ``dev``'s profile (``mp.stream``) with the caller's keywords over it, or
-    ``plan`` as given (keywords still override its fields)."""
+def make_stream_plan(device, problem: Problem, **overrides) -> StreamPlan:
+    """The plan from ``device``'s profile (``mp.stream``) with the caller's keywords over it,
+    or ``plan=`` as given (keywords still override its fields)."""
+    dev = device
+    plan = overrides.pop("plan", None)
     if plan is not None and not isinstance(plan, StreamPlan):
         raise TypeError(f"plan must be a clts.mp.stream_plan.StreamPlan, got "
                         f"{type(plan).__name__}")

@@ -222,10 +222,11 @@ def _device_indices(dev, p, sides, m, l, ez, ninc, discords, ill):
                np.int32(s0), np.int32(m), np.int32(l), np.int32(NW), dA["T"].data,
                dA["mu"].data, dA["df"].data, dA["dg"].data, dA["r"].data,
                rPV.data, rPI.data, cPV.data, cPI.data)
-        launch(dev, red_r, round_up(R, 64), None, np.int32(nw), np.int32(s0), np.int32(l),
+        head = (dd.data, np.int32(off), np.int32(nw), np.int32(s0))
+        launch(dev, red_r, round_up(R, 64), None, *head, np.int32(l),
                rPV.data, rPI.data, gV.data, gI.data)
         ncols = (nw - 1) * D + R + D
-        launch(dev, red_c, round_up(ncols, 64), None, np.int32(nw), np.int32(s0),
+        launch(dev, red_c, round_up(ncols, 64), None, *head,
                np.int32(int(dsub[0, 0])), np.int32(ncols), np.int32(l),
                cPV.data, cPI.data, gV.data, gI.data)
         off += nw

@@ -76,8 +76,12 @@ __kernel void mdiag(
     __global int *rpi = rowPI + (size_t)w * NDIM * ${segment};
     __global real *cpv = colPV + (size_t)w * NDIM * ${segment + D};
     __global int *cpi = colPI + (size_t)w * NDIM * ${segment + D};
-    for (int t = 0; t < NDIM * ${segment}; ++t) { rpv[t] = INFINITY; rpi[t] = -1; }
-    for (int t = 0; t < NDIM * ${segment + D}; ++t) { cpv[t] = INFINITY; cpi[t] = -1; }
+    // rows ilo .. ihi-1 are all written below; columns: the slots this band reaches (the
+    // reductions read only those)
+    for (int k = 0; k < NDIM; ++k)
+        for (int t = ilo - s0; t < ihi - s0 + D - 1; ++t) {
+            cpv[k * ${segment + D} + t] = INFINITY; cpi[k * ${segment + D} + t] = -1;
+        }
 
     // exact covariance at row ilo of every diagonal of the band, per dimension
 % for q in range(DIM):
@@ -159,7 +163,8 @@ __kernel void mdiag(
 %   endfor
         }
 % endfor
-        // the row's best over the band's lanes, per k (ties: the smaller index)
+        // the row's best over the band's lanes, per k (ties: the smaller index; a lane's
+        // best may come from a later group than another lane's)
 % for k in range(DIM):
         {
 %   if W == 1:
@@ -169,7 +174,11 @@ __kernel void mdiag(
             real bv = rb${k}.s0;
             int bi = (int)rbi${k}.s0;
 %     for lane in range(1, W):
-            if (rb${k}.s${"%x" % lane} < bv) { bv = rb${k}.s${"%x" % lane}; bi = (int)rbi${k}.s${"%x" % lane}; }
+            {
+                const real v = rb${k}.s${"%x" % lane};
+                const int vi = (int)rbi${k}.s${"%x" % lane};
+                if (v < bv || (v == bv && vi >= 0 && vi < bi)) { bv = v; bi = vi; }
+            }
 %     endfor
 %   endif
             rpv[${k * segment} + ri] = bv;
@@ -185,7 +194,8 @@ inline int better(real s, int i, real bs, int bi)
 }
 
 // fold the partial row profiles of a launch (its work-items share the segment s0)
-__kernel void mreduce_rows(const int n_work, const int s0, const int l,
+__kernel void mreduce_rows(__global const int4 *desc, const int doff, const int n_work,
+                           const int s0, const int l,
                            __global const real *rowPV, __global const int *rowPI,
                            __global real *gV, __global int *gI)
 {
@@ -197,6 +207,8 @@ __kernel void mreduce_rows(const int n_work, const int s0, const int l,
         real bs = gV[(size_t)${k} * l + i];
         int bi = gI[(size_t)${k} * l + i];
         for (int w = 0; w < n_work; ++w) {
+            const int4 dd = desc[doff + w];
+            if (i < dd.y || i >= dd.z) continue;
             const size_t o = ((size_t)w * NDIM + ${k}) * ${segment} + rr;
             if (better(rowPV[o], rowPI[o], bs, bi)) { bs = rowPV[o]; bi = rowPI[o]; }
         }
@@ -207,8 +219,8 @@ __kernel void mreduce_rows(const int n_work, const int s0, const int l,
 
 // fold the partial column profiles; work-item w owns band k0 = kb + w*D and columns
 // s0 + k0 + q for q in [0, segment + D)
-__kernel void mreduce_cols(const int n_work, const int s0, const int kb, const int ncols,
-                           const int l, __global const real *colPV, __global const int *colPI,
+__kernel void mreduce_cols(__global const int4 *desc, const int doff, const int n_work,
+                           const int s0, const int kb, const int ncols, const int l, __global const real *colPV, __global const int *colPI,
                            __global real *gV, __global int *gI)
 {
     const int c = s0 + kb + (int)get_global_id(0);
@@ -222,7 +234,8 @@ __kernel void mreduce_cols(const int n_work, const int s0, const int kb, const i
         int bi = gI[(size_t)${k} * l + c];
         for (int w = wlo; w <= whi; ++w) {
             const int q = rel - w * D;
-            if (q < 0 || q >= ${segment + D}) continue;
+            const int4 dd = desc[doff + w];
+            if (q < dd.y - s0 || q >= dd.z - s0 + D - 1) continue;
             const size_t o = ((size_t)w * NDIM + ${k}) * ${segment + D} + q;
             if (better(colPV[o], colPI[o], bs, bi)) { bs = colPV[o]; bi = colPI[o]; }
         }

@@ -209,8 +209,10 @@ def _device_indices(dev, p, sides, m, l, ez, ninc, discords, ill):
     rPI = cla.empty(q, nwmax * d * R, np.int32)
     cPV = cla.empty(q, nwmax * d * (R + D), kr)
     cPI = cla.empty(q, nwmax * d * (R + D), np.int32)
+    # dimensions with a constant window (the others skip the constant-window convention)
+    const = sum(1 << q for q, s in enumerate(sides) if np.any(s.flags & flags.CONSTANT))
     prg = dev.program("mp/mdiag.cl.mako", real=p.kernel_real, lanes=p.lanes, groups=p.groups,
-                      segment=R, DIM=d, NINC=ninc, DISCORDS=int(discords))
+                      segment=R, DIM=d, NINC=ninc, DISCORDS=int(discords), CONST=const)
     kern, red_r, red_c = (prg.kernel(k) for k in ("mdiag", "mreduce_rows", "mreduce_cols"))
     alld = np.concatenate([x for _, x in launches])
     dd = cla.to_device(q, alld)

@@ -12,7 +12,8 @@
 ##
 ## Window conventions (stumpy's), from r = 1 / centred norm: r = NaN (non-finite window, or
 ## past the series' end): distance inf; r < 0 marks a constant window: distance 0 to another
-## constant window, sqrt(m) to any other.
+## constant window, sqrt(m) to any other (only in the dimensions of the bit mask CONST that
+## hold a constant window).
 ##
 ## Merge: per-work-item partial profiles (rowPV: [w][k][segment], colPV: [w][k][segment + D],
 ## no races) that reduce_rows / reduce_cols fold into the global profiles gV / gI ([k][l]);
@@ -129,15 +130,16 @@ __kernel void mdiag(
                 const ${VT} rbv = ${LOAD("r + o + j0")};
                 if (upd)
                     cov${q}_${g} += df[o + i] * ${LOAD("dg + o + j0")} + ${LOAD("df + o + j0")} * dg[o + i];
-                const ${VT} c = fmin(cov${q}_${g} * ra * rbv, (${VT})1);
-                const ${VT} d2 = two_m * ((${VT})1 - c);
-                ${VT} x = sqrt(fmax(d2, (${VT})0));
+                const ${VT} c = cov${q}_${g} * ra * rbv;
+                ${VT} x = sqrt(fmax(two_m * ((${VT})1 - fmin(c, (${VT})1)), (${VT})0));
+%     if CONST >> q & 1:
                 // constant windows: 0 between two, sqrt(m) against any other
                 const ${IT} cb = rbv < (${VT})0;
                 x = ra < 0 ? ${SEL("(" + VT + ")sqrt_m", "(" + VT + ")0", "cb")}
                            : ${SEL("x", "(" + VT + ")sqrt_m", "cb")};
-                x = ${SEL("x", "(" + VT + ")INFINITY", "isnan(rbv) || isnan((" + VT + ")ra)" if W == 1 else "isnan(rbv) | isnan((" + VT + ")ra)")};
-                x${q} = x;
+%     endif
+                // a non-finite window (r = NaN; also past the series' end): inf
+                x${q} = ${SEL("x", "(" + VT + ")INFINITY", "isnan(c)")};
             }
 %   endfor
             // sorting network over the unforced dimensions
@@ -164,23 +166,34 @@ __kernel void mdiag(
         }
 % endfor
         // the row's best over the band's lanes, per k (ties: the smaller index; a lane's
-        // best may come from a later group than another lane's)
+        // best may come from a later group than another lane's): halves folded pairwise
 % for k in range(DIM):
         {
-%   if W == 1:
-            real bv = rb${k};
-            int bi = (int)rbi${k};
-%   else:
-            real bv = rb${k}.s0;
-            int bi = (int)rbi${k}.s0;
-%     for lane in range(1, W):
-            {
-                const real v = rb${k}.s${"%x" % lane};
-                const int vi = (int)rbi${k}.s${"%x" % lane};
-                if (v < bv || (v == bv && vi >= 0 && vi < bi)) { bv = v; bi = vi; }
-            }
-%     endfor
-%   endif
+<%
+    w, v, vi = W, f"rb{k}", f"rbi{k}"
+    steps = []
+    while w > 1:
+        h = w // 2
+        ht = real if h == 1 else f"{real}{h}"
+        hi_t = ITS if h == 1 else f"{ITS}{h}"
+        steps.append((ht, hi_t, v, vi, h))
+        v, vi, w = f"h{k}_{h}", f"hi{k}_{h}", h
+%>
+%   for ht, hi_t, pv, pvi, h in steps:
+            const ${ht} a${k}_${h} = ${pv}.lo, b${k}_${h} = ${pv}.hi;
+            const ${hi_t} ia${k}_${h} = ${pvi}.lo, ib${k}_${h} = ${pvi}.hi;
+%     if h == 1:
+            const int t${k}_${h} = b${k}_${h} < a${k}_${h} || (b${k}_${h} == a${k}_${h} && ib${k}_${h} >= 0 && ib${k}_${h} < ia${k}_${h});
+            const ${ht} h${k}_${h} = t${k}_${h} ? b${k}_${h} : a${k}_${h};
+            const ${hi_t} hi${k}_${h} = t${k}_${h} ? ib${k}_${h} : ia${k}_${h};
+%     else:
+            const ${hi_t} t${k}_${h} = (b${k}_${h} < a${k}_${h}) | ((b${k}_${h} == a${k}_${h}) & (ib${k}_${h} >= 0) & (ib${k}_${h} < ia${k}_${h}));
+            const ${ht} h${k}_${h} = select(a${k}_${h}, b${k}_${h}, t${k}_${h});
+            const ${hi_t} hi${k}_${h} = select(ia${k}_${h}, ib${k}_${h}, t${k}_${h});
+%     endif
+%   endfor
+            const real bv = ${v};
+            const int bi = (int)${vi};
             rpv[${k * segment} + ri] = bv;
             rpi[${k * segment} + ri] = bv < INFINITY ? bi : -1;
         }

@@ -1,4 +1,4 @@
-"""stumpy.mstump on the inputs of tests/test_mp_mstump.py, saved to
+"""stumpy.mstump (and stumpy.mdl) on the inputs of tests/test_mp_mstump.py, saved to
 tests/data/mstump_stumpy.npz (run again after changing the inputs; stumpy 1.14):
 
     python bench/mstump_fixtures.py
@@ -13,6 +13,10 @@ M = 20
 #: (name, stumpy keywords) of each anchored call
 CASES = [("plain", {}), ("inc", {"include": [2]}), ("disc", {"discords": True}),
          ("incdisc", {"include": [3, 1], "discords": True})]
+
+#: (name, stumpy.mdl keywords) on each case's motifs
+MDL_CASES = [("", {}), ("inc", {"include": [3]}), ("disc", {"discords": True}),
+             ("nbit", {"n_bit": 4})]
 
 
 def inputs():
@@ -44,6 +48,13 @@ def main():
         for case, kw in CASES:
             P, I = stumpy.mstump(T, M, **kw)
             out[f"{name}_{case}_P"], out[f"{name}_{case}_I"] = P, I
+            mot = np.argmin(P, axis=1)
+            nn = I[np.arange(len(P)), mot]
+            for c, kw2 in MDL_CASES:
+                bits, S = stumpy.mdl(T, M, mot, nn, **kw2)
+                out[f"{name}_{case}_mdl{c}"] = bits
+                out[f"{name}_{case}_mdl{c}_S"] = np.array(
+                    [np.r_[s, -np.ones(len(T) - len(s), int)] for s in S])
     path = Path(__file__).resolve().parents[1] / "tests" / "data" / "mstump_stumpy.npz"
     np.savez_compressed(path, **out)
     print(path, len(out), "arrays")

@@ -15,6 +15,9 @@ from clts.mp import reference as ref
 M = 20
 CASES = [("plain", {}), ("inc", {"include": [2]}), ("disc", {"discords": True}),
          ("incdisc", {"include": [3, 1], "discords": True})]
+#: as bench/mstump_fixtures.py
+MDL_CASES = [("", {}), ("inc", {"include": [3]}), ("disc", {"discords": True}),
+             ("nbit", {"n_bit": 4})]
 VERSIONS = [{}, dict(lanes=1, groups=3, segment=50), dict(lanes=8, groups=2, segment=7, wg=4)]
 
 
@@ -156,3 +159,20 @@ def test_oclgrind_tiny(device):
     for v in (dict(lanes=4, groups=1, segment=16), dict(lanes=1, groups=2, segment=64)):
         P, I = clts.mstump(T, 8, include=[1], device=device, **v)
         _close(P, I, Pr, Ir, 1e-9)
+
+
+@pytest.mark.parametrize("name", ["walk", "plat", "sensor"])
+def test_mdl_against_stumpy(anchor, name):
+    T = anchor[f"{name}_T"]
+    for case, _ in CASES:
+        P, I = anchor[f"{name}_{case}_P"], anchor[f"{name}_{case}_I"]
+        mot = np.argmin(P, axis=1)
+        for c, kw in MDL_CASES:
+            bits, S = clts.mdl(T, M, mot, I[np.arange(len(P)), mot], **kw)
+            np.testing.assert_allclose(bits, anchor[f"{name}_{case}_mdl{c}"], rtol=1e-12)
+            want = anchor[f"{name}_{case}_mdl{c}_S"]
+            assert all(np.array_equal(s, w[w >= 0]) for s, w in zip(S, want))
+    with pytest.raises(ValueError, match="subseq_idx"):
+        clts.mdl(T, M, [0, 1], [2, 3])
+    with pytest.raises(ValueError, match="n_bit"):
+        clts.mdl(T, M, [0] * 4, [50] * 4, n_bit=0)

@@ -117,7 +117,7 @@ def _public_functions():
 
 #: the public functions that take tuning keywords (a Plan's fields) as ``**plan_overrides``
 TUNED = {"stl", "matrix_profile", "mass", "match", "bfast_monitor", "bfast_breaks",
-         "trend_test", "solve_tridiagonal", "ocean.superbee_fluxes", "ocean.tke"}
+         "trend_test", "solve_tridiagonal", "ocean.superbee_fluxes", "ocean.tke", "mstump"}
 
 
 def test_one_override_keyword_and_no_underscore_keyword():

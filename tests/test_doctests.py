@@ -11,7 +11,8 @@ PUBLIC_MODULES = ["clts.errors", "clts.runtime.devices", "clts.stl.api", "clts.s
                   "clts.mp.api", "clts.mp.motifs", "clts.tridiag.api", "clts.ocean.api",
                   "clts.options"]
 PUBLIC_MODULES += ["clts.stl.mstl", "clts.trend.api"]
-PUBLIC_MODULES += ["clts.mp.mass", "clts.mp.fluss", "clts.mp.stream", "clts.mp.aamp"]
+PUBLIC_MODULES += ["clts.mp.mass", "clts.mp.fluss", "clts.mp.stream", "clts.mp.aamp", "clts.mp.mstump",
+                   "clts.mp.mdl"]
 
 
 @pytest.mark.parametrize("name", PUBLIC_MODULES)

@@ -6,8 +6,10 @@ from .aamp import aamp
 from .fluss import fluss
 from .mass import mass, match
 from .motifs import discords, motifs
+from .mstump import mstump
+from .mdl import mdl
 from .stream import StreamingProfile, stumpi
 from .plan import Plan
 
 __all__ = ["matrix_profile", "MatrixProfileResult", "motifs", "discords", "Plan", "mass", "match", "fluss",
-           "stumpi", "StreamingProfile", "aamp"]
+           "stumpi", "StreamingProfile", "aamp", "mstump", "mdl"]

@@ -148,3 +148,25 @@ def distance_profile(Q, T, normalize=True, p=2.0):
             d = s * ((A / s[:, None]) ** p).sum(1) ** (1.0 / p)
     d[~valid] = np.inf
     return d
+
+
+def mstump(T, m, include=None, discords=False, exclusion_zone=None):
+    """Multi-dimensional profile (stumpy.mstump's conventions): per pair the d per-dimension
+    distances, the ``include`` dimensions first (in order), the others sorted (descending
+    with ``discords``); P[k] the smallest mean of the first k+1 (I: its smallest j)."""
+    T = np.atleast_2d(np.asarray(T, dtype=np.float64))
+    d, n = T.shape
+    ez = math.ceil(m / 4) if exclusion_zone is None else exclusion_zone
+    X = np.stack([distance_matrix(t, m) for t in T])          # [d, l, l]
+    l = X.shape[1]
+    i = np.arange(l)
+    X[:, np.abs(i[:, None] - i[None, :]) <= ez] = np.inf
+    inc = [] if include is None else list(include)
+    rest = np.sort(X[[q for q in range(d) if q not in inc]], axis=0)
+    if discords:
+        rest = rest[::-1]
+    C = np.cumsum(np.concatenate([X[inc], rest]), axis=0) / np.arange(1, d + 1)[:, None, None]
+    I = np.argmin(C, axis=2)
+    P = np.take_along_axis(C, I[:, :, None], axis=2)[:, :, 0]
+    I[~np.isfinite(P)] = -1
+    return P, I

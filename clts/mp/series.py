@@ -147,12 +147,20 @@ class Side:
         self.flags[ok & (self.ss_h < thr)] |= flags.ILL
 
     def upload(self, dev, as_columns, dtype=None):
-        """Device arrays for the diagonal kernel. A column side is the series extended by
-        ``pad`` zeros on both sides, with the statistics and update coefficients of the
-        extended series' windows (so a diagonal entering the series from j < 0 carries an
-        exact covariance); windows outside the series get r = NaN (never a neighbour)."""
+        """Device arrays for the diagonal kernel (:meth:`arrays`, uploaded)."""
         import pyopencl.array as cla
         kr = self.kr if dtype is None else dtype
+        out = {name: cla.to_device(dev.queue, np.ascontiguousarray(v, dtype=kr))
+               for name, v in self.arrays(as_columns).items()}
+        self.fl_d = cla.to_device(dev.queue, self.flags.astype(np.int32))
+        return out
+
+    def arrays(self, as_columns):
+        """Host arrays (float64) of the diagonal kernels: T, mu, df, dg, r. A column side is
+        the series extended by ``pad`` zeros on both sides, with the statistics and update
+        coefficients of the extended series' windows (so a diagonal entering the series from
+        j < 0 carries an exact covariance); windows outside the series get r = NaN (never a
+        neighbour)."""
         m, l = self.m, self.l
         if self.normalize:
             with np.errstate(divide="ignore"):
@@ -174,11 +182,7 @@ class Side:
         df, dg = _update_coefficients(Te, mu, m, nw, self.normalize)
         rr = np.full(nw, np.nan)
         rr[P:P + l] = r
-        out = {}
-        for name, v in (("df", df), ("dg", dg), ("r", rr), ("mu", mu), ("T", Te[:nw + m])):
-            out[name] = cla.to_device(dev.queue, np.ascontiguousarray(v, dtype=kr))
-        self.fl_d = cla.to_device(dev.queue, self.flags.astype(np.int32))
-        return out
+        return {"df": df, "dg": dg, "r": rr, "mu": mu, "T": Te[:nw + m]}
 
 
 def _vw(dev):

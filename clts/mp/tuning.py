@@ -160,3 +160,37 @@ register(Tunable(
     constraint=lambda p, d: p["wg"] <= d.max_work_group,
     description="batched distance profiles (clts.mass): windows per vector lane group, "
                 "independent vectors per work-item, work-group size (0: the driver's)"))
+
+
+# -- multi-dimensional profile (clts.mstump) -----------------------------------------------------
+MSTUMP_M = 64
+
+
+def _mstump_workloads(quick):
+    rng = np.random.default_rng(8)
+    d, n = (4, 2048) if quick else (8, 8192)
+    T = np.cumsum(rng.standard_normal((d, n)), axis=1)
+    rows = np.sort(rng.choice(n - MSTUMP_M + 1, 6, replace=False))
+    Pr, Ir = reference.mstump(T[:, :1024], MSTUMP_M)
+    return [{"T": T, "small": T[:, :1024], "Pr": Pr, "Ir": Ir, "rows": rows}]
+
+
+def _mstump_run(device, params, w):
+    from .mstump import mstump
+    return mstump(w["small"], MSTUMP_M, device=device, **params), \
+        mstump(w["T"], MSTUMP_M, device=device, **params)
+
+
+def _mstump_check(result, w):
+    (P, I), _ = result
+    return bool(np.allclose(P, w["Pr"], atol=1e-8, rtol=0) and np.mean(I == w["Ir"]) >= 0.99)
+
+
+register(Tunable(
+    name="mp.mstump", section="mp.mstump",
+    params={"lanes": [1, 4, 8, 16], "groups": [1, 2, 4], "segment": [256, 1024, 4096],
+            "wg": [1, 4, 64]},
+    workloads=_mstump_workloads, run=_mstump_run, check=_mstump_check,
+    constraint=lambda p, d: p["lanes"] * p["groups"] <= 64 and p["wg"] <= d.max_work_group,
+    description="multi-dimensional profile (clts.mstump): diagonals per vector, vectors per "
+                "work-item, rows per work-item (exact QT at its start), work-group size"))

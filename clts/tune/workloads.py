@@ -10,7 +10,7 @@ import numpy as np
 TRIDIAG = {"thomas": "thomas", "coalesced": "thomas-coalesced", "unrolled": "thomas-unrolled",
            "pcr": "pcr", "flat": "flat"}
 #: the realistic shapes ``auto`` is judged on (ordinary work of each algorithm)
-SHAPES = {"stl": (512, 368), "bfast": (274, 32, 32), "mp": (8192, 128),
+SHAPES = {"stl": (512, 368), "bfast": (274, 32, 32), "mp": (8192, 128), "mstump": (8, 4096, 64),
           "tridiag": ((15, 65536), (115, 8192), (10000, 32)), "ocean": 2 ** 16}
 
 
@@ -102,6 +102,13 @@ def forced_calls(dev, x, dt):
               for z, p in ((True, 2.0), (False, 2.0), (False, 1.0), (False, 3.0),
                            (False, float("inf")))]
 
+    def mstump(include=None, discords=False, **params):
+        X = np.stack([T, T[::-1], np.sin(np.arange(T.size) / 5.0)])
+        return clts.mstump(X, 10, include=include, discords=discords, device=dev,
+                           precision=prec, **params)
+    calls += [(f"mstump include={i} discords={dc}", lambda i=i, dc=dc: mstump(i, dc))
+              for i, dc in ((None, False), ([2], True))]
+
     def candidate(section, params):
         algo, _, sub = section.partition(".")
         if algo == "stl":
@@ -112,6 +119,8 @@ def forced_calls(dev, x, dt):
         if section == "mp.mass":
             mass(True, 2.0, **params)
             return mass(False, 3.0, **params)
+        if section == "mp.mstump":
+            return mstump(**params)
         if algo == "mp":
             return mp(3 if "topk_store" in params else 1, **params)
         if algo == "trend":
@@ -159,6 +168,10 @@ def auto_calls(dev, dt, scale: float = 1.0):
     for k in (1, 3):
         out.append((f"mp auto k={k} n={T.size}", lambda k=k: clts.matrix_profile(
             T, m, k=k, device=dev, precision=prec, progress=False)))
+    d, nT, m = SHAPES["mstump"]
+    X = np.cumsum(rng.standard_normal((d, s(nT))), axis=1)
+    out.append((f"mstump auto d={d} n={X.shape[1]}", lambda: clts.mstump(
+        X, m, device=dev, precision=prec)))
     for nsys, batch in SHAPES["tridiag"]:
         a, c, d = (rng.random((s(batch), nsys)).astype(dt) for _ in range(3))
         b = (3 + rng.random((s(batch), nsys))).astype(dt)

@@ -1,0 +1,85 @@
+"""Benchmark clts.mstump (multi-dimensional matrix profile) against stumpy.mstump.
+
+    python bench/bench_mstump.py [--quick] [--device D] [--rounds R] [--plans]
+
+d = 8 random walks of n = 2^14 points (quick: 2^12), m = 64, float64, self-join, both
+libraries in the same process; stumpy is warmed up (its JIT) on a small input first. Rounds
+interleave the variants (order rotated); the median of rounds is reported with the load
+average it was taken under. ``--plans`` adds clts with other (lanes, groups, segment) plans.
+Writes bench/results/mstump-<device slug>.md.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from common import quiet, write_result  # noqa: E402
+
+import clts  # noqa: E402
+from clts.runtime import get_device  # noqa: E402
+
+D, M = 8, 64
+PLANS = [dict(lanes=4, groups=1), dict(lanes=8, groups=1), dict(lanes=8, groups=2),
+         dict(lanes=4, groups=1, segment=4096)]
+
+
+def _timed(fn):
+    t = time.perf_counter()
+    fn()
+    return time.perf_counter() - t
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--device", default=None)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--plans", action="store_true")
+    a = ap.parse_args()
+    quiet()
+    import stumpy
+    dev = get_device(a.device)
+    n = 1 << (12 if a.quick else 14)
+    T = np.cumsum(np.random.default_rng(0).standard_normal((D, n)), axis=1)
+    stumpy.mstump(T[:, :300], M)
+    clts.mstump(T[:, :300], M, device=dev)
+    variants = {"clts": lambda: clts.mstump(T, M, device=dev),
+                "stumpy": lambda: stumpy.mstump(T, M)}
+    if a.plans:
+        for p in PLANS:
+            clts.mstump(T[:, :300], M, device=dev, **p)
+            variants["clts " + " ".join(f"{k}={v}" for k, v in p.items())] = \
+                lambda p=p: clts.mstump(T, M, device=dev, **p)
+    names = list(variants)
+    times = {k: [] for k in names}
+    loads = []
+    for r in range(a.rounds):
+        for k in names[r % len(names):] + names[:r % len(names)]:
+            times[k].append(_timed(variants[k]))
+            loads.append(os.getloadavg()[0])
+            print(f"round {r} {k}: {times[k][-1]:.2f} s (load {loads[-1]:.1f})", flush=True)
+    P, I = clts.mstump(T, M, device=dev)
+    Ps, Is = stumpy.mstump(T, M)
+    agree = float(np.mean(I == Is))
+    err = float(np.max(np.abs(P - Ps)))
+    med = {k: statistics.median(v) for k, v in times.items()}
+    rows = [{"variant": k, "median s": med[k], "stumpy / variant": med["stumpy"] / med[k],
+             "rounds": len(times[k])} for k in names]
+    notes = (f"d = {D}, n = {n}, m = {M}, float64; load average during the runs "
+             f"{min(loads):.1f} .. {max(loads):.1f}; indices equal to stumpy's on "
+             f"{100 * agree:.3f} % of (k, i), max |P - P_stumpy| = {err:.2e}.\n")
+    path = write_result("mstump", dev, "Multi-dimensional matrix profile: clts.mstump against "
+                        "stumpy.mstump", rows, notes)
+    print(path.read_text())
+
+
+if __name__ == "__main__":
+    main()

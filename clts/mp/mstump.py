@@ -1,0 +1,261 @@
+"""``clts.mstump``: the multi-dimensional matrix profile (mSTOMP, stumpy.mstump's conventions)
+of a (d, n) array on the device (mdiag.cl.mako, plan in mstump_plan.py), after Yeh, Kavantzas
+and Keogh, "Matrix Profile VI: Meaningful Multidimensional Motif Discovery" (ICDM 2017). Each
+dimension's windows come from the 1-D profile's preparation (series.py); the diagonals are
+cut into bands and segments as for the 1-D kernels (diagonal.py); each winner is re-evaluated
+exactly (exact.py). See docs/matrix-profile.md, "Multi-dimensional profile"."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..runtime import get_device, launch, round_up
+from ..runtime.arrays import native, values_of
+from . import flags
+from .diagonal import _work_lists
+from .exact import _better, _pair_dist
+from .mstump_plan import Problem, make_mstump_plan
+from .series import Side, _well_scaled
+
+#: bytes of the partial row / column profiles of one launch (bands per launch are cut to fit)
+PARTIAL_BYTES = 64 << 20
+#: the most dimensions the kernel sorts in registers (a sorting network of ~d log^2 d / 4
+#: comparators, unrolled)
+MAX_DIM = 32
+#: ill-conditioned windows per block of exact rows
+ILL_BLOCK = 64
+
+
+def _series_2d(T):
+    a = native(values_of(T))
+    if a.dtype.kind not in "fiub":
+        raise TypeError(f"T must hold real numbers, got dtype {a.dtype}")
+    if a.ndim == 1:
+        a = a[None, :]
+    if a.ndim != 2:
+        raise ValueError(f"T must be 2-D (d dimensions, n values), got shape {a.shape}")
+    return np.asarray(a, np.float64)
+
+
+def _include(include, d):
+    if include is None:
+        return []
+    inc = np.atleast_1d(np.asarray(include))
+    if inc.dtype.kind not in "iu" or inc.ndim != 1:
+        raise TypeError("include must be a list of dimension indices (ints)")
+    inc = [int(x) for x in inc]
+    if any(x < 0 or x >= d for x in inc) or len(set(inc)) != len(inc):
+        raise ValueError(f"include must hold distinct dimensions in [0, {d}), got {inc}")
+    return inc
+
+
+def mstump(T, m, include=None, discords=False, *, precision=None, device=None, plan=None,
+           **plan_overrides):
+    """Multi-dimensional z-normalised matrix profile of ``T`` (d dimensions x n values), with
+    stumpy.mstump's conventions (self-join).
+
+    For each window i and each k = 0 .. d-1, ``P[k, i]`` is the smallest, over windows j
+    outside the exclusion zone ``|i - j| <= ceil(m / 4)``, of the mean of the k+1 smallest of
+    the d per-dimension z-normalised distances of (i, j); ``I[k, i]`` is that j (the smallest
+    on ties; -1 where P is inf).
+
+    Parameters
+    ----------
+    T : array_like, shape (d, n)
+        One row per dimension (numpy in any layout or byte order, pandas, xarray); NaN / inf
+        mark missing values (windows holding one are never neighbours, P = inf).
+    m : int
+        Window length (>= 3).
+    include : sequence of int, optional
+        Dimensions always among the k+1 (in the given order; the others sorted after them).
+    discords : bool
+        Take the k+1 largest distances instead of the smallest (stumpy's ``discords``).
+    precision : {"double", "single"}, optional
+        float64 (default where the device has it) or float32 throughout.
+    device : clts.Device or str, optional
+    plan : clts.mp.mstump_plan.MstumpPlan, optional
+    **plan_overrides
+        ``lanes``, ``groups``, ``segment``, ``wg`` (profile section ``mp.mstump``).
+
+    Returns
+    -------
+    P : numpy.ndarray, shape (d, n - m + 1), float64
+    I : numpy.ndarray, shape (d, n - m + 1), int64
+
+    Examples
+    --------
+    >>> import numpy as np, clts
+    >>> T = np.cumsum(np.random.default_rng(1).standard_normal((3, 300)), axis=1)
+    >>> P, I = clts.mstump(T, 20)
+    >>> P.shape, bool(np.all(np.diff(P, axis=0) >= -1e-12))
+    ((3, 281), True)
+    """
+    if isinstance(m, bool) or not isinstance(m, (int, np.integer)):
+        raise TypeError(f"m must be an int, got {type(m).__name__}")
+    m = int(m)
+    if m < 3:
+        raise ValueError(f"m must be >= 3, got {m}")
+    T2 = _series_2d(T)
+    d, n = T2.shape
+    if d > MAX_DIM:
+        raise ValueError(f"T has {d} dimensions; clts.mstump sorts at most {MAX_DIM} per pair "
+                         "in registers (split the dimensions or choose fewer)")
+    if n < m:
+        raise ValueError(f"T has {n} values per dimension, fewer than m={m}")
+    inc = _include(include, d)
+    if not isinstance(discords, (bool, np.bool_)):
+        raise TypeError(f"discords must be a bool, got {type(discords).__name__}")
+    dev = get_device(device)
+    if precision is None:
+        precision = "double" if dev.fp64 else "single"
+    if precision not in ("double", "single"):
+        raise ValueError(f"precision must be 'double' or 'single', got {precision!r}")
+    if precision == "double" and not dev.fp64:
+        from ..errors import DeviceError
+        raise DeviceError(f"device {dev} lacks cl_khr_fp64 (double precision), needed by "
+                          "precision='double'; use precision='single'")
+    p = make_mstump_plan(dev, Problem(precision), plan=plan, **plan_overrides)
+    order = inc + [q for q in range(d) if q not in inc]
+    sides = [Side(dev, _well_scaled(T2[q], None, True, precision)[0], m, p, True, 0)
+             for q in order]
+    l = n - m + 1
+    ez = int(math.ceil(m / 4))
+    ill = np.zeros(l, bool)
+    for s in sides:
+        s.mark_ill(p, p.segment)
+        ill |= (s.flags & flags.ILL) != 0
+    idx = _device_indices(dev, p, sides, m, l, ez, len(inc), bool(discords), ill)
+    P, I = _exact(dev, p, sides, idx, len(inc), bool(discords))
+    S = np.nonzero(ill)[0]
+    for b in range(0, len(S), ILL_BLOCK):
+        _ill_rows(dev, p, T2[order], m, ez, S[b:b + ILL_BLOCK], P, I, len(inc), bool(discords))
+    return P, I
+
+
+def _ill_rows(dev, p, T, m, ez, S, P, I, ninc, discords):
+    """Windows ``S`` too ill-conditioned for the O(1) update (in some dimension; the kernel
+    left their pairs out): their rows in full from exact distance profiles (``mass``), and as
+    a candidate neighbour of every other window (the matrix is symmetric). In place."""
+    from .mass import distance_profiles
+    d, n = T.shape
+    l = n - m + 1
+    X = np.stack([distance_profiles(np.stack([T[q, s:s + m] for s in S]), T[q],
+                                    precision=p.precision, device=dev).reshape(len(S), l)
+                  for q in range(d)], axis=1).astype(np.float64)       # [s, dim, j]
+    for a, s in enumerate(S):
+        X[a, :, max(0, s - ez):s + ez + 1] = np.inf
+    rest = np.sort(X[:, ninc:], axis=1)
+    if discords:
+        rest = rest[:, ::-1]
+    C = np.cumsum(np.concatenate([X[:, :ninc], rest], axis=1), axis=1) \
+        / np.arange(1, d + 1)[None, :, None]                               # [s, k, j]
+    # the rows of S
+    jb = np.argmin(C, axis=2)
+    vb = np.take_along_axis(C, jb[:, :, None], axis=2)[:, :, 0]
+    P[:, S], I[:, S] = _better(P[:, S], I[:, S], vb.T, np.where(np.isfinite(vb), jb, -1).T)
+    # S as the neighbour of every window
+    sb = np.argmin(C, axis=0)                                              # [k, j]
+    vb = np.take_along_axis(C, sb[None], axis=0)[0]
+    P[:], I[:] = _better(P, I, vb, np.where(np.isfinite(vb), S[sb], -1))
+
+
+def _stacked(sides, m, ill):
+    """The kernel's arrays of every dimension stacked [d, NW] (T: [d, NW + m]); r marks
+    constant windows with -1 and non-finite ones (and the padding) with NaN; windows ``ill``
+    in some dimension are NaN in every one (their pairs are left to ``_ill_rows``)."""
+    cols = [s.arrays(as_columns=True) for s in sides]
+    for s, c in zip(sides, cols):
+        r = c["r"]
+        ok = (s.flags & (flags.NONFINITE | flags.CONSTANT)) == 0
+        with np.errstate(divide="ignore"):
+            r[:s.l] = np.where(ok, 1.0 / np.sqrt(np.maximum(s.ss_h, 1e-300)), np.nan)
+        r[:s.l][(s.flags & flags.CONSTANT) != 0] = -1.0
+        r[:s.l][(s.flags & flags.NONFINITE) != 0] = np.nan
+        r[:s.l][ill] = np.nan
+    return {k: np.stack([c[k] for c in cols]) for k in cols[0]}
+
+
+def _device_indices(dev, p, sides, m, l, ez, ninc, discords, ill):
+    """I [d, l] from the diagonal kernel (every band of every segment, in launches of at most
+    PARTIAL_BYTES of partial profiles), folded by the reduction kernels."""
+    import pyopencl.array as cla
+    from ..runtime.faults import enter_chunk
+    d = len(sides)
+    D, R = p.band, p.segment
+    kr = np.float64 if p.kernel_real == "double" else np.float32
+    q = dev.queue
+    gV = cla.to_device(q, np.full(d * l, np.inf, kr))
+    gI = cla.to_device(q, np.full(d * l, -1, np.int32))
+    kstart = ez + 1
+    nb = -(-(l - kstart) // D) if l > kstart else 0
+    if nb == 0:
+        return gI.get().astype(np.int64).reshape(d, l)
+    arr = _stacked(sides, m, ill)
+    NW = arr["mu"].shape[1]
+    dA = {k: cla.to_device(q, np.ascontiguousarray(v, kr)) for k, v in arr.items()}
+    per_band = d * (2 * R + D) * (np.dtype(kr).itemsize + 4)
+    chunk = max(1, min(1 << 14, PARTIAL_BYTES // per_band, dev.max_alloc // 4 // per_band))
+    from .. import options
+    cap = options.get("max_chunk")
+    if cap:
+        chunk = max(1, min(chunk, cap))
+    launches = []
+    for s0, desc, _ in _work_lists(l, l, True, D, R, 0, nb, kstart):
+        for c0 in range(0, len(desc), chunk):
+            launches.append((s0, desc[c0:c0 + chunk]))
+    nwmax = max(len(x) for _, x in launches)
+    rPV = cla.empty(q, nwmax * d * R, kr)
+    rPI = cla.empty(q, nwmax * d * R, np.int32)
+    cPV = cla.empty(q, nwmax * d * (R + D), kr)
+    cPI = cla.empty(q, nwmax * d * (R + D), np.int32)
+    # dimensions with a constant window (the others skip the constant-window convention)
+    const = sum(1 << q for q, s in enumerate(sides) if np.any(s.flags & flags.CONSTANT))
+    prg = dev.program("mp/mdiag.cl.mako", real=p.kernel_real, lanes=p.lanes, groups=p.groups,
+                      segment=R, DIM=d, NINC=ninc, DISCORDS=int(discords), CONST=const)
+    kern, red_r, red_c = (prg.kernel(k) for k in ("mdiag", "mreduce_rows", "mreduce_cols"))
+    alld = np.concatenate([x for _, x in launches])
+    dd = cla.to_device(q, alld)
+    off = 0
+    for li, (s0, dsub) in enumerate(launches):
+        nw = len(dsub)
+        enter_chunk(li, off, off + nw, len(launches), len(alld))
+        launch(dev, kern, round_up(nw, p.wg), p.wg, dd.data, np.int32(off), np.int32(nw),
+               np.int32(s0), np.int32(m), np.int32(l), np.int32(NW), dA["T"].data,
+               dA["mu"].data, dA["df"].data, dA["dg"].data, dA["r"].data,
+               rPV.data, rPI.data, cPV.data, cPI.data)
+        head = (dd.data, np.int32(off), np.int32(nw), np.int32(s0))
+        launch(dev, red_r, round_up(R, 64), None, *head, np.int32(l),
+               rPV.data, rPI.data, gV.data, gI.data)
+        ncols = (nw - 1) * D + R + D
+        launch(dev, red_c, round_up(ncols, 64), None, *head,
+               np.int32(int(dsub[0, 0])), np.int32(ncols), np.int32(l),
+               cPV.data, cPI.data, gV.data, gI.data)
+        off += nw
+    return gI.get().astype(np.int64).reshape(d, l)
+
+
+def _exact(dev, p, sides, I, ninc, discords):
+    """P [d, l] of the winners I, every per-dimension distance recomputed exactly
+    (``pair_dist``), sorted with the forced dimensions first, and averaged; I = -1 where P is
+    inf."""
+    d, l = I.shape
+    rows = np.tile(np.arange(l), d)
+    cols = I.ravel()
+    # pairs in diagonal order: adjacent work-items read adjacent windows on both sides
+    # (coalesced on GPUs, cache lines shared on CPUs)
+    perm = np.lexsort((rows, cols - rows))
+    X = np.empty((d, d * l))
+    for q, s in enumerate(sides):
+        X[q, perm] = _pair_dist(dev, p, s, s, rows[perm], cols[perm])
+    X = X.reshape(d, d, l)
+    rest = np.sort(X[ninc:], axis=0)
+    if discords:
+        rest = rest[::-1]
+    X = np.concatenate([X[:ninc], rest])            # [dim order, k, i]
+    csum = np.cumsum(X, axis=0)
+    kk = np.arange(d)
+    P = csum[kk, kk, :] / (kk + 1)[:, None]
+    I = np.where(np.isfinite(P), I, -1)
+    P = np.where(I < 0, np.inf, P)
+    return P, I

@@ -1,0 +1,94 @@
+"""Plan of the multi-dimensional matrix profile kernel (``clts.mstump``; mdiag.cl.mako).
+
+- ``lanes`` (W): adjacent diagonals per vector (1, 2, 4, 8, 16): pocl needs 4 or 8, GPUs 1.
+- ``groups`` (G): vectors of diagonals per work-item; a band is D = lanes * groups diagonals
+  (at most 64, the zero padding past a series' end).
+- ``segment`` (R): rows per work-item; each dimension's covariance is computed exactly at the
+  segment start, then updated in O(1) per row.
+- ``wg``: work-group size (work-items share nothing: a scheduling choice).
+- ``precision``: "double" (float64) or "single" (float32 throughout).
+
+Read from the profile section ``mp.mstump``; every field can be forced by keyword.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from ..runtime.plans import LANE_WIDTHS, PlanBase, PlanValueError, read_tunables, validated
+from .series import PAD_SLACK
+
+#: profile key of each Plan field
+PROFILE_KEYS = {"lanes": "mp.mstump.lanes", "groups": "mp.mstump.groups",
+                "segment": "mp.mstump.segment", "wg": "mp.mstump.wg"}
+PRECISIONS = ("double", "single")
+
+
+@dataclass(frozen=True)
+class Problem:
+    """What one call's Plan depends on beyond the device: its ``precision``."""
+
+    precision: str = "double"
+
+
+@dataclass(frozen=True)
+class MstumpPlan(PlanBase):
+    lanes: int
+    groups: int
+    segment: int
+    wg: int
+    precision: str
+
+    @property
+    def band(self) -> int:
+        return self.lanes * self.groups
+
+    @property
+    def kernel_real(self) -> str:
+        return "double" if self.precision == "double" else "float"
+
+    @property
+    def exact_real(self) -> str:
+        return self.kernel_real
+
+    def validate(self, dev=None):
+        """Raise ``PlanValueError`` (a ValueError naming the field) for a bad value."""
+        if self.lanes not in LANE_WIDTHS:
+            raise PlanValueError("lanes", f"must be 1, 2, 4, 8 or 16, got {self.lanes!r}")
+        for name in ("groups", "segment", "wg"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise PlanValueError(name, f"must be an int >= 1, got {v!r}")
+        if self.band > PAD_SLACK:
+            raise PlanValueError("groups", f"lanes * groups must be <= {PAD_SLACK}, got "
+                                           f"{self.lanes} * {self.groups}")
+        limit = getattr(dev, "max_work_group", None)
+        if limit is not None and self.wg > limit:
+            raise PlanValueError("wg", f"must be <= {limit} (the device's largest "
+                                       f"work-group), got {self.wg}")
+        if self.precision not in PRECISIONS:
+            raise PlanValueError("precision", f"must be one of {PRECISIONS}, got "
+                                              f"{self.precision!r}")
+        return self
+
+
+def make_mstump_plan(device, problem: Problem, **overrides) -> MstumpPlan:
+    """The plan of one call from ``device``'s profile (``mp.mstump``) for ``problem`` with the
+    caller's keywords over it, or ``plan=`` as given (keywords still override its fields)."""
+    dev, precision = device, problem.precision
+    plan = overrides.pop("plan", None)
+    if plan is not None and not isinstance(plan, MstumpPlan):
+        raise TypeError("plan must be a clts.mp.mstump_plan.MstumpPlan, got "
+                        f"{type(plan).__name__}")
+    if plan is None:
+        t = read_tunables(dev, PROFILE_KEYS, overrides)
+        p = MstumpPlan(precision=precision, **t.values)
+        forced = t.forced
+    else:
+        bad = set(overrides) - set(PROFILE_KEYS)
+        if bad:
+            raise TypeError(f"unknown parameter(s) {sorted(bad)}; accepted: "
+                            f"{sorted(PROFILE_KEYS)}")
+        p = replace(plan, precision=precision,
+                    **{k: v for k, v in overrides.items() if v is not None})
+        forced = set(PROFILE_KEYS)
+    return validated(p, dev, PROFILE_KEYS, forced)

@@ -1,0 +1,258 @@
+## Multi-dimensional matrix profile (mSTOMP; clts.mstump), the diagonal kernel and its two
+## reductions. A work-item owns a band of D = groups * lanes adjacent diagonals k0 .. k0+D-1
+## (j = i + k, self-join, k > exclusion zone) and a segment of rows [ilo, ihi): per dimension
+## the covariance is computed exactly at ilo and updated in O(1) per row (SCAMP's update,
+## cov(i,j) = cov(i-1,j-1) + df[i] dg[j] + df[j] dg[i], one QT per dimension), so a pair costs
+## DIM updates, DIM distances, a sorting network over the DIM distances and a prefix sum.
+## For each k = 0 .. DIM-1 the sum of the k+1 smallest distances (DISCORDS: largest; the first
+## NINC dimensions, the forced ones, always first and unsorted) is minimised per row and per
+## column; the host divides by k+1 (stumpy.mstump's running mean) after an exact re-evaluation.
+## The lanes diagonals of a group are the lanes of a realN vector (pocl vectorises only
+## explicit vector types); the sorting network is branch-free (fmin / fmax on whole vectors).
+##
+## Window conventions (stumpy's), from r = 1 / centred norm: r = NaN (non-finite window, or
+## past the series' end): distance inf; r < 0 marks a constant window: distance 0 to another
+## constant window, sqrt(m) to any other (only in the dimensions of the bit mask CONST that
+## hold a constant window).
+##
+## Merge: per-work-item partial profiles (rowPV: [w][k][segment], colPV: [w][k][segment + D],
+## no races) that reduce_rows / reduce_cols fold into the global profiles gV / gI ([k][l]);
+## ties: the smaller index.
+<%include file="/common/real.cl.mako"/>
+<%
+    W = lanes
+    D = groups * lanes
+    VT = real if W == 1 else f"{real}{W}"
+    ITS = "long" if real == "double" else "int"
+    IT = ITS if W == 1 else f"{ITS}{W}"
+    IV = "int" if W == 1 else f"int{W}"
+    CVT_I = "(int)" if W == 1 else f"convert_int{W}"
+    CVT_IT = f"({ITS})" if W == 1 else f"convert_{IT}"
+    def LOAD(p):
+        return f"(*({p}))" if W == 1 else f"vload{W}(0, {p})"
+    def STORE(v, p):
+        return f"*({p}) = {v}" if W == 1 else f"vstore{W}({v}, 0, {p})"
+    def SEL(a, b, c):
+        return f"(({c}) ? ({b}) : ({a}))" if W == 1 else f"select({a}, {b}, {c})"
+    IOTA = "0" if W == 1 else "(" + IV + ")(" + ", ".join(str(x) for x in range(W)) + ")"
+    # Batcher's odd-even merge sort on the next power of two; comparators that touch an index
+    # >= the sorted count are dropped (those slots would hold +inf / -inf: never exchanged)
+    NS = DIM - NINC
+    def batcher(n):
+        p2 = 1
+        while p2 < n:
+            p2 *= 2
+        out = []
+        p = 1
+        while p < p2:
+            k = p
+            while k >= 1:
+                for j in range(k % p, p2 - k, 2 * k):
+                    for i in range(min(k, p2 - j - k)):
+                        a, b = i + j, i + j + k
+                        if a // (2 * p) == b // (2 * p) and b < n:
+                            out.append((a, b))
+                k //= 2
+            p *= 2
+        return out
+    NET = [(NINC + a, NINC + b) for a, b in batcher(NS)]
+    LO, HI = ("fmax", "fmin") if DISCORDS else ("fmin", "fmax")
+%>
+#define D ${D}
+#define NDIM ${DIM}
+
+__kernel void mdiag(
+    __global const int4 *desc, const int doff, const int n_work, const int s0, const int m,
+    const int l, const int NW,
+    __global const real *T, __global const real *mu, __global const real *df,
+    __global const real *dg, __global const real *r,
+    __global real *rowPV, __global int *rowPI, __global real *colPV, __global int *colPI)
+{
+    const int w = get_global_id(0);
+    if (w >= n_work) return;
+    const int4 dd = desc[doff + w];
+    const int k0 = dd.x, ilo = dd.y, ihi = dd.z;
+    // dimension q's arrays start at q * NW (T: q * (NW + m))
+    __global real *rpv = rowPV + (size_t)w * NDIM * ${segment};
+    __global int *rpi = rowPI + (size_t)w * NDIM * ${segment};
+    __global real *cpv = colPV + (size_t)w * NDIM * ${segment + D};
+    __global int *cpi = colPI + (size_t)w * NDIM * ${segment + D};
+    // rows ilo .. ihi-1 are all written below; columns: the slots this band reaches (the
+    // reductions read only those)
+    for (int k = 0; k < NDIM; ++k)
+        for (int t = ilo - s0; t < ihi - s0 + D - 1; ++t) {
+            cpv[k * ${segment + D} + t] = INFINITY; cpi[k * ${segment + D} + t] = -1;
+        }
+
+    // exact covariance at row ilo of every diagonal of the band, per dimension
+% for q in range(DIM):
+%   for g in range(groups):
+    ${VT} cov${q}_${g} = 0;
+%   endfor
+% endfor
+    {
+        const int jb = ilo + k0;
+% for q in range(DIM):
+        {
+            __global const real *Tq = T + (size_t)${q} * (NW + m);
+            const real ma = mu[(size_t)${q} * NW + ilo];
+%   for g in range(groups):
+            const ${VT} mb${g} = ${LOAD(f"mu + (size_t){q} * NW + jb + {g * W}")};
+%   endfor
+            for (int t = 0; t < m; ++t) {
+                const real a = Tq[ilo + t] - ma;
+%   for g in range(groups):
+                cov${q}_${g} = fma((${VT})a, ${LOAD(f"Tq + jb + t + {g * W}")} - mb${g}, cov${q}_${g});
+%   endfor
+            }
+        }
+% endfor
+    }
+    const real two_m = (real)(2 * m);
+    const real sqrt_m = sqrt((real)m);
+    for (int i = ilo; i < ihi; ++i) {
+        const int jb = i + k0;
+        const int upd = i > ilo;
+        const int ri = i - s0;
+% for k in range(DIM):
+        ${VT} rb${k} = INFINITY;
+        ${IT} rbi${k} = -1;
+% endfor
+% for g in range(groups):
+        {
+            const int j0 = jb + ${g * W};
+            const ${IT} jv = (${IT})j0 + ${CVT_IT}(${IOTA});
+%   for q in range(DIM):
+            ${VT} x${q};
+            {
+                const size_t o = (size_t)${q} * NW;
+                const real ra = r[o + i];
+                const ${VT} rbv = ${LOAD("r + o + j0")};
+                if (upd)
+                    cov${q}_${g} += df[o + i] * ${LOAD("dg + o + j0")} + ${LOAD("df + o + j0")} * dg[o + i];
+                const ${VT} c = cov${q}_${g} * ra * rbv;
+                ${VT} x = sqrt(fmax(two_m * ((${VT})1 - fmin(c, (${VT})1)), (${VT})0));
+%     if CONST >> q & 1:
+                // constant windows: 0 between two, sqrt(m) against any other
+                const ${IT} cb = rbv < (${VT})0;
+                x = ra < 0 ? ${SEL("(" + VT + ")sqrt_m", "(" + VT + ")0", "cb")}
+                           : ${SEL("x", "(" + VT + ")sqrt_m", "cb")};
+%     endif
+                // a non-finite window (r = NaN; also past the series' end): inf
+                x${q} = ${SEL("x", "(" + VT + ")INFINITY", "isnan(c)")};
+            }
+%   endfor
+            // sorting network over the unforced dimensions
+%   for a, b in NET:
+            { const ${VT} u = ${LO}(x${a}, x${b}); x${b} = ${HI}(x${a}, x${b}); x${a} = u; }
+%   endfor
+            // prefix sums: row bests (lane-wise; groups ascend in j, so strict <) and column
+            // bests (column j's slot q = j - s0 - k0; rows ascend, so strict <)
+            ${VT} s = 0;
+%   for k in range(DIM):
+            s += x${k};
+            {
+                const ${IT} lt = s < rb${k};
+                rb${k} = ${SEL(f"rb{k}", "s", "lt")};
+                rbi${k} = ${SEL(f"rbi{k}", "jv", "lt")};
+                __global real *cv = cpv + ${k * (segment + D)} + ri + ${g * W};
+                __global int *ci = cpi + ${k * (segment + D)} + ri + ${g * W};
+                const ${VT} old = ${LOAD("cv")};
+                const ${IT} lc = s < old;
+                ${STORE(SEL("old", "s", "lc"), "cv")};
+                ${STORE(SEL(LOAD("ci"), "(" + IV + ")i", CVT_I + "(lc)" if W > 1 else "lc"), "ci")};
+            }
+%   endfor
+        }
+% endfor
+        // the row's best over the band's lanes, per k (ties: the smaller index; a lane's
+        // best may come from a later group than another lane's): halves folded pairwise
+% for k in range(DIM):
+        {
+<%
+    w, v, vi = W, f"rb{k}", f"rbi{k}"
+    steps = []
+    while w > 1:
+        h = w // 2
+        ht = real if h == 1 else f"{real}{h}"
+        hi_t = ITS if h == 1 else f"{ITS}{h}"
+        steps.append((ht, hi_t, v, vi, h))
+        v, vi, w = f"h{k}_{h}", f"hi{k}_{h}", h
+%>
+%   for ht, hi_t, pv, pvi, h in steps:
+            const ${ht} a${k}_${h} = ${pv}.lo, b${k}_${h} = ${pv}.hi;
+            const ${hi_t} ia${k}_${h} = ${pvi}.lo, ib${k}_${h} = ${pvi}.hi;
+%     if h == 1:
+            const int t${k}_${h} = b${k}_${h} < a${k}_${h} || (b${k}_${h} == a${k}_${h} && ib${k}_${h} >= 0 && ib${k}_${h} < ia${k}_${h});
+            const ${ht} h${k}_${h} = t${k}_${h} ? b${k}_${h} : a${k}_${h};
+            const ${hi_t} hi${k}_${h} = t${k}_${h} ? ib${k}_${h} : ia${k}_${h};
+%     else:
+            const ${hi_t} t${k}_${h} = (b${k}_${h} < a${k}_${h}) | ((b${k}_${h} == a${k}_${h}) & (ib${k}_${h} >= 0) & (ib${k}_${h} < ia${k}_${h}));
+            const ${ht} h${k}_${h} = select(a${k}_${h}, b${k}_${h}, t${k}_${h});
+            const ${hi_t} hi${k}_${h} = select(ia${k}_${h}, ib${k}_${h}, t${k}_${h});
+%     endif
+%   endfor
+            const real bv = ${v};
+            const int bi = (int)${vi};
+            rpv[${k * segment} + ri] = bv;
+            rpi[${k * segment} + ri] = bv < INFINITY ? bi : -1;
+        }
+% endfor
+    }
+}
+
+inline int better(real s, int i, real bs, int bi)
+{
+    return i >= 0 && (bi < 0 || s < bs || (s == bs && i < bi));
+}
+
+// fold the partial row profiles of a launch (its work-items share the segment s0)
+__kernel void mreduce_rows(__global const int4 *desc, const int doff, const int n_work,
+                           const int s0, const int l,
+                           __global const real *rowPV, __global const int *rowPI,
+                           __global real *gV, __global int *gI)
+{
+    const int rr = get_global_id(0);
+    const int i = s0 + rr;
+    if (rr >= ${segment} || i >= l) return;
+% for k in range(DIM):
+    {
+        real bs = gV[(size_t)${k} * l + i];
+        int bi = gI[(size_t)${k} * l + i];
+        for (int w = 0; w < n_work; ++w) {
+            const int4 dd = desc[doff + w];
+            if (i < dd.y || i >= dd.z) continue;
+            const size_t o = ((size_t)w * NDIM + ${k}) * ${segment} + rr;
+            if (better(rowPV[o], rowPI[o], bs, bi)) { bs = rowPV[o]; bi = rowPI[o]; }
+        }
+        gV[(size_t)${k} * l + i] = bs; gI[(size_t)${k} * l + i] = bi;
+    }
+% endfor
+}
+
+// fold the partial column profiles; work-item w owns band k0 = kb + w*D and columns
+// s0 + k0 + q for q in [0, segment + D)
+__kernel void mreduce_cols(__global const int4 *desc, const int doff, const int n_work,
+                           const int s0, const int kb, const int ncols, const int l, __global const real *colPV, __global const int *colPI,
+                           __global real *gV, __global int *gI)
+{
+    const int c = s0 + kb + (int)get_global_id(0);
+    if ((int)get_global_id(0) >= ncols || c >= l) return;
+    const int rel = c - s0 - kb;            // = w*D + q
+    const int wlo = max(0, (rel - ${segment + D} + D) / D);
+    const int whi = min(n_work - 1, rel / D);
+% for k in range(DIM):
+    {
+        real bs = gV[(size_t)${k} * l + c];
+        int bi = gI[(size_t)${k} * l + c];
+        for (int w = wlo; w <= whi; ++w) {
+            const int q = rel - w * D;
+            const int4 dd = desc[doff + w];
+            if (q < dd.y - s0 || q >= dd.z - s0 + D - 1) continue;
+            const size_t o = ((size_t)w * NDIM + ${k}) * ${segment + D} + q;
+            if (better(colPV[o], colPI[o], bs, bi)) { bs = colPV[o]; bi = colPI[o]; }
+        }
+        gV[(size_t)${k} * l + c] = bs; gI[(size_t)${k} * l + c] = bi;
+    }
+% endfor
+}

@@ -362,7 +362,13 @@ def test_profile_keys_and_plans(device):
     from clts.ocean import superbee_plan, tke_plan
     p = tke_plan(device)
     assert p.lanes == device.profile.get("ocean.tke.lanes")
-    assert p.advection == device.profile.get("ocean.tke.advection")
+    # float64 (itemsize 8): inline advection only up to ocean.tke.inline_max_itemsize bytes
+    # (GPU profiles: 4), else stored
+    adv = device.profile.get("ocean.tke.advection")
+    if adv == "inline" and device.profile.get("ocean.tke.inline_max_itemsize") < 8:
+        adv = "stored"
+    assert p.advection == adv
+    assert tke_plan(device, itemsize=4).advection == device.profile.get("ocean.tke.advection")
     assert superbee_plan(device).version == device.profile.get("ocean.superbee.version")
     assert tke_plan(device, lanes=2, solver={"version": "thomas"}).lanes == 2
     x, ref = bench(2 ** 12)

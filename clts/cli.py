@@ -73,7 +73,7 @@ def cmd_profile(args) -> int:
 
 def cmd_warmup(args) -> int:
     from .warmup import warmup
-    warmup(args.device)
+    warmup(args.device, threads=args.threads)
     return 0
 
 
@@ -396,6 +396,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("warmup", help="build the kernels of the common calls ahead (in "
                        "parallel; kept in the driver's disk cache for later processes)")
     p.add_argument("--device", "-d", default=None, help="index or name substring (clts devices)")
+    p.add_argument("--threads", type=int, default=None,
+                   help="threads building at once (default: the CPU count; 1 on NVIDIA)")
     p.set_defaults(fn=cmd_warmup)
     p = sub.add_parser("demo", help="run every algorithm on synthetic data on a device")
     p.add_argument("--device", "-d", default=None)

@@ -88,15 +88,29 @@ def useful_flops(y, K, h=0.15):
     return total * per_row
 
 
+class RUnavailable(Exception):
+    """R cannot run here (no Rscript on PATH, or the script failed: strucchange missing)."""
+
+
 def run_r(t, y, cols):
+    """(seconds, breakpoints per pixel) of R's strucchange on pixels ``cols``; RUnavailable
+    where R cannot run here."""
+    import shutil
+    if shutil.which("Rscript") is None:
+        raise RUnavailable("Rscript not found on PATH (Debian: apt-get install r-base-core "
+                           "r-cran-strucchange)")
     with tempfile.TemporaryDirectory() as tmp:
         inp, outp = Path(tmp) / "in.csv", Path(tmp) / "out.csv"
         body = np.column_stack([t, y[:, cols]])
         np.savetxt(inp, body, delimiter=",", comments="", fmt="%.10g",
                    header="time," + ",".join(f"p{c}" for c in cols))
-        subprocess.run(["Rscript", str(HERE / "bfast_bp_r_timing.R"), str(inp), str(outp)],
-                       check=True, capture_output=True)
-        rows = list(csv.DictReader(open(outp)))
+        p = subprocess.run(["Rscript", str(HERE / "bfast_bp_r_timing.R"), str(inp), str(outp)],
+                           capture_output=True, text=True)
+        if p.returncode != 0:
+            tail = (p.stderr.strip().splitlines() or ["(no output)"])[-1]
+            raise RUnavailable(f"Rscript failed: {tail}")
+        with open(outp) as f:
+            rows = list(csv.DictReader(f))
     bps = [[int(v) for v in r["breakpoints"].split()] if r["breakpoints"] not in ("", "NA")
            else [] for r in rows]
     return float(rows[0]["seconds"]), bps
@@ -143,23 +157,31 @@ def main():
     peak = fma_peak(dev)
     flops = useful_flops(y, 8)
     sub = list(range(a.r_pixels))
-    t_r, bps_r = run_r(t, y, sub)
-    agree_r = sum(list(r.breakpoints[:len(b), c]) == b and r.n_breaks[c] == len(b)
-                  for c, b in zip(sub, bps_r))
+    try:
+        got_r, skipped_r = run_r(t, y, sub), ""
+    except RUnavailable as exc:
+        got_r, skipped_r = None, f"R anchor skipped: {exc}"
+        print(skipped_r, flush=True)
     c, s = trend_scaling(t, t.size)
     X = design_matrix(t, 3, 1.0, True, c, s)
     subr = list(range(a.rpt_pixels))
     t_rpt, bps_rpt = run_ruptures(t, y, subr, X, r)
     agree_rpt = sum(list(r.breakpoints[:len(b), c]) == b for c, b in zip(subr, bps_rpt))
     load1 = os.getloadavg()[0]
-    r_all = t_r / len(sub) * M
     rpt_all = t_rpt / len(subr) * M
     rows = [
         dict(what="clts.bfast_breaks", pixels=M, seconds=t_clts, ms_per_pixel=1e3 * t_clts / M,
-             speedup="1", agree="-"),
-        dict(what=f"R strucchange::breakpoints (measured on {len(sub)}, extrapolated)",
-             pixels=M, seconds=r_all, ms_per_pixel=1e3 * t_r / len(sub),
-             speedup=f"{r_all / t_clts:.0f}x", agree=f"{agree_r}/{len(sub)}"),
+             speedup="1", agree="-")]
+    if got_r is not None:
+        t_r, bps_r = got_r
+        agree_r = sum(list(r.breakpoints[:len(b), c]) == b and r.n_breaks[c] == len(b)
+                      for c, b in zip(sub, bps_r))
+        r_all = t_r / len(sub) * M
+        rows.append(dict(what=f"R strucchange::breakpoints (measured on {len(sub)}, "
+                              "extrapolated)", pixels=M, seconds=r_all,
+                         ms_per_pixel=1e3 * t_r / len(sub), speedup=f"{r_all / t_clts:.0f}x",
+                         agree=f"{agree_r}/{len(sub)}"))
+    rows += [
         dict(what=f"ruptures Dynp CostLinear (measured on {len(subr)}, extrapolated)",
              pixels=M, seconds=rpt_all, ms_per_pixel=1e3 * t_rpt / len(subr),
              speedup=f"{rpt_all / t_clts:.0f}x", agree=f"{agree_rpt}/{len(subr)}"),
@@ -171,7 +193,8 @@ def main():
              f"RSS-triangle kernel: {flops / 1e9:.1f} GFLOP useful, {gflops:.1f} GFLOP/s = "
              f"{100 * gflops / peak:.0f} % of the device's measured double FMA peak "
              f"({peak:.0f} GFLOP/s; the rotations' K divisions a row are not FMAs). "
-             f"Command: python bench/bench_bfast_breaks.py --device {dev.slug}\n")
+             f"Command: python bench/bench_bfast_breaks.py --device {dev.slug}\n"
+             + (f"{skipped_r}.\n" if skipped_r else ""))
     path = write_result("bfast-breaks", dev, "Bai-Perron breakpoints: clts vs R and ruptures",
                         rows, notes)
     print(machine_line(dev))

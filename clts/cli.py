@@ -73,7 +73,7 @@ def cmd_profile(args) -> int:
 
 def cmd_warmup(args) -> int:
     from .warmup import warmup
-    warmup(args.device)
+    warmup(args.device, threads=args.threads)
     return 0
 
 
@@ -86,8 +86,8 @@ def _open(args):
     """The input variable (values equal to --nodata masked), after the output was checked
     (never the input, never an existing file without --overwrite); a numpy-backed batch (CSV,
     .npy) is cut into Dask chunks of whole series so that it is computed chunk by chunk with a
-    progress bar like NetCDF / Zarr."""
-    from .io import InputError, check_output, read
+    progress bar like NetCDF / Zarr (without Dask, an optional extra: computed whole)."""
+    from .io import InputError, check_output, have_dask, read
     check_output(args.output, [args.input], args.overwrite)
     if args.plot and any(os.path.realpath(args.plot) == os.path.realpath(p)
                          for p in (args.input, args.output)):
@@ -101,7 +101,7 @@ def _open(args):
         if kind(da[args.dim].values, args.dim) != "number":
             raise ValueError(f"--time-unit is for a time axis of numbers; {args.dim!r} holds "
                              "dates")
-    if da.chunks is None and da.ndim > 1 and args.dim in da.dims:
+    if da.chunks is None and da.ndim > 1 and args.dim in da.dims and have_dask():
         da = da.chunk({d: (-1 if d == args.dim else "auto") for d in da.dims})
     return da
 
@@ -396,6 +396,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("warmup", help="build the kernels of the common calls ahead (in "
                        "parallel; kept in the driver's disk cache for later processes)")
     p.add_argument("--device", "-d", default=None, help="index or name substring (clts devices)")
+    p.add_argument("--threads", type=int, default=None,
+                   help="threads building at once (default: the CPU count; 1 on NVIDIA)")
     p.set_defaults(fn=cmd_warmup)
     p = sub.add_parser("demo", help="run every algorithm on synthetic data on a device")
     p.add_argument("--device", "-d", default=None)

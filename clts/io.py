@@ -55,8 +55,21 @@ def _pick(names: list, var: str | None, path: str, what: str) -> str:
 STREAM_CHUNK_BYTES = 32 << 20
 
 
+def have_dask() -> bool:
+    """Whether Dask is importable (an optional extra, ``clts[dask]``): without it NetCDF / Zarr
+    inputs are opened without chunks (read lazily by xarray, whole when computed) and
+    results are written in one pass."""
+    import importlib.util
+    try:
+        return importlib.util.find_spec("dask") is not None
+    except (ImportError, ValueError):
+        return False
+
+
 def _open(path, kind, chunks):
     import xarray as xr
+    if chunks is not None and not have_dask():
+        chunks = None
     try:
         if kind == "zarr":
             return xr.open_zarr(path, chunks=chunks)
@@ -102,6 +115,10 @@ def read(path: str, var: str | None, dim: str = "time", chunks: str | None = Non
     kind = _kind(path)
     if kind in ("zarr", "netcdf"):
         ch = parse_chunks(chunks)
+        if ch and not have_dask():
+            raise InputError(f"--chunks {chunks} needs Dask, which is not installed: "
+                             "pip install 'clts[dask]', or leave --chunks out to read "
+                             f"{path} whole")
         ds = _open(path, kind, ch or {})
         name = _pick([str(v) for v in ds.data_vars], var, path, "variable")
         return ds[name] if ch else _stream_chunks(path, kind, ds, name, dim)
@@ -147,7 +164,7 @@ def reopen(path: str):
     import xarray as xr
     if str(path).rstrip("/").lower().endswith(".zarr"):
         return xr.open_zarr(path)
-    return xr.open_dataset(path, engine="h5netcdf", chunks={})
+    return xr.open_dataset(path, engine="h5netcdf", chunks={} if have_dask() else None)
 
 
 # ------------------------------------------------------------------------ safe output
@@ -286,12 +303,15 @@ def write(ds, path: str, progress: bool = True, *, overwrite: bool = False,
     ds.attrs[MARKER] = "written by clts"
     tmp = final.with_name(f".{final.name}.clts-partial-{os.getpid()}-{uuid.uuid4().hex[:8]}")
     try:
+        direct = not have_dask()     # written in one pass: compute=False hands back a Dask task
         if kind == "zarr":
             # Zarr format 2 with consolidated metadata: read back by every zarr / xarray
             # version without warnings
-            job = ds.to_zarr(tmp, mode="w-", compute=False, zarr_format=2)
+            job = ds.to_zarr(tmp, mode="w-", compute=direct, zarr_format=2)
         else:
-            job = ds.to_netcdf(tmp, engine="h5netcdf", compute=False)
+            job = ds.to_netcdf(tmp, engine="h5netcdf", compute=direct)
+        if direct:
+            job = None
         if job is not None:
             _compute(job, ds, progress)
         _put_in_place(tmp, final)

@@ -42,9 +42,18 @@ def _calls(dev):
     return calls
 
 
+def default_threads(dev) -> int:
+    """Threads of a warm-up: the CPU count; one on NVIDIA's OpenCL driver, where several threads
+    building on a cold program cache crashed the process (driver 580, H100; docs/devices.md,
+    "Known driver problems")."""
+    if "nvidia" in f"{dev.info.platform} {dev.info.vendor}".lower():
+        return 1
+    return os.cpu_count() or 2
+
+
 def warmup(device=None, *, threads=None, verbose=True) -> dict:
     """Build the kernels of the common calls on ``device`` (the default device if None) from
-    ``threads`` threads (default: the CPU count). Returns ``{call: seconds}``."""
+    ``threads`` threads (default: :func:`default_threads`). Returns ``{call: seconds}``."""
     from .runtime import get_device
     from .runtime.programs import stats
     t0 = time.perf_counter()
@@ -59,7 +68,7 @@ def warmup(device=None, *, threads=None, verbose=True) -> dict:
         fn()
         return name, time.perf_counter() - s
 
-    with ThreadPoolExecutor(max_workers=threads or os.cpu_count() or 2) as pool:
+    with ThreadPoolExecutor(max_workers=threads or default_threads(dev)) as pool:
         for name, sec in pool.map(run, calls):
             times[name] = sec
             if verbose:

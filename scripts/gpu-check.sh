@@ -10,7 +10,11 @@
 #   --dry-run  every step that needs no GPU, on whatever OpenCL device there is (e.g. pocl):
 #              library discovery, venv, a tiny test selection, a tune listing, bench --help,
 #              the report; the tests run it on pocl (tests/test_gpu_check.py)
-#   CLTS_GPU_CHECK_SKIP_SETUP=1  use the current python (no venv set-up; tests)
+#   CLTS_GPU_CHECK_SKIP_SETUP=1  use the current python (no venv set-up; tests); the check
+#                                falls back to it by itself where the set-up fails (no network)
+#                                and it already imports pyopencl, mako, yaml and numpy
+#   CLTS_GPU_CHECK_WORKERS       pytest-xdist workers of the test step (default: the cores;
+#                                used where xdist imports; 1: one serial process)
 #   CLTS_OPENCL_LIB_DIRS         extra folders to search for vendor OpenCL libraries
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -21,7 +25,7 @@ while [ $# -gt 0 ]; do
     --device) DEVICE="$2"; shift 2;;
     --budget) BUDGET="$2"; shift 2;;
     --dry-run) DRY=1; shift;;
-    -h|--help) sed -n 2,16p "$0"; exit 0;;
+    -h|--help) sed -n 2,20p "$0"; exit 0;;
     *) echo "gpu-check: unknown argument $1" >&2; exit 2;;
   esac
 done
@@ -33,10 +37,19 @@ LOG="$OUT/steps.log"
 step() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$LOG"; }
 status=0
 run() {  # run "name" cmd...: log output, remember failures, never stop the check
-  local name="$1"; shift
+  local name="$1" rc; shift
   step "$name"
-  if "$@" >> "$OUT/raw/$name.log" 2>&1; then echo "ok $name" >> "$OUT/raw/status.txt"
-  else echo "FAILED $name (exit $?)" | tee -a "$LOG" >> "$OUT/raw/status.txt"; status=1; fi
+  "$@" >> "$OUT/raw/$name.log" 2>&1; rc=$?
+  if [ "$rc" -eq 0 ]; then echo "ok $name" >> "$OUT/raw/status.txt"; return; fi
+  status=1
+  if [ "$rc" -gt 128 ] && [ "$rc" -lt 160 ]; then   # killed by a signal: say which
+    echo "FAILED $name: crashed (signal $((rc - 128))$([ "$rc" -eq 139 ] && echo ", a segmentation fault"))" \
+      | tee -a "$LOG" >> "$OUT/raw/status.txt"
+  elif [ "$rc" -eq 124 ]; then
+    echo "FAILED $name: timed out" | tee -a "$LOG" >> "$OUT/raw/status.txt"
+  else
+    echo "FAILED $name (exit $rc)" | tee -a "$LOG" >> "$OUT/raw/status.txt"
+  fi
 }
 
 # 1. the vendor's OpenCL library, registered or not
@@ -59,11 +72,24 @@ for f in /etc/OpenCL/vendors/*.icd; do [ -e "$f" ] && cp "$f" "$OUT/icd/"; done
 export OCL_ICD_VENDORS="$OUT/icd"
 
 # 2. the venv
+runtime_ok() {  # the run-time dependencies import in python $1
+  "$1" -c "import pyopencl, mako, yaml, numpy" >/dev/null 2>&1
+}
 if [ "${CLTS_GPU_CHECK_SKIP_SETUP:-0}" = 1 ]; then
   PY="${PYTHON:-python3}"
+elif step "venv (scripts/setup.sh test)"; ! scripts/setup.sh test >> "$OUT/raw/setup.log" 2>&1; then
+  # no network (a lent machine): the current python, where it already has what clts needs
+  PY="${PYTHON:-python3}"
+  if runtime_ok "$PY"; then
+    echo "setup failed (raw/setup.log; no network?); using $(command -v "$PY") ($("$PY" -V 2>&1)), which imports pyopencl, mako, yaml and numpy" \
+      | tee -a "$LOG"
+    echo "setup failed (no venv): fell back to $PY" >> "$OUT/raw/status.txt"
+  else
+    echo "setup failed (raw/setup.log) and $PY lacks pyopencl, mako, yaml or numpy; install them or run with CLTS_GPU_CHECK_SKIP_SETUP=1 PYTHON=..." \
+      | tee -a "$LOG"
+    exit 1
+  fi
 else
-  step "venv (scripts/setup.sh test)"
-  scripts/setup.sh test >> "$OUT/raw/setup.log" 2>&1 || { echo "setup failed" | tee -a "$LOG"; exit 1; }
   PY=.venv/bin/python
   if [ "$DRY" -eq 0 ]; then   # the GPU anchors, where they install
     "$PY" -m pip install -q stumpy >> "$OUT/raw/setup.log" 2>&1 || true
@@ -82,11 +108,20 @@ SLUG=$("$PY" -c "import sys, clts.runtime as r; print(r.get_device(sys.argv[1]).
 step "device: $SLUG"
 export CLTS_TEST_DEVICES="$DEVICE"
 
-# 3. the test suite on that device
-if [ "$DRY" -eq 1 ]; then
+# 3. the test suite on that device: in parallel where pytest-xdist imports (an H100's serial
+# run took over 3 minutes for 16 %; with 14 workers the whole suite took 94 s). A crash (a
+# signal) is recorded as such and the check goes on; under xdist it takes down one worker only.
+workers="${CLTS_GPU_CHECK_WORKERS:-$(nproc 2>/dev/null || echo 1)}"
+par=()
+if [ "$workers" -gt 1 ] && "$PY" -c "import xdist" >/dev/null 2>&1; then
+  par=(-n "$workers"); echo "tests: pytest-xdist, $workers workers" | tee -a "$LOG"
+else
+  echo "tests: one pytest process (pytest-xdist not importable or 1 worker)" | tee -a "$LOG"
+fi
+if [ "$DRY" -eq 1 ]; then   # a tiny selection: serial (worker start-up would dominate)
   run tests "$PY" -m pytest -q -p no:cacheprovider -x tests/test_occupancy.py
 else
-  run tests "$PY" -m pytest -q -p no:cacheprovider -m "not slow" tests
+  run tests "$PY" -m pytest -q -p no:cacheprovider ${par[@]+"${par[@]}"} -m "not slow" tests
 fi
 
 # 4. the profile, measured

@@ -114,7 +114,9 @@ def files(tmp_path_factory):
                     coords={"time": time})
     ds.to_netcdf(d / "cube.nc", engine="h5netcdf")
     ds.isel(time=np.r_[1, 0, 2:n]).to_netcdf(d / "unsorted.nc", engine="h5netcdf")
-    ds.chunk({"y": 2}).to_zarr(d / "cube.zarr", zarr_format=2)
+    import importlib.util
+    (ds.chunk({"y": 2}) if importlib.util.find_spec("dask") is not None else ds).to_zarr(
+        d / "cube.zarr", zarr_format=2)     # Dask is an optional extra
     pd.DataFrame({"a": y[:, 0, 0], "b": y[:, 4, 4]}, index=time).to_csv(d / "two.csv")
     np.save(d / "one.npy", y[:, 0, 0])
     return d, ds
@@ -205,6 +207,22 @@ def test_clts_warmup_builds_in_parallel(capsys):
     out = capsys.readouterr().out
     assert "stl float32" in out and "tridiagonal float32" in out
     assert out.strip().splitlines()[-1].startswith("warm: ")
+    assert cli.main(["warmup", "--device", _dev(), "--threads", "1"]) == 0
+
+
+def test_warmup_is_one_thread_on_nvidia():
+    """Several threads building on a cold program cache crashed NVIDIA's driver 580 (H100):
+    `clts warmup` builds from one thread there unless told otherwise."""
+    import os
+
+    from clts.runtime import emulation, get_device, usable
+    from clts.warmup import default_threads
+    for info in usable():
+        nvidia = "nvidia" in f"{info.platform} {info.vendor}".lower()
+        assert default_threads(get_device(info)) == (1 if nvidia else os.cpu_count() or 2)
+    if not any(i.type == "cpu" and not i.simulator for i in usable()):
+        pytest.skip("emulation runs on a CPU OpenCL device; none here")
+    assert default_threads(emulation.emulate("h100")) == 1
 
 
 def test_slow_build_says_building_kernels(capsys, monkeypatch):

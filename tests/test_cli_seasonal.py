@@ -51,3 +51,30 @@ def test_bad_options(cube, tmp_path, capsys, device):
     assert "period" in capsys.readouterr().err
     assert main(["mstl", str(path), "-o", str(tmp_path / "y.nc"), "--periods", "12,12",
                  "-d", device.slug]) == 2
+
+
+NO_DASK = ("import sys; sys.modules['dask'] = None; from clts.cli import main; "
+           "sys.exit(main(sys.argv[1:]))")
+
+
+def test_netcdf_without_dask(cube, tmp_path, device):
+    """Dask is an optional extra: without it a NetCDF input is read and the result written in
+    one pass (the H100 machine had no Dask: every NetCDF command failed with "chunk manager
+    'dask' is not available"); --chunks then says it needs Dask."""
+    import os
+    import subprocess
+    import sys
+    da, path = cube
+    out = tmp_path / "t.nc"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [
+        os.path.dirname(os.path.dirname(clts.__file__)), os.environ.get("PYTHONPATH")])))
+    run = [sys.executable, "-c", NO_DASK, "trend", str(path), "-o", str(out), "--variant",
+           "seasonal", "--period", "12", "--no-progress", "-d", device.slug]
+    p = subprocess.run(run, capture_output=True, text=True, env=env, timeout=300)
+    assert p.returncode == 0, p.stderr
+    r = clts.trend_test(da.values, variant="seasonal", period=12, device=device)
+    with xr.open_dataset(out) as ds:
+        assert np.array_equal(ds["trend"].values, r.trend)
+    p = subprocess.run(run[:6] + [str(tmp_path / "c.nc")] + run[7:] + ["--chunks", "y=1"],
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert p.returncode == 2 and "needs Dask" in p.stderr, p.stderr

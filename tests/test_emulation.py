@@ -183,3 +183,26 @@ def test_launch_beyond_limits_fails_before_running():
         launch(small, prg.kernel("copy"), 2048, 2048)
     with pytest.raises(DeviceError, match="work-group of 2048 work-items > 1024"):
         launch(small, prg.kernel("copy"), (64, 32), (64, 32))
+
+
+@pytest.mark.parametrize("name", ["a100", "h100"])
+def test_matrix_profile_local_store_fits_by_what_was_not_forced(name):
+    """The NVIDIA profiles keep a tile's column bests in local memory (store "local", wg 64);
+    a caller who forces a wider band (lanes 8 x groups 2: 1,088 bytes per work-item, 69,632 per
+    group of 64 > 48 KiB) gets a smaller work-group where wg was not forced, store "private"
+    where only wg was, and a DeviceError naming the limit where both were."""
+    from clts.mp.plan import make_plan
+    gpu = emulation.emulate(name, _pocl())
+    band = dict(lanes=8, groups=2, tile=16, segment=64)
+    p = make_plan(gpu, m=16, **band)
+    assert (p.store, p.wg) == ("local", 32)
+    assert (make_plan(gpu, m=16, store="local", **band).wg) == 32
+    p = make_plan(gpu, m=16, wg=64, **band)
+    assert (p.store, p.wg) == ("private", 64)
+    T = np.cumsum(np.random.default_rng(3).standard_normal(200))
+    r = mref.matrix_profile(T, 16)
+    for kw in ({}, {"wg": 64}):
+        res = clts.matrix_profile(T, 16, device=gpu, **band, **kw)
+        np.testing.assert_allclose(res.P[:, 0], r["P"][:, 0], atol=1e-8)
+    with pytest.raises(DeviceError, match="1088 bytes of local memory per work-item"):
+        clts.matrix_profile(T, 16, device=gpu, store="local", wg=64, **band)

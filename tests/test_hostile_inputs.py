@@ -119,7 +119,7 @@ def _fresh_device(device, monkeypatch, tmp_path, body):
 
 def test_profile_that_sets_one_value_keeps_the_others(device, monkeypatch, tmp_path):
     dev = _fresh_device(device, monkeypatch, tmp_path, yaml.safe_dump(
-        {"schema": 1, "device": {"type": "cpu", "name": device.name},
+        {"schema": 1, "device": {"type": device.type, "name": device.name},
          "tridiag": {"thomas": {"wg": 8}},
          "stl": {"outer": {"lanes": 2}}}))
     prof = dev.profile
@@ -137,7 +137,7 @@ def test_profile_that_sets_one_value_keeps_the_others(device, monkeypatch, tmp_p
 def test_type_default_that_sets_one_value(device, monkeypatch, tmp_path):
     """The file of the report: it made every call fail with KeyError: 'lanes' / 'tile'."""
     dev = _fresh_device(device, monkeypatch, tmp_path,
-                        "schema: 1\ndevice: {type: cpu}\ntridiag: {thomas: {wg: 8}}\n")
+                        f"schema: 1\ndevice: {{type: {device.type}}}\ntridiag: {{thomas: {{wg: 8}}}}\n")
     rng = np.random.default_rng(1)
     a, c, d = (rng.standard_normal((16, 9)) for _ in range(3))
     clts.solve_tridiagonal(a, 4 + rng.random((16, 9)), c, d, device=dev, version="thomas")
@@ -159,7 +159,7 @@ def test_profile_for_another_device_does_not_break_this_one(device, monkeypatch,
 
 def test_bad_profile_value_names_file_and_key(device, monkeypatch, tmp_path):
     dev = _fresh_device(device, monkeypatch, tmp_path,
-                        f"schema: 1\ndevice: {{type: cpu, name: '{device.name}'}}\n"
+                        f"schema: 1\ndevice: {{type: {device.type}, name: '{device.name}'}}\n"
                         "tridiag: {coalesced: {tile_y: 0}}\nmp: {diag: {unroll: 1000000}}\n"
                         "stl: {intragroup: {wg: 3}}\nbfast: {fused: {lanes: 3}}\n")
     rng = np.random.default_rng(4)

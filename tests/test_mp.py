@@ -589,3 +589,18 @@ def test_oclgrind_top_k(device, store):
     sys.stdout.write(out.stdout)
     sys.stderr.write(out.stderr)
     assert out.returncode == 0 and "case ok" in out.stdout, out.stderr[-3000:]
+
+
+@pytest.mark.parametrize("store", ["private", "local"])
+@pytest.mark.parametrize("band", [dict(lanes=1, groups=1), dict(lanes=4, groups=2)])
+def test_anti_correlated_windows_do_not_win_the_merge(device, store, band):
+    """A pure sine: windows half a period apart have corr = -1, whose score 1 + corr rounds to
+    just below 0; packed, a negative score's key won every 64-bit atomic minimum, so columns
+    (and rows) reported their worst match, distance 2 sqrt(m) (seen first on an H100, whose
+    profile keeps the column bests in local memory, in the discords example)."""
+    T, m = np.sin(np.arange(400) * 2 * np.pi / 50), 50
+    r = ref.matrix_profile(T, m)
+    res = clts.matrix_profile(T, m, device=device, store=store, tile=8, wg=1, **band)
+    for name in ("left_P", "right_P"):
+        np.testing.assert_allclose(getattr(res, name), r[name], atol=1e-6, err_msg=name)
+    np.testing.assert_allclose(res.P[:, 0], r["P"][:, 0], atol=1e-6)

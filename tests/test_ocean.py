@@ -362,7 +362,13 @@ def test_profile_keys_and_plans(device):
     from clts.ocean import Problem, make_superbee_plan, make_tke_plan
     p = make_tke_plan(device, Problem())
     assert p.lanes == device.profile.get("ocean.tke.lanes")
-    assert p.advection == device.profile.get("ocean.tke.advection")
+    # float64 (itemsize 8): inline advection only up to ocean.tke.inline_max_itemsize bytes
+    # (GPU profiles: 4), else stored
+    adv = device.profile.get("ocean.tke.advection")
+    if adv == "inline" and device.profile.get("ocean.tke.inline_max_itemsize") < 8:
+        adv = "stored"
+    assert p.advection == adv
+    assert make_tke_plan(device, Problem(itemsize=4)).advection == device.profile.get("ocean.tke.advection")
     assert make_superbee_plan(device, Problem()).version == device.profile.get("ocean.superbee.version")
     assert make_tke_plan(device, Problem(), lanes=2, solver={"version": "thomas"}).lanes == 2
     x, ref = bench(2 ** 12)

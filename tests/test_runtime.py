@@ -226,3 +226,35 @@ def test_kernels_build_without_warnings(device, monkeypatch):
     clts.ocean.tke(*x.values(), device=fresh, superbee={"version": "tiled"})
     seen = [w for w in programs.build_warnings if w[1] == str(fresh)]
     assert not seen, seen[:3]
+
+
+def test_driver_notes_on_every_kernel_are_not_build_warnings(monkeypatch):
+    """NVIDIA's driver (580, H100) reports "Function X is a kernel, so overriding noinline
+    attribute" for every kernel of every program (it marks every function noinline itself):
+    not a warning about a clts source. Any other warning line of a log is still kept."""
+    import pyopencl as cl
+
+    from clts.runtime import programs
+
+    class Built:
+        def __init__(self, log):
+            self.log = log
+
+        def get_build_info(self, dev, what):
+            return self.log
+
+    class Dev:
+        cl_device = None
+
+        def __str__(self):
+            return "fake NVIDIA"
+    monkeypatch.setattr(programs, "build_warnings", [])
+    note = ("(): Warning: Function {} is a kernel, so overriding noinline attribute. The "
+            "function may be inlined when called.")
+    programs._record_log(Dev(), "t.cl.mako", Built("\n".join(
+        note.format(k) for k in ("copy", "superbee_tiled"))))
+    assert programs.build_warnings == []
+    other = "<kernel>:3:5: warning: unused variable 'x'"
+    programs._record_log(Dev(), "t.cl.mako", Built(note.format("copy") + "\n" + other))
+    assert programs.build_warnings == [("t.cl.mako", "fake NVIDIA", [other])]
+    assert cl.program_build_info.LOG is not None

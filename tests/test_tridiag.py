@@ -217,7 +217,13 @@ def test_auto_thresholds_forced_by_keyword(device):
              (dict(never, flat_min_n=16, flat_max_batch=38), "thomas"),
              (dict(never, pcr_max_batch=38, pcr_max_n=15), "pcr"),
              (dict(never, pcr_max_batch=38, pcr_max_n=14), "thomas"),
-             (dict(never, unrolled_below_n=16, unrolled_max_n=15), "thomas-unrolled"),
+             (dict(never, unrolled_below_n=16, unrolled_max_n=15, unrolled_max_bytes=0),
+              "thomas-unrolled"),
+             (dict(never, unrolled_below_n=16, unrolled_max_n=15, unrolled_max_bytes=120),
+              "thomas-unrolled"),
+             # 15 float64 rows are 120 bytes of registers: over the cap, the transposed path
+             (dict(never, unrolled_below_n=16, unrolled_max_n=15, unrolled_max_bytes=119),
+              "thomas-coalesced"),
              (dict(never, unrolled_below_n=16, unrolled_max_n=14), "thomas"),
              (dict(never, coalesced_min_n=15), "thomas-coalesced")]
     for kw, expect in cases:
@@ -231,7 +237,10 @@ def test_auto_thresholds_forced_by_keyword(device):
                              coalesced_interleaved_max_n=16), "thomas-coalesced"),
                        (dict(never, coalesced_interleaved_min_n=0,
                              coalesced_interleaved_max_n=15), "thomas"),
-                       (dict(never, unrolled_interleaved_below_n=16), "thomas-unrolled")]:
+                       (dict(never, unrolled_interleaved_below_n=16, unrolled_max_bytes=0),
+                        "thomas-unrolled"),
+                       (dict(never, unrolled_interleaved_below_n=16, unrolled_max_bytes=119),
+                        "thomas")]:
         r = solve_tridiagonal(*inter, axis=0, device=device, **kw)
         assert r.method == expect, kw
         assert relerr(r.x.T, ref) <= 1e-10

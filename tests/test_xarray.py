@@ -66,6 +66,7 @@ def test_bfast_dataset_dates_and_dask(device):
     np.testing.assert_array_equal(ds["magnitudes"].values, ref.magnitudes)
     assert (ds["breaks"].values[0, :2] >= 0).all()
     assert (ds["break_dates"].values[0, :2] >= np.datetime64("2006-01-01")).all()
+    pytest.importorskip("dask")
     with pytest.warns(UserWarning, match="split over 3 chunks; rechunked"):
         lazy = cx.bfast_monitor(da.chunk({"x": 2, "time": 40}), "2005-01-01", freq=365.25,
                                 device=device)
@@ -75,6 +76,7 @@ def test_bfast_dataset_dates_and_dask(device):
 
 def test_dask_stl_and_matrix_profile_identical(device):
     da = _cube(1, n=72)
+    pytest.importorskip("dask")
     with warnings.catch_warnings():
         warnings.simplefilter("error")          # one chunk along time: no warning
         lazy = cx.stl(da.chunk({"y": 1}), 12, device=device)
@@ -108,11 +110,12 @@ def test_matrix_profile_topk_gains_a_k_dimension(device):
         da, 10, device=device)["profile"])
     i = int(one.I[4, 2])
     assert mp["neighbour"].values[1, 2, 4, 2] == da["time"].values[i]
+    with pytest.raises(ValueError, match="k must be an int"):
+        cx.matrix_profile(da, 10, k=0)
+    pytest.importorskip("dask")
     lazy = cx.matrix_profile(da.chunk({"x": 2}), 10, k=3, device=device)
     assert lazy["profile"].chunks is not None
     xr.testing.assert_identical(lazy.compute(), mp)
-    with pytest.raises(ValueError, match="k must be an int"):
-        cx.matrix_profile(da, 10, k=0)
     with pytest.raises(ValueError, match="dimension 'k'"):
         cx.matrix_profile(da.rename(x="k"), 10, k=2)
 

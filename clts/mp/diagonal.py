@@ -250,7 +250,7 @@ def _local_tile(dev, plan):
         from ..runtime import DeviceError
         raise DeviceError(f"device {dev}: store='local' needs {(plan.band + 1) * per} bytes "
                           f"of local memory per work-item (band {plan.band}, wg {plan.wg}), "
-                          f"{dev.local_mem} available; use store='private'")
+                          f"{dev.local_mem} available; use store='private' or a smaller wg")
     return L
 
 

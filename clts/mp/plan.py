@@ -195,4 +195,27 @@ def make_plan(device, problem: Problem, **overrides) -> Plan:
                           "merge='atomic'; use merge='partial'")
     forced = set(PROFILE_KEYS) if plan is not None else {
         k for k, v in overrides.items() if v is not None}
-    return validated(p, dev, PROFILE_KEYS, forced)
+    return _fit_local_store(dev, validated(p, dev, PROFILE_KEYS, forced), forced)
+
+
+def _fit_local_store(dev, p: Plan, forced) -> Plan:
+    """``p`` with store="local" made to fit the device's local memory by the fields the caller
+    did not force (the profile chose them for its own band): a work-group halved until one
+    row of the tile fits, else store="private". A forced combination that does not fit is left
+    as it is (the run raises a DeviceError naming it)."""
+    if p.store != "local":
+        return p
+
+    def fits(q):
+        return local_tile_rows(dev, q.lanes, q.groups, q.wg, q.tile, q.groups_per_cu) >= 1
+    if fits(p):
+        return p
+    if "wg" not in forced:
+        q = p
+        while q.wg > 1 and not fits(q):
+            q = replace(q, wg=q.wg // 2)
+        if fits(q):
+            return q
+    if "store" not in forced:
+        return replace(p, store="private")
+    return p

@@ -41,6 +41,12 @@ stats = {"renders": 0, "builds": 0, "hits": 0}
 log = logging.getLogger("clts.programs")
 #: (template, device, warning lines) of every build whose driver log held a warning
 build_warnings: list[tuple[str, str, list[str]]] = []
+#: "warnings" a driver writes for every kernel of every program, whatever its source, kept out
+#: of ``build_warnings`` (still in the DEBUG log): NVIDIA's OpenCL driver (550 and later, seen
+#: with 580 on an H100) marks every function noinline itself and then reports, for each
+#: ``__kernel``, "Function copy is a kernel, so overriding noinline attribute. The function may
+#: be inlined when called." No clts template declares a noinline attribute.
+DRIVER_NOTES = re.compile(r"Function \w+ is a kernel, so overriding noinline attribute")
 
 
 class Program:
@@ -199,7 +205,8 @@ def _record_log(device, template, built) -> None:
     if not text:
         return
     log.debug("build log of %s on %s:\n%s", template, device, text)
-    lines = [ln.strip() for ln in text.splitlines() if "warning" in ln.lower()]
+    lines = [ln.strip() for ln in text.splitlines()
+             if "warning" in ln.lower() and not DRIVER_NOTES.search(ln)]
     if lines:
         with _lock:
             build_warnings.append((template, str(device), lines))

@@ -204,7 +204,11 @@ ${merge_column()}
             const ${VT} rbv = ${LOAD(f"rBp + jb + {g * lanes}")};
             if (upd) cov${g} = fma((${VT})fa, gb, fma((${VT})ga, fb, cov${g}));
 %     if NORMALIZE:
-            const ${VT} s = fma(cov${g} * ra, rbv, (${VT})1);
+            // 1 + corr >= 0: rounding puts it just below 0 for corr = -1 (a sine half a period
+            // away), and a negative packed score's key would win every atomic minimum; NaN
+            // (lanes with j < 0) stays NaN
+            const ${VT} sr = fma(cov${g} * ra, rbv, (${VT})1);
+            const ${VT} s = sr < (${VT})0 ? (${VT})0 : sr;
             const UT jpg = jp - (UT)${g * lanes};
 %     else:
             const ${VT} s = fabs(cov${g} + ra + rbv);   // d^2/2 >= 0 (|.| of rounding noise)

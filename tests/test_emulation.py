@@ -191,13 +191,13 @@ def test_matrix_profile_local_store_fits_by_what_was_not_forced(name):
     a caller who forces a wider band (lanes 8 x groups 2: 1,088 bytes per work-item, 69,632 per
     group of 64 > 48 KiB) gets a smaller work-group where wg was not forced, store "private"
     where only wg was, and a DeviceError naming the limit where both were."""
-    from clts.mp.plan import make_plan
+    from clts.mp.plan import Problem, make_plan
     gpu = emulation.emulate(name, _pocl())
     band = dict(lanes=8, groups=2, tile=16, segment=64)
-    p = make_plan(gpu, m=16, **band)
+    p = make_plan(gpu, Problem(m=16), **band)
     assert (p.store, p.wg) == ("local", 32)
-    assert (make_plan(gpu, m=16, store="local", **band).wg) == 32
-    p = make_plan(gpu, m=16, wg=64, **band)
+    assert (make_plan(gpu, Problem(m=16), store="local", **band).wg) == 32
+    p = make_plan(gpu, Problem(m=16), wg=64, **band)
     assert (p.store, p.wg) == ("private", 64)
     T = np.cumsum(np.random.default_rng(3).standard_normal(200))
     r = mref.matrix_profile(T, 16)

@@ -12,7 +12,7 @@ import numpy as np
 
 from .plan import local_tile_rows
 from ..tune import Tunable, register
-from ..tune.sizing import fill_items, grow, is_gpu, rate
+from ..tune.sizing import fill_items, grow, grow_pow2, is_gpu, rate
 from . import reference
 from .api import matrix_profile
 
@@ -166,9 +166,18 @@ register(Tunable(
 MSTUMP_M = 64
 
 
-def _mstump_workloads(quick):
-    rng = np.random.default_rng(8)
+def _mstump_sizes(quick, device=None):
+    """4 x 2048 (quick) / 8 x 8192 values on a CPU; on a GPU a power-of-two length whose
+    diagonals fill it (a work-item per diagonal band and row segment: about 4 per value);
+    compute-bound, so no byte floor."""
     d, n = (4, 2048) if quick else (8, 8192)
+    return [{"d": d, "n": grow_pow2(device, n, 8 * d, wg=64, items_per_unit=4, min_bytes=0)}]
+
+
+def _mstump_workloads(quick, device=None):
+    rng = np.random.default_rng(8)
+    size = _mstump_sizes(quick, device)[0]
+    d, n = size["d"], size["n"]
     T = np.cumsum(rng.standard_normal((d, n)), axis=1)
     rows = np.sort(rng.choice(n - MSTUMP_M + 1, 6, replace=False))
     Pr, Ir = reference.mstump(T[:, :1024], MSTUMP_M)
@@ -190,7 +199,7 @@ register(Tunable(
     name="mp.mstump", section="mp.mstump",
     params={"lanes": [1, 4, 8, 16], "groups": [1, 2, 4], "segment": [256, 1024, 4096],
             "wg": [1, 4, 64]},
-    workloads=_mstump_workloads, run=_mstump_run, check=_mstump_check,
+    workloads=_mstump_workloads, sizes=_mstump_sizes, run=_mstump_run, check=_mstump_check,
     constraint=lambda p, d: p["lanes"] * p["groups"] <= 64 and p["wg"] <= d.max_work_group,
     description="multi-dimensional profile (clts.mstump): diagonals per vector, vectors per "
                 "work-item, rows per work-item (exact QT at its start), work-group size"))

@@ -32,7 +32,7 @@ void bfast_gram(__global const in_t* restrict y, const int Mp, const int Mreal,
                 )
 {
     const int lid = get_local_id(0);
-    const int q = lid % ${GP}, a = lid / ${GP};
+    const int a = lid / ${GP}, q = lid - a * ${GP};   // (no %: see roc.cl.mako)
     const int p = get_group_id(0) * ${GP} + q;
     if (p >= Mreal) return;
 % if history == "ROC":

@@ -73,7 +73,7 @@ void bfast_roc(__global const in_t* restrict y, const int Mp,
     __local real hand[2][${SL * GP}];
     __local real diag[${K * GP}];       // |R[a][a]| once the first K valid values are in
     const int lid = get_local_id(0);
-    const int q = lid % ${GP}, a = lid / ${GP};
+    const int a = lid / ${GP}, q = lid - a * ${GP};   // (no %: Oclgrind cannot check the freeze LLVM puts on a div/rem pair)
     const int p = get_group_id(0) * ${GP} + q;
     const int live = p < Mp;
     // stage a-1 (x_a.., then y) and stage a (x_{a+1}.., then y), in units of GP

@@ -64,8 +64,10 @@ kernel void stl_ma_tiles(global const real* C, int N, global real* out) {
     const int lid = get_local_id(0), k0 = get_group_id(0) * ${MT};
     const int b = get_global_id(1);
     const int NC = N + ${2 * PER};
-    global const real* x = C + (long)(b / ${lanes}) * NC * ${lanes} + b % ${lanes};
-    global real* o = out + (long)(b / ${lanes}) * N * ${lanes} + b % ${lanes};
+    // b - bq * lanes, not b % lanes: Oclgrind cannot check the freeze LLVM puts on a div/rem pair
+    const int bq = b / ${lanes}, br = b - bq * ${lanes};
+    global const real* x = C + (long)bq * NC * ${lanes} + br;
+    global real* o = out + (long)bq * N * ${lanes} + br;
     const int nx = min(${MT + 2 * PER + 1}, NC - k0);
     for (int i = lid; i < nx; i += ${MT}) xs[i] = x[(long)(k0 + i) * ${lanes}];
     barrier(CLK_LOCAL_MEM_FENCE);

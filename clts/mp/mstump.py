@@ -76,7 +76,8 @@ def mstump(T, m, include=None, discords=False, *, precision=None, device=None, p
     device : clts.Device or str, optional
     plan : clts.mp.mstump_plan.MstumpPlan, optional
     **plan_overrides
-        ``lanes``, ``groups``, ``segment``, ``wg`` (profile section ``mp.mstump``).
+        ``lanes``, ``groups``, ``segment``, ``wg``, ``interleave`` (profile section
+        ``mp.mstump``).
 
     Returns
     -------
@@ -204,7 +205,7 @@ def _device_indices(dev, p, sides, m, l, ez, ninc, discords, ill):
     for s0, desc, _ in _work_lists(l, l, True, D, R, 0, nb, kstart):
         for c0 in range(0, len(desc), chunk):
             launches.append((s0, desc[c0:c0 + chunk]))
-    nwmax = max(len(x) for _, x in launches)
+    nwmax = round_up(max(len(x) for _, x in launches), p.wg)     # nws: the interleave stride
     rPV = cla.empty(q, nwmax * d * R, kr)
     rPI = cla.empty(q, nwmax * d * R, np.int32)
     cPV = cla.empty(q, nwmax * d * (R + D), kr)
@@ -212,7 +213,9 @@ def _device_indices(dev, p, sides, m, l, ez, ninc, discords, ill):
     # dimensions with a constant window (the others skip the constant-window convention)
     const = sum(1 << q for q, s in enumerate(sides) if np.any(s.flags & flags.CONSTANT))
     prg = dev.program("mp/mdiag.cl.mako", real=p.kernel_real, lanes=p.lanes, groups=p.groups,
-                      segment=R, DIM=d, NINC=ninc, DISCORDS=int(discords), CONST=const)
+                      segment=R, DIM=d, NINC=ninc, DISCORDS=int(discords), CONST=const,
+                      interleave=p.interleave)
+    nws = (np.int32(nwmax),) if p.interleave else ()
     kern, red_r, red_c = (prg.kernel(k) for k in ("mdiag", "mreduce_rows", "mreduce_cols"))
     alld = np.concatenate([x for _, x in launches])
     dd = cla.to_device(q, alld)
@@ -223,14 +226,14 @@ def _device_indices(dev, p, sides, m, l, ez, ninc, discords, ill):
         launch(dev, kern, round_up(nw, p.wg), p.wg, dd.data, np.int32(off), np.int32(nw),
                np.int32(s0), np.int32(m), np.int32(l), np.int32(NW), dA["T"].data,
                dA["mu"].data, dA["df"].data, dA["dg"].data, dA["r"].data,
-               rPV.data, rPI.data, cPV.data, cPI.data)
+               rPV.data, rPI.data, cPV.data, cPI.data, *nws)
         head = (dd.data, np.int32(off), np.int32(nw), np.int32(s0))
         launch(dev, red_r, round_up(R, 64), None, *head, np.int32(l),
-               rPV.data, rPI.data, gV.data, gI.data)
+               rPV.data, rPI.data, gV.data, gI.data, *nws)
         ncols = (nw - 1) * D + R + D
         launch(dev, red_c, round_up(ncols, 64), None, *head,
                np.int32(int(dsub[0, 0])), np.int32(ncols), np.int32(l),
-               cPV.data, cPI.data, gV.data, gI.data)
+               cPV.data, cPI.data, gV.data, gI.data, *nws)
         off += nw
     return gI.get().astype(np.int64).reshape(d, l)
 

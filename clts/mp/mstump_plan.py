@@ -6,6 +6,8 @@
 - ``segment`` (R): rows per work-item; each dimension's covariance is computed exactly at the
   segment start, then updated in O(1) per row.
 - ``wg``: work-group size (work-items share nothing: a scheduling choice).
+- ``interleave``: 1 lays the per-work-item partial profiles (rowPV / colPV) out interleaved
+  by work-item (GPUs: adjacent work-items store adjacent words), 0 a slice per work-item (CPUs).
 - ``precision``: "double" (float64) or "single" (float32 throughout).
 
 Read from the profile section ``mp.mstump``; every field can be forced by keyword.
@@ -19,7 +21,8 @@ from .series import PAD_SLACK
 
 #: profile key of each Plan field
 PROFILE_KEYS = {"lanes": "mp.mstump.lanes", "groups": "mp.mstump.groups",
-                "segment": "mp.mstump.segment", "wg": "mp.mstump.wg"}
+                "segment": "mp.mstump.segment", "wg": "mp.mstump.wg",
+                "interleave": "mp.mstump.interleave"}
 PRECISIONS = ("double", "single")
 
 
@@ -37,6 +40,7 @@ class MstumpPlan(PlanBase):
     segment: int
     wg: int
     precision: str
+    interleave: int = 0
 
     @property
     def band(self) -> int:
@@ -58,6 +62,9 @@ class MstumpPlan(PlanBase):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise PlanValueError(name, f"must be an int >= 1, got {v!r}")
+        v = self.interleave
+        if isinstance(v, bool) or not isinstance(v, int) or v not in (0, 1):
+            raise PlanValueError("interleave", f"must be 0 or 1, got {v!r}")
         if self.band > PAD_SLACK:
             raise PlanValueError("groups", f"lanes * groups must be <= {PAD_SLACK}, got "
                                            f"{self.lanes} * {self.groups}")

@@ -17,7 +17,9 @@
 ##
 ## Merge: per-work-item partial profiles (rowPV: [w][k][segment], colPV: [w][k][segment + D],
 ## no races) that reduce_rows / reduce_cols fold into the global profiles gV / gI ([k][l]);
-## ties: the smaller index.
+## ties: the smaller index. interleave = 1 (GPUs): the same slots interleaved by work-item,
+## [k][segment][nws] and [k][segment + D][nws] (nws: the launch's work-items rounded up), so
+## adjacent work-items store adjacent words; interleave = 0 (CPUs): a slice per work-item.
 <%include file="/common/real.cl.mako"/>
 <%
     W = lanes
@@ -34,6 +36,20 @@
         return f"*({p}) = {v}" if W == 1 else f"vstore{W}({v}, 0, {p})"
     def SEL(a, b, c):
         return f"(({c}) ? ({b}) : ({a}))" if W == 1 else f"select({a}, {b}, {c})"
+    SFX = "0123456789abcdef"
+    def PX(e):
+        # offset of slot e of a work-item's partial profile (from its base pointer)
+        return f"(size_t)({e}) * nws" if interleave else f"{e}"
+    def PLOAD(p, t):
+        # a vector of W adjacent slots (interleaved: nws apart)
+        if W == 1 or not interleave:
+            return LOAD(p)
+        return f"({t})(" + ", ".join(f"({p})[(size_t){x} * nws]" for x in range(W)) + ")"
+    def PSTORE(v, p, t):
+        if W == 1 or not interleave:
+            return STORE(v, p)
+        return (f"{{ const {t} v_ = {v}; "
+                + " ".join(f"({p})[(size_t){x} * nws] = v_.s{SFX[x]};" for x in range(W)) + " }")
     IOTA = "0" if W == 1 else "(" + IV + ")(" + ", ".join(str(x) for x in range(W)) + ")"
     # Batcher's odd-even merge sort on the next power of two; comparators that touch an index
     # >= the sorted count are dropped (those slots would hold +inf / -inf: never exchanged)
@@ -66,22 +82,29 @@ __kernel void mdiag(
     const int l, const int NW,
     __global const real *T, __global const real *mu, __global const real *df,
     __global const real *dg, __global const real *r,
-    __global real *rowPV, __global int *rowPI, __global real *colPV, __global int *colPI)
+    __global real *rowPV, __global int *rowPI, __global real *colPV, __global int *colPI${", const int nws" if interleave else ""})
 {
     const int w = get_global_id(0);
     if (w >= n_work) return;
     const int4 dd = desc[doff + w];
     const int k0 = dd.x, ilo = dd.y, ihi = dd.z;
     // dimension q's arrays start at q * NW (T: q * (NW + m))
+% if interleave:
+    __global real *rpv = rowPV + w;
+    __global int *rpi = rowPI + w;
+    __global real *cpv = colPV + w;
+    __global int *cpi = colPI + w;
+% else:
     __global real *rpv = rowPV + (size_t)w * NDIM * ${segment};
     __global int *rpi = rowPI + (size_t)w * NDIM * ${segment};
     __global real *cpv = colPV + (size_t)w * NDIM * ${segment + D};
     __global int *cpi = colPI + (size_t)w * NDIM * ${segment + D};
+% endif
     // rows ilo .. ihi-1 are all written below; columns: the slots this band reaches (the
     // reductions read only those)
     for (int k = 0; k < NDIM; ++k)
         for (int t = ilo - s0; t < ihi - s0 + D - 1; ++t) {
-            cpv[k * ${segment + D} + t] = INFINITY; cpi[k * ${segment + D} + t] = -1;
+            cpv[${PX(f"k * {segment + D} + t")}] = INFINITY; cpi[${PX(f"k * {segment + D} + t")}] = -1;
         }
 
     // exact covariance at row ilo of every diagonal of the band, per dimension
@@ -155,12 +178,12 @@ __kernel void mdiag(
                 const ${IT} lt = s < rb${k};
                 rb${k} = ${SEL(f"rb{k}", "s", "lt")};
                 rbi${k} = ${SEL(f"rbi{k}", "jv", "lt")};
-                __global real *cv = cpv + ${k * (segment + D)} + ri + ${g * W};
-                __global int *ci = cpi + ${k * (segment + D)} + ri + ${g * W};
-                const ${VT} old = ${LOAD("cv")};
+                __global real *cv = cpv + ${PX(f"{k * (segment + D)} + ri + {g * W}")};
+                __global int *ci = cpi + ${PX(f"{k * (segment + D)} + ri + {g * W}")};
+                const ${VT} old = ${PLOAD("cv", VT)};
                 const ${IT} lc = s < old;
-                ${STORE(SEL("old", "s", "lc"), "cv")};
-                ${STORE(SEL(LOAD("ci"), "(" + IV + ")i", CVT_I + "(lc)" if W > 1 else "lc"), "ci")};
+                ${PSTORE(SEL("old", "s", "lc"), "cv", VT)};
+                ${PSTORE(SEL(PLOAD("ci", IV), "(" + IV + ")i", CVT_I + "(lc)" if W > 1 else "lc"), "ci", IV)};
             }
 %   endfor
         }
@@ -194,8 +217,8 @@ __kernel void mdiag(
 %   endfor
             const real bv = ${v};
             const int bi = (int)${vi};
-            rpv[${k * segment} + ri] = bv;
-            rpi[${k * segment} + ri] = bv < INFINITY ? bi : -1;
+            rpv[${PX(f"{k * segment} + ri")}] = bv;
+            rpi[${PX(f"{k * segment} + ri")}] = bv < INFINITY ? bi : -1;
         }
 % endfor
     }
@@ -210,7 +233,7 @@ inline int better(real s, int i, real bs, int bi)
 __kernel void mreduce_rows(__global const int4 *desc, const int doff, const int n_work,
                            const int s0, const int l,
                            __global const real *rowPV, __global const int *rowPI,
-                           __global real *gV, __global int *gI)
+                           __global real *gV, __global int *gI${", const int nws" if interleave else ""})
 {
     const int rr = get_global_id(0);
     const int i = s0 + rr;
@@ -222,7 +245,11 @@ __kernel void mreduce_rows(__global const int4 *desc, const int doff, const int 
         for (int w = 0; w < n_work; ++w) {
             const int4 dd = desc[doff + w];
             if (i < dd.y || i >= dd.z) continue;
+% if interleave:
+            const size_t o = ((size_t)${k * segment} + rr) * nws + w;
+% else:
             const size_t o = ((size_t)w * NDIM + ${k}) * ${segment} + rr;
+% endif
             if (better(rowPV[o], rowPI[o], bs, bi)) { bs = rowPV[o]; bi = rowPI[o]; }
         }
         gV[(size_t)${k} * l + i] = bs; gI[(size_t)${k} * l + i] = bi;
@@ -234,7 +261,7 @@ __kernel void mreduce_rows(__global const int4 *desc, const int doff, const int 
 // s0 + k0 + q for q in [0, segment + D)
 __kernel void mreduce_cols(__global const int4 *desc, const int doff, const int n_work,
                            const int s0, const int kb, const int ncols, const int l, __global const real *colPV, __global const int *colPI,
-                           __global real *gV, __global int *gI)
+                           __global real *gV, __global int *gI${", const int nws" if interleave else ""})
 {
     const int c = s0 + kb + (int)get_global_id(0);
     if ((int)get_global_id(0) >= ncols || c >= l) return;
@@ -249,7 +276,11 @@ __kernel void mreduce_cols(__global const int4 *desc, const int doff, const int 
             const int q = rel - w * D;
             const int4 dd = desc[doff + w];
             if (q < dd.y - s0 || q >= dd.z - s0 + D - 1) continue;
+% if interleave:
+            const size_t o = ((size_t)${k * (segment + D)} + q) * nws + w;
+% else:
             const size_t o = ((size_t)w * NDIM + ${k}) * ${segment + D} + q;
+% endif
             if (better(colPV[o], colPI[o], bs, bi)) { bs = colPV[o]; bi = colPI[o]; }
         }
         gV[(size_t)${k} * l + c] = bs; gI[(size_t)${k} * l + c] = bi;

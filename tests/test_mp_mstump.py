@@ -119,6 +119,28 @@ def test_layouts_threads_chunks(device, monkeypatch):
         assert all(np.array_equal(a, b) for a, b in zip(got[i], want[i % 3]))
 
 
+@pytest.mark.parametrize("params", [{}, {"lanes": 1, "groups": 1, "segment": 40},
+                                    {"lanes": 4, "groups": 2, "segment": 50, "wg": 4}],
+                         ids=["profile", "lanes1", "lanes4"])
+def test_interleaved_partials_are_bit_identical(device, monkeypatch, params):
+    """interleave = 1 (the GPU profiles' layout of the partial profiles) gives exactly the
+    result of interleave = 0, with several launches of unequal work-item counts, forced
+    dimensions, discords, constant and missing windows."""
+    T = np.cumsum(np.random.default_rng(6).standard_normal((4, 260)), axis=1)
+    T[1, 40:60] = 2.0
+    T[2, 100] = np.nan
+    for kw in ({}, {"include": [2], "discords": True}):
+        for chunk in (None, "3"):
+            if chunk:
+                monkeypatch.setenv("CLTS_MAX_CHUNK", chunk)
+            P0, I0 = clts.mstump(T, 12, device=device, interleave=0, **kw, **params)
+            P1, I1 = clts.mstump(T, 12, device=device, interleave=1, **kw, **params)
+            assert np.array_equal(P0, P1, equal_nan=True) and np.array_equal(I0, I1)
+            monkeypatch.delenv("CLTS_MAX_CHUNK", raising=False)
+    with pytest.raises(ValueError, match="interleave"):
+        clts.mstump(T, 12, device=device, interleave=2)
+
+
 def test_bad_input(device):
     T = np.cumsum(np.random.default_rng(5).standard_normal((3, 100)), axis=1)
     with pytest.raises(ValueError, match="include"):
@@ -175,7 +197,9 @@ def _tiny():
 
 @pytest.mark.oclgrind
 @pytest.mark.parametrize("v", [dict(lanes=4, groups=1, segment=16),
-                               dict(lanes=1, groups=2, segment=64)], ids=["l4g1", "l1g2"])
+                               dict(lanes=1, groups=2, segment=64),
+                               dict(lanes=2, groups=1, segment=16, wg=4, interleave=1)],
+                         ids=["l4g1", "l1g2", "interleave"])
 def test_oclgrind_tiny(device, v):
     """One mstump call per fresh process under Oclgrind: its uninitialised-value checker flags
     every kernel of a second matrix-profile call in one process (tests/test_mp.py's

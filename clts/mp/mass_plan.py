@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..runtime.plans import LANE_WIDTHS, PlanBase, PlanValueError, read_tunables, validated
+from ..runtime.plans import LANE_WIDTHS, PlanBase, PlanValueError, from_profile
 
 #: profile key of each Plan field
 PROFILE_KEYS = {"lanes": "mp.mass.lanes", "chains": "mp.mass.chains", "wg": "mp.mass.wg"}
@@ -65,20 +65,5 @@ class MassPlan(PlanBase):
 def make_mass_plan(device, problem: Problem, **overrides) -> MassPlan:
     """The plan of one call from ``device``'s profile (``mp.mass``) for ``problem`` with the
     caller's keywords over it, or ``plan=`` as given (keywords still override its fields)."""
-    dev, precision = device, problem.precision
-    plan = overrides.pop("plan", None)
-    if plan is not None and not isinstance(plan, MassPlan):
-        raise TypeError(f"plan must be a clts.mp.mass_plan.MassPlan, got {type(plan).__name__}")
-    if plan is None:
-        t = read_tunables(dev, PROFILE_KEYS, overrides)
-        p = MassPlan(precision=precision, **t.values)
-        forced = t.forced
-    else:
-        bad = set(overrides) - set(PROFILE_KEYS)
-        if bad:
-            raise TypeError(f"unknown parameter(s) {sorted(bad)}; accepted: "
-                            f"{sorted(PROFILE_KEYS)}")
-        from dataclasses import replace
-        p = replace(plan, **{k: v for k, v in overrides.items() if v is not None})
-        forced = set(PROFILE_KEYS)
-    return validated(p, dev, PROFILE_KEYS, forced)
+    return from_profile(MassPlan, device, PROFILE_KEYS, overrides,
+                        fixed={"precision": problem.precision})

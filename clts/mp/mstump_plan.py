@@ -14,9 +14,9 @@ Read from the profile section ``mp.mstump``; every field can be forced by keywor
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from ..runtime.plans import LANE_WIDTHS, PlanBase, PlanValueError, read_tunables, validated
+from ..runtime.plans import LANE_WIDTHS, PlanBase, PlanValueError, from_profile
 from .series import PAD_SLACK
 
 #: profile key of each Plan field
@@ -81,21 +81,5 @@ class MstumpPlan(PlanBase):
 def make_mstump_plan(device, problem: Problem, **overrides) -> MstumpPlan:
     """The plan of one call from ``device``'s profile (``mp.mstump``) for ``problem`` with the
     caller's keywords over it, or ``plan=`` as given (keywords still override its fields)."""
-    dev, precision = device, problem.precision
-    plan = overrides.pop("plan", None)
-    if plan is not None and not isinstance(plan, MstumpPlan):
-        raise TypeError("plan must be a clts.mp.mstump_plan.MstumpPlan, got "
-                        f"{type(plan).__name__}")
-    if plan is None:
-        t = read_tunables(dev, PROFILE_KEYS, overrides)
-        p = MstumpPlan(precision=precision, **t.values)
-        forced = t.forced
-    else:
-        bad = set(overrides) - set(PROFILE_KEYS)
-        if bad:
-            raise TypeError(f"unknown parameter(s) {sorted(bad)}; accepted: "
-                            f"{sorted(PROFILE_KEYS)}")
-        p = replace(plan, precision=precision,
-                    **{k: v for k, v in overrides.items() if v is not None})
-        forced = set(PROFILE_KEYS)
-    return validated(p, dev, PROFILE_KEYS, forced)
+    fixed = {"precision": problem.precision}
+    return from_profile(MstumpPlan, device, PROFILE_KEYS, overrides, fixed=fixed, over_plan=fixed)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..runtime.plans import PlanBase, PlanValueError, read_tunables, validated
+from ..runtime.plans import PlanBase, PlanValueError, from_profile
 
 #: profile key of each Plan field
 PROFILE_KEYS = {"host_points": "mp.stream.host_points",
@@ -49,17 +49,4 @@ class StreamPlan(PlanBase):
 def make_stream_plan(device, problem: Problem, **overrides) -> StreamPlan:
     """The plan from ``device``'s profile (``mp.stream``) with the caller's keywords over it,
     or ``plan=`` as given (keywords still override its fields)."""
-    dev = device
-    plan = overrides.pop("plan", None)
-    if plan is not None and not isinstance(plan, StreamPlan):
-        raise TypeError(f"plan must be a clts.mp.stream_plan.StreamPlan, got "
-                        f"{type(plan).__name__}")
-    if plan is None:
-        t = read_tunables(dev, PROFILE_KEYS, overrides)
-        p = StreamPlan(**t.values)
-        forced = t.forced
-    else:
-        from dataclasses import replace
-        p = replace(plan, **{k: v for k, v in overrides.items() if v is not None})
-        forced = set(PROFILE_KEYS)
-    return validated(p, dev, PROFILE_KEYS, forced)
+    return from_profile(StreamPlan, device, PROFILE_KEYS, overrides)

@@ -201,3 +201,24 @@ def validated(plan, device, keys: dict, forced=(), **kw):
     except PlanValueError as exc:
         raise value_error(getattr(device, "profile", None), keys.get(exc.name, exc.name),
                           str(exc), forced=exc.name in forced) from None
+
+
+def from_profile(cls, device, keys: dict, overrides: dict, *, fixed=None, over_plan=None):
+    """A ``cls`` Plan from ``device``'s profile (``keys``: field -> dotted profile key) with
+    the caller's keywords over it, or the ``plan=`` in ``overrides`` as given (keywords still
+    override its fields); ``fixed``: fields that come from the problem, not the profile;
+    ``over_plan``: those of them also put over a given plan. Validated (:func:`validated`)."""
+    from dataclasses import replace
+    plan = overrides.pop("plan", None)
+    if plan is not None and not isinstance(plan, cls):
+        raise TypeError(f"plan must be a {cls.__module__}.{cls.__name__}, got "
+                        f"{type(plan).__name__}")
+    if plan is None:
+        t = read_tunables(device, keys, overrides)
+        return validated(cls(**(fixed or {}), **t.values), device, keys, t.forced)
+    bad = set(overrides) - set(keys)
+    if bad:
+        raise TypeError(f"unknown parameter(s) {sorted(bad)}; accepted: {sorted(keys)}")
+    given = {k: v for k, v in overrides.items() if v is not None}
+    return validated(replace(plan, **(over_plan or {}), **given), device, keys, set(keys))
+

@@ -14,7 +14,7 @@ from ..runtime.arrays import native, values_of
 from ..runtime.memory import host_empty
 from ..runtime.pipeline import ChunkIO, device_marker, device_wait, run_pipelined
 from . import flags
-from .mass_plan import MassPlan, Problem, make_mass_plan
+from .mass_plan import MassPlan, Problem, call_precision, make_mass_plan
 
 #: values beyond 2^EXP_LIMIT in magnitude (or nonzero below 2^-EXP_LIMIT) are rescaled by a
 #: power of two before a plain (non-normalised) distance, so p-th powers neither overflow nor
@@ -87,14 +87,7 @@ def distance_profiles(Q, T, *, normalize=True, p=2.0, precision=None, device=Non
                       query_idx=None, plan=None, progress=None, **plan_overrides):
     """The computation behind :func:`mass` (its docstring has the parameters)."""
     dev = get_device(device)
-    if precision is None:
-        precision = "double" if dev.fp64 else "single"
-    if precision not in ("double", "single"):
-        raise ValueError(f"precision must be 'double' or 'single', got {precision!r}")
-    if precision == "double" and not dev.fp64:
-        from ..errors import DeviceError
-        raise DeviceError(f"device {dev} lacks cl_khr_fp64 (double precision), needed by "
-                          "precision='double'; use precision='single'")
+    precision = call_precision(dev, precision)
     dtype = np.dtype(np.float64 if precision == "double" else np.float32)
     p, pcode = _check_p(p)
     Q2, q1 = _as_2d(Q, "Q", dtype)

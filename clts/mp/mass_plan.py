@@ -62,6 +62,20 @@ class MassPlan(PlanBase):
         return self
 
 
+def call_precision(dev, precision):
+    """A call's ``precision`` ("double" or "single"; None: double where ``dev`` has float64),
+    checked: a ValueError for another value, a DeviceError for double without float64."""
+    if precision is None:
+        precision = "double" if dev.fp64 else "single"
+    if precision not in ("double", "single"):
+        raise ValueError(f"precision must be 'double' or 'single', got {precision!r}")
+    if precision == "double" and not dev.fp64:
+        from ..errors import DeviceError
+        raise DeviceError(f"device {dev} lacks cl_khr_fp64 (double precision), needed by "
+                          "precision='double'; use precision='single'")
+    return precision
+
+
 def make_mass_plan(device, problem: Problem, **overrides) -> MassPlan:
     """The plan of one call from ``device``'s profile (``mp.mass``) for ``problem`` with the
     caller's keywords over it, or ``plan=`` as given (keywords still override its fields)."""

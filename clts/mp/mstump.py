@@ -15,6 +15,7 @@ from ..runtime.arrays import native, values_of
 from . import flags
 from .diagonal import _work_lists
 from .exact import _better, _pair_dist
+from .mass_plan import call_precision
 from .mstump_plan import Problem, make_mstump_plan
 from .series import Side, _well_scaled
 
@@ -108,14 +109,7 @@ def mstump(T, m, include=None, discords=False, *, precision=None, device=None, p
     if not isinstance(discords, (bool, np.bool_)):
         raise TypeError(f"discords must be a bool, got {type(discords).__name__}")
     dev = get_device(device)
-    if precision is None:
-        precision = "double" if dev.fp64 else "single"
-    if precision not in ("double", "single"):
-        raise ValueError(f"precision must be 'double' or 'single', got {precision!r}")
-    if precision == "double" and not dev.fp64:
-        from ..errors import DeviceError
-        raise DeviceError(f"device {dev} lacks cl_khr_fp64 (double precision), needed by "
-                          "precision='double'; use precision='single'")
+    precision = call_precision(dev, precision)
     p = make_mstump_plan(dev, Problem(precision), plan=plan, **plan_overrides)
     order = inc + [q for q in range(d) if q not in inc]
     sides = [Side(dev, _well_scaled(T2[q], None, True, precision)[0], m, p, True, 0)

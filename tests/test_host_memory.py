@@ -64,3 +64,52 @@ def test_host_array_only_where_the_device_reads_in_place(device):
     ro = a.copy()
     ro.flags.writeable = False
     assert host_array(device, ro, write=True) is None
+
+
+def _offset_view(v, byte_offset):
+    """A copy of ``v`` in a larger buffer, starting ``byte_offset`` bytes past its start."""
+    raw = np.zeros(v.nbytes + 64, np.uint8)
+    out = raw[byte_offset:byte_offset + v.nbytes].view(v.dtype).reshape(v.shape)
+    out[...] = v
+    return out
+
+
+@pytest.mark.parametrize("layout", ["slice", "odd-bytes", "F", "strided", "big-endian"])
+def test_unaligned_and_foreign_layouts_equal_copy(device, layout):
+    """Inputs and ``out=`` as a[1:]-style views (not page- or 128-byte aligned), at an odd
+    byte offset (not even element-aligned), Fortran-ordered, strided, big-endian: the same bits
+    as the copying path. Element-aligned views are used in place where the device takes any
+    pointer (pocl; system SVM: the Intel CPU runtime)."""
+    a, b, c, d = _systems(40, 11, seed=3)
+    clts.set_options(zero_copy=False)
+    ref = clts.solve_tridiagonal(a, b, c, d, device=device).x
+    clts.set_options(zero_copy=True)
+    if layout == "slice":
+        big = [np.concatenate([np.zeros(1), v.ravel()]) for v in (a, b, c, d)]
+        args = [v[1:].reshape(a.shape) for v in big]
+        if host_ptr_alignment(device) == 1:
+            assert all(host_array(device, v) is not None for v in args)
+    elif layout == "odd-bytes":
+        args = [_offset_view(v, 3) for v in (a, b, c, d)]
+    elif layout == "F":
+        args = [np.asfortranarray(v) for v in (a, b, c, d)]
+    elif layout == "strided":
+        args = [np.repeat(v, 2, axis=1)[:, ::2] for v in (a, b, c, d)]
+    else:
+        args = [v.astype(">f8") for v in (a, b, c, d)]
+    np.testing.assert_array_equal(clts.solve_tridiagonal(*args, device=device).x, ref)
+    out = _offset_view(np.zeros_like(d), 8 if layout != "odd-bytes" else 5)
+    r = clts.solve_tridiagonal(*args, out=out, device=device)
+    assert r.x is out
+    np.testing.assert_array_equal(out, ref)
+
+
+def test_system_svm_only_on_cpus_that_share_memory(device):
+    from clts.runtime.memory import system_svm
+    al = host_ptr_alignment(device)
+    if system_svm(device) and al is not None:
+        assert al == 1
+        odd = _offset_view(np.ones((4, 8)), 4)          # not element-aligned: copied
+        assert host_array(device, odd) is None
+    clts.set_options(zero_copy=False)
+    assert host_array(device, np.ones(8)) is None

@@ -5,8 +5,9 @@
   them);
   ``clts.runtime.pipeline.run_pipelined`` runs them with the next
   chunk's upload and the previous one's download overlapping the current one's compute.
-- On CPU devices numpy memory is used in place (:func:`host_array`, ``CL_MEM_USE_HOST_PTR``)
-  where the driver accepts its pointer, else through pooled aligned staging arrays
+- On CPU devices numpy memory is used in place (:func:`host_array`: a ``CL_MEM_USE_HOST_PTR``
+  buffer, or the pointer itself on a device with fine-grained system SVM, the Intel CPU
+  runtime) where the driver accepts its pointer, else through pooled aligned staging arrays
   (:func:`lend_staging`; ``pipeline.ChunkIO`` uses both); the option ``zero_copy=False`` makes
   every transfer a real one.
 - :func:`scratch` gives temporaries from a per-device memory pool.
@@ -140,9 +141,25 @@ def release_scratch(device=None):
 # ------------------------------------------------------------------ host memory used in place
 #: The alignment at which a CPU device reads and writes a host pointer in place
 #: (``CL_MEM_USE_HOST_PTR``, no copy): pocl any, the Intel CPU runtime 4096 bytes (an unaligned
-#: pointer costs a copy each way; docs/performance.md, "Figures behind the code").
+#: pointer costs a copy each way; docs/performance.md, "Figures behind the code"). A device with
+#: fine-grained system SVM (the Intel CPU runtime) takes any element-aligned numpy pointer as a
+#: kernel argument instead (:func:`system_svm`): alignment 1 there.
 HOST_PTR_ALIGNMENT = {"portable computing language": 1}
 HOST_PTR_ALIGNMENT_DEFAULT = 4096
+
+
+def system_svm(device) -> bool:
+    """Whether ``device`` (a CPU sharing host memory) takes plain host pointers as kernel
+    arguments: OpenCL 2.0 fine-grained system SVM (``clSetKernelArgSVMPointer`` with numpy's
+    memory, at any element-aligned address; the Intel CPU runtime has it, pocl 3.1 not)."""
+    def probe():
+        import pyopencl as cl
+        try:
+            caps = device.cl_device.svm_capabilities
+        except Exception:           # noqa: BLE001 - an OpenCL 1.x driver: no SVM
+            return False
+        return bool(caps & cl.device_svm_capabilities.FINE_GRAIN_SYSTEM)
+    return device.state.constant("memory.system_svm", probe)
 
 
 def host_ptr_alignment(device) -> int | None:
@@ -153,23 +170,58 @@ def host_ptr_alignment(device) -> int | None:
         return None
     if device.type != "cpu" or not getattr(device.cl_device, "host_unified_memory", False):
         return None
+    if system_svm(device):
+        return 1
     return HOST_PTR_ALIGNMENT.get(device.platform.lower(), HOST_PTR_ALIGNMENT_DEFAULT)
 
 
 def host_array(device, a: np.ndarray, *, write: bool = False):
     """A device array over the memory of the C-contiguous numpy array ``a`` when the device
-    uses it in place (see :func:`host_ptr_alignment`), else None (the caller copies). After the
-    kernels that write it, a map of it makes the host side current (``pipeline.ChunkIO.fetch``)."""
+    uses it in place (see :func:`host_ptr_alignment`), else None (the caller copies).
+
+    On a device with system SVM its ``data`` is a ``pyopencl.SVM`` of ``a`` (a kernel argument
+    like a buffer; no map needed: the host sees the kernels' writes once they completed), else
+    a ``CL_MEM_USE_HOST_PTR`` buffer: after the kernels that write it, a map of it makes the
+    host side current (``pipeline.ChunkIO.fetch``)."""
     al = host_ptr_alignment(device)
-    if (al is None or a.size == 0 or not a.flags.c_contiguous or a.ctypes.data % al
-            or (write and not a.flags.writeable)):
+    # element-aligned at least: pocl crashed on a float64 array at an odd address
+    if (al is None or a.size == 0 or not a.flags.c_contiguous or not a.dtype.isnative
+            or a.ctypes.data % max(al, a.dtype.itemsize) or (write and not a.flags.writeable)):
         return None
     import pyopencl as cl
     import pyopencl.array as cla
+    if system_svm(device):
+        return cla.Array(device.queue, a.shape, a.dtype, data=cl.SVM(_writable_alias(a)))
     mf = cl.mem_flags
     buf = cl.Buffer(device.context, (mf.READ_WRITE if write else mf.READ_ONLY)
                     | mf.USE_HOST_PTR, hostbuf=a)
     return cla.Array(device.queue, a.shape, a.dtype, data=buf)
+
+
+class _Alias:
+    """Keeps the array it aliases alive (see :func:`_writable_alias`)."""
+    __slots__ = ("__array_interface__", "of")
+
+
+def _writable_alias(a: np.ndarray) -> np.ndarray:
+    """A writable uint8 view of the memory of ``a`` (read-only inputs too: ``pyopencl.SVM``
+    takes only writable buffers; the kernels do not write their inputs) that keeps ``a``
+    alive."""
+    if a.flags.writeable:
+        return a
+    alias = _Alias()
+    alias.of = a
+    alias.__array_interface__ = {"shape": (a.nbytes,), "typestr": "|u1", "version": 3,
+                                 "data": (a.ctypes.data, False)}
+    return np.asarray(alias)
+
+
+def is_svm(arr) -> bool:
+    """Whether the device array ``arr`` lies in host memory shared by SVM (see
+    :func:`host_array`): nothing to map or copy, its host side is current once the kernels
+    that write it completed."""
+    import pyopencl as cl
+    return isinstance(getattr(arr, "base_data", None), cl.SVM)
 
 
 #: host memory the staging pool of one device keeps between calls

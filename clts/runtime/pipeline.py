@@ -35,8 +35,8 @@ import numpy as np
 
 from .. import options
 from .faults import enter_chunk
-from .memory import (host_array, host_ptr_alignment, keep_on_simulator, lend_staging, progress,
-                     return_staging, scratch)
+from .memory import (host_array, host_ptr_alignment, is_svm, keep_on_simulator, lend_staging,
+                     progress, return_staging, scratch)
 
 
 
@@ -214,10 +214,12 @@ class ChunkIO:
     Three ways, chosen per device (see ``memory.host_ptr_alignment``):
 
     - the device uses host memory in place and the numpy array's pointer suits it (pocl: any
-      C-contiguous array): no copy at all;
-    - it uses host memory in place but the pointer does not suit it (the Intel CPU runtime
-      wants 4096-byte alignment), or the data are not contiguous: a memcpy into a pooled
-      aligned staging array of the slot, used in place;
+      element-aligned C-contiguous array in a ``CL_MEM_USE_HOST_PTR`` buffer; the Intel CPU
+      runtime: the same, the pointer passed as fine-grained system SVM): no copy at all;
+    - it uses host memory in place but the pointer does not suit it (a driver that wants
+      4096-byte aligned host pointers and has no system SVM; an address that is not a multiple
+      of the element size), or the data are not contiguous or not in native byte order: a
+      memcpy into a pooled aligned staging array of the slot, used in place;
     - it has its own memory (discrete GPUs, ``CLTS_ZERO_COPY=0``, the simulator): an OpenCL
       transfer on the given queue into a pooled device array of the slot.
 
@@ -327,7 +329,14 @@ class ChunkIO:
         import pyopencl as cl
         items, after = [], []
         for arr, dest, view, mapped in self._outs.pop(slot, []):
-            if mapped:
+            if mapped and is_svm(arr):
+                # system SVM: the host sees what the kernels wrote once they completed
+                if not wait_for:
+                    wait_for = [cl.enqueue_marker(queue)]
+                items += [e for e in wait_for if e not in items]
+                if view is not None:
+                    after.append(lambda d=dest, v=view: np.copyto(d, v))
+            elif mapped:
                 # mapped, the host memory holds what the kernels wrote (no copy on a device
                 # that shares it); the staged ones are copied out before the unmap
                 m, ev = cl.enqueue_map_buffer(queue, arr.data, cl.map_flags.READ, 0,

@@ -604,3 +604,22 @@ def test_anti_correlated_windows_do_not_win_the_merge(device, store, band):
     for name in ("left_P", "right_P"):
         np.testing.assert_allclose(getattr(res, name), r[name], atol=1e-6, err_msg=name)
     np.testing.assert_allclose(res.P[:, 0], r["P"][:, 0], atol=1e-6)
+
+
+@pytest.mark.parametrize("k", [1, 3])
+def test_repeated_calls_reuse_device_memory(device, k):
+    """A repeated call takes its device buffers from the device's pool (a fresh buffer costs a
+    page fault per 4 KB on CPU drivers): the pool allocates nothing new the second time, and
+    the results are the same."""
+    rng = np.random.default_rng(12)
+    T = np.cumsum(rng.standard_normal(700))
+    from clts.runtime.memory import release_scratch
+    release_scratch(device)
+    pool = device.state.pool()
+    first = clts.matrix_profile(T, 16, k=k, device=device)
+    assert pool.held_blocks > 0                 # its buffers went back to the pool
+    held = pool.managed_bytes
+    again = clts.matrix_profile(T, 16, k=k, device=device)
+    np.testing.assert_array_equal(again.P, first.P)
+    np.testing.assert_array_equal(again.I, first.I)
+    assert pool.managed_bytes == held

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import options
+from ..runtime.memory import scratch, upload_scratch
 from ..runtime import launch, progress, round_up
 from .plan import fit_tile, local_tile_rows
 from . import flags
@@ -94,7 +95,6 @@ def band_area(lA, lB, self_join, D, nb, kstart):
 
 def _run_diag(dev, plan, A, B, dB, self_join, cols, b_lo, b_hi, kstart, bar, chunk_bands,
               k=1):
-    import pyopencl.array as cla
     D, R = plan.band, plan.segment
     lA, lB = A.l, B.l
     atomic = plan.merge == "atomic" and k == 1      # top-k: partial lists, any device
@@ -120,36 +120,35 @@ def _run_diag(dev, plan, A, B, dB, self_join, cols, b_lo, b_hi, kstart, bar, chu
     prg = dev.program("mp/diag_top1.cl.mako" if k == 1 else "mp/diag_topk.cl.mako", **params)
     kern = prg.kernel("diag" if k == 1 else "diag_topk")
     kr = A.kr
-    q = dev.queue
     if k > 1:
-        gRV = cla.to_device(q, np.full(lA * k, -np.inf, kr))
-        gRI = cla.to_device(q, np.full(lA * k, -1, np.int32))
-        gCV = cla.to_device(q, np.full(lB * k, -np.inf, kr)) if cols else None
-        gCI = cla.to_device(q, np.full(lB * k, -1, np.int32)) if cols else None
+        gRV = upload_scratch(dev, np.full(lA * k, -np.inf, kr))
+        gRI = upload_scratch(dev, np.full(lA * k, -1, np.int32))
+        gCV = upload_scratch(dev, np.full(lB * k, -np.inf, kr)) if cols else None
+        gCI = upload_scratch(dev, np.full(lB * k, -1, np.int32)) if cols else None
         nwmax = max(1, min(chunk_bands, b_hi - b_lo))
-        rPV = cla.empty(q, nwmax * R * k, kr)
-        rPI = cla.empty(q, nwmax * R * k, np.int32)
+        rPV = scratch(dev, nwmax * R * k, kr)
+        rPI = scratch(dev, nwmax * R * k, np.int32)
         if cols:
-            cPV = cla.empty(q, nwmax * (R + D) * k, kr)
-            cPI = cla.empty(q, nwmax * (R + D) * k, np.int32)
-        wfl = cla.empty(q, 2 * nwmax, np.int32)
+            cPV = scratch(dev, nwmax * (R + D) * k, kr)
+            cPI = scratch(dev, nwmax * (R + D) * k, np.int32)
+        wfl = scratch(dev, 2 * nwmax, np.int32)
         red_r = prg.kernel("reduce_rows_k")
         red_c = prg.kernel("reduce_cols_k") if cols else None
     elif atomic:
-        rowKey = cla.to_device(q, np.full(lA, ULONG_MAX, np.uint64))
-        colKey = cla.to_device(q, np.full(lB, ULONG_MAX, np.uint64)) if cols else None
+        rowKey = upload_scratch(dev, np.full(lA, ULONG_MAX, np.uint64))
+        colKey = upload_scratch(dev, np.full(lB, ULONG_MAX, np.uint64)) if cols else None
         outs = [rowKey.data] + ([colKey.data] if cols else [])
     else:
-        gRV = cla.to_device(q, np.full(lA, -np.inf, kr))
-        gRI = cla.to_device(q, np.full(lA, -1, np.int32))
-        gCV = cla.to_device(q, np.full(lB, -np.inf, kr)) if cols else None
-        gCI = cla.to_device(q, np.full(lB, -1, np.int32)) if cols else None
+        gRV = upload_scratch(dev, np.full(lA, -np.inf, kr))
+        gRI = upload_scratch(dev, np.full(lA, -1, np.int32))
+        gCV = upload_scratch(dev, np.full(lB, -np.inf, kr)) if cols else None
+        gCI = upload_scratch(dev, np.full(lB, -1, np.int32)) if cols else None
         nwmax = max(1, min(chunk_bands, b_hi - b_lo))
-        rPV = cla.empty(q, nwmax * R, kr)
-        rPI = cla.empty(q, nwmax * R, np.int32)
+        rPV = scratch(dev, nwmax * R, kr)
+        rPI = scratch(dev, nwmax * R, np.int32)
         if cols:
-            cPV = cla.empty(q, nwmax * (R + D), kr)
-            cPI = cla.empty(q, nwmax * (R + D), np.int32)
+            cPV = scratch(dev, nwmax * (R + D), kr)
+            cPI = scratch(dev, nwmax * (R + D), np.int32)
         red_r = prg.kernel("reduce_rows")
         red_c = prg.kernel("reduce_cols") if cols else None
     idxmask = (1 << idxbits) - 1 if plan.kernel_real == "double" else (1 << 32) - 1
@@ -176,7 +175,7 @@ def _run_diag(dev, plan, A, B, dB, self_join, cols, b_lo, b_hi, kstart, bar, chu
         plan_l_all = np.zeros((1, 4), np.int32)
     else:
         plan_l_all = np.concatenate([d for _, d in plan_l])
-    dd = cla.to_device(q, plan_l_all)
+    dd = upload_scratch(dev, plan_l_all)
     events = []
     off = 0
     from ..runtime.faults import enter_chunk

@@ -5,22 +5,21 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..runtime.memory import scratch, upload_scratch
 from ..runtime import launch, round_up
 from . import flags
 from .series import _vw
 
 
 def _pair_dist(dev, plan, A, B, ia, ib):
-    import pyopencl.array as cla
     n = len(ia)
     if n == 0:
         return np.zeros(0)
     prg = dev.program("mp/exact.cl.mako", **flags.TEMPLATE, real=plan.exact_real,
                       NORMALIZE=int(A.normalize), lanes=_vw(dev))
-    q = dev.queue
-    da = cla.to_device(q, ia.astype(np.int32))
-    db = cla.to_device(q, ib.astype(np.int32))
-    out = cla.empty(q, n, A.er)
+    da = upload_scratch(dev, ia.astype(np.int32))
+    db = upload_scratch(dev, ib.astype(np.int32))
+    out = scratch(dev, n, A.er)
     launch(dev, prg.kernel("pair_dist"), round_up(n, 64), None, np.int32(n), np.int32(A.m),
            da.data, db.data, A.Td.data, A.mu.data, A.ss.data, A.flags_on(dev).data,
            B.Td.data, B.mu.data, B.ss.data, B.flags_on(dev).data, out.data)
@@ -32,13 +31,11 @@ def _pair_dist(dev, plan, A, B, ia, ib):
 def _scan(dev, plan, kind, qs, X, Y, ez):
     """kind 'rows': for each q in qs (windows of X) best over Y; 'cols': for each window of Y,
     best over qs of X. Returns (lv, li, rv, ri)."""
-    import pyopencl.array as cla
-    q = dev.queue
     prg = dev.program("mp/exact.cl.mako", **flags.TEMPLATE, real=plan.exact_real,
                       NORMALIZE=int(X.normalize), lanes=_vw(dev))
     nout = len(qs) if kind == "rows" else Y.l
-    dq = cla.to_device(q, np.asarray(qs, np.int32) if len(qs) else np.zeros(1, np.int32))
-    outs = [cla.empty(q, max(nout, 1), t) for t in (X.er, np.int32, X.er, np.int32)]
+    dq = upload_scratch(dev, np.asarray(qs, np.int32) if len(qs) else np.zeros(1, np.int32))
+    outs = [scratch(dev, max(nout, 1), t) for t in (X.er, np.int32, X.er, np.int32)]
     launch(dev, prg.kernel("scan_" + kind), round_up(max(nout, 1), 64), None, np.int32(len(qs)),
            np.int32(X.m), np.int32(Y.l), np.int32(ez), dq.data,
            X.Td.data, X.mu.data, X.ss.data, X.flags_on(dev).data,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..runtime.memory import scratch, upload_scratch
 from ..runtime import launch, round_up
 from . import flags
 from .plan import ILL_FACTOR
@@ -90,7 +91,6 @@ class Side:
     """One series on one device: cleaned values, window statistics and update coefficients."""
 
     def __init__(self, dev, T, m, plan, normalize, pad):
-        import pyopencl.array as cla
         self.n = len(T)
         self.l = self.n - m + 1
         self.m = m
@@ -106,10 +106,10 @@ class Side:
         # statistics on the device, stably, in the exact precision
         vw, u = _vw(dev), _chains(dev)
         # padded by one work-item's windows: its lanes past the last window read zeros
-        Td = cla.to_device(dev.queue, np.concatenate([Tc, np.zeros(vw * u)]).astype(er))
-        mu = cla.empty(dev.queue, self.l, er)
-        ss = cla.empty(dev.queue, self.l, er)
-        fl = cla.empty(dev.queue, self.l, np.int32)
+        Td = upload_scratch(dev, np.concatenate([Tc, np.zeros(vw * u)]).astype(er))
+        mu = scratch(dev, self.l, er)
+        ss = scratch(dev, self.l, er)
+        fl = scratch(dev, self.l, np.int32)
         prg = dev.program("mp/stats.cl.mako", **flags.TEMPLATE, real=plan.exact_real,
                           NORMALIZE=int(normalize), lanes=vw, chains=u)
         launch(dev, prg.kernel("window_stats"), round_up(-(-self.l // (vw * u)), 16), None,
@@ -129,8 +129,7 @@ class Side:
         """The window flags as a device array (uploaded here when no band kernel ran on this
         side: every window constant, or all of this device's bands empty)."""
         if getattr(self, "fl_d", None) is None:
-            import pyopencl.array as cla
-            self.fl_d = cla.to_device(dev.queue, self.flags.astype(np.int32))
+            self.fl_d = upload_scratch(dev, self.flags.astype(np.int32))
         return self.fl_d
 
     def mark_ill(self, plan, R):
@@ -148,11 +147,10 @@ class Side:
 
     def upload(self, dev, as_columns, dtype=None):
         """Device arrays for the diagonal kernel (:meth:`arrays`, uploaded)."""
-        import pyopencl.array as cla
         kr = self.kr if dtype is None else dtype
-        out = {name: cla.to_device(dev.queue, np.ascontiguousarray(v, dtype=kr))
+        out = {name: upload_scratch(dev, np.ascontiguousarray(v, dtype=kr))
                for name, v in self.arrays(as_columns).items()}
-        self.fl_d = cla.to_device(dev.queue, self.flags.astype(np.int32))
+        self.fl_d = upload_scratch(dev, self.flags.astype(np.int32))
         return out
 
     def arrays(self, as_columns):

@@ -9,6 +9,13 @@ the minimum over rounds. wall / span near 1 means transfers, host preparation an
 cost little beside the kernels; the issue's target for numpy calls is within 1.3x of the same
 call on device arrays.
 
+On a device with its own memory (a discrete GPU; ``--staging`` forces it on a CPU, with
+``zero_copy=False``) the same calls round-robin with their transfers straight from numpy's
+memory (``staging="pageable"``, "direct") and through the pinned staging buffers
+(``staging="pinned"``, "staged", the GPU profiles' default): median and minimum ms of each, the
+median per-round ratio direct / staged (> 1: staging pays), and the results compared bit for
+bit.
+
 Then every algorithm again as a model or a tile loop calls it, round-robin in one process
 (``fresh_inputs``): on the same input arrays every call (what the table times), on freshly
 allocated inputs every call, with the pool of dropped results off (new pages for every
@@ -34,6 +41,9 @@ def main(argv=None):
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--large", action="store_true",
                     help="fresh-input rounds also for STL 12,000 x 480 (46 MB per result)")
+    ap.add_argument("--staging", action="store_true",
+                    help="compare direct and pinned-staged transfers also on a device that "
+                         "shares host memory (with zero_copy=False)")
     args = ap.parse_args(argv)
     from common import quiet
     quiet()
@@ -61,7 +71,58 @@ def main(argv=None):
             span = min(span, t.span_seconds)
         print(f"| {name} | {wall * 1e3:.1f} | {kern * 1e3:.1f} | {span * 1e3:.1f} | "
               f"{wall / span:.2f} |", flush=True)
+    staged_vs_direct(dev, cases, args.rounds, args.staging)
     fresh_inputs(dev, x, args.rounds, args.large)
+
+
+def staged_vs_direct(dev, cases, rounds, force=False):
+    """Direct (pageable) against pinned-staged transfers, round-robin (see the docstring)."""
+    import clts
+    from clts.runtime.memory import host_ptr_alignment
+    if host_ptr_alignment(dev) is not None:
+        if not force:
+            print("\n(staged vs direct transfers: the device uses numpy memory in place; "
+                  "--staging compares them with zero_copy=False)")
+            return
+        clts.set_options(zero_copy=False)
+    print("\n| numpy call, transfers | direct median ms | staged median ms | direct min ms | "
+          "staged min ms | direct / staged (median of rounds) | same bits |")
+    print("|---|---|---|---|---|---|---|")
+    try:
+        for name, run in cases:
+            times = {"pageable": [], "pinned": []}
+            same = True
+            for mode in times:                       # warm: builds, pools
+                clts.set_options(staging=mode)
+                run(dev)
+            for _ in range(max(rounds, 3)):
+                res = {}
+                for mode, t in times.items():
+                    clts.set_options(staging=mode)
+                    t0 = time.perf_counter()
+                    res[mode] = run(dev)
+                    t.append(time.perf_counter() - t0)
+                same = same and _same_bits(res["pageable"], res["pinned"])
+            d, p = (np.array(times[m]) * 1e3 for m in ("pageable", "pinned"))
+            print(f"| {name} | {np.median(d):.1f} | {np.median(p):.1f} | {d.min():.1f} | "
+                  f"{p.min():.1f} | {np.median(d / p):.2f} | {'yes' if same else 'NO'} |",
+                  flush=True)
+    finally:
+        clts.set_options(staging=None, zero_copy=True)
+
+
+def _same_bits(a, b) -> bool:
+    """Whether two results (result objects, tuples or arrays) hold the same arrays."""
+    def arrays(r):
+        if isinstance(r, np.ndarray):
+            return [r]
+        if isinstance(r, (tuple, list)):
+            return [v for x in r for v in arrays(x)]
+        return [np.asarray(v) for k, v in sorted(vars(r).items())
+                if isinstance(v, np.ndarray)] if hasattr(r, "__dict__") else []
+    xa, xb = arrays(a), arrays(b)
+    return len(xa) == len(xb) > 0 and all(np.array_equal(u, v, equal_nan=True)
+                                      for u, v in zip(xa, xb))
 
 
 def fresh_inputs(dev, x, rounds, large=False):

@@ -67,6 +67,13 @@ def _str(name, v):
     return v
 
 
+def _staging(name, v):
+    v = _optional_str(name, v)
+    if v is not None and v not in ("pinned", "pageable"):
+        raise ValueError(f"option {name} must be 'pinned', 'pageable' or None, got {v!r}")
+    return v
+
+
 def _positive_int(name, v):
     if v is None or (isinstance(v, str) and v.strip() == ""):
         return None
@@ -115,6 +122,9 @@ OPTIONS = {o.name: o for o in (
            "cap on the batch items per chunk (tests, memory use); None: the device's limits"),
     Option("zero_copy", "CLTS_ZERO_COPY", True, _bool,
            "CPU devices use numpy memory in place where they can; False: always copy"),
+    Option("staging", "CLTS_STAGING", None, _staging,
+           "transfers of a device with its own memory: pinned | pageable; None: the "
+           "profile's runtime.staging (pinned on GPUs)"),
     Option("pipeline", "CLTS_PIPELINE", True, _bool,
            "chunk loops overlap transfers and compute; False: one chunk after another"),
     Option("dump_sources", "CLTS_DUMP_SOURCES", None, _optional_str,
@@ -246,6 +256,9 @@ class set_options:
         Cap on the batch items per chunk (None: the device's memory limits alone).
     zero_copy : bool
         CPU devices work on numpy memory in place where the driver allows it.
+    staging : {'pinned', 'pageable'}, optional
+        How numpy data reach a device with its own memory: through reusable pinned host
+        buffers, or straight from numpy's memory; None: the profile's ``runtime.staging``.
     pipeline : bool
         Chunk loops overlap uploads and downloads with compute.
     dump_sources : str, optional

@@ -19,6 +19,7 @@ from ..runtime import faults
 from ..runtime import get_device, launch, round_up
 from ..runtime.arrays import c_array, float_array, float_dtype_of, values_of
 from ..runtime.memory import keep_on_simulator, pooled_empty, scratch, upload_scratch
+from ..runtime.staging import download
 from .inputs import NAMES
 from .plan import Problem, SuperbeePlan, TkePlan, make_superbee_plan, make_tke_plan
 from . import slabs
@@ -116,7 +117,7 @@ class _Staging:
                 ev.wait()
                 m.base.release(self.dev.queue)
             else:
-                dev_arr.get(ary=host)
+                download(self.dev, dev_arr, host)
             out.append(host)
         self.dev.queue.finish()
         return out

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from ..errors import DeviceError
 from ..runtime import faults
+from ..runtime import staging
 from ..runtime.memory import chunk_sizes, host_array, upload_scratch
 from ..runtime.pipeline import copy_queue, device_marker, run_pipelined, slot_scratch
 
@@ -120,8 +121,7 @@ def _run_slabs(dev, what, nx, chunks, inputs, sliced, outputs, slab, in_place=Fa
             if n not in bufs[slot]:
                 bufs[slot][n] = slot_scratch(dev, (rows_max,) + inputs[n].shape[1:],
                                              inputs[n].dtype)
-            events.append(cl.enqueue_copy(queue, bufs[slot][n].data, inputs[n][lo:hi],
-                                          is_blocking=False))
+            events += staging.upload_into(dev, queue, bufs[slot][n][:hi - lo], inputs[n][lo:hi])
         return events
 
     def compute(i, start, stop, slot, wait_for):
@@ -138,6 +138,11 @@ def _run_slabs(dev, what, nx, chunks, inputs, sliced, outputs, slab, in_place=Fa
         # on the queue run_pipelined gives: the device queue right behind the slab's kernels
         # on a device that shares host memory, else the copy queue once they have run
         lo = slab_of(start, stop, nx)[0]
+        if staging.pinned(dev):     # through pinned pieces, once the kernels ran
+            return list(wait_for or ()) + [
+                lambda o=out, k=k: staging.download(dev, obufs[slot][k][start - lo:stop - lo],
+                                                    o[start:stop], queue)
+                for k, out in enumerate(outputs)]
         return [cl.enqueue_copy(queue, out[start:stop], obufs[slot][k].data,
                                 src_offset=(start - lo) * out[:1].nbytes, wait_for=wait_for,
                                 is_blocking=False)

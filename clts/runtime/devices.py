@@ -353,7 +353,7 @@ def emulate(name: str, base=None, **overrides):
 
 class DeviceState:
     """Everything clts keeps for one device between calls, in one place: the scratch and slot
-    memory pools, the staging pool of aligned host arrays, arrays kept alive on a simulator,
+    memory pools, the staging pools of aligned and of pinned host arrays, arrays kept alive on a simulator,
     the program cache with its build locks, the copy queue and small per-device constants.
 
     The :class:`Device` owns it (``device.state``); nothing else stores anything on a Device.
@@ -368,6 +368,7 @@ class DeviceState:
         self.build_locks: dict = {}     # the same key -> the lock its one build runs under
         self.pools: dict = {}           # "scratch", "slots" -> pyopencl MemoryPool
         self.staging: dict = {}         # nbytes -> aligned host arrays free for lending
+        self.pinned: dict = {}          # nbytes -> pinned (mapped) host arrays free for lending
         self.kept: list = []            # simulator temporaries kept alive until release
         self.constants: dict = {}       # key -> a small device array made once (tridiag)
         self.copy_queue = None          # the second queue of the chunk loop, once made
@@ -428,6 +429,7 @@ class DeviceState:
         with self.lock:
             self.kept.clear()
             self.staging.clear()
+            self.pinned.clear()
 
     def clear(self) -> None:
         """Forget everything: memory as :meth:`release_memory`, then the pools, the programs,

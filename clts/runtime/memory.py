@@ -122,9 +122,16 @@ def keep_on_simulator(device, arr):
 
 
 def upload_scratch(device, host):
-    """``host`` copied into a ``scratch`` array (see there)."""
+    """``host`` copied into a ``scratch`` array (see there); blocking. Through pinned pieces
+    where the device stages its transfers so (``runtime.staging``)."""
+    from . import staging
     arr = scratch(device, host.shape, host.dtype)
-    arr.set(np.ascontiguousarray(host))
+    host = np.ascontiguousarray(host)
+    if host.nbytes >= staging.MIN_BYTES and staging.pinned(device):
+        import pyopencl as cl
+        cl.wait_for_events(staging.upload_into(device, device.queue, arr, host))
+    else:
+        arr.set(host)
     return arr
 
 

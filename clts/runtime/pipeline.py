@@ -34,6 +34,7 @@ import math
 import numpy as np
 
 from .. import options
+from . import staging
 from .faults import enter_chunk
 from .memory import (host_array, host_ptr_alignment, is_svm, keep_on_simulator, lend_staging,
                      progress, return_staging, scratch)
@@ -221,7 +222,8 @@ class ChunkIO:
       of the element size), or the data are not contiguous or not in native byte order: a
       memcpy into a pooled aligned staging array of the slot, used in place;
     - it has its own memory (discrete GPUs, ``CLTS_ZERO_COPY=0``, the simulator): an OpenCL
-      transfer on the given queue into a pooled device array of the slot.
+      transfer on the given queue into a pooled device array of the slot, through pinned host
+      pieces where the profile says so (``runtime.staging``: GPUs; see ``runtime.staging``).
 
     Use as a context manager around :func:`run_pipelined`: leaving it returns the staging
     arrays to the device's pool.
@@ -230,6 +232,11 @@ class ChunkIO:
     def __init__(self, device):
         self.device = device
         self.align = host_ptr_alignment(device)
+        # a device with its own memory: transfers through pinned pieces (``runtime.staging``),
+        # one ring for uploads, one for downloads (an upload in flight never stalls a download)
+        self.pinned = self.align is None and staging.pinned(device)
+        self._rings = ((staging.PinnedRing(device), staging.PinnedRing(device)) if self.pinned
+                       else None)
         self._host = {}           # (slot, key) -> host array (staging, or upload source)
         self._dev = {}            # (slot, key) -> flat pooled device array
         self._outs = {}           # slot -> [(device array, dest, host view or None, in place)]
@@ -239,6 +246,9 @@ class ChunkIO:
         return self
 
     def __exit__(self, *exc):
+        if self._rings is not None:
+            for ring in self._rings:
+                ring.close()
         return_staging(self.device, self._lent)
         self._lent, self._host, self._dev, self._outs = [], {}, {}, {}
         return False
@@ -287,9 +297,9 @@ class ChunkIO:
             if not np.shares_memory(view, h):
                 np.copyto(view, h)
             return host_array(self.device, view), []
-        import pyopencl as cl
         d = self.temp(slot, key, h.shape, h.dtype)
-        return d, [cl.enqueue_copy(queue, d.data, np.ascontiguousarray(h), is_blocking=False)]
+        return d, staging.upload_into(self.device, queue, d, h,
+                                      self._rings[0] if self.pinned else None)
 
     def put(self, slot, key, src, queue, dtype=None):
         """:meth:`send` of ``src`` (any layout; cast to ``dtype``): in place where the device
@@ -319,7 +329,8 @@ class ChunkIO:
             outs.append((arr, dest, view, True))
             return arr
         arr = self.temp(slot, key, dest.shape, dest.dtype)
-        view = None if dest.flags.c_contiguous else self.host(slot, key, dest.shape, dest.dtype)
+        view = (None if dest.flags.c_contiguous or self.pinned
+                else self.host(slot, key, dest.shape, dest.dtype))
         outs.append((arr, dest, view, False))
         return arr
 
@@ -349,6 +360,12 @@ class ChunkIO:
                 # only ones to use this memory again, run after it; the loop ends with a
                 # finish of the queue
                 after.append(lambda m=m, q=queue: m.base.release(q))
+            elif self.pinned:
+                # through the pinned pieces, on the host once the kernels ran (the pieces'
+                # DMAs and copies out alternate; the device runs the next chunk meanwhile)
+                items += [e for e in wait_for or () if e not in items]
+                after.append(lambda d=dest, a=arr, q=queue: staging.download(
+                    self.device, a, d, q, ring=self._rings[1]))
             else:
                 target = dest if view is None else view
                 items.append(cl.enqueue_copy(queue, target, arr.data, wait_for=wait_for,

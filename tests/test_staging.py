@@ -135,3 +135,34 @@ def test_gpu_profiles_stage_pinned():
         assert got == "pinned", name
     cpu = profiles.load(profiles.shipped_dir() / "generic-cpu.yaml")
     assert cpu["runtime"]["staging"] == "pageable"
+
+
+def test_two_threads_through_the_pool(device, staged):
+    """Two threads stage at once (pieces lent from and returned to one pool): same bits."""
+    import threading
+    clts.set_options(staging="pinned")
+    rng = np.random.default_rng(13)
+    a, c, d = rng.standard_normal((3, 64, 40))
+    b = 4 + rng.random((64, 40))
+    y = np.sin(np.arange(96) * np.pi / 6) + 0.1 * rng.standard_normal((9, 96))
+    ref_x = clts.solve_tridiagonal(a, b, c, d, device=device).x
+    ref_s = clts.stl(y, 12, device=device).seasonal
+    errors = []
+
+    def work():
+        try:
+            for _ in range(4):
+                np.testing.assert_array_equal(
+                    clts.solve_tridiagonal(a, b, c, d, device=device).x, ref_x)
+                np.testing.assert_array_equal(clts.stl(y, 12, device=device).seasonal, ref_s)
+        except Exception as e:          # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    clts.set_options(staging="pageable")
+    np.testing.assert_array_equal(clts.solve_tridiagonal(a, b, c, d, device=device).x, ref_x)

@@ -356,7 +356,7 @@ class _MatrixProfile:
             # point of the run-time law that ``estimate`` uses (see record_run)
             record_run(_devices(devices)[0], res.plan, _self_pairs(len(T_A), res.m,
                                                                    res.exclusion_zone),
-                       res.diagnostics["seconds"])
+                       res.diagnostics["seconds"], (len(T_A) - res.m + 1) * res.m)
         return res
 
     def estimate(self, n, m, device=None, *, n_B=None, precision="double", recalibrate=False):
@@ -391,10 +391,10 @@ class _MatrixProfile:
         pred = _model(dev, precision, recalibrate, _compute)
         l = n - m + 1
         if n_B is None:
-            pairs = _self_pairs(n, m, math.ceil(m / 4))
+            pairs, lm = _self_pairs(n, m, math.ceil(m / 4)), l * m
         else:
-            pairs = l * (n_B - m + 1)
-        return pred(pairs)
+            pairs, lm = l * (n_B - m + 1), (l + n_B - m + 1) * m / 2
+        return pred(pairs, lm)
 
     def __repr__(self):
         return "<clts.matrix_profile>"

@@ -349,10 +349,12 @@ def record_run(dev, plan, pairs, seconds, lm=0.0):
 
 
 def cached_estimate(dev, precision, pairs, lm=0.0):
-    """Seconds predicted from a calibration already on disk (never runs one), else None."""
+    """Seconds predicted from a calibration already on disk (never runs one), else None. A
+    calibration taken on a loaded machine counts here (only ``estimate`` redoes it once the
+    machine is quieter: a CPU device's calibration is of idle-machine seconds anyway)."""
     try:
         data = _read(calibration_path(dev, precision))
-        if _stale(data, _code_key(dev, precision), 0.0):
+        if _stale(data, _code_key(dev, precision), math.inf):
             return None
         return _law(data)(pairs, lm)
     except (OSError, ValueError, KeyError, TypeError):

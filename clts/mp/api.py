@@ -362,11 +362,12 @@ class _MatrixProfile:
     def estimate(self, n, m, device=None, *, n_B=None, precision="double", recalibrate=False):
         """Predicted seconds of a k = 1 matrix profile on ``device``.
 
-        From the n^2 law of Zhu et al., through the fastest measured run of each size: a
-        one-time calibration (two sizes in the n^2 regime, minimum of repeats, cached in the
-        user cache directory), refined, with ``CLTS_MP_RECORD_RUNS=1``, by the k = 1
-        self-joins this device has run since (``docs/matrix-profile.md``, "Run-time
-        estimate").
+        From the n^2 law of Zhu et al. plus a window-length term, through the fastest measured
+        run of each size: a one-time calibration (a ladder of sizes from 2^14 until two are in
+        the n^2 regime, and two runs at m = 2048; minimum of repeats; on a CPU device the
+        idle-machine seconds; cached in the user cache directory), refined, with
+        ``CLTS_MP_RECORD_RUNS=1``, by the k = 1 self-joins this device has run since
+        (``docs/matrix-profile.md``, "Run-time estimate").
 
         Parameters
         ----------

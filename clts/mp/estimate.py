@@ -58,6 +58,12 @@ CAL_MIN_SECONDS = 0.15
 SATURATED = 0.1
 
 
+#: seconds the ladder may take (its runs, warm-ups included): a device whose pairs per second
+#: still grow at large n stops before the rung that would pass it, and the n^2 law anchored at
+#: its top rung (with the fixed cost of the line through the top two) carries on from there
+CAL_BUDGET = 30.0
+
+
 CAL_REPEATS = 5
 
 
@@ -284,14 +290,17 @@ def _calibrate(dev, precision, run):
                              f"got {sizes}")
         pts = [[n, pairs(n), _rung(dev, precision, n, run)] for n in sizes]
     else:
-        n = CAL_START
+        n, spent = CAL_START, 0.0
         while True:
             pts.append([n, pairs(n), _rung(dev, precision, n, run)])
+            spent += (1 + CAL_REPEATS) * pts[-1][2]
             if len(pts) >= 2 and pts[-1][2] >= CAL_MIN_SECONDS:
                 (_, p0, t0), (_, p1, t1) = pts[-2], pts[-1]
                 if (p1 / t1) <= (1 + SATURATED) * (p0 / t0):
                     break
-            if n >= CAL_MAX:
+            # the next rung (4x the pairs) would take the ladder past its budget
+            if n >= CAL_MAX or (len(pts) >= 2 and
+                                spent + 4 * (1 + CAL_REPEATS) * pts[-1][2] > CAL_BUDGET):
                 break
             n *= 2
     longs, gs = [], []

@@ -2,6 +2,7 @@
 profile over its diagonals (launches split so that the bar moves); the same results; the
 no-progress switch turns them off."""
 import importlib
+import json
 
 import numpy as np
 import pytest
@@ -47,3 +48,37 @@ def test_matrix_profile_bar_moves_and_results_agree(device, bars_now, capsys):
     assert capsys.readouterr().err == ""
     np.testing.assert_array_equal(r.I, quiet.I)
     np.testing.assert_allclose(r.P, quiet.P, rtol=1e-12)
+
+
+def test_matrix_profile_bar_shows_estimate_up_front(device, bars_now, capsys, monkeypatch,
+                                                    tmp_path):
+    """A k = 1 self-join of at least estimate.AUTO_CAL_PAIRS pairs calibrates first where no
+    calibration exists (once; fake timings here) and its bar says the estimate; a top-k run's
+    bar has none (the calibration is of k = 1)."""
+    from clts.mp import estimate
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setattr(diagonal, "EST_MIN_PAIRS", 0)
+    monkeypatch.setattr(estimate, "AUTO_CAL_PAIRS", 1e6)
+    calls = []
+
+    def fake(dev, precision, n, run, m=estimate.CAL_M):
+        calls.append(n)
+        return 1e-9 * n * n
+    monkeypatch.setattr(estimate, "calibration_time", fake)
+    T = np.cumsum(np.random.default_rng(1).standard_normal(3000))
+    clts.matrix_profile(T, 32, device=device)
+    assert calls and "(estimate " in capsys.readouterr().err
+    calls.clear()
+    clts.matrix_profile(T, 32, device=device)
+    assert not calls and "(estimate " in capsys.readouterr().err
+    # a calibration taken on a loaded machine is the bar's estimate too (it used to be none)
+    path = estimate.calibration_path(device, "double")
+    data = json.loads(path.read_text())
+    data["calibration"]["load"] = 9.0
+    path.write_text(json.dumps(data))
+    clts.matrix_profile(T, 32, device=device)
+    assert not calls and "(estimate " in capsys.readouterr().err
+    clts.matrix_profile(T, 32, device=device, k=2)
+    err = capsys.readouterr().err
+    assert "matrix profile" in err and "(estimate " not in err
+    assert diagonal._duration(5.04) == "5.0 s" and diagonal._duration(162) == "2.7 min"

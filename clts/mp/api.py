@@ -356,17 +356,18 @@ class _MatrixProfile:
             # point of the run-time law that ``estimate`` uses (see record_run)
             record_run(_devices(devices)[0], res.plan, _self_pairs(len(T_A), res.m,
                                                                    res.exclusion_zone),
-                       res.diagnostics["seconds"])
+                       res.diagnostics["seconds"], (len(T_A) - res.m + 1) * res.m)
         return res
 
     def estimate(self, n, m, device=None, *, n_B=None, precision="double", recalibrate=False):
         """Predicted seconds of a k = 1 matrix profile on ``device``.
 
-        From the n^2 law of Zhu et al., through the fastest measured run of each size: a
-        one-time calibration (two sizes in the n^2 regime, minimum of repeats, cached in the
-        user cache directory), refined, with ``CLTS_MP_RECORD_RUNS=1``, by the k = 1
-        self-joins this device has run since (``docs/matrix-profile.md``, "Run-time
-        estimate").
+        From the n^2 law of Zhu et al. plus a window-length term, through the fastest measured
+        run of each size: a one-time calibration (a ladder of sizes from 2^14 until two are in
+        the n^2 regime, and two runs at m = 2048; minimum of repeats; on a CPU device the
+        idle-machine seconds; cached in the user cache directory), refined, with
+        ``CLTS_MP_RECORD_RUNS=1``, by the k = 1 self-joins this device has run since
+        (``docs/matrix-profile.md``, "Run-time estimate").
 
         Parameters
         ----------
@@ -391,10 +392,10 @@ class _MatrixProfile:
         pred = _model(dev, precision, recalibrate, _compute)
         l = n - m + 1
         if n_B is None:
-            pairs = _self_pairs(n, m, math.ceil(m / 4))
+            pairs, lm = _self_pairs(n, m, math.ceil(m / 4)), l * m
         else:
-            pairs = l * (n_B - m + 1)
-        return pred(pairs)
+            pairs, lm = l * (n_B - m + 1), (l + n_B - m + 1) * m / 2
+        return pred(pairs, lm)
 
     def __repr__(self):
         return "<clts.matrix_profile>"

@@ -13,7 +13,7 @@ from ..runtime.memory import scratch, upload_scratch
 from ..runtime import launch, progress, round_up
 from .plan import fit_tile, local_tile_rows
 from . import flags
-from .estimate import cached_estimate
+from .estimate import progress_estimate
 from .exact import _better, _pair_dist, _scan
 from .series import PAD_SLACK
 
@@ -293,6 +293,20 @@ def _diag_all(job):
 BAR_MIN_SECONDS = 1.0
 BAR_MIN_PAIRS = 1.5e9
 
+#: a bar's estimate is looked up from this many pairs (estimate.AUTO_CAL_PAIRS: calibrated)
+EST_MIN_PAIRS = 1e8
+
+
+def _duration(seconds):
+    """1.5 s, 42 s, 2.7 min, 1.3 h."""
+    if seconds < 10:
+        return f"{seconds:.1f} s"
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"
+
 
 def _diag_bands(job, max_bands=None):
     """Run the diagonal kernel over all bands, split between ``job.devs`` by area; returns one
@@ -314,12 +328,18 @@ def _diag_bands(job, max_bands=None):
         full = split_bands(area, parts)
         bounds = [full[part], full[part + 1]]
     bar = None
-    est = cached_estimate(devs[0], p.precision, total) if job.show_progress and total > 1e8 \
-        else None
+    est = None
+    if job.show_progress and k == 1 and job.bands is None and total > EST_MIN_PAIRS \
+            and options.get("progress"):
+        # the k = 1 estimate (top-k runs are several times slower); a large run calibrates
+        # first where no calibration exists (estimate.AUTO_CAL_PAIRS)
+        from .api import _compute
+        lm = (lA if self_join else (lA + lB) / 2) * job.A.m
+        est = progress_estimate(devs[0], p, total, _compute, lm)
     if job.show_progress and (total > BAR_MIN_PAIRS if est is None else est > BAR_MIN_SECONDS):
         desc = "matrix profile"
         if est is not None:
-            desc += f" (estimate {est / len(devs):.1f} s)"
+            desc += f" (estimate {_duration(est / len(devs))})"
         bar = progress(range(1), total=total, desc=desc, unit="pair")
         if not hasattr(bar, "update"):
             bar = None

@@ -6,8 +6,15 @@ from __future__ import annotations
 import numpy as np
 
 from ..runtime import launch, round_up
+from ..runtime.programs import build_program
 from . import flags
 from .series import _vw
+
+
+def exact_spec(dev, plan, normalize):
+    """(template, parameters) of the exact-distance kernels (:func:`_pair_dist`, :func:`_scan`)."""
+    return "mp/exact.cl.mako", dict(**flags.TEMPLATE, real=plan.exact_real,
+                                    NORMALIZE=int(normalize), lanes=_vw(dev))
 
 
 def _pair_dist(dev, plan, A, B, ia, ib):
@@ -15,8 +22,7 @@ def _pair_dist(dev, plan, A, B, ia, ib):
     n = len(ia)
     if n == 0:
         return np.zeros(0)
-    prg = dev.program("mp/exact.cl.mako", **flags.TEMPLATE, real=plan.exact_real,
-                      NORMALIZE=int(A.normalize), lanes=_vw(dev))
+    prg = build_program(dev, *exact_spec(dev, plan, A.normalize))
     q = dev.queue
     da = cla.to_device(q, ia.astype(np.int32))
     db = cla.to_device(q, ib.astype(np.int32))
@@ -34,8 +40,7 @@ def _scan(dev, plan, kind, qs, X, Y, ez):
     best over qs of X. Returns (lv, li, rv, ri)."""
     import pyopencl.array as cla
     q = dev.queue
-    prg = dev.program("mp/exact.cl.mako", **flags.TEMPLATE, real=plan.exact_real,
-                      NORMALIZE=int(X.normalize), lanes=_vw(dev))
+    prg = build_program(dev, *exact_spec(dev, plan, X.normalize))
     nout = len(qs) if kind == "rows" else Y.l
     dq = cla.to_device(q, np.asarray(qs, np.int32) if len(qs) else np.zeros(1, np.int32))
     outs = [cla.empty(q, max(nout, 1), t) for t in (X.er, np.int32, X.er, np.int32)]

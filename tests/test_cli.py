@@ -250,4 +250,17 @@ def test_slow_build_says_building_kernels(capsys, monkeypatch):
     for _ in range(2):
         dev.program("runtime/copy.cl.mako", real="float", width=1, unused_tag=next(fresh))
     err = capsys.readouterr().err
-    assert err.count("clts: building OpenCL kernels for") == 1 and "clts warmup" in err
+    assert err.count("clts: building OpenCL kernels (runtime) for") == 1 and "clts warmup" in err
+    # another algorithm's first slow build says it again (tridiag's transpose: a small
+    # program), through tqdm while a bar is on screen
+    tqdm = pytest.importorskip("tqdm")
+    import io
+    screen = io.StringIO()
+    with tqdm.tqdm(total=2, file=screen) as bar:
+        written = []
+        monkeypatch.setattr(tqdm.tqdm, "write", classmethod(
+            lambda cls, s, file=None, **k: written.append(s)))
+        dev.program("tridiag/transpose.cl.mako", real="float", tile=0, tile_y=1,
+                    unused_tag=next(fresh))
+        bar.update()
+    assert len(written) == 1 and "building OpenCL kernels (tridiag)" in written[0]

@@ -264,3 +264,23 @@ def test_slow_build_says_building_kernels(capsys, monkeypatch):
                     unused_tag=next(fresh))
         bar.update()
     assert len(written) == 1 and "building OpenCL kernels (tridiag)" in written[0]
+
+
+def test_help_imports_nothing_heavy():
+    """`clts --help` and `clts mp --help` answer without pandas, xarray, Dask, matplotlib,
+    tqdm, SciPy or even OpenCL (a fresh process: this one has them all loaded)."""
+    import subprocess
+    import sys
+    code = ("import sys, contextlib, io, clts.cli\n"
+            "for argv in (['--help'], ['mp', '--help'], ['stl', '--help']):\n"
+            "    try:\n"
+            "        with contextlib.redirect_stdout(io.StringIO()):\n"
+            "            clts.cli.main(argv)\n"
+            "    except SystemExit:\n"
+            "        pass\n"
+            "heavy = ('pandas', 'xarray', 'dask', 'distributed', 'matplotlib', 'tqdm', 'scipy',\n"
+            "         'h5py', 'h5netcdf', 'zarr', 'pyopencl')\n"
+            "print(' '.join(m for m in heavy if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == ""

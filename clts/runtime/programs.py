@@ -29,14 +29,12 @@ import threading
 import warnings
 from pathlib import Path
 
-from mako.lookup import TemplateLookup
-
 from ..options import get as get_option
 from ..errors import CltsError, DeviceError, KernelBuildError
 
 TEMPLATE_DIR = Path(__file__).resolve().parent.parent / "templates"
-_lookup = TemplateLookup(directories=[str(TEMPLATE_DIR)], strict_undefined=True,
-                         input_encoding="utf-8")
+_lookup = None   # Mako's template lookup, made on first render (importing Mako costs a
+#                 tenth of a second, which `clts --help` and calls served from cache skip)
 _lock = threading.Lock()
 stats = {"renders": 0, "builds": 0, "hits": 0}
 log = logging.getLogger("clts.programs")
@@ -82,7 +80,17 @@ def render(template: str, params: dict) -> str:
         raise ValueError(f"template parameter real must be 'float' or 'double', "
                          f"not {params['real']!r}")
     stats["renders"] += 1
-    return _lookup.get_template(template).render(**params)
+    return _template_lookup().get_template(template).render(**params)
+
+
+def _template_lookup():
+    global _lookup
+    with _lock:
+        if _lookup is None:
+            from mako.lookup import TemplateLookup
+            _lookup = TemplateLookup(directories=[str(TEMPLATE_DIR)], strict_undefined=True,
+                                     input_encoding="utf-8")
+    return _lookup
 
 
 def _source_excerpt(source: str, log: str, context: int = 6) -> str:

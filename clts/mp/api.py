@@ -16,7 +16,7 @@ from ..runtime import get_device
 from ..runtime.outputs import deliver, out_arrays
 from ..vocabulary import renamed
 from . import flags
-from ..runtime.programs import prebuild
+from ..runtime.programs import built, prebuild
 from .diagonal import _top1, diag_spec
 from .exact import exact_spec
 from .estimate import _model, _recording_runs, _self_pairs, record_run
@@ -197,8 +197,8 @@ def _compute_once(T_A, m, T_B, k, exclusion_zone, normalize, precision, devices,
     t0 = time.perf_counter()
     job = Join(devs, p, T_A, None if self_join else T_B, m, ez, k, both, normalize,
                p.band + p.tile + PAD_SLACK, show_progress)
-    if k == 1:      # a first call builds its three programs at once
-        for d in devs:
+    for d in devs if k == 1 else ():    # a first call builds its three programs at once
+        if not built(d, *stats_spec(d, p, normalize)):
             prebuild(d, [stats_spec(d, p, normalize), diag_spec(d, p, normalize, job.cols),
                          exact_spec(d, p, normalize)])
     A, B = job.A, job.B

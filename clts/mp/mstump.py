@@ -12,7 +12,7 @@ import numpy as np
 
 from ..runtime import get_device, launch, round_up
 from ..runtime.arrays import native, values_of
-from ..runtime.programs import prebuild
+from ..runtime.programs import built, prebuild
 from . import flags
 from .diagonal import _work_lists
 from .exact import _better, _pair_dist, exact_spec
@@ -115,7 +115,8 @@ def mstump(T, m, include=None, discords=False, *, precision=None, device=None, p
     order = inc + [q for q in range(d) if q not in inc]
     # a first call builds the statistics and exact-distance programs at once (the diagonal
     # kernel's depends on the windows' flags, known after the statistics)
-    prebuild(dev, [stats_spec(dev, p, True), exact_spec(dev, p, True)])
+    if not built(dev, *stats_spec(dev, p, True)):
+        prebuild(dev, [stats_spec(dev, p, True), exact_spec(dev, p, True)])
     sides = [Side(dev, _well_scaled(T2[q], None, True, precision)[0], m, p, True, 0)
              for q in order]
     l = n - m + 1

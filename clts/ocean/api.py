@@ -19,7 +19,7 @@ from ..runtime import faults
 from ..runtime import get_device, launch, round_up
 from ..runtime.arrays import c_array, float_array, float_dtype_of, values_of
 from ..runtime.memory import keep_on_simulator, pooled_empty, scratch, upload_scratch
-from ..runtime.programs import build_program, prebuild
+from ..runtime.programs import build_program, built, prebuild
 from .inputs import NAMES
 from .plan import Problem, SuperbeePlan, TkePlan, make_superbee_plan, make_tke_plan
 from . import slabs
@@ -545,12 +545,12 @@ def run_tke(dev, plan, dtype, d, outs, dims, levels, cst, solve):
         real=real, lanes=plan.lanes, COLS2=int(plan.lanes <= nz), stream=plan.stream, T=T,
         TAU=levels["tau"], TAUP1=levels["taup1"], TAUM1=levels["taum1"],
         advection=plan.advection))
-    # a first call builds its programs at once: this step's, the solver's, Superbee's
-    from ..tridiag.programs import plan_specs
-    prebuild(dev, [spec] + plan_specs(dev, _solver_plan(dev, nz, nx * ny, dtype,
-                                                         dict(plan.solver)))
-             + ([_superbee_spec(plan.superbee, real, nz, T, levels["tau"])]
-                if plan.advection == "stored" else []))
+    if not built(dev, *spec):   # a first call: this step's, the solver's, Superbee's at once
+        from ..tridiag.programs import plan_specs
+        prebuild(dev, [spec] + plan_specs(dev, _solver_plan(dev, nz, nx * ny, dtype,
+                                                             dict(plan.solver)))
+                 + ([_superbee_spec(plan.superbee, real, nz, T, levels["tau"])]
+                    if plan.advection == "stored" else []))
     prg = build_program(dev, *spec)
     ncol, shape = nx * ny, (nx, ny, nz)
     # one system per column in the grid's own layout (ghost columns start at -1: zeros)

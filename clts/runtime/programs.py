@@ -143,7 +143,7 @@ def build_program(device, template: str, params: dict, options=()) -> Program:
         raise DeviceError(f"device {device} lacks cl_khr_fp64 (double precision), needed by "
                           f"{template}; use float32 data")
     options = tuple(options)
-    key = (template, repr(sorted(params.items())), options)
+    key = _key(template, params, options)
     cache = device.state.programs
     prg = cache.get(key)
     if prg is not None:
@@ -169,6 +169,18 @@ def build_threads(device) -> int:
     return os.cpu_count() or 2
 
 
+def _key(template, params, options=()):
+    params = dict(params)
+    params.setdefault("real", "float")
+    return template, repr(sorted(params.items())), tuple(options)
+
+
+def built(device, template: str, params: dict, options=()) -> bool:
+    """Whether this program is already built on ``device`` in this process (a caller skips
+    listing its programs for :func:`prebuild` on every call after the first)."""
+    return _key(template, params, options) in device.state.programs
+
+
 def prebuild(device, specs) -> None:
     """Build the programs a call is about to ask for, from several threads at once, so that a
     first call's builds overlap (drivers build with the GIL released); a later
@@ -179,14 +191,7 @@ def prebuild(device, specs) -> None:
     build raises here, as the call would."""
     if getattr(device.info, "simulator", False):
         return
-    cache = device.state.programs
-    todo = []
-    for spec in specs:
-        template, params = spec[0], dict(spec[1])
-        options = tuple(spec[2]) if len(spec) > 2 else ()
-        params.setdefault("real", "float")
-        if (template, repr(sorted(params.items())), options) not in cache:
-            todo.append((template, params, options))
+    todo = [spec for spec in specs if not built(device, *spec)]
     threads = min(len(todo), build_threads(device))
     if threads < 2:
         return

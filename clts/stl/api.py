@@ -51,6 +51,7 @@ class _Runner:
         P = p["period"]
         self.K = -(-N // P)
         self.versions = versions
+        self._prebuilt = False
         ctx = dev.context
         import pyopencl as cl
         mf = cl.mem_flags
@@ -123,7 +124,11 @@ class _Runner:
 
     def prebuild(self) -> None:
         """Build the programs :meth:`run` asks for from several threads at once
-        (:func:`clts.runtime.programs.prebuild`): a first call's builds overlap."""
+        (:func:`clts.runtime.programs.prebuild`): a first call's builds overlap. Once per
+        runner (a call), whatever its chunks."""
+        if self._prebuilt:
+            return
+        self._prebuilt = True
         lanes = {k: (c.lanes if c.version == "outer" else 1) for k, c in self.versions.items()}
         Ls, Lt, Ll, hm = lanes["seasonal"], lanes["trend"], lanes["low_pass"], self.hermite
         st = self.steps

@@ -13,7 +13,7 @@ from ..runtime.memory import (host_empty, keep_on_simulator, release_scratch, sc
 from ..runtime.pipeline import (ChunkIO, aligned_multiple, device_marker, device_wait,
                                 run_pipelined)
 from ..vocabulary import renamed
-from ..runtime.programs import build_program, prebuild
+from ..runtime.programs import build_program, built, prebuild
 from .plan import Plan, Problem, make_plan
 from .programs import flat_spec, pcr_spec, plan_specs, thomas_spec, transpose_spec
 
@@ -453,7 +453,9 @@ def run_plan(dev, plan: Plan, a, b, c, d, x, start, counter):
     work is done (the OpenCL spec defers a release, Oclgrind does not)."""
     n, nsys = plan.n, plan.nsys
     dummy_start = start if start is not None else _dummy_int(dev)
-    prebuild(dev, plan_specs(dev, plan))       # a first call: its programs built at once
+    specs = plan_specs(dev, plan)
+    if not built(dev, *specs[0]):
+        prebuild(dev, specs)        # a first call: its programs built at once
     if plan.method in ("thomas", "thomas-unrolled"):
         return _run_thomas(dev, plan, plan.layout, a, b, c, d, x, dummy_start, counter)
     elif plan.method == "thomas-coalesced":

@@ -37,8 +37,14 @@ CALLS = {
 }
 
 
+def _skip_on_nvidia(device):
+    if "nvidia" in f"{device.info.platform} {device.info.vendor}".lower():
+        pytest.skip("one build thread on NVIDIA's driver (docs/devices.md, known problems)")
+
+
 @pytest.mark.parametrize("name", list(CALLS))
 def test_first_call_builds_at_once(device, name, monkeypatch):
+    _skip_on_nvidia(device)
     call, own, ahead = CALLS[name]
     built = {"ahead": set(), "call": set()}
     real_build = programs._build
@@ -64,6 +70,7 @@ def test_first_call_builds_at_once(device, name, monkeypatch):
 
 def test_prebuild_skips_what_is_built(device, monkeypatch):
     """A second prebuild of the same programs builds nothing, nor does the call after it."""
+    _skip_on_nvidia(device)
     fresh = devmod.Device(device.info)
     specs = [("mp/exact.cl.mako", dict(flags.TEMPLATE, NORMALIZE=1, lanes=1,
                                        real="double" if fresh.fp64 else "float")),

@@ -55,7 +55,7 @@ t0 = time.perf_counter()
 import numpy as np, clts
 from clts.ocean.inputs import benchmark_inputs
 from clts.runtime import programs
-if {one_thread}:       # programs built one by one, as the call asks for them
+if {one_thread}:       # programs built one after the other (one build thread)
     programs.build_threads = lambda dev: 1
 clts.set_options(progress=False)
 dev = clts.get_device({device!r})

@@ -61,7 +61,7 @@ def test_first_call_builds_at_once(device, name, monkeypatch):
     assert len(built["ahead"]) >= 2
     if ahead is not None:
         assert built["ahead"] == ahead
-    monkeypatch.setattr(programs, "build_threads", lambda dev: 1)   # one by one: no prebuild
+    monkeypatch.setattr(programs, "build_threads", lambda dev: 1)   # one by one, this thread
     built["ahead"].clear()
     want = call(devmod.Device(device.info))
     assert not built["ahead"]

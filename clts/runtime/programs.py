@@ -186,14 +186,17 @@ def prebuild(device, specs) -> None:
     first call's builds overlap (drivers build with the GIL released); a later
     :func:`build_program` of the same program finds it built. ``specs``: ``(template, params)``
     or ``(template, params, options)``, the same arguments the call gives
-    :meth:`Device.program`. Programs already built are skipped; nothing is done on the
-    simulator (its builds are serial) or with one build thread (NVIDIA). A spec that fails to
-    build raises here, as the call would."""
+    :meth:`Device.program`. Programs already built are skipped; with one build thread
+    (:func:`build_threads`: NVIDIA) they are built here one after the other; nothing is done on
+    the simulator (the call builds each program when it first needs it there). A spec that
+    fails to build raises here, as the call would."""
     if getattr(device.info, "simulator", False):
         return
     todo = [spec for spec in specs if not built(device, *spec)]
     threads = min(len(todo), build_threads(device))
-    if threads < 2:
+    if threads < 2:             # one build thread (NVIDIA) or one program: here, in turn
+        for spec in todo:
+            build_program(device, *spec)
         return
     from concurrent.futures import ThreadPoolExecutor
 

@@ -409,6 +409,8 @@ def _warm(dev) -> None:
     next process's first calls find them in the driver's disk cache."""
     from ..warmup import warmup
     dev.reload_profile()
+    if getattr(dev.info, "simulator", False):     # Oclgrind keeps no binaries
+        return
     print("clts-tune: building the common calls' kernels with the tuned profile "
           "(--no-warmup skips this)", file=sys.stderr)
     t = warmup(dev, verbose=False)

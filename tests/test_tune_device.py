@@ -272,3 +272,22 @@ def test_device_all(registered, capsys):
     assert all(i.slug in err for i in working)
     assert cli.main(["--device", "all", "-o", "x.yaml"]) == 2
     assert "single device" in capsys.readouterr().err
+
+
+def test_tune_warm_up_reads_the_written_profile(device, monkeypatch, capsys):
+    """After writing, clts-tune re-reads the device's profile and builds the common calls'
+    kernels with it (clts.warmup.warmup), saying so on stderr."""
+    import clts.warmup
+    seen = []
+
+    def fake_warmup(dev, verbose=True):
+        seen.append((dev, dev._profile))        # the profile is read again after this point
+        return {"programs built": 3, "total": 0.5}
+    monkeypatch.setattr(clts.warmup, "warmup", fake_warmup)
+    device.profile                               # loaded before
+    cli._warm(device)
+    if device.info.simulator:
+        assert seen == []
+        return
+    assert seen == [(device, None)]
+    assert "3 programs built in 0.5 s" in capsys.readouterr().err

@@ -2,15 +2,15 @@
 
 A first call on a new machine (or after an upgrade that changed a kernel) waits for the
 driver to build its kernels: seconds per algorithm on a CPU driver. :func:`warmup` runs small
-calls of STL (complete and with gaps, plain and robust), the matrix profile, the tridiagonal
-solver and BFAST-Monitor in both precisions from several threads at once, so that their builds
+calls of STL (complete and with gaps, plain and robust), the tridiagonal solver and
+BFAST-Monitor in both precisions, and (in double precision) the matrix profile, mstump, MASS
+and the ocean TKE step, from several threads at once, so that their builds
 overlap, and leaves the binaries in the driver's disk cache for every later process. BFAST
 builds per series length and history length (they are compiled in): its warm-up covers the
 device probe, the profile and the common code, not every shape.
 """
 from __future__ import annotations
 
-import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -19,6 +19,7 @@ def _calls(dev):
     import numpy as np
 
     import clts
+    from .ocean.inputs import benchmark_inputs
     rng = np.random.default_rng(0)
     t = np.arange(96)
     dtypes = [np.float32] + ([np.float64] if dev.fp64 else [])
@@ -37,23 +38,27 @@ def _calls(dev):
                   (f"bfast {np.dtype(dt)}", lambda y=y: clts.bfast_monitor(
                       y.T, np.arange(96.0) / 12, 6.0, freq=1.0, device=dev, progress=False))]
     if dev.fp64:
-        calls.append(("matrix profile", lambda: clts.matrix_profile(
-            np.cumsum(rng.standard_normal(512)), 32, device=dev, progress=False)))
+        s = np.cumsum(rng.standard_normal(512))
+        calls += [("matrix profile", lambda: clts.matrix_profile(s, 32, device=dev,
+                                                                 progress=False)),
+                  ("mstump", lambda: clts.mstump(np.stack([s, s[::-1]]), 32, device=dev)),
+                  ("mass", lambda: clts.mass(s[:32], s, device=dev)),
+                  ("ocean tke", lambda: clts.ocean.tke(*benchmark_inputs(2 ** 12).values(),
+                                                       device=dev))]
     return calls
 
 
 def default_threads(dev) -> int:
-    """Threads of a warm-up: the CPU count; one on NVIDIA's OpenCL driver, where several threads
-    building on a cold program cache crashed the process (driver 580, H100; docs/devices.md,
-    "Known driver problems")."""
-    if "nvidia" in f"{dev.info.platform} {dev.info.vendor}".lower():
-        return 1
-    return os.cpu_count() or 2
+    """Threads of a warm-up: :func:`clts.runtime.programs.build_threads` (the CPU count; one
+    on NVIDIA's OpenCL driver)."""
+    from .runtime.programs import build_threads
+    return build_threads(dev)
 
 
 def warmup(device=None, *, threads=None, verbose=True) -> dict:
     """Build the kernels of the common calls on ``device`` (the default device if None) from
     ``threads`` threads (default: :func:`default_threads`). Returns ``{call: seconds}``."""
+    from .options import set_options
     from .runtime import get_device
     from .runtime.programs import stats
     t0 = time.perf_counter()
@@ -65,7 +70,8 @@ def warmup(device=None, *, threads=None, verbose=True) -> dict:
     def run(item):
         name, fn = item
         s = time.perf_counter()
-        fn()
+        with set_options(progress=False):     # its own lines say what it builds
+            fn()
         return name, time.perf_counter() - s
 
     with ThreadPoolExecutor(max_workers=threads or default_threads(dev)) as pool:

@@ -250,4 +250,37 @@ def test_slow_build_says_building_kernels(capsys, monkeypatch):
     for _ in range(2):
         dev.program("runtime/copy.cl.mako", real="float", width=1, unused_tag=next(fresh))
     err = capsys.readouterr().err
-    assert err.count("clts: building OpenCL kernels for") == 1 and "clts warmup" in err
+    assert err.count("clts: building OpenCL kernels (runtime) for") == 1 and "clts warmup" in err
+    # another algorithm's first slow build says it again (tridiag's transpose: a small
+    # program), through tqdm while a bar is on screen
+    tqdm = pytest.importorskip("tqdm")
+    import io
+    screen = io.StringIO()
+    with tqdm.tqdm(total=2, file=screen) as bar:
+        written = []
+        monkeypatch.setattr(tqdm.tqdm, "write", classmethod(
+            lambda cls, s, file=None, **k: written.append(s)))
+        dev.program("tridiag/transpose.cl.mako", real="float", tile=0, tile_y=1,
+                    unused_tag=next(fresh))
+        bar.update()
+    assert len(written) == 1 and "building OpenCL kernels (tridiag)" in written[0]
+
+
+def test_help_imports_nothing_heavy():
+    """`clts --help` and `clts mp --help` answer without pandas, xarray, Dask, matplotlib,
+    tqdm, SciPy or even OpenCL (a fresh process: this one has them all loaded)."""
+    import subprocess
+    import sys
+    code = ("import sys, contextlib, io, clts.cli\n"
+            "for argv in (['--help'], ['mp', '--help'], ['stl', '--help']):\n"
+            "    try:\n"
+            "        with contextlib.redirect_stdout(io.StringIO()):\n"
+            "            clts.cli.main(argv)\n"
+            "    except SystemExit:\n"
+            "        pass\n"
+            "heavy = ('pandas', 'xarray', 'dask', 'distributed', 'matplotlib', 'tqdm', 'scipy',\n"
+            "         'h5py', 'h5netcdf', 'zarr', 'pyopencl')\n"
+            "print(' '.join(m for m in heavy if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == ""

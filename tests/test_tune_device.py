@@ -80,9 +80,12 @@ def registered(monkeypatch):
 def test_clts_tune_writes_a_valid_profile_that_lookup_uses(device, registered, tmp_path,
                                                            monkeypatch, capsys):
     monkeypatch.setattr(cli, "cache_path", lambda dev: tmp_path / "cache.json")
+    warmed = []
+    monkeypatch.setattr(cli, "_warm", warmed.append)     # the kernels' warm-up: test_cli's
     out = tmp_path / "profile.yaml"
     rc = cli.main(["--device", device.slug, "--quick", "--only", "testcopy", "-o", str(out)])
     assert rc == 0
+    assert warmed == [device]                   # after writing, the tuned profile's kernels
     printed = capsys.readouterr().out
     assert "testcopy.copy" in printed and "testcopy.vector" in printed
     data = profiles.load(out)                                # validates
@@ -100,6 +103,8 @@ def test_clts_tune_writes_a_valid_profile_that_lookup_uses(device, registered, t
     assert len(ent["times"]) == 4 and all(t > 0 for t in ent["times"].values())
     assert ent["chosen"] == {k: data["testcopy"][k] for k in ("width", "wg", "launch")}
     assert set(prov["entries"]["testcopy.vector"]["winners"]) == {"4096", "65536"}
+    assert cli.main(["--device", device.slug, "--quick", "--only", "testcopy", "-o", str(out),
+                     "--no-warmup"]) == 0 and warmed == [device]
     assert not (tmp_path / "cache.json").exists()             # a finished run drops its cache
     assert "testcopy" not in device.profile.values            # in-memory tuning undone
     # the written profile is what lookup now finds for this device
@@ -267,3 +272,22 @@ def test_device_all(registered, capsys):
     assert all(i.slug in err for i in working)
     assert cli.main(["--device", "all", "-o", "x.yaml"]) == 2
     assert "single device" in capsys.readouterr().err
+
+
+def test_tune_warm_up_reads_the_written_profile(device, monkeypatch, capsys):
+    """After writing, clts-tune re-reads the device's profile and builds the common calls'
+    kernels with it (clts.warmup.warmup), saying so on stderr."""
+    import clts.warmup
+    seen = []
+
+    def fake_warmup(dev, verbose=True):
+        seen.append((dev, dev._profile))        # the profile is read again after this point
+        return {"programs built": 3, "total": 0.5}
+    monkeypatch.setattr(clts.warmup, "warmup", fake_warmup)
+    device.profile                               # loaded before
+    cli._warm(device)
+    if device.info.simulator:
+        assert seen == []
+        return
+    assert seen == [(device, None)]
+    assert "3 programs built in 0.5 s" in capsys.readouterr().err

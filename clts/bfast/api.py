@@ -41,6 +41,7 @@ from ..runtime import chunk_sizes, get_device, launch, round_up
 from ..runtime.arrays import native, values_of
 from ..runtime.faults import with_smaller_chunks
 from ..runtime.memory import host_empty, scratch as scratch_array
+from ..runtime.programs import build_program, prebuild
 from ..runtime.outputs import deliver, out_arrays, view_as
 from ..runtime.pipeline import ChunkIO, device_wait, run_pipelined
 from ..vocabulary import renamed
@@ -398,7 +399,6 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
     return res
 
 
-
 def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, nodata,
          roc_bounds, progress_bar, max_items=None, pre_hs=None, dests=None):
     import pyopencl as cl
@@ -430,20 +430,21 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
     gp = rows_group(K, plan.wg) if rows else 0
     # R's boundary tabulated once per call by bfast_bounds (GPUs: registers of the sweep)
     bt = int(plan.version == "multi" and plan.bounds == "table" and tpl["convention"] == "r")
-    if plan.version == "fused":
-        prg = dev.program("bfast/fused.cl.mako", **params, BT=0)
-    else:
-        prg = dev.program("bfast/multi.cl.mako", **params, GP=gp, BT=bt, SG=plan.subgroup)
+    specs = [("bfast/fused.cl.mako", dict(params, BT=0)) if plan.version == "fused" else
+             ("bfast/multi.cl.mako", dict(params, GP=gp, BT=bt, SG=plan.subgroup))]
     roc = tpl["history"] == "ROC" and pre_hs is None     # else the starts are given
     if roc:
         # the Rec-CUSUM test runs in double where the device has it (recursive residuals of
         # nearly collinear first values need it), else in the data's precision
         roc_dtype = np.dtype(np.float64) if dev.fp64 else dtype
         roc_gp = rows_group(K, plan.roc_wg) if rows else 0
-        prg_roc = dev.program("bfast/roc.cl.mako", real="double" if dev.fp64 else tpl["real"],
-                              in_type=tpl["in_type"], has_nodata=tpl["has_nodata"], lanes=W, K=K,
-                              N=N, n=n, tol=_tol(roc_dtype), zv_tol=_zv_tol(roc_dtype), TM=TM,
-                              GP=roc_gp)
+        specs.append(("bfast/roc.cl.mako", dict(real="double" if dev.fp64 else tpl["real"],
+                      in_type=tpl["in_type"], has_nodata=tpl["has_nodata"], lanes=W, K=K, N=N,
+                      n=n, tol=_tol(roc_dtype), zv_tol=_zv_tol(roc_dtype), TM=TM, GP=roc_gp)))
+    prebuild(dev, specs)                 # a first call: both programs built at once
+    prg = build_program(dev, *specs[0])
+    if roc:
+        prg_roc = build_program(dev, *specs[1])
         Xroc = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR,
                          hostbuf=np.ascontiguousarray(X, roc_dtype))
     dests = dests or {}
@@ -566,8 +567,7 @@ _DIRECT = ("breaks", "means", "valids", "status", "magnitudes")
 _RUN_KEYS = {"magnitudes": "mags"}
 
 
-def _tol(dtype):
-    # relative pivot below which a history fit counts as singular
+def _tol(dtype):  # relative pivot below which a history fit counts as singular
     return "1e-10" if dtype == np.float64 else "1e-5f"
 
 

@@ -16,11 +16,13 @@ from ..runtime import get_device
 from ..runtime.outputs import deliver, out_arrays
 from ..vocabulary import renamed
 from . import flags
-from .diagonal import _top1
+from ..runtime.programs import built, prebuild
+from .diagonal import _top1, diag_spec
+from .exact import exact_spec
 from .estimate import _model, _recording_runs, _self_pairs, record_run
 from .plan import Plan, Problem, make_plan
 from .join import Join
-from .series import PAD_SLACK, _well_scaled
+from .series import PAD_SLACK, _well_scaled, stats_spec
 from .topk import _topk
 
 
@@ -195,6 +197,10 @@ def _compute_once(T_A, m, T_B, k, exclusion_zone, normalize, precision, devices,
     t0 = time.perf_counter()
     job = Join(devs, p, T_A, None if self_join else T_B, m, ez, k, both, normalize,
                p.band + p.tile + PAD_SLACK, show_progress)
+    for d in devs if k == 1 else ():    # a first call builds its three programs at once
+        if not built(d, *stats_spec(d, p, normalize)):
+            prebuild(d, [stats_spec(d, p, normalize), diag_spec(d, p, normalize, job.cols),
+                         exact_spec(d, p, normalize)])
     A, B = job.A, job.B
     diag = {"special_A": int(np.sum(A.flags & flags.SPECIAL > 0)),
             "special_B": int(np.sum(B.flags & flags.SPECIAL > 0)),
@@ -203,6 +209,7 @@ def _compute_once(T_A, m, T_B, k, exclusion_zone, normalize, precision, devices,
     if bands is not None and len(devs) != 1:
         raise ValueError("a band range (part of a distributed run) takes one device")
     job.bands = bands
+    job.calibrate = _compute
     res = _topk(job) if k > 1 else _top1(job)
     if unit != 1.0:          # plain Euclidean distances scale with the series
         for key in ("P", "left_P", "right_P", "P_B"):

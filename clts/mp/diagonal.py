@@ -93,17 +93,15 @@ def band_area(lA, lB, self_join, D, nb, kstart):
     return np.maximum(hi - lo, 0).astype(float) * D
 
 
-def _run_diag(dev, plan, A, B, dB, self_join, cols, b_lo, b_hi, kstart, bar, chunk_bands,
-              k=1):
-    D, R = plan.band, plan.segment
-    lA, lB = A.l, B.l
+def diag_spec(dev, plan, normalize, cols, k=1):
+    """(template, parameters) of the diagonal kernel of a call (``cols``: column profiles too;
+    ``k``: neighbours per window), as :meth:`Device.program` and
+    :func:`clts.runtime.programs.prebuild` take them."""
     atomic = plan.merge == "atomic" and k == 1      # top-k: partial lists, any device
-    # room for every column index a padded lane can reach, so packed indices never carry
-    idxbits = max(1, int(max(lA, lB) + D + PAD_SLACK).bit_length())
     local = (plan.store if k == 1 else plan.topk_store) == "local"
     params = dict(real=plan.kernel_real, lanes=plan.lanes, groups=plan.groups, tile=plan.tile,
-                  segment=R, NORMALIZE=int(A.normalize), COLS=int(cols), ATOMIC=int(atomic),
-                  PACK=int(plan.kernel_real == "double" and k == 1), K=k,
+                  segment=plan.segment, NORMALIZE=int(normalize), COLS=int(cols),
+                  ATOMIC=int(atomic), PACK=int(plan.kernel_real == "double" and k == 1), K=k,
                   LOCAL=int(local), wg=plan.wg if local else 0, unroll=plan.unroll,
                   interleave=plan.interleave if local else 0,
                   PRECHECK=int(not getattr(dev.info, "simulator", False)))
@@ -112,12 +110,24 @@ def _run_diag(dev, plan, A, B, dB, self_join, cols, b_lo, b_hi, kstart, bar, chu
         # ILV: local k-lists and the partial lists rowPV / colPV interleaved by work-item
         params.update(tile=L, LOCAL=int(local), wg=plan.wg if local else 0,
                       interleave=plan.interleave)
+    elif local and cols:
+        params.update(tile=_local_tile(dev, plan))
+    return ("mp/diag_top1.cl.mako" if k == 1 else "mp/diag_topk.cl.mako"), params
+
+
+def _run_diag(dev, plan, A, B, dB, self_join, cols, b_lo, b_hi, kstart, bar, chunk_bands,
+              k=1):
+    D, R = plan.band, plan.segment
+    lA, lB = A.l, B.l
+    # room for every column index a padded lane can reach, so packed indices never carry
+    idxbits = max(1, int(max(lA, lB) + D + PAD_SLACK).bit_length())
+    template, params = diag_spec(dev, plan, A.normalize, cols, k)
+    atomic = params["ATOMIC"]
+    if k > 1:
         # few bands per launch: each launch's reduction raises the entry floors of the next
         chunk_bands = max(1, min(chunk_bands, TOPK_PARTIAL_BYTES // ((2 * R + D) * k * 12),
                                  TOPK_ITEMS_PER_CU * dev.info.compute_units * plan.wg))
-    elif local and cols:
-        params.update(tile=_local_tile(dev, plan))
-    prg = dev.program("mp/diag_top1.cl.mako" if k == 1 else "mp/diag_topk.cl.mako", **params)
+    prg = dev.program(template, **params)
     kern = prg.kernel("diag" if k == 1 else "diag_topk")
     kr = A.kr
     if k > 1:
@@ -333,9 +343,8 @@ def _diag_bands(job, max_bands=None):
             and options.get("progress"):
         # the k = 1 estimate (top-k runs are several times slower); a large run calibrates
         # first where no calibration exists (estimate.AUTO_CAL_PAIRS)
-        from .api import _compute
         lm = (lA if self_join else (lA + lB) / 2) * job.A.m
-        est = progress_estimate(devs[0], p, total, _compute, lm)
+        est = progress_estimate(devs[0], p, total, job.calibrate, lm)
     if job.show_progress and (total > BAR_MIN_PAIRS if est is None else est > BAR_MIN_SECONDS):
         desc = "matrix profile"
         if est is not None:

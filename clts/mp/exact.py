@@ -7,16 +7,22 @@ import numpy as np
 
 from ..runtime.memory import scratch, upload_scratch
 from ..runtime import launch, round_up
+from ..runtime.programs import build_program
 from . import flags
 from .series import _vw
+
+
+def exact_spec(dev, plan, normalize):
+    """(template, parameters) of the exact-distance kernels (:func:`_pair_dist`, :func:`_scan`)."""
+    return "mp/exact.cl.mako", dict(**flags.TEMPLATE, real=plan.exact_real,
+                                    NORMALIZE=int(normalize), lanes=_vw(dev))
 
 
 def _pair_dist(dev, plan, A, B, ia, ib):
     n = len(ia)
     if n == 0:
         return np.zeros(0)
-    prg = dev.program("mp/exact.cl.mako", **flags.TEMPLATE, real=plan.exact_real,
-                      NORMALIZE=int(A.normalize), lanes=_vw(dev))
+    prg = build_program(dev, *exact_spec(dev, plan, A.normalize))
     da = upload_scratch(dev, ia.astype(np.int32))
     db = upload_scratch(dev, ib.astype(np.int32))
     out = scratch(dev, n, A.er)
@@ -31,8 +37,7 @@ def _pair_dist(dev, plan, A, B, ia, ib):
 def _scan(dev, plan, kind, qs, X, Y, ez):
     """kind 'rows': for each q in qs (windows of X) best over Y; 'cols': for each window of Y,
     best over qs of X. Returns (lv, li, rv, ri)."""
-    prg = dev.program("mp/exact.cl.mako", **flags.TEMPLATE, real=plan.exact_real,
-                      NORMALIZE=int(X.normalize), lanes=_vw(dev))
+    prg = build_program(dev, *exact_spec(dev, plan, X.normalize))
     nout = len(qs) if kind == "rows" else Y.l
     dq = upload_scratch(dev, np.asarray(qs, np.int32) if len(qs) else np.zeros(1, np.int32))
     outs = [scratch(dev, max(nout, 1), t) for t in (X.er, np.int32, X.er, np.int32)]

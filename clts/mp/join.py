@@ -29,6 +29,9 @@ class Join:
     #: (part, parts): only that part of the bands split in ``parts`` by work, on ``devs[0]``
     #: (one worker's share of a distributed run, see clts.distributed)
     bands: tuple | None = None
+    #: the call that runs a calibration matrix profile (clts.mp.api._compute), for a large run
+    #: whose progress bar wants an estimate before any calibration exists
+    calibrate: object = None
 
     @property
     def self_join(self) -> bool:

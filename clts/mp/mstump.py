@@ -12,12 +12,13 @@ import numpy as np
 
 from ..runtime import get_device, launch, round_up
 from ..runtime.arrays import native, values_of
+from ..runtime.programs import built, prebuild
 from . import flags
 from .diagonal import _work_lists
-from .exact import _better, _pair_dist
+from .exact import _better, _pair_dist, exact_spec
 from .mass_plan import call_precision
 from .mstump_plan import Problem, make_mstump_plan
-from .series import Side, _well_scaled
+from .series import Side, _well_scaled, stats_spec
 
 #: bytes of the partial row / column profiles of one launch (bands per launch are cut to fit)
 PARTIAL_BYTES = 64 << 20
@@ -112,6 +113,10 @@ def mstump(T, m, include=None, discords=False, *, precision=None, device=None, p
     precision = call_precision(dev, precision)
     p = make_mstump_plan(dev, Problem(precision), plan=plan, **plan_overrides)
     order = inc + [q for q in range(d) if q not in inc]
+    # a first call builds the statistics and exact-distance programs at once (the diagonal
+    # kernel's depends on the windows' flags, known after the statistics)
+    if not built(dev, *stats_spec(dev, p, True)):
+        prebuild(dev, [stats_spec(dev, p, True), exact_spec(dev, p, True)])
     sides = [Side(dev, _well_scaled(T2[q], None, True, precision)[0], m, p, True, 0)
              for q in order]
     l = n - m + 1

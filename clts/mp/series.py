@@ -9,6 +9,7 @@ import numpy as np
 
 from ..runtime.memory import scratch, upload_scratch
 from ..runtime import launch, round_up
+from ..runtime.programs import build_program
 from . import flags
 from .plan import ILL_FACTOR
 
@@ -110,8 +111,7 @@ class Side:
         mu = scratch(dev, self.l, er)
         ss = scratch(dev, self.l, er)
         fl = scratch(dev, self.l, np.int32)
-        prg = dev.program("mp/stats.cl.mako", **flags.TEMPLATE, real=plan.exact_real,
-                          NORMALIZE=int(normalize), lanes=vw, chains=u)
+        prg = build_program(dev, *stats_spec(dev, plan, normalize))
         launch(dev, prg.kernel("window_stats"), round_up(-(-self.l // (vw * u)), 16), None,
                Td.data, np.int32(self.l), np.int32(m), mu.data, ss.data, fl.data)
         mu_h = mu.get().astype(np.float64)
@@ -181,6 +181,13 @@ class Side:
         rr = np.full(nw, np.nan)
         rr[P:P + l] = r
         return {"df": df, "dg": dg, "r": rr, "mu": mu, "T": Te[:nw + m]}
+
+
+def stats_spec(dev, plan, normalize):
+    """(template, parameters) of the window statistics kernel of a call."""
+    return "mp/stats.cl.mako", dict(**flags.TEMPLATE, real=plan.exact_real,
+                                    NORMALIZE=int(normalize), lanes=_vw(dev),
+                                    chains=_chains(dev))
 
 
 def _vw(dev):

@@ -7,9 +7,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..runtime import launch, round_up
+from ..runtime.programs import build_program
 from . import flags
 from .diagonal import _diag_all
-from .exact import _pair_dist
+from .exact import _pair_dist, exact_spec
 from .series import _vw
 
 
@@ -26,8 +27,7 @@ def _block_profile(dev, p, A, B, self_join, ez, k, rows=None):
     # the k > 1 path runs in the exact precision (float64 unless precision="single")
     dA = A.upload(dev, as_columns=False, dtype=A.er)
     dB = B.upload(dev, as_columns=False, dtype=B.er)
-    prg = dev.program("mp/exact.cl.mako", **flags.TEMPLATE, real=p.exact_real,
-                      NORMALIZE=int(A.normalize), lanes=_vw(dev))
+    prg = build_program(dev, *exact_spec(dev, p, A.normalize))
     lA, lB = A.l, B.l
     Bk = max(1, min(p.block_rows, lA, (dev.max_alloc // 8) // max(lB, 1)))
     out = cla.empty(q, Bk * lB, A.er)

@@ -19,6 +19,7 @@ from ..runtime import faults
 from ..runtime import get_device, launch, round_up
 from ..runtime.arrays import c_array, float_array, float_dtype_of, values_of
 from ..runtime.memory import keep_on_simulator, pooled_empty, scratch, upload_scratch
+from ..runtime.programs import build_program, built, prebuild
 from ..runtime.staging import download
 from .inputs import NAMES
 from .plan import Problem, SuperbeePlan, TkePlan, make_superbee_plan, make_tke_plan
@@ -313,6 +314,13 @@ def superbee_fluxes(q, u, v, w, maskW, dxt, dyt, dzw, cost, cosu, dt, *, device=
                           in_place=plan.transfer == "host_ptr")
 
 
+def _superbee_spec(plan, real, nz, vel_stride=1, vel_offset=0):
+    tile = (plan.tile_x, plan.tile_y, plan.tile_z) if plan.version == "tiled" else (0, 0, 0)
+    return "ocean/superbee.cl.mako", dict(real=real, lanes=plan.lanes, COLS2=int(plan.lanes <= nz),
+                                          tile_x=tile[0], tile_y=tile[1], tile_z=tile[2],
+                                          VS=int(vel_stride), VO=int(vel_offset))
+
+
 def run_superbee(dev, plan, dtype, arrs, outs, shape, dt, vel_stride=1, vel_offset=0):
     """Launch the Superbee kernel of ``plan`` on device arrays (q, u, v, w, maskW, dxt, dyt,
     dzw, cost, cosu) writing (fe, fn, ft); velocities read as ``vel[cell * vel_stride +
@@ -320,10 +328,7 @@ def run_superbee(dev, plan, dtype, arrs, outs, shape, dt, vel_stride=1, vel_offs
     nx, ny, nz = shape
     real = "double" if dtype == np.float64 else "float"
     tiled = plan.version == "tiled"
-    tile = (plan.tile_x, plan.tile_y, plan.tile_z) if tiled else (0, 0, 0)
-    prg = dev.program("ocean/superbee.cl.mako", real=real, lanes=plan.lanes,
-                      COLS2=int(plan.lanes <= nz), tile_x=tile[0],
-                      tile_y=tile[1], tile_z=tile[2], VS=int(vel_stride), VO=int(vel_offset))
+    prg = build_program(dev, *_superbee_spec(plan, real, nz, vel_stride, vel_offset))
     if tiled:
         g = tuple(round_up(s, t) for s, t in zip((nz, ny, nx), (plan.tile_z, plan.tile_y,
                                                                   plan.tile_x)))
@@ -537,9 +542,17 @@ def run_tke(dev, plan, dtype, d, outs, dims, levels, cst, solve):
     nx, ny, nz, T = dims
     real = "double" if dtype == np.float64 else "float"
     rt = dtype.type
-    prg = dev.program("ocean/tke.cl.mako", real=real, lanes=plan.lanes,
-                      COLS2=int(plan.lanes <= nz), stream=plan.stream, T=T, TAU=levels["tau"],
-                      TAUP1=levels["taup1"], TAUM1=levels["taum1"], advection=plan.advection)
+    spec = ("ocean/tke.cl.mako", dict(
+        real=real, lanes=plan.lanes, COLS2=int(plan.lanes <= nz), stream=plan.stream, T=T,
+        TAU=levels["tau"], TAUP1=levels["taup1"], TAUM1=levels["taum1"],
+        advection=plan.advection))
+    if not built(dev, *spec):   # a first call: this step's, the solver's, Superbee's at once
+        from ..tridiag.programs import plan_specs
+        prebuild(dev, [spec] + plan_specs(dev, _solver_plan(dev, nz, nx * ny, dtype,
+                                                             dict(plan.solver)))
+                 + ([_superbee_spec(plan.superbee, real, nz, T, levels["tau"])]
+                    if plan.advection == "stored" else []))
+    prg = build_program(dev, *spec)
     ncol, shape = nx * ny, (nx, ny, nz)
     # one system per column in the grid's own layout (ghost columns start at -1: zeros)
     a, b, c, rhs = (scratch(dev, (ncol, nz), dtype) for _ in range(4))

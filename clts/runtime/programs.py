@@ -10,7 +10,8 @@ Across processes and upgrades the driver's binaries are kept on disk, keyed by t
 source, the options and the device (so an upgrade that changes a kernel rebuilds exactly
 that one): pocl's kernel cache (``POCL_CACHE_DIR``, default ``~/.cache/pocl``) and, for other
 drivers, pyopencl's binary cache (``~/.cache/pyopencl``). A build that lasts more than
-:data:`BUILD_NOTICE_SECONDS` says so on stderr once per process ("building kernels"), unless
+:data:`BUILD_NOTICE_SECONDS` says so on stderr once per process and algorithm ("building
+kernels"), unless
 the ``progress`` option is off (``CLTS_NO_PROGRESS``); ``clts warmup`` builds the common calls' kernels ahead.
 
 The option ``dump_sources=DIR`` (``CLTS_DUMP_SOURCES``) writes every rendered source to ``DIR`` for
@@ -28,14 +29,12 @@ import threading
 import warnings
 from pathlib import Path
 
-from mako.lookup import TemplateLookup
-
 from ..options import get as get_option
 from ..errors import CltsError, DeviceError, KernelBuildError
 
 TEMPLATE_DIR = Path(__file__).resolve().parent.parent / "templates"
-_lookup = TemplateLookup(directories=[str(TEMPLATE_DIR)], strict_undefined=True,
-                         input_encoding="utf-8")
+_lookup = None   # Mako's template lookup, made on first render (importing Mako costs a
+#                 tenth of a second, which `clts --help` and calls served from cache skip)
 _lock = threading.Lock()
 stats = {"renders": 0, "builds": 0, "hits": 0}
 log = logging.getLogger("clts.programs")
@@ -81,7 +80,17 @@ def render(template: str, params: dict) -> str:
         raise ValueError(f"template parameter real must be 'float' or 'double', "
                          f"not {params['real']!r}")
     stats["renders"] += 1
-    return _lookup.get_template(template).render(**params)
+    return _template_lookup().get_template(template).render(**params)
+
+
+def _template_lookup():
+    global _lookup
+    with _lock:
+        if _lookup is None:
+            from mako.lookup import TemplateLookup
+            _lookup = TemplateLookup(directories=[str(TEMPLATE_DIR)], strict_undefined=True,
+                                     input_encoding="utf-8")
+    return _lookup
 
 
 def _source_excerpt(source: str, log: str, context: int = 6) -> str:
@@ -102,19 +111,26 @@ BUILD_NOTICE_SECONDS = 1.0
 _noticed: set = set()
 
 
-def _notice(device) -> None:
-    """The "building kernels" line, once per process and device (stderr, so that it is seen
-    while the call waits; the clts.programs logger has it at INFO too)."""
+def _notice(device, template, show=True) -> None:
+    """The "building kernels" line, once per process, device and algorithm (the template's
+    directory: each algorithm's first call says it), on stderr so that it is seen while the
+    call waits (through tqdm when it is loaded: a bar on screen is redrawn below the line);
+    the clts.programs logger has it at INFO too."""
     import sys
+    algorithm = template.split("/")[0]
     with _lock:
-        if str(device) in _noticed:
+        if (str(device), algorithm) in _noticed:
             return
-        _noticed.add(str(device))
-    msg = (f"clts: building OpenCL kernels for {device} (first use; kept in the driver's "
-           "disk cache afterwards; 'clts warmup' builds the common ones ahead)")
+        _noticed.add((str(device), algorithm))
+    msg = (f"clts: building OpenCL kernels ({algorithm}) for {device} (first use; kept in the "
+           "driver's disk cache afterwards; 'clts warmup' builds the common ones ahead)")
     log.info(msg)
-    if get_option("progress"):
-        print(msg, file=sys.stderr, flush=True)
+    if show:
+        tqdm = sys.modules.get("tqdm")
+        if tqdm is not None and hasattr(tqdm, "tqdm"):
+            tqdm.tqdm.write(msg, file=sys.stderr)
+        else:
+            print(msg, file=sys.stderr, flush=True)
 
 
 def build_program(device, template: str, params: dict, options=()) -> Program:
@@ -127,7 +143,7 @@ def build_program(device, template: str, params: dict, options=()) -> Program:
         raise DeviceError(f"device {device} lacks cl_khr_fp64 (double precision), needed by "
                           f"{template}; use float32 data")
     options = tuple(options)
-    key = (template, repr(sorted(params.items())), options)
+    key = _key(template, params, options)
     cache = device.state.programs
     prg = cache.get(key)
     if prg is not None:
@@ -141,6 +157,58 @@ def build_program(device, template: str, params: dict, options=()) -> Program:
         else:
             stats["hits"] += 1
     return prg
+
+
+def build_threads(device) -> int:
+    """Threads that build programs at once: the CPU count; one on NVIDIA's OpenCL driver, where
+    several threads building on a cold program cache crashed the process (driver 580, H100;
+    docs/devices.md, "Known driver problems")."""
+    import os
+    if "nvidia" in f"{device.info.platform} {device.info.vendor}".lower():
+        return 1
+    return os.cpu_count() or 2
+
+
+def _key(template, params, options=()):
+    params = dict(params)
+    params.setdefault("real", "float")
+    return template, repr(sorted(params.items())), tuple(options)
+
+
+def built(device, template: str, params: dict, options=()) -> bool:
+    """Whether this program is already built on ``device`` in this process (a caller skips
+    listing its programs for :func:`prebuild` on every call after the first)."""
+    return _key(template, params, options) in device.state.programs
+
+
+def prebuild(device, specs) -> None:
+    """Build the programs a call is about to ask for, from several threads at once, so that a
+    first call's builds overlap (drivers build with the GIL released); a later
+    :func:`build_program` of the same program finds it built. ``specs``: ``(template, params)``
+    or ``(template, params, options)``, the same arguments the call gives
+    :meth:`Device.program`. Programs already built are skipped; with one build thread
+    (:func:`build_threads`: NVIDIA) they are built here one after the other; nothing is done on
+    the simulator (the call builds each program when it first needs it there). A spec that
+    fails to build raises here, as the call would."""
+    if getattr(device.info, "simulator", False):
+        return
+    todo = [spec for spec in specs if not built(device, *spec)]
+    threads = min(len(todo), build_threads(device))
+    if threads < 2:             # one build thread (NVIDIA) or one program: here, in turn
+        for spec in todo:
+            build_program(device, *spec)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    from ..options import get_options, set_options
+    opts = get_options()            # the caller's (a with block's) options in the builders
+
+    def build(spec):
+        with set_options(**opts):
+            build_program(device, *spec)
+    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="clts-build") as pool:
+        for f in [pool.submit(build, t) for t in todo]:
+            f.result()
 
 
 class DumpSourcesError(CltsError, OSError):
@@ -169,7 +237,9 @@ def _build(device, template, params, options) -> Program:
     import time
 
     import pyopencl as cl
-    timer = threading.Timer(BUILD_NOTICE_SECONDS, _notice, (device,))
+    # the progress option of the building thread (the timer's thread sees only the global one)
+    timer = threading.Timer(BUILD_NOTICE_SECONDS, _notice,
+                            (device, template, get_option("progress")))
     timer.daemon = True
     timer.start()
     t0 = time.perf_counter()

@@ -1,9 +1,6 @@
 """clts.stl: batched STL decomposition with missing values, all steps in OpenCL kernels."""
 from __future__ import annotations
 
-import os
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
 
 from ..runtime import chunk_sizes, get_device, launch
@@ -12,6 +9,7 @@ from ..timeaxis import period_of
 from ..runtime.arrays import float_array
 from ..runtime.faults import with_smaller_chunks
 from ..runtime.memory import host_empty, progress as progress_bar, scratch
+from ..runtime.programs import build_program, prebuild
 from ..runtime.outputs import deliver, in_input_layout, out_arrays, view_as
 from ..runtime.pipeline import (ChunkIO, aligned_multiple, device_marker, device_wait,
                                 run_pipelined)
@@ -27,8 +25,6 @@ from .steps import Steps
 _COMPONENTS = ("seasonal", "trend", "weights", "resid")
 #: values (series x length) from which a one-chunk call shows a bar over its iterations
 _PASS_BAR_MIN = 1 << 20
-#: (device, precision, programs) whose programs _Runner.prebuild has built
-_prebuilt: set = set()
 
 
 def _validate(y):
@@ -55,6 +51,7 @@ class _Runner:
         P = p["period"]
         self.K = -(-N // P)
         self.versions = versions
+        self._prebuilt = False
         ctx = dev.context
         import pyopencl as cl
         mf = cl.mem_flags
@@ -94,8 +91,11 @@ class _Runner:
         fp, an = fit_table(n, q, jump)
         return np.array([fp], np.int32), np.array([an], np.int32)
 
+    def _spec(self, name, **kw):
+        return f"stl/{name}.cl.mako", dict(real=self.real, **kw)
+
     def _prog(self, name, **kw):
-        return self.dev.program(f"stl/{name}.cl.mako", real=self.real, **kw)
+        return build_program(self.dev, *self._spec(name, **kw))
 
     def _kernel(self, prg, name):
         # Oclgrind's uninitialised-value checker loses track of arguments when a kernel object
@@ -105,7 +105,10 @@ class _Runner:
             return cl.Kernel(prg.cl_program, name)
         return prg.kernel(name)
 
-    def _loess_prog(self, version, deg, use_w, choice: LoessChoice, complete=False, otl=1):
+    def _loess_prog(self, *args, **kwargs):
+        return build_program(self.dev, *self._loess_spec(*args, **kwargs))
+
+    def _loess_spec(self, version, deg, use_w, choice: LoessChoice, complete=False, otl=1):
         kw = dict(deg=deg, use_w=use_w, quad_tol=repr(QUAD_DET_TOL), out_lanes=otl,
                   hermite=self.hermite)
         if version == "intragroup":
@@ -117,14 +120,15 @@ class _Runner:
             kw["lanes"] = choice.lanes
             kw["complete"] = complete and choice.lanes > 1
             kw["table"] = kw["complete"] and choice.table
-        return self._prog(f"loess_{version}", **kw)
+        return self._spec(f"loess_{version}", **kw)
 
     def prebuild(self) -> None:
-        """Build the programs :meth:`run` asks for from several threads at once: a first
-        call's builds overlap (drivers build with the GIL released). Once per device and set
-        of programs; not on the simulator."""
-        if getattr(self.dev.info, "simulator", False):
+        """Build the programs :meth:`run` asks for from several threads at once
+        (:func:`clts.runtime.programs.prebuild`): a first call's builds overlap. Once per
+        runner (a call), whatever its chunks."""
+        if self._prebuilt:
             return
+        self._prebuilt = True
         lanes = {k: (c.lanes if c.version == "outer" else 1) for k, c in self.versions.items()}
         Ls, Lt, Ll, hm = lanes["seasonal"], lanes["trend"], lanes["low_pass"], self.hermite
         st = self.steps
@@ -141,15 +145,8 @@ class _Runner:
             nj = max(1, min(sm["jump"], sm["nmax"] - 1))
             if name == "seasonal" or (name == "trend" and nj > 1):
                 progs.append(("interp", dict(extend=name == "seasonal", out_lanes=otl, hermite=hm)))
-        key = (id(self.dev), self.real, repr(progs), repr(loess))
-        if key in _prebuilt:
-            return
-        jobs = [lambda n=n, kw=kw: self._prog(n, **kw) for n, kw in progs] + \
-            [lambda a=a: self._loess_prog(*a) for a in loess]
-        with ThreadPoolExecutor(max_workers=min(len(jobs), os.cpu_count() or 2)) as pool:
-            for f in [pool.submit(j) for j in jobs]:
-                f.result()
-        _prebuilt.add(key)
+        prebuild(self.dev, [self._spec(n, **kw) for n, kw in progs]
+                 + [self._loess_spec(*a) for a in loess])
 
     def run(self, y, s, t, rw_out=None, passes=None):
         """Enqueue the STL of the rows of the device array ``y`` (batch, length): seasonal and

@@ -13,7 +13,9 @@ from ..runtime.memory import (host_empty, keep_on_simulator, release_scratch, sc
 from ..runtime.pipeline import (ChunkIO, aligned_multiple, device_marker, device_wait,
                                 run_pipelined)
 from ..vocabulary import renamed
+from ..runtime.programs import build_program, built, prebuild
 from .plan import Plan, Problem, make_plan
+from .programs import flat_spec, pcr_spec, plan_specs, thomas_spec, transpose_spec
 
 __all__ = ["solve_tridiagonal", "TridiagonalResult", "release_scratch"]
 
@@ -451,6 +453,9 @@ def run_plan(dev, plan: Plan, a, b, c, d, x, start, counter):
     work is done (the OpenCL spec defers a release, Oclgrind does not)."""
     n, nsys = plan.n, plan.nsys
     dummy_start = start if start is not None else _dummy_int(dev)
+    specs = plan_specs(dev, plan)
+    if not built(dev, *specs[0]):
+        prebuild(dev, specs)        # a first call: its programs built at once
     if plan.method in ("thomas", "thomas-unrolled"):
         return _run_thomas(dev, plan, plan.layout, a, b, c, d, x, dummy_start, counter)
     elif plan.method == "thomas-coalesced":
@@ -464,8 +469,7 @@ def run_plan(dev, plan: Plan, a, b, c, d, x, start, counter):
             _transpose(dev, plan, tmp[4], x, n, nsys)
             return keep + tmp
     elif plan.method == "pcr":
-        prg = dev.program("tridiag/pcr.cl.mako", real=plan.real, LAYOUT=plan.layout,
-                          HAS_START=plan.has_start, wg=plan.params["wg"], ROWS=plan.pcr_rows)
+        prg = build_program(dev, *pcr_spec(plan))
         wg = plan.params["wg"]
         launch(dev, prg.kernel("pcr"), nsys * wg, wg, a.data, b.data, c.data, d.data, x.data,
                x.data, dummy_start.data, counter.data, np.int32(n), np.int32(nsys))
@@ -497,22 +501,12 @@ def _run_thomas(dev, plan, layout, a, b, c, d, x, start, counter):
     nwi = -(-nsys // (lanes * chains))
     wg = max(1, min(wg, nwi)) if nwi < wg else wg
     gsize = round_up(nwi, wg)
+    prg = build_program(dev, *thomas_spec(dev, plan, layout))
     if plan.method == "thomas-unrolled":
-        prg = dev.program("tridiag/thomas_unrolled.cl.mako", real=plan.real, N=n, lanes=lanes,
-                          chains=1, LAYOUT=layout, HAS_START=plan.has_start,
-                          block=int(plan.params.get("block", 0)))
         kern = prg.kernel("thomas_unrolled")
         work = x
     else:
         priv = plan.cp_private
-        prg = dev.program("tridiag/thomas.cl.mako", real=plan.real, lanes=lanes, chains=chains,
-                          LAYOUT=layout, HAS_START=plan.has_start, CP_PRIVATE=priv,
-                          stream=int(plan.stream),
-                          fixed_n=n if plan.params.get("fixed_n", 0) else 0,
-                          block=int(plan.params.get("block", 0)),
-                          prefetch_items=int(plan.params.get("prefetch_items", 0)),
-                          CPU_PREFETCH=dev.type == "cpu" and not dev.info.simulator,
-                          SCRATCH_CONTIGUOUS=int(dev.type == "cpu" and not priv))
         kern = prg.kernel("thomas")
         work = x if priv else scratch(dev, 2 * n * gsize * lanes * chains, x.dtype)
     launch(dev, kern, gsize, wg, a.data, b.data, c.data, d.data, x.data, work.data,
@@ -522,12 +516,11 @@ def _run_thomas(dev, plan, layout, a, b, c, d, x, start, counter):
 
 def _transpose(dev, plan, src, dst, rows, cols):
     tile, ty = plan.params["tile"], plan.params["tile_y"]
+    prg = build_program(dev, *transpose_spec(plan))
     if tile == 0:
-        prg = dev.program("tridiag/transpose.cl.mako", real=plan.real, tile=0, tile_y=1)
         launch(dev, prg.kernel("transpose"), (rows, cols), None, src.data, dst.data,
                np.int32(rows), np.int32(cols))
         return
-    prg = dev.program("tridiag/transpose.cl.mako", real=plan.real, tile=tile, tile_y=ty)
     launch(dev, prg.kernel("transpose"), (round_up(cols, tile), -(-rows // tile) * ty),
            (tile, ty), src.data, dst.data, np.int32(rows), np.int32(cols))
 
@@ -542,8 +535,7 @@ def _run_flat(dev, plan, a, b, c, d, x, start, counter):
     aff = scratch(dev, nsys * nc * 2, x.dtype)
     carry = scratch(dev, nsys * nc, x.dtype)
     status = _zeros_int(dev, nsys)
-    prg = dev.program("tridiag/flat.cl.mako", real=plan.real, LAYOUT=plan.layout,
-                      HAS_START=plan.has_start)
+    prg = build_program(dev, *flat_spec(plan))
     k = prg.kernel
     base = (a.data, b.data, c.data, d.data, start.data, np.int32(n), np.int32(nsys),
             np.int32(C), np.int32(nc))

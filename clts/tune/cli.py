@@ -12,6 +12,8 @@
     clts-tune --only none --report r.md   the report alone, with the current profile
 
 An interrupted run resumes from its cache of measured candidates (``--fresh`` ignores it).
+After writing the profile, the common calls' kernels are built with it (as ``clts warmup``;
+``--no-warmup`` skips that), so that the next process's first calls find them built.
 """
 from __future__ import annotations
 
@@ -210,6 +212,9 @@ def main(argv=None) -> int:
     ap.add_argument("--report", metavar="FILE",
                     help="after tuning, write a markdown report (device, profile, %% of copy "
                          "bandwidth per algorithm, anchors); with --only none, the report only")
+    ap.add_argument("--no-warmup", action="store_true",
+                    help="after writing the profile, do not build the common calls' kernels "
+                         "with it (clts warmup does that later)")
     args = ap.parse_args(argv)
     if args.report and (args.only or "").strip().lower() == "none":
         return _report_only(args)
@@ -394,7 +399,23 @@ def tune_device(dev, entries, settings, args) -> int:
         for w in r.warnings:
             print(f"warning: {r.name}: {w}", file=sys.stderr)
     print(f"clts-tune: wrote {path}", file=sys.stderr)
+    if not args.no_warmup:
+        _warm(dev)
     return 0
+
+
+def _warm(dev) -> None:
+    """Build the common calls' kernels with the profile just written (``clts warmup``): the
+    next process's first calls find them in the driver's disk cache."""
+    from ..warmup import warmup
+    dev.reload_profile()
+    if getattr(dev.info, "simulator", False):     # Oclgrind keeps no binaries
+        return
+    print("clts-tune: building the common calls' kernels with the tuned profile "
+          "(--no-warmup skips this)", file=sys.stderr)
+    t = warmup(dev, verbose=False)
+    print(f"clts-tune: {t['programs built']} programs built in {t['total']:.1f} s",
+          file=sys.stderr)
 
 
 if __name__ == "__main__":

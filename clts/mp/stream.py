@@ -14,6 +14,7 @@ import numpy as np
 from ..runtime import get_device
 from .api import matrix_profile
 from .mass import _check_p, distance_profiles
+from . import stream_near
 from .stream_host import EXACT_FRACTION, REFRESH, HostStream, Ring, exact_distances
 from .stream_plan import Problem, make_stream_plan
 
@@ -249,19 +250,24 @@ class StreamingProfile:
             colP, colI = r.P_B[:, 0], r.I_B[:, 0]
             # the rest (near the new windows, and with egress the first b) exactly
             cols = np.concatenate([np.arange(lo_far), np.arange(far_end, l1)])
+        else:
+            cols = np.arange(l1)
+        mask = np.abs(cols[None, :] - new[:, None]) <= ez
+        if self._egress:                 # row r arrives after r + 1 windows have left
+            mask |= cols[None, :] <= np.arange(b)[:, None]
+        if joinable and self._host_ok and stream_near.usable(ext, self._normalize):
+            # one matrix product as a filter, exact distances for the entries in play
+            D = stream_near.near_block(ext, m, cols, b, mask, self._P[cols[:-b]],
+                                       self._normalize)
+        elif joinable:
             D = np.full((b, len(cols)), np.inf)
-            near = np.array(distance_profiles(W, ext[far_end:], **self._kw), np.float64,
-                            ndmin=2)
-            D[:, lo_far:] = near
+            D[:, lo_far:] = np.array(distance_profiles(W, ext[far_end:], **self._kw),
+                                     np.float64, ndmin=2)
             if lo_far:
                 D[:, :lo_far] = np.array(distance_profiles(W, ext[:lo_far + m - 1],
                                                            **self._kw), np.float64, ndmin=2)
         else:
-            cols = np.arange(l1)
             D = np.array(distance_profiles(W, ext, **self._kw), np.float64, ndmin=2)
-        mask = np.abs(cols[None, :] - new[:, None]) <= ez
-        if self._egress:                 # row r arrives after r + 1 windows have left
-            mask |= cols[None, :] <= np.arange(b)[:, None]
         D[mask] = np.inf
         a = self._a
         P, I = self._P.copy(), self._I.copy()

@@ -240,25 +240,33 @@ class StreamingProfile:
         far_end = l0 - ez                           # windows outside every new one's zone
         joinable = (b >= JOIN_MIN_BLOCK and far_end - lo_far >= JOIN_MIN_BLOCK
                     and (self._normalize or self._p == 2.0))
-        if joinable:
-            # the far windows by an AB-join (the diagonal kernel, O(n b) + O(n m) for the
-            # statistics): new windows against windows lo_far .. far_end - 1, both ways
-            r = matrix_profile(ext[l0:], m, ext[lo_far:far_end + m - 1], both=True,
-                               normalize=self._normalize, device=self._kw["device"],
-                               precision=self._kw["precision"], progress=False)
-            farP, farI = r.P[:, 0], np.where(r.I[:, 0] >= 0, r.I[:, 0] + lo_far, -1)
-            colP, colI = r.P_B[:, 0], r.I_B[:, 0]
-            # the rest (near the new windows, and with egress the first b) exactly
-            cols = np.concatenate([np.arange(lo_far), np.arange(far_end, l1)])
-        else:
-            cols = np.arange(l1)
+        cols = np.concatenate([np.arange(lo_far), np.arange(far_end, l1)]) if joinable \
+            else np.arange(l1)
         mask = np.abs(cols[None, :] - new[:, None]) <= ez
         if self._egress:                 # row r arrives after r + 1 windows have left
             mask |= cols[None, :] <= np.arange(b)[:, None]
+        near = None
         if joinable and self._host_ok and stream_near.usable(ext, self._normalize):
-            # one matrix product as a filter, exact distances for the entries in play
-            D = stream_near.near_block(ext, m, cols, b, mask, self._P[cols[:-b]],
-                                       self._normalize)
+            # the near columns (near the new windows, and with egress the first b) on the
+            # host: one matrix product as a filter, exact distances for the entries in play;
+            # in a thread while the AB-join below runs (numpy and the device wait release
+            # the GIL)
+            near = stream_near.Worker(stream_near.near_block, ext, m, cols, b, mask,
+                                      self._P[cols[:-b]], self._normalize)
+        if joinable:
+            # the far windows by an AB-join (the diagonal kernel, O(n b) + O(n m) for the
+            # statistics): new windows against windows lo_far .. far_end - 1, both ways
+            try:
+                r = matrix_profile(ext[l0:], m, ext[lo_far:far_end + m - 1], both=True,
+                                   normalize=self._normalize, device=self._kw["device"],
+                                   precision=self._kw["precision"], progress=False)
+            finally:
+                if near is not None:        # never leave it running
+                    near.join()
+            farP, farI = r.P[:, 0], np.where(r.I[:, 0] >= 0, r.I[:, 0] + lo_far, -1)
+            colP, colI = r.P_B[:, 0], r.I_B[:, 0]
+        if near is not None:
+            D = near.result()
         elif joinable:
             D = np.full((b, len(cols)), np.inf)
             D[:, lo_far:] = np.array(distance_profiles(W, ext[far_end:], **self._kw),

@@ -12,6 +12,8 @@ Float64, z-normalised or plain Euclidean; the caller keeps distance profiles for
 beyond ``stream_host.HOST_LIMIT``, other ``p`` and single precision."""
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from .stream_host import EPS, HOST_LIMIT, zexact
@@ -41,6 +43,28 @@ def _product(X, Y):
     for a in range(0, n, step):
         np.matmul(X[a:a + step], Yt, out=out[a:a + step])
     return out
+
+
+class Worker(threading.Thread):
+    """``fn(*args)`` in a thread; :meth:`result` waits for it and returns its value or raises
+    its exception."""
+
+    def __init__(self, fn, *args):
+        super().__init__(daemon=True)
+        self._fn, self._args, self._out, self._exc = fn, args, None, None
+        self.start()
+
+    def run(self):
+        try:
+            self._out = self._fn(*self._args)
+        except BaseException as exc:            # noqa: BLE001 - raised in result()
+            self._exc = exc
+
+    def result(self):
+        self.join()
+        if self._exc is not None:
+            raise self._exc
+        return self._out
 
 
 def usable(ext, normalize):

@@ -164,7 +164,13 @@ class StreamingProfile:
         t = self._pending[0] if len(self._pending) == 1 else np.concatenate(self._pending)
         self._pending, self._npending = [], 0
         b = len(t)
-        if b <= self._plan.host_points and self._host_ok:
+        # without the host state (the first short update, or one after a device block) the
+        # host path first pays its O(n m) build, ~5 device blocks: blocks that join (and
+        # whose magnitudes the join covers) go to the device
+        if b <= self._plan.host_points and self._host_ok and (
+                self._host is not None or b < JOIN_MIN_BLOCK
+                or not (stream_near.usable(self._T, self._normalize)
+                        and stream_near.usable(t, self._normalize))):
             if self._host is None:
                 self._host = HostStream(self._T, self._m, self._normalize)
             for i, x in enumerate(t.tolist()):

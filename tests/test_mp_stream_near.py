@@ -107,3 +107,61 @@ def test_blocks_equal_distance_profile_blocks(device, monkeypatch, kind, normali
         for g, w in zip(got[1::2], want[1::2]):
             assert np.mean(g == w) >= (0.9 if kind in ("integers", "repeats") else 0.99)
     assert len(calls) == 6
+
+
+def _blocks(X, device, egress=True):
+    s = clts.stumpi(X[:300], M, egress=egress, device=device, host_points=0, lazy_points=1)
+    for a in range(300, len(X), 50):
+        s.update(X[a:a + 50])
+    return s.P_, s.I_, s.left_P_, s.left_I_
+
+
+def test_blocks_threads_and_layouts(device):
+    """Device blocks (their near columns in a worker thread) from two threads at once, and on
+    big-endian, strided and Fortran-ordered input: identical to serial, native ones."""
+    import threading
+    rng = np.random.default_rng(21)
+    Ts = [np.cumsum(rng.standard_normal(500)) for _ in range(2)]
+    want = [_blocks(T, device) for T in Ts]
+    got, errors = [None, None], []
+    barrier = threading.Barrier(2)
+
+    def work(i):
+        try:
+            barrier.wait()
+            got[i] = _blocks(Ts[i], device)
+        except Exception as exc:             # noqa: BLE001 - reported below
+            errors.append(exc)
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    for g, w in zip(got, want):
+        for a, b in zip(g, w):
+            np.testing.assert_array_equal(a, b)
+    wide = np.zeros(1000)
+    wide[::2] = Ts[0]
+    for X in (Ts[0].astype(">f8"), wide[::2], np.asfortranarray(Ts[0][:, None])[:, 0]):
+        for a, b in zip(_blocks(X, device), want[0]):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_short_update_without_host_state_joins(device):
+    """An update of 16..host_points points with no host state goes to the device (building
+    the state costs O(n m)); with the state, through the host; the same profile either way."""
+    T = _series("walk", 400, 22)
+    s = clts.stumpi(T[:300], M, device=device, host_points=32, lazy_points=1)
+    s.update(T[300:320])
+    assert s._host is None
+    s.update(T[320])                          # one point: the host path builds its state
+    assert s._host is not None
+    s.update(T[321:341])
+    assert s._host is not None
+    s.update(T[341:400])                      # a long block: the device, the state dropped
+    assert s._host is None
+    r = clts.stumpi(T[:300], M, device=device, host_points=0, lazy_points=1)
+    r.update(T[300:400])
+    np.testing.assert_allclose(s.P_, r.P_, atol=1e-9, rtol=0)
+    assert np.mean(s.I_ == r.I_) >= 0.99

@@ -119,25 +119,12 @@ def _blocks(X, device, egress=True):
 def test_blocks_threads_and_layouts(device):
     """Device blocks (their near columns in a worker thread) from two threads at once, and on
     big-endian, strided and Fortran-ordered input: identical to serial, native ones."""
-    import threading
+    from concurrent.futures import ThreadPoolExecutor
     rng = np.random.default_rng(21)
     Ts = [np.cumsum(rng.standard_normal(500)) for _ in range(2)]
     want = [_blocks(T, device) for T in Ts]
-    got, errors = [None, None], []
-    barrier = threading.Barrier(2)
-
-    def work(i):
-        try:
-            barrier.wait()
-            got[i] = _blocks(Ts[i], device)
-        except Exception as exc:             # noqa: BLE001 - reported below
-            errors.append(exc)
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
+    with ThreadPoolExecutor(2) as pool:
+        got = list(pool.map(lambda T: _blocks(T, device), Ts))
     for g, w in zip(got, want):
         for a, b in zip(g, w):
             np.testing.assert_array_equal(a, b)

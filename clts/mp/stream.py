@@ -3,8 +3,8 @@ incremental update: each appended point adds one window, whose distance profile 
 series updates every older window's nearest neighbour and gives the new window's own (left)
 neighbour. ``update`` takes one point or many. Up to ``mp.stream.host_points`` points (the
 Plan, stream_plan.py) go through the host one by one (stream_host.py: O(n) per point, exact
-distances), longer blocks to the device in one piece (an AB-join and distance profiles); both
-give the result of one point at a time. See docs/matrix-profile.md, "Streaming"."""
+distances), longer blocks to the device in one piece (an AB-join for the far windows; the near
+ones on the host meanwhile, stream_near.py); both give the result of one point at a time. See docs/matrix-profile.md, "Streaming"."""
 from __future__ import annotations
 
 import math
@@ -53,7 +53,8 @@ class StreamingProfile:
     host_points : int, optional
         Updates of at most this many points go through the host path point by point (O(n)
         each; float64, z-normalised or ``p=2``), longer ones to the device in one block; 0:
-        always the device.
+        always the device. Without the host state (at first, and after a device block) an
+        update of 16 points or more goes to the device too.
     lazy_points : int, optional
         Appended points wait (O(1) per ``update``) until the profile is read or this many
         are pending, then go through the paths above as one update: a stream read now and

@@ -3,8 +3,8 @@ incremental update: each appended point adds one window, whose distance profile 
 series updates every older window's nearest neighbour and gives the new window's own (left)
 neighbour. ``update`` takes one point or many. Up to ``mp.stream.host_points`` points (the
 Plan, stream_plan.py) go through the host one by one (stream_host.py: O(n) per point, exact
-distances), longer blocks to the device in one piece (an AB-join and distance profiles); both
-give the result of one point at a time. See docs/matrix-profile.md, "Streaming"."""
+distances), longer blocks to the device in one piece (an AB-join for the far windows; the near
+ones on the host meanwhile, stream_near.py); both give the result of one point at a time. See docs/matrix-profile.md, "Streaming"."""
 from __future__ import annotations
 
 import math
@@ -14,6 +14,7 @@ import numpy as np
 from ..runtime import get_device
 from .api import matrix_profile
 from .mass import _check_p, distance_profiles
+from . import stream_near
 from .stream_host import EXACT_FRACTION, REFRESH, HostStream, Ring, exact_distances
 from .stream_plan import Problem, make_stream_plan
 
@@ -52,7 +53,8 @@ class StreamingProfile:
     host_points : int, optional
         Updates of at most this many points go through the host path point by point (O(n)
         each; float64, z-normalised or ``p=2``), longer ones to the device in one block; 0:
-        always the device.
+        always the device. Without the host state (at first, and after a device block) an
+        update of 16 points or more goes to the device too.
     lazy_points : int, optional
         Appended points wait (O(1) per ``update``) until the profile is read or this many
         are pending, then go through the paths above as one update: a stream read now and
@@ -163,7 +165,13 @@ class StreamingProfile:
         t = self._pending[0] if len(self._pending) == 1 else np.concatenate(self._pending)
         self._pending, self._npending = [], 0
         b = len(t)
-        if b <= self._plan.host_points and self._host_ok:
+        # without the host state (the first short update, or one after a device block) the
+        # host path first pays its O(n m) build, ~5 device blocks: blocks that join (and
+        # whose magnitudes the join covers) go to the device
+        if b <= self._plan.host_points and self._host_ok and (
+                self._host is not None or b < JOIN_MIN_BLOCK
+                or not (stream_near.usable(self._T, self._normalize)
+                        and stream_near.usable(t, self._normalize))):
             if self._host is None:
                 self._host = HostStream(self._T, self._m, self._normalize)
             for i, x in enumerate(t.tolist()):
@@ -239,29 +247,42 @@ class StreamingProfile:
         far_end = l0 - ez                           # windows outside every new one's zone
         joinable = (b >= JOIN_MIN_BLOCK and far_end - lo_far >= JOIN_MIN_BLOCK
                     and (self._normalize or self._p == 2.0))
+        cols = np.concatenate([np.arange(lo_far), np.arange(far_end, l1)]) if joinable \
+            else np.arange(l1)
+        mask = np.abs(cols[None, :] - new[:, None]) <= ez
+        if self._egress:                 # row r arrives after r + 1 windows have left
+            mask |= cols[None, :] <= np.arange(b)[:, None]
+        near = None
+        if joinable and self._host_ok and stream_near.usable(ext, self._normalize):
+            # the near columns (near the new windows, and with egress the first b) on the
+            # host: one matrix product as a filter, exact distances for the entries in play;
+            # in a thread while the AB-join below runs (numpy and the device wait release
+            # the GIL)
+            near = stream_near.Worker(stream_near.near_block, ext, m, cols, b, mask,
+                                      self._P[cols[:-b]], self._normalize)
         if joinable:
             # the far windows by an AB-join (the diagonal kernel, O(n b) + O(n m) for the
             # statistics): new windows against windows lo_far .. far_end - 1, both ways
-            r = matrix_profile(ext[l0:], m, ext[lo_far:far_end + m - 1], both=True,
-                               normalize=self._normalize, device=self._kw["device"],
-                               precision=self._kw["precision"], progress=False)
+            try:
+                r = matrix_profile(ext[l0:], m, ext[lo_far:far_end + m - 1], both=True,
+                                   normalize=self._normalize, device=self._kw["device"],
+                                   precision=self._kw["precision"], progress=False)
+            finally:
+                if near is not None:        # never leave it running
+                    near.join()
             farP, farI = r.P[:, 0], np.where(r.I[:, 0] >= 0, r.I[:, 0] + lo_far, -1)
             colP, colI = r.P_B[:, 0], r.I_B[:, 0]
-            # the rest (near the new windows, and with egress the first b) exactly
-            cols = np.concatenate([np.arange(lo_far), np.arange(far_end, l1)])
+        if near is not None:
+            D = near.result()
+        elif joinable:
             D = np.full((b, len(cols)), np.inf)
-            near = np.array(distance_profiles(W, ext[far_end:], **self._kw), np.float64,
-                            ndmin=2)
-            D[:, lo_far:] = near
+            D[:, lo_far:] = np.array(distance_profiles(W, ext[far_end:], **self._kw),
+                                     np.float64, ndmin=2)
             if lo_far:
                 D[:, :lo_far] = np.array(distance_profiles(W, ext[:lo_far + m - 1],
                                                            **self._kw), np.float64, ndmin=2)
         else:
-            cols = np.arange(l1)
             D = np.array(distance_profiles(W, ext, **self._kw), np.float64, ndmin=2)
-        mask = np.abs(cols[None, :] - new[:, None]) <= ez
-        if self._egress:                 # row r arrives after r + 1 windows have left
-            mask |= cols[None, :] <= np.arange(b)[:, None]
         D[mask] = np.inf
         a = self._a
         P, I = self._P.copy(), self._I.copy()

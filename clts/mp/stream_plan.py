@@ -6,7 +6,9 @@
   diagonal kernel plus distance profiles, O(n b) + O(n m)). The cost rule: per point the host
   costs about ``c_h n`` seconds, a device block ``(L + c_d n (b + m)) / b`` (L: the launches,
   uploads and syncs of one call); ``host_points`` is the b where the two meet, measured per
-  device (bench/bench_mp_search.py prints both sides; 0: the device always).
+  device (bench/bench_mp_search.py prints both sides; 0: the device always). The host's state
+  costs O(n m) to build (at first, and after a device block): without it, updates that can
+  join (16 points or more) take the device.
 - ``lazy_points``: ``update`` only queues points; they are applied (as one update, by the
   rule above) when the profile is read or when this many are pending. A stream that is read
   every point pays the host's price per point, one read every k points the price of a block

@@ -3,7 +3,9 @@ of a (d, n) array on the device (mdiag.cl.mako, plan in mstump_plan.py), after Y
 and Keogh, "Matrix Profile VI: Meaningful Multidimensional Motif Discovery" (ICDM 2017). Each
 dimension's windows come from the 1-D profile's preparation (series.py); the diagonals are
 cut into bands and segments as for the 1-D kernels (diagonal.py); each winner is re-evaluated
-exactly (exact.py). See docs/matrix-profile.md, "Multi-dimensional profile"."""
+exactly (exact.py). ``normalize=False`` (stumpy.maamp's conventions): p = 2 the same kernel
+on plain dot products, other p exact distance profiles (mass.py). See docs/matrix-profile.md,
+"Multi-dimensional profile"."""
 from __future__ import annotations
 
 import math
@@ -133,10 +135,10 @@ def mstump(T, m, include=None, discords=False, normalize=True, p=2.0, *, precisi
         # no O(1) update for the distance: exact rows from distance profiles, as clts.aamp
         P = np.full((d, l), np.inf)
         I = np.full((d, l), -1, np.int64)
-        S = np.arange(l)
+        S, To = np.arange(l), T2[order]
         rows = max(1, PNORM_ELEMENTS // (d * l))
         for b in range(0, l, rows):
-            _profile_rows(dev, p, T2[order], m, ez, S[b:b + rows], P, I, len(inc), discords,
+            _profile_rows(dev, p, To, m, ez, S[b:b + rows], P, I, len(inc), discords,
                           normalize, pnorm, symmetric=False)
         return P, I
     scaled = [_well_scaled(T2[q], None, normalize, precision) for q in order]

@@ -3,7 +3,7 @@
 Public API (each function takes ``device=``; see ``clts devices``): ``stl``, ``stl_hastl``,
 ``mstl``, ``trend_test``, ``mann_kendall``, ``sen_slope``,
 ``bfast_monitor``, ``bfast_breaks``, ``matrix_profile``, ``motifs``, ``discords``,
-``mass``, ``match``, ``fluss``, ``stumpi``, ``aamp``, ``mstump``, ``mdl``, ``solve_tridiagonal``,
+``mass``, ``match``, ``fluss``, ``stumpi``, ``aamp``, ``mstump``, ``mdl``, ``subspace``, ``solve_tridiagonal``,
 ``ocean.superbee_fluxes``, ``ocean.tke``, ``get_device``; results ``STLResult``, ``BfastResult``, ``BreaksResult``, ``MSTLResult``, ``TrendResult``,
 ``MatrixProfileResult``,
 ``TridiagonalResult``; errors ``CltsError``, ``DeviceError``, ``KernelBuildError``,
@@ -13,7 +13,7 @@ from .errors import CltsError, DeviceError, KernelBuildError, ProfileError
 from .options import get_options, set_options
 from .runtime import Device, get_device
 from .mp import MatrixProfileResult, discords, matrix_profile, motifs
-from .mp import aamp, fluss, mass, match, mdl, mstump, stumpi   # p-norms, search, segmentation, streaming, multi-dim
+from .mp import aamp, fluss, mass, match, mdl, mstump, stumpi, subspace  # p-norms, search, segmentation, streaming, multi-dim
 from .stl import STLResult, stl, stl_hastl   # clts.stl: the function (the package by full path)
 from .stl import MSTLResult, mstl
 from .trend import TrendResult, mann_kendall, sen_slope, trend_test
@@ -43,7 +43,7 @@ __all__ = ["CltsError", "DeviceError", "KernelBuildError", "ProfileError", "Devi
            "set_options", "get_options",
            "get_device", "__version__", "matrix_profile", "motifs", "discords",
            "MatrixProfileResult", "stl", "stl_hastl", "STLResult",
-           "mass", "match", "fluss", "stumpi", "aamp", "mstump", "mdl",
+           "mass", "match", "fluss", "stumpi", "aamp", "mstump", "mdl", "subspace",
            "bfast_monitor", "BfastResult", "bfast_breaks", "BreaksResult",
            "mstl", "MSTLResult", "mann_kendall", "sen_slope", "trend_test", "TrendResult",
            "solve_tridiagonal", "TridiagonalResult", "ocean"]

@@ -8,8 +8,9 @@ from .mass import mass, match
 from .motifs import discords, motifs
 from .mstump import mstump
 from .mdl import mdl
+from .subspace import subspace
 from .stream import StreamingProfile, stumpi
 from .plan import Plan
 
 __all__ = ["matrix_profile", "MatrixProfileResult", "motifs", "discords", "Plan", "mass", "match", "fluss",
-           "stumpi", "StreamingProfile", "aamp", "mstump", "mdl"]
+           "stumpi", "StreamingProfile", "aamp", "mstump", "mdl", "subspace"]

@@ -4,34 +4,14 @@ Multidimensional Motif Discovery"): for each k, the bits to store a motif's wind
 neighbour's in the best k + 1 dimensions. O(d^2 m) on the host (no kernel: a few windows)."""
 from __future__ import annotations
 
-from statistics import NormalDist
-
 import numpy as np
 
-from .mstump import _include, _series_2d
+from .subspace import _common, _dims, _discretizer
+from .mstump import _include
 
 
-def _bins(n_bit):
-    """Bin edges of equal probability under the standard normal (2^n_bit bins)."""
-    q = np.arange(1, 2 ** n_bit) / 2 ** n_bit
-    return np.array([NormalDist().inv_cdf(float(x)) for x in q])
-
-
-def _znorm_windows(T, start, m):
-    """The windows T[:, start:start+m] z-normalised as stumpy does (NaN / inf read as 0, a
-    standard deviation below 1e-7 taken as 1, constant windows all 0)."""
-    W = T[:, start:start + m]
-    fin = np.all(np.isfinite(W), axis=1)
-    W = np.where(np.isfinite(W), W, 0.0)
-    sd = np.std(W, axis=1, keepdims=True)
-    sd[sd < 1e-7] = 1.0
-    Z = (W - W.mean(axis=1, keepdims=True)) / sd
-    const = fin & (np.ptp(W, axis=1) == 0)
-    Z[const] = 0.0
-    return Z
-
-
-def mdl(T, m, subseq_idx, nn_idx, include=None, discords=False, n_bit=8):
+def mdl(T, m, subseq_idx, nn_idx, include=None, discords=False, discretize_func=None, n_bit=8,
+        normalize=True, p=2.0):
     """Bits needed to describe each motif given its neighbour in its best k + 1 dimensions,
     for k = 0 .. d-1 (stumpy.mdl's conventions); the k with the fewest bits is the motif's
     natural dimensionality.
@@ -48,8 +28,15 @@ def mdl(T, m, subseq_idx, nn_idx, include=None, discords=False, n_bit=8):
         Dimensions always in the subspace (as in :func:`clts.mstump`).
     discords : bool
         stumpy's ``discords`` ordering of the dimensions.
+    discretize_func : callable, optional
+        As in :func:`clts.subspace`.
     n_bit : int
-        Bits of the discretisation (2^n_bit equiprobable bins of the standard normal).
+        Bits of the discretisation (z-normalised: 2^n_bit equiprobable bins of the standard
+        normal; plain: 2^n_bit equal steps between the series' extremes).
+    normalize : bool
+        z-normalised windows (default) or plain ones (stumpy.maamp_mdl).
+    p : float
+        Order of the distance between plain discretised windows (ignored when normalising).
 
     Returns
     -------
@@ -68,13 +55,8 @@ def mdl(T, m, subseq_idx, nn_idx, include=None, discords=False, n_bit=8):
     >>> [int(b) for b in bits], [s.tolist() for s in S]
     ([80, 111], [[1], [0, 1]])
     """
-    T2 = _series_2d(T)
+    T2, m, n_bit, normalize, p = _common(T, m, n_bit, normalize, p, discretize_func)
     d, n = T2.shape
-    if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or not 3 <= m <= n:
-        raise ValueError(f"m must be an int in [3, {n}], got {m!r}")
-    if isinstance(n_bit, bool) or not isinstance(n_bit, (int, np.integer)) or \
-            not 1 <= n_bit <= 16:
-        raise ValueError(f"n_bit must be an int in [1, 16], got {n_bit!r}")
     idx = []
     for name, v in (("subseq_idx", subseq_idx), ("nn_idx", nn_idx)):
         a = np.asarray(v)
@@ -83,18 +65,12 @@ def mdl(T, m, subseq_idx, nn_idx, include=None, discords=False, n_bit=8):
             raise ValueError(f"{name} must hold {d} window starts in [0, {n - m}]")
         idx.append(a.astype(np.int64))
     inc = _include(include, d)
-    bins = _bins(int(n_bit))
+    disc = _discretizer(T2, m, normalize, n_bit, discretize_func)
     bit_sizes = np.empty(d)
     S = []
     for k in range(d):
-        ds = np.digitize(_znorm_windows(T2, idx[0][k], m), bins, right=True)
-        dn = np.digitize(_znorm_windows(T2, idx[1][k], m), bins, right=True)
-        D = np.linalg.norm(ds - dn, axis=1)
-        order = (D[::-1] if discords else D).argsort(kind="mergesort")   # stumpy's, as is
-        if inc:
-            mask = np.isin(order, inc)
-            order = np.concatenate([order[mask], order[~mask]])
-        s = order[:k + 1]
+        ds, dn = disc(idx[0][k]), disc(idx[1][k])
+        s = _dims(ds, dn, k, inc, discords, p)
         S.append(s)
         n_val = len(np.unique(ds[s] - dn[s]))
         bit_sizes[k] = (n_bit * (2 * d * m - (k + 1) * m) + (k + 1) * m * np.log2(n_val)

@@ -3,7 +3,9 @@ of a (d, n) array on the device (mdiag.cl.mako, plan in mstump_plan.py), after Y
 and Keogh, "Matrix Profile VI: Meaningful Multidimensional Motif Discovery" (ICDM 2017). Each
 dimension's windows come from the 1-D profile's preparation (series.py); the diagonals are
 cut into bands and segments as for the 1-D kernels (diagonal.py); each winner is re-evaluated
-exactly (exact.py). See docs/matrix-profile.md, "Multi-dimensional profile"."""
+exactly (exact.py). ``normalize=False`` (stumpy.maamp's conventions): p = 2 the same kernel
+on plain dot products, other p exact distance profiles (mass.py). See docs/matrix-profile.md,
+"Multi-dimensional profile"."""
 from __future__ import annotations
 
 import math
@@ -16,6 +18,7 @@ from ..runtime.programs import built, prebuild
 from . import flags
 from .diagonal import _work_lists
 from .exact import _better, _pair_dist, exact_spec
+from .mass import _check_p, distance_profiles
 from .mass_plan import call_precision
 from .mstump_plan import Problem, make_mstump_plan
 from .series import Side, _well_scaled, stats_spec
@@ -27,6 +30,8 @@ PARTIAL_BYTES = 64 << 20
 MAX_DIM = 32
 #: ill-conditioned windows per block of exact rows
 ILL_BLOCK = 64
+#: distances per block of exact rows of a p != 2 profile (rows x d x windows, float64)
+PNORM_ELEMENTS = 1 << 22
 
 
 def _series_2d(T):
@@ -52,15 +57,16 @@ def _include(include, d):
     return inc
 
 
-def mstump(T, m, include=None, discords=False, *, precision=None, device=None, plan=None,
-           **plan_overrides):
-    """Multi-dimensional z-normalised matrix profile of ``T`` (d dimensions x n values), with
-    stumpy.mstump's conventions (self-join).
+def mstump(T, m, include=None, discords=False, normalize=True, p=2.0, *, precision=None,
+           device=None, plan=None, **plan_overrides):
+    """Multi-dimensional matrix profile of ``T`` (d dimensions x n values), with
+    stumpy.mstump's conventions (self-join; ``normalize=False``: stumpy.maamp's).
 
     For each window i and each k = 0 .. d-1, ``P[k, i]`` is the smallest, over windows j
     outside the exclusion zone ``|i - j| <= ceil(m / 4)``, of the mean of the k+1 smallest of
-    the d per-dimension z-normalised distances of (i, j); ``I[k, i]`` is that j (the smallest
-    on ties; -1 where P is inf).
+    the d per-dimension distances of (i, j) (z-normalised Euclidean, or with
+    ``normalize=False`` the Minkowski distance of order ``p``); ``I[k, i]`` is that j (the
+    smallest on ties; -1 where P is inf).
 
     Parameters
     ----------
@@ -73,6 +79,13 @@ def mstump(T, m, include=None, discords=False, *, precision=None, device=None, p
         Dimensions always among the k+1 (in the given order; the others sorted after them).
     discords : bool
         Take the k+1 largest distances instead of the smallest (stumpy's ``discords``).
+    normalize : bool
+        z-normalised distances (default; constant windows: 0 between two, sqrt(m) otherwise)
+        or plain ones (no constant-window rule), as :func:`clts.matrix_profile`.
+    p : float
+        Order of the plain distance (``normalize=False``): >= 1 or inf, default 2 (ignored
+        when normalising, as in stumpy). p = 2 runs the diagonal kernel; other p exact
+        distance profiles (:func:`clts.mass`, O(d n^2 m)), as :func:`clts.aamp`.
     precision : {"double", "single"}, optional
         float64 (default where the device has it) or float32 throughout.
     device : clts.Device or str, optional
@@ -109,39 +122,56 @@ def mstump(T, m, include=None, discords=False, *, precision=None, device=None, p
     inc = _include(include, d)
     if not isinstance(discords, (bool, np.bool_)):
         raise TypeError(f"discords must be a bool, got {type(discords).__name__}")
+    if not isinstance(normalize, (bool, np.bool_)):
+        raise TypeError(f"normalize must be a bool, got {type(normalize).__name__}")
+    normalize, discords = bool(normalize), bool(discords)
+    pnorm = _check_p(p)[0]
     dev = get_device(device)
     precision = call_precision(dev, precision)
     p = make_mstump_plan(dev, Problem(precision), plan=plan, **plan_overrides)
     order = inc + [q for q in range(d) if q not in inc]
-    # a first call builds the statistics and exact-distance programs at once (the diagonal
-    # kernel's depends on the windows' flags, known after the statistics)
-    if not built(dev, *stats_spec(dev, p, True)):
-        prebuild(dev, [stats_spec(dev, p, True), exact_spec(dev, p, True)])
-    sides = [Side(dev, _well_scaled(T2[q], None, True, precision)[0], m, p, True, 0)
-             for q in order]
     l = n - m + 1
     ez = int(math.ceil(m / 4))
+    if not normalize and pnorm != 2.0:
+        # no O(1) update for the distance: exact rows from distance profiles, as clts.aamp
+        P = np.full((d, l), np.inf)
+        I = np.full((d, l), -1, np.int64)
+        S, To = np.arange(l), T2[order]
+        rows = max(1, PNORM_ELEMENTS // (d * l))
+        for b in range(0, l, rows):
+            _profile_rows(dev, p, To, m, ez, S[b:b + rows], P, I, len(inc), discords,
+                          normalize, pnorm, symmetric=False)
+        return P, I
+    # a first call builds the statistics and exact-distance programs at once (the diagonal
+    # kernel's depends on the windows' flags, known after the statistics)
+    if not built(dev, *stats_spec(dev, p, normalize)):
+        prebuild(dev, [stats_spec(dev, p, normalize), exact_spec(dev, p, normalize)])
+    scaled = [_well_scaled(T2[q], None, normalize, precision) for q in order]
+    sides = [Side(dev, a, m, p, normalize, 0) for a, _, _ in scaled]
+    units = np.array([u for _, _, u in scaled])
     ill = np.zeros(l, bool)
     for s in sides:
         s.mark_ill(p, p.segment)
         ill |= (s.flags & flags.ILL) != 0
-    idx = _device_indices(dev, p, sides, m, l, ez, len(inc), bool(discords), ill)
-    P, I = _exact(dev, p, sides, idx, len(inc), bool(discords))
+    idx = _device_indices(dev, p, sides, m, l, ez, len(inc), discords, ill, normalize, units)
+    P, I = _exact(dev, p, sides, idx, len(inc), discords, units)
     S = np.nonzero(ill)[0]
     for b in range(0, len(S), ILL_BLOCK):
-        _ill_rows(dev, p, T2[order], m, ez, S[b:b + ILL_BLOCK], P, I, len(inc), bool(discords))
+        _profile_rows(dev, p, T2[order], m, ez, S[b:b + ILL_BLOCK], P, I, len(inc), discords)
     return P, I
 
 
-def _ill_rows(dev, p, T, m, ez, S, P, I, ninc, discords):
-    """Windows ``S`` too ill-conditioned for the O(1) update (in some dimension; the kernel
-    left their pairs out): their rows in full from exact distance profiles (``mass``), and as
-    a candidate neighbour of every other window (the matrix is symmetric). In place."""
-    from .mass import distance_profiles
+def _profile_rows(dev, p, T, m, ez, S, P, I, ninc, discords, normalize=True, pnorm=2.0,
+                  symmetric=True):
+    """The rows of windows ``S`` in full from exact distance profiles (``mass``), and with
+    ``symmetric`` ``S`` as a candidate neighbour of every other window (the matrix is
+    symmetric). For the windows too ill-conditioned for the O(1) update (in some dimension;
+    the kernel left their pairs out), and for every row of a p != 2 profile. In place."""
     d, n = T.shape
     l = n - m + 1
     X = np.stack([distance_profiles(np.stack([T[q, s:s + m] for s in S]), T[q],
-                                    precision=p.precision, device=dev).reshape(len(S), l)
+                                    normalize=normalize, p=pnorm, precision=p.precision,
+                                    device=dev, progress=False).reshape(len(S), l)
                   for q in range(d)], axis=1).astype(np.float64)       # [s, dim, j]
     for a, s in enumerate(S):
         X[a, :, max(0, s - ez):s + ez + 1] = np.inf
@@ -154,18 +184,23 @@ def _ill_rows(dev, p, T, m, ez, S, P, I, ninc, discords):
     jb = np.argmin(C, axis=2)
     vb = np.take_along_axis(C, jb[:, :, None], axis=2)[:, :, 0]
     P[:, S], I[:, S] = _better(P[:, S], I[:, S], vb.T, np.where(np.isfinite(vb), jb, -1).T)
+    if not symmetric:
+        return
     # S as the neighbour of every window
     sb = np.argmin(C, axis=0)                                              # [k, j]
     vb = np.take_along_axis(C, sb[None], axis=0)[0]
     P[:], I[:] = _better(P, I, vb, np.where(np.isfinite(vb), S[sb], -1))
 
 
-def _stacked(sides, m, ill):
+def _stacked(sides, m, ill, normalize=True):
     """The kernel's arrays of every dimension stacked [d, NW] (T: [d, NW + m]); r marks
     constant windows with -1 and non-finite ones (and the padding) with NaN; windows ``ill``
-    in some dimension are NaN in every one (their pairs are left to ``_ill_rows``)."""
+    in some dimension are NaN in every one (their pairs are left to ``_profile_rows``).
+    ``normalize=False``: r = -|window|^2 / 2 as the 1-D kernels' (``Side.arrays``)."""
     cols = [s.arrays(as_columns=True) for s in sides]
     for s, c in zip(sides, cols):
+        if not normalize:
+            continue
         r = c["r"]
         ok = (s.flags & (flags.NONFINITE | flags.CONSTANT)) == 0
         with np.errstate(divide="ignore"):
@@ -176,7 +211,7 @@ def _stacked(sides, m, ill):
     return {k: np.stack([c[k] for c in cols]) for k in cols[0]}
 
 
-def _device_indices(dev, p, sides, m, l, ez, ninc, discords, ill):
+def _device_indices(dev, p, sides, m, l, ez, ninc, discords, ill, normalize=True, units=None):
     """I [d, l] from the diagonal kernel (every band of every segment, in launches of at most
     PARTIAL_BYTES of partial profiles), folded by the reduction kernels."""
     import pyopencl.array as cla
@@ -191,7 +226,7 @@ def _device_indices(dev, p, sides, m, l, ez, ninc, discords, ill):
     nb = -(-(l - kstart) // D) if l > kstart else 0
     if nb == 0:
         return gI.get().astype(np.int64).reshape(d, l)
-    arr = _stacked(sides, m, ill)
+    arr = _stacked(sides, m, ill, normalize)
     NW = arr["mu"].shape[1]
     dA = {k: cla.to_device(q, np.ascontiguousarray(v, kr)) for k, v in arr.items()}
     per_band = d * (2 * R + D) * (np.dtype(kr).itemsize + 4)
@@ -210,10 +245,15 @@ def _device_indices(dev, p, sides, m, l, ez, ninc, discords, ill):
     cPV = cla.empty(q, nwmax * d * (R + D), kr)
     cPI = cla.empty(q, nwmax * d * (R + D), np.int32)
     # dimensions with a constant window (the others skip the constant-window convention)
-    const = sum(1 << q for q, s in enumerate(sides) if np.any(s.flags & flags.CONSTANT))
+    const = sum(1 << q for q, s in enumerate(sides) if np.any(s.flags & flags.CONSTANT)) \
+        if normalize else 0
+    # plain distances: NORMALIZE=0 and each dimension's unit (z-normalised: the programs as
+    # before, no NORMALIZE parameter)
+    plain = {} if normalize else {"NORMALIZE": 0}
+    unit = () if normalize else (cla.to_device(q, np.asarray(units, kr)).data,)
     prg = dev.program("mp/mdiag.cl.mako", real=p.kernel_real, lanes=p.lanes, groups=p.groups,
                       segment=R, DIM=d, NINC=ninc, DISCORDS=int(discords), CONST=const,
-                      interleave=p.interleave)
+                      interleave=p.interleave, **plain)
     nws = (np.int32(nwmax),) if p.interleave else ()
     kern, red_r, red_c = (prg.kernel(k) for k in ("mdiag", "mreduce_rows", "mreduce_cols"))
     alld = np.concatenate([x for _, x in launches])
@@ -224,7 +264,7 @@ def _device_indices(dev, p, sides, m, l, ez, ninc, discords, ill):
         enter_chunk(li, off, off + nw, len(launches), len(alld))
         launch(dev, kern, round_up(nw, p.wg), p.wg, dd.data, np.int32(off), np.int32(nw),
                np.int32(s0), np.int32(m), np.int32(l), np.int32(NW), dA["T"].data,
-               dA["mu"].data, dA["df"].data, dA["dg"].data, dA["r"].data,
+               dA["mu"].data, dA["df"].data, dA["dg"].data, dA["r"].data, *unit,
                rPV.data, rPI.data, cPV.data, cPI.data, *nws)
         head = (dd.data, np.int32(off), np.int32(nw), np.int32(s0))
         launch(dev, red_r, round_up(R, 64), None, *head, np.int32(l),
@@ -237,10 +277,10 @@ def _device_indices(dev, p, sides, m, l, ez, ninc, discords, ill):
     return gI.get().astype(np.int64).reshape(d, l)
 
 
-def _exact(dev, p, sides, I, ninc, discords):
+def _exact(dev, p, sides, I, ninc, discords, units):
     """P [d, l] of the winners I, every per-dimension distance recomputed exactly
-    (``pair_dist``), sorted with the forced dimensions first, and averaged; I = -1 where P is
-    inf."""
+    (``pair_dist``, times the dimension's ``units``: 1 when z-normalised), sorted with the
+    forced dimensions first, and averaged; I = -1 where P is inf."""
     d, l = I.shape
     rows = np.tile(np.arange(l), d)
     cols = I.ravel()
@@ -249,7 +289,7 @@ def _exact(dev, p, sides, I, ninc, discords):
     perm = np.lexsort((rows, cols - rows))
     X = np.empty((d, d * l))
     for q, s in enumerate(sides):
-        X[q, perm] = _pair_dist(dev, p, s, s, rows[perm], cols[perm])
+        X[q, perm] = _pair_dist(dev, p, s, s, rows[perm], cols[perm]) * units[q]
     X = X.reshape(d, d, l)
     rest = np.sort(X[ninc:], axis=0)
     if discords:

@@ -150,14 +150,22 @@ def distance_profile(Q, T, normalize=True, p=2.0):
     return d
 
 
-def mstump(T, m, include=None, discords=False, exclusion_zone=None):
-    """Multi-dimensional profile (stumpy.mstump's conventions): per pair the d per-dimension
-    distances, the ``include`` dimensions first (in order), the others sorted (descending
-    with ``discords``); P[k] the smallest mean of the first k+1 (I: its smallest j)."""
+def mstump_means(T, m, include=None, discords=False, exclusion_zone=None, normalize=True,
+                 p=2.0):
+    """C [d, l, l]: C[k, i, j] the mean of the first k + 1 of the d per-dimension distances
+    of (i, j) in stumpy.mstump's order (the ``include`` dimensions first, in order, the others
+    sorted, descending with ``discords``); inf inside the exclusion zone. ``normalize=False``:
+    Minkowski distances of order ``p`` (stumpy.maamp)."""
     T = np.atleast_2d(np.asarray(T, dtype=np.float64))
     d, n = T.shape
     ez = math.ceil(m / 4) if exclusion_zone is None else exclusion_zone
-    X = np.stack([distance_matrix(t, m) for t in T])          # [d, l, l]
+    if normalize:
+        X = np.stack([distance_matrix(t, m) for t in T])      # [d, l, l]
+    else:
+        X = np.stack([[distance_profile(w, t, normalize=False, p=p) for w in windows(t, m)]
+                      for t in T])
+        for q, t in enumerate(T):                           # rows of windows with NaN / inf
+            X[q, ~np.all(np.isfinite(windows(t, m)), axis=1)] = np.inf
     l = X.shape[1]
     i = np.arange(l)
     X[:, np.abs(i[:, None] - i[None, :]) <= ez] = np.inf
@@ -165,7 +173,13 @@ def mstump(T, m, include=None, discords=False, exclusion_zone=None):
     rest = np.sort(X[[q for q in range(d) if q not in inc]], axis=0)
     if discords:
         rest = rest[::-1]
-    C = np.cumsum(np.concatenate([X[inc], rest]), axis=0) / np.arange(1, d + 1)[:, None, None]
+    return np.cumsum(np.concatenate([X[inc], rest]), axis=0) / np.arange(1, d + 1)[:, None, None]
+
+
+def mstump(T, m, include=None, discords=False, exclusion_zone=None, normalize=True, p=2.0):
+    """Multi-dimensional profile (stumpy.mstump's conventions; ``normalize=False``:
+    stumpy.maamp's): P[k] the smallest over j of ``mstump_means`` (I: its smallest j)."""
+    C = mstump_means(T, m, include, discords, exclusion_zone, normalize, p)
     I = np.argmin(C, axis=2)
     P = np.take_along_axis(C, I[:, :, None], axis=2)[:, :, 0]
     I[~np.isfinite(P)] = -1

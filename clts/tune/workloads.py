@@ -102,12 +102,13 @@ def forced_calls(dev, x, dt):
               for z, p in ((True, 2.0), (False, 2.0), (False, 1.0), (False, 3.0),
                            (False, float("inf")))]
 
-    def mstump(include=None, discords=False, **params):
+    def mstump(include=None, discords=False, normalize=True, **params):
         X = np.stack([T, T[::-1], np.sin(np.arange(T.size) / 5.0)])
-        return clts.mstump(X, 10, include=include, discords=discords, device=dev,
-                           precision=prec, **params)
-    calls += [(f"mstump include={i} discords={dc}", lambda i=i, dc=dc: mstump(i, dc))
-              for i, dc in ((None, False), ([2], True))]
+        return clts.mstump(X, 10, include=include, discords=discords, normalize=normalize,
+                           device=dev, precision=prec, **params)
+    calls += [(f"mstump include={i} discords={dc} normalize={z}",
+               lambda i=i, dc=dc, z=z: mstump(i, dc, z))
+              for i, dc, z in ((None, False, True), ([2], True, True), ([2], True, False))]
 
     def candidate(section, params):
         algo, _, sub = section.partition(".")

@@ -10,6 +10,11 @@
 ## The lanes diagonals of a group are the lanes of a realN vector (pocl vectorises only
 ## explicit vector types); the sorting network is branch-free (fmin / fmax on whole vectors).
 ##
+## NORMALIZE = 0 (stumpy.maamp, p = 2): plain Euclidean distances from the dot product (QT, no
+## means), d^2 = -2 (QT + h_i + h_j) with r = h = -|window|^2 / 2, times unit[q] (each
+## dimension's series was divided by the power of two unit[q]; the distances are sorted in
+## the caller's units); no constant-window rule.
+##
 ## Window conventions (stumpy's), from r = 1 / centred norm: r = NaN (non-finite window, or
 ## past the series' end): distance inf; r < 0 marks a constant window: distance 0 to another
 ## constant window, sqrt(m) to any other (only in the dimensions of the bit mask CONST that
@@ -22,6 +27,8 @@
 ## adjacent work-items store adjacent words; interleave = 0 (CPUs): a slice per work-item.
 <%include file="/common/real.cl.mako"/>
 <%
+    # NORMALIZE is passed only as 0 (the z-normalised programs keep their parameters)
+    NZ = context.get("NORMALIZE", 1)
     W = lanes
     D = groups * lanes
     VT = real if W == 1 else f"{real}{W}"
@@ -81,7 +88,7 @@ __kernel void mdiag(
     __global const int4 *desc, const int doff, const int n_work, const int s0, const int m,
     const int l, const int NW,
     __global const real *T, __global const real *mu, __global const real *df,
-    __global const real *dg, __global const real *r,
+    __global const real *dg, __global const real *r,${"" if NZ else " __global const real *unit,"}
     __global real *rowPV, __global int *rowPI, __global real *colPV, __global int *colPI${", const int nws" if interleave else ""})
 {
     const int w = get_global_id(0);
@@ -118,21 +125,36 @@ __kernel void mdiag(
 % for q in range(DIM):
         {
             __global const real *Tq = T + (size_t)${q} * (NW + m);
+%   if NZ:
             const real ma = mu[(size_t)${q} * NW + ilo];
-%   for g in range(groups):
+%     for g in range(groups):
             const ${VT} mb${g} = ${LOAD(f"mu + (size_t){q} * NW + jb + {g * W}")};
-%   endfor
+%     endfor
             for (int t = 0; t < m; ++t) {
                 const real a = Tq[ilo + t] - ma;
-%   for g in range(groups):
+%     for g in range(groups):
                 cov${q}_${g} = fma((${VT})a, ${LOAD(f"Tq + jb + t + {g * W}")} - mb${g}, cov${q}_${g});
-%   endfor
+%     endfor
             }
+%   else:
+            for (int t = 0; t < m; ++t) {
+                const real a = Tq[ilo + t];
+%     for g in range(groups):
+                cov${q}_${g} = fma((${VT})a, ${LOAD(f"Tq + jb + t + {g * W}")}, cov${q}_${g});
+%     endfor
+            }
+%   endif
         }
 % endfor
     }
+% if NZ:
     const real two_m = (real)(2 * m);
     const real sqrt_m = sqrt((real)m);
+% else:
+%   for q in range(DIM):
+    const real unit${q} = unit[${q}];
+%   endfor
+% endif
     for (int i = ilo; i < ihi; ++i) {
         const int jb = i + k0;
         const int upd = i > ilo;
@@ -153,8 +175,13 @@ __kernel void mdiag(
                 const ${VT} rbv = ${LOAD("r + o + j0")};
                 if (upd)
                     cov${q}_${g} += df[o + i] * ${LOAD("dg + o + j0")} + ${LOAD("df + o + j0")} * dg[o + i];
+%     if NZ:
                 const ${VT} c = cov${q}_${g} * ra * rbv;
                 ${VT} x = sqrt(fmax(two_m * ((${VT})1 - fmin(c, (${VT})1)), (${VT})0));
+%     else:
+                const ${VT} c = cov${q}_${g} + ra + rbv;
+                ${VT} x = sqrt(fmax((${VT})-2 * c, (${VT})0)) * unit${q};
+%     endif
 %     if CONST >> q & 1:
                 // constant windows: 0 between two, sqrt(m) against any other
                 const ${IT} cb = rbv < (${VT})0;

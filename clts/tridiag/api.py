@@ -157,7 +157,8 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, version: str = "auto", star
     out : array like ``d`` (numpy or device, result dtype) receiving the solution.
     plan : a :class:`~clts.tridiag.plan.Plan` to run as is (the tuner's path).
     **plan_overrides : force tunable parameters of the chosen version: ``wg``, ``lanes``,
-        ``private_max``, ``block``, ``prefetch_items``, ``tile``, ``tile_y``, ``chunk``; with
+        ``private_max``, ``block``, ``prefetch_items``, ``tile``, ``tile_y``, ``chunk``,
+        ``interleave`` (flat), ``transpose`` (thomas-unrolled; see clts.tridiag.plan); with
         ``version="auto"`` also the profile's thresholds (``tridiag.auto``): ``flat_min_n``,
         ``flat_max_batch``, ``pcr_max_batch``, ``unrolled_below_n``,
         ``unrolled_interleaved_below_n``, ``coalesced_min_n``, ``coalesced_interleaved_min_n``,
@@ -434,15 +435,22 @@ def scratch_factor(plan: Plan):
     if plan.method in ("thomas", "thomas-coalesced") and not plan.cp_private:
         f = [2]
     elif plan.method == "flat":
-        f = [2]
+        f = [2] + ([1] * 5 if plan.params.get("interleave", 0) and plan.layout == "natural"
+                   else [])
     else:
         f = []
-    if plan.method == "thomas-coalesced" and plan.layout == "natural":
+    if plan.layout == "natural" and (plan.method == "thomas-coalesced" or (
+            plan.method == "thomas-unrolled" and _unrolled_transposed(plan))):
         f += [1] * 5
     return f
 
 
 # -- running a plan on device buffers ----------------------------------------------------------
+
+#: the flat version's natural <-> chunked copies (interleave = 1): tile x tile blocks through
+#: local memory, work-groups of tile x tile_y (tile_y shrunk to the device's work-group limit)
+FLAT_TILE, FLAT_TILE_Y = 32, 8
+
 
 def run_plan(dev, plan: Plan, a, b, c, d, x, start, counter):
     """Run ``plan`` on device arrays (natural [nsys, n] or interleaved [n, nsys] in memory).
@@ -451,6 +459,17 @@ def run_plan(dev, plan: Plan, a, b, c, d, x, start, counter):
     work is done (the OpenCL spec defers a release, Oclgrind does not)."""
     n, nsys = plan.n, plan.nsys
     dummy_start = start if start is not None else _dummy_int(dev)
+    if plan.method == "thomas-unrolled" and plan.layout == "natural" and _unrolled_transposed(plan):
+        # GPUs: the systems of natural-layout data are n words apart, so a warp's reads of
+        # row k touch one segment per work-item; transposed (local-memory tiles, coalesced)
+        # the unrolled kernel reads adjacent systems' words together
+        tile, tile_y = FLAT_TILE, max(1, min(FLAT_TILE_Y, dev.max_work_group // FLAT_TILE))
+        tmp = [scratch(dev, (n, nsys), x.dtype) for _ in range(5)]
+        for src, dst in zip((a, b, c, d), tmp):
+            _transpose(dev, plan, src, dst, nsys, n, tile, tile_y)
+        keep = _run_thomas(dev, plan, "interleaved", *tmp[:4], tmp[4], dummy_start, counter)
+        _transpose(dev, plan, tmp[4], x, n, nsys, tile, tile_y)
+        return keep + tmp
     if plan.method in ("thomas", "thomas-unrolled"):
         return _run_thomas(dev, plan, plan.layout, a, b, c, d, x, dummy_start, counter)
     elif plan.method == "thomas-coalesced":
@@ -520,8 +539,13 @@ def _run_thomas(dev, plan, layout, a, b, c, d, x, start, counter):
     return [work]
 
 
-def _transpose(dev, plan, src, dst, rows, cols):
-    tile, ty = plan.params["tile"], plan.params["tile_y"]
+def _unrolled_transposed(plan) -> bool:
+    return bool(plan.params.get("transpose", 0))
+
+
+def _transpose(dev, plan, src, dst, rows, cols, tile=None, ty=None):
+    if tile is None:
+        tile, ty = plan.params["tile"], plan.params["tile_y"]
     if tile == 0:
         prg = dev.program("tridiag/transpose.cl.mako", real=plan.real, tile=0, tile_y=1)
         launch(dev, prg.kernel("transpose"), (rows, cols), None, src.data, dst.data,
@@ -537,26 +561,49 @@ def _run_flat(dev, plan, a, b, c, d, x, start, counter):
     C = max(1, min(plan.params["chunk"], n))
     nc = -(-n // C)
     wg = plan.params["wg"]
-    work = scratch(dev, 2 * n * nsys, x.dtype)
+    interleave = int(plan.params.get("interleave", 0))
+    # interleave on natural-layout data: a, b, c, d, x copied into the chunked layout
+    # ([row of the chunk][chunk, system]) and x back (flat.cl.mako); interleaved data is read
+    # in place (adjacent work-items are adjacent systems of the same chunk there)
+    chunked = interleave and plan.layout == "natural"
+    total = C * nc * nsys if chunked else n * nsys
+    work = scratch(dev, 2 * total, x.dtype)
     mat = scratch(dev, nsys * nc * 4, x.dtype)
     aff = scratch(dev, nsys * nc * 2, x.dtype)
     carry = scratch(dev, nsys * nc, x.dtype)
     status = _zeros_int(dev, nsys)
-    prg = dev.program("tridiag/flat.cl.mako", real=plan.real, LAYOUT=plan.layout,
-                      HAS_START=plan.has_start)
+    params = dict(real=plan.real, LAYOUT="chunked" if chunked else plan.layout,
+                  HAS_START=plan.has_start, interleave=interleave, tile=0, tile_y=0)
+    tiles = []
+    if chunked:
+        tile, tile_y = FLAT_TILE, max(1, min(FLAT_TILE_Y, dev.max_work_group // FLAT_TILE))
+        params.update(tile=tile, tile_y=tile_y)
+        tiles = [scratch(dev, total, x.dtype) for _ in range(5)]
+    prg = dev.program("tridiag/flat.cl.mako", **params)
     k = prg.kernel
+    i32 = np.int32
+    if chunked:
+        gt = (round_up(nc * nsys, tile), -(-C // tile) * tile_y)
+        for src, dst in zip((a, b, c, d), tiles):
+            launch(dev, k("flat_gather"), gt, (tile, tile_y), src.data, dst.data, i32(n),
+                   i32(nsys), i32(C), i32(nc))
+        a, b, c, d, xc = tiles
+    else:
+        xc = x
     base = (a.data, b.data, c.data, d.data, start.data, np.int32(n), np.int32(nsys),
             np.int32(C), np.int32(nc))
     gch = round_up(nsys * nc, wg)
     gsys = round_up(nsys, min(wg, 64))
     lsys = min(wg, 64)
-    i32 = np.int32
     launch(dev, k("flat_mat"), gch, wg, *base, mat.data)
     launch(dev, k("flat_scan_mat"), gsys, lsys, mat.data, carry.data, i32(nsys), i32(nc))
     launch(dev, k("flat_fwd1"), gch, wg, *base, carry.data, work.data, aff.data, status.data)
     launch(dev, k("flat_scan_fwd"), gsys, lsys, aff.data, carry.data, status.data, counter.data,
            i32(nsys), i32(nc))
-    launch(dev, k("flat_fwd2"), gch, wg, *base, carry.data, work.data, aff.data, x.data)
+    launch(dev, k("flat_fwd2"), gch, wg, *base, carry.data, work.data, aff.data, xc.data)
     launch(dev, k("flat_scan_bwd"), gsys, lsys, aff.data, carry.data, i32(nsys), i32(nc))
-    launch(dev, k("flat_bwd"), gch, wg, *base, carry.data, work.data, status.data, x.data)
-    return [work, mat, aff, carry, status]
+    launch(dev, k("flat_bwd"), gch, wg, *base, carry.data, work.data, status.data, xc.data)
+    if chunked:
+        launch(dev, k("flat_scatter"), gt, (tile, tile_y), xc.data, x.data, i32(n), i32(nsys),
+               i32(C), i32(nc))
+    return [work, mat, aff, carry, status] + tiles

@@ -393,7 +393,7 @@ def tke(u, v, w, maskU, maskV, maskW, dxt, dxu, dyt, dyu, dzt, dzw, cost, cosu, 
     dt_tracer, dt_mom, AB_eps, alpha_tke, c_eps, K_h_tke : model constants (defaults: the
         benchmark's).
     plan / **plan_overrides : ``lanes``, ``wg``, ``advection``, ``inline_max_itemsize``, ``stream``,
-        ``transfer`` (see clts.ocean.plan) and ``solver=dict(...)``: keywords forced on
+        ``subgroup``, ``transfer`` (see clts.ocean.plan) and ``solver=dict(...)``: keywords forced on
         ``clts.solve_tridiagonal``.
     out : tuple of 3 numpy arrays, optional
         Where to write ``(tke, dtke, tke_surf_corr)`` (numpy calls): the results of an earlier
@@ -538,7 +538,8 @@ def run_tke(dev, plan, dtype, d, outs, dims, levels, cst, solve):
     rt = dtype.type
     prg = dev.program("ocean/tke.cl.mako", real=real, lanes=plan.lanes,
                       COLS2=int(plan.lanes <= nz), stream=plan.stream, T=T, TAU=levels["tau"],
-                      TAUP1=levels["taup1"], TAUM1=levels["taum1"], advection=plan.advection)
+                      TAUP1=levels["taup1"], TAUM1=levels["taum1"], advection=plan.advection,
+                      subgroup=plan.subgroup)
     ncol, shape = nx * ny, (nx, ny, nz)
     # one system per column in the grid's own layout (ghost columns start at -1: zeros)
     a, b, c, rhs = (scratch(dev, (ncol, nz), dtype) for _ in range(4))

@@ -50,6 +50,8 @@ def test_unrolled_transposed_is_the_cpu_path_bit_for_bit(device, dtype):
             r1 = solve_tridiagonal(*arrs, transpose=1, **kw)
             assert r1.plan.params["transpose"] == 1
             np.testing.assert_array_equal(r1.x, x0)
+            r2 = solve_tridiagonal(*arrs, transpose=1, subgroup=16, **kw)   # pvc's profile
+            np.testing.assert_array_equal(r2.x, x0)
             if st is None:
                 assert relerr(r1.x, lapack(*arrs)) <= TOL[dtype]
 
@@ -60,6 +62,8 @@ def test_bad_values(device):
         solve_tridiagonal(a, b, c, d, version="flat", interleave=2, device=device)
     with pytest.raises(ValueError, match="transpose"):
         solve_tridiagonal(a, b, c, d, version="thomas-unrolled", transpose=-1, device=device)
+    with pytest.raises(ValueError, match="subgroup"):
+        solve_tridiagonal(a, b, c, d, version="thomas-unrolled", subgroup=12, device=device)
 
 
 @pytest.mark.oclgrind
@@ -86,7 +90,8 @@ def test_tiny_oclgrind(device):
                                   "intel-arc-a770", "intel-iris-xe"])
 def test_gpu_profiles_choose_the_coalescing_paths(name):
     """Under every emulated GPU: flat interleaved, unrolled transposed; the CPU profiles not;
-    the Data Center GPU Max's TKE step requires SIMD16 (IGC spills it at SIMD32)."""
+    the Data Center GPU Max's TKE step and unrolled kernel require SIMD16 (IGC spills them at
+    SIMD32)."""
     from clts.ocean.plan import Problem as OceanProblem
     from clts.ocean.plan import make_tke_plan
     from clts.runtime import emulation, usable
@@ -99,8 +104,9 @@ def test_gpu_profiles_choose_the_coalescing_paths(name):
     unrolled = make_plan(gpu, Problem(15, 4096, "natural", np.float32, False),
                          version="thomas-unrolled")
     assert flat.params["interleave"] == 1 and unrolled.params["transpose"] == 1
-    tke = make_tke_plan(gpu, OceanProblem(itemsize=8))
-    assert tke.subgroup == (16 if name == "intel-max-1550" else 0)
+    simd16 = 16 if name == "intel-max-1550" else 0
+    assert unrolled.params["subgroup"] == simd16
+    assert make_tke_plan(gpu, OceanProblem(itemsize=8)).subgroup == simd16
 
 
 def test_cpu_profiles_keep_their_kernels(device):

@@ -519,7 +519,8 @@ def _run_thomas(dev, plan, layout, a, b, c, d, x, start, counter):
     if plan.method == "thomas-unrolled":
         prg = dev.program("tridiag/thomas_unrolled.cl.mako", real=plan.real, N=n, lanes=lanes,
                           chains=1, LAYOUT=layout, HAS_START=plan.has_start,
-                          block=int(plan.params.get("block", 0)))
+                          block=int(plan.params.get("block", 0)),
+                          subgroup=int(plan.params.get("subgroup", 0)))
         kern = prg.kernel("thomas_unrolled")
         work = x
     else:

@@ -147,6 +147,20 @@ def test_streamed_stores(device, stream):
     assert_all_close(clts.ocean.tke(*dx, device=device, lanes=8, stream=stream), ref)
 
 
+@pytest.mark.parametrize("advection", ["inline", "stored"])
+def test_required_subgroup_gives_the_same_bits(device, advection):
+    """``subgroup=16`` (the Data Center GPU Max profile's; a no-op where the compiler lacks
+    ``cl_intel_required_subgroup_size``): the same results as the compiler's own choice."""
+    x, ref = bench(2 ** 12)
+    got = [clts.ocean.tke(*x.values(), device=device, lanes=1, advection=advection,
+                          subgroup=sg) for sg in (0, 16)]
+    for a, b in zip(*got):
+        np.testing.assert_array_equal(a, b)
+    assert_all_close(got[1], ref)
+    with pytest.raises(ValueError, match="subgroup"):
+        clts.ocean.tke(*x.values(), device=device, subgroup=12)
+
+
 def test_time_levels_and_constants(device):
     """Other tau / taup1 / taum1 and a fourth time level; other model constants."""
     x = scaled_inputs((9, 10, 6), seed=5)

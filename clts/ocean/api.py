@@ -399,7 +399,7 @@ def tke(u, v, w, maskU, maskV, maskW, dxt, dxu, dyt, dyu, dzt, dzw, cost, cosu, 
     dt_tracer, dt_mom, AB_eps, alpha_tke, c_eps, K_h_tke : model constants (defaults: the
         benchmark's).
     plan / **plan_overrides : ``lanes``, ``wg``, ``advection``, ``inline_max_itemsize``, ``stream``,
-        ``transfer`` (see clts.ocean.plan) and ``solver=dict(...)``: keywords forced on
+        ``subgroup``, ``transfer`` (see clts.ocean.plan) and ``solver=dict(...)``: keywords forced on
         ``clts.solve_tridiagonal``.
     out : tuple of 3 numpy arrays, optional
         Where to write ``(tke, dtke, tke_surf_corr)`` (numpy calls): the results of an earlier
@@ -545,7 +545,7 @@ def run_tke(dev, plan, dtype, d, outs, dims, levels, cst, solve):
     spec = ("ocean/tke.cl.mako", dict(
         real=real, lanes=plan.lanes, COLS2=int(plan.lanes <= nz), stream=plan.stream, T=T,
         TAU=levels["tau"], TAUP1=levels["taup1"], TAUM1=levels["taum1"],
-        advection=plan.advection))
+        advection=plan.advection, subgroup=plan.subgroup))
     if not built(dev, *spec):   # a first call: this step's, the solver's, Superbee's at once
         from ..tridiag.programs import plan_specs
         prebuild(dev, [spec] + plan_specs(dev, _solver_plan(dev, nz, nx * ny, dtype,

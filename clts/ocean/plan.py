@@ -8,7 +8,7 @@ Profile section ``ocean`` (every key has a default in ``clts/devices/generic-*.y
         version: fused                  # what version="auto" runs: fused | tiled
         fused: {lanes: 8, wg: 0}        # cells per work-item (realN lanes), work-group (0: driver)
         tiled: {tile_z: 8, tile_y: 4, tile_x: 2}   # cells per work-group over (z, y, x)
-      tke: {lanes: 8, wg: 0, advection: stored, stream: 1}  # advection: inline | stored
+      tke: {lanes: 8, wg: 0, advection: stored, stream: 1, subgroup: 0}  # advection: inline | stored
       transfer: copy                    # numpy arrays: copy (upload / download) | host_ptr
 
 ``lanes``: consecutive cells of the flattened grid per work-item as one realN vector (pocl
@@ -21,6 +21,10 @@ most this many bytes, else stored, unless ``advection`` is forced. The float64 s
 advection takes 158 registers on sm_80 (ptxas) and 160 VGPRs on gfx908, 12.5 % and 10 %
 occupancy; stored, 89 and 63 (25 % and 40 %), and the Superbee kernel 84 / 84; float32 inline
 114 / 83 (25 % / 30 %).
+``subgroup`` (0: the compiler picks): the sub-group size the TKE step kernel requires where the
+compiler knows ``intel_reqd_sub_group_size`` (Intel GPUs). IGC compiles the float64 step at SIMD32
+and spills it at 128 GRF on Data Center GPU Max (640 B stored, 11,648 B inline advection); at
+SIMD16 neither spills (offline compile, pvc), so that profile requires 16.
 ``stream``: the TKE kernels write their outputs (systems, results) with non-temporal stores
 where the address is aligned to the vector (no read for ownership of the written lines).
 ``host_ptr`` wraps numpy inputs and outputs in buffers over their own memory
@@ -38,13 +42,14 @@ from ..runtime.plans import LANE_WIDTHS, PlanBase, PlanValueError, read_tunables
 VERSIONS = ("fused", "tiled")
 TRANSFERS = ("copy", "host_ptr")
 ADVECTIONS = ("inline", "stored")
+SUBGROUPS = (0, 8, 16, 32)
 LANES = LANE_WIDTHS
 TILE_KEYS = ("tile_z", "tile_y", "tile_x")
 #: profile key of each Superbee / TKE plan field
 SUPERBEE_KEYS = {"lanes": "ocean.superbee.fused.lanes", "wg": "ocean.superbee.fused.wg",
                  **{k: f"ocean.superbee.tiled.{k}" for k in TILE_KEYS},
                  "transfer": "ocean.transfer"}
-TKE_KEYS = {**{k: f"ocean.tke.{k}" for k in ("lanes", "wg", "advection", "stream")},
+TKE_KEYS = {**{k: f"ocean.tke.{k}" for k in ("lanes", "wg", "advection", "stream", "subgroup")},
             "transfer": "ocean.transfer"}
 
 
@@ -108,6 +113,8 @@ class TkePlan(PlanBase):
     transfer: str
     #: parameters forced on the tridiagonal solver (``clts.solve_tridiagonal`` keywords)
     solver: tuple
+    #: the sub-group size the step kernel requires on Intel GPUs (0: the compiler picks)
+    subgroup: int = 0
 
     def validate(self, dev, itemsize: int = 8):
         """Raise ``PlanValueError`` (a ValueError naming the field) for a bad value; the
@@ -118,6 +125,9 @@ class TkePlan(PlanBase):
                                               f"{self.advection!r}")
         if self.stream not in (0, 1):
             raise PlanValueError("stream", f"must be 0 or 1, got {self.stream!r}")
+        if isinstance(self.subgroup, bool) or self.subgroup not in SUBGROUPS:
+            raise PlanValueError("subgroup", f"must be one of {SUBGROUPS}, got "
+                                             f"{self.subgroup!r}")
         if not isinstance(self.superbee, SuperbeePlan):
             raise TypeError(f"superbee must be a SuperbeePlan, got "
                             f"{type(self.superbee).__name__}")

@@ -15,7 +15,8 @@ from ..runtime.pipeline import (ChunkIO, aligned_multiple, device_marker, device
 from ..vocabulary import renamed
 from ..runtime.programs import build_program, built, prebuild
 from .plan import Plan, Problem, make_plan
-from .programs import flat_spec, pcr_spec, plan_specs, thomas_spec, transpose_spec
+from .programs import (copy_tile, flat_chunked, flat_spec, pcr_spec, plan_specs, thomas_spec,
+                       transpose_spec, unrolled_transposed)
 
 __all__ = ["solve_tridiagonal", "TridiagonalResult", "release_scratch"]
 
@@ -159,7 +160,8 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, version: str = "auto", star
     out : array like ``d`` (numpy or device, result dtype) receiving the solution.
     plan : a :class:`~clts.tridiag.plan.Plan` to run as is (the tuner's path).
     **plan_overrides : force tunable parameters of the chosen version: ``wg``, ``lanes``,
-        ``private_max``, ``block``, ``prefetch_items``, ``tile``, ``tile_y``, ``chunk``; with
+        ``private_max``, ``block``, ``prefetch_items``, ``tile``, ``tile_y``, ``chunk``,
+        ``interleave`` (flat), ``transpose`` (thomas-unrolled; see clts.tridiag.plan); with
         ``version="auto"`` also the profile's thresholds (``tridiag.auto``): ``flat_min_n``,
         ``flat_max_batch``, ``pcr_max_batch``, ``unrolled_below_n``,
         ``unrolled_interleaved_below_n``, ``coalesced_min_n``, ``coalesced_interleaved_min_n``,
@@ -436,10 +438,11 @@ def scratch_factor(plan: Plan):
     if plan.method in ("thomas", "thomas-coalesced") and not plan.cp_private:
         f = [2]
     elif plan.method == "flat":
-        f = [2]
+        f = [2] + ([1] * 5 if flat_chunked(plan) else [])
     else:
         f = []
-    if plan.method == "thomas-coalesced" and plan.layout == "natural":
+    if (plan.layout == "natural" and plan.method == "thomas-coalesced") \
+            or unrolled_transposed(plan):
         f += [1] * 5
     return f
 
@@ -456,6 +459,17 @@ def run_plan(dev, plan: Plan, a, b, c, d, x, start, counter):
     specs = plan_specs(dev, plan)
     if not built(dev, *specs[0]):
         prebuild(dev, specs)        # a first call: its programs built at once
+    if unrolled_transposed(plan):
+        # GPUs: the systems of natural-layout data are n words apart, so a warp's reads of
+        # row k touch one segment per work-item; transposed (local-memory tiles, coalesced)
+        # the unrolled kernel reads adjacent systems' words together
+        tile, tile_y = copy_tile(dev)
+        tmp = [scratch(dev, (n, nsys), x.dtype) for _ in range(5)]
+        for src, dst in zip((a, b, c, d), tmp):
+            _transpose(dev, plan, src, dst, nsys, n, tile, tile_y)
+        keep = _run_thomas(dev, plan, "interleaved", *tmp[:4], tmp[4], dummy_start, counter)
+        _transpose(dev, plan, tmp[4], x, n, nsys, tile, tile_y)
+        return keep + tmp
     if plan.method in ("thomas", "thomas-unrolled"):
         return _run_thomas(dev, plan, plan.layout, a, b, c, d, x, dummy_start, counter)
     elif plan.method == "thomas-coalesced":
@@ -514,9 +528,10 @@ def _run_thomas(dev, plan, layout, a, b, c, d, x, start, counter):
     return [work]
 
 
-def _transpose(dev, plan, src, dst, rows, cols):
-    tile, ty = plan.params["tile"], plan.params["tile_y"]
-    prg = build_program(dev, *transpose_spec(plan))
+def _transpose(dev, plan, src, dst, rows, cols, tile=None, ty=None):
+    if tile is None:
+        tile, ty = plan.params["tile"], plan.params["tile_y"]
+    prg = build_program(dev, *transpose_spec(plan, tile, ty))
     if tile == 0:
         launch(dev, prg.kernel("transpose"), (rows, cols), None, src.data, dst.data,
                np.int32(rows), np.int32(cols))
@@ -530,25 +545,45 @@ def _run_flat(dev, plan, a, b, c, d, x, start, counter):
     C = max(1, min(plan.params["chunk"], n))
     nc = -(-n // C)
     wg = plan.params["wg"]
-    work = scratch(dev, 2 * n * nsys, x.dtype)
+    # interleave on natural-layout data: a, b, c, d, x copied into the chunked layout
+    # ([row of the chunk][chunk, system]) and x back (flat.cl.mako); interleaved data is read
+    # in place (adjacent work-items are adjacent systems of the same chunk there)
+    chunked = flat_chunked(plan)
+    total = C * nc * nsys if chunked else n * nsys
+    work = scratch(dev, 2 * total, x.dtype)
     mat = scratch(dev, nsys * nc * 4, x.dtype)
     aff = scratch(dev, nsys * nc * 2, x.dtype)
     carry = scratch(dev, nsys * nc, x.dtype)
     status = _zeros_int(dev, nsys)
-    prg = build_program(dev, *flat_spec(plan))
+    tiles = []
+    if chunked:
+        tile, tile_y = copy_tile(dev)
+        tiles = [scratch(dev, total, x.dtype) for _ in range(5)]
+    prg = build_program(dev, *flat_spec(dev, plan))
     k = prg.kernel
+    i32 = np.int32
+    if chunked:
+        gt = (round_up(nc * nsys, tile), -(-C // tile) * tile_y)
+        for src, dst in zip((a, b, c, d), tiles):
+            launch(dev, k("flat_gather"), gt, (tile, tile_y), src.data, dst.data, i32(n),
+                   i32(nsys), i32(C), i32(nc))
+        a, b, c, d, xc = tiles
+    else:
+        xc = x
     base = (a.data, b.data, c.data, d.data, start.data, np.int32(n), np.int32(nsys),
             np.int32(C), np.int32(nc))
     gch = round_up(nsys * nc, wg)
     gsys = round_up(nsys, min(wg, 64))
     lsys = min(wg, 64)
-    i32 = np.int32
     launch(dev, k("flat_mat"), gch, wg, *base, mat.data)
     launch(dev, k("flat_scan_mat"), gsys, lsys, mat.data, carry.data, i32(nsys), i32(nc))
     launch(dev, k("flat_fwd1"), gch, wg, *base, carry.data, work.data, aff.data, status.data)
     launch(dev, k("flat_scan_fwd"), gsys, lsys, aff.data, carry.data, status.data, counter.data,
            i32(nsys), i32(nc))
-    launch(dev, k("flat_fwd2"), gch, wg, *base, carry.data, work.data, aff.data, x.data)
+    launch(dev, k("flat_fwd2"), gch, wg, *base, carry.data, work.data, aff.data, xc.data)
     launch(dev, k("flat_scan_bwd"), gsys, lsys, aff.data, carry.data, i32(nsys), i32(nc))
-    launch(dev, k("flat_bwd"), gch, wg, *base, carry.data, work.data, status.data, x.data)
-    return [work, mat, aff, carry, status]
+    launch(dev, k("flat_bwd"), gch, wg, *base, carry.data, work.data, status.data, xc.data)
+    if chunked:
+        launch(dev, k("flat_scatter"), gt, (tile, tile_y), xc.data, x.data, i32(n), i32(nsys),
+               i32(C), i32(nc))
+    return [work, mat, aff, carry, status] + tiles

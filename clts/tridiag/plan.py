@@ -22,8 +22,21 @@ Code versions:
                       natural-layout data goes through a local-memory
                       tiled transposition first and back afterwards.
 ``thomas-unrolled``   n fixed at build time, both sweeps unrolled, c'/d' in registers.
+                      ``transpose=1`` (GPU profiles): natural-layout data goes through the
+                      local-memory tiled transposition first and back afterwards, so that a
+                      warp reads row k of adjacent systems together (read in place, systems n
+                      words apart, every work-item touches its own 128-byte segment).
+                      ``subgroup`` (0: the compiler picks): the sub-group size the kernel
+                      requires on Intel GPUs (Data Center GPU Max: 16; IGC spilled the
+                      interleaved float32 n = 15 build at SIMD32, 2,432 B, none at SIMD16).
 ``pcr``               parallel cyclic reduction, one work-group per system in local memory.
 ``flat``              scan-based: chunk sweeps + sequential scans over chunk aggregates.
+                      ``interleave=1`` (GPU profiles): work-items chunk-major (adjacent
+                      work-items: the same chunk of adjacent systems), the chunk aggregates and
+                      carries in planes indexed the same way, and natural-layout data copied
+                      into a chunked layout (row r of every chunk together) through local-memory
+                      tiles and x back: every warp access covers adjacent words. ``0`` (CPUs):
+                      system-major work-items, in place.
 
 ``auto`` (see :func:`choose_method`):
 
@@ -57,9 +70,9 @@ PARAMS = {
                "fixed_n"),
     "thomas-coalesced": ("wg", "lanes", "chains", "private_max", "prefetch_items", "stream",
                          "fixed_n", "tile", "tile_y"),
-    "thomas-unrolled": ("wg", "lanes", "block"),
+    "thomas-unrolled": ("wg", "lanes", "block", "transpose", "subgroup"),
     "pcr": ("wg",),
-    "flat": ("wg", "chunk"),
+    "flat": ("wg", "chunk", "interleave"),
 }
 SECTION = {"thomas": "thomas", "thomas-coalesced": "coalesced", "thomas-unrolled": "unrolled",
            "pcr": "pcr", "flat": "flat"}
@@ -240,9 +253,11 @@ def _check_params(params, bad, dev, method):
             raise bad(k, f"must be an integer, not {v!r}")
     if "lanes" in params and params["lanes"] not in (1, 2, 4, 8, 16):
         raise bad("lanes", f"must be 1, 2, 4, 8 or 16, not {params['lanes']}")
-    for k in ("block", "stream", "fixed_n"):
+    for k in ("block", "stream", "fixed_n", "interleave", "transpose"):
         if k in params and params[k] not in (0, 1):
             raise bad(k, f"must be 0 or 1, not {params[k]}")
+    if "subgroup" in params and params["subgroup"] not in (0, 8, 16, 32):
+        raise bad("subgroup", f"must be 0, 8, 16 or 32, not {params['subgroup']}")
     if "chains" in params and not 1 <= params["chains"] <= 8:
         raise bad("chains", f"must be 1 ... 8 vectors per work-item, not {params['chains']}")
     if not 0 <= params.get("prefetch_items", 0) <= 64:

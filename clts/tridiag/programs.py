@@ -3,6 +3,27 @@
 caller that builds them ahead (``clts.ocean``'s TKE step)."""
 from __future__ import annotations
 
+#: the flat version's natural <-> chunked copies (interleave = 1) and the unrolled Thomas
+#: kernel's transposes (transpose = 1): tile x tile blocks through local memory, work-groups of
+#: tile x tile_y (tile_y shrunk to the device's work-group limit)
+FLAT_TILE, FLAT_TILE_Y = 32, 8
+
+
+def copy_tile(dev):
+    """(tile, tile_y) of the GPU paths' local-memory copies on ``dev``."""
+    return FLAT_TILE, max(1, min(FLAT_TILE_Y, dev.max_work_group // FLAT_TILE))
+
+
+def unrolled_transposed(plan) -> bool:
+    """Whether ``plan`` runs the unrolled Thomas kernel on a transposed copy of natural data."""
+    return (plan.method == "thomas-unrolled" and plan.layout == "natural"
+            and bool(plan.params.get("transpose", 0)))
+
+
+def flat_chunked(plan) -> bool:
+    """Whether ``plan``'s flat version copies natural data into the chunked layout."""
+    return bool(int(plan.params.get("interleave", 0))) and plan.layout == "natural"
+
 
 def thomas_spec(dev, plan, layout):
     """The Thomas kernel of ``plan`` (``thomas`` or ``thomas-unrolled``) in ``layout``."""
@@ -10,7 +31,8 @@ def thomas_spec(dev, plan, layout):
     if plan.method == "thomas-unrolled":
         return "tridiag/thomas_unrolled.cl.mako", dict(
             real=plan.real, N=plan.n, lanes=lanes, chains=1, LAYOUT=layout,
-            HAS_START=plan.has_start, block=int(plan.params.get("block", 0)))
+            HAS_START=plan.has_start, block=int(plan.params.get("block", 0)),
+            subgroup=int(plan.params.get("subgroup", 0)))
     priv = plan.cp_private
     return "tridiag/thomas.cl.mako", dict(
         real=plan.real, lanes=lanes, chains=plan.chains, LAYOUT=layout,
@@ -22,10 +44,12 @@ def thomas_spec(dev, plan, layout):
         SCRATCH_CONTIGUOUS=int(dev.type == "cpu" and not priv))
 
 
-def transpose_spec(plan):
-    tile = plan.params["tile"]
+def transpose_spec(plan, tile=None, tile_y=None):
+    """The transpose of ``plan`` (its own tile, or the given one)."""
+    if tile is None:
+        tile, tile_y = plan.params["tile"], plan.params["tile_y"]
     return "tridiag/transpose.cl.mako", dict(real=plan.real, tile=tile,
-                                             tile_y=plan.params["tile_y"] if tile else 1)
+                                             tile_y=tile_y if tile else 1)
 
 
 def pcr_spec(plan):
@@ -34,13 +58,18 @@ def pcr_spec(plan):
                                        ROWS=plan.pcr_rows)
 
 
-def flat_spec(plan):
-    return "tridiag/flat.cl.mako", dict(real=plan.real, LAYOUT=plan.layout,
-                                        HAS_START=plan.has_start)
+def flat_spec(dev, plan):
+    chunked = flat_chunked(plan)
+    tile, tile_y = copy_tile(dev) if chunked else (0, 0)
+    return "tridiag/flat.cl.mako", dict(
+        real=plan.real, LAYOUT="chunked" if chunked else plan.layout, HAS_START=plan.has_start,
+        interleave=int(plan.params.get("interleave", 0)), tile=tile, tile_y=tile_y)
 
 
 def plan_specs(dev, plan) -> list:
     """Every program :func:`clts.tridiag.api.run_plan` builds for ``plan``."""
+    if unrolled_transposed(plan):
+        return [thomas_spec(dev, plan, "interleaved"), transpose_spec(plan, *copy_tile(dev))]
     if plan.method in ("thomas", "thomas-unrolled"):
         return [thomas_spec(dev, plan, plan.layout)]
     if plan.method == "thomas-coalesced":
@@ -48,4 +77,4 @@ def plan_specs(dev, plan) -> list:
         return specs if plan.layout == "interleaved" else specs + [transpose_spec(plan)]
     if plan.method == "pcr":
         return [pcr_spec(plan)]
-    return [flat_spec(plan)]
+    return [flat_spec(dev, plan)]

@@ -322,4 +322,5 @@ def apply(results, table) -> dict:
         if c is not None:
             row.segments = c.segments32
             sizes[row.key] = c.itemsize
+            row.extra["itemsize"] = c.itemsize   # this row's own (rows of a key differ)
     return sizes

@@ -183,7 +183,7 @@ def violations(table, allow=None, itemsize=None) -> list[Violation]:
                 and lim.family != "intel" and row.occupancy.fraction < MIN_OCCUPANCY):
             failed.append("occupancy")
         if row.ok and row.auto and row.segments is not None:
-            size = (itemsize or {}).get(row.key, 8)
+            size = row.extra.get("itemsize") or (itemsize or {}).get(row.key, 8)
             if row.segments > MAX_SEGMENTS.get(size, 4):
                 failed.append("coalescing")
         for check in failed:

@@ -202,6 +202,11 @@ ${C.lane_indices(W)}
         }
 </%def>
 
+% if subgroup:
+#ifdef cl_intel_required_subgroup_size
+__attribute__((intel_reqd_sub_group_size(${subgroup})))
+#endif
+% endif
 __kernel void tke_step(__global const real* restrict tke, __global const real* restrict dtke,
                        __global const real* restrict u, __global const real* restrict v,
                        __global const real* restrict w, __global const real* restrict maskU,

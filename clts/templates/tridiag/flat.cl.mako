@@ -6,17 +6,34 @@
 ## Each scan is chunk aggregates (parallel) -> a sequential scan over the chunks of a system
 ## (one work-item per system) -> chunk re-sweeps from the carried value (parallel). Inside a
 ## chunk the sweeps are the plain Thomas recurrences, so only chunk boundaries go through the
-## matrix products. Parameters: real, LAYOUT, HAS_START.
+## matrix products. Parameters: real, LAYOUT, HAS_START, interleave (and tile, tile_y for the
+## chunked layout's gather / scatter).
 ##
 ## Buffers: scratch = [c' (n*nsys) | 1/den (n*nsys)] in the data layout; mat (real4 per chunk),
 ## aff (2 reals per chunk), carry (real per chunk), status (int per system).
+## interleave = 1 (GPUs): work-item gid = ch*nsys + sys, so adjacent work-items hold the same
+## chunk of adjacent systems; mat, aff as planes of M = nsys*nc values (mat[q*M + gid],
+## aff[gid], aff[M + gid]), carry[gid]: the per-system scans read adjacent systems' words.
+## LAYOUT "chunked" (interleave with natural-layout data): a, b, c, d, x and scratch hold row r
+## of every chunk together, [r][gid] (C*M values each), copied there and back by flat_gather /
+## flat_scatter through local-memory tiles: every access of a warp covers adjacent words.
 <%include file="/common/real.cl.mako"/>
 % if LAYOUT == "natural":
 #define IDX(i) ((size_t)sys * (size_t)n + (size_t)(i))
+% elif LAYOUT == "chunked":
+/* row i of this work-item's chunk, or the last row of the chunk before (i = s - 1: c[s-1]) */
+#define IDX(i) (((i) >= s) ? (size_t)((i) - s) * M + gid : (size_t)(C - 1) * M + gid - (size_t)nsys)
 % else:
 #define IDX(i) ((size_t)(i) * (size_t)nsys + (size_t)sys)
 % endif
+% if interleave:
+#define M ((size_t)nsys * (size_t)nc)
+% endif
+% if LAYOUT == "chunked":
+#define TOTAL ((size_t)C * M)
+% else:
 #define TOTAL ((size_t)n * (size_t)nsys)
+% endif
 
 % if HAS_START:
 #define LO_OF(sys) ((start[sys] >= 0 && start[sys] < n) ? start[sys] : n)
@@ -32,18 +49,50 @@
 #define CHUNK_PROLOGUE \
     const size_t gid = get_global_id(0); \
     if (gid >= (size_t)nsys * (size_t)nc) return; \
+% if interleave:
+    const int ch = (int)(gid / (size_t)nsys); \
+    const int sys = (int)(gid - (size_t)ch * (size_t)nsys); \
+% else:
     const int sys = (int)(gid / (size_t)nc); \
     const int ch = (int)(gid - (size_t)sys * (size_t)nc); \
+% endif
     const int s = ch * C, e = min(n, s + C); \
     const int lo = LO_OF(sys);
 
+<%def name="key()">\
+% if interleave:
+        const size_t k = (size_t)ch * nsys + sys;
+% else:
+        const size_t k = (size_t)sys * nc + ch;
+% endif
+</%def>\
+<%def name="aff_store()">\
+% if interleave:
+    aff[gid] = aff0;
+    aff[M + gid] = aff1;
+% else:
+    aff[2 * gid] = aff0;   /* two scalar stores: Oclgrind mis-tracks real2 ones */
+    aff[2 * gid + 1] = aff1;
+% endif
+</%def>\
+<%def name="aff_load()">\
+% if interleave:
+        const real f0 = aff[k], f1 = aff[M + k];
+% else:
+        const real f0 = aff[2 * k], f1 = aff[2 * k + 1];
+% endif
+</%def>\
 #define ARGS __global const real *restrict a, __global const real *restrict b, \
              __global const real *restrict c, __global const real *restrict d, \
              __global const int *restrict start, const int n, const int nsys, \
              const int C, const int nc
 
 /* 1. product of the chunk's 2x2 matrices (normalised: only the ratio p/q matters) */
+% if interleave:
+__kernel void flat_mat(ARGS, __global real *restrict mat)
+% else:
 __kernel void flat_mat(ARGS, __global real4 *restrict mat)
+% endif
 {
     CHUNK_PROLOGUE
     real4 P = (real4)(1, 0, 0, 1);               /* (p00, p01, p10, p11) */
@@ -55,20 +104,36 @@ __kernel void flat_mat(ARGS, __global real4 *restrict mat)
         const real sc = fmax(fmax(fabs(Q.s0), fabs(Q.s1)), fmax(fabs(Q.s2), fabs(Q.s3)));
         P = (sc > (real)0 && isfinite(sc)) ? Q * ((real)1 / sc) : Q;
     }
+% if interleave:
+    mat[gid] = P.s0;   /* four planes of M: adjacent work-items, adjacent words */
+    mat[M + gid] = P.s1;
+    mat[2 * M + gid] = P.s2;
+    mat[3 * M + gid] = P.s3;
+% else:
     mat[gid] = P;
+% endif
 }
 
 /* 2. per system: den entering each chunk (den[s-1]) */
+% if interleave:
+__kernel void flat_scan_mat(__global const real *restrict mat, __global real *restrict carry,
+                            const int nsys, const int nc)
+% else:
 __kernel void flat_scan_mat(__global const real4 *restrict mat, __global real *restrict carry,
                             const int nsys, const int nc)
+% endif
 {
     const int sys = get_global_id(0);
     if (sys >= nsys) return;
     real2 v = (real2)(1, 0);
     for (int ch = 0; ch < nc; ++ch) {
-        const size_t k = (size_t)sys * nc + ch;
+${key()}\
         carry[k] = v.s0 / v.s1;
+% if interleave:
+        const real4 P = (real4)(mat[k], mat[M + k], mat[2 * M + k], mat[3 * M + k]);
+% else:
         const real4 P = mat[k];
+% endif
         v = (real2)(P.s0 * v.s0 + P.s1 * v.s1, P.s2 * v.s0 + P.s3 * v.s1);
         const real sc = fmax(fabs(v.s0), fabs(v.s1));
         if (sc > (real)0 && isfinite(sc)) v *= (real)1 / sc;
@@ -96,8 +161,7 @@ __kernel void flat_fwd1(ARGS, __global const real *restrict carry, __global real
         aff1 = beta * aff1;
     }
     if (bad) atomic_or(status + sys, 1);
-    aff[2 * gid] = aff0;   /* two scalar stores: Oclgrind mis-tracks real2 ones */
-    aff[2 * gid + 1] = aff1;
+${aff_store()}\
 }
 
 /* 4. per system: d'[s-1] entering each chunk; count failed systems */
@@ -109,9 +173,9 @@ __kernel void flat_scan_fwd(__global const real *restrict aff, __global real *re
     if (sys >= nsys) return;
     real y = 0;
     for (int ch = 0; ch < nc; ++ch) {
-        const size_t k = (size_t)sys * nc + ch;
+${key()}\
         carry[k] = y;
-        const real f0 = aff[2 * k], f1 = aff[2 * k + 1];
+${aff_load()}\
         y = f0 + f1 * y;
     }
     if (status[sys]) atomic_inc(counter);
@@ -131,8 +195,7 @@ __kernel void flat_fwd2(ARGS, __global const real *restrict carry,
         aff0 += aff1 * y;
         aff1 = -aff1 * scratch[IDX(i)];
     }
-    aff[2 * gid] = aff0;   /* two scalar stores: Oclgrind mis-tracks real2 ones */
-    aff[2 * gid + 1] = aff1;
+${aff_store()}\
 }
 
 /* 6. per system: x entering each chunk from the right (x[e]) */
@@ -143,9 +206,9 @@ __kernel void flat_scan_bwd(__global const real *restrict aff, __global real *re
     if (sys >= nsys) return;
     real xr = 0;
     for (int ch = nc - 1; ch >= 0; --ch) {
-        const size_t k = (size_t)sys * nc + ch;
+${key()}\
         carry[k] = xr;
-        const real f0 = aff[2 * k], f1 = aff[2 * k + 1];
+${aff_load()}\
         xr = f0 + f1 * xr;
     }
 }
@@ -163,3 +226,66 @@ __kernel void flat_bwd(ARGS, __global const real *restrict carry,
         x[IDX(i)] = bad ? REAL_NAN : xn;
     }
 }
+% if LAYOUT == "chunked":
+
+/* natural layout <-> chunked: row r of chunk ch of system sys (i = ch*C + r < n) is
+   src[sys*n + i] <-> dst[r*M + ch*nsys + sys]; a (tile x tile) block through local memory,
+   read along the rows of the natural layout, written along the chunks */
+__kernel __attribute__((reqd_work_group_size(${tile}, ${tile_y}, 1)))
+void flat_gather(__global const real *restrict src, __global real *restrict dst, const int n,
+                 const int nsys, const int C, const int nc)
+{
+    __local real t[${tile}][${tile + 1}];
+    const int tx = get_local_id(0), ty = get_local_id(1);
+    const size_t g0 = (size_t)get_group_id(0) * ${tile};
+    const int r0 = get_group_id(1) * ${tile};
+    for (int k = ty; k < ${tile}; k += ${tile_y}) {
+        const size_t g = g0 + k;
+        const int r = r0 + tx;
+        if (g < M && r < C) {
+            const int ch = (int)(g / (size_t)nsys);
+            const int sys = (int)(g - (size_t)ch * (size_t)nsys);
+            const int i = ch * C + r;
+            if (i < n) t[k][tx] = src[(size_t)sys * (size_t)n + (size_t)i];
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int k = ty; k < ${tile}; k += ${tile_y}) {
+        const size_t g = g0 + tx;
+        const int r = r0 + k;
+        if (g < M && r < C) {
+            const int ch = (int)(g / (size_t)nsys);
+            if (ch * C + r < n) dst[(size_t)r * M + g] = t[tx][k];
+        }
+    }
+}
+
+__kernel __attribute__((reqd_work_group_size(${tile}, ${tile_y}, 1)))
+void flat_scatter(__global const real *restrict src, __global real *restrict dst, const int n,
+                  const int nsys, const int C, const int nc)
+{
+    __local real t[${tile}][${tile + 1}];
+    const int tx = get_local_id(0), ty = get_local_id(1);
+    const size_t g0 = (size_t)get_group_id(0) * ${tile};
+    const int r0 = get_group_id(1) * ${tile};
+    for (int k = ty; k < ${tile}; k += ${tile_y}) {
+        const size_t g = g0 + tx;
+        const int r = r0 + k;
+        if (g < M && r < C) {
+            const int ch = (int)(g / (size_t)nsys);
+            if (ch * C + r < n) t[k][tx] = src[(size_t)r * M + g];
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int k = ty; k < ${tile}; k += ${tile_y}) {
+        const size_t g = g0 + k;
+        const int r = r0 + tx;
+        if (g < M && r < C) {
+            const int ch = (int)(g / (size_t)nsys);
+            const int sys = (int)(g - (size_t)ch * (size_t)nsys);
+            const int i = ch * C + r;
+            if (i < n) dst[(size_t)sys * (size_t)n + (size_t)i] = t[tx][k];
+        }
+    }
+}
+% endif

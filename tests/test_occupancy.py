@@ -64,6 +64,30 @@ def test_intel_grf_modes():
         occ.occupancy("tgllp", regs=256, grf=256, work_group=64)
 
 
+def test_intel_model_as_the_occupancy_calculator():
+    """Intel's GPU Occupancy Calculator: threads per group at IGC's SIMD width, SLM rounded
+    up to the allocation sizes, the work-group limit, and 32 barrier registers for groups that
+    synchronise."""
+    # pvc: 64 threads per Xe-core; wg 128 at SIMD32 = 4 threads, 16 groups: 100 %
+    o = occ.occupancy("pvc", regs=128, work_group=128, simd=32)
+    assert (o.resident, o.groups, o.fraction) == (64, 16, 1.0)
+    # wg 64 at SIMD32 (2 threads): 32 groups without a barrier, 32 barrier registers with one
+    assert occ.occupancy("pvc", regs=128, work_group=64, simd=32).groups == 32
+    o = occ.occupancy("pvc", regs=128, work_group=32, simd=32, barrier=True)
+    assert o.groups == 32 and o.limiter == "barriers" and o.fraction == 0.5
+    # SLM: 18,432 B rounds up to 32 KiB, 4 groups of 2 threads on pvc's 128 KiB: 12.5 %
+    o = occ.occupancy("pvc", regs=128, work_group=64, simd=32, local_mem=18432, barrier=True)
+    assert (o.groups, o.limiter, o.resident) == (4, "local memory", 8)
+    # Max also allocates 48 KiB: two groups of 40 KiB
+    assert occ.occupancy("pvc", regs=128, work_group=256, simd=16, local_mem=40960).groups == 2
+    # dg2: 128 KiB SLM and 128 groups per Xe-core; tgllp: 112 groups, 64 KiB
+    assert occ.occupancy("dg2", regs=128, work_group=16, simd=16).fraction == 1.0
+    assert occ.occupancy("dg2", regs=128, work_group=256, simd=16, local_mem=65536).groups == 2
+    assert occ.occupancy("tgllp", regs=128, work_group=16, simd=16).fraction == 1.0
+    # the budget that keeps 4 groups is an allocation size
+    assert occ.max_local_mem("pvc", work_group=64, groups=3) == 32768
+
+
 def test_max_local_mem_keeps_groups_resident():
     lim = occ.limits("gfx908")
     budget = occ.max_local_mem(lim, work_group=64, regs=40, groups=4)

@@ -303,11 +303,13 @@ def test_mixed_versions(device, monkeypatch, mix):
 
 
 @pytest.mark.oclgrind
-@pytest.mark.parametrize("complete,wg", [(False, 0), (True, 0), (False, 16)])
-def test_nns_kernel_vs_reference(device, complete, wg):
+@pytest.mark.parametrize("complete,wg,planes", [(False, 0, False), (True, 0, False),
+                                                (False, 16, True), (True, 0, True)])
+def test_nns_kernel_vs_reference(device, complete, wg, planes):
     """The NNS kernel (binary search + interval growth) against reference.nearest_window on
     random NaN patterns: window ends, h, and the fallback point of every fit point; the packed
-    positions by a work-item per segment (wg 0) or a work-group of wg (the GPU mapping)."""
+    positions by a work-item per segment (wg 0) or a work-group of wg, the windows as four ints
+    per fit point or (planes: the GPU mapping) four planes."""
     import pyopencl as cl
     import pyopencl.array as cla
     from clts.stl.plan import fit_table
@@ -331,7 +333,8 @@ def test_nns_kernel_vs_reference(device, complete, wg):
         ans = np.full((S, NF), -1, np.int32)
         for j, (fp, an) in enumerate(tabs):
             fps[j, :len(fp)], ans[j, :len(an)] = fp, an
-        prg = device.program("stl/nns.cl.mako", real=real, complete=complete, wg=wg)
+        prg = device.program("stl/nns.cl.mako", real=real, complete=complete, wg=wg,
+                             planes=planes)
         q_ = device.queue
         dM = cla.to_device(q_, M)
         dseg, dfp, dan = (cla.to_device(q_, a) for a in (seg, fps, ans))
@@ -346,7 +349,9 @@ def test_nns_kernel_vs_reference(device, complete, wg):
                 i32(nmax), stats.data, pos.data)
         k_nns(q_, (B * S * NF,), None, dseg.data, dfp.data, dan.data, i32(NF), i32(S), i32(B),
               i32(q), i32(nmax), stats.data, pos.data, nns.data)
-        st, out = stats.get(), nns.get().reshape(B, S, NF, 4)
+        st, out = stats.get(), nns.get()
+        out = (out.reshape(4, B, S, NF).transpose(1, 2, 3, 0) if planes
+               else out.reshape(B, S, NF, 4))
         for b in range(B):
             for s in range(S):
                 n = seg[s]

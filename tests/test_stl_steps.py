@@ -62,6 +62,27 @@ def test_exact_steps_bit_identical(device, dtype, n, period, monkeypatch):
     assert np.array_equal(a.diagnostics["failed"], b.diagnostics["failed"])
 
 
+@pytest.mark.parametrize("version,lanes,interleave", [
+    ("outer", 1, 0), ("outer", 4, 0), ("intragroup", 1, 0), ("flat", 1, 0), ("flat", 1, 1)])
+@pytest.mark.parametrize("n,period,jump,interp", [(181, 12, 2, "linear"), (150, 4, 1, "hermite"),
+                                                   (400, 52, 1, "linear")])
+def test_gpu_layouts_bit_identical(device, version, lanes, interleave, n, period, jump, interp,
+                                   monkeypatch):
+    """The GPU layouts forced on the CPU devices - NNS planes (mapping coalesced) and the flat
+    finish through the local transpose (interleave 1: tiles of 32 fit points x 32 segments;
+    period 4 with jump 1: 40 fit points, two tiles; period 52: two tiles of segments) - give
+    the bits of the CPUs' layouts."""
+    dtype = np.float64 if device.fp64 else np.float32
+    monkeypatch.setattr(steps_mod, "MA_TILE", 1 << 30)      # direct sums: not bit-identical
+    y = _data(dtype, n, period)
+    kw = dict(KW, seasonal_jump=jump, interpolation=interp)
+    lp = {"lanes": lanes, "wg": 16, "chunk": 8, "interleave": interleave}
+    a = clts.stl(y, period, device=device, version=version, mapping="series", **lp, **kw)
+    b = clts.stl(y, period, device=device, version=version, mapping="coalesced", **lp, **kw)
+    for f in ("seasonal", "trend", "resid", "weights"):
+        assert np.array_equal(getattr(a, f), getattr(b, f), equal_nan=True), f
+
+
 @pytest.mark.parametrize("version,lanes", [("outer", 1), ("outer", 4), ("intragroup", 1),
                                            ("flat", 1)])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -112,14 +133,19 @@ def test_steps_fall_back_where_they_do_not_fit(device):
 
 @pytest.mark.oclgrind
 @pytest.mark.parametrize("missing", [True, False])
-def test_coalesced_tiny(device, missing):
+@pytest.mark.parametrize("version", ["auto", "flat", "outer"])
+def test_coalesced_tiny(device, missing, version):
+    """The GPU layouts on the simulator too: NNS planes, the tiled flat finish (interleave 1),
+    the outer LOESS of one lane with its window loop rolled."""
     rng = np.random.default_rng(1)
     y = _series(rng, 2, 16, 4)
     if missing:
         y[0, 5] = np.nan
     kw = dict(seasonal=3, trend=7, low_pass=5, seasonal_jump=2, trend_jump=2, inner_iter=1,
               outer_iter=1)
-    r = clts.stl(y, 4, device=device, mapping="coalesced", **kw)
+    lp = {"flat": dict(version="flat", interleave=1, chunk=2),
+          "outer": dict(version="outer", lanes=1)}.get(version, {})
+    r = clts.stl(y, 4, device=device, mapping="coalesced", **lp, **kw)
     s, t, _, _ = ref.stl(y, 4, **kw)
     tol = 1e-9 if device.fp64 else 1e-4
     assert _err(r.seasonal, s, y) < tol

@@ -10,10 +10,22 @@ One model per vendor family; a *target* names the chip generation the offline co
     sm_90     NVIDIA H100 (Hopper)        SM: 65,536 regs, 64 warps, 32 blocks, 228 KiB
     gfx908    AMD MI100 (CDNA 1)          CU: 4 SIMD x 10 waves, 256 VGPRs/lane, 64 KiB LDS
     gfx90a    AMD MI200 (CDNA 2)          CU: 4 SIMD x 8 waves, 512 unified V/AGPRs, 64 KiB
-    pvc       Intel Data Center GPU Max   Xe-core: 8 XVE x 8 threads (128 GRF) / 4 (256)
-    dg2       Intel Arc (Xe-HPG)          Xe-core: 16 XVE x 8 threads (128 GRF) / 4 (256)
-    tgllp     Intel Iris Xe (Xe-LP)       sub-slice: 16 EU x 7 threads, 128 GRF
+    pvc       Intel Data Center GPU Max   Xe-core: 8 XVE x 8 threads (128 GRF) / 4 (256),
+                                          128 KiB SLM, 64 groups, 32 barriers
+    dg2       Intel Arc (Xe-HPG)          Xe-core: 16 XVE x 8 threads (128 GRF) / 4 (256),
+                                          128 KiB SLM (64 per group), 128 groups, 32 barriers
+    tgllp     Intel Iris Xe (Xe-LP)       sub-slice: 16 EU x 7 threads, 128 GRF, 64 KiB SLM,
+                                          112 groups, 32 barriers
     ========  ==========================  =============================================
+
+Intel (the model of Intel's GPU Occupancy Calculator): a work-group of ``work_group`` work-items
+at the SIMD width IGC picked (``simd``: 8 / 16 / 32, the sub-group size) takes
+``ceil(work_group / simd)`` hardware threads, all on one Xe-core (sub-slice); the groups per
+Xe-core are the fewest of: hardware threads (XVEs x threads per XVE in the GRF mode IGC chose:
+large GRF halves them), SLM (the group's local memory rounded up to the allocation sizes), the
+work-group limit, and - for kernels with a barrier (IGC's ``sync.bar``, recorded as ``barrier``)
+- the barrier registers. Occupancy is resident threads over the Xe-core's threads in small-GRF
+mode (large GRF tops out at 50 %).
 
 API (import early; no OpenCL needed)::
 
@@ -48,7 +60,10 @@ AGPRs, granule 8, 8 waves per SIMD; 4 SIMDs and 64 KiB LDS per CU; 800 SGPRs per
 16; at most 16 multi-wave work-groups per CU (barriers), as LLVM's getMaxWorkGroupsPerCU);
 Intel's oneAPI GPU Optimization Guide ("Xe GPU architecture", "Small register
 mode vs. large register mode": 8 threads per XVE with 128 GRF, 4 with 256 GRF on Xe-HPC / Xe-HPG;
-Xe-LP 7 threads per EU; SLM 128 KiB per Xe-core on Max, 64 KiB on Arc / Iris).
+Xe-LP 7 threads per EU) and Intel's GPU Occupancy Calculator (oneAPI samples,
+Tools/GPU-Occupancy-Calculator: per Xe-core / sub-slice 64 / 128 / 112 threads, 128 / 128 / 64 KiB
+SLM (Arc: at most 64 KiB per group), SLM allocated in 1, 2, 4, ... 64 KiB steps (Max: also 48,
+96, 128), at most 64 / 128 / 112 work-groups, 32 barrier registers, for Max / Arc / Iris Xe).
 """
 from __future__ import annotations
 
@@ -76,6 +91,8 @@ class Limits:
     sgprs: int = 0            # AMD scalar registers per SIMD
     sgpr_granule: int = 16
     grf_threads: tuple = ()   # Intel: ((GRF mode, threads per XVE), ...)
+    barriers: int = 0         # Intel: barrier registers per Xe-core (groups with a barrier)
+    slm_sizes: tuple = ()     # Intel: SLM allocation sizes (KiB) a group's local memory rounds up to
 
     @property
     def cu_waves(self) -> int:
@@ -90,11 +107,13 @@ LIMITS = {
     "gfx908": Limits("gfx908", "amd", 64, 4, 10, 256, 4, 64 * _KIB, 0, 16, 800, 16),
     "gfx90a": Limits("gfx90a", "amd", 64, 4, 8, 512, 8, 64 * _KIB, 0, 16, 800, 16),
     "pvc": Limits("pvc", "intel", 16, 8, 8, 128, 1, 128 * _KIB, 0, 64,
-                  grf_threads=((128, 8), (256, 4))),
-    "dg2": Limits("dg2", "intel", 16, 16, 8, 128, 1, 64 * _KIB, 0, 64,
-                  grf_threads=((128, 8), (256, 4))),
-    "tgllp": Limits("tgllp", "intel", 16, 16, 7, 128, 1, 64 * _KIB, 0, 64,
-                    grf_threads=((128, 7),)),
+                  grf_threads=((128, 8), (256, 4)), barriers=32,
+                  slm_sizes=(1, 2, 4, 8, 16, 32, 48, 64, 96, 128)),
+    "dg2": Limits("dg2", "intel", 16, 16, 8, 128, 1, 128 * _KIB, 0, 128,
+                  grf_threads=((128, 8), (256, 4)), barriers=32,
+                  slm_sizes=(1, 2, 4, 8, 16, 32, 64)),
+    "tgllp": Limits("tgllp", "intel", 16, 16, 7, 128, 1, 64 * _KIB, 0, 112,
+                    grf_threads=((128, 7),), barriers=32, slm_sizes=(1, 2, 4, 8, 16, 32, 64)),
 }
 
 
@@ -174,9 +193,19 @@ def waves_per_simd(lim: Limits, regs: int, sgprs: int = 0) -> int:
     return w
 
 
+def slm_allocation(lim: Limits, local_mem: int) -> int:
+    """Intel: the SLM a group of ``local_mem`` bytes takes (the next allocation size up)."""
+    for kib in lim.slm_sizes:
+        if local_mem <= kib * _KIB:
+            return kib * _KIB
+    return local_mem
+
+
 def occupancy(lim: Limits | str, *, regs: int, work_group: int, local_mem: int = 0,
-              sgprs: int = 0, grf: int = 128, simd: int | None = None) -> Occupancy:
-    """Theoretical occupancy of one kernel launch (see the module docstring)."""
+              sgprs: int = 0, grf: int = 128, simd: int | None = None,
+              barrier: bool = False) -> Occupancy:
+    """Theoretical occupancy of one kernel launch (see the module docstring); ``barrier``:
+    the kernel synchronises its work-group (Intel: groups bounded by the barrier registers)."""
     if isinstance(lim, str):
         lim = limits(lim)
     if work_group < 1:
@@ -206,6 +235,10 @@ def occupancy(lim: Limits | str, *, regs: int, work_group: int, local_mem: int =
         cap["registers"] = (threads * lim.units_per_cu) // per_group \
             if threads < lim.max_waves else 10**9
         cap["waves"] = lim.cu_waves // per_group
+        if barrier and lim.barriers:
+            cap["barriers"] = lim.barriers
+        if local_mem:
+            local_mem = slm_allocation(lim, local_mem)
     if local_mem:
         cap["local memory"] = lim.local_mem // (local_mem + lim.local_reserved)
     limiter = min(cap, key=lambda k: (cap[k], k != "local memory"))
@@ -223,7 +256,9 @@ def max_local_mem(lim: Limits | str, *, work_group: int, regs: int = 0, groups: 
         lim = limits(lim)
     o = occupancy(lim, regs=regs, work_group=work_group, sgprs=sgprs, grf=grf)
     n = max(1, min(groups, o.groups))
-    return lim.local_mem // n - lim.local_reserved
+    share = lim.local_mem // n - lim.local_reserved
+    fits = [k * _KIB for k in lim.slm_sizes if k * _KIB <= share]
+    return fits[-1] if fits else share      # Intel: the largest allocation size within it
 
 
 def best(lim: Limits | str, candidates, *, minimum: float = 0.25):
@@ -254,6 +289,7 @@ class KernelRecord:
     sgprs: int = 0
     grf: int = 128
     simd: int = 0
+    barrier: bool = False     # Intel: IGC's code has a work-group barrier (sync.bar)
 
 
 def resources_dir() -> Path:
@@ -302,7 +338,7 @@ def kernel_occupancy(device, template: str, kernel: str, params: dict | None, *,
     if r is None:
         return None
     return occupancy(target, regs=r.regs, work_group=work_group, sgprs=r.sgprs, grf=r.grf,
-                     simd=r.simd or None,
+                     simd=r.simd or None, barrier=r.barrier,
                      local_mem=r.local_mem if local_mem is None else local_mem)
 
 

@@ -110,14 +110,16 @@ class _Runner:
 
     def _loess_spec(self, version, deg, use_w, choice: LoessChoice, complete=False, otl=1):
         kw = dict(deg=deg, use_w=use_w, quad_tol=repr(QUAD_DET_TOL), out_lanes=otl,
-                  hermite=self.hermite)
+                  hermite=self.hermite, nns_planes=self.steps.nns_planes)
         if version == "intragroup":
             kw["wg"] = choice.wg
         if version == "flat":
             kw["chunk"] = choice.chunk
             kw["interleave"] = choice.interleave
+            kw["finish_tile"] = self.steps.finish_tile if choice.interleave else 0
         if version == "outer":
             kw["lanes"] = choice.lanes
+            kw["unroll"] = self.steps.window_unroll
             kw["complete"] = complete and choice.lanes > 1
             kw["table"] = kw["complete"] and choice.table
         return self._spec(f"loess_{version}", **kw)
@@ -217,7 +219,8 @@ class _Runner:
             S, NF = sm["S"], sm["NF"]
             Bn = 1 if complete else B  # complete data: one set of windows serves every series
             stats = alloc((Bn * S, 2), i32)
-            nns = alloc((Bn * S * NF, 4), i32)
+            # four ints per fit point, or (GPUs) four planes: lo, hi, h, fallback point
+            nns = alloc((4, Bn * S * NF) if steps.nns_planes else (Bn * S * NF, 4), i32)
             npos = sm["nmax"]
             # packed valid positions (the NaN index computation); none with complete data
             pos = stats if complete else alloc((Bn * S, npos), i32)
@@ -241,7 +244,8 @@ class _Runner:
                     span = min(sm["q"], sm["nmax"])
                 else:
                     a = st[name][1].get()
-                    span = int((a[:, 1] - a[:, 0]).max()) + 1
+                    a = a if steps.nns_planes else a.T
+                    span = int((a[1] - a[0]).max()) + 1
                 nch[name] = max(1, -(-span // self.versions[name].chunk))
         part_bytes = max([B * sm["S"] * sm["NF"] * nch[name] * 8
                           for name, sm in self.smoothers.items() if name in nch] + [0])
@@ -283,8 +287,15 @@ class _Runner:
                 n = nch[name]
                 launch(dev, self._kernel(prg, "loess_flat_partial"), nfit * n, None, *args, i32(n),
                        part.data)
-                launch(dev, self._kernel(prg, "loess_flat_finish"), nfit, None, *args, i32(n),
-                       part.data)
+                T = self.steps.finish_tile if ch.interleave else 0
+                if T and S > 1:
+                    # the cycle-subseries: tiles of T fit points x T segments, 32 x 8 work-items
+                    launch(dev, self._kernel(prg, "loess_flat_finish_tiled"),
+                           (-(-NF // T) * T, -(-S // T) * 8, B), (T, 8, 1), *args, i32(n),
+                           part.data)
+                else:
+                    launch(dev, self._kernel(prg, "loess_flat_finish"), nfit, None, *args,
+                           i32(n), part.data)
             extend = name == "seasonal"
             nmax = sm["nmax"]
             nj = max(1, min(sm["jump"], nmax - 1))

@@ -7,6 +7,12 @@ low-pass moving averages, the robustness weights - in the Plan's mapping (profil
 - ``coalesced`` (GPUs): adjacent work-items at adjacent positions of one series, with
   work-groups per series or per tile (a warp of 32 reads one or two 128-byte segments instead of
   32), and the moving averages one work-item per output point (batch x length work-items).
+  The windows of the NNS are stored as four planes (``nns_planes``: lo, hi, h and the fallback
+  point each in its own plane, adjacent fit points in adjacent words) instead of four ints per
+  fit point; and the flat LOESS with moment-major partials (``interleave = 1``) finishes the
+  cycle-subseries through a local-memory transpose (``finish_tile``, see
+  ``loess_flat_finish_tiled``), whose output is position-major (``out[s + xf * P]``); the
+  outer LOESS keeps its window loop rolled (``unroll``: IGC spills it unrolled at SIMD32).
 
 Results: the gather, the packed positions and the robustness weights are the same values in
 both mappings (the weights' median by a radix select finds the same two middle values); the
@@ -24,6 +30,7 @@ MA_TILE = 64          # output points per work-group of the tiled moving average
 ROBUST_WG = 256       # work-group (one per series) of the robustness weights
 STATS_WG = 128        # largest work-group (one per segment) of the packed positions
 GATHER = (32, 8)      # work-group of the tiled gather (tiles of 32 x 32)
+FINISH_TILE = 32      # fit points x segments per work-group (32 x 8) of the tiled flat finish
 
 
 def _pow2_at_most(n: int) -> int:
@@ -49,6 +56,13 @@ class Steps:
         self.gather_tiled = (coal and GATHER[0] * GATHER[1] <= maxwg
                              and GATHER[0] <= sizes[0] and GATHER[1] <= sizes[1]
                              and 2 * 32 * 33 * item <= budget)
+        self.nns_planes = coal
+        # the outer LOESS's window loop (lanes 1) kept rolled on GPUs: IGC (Data Center GPU
+        # Max) unrolls it at SIMD32 and spills 384-768 B of float64 moments; 0 = the compiler's
+        self.window_unroll = 1 if coal else 0
+        T = FINISH_TILE
+        self.finish_tile = T if (coal and T * 8 <= maxwg and T <= sizes[0] and 8 <= sizes[1]
+                                 and T * (T + 1) * (2 * item + 4) <= budget) else 0
 
     # -- template parameters (prebuild asks for the same programs as run) --------------------
     def ma_kw(self, TL):
@@ -68,7 +82,8 @@ class Steps:
         return min(self.stats_wg_max, max(32, 1 << (max(1, nmax) - 1).bit_length()))
 
     def nns_kw(self, complete, nmax):
-        return dict(complete=complete, wg=0 if complete else self.stats_wg(nmax))
+        return dict(complete=complete, wg=0 if complete else self.stats_wg(nmax),
+                    planes=self.nns_planes)
 
     # -- launches ---------------------------------------------------------------------------
     def gather(self, prg, TL, y, t, rw, N, P, K, B, Bp, with_w, z, rwz):

@@ -121,6 +121,7 @@ class KernelUsage:
     lds: int = 0             # static local memory
     simd: int = 0            # Intel: the SIMD width IGC picked
     grf: int = 0             # Intel: the GRF mode (128 / 256)
+    barrier: bool = False    # Intel: IGC's code synchronises the work-group (sync.bar)
 
     @property
     def regs(self) -> int:
@@ -190,10 +191,12 @@ def parse_ptxas(text: str) -> list[KernelUsage]:
 
 
 _ASM_SIMD = re.compile(r"_simd(\d+)_entry")
+_ASM_BARRIER = re.compile(r"^\s*(?:\(W\)\s*)?sync\.bar\b", re.M)
 
 
 def parse_igc_dumps(files) -> list[KernelUsage]:
-    """Per kernel, from IGC's ``.asm`` dumps: GRF mode, SIMD width, spill size, private memory.
+    """Per kernel, from IGC's ``.asm`` dumps: GRF mode, SIMD width, spill size, private memory,
+    whether it waits at a work-group barrier (``sync.bar``: the occupancy model's barrier cap).
     A kernel IGC compiled more than once (a retry after a spill) keeps its largest spill."""
     out: dict = {}
     for f in sorted(files):
@@ -210,7 +213,8 @@ def parse_igc_dumps(files) -> list[KernelUsage]:
                         grf=int(grf.group(1)) if grf else 0,
                         spill=int(spill.group(1)) if spill else 0,
                         scratch=int(priv.group(1)) if priv else 0,
-                        simd=int(simd.group(1)) if simd else 0)
+                        simd=int(simd.group(1)) if simd else 0,
+                        barrier=bool(_ASM_BARRIER.search(text)))
         old = out.get(k.name)
         if old is None or (k.spill, k.scratch) > (old.spill, old.scratch):
             out[k.name] = k

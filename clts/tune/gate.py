@@ -11,8 +11,9 @@ lists what fails, each with the allow-list entry that excuses it, if any:
 - ``spill``: spills or scratch (NVIDIA stack frame, AMD scratch, Intel spill / private memory)
   in a kernel ``auto`` builds on realistic shapes or a forced version with the profile's values
   (tuner candidates may spill: the tuner measures them and a spilling one loses);
-- ``occupancy``: below ``MIN_OCCUPANCY`` of the warps / waves per SM / CU, for kernels ``auto``
-  builds (NVIDIA and AMD; on Intel the gate is spill-free at the SIMD width IGC picks);
+- ``occupancy``: below ``MIN_OCCUPANCY`` of the warps / waves / hardware threads per SM / CU /
+  Xe-core, for kernels ``auto`` builds (Intel: at the SIMD width and GRF mode IGC picked, with
+  the barrier registers bounding groups that synchronise, ``clts.runtime.occupancy``);
 - ``coalescing``: more 128-byte segments per warp access than ``MAX_SEGMENTS`` allows, for
   kernels ``auto`` builds (``clts.tune.coalescing``).
 
@@ -78,6 +79,7 @@ class Row:
     wg: int = 0                # 0: the driver picks (modelled as one warp / wave)
     simd: int = 0
     grf: int = 0
+    barrier: bool = False      # Intel: a work-group barrier in IGC's code
     occupancy: object = None   # occupancy.Occupancy
     gpus: tuple = ()
     segments: float | None = None
@@ -115,14 +117,15 @@ def rows(results, collected) -> list[Row]:
                 row = Row(r.template, k.name, r.target, r.params, bool(r.devices), r.default,
                           regs=_regs(k, r.target), sgprs=k.sgprs, spill=k.spill,
                           scratch=k.scratch, lds=max(k.lds, local), local_limit=r.local_mem,
-                          wg=wg, simd=k.simd, grf=k.grf, gpus=r.devices, source=r.source)
+                          wg=wg, simd=k.simd, grf=k.grf, gpus=r.devices, source=r.source,
+                          barrier=getattr(k, "barrier", False))
                 if lim is not None and row.regs:
                     width = k.simd or lim.lanes
                     try:
                         row.occupancy = occ.occupancy(
                             lim, regs=min(row.regs, 255) if lim.family == "nvidia" else row.regs,
                             work_group=wg or width, local_mem=row.lds, sgprs=k.sgprs,
-                            grf=k.grf or 128, simd=k.simd or None)
+                            grf=k.grf or 128, simd=k.simd or None, barrier=row.barrier)
                     except ValueError as exc:
                         row.extra["occupancy_error"] = str(exc)
                 out.append(row)
@@ -180,7 +183,7 @@ def violations(table, allow=None, itemsize=None) -> list[Violation]:
             failed.append("spill")
         lim = occ.LIMITS.get(row.target)
         if (row.ok and row.auto and row.occupancy is not None and lim is not None
-                and lim.family != "intel" and row.occupancy.fraction < MIN_OCCUPANCY):
+                and row.occupancy.fraction < MIN_OCCUPANCY):
             failed.append("occupancy")
         if row.ok and row.auto and row.segments is not None:
             size = row.extra.get("itemsize") or (itemsize or {}).get(row.key, 8)
@@ -219,6 +222,8 @@ def record(table, folder: Path | None = None) -> list[Path]:
             rec["sgprs"] = row.sgprs
         if row.grf:
             rec["grf"], rec["simd"] = row.grf, row.simd
+        if row.barrier:
+            rec["barrier"] = True
         key = (row.template, row.kernel, repr(rec["params"]))
         old = per.setdefault(row.target, {}).get(key)
         if old is None or rec["regs"] > old["regs"]:

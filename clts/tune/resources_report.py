@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 
+from ..runtime import occupancy as occ
 from . import gate
 
 
@@ -32,6 +33,10 @@ def _dedupe(table):
             seen.add(key)
             out.append(r)
     return out
+
+
+def _simd(r) -> str:
+    return f"{r.simd}, bar" if r.simd and getattr(r, "barrier", False) else str(r.simd or "-")
 
 
 def markdown(table, violations, coalescing=None, command="") -> str:
@@ -72,6 +77,27 @@ def markdown(table, violations, coalescing=None, command="") -> str:
                      f" | {errors} | {len(spill)} {', '.join(spill[:6])} | {len(low)} "
                      f"{', '.join(low[:6])} | "
                      f"{f'{worst.kernel} {_occ(worst)}' if worst else '-'} | {fails} |")
+    intel = [t for t in targets if t in occ.LIMITS and occ.LIMITS[t].family == "intel"]
+    if intel:
+        lines += ["", "## Intel occupancy model", "",
+                  "Per Xe-core (sub-slice), as Intel's GPU Occupancy Calculator "
+                  "(clts.runtime.occupancy): a work-group",
+                  "takes ceil(wg / SIMD) hardware threads at the SIMD width IGC picked "
+                  "(column SIMD; `bar`: IGC's code",
+                  "waits at a work-group barrier, `sync.bar`), groups are bounded by threads "
+                  "(GRF mode), SLM (rounded up",
+                  "to the allocation sizes), the work-group limit and, with a barrier, the "
+                  "barrier registers; occupancy",
+                  "is resident threads over the small-GRF thread count.", "",
+                  "| target | XVEs | threads per XVE (128 / 256 GRF) | threads | SLM KiB | "
+                  "SLM sizes KiB | work-groups | barrier registers |",
+                  "|---|---|---|---|---|---|---|---|"]
+        for t in intel:
+            lim = occ.LIMITS[t]
+            thr = " / ".join(str(n) for _, n in lim.grf_threads)
+            lines.append(f"| {t} | {lim.units_per_cu} | {thr} | {lim.cu_waves} | "
+                         f"{lim.local_mem // 1024} | {', '.join(map(str, lim.slm_sizes))} | "
+                         f"{lim.max_groups} | {lim.barriers} |")
     for t in targets:
         rows = _dedupe([r for r in table if r.target == t and (r.auto or r.default)])
         rows.sort(key=lambda r: (not r.auto, r.occupancy.fraction if r.occupancy else 2,
@@ -88,7 +114,7 @@ def markdown(table, violations, coalescing=None, command="") -> str:
             seg = "-" if r.segments is None else f"{r.segments:.1f}"
             lines.append(
                 f"| {r.kernel} | {r.template} | {'yes' if r.auto else 'forced'} | {r.regs} | "
-                f"{r.spill} | {r.scratch} | {r.lds} | {r.wg or 'drv'} | {r.simd or '-'} | "
+                f"{r.spill} | {r.scratch} | {r.lds} | {r.wg or 'drv'} | {_simd(r)} | "
                 f"{_occ(r)} | {r.occupancy.limiter if r.occupancy else '-'} | {seg} | "
                 f"{_status(by_row.get(id(r)))} |")
     if coalescing:

@@ -102,13 +102,22 @@ inline real loess_finish(real S0, real S1, real S2, real T0, real T1,
     const int bs = (int)(${fit} / NF);
     const int f = (int)(${fit} - (long)bs * NF);
     const int b = bs / S;
-    const int s = bs - b * S;
+    const int s = bs - b * S;${decode_at()}</%def>
+## the rest of the prologue for the fit point (b, s, f) in scope. NNS (nns_planes): four ints
+## per fit row (0) or four planes of (nb_mul ? B : 1) x S x NF words (1: GPUs, coalesced)
+<%def name="decode_at()">
     const int n_s = seg_n[s];
     const int xf = fitpos[s * NF + f];
     const long nsb = (long)b * nb_mul * S + s;   // NNS row: shared by all series if nb_mul = 0
+% if nns_planes:
+    const long nnr = nsb * NF + f, NNS = (long)(nb_mul ? B : 1) * S * NF;
+    const int lo = nns[nnr], hi = nns[NNS + nnr], fb = nns[3 * NNS + nnr];
+    const real h = (real)nns[2 * NNS + nnr];
+% else:
     global const int* nn = nns + 4 * (nsb * NF + f);
     const int lo = nn[0], hi = nn[1], fb = nn[3];
     const real h = (real)nn[2];
+% endif
     const real inv_h = h > (real)0 ? (real)1 / h : (real)0;
     const real xc = (real)0.5 * (real)(lo + hi);
     const real e_ = ((real)xf - xc) * inv_h;

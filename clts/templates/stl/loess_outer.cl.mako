@@ -4,6 +4,8 @@
 ## lanes' windows may differ (missing values): the loop runs over their union, masked per lane.
 ## Data and weights come interleaved by lanes series ([tile][segment][position][lane]) so that
 ## one vloadN fetches the lanes values of a position; outputs are stored per lane.
+## unroll (lanes 1): 0 = the compiler's choice (CPUs); 1 = the window loop kept rolled (GPU
+## profiles: IGC unrolls it at SIMD32 and spills the float64 moments on Data Center GPU Max).
 <%include file="/common/real.cl.mako"/>
 <%namespace name="lc" file="/stl/loess_common.cl.mako"/>
 ${lc.finish_function()}
@@ -15,6 +17,9 @@ kernel void loess_outer(${lc.fit_args()}) {
     ${lc.decode("fit")}
     if (xf < 0) return;
     ${lc.declare_moments()}
+% if unroll:
+    #pragma unroll ${unroll}
+% endif
     for (int p = lo; p <= hi; ++p) {
         const real v = Drow[p - 1];
         ${lc.accumulate("p", "v", "p - 1")}
@@ -36,9 +41,14 @@ kernel void loess_wtab(global const int* fitpos, int NF, int S, global const int
     if (sf >= (long)S * NF) return;
     const int xf = fitpos[sf];
     if (xf < 0) return;
+% if nns_planes:
+    const int lo = nns[sf], hi = nns[(long)S * NF + sf];
+    const real h = (real)nns[2L * S * NF + sf];
+% else:
     global const int* nn = nns + 4 * sf;
     const int lo = nn[0], hi = nn[1];
     const real h = (real)nn[2];
+% endif
     const real inv_h = h > (real)0 ? (real)1 / h : (real)0;
     const real xc = (real)0.5 * (real)(lo + hi);
     const real xfr = (real)xf;
@@ -89,9 +99,15 @@ kernel void loess_outer(${lc.fit_args()}) {
     comp = lambda nm, k: ("%s.s%x" % (nm, k)) if nm in vec else nm
 %>
     // complete data: one window for every lane (NNS shared), scalar neighbourhood weights
+% if nns_planes:
+    const long nnr = (long)s * NF + f, NNS = (long)S * NF;
+    const int lo = nns[nnr], hi = nns[NNS + nnr], fbp = nns[3 * NNS + nnr];
+    const real h = (real)nns[2 * NNS + nnr];
+% else:
     global const int* nn = nns + 4 * ((long)s * NF + f);
     const int lo = nn[0], hi = nn[1], fbp = nn[3];
     const real h = (real)nn[2];
+% endif
     const real inv_h = h > (real)0 ? (real)1 / h : (real)0;
     const real xc = (real)0.5 * (real)(lo + hi);
     const real e = (xfr - xc) * inv_h;
@@ -168,15 +184,19 @@ kernel void loess_outer(${lc.fit_args()}) {
 % endfor
 }
 % else:
+<% NN = lambda k, j: "nn%d[%s]" % (k, ("%d * NNS" % j if j else "0") if nns_planes else j) %>\
+% if nns_planes:
+    const long NNS = (long)(nb_mul ? B : 1) * S * NF;     // NNS planes (GPUs)
+% endif
 % for k in range(lanes):
-    global const int* nn${k} = nns + 4 * (((long)b${k} * nb_mul * S + s) * NF + f);
+    global const int* nn${k} = nns + ${"" if nns_planes else "4 * "}(((long)b${k} * nb_mul * S + s) * NF + f);
 % endfor
-    const ${V} lo = (${V})(${", ".join("(real)nn%d[0]" % k for k in range(lanes))});
-    const ${V} hi = (${V})(${", ".join("(real)nn%d[1]" % k for k in range(lanes))});
-    const ${V} h = (${V})(${", ".join("(real)nn%d[2]" % k for k in range(lanes))});
-    int plo = nn0[0], phi = nn0[1];
+    const ${V} lo = (${V})(${", ".join("(real)" + NN(k, 0) for k in range(lanes))});
+    const ${V} hi = (${V})(${", ".join("(real)" + NN(k, 1) for k in range(lanes))});
+    const ${V} h = (${V})(${", ".join("(real)" + NN(k, 2) for k in range(lanes))});
+    int plo = ${NN(0, 0)}, phi = ${NN(0, 1)};
 % for k in range(1, lanes):
-    plo = min(plo, nn${k}[0]); phi = max(phi, nn${k}[1]);
+    plo = min(plo, ${NN(k, 0)}); phi = max(phi, ${NN(k, 1)});
 % endfor
     const ${V} inv_h = select((${V})(0), (${V})(1) / h, h > (${V})(0));
     const ${V} xc = (real)0.5 * (lo + hi);
@@ -216,7 +236,7 @@ kernel void loess_outer(${lc.fit_args()}) {
         const int bs = b${k} * nb_mul * S + s;
         real sl;
         real val = loess_finish(${", ".join("%s.s%x" % (nm, k) for nm in names[:5])}, ${", ".join("%s.s%x" % (nm, k) for nm in names[5:]) if deg == 2 else "0, 0, 0"}, hk, (real)stats[2 * bs + 1], e, &sl);
-        const int fb = nn${k}[3];
+        const int fb = ${NN(k, 3)};
         if (isnan(val) && !(xf == 0 || xf == n_s + 1) && fb >= 1) val = Dt[(long)(fb - 1) * ${lanes} + ${k}];
         out[${lc.out_index("b%d" % k)}] = val;
 % if hermite:

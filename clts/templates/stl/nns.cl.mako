@@ -8,8 +8,13 @@
 ## (O(q)), O(1) extra space; h, and the fallback point (the valid point nearest the fit
 ## position, by a second binary search). With complete data the packed positions are the
 ## identity (pos[k] = k + 1) and are not stored.
+## NNS layout (planes): 0 = four ints per fit point, nns[4 * fit + k] (CPUs); 1 = four planes,
+## nns[k * B * S * NF + fit] (GPUs: adjacent work-items write adjacent words of each plane).
 <%include file="/common/real.cl.mako"/>
-<% POS = (lambda k: "((%s) + 1)" % k) if complete else (lambda k: "prow[%s]" % k) %>
+<%
+POS = (lambda k: "((%s) + 1)" % k) if complete else (lambda k: "prow[%s]" % k)
+NN = (lambda k: "nns[%d * NNS + fit]" % k if k else "nns[fit]") if planes else (lambda k: "nns[4 * fit + %d]" % k if k else "nns[4 * fit]")
+%>
 
 kernel void stl_stats(global const real* M, int m_b, int m_s, global const int* seg_n,
                       int S, int B, int NPOS, global int* stats, global int* pos) {
@@ -94,6 +99,9 @@ kernel void stl_nns(global const int* seg_n, global const int* fitpos,
                     global const int* stats, global const int* pos, global int* nns) {
     const long fit = get_global_id(0);
     if (fit >= (long)B * S * NF) return;
+% if planes:
+    const long NNS = (long)B * S * NF;
+% endif
     const int bs = (int)(fit / NF);
     const int f = (int)(fit - (long)bs * NF);
     const int s = bs - (bs / S) * S;
@@ -102,7 +110,7 @@ kernel void stl_nns(global const int* seg_n, global const int* fitpos,
     const int nv = stats[2 * bs];
     global const int* prow = pos + (long)bs * NPOS;
     if (xf < 0 || nv == 0) {
-        nns[4 * fit] = 1; nns[4 * fit + 1] = 0; nns[4 * fit + 2] = 0; nns[4 * fit + 3] = 0;
+        ${NN(0)} = 1; ${NN(1)} = 0; ${NN(2)} = 0; ${NN(3)} = 0;
         return;
     }
     const int qh = min(q, nv);
@@ -127,5 +135,5 @@ kernel void stl_nns(global const int* seg_n, global const int* fitpos,
         const int fl = ${POS("r - 1")}, fr = ${POS("r")};
         fbp = (xf - fl <= fr - xf) ? fl : fr;
     }
-    nns[4 * fit] = lo; nns[4 * fit + 1] = hi; nns[4 * fit + 2] = h; nns[4 * fit + 3] = fbp;
+    ${NN(0)} = lo; ${NN(1)} = hi; ${NN(2)} = h; ${NN(3)} = fbp;
 }

@@ -77,7 +77,7 @@ def mstump(T, m, include=None, discords=False, *, precision=None, device=None, p
     device : clts.Device or str, optional
     plan : clts.mp.mstump_plan.MstumpPlan, optional
     **plan_overrides
-        ``lanes``, ``groups``, ``segment``, ``wg``, ``interleave`` (profile section
+        ``lanes``, ``groups``, ``segment``, ``wg``, ``interleave``, ``fold`` (profile section
         ``mp.mstump``).
 
     Returns
@@ -208,7 +208,7 @@ def _device_indices(dev, p, sides, m, l, ez, ninc, discords, ill):
     const = sum(1 << q for q, s in enumerate(sides) if np.any(s.flags & flags.CONSTANT))
     prg = dev.program("mp/mdiag.cl.mako", real=p.kernel_real, lanes=p.lanes, groups=p.groups,
                       segment=R, DIM=d, NINC=ninc, DISCORDS=int(discords), CONST=const,
-                      interleave=p.interleave)
+                      interleave=p.interleave, fold=p.fold)
     nws = (np.int32(nwmax),) if p.interleave else ()
     kern, red_r, red_c = (prg.kernel(k) for k in ("mdiag", "mreduce_rows", "mreduce_cols"))
     alld = np.concatenate([x for _, x in launches])
@@ -222,10 +222,16 @@ def _device_indices(dev, p, sides, m, l, ez, ninc, discords, ill):
                dA["mu"].data, dA["df"].data, dA["dg"].data, dA["r"].data,
                rPV.data, rPI.data, cPV.data, cPI.data, *nws)
         head = (dd.data, np.int32(off), np.int32(nw), np.int32(s0))
-        launch(dev, red_r, round_up(R, 64), None, *head, np.int32(l),
-               rPV.data, rPI.data, gV.data, gI.data, *nws)
         ncols = (nw - 1) * D + R + D
-        launch(dev, red_c, round_up(ncols, 64), None, *head,
+        if p.fold:      # a work-group per row / per 32 column groups of D columns
+            rows = (R * p.fold, p.fold)
+            ngroups = -(-(-(-ncols // D)) // min(32, p.fold))
+            cols = (ngroups * p.fold, p.fold)
+        else:           # a work-item per row / column
+            rows, cols = (round_up(R, 64), None), (round_up(ncols, 64), None)
+        launch(dev, red_r, *rows, *head, np.int32(l),
+               rPV.data, rPI.data, gV.data, gI.data, *nws)
+        launch(dev, red_c, *cols, *head,
                np.int32(int(dsub[0, 0])), np.int32(ncols), np.int32(l),
                cPV.data, cPI.data, gV.data, gI.data, *nws)
         off += nw

@@ -113,7 +113,10 @@ def test_self_join_plain_euclidean(device, merge):
 TOPK_VERSIONS = [dict(topk_store="private", lanes=8, groups=2, tile=16, segment=64),
                  dict(topk_store="local", lanes=8, groups=2, tile=16, segment=64),
                  dict(topk_store="private", lanes=1, groups=3, tile=8, segment=32),
-                 dict(topk_store="local", lanes=4, groups=1, tile=32, segment=40, wg=4, unroll=2)]
+                 dict(topk_store="local", lanes=4, groups=1, tile=32, segment=40, wg=4, unroll=2),
+                 # the GPU profiles' layout: one lane, interleaved local lists and partials
+                 dict(topk_store="local", lanes=1, groups=4, tile=8, segment=32, wg=4,
+                      interleave=1)]
 
 
 def _kids(v):
@@ -550,7 +553,7 @@ def test_oclgrind_tiny(device, merge, store):
 
 
 OCLGRIND_TOPK = """
-import sys
+import json, sys
 import numpy as np
 sys.path.insert(0, sys.argv[1])
 from test_mp import _check_k, _dist_self, _hard
@@ -560,18 +563,23 @@ from clts.runtime import get_device
 dev = get_device(sys.argv[2])
 T, m, k = _hard(48, 16), 6, 3
 r = ref.matrix_profile(T, m, k=k)
-res = clts.matrix_profile(T, m, k=k, device=dev, topk_store=sys.argv[3], lanes=2, groups=2,
-                          tile=4, segment=8, wg=2)
+res = clts.matrix_profile(T, m, k=k, device=dev, tile=4, segment=8, wg=2,
+                          **json.loads(sys.argv[3]))
 _check_k(res, r, _dist_self(T, m, 2), k)
 print("case ok")
 """
 
 
 @pytest.mark.oclgrind
-@pytest.mark.parametrize("store", ["private", "local"])
-def test_oclgrind_top_k(device, store):
+@pytest.mark.parametrize("v", [dict(topk_store="private", lanes=2, groups=2),
+                               dict(topk_store="local", lanes=2, groups=2),
+                               dict(topk_store="local", lanes=1, groups=3, interleave=1)],
+                         ids=["private", "local", "local-lanes1"])
+def test_oclgrind_top_k(device, v):
     """The top-k kernel and its list reductions under Oclgrind (races, uninitialised reads,
-    out-of-bounds), private and local tile lists; one fresh process, as test_oclgrind_tiny."""
+    out-of-bounds), private and local tile lists, and the GPU profiles' one-lane interleaved
+    layout; one fresh process, as test_oclgrind_tiny."""
+    import json
     import os
     import subprocess
     import sys
@@ -580,11 +588,10 @@ def test_oclgrind_top_k(device, store):
         sys.path.insert(0, here)
         T, m, k = _hard(48, 16), 6, 3
         r = ref.matrix_profile(T, m, k=k)
-        res = clts.matrix_profile(T, m, k=k, device=device, topk_store=store, lanes=2,
-                                  groups=2, tile=4, segment=8, wg=2)
+        res = clts.matrix_profile(T, m, k=k, device=device, tile=4, segment=8, wg=2, **v)
         _check_k(res, r, _dist_self(T, m, 2), k)
         return
-    out = subprocess.run([sys.executable, "-c", OCLGRIND_TOPK, here, device.slug, store],
+    out = subprocess.run([sys.executable, "-c", OCLGRIND_TOPK, here, device.slug, json.dumps(v)],
                          capture_output=True, text=True, timeout=600)
     sys.stdout.write(out.stdout)
     sys.stderr.write(out.stderr)

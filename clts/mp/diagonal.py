@@ -20,8 +20,13 @@ from .series import PAD_SLACK
 ULONG_MAX = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 
-#: bytes of the top-k partial lists of one launch (bands per launch are cut to fit)
+#: bytes of the top-k partial lists of one launch (bands per launch are cut to fit): at least
+#: TOPK_PARTIAL_BYTES, else 1 / TOPK_PARTIAL_ALLOC_SHARE of the device's largest allocation.
+#: A GPU segment of 8,192 rows (segment_per_m * m at m = 256) gives 786 KB of lists per band at
+#: k = 4, so a fixed 64 MB cut an H100's launches to 85 bands: 256 launches at n = 2^15 and 900
+#: at n = 2^16, each costing one work-item's whole segment (7.7 ms measured per launch)
 TOPK_PARTIAL_BYTES = 64 << 20
+TOPK_PARTIAL_ALLOC_SHARE = 16
 
 
 #: work-items (bands) per compute unit in one top-k launch: fewer launches cost reductions,
@@ -113,7 +118,8 @@ def _run_diag(dev, plan, A, B, dB, self_join, cols, b_lo, b_hi, kstart, bar, chu
         params.update(tile=L, LOCAL=int(local), wg=plan.wg if local else 0,
                       interleave=plan.interleave)
         # few bands per launch: each launch's reduction raises the entry floors of the next
-        chunk_bands = max(1, min(chunk_bands, TOPK_PARTIAL_BYTES // ((2 * R + D) * k * 12),
+        budget = max(TOPK_PARTIAL_BYTES, dev.max_alloc // TOPK_PARTIAL_ALLOC_SHARE)
+        chunk_bands = max(1, min(chunk_bands, budget // ((2 * R + D) * k * 12),
                                  TOPK_ITEMS_PER_CU * dev.info.compute_units * plan.wg))
     elif local and cols:
         params.update(tile=_local_tile(dev, plan))
@@ -166,8 +172,10 @@ def _run_diag(dev, plan, A, B, dB, self_join, cols, b_lo, b_hi, kstart, bar, chu
                 plan_l.append((s0, desc[c0:c0 + chunk_bands]))
             continue
         # top-k: launches of 2, 4, 8, ... bands, so that the global lists (the entry floor of
-        # the next launches) fill from few candidates and later launches insert almost nothing
-        c0, size = 0, min(2, chunk_bands)
+        # the next launches) fill from few candidates and later launches insert almost nothing;
+        # from one band per compute unit on (a launch costs at least one work-item's segment:
+        # on a GPU, launches smaller than the device cost as much as a full one)
+        c0, size = 0, min(max(2, dev.info.compute_units), chunk_bands)
         while c0 < len(desc):
             plan_l.append((s0, desc[c0:c0 + size]))
             c0 += size

@@ -168,7 +168,30 @@ ${shared.cov_init(VT, LOAD)}
 %   endif
             }
 % endfor
-            if (${"hit" if lanes == 1 else "any(hit)"}) {
+% if lanes == 1:
+            if (hit) {
+                // rare once the floors are set: a loop over the D lanes that picks each
+                // lane's score from its register (no private array indexed at run time, which
+                // ptxas puts on the stack; not unrolled: small code keeps the hot path above
+                // in registers)
+                #pragma unroll 1
+                for (int d = 0; d < D; ++d) {
+                    const real x = ${"".join(f"d == {g} ? sc{g} : " for g in range(groups - 1))}sc${groups - 1};
+                    if (x > rth) {
+${ins_reg("x", "jb + d")}
+                    }
+%   if COLS:
+                    // column jb + d: tile slot t + d, candidate row i
+                    const int u = t + d;
+                    if (x > cth[${SL("u")}]) {
+                        ins${"__local" if LOCAL else "__private"}(cv + ${SL(f"u * {K}")}, ci + ${SL(f"u * {K}")}, x, i);
+                        cth[${SL("u")}] = fmax(cth[${SL("u")}], cv[${SL(f"u * {K} + {K - 1}")}]);
+                    }
+%   endif
+                }
+            }
+% else:
+            if (any(hit)) {
                 // rare once the floors are set: a plain loop over the D lanes (small code
                 // keeps the hot path above in registers)
                 real sa[D];
@@ -194,6 +217,7 @@ ${ins_reg("x", "jb + d")}
 % endif
                 }
             }
+% endif
             {
                 __global real *pv = rpv + ${GX(f"(size_t)(i - s0) * {K}") if interleave else f"(i - s0) * {K}"};
                 __global int *pi = rpi + ${GX(f"(size_t)(i - s0) * {K}") if interleave else f"(i - s0) * {K}"};

@@ -135,6 +135,36 @@ def _check_k(res, r, D, k, side="rows", pre=""):
         assert len(np.unique(v)) == len(v)
 
 
+@pytest.mark.parametrize("base", [dict(lanes=1, groups=4, tile=8, segment=32, wg=4,
+                                       topk_store="local", interleave=1),
+                                  dict(lanes=4, groups=2, tile=16, segment=40,
+                                       topk_store="private")], ids=["lanes1-ilv", "lanes4"])
+def test_top_k_cooperative_folds_are_bit_identical(device, base):
+    """fold > 0 (the GPU profiles' work-group-cooperative folds of the partial k-lists: a
+    work-group per row with a tree of list merges, a block of column groups with its global
+    lists read and written together) gives exactly the lists of fold = 0, self-join (rows and
+    columns, plateau and missing values) and AB-join, one and several column groups per
+    work-group."""
+    rng = np.random.default_rng(2)
+    T = np.cumsum(rng.standard_normal(400))
+    T[100:130] = 1.0
+    T[200] = np.nan
+    TB = np.cumsum(rng.standard_normal(300))
+    for TBx in (None, TB):
+        r0 = clts.matrix_profile(T, 12, TBx, k=3, device=device, fold=0, **base)
+        for fold in (4, 64):
+            r1 = clts.matrix_profile(T, 12, TBx, k=3, device=device, fold=fold, **base)
+            for a in ("P", "I", "left_P", "left_I", "right_P", "right_I"):
+                x, y = getattr(r0, a, None), getattr(r1, a, None)
+                assert (x is None) == (y is None)
+                if x is not None:
+                    assert np.array_equal(np.asarray(x), np.asarray(y), equal_nan=True), \
+                        (a, fold, TBx is None)
+    for bad in (3, -1):
+        with pytest.raises(ValueError, match="fold"):
+            clts.matrix_profile(T, 12, k=3, device=device, fold=bad)
+
+
 @pytest.mark.parametrize("version", TOPK_VERSIONS, ids=_kids)
 @pytest.mark.parametrize("k", [2, 3, 5])
 def test_top_k_self_join(device, k, version):
@@ -573,8 +603,10 @@ print("case ok")
 @pytest.mark.oclgrind
 @pytest.mark.parametrize("v", [dict(topk_store="private", lanes=2, groups=2),
                                dict(topk_store="local", lanes=2, groups=2),
-                               dict(topk_store="local", lanes=1, groups=3, interleave=1)],
-                         ids=["private", "local", "local-lanes1"])
+                               dict(topk_store="local", lanes=1, groups=3, interleave=1),
+                               dict(topk_store="local", lanes=1, groups=2, interleave=1,
+                                    fold=8)],
+                         ids=["private", "local", "local-lanes1", "fold"])
 def test_oclgrind_top_k(device, v):
     """The top-k kernel and its list reductions under Oclgrind (races, uninitialised reads,
     out-of-bounds), private and local tile lists, and the GPU profiles' one-lane interleaved

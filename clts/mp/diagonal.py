@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import options
 from ..runtime import launch, progress, round_up
-from .plan import fit_tile, local_tile_rows
+from .plan import fit_tile, local_tile_rows, topk_fold_cols
 from . import flags
 from .estimate import cached_estimate
 from .exact import _better, _pair_dist, _scan
@@ -116,7 +116,8 @@ def _run_diag(dev, plan, A, B, dB, self_join, cols, b_lo, b_hi, kstart, bar, chu
         L, local = _topk_tile(dev, plan, k)
         # ILV: local k-lists and the partial lists rowPV / colPV interleaved by work-item
         params.update(tile=L, LOCAL=int(local), wg=plan.wg if local else 0,
-                      interleave=plan.interleave)
+                      interleave=plan.interleave, FOLD=plan.fold,
+                      FOLDC=topk_fold_cols(plan.fold, D, k) if plan.fold else 0)
         # few bands per launch: each launch's reduction raises the entry floors of the next
         budget = max(TOPK_PARTIAL_BYTES, dev.max_alloc // TOPK_PARTIAL_ALLOC_SHARE)
         chunk_bands = max(1, min(chunk_bands, budget // ((2 * R + D) * k * 12),
@@ -183,27 +184,36 @@ def _run_diag(dev, plan, A, B, dB, self_join, cols, b_lo, b_hi, kstart, bar, chu
     if not plan_l:
         plan_l_all = np.zeros((1, 4), np.int32)
     else:
-        plan_l_all = np.concatenate([d for _, d in plan_l])
+        # each launch's descriptors from a 128-byte boundary (8 int4): the top-k folds read
+        # them with adjacent work-items (an unaligned run of 32 spans 5 segments, not 4)
+        offs = np.cumsum([0] + [round_up(len(d), 8) for _, d in plan_l])
+        plan_l_all = np.zeros((int(offs[-1]), 4), np.int32)
+        for o, (_, d) in zip(offs, plan_l):
+            plan_l_all[o:o + len(d)] = d
     dd = cla.to_device(q, plan_l_all)
     events = []
-    off = 0
     from ..runtime.faults import enter_chunk
     for li, (s0, dsub) in enumerate(plan_l):
-        nw = len(dsub)
+        nw, off = len(dsub), int(offs[li])
         enter_chunk(li, off, off + nw, len(plan_l), len(plan_l_all))
         gsz = round_up(nw, plan.wg)
         head = (dd.data, np.int32(off), np.int32(nw), np.int32(s0))
-        off += nw
         if k > 1:
             pout = [rPV.data, rPI.data, gRV.data, wfl.data, np.int32(nwmax)] + \
                 ([cPV.data, cPI.data, gCV.data] if cols else [])
             launch(dev, kern, gsz, plan.wg, *head, *common, *pout)
-            ev = launch(dev, red_r, round_up(R, 64), None, *head[:3], np.int32(s0), np.int32(lA),
+            ncols = (nw - 1) * D + R + D - 1
+            if plan.fold:   # a work-group per row / per block of column groups
+                fc = params["FOLDC"]
+                rows = (R * plan.fold, plan.fold)
+                colsz = (-(-(-(-ncols // D)) // fc) * fc, fc)
+            else:           # a work-item per row / column
+                rows, colsz = (round_up(R, 64), None), (round_up(ncols, 64), None)
+            ev = launch(dev, red_r, *rows, *head[:3], np.int32(s0), np.int32(lA),
                         wfl.data, np.int32(nwmax), rPV.data, rPI.data, gRV.data, gRI.data)
             if cols:
                 kbc = int(dsub[0, 0])
-                ncols = (nw - 1) * D + R + D - 1
-                ev = launch(dev, red_c, round_up(ncols, 64), None, *head[:3], np.int32(s0),
+                ev = launch(dev, red_c, *colsz, *head[:3], np.int32(s0),
                             np.int32(kbc), np.int32(s0 + kbc), np.int32(ncols),
                             np.int32(lB), wfl.data, np.int32(nwmax), cPV.data, cPI.data,
                             gCV.data, gCI.data)

@@ -211,11 +211,15 @@ def _device_indices(dev, p, sides, m, l, ez, ninc, discords, ill):
                       interleave=p.interleave, fold=p.fold)
     nws = (np.int32(nwmax),) if p.interleave else ()
     kern, red_r, red_c = (prg.kernel(k) for k in ("mdiag", "mreduce_rows", "mreduce_cols"))
-    alld = np.concatenate([x for _, x in launches])
+    # each launch's descriptors from a 128-byte boundary (8 int4): the folds read them with
+    # adjacent work-items, and an unaligned run of 32 spans 5 segments instead of 4
+    offs = np.cumsum([0] + [round_up(len(x), 8) for _, x in launches])
+    alld = np.zeros((int(offs[-1]), 4), np.int32)
+    for o, (_, x) in zip(offs, launches):
+        alld[o:o + len(x)] = x
     dd = cla.to_device(q, alld)
-    off = 0
     for li, (s0, dsub) in enumerate(launches):
-        nw = len(dsub)
+        nw, off = len(dsub), int(offs[li])
         enter_chunk(li, off, off + nw, len(launches), len(alld))
         launch(dev, kern, round_up(nw, p.wg), p.wg, dd.data, np.int32(off), np.int32(nw),
                np.int32(s0), np.int32(m), np.int32(l), np.int32(NW), dA["T"].data,
@@ -234,7 +238,6 @@ def _device_indices(dev, p, sides, m, l, ez, ninc, discords, ill):
         launch(dev, red_c, *cols, *head,
                np.int32(int(dsub[0, 0])), np.int32(ncols), np.int32(l),
                cPV.data, cPI.data, gV.data, gI.data, *nws)
-        off += nw
     return gI.get().astype(np.int64).reshape(d, l)
 
 

@@ -101,9 +101,9 @@ __kernel void mdiag(
     __global int *cpi = colPI + (size_t)w * NDIM * ${segment + D};
 % endif
     // rows ilo .. ihi-1 are all written below; columns: the slots this band reaches (the
-    // reductions read only those)
+    // reductions read only those${"; the cooperative ones read every slot" if fold else ""})
     for (int k = 0; k < NDIM; ++k)
-        for (int t = ilo - s0; t < ihi - s0 + D - 1; ++t) {
+        for (int t = ${"0" if fold else "ilo - s0"}; t < ${segment + D - 1 if fold else "ihi - s0 + D - 1"}; ++t) {
             cpv[${PX(f"k * {segment + D} + t")}] = INFINITY; cpi[${PX(f"k * {segment + D} + t")}] = -1;
         }
 
@@ -325,10 +325,9 @@ void mreduce_cols(__global const int4 *desc, const int doff, const int n_work,
 % endfor
         for (int b = blo + y; b <= bhi; b += ${FY}) {
             const int w = cg - b;
-            if (w < 0 || w >= n_work) continue;
-            const int4 dd = desc[doff + w];
             const int q = b * D + t;
-            if (q < dd.y - s0 || q >= dd.z - s0 + D - 1) continue;
+            // slots a work-item's band does not reach hold (inf, -1): no descriptor needed
+            if (w < 0 || w >= n_work || q >= ${segment + D - 1}) continue;
 % for k in range(DIM):
             {
                 const size_t o = ${PO(k, "q", segment + D, "w")};

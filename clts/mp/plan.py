@@ -149,8 +149,10 @@ def fit_tile(dev, per: int, band: int, wg: int, tile: int, groups_per_cu: int = 
     return min(tile, local_memory_share(dev, 0, wg) // max(wg, 1) // per - band)
 
 
-#: local memory of the cooperative top-k column fold's lists (two copies of a block's)
-TOPK_FOLD_LOCAL_BYTES = 16 << 10
+#: local memory of the cooperative top-k column fold's lists (two copies of a block's): at
+#: most 6 KiB, so that ten work-groups share a 64 KiB compute unit (an MI100's 25 % at a
+#: 32-wide group; 9 KiB left 7 groups, 17.5 %)
+TOPK_FOLD_LOCAL_BYTES = 6 << 10
 
 
 def topk_fold_cols(fold: int, band: int, k: int) -> int:

@@ -113,7 +113,10 @@ def test_self_join_plain_euclidean(device, merge):
 TOPK_VERSIONS = [dict(topk_store="private", lanes=8, groups=2, tile=16, segment=64),
                  dict(topk_store="local", lanes=8, groups=2, tile=16, segment=64),
                  dict(topk_store="private", lanes=1, groups=3, tile=8, segment=32),
-                 dict(topk_store="local", lanes=4, groups=1, tile=32, segment=40, wg=4, unroll=2)]
+                 dict(topk_store="local", lanes=4, groups=1, tile=32, segment=40, wg=4, unroll=2),
+                 # the GPU profiles' layout: one lane, interleaved local lists and partials
+                 dict(topk_store="local", lanes=1, groups=4, tile=8, segment=32, wg=4,
+                      interleave=1)]
 
 
 def _kids(v):
@@ -130,6 +133,36 @@ def _check_k(res, r, D, k, side="rows", pre=""):
     for row in I:
         v = row[row >= 0]
         assert len(np.unique(v)) == len(v)
+
+
+@pytest.mark.parametrize("base", [dict(lanes=1, groups=4, tile=8, segment=32, wg=4,
+                                       topk_store="local", interleave=1),
+                                  dict(lanes=4, groups=2, tile=16, segment=40,
+                                       topk_store="private")], ids=["lanes1-ilv", "lanes4"])
+def test_top_k_cooperative_folds_are_bit_identical(device, base):
+    """fold > 0 (the GPU profiles' work-group-cooperative folds of the partial k-lists: a
+    work-group per row with a tree of list merges, a block of column groups with its global
+    lists read and written together) gives exactly the lists of fold = 0, self-join (rows and
+    columns, plateau and missing values) and AB-join, one and several column groups per
+    work-group."""
+    rng = np.random.default_rng(2)
+    T = np.cumsum(rng.standard_normal(400))
+    T[100:130] = 1.0
+    T[200] = np.nan
+    TB = np.cumsum(rng.standard_normal(300))
+    for TBx in (None, TB):
+        r0 = clts.matrix_profile(T, 12, TBx, k=3, device=device, fold=0, **base)
+        for fold in (4, 64):
+            r1 = clts.matrix_profile(T, 12, TBx, k=3, device=device, fold=fold, **base)
+            for a in ("P", "I", "left_P", "left_I", "right_P", "right_I"):
+                x, y = getattr(r0, a, None), getattr(r1, a, None)
+                assert (x is None) == (y is None)
+                if x is not None:
+                    assert np.array_equal(np.asarray(x), np.asarray(y), equal_nan=True), \
+                        (a, fold, TBx is None)
+    for bad in (3, -1):
+        with pytest.raises(ValueError, match="fold"):
+            clts.matrix_profile(T, 12, k=3, device=device, fold=bad)
 
 
 @pytest.mark.parametrize("version", TOPK_VERSIONS, ids=_kids)
@@ -550,7 +583,7 @@ def test_oclgrind_tiny(device, merge, store):
 
 
 OCLGRIND_TOPK = """
-import sys
+import json, sys
 import numpy as np
 sys.path.insert(0, sys.argv[1])
 from test_mp import _check_k, _dist_self, _hard
@@ -560,18 +593,25 @@ from clts.runtime import get_device
 dev = get_device(sys.argv[2])
 T, m, k = _hard(48, 16), 6, 3
 r = ref.matrix_profile(T, m, k=k)
-res = clts.matrix_profile(T, m, k=k, device=dev, topk_store=sys.argv[3], lanes=2, groups=2,
-                          tile=4, segment=8, wg=2)
+res = clts.matrix_profile(T, m, k=k, device=dev, tile=4, segment=8, wg=2,
+                          **json.loads(sys.argv[3]))
 _check_k(res, r, _dist_self(T, m, 2), k)
 print("case ok")
 """
 
 
 @pytest.mark.oclgrind
-@pytest.mark.parametrize("store", ["private", "local"])
-def test_oclgrind_top_k(device, store):
+@pytest.mark.parametrize("v", [dict(topk_store="private", lanes=2, groups=2),
+                               dict(topk_store="local", lanes=2, groups=2),
+                               dict(topk_store="local", lanes=1, groups=3, interleave=1),
+                               dict(topk_store="local", lanes=1, groups=2, interleave=1,
+                                    fold=8)],
+                         ids=["private", "local", "local-lanes1", "fold"])
+def test_oclgrind_top_k(device, v):
     """The top-k kernel and its list reductions under Oclgrind (races, uninitialised reads,
-    out-of-bounds), private and local tile lists; one fresh process, as test_oclgrind_tiny."""
+    out-of-bounds), private and local tile lists, and the GPU profiles' one-lane interleaved
+    layout; one fresh process, as test_oclgrind_tiny."""
+    import json
     import os
     import subprocess
     import sys
@@ -580,11 +620,10 @@ def test_oclgrind_top_k(device, store):
         sys.path.insert(0, here)
         T, m, k = _hard(48, 16), 6, 3
         r = ref.matrix_profile(T, m, k=k)
-        res = clts.matrix_profile(T, m, k=k, device=device, topk_store=store, lanes=2,
-                                  groups=2, tile=4, segment=8, wg=2)
+        res = clts.matrix_profile(T, m, k=k, device=device, tile=4, segment=8, wg=2, **v)
         _check_k(res, r, _dist_self(T, m, 2), k)
         return
-    out = subprocess.run([sys.executable, "-c", OCLGRIND_TOPK, here, device.slug, store],
+    out = subprocess.run([sys.executable, "-c", OCLGRIND_TOPK, here, device.slug, json.dumps(v)],
                          capture_output=True, text=True, timeout=600)
     sys.stdout.write(out.stdout)
     sys.stderr.write(out.stderr)

@@ -141,6 +141,37 @@ def test_interleaved_partials_are_bit_identical(device, monkeypatch, params):
         clts.mstump(T, 12, device=device, interleave=2)
 
 
+@pytest.mark.parametrize("params", [{}, {"lanes": 1, "groups": 1, "segment": 40},
+                                    {"lanes": 4, "groups": 2, "segment": 50, "wg": 4}],
+                         ids=["profile", "lanes1", "lanes4"])
+def test_cooperative_folds_are_bit_identical(device, monkeypatch, params):
+    """fold > 0 (the GPU profiles' work-group-cooperative folds of the partial profiles: a
+    work-group per row / per column block, a tree of lexicographic minima in local memory)
+    gives exactly the result of the one-work-item-per-row / -column folds, in both layouts of
+    the partials, with one slice (fold 4) and several slices (fold 64: 32 column groups x 2)
+    of each column's work-items, several launches, forced dimensions, discords, constant and
+    missing windows."""
+    T = np.cumsum(np.random.default_rng(6).standard_normal((4, 260)), axis=1)
+    T[1, 40:60] = 2.0
+    T[2, 100] = np.nan
+    for kw in ({}, {"include": [2], "discords": True}):
+        for chunk in (None, "3"):
+            if chunk:
+                monkeypatch.setenv("CLTS_MAX_CHUNK", chunk)
+            P0, I0 = clts.mstump(T, 12, device=device, interleave=0, fold=0, **kw, **params)
+            for il, fold in ((1, 64), (0, 4)):
+                P1, I1 = clts.mstump(T, 12, device=device, interleave=il, fold=fold, **kw,
+                                     **params)
+                assert np.array_equal(P0, P1, equal_nan=True) and np.array_equal(I0, I1), \
+                    (il, fold)
+            monkeypatch.delenv("CLTS_MAX_CHUNK", raising=False)
+    for bad in (3, -1, True):
+        with pytest.raises(ValueError, match="fold"):
+            clts.mstump(T, 12, device=device, fold=bad)
+    with pytest.raises(ValueError, match="fold"):
+        clts.mstump(T, 12, device=device, fold=1 << 20)
+
+
 def test_bad_input(device):
     T = np.cumsum(np.random.default_rng(5).standard_normal((3, 100)), axis=1)
     with pytest.raises(ValueError, match="include"):
@@ -198,8 +229,9 @@ def _tiny():
 @pytest.mark.oclgrind
 @pytest.mark.parametrize("v", [dict(lanes=4, groups=1, segment=16),
                                dict(lanes=1, groups=2, segment=64),
-                               dict(lanes=2, groups=1, segment=16, wg=4, interleave=1)],
-                         ids=["l4g1", "l1g2", "interleave"])
+                               dict(lanes=2, groups=1, segment=16, wg=4, interleave=1),
+                               dict(lanes=1, groups=2, segment=16, interleave=1, fold=64)],
+                         ids=["l4g1", "l1g2", "interleave", "fold"])
 def test_oclgrind_tiny(device, v):
     """One mstump call per fresh process under Oclgrind: its uninitialised-value checker flags
     every kernel of a second matrix-profile call in one process (tests/test_mp.py's

@@ -11,7 +11,7 @@ import numpy as np
 from .. import options
 from ..runtime.memory import scratch, upload_scratch
 from ..runtime import launch, progress, round_up
-from .plan import fit_tile, local_tile_rows
+from .plan import fit_tile, local_tile_rows, topk_fold_cols
 from . import flags
 from .estimate import progress_estimate
 from .exact import _better, _pair_dist, _scan
@@ -21,8 +21,13 @@ from .series import PAD_SLACK
 ULONG_MAX = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 
-#: bytes of the top-k partial lists of one launch (bands per launch are cut to fit)
+#: bytes of the top-k partial lists of one launch (bands per launch are cut to fit): at least
+#: TOPK_PARTIAL_BYTES, else 1 / TOPK_PARTIAL_ALLOC_SHARE of the device's largest allocation.
+#: A GPU segment of 8,192 rows (segment_per_m * m at m = 256) gives 786 KB of lists per band at
+#: k = 4, so a fixed 64 MB cut an H100's launches to 85 bands: 256 launches at n = 2^15 and 900
+#: at n = 2^16, each costing one work-item's whole segment (7.7 ms measured per launch)
 TOPK_PARTIAL_BYTES = 64 << 20
+TOPK_PARTIAL_ALLOC_SHARE = 16
 
 
 #: work-items (bands) per compute unit in one top-k launch: fewer launches cost reductions,
@@ -109,7 +114,8 @@ def diag_spec(dev, plan, normalize, cols, k=1):
         L, local = _topk_tile(dev, plan, k)
         # ILV: local k-lists and the partial lists rowPV / colPV interleaved by work-item
         params.update(tile=L, LOCAL=int(local), wg=plan.wg if local else 0,
-                      interleave=plan.interleave)
+                      interleave=plan.interleave, FOLD=plan.fold,
+                      FOLDC=topk_fold_cols(plan.fold, plan.band, k) if plan.fold else 0)
     elif local and cols:
         params.update(tile=_local_tile(dev, plan))
     return ("mp/diag_top1.cl.mako" if k == 1 else "mp/diag_topk.cl.mako"), params
@@ -125,7 +131,8 @@ def _run_diag(dev, plan, A, B, dB, self_join, cols, b_lo, b_hi, kstart, bar, chu
     atomic = params["ATOMIC"]
     if k > 1:
         # few bands per launch: each launch's reduction raises the entry floors of the next
-        chunk_bands = max(1, min(chunk_bands, TOPK_PARTIAL_BYTES // ((2 * R + D) * k * 12),
+        budget = max(TOPK_PARTIAL_BYTES, dev.max_alloc // TOPK_PARTIAL_ALLOC_SHARE)
+        chunk_bands = max(1, min(chunk_bands, budget // ((2 * R + D) * k * 12),
                                  TOPK_ITEMS_PER_CU * dev.info.compute_units * plan.wg))
     prg = dev.program(template, **params)
     kern = prg.kernel("diag" if k == 1 else "diag_topk")
@@ -175,8 +182,10 @@ def _run_diag(dev, plan, A, B, dB, self_join, cols, b_lo, b_hi, kstart, bar, chu
                 plan_l.append((s0, desc[c0:c0 + chunk_bands]))
             continue
         # top-k: launches of 2, 4, 8, ... bands, so that the global lists (the entry floor of
-        # the next launches) fill from few candidates and later launches insert almost nothing
-        c0, size = 0, min(2, chunk_bands)
+        # the next launches) fill from few candidates and later launches insert almost nothing;
+        # from one band per compute unit on (a launch costs at least one work-item's segment:
+        # on a GPU, launches smaller than the device cost as much as a full one)
+        c0, size = 0, min(max(2, dev.info.compute_units), chunk_bands)
         while c0 < len(desc):
             plan_l.append((s0, desc[c0:c0 + size]))
             c0 += size
@@ -184,27 +193,36 @@ def _run_diag(dev, plan, A, B, dB, self_join, cols, b_lo, b_hi, kstart, bar, chu
     if not plan_l:
         plan_l_all = np.zeros((1, 4), np.int32)
     else:
-        plan_l_all = np.concatenate([d for _, d in plan_l])
+        # each launch's descriptors from a 128-byte boundary (8 int4): the top-k folds read
+        # them with adjacent work-items (an unaligned run of 32 spans 5 segments, not 4)
+        offs = np.cumsum([0] + [round_up(len(d), 8) for _, d in plan_l])
+        plan_l_all = np.zeros((int(offs[-1]), 4), np.int32)
+        for o, (_, d) in zip(offs, plan_l):
+            plan_l_all[o:o + len(d)] = d
     dd = upload_scratch(dev, plan_l_all)
     events = []
-    off = 0
     from ..runtime.faults import enter_chunk
     for li, (s0, dsub) in enumerate(plan_l):
-        nw = len(dsub)
+        nw, off = len(dsub), int(offs[li])
         enter_chunk(li, off, off + nw, len(plan_l), len(plan_l_all))
         gsz = round_up(nw, plan.wg)
         head = (dd.data, np.int32(off), np.int32(nw), np.int32(s0))
-        off += nw
         if k > 1:
             pout = [rPV.data, rPI.data, gRV.data, wfl.data, np.int32(nwmax)] + \
                 ([cPV.data, cPI.data, gCV.data] if cols else [])
             launch(dev, kern, gsz, plan.wg, *head, *common, *pout)
-            ev = launch(dev, red_r, round_up(R, 64), None, *head[:3], np.int32(s0), np.int32(lA),
+            ncols = (nw - 1) * D + R + D - 1
+            if plan.fold:   # a work-group per row / per block of column groups
+                fc = params["FOLDC"]
+                rows = (R * plan.fold, plan.fold)
+                colsz = (-(-(-(-ncols // D)) // fc) * fc, fc)
+            else:           # a work-item per row / column
+                rows, colsz = (round_up(R, 64), None), (round_up(ncols, 64), None)
+            ev = launch(dev, red_r, *rows, *head[:3], np.int32(s0), np.int32(lA),
                         wfl.data, np.int32(nwmax), rPV.data, rPI.data, gRV.data, gRI.data)
             if cols:
                 kbc = int(dsub[0, 0])
-                ncols = (nw - 1) * D + R + D - 1
-                ev = launch(dev, red_c, round_up(ncols, 64), None, *head[:3], np.int32(s0),
+                ev = launch(dev, red_c, *colsz, *head[:3], np.int32(s0),
                             np.int32(kbc), np.int32(s0 + kbc), np.int32(ncols),
                             np.int32(lB), wfl.data, np.int32(nwmax), cPV.data, cPI.data,
                             gCV.data, gCI.data)

@@ -91,7 +91,7 @@ def mstump(T, m, include=None, discords=False, normalize=True, p=2.0, *, precisi
     device : clts.Device or str, optional
     plan : clts.mp.mstump_plan.MstumpPlan, optional
     **plan_overrides
-        ``lanes``, ``groups``, ``segment``, ``wg``, ``interleave`` (profile section
+        ``lanes``, ``groups``, ``segment``, ``wg``, ``interleave``, ``fold`` (profile section
         ``mp.mstump``).
 
     Returns
@@ -253,27 +253,36 @@ def _device_indices(dev, p, sides, m, l, ez, ninc, discords, ill, normalize=True
     unit = () if normalize else (cla.to_device(q, np.asarray(units, kr)).data,)
     prg = dev.program("mp/mdiag.cl.mako", real=p.kernel_real, lanes=p.lanes, groups=p.groups,
                       segment=R, DIM=d, NINC=ninc, DISCORDS=int(discords), CONST=const,
-                      interleave=p.interleave, **plain)
+                      interleave=p.interleave, fold=p.fold, **plain)
     nws = (np.int32(nwmax),) if p.interleave else ()
     kern, red_r, red_c = (prg.kernel(k) for k in ("mdiag", "mreduce_rows", "mreduce_cols"))
-    alld = np.concatenate([x for _, x in launches])
+    # each launch's descriptors from a 128-byte boundary (8 int4): the folds read them with
+    # adjacent work-items, and an unaligned run of 32 spans 5 segments instead of 4
+    offs = np.cumsum([0] + [round_up(len(x), 8) for _, x in launches])
+    alld = np.zeros((int(offs[-1]), 4), np.int32)
+    for o, (_, x) in zip(offs, launches):
+        alld[o:o + len(x)] = x
     dd = cla.to_device(q, alld)
-    off = 0
     for li, (s0, dsub) in enumerate(launches):
-        nw = len(dsub)
+        nw, off = len(dsub), int(offs[li])
         enter_chunk(li, off, off + nw, len(launches), len(alld))
         launch(dev, kern, round_up(nw, p.wg), p.wg, dd.data, np.int32(off), np.int32(nw),
                np.int32(s0), np.int32(m), np.int32(l), np.int32(NW), dA["T"].data,
                dA["mu"].data, dA["df"].data, dA["dg"].data, dA["r"].data, *unit,
                rPV.data, rPI.data, cPV.data, cPI.data, *nws)
         head = (dd.data, np.int32(off), np.int32(nw), np.int32(s0))
-        launch(dev, red_r, round_up(R, 64), None, *head, np.int32(l),
-               rPV.data, rPI.data, gV.data, gI.data, *nws)
         ncols = (nw - 1) * D + R + D
-        launch(dev, red_c, round_up(ncols, 64), None, *head,
+        if p.fold:      # a work-group per row / per 32 column groups of D columns
+            rows = (R * p.fold, p.fold)
+            ngroups = -(-(-(-ncols // D)) // min(32, p.fold))
+            cols = (ngroups * p.fold, p.fold)
+        else:           # a work-item per row / column
+            rows, cols = (round_up(R, 64), None), (round_up(ncols, 64), None)
+        launch(dev, red_r, *rows, *head, np.int32(l),
+               rPV.data, rPI.data, gV.data, gI.data, *nws)
+        launch(dev, red_c, *cols, *head,
                np.int32(int(dsub[0, 0])), np.int32(ncols), np.int32(l),
                cPV.data, cPI.data, gV.data, gI.data, *nws)
-        off += nw
     return gI.get().astype(np.int64).reshape(d, l)
 
 

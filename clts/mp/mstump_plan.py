@@ -8,6 +8,10 @@
 - ``wg``: work-group size (work-items share nothing: a scheduling choice).
 - ``interleave``: 1 lays the per-work-item partial profiles (rowPV / colPV) out interleaved
   by work-item (GPUs: adjacent work-items store adjacent words), 0 a slice per work-item (CPUs).
+- ``fold``: work-group size of the work-group-cooperative folds of the partial profiles
+  (GPUs: one work-group per row / per 32 column groups, adjacent work-items reading adjacent
+  partials, a tree of lexicographic minima in local memory; a power of two), 0 one work-item
+  per row / column walking the launch's work-items (CPUs). Results are identical.
 - ``precision``: "double" (float64) or "single" (float32 throughout).
 
 Read from the profile section ``mp.mstump``; every field can be forced by keyword.
@@ -22,7 +26,7 @@ from .series import PAD_SLACK
 #: profile key of each Plan field
 PROFILE_KEYS = {"lanes": "mp.mstump.lanes", "groups": "mp.mstump.groups",
                 "segment": "mp.mstump.segment", "wg": "mp.mstump.wg",
-                "interleave": "mp.mstump.interleave"}
+                "interleave": "mp.mstump.interleave", "fold": "mp.mstump.fold"}
 PRECISIONS = ("double", "single")
 
 
@@ -41,6 +45,7 @@ class MstumpPlan(PlanBase):
     wg: int
     precision: str
     interleave: int = 0
+    fold: int = 0
 
     @property
     def band(self) -> int:
@@ -65,13 +70,17 @@ class MstumpPlan(PlanBase):
         v = self.interleave
         if isinstance(v, bool) or not isinstance(v, int) or v not in (0, 1):
             raise PlanValueError("interleave", f"must be 0 or 1, got {v!r}")
+        v = self.fold
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0 or v & (v - 1):
+            raise PlanValueError("fold", f"must be 0 or a power of two, got {v!r}")
         if self.band > PAD_SLACK:
             raise PlanValueError("groups", f"lanes * groups must be <= {PAD_SLACK}, got "
                                            f"{self.lanes} * {self.groups}")
         limit = getattr(dev, "max_work_group", None)
-        if limit is not None and self.wg > limit:
-            raise PlanValueError("wg", f"must be <= {limit} (the device's largest "
-                                       f"work-group), got {self.wg}")
+        for name in ("wg", "fold"):
+            if limit is not None and getattr(self, name) > limit:
+                raise PlanValueError(name, f"must be <= {limit} (the device's largest "
+                                           f"work-group), got {getattr(self, name)}")
         if self.precision not in PRECISIONS:
             raise PlanValueError("precision", f"must be one of {PRECISIONS}, got "
                                               f"{self.precision!r}")

@@ -21,6 +21,11 @@ caller (``matrix_profile(..., plan=Plan(...))`` or keyword overrides), which is 
   w at e * n + w: adjacent work-items touch adjacent words, coalesced on GPUs and free of local
   bank conflicts); 0: one contiguous slice per work-item (CPUs, where a work-item's slice stays
   in its cache lines). Results are identical.
+- ``fold``: work-group size of the work-group-cooperative folds of the top-k partial lists
+  (GPUs; a power of two): a work-group per row (its work-items stride over the launch's
+  work-items, then a tree of list merges in local memory) and per block of column groups
+  (adjacent work-items read adjacent work-items' lists; the block's global lists read and
+  written together); 0: a work-item per row / column (CPUs). Results are identical.
 - ``merge``: "atomic" (64-bit packed atomic minimum, needs cl_khr_int64_base_atomics) or
   "partial" (per-work-item partial profiles + a reduction kernel; any device).
 - ``precision``: "double" (everything float64), "mixed" (float32 diagonal kernel, float64
@@ -65,6 +70,7 @@ class Plan(PlanBase):
     unroll: int
     groups_per_cu: int = 0
     interleave: int = 0
+    fold: int = 0
 
     @property
     def band(self) -> int:
@@ -90,18 +96,21 @@ class Plan(PlanBase):
                 raise PlanValueError(name, f"must be a positive int, got {v!r}")
         if self.unroll > UNROLL_MAX:
             raise PlanValueError("unroll", f"must be <= {UNROLL_MAX}, got {self.unroll}")
-        for name in ("groups_per_cu", "interleave"):
+        for name in ("groups_per_cu", "interleave", "fold"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 0:
                 raise PlanValueError(name, f"must be a non-negative int, got {v!r}")
         if self.interleave > 1:
             raise PlanValueError("interleave", f"must be 0 or 1, got {self.interleave}")
+        if self.fold & (self.fold - 1):
+            raise PlanValueError("fold", f"must be 0 or a power of two, got {self.fold}")
         if self.groups > 64:
             raise PlanValueError("groups", f"must be <= 64 lane groups, got {self.groups}")
         limit = getattr(dev, "max_work_group", None)
-        if limit is not None and self.wg > limit:
-            raise PlanValueError("wg", f"must be <= {limit} (the device's largest "
-                                       f"work-group), got {self.wg}")
+        for name in ("wg", "fold"):
+            if limit is not None and getattr(self, name) > limit:
+                raise PlanValueError(name, f"must be <= {limit} (the device's largest "
+                                           f"work-group), got {getattr(self, name)}")
         if self.segment < self.band:
             raise PlanValueError("segment", f"({self.segment}) must be >= lanes*groups "
                                             f"({self.band})")
@@ -123,6 +132,7 @@ PROFILE_KEYS = {"lanes": "mp.diag.lanes", "groups": "mp.diag.groups", "tile": "m
                 "topk_store": "mp.diag.topk_store", "unroll": "mp.diag.unroll",
                 "block_rows": "mp.block_rows", "merge": "mp.merge",
                 "groups_per_cu": "mp.diag.groups_per_cu", "interleave": "mp.diag.interleave",
+                "fold": "mp.diag.fold",
                 "segment_per_m": "mp.diag.segment_per_m"}
 
 
@@ -137,6 +147,22 @@ def fit_tile(dev, per: int, band: int, wg: int, tile: int, groups_per_cu: int = 
         if L >= 1:
             return L
     return min(tile, local_memory_share(dev, 0, wg) // max(wg, 1) // per - band)
+
+
+#: local memory of the cooperative top-k column fold's lists (two copies of a block's): at
+#: most 6 KiB, so that ten work-groups share a 64 KiB compute unit (an MI100's 25 % at a
+#: 32-wide group; 9 KiB left 7 groups, 17.5 %)
+TOPK_FOLD_LOCAL_BYTES = 6 << 10
+
+
+def topk_fold_cols(fold: int, band: int, k: int) -> int:
+    """Work-items (column groups of ``band`` columns) per work-group of the cooperative top-k
+    column fold: ``fold``, halved until the block's two copies of k-lists (12 bytes an
+    entry, at most 8 bytes of score) fit TOPK_FOLD_LOCAL_BYTES; at least 1."""
+    g = fold
+    while g > 1 and g * band * k * 24 > TOPK_FOLD_LOCAL_BYTES:
+        g //= 2
+    return max(1, g)
 
 
 def local_tile_rows(dev, lanes: int, groups: int, wg: int, tile: int,

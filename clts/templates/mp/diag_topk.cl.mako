@@ -118,7 +118,7 @@ __kernel void diag_topk(
     // partial column lists of columns s0 + k0 + q, q in [ilo - s0, ihi - s0 + D - 1)
     __global real *cpv = colPV + (size_t)w${"" if interleave else f" * {(segment + D) * K}"};
     __global int *cpi = colPI + (size_t)w${"" if interleave else f" * {(segment + D) * K}"};
-    for (int q = (ilo - s0) * ${K}; q < (ihi - s0 + D - 1) * ${K}; ++q) {
+    for (int q = ${"0" if FOLD else f"(ilo - s0) * {K}"}; q < ${(segment + D - 1) * K if FOLD else f"(ihi - s0 + D - 1) * {K}"}; ++q) {
         cpv[${GX("q")}] = -INFINITY; cpi[${GX("q")}] = -1;
     }
 % endif
@@ -168,7 +168,30 @@ ${shared.cov_init(VT, LOAD)}
 %   endif
             }
 % endfor
-            if (${"hit" if lanes == 1 else "any(hit)"}) {
+% if lanes == 1:
+            if (hit) {
+                // rare once the floors are set: a loop over the D lanes that picks each
+                // lane's score from its register (no private array indexed at run time, which
+                // ptxas puts on the stack; not unrolled: small code keeps the hot path above
+                // in registers)
+                #pragma unroll 1
+                for (int d = 0; d < D; ++d) {
+                    const real x = ${"".join(f"d == {g} ? sc{g} : " for g in range(groups - 1))}sc${groups - 1};
+                    if (x > rth) {
+${ins_reg("x", "jb + d")}
+                    }
+%   if COLS:
+                    // column jb + d: tile slot t + d, candidate row i
+                    const int u = t + d;
+                    if (x > cth[${SL("u")}]) {
+                        ins${"__local" if LOCAL else "__private"}(cv + ${SL(f"u * {K}")}, ci + ${SL(f"u * {K}")}, x, i);
+                        cth[${SL("u")}] = fmax(cth[${SL("u")}], cv[${SL(f"u * {K} + {K - 1}")}]);
+                    }
+%   endif
+                }
+            }
+% else:
+            if (any(hit)) {
                 // rare once the floors are set: a plain loop over the D lanes (small code
                 // keeps the hot path above in registers)
                 real sa[D];
@@ -194,6 +217,7 @@ ${ins_reg("x", "jb + d")}
 % endif
                 }
             }
+% endif
             {
                 __global real *pv = rpv + ${GX(f"(size_t)(i - s0) * {K}") if interleave else f"(i - s0) * {K}"};
                 __global int *pi = rpi + ${GX(f"(size_t)(i - s0) * {K}") if interleave else f"(i - s0) * {K}"};
@@ -227,6 +251,153 @@ ${ins_reg("x", "jb + d")}
     wflag[2 * w + 1] = anyc;
 }
 
+% if FOLD:
+<%
+    NB = (segment + D - 2) // D + 1     # slot rows b of a column (slot q = b * D + t)
+    BLK = FOLDC * D * K                 # entries of a column block's lists
+%>
+// Work-group-cooperative folds (FOLD > 0, GPUs). The fold of lists is the K best of their
+// union (score descending, then index ascending: a total order), whatever the order of the
+// merges, so the results are those of the one-work-item-per-row / -column folds below.
+<%def name="merge(src_v, src_i, dst_v, dst_i)">
+            for (int e = 0; e < ${K}; ++e) {
+                const int ii = ${src_i};
+                const real s = ${src_v};
+                if (ii < 0 || !better(s, ii, ${dst_v}[${K - 1}], ${dst_i}[${K - 1}])) break;
+                ins__private(${dst_v}, ${dst_i}, s, ii);
+            }
+</%def>
+
+// rows: one work-group per row of the segment; its work-items stride over the launch's
+// work-items (adjacent work-items: adjacent words of the interleaved lists), then a tree of
+// list merges in local memory (element e of work-item j at e * FOLD + j)
+__kernel __attribute__((reqd_work_group_size(${FOLD}, 1, 1)))
+void reduce_rows_k(__global const int4 *desc, const int doff, const int n_work,
+                   const int s0, const int lA, __global const int *wflag,
+                   const int nws, __global const real *rowPV, __global const int *rowPI,
+                   __global real *gV, __global int *gI)
+{
+    __local real lv[${FOLD * K}];
+    __local int li[${FOLD * K}];
+    const int r = get_group_id(0);
+    const int i = s0 + r;
+    const int lid = get_local_id(0);
+    // rows past the segment or the series: no work, but every barrier (no early return)
+    const int nw = r < ${segment} && i < lA ? n_work : 0;
+    real v[${K}];
+    int x[${K}];
+    for (int q = 0; q < ${K}; ++q) { v[q] = -INFINITY; x[q] = -1; }
+    for (int w = lid; w < nw; w += ${FOLD}) {
+        const int4 dd = desc[doff + w];
+        if (!wflag[2 * w] || i < dd.y || i >= dd.z) continue;
+% if interleave:
+        __global const real *pv = rowPV + (size_t)r * ${K} * nws + w;
+        __global const int *pi = rowPI + (size_t)r * ${K} * nws + w;
+% else:
+        __global const real *pv = rowPV + ((size_t)w * ${segment} + r) * ${K};
+        __global const int *pi = rowPI + ((size_t)w * ${segment} + r) * ${K};
+% endif
+${merge(f"pv[{GX('e')}]", f"pi[{GX('e')}]", "v", "x")}
+    }
+    for (int q = 0; q < ${K}; ++q) { lv[q * ${FOLD} + lid] = v[q]; li[q * ${FOLD} + lid] = x[q]; }
+    barrier(CLK_LOCAL_MEM_FENCE);
+<% h = FOLD // 2 %>
+% while h >= 1:
+    if (lid < ${h}) {
+${merge(f"lv[e * {FOLD} + lid + {h}]", f"li[e * {FOLD} + lid + {h}]", "v", "x")}
+        for (int q = 0; q < ${K}; ++q) { lv[q * ${FOLD} + lid] = v[q]; li[q * ${FOLD} + lid] = x[q]; }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+<% h //= 2 %>
+% endwhile
+    if (lid == 0 && x[0] >= 0) {        // the global list is read (and written) only if a candidate came
+        real g[${K}];
+        int gx[${K}];
+        for (int q = 0; q < ${K}; ++q) { g[q] = gV[(size_t)i * ${K} + q]; gx[q] = gI[(size_t)i * ${K} + q]; }
+${merge("v[e]", "x[e]", "g", "gx")}
+        for (int q = 0; q < ${K}; ++q) { gV[(size_t)i * ${K} + q] = g[q]; gI[(size_t)i * ${K} + q] = gx[q]; }
+    }
+}
+
+%   if COLS:
+// columns: work-item w owns band k0 = kb + w*D and columns s0 + k0 + q, q in
+// [ilo_w - s0, ihi_w - s0 + D - 1); column rel = cg*D + t (c = cbase + rel) gets slot
+// q = b*D + t of work-item w = cg - b. One work-group per ${FOLDC} column groups cg (adjacent
+// work-items: adjacent cg, so adjacent w for the same slot: adjacent words of the interleaved
+// lists); the block's global lists (${FOLDC * D} columns, contiguous) are read into local
+// memory together, merged per column, and written back together
+__kernel __attribute__((reqd_work_group_size(${FOLDC}, 1, 1)))
+void reduce_cols_k(__global const int4 *desc, const int doff, const int n_work,
+                   const int s0, const int kb, const int cbase, const int ncols,
+                   const int lB, __global const int *wflag, const int nws,
+                   __global const real *colPV, __global const int *colPI,
+                   __global real *gV, __global int *gI)
+{
+    __local real lv[${BLK}];             // the launch's lists of the block: column u at u * K
+    __local int li[${BLK}];
+    __local real gl[${BLK}];             // the global lists of the same columns
+    __local int gli[${BLK}];
+    const int lid = get_local_id(0);
+    const int cg0 = (int)get_group_id(0) * ${FOLDC};
+    const int cg = cg0 + lid;
+    const int rel0 = cg0 * D;
+    const int blo = max(0, cg0 - (n_work - 1));
+    const int bhi = min(${NB - 1}, cg0 + ${FOLDC - 1});
+    for (int t = 0; t < D; ++t) {
+        real v[${K}];
+        int x[${K}];
+        for (int q = 0; q < ${K}; ++q) { v[q] = -INFINITY; x[q] = -1; }
+        for (int b = blo; b <= bhi; ++b) {
+            const int w = cg - b;
+            const int q = b * D + t;
+            // slots a work-item's band does not reach hold empty lists (diag_topk with FOLD
+            // clears them all): no descriptor and no flag needed
+            if (w < 0 || w >= n_work || q >= ${segment + D - 1}) continue;
+% if interleave:
+            __global const real *pv = colPV + (size_t)q * ${K} * nws + w;
+            __global const int *pi = colPI + (size_t)q * ${K} * nws + w;
+% else:
+            __global const real *pv = colPV + ((size_t)w * ${segment + D} + q) * ${K};
+            __global const int *pi = colPI + ((size_t)w * ${segment + D} + q) * ${K};
+% endif
+${merge(f"pv[{GX('e')}]", f"pi[{GX('e')}]", "v", "x")}
+        }
+        const int u = lid * D + t;
+        for (int q = 0; q < ${K}; ++q) { lv[u * ${K} + q] = v[q]; li[u * ${K} + q] = x[q]; }
+    }
+    for (int j = lid; j < ${BLK}; j += ${FOLDC}) {
+        const int u = j / ${K};
+        const int c = cbase + rel0 + u;
+        if (rel0 + u < ncols && c >= 0 && c < lB) {
+            const size_t o = (size_t)c * ${K} + (j - u * ${K});
+            gl[j] = gV[o];
+            gli[j] = gI[o];
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int t = 0; t < D; ++t) {
+        const int u = lid * D + t;
+        const int c = cbase + rel0 + u;
+        if (rel0 + u >= ncols || c < 0 || c >= lB || li[u * ${K}] < 0) continue;
+        real g[${K}];
+        int gx[${K}];
+        for (int q = 0; q < ${K}; ++q) { g[q] = gl[u * ${K} + q]; gx[q] = gli[u * ${K} + q]; }
+${merge(f"lv[u * {K} + e]", f"li[u * {K} + e]", "g", "gx")}
+        for (int q = 0; q < ${K}; ++q) { gl[u * ${K} + q] = g[q]; gli[u * ${K} + q] = gx[q]; }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int j = lid; j < ${BLK}; j += ${FOLDC}) {
+        const int u = j / ${K};
+        const int c = cbase + rel0 + u;
+        if (rel0 + u < ncols && c >= 0 && c < lB) {
+            const size_t o = (size_t)c * ${K} + (j - u * ${K});
+            gV[o] = gl[j];
+            gI[o] = gli[j];
+        }
+    }
+}
+%   endif
+% else:
 // fold the partial row lists of one launch (work-item w holds rows [ilo_w, ihi_w) of
 // s0 .. s0+R-1) into the global [lA, K] lists
 __kernel void reduce_rows_k(__global const int4 *desc, const int doff, const int n_work,
@@ -315,3 +486,4 @@ __kernel void reduce_cols_k(__global const int4 *desc, const int doff, const int
         for (int q = 0; q < ${K}; ++q) { gV[(size_t)c * ${K} + q] = v[q]; gI[(size_t)c * ${K} + q] = x[q]; }
 }
 %   endif
+% endif

@@ -108,9 +108,9 @@ __kernel void mdiag(
     __global int *cpi = colPI + (size_t)w * NDIM * ${segment + D};
 % endif
     // rows ilo .. ihi-1 are all written below; columns: the slots this band reaches (the
-    // reductions read only those)
+    // reductions read only those${"; the cooperative ones read every slot" if fold else ""})
     for (int k = 0; k < NDIM; ++k)
-        for (int t = ilo - s0; t < ihi - s0 + D - 1; ++t) {
+        for (int t = ${"0" if fold else "ilo - s0"}; t < ${segment + D - 1 if fold else "ihi - s0 + D - 1"}; ++t) {
             cpv[${PX(f"k * {segment + D} + t")}] = INFINITY; cpi[${PX(f"k * {segment + D} + t")}] = -1;
         }
 
@@ -256,6 +256,135 @@ inline int better(real s, int i, real bs, int bi)
     return i >= 0 && (bi < 0 || s < bs || (s == bs && i < bi));
 }
 
+% if fold:
+<%
+    FX = min(32, fold)              # column groups per work-group of the column fold
+    FY = fold // FX                 # slices of each column's work-items
+    NB = (segment + D - 2) // D + 1     # slot rows b of a column (slot q = b * D + t)
+    def PO(k, slot, n, w):
+        # slot `slot` of dimension k of work-item w's partial profile of n slots
+        if interleave:
+            return f"((size_t){k * n} + {slot}) * nws + {w}"
+        return f"((size_t){w} * NDIM + {k}) * {n} + {slot}"
+    def TREE(k, stride, n, lid, active):
+        # lexicographic minimum of (bs<k>, bi<k>) over the n slices `stride` apart, into slot lid
+        out = [f"lv[{lid}] = bs{k}; li[{lid}] = bi{k};", "barrier(CLK_LOCAL_MEM_FENCE);"]
+        h = n // 2
+        while h >= 1:
+            j = f"{lid} + {h * stride}"
+            out.append(f"if ({active} < {h} && better(lv[{j}], li[{j}], lv[{lid}], li[{lid}])) "
+                       f"{{ lv[{lid}] = lv[{j}]; li[{lid}] = li[{j}]; }}")
+            out.append("barrier(CLK_LOCAL_MEM_FENCE);")
+            h //= 2
+        return "\n        ".join(out)
+%>
+// Work-group-cooperative folds (fold = work-group size > 0, GPUs): adjacent work-items read
+// adjacent work-items' partials (with interleave = 1, adjacent words), each keeps the
+// lexicographic minimum (value, then index) of its share per dimension, and a tree in local
+// memory combines the shares. The minimum does not depend on the order: results are those of
+// the one-work-item-per-row / -column folds below, bit for bit.
+
+// rows: one work-group per row of the segment; its work-items stride over the launch's
+// work-items
+__kernel __attribute__((reqd_work_group_size(${fold}, 1, 1)))
+void mreduce_rows(__global const int4 *desc, const int doff, const int n_work,
+                  const int s0, const int l,
+                  __global const real *rowPV, __global const int *rowPI,
+                  __global real *gV, __global int *gI${", const int nws" if interleave else ""})
+{
+    __local real lv[${fold}];
+    __local int li[${fold}];
+    const int rr = get_group_id(0);
+    const int i = s0 + rr;
+    const int lid = get_local_id(0);
+    // rows past the segment or the series: no work, but every barrier (no early return)
+    const int nw = rr < ${segment} && i < l ? n_work : 0;
+% for k in range(DIM):
+    real bs${k} = INFINITY;
+    int bi${k} = -1;
+% endfor
+    for (int w = lid; w < nw; w += ${fold}) {
+        const int4 dd = desc[doff + w];
+        if (i < dd.y || i >= dd.z) continue;
+% for k in range(DIM):
+        {
+            const size_t o = ${PO(k, "rr", segment, "w")};
+            const real v = rowPV[o];
+            const int x = rowPI[o];
+            if (better(v, x, bs${k}, bi${k})) { bs${k} = v; bi${k} = x; }
+        }
+% endfor
+    }
+% for k in range(DIM):
+    {
+        ${TREE(k, 1, fold, "lid", "lid")}
+        if (lid == 0 && nw > 0 && better(lv[0], li[0], gV[(size_t)${k} * l + i], gI[(size_t)${k} * l + i])) {
+            gV[(size_t)${k} * l + i] = lv[0]; gI[(size_t)${k} * l + i] = li[0];
+        }
+    }
+% endfor
+}
+
+// columns: work-item w owns band k0 = kb + w*D and columns s0 + k0 + q, q in [0, segment + D);
+// column rel = cg*D + t (rel = c - s0 - kb) gets slot q = b*D + t of work-item w = cg - b.
+// One work-group per ${FX} column groups cg (adjacent work-items: adjacent cg, so adjacent w
+// for the same slot), ${FY} slices of b per column; each work-item folds its columns'
+// t = 0 .. D-1 in turn
+__kernel __attribute__((reqd_work_group_size(${fold}, 1, 1)))
+void mreduce_cols(__global const int4 *desc, const int doff, const int n_work,
+                  const int s0, const int kb, const int ncols, const int l, __global const real *colPV, __global const int *colPI,
+                  __global real *gV, __global int *gI${", const int nws" if interleave else ""})
+{
+    __local real lv[${fold}];
+    __local int li[${fold}];
+    const int lid = get_local_id(0);
+    const int y = lid / ${FX};
+    const int x = lid - y * ${FX};
+    const int cg0 = (int)get_group_id(0) * ${FX};
+    const int cg = cg0 + x;
+    // the slot rows b whose work-item cg - b is in the launch for some column group of the group
+    const int blo = max(0, cg0 - (n_work - 1));
+    const int bhi = min(${NB - 1}, cg0 + ${FX - 1});
+    for (int t = 0; t < D; ++t) {
+% for k in range(DIM):
+        real bs${k} = INFINITY;
+        int bi${k} = -1;
+% endfor
+        for (int b = blo + y; b <= bhi; b += ${FY}) {
+            const int w = cg - b;
+            const int q = b * D + t;
+            // slots a work-item's band does not reach hold (inf, -1): no descriptor needed
+            if (w < 0 || w >= n_work || q >= ${segment + D - 1}) continue;
+% for k in range(DIM):
+            {
+                const size_t o = ${PO(k, "q", segment + D, "w")};
+                const real v = colPV[o];
+                const int ix = colPI[o];
+                if (better(v, ix, bs${k}, bi${k})) { bs${k} = v; bi${k} = ix; }
+            }
+% endfor
+        }
+        const int rel = cg * D + t;
+        const int c = s0 + kb + rel;
+        const int out = y == 0 && rel < ncols && c < l;
+% for k in range(DIM):
+        {
+% if FY > 1:
+        ${TREE(k, FX, FY, "lid", "y")}
+            const real v = lv[lid];
+            const int ix = li[lid];
+% else:
+            const real v = bs${k};
+            const int ix = bi${k};
+% endif
+            if (out && better(v, ix, gV[(size_t)${k} * l + c], gI[(size_t)${k} * l + c])) {
+                gV[(size_t)${k} * l + c] = v; gI[(size_t)${k} * l + c] = ix;
+            }
+        }
+% endfor
+    }
+}
+% else:
 // fold the partial row profiles of a launch (its work-items share the segment s0)
 __kernel void mreduce_rows(__global const int4 *desc, const int doff, const int n_work,
                            const int s0, const int l,
@@ -314,3 +443,4 @@ __kernel void mreduce_cols(__global const int4 *desc, const int doff, const int 
     }
 % endfor
 }
+% endif

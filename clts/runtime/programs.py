@@ -162,9 +162,14 @@ def build_program(device, template: str, params: dict, options=()) -> Program:
 def build_threads(device) -> int:
     """Threads that build programs at once: the CPU count; one on NVIDIA's OpenCL driver, where
     several threads building on a cold program cache crashed the process (driver 580, H100;
-    docs/devices.md, "Known driver problems")."""
+    docs/devices.md, "Known driver problems"), and one on pocl, which gains nothing from them."""
     import os
-    if "nvidia" in f"{device.info.platform} {device.info.vendor}".lower():
+    names = f"{device.info.platform} {device.info.vendor}".lower()
+    if "nvidia" in names:
+        return 1
+    if "portable computing language" in names or "pocl" in names:
+        # pocl builds one program at a time inside: threads only contend (quiet 2-core Zen 4,
+        # bench/startup.py --only builds: STL's 10 programs 1.77 s at once, 1.28 s in turn)
         return 1
     return os.cpu_count() or 2
 

@@ -50,7 +50,7 @@ def _calls(dev):
 
 def default_threads(dev) -> int:
     """Threads of a warm-up: :func:`clts.runtime.programs.build_threads` (the CPU count; one
-    on NVIDIA's OpenCL driver)."""
+    on NVIDIA's OpenCL driver and on pocl)."""
     from .runtime.programs import build_threads
     return build_threads(dev)
 

@@ -35,6 +35,15 @@ ${shared.prelude()}
 typedef ${"ulong" if lanes == 1 else f"ulong{lanes}"} UT;
 #define AS_U(x) ${"as_ulong" if lanes == 1 else f"as_ulong{lanes}"}(x)
 #define AS_R(x) ${"as_double" if lanes == 1 else f"as_double{lanes}"}(x)
+%   if keep == "select":
+## keep = "select": a packed candidate v into the running best a is v where strictly better,
+## else a. a is never NaN (it starts at the worst value and only takes candidates that compared
+## better), so this equals fmax / fmin (which drop a NaN candidate: a lane with j < 0) bit for
+## bit, in one compare-select (x86: one vmaxpd / vminpd), where fmax / fmin's NaN rule costs a
+## compare and a blend more; keep = "minmax": fmax / fmin (one instruction on GPUs)
+<% op = ">" if NORMALIZE else "<" %>\
+inline ${VT} keep_best(const ${VT} a, const ${VT} v) { return ${f"v {op} a ? v : a" if lanes == 1 else f"select(a, v, v {op} a)"}; }
+%   endif
 % endif
 
 <%def name="merge_column()">
@@ -149,6 +158,12 @@ ${shared.cov_init(VT, LOAD)}
         return f"(({VT})({sw}, {y}.s0))"
 %>
     const UT hmask = (UT)(~idxmask);
+<%
+    def KEEP(a, v):
+        if keep != "select":
+            return f"{BEST}({a}, {v})"
+        return f"keep_best({a}, {v})"
+%>
 %   if COLS and LOCAL:
     // column bests of a tile of L rows in local memory: slot u = t + g*W, lane l holds
     // column it + k0 + u + l (aligned vectors, no overlap between rows); merged at tile end
@@ -215,11 +230,11 @@ ${merge_column()}
             const UT jpg = jp + (UT)${g * lanes};
 %     endif
             const UT sh = AS_U(s) & hmask;
-            rb = ${BEST}(rb, AS_R(sh | jpg));
+            rb = ${KEEP("rb", "AS_R(sh | jpg)")};
 %     if COLS and LOCAL:
-            cl[${SL(f"i - it + {g * lanes}")}] = ${BEST}(cl[${SL(f"i - it + {g * lanes}")}], AS_R(sh | ip));
+            cl[${SL(f"i - it + {g * lanes}")}] = ${KEEP(f"cl[{SL(f'i - it + {g * lanes}')}]", "AS_R(sh | ip)")};
 %     elif COLS:
-            cc${g} = ${BEST}(cc${g}, AS_R(sh | ip));
+            cc${g} = ${KEEP(f"cc{g}", "AS_R(sh | ip)")};
 %     endif
         }
 %   endfor

@@ -183,23 +183,35 @@ ${shared.cov_init(VT, LOAD)}
 %   else:
     UT jp = (UT)(long)(ilo + k0) + (UT)${IOTA.replace(IT, "ulong" if lanes == 1 else f"ulong{lanes}") if lanes > 1 else "0"};
 %   endif
+    // the first row apart (no update: its covariance is the exact one), so that the loop over
+    // the others updates without a per-row test
+%   for first in (True, False):
+%     if first:
+    if (ilo < ihi) {
+        const int i = ilo;
+%     else:
     ${ROW_UNROLL}
-    for (int i = ilo; i < ihi; ++i) {
+    for (int i = ilo + 1; i < ihi; ++i) {
+%     endif
         const int jb = i + k0;
+%     if first:
+        const real ra = rA[i];
+%     else:
         const real fa = dfA[i], ga = dgA[i], ra = rA[i];
+%     endif
 %   if NORMALIZE:
         const UT ip = (UT)(~(ulong)i & idxmask);
 %   else:
         const UT ip = (UT)((ulong)i & idxmask);
 %   endif
-%   if COLS and LOCAL:
+%   if COLS and LOCAL and not first:
         if (i - it == L) {
 ${pack_flush("L")}
             it = i;
             for (int u = 0; u < ${tile + D}; ++u) cl[${SL("u")}] = (${VT})${WORST};
         }
-%   elif COLS:
-        if (i > ilo) {
+%   elif COLS and not first:
+        {
             // column jb - 1 is complete: merge it, then shift every group down one lane
             const real best = ${"cc0" if lanes == 1 else "cc0.s0"};
             const int j = jb - 1;
@@ -210,14 +222,15 @@ ${merge_column()}
             cc${groups - 1} = ${SHIFT(f"cc{groups - 1}", f"(({VT}){WORST})")};
         }
 %   endif
-        const int upd = i > ilo;
         ${VT} rb = ${WORST};
 %   for g in range(groups):
         {
+            const ${VT} rbv = ${LOAD(f"rBp + jb + {g * lanes}")};
+%     if not first:
             const ${VT} fb = ${LOAD(f"dfBp + jb + {g * lanes}")};
             const ${VT} gb = ${LOAD(f"dgBp + jb + {g * lanes}")};
-            const ${VT} rbv = ${LOAD(f"rBp + jb + {g * lanes}")};
-            if (upd) cov${g} = fma((${VT})fa, gb, fma((${VT})ga, fb, cov${g}));
+            cov${g} = fma((${VT})fa, gb, fma((${VT})ga, fb, cov${g}));
+%     endif
 %     if NORMALIZE:
             // 1 + corr >= 0: rounding puts it just below 0 for corr = -1 (a sine half a period
             // away), and a negative packed score's key would win every atomic minimum; NaN
@@ -262,6 +275,7 @@ ${merge_column()}
 %   endif
         }
     }
+%   endfor
 %   if COLS and LOCAL:
     if (ihi > ilo) {
 ${pack_flush("(ihi - it)")}

@@ -259,6 +259,19 @@ ${merge_column()}
         // the row's best over the lanes (packed: value and index together)
 %   if lanes == 1:
         const real best = rb;
+%   elif keep == "select":
+        // halves against halves (no two lanes hold the same packed value: their indices differ,
+        // so the order does not matter), compare and select: rb is never NaN
+<%
+    op = ">" if NORMALIZE else "<"
+    w, cur = lanes, "rb"
+%>\
+%     while w > 2:
+<% w //= 2 %>\
+        const ${real}${w} rb${w} = select(${cur}.lo, ${cur}.hi, ${cur}.hi ${op} ${cur}.lo);
+<% cur = f"rb{w}" %>\
+%     endwhile
+        const real best = ${cur}.s1 ${op} ${cur}.s0 ? ${cur}.s1 : ${cur}.s0;
 %   else:
         real best = rb.s0;
 %     for l in range(1, lanes):

@@ -59,15 +59,16 @@ def _dist_self(T, m, ez, normalize=True):
 
 VERSIONS = [dict(merge="atomic", lanes=8, groups=2, tile=16, segment=64),
             dict(merge="partial", lanes=8, groups=2, tile=16, segment=64),
-            dict(merge="atomic", lanes=1, groups=3, tile=8, segment=32),
+            dict(merge="atomic", lanes=1, groups=3, tile=8, segment=32, keep="minmax"),
             dict(merge="partial", lanes=4, groups=1, tile=32, segment=40, unroll=4),
-            dict(merge="atomic", lanes=8, groups=2, tile=16, segment=64, store="local", unroll=2),
+            dict(merge="atomic", lanes=8, groups=2, tile=16, segment=64, store="local", unroll=2,
+                 keep="minmax"),
             dict(merge="partial", lanes=4, groups=2, tile=8, segment=40, store="local", wg=4)]
 
 
 def _ids(v):
     return (f"{v['merge']}-w{v['lanes']}g{v['groups']}-{v.get('store', 'private')}"
-            f"-u{v.get('unroll', 1)}")
+            f"-u{v.get('unroll', 1)}" + (f"-{v['keep']}" if "keep" in v else ""))
 
 
 @pytest.mark.parametrize("version", VERSIONS, ids=_ids)
@@ -548,16 +549,17 @@ dev = get_device(sys.argv[2])
 T, m = _hard(48, 16), 6
 r = ref.matrix_profile(T, m)
 res = clts.matrix_profile(T, m, device=dev, merge=sys.argv[3], lanes=2, groups=2, tile=4,
-                          segment=8, store=sys.argv[4], wg=2)
+                          segment=8, store=sys.argv[4], wg=2, keep=sys.argv[5])
 _check(res.P[:, 0], res.I[:, 0], r["P"][:, 0], r["I"][:, 0], _dist_self(T, m, 2), 1e-8)
 print("case ok")
 """
 
 
 @pytest.mark.oclgrind
+@pytest.mark.parametrize("keep", ["minmax", "select"])
 @pytest.mark.parametrize("store", ["private", "local"])
 @pytest.mark.parametrize("merge", ["atomic", "partial"])
-def test_oclgrind_tiny(device, merge, store):
+def test_oclgrind_tiny(device, merge, store, keep):
     """One matrix profile per fresh process: Oclgrind (with OCLGRIND_UNINITIALIZED) flags every
     kernel of a second matrix_profile call in the same process, even pair_dist that reads only
     host-uploaded buffers, while the first call is clean (seen 2026-11-22, Oclgrind 21.10 +
@@ -571,11 +573,12 @@ def test_oclgrind_tiny(device, merge, store):
         T, m = _hard(48, 16), 6
         r = ref.matrix_profile(T, m)
         res = clts.matrix_profile(T, m, device=device, merge=merge, lanes=2, groups=2,
-                                  tile=4, segment=8, store=store, wg=2)
+                                  tile=4, segment=8, store=store, wg=2, keep=keep)
         _check(res.P[:, 0], res.I[:, 0], r["P"][:, 0], r["I"][:, 0], _dist_self(T, m, 2), 1e-8)
         return
     here = os.path.dirname(os.path.abspath(__file__))
-    out = subprocess.run([sys.executable, "-c", OCLGRIND_CASE, here, device.slug, merge, store],
+    out = subprocess.run([sys.executable, "-c", OCLGRIND_CASE, here, device.slug, merge, store,
+                          keep],
                          capture_output=True, text=True, timeout=600)
     sys.stdout.write(out.stdout)
     sys.stderr.write(out.stderr)

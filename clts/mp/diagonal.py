@@ -109,7 +109,7 @@ def diag_spec(dev, plan, normalize, cols, k=1):
                   ATOMIC=int(atomic), PACK=int(plan.kernel_real == "double" and k == 1), K=k,
                   LOCAL=int(local), wg=plan.wg if local else 0, unroll=plan.unroll,
                   interleave=plan.interleave if local else 0,
-                  PRECHECK=int(not getattr(dev.info, "simulator", False)))
+                  PRECHECK=int(not getattr(dev.info, "simulator", False)), keep=plan.keep)
     if k > 1:
         L, local = _topk_tile(dev, plan, k)
         # ILV: local k-lists and the partial lists rowPV / colPV interleaved by work-item

@@ -26,6 +26,10 @@ caller (``matrix_profile(..., plan=Plan(...))`` or keyword overrides), which is 
   work-items, then a tree of list merges in local memory) and per block of column groups
   (adjacent work-items read adjacent work-items' lists; the block's global lists read and
   written together); 0: a work-item per row / column (CPUs). Results are identical.
+- ``keep``: how the k = 1 float64 kernel keeps the better of the running best and a packed
+  candidate: "minmax" (OpenCL fmax / fmin: one instruction on GPUs) or "select" (a compare and
+  a select: CPUs, where fmax / fmin's rule for NaN arguments costs two more instructions per
+  pair; 1.17x fewer CPU seconds on pocl). Results are identical (the running best is never NaN).
 - ``merge``: "atomic" (64-bit packed atomic minimum, needs cl_khr_int64_base_atomics) or
   "partial" (per-work-item partial profiles + a reduction kernel; any device).
 - ``precision``: "double" (everything float64), "mixed" (float32 diagonal kernel, float64
@@ -40,6 +44,7 @@ from ..runtime.plans import PlanBase, PlanValueError, read_tunables, validated
 PRECISIONS = ("double", "mixed", "single")
 MERGES = ("atomic", "partial")
 STORES = ("private", "local")
+KEEPS = ("minmax", "select")
 
 #: factor C of the ill-conditioning test (``Side.mark_ill`` in series.py): a window whose centred
 #: norm^2 is below C * eps * R * S^2 goes to the exact path
@@ -71,6 +76,7 @@ class Plan(PlanBase):
     groups_per_cu: int = 0
     interleave: int = 0
     fold: int = 0
+    keep: str = "minmax"
 
     @property
     def band(self) -> int:
@@ -118,6 +124,8 @@ class Plan(PlanBase):
             if getattr(self, name) not in STORES:
                 raise PlanValueError(name, f"must be one of {STORES}, got "
                                            f"{getattr(self, name)!r}")
+        if self.keep not in KEEPS:
+            raise PlanValueError("keep", f"must be one of {KEEPS}, got {self.keep!r}")
         if self.merge not in MERGES:
             raise PlanValueError("merge", f"must be one of {MERGES}, got {self.merge!r}")
         if self.precision not in PRECISIONS:
@@ -132,7 +140,7 @@ PROFILE_KEYS = {"lanes": "mp.diag.lanes", "groups": "mp.diag.groups", "tile": "m
                 "topk_store": "mp.diag.topk_store", "unroll": "mp.diag.unroll",
                 "block_rows": "mp.block_rows", "merge": "mp.merge",
                 "groups_per_cu": "mp.diag.groups_per_cu", "interleave": "mp.diag.interleave",
-                "fold": "mp.diag.fold",
+                "fold": "mp.diag.fold", "keep": "mp.diag.keep",
                 "segment_per_m": "mp.diag.segment_per_m"}
 
 
@@ -203,7 +211,8 @@ def make_plan(device, problem: Problem, **overrides) -> Plan:
         spm = v.pop("segment_per_m")
         if v["merge"] == "auto":
             v["merge"] = "atomic" if dev.int64_atomics else "partial"
-        v["store"], v["topk_store"] = str(v["store"]), str(v["topk_store"])
+        v["store"], v["topk_store"], v["keep"] = (str(v["store"]), str(v["topk_store"]),
+                                                  str(v["keep"]))
         p = Plan(precision=precision, **v)
     else:
         spm, p = segment_per_m, plan

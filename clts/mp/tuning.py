@@ -109,6 +109,18 @@ register(Tunable(
     description="matrix profile k > 1: a tile's column k-lists in private or local memory"))
 
 
+def _run_keep(device, params, w):
+    return matrix_profile(w["T"], M, device=device, progress=False, keep=params["keep"])
+
+
+register(Tunable(
+    name="mp.keep", section="mp.diag",
+    params={"keep": ["minmax", "select"]},
+    workloads=_workloads, sizes=_sizes, run=_run_keep, check=_check,
+    description="matrix profile k = 1, float64: the better packed candidate kept by fmax / fmin "
+                "or by a compare and a select"))
+
+
 def _run_merge(device, params, w):
     return matrix_profile(w["T"], M, device=device, progress=False, merge=params["merge"])
 

@@ -35,6 +35,15 @@ ${shared.prelude()}
 typedef ${"ulong" if lanes == 1 else f"ulong{lanes}"} UT;
 #define AS_U(x) ${"as_ulong" if lanes == 1 else f"as_ulong{lanes}"}(x)
 #define AS_R(x) ${"as_double" if lanes == 1 else f"as_double{lanes}"}(x)
+%   if keep == "select":
+## keep = "select": a packed candidate v into the running best a is v where strictly better,
+## else a. a is never NaN (it starts at the worst value and only takes candidates that compared
+## better), so this equals fmax / fmin (which drop a NaN candidate: a lane with j < 0) bit for
+## bit, in one compare-select (x86: one vmaxpd / vminpd), where fmax / fmin's NaN rule costs a
+## compare and a blend more; keep = "minmax": fmax / fmin (one instruction on GPUs)
+<% op = ">" if NORMALIZE else "<" %>\
+inline ${VT} keep_best(const ${VT} a, const ${VT} v) { return ${f"v {op} a ? v : a" if lanes == 1 else f"select(a, v, v {op} a)"}; }
+%   endif
 % endif
 
 <%def name="merge_column()">
@@ -149,6 +158,12 @@ ${shared.cov_init(VT, LOAD)}
         return f"(({VT})({sw}, {y}.s0))"
 %>
     const UT hmask = (UT)(~idxmask);
+<%
+    def KEEP(a, v):
+        if keep != "select":
+            return f"{BEST}({a}, {v})"
+        return f"keep_best({a}, {v})"
+%>
 %   if COLS and LOCAL:
     // column bests of a tile of L rows in local memory: slot u = t + g*W, lane l holds
     // column it + k0 + u + l (aligned vectors, no overlap between rows); merged at tile end
@@ -168,23 +183,35 @@ ${shared.cov_init(VT, LOAD)}
 %   else:
     UT jp = (UT)(long)(ilo + k0) + (UT)${IOTA.replace(IT, "ulong" if lanes == 1 else f"ulong{lanes}") if lanes > 1 else "0"};
 %   endif
+    // the first row apart (no update: its covariance is the exact one), so that the loop over
+    // the others updates without a per-row test
+%   for first in (True, False):
+%     if first:
+    if (ilo < ihi) {
+        const int i = ilo;
+%     else:
     ${ROW_UNROLL}
-    for (int i = ilo; i < ihi; ++i) {
+    for (int i = ilo + 1; i < ihi; ++i) {
+%     endif
         const int jb = i + k0;
+%     if first:
+        const real ra = rA[i];
+%     else:
         const real fa = dfA[i], ga = dgA[i], ra = rA[i];
+%     endif
 %   if NORMALIZE:
         const UT ip = (UT)(~(ulong)i & idxmask);
 %   else:
         const UT ip = (UT)((ulong)i & idxmask);
 %   endif
-%   if COLS and LOCAL:
+%   if COLS and LOCAL and not first:
         if (i - it == L) {
 ${pack_flush("L")}
             it = i;
             for (int u = 0; u < ${tile + D}; ++u) cl[${SL("u")}] = (${VT})${WORST};
         }
-%   elif COLS:
-        if (i > ilo) {
+%   elif COLS and not first:
+        {
             // column jb - 1 is complete: merge it, then shift every group down one lane
             const real best = ${"cc0" if lanes == 1 else "cc0.s0"};
             const int j = jb - 1;
@@ -195,14 +222,15 @@ ${merge_column()}
             cc${groups - 1} = ${SHIFT(f"cc{groups - 1}", f"(({VT}){WORST})")};
         }
 %   endif
-        const int upd = i > ilo;
         ${VT} rb = ${WORST};
 %   for g in range(groups):
         {
+            const ${VT} rbv = ${LOAD(f"rBp + jb + {g * lanes}")};
+%     if not first:
             const ${VT} fb = ${LOAD(f"dfBp + jb + {g * lanes}")};
             const ${VT} gb = ${LOAD(f"dgBp + jb + {g * lanes}")};
-            const ${VT} rbv = ${LOAD(f"rBp + jb + {g * lanes}")};
-            if (upd) cov${g} = fma((${VT})fa, gb, fma((${VT})ga, fb, cov${g}));
+            cov${g} = fma((${VT})fa, gb, fma((${VT})ga, fb, cov${g}));
+%     endif
 %     if NORMALIZE:
             // 1 + corr >= 0: rounding puts it just below 0 for corr = -1 (a sine half a period
             // away), and a negative packed score's key would win every atomic minimum; NaN
@@ -215,11 +243,11 @@ ${merge_column()}
             const UT jpg = jp + (UT)${g * lanes};
 %     endif
             const UT sh = AS_U(s) & hmask;
-            rb = ${BEST}(rb, AS_R(sh | jpg));
+            rb = ${KEEP("rb", "AS_R(sh | jpg)")};
 %     if COLS and LOCAL:
-            cl[${SL(f"i - it + {g * lanes}")}] = ${BEST}(cl[${SL(f"i - it + {g * lanes}")}], AS_R(sh | ip));
+            cl[${SL(f"i - it + {g * lanes}")}] = ${KEEP(f"cl[{SL(f'i - it + {g * lanes}')}]", "AS_R(sh | ip)")};
 %     elif COLS:
-            cc${g} = ${BEST}(cc${g}, AS_R(sh | ip));
+            cc${g} = ${KEEP(f"cc{g}", "AS_R(sh | ip)")};
 %     endif
         }
 %   endfor
@@ -231,6 +259,19 @@ ${merge_column()}
         // the row's best over the lanes (packed: value and index together)
 %   if lanes == 1:
         const real best = rb;
+%   elif keep == "select":
+        // halves against halves (no two lanes hold the same packed value: their indices differ,
+        // so the order does not matter), compare and select: rb is never NaN
+<%
+    op = ">" if NORMALIZE else "<"
+    w, cur = lanes, "rb"
+%>\
+%     while w > 2:
+<% w //= 2 %>\
+        const ${real}${w} rb${w} = select(${cur}.lo, ${cur}.hi, ${cur}.hi ${op} ${cur}.lo);
+<% cur = f"rb{w}" %>\
+%     endwhile
+        const real best = ${cur}.s1 ${op} ${cur}.s0 ? ${cur}.s1 : ${cur}.s0;
 %   else:
         real best = rb.s0;
 %     for l in range(1, lanes):
@@ -247,6 +288,7 @@ ${merge_column()}
 %   endif
         }
     }
+%   endfor
 %   if COLS and LOCAL:
     if (ihi > ilo) {
 ${pack_flush("(ihi - it)")}

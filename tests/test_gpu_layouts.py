@@ -91,10 +91,10 @@ def test_mp_interleaved_tiny(device):
     assert out.returncode == 0 and "case ok" in out.stdout, out.stderr[-3000:]
 
 
-@pytest.mark.parametrize("name", ["mi100", "a100"])
+@pytest.mark.parametrize("name", ["mi100", "a100", "intel-iris-xe"])
 @pytest.mark.parametrize("k", [1, 3])
 def test_mp_plan_leaves_four_groups_per_cu(name, k):
-    """Under the emulated MI100 / A100 the Plan's local-memory tile leaves room for at least
+    """Under the emulated MI100 / A100 / Iris Xe the Plan's local-memory tile leaves room for at least
     four work-groups per compute unit (it used to fill an MI100 CU with one 64-wide group for
     k = 3, three for k = 1), and the results are those of the old single-group tile."""
     from clts.mp.diagonal import _local_tile, _topk_tile
@@ -166,6 +166,14 @@ def test_mp_plan_tile_reaches_quarter_occupancy(name, k):
             assert occupancy(L + 1).fraction < occ.MIN_FRACTION or \
                 plan.wg * (L + 1 + plan.band) * per > occ.max_local_mem(
                     occ.limits_for(gpu), work_group=plan.wg, groups=4)
+
+    if k > 1:   # the column fold's block (Iris Xe: 8 column groups, 16 took 14.3 %)
+        from clts.mp.diagonal import diag_spec
+        fc = diag_spec(gpu, plan, True, True, k)[1]["FOLDC"]
+        of = occ.kernel_occupancy(gpu, "mp/diag_topk.cl.mako", "reduce_cols_k",
+                                  dict(K=k, real=plan.kernel_real, FOLD=plan.fold),
+                                  work_group=fc, local_mem=2 * fc * plan.band * k * (rs + 4))
+        assert fc >= 1 and of.fraction >= occ.MIN_FRACTION, (fc, of)
 
 
 def test_mp_cpu_profiles_keep_contiguous_layout(device):

@@ -115,7 +115,8 @@ def diag_spec(dev, plan, normalize, cols, k=1):
         # ILV: local k-lists and the partial lists rowPV / colPV interleaved by work-item
         params.update(tile=L, LOCAL=int(local), wg=plan.wg if local else 0,
                       interleave=plan.interleave, FOLD=plan.fold,
-                      FOLDC=topk_fold_cols(plan.fold, plan.band, k) if plan.fold else 0)
+                      FOLDC=topk_fold_cols(plan.fold, plan.band, k, dev, plan.kernel_real)
+                      if plan.fold else 0)
     elif local and cols:
         params.update(tile=_local_tile(dev, plan))
     return ("mp/diag_top1.cl.mako" if k == 1 else "mp/diag_topk.cl.mako"), params

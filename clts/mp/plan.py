@@ -190,14 +190,37 @@ def occupancy_rows(dev, per: int, band: int, wg: int, rows: int, kernel) -> int:
 TOPK_FOLD_LOCAL_BYTES = 6 << 10
 
 
-def topk_fold_cols(fold: int, band: int, k: int) -> int:
+def topk_fold_cols(fold: int, band: int, k: int, dev=None, real: str = "double") -> int:
     """Work-items (column groups of ``band`` columns) per work-group of the cooperative top-k
     column fold: ``fold``, halved until the block's two copies of k-lists (12 bytes an
-    entry, at most 8 bytes of score) fit TOPK_FOLD_LOCAL_BYTES; at least 1."""
+    entry, at most 8 bytes of score) fit TOPK_FOLD_LOCAL_BYTES; at least 1. With ``dev`` (a
+    GPU of a modelled family), halved further to the largest block at which the occupancy
+    model, with ``reduce_cols_k``'s recorded registers and SIMD width, reaches
+    ``occupancy.MIN_FRACTION`` (Iris Xe: 16 column groups take 3 KB, rounded up to a 4 KiB
+    SLM allocation, 16 one-thread groups per sub-slice, 14.3 %), where a smaller one does."""
     g = fold
     while g > 1 and g * band * k * 24 > TOPK_FOLD_LOCAL_BYTES:
         g //= 2
-    return max(1, g)
+    g = max(1, g)
+    if dev is None:
+        return g
+    from ..runtime import occupancy as occ
+    target = occ.target_of(dev)
+    if target is None:
+        return g
+    rs = 8 if real == "double" else 4
+    r = occ.recorded(target, "mp/diag_topk.cl.mako", "reduce_cols_k",
+                     dict(K=k, real=real, FOLD=fold))
+    kw = dict(regs=min(r.regs, 255) if occ.limits(target).family == "nvidia" else r.regs,
+              sgprs=r.sgprs, grf=r.grf or 128, simd=r.simd or None,
+              barrier=r.barrier) if r is not None else dict(regs=0)
+    c = g
+    while c >= 1:
+        o = occ.occupancy(target, work_group=c, local_mem=2 * c * band * k * (rs + 4), **kw)
+        if o.fraction >= occ.MIN_FRACTION:
+            return c
+        c //= 2
+    return g
 
 
 def local_tile_rows(dev, lanes: int, groups: int, wg: int, tile: int,

@@ -91,10 +91,10 @@ def test_mp_interleaved_tiny(device):
     assert out.returncode == 0 and "case ok" in out.stdout, out.stderr[-3000:]
 
 
-@pytest.mark.parametrize("name", ["mi100", "a100"])
+@pytest.mark.parametrize("name", ["mi100", "a100", "intel-iris-xe"])
 @pytest.mark.parametrize("k", [1, 3])
 def test_mp_plan_leaves_four_groups_per_cu(name, k):
-    """Under the emulated MI100 / A100 the Plan's local-memory tile leaves room for at least
+    """Under the emulated MI100 / A100 / Iris Xe the Plan's local-memory tile leaves room for at least
     four work-groups per compute unit (it used to fill an MI100 CU with one 64-wide group for
     k = 3, three for k = 1), and the results are those of the old single-group tile."""
     from clts.mp.diagonal import _local_tile, _topk_tile
@@ -120,6 +120,60 @@ def test_mp_plan_leaves_four_groups_per_cu(name, k):
     kw = dict(k=k, device=gpu, progress=False)
     _same(clts.matrix_profile(T, 64, **kw),
           clts.matrix_profile(T, 64, groups_per_cu=0, interleave=0, **kw))
+
+
+#: (emulated GPU, k) whose local tile cannot reach 25 %: one row and the band's own slots of
+#: k = 3 lists take more than a 25 % share (MI100 / MI200: one wave per 64-wide group; Iris Xe)
+MP_BELOW_QUARTER = {("mi100", 3), ("mi210", 3), ("intel-iris-xe", 3)}
+
+
+@pytest.mark.parametrize("name", ["a100", "h100", "mi100", "mi210", "intel-max-1550",
+                                  "intel-arc-a770", "intel-iris-xe"])
+@pytest.mark.parametrize("k", [1, 3])
+def test_mp_plan_tile_reaches_quarter_occupancy(name, k):
+    """Under every emulated GPU the Plan's local tile is the largest at which the occupancy
+    model, with the kernel's recorded registers and SIMD width, reaches occupancy.MIN_FRACTION
+    (25 %, the gate's bound) - smaller tiles than the four-groups share on MI100 / MI200 (k = 1),
+    A100 / H100 (k = 3) and the Intel GPUs - and where none does, keeps the four-groups tile."""
+    from clts.mp.diagonal import _local_tile, _topk_tile
+    from clts.mp.plan import Problem, fit_tile, make_plan
+    from clts.runtime import occupancy as occ
+    logging.getLogger("clts.profiles").setLevel(logging.ERROR)
+    gpu = emulation.emulate(name, _pocl())
+    prec = "double" if gpu.fp64 else "single"
+    plan = make_plan(gpu, Problem(64, prec))
+    rs = 8 if plan.kernel_real == "double" else 4
+    if k == 1:
+        L, per, tpl, kern = _local_tile(gpu, plan), plan.lanes * 8, "mp/diag_top1.cl.mako", "diag"
+    else:
+        L, local = _topk_tile(gpu, plan, k)
+        assert local
+        per, tpl, kern = k * (rs + 4) + rs, "mp/diag_topk.cl.mako", "diag_topk"
+
+    def occupancy(rows):
+        return occ.kernel_occupancy(gpu, tpl, kern, dict(K=k, LOCAL=1, real=plan.kernel_real),
+                                    work_group=plan.wg,
+                                    local_mem=plan.wg * (rows + plan.band) * per)
+    o = occupancy(L)
+    assert L >= 1 and o.groups >= plan.groups_per_cu == 4, o
+    if (name, k) in MP_BELOW_QUARTER:
+        assert occupancy(1).fraction < occ.MIN_FRACTION
+        # the four-groups share (fit_tile without the occupancy cut): no shorter tile for nothing
+        assert L == fit_tile(gpu, per, plan.band, plan.wg, plan.tile, 4)
+    else:
+        assert o.fraction >= occ.MIN_FRACTION, o
+        if L < plan.tile:
+            assert occupancy(L + 1).fraction < occ.MIN_FRACTION or \
+                plan.wg * (L + 1 + plan.band) * per > occ.max_local_mem(
+                    occ.limits_for(gpu), work_group=plan.wg, groups=4)
+
+    if k > 1:   # the column fold's block (Iris Xe: 8 column groups, 16 took 14.3 %)
+        from clts.mp.diagonal import diag_spec
+        fc = diag_spec(gpu, plan, True, True, k)[1]["FOLDC"]
+        of = occ.kernel_occupancy(gpu, "mp/diag_topk.cl.mako", "reduce_cols_k",
+                                  dict(K=k, real=plan.kernel_real, FOLD=plan.fold),
+                                  work_group=fc, local_mem=2 * fc * plan.band * k * (rs + 4))
+        assert fc >= 1 and of.fraction >= occ.MIN_FRACTION, (fc, of)
 
 
 def test_mp_cpu_profiles_keep_contiguous_layout(device):

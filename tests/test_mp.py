@@ -166,6 +166,36 @@ def test_top_k_cooperative_folds_are_bit_identical(device, base):
             clts.matrix_profile(T, 12, k=3, device=device, fold=bad)
 
 
+@pytest.mark.parametrize("k", [1, 3])
+def test_gpu_occupancy_tiles_are_bit_identical(device, k):
+    """The local-memory tiles the occupancy model gives the GPU profiles (clts.mp.plan.fit_tile:
+    1-12 rows on MI100 / MI200 / A100 / H100 / Iris Xe, 28-32 elsewhere) forced on this device
+    with the GPU layout (one lane, band 4, 64-wide groups, interleaved local slices): the same
+    profile, bit for bit, at every tile, self-join and AB-join, plateau and missing values."""
+    rng = np.random.default_rng(11)
+    T = np.cumsum(rng.standard_normal(420))
+    T[90:120] = 1.0
+    T[300] = np.nan
+    TB = np.cumsum(rng.standard_normal(260))
+    prec = "double" if device.fp64 else "single"
+    base = dict(k=k, device=device, progress=False, lanes=1, groups=4, segment=64, wg=64,
+                store="local", topk_store="local", interleave=1, groups_per_cu=0,
+                precision=prec)
+    for TBx in (None, TB):
+        r0 = clts.matrix_profile(T, 12, TBx, tile=32, **base)
+        if TBx is None and prec == "double":
+            r = ref.matrix_profile(T, 12, k=k)
+            _check_k(r0, r, _dist_self(T, 12, 3), k)
+        for tile in (1, 3, 5, 8, 12, 28):
+            r1 = clts.matrix_profile(T, 12, TBx, tile=tile, **base)
+            for a in ("P", "I", "left_P", "left_I", "right_P", "right_I"):
+                x, y = getattr(r0, a, None), getattr(r1, a, None)
+                assert (x is None) == (y is None)
+                if x is not None:
+                    assert np.array_equal(np.asarray(x), np.asarray(y), equal_nan=True), \
+                        (a, tile, TBx is None)
+
+
 @pytest.mark.parametrize("version", TOPK_VERSIONS, ids=_kids)
 @pytest.mark.parametrize("k", [2, 3, 5])
 def test_top_k_self_join(device, k, version):

@@ -115,7 +115,8 @@ def diag_spec(dev, plan, normalize, cols, k=1):
         # ILV: local k-lists and the partial lists rowPV / colPV interleaved by work-item
         params.update(tile=L, LOCAL=int(local), wg=plan.wg if local else 0,
                       interleave=plan.interleave, FOLD=plan.fold,
-                      FOLDC=topk_fold_cols(plan.fold, plan.band, k) if plan.fold else 0)
+                      FOLDC=topk_fold_cols(plan.fold, plan.band, k, dev, plan.kernel_real)
+                      if plan.fold else 0)
     elif local and cols:
         params.update(tile=_local_tile(dev, plan))
     return ("mp/diag_top1.cl.mako" if k == 1 else "mp/diag_topk.cl.mako"), params
@@ -270,9 +271,11 @@ def _run_diag(dev, plan, A, B, dB, self_join, cols, b_lo, b_hi, kstart, bar, chu
 def _local_tile(dev, plan):
     """Rows per tile of the k = 1 kernel with store="local": ``plan.tile``, fewer where the
     work-group's column bests ((tile + band) slots of ``lanes`` values) would not fit its
-    share of a compute unit's local memory (``plan.groups_per_cu``)."""
+    share of a compute unit's local memory (``plan.groups_per_cu``), cut to the rows that
+    reach the occupancy model's MIN_FRACTION where any do (:func:`fit_tile`)."""
     per = plan.lanes * 8   # 8 bytes a slot: a packed key (double) or a float value + int index
-    L = local_tile_rows(dev, plan.lanes, plan.groups, plan.wg, plan.tile, plan.groups_per_cu)
+    L = local_tile_rows(dev, plan.lanes, plan.groups, plan.wg, plan.tile, plan.groups_per_cu,
+                        plan.kernel_real)
     if L < 1:
         from ..runtime import DeviceError
         raise DeviceError(f"device {dev}: store='local' needs {(plan.band + 1) * per} bytes "
@@ -284,7 +287,8 @@ def _local_tile(dev, plan):
 def _topk_tile(dev, plan, k):
     """(rows per tile, local) of the top-k kernel: ``plan.tile``, fewer where a tile's column
     lists ((tile + band) x k entries) would not fit the device's local memory (per work-item of
-    a group; topk_store="local": its share of a compute unit's, ``plan.groups_per_cu``) or
+    a group; topk_store="local": its share of a compute unit's, ``plan.groups_per_cu``, and
+    the occupancy model's cut, :func:`fit_tile`) or
     TOPK_PRIVATE_BYTES of private memory. Where not even one row fits in local memory,
     private memory, with a warning."""
     rs = 8 if plan.kernel_real == "double" else 4
@@ -297,7 +301,11 @@ def _topk_tile(dev, plan, k):
                       "topk_store='private' used", stacklevel=4)
         local = False
     if local:
-        return fit_tile(dev, per, plan.band, plan.wg, plan.tile, plan.groups_per_cu), local
+        kernel = ("mp/diag_topk.cl.mako", "diag_topk",
+                  dict(K=k, LOCAL=1, real=plan.kernel_real, lanes=plan.lanes,
+                       groups=plan.groups, wg=plan.wg))
+        return fit_tile(dev, per, plan.band, plan.wg, plan.tile, plan.groups_per_cu,
+                        kernel), local
     budget = min(TOPK_PRIVATE_BYTES, TOPK_PRIVATE_GROUP_BYTES // max(plan.wg, 1))
     L = min(plan.tile, budget // per - plan.band)
     if L < 1:

@@ -144,17 +144,52 @@ PROFILE_KEYS = {"lanes": "mp.diag.lanes", "groups": "mp.diag.groups", "tile": "m
                 "segment_per_m": "mp.diag.segment_per_m"}
 
 
-def fit_tile(dev, per: int, band: int, wg: int, tile: int, groups_per_cu: int = 0) -> int:
+def fit_tile(dev, per: int, band: int, wg: int, tile: int, groups_per_cu: int = 0,
+             kernel=None) -> int:
     """Rows per tile (at most ``tile``) whose (rows + band) slots of ``per`` bytes per
     work-item of a ``wg`` group fit the local memory that leaves room for ``groups_per_cu``
     groups per compute unit (``local_memory_share``), or for as many as allow one row; < 1
-    where not even one row fits one group."""
+    where not even one row fits one group. With ``groups_per_cu`` (GPU profiles) and
+    ``kernel`` ((template, kernel name, parameters) of the kernel the tile is for), the tile is
+    cut further to the most rows at which the occupancy model reaches ``MIN_FRACTION`` of the
+    compute unit's warps / waves / threads (:func:`occupancy_rows`), where any does."""
     from ..runtime.plans import local_memory_share
+    L = None
     for g in range(groups_per_cu, 0, -1):
         L = min(tile, local_memory_share(dev, g, wg) // max(wg, 1) // per - band)
         if L >= 1:
+            break
+    else:
+        L = min(tile, local_memory_share(dev, 0, wg) // max(wg, 1) // per - band)
+    if groups_per_cu > 0 and kernel is not None and L > 1:
+        return occupancy_rows(dev, per, band, wg, L, kernel)
+    return L
+
+
+def occupancy_rows(dev, per: int, band: int, wg: int, rows: int, kernel) -> int:
+    """The most rows (at most ``rows``) of a local-memory tile of (rows + band) slots of
+    ``per`` bytes per work-item at which a ``wg`` group of ``kernel`` (template, name,
+    parameters) keeps at least ``occupancy.MIN_FRACTION`` of the device's compute unit busy,
+    by the device's GPU family model with the kernel's registers and SIMD width recorded by
+    the offline compiles (``occupancy.recorded``; none recorded: registers left out, the
+    family's lane width); ``rows`` where no tile reaches it (registers or the band's own
+    slots bound the occupancy: a smaller tile would only merge more often) or on CPUs."""
+    from ..runtime import occupancy as occ
+    target = occ.target_of(dev)
+    if target is None:
+        return rows
+    lim = occ.limits(target)
+    template, name, params = kernel
+    r = occ.recorded(target, template, name, params)
+    regs = min(r.regs, 255) if r is not None and lim.family == "nvidia" else \
+        (r.regs if r is not None else 0)
+    kw = dict(sgprs=r.sgprs, grf=r.grf or 128, simd=r.simd or None,
+              barrier=r.barrier) if r is not None else {}
+    for L in range(rows, 0, -1):
+        o = occ.occupancy(lim, regs=regs, work_group=wg, local_mem=wg * (L + band) * per, **kw)
+        if o.fraction >= occ.MIN_FRACTION:
             return L
-    return min(tile, local_memory_share(dev, 0, wg) // max(wg, 1) // per - band)
+    return rows
 
 
 #: local memory of the cooperative top-k column fold's lists (two copies of a block's): at
@@ -163,24 +198,50 @@ def fit_tile(dev, per: int, band: int, wg: int, tile: int, groups_per_cu: int = 
 TOPK_FOLD_LOCAL_BYTES = 6 << 10
 
 
-def topk_fold_cols(fold: int, band: int, k: int) -> int:
+def topk_fold_cols(fold: int, band: int, k: int, dev=None, real: str = "double") -> int:
     """Work-items (column groups of ``band`` columns) per work-group of the cooperative top-k
     column fold: ``fold``, halved until the block's two copies of k-lists (12 bytes an
-    entry, at most 8 bytes of score) fit TOPK_FOLD_LOCAL_BYTES; at least 1."""
+    entry, at most 8 bytes of score) fit TOPK_FOLD_LOCAL_BYTES; at least 1. With ``dev`` (a
+    GPU of a modelled family), halved further to the largest block at which the occupancy
+    model, with ``reduce_cols_k``'s recorded registers and SIMD width, reaches
+    ``occupancy.MIN_FRACTION`` (Iris Xe: 16 column groups take 3 KB, rounded up to a 4 KiB
+    SLM allocation, 16 one-thread groups per sub-slice, 14.3 %), where a smaller one does."""
     g = fold
     while g > 1 and g * band * k * 24 > TOPK_FOLD_LOCAL_BYTES:
         g //= 2
-    return max(1, g)
+    g = max(1, g)
+    if dev is None:
+        return g
+    from ..runtime import occupancy as occ
+    target = occ.target_of(dev)
+    if target is None:
+        return g
+    rs = 8 if real == "double" else 4
+    r = occ.recorded(target, "mp/diag_topk.cl.mako", "reduce_cols_k",
+                     dict(K=k, real=real, FOLD=fold))
+    kw = dict(regs=min(r.regs, 255) if occ.limits(target).family == "nvidia" else r.regs,
+              sgprs=r.sgprs, grf=r.grf or 128, simd=r.simd or None,
+              barrier=r.barrier) if r is not None else dict(regs=0)
+    c = g
+    while c >= 1:
+        o = occ.occupancy(target, work_group=c, local_mem=2 * c * band * k * (rs + 4), **kw)
+        if o.fraction >= occ.MIN_FRACTION:
+            return c
+        c //= 2
+    return g
 
 
 def local_tile_rows(dev, lanes: int, groups: int, wg: int, tile: int,
-                    groups_per_cu: int = 0) -> int:
+                    groups_per_cu: int = 0, real: str = "double") -> int:
     """Rows per tile of the k = 1 kernel with store="local": ``tile``, fewer where a
     work-group's column bests ((rows + band) slots of ``lanes`` values, 8 bytes a slot: a
     packed key or a float value + int index) would not fit the device's local memory (its
-    1 / groups_per_cu share of a compute unit's, :func:`fit_tile`); < 1 where not even one
-    row fits. The run path and the tuner's constraint both use it."""
-    return fit_tile(dev, lanes * 8, lanes * groups, wg, tile, groups_per_cu)
+    1 / groups_per_cu share of a compute unit's, and the occupancy model's cut for the
+    ``real`` kernel, :func:`fit_tile`); < 1 where not even one row fits. The run path and the
+    tuner's constraint both use it."""
+    kernel = ("mp/diag_top1.cl.mako", "diag",
+              dict(K=1, LOCAL=1, real=real, lanes=lanes, groups=groups, wg=wg))
+    return fit_tile(dev, lanes * 8, lanes * groups, wg, tile, groups_per_cu, kernel)
 
 
 #: the exact covariance at a segment start costs O(m) per diagonal, and the O(1) update's

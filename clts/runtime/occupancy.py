@@ -179,6 +179,11 @@ class Occupancy:
                 f"{self.groups} groups, {self.limiter})")
 
 
+#: the occupancy the resource gate asks of auto's kernels (clts.tune.gate.MIN_OCCUPANCY) and
+#: that the Plans' local-memory tiles are cut to reach (clts.mp.plan.fit_tile)
+MIN_FRACTION = 0.25
+
+
 def _ceil(x: int, unit: int) -> int:
     return -(-x // unit) * unit
 

@@ -32,7 +32,7 @@ import yaml
 
 from ..runtime import occupancy as occ
 
-MIN_OCCUPANCY = 0.25
+MIN_OCCUPANCY = occ.MIN_FRACTION
 #: most 128-byte segments per warp access, by element size in bytes
 MAX_SEGMENTS = {8: 4, 4: 2}
 CHECKS = ("compile", "local", "spill", "occupancy", "coalescing", "compile_time")

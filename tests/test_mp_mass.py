@@ -4,12 +4,12 @@ chunks, extreme magnitudes, bad input."""
 from __future__ import annotations
 
 import math
-import threading
 
 import numpy as np
 import pytest
 
 import clts
+from concurrency import run_in_threads
 from clts.mp import reference as ref
 
 TOL = {"double": 1e-9, "single": 2e-3}
@@ -132,20 +132,7 @@ def test_threads(device):
     T = _kinds(500, 7)
     Qs = [T[0, 10:50], T[2, 100:132], T[0, 200:216]]
     want = [clts.mass(Q, T, device=device) for Q in Qs]
-    got = [None] * 6
-    errors = []
-
-    def run(i):
-        try:
-            got[i] = clts.mass(Qs[i % 3], T, device=device)
-        except Exception as exc:                          # noqa: BLE001 - reported below
-            errors.append(exc)
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(6)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
+    got = run_in_threads(lambda i: clts.mass(Qs[i % 3], T, device=device), 6)
     for i in range(6):
         assert np.array_equal(got[i], want[i % 3])
 

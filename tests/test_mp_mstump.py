@@ -3,13 +3,13 @@ real-looking inputs; include, discords), every code version, float32, the 1-D pr
 d = 1, layouts, threads, chunks, bad input."""
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import clts
+from concurrency import run_in_threads
 from clts.mp import reference as ref
 
 M = 20
@@ -102,19 +102,7 @@ def test_layouts_threads_chunks(device, monkeypatch):
     monkeypatch.delenv("CLTS_MAX_CHUNK")
     inputs = [T, T[::-1].copy(), T[[2, 0, 1]]]
     want = [clts.mstump(x, 12, device=device) for x in inputs]
-    got, errors = [None] * 6, []
-
-    def run(i):
-        try:
-            got[i] = clts.mstump(inputs[i % 3], 12, device=device)
-        except Exception as exc:                          # noqa: BLE001 - reported below
-            errors.append(exc)
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(6)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
+    got = run_in_threads(lambda i: clts.mstump(inputs[i % 3], 12, device=device), 6)
     for i in range(6):
         assert all(np.array_equal(a, b) for a, b in zip(got[i], want[i % 3]))
 

@@ -5,13 +5,13 @@ the plain clts.mdl against stumpy (tests/data/mstump_plain_stumpy.npz,
 bench/mstump_fixtures.py)."""
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import clts
+from concurrency import run_in_threads
 from clts.mp import reference as ref
 
 M = 20
@@ -162,20 +162,8 @@ def test_layouts_threads_interleave(device, monkeypatch):
                 monkeypatch.delenv("CLTS_MAX_CHUNK", raising=False)
     inputs = [(T, {}), (T[::-1].copy(), {}), (T, {"p": 1.0})]
     want = [clts.mstump(x, 12, normalize=False, device=device, **kw) for x, kw in inputs]
-    got, errors = [None] * 6, []
-
-    def run(i):
-        try:
-            x, kw = inputs[i % 3]
-            got[i] = clts.mstump(x, 12, normalize=False, device=device, **kw)
-        except Exception as exc:                          # noqa: BLE001 - reported below
-            errors.append(exc)
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(6)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
+    got = run_in_threads(lambda i: clts.mstump(inputs[i % 3][0], 12, normalize=False,
+                                               device=device, **inputs[i % 3][1]), 6)
     for i in range(6):
         assert all(np.array_equal(a, b) for a, b in zip(got[i], want[i % 3]))
 

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import clts
+from concurrency import run_in_threads
 from clts.mp import reference as ref
 from clts.mp import stream_host
 from clts.mp.stream_plan import StreamPlan
@@ -133,21 +134,12 @@ def test_threads_two_streams(device):
     rng = np.random.default_rng(9)
     Ts = [np.cumsum(rng.standard_normal(500)) for _ in range(2)]
     want = [_run(T, 300, device, True, True, [1] * 200).P_ for T in Ts]
-    got, errors = [None, None], []
     barrier = threading.Barrier(2)
 
     def work(i):
-        try:
-            barrier.wait()
-            got[i] = _run(Ts[i], 300, device, True, True, [1] * 200).P_
-        except Exception as exc:             # noqa: BLE001 - reported below
-            errors.append(exc)
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
+        barrier.wait()
+        return _run(Ts[i], 300, device, True, True, [1] * 200).P_
+    got = run_in_threads(work, 2)
     for g, w in zip(got, want):
         np.testing.assert_array_equal(g, w)
 

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import clts
+from concurrency import run_in_threads
 from clts.runtime import memory
 
 STL_KEYS = ("seasonal", "trend", "resid", "weights")
@@ -176,26 +177,15 @@ def test_out_from_two_threads(device):
         "mp": (lambda o: clts.matrix_profile(T, 16, device=device, out=o), MP_KEYS),
     }
     refs = {name: f(None) for name, (f, _) in calls.items()}
-    errors = []
-
     def work(seed):
-        try:
-            outs = {name: {k: _layout(np.asarray(getattr(refs[name], k)),
-                                      ("C", "F")[seed % 2])
-                           for k in _present(refs[name], keys)}
-                    for name, (_, keys) in calls.items()}
-            for _ in range(2):
-                for name, (f, _) in calls.items():
-                    _check(refs[name], f(outs[name]), outs[name])
-        except Exception as e:          # noqa: BLE001 - reported below
-            errors.append(e)
+        outs = {name: {k: _layout(np.asarray(getattr(refs[name], k)), ("C", "F")[seed % 2])
+                       for k in _present(refs[name], keys)}
+                for name, (_, keys) in calls.items()}
+        for _ in range(2):
+            for name, (f, _) in calls.items():
+                _check(refs[name], f(outs[name]), outs[name])
 
-    threads = [threading.Thread(target=work, args=(s,)) for s in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
+    run_in_threads(work, 2)
 
 
 def test_pooled_results_come_back_once_dropped(device):

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import clts
+from concurrency import run_in_threads
 from clts.ocean.inputs import SCALED_CONSTANTS, scaled_inputs
 from clts.runtime import staging
 
@@ -139,7 +140,6 @@ def test_gpu_profiles_stage_pinned():
 
 def test_two_threads_through_the_pool(device, staged):
     """Two threads stage at once (pieces lent from and returned to one pool): same bits."""
-    import threading
     clts.set_options(staging="pinned")
     rng = np.random.default_rng(13)
     a, c, d = rng.standard_normal((3, 64, 40))
@@ -147,22 +147,12 @@ def test_two_threads_through_the_pool(device, staged):
     y = np.sin(np.arange(96) * np.pi / 6) + 0.1 * rng.standard_normal((9, 96))
     ref_x = clts.solve_tridiagonal(a, b, c, d, device=device).x
     ref_s = clts.stl(y, 12, device=device).seasonal
-    errors = []
+    def work(_):
+        for _ in range(4):
+            np.testing.assert_array_equal(
+                clts.solve_tridiagonal(a, b, c, d, device=device).x, ref_x)
+            np.testing.assert_array_equal(clts.stl(y, 12, device=device).seasonal, ref_s)
 
-    def work():
-        try:
-            for _ in range(4):
-                np.testing.assert_array_equal(
-                    clts.solve_tridiagonal(a, b, c, d, device=device).x, ref_x)
-                np.testing.assert_array_equal(clts.stl(y, 12, device=device).seasonal, ref_s)
-        except Exception as e:          # noqa: BLE001 - reported below
-            errors.append(e)
-
-    threads = [threading.Thread(target=work) for _ in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
+    run_in_threads(work, 2)
     clts.set_options(staging="pageable")
     np.testing.assert_array_equal(clts.solve_tridiagonal(a, b, c, d, device=device).x, ref_x)

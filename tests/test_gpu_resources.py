@@ -30,6 +30,8 @@ SCALE = float(os.environ.get("CLTS_GPU_GATE_SCALE", "0.25"))
 SAMPLE = int(os.environ.get("CLTS_GPU_GATE_SAMPLE", "0"))
 #: a comma-separated subset of the recorded GPUs (a quick local check); default: all
 ONLY = [n for n in os.environ.get("CLTS_GPU_GATE_EMULATE", "").split(",") if n]
+#: a subset of the workloads (clts.tune.workloads.selection, CLTS_GPU_GATE_CALLS)
+CALLS = os.environ.get("CLTS_GPU_GATE_CALLS", "")
 
 
 @pytest.fixture(scope="module")
@@ -52,8 +54,8 @@ def _fails(run, check):
 
 
 def test_every_target_and_algorithm_compiled(gated):
-    if ONLY:
-        pytest.skip("a subset of the GPUs (CLTS_GPU_GATE_EMULATE)")
+    if ONLY or CALLS:
+        pytest.skip("a subset of the GPUs or workloads (CLTS_GPU_GATE_EMULATE / _CALLS)")
     targets = {r.target for r in gated.results}
     assert targets >= {"sm_80", "sm_90", "gfx908", "gfx90a", "pvc", "dg2", "tgllp"}
     families = {r.template.split("/")[0] for r in gated.results if r.devices}
@@ -86,8 +88,8 @@ def test_coalescing(gated):
 
 def test_allowlist_has_no_stale_entries(gated):
     """A fixed kernel leaves the allow-list (the layout work removes entries as it lands)."""
-    if ONLY:
-        pytest.skip("a subset of the GPUs (CLTS_GPU_GATE_EMULATE)")
+    if ONLY or CALLS:
+        pytest.skip("a subset of the GPUs or workloads (CLTS_GPU_GATE_EMULATE / _CALLS)")
     stale = gate.stale(gated.table, itemsize=gated.itemsize)
     if not SAMPLE:          # entries for tuner candidates are judged only when they are built
         stale = [e for e in stale if not e.get("tuner")]

@@ -5,6 +5,8 @@ gate judges by occupancy and coalescing).
 """
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 TRIDIAG = {"thomas": "thomas", "coalesced": "thomas-coalesced", "unrolled": "thomas-unrolled",
@@ -12,6 +14,18 @@ TRIDIAG = {"thomas": "thomas", "coalesced": "thomas-coalesced", "unrolled": "tho
 #: the realistic shapes ``auto`` is judged on (ordinary work of each algorithm)
 SHAPES = {"stl": (512, 368), "bfast": (274, 32, 32), "mp": (8192, 128), "mstump": (8, 4096, 64),
           "tridiag": ((15, 65536), (115, 8192), (10000, 32)), "ocean": 2 ** 16}
+
+
+def selection() -> list[str]:
+    """The label prefixes of ``CLTS_GPU_GATE_CALLS`` (comma-separated, e.g. ``mp,tke``): a
+    developer's quick run of the collector over some algorithms only; empty: every call."""
+    return [p.strip() for p in os.environ.get("CLTS_GPU_GATE_CALLS", "").split(",") if p.strip()]
+
+
+def select(calls):
+    """``calls`` whose label starts with one of ``selection()`` (all of them when it is empty)."""
+    only = selection()
+    return [c for c in calls if not only or any(c[0].startswith(p) for p in only)]
 
 
 def tiny_inputs():
@@ -139,7 +153,7 @@ def forced_calls(dev, x, dt):
         if algo == "bfast" and not sub:
             return bfast("auto", **params)
         raise ValueError(f"no tiny workload for tuner section {section!r}")
-    return calls, candidate
+    return select(calls), candidate
 
 
 def auto_calls(dev, dt, scale: float = 1.0):
@@ -181,4 +195,4 @@ def auto_calls(dev, dt, scale: float = 1.0):
     inp = scaled_inputs(grid_shape(max(64, int(SHAPES["ocean"] * scale))))
     superbee, tke = _ocean(dev, inp, dt)
     out += [("superbee auto 2^16", superbee), ("tke auto 2^16", tke)]
-    return out
+    return select(out)

@@ -12,7 +12,10 @@ The device figure: useful floating-point operations of the RSS-triangle kernel (
 rotations: 11 K + 5 K (K - 1) / 2 + 3 flops and K divisions a row) against the device's double
 FMA peak measured in the same run by a chain-of-FMA kernel.
 
-    python bench/bench_bfast_breaks.py [--device pocl] [--pixels 10000] [--r-pixels 40]
+    python bench/bench_bfast_breaks.py [--device pocl] [--pixels 10000] [--r-pixels 40] [--quick]
+
+``--quick`` (scripts/gpu-check.sh): the same clts workload timed once, R on 8 pixels and
+ruptures on 2 (their per-pixel rates, so the comparison stands on fewer pixels).
 """
 from __future__ import annotations
 
@@ -136,9 +139,13 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--device", default=None)
     ap.add_argument("--pixels", type=int, default=10000)
-    ap.add_argument("--r-pixels", type=int, default=40)
-    ap.add_argument("--rpt-pixels", type=int, default=4)
+    ap.add_argument("--r-pixels", type=int, default=None, help="default 40 (--quick: 8)")
+    ap.add_argument("--rpt-pixels", type=int, default=None, help="default 4 (--quick: 2)")
+    ap.add_argument("--quick", action="store_true",
+                    help="one timed clts run, the anchors on fewer pixels")
     a = ap.parse_args()
+    a.r_pixels = a.r_pixels or (8 if a.quick else 40)
+    a.rpt_pixels = a.rpt_pixels or (2 if a.quick else 4)
     quiet()
     import clts
     from clts.bfast.common import design_matrix, trend_scaling
@@ -149,7 +156,7 @@ def main():
     clts.bfast_breaks(y[:, :256], t, **kw)                      # build, warm the pools
     load0 = os.getloadavg()[0]
     times = []
-    for _ in range(2):
+    for _ in range(1 if a.quick else 2):
         t0 = time.perf_counter()
         r = clts.bfast_breaks(y, t, **kw)
         times.append(time.perf_counter() - t0)
@@ -189,11 +196,12 @@ def main():
     gflops = flops / t_clts / 1e9
     notes = (f"10,000 x 300 float64, K = 8, h = 0.15, breaks = 5, BIC; 10 % missing. "
              f"Load average {load0:.2f} before the clts runs, {load1:.2f} after the anchors "
-             f"(2 cores shared). clts: best of 2 full runs ({', '.join(f'{x:.2f}' for x in times)} s). "
+             f"(2 cores shared). clts: best of {len(times)} full run(s) ({', '.join(f'{x:.2f}' for x in times)} s). "
              f"RSS-triangle kernel: {flops / 1e9:.1f} GFLOP useful, {gflops:.1f} GFLOP/s = "
              f"{100 * gflops / peak:.0f} % of the device's measured double FMA peak "
              f"({peak:.0f} GFLOP/s; the rotations' K divisions a row are not FMAs). "
-             f"Command: python bench/bench_bfast_breaks.py --device {dev.slug}\n"
+             f"Command: python bench/bench_bfast_breaks.py --device {dev.slug}"
+             f"{' --quick' if a.quick else ''}\n"
              + (f"{skipped_r}.\n" if skipped_r else ""))
     path = write_result("bfast-breaks", dev, "Bai-Perron breakpoints: clts vs R and ruptures",
                         rows, notes)

@@ -3,13 +3,14 @@ against the blocked path (distance-matrix rows on the device, top-k on the host)
 `store` / `topk_store` options (a tile's best values / k-lists in private or local memory).
 
     python bench/bench_mp_topk.py [--device D] [--sizes 15 16] [--k 4] [--repeats 3]
-                                  [--blocked-max 15]
+                                  [--blocked-max 15] [--quick]
 
 Random walk, m = 256, self-join, float64, wall time of the whole call (statistics, kernels,
 exact re-evaluation, host merges). Every variant runs once per round, rounds interleaved (the
 machine is shared: the min over rounds is the steadier figure, the median is also given).
 The blocked path is forced by lowering ``clts.mp.topk.TOPK_MAX`` below k; it runs only up to
-2^blocked-max (its host part is O(n^2) Python work per row). Writes
+2^blocked-max (its host part is O(n^2) Python work per row). ``--quick`` (scripts/gpu-check.sh):
+sizes 2^13 and 2^14, 2 repeats, the blocked path at 2^13 only. Writes
 bench/results/mp-topk-<device slug>.md.
 """
 from __future__ import annotations
@@ -47,11 +48,16 @@ def _run(T, dev, k, blocked=False, **kw):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--device", default=None)
-    ap.add_argument("--sizes", type=int, nargs="+", default=[15, 16])
+    ap.add_argument("--sizes", type=int, nargs="+", default=None,
+                    help="exponents of n = 2^E (default 15 16; --quick 13 14)")
     ap.add_argument("--k", type=int, default=4)
-    ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--blocked-max", type=int, default=15)
+    ap.add_argument("--repeats", type=int, default=None, help="default 3 (--quick: 2)")
+    ap.add_argument("--blocked-max", type=int, default=None, help="default 15 (--quick: 13)")
+    ap.add_argument("--quick", action="store_true", help="smaller sizes, fewer repeats")
     a = ap.parse_args()
+    a.sizes = a.sizes or ([13, 14] if a.quick else [15, 16])
+    a.repeats = a.repeats or (2 if a.quick else 3)
+    a.blocked_max = a.blocked_max if a.blocked_max is not None else (13 if a.quick else 15)
     dev = get_device(a.device)
     k = a.k
     variants = [("k=1, store=private", dict(k=1, store="private")),

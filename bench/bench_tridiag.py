@@ -11,7 +11,8 @@ the copy's GB/s of the same round (host memory bandwidth drifts on a shared mach
 figure taken once before the solvers skews the ratio); `copy GB/s` is its median.
 Anchors (host, wall time, median): numpy Thomas vectorised over the batch on the interleaved
 layout, one dgtsv call on the whole batch as a single block-diagonal system, numba parallel
-Thomas when numba is installed. A row `stream a+b+c+d -> x (ceiling)` times a kernel that
+Thomas when numba is installed (``--quick``: one timed run each, no warm-up but numba's
+compile). A row `stream a+b+c+d -> x (ceiling)` times a kernel that
 moves the solver's bytes with no arithmetic (the memory-bound ceiling of any solver here).
 Writes bench/results/tridiag-<device slug>.md.
 """
@@ -135,7 +136,7 @@ def stream_ceiling(dev, dv, out):
     return go, 5 * n8 * 8 * out.dtype.itemsize
 
 
-def bench_device(dev, shapes, dtype, repeats, nb):
+def bench_device(dev, shapes, dtype, repeats, nb, anchor_repeats=3):
     import pyopencl.array as cla
     copy_run, copy_bytes = copy_kernel(dev)
     print(f"\n{dev.slug}", flush=True)
@@ -214,7 +215,8 @@ def bench_device(dev, shapes, dtype, repeats, nb):
             kind="ceiling", best=min(ts) * nbytes / sbytes, pct=pct(ts, sbytes))
         rows[-1]["copy GB/s"] = bw
         # anchors: host wall time
-        t_np = median_time(lambda: numpy_interleaved(*inter), repeats=3)
+        t_np = median_time(lambda: numpy_interleaved(*inter), repeats=anchor_repeats,
+                           warmup=int(anchor_repeats > 1))
         row("numpy Thomas (interleaved)", t_np, kind="anchor")
         rows[-1]["clts auto speed-up"] = t_np / results["auto"]
         # the whole call, wall time: numpy in and out (a fresh result, and out=) against the
@@ -241,7 +243,8 @@ def bench_device(dev, shapes, dtype, repeats, nb):
             rows[-1]["numpy / device call"] = wall[k] / wall["device"]
             rows[-1]["numpy Thomas / this"] = t_np / wall[k]
         if dtype == np.float64 or True:
-            t_la = median_time(lambda: dgtsv_flat(*host), repeats=3)
+            t_la = median_time(lambda: dgtsv_flat(*host), repeats=anchor_repeats,
+                               warmup=int(anchor_repeats > 1))
             row("dgtsv (one flattened call)", t_la, kind="anchor")
             rows[-1]["clts auto speed-up"] = t_la / results["auto"]
         if nb is not None:
@@ -249,7 +252,7 @@ def bench_device(dev, shapes, dtype, repeats, nb):
             cp = np.empty_like(data[1])
             f = nb[layout]
             f(*data, x, cp)
-            t_nb = median_time(lambda: f(*data, x, cp), repeats=3)
+            t_nb = median_time(lambda: f(*data, x, cp), repeats=anchor_repeats)
             row(f"numba parallel Thomas ({layout})", t_nb, kind="anchor")
             rows[-1]["clts auto speed-up"] = t_nb / results["auto"]
     return statistics.median(copies), rows
@@ -267,7 +270,7 @@ def main(argv=None):
     nb = numba_solvers()
     devs = [get_device(args.device)] if args.device else all_devices()
     for dev in devs:
-        bw, rows = bench_device(dev, shapes, dtype, repeats, nb)
+        bw, rows = bench_device(dev, shapes, dtype, repeats, nb, 1 if args.quick else 3)
         notes = (f"clts {clts.__version__}, {args.dtype}{', --quick' if args.quick else ''}; "
                  f"device copy kernel {bw:.1f} GB/s (bytes read + written; median over "
                  f"shapes of the per-shape medians), timed in every round next to the "

@@ -1,6 +1,6 @@
 """How far is the generic profile of a device's type from the device's tuned profile?
 
-    python bench/generic_vs_tuned.py [--device pocl] [--rounds 7]
+    python bench/generic_vs_tuned.py [--device pocl] [--rounds 7] [--quick]
 
 One representative workload per algorithm runs on the same device twice: once with the
 effective profile (the shipped or user-tuned file) and once with only the generic profile of the
@@ -47,8 +47,10 @@ def workloads(rng):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--device", default=None)
-    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--rounds", type=int, default=None, help="default 7 (--quick: 3)")
+    ap.add_argument("--quick", action="store_true", help="3 rounds (scripts/gpu-check.sh)")
     args = ap.parse_args(argv)
+    args.rounds = args.rounds or (3 if args.quick else 7)
     from common import quiet
     quiet()
     import clts

@@ -1,6 +1,6 @@
 """How much of a numpy-in, numpy-out call is not kernel time?
 
-    python bench/host_overhead.py [--device pocl] [--rounds 5]
+    python bench/host_overhead.py [--device pocl] [--rounds 5] [--quick: 3 rounds]
 
 For one representative workload per public function (the same as ``generic_vs_tuned.py``,
 plus the ocean TKE step at 2^20), the wall time of the whole numpy call against the time its
@@ -38,13 +38,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--device", default=None)
-    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=None, help="default 5 (--quick: 3)")
+    ap.add_argument("--quick", action="store_true", help="3 rounds (scripts/gpu-check.sh)")
     ap.add_argument("--large", action="store_true",
                     help="fresh-input rounds also for STL 12,000 x 480 (46 MB per result)")
     ap.add_argument("--staging", action="store_true",
                     help="compare direct and pinned-staged transfers also on a device that "
                          "shares host memory (with zero_copy=False)")
     args = ap.parse_args(argv)
+    args.rounds = args.rounds or (3 if args.quick else 5)
     from common import quiet
     quiet()
     import clts

@@ -195,3 +195,17 @@ def test_dry_run_lists_gpu_workloads(capsys):
     assert cli.main(["--dry-run", "--quick", "--device", base.slug, "--only",
                      "tridiag.thomas"]) == 0
     assert "batch=4000 n=115; batch=40 n=1000" in capsys.readouterr().out
+
+
+def test_unrolled_sweeps_only_sizes_auto_can_unroll(registry):
+    """NVIDIA's driver took 190 s to build thomas-unrolled at n = 128 in the H100's quick sweep,
+    a size no GPU profile unrolls (float64 n x 8 <= tridiag.unrolled.max_bytes)."""
+    gpu = Tuner(emulation.emulate("h100", _pocl()), settings=Settings(quick=True))
+    cpu = Tuner(clts.get_device(_pocl()), settings=Settings(quick=True))
+    for name in ("tridiag.unrolled_below_n", "tridiag.unrolled_interleaved_below_n"):
+        e = registry.crossovers[name]
+        assert cpu.sweep_values(e) == e.quick_values == [8, 32, 128]
+        assert gpu.sweep_values(e) == [8]                  # generic-gpu: 96 bytes, n <= 12
+        assert Tuner(gpu.device).sweep_values(e) == [4, 8]
+    e = registry.crossovers["tridiag.flat_min_n"]
+    assert gpu.sweep_values(e) == e.quick_values           # the others sweep as before

@@ -112,11 +112,22 @@ _tunable("tridiag.flat", "flat", "tridiag.flat",
          description="flat: rows per chunk (one work-item each), work-group size")
 
 
-def _crossover(name, key, versions, values, quick_values, workload, description):
+def _crossover(name, key, versions, values, quick_values, workload, description,
+               sweepable=None):
     register(Crossover(
         name=name, key=key, versions=versions, values=values, quick_values=quick_values,
         workload=workload, run=lambda device, method, w: _solve(device, w, method),
-        check=_check, description=description))
+        check=_check, description=description, sweepable=sweepable))
+
+
+def _unrollable(n, device) -> bool:
+    """``auto`` may choose thomas-unrolled for float64 systems of ``n`` on ``device``
+    (``tridiag.unrolled.max_n`` / ``max_bytes`` of its profile; GPUs cap the bytes)."""
+    from ..runtime.plans import read_tunables
+    lim = read_tunables(device, {"max_n": "tridiag.unrolled.max_n",
+                                 "max_bytes": "tridiag.unrolled.max_bytes"}, {}).values
+    return (n <= min(lim["max_n"], UNROLLED_HARD_MAX)
+            and (not lim["max_bytes"] or n * 8 <= lim["max_bytes"]))
 
 
 _crossover("tridiag.flat_max_batch", "tridiag.auto.flat_max_batch", ("flat", "thomas"),
@@ -135,12 +146,14 @@ _crossover("tridiag.unrolled_below_n", "tridiag.auto.unrolled_below_n",
            ("thomas-unrolled", "thomas"),
            [n for n in (4, 8, 16, 32, 64, 128) if n <= UNROLLED_HARD_MAX], [8, 32, 128],
            lambda n: _systems(max(256, 2_000_000 // n), n, seed=n),
-           "system size from which thomas (run-time n) beats thomas-unrolled")
+           "system size from which thomas (run-time n) beats thomas-unrolled",
+           sweepable=_unrollable)
 _crossover("tridiag.unrolled_interleaved_below_n", "tridiag.auto.unrolled_interleaved_below_n",
            ("thomas-unrolled", "thomas-coalesced"),
            [n for n in (4, 8, 16, 32, 64, 128) if n <= UNROLLED_HARD_MAX], [8, 32, 128],
            lambda n: _systems(max(256, 2_000_000 // n), n, "interleaved", seed=n),
-           "interleaved data: system size from which thomas-coalesced beats thomas-unrolled")
+           "interleaved data: system size from which thomas-coalesced beats thomas-unrolled",
+           sweepable=_unrollable)
 _crossover("tridiag.coalesced_min_n", "tridiag.auto.coalesced_min_n",
            ("thomas", "thomas-coalesced"),
            [8, 16, 32, 64, 128, 256, 512, 1024], [16, 128, 1024],

@@ -352,7 +352,7 @@ def tune_device(dev, entries, settings, args) -> int:
                 rows.append([e.name, f"{len(cands)} valid, {rej} rejected by constraint", sname,
                              _sizes_text(sizing.sizes(e, settings.quick, dev))])
             else:
-                vals = e.quick_values if (args.quick and e.quick_values) else e.values
+                vals = tuner.sweep_values(e)
                 rows.append([e.name, f"{' vs '.join(e.versions)} at {list(vals)}", "sweep", "-"])
         print(_table(rows, ["entry", "candidates", "search", "workloads"]))
         return 0

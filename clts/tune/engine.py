@@ -335,10 +335,20 @@ class Tuner:
             res.warnings.append(f"{n} timed run(s) launched no kernel through "
                                 "clts.runtime.launch: timed by the host wall clock instead")
 
+    def sweep_values(self, entry: Crossover) -> list:
+        """The values ``entry`` sweeps on this device: its (quick) values less those its
+        ``sweepable`` hook rules out here."""
+        s = self.settings
+        values = list(entry.quick_values if (s.quick and entry.quick_values) else entry.values)
+        ok = getattr(entry, "sweepable", None)
+        if ok is not None and self.device is not None:
+            values = [v for v in values if ok(v, self.device)]
+        return values
+
     def tune_crossover(self, entry: Crossover, budget_s: float | None = None) -> CrossoverResult:
         t_wall = time.monotonic()
         s = self.settings
-        values = list(entry.quick_values if (s.quick and entry.quick_values) else entry.values)
+        values = self.sweep_values(entry)
         if any(b <= a for a, b in zip(values, values[1:])):
             raise ValueError(f"tuner entry {entry.name!r}: swept values must increase: {values}")
         below, above = entry.versions
@@ -348,6 +358,9 @@ class Tuner:
         should_stop = self._stopper(budget_s)
         fallbacks = getattr(self.timer, "wall_fallbacks", 0)
         res = CrossoverResult(entry=entry)
+        if not values:
+            res.warnings.append("no swept value is one auto can use on this device (its "
+                                "profile caps a version below them); the threshold is kept")
         bar = _Bar(self.progress, len(values) * 2, entry.name)
         try:
             for value in values:

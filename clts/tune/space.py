@@ -33,6 +33,11 @@ Two kinds of entries:
     ``values``   the swept values, increasing; ``quick_values`` a shorter sweep for ``--quick``.
     ``workload(value) -> object``; ``run(device, version, workload) -> result``;
     ``check(result, workload) -> bool`` as above.
+    ``sweepable(value, device) -> bool`` optional: False for a swept value at which ``auto``
+                 can never use one of the versions on ``device`` (its profile caps it there):
+                 the value is left out of the sweep, since its winner could change nothing
+                 (NVIDIA's driver took 190 s to build ``thomas-unrolled`` at n = 128, a size
+                 the GPU profiles never unroll).
 
 Timing uses OpenCL profiling events of every launch inside ``run`` (see
 ``clts.runtime.timing``), so ``run`` must go through the normal launch path. Optional field
@@ -76,6 +81,7 @@ class Crossover:
     quick_values: list | None = None
     description: str = ""
     timing: str = "kernel"
+    sweepable: Callable[[Any, Any], bool] | None = None
 
 
 @dataclass

@@ -36,12 +36,12 @@ from pathlib import Path
 #: run's logs (bench/results/gpu-check-h100-2026-11-25/raw) less what ``--quick`` leaves out;
 #: docs/devices.md tabulates them with their sources
 ESTIMATES = {
-    "tests": 120, "tune": 135, "bench-gpu_anchors": 20,
-    "bench-bench_bfast": 16, "bench-bench_bfast_breaks": 17, "bench-bench_mp": 20,
-    "bench-bench_mp_search": 23, "bench-bench_mp_topk": 19, "bench-bench_mstl": 22,
-    "bench-bench_mstump": 35, "bench-bench_ocean": 20, "bench-bench_stl": 20,
-    "bench-bench_trend": 18, "bench-bench_tridiag": 22, "bench-generic_vs_tuned": 15,
-    "bench-host_overhead": 16,
+    "tests": 120, "tune": 135, "bench-gpu_anchors": 15,
+    "bench-bench_bfast": 14, "bench-bench_bfast_breaks": 17, "bench-bench_mp": 24,
+    "bench-bench_mp_search": 21, "bench-bench_mp_topk": 17, "bench-bench_mstl": 20,
+    "bench-bench_mstump": 35, "bench-bench_ocean": 18, "bench-bench_stl": 18,
+    "bench-bench_trend": 16, "bench-bench_tridiag": 21, "bench-generic_vs_tuned": 13,
+    "bench-host_overhead": 14,
 }
 #: steps whose work fits any time (clts-tune's own --budget): where the steps after them would
 #: get less than their estimates, these give way, down to ELASTIC_FLOOR of their share

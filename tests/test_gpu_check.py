@@ -60,7 +60,7 @@ def test_an_overrunning_step_is_stopped_and_the_tune_gives_way():
     assert by["tune"]["timeout"] == fair["tune"]["timeout"]       # (bench_mp hung: after it)
     rows = gc.simulate(DEFAULT_BUDGET, took=lambda s: 179 if s == "tests" else None)
     tune = next(r for r in rows if r["name"] == "tune")
-    assert tune["need"] < fair["tune"]["need"] - 40 and not tune["stopped"]
+    assert tune["need"] <= fair["tune"]["need"] - 30 and not any(r["stopped"] for r in rows)
 
 
 def test_what_is_left_is_shared_and_a_spent_budget_skips():

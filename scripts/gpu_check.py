@@ -115,7 +115,8 @@ _SUMMARY = re.compile(r"^=*\s*((?:\d+ \w+(?:, )?)+) in ([\d.]+)s")
 def read_tests_log(text: str) -> dict:
     """What the test step's log says: ``summary`` (pytest's last line: counts and seconds),
     ``failed`` (test ids), ``crashed`` (test ids whose process died: pytest-xdist names them,
-    a serial run's fault handler dump shows the test functions on its stacks)."""
+    a serial run's fault handler dump shows the test functions on its stacks), ``stopped``
+    (xdist gave up after ``--max-worker-restart`` crashes, by default 4 a worker)."""
     crashed = list(dict.fromkeys(m.group(2) for m in _XDIST_CRASH.finditer(text)))
     if not crashed and "Fatal Python error" in text:
         dump = text[text.index("Fatal Python error"):]
@@ -131,7 +132,9 @@ def read_tests_log(text: str) -> dict:
         m = _SUMMARY.match(line.strip())
         if m:
             summary = f"{m.group(1)} in {float(m.group(2)):.0f} s"
-    return {"summary": summary, "failed": failed, "crashed": crashed}
+    stopped = re.search(r"maximum crashed workers reached: \d+", text)
+    return {"summary": summary, "failed": failed, "crashed": crashed,
+            "stopped": stopped.group(0) + " (xdist stopped the run)" if stopped else ""}
 
 
 # --- the report -----------------------------------------------------------------------------
@@ -192,6 +195,8 @@ def report(out: Path, spec: str, dry: bool, budget: int, wall: int) -> Path:
     lines += step_lines(steps)
     if tests:
         lines += ["", "## Tests", "", f"pytest: {tests['summary'] or 'no summary line'}"]
+        if tests["stopped"]:
+            lines += ["", f"**{tests['stopped']}**"]
         if tests["crashed"]:
             lines += ["", "Crashed (the process running them died; under pytest-xdist the "
                       "worker was replaced and the run went on):", ""]

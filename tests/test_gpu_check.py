@@ -102,7 +102,9 @@ def test_reads_a_crashed_xdist_worker():
     tid = "tests/test_threads.py::test_eight_threads_bit_identical_to_serial[nvidia-gpu]"
     assert got["crashed"] == [tid]
     assert got["failed"] == [tid, "tests/test_mp.py::test_ab_join_both[x]"]
-    assert got["summary"] == "1 failed, 2 passed in 5 s"
+    assert got["summary"] == "1 failed, 2 passed in 5 s" and not got["stopped"]
+    got = gc.read_tests_log(XDIST + "\nmaximum crashed workers reached: 56\n")
+    assert got["stopped"] == "maximum crashed workers reached: 56 (xdist stopped the run)"
 
 
 def test_reads_the_h100_logs():

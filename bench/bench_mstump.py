@@ -33,9 +33,11 @@ PLANS = [dict(lanes=4, groups=1), dict(lanes=8, groups=1), dict(lanes=8, groups=
          dict(lanes=4, groups=1, segment=4096)]
 
 
-def _timed(fn):
+def _timed(fn, keep=None, key=None):
     t = time.perf_counter()
-    fn()
+    out = fn()
+    if keep is not None:
+        keep[key] = out
     return time.perf_counter() - t
 
 
@@ -63,10 +65,11 @@ def main():
             clts.mstump(T[:, :300], M, device=dev, **p)
             variants["clts " + " ".join(f"{k}={v}" for k, v in p.items())] = \
                 lambda p=p: clts.mstump(T, M, device=dev, **p)
-    times, loads = _rounds(variants, a.rounds)
+    last = {}
+    times, loads = _rounds(variants, a.rounds, last)    # the comparison: the last round's
     names = list(variants)
-    P, I = clts.mstump(T, M, device=dev)
-    Ps, Is = stumpy.mstump(T, M)
+    P, I = last["clts"]
+    Ps, Is = last["stumpy"]
     agree = float(np.mean(I == Is))
     err = float(np.max(np.abs(P - Ps)))
     med = {k: statistics.median(v) for k, v in times.items()}
@@ -80,14 +83,15 @@ def main():
     print(path.read_text())
 
 
-def _rounds(variants, rounds):
-    """Times of each variant, rounds interleaved (order rotated), and the load averages."""
+def _rounds(variants, rounds, last=None):
+    """Times of each variant, rounds interleaved (order rotated), and the load averages;
+    ``last`` (a dict) receives each variant's result of the last round."""
     names = list(variants)
     times = {k: [] for k in names}
     loads = []
     for r in range(rounds):
         for k in names[r % len(names):] + names[:r % len(names)]:
-            times[k].append(_timed(variants[k]))
+            times[k].append(_timed(variants[k], last, k))
             loads.append(os.getloadavg()[0])
             print(f"round {r} {k}: {times[k][-1]:.2f} s (load {loads[-1]:.1f})", flush=True)
     return times, loads
@@ -101,9 +105,10 @@ def plain(a, dev, stumpy):
     clts.mstump(T[:, :300], M, normalize=False, device=dev)
     variants = {"clts normalize=False": lambda: clts.mstump(T, M, normalize=False, device=dev),
                 "stumpy.maamp": lambda: stumpy.maamp(T, M)}
-    times, loads = _rounds(variants, a.rounds)
-    P, I = clts.mstump(T, M, normalize=False, device=dev)
-    Ps, Is = stumpy.maamp(T, M)
+    last = {}
+    times, loads = _rounds(variants, a.rounds, last)
+    P, I = last["clts normalize=False"]
+    Ps, Is = last["stumpy.maamp"]
     med = {k: statistics.median(v) for k, v in times.items()}
     rows = [{"variant": k, "median s": med[k], "stumpy / variant": med["stumpy.maamp"] / med[k],
              "rounds": len(times[k])} for k in variants]

@@ -144,7 +144,7 @@ allot() {  # allot NAME: ALLOT=(timeout tune-budget) from the budget left and th
     [ "$found" -eq 1 ] && pending+=("$i")
     [ "$i" = "$1" ] && found=1
   done
-  remaining=$((BUDGET_S - SECONDS - 10))     # 10 s kept for the report (gpu_check.RESERVE)
+  remaining=$((BUDGET_S - SECONDS - 10))     # 10 s kept for the report
   read -r -a ALLOT < <("$PY" scripts/gpu_check.py allot "$1" "$remaining" ${pending[@]+"${pending[@]}"}) \
     || ALLOT=(0 0)
 }
@@ -165,10 +165,10 @@ run() {  # run NAME TIMEOUT cmd...: log output, time it, stop it at TIMEOUT, nev
   fi
   status=1
   local what="FAILED $name (exit $rc)" st=failed note=""
-  if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+  if [ "$rc" -eq 124 ] || { [ "$rc" -eq 137 ] && [ $((SECONDS - T0)) -ge "$tmo" ]; }; then
     what="FAILED $name: timed out after $tmo s"; st="timed out"; note="stopped at its timeout"
   elif [ "$rc" -gt 128 ] && [ "$rc" -lt 160 ]; then   # killed by a signal: say which
-    note="crashed (signal $((rc - 128))$([ "$rc" -eq 139 ] && echo ", a segmentation fault"))"
+    note="crashed (signal $((rc - 128))$([ "$rc" -eq 139 ] && echo ", a segmentation fault")$([ "$rc" -eq 137 ] && echo ", killed: out of memory?"))"
     what="FAILED $name: $note"; st=crashed
   else
     note="exit $rc"

@@ -137,6 +137,9 @@ OPTIONS = {o.name: o for o in (
            "the clang of clts-tune's offline GPU compiles"),
     Option("libclc", "CLTS_LIBCLC", "/usr/lib/clc", _str,
            "libclc's bitcode directory for the offline GPU compiles"),
+    Option("gpu_gate_calls", "CLTS_GPU_GATE_CALLS", None, _optional_str,
+           "the offline compiles' workloads to run, by label prefix (comma-separated: mp,tke); "
+           "None: all of them and the tuner's candidates"),
     Option("compile_timeout", "CLTS_COMPILE_TIMEOUT", 900, _positive_int,
            "seconds one offline GPU compile may take (the resource gate)"),
     Option("gpu_toolchain", "CLTS_GPU_TOOLCHAIN", None, _optional_str,

@@ -114,13 +114,13 @@ def test_every_variable_maps_to_an_option():
            "CLTS_MP_RECORD_RUNS": "yes", "CLTS_CLANG": "clang-17", "CLTS_LIBCLC": "/opt/clc",
            "CLTS_COMPILE_TIMEOUT": "60", "CLTS_GPU_TOOLCHAIN": "/opt/tc", "CLTS_PTXAS": "/p",
            "CLTS_PTXAS_SHIM": "/s.bc", "CLTS_OCLOC": "/o", "CLTS_OCLOC_LIBS": "/l",
-           "CLTS_EMPTY": "", "CLTS_DEVICE_UNRELATED": "x"}
+           "CLTS_GPU_GATE_CALLS": "mp,tke", "CLTS_EMPTY": "", "CLTS_DEVICE_UNRELATED": "x"}
     assert options.from_environ(env) == {
         "device": "pocl", "emulate": "mi100", "progress": False, "max_chunk": 12,
         "zero_copy": False, "pipeline": False, "staging": "pinned", "dump_sources": "/tmp/x",
         "profile_path": ("/a", "/b"), "mp_record_runs": True, "clang": "clang-17",
         "libclc": "/opt/clc", "compile_timeout": 60, "gpu_toolchain": "/opt/tc", "ptxas": "/p",
-        "ptxas_shim": "/s.bc", "ocloc": "/o", "ocloc_libs": "/l"}
+        "ptxas_shim": "/s.bc", "ocloc": "/o", "ocloc_libs": "/l", "gpu_gate_calls": "mp,tke"}
     assert set(options.from_environ(env)) == set(options.OPTIONS)
     assert options.from_environ({"CLTS_MAX_CHUNK": " ", "CLTS_DEVICE": ""}) == {}
 

@@ -272,8 +272,12 @@ def summarize(t: np.ndarray, sites: list) -> tuple:
 
 
 
-def trace_gpu(name: str, scale: float = 0.25) -> list[Coalescing]:
-    """Run ``auto``'s realistic workloads under the emulated GPU ``name`` with the tracer."""
+def trace_gpu(name: str, scale: float = 0.25, calls=None) -> list[Coalescing]:
+    """Run ``auto``'s realistic workloads under the emulated GPU ``name`` with the tracer
+    (``calls``: the option ``gpu_gate_calls`` of the parent process)."""
+    if calls:
+        from .. import options
+        options.set_options(gpu_gate_calls=calls)
     import logging
     from ..runtime import emulation
     from ..runtime.devices import Device
@@ -298,12 +302,15 @@ def trace_gpu(name: str, scale: float = 0.25) -> list[Coalescing]:
 
 def measure(names, scale: float = 0.25, jobs: int = 1) -> list[Coalescing]:
     """``trace_gpu`` under each emulated GPU ``names``, ``jobs`` at once (processes)."""
+    from .. import options
+    calls = options.get("gpu_gate_calls")
     if jobs <= 1 or len(names) == 1:
         return [c for n in names for c in trace_gpu(n, scale)]
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor
     with ProcessPoolExecutor(min(jobs, len(names)), mp_context=mp.get_context("spawn")) as pool:
-        return [c for cs in pool.map(trace_gpu, names, [scale] * len(names)) for c in cs]
+        return [c for cs in pool.map(trace_gpu, names, [scale] * len(names),
+                                     [calls] * len(names)) for c in cs]
 
 
 def apply(results, table) -> dict:

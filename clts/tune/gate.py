@@ -25,12 +25,12 @@ excuses nothing is itself reported (``stale``) so fixed kernels leave the list.
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
+from .. import options
 from ..runtime import occupancy as occ
 
 MIN_OCCUPANCY = occ.MIN_FRACTION
@@ -229,7 +229,7 @@ def record(table, folder: Path | None = None) -> list[Path]:
         old = per.setdefault(row.target, {}).get(key)
         if old is None or rec["regs"] > old["regs"]:
             per[row.target][key] = rec
-    if os.environ.get("CLTS_GPU_GATE_CALLS"):   # a run over some workloads (tune.workloads) updates the records, drops none
+    if options.get("gpu_gate_calls"):   # a run over some workloads (tune.workloads) updates the records, drops none
         # (the full run, scripts/gpu-gate.sh --report, rewrites them)
         for target, recs in per.items():
             path = folder / f"{target}.yaml"

@@ -38,6 +38,7 @@ import numpy as np
 from .backends import (COMPILE_TIMEOUT, CompileResult, KernelUsage, TARGETS,  # noqa: F401
                        targets_of, compile_source, missing_tools, parse_remarks, static_local)
 from . import backends
+from .. import options
 
 #: a kernel spilling more than this many bytes per lane of scratch on gfx908 is reported
 SCRATCH_WARN = 0
@@ -242,8 +243,10 @@ def spills(results, defaults_only=False, target="gfx908") -> list[tuple]:
     return out
 
 
-def _collect_one(name, sample, seed, scale, auto):
+def _collect_one(name, sample, seed, scale, auto, calls=None):
     logging.getLogger("clts.profiles").setLevel(logging.ERROR)
+    if calls:                   # a child process: the parent's --calls
+        options.set_options(gpu_gate_calls=calls)
     from ..runtime import emulation
     col = collect(emulation.emulate(name), sample=sample, seed=seed, scale=scale, auto=auto)
     col.device = None
@@ -252,7 +255,8 @@ def _collect_one(name, sample, seed, scale, auto):
 
 def collect_all(names, *, sample=1, scale=1.0, jobs=1, auto=True) -> list:
     """``collect`` under each emulated GPU ``names``, ``jobs`` of them at once (processes)."""
-    args = [(n, sample, i, scale, auto) for i, n in enumerate(names)]
+    calls = options.get("gpu_gate_calls")
+    args = [(n, sample, i, scale, auto, calls) for i, n in enumerate(names)]
     if jobs <= 1 or len(names) == 1:
         return [_collect_one(*a) for a in args]
     import multiprocessing as mp
@@ -309,7 +313,7 @@ def main(argv=None) -> int:
                          "mass; sets CLTS_GPU_GATE_CALLS); no tuner candidates then")
     args = ap.parse_args(argv)
     if args.calls:
-        os.environ["CLTS_GPU_GATE_CALLS"] = args.calls
+        options.set_options(gpu_gate_calls=args.calls)
     why = missing_tools()
     if why:
         print(f"offline compiles skipped: {why}", file=sys.stderr)

@@ -5,9 +5,9 @@ gate judges by occupancy and coalescing).
 """
 from __future__ import annotations
 
-import os
-
 import numpy as np
+
+from .. import options
 
 TRIDIAG = {"thomas": "thomas", "coalesced": "thomas-coalesced", "unrolled": "thomas-unrolled",
            "pcr": "pcr", "flat": "flat"}
@@ -17,9 +17,11 @@ SHAPES = {"stl": (512, 368), "bfast": (274, 32, 32), "mp": (8192, 128), "mstump"
 
 
 def selection() -> list[str]:
-    """The label prefixes of ``CLTS_GPU_GATE_CALLS`` (comma-separated, e.g. ``mp,tke``): a
-    developer's quick run of the collector over some algorithms only; empty: every call."""
-    return [p.strip() for p in os.environ.get("CLTS_GPU_GATE_CALLS", "").split(",") if p.strip()]
+    """The label prefixes of the option ``gpu_gate_calls`` (``CLTS_GPU_GATE_CALLS``, comma-
+    separated, e.g. ``mp,tke``): a developer's quick run of the collector over some algorithms
+    only; empty: every call."""
+    text = options.get("gpu_gate_calls") or ""
+    return [p.strip() for p in text.split(",") if p.strip()]
 
 
 def select(calls):

@@ -13,7 +13,7 @@
 ## The GPU profiles' form of masked_gram() (TM, one pixel per work-item): the valid flag an int
 ## (the history start compared as an int), the count an int, and row a's masked x_a formed just
 ## before row a (ok ? x_a : 0 for ok * x_a: the same sums, as adding +-0 changes none), so that
-## fewer values live across the loop (ptxas sm_90, float64 history="ROC": 138 -> 128 registers
+## fewer values live across the loop (ptxas sm_90, float64 history="ROC": 138 -> 126 registers
 ## with the time-major sweep, 25 % occupancy at work-group 128)
 % for a in range(K):
 %   for b in range(a, K):

@@ -5,6 +5,7 @@ lists interleaved by work-item)."""
 from __future__ import annotations
 
 import logging
+import warnings
 
 import numpy as np
 import pytest
@@ -237,6 +238,58 @@ def test_bfast_time_major_tiny(device):
     a = clts.bfast_monitor(y, t, start, scratch="time", **kw)
     b = clts.bfast_monitor(y, t, start, scratch="pixel", **kw)
     for name in ("breaks", "means", "magnitudes", "history_start"):
+        assert np.array_equal(getattr(a, name), getattr(b, name), equal_nan=True), name
+
+
+def _bfast_hostile(kind, dtype):
+    """Monitoring residuals with ties (integer data, a constant and an alternating pixel) or
+    near the largest float (residuals overflow), with gaps."""
+    rng = np.random.default_rng(9)
+    N, M = 96, 21
+    t = np.arange(N) * 16.0 + 3
+    if kind == "ties":
+        y = np.round(3 + 2 * np.sin(2 * np.pi * t[:, None] / 365) + rng.standard_normal((N, M)))
+        y[:, 0] = 5.0
+        y[:, 1] = np.where(np.arange(N) % 2, 1.0, -1.0)
+    else:
+        big = 1e300 if dtype == np.float64 else 3e38
+        y = big * (0.5 + 0.1 * rng.standard_normal((N, M)))
+        y[:, :4] *= -1
+    y[rng.random((N, M)) < 0.2] = np.nan
+    return y.astype(dtype), t, t[56]
+
+
+@pytest.mark.parametrize("version,lanes", [("fused", 1), ("fused", 4), ("multi", 1)])
+@pytest.mark.parametrize("history", ["all", "ROC"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("kind", ["ties", "huge"])
+def test_bfast_time_major_ties_and_overflow(device, version, lanes, history, dtype, kind):
+    """The date-indexed scratch's radix median, window pointer and ROC sums on tied residuals
+    (even and odd counts) and on residuals that overflow: the CPU path's bits."""
+    if dtype == np.float64 and not device.fp64:
+        pytest.skip("no fp64")
+    y, t, start = _bfast_hostile(kind, dtype)
+    kw = dict(device=device, version=version, lanes=lanes, history=history, progress=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        a = clts.bfast_monitor(y, t, start, scratch="time", **kw)
+        b = clts.bfast_monitor(y, t, start, scratch="pixel", **kw)
+    for name in ("breaks", "means", "magnitudes", "valids", "status") + (
+            ("history_start",) if history == "ROC" else ()):
+        x, z = np.asarray(getattr(a, name)), np.asarray(getattr(b, name))
+        assert np.array_equal(x, z, equal_nan=True), name
+
+
+@pytest.mark.oclgrind
+def test_bfast_time_major_tiny_multi(device):
+    if not device.fp64:
+        pytest.skip("no fp64")
+    y, t, start = _bfast_hostile("ties", np.float64)
+    y, t, start = y[:40, :5], t[:40], t[24]
+    kw = dict(device=device, history="all", version="multi", lanes=1, wg=8, progress=False)
+    a = clts.bfast_monitor(y, t, start, scratch="time", **kw)
+    b = clts.bfast_monitor(y, t, start, scratch="pixel", **kw)
+    for name in ("breaks", "means", "magnitudes", "valids"):
         assert np.array_equal(getattr(a, name), getattr(b, name), equal_nan=True), name
 
 

@@ -12,10 +12,12 @@ device has it) that finds the stable history start.
 
 ``scratch`` (profile key ``bfast.scratch``): the layout of the per-pixel residual scratch that
 the sweep (MOSUM lag window, median) and the ROC kernel (recursive residuals) write and read
-at every time step: "pixel" (pixel-major, N values per pixel: one work-item's values in its
-own cache lines, the CPUs' choice) or "time" (time-major, value c of pixel p at c * Mp + p:
-adjacent work-items touch adjacent words, one or two 128-byte segments per warp access on a
-GPU instead of 32). Results are identical.
+at every time step: "pixel" (pixel-major, N values per pixel, compact: one work-item's values
+in its own cache lines, the CPUs' choice) or "time" (by date, the residual of date t of pixel
+p at t * Mp + p, NaN at a date not used: adjacent work-items touch adjacent words whatever
+their gaps, one or two 128-byte segments per warp access on a GPU instead of 32; the window's
+oldest residual by a row pointer, the median by a radix select over the dates; the fused
+kernel's Gram loop in a form with fewer live values). Results are identical.
 
 ``matrix`` (profile key ``bfast.matrix``): who holds the K x K matrices of the multi version's
 Gram kernel and of the ROC kernel's QR factor. "pixel": one work-item per pixel holds the whole

@@ -37,14 +37,80 @@ inline real load_y1(__global const in_t* y, const long off, const real nodata)
 }
 
 % if TM:
-// time-major scratch (TM): element i of a pixel's values at a[i * st]; the same selection and
-// median as below (the same swaps in the same order: identical results)
-<% AT = lambda i: f"a[(long)({i}) * st]" %>
+<%
+    KT, AS, RAS, NB = (("ulong", "as_ulong", "as_double", 64) if real == "double"
+                       else ("uint", "as_uint", "as_float", 32))
+%>\
+// time-major scratch (TM): the residual of date t of a pixel at a[t * st], NaN at a date not
+// used. Their median by a radix select on order-preserving integer keys, 4 bits a pass: every
+// pass reads a[0..m) in date order, so adjacent work-items read adjacent words (coalesced;
+// Wirth's in-place selection sends each work-item to its own indices). The same order
+// statistics as the CPUs' median_inplace: the same median (the same value; a zero's sign may
+// differ).
+typedef ${KT} rkey_t;
+#define RKEY_TOP ((rkey_t)1 << ${NB - 1})
+inline rkey_t real_key(const real x)    // x < y <=> real_key(x) < real_key(y), -0 before +0
+{
+    const rkey_t u = ${AS}(x);
+    return (u & RKEY_TOP) ? ~u : (u | RKEY_TOP);
+}
+
+inline real key_real(const rkey_t k)
+{
+    return ${RAS}((k & RKEY_TOP) ? (k & ~RKEY_TOP) : ~k);
+}
+
+// median of the non-NaN values of a[i * st], i < m (NaN: none)
+inline real median_rows(__global const real* a, const int m, const int st)
+{
+    rkey_t pre = 0, msk = 0;    // the digits of the k-th smallest key found so far, their bits
+    int k = -1, even = 0;       // its rank among the candidates (keys matching pre in msk)
+    for (int sh = ${NB - 4}; sh >= 0; sh -= 4) {
+        int ${", ".join(f"n{j} = 0" for j in range(16))};
+        for (int i = 0; i < m; ++i) {
+            const real x = a[(long)i * st];
+            const rkey_t kx = real_key(x);
+            const int d = (!isnan(x) && (kx & msk) == pre) ? (int)(kx >> sh) & 15 : 16;
+% for j in range(16):
+            n${j} += d == ${j};
+% endfor
+        }
+        if (k < 0) {            // the first pass counts every value
+            const int cnt = ${" + ".join(f"n{j}" for j in range(16))};
+            if (cnt == 0) return REAL_NAN;
+            k = cnt / 2;
+            even = !(cnt & 1);
+        }
+        int dg = -1, nd = 0;
+% for j in range(16):
+        if (dg < 0) { if (k < n${j}) { dg = ${j}; nd = n${j}; } else k -= n${j}; }
+% endfor
+        if (dg < 0) break;
+        pre |= (rkey_t)dg << sh;
+        msk |= (rkey_t)15 << sh;
+        if (nd == 1) break;     // one candidate left: it is the k-th smallest
+    }
+    // the k-th smallest (the candidate) and the largest key below the candidates; k is now
+    // the rank among equal candidates (> 0: the (k-1)-th smallest equals the k-th)
+    rkey_t kh = 0, kl = 0;
+    for (int i = 0; i < m; ++i) {
+        const real x = a[(long)i * st];
+        const rkey_t kx = real_key(x);
+        const rkey_t km = kx & msk;
+        if (!isnan(x)) {
+            kh = km == pre ? kx : kh;
+            kl = km < pre ? max(kl, kx) : kl;
+        }
+    }
+    const real hi = key_real(kh);
+    if (!even) return hi;
+    const real lo = k > 0 ? hi : key_real(kl);
+    return (real)0.5 * (lo + hi);
+}
 % else:
 <% AT = lambda i: f"a[{i}]" %>
-% endif
 // k-th smallest of a[0..m) (Wirth's selection, in place); after it a[0..k) <= a[k] <= a[k+1..m)
-inline real select_kth(__global real* a, const int m, const int k${', const int st' if TM else ''})
+inline real select_kth(__global real* a, const int m, const int k)
 {
     int l = 0, r = m - 1;
     while (l < r) {
@@ -61,16 +127,17 @@ inline real select_kth(__global real* a, const int m, const int k${', const int 
     return ${AT('k')};
 }
 
-inline real median_inplace(__global real* a, const int m${', const int st' if TM else ''})
+inline real median_inplace(__global real* a, const int m)
 {
     if (m <= 0) return REAL_NAN;
     const int k = m / 2;
-    const real hi = select_kth(a, m, k${', st' if TM else ''});
+    const real hi = select_kth(a, m, k);
     if (m & 1) return hi;
     real lo = ${AT(0)};
     for (int i = 1; i < k; ++i) lo = fmax(lo, ${AT('i')});
     return (real)0.5 * (lo + hi);
 }
+% endif
 
 ## The masked Gram matrix over the history, shared by the fused and multi-kernel versions:
 ## declares and accumulates V g{a}_{b} (upper triangle), rhs{a} (X'y), cnt (valid values) and

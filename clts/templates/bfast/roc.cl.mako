@@ -4,8 +4,9 @@
 ## by the identity. sigma = sd(w); process cumsum(w)/(sigma sqrt(n-K)); cut when
 ## max |x_i| / (1 + 2 i/m) > b_level, at the first crossing of the alpha 0.05 boundary (as R does).
 ## Writes the index of the first history date used.
-## Recursive residuals in `scratch`: N per pixel (TM = 0), or time-major (TM = 1: residual i of
-## pixel p at i * Mp + p, coalesced on GPUs).
+## Recursive residuals in `scratch`: N per pixel, compact (TM = 0), or time-major by date (TM = 1,
+## GPUs: the residual of date t of pixel p at t * Mp + p, NaN at a date without one, so that
+## adjacent work-items write and read adjacent words whatever their missing values).
 ## GP > 0 ("rows", GPUs): K work-items per pixel, GP pixels per work-group (see bfast_roc below).
 ## Variables: real, in_type, has_nodata, lanes, K, N, n, tol, TM, GP.
 <%include file="/bfast/common.cl.mako"/>
@@ -22,19 +23,47 @@ inline int roc_start(__global const in_t* y, const int Mp, const int p, __global
     int s0 = 0;
     if (ok && m >= 2) {
         real mean = 0;
-<% WI = (lambda i: f"w[(long)({i}) * Mp]") if TM else (lambda i: f"w[{i}]") %>\
+% if TM:
+        // by date, the latest first: the order the residuals were formed in (the CPUs' i)
+        int got = 0;
+        #pragma unroll 1
+        for (int t = ${n - 1}; t >= 0; --t) {
+            const real wt = w[(long)t * Mp];
+            if (!isnan(wt)) { mean += wt; ++got; }
+        }
+        if (got != m) mean = REAL_NAN;      // a residual was NaN: the CPUs' sum is NaN too
+        mean /= (real)m;
+        real ss = 0;
+        #pragma unroll 1
+        for (int t = ${n - 1}; t >= 0; --t) {
+            const real wt = w[(long)t * Mp];
+            if (!isnan(wt)) ss += (wt - mean) * (wt - mean);
+        }
+% else:
+<% WI = lambda i: f"w[{i}]" %>\
         for (int i = 0; i < m; ++i) mean += ${WI("i")};
         mean /= (real)m;
         real ss = 0;
         for (int i = 0; i < m; ++i) ss += (${WI("i")} - mean) * (${WI("i")} - mean);
+% endif
         const real sigma = sqrt(ss / (real)(m - 1));
         // recursive residuals within rounding of the data's scale: an exact fit, nothing to cut
         if (sigma > (real)${zv_tol} * ymax) {
             const real norm = (real)1 / (sigma * sqrt((real)m));
             real cs = 0;
             int cut = 0, first = 0;
+% if TM:
+            int i = 0;
+            #pragma unroll 1
+            for (int t = ${n - 1}; t >= 0; --t) {
+                const real wt = w[(long)t * Mp];
+                if (isnan(wt)) continue;
+                ++i;
+                cs += wt;
+% else:
             for (int i = 1; i <= m; ++i) {
                 cs += ${WI("i - 1")};
+% endif
                 const real x = fabs(cs * norm);
                 const real shape = (real)1 + (real)2 * (real)i / (real)m;
                 if (x > b_level * shape) cut = 1;
@@ -114,10 +143,13 @@ void bfast_roc(__global const in_t* restrict y, const int Mp,
 % endfor
             { const real tk = z; z = mad(cc, tk, ss * yy); yy = mad(-ss, tk, cc * yy); }
             if (a < ${K - 1}) hout[(${K - 1} - a) * ${GP}] = yy;
-            if (valid) {
 %   if TM:
-                if (a == ${K - 1} && c >= ${K}) scratch[(long)(c - ${K}) * Mp + p] = yy;
+            // (row t of the last row a = K-1 as n+K-2-s: IGC spills at SIMD32 with t here)
+            if (a == ${K - 1})
+                scratch[(long)(${n + K - 2} - s) * Mp + p] = valid && c >= ${K} ? yy : REAL_NAN;
+            if (valid) {
 %   else:
+            if (valid) {
                 if (a == ${K - 1} && c >= ${K}) scratch[(long)p * ${N} + c - ${K}] = yy;
 %   endif
                 ++c;
@@ -188,10 +220,13 @@ __kernel void bfast_roc(__global const in_t* restrict y, const int Mp,
         }
 % endfor
 % for l in range(lanes):
-        if (ok${L(l)} != (real)0 && p0 + ${l} < Mp) {
 %   if TM:
-            if (c[${l}] >= ${K}) scratch[(long)(c[${l}] - ${K}) * Mp + p0 + ${l}] = yy${L(l)};
+        if (p0 + ${l} < Mp)
+            scratch[(long)t * Mp + p0 + ${l}] = ok${L(l)} != (real)0 && c[${l}] >= ${K} ? yy${L(l)}
+                                                                                 : REAL_NAN;
+        if (ok${L(l)} != (real)0 && p0 + ${l} < Mp) {
 %   else:
+        if (ok${L(l)} != (real)0 && p0 + ${l} < Mp) {
             if (c[${l}] >= ${K}) scratch[(long)(p0 + ${l}) * ${N} + c[${l}] - ${K}] = yy${L(l)};
 %   endif
             ++c[${l}];

@@ -2,7 +2,10 @@
 ## In scope: p0 (first pixel of this work-item), V bt0..bt{K-1} (coefficients), int nb[lanes] (valid
 ## history values), int bad[lanes] (singular fit), and with ROC int hs[lanes] + V hsv (history start date).
 ## Residuals of the valid values from the history start are kept compact per pixel in `scratch`
-## (pixel-major, N per pixel; TM: time-major, value c of pixel p at c * Mp + p, coalesced on GPUs);
+## (pixel-major, N per pixel); TM (GPUs): time-major by date, the residual of date t of pixel p at
+## t * Mp + p (NaN at a date not used), so that adjacent work-items write and read adjacent words
+## whatever their missing values: the window's oldest residual is found by a per-pixel row
+## pointer (tw) that skips the unused dates, the median by a radix select over the dates;
 ## BT: R's boundary read from btab (bfast_bounds in multi.cl.mako):
 ## the MOSUM window subtracts the value h back, the median reads them.
 <%
@@ -12,6 +15,9 @@
     // per-lane (scalar) state: compact count, window, scratch row; the rest is vector code
     int c[${lanes}], h[${lanes}];
     long so[${lanes}];
+% if TM:
+    int tw[${lanes}];       // row of the oldest residual the window still holds (once full)
+% endif
     V nbf = (V)0, S = (V)0, ssr = (V)0, summo = (V)0, totv = (V)0, cf = (V)0, brkv = (V)(-1);
     V brkz = (V)(-1), hv = (V)0;   // zero-variance break (see below), window length
     // residuals are divided by the largest |y| of the valid history values (ymax): the MOSUM,
@@ -30,6 +36,9 @@
     }
 % for l in range(lanes):
     c[${l}] = 0;
+% if TM:
+    tw[${l}] = 0;
+% endif
     h[${l}] = max((int)floor((real)nb[${l}] * hfrac), 1);
     so[${l}] = (long)(p0 + ${l})${"" if TM else f" * {N}"};
     nbf${L(l)} = (real)nb[${l}];
@@ -62,13 +71,19 @@
             const real rr = r${L(l)};
             const int v = okv${L(l)} != (real)0;
 % if TM:
-            scratch[so[${l}] + (long)c[${l}] * Mp] = rr;
-            const real lag = scratch[so[${l}] + (long)max(c[${l}] - h[${l}], 0) * Mp];
+            scratch[so[${l}] + (long)t * Mp] = v ? rr : REAL_NAN;
+            real lag = 0;
+            if (v && c[${l}] >= h[${l}]) {      // the window is full: its oldest residual leaves
+                while (tw[${l}] < t && isnan(scratch[so[${l}] + (long)tw[${l}] * Mp])) ++tw[${l}];
+                lag = scratch[so[${l}] + (long)tw[${l}] * Mp];
+                ++tw[${l}];
+            }
+            dS${L(l)} = v ? rr - lag : (real)0;
 % else:
             scratch[so[${l}] + c[${l}]] = rr;
             const real lag = scratch[so[${l}] + max(c[${l}] - h[${l}], 0)];
-% endif
             dS${L(l)} = v ? rr - (c[${l}] >= h[${l}] ? lag : (real)0) : (real)0;
+% endif
             c[${l}] += v;
         }
 % endfor
@@ -152,7 +167,7 @@ ${step(True)}
                    : (nm > 0 ? summo${L(l)} / ((real)nm * scl${L(l)}) : REAL_NAN);
 % if magnitudes:
         mags[p] = (st && st != 3) ? fval
-                  : ${f"median_inplace(scratch + so[{l}] + (long)nb[{l}] * Mp, nm, Mp)" if TM else f"median_inplace(scratch + so[{l}] + nb[{l}], nm)"} * yscale${L(l)};
+                  : ${f"median_rows(scratch + so[{l}] + (long){n} * Mp, {N - n}, Mp)" if TM else f"median_inplace(scratch + so[{l}] + nb[{l}], nm)"} * yscale${L(l)};
 % endif
     }
 % endfor

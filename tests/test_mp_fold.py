@@ -1,6 +1,7 @@
 """The GPU profiles' work-group-cooperative folds of the top-k partial lists (mp.diag.fold):
 lockstep reads, the rows' cleared heads, the column block's one copy of k-lists in local
-memory and its size (clts.mp.plan.topk_fold_cols), pinned to one SIMD width on Intel GPUs."""
+memory and its size (clts.mp.plan.topk_fold_cols), pinned to one SIMD width on Intel GPUs.
+Under Oclgrind: tests/test_mp.py::test_oclgrind_top_k (interleaved and contiguous partials)."""
 from __future__ import annotations
 
 import logging
@@ -111,29 +112,3 @@ def test_fold_template_pins_the_modelled_width():
     assert f"intel_reqd_sub_group_size({FOLD_SIMD_INTEL})" in src
     blk = params["FOLDC"] * plan.band * 3
     assert f"__local real gl[{blk}];" in src and f"__local int gli[{blk}];" in src
-
-
-@pytest.mark.oclgrind
-def test_oclgrind_fold_contiguous(device):
-    """The folds with contiguous partial lists (interleave = 0) and private tile lists under
-    Oclgrind (races, uninitialised reads: the cleared heads), in a fresh process."""
-    import json
-    import os
-    import subprocess
-    import sys
-    here = os.path.dirname(os.path.abspath(__file__))
-    v = dict(topk_store="private", lanes=1, groups=2, interleave=0, fold=4)
-    if not os.environ.get("CLTS_OCLGRIND"):
-        sys.path.insert(0, here)
-        from test_mp import _check_k, _dist_self, _hard
-        from clts.mp import reference as ref
-        T, m, k = _hard(48, 16), 6, 3
-        res = clts.matrix_profile(T, m, k=k, device=device, tile=4, segment=8, wg=2, **v)
-        _check_k(res, ref.matrix_profile(T, m, k=k), _dist_self(T, m, 2), k)
-        return
-    from test_mp import OCLGRIND_TOPK
-    out = subprocess.run([sys.executable, "-c", OCLGRIND_TOPK, here, device.slug, json.dumps(v)],
-                         capture_output=True, text=True, timeout=600)
-    sys.stdout.write(out.stdout)
-    sys.stderr.write(out.stderr)
-    assert out.returncode == 0 and "case ok" in out.stdout, out.stderr[-3000:]

@@ -25,7 +25,9 @@ caller (``matrix_profile(..., plan=Plan(...))`` or keyword overrides), which is 
   (GPUs; a power of two): a work-group per row (its work-items stride over the launch's
   work-items, then a tree of list merges in local memory) and per block of column groups
   (adjacent work-items read adjacent work-items' lists; the block's global lists read and
-  written together); 0: a work-item per row / column (CPUs). Results are identical.
+  written together), both reading in lockstep (:func:`topk_fold_cols` sizes the block; on Intel
+  GPUs the sub-group size is pinned to FOLD_SIMD_INTEL); 0: a work-item per row / column
+  (CPUs). Results are identical.
 - ``keep``: how the k = 1 float64 kernel keeps the better of the running best and a packed
   candidate: "minmax" (OpenCL fmax / fmin: one instruction on GPUs) or "select" (a compare and
   a select: CPUs, where fmax / fmin's rule for NaN arguments costs two more instructions per

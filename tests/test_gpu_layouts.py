@@ -168,12 +168,14 @@ def test_mp_plan_tile_reaches_quarter_occupancy(name, k):
                 plan.wg * (L + 1 + plan.band) * per > occ.max_local_mem(
                     occ.limits_for(gpu), work_group=plan.wg, groups=4)
 
-    if k > 1:   # the column fold's block (Iris Xe: 8 column groups, 16 took 14.3 %)
+    if k > 1:   # the column fold's block (Iris Xe: 32 column groups, two SIMD16 threads)
         from clts.mp.diagonal import diag_spec
+        from clts.mp.plan import topk_fold_local
         fc = diag_spec(gpu, plan, True, True, k)[1]["FOLDC"]
         of = occ.kernel_occupancy(gpu, "mp/diag_topk.cl.mako", "reduce_cols_k",
                                   dict(K=k, real=plan.kernel_real, FOLD=plan.fold),
-                                  work_group=fc, local_mem=2 * fc * plan.band * k * (rs + 4))
+                                  work_group=fc, local_mem=topk_fold_local(
+                                      "reduce_cols_k", fc, plan.band, k, plan.kernel_real))
         assert fc >= 1 and of.fraction >= occ.MIN_FRACTION, (fc, of)
 
 

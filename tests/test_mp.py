@@ -638,8 +638,10 @@ print("case ok")
                                dict(topk_store="local", lanes=2, groups=2),
                                dict(topk_store="local", lanes=1, groups=3, interleave=1),
                                dict(topk_store="local", lanes=1, groups=2, interleave=1,
-                                    fold=8)],
-                         ids=["private", "local", "local-lanes1", "fold"])
+                                    fold=8),
+                               dict(topk_store="private", lanes=1, groups=2, interleave=0,
+                                    fold=4)],
+                         ids=["private", "local", "local-lanes1", "fold", "fold-contiguous"])
 def test_oclgrind_top_k(device, v):
     """The top-k kernel and its list reductions under Oclgrind (races, uninitialised reads,
     out-of-bounds), private and local tile lists, and the GPU profiles' one-lane interleaved

@@ -144,6 +144,8 @@ def _run_diag(dev, plan, A, B, dB, self_join, cols, b_lo, b_hi, kstart, bar, chu
         gCV = upload_scratch(dev, np.full(lB * k, -np.inf, kr)) if cols else None
         gCI = upload_scratch(dev, np.full(lB * k, -1, np.int32)) if cols else None
         nwmax = max(1, min(chunk_bands, b_hi - b_lo))
+        if plan.interleave:     # each entry's run of the interleaved lists on a 128-byte boundary
+            nwmax = round_up(nwmax, 32)
         rPV = scratch(dev, nwmax * R * k, kr)
         rPI = scratch(dev, nwmax * R * k, np.int32)
         if cols:
@@ -152,6 +154,9 @@ def _run_diag(dev, plan, A, B, dB, self_join, cols, b_lo, b_hi, kstart, bar, chu
         wfl = scratch(dev, 2 * nwmax, np.int32)
         red_r = prg.kernel("reduce_rows_k")
         red_c = prg.kernel("reduce_cols_k") if cols else None
+        if plan.fold:   # the row fold reads a head of -1 as an empty list (and clears those it read)
+            launch(dev, prg.kernel("clear_heads_k"), round_up(nwmax, 64), None, rPI.data,
+                   np.int32(nwmax))
     elif atomic:
         rowKey = upload_scratch(dev, np.full(lA, ULONG_MAX, np.uint64))
         colKey = upload_scratch(dev, np.full(lB, ULONG_MAX, np.uint64)) if cols else None

@@ -25,7 +25,9 @@ caller (``matrix_profile(..., plan=Plan(...))`` or keyword overrides), which is 
   (GPUs; a power of two): a work-group per row (its work-items stride over the launch's
   work-items, then a tree of list merges in local memory) and per block of column groups
   (adjacent work-items read adjacent work-items' lists; the block's global lists read and
-  written together); 0: a work-item per row / column (CPUs). Results are identical.
+  written together), both reading in lockstep (:func:`topk_fold_cols` sizes the block; on Intel
+  GPUs the sub-group size is pinned to FOLD_SIMD_INTEL); 0: a work-item per row / column
+  (CPUs). Results are identical.
 - ``keep``: how the k = 1 float64 kernel keeps the better of the running best and a packed
   candidate: "minmax" (OpenCL fmax / fmin: one instruction on GPUs) or "select" (a compare and
   a select: CPUs, where fmax / fmin's rule for NaN arguments costs two more instructions per
@@ -192,22 +194,37 @@ def occupancy_rows(dev, per: int, band: int, wg: int, rows: int, kernel) -> int:
     return rows
 
 
-#: local memory of the cooperative top-k column fold's lists (two copies of a block's): at
-#: most 6 KiB, so that ten work-groups share a 64 KiB compute unit (an MI100's 25 % at a
-#: 32-wide group; 9 KiB left 7 groups, 17.5 %)
+#: local memory of the cooperative top-k column fold's lists (one copy of a block's, the
+#: launch's entries merged into them in place): at most 6 KiB, so that ten work-groups share a
+#: 64 KiB compute unit (an MI100's 25 % at one wave a group)
 TOPK_FOLD_LOCAL_BYTES = 6 << 10
+
+#: sub-group size the top-k folds require where the compiler has
+#: cl_intel_required_subgroup_size (intel_reqd_sub_group_size in mp/diag_topk.cl.mako): the
+#: width the occupancy model counts their groups' hardware threads at on Intel GPUs, so that
+#: the cut below does not depend on the width IGC picked for the build that was recorded
+#: (the 8-group build at SIMD8 made 16 groups look like two threads, compiled at SIMD16: one)
+FOLD_SIMD_INTEL = 16
+
+
+def topk_fold_local(kernel: str, groups: int, band: int, k: int, real: str = "double") -> int:
+    """Bytes of local memory of a cooperative top-k fold's work-group (``kernel``
+    "reduce_rows_k": ``groups`` work-items' k-lists; "reduce_cols_k": the lists of a block of
+    ``groups`` column groups of ``band`` columns), with the three step flags of either."""
+    rs = 8 if real == "double" else 4
+    n = groups * k if kernel == "reduce_rows_k" else groups * band * k
+    return n * (rs + 4) + 3 * 4
 
 
 def topk_fold_cols(fold: int, band: int, k: int, dev=None, real: str = "double") -> int:
     """Work-items (column groups of ``band`` columns) per work-group of the cooperative top-k
-    column fold: ``fold``, halved until the block's two copies of k-lists (12 bytes an
-    entry, at most 8 bytes of score) fit TOPK_FOLD_LOCAL_BYTES; at least 1. With ``dev`` (a
-    GPU of a modelled family), halved further to the largest block at which the occupancy
-    model, with ``reduce_cols_k``'s recorded registers and SIMD width, reaches
-    ``occupancy.MIN_FRACTION`` (Iris Xe: 16 column groups take 3 KB, rounded up to a 4 KiB
-    SLM allocation, 16 one-thread groups per sub-slice, 14.3 %), where a smaller one does."""
+    column fold: ``fold``, halved until the block's k-lists (12 bytes an entry, at most 8
+    bytes of score) fit TOPK_FOLD_LOCAL_BYTES; at least 1. With ``dev`` (a GPU of a modelled
+    family), halved further to the largest block at which the occupancy model, with
+    ``reduce_cols_k``'s recorded registers (Intel: at the pinned FOLD_SIMD_INTEL, not the
+    recorded build's width), reaches ``occupancy.MIN_FRACTION``, where a smaller one does."""
     g = fold
-    while g > 1 and g * band * k * 24 > TOPK_FOLD_LOCAL_BYTES:
+    while g > 1 and g * band * k * 12 > TOPK_FOLD_LOCAL_BYTES:
         g //= 2
     g = max(1, g)
     if dev is None:
@@ -216,15 +233,18 @@ def topk_fold_cols(fold: int, band: int, k: int, dev=None, real: str = "double")
     target = occ.target_of(dev)
     if target is None:
         return g
-    rs = 8 if real == "double" else 4
+    family = occ.limits(target).family
     r = occ.recorded(target, "mp/diag_topk.cl.mako", "reduce_cols_k",
                      dict(K=k, real=real, FOLD=fold))
-    kw = dict(regs=min(r.regs, 255) if occ.limits(target).family == "nvidia" else r.regs,
+    kw = dict(regs=min(r.regs, 255) if family == "nvidia" else r.regs,
               sgprs=r.sgprs, grf=r.grf or 128, simd=r.simd or None,
               barrier=r.barrier) if r is not None else dict(regs=0)
+    if family == "intel":
+        kw["simd"] = FOLD_SIMD_INTEL
     c = g
     while c >= 1:
-        o = occ.occupancy(target, work_group=c, local_mem=2 * c * band * k * (rs + 4), **kw)
+        o = occ.occupancy(target, work_group=c,
+                          local_mem=topk_fold_local("reduce_cols_k", c, band, k, real), **kw)
         if o.fraction >= occ.MIN_FRACTION:
             return c
         c //= 2

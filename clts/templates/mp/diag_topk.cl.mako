@@ -255,10 +255,23 @@ ${ins_reg("x", "jb + d")}
 <%
     NB = (segment + D - 2) // D + 1     # slot rows b of a column (slot q = b * D + t)
     BLK = FOLDC * D * K                 # entries of a column block's lists
+    SEGD = segment + D - 1              # column slots a work-item holds
 %>
 // Work-group-cooperative folds (FOLD > 0, GPUs). The fold of lists is the K best of their
 // union (score descending, then index ascending: a total order), whatever the order of the
 // merges, so the results are those of the one-work-item-per-row / -column folds below.
+// Both read in lockstep: in every step of their loops all work-items read the same entry of
+// the same slot of adjacent work-items' interleaved lists (adjacent words), and a work-item
+// whose list is empty or has stopped entering only masks its merge; a step is skipped by the
+// whole group (a flag in local memory) when no list of it has an entry (85 % of the steps at
+// n = 2^15, k = 3, segment 2048). Where the compiler has cl_intel_required_subgroup_size
+// (Intel GPUs) the sub-group size is pinned to 16: clts.mp.plan.FOLD_SIMD_INTEL, the width
+// the occupancy model counts the groups' hardware threads at, whatever width IGC would pick.
+#ifdef cl_intel_required_subgroup_size
+#define FOLD_SIMD __attribute__((intel_reqd_sub_group_size(16)))
+#else
+#define FOLD_SIMD
+#endif
 <%def name="merge(src_v, src_i, dst_v, dst_i)">
             for (int e = 0; e < ${K}; ++e) {
                 const int ii = ${src_i};
@@ -267,18 +280,52 @@ ${ins_reg("x", "jb + d")}
                 ins__private(${dst_v}, ${dst_i}, s, ii);
             }
 </%def>
+## the lockstep merge of the list at pv / pi (entry e at pv[GX(e)]) into a sorted list whose
+## entry q is at DV(q) / DI(q): every entry read, merged while ``go`` (the list still enters)
+<%def name="merge_lockstep(DV, DI, go)">
+            for (int e = 0; e < ${K}; ++e) {
+                int si = pi[${GX("e")}];
+                real s = pv[${GX("e")}];
+                ${go} = ${go} && si >= 0 && better(s, si, ${DV(K - 1)}, ${DI(K - 1)});
+                if (${go}) {
+%   for q in range(K):
+                    if (better(s, si, ${DV(q)}, ${DI(q)})) {
+                        const real tv = ${DV(q)}; const int ti = ${DI(q)};
+                        ${DV(q)} = s; ${DI(q)} = si; s = tv; si = ti;
+                    }
+%   endfor
+                }
+            }
+</%def>
 
-// rows: one work-group per row of the segment; its work-items stride over the launch's
-// work-items (adjacent work-items: adjacent words of the interleaved lists), then a tree of
-// list merges in local memory (element e of work-item j at e * FOLD + j)
-__kernel __attribute__((reqd_work_group_size(${FOLD}, 1, 1)))
+// the heads of the partial row lists set to -1 (empty lists) before a call's first launch
+__kernel void clear_heads_k(__global int *rowPI, const int nws)
+{
+    const int w = get_global_id(0);     // work-item w's heads, rows 0 .. segment - 1
+    if (w >= nws) return;
+    for (int r = 0; r < ${segment}; ++r)
+% if interleave:
+        rowPI[(size_t)r * ${K} * nws + w] = -1;
+% else:
+        rowPI[((size_t)w * ${segment} + r) * ${K}] = -1;
+% endif
+}
+
+// rows: one work-group per row of the segment; its work-items take the launch's work-items
+// ${FOLD} at a time (adjacent work-items: adjacent words of the interleaved lists), then a tree
+// of list merges in local memory (element e of work-item j at e * FOLD + j). A list the fold
+// merged gets its head cleared (-1), so that the heads of rows outside a work-item's next
+// segment (which diag_topk does not write) read as empty: no work descriptor is read
+// (clear_heads_k empties them all before a call's first launch)
+__kernel __attribute__((reqd_work_group_size(${FOLD}, 1, 1))) FOLD_SIMD
 void reduce_rows_k(__global const int4 *desc, const int doff, const int n_work,
                    const int s0, const int lA, __global const int *wflag,
-                   const int nws, __global const real *rowPV, __global const int *rowPI,
+                   const int nws, __global const real *rowPV, __global int *rowPI,
                    __global real *gV, __global int *gI)
 {
     __local real lv[${FOLD * K}];
     __local int li[${FOLD * K}];
+    __local int live[3];        // per step, rotating: whether a list of the step has an entry
     const int r = get_group_id(0);
     const int i = s0 + r;
     const int lid = get_local_id(0);
@@ -287,17 +334,29 @@ void reduce_rows_k(__global const int4 *desc, const int doff, const int n_work,
     real v[${K}];
     int x[${K}];
     for (int q = 0; q < ${K}; ++q) { v[q] = -INFINITY; x[q] = -1; }
-    for (int w = lid; w < nw; w += ${FOLD}) {
-        const int4 dd = desc[doff + w];
-        if (!wflag[2 * w] || i < dd.y || i >= dd.z) continue;
+    for (int j = lid; j < 3; j += ${FOLD}) live[j] = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int c = 0;
+    for (int w0 = 0; w0 < nw; w0 += ${FOLD}) {
+        const int w = w0 + lid;
+        const int own = w < nw;
 % if interleave:
         __global const real *pv = rowPV + (size_t)r * ${K} * nws + w;
-        __global const int *pi = rowPI + (size_t)r * ${K} * nws + w;
+        __global int *pi = rowPI + (size_t)r * ${K} * nws + w;
 % else:
         __global const real *pv = rowPV + ((size_t)w * ${segment} + r) * ${K};
-        __global const int *pi = rowPI + ((size_t)w * ${segment} + r) * ${K};
+        __global int *pi = rowPI + ((size_t)w * ${segment} + r) * ${K};
 % endif
-${merge(f"pv[{GX('e')}]", f"pi[{GX('e')}]", "v", "x")}
+        const int head = own ? pi[0] : -1;
+        if (head >= 0) atomic_or(live + c, 1);
+        if (lid == 0) live[c == 2 ? 0 : c + 1] = 0;     // the next step's, last read two steps ago
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (live[c] && own) {
+            int go = 1;
+${merge_lockstep(lambda q: f"v[{q}]", lambda q: f"x[{q}]", "go")}
+            pi[0] = -1;
+        }
+        c = c == 2 ? 0 : c + 1;
     }
     for (int q = 0; q < ${K}; ++q) { lv[q * ${FOLD} + lid] = v[q]; li[q * ${FOLD} + lid] = x[q]; }
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -324,75 +383,89 @@ ${merge("v[e]", "x[e]", "g", "gx")}
 // [ilo_w - s0, ihi_w - s0 + D - 1); column rel = cg*D + t (c = cbase + rel) gets slot
 // q = b*D + t of work-item w = cg - b. One work-group per ${FOLDC} column groups cg (adjacent
 // work-items: adjacent cg, so adjacent w for the same slot: adjacent words of the interleaved
-// lists); the block's global lists (${FOLDC * D} columns, contiguous) are read into local
-// memory together, merged per column, and written back together
-__kernel __attribute__((reqd_work_group_size(${FOLDC}, 1, 1)))
+// lists; a work-item past the launch's work-items reads its nearest one's and merges nothing).
+// The block's global lists (${FOLDC * D} columns, contiguous) are read into local memory
+// together (column cg0*D + lid*D + t, entry e at (t * K + e) * FOLDC + lid: no bank
+// conflicts), the launch's entries merged into them in place, and written back together
+<%
+    def GL(t, e):
+        return f"(({t}) * {K} + {e}) * {FOLDC} + lid"
+%>
+__kernel __attribute__((reqd_work_group_size(${FOLDC}, 1, 1))) FOLD_SIMD
 void reduce_cols_k(__global const int4 *desc, const int doff, const int n_work,
                    const int s0, const int kb, const int cbase, const int ncols,
                    const int lB, __global const int *wflag, const int nws,
                    __global const real *colPV, __global const int *colPI,
                    __global real *gV, __global int *gI)
 {
-    __local real lv[${BLK}];             // the launch's lists of the block: column u at u * K
-    __local int li[${BLK}];
-    __local real gl[${BLK}];             // the global lists of the same columns
+    __local real gl[${BLK}];
     __local int gli[${BLK}];
+    __local int live[3];        // per step, rotating: whether a list of the step has an entry
     const int lid = get_local_id(0);
     const int cg0 = (int)get_group_id(0) * ${FOLDC};
     const int cg = cg0 + lid;
     const int rel0 = cg0 * D;
     const int blo = max(0, cg0 - (n_work - 1));
     const int bhi = min(${NB - 1}, cg0 + ${FOLDC - 1});
-    for (int t = 0; t < D; ++t) {
-        real v[${K}];
-        int x[${K}];
-        for (int q = 0; q < ${K}; ++q) { v[q] = -INFINITY; x[q] = -1; }
-        for (int b = blo; b <= bhi; ++b) {
-            const int w = cg - b;
+    for (int j = lid; j < 3; j += ${FOLDC}) live[j] = 0;
+    for (int j = lid; j < ${BLK}; j += ${FOLDC}) {
+        const int u = j / ${K};             // column of the block, = cg * D + t
+        const int e = j - u * ${K};
+        const int c = cbase + rel0 + u;
+        const int l = ((u % D) * ${K} + e) * ${FOLDC} + u / D;
+        const int ok = rel0 + u < ncols && c >= 0 && c < lB;
+        gl[l] = ok ? gV[(size_t)c * ${K} + e] : -INFINITY;
+        gli[l] = ok ? gI[(size_t)c * ${K} + e] : -1;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int c3 = 0;
+    for (int b = blo; b <= bhi; ++b) {
+        const int w = cg - b;
+        const int own = w >= 0 && w < n_work;
+        const int wr = clamp(w, 0, n_work - 1);
+        int any = 0;
+        for (int t = 0; t < D; ++t) {
             const int q = b * D + t;
-            // slots a work-item's band does not reach hold empty lists (diag_topk with FOLD
-            // clears them all): no descriptor and no flag needed
-            if (w < 0 || w >= n_work || q >= ${segment + D - 1}) continue;
+            if (q >= ${SEGD}) break;
 % if interleave:
-            __global const real *pv = colPV + (size_t)q * ${K} * nws + w;
-            __global const int *pi = colPI + (size_t)q * ${K} * nws + w;
+            const int h = colPI[(size_t)q * ${K} * nws + wr];
 % else:
-            __global const real *pv = colPV + ((size_t)w * ${segment + D} + q) * ${K};
-            __global const int *pi = colPI + ((size_t)w * ${segment + D} + q) * ${K};
+            const int h = colPI[((size_t)wr * ${segment + D} + q) * ${K}];
 % endif
-${merge(f"pv[{GX('e')}]", f"pi[{GX('e')}]", "v", "x")}
+            any |= own && h >= 0;
         }
-        const int u = lid * D + t;
-        for (int q = 0; q < ${K}; ++q) { lv[u * ${K} + q] = v[q]; li[u * ${K} + q] = x[q]; }
-    }
-    for (int j = lid; j < ${BLK}; j += ${FOLDC}) {
-        const int u = j / ${K};
-        const int c = cbase + rel0 + u;
-        if (rel0 + u < ncols && c >= 0 && c < lB) {
-            const size_t o = (size_t)c * ${K} + (j - u * ${K});
-            gl[j] = gV[o];
-            gli[j] = gI[o];
+        if (any) atomic_or(live + c3, 1);
+        if (lid == 0) live[c3 == 2 ? 0 : c3 + 1] = 0;   // the next step's, last read two steps ago
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (live[c3]) {
+            for (int t = 0; t < D; ++t) {
+                const int q = b * D + t;
+                if (q >= ${SEGD}) break;
+                const int u = lid * D + t;
+                const int c = cbase + rel0 + u;
+                int go = own && rel0 + u < ncols && c >= 0 && c < lB;
+% if interleave:
+                __global const real *pv = colPV + (size_t)q * ${K} * nws + wr;
+                __global const int *pi = colPI + (size_t)q * ${K} * nws + wr;
+% else:
+                __global const real *pv = colPV + ((size_t)wr * ${segment + D} + q) * ${K};
+                __global const int *pi = colPI + ((size_t)wr * ${segment + D} + q) * ${K};
+% endif
+${merge_lockstep(lambda e: f"gl[{GL('t', e)}]", lambda e: f"gli[{GL('t', e)}]", "go")}
+            }
         }
+        c3 = c3 == 2 ? 0 : c3 + 1;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int t = 0; t < D; ++t) {
-        const int u = lid * D + t;
-        const int c = cbase + rel0 + u;
-        if (rel0 + u >= ncols || c < 0 || c >= lB || li[u * ${K}] < 0) continue;
-        real g[${K}];
-        int gx[${K}];
-        for (int q = 0; q < ${K}; ++q) { g[q] = gl[u * ${K} + q]; gx[q] = gli[u * ${K} + q]; }
-${merge(f"lv[u * {K} + e]", f"li[u * {K} + e]", "g", "gx")}
-        for (int q = 0; q < ${K}; ++q) { gl[u * ${K} + q] = g[q]; gli[u * ${K} + q] = gx[q]; }
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
     for (int j = lid; j < ${BLK}; j += ${FOLDC}) {
         const int u = j / ${K};
+        const int e = j - u * ${K};
         const int c = cbase + rel0 + u;
+        const int l = ((u % D) * ${K} + e) * ${FOLDC} + u / D;
         if (rel0 + u < ncols && c >= 0 && c < lB) {
-            const size_t o = (size_t)c * ${K} + (j - u * ${K});
-            gV[o] = gl[j];
-            gI[o] = gli[j];
+            const size_t o = (size_t)c * ${K} + e;
+            gV[o] = gl[l];
+            gI[o] = gli[l];
         }
     }
 }

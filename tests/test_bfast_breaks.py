@@ -307,3 +307,52 @@ def test_confint_r_fixture(device):
         assert abs(pargmaxV(x, *args) - want) < 1e-6 * max(1.0, want) + 1e-10
     with pytest.raises(ValueError, match="confint"):
         clts.bfast_breaks(y, inp.time.values, freq=1.0, confint=95, device=device)
+
+
+# ------------------------------------------------------------------ Intel GPU sub-group
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_required_subgroup_gives_the_same_bits(device, dtype):
+    """``subgroup=16`` (the Data Center GPU Max profile's: IGC compiles the RSS triangle at SIMD16
+    instead of spilling its rotation state at SIMD32; a no-op where the compiler lacks
+    ``cl_intel_required_subgroup_size``) with the GPU profiles' layout: the bits of the device's
+    own Plan."""
+    if dtype == np.float64:
+        _fp64(device)
+    t, y = _cube(12, M=70, N=80)
+    y = y.astype(dtype)
+    kw = dict(freq=1.0, order=2, breaks=3, device=device, dtype=dtype, progress=False)
+    gpu = dict(lanes=1, interleave=64, wg=64, dp_wg=64)
+    own = clts.bfast_breaks(y, t, **kw)
+    for sg in (0, 16):
+        r = clts.bfast_breaks(y, t, subgroup=sg, **gpu, **kw)
+        for name in ("n_breaks", "breakpoints", "all_breakpoints", "rss", "nobs", "status",
+                     "magnitudes"):
+            np.testing.assert_array_equal(getattr(r, name), getattr(own, name), err_msg=name)
+
+
+def test_plan_subgroup_per_device(device):
+    """The Data Center GPU Max profile requires SIMD16 of bp_rss, no other profile does; the
+    attribute is rendered only then (CPU sources unchanged); a bad value names ``subgroup``."""
+    import logging
+
+    from clts.bfast.breakpoints_plan import Problem, make_plan
+    from clts.runtime import emulation, usable
+    from clts.runtime.programs import render
+    if device.type == "cpu":
+        assert make_plan(device, Problem(100)).subgroup == 0
+    with pytest.raises(ValueError, match="subgroup"):
+        clts.bfast_breaks(*_cube(1, M=3, N=40)[::-1], freq=1.0, order=1, device=device,
+                          subgroup=12, progress=False)
+    params = dict(real="double", lanes=1, interleave=64, K=4, N=40, BREAKS=3)
+    assert "intel_reqd_sub_group_size" not in render("bfast/breakpoints.cl.mako",
+                                                     dict(params, subgroup=0))
+    assert "intel_reqd_sub_group_size(16)" in render("bfast/breakpoints.cl.mako",
+                                                     dict(params, subgroup=16))
+    hits = [i for i in usable() if "portable computing" in i.platform.lower()]
+    if not hits:
+        return
+    logging.getLogger("clts.profiles").setLevel(logging.ERROR)
+    for name in ("a100", "h100", "mi100", "mi210", "intel-arc-a770", "intel-iris-xe",
+                 "intel-max-1550"):
+        plan = make_plan(emulation.emulate(name, hits[0]), Problem(100))
+        assert plan.subgroup == (16 if name == "intel-max-1550" else 0), name

@@ -90,7 +90,8 @@ def _run(dev, plan, flat, X, h, BREAKS, dtype, out, progress, max_items):
     Xd = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(X, dtype))
     hsd = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=segment_table(h, N))
     prg = dev.program("bfast/breakpoints.cl.mako", real="double" if dtype == np.float64
-                      else "float", lanes=W, interleave=G, K=K, N=N, BREAKS=BREAKS)
+                      else "float", lanes=W, interleave=G, K=K, N=N, BREAKS=BREAKS,
+                      subgroup=plan.subgroup)
     cmax = max(b - a for a, b in chunks)
     cpad = round_up(cmax, G)
 

@@ -8,17 +8,22 @@ Two kernels (``templates/bfast/breakpoints.cl.mako``):
 The triangle (N (N + 1) / 2 values a pixel) is stored with ``interleave`` pixels innermost: the
 lanes of one vector store on a CPU (interleave = lanes), a coalesced row of a warp / wavefront
 on a GPU (interleave = 64). ``chunk_bytes`` caps a chunk's triangle + scratch (0: only the
-device limits): the triangle of 300 dates is 361 KB a pixel in float64.
+device limits): the triangle of 300 dates is 361 KB a pixel in float64. ``subgroup`` (0: the
+compiler picks) is the sub-group size ``bp_rss`` requires on Intel GPUs: IGC picks SIMD32 on the
+Data Center GPU Max and spills the float64 rotation state at 128 GRF; at SIMD16 it holds twice
+the registers a work-item.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..runtime.plans import LANE_WIDTHS, PlanBase, PlanValueError, read_tunables, validated
+from ..runtime.plans import (LANE_WIDTHS, SUBGROUPS, PlanBase, PlanValueError, read_tunables,
+                             validated)
 
 KEYS = {"lanes": "bfast.breakpoints.lanes", "wg": "bfast.breakpoints.wg",
         "interleave": "bfast.breakpoints.interleave", "dp_wg": "bfast.breakpoints.dp_wg",
-        "chunk_bytes": "bfast.breakpoints.chunk_bytes"}
+        "chunk_bytes": "bfast.breakpoints.chunk_bytes",
+        "subgroup": "bfast.breakpoints.subgroup"}
 
 
 @dataclass(frozen=True)
@@ -36,6 +41,7 @@ class BreakpointsPlan(PlanBase):
     interleave: int
     dp_wg: int
     chunk_bytes: int
+    subgroup: int = 0
 
     def validate(self, dev=None):
         """Raise ``PlanValueError`` (a ValueError naming the field) for a bad value."""
@@ -55,6 +61,8 @@ class BreakpointsPlan(PlanBase):
         if isinstance(cb, bool) or not isinstance(cb, int) or cb < 0:
             raise PlanValueError("chunk_bytes", f"must be a non-negative integer (0: no cap), "
                                                 f"got {cb!r}")
+        if isinstance(self.subgroup, bool) or self.subgroup not in SUBGROUPS:
+            raise PlanValueError("subgroup", f"must be one of {SUBGROUPS}, got {self.subgroup!r}")
         return self
 
 

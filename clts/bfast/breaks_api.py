@@ -110,7 +110,7 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
         are small against the RSS).
     device, plan, progress, **plan_overrides
         As :func:`clts.bfast_monitor`; overrides ``lanes``, ``wg``, ``interleave``, ``dp_wg``,
-        ``chunk_bytes``.
+        ``chunk_bytes``, ``subgroup`` (profile keys ``bfast.breakpoints.*``).
 
     Returns
     -------

@@ -28,6 +28,9 @@ LOCAL_MEM_RESERVE = 1024
 UNROLL_MAX = 64
 #: lane widths of the OpenCL vector types (realN)
 LANE_WIDTHS = (1, 2, 4, 8, 16)
+#: sub-group sizes a kernel may require on Intel GPUs (``intel_reqd_sub_group_size``; 0: the
+#: compiler picks)
+SUBGROUPS = (0, 8, 16, 32)
 
 
 class _FieldParams:

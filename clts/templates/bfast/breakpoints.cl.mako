@@ -10,7 +10,9 @@
 ##   the m-break RSS (segments summed in order, as R) and the breakpoints (date indices).
 ## Triangle layout: pixel blocks of interleave (interleave a multiple of lanes) interleaved innermost:
 ##   tri[((p / interleave) * T + tri_index(tau, t)) * interleave + p % interleave], T = N (N + 1) / 2.
-## Variables: real, lanes, interleave, K, N, BREAKS.
+## subgroup: the sub-group size bp_rss requires on Intel GPUs (0: the compiler picks; IGC picks
+##   SIMD32 on pvc and spills the float64 rotation state at 128 GRF).
+## Variables: real, lanes, interleave, K, N, BREAKS, subgroup.
 <%include file="/common/real.cl.mako"/>
 <%
     V = "real" if lanes == 1 else "real%d" % lanes
@@ -31,6 +33,11 @@ typedef ${V} V;
 #define TRI_OFF(tau) ((long)(tau) * ${N} - ((long)(tau) * ((tau) - 1)) / 2)
 #define TRI_AT(p, idx) ((((long)(p) / ${interleave}) * ${T} + (idx)) * ${interleave} + (p) % ${interleave})
 
+% if subgroup:
+#ifdef cl_intel_required_subgroup_size
+__attribute__((intel_reqd_sub_group_size(${subgroup})))
+#endif
+% endif
 __kernel void bp_rss(__global const real* restrict y, const int Mp,
                      __global const real* restrict X, __global const int* restrict hs,
                      __global real* restrict tri)

@@ -203,3 +203,24 @@ def test_a_compile_that_times_out_is_its_own_excusable_check():
     vs = {v.row.template: v for v in gate.violations([slow, broken], allow)}
     assert vs["t.cl.mako"].check == "compile_time" and vs["t.cl.mako"].allowed_by
     assert vs["u.cl.mako"].check == "compile" and vs["u.cl.mako"].allowed_by is None
+
+
+def test_ocloc_alone_gets_the_build_parameters(monkeypatch, tmp_path):
+    """A program's ``grf`` reaches ocloc as Intel's driver gets it, and no other back end."""
+    cmds = []
+
+    def run(cmd, **kw):
+        cmds.append(cmd)
+        return subprocess.CompletedProcess(cmd, 1, "", "error: stop here")
+    monkeypatch.setattr(backends, "_run", run)
+    monkeypatch.setattr(backends, "ocloc", lambda: ("ocloc", ""))
+    src = "__kernel void k(__global float *x) { x[0] = 1.0f; }\n"
+    for params in ({"grf": 256}, {"grf": 0}, {}):
+        backends.compile_source(src, "pvc", tmp_path, params)
+    opts = [c[c.index("-options") + 1] for c in cmds]
+    assert opts == ["-cl-std=CL1.2 -cl-intel-256-GRF-per-thread", "-cl-std=CL1.2",
+                    "-cl-std=CL1.2"]
+    cmds.clear()
+    for target in ("gfx908", "sm_80", "spir64"):
+        backends.compile_source(src, target, tmp_path, {"grf": 256})
+    assert cmds and not any("GRF" in " ".join(c) for c in cmds)

@@ -307,3 +307,126 @@ def test_confint_r_fixture(device):
         assert abs(pargmaxV(x, *args) - want) < 1e-6 * max(1.0, want) + 1e-10
     with pytest.raises(ValueError, match="confint"):
         clts.bfast_breaks(y, inp.time.values, freq=1.0, confint=95, device=device)
+
+
+# ------------------------------------------------------------------ Intel GPU sub-group
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_required_subgroup_gives_the_same_bits(device, dtype):
+    """``subgroup=16`` (the Data Center GPU Max profile's: IGC compiles the RSS triangle at SIMD16
+    instead of spilling its rotation state at SIMD32; a no-op where the compiler lacks
+    ``cl_intel_required_subgroup_size``) and ``grf=256`` (a build option of Intel's GPU driver
+    only) with the GPU profiles' layout: the bits of the device's own Plan."""
+    if dtype == np.float64:
+        _fp64(device)
+    t, y = _cube(12, M=70, N=80)
+    y = y.astype(dtype)
+    kw = dict(freq=1.0, order=2, breaks=3, device=device, dtype=dtype, progress=False)
+    gpu = dict(lanes=1, interleave=64, wg=64, dp_wg=64)
+    own = clts.bfast_breaks(y, t, **kw)
+    for sg, grf in ((0, 0), (16, 0), (16, 256)):   # grf: a build option on Intel GPUs only
+        r = clts.bfast_breaks(y, t, subgroup=sg, grf=grf, **gpu, **kw)
+        for name in ("n_breaks", "breakpoints", "all_breakpoints", "rss", "nobs", "status",
+                     "magnitudes"):
+            np.testing.assert_array_equal(getattr(r, name), getattr(own, name), err_msg=name)
+
+
+def test_plan_subgroup_per_device(device):
+    """The Data Center GPU Max profile requires SIMD16 of bp_rss, no other profile does; the
+    attribute is rendered only then (CPU sources unchanged); a bad value names ``subgroup``."""
+    import logging
+
+    from clts.bfast.breakpoints_plan import Problem, make_plan
+    from clts.runtime import emulation, usable
+    from clts.runtime.programs import render
+    if device.type == "cpu":
+        assert make_plan(device, Problem(100)).subgroup == 0
+    with pytest.raises(ValueError, match="subgroup"):
+        clts.bfast_breaks(*_cube(1, M=3, N=40)[::-1], freq=1.0, order=1, device=device,
+                          subgroup=12, progress=False)
+    params = dict(real="double", lanes=1, interleave=64, K=4, N=40, BREAKS=3, kernels="all")
+    assert "intel_reqd_sub_group_size" not in render("bfast/breakpoints.cl.mako",
+                                                     dict(params, subgroup=0))
+    assert "intel_reqd_sub_group_size(16)" in render("bfast/breakpoints.cl.mako",
+                                                     dict(params, subgroup=16))
+    hits = [i for i in usable() if "portable computing" in i.platform.lower()]
+    if not hits:
+        return
+    logging.getLogger("clts.profiles").setLevel(logging.ERROR)
+    for name in ("a100", "h100", "mi100", "mi210", "intel-arc-a770", "intel-iris-xe",
+                 "intel-max-1550"):
+        plan = make_plan(emulation.emulate(name, hits[0]), Problem(100))
+        assert plan.subgroup == (16 if name == "intel-max-1550" else 0), name
+
+
+# ------------------------------------------------------------------ Intel GPU large GRF
+def test_large_grf_only_for_intel_gpu_drivers(device):
+    """The program parameter ``grf`` is a build option of Intel's GPU driver only
+    (``-cl-intel-256-GRF-per-thread``): never on pocl, the Intel CPU runtime, an emulated Intel
+    GPU (built by its CPU driver), NVIDIA or AMD; it is part of the program's cache key and
+    noted at the end of its source; 0 is the driver's default, the program without it."""
+    import dataclasses
+    from types import SimpleNamespace
+
+    from clts.runtime import emulation, programs
+    tpl = "bfast/breakpoints.cl.mako"
+    params = dict(real="float", lanes=1, interleave=64, K=8, N=40, BREAKS=3, subgroup=16,
+                  kernels="bp_rss")
+    large = dict(params, grf=256)
+    assert programs.driver_options(device, large) == ()
+    assert programs.driver_options(emulation.emulate("intel-max-1550"), large) == ()
+    info = dataclasses.replace(device.info, type="gpu", emulates="", vendor="Intel(R) Corporation",
+                               platform="Intel(R) OpenCL Graphics")
+    gpu = SimpleNamespace(info=info)
+    assert programs.driver_options(gpu, large) == ("-cl-intel-256-GRF-per-thread",)
+    assert programs.driver_options(gpu, params) == programs.driver_options(gpu, dict(grf=0)) == ()
+    rusticl = SimpleNamespace(info=dataclasses.replace(info, platform="rusticl"))
+    assert programs.driver_options(rusticl, large) == ()
+    for vendor, platform in (("NVIDIA Corporation", "NVIDIA CUDA"),
+                             ("Advanced Micro Devices, Inc.", "AMD Accelerated Parallel Processing")):
+        other = SimpleNamespace(info=dataclasses.replace(info, vendor=vendor, platform=platform))
+        assert programs.driver_options(other, large) == ()
+    assert programs._key(tpl, large) != programs._key(tpl, params)
+    assert programs._key(tpl, dict(params, grf=0)) == programs._key(tpl, params)
+    base = programs.render(tpl, params)
+    assert programs.render(tpl, dict(params, grf=0)) == base
+    assert programs.render(tpl, large).startswith(base)
+    assert "-cl-intel-256-GRF-per-thread" in programs.render(tpl, large)[len(base):]
+    both = programs.render(tpl, dict(params, kernels="all"))      # CPUs, and GPUs without grf
+    dp = programs.render(tpl, dict(params, kernels="bp_dp"))       # beside a large-GRF bp_rss
+    assert "void bp_rss(" in both and "void bp_dp(" in both
+    assert "void bp_dp(" not in base and "void bp_rss(" not in dp and "void bp_dp(" in dp
+
+
+def test_large_grf_plan_per_regressors(device):
+    """The Data Center GPU Max profile's ``grf: 256`` is taken only for the K whose rotation
+    state spills at SIMD16 with 128 GRF (float64 from 8, float32 from 13); no other profile asks
+    for it; a forced one is kept; a bad one names ``grf``; CPU Plans and sources unchanged."""
+    import logging
+
+    from clts.bfast.breakpoints_plan import LARGE_GRF_FROM, Problem, make_plan
+    from clts.runtime import emulation
+    logging.getLogger("clts.profiles").setLevel(logging.ERROR)
+    if device.type == "cpu":
+        own = make_plan(device, Problem(40, 8, 4))
+        assert own.grf == 0 and make_plan(device, Problem(274, 12, 8)).grf == 0
+        t, y = _cube(2, M=5)
+        clts.bfast_breaks(y.astype(np.float32), t, freq=1.0, dtype=np.float32, breaks=2,
+                          device=device, progress=False)
+        from clts.runtime import programs
+        key = programs._key("bfast/breakpoints.cl.mako", dict(
+            real="float", lanes=own.lanes, interleave=own.interleave, K=8, N=90, BREAKS=2,
+            subgroup=0, kernels="all"))
+        prg = device.state.programs[key]      # one program, both kernels, no build parameter
+        assert "build parameters" not in prg.source and "grf" not in prg.params
+    emu = emulation.emulate("intel-max-1550")
+    assert LARGE_GRF_FROM == {8: 8, 4: 13}
+    for K, itemsize, want in ((4, 8, 0), (7, 8, 0), (8, 8, 256), (12, 8, 256), (8, 4, 0),
+                              (12, 4, 0), (13, 4, 256)):
+        assert make_plan(emu, Problem(274, K, itemsize)).grf == want, (K, itemsize)
+    assert make_plan(emu, Problem(274, 4, 8), grf=256).grf == 256
+    assert make_plan(emu, Problem(274, 8, 8), grf=0).grf == 0
+    for name in ("a100", "h100", "mi100", "mi210", "intel-arc-a770", "intel-iris-xe"):
+        assert make_plan(emulation.emulate(name), Problem(274, 12, 4)).grf == 0, name
+    with pytest.raises(ValueError, match="grf"):
+        clts.bfast_breaks(*_cube(1, M=3, N=40)[::-1], freq=1.0, order=1, device=device,
+                          grf=64, progress=False)

@@ -182,3 +182,51 @@ def test_a_compile_that_times_out_is_its_own_excusable_check():
     vs = {v.row.template: v for v in gate.violations([slow, broken], allow)}
     assert vs["t.cl.mako"].check == "compile_time" and vs["t.cl.mako"].allowed_by
     assert vs["u.cl.mako"].check == "compile" and vs["u.cl.mako"].allowed_by is None
+
+
+def test_gate_workloads_build_bfast_breaks_and_trend_at_their_defaults():
+    """``auto_calls`` (what the gate compiles for ``auto``) runs ``bfast_breaks`` at its default
+    order = 3 (K = 8 regressors) and breaks = 5 on 274 dates, and ``trend_test`` at its
+    defaults: a spill at the defaults users build is seen by the gate."""
+    from clts.runtime import programs
+    from clts.tune import workloads
+    dev = _pocl_device()
+    calls = dict(workloads.auto_calls(dev, np.float32, scale=1 / 32))
+    assert {"bfast_breaks", "trend"} <= {label.split()[0] for label in calls}
+    seen, key = [], programs._key
+
+    def recording(template, params, options=()):
+        seen.append((template, dict(params)))
+        return key(template, params, options)
+    mp = pytest.MonkeyPatch()
+    mp.setattr(programs, "_key", recording)
+    try:
+        for label, fn in calls.items():
+            if label.split()[0] in ("bfast_breaks", "trend"):
+                fn()
+    finally:
+        mp.undo()
+    bp = [p for t, p in seen if t == "bfast/breakpoints.cl.mako"]
+    assert bp and {(p["K"], p["BREAKS"], p["N"]) for p in bp} == {(8, 5, 274)}
+    assert any(t.startswith("trend/") for t, _ in seen)
+
+
+def test_ocloc_alone_gets_the_build_parameters(monkeypatch, tmp_path):
+    """A program's ``grf`` reaches ocloc as Intel's driver gets it, and no other back end."""
+    cmds = []
+
+    def run(cmd, **kw):
+        cmds.append(cmd)
+        return subprocess.CompletedProcess(cmd, 1, "", "error: stop here")
+    monkeypatch.setattr(backends, "_run", run)
+    monkeypatch.setattr(backends, "ocloc", lambda: ("ocloc", ""))
+    src = "__kernel void k(__global float *x) { x[0] = 1.0f; }\n"
+    for params in ({"grf": 256}, {"grf": 0}, {}):
+        backends.compile_source(src, "pvc", tmp_path, params)
+    opts = [c[c.index("-options") + 1] for c in cmds]
+    assert opts == ["-cl-std=CL1.2 -cl-intel-256-GRF-per-thread", "-cl-std=CL1.2",
+                    "-cl-std=CL1.2"]
+    cmds.clear()
+    for target in ("gfx908", "sm_80", "spir64"):
+        backends.compile_source(src, target, tmp_path, {"grf": 256})
+    assert cmds and not any("GRF" in " ".join(c) for c in cmds)

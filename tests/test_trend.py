@@ -181,3 +181,55 @@ def test_tiny_bracket(device):
     e = ref.trend_series(y[0])
     assert close(r.slope[0], e["slope"], 1e-12) and close(r.slope_low[0], e["slope_low"], 1e-12)
     assert close(r.slope_high[0], e["slope_high"], 1e-12)
+
+
+TREND_FIELDS = ("s", "var_s", "z", "p", "tau", "slope", "intercept", "slope_low", "slope_high",
+                "status")
+
+
+@pytest.mark.parametrize("variant", ["original", "seasonal"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_required_subgroup_gives_the_same_bits(device, variant, dtype):
+    """``subgroup=16`` (the Data Center GPU Max profile's: IGC compiles the pair kernel at SIMD16
+    instead of spilling at SIMD32; a no-op where the compiler lacks
+    ``cl_intel_required_subgroup_size``) with the GPU profiles' layout (a series per work-item,
+    scalar pair loop): the bits of the device's own Plan, quickselect (past the sampled
+    bracket's threshold) and heapsort."""
+    if dtype == np.float64 and not device.fp64:
+        pytest.skip("float64 needs cl_khr_fp64")
+    y = batch(np.random.default_rng(21), 140).astype(dtype)
+    kw = dict(period=12) if variant == "seasonal" else {}
+    for median in ("select", "sort"):
+        own = clts.trend_test(y, variant=variant, device=device, median=median, **kw)
+        for sg in (0, 16):
+            r = clts.trend_test(y, variant=variant, device=device, median=median, wg=64,
+                                lanes=1, items=0, subgroup=sg, **kw)
+            for name in TREND_FIELDS:
+                assert np.array_equal(getattr(r, name), getattr(own, name), equal_nan=True), \
+                    (median, sg, name)
+
+
+def test_plan_subgroup_per_device(device):
+    """Only the Data Center GPU Max profile requires SIMD16 of mk_pairs; the attribute is
+    rendered only then (CPU sources unchanged); a bad value names ``subgroup``."""
+    import logging
+
+    from clts.runtime import emulation, usable
+    from clts.runtime.programs import render
+    from clts.trend.plan import Problem, make_plan
+    if device.type == "cpu":
+        assert make_plan(device, Problem(100, 1)).subgroup == 0
+    with pytest.raises(ValueError, match="subgroup"):
+        clts.trend_test(np.arange(10.0)[None], device=device, subgroup=12)
+    params = dict(real="double", median="select", lanes=1, sample=2048)
+    assert "intel_reqd" not in render("trend/pairs.cl.mako", dict(params, subgroup=0))
+    assert "intel_reqd_sub_group_size(16)" in render("trend/pairs.cl.mako",
+                                                     dict(params, subgroup=16))
+    hits = [i for i in usable() if "portable computing" in i.platform.lower()]
+    if not hits:
+        return
+    logging.getLogger("clts.profiles").setLevel(logging.ERROR)
+    for name in ("a100", "h100", "mi100", "mi210", "intel-arc-a770", "intel-iris-xe",
+                 "intel-max-1550"):
+        plan = make_plan(emulation.emulate(name, hits[0]), Problem(100, 1))
+        assert plan.subgroup == (16 if name == "intel-max-1550" else 0), name

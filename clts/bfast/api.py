@@ -596,5 +596,6 @@ def _history_starts(dev, flat, n, t, dates, history, X, nodata):
     hist = flat[:n].astype(np.float64 if dev.fp64 else np.float32)
     if nodata is not None:
         hist[flat[:n] == nodata] = np.nan
-    hs = history_starts(dev, make_bp_plan(dev, BreakpointsProblem(n)), hist, X[:n], hist.dtype)
+    plan = make_bp_plan(dev, BreakpointsProblem(n, X.shape[1], hist.dtype.itemsize))
+    hs = history_starts(dev, plan, hist, X[:n], hist.dtype)
     return np.where(hs < 0, N, hs).astype(np.int32)

@@ -89,8 +89,15 @@ def _run(dev, plan, flat, X, h, BREAKS, dtype, out, progress, max_items):
     mf = cl.mem_flags
     Xd = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(X, dtype))
     hsd = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=segment_table(h, N))
-    prg = dev.program("bfast/breakpoints.cl.mako", real="double" if dtype == np.float64
-                      else "float", lanes=W, interleave=G, K=K, N=N, BREAKS=BREAKS)
+    spec = dict(real="double" if dtype == np.float64 else "float", lanes=W, interleave=G, K=K,
+                N=N, BREAKS=BREAKS, subgroup=plan.subgroup)
+    tpl = "bfast/breakpoints.cl.mako"
+    if plan.grf:    # the Plan's register file for the rotation state only: the programme,
+        # reading the triangle, keeps the driver's (twice the hardware threads)
+        prg_rss = dev.program(tpl, kernels="bp_rss", grf=plan.grf, **spec)
+        prg = dev.program(tpl, kernels="bp_dp", **spec)
+    else:
+        prg_rss = prg = dev.program(tpl, kernels="all", **spec)
     cmax = max(b - a for a, b in chunks)
     cpad = round_up(cmax, G)
 
@@ -119,7 +126,7 @@ def _run(dev, plan, flat, X, h, BREAKS, dtype, out, progress, max_items):
         yd = inputs.pop(slot).data
         od = [io.out(slot, k, out[k][..., a:b]).data for k in keys]
         device_wait(dev, wait_for)
-        launch(dev, prg.kernel("bp_rss"), (round_up(mp // W, plan.wg), N), (plan.wg, 1),
+        launch(dev, prg_rss.kernel("bp_rss"), (round_up(mp // W, plan.wg), N), (plan.wg, 1),
                yd, np.int32(mp), Xd, hsd, tri)
         ek = launch(dev, prg.kernel("bp_dp"), round_up(m, plan.dp_wg), plan.dp_wg, yd,
                     np.int32(mp), np.int32(m), hsd, tri, cost, arg, vidx, *od)

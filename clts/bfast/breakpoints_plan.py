@@ -8,25 +8,43 @@ Two kernels (``templates/bfast/breakpoints.cl.mako``):
 The triangle (N (N + 1) / 2 values a pixel) is stored with ``interleave`` pixels innermost: the
 lanes of one vector store on a CPU (interleave = lanes), a coalesced row of a warp / wavefront
 on a GPU (interleave = 64). ``chunk_bytes`` caps a chunk's triangle + scratch (0: only the
-device limits): the triangle of 300 dates is 361 KB a pixel in float64.
+device limits): the triangle of 300 dates is 361 KB a pixel in float64. ``subgroup`` (0: the
+compiler picks) is the sub-group size ``bp_rss`` requires on Intel GPUs: IGC picks SIMD32 on the
+Data Center GPU Max and spills the float64 rotation state at 128 GRF; at SIMD16 it holds twice
+the registers a work-item (``bp_dp`` too: IGC's SIMD32 spills it from breaks = 5 on).
+``grf`` (0: the driver's default) is the register file per hardware thread ``bp_rss``'s program
+asks of Intel GPUs (``-cl-intel-256-GRF-per-thread``, ``clts.runtime.programs.driver_options``;
+``bp_dp`` comes from a build without it), taken only for the regressor counts whose rotation
+state spills at SIMD16 with 128 GRF (``LARGE_GRF_FROM``); large GRF halves the hardware threads
+per XVE (occupancy 50 % at most).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..runtime.plans import LANE_WIDTHS, PlanBase, PlanValueError, read_tunables, validated
+from ..runtime.plans import (GRF_MODES, LANE_WIDTHS, SUBGROUPS, PlanBase, PlanValueError,
+                             read_tunables, validated)
 
 KEYS = {"lanes": "bfast.breakpoints.lanes", "wg": "bfast.breakpoints.wg",
         "interleave": "bfast.breakpoints.interleave", "dp_wg": "bfast.breakpoints.dp_wg",
-        "chunk_bytes": "bfast.breakpoints.chunk_bytes"}
+        "chunk_bytes": "bfast.breakpoints.chunk_bytes",
+        "subgroup": "bfast.breakpoints.subgroup", "grf": "bfast.breakpoints.grf"}
+#: itemsize -> the fewest regressors K whose ``bp_rss`` spills at SIMD16 with 128 GRF, where a
+#: profile's ``grf`` is taken: IGC (ocloc pvc, lanes = 1, any N) spills 896 / 2,304 / 3,840 /
+#: 7,296 B at K = 8 / 9 / 10 / 12 in float64, none at K <= 7 nor at K <= 12 with 256 GRF
+#: (3,072 B at K = 14, against 11,264); float32 1,536 B at K = 13, none below (IGC's first try
+#: spills at K = 9 and 10, its retry does not) nor at K <= 18 with 256 GRF
+LARGE_GRF_FROM = {8: 8, 4: 13}
 
 
 @dataclass(frozen=True)
 class Problem:
-    """The data shape of one call: ``length`` dates per pixel (the Plan depends on the device
-    only today; the shape is there for the one ``make_plan`` protocol)."""
+    """The data shape of one call: ``length`` dates per pixel, ``regressors`` K and the device
+    real's ``itemsize`` (which decide the registers of the rotation state)."""
 
     length: int
+    regressors: int = 0
+    itemsize: int = 8
 
 
 @dataclass(frozen=True)
@@ -36,6 +54,8 @@ class BreakpointsPlan(PlanBase):
     interleave: int
     dp_wg: int
     chunk_bytes: int
+    subgroup: int = 0
+    grf: int = 0
 
     def validate(self, dev=None):
         """Raise ``PlanValueError`` (a ValueError naming the field) for a bad value."""
@@ -55,13 +75,20 @@ class BreakpointsPlan(PlanBase):
         if isinstance(cb, bool) or not isinstance(cb, int) or cb < 0:
             raise PlanValueError("chunk_bytes", f"must be a non-negative integer (0: no cap), "
                                                 f"got {cb!r}")
+        if isinstance(self.subgroup, bool) or self.subgroup not in SUBGROUPS:
+            raise PlanValueError("subgroup", f"must be one of {SUBGROUPS}, got {self.subgroup!r}")
+        if isinstance(self.grf, bool) or self.grf not in GRF_MODES:
+            raise PlanValueError("grf", f"must be one of {GRF_MODES}, got {self.grf!r}")
         return self
 
 
 def make_plan(device, problem: Problem, **overrides) -> BreakpointsPlan:
     """Plan from ``device.profile`` (section ``bfast.breakpoints``) for ``problem``; keywords
-    override."""
+    override. The profile's ``grf`` is kept only where ``LARGE_GRF_FROM`` says the problem's
+    rotation state spills without it (a forced one always)."""
     t = read_tunables(device, KEYS, overrides)
+    if "grf" not in t.forced and problem.regressors < LARGE_GRF_FROM.get(problem.itemsize, 0):
+        t.values["grf"] = 0
     return validated(BreakpointsPlan(**t.values), device, KEYS, t.forced)
 
 

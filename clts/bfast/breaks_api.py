@@ -110,7 +110,7 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
         are small against the RSS).
     device, plan, progress, **plan_overrides
         As :func:`clts.bfast_monitor`; overrides ``lanes``, ``wg``, ``interleave``, ``dp_wg``,
-        ``chunk_bytes``.
+        ``chunk_bytes``, ``subgroup``, ``grf`` (profile keys ``bfast.breakpoints.*``).
 
     Returns
     -------
@@ -159,15 +159,15 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
         raise TypeError(f"dtype must be float32 or float64, got {dtype}")
     dev = get_device(device)
     dev.require_dtype(dtype)
+    center, scale = trend_scaling(t, N)
+    X = design_matrix(t, order, freq, trend, center, scale)
+    K = X.shape[1]
     if plan is None:
-        plan = make_plan(dev, Problem(N), **plan_overrides)
+        plan = make_plan(dev, Problem(N, K, dtype.itemsize), **plan_overrides)
     elif not isinstance(plan, BreakpointsPlan):
         raise TypeError("plan must be a clts.bfast.BreakpointsPlan")
     else:
         plan.validate(dev)
-    center, scale = trend_scaling(t, N)
-    X = design_matrix(t, order, freq, trend, center, scale)
-    K = X.shape[1]
     M = int(np.prod(pix_shape, dtype=np.int64))
     flat = y.reshape(N, M)
     if flat.dtype != dtype:

@@ -28,6 +28,13 @@ LOCAL_MEM_RESERVE = 1024
 UNROLL_MAX = 64
 #: lane widths of the OpenCL vector types (realN)
 LANE_WIDTHS = (1, 2, 4, 8, 16)
+#: sub-group sizes a kernel may require on Intel GPUs (``intel_reqd_sub_group_size``; 0: the
+#: compiler picks)
+SUBGROUPS = (0, 8, 16, 32)
+#: register-file modes a program may ask of Intel GPUs' compiler (GRF registers per hardware
+#: thread, the program parameter ``grf``: ``clts.runtime.programs.driver_options``; 0: the
+#: driver's default)
+GRF_MODES = (0, 128, 256)
 
 
 class _FieldParams:

@@ -14,6 +14,15 @@ drivers, pyopencl's binary cache (``~/.cache/pyopencl``). A build that lasts mor
 kernels"), unless
 the ``progress`` option is off (``CLTS_NO_PROGRESS``); ``clts warmup`` builds the common calls' kernels ahead.
 
+Build options a program needs on one kind of device only are program parameters, not template
+variables (:data:`BUILD_PARAMS`): ``grf``, the register file per hardware thread IGC gives the
+program's kernels on Intel GPUs (128 / 256; 0 or absent: the driver's default), becomes
+``-cl-intel-<grf>-GRF-per-thread`` on Intel's GPU driver only (:func:`driver_options`) and for
+ocloc in the offline compiles (:func:`intel_gpu_options`); every other driver builds the same
+source with the same options. A non-zero one is part of the cache key and is noted in a comment
+at the end of the rendered source (so the offline collector, the disk caches and
+``dump_sources`` tell the builds apart).
+
 The option ``dump_sources=DIR`` (``CLTS_DUMP_SOURCES``) writes every rendered source to ``DIR`` for
 inspection.
 Build logs are shown only when a build fails, or when asked: the ``clts.programs`` logger
@@ -73,14 +82,54 @@ class Program:
     __getattr__ = kernel  # prg.my_kernel
 
 
-def render(template: str, params: dict) -> str:
+#: program parameters that are build options on some devices, not template variables
+BUILD_PARAMS = ("grf",)
+
+
+def _normal(params) -> dict:
+    """``params`` with ``real`` defaulted and a zero / None build parameter dropped (the
+    driver's default: the same program as without it)."""
     params = dict(params)
     params.setdefault("real", "float")
+    for name in BUILD_PARAMS:
+        if not params.get(name):
+            params.pop(name, None)
+    return params
+
+
+def intel_gpu_options(params) -> tuple:
+    """The build options ``params`` ask of Intel's GPU compiler (IGC): the register-file mode
+    ``grf``."""
+    grf = params.get("grf")
+    return (f"-cl-intel-{int(grf)}-GRF-per-thread",) if grf else ()
+
+
+def _intel_gpu(info) -> bool:
+    """Whether the driver that builds for ``info`` is Intel's GPU driver, the compute runtime
+    (platform "Intel(R) OpenCL Graphics" / "... HD Graphics"; not Mesa's rusticl on an Intel
+    GPU, nor an emulated device, built by its real CPU driver)."""
+    return info.type == "gpu" and not info.emulates and "intel" in info.platform.lower()
+
+
+def driver_options(device, params) -> tuple:
+    """The build options of ``params``' build parameters for ``device``'s driver: Intel's GPU
+    driver gets :func:`intel_gpu_options`, every other driver none."""
+    return intel_gpu_options(params) if _intel_gpu(device.info) else ()
+
+
+def render(template: str, params: dict) -> str:
+    params = _normal(params)
     if params["real"] not in ("float", "double"):
         raise ValueError(f"template parameter real must be 'float' or 'double', "
                          f"not {params['real']!r}")
     stats["renders"] += 1
-    return _template_lookup().get_template(template).render(**params)
+    source = _template_lookup().get_template(template).render(
+        **{k: v for k, v in params.items() if k not in BUILD_PARAMS})
+    notes = [f"{k}={params[k]}" for k in BUILD_PARAMS if k in params]
+    if notes:
+        source += (f"// build parameters {', '.join(notes)}: "
+                   f"{' '.join(intel_gpu_options(params))} on Intel GPUs\n")
+    return source
 
 
 def _template_lookup():
@@ -137,8 +186,7 @@ def build_program(device, template: str, params: dict, options=()) -> Program:
     """Render and build ``template`` for ``device``; cached per (device, template, parameters,
     options), looked up before anything is rendered. Safe to call from several threads: a
     program is built once, the other callers wait for it."""
-    params = dict(params)
-    params.setdefault("real", "float")
+    params = _normal(params)
     if params["real"] == "double" and not device.fp64:
         raise DeviceError(f"device {device} lacks cl_khr_fp64 (double precision), needed by "
                           f"{template}; use float32 data")
@@ -175,8 +223,7 @@ def build_threads(device) -> int:
 
 
 def _key(template, params, options=()):
-    params = dict(params)
-    params.setdefault("real", "float")
+    params = _normal(params)
     return template, repr(sorted(params.items())), tuple(options)
 
 
@@ -251,13 +298,15 @@ def _build(device, template, params, options) -> Program:
     try:
         with warnings.catch_warnings():  # drivers' informational build output is not news
             warnings.simplefilter("ignore", cl.CompilerWarning)
-            built = cl.Program(device.context, source).build(options=list(options))
+            built = cl.Program(device.context, source).build(
+                options=list(options) + list(driver_options(device, params)))
     except cl.RuntimeError as exc:
         driver_log = str(exc)  # pyopencl puts the driver's build log in the message
         shown = ", ".join(f"{k}={v!r}" for k, v in sorted(params.items()))
         raise KernelBuildError(
             f"building {template} for {device} failed\nparameters: {shown}\n"
-            f"options: {' '.join(options) or '(none)'}\n--- driver log ---\n{driver_log.strip()}\n"
+            f"options: {' '.join(options + driver_options(device, params)) or '(none)'}\n"
+            f"--- driver log ---\n{driver_log.strip()}\n"
             f"--- rendered source ---\n{_source_excerpt(source, driver_log)}",
             template=template, params=params, log=driver_log, source=source) from None
     finally:

@@ -115,9 +115,11 @@ def trend_test(y, *, variant="original", period=None, alpha=0.05, lag=None, conf
     time_axis : int, optional
         The time axis (default the last for numpy arrays).
     **plan_overrides
-        Force the tunables ``wg``, ``lanes``, ``items``, ``median``, ``chunk_bytes`` (profile
-        keys ``trend.pairs.wg``, ``trend.pairs.lanes``, ``trend.pairs.items``,
-        ``trend.sen.median``: "select" | "sort", ``trend.chunk_bytes``).
+        Force the tunables ``wg``, ``lanes``, ``items``, ``median``, ``chunk_bytes``,
+        ``subgroup`` (profile keys ``trend.pairs.wg``, ``trend.pairs.lanes``,
+        ``trend.pairs.items``, ``trend.sen.median``: "select" | "sort", ``trend.chunk_bytes``,
+        ``trend.pairs.subgroup``: 0 or the sub-group size the pair kernel requires on Intel
+        GPUs, ignored where the compiler lacks ``cl_intel_required_subgroup_size``).
 
     Returns
     -------
@@ -213,7 +215,7 @@ def _run(dev, plan, y2, variant, alpha, lag, conf_level):
     q = dev.queue
     corrected = variant in ("hamed_rao", "yue_wang")
     pairs = dev.program("trend/pairs.cl.mako", real=real, median=plan.median, lanes=plan.lanes,
-                        sample=plan.sample).kernel("mk_pairs")
+                        sample=plan.sample, subgroup=plan.subgroup).kernel("mk_pairs")
     acf = (dev.program("trend/acf.cl.mako", real=real, ranks=variant == "hamed_rao")
            .kernel("mk_acf") if corrected else None)
     zq_ci = rt(norm.ppf(1 - (1 - conf_level) / 2))

@@ -1,11 +1,12 @@
 """The trend-test Plan: the per-series kernels' work-group size, how Sen's median is found
-(quickselect of the needed ranks, or a full heapsort of the slopes) and the chunk size, from
-the device profile (section ``trend``)."""
+(quickselect of the needed ranks, or a full heapsort of the slopes), the chunk size and the
+sub-group size the pair kernel requires on Intel GPUs, from the device profile (section
+``trend``)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..runtime.plans import LANE_WIDTHS, PlanBase, read_tunables
+from ..runtime.plans import LANE_WIDTHS, SUBGROUPS, PlanBase, read_tunables
 
 MEDIANS = ("select", "sort")
 #: slopes sampled (strided) whose quantiles bracket the ranks Sen's median and bounds need
@@ -13,7 +14,7 @@ SAMPLE = 2048
 
 #: name -> profile key (each also a keyword of clts.trend_test)
 TUNABLE_KEYS = {"wg": "trend.pairs.wg", "lanes": "trend.pairs.lanes",
-                "items": "trend.pairs.items",
+                "items": "trend.pairs.items", "subgroup": "trend.pairs.subgroup",
                 "median": "trend.sen.median",
                 "chunk_bytes": "trend.chunk_bytes"}
 
@@ -42,6 +43,8 @@ class Plan(PlanBase):
     period: int           # season stride of the pairs (1: the non-seasonal tests)
     pairs: int            # slopes of a complete series (its scratch row, before the sample)
     sample: int = SAMPLE  # slopes sampled to bracket the ranks Sen's median needs
+    subgroup: int = 0     # sub-group size the pair kernel requires on Intel GPUs (0: the
+                          # compiler picks; IGC picks SIMD32 on pvc and spills float64 there)
 
 
 def n_pairs(N: int, P: int) -> int:
@@ -64,4 +67,6 @@ def make_plan(device, problem: Problem, **overrides) -> Plan:
     items = t.int_in("items", 0)
     median = t.choice("median", MEDIANS)
     chunk = t.int_in("chunk_bytes", 0)
-    return Plan(wg=wg, lanes=lanes, items=items, median=median, chunk_bytes=chunk, period=int(P), pairs=n_pairs(N, P))
+    subgroup = t.int_in("subgroup", choices=SUBGROUPS)
+    return Plan(wg=wg, lanes=lanes, items=items, median=median, chunk_bytes=chunk,
+                period=int(P), pairs=n_pairs(N, P), subgroup=subgroup)

@@ -275,15 +275,19 @@ def _clang(source_path: Path, target: str, out: Path):
     return _run(cmd + [str(source_path), "-o", str(out)])
 
 
-def compile_source(source: str, target: str, workdir: Path) -> tuple[bool, str, list]:
-    """(compiled, the compilers' messages, [KernelUsage]) of ``source`` for ``target``."""
+def compile_source(source: str, target: str, workdir: Path,
+                   params=None) -> tuple[bool, str, list]:
+    """(compiled, the compilers' messages, [KernelUsage]) of ``source`` for ``target``;
+    ``params``: the program's parameters, whose build parameters give ocloc the options Intel's
+    GPU driver gets (``clts.runtime.programs.intel_gpu_options``: ``grf``)."""
     kind = TARGETS[target][0]
     with tempfile.TemporaryDirectory(dir=workdir) as tmp:
         tmp = Path(tmp)
         src = tmp / "kernel.cl"
         src.write_text(source)
         if kind == "ocloc":
-            return _ocloc(src, target, tmp)
+            from ..runtime.programs import intel_gpu_options
+            return _ocloc(src, target, tmp, intel_gpu_options(params or {}))
         out = tmp / "kernel.out"
         p = _clang(src, target, out)
         if p.returncode != 0:
@@ -301,7 +305,7 @@ def compile_source(source: str, target: str, workdir: Path) -> tuple[bool, str, 
                                 for k, v in static_local(asm, target).items()]
 
 
-def _ocloc(src: Path, target: str, tmp: Path):
+def _ocloc(src: Path, target: str, tmp: Path, extra=()):
     tool = ocloc()
     if tool is None:
         return False, "error: ocloc not found (scripts/gpu-toolchain.sh)", []
@@ -310,8 +314,8 @@ def _ocloc(src: Path, target: str, tmp: Path):
     env = options.child_environment(LD_LIBRARY_PATH=libs, IGC_ShaderDumpEnable="1",
                                     IGC_DumpToCustomDir=str(dump))
     p = _run([exe, "compile", "-file", str(src), "-device", target, "-options",
-              "-cl-std=CL1.2", "-output_no_suffix", "-output", str(tmp / "k"),
-              "-out_dir", str(tmp)], env=env, cwd=tmp)
+              " ".join(("-cl-std=CL1.2",) + tuple(extra)), "-output_no_suffix",
+              "-output", str(tmp / "k"), "-out_dir", str(tmp)], env=env, cwd=tmp)
     log = p.stdout + p.stderr
     if p.returncode != 0 or "Build failed" in log:
         return False, log, []

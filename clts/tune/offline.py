@@ -165,7 +165,7 @@ def compile_all(collected: Collected, jobs: int = 2, skip=()) -> list:
     with tempfile.TemporaryDirectory(prefix="clts-offline-") as tmp:
         def one(item):
             source, (template, params, limit), target = item
-            ok, log, kernels = compile_source(source, target, Path(tmp))
+            ok, log, kernels = compile_source(source, target, Path(tmp), params)
             return CompileResult(template, params, target, ok, log, kernels, local_mem=limit,
                                  default=source in collected.defaults, source=source,
                                  devices=tuple(sorted(collected.auto.get(source, ()))))

@@ -13,7 +13,8 @@ TRIDIAG = {"thomas": "thomas", "coalesced": "thomas-coalesced", "unrolled": "tho
            "pcr": "pcr", "flat": "flat"}
 #: the realistic shapes ``auto`` is judged on (ordinary work of each algorithm)
 SHAPES = {"stl": (512, 368), "bfast": (274, 32, 32), "mp": (8192, 128), "mstump": (8, 4096, 64),
-          "tridiag": ((15, 65536), (115, 8192), (10000, 32)), "ocean": 2 ** 16}
+          "tridiag": ((15, 65536), (115, 8192), (10000, 32)), "ocean": 2 ** 16,
+          "breaks": (274, 8, 32), "trend": (512, 368)}
 
 
 def selection() -> list[str]:
@@ -197,4 +198,15 @@ def auto_calls(dev, dt, scale: float = 1.0):
     inp = scaled_inputs(grid_shape(max(64, int(SHAPES["ocean"] * scale))))
     superbee, tke = _ocean(dev, inp, dt)
     out += [("superbee auto 2^16", superbee), ("tke auto 2^16", tke)]
+    # bfast_breaks and trend_test with their own defaults (order=3: K = 8 regressors,
+    # breaks=5), only the precision set: what a user's first call builds
+    rng2 = np.random.default_rng(6)
+    N, h, w = SHAPES["breaks"]
+    bcube = cube[:N, :h, :s(w)].copy()
+    out.append((f"bfast_breaks auto {bcube.shape}", lambda: clts.bfast_breaks(
+        bcube, tb[:N], dtype=dt, device=dev, progress=False)))
+    nser, n = SHAPES["trend"]
+    ty = (0.01 * np.arange(n) + rng2.normal(size=(s(nser), n))).astype(dt)
+    ty[0, 3:7] = np.nan
+    out.append((f"trend auto {ty.shape}", lambda: clts.trend_test(ty, device=dev)))
     return select(out)

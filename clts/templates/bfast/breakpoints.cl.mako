@@ -10,7 +10,12 @@
 ##   the m-break RSS (segments summed in order, as R) and the breakpoints (date indices).
 ## Triangle layout: pixel blocks of interleave (interleave a multiple of lanes) interleaved innermost:
 ##   tri[((p / interleave) * T + tri_index(tau, t)) * interleave + p % interleave], T = N (N + 1) / 2.
-## Variables: real, lanes, interleave, K, N, BREAKS.
+## subgroup: the sub-group size both kernels require on Intel GPUs (0: the compiler picks; IGC
+##   picks SIMD32 on pvc and spills the float64 rotation state of bp_rss at 128 GRF, and bp_dp's
+##   state from BREAKS = 5 on).
+## kernels: "all", or the one kernel of the program ("bp_rss" / "bp_dp": the Plan's large GRF
+##   builds bp_rss alone, bp_dp from a program without it).
+## Variables: real, lanes, interleave, K, N, BREAKS, subgroup, kernels.
 <%include file="/common/real.cl.mako"/>
 <%
     V = "real" if lanes == 1 else "real%d" % lanes
@@ -31,6 +36,12 @@ typedef ${V} V;
 #define TRI_OFF(tau) ((long)(tau) * ${N} - ((long)(tau) * ((tau) - 1)) / 2)
 #define TRI_AT(p, idx) ((((long)(p) / ${interleave}) * ${T} + (idx)) * ${interleave} + (p) % ${interleave})
 
+% if kernels in ("all", "bp_rss"):
+% if subgroup:
+#ifdef cl_intel_required_subgroup_size
+__attribute__((intel_reqd_sub_group_size(${subgroup})))
+#endif
+% endif
 __kernel void bp_rss(__global const real* restrict y, const int Mp,
                      __global const real* restrict X, __global const int* restrict hs,
                      __global real* restrict tri)
@@ -113,7 +124,14 @@ __kernel void bp_rss(__global const real* restrict y, const int Mp,
         VSTORE(rss, tri + TRI_AT(p0, base + t));
     }
 }
+% endif
 
+% if kernels in ("all", "bp_dp"):
+% if subgroup:
+#ifdef cl_intel_required_subgroup_size
+__attribute__((intel_reqd_sub_group_size(${subgroup})))
+#endif
+% endif
 __kernel void bp_dp(__global const real* restrict y, const int Mp, const int Mreal,
                     __global const int* restrict hs, __global const real* restrict tri,
                     __global real* restrict cost, __global int* restrict arg,
@@ -204,3 +222,4 @@ __kernel void bp_dp(__global const real* restrict y, const int Mp, const int Mre
 #undef COST
 #undef ARG
 }
+% endif

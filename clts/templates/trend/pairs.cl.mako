@@ -10,6 +10,8 @@
 ## median="sort": a heapsort of all slopes.
 ## stats per series (long): S, sum n_r (n_r - 1) (2 n_r + 5), tie sum, sum n_r (n_r - 1), n_valid
 ## sen per series (real): median slope, lower, upper bound of its confidence interval.
+## subgroup: the sub-group size mk_pairs requires on Intel GPUs (0: the compiler picks; IGC
+## picks SIMD32 on pvc and spills the float64 quickselect's state at 128 GRF, none at SIMD16).
 <%include file="/common/real.cl.mako"/>
 <%
     mask = "long" if real == "double" else "int"
@@ -225,6 +227,11 @@ void one_series(global const real* yr, const int N, const int P, const long M, c
 
 // work-item g takes series g, g + G, ... (G work-items): its scratch row (M + SAMPLE slopes)
 // is re-used by each of them and stays in the core's cache on CPUs
+% if subgroup:
+#ifdef cl_intel_required_subgroup_size
+__attribute__((intel_reqd_sub_group_size(${subgroup})))
+#endif
+% endif
 kernel void mk_pairs(global const real* y, const int N, const int P, const int B, const long M,
                      const real zq, global long* stats, global real* sen,
                      global real* scratch) {

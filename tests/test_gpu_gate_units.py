@@ -3,6 +3,7 @@ parsers, the coalescing tracer on pocl, the gate's verdicts and allow-list, the 
 (the gate itself: tests/test_gpu_resources.py; scripts/gpu-check.sh: tests/test_gpu_check.py)."""
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import numpy as np

@@ -591,11 +591,10 @@ def _history_starts(dev, flat, n, t, dates, history, X, nodata):
                              "start_monitor")
         return np.full(M, i0, np.int32)
     from .breakpoints import history_starts
-    from .breakpoints_plan import Problem as BreakpointsProblem
-    from .breakpoints_plan import make_plan as make_bp_plan
+    from .breakpoints_plan import Problem as BreakpointsProblem, make_plan as make_bp_plan
     hist = flat[:n].astype(np.float64 if dev.fp64 else np.float32)
     if nodata is not None:
         hist[flat[:n] == nodata] = np.nan
-    plan = make_bp_plan(dev, BreakpointsProblem(n, X.shape[1], hist.dtype.itemsize))
-    hs = history_starts(dev, plan, hist, X[:n], hist.dtype)
+    hs = history_starts(dev, make_bp_plan(dev, BreakpointsProblem(n, X.shape[1], hist.itemsize)),
+                        hist, X[:n], hist.dtype)
     return np.where(hs < 0, N, hs).astype(np.int32)

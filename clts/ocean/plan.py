@@ -8,7 +8,7 @@ Profile section ``ocean`` (every key has a default in ``clts/devices/generic-*.y
         version: fused                  # what version="auto" runs: fused | tiled
         fused: {lanes: 8, wg: 0}        # cells per work-item (realN lanes), work-group (0: driver)
         tiled: {tile_z: 8, tile_y: 4, tile_x: 2}   # cells per work-group over (z, y, x)
-      tke: {lanes: 8, wg: 0, advection: stored, stream: 1, subgroup: 0}  # advection: inline | stored
+      tke: {lanes: 8, wg: 0, advection: stored, stream: 1, subgroup: 0, tile: 0}  # advection: inline | stored
       transfer: copy                    # numpy arrays: copy (upload / download) | host_ptr
 
 ``lanes``: consecutive cells of the flattened grid per work-item as one realN vector (pocl
@@ -25,6 +25,14 @@ occupancy; stored, 89 and 63 (25 % and 40 %), and the Superbee kernel 84 / 84; f
 compiler knows ``intel_reqd_sub_group_size`` (Intel GPUs). IGC compiles the float64 step at SIMD32
 and spills it at 128 GRF on Data Center GPU Max (640 B stored, 11,648 B inline advection); at
 SIMD16 neither spills (offline compile, pvc), so that profile requires 16.
+``tile`` (generic GPU profile 1, CPUs 0): the TKE kernels stage the time-level arrays through a
+local-memory tile per work-group (codegen.Tile): the group reads the T x wg consecutive values
+of its cells with T coalesced loads per work-item and each work-item takes its levels from
+local memory; ``tke_step`` writes tke and dtke back the same way. Unstaged, adjacent
+work-items read one level T values apart (6-7 segments of 128 bytes per float64 warp access
+where 2 do). Only with ``lanes`` 1 and a fixed ``wg``, and where the tile fits the device's
+local memory (``tile_bytes``); a profile's 1 is dropped where it does not apply, a forced 1 is
+an error there.
 ``stream``: the TKE kernels write their outputs (systems, results) with non-temporal stores
 where the address is aligned to the vector (no read for ownership of the written lines).
 ``host_ptr`` wraps numpy inputs and outputs in buffers over their own memory
@@ -35,7 +43,7 @@ Every key is also a keyword of :func:`clts.ocean.superbee_fluxes` / :func:`clts.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..runtime.plans import LANE_WIDTHS, PlanBase, PlanValueError, read_tunables, validated
 
@@ -49,7 +57,8 @@ TILE_KEYS = ("tile_z", "tile_y", "tile_x")
 SUPERBEE_KEYS = {"lanes": "ocean.superbee.fused.lanes", "wg": "ocean.superbee.fused.wg",
                  **{k: f"ocean.superbee.tiled.{k}" for k in TILE_KEYS},
                  "transfer": "ocean.transfer"}
-TKE_KEYS = {**{k: f"ocean.tke.{k}" for k in ("lanes", "wg", "advection", "stream", "subgroup")},
+TKE_KEYS = {**{k: f"ocean.tke.{k}" for k in ("lanes", "wg", "advection", "stream", "subgroup",
+                                              "tile")},
             "transfer": "ocean.transfer"}
 
 
@@ -69,9 +78,11 @@ def _check_lanes_wg(plan, dev):
 
 @dataclass(frozen=True)
 class Problem:
-    """What one call's Plans depend on beyond the device: the bytes of a value (4 or 8)."""
+    """What one call's Plans depend on beyond the device: the bytes of a value (4 or 8) and
+    the time levels of the TKE arrays (the last axis, T)."""
 
     itemsize: int = 8
+    levels: int = 3
 
 
 @dataclass(frozen=True)
@@ -115,8 +126,10 @@ class TkePlan(PlanBase):
     solver: tuple
     #: the sub-group size the step kernel requires on Intel GPUs (0: the compiler picks)
     subgroup: int = 0
+    #: 1: the time-level arrays staged through a local-memory tile of wg cells (lanes 1)
+    tile: int = 0
 
-    def validate(self, dev, itemsize: int = 8):
+    def validate(self, dev, itemsize: int = 8, levels: int = 3):
         """Raise ``PlanValueError`` (a ValueError naming the field) for a bad value; the
         Superbee plan is checked too."""
         _check_lanes_wg(self, dev)
@@ -128,6 +141,12 @@ class TkePlan(PlanBase):
         if isinstance(self.subgroup, bool) or self.subgroup not in SUBGROUPS:
             raise PlanValueError("subgroup", f"must be one of {SUBGROUPS}, got "
                                              f"{self.subgroup!r}")
+        if isinstance(self.tile, bool) or self.tile not in (0, 1):
+            raise PlanValueError("tile", f"must be 0 or 1, got {self.tile!r}")
+        if self.tile:
+            why = tile_unfit(dev, self, itemsize, levels)
+            if why:
+                raise PlanValueError("tile", why)
         if not isinstance(self.superbee, SuperbeePlan):
             raise TypeError(f"superbee must be a SuperbeePlan, got "
                             f"{type(self.superbee).__name__}")
@@ -140,6 +159,25 @@ def tile_fits(dev, tile_z, tile_y, tile_x, itemsize) -> bool:
     run path and the tuner's constraint both use it."""
     box = (tile_z + 3) * (tile_y + 3) * (tile_x + 3) * 2 * itemsize
     return box + 64 <= dev.local_mem and tile_z * tile_y * tile_x <= dev.max_work_group
+
+
+def tile_bytes(wg: int, levels: int, itemsize: int, advection: str) -> int:
+    """Local memory of the TKE tile per work-group (the step's, the larger of the two)."""
+    from .codegen import step_tile
+    return step_tile(wg, levels, 0, advection).total * itemsize
+
+
+def tile_unfit(dev, plan, itemsize: int, levels: int) -> str:
+    """Why ``plan`` cannot stage through the tile on ``dev`` ('' where it can)."""
+    if plan.lanes != 1:
+        return f"1 needs lanes=1 (one cell per work-item), got lanes={plan.lanes}"
+    if isinstance(plan.wg, bool) or not isinstance(plan.wg, int) or plan.wg < 1:
+        return "1 needs a fixed work-group (wg >= 1), got wg=0 (the driver's)"
+    need = tile_bytes(plan.wg, levels, itemsize, plan.advection)
+    if need > dev.local_mem:
+        return (f"1 needs {need} bytes of local memory per work-group (wg {plan.wg}, "
+                f"{levels} levels), more than the {dev.local_mem} of device {dev}")
+    return ""
 
 
 def make_superbee_plan(device, problem: Problem, **overrides) -> SuperbeePlan:
@@ -164,7 +202,7 @@ def make_superbee_plan(device, problem: Problem, **overrides) -> SuperbeePlan:
 def make_tke_plan(device, problem: Problem, **overrides) -> TkePlan:
     """The TKE plan from ``device.profile`` (section ``ocean``) for ``problem``; keywords
     override it: ``lanes``,
-    ``wg``, ``advection``, ``stream``, ``transfer``, ``superbee=dict(...)`` (the Superbee plan's keywords
+    ``wg``, ``advection``, ``stream``, ``subgroup``, ``tile``, ``transfer``, ``superbee=dict(...)`` (the Superbee plan's keywords
     and ``version``, for ``advection="stored"``), ``solver=dict(...)`` (keywords forced on
     ``clts.solve_tridiagonal``)."""
     dev, itemsize = device, problem.itemsize
@@ -184,4 +222,7 @@ def make_tke_plan(device, problem: Problem, **overrides) -> TkePlan:
     sb = dict(sb)
     sb_plan = make_superbee_plan(dev, problem, **sb)
     plan = TkePlan(superbee=sb_plan, solver=tuple(sorted(solver.items())), **t.values)
-    return validated(plan, dev, TKE_KEYS, t.forced, itemsize=itemsize)
+    if "tile" not in t.forced and plan.tile == 1 and tile_unfit(dev, plan, itemsize,
+                                                                problem.levels):
+        plan = replace(plan, tile=0)          # the profile's tile where it does not apply
+    return validated(plan, dev, TKE_KEYS, t.forced, itemsize=itemsize, levels=problem.levels)

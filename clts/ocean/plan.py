@@ -20,7 +20,8 @@ kernel of ``ocean.superbee.version`` first and reads its three flux arrays (``st
 most this many bytes, else stored, unless ``advection`` is forced. The float64 step with inline
 advection takes 158 registers on sm_80 (ptxas) and 160 VGPRs on gfx908, 12.5 % and 10 %
 occupancy; stored, 89 and 63 (25 % and 40 %), and the Superbee kernel 84 / 84; float32 inline
-114 / 83 (25 % / 30 %).
+114 / 83 (25 % / 30 %). With ``tile`` (below): float64 inline 132 / 125, stored 72 / 63 (37.5 % /
+40 %), float32 inline 90 / 75.
 ``subgroup`` (0: the compiler picks): the sub-group size the TKE step kernel requires where the
 compiler knows ``intel_reqd_sub_group_size`` (Intel GPUs). IGC compiles the float64 step at SIMD32
 and spills it at 128 GRF on Data Center GPU Max (640 B stored, 11,648 B inline advection); at

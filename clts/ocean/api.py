@@ -231,8 +231,10 @@ def superbee_fluxes(q, u, v, w, maskW, dxt, dyt, dzw, cost, cosu, dt, *, device=
     version : ``"auto"`` (the profile's ``ocean.superbee.version``), ``"fused"`` (one
         work-item per cell) or ``"tiled"`` (overlapped 3-D tiles in local memory).
     plan : a :class:`~clts.ocean.plan.SuperbeePlan` to run as is.
-    **plan_overrides : ``wg_z``, ``wg_y``, ``wg_x`` (fused local size), ``tile_z``, ``tile_y``,
-        ``tile_x`` (tiled), ``transfer`` (``"copy"`` | ``"host_ptr"``).
+    **plan_overrides : ``lanes``, ``wg`` (fused: cells per work-item, work-group size),
+        ``tile`` (fused: velocities with time levels staged in local memory; only TKE's stored
+        advection has such velocities), ``tile_z``, ``tile_y``, ``tile_x`` (tiled),
+        ``transfer`` (``"copy"`` | ``"host_ptr"``).
     out : tuple of 3 numpy arrays, optional
         Where to write the fluxes (numpy calls; not overlapping an input): the results of an
         earlier call will do, without the page faults of fresh arrays.
@@ -316,9 +318,15 @@ def superbee_fluxes(q, u, v, w, maskW, dxt, dyt, dzw, cost, cosu, dt, *, device=
 
 def _superbee_spec(plan, real, nz, vel_stride=1, vel_offset=0):
     tile = (plan.tile_x, plan.tile_y, plan.tile_z) if plan.version == "tiled" else (0, 0, 0)
-    return "ocean/superbee.cl.mako", dict(real=real, lanes=plan.lanes, COLS2=int(plan.lanes <= nz),
-                                          tile_x=tile[0], tile_y=tile[1], tile_z=tile[2],
-                                          VS=int(vel_stride), VO=int(vel_offset))
+    return "ocean/superbee.cl.mako", dict(
+        real=real, lanes=plan.lanes, COLS2=int(plan.lanes <= nz), tile_x=tile[0],
+        tile_y=tile[1], tile_z=tile[2], VS=int(vel_stride), VO=int(vel_offset),
+        tile=plan.wg if _velocity_tile(plan, vel_stride) else 0)
+
+
+def _velocity_tile(plan, vel_stride) -> bool:
+    """The fused kernel stages [x, y, z, T] velocities through the tile (ocean.superbee.fused.tile)."""
+    return bool(plan.tile) and plan.version == "fused" and vel_stride > 1
 
 
 def run_superbee(dev, plan, dtype, arrs, outs, shape, dt, vel_stride=1, vel_offset=0):

@@ -259,6 +259,15 @@ def systems_tile(WG: int, T: int, TAU: int) -> Tile:
     return Tile(WG, T).pick("tke", TAU, "0", {"0": 0})
 
 
+def superbee_tile(WG: int, T: int, TAU: int) -> Tile:
+    """The tile of ``superbee_fused`` on ``[x][y][z][T]`` velocities (``ocean.superbee.fused.tile``,
+    TKE's stored advection): level tau of u, v and w at the group's cells."""
+    t = Tile(WG, T)
+    for arr in ("u", "v", "w"):
+        t.pick(arr, TAU, "0", {"0": 0})
+    return t
+
+
 def step_tile(WG: int, T: int, TAU: int, advection: str) -> Tile:
     """The tile of ``tke_step``: tke and dtke whole (every level is read or copied), and with
     inline advection level tau of the velocities at the cells of the six faces (u at c and

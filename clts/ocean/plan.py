@@ -6,7 +6,7 @@ Profile section ``ocean`` (every key has a default in ``clts/devices/generic-*.y
     ocean:
       superbee:
         version: fused                  # what version="auto" runs: fused | tiled
-        fused: {lanes: 8, wg: 0}        # cells per work-item (realN lanes), work-group (0: driver)
+        fused: {lanes: 8, wg: 0, tile: 0}   # cells per work-item (realN lanes), work-group (0: driver)
         tiled: {tile_z: 8, tile_y: 4, tile_x: 2}   # cells per work-group over (z, y, x)
       tke: {lanes: 8, wg: 0, advection: stored, stream: 1, subgroup: 0, tile: 0}  # advection: inline | stored
       transfer: copy                    # numpy arrays: copy (upload / download) | host_ptr
@@ -33,7 +33,10 @@ local memory; ``tke_step`` writes tke and dtke back the same way. Unstaged, adja
 work-items read one level T values apart (6-7 segments of 128 bytes per float64 warp access
 where 2 do). Only with ``lanes`` 1 and a fixed ``wg``, and where the tile fits the device's
 local memory (``tile_bytes``); a profile's 1 is dropped where it does not apply, a forced 1 is
-an error there.
+an error there. ``superbee.fused.tile`` (the same values) does the same for the velocities the
+Superbee kernel of the stored advection reads at level tau of [x, y, z, T] arrays
+(``codegen.superbee_tile``, ``superbee_tile_bytes``: 4 x wg values); 3-D velocities are never
+staged. Registers of that kernel, float64, sm_80: 84 untiled, 56 tiled (25 % -> 50 %).
 ``stream``: the TKE kernels write their outputs (systems, results) with non-temporal stores
 where the address is aligned to the vector (no read for ownership of the written lines).
 ``host_ptr`` wraps numpy inputs and outputs in buffers over their own memory
@@ -56,6 +59,7 @@ LANES = LANE_WIDTHS
 TILE_KEYS = ("tile_z", "tile_y", "tile_x")
 #: profile key of each Superbee / TKE plan field
 SUPERBEE_KEYS = {"lanes": "ocean.superbee.fused.lanes", "wg": "ocean.superbee.fused.wg",
+                 "tile": "ocean.superbee.fused.tile",
                  **{k: f"ocean.superbee.tiled.{k}" for k in TILE_KEYS},
                  "transfer": "ocean.transfer"}
 TKE_KEYS = {**{k: f"ocean.tke.{k}" for k in ("lanes", "wg", "advection", "stream", "subgroup",
@@ -95,6 +99,9 @@ class SuperbeePlan(PlanBase):
     tile_y: int
     tile_x: int
     transfer: str
+    #: 1: the fused kernel stages level tau of [x, y, z, T] velocities (TKE's stored advection)
+    #: through a local-memory tile of wg cells (lanes 1); 3-D velocities need none
+    tile: int = 0
 
     def validate(self, dev, itemsize: int = 8):
         """Raise ``PlanValueError`` (a ValueError naming the field) for a bad value, and a
@@ -103,6 +110,12 @@ class SuperbeePlan(PlanBase):
             raise PlanValueError("version", f"must be 'auto' or one of {VERSIONS}, not "
                                             f"{self.version!r}")
         _check_lanes_wg(self, dev)
+        if isinstance(self.tile, bool) or self.tile not in (0, 1):
+            raise PlanValueError("tile", f"must be 0 or 1, got {self.tile!r}")
+        if self.tile:
+            why = superbee_tile_unfit(dev, self, itemsize)
+            if why:
+                raise PlanValueError("tile", why)
         for k in TILE_KEYS:
             v = getattr(self, k)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
@@ -181,9 +194,29 @@ def tile_unfit(dev, plan, itemsize: int, levels: int) -> str:
     return ""
 
 
+def superbee_tile_bytes(wg: int, itemsize: int) -> int:
+    """Local memory of the Superbee velocity tile per work-group (independent of T)."""
+    from .codegen import superbee_tile
+    return superbee_tile(wg, 3, 0).total * itemsize
+
+
+def superbee_tile_unfit(dev, plan, itemsize: int) -> str:
+    """Why the Superbee ``plan`` cannot stage its velocities through the tile ('' where it
+    can)."""
+    if plan.lanes != 1:
+        return f"1 needs lanes=1 (one cell per work-item), got lanes={plan.lanes}"
+    if isinstance(plan.wg, bool) or not isinstance(plan.wg, int) or plan.wg < 1:
+        return "1 needs a fixed work-group (wg >= 1), got wg=0 (the driver's)"
+    need = superbee_tile_bytes(plan.wg, itemsize)
+    if need > dev.local_mem:
+        return (f"1 needs {need} bytes of local memory per work-group (wg {plan.wg}), more "
+                f"than the {dev.local_mem} of device {dev}")
+    return ""
+
+
 def make_superbee_plan(device, problem: Problem, **overrides) -> SuperbeePlan:
     """The Superbee plan from ``device.profile`` (section ``ocean``) for ``problem``; keywords
-    override it (``version``, ``lanes``, ``wg``, ``tile_z``, ``tile_y``, ``tile_x``,
+    override it (``version``, ``lanes``, ``wg``, ``tile``, ``tile_z``, ``tile_y``, ``tile_x``,
     ``transfer``)."""
     dev, itemsize = device, problem.itemsize
     version = overrides.pop("version", "auto")
@@ -196,8 +229,10 @@ def make_superbee_plan(device, problem: Problem, **overrides) -> SuperbeePlan:
         version = read_tunables(dev, {"version": keys["version"]}, {})["version"]
     elif version not in VERSIONS:
         raise ValueError(f"version must be 'auto' or one of {VERSIONS}, not {version!r}")
-    return validated(SuperbeePlan(version=version, **t.values), dev, keys, t.forced,
-                     itemsize=itemsize)
+    plan = SuperbeePlan(version=version, **t.values)
+    if "tile" not in t.forced and plan.tile == 1 and superbee_tile_unfit(dev, plan, itemsize):
+        plan = replace(plan, tile=0)          # the profile's tile where it does not apply
+    return validated(plan, dev, keys, t.forced, itemsize=itemsize)
 
 
 def make_tke_plan(device, problem: Problem, **overrides) -> TkePlan:

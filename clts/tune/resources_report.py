@@ -58,7 +58,9 @@ def markdown(table, violations, coalescing=None, command="") -> str:
              "work-group and local memory (wg `drv`: the driver picks, modelled as one warp / "
              "wave); segments:",
              "128-byte segments per access of 32 adjacent work-items in the hot loop (1 is "
-             "perfect).", "", "## Headline", "",
+             "perfect; `untraced`: the",
+             "coalescing tracer saw none of the kernel's global accesses, see the Coalescing "
+             "section).", "", "## Headline", "",
              "| target | kernels (auto / forced) | compile errors | spilling auto kernels | "
              "auto below 25 % | worst auto occupancy | failing (not allowed) |",
              "|---|---|---|---|---|---|---|"]

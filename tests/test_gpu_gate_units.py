@@ -113,7 +113,14 @@ __kernel void levels(ARGS)
 }
 __kernel void hidden(ARGS)
 {
-    STORE_ONE(1.0, out + get_global_id(0));         /* through a macro: not seen */
+    STORE_ONE(1.0, out + get_global_id(0));         /* a pointer handed to a macro: not seen */
+}
+#define LEVEL(ptr, c, l) (ptr)[(c) * T + (l)]
+#define SET(ptr, c, v) (ptr)[c] = (v)
+__kernel void in_macros(ARGS)
+{
+    const size_t c = get_global_id(0);
+    SET(out, c, LEVEL(u, c + 0, 1));                  /* accesses inside macro bodies */
 }
 """
 
@@ -122,6 +129,7 @@ def test_tracer_sees_macro_parameter_lists_and_vloads_and_reports_untraced():
     text, sites = coalescing.instrument(MACRO_SRC)
     assert "u[c * T + 2]" in sites and "vload2(u + c * T + 0)" in sites
     assert "__CLTS_ATV(" in text and "STORE_ONE(v, p) { *(p) = (v); }" in text
+    assert "u[((c + 0)) * T + 1]" in sites and "out[c]" in sites    # expanded, then traced
     import pyopencl as cl
     dev = _pocl_device()
     built = cl.Program(dev.context, text).build(options=["-w"])
@@ -129,12 +137,14 @@ def test_tracer_sees_macro_parameter_lists_and_vloads_and_reports_untraced():
     u = cl.Buffer(dev.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
                   hostbuf=np.zeros(items * T))
     out = cl.Buffer(dev.context, cl.mem_flags.READ_WRITE, items * 8)
-    for name, worst_site in (("levels", None), ("hidden", "-")):
+    for name, worst_site in (("levels", None), ("hidden", "-"), ("in_macros", "u")):
         trace = coalescing.run_traced(dev, built, name, len(sites), (items,), (64,),
                                       [u, out, np.int32(T)])
         size, s32, s64, worst, hot = coalescing.summarize(trace, sites)
         if worst_site == "-":     # no site reached: sites 0, never a perfect figure
             assert (hot, worst, s32) == (0, "-", 0.0)
+        elif worst_site == "u":   # the level read through the macros: 6 segments again
+            assert worst.startswith("u[") and s32 == 6.0 and hot == 2
         else:     # 32 lanes 24 B apart: 768 B, 6 segments (the vload2 and the u[] read alike)
             assert s32 == 6.0 and size in (8, 16) and hot == 3
 

@@ -11,10 +11,13 @@ wavefront) fall into some number of 128-byte segments: 1 is a perfectly coalesce
 site (executed more than once per work-item, i.e. in a loop; all sites if none is).
 
 Seen as well: ``vloadN`` / ``vstoreN`` through such a pointer (one access of N elements at
-``p + offset * N``), and parameter lists written as object-like macros (``#define ARGS __global
-const real *q, ...``: their pointers are the kernel's). Not seen: accesses written inside the body
-of a ``#define`` (``#define CP(k) cps[k]``), through a pointer handed to a macro
-(``STORE_STREAM(v, p, T)``) or passed as a plain integer, and sites no traced work-item reaches.
+``p + offset * N``), parameter lists written as object-like macros (``#define ARGS __global
+const real *q, ...``: their pointers are the kernel's), and accesses inside function-like macros
+(``#define LD(p, ptr) (ptr)[p * o_p]``: the calls in function bodies are expanded first, with
+the definition in force there). Not seen: macros defined under ``#if`` / ``#ifdef`` (which
+definition the compiler takes is its own business: ``STORE_STREAM``, ``NT_STORE``, prefetches),
+a pointer handed to a macro that only dereferences it (``*(p) = v``) or passed as a plain
+integer, and sites no traced work-item reaches.
 A launched kernel with no traced access at all is reported with ``sites`` 0 and a ``note``
 (``apply`` marks its gate rows ``untraced``, a check of its own), never as a perfect 0 segments.
 Addresses are pocl's, so the segment counts assume buffers aligned to 128 bytes, as GPU drivers
@@ -98,6 +101,83 @@ def _args(text: str, i: int) -> list:
             a = k + 1
     out.append((a, j))
     return out
+
+
+_PP = re.compile(r"^[ \t]*#[ \t]*(define|undef|if|ifdef|ifndef|endif)\b[ \t]*(\w*)(\()?"
+                 r"((?:[^\n\\]|\\.|\\\n)*)", re.M)
+_ACCESS = re.compile(r"\[|\bv(?:load|store)\d+\s*\(")
+
+
+def _fn_macros(src: str) -> dict:
+    """Function-like macros an access may hide in: {name: [(position, params, body)]}, a
+    ``#undef`` as params None. Left out: macros defined under a preprocessor conditional
+    (``#if``: what the compiler picks is its business), with ``#`` / ``##`` in the body, and
+    those whose body reaches no ``[`` or ``vloadN`` / ``vstoreN`` (directly or through another
+    such macro)."""
+    table, cond, depth = {}, set(), 0
+    for m in _PP.finditer(src):
+        kind, name = m.group(1), m.group(2)
+        if kind in ("if", "ifdef", "ifndef"):
+            depth += 1
+        elif kind == "endif":
+            depth = max(0, depth - 1)
+        elif kind == "undef":
+            table.setdefault(name, []).append((m.start(), None, ""))
+        elif m.group(3):             # function-like: NAME(params) body
+            rest = m.group(4)
+            close = rest.find(")")
+            params = [a.strip() for a in rest[:close].split(",") if a.strip()]
+            body = rest[close + 1:].replace("\\\n", " ")
+            if depth or "#" in body:
+                cond.add(name)
+            table.setdefault(name, []).append((m.start(), params, body))
+    ok = {n for n, ds in table.items() if n not in cond
+          and any(p is not None and _ACCESS.search(b) for _, p, b in ds)}
+    while True:       # macros expanding into such macros
+        more = {n for n, ds in table.items() if n not in cond and n not in ok and any(
+            p is not None and re.search(r"\b(?:" + "|".join(ok) + r")\s*\(", b)
+            for _, p, b in ds)} if ok else set()
+        if not more:
+            return {n: table[n] for n in ok}
+        ok |= more
+
+
+def _expand_calls(text: str, at: int, macros: dict, depth: int = 0) -> str:
+    """``text`` (found at ``at`` in the source) with the calls of ``macros`` replaced by their
+    bodies (the definition in force there), as the preprocessor would; definitions skipped."""
+    if not macros or depth > 8:
+        return text
+    pat = re.compile(r"\b(" + "|".join(sorted(macros)) + r")\s*\(")
+    spans = [m.span() for m in _PP.finditer(text)]
+    out, i = [], 0
+    for m in pat.finditer(text):
+        if m.start() < i or any(a <= m.start() < b for a, b in spans):
+            continue
+        defs = [d for d in macros[m.group(1)] if d[0] < at + m.start()]
+        if not defs or defs[-1][1] is None:
+            continue
+        _, params, body = defs[-1]
+        try:
+            args = [text[a:b].strip() for a, b in _args(text, m.end() - 1)]
+        except ValueError:
+            continue
+        if len(args) != len(params) and not (params == [] and args == [""]):
+            continue
+        if params:          # all parameters at once (an argument may spell another's name);
+            # a plain name or number goes in bare, so that (p)[i] becomes p[i], an access
+            # naming its pointer; any other argument in parentheses
+            val = {prm: arg if re.fullmatch(r"[\w.]+", arg) else f"({arg})"
+                   for prm, arg in zip(params, args)}
+            alt = "|".join(re.escape(prm) for prm in params)
+            body = re.sub(r"(?<![\w\])])\(\s*(" + alt + r")\s*\)|\b(" + alt + r")\b",
+                          lambda q: (f"({val[q.group(1)]})" if q.group(1) and
+                                     not re.fullmatch(r"[\w.]+", val[q.group(1)]) else
+                                     val[q.group(1) or q.group(2)]), body)
+        out.append(text[i:m.start()])
+        out.append(_expand_calls(body, at + m.start(), macros, depth + 1))
+        i = _match(text, m.end() - 1, "(", ")") + 1
+    out.append(text[i:])
+    return "".join(out)
 
 
 def _rewrite_vec(text: str, names: set, sites: list) -> str:
@@ -201,6 +281,7 @@ def instrument(src: str) -> tuple[str, list]:
     fns = _functions(src)
     obj = _defines(src)[0]
     params_of = {f.name: _expand(src[slice(*f.params)], obj) for f in fns}
+    macros = _fn_macros(src)
     traced = {f.name for f in fns if not f.kernel and _GLOBAL_PTR.search(params_of[f.name])}
     changed = True
     while changed:          # helpers calling traced helpers need the trace pointer too
@@ -219,6 +300,7 @@ def instrument(src: str) -> tuple[str, list]:
         params, body = src[slice(*f.params)], src[slice(*f.body)]
         names = set(_GLOBAL_PTR.findall(params_of[f.name])) | set(_GLOBAL_PTR.findall(body))
         names.discard("__clts_trace")
+        body = _expand_calls(body, f.body[0], macros)
         new_body = _rewrite(_rewrite_vec(body, names, sites), names, sites)
         if call is not None:
             new_body = call.sub(lambda m: m.group(0) + "__clts_trace, ", new_body)

@@ -98,6 +98,77 @@ def test_instrumented_copy_measures_segments_on_pocl():
     assert coalescing.segments(trace[:, store, 2:].astype(np.int64)[:64], 8, 32) == 2
 
 
+MACRO_SRC = """
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#define ARGS __global const double* restrict u, \\
+    __global double* restrict out, const int T
+#define STORE_ONE(v, p) { *(p) = (v); }
+__kernel void levels(ARGS)
+{
+    const size_t c = get_global_id(0);
+    const double2 pair = vload2(0, u + c * T);      /* time level last: T doubles apart */
+    out[c] = pair.s0 + pair.s1 + u[c * T + 2];
+}
+__kernel void hidden(ARGS)
+{
+    STORE_ONE(1.0, out + get_global_id(0));         /* a pointer handed to a macro: not seen */
+}
+#define LEVEL(ptr, c, l) (ptr)[(c) * T + (l)]
+#define SET(ptr, c, v) (ptr)[c] = (v)
+__kernel void in_macros(ARGS)
+{
+    const size_t c = get_global_id(0);
+    SET(out, c, LEVEL(u, c + 0, 1));                  /* accesses inside macro bodies */
+}
+"""
+
+
+def test_tracer_sees_macro_parameter_lists_and_vloads_and_reports_untraced():
+    text, sites = coalescing.instrument(MACRO_SRC)
+    assert "u[c * T + 2]" in sites and "vload2(u + c * T + 0)" in sites
+    assert "__CLTS_ATV(" in text and "STORE_ONE(v, p) { *(p) = (v); }" in text
+    assert "u[((c + 0)) * T + 1]" in sites and "out[c]" in sites    # expanded, then traced
+    import pyopencl as cl
+    dev = _pocl_device()
+    built = cl.Program(dev.context, text).build(options=["-w"])
+    items, T = 128, 3
+    u = cl.Buffer(dev.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
+                  hostbuf=np.zeros(items * T))
+    out = cl.Buffer(dev.context, cl.mem_flags.READ_WRITE, items * 8)
+    for name, worst_site in (("levels", None), ("hidden", "-"), ("in_macros", "u")):
+        trace = coalescing.run_traced(dev, built, name, len(sites), (items,), (64,),
+                                      [u, out, np.int32(T)])
+        size, s32, s64, worst, hot = coalescing.summarize(trace, sites)
+        if worst_site == "-":     # no site reached: sites 0, never a perfect figure
+            assert (hot, worst, s32) == (0, "-", 0.0)
+        elif worst_site == "u":   # the level read through the macros: 6 segments again
+            assert worst.startswith("u[") and s32 == 6.0 and hot == 2
+        else:     # 32 lanes 24 B apart: 768 B, 6 segments (the vload2 and the u[] read alike)
+            assert s32 == 6.0 and size in (8, 16) and hot == 3
+
+
+def test_untraced_kernels_fail_the_gate_unless_listed():
+    """A kernel auto launched with no traced access: marked by coalescing.apply, its own check."""
+    src_a, src_b = "kernel void a() {}", "kernel void b() {}"
+    ra = _row(kernel="a", target="sm_80", source=src_a)
+    ra.extra["auto_gpus"] = ("a100",)
+    rb = _row(kernel="b", target="sm_80", source=src_b)
+    rb.extra["auto_gpus"] = ("a100",)
+    rc = _row(kernel="c", target="sm_80", source="kernel void c() {}")
+    rc.extra["auto_gpus"] = ("a100",)
+    traced = [coalescing.Coalescing("a100", "t", "a", 0, 0.0, 0.0, "-", 0, source=src_a,
+                                    note="no global access traced"),
+              coalescing.Coalescing("a100", "t", "b", 8, 2.0, 4.0, "b[i]", 3, source=src_b)]
+    coalescing.apply(traced, [ra, rb, rc])
+    assert ra.segments is None and ra.extra["untraced"] == "no global access traced"
+    assert rb.segments == 2.0 and "untraced" not in rb.extra
+    assert "saw no launch" in rc.extra["untraced"]           # launched, never traced
+    vs = gate.violations([ra, rb, rc], [])
+    assert {(v.row.kernel, v.check) for v in vs} == {("a", "untraced"), ("c", "untraced")}
+    allow = [{"kernel": "a", "checks": ["untraced"], "reason": "r" * 12, "argument": "a" * 12}]
+    assert {v.row.kernel for v in gate.violations([ra, rc], allow) if v.allowed_by} == {"a"}
+
+
 def _row(**kw):
     base = dict(template="t.cl.mako", kernel="k", target="gfx908", params={}, auto=True,
                 default=True, regs=40, local_limit=65536, wg=64)

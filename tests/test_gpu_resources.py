@@ -5,7 +5,8 @@ realistic shapes, every forced version, a tuner sample - compiled with the vendo
 ends (ptxas sm_80 / sm_90, LLVM AMDGPU gfx908 / gfx90a, IGC pvc / dg2 / tgllp), and the
 coalescing of ``auto``'s kernels measured from their addresses. Fails on a compile error, local
 memory over the limit, spills or scratch, occupancy below 25 % and more than 4 (float64) / 2
-(float32) 128-byte segments per warp access, unless clts/devices/resources/gpu-allowlist.yaml lists the
+(float32) 128-byte segments per warp access or an auto kernel whose accesses the tracer did
+not see, unless clts/devices/resources/gpu-allowlist.yaml lists the
 kernel with a reason. Runs only with CLTS_GPU_GATE=1 (minutes); needs clang-16 + libclc-16 and
 the back ends of scripts/gpu-toolchain.sh.
 """
@@ -84,6 +85,12 @@ def test_occupancy_at_least_a_quarter(gated):
 def test_coalescing(gated):
     assert gated.coalescing, "no kernel traced"
     assert not _fails(gated, "coalescing"), _fails(gated, "coalescing")
+
+
+def test_every_auto_kernel_traced(gated):
+    """A kernel auto launched whose accesses the tracer did not see has unknown coalescing,
+    not a perfect one (clts.tune.coalescing: what it cannot see)."""
+    assert not _fails(gated, "untraced"), _fails(gated, "untraced")
 
 
 def test_allowlist_has_no_stale_entries(gated):

@@ -231,8 +231,10 @@ def superbee_fluxes(q, u, v, w, maskW, dxt, dyt, dzw, cost, cosu, dt, *, device=
     version : ``"auto"`` (the profile's ``ocean.superbee.version``), ``"fused"`` (one
         work-item per cell) or ``"tiled"`` (overlapped 3-D tiles in local memory).
     plan : a :class:`~clts.ocean.plan.SuperbeePlan` to run as is.
-    **plan_overrides : ``wg_z``, ``wg_y``, ``wg_x`` (fused local size), ``tile_z``, ``tile_y``,
-        ``tile_x`` (tiled), ``transfer`` (``"copy"`` | ``"host_ptr"``).
+    **plan_overrides : ``lanes``, ``wg`` (fused: cells per work-item, work-group size),
+        ``tile`` (fused: velocities with time levels staged in local memory; only TKE's stored
+        advection has such velocities), ``tile_z``, ``tile_y``, ``tile_x`` (tiled),
+        ``transfer`` (``"copy"`` | ``"host_ptr"``).
     out : tuple of 3 numpy arrays, optional
         Where to write the fluxes (numpy calls; not overlapping an input): the results of an
         earlier call will do, without the page faults of fresh arrays.
@@ -316,9 +318,15 @@ def superbee_fluxes(q, u, v, w, maskW, dxt, dyt, dzw, cost, cosu, dt, *, device=
 
 def _superbee_spec(plan, real, nz, vel_stride=1, vel_offset=0):
     tile = (plan.tile_x, plan.tile_y, plan.tile_z) if plan.version == "tiled" else (0, 0, 0)
-    return "ocean/superbee.cl.mako", dict(real=real, lanes=plan.lanes, COLS2=int(plan.lanes <= nz),
-                                          tile_x=tile[0], tile_y=tile[1], tile_z=tile[2],
-                                          VS=int(vel_stride), VO=int(vel_offset))
+    return "ocean/superbee.cl.mako", dict(
+        real=real, lanes=plan.lanes, COLS2=int(plan.lanes <= nz), tile_x=tile[0],
+        tile_y=tile[1], tile_z=tile[2], VS=int(vel_stride), VO=int(vel_offset),
+        tile=plan.wg if _velocity_tile(plan, vel_stride) else 0)
+
+
+def _velocity_tile(plan, vel_stride) -> bool:
+    """The fused kernel stages [x, y, z, T] velocities through the tile (ocean.superbee.fused.tile)."""
+    return bool(plan.tile) and plan.version == "fused" and vel_stride > 1
 
 
 def run_superbee(dev, plan, dtype, arrs, outs, shape, dt, vel_stride=1, vel_offset=0):
@@ -399,7 +407,7 @@ def tke(u, v, w, maskU, maskV, maskW, dxt, dxu, dyt, dyu, dzt, dzw, cost, cosu, 
     dt_tracer, dt_mom, AB_eps, alpha_tke, c_eps, K_h_tke : model constants (defaults: the
         benchmark's).
     plan / **plan_overrides : ``lanes``, ``wg``, ``advection``, ``inline_max_itemsize``, ``stream``,
-        ``subgroup``, ``transfer`` (see clts.ocean.plan) and ``solver=dict(...)``: keywords forced on
+        ``subgroup``, ``tile``, ``transfer`` (see clts.ocean.plan) and ``solver=dict(...)``: keywords forced on
         ``clts.solve_tridiagonal``.
     out : tuple of 3 numpy arrays, optional
         Where to write ``(tke, dtke, tke_surf_corr)`` (numpy calls): the results of an earlier
@@ -455,13 +463,13 @@ def tke(u, v, w, maskU, maskV, maskW, dxt, dxu, dyt, dyu, dzt, dzw, cost, cosu, 
     dtype = _dtype_of("tke", args["tke"])
     on_device = _device_kind(dev, dtype, args["tke"], "tke")
     if plan is None:
-        plan = make_tke_plan(dev, Problem(dtype.itemsize), **plan_overrides)
+        plan = make_tke_plan(dev, Problem(dtype.itemsize, T), **plan_overrides)
     elif plan_overrides:
         raise TypeError("give either plan= or parameters, not both")
     elif not isinstance(plan, TkePlan):
         raise TypeError(f"plan must be a clts.ocean.TkePlan, got {type(plan).__name__}")
     else:
-        plan.validate(dev, dtype.itemsize)
+        plan.validate(dev, dtype.itemsize, T)
 
     want = {n: shape4 for n in ("u", "v", "w", "tke", "dtke")}
     want.update({n: (nx, ny, nz) for n in ("maskU", "maskV", "maskW", "kappaM", "mxl", "forc")})
@@ -545,7 +553,7 @@ def run_tke(dev, plan, dtype, d, outs, dims, levels, cst, solve):
     spec = ("ocean/tke.cl.mako", dict(
         real=real, lanes=plan.lanes, COLS2=int(plan.lanes <= nz), stream=plan.stream, T=T,
         TAU=levels["tau"], TAUP1=levels["taup1"], TAUM1=levels["taum1"],
-        advection=plan.advection, subgroup=plan.subgroup))
+        advection=plan.advection, subgroup=plan.subgroup, tile=plan.wg if plan.tile else 0))
     if not built(dev, *spec):   # a first call: this step's, the solver's, Superbee's at once
         from ..tridiag.programs import plan_specs
         prebuild(dev, [spec] + plan_specs(dev, _solver_plan(dev, nz, nx * ny, dtype,

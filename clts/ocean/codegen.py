@@ -137,3 +137,144 @@ def st4(W: int, T: int, out: str, src: Block, lev_new: int, value: str,
             stmts.append(f"vstore{n}((real{n})({', '.join(vals[m:m + n])}), 0, "
                          f"{out} + c * {T} + {m});")
     return "\n".join(stmts + ["}"])
+
+
+class Tile:
+    """The work-group's local-memory tile of ``[cell][T]`` arrays (``ocean.tke.tile``): a group
+    of ``WG`` work-items, one cell each (cells g0 .. g0+WG-1), reads the T * WG consecutive
+    values of those cells with T coalesced loads per work-item (adjacent work-items at adjacent
+    addresses) into one ``__local`` array, and each work-item takes its cell's levels from
+    there (GPUs: T values apart per work-item in global memory are T times the segments).
+
+    ``full(arr, out)``  every level of ``arr`` (``lev``), written back to ``out`` with level
+                        ``put`` changed and the others copied, T coalesced stores per work-item;
+    ``pick(arr, lev, base, reads)``  level ``lev`` of ``arr`` only, at cells ``g0 + base + j``
+                        clamped into the array (j < WG + extra, ``reads``: the cell offsets the
+                        body reads -> slot, ``val``): every work-item loads every value of its
+                        share (all lanes at once, coalesced) and stores the one of level ``lev``
+                        to its slot, the others to a junk slot of its own at the end of the
+                        array (a select, not a branch: a branch would let the compiler sink the
+                        load into it, back to a strided access of a third of the lanes).
+    The template emits ``load()`` before the group's barrier and ``store()`` after the second.
+    """
+
+    def __init__(self, WG: int, T: int, name: str = "tl"):
+        self.WG, self.T, self.name = WG, T, name
+        self.fulls, self.picks, self.reads = [], [], {}
+        self.size = 0
+
+    def full(self, arr: str, out: str):
+        self.fulls.append((arr, out, self.size))
+        self.size += self.T * self.WG
+        return self
+
+    def pick(self, arr: str, lev: int, base: str, reads: dict):
+        n = self.WG + max(reads.values())
+        self.picks.append((arr, lev, base, n, self.size))
+        for off, slot in reads.items():
+            self.reads[(arr, off)] = (self.size, slot)
+        self.size += n
+        return self
+
+    @property
+    def junk(self) -> int:
+        return self.size
+
+    @property
+    def total(self) -> int:
+        """Values of the ``__local`` array: the parts and, with picks, a junk slot per item."""
+        return self.size + (self.WG if self.picks else 0)
+
+    def _full_of(self, arr):
+        return next(f for f in self.fulls if f[0] == arr)
+
+    def lev(self, arr: str, lev: int) -> str:
+        """Level ``lev`` of the work-item's cell of full tile ``arr``."""
+        return f"{self.name}[{self._full_of(arr)[2]} + lid * {self.T} + {lev}]"
+
+    def put(self, arr: str, lev: int, value: str) -> str:
+        """Set level ``lev`` of the work-item's cell of full tile ``arr`` (stored back later)."""
+        return f"{self.lev(arr, lev)} = {value};"
+
+    def val(self, arr: str, off: str) -> str:
+        """The picked level of ``arr`` at cell ``c + off`` (``off`` one of the pick's reads)."""
+        at, slot = self.reads[(arr, off)]
+        return f"{self.name}[{at} + lid{' + %d' % slot if slot else ''}]"
+
+    def view(self, arr: str) -> "_TileView":
+        """A stand-in for ``Block`` of ``arr`` at the work-item's cell (``decl``, ``lev``)."""
+        return _TileView(self, arr)
+
+    def decl(self) -> str:
+        return f"__local real {self.name}[{self.total}];"
+
+    def load(self) -> str:
+        T, WG, out = self.T, self.WG, []
+        for arr, _, at in self.fulls:
+            for m in range(T):
+                e = f"lid + {m * WG}" if m else "lid"
+                out.append(f"{{ const long at = g0 * {T} + {e}; "
+                           f"if (at < N * {T}) {self.name}[{at} + {e}] = {arr}[at]; }}")
+        magic = -(-(1 << 32) // T)          # e / T = mul_hi(e, ceil(2^32 / T)) for e < 2^32 / T
+        for arr, lev, base, n, at in self.picks:
+            for m in range(-(-n * T // WG)):
+                e = f"lid + {m * WG}" if m else "lid"
+                body = (f"const int e = {e}; const int j = (int)mul_hi((uint)e, {magic}u); "
+                        f"const real val_ = {arr}[clamp(g0 + ({base}) + j, 0L, N - 1) * {T} + "
+                        f"(e - j * {T})]; "
+                        f"{self.name}[e - j * {T} == {lev} ? {at} + j : {self.junk} + lid] = val_;")
+                guard = (m + 1) * WG > n * T
+                out.append("{ " + (f"if ({e} < {n * T}) {{ {body} }}" if guard else body) + " }")
+        return "\n    ".join(out)
+
+    def store(self, stream: bool = False) -> str:
+        T, WG, out = self.T, self.WG, []
+        for _, dst, at in self.fulls:
+            for m in range(T):
+                e = f"lid + {m * WG}" if m else "lid"
+                v = f"{self.name}[{at} + {e}]"
+                st = (f"STORE_STREAM({v}, {dst} + at, real);" if stream else f"{dst}[at] = {v};")
+                out.append(f"{{ const long at = g0 * {T} + {e}; if (at < N * {T}) {st} }}")
+        return "\n    ".join(out)
+
+
+class _TileView:
+    def __init__(self, tile, arr):
+        self.tile, self.arr = tile, arr
+
+    def decl(self) -> str:
+        return ""
+
+    def lev(self, lev: int) -> str:
+        t = self.tile
+        if any(f[0] == self.arr for f in t.fulls):
+            return t.lev(self.arr, lev)
+        if not any(p[0] == self.arr and p[1] == lev for p in t.picks):
+            raise KeyError(f"level {lev} of {self.arr} is not in the tile")
+        return t.val(self.arr, "0")
+
+
+def systems_tile(WG: int, T: int, TAU: int) -> Tile:
+    """The tile of ``tke_systems``: level tau of tke at the group's cells."""
+    return Tile(WG, T).pick("tke", TAU, "0", {"0": 0})
+
+
+def superbee_tile(WG: int, T: int, TAU: int) -> Tile:
+    """The tile of ``superbee_fused`` on ``[x][y][z][T]`` velocities (``ocean.superbee.fused.tile``,
+    TKE's stored advection): level tau of u, v and w at the group's cells."""
+    t = Tile(WG, T)
+    for arr in ("u", "v", "w"):
+        t.pick(arr, TAU, "0", {"0": 0})
+    return t
+
+
+def step_tile(WG: int, T: int, TAU: int, advection: str) -> Tile:
+    """The tile of ``tke_step``: tke and dtke whole (every level is read or copied), and with
+    inline advection level tau of the velocities at the cells of the six faces (u at c and
+    c - sx, v at c and c - nz, w at c - 1 and c)."""
+    t = Tile(WG, T).full("tke", "tke_out").full("dtke", "dtke_out")
+    if advection == "inline":
+        t.pick("u", TAU, "0", {"0": 0}).pick("u", TAU, "-sx", {"-sx": 0})
+        t.pick("v", TAU, "0", {"0": 0}).pick("v", TAU, "-nz", {"-nz": 0})
+        t.pick("w", TAU, "-1", {"-1": 0, "0": 1})
+    return t

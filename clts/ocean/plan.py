@@ -6,9 +6,9 @@ Profile section ``ocean`` (every key has a default in ``clts/devices/generic-*.y
     ocean:
       superbee:
         version: fused                  # what version="auto" runs: fused | tiled
-        fused: {lanes: 8, wg: 0}        # cells per work-item (realN lanes), work-group (0: driver)
+        fused: {lanes: 8, wg: 0, tile: 0}   # cells per work-item (realN lanes), work-group (0: driver)
         tiled: {tile_z: 8, tile_y: 4, tile_x: 2}   # cells per work-group over (z, y, x)
-      tke: {lanes: 8, wg: 0, advection: stored, stream: 1, subgroup: 0}  # advection: inline | stored
+      tke: {lanes: 8, wg: 0, advection: stored, stream: 1, subgroup: 0, tile: 0}  # advection: inline | stored
       transfer: copy                    # numpy arrays: copy (upload / download) | host_ptr
 
 ``lanes``: consecutive cells of the flattened grid per work-item as one realN vector (pocl
@@ -20,11 +20,23 @@ kernel of ``ocean.superbee.version`` first and reads its three flux arrays (``st
 most this many bytes, else stored, unless ``advection`` is forced. The float64 step with inline
 advection takes 158 registers on sm_80 (ptxas) and 160 VGPRs on gfx908, 12.5 % and 10 %
 occupancy; stored, 89 and 63 (25 % and 40 %), and the Superbee kernel 84 / 84; float32 inline
-114 / 83 (25 % / 30 %).
+114 / 83 (25 % / 30 %). With ``tile`` (below): float64 inline 132 / 125, stored 72 / 63 (37.5 % /
+40 %), float32 inline 90 / 75.
 ``subgroup`` (0: the compiler picks): the sub-group size the TKE step kernel requires where the
 compiler knows ``intel_reqd_sub_group_size`` (Intel GPUs). IGC compiles the float64 step at SIMD32
 and spills it at 128 GRF on Data Center GPU Max (640 B stored, 11,648 B inline advection); at
 SIMD16 neither spills (offline compile, pvc), so that profile requires 16.
+``tile`` (generic GPU profile 1, CPUs 0): the TKE kernels stage the time-level arrays through a
+local-memory tile per work-group (codegen.Tile): the group reads the T x wg consecutive values
+of its cells with T coalesced loads per work-item and each work-item takes its levels from
+local memory; ``tke_step`` writes tke and dtke back the same way. Unstaged, adjacent
+work-items read one level T values apart (6-7 segments of 128 bytes per float64 warp access
+where 2 do). Only with ``lanes`` 1 and a fixed ``wg``, and where the tile fits the device's
+local memory (``tile_bytes``); a profile's 1 is dropped where it does not apply, a forced 1 is
+an error there. ``superbee.fused.tile`` (the same values) does the same for the velocities the
+Superbee kernel of the stored advection reads at level tau of [x, y, z, T] arrays
+(``codegen.superbee_tile``, ``superbee_tile_bytes``: 4 x wg values); 3-D velocities are never
+staged. Registers of that kernel, float64, sm_80: 84 untiled, 56 tiled (25 % -> 50 %).
 ``stream``: the TKE kernels write their outputs (systems, results) with non-temporal stores
 where the address is aligned to the vector (no read for ownership of the written lines).
 ``host_ptr`` wraps numpy inputs and outputs in buffers over their own memory
@@ -35,7 +47,7 @@ Every key is also a keyword of :func:`clts.ocean.superbee_fluxes` / :func:`clts.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..runtime.plans import LANE_WIDTHS, PlanBase, PlanValueError, read_tunables, validated
 
@@ -47,9 +59,11 @@ LANES = LANE_WIDTHS
 TILE_KEYS = ("tile_z", "tile_y", "tile_x")
 #: profile key of each Superbee / TKE plan field
 SUPERBEE_KEYS = {"lanes": "ocean.superbee.fused.lanes", "wg": "ocean.superbee.fused.wg",
+                 "tile": "ocean.superbee.fused.tile",
                  **{k: f"ocean.superbee.tiled.{k}" for k in TILE_KEYS},
                  "transfer": "ocean.transfer"}
-TKE_KEYS = {**{k: f"ocean.tke.{k}" for k in ("lanes", "wg", "advection", "stream", "subgroup")},
+TKE_KEYS = {**{k: f"ocean.tke.{k}" for k in ("lanes", "wg", "advection", "stream", "subgroup",
+                                              "tile")},
             "transfer": "ocean.transfer"}
 
 
@@ -69,9 +83,11 @@ def _check_lanes_wg(plan, dev):
 
 @dataclass(frozen=True)
 class Problem:
-    """What one call's Plans depend on beyond the device: the bytes of a value (4 or 8)."""
+    """What one call's Plans depend on beyond the device: the bytes of a value (4 or 8) and
+    the time levels of the TKE arrays (the last axis, T)."""
 
     itemsize: int = 8
+    levels: int = 3
 
 
 @dataclass(frozen=True)
@@ -83,6 +99,9 @@ class SuperbeePlan(PlanBase):
     tile_y: int
     tile_x: int
     transfer: str
+    #: 1: the fused kernel stages level tau of [x, y, z, T] velocities (TKE's stored advection)
+    #: through a local-memory tile of wg cells (lanes 1); 3-D velocities need none
+    tile: int = 0
 
     def validate(self, dev, itemsize: int = 8):
         """Raise ``PlanValueError`` (a ValueError naming the field) for a bad value, and a
@@ -91,6 +110,12 @@ class SuperbeePlan(PlanBase):
             raise PlanValueError("version", f"must be 'auto' or one of {VERSIONS}, not "
                                             f"{self.version!r}")
         _check_lanes_wg(self, dev)
+        if isinstance(self.tile, bool) or self.tile not in (0, 1):
+            raise PlanValueError("tile", f"must be 0 or 1, got {self.tile!r}")
+        if self.tile:
+            why = superbee_tile_unfit(dev, self, itemsize)
+            if why:
+                raise PlanValueError("tile", why)
         for k in TILE_KEYS:
             v = getattr(self, k)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
@@ -115,8 +140,10 @@ class TkePlan(PlanBase):
     solver: tuple
     #: the sub-group size the step kernel requires on Intel GPUs (0: the compiler picks)
     subgroup: int = 0
+    #: 1: the time-level arrays staged through a local-memory tile of wg cells (lanes 1)
+    tile: int = 0
 
-    def validate(self, dev, itemsize: int = 8):
+    def validate(self, dev, itemsize: int = 8, levels: int = 3):
         """Raise ``PlanValueError`` (a ValueError naming the field) for a bad value; the
         Superbee plan is checked too."""
         _check_lanes_wg(self, dev)
@@ -128,6 +155,12 @@ class TkePlan(PlanBase):
         if isinstance(self.subgroup, bool) or self.subgroup not in SUBGROUPS:
             raise PlanValueError("subgroup", f"must be one of {SUBGROUPS}, got "
                                              f"{self.subgroup!r}")
+        if isinstance(self.tile, bool) or self.tile not in (0, 1):
+            raise PlanValueError("tile", f"must be 0 or 1, got {self.tile!r}")
+        if self.tile:
+            why = tile_unfit(dev, self, itemsize, levels)
+            if why:
+                raise PlanValueError("tile", why)
         if not isinstance(self.superbee, SuperbeePlan):
             raise TypeError(f"superbee must be a SuperbeePlan, got "
                             f"{type(self.superbee).__name__}")
@@ -142,9 +175,48 @@ def tile_fits(dev, tile_z, tile_y, tile_x, itemsize) -> bool:
     return box + 64 <= dev.local_mem and tile_z * tile_y * tile_x <= dev.max_work_group
 
 
+def tile_bytes(wg: int, levels: int, itemsize: int, advection: str) -> int:
+    """Local memory of the TKE tile per work-group (the step's, the larger of the two)."""
+    from .codegen import step_tile
+    return step_tile(wg, levels, 0, advection).total * itemsize
+
+
+def tile_unfit(dev, plan, itemsize: int, levels: int) -> str:
+    """Why ``plan`` cannot stage through the tile on ``dev`` ('' where it can)."""
+    if plan.lanes != 1:
+        return f"1 needs lanes=1 (one cell per work-item), got lanes={plan.lanes}"
+    if isinstance(plan.wg, bool) or not isinstance(plan.wg, int) or plan.wg < 1:
+        return "1 needs a fixed work-group (wg >= 1), got wg=0 (the driver's)"
+    need = tile_bytes(plan.wg, levels, itemsize, plan.advection)
+    if need > dev.local_mem:
+        return (f"1 needs {need} bytes of local memory per work-group (wg {plan.wg}, "
+                f"{levels} levels), more than the {dev.local_mem} of device {dev}")
+    return ""
+
+
+def superbee_tile_bytes(wg: int, itemsize: int) -> int:
+    """Local memory of the Superbee velocity tile per work-group (independent of T)."""
+    from .codegen import superbee_tile
+    return superbee_tile(wg, 3, 0).total * itemsize
+
+
+def superbee_tile_unfit(dev, plan, itemsize: int) -> str:
+    """Why the Superbee ``plan`` cannot stage its velocities through the tile ('' where it
+    can)."""
+    if plan.lanes != 1:
+        return f"1 needs lanes=1 (one cell per work-item), got lanes={plan.lanes}"
+    if isinstance(plan.wg, bool) or not isinstance(plan.wg, int) or plan.wg < 1:
+        return "1 needs a fixed work-group (wg >= 1), got wg=0 (the driver's)"
+    need = superbee_tile_bytes(plan.wg, itemsize)
+    if need > dev.local_mem:
+        return (f"1 needs {need} bytes of local memory per work-group (wg {plan.wg}), more "
+                f"than the {dev.local_mem} of device {dev}")
+    return ""
+
+
 def make_superbee_plan(device, problem: Problem, **overrides) -> SuperbeePlan:
     """The Superbee plan from ``device.profile`` (section ``ocean``) for ``problem``; keywords
-    override it (``version``, ``lanes``, ``wg``, ``tile_z``, ``tile_y``, ``tile_x``,
+    override it (``version``, ``lanes``, ``wg``, ``tile``, ``tile_z``, ``tile_y``, ``tile_x``,
     ``transfer``)."""
     dev, itemsize = device, problem.itemsize
     version = overrides.pop("version", "auto")
@@ -157,14 +229,16 @@ def make_superbee_plan(device, problem: Problem, **overrides) -> SuperbeePlan:
         version = read_tunables(dev, {"version": keys["version"]}, {})["version"]
     elif version not in VERSIONS:
         raise ValueError(f"version must be 'auto' or one of {VERSIONS}, not {version!r}")
-    return validated(SuperbeePlan(version=version, **t.values), dev, keys, t.forced,
-                     itemsize=itemsize)
+    plan = SuperbeePlan(version=version, **t.values)
+    if "tile" not in t.forced and plan.tile == 1 and superbee_tile_unfit(dev, plan, itemsize):
+        plan = replace(plan, tile=0)          # the profile's tile where it does not apply
+    return validated(plan, dev, keys, t.forced, itemsize=itemsize)
 
 
 def make_tke_plan(device, problem: Problem, **overrides) -> TkePlan:
     """The TKE plan from ``device.profile`` (section ``ocean``) for ``problem``; keywords
     override it: ``lanes``,
-    ``wg``, ``advection``, ``stream``, ``transfer``, ``superbee=dict(...)`` (the Superbee plan's keywords
+    ``wg``, ``advection``, ``stream``, ``subgroup``, ``tile``, ``transfer``, ``superbee=dict(...)`` (the Superbee plan's keywords
     and ``version``, for ``advection="stored"``), ``solver=dict(...)`` (keywords forced on
     ``clts.solve_tridiagonal``)."""
     dev, itemsize = device, problem.itemsize
@@ -184,4 +258,7 @@ def make_tke_plan(device, problem: Problem, **overrides) -> TkePlan:
     sb = dict(sb)
     sb_plan = make_superbee_plan(dev, problem, **sb)
     plan = TkePlan(superbee=sb_plan, solver=tuple(sorted(solver.items())), **t.values)
-    return validated(plan, dev, TKE_KEYS, t.forced, itemsize=itemsize)
+    if "tile" not in t.forced and plan.tile == 1 and tile_unfit(dev, plan, itemsize,
+                                                                problem.levels):
+        plan = replace(plan, tile=0)          # the profile's tile where it does not apply
+    return validated(plan, dev, TKE_KEYS, t.forced, itemsize=itemsize, levels=problem.levels)

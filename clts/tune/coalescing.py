@@ -10,9 +10,18 @@ wavefront) fall into some number of 128-byte segments: 1 is a perfectly coalesce
 <= 128 bytes, 32 means every lane touches its own segment. A kernel's figure is its worst *hot*
 site (executed more than once per work-item, i.e. in a loop; all sites if none is).
 
-Not seen: ``vload``/``vstore`` and other accesses through pointers passed as plain integers,
-and accesses in sites no traced work-item reaches. Addresses are pocl's, so the segment counts
-assume buffers aligned to 128 bytes, as GPU drivers allocate them.
+Seen as well: ``vloadN`` / ``vstoreN`` through such a pointer (one access of N elements at
+``p + offset * N``), parameter lists written as object-like macros (``#define ARGS __global
+const real *q, ...``: their pointers are the kernel's), and accesses inside function-like macros
+(``#define LD(p, ptr) (ptr)[p * o_p]``: the calls in function bodies are expanded first, with
+the definition in force there). Not seen: macros defined under ``#if`` / ``#ifdef`` (which
+definition the compiler takes is its own business: ``STORE_STREAM``, ``NT_STORE``, prefetches),
+a pointer handed to a macro that only dereferences it (``*(p) = v``) or passed as a plain
+integer, and sites no traced work-item reaches.
+A launched kernel with no traced access at all is reported with ``sites`` 0 and a ``note``
+(``apply`` marks its gate rows ``untraced``, a check of its own), never as a perfect 0 segments.
+Addresses are pocl's, so the segment counts assume buffers aligned to 128 bytes, as GPU drivers
+allocate them.
 """
 from __future__ import annotations
 
@@ -28,6 +37,9 @@ SEGMENT = 128
 _HEADER = """
 #define __CLTS_AT(site, p) ({ __typeof__(p) __clts_q = (p); \\
     __clts_log(__clts_trace, site, (ulong)__clts_q, sizeof(*__clts_q)); __clts_q; })
+#define __CLTS_ATV(site, p, off, n) ({ __typeof__(p) __clts_v = (p); \\
+    __clts_log(__clts_trace, site, (ulong)(__clts_v + (size_t)(off) * (n)), \\
+               (n) * sizeof(*__clts_v)); __clts_v; })
 static inline size_t __clts_gid(void) {
     return get_group_id(0) + get_num_groups(0) * (get_group_id(1)
         + get_num_groups(1) * get_group_id(2)); }
@@ -47,6 +59,152 @@ _FUNC = re.compile(r"\b(\w+)\s*\(")
 _KEYWORDS = {"if", "for", "while", "switch", "return", "sizeof", "do", "else"}
 _GLOBAL_PTR = re.compile(r"(?:__)?global\b[^,;(){}=]*?\*\s*(?:(?:restrict|const|volatile)\s+)*"
                          r"(\w+)")
+_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)(\()?((?:[^\n\\]|\\.|\\\n)*)", re.M)
+_VEC = re.compile(r"\b(vload|vstore)(\d+)\s*\(")
+
+
+def _defines(src: str):
+    """(object-like macros {name: body}, the spans of every #define) of ``src``."""
+    obj, spans = {}, []
+    for m in _DEFINE.finditer(src):
+        spans.append(m.span())
+        if not m.group(2):
+            obj[m.group(1)] = m.group(3).replace("\\\n", " ")
+    return obj, spans
+
+
+def _expand(text: str, obj: dict) -> str:
+    """``text`` with the object-like macros of ``obj`` expanded (a parameter list)."""
+    if not obj:
+        return text
+    pat = re.compile(r"\b(" + "|".join(sorted(obj)) + r")\b")
+    for _ in range(8):
+        new = pat.sub(lambda m: obj[m.group(1)], text)
+        if new == text:
+            break
+        text = new
+    return text
+
+
+def _args(text: str, i: int) -> list:
+    """(start, end) of each top-level argument of the call whose "(" is at ``i``."""
+    j = _match(text, i, "(", ")")
+    out, depth, a = [], 0, i + 1
+    for k in range(i + 1, j):
+        c = text[k]
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif c == "," and depth == 0:
+            out.append((a, k))
+            a = k + 1
+    out.append((a, j))
+    return out
+
+
+_PP = re.compile(r"^[ \t]*#[ \t]*(define|undef|if|ifdef|ifndef|endif)\b[ \t]*(\w*)(\()?"
+                 r"((?:[^\n\\]|\\.|\\\n)*)", re.M)
+_ACCESS = re.compile(r"\[|\bv(?:load|store)\d+\s*\(")
+
+
+def _fn_macros(src: str) -> dict:
+    """Function-like macros an access may hide in: {name: [(position, params, body)]}, a
+    ``#undef`` as params None. Left out: macros defined under a preprocessor conditional
+    (``#if``: what the compiler picks is its business), with ``#`` / ``##`` in the body, and
+    those whose body reaches no ``[`` or ``vloadN`` / ``vstoreN`` (directly or through another
+    such macro)."""
+    table, cond, depth = {}, set(), 0
+    for m in _PP.finditer(src):
+        kind, name = m.group(1), m.group(2)
+        if kind in ("if", "ifdef", "ifndef"):
+            depth += 1
+        elif kind == "endif":
+            depth = max(0, depth - 1)
+        elif kind == "undef":
+            table.setdefault(name, []).append((m.start(), None, ""))
+        elif m.group(3):             # function-like: NAME(params) body
+            rest = m.group(4)
+            close = rest.find(")")
+            params = [a.strip() for a in rest[:close].split(",") if a.strip()]
+            body = rest[close + 1:].replace("\\\n", " ")
+            if depth or "#" in body:
+                cond.add(name)
+            table.setdefault(name, []).append((m.start(), params, body))
+    ok = {n for n, ds in table.items() if n not in cond
+          and any(p is not None and _ACCESS.search(b) for _, p, b in ds)}
+    while True:       # macros expanding into such macros
+        more = {n for n, ds in table.items() if n not in cond and n not in ok and any(
+            p is not None and re.search(r"\b(?:" + "|".join(ok) + r")\s*\(", b)
+            for _, p, b in ds)} if ok else set()
+        if not more:
+            return {n: table[n] for n in ok}
+        ok |= more
+
+
+def _expand_calls(text: str, at: int, macros: dict, depth: int = 0) -> str:
+    """``text`` (found at ``at`` in the source) with the calls of ``macros`` replaced by their
+    bodies (the definition in force there), as the preprocessor would; definitions skipped."""
+    if not macros or depth > 8:
+        return text
+    pat = re.compile(r"\b(" + "|".join(sorted(macros)) + r")\s*\(")
+    spans = [m.span() for m in _PP.finditer(text)]
+    out, i = [], 0
+    for m in pat.finditer(text):
+        if m.start() < i or any(a <= m.start() < b for a, b in spans):
+            continue
+        defs = [d for d in macros[m.group(1)] if d[0] < at + m.start()]
+        if not defs or defs[-1][1] is None:
+            continue
+        _, params, body = defs[-1]
+        try:
+            args = [text[a:b].strip() for a, b in _args(text, m.end() - 1)]
+        except ValueError:
+            continue
+        if len(args) != len(params) and not (params == [] and args == [""]):
+            continue
+        if params:          # all parameters at once (an argument may spell another's name);
+            # a plain name or number goes in bare, so that (p)[i] becomes p[i], an access
+            # naming its pointer; any other argument in parentheses
+            val = {prm: arg if re.fullmatch(r"[\w.]+", arg) else f"({arg})"
+                   for prm, arg in zip(params, args)}
+            alt = "|".join(re.escape(prm) for prm in params)
+            body = re.sub(r"(?<![\w\])])\(\s*(" + alt + r")\s*\)|\b(" + alt + r")\b",
+                          lambda q: (f"({val[q.group(1)]})" if q.group(1) and
+                                     not re.fullmatch(r"[\w.]+", val[q.group(1)]) else
+                                     val[q.group(1) or q.group(2)]), body)
+        out.append(text[i:m.start()])
+        out.append(_expand_calls(body, at + m.start(), macros, depth + 1))
+        i = _match(text, m.end() - 1, "(", ")") + 1
+    out.append(text[i:])
+    return "".join(out)
+
+
+def _rewrite_vec(text: str, names: set, sites: list) -> str:
+    """``vloadN(off, p)`` / ``vstoreN(v, off, p)`` through a traced pointer ``p``: logged as
+    one access of N elements at ``p + off * N``."""
+    if not names:
+        return text
+    out, i = [], 0
+    while True:
+        m = _VEC.search(text, i)
+        if not m:
+            out.append(text[i:])
+            return "".join(out)
+        args = _args(text, m.end() - 1)
+        need = 2 if m.group(1) == "vload" else 3
+        lead = re.match(r"[\s(]*(\w+)", text[slice(*args[-1])]) if len(args) == need else None
+        if lead is None or lead.group(1) not in names:
+            out.append(text[i:m.end()])
+            i = m.end()
+            continue
+        (o0, o1), (p0, p1) = args[-2], args[-1]
+        sid = len(sites)
+        ptr, off = text[p0:p1].strip(), text[o0:o1].strip()
+        sites.append(f"{m.group(1)}{m.group(2)}({' '.join(ptr.split())} + {off})")
+        out.append(text[i:p0])
+        out.append(f"__CLTS_ATV({sid}u, {ptr}, {off}, {m.group(2)})")
+        i = p1
 
 
 def _match(text: str, i: int, open_: str, close: str) -> int:
@@ -73,10 +231,11 @@ class _Fn:
 
 def _functions(src: str) -> list[_Fn]:
     out = []
+    spans = _defines(src)[1]
     for m in _FUNC.finditer(src):
         name = m.group(1)
-        if name in _KEYWORDS:
-            continue
+        if name in _KEYWORDS or any(a <= m.start() < b for a, b in spans):
+            continue     # (a function-like macro whose body is a brace block is no function)
         # a definition: at file scope (depth 0), parameter list followed by "{"
         if src.count("{", 0, m.start()) != src.count("}", 0, m.start()):
             continue
@@ -120,7 +279,10 @@ def instrument(src: str) -> tuple[str, list]:
     """(the instrumented source, the text of every access site); every kernel gets one more
     argument, ``__global ulong *__clts_trace``, and returns at once outside the traced groups."""
     fns = _functions(src)
-    traced = {f.name for f in fns if not f.kernel and _GLOBAL_PTR.search(src[slice(*f.params)])}
+    obj = _defines(src)[0]
+    params_of = {f.name: _expand(src[slice(*f.params)], obj) for f in fns}
+    macros = _fn_macros(src)
+    traced = {f.name for f in fns if not f.kernel and _GLOBAL_PTR.search(params_of[f.name])}
     changed = True
     while changed:          # helpers calling traced helpers need the trace pointer too
         changed = False
@@ -136,9 +298,10 @@ def instrument(src: str) -> tuple[str, list]:
     call = re.compile(r"\b(" + "|".join(sorted(traced)) + r")\s*\(") if traced else None
     for f in fns:
         params, body = src[slice(*f.params)], src[slice(*f.body)]
-        names = set(_GLOBAL_PTR.findall(params)) | set(_GLOBAL_PTR.findall(body))
+        names = set(_GLOBAL_PTR.findall(params_of[f.name])) | set(_GLOBAL_PTR.findall(body))
         names.discard("__clts_trace")
-        new_body = _rewrite(body, names, sites)
+        body = _expand_calls(body, f.body[0], macros)
+        new_body = _rewrite(_rewrite_vec(body, names, sites), names, sites)
         if call is not None:
             new_body = call.sub(lambda m: m.group(0) + "__clts_trace, ", new_body)
         if f.kernel:
@@ -188,6 +351,7 @@ class Coalescing:
     worst: str
     sites: int
     source: str = ""
+    note: str = ""             # why no access was traced (sites 0), else empty
 
 
 class Tracer:
@@ -221,11 +385,17 @@ class Tracer:
             return
         try:
             built, sites = self._program(prg.source)
-        except cl.Error:
+        except cl.Error as exc:
+            self.seen[key] = Coalescing(self.gpu, prg.template, name, 0, 0.0, 0.0, "-", 0,
+                                        source=prg.source, note="the instrumented copy did not "
+                                        f"build: {str(exc).strip().splitlines()[0][:100]}")
             return
         trace = run_traced(self.device, built, name, len(sites), global_size, local_size, args)
         c = summarize(trace, sites)
-        self.seen[key] = Coalescing(self.gpu, prg.template, name, *c, source=prg.source)
+        note = "" if c[-1] else ("no global access traced" + (
+            "" if sites else " (no access site found in the source)"))
+        self.seen[key] = Coalescing(self.gpu, prg.template, name, *c, source=prg.source,
+                                    note=note)
 
 
 def run_traced(device, program, name, nsites, global_size, local_size, args) -> np.ndarray:
@@ -273,8 +443,9 @@ def summarize(t: np.ndarray, sites: list) -> tuple:
 
 
 def trace_gpu(name: str, scale: float = 0.25, calls=None) -> list[Coalescing]:
-    """Run ``auto``'s realistic workloads under the emulated GPU ``name`` with the tracer
-    (``calls``: the option ``gpu_gate_calls`` of the parent process)."""
+    """Run ``auto``'s realistic workloads under the emulated GPU ``name`` with the tracer, in
+    float64 (where the GPU has it) and float32 (``calls``: the option ``gpu_gate_calls`` of the
+    parent process)."""
     if calls:
         from .. import options
         options.set_options(gpu_gate_calls=calls)
@@ -287,7 +458,9 @@ def trace_gpu(name: str, scale: float = 0.25, calls=None) -> list[Coalescing]:
     dev = Device(emu.info, description=emu.description)
     tracer = Tracer(dev, name)
     dev.state.launch_hook = tracer
-    dtypes = [np.float64] if dev.fp64 else [np.float32]
+    # both precisions where the GPU has float64, as the collector (tune.offline) builds them:
+    # a float32 source it compiled and no trace measured would pass the gate unmeasured
+    dtypes = [np.float64, np.float32] if dev.fp64 else [np.float32]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for dt in dtypes:
@@ -315,18 +488,28 @@ def measure(names, scale: float = 0.25, jobs: int = 1) -> list[Coalescing]:
 
 def apply(results, table) -> dict:
     """Put each measured kernel's 32-wide figure on the gate's rows of the targets of its GPU
-    (matched by rendered source); returns {(template, kernel, target): element size}."""
+    (matched by rendered source); returns {(template, kernel, target): element size}. A row
+    whose kernel was traced without any access seen, or that ``auto`` launched under a traced
+    GPU (``row.extra["auto_gpus"]``, from ``gate.rows``) with no trace at all, gets
+    ``row.extra["untraced"]`` (why) and no figure: the gate's ``untraced`` check."""
     from ..runtime import emulation, occupancy
     from .backends import targets_of
-    by = {}
+    by, traced = {}, {}
     for c in results:
-        for t in targets_of(emulation.load(c.gpu)):
-            if t in occupancy.LIMITS:        # a GPU target (not the portable SPIR check)
-                by[(c.source, c.kernel, t)] = c
+        if c.gpu not in traced:
+            traced[c.gpu] = {t for t in targets_of(emulation.load(c.gpu)) if t in occupancy.LIMITS}
+        for t in traced[c.gpu]:          # GPU targets (not the portable SPIR check)
+            by[(c.source, c.kernel, t)] = c
     sizes = {}
     for row in table:
         c = by.get((getattr(row, "source", None), row.kernel, row.target))
-        if c is not None:
+        if c is None:
+            gpus = [g for g in row.extra.get("auto_gpus", ()) if row.target in traced.get(g, ())]
+            if gpus:
+                row.extra["untraced"] = f"the tracer saw no launch of it under {', '.join(gpus)}"
+        elif not c.sites:
+            row.extra["untraced"] = c.note or "no global access traced"
+        else:
             row.segments = c.segments32
             sizes[row.key] = c.itemsize
             row.extra["itemsize"] = c.itemsize   # this row's own (rows of a key differ)

@@ -15,7 +15,10 @@ lists what fails, each with the allow-list entry that excuses it, if any:
   Xe-core, for kernels ``auto`` builds (Intel: at the SIMD width and GRF mode IGC picked, with
   the barrier registers bounding groups that synchronise, ``clts.runtime.occupancy``);
 - ``coalescing``: more 128-byte segments per warp access than ``MAX_SEGMENTS`` allows, for
-  kernels ``auto`` builds (``clts.tune.coalescing``).
+  kernels ``auto`` builds (``clts.tune.coalescing``);
+- ``untraced``: a kernel ``auto`` launched whose global accesses the coalescing tracer did not
+  see at all (no site found or reached, its instrumented copy did not build, or no traced
+  launch): its coalescing is unknown, not perfect (``coalescing.apply`` marks the row).
 
 The allow-list, ``clts/devices/resources/gpu-allowlist.yaml``, names kernel, check, targets (optional) and
 template parameters (optional), with a reason and a measured or modelled argument; an entry that
@@ -36,7 +39,7 @@ from ..runtime import occupancy as occ
 MIN_OCCUPANCY = occ.MIN_FRACTION
 #: most 128-byte segments per warp access, by element size in bytes
 MAX_SEGMENTS = {8: 4, 4: 2}
-CHECKS = ("compile", "local", "spill", "occupancy", "coalescing", "compile_time")
+CHECKS = ("compile", "local", "spill", "occupancy", "coalescing", "compile_time", "untraced")
 
 
 def allowlist_path() -> Path:
@@ -120,6 +123,9 @@ def rows(results, collected) -> list[Row]:
                           scratch=k.scratch, lds=max(k.lds, local), local_limit=r.local_mem,
                           wg=wg, simd=k.simd, grf=k.grf, gpus=r.devices, source=r.source,
                           barrier=getattr(k, "barrier", False))
+                gpus = getattr(collected, "auto_launches", {}).get((r.source, k.name))
+                if gpus:
+                    row.extra["auto_gpus"] = tuple(sorted(gpus))   # GPUs auto launched it on
                 if lim is not None and row.regs:
                     width = k.simd or lim.lanes
                     try:
@@ -160,6 +166,8 @@ def _message(check, row) -> str:
                f"{row.lds} B local"
     if check == "coalescing":
         return f"{row.segments:.1f} segments of 128 B per warp access"
+    if check == "untraced":
+        return f"coalescing not measured: {row.extra.get('untraced')}"
     if check == "compile_time":
         return "the back end did not finish: " + row.log.strip().splitlines()[-1][:120]
     if check == "local":
@@ -190,6 +198,8 @@ def violations(table, allow=None, itemsize=None) -> list[Violation]:
             size = row.extra.get("itemsize") or (itemsize or {}).get(row.key, 8)
             if row.segments > MAX_SEGMENTS.get(size, 4):
                 failed.append("coalescing")
+        if row.ok and row.auto and row.extra.get("untraced"):
+            failed.append("untraced")
         for check in failed:
             entry = next((e for e in allow if _matches(e, row, check)), None)
             out.append(Violation(check, row, _message(check, row), entry))

@@ -65,6 +65,7 @@ class Collected:
     defaults: set = field(default_factory=set)      # sources of the profile's own values
     auto: dict = field(default_factory=dict)        # source -> {GPU}: built by auto, real shapes
     launches: dict = field(default_factory=dict)    # (source, kernel) -> {(GPU, wg, local bytes)}
+    auto_launches: dict = field(default_factory=dict)  # (source, kernel) -> {GPU}: auto's own
     refused: list = field(default_factory=list)     # (label, message): plans refused pre-build
     failed: list = field(default_factory=list)      # (label, message): anything else
 
@@ -129,6 +130,8 @@ def collect(dev, *, sample: int = 4, seed: int = 0, auto: bool = True,
             if key is not None:
                 wg = int(np.prod(local_size)) if local_size else 0
                 out.launches.setdefault(key, set()).add((gpu, wg, int(dynamic + static)))
+                if phase == "auto":
+                    out.auto_launches.setdefault(key, set()).add(gpu)
     targets = targets_of(desc)
     for prg in list(dev.state.programs.values()):
         out.sources.setdefault(prg.source, (prg.template, prg.params,
@@ -149,6 +152,8 @@ def merge(collections) -> Collected:
             out.auto.setdefault(src, set()).update(gpus)
         for key, ls in c.launches.items():
             out.launches.setdefault(key, set()).update(ls)
+        for key, gs in c.auto_launches.items():
+            out.auto_launches.setdefault(key, set()).update(gs)
         out.refused += c.refused
         out.defaults |= c.defaults
         out.failed += c.failed

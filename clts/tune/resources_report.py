@@ -58,7 +58,9 @@ def markdown(table, violations, coalescing=None, command="") -> str:
              "work-group and local memory (wg `drv`: the driver picks, modelled as one warp / "
              "wave); segments:",
              "128-byte segments per access of 32 adjacent work-items in the hot loop (1 is "
-             "perfect).", "", "## Headline", "",
+             "perfect; `untraced`: the",
+             "coalescing tracer saw none of the kernel's global accesses, see the Coalescing "
+             "section).", "", "## Headline", "",
              "| target | kernels (auto / forced) | compile errors | spilling auto kernels | "
              "auto below 25 % | worst auto occupancy | failing (not allowed) |",
              "|---|---|---|---|---|---|---|"]
@@ -111,7 +113,8 @@ def markdown(table, violations, coalescing=None, command="") -> str:
                 lines.append(f"| (compile error) | {r.template} | {'yes' if r.auto else 'forced'}"
                              f" | | | | | | | | | | **FAIL** compile |")
                 continue
-            seg = "-" if r.segments is None else f"{r.segments:.1f}"
+            seg = "untraced" if r.extra.get("untraced") else \
+                "-" if r.segments is None else f"{r.segments:.1f}"
             lines.append(
                 f"| {r.kernel} | {r.template} | {'yes' if r.auto else 'forced'} | {r.regs} | "
                 f"{r.spill} | {r.scratch} | {r.lds} | {r.wg or 'drv'} | {_simd(r)} | "
@@ -122,10 +125,15 @@ def markdown(table, violations, coalescing=None, command="") -> str:
                   "Per kernel `auto` chooses and emulated GPU: the hot loop's global accesses "
                   "of adjacent work-items,",
                   "as 128-byte segments per access for 32 (64) work-items, worst access site "
-                  "first.", "",
+                  "first; `-` where no access was traced (the note says why: the gate's "
+                  "`untraced` check).", "",
                   "| GPU | kernel | template | element B | segments / 32 | segments / 64 | "
                   "worst site | sites |", "|---|---|---|---|---|---|---|---|"]
         for c in sorted(coalescing, key=lambda c: (c.gpu, -c.segments32, c.kernel)):
+            if not c.sites:
+                lines.append(f"| {c.gpu} | {c.kernel} | {c.template} | - | - | - | "
+                             f"{getattr(c, 'note', '') or 'no global access traced'} | 0 |")
+                continue
             lines.append(f"| {c.gpu} | {c.kernel} | {c.template} | {c.itemsize} | "
                          f"{c.segments32:.1f} | {c.segments64:.1f} | `{c.worst.replace('|', '¦')}` | "
                          f"{c.sites} |")

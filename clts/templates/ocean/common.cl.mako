@@ -87,4 +87,29 @@ ${body(W, False)}
 ${body(1, True)}
         }
     }
-</%def>
+</%def>\
+
+<%def name="tile_dispatch(tl, body, stream)">\
+## ocean.tke.tile: one cell per work-item, work-groups of tl.WG; the group's tile (codegen.Tile)
+## is read coalesced into local memory, then body(1, clamp, tl) runs the work-item's cell
+## (clamped addresses at the two ends, as dispatch), then the written tiles go back coalesced.
+## Every work-item reaches both barriers (cells past the end only load and store).
+    const long N = (long)nx * ny * nz, sx = (long)ny * nz;
+    const int lid = (int)get_local_id(0);
+    const long g0 = (long)get_group_id(0) * ${tl.WG};
+    const long c = g0 + lid;
+    ${tl.decl()}
+    ${tl.load()}
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (c < N) {
+        if (c >= 2 * sx && c + 1 + 2 * sx <= N) {
+${body(1, False, tl)}
+        } else {
+${body(1, True, tl)}
+        }
+    }
+% if tl.fulls:
+    barrier(CLK_LOCAL_MEM_FENCE);
+    ${tl.store(stream)}
+% endif
+</%def>\

@@ -11,7 +11,9 @@
 ## Parameters: real; lanes; COLS2 (lanes <= nz: a work-item's cells span at most two
 ## columns, see codegen.gat); tile_x, tile_y, tile_z (tiled; 0: only the fused kernel is built); VS, VO:
 ## velocities are read as vel[cell * VS + VO] (VS = 1, VO = 0 for [x, y, z] arrays; VS = T,
-## VO = tau for [x, y, z, T] arrays).
+## VO = tau for [x, y, z, T] arrays); tile (0, or with VS > 1 and lanes 1 the work-group size:
+## level VO of u, v, w staged through a local-memory tile per work-group, codegen.superbee_tile,
+## so that GPU loads coalesce instead of reading one value every VS).
 <%! from clts.ocean import codegen as cg %>\
 <%namespace name="C" file="/ocean/common.cl.mako"/>\
 <%include file="/ocean/common.cl.mako"/>
@@ -72,7 +74,7 @@ ${C.flux_function(lanes)}
         }
 </%def>
 
-<%def name="fused_body(W, clamp)">
+<%def name="fused_body(W, clamp, tl=None)">
 <%
     V = cg.vtype("real", W)
     OFF = {"x": "sx", "y": "nz", "z": "1"}
@@ -88,6 +90,8 @@ ${C.flux_function(lanes)}
     def VEL(arr):
         if VS == 1:
             return "", cg.ld(W, clamp, arr)
+        if tl is not None:
+            return "", tl.val(arr, "0")
         b = cg.Block(W, clamp, VS, arr, "0", arr + "b")
         return b.decl(), b.lev(VO)
     G = lambda arr, idx, lo, hi: cg.gat(W, arr, idx, lo, hi, two=COLS2)
@@ -98,9 +102,16 @@ ${fluxes(W, Q_("q"), Q_("mw"), VEL, G)}
         }
 </%def>
 
+% if tile:
+__attribute__((reqd_work_group_size(${tile}, 1, 1)))
+% endif
 __kernel void superbee_fused(SUPERBEE_ARGS)
 {
+% if tile:
+${C.tile_dispatch(cg.superbee_tile(tile, VS, VO), fused_body, 0)}
+% else:
 ${C.dispatch(lanes, fused_body)}
+% endif
 }
 
 % if tile_x:

@@ -13,7 +13,9 @@
 ##                wrote), every other time level copied, and tke_surf_corr from the top cells.
 ## Parameters: real; lanes; COLS2 (lanes <= nz: a work-item's cells span at most two
 ## columns, see codegen.gat); T (time levels on the last axis of tke, dtke, u, v, w); TAU, TAUP1,
-## TAUM1; advection; stream (non-temporal stores of the outputs where aligned).
+## TAUM1; advection; stream (non-temporal stores of the outputs where aligned); subgroup (the
+## step's required sub-group size, 0: none); tile (0, or the work-group size of lanes = 1 with
+## the time-level arrays staged through a local-memory tile, codegen.Tile: GPUs coalesce).
 <%! from clts.ocean import codegen as cg %>\
 <%namespace name="C" file="/ocean/common.cl.mako"/>\
 <%include file="/ocean/common.cl.mako"/>
@@ -24,7 +26,7 @@ ${C.flux_function(lanes)}
 %   endif
 % endif
 
-<%def name="systems_body(W, clamp)">
+<%def name="systems_body(W, clamp, tl=None)">
 <%
     V = cg.vtype("real", W); IV = cg.itype(real, W); IB = cg.itype(real, 1)
     L = lambda arr, off="0": cg.ld(W, clamp, arr, off)
@@ -41,7 +43,7 @@ ${C.lane_indices(W)}
                 * (real)0.5 * (kM + ${L("kappaM", "1")});
             const ${V} dkm1 = kv == 0 ? (${V})0 : dt / ${G("dzt", "k_{l}")} * alpha * (real)0.5
                 * (${L("kappaM", "-1")} + kM);
-<% tk = cg.Block(W, clamp, T, "tke", "0", "tk") %>\
+<% tk = cg.Block(W, clamp, T, "tke", "0", "tk") if tl is None else tl.view("tke") %>\
             ${tk.decl()}
             const ${V} t0 = ${tk.lev(TAU)};
             ${cg.st(W, "q3", "t0", stream)}
@@ -70,6 +72,9 @@ ${C.lane_indices(W)}
         }
 </%def>
 
+% if tile:
+__attribute__((reqd_work_group_size(${tile}, 1, 1)))
+% endif
 __kernel void tke_systems(__global const int* restrict kbot, __global const real* restrict kappaM,
                           __global const real* restrict mxl, __global const real* restrict forc,
                           __global const real* restrict forc_surf,
@@ -81,14 +86,20 @@ __kernel void tke_systems(__global const int* restrict kbot, __global const real
                           __global int* restrict start, __global real* restrict q3,
                           const int nx, const int ny, const int nz, const ulong magic_ny, const ulong magic_nz)
 {
+% if tile:
+${C.tile_dispatch(cg.systems_tile(tile, T, TAU), systems_body, stream)}
+% else:
 ${C.dispatch(lanes, systems_body)}
+% endif
 }
 
-<%def name="step_body(W, clamp)">
+<%def name="step_body(W, clamp, tl=None)">
 <%
     V = cg.vtype("real", W); IV = cg.itype(real, W); IB = cg.itype(real, 1)
     L = lambda arr, off="0": cg.ld(W, clamp, arr, off)
     def VEL(arr, off, name):
+        if tl is not None:
+            return "", tl.val(arr, off)
         b = cg.Block(W, clamp, T, arr, off, name)
         return b.decl(), b.lev(TAU)
     G = lambda arr, idx, lo=None, hi=None: cg.gat(W, arr, idx, lo, hi, two=COLS2)
@@ -98,7 +109,12 @@ ${C.dispatch(lanes, systems_body)}
 ${C.lane_indices(W)}
             const ${IV} inside = iv >= 2 && iv <= nx - 3 && jv >= 2 && jv <= ny - 3;
             const ${IV} top = kv == nz - 1;
-<% tk = cg.Block(W, clamp, T, "tke", "0", "tk"); dk = cg.Block(W, clamp, T, "dtke", "0", "dk") %>\
+<%
+    if tl is None:
+        tk, dk = cg.Block(W, clamp, T, "tke", "0", "tk"), cg.Block(W, clamp, T, "dtke", "0", "dk")
+    else:
+        tk, dk = tl.view("tke"), tl.view("dtke")
+%>\
             ${tk.decl()}
             ${dk.decl()}
             const ${V} t0 = ${L("q3")};
@@ -197,11 +213,19 @@ ${C.lane_indices(W)}
             const ${V} d0 = inside ? dnew : ${dk.lev(TAU)};
             /* 5. Adams-Bashforth step over the whole grid */
             t1 = t1 + dt_tracer * (ab_new * d0 - ab_old * ${dk.lev(TAUM1)});
+% if tl is None:
             ${cg.st4(W, T, "tke_out", tk, TAUP1, "t1", stream)}
             ${cg.st4(W, T, "dtke_out", dk, TAU, "d0", stream)}
+% else:
+            ${tl.put("tke", TAUP1, "t1")}
+            ${tl.put("dtke", TAU, "d0")}
+% endif
         }
 </%def>
 
+% if tile:
+__attribute__((reqd_work_group_size(${tile}, 1, 1)))
+% endif
 % if subgroup:
 #ifdef cl_intel_required_subgroup_size
 __attribute__((intel_reqd_sub_group_size(${subgroup})))
@@ -223,5 +247,9 @@ __kernel void tke_step(__global const real* restrict tke, __global const real* r
                        __global real* restrict dtke_out, __global real* restrict corr,
                        const int nx, const int ny, const int nz, const ulong magic_ny, const ulong magic_nz)
 {
+% if tile:
+${C.tile_dispatch(cg.step_tile(tile, T, TAU, advection), step_body, stream)}
+% else:
 ${C.dispatch(lanes, step_body)}
+% endif
 }

@@ -34,6 +34,8 @@ ${shared.prelude()}
     SPACES = ["__private", "__global"] + (["__local"] if LOCAL and COLS else [])
     MT = ("long" if real == "double" else "int") + ("" if lanes == 1 else str(lanes))
     MT = "int" if lanes == 1 else MT
+    # topk_store="window" (GPUs, one lane): the band's column lists in registers (own file)
+    WINDOW = context.get("WINDOW", 0) and COLS
     # local lists: element stride and per-work-item offset; global partial lists: stride nws
     CST = wg if (LOCAL and COLS and interleave) else 1
     def SL(x):
@@ -64,21 +66,10 @@ inline void ins${sp}(${sp} real *v, ${sp} int *ix, real s, int i${", const int n
 }
 % endfor
 
-<%def name="ins_reg(x, j)">
-                    {
-                        real cs = ${x};
-                        int ci = ${j};
-                        if (cs > rth) {
-%   for q in range(K):
-                            if (cs > rv${q} || (cs == rv${q} && ci < ri${q})) {
-                                const real tv = rv${q}; const int ti = ri${q};
-                                rv${q} = cs; ri${q} = ci; cs = tv; ci = ti;
-                            }
-%   endfor
-                            rth = fmax(rth, rv${K - 1});
-                        }
-                    }
-</%def>
+% if WINDOW:
+<%include file="/mp/diag_topk_window.cl.mako"/>
+% else:
+
 
 __kernel void diag_topk(
     __global const int4 *desc, const int doff, const int n_work, const int s0, const int m,
@@ -178,7 +169,7 @@ ${shared.cov_init(VT, LOAD)}
                 for (int d = 0; d < D; ++d) {
                     const real x = ${"".join(f"d == {g} ? sc{g} : " for g in range(groups - 1))}sc${groups - 1};
                     if (x > rth) {
-${ins_reg("x", "jb + d")}
+${shared.ins_reg("x", "jb + d")}
                     }
 %   if COLS:
                     // column jb + d: tile slot t + d, candidate row i
@@ -205,7 +196,7 @@ ${ins_reg("x", "jb + d")}
                 for (int d = 0; d < D; ++d) {
                     const real x = sa[d];
                     if (x > rth) {
-${ins_reg("x", "jb + d")}
+${shared.ins_reg("x", "jb + d")}
                     }
 % if COLS:
                     // column jb + d: tile slot t + d, candidate row i
@@ -250,6 +241,7 @@ ${ins_reg("x", "jb + d")}
     wflag[2 * w] = anyr;
     wflag[2 * w + 1] = anyc;
 }
+% endif
 
 % if FOLD:
 <%

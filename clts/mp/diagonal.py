@@ -121,6 +121,8 @@ def diag_spec(dev, plan, normalize, cols, k=1):
                       if plan.fold else 0)
         if window:
             params.update(WINDOW=1)
+        if plan.subgroup:
+            params.update(subgroup=plan.subgroup)
     elif local and cols:
         params.update(tile=_local_tile(dev, plan))
     return ("mp/diag_top1.cl.mako" if k == 1 else "mp/diag_topk.cl.mako"), params

@@ -36,6 +36,10 @@ caller (``matrix_profile(..., plan=Plan(...))`` or keyword overrides), which is 
   candidate: "minmax" (OpenCL fmax / fmin: one instruction on GPUs) or "select" (a compare and
   a select: CPUs, where fmax / fmin's rule for NaN arguments costs two more instructions per
   pair; 1.17x fewer CPU seconds on pocl). Results are identical (the running best is never NaN).
+- ``subgroup`` (profile key ``mp.topk.subgroup``; 0: the compiler picks): the sub-group size
+  the top-k diagonal kernel requires where the compiler knows ``intel_reqd_sub_group_size``
+  (Intel GPUs). IGC compiles it at SIMD32 on a Data Center GPU Max and spills the k-lists'
+  insertion path at 128 GRF; at SIMD16 it does not. Other compilers ignore it.
 - ``merge``: "atomic" (64-bit packed atomic minimum, needs cl_khr_int64_base_atomics) or
   "partial" (per-work-item partial profiles + a reduction kernel; any device).
 - ``precision``: "double" (everything float64), "mixed" (float32 diagonal kernel, float64
@@ -52,6 +56,7 @@ MERGES = ("atomic", "partial")
 STORES = ("private", "local")
 TOPK_STORES = STORES + ("window",)
 KEEPS = ("minmax", "select")
+SUBGROUPS = (0, 8, 16, 32)
 
 #: factor C of the ill-conditioning test (``Side.mark_ill`` in series.py): a window whose centred
 #: norm^2 is below C * eps * R * S^2 goes to the exact path
@@ -84,6 +89,7 @@ class Plan(PlanBase):
     interleave: int = 0
     fold: int = 0
     keep: str = "minmax"
+    subgroup: int = 0
 
     @property
     def band(self) -> int:
@@ -134,6 +140,9 @@ class Plan(PlanBase):
         if self.topk_store == "window" and self.lanes != 1:
             raise PlanValueError("topk_store", f"'window' needs lanes=1 (one diagonal per "
                                                f"lane group), got lanes={self.lanes}")
+        if isinstance(self.subgroup, bool) or self.subgroup not in SUBGROUPS:
+            raise PlanValueError("subgroup", f"must be one of {SUBGROUPS}, got "
+                                             f"{self.subgroup!r}")
         if self.keep not in KEEPS:
             raise PlanValueError("keep", f"must be one of {KEEPS}, got {self.keep!r}")
         if self.merge not in MERGES:
@@ -150,7 +159,7 @@ PROFILE_KEYS = {"lanes": "mp.diag.lanes", "groups": "mp.diag.groups", "tile": "m
                 "topk_store": "mp.diag.topk_store", "unroll": "mp.diag.unroll",
                 "block_rows": "mp.block_rows", "merge": "mp.merge",
                 "groups_per_cu": "mp.diag.groups_per_cu", "interleave": "mp.diag.interleave",
-                "fold": "mp.diag.fold", "keep": "mp.diag.keep",
+                "fold": "mp.diag.fold", "keep": "mp.diag.keep", "subgroup": "mp.topk.subgroup",
                 "segment_per_m": "mp.diag.segment_per_m"}
 
 

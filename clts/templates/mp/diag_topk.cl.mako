@@ -36,6 +36,8 @@ ${shared.prelude()}
     MT = "int" if lanes == 1 else MT
     # topk_store="window" (GPUs, one lane): the band's column lists in registers (own file)
     WINDOW = context.get("WINDOW", 0) and COLS
+    # the sub-group size required on Intel GPUs (mp.topk.subgroup; 0: the compiler picks)
+    SUBGROUP = context.get("subgroup", 0)
     # local lists: element stride and per-work-item offset; global partial lists: stride nws
     CST = wg if (LOCAL and COLS and interleave) else 1
     def SL(x):
@@ -71,6 +73,11 @@ inline void ins${sp}(${sp} real *v, ${sp} int *ix, real s, int i${", const int n
 % else:
 
 
+% if SUBGROUP:
+#ifdef cl_intel_required_subgroup_size
+__attribute__((intel_reqd_sub_group_size(${SUBGROUP})))
+#endif
+% endif
 __kernel void diag_topk(
     __global const int4 *desc, const int doff, const int n_work, const int s0, const int m,
     const int lA, const int lB, const int PAD, const ulong idxmask,

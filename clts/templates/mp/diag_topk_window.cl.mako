@@ -18,11 +18,17 @@
 <%
     D = groups
     NF = tile + wg * D                  # floors of one tile of the group's bands
+    SG = context.get("subgroup", 0)     # the sub-group size required on Intel GPUs (0: any)
     def GX(x):
         return x if not interleave else f"({x}) * nws"
     RP = "" if interleave else f" * {segment * K}"
     CP = "" if interleave else f" * {(segment + D) * K}"
 %>
+% if SG:
+#ifdef cl_intel_required_subgroup_size
+__attribute__((intel_reqd_sub_group_size(${SG})))
+#endif
+% endif
 __kernel __attribute__((reqd_work_group_size(${wg}, 1, 1)))
 void diag_topk(
     __global const int4 *desc, const int doff, const int n_work, const int s0, const int m,

@@ -11,7 +11,7 @@ import numpy as np
 from .. import options
 from ..runtime.memory import scratch, upload_scratch
 from ..runtime import launch, progress, round_up
-from .plan import (fit_tile, local_tile_rows, topk_fold_cols, topk_window_local,
+from .plan import (amd_waves, fit_tile, local_tile_rows, topk_fold_cols, topk_window_local,
                    topk_window_rows)
 from . import flags
 from .estimate import progress_estimate
@@ -121,6 +121,8 @@ def diag_spec(dev, plan, normalize, cols, k=1):
                       if plan.fold else 0)
         if window:
             params.update(WINDOW=1)
+            if amd_waves(dev):
+                params.update(waves=amd_waves(dev))
         if plan.subgroup:
             params.update(subgroup=plan.subgroup)
     elif local and cols:

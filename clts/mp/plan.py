@@ -239,6 +239,18 @@ def topk_window_local(rows: int, band: int, wg: int, real: str = "double") -> in
     return (rows + wg * band) * (8 if real == "double" else 4) + 8
 
 
+def amd_waves(dev) -> int:
+    """AMD GPUs: the waves per SIMD that reach ``occupancy.MIN_FRACTION`` of a compute unit
+    (gfx908: 3 of 10, gfx90a: 2 of 8), which the top-k window kernel asks the back end to
+    leave room for (``amdgpu_waves_per_eu``: it keeps values in AGPRs rather than take more
+    VGPRs; 104 VGPRs in float64 on gfx908 without, 2 waves); 0 elsewhere."""
+    from ..runtime import occupancy as occ
+    lim = occ.limits_for(dev)
+    if lim is None or lim.family != "amd":
+        return 0
+    return -(-int(occ.MIN_FRACTION * lim.max_waves * 100) // 100)
+
+
 def topk_store_by_model(dev, p, k: int = TOPK_MODEL_K) -> str:
     """"window" or "local" for a GPU profile's top-k kernel (``p.topk_store`` "local", one
     lane): the one of higher occupancy by the device's family model with the recorded

@@ -19,6 +19,7 @@
     D = groups
     NF = tile + wg * D                  # floors of one tile of the group's bands
     SG = context.get("subgroup", 0)     # the sub-group size required on Intel GPUs (0: any)
+    WAVES = context.get("waves", 0)     # AMD: waves per SIMD the back end must leave room for
     def GX(x):
         return x if not interleave else f"({x}) * nws"
     RP = "" if interleave else f" * {segment * K}"
@@ -27,6 +28,11 @@
 % if SG:
 #ifdef cl_intel_required_subgroup_size
 __attribute__((intel_reqd_sub_group_size(${SG})))
+#endif
+% endif
+% if WAVES:
+#ifdef __AMDGCN__
+__attribute__((amdgpu_waves_per_eu(${WAVES})))
 #endif
 % endif
 __kernel __attribute__((reqd_work_group_size(${wg}, 1, 1)))

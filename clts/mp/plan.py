@@ -38,8 +38,8 @@ caller (``matrix_profile(..., plan=Plan(...))`` or keyword overrides), which is 
   pair; 1.17x fewer CPU seconds on pocl). Results are identical (the running best is never NaN).
 - ``subgroup`` (profile key ``mp.topk.subgroup``; 0: the compiler picks): the sub-group size
   the top-k diagonal kernel requires where the compiler knows ``intel_reqd_sub_group_size``
-  (Intel GPUs). IGC compiles it at SIMD32 on a Data Center GPU Max and spills the k-lists'
-  insertion path at 128 GRF; at SIMD16 it does not. Other compilers ignore it.
+  (Intel GPUs). IGC compiles it at SIMD32 on a Data Center GPU Max and spills the k-lists at
+  128 GRF (local tile and window); at SIMD16 it does not. Other compilers ignore it.
 - ``merge``: "atomic" (64-bit packed atomic minimum, needs cl_khr_int64_base_atomics) or
   "partial" (per-work-item partial profiles + a reduction kernel; any device).
 - ``precision``: "double" (everything float64), "mixed" (float32 diagonal kernel, float64

@@ -129,35 +129,30 @@ ${shared.cov_init(real, lambda p: f"(*({p}))")}
             }
 % endfor
             if (hit) {
-                // rare once the floors are set: a loop over the D lanes (not unrolled: small
-                // code keeps the hot path above in registers) on lane 0's score and list, the
-                // scores and lists rotating by one lane a step (D steps: back in place)
+                // rare once the floors are set. The row: a loop over the D lanes that picks
+                // each lane's score from its register (not unrolled: small code keeps the hot
+                // path above in registers); the columns: each lane's list by name (lists in
+                // registers need indices known at compile time)
                 #pragma unroll 1
                 for (int d = 0; d < D; ++d) {
-                    const real x = sc0;
-                    ${" ".join(f"sc{g} = sc{g + 1};" for g in range(D - 1))}
+                    const real x = ${"".join(f"d == {g} ? sc{g} : " for g in range(D - 1))}sc${D - 1};
                     if (x > rth) {
 ${shared.ins_reg("x", "jb + d")}
                     }
-                    // column jb + d, candidate row i (rows in increasing order)
-                    if (x > cv0_${K - 1}) {
-                        real s = x;
-                        int ii = i;
-% for e in range(K):
-                        if (better(s, ii, cv0_${e}, ci0_${e})) {
-                            const real tv = cv0_${e}; const int ti = ci0_${e};
-                            cv0_${e} = s; ci0_${e} = ii; s = tv; ii = ti;
-                        }
-% endfor
-                    }
-                    {
-                        ${" ".join(f"const real tv{e} = cv0_{e}; const int ti{e} = ci0_{e};" for e in range(K))}
-% for d in range(D - 1):
-                        ${" ".join(f"cv{d}_{e} = cv{d + 1}_{e}; ci{d}_{e} = ci{d + 1}_{e};" for e in range(K))}
-% endfor
-                        ${" ".join(f"cv{D - 1}_{e} = tv{e}; ci{D - 1}_{e} = ti{e};" for e in range(K))}
-                    }
                 }
+% for d in range(D):
+                // column jb + ${d}, candidate row i (rows in increasing order)
+                if (sc${d} > cv${d}_${K - 1}) {
+                    real s = sc${d};
+                    int ii = i;
+%   for e in range(K):
+                    if (better(s, ii, cv${d}_${e}, ci${d}_${e})) {
+                        const real tv = cv${d}_${e}; const int ti = ci${d}_${e};
+                        cv${d}_${e} = s; ci${d}_${e} = ii; s = tv; ii = ti;
+                    }
+%   endfor
+                }
+% endfor
             }
             {
                 __global real *pv = rpv + ${GX(f"(size_t)(i - s0) * {K}") if interleave else f"(i - s0) * {K}"};

@@ -19,6 +19,10 @@
 ## work-item (element e of work-item w at e * wg + lid locally, e * nws + w globally, nws the
 ## work-items the partial buffers hold), so that adjacent work-items touch adjacent words:
 ## coalesced global stores and no local bank conflicts. interleave = 0: a slice per work-item.
+## WINDOW = 1 (topk_store="window", GPUs, lanes = 1): diag_topk keeps only the lists of the D
+## columns its band reaches at the current row, in registers (diag_topk_window.cl.mako); the
+## folds below are the same. subgroup (mp.topk.subgroup): the sub-group size diag_topk requires
+## where the compiler knows intel_reqd_sub_group_size (Intel GPUs; 0: the compiler picks).
 <%namespace name="shared" file="/mp/diag_common.cl.mako"/>
 <%include file="/common/real.cl.mako"/>
 <%

@@ -103,7 +103,8 @@ def test_mp_plan_leaves_four_groups_per_cu(name, k):
     from clts.runtime import occupancy as occ
     logging.getLogger("clts.profiles").setLevel(logging.ERROR)
     gpu = emulation.emulate(name, _pocl())
-    plan = make_plan(gpu, Problem(64, "double"))
+    # the local tile (the GPU profiles' topk_store; the occupancy model may pick "window")
+    plan = make_plan(gpu, Problem(64, "double"), topk_store="local")
     assert plan.groups_per_cu == 4 and plan.interleave == 1
     if k == 1:
         L, per = _local_tile(gpu, plan), plan.lanes * 8
@@ -142,7 +143,7 @@ def test_mp_plan_tile_reaches_quarter_occupancy(name, k):
     logging.getLogger("clts.profiles").setLevel(logging.ERROR)
     gpu = emulation.emulate(name, _pocl())
     prec = "double" if gpu.fp64 else "single"
-    plan = make_plan(gpu, Problem(64, prec))
+    plan = make_plan(gpu, Problem(64, prec), topk_store="local")
     rs = 8 if plan.kernel_real == "double" else 4
     if k == 1:
         L, per, tpl, kern = _local_tile(gpu, plan), plan.lanes * 8, "mp/diag_top1.cl.mako", "diag"
@@ -392,3 +393,80 @@ def test_tridiag_unrolled_only_where_registers_fit(name, dtype, n, want):
     assert np.max(np.abs(r.x - x)) < 1e3 * np.finfo(dtype).eps
     r0 = clts.solve_tridiagonal(a, b, c, d, device=gpu, unrolled_max_bytes=0)
     assert r0.plan.method == "thomas-unrolled"
+
+
+#: the top-k window layout (topk_store="window") forced: (tile, wg, fold, groups)
+MP_WINDOWS = [dict(tile=1, wg=4, fold=0, groups=4), dict(tile=32, wg=64, fold=64, groups=4),
+              dict(tile=3, wg=8, fold=8, groups=1), dict(tile=5, wg=2, fold=0, groups=3)]
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 4])
+@pytest.mark.parametrize("precision", ["double", "single"])
+def test_mp_topk_window_bit_identical(device, k, precision):
+    """topk_store="window" (the band's column k-lists in registers, the tile's entry floors read
+    by the work-group together; the GPU profiles' choice where the occupancy model rates it
+    higher) forced on this device: the profile of the device's own (CPU) layout at the same
+    segment, bit for bit, self-join (rows, columns) and AB-join with both sides, a constant
+    stretch and a missing value, floor tiles of 1-32 rows, 2-64 work-items a group (more than
+    the launch's bands too), folds 0 and > 0, bands of 1, 3 and 4."""
+    if precision == "double" and not device.fp64:
+        pytest.skip("no fp64")
+    rng = np.random.default_rng(11)
+    T = np.cumsum(rng.standard_normal(420))
+    T[90:120] = 1.0
+    T[300] = np.nan
+    TB = np.cumsum(rng.standard_normal(260))
+    kw = dict(k=k, precision=precision, device=device, progress=False, segment=64)
+    for extra in ({}, {"T_B": TB, "both": True}):
+        r0 = clts.matrix_profile(T, 12, **kw, **extra)
+        for w in MP_WINDOWS:
+            r1 = clts.matrix_profile(T, 12, **kw, **extra, topk_store="window", lanes=1,
+                                     interleave=1, **w)
+            for a in ("P", "I", "left_P", "left_I", "right_P", "right_I", "P_B", "I_B"):
+                x, y = getattr(r0, a, None), getattr(r1, a, None)
+                assert (x is None) == (y is None)
+                if x is not None:
+                    assert np.array_equal(np.asarray(x), np.asarray(y), equal_nan=True), (a, w)
+
+
+def test_mp_topk_window_needs_one_lane():
+    from clts.mp.plan import Plan, PlanValueError
+    p = Plan(lanes=4, groups=2, tile=8, segment=64, wg=4, merge="partial", store="private",
+             topk_store="window", precision="double", block_rows=256, unroll=1)
+    with pytest.raises(PlanValueError, match="topk_store"):
+        p.validate()
+
+
+@pytest.mark.parametrize("name", ["a100", "h100", "mi100", "mi210", "intel-max-1550",
+                                  "intel-arc-a770", "intel-iris-xe"])
+def test_mp_topk_store_by_occupancy_model(name):
+    """Under every emulated GPU the Plan's top-k layout is the one of "local" (its tile cut by
+    the model) and "window" the occupancy model rates higher with the recorded figures, and
+    never a build whose recorded figures spill (the window at SIMD32 on pvc); forced, kept."""
+    from clts.mp.plan import Problem, make_plan, topk_window_local
+    from clts.mp.diagonal import _topk_tile
+    from clts.runtime import occupancy as occ
+    logging.getLogger("clts.profiles").setLevel(logging.ERROR)
+    gpu = emulation.emulate(name, _pocl())
+    prec = "double" if gpu.fp64 else "single"
+    plan = make_plan(gpu, Problem(64, prec))
+    assert make_plan(gpu, Problem(64, prec), topk_store="local").topk_store == "local"
+    common = dict(K=3, real=plan.kernel_real, lanes=1, groups=plan.groups, wg=plan.wg)
+    tpl = "mp/diag_topk.cl.mako"
+    win = occ.recorded(occ.target_of(gpu), tpl, "diag_topk", dict(common, WINDOW=1, LOCAL=0))
+    assert win is not None and win.params.get("WINDOW") == 1
+    if win.spill:
+        assert plan.topk_store == "local"
+        return
+    assert plan.topk_store == "window"
+    ow = occ.kernel_occupancy(gpu, tpl, "diag_topk", dict(common, WINDOW=1, LOCAL=0),
+                              work_group=plan.wg,
+                              local_mem=topk_window_local(plan.tile, plan.band, plan.wg,
+                                                          plan.kernel_real))
+    loc = make_plan(gpu, Problem(64, prec), topk_store="local")
+    L, _ = _topk_tile(gpu, loc, 3)
+    rs = 8 if plan.kernel_real == "double" else 4
+    ol = occ.kernel_occupancy(gpu, tpl, "diag_topk", dict(common, LOCAL=1), work_group=plan.wg,
+                              local_mem=plan.wg * (L + plan.band) * (3 * (rs + 4) + rs))
+    assert ow.fraction >= ol.fraction, (ow, ol)
+

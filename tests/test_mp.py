@@ -640,12 +640,16 @@ print("case ok")
                                dict(topk_store="local", lanes=1, groups=2, interleave=1,
                                     fold=8),
                                dict(topk_store="private", lanes=1, groups=2, interleave=0,
-                                    fold=4)],
-                         ids=["private", "local", "local-lanes1", "fold", "fold-contiguous"])
+                                    fold=4),
+                               dict(topk_store="window", lanes=1, groups=2, interleave=1,
+                                    fold=8)],
+                         ids=["private", "local", "local-lanes1", "fold", "fold-contiguous",
+                              "window"])
 def test_oclgrind_top_k(device, v):
     """The top-k kernel and its list reductions under Oclgrind (races, uninitialised reads,
-    out-of-bounds), private and local tile lists, and the GPU profiles' one-lane interleaved
-    layout; one fresh process, as test_oclgrind_tiny."""
+    out-of-bounds), private and local tile lists, the GPU profiles' one-lane interleaved
+    layout and its window of column lists (a barrier per tile of floors, wg = 2); one fresh
+    process, as test_oclgrind_tiny."""
     import json
     import os
     import subprocess

@@ -286,8 +286,9 @@ class _MatrixProfile:
         (shape, dtype, writeable, no overlap with ``T_A`` / ``T_B`` or with one another).
     **plan_overrides
         Plan fields forced by keyword: ``lanes``, ``groups``, ``tile``, ``segment``,
-        ``segment_per_m``, ``wg``, ``merge``, ``store``, ``topk_store``, ``block_rows``,
-        ``unroll``.
+        ``segment_per_m``, ``wg``, ``merge``, ``store``, ``topk_store`` (``"private"``,
+        ``"local"``, ``"window"``), ``block_rows``, ``unroll``, ``subgroup`` (see
+        :mod:`clts.mp.plan`).
 
     Returns
     -------

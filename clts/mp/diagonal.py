@@ -11,7 +11,8 @@ import numpy as np
 from .. import options
 from ..runtime.memory import scratch, upload_scratch
 from ..runtime import launch, progress, round_up
-from .plan import fit_tile, local_tile_rows, topk_fold_cols
+from .plan import (amd_waves, fit_tile, local_tile_rows, topk_fold_cols, topk_window_local,
+                   topk_window_rows)
 from . import flags
 from .estimate import progress_estimate
 from .exact import _better, _pair_dist, _scan
@@ -111,12 +112,19 @@ def diag_spec(dev, plan, normalize, cols, k=1):
                   interleave=plan.interleave if local else 0,
                   PRECHECK=int(not getattr(dev.info, "simulator", False)), keep=plan.keep)
     if k > 1:
-        L, local = _topk_tile(dev, plan, k)
+        window = plan.topk_store == "window" and cols
+        L, local = _window_tile(dev, plan) if window else _topk_tile(dev, plan, k)
         # ILV: local k-lists and the partial lists rowPV / colPV interleaved by work-item
-        params.update(tile=L, LOCAL=int(local), wg=plan.wg if local else 0,
+        params.update(tile=L, LOCAL=int(local), wg=plan.wg if local or window else 0,
                       interleave=plan.interleave, FOLD=plan.fold,
                       FOLDC=topk_fold_cols(plan.fold, plan.band, k, dev, plan.kernel_real)
                       if plan.fold else 0)
+        if window:
+            params.update(WINDOW=1)
+            if amd_waves(dev):
+                params.update(waves=amd_waves(dev))
+        if plan.subgroup:
+            params.update(subgroup=plan.subgroup)
     elif local and cols:
         params.update(tile=_local_tile(dev, plan))
     return ("mp/diag_top1.cl.mako" if k == 1 else "mp/diag_topk.cl.mako"), params
@@ -319,6 +327,19 @@ def _topk_tile(dev, plan, k):
                           f"{plan.band}, k={k}) need {(plan.band + 1) * per} bytes of "
                           f"private memory, {budget} available; use a smaller band")
     return L, local
+
+
+def _window_tile(dev, plan):
+    """(rows per tile, local) of topk_store="window": ``plan.tile``, fewer where the
+    work-group's floors would not fit the device's local memory (:func:`topk_window_rows`)."""
+    L = topk_window_rows(dev, plan.band, plan.wg, plan.tile, plan.kernel_real)
+    if L < 1:
+        from ..runtime import DeviceError
+        raise DeviceError(f"device {dev}: topk_store='window' needs "
+                          f"{topk_window_local(1, plan.band, plan.wg, plan.kernel_real)} bytes "
+                          f"of local memory per work-group (band {plan.band}, wg {plan.wg}), "
+                          f"{dev.local_mem} available; use a smaller wg")
+    return L, False
 
 
 def _diag_all(job):

@@ -10,7 +10,13 @@ caller (``matrix_profile(..., plan=Plan(...))`` or keyword overrides), which is 
 - ``wg``: work-group size (work-items share nothing, so this is a scheduling choice).
 - ``store``: where a tile's best values live: "private" (registers / private arrays) or "local"
   (a per-work-item slice of a __local array; nothing shared, so no barrier). ``topk_store``:
-  the same for the sorted k-lists of a tile's columns (k > 1), where the best choice differs.
+  the same for the sorted k-lists of a tile's columns (k > 1), where the best choice differs;
+  or "window" (GPUs, lanes = 1): only the D lists of the columns the band reaches at the
+  current row, in registers, each stored to the partial lists as its column leaves the band,
+  and the tile's entry floors read by the work-group together through local memory (tile:
+  rows per such read). GPU profiles (``groups_per_cu`` > 0) with topk_store="local" get the
+  one of "local" and "window" the occupancy model rates higher (:func:`topk_store_by_model`)
+  unless the caller forces it. Results are identical.
 - ``groups_per_cu``: work-groups that must fit on one compute unit together (GPUs: 4): the
   local-memory tile (store / topk_store "local") is cut so that its group takes at most
   1 / groups_per_cu of the CU's local memory (the occupancy model of clts.runtime.occupancy,
@@ -32,6 +38,10 @@ caller (``matrix_profile(..., plan=Plan(...))`` or keyword overrides), which is 
   candidate: "minmax" (OpenCL fmax / fmin: one instruction on GPUs) or "select" (a compare and
   a select: CPUs, where fmax / fmin's rule for NaN arguments costs two more instructions per
   pair; 1.17x fewer CPU seconds on pocl). Results are identical (the running best is never NaN).
+- ``subgroup`` (profile key ``mp.topk.subgroup``; 0: the compiler picks): the sub-group size
+  the top-k diagonal kernel requires where the compiler knows ``intel_reqd_sub_group_size``
+  (Intel GPUs). IGC compiles it at SIMD32 on a Data Center GPU Max and spills the k-lists at
+  128 GRF (local tile and window); at SIMD16 it does not. Other compilers ignore it.
 - ``merge``: "atomic" (64-bit packed atomic minimum, needs cl_khr_int64_base_atomics) or
   "partial" (per-work-item partial profiles + a reduction kernel; any device).
 - ``precision``: "double" (everything float64), "mixed" (float32 diagonal kernel, float64
@@ -46,7 +56,9 @@ from ..runtime.plans import PlanBase, PlanValueError, read_tunables, validated
 PRECISIONS = ("double", "mixed", "single")
 MERGES = ("atomic", "partial")
 STORES = ("private", "local")
+TOPK_STORES = STORES + ("window",)
 KEEPS = ("minmax", "select")
+SUBGROUPS = (0, 8, 16, 32)
 
 #: factor C of the ill-conditioning test (``Side.mark_ill`` in series.py): a window whose centred
 #: norm^2 is below C * eps * R * S^2 goes to the exact path
@@ -79,6 +91,7 @@ class Plan(PlanBase):
     interleave: int = 0
     fold: int = 0
     keep: str = "minmax"
+    subgroup: int = 0
 
     @property
     def band(self) -> int:
@@ -122,10 +135,16 @@ class Plan(PlanBase):
         if self.segment < self.band:
             raise PlanValueError("segment", f"({self.segment}) must be >= lanes*groups "
                                             f"({self.band})")
-        for name in ("store", "topk_store"):
-            if getattr(self, name) not in STORES:
-                raise PlanValueError(name, f"must be one of {STORES}, got "
+        for name, ok in (("store", STORES), ("topk_store", TOPK_STORES)):
+            if getattr(self, name) not in ok:
+                raise PlanValueError(name, f"must be one of {ok}, got "
                                            f"{getattr(self, name)!r}")
+        if self.topk_store == "window" and self.lanes != 1:
+            raise PlanValueError("topk_store", f"'window' needs lanes=1 (one diagonal per "
+                                               f"lane group), got lanes={self.lanes}")
+        if isinstance(self.subgroup, bool) or self.subgroup not in SUBGROUPS:
+            raise PlanValueError("subgroup", f"must be one of {SUBGROUPS}, got "
+                                             f"{self.subgroup!r}")
         if self.keep not in KEEPS:
             raise PlanValueError("keep", f"must be one of {KEEPS}, got {self.keep!r}")
         if self.merge not in MERGES:
@@ -142,7 +161,7 @@ PROFILE_KEYS = {"lanes": "mp.diag.lanes", "groups": "mp.diag.groups", "tile": "m
                 "topk_store": "mp.diag.topk_store", "unroll": "mp.diag.unroll",
                 "block_rows": "mp.block_rows", "merge": "mp.merge",
                 "groups_per_cu": "mp.diag.groups_per_cu", "interleave": "mp.diag.interleave",
-                "fold": "mp.diag.fold", "keep": "mp.diag.keep",
+                "fold": "mp.diag.fold", "keep": "mp.diag.keep", "subgroup": "mp.topk.subgroup",
                 "segment_per_m": "mp.diag.segment_per_m"}
 
 
@@ -168,6 +187,25 @@ def fit_tile(dev, per: int, band: int, wg: int, tile: int, groups_per_cu: int = 
     return L
 
 
+def modelled(dev, kernel, wg: int, local_mem: int):
+    """Occupancy of a ``wg`` group of ``kernel`` ((template, name, parameters)) with
+    ``local_mem`` bytes of local memory by the device's GPU family model, with the kernel's
+    registers and SIMD width recorded by the offline compiles (``occupancy.recorded``; none
+    recorded: registers left out, the family's lane width); None on CPUs."""
+    from ..runtime import occupancy as occ
+    target = occ.target_of(dev)
+    if target is None:
+        return None
+    lim = occ.limits(target)
+    template, name, params = kernel
+    r = occ.recorded(target, template, name, params)
+    regs = min(r.regs, 255) if r is not None and lim.family == "nvidia" else \
+        (r.regs if r is not None else 0)
+    kw = dict(sgprs=r.sgprs, grf=r.grf or 128, simd=r.simd or None,
+              barrier=r.barrier) if r is not None else {}
+    return occ.occupancy(lim, regs=regs, work_group=wg, local_mem=local_mem, **kw)
+
+
 def occupancy_rows(dev, per: int, band: int, wg: int, rows: int, kernel) -> int:
     """The most rows (at most ``rows``) of a local-memory tile of (rows + band) slots of
     ``per`` bytes per work-item at which a ``wg`` group of ``kernel`` (template, name,
@@ -177,21 +215,70 @@ def occupancy_rows(dev, per: int, band: int, wg: int, rows: int, kernel) -> int:
     family's lane width); ``rows`` where no tile reaches it (registers or the band's own
     slots bound the occupancy: a smaller tile would only merge more often) or on CPUs."""
     from ..runtime import occupancy as occ
-    target = occ.target_of(dev)
-    if target is None:
-        return rows
-    lim = occ.limits(target)
-    template, name, params = kernel
-    r = occ.recorded(target, template, name, params)
-    regs = min(r.regs, 255) if r is not None and lim.family == "nvidia" else \
-        (r.regs if r is not None else 0)
-    kw = dict(sgprs=r.sgprs, grf=r.grf or 128, simd=r.simd or None,
-              barrier=r.barrier) if r is not None else {}
     for L in range(rows, 0, -1):
-        o = occ.occupancy(lim, regs=regs, work_group=wg, local_mem=wg * (L + band) * per, **kw)
+        o = modelled(dev, kernel, wg, wg * (L + band) * per)
+        if o is None:
+            return rows
         if o.fraction >= occ.MIN_FRACTION:
             return L
     return rows
+
+
+#: k of the recorded top-k builds the layout choice reads (the offline compiles' workload)
+TOPK_MODEL_K = 3
+
+
+def topk_window_rows(dev, band: int, wg: int, tile: int, real: str = "double") -> int:
+    """Rows per tile of topk_store="window" (the rows whose entry floors a work-group reads
+    together): ``tile``, fewer where the group's (rows + wg * band) floors and its row range
+    would not fit the device's local memory; < 1 where not even one row fits."""
+    rs = 8 if real == "double" else 4
+    return min(tile, (dev.local_mem - 8) // rs - wg * band)
+
+
+def topk_window_local(rows: int, band: int, wg: int, real: str = "double") -> int:
+    """Local memory (bytes) of a topk_store="window" group: its tile's floors, its row range."""
+    return (rows + wg * band) * (8 if real == "double" else 4) + 8
+
+
+def amd_waves(dev) -> int:
+    """AMD GPUs: the waves per SIMD that reach ``occupancy.MIN_FRACTION`` of a compute unit
+    (gfx908: 3 of 10, gfx90a: 2 of 8), which the top-k window kernel asks the back end to
+    leave room for (``amdgpu_waves_per_eu``: it keeps values in AGPRs rather than take more
+    VGPRs; 104 VGPRs in float64 on gfx908 without, 2 waves); 0 elsewhere."""
+    from ..runtime import occupancy as occ
+    lim = occ.limits_for(dev)
+    if lim is None or lim.family != "amd":
+        return 0
+    return -(-int(occ.MIN_FRACTION * lim.max_waves * 100) // 100)
+
+
+def topk_store_by_model(dev, p, k: int = TOPK_MODEL_K) -> str:
+    """"window" or "local" for a GPU profile's top-k kernel (``p.topk_store`` "local", one
+    lane): the one of higher occupancy by the device's family model with the recorded
+    figures of both builds ("local": its tile cut by :func:`fit_tile`; "window": no k-lists in
+    local memory, its registers instead), "window" on a tie (its floors are read coalesced);
+    ``p.topk_store`` on CPUs, where "window" does not fit and where its recorded build spills."""
+    real = p.kernel_real
+    rows = topk_window_rows(dev, p.band, p.wg, p.tile, real)
+    if p.lanes != 1 or rows < 1:
+        return p.topk_store
+    common = dict(K=k, real=real, lanes=1, groups=p.groups, wg=p.wg)
+    win = modelled(dev, ("mp/diag_topk.cl.mako", "diag_topk", dict(common, WINDOW=1, LOCAL=0)),
+                   p.wg, topk_window_local(rows, p.band, p.wg, real))
+    if win is None:
+        return p.topk_store
+    from ..runtime import occupancy as occ
+    r = occ.recorded(occ.target_of(dev), "mp/diag_topk.cl.mako", "diag_topk",
+                     dict(common, WINDOW=1, LOCAL=0))
+    if r is not None and r.params.get("WINDOW") and r.spill > 0:
+        return p.topk_store         # its lists spill (IGC at SIMD32: pvc)
+    rs = 8 if real == "double" else 4
+    per = k * (rs + 4) + rs
+    kernel = ("mp/diag_topk.cl.mako", "diag_topk", dict(common, LOCAL=1))
+    L = fit_tile(dev, per, p.band, p.wg, p.tile, p.groups_per_cu, kernel)
+    loc = modelled(dev, kernel, p.wg, p.wg * (L + p.band) * per) if L >= 1 else None
+    return "window" if loc is None or win.fraction >= loc.fraction else "local"
 
 
 #: local memory of the cooperative top-k column fold's lists (one copy of a block's, the
@@ -311,7 +398,10 @@ def make_plan(device, problem: Problem, **overrides) -> Plan:
                           "merge='atomic'; use merge='partial'")
     forced = set(PROFILE_KEYS) if plan is not None else {
         k for k, v in overrides.items() if v is not None}
-    return _fit_local_store(dev, validated(p, dev, PROFILE_KEYS, forced), forced)
+    p = _fit_local_store(dev, validated(p, dev, PROFILE_KEYS, forced), forced)
+    if p.topk_store == "local" and p.groups_per_cu > 0 and "topk_store" not in forced:
+        p = replace(p, topk_store=topk_store_by_model(dev, p))
+    return p
 
 
 def _fit_local_store(dev, p: Plan, forced) -> Plan:

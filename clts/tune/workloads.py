@@ -105,7 +105,8 @@ def forced_calls(dev, x, dt):
               for m in ("auto",) + tuple(TRIDIAG.values()) for l in ("natural", "interleaved")]
     calls += [(f"mp k={k} {kw}", lambda k=k, kw=kw: mp(k, **kw)) for k in (1, 3)
               for kw in ({}, {"store": "local", "topk_store": "local"},
-                         {"store": "private", "topk_store": "private"}, {"merge": "partial"})]
+                         {"store": "private", "topk_store": "private"}, {"merge": "partial"},
+                         {"topk_store": "window"})]
     calls += [(f"bfast {v} {h}", lambda v=v, h=h: bfast(v, h)) for v in ("auto", "fused", "multi")
               for h in ("all", "ROC")]
     calls += [(f"superbee {v}", lambda v=v: superbee(v)) for v in ("auto", "fused", "tiled")]

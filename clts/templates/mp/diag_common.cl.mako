@@ -100,3 +100,21 @@ inline int better(real s, int i, real bs, int bi)
         }
     }
 </%def>
+
+## the top-k kernels' insertion of a candidate (x, column j) into a row's K best, kept sorted in
+## registers rv0.. / ri0.. (ties: the smaller index first), and its entry threshold rth
+<%def name="ins_reg(x, j)">
+                    {
+                        real cs = ${x};
+                        int ci = ${j};
+                        if (cs > rth) {
+%   for q in range(K):
+                            if (cs > rv${q} || (cs == rv${q} && ci < ri${q})) {
+                                const real tv = rv${q}; const int ti = ri${q};
+                                rv${q} = cs; ri${q} = ci; cs = tv; ci = ti;
+                            }
+%   endfor
+                            rth = fmax(rth, rv${K - 1});
+                        }
+                    }
+</%def>

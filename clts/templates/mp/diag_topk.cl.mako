@@ -19,6 +19,10 @@
 ## work-item (element e of work-item w at e * wg + lid locally, e * nws + w globally, nws the
 ## work-items the partial buffers hold), so that adjacent work-items touch adjacent words:
 ## coalesced global stores and no local bank conflicts. interleave = 0: a slice per work-item.
+## WINDOW = 1 (topk_store="window", GPUs, lanes = 1): diag_topk keeps only the lists of the D
+## columns its band reaches at the current row, in registers (diag_topk_window.cl.mako); the
+## folds below are the same. subgroup (mp.topk.subgroup): the sub-group size diag_topk requires
+## where the compiler knows intel_reqd_sub_group_size (Intel GPUs; 0: the compiler picks).
 <%namespace name="shared" file="/mp/diag_common.cl.mako"/>
 <%include file="/common/real.cl.mako"/>
 <%
@@ -34,6 +38,10 @@ ${shared.prelude()}
     SPACES = ["__private", "__global"] + (["__local"] if LOCAL and COLS else [])
     MT = ("long" if real == "double" else "int") + ("" if lanes == 1 else str(lanes))
     MT = "int" if lanes == 1 else MT
+    # topk_store="window" (GPUs, one lane): the band's column lists in registers (own file)
+    WINDOW = context.get("WINDOW", 0) and COLS
+    # the sub-group size required on Intel GPUs (mp.topk.subgroup; 0: the compiler picks)
+    SUBGROUP = context.get("subgroup", 0)
     # local lists: element stride and per-work-item offset; global partial lists: stride nws
     CST = wg if (LOCAL and COLS and interleave) else 1
     def SL(x):
@@ -64,22 +72,16 @@ inline void ins${sp}(${sp} real *v, ${sp} int *ix, real s, int i${", const int n
 }
 % endfor
 
-<%def name="ins_reg(x, j)">
-                    {
-                        real cs = ${x};
-                        int ci = ${j};
-                        if (cs > rth) {
-%   for q in range(K):
-                            if (cs > rv${q} || (cs == rv${q} && ci < ri${q})) {
-                                const real tv = rv${q}; const int ti = ri${q};
-                                rv${q} = cs; ri${q} = ci; cs = tv; ci = ti;
-                            }
-%   endfor
-                            rth = fmax(rth, rv${K - 1});
-                        }
-                    }
-</%def>
+% if WINDOW:
+<%include file="/mp/diag_topk_window.cl.mako"/>
+% else:
 
+
+% if SUBGROUP:
+#ifdef cl_intel_required_subgroup_size
+__attribute__((intel_reqd_sub_group_size(${SUBGROUP})))
+#endif
+% endif
 __kernel void diag_topk(
     __global const int4 *desc, const int doff, const int n_work, const int s0, const int m,
     const int lA, const int lB, const int PAD, const ulong idxmask,
@@ -178,7 +180,7 @@ ${shared.cov_init(VT, LOAD)}
                 for (int d = 0; d < D; ++d) {
                     const real x = ${"".join(f"d == {g} ? sc{g} : " for g in range(groups - 1))}sc${groups - 1};
                     if (x > rth) {
-${ins_reg("x", "jb + d")}
+${shared.ins_reg("x", "jb + d")}
                     }
 %   if COLS:
                     // column jb + d: tile slot t + d, candidate row i
@@ -205,7 +207,7 @@ ${ins_reg("x", "jb + d")}
                 for (int d = 0; d < D; ++d) {
                     const real x = sa[d];
                     if (x > rth) {
-${ins_reg("x", "jb + d")}
+${shared.ins_reg("x", "jb + d")}
                     }
 % if COLS:
                     // column jb + d: tile slot t + d, candidate row i
@@ -250,6 +252,7 @@ ${ins_reg("x", "jb + d")}
     wflag[2 * w] = anyr;
     wflag[2 * w + 1] = anyc;
 }
+% endif
 
 % if FOLD:
 <%

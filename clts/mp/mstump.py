@@ -91,8 +91,8 @@ def mstump(T, m, include=None, discords=False, normalize=True, p=2.0, *, precisi
     device : clts.Device or str, optional
     plan : clts.mp.mstump_plan.MstumpPlan, optional
     **plan_overrides
-        ``lanes``, ``groups``, ``segment``, ``wg``, ``interleave``, ``fold`` (profile section
-        ``mp.mstump``).
+        ``lanes``, ``groups``, ``segment``, ``wg``, ``interleave``, ``fold``, ``subgroup``,
+        ``waves`` (profile section ``mp.mstump``), ``coop`` (``mp.exact.coop``).
 
     Returns
     -------
@@ -250,10 +250,12 @@ def _device_indices(dev, p, sides, m, l, ez, ninc, discords, ill, normalize=True
     # plain distances: NORMALIZE=0 and each dimension's unit (z-normalised: the programs as
     # before, no NORMALIZE parameter)
     plain = {} if normalize else {"NORMALIZE": 0}
+    # sub-group size (Intel) / waves per SIMD (AMD): only where set (the other programs as before)
+    tuning = {k: v for k, v in (("subgroup", p.subgroup), ("waves", p.waves)) if v}
     unit = () if normalize else (cla.to_device(q, np.asarray(units, kr)).data,)
     prg = dev.program("mp/mdiag.cl.mako", real=p.kernel_real, lanes=p.lanes, groups=p.groups,
                       segment=R, DIM=d, NINC=ninc, DISCORDS=int(discords), CONST=const,
-                      interleave=p.interleave, fold=p.fold, **plain)
+                      interleave=p.interleave, fold=p.fold, **plain, **tuning)
     nws = (np.int32(nwmax),) if p.interleave else ()
     kern, red_r, red_c = (prg.kernel(k) for k in ("mdiag", "mreduce_rows", "mreduce_cols"))
     # each launch's descriptors from a 128-byte boundary (8 int4): the folds read them with

@@ -15,6 +15,10 @@
 ## dimension's series was divided by the power of two unit[q]; the distances are sorted in
 ## the caller's units); no constant-window rule.
 ##
+## subgroup (Intel GPUs) / waves (AMD GPUs), passed only when not 0: the sub-group size the
+## kernel requires (IGC spills the float64 d = 8 kernel at SIMD32) / the fewest waves per SIMD
+## its registers must allow (gfx908: 141 VGPRs at d = 8, float64); see mstump_plan.py.
+##
 ## Window conventions (stumpy's), from r = 1 / centred norm: r = NaN (non-finite window, or
 ## past the series' end): distance inf; r < 0 marks a constant window: distance 0 to another
 ## constant window, sqrt(m) to any other (only in the dimensions of the bit mask CONST that
@@ -29,6 +33,9 @@
 <%
     # NORMALIZE is passed only as 0 (the z-normalised programs keep their parameters)
     NZ = context.get("NORMALIZE", 1)
+    # sub-group size (Intel) / fewest waves per SIMD (AMD): passed only when not 0
+    SG = context.get("subgroup", 0)
+    WAVES = context.get("waves", 0)
     W = lanes
     D = groups * lanes
     VT = real if W == 1 else f"{real}{W}"
@@ -84,6 +91,16 @@
 #define D ${D}
 #define NDIM ${DIM}
 
+% if SG:
+#ifdef cl_intel_required_subgroup_size
+__attribute__((intel_reqd_sub_group_size(${SG})))
+#endif
+% endif
+% if WAVES:
+#ifdef __AMDGCN__
+__attribute__((amdgpu_waves_per_eu(${WAVES})))
+#endif
+% endif
 __kernel void mdiag(
     __global const int4 *desc, const int doff, const int n_work, const int s0, const int m,
     const int l, const int NW,

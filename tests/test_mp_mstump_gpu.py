@@ -87,13 +87,17 @@ def test_coop_under_matrix_profile(device, monkeypatch):
 
 @pytest.mark.parametrize("kw", PATHS, ids=["plain", "incdisc", "nonorm", "nonorm-inc"])
 def test_subgroup_and_waves(device, kw):
-    """subgroup (intel_reqd_sub_group_size where the compiler has it) and waves
-    (amdgpu_waves_per_eu on AMD GPUs) change only what the compiler may do: the same result,
-    bit for bit, in both precisions and the GPU layout."""
+    """The GPU layout (one diagonal per work-item: row bests stored at once, int offsets) is
+    the CPU layout's result bit for bit; subgroup (intel_reqd_sub_group_size where the
+    compiler has it) and waves (amdgpu_waves_per_eu on AMD GPUs) change only what the
+    compiler may do: the same result again, in both precisions."""
     T = _series()
     has_sg = "cl_intel_required_subgroup_size" in getattr(device.info, "extensions", "")
     for prec in _precisions(device):
         P0, I0 = clts.mstump(T, 12, device=device, precision=prec, **GPU, **kw)
+        for cpu in ({"segment": 40}, {"lanes": 1, "groups": 2, "segment": 40}):
+            Pc, Ic = clts.mstump(T, 12, device=device, precision=prec, **cpu, **kw)
+            assert np.array_equal(P0, Pc) and np.array_equal(I0, Ic), (prec, cpu)
         for extra in ({"waves": 3}, {"subgroup": 16, "waves": 2}) if has_sg else \
                 ({"waves": 3}, {"subgroup": 16}):
             P1, I1 = clts.mstump(T, 12, device=device, precision=prec, **GPU, **extra, **kw)

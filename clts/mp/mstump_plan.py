@@ -14,12 +14,13 @@
   per row / column walking the launch's work-items (CPUs). Results are identical.
 - ``subgroup`` (Intel GPUs): the sub-group size the kernel requires (``intel_reqd_sub_group_size``
   where the compiler has it; 0: the compiler picks). IGC compiles the float64 d = 8 kernel at
-  SIMD32 and spills 3,008 B at 128 GRF (pvc); none at SIMD16 (intel-gpu-max.yaml: 16).
+  SIMD32 and spills 896 B at 128 GRF (pvc); none at SIMD16 (intel-gpu-max.yaml: 16).
 - ``waves`` (AMD GPUs): the fewest waves per SIMD the compiler must fit the kernel to
-  (``amdgpu_waves_per_eu``; 0: its own choice). On gfx908 the float64 d = 8 kernel took 141
-  VGPRs (one wave per SIMD: 10 %) and the float32 one 87 (20 %); at 3 (the fewest that reach
-  ``occupancy.MIN_FRACTION`` of 10 waves per SIMD: ``min_waves``) 83 VGPRs, no scratch
-  (float64: 56 AGPRs as spill slots, register moves; amd-mi100.yaml: 3).
+  (``amdgpu_waves_per_eu``; 0: its own choice; float64 builds of more than
+  ``mstump.WAVES_MAX_DIM64`` dimensions go without). On gfx908 the float64 d = 8 kernel took
+  119 VGPRs (2 waves per SIMD: 20 %); at 3 (the fewest that reach ``occupancy.MIN_FRACTION``
+  of 10 waves per SIMD: ``min_waves``) 83 VGPRs, no scratch (33 values in AGPRs, register
+  moves; amd-mi100.yaml: 3).
 - ``coop``: work-items per pair of the winners' exact re-evaluation (profile ``mp.exact.coop``;
   exact.py: GPUs 32, coalesced reads of each window; 0 a work-item per pair).
 - ``precision``: "double" (float64) or "single" (float32 throughout).

@@ -129,3 +129,19 @@ def test_profiles_follow_the_occupancy_model():
     for name in ("generic-cpu.yaml", "generic-accelerator.yaml"):
         assert read(name)["exact"]["coop"] == 0
         assert read(name)["mstump"]["subgroup"] == read(name)["mstump"]["waves"] == 0
+
+
+@pytest.mark.parametrize("name,waves,subgroup", [("mi100", 3, 0), ("mi210", 0, 0),
+                                                 ("a100", 0, 0), ("intel-max-1550", 0, 16)])
+def test_plans_under_emulated_gpus(name, waves, subgroup):
+    """What auto builds under the emulated GPUs: the GPU layout, the hint of its vendor, the
+    cooperative re-evaluation."""
+    from clts.mp.mstump_plan import Problem, make_mstump_plan
+    from clts.runtime import emulation, usable
+    hits = [i for i in usable() if "portable computing" in i.platform.lower()]
+    if not hits:
+        pytest.skip("emulation tests run on pocl; no pocl device here")
+    gpu = emulation.emulate(name, hits[0])
+    p = make_mstump_plan(gpu, Problem("double"))
+    assert (p.lanes, p.groups, p.waves, p.subgroup, p.coop) == (1, 1, waves, subgroup, 32)
+    assert exact.pair_coop(gpu) == 32

@@ -218,8 +218,10 @@ def _tiny():
 @pytest.mark.parametrize("v", [dict(lanes=4, groups=1, segment=16),
                                dict(lanes=1, groups=2, segment=64),
                                dict(lanes=2, groups=1, segment=16, wg=4, interleave=1),
-                               dict(lanes=1, groups=2, segment=16, interleave=1, fold=64)],
-                         ids=["l4g1", "l1g2", "interleave", "fold"])
+                               dict(lanes=1, groups=2, segment=16, interleave=1, fold=64),
+                               dict(lanes=1, groups=1, segment=16, wg=64, interleave=1, fold=64,
+                                    coop=32, subgroup=16, waves=3)],
+                         ids=["l4g1", "l1g2", "interleave", "fold", "gpu"])
 def test_oclgrind_tiny(device, v):
     """One mstump call per fresh process under Oclgrind: its uninitialised-value checker flags
     every kernel of a second matrix-profile call in one process (tests/test_mp.py's

@@ -254,8 +254,10 @@ print("case ok")
 
 @pytest.mark.oclgrind
 @pytest.mark.parametrize("v", [dict(lanes=4, groups=1, segment=16),
-                               dict(lanes=2, groups=1, segment=16, wg=4, interleave=1)],
-                         ids=["l4g1", "interleave"])
+                               dict(lanes=2, groups=1, segment=16, wg=4, interleave=1),
+                               dict(lanes=1, groups=1, segment=16, wg=64, interleave=1, fold=64,
+                                    coop=32, subgroup=16, waves=3)],
+                         ids=["l4g1", "interleave", "gpu"])
 def test_oclgrind_tiny(device, v):
     """The plain kernel variant (NORMALIZE=0), one call per fresh process under Oclgrind (as
     tests/test_mp_mstump.py's test_oclgrind_tiny)."""

@@ -7,28 +7,58 @@ import numpy as np
 
 from ..runtime.memory import scratch, upload_scratch
 from ..runtime import launch, round_up
+from ..runtime.plans import profile_value
 from ..runtime.programs import build_program
 from . import flags
 from .series import _vw
 
 
+#: the values ``coop`` may take (work-items per pair of ``pair_dist_coop``; 0: ``pair_dist``)
+COOPS = (0, 1, 2, 4, 8, 16, 32, 64)
+
+
+def pair_coop(dev, plan=None) -> int:
+    """Work-items per pair of the winners' re-evaluation: the plan's ``coop`` where it has
+    one (``clts.mstump``), else the profile's ``mp.exact.coop`` (GPUs 32: a warp reads 32
+    adjacent values of one window; CPUs 0: ``pair_dist``, a work-item per pair)."""
+    c = getattr(plan, "coop", None)
+    if c is None:
+        c = profile_value(dev, "mp.exact.coop")
+    if isinstance(c, bool) or c not in COOPS:
+        raise ValueError(f"coop (profile key mp.exact.coop) must be one of {COOPS}, got {c!r}")
+    return int(c)
+
+
 def exact_spec(dev, plan, normalize):
-    """(template, parameters) of the exact-distance kernels (:func:`_pair_dist`, :func:`_scan`)."""
+    """(template, parameters) of the exact-distance kernels (:func:`_pair_dist`, :func:`_scan`);
+    ``coop`` only where it is not 0 (the CPUs' programs keep their parameters)."""
+    coop = pair_coop(dev, plan)
     return "mp/exact.cl.mako", dict(**flags.TEMPLATE, real=plan.exact_real,
-                                    NORMALIZE=int(normalize), lanes=_vw(dev))
+                                    NORMALIZE=int(normalize), lanes=_vw(dev),
+                                    **({"coop": coop} if coop else {}))
 
 
 def _pair_dist(dev, plan, A, B, ia, ib):
+    """Distances of the pairs (ia[p], ib[p]) of windows of A and B (inf where either is < 0):
+    ``pair_dist`` (a work-item per pair: wdist at the device's lanes) or, with ``coop`` > 0,
+    ``pair_dist_coop`` (wdist at lanes = coop, bit for bit; exact.cl.mako)."""
     n = len(ia)
     if n == 0:
         return np.zeros(0)
-    prg = build_program(dev, *exact_spec(dev, plan, A.normalize))
+    spec = exact_spec(dev, plan, A.normalize)
+    coop = spec[1].get("coop", 0)
+    prg = build_program(dev, *spec)
     da = upload_scratch(dev, ia.astype(np.int32))
     db = upload_scratch(dev, ib.astype(np.int32))
     out = scratch(dev, n, A.er)
-    launch(dev, prg.kernel("pair_dist"), round_up(n, 64), None, np.int32(n), np.int32(A.m),
-           da.data, db.data, A.Td.data, A.mu.data, A.ss.data, A.flags_on(dev).data,
-           B.Td.data, B.mu.data, B.ss.data, B.flags_on(dev).data, out.data)
+    args = (np.int32(n), np.int32(A.m), da.data, db.data, A.Td.data, A.mu.data, A.ss.data,
+            A.flags_on(dev).data, B.Td.data, B.mu.data, B.ss.data, B.flags_on(dev).data,
+            out.data)
+    if coop:
+        wg = max(64, coop)
+        launch(dev, prg.kernel("pair_dist_coop"), round_up(n * coop, wg), wg, *args)
+    else:
+        launch(dev, prg.kernel("pair_dist"), round_up(n, 64), None, *args)
     d = out.get().astype(np.float64)
     d[(ia < 0) | (ib < 0)] = np.inf
     return d

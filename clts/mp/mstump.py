@@ -28,6 +28,10 @@ PARTIAL_BYTES = 64 << 20
 #: the most dimensions the kernel sorts in registers (a sorting network of ~d log^2 d / 4
 #: comparators, unrolled)
 MAX_DIM = 32
+#: the most dimensions of a float64 build that gets the profile's ``waves`` (gfx908, waves 3:
+#: no scratch up to 12 dimensions, with or without constant windows, forced dimensions,
+#: plain distances; 128 B of scratch at 16; float32 none up to 32)
+WAVES_MAX_DIM64 = 12
 #: ill-conditioned windows per block of exact rows
 ILL_BLOCK = 64
 #: distances per block of exact rows of a p != 2 profile (rows x d x windows, float64)
@@ -91,8 +95,8 @@ def mstump(T, m, include=None, discords=False, normalize=True, p=2.0, *, precisi
     device : clts.Device or str, optional
     plan : clts.mp.mstump_plan.MstumpPlan, optional
     **plan_overrides
-        ``lanes``, ``groups``, ``segment``, ``wg``, ``interleave``, ``fold`` (profile section
-        ``mp.mstump``).
+        ``lanes``, ``groups``, ``segment``, ``wg``, ``interleave``, ``fold``, ``subgroup``,
+        ``waves`` (profile section ``mp.mstump``), ``coop`` (``mp.exact.coop``).
 
     Returns
     -------
@@ -250,10 +254,16 @@ def _device_indices(dev, p, sides, m, l, ez, ninc, discords, ill, normalize=True
     # plain distances: NORMALIZE=0 and each dimension's unit (z-normalised: the programs as
     # before, no NORMALIZE parameter)
     plain = {} if normalize else {"NORMALIZE": 0}
+    # sub-group size (Intel) / waves per SIMD (AMD): only where set (the other programs as
+    # before); waves not on float64 builds of more than WAVES_MAX_DIM64 dimensions
+    waves = p.waves if p.kernel_real == "float" or d <= WAVES_MAX_DIM64 else 0
+    tuning = {k: v for k, v in (("subgroup", p.subgroup), ("waves", waves)) if v}
+    if p.lanes == 1 and p.groups == 1 and d * NW < 2 ** 31:
+        tuning["OFF32"] = 1         # int offsets in the row loop (fewer 64-bit addresses live)
     unit = () if normalize else (cla.to_device(q, np.asarray(units, kr)).data,)
     prg = dev.program("mp/mdiag.cl.mako", real=p.kernel_real, lanes=p.lanes, groups=p.groups,
                       segment=R, DIM=d, NINC=ninc, DISCORDS=int(discords), CONST=const,
-                      interleave=p.interleave, fold=p.fold, **plain)
+                      interleave=p.interleave, fold=p.fold, **plain, **tuning)
     nws = (np.int32(nwmax),) if p.interleave else ()
     kern, red_r, red_c = (prg.kernel(k) for k in ("mdiag", "mreduce_rows", "mreduce_cols"))
     # each launch's descriptors from a 128-byte boundary (8 int4): the folds read them with

@@ -12,22 +12,39 @@
   (GPUs: one work-group per row / per 32 column groups, adjacent work-items reading adjacent
   partials, a tree of lexicographic minima in local memory; a power of two), 0 one work-item
   per row / column walking the launch's work-items (CPUs). Results are identical.
+- ``subgroup`` (Intel GPUs): the sub-group size the kernel requires (``intel_reqd_sub_group_size``
+  where the compiler has it; 0: the compiler picks). IGC compiles the float64 d = 8 kernel at
+  SIMD32 and spills 896 B at 128 GRF (pvc); none at SIMD16 (intel-gpu-max.yaml: 16).
+- ``waves`` (AMD GPUs): the fewest waves per SIMD the compiler must fit the kernel to
+  (``amdgpu_waves_per_eu``; 0: its own choice; float64 builds of more than
+  ``mstump.WAVES_MAX_DIM64`` dimensions go without). On gfx908 the float64 d = 8 kernel took
+  119 VGPRs (2 waves per SIMD: 20 %); at 3 (the fewest that reach ``occupancy.MIN_FRACTION``
+  of 10 waves per SIMD: ``min_waves``) 83 VGPRs, no scratch (33 values in AGPRs, register
+  moves; amd-mi100.yaml: 3).
+- ``coop``: work-items per pair of the winners' exact re-evaluation (profile ``mp.exact.coop``;
+  exact.py: GPUs 32, coalesced reads of each window; 0 a work-item per pair).
 - ``precision``: "double" (float64) or "single" (float32 throughout).
 
 Read from the profile section ``mp.mstump``; every field can be forced by keyword.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
+from ..runtime.occupancy import MIN_FRACTION
 from ..runtime.plans import LANE_WIDTHS, PlanBase, PlanValueError, from_profile
+from .exact import COOPS
 from .series import PAD_SLACK
 
 #: profile key of each Plan field
 PROFILE_KEYS = {"lanes": "mp.mstump.lanes", "groups": "mp.mstump.groups",
                 "segment": "mp.mstump.segment", "wg": "mp.mstump.wg",
-                "interleave": "mp.mstump.interleave", "fold": "mp.mstump.fold"}
+                "interleave": "mp.mstump.interleave", "fold": "mp.mstump.fold",
+                "subgroup": "mp.mstump.subgroup", "waves": "mp.mstump.waves",
+                "coop": "mp.exact.coop"}
 PRECISIONS = ("double", "single")
+SUBGROUPS = (0, 8, 16, 32)
 
 
 @dataclass(frozen=True)
@@ -46,6 +63,9 @@ class MstumpPlan(PlanBase):
     precision: str
     interleave: int = 0
     fold: int = 0
+    subgroup: int = 0
+    waves: int = 0
+    coop: int = 0
 
     @property
     def band(self) -> int:
@@ -73,6 +93,15 @@ class MstumpPlan(PlanBase):
         v = self.fold
         if isinstance(v, bool) or not isinstance(v, int) or v < 0 or v & (v - 1):
             raise PlanValueError("fold", f"must be 0 or a power of two, got {v!r}")
+        v = self.subgroup
+        if isinstance(v, bool) or v not in SUBGROUPS:
+            raise PlanValueError("subgroup", f"must be one of {SUBGROUPS}, got {v!r}")
+        v = self.waves
+        if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= 10:
+            raise PlanValueError("waves", f"must be an int in [0, 10], got {v!r}")
+        v = self.coop
+        if isinstance(v, bool) or v not in COOPS:
+            raise PlanValueError("coop", f"must be one of {COOPS}, got {v!r}")
         if self.band > PAD_SLACK:
             raise PlanValueError("groups", f"lanes * groups must be <= {PAD_SLACK}, got "
                                            f"{self.lanes} * {self.groups}")
@@ -85,6 +114,12 @@ class MstumpPlan(PlanBase):
             raise PlanValueError("precision", f"must be one of {PRECISIONS}, got "
                                               f"{self.precision!r}")
         return self
+
+
+def min_waves(lim) -> int:
+    """AMD: the fewest waves per SIMD that keep ``occupancy.MIN_FRACTION`` of a CU's waves
+    resident (gfx908: 3 of 10, gfx90a: 2 of 8); the profiles' ``mp.mstump.waves``."""
+    return math.ceil(MIN_FRACTION * lim.max_waves)
 
 
 def make_mstump_plan(device, problem: Problem, **overrides) -> MstumpPlan:

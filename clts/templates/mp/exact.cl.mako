@@ -9,6 +9,7 @@
 <%include file="/common/real.cl.mako"/>
 <%
     VV = real if lanes == 1 else f"{real}{lanes}"
+    COOP = context.get("coop", 0)     # pair_dist_coop's work-items per pair (0: none)
     def VL(p):
         return f"(*({p}))" if lanes == 1 else f"vload{lanes}(0, {p})"
     def LANE(x, l):
@@ -67,6 +68,87 @@ __kernel void pair_dist(const int n, const int m, __global const int *ia, __glob
     out[p] = wdist(TA + a, muA[a], ssA[a], fA[a], TB + b, muB[b], ssB[b], fB[b], m);
 }
 
+% if COOP:
+<%
+    CG = max(64, COOP)          # work-group: CG / COOP pairs of COOP work-items
+%>
+// pair_dist_coop (GPUs): the same distances, COOP = ${COOP} adjacent work-items per pair, so a
+// warp reads ${COOP} adjacent values of one window per access (coalesced) instead of one value
+// of each of 32 scattered windows. Work-item u of a pair sums the squares of t = u, u + COOP,
+// ... below m rounded down to COOP (what lane u of wdist's vector does at lanes = COOP) and
+// computes the difference of t = (m / COOP) * COOP + u (the remainder); the pair's first
+// work-item adds the COOP sums left to right and then the remainder's squares in order, as
+// wdist does: the result is wdist's at lanes = COOP, bit for bit.
+__kernel __attribute__((reqd_work_group_size(${CG}, 1, 1)))
+void pair_dist_coop(const int n, const int m, __global const int *ia, __global const int *ib,
+                    __global const real *TA, __global const real *muA,
+                    __global const real *ssA, __global const int *fA,
+                    __global const real *TB, __global const real *muB,
+                    __global const real *ssB, __global const int *fB,
+                    __global real *out)
+{
+    __local real part[${CG}];
+    __local real rest[${CG}];
+    const int lid = get_local_id(0);
+    // shifts and masks, not / and % (LLVM's freeze of a divided value stops Oclgrind)
+    const int u = lid & ${COOP - 1};
+    const int p = (int)get_group_id(0) * ${CG // COOP} + (lid >> ${COOP.bit_length() - 1});
+    int a = -1, b = -1;
+    if (p < n) { a = ia[p]; b = ib[p]; }
+    // what the pair's distance is: 0 a sum, 1 inf, 2 zero, 3 sqrt(m) (no early return: every
+    // work-item reaches the barrier)
+    int kind = 1;
+    real acc = 0, dr = 0;
+    if (a >= 0 && b >= 0) {
+        const int fx = fA[a], fy = fB[b];
+        kind = (fx & ${FLAG_NONFINITE}) || (fy & ${FLAG_NONFINITE}) ? 1 : 0;
+% if NORMALIZE:
+        if (!kind && ((fx & ${FLAG_CONSTANT}) || (fy & ${FLAG_CONSTANT})))
+            kind = (fx & ${FLAG_CONSTANT}) && (fy & ${FLAG_CONSTANT}) ? 2 : 3;
+% endif
+    }
+    const int full = m & ~${COOP - 1};
+    if (kind == 0) {
+        __global const real *x = TA + a;
+        __global const real *y = TB + b;
+% if NORMALIZE:
+        const real mx = muA[a], my = muB[b];
+        const real ix = sqrt((real)m / ssA[a]), iy = sqrt((real)m / ssB[b]);
+        for (int t = u; t < full; t += ${COOP}) {
+            const real d = (x[t] - mx) * ix - (y[t] - my) * iy;
+            acc = fma(d, d, acc);
+        }
+        if (full + u < m)
+            dr = (x[full + u] - mx) * ix - (y[full + u] - my) * iy;
+% else:
+        for (int t = u; t < full; t += ${COOP}) {
+            const real d = x[t] - y[t];
+            acc = fma(d, d, acc);
+        }
+        if (full + u < m)
+            dr = x[full + u] - y[full + u];
+% endif
+    }
+    part[lid] = acc;
+    rest[lid] = dr;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (u == 0 && p < n) {
+        real s = INFINITY;
+        if (kind == 0) {
+            s = part[lid];
+            for (int v = 1; v < ${COOP}; ++v) s += part[lid + v];
+            for (int v = 0; v < m - full; ++v) s = fma(rest[lid + v], rest[lid + v], s);
+            s = sqrt(s);
+        } else if (kind == 2) {
+            s = 0;
+        } else if (kind == 3) {
+            s = sqrt((real)m);
+        }
+        out[p] = s;
+    }
+}
+
+% endif
 // for each query window q = qs[p] of A: best over all windows j of B; with ez >= 0 (self-join)
 // pairs |q - j| <= ez are skipped and the best is split into left (j < q) and right (j > q)
 __kernel void scan_rows(const int nq, const int m, const int lB, const int ez,

@@ -15,6 +15,10 @@
 ## dimension's series was divided by the power of two unit[q]; the distances are sorted in
 ## the caller's units); no constant-window rule.
 ##
+## subgroup (Intel GPUs) / waves (AMD GPUs), passed only when not 0: the sub-group size the
+## kernel requires (IGC spills the float64 d = 8 kernel at SIMD32) / the fewest waves per SIMD
+## its registers must allow (gfx908: 119 VGPRs at d = 8, float64, 2 waves); see mstump_plan.py.
+##
 ## Window conventions (stumpy's), from r = 1 / centred norm: r = NaN (non-finite window, or
 ## past the series' end): distance inf; r < 0 marks a constant window: distance 0 to another
 ## constant window, sqrt(m) to any other (only in the dimensions of the bit mask CONST that
@@ -29,6 +33,16 @@
 <%
     # NORMALIZE is passed only as 0 (the z-normalised programs keep their parameters)
     NZ = context.get("NORMALIZE", 1)
+    # sub-group size (Intel) / fewest waves per SIMD (AMD): passed only when not 0
+    SG = context.get("subgroup", 0)
+    WAVES = context.get("waves", 0)
+    # one diagonal per work-item (lanes = groups = 1, the GPU profiles): each row's bests are
+    # stored as they are computed, not carried through the row (d values and indices fewer live)
+    DIRECT = lanes == 1 and groups == 1
+    # OFF32 (passed only when d * (NW + m) < 2^31): the row loop's offsets into the per-dimension
+    # arrays as int, not size_t (gfx908: 141 -> 119 VGPRs at d = 8 in float64: fewer 64-bit
+    # addresses live)
+    OT = "int" if context.get("OFF32", 0) else "size_t"
     W = lanes
     D = groups * lanes
     VT = real if W == 1 else f"{real}{W}"
@@ -84,6 +98,16 @@
 #define D ${D}
 #define NDIM ${DIM}
 
+% if SG:
+#ifdef cl_intel_required_subgroup_size
+__attribute__((intel_reqd_sub_group_size(${SG})))
+#endif
+% endif
+% if WAVES:
+#ifdef __AMDGCN__
+__attribute__((amdgpu_waves_per_eu(${WAVES})))
+#endif
+% endif
 __kernel void mdiag(
     __global const int4 *desc, const int doff, const int n_work, const int s0, const int m,
     const int l, const int NW,
@@ -159,10 +183,12 @@ __kernel void mdiag(
         const int jb = i + k0;
         const int upd = i > ilo;
         const int ri = i - s0;
-% for k in range(DIM):
+% if not DIRECT:
+%   for k in range(DIM):
         ${VT} rb${k} = INFINITY;
         ${IT} rbi${k} = -1;
-% endfor
+%   endfor
+% endif
 % for g in range(groups):
         {
             const int j0 = jb + ${g * W};
@@ -170,7 +196,7 @@ __kernel void mdiag(
 %   for q in range(DIM):
             ${VT} x${q};
             {
-                const size_t o = (size_t)${q} * NW;
+                const ${OT} o = (${OT})${q} * NW;
                 const real ra = r[o + i];
                 const ${VT} rbv = ${LOAD("r + o + j0")};
                 if (upd)
@@ -202,9 +228,15 @@ __kernel void mdiag(
 %   for k in range(DIM):
             s += x${k};
             {
+%     if DIRECT:
+                // the row's only candidate: stored at once (no running best kept live)
+                rpv[${PX(f"{k * segment} + ri")}] = s;
+                rpi[${PX(f"{k * segment} + ri")}] = s < INFINITY ? j0 : -1;
+%     else:
                 const ${IT} lt = s < rb${k};
                 rb${k} = ${SEL(f"rb{k}", "s", "lt")};
                 rbi${k} = ${SEL(f"rbi{k}", "jv", "lt")};
+%     endif
                 __global real *cv = cpv + ${PX(f"{k * (segment + D)} + ri + {g * W}")};
                 __global int *ci = cpi + ${PX(f"{k * (segment + D)} + ri + {g * W}")};
                 const ${VT} old = ${PLOAD("cv", VT)};
@@ -217,7 +249,7 @@ __kernel void mdiag(
 % endfor
         // the row's best over the band's lanes, per k (ties: the smaller index; a lane's
         // best may come from a later group than another lane's): halves folded pairwise
-% for k in range(DIM):
+% for k in range(0 if DIRECT else DIM):
         {
 <%
     w, v, vi = W, f"rb{k}", f"rbi{k}"

@@ -38,8 +38,9 @@ KEYS = {"lanes": "bfast.breakpoints.lanes", "wg": "bfast.breakpoints.wg",
         "split": "bfast.breakpoints.split"}
 #: itemsize -> the fewest regressors K whose ``bp_rss`` spills at SIMD16 with 128 GRF, where a
 #: profile's ``grf`` is taken: IGC (ocloc pvc, lanes = 1, any N) spills 896 / 2,304 / 3,840 /
-#: 7,296 B at K = 8 / 9 / 10 / 12 in float64, none at K <= 7 nor at K <= 12 with 256 GRF
-#: (3,072 B at K = 14, against 11,264); float32 1,536 B at K = 13, none below (IGC's first try
+#: 7,296 B at K = 8 / 9 / 10 / 12 in float64, none at K <= 7; with 256 GRF none at K = 8 and 12
+#: but 1,920 / 4,992 B at K = 9 / 10 (N = 274, IGC's last retry; ocloc warns "spilled around 30 /
+#: 78" GRFs) and 3,072 B at K = 14, against 11,264; float32 1,536 B at K = 13, none below (IGC's first try
 #: spills at K = 9 and 10, its retry does not) nor at K <= 18 with 256 GRF
 LARGE_GRF_FROM = {8: 8, 4: 13}
 

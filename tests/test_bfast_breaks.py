@@ -430,3 +430,68 @@ def test_large_grf_plan_per_regressors(device):
     with pytest.raises(ValueError, match="grf"):
         clts.bfast_breaks(*_cube(1, M=3, N=40)[::-1], freq=1.0, order=1, device=device,
                           grf=64, progress=False)
+
+
+# ------------------------------------------------------------------ GPU split of the triangle
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_split_rss_gives_the_same_bits(device, dtype):
+    """``split=1`` (NVIDIA / AMD profiles: bp_rss over K work-items per pixel and start, a
+    column of R each) forced on this device: the bits of the device's own Plan, for several K
+    (order 1 / 2 / 3: K = 4 / 6 / 8) and pixels per work-group that do not divide the pixels."""
+    if dtype == np.float64:
+        _fp64(device)
+    for order, M in ((1, 5), (2, 70), (3, 33)):
+        t, y = _cube(12 + order, M=M, N=80)
+        y = y.astype(dtype)
+        kw = dict(freq=1.0, order=order, breaks=3, device=device, dtype=dtype, progress=False)
+        own = clts.bfast_breaks(y, t, **kw)
+        for wg in (64, 20, 1):      # pixels per group: wg // K, at least one
+            r = clts.bfast_breaks(y, t, split=1, lanes=1, interleave=64, wg=wg, dp_wg=64, **kw)
+            for name in ("n_breaks", "breakpoints", "all_breakpoints", "rss", "nobs", "status",
+                         "magnitudes"):
+                np.testing.assert_array_equal(getattr(r, name), getattr(own, name),
+                                              err_msg=f"{name} order={order} wg={wg}")
+
+
+@pytest.mark.oclgrind
+def test_split_tiny(device):
+    t, y = _cube(11, M=3, N=24, nan=0.2, shifts=1)
+    kw = dict(freq=1.0, order=1, h=6, breaks=1, device=device, magnitudes=False,
+              progress=False)
+    a = clts.bfast_breaks(y, t, lanes=1, interleave=4, wg=4, dp_wg=2, **kw)
+    b = clts.bfast_breaks(y, t, split=1, lanes=1, interleave=4, wg=8, dp_wg=2, **kw)
+    np.testing.assert_array_equal(a.rss, b.rss)
+    np.testing.assert_array_equal(a.breakpoints, b.breakpoints)
+
+
+def test_split_plan_per_device(device):
+    """NVIDIA and AMD profiles split bp_rss; Intel's GPUs keep one work-item per (pixel, start)
+    (the Data Center GPU Max its SIMD16 / large-GRF build), CPUs too, whose source renders as
+    before; bad values name ``split``."""
+    import logging
+
+    from clts.bfast.breakpoints_plan import Problem, make_plan, pixels_per_group
+    from clts.runtime import emulation, usable
+    from clts.runtime.programs import render
+    if device.type == "cpu":
+        assert make_plan(device, Problem(100, 8)).split == 0
+    params = dict(real="double", lanes=1, interleave=64, K=8, N=40, BREAKS=3, kernels="all",
+                  subgroup=0)
+    assert render("bfast/breakpoints.cl.mako", params) == render("bfast/breakpoints.cl.mako",
+                                                                 dict(params, pix=0))
+    assert "__local" not in render("bfast/breakpoints.cl.mako", params)
+    assert "pub[" in render("bfast/breakpoints.cl.mako", dict(params, pix=8))
+    for bad, match in ((dict(split=2), "split"), (dict(split=1, lanes=4), "split")):
+        with pytest.raises(ValueError, match=match):
+            clts.bfast_breaks(*_cube(1, M=3, N=40)[::-1], freq=1.0, order=1, device=device,
+                              progress=False, **bad)
+    hits = [i for i in usable() if "portable computing" in i.platform.lower()]
+    if not hits:
+        return
+    logging.getLogger("clts.profiles").setLevel(logging.ERROR)
+    for name in ("a100", "h100", "mi100", "mi210", "intel-arc-a770", "intel-iris-xe",
+                 "intel-max-1550"):
+        emu = emulation.emulate(name, hits[0])
+        plan = make_plan(emu, Problem(274, 8, 8))
+        assert plan.split == (not name.startswith("intel")), name
+        assert pixels_per_group(plan, 8, emu) == (8 if plan.split else 0), name

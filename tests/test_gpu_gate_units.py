@@ -41,17 +41,32 @@ def test_amdgpu_remarks_with_agprs_and_spills():
     assert (k.vgprs, k.agprs, k.sgprs, k.scratch, k.spill, k.regs) == (160, 8, 60, 24, 24, 168)
 
 
-def test_igc_dump_parser_keeps_the_largest_retry(tmp_path):
-    head = "//.kernel {k}\n//.platform PVCXT\n//.thread_config numGRF={g}, numAcc=4\n{extra}"
-    (tmp_path / "OCL_asm1_simd32_entry_0001.asm").write_text(
-        head.format(k="diag_topk", g=128, extra="//.spill size 768\n"))
-    (tmp_path / "OCL_asm1_1_simd32_entry_0001.asm").write_text(
-        head.format(k="diag_topk", g=128, extra="//.spill size 1152\n//.private memory size 1024\n"))
-    (tmp_path / "OCL_asm1_simd16_entry_0002.asm").write_text(
-        head.format(k="copy", g=256, extra=""))
+def test_igc_dump_parser_reports_the_last_retry(tmp_path):
+    """The binary IGC keeps is its last retry (``_<retry>_simd``): recorded from ocloc pvc on
+    bp_rss (N = 274, subgroup 16) float32 K = 9, whose first try spills 1,920 B and whose
+    retry none, and float64 K = 9 at 256 GRF (2,048 B, then 1,920 B: ocloc warns "spilled
+    around 30", 30 GRFs of 64 B)."""
+    head = "//.kernel {k}\n//.platform PVCXT\n//.thread_config numGRF={g}, numAcc=4, numSWSB=16\n"
+    ra = "//.RA type\tGRAPH_COLORING_SPILL_FF_RA\n"
+    for name, text in {
+            "f_simd16_entry_0001.asm": head.format(k="bp_rss", g=128) + ra
+            + "//.spill size 1920\n//.spill GRF est. ref count 224\n",
+            "f_1_simd16_entry_0001.asm": head.format(k="bp_rss", g=128) + ra,
+            "f_simd16_entry_0002.asm": head.format(k="bp_dp", g=128) + ra,
+            "d_simd16_entry_0001.asm": head.format(k="diag_topk", g=256) + "//.spill size 2048\n",
+            "d_1_simd16_entry_0001.asm": head.format(k="diag_topk", g=256)
+            + "//.spill size 1920\n//.private memory size 1024\n",
+            "c_simd32_entry_0001.asm": head.format(k="copy", g=128) + "//.spill size 768\n",
+            "c_2_simd16_entry_0001.asm": head.format(k="copy", g=128),
+            "c_1_simd16_entry_0001.asm": head.format(k="copy", g=128) + "//.spill size 64\n",
+    }.items():
+        (tmp_path / ("OCL_asm" + name)).write_text(text)
     ks = {k.name: k for k in backends.parse_igc_dumps(tmp_path.glob("*.asm"))}
-    assert (ks["diag_topk"].spill, ks["diag_topk"].scratch, ks["diag_topk"].simd) == (1152, 1024, 32)
-    assert (ks["copy"].grf, ks["copy"].simd, ks["copy"].spill) == (256, 16, 0)
+    assert (ks["bp_rss"].spill, ks["bp_rss"].simd, ks["bp_rss"].grf) == (0, 16, 128)
+    assert (ks["bp_dp"].spill, ks["bp_dp"].simd) == (0, 16)
+    k = ks["diag_topk"]
+    assert (k.spill, k.scratch, k.grf, k.simd) == (1920, 1024, 256, 16)
+    assert (ks["copy"].spill, ks["copy"].simd) == (0, 16)
 
 
 SRC = """

@@ -18,7 +18,7 @@ from ..runtime import chunk_sizes, launch, round_up
 from ..runtime.faults import with_smaller_chunks
 from ..runtime.memory import scratch as scratch_array
 from ..runtime.pipeline import ChunkIO, device_wait, run_pipelined
-from .breakpoints_plan import chunk_cap
+from .breakpoints_plan import chunk_cap, pixels_per_group
 
 CRITERIA = ("BIC", "LWZ")
 
@@ -92,7 +92,10 @@ def _run(dev, plan, flat, X, h, BREAKS, dtype, out, progress, max_items):
     spec = dict(real="double" if dtype == np.float64 else "float", lanes=W, interleave=G, K=K,
                 N=N, BREAKS=BREAKS, subgroup=plan.subgroup)
     tpl = "bfast/breakpoints.cl.mako"
-    if plan.grf:    # the Plan's register file for the rotation state only: the programme,
+    pix = pixels_per_group(plan, K, dev)
+    if pix:     # bp_rss split over K work-items per (pixel, start): a small state, no grf
+        prg_rss = prg = dev.program(tpl, kernels="all", pix=pix, **spec)
+    elif plan.grf:    # the Plan's register file for the rotation state only: the programme,
         # reading the triangle, keeps the driver's (twice the hardware threads)
         prg_rss = dev.program(tpl, kernels="bp_rss", grf=plan.grf, **spec)
         prg = dev.program(tpl, kernels="bp_dp", **spec)
@@ -126,8 +129,12 @@ def _run(dev, plan, flat, X, h, BREAKS, dtype, out, progress, max_items):
         yd = inputs.pop(slot).data
         od = [io.out(slot, k, out[k][..., a:b]).data for k in keys]
         device_wait(dev, wait_for)
-        launch(dev, prg_rss.kernel("bp_rss"), (round_up(mp // W, plan.wg), N), (plan.wg, 1),
-               yd, np.int32(mp), Xd, hsd, tri)
+        if pix:
+            launch(dev, prg_rss.kernel("bp_rss"), (K, round_up(mp, pix), N), (K, pix, 1),
+                   yd, np.int32(mp), Xd, hsd, tri)
+        else:
+            launch(dev, prg_rss.kernel("bp_rss"), (round_up(mp // W, plan.wg), N),
+                   (plan.wg, 1), yd, np.int32(mp), Xd, hsd, tri)
         ek = launch(dev, prg.kernel("bp_dp"), round_up(m, plan.dp_wg), plan.dp_wg, yd,
                     np.int32(mp), np.int32(m), hsd, tri, cost, arg, vidx, *od)
         return [ek]

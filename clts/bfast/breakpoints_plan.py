@@ -17,6 +17,12 @@ asks of Intel GPUs (``-cl-intel-256-GRF-per-thread``, ``clts.runtime.programs.dr
 ``bp_dp`` comes from a build without it), taken only for the regressor counts whose rotation
 state spills at SIMD16 with 128 GRF (``LARGE_GRF_FROM``); large GRF halves the hardware threads
 per XVE (occupancy 50 % at most).
+``split`` (NVIDIA and AMD profiles: 1; CPUs, Intel GPUs: 0, the kernel above) splits ``bp_rss``
+over K work-items per (pixel, start), a column of R each, in work-groups of K x
+``pixels_per_group`` pixels: the rotation state that kept the float64 kernel at 150 registers on
+sm_80 (18.8 % occupancy) and 230 VGPRs on gfx908 (10 %) is spread over the columns (62 registers,
+50 %; 49 VGPRs, 40 %), the row's rotation handed on through local memory (one barrier per row).
+The same operations in the same order: identical bits.
 """
 from __future__ import annotations
 
@@ -28,11 +34,13 @@ from ..runtime.plans import (GRF_MODES, LANE_WIDTHS, SUBGROUPS, PlanBase, PlanVa
 KEYS = {"lanes": "bfast.breakpoints.lanes", "wg": "bfast.breakpoints.wg",
         "interleave": "bfast.breakpoints.interleave", "dp_wg": "bfast.breakpoints.dp_wg",
         "chunk_bytes": "bfast.breakpoints.chunk_bytes",
-        "subgroup": "bfast.breakpoints.subgroup", "grf": "bfast.breakpoints.grf"}
+        "subgroup": "bfast.breakpoints.subgroup", "grf": "bfast.breakpoints.grf",
+        "split": "bfast.breakpoints.split"}
 #: itemsize -> the fewest regressors K whose ``bp_rss`` spills at SIMD16 with 128 GRF, where a
 #: profile's ``grf`` is taken: IGC (ocloc pvc, lanes = 1, any N) spills 896 / 2,304 / 3,840 /
-#: 7,296 B at K = 8 / 9 / 10 / 12 in float64, none at K <= 7 nor at K <= 12 with 256 GRF
-#: (3,072 B at K = 14, against 11,264); float32 1,536 B at K = 13, none below (IGC's first try
+#: 7,296 B at K = 8 / 9 / 10 / 12 in float64, none at K <= 7; with 256 GRF none at K = 8 and 12
+#: but 1,920 / 4,992 B at K = 9 / 10 (N = 274, IGC's last retry; ocloc warns "spilled around 30 /
+#: 78" GRFs) and 3,072 B at K = 14, against 11,264; float32 1,536 B at K = 13, none below (IGC's first try
 #: spills at K = 9 and 10, its retry does not) nor at K <= 18 with 256 GRF
 LARGE_GRF_FROM = {8: 8, 4: 13}
 
@@ -56,6 +64,7 @@ class BreakpointsPlan(PlanBase):
     chunk_bytes: int
     subgroup: int = 0
     grf: int = 0
+    split: int = 0
 
     def validate(self, dev=None):
         """Raise ``PlanValueError`` (a ValueError naming the field) for a bad value."""
@@ -77,6 +86,10 @@ class BreakpointsPlan(PlanBase):
                                                 f"got {cb!r}")
         if isinstance(self.subgroup, bool) or self.subgroup not in SUBGROUPS:
             raise PlanValueError("subgroup", f"must be one of {SUBGROUPS}, got {self.subgroup!r}")
+        if isinstance(self.split, bool) or self.split not in (0, 1):
+            raise PlanValueError("split", f"must be 0 or 1, got {self.split!r}")
+        if self.split and self.lanes != 1:
+            raise PlanValueError("split", f"=1 needs lanes = 1, got lanes={self.lanes}")
         if isinstance(self.grf, bool) or self.grf not in GRF_MODES:
             raise PlanValueError("grf", f"must be one of {GRF_MODES}, got {self.grf!r}")
         return self
@@ -85,11 +98,23 @@ class BreakpointsPlan(PlanBase):
 def make_plan(device, problem: Problem, **overrides) -> BreakpointsPlan:
     """Plan from ``device.profile`` (section ``bfast.breakpoints``) for ``problem``; keywords
     override. The profile's ``grf`` is kept only where ``LARGE_GRF_FROM`` says the problem's
-    rotation state spills without it (a forced one always)."""
+    rotation state spills without it (a forced one always), its ``split`` only with lanes = 1."""
     t = read_tunables(device, KEYS, overrides)
     if "grf" not in t.forced and problem.regressors < LARGE_GRF_FROM.get(problem.itemsize, 0):
         t.values["grf"] = 0
+    if "split" not in t.forced and t.values["lanes"] != 1:    # the split kernel is scalar
+        t.values["split"] = 0
     return validated(BreakpointsPlan(**t.values), device, KEYS, t.forced)
+
+
+def pixels_per_group(plan: BreakpointsPlan, K: int, dev=None) -> int:
+    """Pixels per work-group of the split ``bp_rss`` (0: not split): ``wg`` work-items' worth
+    of K columns each, at least one, within the device's work-group limit."""
+    if not plan.split:
+        return 0
+    pix = max(1, plan.wg // max(K, 1))
+    limit = dev.max_work_group if dev is not None else pix * K
+    return pix if K * pix <= limit else 0
 
 
 def chunk_cap(plan: BreakpointsPlan, N: int, real_bytes: int) -> int | None:

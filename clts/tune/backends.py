@@ -190,14 +190,16 @@ def parse_ptxas(text: str) -> list[KernelUsage]:
     return out
 
 
-_ASM_SIMD = re.compile(r"_simd(\d+)_entry")
+_ASM_SIMD = re.compile(r"(?:_(\d+))?_simd(\d+)_entry")
 _ASM_BARRIER = re.compile(r"^\s*(?:\(W\)\s*)?sync\.bar\b", re.M)
 
 
 def parse_igc_dumps(files) -> list[KernelUsage]:
     """Per kernel, from IGC's ``.asm`` dumps: GRF mode, SIMD width, spill size, private memory,
     whether it waits at a work-group barrier (``sync.bar``: the occupancy model's barrier cap).
-    A kernel IGC compiled more than once (a retry after a spill) keeps its largest spill."""
+    A kernel IGC compiled more than once (a retry after a spill, dumped as
+    ``OCL_asm<hash>_<retry>_simd<width>_entry_<n>.asm``) reports its last retry: the binary
+    IGC keeps (ocloc's "spilled around N" warning counts its N GRFs of 64 B)."""
     out: dict = {}
     for f in sorted(files):
         text = Path(f).read_text(errors="replace")
@@ -209,16 +211,16 @@ def parse_igc_dumps(files) -> list[KernelUsage]:
         spill = re.search(r"^//\.spill size (\d+)", head, re.M)
         priv = re.search(r"^//\.private memory size (\d+)", head, re.M)
         simd = _ASM_SIMD.search(Path(f).name)
+        retry = int(simd.group(1) or 0) if simd else 0
         k = KernelUsage(name.group(1), vgprs=int(grf.group(1)) if grf else 0,
                         grf=int(grf.group(1)) if grf else 0,
                         spill=int(spill.group(1)) if spill else 0,
                         scratch=int(priv.group(1)) if priv else 0,
-                        simd=int(simd.group(1)) if simd else 0,
+                        simd=int(simd.group(2)) if simd else 0,
                         barrier=bool(_ASM_BARRIER.search(text)))
-        old = out.get(k.name)
-        if old is None or (k.spill, k.scratch) > (old.spill, old.scratch):
-            out[k.name] = k
-    return list(out.values())
+        if k.name not in out or retry >= out[k.name][0]:
+            out[k.name] = (retry, k)
+    return [k for _, k in out.values()]
 
 
 _PTX_SHARED = re.compile(r"\.shared\s+\.align\s+\d+\s+\.b8\s+(\w+?)_\$_\w+\[(\d+)\]")

@@ -15,9 +15,16 @@
 ##   state from BREAKS = 5 on).
 ## kernels: "all", or the one kernel of the program ("bp_rss" / "bp_dp": the Plan's large GRF
 ##   builds bp_rss alone, bp_dp from a program without it).
-## Variables: real, lanes, interleave, K, N, BREAKS, subgroup, kernels.
+## pix (GPU profiles' bfast.breakpoints.split; absent or 0: the kernel above): bp_rss split over K
+##   work-items per (pixel, start), lanes = 1: work-item j holds column j of R (R[k][j], k < j),
+##   d[j], z[j] and the row's x[j]; row k's rotation (dp, cb, sb, w, e) is done by work-item k
+##   and handed to the later columns through local memory (double-buffered, one barrier per row),
+##   so no work-item keeps the K (K + 1) / 2 + K values. Work-groups of (K, pix, 1) along
+##   (column, pixel, start); every value gets the same operations in the same order as above.
+## Variables: real, lanes, interleave, K, N, BREAKS, subgroup, kernels, pix (optional).
 <%include file="/common/real.cl.mako"/>
 <%
+    pix = context.get("pix", 0)
     V = "real" if lanes == 1 else "real%d" % lanes
     T = N * (N + 1) // 2
     def L(l):
@@ -36,7 +43,93 @@ typedef ${V} V;
 #define TRI_OFF(tau) ((long)(tau) * ${N} - ((long)(tau) * ((tau) - 1)) / 2)
 #define TRI_AT(p, idx) ((((long)(p) / ${interleave}) * ${T} + (idx)) * ${interleave} + (p) % ${interleave})
 
-% if kernels in ("all", "bp_rss"):
+% if kernels in ("all", "bp_rss") and pix:
+% if subgroup:
+#ifdef cl_intel_required_subgroup_size
+__attribute__((intel_reqd_sub_group_size(${subgroup})))
+#endif
+% endif
+__kernel void bp_rss(__global const real* restrict y, const int Mp,
+                     __global const real* restrict X, __global const int* restrict hs,
+                     __global real* restrict tri)
+{
+    const int j = get_local_id(0);      // the column of R this work-item holds
+    const int q = get_local_id(1);      // its pixel in the work-group
+    const int p = get_global_id(1);
+    const int tau = get_global_id(2);
+    const int pc = p < Mp ? p : 0;
+    __local int needs[${pix}];
+    __local real pub[${2 * 5 * pix}];   // [slot][xi, cb, sb, w, e][pixel]
+    int cbn = 0, nv = 0;
+    for (int t = 0; t < ${N}; ++t) {
+        const real v = y[(long)t * Mp + pc];
+        if (!isnan(v)) { nv += 1; cbn += (t < tau); }
+    }
+    const real v0 = y[(long)tau * Mp + pc];
+    const int h = hs[nv];
+    const int need = p < Mp && !isnan(v0) && (cbn == 0 || cbn >= h) && nv - cbn >= h;
+    if (j == 0) needs[q] = need;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int any = 0;
+    for (int i = 0; i < ${pix}; ++i) any |= needs[i];
+    if (!any) return;       // the same for the whole work-group (one start)
+% for k in range(K - 1):
+    real C${k} = (real)0;
+% endfor
+    real d = (real)0, z = (real)0, rss = (real)0;
+    int par = 0;
+    const int pb = p / ${interleave};                 // TRI_AT(p, base + t), with the remainder
+    const int pr = p - pb * ${interleave};            // spelled out (Oclgrind lacks LLVM's freeze)
+    const long base = ((long)pb * ${T} + TRI_OFF(tau) - tau) * ${interleave} + pr;
+    for (int t = tau; t < ${N}; ++t) {
+        const real yv = y[(long)t * Mp + pc];
+        const int ok = !isnan(yv);
+        real x = ok ? X[t * ${K} + j] : (real)0;
+        real e = ok ? yv : (real)0;
+        real w = (real)1;
+% for k in range(K):
+        if (j == ${k}) {
+%   if k:
+            w = pub[((1 - par) * 5 + 3) * ${pix} + q];
+            e = pub[((1 - par) * 5 + 4) * ${pix} + q];
+%   endif
+            const real xi = x;
+            const real dp = d + w * xi * xi;
+            const real inv = SEL((real)0, (real)1 / dp, dp > (real)0);
+            const real cb = SEL((real)1, d * inv, dp > (real)0);
+            const real sb = w * xi * inv;
+            w *= cb;
+            d = dp;
+            const real a = e;
+            e = a - xi * z;
+            z = cb * z + sb * a;
+%   if k < K - 1:
+            pub[(par * 5 + 0) * ${pix} + q] = xi;
+            pub[(par * 5 + 1) * ${pix} + q] = cb;
+            pub[(par * 5 + 2) * ${pix} + q] = sb;
+            pub[(par * 5 + 3) * ${pix} + q] = w;
+            pub[(par * 5 + 4) * ${pix} + q] = e;
+%   else:
+            rss += w * e * e;
+            if (need) tri[base + (long)t * ${interleave}] = rss;
+%   endif
+        }
+%   if k < K - 1:
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (j > ${k}) {
+            const real xi = pub[(par * 5 + 0) * ${pix} + q];
+            const real cb = pub[(par * 5 + 1) * ${pix} + q];
+            const real sb = pub[(par * 5 + 2) * ${pix} + q];
+            const real a = x;
+            x = a - xi * C${k};
+            C${k} = cb * C${k} + sb * a;
+        }
+        par ^= 1;
+%   endif
+% endfor
+    }
+}
+% elif kernels in ("all", "bp_rss"):
 % if subgroup:
 #ifdef cl_intel_required_subgroup_size
 __attribute__((intel_reqd_sub_group_size(${subgroup})))

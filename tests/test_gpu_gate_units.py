@@ -162,6 +162,22 @@ def test_tracer_sees_macro_parameter_lists_and_vloads_and_reports_untraced():
             assert s32 == 6.0 and size in (8, 16) and hot == 3
 
 
+def test_tracer_ignores_brackets_in_comments():
+    """A comment like the Mann-Kendall kernel's ``a[0..mm)`` left the tracer's bracket matching
+    unbalanced, so mk_pairs was never traced."""
+    src = """
+__kernel void k(__global const float* restrict a, __global float* restrict out, const int m)
+{
+    // select among a[0..mm), ranks shifted by off
+    /* block comment: a[1..2) [ */
+    out[get_global_id(0)] = a[get_global_id(0) * m];
+}
+"""
+    text, sites = coalescing.instrument(src)
+    assert sorted(sites) == ["a[get_global_id(0) * m]", "out[get_global_id(0)]"]
+    assert "a[0..mm)" not in text
+
+
 def test_untraced_kernels_fail_the_gate_unless_listed():
     """A kernel auto launched with no traced access: marked by coalescing.apply, its own check."""
     src_a, src_b = "kernel void a() {}", "kernel void b() {}"

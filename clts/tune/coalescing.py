@@ -275,9 +275,19 @@ def _rewrite(text: str, names: set, sites: list) -> str:
         i = b1 + 1
 
 
+_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+
+
+def _strip_comments(src: str) -> str:
+    """``src`` without its comments (each a space, or its newlines for a block comment): a
+    bracket in a comment (``a[0..mm)``) must not unbalance the parsing below."""
+    return _COMMENT.sub(lambda m: "\n" * m.group(0).count("\n") or " ", src)
+
+
 def instrument(src: str) -> tuple[str, list]:
     """(the instrumented source, the text of every access site); every kernel gets one more
     argument, ``__global ulong *__clts_trace``, and returns at once outside the traced groups."""
+    src = _strip_comments(src)
     fns = _functions(src)
     obj = _defines(src)[0]
     params_of = {f.name: _expand(src[slice(*f.params)], obj) for f in fns}

@@ -453,6 +453,57 @@ def test_split_rss_gives_the_same_bits(device, dtype):
                                               err_msg=f"{name} order={order} wg={wg}")
 
 
+# ------------------------------------------------------------------ GPU scan of the backtrack
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_scan_backtrack_gives_the_same_bits(device, dtype):
+    """``scan=1`` (GPU profiles: bp_dp's backtrack reads whole rows of its tables, the m-break
+    RSS is the programme's own sum) forced on this device, alone and with the GPU layout
+    (lanes 1, interleave 64, split): the bits of the device's own Plan, with missing values,
+    failed pixels (all missing, too short) and up to as many breaks as fit."""
+    if dtype == np.float64:
+        _fp64(device)
+    for order, M, h, breaks in ((1, 37, 0.1, 8), (3, 70, None, 5), (2, 5, 12, 10)):
+        t, y = _cube(30 + order, M=M, N=96, nan=0.25, shifts=3)
+        y[:, 1] = np.nan
+        y[20:, 2] = np.nan
+        y = y.astype(dtype)
+        kw = dict(freq=1.0, order=order, breaks=breaks, device=device, dtype=dtype,
+                  progress=False, **({} if h is None else dict(h=h)))
+        own = clts.bfast_breaks(y, t, scan=0, **kw)
+        for extra in (dict(scan=1), dict(scan=1, split=1, lanes=1, interleave=64, wg=64,
+                                         dp_wg=64)):
+            r = clts.bfast_breaks(y, t, **extra, **kw)
+            for name in ("n_breaks", "breakpoints", "all_breakpoints", "rss", "nobs", "status",
+                         "magnitudes"):
+                np.testing.assert_array_equal(getattr(r, name), getattr(own, name),
+                                              err_msg=f"{name} order={order} {extra}")
+
+
+def test_scan_plan_per_device(device):
+    """GPU profiles scan, CPUs do not (their source renders as before); bad values name
+    ``scan``."""
+    import logging
+
+    from clts.bfast.breakpoints_plan import Problem, make_plan
+    from clts.runtime import emulation, usable
+    from clts.runtime.programs import render
+    if device.type == "cpu":
+        assert make_plan(device, Problem(100, 8)).scan == 0
+    params = dict(real="double", lanes=1, interleave=64, K=8, N=40, BREAKS=3, kernels="all",
+                  subgroup=0)
+    assert render("bfast/breakpoints.cl.mako", params) == render("bfast/breakpoints.cl.mako",
+                                                                 dict(params, scan=0))
+    with pytest.raises(ValueError, match="scan"):
+        clts.bfast_breaks(*_cube(1, M=3, N=40)[::-1], freq=1.0, order=1, device=device,
+                          progress=False, scan=2)
+    hits = [i for i in usable() if "portable computing" in i.platform.lower()]
+    if not hits:
+        return
+    logging.getLogger("clts.profiles").setLevel(logging.ERROR)
+    for name in ("a100", "mi100", "intel-arc-a770", "intel-max-1550"):
+        assert make_plan(emulation.emulate(name, hits[0]), Problem(274, 8, 8)).scan == 1, name
+
+
 @pytest.mark.oclgrind
 def test_split_tiny(device):
     t, y = _cube(11, M=3, N=24, nan=0.2, shifts=1)
@@ -462,6 +513,9 @@ def test_split_tiny(device):
     b = clts.bfast_breaks(y, t, split=1, lanes=1, interleave=4, wg=8, dp_wg=2, **kw)
     np.testing.assert_array_equal(a.rss, b.rss)
     np.testing.assert_array_equal(a.breakpoints, b.breakpoints)
+    c = clts.bfast_breaks(y, t, scan=1, lanes=1, interleave=4, wg=4, dp_wg=2, **kw)
+    np.testing.assert_array_equal(a.rss, c.rss)
+    np.testing.assert_array_equal(a.all_breakpoints, c.all_breakpoints)
 
 
 def test_split_plan_per_device(device):

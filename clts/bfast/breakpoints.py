@@ -91,6 +91,8 @@ def _run(dev, plan, flat, X, h, BREAKS, dtype, out, progress, max_items):
     hsd = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=segment_table(h, N))
     spec = dict(real="double" if dtype == np.float64 else "float", lanes=W, interleave=G, K=K,
                 N=N, BREAKS=BREAKS, subgroup=plan.subgroup)
+    if plan.scan:       # absent otherwise: the CPU source renders as before
+        spec["scan"] = 1
     tpl = "bfast/breakpoints.cl.mako"
     pix = pixels_per_group(plan, K, dev)
     if pix:     # bp_rss split over K work-items per (pixel, start): a small state, no grf

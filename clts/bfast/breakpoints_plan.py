@@ -23,6 +23,10 @@ over K work-items per (pixel, start), a column of R each, in work-groups of K x
 sm_80 (18.8 % occupancy) and 230 VGPRs on gfx908 (10 %) is spread over the columns (62 registers,
 50 %; 49 VGPRs, 40 %), the row's rotation handed on through local memory (one barrier per row).
 The same operations in the same order: identical bits.
+``scan`` (GPU profiles: 1; CPUs: 0) has ``bp_dp`` backtrack by reading each break's rows of the
+argmin and date tables whole (coalesced over a warp) instead of gathering one entry a pixel, and
+take the m-break RSS from the programme's own sum instead of gathering the segments' RSS again
+(the same additions in the same order: identical bits).
 """
 from __future__ import annotations
 
@@ -35,7 +39,7 @@ KEYS = {"lanes": "bfast.breakpoints.lanes", "wg": "bfast.breakpoints.wg",
         "interleave": "bfast.breakpoints.interleave", "dp_wg": "bfast.breakpoints.dp_wg",
         "chunk_bytes": "bfast.breakpoints.chunk_bytes",
         "subgroup": "bfast.breakpoints.subgroup", "grf": "bfast.breakpoints.grf",
-        "split": "bfast.breakpoints.split"}
+        "split": "bfast.breakpoints.split", "scan": "bfast.breakpoints.scan"}
 #: itemsize -> the fewest regressors K whose ``bp_rss`` spills at SIMD16 with 128 GRF, where a
 #: profile's ``grf`` is taken: IGC (ocloc pvc, lanes = 1, any N) spills 896 / 2,304 / 3,840 /
 #: 7,296 B at K = 8 / 9 / 10 / 12 in float64, none at K <= 7; with 256 GRF none at K = 8 and 12
@@ -65,6 +69,7 @@ class BreakpointsPlan(PlanBase):
     subgroup: int = 0
     grf: int = 0
     split: int = 0
+    scan: int = 0
 
     def validate(self, dev=None):
         """Raise ``PlanValueError`` (a ValueError naming the field) for a bad value."""
@@ -88,6 +93,8 @@ class BreakpointsPlan(PlanBase):
             raise PlanValueError("subgroup", f"must be one of {SUBGROUPS}, got {self.subgroup!r}")
         if isinstance(self.split, bool) or self.split not in (0, 1):
             raise PlanValueError("split", f"must be 0 or 1, got {self.split!r}")
+        if isinstance(self.scan, bool) or self.scan not in (0, 1):
+            raise PlanValueError("scan", f"must be 0 or 1, got {self.scan!r}")
         if self.split and self.lanes != 1:
             raise PlanValueError("split", f"=1 needs lanes = 1, got lanes={self.lanes}")
         if isinstance(self.grf, bool) or self.grf not in GRF_MODES:

@@ -21,10 +21,15 @@
 ##   and handed to the later columns through local memory (double-buffered, one barrier per row),
 ##   so no work-item keeps the K (K + 1) / 2 + K values. Work-groups of (K, pix, 1) along
 ##   (column, pixel, start); every value gets the same operations in the same order as above.
-## Variables: real, lanes, interleave, K, N, BREAKS, subgroup, kernels, pix (optional).
+## scan (GPU profiles' bfast.breakpoints.scan; absent or 0: gathers): bp_dp's backtrack reads
+##   each break's rows of ARG / vidx whole and keeps the pixel's entry (coalesced, O(BREAKS^2 N)
+##   more reads against the DP's O(BREAKS N^2)), and takes the m-break RSS from the DP's own sum
+##   (the same additions in the same order) instead of gathering the segments' RSS again.
+## Variables: real, lanes, interleave, K, N, BREAKS, subgroup, kernels, pix, scan (optional).
 <%include file="/common/real.cl.mako"/>
 <%
     pix = context.get("pix", 0)
+    scan = context.get("scan", 0)
     V = "real" if lanes == 1 else "real%d" % lanes
     T = N * (N + 1) // 2
     def L(l):
@@ -290,6 +295,24 @@ __kernel void bp_dp(__global const real* restrict y, const int Mp, const int Mre
         }
         // backtrack; breakpoints of m breaks at bp_out rows m (m - 1) / 2 .. + m - 1
         const long row = (long)m * (m - 1) / 2;
+% if scan:
+        // each break's row of ARG and vidx read whole, the pixel's own entry kept: the same
+        // rows for all pixels (coalesced), no gather. best is already R's in-order sum of the
+        // segments' RSS (COST(m, i) adds them left to right along this very path)
+        int b = bi;
+        for (int mm = m; mm >= 1; --mm) {
+            int nb = -1, db = -1;
+            for (int i = mm * h; i <= n - h; ++i) {
+                const int dv = D(i);
+                const int av = mm > 1 ? ARG(mm, i) : -1;
+                if (i == b) { db = dv; nb = av; }
+            }
+            bp_out[(row + mm - 1) * Mreal + p] = db;
+            b = nb;
+        }
+        rss_out[(long)m * Mreal + p] = bi >= 0 ? best : REAL_NAN;
+    }
+% else:
         int b = bi;
         for (int mm = m; mm >= 1; --mm) {
             bp_out[(row + mm - 1) * Mreal + p] = b;
@@ -310,6 +333,7 @@ __kernel void bp_dp(__global const real* restrict y, const int Mp, const int Mre
         const int b = bp_out[(long)q * Mreal + p];
         if (b > 0) bp_out[(long)q * Mreal + p] = D(b);
     }
+% endif
 #undef D
 #undef RSS
 #undef COST

@@ -233,3 +233,61 @@ def test_plan_subgroup_per_device(device):
                  "intel-max-1550"):
         plan = make_plan(emulation.emulate(name, hits[0]), Problem(100, 1))
         assert plan.subgroup == (16 if name == "intel-max-1550" else 0), name
+
+
+@pytest.mark.parametrize("variant", ["original", "hamed_rao", "yue_wang", "seasonal"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_interleaved_layout_gives_the_same_bits(device, variant, dtype):
+    """``interleave=1`` (the GPU profiles': the chunk time-major, the slope rows interleaved by
+    work-item) gives the bits of the device's own Plan: quickselect past the sampled bracket's
+    threshold and heapsort, NaNs, ties; a series per work-item and fewer work-items than series
+    (``items=3``), and a work-group that rounds them past the chunk (``wg=4``)."""
+    if dtype == np.float64 and not device.fp64:
+        pytest.skip("float64 needs cl_khr_fp64")
+    y = batch(np.random.default_rng(23), 140, b=7).astype(dtype)
+    y[6] = np.nan
+    y[6, :2] = 1.0                                       # too few valid values
+    kw = dict(period=12) if variant == "seasonal" else {}
+    for median in ("select", "sort"):
+        own = clts.trend_test(y, variant=variant, device=device, median=median, **kw)
+        for layout in (dict(items=0, wg=64), dict(items=3, wg=1), dict(items=0, wg=4)):
+            r = clts.trend_test(y, variant=variant, device=device, median=median, lanes=1,
+                                interleave=1, **layout, **kw)
+            for name in TREND_FIELDS:
+                assert np.array_equal(getattr(r, name), getattr(own, name), equal_nan=True), \
+                    (median, layout, name)
+
+
+@pytest.mark.oclgrind
+def test_tiny_interleaved(device):
+    y = np.array([[1.0, 3, 2, np.nan, 5, 4, 6, 8], [2.0, 2, 1, 0, 1, -1, -2, -2],
+                  [0.0, 1, np.nan, 1, 2, 2, 3, 1]])
+    r = clts.trend_test(y, device=device, interleave=1, lanes=1, items=2, wg=1)
+    for i in range(3):
+        e = ref.trend_series(y[i])
+        assert close(r.s[i], e["s"]) and close(r.slope[i], e["slope"], 1e-12)
+        assert close(r.slope_low[i], e["slope_low"], 1e-12)
+
+
+def test_plan_interleave_per_device(device):
+    """CPU profiles keep a row per series (sources as before the interleaved layout); the GPU
+    profiles interleave; a bad value names ``interleave``."""
+    import logging
+
+    from clts.runtime import emulation, usable
+    from clts.runtime.programs import render
+    from clts.trend.plan import Problem, make_plan
+    if device.type == "cpu":
+        assert make_plan(device, Problem(100, 1)).interleave == 0
+    with pytest.raises(ValueError, match="interleave"):
+        clts.trend_test(np.arange(10.0)[None], device=device, interleave=2)
+    params = dict(real="double", median="select", lanes=8, sample=2048, subgroup=0)
+    assert render("trend/pairs.cl.mako", params) == render("trend/pairs.cl.mako",
+                                                           dict(params, interleave=0))
+    hits = [i for i in usable() if "portable computing" in i.platform.lower()]
+    if not hits:
+        return
+    logging.getLogger("clts.profiles").setLevel(logging.ERROR)
+    for name in ("a100", "h100", "mi100", "mi210", "intel-arc-a770", "intel-iris-xe",
+                 "intel-max-1550"):
+        assert make_plan(emulation.emulate(name, hits[0]), Problem(100, 1)).interleave == 1, name

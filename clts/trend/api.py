@@ -116,10 +116,12 @@ def trend_test(y, *, variant="original", period=None, alpha=0.05, lag=None, conf
         The time axis (default the last for numpy arrays).
     **plan_overrides
         Force the tunables ``wg``, ``lanes``, ``items``, ``median``, ``chunk_bytes``,
-        ``subgroup`` (profile keys ``trend.pairs.wg``, ``trend.pairs.lanes``,
+        ``subgroup``, ``interleave`` (profile keys ``trend.pairs.wg``, ``trend.pairs.lanes``,
         ``trend.pairs.items``, ``trend.sen.median``: "select" | "sort", ``trend.chunk_bytes``,
         ``trend.pairs.subgroup``: 0 or the sub-group size the pair kernel requires on Intel
-        GPUs, ignored where the compiler lacks ``cl_intel_required_subgroup_size``).
+        GPUs, ignored where the compiler lacks ``cl_intel_required_subgroup_size``;
+        ``trend.pairs.interleave``: 1 = the series read time-major and the slopes interleaved
+        by work-item, coalesced on GPUs).
 
     Returns
     -------
@@ -214,8 +216,10 @@ def _run(dev, plan, y2, variant, alpha, lag, conf_level):
     rt = dt.type
     q = dev.queue
     corrected = variant in ("hamed_rao", "yue_wang")
+    # the interleaved layout only where chosen: CPU sources stay as they were
+    extra = dict(interleave=1) if plan.interleave else {}
     pairs = dev.program("trend/pairs.cl.mako", real=real, median=plan.median, lanes=plan.lanes,
-                        sample=plan.sample, subgroup=plan.subgroup).kernel("mk_pairs")
+                        sample=plan.sample, subgroup=plan.subgroup, **extra).kernel("mk_pairs")
     acf = (dev.program("trend/acf.cl.mako", real=real, ranks=variant == "hamed_rao")
            .kernel("mk_acf") if corrected else None)
     zq_ci = rt(norm.ppf(1 - (1 - conf_level) / 2))
@@ -244,7 +248,9 @@ def _run(dev, plan, y2, variant, alpha, lag, conf_level):
             max_items = min(max_items or cap, cap)
         for a, b in chunk_sizes(B, per, dev, max_items=max_items):
             nb = b - a
-            yd = cla.to_device(q, y2[a:b])
+            # interleaved: the chunk time-major (adjacent work-items read adjacent words)
+            yd = cla.to_device(q, np.ascontiguousarray(y2[a:b].T) if plan.interleave
+                               else y2[a:b])
             g = min(G, gsize(nb))
             sc = scratch(dev, (g * (M + plan.sample),), dt)
             st = cla.empty(q, (nb, 5), np.int64)

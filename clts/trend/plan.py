@@ -15,6 +15,7 @@ SAMPLE = 2048
 #: name -> profile key (each also a keyword of clts.trend_test)
 TUNABLE_KEYS = {"wg": "trend.pairs.wg", "lanes": "trend.pairs.lanes",
                 "items": "trend.pairs.items", "subgroup": "trend.pairs.subgroup",
+                "interleave": "trend.pairs.interleave",
                 "median": "trend.sen.median",
                 "chunk_bytes": "trend.chunk_bytes"}
 
@@ -45,6 +46,8 @@ class Plan(PlanBase):
     sample: int = SAMPLE  # slopes sampled to bracket the ranks Sen's median needs
     subgroup: int = 0     # sub-group size the pair kernel requires on Intel GPUs (0: the
                           # compiler picks; IGC picks SIMD32 on pvc and spills float64 there)
+    interleave: int = 0   # 1: the chunk time-major and the slope rows interleaved by work-item
+                          # (coalesced on GPUs; the realW loop is left out)
 
 
 def n_pairs(N: int, P: int) -> int:
@@ -68,5 +71,6 @@ def make_plan(device, problem: Problem, **overrides) -> Plan:
     median = t.choice("median", MEDIANS)
     chunk = t.int_in("chunk_bytes", 0)
     subgroup = t.int_in("subgroup", choices=SUBGROUPS)
+    interleave = t.int_in("interleave", choices=(0, 1))
     return Plan(wg=wg, lanes=lanes, items=items, median=median, chunk_bytes=chunk,
-                period=int(P), pairs=n_pairs(N, P), subgroup=subgroup)
+                period=int(P), pairs=n_pairs(N, P), subgroup=subgroup, interleave=interleave)

@@ -12,14 +12,27 @@
 ## sen per series (real): median slope, lower, upper bound of its confidence interval.
 ## subgroup: the sub-group size mk_pairs requires on Intel GPUs (0: the compiler picks; IGC
 ## picks SIMD32 on pvc and spills the float64 quickselect's state at 128 GRF, none at SIMD16).
+## interleave (GPUs): the chunk time-major (value i of series s at y[i B + s], B its series) and
+## the scratch rows interleaved by work-item (slope m of work-item g at scratch[m G + g], G
+## work-items), so adjacent work-items read and write adjacent words; the realW loop is left out.
 <%include file="/common/real.cl.mako"/>
 <%
     mask = "long" if real == "double" else "int"
+    interleave = context.get("interleave", 0)
+    def Y(e):
+        return f"yr[(long)({e}) * YS]" if interleave else f"yr[{e}]"
+    def A(e, arr="a"):
+        return f"{arr}[(long)({e}) * ST]" if interleave else f"{arr}[{e}]"
+    SP = ", const long ST" if interleave else ""     # the slopes' stride: G
+    SA = ", ST" if interleave else ""
+    YP = ", const int YS, const long ST" if interleave else ""
+    YA = ", YS, ST" if interleave else ""
+    vector = lanes > 1 and not interleave
 %>
 #define TREND_NSTATS 5
 #define SAMPLE ${sample}
 
-% if lanes > 1:
+% if vector:
 typedef ${real}${lanes} realW;
 typedef ${mask}${lanes} maskW;
 % endif
@@ -27,22 +40,22 @@ typedef ${mask}${lanes} maskW;
 // the valid pairwise slopes of one series into a[0..): returns their number; with stats, S,
 // tie sum, A, D and n_valid too
 int fill_slopes(global const real* yr, const int N, const int P, global real* a,
-                global long* st) {
+                global long* st${YP}) {
     long S = 0, A = 0, T = 0, D = 0, nv = 0;
     int m = 0;
     for (int r = 0; r < P; ++r) {
         long nr = 0;
         for (int i = r; i < N; i += P) {
-            const real xi = yr[i];
+            const real xi = ${Y('i')};
             if (isnan(xi)) continue;
             ++nr;
             long e = 0;
             int c = 1;
             for (int j = i + P; j < N; j += P, ++c) {
-                const real xj = yr[j];
+                const real xj = ${Y('j')};
                 S += (xj > xi) - (xj < xi);       // false with a NaN
                 e += (xj == xi);
-                a[m] = (xj - xi) / (real)c;
+                ${A('m')} = (xj - xi) / (real)c;
                 m += !isnan(xj);
             }
             T += 6 * e * (e + 2);
@@ -55,7 +68,7 @@ int fill_slopes(global const real* yr, const int N, const int P, global real* a,
     return m;
 }
 
-% if lanes > 1:
+% if vector:
 // the same for a complete row and P = 1, the inner loop on realW vectors
 int fill_slopes_vector(global const real* yr, const int N, global real* a, global long* st) {
     long S = 0, T = 0;
@@ -93,23 +106,23 @@ int fill_slopes_vector(global const real* yr, const int N, global real* a, globa
 % if median == "select":
 // k-th smallest of a[lo..hi] (k in [lo, hi]) in place, branch-free Lomuto partitions around a
 // median-of-three pivot: afterwards a[x] <= a[k] for x < k and a[x] >= a[k] for x > k
-__attribute__((always_inline)) real select_k(global real* a, int lo, int hi, const int k) {
+__attribute__((always_inline)) real select_k(global real* a, int lo, int hi, const int k${SP}) {
     while (hi > lo) {
         const int mid = lo + (hi - lo) / 2;
-        const real x0 = a[lo], x1 = a[mid], x2 = a[hi];
+        const real x0 = ${A('lo')}, x1 = ${A('mid')}, x2 = ${A('hi')};
         const real piv = fmax(fmin(x0, x1), fmin(fmax(x0, x1), x2));
         // the pivot to a[hi]
         const int pi = (piv == x0) ? lo : (piv == x1) ? mid : hi;
-        a[pi] = x2; a[hi] = piv;
+        ${A('pi')} = x2; ${A('hi')} = piv;
         int s = lo;
         for (int i = lo; i < hi; ++i) {
-            const real v = a[i], t = a[s];
+            const real v = ${A('i')}, t = ${A('s')};
             const int c = v < piv;
-            a[i] = c ? t : v;
-            a[s] = c ? v : t;
+            ${A('i')} = c ? t : v;
+            ${A('s')} = c ? v : t;
             s += c;
         }
-        a[hi] = a[s]; a[s] = piv;
+        ${A('hi')} = ${A('s')}; ${A('s')} = piv;
         if (k == s) break;
         if (k < s) {
             hi = s - 1;
@@ -120,58 +133,58 @@ __attribute__((always_inline)) real select_k(global real* a, int lo, int hi, con
             // integer data, would otherwise shrink the range one value per pass)
             int e = s + 1;
             for (int i = s + 1; i <= hi; ++i) {
-                const real v = a[i], t = a[e];
+                const real v = ${A('i')}, t = ${A('e')};
                 const int c = v == piv;
-                a[i] = c ? t : v;
-                a[e] = c ? v : t;
+                ${A('i')} = c ? t : v;
+                ${A('e')} = c ? v : t;
                 e += c;
             }
             if (k < e) break;
             lo = e;
         }
     }
-    return a[k];
+    return ${A('k')};
 }
 
 // a[0..m): o[0] = the mean of ranks k1 and k2 (0-based; the median), o[1] / o[2] = ranks k0 /
 // k3 (-1: none, NaN); scalars, not arrays: private arrays become scratch memory on GPUs
 __attribute__((always_inline)) void select_ranks(global real* a, const int m, const int k0,
                                                 const int k, const int k2,
-                  const int k3, global real* o) {
-    const real mid = select_k(a, 0, m - 1, k);
+                  const int k3, global real* o${SP}) {
+    const real mid = select_k(a, 0, m - 1, k${SA});
     real hm = mid;
     if (k2 > k) {
-        hm = a[k + 1];
-        for (int x = k + 2; x < m; ++x) hm = fmin(hm, a[x]);
+        hm = ${A('k + 1')};
+        for (int x = k + 2; x < m; ++x) hm = fmin(hm, ${A('x')});
     }
     o[0] = (mid + hm) * (real)0.5;
     // each bound in the part of the median's partition that holds it (one call site each:
     // fewer inlined copies, no scratch on gfx908)
-    o[1] = k0 < 0 ? NAN : select_k(a, k0 <= k ? 0 : k + 1, k0 <= k ? k : m - 1, k0);
-    o[2] = k3 < 0 ? NAN : select_k(a, k3 > k ? k + 1 : 0, k3 > k ? m - 1 : k, k3);
+    o[1] = k0 < 0 ? NAN : select_k(a, k0 <= k ? 0 : k + 1, k0 <= k ? k : m - 1, k0${SA});
+    o[2] = k3 < 0 ? NAN : select_k(a, k3 > k ? k + 1 : 0, k3 > k ? m - 1 : k, k3${SA});
 }
 % else:
-void sift_down(global real* a, int root, const int end) {
+void sift_down(global real* a, int root, const int end${SP}) {
     while (2 * root + 1 <= end) {
         const int child = 2 * root + 1;
         int sw = root;
-        if (a[sw] < a[child]) sw = child;
-        if (child + 1 <= end && a[sw] < a[child + 1]) sw = child + 1;
+        if (${A('sw')} < ${A('child')}) sw = child;
+        if (child + 1 <= end && ${A('sw')} < ${A('child + 1')}) sw = child + 1;
         if (sw == root) return;
-        const real t = a[root]; a[root] = a[sw]; a[sw] = t;
+        const real t = ${A('root')}; ${A('root')} = ${A('sw')}; ${A('sw')} = t;
         root = sw;
     }
 }
 % endif
 
 void one_series(global const real* yr, const int N, const int P, const long M, const real zq,
-                global long* so, global real* o, global real* a) {
-% if lanes > 1:
+                global long* so, global real* o, global real* a${YP}) {
+% if vector:
     int complete = P == 1;
     for (int i = 0; i < N && complete; ++i) complete = !isnan(yr[i]);
     const int m = complete ? fill_slopes_vector(yr, N, a, so) : fill_slopes(yr, N, P, a, so);
 % else:
-    const int m = fill_slopes(yr, N, P, a, so);
+    const int m = fill_slopes(yr, N, P, a, so${YA});
 % endif
     if (m == 0) {
         o[0] = o[1] = o[2] = NAN;
@@ -190,38 +203,38 @@ void one_series(global const real* yr, const int N, const int P, const long M, c
     int mm = m, off = 0;        // select among a[0..mm), ranks shifted by off
     if (m > 4 * SAMPLE) {
         // quantiles of a strided sample (stored after the row) bracket ranks lo_k..hi_k
-        global real* smp = a + M;
-        for (int x = 0; x < SAMPLE; ++x) smp[x] = a[(long)x * m / SAMPLE];
+        global real* smp = a + ${"M * ST" if interleave else "M"};
+        for (int x = 0; x < SAMPLE; ++x) ${A('x', 'smp')} = ${A('(long)x * m / SAMPLE')};
         const int margin = (int)(4 * sqrt((real)SAMPLE) / 2) + 2;
         const int sl = max(0, (int)((long)lo_k * SAMPLE / m) - margin);
         const int sh = min(SAMPLE - 1, (int)((long)hi_k * SAMPLE / m) + margin);
-        const real plo = sl > 0 ? select_k(smp, 0, SAMPLE - 1, sl) : -INFINITY;
-        const real phi = sh < SAMPLE - 1 ? select_k(smp, 0, SAMPLE - 1, sh) : INFINITY;
+        const real plo = sl > 0 ? select_k(smp, 0, SAMPLE - 1, sl${SA}) : -INFINITY;
+        const real phi = sh < SAMPLE - 1 ? select_k(smp, 0, SAMPLE - 1, sh${SA}) : INFINITY;
         int below = 0, w = 0;
         for (int x = 0; x < m; ++x) {
-            const real s = a[x];
+            const real s = ${A('x')};
             below += s < plo;
-            a[w] = s;
+            ${A('w')} = s;
             w += (s >= plo) & (s <= phi);
         }
         if (below <= lo_k && below + w > hi_k) {
             mm = w;
             off = below;
         } else {
-            fill_slopes(yr, N, P, a, so);       // the bracket missed (rare): the whole row
+            fill_slopes(yr, N, P, a, so${YA});       // the bracket missed (rare): the whole row
         }
     }
     // one call site: fewer inlined copies of the selection (no scratch on gfx908)
-    select_ranks(a, mm, k0 < 0 ? -1 : k0 - off, k - off, k2 - off, k3 < 0 ? -1 : k3 - off, o);
+    select_ranks(a, mm, k0 < 0 ? -1 : k0 - off, k - off, k2 - off, k3 < 0 ? -1 : k3 - off, o${SA});
 % else:
-    for (int s = (m - 2) / 2; s >= 0; --s) sift_down(a, s, m - 1);
+    for (int s = (m - 2) / 2; s >= 0; --s) sift_down(a, s, m - 1${SA});
     for (int end = m - 1; end > 0; --end) {
-        const real t = a[0]; a[0] = a[end]; a[end] = t;
-        sift_down(a, 0, end - 1);
+        const real t = ${A('0')}; ${A('0')} = ${A('end')}; ${A('end')} = t;
+        sift_down(a, 0, end - 1${SA});
     }
-    o[0] = (a[k] + a[k2]) * (real)0.5;
-    o[1] = k0 >= 0 ? a[k0] : NAN;
-    o[2] = k3 >= 0 ? a[k3] : NAN;
+    o[0] = (${A('k')} + ${A('k2')}) * (real)0.5;
+    o[1] = k0 >= 0 ? ${A('k0')} : NAN;
+    o[2] = k3 >= 0 ? ${A('k3')} : NAN;
 % endif
 }
 
@@ -236,8 +249,17 @@ kernel void mk_pairs(global const real* y, const int N, const int P, const int B
                      const real zq, global long* stats, global real* sen,
                      global real* scratch) {
     const int g = get_global_id(0);
+% if interleave:
+    global real* a = scratch + g;       // slope m at a[m G]
+    const int YS = B;                   // value i of series b at y[i B + b]
+    const long ST = get_global_size(0);
+    for (int b = g; b < B; b += ST)
+        one_series(y + b, N, P, M, zq, stats + (long)b * TREND_NSTATS, sen + (long)b * 3, a,
+                   YS, ST);
+% else:
     global real* a = scratch + (long)g * (M + SAMPLE);
     for (int b = g; b < B; b += get_global_size(0))
         one_series(y + (long)b * N, N, P, M, zq, stats + (long)b * TREND_NSTATS,
                    sen + (long)b * 3, a);
+% endif
 }

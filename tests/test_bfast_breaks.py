@@ -18,6 +18,7 @@ import pytest
 import clts
 from clts.bfast import breakpoints_reference as bref
 from clts.bfast.common import design_matrix, trend_scaling
+from emulated import gpus_over_pocl
 
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -333,10 +334,8 @@ def test_required_subgroup_gives_the_same_bits(device, dtype):
 def test_plan_subgroup_per_device(device):
     """The Data Center GPU Max profile requires SIMD16 of bp_rss, no other profile does; the
     attribute is rendered only then (CPU sources unchanged); a bad value names ``subgroup``."""
-    import logging
 
     from clts.bfast.breakpoints_plan import Problem, make_plan
-    from clts.runtime import emulation, usable
     from clts.runtime.programs import render
     if device.type == "cpu":
         assert make_plan(device, Problem(100)).subgroup == 0
@@ -348,13 +347,8 @@ def test_plan_subgroup_per_device(device):
                                                      dict(params, subgroup=0))
     assert "intel_reqd_sub_group_size(16)" in render("bfast/breakpoints.cl.mako",
                                                      dict(params, subgroup=16))
-    hits = [i for i in usable() if "portable computing" in i.platform.lower()]
-    if not hits:
-        return
-    logging.getLogger("clts.profiles").setLevel(logging.ERROR)
-    for name in ("a100", "h100", "mi100", "mi210", "intel-arc-a770", "intel-iris-xe",
-                 "intel-max-1550"):
-        plan = make_plan(emulation.emulate(name, hits[0]), Problem(100))
+    for name, emu in gpus_over_pocl().items():
+        plan = make_plan(emu, Problem(100))
         assert plan.subgroup == (16 if name == "intel-max-1550" else 0), name
 
 
@@ -482,10 +476,8 @@ def test_scan_backtrack_gives_the_same_bits(device, dtype):
 def test_scan_plan_per_device(device):
     """GPU profiles scan, CPUs do not (their source renders as before); bad values name
     ``scan``."""
-    import logging
 
     from clts.bfast.breakpoints_plan import Problem, make_plan
-    from clts.runtime import emulation, usable
     from clts.runtime.programs import render
     if device.type == "cpu":
         assert make_plan(device, Problem(100, 8)).scan == 0
@@ -496,12 +488,8 @@ def test_scan_plan_per_device(device):
     with pytest.raises(ValueError, match="scan"):
         clts.bfast_breaks(*_cube(1, M=3, N=40)[::-1], freq=1.0, order=1, device=device,
                           progress=False, scan=2)
-    hits = [i for i in usable() if "portable computing" in i.platform.lower()]
-    if not hits:
-        return
-    logging.getLogger("clts.profiles").setLevel(logging.ERROR)
-    for name in ("a100", "mi100", "intel-arc-a770", "intel-max-1550"):
-        assert make_plan(emulation.emulate(name, hits[0]), Problem(274, 8, 8)).scan == 1, name
+    for name, emu in gpus_over_pocl().items():
+        assert make_plan(emu, Problem(274, 8, 8)).scan == 1, name
 
 
 @pytest.mark.oclgrind
@@ -522,10 +510,8 @@ def test_split_plan_per_device(device):
     """NVIDIA and AMD profiles split bp_rss; Intel's GPUs keep one work-item per (pixel, start)
     (the Data Center GPU Max its SIMD16 / large-GRF build), CPUs too, whose source renders as
     before; bad values name ``split``."""
-    import logging
 
     from clts.bfast.breakpoints_plan import Problem, make_plan, pixels_per_group
-    from clts.runtime import emulation, usable
     from clts.runtime.programs import render
     if device.type == "cpu":
         assert make_plan(device, Problem(100, 8)).split == 0
@@ -539,13 +525,7 @@ def test_split_plan_per_device(device):
         with pytest.raises(ValueError, match=match):
             clts.bfast_breaks(*_cube(1, M=3, N=40)[::-1], freq=1.0, order=1, device=device,
                               progress=False, **bad)
-    hits = [i for i in usable() if "portable computing" in i.platform.lower()]
-    if not hits:
-        return
-    logging.getLogger("clts.profiles").setLevel(logging.ERROR)
-    for name in ("a100", "h100", "mi100", "mi210", "intel-arc-a770", "intel-iris-xe",
-                 "intel-max-1550"):
-        emu = emulation.emulate(name, hits[0])
+    for name, emu in gpus_over_pocl().items():
         plan = make_plan(emu, Problem(274, 8, 8))
         assert plan.split == (not name.startswith("intel")), name
         assert pixels_per_group(plan, 8, emu) == (8 if plan.split else 0), name

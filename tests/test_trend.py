@@ -8,6 +8,7 @@ import pytest
 
 import clts
 from clts.trend import reference as ref
+from emulated import gpus_over_pocl
 
 mk = pytest.importorskip("pymannkendall")
 
@@ -212,9 +213,7 @@ def test_required_subgroup_gives_the_same_bits(device, variant, dtype):
 def test_plan_subgroup_per_device(device):
     """Only the Data Center GPU Max profile requires SIMD16 of mk_pairs; the attribute is
     rendered only then (CPU sources unchanged); a bad value names ``subgroup``."""
-    import logging
 
-    from clts.runtime import emulation, usable
     from clts.runtime.programs import render
     from clts.trend.plan import Problem, make_plan
     if device.type == "cpu":
@@ -225,13 +224,8 @@ def test_plan_subgroup_per_device(device):
     assert "intel_reqd" not in render("trend/pairs.cl.mako", dict(params, subgroup=0))
     assert "intel_reqd_sub_group_size(16)" in render("trend/pairs.cl.mako",
                                                      dict(params, subgroup=16))
-    hits = [i for i in usable() if "portable computing" in i.platform.lower()]
-    if not hits:
-        return
-    logging.getLogger("clts.profiles").setLevel(logging.ERROR)
-    for name in ("a100", "h100", "mi100", "mi210", "intel-arc-a770", "intel-iris-xe",
-                 "intel-max-1550"):
-        plan = make_plan(emulation.emulate(name, hits[0]), Problem(100, 1))
+    for name, emu in gpus_over_pocl().items():
+        plan = make_plan(emu, Problem(100, 1))
         assert plan.subgroup == (16 if name == "intel-max-1550" else 0), name
 
 
@@ -272,9 +266,7 @@ def test_tiny_interleaved(device):
 def test_plan_interleave_per_device(device):
     """CPU profiles keep a row per series (sources as before the interleaved layout); the GPU
     profiles interleave; a bad value names ``interleave``."""
-    import logging
 
-    from clts.runtime import emulation, usable
     from clts.runtime.programs import render
     from clts.trend.plan import Problem, make_plan
     if device.type == "cpu":
@@ -284,10 +276,5 @@ def test_plan_interleave_per_device(device):
     params = dict(real="double", median="select", lanes=8, sample=2048, subgroup=0)
     assert render("trend/pairs.cl.mako", params) == render("trend/pairs.cl.mako",
                                                            dict(params, interleave=0))
-    hits = [i for i in usable() if "portable computing" in i.platform.lower()]
-    if not hits:
-        return
-    logging.getLogger("clts.profiles").setLevel(logging.ERROR)
-    for name in ("a100", "h100", "mi100", "mi210", "intel-arc-a770", "intel-iris-xe",
-                 "intel-max-1550"):
-        assert make_plan(emulation.emulate(name, hits[0]), Problem(100, 1)).interleave == 1, name
+    for name, emu in gpus_over_pocl().items():
+        assert make_plan(emu, Problem(100, 1)).interleave == 1, name

@@ -234,13 +234,19 @@ def test_plan_subgroup_per_device(device):
 def test_interleaved_layout_gives_the_same_bits(device, variant, dtype):
     """``interleave=1`` (the GPU profiles': the chunk time-major, the slope rows interleaved by
     work-item) gives the bits of the device's own Plan: quickselect past the sampled bracket's
-    threshold and heapsort, NaNs, ties; a series per work-item and fewer work-items than series
+    threshold, the radix select and heapsort, NaNs, ties and zero slopes, wide exponents; a series per work-item and fewer work-items than series
     (``items=3``), and a work-group that rounds them past the chunk (``wg=4``)."""
     if dtype == np.float64 and not device.fp64:
         pytest.skip("float64 needs cl_khr_fp64")
-    y = batch(np.random.default_rng(23), 140, b=7).astype(dtype)
+    rng = np.random.default_rng(23)
+    y = batch(rng, 140, b=11).astype(dtype)
     y[6] = np.nan
     y[6, :2] = 1.0                                       # too few valid values
+    y[7] = rng.integers(-2, 3, 140)                      # many ties, most slopes zero
+    y[8] = 3.0                                           # every slope zero
+    y[9, 3:] = np.nan                                    # three slopes
+    y[10, rng.random(140) < 0.5] = np.nan                # an even count of slopes or an odd
+    y[10, ::7] = -y[10, ::7] * 1e30                      # a wide range of exponents
     kw = dict(period=12) if variant == "seasonal" else {}
     for median in ("select", "sort"):
         own = clts.trend_test(y, variant=variant, device=device, median=median, **kw)

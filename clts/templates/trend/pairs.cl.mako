@@ -7,7 +7,8 @@
 ## Sen's median and confidence bounds: median="select": quantiles of a strided sample of the
 ## slopes bracket the needed ranks, one pass keeps the slopes inside the bracket, and a
 ## branch-free quickselect finds the ranks among them (a bracket that misses: the full row);
-## median="sort": a heapsort of all slopes.
+## median="sort": a heapsort of all slopes. Interleaved, the sample's quantiles and the ranks
+## come from a radix select (4 bits a pass, every pass reading the slopes in index order).
 ## stats per series (long): S, sum n_r (n_r - 1) (2 n_r + 5), tie sum, sum n_r (n_r - 1), n_valid
 ## sen per series (real): median slope, lower, upper bound of its confidence interval.
 ## subgroup: the sub-group size mk_pairs requires on Intel GPUs (0: the compiler picks; IGC
@@ -103,7 +104,55 @@ int fill_slopes_vector(global const real* yr, const int N, global real* a, globa
 }
 % endif
 
-% if median == "select":
+% if median == "select" and interleave:
+<%
+    KT, AS, RAS, NB = (("ulong", "as_ulong", "as_double", 64) if real == "double"
+                       else ("uint", "as_uint", "as_float", 32))
+%>\
+typedef ${KT} rkey_t;
+#define RKEY_TOP ((rkey_t)1 << ${NB - 1})
+inline rkey_t real_key(const real x)    // x < y <=> real_key(x) < real_key(y), -0 before +0
+{
+    const rkey_t u = ${AS}(x);
+    return (u & RKEY_TOP) ? ~u : (u | RKEY_TOP);
+}
+
+inline real key_real(const rkey_t k)
+{
+    return ${RAS}((k & RKEY_TOP) ? (k & ~RKEY_TOP) : ~k);
+}
+
+// k-th smallest (0-based) of a[x ST], x < m: a radix select on order-preserving integer keys,
+// 4 bits a pass; every pass reads a[0..m) in index order, so adjacent work-items read adjacent
+// words (the quickselect sends each work-item to its own indices)
+real radix_kth(global const real* a, const int m, int k, const long ST) {
+    rkey_t pre = 0, msk = 0;    // the digits of the k-th smallest key found so far, their bits
+    for (int sh = ${NB - 4}; sh >= 0; sh -= 4) {
+        int ${", ".join(f"n{j} = 0" for j in range(16))};
+        for (int x = 0; x < m; ++x) {
+            const rkey_t kx = real_key(a[(long)x * ST]);
+            const int d = (kx & msk) == pre ? (int)(kx >> sh) & 15 : 16;
+% for j in range(16):
+            n${j} += d == ${j};
+% endfor
+        }
+        int dg = 0, nd = 0;
+% for j in range(16):
+        if (!nd) { if (k < n${j}) { dg = ${j}; nd = n${j}; } else k -= n${j}; }
+% endfor
+        pre |= (rkey_t)dg << sh;
+        msk |= (rkey_t)15 << sh;
+        if (nd == 1) break;     // one candidate left: it is the k-th smallest
+    }
+    rkey_t kh = pre;            // all digits known, or the one candidate's key
+    if (msk != ~(rkey_t)0)
+        for (int x = 0; x < m; ++x) {
+            const rkey_t kx = real_key(a[(long)x * ST]);
+            kh = (kx & msk) == pre ? kx : kh;
+        }
+    return key_real(kh);
+}
+% elif median == "select":
 // k-th smallest of a[lo..hi] (k in [lo, hi]) in place, branch-free Lomuto partitions around a
 // median-of-three pivot: afterwards a[x] <= a[k] for x < k and a[x] >= a[k] for x > k
 __attribute__((always_inline)) real select_k(global real* a, int lo, int hi, const int k${SP}) {
@@ -208,8 +257,19 @@ void one_series(global const real* yr, const int N, const int P, const long M, c
         const int margin = (int)(4 * sqrt((real)SAMPLE) / 2) + 2;
         const int sl = max(0, (int)((long)lo_k * SAMPLE / m) - margin);
         const int sh = min(SAMPLE - 1, (int)((long)hi_k * SAMPLE / m) + margin);
+% if interleave:
+        real plo = -INFINITY, phi = INFINITY;
+        for (int q = 0; q < 2; ++q) {           // one call site: fewer inlined copies
+            const int r = q ? sh : sl;
+            if (q ? sh == SAMPLE - 1 : sl == 0) continue;
+            const real v = radix_kth(smp, SAMPLE, r, ST);
+            plo = q ? plo : v;
+            phi = q ? v : phi;
+        }
+% else:
         const real plo = sl > 0 ? select_k(smp, 0, SAMPLE - 1, sl${SA}) : -INFINITY;
         const real phi = sh < SAMPLE - 1 ? select_k(smp, 0, SAMPLE - 1, sh${SA}) : INFINITY;
+% endif
         int below = 0, w = 0;
         for (int x = 0; x < m; ++x) {
             const real s = ${A('x')};
@@ -224,8 +284,27 @@ void one_series(global const real* yr, const int N, const int P, const long M, c
             fill_slopes(yr, N, P, a, so${YA});       // the bracket missed (rare): the whole row
         }
     }
+% if interleave:
+    // the ranks among the kept slopes by radix select (the quickselect's values; a zero's sign
+    // may differ where the slopes hold both -0 and +0)
+    // (one call site: fewer inlined copies, no scratch on gfx908 / gfx90a)
+    real mid = 0, hm = 0, lb = NAN, ub = NAN;
+    for (int q = 0; q < 4; ++q) {
+        const int r = q == 0 ? k : q == 1 ? k2 : q == 2 ? k0 : k3;
+        if (r < 0 || (q == 1 && k2 == k)) continue;
+        const real v = radix_kth(a, mm, r - off, ST);
+        mid = q == 0 ? v : mid;
+        hm = q <= 1 ? v : hm;
+        lb = q == 2 ? v : lb;
+        ub = q == 3 ? v : ub;
+    }
+    o[0] = (mid + hm) * (real)0.5;
+    o[1] = lb;
+    o[2] = ub;
+% else:
     // one call site: fewer inlined copies of the selection (no scratch on gfx908)
     select_ranks(a, mm, k0 < 0 ? -1 : k0 - off, k - off, k2 - off, k3 < 0 ? -1 : k3 - off, o${SA});
+% endif
 % else:
     for (int s = (m - 2) / 2; s >= 0; --s) sift_down(a, s, m - 1${SA});
     for (int end = m - 1; end > 0; --end) {

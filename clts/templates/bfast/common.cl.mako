@@ -38,8 +38,7 @@ inline real load_y1(__global const in_t* y, const long off, const real nodata)
 
 % if TM:
 <%
-    KT, AS, RAS, NB = (("ulong", "as_ulong", "as_double", 64) if real == "double"
-                       else ("uint", "as_uint", "as_float", 32))
+    NB = 64 if real == "double" else 32
 %>\
 // time-major scratch (TM): the residual of date t of a pixel at a[t * st], NaN at a date not
 // used. Their median by a radix select on order-preserving integer keys, 4 bits a pass: every
@@ -47,19 +46,7 @@ inline real load_y1(__global const in_t* y, const long off, const real nodata)
 // Wirth's in-place selection sends each work-item to its own indices). The same order
 // statistics as the CPUs' median_inplace: the same median (the same value; a zero's sign may
 // differ).
-typedef ${KT} rkey_t;
-#define RKEY_TOP ((rkey_t)1 << ${NB - 1})
-inline rkey_t real_key(const real x)    // x < y <=> real_key(x) < real_key(y), -0 before +0
-{
-    const rkey_t u = ${AS}(x);
-    return (u & RKEY_TOP) ? ~u : (u | RKEY_TOP);
-}
-
-inline real key_real(const rkey_t k)
-{
-    return ${RAS}((k & RKEY_TOP) ? (k & ~RKEY_TOP) : ~k);
-}
-
+<%include file="/common/rkey.cl.mako"/>
 // median of the non-NaN values of a[i * st], i < m (NaN: none)
 inline real median_rows(__global const real* a, const int m, const int st)
 {

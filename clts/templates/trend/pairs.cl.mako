@@ -106,22 +106,9 @@ int fill_slopes_vector(global const real* yr, const int N, global real* a, globa
 
 % if median == "select" and interleave:
 <%
-    KT, AS, RAS, NB = (("ulong", "as_ulong", "as_double", 64) if real == "double"
-                       else ("uint", "as_uint", "as_float", 32))
+    NB = 64 if real == "double" else 32
 %>\
-typedef ${KT} rkey_t;
-#define RKEY_TOP ((rkey_t)1 << ${NB - 1})
-inline rkey_t real_key(const real x)    // x < y <=> real_key(x) < real_key(y), -0 before +0
-{
-    const rkey_t u = ${AS}(x);
-    return (u & RKEY_TOP) ? ~u : (u | RKEY_TOP);
-}
-
-inline real key_real(const rkey_t k)
-{
-    return ${RAS}((k & RKEY_TOP) ? (k & ~RKEY_TOP) : ~k);
-}
-
+<%include file="/common/rkey.cl.mako"/>
 // k-th smallest (0-based) of a[x ST], x < m: a radix select on order-preserving integer keys,
 // 4 bits a pass; every pass reads a[0..m) in index order, so adjacent work-items read adjacent
 // words (the quickselect sends each work-item to its own indices)

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..runtime.plans import (GRF_MODES, LANE_WIDTHS, SUBGROUPS, PlanBase, PlanValueError,
+from ..runtime.plans import (GRF_MODES, LANE_WIDTHS, PlanBase, PlanValueError, check_subgroup,
                              read_tunables, validated)
 
 KEYS = {"lanes": "bfast.breakpoints.lanes", "wg": "bfast.breakpoints.wg",
@@ -89,8 +89,7 @@ class BreakpointsPlan(PlanBase):
         if isinstance(cb, bool) or not isinstance(cb, int) or cb < 0:
             raise PlanValueError("chunk_bytes", f"must be a non-negative integer (0: no cap), "
                                                 f"got {cb!r}")
-        if isinstance(self.subgroup, bool) or self.subgroup not in SUBGROUPS:
-            raise PlanValueError("subgroup", f"must be one of {SUBGROUPS}, got {self.subgroup!r}")
+        check_subgroup(self.subgroup)
         if isinstance(self.split, bool) or self.split not in (0, 1):
             raise PlanValueError("split", f"must be 0 or 1, got {self.split!r}")
         if isinstance(self.scan, bool) or self.scan not in (0, 1):

@@ -47,13 +47,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..runtime.plans import LANE_WIDTHS, PlanBase, PlanValueError, read_tunables, validated
+from ..runtime.plans import (LANE_WIDTHS, PlanBase, PlanValueError, check_subgroup,
+                             read_tunables, validated)
 
 VERSIONS = ("fused", "multi")
 SCRATCH = ("pixel", "time")
 MATRIX = ("pixel", "rows")
 BOUNDS = ("inline", "table")
-SUBGROUPS = (0, 8, 16, 32)
 LANES = LANE_WIDTHS
 
 
@@ -91,8 +91,7 @@ class Plan(PlanBase):
             raise PlanValueError("matrix", f"must be one of {MATRIX}, got {self.matrix!r}")
         if self.bounds not in BOUNDS:
             raise PlanValueError("bounds", f"must be one of {BOUNDS}, got {self.bounds!r}")
-        if isinstance(self.subgroup, bool) or self.subgroup not in SUBGROUPS:
-            raise PlanValueError("subgroup", f"must be one of {SUBGROUPS}, got {self.subgroup!r}")
+        check_subgroup(self.subgroup)
         cb = self.chunk_bytes
         if isinstance(cb, bool) or not isinstance(cb, int) or cb < 0:
             raise PlanValueError("chunk_bytes", f"must be a non-negative integer (0: no cap), "

@@ -33,7 +33,7 @@ import math
 from dataclasses import dataclass
 
 from ..runtime.occupancy import MIN_FRACTION
-from ..runtime.plans import LANE_WIDTHS, PlanBase, PlanValueError, from_profile
+from ..runtime.plans import LANE_WIDTHS, PlanBase, PlanValueError, check_subgroup, from_profile
 from .exact import COOPS
 from .series import PAD_SLACK
 
@@ -44,7 +44,6 @@ PROFILE_KEYS = {"lanes": "mp.mstump.lanes", "groups": "mp.mstump.groups",
                 "subgroup": "mp.mstump.subgroup", "waves": "mp.mstump.waves",
                 "coop": "mp.exact.coop"}
 PRECISIONS = ("double", "single")
-SUBGROUPS = (0, 8, 16, 32)
 
 
 @dataclass(frozen=True)
@@ -93,9 +92,7 @@ class MstumpPlan(PlanBase):
         v = self.fold
         if isinstance(v, bool) or not isinstance(v, int) or v < 0 or v & (v - 1):
             raise PlanValueError("fold", f"must be 0 or a power of two, got {v!r}")
-        v = self.subgroup
-        if isinstance(v, bool) or v not in SUBGROUPS:
-            raise PlanValueError("subgroup", f"must be one of {SUBGROUPS}, got {v!r}")
+        check_subgroup(self.subgroup)
         v = self.waves
         if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= 10:
             raise PlanValueError("waves", f"must be an int in [0, 10], got {v!r}")

@@ -51,14 +51,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
 
-from ..runtime.plans import PlanBase, PlanValueError, read_tunables, validated
+from ..runtime.plans import PlanBase, PlanValueError, check_subgroup, read_tunables, validated
 
 PRECISIONS = ("double", "mixed", "single")
 MERGES = ("atomic", "partial")
 STORES = ("private", "local")
 TOPK_STORES = STORES + ("window",)
 KEEPS = ("minmax", "select")
-SUBGROUPS = (0, 8, 16, 32)
 
 #: factor C of the ill-conditioning test (``Side.mark_ill`` in series.py): a window whose centred
 #: norm^2 is below C * eps * R * S^2 goes to the exact path
@@ -142,9 +141,7 @@ class Plan(PlanBase):
         if self.topk_store == "window" and self.lanes != 1:
             raise PlanValueError("topk_store", f"'window' needs lanes=1 (one diagonal per "
                                                f"lane group), got lanes={self.lanes}")
-        if isinstance(self.subgroup, bool) or self.subgroup not in SUBGROUPS:
-            raise PlanValueError("subgroup", f"must be one of {SUBGROUPS}, got "
-                                             f"{self.subgroup!r}")
+        check_subgroup(self.subgroup)
         if self.keep not in KEEPS:
             raise PlanValueError("keep", f"must be one of {KEEPS}, got {self.keep!r}")
         if self.merge not in MERGES:

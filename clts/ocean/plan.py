@@ -49,12 +49,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ..runtime.plans import LANE_WIDTHS, PlanBase, PlanValueError, read_tunables, validated
+from ..runtime.plans import (LANE_WIDTHS, PlanBase, PlanValueError, check_subgroup,
+                             read_tunables, validated)
 
 VERSIONS = ("fused", "tiled")
 TRANSFERS = ("copy", "host_ptr")
 ADVECTIONS = ("inline", "stored")
-SUBGROUPS = (0, 8, 16, 32)
 LANES = LANE_WIDTHS
 TILE_KEYS = ("tile_z", "tile_y", "tile_x")
 #: profile key of each Superbee / TKE plan field
@@ -152,9 +152,7 @@ class TkePlan(PlanBase):
                                               f"{self.advection!r}")
         if self.stream not in (0, 1):
             raise PlanValueError("stream", f"must be 0 or 1, got {self.stream!r}")
-        if isinstance(self.subgroup, bool) or self.subgroup not in SUBGROUPS:
-            raise PlanValueError("subgroup", f"must be one of {SUBGROUPS}, got "
-                                             f"{self.subgroup!r}")
+        check_subgroup(self.subgroup)
         if isinstance(self.tile, bool) or self.tile not in (0, 1):
             raise PlanValueError("tile", f"must be 0 or 1, got {self.tile!r}")
         if self.tile:

@@ -198,6 +198,13 @@ class PlanValueError(ValueError):
         self.name = name
 
 
+def check_subgroup(value, name: str = "subgroup") -> None:
+    """Raise :class:`PlanValueError` naming ``name`` unless ``value`` is one of
+    :data:`SUBGROUPS` (the sub-group size a kernel requires on Intel GPUs)."""
+    if isinstance(value, bool) or value not in SUBGROUPS:
+        raise PlanValueError(name, f"must be one of {SUBGROUPS}, got {value!r}")
+
+
 def validated(plan, device, keys: dict, forced=(), **kw):
     """``plan.validate(device, **kw)`` (every Plan's one check against the device); a bad
     field is a ``ProfileError`` naming the file and key it came from (``keys``: field -> dotted

@@ -58,7 +58,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..runtime.plans import PlanBase, read_tunables
+from ..runtime.plans import SUBGROUPS, PlanBase, read_tunables
 
 VERSIONS = ("thomas", "thomas-coalesced", "thomas-unrolled", "pcr", "flat")
 LAYOUTS = ("natural", "interleaved")
@@ -256,8 +256,8 @@ def _check_params(params, bad, dev, method):
     for k in ("block", "stream", "fixed_n", "interleave", "transpose"):
         if k in params and params[k] not in (0, 1):
             raise bad(k, f"must be 0 or 1, not {params[k]}")
-    if "subgroup" in params and params["subgroup"] not in (0, 8, 16, 32):
-        raise bad("subgroup", f"must be 0, 8, 16 or 32, not {params['subgroup']}")
+    if "subgroup" in params and params["subgroup"] not in SUBGROUPS:
+        raise bad("subgroup", f"must be one of {SUBGROUPS}, not {params['subgroup']}")
     if "chains" in params and not 1 <= params["chains"] <= 8:
         raise bad("chains", f"must be 1 ... 8 vectors per work-item, not {params['chains']}")
     if not 0 <= params.get("prefetch_items", 0) <= 64:

@@ -1,3 +1,4 @@
+<%namespace name="sg" file="/common/subgroup.cl.mako"/>\
 ## Bai-Perron breakpoints (strucchange::breakpoints), batched, with missing values dropped per pixel.
 ## bp_rss: the RSS triangle. One work-item per (lanes pixels, start date tau): every later row is
 ##   rotated into the start's K x K R factor held in registers by Gentleman's square-root-free
@@ -49,11 +50,7 @@ typedef ${V} V;
 #define TRI_AT(p, idx) ((((long)(p) / ${interleave}) * ${T} + (idx)) * ${interleave} + (p) % ${interleave})
 
 % if kernels in ("all", "bp_rss") and pix:
-% if subgroup:
-#ifdef cl_intel_required_subgroup_size
-__attribute__((intel_reqd_sub_group_size(${subgroup})))
-#endif
-% endif
+${sg.reqd(subgroup)}\
 __kernel void bp_rss(__global const real* restrict y, const int Mp,
                      __global const real* restrict X, __global const int* restrict hs,
                      __global real* restrict tri)
@@ -135,11 +132,7 @@ __kernel void bp_rss(__global const real* restrict y, const int Mp,
     }
 }
 % elif kernels in ("all", "bp_rss"):
-% if subgroup:
-#ifdef cl_intel_required_subgroup_size
-__attribute__((intel_reqd_sub_group_size(${subgroup})))
-#endif
-% endif
+${sg.reqd(subgroup)}\
 __kernel void bp_rss(__global const real* restrict y, const int Mp,
                      __global const real* restrict X, __global const int* restrict hs,
                      __global real* restrict tri)
@@ -225,11 +218,7 @@ __kernel void bp_rss(__global const real* restrict y, const int Mp,
 % endif
 
 % if kernels in ("all", "bp_dp"):
-% if subgroup:
-#ifdef cl_intel_required_subgroup_size
-__attribute__((intel_reqd_sub_group_size(${subgroup})))
-#endif
-% endif
+${sg.reqd(subgroup)}\
 __kernel void bp_dp(__global const real* restrict y, const int Mp, const int Mreal,
                     __global const int* restrict hs, __global const real* restrict tri,
                     __global real* restrict cost, __global int* restrict arg,

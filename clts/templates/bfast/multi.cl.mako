@@ -1,3 +1,4 @@
+<%namespace name="sg" file="/common/subgroup.cl.mako"/>\
 ## BFAST-Monitor, multi-kernel version (Gieseke et al.'s "Ours"): masked Gram kernel (lanes pixels per
 ## work-item, the K x K tile in registers), batched Gauss-Jordan inversion in local memory (one
 ## work-group of 2K x K work-items per pixel, Gieseke et al.'s Fig. 5) that also forms beta, then the sweep.
@@ -158,11 +159,7 @@ __kernel void bfast_bounds(const real crit, __global real* restrict btab)
 }
 
 % endif
-% if SG:
-#ifdef cl_intel_required_subgroup_size
-__attribute__((intel_reqd_sub_group_size(${SG})))
-#endif
-% endif
+${sg.reqd(SG)}\
 __kernel void bfast_sweep(__global const in_t* restrict y, const int Mp, const int Mreal,
                           __global const real* restrict X, const real nodata, const real crit,
                           const real hfrac, __global const real* restrict bounds_t,

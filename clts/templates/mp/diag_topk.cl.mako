@@ -1,3 +1,4 @@
+<%namespace name="sg" file="/common/subgroup.cl.mako"/>\
 ## Matrix profile, the diagonal kernel for k > 1 (top-k). Same band / segment / O(1) update as
 ## the k = 1 kernel (diag_common.cl.mako), unpacked scores (real) and
 ## indices (int). A row's K best over the band are kept sorted in registers and written to the
@@ -77,11 +78,7 @@ inline void ins${sp}(${sp} real *v, ${sp} int *ix, real s, int i${", const int n
 % else:
 
 
-% if SUBGROUP:
-#ifdef cl_intel_required_subgroup_size
-__attribute__((intel_reqd_sub_group_size(${SUBGROUP})))
-#endif
-% endif
+${sg.reqd(SUBGROUP)}\
 __kernel void diag_topk(
     __global const int4 *desc, const int doff, const int n_work, const int s0, const int m,
     const int lA, const int lB, const int PAD, const ulong idxmask,

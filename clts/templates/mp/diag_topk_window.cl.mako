@@ -1,3 +1,4 @@
+<%namespace name="sg" file="/common/subgroup.cl.mako"/>\
 ## diag_topk for topk_store="window" (GPU profiles, one lane per group: lanes = 1), included by
 ## diag_topk.cl.mako. A column j = i + k of the band k0 .. k0+D-1 is reached by the D
 ## consecutive rows j - k0 - D + 1 .. j - k0 only, so a work-item needs the lists of D columns
@@ -25,11 +26,7 @@
     RP = "" if interleave else f" * {segment * K}"
     CP = "" if interleave else f" * {(segment + D) * K}"
 %>
-% if SG:
-#ifdef cl_intel_required_subgroup_size
-__attribute__((intel_reqd_sub_group_size(${SG})))
-#endif
-% endif
+${sg.reqd(SG)}\
 % if WAVES:
 #ifdef __AMDGCN__
 __attribute__((amdgpu_waves_per_eu(${WAVES})))

@@ -1,3 +1,4 @@
+<%namespace name="sg" file="/common/subgroup.cl.mako"/>\
 ## Multi-dimensional matrix profile (mSTOMP; clts.mstump), the diagonal kernel and its two
 ## reductions. A work-item owns a band of D = groups * lanes adjacent diagonals k0 .. k0+D-1
 ## (j = i + k, self-join, k > exclusion zone) and a segment of rows [ilo, ihi): per dimension
@@ -98,11 +99,7 @@
 #define D ${D}
 #define NDIM ${DIM}
 
-% if SG:
-#ifdef cl_intel_required_subgroup_size
-__attribute__((intel_reqd_sub_group_size(${SG})))
-#endif
-% endif
+${sg.reqd(SG)}\
 % if WAVES:
 #ifdef __AMDGCN__
 __attribute__((amdgpu_waves_per_eu(${WAVES})))

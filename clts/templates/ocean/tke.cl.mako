@@ -1,3 +1,4 @@
+<%namespace name="sg" file="/common/subgroup.cl.mako"/>\
 ## The turbulent kinetic energy step around the batched tridiagonal solve (docs/ocean.md). Both
 ## kernels are cell-parallel over the whole grid (lanes cells per work-item, see common):
 ##   tke_systems  row k of every column's implicit vertical-diffusion system (ta, tb, tc, td: a, b, c, d in the
@@ -226,11 +227,7 @@ ${C.lane_indices(W)}
 % if tile:
 __attribute__((reqd_work_group_size(${tile}, 1, 1)))
 % endif
-% if subgroup:
-#ifdef cl_intel_required_subgroup_size
-__attribute__((intel_reqd_sub_group_size(${subgroup})))
-#endif
-% endif
+${sg.reqd(subgroup)}\
 __kernel void tke_step(__global const real* restrict tke, __global const real* restrict dtke,
                        __global const real* restrict u, __global const real* restrict v,
                        __global const real* restrict w, __global const real* restrict maskU,

@@ -1,3 +1,4 @@
+<%namespace name="sg" file="/common/subgroup.cl.mako"/>\
 ## Mann-Kendall and Theil-Sen per series: every pair (i < j) of valid values of the same season
 ## (i = j mod P; P = 1 for the non-seasonal tests) compared once, one work-item per series.
 ## S = sum sign(x_j - x_i); ties: sum over values of 6 e (e + 2), e = the equal values after it
@@ -306,11 +307,7 @@ void one_series(global const real* yr, const int N, const int P, const long M, c
 
 // work-item g takes series g, g + G, ... (G work-items): its scratch row (M + SAMPLE slopes)
 // is re-used by each of them and stays in the core's cache on CPUs
-% if subgroup:
-#ifdef cl_intel_required_subgroup_size
-__attribute__((intel_reqd_sub_group_size(${subgroup})))
-#endif
-% endif
+${sg.reqd(subgroup)}\
 kernel void mk_pairs(global const real* y, const int N, const int P, const int B, const long M,
                      const real zq, global long* stats, global real* sen,
                      global real* scratch) {

@@ -1,3 +1,4 @@
+<%namespace name="sg" file="/common/subgroup.cl.mako"/>\
 ## Thomas algorithm with the system size N fixed at build time: both sweeps unrolled by the
 ## template, c' and d' in named registers. Parameters: real, N, lanes, LAYOUT, HAS_START, block
 ## (as in thomas.cl.mako), chains = 1, subgroup (the sub-group size required on Intel GPUs; 0:
@@ -62,11 +63,7 @@ ${R.block_store(str(k))}
     }
 </%def>
 
-% if subgroup:
-#ifdef cl_intel_required_subgroup_size
-__attribute__((intel_reqd_sub_group_size(${subgroup})))
-#endif
-% endif
+${sg.reqd(subgroup)}\
 __kernel void thomas_unrolled(__global const real *restrict a, __global const real *restrict b,
                               __global const real *restrict c, __global const real *restrict d,
                               __global real *restrict x, __global real *restrict scratch,

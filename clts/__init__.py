@@ -12,6 +12,7 @@ Public API (each function takes ``device=``; see ``clts devices``): ``stl``, ``s
 from .errors import CltsError, DeviceError, KernelBuildError, ProfileError
 from .options import get_options, set_options
 from .runtime import Device, get_device
+from .runtime.arrays import to_numpy   # device results (pyopencl arrays) to numpy, one way
 from .mp import MatrixProfileResult, discords, matrix_profile, motifs
 from .mp import aamp, fluss, mass, match, mdl, mstump, stumpi, subspace  # p-norms, search, segmentation, streaming, multi-dim
 from .stl import STLResult, stl, stl_hastl   # clts.stl: the function (the package by full path)
@@ -46,4 +47,4 @@ __all__ = ["CltsError", "DeviceError", "KernelBuildError", "ProfileError", "Devi
            "mass", "match", "fluss", "stumpi", "aamp", "mstump", "mdl", "subspace",
            "bfast_monitor", "BfastResult", "bfast_breaks", "BreaksResult",
            "mstl", "MSTLResult", "mann_kendall", "sen_slope", "trend_test", "TrendResult",
-           "solve_tridiagonal", "TridiagonalResult", "ocean"]
+           "solve_tridiagonal", "TridiagonalResult", "ocean", "to_numpy"]

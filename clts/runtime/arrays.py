@@ -67,3 +67,66 @@ def float_array(x, name: str, *, dtype=None, default=np.float64) -> np.ndarray:
 def c_array(a: np.ndarray) -> np.ndarray:
     """``a`` C-contiguous and in native byte order, its dtype kind kept."""
     return np.ascontiguousarray(native(np.asarray(a)))
+
+
+# ------------------------------------------------------------------ device-resident arrays
+def is_device_array(x) -> bool:
+    """Whether ``x`` is a ``pyopencl.array.Array`` (data already on a device)."""
+    try:
+        import pyopencl.array as cla
+    except ImportError:  # pragma: no cover
+        return False
+    return isinstance(x, cla.Array)
+
+
+def device_input(x, name: str, device, *, dtypes=FLOATS, ndim=None):
+    """Check a ``pyopencl.array.Array`` argument of a public function: it lives in ``device``'s
+    context, is C-contiguous, has one of ``dtypes`` and (when given) one of the dimensions in
+    ``ndim`` (an int or a tuple). Nothing is copied or waited for; returns ``x``."""
+    if x.context != device.context:
+        raise ValueError(f"{name} is a device array of another OpenCL context than the "
+                         f"device this call runs on ({device.info.name}); pass device= the "
+                         "device that holds it, or copy it there")
+    if not x.flags.c_contiguous:
+        raise ValueError(f"device array {name} must be C-contiguous (device arrays are not "
+                         "copied to another layout: that would be a hidden device copy)")
+    if np.dtype(x.dtype) not in tuple(np.dtype(d) for d in dtypes):
+        names = ", ".join(str(np.dtype(d)) for d in dtypes)
+        raise TypeError(f"device array {name} has dtype {x.dtype}; device arrays must be one of "
+                        f"{names} (convert with .astype on the device)")
+    if ndim is not None:
+        ok = (ndim,) if isinstance(ndim, int) else tuple(ndim)
+        if x.ndim not in ok:
+            raise ValueError(f"device array {name} must have {' or '.join(map(str, ok))} "
+                             f"dimension(s), got shape {tuple(x.shape)}")
+    return x
+
+
+def to_numpy(obj):
+    """``obj`` with every device array in it brought to numpy: a ``pyopencl.array.Array``
+    gives ``.get()``; a dict / list / tuple gives the same container of converted values; an
+    object with a ``to_numpy()`` method (the result objects of clts) gives that; anything else
+    comes back as it is. The one documented way to bring device results to the host."""
+    if is_device_array(obj):
+        return obj.get()
+    if hasattr(obj, "to_numpy") and callable(obj.to_numpy) and not isinstance(obj, np.ndarray) \
+            and type(obj).__module__.startswith("clts"):
+        return obj.to_numpy()
+    if isinstance(obj, dict):
+        return {k: to_numpy(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)) and not hasattr(obj, "_fields"):
+        return type(obj)(to_numpy(v) for v in obj)
+    if isinstance(obj, tuple) and hasattr(obj, "_fields"):     # a named tuple
+        return type(obj)(*(to_numpy(v) for v in obj))
+    return obj
+
+
+def fields_to_numpy(result):
+    """A shallow copy of a result object (dataclass or plain object) whose device-array
+    attributes, and device arrays inside dict / list / tuple attributes, are numpy arrays:
+    the body of the result classes' ``to_numpy()``."""
+    import copy
+    out = copy.copy(result)
+    for k, v in vars(result).items():
+        setattr(out, k, to_numpy(v))
+    return out

@@ -13,7 +13,7 @@ from ..runtime.arrays import float_array
 from ..runtime.faults import with_smaller_chunks
 from ..runtime.memory import scratch
 from .plan import Problem, make_plan
-from .reference import MIN_VALID, OK, TOO_FEW, VARIANTS
+from .reference import MIN_VALID, OK, TOO_FEW, VARIANTS, normal_cdf, normal_ppf
 
 #: per-series fields of a TrendResult, in order
 FIELDS = ("trend", "h", "p", "z", "tau", "s", "var_s", "slope", "intercept", "slope_low",
@@ -58,15 +58,6 @@ class TrendResult:
         """A map of ``field`` (default Sen's slope) with the significant series hatched, for
         series on a 2-D grid (e.g. an NDVI cube's pixels); a bar chart for a 1-D batch."""
         return integrations.plot("trend", self, field=field, fig=fig, title=title)
-
-
-def _norm():
-    try:
-        from scipy.stats import norm
-    except ImportError:  # pragma: no cover - the test extra installs it
-        raise ImportError("clts.trend_test needs scipy (the normal distribution of pymannkendall):"
-                          " pip install 'clts[trend]'") from None
-    return norm
 
 
 def _check_prob(v, name):
@@ -209,7 +200,6 @@ def trend_test(y, *, variant="original", period=None, alpha=0.05, lag=None, conf
 def _run(dev, plan, y2, variant, alpha, lag, conf_level):
     """The kernels over chunks of the batch: (stats [B, 5] int64, sen [B, 3], factor [B])."""
     import pyopencl.array as cla
-    norm = _norm()
     B, N = y2.shape
     dt = y2.dtype
     real = "double" if dt == np.float64 else "float"
@@ -222,8 +212,8 @@ def _run(dev, plan, y2, variant, alpha, lag, conf_level):
                         sample=plan.sample, subgroup=plan.subgroup, **extra).kernel("mk_pairs")
     acf = (dev.program("trend/acf.cl.mako", real=real, ranks=variant == "hamed_rao")
            .kernel("mk_acf") if corrected else None)
-    zq_ci = rt(norm.ppf(1 - (1 - conf_level) / 2))
-    zq_a = rt(norm.ppf(1 - alpha / 2))
+    zq_ci = rt(normal_ppf(1 - (1 - conf_level) / 2))
+    zq_a = rt(normal_ppf(1 - alpha / 2))
     stats = np.zeros((B, 5), np.int64)
     sen = np.full((B, 3), np.nan, dt)
     factor = np.ones(B, dt)
@@ -277,7 +267,6 @@ def _run(dev, plan, y2, variant, alpha, lag, conf_level):
 def _statistics(y2, stats, sen, factor, P, alpha):
     """The host part, vectorised: Z, p, h, tau, intercept from the kernels' counts and slopes
     (pymannkendall's formulas, float64)."""
-    norm = _norm()
     B, N = y2.shape
     S = stats[:, 0].astype(np.float64)
     var0 = (stats[:, 1] - stats[:, 2]) / 18
@@ -287,8 +276,8 @@ def _statistics(y2, stats, sen, factor, P, alpha):
         sd = np.sqrt(var)
         z = np.where(S > 0, (S - 1) / sd, np.where(S < 0, (S + 1) / sd, 0.0))
         tau = S / (0.5 * stats[:, 3])
-    p = 2 * (1 - norm.cdf(np.abs(z)))
-    h = np.abs(z) > norm.ppf(1 - alpha / 2)
+    p = 2 * (1 - normal_cdf(np.abs(z)))
+    h = np.abs(z) > normal_ppf(1 - alpha / 2)
     trend = np.where(h, np.sign(np.nan_to_num(z)), 0).astype(np.int8)
     slope = sen[:, 0].astype(np.float64)
     srt = np.sort(y2, axis=1).astype(np.float64)     # NaN last

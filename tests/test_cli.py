@@ -242,6 +242,7 @@ def test_slow_build_says_building_kernels(capsys, monkeypatch):
     monkeypatch.setattr(cl.Program, "build", slow_build)
     monkeypatch.setattr(programs, "BUILD_NOTICE_SECONDS", 0.05)
     monkeypatch.setattr(programs, "_noticed", set())
+    monkeypatch.setattr(programs, "_build_seconds", {})
     fresh = itertools.count(int(np.random.default_rng().integers(1 << 30)))
     clts.set_options(progress=False)     # global: the notice runs on a timer thread
     dev.program("runtime/copy.cl.mako", real="float", width=1, unused_tag=next(fresh))
@@ -265,6 +266,46 @@ def test_slow_build_says_building_kernels(capsys, monkeypatch):
                     unused_tag=next(fresh))
         bar.update()
     assert len(written) == 1 and "building OpenCL kernels (tridiag)" in written[0]
+
+
+def test_short_builds_that_add_up_say_building_kernels(capsys, monkeypatch):
+    """A first call that builds several programs, none of them lasting the notice's delay
+    (ocean.tke, matrix_profile: 2-4 s in all on a cold driver cache, without a word before),
+    says "building OpenCL kernels" once its builds reach BUILD_NOTICE_SECONDS in all; one
+    short build alone says nothing, and a later call in the process nothing more (each
+    template family speaks once: ocean.tke's tridiagonal solves count as tridiag's)."""
+    import time
+    import pyopencl as cl
+    from clts.ocean.inputs import benchmark_inputs
+    from clts.runtime import devices, get_device, programs
+    info = get_device(int(_dev())).info
+    copy = dict(real="float", width=1)
+    devices.Device(info).program("runtime/copy.cl.mako", **copy)  # in the driver's disk cache
+    build = cl.Program.build
+
+    def short_build(self, *a, **k):      # each build well under the notice's delay
+        time.sleep(0.5)
+        return build(self, *a, **k)
+    monkeypatch.setattr(cl.Program, "build", short_build)
+    monkeypatch.setattr(programs, "BUILD_NOTICE_SECONDS", 1.2)
+    monkeypatch.setattr(programs, "_noticed", set())
+    monkeypatch.setattr(programs, "_build_seconds", {})
+    clts.set_options(progress=True)
+    devices.Device(info).program("runtime/copy.cl.mako", **copy)
+    assert "building OpenCL kernels" not in capsys.readouterr().err
+    x = benchmark_inputs(2 ** 10)
+    T = np.random.default_rng(0).normal(size=300)
+    dev = devices.Device(info)          # a fresh program cache: the calls below build (3 each)
+    clts.ocean.tke(*x.values(), device=dev)
+    clts.matrix_profile(T, 16, device=dev)
+    err = capsys.readouterr().err
+    for algorithm in ("ocean", "mp"):
+        assert err.count(f"clts: building OpenCL kernels ({algorithm}) for") == 1, err
+    again = devices.Device(info)        # builds the same programs again: said once a process
+    clts.ocean.tke(*x.values(), device=again)
+    clts.matrix_profile(T, 16, device=again)
+    err = capsys.readouterr().err
+    assert "kernels (ocean)" not in err and "kernels (mp)" not in err
 
 
 def test_help_imports_nothing_heavy():

@@ -9,10 +9,13 @@ pyopencl's own binary cache also keeps built programs on disk between processes.
 Across processes and upgrades the driver's binaries are kept on disk, keyed by the rendered
 source, the options and the device (so an upgrade that changes a kernel rebuilds exactly
 that one): pocl's kernel cache (``POCL_CACHE_DIR``, default ``~/.cache/pocl``) and, for other
-drivers, pyopencl's binary cache (``~/.cache/pyopencl``). A build that lasts more than
-:data:`BUILD_NOTICE_SECONDS` says so on stderr once per process and algorithm ("building
-kernels"), unless
-the ``progress`` option is off (``CLTS_NO_PROGRESS``); ``clts warmup`` builds the common calls' kernels ahead.
+drivers, pyopencl's binary cache (``~/.cache/pyopencl``). Once an algorithm's builds on a
+device have lasted :data:`BUILD_NOTICE_SECONDS` in all (one long build, or several short ones:
+a first call of BFAST or the ocean kernels builds a handful of programs of a second or less
+each), one line on stderr says that kernels are being built, once per process, device and
+algorithm, unless the ``progress`` option is off (``CLTS_NO_PROGRESS``); builds the driver
+serves from its disk cache take milliseconds and say nothing. ``clts warmup`` builds the common
+calls' kernels ahead.
 
 Build options a program needs on one kind of device only are program parameters, not template
 variables (:data:`BUILD_PARAMS`): ``grf``, the register file per hardware thread IGC gives the
@@ -155,9 +158,11 @@ def _source_excerpt(source: str, log: str, context: int = 6) -> str:
                      for i in range(lo, hi + 1))
 
 
-#: a build still running after this many seconds prints the one-line notice
+#: an algorithm's builds on a device lasting this many seconds in all print the one-line notice
 BUILD_NOTICE_SECONDS = 1.0
 _noticed: set = set()
+#: (device, algorithm) -> seconds its builds have taken in this process so far
+_build_seconds: dict = {}
 
 
 def _notice(device, template, show=True) -> None:
@@ -289,11 +294,18 @@ def _build(device, template, params, options) -> Program:
     import time
 
     import pyopencl as cl
-    # the progress option of the building thread (the timer's thread sees only the global one)
-    timer = threading.Timer(BUILD_NOTICE_SECONDS, _notice,
-                            (device, template, get_option("progress")))
-    timer.daemon = True
-    timer.start()
+    # the notice once this algorithm's builds on this device reach BUILD_NOTICE_SECONDS in all,
+    # during this build if it gets there (the progress option of the building thread: the
+    # timer's thread sees only the global one)
+    show = get_option("progress")
+    spent_key = (str(device), template.split("/")[0])
+    with _lock:
+        timer = None if spent_key in _noticed else threading.Timer(
+            max(0.0, BUILD_NOTICE_SECONDS - _build_seconds.get(spent_key, 0.0)), _notice,
+            (device, template, show))
+    if timer is not None:
+        timer.daemon = True
+        timer.start()
     t0 = time.perf_counter()
     try:
         with warnings.catch_warnings():  # drivers' informational build output is not news
@@ -310,8 +322,13 @@ def _build(device, template, params, options) -> Program:
             f"--- rendered source ---\n{_source_excerpt(source, driver_log)}",
             template=template, params=params, log=driver_log, source=source) from None
     finally:
-        timer.cancel()
+        if timer is not None:
+            timer.cancel()
     seconds = time.perf_counter() - t0
+    with _lock:
+        spent = _build_seconds[spent_key] = _build_seconds.get(spent_key, 0.0) + seconds
+    if timer is not None and spent >= BUILD_NOTICE_SECONDS:
+        _notice(device, template, show)     # the timer's race lost at the threshold: say it now
     if seconds > BUILD_NOTICE_SECONDS:
         log.info("built %s for %s in %.1f s", template, device, seconds)
     stats["builds"] += 1

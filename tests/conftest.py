@@ -128,7 +128,7 @@ def pytest_terminal_summary(terminalreporter):
     if props is not None and getattr(props, "COUNTS", None):
         lines.append("hypothesis examples per function (all devices): " + ", ".join(
             f"{k} {v}" for k, v in sorted(props.COUNTS.items())))
-    for name in ("test_faults", "test_soak"):
+    for name in ("test_faults", "test_soak", "test_offline_compile"):
         mod = sys.modules.get(name) or sys.modules.get("tests." + name)
         for line in getattr(mod, "REPORT", []) if mod is not None else []:
             lines.append(line)

@@ -19,6 +19,9 @@ import pytest
 from clts.runtime import emulation
 from clts.tune import offline
 
+#: lines for the end of the run (conftest.py's "what was tried")
+REPORT: list[str] = []
+
 #: (template, kernel, template parameters that select it) of the scratch that remains, and why
 KNOWN_SCRATCH = [
     ("mp/diag_topk.cl.mako", "diag_topk", {"LOCAL": 0},
@@ -54,7 +57,7 @@ def compiled():
     return col, offline.compile_all(col, skip=("pvc", "dg2", "tgllp"))
 
 
-def test_every_source_compiles_and_fits(compiled, capsys):
+def test_every_source_compiles_and_fits(compiled):
     col, results = compiled
     assert not col.failed, col.failed
     targets = {r.target for r in results}
@@ -64,11 +67,11 @@ def test_every_source_compiles_and_fits(compiled, capsys):
     assert templates >= {"stl", "tridiag", "mp", "bfast", "ocean"}
     assert offline.problems(results) == []
     assert offline.compiler_warnings(results) == []
-    with capsys.disabled():
-        print(f"\n[offline compiles] {len(col.sources)} sources, {len(results)} compiles; "
-              "kernels on gfx908 using scratch or more than 128 VGPRs (tuner candidates included):")
-        for line in offline.report(results, heavy=True).splitlines():
-            print("  " + line[:160])
+    # shown at the end of the run (conftest.py), not between the progress dots
+    REPORT.append(f"[offline compiles] {len(col.sources)} sources, {len(results)} compiles; "
+                  "kernels on gfx908 using scratch or more than 128 VGPRs (tuner candidates "
+                  "included):")
+    REPORT.extend("  " + line[:160] for line in offline.report(results, heavy=True).splitlines())
 
 
 def test_no_unexplained_scratch_on_gfx908(compiled):

@@ -8,9 +8,10 @@
 # and variables stay gone.
 #
 # The drivers share no state but their disk caches (written atomically), so their runs go in
-# parallel: one pytest process per device (the first runs every test, the others only the
-# tests that take the device fixture: CLTS_TEST_DEVICE_TESTS_ONLY) and the Oclgrind run beside
-# them. Each writes its own log, printed whole when all are done; every exit code counts.
+# parallel: one pytest process per device with the tests that take the device fixture
+# (CLTS_TEST_DEVICE_TESTS_ONLY), one with every other test, once (CLTS_TEST_HOST_TESTS_ONLY, on
+# the first device), and the Oclgrind run beside them. Each writes its own log, printed whole
+# when all are done; every exit code counts.
 # CLTS_TEST_SERIAL=1 runs them one after another instead. At the end, a table of each stage's
 # wall time (the device runs overlap: their own times, then the stage's) and the total.
 set -euo pipefail
@@ -60,16 +61,15 @@ run() {   # run NAME ENV... -- PYTEST-ARGS...: in the background, output to $log
   pids+=($!)
   names+=("$name")
 }
-first=1
 for slug in "${slugs[@]}"; do
-  if [ $first = 1 ]; then
-    run "$slug" CLTS_TEST_DEVICES="$slug" -- --durations=15 "$@" tests || status=$?
-    first=0
-  else
-    run "$slug" CLTS_TEST_DEVICES="$slug" CLTS_TEST_DEVICE_TESTS_ONLY=1 -- --durations=15 \
-      "$@" tests || status=$?
-  fi
+  run "$slug" CLTS_TEST_DEVICES="$slug" CLTS_TEST_DEVICE_TESTS_ONLY=1 -- --durations=15 \
+    "$@" tests || status=$?
 done
+# the tests without the device fixture (emulated GPUs on pocl, offline compiles, the tuner, the
+# commands, packaging), once, in a process of their own: in the first driver's process they
+# made that one the longest by far, the others leaving a core idle while it ran on
+run host CLTS_TEST_DEVICES="${slugs[0]}" CLTS_TEST_HOST_TESTS_ONLY=1 -- --durations=15 "$@" \
+  tests || status=$?
 run oclgrind -- --oclgrind "$@" tests || status=$?
 for i in "${!pids[@]}"; do
   rc=0

@@ -92,6 +92,23 @@ def test_clts_demo_quick_prints_steps_and_writes_figures(capsys, tmp_path):
     assert "warning" not in captured.err.lower()
 
 
+def test_demo_figures_stay_out_of_git():
+    """The demo's default folder, ./clts-demo (scripts/demo.sh runs it in the clone), is
+    ignored, and no generated figure is committed."""
+    import shutil
+    import subprocess
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    if shutil.which("git") is None or not (root / ".git").exists():
+        pytest.skip("not a git checkout")
+
+    def git(*args):
+        return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True)
+    assert cli.build_parser().parse_args(["demo"]).out_dir == "clts-demo"
+    assert git("check-ignore", "-q", "clts-demo/ndvi_breaks.png").returncode == 0
+    assert git("ls-files", "clts-demo").stdout == ""
+
+
 # --------------------------------------------------------------- the algorithms on files
 
 

@@ -49,6 +49,7 @@ fi
 OUT="${OUT:-gpu-check-$(hostname)-$(date -u +%Y%m%dT%H%M%SZ)}"
 mkdir -p "$OUT/raw" "$OUT/icd"
 OUT="$(cd "$OUT" && pwd)"
+CALLER_ICD="${OCL_ICD_VENDORS:-}"     # the caller's drivers stay visible (step 2)
 LOG="$OUT/steps.log"
 : > "$LOG"; : > "$OUT/raw/steps.tsv"; : > "$OUT/raw/status.txt"
 export PYTHONUNBUFFERED=1    # a step stopped at its timeout keeps what it printed
@@ -114,6 +115,19 @@ else
   fi
 fi
 record setup ok 0 - "${SETUP_NOTE:-}$([ -n "${SETUP_NOTE:-}" ] && echo ", ")$("$PY" -V 2>&1)"
+# the drivers the caller's OCL_ICD_VENDORS listed and those clts itself finds (a pocl or Intel
+# CPU runtime installed with pip into the python's prefix): each library once
+add_icds() {
+  local f lib
+  for f in "$1"/*.icd; do
+    [ -e "$f" ] || continue
+    lib="$(head -n1 "$f")"
+    grep -qxF "$lib" "$OUT"/icd/*.icd 2>/dev/null || cp "$f" "$OUT/icd/clts-more-$(basename "$f")"
+  done
+}
+[ -n "$CALLER_ICD" ] && [ -d "$CALLER_ICD" ] && [ "$CALLER_ICD" != "$OUT/icd" ] && add_icds "$CALLER_ICD"
+CLTS_ICD="$(OCL_ICD_VENDORS='' "$PY" -m clts.runtime.icd 2>/dev/null | tail -n1)"
+[ -n "$CLTS_ICD" ] && [ -d "$CLTS_ICD" ] && add_icds "$CLTS_ICD"
 "$PY" -c "import sys; from clts.cli import main; sys.exit(main(['devices']))" > "$OUT/devices.txt" 2>&1
 cat "$OUT/devices.txt" >> "$LOG"
 if [ "$DRY" -eq 1 ]; then

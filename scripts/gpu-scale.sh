@@ -72,6 +72,16 @@ if [ -z "${OCL_ICD_VENDORS:-}" ]; then
       fi
     done
   done
+  # and the drivers clts itself finds (a pocl or Intel CPU runtime pip put in the prefix)
+  clts_icd="$(OCL_ICD_VENDORS='' PYTHONPATH="${TREES[0]}:$SITE" "$PY" -m clts.runtime.icd \
+    2>/dev/null | tail -n1)"
+  if [ -n "$clts_icd" ] && [ -d "$clts_icd" ]; then
+    for f in "$clts_icd"/*.icd; do
+      [ -e "$f" ] || continue
+      grep -qxF "$(head -n1 "$f")" "$DEST"/icd/*.icd 2>/dev/null \
+        || cp "$f" "$DEST/icd/clts-more-$(basename "$f")"
+    done
+  fi
   export OCL_ICD_VENDORS="$DEST/icd"
 fi
 echo "gpu-scale: OCL_ICD_VENDORS=$OCL_ICD_VENDORS ($(ls "$OCL_ICD_VENDORS" 2>/dev/null | tr '\n' ' '))"

@@ -373,6 +373,8 @@ def cusparse(run: Run, a, b, c, d, ours, info):
         t = best_wall(solve, 3 if run.args.quick else 10)
         import cupy as cp
         diff = float(np.max(np.abs(cp.asnumpy(x) - ours)))
+        del x, solve
+        cp.get_default_memory_pool().free_all_blocks()    # the OpenCL calls after it need it
         run.emit("tridiag_anchor", **info, anchor="cuSPARSE gtsv2StridedBatch (CuPy, device "
                  "arrays)", anchor_s=t, maxdiff_vs_clts=diff)
     except Exception as exc:  # noqa: BLE001 - an anchor that cannot run here
@@ -415,6 +417,7 @@ def tke(run: Run, dev):
         t = best_wall(step, 3 if run.args.quick else 10)
         want = clts.ocean.tke(*vals, device=dev)
         diff = max(float(np.max(np.abs(g - w) / (1 + np.abs(w)))) for g, w in zip(got, want))
+        del step                                  # JAX's device arrays of the inputs
         run.emit("tke_anchor", **info, anchor="pyhpc-benchmarks' JAX TKE (bench/tke_jax.py)",
                  anchor_s=t, jax_device=where, maxreldiff_vs_clts=diff)
     except Exception as exc:  # noqa: BLE001 - an anchor that cannot run here

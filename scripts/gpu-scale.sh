@@ -16,13 +16,14 @@
 #                .md / .log per tree, compare.md, icd/
 #   $PYTHON      the python (default python3); CLTS_OPENCL_LIB_DIRS: more library folders
 set -uo pipefail
+HERE="$PWD"
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
 TREES=(); WHEELS=.whl; TMO=280; ARGS=()
 while [ $# -gt 0 ]; do
   case "$1" in
-    --tree) TREES+=("$(cd "$2" && pwd)") || exit 2; shift 2;;
-    --wheels) WHEELS="$2"; shift 2;;
+    --tree) TREES+=("$(cd "$HERE" && cd "$2" && pwd)") || exit 2; shift 2;;
+    --wheels) WHEELS="$(cd "$HERE" && cd "$2" && pwd)" || exit 2; shift 2;;
     --timeout) TMO="$2"; shift 2;;
     --) shift; ARGS=("$@"); break;;
     -h|--help) sed -n 2,19p "$0"; exit 0;;
@@ -51,8 +52,12 @@ EOF
   )
   if [ ${#missing[@]} -gt 0 ]; then
     echo "gpu-scale: installing ${missing[*]##*/} into $SITE"
-    "$PY" -m pip install -q --no-index --no-deps --target "$SITE" "${missing[@]}" \
-      || echo "gpu-scale: pip install into $SITE failed" >&2
+    if ! "$PY" -m pip install -q --no-index --no-deps --target "$SITE" "${missing[@]}"; then
+      # no pip: a wheel is a zip of what goes into site-packages
+      echo "gpu-scale: pip install failed; unpacking the wheels into $SITE" >&2
+      "$PY" -c 'import sys, zipfile; [zipfile.ZipFile(w).extractall(sys.argv[1]) for w in sys.argv[2:]]' \
+        "$SITE" "${missing[@]}" || echo "gpu-scale: could not unpack the wheels" >&2
+    fi
   fi
 fi
 

@@ -45,14 +45,20 @@ def _serialise_public():
                  "mstump", "subspace", "stl", "stl_hastl", "mstl", "mann_kendall",
                  "sen_slope", "trend_test", "bfast_breaks", "bfast_monitor",
                  "solve_tridiagonal"):
-        fn = globals()[name]
-        wrapped = _serialised(fn)
-        globals()[name] = wrapped
-        for mod in subs:
-            if getattr(mod, name, None) is fn:
-                setattr(mod, name, wrapped)
+        globals()[name] = _wrap(globals()[name], subs)
     for name in ("tke", "superbee_fluxes"):
-        setattr(ocean, name, _serialised(getattr(ocean, name)))
+        setattr(ocean, name, _wrap(getattr(ocean, name), [ocean]))
+
+
+def _wrap(fn, modules):
+    """``fn`` serialised, put in its place in ``modules`` and in the module that defines it
+    (pickle finds a function by its module and name: dask and multiprocessing pickle them)."""
+    import sys
+    wrapped = _serialised(fn)
+    for mod in list(modules) + [sys.modules.get(fn.__module__)]:
+        if mod is not None and getattr(mod, fn.__name__, None) is fn:
+            setattr(mod, fn.__name__, wrapped)
+    return wrapped
 
 
 _serialise_public()

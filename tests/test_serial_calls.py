@@ -30,6 +30,9 @@ def test_public_functions_hold_the_lock():
         assert hasattr(fn, "__wrapped__"), fn
     assert clts.mp.mstump is clts.mstump and clts.trend.trend_test is clts.trend_test
     assert "Batched" in clts.trend_test.__doc__
+    import pickle                                   # dask and multiprocessing pickle them
+    for fn in (clts.stl, clts.trend_test, clts.ocean.tke, clts.mstump):
+        assert pickle.loads(pickle.dumps(fn)) is fn
 
 
 def test_threads_run_one_call_at_a_time_where_serialised(device, monkeypatch):

@@ -42,7 +42,8 @@ memory each way, and numpy into pinned memory from 1, 4 and all host threads.
 
 Output: one JSON line per measurement on stdout (and ``--json FILE``), then a markdown table
 (and ``--md FILE``). A workload that fails records its error and the run goes on; one that
-would start after ``--budget`` seconds is skipped.
+would start after ``--budget`` seconds is skipped; an interrupt (Ctrl-C, a timeout's SIGINT)
+ends the run with the table of what was measured.
 """
 from __future__ import annotations
 
@@ -626,14 +627,19 @@ def main(argv=None) -> int:
              clts_path=str(Path(clts.__file__).resolve().parent), scale=args.scale,
              global_mem=dev.global_mem, max_alloc=dev.max_alloc, fp64=bool(dev.fp64),
              python=sys.version.split()[0], numpy=np.__version__)
-    for name in only:
-        if run.over_budget():
-            run.emit(name, skipped=f"budget of {args.budget} s spent")
-            continue
-        try:
-            globals()[name](run, dev)
-        except Exception as exc:  # noqa: BLE001 - a failed workload is a figure of the run
-            _error(run, name, {}, exc)
+    interrupted = False
+    try:
+        for name in only:
+            if run.over_budget():
+                run.emit(name, skipped=f"budget of {args.budget} s spent")
+                continue
+            try:
+                globals()[name](run, dev)
+            except Exception as exc:  # noqa: BLE001 - a failed workload is a figure of the run
+                _error(run, name, {}, exc)
+    except KeyboardInterrupt:   # a timeout's SIGINT (scripts/gpu-check.sh): the table so far
+        interrupted = True
+        run.emit("interrupted")
     run.emit("done", errors=run.errors)
     md = (f"# Seed scale on {dev.platform} / {dev.name}\n\n"
           f"clts {getattr(clts, '__version__', '?')} from {Path(clts.__file__).resolve().parent}"
@@ -644,7 +650,7 @@ def main(argv=None) -> int:
     print(md)
     if args.md:
         Path(args.md).write_text(md)
-    return 0
+    return 130 if interrupted else 0
 
 
 if __name__ == "__main__":

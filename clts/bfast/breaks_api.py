@@ -48,10 +48,12 @@ class BreaksResult:
         Fit after minus fit before, at the first valid date after each break.
     rss, bic, lwz : numpy.ndarray, ``[breaks + 1, ...]``
         RSS and criteria of the best segmentation with m = 0..breaks breaks (NaN beyond the
-        pixel's cap ceil(n / h) - 2).
+        pixel's cap max(1, ceil(n / h) - 2)); the criteria read an RSS below the rounding
+        floor n eps^2 sum y^2 as the floor (exact fits: the fewest breaks, see docs/bfast.md).
     nobs, h, status : numpy.ndarray of int32
         Valid values, minimal segment size, and 0 ok / 1 too few values (h <= K) / 2 h > n / 2 /
-        3 non-finite values (``clts.bfast.breakpoints_reference.BP_STATUS``).
+        3 non-finite values / 4 the valid dates make the design rank-deficient
+        (``clts.bfast.breakpoints_reference.BP_STATUS``).
     all_breakpoints : numpy.ndarray of int32, ``[breaks (breaks + 1) / 2, ...]``
         The breakpoints of every m: rows m (m - 1) / 2 .. m (m + 1) / 2 - 1.
     ci_lower, ci_upper : numpy.ndarray of int32, ``[breaks, ...]`` or None
@@ -99,7 +101,7 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
     h : float or int
         Minimal segment: a fraction of each pixel's valid values (floored) or a count.
     breaks : int
-        Most breaks (capped per pixel at ceil(n / h) - 2, as R).
+        Most breaks (capped per pixel at ceil(n / h) - 2, at least 1, as R).
     criterion : {"BIC", "LWZ"}
         Chooses the number of breaks.
     magnitudes : bool

@@ -182,10 +182,21 @@ def _bfast_time(args, da):
     return start, args.freq        # None: clts.bfast_monitor's year of the axis's calendar
 
 
+def _is_geotiff_stack(path) -> bool:
+    """A .tif / .tiff file, or a folder (not a Zarr store) of them."""
+    p = str(path).rstrip("/").lower()
+    if p.endswith((".tif", ".tiff")):
+        return True
+    if os.path.isdir(path) and not p.endswith(".zarr"):
+        import glob
+        return bool(glob.glob(os.path.join(glob.escape(str(path)), "*.tif*")))
+    return False
+
+
 def cmd_bfast(args) -> int:
     import clts.xarray as cx
     from types import SimpleNamespace
-    if args.input.lower().endswith((".tif", ".tiff")):     # GeoTIFF stack -> GeoTIFFs
+    if _is_geotiff_stack(args.input):                      # GeoTIFF stack -> GeoTIFFs
         from .geotiff import cli_bfast
         return cli_bfast(args)
     da = _open(args)

@@ -182,6 +182,22 @@ def _bfast_time(args, da):
     return start, args.freq        # None: clts.bfast_monitor's year of the axis's calendar
 
 
+def _bfast_history(args, da):
+    """--history: all / ROC / BP, else a start as the time axis holds it (a number for a
+    numeric axis: "2004.5" was read as a date string)."""
+    from .bfast.common import HISTORIES
+    from .timeaxis import kind
+    h = args.history
+    if h in HISTORIES or args.dim not in da.coords or kind(da[args.dim].values, args.dim) \
+            != "number":
+        return h
+    try:
+        return float(h)
+    except ValueError:
+        raise ValueError(f"--history {h!r}: one of {', '.join(HISTORIES)} or, the time axis "
+                         "holding numbers, a number") from None
+
+
 def _is_geotiff_stack(path) -> bool:
     """A .tif / .tiff file, or a folder (not a Zarr store) of them."""
     p = str(path).rstrip("/").lower()
@@ -201,8 +217,8 @@ def cmd_bfast(args) -> int:
         return cli_bfast(args)
     da = _open(args)
     start, freq = _bfast_time(args, da)
-    kw = dict(k=args.k, freq=freq, hfrac=args.hfrac, level=args.level, history=args.history,
-              device=args.device)
+    kw = dict(k=args.k, freq=freq, hfrac=args.hfrac, level=args.level,
+              history=_bfast_history(args, da), device=args.device)
     ds = cx.bfast_monitor(da, start, dim=args.dim, **kw)
     _write(args, ds)
     if args.plot:

@@ -51,7 +51,7 @@ from .common import (HISTORIES, design_matrix, log_plus, n_coef, rec_cusum_bound
 from .common import time_axis as _time_axis
 from ..timeaxis import is_cftime, parse_date
 from .plan import Plan, Problem, chunk_cap, make_plan, rows_group
-from .checks import TYPES, check_arguments  # noqa: F401 (public here)
+from .checks import TYPES, check_arguments, check_history  # noqa: F401 (public here)
 from .checks import (check_params, default_freq, history_end, levels, monitor_dates,
                      out_specs, time_axis_and_dates)
 
@@ -274,6 +274,7 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
     if isinstance(start_monitor, str) and not is_cftime(dates):
         start_monitor = parse_date(start_monitor, np.array([], "datetime64[D]"))
     freq = default_freq(freq, dates)
+    check_history(history, dates)
     time_axis = labels.axis
     y_in = values_of(y)
     y = native(y_in)               # any layout and byte order; pandas / xarray values

@@ -137,6 +137,16 @@ def _result_dtype(arrs):
     return np.dtype(np.float64)
 
 
+def _overlaps(x, v, device_input) -> bool:
+    """Whether ``x`` and ``v`` share memory (numpy) or bytes of one buffer (device arrays)."""
+    if not device_input:
+        return np.shares_memory(x, v)
+    bx, bv = getattr(x, "base_data", None), getattr(v, "base_data", None)
+    if bx is None or bv is None or bx.int_ptr != bv.int_ptr:
+        return False
+    return x.offset < v.offset + v.nbytes and v.offset < x.offset + x.nbytes
+
+
 @renamed(method="version", prefetch="prefetch_items")
 def solve_tridiagonal(a, b, c, d, *, axis: int = -1, version: str = "auto", start=None,
                       device=None, out=None, plan: Plan | None = None, **plan_overrides):
@@ -302,6 +312,10 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, version: str = "auto", star
         if not device_input and not out.flags.writeable:
             raise ValueError("out is read-only (out.flags.writeable is False); give a writable "
                              "array")
+        for name, v in zip("abc", arrs[:3]):       # d alone may be written over
+            if _overlaps(out, v, device_input):
+                raise ValueError(f"out overlaps the input {name}; out may be d (solved in "
+                                 "place) or an array of its own")
 
     if plan is None:
         plan = make_plan(dev, Problem(n, nsys, layout, dtype, st is not None), version=method,

@@ -190,7 +190,7 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
     out = run_breakpoints(dev, plan, flat, X, h, breaks, dtype, progress=progress,
                           k_check=K_design)
     ok = out["status"] == 0
-    fail(out, rank_deficient_pixels(flat, X, dtype, ok & np.isnan(flat).any(axis=0)), 4)
+    fail(out, rank_deficient_pixels(flat, X, dtype, ok & (out["nobs"] < N)), 4)   # gaps only
     floor = rss_floor(flat, dtype)
     bic, lwz = criteria(out, K, floor)
     sel, bp = select(out, bic if criterion == "BIC" else lwz)

@@ -187,24 +187,28 @@ class Stack:
 
     def to_dataarray(self):
         """The whole stack as a DataArray (time, y, x) with the dates and the pixel-centre
-        coordinates, nodata as NaN (an integer stack with nodata becomes float32); CRS / transform / nodata in ``attrs`` and, with rioxarray, ``.rio``."""
+        coordinates, each band's nodata as NaN (an integer stack with nodata becomes float32,
+        float64 beyond 16 bits); CRS / transform in ``attrs`` and, with rioxarray, ``.rio``;
+        the nodata is then NaN (the files' own values may be data in other files)."""
         import xarray as xr
-        if any(nd is not None for nd in (self.nodatas or [self.nodata])):
+        masked = any(nd is not None for nd in (self.nodatas or [self.nodata]))
+        if masked:
             a = self.read_masked(0, self.height)     # NaN = missing, each band's own nodata
         else:
             a = self.read_rows(0, self.height)
+        nodata = float("nan") if masked else None
         tr = self.transform
         xs = tr.c + tr.a * (np.arange(self.width) + 0.5)
         ys = tr.f + tr.e * (np.arange(self.height) + 0.5)
         da = xr.DataArray(a, dims=("time", "y", "x"),
                           coords={"time": self.dates.astype("datetime64[ns]"), "y": ys, "x": xs},
                           attrs={"crs": self.crs.to_string(), "transform": tuple(tr)[:6],
-                                 "nodata": self.nodata})
+                                 "nodata": nodata})
         try:
             import rioxarray  # noqa: F401
             da = da.rio.write_crs(self.crs).rio.write_transform(tr)
-            if self.nodata is not None:
-                da = da.rio.write_nodata(self.nodata)
+            if nodata is not None:
+                da = da.rio.write_nodata(nodata)
         except ImportError:  # pragma: no cover
             pass
         return da

@@ -292,7 +292,8 @@ def _file_args(p, var_required=False):
                    help="Dask chunks for NetCDF / Zarr inputs (default: the file's own)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.add_argument("--overwrite", action="store_true", help="replace an existing output (a "
-                   "file, or a store clts wrote; never an input or another directory)")
+                   "file, or a store or GeoTIFFs clts wrote; never an input or another "
+                   "directory)")
     p.add_argument("--nodata", type=float, default=None, metavar="VALUE",
                    help="input value that marks a missing value (besides NaN and the file's "
                    "_FillValue)")

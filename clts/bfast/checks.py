@@ -47,12 +47,12 @@ def check_params(k, freq, hfrac, level, period, history, convention, trend, type
     return critical_value(hfrac, level, period, convention)
 
 
-def check_history(history, dates) -> None:
-    """A given history start (not "all" / "ROC" / "BP") of the axis's kind: a date for dates, a
-    finite number for numbers; errors name ``history`` (they named ``start_monitor``, and
-    ``True`` passed as the time 1.0)."""
+def check_history(history, dates):
+    """``history`` checked against the axis: "all" / "ROC" / "BP", else a start of the axis's
+    kind, a date for dates (a string becomes a datetime64), a finite number for numbers; errors
+    name ``history`` (they named ``start_monitor``, and ``True`` passed as the time 1.0)."""
     if isinstance(history, str) and history in HISTORIES:
-        return
+        return history
     if isinstance(history, (bool, np.bool_)):
         raise TypeError(f"history must be one of {HISTORIES}, a date or a time, not {history!r}")
     number = isinstance(history, (int, float, np.integer, np.floating))
@@ -61,7 +61,7 @@ def check_history(history, dates) -> None:
     try:
         axis = kind(np.asarray(dates).ravel(), "dates")
     except TypeError:
-        return                  # the dates' own check says what is wrong with them
+        return history          # the dates' own check says what is wrong with them
     if axis == "number" and not number:
         raise TypeError(f"history {show(history)} is a date but dates are numbers: give the "
                         "history's start as a time of the axis (e.g. 2004.0)")
@@ -72,6 +72,7 @@ def check_history(history, dates) -> None:
             and not is_cftime(np.array([history], dtype=object)):
         raise TypeError(f"history must be one of {HISTORIES}, a date or a time, got "
                         f"{type(history).__name__}")
+    return np.datetime64(history) if isinstance(history, str) else history
 
 
 def history_end(t, ts, dates, start_monitor) -> int:

@@ -8,6 +8,7 @@ import numpy as np
 
 from ..runtime import chunk_sizes, get_device, launch, round_up
 from ..runtime.faults import with_smaller_chunks
+from ..runtime.outputs import overlaps
 from ..runtime.memory import (host_empty, keep_on_simulator, release_scratch, scratch,
                               upload_scratch)
 from ..runtime.pipeline import (ChunkIO, aligned_multiple, device_marker, device_wait,
@@ -135,16 +136,6 @@ def _result_dtype(arrs):
     if dt.kind == "f" and dt.itemsize < 4:
         return np.dtype(np.float32)
     return np.dtype(np.float64)
-
-
-def _overlaps(x, v, device_input) -> bool:
-    """Whether ``x`` and ``v`` share memory (numpy) or bytes of one buffer (device arrays)."""
-    if not device_input:
-        return np.shares_memory(x, v)
-    bx, bv = getattr(x, "base_data", None), getattr(v, "base_data", None)
-    if bx is None or bv is None or bx.int_ptr != bv.int_ptr:
-        return False
-    return x.offset < v.offset + v.nbytes and v.offset < x.offset + x.nbytes
 
 
 @renamed(method="version", prefetch="prefetch_items")
@@ -313,7 +304,7 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, version: str = "auto", star
             raise ValueError("out is read-only (out.flags.writeable is False); give a writable "
                              "array")
         for name, v in zip("abc", arrs[:3]):       # d alone may be written over
-            if _overlaps(out, v, device_input):
+            if overlaps(out, v):
                 raise ValueError(f"out overlaps the input {name}; out may be d (solved in "
                                  "place) or an array of its own")
 

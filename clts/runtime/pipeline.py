@@ -303,11 +303,16 @@ class ChunkIO:
 
     def put(self, slot, key, src, queue, dtype=None):
         """:meth:`send` of ``src`` (any layout; cast to ``dtype``): in place where the device
-        can use it, else copied once into the slot's host array. A transfer reads ``src``
-        after this returns: it must stay alive until the chunk is computed."""
+        can use it, through pinned pieces straight from ``src`` where the device stages so
+        (any layout: one copy, by the copy threads), else copied once into the slot's host
+        array. A transfer reads ``src`` after this returns: it must stay alive until the chunk
+        is computed."""
         dtype = np.dtype(dtype or src.dtype)
         if src.dtype == dtype and src.flags.c_contiguous:
             return self.send(slot, key, src, queue)
+        if self.pinned and src.nbytes >= staging.MIN_BYTES:
+            d = self.temp(slot, key, src.shape, dtype.newbyteorder("="))
+            return d, staging.upload_into(self.device, queue, d, src, self._rings[0])
         h = self.host(slot, key, src.shape, dtype)
         np.copyto(h, src, casting="unsafe")
         return self.send(slot, key, h, queue)

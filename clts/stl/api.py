@@ -11,6 +11,7 @@ from ..runtime.faults import with_smaller_chunks
 from ..runtime.memory import host_empty, progress as progress_bar, scratch
 from ..runtime.programs import build_program, prebuild
 from ..runtime.outputs import deliver, in_input_layout, out_arrays, view_as
+from ..runtime.staging import in_parts
 from ..runtime.pipeline import (ChunkIO, aligned_multiple, device_marker, device_wait,
                                 run_pipelined)
 from ..vocabulary import renamed
@@ -25,6 +26,18 @@ from .steps import Steps
 _COMPONENTS = ("seasonal", "trend", "weights", "resid")
 #: values (series x length) from which a one-chunk call shows a bar over its iterations
 _PASS_BAR_MIN = 1 << 20
+
+
+def _outputs(outputs) -> tuple:
+    """The components ``outputs=`` asks for (all for None), checked."""
+    if outputs is None:
+        return _COMPONENTS
+    names = (outputs,) if isinstance(outputs, str) else tuple(outputs)
+    bad = [k for k in names if k not in _COMPONENTS]
+    if bad or not names:
+        raise ValueError(f"outputs must name some of {', '.join(_COMPONENTS)}, got "
+                         f"{outputs!r}")
+    return tuple(k for k in _COMPONENTS if k in names)
 
 
 def _validate(y):
@@ -350,19 +363,23 @@ class _Runner:
     @staticmethod
     def finish_host(y_host, s_h, t_h, w_h, failed, robust):
         """Host part of a chunk once its results are in ``s_h``, ``t_h`` (and ``w_h`` when
-        ``robust``): weights of a non-robust fit, failed series set NaN (weights 0)."""
-        if not robust:
-            np.logical_not(np.isnan(y_host), out=w_h, casting="unsafe")
-        s_h[failed] = np.nan
-        t_h[failed] = np.nan
-        w_h[failed] = 0
+        ``robust``): weights of a non-robust fit, failed series set NaN (weights 0). A
+        component the call does not return is None."""
+        if w_h is not None:
+            if not robust:
+                np.logical_not(np.isnan(y_host), out=w_h, casting="unsafe")
+            w_h[failed] = 0
+        for h in (s_h, t_h):
+            if h is not None:
+                h[failed] = np.nan
 
 
 @renamed(loess_version="version", loess_params="**plan_overrides")
 def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, trend_deg=1,
         low_pass_deg=1, seasonal_jump=1, trend_jump=1, low_pass_jump=1, robust=False,
         inner_iter=None, outer_iter=None, version="auto", r_defaults=False, device=None,
-        interpolation="linear", time_axis=None, progress=True, out=None, **plan_overrides):
+        interpolation="linear", time_axis=None, progress=True, out=None, outputs=None,
+        **plan_overrides):
     """Batched STL decomposition (seasonal + trend + remainder) with missing values.
 
     Every series of the batch is decomposed by the LOESS-based procedure of Cleveland et al.,
@@ -418,6 +435,13 @@ def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1
         two results used in turn for a loop). Results are the same bits as without ``out=``,
         without the page faults of fresh arrays. Checked before any work: the shape and
         dtype, writeable, no overlap with ``y`` or with one another.
+    outputs : str or sequence of str, optional
+        The components to return, of ``seasonal``, ``trend``, ``resid``, ``weights``
+        (default all); the others are None in the result. On a GPU only what they need
+        crosses the link (``outputs=("trend",)``: the trend alone, half the bytes of the
+        default's seasonal and trend), and the host skips the residual and weights passes it
+        is not asked for. The kernels compute the same either way (each component feeds the
+        next iteration); the returned components are the same bits as without ``outputs``.
     **plan_overrides
         Force tunables for this call (each a profile key of section ``stl``): ``lanes``,
         ``wg``, ``chunk``, ``table`` (tricube weight tables for the vector outer LOESS on
@@ -473,6 +497,7 @@ def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1
     >>> bool(np.isnan(r.resid[1, 30]))
     True
     """
+    wanted = _outputs(outputs)
     labels = time_axis_of(y, time_axis, -1)
     if period is None:
         period = period_of(labels.times())
@@ -501,10 +526,12 @@ def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1
     # viewed as [batch, time]; else fresh outputs, aligned for in-place use by the device (one
     # chunk: no copy on Intel) from the pool of dropped results
     shape_in = np.moveaxis(y, -1, labels.axis).shape
-    given = out_arrays(out, {k: (shape_in, y2.dtype) for k in _COMPONENTS},
+    given = out_arrays(out, {k: (shape_in, y2.dtype) for k in wanted},
                        {"y": y_in}, "stl")
     dests = {k: view_as(labels.to_last(a), y2.shape) for k, a in given.items()}
-    S, T, W, R = (dests.get(k) if dests.get(k) is not None
+    # on the host: the components asked for, and the seasonal and trend of the residual
+    on_host = set(wanted) | ({"seasonal", "trend"} if "resid" in wanted else set())
+    S, T, W, R = (None if k not in on_host else dests.get(k) if dests.get(k) is not None
                   else host_empty(dev, y2.shape, y2.dtype) for k in _COMPONENTS)
     failed = np.zeros(B, bool)
     robust_w = p["outer_iter"] > 0
@@ -519,8 +546,12 @@ def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1
             return events
 
         def compute(i, a, b, slot, wait_for):
-            outs = (io.out(slot, "s", S[a:b]), io.out(slot, "t", T[a:b]),
-                    io.out(slot, "w", W[a:b]) if robust_w else None)
+            # a component not returned stays on the device (the kernels need it)
+            outs = tuple(io.out(slot, key, H[a:b]) if H is not None
+                         else io.temp(slot, key, (b - a, N), y2.dtype)
+                         for key, H in (("s", S), ("t", T)))
+            outs += ((io.out(slot, "w", W[a:b]) if W is not None else None)
+                     if robust_w else None,)
             device_wait(dev, wait_for)
             # one chunk (the chunk loop's bar has one step): a bar over the iterations, shown
             # when the call lasts (large batches fit one chunk on CPUs)
@@ -534,22 +565,28 @@ def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1
 
         def download(i, a, b, slot, queue, wait_for):
             return io.fetch(slot, queue, wait_for) + [lambda: runner.finish_host(
-                y2[a:b], S[a:b], T[a:b], W[a:b], failed[a:b], robust_w)]
+                y2[a:b], *(H if H is None else H[a:b] for H in (S, T, W)), failed[a:b],
+                robust_w)]
 
         with ChunkIO(dev) as io:
             run_pipelined(dev, chunks, upload=upload, compute=compute, download=download,
                           desc="stl", disable=None if progress else True)
     with_smaller_chunks(run, device=dev, what="stl")
-    if periodic:
+    if periodic and S is not None:
         periodic_mean(S, p["period"])
-    np.subtract(y2, S, out=R)
-    R -= T
+    if R is not None:
+        def resid(a, b):
+            np.subtract(y2[a:b], S[a:b], out=R[a:b])
+            R[a:b] -= T[a:b]
+        in_parts(B, resid, R.nbytes)       # on the copy threads where it is large
     diag = dict(n_failed=int(failed.sum()), failed=failed, params=dict(p, periodic=periodic),
                 loess_versions={k: getattr(plan, k).version
                                 for k in ("seasonal", "trend", "low_pass")})
     comps = {}
     for key, a in zip(_COMPONENTS, (S, T, W, R)):
-        if key in given:      # the out= array (filled here unless the kernels wrote it)
+        if key not in wanted:
+            comps[key] = None
+        elif key in given:      # the out= array (filled here unless the kernels wrote it)
             deliver(labels.to_last(given[key]), a.reshape(y.shape))
             comps[key] = labels._wrap_series(given[key])
         else:

@@ -1,0 +1,231 @@
+"""Pinned staging (clts.runtime.staging) against the host's own copy speed, in one run.
+
+    python bench/staging.py [--mb 128] [--rounds 7] [--threads 1,2] [--emulate h100]
+                            [--device DEV] [--no-workloads]
+
+On a GPU (``--device``) the transfers are the real ones. Without one, the discrete-GPU transfer
+path runs on pocl under an emulated GPU's Plans (``--emulate``, default the H100: its profile
+stages through pinned memory): uploads and downloads of ``--mb`` MB between numpy and a device
+buffer through the pinned pieces, with 1, 2, ... copy threads (``copy_threads``), against the
+best multi-threaded ``np.copyto`` of the same bytes (numpy to numpy, 1 .. max threads, parts
+of the same size), rounds interleaved (a shared machine's speed drifts). Two figures per
+direction:
+
+- *host side*: the staging with a DMA that costs the host nothing (each DMA replaced by a
+  marker: a GPU's copy engine runs beside the host's copies). This is what the host threads
+  deliver, and what decides the speed on a GPU, whose link (53.7 GB/s on an H100) is faster
+  than the host's copies;
+- *end to end*: with pocl's DMA, itself a memcpy on the same CPU cores (a second copy of every
+  byte, competing with the staging threads for the 2 cores here): a lower bound on a CPU.
+
+Then, with ``--workloads`` (the default), the table's workloads numpy in / numpy out at small
+scale on the same device: wall time with pinned staging (1 and the most copy threads) and
+straight from pageable memory, kernel time, and the bytes that cross the link.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+
+def _copyto(pool, dst, src, threads):
+    """np.copyto of ``src`` into ``dst`` by ``threads`` threads (parts of equal size)."""
+    n = src.size
+    step = -(-n // threads)
+    if threads == 1:
+        np.copyto(dst, src)
+        return
+    futs = [pool.submit(np.copyto, dst[s:s + step], src[s:s + step]) for s in range(0, n, step)]
+    for f in futs:
+        f.result()
+
+
+class _NoDMA:
+    """Every ``pyopencl.enqueue_copy`` becomes a marker: the staging's host side alone."""
+
+    def __enter__(self):
+        import pyopencl as cl
+        self.real = cl.enqueue_copy
+
+        def marker(queue, *args, wait_for=None, **kw):
+            return cl.enqueue_marker(queue, wait_for=wait_for)
+        cl.enqueue_copy = marker
+        return self
+
+    def __exit__(self, *exc):
+        import pyopencl as cl
+        cl.enqueue_copy = self.real
+        return False
+
+
+def link(dev, mb, rounds, thread_counts):
+    """The staging table: GB/s per direction and thread count, and % of np.copyto."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import pyopencl.array as cla
+
+    from clts.runtime import staging
+    nbytes = mb << 20
+    rng = np.random.default_rng(0)
+    src = rng.standard_normal(nbytes // 8)
+    back = np.empty_like(src)
+    other = np.empty_like(src)
+    other[:] = 0                                     # pages in
+    back[:] = 0
+    d = cla.empty(dev.queue, src.shape, src.dtype)
+    q = dev.state.queue_for_copies()
+    top = max(thread_counts)
+    pool = ThreadPoolExecutor(max(2, top))
+    cases = {}
+
+    def put(t, dma):
+        def run():
+            with staging.PinnedRing(dev, threads=t) as ring:
+                events = ring.write(q, d.data, src, 0)
+            for e in events:
+                e.wait()
+        return run if dma else (lambda: _no_dma(run))
+
+    def get(t, dma):
+        def run():
+            with staging.PinnedRing(dev, threads=t) as ring:
+                ring.read(q, d.data, back, 0)
+        return run if dma else (lambda: _no_dma(run))
+
+    for t in range(1, top + 1):
+        cases[("np.copyto", t)] = lambda t=t: _copyto(pool, other, src, t)
+    for t in thread_counts:
+        cases[("upload, host side", t)] = put(t, False)
+        cases[("upload, end to end", t)] = put(t, True)
+        cases[("download, host side", t)] = get(t, False)
+        cases[("download, end to end", t)] = get(t, True)
+    # the bare DMA of the same bytes: from pageable numpy memory, from a pinned array
+    import pyopencl as cl
+    pin = staging._allocate(dev, nbytes)
+    cases[("DMA from pageable numpy", 0)] = lambda: cl.enqueue_copy(q, d.data, src).wait()
+    cases[("DMA from pinned", 0)] = lambda: cl.enqueue_copy(q, d.data, pin).wait()
+    for run in cases.values():                        # warm: pools, pieces, threads
+        run()
+    best = {k: np.inf for k in cases}
+    allt = {k: [] for k in cases}
+    for _ in range(rounds):
+        for k, run in cases.items():
+            t0 = time.perf_counter()
+            run()
+            dt = time.perf_counter() - t0
+            best[k] = min(best[k], dt)
+            allt[k].append(dt)
+    same = bool(np.array_equal(back, src))
+    gbs = {k: nbytes / v / 1e9 for k, v in best.items()}
+    med = {k: nbytes / np.median(v) / 1e9 for k, v in allt.items()}
+    ref = max(gbs[("np.copyto", t)] for t in range(1, top + 1))
+    ref_t = max(range(1, top + 1), key=lambda t: gbs[("np.copyto", t)])
+    print(f"\n{mb} MB float64, best of {rounds} interleaved rounds (median in brackets); "
+          f"best np.copyto {ref:.1f} GB/s ({ref_t} thread(s)); round trip same bits: "
+          f"{'yes' if same else 'NO'}\n")
+    print("| transfer | copy threads | GB/s | % of best np.copyto |")
+    print("|---|---|---|---|")
+    for (name, t) in cases:
+        print(f"| {name} | {t or '-'} | {gbs[(name, t)]:.1f} ({med[(name, t)]:.1f}) | "
+              f"{100 * gbs[(name, t)] / ref:.0f} % |")
+    pool.shutdown()
+    return gbs, ref
+
+
+def _no_dma(run):
+    with _NoDMA():
+        run()
+
+
+def workloads(dev, rounds, thread_counts):
+    """The table's workloads, numpy in / numpy out, small: wall per transfer way."""
+    import clts
+    from clts.ocean.inputs import benchmark_inputs
+    from clts.runtime import timing
+    rng = np.random.default_rng(1)
+    t = np.arange(828)
+    y = (np.sin(2 * np.pi * t / 23) + 0.1 * rng.standard_normal((2000, 828))).astype(np.float32)
+    dates = 2000 + np.arange(256) / 23
+    cube = (np.sin(2 * np.pi * dates)[:, None] + 0.1 * rng.standard_normal((256, 16_384))
+            ).astype(np.float32)
+    cube[rng.random(cube.shape) < 0.2] = np.nan
+    cube16 = np.where(np.isnan(cube), -9999, cube * 1000).astype(np.int16)
+    a, c, d = rng.standard_normal((3, 20_000, 115))
+    b = 4 + np.abs(a) + np.abs(c)
+    x = benchmark_inputs(2 ** 16)
+    stl_kw = dict(seasonal=25, seasonal_jump=3, trend_jump=4, low_pass_jump=3, device=dev)
+    cases = [
+        ("STL 2000 x 828 float32", 3 * y.nbytes, lambda: clts.stl(y, 23, **stl_kw)),
+        ("STL 2000 x 828, outputs=('trend',)", 2 * y.nbytes,
+         lambda: clts.stl(y, 23, outputs=("trend",), **stl_kw)),
+        ("BFAST 16,384 x 256 float32", cube.nbytes + 20 * cube.shape[1],
+         lambda: clts.bfast_monitor(cube, dates, dates[128], device=dev)),
+        ("BFAST 16,384 x 256 int16", cube16.nbytes + 20 * cube.shape[1],
+         lambda: clts.bfast_monitor(cube16, dates, dates[128], nodata=-9999, device=dev)),
+        ("tridiagonal 20,000 x 115 float64", 5 * a.nbytes,
+         lambda: clts.solve_tridiagonal(a, b, c, d, device=dev)),
+        ("TKE 2^16", sum(v.nbytes for v in x.values() if isinstance(v, np.ndarray)),
+         lambda: clts.ocean.tke(*x.values(), device=dev)),
+    ]
+    modes = [("pageable", None)] + [("pinned", t) for t in thread_counts]
+    print("\n| numpy call (emulated GPU Plans) | MB in + out (approx.) | kernels ms | "
+          + " | ".join(f"wall ms, {m}" + (f" {t} thr" if t else "") for m, t in modes)
+          + " |")
+    print("|---|---|---|" + "---|" * len(modes))
+    for name, nbytes, run in cases:
+        walls = {m: np.inf for m in modes}
+        kern = np.inf
+        for mode in modes:                            # warm: builds, pools
+            with clts.set_options(staging=mode[0], copy_threads=mode[1]):
+                run()
+        for _ in range(rounds):
+            for mode in modes:
+                with clts.set_options(staging=mode[0], copy_threads=mode[1]):
+                    t0 = time.perf_counter()
+                    with timing(dev) as tm:
+                        run()
+                    walls[mode] = min(walls[mode], time.perf_counter() - t0)
+                    kern = min(kern, tm.kernel_seconds)
+        print(f"| {name} | {nbytes / 1e6:.0f} | {kern * 1e3:.1f} | "
+              + " | ".join(f"{walls[m] * 1e3:.1f}" for m in modes) + " |", flush=True)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--device", default=None, help="a real device (a GPU); default: pocl "
+                    "under --emulate")
+    ap.add_argument("--emulate", default="h100")
+    ap.add_argument("--mb", type=int, default=128)
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--threads", default=None,
+                    help="copy thread counts, comma-separated (default 1 and the CPUs, <= 16)")
+    ap.add_argument("--no-workloads", action="store_true")
+    args = ap.parse_args(argv)
+    from common import machine_line, quiet
+    quiet()
+    import clts
+    from clts.runtime import staging
+    if args.device:
+        dev = clts.get_device(args.device)
+    else:
+        from clts.runtime.emulation import emulate
+        dev = emulate(args.emulate, "pocl")
+    threads = ([int(t) for t in args.threads.split(",")] if args.threads
+               else sorted({1, staging.copy_threads()}))
+    print(f"# pinned staging: {machine_line(dev)}; staging {staging.staging_mode(dev)}, "
+          f"pieces {staging.DEPTH} x {staging.PIECE_BYTES >> 20} MB, parts >= "
+          f"{staging.PART_BYTES >> 20} MB")
+    link(dev, args.mb, args.rounds, threads)
+    if not args.no_workloads:
+        workloads(dev, max(3, args.rounds // 2), threads)
+
+
+if __name__ == "__main__":
+    main()

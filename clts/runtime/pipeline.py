@@ -301,20 +301,27 @@ class ChunkIO:
         return d, staging.upload_into(self.device, queue, d, h,
                                       self._rings[0] if self.pinned else None)
 
-    def put(self, slot, key, src, queue, dtype=None):
+    def put(self, slot, key, src, queue, dtype=None, pad: int = 0):
         """:meth:`send` of ``src`` (any layout; cast to ``dtype``): in place where the device
         can use it, through pinned pieces straight from ``src`` where the device stages so
         (any layout: one copy, by the copy threads), else copied once into the slot's host
-        array. A transfer reads ``src`` after this returns: it must stay alive until the chunk
-        is computed."""
+        array. ``pad``: a flat device array with that many zeros after ``src``'s elements (C
+        order). A transfer reads ``src`` after this returns: it must stay alive until the
+        chunk is computed."""
         dtype = np.dtype(dtype or src.dtype)
-        if src.dtype == dtype and src.flags.c_contiguous:
+        if src.dtype == dtype and src.flags.c_contiguous and not pad:
             return self.send(slot, key, src, queue)
+        n = src.size
         if self.pinned and src.nbytes >= staging.MIN_BYTES:
-            d = self.temp(slot, key, src.shape, dtype.newbyteorder("="))
-            return d, staging.upload_into(self.device, queue, d, src, self._rings[0])
-        h = self.host(slot, key, src.shape, dtype)
-        np.copyto(h, src, casting="unsafe")
+            d = self.temp(slot, key, (n + pad,) if pad else src.shape, dtype.newbyteorder("="))
+            events = staging.upload_into(self.device, queue, d[:n] if pad else d, src,
+                                         self._rings[0])
+            if pad:
+                events += staging.upload_into(self.device, queue, d[n:], np.zeros(pad, dtype))
+            return d, events
+        h = self.host(slot, key, (n + pad,) if pad else src.shape, dtype)
+        np.copyto(h[:n].reshape(src.shape) if pad else h, src, casting="unsafe")
+        h[n:] = 0
         return self.send(slot, key, h, queue)
 
     # -- outputs -------------------------------------------------------------------------

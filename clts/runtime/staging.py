@@ -151,28 +151,57 @@ def _wait(futures, quiet=False):
 
 
 class _Rows:
-    """The elements of a numpy array in C order, by flat ranges: :meth:`part` views ``a`` for
-    the elements [e0, e1) where both are multiples of :attr:`g` (1 for a C-contiguous or 1-D
-    array, else the elements of one index of the first axis)."""
+    """The elements of a numpy array ``a`` (any layout) in C order, by flat ranges: pieces of
+    at most ``limit`` elements (:meth:`pieces`), the parts the threads copy of a piece
+    (:meth:`parts`) and the view of ``a`` that holds a range (:meth:`part`, a shape to copy to
+    or from). A C-contiguous or 1-D array is one run of elements; otherwise the ranges are
+    whole indices of the first axis (rows) where a row fits a piece, else ranges inside one
+    row (each row in turn the same way)."""
 
-    def __init__(self, a: np.ndarray):
+    def __init__(self, a: np.ndarray, limit: int):
         while a.ndim > 1 and a.shape[0] == 1:
             a = a[0]
+        self.limit = max(1, int(limit))
         if a.ndim <= 1 or a.flags.c_contiguous:
-            self.a, self.g = a.reshape(-1), 1
+            self.a, self.g, self.long = a.reshape(-1), 1, False
         else:
             self.a, self.g = a, int(np.prod(a.shape[1:], dtype=np.int64))
+            self.long = self.g > self.limit
+        self._sub = (None, None)          # (row, _Rows of that row) of a long row
+
+    def _row(self, r: int) -> "_Rows":
+        if self._sub[0] != r:
+            self._sub = (r, _Rows(self.a[r], self.limit))
+        return self._sub[1]
+
+    def pieces(self):
+        n, g = self.a.shape[0] * self.g, self.g
+        if not self.long:
+            per = self.limit // g * g
+            yield from ((p0, min(n, p0 + per)) for p0 in range(0, n, per))
+            return
+        for r in range(self.a.shape[0]):
+            yield from ((r * g + q0, r * g + q1) for q0, q1 in self._row(r).pieces())
+
+    def parts(self, p0: int, p1: int, itemsize: int, threads: int) -> list:
+        if self.long:
+            r = p0 // self.g
+            o = r * self.g
+            return [(o + s, o + e) for s, e in self._row(r).parts(p0 - o, p1 - o, itemsize,
+                                                                   threads)]
+        g = self.g
+        n = max(1, min(threads, (p1 - p0) * itemsize // PART_BYTES))
+        step = -(-((p1 - p0) // g) // n) * g
+        return [(s, min(p1, s + step)) for s in range(p0, p1, step)]
 
     def part(self, e0: int, e1: int) -> np.ndarray:
         g = self.g
-        return self.a[e0:e1] if g == 1 else self.a[e0 // g:e1 // g]
-
-
-def _parts(p0: int, p1: int, g: int, itemsize: int, threads: int) -> list:
-    """The element ranges (multiples of ``g``) the threads copy of the piece [p0, p1)."""
-    n = max(1, min(threads, (p1 - p0) * itemsize // PART_BYTES))
-    step = -(-((p1 - p0) // g) // n) * g
-    return [(s, min(p1, s + step)) for s in range(p0, p1, step)]
+        if g == 1:
+            return self.a[e0:e1]
+        if self.long:
+            r = e0 // g
+            return self._row(r).part(e0 - r * g, e1 - r * g)
+        return self.a[e0 // g:e1 // g]
 
 
 # ------------------------------------------------------------------ the pool of pinned pieces
@@ -258,12 +287,6 @@ class PinnedRing:
             return _Later(_copy, after, dst, src)
         return self._pool.submit(_copy, after, dst, src)
 
-    def _geometry(self, a: np.ndarray, dtype: np.dtype):
-        """(rows of ``a``, elements per piece) or None where one row exceeds a piece."""
-        rows = _Rows(a)
-        per = (PIECE_BYTES // dtype.itemsize) // rows.g * rows.g
-        return (rows, per) if per > 0 else None
-
     def write(self, queue, buf, src: np.ndarray, offset: int = 0, dtype=None) -> list:
         """Enqueue the copy of the numpy ``src`` (any layout; cast to ``dtype``, default its
         own, in native byte order) into the buffer ``buf`` at byte ``offset``, in C order,
@@ -273,12 +296,8 @@ class PinnedRing:
         dtype = _device_dtype(dtype or src.dtype)
         if src.size == 0:
             return []
-        geo = self._geometry(src, dtype)
-        if geo is None:                   # a row larger than a piece: made contiguous first
-            src = np.ascontiguousarray(src, dtype)
-            geo = self._geometry(src, dtype)
-        rows, per = geo
-        isz, n = dtype.itemsize, src.size
+        isz = dtype.itemsize
+        rows = _Rows(src, PIECE_BYTES // isz)
         events, pending = [], deque()     # pending: (piece, copies, first, end element)
 
         def send_oldest():
@@ -291,14 +310,13 @@ class PinnedRing:
             events.append(ev)
 
         try:
-            for p0 in range(0, n, per):
-                p1 = min(n, p0 + per)
+            for p0, p1 in rows.pieces():
                 if len(pending) == self.n:      # the piece next in turn: its DMA enqueued
                     send_oldest()
                 j, raw, after = self._take()
                 flat = raw[:(p1 - p0) * isz].view(dtype)
                 copies = []
-                for s, e in _parts(p0, p1, rows.g, isz, self.threads):
+                for s, e in rows.parts(p0, p1, isz, self.threads):
                     part = rows.part(s, e)
                     copies.append(self._submit(after, flat[s - p0:e - p0].reshape(part.shape),
                                                part))
@@ -320,18 +338,11 @@ class PinnedRing:
         dtype = _device_dtype(dtype or dest.dtype)
         if dest.size == 0:
             return
-        geo = self._geometry(dest, dtype)
-        if geo is None:                   # a row larger than a piece: through a C-ordered copy
-            tmp = np.empty(dest.shape, dtype)
-            self.read(queue, buf, tmp, offset, wait_for)
-            np.copyto(dest, tmp, casting="unsafe")
-            return
-        rows, per = geo
-        isz, n = dtype.itemsize, dest.size
+        isz = dtype.itemsize
+        rows = _Rows(dest, PIECE_BYTES // isz)
         pending = deque()                 # per piece in flight: its copies out
         try:
-            for k, p0 in enumerate(range(0, n, per)):
-                p1 = min(n, p0 + per)
+            for k, (p0, p1) in enumerate(rows.pieces()):
                 if len(pending) == self.n:      # the piece next in turn: emptied
                     _wait(pending.popleft())
                 j, raw, after = self._take()
@@ -343,7 +354,7 @@ class PinnedRing:
                 queue.flush()
                 flat = raw[:(p1 - p0) * isz].view(dtype)
                 copies = []
-                for s, e in _parts(p0, p1, rows.g, isz, self.threads):
+                for s, e in rows.parts(p0, p1, isz, self.threads):
                     part = rows.part(s, e)
                     copies.append(self._submit(ev, part, flat[s - p0:e - p0].reshape(part.shape)))
                 pending.append(copies)

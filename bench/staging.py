@@ -47,6 +47,15 @@ def _copyto(pool, dst, src, threads):
         f.result()
 
 
+def _copyto_pieces(pool, pieces, src, threads):
+    """np.copyto of ``src`` into the pinned-sized ``pieces`` used in turn (the staging's own
+    access pattern: the pieces stay in cache), each piece's copy split over ``threads``."""
+    per = pieces[0].size
+    for k, p0 in enumerate(range(0, src.size, per)):
+        part = src[p0:p0 + per]
+        _copyto(pool, pieces[k % len(pieces)][:part.size], part, threads)
+
+
 class _NoDMA:
     """Every ``pyopencl.enqueue_copy`` becomes a marker: the staging's host side alone."""
 
@@ -99,8 +108,13 @@ def link(dev, mb, rounds, thread_counts):
                 ring.read(q, d.data, back, 0)
         return run if dma else (lambda: _no_dma(run))
 
+    pieces = [np.zeros(staging.PIECE_BYTES // 8) for _ in range(staging.DEPTH)]
+    refs = []
     for t in range(1, top + 1):
         cases[("np.copyto", t)] = lambda t=t: _copyto(pool, other, src, t)
+        cases[("np.copyto into pieces in turn", t)] = lambda t=t: _copyto_pieces(
+            pool, pieces, src, t)
+        refs += [("np.copyto", t), ("np.copyto into pieces in turn", t)]
     for t in thread_counts:
         cases[("upload, host side", t)] = put(t, False)
         cases[("upload, end to end", t)] = put(t, True)
@@ -125,11 +139,11 @@ def link(dev, mb, rounds, thread_counts):
     same = bool(np.array_equal(back, src))
     gbs = {k: nbytes / v / 1e9 for k, v in best.items()}
     med = {k: nbytes / np.median(v) / 1e9 for k, v in allt.items()}
-    ref = max(gbs[("np.copyto", t)] for t in range(1, top + 1))
-    ref_t = max(range(1, top + 1), key=lambda t: gbs[("np.copyto", t)])
+    ref_k = max(refs, key=lambda k: gbs[k])
+    ref = gbs[ref_k]
     print(f"\n{mb} MB float64, best of {rounds} interleaved rounds (median in brackets); "
-          f"best np.copyto {ref:.1f} GB/s ({ref_t} thread(s)); round trip same bits: "
-          f"{'yes' if same else 'NO'}\n")
+          f"best np.copyto {ref:.1f} GB/s ({ref_k[0]}, {ref_k[1]} thread(s)); round trip same "
+          f"bits: {'yes' if same else 'NO'}\n")
     print("| transfer | copy threads | GB/s | % of best np.copyto |")
     print("|---|---|---|---|")
     for (name, t) in cases:
@@ -144,47 +158,72 @@ def _no_dma(run):
         run()
 
 
-def workloads(dev, rounds, thread_counts):
-    """The table's workloads, numpy in / numpy out, small: wall per transfer way."""
+class _LinkBytes:
+    """Counts the bytes of host memory every ``pyopencl.enqueue_copy`` moves (either way)."""
+
+    def __enter__(self):
+        import pyopencl as cl
+        self.real, self.nbytes = cl.enqueue_copy, 0
+
+        def counted(queue, dest, src, **kw):
+            for a in (dest, src):
+                if isinstance(a, np.ndarray):
+                    self.nbytes += a.nbytes
+            return self.real(queue, dest, src, **kw)
+        cl.enqueue_copy = counted
+        return self
+
+    def __exit__(self, *exc):
+        import pyopencl as cl
+        cl.enqueue_copy = self.real
+        return False
+
+
+def workloads(dev, rounds, thread_counts, full=False, gpu=False):
+    """The table's workloads, numpy in / numpy out (small, or ``full``: the GPU table's
+    sizes): the bytes that cross the link (counted), kernel time and span, wall time per
+    transfer way; on a GPU also the issue's goal, 1.5 x bytes / 54 GB/s + kernel span."""
     import clts
     from clts.ocean.inputs import benchmark_inputs
     from clts.runtime import timing
     rng = np.random.default_rng(1)
+    B, M, R, X = (100_000, 500_000, 20_000, 2 ** 20) if full else (500, 16_384, 20_000, 2 ** 16)
     t = np.arange(828)
-    y = (np.sin(2 * np.pi * t / 23) + 0.1 * rng.standard_normal((2000, 828))).astype(np.float32)
+    y = (np.sin(2 * np.pi * t / 23) + 0.1 * rng.standard_normal((B, 828))).astype(np.float32)
     dates = 2000 + np.arange(256) / 23
-    cube = (np.sin(2 * np.pi * dates)[:, None] + 0.1 * rng.standard_normal((256, 16_384))
+    cube = (np.sin(2 * np.pi * dates)[:, None] + 0.1 * rng.standard_normal((256, M))
             ).astype(np.float32)
     cube[rng.random(cube.shape) < 0.2] = np.nan
     cube16 = np.where(np.isnan(cube), -9999, cube * 1000).astype(np.int16)
-    a, c, d = rng.standard_normal((3, 20_000, 115))
+    a, c, d = rng.standard_normal((3, R, 115))
     b = 4 + np.abs(a) + np.abs(c)
-    x = benchmark_inputs(2 ** 16)
+    x = benchmark_inputs(X)
     stl_kw = dict(seasonal=25, seasonal_jump=3, trend_jump=4, low_pass_jump=3, device=dev)
     cases = [
-        ("STL 2000 x 828 float32", 3 * y.nbytes, lambda: clts.stl(y, 23, **stl_kw)),
-        ("STL 2000 x 828, outputs=('trend',)", 2 * y.nbytes,
+        (f"STL {B:,} x 828 float32", lambda: clts.stl(y, 23, **stl_kw)),
+        (f"STL {B:,} x 828, outputs=('trend',)",
          lambda: clts.stl(y, 23, outputs=("trend",), **stl_kw)),
-        ("BFAST 16,384 x 256 float32", cube.nbytes + 20 * cube.shape[1],
+        (f"BFAST {M:,} x 256 float32",
          lambda: clts.bfast_monitor(cube, dates, dates[128], device=dev)),
-        ("BFAST 16,384 x 256 int16", cube16.nbytes + 20 * cube.shape[1],
+        (f"BFAST {M:,} x 256 int16",
          lambda: clts.bfast_monitor(cube16, dates, dates[128], nodata=-9999, device=dev)),
-        ("tridiagonal 20,000 x 115 float64", 5 * a.nbytes,
+        (f"tridiagonal {R:,} x 115 float64",
          lambda: clts.solve_tridiagonal(a, b, c, d, device=dev)),
-        ("TKE 2^16", sum(v.nbytes for v in x.values() if isinstance(v, np.ndarray)),
-         lambda: clts.ocean.tke(*x.values(), device=dev)),
+        (f"TKE 2^{X.bit_length() - 1}", lambda: clts.ocean.tke(*x.values(), device=dev)),
     ]
     modes = [("pageable", None)] + [("pinned", t) for t in thread_counts]
-    print("\n| numpy call (emulated GPU Plans) | MB in + out (approx.) | kernels ms | "
+    print("\n| numpy call | MB over the link | kernels ms | span ms | "
           + " | ".join(f"wall ms, {m}" + (f" {t} thr" if t else "") for m, t in modes)
-          + " |")
-    print("|---|---|---|" + "---|" * len(modes))
-    for name, nbytes, run in cases:
+          + (" | goal ms (1.5 x MB / 54 GB/s + span) |" if gpu else " |"))
+    print("|---|---|---|---|" + "---|" * (len(modes) + gpu))
+    for name, run in cases:
         walls = {m: np.inf for m in modes}
-        kern = np.inf
+        kern = span = np.inf
         for mode in modes:                            # warm: builds, pools
             with clts.set_options(staging=mode[0], copy_threads=mode[1]):
                 run()
+        with clts.set_options(staging="pinned"), _LinkBytes() as link_bytes:
+            run()
         for _ in range(rounds):
             for mode in modes:
                 with clts.set_options(staging=mode[0], copy_threads=mode[1]):
@@ -193,8 +232,11 @@ def workloads(dev, rounds, thread_counts):
                         run()
                     walls[mode] = min(walls[mode], time.perf_counter() - t0)
                     kern = min(kern, tm.kernel_seconds)
-        print(f"| {name} | {nbytes / 1e6:.0f} | {kern * 1e3:.1f} | "
-              + " | ".join(f"{walls[m] * 1e3:.1f}" for m in modes) + " |", flush=True)
+                    span = min(span, tm.span_seconds)
+        mb = link_bytes.nbytes / 1e6
+        goal = f" | {1.5 * mb / 54e3 * 1e3 + span * 1e3:.1f} |" if gpu else " |"
+        print(f"| {name} | {mb:.0f} | {kern * 1e3:.1f} | {span * 1e3:.1f} | "
+              + " | ".join(f"{walls[m] * 1e3:.1f}" for m in modes) + goal, flush=True)
 
 
 def main(argv=None):
@@ -207,6 +249,8 @@ def main(argv=None):
     ap.add_argument("--threads", default=None,
                     help="copy thread counts, comma-separated (default 1 and the CPUs, <= 16)")
     ap.add_argument("--no-workloads", action="store_true")
+    ap.add_argument("--full", action="store_true",
+                    help="the workloads at the GPU table's sizes (a GPU: 1.7 GB for STL)")
     args = ap.parse_args(argv)
     from common import machine_line, quiet
     quiet()
@@ -224,7 +268,7 @@ def main(argv=None):
           f"{staging.PART_BYTES >> 20} MB")
     link(dev, args.mb, args.rounds, threads)
     if not args.no_workloads:
-        workloads(dev, max(3, args.rounds // 2), threads)
+        workloads(dev, max(3, args.rounds // 2), threads, args.full, bool(args.device))
 
 
 if __name__ == "__main__":

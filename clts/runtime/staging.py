@@ -47,7 +47,7 @@ PIECE_BYTES = 8 << 20
 #: pieces of one transfer in flight (being copied by the host threads or by the DMA engine)
 DEPTH = 4
 #: the smallest part of a piece that one host thread copies
-PART_BYTES = 1 << 20
+PART_BYTES = 512 << 10
 #: the most host threads that copy (the H100 machine's memcpy: 44 GB/s from 16 threads)
 MAX_THREADS = 16
 #: transfers below this go straight from numpy's memory
@@ -221,25 +221,45 @@ def _allocate(device, nbytes: int) -> np.ndarray:
         return np.empty(nbytes, np.uint8)
 
 
+def _done(event) -> bool:
+    """Whether the OpenCL ``event`` (or None) has completed (or failed)."""
+    if event is None:
+        return True
+    import pyopencl as cl
+    return event.command_execution_status <= cl.command_execution_status.COMPLETE
+
+
 def lend_pinned(device, nbytes: int = PIECE_BYTES) -> np.ndarray:
-    """A pinned host array of ``nbytes`` bytes (uint8) from ``device``'s pool."""
+    """A pinned host array of ``nbytes`` bytes (uint8) from ``device``'s pool, free to write:
+    one whose last DMA has completed, else a new one."""
     state = device.state
     with state.lock:
-        free = state.pinned.get(nbytes)
-        raw = free.pop() if free else None
-    return raw if raw is not None else _allocate(device, nbytes)
+        free = state.pinned.get(nbytes) or []
+        for k, (raw, event) in enumerate(free):
+            if _done(event):
+                del free[k]
+                return raw
+    return _allocate(device, nbytes)
 
 
-def return_pinned(device, raws) -> None:
-    """Give arrays from :func:`lend_pinned` back (beyond :data:`PINNED_POOL_BYTES` they go)."""
+def return_pinned(device, raws, events=None) -> None:
+    """Give arrays from :func:`lend_pinned` back, each with the event of the DMA that may
+    still read or write it (``events``, or None); beyond :data:`PINNED_POOL_BYTES` they go
+    (once that DMA has run)."""
     state = device.state
+    events = list(events) if events is not None else [None] * len(raws)
+    dropped = []
     with state.lock:
         pool = state.pinned
         total = sum(nb * len(v) for nb, v in pool.items())
-        for raw in raws:
+        for raw, event in zip(raws, events):
             if total + raw.nbytes <= PINNED_POOL_BYTES:
-                pool.setdefault(raw.nbytes, []).append(raw)
+                pool.setdefault(raw.nbytes, []).append((raw, event))
                 total += raw.nbytes
+            elif event is not None:
+                dropped.append(event)
+    for event in dropped:
+        event.wait()
 
 
 # ------------------------------------------------------------------ transfers through the ring
@@ -252,7 +272,8 @@ class PinnedRing:
     """:data:`DEPTH` pinned pieces used in turn by one thread's transfers (see the module
     docstring); the copies between numpy and the pieces run on the copy threads. A piece is
     written again only after the DMA or the copies that used it before have finished. Use as a
-    context manager (or :meth:`close`): the pieces go back to the pool once their DMAs ran."""
+    context manager (or :meth:`close`): the pieces go back to the pool with their last DMAs,
+    which may still run (an upload's data are in pinned memory once :meth:`write` returned)."""
 
     def __init__(self, device, pieces: int = DEPTH, threads: int | None = None):
         self.device = device
@@ -366,19 +387,17 @@ class PinnedRing:
             raise
 
     def close(self) -> None:
-        """Wait for the pieces' last DMAs, give them back to the pool."""
-        for ev in self._busy:
-            if ev is not None:
-                ev.wait()
-        return_pinned(self.device, self._raw)
+        """Give the pieces back to the pool, each with its last DMA (which may still run: the
+        pool lends a piece again once that DMA has completed)."""
+        return_pinned(self.device, self._raw, self._busy)
         self._raw, self._busy, self._next = [], [], 0
 
 
 def upload_into(device, queue, arr, host, ring: PinnedRing | None = None) -> list:
     """Enqueue the copy of the numpy ``host`` (any layout, ``arr``'s size; cast to ``arr``'s
-    dtype) into the device array ``arr``: through ``ring`` (or a ring of its own, closed here
-    after the copy, i.e. blocking) where the device stages pinned and the data are large
-    enough, else straight (non-blocking). Returns the events."""
+    dtype) into the device array ``arr``: through ``ring`` (or a ring of its own) where the
+    device stages pinned and the data are large enough, else straight. Non-blocking either way: the events complete when the data are on
+    the device (``host`` may go once this returns on the pinned path)."""
     import pyopencl as cl
     host = np.asarray(host)
     if host.nbytes < MIN_BYTES or not pinned(device):

@@ -366,8 +366,9 @@ class _Runner:
         ``robust``): weights of a non-robust fit, failed series set NaN (weights 0). A
         component the call does not return is None."""
         if w_h is not None:
-            if not robust:
-                np.logical_not(np.isnan(y_host), out=w_h, casting="unsafe")
+            if not robust:      # on the copy threads where it is large
+                in_parts(len(y_host), lambda a, b: np.logical_not(
+                    np.isnan(y_host[a:b]), out=w_h[a:b], casting="unsafe"), w_h.nbytes)
             w_h[failed] = 0
         for h in (s_h, t_h):
             if h is not None:

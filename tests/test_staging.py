@@ -290,3 +290,19 @@ def test_callers_in_threads_big_endian(device, staged):
             np.testing.assert_array_equal(
                 clts.stl(y.astype(">f8") if i else y, 12, device=device).trend, ref_t)
     run_in_threads(work, 3)
+
+
+def test_in_parts_covers_and_raises(monkeypatch):
+    """The host passes split over the copy threads cover every row once; an error in one part
+    is raised once all parts have finished."""
+    monkeypatch.setattr(staging, "PART_BYTES", 16)
+    clts.set_options(copy_threads=3)
+    seen = np.zeros(100, int)
+    staging.in_parts(100, lambda a, b: np.add.at(seen, np.arange(a, b), 1), 10_000)
+    assert (seen == 1).all()
+
+    def bad(a, b):
+        if a == 0:
+            raise RuntimeError("part 0")
+    with pytest.raises(RuntimeError, match="part 0"):
+        staging.in_parts(100, bad, 10_000)

@@ -41,13 +41,27 @@ def _outputs(outputs) -> tuple:
 
 
 def _validate(y):
-    # any layout numpy allows (Fortran order, strided, big-endian): C-contiguous native floats
+    return _validated(y)[0]
+
+
+def _validated(y):
+    """``(y, complete)``: ``y`` as C-contiguous native floats (any layout numpy allows:
+    Fortran order, strided, big-endian), checked (+-inf refused), and whether it has no NaN.
+    One pass over the values, split over the copy threads where it is large."""
     y = float_array(y, "y")
     if y.ndim < 1:
         raise ValueError(f"y must have a time axis, got shape {y.shape}")
-    if not np.isfinite(y).all() and np.isinf(y).any():
+    flat = y.reshape(-1)
+    found = []                                 # per part: (all finite, any inf)
+
+    def scan(a, b):
+        part = flat[a:b]
+        ok = bool(np.isfinite(part).all())
+        found.append((ok, not ok and bool(np.isinf(part).any())))
+    in_parts(flat.size, scan, y.nbytes)
+    if any(inf for _, inf in found):
         raise ValueError("y holds +-inf; only finite values and NaN (= missing) are accepted")
-    return y
+    return y, all(ok for ok, _ in found)
 
 
 class _Runner:
@@ -503,7 +517,7 @@ def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1
     if period is None:
         period = period_of(labels.times())
     y_in = labels.to_last(y)
-    y = _validate(y_in)
+    y, complete = _validated(y_in)
     loess_version = version
     seasonal, seasonal_deg, periodic = periodic_window(seasonal, seasonal_deg, y.shape[-1])
     y2 = y.reshape(-1, y.shape[-1])
@@ -514,7 +528,6 @@ def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1
                         trend_jump=trend_jump, low_pass_jump=low_pass_jump, robust=robust,
                         inner_iter=inner_iter, outer_iter=outer_iter, r_defaults=r_defaults,
                         interpolation=interpolation, version=loess_version)
-    complete = bool(np.isfinite(y2).all())
     dev = get_device(device)
     dev.require_dtype(y2.dtype)
     plan = make_plan(dev, Problem(p, B, N), version=loess_version, **plan_overrides)

@@ -166,12 +166,13 @@ def test_two_threads_through_the_pool(device, staged):
     np.testing.assert_array_equal(clts.solve_tridiagonal(a, b, c, d, device=device).x, ref_x)
 
 
-@pytest.mark.parametrize("threads", [1, 3])
+@pytest.mark.parametrize("threads, pieces", [(1, 4), (3, 4), (2, 1), (3, 2)])
 @pytest.mark.parametrize("layout", ["C", "F", "strided", "big-endian", "int16 to float32",
                                     "3-D F", "rows longer than a piece"])
-def test_ring_layouts_and_threads(device, monkeypatch, threads, layout):
+def test_ring_layouts_and_threads(device, monkeypatch, threads, pieces, layout):
     """Any numpy layout both ways, cast to and from the device's dtype, parts copied by one or
-    several threads, rows of the first axis spanning piece boundaries: the same values."""
+    several threads, rings of 1, 2 and 4 pieces, rows of the first axis spanning piece
+    boundaries: the same values."""
     import pyopencl.array as cla
     monkeypatch.setattr(staging, "PIECE_BYTES", 4096)
     monkeypatch.setattr(staging, "PART_BYTES", 512)
@@ -188,7 +189,7 @@ def test_ring_layouts_and_threads(device, monkeypatch, threads, layout):
         dtype = np.float32
     want = np.ascontiguousarray(src, dtype)
     dev_arr = cla.zeros(device.queue, src.size + 5, dtype)
-    with staging.PinnedRing(device, threads=threads) as ring:
+    with staging.PinnedRing(device, pieces, threads=threads) as ring:
         cl_events = ring.write(device.queue, dev_arr.data, src, offset=5 * dev_arr.dtype.itemsize,
                                dtype=dtype)
         for ev in cl_events:

@@ -321,7 +321,8 @@ class ChunkIO:
             return d, events
         h = self.host(slot, key, (n + pad,) if pad else src.shape, dtype)
         np.copyto(h[:n].reshape(src.shape) if pad else h, src, casting="unsafe")
-        h[n:] = 0
+        if pad:
+            h[n:] = 0
         return self.send(slot, key, h, queue)
 
     # -- outputs -------------------------------------------------------------------------

@@ -17,10 +17,12 @@ machine, 4 at 32 GB/s, 16 at 44 GB/s: the host's copies decide the speed. So
 used in turn, each piece's copy split into parts of at least :data:`PART_BYTES` that the
 process's copy threads (:func:`copy_threads`; numpy's copies release the GIL) run at once:
 
-- upload: the parts of the next pieces are copied while earlier pieces' DMAs run; a piece's
-  DMA is enqueued once its parts are in, a piece is refilled once its DMA has completed;
-- download: the DMAs of :data:`DEPTH` pieces are enqueued ahead; the threads copy each piece
-  out as soon as its DMA completes, straight into the destination array;
+- upload: the parts of the next pieces are copied while an earlier piece's DMA runs; a
+  piece's DMA is enqueued once its parts are in, a piece is refilled once its DMA completed;
+- download: DMAs are enqueued ahead of the pieces being copied out; the threads copy each
+  piece out once its DMA completed, straight into the destination array;
+- the copy threads run numpy copies only: every OpenCL call (enqueue, flush, wait) stays on
+  the calling thread, whatever the driver makes of calls from several threads;
 - any layout on the numpy side (C, Fortran, strided, big-endian, another dtype to cast from or
   to): the parts are views of the numpy array by rows of its first axis, copied with casting,
   so Fortran-ordered or strided inputs and ``out=`` arrays cost no extra pass.
@@ -131,10 +133,9 @@ class _Later:
             self.fn(*self.args)
 
 
-def _copy(after, dst, src):
-    """One part: wait for the DMA ``after`` (or None), then ``dst[...] = src`` (cast)."""
-    if after is not None:
-        after.wait()
+def _copy(dst, src):
+    """One part: ``dst[...] = src`` (cast). The copy threads run nothing else: every OpenCL
+    call (enqueues, waits) stays on the calling thread."""
     np.copyto(dst, src, casting="unsafe")
 
 
@@ -303,10 +304,10 @@ class PinnedRing:
         after, self._busy[j] = self._busy[j], None
         return j, self._raw[j], after
 
-    def _submit(self, after, dst, src):
+    def _submit(self, dst, src):
         if self._pool is None:
-            return _Later(_copy, after, dst, src)
-        return self._pool.submit(_copy, after, dst, src)
+            return _Later(_copy, dst, src)
+        return self._pool.submit(_copy, dst, src)
 
     def write(self, queue, buf, src: np.ndarray, offset: int = 0, dtype=None) -> list:
         """Enqueue the copy of the numpy ``src`` (any layout; cast to ``dtype``, default its
@@ -332,15 +333,16 @@ class PinnedRing:
 
         try:
             for p0, p1 in rows.pieces():
-                if len(pending) == self.n:      # the piece next in turn: its DMA enqueued
+                if pending and len(pending) >= self.n - 1:  # one piece in DMA, the others filled
                     send_oldest()
                 j, raw, after = self._take()
+                if after is not None:           # its DMA, enqueued a piece ago
+                    after.wait()
                 flat = raw[:(p1 - p0) * isz].view(dtype)
                 copies = []
                 for s, e in rows.parts(p0, p1, isz, self.threads):
                     part = rows.part(s, e)
-                    copies.append(self._submit(after, flat[s - p0:e - p0].reshape(part.shape),
-                                               part))
+                    copies.append(self._submit(flat[s - p0:e - p0].reshape(part.shape), part))
                 pending.append((j, copies, p0, p1))
             while pending:
                 send_oldest()
@@ -361,11 +363,26 @@ class PinnedRing:
             return
         isz = dtype.itemsize
         rows = _Rows(dest, PIECE_BYTES // isz)
-        pending = deque()                 # per piece in flight: its copies out
+        ahead = max(1, self.n // 2)       # DMAs enqueued ahead of the piece copied out
+        dmas = deque()                    # (event, piece, first, end element): not copied yet
+        copying = deque()                 # per piece being copied out: its copies
+
+        def start():                      # the oldest DMA landed: its piece copied out
+            ev, raw, p0, p1 = dmas.popleft()
+            ev.wait()
+            flat = raw[:(p1 - p0) * isz].view(dtype)
+            copies = []
+            for s, e in rows.parts(p0, p1, isz, self.threads):
+                part = rows.part(s, e)
+                copies.append(self._submit(part, flat[s - p0:e - p0].reshape(part.shape)))
+            copying.append(copies)
+
         try:
             for k, (p0, p1) in enumerate(rows.pieces()):
-                if len(pending) == self.n:      # the piece next in turn: emptied
-                    _wait(pending.popleft())
+                if len(dmas) + len(copying) == self.n:   # the piece next in turn: emptied
+                    if not copying:
+                        start()
+                    _wait(copying.popleft())
                 j, raw, after = self._take()
                 if after is not None:           # a DMA of an upload still reading it
                     after.wait()
@@ -373,17 +390,18 @@ class PinnedRing:
                                      src_offset=offset + p0 * isz,
                                      wait_for=wait_for if k == 0 else None, is_blocking=False)
                 queue.flush()
-                flat = raw[:(p1 - p0) * isz].view(dtype)
-                copies = []
-                for s, e in rows.parts(p0, p1, isz, self.threads):
-                    part = rows.part(s, e)
-                    copies.append(self._submit(ev, part, flat[s - p0:e - p0].reshape(part.shape)))
-                pending.append(copies)
-            while pending:
-                _wait(pending.popleft())
+                dmas.append((ev, raw, p0, p1))
+                while len(dmas) > ahead:
+                    start()
+            while dmas:
+                start()
+            while copying:
+                _wait(copying.popleft())
         except BaseException:
-            for copies in pending:        # nothing writes ``dest`` once this raises
+            for copies in copying:        # nothing writes ``dest`` once this raises
                 _wait(copies, quiet=True)
+            for ev, _, _, _ in dmas:      # nor into the pieces
+                ev.wait()
             raise
 
     def close(self) -> None:

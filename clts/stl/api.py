@@ -15,7 +15,8 @@ from ..runtime.staging import in_parts
 from ..runtime.pipeline import (ChunkIO, aligned_multiple, device_marker, device_wait,
                                 run_pipelined)
 from ..vocabulary import renamed
-from .params import QUAD_DET_TOL, check_arguments, periodic_mean, periodic_window  # noqa: F401
+from .params import QUAD_DET_TOL, check_arguments, outputs_of, periodic_mean  # noqa: F401
+from .params import periodic_window
 # (check_arguments: public here, for callers that check before they start)
 from .plan import LoessChoice, Problem, fit_table, make_plan
 from .result import STLResult, slope_per_step  # noqa: F401 (public here)
@@ -26,18 +27,6 @@ from .steps import Steps
 _COMPONENTS = ("seasonal", "trend", "weights", "resid")
 #: values (series x length) from which a one-chunk call shows a bar over its iterations
 _PASS_BAR_MIN = 1 << 20
-
-
-def _outputs(outputs) -> tuple:
-    """The components ``outputs=`` asks for (all for None), checked."""
-    if outputs is None:
-        return _COMPONENTS
-    names = (outputs,) if isinstance(outputs, str) else tuple(outputs)
-    bad = [k for k in names if k not in _COMPONENTS]
-    if bad or not names:
-        raise ValueError(f"outputs must name some of {', '.join(_COMPONENTS)}, got "
-                         f"{outputs!r}")
-    return tuple(k for k in _COMPONENTS if k in names)
 
 
 def _validate(y):
@@ -512,7 +501,7 @@ def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1
     >>> bool(np.isnan(r.resid[1, 30]))
     True
     """
-    wanted = _outputs(outputs)
+    wanted = outputs_of(outputs, _COMPONENTS)
     labels = time_axis_of(y, time_axis, -1)
     if period is None:
         period = period_of(labels.times())

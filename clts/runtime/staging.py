@@ -28,7 +28,8 @@ process's copy threads (:func:`copy_threads`; numpy's copies release the GIL) ru
   so Fortran-ordered or strided inputs and ``out=`` arrays cost no extra pass.
 
 Pieces come from a per-device pool (:func:`lend_pinned`; a pinned allocation is expensive) and
-go back to it when the ring closes. Transfers below :data:`MIN_BYTES` go straight from numpy's
+go back to it when the ring closes, with the event of their last DMA: the pool lends a piece
+again once that has completed, so an upload need not wait for its last DMA. Transfers below :data:`MIN_BYTES` go straight from numpy's
 memory. ``pipeline.ChunkIO``, ``memory.upload_scratch``, the ocean slabs and :func:`download`
 use it: the one transfer path of every numpy call.
 """

@@ -307,3 +307,33 @@ def test_in_parts_covers_and_raises(monkeypatch):
             raise RuntimeError("part 0")
     with pytest.raises(RuntimeError, match="part 0"):
         staging.in_parts(100, bad, 10_000)
+
+
+def test_emulated_h100_pinned_by_profile(monkeypatch):
+    """Under the emulated H100's Plans over pocl (a device with its own memory, its profile
+    staging pinned; BFAST with one lane, its cube put straight into the pieces): the same bits
+    with one and two copy threads as straight from numpy's memory."""
+    from emulated import gpus_over_pocl
+    dev = gpus_over_pocl().get("h100")
+    if dev is None:
+        pytest.skip("pocl is not usable here")
+    assert staging.staging_mode(dev) == "pinned"
+    monkeypatch.setattr(staging, "PIECE_BYTES", 4096)
+    monkeypatch.setattr(staging, "PART_BYTES", 1024)
+    monkeypatch.setattr(staging, "MIN_BYTES", 0)
+    rng = np.random.default_rng(18)
+    dates = 2000 + np.arange(92) / 23
+    cube = (1000 * np.sin(2 * np.pi * dates)[:, None] + 50 * rng.standard_normal((92, 70))
+            ).astype(np.int16)
+    y = np.sin(np.arange(96) * np.pi / 6) + 0.1 * rng.standard_normal((13, 96))
+    a, c, d = rng.standard_normal((3, 40, 33))
+    b = 4 + rng.random((40, 33))
+    calls = [lambda: clts.bfast_monitor(cube, dates, dates[60], nodata=-1, device=dev).breaks,
+             lambda: clts.stl(np.asfortranarray(y), 12, device=dev, outputs="trend").trend,
+             lambda: clts.solve_tridiagonal(a, b, c, d, device=dev).x]
+    for call in calls:
+        clts.set_options(staging="pageable")
+        ref = call()
+        for threads in (1, 2):
+            clts.set_options(staging=None, copy_threads=threads)
+            np.testing.assert_array_equal(call(), ref)

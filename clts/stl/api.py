@@ -6,13 +6,14 @@ import numpy as np
 from ..runtime import chunk_sizes, get_device, launch
 from ..runtime.integrations import time_axis_of
 from ..timeaxis import period_of
-from ..runtime.arrays import float_array
-from ..runtime.faults import with_smaller_chunks
+from ..runtime.arrays import device_input, float_array, is_device_array
+from ..runtime.faults import enter_chunk, with_smaller_chunks
 from ..runtime.memory import host_empty, progress as progress_bar, scratch
 from ..runtime.programs import build_program, prebuild
 from ..runtime.outputs import deliver, in_input_layout, out_arrays, view_as
 from ..runtime.pipeline import (ChunkIO, aligned_multiple, device_marker, device_wait,
                                 run_pipelined)
+from ..runtime.resident import Lazy, LazyDict, aligned_chunks, device_rows, rows_multiple
 from ..vocabulary import renamed
 from .params import QUAD_DET_TOL, check_arguments, periodic_mean, periodic_window  # noqa: F401
 # (check_arguments: public here, for callers that check before they start)
@@ -150,12 +151,19 @@ class _Runner:
         prebuild(self.dev, [self._spec(n, **kw) for n, kw in progs]
                  + [self._loess_spec(*a) for a in loess])
 
-    def run(self, y, s, t, rw_out=None, passes=None):
+    def run(self, y, s, t, rw_out=None, passes=None, failed_out=None, row0=0, keep=None):
         """Enqueue the STL of the rows of the device array ``y`` (batch, length): seasonal and
         trend written into the device arrays ``s`` and ``t`` (y's shape), the robustness
         weights into ``rw_out`` when given (robust fits). Returns the failed-series mask (read
         back mid-way; the kernels may still run: see :meth:`finish_host`). ``passes``: a list
-        that receives one event per inner iteration (a progress bar waits on them)."""
+        that receives one event per inner iteration (a progress bar waits on them).
+
+        With ``failed_out`` (a device array of bytes over the whole batch) nothing is read
+        back: the mask goes to ``failed_out[row0:row0 + batch]`` on the device (returns None),
+        and the flat LOESS's partial sums are sized for windows as wide as a whole segment
+        (the widest a window of valid values can span) instead of the measured widest.
+        ``keep``: a list that receives the call's temporaries (device results hold them until
+        read)."""
         import pyopencl.array as cla
         dev, q, dt = self.dev, self.dev.queue, self.dtype
         B, N, P, K = y.shape[0], self.N, self.p["period"], self.K
@@ -232,16 +240,25 @@ class _Runner:
             if pos is not stats:
                 extra.append(pos)     # kept to the end of the call (Oclgrind: see alloc)
             st[name] = (stats, nns, complete)
-        s_stats = st["seasonal"][0].get()
-        counts = s_stats[:, 0].reshape(-1, P)
         # a cycle-subseries without a valid value, or fewer valid values than two periods
         # (what a complete series needs): the series comes back NaN and is counted
-        failed = ((counts == 0).any(axis=1) | (counts.sum(axis=1) < 2 * P)) & np.ones(B, bool)
+        if failed_out is None:
+            s_stats = st["seasonal"][0].get()
+            counts = s_stats[:, 0].reshape(-1, P)
+            failed = ((counts == 0).any(axis=1) | (counts.sum(axis=1) < 2 * P)) & np.ones(B,
+                                                                                         bool)
+        else:
+            failed = None
+            launch(dev, self._kernel(self._prog("finish"), "stl_failed"), B, None,
+                   st["seasonal"][0].data, i32(P), i32(B), i32(0 if self.complete else 1),
+                   i32(row0), failed_out.data)
         nch = {}
         for name, sm in self.smoothers.items():
             if self.versions[name].version == "flat":
                 if self.complete or name == "low_pass":
                     span = min(sm["q"], sm["nmax"])
+                elif failed_out is not None:
+                    span = sm["nmax"]
                 else:
                     a = st[name][1].get()
                     a = a if steps.nns_planes else a.T
@@ -345,6 +362,9 @@ class _Runner:
                     a.data.release()
         # otherwise the pooled buffers go back to the device's scratch pool when dropped (the
         # queue is in order: a later user of one runs after these kernels)
+        if keep is not None:
+            keep.extend(a for a in extra + [u, rw, lp0, lp, C, ring, slp, z, rwz, part, rwt, z0]
+                        + [v[i] for v in st.values() for i in (0, 1)] if a is not None)
         return failed
 
     @staticmethod
@@ -375,7 +395,10 @@ def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1
         float32 or float64 series (other real types are converted to float64); NaN marks a
         missing value. +-inf is rejected. A series needs at least two periods. A pandas
         Series / DataFrame (one series per column, time down the rows) or an xarray DataArray
-        comes back labelled: the components with the input's index / coordinates.
+        comes back labelled: the components with the input's index / coordinates. A
+        ``pyopencl.array.Array`` (C-contiguous [batch, time] or [time], float32 / float64, in
+        the context of ``device``) stays on the device: device arrays out, nothing read back
+        or waited for inside the call (docs/device-arrays.md).
     period : int, optional
         Length of the seasonal cycle, >= 2. None: from the frequency of a pandas / xarray
         datetime time index by statsmodels' rules (monthly 12, quarterly 4, weekly 52, daily 7,
@@ -431,7 +454,8 @@ def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1
     -------
     STLResult
         ``seasonal``, ``trend``, ``resid``, ``weights`` and ``observed`` (the input), shaped
-        and labelled like ``y``, and ``diagnostics``; the ``out=`` arrays where given.
+        and labelled like ``y``, and ``diagnostics``; the ``out=`` arrays where given. Device
+        arrays for a device array ``y`` (``n_failed`` then read on first access).
 
     Raises
     ------
@@ -473,37 +497,88 @@ def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1
     >>> bool(np.isnan(r.resid[1, 30]))
     True
     """
+    settings = dict(seasonal=seasonal, trend=trend, low_pass=low_pass, seasonal_deg=seasonal_deg,
+                    trend_deg=trend_deg, low_pass_deg=low_pass_deg, seasonal_jump=seasonal_jump,
+                    trend_jump=trend_jump, low_pass_jump=low_pass_jump, robust=robust,
+                    inner_iter=inner_iter, outer_iter=outer_iter, r_defaults=r_defaults,
+                    interpolation=interpolation)
+    if is_device_array(y):
+        return _stl_device(y, period, settings, device=device, version=version,
+                           time_axis=time_axis, out=out, plan_overrides=plan_overrides)
+    # the edge: labels and the time axis, once; the core sees [batch, time]
     labels = time_axis_of(y, time_axis, -1)
     if period is None:
         period = period_of(labels.times())
     y_in = labels.to_last(y)
     y = _validate(y_in)
-    loess_version = version
-    seasonal, seasonal_deg, periodic = periodic_window(seasonal, seasonal_deg, y.shape[-1])
     y2 = y.reshape(-1, y.shape[-1])
-    B, N = y2.shape
-    p = check_arguments(N, period, seasonal=seasonal, trend=trend, low_pass=low_pass,
-                        seasonal_deg=seasonal_deg, trend_deg=trend_deg,
-                        low_pass_deg=low_pass_deg, seasonal_jump=seasonal_jump,
-                        trend_jump=trend_jump, low_pass_jump=low_pass_jump, robust=robust,
-                        inner_iter=inner_iter, outer_iter=outer_iter, r_defaults=r_defaults,
-                        interpolation=interpolation, version=loess_version)
-    complete = bool(np.isfinite(y2).all())
     dev = get_device(device)
-    dev.require_dtype(y2.dtype)
-    plan = make_plan(dev, Problem(p, B, N), version=loess_version, **plan_overrides)
-    runner = _Runner(dev, y2.dtype, N, p, {"seasonal": plan.seasonal, "trend": plan.trend,
-                                           "low_pass": plan.low_pass},
-                     complete=complete, interp_ipw=plan.interp_per_item, steps=plan.steps)
-    item = y2.dtype.itemsize
-    per_series = (9 * N + 4 * (N + 2 * p["period"])) * item + 64 * N
     # the caller's out= arrays (checked before any work), written in place where they can be
-    # viewed as [batch, time]; else fresh outputs, aligned for in-place use by the device (one
-    # chunk: no copy on Intel) from the pool of dropped results
+    # viewed as [batch, time]
     shape_in = np.moveaxis(y, -1, labels.axis).shape
     given = out_arrays(out, {k: (shape_in, y2.dtype) for k in _COMPONENTS},
                        {"y": y_in}, "stl")
-    dests = {k: view_as(labels.to_last(a), y2.shape) for k, a in given.items()}
+    last = {k: np.moveaxis(a, labels.axis, -1) for k, a in given.items()}
+    dests = {k: view_as(a, y2.shape) for k, a in last.items()}
+    comps, failed, diag = decompose(y2, period, settings, dev, version=version, dests=dests,
+                                    progress=progress, plan_overrides=plan_overrides)
+    diag = dict(n_failed=int(failed.sum()), failed=failed, **diag)
+    wrapped = {}
+    for key in _COMPONENTS:
+        a = comps[key].reshape(y.shape)
+        if key in given:      # the out= array (filled here unless the kernels wrote it)
+            deliver(last[key], a)
+            wrapped[key] = labels._wrap_series(given[key])
+        else:
+            wrapped[key] = in_input_layout(labels, a)
+    if labels.labelled or y.ndim > 2:
+        diag["failed"] = labels.per_series(failed.reshape(y.shape[:-1]), "failed")
+    return STLResult(**wrapped, diagnostics=diag, labels=labels, observed=labels.series(y))
+
+
+def decompose(y2, period, settings: dict, dev, *, version="auto", dests=None, progress=True,
+              plan_overrides=None, keep=None):
+    """The core of :func:`stl` (and of MSTL's rounds): the STL of the rows of ``y2`` (batch,
+    time), a checked C-contiguous numpy array or a device array (:func:`_stl_device`'s
+    checks), with the keyword ``settings`` of :func:`stl`. Returns ``(components, failed,
+    diagnostics)``: components by name (``_COMPONENTS``) of y2's shape and kind (numpy or
+    device arrays; numpy into ``dests`` where given), the failed-series mask (numpy bool, or
+    a device array of bytes: nothing read back) and the diagnostics other than the failures.
+    ``keep``: a list that receives the temporaries of a device call's queued kernels."""
+    on_dev = is_device_array(y2)
+    B, N = y2.shape
+    seasonal, seasonal_deg, periodic = periodic_window(settings["seasonal"],
+                                                       settings["seasonal_deg"], N)
+    p = check_arguments(N, period, **dict(settings, seasonal=seasonal,
+                                          seasonal_deg=seasonal_deg), version=version)
+    # device data are not scanned (a host read): they take the missing-value code path
+    complete = False if on_dev else bool(np.isfinite(y2).all())
+    dev.require_dtype(y2.dtype)
+    plan = make_plan(dev, Problem(p, B, N), version=version, **(plan_overrides or {}))
+    runner = _Runner(dev, y2.dtype, N, p, {"seasonal": plan.seasonal, "trend": plan.trend,
+                                           "low_pass": plan.low_pass},
+                     complete=complete, interp_ipw=plan.interp_per_item, steps=plan.steps)
+    diag = dict(params=dict(p, periodic=periodic),
+                loess_versions={k: getattr(plan, k).version
+                                for k in ("seasonal", "trend", "low_pass")})
+    run = _run_device if on_dev else _run_host
+    comps, failed = run(dev, runner, p, periodic, y2, dests=dests or {}, progress=progress,
+                        keep=keep)
+    return comps, failed, diag
+
+
+def _per_series_bytes(p, N, item):
+    return (9 * N + 4 * (N + 2 * p["period"])) * item + 64 * N
+
+
+def _run_host(dev, runner, p, periodic, y2, *, dests, progress, keep=None):
+    """The chunk loop of numpy data: uploads, kernels, downloads into ``dests`` or fresh
+    arrays, the host's part of each chunk (:meth:`_Runner.finish_host`)."""
+    B, N = y2.shape
+    item = y2.dtype.itemsize
+    per_series = _per_series_bytes(p, N, item)
+    # fresh outputs, aligned for in-place use by the device (one chunk: no copy on Intel) from
+    # the pool of dropped results, where no out= array is written in place
     S, T, W, R = (dests.get(k) if dests.get(k) is not None
                   else host_empty(dev, y2.shape, y2.dtype) for k in _COMPONENTS)
     failed = np.zeros(B, bool)
@@ -544,16 +619,98 @@ def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1
         periodic_mean(S, p["period"])
     np.subtract(y2, S, out=R)
     R -= T
-    diag = dict(n_failed=int(failed.sum()), failed=failed, params=dict(p, periodic=periodic),
-                loess_versions={k: getattr(plan, k).version
-                                for k in ("seasonal", "trend", "low_pass")})
-    comps = {}
-    for key, a in zip(_COMPONENTS, (S, T, W, R)):
-        if key in given:      # the out= array (filled here unless the kernels wrote it)
-            deliver(labels.to_last(given[key]), a.reshape(y.shape))
-            comps[key] = labels._wrap_series(given[key])
-        else:
-            comps[key] = in_input_layout(labels, a.reshape(y.shape))
-    if labels.labelled or y.ndim > 2:
-        diag["failed"] = labels.per_series(failed.reshape(y.shape[:-1]), "failed")
-    return STLResult(**comps, diagnostics=diag, labels=labels, observed=labels.series(y))
+    return dict(zip(_COMPONENTS, (S, T, W, R))), failed
+
+
+def _run_device(dev, runner, p, periodic, y2, *, dests, progress, keep=None):
+    """The same on a device array: fresh device results, the chunks' kernels written into row
+    blocks of them (sub-buffers), the failed mask and the host's part of the numpy path done
+    by kernels (``stl/finish.cl.mako``). Nothing is transferred, mapped or waited for."""
+    import pyopencl.array as cla
+    B, N = y2.shape
+    dt, item, q = y2.dtype, y2.dtype.itemsize, dev.queue
+    keep = [] if keep is None else keep
+    keep.append(runner)                   # its fit tables, used by the queued kernels
+    # fresh allocations (not the scratch pool, which recycles dropped buffers): the results
+    # are the caller's until dropped
+    S, T, W, R = (cla.empty(q, (B, N), dt) for _ in _COMPONENTS)
+    failed = cla.empty(q, (B,), np.bool_)
+    robust_w = p["outer_iter"] > 0
+    i32 = np.int32
+
+    def run(max_items):
+        chunks = aligned_chunks(B, [_per_series_bytes(p, N, item)], dev, max_items=max_items,
+                                multiple=rows_multiple(dev, N * item)) if B else []
+        if chunks:
+            runner.prebuild()
+        for i, (a, b) in enumerate(chunks):
+            enter_chunk(i, a, b, len(chunks), B)
+            yc = device_rows(y2, a, b)
+            keep.append(yc)
+            outs = [device_rows(X, a, b, write=True) for X in (S, T)]
+            outs.append(device_rows(W, a, b, write=True) if robust_w else None)
+            keep.extend(o for o in outs if o is not None)
+            runner.run(yc, *outs, failed_out=failed, row0=a, keep=keep)
+    with_smaller_chunks(run, device=dev, what="stl")
+    if B and N:
+        prg = runner._prog("finish")
+        launch(dev, runner._kernel(prg, "stl_finish"), B * N, None, y2.data, S.data, T.data,
+               W.data, R.data, failed.data, i32(N), np.int64(B * N), i32(robust_w),
+               i32(not periodic))
+        if periodic:
+            launch(dev, runner._kernel(prg, "stl_periodic"), B * p["period"], None, y2.data,
+                   S.data, T.data, R.data, i32(N), i32(p["period"]), i32(B))
+    return dict(zip(_COMPONENTS, (S, T, W, R))), failed
+
+
+def _stl_device(y, period, settings, *, device, version, time_axis, out, plan_overrides):
+    """:func:`stl` of a device array: checked without a copy or a read, decomposed by
+    :func:`decompose`, results on the device (``n_failed`` read on first access)."""
+    dev = get_device(device)
+    device_input(y, "y", dev, ndim=(1, 2))
+    if period is None:
+        raise ValueError("period is required for a device array y (it has no time index to "
+                         "read it from)")
+    if time_axis is not None and time_axis not in (-1, y.ndim - 1):
+        raise ValueError("device arrays are [batch, time] or [time]: time_axis must be the "
+                         f"last axis, got {time_axis!r}")
+    if out is not None:
+        raise TypeError("stl: out= takes numpy arrays; the results of a device array are "
+                        "fresh device arrays")
+    N = y.shape[-1]
+    y2 = device_rows(y.reshape(-1, N) if y.ndim == 1 else y, 0, y.size // max(N, 1))
+    keep = []
+    comps, failed, diag = decompose(y2, period, settings, dev, version=version,
+                                    plan_overrides=plan_overrides, keep=keep, progress=False)
+    shape = tuple(y.shape)
+    comps = {k: a.reshape(shape) for k, a in comps.items()}
+    failed = failed.reshape(shape[:-1])
+    diag = LazyDict(n_failed=Lazy(lambda: int(np.count_nonzero(failed.get()))), failed=failed,
+                    **diag)
+    r = STLResult(**comps, diagnostics=diag, labels=None, observed=y)
+    r._keep = keep
+    return r
+
+
+#: the keywords of :func:`stl` that are STL settings (``decompose``'s ``settings``)
+_SETTINGS = ("seasonal", "trend", "low_pass", "seasonal_deg", "trend_deg", "low_pass_deg",
+             "seasonal_jump", "trend_jump", "low_pass_jump", "robust", "inner_iter",
+             "outer_iter", "r_defaults", "interpolation")
+
+
+def _setting_defaults() -> dict:
+    import inspect
+    params = inspect.signature(stl).parameters
+    return {k: params[k].default for k in _SETTINGS}
+
+
+@renamed("stl", loess_version="version", loess_params="**plan_overrides")
+def stl_keywords(*, version="auto", **kw):
+    """``(settings, version, plan_overrides)`` of :func:`stl` keywords ``kw`` (without ``y``,
+    ``period``, ``device``, ``time_axis``, ``progress``, ``out``): what :func:`decompose`
+    takes, for callers of the core (MSTL's rounds); the deprecated names are translated."""
+    settings = _setting_defaults()
+    for k in _SETTINGS:
+        if k in kw:
+            settings[k] = kw.pop(k)
+    return settings, version, kw

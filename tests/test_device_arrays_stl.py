@@ -311,3 +311,15 @@ def test_docs_example():
     exec(compile("slope = " + reads, "docs/device-arrays.md", "exec"), ns)
     assert ns["slope"].shape == (50, 60) and np.isfinite(ns["slope"]).all()
     assert ns["out"]["stl"].trend.shape == (3000, 368)
+
+
+def test_empty_batch(device):
+    y = on_device(device, np.zeros((0, 48)))
+    with host_traffic() as t:
+        r = clts.stl(y, 12, device=device)
+        m = clts.mstl(y, (4, 12), device=device)
+        tt = clts.trend_test(y, device=device)
+    assert t.total == 0, t.report()
+    assert clts.to_numpy(r).trend.shape == (0, 48) and r.diagnostics["n_failed"] == 0
+    assert m.to_numpy().seasonal[4].shape == (0, 48) and m.diagnostics["n_failed"] == 0
+    assert tt.to_numpy().slope.shape == (0,) and tt.diagnostics["n_too_few"] == 0

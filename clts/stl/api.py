@@ -58,8 +58,11 @@ class _Runner:
         mf = cl.mem_flags
 
         def ibuf(a):
+            # made once per device and content (a few KB of ints from the parameters): a
+            # later call with the same tables copies nothing from the host
             a = np.ascontiguousarray(a, dtype=np.int32)
-            return cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
+            return dev.state.constant(("stl-table", a.shape, a.tobytes()), lambda: cl.Buffer(
+                ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a))
 
         # segment tables: seasonal = P cycle-subseries (grid 1..k_j plus end fits 0, k_j+1)
         seg_s = np.array([(N - j - 1) // P + 1 for j in range(P)], np.int32)

@@ -80,6 +80,19 @@ def device_rows(arr, start: int, stop: int, *, write: bool = False):
     return arr[start:stop].copy()
 
 
+def device_series(y, device, time_axis=None, name: str = "y"):
+    """The rows [batch, time] (at offset 0) of a device array of series ``y`` ([batch, time]
+    or [time], time last), checked as :func:`clts.runtime.arrays.device_input` does, for the
+    functions whose canonical layout has time last; nothing is copied or read."""
+    from .arrays import device_input
+    device_input(y, name, device, ndim=(1, 2))
+    if time_axis is not None and time_axis not in (-1, y.ndim - 1):
+        raise ValueError("device arrays are [batch, time] or [time]: time_axis must be the "
+                         f"last axis, got {time_axis!r}")
+    rows = y.reshape(1, y.shape[-1]) if y.ndim == 1 else y
+    return device_rows(rows, 0, rows.shape[0])
+
+
 class Lazy:
     """A value computed on first access by ``fn()`` (which may read the device: a wait)."""
 

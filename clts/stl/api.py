@@ -6,14 +6,15 @@ import numpy as np
 from ..runtime import chunk_sizes, get_device, launch
 from ..runtime.integrations import time_axis_of
 from ..timeaxis import period_of
-from ..runtime.arrays import device_input, float_array, is_device_array
+from ..runtime.arrays import float_array, is_device_array
 from ..runtime.faults import enter_chunk, with_smaller_chunks
 from ..runtime.memory import host_empty, progress as progress_bar, scratch
 from ..runtime.programs import build_program, prebuild
 from ..runtime.outputs import deliver, in_input_layout, out_arrays, view_as
 from ..runtime.pipeline import (ChunkIO, aligned_multiple, device_marker, device_wait,
                                 run_pipelined)
-from ..runtime.resident import Lazy, LazyDict, aligned_chunks, device_rows, rows_multiple
+from ..runtime.resident import (Lazy, LazyDict, aligned_chunks, device_rows, device_series,
+                                rows_multiple)
 from ..vocabulary import renamed
 from .params import QUAD_DET_TOL, check_arguments, periodic_mean, periodic_window  # noqa: F401
 # (check_arguments: public here, for callers that check before they start)
@@ -670,18 +671,13 @@ def _stl_device(y, period, settings, *, device, version, time_axis, out, plan_ov
     """:func:`stl` of a device array: checked without a copy or a read, decomposed by
     :func:`decompose`, results on the device (``n_failed`` read on first access)."""
     dev = get_device(device)
-    device_input(y, "y", dev, ndim=(1, 2))
+    y2 = device_series(y, dev, time_axis)
     if period is None:
         raise ValueError("period is required for a device array y (it has no time index to "
                          "read it from)")
-    if time_axis is not None and time_axis not in (-1, y.ndim - 1):
-        raise ValueError("device arrays are [batch, time] or [time]: time_axis must be the "
-                         f"last axis, got {time_axis!r}")
     if out is not None:
         raise TypeError("stl: out= takes numpy arrays; the results of a device array are "
                         "fresh device arrays")
-    N = y.shape[-1]
-    y2 = device_rows(y.reshape(-1, N) if y.ndim == 1 else y, 0, y.size // max(N, 1))
     keep = []
     comps, failed, diag = decompose(y2, period, settings, dev, version=version,
                                     plan_overrides=plan_overrides, keep=keep, progress=False)

@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..runtime import get_device, integrations, launch
-from ..runtime.arrays import device_input, is_device_array
+from ..runtime.arrays import is_device_array
 from ..runtime.integrations import TimeAxis, time_axis_of
-from ..runtime.resident import Lazy, LazyDict, device_rows, result_to_numpy
+from ..runtime.resident import Lazy, LazyDict, device_series, result_to_numpy
 from .api import _validate, decompose, slope_per_step, stl_keywords
 
 #: statsmodels' STL keywords MSTL sets itself (dropped from ``stl_kwargs``, as statsmodels does)
@@ -217,16 +217,11 @@ def mstl(y, periods, *, windows=None, lmbda=None, iterate=2, stl_kwargs=None, de
     dev = get_device(device)
     on_dev = is_device_array(y)
     if on_dev:              # [batch, time] or [time] on the device: no labels, no checks read
-        device_input(y, "y", dev, ndim=(1, 2))
-        if time_axis is not None and time_axis not in (-1, y.ndim - 1):
-            raise ValueError("device arrays are [batch, time] or [time]: time_axis must be "
-                             f"the last axis, got {time_axis!r}")
+        y2 = device_series(y, dev, time_axis)
         if lmbda is not None and (isinstance(lmbda, str) or lmbda):
             raise TypeError("mstl: lmbda (a Box-Cox transform) takes numpy data; transform "
                             "the device array first")
         labels, shape = None, tuple(y.shape)
-        N = shape[-1]
-        y2 = device_rows(y.reshape(-1, N) if y.ndim == 1 else y, 0, y.size // max(N, 1))
     else:                   # the edge: labels and the time axis, once
         labels = time_axis_of(y, time_axis, -1)
         yv = _validate(labels.to_last(y))

@@ -9,11 +9,11 @@ import numpy as np
 from ..runtime import integrations
 from ..runtime.integrations import TimeAxis, time_axis_of
 from ..runtime import chunk_sizes, get_device, launch
-from ..runtime.arrays import device_input, float_array, is_device_array
+from ..runtime.arrays import float_array, is_device_array
 from ..runtime.faults import enter_chunk, with_smaller_chunks
 from ..runtime.memory import scratch
 from ..runtime.programs import build_program
-from ..runtime.resident import (Lazy, LazyDict, aligned_chunks, device_rows,
+from ..runtime.resident import (Lazy, LazyDict, aligned_chunks, device_rows, device_series,
                                 result_to_numpy, rows_multiple)
 from .plan import Problem, make_plan
 from .reference import MIN_VALID, OK, TOO_FEW, VARIANTS
@@ -187,10 +187,7 @@ def trend_test(y, *, variant="original", period=None, alpha=0.05, lag=None, conf
     on_dev = is_device_array(y)
     if on_dev:              # [batch, time] or [time] on the device: no labels, nothing read
         dev = get_device(device)
-        yv = device_input(y, "y", dev, ndim=(1, 2))
-        if time_axis is not None and time_axis not in (-1, y.ndim - 1):
-            raise ValueError("device arrays are [batch, time] or [time]: time_axis must be "
-                             f"the last axis, got {time_axis!r}")
+        yv = device_series(y, dev, time_axis)
         labels = None
     else:                   # the edge: labels and the time axis, once
         labels = time_axis_of(y, time_axis, -1)
@@ -219,10 +216,11 @@ def trend_test(y, *, variant="original", period=None, alpha=0.05, lag=None, conf
     if P > 1 and 2 * P > N:
         raise ValueError(f"period {P} is longer than half the series ({N} values): each season "
                          f"would hold fewer than 2 values")
-    shape = tuple(yv.shape[:-1])
     if on_dev:
-        y2 = device_rows(yv.reshape(-1, N) if yv.ndim == 1 else yv, 0, yv.size // max(N, 1))
+        shape = tuple(y.shape[:-1])
+        y2 = yv
     else:
+        shape = tuple(yv.shape[:-1])
         y2 = yv.reshape(-1, N)
         dev = get_device(device)
     dev.require_dtype(y2.dtype)

@@ -642,8 +642,14 @@ def _run_device(dev, runner, p, periodic, y2, *, dests, progress, keep=None):
     robust_w = p["outer_iter"] > 0
     i32 = np.int32
 
+    # the flat LOESS's partial sums, sized for windows as wide as a segment (Runner.run)
+    part = max([sm["S"] * sm["NF"] * -(-sm["nmax"] // runner.versions[k].chunk) * 8 * item
+                for k, sm in runner.smoothers.items() if runner.versions[k].version == "flat"]
+               + [0])
+
     def run(max_items):
-        chunks = aligned_chunks(B, [_per_series_bytes(p, N, item)], dev, max_items=max_items,
+        chunks = aligned_chunks(B, [_per_series_bytes(p, N, item), part], dev,
+                                max_items=max_items,
                                 multiple=rows_multiple(dev, N * item)) if B else []
         if chunks:
             runner.prebuild()

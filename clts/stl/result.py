@@ -64,7 +64,7 @@ class STLResult:
 
     def to_numpy(self):
         """The result with numpy arrays in place of device arrays (waits for the device; a
-        result of numpy data comes back as an equal copy)."""
+        result of numpy data comes back as a shallow copy)."""
         return result_to_numpy(self)
 
     def trend_slope(self):

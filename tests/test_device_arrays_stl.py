@@ -323,3 +323,23 @@ def test_empty_batch(device):
     assert clts.to_numpy(r).trend.shape == (0, 48) and r.diagnostics["n_failed"] == 0
     assert m.to_numpy().seasonal[4].shape == (0, 48) and m.diagnostics["n_failed"] == 0
     assert tt.to_numpy().slope.shape == (0,) and tt.diagnostics["n_too_few"] == 0
+
+
+def test_threads(device):
+    """Device-array calls from several threads at once (one device queue): each thread's
+    results are its serial ones."""
+    from concurrent.futures import ThreadPoolExecutor
+    rng = np.random.default_rng(10)
+    ys = [cube(rng) for _ in range(4)]
+    yds = [on_device(device, y) for y in ys]
+
+    def work(i):
+        r = clts.stl(yds[i], 12, robust=bool(i % 2), device=device)
+        tt = clts.trend_test(r.trend, device=device)
+        return clts.to_numpy((r, tt))
+    serial = [work(i) for i in range(4)]
+    with ThreadPoolExecutor(4) as ex:
+        got = list(ex.map(work, range(4)))
+    for (r, tt), (r0, tt0) in zip(got, serial):
+        assert same(r.trend, r0.trend) and same(r.resid, r0.resid)
+        assert same(tt.slope, tt0.slope) and same(tt.p, tt0.p)

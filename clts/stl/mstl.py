@@ -279,8 +279,8 @@ def mstl(y, periods, *, windows=None, lmbda=None, iterate=2, stl_kwargs=None, de
 
 def _mstl_device(y, y2, shape, periods, windows, rounds, one_stl, dev):
     """MSTL's rounds on a device array: the batch, the seasonal components and the failed mask
-    stay on the device between the STL rounds; the same arithmetic as the numpy path
-    (pyopencl's element-wise kernels and ``stl/finish.cl.mako``). Nothing is read back."""
+    stay on the device between the STL rounds; the numpy path's arithmetic, value by value
+    (kernels of ``stl/finish.cl.mako``). Nothing is read back."""
     import pyopencl.array as cla
     q = dev.queue
     B, N = y2.shape

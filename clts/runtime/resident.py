@@ -72,7 +72,7 @@ def device_rows(arr, start: int, stop: int, *, write: bool = False):
         buf = parent
     dev = arr.queue.device
     if origin % max(1, int(dev.mem_base_addr_align) // 8) == 0:
-        sub = buf.get_sub_region(origin, size, cl.mem_flags.READ_WRITE)
+        sub = buf.get_sub_region(origin, size)      # the parent's access flags
         return cla.Array(arr.queue, shape, arr.dtype, data=sub)
     if write:
         raise ValueError(f"rows {start}:{stop} of a device array start at byte {origin}, not "

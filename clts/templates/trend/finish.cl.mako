@@ -10,6 +10,7 @@
 % endif
 #pragma OPENCL FP_CONTRACT OFF
 typedef ${stat} stat;
+#define SQRT1_2 ${"M_SQRT1_2" if stat == "double" else "M_SQRT1_2_F"}
 
 // numpy's nan_to_num: NaN 0, +-inf the largest finite value of its sign
 inline real finite_or_zero(const real v) {
@@ -91,8 +92,8 @@ kernel void mk_finish(global const real* y, global const long* stats, global con
     const stat sd = sqrt(var);
     const stat zz = S > 0 ? (S - 1) / sd : (S < 0 ? (S + 1) / sd : (stat)0);
     // 2 (1 - Phi(|z|)), Phi as scipy's ndtr
-    const stat x = fabs(zz) * (stat)M_SQRT1_2;
-    const stat c = x < (stat)M_SQRT1_2 ? (stat)0.5 + (stat)0.5 * erf(x)
+    const stat x = fabs(zz) * (stat)SQRT1_2;
+    const stat c = x < (stat)SQRT1_2 ? (stat)0.5 + (stat)0.5 * erf(x)
                                        : (stat)1 - (stat)0.5 * erfc(x);
     const int sig = fabs(zz) > zq;
     const stat sl = (stat)sen[3 * (long)b];

@@ -343,3 +343,35 @@ def test_threads(device):
     for (r, tt), (r0, tt0) in zip(got, serial):
         assert same(r.trend, r0.trend) and same(r.resid, r0.resid)
         assert same(tt.slope, tt0.slope) and same(tt.p, tt0.p)
+
+
+def test_calls_return_while_the_queue_is_blocked(device):
+    """The device's queue held by a user event: the device-array calls still return (a call
+    that waited for the device would never come back), the results complete once it is
+    released."""
+    import threading
+
+    import pyopencl as cl
+    y = cube(np.random.default_rng(11))
+    yd = on_device(device, y)
+    ref = clts.stl(y, 12, device=device)
+    clts.mstl(y, (4, 12), device=device)                 # programs built outside the block
+    clts.trend_test(ref.trend, device=device)
+    gate = cl.UserEvent(device.context)
+    cl.enqueue_barrier(device.queue, wait_for=[gate])
+    got = {}
+
+    def calls():
+        got["stl"] = r = clts.stl(yd, 12, device=device)
+        got["mstl"] = clts.mstl(yd, (4, 12), device=device)
+        got["trend"] = clts.trend_test(r.trend, device=device)
+    th = threading.Thread(target=calls)
+    th.start()
+    th.join(120)
+    returned = not th.is_alive()
+    gate.set_status(cl.command_execution_status.COMPLETE)
+    th.join()
+    assert returned, "a device-array call waited for the device"
+    out = clts.to_numpy(got)
+    assert same(out["stl"].trend, ref.trend)
+    assert same(out["trend"].slope, clts.trend_test(ref.trend, device=device).slope)

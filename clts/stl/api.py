@@ -541,14 +541,15 @@ def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1
 
 
 def decompose(y2, period, settings: dict, dev, *, version="auto", dests=None, progress=True,
-              plan_overrides=None, keep=None):
+              plan_overrides=None, keep=None, complete=None):
     """The core of :func:`stl` (and of MSTL's rounds): the STL of the rows of ``y2`` (batch,
     time), a checked C-contiguous numpy array or a device array (:func:`_stl_device`'s
     checks), with the keyword ``settings`` of :func:`stl`. Returns ``(components, failed,
     diagnostics)``: components by name (``_COMPONENTS``) of y2's shape and kind (numpy or
     device arrays; numpy into ``dests`` where given), the failed-series mask (numpy bool, or
     a device array of bytes: nothing read back) and the diagnostics other than the failures.
-    ``keep``: a list that receives the temporaries of a device call's queued kernels."""
+    ``keep``: a list that receives the temporaries of a device call's queued kernels;
+    ``complete``: whether numpy ``y2`` has no NaN, when the caller knows (else scanned)."""
     on_dev = is_device_array(y2)
     B, N = y2.shape
     seasonal, seasonal_deg, periodic = periodic_window(settings["seasonal"],
@@ -556,7 +557,10 @@ def decompose(y2, period, settings: dict, dev, *, version="auto", dests=None, pr
     p = check_arguments(N, period, **dict(settings, seasonal=seasonal,
                                           seasonal_deg=seasonal_deg), version=version)
     # device data are not scanned (a host read): they take the missing-value code path
-    complete = False if on_dev else bool(np.isfinite(y2).all())
+    if on_dev:
+        complete = False
+    elif complete is None:
+        complete = bool(np.isfinite(y2).all())
     dev.require_dtype(y2.dtype)
     plan = make_plan(dev, Problem(p, B, N), version=version, **(plan_overrides or {}))
     runner = _Runner(dev, y2.dtype, N, p, {"seasonal": plan.seasonal, "trend": plan.trend,

@@ -3,30 +3,22 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..runtime import chunk_sizes, get_device, launch
+from ..runtime import get_device, launch
 from ..runtime.integrations import time_axis_of
 from ..timeaxis import period_of
 from ..runtime.arrays import float_array, is_device_array
-from ..runtime.faults import enter_chunk, with_smaller_chunks
-from ..runtime.memory import host_empty, progress as progress_bar, scratch
+from ..runtime.memory import scratch
 from ..runtime.programs import build_program, prebuild
 from ..runtime.outputs import deliver, in_input_layout, out_arrays, view_as
-from ..runtime.pipeline import (ChunkIO, aligned_multiple, device_marker, device_wait,
-                                run_pipelined)
-from ..runtime.resident import (Lazy, LazyDict, aligned_chunks, device_rows, device_series,
-                                rows_multiple)
+from ..runtime.pipeline import device_marker
+from ..runtime.resident import Lazy, LazyDict, device_series
 from ..vocabulary import renamed
+from .chunks import COMPONENTS as _COMPONENTS, run_device, run_host
 from .params import QUAD_DET_TOL, check_arguments, periodic_mean, periodic_window  # noqa: F401
 # (check_arguments: public here, for callers that check before they start)
 from .plan import LoessChoice, Problem, fit_table, make_plan
 from .result import STLResult, slope_per_step  # noqa: F401 (public here)
 from .steps import Steps
-
-
-#: the components ``out=`` takes, in the order the call computes them
-_COMPONENTS = ("seasonal", "trend", "weights", "resid")
-#: values (series x length) from which a one-chunk call shows a bar over its iterations
-_PASS_BAR_MIN = 1 << 20
 
 
 def _validate(y):
@@ -569,112 +561,10 @@ def decompose(y2, period, settings: dict, dev, *, version="auto", dests=None, pr
     diag = dict(params=dict(p, periodic=periodic),
                 loess_versions={k: getattr(plan, k).version
                                 for k in ("seasonal", "trend", "low_pass")})
-    run = _run_device if on_dev else _run_host
+    run = run_device if on_dev else run_host
     comps, failed = run(dev, runner, p, periodic, y2, dests=dests or {}, progress=progress,
                         keep=keep)
     return comps, failed, diag
-
-
-def _per_series_bytes(p, N, item):
-    return (9 * N + 4 * (N + 2 * p["period"])) * item + 64 * N
-
-
-def _run_host(dev, runner, p, periodic, y2, *, dests, progress, keep=None):
-    """The chunk loop of numpy data: uploads, kernels, downloads into ``dests`` or fresh
-    arrays, the host's part of each chunk (:meth:`_Runner.finish_host`)."""
-    B, N = y2.shape
-    item = y2.dtype.itemsize
-    per_series = _per_series_bytes(p, N, item)
-    # fresh outputs, aligned for in-place use by the device (one chunk: no copy on Intel) from
-    # the pool of dropped results, where no out= array is written in place
-    S, T, W, R = (dests.get(k) if dests.get(k) is not None
-                  else host_empty(dev, y2.shape, y2.dtype) for k in _COMPONENTS)
-    failed = np.zeros(B, bool)
-    robust_w = p["outer_iter"] > 0
-
-    def run(max_items):
-        chunks = chunk_sizes(B, [per_series], dev, max_items=max_items,
-                             multiple=aligned_multiple(dev, N * item)) if B else []
-        inputs = {}
-
-        def upload(i, a, b, slot, queue):
-            inputs[slot], events = io.put(slot, "y", y2[a:b], queue)
-            return events
-
-        def compute(i, a, b, slot, wait_for):
-            outs = (io.out(slot, "s", S[a:b]), io.out(slot, "t", T[a:b]),
-                    io.out(slot, "w", W[a:b]) if robust_w else None)
-            device_wait(dev, wait_for)
-            # one chunk (the chunk loop's bar has one step): a bar over the iterations, shown
-            # when the call lasts (large batches fit one chunk on CPUs)
-            passes = [] if progress and len(chunks) == 1 and (b - a) * N >= _PASS_BAR_MIN \
-                else None
-            runner.prebuild()       # a first call: every program built in parallel
-            failed[a:b] = runner.run(inputs.pop(slot), *outs, passes=passes)
-            for ev in progress_bar(passes or (), desc="stl", unit="iteration"):
-                ev.wait()
-            return device_marker(dev)
-
-        def download(i, a, b, slot, queue, wait_for):
-            return io.fetch(slot, queue, wait_for) + [lambda: runner.finish_host(
-                y2[a:b], S[a:b], T[a:b], W[a:b], failed[a:b], robust_w)]
-
-        with ChunkIO(dev) as io:
-            run_pipelined(dev, chunks, upload=upload, compute=compute, download=download,
-                          desc="stl", disable=None if progress else True)
-    with_smaller_chunks(run, device=dev, what="stl")
-    if periodic:
-        periodic_mean(S, p["period"])
-    np.subtract(y2, S, out=R)
-    R -= T
-    return dict(zip(_COMPONENTS, (S, T, W, R))), failed
-
-
-def _run_device(dev, runner, p, periodic, y2, *, dests, progress, keep=None):
-    """The same on a device array: fresh device results, the chunks' kernels written into row
-    blocks of them (sub-buffers), the failed mask and the host's part of the numpy path done
-    by kernels (``stl/finish.cl.mako``). Nothing is transferred, mapped or waited for."""
-    import pyopencl.array as cla
-    B, N = y2.shape
-    dt, item, q = y2.dtype, y2.dtype.itemsize, dev.queue
-    keep = [] if keep is None else keep
-    keep.append(runner)                   # its fit tables, used by the queued kernels
-    # fresh allocations (not the scratch pool, which recycles dropped buffers): the results
-    # are the caller's until dropped
-    S, T, W, R = (cla.empty(q, (B, N), dt) for _ in _COMPONENTS)
-    failed = cla.empty(q, (B,), np.bool_)
-    robust_w = p["outer_iter"] > 0
-    i32 = np.int32
-
-    # the flat LOESS's partial sums, sized for windows as wide as a segment (Runner.run)
-    part = max([sm["S"] * sm["NF"] * -(-sm["nmax"] // runner.versions[k].chunk) * 8 * item
-                for k, sm in runner.smoothers.items() if runner.versions[k].version == "flat"]
-               + [0])
-
-    def run(max_items):
-        chunks = aligned_chunks(B, [_per_series_bytes(p, N, item), part], dev,
-                                max_items=max_items,
-                                multiple=rows_multiple(dev, N * item)) if B else []
-        if chunks:
-            runner.prebuild()
-        for i, (a, b) in enumerate(chunks):
-            enter_chunk(i, a, b, len(chunks), B)
-            yc = device_rows(y2, a, b)
-            keep.append(yc)
-            outs = [device_rows(X, a, b, write=True) for X in (S, T)]
-            outs.append(device_rows(W, a, b, write=True) if robust_w else None)
-            keep.extend(o for o in outs if o is not None)
-            runner.run(yc, *outs, failed_out=failed, row0=a, keep=keep)
-    with_smaller_chunks(run, device=dev, what="stl")
-    if B and N:
-        prg = runner._prog("finish")
-        launch(dev, runner._kernel(prg, "stl_finish"), B * N, None, y2.data, S.data, T.data,
-               W.data, R.data, failed.data, i32(N), np.int64(B * N), i32(robust_w),
-               i32(not periodic))
-        if periodic:
-            launch(dev, runner._kernel(prg, "stl_periodic"), B * p["period"], None, y2.data,
-                   S.data, T.data, R.data, i32(N), i32(p["period"]), i32(B))
-    return dict(zip(_COMPONENTS, (S, T, W, R))), failed
 
 
 def _stl_device(y, period, settings, *, device, version, time_axis, out, plan_overrides):
@@ -699,27 +589,3 @@ def _stl_device(y, period, settings, *, device, version, time_axis, out, plan_ov
     r = STLResult(**comps, diagnostics=diag, labels=None, observed=y)
     r._keep = keep
     return r
-
-
-#: the keywords of :func:`stl` that are STL settings (``decompose``'s ``settings``)
-_SETTINGS = ("seasonal", "trend", "low_pass", "seasonal_deg", "trend_deg", "low_pass_deg",
-             "seasonal_jump", "trend_jump", "low_pass_jump", "robust", "inner_iter",
-             "outer_iter", "r_defaults", "interpolation")
-
-
-def _setting_defaults() -> dict:
-    import inspect
-    params = inspect.signature(stl).parameters
-    return {k: params[k].default for k in _SETTINGS}
-
-
-@renamed("stl", loess_version="version", loess_params="**plan_overrides")
-def stl_keywords(*, version="auto", **kw):
-    """``(settings, version, plan_overrides)`` of :func:`stl` keywords ``kw`` (without ``y``,
-    ``period``, ``device``, ``time_axis``, ``progress``, ``out``): what :func:`decompose`
-    takes, for callers of the core (MSTL's rounds); the deprecated names are translated."""
-    settings = _setting_defaults()
-    for k in _SETTINGS:
-        if k in kw:
-            settings[k] = kw.pop(k)
-    return settings, version, kw

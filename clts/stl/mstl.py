@@ -11,7 +11,8 @@ from ..runtime import get_device, integrations, launch
 from ..runtime.arrays import is_device_array
 from ..runtime.integrations import TimeAxis, time_axis_of
 from ..runtime.resident import Lazy, LazyDict, device_series, result_to_numpy
-from .api import _validate, decompose, slope_per_step, stl_keywords
+from ..vocabulary import renamed
+from .api import _validate, decompose, slope_per_step, stl
 
 #: statsmodels' STL keywords MSTL sets itself (dropped from ``stl_kwargs``, as statsmodels does)
 _OVERLOADED = ("endog", "period", "seasonal")
@@ -68,6 +69,30 @@ class MSTLResult:
     def to_numpy(self):
         """The result with numpy arrays in place of device arrays (waits for the device)."""
         return result_to_numpy(self)
+
+
+#: the keywords of :func:`stl` that are STL settings (``decompose``'s ``settings``)
+_SETTINGS = ("seasonal", "trend", "low_pass", "seasonal_deg", "trend_deg", "low_pass_deg",
+             "seasonal_jump", "trend_jump", "low_pass_jump", "robust", "inner_iter",
+             "outer_iter", "r_defaults", "interpolation")
+
+
+def _setting_defaults() -> dict:
+    import inspect
+    params = inspect.signature(stl).parameters
+    return {k: params[k].default for k in _SETTINGS}
+
+
+@renamed("stl", loess_version="version", loess_params="**plan_overrides")
+def stl_keywords(*, version="auto", **kw):
+    """``(settings, version, plan_overrides)`` of :func:`stl` keywords ``kw`` (without ``y``,
+    ``period``, ``device``, ``time_axis``, ``progress``, ``out``): what :func:`decompose`
+    takes, for callers of the core (MSTL's rounds); the deprecated names are translated."""
+    settings = _setting_defaults()
+    for k in _SETTINGS:
+        if k in kw:
+            settings[k] = kw.pop(k)
+    return settings, version, kw
 
 
 def _int_tuple(v, name):

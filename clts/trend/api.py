@@ -337,7 +337,6 @@ def _run_device(dev, plan, y2, variant, alpha, lag, conf_level, keep):
     fields (device arrays [B]); nothing is transferred, mapped or waited for. The chunks'
     temporaries go to ``keep``."""
     import pyopencl.array as cla
-    from ..tridiag.programs import copy_tile
     B, N = y2.shape
     dt, item, q = y2.dtype, y2.dtype.itemsize, dev.queue
     stat = np.dtype(np.float64 if dev.fp64 else np.float32)
@@ -352,10 +351,10 @@ def _run_device(dev, plan, y2, variant, alpha, lag, conf_level, keep):
     out = {k: cla.empty(q, (B,), kinds.get(k, stat)) for k in FIELDS}
     i32 = np.int32
     if plan.interleave:
-        tile, tile_y = copy_tile(dev) if dev.type == "gpu" else (0, 1)
+        # the one transpose template (element per work-item: once per call, beside the
+        # pairs' O(N^2) per series)
         transpose = build_program(dev, "tridiag/transpose.cl.mako",
-                                  dict(real=ks.real, tile=tile,
-                                       tile_y=tile_y if tile else 1)).kernel("transpose")
+                                  dict(real=ks.real, tile=0, tile_y=1)).kernel("transpose")
 
     def run(max_items):
         if plan.chunk_bytes:
@@ -371,12 +370,7 @@ def _run_device(dev, plan, y2, variant, alpha, lag, conf_level, keep):
             yin = yc
             if plan.interleave:         # time-major, as the numpy path uploads it
                 yin = scratch(dev, (N, nb), dt)
-                if tile:
-                    gs = (-(-N // tile) * tile, -(-nb // tile) * tile_y)
-                    launch(dev, transpose, gs, (tile, tile_y), yc.data, yin.data, i32(nb),
-                           i32(N))
-                else:
-                    launch(dev, transpose, (nb, N), None, yc.data, yin.data, i32(nb), i32(N))
+                launch(dev, transpose, (nb, N), None, yc.data, yin.data, i32(nb), i32(N))
                 tmp.append(yin)
             g = min(ks.G, ks.gsize(nb))
             sc = scratch(dev, (g * (ks.M + plan.sample),), dt)

@@ -129,6 +129,22 @@ def test_stl_device_chunks_and_offsets(device):
         assert same(getattr(r1.to_numpy(), k), getattr(ref, k)[1:2]), k
 
 
+def test_stl_device_outputs(device):
+    """``outputs=`` on device arrays: the components left out are None (every component is
+    computed on the device, each feeding the next iteration), the others the same bits."""
+    y = cube(np.random.default_rng(12))
+    ref = clts.stl(y, 12, device=device)
+    yd = on_device(device, y)
+    with host_traffic() as t:
+        r = clts.stl(yd, 12, outputs=("trend", "resid"), device=device)
+    assert t.total == 0, t.report()
+    assert r.seasonal is None and r.weights is None
+    n = r.to_numpy()
+    assert same(n.trend, ref.trend) and same(n.resid, ref.resid)
+    with pytest.raises(ValueError, match="outputs"):
+        clts.stl(yd, 12, outputs="level", device=device)
+
+
 def test_stl_device_bad_inputs(device):
     y = on_device(device, cube(np.random.default_rng(3)))
     with pytest.raises(ValueError, match="period"):

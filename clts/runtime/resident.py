@@ -32,13 +32,13 @@ def rows_multiple(device, row_bytes: int) -> int:
 
 
 def aligned_chunks(n_items: int, per_item_bytes, device, *, max_items=None,
-                   multiple: int = 1) -> list:
+                   multiple: int = 1, fixed_bytes: int = 0) -> list:
     """``chunk_sizes`` whose every chunk starts at a multiple of ``multiple`` (the rows of
     :func:`rows_multiple`), even where the limits (or the ``max_chunk`` option) ask for fewer
     items: then chunks of ``multiple`` items."""
     from .memory import chunk_sizes
     chunks = chunk_sizes(n_items, per_item_bytes, device, max_items=max_items,
-                         multiple=multiple)
+                         multiple=multiple, fixed_bytes=fixed_bytes)
     if len(chunks) > 1 and multiple > 1 and (chunks[0][1] - chunks[0][0]) % multiple:
         step = -(-(chunks[0][1] - chunks[0][0]) // multiple) * multiple
         chunks = [(a, min(n_items, a + step)) for a in range(0, n_items, step)]

@@ -6,7 +6,7 @@ import numpy as np
 from ..runtime import get_device, launch
 from ..runtime.integrations import time_axis_of
 from ..timeaxis import period_of
-from ..runtime.arrays import float_array, is_device_array
+from ..runtime.arrays import is_device_array
 from ..runtime.memory import scratch
 from ..runtime.programs import build_program, prebuild
 from ..runtime.outputs import deliver, in_input_layout, out_arrays, view_as
@@ -14,21 +14,13 @@ from ..runtime.pipeline import device_marker
 from ..runtime.resident import Lazy, LazyDict, device_series
 from ..vocabulary import renamed
 from .chunks import COMPONENTS as _COMPONENTS, run_device, run_host
-from .params import QUAD_DET_TOL, check_arguments, periodic_mean, periodic_window  # noqa: F401
+from .chunks import validated as _validated
+from .params import QUAD_DET_TOL, check_arguments, outputs_of, periodic_mean  # noqa: F401
+from .params import periodic_window
 # (check_arguments: public here, for callers that check before they start)
 from .plan import LoessChoice, Problem, fit_table, make_plan
 from .result import STLResult, slope_per_step  # noqa: F401 (public here)
 from .steps import Steps
-
-
-def _validate(y):
-    # any layout numpy allows (Fortran order, strided, big-endian): C-contiguous native floats
-    y = float_array(y, "y")
-    if y.ndim < 1:
-        raise ValueError(f"y must have a time axis, got shape {y.shape}")
-    if not np.isfinite(y).all() and np.isinf(y).any():
-        raise ValueError("y holds +-inf; only finite values and NaN (= missing) are accepted")
-    return y
 
 
 class _Runner:
@@ -363,22 +355,13 @@ class _Runner:
                         + [v[i] for v in st.values() for i in (0, 1)] if a is not None)
         return failed
 
-    @staticmethod
-    def finish_host(y_host, s_h, t_h, w_h, failed, robust):
-        """Host part of a chunk once its results are in ``s_h``, ``t_h`` (and ``w_h`` when
-        ``robust``): weights of a non-robust fit, failed series set NaN (weights 0)."""
-        if not robust:
-            np.logical_not(np.isnan(y_host), out=w_h, casting="unsafe")
-        s_h[failed] = np.nan
-        t_h[failed] = np.nan
-        w_h[failed] = 0
-
 
 @renamed(loess_version="version", loess_params="**plan_overrides")
 def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, trend_deg=1,
         low_pass_deg=1, seasonal_jump=1, trend_jump=1, low_pass_jump=1, robust=False,
         inner_iter=None, outer_iter=None, version="auto", r_defaults=False, device=None,
-        interpolation="linear", time_axis=None, progress=True, out=None, **plan_overrides):
+        interpolation="linear", time_axis=None, progress=True, out=None, outputs=None,
+        **plan_overrides):
     """Batched STL decomposition (seasonal + trend + remainder) with missing values.
 
     Every series of the batch is decomposed by the LOESS-based procedure of Cleveland et al.,
@@ -437,6 +420,13 @@ def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1
         two results used in turn for a loop). Results are the same bits as without ``out=``,
         without the page faults of fresh arrays. Checked before any work: the shape and
         dtype, writeable, no overlap with ``y`` or with one another.
+    outputs : str or sequence of str, optional
+        The components to return, of ``seasonal``, ``trend``, ``resid``, ``weights``
+        (default all); the others are None in the result. On a GPU only what they need
+        crosses the link (``outputs=("trend",)``: the trend alone, half the bytes of the
+        default's seasonal and trend), and the host skips the residual and weights passes it
+        is not asked for. The kernels compute the same either way (each component feeds the
+        next iteration); the returned components are the same bits as without ``outputs``.
     **plan_overrides
         Force tunables for this call (each a profile key of section ``stl``): ``lanes``,
         ``wg``, ``chunk``, ``table`` (tricube weight tables for the vector outer LOESS on
@@ -498,29 +488,35 @@ def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1
                     trend_jump=trend_jump, low_pass_jump=low_pass_jump, robust=robust,
                     inner_iter=inner_iter, outer_iter=outer_iter, r_defaults=r_defaults,
                     interpolation=interpolation)
+    wanted = outputs_of(outputs, _COMPONENTS)
     if is_device_array(y):
         return _stl_device(y, period, settings, device=device, version=version,
-                           time_axis=time_axis, out=out, plan_overrides=plan_overrides)
+                           time_axis=time_axis, out=out, plan_overrides=plan_overrides,
+                           wanted=wanted)
     # the edge: labels and the time axis, once; the core sees [batch, time]
     labels = time_axis_of(y, time_axis, -1)
     if period is None:
         period = period_of(labels.times())
     y_in = labels.to_last(y)
-    y = _validate(y_in)
+    y, complete = _validated(y_in)
     y2 = y.reshape(-1, y.shape[-1])
     dev = get_device(device)
     # the caller's out= arrays (checked before any work), written in place where they can be
     # viewed as [batch, time]
     shape_in = np.moveaxis(y, -1, labels.axis).shape
-    given = out_arrays(out, {k: (shape_in, y2.dtype) for k in _COMPONENTS},
+    given = out_arrays(out, {k: (shape_in, y2.dtype) for k in wanted},
                        {"y": y_in}, "stl")
     last = {k: np.moveaxis(a, labels.axis, -1) for k, a in given.items()}
     dests = {k: view_as(a, y2.shape) for k, a in last.items()}
     comps, failed, diag = decompose(y2, period, settings, dev, version=version, dests=dests,
-                                    progress=progress, plan_overrides=plan_overrides)
+                                    progress=progress, plan_overrides=plan_overrides,
+                                    complete=complete, wanted=wanted)
     diag = dict(n_failed=int(failed.sum()), failed=failed, **diag)
     wrapped = {}
     for key in _COMPONENTS:
+        if key not in wanted:
+            wrapped[key] = None
+            continue
         a = comps[key].reshape(y.shape)
         if key in given:      # the out= array (filled here unless the kernels wrote it)
             deliver(last[key], a)
@@ -533,7 +529,7 @@ def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1
 
 
 def decompose(y2, period, settings: dict, dev, *, version="auto", dests=None, progress=True,
-              plan_overrides=None, keep=None, complete=None):
+              plan_overrides=None, keep=None, complete=None, wanted=_COMPONENTS):
     """The core of :func:`stl` (and of MSTL's rounds): the STL of the rows of ``y2`` (batch,
     time), a checked C-contiguous numpy array or a device array (:func:`_stl_device`'s
     checks), with the keyword ``settings`` of :func:`stl`. Returns ``(components, failed,
@@ -541,7 +537,9 @@ def decompose(y2, period, settings: dict, dev, *, version="auto", dests=None, pr
     device arrays; numpy into ``dests`` where given), the failed-series mask (numpy bool, or
     a device array of bytes: nothing read back) and the diagnostics other than the failures.
     ``keep``: a list that receives the temporaries of a device call's queued kernels;
-    ``complete``: whether numpy ``y2`` has no NaN, when the caller knows (else scanned)."""
+    ``complete``: whether numpy ``y2`` has no NaN, when the caller knows (else scanned);
+    ``wanted``: the components the caller returns (numpy data: the others are not brought to
+    the host and come back None, but the seasonal and trend of a residual)."""
     on_dev = is_device_array(y2)
     B, N = y2.shape
     seasonal, seasonal_deg, periodic = periodic_window(settings["seasonal"],
@@ -563,11 +561,12 @@ def decompose(y2, period, settings: dict, dev, *, version="auto", dests=None, pr
                                 for k in ("seasonal", "trend", "low_pass")})
     run = run_device if on_dev else run_host
     comps, failed = run(dev, runner, p, periodic, y2, dests=dests or {}, progress=progress,
-                        keep=keep)
+                        wanted=wanted, keep=keep)
     return comps, failed, diag
 
 
-def _stl_device(y, period, settings, *, device, version, time_axis, out, plan_overrides):
+def _stl_device(y, period, settings, *, device, version, time_axis, out, plan_overrides,
+                wanted=_COMPONENTS):
     """:func:`stl` of a device array: checked without a copy or a read, decomposed by
     :func:`decompose`, results on the device (``n_failed`` read on first access)."""
     dev = get_device(device)
@@ -582,7 +581,9 @@ def _stl_device(y, period, settings, *, device, version, time_axis, out, plan_ov
     comps, failed, diag = decompose(y2, period, settings, dev, version=version,
                                     plan_overrides=plan_overrides, keep=keep, progress=False)
     shape = tuple(y.shape)
-    comps = {k: a.reshape(shape) for k, a in comps.items()}
+    # every component is computed on the device (each feeds the next iteration): the ones
+    # not asked for are dropped
+    comps = {k: (a.reshape(shape) if k in wanted else None) for k, a in comps.items()}
     failed = failed.reshape(shape[:-1])
     diag = LazyDict(n_failed=Lazy(lambda: int(np.count_nonzero(failed.get()))), failed=failed,
                     **diag)

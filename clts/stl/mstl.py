@@ -12,7 +12,8 @@ from ..runtime.arrays import is_device_array
 from ..runtime.integrations import TimeAxis, time_axis_of
 from ..runtime.resident import Lazy, LazyDict, device_series, result_to_numpy
 from ..vocabulary import renamed
-from .api import _validate, decompose, slope_per_step, stl
+from .api import decompose, slope_per_step, stl
+from .chunks import validate
 
 #: statsmodels' STL keywords MSTL sets itself (dropped from ``stl_kwargs``, as statsmodels does)
 _OVERLOADED = ("endog", "period", "seasonal")
@@ -249,7 +250,7 @@ def mstl(y, periods, *, windows=None, lmbda=None, iterate=2, stl_kwargs=None, de
         labels, shape = None, tuple(y.shape)
     else:                   # the edge: labels and the time axis, once
         labels = time_axis_of(y, time_axis, -1)
-        yv = _validate(labels.to_last(y))
+        yv = validate(labels.to_last(y))
         shape = yv.shape
         y2 = yv.reshape(-1, yv.shape[-1])
     B, N = y2.shape

@@ -2,6 +2,7 @@
 slopes with missing values, the O(n^2) pair comparisons and Sen's median in OpenCL kernels."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -271,14 +272,46 @@ class _Kernels:
         item = dt.itemsize
         self.M = M = max(plan.pairs, 1)
         self.wg = wg = plan.wg or None
-        per = [N * item * (3 if corrected else 1), 40 + 3 * item + 8, *extra_per]
         # work-items of the pair kernel, each with a scratch row it re-uses for its series
         G = min(B, plan.items) if plan.items else B
         if wg:
             G = -(-G // wg) * wg
-        if G:
-            per.append(-(-(M + plan.sample) * item * G // B))
-        self.G, self.per = G, per
+        # every buffer sized by the chunk: per series the input (and the corrected variants'
+        # detrended copy and work rows) and the outputs; the slope scratch, one row per
+        # work-item, at most as many rows as one allocation holds: where the device limits
+        # them, a chunk holds no more series than there are rows (and halving a chunk halves
+        # the scratch)
+        row = (M + plan.sample) * item
+        per = [N * item * (3 if corrected else 1), 40 + 3 * item + 8]
+        rows = max(1, dev.max_alloc // row)
+        if wg and rows < wg:        # rows so long that a work-group's would not fit: any size
+            self.wg = wg = None
+        elif wg:
+            rows -= rows % wg
+        self.fits = G <= rows
+        self.G = G = min(G, rows)
+        # bytes per series that chunk_bytes caps: the input, the outputs and the scratch's share
+        self.capped = sum(per) + (-(-row * G // B) if B else 0)
+        per += list(extra_per)
+        if not self.fits:
+            per.append(row)
+        self.per, self.fixed = per, (G * row if self.fits else 0)
+        self.chunk_bytes = plan.chunk_bytes
+
+    def chunks(self, B, dev, max_items, *, rows=1):
+        """The chunks of ``B`` series (``rows``: chunk starts a multiple of it, the device
+        path's row blocks)."""
+        if self.chunk_bytes:
+            cap = max(1, self.chunk_bytes // self.capped)
+            max_items = min(max_items or cap, cap)
+        if not self.fits:
+            max_items = min(max_items or self.G, self.G)
+        step = self.wg or 1
+        if rows == 1:
+            return chunk_sizes(B, self.per, dev, fixed_bytes=self.fixed, max_items=max_items,
+                               multiple=step)
+        return aligned_chunks(B, self.per, dev, fixed_bytes=self.fixed, max_items=max_items,
+                              multiple=step * rows // math.gcd(step, rows)) if B else []
 
     def gsize(self, n):
         return -(-n // self.wg) * self.wg if self.wg else n
@@ -292,17 +325,16 @@ def _run(dev, plan, y2, variant, alpha, lag, conf_level):
     q = dev.queue
     ks = _Kernels(dev, plan, B, N, dt, variant, alpha, conf_level)
     corrected, pairs, acf, zq_ci, zq_a = ks.corrected, ks.pairs, ks.acf, ks.zq_ci, ks.zq_a
-    M, wg, G, per, gsize = ks.M, ks.wg, ks.G, ks.per, ks.gsize
+    M, wg, G, gsize = ks.M, ks.wg, ks.G, ks.gsize
     stats = np.zeros((B, 5), np.int64)
     sen = np.full((B, 3), np.nan, dt)
     factor = np.ones(B, dt)
     i32 = np.int32
 
     def run(max_items):
-        if plan.chunk_bytes:
-            cap = max(1, plan.chunk_bytes // sum(per))
-            max_items = min(max_items or cap, cap)
-        for a, b in chunk_sizes(B, per, dev, max_items=max_items):
+        chunks = ks.chunks(B, dev, max_items)
+        for i, (a, b) in enumerate(chunks):
+            enter_chunk(i, a, b, len(chunks), B)
             nb = b - a
             # interleaved: the chunk time-major (adjacent work-items read adjacent words)
             yd = cla.to_device(q, np.ascontiguousarray(y2[a:b].T) if plan.interleave
@@ -357,11 +389,7 @@ def _run_device(dev, plan, y2, variant, alpha, lag, conf_level, keep):
                                   dict(real=ks.real, tile=0, tile_y=1)).kernel("transpose")
 
     def run(max_items):
-        if plan.chunk_bytes:
-            cap = max(1, plan.chunk_bytes // sum(ks.per))
-            max_items = min(max_items or cap, cap)
-        chunks = aligned_chunks(B, ks.per, dev, max_items=max_items,
-                                multiple=rows_multiple(dev, N * item)) if B else []
+        chunks = ks.chunks(B, dev, max_items, rows=rows_multiple(dev, N * item))
         for i, (a, b) in enumerate(chunks):
             enter_chunk(i, a, b, len(chunks), B)
             nb = b - a

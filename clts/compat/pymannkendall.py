@@ -4,8 +4,9 @@
 function names, positional order and defaults, and named tuples with pymannkendall's type
 names and fields, so ``trend, h, p, z, Tau, s, var_s, slope, intercept = mk.original_test(x)``
 unpacks as before (``trend`` the strings "increasing" / "decreasing" / "no trend", ``h`` a
-bool). One series per call, as pymannkendall (a 1-D series or an (n, 1) column); for many
-series at once call :func:`clts.trend_test` on the whole batch.
+bool). Each function also takes a keyword-only ``device=``. One series per call, as
+pymannkendall (a 1-D series or an (n, 1) column); for many series at once call
+:func:`clts.trend_test` on the whole batch.
 
 The tests clts does not have (``pre_whitening_modification_test``,
 ``trend_free_pre_whitening_modification_test``, ``multivariate_test``, ``regional_test``,
@@ -60,14 +61,14 @@ def _missing(what, instead):
                               f"{instead}")
 
 
-def _test(kind, x, alpha, **kw):
-    r = _trend_test(_series(x, "x_old"), alpha=alpha, **kw)
+def _test(kind, x, alpha, device, **kw):
+    r = _trend_test(_series(x, "x_old"), alpha=alpha, device=device, **kw)
     t = int(r.trend) if np.isfinite(r.z) else 0
     return kind(_NAMES[t], bool(r.h), float(r.p), float(r.z), float(r.tau), float(r.s),
                 float(r.var_s), float(r.slope), float(r.intercept))
 
 
-def original_test(x_old, alpha=0.05):
+def original_test(x_old, alpha=0.05, *, device=None):
     """pymannkendall.original_test: the Mann-Kendall test (with ties) and Sen's slope, by
     :func:`clts.trend_test`. NaN values are skipped, as pymannkendall.
 
@@ -75,25 +76,25 @@ def original_test(x_old, alpha=0.05):
     -------
     Mann_Kendall_Test(trend, h, p, z, Tau, s, var_s, slope, intercept)
     """
-    return _test(Mann_Kendall_Test, x_old, alpha, variant="original")
+    return _test(Mann_Kendall_Test, x_old, alpha, device, variant="original")
 
 
-def hamed_rao_modification_test(x_old, alpha=0.05, lag=None):
+def hamed_rao_modification_test(x_old, alpha=0.05, lag=None, *, device=None):
     """pymannkendall.hamed_rao_modification_test: the variance corrected for autocorrelation
     (Hamed and Rao 1998) over the first ``lag`` lags (default all), by
     :func:`clts.trend_test` ``variant="hamed_rao"``."""
-    return _test(Modified_Mann_Kendall_Test_Hamed_Rao_Approach, x_old, alpha,
+    return _test(Modified_Mann_Kendall_Test_Hamed_Rao_Approach, x_old, alpha, device,
                  variant="hamed_rao", lag=lag)
 
 
-def yue_wang_modification_test(x_old, alpha=0.05, lag=None):
+def yue_wang_modification_test(x_old, alpha=0.05, lag=None, *, device=None):
     """pymannkendall.yue_wang_modification_test: the effective-sample-size correction (Yue and
     Wang 2004), by :func:`clts.trend_test` ``variant="yue_wang"``."""
-    return _test(Modified_Mann_Kendall_Test_Yue_Wang_Approach, x_old, alpha,
+    return _test(Modified_Mann_Kendall_Test_Yue_Wang_Approach, x_old, alpha, device,
                  variant="yue_wang", lag=lag)
 
 
-def seasonal_test(x_old, period=12, alpha=0.05):
+def seasonal_test(x_old, period=12, alpha=0.05, *, device=None):
     """pymannkendall.seasonal_test: the seasonal Mann-Kendall test (Hirsch and Slack 1984) over
     ``period`` seasons, slope per cycle, by :func:`clts.trend_test` ``variant="seasonal"``.
     A 1-D series (a last incomplete cycle is padded with NaN, as pymannkendall), or a
@@ -102,20 +103,22 @@ def seasonal_test(x_old, period=12, alpha=0.05):
     x = np.asarray(x_old)
     if x.ndim == 2 and x.shape[1] > 1:
         x, period = x.reshape(-1), x.shape[1]
-    return _test(Seasonal_Mann_Kendall_Test, x, alpha, variant="seasonal", period=period)
+    return _test(Seasonal_Mann_Kendall_Test, x, alpha, device, variant="seasonal",
+                 period=period)
 
 
-def sens_slope(x):
+def sens_slope(x, *, device=None):
     """pymannkendall.sens_slope: the Theil-Sen slope and the Conover intercept, by
     :func:`clts.sen_slope`. Returns ``Sens_Slope_Test(slope, intercept)``."""
-    r = _trend_test(_series(x), variant="original")
+    r = _trend_test(_series(x), variant="original", device=device)
     return Sens_Slope_Test(float(r.slope), float(r.intercept))
 
 
-def seasonal_sens_slope(x_old, period=12):
+def seasonal_sens_slope(x_old, period=12, *, device=None):
     """pymannkendall.seasonal_sens_slope: Sen's slope per cycle over ``period`` seasons.
     Returns ``Seasonal_Sens_Slope_Test(slope, intercept)``."""
-    r = _trend_test(_series(x_old, "x_old"), variant="seasonal", period=period)
+    r = _trend_test(_series(x_old, "x_old"), variant="seasonal", period=period,
+                    device=device)
     return Seasonal_Sens_Slope_Test(float(r.slope), float(r.intercept))
 
 

@@ -221,3 +221,26 @@ def test_no_stray_warnings(device):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         cs.stump(T, 8, device=device)
+
+
+def test_clts_motifs_takes_stumpy_profiles(device):
+    """clts.motifs(T, P) with a bare profile (stumpy's mp[:, 0]) or stumpy's whole array finds
+    the motifs that it finds from the result object."""
+    import clts
+    rng = np.random.default_rng(5)
+    T = rng.standard_normal(400)
+    T[50:80] = T[250:280] = np.sin(np.arange(30) / 3)
+    T[150:180] = np.sin(np.arange(30) / 3) + 0.05 * rng.standard_normal(30)
+    res = clts.matrix_profile(T, 30, device=device, progress=False)
+    want = clts.motifs(T, res, 2)
+    mp = cs.stump(T, 30, device=device)
+    for P in (mp[:, 0], res.P[:, 0], mp):
+        got = clts.motifs(T, P, 2)
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            assert sorted(g["indices"].tolist()) == sorted(w["indices"].tolist())
+            np.testing.assert_allclose(np.sort(g["distances"]), np.sort(w["distances"]),
+                                       atol=1e-8)
+    assert {50, 250} <= set(want[0]["indices"].tolist())
+    with pytest.raises(ValueError, match="m = 2"):
+        clts.motifs(T, np.zeros(399))

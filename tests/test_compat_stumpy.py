@@ -182,6 +182,8 @@ def test_fluss(ref):
     cac, locs = cs.fluss(I, L=10, n_regimes=3, custom_iac=out["iac"].copy())
     np.testing.assert_allclose(cac, out["cac"], rtol=1e-12)
     np.testing.assert_array_equal(locs, out["locs"])
+    cac2, _ = cs.fluss(I.astype(object), 10, 3, 5, out["iac"].copy())    # stumpy's mp[:, 1]
+    np.testing.assert_array_equal(cac2, cac)
     pytest.importorskip("scipy")
     # stumpy's idealised arc curve, reimplemented: the same numbers from the same seed
     np.testing.assert_allclose(cs.stumpy_iac(len(I), n_iter=5, n_samples=200), out["iac"],

@@ -14,6 +14,14 @@ The tests clts does not have (``pre_whitening_modification_test``,
 and raise ``NotImplementedError`` naming the missing test. A series with fewer than 3 valid
 values gives NaN statistics (clts's rule) where pymannkendall computes from what is left.
 See docs/migrating-from-pymannkendall.md.
+
+Examples
+--------
+>>> import numpy as np
+>>> import clts.compat.pymannkendall as mk
+>>> trend, h, p, z, Tau, s, var_s, slope, intercept = mk.original_test(np.arange(10.0) ** 2)
+>>> trend, h, s, slope
+('increasing', True, 45.0, 9.0)
 """
 from __future__ import annotations
 

@@ -15,6 +15,18 @@ stumpy functions that clts does not have (``scrump``, ``stimp``, ``ostinato``, `
 present and raise ``NotImplementedError`` naming what is missing, as do the
 ``*_subseq_isconstant`` arguments (clts's constant-window rule is fixed: a window with zero
 standard deviation). See docs/migrating-from-stumpy.md.
+
+Examples
+--------
+>>> import numpy as np
+>>> import clts.compat.stumpy as stumpy
+>>> T = np.cumsum(np.random.default_rng(0).standard_normal(300))
+>>> mp = stumpy.stump(T, 20)
+>>> mp.shape, mp.dtype, mp.P_.dtype, mp.I_.dtype
+((281, 4), dtype('O'), dtype('float64'), dtype('int64'))
+>>> P, I = stumpy.mstump(np.stack([T, T[::-1]]), 20)
+>>> P.shape
+(2, 281)
 """
 from __future__ import annotations
 
@@ -446,6 +458,8 @@ def fluss(I, L, n_regimes, excl_factor=5, custom_iac=None):
     if hasattr(I, "I") and hasattr(I, "self_join"):
         I = np.asarray(I.I)[:, 0]
     I = np.asarray(I)
+    if I.dtype == object:           # stumpy's mp[:, 1]
+        I = I.astype(np.int64)
     if custom_iac is None and I.ndim == 1:
         custom_iac = stumpy_iac(I.shape[0])
     return _mp.fluss(I, L, n_regimes, excl_factor=excl_factor, custom_iac=custom_iac)

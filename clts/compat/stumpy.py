@@ -38,7 +38,7 @@ from collections import namedtuple
 import numpy as np
 
 from .. import mp as _mp
-from ..mp.mass import _find_matches
+from ..mp.mass import find_matches
 
 #: stumpy's ``config.STUMPY_EXCL_ZONE_DENOM``: the exclusion zone is ceil(m / 4)
 EXCL_ZONE_DENOM = 4
@@ -298,7 +298,7 @@ def _match(Q, T, max_distance, max_matches, atol, query_idx, normalize, p, devic
                             device=device, progress=False), dtype=np.float64)
     D = np.mean(D.reshape(len(Q2), -1), axis=0)
     ez = int(math.ceil(Q2.shape[-1] / EXCL_ZONE_DENOM))
-    return _find_matches(D, ez, max_distance, max_matches, query_idx, atol)
+    return find_matches(D, ez, max_distance, max_matches, query_idx, atol)
 
 
 def match(Q, T, M_T=None, Σ_T=None, max_distance=None, max_matches=None, atol=1e-8,

@@ -118,6 +118,21 @@ def test_stump_join_rules(device, ref):
         cs.stump(T, M, T_A_subseq_isconstant=np.zeros(len(T) - M + 1, bool))
 
 
+def test_layouts_and_warnings(device, ref):
+    """Any numpy layout gives the same profile (Fortran-strided, big-endian, a list); stumpy's
+    warning for an AB-join asked as a self-join, and the AB-join runs."""
+    inp, out = ref
+    T = inp["T"]
+    wide = np.zeros((len(T), 3), order="F")
+    wide[:, 1] = T
+    for layout in (wide[:, 1], T.astype(">f8"), list(T)):
+        _same_profile(cs.stump(layout, M, device=device), out["self"])
+    with pytest.warns(UserWarning, match="AB-join"):
+        _same_profile(cs.stump(T, M, inp["B"], device=device), out["ab"])
+    with pytest.raises(TypeError, match="m"):
+        cs.stump(T, "12", device=device)
+
+
 def test_aamp(device, ref):
     inp, out = ref
     T = inp["T"]

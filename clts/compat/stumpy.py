@@ -176,9 +176,12 @@ def stump(T_A, m, T_B=None, ignore_trivial=True, normalize=True, p=2.0, k=1,
 
 def aamp(T_A, m, T_B=None, ignore_trivial=True, p=2.0, k=1, *, device=None):
     """stumpy.aamp: the non-normalised (Minkowski ``p``) matrix profile, by :func:`clts.aamp`;
-    stumpy's ``(l, 2k + 2)`` layout."""
+    stumpy's ``(l, 2k + 2)`` layout. A list of devices splits p = 2 only (other p: the first
+    device)."""
     k = _check_k(k)
     self_join, B = _join(T_A, T_B, ignore_trivial)
+    if isinstance(device, (list, tuple)) and p != 2.0:
+        device = device[0]          # distance profiles run on one device
     res = _mp.aamp(T_A, m, B, p=p, k=k, device=device, progress=False)
     return _layout(res, res.m, k, self_join)
 
@@ -205,10 +208,7 @@ def gpu_stump(T_A, m, T_B=None, ignore_trivial=True, device_id=0, normalize=True
 def gpu_aamp(T_A, m, T_B=None, ignore_trivial=True, device_id=0, p=2.0, k=1, *, device=None):
     """stumpy.gpu_aamp: :func:`aamp` on an OpenCL device (``device_id`` as :func:`gpu_stump`;
     a list is not split for p != 2: its first device runs it)."""
-    dev = _gpu_device(device_id, device)
-    if isinstance(dev, list) and p != 2.0:
-        dev = dev[0]
-    return aamp(T_A, m, T_B, ignore_trivial, p, k, device=dev)
+    return aamp(T_A, m, T_B, ignore_trivial, p, k, device=_gpu_device(device_id, device))
 
 
 def mstump(T, m, include=None, discords=False, normalize=True, p=2.0, T_subseq_isconstant=None,

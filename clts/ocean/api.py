@@ -21,6 +21,7 @@ from ..runtime.arrays import c_array, float_array, float_dtype_of, values_of
 from ..runtime.memory import keep_on_simulator, pooled_empty, scratch, upload_scratch
 from ..runtime.programs import build_program, built, prebuild
 from ..runtime.staging import download
+from ..runtime.temps import temp
 from .inputs import NAMES
 from .plan import Problem, SuperbeePlan, TkePlan, make_superbee_plan, make_tke_plan
 from . import slabs
@@ -437,7 +438,6 @@ def tke(u, v, w, maskU, maskV, maskW, dxt, dxu, dyt, dyu, dzt, dzw, cost, cosu, 
     ...     for a, b in zip((tke, dtke, corr), reference.tke(*x.values())))
     True
     """
-    from ..tridiag import solve_tridiagonal
     from ..tridiag.api import replace_nsys, scratch_factor
 
     args = dict(zip(NAMES, (u, v, w, maskU, maskV, maskW, dxt, dxu, dyt, dyu, dzt, dzw, cost,
@@ -463,7 +463,7 @@ def tke(u, v, w, maskU, maskV, maskW, dxt, dxu, dyt, dyu, dzt, dzw, cost, cosu, 
     dtype = _dtype_of("tke", args["tke"])
     on_device = _device_kind(dev, dtype, args["tke"], "tke")
     if plan is None:
-        plan = make_tke_plan(dev, Problem(dtype.itemsize, T), **plan_overrides)
+        plan = _cached_tke_plan(dev, Problem(dtype.itemsize, T), plan_overrides)
     elif plan_overrides:
         raise TypeError("give either plan= or parameters, not both")
     elif not isinstance(plan, TkePlan):
@@ -481,6 +481,8 @@ def tke(u, v, w, maskU, maskV, maskW, dxt, dxu, dyt, dyu, dzt, dzw, cost, cosu, 
         raise TypeError("tke: out= takes numpy arrays for a numpy call; device results are "
                         "fresh device arrays")
     outs_given = _outputs(out, (shape4, shape4, (nx, ny)), dtype, args, "tke")
+    # every slab's solve runs the version and parameters the whole grid's would
+    solver = _solver_plan(dev, nz, nx * ny, dtype, dict(plan.solver))
     if on_device or any(_is_cl(x) for x in args.values()):
         _check_cells(nx * ny * nz)
         st = _Staging(dev, dtype, plan.transfer)
@@ -489,7 +491,7 @@ def tke(u, v, w, maskU, maskV, maskW, dxt, dxu, dyt, dyu, dzt, dzw, cost, cosu, 
             d["kbot"] = st.ints(args["kbot"], "kbot", (nx, ny))
             outs = (st.output(shape4, on_device), st.output(shape4, on_device),
                     st.output((nx, ny), on_device))
-            keep = run_tke(dev, plan, dtype, d, outs, dims, levels, cst, solve_tridiagonal)
+            keep = run_tke(dev, plan, dtype, d, outs, dims, levels, cst, solver)
             if on_device:
                 keep_on_simulator(dev, st.keep + keep)
                 return outs
@@ -507,19 +509,14 @@ def tke(u, v, w, maskU, maskV, maskW, dxt, dxu, dyt, dyu, dzt, dzw, cost, cosu, 
              for n, a in host.items()}
         outs = tuple(st.output(sh, False, host=o) for sh, o in zip(
             (shape4, shape4, (nx, ny)), outs_given))
-        keep = run_tke(dev, plan, dtype, d, outs, dims, levels, cst, solve_tridiagonal)
+        keep = run_tke(dev, plan, dtype, d, outs, dims, levels, cst, solver)
         result = tuple(st.finish())
         del keep
         return result
 
-    # every slab's solve runs the version and parameters the whole grid's would
-    solver = _solver_plan(dev, nz, nx * ny, dtype, dict(plan.solver))
-
     def slab(d, outs, rows):
-        def solve(a, b, c, rhs, *, start, device, **_):
-            return solve_tridiagonal(a, b, c, rhs, start=start, device=device,
-                                     plan=replace_nsys(solver, rows * ny))
-        return run_tke(dev, plan, dtype, d, outs, (rows, ny, nz, T), levels, cst, solve)
+        return run_tke(dev, plan, dtype, d, outs, (rows, ny, nz, T), levels, cst,
+                       replace_nsys(solver, rows * ny))
 
     cell = ny * nz * dtype.itemsize
     temps = [cell] * 6 + [ny * 4] + [cell * f for f in scratch_factor(solver)]
@@ -536,17 +533,42 @@ def tke(u, v, w, maskU, maskV, maskW, dxt, dxu, dyt, dyu, dzt, dzw, cost, cosu, 
 
 def _solver_plan(dev, nz, ncol, dtype, solver: dict):
     """The tridiagonal plan ``clts.solve_tridiagonal(..., start=, **solver)`` makes for ``ncol``
-    columns of ``nz`` levels in the natural layout."""
-    from ..tridiag.plan import Problem, make_plan
+    columns of ``nz`` levels in the natural layout (made once per shape: ``cached_plan``)."""
+    from ..tridiag.api import cached_plan
+    from ..tridiag.plan import Problem
     for old, new in (("method", "version"), ("prefetch", "prefetch_items")):
         if old in solver:
             solver[new] = solver.pop(old)
-    return make_plan(dev, Problem(nz, ncol, "natural", dtype, True), **solver)
+    return cached_plan(dev, Problem(nz, ncol, "natural", dtype, True), **solver)
 
 
-def run_tke(dev, plan, dtype, d, outs, dims, levels, cst, solve):
-    """Enqueue the TKE step on device arrays ``d`` (by name) writing ``outs``; returns the
-    temporaries to keep alive until the queue has run them."""
+def _cached_tke_plan(dev, problem, overrides):
+    """``make_tke_plan(dev, problem, **overrides)``, made once per device, problem, keywords
+    and state of the profile's ``ocean`` section (a tuner or a test may change it in memory)."""
+    key = (problem, repr(sorted(overrides.items())), repr(dev.profile.values.get("ocean")))
+    cache = dev.state.constant("ocean.tke_plans", dict)
+    plan = cache.get(key)
+    if plan is None:
+        plan = make_tke_plan(dev, problem, **overrides)
+        if len(cache) >= 256:
+            cache.clear()
+        cache[key] = plan
+    return plan
+
+
+def _pivot_counter(dev):
+    """The zero-pivot counter of TKE's solves: one per device, never read (TKE's systems are
+    diagonally dominant), so never zeroed either: no fill per call."""
+    from ..tridiag.api import _zeros_int
+    return dev.state.constant("ocean.tke_pivots", lambda: _zeros_int(dev, 1))
+
+
+def run_tke(dev, plan, dtype, d, outs, dims, levels, cst, solver):
+    """Enqueue the TKE step on device arrays ``d`` (by name) writing ``outs``, the vertical
+    solves with the tridiagonal Plan ``solver`` (of nx * ny columns); returns the temporaries
+    to keep alive until the queue has run them. Every temporary is allocated before the first
+    launch (no host work between the kernels but their enqueues)."""
+    from ..tridiag.api import plan_temps, run_plan
     nx, ny, nz, T = dims
     real = "double" if dtype == np.float64 else "float"
     rt = dtype.type
@@ -556,16 +578,22 @@ def run_tke(dev, plan, dtype, d, outs, dims, levels, cst, solve):
         advection=plan.advection, subgroup=plan.subgroup, tile=plan.wg if plan.tile else 0))
     if not built(dev, *spec):   # a first call: this step's, the solver's, Superbee's at once
         from ..tridiag.programs import plan_specs
-        prebuild(dev, [spec] + plan_specs(dev, _solver_plan(dev, nz, nx * ny, dtype,
-                                                             dict(plan.solver)))
+        prebuild(dev, [spec] + plan_specs(dev, solver)
                  + ([_superbee_spec(plan.superbee, real, nz, T, levels["tau"])]
                     if plan.advection == "stored" else []))
     prg = build_program(dev, *spec)
     ncol, shape = nx * ny, (nx, ny, nz)
     # one system per column in the grid's own layout (ghost columns start at -1: zeros)
-    a, b, c, rhs = (scratch(dev, (ncol, nz), dtype) for _ in range(4))
-    start = scratch(dev, (ncol,), np.int32)
-    q3 = scratch(dev, shape, dtype)                 # tke[..., tau], contiguous
+    a, b, c, rhs, x = (temp(dev, (ncol, nz), dtype) for _ in range(5))
+    start = temp(dev, (ncol,), np.int32)
+    q3 = temp(dev, shape, dtype)                    # tke[..., tau], contiguous
+    solver_temps = plan_temps(dev, solver, dtype)
+    stored = plan.advection == "stored"
+    fluxes = [temp(dev, shape, dtype) for _ in range(3)] if stored else [x] * 3
+    counter = _pivot_counter(dev)
+    if getattr(dev.info, "simulator", False):   # Oclgrind: counts start from a zeroed one
+        from ..tridiag.api import _zeros_int
+        counter = _zeros_int(dev, 1)
     dt = cst["dt_mom"]
     g, l = _cell_range(nx * ny * nz, plan.lanes, plan.wg)
     dims_args = _dims(nx, ny, nz)
@@ -573,23 +601,20 @@ def run_tke(dev, plan, dtype, d, outs, dims, levels, cst, solve):
            d["mxl"].data, d["forc"].data, d["forc_tke_surface"].data, d["tke"].data,
            d["dzt"].data, d["dzw"].data, rt(dt), rt(cst["alpha_tke"]), rt(dt * cst["c_eps"]),
            a.data, b.data, c.data, rhs.data, start.data, q3.data, *dims_args)
-    res = solve(a, b, c, rhs, start=start, device=dev, **dict(plan.solver))
-    keep = [a, b, c, rhs, start, q3, res]
-    if plan.advection == "stored":
-        fluxes = [scratch(dev, shape, dtype) for _ in range(3)]
+    keep = [a, b, c, rhs, x, start, q3, counter] + fluxes
+    keep += run_plan(dev, solver, a, b, c, rhs, x, start, counter, temps=solver_temps)
+    if stored:
         run_superbee(dev, plan.superbee, dtype,
                      [q3] + [d[n] for n in ("u", "v", "w", "maskW", "dxt", "dyt", "dzw", "cost",
                                             "cosu")], fluxes, shape, cst["dt_tracer"],
                      vel_stride=T, vel_offset=levels["tau"])
-        keep += fluxes
-    else:
-        fluxes = [res.x] * 3           # not read by the inline version
+    # (fluxes: x three times where the inline version reads none)
     tke_out, dtke_out, corr = outs
     eps = cst["AB_eps"]
     launch(dev, prg.kernel("tke_step"), g, l,
            *[d[n].data for n in ("tke", "dtke", "u", "v", "w", "maskU", "maskV", "maskW", "dxt",
                                  "dxu", "dyt", "dyu", "dzw", "cost", "cosu", "kbot")],
-           res.x.data, q3.data, *[f.data for f in fluxes], rt(dt), rt(cst["dt_tracer"]),
+           x.data, q3.data, *[f.data for f in fluxes], rt(dt), rt(cst["dt_tracer"]),
            rt(cst["K_h_tke"]), rt(1.5 + eps), rt(0.5 + eps), tke_out.data, dtke_out.data,
            corr.data, *dims_args)
     return keep

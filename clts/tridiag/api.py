@@ -9,6 +9,7 @@ import numpy as np
 from ..runtime import chunk_sizes, get_device, launch, round_up
 from ..runtime.faults import with_smaller_chunks
 from ..runtime.outputs import overlaps
+from ..runtime.temps import temp
 from ..runtime.memory import (host_empty, keep_on_simulator, release_scratch, scratch,
                               upload_scratch)
 from ..runtime.pipeline import (ChunkIO, aligned_multiple, device_marker, device_wait,
@@ -309,8 +310,8 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, version: str = "auto", star
                                  "place) or an array of its own")
 
     if plan is None:
-        plan = make_plan(dev, Problem(n, nsys, layout, dtype, st is not None), version=method,
-                         **plan_overrides)
+        plan = cached_plan(dev, Problem(n, nsys, layout, dtype, st is not None), version=method,
+                           **plan_overrides)
     elif not isinstance(plan, Plan):
         raise TypeError(f"plan must be a clts.tridiag.plan.Plan, got {type(plan).__name__}")
     elif plan_overrides or method != "auto":
@@ -430,6 +431,32 @@ def _on_host(layout, arrs, st, n, nsys, x=None):
     return get
 
 
+#: most Plans kept per device by :func:`cached_plan` (then the cache starts again)
+PLAN_CACHE_SIZE = 256
+
+
+def cached_plan(dev, problem: Problem, **overrides) -> Plan:
+    """``make_plan(dev, problem, **overrides)``, made once per device, problem, keywords and
+    state of the profile's ``tridiag`` section (a tuner or a test may change it in memory):
+    a repeated call (a model's time loop) skips the profile reads and checks. Internal
+    interface (ocean)."""
+    try:
+        key = (problem.n, problem.nsys, problem.layout, np.dtype(problem.dtype).str,
+               problem.has_start, tuple(sorted(overrides.items())),
+               repr(dev.profile.values.get("tridiag")))
+        hash(key)
+    except TypeError:                 # an unhashable keyword value: make_plan names it
+        return make_plan(dev, problem, **overrides)
+    cache = dev.state.constant("tridiag.plans", dict)
+    plan = cache.get(key)
+    if plan is None:
+        plan = make_plan(dev, problem, **overrides)
+        if len(cache) >= PLAN_CACHE_SIZE:
+            cache.clear()
+        cache[key] = plan
+    return plan
+
+
 def replace_nsys(plan: Plan, nsys: int) -> Plan:
     """``plan`` for ``nsys`` systems: the same version and parameters (a chunk of the batch, or
     the ocean's slabs, run with the plan the whole batch got). Internal interface (ocean)."""
@@ -454,8 +481,22 @@ def scratch_factor(plan: Plan):
 
 # -- running a plan on device buffers ----------------------------------------------------------
 
-def run_plan(dev, plan: Plan, a, b, c, d, x, start, counter):
-    """Run ``plan`` on device arrays (natural [nsys, n] or interleaved [n, nsys] in memory).
+def plan_temps(dev, plan: Plan, dtype):
+    """The temporaries :func:`run_plan` needs for ``plan`` (thomas versions: the transposed
+    copies and the c'/d' scratch), for a caller that allocates everything before its first
+    launch (TKE); None for the versions that allocate their own."""
+    if plan.method not in ("thomas", "thomas-unrolled", "thomas-coalesced"):
+        return None
+    n, nsys = plan.n, plan.nsys
+    transposed = unrolled_transposed(plan) or (plan.method == "thomas-coalesced"
+                                               and plan.layout == "natural")
+    tmp = [temp(dev, (n, nsys), dtype) for _ in range(5)] if transposed else []
+    return tmp, _thomas_work(dev, plan, dtype)
+
+
+def run_plan(dev, plan: Plan, a, b, c, d, x, start, counter, temps=None):
+    """Run ``plan`` on device arrays (natural [nsys, n] or interleaved [n, nsys] in memory);
+    ``temps``: :func:`plan_temps` of the plan, allocated by the caller (None: here).
 
     Returns the temporaries the enqueued kernels use: the caller keeps them alive until the
     work is done (the OpenCL spec defers a release, Oclgrind does not)."""
@@ -464,30 +505,25 @@ def run_plan(dev, plan: Plan, a, b, c, d, x, start, counter):
     specs = plan_specs(dev, plan)
     if not built(dev, *specs[0]):
         prebuild(dev, specs)        # a first call: its programs built at once
-    if unrolled_transposed(plan):
+    transposed = unrolled_transposed(plan) or (plan.method == "thomas-coalesced"
+                                               and plan.layout == "natural")
+    if plan.method in ("thomas", "thomas-unrolled", "thomas-coalesced"):
+        # every temporary before the first launch: no allocation between the kernels
+        tmp, work = temps if temps is not None else plan_temps(dev, plan, x.dtype)
+        work = x if work is None else work
+        if not transposed:
+            _run_thomas(dev, plan, plan.layout, a, b, c, d, x, work, dummy_start, counter)
+            return [work] if work is not x else []
         # GPUs: the systems of natural-layout data are n words apart, so a warp's reads of
         # row k touch one segment per work-item; transposed (local-memory tiles, coalesced)
-        # the unrolled kernel reads adjacent systems' words together
-        tile, tile_y = copy_tile(dev)
-        tmp = [scratch(dev, (n, nsys), x.dtype) for _ in range(5)]
-        for src, dst in zip((a, b, c, d), tmp):
-            _transpose(dev, plan, src, dst, nsys, n, tile, tile_y)
-        keep = _run_thomas(dev, plan, "interleaved", *tmp[:4], tmp[4], dummy_start, counter)
-        _transpose(dev, plan, tmp[4], x, n, nsys, tile, tile_y)
-        return keep + tmp
-    if plan.method in ("thomas", "thomas-unrolled"):
-        return _run_thomas(dev, plan, plan.layout, a, b, c, d, x, dummy_start, counter)
-    elif plan.method == "thomas-coalesced":
-        if plan.layout == "interleaved":
-            return _run_thomas(dev, plan, "interleaved", a, b, c, d, x, dummy_start, counter)
-        else:
-            tmp = [scratch(dev, (n, nsys), x.dtype) for _ in range(5)]
-            for src, dst in zip((a, b, c, d), tmp):
-                _transpose(dev, plan, src, dst, nsys, n)
-            keep = _run_thomas(dev, plan, "interleaved", *tmp[:4], tmp[4], dummy_start, counter)
-            _transpose(dev, plan, tmp[4], x, n, nsys)
-            return keep + tmp
-    elif plan.method == "pcr":
+        # the Thomas kernel reads adjacent systems' words together. a, b, c, d in one launch.
+        tile, tile_y = (copy_tile(dev) if unrolled_transposed(plan)
+                        else (plan.params["tile"], plan.params["tile_y"]))
+        _transpose(dev, plan, (a, b, c, d), tmp[:4], nsys, n, tile, tile_y)
+        _run_thomas(dev, plan, "interleaved", *tmp[:4], tmp[4], work, dummy_start, counter)
+        _transpose(dev, plan, (tmp[4],), (x,), n, nsys, tile, tile_y)
+        return ([work] if work is not x else []) + tmp
+    if plan.method == "pcr":
         prg = build_program(dev, *pcr_spec(plan))
         wg = plan.params["wg"]
         launch(dev, prg.kernel("pcr"), nsys * wg, wg, a.data, b.data, c.data, d.data, x.data,
@@ -513,36 +549,43 @@ def _dummy_int(dev):
     return dev.state.constant("tridiag.dummy_int", lambda: _zeros_int(dev, 1))
 
 
-def _run_thomas(dev, plan, layout, a, b, c, d, x, start, counter):
-    n, nsys = plan.n, plan.nsys
+def _thomas_geometry(plan):
+    """(work-group, global size, systems per work-item) of ``plan``'s Thomas kernel."""
     lanes, wg = plan.params["lanes"], plan.params["wg"]
     chains = plan.chains if plan.method != "thomas-unrolled" else 1
-    nwi = -(-nsys // (lanes * chains))
+    nwi = -(-plan.nsys // (lanes * chains))
     wg = max(1, min(wg, nwi)) if nwi < wg else wg
-    gsize = round_up(nwi, wg)
+    return wg, round_up(nwi, wg), lanes * chains
+
+
+def _thomas_work(dev, plan, dtype):
+    """The global c'/d' scratch of ``plan``'s Thomas kernel (None where none is needed: the
+    kernel gets x there)."""
+    if plan.method == "thomas-unrolled" or plan.cp_private:
+        return None
+    _, gsize, per = _thomas_geometry(plan)
+    return temp(dev, 2 * plan.n * gsize * per, dtype)
+
+
+def _run_thomas(dev, plan, layout, a, b, c, d, x, work, start, counter):
+    wg, gsize, _ = _thomas_geometry(plan)
     prg = build_program(dev, *thomas_spec(dev, plan, layout))
-    if plan.method == "thomas-unrolled":
-        kern = prg.kernel("thomas_unrolled")
-        work = x
-    else:
-        priv = plan.cp_private
-        kern = prg.kernel("thomas")
-        work = x if priv else scratch(dev, 2 * n * gsize * lanes * chains, x.dtype)
+    kern = prg.kernel("thomas_unrolled" if plan.method == "thomas-unrolled" else "thomas")
     launch(dev, kern, gsize, wg, a.data, b.data, c.data, d.data, x.data, work.data,
-           start.data, counter.data, np.int32(n), np.int32(nsys))
-    return [work]
+           start.data, counter.data, np.int32(plan.n), np.int32(plan.nsys))
 
 
-def _transpose(dev, plan, src, dst, rows, cols, tile=None, ty=None):
-    if tile is None:
-        tile, ty = plan.params["tile"], plan.params["tile_y"]
+def _transpose(dev, plan, srcs, dsts, rows, cols, tile, ty):
+    """``dsts[i]`` = ``srcs[i]`` ([rows, cols]) transposed; four pairs in one launch."""
     prg = build_program(dev, *transpose_spec(plan, tile, ty))
+    four = len(srcs) == 4
+    kern = prg.kernel("transpose4" if four else "transpose")
+    args = [v.data for v in srcs] + [v.data for v in dsts] + [np.int32(rows), np.int32(cols)]
     if tile == 0:
-        launch(dev, prg.kernel("transpose"), (rows, cols), None, src.data, dst.data,
-               np.int32(rows), np.int32(cols))
+        launch(dev, kern, (rows, cols, 4) if four else (rows, cols), None, *args)
         return
-    launch(dev, prg.kernel("transpose"), (round_up(cols, tile), -(-rows // tile) * ty),
-           (tile, ty), src.data, dst.data, np.int32(rows), np.int32(cols))
+    g = (round_up(cols, tile), -(-rows // tile) * ty)
+    launch(dev, kern, g + (4,) if four else g, (tile, ty, 1) if four else (tile, ty), *args)
 
 
 def _run_flat(dev, plan, a, b, c, d, x, start, counter):
@@ -555,15 +598,15 @@ def _run_flat(dev, plan, a, b, c, d, x, start, counter):
     # in place (adjacent work-items are adjacent systems of the same chunk there)
     chunked = flat_chunked(plan)
     total = C * nc * nsys if chunked else n * nsys
-    work = scratch(dev, 2 * total, x.dtype)
-    mat = scratch(dev, nsys * nc * 4, x.dtype)
-    aff = scratch(dev, nsys * nc * 2, x.dtype)
-    carry = scratch(dev, nsys * nc, x.dtype)
+    work = temp(dev, 2 * total, x.dtype)
+    mat = temp(dev, nsys * nc * 4, x.dtype)
+    aff = temp(dev, nsys * nc * 2, x.dtype)
+    carry = temp(dev, nsys * nc, x.dtype)
     status = _zeros_int(dev, nsys)
     tiles = []
     if chunked:
         tile, tile_y = copy_tile(dev)
-        tiles = [scratch(dev, total, x.dtype) for _ in range(5)]
+        tiles = [temp(dev, total, x.dtype) for _ in range(5)]
     prg = build_program(dev, *flat_spec(dev, plan))
     k = prg.kernel
     i32 = np.int32

@@ -563,6 +563,21 @@ def _pivot_counter(dev):
     return dev.state.constant("ocean.tke_pivots", lambda: _zeros_int(dev, 1))
 
 
+def _tke_program(dev, plan, solver, real, T, levels, nz):
+    """The TKE step's program; on a first call built with the solver's and Superbee's at
+    once."""
+    spec = ("ocean/tke.cl.mako", dict(
+        real=real, lanes=plan.lanes, COLS2=int(plan.lanes <= nz), stream=plan.stream, T=T,
+        TAU=levels["tau"], TAUP1=levels["taup1"], TAUM1=levels["taum1"],
+        advection=plan.advection, subgroup=plan.subgroup, tile=plan.wg if plan.tile else 0))
+    if not built(dev, *spec):
+        from ..tridiag.programs import plan_specs
+        prebuild(dev, [spec] + plan_specs(dev, solver)
+                 + ([_superbee_spec(plan.superbee, real, nz, T, levels["tau"])]
+                    if plan.advection == "stored" else []))
+    return build_program(dev, *spec)
+
+
 def run_tke(dev, plan, dtype, d, outs, dims, levels, cst, solver):
     """Enqueue the TKE step on device arrays ``d`` (by name) writing ``outs``, the vertical
     solves with the tridiagonal Plan ``solver`` (of nx * ny columns); returns the temporaries
@@ -572,16 +587,16 @@ def run_tke(dev, plan, dtype, d, outs, dims, levels, cst, solver):
     nx, ny, nz, T = dims
     real = "double" if dtype == np.float64 else "float"
     rt = dtype.type
-    spec = ("ocean/tke.cl.mako", dict(
-        real=real, lanes=plan.lanes, COLS2=int(plan.lanes <= nz), stream=plan.stream, T=T,
-        TAU=levels["tau"], TAUP1=levels["taup1"], TAUM1=levels["taum1"],
-        advection=plan.advection, subgroup=plan.subgroup, tile=plan.wg if plan.tile else 0))
-    if not built(dev, *spec):   # a first call: this step's, the solver's, Superbee's at once
-        from ..tridiag.programs import plan_specs
-        prebuild(dev, [spec] + plan_specs(dev, solver)
-                 + ([_superbee_spec(plan.superbee, real, nz, T, levels["tau"])]
-                    if plan.advection == "stored" else []))
-    prg = build_program(dev, *spec)
+    key = (id(plan), id(solver), dims, tuple(sorted(levels.items())), real)
+    cache = dev.state.constant("ocean.tke_programs", dict)
+    hit = cache.get(key)
+    if hit is not None and hit[0] is plan and hit[1] is solver:
+        prg = hit[2]
+    else:
+        prg = _tke_program(dev, plan, solver, real, T, levels, nz)
+        if len(cache) >= 256:
+            cache.clear()
+        cache[key] = (plan, solver, prg)     # both kept alive: their ids are not reused
     ncol, shape = nx * ny, (nx, ny, nz)
     # one system per column in the grid's own layout (ghost columns start at -1: zeros)
     a, b, c, rhs, x = (temp(dev, (ncol, nz), dtype) for _ in range(5))

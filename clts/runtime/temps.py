@@ -25,11 +25,11 @@ def temp(device, shape, dtype):
     ``clts.runtime.memory.scratch``, whose array it falls back to on a simulator, for an empty
     buffer and near the device's largest allocation)."""
     dtype = np.dtype(dtype)
-    shape = (int(shape),) if np.isscalar(shape) else tuple(int(s) for s in shape)
+    shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(map(int, shape))
     nbytes = dtype.itemsize
     for s in shape:
         nbytes *= s
-    if device.info.simulator or not nbytes:
+    if not nbytes or device.info.simulator:
         from .memory import scratch
         return scratch(device, shape, dtype)
     pool = device.state.pool("scratch")

@@ -502,9 +502,11 @@ def run_plan(dev, plan: Plan, a, b, c, d, x, start, counter, temps=None):
     work is done (the OpenCL spec defers a release, Oclgrind does not)."""
     n, nsys = plan.n, plan.nsys
     dummy_start = start if start is not None else _dummy_int(dev)
-    specs = plan_specs(dev, plan)
-    if not built(dev, *specs[0]):
-        prebuild(dev, specs)        # a first call: its programs built at once
+    if _cached(dev, plan, "prebuilt") is None:
+        specs = plan_specs(dev, plan)
+        if not built(dev, *specs[0]):
+            prebuild(dev, specs)        # a first call: its programs built at once
+        _cached(dev, plan, "prebuilt", lambda: True)
     transposed = unrolled_transposed(plan) or (plan.method == "thomas-coalesced"
                                                and plan.layout == "natural")
     if plan.method in ("thomas", "thomas-unrolled", "thomas-coalesced"):
@@ -524,7 +526,7 @@ def run_plan(dev, plan: Plan, a, b, c, d, x, start, counter, temps=None):
         _transpose(dev, plan, (tmp[4],), (x,), n, nsys, tile, tile_y)
         return ([work] if work is not x else []) + tmp
     if plan.method == "pcr":
-        prg = build_program(dev, *pcr_spec(plan))
+        prg = _program(dev, plan, ("pcr",), lambda: pcr_spec(plan))
         wg = plan.params["wg"]
         launch(dev, prg.kernel("pcr"), nsys * wg, wg, a.data, b.data, c.data, d.data, x.data,
                x.data, dummy_start.data, counter.data, np.int32(n), np.int32(nsys))
@@ -533,6 +535,29 @@ def run_plan(dev, plan: Plan, a, b, c, d, x, start, counter, temps=None):
         return _run_flat(dev, plan, a, b, c, d, x, dummy_start, counter)
     else:  # pragma: no cover - make_plan validates
         raise ValueError(plan.method)
+
+
+def _cached(dev, plan, what, make=None):
+    """A value derived from ``plan`` on ``dev`` (its programs), kept per Plan object: the
+    cached Plans of repeated calls (``cached_plan``) skip the spec, key and cache look-ups of
+    ``build_program``. None when absent and no ``make`` is given."""
+    cache = dev.state.constant("tridiag.plan_programs", dict)
+    key = (id(plan), what)
+    hit = cache.get(key)
+    if hit is not None and hit[0] is plan:
+        return hit[1]
+    if make is None:
+        return None
+    value = make()
+    if len(cache) >= 4 * PLAN_CACHE_SIZE:
+        cache.clear()
+    cache[key] = (plan, value)        # the Plan kept alive: its id is not reused meanwhile
+    return value
+
+
+def _program(dev, plan, what, spec):
+    """The program ``spec()`` of ``plan`` (``what`` names it among the plan's programs)."""
+    return _cached(dev, plan, what, lambda: build_program(dev, *spec()))
 
 
 def _zeros_int(dev, size):
@@ -569,7 +594,7 @@ def _thomas_work(dev, plan, dtype):
 
 def _run_thomas(dev, plan, layout, a, b, c, d, x, work, start, counter):
     wg, gsize, _ = _thomas_geometry(plan)
-    prg = build_program(dev, *thomas_spec(dev, plan, layout))
+    prg = _program(dev, plan, ("thomas", layout), lambda: thomas_spec(dev, plan, layout))
     kern = prg.kernel("thomas_unrolled" if plan.method == "thomas-unrolled" else "thomas")
     launch(dev, kern, gsize, wg, a.data, b.data, c.data, d.data, x.data, work.data,
            start.data, counter.data, np.int32(plan.n), np.int32(plan.nsys))
@@ -577,7 +602,7 @@ def _run_thomas(dev, plan, layout, a, b, c, d, x, work, start, counter):
 
 def _transpose(dev, plan, srcs, dsts, rows, cols, tile, ty):
     """``dsts[i]`` = ``srcs[i]`` ([rows, cols]) transposed; four pairs in one launch."""
-    prg = build_program(dev, *transpose_spec(plan, tile, ty))
+    prg = _program(dev, plan, ("transpose", tile, ty), lambda: transpose_spec(plan, tile, ty))
     four = len(srcs) == 4
     kern = prg.kernel("transpose4" if four else "transpose")
     args = [v.data for v in srcs] + [v.data for v in dsts] + [np.int32(rows), np.int32(cols)]
@@ -607,7 +632,7 @@ def _run_flat(dev, plan, a, b, c, d, x, start, counter):
     if chunked:
         tile, tile_y = copy_tile(dev)
         tiles = [temp(dev, total, x.dtype) for _ in range(5)]
-    prg = build_program(dev, *flat_spec(dev, plan))
+    prg = _program(dev, plan, ("flat",), lambda: flat_spec(dev, plan))
     k = prg.kernel
     i32 = np.int32
     if chunked:

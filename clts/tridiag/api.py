@@ -165,7 +165,9 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, version: str = "auto", star
         ``private_max``, ``block``, ``prefetch_items``, ``tile``, ``tile_y``, ``chunk``,
         ``interleave`` (flat), ``transpose`` (thomas-unrolled; see clts.tridiag.plan); with
         ``version="auto"`` also the profile's thresholds (``tridiag.auto``): ``flat_min_n``,
-        ``flat_max_batch``, ``pcr_max_batch``, ``unrolled_below_n``,
+        ``flat_max_batch``, ``pcr_max_batch`` (alone: at every n), ``pcr_max_batch_n16``,
+        ``pcr_max_batch_n128`` (the crossovers measured at n = 16 and 128; -1: not measured;
+        auto interpolates between sizes), ``unrolled_below_n``,
         ``unrolled_interleaved_below_n``, ``coalesced_min_n``, ``coalesced_interleaved_min_n``,
         ``coalesced_interleaved_max_n``,
         and the size limits ``pcr_max_n`` / ``unrolled_max_n`` / ``unrolled_max_bytes``

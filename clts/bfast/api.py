@@ -493,12 +493,8 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
         # uninitialised-value checker misreads unaligned vector loads), W zeros after them
         m = b - a
         mp = round_up(m, W)
-        h = io.host(slot, "y", (N * mp + W,), flat.dtype)
-        rows = h[:N * mp].reshape(N, mp)
-        rows[:, :m] = flat[:, a:b]
-        rows[:, m:] = 0
-        h[N * mp:] = 0
-        inputs[slot], events = io.send(slot, "y", h, queue)
+        # (GPUs: W = 1, no padding: straight from the cube into pinned pieces, by the threads)
+        inputs[slot], events = io.put(slot, "y", flat[:, a:b], queue, pad=W, cols=mp)
         if pre_hs is not None:
             hs_in[slot], ev = io.put(slot, "hs", hist_full[a:a + mp], queue)
             events = list(events) + list(ev)

@@ -120,3 +120,31 @@ def test_tuner_measures_pcr_against_what_auto_runs(device):
     assert r.method != "pcr" and entry.check(r, w)
     r = entry.run(device, "pcr", w)
     assert r.method == "pcr" and entry.check(r, w)
+
+
+def test_device_array_calls_make_no_host_traffic(h100, device):
+    """Repeated device-array calls (cached Plans and programs, temporaries before the first
+    launch) neither copy, map nor wait: solve_tridiagonal on pocl and under the emulated
+    H100's transposing Plans, and the TKE step."""
+    import pyopencl.array as cla
+    import clts
+    from clts.ocean.inputs import benchmark_inputs
+    from transfers import host_traffic
+    if device.info.simulator:
+        pytest.skip("simulators upload their zeros")
+    rng = np.random.default_rng(8)
+    arrs = dominant(rng, (300, 15))
+    x = benchmark_inputs(2 ** 12)
+    x["kbot"] = x["kbot"].astype(np.int32)
+    for dev in (device, h100):
+        da = [cla.to_device(dev.queue, v) for v in arrs]
+        dx = [cla.to_device(dev.queue, np.ascontiguousarray(v)) for v in x.values()]
+        first = (solve_tridiagonal(*da, device=dev).x.get(), clts.ocean.tke(*dx, device=dev))
+        dev.queue.finish()
+        with host_traffic() as t:
+            r = solve_tridiagonal(*da, device=dev)
+            out = clts.ocean.tke(*dx, device=dev)
+        assert t.total == 0, t.calls
+        np.testing.assert_array_equal(r.x.get(), first[0])
+        for a, b in zip(out, first[1]):
+            np.testing.assert_array_equal(a.get(), b.get())

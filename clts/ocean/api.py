@@ -330,14 +330,16 @@ def _velocity_tile(plan, vel_stride) -> bool:
     return bool(plan.tile) and plan.version == "fused" and vel_stride > 1
 
 
-def run_superbee(dev, plan, dtype, arrs, outs, shape, dt, vel_stride=1, vel_offset=0):
+def run_superbee(dev, plan, dtype, arrs, outs, shape, dt, vel_stride=1, vel_offset=0,
+                 prg=None):
     """Launch the Superbee kernel of ``plan`` on device arrays (q, u, v, w, maskW, dxt, dyt,
     dzw, cost, cosu) writing (fe, fn, ft); velocities read as ``vel[cell * vel_stride +
-    vel_offset]``."""
+    vel_offset]``; ``prg``: its program, when the caller has it at hand."""
     nx, ny, nz = shape
     real = "double" if dtype == np.float64 else "float"
     tiled = plan.version == "tiled"
-    prg = build_program(dev, *_superbee_spec(plan, real, nz, vel_stride, vel_offset))
+    if prg is None:
+        prg = build_program(dev, *_superbee_spec(plan, real, nz, vel_stride, vel_offset))
     if tiled:
         g = tuple(round_up(s, t) for s, t in zip((nz, ny, nx), (plan.tile_z, plan.tile_y,
                                                                   plan.tile_x)))
@@ -563,19 +565,19 @@ def _pivot_counter(dev):
     return dev.state.constant("ocean.tke_pivots", lambda: _zeros_int(dev, 1))
 
 
-def _tke_program(dev, plan, solver, real, T, levels, nz):
-    """The TKE step's program; on a first call built with the solver's and Superbee's at
-    once."""
+def _tke_programs(dev, plan, solver, real, T, levels, nz):
+    """The TKE step's program and the stored advection's Superbee program (None for the
+    inline version); on a first call built with the solver's at once."""
     spec = ("ocean/tke.cl.mako", dict(
         real=real, lanes=plan.lanes, COLS2=int(plan.lanes <= nz), stream=plan.stream, T=T,
         TAU=levels["tau"], TAUP1=levels["taup1"], TAUM1=levels["taum1"],
         advection=plan.advection, subgroup=plan.subgroup, tile=plan.wg if plan.tile else 0))
+    sb = ([_superbee_spec(plan.superbee, real, nz, T, levels["tau"])]
+          if plan.advection == "stored" else [])
     if not built(dev, *spec):
         from ..tridiag.programs import plan_specs
-        prebuild(dev, [spec] + plan_specs(dev, solver)
-                 + ([_superbee_spec(plan.superbee, real, nz, T, levels["tau"])]
-                    if plan.advection == "stored" else []))
-    return build_program(dev, *spec)
+        prebuild(dev, [spec] + plan_specs(dev, solver) + sb)
+    return build_program(dev, *spec), (build_program(dev, *sb[0]) if sb else None)
 
 
 def run_tke(dev, plan, dtype, d, outs, dims, levels, cst, solver):
@@ -591,12 +593,12 @@ def run_tke(dev, plan, dtype, d, outs, dims, levels, cst, solver):
     cache = dev.state.constant("ocean.tke_programs", dict)
     hit = cache.get(key)
     if hit is not None and hit[0] is plan and hit[1] is solver:
-        prg = hit[2]
+        prg, sb_prg = hit[2]
     else:
-        prg = _tke_program(dev, plan, solver, real, T, levels, nz)
+        prg, sb_prg = progs = _tke_programs(dev, plan, solver, real, T, levels, nz)
         if len(cache) >= 256:
             cache.clear()
-        cache[key] = (plan, solver, prg)     # both kept alive: their ids are not reused
+        cache[key] = (plan, solver, progs)   # both kept alive: their ids are not reused
     ncol, shape = nx * ny, (nx, ny, nz)
     # one system per column in the grid's own layout (ghost columns start at -1: zeros)
     a, b, c, rhs, x = (temp(dev, (ncol, nz), dtype) for _ in range(5))
@@ -622,7 +624,7 @@ def run_tke(dev, plan, dtype, d, outs, dims, levels, cst, solver):
         run_superbee(dev, plan.superbee, dtype,
                      [q3] + [d[n] for n in ("u", "v", "w", "maskW", "dxt", "dyt", "dzw", "cost",
                                             "cosu")], fluxes, shape, cst["dt_tracer"],
-                     vel_stride=T, vel_offset=levels["tau"])
+                     vel_stride=T, vel_offset=levels["tau"], prg=sb_prg)
     # (fluxes: x three times where the inline version reads none)
     tke_out, dtke_out, corr = outs
     eps = cst["AB_eps"]

@@ -562,13 +562,32 @@ def _program(dev, plan, what, spec):
     return _cached(dev, plan, what, lambda: build_program(dev, *spec()))
 
 
+class _Ints:
+    """int32 zeros in a buffer of the device's pool (``data``), filled on the queue without
+    waiting; ``get()`` reads them back (after the queue's earlier work, as an Array's would).
+    ~2.5 µs against ~25 µs for ``cla.zeros`` (a fresh buffer and an Array; pocl)."""
+
+    __slots__ = ("data", "queue", "size", "_temp")
+
+    def __init__(self, dev, size):
+        import pyopencl as cl
+        self._temp = temp(dev, size, np.int32)
+        self.data, self.queue, self.size = self._temp.data, dev.queue, int(size)
+        cl.enqueue_fill_buffer(dev.queue, self.data, np.zeros(1, np.int32), 0, 4 * self.size)
+
+    def get(self):
+        import pyopencl as cl
+        out = np.empty(self.size, np.int32)
+        cl.enqueue_copy(self.queue, out, self.data)
+        return out
+
+
 def _zeros_int(dev, size):
     """int32 zeros, enqueued without waiting for the queue (a blocking upload would wait for
     every kernel before it); on Oclgrind an upload (it does not see fills as initialising)."""
-    import pyopencl.array as cla
     if getattr(dev.info, "simulator", False):
         return upload_scratch(dev, np.zeros(size, np.int32))
-    return cla.zeros(dev.queue, size, np.int32)
+    return _Ints(dev, size)
 
 
 def _dummy_int(dev):

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from clts.tridiag import solve_tridiagonal
-from clts.tridiag.api import cached_plan
+from clts.tridiag.run import cached_plan
 from clts.tridiag.plan import PCR_CROSSOVER_N, Problem, make_plan, pcr_max_batch_at
 
 from emulated import gpus_over_pocl

@@ -424,29 +424,11 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
     mf = cl.mem_flags
     Xd = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(X, dtype))
     Bd = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(bounds_t, dtype))
-    TM = int(plan.scratch == "time")    # time-major residual scratch (GPUs: coalesced)
-    params = dict(tpl, lanes=W, tol=_tol(dtype), zv_tol=_zv_tol(dtype), TM=TM)
-    rows = plan.matrix == "rows"        # K work-items per pixel hold the K x K matrices (GPUs)
-    gp = rows_group(K, plan.wg) if rows else 0
-    # R's boundary tabulated once per call by bfast_bounds (GPUs: registers of the sweep)
-    bt = int(plan.version == "multi" and plan.bounds == "table" and tpl["convention"] == "r")
-    specs = [("bfast/fused.cl.mako", dict(params, BT=0)) if plan.version == "fused" else
-             ("bfast/multi.cl.mako", dict(params, GP=gp, BT=bt, SG=plan.subgroup))]
-    roc = tpl["history"] == "ROC" and pre_hs is None     # else the starts are given
+    kp = _programs(dev, plan, tpl, dtype, pre_hs is not None)
+    roc, bt = kp.roc, kp.bt
     if roc:
-        # the Rec-CUSUM test runs in double where the device has it (recursive residuals of
-        # nearly collinear first values need it), else in the data's precision
-        roc_dtype = np.dtype(np.float64) if dev.fp64 else dtype
-        roc_gp = rows_group(K, plan.roc_wg) if rows else 0
-        specs.append(("bfast/roc.cl.mako", dict(real="double" if dev.fp64 else tpl["real"],
-                      in_type=tpl["in_type"], has_nodata=tpl["has_nodata"], lanes=W, K=K, N=N,
-                      n=n, tol=_tol(roc_dtype), zv_tol=_zv_tol(roc_dtype), TM=TM, GP=roc_gp)))
-    prebuild(dev, specs)                 # a first call: both programs built at once
-    prg = build_program(dev, *specs[0])
-    if roc:
-        prg_roc = build_program(dev, *specs[1])
         Xroc = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR,
-                         hostbuf=np.ascontiguousarray(X, roc_dtype))
+                         hostbuf=np.ascontiguousarray(X, kp.roc_dtype))
     dests = dests or {}
 
     def result(key, dt):
@@ -484,8 +466,7 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
         betad = buf((K + 1) * cmax * rs)
     if bt:
         btab = buf((n + 1) * (N - n + 1) * rs)
-        launch(dev, prg.kernel("bfast_bounds"), (round_up(n + 1, plan.wg), N - n + 1),
-               (plan.wg, 1), dtype.type(crit), btab).wait()   # before any chunk reads it
+        _bounds_table(dev, plan, kp, n, N, dtype, crit, btab).wait()  # before a chunk reads it
     keys1 = ("breaks", "means", "valids", "status") + (("mags",) if tpl["magnitudes"] else ())
     inputs, hs_in = {}, {}
 
@@ -517,38 +498,15 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
         else:
             hsd = (io.out(slot, "hist_start", hist_full[a:a + mp]).data
                    if tpl["history"] == "ROC" else None)
-        Mi, Mpad = np.int32(m), np.int32(mp)
-        rargs = (yd, Mpad, Mi, Xd, dtype.type(nodata))
         device_wait(dev, wait_for)
-        up = None
-        if roc:
-            if roc_gp:
-                rg = (-(-mp // roc_gp) * roc_gp * K, roc_gp * K)
-            else:
-                rg = (round_up(-(-m // W), plan.roc_wg), plan.roc_wg)
-            launch(dev, prg_roc.kernel("bfast_roc"), *rg, yd, Mpad, Xroc, roc_dtype.type(nodata),
-                   roc_dtype.type(roc_bounds[0]), roc_dtype.type(roc_bounds[1]), roc_scratch,
-                   hsd, wait_for=up)
-            up = None
         tail = [od["breaks"], od["means"], od["mags"], od["valids"], od["status"]]
-        if hsd is not None:
-            tail.append(hsd)
-        if bt:
-            tail.append(btab)
-        if detailed:
-            tail += [io.out(slot, key, out[key][..., a:b]).data
-                     for key in ("coef", "sigma", "mosum", "bounds", "pred")]
-        gsize = round_up(-(-m // W), plan.wg)
-        if plan.version == "fused":
-            ek = launch(dev, prg.kernel("bfast_fused"), gsize, plan.wg, *rargs, dtype.type(crit),
-                        dtype.type(hfrac), Bd, scratch, *tail, wait_for=up)
-        else:
-            hs_args = [hsd] if hsd is not None else []
-            gg = (-(-m // gp) * gp * K, gp * K) if gp else (gsize, plan.wg)
-            launch(dev, prg.kernel("bfast_gram"), *gg, *rargs, gd, *hs_args, wait_for=up)
-            launch(dev, prg.kernel("bfast_invert"), (2 * K * m, K), (2 * K, K), gd, Mi, betad)
-            ek = launch(dev, prg.kernel("bfast_sweep"), gsize, plan.wg, *rargs, dtype.type(crit),
-                        dtype.type(hfrac), Bd, scratch, betad, gd, *tail)
+        det = ([io.out(slot, key, out[key][..., a:b]).data for key in DETAILED_KEYS]
+               if detailed else [])
+        ek = _launch_chunk(dev, plan, kp, yd, m, mp, Xd, Bd, Xroc if roc else None, hsd, tail,
+                           det, scratch, roc_scratch, gd if plan.version == "multi" else None,
+                           betad if plan.version == "multi" else None, btab if bt else None,
+                           dtype=dtype, crit=crit, hfrac=hfrac, nodata=nodata,
+                           roc_bounds=roc_bounds)
         return [ek]
 
     def download(i, a, b, slot, queue, wait_for):
@@ -559,6 +517,87 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
         run_pipelined(dev, chunks, upload=upload, compute=compute, download=download,
                       desc="bfast_monitor", disable=None if progress_bar else True)
     return out
+
+
+#: the detailed results in the order the kernels take them
+DETAILED_KEYS = ("coef", "sigma", "mosum", "bounds", "pred")
+
+
+def _programs(dev, plan, tpl, dtype, starts_given):
+    """The programs of one call and what their launches need: ``prg`` (the fused or the
+    multi-kernel version), ``prg_roc`` (the Rec-CUSUM test, when ``history="ROC"`` and the
+    starts are not given), ``roc``, ``roc_dtype``, ``gp`` / ``roc_gp`` (pixels per work-group of
+    the "rows" kernels, 0: one work-item per lanes pixels), ``bt`` (R's boundary tabulated)."""
+    from types import SimpleNamespace
+    TM = int(plan.scratch == "time")    # time-major residual scratch (GPUs: coalesced)
+    params = dict(tpl, lanes=plan.lanes, tol=_tol(dtype), zv_tol=_zv_tol(dtype), TM=TM)
+    K = tpl["K"]
+    rows = plan.matrix == "rows"        # K work-items per pixel hold the K x K matrices (GPUs)
+    gp = rows_group(K, plan.wg) if rows else 0
+    # R's boundary tabulated once per call by bfast_bounds (GPUs: registers of the sweep)
+    bt = int(plan.version == "multi" and plan.bounds == "table" and tpl["convention"] == "r")
+    specs = [("bfast/fused.cl.mako", dict(params, BT=0)) if plan.version == "fused" else
+             ("bfast/multi.cl.mako", dict(params, GP=gp, BT=bt, SG=plan.subgroup))]
+    roc = tpl["history"] == "ROC" and not starts_given     # else the starts are given
+    roc_dtype = roc_gp = prg_roc = None
+    if roc:
+        # the Rec-CUSUM test runs in double where the device has it (recursive residuals of
+        # nearly collinear first values need it), else in the data's precision
+        roc_dtype = np.dtype(np.float64) if dev.fp64 else dtype
+        roc_gp = rows_group(K, plan.roc_wg) if rows else 0
+        specs.append(("bfast/roc.cl.mako", dict(real="double" if dev.fp64 else tpl["real"],
+                      in_type=tpl["in_type"], has_nodata=tpl["has_nodata"], lanes=plan.lanes,
+                      K=K, N=tpl["N"], n=tpl["n"], tol=_tol(roc_dtype), zv_tol=_zv_tol(roc_dtype),
+                      TM=TM, GP=roc_gp)))
+    prebuild(dev, specs)                 # a first call: both programs built at once
+    prg = build_program(dev, *specs[0])
+    if roc:
+        prg_roc = build_program(dev, *specs[1])
+    return SimpleNamespace(prg=prg, prg_roc=prg_roc, roc=roc, roc_dtype=roc_dtype, gp=gp,
+                           roc_gp=roc_gp, bt=bt, K=K)
+
+
+def _bounds_table(dev, plan, kp, n, N, dtype, crit, btab):
+    """R's boundary per (monitoring count, history count), once per call (``kp.bt``)."""
+    return launch(dev, kp.prg.kernel("bfast_bounds"), (round_up(n + 1, plan.wg), N - n + 1),
+                  (plan.wg, 1), dtype.type(crit), btab)
+
+
+def _launch_chunk(dev, plan, kp, yd, m, mp, Xd, Bd, Xroc, hsd, tail, det, scratch, roc_scratch,
+                  gd, betad, btab, *, dtype, crit, hfrac, nodata, roc_bounds):
+    """The kernels of one chunk of ``m`` pixels (``mp``: rows padded to the lanes) of cube
+    ``yd``: the Rec-CUSUM test (``kp.roc``) into ``hsd``, then the fit and the sweep into the
+    outputs ``tail`` (breaks, means, magnitudes, valids, status) and ``det`` (the detailed ones,
+    ``DETAILED_KEYS``). Returns the last kernel's event."""
+    K, W = kp.K, plan.lanes
+    Mi, Mpad = np.int32(m), np.int32(mp)
+    rargs = (yd, Mpad, Mi, Xd, dtype.type(nodata))
+    if kp.roc:
+        if kp.roc_gp:
+            rg = (-(-mp // kp.roc_gp) * kp.roc_gp * K, kp.roc_gp * K)
+        else:
+            rg = (round_up(-(-m // W), plan.roc_wg), plan.roc_wg)
+        rd = kp.roc_dtype.type
+        launch(dev, kp.prg_roc.kernel("bfast_roc"), *rg, yd, Mpad, Xroc, rd(nodata),
+               rd(roc_bounds[0]), rd(roc_bounds[1]), roc_scratch, hsd)
+    tail = list(tail)
+    if hsd is not None:
+        tail.append(hsd)
+    if kp.bt:
+        tail.append(btab)
+    tail += list(det)
+    gsize = round_up(-(-m // W), plan.wg)
+    prg = kp.prg
+    if plan.version == "fused":
+        return launch(dev, prg.kernel("bfast_fused"), gsize, plan.wg, *rargs, dtype.type(crit),
+                      dtype.type(hfrac), Bd, scratch, *tail)
+    gp = kp.gp
+    hs_args = [hsd] if hsd is not None else []
+    gg = (-(-m // gp) * gp * K, gp * K) if gp else (gsize, plan.wg)
+    launch(dev, prg.kernel("bfast_gram"), *gg, *rargs, gd, *hs_args)
+    launch(dev, prg.kernel("bfast_invert"), (2 * K * m, K), (2 * K, K), gd, Mi, betad)
+    return launch(dev, prg.kernel("bfast_sweep"), gsize, plan.wg, *rargs, dtype.type(crit),
+                  dtype.type(hfrac), Bd, scratch, betad, gd, *tail)
 
 
 #: results the kernels write straight into ``out=`` arrays (others are copied in), and their

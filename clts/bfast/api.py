@@ -38,7 +38,7 @@ import numpy as np
 
 from ..runtime import integrations
 from ..runtime import chunk_sizes, get_device, launch, round_up
-from ..runtime.arrays import native, values_of
+from ..runtime.arrays import device_input, is_device_array, native, values_of
 from ..runtime.faults import with_smaller_chunks
 from ..runtime.memory import host_empty, scratch as scratch_array
 from ..runtime.programs import build_program, prebuild
@@ -51,17 +51,17 @@ from .common import (HISTORIES, design_matrix, log_plus, n_coef, rec_cusum_bound
 from .common import time_axis as _time_axis
 from ..timeaxis import is_cftime, parse_date
 from .plan import Plan, Problem, chunk_cap, make_plan, rows_group
+from .device import INT_TYPES, LazyFields, device_axis
 from .checks import TYPES, check_arguments  # noqa: F401 (public here)
 from .checks import (check_params, default_freq, history_end, levels, monitor_dates,
                      out_specs, time_axis_and_dates)
 
-_INT_TYPES = {np.dtype(np.int8): "char", np.dtype(np.uint8): "uchar",
-              np.dtype(np.int16): "short", np.dtype(np.uint16): "ushort",
-              np.dtype(np.int32): "int", np.dtype(np.uint32): "uint"}
+_INT_TYPES = INT_TYPES
+_CUBE_TYPES = (np.dtype(np.float32), np.dtype(np.float64), *INT_TYPES)
 
 
 @dataclass
-class BfastResult:
+class BfastResult(LazyFields):
     """Result of :func:`clts.bfast_monitor`: per-pixel arrays shaped like the cube without its
     time axis.
 
@@ -270,22 +270,28 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
     crit = check_params(k, freq, hfrac, level, period, history, convention, trend, type)
     if isinstance(history, str) and history not in HISTORIES:
         history = np.datetime64(history)
-    labels, dates = time_axis_and_dates(y, dates, time_axis)
+    on_device = is_device_array(y)
+    if on_device:
+        dates = device_axis(y, dates, time_axis)
+    else:
+        labels, dates = time_axis_and_dates(y, dates, time_axis)
     if isinstance(start_monitor, str) and not is_cftime(dates):
         start_monitor = parse_date(start_monitor, np.array([], "datetime64[D]"))
     freq = default_freq(freq, dates)
-    time_axis = labels.axis
-    y_in = values_of(y)
-    y = native(y_in)               # any layout and byte order; pandas / xarray values
-    if y.dtype == np.float16:
-        y = y.astype(np.float32)
-    if y.dtype.kind == "b" or y.dtype.kind not in "fiu" or y.dtype not in (
-            np.dtype(np.float32), np.dtype(np.float64), *_INT_TYPES):
-        raise TypeError(f"y must be float32/float64 (NaN = missing) or int8/16/32 / uint8/16/32 "
-                        f"with nodata, got dtype {y.dtype}")
-    if y.ndim < 1:
-        raise ValueError("y must have a time axis")
-    y = np.moveaxis(y, int(time_axis), 0)
+    if on_device:
+        y_in = y = device_input(y, "y", get_device(device), dtypes=_CUBE_TYPES)
+    else:
+        time_axis = labels.axis
+        y_in = values_of(y)
+        y = native(y_in)               # any layout and byte order; pandas / xarray values
+        if y.dtype == np.float16:
+            y = y.astype(np.float32)
+        if y.dtype.kind == "b" or y.dtype.kind not in "fiu" or y.dtype not in _CUBE_TYPES:
+            raise TypeError(f"y must be float32/float64 (NaN = missing) or int8/16/32 / "
+                            f"uint8/16/32 with nodata, got dtype {y.dtype}")
+        if y.ndim < 1:
+            raise ValueError("y must have a time axis")
+        y = np.moveaxis(y, int(time_axis), 0)
     N = y.shape[0]
     pix_shape = y.shape[1:]
     t, ts = _time_axis(dates, start_monitor)
@@ -322,6 +328,18 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
     M = int(np.prod(pix_shape, dtype=np.int64))
     flat = y.reshape(N, M)
     bd_src, mon, fill = monitor_dates(dates, t, n)
+    if on_device:
+        if out is not None:
+            raise TypeError("out= takes numpy arrays; a call on a device array returns device "
+                            "arrays of its own")
+        return _monitor_device(dev, plan, flat, pix_shape, N, n, K, k, X, bounds_t, dict(
+            real=real, in_type=in_type, has_nodata=nodata is not None, K=K, N=N, n=n,
+            history="ROC" if (hist_given or history == "BP") else history,
+            convention=convention, dof_sub=K if convention == "r" else 2 + 2 * k,
+            detailed=bool(detailed), magnitudes=bool(magnitudes)),
+            history=history, hist_given=hist_given, t=t, dates=dates, mon=mon, fill=fill,
+            bd_src=bd_src, dtype=dtype, crit=crit, hfrac=hfrac, nodata=nodata,
+            level_roc=level_roc, trend=trend, center=center, scale=scale)
     given = out_arrays(out, out_specs(pix_shape, dtype, mon, N, n, K, magnitudes, history,
                                        detailed), {"y": y_in}, "bfast_monitor")
     dests = {_RUN_KEYS.get(key, key): view_as(a, (M,)) for key, a in given.items()
@@ -617,18 +635,82 @@ def _zv_tol(dtype):
     return repr(tol) if dtype == np.float64 else f"{tol!r}f"
 
 
+def _start_index(t, dates, history, n):
+    """The date index where a history given as a date / time starts."""
+    th = _time_axis(dates, history)[1]
+    i0 = int(np.searchsorted(t, th, side="left"))
+    if i0 >= n:
+        raise ValueError(f"history (a start date / time, {history!r}) must lie before "
+                         "start_monitor")
+    return i0
+
+
+def _monitor_device(dev, plan, flat, pix_shape, N, n, K, k, X, bounds_t, tpl, *, history,
+                    hist_given, t, dates, mon, fill, bd_src, dtype, crit, hfrac, nodata,
+                    level_roc, trend, center, scale):
+    """``bfast_monitor`` on a device cube ``flat`` ``[N, M]``: every step a kernel, the result's
+    arrays device arrays, nothing read back or waited for (``clts.bfast.device``)."""
+    from . import device as dv
+    M = flat.shape[1]
+    keep = []
+    hs = None
+    if hist_given:
+        hs = dv.fill_int(dev, round_up(M, 16) + 16, _start_index(t, dates, history, n))
+    elif history == "BP":
+        hs, kk = dv.history_starts(dev, flat, n, X, nodata)
+        keep += kk
+    nd = 0.0 if nodata is None else float(nodata)
+    roc_bounds = (rec_cusum_bound(level_roc), rec_cusum_bound(0.05)) \
+        if tpl["history"] == "ROC" else None
+    out, kk = with_smaller_chunks(
+        lambda max_items: dv.run_monitor(dev, plan, flat, N, n, K, X, bounds_t, tpl, dtype=dtype,
+                                         crit=crit, hfrac=hfrac, nodata=nd,
+                                         roc_bounds=roc_bounds, max_items=max_items, hs=hs),
+        device=dev, what="bfast_monitor")
+    keep += kk
+    if hs is not None:
+        keep.append(hs)
+        out["hist_start"] = dv.first_valid_starts(dev, flat, dtype.type(nd), tpl, hs, n, N,
+                                                  hist_given)
+    if tpl["detailed"]:
+        dv.coef_post(dev, out, tpl, K, N, M, trend, center, scale)
+
+    def shaped(a, lead=()):
+        return None if a is None else a.reshape(tuple(lead) + pix_shape)
+
+    res = BfastResult(breaks=shaped(out["breaks"]), break_dates=None,
+                      magnitudes=shaped(out.get("mags")), means=shaped(out["means"]),
+                      valids=shaped(out["valids"]), history_start=shaped(out.get("hist_start")),
+                      status=shaped(out["status"]), plan=plan, monitor_dates=mon)
+    if tpl["detailed"]:
+        res.mosum, res.bounds = shaped(out["mosum"], (N - n,)), shaped(out["bounds"], (N - n,))
+        res.prediction, res.coef = shaped(out["pred"], (N,)), shaped(out["coef"], (K,))
+        res.sigma = shaped(out["sigma"])
+        res.dates, res.observed = bd_src, flat.reshape((N,) + pix_shape)
+    res._keep = keep
+
+    def break_dates():
+        b = res.breaks.get()
+        return np.where(b >= 0, mon[np.clip(b, 0, None)], fill)
+
+    def diagnostics():
+        status = res.status.get()
+        counts = {name: int(np.sum(status == code)) for code, name in STATUS.items() if code}
+        return dict(n_history_dates=n, n_monitor_dates=N - n, n_coef=K, critval=crit,
+                    failed=int(np.sum(status != 0)), **counts, device=str(dev.slug),
+                    nodata=nodata)
+    res._set_lazy("break_dates", break_dates)
+    res._set_lazy("diagnostics", diagnostics)
+    return res
+
+
 def _history_starts(dev, flat, n, t, dates, history, X, nodata):
     """Date index where each pixel's stable history starts for ``history="BP"`` (bfast's
     ``history_break``, on the device) or a start date / time (the same for all); N (no valid
     history: status 1) where the BP test cannot run (fewer than 12 K valid history values)."""
     N, M = flat.shape
     if history != "BP":
-        th = _time_axis(dates, history)[1]
-        i0 = int(np.searchsorted(t, th, side="left"))
-        if i0 >= n:
-            raise ValueError(f"history (a start date / time, {history!r}) must lie before "
-                             "start_monitor")
-        return np.full(M, i0, np.int32)
+        return np.full(M, _start_index(t, dates, history, n), np.int32)
     from .breakpoints import history_starts
     from .breakpoints_plan import Problem as BreakpointsProblem, make_plan as make_bp_plan
     hist = flat[:n].astype(np.float64 if dev.fp64 else np.float32)

@@ -142,13 +142,22 @@ class LazyFields:
     finished): ``_lazy`` maps a field name to a function giving its value. ``to_numpy()``
     gives a copy whose device arrays are numpy arrays (``clts.to_numpy(result)``)."""
 
-    def __getattr__(self, name):
+    def __getattribute__(self, name):
+        lazy = object.__getattribute__(self, "__dict__").get("_lazy")
+        if lazy and name in lazy:
+            make = lazy.get(name)
+            if make is not None:        # another thread may have computed it meanwhile
+                value = make()
+                object.__setattr__(self, name, value)
+                lazy.pop(name, None)
+                return value
+        return object.__getattribute__(self, name)
+
+    def __setattr__(self, name, value):
         lazy = self.__dict__.get("_lazy")
-        if lazy is not None and name in lazy:
-            value = lazy.pop(name)()
-            setattr(self, name, value)
-            return value
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        if lazy:
+            lazy.pop(name, None)        # a value set replaces the one to be computed
+        object.__setattr__(self, name, value)
 
     def _set_lazy(self, name, make):
         self.__dict__.pop(name, None)

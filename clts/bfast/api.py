@@ -159,6 +159,9 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
         DataFrame holds one pixel per column, time down the rows; per-pixel results of a
         DataFrame come back as Series indexed by its columns, of a DataArray as DataArrays
         without the time dimension.
+        A ``pyopencl.array.Array`` (time-major ``[time, pixels...]``, C-contiguous, one of
+        these dtypes, on ``device``) runs on the device without a host transfer or wait and
+        gives device arrays (``docs/device-arrays.md``, "BFAST").
     dates : array_like or None
         One date per time step, strictly increasing: datetime64 / datetime / date or cftime
         dates of any calendar (time in days since 1 January of the first year, in that
@@ -235,7 +238,9 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
     -------
     BfastResult
         Per-pixel arrays shaped like ``y`` without its time axis (labelled for pandas /
-        xarray inputs); ``plot()`` draws the break maps or one pixel's MOSUM.
+        xarray inputs; device arrays for a device ``y``, whose ``break_dates`` and
+        ``diagnostics`` are read on first access); ``plot()`` draws the break maps or one
+        pixel's MOSUM; ``to_numpy()`` gives the result with numpy arrays.
 
     Raises
     ------

@@ -90,6 +90,10 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
     y : array_like
         Cube with a time axis, float (NaN = missing); a pandas DataFrame (one pixel per column)
         or an xarray DataArray give labelled results.
+        A ``pyopencl.array.Array`` (time-major ``[time, pixels...]``, C-contiguous, float32 /
+        float64 or int8..uint32, on ``device``) runs on the device without a host transfer or
+        wait: the result's arrays are device arrays (magnitudes by a float64 kernel; break
+        dates, diagnostics and ``confint`` intervals on first access; ``docs/device-arrays.md``).
     dates : array_like or None
         Strictly increasing dates (datetime64 / date: days since 1 January of the first year)
         or numbers (decimal years: give ``freq=1``). None: the index / time coordinate.

@@ -108,7 +108,15 @@ def element_offset(a) -> int:
 
 
 def empty(dev, shape, dtype):
-    """A result array (from the device's scratch pool; the result owns it)."""
+    """A result array: a fresh device array (never a pool's buffer that a later call could
+    be handed while the result still holds it)."""
+    import pyopencl.array as cla
+    return cla.empty(dev.queue, tuple(int(s) for s in shape), np.dtype(dtype))
+
+
+def temp(dev, shape, dtype):
+    """A temporary of queued kernels, from the device's scratch pool (kept with the result
+    until it is read)."""
     return scratch(dev, tuple(int(s) for s in shape), np.dtype(dtype))
 
 
@@ -251,7 +259,7 @@ def run_monitor(dev, plan, y, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, 
         if in_place:
             yd = y.data
         else:
-            ya = scratch(dev, (N * mp + W,), y.dtype)
+            ya = temp(dev, (N * mp + W,), y.dtype)
             keep.append(ya)
             launch(dev, gather, (round_up(mp, 64), N), (64, 1), y.base_data, np.int64(off),
                    np.int32(M), np.int32(a), np.int32(m), np.int32(mp), np.int32(W), ya.data)
@@ -259,7 +267,7 @@ def run_monitor(dev, plan, y, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, 
         if single:
             o = out
         else:
-            o = {k: empty(dev, out[k].shape[:-1] + (m,), out[k].dtype) for k in out
+            o = {k: temp(dev, out[k].shape[:-1] + (m,), out[k].dtype) for k in out
                  if k != "hist_start"}
             keep.extend(o.values())
         hsd = None
@@ -267,14 +275,14 @@ def run_monitor(dev, plan, y, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, 
             if single:
                 hsd = hs_full.data
             else:
-                hc = empty(dev, (mp,), np.int32)
+                hc = temp(dev, (mp,), np.int32)
                 keep.append(hc)
                 if hs is not None:
                     import pyopencl as cl
                     cl.enqueue_copy(dev.queue, hc.data, hs_full.data, byte_count=mp * 4,
                                     src_offset=a * 4)
                 hsd = hc.data
-        mags = o["mags"] if "mags" in o else empty(dev, (1,), dtype)
+        mags = o["mags"] if "mags" in o else temp(dev, (1,), dtype)
         keep.append(mags)
         tail = [o[k].data if k != "mags" else mags.data for k in keys1]
         det = [o[k].data for k in DETAILED_KEYS] if detailed else []
@@ -297,6 +305,8 @@ def first_valid_starts(dev, y, nodata, tpl, hs, n, N, given):
     or after the start (a given start date) or the start itself, -1 for none / N."""
     M = int(y.shape[1]) if y.ndim > 1 else 1
     res = empty(dev, (M,), np.int32)
+    if M == 0:
+        return res
     k = program(dev, real=tpl["real"], in_type=tpl["in_type"],
                 has_nodata=tpl["has_nodata"]).kernel("first_valid")
     launch(dev, k, round_up(max(M, 1), 64), 64, y.base_data, np.int64(element_offset(y)),
@@ -307,6 +317,8 @@ def first_valid_starts(dev, y, nodata, tpl, hs, n, N, given):
 
 def coef_post(dev, out, tpl, K, N, M, trend, center, scale):
     """Detailed results: coefficients in the time axis's units, NaN where nothing was fitted."""
+    if M == 0:
+        return
     k = program(dev, real=tpl["real"], in_type=tpl["in_type"], has_nodata=False,
                 K=K).kernel("coef_post")
     at = acc_dtype(dev, np.float64 if tpl["real"] == "double" else np.float32).type
@@ -322,7 +334,7 @@ def _real(real):
 def fill_int(dev, size, value):
     """A device int32 array of ``size`` entries all ``value`` (a fill: nothing transferred)."""
     import pyopencl as cl
-    a = empty(dev, (max(int(size), 1),), np.int32)
+    a = temp(dev, (max(int(size), 1),), np.int32)
     cl.enqueue_fill_buffer(dev.queue, a.data, np.int32(value), 0, a.nbytes)
     return a
 
@@ -405,14 +417,14 @@ def _bp_chunks(dev, plan, y, N, M, X, h, BREAKS, dtype, nodata, out, max_items):
     def chunk(a, b):
         m = b - a
         mp = round_up(m, G)
-        yc = scratch(dev, (N, mp), dtype)
+        yc = temp(dev, (N, mp), dtype)
         keep.append(yc)
         launch(dev, gather, (round_up(mp, 64), N), (64, 1), y.base_data, np.int64(off),
                np.int32(M), np.int32(a), np.int32(m), np.int32(mp), dtype.type(nd), yc.data)
         if single:
             o = out
         else:
-            o = {k: empty(dev, out[k].shape[:-1] + (m,), out[k].dtype) for k in keys}
+            o = {k: temp(dev, out[k].shape[:-1] + (m,), out[k].dtype) for k in keys}
             keep.extend(o.values())
         od = [o[k].data for k in keys]
         if pix:

@@ -340,8 +340,7 @@ def fill_int(dev, size, value):
 
 
 # ------------------------------------------------------------------------- breakpoints
-def run_breakpoints(dev, plan, y, X, h, breaks, dtype, *, nodata=None, rows=None,
-                    max_items=None):
+def run_breakpoints(dev, plan, y, X, h, breaks, dtype, *, nodata=None, rows=None):
     """``breakpoints.run_breakpoints`` on device cube ``y`` ``[N', M]`` (its first ``rows``
     dates; integer types with ``nodata``), the values converted to ``dtype`` on the device.
     Returns (dict of device outputs, BREAKS, arrays to keep)."""
@@ -359,43 +358,23 @@ def run_breakpoints(dev, plan, y, X, h, breaks, dtype, *, nodata=None, rows=None
     if M == 0:
         return out, BREAKS, keep
     keep += with_smaller_chunks(
-        lambda mi: _bp_chunks(dev, plan, y, N, M, X, h, BREAKS, dtype, nodata, out,
-                              mi if max_items is None else min(mi or max_items, max_items)),
+        lambda mi: _bp_chunks(dev, plan, y, N, M, X, h, BREAKS, dtype, nodata, out, mi),
         device=dev, what="bfast_breaks")
     return out, BREAKS, keep
 
 
 def _bp_chunks(dev, plan, y, N, M, X, h, BREAKS, dtype, nodata, out, max_items):
-    from .breakpoints import segment_table
-    from .breakpoints_plan import chunk_cap, pixels_per_group
+    from .breakpoints import chunk_ranges, kernels, launch_chunk, segment_table
     K = X.shape[1]
     T = N * (N + 1) // 2
     rs = dtype.itemsize
-    G, W = plan.interleave, plan.lanes
-    per = [N * rs, T * rs, BREAKS * N * (rs + 4), N * 4, 16 + (BREAKS + 1) * rs,
-           BREAKS * (BREAKS + 1) // 2 * 4]
-    cap = chunk_cap(plan, N, rs)
-    if cap is not None:
-        max_items = cap if max_items is None else min(max_items, cap)
-    chunks = chunk_sizes(M, per, dev, fixed_bytes=(N * K + N + 1) * rs, multiple=G,
-                         max_items=max_items)
+    G = plan.interleave
+    chunks = chunk_ranges(dev, plan, N, M, K, BREAKS, dtype, max_items)
     Xd = constant(dev, "bfast.X", X, dtype)
     hsd = constant(dev, "bfast.segments", segment_table(h, N), np.int32)
     keep = [Xd, hsd]
+    kern = kernels(dev, plan, K, N, BREAKS, dtype)
     real = "double" if dtype == np.float64 else "float"
-    spec = dict(real=real, lanes=W, interleave=G, K=K, N=N, BREAKS=BREAKS,
-                subgroup=plan.subgroup)
-    if plan.scan:
-        spec["scan"] = 1
-    tpl = "bfast/breakpoints.cl.mako"
-    pix = pixels_per_group(plan, K, dev)
-    if pix:
-        prg_rss = prg = dev.program(tpl, kernels="all", pix=pix, **spec)
-    elif plan.grf:
-        prg_rss = dev.program(tpl, kernels="bp_rss", grf=plan.grf, **spec)
-        prg = dev.program(tpl, kernels="bp_dp", **spec)
-    else:
-        prg_rss = prg = dev.program(tpl, kernels="all", **spec)
     gather = program(dev, real=real, in_type=c_type(y.dtype),
                      has_nodata=nodata is not None).kernel("gather_real")
     cmax = max(b - a for a, b in chunks)
@@ -426,15 +405,8 @@ def _bp_chunks(dev, plan, y, N, M, X, h, BREAKS, dtype, nodata, out, max_items):
         else:
             o = {k: temp(dev, out[k].shape[:-1] + (m,), out[k].dtype) for k in keys}
             keep.extend(o.values())
-        od = [o[k].data for k in keys]
-        if pix:
-            launch(dev, prg_rss.kernel("bp_rss"), (K, round_up(mp, pix), N), (K, pix, 1),
-                   yc.data, np.int32(mp), Xd.data, hsd.data, tri)
-        else:
-            launch(dev, prg_rss.kernel("bp_rss"), (round_up(mp // W, plan.wg), N),
-                   (plan.wg, 1), yc.data, np.int32(mp), Xd.data, hsd.data, tri)
-        launch(dev, prg.kernel("bp_dp"), round_up(m, plan.dp_wg), plan.dp_wg, yc.data,
-               np.int32(mp), np.int32(m), hsd.data, tri, cost, arg, vidx, *od)
+        launch_chunk(dev, plan, kern, yc.data, m, mp, Xd.data, hsd.data, tri, cost, arg, vidx,
+                     [o[k].data for k in keys])
         if not single:
             for k, v in o.items():
                 copy_columns(dev, out[k], v, a, m, 1 if v.ndim == 1 else v.shape[0])

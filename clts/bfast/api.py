@@ -136,7 +136,8 @@ class BfastResult(LazyFields):
         ``detailed=True``): as R's ``plot(bfastmonitor)``, the data with the history model and
         its prediction, the start of monitoring and the break, above the MOSUM process and its
         boundary. Needs matplotlib."""
-        return integrations.plot("bfast", self, pixel, fig=fig, title=title)
+        res = self.to_numpy() if is_device_array(self.breaks) else self
+        return integrations.plot("bfast", res, pixel, fig=fig, title=title)
 
 
 @renamed(progress_bar="progress")

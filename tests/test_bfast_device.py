@@ -228,3 +228,18 @@ def test_breaks_device_under_emulated_gpus(gpu):
     b, first, again = _device_call(clts.bfast_breaks, _to_device(emu, y), t, **kw)
     _assert_quiet(first, again)
     _same_breaks(a, b, 1e-9)
+
+
+def test_device_calls_from_threads(device):
+    """Device calls from several threads at once (one device queue, a shared constant cache):
+    each equals the numpy path."""
+    from concurrent.futures import ThreadPoolExecutor
+    y, t, start = _cube(6)
+    kws = [dict(history=h, k=k) for h in ("all", "ROC", "BP") for k in (1, 2)]
+    want = [clts.bfast_monitor(y, t, start, device=device, progress=False, **kw) for kw in kws]
+    yd = _to_device(device, y)
+    with ThreadPoolExecutor(4) as ex:
+        got = list(ex.map(lambda kw: clts.bfast_monitor(yd, t, start, device=device,
+                                                        progress=False, **kw).to_numpy(), kws))
+    for a, b in zip(want, got):
+        _same_monitor(a, b)

@@ -334,28 +334,27 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
     M = int(np.prod(pix_shape, dtype=np.int64))
     flat = y.reshape(N, M)
     bd_src, mon, fill = monitor_dates(dates, t, n)
+    # the kernels' parameters (starts given or from the BP test: the ROC kernels' input)
+    tpl = dict(real=real, in_type=in_type, has_nodata=nodata is not None, K=K, N=N, n=n,
+               history="ROC" if (hist_given or history == "BP") else history,
+               convention=convention, dof_sub=K if convention == "r" else 2 + 2 * k,
+               detailed=bool(detailed), magnitudes=bool(magnitudes))
     if on_device:
         if out is not None:
             raise TypeError("out= takes numpy arrays; a call on a device array returns device "
                             "arrays of its own")
-        return _monitor_device(dev, plan, flat, pix_shape, N, n, K, k, X, bounds_t, dict(
-            real=real, in_type=in_type, has_nodata=nodata is not None, K=K, N=N, n=n,
-            history="ROC" if (hist_given or history == "BP") else history,
-            convention=convention, dof_sub=K if convention == "r" else 2 + 2 * k,
-            detailed=bool(detailed), magnitudes=bool(magnitudes)),
-            history=history, hist_given=hist_given, t=t, dates=dates, mon=mon, fill=fill,
-            bd_src=bd_src, dtype=dtype, crit=crit, hfrac=hfrac, nodata=nodata,
-            level_roc=level_roc, trend=trend, center=center, scale=scale)
+        return _monitor_device(dev, plan, flat, pix_shape, N, n, K, X, bounds_t, tpl,
+                               history=history, hist_given=hist_given, t=t, dates=dates,
+                               mon=mon, fill=fill, bd_src=bd_src, dtype=dtype, crit=crit,
+                               hfrac=hfrac, nodata=nodata, level_roc=level_roc, trend=trend,
+                               center=center, scale=scale)
     given = out_arrays(out, out_specs(pix_shape, dtype, mon, N, n, K, magnitudes, history,
                                        detailed), {"y": y_in}, "bfast_monitor")
     dests = {_RUN_KEYS.get(key, key): view_as(a, (M,)) for key, a in given.items()
              if key in _DIRECT}
     pre_hs = _history_starts(dev, flat, n, t, dates, history, X, nodata) \
         if hist_given or history == "BP" else None
-    out = with_smaller_chunks(lambda max_items: _run(dev, plan, flat, N, n, K, X, bounds_t, dict(
-        real=real, in_type=in_type, has_nodata=nodata is not None, K=K, N=N, n=n,
-        history="ROC" if pre_hs is not None else history, convention=convention, dof_sub=K if convention == "r" else 2 + 2 * k,
-        detailed=bool(detailed), magnitudes=bool(magnitudes)),
+    out = with_smaller_chunks(lambda max_items: _run(dev, plan, flat, N, n, K, X, bounds_t, tpl,
         dtype=dtype, crit=crit, hfrac=hfrac, nodata=0.0 if nodata is None else float(nodata),
         roc_bounds=(rec_cusum_bound(level_roc), rec_cusum_bound(0.05)) if history == "ROC"
         else None, progress_bar=progress, max_items=max_items, pre_hs=pre_hs, dests=dests),
@@ -651,7 +650,7 @@ def _start_index(t, dates, history, n):
     return i0
 
 
-def _monitor_device(dev, plan, flat, pix_shape, N, n, K, k, X, bounds_t, tpl, *, history,
+def _monitor_device(dev, plan, flat, pix_shape, N, n, K, X, bounds_t, tpl, *, history,
                     hist_given, t, dates, mon, fill, bd_src, dtype, crit, hfrac, nodata,
                     level_roc, trend, center, scale):
     """``bfast_monitor`` on a device cube ``flat`` ``[N, M]``: every step a kernel, the result's

@@ -243,3 +243,44 @@ def test_device_calls_from_threads(device):
                                                         progress=False, **kw).to_numpy(), kws))
     for a, b in zip(want, got):
         _same_monitor(a, b)
+
+
+def test_breaks_device_edge_cases(device):
+    """The exact fits (RSS floor), the rank-deficient design (columns dropped, with the
+    warning), a rank-deficient pixel (status 4), h = n / 2 and BP history of a constant pixel:
+    the device path gives the numpy path's results and diagnostics."""
+    import warnings
+    from pathlib import Path
+
+    import pandas as pd
+    if not device.fp64:
+        pytest.skip("the comparison's tolerances are float64's")
+    data = Path(__file__).parent / "data"
+    inp = pd.read_csv(data / "bfast_bp_edge_input.csv")
+    for _, s in pd.read_csv(data / "bfast_bp_edge_settings.csv").iterrows():
+        d = inp[inp.case == s.case]
+        t, y = d.time.to_numpy(), d.y.to_numpy(np.float64)[:, None]
+        kw = dict(freq=float(s.freq), order=int(s.order), trend=bool(s.trend),
+                  h=float(s.h) if s.h < 1 else int(s.h), breaks=int(s.breaks), device=device,
+                  progress=False)
+        for dtype in (np.float64, np.float32):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)
+                a = clts.bfast_breaks(y, t, dtype=dtype, **kw)
+                b = clts.bfast_breaks(_to_device(device, y), t, dtype=dtype, **kw)
+            _same_breaks(a, b, 1e-9)
+    rng = np.random.default_rng(4)
+    t = 2000 + np.arange(460) / 23
+    y = np.sin(2 * np.pi * t)[:, None] + 0.1 * rng.standard_normal((460, 2))
+    y[np.arange(460) % 23 != 5, 0] = np.nan
+    y[np.arange(460) % 23 > 10, 1] = np.nan
+    kw = dict(freq=1.0, order=1, h=0.3, device=device, progress=False)
+    a = clts.bfast_breaks(y, t, **kw)
+    b, first, again = _device_call(clts.bfast_breaks, _to_device(device, y), t, **kw)
+    _assert_quiet(first, again)
+    assert b.status.get().tolist() == [4, 0]
+    _same_breaks(a, b, 1e-9)
+    yy = np.stack([np.full(t.size, 3.0), y[:, 1]], axis=1)       # BP history of a constant
+    kw = dict(freq=1, history="BP", device=device, progress=False)
+    _same_monitor(clts.bfast_monitor(yy, t, 2016.0, **kw),
+                  clts.bfast_monitor(_to_device(device, yy), t, 2016.0, **kw))

@@ -46,13 +46,13 @@ from ..runtime.outputs import deliver, out_arrays, view_as
 from ..runtime.pipeline import ChunkIO, device_wait, run_pipelined
 from ..vocabulary import renamed
 from .common import STATUS, ZERO_VARIANCE_ULPS
-from .common import (HISTORIES, design_matrix, log_plus, n_coef, rec_cusum_bound,
+from .common import (design_matrix, log_plus, n_coef, rec_cusum_bound,
                      trend_scaling, unscale_coef)
 from .common import time_axis as _time_axis
 from ..timeaxis import is_cftime, parse_date
 from .plan import Plan, Problem, chunk_cap, make_plan, rows_group
 from .device import INT_TYPES, LazyFields, device_axis
-from .checks import TYPES, check_arguments  # noqa: F401 (public here)
+from .checks import TYPES, check_arguments, check_history  # noqa: F401 (public here)
 from .checks import (check_params, default_freq, history_end, levels, monitor_dates,
                      out_specs, time_axis_and_dates)
 
@@ -274,8 +274,6 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
     """
     level, level_roc = levels(level)
     crit = check_params(k, freq, hfrac, level, period, history, convention, trend, type)
-    if isinstance(history, str) and history not in HISTORIES:
-        history = np.datetime64(history)
     on_device = is_device_array(y)
     if on_device:
         dates = device_axis(y, dates, time_axis)
@@ -284,6 +282,7 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
     if isinstance(start_monitor, str) and not is_cftime(dates):
         start_monitor = parse_date(start_monitor, np.array([], "datetime64[D]"))
     freq = default_freq(freq, dates)
+    history = check_history(history, dates)         # a date string as a datetime64
     if on_device:
         y_in = y = device_input(y, "y", get_device(device), dtypes=_CUBE_TYPES)
     else:
@@ -498,12 +497,8 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
         # uninitialised-value checker misreads unaligned vector loads), W zeros after them
         m = b - a
         mp = round_up(m, W)
-        h = io.host(slot, "y", (N * mp + W,), flat.dtype)
-        rows = h[:N * mp].reshape(N, mp)
-        rows[:, :m] = flat[:, a:b]
-        rows[:, m:] = 0
-        h[N * mp:] = 0
-        inputs[slot], events = io.send(slot, "y", h, queue)
+        # (GPUs: W = 1, no padding: straight from the cube into pinned pieces, by the threads)
+        inputs[slot], events = io.put(slot, "y", flat[:, a:b], queue, pad=W, cols=mp)
         if pre_hs is not None:
             hs_in[slot], ev = io.put(slot, "hs", hist_full[a:a + mp], queue)
             events = list(events) + list(ev)

@@ -340,26 +340,44 @@ def fill_int(dev, size, value):
 
 
 # ------------------------------------------------------------------------- breakpoints
-def run_breakpoints(dev, plan, y, X, h, breaks, dtype, *, nodata=None, rows=None):
+def run_breakpoints(dev, plan, y, X, h, breaks, dtype, *, nodata=None, rows=None,
+                    k_check=None, rank_check=False):
     """``breakpoints.run_breakpoints`` on device cube ``y`` ``[N', M]`` (its first ``rows``
-    dates; integer types with ``nodata``), the values converted to ``dtype`` on the device.
-    Returns (dict of device outputs, BREAKS, arrays to keep)."""
+    dates; integer types with ``nodata``), the values converted to ``dtype`` on the device;
+    then the pixels with h <= ``k_check`` (the design's columns before any were dropped) and,
+    with ``rank_check``, those whose valid dates make ``X`` rank-deficient marked failed, and
+    the RSS floor (``out["floor"]``). Returns (dict of device outputs, BREAKS, arrays to
+    keep)."""
     from ..runtime.faults import with_smaller_chunks
     from .breakpoints import max_breaks
     N = int(rows if rows is not None else y.shape[0])
     M = int(y.shape[1]) if y.ndim > 1 else 1
+    from .breakpoints_reference import RANK_TOL
     K = X.shape[1]
-    BREAKS = max(1, min(int(breaks), max_breaks(h, N, K)))
+    kc = K if k_check is None else int(k_check)
+    BREAKS = max(1, min(int(breaks), max_breaks(h, N, kc)))
     NB = BREAKS * (BREAKS + 1) // 2
+    acc = acc_dtype(dev, dtype)
     out = {"nobs": empty(dev, (M,), np.int32), "h": empty(dev, (M,), np.int32),
            "bmax": empty(dev, (M,), np.int32), "status": empty(dev, (M,), np.int32),
-           "rss": empty(dev, (BREAKS + 1, M), dtype), "bp": empty(dev, (NB, M), np.int32)}
+           "rss": empty(dev, (BREAKS + 1, M), dtype), "bp": empty(dev, (NB, M), np.int32),
+           "floor": empty(dev, (M,), acc)}
     keep = [y]
     if M == 0:
         return out, BREAKS, keep
     keep += with_smaller_chunks(
         lambda mi: _bp_chunks(dev, plan, y, N, M, X, h, BREAKS, dtype, nodata, out, mi),
         device=dev, what="bfast_breaks")
+    Xa = constant(dev, "bfast.X", X, acc)
+    keep.append(Xa)
+    k = program(dev, real="double" if dtype == np.float64 else "float", in_type=c_type(y.dtype),
+                has_nodata=nodata is not None, K=K).kernel("bp_post")
+    launch(dev, k, round_up(M, 64), 64, y.base_data, np.int64(element_offset(y)), np.int32(M),
+           np.int32(N), Xa.data, out["status"].data, out["h"].data, out["nobs"].data,
+           out["bmax"].data, out["rss"].data, out["bp"].data, np.int32(BREAKS + 1),
+           np.int32(NB), np.int32(kc), np.int32(bool(rank_check)),
+           acc.type(RANK_TOL[dtype.itemsize] ** 2), acc.type(np.finfo(dtype).eps),
+           dtype.type(nodata_value(y.dtype, nodata)), out["floor"].data)
     return out, BREAKS, keep
 
 
@@ -416,8 +434,9 @@ def _bp_chunks(dev, plan, y, N, M, X, h, BREAKS, dtype, nodata, out, max_items):
 
 
 def select(dev, out, K, dtype, criterion, in_type="float"):
-    """BIC and LWZ ``[B + 1, M]`` (the device's float64 where it has it), the selected number
-    of breaks (-1 failed) and its breakpoints ``[B, M]`` (-1 padded): device arrays."""
+    """BIC and LWZ ``[B + 1, M]`` (the device's float64 where it has it; an RSS below the
+    pixel's floor read as the floor), the selected number of breaks (-1 failed) and its
+    breakpoints ``[B, M]`` (-1 padded): device arrays."""
     rss = out["rss"]
     B = rss.shape[0] - 1
     M = rss.shape[1]
@@ -429,7 +448,7 @@ def select(dev, out, K, dtype, criterion, in_type="float"):
                     has_nodata=False, K=K).kernel("bp_select")
         launch(dev, k, round_up(M, 64), 64, rss.data, out["nobs"].data, out["status"].data,
                out["bp"].data, np.int32(M), np.int32(B), np.int32(criterion == "LWZ"),
-               acc.type(math.log(2 * math.pi)), res["sel"].data, res["bp"].data,
+               acc.type(math.log(2 * math.pi)), out["floor"].data, res["sel"].data, res["bp"].data,
                res["bic"].data, res["lwz"].data)
     return res
 
@@ -438,7 +457,7 @@ def history_starts(dev, y, n, X, nodata):
     """``bfast_monitor(history="BP")`` on device cube ``y``: per pixel the date where the
     stable history starts (``breakpoints.history_starts``), N where the test cannot run; a
     device int32 array padded to ``M + 8`` entries (the monitor's lanes), and arrays to keep."""
-    from .breakpoints import max_breaks
+    from .breakpoints import independent_columns, max_breaks
     from .breakpoints_plan import Problem as BreakpointsProblem, make_plan as make_bp_plan
     N = int(y.shape[0])
     M = int(y.shape[1]) if y.ndim > 1 else 1
@@ -451,8 +470,10 @@ def history_starts(dev, y, n, X, nodata):
     if B == 0 or M == 0:
         return hs, [y]
     plan = make_bp_plan(dev, BreakpointsProblem(n, K, dtype.itemsize))
-    out, _, keep = run_breakpoints(dev, plan, y, X[:n], h, B, dtype, nodata=nodata, rows=n)
-    s = select(dev, out, K, dtype, "BIC", c_type(y.dtype))
+    Xr = X[:n][:, independent_columns(X[:n], dtype)]      # the rank the history's design has
+    out, _, keep = run_breakpoints(dev, plan, y, Xr, h, B, dtype, nodata=nodata, rows=n,
+                                   k_check=K)
+    s = select(dev, out, Xr.shape[1], dtype, "BIC", c_type(y.dtype))
     keep += list(out.values()) + list(s.values())
     k = program(dev, real=real, in_type=c_type(y.dtype),
                 has_nodata=nodata is not None, K=K).kernel("bp_start")

@@ -11,10 +11,12 @@ from ..runtime.faults import with_smaller_chunks
 from ..runtime.memory import host_empty, progress as progress_bar, scratch
 from ..runtime.programs import build_program, prebuild
 from ..runtime.outputs import deliver, in_input_layout, out_arrays, view_as
+from ..runtime.staging import in_parts
 from ..runtime.pipeline import (ChunkIO, aligned_multiple, device_marker, device_wait,
                                 run_pipelined)
 from ..vocabulary import renamed
-from .params import QUAD_DET_TOL, check_arguments, periodic_mean, periodic_window  # noqa: F401
+from .params import QUAD_DET_TOL, check_arguments, outputs_of, periodic_mean  # noqa: F401
+from .params import periodic_window
 # (check_arguments: public here, for callers that check before they start)
 from .plan import LoessChoice, Problem, fit_table, make_plan
 from .result import STLResult, slope_per_step  # noqa: F401 (public here)
@@ -28,13 +30,27 @@ _PASS_BAR_MIN = 1 << 20
 
 
 def _validate(y):
-    # any layout numpy allows (Fortran order, strided, big-endian): C-contiguous native floats
+    return _validated(y)[0]
+
+
+def _validated(y):
+    """``(y, complete)``: ``y`` as C-contiguous native floats (any layout numpy allows:
+    Fortran order, strided, big-endian), checked (+-inf refused), and whether it has no NaN.
+    One pass over the values, split over the copy threads where it is large."""
     y = float_array(y, "y")
     if y.ndim < 1:
         raise ValueError(f"y must have a time axis, got shape {y.shape}")
-    if not np.isfinite(y).all() and np.isinf(y).any():
+    flat = y.reshape(-1)
+    found = []                                 # per part: (all finite, any inf)
+
+    def scan(a, b):
+        part = flat[a:b]
+        ok = bool(np.isfinite(part).all())
+        found.append((ok, not ok and bool(np.isinf(part).any())))
+    in_parts(flat.size, scan, y.nbytes)
+    if any(inf for _, inf in found):
         raise ValueError("y holds +-inf; only finite values and NaN (= missing) are accepted")
-    return y
+    return y, all(ok for ok, _ in found)
 
 
 class _Runner:
@@ -350,19 +366,24 @@ class _Runner:
     @staticmethod
     def finish_host(y_host, s_h, t_h, w_h, failed, robust):
         """Host part of a chunk once its results are in ``s_h``, ``t_h`` (and ``w_h`` when
-        ``robust``): weights of a non-robust fit, failed series set NaN (weights 0)."""
-        if not robust:
-            np.logical_not(np.isnan(y_host), out=w_h, casting="unsafe")
-        s_h[failed] = np.nan
-        t_h[failed] = np.nan
-        w_h[failed] = 0
+        ``robust``): weights of a non-robust fit, failed series set NaN (weights 0). A
+        component the call does not return is None."""
+        if w_h is not None:
+            if not robust:      # on the copy threads where it is large
+                in_parts(len(y_host), lambda a, b: np.logical_not(
+                    np.isnan(y_host[a:b]), out=w_h[a:b], casting="unsafe"), w_h.nbytes)
+            w_h[failed] = 0
+        for h in (s_h, t_h):
+            if h is not None:
+                h[failed] = np.nan
 
 
 @renamed(loess_version="version", loess_params="**plan_overrides")
 def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, trend_deg=1,
         low_pass_deg=1, seasonal_jump=1, trend_jump=1, low_pass_jump=1, robust=False,
         inner_iter=None, outer_iter=None, version="auto", r_defaults=False, device=None,
-        interpolation="linear", time_axis=None, progress=True, out=None, **plan_overrides):
+        interpolation="linear", time_axis=None, progress=True, out=None, outputs=None,
+        **plan_overrides):
     """Batched STL decomposition (seasonal + trend + remainder) with missing values.
 
     Every series of the batch is decomposed by the LOESS-based procedure of Cleveland et al.,
@@ -418,6 +439,13 @@ def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1
         two results used in turn for a loop). Results are the same bits as without ``out=``,
         without the page faults of fresh arrays. Checked before any work: the shape and
         dtype, writeable, no overlap with ``y`` or with one another.
+    outputs : str or sequence of str, optional
+        The components to return, of ``seasonal``, ``trend``, ``resid``, ``weights``
+        (default all); the others are None in the result. On a GPU only what they need
+        crosses the link (``outputs=("trend",)``: the trend alone, half the bytes of the
+        default's seasonal and trend), and the host skips the residual and weights passes it
+        is not asked for. The kernels compute the same either way (each component feeds the
+        next iteration); the returned components are the same bits as without ``outputs``.
     **plan_overrides
         Force tunables for this call (each a profile key of section ``stl``): ``lanes``,
         ``wg``, ``chunk``, ``table`` (tricube weight tables for the vector outer LOESS on
@@ -473,11 +501,12 @@ def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1
     >>> bool(np.isnan(r.resid[1, 30]))
     True
     """
+    wanted = outputs_of(outputs, _COMPONENTS)
     labels = time_axis_of(y, time_axis, -1)
     if period is None:
         period = period_of(labels.times())
     y_in = labels.to_last(y)
-    y = _validate(y_in)
+    y, complete = _validated(y_in)
     loess_version = version
     seasonal, seasonal_deg, periodic = periodic_window(seasonal, seasonal_deg, y.shape[-1])
     y2 = y.reshape(-1, y.shape[-1])
@@ -488,7 +517,6 @@ def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1
                         trend_jump=trend_jump, low_pass_jump=low_pass_jump, robust=robust,
                         inner_iter=inner_iter, outer_iter=outer_iter, r_defaults=r_defaults,
                         interpolation=interpolation, version=loess_version)
-    complete = bool(np.isfinite(y2).all())
     dev = get_device(device)
     dev.require_dtype(y2.dtype)
     plan = make_plan(dev, Problem(p, B, N), version=loess_version, **plan_overrides)
@@ -501,10 +529,12 @@ def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1
     # viewed as [batch, time]; else fresh outputs, aligned for in-place use by the device (one
     # chunk: no copy on Intel) from the pool of dropped results
     shape_in = np.moveaxis(y, -1, labels.axis).shape
-    given = out_arrays(out, {k: (shape_in, y2.dtype) for k in _COMPONENTS},
+    given = out_arrays(out, {k: (shape_in, y2.dtype) for k in wanted},
                        {"y": y_in}, "stl")
     dests = {k: view_as(labels.to_last(a), y2.shape) for k, a in given.items()}
-    S, T, W, R = (dests.get(k) if dests.get(k) is not None
+    # on the host: the components asked for, and the seasonal and trend of the residual
+    on_host = set(wanted) | ({"seasonal", "trend"} if "resid" in wanted else set())
+    S, T, W, R = (None if k not in on_host else dests.get(k) if dests.get(k) is not None
                   else host_empty(dev, y2.shape, y2.dtype) for k in _COMPONENTS)
     failed = np.zeros(B, bool)
     robust_w = p["outer_iter"] > 0
@@ -519,8 +549,12 @@ def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1
             return events
 
         def compute(i, a, b, slot, wait_for):
-            outs = (io.out(slot, "s", S[a:b]), io.out(slot, "t", T[a:b]),
-                    io.out(slot, "w", W[a:b]) if robust_w else None)
+            # a component not returned stays on the device (the kernels need it)
+            outs = tuple(io.out(slot, key, H[a:b]) if H is not None
+                         else io.temp(slot, key, (b - a, N), y2.dtype)
+                         for key, H in (("s", S), ("t", T)))
+            outs += ((io.out(slot, "w", W[a:b]) if W is not None else None)
+                     if robust_w else None,)
             device_wait(dev, wait_for)
             # one chunk (the chunk loop's bar has one step): a bar over the iterations, shown
             # when the call lasts (large batches fit one chunk on CPUs)
@@ -534,22 +568,28 @@ def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1
 
         def download(i, a, b, slot, queue, wait_for):
             return io.fetch(slot, queue, wait_for) + [lambda: runner.finish_host(
-                y2[a:b], S[a:b], T[a:b], W[a:b], failed[a:b], robust_w)]
+                y2[a:b], *(H if H is None else H[a:b] for H in (S, T, W)), failed[a:b],
+                robust_w)]
 
         with ChunkIO(dev) as io:
             run_pipelined(dev, chunks, upload=upload, compute=compute, download=download,
                           desc="stl", disable=None if progress else True)
     with_smaller_chunks(run, device=dev, what="stl")
-    if periodic:
+    if periodic and S is not None:
         periodic_mean(S, p["period"])
-    np.subtract(y2, S, out=R)
-    R -= T
+    if R is not None:
+        def resid(a, b):
+            np.subtract(y2[a:b], S[a:b], out=R[a:b])
+            R[a:b] -= T[a:b]
+        in_parts(B, resid, R.nbytes)       # on the copy threads where it is large
     diag = dict(n_failed=int(failed.sum()), failed=failed, params=dict(p, periodic=periodic),
                 loess_versions={k: getattr(plan, k).version
                                 for k in ("seasonal", "trend", "low_pass")})
     comps = {}
     for key, a in zip(_COMPONENTS, (S, T, W, R)):
-        if key in given:      # the out= array (filled here unless the kernels wrote it)
+        if key not in wanted:
+            comps[key] = None
+        elif key in given:      # the out= array (filled here unless the kernels wrote it)
             deliver(labels.to_last(given[key]), a.reshape(y.shape))
             comps[key] = labels._wrap_series(given[key])
         else:

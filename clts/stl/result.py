@@ -28,6 +28,8 @@ class STLResult:
         2 x period valid values); ``failed``: their boolean mask; ``params``: the resolved
         parameters; the LOESS versions used.
 
+    A component that ``outputs=`` left out is None.
+
     ``trend_slope()`` gives each series' trend slope per time step; ``plot(series)`` draws the
     decomposition panels of one series (matplotlib).
 

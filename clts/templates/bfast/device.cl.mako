@@ -7,6 +7,8 @@
 ##                  at or after hs[p] before n (-1: none); given = 0: hs >= N -> -1
 ##   coef_post      detailed results: coefficients in the units of the time axis, NaN coefficients /
 ##                  prediction / sigma where no fit was made
+##   bp_post        the failed pixels' marks after the breakpoints and the RSS floor (host: fail(),
+##                  rank_deficient_pixels(), rss_floor() of breakpoints.py)
 ##   bp_select      strucchange's BIC and the LWZ criterion per number of breaks, the number the
 ##                  criterion selects (the first minimum, -1 for a failed pixel) and its breakpoints
 ##   bp_start       bfast's history_break start: the first valid history date after the last
@@ -96,6 +98,7 @@ __kernel void coef_post(__global real* restrict coef, __global real* restrict si
 __kernel void bp_select(__global const real* restrict rss, __global const int* restrict nobs,
                         __global const int* restrict status, __global const int* restrict bp,
                         const int M, const int B, const int use_lwz, const acc l2pi,
+                        __global const acc* restrict floor,
                         __global int* restrict sel_out, __global int* restrict bp_out,
                         __global acc* restrict bic_out, __global acc* restrict lwz_out)
 {
@@ -103,10 +106,12 @@ __kernel void bp_select(__global const real* restrict rss, __global const int* r
     if (p >= M) return;
     const acc n = (acc)nobs[p];
     const acc logn = log(n);
+    const acc fl = floor[p];
     acc best = INFINITY;
     int sel = 0;
     for (int m = 0; m <= B; ++m) {
-        const acc r = (acc)rss[(long)m * M + p];
+        acc r = (acc)rss[(long)m * M + p];
+        if (!isnan(r) && r < fl) r = fl;    // below the rounding floor: an exact fit
         const acc mm = (acc)m;
         acc t1 = log(r) + (acc)1;
         t1 = t1 - logn;
@@ -136,6 +141,92 @@ __kernel void bp_select(__global const real* restrict rss, __global const int* r
         const int row = sel * (sel - 1) / 2;
         bp_out[(long)j * M + p] = (sel > 0 && j < sel) ? bp[(long)(row + j) * M + p] : -1;
     }
+}
+
+## whether the Gram matrix g (K x K, full) has an eigenvalue at or below tol2 times its largest
+## (cyclic Jacobi; numpy input asks eigvalsh the same)
+inline int gram_deficient(acc* g, const acc tol2)
+{
+    for (int sweep = 0; sweep < 50; ++sweep) {
+        acc off = 0, dia = 0;
+        for (int i = 0; i < ${K}; ++i) {
+            dia = dia + g[i * ${K} + i] * g[i * ${K} + i];
+            for (int j = i + 1; j < ${K}; ++j) off = off + g[i * ${K} + j] * g[i * ${K} + j];
+        }
+        if (!(off > (acc)1e-30 * dia)) break;
+        for (int a = 0; a < ${K}; ++a)
+            for (int b = a + 1; b < ${K}; ++b) {
+                const acc apq = g[a * ${K} + b];
+                if (apq == 0) continue;
+                const acc th = (g[b * ${K} + b] - g[a * ${K} + a]) / (2 * apq);
+                const acc t = (th >= 0 ? (acc)1 : (acc)-1) / (fabs(th) + sqrt(th * th + 1));
+                const acc c = 1 / sqrt(t * t + 1), s = t * c;
+                for (int k = 0; k < ${K}; ++k) {        // columns a, b
+                    const acc x = g[k * ${K} + a], z = g[k * ${K} + b];
+                    g[k * ${K} + a] = c * x - s * z;
+                    g[k * ${K} + b] = s * x + c * z;
+                }
+                for (int k = 0; k < ${K}; ++k) {        // rows a, b
+                    const acc x = g[a * ${K} + k], z = g[b * ${K} + k];
+                    g[a * ${K} + k] = c * x - s * z;
+                    g[b * ${K} + k] = s * x + c * z;
+                }
+            }
+    }
+    acc lo = g[0], hi = g[0];
+    for (int i = 1; i < ${K}; ++i) { lo = fmin(lo, g[i * ${K} + i]); hi = fmax(hi, g[i * ${K} + i]); }
+    return !(lo > tol2 * hi);
+}
+
+## after the breakpoints: the pixels whose h is at most the design's column count kc (status 1)
+## and, with rank_check, the pixels with gaps whose valid dates make the design rank-deficient
+## (status 4) marked failed as the kernel leaves one (no RSS, no breakpoints, cap 0); and every
+## pixel's RSS floor n eps^2 sum y^2 (breakpoints.rss_floor)
+__kernel void bp_post(__global const in_t* restrict y, const long off, const int M, const int N,
+                      __global const acc* restrict X, __global int* restrict status,
+                      __global const int* restrict hh, __global const int* restrict nobs,
+                      __global int* restrict bmax, __global real* restrict rss,
+                      __global int* restrict bp, const int B1, const int NB, const int kc,
+                      const int rank_check, const acc tol2, const acc eps, const real nodata,
+                      __global acc* restrict floor_out)
+{
+    const int p = get_global_id(0);
+    if (p >= M) return;
+    const int st = status[p];
+    int code = 0;
+    if (st == 0 && kc > ${K} && hh[p] <= kc) {
+        code = 1;
+    } else if (rank_check && st == 0 && nobs[p] < N) {
+        acc g[${K * K}];
+        for (int i = 0; i < ${K * K}; ++i) g[i] = 0;
+        for (int t = 0; t < N; ++t) {
+            if (isnan(load_real(y, off + (long)t * M + p, nodata))) continue;
+            __global const acc* xt = X + (long)t * ${K};
+            for (int a = 0; a < ${K}; ++a)
+                for (int b = 0; b < ${K}; ++b) { const acc w = xt[a] * xt[b]; g[a * ${K} + b] += w; }
+        }
+        if (gram_deficient(g, tol2)) code = 4;
+    }
+    if (code) {
+        status[p] = code;
+        bmax[p] = 0;
+        for (int m = 0; m < B1; ++m) rss[(long)m * M + p] = REAL_NAN;
+        for (int j = 0; j < NB; ++j) bp[(long)j * M + p] = -1;
+    }
+    acc s = 0, n = 0;
+    for (int t = 0; t < N; ++t) {
+        const real v = load_real(y, off + (long)t * M + p, nodata);
+        if (isnan(v)) continue;
+        const acc r = (acc)v;
+        const acc r2 = r * r;
+        s = s + r2;
+        n = n + 1;
+    }
+    acc f = n * eps;
+    f = f * eps;
+    f = f * s;
+    f = isfinite(f) ? f : (acc)0;
+    floor_out[p] = fmax(f, (acc)${"DBL_MIN" if acc == "double" else "FLT_MIN"});
 }
 
 __kernel void bp_start(__global const in_t* restrict y, const long off, const int M,

@@ -264,7 +264,9 @@ def test_integer_cube_stays_integer(device, staged):
         mp.setattr(staging.PinnedRing, "write", spy)
         got = clts.bfast_monitor(cube, dates, dates[60], nodata=-9999, device=device)
     assert written and all(dt == np.int16 for dt, _ in written)
-    assert sum(nb for _, nb in written) <= cube.nbytes + 64
+    # int16 across the link: under half of what the smallest float type would move (rows are
+    # padded to the plan's pixel width, e.g. 40 -> 48 pixels on Intel's CPU runtime)
+    assert sum(nb for _, nb in written) < 2 * cube.nbytes
     clts.set_options(staging="pageable")
     ref = clts.bfast_monitor(cube, dates, dates[60], nodata=-9999, device=device)
     np.testing.assert_array_equal(got.breaks, ref.breaks)

@@ -143,17 +143,23 @@ def resolve_periods(periods, windows, nobs):
 
 def boxcox(y2, lmbda):
     """Box-Cox transform of each row of ``y2`` (NaN stays NaN), statsmodels' rules: None or 0
-    (falsy): no transform; a number: scipy.special.boxcox; "auto": the maximum-likelihood
-    lambda of each series' valid values (scipy.stats.boxcox). Returns (values, lambda)."""
+    (falsy): no transform; a number: scipy.special.boxcox's formula, expm1(lambda log y) /
+    lambda, in numpy; "auto": the maximum-likelihood lambda of each series' valid values
+    (scipy.stats.boxcox: the one use of scipy, which the base install does not bring).
+    Returns (values, lambda)."""
     if lmbda is None or (not isinstance(lmbda, str) and not lmbda):
         return y2, None
-    from scipy import special, stats
     valid = ~np.isnan(y2)
     if (y2[valid] <= 0).any():
         raise ValueError("y must be positive for a Box-Cox transform (lmbda)")
     if isinstance(lmbda, str):
         if lmbda != "auto":
             raise ValueError(f"lmbda must be a number, 'auto' or None, got {lmbda!r}")
+        try:
+            from scipy import stats
+        except ImportError:
+            raise ImportError("clts.mstl(lmbda='auto') needs scipy (its maximum-likelihood "
+                              "Box-Cox lambda): pip install scipy") from None
         out = np.full_like(y2, np.nan)
         lam = np.full(y2.shape[0], np.nan)
         for i in range(y2.shape[0]):
@@ -163,7 +169,9 @@ def boxcox(y2, lmbda):
         return out, lam
     if isinstance(lmbda, bool) or not np.isscalar(lmbda) or not np.isfinite(lmbda):
         raise ValueError(f"lmbda must be a finite number, 'auto' or None, got {lmbda!r}")
-    return special.boxcox(y2, float(lmbda)), float(lmbda)
+    lam = float(lmbda)
+    with np.errstate(invalid="ignore"):
+        return np.expm1(lam * np.log(y2)) / lam, lam
 
 
 def mstl(y, periods, *, windows=None, lmbda=None, iterate=2, stl_kwargs=None, device=None,
@@ -190,7 +198,8 @@ def mstl(y, periods, *, windows=None, lmbda=None, iterate=2, stl_kwargs=None, de
         (11, 15, 19, ...), as statsmodels.
     lmbda : float, "auto" or None, optional
         Box-Cox transform before the decomposition (None or 0: none, statsmodels' rule);
-        "auto": each series' maximum-likelihood lambda (``result.lmbda`` per series).
+        "auto": each series' maximum-likelihood lambda (``result.lmbda`` per series; needs
+        scipy, which the base install does not bring).
     iterate : int, optional
         Rounds over the periods (2; 1 when there is a single period, as statsmodels).
     stl_kwargs : dict, optional

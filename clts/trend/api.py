@@ -17,7 +17,7 @@ from ..runtime.programs import build_program
 from ..runtime.resident import (Lazy, LazyDict, aligned_chunks, device_rows, device_series,
                                 result_to_numpy, rows_multiple)
 from .plan import Problem, make_plan
-from .reference import MIN_VALID, OK, TOO_FEW, VARIANTS
+from .reference import MIN_VALID, OK, TOO_FEW, VARIANTS, normal_cdf, normal_ppf
 
 #: per-series fields of a TrendResult, in order
 FIELDS = ("trend", "h", "p", "z", "tau", "s", "var_s", "slope", "intercept", "slope_low",
@@ -78,15 +78,6 @@ class TrendResult:
             if isinstance(v, np.ndarray) and v.ndim == 0:
                 setattr(out, k, v.item())
         return out
-
-
-def _norm():
-    try:
-        from scipy.stats import norm
-    except ImportError:  # pragma: no cover - the test extra installs it
-        raise ImportError("clts.trend_test needs scipy (the normal distribution of pymannkendall):"
-                          " pip install 'clts[trend]'") from None
-    return norm
 
 
 def _check_prob(v, name):
@@ -255,7 +246,6 @@ class _Kernels:
     bytes per series of a chunk (``per``)."""
 
     def __init__(self, dev, plan, B, N, dt, variant, alpha, conf_level, extra_per=()):
-        norm = _norm()
         self.real = "double" if dt == np.float64 else "float"
         rt = dt.type
         self.corrected = corrected = variant in ("hamed_rao", "yue_wang")
@@ -267,8 +257,8 @@ class _Kernels:
         self.acf = (dev.program("trend/acf.cl.mako", real=self.real,
                                 ranks=variant == "hamed_rao").kernel("mk_acf")
                     if corrected else None)
-        self.zq_ci = rt(norm.ppf(1 - (1 - conf_level) / 2))
-        self.zq_a = rt(norm.ppf(1 - alpha / 2))
+        self.zq_ci = rt(normal_ppf(1 - (1 - conf_level) / 2))
+        self.zq_a = rt(normal_ppf(1 - alpha / 2))
         item = dt.itemsize
         self.M = M = max(plan.pairs, 1)
         self.wg = wg = plan.wg or None
@@ -378,7 +368,7 @@ def _run_device(dev, plan, y2, variant, alpha, lag, conf_level, keep):
     fin = dev.program("trend/finish.cl.mako", real=ks.real,
                       stat="double" if stat == np.float64 else "float", min_valid=MIN_VALID,
                       ok=OK, too_few=TOO_FEW)
-    zq = stat.type(_norm().ppf(1 - alpha / 2))
+    zq = stat.type(normal_ppf(1 - alpha / 2))
     kinds = dict(trend=np.int8, h=np.bool_, n=np.int64, status=np.int8)
     out = {k: cla.empty(q, (B,), kinds.get(k, stat)) for k in FIELDS}
     i32 = np.int32
@@ -429,7 +419,6 @@ def _run_device(dev, plan, y2, variant, alpha, lag, conf_level, keep):
 def _statistics(y2, stats, sen, factor, P, alpha):
     """The host part, vectorised: Z, p, h, tau, intercept from the kernels' counts and slopes
     (pymannkendall's formulas, float64)."""
-    norm = _norm()
     B, N = y2.shape
     S = stats[:, 0].astype(np.float64)
     var0 = (stats[:, 1] - stats[:, 2]) / 18
@@ -439,8 +428,8 @@ def _statistics(y2, stats, sen, factor, P, alpha):
         sd = np.sqrt(var)
         z = np.where(S > 0, (S - 1) / sd, np.where(S < 0, (S + 1) / sd, 0.0))
         tau = S / (0.5 * stats[:, 3])
-    p = 2 * (1 - norm.cdf(np.abs(z)))
-    h = np.abs(z) > norm.ppf(1 - alpha / 2)
+    p = 2 * (1 - normal_cdf(np.abs(z)))
+    h = np.abs(z) > normal_ppf(1 - alpha / 2)
     trend = np.where(h, np.sign(np.nan_to_num(z)), 0).astype(np.int8)
     slope = sen[:, 0].astype(np.float64)
     srt = np.sort(y2, axis=1).astype(np.float64)     # NaN last

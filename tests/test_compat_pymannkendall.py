@@ -75,6 +75,12 @@ def test_inputs_as_pymannkendall(device):
         x[:, None], 0.1, device=device)
     assert _all_close(cmk.hamed_rao_modification_test(x, 0.05, 2, device=device),
                       mk.hamed_rao_modification_test(x, 0.05, 2))
+    # a pandas column, as pymannkendall's own tests pass (rainfalldata.iloc[:, 2])
+    pd = pytest.importorskip("pandas")
+    col = pd.DataFrame({"a": np.arange(len(x)), "v": x},
+                       index=pd.date_range("2000-01", periods=len(x), freq="MS")).iloc[:, 1]
+    assert _all_close(cmk.yue_wang_modification_test(col, device=device),
+                      mk.yue_wang_modification_test(col))
     # seasonal data as a (cycles, seasons) matrix
     y = SERIES["tied"][:84].reshape(7, 12)
     assert _all_close(cmk.seasonal_test(y, device=device), mk.seasonal_test(y))

@@ -366,3 +366,23 @@ def test_time_axis_out_of_range_and_big_endian(device):
         np.testing.assert_array_equal(r.means, base.means)
     r = bfast_monitor(np.ascontiguousarray(y.T), t, start, time_axis=-1, device=device)
     np.testing.assert_array_equal(r.breaks, base.breaks)
+
+
+
+@pytest.mark.parametrize("history,version", [("all", "fused"), ("ROC", "multi")])
+def test_new_start_date_builds_nothing(device, history, version):
+    """The history length and the number of dates are kernel arguments: after a first call,
+    a call with another start date (another history length) or another series length renders
+    and builds no program, and gives what the reference gives."""
+    from clts.runtime import programs
+    y, t, _ = _cube(11, M=16, N=96, n_hist=50)
+    kw = dict(history=history, device=device, version=version, progress=False)
+    bfast_monitor(y[:88], t[:88], t[50], **kw)
+    before = dict(programs.stats)
+    for n_hist, N in ((44, 88), (58, 88), (50, 96)):
+        r = bfast_monitor(y[:N], t[:N], t[n_hist], **kw)
+        e = ref.bfast_monitor(y[:N], t[:N], t[n_hist], history=history)
+        np.testing.assert_array_equal(r.breaks, e["breaks"])
+        np.testing.assert_array_equal(r.valids, e["valids"])
+    assert programs.stats["builds"] == before["builds"]
+    assert programs.stats["renders"] == before["renders"]

@@ -156,7 +156,10 @@ def programs(dev, plan, tpl, dtype, starts_given):
     starts are not given), ``roc``, ``roc_dtype``, ``gp`` / ``roc_gp`` (pixels per work-group of
     the "rows" kernels, 0: one work-item per lanes pixels), ``bt`` (R's boundary tabulated)."""
     TM = int(plan.scratch == "time")    # time-major residual scratch (GPUs: coalesced)
-    params = dict(tpl, lanes=plan.lanes, tol=_tol(dtype), zv_tol=_zv_tol(dtype), TM=TM)
+    # the history length n and the number of dates N are kernel arguments (``nh``, ``Nt``):
+    # no unroll depends on them, so a new start date or series length builds nothing
+    params = {k: v for k, v in tpl.items() if k not in ("n", "N")}
+    params.update(lanes=plan.lanes, tol=_tol(dtype), zv_tol=_zv_tol(dtype), TM=TM)
     K = tpl["K"]
     rows = plan.matrix == "rows"        # K work-items per pixel hold the K x K matrices (GPUs)
     gp = rows_group(K, plan.wg) if rows else 0
@@ -173,20 +176,20 @@ def programs(dev, plan, tpl, dtype, starts_given):
         roc_gp = rows_group(K, plan.roc_wg) if rows else 0
         specs.append(("bfast/roc.cl.mako", dict(real="double" if dev.fp64 else tpl["real"],
                       in_type=tpl["in_type"], has_nodata=tpl["has_nodata"], lanes=plan.lanes,
-                      K=K, N=tpl["N"], n=tpl["n"], tol=_tol(roc_dtype), zv_tol=_zv_tol(roc_dtype),
+                      K=K, tol=_tol(roc_dtype), zv_tol=_zv_tol(roc_dtype),
                       TM=TM, GP=roc_gp)))
     prebuild(dev, specs)                 # a first call: both programs built at once
     prg = build_program(dev, *specs[0])
     if roc:
         prg_roc = build_program(dev, *specs[1])
     return SimpleNamespace(prg=prg, prg_roc=prg_roc, roc=roc, roc_dtype=roc_dtype, gp=gp,
-                           roc_gp=roc_gp, bt=bt, K=K)
+                           roc_gp=roc_gp, bt=bt, K=K, nN=(np.int32(tpl["n"]), np.int32(tpl["N"])))
 
 
 def bounds_table(dev, plan, kp, n, N, dtype, crit, btab):
     """R's boundary per (monitoring count, history count), once per call (``kp.bt``)."""
     return launch(dev, kp.prg.kernel("bfast_bounds"), (round_up(n + 1, plan.wg), N - n + 1),
-                  (plan.wg, 1), dtype.type(crit), btab)
+                  (plan.wg, 1), dtype.type(crit), btab, *kp.nN)
 
 
 def launch_chunk(dev, plan, kp, yd, m, mp, Xd, Bd, Xroc, hsd, tail, det, scratch, roc_scratch,
@@ -205,13 +208,13 @@ def launch_chunk(dev, plan, kp, yd, m, mp, Xd, Bd, Xroc, hsd, tail, det, scratch
             rg = (round_up(-(-m // W), plan.roc_wg), plan.roc_wg)
         rd = kp.roc_dtype.type
         launch(dev, kp.prg_roc.kernel("bfast_roc"), *rg, yd, Mpad, Xroc, rd(nodata),
-               rd(roc_bounds[0]), rd(roc_bounds[1]), roc_scratch, hsd)
+               rd(roc_bounds[0]), rd(roc_bounds[1]), roc_scratch, hsd, *kp.nN)
     tail = list(tail)
     if hsd is not None:
         tail.append(hsd)
     if kp.bt:
         tail.append(btab)
-    tail += list(det)
+    tail += list(det) + list(kp.nN)
     gsize = round_up(-(-m // W), plan.wg)
     prg = kp.prg
     if plan.version == "fused":
@@ -220,7 +223,7 @@ def launch_chunk(dev, plan, kp, yd, m, mp, Xd, Bd, Xroc, hsd, tail, det, scratch
     gp = kp.gp
     hs_args = [hsd] if hsd is not None else []
     gg = (-(-m // gp) * gp * K, gp * K) if gp else (gsize, plan.wg)
-    launch(dev, prg.kernel("bfast_gram"), *gg, *rargs, gd, *hs_args)
+    launch(dev, prg.kernel("bfast_gram"), *gg, *rargs, gd, *hs_args, *kp.nN)
     launch(dev, prg.kernel("bfast_invert"), (2 * K * m, K), (2 * K, K), gd, Mi, betad)
     return launch(dev, prg.kernel("bfast_sweep"), gsize, plan.wg, *rargs, dtype.type(crit),
                   dtype.type(hfrac), Bd, scratch, betad, gd, *tail)

@@ -138,7 +138,7 @@ inline real median_inplace(__global real* a, const int m)
     V rhs${a} = (V)0;
 % endfor
     V cnt = (V)0, ymax = (V)0;
-    for (int t = 0; t < ${n}; ++t) {
+    for (int t = 0; t < nh; ++t) {
         const V yv = load_y(y, (long)t * Mp + p0, nodata);
         V ok = SEL((V)1, (V)0, isnan(yv));
 % if history == "ROC":

@@ -23,7 +23,7 @@
 % endfor
     V ymax = (V)0;
     int cnti = 0;
-    for (int t = 0; t < ${n}; ++t) {
+    for (int t = 0; t < nh; ++t) {
         const V yv = load_y(y, (long)t * Mp + p0, nodata);
 % if history == "ROC":
         const int ok = !isnan(yv) && t >= hs[0];
@@ -64,7 +64,7 @@ __kernel void bfast_fused(__global const in_t* restrict y, const int Mp, const i
                           __global real* restrict mosum_out, __global real* restrict bounds_out,
                           __global real* restrict pred_out
 % endif
-                          )
+                          , const int nh, const int Nt)
 {
     const int p0 = get_global_id(0) * ${lanes};
     if (p0 >= Mp) return;

@@ -30,7 +30,7 @@ void bfast_gram(__global const in_t* restrict y, const int Mp, const int Mreal,
 % if history == "ROC":
                 , __global const int* restrict hist_start
 % endif
-                )
+                , const int nh, const int Nt)
 {
     const int lid = get_local_id(0);
     const int a = lid / ${GP}, q = lid - a * ${GP};   // (no %: see roc.cl.mako)
@@ -43,7 +43,7 @@ void bfast_gram(__global const in_t* restrict y, const int Mp, const int Mreal,
     real g${j} = 0;
 % endfor
     real rhs = 0, cnt = 0, ymax = 0;
-    for (int t = 0; t < ${n}; ++t) {
+    for (int t = 0; t < nh; ++t) {
         const real yv = load_y1(y, (long)t * Mp + p, nodata);
         real ok = isnan(yv) ? (real)0 : (real)1;
 % if history == "ROC":
@@ -76,7 +76,7 @@ __kernel void bfast_gram(__global const in_t* restrict y, const int Mp, const in
 % if history == "ROC":
                          , __global const int* restrict hist_start
 % endif
-                         )
+                         , const int nh, const int Nt)
 {
     const int p0 = get_global_id(0) * ${lanes};
     if (p0 >= Mp) return;
@@ -147,14 +147,15 @@ void bfast_invert(__global const real* restrict G, const int Mreal, __global rea
 // R's MOSUM boundary for every valid history count nb (0..n) and monitoring count j
 // (0..N-n): x = (nb + j) / nb, the sweep's inline expression (the same bits); the sweep reads
 // it instead of evaluating a double log per date (registers, GPUs)
-__kernel void bfast_bounds(const real crit, __global real* restrict btab)
+__kernel void bfast_bounds(const real crit, __global real* restrict btab, const int nh,
+                           const int Nt)
 {
     const int nb = get_global_id(0), j = get_global_id(1);     // btab[j * (n + 1) + nb]
-    if (nb > ${n}) return;
+    if (nb > nh) return;
     const real nbf = (real)nb;
     const real cf = nbf + (real)j;
     const real x = cf / nbf;
-    btab[j * ${n + 1} + nb] = x > (real)LOGPLUS_E ? crit * sqrt((real)2 * log(fmax(x, (real)1)))
+    btab[j * (nh + 1) + nb] = x > (real)LOGPLUS_E ? crit * sqrt((real)2 * log(fmax(x, (real)1)))
                                                   : crit * (real)M_SQRT2;
 }
 
@@ -179,7 +180,7 @@ __kernel void bfast_sweep(__global const in_t* restrict y, const int Mp, const i
                           __global real* restrict mosum_out, __global real* restrict bounds_out,
                           __global real* restrict pred_out
 % endif
-                          )
+                          , const int nh, const int Nt)
 {
     const int p0 = get_global_id(0) * ${lanes};
     if (p0 >= Mp) return;

@@ -17,7 +17,7 @@
 // after the Givens pass: sigma, the Rec-CUSUM test and the start date of one pixel
 inline int roc_start(__global const in_t* y, const int Mp, const int p, __global const real* w,
                      const int c, const int ok, const real nodata, const real b_level,
-                     const real b_05, const real ymax)
+                     const real b_05, const real ymax, const int nh)
 {
     const int m = c - ${K};          // number of recursive residuals
     int s0 = 0;
@@ -27,7 +27,7 @@ inline int roc_start(__global const in_t* y, const int Mp, const int p, __global
         // by date, the latest first: the order the residuals were formed in (the CPUs' i)
         int got = 0;
         #pragma unroll 1
-        for (int t = ${n - 1}; t >= 0; --t) {
+        for (int t = (nh - 1); t >= 0; --t) {
             const real wt = w[(long)t * Mp];
             if (!isnan(wt)) { mean += wt; ++got; }
         }
@@ -35,7 +35,7 @@ inline int roc_start(__global const in_t* y, const int Mp, const int p, __global
         mean /= (real)m;
         real ss = 0;
         #pragma unroll 1
-        for (int t = ${n - 1}; t >= 0; --t) {
+        for (int t = (nh - 1); t >= 0; --t) {
             const real wt = w[(long)t * Mp];
             if (!isnan(wt)) ss += (wt - mean) * (wt - mean);
         }
@@ -55,7 +55,7 @@ inline int roc_start(__global const in_t* y, const int Mp, const int p, __global
 % if TM:
             int i = 0;
             #pragma unroll 1
-            for (int t = ${n - 1}; t >= 0; --t) {
+            for (int t = (nh - 1); t >= 0; --t) {
                 const real wt = w[(long)t * Mp];
                 if (isnan(wt)) continue;
                 ++i;
@@ -73,7 +73,7 @@ inline int roc_start(__global const in_t* y, const int Mp, const int p, __global
         }
     }
     int start = 0, cnt = 0;
-    for (int t = 0; t < ${n}; ++t) {
+    for (int t = 0; t < nh; ++t) {
         if (isnan(load_y1(y, (long)t * Mp + p, nodata))) continue;
         if (cnt == s0) { start = t; break; }
         ++cnt;
@@ -97,7 +97,8 @@ __kernel __attribute__((reqd_work_group_size(${GP * K}, 1, 1)))
 void bfast_roc(__global const in_t* restrict y, const int Mp,
                __global const real* restrict X, const real nodata,
                const real b_level, const real b_05,
-               __global real* restrict scratch, __global int* restrict hist_start)
+               __global real* restrict scratch, __global int* restrict hist_start,
+               const int nh, const int Nt)
 {
     __local real hand[2][${SL * GP}];
     __local real diag[${K * GP}];       // |R[a][a]| once the first K valid values are in
@@ -114,11 +115,11 @@ void bfast_roc(__global const in_t* restrict y, const int Mp,
     real z = 0;
     int c = 0;
     #pragma unroll 1
-    for (int s = 0; s < ${n + K - 1}; ++s) {      // (rolled: unrolled, IGC spills at small n)
-        const int t = ${n - 1} - s + a;
+    for (int s = 0; s < (nh + ${K - 1}); ++s) {      // (rolled: unrolled, IGC spills at small n)
+        const int t = (nh - 1) - s + a;
         __local const real* hin = hand[(s + 1) & 1] + in0;
         __local real* hout = hand[s & 1] + out0;
-        if (live && t >= 0 && t < ${n}) {
+        if (live && t >= 0 && t < nh) {
             const real yv = load_y1(y, (long)t * Mp + p, nodata);
             const int valid = !isnan(yv);
             const real ok = valid ? (real)1 : (real)0;
@@ -146,11 +147,11 @@ void bfast_roc(__global const in_t* restrict y, const int Mp,
 %   if TM:
             // (row t of the last row a = K-1 as n+K-2-s: IGC spills at SIMD32 with t here)
             if (a == ${K - 1})
-                scratch[(long)(${n + K - 2} - s) * Mp + p] = valid && c >= ${K} ? yy : REAL_NAN;
+                scratch[(long)((nh + ${K - 2}) - s) * Mp + p] = valid && c >= ${K} ? yy : REAL_NAN;
             if (valid) {
 %   else:
             if (valid) {
-                if (a == ${K - 1} && c >= ${K}) scratch[(long)p * ${N} + c - ${K}] = yy;
+                if (a == ${K - 1} && c >= ${K}) scratch[(long)p * Nt + c - ${K}] = yy;
 %   endif
                 ++c;
                 if (c == ${K}) diag[a * ${GP} + q] = fabs(r0);   // they must determine the fit
@@ -167,20 +168,21 @@ void bfast_roc(__global const in_t* restrict y, const int Mp,
             }
         }
         #pragma unroll 1
-        for (int t = 0; t < ${n}; ++t) {       // the largest |y| of the valid history values
+        for (int t = 0; t < nh; ++t) {       // the largest |y| of the valid history values
             const real yv = load_y1(y, (long)t * Mp + p, nodata);
             if (!isnan(yv)) ymax = fmax(ymax, fabs(yv));
         }
         const int okl = c < ${K} || dmin > (real)${tol} * dmax;
-        hist_start[p] = roc_start(y, Mp, p, scratch + (long)p${"" if TM else f" * {N}"}, c, okl,
-                                  nodata, b_level, b_05, ymax);
+        hist_start[p] = roc_start(y, Mp, p, scratch + (long)p${"" if TM else " * Nt"}, c, okl,
+                                  nodata, b_level, b_05, ymax, nh);
     }
 }
 % else:
 __kernel void bfast_roc(__global const in_t* restrict y, const int Mp,
                         __global const real* restrict X, const real nodata,
                         const real b_level, const real b_05,
-                        __global real* restrict scratch, __global int* restrict hist_start)
+                        __global real* restrict scratch, __global int* restrict hist_start,
+                        const int nh, const int Nt)
 {
     const int p0 = get_global_id(0) * ${lanes};
     if (p0 >= Mp) return;
@@ -197,7 +199,7 @@ __kernel void bfast_roc(__global const in_t* restrict y, const int Mp,
 % for l in range(lanes):
     c[${l}] = 0; okl[${l}] = 1;
 % endfor
-    for (int t = ${n} - 1; t >= 0; --t) {
+    for (int t = nh - 1; t >= 0; --t) {
         const V yv = load_y(y, (long)t * Mp + p0, nodata);
         const V ok = SEL((V)1, (V)0, isnan(yv));
         V yy = SEL(yv, (V)0, isnan(yv));
@@ -227,7 +229,7 @@ __kernel void bfast_roc(__global const in_t* restrict y, const int Mp,
         if (ok${L(l)} != (real)0 && p0 + ${l} < Mp) {
 %   else:
         if (ok${L(l)} != (real)0 && p0 + ${l} < Mp) {
-            if (c[${l}] >= ${K}) scratch[(long)(p0 + ${l}) * ${N} + c[${l}] - ${K}] = yy${L(l)};
+            if (c[${l}] >= ${K}) scratch[(long)(p0 + ${l}) * Nt + c[${l}] - ${K}] = yy${L(l)};
 %   endif
             ++c[${l}];
             if (c[${l}] == ${K}) {      // the first K values must determine the fit (else no cut)
@@ -242,9 +244,9 @@ __kernel void bfast_roc(__global const in_t* restrict y, const int Mp,
     }
 % for l in range(lanes):
     if (p0 + ${l} < Mp)
-        hist_start[p0 + ${l}] = roc_start(y, Mp, p0 + ${l}, scratch + (long)(p0 + ${l})${"" if TM else f" * {N}"},
+        hist_start[p0 + ${l}] = roc_start(y, Mp, p0 + ${l}, scratch + (long)(p0 + ${l})${"" if TM else " * Nt"},
                                           c[${l}], okl[${l}], nodata, b_level, b_05,
-                                          ymaxv${L(l)});
+                                          ymaxv${L(l)}, nh);
 % endfor
 }
 % endif

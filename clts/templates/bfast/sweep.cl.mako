@@ -40,7 +40,7 @@
     tw[${l}] = 0;
 % endif
     h[${l}] = max((int)floor((real)nb[${l}] * hfrac), 1);
-    so[${l}] = (long)(p0 + ${l})${"" if TM else f" * {N}"};
+    so[${l}] = (long)(p0 + ${l})${"" if TM else " * Nt"};
     nbf${L(l)} = (real)nb[${l}];
     hv${L(l)} = (real)h[${l}];
 % endfor
@@ -97,34 +97,34 @@
         V bo;       // tabulated by bfast_bounds (the same expression as below); j-major:
                     // neighbouring pixels' counts are close, their values adjacent words
 %     for l in range(lanes):
-        bo${L(l)} = btab[(int)(cf${L(l)} - nbf${L(l)}) * ${n + 1} + nb[${l}]];
+        bo${L(l)} = btab[(int)(cf${L(l)} - nbf${L(l)}) * (nh + 1) + nb[${l}]];
 %     endfor
 %   elif convention == "r":
         const V x = cf / nbf;
         const V bo = SEL((V)(crit * (real)M_SQRT2), crit * sqrt((real)2 * log(fmax(x, (V)1))),
                          x > (V)LOGPLUS_E);
 %   else:
-        const V bo = (V)bounds_t[t - ${n}];
+        const V bo = (V)bounds_t[t - nh];
 %   endif
         summo = mad(S, okv, summo);
-        brkv = SEL(brkv, (V)((real)(t - ${n})),
+        brkv = SEL(brkv, (V)((real)(t - nh)),
                    (okv > (V)0) & (fabs(S) > bo * scl) & (brkv < (V)0));
-        brkz = SEL(brkz, (V)((real)(t - ${n})),
+        brkz = SEL(brkz, (V)((real)(t - nh)),
                    (okv > (V)0) & (fabs(S) > zlim) & (brkz < (V)0));
 %   if detailed:
         const V mo = SEL((V)REAL_NAN, S / scl, okv > (V)0);
         const V bov = SEL((V)REAL_NAN, bo, okv > (V)0);
 %     for l in range(lanes):
         if (p0 + ${l} < Mreal) {
-            mosum_out[(long)(t - ${n}) * Mreal + p0 + ${l}] = mo${L(l)};
-            bounds_out[(long)(t - ${n}) * Mreal + p0 + ${l}] = bov${L(l)};
+            mosum_out[(long)(t - nh) * Mreal + p0 + ${l}] = mo${L(l)};
+            bounds_out[(long)(t - nh) * Mreal + p0 + ${l}] = bov${L(l)};
         }
 %     endfor
 %   endif
 % endif
 </%def>
     // history: residuals, their squares, the running window sum
-    for (int t = 0; t < ${n}; ++t) {
+    for (int t = 0; t < nh; ++t) {
 ${step(False)}
     }
     const V sigma = sqrt(ssr / (nbf - (V)${dof_sub}));
@@ -142,7 +142,7 @@ ${step(False)}
 %   endfor
 % endif
     // monitoring: MOSUM, boundary, first break, mean
-    for (int t = ${n}; t < ${N}; ++t) {
+    for (int t = nh; t < Nt; ++t) {
 ${step(True)}
     }
 % for l in range(lanes):
@@ -167,7 +167,7 @@ ${step(True)}
                    : (nm > 0 ? summo${L(l)} / ((real)nm * scl${L(l)}) : REAL_NAN);
 % if magnitudes:
         mags[p] = (st && st != 3) ? fval
-                  : ${f"median_rows(scratch + so[{l}] + (long){n} * Mp, {N - n}, Mp)" if TM else f"median_inplace(scratch + so[{l}] + nb[{l}], nm)"} * yscale${L(l)};
+                  : ${f"median_rows(scratch + so[{l}] + (long)nh * Mp, Nt - nh, Mp)" if TM else f"median_inplace(scratch + so[{l}] + nb[{l}], nm)"} * yscale${L(l)};
 % endif
     }
 % endfor

@@ -408,7 +408,7 @@ def test_large_grf_plan_per_regressors(device):
                           device=device, progress=False)
         from clts.runtime import programs
         key = programs._key("bfast/breakpoints.cl.mako", dict(
-            real="float", lanes=own.lanes, interleave=own.interleave, K=8, N=90, BREAKS=2,
+            real="float", lanes=own.lanes, interleave=own.interleave, K=8, BREAKS=2,
             subgroup=0, kernels="all"))
         prg = device.state.programs[key]      # one program, both kernels, no build parameter
         assert "build parameters" not in prg.source and "grf" not in prg.params

@@ -202,7 +202,7 @@ def chunk_ranges(dev, plan, N, M, K, BREAKS, dtype, max_items):
 def kernels(dev, plan, K, N, BREAKS, dtype):
     """(``bp_rss``, ``bp_dp``, pixels per work-group of the split ``bp_rss`` or 0, K, N)."""
     spec = dict(real="double" if dtype == np.float64 else "float", lanes=plan.lanes,
-                interleave=plan.interleave, K=K, N=N, BREAKS=BREAKS, subgroup=plan.subgroup)
+                interleave=plan.interleave, K=K, BREAKS=BREAKS, subgroup=plan.subgroup)
     if plan.scan:       # absent otherwise: the CPU source renders as before
         spec["scan"] = 1
     tpl = "bfast/breakpoints.cl.mako"
@@ -224,12 +224,12 @@ def launch_chunk(dev, plan, kern, yd, m, mp, Xd, hsd, tri, cost, arg, vidx, od):
     k_rss, k_dp, pix, K, N = kern
     if pix:
         launch(dev, k_rss, (K, round_up(mp, pix), N), (K, pix, 1), yd, np.int32(mp), Xd, hsd,
-               tri)
+               tri, np.int32(N))
     else:
         launch(dev, k_rss, (round_up(mp // plan.lanes, plan.wg), N), (plan.wg, 1), yd,
-               np.int32(mp), Xd, hsd, tri)
+               np.int32(mp), Xd, hsd, tri, np.int32(N))
     return launch(dev, k_dp, round_up(m, plan.dp_wg), plan.dp_wg, yd, np.int32(mp),
-                  np.int32(m), hsd, tri, cost, arg, vidx, *od)
+                  np.int32(m), hsd, tri, cost, arg, vidx, *od, np.int32(N))
 
 
 def rss_floor(flat, dtype) -> np.ndarray:

@@ -26,13 +26,13 @@
 ##   each break's rows of ARG / vidx whole and keeps the pixel's entry (coalesced, O(BREAKS^2 N)
 ##   more reads against the DP's O(BREAKS N^2)), and takes the m-break RSS from the DP's own sum
 ##   (the same additions in the same order) instead of gathering the segments' RSS again.
-## Variables: real, lanes, interleave, K, N, BREAKS, subgroup, kernels, pix, scan (optional).
+## Variables: real, lanes, interleave, K, BREAKS, subgroup, kernels, pix, scan (optional); the
+## number of dates N is the kernels' last argument (Nt): a new series length builds nothing.
 <%include file="/common/real.cl.mako"/>
 <%
     pix = context.get("pix", 0)
     scan = context.get("scan", 0)
     V = "real" if lanes == 1 else "real%d" % lanes
-    T = N * (N + 1) // 2
     def L(l):
         return "" if lanes == 1 else ".s%x" % l
 %>
@@ -46,15 +46,16 @@ typedef ${V} V;
 #define VLOAD(p) vload${lanes}(0, p)
 #define VSTORE(v, p) vstore${lanes}(v, 0, p)
 % endif
-#define TRI_OFF(tau) ((long)(tau) * ${N} - ((long)(tau) * ((tau) - 1)) / 2)
-#define TRI_AT(p, idx) ((((long)(p) / ${interleave}) * ${T} + (idx)) * ${interleave} + (p) % ${interleave})
+#define TRI_OFF(tau) ((long)(tau) * Nt - ((long)(tau) * ((tau) - 1)) / 2)
+#define TRI_AT(p, idx) ((((long)(p) / ${interleave}) * Tt + (idx)) * ${interleave} + (p) % ${interleave})
 
 % if kernels in ("all", "bp_rss") and pix:
 ${sg.reqd(subgroup)}\
 __kernel void bp_rss(__global const real* restrict y, const int Mp,
                      __global const real* restrict X, __global const int* restrict hs,
-                     __global real* restrict tri)
+                     __global real* restrict tri, const int Nt)
 {
+    const long Tt = (long)Nt * (Nt + 1) / 2;
     const int j = get_local_id(0);      // the column of R this work-item holds
     const int q = get_local_id(1);      // its pixel in the work-group
     const int p = get_global_id(1);
@@ -63,7 +64,7 @@ __kernel void bp_rss(__global const real* restrict y, const int Mp,
     __local int needs[${pix}];
     __local real pub[${2 * 5 * pix}];   // [slot][xi, cb, sb, w, e][pixel]
     int cbn = 0, nv = 0;
-    for (int t = 0; t < ${N}; ++t) {
+    for (int t = 0; t < Nt; ++t) {
         const real v = y[(long)t * Mp + pc];
         if (!isnan(v)) { nv += 1; cbn += (t < tau); }
     }
@@ -82,8 +83,8 @@ __kernel void bp_rss(__global const real* restrict y, const int Mp,
     int par = 0;
     const int pb = p / ${interleave};                 // TRI_AT(p, base + t), with the remainder
     const int pr = p - pb * ${interleave};            // spelled out (Oclgrind lacks LLVM's freeze)
-    const long base = ((long)pb * ${T} + TRI_OFF(tau) - tau) * ${interleave} + pr;
-    for (int t = tau; t < ${N}; ++t) {
+    const long base = ((long)pb * Tt + TRI_OFF(tau) - tau) * ${interleave} + pr;
+    for (int t = tau; t < Nt; ++t) {
         const real yv = y[(long)t * Mp + pc];
         const int ok = !isnan(yv);
         real x = ok ? X[t * ${K} + j] : (real)0;
@@ -135,17 +136,18 @@ __kernel void bp_rss(__global const real* restrict y, const int Mp,
 ${sg.reqd(subgroup)}\
 __kernel void bp_rss(__global const real* restrict y, const int Mp,
                      __global const real* restrict X, __global const int* restrict hs,
-                     __global real* restrict tri)
+                     __global real* restrict tri, const int Nt)
 {
+    const long Tt = (long)Nt * (Nt + 1) / 2;
     const int p0 = get_global_id(0) * ${lanes};
     const int tau = get_global_id(1);
-    if (p0 >= Mp || tau >= ${N}) return;
+    if (p0 >= Mp || tau >= Nt) return;
     // does any lane's dynamic programme read segments starting at tau?
     int cb[${lanes}], nv[${lanes}];
 % for l in range(lanes):
     cb[${l}] = 0; nv[${l}] = 0;
 % endfor
-    for (int t = 0; t < ${N}; ++t) {
+    for (int t = 0; t < Nt; ++t) {
         const V v = VLOAD(y + (long)t * Mp + p0);
 % for l in range(lanes):
         if (!isnan(v${L(l)})) { nv[${l}] += 1; cb[${l}] += (t < tau); }
@@ -168,7 +170,7 @@ __kernel void bp_rss(__global const real* restrict y, const int Mp,
 % endfor
     V rss = (V)0;
     const long base = TRI_OFF(tau) - tau;
-    for (int t = tau; t < ${N}; ++t) {
+    for (int t = tau; t < Nt; ++t) {
         const V yv = VLOAD(y + (long)t * Mp + p0);
 % if lanes == 1:
         const int ok = !isnan(yv);
@@ -225,12 +227,14 @@ __kernel void bp_dp(__global const real* restrict y, const int Mp, const int Mre
                     __global int* restrict vidx,
                     __global int* restrict nobs, __global int* restrict hout,
                     __global int* restrict bmax, __global int* restrict status,
-                    __global real* restrict rss_out, __global int* restrict bp_out)
+                    __global real* restrict rss_out, __global int* restrict bp_out,
+                    const int Nt)
 {
+    const long Tt = (long)Nt * (Nt + 1) / 2;
     const int p = get_global_id(0);
     if (p >= Mreal) return;
     int n = 0, inf = 0;
-    for (int t = 0; t < ${N}; ++t) {
+    for (int t = 0; t < Nt; ++t) {
         const real v = y[(long)t * Mp + p];
         if (!isnan(v)) {
             vidx[(long)n * Mp + p] = t;
@@ -256,8 +260,8 @@ __kernel void bp_dp(__global const real* restrict y, const int Mp, const int Mre
     // RSS of the valid values i..j (1-based, inclusive)
 #define D(i) vidx[(long)((i) - 1) * Mp + p]
 #define RSS(i, j) tri[TRI_AT(p, TRI_OFF(D(i)) + D(j) - D(i))]
-#define COST(m, i) cost[((long)((m) - 1) * ${N} + (i)) * Mp + p]
-#define ARG(m, i) arg[((long)((m) - 1) * ${N} + (i)) * Mp + p]
+#define COST(m, i) cost[((long)((m) - 1) * Nt + (i)) * Mp + p]
+#define ARG(m, i) arg[((long)((m) - 1) * Nt + (i)) * Mp + p]
     for (int i = h; i <= n - h; ++i) COST(1, i) = RSS(1, i);
     for (int m = 2; m <= B; ++m) {
         for (int i = m * h; i <= n - h; ++i) {

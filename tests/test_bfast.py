@@ -369,7 +369,7 @@ def test_time_axis_out_of_range_and_big_endian(device):
 
 
 
-@pytest.mark.parametrize("history,version", [("all", "fused"), ("ROC", "multi")])
+@pytest.mark.parametrize("history,version", [("all", "fused"), ("ROC", "multi"), ("BP", "fused")])
 def test_new_start_date_builds_nothing(device, history, version):
     """The history length and the number of dates are kernel arguments: after a first call,
     a call with another start date (another history length) or another series length renders

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..runtime import chunk_sizes, get_device, launch
+from ..runtime.launch import prepare
 from ..runtime.integrations import time_axis_of
 from ..timeaxis import period_of
 from ..runtime.arrays import float_array
@@ -194,12 +195,9 @@ class _Runner:
         hm = self.hermite
         steps = self.steps
         gprg = self._prog("gather", **steps.gather_kw(Ls, Ll, hm))
-        season = self._kernel(self._prog("gather", **steps.gather_kw(Lt, Ll, hm)), "stl_season")
+        season_prg = self._prog("gather", **steps.gather_kw(Lt, Ll, hm))
         ma_prg = self._prog("ma", **steps.ma_kw(Ll))
         robust_prg = self._prog("robust", **steps.robust_kw(Lt))
-
-        def run_gather(with_w):
-            steps.gather(gprg, Ls, y, t, rw, N, P, K, B, Bp, with_w, z, rwz)
 
         g1 = self._prog("gather", **steps.gather_kw(1, 1, hm))
         launch(dev, self._kernel(g1, "stl_init"), Bp * N, None, np.int64(B * N),
@@ -207,7 +205,7 @@ class _Runner:
         # validity of the cycle-subseries (plain layout) for their NNS: y gathered (t = 0)
         z0 = alloc((B, P, K)) if not self.complete else z
         if not self.complete:
-            steps.gather(g1, 1, y, t, rw, N, P, K, B, B, 0, z0, rwz)
+            steps.gather(g1, 1, y, t, rw, N, P, K, B, B, 0, z0, rwz)()
         # NNS once per call, per smoother
         layouts = {"seasonal": (z0, P * K, K), "trend": (y, N, 0), "low_pass": (y, N, 0)}
         st = {}
@@ -225,7 +223,7 @@ class _Runner:
             # packed valid positions (the NaN index computation); none with complete data
             pos = stats if complete else alloc((Bn * S, npos), i32)
             steps.stats(nprg, complete, sm["nmax"], M, m_b, m_s, sm["seg"], S, Bn, npos, stats,
-                        pos)
+                        pos)()
             launch(dev, self._kernel(nprg, "stl_nns"), Bn * S * NF, None, sm["seg"], sm["fp"],
                    sm["an"], i32(NF), i32(S), i32(Bn), i32(sm["q"]), i32(npos), stats.data,
                    pos.data, nns.data)
@@ -265,8 +263,11 @@ class _Runner:
                 extra.extend((wtab, wmom))
             return tables[name]
 
-        def run_loess(name, D, d_b, d_s, W, out, o_b, o_s, o_p, o_off, use_w, otl=1):
+        def prepare_loess(name, D, d_b, d_s, W, out, o_b, o_s, o_p, o_off, use_w, otl=1):
+            # the LOESS of one smoother (and its interpolation) as prepared launches: set up
+            # once per call, enqueued by every iteration
             sm = self.smoothers[name]
+            todo = []
             ch = self.versions[name]
             stats, nns, complete = st[name]
             prg = self._loess_prog(ch.version, sm["deg"], use_w, ch, complete, otl)
@@ -280,58 +281,79 @@ class _Runner:
                 L = ch.lanes
                 if complete and L > 1 and ch.table:
                     args += list(weight_table(name, prg, nns)) + [i32(sm["qw"])]
-                launch(dev, self._kernel(prg, "loess_outer"), -(-B // L) * S * NF, None, *args)
+                todo.append(prepare(dev, prg, "loess_outer", -(-B // L) * S * NF, None, *args))
             elif ch.version == "intragroup":
-                launch(dev, self._kernel(prg, "loess_intragroup"), nfit * ch.wg, ch.wg, *args)
+                todo.append(prepare(dev, prg, "loess_intragroup", nfit * ch.wg, ch.wg, *args))
             else:
                 n = nch[name]
-                launch(dev, self._kernel(prg, "loess_flat_partial"), nfit * n, None, *args, i32(n),
-                       part.data)
+                todo.append(prepare(dev, prg, "loess_flat_partial", nfit * n, None, *args,
+                                    i32(n), part.data))
                 T = self.steps.finish_tile if ch.interleave else 0
                 if T and S > 1:
                     # the cycle-subseries: tiles of T fit points x T segments, 32 x 8 work-items
-                    launch(dev, self._kernel(prg, "loess_flat_finish_tiled"),
-                           (-(-NF // T) * T, -(-S // T) * 8, B), (T, 8, 1), *args, i32(n),
-                           part.data)
+                    todo.append(prepare(dev, prg, "loess_flat_finish_tiled",
+                                        (-(-NF // T) * T, -(-S // T) * 8, B), (T, 8, 1), *args,
+                                        i32(n), part.data))
                 else:
-                    launch(dev, self._kernel(prg, "loess_flat_finish"), nfit, None, *args,
-                           i32(n), part.data)
+                    todo.append(prepare(dev, prg, "loess_flat_finish", nfit, None, *args,
+                                        i32(n), part.data))
             extend = name == "seasonal"
             nmax = sm["nmax"]
             nj = max(1, min(sm["jump"], nmax - 1))
             if (nj == 1 and not extend) or name == "low_pass":
-                return      # the low-pass is interpolated where it is used (stl_season)
+                return todo     # the low-pass is interpolated where it is used (stl_season)
             nint = max(1, -(-(nmax - 1) // nj))       # intervals of the longest segment
             # intervals per work-item: 0 = a whole segment (CPUs: pocl pays per work-item),
             # else that many (GPUs: 1)
             ipw = self.interp_ipw or nint
             G = -(-nint // ipw)
-            ik = self._kernel(self._prog("interp", extend=extend, out_lanes=otl,
-                                         hermite=self.hermite), "stl_interp")
+            iprg = self._prog("interp", extend=extend, out_lanes=otl, hermite=self.hermite)
             nb = Bp // otl if otl > 1 else B      # series, or tiles of otl series
-            launch(dev, ik, nb * S * G, None, out.data, i32(o_b), i32(o_s), i32(o_p), i32(o_off),
-                   sm["seg"], i32(S), i32(nb), i32(G), i32(sm["jump"]), i32(ipw), *hargs)
+            todo.append(prepare(dev, iprg, "stl_interp", nb * S * G, None, out.data, i32(o_b),
+                                i32(o_s), i32(o_p), i32(o_off), sm["seg"], i32(S), i32(nb),
+                                i32(G), i32(sm["jump"]), i32(ipw), *hargs))
+            return todo
+
+        prepared = {}
+
+        def run(key, make):
+            # enqueue the prepared launches of ``key``, prepared by ``make()`` at first use (in
+            # the order of the first iteration: a weight table is launched while preparing)
+            todo = prepared.get(key)
+            if todo is None:
+                todo = prepared[key] = make()
+            for go in todo:
+                go()
+
+        def run_loess(name, *args, use_w, otl=1):
+            run((name, use_w), lambda: prepare_loess(name, *args, use_w, otl))
 
         use_w = False
         outer = self.p["outer_iter"]
+        ma = steps.ma(ma_prg, C, N, P, Bp, Ll, ring, lp0)
+        season = prepare(dev, season_prg, "stl_season", (N, Bp), None, y.data, C.data,
+                         lp.data, i32(N), i32(P), i32(B), i32(Bp), s.data, u.data,
+                         i32(self.p["low_pass_jump"]), *hargs)
         for k in range(outer + 1):
             for it in range(self.p["inner_iter"]):
                 # the weights in the cycle-subseries layout change only with a robustness
                 # pass: gathered by the first inner iteration after it
-                run_gather(use_w and it == 0)
-                run_loess("seasonal", z, P * K * Ls, K * Ls, rwz, C, N + 2 * P, 1, P, 0, use_w,
-                          otl=Ll)
-                steps.ma(ma_prg, C, N, P, Bp, Ll, ring, lp0)
-                run_loess("low_pass", lp0, N * Ll, 0, None, lp, N, 0, 1, -1, False)
-                launch(dev, season, (N, Bp), None, y.data, C.data, lp.data, i32(N), i32(P),
-                       i32(B), i32(Bp), s.data, u.data, i32(self.p["low_pass_jump"]), *hargs)
-                run_loess("trend", u, N * Lt, 0, rwt, t, N, 0, 1, -1, use_w)
+                w = use_w and it == 0
+                run(("gather", w), lambda: [steps.gather(gprg, Ls, y, t, rw, N, P, K, B, Bp,
+                                                         w, z, rwz)])
+                run_loess("seasonal", z, P * K * Ls, K * Ls, rwz, C, N + 2 * P, 1, P, 0,
+                          use_w=use_w, otl=Ll)
+                ma()
+                run_loess("low_pass", lp0, N * Ll, 0, None, lp, N, 0, 1, -1, use_w=False)
+                season()
+                run_loess("trend", u, N * Lt, 0, rwt, t, N, 0, 1, -1, use_w=use_w)
                 if passes is not None:
                     passes.extend(device_marker(dev))
             if k == outer:
                 break
-            steps.robust(robust_prg, y, t, s, N, B, u, rw, rwt)
+            run("robust", lambda: [steps.robust(robust_prg, y, t, s, N, B, u, rw, rwt)])
             use_w = True
+        prepared.clear()
         if sim:
             q.finish()
             mine = (y, t, s, rw_out)          # the caller's slot arrays stay

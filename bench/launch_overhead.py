@@ -3,7 +3,8 @@
     python bench/launch_overhead.py [--device pocl] [--repeats 7]
     python bench/launch_overhead.py --before /tmp/before [--rounds 3]   # two source trees
 
-For STL robust 512 x 368 (period 12), the tridiagonal solve 20,000 x 115 (numpy and pyopencl
+For STL robust 512 x 368 (period 12; and with the fused STL forced, 16 launches: on a CPU
+slower kernels, see docs/stl.md), the tridiagonal solve 20,000 x 115 (numpy and pyopencl
 arrays), the TKE step (2^16, numpy and pyopencl arrays) and the matrix profile of 2^14 points
 (m = 128): launches per call, wall, kernel sum (OpenCL profiling), and the host cost per launch
 two ways, each the best of ``--repeats`` warm calls:
@@ -57,6 +58,8 @@ def workloads(dev):
     return [
         ("STL robust 512 x 368, period 12",
          lambda: clts.stl(y, 12, robust=True, device=dev, progress=False)),
+        ("STL robust 512 x 368, period 12, fused (forced)",
+         lambda: clts.stl(y, 12, robust=True, device=dev, progress=False, fused=64)),
         ("tridiagonal 20,000 x 115", lambda: clts.solve_tridiagonal(a, b, c, d, device=dev)),
         ("tridiagonal 20,000 x 115, device arrays",
          lambda: clts.solve_tridiagonal(da, db, dc, dd, device=dev)),
@@ -71,7 +74,10 @@ def measure(dev, repeats: int) -> dict:
     from clts.runtime import timing
     out = {}
     for name, run in workloads(dev):
-        run()                                   # builds, pools
+        try:
+            run()                               # builds, pools
+        except TypeError:                       # a tree without that keyword (fused=)
+            continue
         dev.queue.finish()
         best = None
         for _ in range(repeats):
@@ -215,7 +221,7 @@ def main(argv=None):
           "before / after |")
     print("|---|---|---|---|---|---|")
     for name in sides["after"][0]:
-        if name in ("floor", "marginal"):
+        if name in ("floor", "marginal") or name not in sides["before"][0]:
             continue
         cells = []
         for key, fmt in (("launches", "{:.0f}"), ("wall_ms", "{:.2f}"), ("kernel_ms", "{:.2f}"),

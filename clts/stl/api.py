@@ -19,6 +19,7 @@ from .params import QUAD_DET_TOL, check_arguments, periodic_mean, periodic_windo
 # (check_arguments: public here, for callers that check before they start)
 from .plan import LoessChoice, Problem, fit_table, make_plan
 from .result import STLResult, slope_per_step  # noqa: F401 (public here)
+from . import fused
 from .steps import Steps
 
 
@@ -42,8 +43,9 @@ class _Runner:
     """Builds the programs and per-call tables for one (device, dtype, length, parameters)."""
 
     def __init__(self, dev, dtype, N, p, versions: dict, complete: bool, interp_ipw=0,
-                 steps="series"):
+                 steps="series", fused=0):
         self.dev, self.dtype, self.N, self.p = dev, np.dtype(dtype), N, p
+        self.fused = int(fused)     # work-items per series of the fused STL (0: not fused)
         self.interp_ipw = int(interp_ipw)
         self.steps = Steps(self, steps)
         self.hermite = p["interpolation"] == "hermite"
@@ -132,6 +134,9 @@ class _Runner:
         if self._prebuilt:
             return
         self._prebuilt = True
+        if self.fused:
+            prebuild(self.dev, [self._spec("fused", **fused.params(self, self.fused))])
+            return
         lanes = {k: (c.lanes if c.version == "outer" else 1) for k, c in self.versions.items()}
         Ls, Lt, Ll, hm = lanes["seasonal"], lanes["trend"], lanes["low_pass"], self.hermite
         st = self.steps
@@ -157,6 +162,8 @@ class _Runner:
         weights into ``rw_out`` when given (robust fits). Returns the failed-series mask (read
         back mid-way; the kernels may still run: see :meth:`finish_host`). ``passes``: a list
         that receives one event per inner iteration (a progress bar waits on them)."""
+        if self.fused:
+            return fused.run(self, self.fused, y, s, t, rw_out, passes)
         import pyopencl.array as cla
         dev, q, dt = self.dev, self.dev.queue, self.dtype
         B, N, P, K = y.shape[0], self.N, self.p["period"], self.K
@@ -447,7 +454,10 @@ def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1
         work-item, 0 = a whole segment) and the thresholds of ``version="auto"``
         (``jump_threshold``, ``intragroup_max_q``, ``parallelism_threshold``), and
         ``mapping`` ("series" or "coalesced": the kernels of the steps around the LOESS,
-        docs/stl.md). ``loess_params={...}`` is their deprecated form (a DeprecationWarning, one release).
+        docs/stl.md), and ``fused`` (work-items per series of the fused STL: a work-group
+        per series runs whole inner iterations in local memory, one launch per outer
+        iteration; 0 = the separate kernels). ``loess_params={...}`` is their deprecated
+        form (a DeprecationWarning, one release).
 
     Returns
     -------
@@ -513,10 +523,12 @@ def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1
     complete = bool(np.isfinite(y2).all())
     dev = get_device(device)
     dev.require_dtype(y2.dtype)
-    plan = make_plan(dev, Problem(p, B, N), version=loess_version, **plan_overrides)
+    plan = make_plan(dev, Problem(p, B, N, y2.dtype.itemsize, complete), version=loess_version,
+                     **plan_overrides)
     runner = _Runner(dev, y2.dtype, N, p, {"seasonal": plan.seasonal, "trend": plan.trend,
                                            "low_pass": plan.low_pass},
-                     complete=complete, interp_ipw=plan.interp_per_item, steps=plan.steps)
+                     complete=complete, interp_ipw=plan.interp_per_item, steps=plan.steps,
+                     fused=plan.fused)
     item = y2.dtype.itemsize
     per_series = (9 * N + 4 * (N + 2 * p["period"])) * item + 64 * N
     # the caller's out= arrays (checked before any work), written in place where they can be
@@ -567,8 +579,9 @@ def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1
     np.subtract(y2, S, out=R)
     R -= T
     diag = dict(n_failed=int(failed.sum()), failed=failed, params=dict(p, periodic=periodic),
-                loess_versions={k: getattr(plan, k).version
-                                for k in ("seasonal", "trend", "low_pass")})
+                loess_versions={k: "fused" if plan.fused else getattr(plan, k).version
+                                for k in ("seasonal", "trend", "low_pass")},
+                fused=plan.fused)
     comps = {}
     for key, a in zip(_COMPONENTS, (S, T, W, R)):
         if key in given:      # the out= array (filled here unless the kernels wrote it)

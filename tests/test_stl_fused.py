@@ -138,7 +138,7 @@ def test_plan_choice():
         n_ok = max(n for n in range(100, 4000, 50)
                    if make_plan(dev, _problem(n, complete=False)).fused)
         assert make_plan(dev, _problem(n_ok, complete=True)).fused
-        assert n_ok * 8 * 7 < budget
+        assert n_ok * 8 * 5 < budget
     for dev in clts.runtime.usable():
         d = clts.get_device(dev.index)
         if not d.info.emulates:

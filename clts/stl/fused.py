@@ -21,11 +21,12 @@ _STATIC = 256 * 4 + 64
 
 def local_bytes(N: int, P: int, itemsize: int, wg: int, complete: bool) -> int:
     """Bytes of local memory one work-group of the fused kernel uses for series of ``N``
-    values with period ``P``: seven rows of reals (series, trend, weights, seasonal fits with
-    their ends, two moving averages, the smoothers' input), the valid positions with missing
-    values, the select's histogram and reduction row."""
+    values with period ``P``: five rows of reals (trend, weights, seasonal fits with their
+    ends, the first moving average, the smoothers' input; the second moving average shares
+    the trend's row), the valid positions with missing values, the select's histogram and
+    reduction row."""
     K = -(-N // P)
-    reals = 7 * N + 3 * P + 3
+    reals = 5 * N + 3 * P + 3
     ints = 1 if complete else N + P * K + P + 2
     return reals * itemsize + ints * 4 + _STATIC + wg * itemsize
 
@@ -37,6 +38,38 @@ def fits(dev, N: int, P: int, itemsize: int, wg: int, complete: bool = False) ->
     sizes = list(getattr(dev, "max_work_item_sizes", None) or [dev.max_work_group])
     return (0 < wg <= int(dev.max_work_group or 1) and wg <= sizes[0]
             and local_bytes(N, P, itemsize, wg, complete) <= local_memory_budget(dev))
+
+
+def occupied(dev, N: int, P: int, itemsize: int, wg: int, complete: bool = False) -> bool:
+    """Whether a GPU keeps at least ``occupancy.MIN_FRACTION`` of its warps / waves / threads
+    resident with such groups, by the occupancy model of its family (local memory per group,
+    the kernel's recorded registers where the offline compiles recorded them): the GPU gate's
+    floor. True on CPUs and devices without a model."""
+    from ..runtime import occupancy
+    lim = occupancy.limits_for(dev)
+    if lim is None:
+        return True
+    rec = occupancy.recorded(lim.target, "stl/fused.cl.mako", "stl_fused", {"wg": wg})
+    # Intel: the SIMD width IGC picked where recorded, else its widest (IGC compiles this
+    # kernel SIMD32: half the hardware threads per group of SIMD16)
+    simd = getattr(rec, "simd", None) or (32 if lim.family == "intel" else None)
+    o = occupancy.occupancy(lim, regs=rec.regs if rec else 0, work_group=wg,
+                            local_mem=local_bytes(N, P, itemsize, wg, complete), barrier=True,
+                            simd=simd)
+    return o.fraction >= occupancy.MIN_FRACTION
+
+
+def choose_wg(dev, N: int, P: int, itemsize: int, wg: int, complete: bool, forced: bool):
+    """The fused kernel's work-group for such series: ``wg`` (forced: as given, if it fits), or
+    the profile's ``wg`` doubled until a GPU's occupancy floor is met (more work-items share
+    the same local memory); 0 where no size both fits and meets it."""
+    if forced:
+        return wg if fits(dev, N, P, itemsize, wg, complete) else 0
+    while fits(dev, N, P, itemsize, wg, complete):
+        if occupied(dev, N, P, itemsize, wg, complete):
+            return wg
+        wg *= 2
+    return 0
 
 
 def params(runner, wg: int) -> dict:
@@ -64,7 +97,7 @@ def run(runner, wg: int, y, s, t, rw_out=None, passes=None, failed_out=None, row
     i32 = np.int32
     rw = rw_out if rw_out is not None else scratch(dev, (max(B, 1), N), dt)
     failed = failed_out if failed_out is not None else scratch(dev, (max(B, 1),), np.uint8)
-    lm = cl.LocalMemory((7 * N + 3 * P + 3) * dt.itemsize)
+    lm = cl.LocalMemory((5 * N + 3 * P + 3) * dt.itemsize)
     li = cl.LocalMemory(4 * (1 if runner.complete else N + P * K + P + 2))
     prg = runner._prog("fused", **params(runner, wg))
     outer = p["outer_iter"]

@@ -159,9 +159,10 @@ def fit_intragroup(dev, choice: LoessChoice, forced: bool = False) -> LoessChoic
 def choose_fused(dev, problem: Problem, values: dict, loess_version="auto") -> int:
     """The fused STL's work-group (0 = the separate kernels): the profile's (or the forced)
     ``fused`` where the series fit a work-group's local memory and the interpolation is
-    linear; a LOESS ``version`` forced without ``fused`` keeps the separate kernels. A forced
-    ``fused`` that cannot run is a ValueError."""
-    from .fused import fits, local_bytes
+    linear; on a GPU the profile's size doubled until the occupancy floor is met
+    (:func:`fused.choose_wg`). A LOESS ``version`` forced without ``fused`` keeps the separate
+    kernels. A forced ``fused`` that cannot run is a ValueError."""
+    from .fused import choose_wg, local_bytes
     wg, forced = values["fused"], values.get("fused_forced", False)
     if not wg or (loess_version != "auto" and not forced):
         return 0
@@ -169,13 +170,14 @@ def choose_fused(dev, problem: Problem, values: dict, loess_version="auto") -> i
     why = None
     if p["interpolation"] != "linear":
         why = "takes linear interpolation only"
-    elif not fits(dev, N, p["period"], problem.itemsize, wg, problem.complete):
+    else:
+        got = choose_wg(dev, N, p["period"], problem.itemsize, wg, problem.complete, forced)
+        if got:
+            return got
         need = local_bytes(N, p["period"], problem.itemsize, wg, problem.complete)
         why = (f"needs {wg} work-items and {need} bytes of local memory per series of {N} "
                f"values; device {dev} allows {dev.max_work_group} "
                f"and {local_memory_budget(dev)}")
-    if why is None:
-        return int(wg)
     if forced:
         raise ValueError(f"fused={wg}: the fused STL {why}")
     return 0

@@ -134,6 +134,8 @@ def forced_calls(dev, x, dt):
 
     def candidate(section, params):
         algo, _, sub = section.partition(".")
+        if section == "stl.fused":
+            return stl("auto", fused=params["wg"])
         if algo == "stl":
             return stl(sub, **params)
         if algo == "tridiag":

@@ -162,8 +162,8 @@ inline void interp_at(local real* O, int oo, int os, int n, int jump, int m) {
 // each): first = 1 the first (trend 0, weights unused), use_w = 1 the robustness weights in rw,
 // robust = 1 computes the next weights into rw at the end. t, s: [B][N] results (t read back
 // by the next launch). failed[row0 + b] (first launch): 1 for a cycle-subseries without a
-// valid value, or fewer valid values than two periods. lm: 7N + 3P + 3 reals; li: the valid positions (not
-// used with complete data): N + P K + P + 2 ints.
+// valid value, or fewer valid values than two periods. lm: 5N + 3P + 3 reals; li: the valid
+// positions (not used with complete data): N + P K + P + 2 ints.
 __attribute__((reqd_work_group_size(${wg}, 1, 1)))
 kernel void stl_fused(global const real* y, global real* t, global real* s, global real* rw,
                       global uchar* failed, int row0, int N, int P, int K, int qs, int qt, int ql,
@@ -175,20 +175,19 @@ kernel void stl_fused(global const real* y, global real* t, global real* s, glob
     local ${U} sh_prefix;
     const int b = get_group_id(0), l = get_local_id(0);
     const int NC = N + 2 * P;
-    local real* Y = lm;
-    local real* T = Y + N;
-    local real* W = T + N;
+    local real* T = lm;                // [N + 2]: the trend; the second moving average while
+                                       // the trend is dead (from z = y - t to the trend LOESS)
+    local real* W = T + N + 2;         // [N]: robustness weights
     local real* C = W + N;             // [N + 2P]: seasonal fits, cycle-subseries end fits
     local real* A = C + NC;            // [N + P + 1]: first moving average, then the low-pass
-    local real* A2 = A + N + P + 1;    // [N + 2]: second moving average
-    local real* D = A2 + N + 2;        // [N]: the smoothers' input (z, low-pass input, y - s)
-    global const real* yr = y + (long)b * N;
+    local real* D = A + N + P + 1;     // [N]: the smoothers' input (z, low-pass input, y - s)
+    local real* A2 = T;
+    // the series stays in global memory (read a few times per iteration, cached)
+    global const real* Y = y + (long)b * N;
     global real* tr = t + (long)b * N;
     global real* sr = s + (long)b * N;
     global real* wr = rw + (long)b * N;
     FOR_ITEMS(i, N) {
-        const real v = yr[i];
-        Y[i] = v;
         T[i] = first ? (real)0 : tr[i];
         W[i] = use_w ? wr[i] : (real)1;
     }

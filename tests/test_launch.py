@@ -97,6 +97,7 @@ def test_threads_share_kernels_and_prepare_their_own(device):
     n, rounds = 6, 25
     outs = [cla.zeros(device.queue, 6, np.float32) for _ in range(n)]
     adds = [cla.zeros(device.queue, 8, np.int32) for _ in range(n)]
+    device.queue.finish()       # the zero fills, before the threads' own queues touch them
     errors = []
     barrier = threading.Barrier(n)
 

@@ -15,22 +15,29 @@ before, at the first valid date after the break (segment fits by least squares, 
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .checks import time_axis_and_dates
+from .device import INT_TYPES, LazyFields, device_axis
 from ..runtime import get_device
-from ..runtime.arrays import native, values_of
-from .breakpoints import CRITERIA, check_h_breaks, criteria, run_breakpoints, select
+from ..runtime.arrays import device_input, is_device_array, native, values_of
+from .breakpoints import (CRITERIA, check_h_breaks, criteria, fail, independent_columns,
+                          rank_deficient_pixels, rss_floor, run_breakpoints, select)
 from .breakpoints_plan import BreakpointsPlan, Problem, make_plan
 from .breakpoints_reference import BP_STATUS
-from .common import design_matrix, trend_scaling
+from .common import design_matrix, design_names, trend_scaling
 from .common import time_axis as _time_axis
 
 
+#: the types of a device cube (integers converted on the device; no missing-value marker)
+_DEVICE_TYPES = (np.dtype(np.float32), np.dtype(np.float64), *INT_TYPES)
+
+
 @dataclass
-class BreaksResult:
+class BreaksResult(LazyFields):
     """Result of :func:`clts.bfast_breaks`, per pixel (shaped like the cube without its time
     axis; ``[breaks, ...]`` arrays have one row per possible break).
 
@@ -46,10 +53,12 @@ class BreaksResult:
         Fit after minus fit before, at the first valid date after each break.
     rss, bic, lwz : numpy.ndarray, ``[breaks + 1, ...]``
         RSS and criteria of the best segmentation with m = 0..breaks breaks (NaN beyond the
-        pixel's cap ceil(n / h) - 2).
+        pixel's cap max(1, ceil(n / h) - 2)); the criteria read an RSS below the rounding
+        floor n eps^2 sum y^2 as the floor (exact fits: the fewest breaks, see docs/bfast.md).
     nobs, h, status : numpy.ndarray of int32
         Valid values, minimal segment size, and 0 ok / 1 too few values (h <= K) / 2 h > n / 2 /
-        3 non-finite values (``clts.bfast.breakpoints_reference.BP_STATUS``).
+        3 non-finite values / 4 the valid dates make the design rank-deficient
+        (``clts.bfast.breakpoints_reference.BP_STATUS``).
     all_breakpoints : numpy.ndarray of int32, ``[breaks (breaks + 1) / 2, ...]``
         The breakpoints of every m: rows m (m - 1) / 2 .. m (m + 1) / 2 - 1.
     ci_lower, ci_upper : numpy.ndarray of int32, ``[breaks, ...]`` or None
@@ -85,6 +94,10 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
     y : array_like
         Cube with a time axis, float (NaN = missing); a pandas DataFrame (one pixel per column)
         or an xarray DataArray give labelled results.
+        A ``pyopencl.array.Array`` (time-major ``[time, pixels...]``, C-contiguous, float32 /
+        float64 or int8..uint32, on ``device``) runs on the device without a host transfer or
+        wait: the result's arrays are device arrays (magnitudes by a float64 kernel; break
+        dates, diagnostics and ``confint`` intervals on first access; ``docs/device-arrays.md``).
     dates : array_like or None
         Strictly increasing dates (datetime64 / date: days since 1 January of the first year)
         or numbers (decimal years: give ``freq=1``). None: the index / time coordinate.
@@ -97,7 +110,7 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
     h : float or int
         Minimal segment: a fraction of each pixel's valid values (floored) or a count.
     breaks : int
-        Most breaks (capped per pixel at ceil(n / h) - 2, as R).
+        Most breaks (capped per pixel at ceil(n / h) - 2, at least 1, as R).
     criterion : {"BIC", "LWZ"}
         Chooses the number of breaks.
     magnitudes : bool
@@ -141,11 +154,16 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
         raise ValueError(f"freq must be a positive number, got {freq!r}")
     if criterion not in CRITERIA:
         raise ValueError(f"criterion must be one of {CRITERIA}, got {criterion!r}")
-    labels, dates = time_axis_and_dates(y, dates, time_axis)
-    y = native(values_of(y))
-    if y.dtype.kind not in "fiu" or y.dtype.kind == "b":
-        raise TypeError(f"y must be a real array (NaN = missing), got dtype {y.dtype}")
-    y = np.moveaxis(y, labels.axis, 0)
+    on_device = is_device_array(y)
+    if on_device:
+        dates = device_axis(y, dates, time_axis)
+        y = device_input(y, "y", get_device(device), dtypes=_DEVICE_TYPES)
+    else:
+        labels, dates = time_axis_and_dates(y, dates, time_axis)
+        y = native(values_of(y))
+        if y.dtype.kind not in "fiu" or y.dtype.kind == "b":
+            raise TypeError(f"y must be a real array (NaN = missing), got dtype {y.dtype}")
+        y = np.moveaxis(y, labels.axis, 0)
     N = y.shape[0]
     pix_shape = y.shape[1:]
     d0 = np.asarray(dates).ravel()
@@ -161,6 +179,17 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
     dev.require_dtype(dtype)
     center, scale = trend_scaling(t, N)
     X = design_matrix(t, order, freq, trend, center, scale)
+    K_design = X.shape[1]
+    keep = independent_columns(X, dtype)        # the rank the dates give the design
+    if len(keep) < K_design:
+        names = design_names(order, trend)
+        warnings.warn(f"bfast_breaks: the design is rank-deficient on these dates ("
+                      f"{', '.join(names[j] for j in range(K_design) if j not in keep)} "
+                      f"{'is a linear combination' if K_design - len(keep) == 1 else 'are linear combinations'} "
+                      f"of the other columns up to rounding, e.g. harmonics of freq={freq!r} on "
+                      f"dates one season apart); fitted with the {len(keep)} independent "
+                      "columns (diagnostics['dropped_columns'])", UserWarning, stacklevel=2)
+        X = X[:, keep]
     K = X.shape[1]
     if plan is None:
         plan = make_plan(dev, Problem(N, K, dtype.itemsize), **plan_overrides)
@@ -170,22 +199,25 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
         plan.validate(dev)
     M = int(np.prod(pix_shape, dtype=np.int64))
     flat = y.reshape(N, M)
+    if confint is not None and not (isinstance(confint, (float, int)) and 0 < confint < 1):
+        raise ValueError(f"confint must be a level in (0, 1) or None, got {confint!r}")
+    dropped = [design_names(order, trend)[j] for j in range(K_design) if j not in keep]
+    if on_device:
+        return _breaks_device(dev, plan, flat, pix_shape, X, K_design, h, breaks, dtype,
+                              criterion, magnitudes, confint, dates, dropped)
     if flat.dtype != dtype:
         flat = flat.astype(dtype)
-    out = run_breakpoints(dev, plan, flat, X, h, breaks, dtype, progress=progress)
-    bic, lwz = criteria(out, K)
+    out = run_breakpoints(dev, plan, flat, X, h, breaks, dtype, progress=progress,
+                          k_check=K_design)
+    ok = out["status"] == 0
+    fail(out, rank_deficient_pixels(flat, X, dtype, ok & (out["nobs"] < N)), 4)   # gaps only
+    floor = rss_floor(flat, dtype)
+    bic, lwz = criteria(out, K, floor)
     sel, bp = select(out, bic if criterion == "BIC" else lwz)
     mags = _magnitudes(flat, X, sel, bp) if magnitudes else None
     if confint is not None:
-        if not (isinstance(confint, (float, int)) and 0 < confint < 1):
-            raise ValueError(f"confint must be a level in (0, 1) or None, got {confint!r}")
         ci = _intervals(flat, X, sel, bp, float(confint))
-
-    src = np.asarray(dates).ravel()
-    if src.dtype.kind not in "Mfiu":
-        src = src.astype("datetime64[D]")
-    fill = np.datetime64("NaT") if src.dtype.kind == "M" else np.nan
-    bdates = np.where(bp >= 0, src[np.clip(bp, 0, None)], fill)
+    bdates = _break_dates(dates, bp)
 
     def per(a, name):
         return labels.per_series(np.asarray(a).reshape(pix_shape), name)
@@ -206,8 +238,82 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
     if confint is not None:
         res.ci_lower, res.ci_upper = lead(ci[0], "break"), lead(ci[1], "break")
     counts = {name: int(np.sum(status == code)) for code, name in BP_STATUS.items() if code}
+    chosen = np.take_along_axis(np.asarray(out["rss"], np.float64),
+                                np.clip(sel, 0, None)[None, :], 0)[0]
     res.diagnostics = dict(n_coef=K, breaks=out["breaks"], failed=int(np.sum(status != 0)),
-                           **counts, device=str(dev.slug))
+                           **counts, exact_fit=int(np.sum((sel >= 0) & (chosen <= floor))),
+                           dropped_columns=dropped, device=str(dev.slug))
+    return res
+
+
+def _break_dates(dates, bp):
+    """The dates of breakpoints ``bp`` (NaT / NaN where -1)."""
+    src = np.asarray(dates).ravel()
+    if src.dtype.kind not in "Mfiu":
+        src = src.astype("datetime64[D]")
+    fill = np.datetime64("NaT") if src.dtype.kind == "M" else np.nan
+    return np.where(bp >= 0, src[np.clip(bp, 0, None)], fill)
+
+
+def _breaks_device(dev, plan, flat, pix_shape, X, K_design, h, breaks, dtype, criterion,
+                   magnitudes, confint, dates, dropped):
+    """``bfast_breaks`` on a device cube ``flat`` ``[N, M]``: the breakpoints, the failed
+    pixels' marks (h <= the design's columns, rank-deficient valid dates), the RSS floor, the
+    criteria, the selection and the magnitudes as kernels, the result's arrays device arrays,
+    nothing read back or waited for (``clts.bfast.device``). ``break_dates``, ``diagnostics``
+    and the confidence intervals (a host computation) are computed on first access."""
+    from . import device as dv
+    K = X.shape[1]
+    out, BREAKS, keep = dv.run_breakpoints(dev, plan, flat, X, h, breaks, dtype,
+                                           k_check=K_design, rank_check=True)
+    s = dv.select(dev, out, K, dtype, criterion, dv.c_type(flat.dtype))
+    mags = None
+    if magnitudes:
+        mags, kk = dv.magnitudes(dev, flat, X, s["sel"], s["bp"], dtype, None)
+        keep += kk
+
+    def per(a):
+        return a.reshape(pix_shape)
+
+    def lead(a):
+        return a.reshape(a.shape[:1] + pix_shape)
+
+    res = BreaksResult(
+        n_breaks=per(s["sel"]), breakpoints=lead(s["bp"]), break_dates=None,
+        magnitudes=None if mags is None else lead(mags), rss=lead(out["rss"]),
+        bic=lead(s["bic"]), lwz=lead(s["lwz"]), nobs=per(out["nobs"]), h=per(out["h"]),
+        status=per(out["status"]), all_breakpoints=lead(out["bp"]), criterion=criterion,
+        plan=plan)
+    res._keep = keep + [out["bmax"], out["floor"]]
+    B = s["bp"].shape[0]
+
+    def diagnostics():
+        status = res.status.get().reshape(-1)
+        sel = res.n_breaks.get().reshape(-1)
+        rss = np.asarray(out["rss"].get(), np.float64)
+        chosen = np.take_along_axis(rss, np.clip(sel, 0, None)[None, :], 0)[0]
+        counts = {name: int(np.sum(status == code)) for code, name in BP_STATUS.items() if code}
+        return dict(n_coef=K, breaks=BREAKS, failed=int(np.sum(status != 0)), **counts,
+                    exact_fit=int(np.sum((sel >= 0) & (chosen <= out["floor"].get()))),
+                    dropped_columns=list(dropped), device=str(dev.slug))
+    res._set_lazy("break_dates",
+                  lambda: _break_dates(dates, res.breakpoints.get().reshape(B, -1))
+                  .reshape((B,) + pix_shape))
+    res._set_lazy("diagnostics", diagnostics)
+    if confint is not None:
+        def intervals():
+            y = flat.get().astype(dtype)
+            ci = _intervals(y, X, res.n_breaks.get().reshape(-1),
+                            res.breakpoints.get().reshape(B, -1), float(confint))
+            return ci.reshape((2, B) + pix_shape)
+        cache = {}
+
+        def ci(i):
+            if "ci" not in cache:
+                cache["ci"] = intervals()
+            return cache["ci"][i]
+        res._set_lazy("ci_lower", lambda: ci(0))
+        res._set_lazy("ci_upper", lambda: ci(1))
     return res
 
 

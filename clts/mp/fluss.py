@@ -94,10 +94,10 @@ def fluss(I, L, n_regimes, excl_factor=5, custom_iac=None, *, iac="closed"):
         curve of an index with no regimes (each neighbour uniform): deterministic, no scipy,
         no cost. ``"stumpy"``: stumpy.fluss's curve (:func:`stumpy_iac`, a beta density
         fitted to one seeded random index: needs scipy, about 0.5 s per new length, cached):
-        the same ``cac`` and boundaries as stumpy.fluss. stumpy's curve lies 8 % below the
-        closed form at 5 % of the length from either end and 3 % above it in the middle, so
-        its ``cac`` is higher near the ends: the two can rank minima differently (see
-        docs/matrix-profile.md, "Segmentation").
+        the same ``cac`` and boundaries as stumpy.fluss. For k = 1471 stumpy's curve lies
+        8 % below the closed form at 5 % of the length from either end and 3 % above it in
+        the middle, so its ``cac`` is higher near the ends: the two can rank minima
+        differently (see docs/matrix-profile.md, "Segmentation").
 
     Returns
     -------

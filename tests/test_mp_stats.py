@@ -343,12 +343,9 @@ def test_oclgrind_stats(device):
 # ---------------------------------------------------------------------------------------------
 # segment length R against m
 
-def test_segment_scales_with_m(device):
-    """R = segment_per_m * m rows (rounded up to 1024, at least the profile's segment) unless
-    segment is forced; segment_per_m from the keyword, else the profile, else the default."""
+def _check_segment_scales_with_m(device):
     import copy
     import types
-    import clts
     from clts.runtime.profiles import Profile
     floor = make_plan(device, Problem(3)).segment
     spm = device.profile.get("mp.diag.segment_per_m")
@@ -358,7 +355,10 @@ def test_segment_scales_with_m(device):
                                                                       * 1024)
         assert make_plan(device, Problem(m), segment=3000).segment == 3000
     values = copy.deepcopy(device.profile.values)
-    values["mp"]["diag"].update(segment=1024, segment_per_m=4, lanes=8, groups=8, wg=1)
+    # a fake device with only what the segment rule reads: the tiles in private memory (a GPU
+    # profile's store="local" would ask the fake for its local memory)
+    values["mp"]["diag"].update(segment=1024, segment_per_m=4, lanes=8, groups=8, wg=1,
+                                store="private", topk_store="private", groups_per_cu=0)
     prof = Profile(values, {}, [], 0)
     fake = types.SimpleNamespace(profile=prof, platform="x", int64_atomics=True,
                                  max_work_group=1024)
@@ -366,6 +366,18 @@ def test_segment_scales_with_m(device):
     assert make_plan(fake, Problem(2048), segment_per_m=16).segment == 32768
     with pytest.raises(ValueError):
         make_plan(fake, Problem(64), segment_per_m=0)
+    return floor
+
+
+def test_segment_scales_with_m(device):
+    """R = segment_per_m * m rows (rounded up to 1024, at least the profile's segment) unless
+    segment is forced; segment_per_m from the keyword, else the profile, else the default;
+    on this device and under every emulated GPU's profile (the rule holds on any device)."""
+    import clts
+    from emulated import gpus_over_pocl
+    floor = _check_segment_scales_with_m(device)
+    for emu in gpus_over_pocl().values():
+        _check_segment_scales_with_m(emu)
     T = np.cumsum(np.random.default_rng(2).standard_normal(300))
     res = clts.matrix_profile(T, 40, device=device, segment_per_m=1)
     assert res.plan.segment == max(floor, 1024)

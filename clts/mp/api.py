@@ -23,7 +23,7 @@ from .exact import exact_spec
 from .estimate import _model, _recording_runs, _self_pairs, record_run
 from .plan import Plan, Problem, make_plan
 from .join import Join
-from .series import PAD_SLACK, prep_spec, scale_on_device, stats_spec
+from .series import PAD_SLACK, prep_spec, stats_spec
 from .topk import _topk
 
 
@@ -262,16 +262,7 @@ def _compute_once(T_A, m, T_B, k, exclusion_zone, normalize, precision, devices,
     T_B = _series(T_B, "T_B")
     devs = _devices(devices)
     on_device = is_device_array(T_A) or is_device_array(T_B)
-    if precision is None:   # float64 where every device has it, else float32 throughout
-        precision = "double" if all(d.fp64 for d in devs) else "single"
-    m = check_arguments(T_A, m, T_B, k, exclusion_zone, precision)
     self_join = T_B is None
-    for d in devs:
-        if precision != "single" and not d.fp64:
-            from ..errors import DeviceError
-            raise DeviceError(f"device {d} lacks cl_khr_fp64 (double precision), needed by "
-                              f"precision={precision!r}; use precision='single' (the default "
-                              "on such devices)")
     dev = devs[0]
     if on_device:
         if len(devs) != 1:
@@ -284,6 +275,16 @@ def _compute_once(T_A, m, T_B, k, exclusion_zone, normalize, precision, devices,
             if T_B.dtype != T_A.dtype:
                 raise TypeError(f"device arrays T_A and T_B must have one dtype, got "
                                 f"{T_A.dtype} and {T_B.dtype}")
+    if precision is None:   # float64 where every device has it, else float32 throughout
+        precision = "double" if all(d.fp64 for d in devs) else "single"
+    m = check_arguments(T_A, m, T_B, k, exclusion_zone, precision)
+    self_join = T_B is None
+    for d in devs:
+        if precision != "single" and not d.fp64:
+            from ..errors import DeviceError
+            raise DeviceError(f"device {d} lacks cl_khr_fp64 (double precision), needed by "
+                              f"precision={precision!r}; use precision='single' (the default "
+                              "on such devices)")
     p = make_plan(dev, Problem(m, precision), plan=plan, **overrides)
     ez = int(math.ceil(m / 4)) if exclusion_zone is None else int(exclusion_zone)
     t0 = time.perf_counter()

@@ -13,7 +13,6 @@ from ..runtime.memory import scratch
 from ..runtime import launch, progress, round_up
 from .plan import (amd_waves, fit_tile, local_tile_rows, topk_fold_cols, topk_window_local,
                    topk_window_rows)
-from . import flags
 from .estimate import progress_estimate
 from .exact import _pair_dist, _scan
 from .series import PAD_SLACK

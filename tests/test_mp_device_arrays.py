@@ -63,6 +63,13 @@ def test_ab_join_device_arrays(device, normalize):
     _check(device, _series(900, 1), _series(1100, 2), normalize=normalize, both=True)
 
 
+@pytest.mark.parametrize("normalize", [True, False])
+def test_topk_device_arrays(device, normalize):
+    """Top-k lists (k <= 16) merge on the device too: no host traffic, the numpy path's."""
+    _check(device, _series(1000, 5), normalize=normalize, k=3)
+    _check(device, _series(700, 6), _series(800, 7), normalize=normalize, k=2, both=True)
+
+
 def test_device_arrays_float32_input(device):
     """A float32 device series computes as the numpy path does on the same float32 values."""
     import pyopencl.array as cla
@@ -81,6 +88,7 @@ def test_device_arrays_emulated_gpus():
         pytest.skip("no pocl device to emulate GPUs on")
     for dev in emus.values():
         _check(dev, _series(700, 4))
+        _check(dev, _series(600, 8), k=2)
 
 
 def test_device_array_checks(device):
@@ -94,3 +102,51 @@ def test_device_array_checks(device):
         clts.matrix_profile(cla.to_device(device.queue, T), 16, T, device=device)
     with pytest.raises(ValueError, match="C-contiguous"):
         clts.matrix_profile(cla.to_device(device.queue, T)[::2], 16, device=device)
+
+
+@pytest.mark.parametrize("kw", [{}, {"normalize": False}, {"normalize": False, "p": 3.5},
+                                {"query_idx": 10}])
+def test_mass_device_arrays(device, kw):
+    """clts.mass on device arrays: a device array of profiles, no host traffic, the numpy
+    path's bits (batched shapes, NaN windows, constant windows, plain distances)."""
+    import pyopencl.array as cla
+    rng = np.random.default_rng(0)
+    T = np.cumsum(rng.standard_normal((3, 400)), axis=1)
+    T[1, 50] = np.nan
+    T[2, 100:140] = 1.0
+    Q = T[0, 10:42].copy()
+    for q, t in [(Q, T), (Q, T[0]), (np.stack([Q, Q + 1]), T[:2]), (np.stack([Q, 2 * Q]), T[0])]:
+        want = clts.mass(q, t, device=device, **kw)
+        dq = cla.to_device(device.queue, q)
+        dt = cla.to_device(device.queue, np.ascontiguousarray(t))
+        clts.mass(dq, dt, device=device, **kw)
+        device.queue.finish()
+        with host_traffic() as tr:
+            got = clts.mass(dq, dt, device=device, **kw)
+        assert tr.total == 0, tr.report()
+        assert isinstance(got, cla.Array)
+        np.testing.assert_array_equal(got.get(), want)
+
+
+def test_mass_match_device_arrays_extremes(device):
+    """Plain distances of values near 1e300 (rescaled on the device as on the host); match on
+    device arrays gives the host list of the numpy path and rejects a NaN query."""
+    import pyopencl.array as cla
+    T = np.cumsum(np.random.default_rng(1).standard_normal(500))
+    big = T * 1e300
+    want = clts.mass(big[5:37], big, normalize=False, device=device)
+    got = clts.mass(cla.to_device(device.queue, big[5:37].copy()),
+                    cla.to_device(device.queue, big), normalize=False, device=device)
+    np.testing.assert_array_equal(got.get(), want)
+    Q = T[10:42].copy()
+    r1 = clts.match(Q, T, device=device, max_distance=2.0)
+    r2 = clts.match(cla.to_device(device.queue, Q), cla.to_device(device.queue, T),
+                    device=device, max_distance=2.0)
+    assert np.array_equal(r1.astype(float), r2.astype(float))
+    Q[3] = np.nan
+    with pytest.raises(ValueError, match="illegal"):
+        clts.match(cla.to_device(device.queue, Q), cla.to_device(device.queue, T),
+                   device=device)
+    with pytest.raises(TypeError, match="dtype"):
+        clts.mass(cla.to_device(device.queue, Q.astype(np.float32)),
+                  cla.to_device(device.queue, T), device=device)

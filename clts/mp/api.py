@@ -310,24 +310,21 @@ def _compute_once(T_A, m, T_B, k, exclusion_zone, normalize, precision, devices,
         raise ValueError("a band range (part of a distributed run) takes one device")
     job.bands = bands
     job.calibrate = _compute
-    keep = None
-    if k > 1:
-        res = _topk(job)
+    res, keep = _topk(job) if k > 1 else _top1(job)
+    if keep is None:        # k > TOPK_MAX: the blocked path's top-k lists are host arrays
         unit = float(A.scale.get()[3]) if not normalize else 1.0
         if unit != 1.0:          # plain Euclidean distances scale with the series
             for key in ("P", "left_P", "right_P", "P_B"):
                 if res.get(key) is not None:
                     res[key] = res[key] * unit
-        if on_device:       # the top-k lists merge on the host: the results go back
+        if on_device:       # ... copied to the device
             import pyopencl.array as cla
             res = {key: cla.to_device(dev.queue, np.ascontiguousarray(v))
                    for key, v in res.items()}
-    else:
-        res, keep = _top1(job)
-        if not on_device:   # numpy in, numpy out (the one read of the call)
-            res = {key: v.get().astype(np.float64 if v.dtype.kind == "f" else np.int64)
-                   for key, v in res.items()}
-            keep = None
+    elif not on_device:     # numpy in, numpy out (the one read of the call)
+        res = {key: v.get().astype(np.float64 if v.dtype.kind == "f" else np.int64)
+               for key, v in res.items()}
+        keep = None
     diag["seconds"] = time.perf_counter() - t0
     if not on_device:
         diag._fill()

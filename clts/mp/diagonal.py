@@ -247,9 +247,8 @@ def _run_diag(dev, plan, A, B, dB, self_join, cols, b_lo, b_hi, kstart, bar, chu
             keep += [rPV, rPI] + ([cPV, cPI] if cols else [])
         yield ri, ci, keep
         return
-    ri = gRI.get().astype(np.int64).reshape(lA, k)
-    ci = gCI.get().astype(np.int64).reshape(lB, k) if cols else None
-    yield ri, ci
+    # top-k: the [l, k] lists' indices (int32, -1: none) as device arrays, read by _topk
+    yield gRI, gCI, [dd, gRV, gCV, rPV, rPI, wfl] + ([cPV, cPI] if cols else [])
 
 
 def _filled(dev, n, dtype, value):

@@ -38,11 +38,11 @@ def exact_spec(dev, plan, normalize):
                                     **({"coop": coop} if coop else {}))
 
 
-def _pair_dist(dev, plan, A, B, ia, ib, n=None):
+def _pair_dist(dev, plan, A, B, ia, ib, n=None, per=1):
     """Distances of the pairs (ia[p], ib[p]) of windows of A and B (inf where either is < 0):
     ``pair_dist`` (a work-item per pair: wdist at the device's lanes) or, with ``coop`` > 0,
     ``pair_dist_coop`` (wdist at lanes = coop, bit for bit; exact.cl.mako). ``ib`` a device
-    array (int32; ``ia`` None: p itself, ``n`` pairs): a device array of distances in the
+    array (int32; ``ia`` None: p // per, ``n`` pairs): a device array of distances in the
     exact precision, nothing read back; else host arrays in and float64 distances out."""
     from ..runtime.arrays import is_device_array
     on_device = is_device_array(ib)
@@ -59,7 +59,7 @@ def _pair_dist(dev, plan, A, B, ia, ib, n=None):
         da = upload_scratch(dev, np.asarray(ia).astype(np.int32))
         db = upload_scratch(dev, np.asarray(ib).astype(np.int32))
     out = scratch(dev, n, A.er)
-    args = (np.int32(n), np.int32(A.m), np.int32(on_device and ia is None), da.data, db.data,
+    args = (np.int32(n), np.int32(A.m), np.int32(per if on_device and ia is None else 0), da.data, db.data,
             A.Td.data, A.mu.data, A.ss.data, A.flags_on(dev).data, B.Td.data, B.mu.data,
             B.ss.data, B.flags_on(dev).data, out.data)
     if coop:

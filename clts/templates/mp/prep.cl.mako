@@ -343,3 +343,61 @@ __kernel void finish(const int n, const int TWO, const int UNIT, __global const 
     }
     P[p] = a * u; I[p] = ia;
 }
+
+// ---------------------------------------------------------------- top-k (k <= 16) lists
+#define KMAX 16
+// the sort key of a candidate: distance, then index; none (index -1 or a distance not finite)
+// last, as (inf, -1)
+inline int before(real v1, int i1, real v2, int i2)
+{
+    const int k1 = i1 < 0 ? INT_MAX : i1, k2 = i2 < 0 ? INT_MAX : i2;
+    return v1 < v2 || (v1 == v2 && k1 < k2);
+}
+
+inline void put(real *v, int *ix, int *c, real d, int i)
+{
+    if (i < 0 || !isfinite(d)) { d = INFINITY; i = -1; }
+    int e = (*c)++;
+    while (e > 0 && before(d, i, v[e - 1], ix[e - 1])) { v[e] = v[e - 1]; ix[e] = ix[e - 1]; --e; }
+    v[e] = d; ix[e] = i;
+}
+
+// row r's k best of the lists a[r] and b[p] (r = at[p] for p < *count when AT, else r = p < n),
+// into o[r] (o may be a: each row is read whole before it is written)
+__kernel void merge_k(const int n, const int k, const int AT, __global const int *count,
+                      __global const int *at, __global const real *Pa, __global const int *Ia,
+                      __global const real *Pb, __global const int *Ib,
+                      __global real *Po, __global int *Io)
+{
+    const int p = get_global_id(0);
+    if (p >= (AT ? *count : n)) return;
+    const int r = AT ? at[p] : p;
+    real v[2 * KMAX];
+    int ix[2 * KMAX], c = 0;
+    for (int e = 0; e < k; ++e) put(v, ix, &c, Pa[(size_t)r * k + e], Ia[(size_t)r * k + e]);
+    for (int e = 0; e < k; ++e) put(v, ix, &c, Pb[(size_t)p * k + e], Ib[(size_t)p * k + e]);
+    for (int e = 0; e < k; ++e) { Po[(size_t)r * k + e] = v[e]; Io[(size_t)r * k + e] = ix[e]; }
+}
+
+// the [n, k] lists as results: distances times unit (plain Euclidean), indices int64; with
+// FIRST the first entries of (P1, I1) and (P2, I2) too (self-joins: right / left neighbours)
+__kernel void topk_out(const int n, const int k, const int UNIT, __global const sreal *sc,
+                       __global const real *P, __global const int *I, __global real *Po,
+                       __global long *Io, const int FIRST,
+                       __global const real *P1, __global const int *I1,
+                       __global const real *P2, __global const int *I2,
+                       __global real *P1o, __global long *I1o, __global real *P2o,
+                       __global long *I2o)
+{
+    const int r = get_global_id(0);
+    if (r >= n) return;
+    const real u = UNIT ? (real)sc[3] : (real)1;
+    for (int e = 0; e < k; ++e) {
+        Po[(size_t)r * k + e] = P[(size_t)r * k + e] * u;
+        Io[(size_t)r * k + e] = I[(size_t)r * k + e];
+    }
+    if (FIRST) {
+        P1o[r] = P1[(size_t)r * k] * u; I1o[r] = I1[(size_t)r * k];
+        P2o[r] = P2[(size_t)r * k] * u; I2o[r] = I2[(size_t)r * k];
+    }
+}

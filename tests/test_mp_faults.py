@@ -50,3 +50,27 @@ def test_failures_do_not_stick(device, monkeypatch):
     assert n2 == n0
     np.testing.assert_array_equal(r2.I, r0.I)
     np.testing.assert_array_equal(r2.P, r0.P)
+
+
+def test_bar_launches_fill_the_device():
+    """With a progress bar, the k = 1 launches still hold enough bands to fill the device
+    (the bar's 1/32 split left an H100 32 work-groups per launch on 132 compute units); on a
+    CPU the bar's split stands."""
+    from emulated import gpus_over_pocl
+    from clts.mp.diagonal import launch_bands
+    from clts.mp.plan import Problem, make_plan
+    emus = gpus_over_pocl()
+    if "h100" not in emus:
+        pytest.skip("no pocl device to emulate GPUs on")
+    h100 = emus["h100"]
+    p = make_plan(h100, Problem(256))
+    nb = 65456                                          # 2^18 points, m = 256, band 4
+    plain = launch_bands(h100, p, nb)
+    with_bar = launch_bands(h100, p, nb, bar=True)
+    assert with_bar >= min(plain, h100.info.compute_units * p.wg * 4)
+    cpu = clts.get_device("pocl")
+    pc = make_plan(cpu, Problem(256))
+    assert launch_bands(cpu, pc, 10 ** 6, bar=True) == min(launch_bands(cpu, pc, 10 ** 6),
+                                                           max(-(-10 ** 6 // 32),
+                                                               cpu.info.compute_units * pc.wg
+                                                               * max(4, pc.groups_per_cu)))

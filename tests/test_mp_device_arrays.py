@@ -150,3 +150,20 @@ def test_mass_match_device_arrays_extremes(device):
     with pytest.raises(TypeError, match="dtype"):
         clts.mass(cla.to_device(device.queue, Q.astype(np.float32)),
                   cla.to_device(device.queue, T), device=device)
+
+
+def test_aamp_device_arrays(device):
+    """clts.aamp with p = 2 is the plain-Euclidean matrix profile: device arrays in and out,
+    no host traffic; other p take numpy arrays only (TypeError)."""
+    import pyopencl.array as cla
+    T = _series(700, 9)
+    dT = cla.to_device(device.queue, T)
+    want = clts.aamp(T, 24, device=device)
+    clts.aamp(dT, 24, device=device)
+    device.queue.finish()
+    with host_traffic() as t:
+        got = clts.aamp(dT, 24, device=device)
+    assert t.total == 0, t.report()
+    _same(got, want, ["P", "I", "left_P", "left_I", "right_P", "right_I"])
+    with pytest.raises(TypeError, match="p = 2"):
+        clts.aamp(dT, 24, p=1, device=device)

@@ -14,7 +14,7 @@ from ..runtime import launch, progress, round_up
 from .plan import (amd_waves, fit_tile, local_tile_rows, topk_fold_cols, topk_window_local,
                    topk_window_rows)
 from .estimate import progress_estimate
-from .exact import _pair_dist, _scan
+from .exact import _pair_dist, _scan as _scan_dev
 from .series import PAD_SLACK
 
 
@@ -490,15 +490,24 @@ def _top1(job):
             import pyopencl.array as cla
             pri = cla.to_device(dev.queue, pri.get())
             pci = cla.to_device(dev.queue, pci.get()) if cols else None
+        keep += [pri, pci]
         d1 = _pair_dist(dev, p, A, B, None, pri, lA)
         rd, ri = (d1, pri) if rd is None else _better_all(dev, A, rd, ri, d1, pri)
         if cols:
             d2 = _pair_dist(dev, p, B, A, None, pci, lB)
             cd, ci = (d2, pci) if cd is None else _better_all(dev, A, cd, ci, d2, pci)
+            keep.append(d2)
+        keep.append(d1)
     if rd is None:          # no band on any device
         rd, ri = _filled(dev, lA, A.er, np.inf), _filled(dev, lA, np.int32, -1)
         if cols:
             cd, ci = _filled(dev, lB, A.er, np.inf), _filled(dev, lB, np.int32, -1)
+    keep += [rd, ri, cd, ci]
+
+    def _scan(*args):           # the scans' outputs stay referenced until the result is read
+        outs = _scan_dev(*args)
+        keep.extend(outs)
+        return outs
     # special (constant / ill-conditioned) windows: exact scans
     SA = _special(dev, A)
     if self_join:

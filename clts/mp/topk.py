@@ -155,16 +155,21 @@ def _topk(job):
             import pyopencl.array as cla
             pri = cla.to_device(dev.queue, pri.get())
             pci = cla.to_device(dev.queue, pci.get()) if pci is not None else None
+        keep += [pri, pci]
         if self_join:
             # row lists hold j > i (right), column lists i < j: the left neighbours of j
             for name, I in (("right", pri), ("left", pci)):
-                keep.append(I)
-                _merge_dev(dev, A, lA, k, prof[name], _exact_dev(dev, p, A, A, I, lA, k), I)
+                d = _exact_dev(dev, p, A, A, I, lA, k)
+                keep.append(d)
+                _merge_dev(dev, A, lA, k, prof[name], d, I)
         else:
-            _merge_dev(dev, A, lA, k, prof["all"], _exact_dev(dev, p, A, B, pri, lA, k), pri)
+            d = _exact_dev(dev, p, A, B, pri, lA, k)
+            keep.append(d)
+            _merge_dev(dev, A, lA, k, prof["all"], d, pri)
             if both:
-                _merge_dev(dev, A, lB, k, profB["all"], _exact_dev(dev, p, B, A, pci, lB, k),
-                           pci)
+                d = _exact_dev(dev, p, B, A, pci, lB, k)
+                keep.append(d)
+                _merge_dev(dev, A, lB, k, profB["all"], d, pci)
     # windows the kernel left out (r = NaN) but that have neighbours: constant or
     # ill-conditioned ones when normalising (plain Euclidean: none)
     if self_join:

@@ -135,7 +135,8 @@ class Side:
         launch(dev, build_program(dev, *stats_spec(dev, plan, normalize)).kernel("window_stats"),
                round_up(-(-self.l // (vw * u)), 16), None,
                Td.data, np.int32(self.l), np.int32(m), mu.data, ss.data, fl.data)
-        launch(dev, prg.kernel("nonfinite_windows"), round_up(-(-self.l // 64), 64), None,
+        nfb = prep_spec(dev, plan, normalize, Tin.dtype)[1]["NFB"]
+        launch(dev, prg.kernel("nonfinite_windows"), round_up(-(-self.l // nfb), 64), None,
                nf.data, np.int32(self.l), np.int32(m), fl.data)
         self.Td, self.mu, self.ss, self.fl = Td, mu, ss, fl
         self._nf = nf               # read by queued kernels: kept until the side goes
@@ -246,6 +247,8 @@ class Side:
         return {"df": df, "dg": dg, "r": rr, "mu": mu, "T": Te[:nw + m]}
 
 
+#: windows per work-item of the non-finite flags on CPUs (a running count; GPUs: 1, coalesced)
+NONFINITE_BLOCK = 64
 #: work-group size of the single-work-group kernels of prep.cl.mako (scaling, ILL flags,
 #: compaction of the special windows)
 ILL_WG = 256
@@ -265,7 +268,8 @@ def prep_spec(dev, plan, normalize, tin=np.float64):
                                    kreal=plan.kernel_real, tin=cname[np.dtype(tin)],
                                    sreal=cname[np.dtype(_sreal(plan, tin))],
                                    NORMALIZE=int(normalize),
-                                   SINGLE=int(plan.precision == "single"), wg=ILL_WG)
+                                   SINGLE=int(plan.precision == "single"), wg=ILL_WG,
+                                   NFB=NONFINITE_BLOCK if dev.type == "cpu" else 1)
 
 
 def scale_on_device(dev, plan, normalize, TA, TB=None):

@@ -161,22 +161,22 @@ def _topk(job):
             for name, I in (("right", pri), ("left", pci)):
                 d = _exact_dev(dev, p, A, A, I, lA, k)
                 keep.append(d)
-                _merge_dev(dev, A, lA, k, prof[name], d, I)
+                _merge_dev(dev, A, lA, k, prof[name], d, I, keep=keep)
         else:
             d = _exact_dev(dev, p, A, B, pri, lA, k)
             keep.append(d)
-            _merge_dev(dev, A, lA, k, prof["all"], d, pri)
+            _merge_dev(dev, A, lA, k, prof["all"], d, pri, keep=keep)
             if both:
                 d = _exact_dev(dev, p, B, A, pci, lB, k)
                 keep.append(d)
-                _merge_dev(dev, A, lB, k, profB["all"], d, pci)
+                _merge_dev(dev, A, lB, k, profB["all"], d, pci, keep=keep)
     # windows the kernel left out (r = NaN) but that have neighbours: constant or
     # ill-conditioned ones when normalising (plain Euclidean: none)
     if self_join:
         if A.normalize:
             SA = _special(dev, A)
             keep.append(SA)
-            _special_k_dev(dev, p, A, A, SA, k, ez, prof, prof)
+            _special_k_dev(dev, p, A, A, SA, k, ez, prof, prof, keep)
         P = empty(lA)
         _merge_dev(dev, A, lA, k, prof["right"], prof["right"][0], prof["right"][1],
                    other=prof["left"], out=P)
@@ -185,8 +185,8 @@ def _topk(job):
     if A.normalize:
         SA, SB = _special(dev, A), _special(dev, B)
         keep += [SA, SB]
-        _special_k_dev(dev, p, A, B, SA, k, -1, prof, profB)
-        _special_k_dev(dev, p, B, A, SB, k, -1, profB, prof)
+        _special_k_dev(dev, p, A, B, SA, k, -1, prof, profB, keep)
+        _special_k_dev(dev, p, B, A, SB, k, -1, profB, prof, keep)
     out = _topk_out(dev, job, A, lA, k, prof["all"], None, None, ("P", "I"))
     keep.append(prof)
     if both:
@@ -201,28 +201,38 @@ def _exact_dev(dev, p, X, Y, I, n, k):
     return _pair_dist(dev, p, X, Y, None, I, n * k, per=k)
 
 
-def _merge_dev(dev, X, n, k, dst, Pb, Ib, *, other=None, out=None, at=None):
-    """``dst`` (or ``out``) <- row-wise k best of ``dst`` (or ``other``... see below) and the
-    candidates (Pb, Ib): ``merge_k`` of prep.cl.mako (distance, then index; none last). With
-    ``other``: out <- k best of dst and other. ``at``: (indices, count): rows at[p] of dst
-    merged with row p of the candidates."""
+def _merge_dev(dev, X, n, k, dst, Pb, Ib, *, other=None, out=None, at=None, keep=None):
+    """Row-wise k best of the [n, k] lists ``dst`` and the candidates (Pb, Ib) (``merge_k``
+    of prep.cl.mako: distance, then index, none last), into new arrays that replace dst's
+    (the kernel never writes what it reads; the old ones go to ``keep``). With ``other``:
+    the k best of ``dst`` and ``other`` into ``out``. ``at`` = (indices, count): rows at[p]
+    of dst merged with row p of the candidates, in place."""
     Pa, Ia = dst
     if other is not None:
         Pb, Ib = other
-    Po, Io = out if out is not None else dst
+    kern = X.prg.kernel("merge_k")
     if at is None:
-        count, idx = Ia, Ia       # unread
-        launch(dev, X.prg.kernel("merge_k"), round_up(n, 64), None, np.int32(n), np.int32(k),
-               np.int32(0), count.data, idx.data, Pa.data, Ia.data, Pb.data, Ib.data, Po.data,
-               Io.data)
-    else:
-        idx, count = at
-        launch(dev, X.prg.kernel("merge_k"), round_up(max(idx.shape[0], 1), 64), None,
-               np.int32(n), np.int32(k), np.int32(1), count.data, idx.data, Pa.data, Ia.data,
-               Pb.data, Ib.data, Po.data, Io.data)
+        Po, Io = out if out is not None else (scratch(dev, n * k, X.er),
+                                              scratch(dev, n * k, np.int32))
+        launch(dev, kern, round_up(n, 64), None, np.int32(n), np.int32(k), np.int32(0),
+               Ia.data, Ia.data, Pa.data, Ia.data, Pb.data, Ib.data, Po.data, Io.data)
+        if out is None:
+            if keep is not None:
+                keep += [Pa, Ia]
+            dst[0], dst[1] = Po, Io
+        return
+    idx, count = at
+    rows = max(idx.shape[0], 1)
+    Pc, Ic = scratch(dev, rows * k, X.er), scratch(dev, rows * k, np.int32)
+    launch(dev, kern, round_up(rows, 64), None, np.int32(n), np.int32(k), np.int32(1),
+           count.data, idx.data, Pa.data, Ia.data, Pb.data, Ib.data, Pc.data, Ic.data)
+    launch(dev, X.prg.kernel("scatter_rows"), round_up(rows, 64), None, np.int32(k),
+           count.data, idx.data, Pc.data, Ic.data, Pa.data, Ia.data)
+    if keep is not None:
+        keep += [Pc, Ic]
 
 
-def _special_k_dev(dev, p, X, Y, S, k, ez, rows_out, cols_out):
+def _special_k_dev(dev, p, X, Y, S, k, ez, rows_out, cols_out, keep):
     """:func:`_special_k` on the device: X's special windows ``S`` ((indices, count), device)
     against every window of Y (merged into ``rows_out`` at S) and every window of Y but its
     special ones against S (merged into ``cols_out``)."""
@@ -249,12 +259,12 @@ def _special_k_dev(dev, p, X, Y, S, k, ez, rows_out, cols_out):
         got = lists("scan_rows_k", idx.shape[0])
         for name in names:
             Pn, In = got["right" if name == "all" else name]
-            _merge_dev(dev, X, X.l, k, rows_out[name], Pn, In, at=S)
+            _merge_dev(dev, X, X.l, k, rows_out[name], Pn, In, at=S, keep=keep)
     if cols_out is not None:
         got = lists("scan_cols_k", lY)
         for name in names:
             Pn, In = got["right" if name == "all" else name]
-            _merge_dev(dev, X, lY, k, cols_out[name], Pn, In)
+            _merge_dev(dev, X, lY, k, cols_out[name], Pn, In, keep=keep)
 
 
 def _topk_out(dev, job, X, n, k, lists, first, second, names):
@@ -268,7 +278,7 @@ def _topk_out(dev, job, X, n, k, lists, first, second, names):
         else [P, I, P, I]
     f1 = first if two else lists
     f2 = second if two else lists
-    launch(dev, X.prg.kernel("topk_out"), round_up(n, 64), None, np.int32(n), np.int32(k),
+    launch(dev, X.prg.kernel("topk_out"), round_up(n * k, 64), None, np.int32(n), np.int32(k),
            np.int32(not job.normalize), X.scale.data, lists[0].data, lists[1].data, P.data,
            I.data, np.int32(two), f1[0].data, f1[1].data, f2[0].data, f2[1].data,
            *[a.data for a in extra])

@@ -111,14 +111,14 @@ __kernel void clean(__global const tin *x, const int n, const int ntot,
     nf[i] = !fin;
 }
 
-// windows holding a non-finite value get FLAG_NONFINITE (alone): a running count over 64
-// windows per work-item
+// windows holding a non-finite value get FLAG_NONFINITE (alone): a running count over NFB
+// windows per work-item (CPUs: 64; GPUs: 1, so that adjacent work-items read adjacent values)
 __kernel void nonfinite_windows(__global const int *nf, const int l, const int m,
                                 __global int *fl)
 {
-    const int i0 = (int)get_global_id(0) * 64;
+    const int i0 = (int)get_global_id(0) * ${NFB};
     if (i0 >= l) return;
-    const int i1 = min(i0 + 64, l);
+    const int i1 = min(i0 + ${NFB}, l);
     int c = 0;
     for (int t = 0; t < m; ++t) c += nf[i0 + t];
     for (int i = i0;;) {
@@ -345,7 +345,6 @@ __kernel void finish(const int n, const int TWO, const int UNIT, __global const 
 }
 
 // ---------------------------------------------------------------- top-k (k <= 16) lists
-#define KMAX 16
 // the sort key of a candidate: distance, then index; none (index -1 or a distance not finite)
 // last, as (inf, -1)
 inline int before(real v1, int i1, real v2, int i2)
@@ -354,16 +353,23 @@ inline int before(real v1, int i1, real v2, int i2)
     return v1 < v2 || (v1 == v2 && k1 < k2);
 }
 
-inline void put(real *v, int *ix, int *c, real d, int i)
+// candidate c of a row: entry c of list a (c < k), else entry c - k of list b; none as (inf, -1)
+inline void cand(__global const real *Pa, __global const int *Ia, __global const real *Pb,
+                 __global const int *Ib, size_t ra, size_t rb, int k, int c, real *v, int *i)
 {
-    if (i < 0 || !isfinite(d)) { d = INFINITY; i = -1; }
-    int e = (*c)++;
-    while (e > 0 && before(d, i, v[e - 1], ix[e - 1])) { v[e] = v[e - 1]; ix[e] = ix[e - 1]; --e; }
-    v[e] = d; ix[e] = i;
+    real d;
+    int x;
+    if (c < k) { d = Pa[ra + c]; x = Ia[ra + c]; }
+    else { d = Pb[rb + c - k]; x = Ib[rb + c - k]; }
+    if (x < 0 || !isfinite(d)) { d = INFINITY; x = -1; }
+    *v = d;
+    *i = x;
 }
 
-// row r's k best of the lists a[r] and b[p] (r = at[p] for p < *count when AT, else r = p < n),
-// into o[r] (o may be a: each row is read whole before it is written)
+// the k best of the 2k candidates of row r = AT ? at[p] : p (list a row r, list b row p), by
+// rank (the candidates before it, ties in list order: a stable sort), into row p (AT) or r of
+// o, which is neither a nor b. Scalars only: no private array to index at run time (GPUs put
+// those in scratch memory)
 __kernel void merge_k(const int n, const int k, const int AT, __global const int *count,
                       __global const int *at, __global const real *Pa, __global const int *Ia,
                       __global const real *Pb, __global const int *Ib,
@@ -372,11 +378,31 @@ __kernel void merge_k(const int n, const int k, const int AT, __global const int
     const int p = get_global_id(0);
     if (p >= (AT ? *count : n)) return;
     const int r = AT ? at[p] : p;
-    real v[2 * KMAX];
-    int ix[2 * KMAX], c = 0;
-    for (int e = 0; e < k; ++e) put(v, ix, &c, Pa[(size_t)r * k + e], Ia[(size_t)r * k + e]);
-    for (int e = 0; e < k; ++e) put(v, ix, &c, Pb[(size_t)p * k + e], Ib[(size_t)p * k + e]);
-    for (int e = 0; e < k; ++e) { Po[(size_t)r * k + e] = v[e]; Io[(size_t)r * k + e] = ix[e]; }
+    const size_t ra = (size_t)r * k, rb = (size_t)p * k, ro = (size_t)(AT ? p : r) * k;
+    for (int c = 0; c < 2 * k; ++c) {
+        real v;
+        int i;
+        cand(Pa, Ia, Pb, Ib, ra, rb, k, c, &v, &i);
+        int rank = 0;
+        for (int d = 0; d < 2 * k && rank < k; ++d) {
+            real w;
+            int j;
+            cand(Pa, Ia, Pb, Ib, ra, rb, k, d, &w, &j);
+            rank += before(w, j, v, i) || (d < c && !before(v, i, w, j));
+        }
+        if (rank < k) { Po[ro + rank] = v; Io[ro + rank] = i; }
+    }
+}
+
+// rows p < *count of (P, I) into rows at[p] of (Pd, Id)
+__kernel void scatter_rows(const int k, __global const int *count, __global const int *at,
+                           __global const real *P, __global const int *I,
+                           __global real *Pd, __global int *Id)
+{
+    const int p = get_global_id(0);
+    if (p >= *count) return;
+    const size_t r = (size_t)at[p] * k;
+    for (int e = 0; e < k; ++e) { Pd[r + e] = P[(size_t)p * k + e]; Id[r + e] = I[(size_t)p * k + e]; }
 }
 
 // the [n, k] lists as results: distances times unit (plain Euclidean), indices int64; with
@@ -389,14 +415,14 @@ __kernel void topk_out(const int n, const int k, const int UNIT, __global const 
                        __global real *P1o, __global long *I1o, __global real *P2o,
                        __global long *I2o)
 {
-    const int r = get_global_id(0);
-    if (r >= n) return;
+    // a work-item per entry (adjacent work-items, adjacent entries)
+    const size_t g = get_global_id(0);
+    if (g >= (size_t)n * k) return;
     const real u = UNIT ? (real)sc[3] : (real)1;
-    for (int e = 0; e < k; ++e) {
-        Po[(size_t)r * k + e] = P[(size_t)r * k + e] * u;
-        Io[(size_t)r * k + e] = I[(size_t)r * k + e];
-    }
-    if (FIRST) {
+    Po[g] = P[g] * u;
+    Io[g] = I[g];
+    const int r = g / k;
+    if (FIRST && g == (size_t)r * k) {
         P1o[r] = P1[(size_t)r * k] * u; I1o[r] = I1[(size_t)r * k];
         P2o[r] = P2[(size_t)r * k] * u; I2o[r] = I2[(size_t)r * k];
     }

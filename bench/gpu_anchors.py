@@ -21,13 +21,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import median_time as best  # noqa: E402
 
 
-def cusparse_gtsv(n, batch, dtype):
-    """A callable solving ``batch`` systems of size ``n`` with cuSPARSE (data on the GPU)."""
+def cusparse_gtsv(n, batch, dtype, data=None):
+    """A callable solving ``batch`` systems of size ``n`` with cuSPARSE (data on the GPU) and
+    returning the solution (a CuPy array); ``data``: numpy ``(a, b, c, d)`` of shape
+    ``(batch, n)`` to solve instead of random well-conditioned systems."""
     import cupy as cp
     from cupy_backends.cuda.libs import cusparse
-    rng = np.random.default_rng(0)
-    a, c, d = (cp.asarray(rng.random((batch, n)).astype(dtype)) for _ in range(3))
-    b = cp.asarray((3 + rng.random((batch, n))).astype(dtype))
+    if data is None:
+        rng = np.random.default_rng(0)
+        data = [rng.random((batch, n)).astype(dtype) for _ in range(3)]
+        data.insert(1, (3 + rng.random((batch, n))).astype(dtype))
+    a, b, c, d = (cp.asarray(np.ascontiguousarray(v, dtype)) for v in data)
     a[:, 0] = 0
     c[:, -1] = 0
     h = cp.cuda.device.get_cusparse_handle()
@@ -41,6 +45,7 @@ def cusparse_gtsv(n, batch, dtype):
         x = d.copy()
         solve(h, n, a.data.ptr, b.data.ptr, c.data.ptr, x.data.ptr, batch, n, buf.data.ptr)
         cp.cuda.runtime.deviceSynchronize()
+        return x
     return run
 
 

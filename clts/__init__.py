@@ -32,6 +32,37 @@ _integrations.install_plots(stl=_plots.plot_stl, bfast=_plots.plot_bfast, mp=_pl
 
 from ._version import __version__
 
+# one public call at a time per device where the driver needs it (clts/runtime/threads.py)
+from .runtime.threads import serialised as _serialised
+
+
+def _serialise_public():
+    import sys
+    subs = [sys.modules[f"{__name__}.{m}"] for m in ("mp", "stl", "trend", "bfast", "tridiag")]
+    # matrix_profile is an object: its class's __call__ (stumpi's device blocks go through it)
+    type(matrix_profile).__call__ = _serialised(type(matrix_profile).__call__)
+    for name in ("motifs", "discords", "aamp", "fluss", "mass", "match", "mdl",
+                 "mstump", "subspace", "stl", "stl_hastl", "mstl", "mann_kendall",
+                 "sen_slope", "trend_test", "bfast_breaks", "bfast_monitor",
+                 "solve_tridiagonal"):
+        globals()[name] = _wrap(globals()[name], subs)
+    for name in ("tke", "superbee_fluxes"):
+        setattr(ocean, name, _wrap(getattr(ocean, name), [ocean]))
+
+
+def _wrap(fn, modules):
+    """``fn`` serialised, put in its place in ``modules`` and in the module that defines it
+    (pickle finds a function by its module and name: dask and multiprocessing pickle them)."""
+    import sys
+    wrapped = _serialised(fn)
+    for mod in list(modules) + [sys.modules.get(fn.__module__)]:
+        if mod is not None and getattr(mod, fn.__name__, None) is fn:
+            setattr(mod, fn.__name__, wrapped)
+    return wrapped
+
+
+_serialise_public()
+
 
 def __getattr__(name):
     # optional front ends, imported on first use: clts.xarray, clts.distributed, clts.plots

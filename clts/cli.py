@@ -182,16 +182,43 @@ def _bfast_time(args, da):
     return start, args.freq        # None: clts.bfast_monitor's year of the axis's calendar
 
 
+def _bfast_history(args, da):
+    """--history: all / ROC / BP, else a start as the time axis holds it (a number for a
+    numeric axis: "2004.5" was read as a date string)."""
+    from .bfast.common import HISTORIES
+    from .timeaxis import kind
+    h = args.history
+    if h in HISTORIES or args.dim not in da.coords or kind(da[args.dim].values, args.dim) \
+            != "number":
+        return h
+    try:
+        return float(h)
+    except ValueError:
+        raise ValueError(f"--history {h!r}: one of {', '.join(HISTORIES)} or, the time axis "
+                         "holding numbers, a number") from None
+
+
+def _is_geotiff_stack(path) -> bool:
+    """A .tif / .tiff file, or a folder (not a Zarr store) of them."""
+    p = str(path).rstrip("/").lower()
+    if p.endswith((".tif", ".tiff")):
+        return True
+    if os.path.isdir(path) and not p.endswith(".zarr"):
+        import glob
+        return bool(glob.glob(os.path.join(glob.escape(str(path)), "*.tif*")))
+    return False
+
+
 def cmd_bfast(args) -> int:
     import clts.xarray as cx
     from types import SimpleNamespace
-    if args.input.lower().endswith((".tif", ".tiff")):     # GeoTIFF stack -> GeoTIFFs
+    if _is_geotiff_stack(args.input):                      # GeoTIFF stack -> GeoTIFFs
         from .geotiff import cli_bfast
         return cli_bfast(args)
     da = _open(args)
     start, freq = _bfast_time(args, da)
-    kw = dict(k=args.k, freq=freq, hfrac=args.hfrac, level=args.level, history=args.history,
-              device=args.device)
+    kw = dict(k=args.k, freq=freq, hfrac=args.hfrac, level=args.level,
+              history=_bfast_history(args, da), device=args.device)
     ds = cx.bfast_monitor(da, start, dim=args.dim, **kw)
     _write(args, ds)
     if args.plot:
@@ -265,7 +292,8 @@ def _file_args(p, var_required=False):
                    help="Dask chunks for NetCDF / Zarr inputs (default: the file's own)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.add_argument("--overwrite", action="store_true", help="replace an existing output (a "
-                   "file, or a store clts wrote; never an input or another directory)")
+                   "file, or a store or GeoTIFFs clts wrote; never an input or another "
+                   "directory)")
     p.add_argument("--nodata", type=float, default=None, metavar="VALUE",
                    help="input value that marks a missing value (besides NaN and the file's "
                    "_FillValue)")

@@ -9,8 +9,14 @@ CRS and share the first one's CRS, transform and size.
 
 :func:`bfast_monitor_geotiff` streams the stack in blocks of rows through
 :func:`clts.bfast_monitor` and writes ``break_date.tif`` (decimal year or day of year),
-``magnitude.tif``, ``valid_count.tif`` and ``status.tif`` with the input's CRS, transform and
-nodata; each file is written under a temporary name and renamed when complete.
+``magnitude.tif``, ``valid_count.tif`` and ``status.tif`` with the input's CRS and transform.
+Each file's own nodata value (per band) marks its missing values. Output nodata values never
+collide with results: NaN for the break dates and magnitudes, -1 (never written) for the
+counts and statuses. Outputs go through the command line's safe-output rules
+(``clts.io.check_output_folder``): the output folder must not be, lie inside or hold an input;
+results of an earlier run are replaced only with ``overwrite=True`` and only files clts wrote
+(their ``clts_output`` tag); each file is written under a hidden temporary name and renamed
+once the whole stack has been processed.
 :func:`open_stack` + :meth:`Stack.to_dataarray` give a DataArray for ``clts.xarray``, and
 :func:`write_bfast` writes a ``clts.xarray.bfast_monitor`` Dataset the same way.
 """
@@ -68,16 +74,31 @@ def read_dates(dates, names, n_bands: int) -> np.ndarray:
         d = np.array([date_from_name(nm) for nm in names], dtype="datetime64[D]")
     elif isinstance(dates, (str, os.PathLike)):
         import pandas as pd
-        df = pd.read_csv(dates)
-        cols = {c.lower(): c for c in df.columns}
+        try:
+            df = pd.read_csv(dates)
+        except pd.errors.EmptyDataError:
+            raise ValueError(f"dates: {dates} is empty (a CSV with a 'date' column, one row per "
+                             "file / band)") from None
+        except (OSError, pd.errors.ParserError, UnicodeDecodeError) as exc:
+            raise ValueError(f"dates: cannot read {dates} as a CSV ({exc})") from None
+        if df.shape[1] == 0:
+            raise ValueError(f"dates: {dates} has no column")
+        cols = {str(c).lower(): c for c in df.columns}
         col = cols.get("date", df.columns[0])
+        if df[col].dtype.kind in "iufb":
+            raise ValueError(f"dates: column {col!r} of {dates} holds numbers "
+                             f"({df[col].iloc[0]!r} ...), not dates: write them as YYYY-MM-DD")
         try:
             d = pd.to_datetime(df[col]).values.astype("datetime64[D]")
         except (ValueError, TypeError) as exc:
             raise ValueError(f"dates: column {col!r} of {dates} is not dates ({exc})") from None
     else:
+        a = np.asarray(dates)
+        if a.dtype.kind in "iufbc":
+            raise ValueError(f"dates must be dates (datetime64, datetime.date or 'YYYY-MM-DD' "
+                             f"strings), not numbers ({a.dtype})")
         try:
-            d = np.asarray(dates).astype("datetime64[D]").ravel()
+            d = a.astype("datetime64[D]").ravel()
         except (ValueError, TypeError):
             raise ValueError("dates must be a CSV path, a sequence of dates or None (from the "
                              "file names)") from None
@@ -104,6 +125,17 @@ def _sources(inputs):
     return files
 
 
+def _input_paths(inputs, files, dates) -> list:
+    """What the output folder must not touch: the stack's files, a folder given as the input,
+    and a dates CSV."""
+    out = list(files)
+    if isinstance(inputs, (str, os.PathLike)) and os.path.isdir(str(inputs)):
+        out.append(str(inputs))
+    if isinstance(dates, (str, os.PathLike)):
+        out.append(str(dates))
+    return out
+
+
 @dataclass
 class Stack:
     """An opened GeoTIFF stack: sources in date order and the grid they share."""
@@ -112,48 +144,71 @@ class Stack:
     dates: np.ndarray
     crs: object
     transform: object
-    nodata: float | None
+    nodata: float | None     # the first file's (``nodatas``: each band's)
     width: int
     height: int
     dtype: np.dtype
+    nodatas: list | None = None      # per date, each band's own nodata (None: none)
 
     def read_rows(self, r0: int, r1: int) -> np.ndarray:
-        """[time, rows, width] of rows r0..r1 (a window of every band)."""
+        """[time, rows, width] of rows r0..r1 (a window of every band), as stored. A file that
+        cannot be read (truncated, corrupt) is a ValueError naming ``inputs``."""
         rio = _rasterio()
         from rasterio.windows import Window
         win = Window(0, r0, self.width, r1 - r0)
         out = np.empty((len(self.bands), r1 - r0, self.width), self.dtype)
         opened = {}
+        f = None
         try:
             for i, (f, b) in enumerate(self.bands):
                 if f not in opened:
                     opened[f] = rio.open(self.files[f])
                 out[i] = opened[f].read(b, window=win)
+        except rio.errors.RasterioError as exc:
+            raise ValueError(f"inputs: cannot read {self.files[f]} ({exc})") from None
         finally:
             for ds in opened.values():
                 ds.close()
         return out
 
+    def read_masked(self, r0: int, r1: int) -> np.ndarray:
+        """:meth:`read_rows` as floats with NaN where each band holds its own nodata value
+        (float32 for floats of at most 4 bytes and integers of at most 2, which it holds
+        exactly, else float64)."""
+        a = self.read_rows(r0, r1)
+        exact32 = (a.dtype.kind == "f" and a.dtype.itemsize <= 4) or \
+            (a.dtype.kind in "iu" and a.dtype.itemsize <= 2)
+        ft = np.float32 if exact32 else np.float64
+        out = a.astype(ft)
+        for i, nd in enumerate(self.nodatas or [self.nodata] * len(self.bands)):
+            if nd is not None and not np.isnan(nd):
+                out[i][a[i] == nd] = np.nan
+        return out
+
     def to_dataarray(self):
         """The whole stack as a DataArray (time, y, x) with the dates and the pixel-centre
-        coordinates, nodata as NaN (an integer stack with nodata becomes float32); CRS / transform / nodata in ``attrs`` and, with rioxarray, ``.rio``."""
+        coordinates, each band's nodata as NaN (an integer stack with nodata becomes float32,
+        float64 beyond 16 bits); CRS / transform in ``attrs`` and, with rioxarray, ``.rio``;
+        the nodata is then NaN (the files' own values may be data in other files)."""
         import xarray as xr
-        a = self.read_rows(0, self.height)
-        if self.nodata is not None:          # NaN = missing (integer stacks become float32)
-            ft = a.dtype if a.dtype.kind == "f" else np.float32
-            a = np.where(a == self.nodata, np.nan, a.astype(ft))
+        masked = any(nd is not None for nd in (self.nodatas or [self.nodata]))
+        if masked:
+            a = self.read_masked(0, self.height)     # NaN = missing, each band's own nodata
+        else:
+            a = self.read_rows(0, self.height)
+        nodata = float("nan") if masked else None
         tr = self.transform
         xs = tr.c + tr.a * (np.arange(self.width) + 0.5)
         ys = tr.f + tr.e * (np.arange(self.height) + 0.5)
         da = xr.DataArray(a, dims=("time", "y", "x"),
                           coords={"time": self.dates.astype("datetime64[ns]"), "y": ys, "x": xs},
                           attrs={"crs": self.crs.to_string(), "transform": tuple(tr)[:6],
-                                 "nodata": self.nodata})
+                                 "nodata": nodata})
         try:
             import rioxarray  # noqa: F401
             da = da.rio.write_crs(self.crs).rio.write_transform(tr)
-            if self.nodata is not None:
-                da = da.rio.write_nodata(self.nodata)
+            if nodata is not None:
+                da = da.rio.write_nodata(nodata)
         except ImportError:  # pragma: no cover
             pass
         return da
@@ -170,8 +225,8 @@ def open_stack(inputs, dates=None) -> Stack:
         try:
             with rio.open(f) as ds:
                 meta.append((ds.count, ds.crs, ds.transform, ds.nodata, ds.width, ds.height,
-                             np.dtype(ds.dtypes[0])))
-        except rio.errors.RasterioIOError as exc:
+                             np.dtype(ds.dtypes[0]), list(ds.nodatavals)))
+        except rio.errors.RasterioError as exc:
             raise ValueError(f"inputs: cannot open {f} ({exc})") from None
     for f, m in zip(files, meta):
         if m[1] is None:
@@ -196,9 +251,11 @@ def open_stack(inputs, dates=None) -> Stack:
     if np.any(np.diff(d) <= np.timedelta64(0, "D")):
         i = int(np.argmax(np.diff(d) <= np.timedelta64(0, "D")))
         raise ValueError(f"dates: {d[i]} appears twice in the stack")
-    return Stack(files=files, bands=[bands[i] for i in order], dates=d, crs=c0[1],
+    bands = [bands[i] for i in order]
+    return Stack(files=files, bands=bands, dates=d, crs=c0[1],
                  transform=c0[2], nodata=c0[3], width=c0[4], height=c0[5],
-                 dtype=np.dtype(np.result_type(*[m[6] for m in meta])))
+                 dtype=np.dtype(np.result_type(*[m[6] for m in meta])),
+                 nodatas=[meta[f][7][b - 1] for f, b in bands])
 
 
 def date_values(dates, fmt: str) -> np.ndarray:
@@ -220,21 +277,36 @@ def date_values(dates, fmt: str) -> np.ndarray:
 
 
 class _Writer:
-    """The output GeoTIFFs, written under temporary names, renamed by :meth:`commit`."""
+    """The output GeoTIFFs of ``out_dir``: checked by ``clts.io.check_output_folder`` before
+    anything is read (``inputs``: the paths it must not touch), written under hidden temporary
+    names in the folder, tagged ``clts_output``, renamed into place by :meth:`commit`;
+    :meth:`abort` removes them (and the folder, when it made it and it is empty)."""
 
-    def __init__(self, out_dir, stack_like, names_dtypes, nodata):
-        rio = _rasterio()
+    def __init__(self, out_dir, names_dtypes, *, inputs=(), overwrite=False):
+        from .io import check_output_folder
         self.out = Path(out_dir)
-        self.out.mkdir(parents=True, exist_ok=True)
+        self.names_dtypes = list(names_dtypes)
+        existed = check_output_folder(out_dir, [f"{n}.tif" for n, _ in self.names_dtypes],
+                                      inputs, overwrite, is_ours=_written_by_clts)
+        self.made = None if existed else self.out
         self.files = {}
+
+    def open(self, stack_like):
+        """Create the temporary files (after the inputs were opened and checked)."""
+        import uuid
+        rio = _rasterio()
         crs, transform, width, height = stack_like
-        for name, dt in names_dtypes:
-            tmp = self.out / f".{name}.tif.tmp-{os.getpid()}"
-            nd = _nodata_for(nodata, dt)
+        if self.made is not None:
+            self.out.mkdir(exist_ok=True)
+        tag = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        for name, dt in self.names_dtypes:
+            tmp = self.out / f".{name}.tif.clts-partial-{tag}"
+            nd = _nodata_for(dt)
             ds = rio.open(tmp, "w", driver="GTiff", width=width, height=height, count=1,
                           dtype=dt, crs=crs, transform=transform, nodata=nd,
                           tiled=True, compress="deflate")
             self.files[name] = (ds, tmp, nd)
+            ds.update_tags(**{_MARKER: "written by clts"})
 
     def write(self, name, r0, block):
         from rasterio.windows import Window
@@ -248,9 +320,10 @@ class _Writer:
         return self.files[name][2]
 
     def commit(self) -> dict:
-        paths = {}
-        for name, (ds, tmp, _) in self.files.items():
+        for ds, _, _ in self.files.values():
             ds.close()
+        paths = {}
+        for name, (_, tmp, _) in self.files.items():
             final = self.out / f"{name}.tif"
             os.replace(tmp, final)
             paths[name] = final
@@ -259,19 +332,37 @@ class _Writer:
 
     def abort(self):
         for ds, tmp, _ in self.files.values():
-            ds.close()
-            Path(tmp).unlink(missing_ok=True)
+            try:
+                ds.close()
+            finally:
+                Path(tmp).unlink(missing_ok=True)
         self.files = {}
+        if self.made is not None:
+            try:
+                self.made.rmdir()            # only when empty: never anything else
+            except OSError:
+                pass
 
 
-def _nodata_for(nodata, dt):
-    """The input's nodata where the output type holds it; else NaN (floats) / -1 (integers)."""
-    dt = np.dtype(dt)
-    if nodata is not None and np.isfinite(nodata):
-        if dt.kind == "f" or (float(nodata).is_integer() and
-                              np.iinfo(dt).min <= nodata <= np.iinfo(dt).max):
-            return float(nodata) if dt.kind == "f" else int(nodata)
-    return float("nan") if dt.kind == "f" else -1
+#: the tag every GeoTIFF clts writes carries (as ``clts.io.MARKER`` for NetCDF / Zarr); an
+#: existing output without it is never replaced
+_MARKER = "clts_output"
+
+
+def _written_by_clts(path) -> bool:
+    rio = _rasterio()
+    try:
+        with rio.open(path) as ds:
+            return _MARKER in ds.tags()
+    except rio.errors.RasterioError:
+        return False
+
+
+def _nodata_for(dt):
+    """The outputs' nodata: NaN for floats (break dates, magnitudes), -1 for integers (valid
+    counts and status codes, never negative): none collides with a result, whatever the
+    input's nodata (0 in many stacks, a valid status and count)."""
+    return float("nan") if np.dtype(dt).kind == "f" else -1
 
 
 _OUT_TYPES = [("break_date", "float32"), ("magnitude", "float32"), ("valid_count", "int32"),
@@ -279,41 +370,45 @@ _OUT_TYPES = [("break_date", "float32"), ("magnitude", "float32"), ("valid_count
 
 
 def bfast_monitor_geotiff(inputs, start_monitor, out_dir, *, dates=None, block_rows=256,
-                          date_format="decimal_year", progress=True, **kwargs) -> dict:
+                          date_format="decimal_year", progress=True, overwrite=False,
+                          **kwargs) -> dict:
     """BFAST-Monitor on a GeoTIFF stack, in blocks of ``block_rows`` rows (a stack larger than
     memory streams), results as GeoTIFFs in ``out_dir`` (see the module docstring). ``kwargs``
     go to :func:`clts.bfast_monitor` (``freq`` defaults to 365.25 days). Pixels without a break
-    or not tested have the nodata value in ``break_date`` (``status`` says which). Returns
+    or not tested have the nodata value in ``break_date`` (``status`` says which). Results of
+    an earlier run in ``out_dir`` are replaced only with ``overwrite=True``; the output folder
+    must not be, lie inside or hold an input (``clts.io.InputError``, a ValueError). Returns
     {name: path}."""
-    from .bfast.api import bfast_monitor
+    from .bfast.api import bfast_monitor, check_arguments
     if isinstance(block_rows, bool) or not isinstance(block_rows, int) or block_rows < 1:
         raise ValueError(f"block_rows must be a positive integer, got {block_rows!r}")
     date_values(np.array([], "datetime64[D]"), date_format)        # checks the format
     for bad in ("dates", "time_axis", "detailed", "nodata"):
         if bad in kwargs:
             raise TypeError(f"bfast_monitor_geotiff does not take {bad}= (the stack gives it)")
-    st = open_stack(inputs, dates)
+    if not isinstance(overwrite, (bool, np.bool_)):
+        raise TypeError(f"overwrite must be True or False, got {overwrite!r}")
+    files = _sources(inputs)
+    w = _Writer(out_dir, _OUT_TYPES, overwrite=overwrite,
+                inputs=_input_paths(inputs, files, dates))
+    st = open_stack(files, dates)
     start = np.datetime64(start_monitor, "D") if not isinstance(start_monitor, np.datetime64) \
         else start_monitor
     kw = dict(kwargs)
     kw.setdefault("freq", 365.25)
-    int_nodata = st.nodata if st.dtype.kind in "iu" and st.nodata is not None else None
-    w = _Writer(out_dir, (st.crs, st.transform, st.width, st.height), _OUT_TYPES, st.nodata)
+    if st.dtype.kind in "iu":          # as bfast_monitor computes integers (their nodata masked)
+        kw.setdefault("dtype", np.float32)
+    check_arguments(st.dates, start, **kw)       # before a file is made
     try:
+        w.open((st.crs, st.transform, st.width, st.height))
         rng = range(0, st.height, block_rows)
         if progress:
             from .runtime import progress as bar
             rng = bar(rng, desc="bfast_monitor_geotiff")
         for r0 in rng:
             r1 = min(st.height, r0 + block_rows)
-            y = st.read_rows(r0, r1)
-            if st.dtype.kind == "f" and st.nodata is not None and np.isfinite(st.nodata):
-                y = np.where(y == st.nodata, np.nan, y)
-            if y.dtype.kind in "iu" and y.dtype.itemsize > 4:     # (u)int64: as floats
-                y = np.where(y == int_nodata, np.nan, y.astype(np.float64)) \
-                    if int_nodata is not None else y.astype(np.float64)
-            r = bfast_monitor(y, st.dates, start, nodata=int_nodata if y.dtype.kind in "iu"
-                              else None, progress=False, **kw)
+            y = st.read_masked(r0, r1)          # each band's own nodata as NaN
+            r = bfast_monitor(y, st.dates, start, progress=False, **kw)
             w.write("break_date", r0, date_values(r.break_dates, date_format))
             w.write("magnitude", r0, np.where(r.status == 0, r.magnitudes, np.nan))
             w.write("valid_count", r0, r.valids)
@@ -324,22 +419,25 @@ def bfast_monitor_geotiff(inputs, start_monitor, out_dir, *, dates=None, block_r
         raise
 
 
-def write_bfast(ds, out_dir, *, like, date_format="decimal_year") -> dict:
+def write_bfast(ds, out_dir, *, like, date_format="decimal_year", overwrite=False) -> dict:
     """Write a ``clts.xarray.bfast_monitor`` Dataset (dims y, x) as GeoTIFFs on the grid of
-    ``like`` (a :class:`Stack`, or a DataArray from :meth:`Stack.to_dataarray` / rioxarray).
-    Returns {name: path}."""
+    ``like`` (a :class:`Stack`, or a DataArray from :meth:`Stack.to_dataarray` / rioxarray),
+    by the rules of :func:`bfast_monitor_geotiff` (a Stack's files are the inputs the folder
+    must not touch; ``overwrite`` to replace an earlier run's results). Returns {name: path}."""
     if isinstance(like, Stack):
-        crs, tr, nodata = like.crs, like.transform, like.nodata
+        crs, tr = like.crs, like.transform
     else:
         import warnings
         with warnings.catch_warnings():     # affine's `*` inside rioxarray (pending deprecation)
             warnings.simplefilter("ignore", PendingDeprecationWarning)
-            crs, tr, nodata = like.rio.crs, like.rio.transform(), like.rio.nodata
+            crs, tr = like.rio.crs, like.rio.transform()
         if crs is None:
             raise ValueError("like has no CRS (write one with da.rio.write_crs)")
     h, wd = ds["breaks"].shape
-    w = _Writer(out_dir, (crs, tr, wd, h), _OUT_TYPES, nodata)
+    w = _Writer(out_dir, _OUT_TYPES, overwrite=overwrite,
+                inputs=like.files if isinstance(like, Stack) else ())
     try:
+        w.open((crs, tr, wd, h))
         st = ds["status"].values
         w.write("break_date", 0, date_values(ds["break_dates"].values, date_format))
         w.write("magnitude", 0, np.where(st == 0, ds["magnitudes"].values, np.nan))
@@ -363,7 +461,7 @@ def cli_bfast(args) -> int:
         kw["freq"] = args.freq
     paths = bfast_monitor_geotiff(inputs if len(inputs) > 1 else inputs[0], args.start_monitor,
                                   args.output, dates=args.dates, block_rows=args.block_rows,
-                                  date_format=args.date_format,
+                                  date_format=args.date_format, overwrite=args.overwrite,
                                   progress=not args.no_progress, **kw)
     print(f"wrote {', '.join(str(p) for p in paths.values())}")
     return 0

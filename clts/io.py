@@ -206,11 +206,9 @@ def _same(a: Path, b: Path) -> bool:
         return False
 
 
-def check_output(path, inputs=(), overwrite: bool = False) -> None:
-    """Refuse, before anything runs, an output that would lose data: one that is (or is inside,
-    or holds) an input; an existing file or store without ``overwrite``; an existing directory
-    that is not a store :func:`write` wrote (never replaced); a missing or read-only folder."""
-    kind = _output_kind(path)
+def refuse_inputs(path, inputs) -> tuple:
+    """An InputError when the output ``path`` is an input (also through a symbolic link), lies
+    inside one or holds one; else its absolute and its resolved path."""
     out = Path(str(path).rstrip("/") or str(path)).absolute()
     real = out.resolve()
     for inp in inputs:
@@ -219,6 +217,15 @@ def check_output(path, inputs=(), overwrite: bool = False) -> None:
         if _same(real, ri) or _same(out, i) or ri in real.parents or real in ri.parents:
             raise InputError(f"{path}: the output would overwrite the input {inp}; write the "
                              "result to another path")
+    return out, real
+
+
+def check_output(path, inputs=(), overwrite: bool = False) -> None:
+    """Refuse, before anything runs, an output that would lose data: one that is (or is inside,
+    or holds) an input; an existing file or store without ``overwrite``; an existing directory
+    that is not a store :func:`write` wrote (never replaced); a missing or read-only folder."""
+    kind = _output_kind(path)
+    out, real = refuse_inputs(path, inputs)
     folder = real.parent
     if not folder.is_dir():
         raise InputError(f"{path}: the folder {folder} does not exist")
@@ -234,6 +241,38 @@ def check_output(path, inputs=(), overwrite: bool = False) -> None:
                              "yourself or write elsewhere")
         if not overwrite:
             raise InputError(f"{path} exists; give --overwrite to replace it")
+
+
+def check_output_folder(out_dir, names, inputs=(), overwrite: bool = False,
+                        is_ours=lambda path: False) -> bool:
+    """The rules of :func:`check_output` for a folder of result files (``names``, e.g. the
+    GeoTIFFs of ``clts.geotiff``), before anything is read or computed: the folder must not be,
+    lie inside or hold an input; an existing file of ``names`` in it is replaced only with
+    ``overwrite`` and only if ``is_ours(path)`` (clts wrote it), never otherwise; other files
+    are left alone; a path that is not a folder is refused, so are a missing parent and a
+    read-only folder. Returns whether the folder exists (else the writer creates it)."""
+    out, real = refuse_inputs(out_dir, inputs)
+    exists = real.is_dir()
+    if os.path.lexists(out) and not exists:
+        raise InputError(f"{out_dir} exists and is not a folder (the output is a folder of "
+                         f"{', '.join(names)}); never replaced: write elsewhere")
+    folder = real if exists else real.parent
+    if not folder.is_dir():
+        raise InputError(f"{out_dir}: the folder {folder} does not exist")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise InputError(f"{out_dir}: the folder {folder} is not writable")
+    if not exists:
+        return False
+    found = [n for n in names if os.path.lexists(real / n)]
+    for n in found:
+        if (real / n).is_symlink() or not (real / n).is_file() or not is_ours(real / n):
+            raise InputError(f"{out_dir}: {n} exists and clts did not write it (no "
+                             f"{MARKER!r} tag): never replaced, even with --overwrite; move "
+                             "it away or write elsewhere")
+    if found and not overwrite:
+        raise InputError(f"{out_dir} holds {', '.join(found)} of an earlier run; give "
+                         "--overwrite (overwrite=True) to replace them")
+    return True
 
 
 def _encodable(ds):

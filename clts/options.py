@@ -223,7 +223,17 @@ def _validated(kwargs) -> dict:
         if o is None:
             raise ValueError(f"unknown option {name!r}; options: {', '.join(OPTIONS)}")
         out[name] = o.check(name, value)
+    if out.get("device") is not None and device_check is not None:
+        try:                # now, not at the next call (every later call failed)
+            device_check(out["device"])
+        except Exception as exc:            # the lookup's DeviceError, as a ValueError
+            raise ValueError(f"option device: {exc}") from None
     return out
+
+
+#: set by ``clts.runtime.devices`` when it is imported (``import clts`` does): raises when no
+#: working device matches a ``device`` option given to :class:`set_options`
+device_check = None
 
 
 _WITH_OPS = ("BEFORE_WITH", "SETUP_WITH", "BEFORE_ASYNC_WITH", "SETUP_ASYNC_WITH")

@@ -345,7 +345,7 @@ def bfast_breaks(da, *, dim: str = "time", device=None, **kwargs):
     if "units" in da.attrs:
         ds["magnitudes"].attrs["units"] = da.attrs["units"]
     ds["status"].attrs = {"long_name": "0 ok, 1 too few values for h, 2 h > n / 2, "
-                                       "3 non-finite"}
+                                       "3 non-finite, 4 rank-deficient"}
     ds.attrs["clts_bfast_breaks_criterion"] = kwargs.get("criterion", "BIC")
     return ds
 

@@ -2,8 +2,9 @@
 # One command on a machine with a GPU (NVIDIA, AMD or Intel, with its driver): find the vendor's
 # OpenCL library even where no .icd file registers it, set up the venv, run the test suite on
 # that device, measure a profile (clts-tune --quick), run every bench/ script with --quick
-# against the anchors that run there (CuPy's cuSPARSE batched tridiagonal solver,
-# stumpy.gpu_stump, ...), and write the measured profile, a markdown report and the raw JSON
+# against the anchors that run there, bench/gpu_scale.py first (the seed-scale table: wall,
+# kernel time and the PCIe bound of each call side by side, the link's pinned and pageable
+# bandwidth, CuPy's cuSPARSE batched tridiagonal solver, pyhpc-benchmarks' JAX TKE), and write the measured profile, a markdown report and the raw JSON
 # into one folder, within one time budget (default 9m30s: under 10 minutes on an H100).
 # Where the time goes and how to contribute the result: docs/devices.md ("Measuring a GPU").
 #
@@ -22,7 +23,7 @@
 #                                used where xdist imports; 1: one serial process)
 #   CLTS_GPU_CHECK_TESTS         what the test step runs (default: tests; dry run:
 #                                tests/test_occupancy.py)
-#   CLTS_GPU_CHECK_BENCHES       the bench/ scripts to run, comma-separated (bench_mp,gpu_anchors;
+#   CLTS_GPU_CHECK_BENCHES       the bench/ scripts to run, comma-separated (bench_mp,gpu_scale;
 #                                default: all; none: none)
 #   CLTS_OPENCL_LIB_DIRS         extra folders to search for vendor OpenCL libraries
 set -uo pipefail
@@ -34,7 +35,7 @@ while [ $# -gt 0 ]; do
     --device) DEVICE="$2"; shift 2;;
     --budget) BUDGET="$2"; shift 2;;
     --dry-run) DRY=1; shift;;
-    -h|--help) sed -n 2,29p "$0"; exit 0;;
+    -h|--help) sed -n 2,28p "$0"; exit 0;;
     *) echo "gpu-check: unknown argument $1" >&2; exit 2;;
   esac
 done
@@ -48,6 +49,7 @@ fi
 OUT="${OUT:-gpu-check-$(hostname)-$(date -u +%Y%m%dT%H%M%SZ)}"
 mkdir -p "$OUT/raw" "$OUT/icd"
 OUT="$(cd "$OUT" && pwd)"
+CALLER_ICD="${OCL_ICD_VENDORS:-}"     # the caller's drivers stay visible (step 2)
 LOG="$OUT/steps.log"
 : > "$LOG"; : > "$OUT/raw/steps.tsv"; : > "$OUT/raw/status.txt"
 export PYTHONUNBUFFERED=1    # a step stopped at its timeout keeps what it printed
@@ -113,6 +115,19 @@ else
   fi
 fi
 record setup ok 0 - "${SETUP_NOTE:-}$([ -n "${SETUP_NOTE:-}" ] && echo ", ")$("$PY" -V 2>&1)"
+# the drivers the caller's OCL_ICD_VENDORS listed and those clts itself finds (a pocl or Intel
+# CPU runtime installed with pip into the python's prefix): each library once
+add_icds() {
+  local f lib
+  for f in "$1"/*.icd; do
+    [ -e "$f" ] || continue
+    lib="$(head -n1 "$f")"
+    grep -qxF "$lib" "$OUT"/icd/*.icd 2>/dev/null || cp "$f" "$OUT/icd/clts-more-$(basename "$f")"
+  done
+}
+[ -n "$CALLER_ICD" ] && [ -d "$CALLER_ICD" ] && [ "$CALLER_ICD" != "$OUT/icd" ] && add_icds "$CALLER_ICD"
+CLTS_ICD="$(OCL_ICD_VENDORS='' "$PY" -m clts.runtime.icd 2>/dev/null | tail -n1)"
+[ -n "$CLTS_ICD" ] && [ -d "$CLTS_ICD" ] && add_icds "$CLTS_ICD"
 "$PY" -c "import sys; from clts.cli import main; sys.exit(main(['devices']))" > "$OUT/devices.txt" 2>&1
 cat "$OUT/devices.txt" >> "$LOG"
 if [ "$DRY" -eq 1 ]; then
@@ -126,8 +141,9 @@ export CLTS_TEST_DEVICES="$DEVICE"
 
 # The steps that share the budget, in order (tests, tune, one per bench/ script)
 BENCHES=()
-# the GPU anchors first (the last steps take what the others overran), then bench/ by name
-for b in bench/gpu_anchors.py $(LC_ALL=C ls bench/bench_*.py) bench/generic_vs_tuned.py bench/host_overhead.py; do
+# the seed-scale table with the GPU anchors first (the last steps take what the others
+# overran), then bench/ by name (bench/gpu_anchors.py, stumpy.gpu_stump's anchor, runs alone)
+for b in bench/gpu_scale.py $(LC_ALL=C ls bench/bench_*.py) bench/generic_vs_tuned.py bench/host_overhead.py; do
   [ -e "$b" ] || continue
   if [ -n "${CLTS_GPU_CHECK_BENCHES:-}" ] && [[ ",$CLTS_GPU_CHECK_BENCHES," != *",$(basename "$b" .py),"* ]]; then
     continue
@@ -214,8 +230,9 @@ for b in ${BENCHES[@]+"${BENCHES[@]}"}; do
   allot "$name"
   if [ "$DRY" -eq 1 ]; then
     run "$name" "${ALLOT[0]}" "$PY" "$b" --help
-  elif [ "$b" = bench/gpu_anchors.py ]; then
-    run "$name" "${ALLOT[0]}" "$PY" "$b" --quick --device "$SLUG" --json "$OUT/raw/gpu_anchors.json"
+  elif [ "$b" = bench/gpu_scale.py ]; then    # the seed-scale table: wall, kernels, PCIe bound
+    run "$name" "${ALLOT[0]}" "$PY" "$b" --quick --device "$SLUG" --budget $((ALLOT[0] > 24 ? ALLOT[0] - 12 : ALLOT[0] / 2)) \
+      --json "$OUT/raw/gpu_scale.jsonl" --md "$OUT/gpu-scale.md"
   else
     run "$name" "${ALLOT[0]}" "$PY" "$b" --quick --device "$SLUG"
   fi

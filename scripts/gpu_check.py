@@ -36,7 +36,7 @@ from pathlib import Path
 #: run's logs (bench/results/gpu-check-h100-2026-11-25/raw) less what ``--quick`` leaves out;
 #: docs/devices.md tabulates them with their sources
 ESTIMATES = {
-    "tests": 120, "tune": 135, "bench-gpu_anchors": 15,
+    "tests": 120, "tune": 135, "bench-gpu_scale": 30,
     "bench-bench_bfast": 14, "bench-bench_bfast_breaks": 17, "bench-bench_mp": 24,
     "bench-bench_mp_search": 21, "bench-bench_mp_topk": 17, "bench-bench_mstl": 20,
     "bench-bench_mstump": 35, "bench-bench_ocean": 18, "bench-bench_stl": 18,
@@ -82,8 +82,8 @@ def tune_budget(share: float) -> int:
     return max(1, int(share - min(TUNE_OVERHEAD, share / 2)))
 
 
-#: the budget-sharing steps of a check, in the script's order (the GPU anchors first among the
-#: benches: the last steps take what the others overran)
+#: the budget-sharing steps of a check, in the script's order (the seed-scale table with the
+#: GPU anchors first among the benches: the last steps take what the others overran)
 PLAN = ["tests", "tune"] + [k for k in ESTIMATES if k.startswith("bench-")]
 
 
@@ -206,6 +206,10 @@ def report(out: Path, spec: str, dry: bool, budget: int, wall: int) -> Path:
             lines += [f"- {t}" for t in tests["failed"][:60]]
             if len(tests["failed"]) > 60:
                 lines.append(f"- ... {len(tests['failed']) - 60} more in raw/tests.log")
+    p = out / "gpu-scale.md"
+    if p.exists():      # bench/gpu_scale.py: wall, kernels and the PCIe bound of each call
+        lines += ["", "## Seed scale (bench/gpu_scale.py --quick)", "",
+                  p.read_text().split("\n", 2)[-1].strip()]
     p = out / "tune-report.md"
     if p.exists():
         lines += ["", "## tune-report.md", "", p.read_text()]

@@ -529,3 +529,118 @@ def test_split_plan_per_device(device):
         plan = make_plan(emu, Problem(274, 8, 8))
         assert plan.split == (not name.startswith("intel")), name
         assert pixels_per_group(plan, 8, emu) == (8 if plan.split else 0), name
+
+
+# ----------------------------------------------- edge cases: exact fits, rank, h = n / 2
+@pytest.fixture(scope="module")
+def edgefix():
+    import pandas as pd
+    inp = pd.read_csv(DATA / "bfast_bp_edge_input.csv")
+    settings = pd.read_csv(DATA / "bfast_bp_edge_settings.csv")
+    out = pd.read_csv(DATA / "bfast_bp_edge_output.csv", keep_default_na=False)
+    cases = {}
+    for _, s in settings.iterrows():
+        d = inp[inp.case == s.case]
+        o = out[out.case == s.case]
+        cases[s["name"]] = (d.time.to_numpy(), d.y.to_numpy(np.float64), s, o)
+    return cases
+
+
+def _edge(device, case, **kw):
+    t, y, s, o = case
+    h = float(s.h) if s.h < 1 else int(s.h)
+    r = clts.bfast_breaks(y[:, None], t, freq=float(s.freq), order=int(s.order),
+                          trend=bool(s.trend), h=h, breaks=int(s.breaks), device=device,
+                          progress=False, **kw)
+    return r, o
+
+
+def _bps(text):
+    return [int(v) - 1 for v in str(text).split()]       # R's 1-based value indices
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_exact_fits_select_no_spurious_break(device, edgefix, dtype):
+    """A constant series (also saturated with 20 % gaps) or a pure harmonic is fitted exactly by
+    the model without breaks: every RSS is rounding noise (1e-29 .. 0), and BIC on its logarithm
+    picked the most breaks (5 and 4 before). R: 0 breaks on the constant (RSS exactly 0, BIC all
+    -Inf, which.min takes the first), one at 30 on the sine from RSS of 1e-32."""
+    if dtype == np.float64:
+        _fp64(device)
+    for name in ("constant", "sine", "saturated_gaps"):
+        r, o = _edge(device, edgefix[name], dtype=dtype)
+        assert r.status[0] == 0 and r.n_breaks[0] == 0, name
+        assert r.diagnostics["exact_fit"] == 1, name
+        y = edgefix[name][1]
+        floor = np.sum(~np.isnan(y)) * np.finfo(dtype).eps ** 2 * np.nansum(y ** 2)
+        assert (o.RSS.to_numpy(np.float64) <= floor).all(), name   # R's too: rounding noise
+        if name != "sine":
+            assert o.selected.iloc[0] == 0, name
+    # a noise-free step: one break, R's (R adds a second one from RSS of 1e-30)
+    r, o = _edge(device, edgefix["step_exact"], dtype=dtype)
+    assert r.n_breaks[0] == 1
+    assert r.breakpoints[0, 0] == _bps(o[o.m == 1].breakpoints.iloc[0])[0] == 80
+    assert o.selected.iloc[0] == 2 and o[o.m >= 1].RSS.max() < 1e-28
+
+
+def test_exact_fit_history_bp(device, edgefix):
+    """bfast_monitor(history="BP") on a constant pixel: the stable history starts at the first
+    date (it started at the last possible break before)."""
+    t, y, s, o = edgefix["constant_history_bp"]
+    assert o.selected.iloc[0] == 0                     # R: no break with h = 6 K = 48
+    rng = np.random.default_rng(3)
+    yy = np.stack([y, np.sin(2 * np.pi * t) + 0.1 * rng.standard_normal(t.size)], axis=1)
+    r = clts.bfast_monitor(yy, t, 2006.0, freq=1, history="BP", device=device, progress=False)
+    assert r.history_start[0] == 0
+    X = _design(t, 3, True)[t < 2006.0]
+    assert bref.history_bp_start(X, y[t < 2006.0]) == 0
+
+
+def test_rank_deficient_design_fits_its_rank(device, edgefix):
+    """Yearly dates with freq=1: the cosines are the intercept and the sines 1e-13 noise
+    (singular values 590, 22, 1.5e-11, ...). Those columns are dropped, with a warning: the RSS
+    are those of the rank-2 fit (R's lm.fit keeps one sine of rounding noise and its RSS are up
+    to 2 % lower); the break of the shifted series is R's."""
+    _fp64(device)
+    for name, want in (("yearly_noise", 0), ("yearly_shift", 1)):
+        t, y, s, o = edgefix[name]
+        with pytest.warns(UserWarning, match="rank-deficient.*sin1, cos1, sin2, cos2"):
+            r, _ = _edge(device, edgefix[name])
+        assert r.diagnostics["dropped_columns"] == ["sin1", "cos1", "sin2", "cos2"]
+        assert r.diagnostics["n_coef"] == 2 and r.status[0] == 0
+        X = np.column_stack([np.ones_like(t), t - t.mean()])
+        beta = np.linalg.lstsq(X, y, rcond=None)[0]
+        np.testing.assert_allclose(r.rss[0, 0], np.sum((y - X @ beta) ** 2), rtol=1e-10)
+        assert o.aliased.iloc[0] == 3 and o.RSS.iloc[0] < r.rss[0, 0]    # R fits the noise
+        assert r.n_breaks[0] == want == o.selected.iloc[0]
+        if want:
+            assert r.breakpoints[0, 0] == _bps(o[o.m == 1].breakpoints.iloc[0])[0] == 79
+
+
+def test_rank_deficient_pixel_status(device):
+    """A pixel whose valid dates all fall on the same day of the year (the harmonics repeat the
+    intercept there): status 4, never a break, as the reference; the others are analysed."""
+    _fp64(device)
+    rng = np.random.default_rng(4)
+    t = 2000 + np.arange(460) / 23
+    y = np.sin(2 * np.pi * t)[:, None] + 0.1 * rng.standard_normal((460, 2))
+    y[np.arange(460) % 23 != 5, 0] = np.nan
+    y[np.arange(460) % 23 > 10, 1] = np.nan
+    r = clts.bfast_breaks(y, t, freq=1.0, order=1, h=0.3, device=device, progress=False)
+    assert r.status.tolist() == [4, 0] and r.n_breaks[0] == -1
+    assert np.isnan(r.rss[:, 0]).all() and (r.breakpoints[:, 0] == -1).all()
+    assert r.diagnostics["rank_deficient"] == 1
+    X = _design(t, 1, True)
+    assert [bref.breakpoints_pixel(X, y[:, p], h=0.3)["status"] for p in range(2)] == [4, 0]
+
+
+def test_h_half_of_the_values(device, edgefix):
+    """h = n / 2 (n = 60, h = 0.5): R caps breaks at ceil(n / h) - 2 = 0 but its RSS table holds
+    the one break at h and BIC chooses it; clts returned 0 breaks and rss[1] NaN."""
+    _fp64(device)
+    r, o = _edge(device, edgefix["half_h"])
+    assert r.status[0] == 0 and r.rss.shape[0] == 2
+    np.testing.assert_allclose(r.rss[:, 0], o.RSS.to_numpy(np.float64), rtol=1e-6)
+    np.testing.assert_allclose(r.bic[:, 0], o.BIC.to_numpy(np.float64), rtol=1e-6)
+    assert r.n_breaks[0] == o.selected.iloc[0] == 1
+    assert r.breakpoints[0, 0] == _bps(o[o.m == 1].breakpoints.iloc[0])[0] == 29

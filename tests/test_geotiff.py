@@ -61,10 +61,9 @@ def test_folder_stream_roundtrip(tmp_path, device):
     want = clts.bfast_monitor(y, dates, np.datetime64("2018-01-01"), nodata=NODATA,
                               freq=365.25, device=device, progress=False)
     with rasterio.open(out["break_date"]) as ds:
-        assert ds.crs.to_string() == CRS and ds.transform == TR and ds.nodata == NODATA
+        assert ds.crs.to_string() == CRS and ds.transform == TR and np.isnan(ds.nodata)
         bd = ds.read(1)
-    exp = geotiff.date_values(want.break_dates, "decimal_year")
-    exp = np.where(np.isnan(exp), NODATA, exp).astype(np.float32)
+    exp = geotiff.date_values(want.break_dates, "decimal_year").astype(np.float32)
     np.testing.assert_array_equal(bd, exp)
     assert (bd[:3] > 2018.9).all() and (bd[:3] < 2019.7).all()
     with rasterio.open(out["valid_count"]) as ds:
@@ -74,8 +73,8 @@ def test_folder_stream_roundtrip(tmp_path, device):
     assert st[-1, -1] == 1 and (st[:-1] == 0).all()
     with rasterio.open(out["magnitude"]) as ds:
         mg = ds.read(1)
-    assert mg[-1, -1] == NODATA and (mg[:3] < -2000).all()
-    assert not list((tmp_path / "out").glob(".*tmp*"))
+    assert np.isnan(mg[-1, -1]) and (mg[:3] < -2000).all()
+    assert not list((tmp_path / "out").glob(".*"))
 
 
 def test_multiband_csv_doy_and_xarray(tmp_path, device):
@@ -140,3 +139,156 @@ def test_cli(tmp_path, device):
     rc = main(["bfast", *files[:-1], "--dates", str(csv), "--start", "2017-06-01", "-o",
                str(tmp_path / "out2"), "--device", device.slug])
     assert rc == 2
+
+
+# ------------------------------------------------ hostile stacks and safe output
+def _hashes(folder):
+    import hashlib
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.iterdir()) if p.is_file()}
+
+
+def _write_nd(path, arr, nodata):
+    with rasterio.open(path, "w", driver="GTiff", width=arr.shape[-1], height=arr.shape[-2],
+                       count=1, dtype=arr.dtype, crs=CRS, transform=TR, nodata=nodata) as ds:
+        ds.write(arr, 1)
+
+
+def test_nodata_zero_outputs_do_not_collide(tmp_path, device):
+    """A uint16 stack with nodata 0: status 0 (tested) and a count or magnitude of 0 are
+    results, never the outputs' nodata (status.tif was nodata on every pixel)."""
+    dates, y = _stack(5, H=3, W=4, years=6)
+    u = np.where(y == NODATA, 0, y).astype(np.uint16)
+    d = tmp_path / "u16"
+    d.mkdir()
+    for i, day in enumerate(dates):
+        _write_nd(d / f"S2_{day.astype(object):%Y%m%d}.tif", u[i], 0)
+    out = geotiff.bfast_monitor_geotiff(d, "2017-06-01", tmp_path / "o", device=device,
+                                        progress=False)
+    yf = np.where(u == 0, np.nan, u.astype(np.float64))
+    want = clts.bfast_monitor(yf, dates, np.datetime64("2017-06-01"), freq=365.25,
+                              dtype=np.float32, device=device, progress=False)
+    with rasterio.open(out["status"]) as ds:
+        assert ds.nodata == -1 and (ds.read_masks(1) == 255).all()
+        np.testing.assert_array_equal(ds.read(1), want.status)
+        assert (ds.read(1)[:-1] == 0).all()
+    with rasterio.open(out["valid_count"]) as ds:
+        assert ds.nodata == -1 and ds.read(1)[-1, -1] == 0 and (ds.read_masks(1) == 255).all()
+    for name in ("break_date", "magnitude"):
+        with rasterio.open(out[name]) as ds:
+            assert np.isnan(ds.nodata)
+
+
+def test_each_file_masks_its_own_nodata(tmp_path, device):
+    """Files 70-79 with nodata -9999, the others 0: each file's own value is missing (the first
+    file's was used for all, -9999 read as data: valid counts 10 too high)."""
+    dates, y = _stack(6, H=2, W=4, years=6)
+    miss = y == NODATA
+    d = tmp_path / "mixed"
+    d.mkdir()
+    for i, day in enumerate(dates):
+        nd = NODATA if 70 <= i < 80 else 0
+        _write_nd(d / f"S2_{day.astype(object):%Y%m%d}.tif", np.where(miss[i], nd, y[i]), nd)
+    st = geotiff.open_stack(d)
+    assert st.nodatas[69] == 0 and st.nodatas[70] == NODATA
+    out = geotiff.bfast_monitor_geotiff(d, "2017-06-01", tmp_path / "o", device=device,
+                                        progress=False)
+    yf = np.where(miss, np.nan, y.astype(np.float64))
+    want = clts.bfast_monitor(yf, dates, np.datetime64("2017-06-01"), freq=365.25,
+                              dtype=np.float32, device=device, progress=False)
+    with rasterio.open(out["valid_count"]) as ds:
+        np.testing.assert_array_equal(ds.read(1), want.valids)
+    with rasterio.open(out["magnitude"]) as ds:
+        np.testing.assert_allclose(ds.read(1), np.where(want.status == 0, want.magnitudes,
+                                                        np.nan), rtol=1e-6)
+    assert np.isnan(st.to_dataarray().values[70:80][miss[70:80]]).all()
+
+
+def test_output_folder_never_touches_inputs(tmp_path, device, capsys):
+    from clts.cli import main
+    from clts.io import InputError
+    dates, y = _stack(7, H=2, W=3, years=5)
+    folder, files = _folder(tmp_path, dates, y)
+    before = _hashes(folder)
+    # an input inside the output folder (it was replaced by the result)
+    o2 = tmp_path / "o2"
+    o2.mkdir()
+    (o2 / "status.tif").write_bytes((folder / files[-1].split("/")[-1]).read_bytes())
+    inside = _hashes(o2)
+    with pytest.raises(InputError, match="would overwrite the input .*status.tif"):
+        geotiff.bfast_monitor_geotiff([*files[:-1], str(o2 / "status.tif")], "2017-06-01", o2,
+                                      dates=dates, device=device, progress=False)
+    assert _hashes(o2) == inside
+    # the input folder as the output (four results were written into the stack)
+    for out in (str(folder), str(folder) + "/", files[0]):
+        rc = main(["bfast", *files, "--start", "2017-06-01", "-o", out, "--device",
+                   device.slug, "--no-progress"])
+        err = capsys.readouterr().err
+        assert rc == 2 and "would overwrite the input" in err and "Traceback" not in err
+    rc = main(["bfast", str(folder), "--start", "2017-06-01", "-o", str(tmp_path),
+               "--device", device.slug, "--no-progress"])
+    assert rc == 2 and "would overwrite the input" in capsys.readouterr().err
+    assert _hashes(folder) == before
+    # a folder inside the stack's folder
+    with pytest.raises(InputError, match="would overwrite the input"):
+        geotiff.bfast_monitor_geotiff(folder, "2017-06-01", folder / "sub", device=device,
+                                      progress=False)
+    assert not (folder / "sub").exists()
+
+
+def test_existing_outputs_need_overwrite_and_clts_tag(tmp_path, device, capsys):
+    from clts.cli import main
+    dates, y = _stack(8, H=2, W=3, years=5)
+    _, files = _folder(tmp_path, dates, y)
+    co1 = tmp_path / "co1"
+    argv = ["bfast", *files, "--start", "2017-06-01", "-o", str(co1), "--device", device.slug,
+            "--no-progress"]
+    assert main(argv) == 0
+    first = _hashes(co1)
+    (co1 / "notes.txt").write_text("mine")
+    rc = main(argv)
+    err = capsys.readouterr().err
+    assert rc == 2 and "--overwrite" in err and _hashes(co1) == dict(first, **{"notes.txt":
+                                                                            _hashes(co1)["notes.txt"]})
+    assert main(argv + ["--overwrite"]) == 0
+    assert (co1 / "notes.txt").read_text() == "mine"
+    assert sorted(p.name for p in co1.iterdir()) == sorted(
+        [f"{n}.tif" for n in geotiff.OUTPUTS] + ["notes.txt"])       # no partial file left
+    # a status.tif clts did not write: never replaced, even with --overwrite
+    _write_nd(co1 / "status.tif", y[0], NODATA)
+    theirs = _hashes(co1)["status.tif"]
+    rc = main(argv + ["--overwrite"])
+    assert rc == 2 and "did not write" in capsys.readouterr().err
+    assert _hashes(co1)["status.tif"] == theirs
+    # a file where the folder would be
+    (tmp_path / "afile").write_text("x")
+    rc = main(argv[:-4] + [str(tmp_path / "afile"), "--device", device.slug, "--no-progress"])
+    assert rc == 2 and "not a folder" in capsys.readouterr().err
+
+
+def test_unreadable_inputs_and_dates_are_value_errors(tmp_path, device, capsys):
+    from clts.cli import main
+    dates, y = _stack(9, H=40, W=30, years=5)
+    folder, files = _folder(tmp_path, dates, y)
+    big = folder / files[5].split("/")[-1]
+    data = big.read_bytes()
+    big.write_bytes(data[:len(data) // 2])                   # truncated
+    with pytest.raises(ValueError, match="inputs: cannot (read|open) .*" + big.name):
+        geotiff.bfast_monitor_geotiff(files, "2017-06-01", tmp_path / "out", dates=dates,
+                                      device=device, progress=False)
+    assert not (tmp_path / "out").exists()                   # no empty folder left behind
+    rc = main(["bfast", *files, "--start", "2017-06-01", "-o", str(tmp_path / "out"),
+               "--device", device.slug, "--no-progress"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "inputs: cannot" in err and not (tmp_path / "out").exists()
+    big.write_bytes(data)
+    empty = tmp_path / "empty.csv"
+    empty.write_text("")
+    with pytest.raises(ValueError, match="dates: .*empty"):
+        geotiff.open_stack(files, dates=empty)
+    ints = tmp_path / "ints.csv"
+    ints.write_text("date\n" + "\n".join(str(20130101 + i) for i in range(len(files))) + "\n")
+    with pytest.raises(ValueError, match="dates: column 'date' .* holds numbers"):
+        geotiff.open_stack(files, dates=ints)
+    with pytest.raises(ValueError, match="dates must be dates"):
+        geotiff.open_stack(files, dates=np.arange(len(files)))

@@ -27,7 +27,8 @@ DEFAULT_BUDGET = 9 * 60 + 30
 
 def test_every_bench_script_has_an_estimate():
     names = {f"bench-{p.stem}" for p in ROOT.glob("bench/bench_*.py")}
-    names |= {"bench-generic_vs_tuned", "bench-host_overhead", "bench-gpu_anchors"}
+    names |= {"bench-generic_vs_tuned", "bench-host_overhead",
+              "bench-gpu_scale"}
     assert names == {s for s in gc.PLAN if s.startswith("bench-")}
     assert gc.PLAN[:2] == ["tests", "tune"]
 
@@ -66,7 +67,7 @@ def test_an_overrunning_step_is_stopped_and_the_tune_gives_way():
 def test_what_is_left_is_shared_and_a_spent_budget_skips():
     assert gc.allot("bench-bench_stl", 0, ["bench-bench_trend"]) == (0, 0.0)
     assert gc.allot("bench-bench_stl", -30) == (0, 0.0)
-    timeout, share = gc.allot("bench-gpu_anchors", 200)       # the last step: all of it
+    timeout, share = gc.allot("bench-gpu_scale", 200)         # the last step: all of it
     assert timeout == 200 and share == 200
     timeout, _ = gc.allot("tests", 3, ["tune"])                # never past the budget
     assert timeout == 3

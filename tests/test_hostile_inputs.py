@@ -223,3 +223,78 @@ def test_bad_keywords_are_clear_errors(device, monkeypatch):
     with pytest.raises(ValueError, match="CLTS_MAX_CHUNK"):
         clts.options.from_environ({"CLTS_MAX_CHUNK": "0"})
     clts.stl(y, 12, device=device)          # the bad value was not taken
+
+
+def test_bfast_history_start_errors_name_history(device):
+    """A history start of the wrong kind was reported as a start_monitor error, and True passed
+    as the time 1.0."""
+    dates = np.arange("2000-01-01", "2008-01-01", 16, dtype="datetime64[D]")
+    t = 2000 + np.arange(dates.size) / 23
+    y = np.random.default_rng(0).normal(size=(dates.size, 2))
+    cases = [(dates, "2006-01-01", 2004.0, TypeError, "history 2004.0 is a number but dates"),
+             (dates, "2006-01-01", float("nan"), ValueError, "history .*finite"),
+             (t, 2006.0, "2004-01-01", TypeError, "history 2004-01-01 is a date but dates"),
+             (t, 2006.0, float("nan"), ValueError, "history .*finite"),
+             (t, 2006.0, True, TypeError, "history must be one of"),
+             (dates, "2006-01-01", True, TypeError, "history must be one of")]
+    for tt, start, hist, exc, msg in cases:
+        with pytest.raises(exc, match=msg):
+            clts.bfast_monitor(y, tt, start, history=hist, device=device, progress=False)
+        with pytest.raises(exc, match=msg):
+            clts.bfast.api.check_arguments(tt, start, history=hist)
+    r = clts.bfast_monitor(y, t, 2006.0, history=2004.0, device=device, progress=False)
+    assert (r.history_start == np.searchsorted(t, 2004.0)).all()
+
+
+def test_tridiagonal_out_may_be_d_only(device):
+    """out=b was accepted and overwrote b (only d may be written over)."""
+    rng = np.random.default_rng(1)
+    a, c, d = (rng.uniform(-1, 1, (3, 16)) for _ in range(3))
+    b = 4 + rng.uniform(0, 1, (3, 16))
+    b0 = b.copy()
+    for name, arr in (("a", a), ("b", b), ("c", c)):
+        with pytest.raises(ValueError, match=f"out overlaps the input {name}"):
+            clts.solve_tridiagonal(a, b, c, d, out=arr, device=device)
+    with pytest.raises(ValueError, match="out overlaps the input b"):
+        clts.solve_tridiagonal(a, b, c, d, out=b[:, ::-1][:, ::-1], device=device)
+    np.testing.assert_array_equal(b, b0)
+    want = clts.solve_tridiagonal(a, b, c, d, device=device).x
+    r = clts.solve_tridiagonal(a, b, c, d.copy(), device=device)
+    dd = d.copy()
+    assert clts.solve_tridiagonal(a, b, c, dd, out=dd, device=device).x is dd
+    np.testing.assert_allclose(dd, want, rtol=1e-12)
+    np.testing.assert_allclose(r.x, want, rtol=1e-12)
+    import pyopencl.array as cla
+    from clts.runtime import get_device
+    q = get_device(device).queue
+    ad, bd, cd, ddv = (cla.to_device(q, np.ascontiguousarray(v)) for v in (a, b, c, d))
+    with pytest.raises(ValueError, match="out overlaps the input b"):
+        clts.solve_tridiagonal(ad, bd, cd, ddv, out=bd, device=device)
+    np.testing.assert_array_equal(bd.get(), b0)
+
+
+def test_set_options_refuses_an_unknown_device():
+    """set_options(device="nonexistent-xyz") was accepted and every later call failed."""
+    before = clts.get_options()["device"]
+    with pytest.raises(ValueError, match="option device: no OpenCL device matches"):
+        clts.set_options(device="nonexistent-xyz")
+    with pytest.raises(ValueError, match="option device"):
+        with clts.set_options(device="nonexistent-xyz"):
+            pass
+    assert clts.get_options()["device"] == before
+
+
+def test_cli_numeric_history(tmp_path, device, capsys):
+    """clts bfast --history 2004.0 on a numeric time axis: a time (it was read as a date)."""
+    pytest.importorskip("xarray")
+    from clts.cli import main
+    t = 2000 + np.arange(161) / 23
+    y = np.sin(2 * np.pi * t) + 0.1 * np.random.default_rng(2).normal(size=t.size)
+    csv = tmp_path / "num.csv"
+    csv.write_text("time,v\n" + "".join(f"{a:.17g},{b:.17g}\n" for a, b in zip(t, y)))
+    argv = ["bfast", str(csv), "--start-monitor", "2006", "--time-unit", "year", "--device",
+            device.slug, "--no-progress"]
+    assert main(argv + ["--history", "2004.0", "-o", str(tmp_path / "a.nc")]) == 0
+    assert main(argv + ["--history", "2004-01-01", "-o", str(tmp_path / "b.nc")]) == 2
+    assert "--history '2004-01-01'" in capsys.readouterr().err
+    assert not (tmp_path / "b.nc").exists()

@@ -355,10 +355,11 @@ def _check_segment_scales_with_m(device):
                                                                       * 1024)
         assert make_plan(device, Problem(m), segment=3000).segment == 3000
     values = copy.deepcopy(device.profile.values)
-    # a fake device with only what the segment rule reads: the tiles in private memory (a GPU
-    # profile's store="local" would ask the fake for its local memory)
+    # a CPU-like plan whatever the device's profile (a GPU's local-memory tiles would ask the
+    # fake device for its local memory)
     values["mp"]["diag"].update(segment=1024, segment_per_m=4, lanes=8, groups=8, wg=1,
-                                store="private", topk_store="private", groups_per_cu=0)
+                                store="private", topk_store="local", groups_per_cu=0, fold=0,
+                                interleave=0)
     prof = Profile(values, {}, [], 0)
     fake = types.SimpleNamespace(profile=prof, platform="x", int64_atomics=True,
                                  max_work_group=1024)

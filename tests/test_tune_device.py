@@ -67,6 +67,11 @@ def entries(workloads):
 
 @pytest.fixture
 def registered(monkeypatch):
+    # the command's machinery on every device: on a GPU the tuner would also widen these test
+    # entries' work-groups and leave their microsecond copies undecided (tune/sizing.py, tested
+    # in test_tune_gpu.py); here every device is tuned as a CPU is
+    from clts.tune import sizing
+    monkeypatch.setattr(sizing, "is_gpu", lambda device: False)
     monkeypatch.setitem(profiles.schema(), "testcopy",
                         {"width": 1, "wg": 64, "launch": "full", "vec_min_n": 1024})
     reg = Registry()

@@ -46,12 +46,12 @@ from ..runtime.outputs import deliver, out_arrays, view_as
 from ..runtime.pipeline import ChunkIO, device_wait, run_pipelined
 from ..vocabulary import renamed
 from .common import STATUS, ZERO_VARIANCE_ULPS
-from .common import (HISTORIES, design_matrix, log_plus, n_coef, rec_cusum_bound,
+from .common import (design_matrix, log_plus, n_coef, rec_cusum_bound,
                      trend_scaling, unscale_coef)
 from .common import time_axis as _time_axis
 from ..timeaxis import is_cftime, parse_date
 from .plan import Plan, Problem, chunk_cap, make_plan, rows_group
-from .checks import TYPES, check_arguments  # noqa: F401 (public here)
+from .checks import TYPES, check_arguments, check_history  # noqa: F401 (public here)
 from .checks import (check_params, default_freq, history_end, levels, monitor_dates,
                      out_specs, time_axis_and_dates)
 
@@ -268,12 +268,11 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
     """
     level, level_roc = levels(level)
     crit = check_params(k, freq, hfrac, level, period, history, convention, trend, type)
-    if isinstance(history, str) and history not in HISTORIES:
-        history = np.datetime64(history)
     labels, dates = time_axis_and_dates(y, dates, time_axis)
     if isinstance(start_monitor, str) and not is_cftime(dates):
         start_monitor = parse_date(start_monitor, np.array([], "datetime64[D]"))
     freq = default_freq(freq, dates)
+    history = check_history(history, dates)         # a date string as a datetime64
     time_axis = labels.axis
     y_in = values_of(y)
     y = native(y_in)               # any layout and byte order; pandas / xarray values

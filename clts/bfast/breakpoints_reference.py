@@ -13,7 +13,18 @@ segment ``h`` (a fraction of n, floored, or a count):
   LWZ (Liu, Wu and Zidek's modified Schwarz criterion, 0.299 (log n)^2.1 for the penalty weight
   of the (K+1)(m+1) - 1 parameters: log(RSS / (n - p)) + p 0.299 (log n)^2.1 / n);
 * the selected number of breaks (first minimum of the criterion) and its breakpoints.
-``breaks`` is capped at ceil(n / h) - 2, as R does.
+``breaks`` is capped at ceil(n / h) - 2, as R does, but at least 1 (h = n / 2: R's RSS table
+still holds the one break at h, and its BIC chooses among 0 and 1).
+
+Two departures from strucchange, where it answers from rounding noise:
+
+* the criteria read an RSS below n eps^2 sum y^2 (the valid values; eps of the precision the
+  RSS were computed in) as that floor: an exact fit's RSS is rounding noise (1e-30 for a
+  constant or a pure harmonic), and BIC on its logarithm picks the most breaks (R: 0 breaks on
+  a constant series, whose RSS are exactly 0 and BIC all -Inf, but one spurious break on a sine);
+* the caller drops design columns that are linear combinations of the others up to rounding
+  (``clts.bfast.breakpoints.independent_columns``: e.g. the harmonics of yearly dates with
+  freq = 1): R's ``lm.fit`` keeps a harmonic column of rounding noise (1e-13) and fits it.
 """
 from __future__ import annotations
 
@@ -22,7 +33,20 @@ import math
 import numpy as np
 
 #: per-pixel status codes of ``clts.bfast_breaks``
-BP_STATUS = {0: "ok", 1: "too_few_values", 2: "segment_too_short", 3: "non_finite"}
+BP_STATUS = {0: "ok", 1: "too_few_values", 2: "segment_too_short", 3: "non_finite",
+             4: "rank_deficient"}
+
+#: singular value of a design, relative to its largest, below which its direction counts as
+#: absent (rank deficiency): R's ``lm.fit`` tolerance in float64; float32 RSS lose about
+#: cond x 1e-7 of their digits, so there the design may be conditioned up to 1e4
+RANK_TOL = {8: 1e-7, 4: 1e-4}
+
+
+def rank_deficient(X, tol=RANK_TOL[8]) -> bool:
+    """Whether ``X`` (the rows of one pixel's valid values) has a singular value below
+    ``tol`` times its largest."""
+    s = np.linalg.svd(np.asarray(X, np.float64), compute_uv=False)
+    return s.size == 0 or not s[-1] > tol * s[0]
 CRITERIA = ("BIC", "LWZ")
 
 
@@ -67,8 +91,11 @@ def segment_h(h, n):
     return int(math.floor(n * h)) if h < 1 else int(h)
 
 
-def breakpoints_pixel(X, y, h=0.15, breaks=5):
-    """Bai-Perron on one series ``y`` ([N], NaN = missing) with regressors ``X`` ([N, K]).
+def breakpoints_pixel(X, y, h=0.15, breaks=5, eps=float(np.finfo(np.float64).eps),
+                      check_rank=True):
+    """Bai-Perron on one series ``y`` ([N], NaN = missing) with regressors ``X`` ([N, K]);
+    ``eps``: the precision of the RSS floor of the criteria (see the module docstring);
+    ``check_rank``: status 4 when the valid values' rows of ``X`` are rank-deficient.
     Returns a dict: nobs, h, breaks (the cap applied), rss [breaks+1], bic, lwz, bp (list of
     breakpoint lists for m = 0..breaks, 1-based indices of the valid values, as R), idx (the
     date indices of the valid values), status, triangle."""
@@ -91,7 +118,10 @@ def breakpoints_pixel(X, y, h=0.15, breaks=5):
     if hh > n // 2:
         out["status"] = 2
         return out
-    B = min(breaks, int(math.ceil(n / hh)) - 2)
+    if check_rank and rank_deficient(X[idx]):
+        out["status"] = 4
+        return out
+    B = min(breaks, max(1, int(math.ceil(n / hh)) - 2))   # R's RSS table: one break at least
     out["breaks"] = B
     T = rss_triangle(X[idx], y[idx])
     out["triangle"] = T
@@ -122,10 +152,12 @@ def breakpoints_pixel(X, y, h=0.15, breaks=5):
         rss.append(sum(RSS(a + 1, b) for a, b in zip(edges[:-1], edges[1:])))
         bps.append(bp)
     rss = np.array(rss)
+    floor = max(n * eps * eps * float(np.sum(y[idx] ** 2)), np.finfo(np.float64).tiny)
+    rss_c = np.maximum(rss, floor)
     m_ = np.arange(B + 1)
-    bic = n * (np.log(rss) + 1 - math.log(n) + math.log(2 * math.pi)) + math.log(n) * (K + 1) * (m_ + 1)
+    bic = n * (np.log(rss_c) + 1 - math.log(n) + math.log(2 * math.pi)) + math.log(n) * (K + 1) * (m_ + 1)
     p = (K + 1) * (m_ + 1) - 1
-    lwz = np.log(rss / (n - p)) + p * 0.299 * math.log(n) ** 2.1 / n
+    lwz = np.log(rss_c / (n - p)) + p * 0.299 * math.log(n) ** 2.1 / n
     out["rss"][:B + 1] = rss
     out["bic"][:B + 1] = bic
     out["lwz"][:B + 1] = lwz
@@ -149,6 +181,7 @@ def history_bp_start(X, y):
     h = 6 * K
     if h > n // 2:
         return None
-    r = breakpoints_pixel(X, y, h=h, breaks=max(1, int(math.ceil(n / h)) - 2))
+    r = breakpoints_pixel(X, y, h=h, breaks=max(1, int(math.ceil(n / h)) - 2),
+                          check_rank=False)
     m = select(r, "BIC")
     return 0 if m <= 0 else r["bp"][m][-1]

@@ -15,6 +15,7 @@ before, at the first valid date after the break (segment fits by least squares, 
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -22,10 +23,11 @@ import numpy as np
 from .checks import time_axis_and_dates
 from ..runtime import get_device
 from ..runtime.arrays import native, values_of
-from .breakpoints import CRITERIA, check_h_breaks, criteria, run_breakpoints, select
+from .breakpoints import (CRITERIA, check_h_breaks, criteria, fail, independent_columns,
+                          rank_deficient_pixels, rss_floor, run_breakpoints, select)
 from .breakpoints_plan import BreakpointsPlan, Problem, make_plan
 from .breakpoints_reference import BP_STATUS
-from .common import design_matrix, trend_scaling
+from .common import design_matrix, design_names, trend_scaling
 from .common import time_axis as _time_axis
 
 
@@ -46,10 +48,12 @@ class BreaksResult:
         Fit after minus fit before, at the first valid date after each break.
     rss, bic, lwz : numpy.ndarray, ``[breaks + 1, ...]``
         RSS and criteria of the best segmentation with m = 0..breaks breaks (NaN beyond the
-        pixel's cap ceil(n / h) - 2).
+        pixel's cap max(1, ceil(n / h) - 2)); the criteria read an RSS below the rounding
+        floor n eps^2 sum y^2 as the floor (exact fits: the fewest breaks, see docs/bfast.md).
     nobs, h, status : numpy.ndarray of int32
         Valid values, minimal segment size, and 0 ok / 1 too few values (h <= K) / 2 h > n / 2 /
-        3 non-finite values (``clts.bfast.breakpoints_reference.BP_STATUS``).
+        3 non-finite values / 4 the valid dates make the design rank-deficient
+        (``clts.bfast.breakpoints_reference.BP_STATUS``).
     all_breakpoints : numpy.ndarray of int32, ``[breaks (breaks + 1) / 2, ...]``
         The breakpoints of every m: rows m (m - 1) / 2 .. m (m + 1) / 2 - 1.
     ci_lower, ci_upper : numpy.ndarray of int32, ``[breaks, ...]`` or None
@@ -97,7 +101,7 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
     h : float or int
         Minimal segment: a fraction of each pixel's valid values (floored) or a count.
     breaks : int
-        Most breaks (capped per pixel at ceil(n / h) - 2, as R).
+        Most breaks (capped per pixel at ceil(n / h) - 2, at least 1, as R).
     criterion : {"BIC", "LWZ"}
         Chooses the number of breaks.
     magnitudes : bool
@@ -161,6 +165,17 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
     dev.require_dtype(dtype)
     center, scale = trend_scaling(t, N)
     X = design_matrix(t, order, freq, trend, center, scale)
+    K_design = X.shape[1]
+    keep = independent_columns(X, dtype)        # the rank the dates give the design
+    if len(keep) < K_design:
+        names = design_names(order, trend)
+        warnings.warn(f"bfast_breaks: the design is rank-deficient on these dates ("
+                      f"{', '.join(names[j] for j in range(K_design) if j not in keep)} "
+                      f"{'is a linear combination' if K_design - len(keep) == 1 else 'are linear combinations'} "
+                      f"of the other columns up to rounding, e.g. harmonics of freq={freq!r} on "
+                      f"dates one season apart); fitted with the {len(keep)} independent "
+                      "columns (diagnostics['dropped_columns'])", UserWarning, stacklevel=2)
+        X = X[:, keep]
     K = X.shape[1]
     if plan is None:
         plan = make_plan(dev, Problem(N, K, dtype.itemsize), **plan_overrides)
@@ -172,8 +187,12 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
     flat = y.reshape(N, M)
     if flat.dtype != dtype:
         flat = flat.astype(dtype)
-    out = run_breakpoints(dev, plan, flat, X, h, breaks, dtype, progress=progress)
-    bic, lwz = criteria(out, K)
+    out = run_breakpoints(dev, plan, flat, X, h, breaks, dtype, progress=progress,
+                          k_check=K_design)
+    ok = out["status"] == 0
+    fail(out, rank_deficient_pixels(flat, X, dtype, ok & (out["nobs"] < N)), 4)   # gaps only
+    floor = rss_floor(flat, dtype)
+    bic, lwz = criteria(out, K, floor)
     sel, bp = select(out, bic if criterion == "BIC" else lwz)
     mags = _magnitudes(flat, X, sel, bp) if magnitudes else None
     if confint is not None:
@@ -206,8 +225,13 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
     if confint is not None:
         res.ci_lower, res.ci_upper = lead(ci[0], "break"), lead(ci[1], "break")
     counts = {name: int(np.sum(status == code)) for code, name in BP_STATUS.items() if code}
+    chosen = np.take_along_axis(np.asarray(out["rss"], np.float64),
+                                np.clip(sel, 0, None)[None, :], 0)[0]
     res.diagnostics = dict(n_coef=K, breaks=out["breaks"], failed=int(np.sum(status != 0)),
-                           **counts, device=str(dev.slug))
+                           **counts, exact_fit=int(np.sum((sel >= 0) & (chosen <= floor))),
+                           dropped_columns=[design_names(order, trend)[j]
+                                            for j in range(K_design) if j not in keep],
+                           device=str(dev.slug))
     return res
 
 

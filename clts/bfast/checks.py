@@ -4,6 +4,7 @@ device: the call makes them first, and callers that must refuse bad arguments be
 from __future__ import annotations
 
 import math
+from datetime import date as _date
 
 import numpy as np
 
@@ -46,6 +47,34 @@ def check_params(k, freq, hfrac, level, period, history, convention, trend, type
     return critical_value(hfrac, level, period, convention)
 
 
+def check_history(history, dates):
+    """``history`` checked against the axis: "all" / "ROC" / "BP", else a start of the axis's
+    kind, a date for dates (a string becomes a datetime64), a finite number for numbers; errors
+    name ``history`` (they named ``start_monitor``, and ``True`` passed as the time 1.0)."""
+    if isinstance(history, str) and history in HISTORIES:
+        return history
+    if isinstance(history, (bool, np.bool_)):
+        raise TypeError(f"history must be one of {HISTORIES}, a date or a time, not {history!r}")
+    number = isinstance(history, (int, float, np.integer, np.floating))
+    if number and not math.isfinite(history):
+        raise ValueError(f"history (a start time) must be a finite number, got {history!r}")
+    try:
+        axis = kind(np.asarray(dates).ravel(), "dates")
+    except TypeError:
+        return history          # the dates' own check says what is wrong with them
+    if axis == "number" and not number:
+        raise TypeError(f"history {show(history)} is a date but dates are numbers: give the "
+                        "history's start as a time of the axis (e.g. 2004.0)")
+    if axis != "number" and number:
+        raise TypeError(f"history {history!r} is a number but dates are dates: give the "
+                        "history's start as a date (e.g. '2004-01-01')")
+    if not number and not isinstance(history, (str, np.datetime64, _date)) \
+            and not is_cftime(np.array([history], dtype=object)):
+        raise TypeError(f"history must be one of {HISTORIES}, a date or a time, got "
+                        f"{type(history).__name__}")
+    return np.datetime64(history) if isinstance(history, str) else history
+
+
 def history_end(t, ts, dates, start_monitor) -> int:
     """end_of_history, its range error in dates when the axis holds dates."""
     try:
@@ -65,6 +94,7 @@ def check_arguments(dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=0
     device (for callers that must refuse bad arguments before they start, as the command line
     does before it writes a file). Raises as :func:`bfast_monitor` would."""
     check_params(k, freq, hfrac, levels(level)[0], period, history, convention, trend, type)
+    check_history(history, dates)
     if isinstance(start_monitor, str) and not is_cftime(dates):
         start_monitor = parse_date(start_monitor, np.array([], "datetime64[D]"))
     default_freq(freq, dates)

@@ -103,6 +103,14 @@ def design_matrix(t, k: int, freq: float, trend: bool, center=None, scale=None):
     return np.stack(cols, axis=1)
 
 
+def design_names(k: int, trend: bool) -> list:
+    """Names of :func:`design_matrix`'s columns, in its order."""
+    names = ["intercept"] + (["trend"] if trend else [])
+    for j in range(1, k + 1):
+        names += [f"sin{j}", f"cos{j}"]
+    return names
+
+
 def trend_scaling(t, n):
     """(center, scale) for the trend column: the history's mid-time and half-span of all times."""
     t = np.asarray(t, dtype=np.float64)

@@ -312,6 +312,13 @@ def get_device(device=None, *, emulation: bool = True) -> "Device":
         return _devices[info.index]
 
 
+def _check_device_option(spec) -> None:
+    _match(spec, discover())
+
+
+options.device_check = _check_device_option      # set_options(device=...) checks at once
+
+
 def portable(device):
     """``device`` as something every process can resolve: a :class:`Device` as its slug (OpenCL
     objects never cross a process boundary), anything else (None, an index, a name) as is."""

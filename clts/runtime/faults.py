@@ -99,10 +99,23 @@ def current_chunk():
     return getattr(_state, "chunk", None)
 
 
+def free_held(device) -> bool:
+    """Give back the memory ``device``'s pools hold for reuse (scratch, pipeline slots);
+    whether they held any."""
+    held = False
+    for pool in list(device.state.pools.values()):
+        held = held or getattr(pool, "held_blocks", 0) > 0
+        pool.free_held()
+    return held
+
+
 def with_smaller_chunks(run, *, device, what: str):
     """``run(max_items)`` (``None``: as many items per chunk as the device limits allow), again
-    with half the largest chunk after an allocation failure, down to one item."""
+    after an allocation failure: first at the same size where the device's pools held memory
+    (earlier calls' buffers kept for reuse, now given back), then with half the largest chunk,
+    down to one item. A call that fails for good gives the pools' memory back too."""
     max_items = None
+    retried_after_free = False
     while True:
         _state.chunk = None
         try:
@@ -122,6 +135,11 @@ def with_smaller_chunks(run, *, device, what: str):
             chunk = current_chunk()
             _state.chunk = None
             if is_allocation_failure(exc):
+                if free_held(device) and not retried_after_free:
+                    retried_after_free = True
+                    log.info("clts: %s: allocation failed on %s; retrying after giving back "
+                             "the memory its pools held", what, device)
+                    continue
                 size = (chunk[2] - chunk[1]) if chunk else 0     # outside the chunks: final
                 if size <= 1:
                     what_failed = ("the buffers of one item" if chunk else
@@ -133,9 +151,8 @@ def with_smaller_chunks(run, *, device, what: str):
                 max_items = max(1, size // 2)
                 log.warning("clts: %s: allocation failed on %s with %d items per chunk; "
                             "retrying with %d", what, device, size, max_items)
-                for pool in list(device.state.pools.values()):  # scratch, pipeline slots
-                    pool.free_held()
                 continue
+            free_held(device)
             if chunk is None:
                 import pyopencl as cl
                 if isinstance(exc, cl.Error):

@@ -26,6 +26,9 @@ from ..errors import DeviceError
 
 #: share of global memory one call may use (the rest is for the driver, other buffers, spills)
 GLOBAL_FRACTION = 0.6
+#: bytes of a buffer beyond its items' (padding to the lanes, a few zeros after the rows) that
+#: chunking leaves room for under the max allocation
+ALLOC_HEADROOM = 4096
 
 
 def chunk_sizes(n_items: int, per_item_bytes, device, *, fixed_bytes: int = 0,
@@ -33,7 +36,8 @@ def chunk_sizes(n_items: int, per_item_bytes, device, *, fixed_bytes: int = 0,
     """Split ``n_items`` into (start, stop) chunks that fit ``device``.
 
     ``per_item_bytes``: bytes per batch item of each device buffer (a list, one per buffer);
-    no buffer may exceed ``max_alloc`` and all together stay under a share of global memory.
+    no buffer may exceed ``max_alloc`` (less ``ALLOC_HEADROOM`` for its padding) and all
+    together stay under a share of global memory.
     ``fixed_bytes``: bytes that do not scale with the batch. ``multiple``: chunk sizes are a
     multiple of it (except the last). The ``max_chunk`` option (items) caps chunks.
     """
@@ -45,7 +49,7 @@ def chunk_sizes(n_items: int, per_item_bytes, device, *, fixed_bytes: int = 0,
     limit = budget // total
     for b in per:
         if b > 0:
-            limit = min(limit, device.max_alloc // b)
+            limit = min(limit, max(device.max_alloc - ALLOC_HEADROOM, 0) // b)
     if max_items:
         limit = min(limit, int(max_items))
     cap = options.get("max_chunk")
@@ -110,7 +114,13 @@ def scratch(device, shape, dtype, *, pool_name: str = "scratch"):
     import pyopencl.array as cla
     if device.info.simulator:
         return keep_on_simulator(device, cla.empty(device.queue, shape, dtype))
-    return cla.empty(device.queue, shape, dtype, allocator=device.state.pool(pool_name))
+    pool = device.state.pool(pool_name)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+    if nbytes and pool.alloc_size(pool.bin_number(nbytes)) > device.max_alloc:
+        # the pool rounds sizes up to its bins (up to 6 % more): a buffer near the max
+        # allocation gets its exact size outside the pool, or the driver would refuse it
+        return cla.empty(device.queue, shape, dtype)
+    return cla.empty(device.queue, shape, dtype, allocator=pool)
 
 
 def keep_on_simulator(device, arr):

@@ -61,6 +61,16 @@ def out_arrays(out, specs: dict, inputs: dict, what: str) -> dict:
     return arrays
 
 
+def overlaps(a, b) -> bool:
+    """Whether ``a`` and ``b`` share memory: numpy arrays (``np.shares_memory``), or device
+    arrays (``pyopencl.array.Array``) holding bytes of the same buffer."""
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+        return bool(np.shares_memory(a, b))
+    ba, bb = getattr(a, "base_data", None), getattr(b, "base_data", None)
+    return (ba is not None and bb is not None and ba.int_ptr == bb.int_ptr
+            and a.offset < b.offset + b.nbytes and b.offset < a.offset + a.nbytes)
+
+
 def view_as(a: np.ndarray | None, shape) -> np.ndarray | None:
     """A view of ``a`` with ``shape`` when one exists without a copy, else None."""
     if a is None:

@@ -10,7 +10,7 @@ from ..runtime import integrations
 from ..runtime.integrations import TimeAxis, time_axis_of
 from ..runtime import chunk_sizes, get_device, launch
 from ..runtime.arrays import float_array
-from ..runtime.faults import with_smaller_chunks
+from ..runtime.faults import enter_chunk, with_smaller_chunks
 from ..runtime.memory import scratch
 from .plan import Problem, make_plan
 from .reference import MIN_VALID, OK, TOO_FEW, VARIANTS
@@ -230,13 +230,27 @@ def _run(dev, plan, y2, variant, alpha, lag, conf_level):
     item = dt.itemsize
     M = max(plan.pairs, 1)
     wg = plan.wg or None
-    per = [N * item * (3 if corrected else 1), 40 + 3 * item + 8]
     # work-items of the pair kernel, each with a scratch row it re-uses for its series
     G = min(B, plan.items) if plan.items else B
     if wg:
         G = -(-G // wg) * wg
-    if G:
-        per.append(-(-(M + plan.sample) * item * G // B))
+    # every buffer sized by the chunk: per series the input (and the corrected variants'
+    # detrended copy and work rows) and the outputs; the slope scratch, one row per work-item,
+    # at most as many rows as one allocation holds: where the device limits them, a chunk
+    # holds no more series than there are rows (and halving a chunk halves the scratch)
+    row = (M + plan.sample) * item
+    per = [N * item * (3 if corrected else 1), 40 + 3 * item + 8]
+    rows = max(1, dev.max_alloc // row)
+    if wg and rows < wg:        # rows so long that a work-group's would not fit: any size
+        wg = None
+    elif wg:
+        rows -= rows % wg
+    fits = G <= rows
+    G = min(G, rows)
+    share = -(-row * G // B) if B else 0    # scratch per series of the batch (chunk_bytes)
+    if not fits:
+        per.append(row)
+    fixed = G * row if fits else 0
     i32 = np.int32
 
     def gsize(n):
@@ -244,9 +258,14 @@ def _run(dev, plan, y2, variant, alpha, lag, conf_level):
 
     def run(max_items):
         if plan.chunk_bytes:
-            cap = max(1, plan.chunk_bytes // sum(per))
+            cap = max(1, plan.chunk_bytes // (sum(per[:2]) + share))
             max_items = min(max_items or cap, cap)
-        for a, b in chunk_sizes(B, per, dev, max_items=max_items):
+        if not fits:
+            max_items = min(max_items or G, G)
+        chunks = chunk_sizes(B, per, dev, fixed_bytes=fixed, max_items=max_items,
+                             multiple=wg or 1)
+        for i, (a, b) in enumerate(chunks):
+            enter_chunk(i, a, b, len(chunks), B)
             nb = b - a
             # interleaved: the chunk time-major (adjacent work-items read adjacent words)
             yd = cla.to_device(q, np.ascontiguousarray(y2[a:b].T) if plan.interleave

@@ -8,6 +8,7 @@ import numpy as np
 
 from ..runtime import chunk_sizes, get_device, launch, round_up
 from ..runtime.faults import with_smaller_chunks
+from ..runtime.outputs import overlaps
 from ..runtime.memory import (host_empty, keep_on_simulator, release_scratch, scratch,
                               upload_scratch)
 from ..runtime.pipeline import (ChunkIO, aligned_multiple, device_marker, device_wait,
@@ -302,6 +303,10 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, version: str = "auto", star
         if not device_input and not out.flags.writeable:
             raise ValueError("out is read-only (out.flags.writeable is False); give a writable "
                              "array")
+        for name, v in zip("abc", arrs[:3]):       # d alone may be written over
+            if overlaps(out, v):
+                raise ValueError(f"out overlaps the input {name}; out may be d (solved in "
+                                 "place) or an array of its own")
 
     if plan is None:
         plan = make_plan(dev, Problem(n, nsys, layout, dtype, st is not None), version=method,

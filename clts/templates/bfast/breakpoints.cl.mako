@@ -250,6 +250,7 @@ __kernel void bp_dp(__global const real* restrict y, const int Mp, const int Mre
     status[p] = st;
     if (st) { bmax[p] = 0; return; }
     int B = (n + h - 1) / h - 2;
+    B = B > 1 ? B : 1;                      // h = n / 2: R's table still holds one break
     B = B < ${BREAKS} ? B : ${BREAKS};
     bmax[p] = B;
     // RSS of the valid values i..j (1-based, inclusive)

@@ -43,6 +43,23 @@ def _pairs(nq, ns):
                      "query for all series, or one series for all queries")
 
 
+def _shapes(Q2, T2, query_idx):
+    """(nq, m, ns, n, pairs, l) of 2-D queries and series, checked (m, n, query_idx)."""
+    nq, m = Q2.shape
+    ns, n = T2.shape
+    if m < 3:
+        raise ValueError(f"Q must have length m >= 3, got {m}")
+    if n < m:
+        raise ValueError(f"T has {n} values per series, fewer than the query length m={m}")
+    npairs = _pairs(nq, ns)
+    l = n - m + 1
+    if query_idx is not None:
+        if isinstance(query_idx, bool) or not isinstance(query_idx, (int, np.integer)) \
+                or not 0 <= query_idx < l:
+            raise ValueError(f"query_idx must be None or an int in [0, {l}), got {query_idx!r}")
+    return nq, m, ns, n, npairs, l
+
+
 def _plain_queries(Q):
     """Plain-distance queries: NaN / inf replaced by 0 and flagged (NONFINITE)."""
     Q = np.asarray(Q, np.float64)
@@ -95,18 +112,7 @@ def distance_profiles(Q, T, *, normalize=True, p=2.0, precision=None, device=Non
     p, pcode = _check_p(p)
     Q2, q1 = _as_2d(Q, "Q", dtype)
     T2, t1 = _as_2d(T, "T", dtype)
-    nq, m = Q2.shape
-    ns, n = T2.shape
-    if m < 3:
-        raise ValueError(f"Q must have length m >= 3, got {m}")
-    if n < m:
-        raise ValueError(f"T has {n} values per series, fewer than the query length m={m}")
-    npairs = _pairs(nq, ns)
-    l = n - m + 1
-    if query_idx is not None:
-        if isinstance(query_idx, bool) or not isinstance(query_idx, (int, np.integer)) \
-                or not 0 <= query_idx < l:
-            raise ValueError(f"query_idx must be None or an int in [0, {l}), got {query_idx!r}")
+    nq, m, ns, n, npairs, l = _shapes(Q2, T2, query_idx)
     pl = make_mass_plan(dev, Problem(precision), plan=plan, **plan_overrides)
     prg = dev.program("mp/mass.cl.mako", **flags.TEMPLATE, real=pl.real, lanes=pl.lanes,
                       chains=pl.chains, NORMALIZE=int(normalize), P=pcode)
@@ -146,18 +152,7 @@ def _device_profiles(dev, Q, T, normalize, p, precision, query_idx, plan, overri
     q1, t1 = Q.ndim == 1, T.ndim == 1
     Q2 = Q.reshape(1, -1) if q1 else Q
     T2 = T.reshape(1, -1) if t1 else T
-    nq, m = Q2.shape
-    ns, n = T2.shape
-    if m < 3:
-        raise ValueError(f"Q must have length m >= 3, got {m}")
-    if n < m:
-        raise ValueError(f"T has {n} values per series, fewer than the query length m={m}")
-    npairs = _pairs(nq, ns)
-    l = n - m + 1
-    if query_idx is not None:
-        if isinstance(query_idx, bool) or not isinstance(query_idx, (int, np.integer)) \
-                or not 0 <= query_idx < l:
-            raise ValueError(f"query_idx must be None or an int in [0, {l}), got {query_idx!r}")
+    nq, m, ns, n, npairs, l = _shapes(Q2, T2, query_idx)
     pl = make_mass_plan(dev, Problem(precision), plan=plan, **overrides)
     prg = dev.program("mp/mass.cl.mako", **flags.TEMPLATE, real=pl.real, lanes=pl.lanes,
                       chains=pl.chains, NORMALIZE=int(normalize), P=pcode)

@@ -427,10 +427,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, default=None,
                    help="threads building at once (default: the CPU count; 1 on NVIDIA)")
     p.set_defaults(fn=cmd_warmup)
-    p = sub.add_parser("demo", help="run every algorithm on synthetic data on a device")
+    p = sub.add_parser("demo", help="STL and BFAST-Monitor of a synthetic NDVI cube and the "
+                       "matrix profile of the sunspot record on a device, with figures")
     p.add_argument("--device", "-d", default=None)
     p.add_argument("--quick", action="store_true", help="smaller problem sizes")
-    p.add_argument("--out-dir", default="clts-demo", help="where the figures go")
+    p.add_argument("--out-dir", default="clts-demo",
+                   help="where the figures go (default ./clts-demo, made if missing; a clone's "
+                   ".gitignore keeps it out of git)")
     p.set_defaults(fn=cmd_demo)
     p = sub.add_parser("stl", help="STL decomposition of every series of a file")
     _file_args(p)

@@ -74,6 +74,18 @@ def _staging(name, v):
     return v
 
 
+def _threads(name, v):
+    if v is None or (isinstance(v, str) and v.strip() == ""):
+        return None
+    try:
+        n = int(v.strip()) if isinstance(v, str) else v
+    except ValueError:
+        n = 0
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"{name} must be a positive integer (host threads) or None, got {v!r}")
+    return int(n)
+
+
 def _positive_int(name, v):
     if v is None or (isinstance(v, str) and v.strip() == ""):
         return None
@@ -125,6 +137,9 @@ OPTIONS = {o.name: o for o in (
     Option("staging", "CLTS_STAGING", None, _staging,
            "transfers of a device with its own memory: pinned | pageable; None: the "
            "profile's runtime.staging (pinned on GPUs)"),
+    Option("copy_threads", "CLTS_COPY_THREADS", None, _threads,
+           "host threads that copy between numpy and pinned staging memory; None: the CPUs "
+           "this process may use, at most 16"),
     Option("pipeline", "CLTS_PIPELINE", True, _bool,
            "chunk loops overlap transfers and compute; False: one chunk after another"),
     Option("dump_sources", "CLTS_DUMP_SOURCES", None, _optional_str,
@@ -272,6 +287,9 @@ class set_options:
     staging : {'pinned', 'pageable'}, optional
         How numpy data reach a device with its own memory: through reusable pinned host
         buffers, or straight from numpy's memory; None: the profile's ``runtime.staging``.
+    copy_threads : int, optional
+        Host threads that copy between numpy and the pinned buffers (None: the CPUs this
+        process may use, at most 16).
     pipeline : bool
         Chunk loops overlap uploads and downloads with compute.
     dump_sources : str, optional

@@ -12,7 +12,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY="${PYTHON:-.venv/bin/python}"
-[ -x "$PY" ] || PY=python3
+[ -x "$PY" ] || PY="$(command -v python3)"
+PY="$(cd "$(dirname "$PY")" && pwd)/$(basename "$PY")"   # absolute: the toolchain script cds
 PYTHON="$PY" scripts/gpu-toolchain.sh
 # shellcheck disable=SC1091
 . "${CLTS_GPU_TOOLCHAIN:-$HOME/.cache/clts-gpu-toolchain}/env.sh"

@@ -13,13 +13,21 @@ set -euo pipefail
 CACHE="${CLTS_GPU_TOOLCHAIN:-$HOME/.cache/clts-gpu-toolchain}"
 NVCC_VERSION="${CLTS_NVCC_VERSION:-12.9.86}"
 PY="${PYTHON:-python3}"
+# an absolute interpreter path: a relative one (.venv/bin/python) would name nothing in a
+# sub-shell that changed directory
+case "$PY" in
+  */*) PY="$(cd "$(dirname "$PY")" && pwd)/$(basename "$PY")" ;;
+  *) PY="$(command -v "$PY")" ;;
+esac
+LIBCLC="${CLTS_LIBCLC:-/usr/lib/clc}"
 mkdir -p "$CACHE"
+CACHE="$(cd "$CACHE" && pwd)"
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 log() { [ "${1:-}" = "--print-env" ] || echo "gpu-toolchain: $*" >&2; }
 
 # AMD (and the nvptx front end): clang-16 + libclc-16
-if ! command -v clang-16 >/dev/null || [ ! -e /usr/lib/clc/amdgcn--amdhsa.bc ]; then
+if ! command -v clang-16 >/dev/null || [ ! -e "$LIBCLC/amdgcn--amdhsa.bc" ]; then
   log "installing clang-16 libclc-16 (apt)"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq clang-16 libclc-16 >/dev/null
@@ -29,12 +37,24 @@ fi
 PTXAS="$CACHE/nvcc/nvidia/cuda_nvcc/bin/ptxas"
 if [ ! -x "$PTXAS" ]; then
   log "downloading nvidia-cuda-nvcc-cu12==$NVCC_VERSION (PyPI) for ptxas"
-  rm -rf "$CACHE/nvcc" && mkdir -p "$CACHE/nvcc"
+  # the wheel (~40 MB) goes to a temporary folder removed whatever happens; ptxas alone is
+  # extracted into the cache, and takes its final name only once it is whole
+  rm -rf "$CACHE/nvcc" "$CACHE/nvcc.part" "$CACHE"/wheel.*
+  WHEELS="$(mktemp -d "$CACHE/wheel.XXXXXX")"
+  trap 'rm -rf "$WHEELS" "$CACHE/nvcc.part"' EXIT
   "$PY" -m pip download -q --disable-pip-version-check --no-deps --only-binary=:all: \
     --platform manylinux2014_x86_64 --platform manylinux_2_27_x86_64 \
-    "nvidia-cuda-nvcc-cu12==$NVCC_VERSION" -d "$CACHE/nvcc"
-  (cd "$CACHE/nvcc" && "$PY" -c "import glob, zipfile; zipfile.ZipFile(glob.glob('*.whl')[0]).extract('nvidia/cuda_nvcc/bin/ptxas')" \
-    && chmod +x "$PTXAS" && rm -f ./*.whl)
+    "nvidia-cuda-nvcc-cu12==$NVCC_VERSION" -d "$WHEELS"
+  "$PY" -c "import glob, sys, zipfile
+found = glob.glob(sys.argv[1] + '/*.whl')
+if len(found) != 1:
+    sys.exit('gpu-toolchain: expected one wheel, found %s' % found)
+zipfile.ZipFile(found[0]).extract('nvidia/cuda_nvcc/bin/ptxas', sys.argv[2])" \
+    "$WHEELS" "$CACHE/nvcc.part"
+  chmod +x "$CACHE/nvcc.part/nvidia/cuda_nvcc/bin/ptxas"
+  mv "$CACHE/nvcc.part" "$CACHE/nvcc"
+  rm -rf "$WHEELS"
+  trap - EXIT
 fi
 
 # Intel: ocloc + IGC, extracted

@@ -6,6 +6,10 @@
 #   OpenCL runtime from PyPI, which clts makes visible next to pocl by itself (clts/runtime/icd.py)
 set -euo pipefail
 job="${1:-demo}"
+PY="${PYTHON:-python3}"
+case "$PY" in    # absolute before the cd below: a relative PYTHON= names the caller's folder
+  */*) PY="$(cd "$(dirname "$PY")" && pwd)/$(basename "$PY")" ;;
+esac
 cd "$(dirname "$0")/.."
 
 SUDO=""
@@ -20,7 +24,6 @@ if [ "$job" = test ]; then
   command -v clang-16 >/dev/null || apt_pkgs+=(clang-16)
   [ -e /usr/lib/clc/amdgcn--amdhsa.bc ] || apt_pkgs+=(libclc-16)
 fi
-PY="${PYTHON:-python3}"
 "$PY" -c "import venv, ensurepip" 2>/dev/null || apt_pkgs+=(python3-venv python3-dev)
 if [ "${#apt_pkgs[@]}" -gt 0 ]; then
   echo "setup: installing Debian packages: ${apt_pkgs[*]}"

@@ -8,18 +8,31 @@
 # and variables stay gone.
 #
 # The drivers share no state but their disk caches (written atomically), so their runs go in
-# parallel: one pytest process per device (the first runs every test, the others only the
-# tests that take the device fixture: CLTS_TEST_DEVICE_TESTS_ONLY) and the Oclgrind run beside
-# them. Each writes its own log, printed whole when all are done; every exit code counts.
-# CLTS_TEST_SERIAL=1 runs them one after another instead.
+# parallel: one pytest process per device with the tests that take the device fixture
+# (CLTS_TEST_DEVICE_TESTS_ONLY), one with every other test, once (CLTS_TEST_HOST_TESTS_ONLY, on
+# the first device), and the Oclgrind run beside them. Each writes its own log, printed whole
+# when all are done; every exit code counts.
+# CLTS_TEST_SERIAL=1 runs them one after another instead. At the end, a table of each stage's
+# wall time (the device runs overlap: their own times, then the stage's) and the total.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+start=$(date +%s)
+times=()       # "stage seconds" lines, printed at the end
+stage_start=$start
+stage_done() {   # stage_done NAME: the wall time since the previous stage ended
+  local now
+  now=$(date +%s)
+  times+=("$1 $((now - stage_start))")
+  stage_start=$now
+}
 bash scripts/setup.sh test
 . .venv/bin/activate
 clts devices
+stage_done "set-up (venvs, drivers)"
 status=0
 echo "== ruff check (pyflakes rules) =="
 ruff check --no-cache clts tests bench scripts || status=$?
+stage_done "ruff"
 logs=$(mktemp -d)
 mapfile -t slugs < <(python -c "from clts.runtime import usable
 print('\n'.join(i.slug for i in usable() if not i.simulator))")
@@ -31,23 +44,32 @@ run() {   # run NAME ENV... -- PYTEST-ARGS...: in the background, output to $log
   while [ "$1" != "--" ]; do envs+=("$1"); shift; done
   shift
   if [ "${CLTS_TEST_SERIAL:-}" = 1 ]; then
-    env "${envs[@]}" python -m pytest -q -p no:cacheprovider "$@" 2>&1 | tee "$logs/$name.log"
-    return "${PIPESTATUS[0]}"
+    local t0 rc=0
+    t0=$(date +%s)
+    env "${envs[@]}" python -m pytest -q -p no:cacheprovider "$@" 2>&1 | tee "$logs/$name.log" \
+      || rc=${PIPESTATUS[0]}
+    times+=("  pytest $name $(($(date +%s) - t0))")
+    return $rc
   fi
-  env "${envs[@]}" python -m pytest -q -p no:cacheprovider "$@" >"$logs/$name.log" 2>&1 &
+  (
+    t0=$(date +%s)
+    rc=0
+    env "${envs[@]}" python -m pytest -q -p no:cacheprovider "$@" >"$logs/$name.log" 2>&1 || rc=$?
+    echo $(($(date +%s) - t0)) >"$logs/$name.seconds"
+    exit $rc
+  ) &
   pids+=($!)
   names+=("$name")
 }
-first=1
 for slug in "${slugs[@]}"; do
-  if [ $first = 1 ]; then
-    run "$slug" CLTS_TEST_DEVICES="$slug" -- --durations=15 "$@" tests || status=$?
-    first=0
-  else
-    run "$slug" CLTS_TEST_DEVICES="$slug" CLTS_TEST_DEVICE_TESTS_ONLY=1 -- --durations=15 \
-      "$@" tests || status=$?
-  fi
+  run "$slug" CLTS_TEST_DEVICES="$slug" CLTS_TEST_DEVICE_TESTS_ONLY=1 -- --durations=15 \
+    "$@" tests || status=$?
 done
+# the tests without the device fixture (emulated GPUs on pocl, offline compiles, the tuner, the
+# commands, packaging), once, in a process of their own: in the first driver's process they
+# made that one the longest by far, the others leaving a core idle while it ran on
+run host CLTS_TEST_DEVICES="${slugs[0]}" CLTS_TEST_HOST_TESTS_ONLY=1 -- --durations=15 "$@" \
+  tests || status=$?
 run oclgrind -- --oclgrind "$@" tests || status=$?
 for i in "${!pids[@]}"; do
   rc=0
@@ -55,9 +77,11 @@ for i in "${!pids[@]}"; do
   echo "== ${names[$i]} (exit $rc) =="
   cat "$logs/${names[$i]}.log"
   [ $rc = 0 ] || status=$rc
+  times+=("  pytest ${names[$i]} $(cat "$logs/${names[$i]}.seconds" 2>/dev/null || echo '?')")
 done
 rm -rf "$logs"
 deactivate
+stage_done "device runs and Oclgrind (together)"
 echo "== lowest supported numpy (1.26): input handling, BFAST, properties on pocl =="
 if [ ! -x .venv-numpy1/bin/python ]; then
   python3 -m venv .venv-numpy1
@@ -67,6 +91,13 @@ fi
 CLTS_TEST_DEVICES=pocl .venv-numpy1/bin/python -m pytest -q -p no:cacheprovider "$@" \
   tests/test_hostile_inputs.py tests/test_properties.py \
   tests/test_bfast.py -k "not fixture and not reference_random" || status=$?
+stage_done "numpy 1.26"
 echo "== GPU resource gate: the vendors' back ends on what every GPU profile builds =="
 bash scripts/gpu-gate.sh || status=$?
+stage_done "GPU resource gate"
+echo "== stage times (wall clock, seconds; $(nproc) cores) =="
+for line in "${times[@]}"; do
+  printf '%-44s %6s\n' "${line% *}" "${line##* }"
+done
+printf '%-44s %6s\n' "total" "$(($(date +%s) - start))"
 exit $status

@@ -3,8 +3,9 @@
 ``pytest --oclgrind`` runs only the tests marked ``oclgrind`` (tiny cases), on the Oclgrind
 simulator, with data-race, uninitialised-read and out-of-bounds checks on; any report fails the
 test. ``CLTS_TEST_DEVICES`` (comma-separated substrings) narrows the device list;
-``CLTS_TEST_DEVICE_TESTS_ONLY=1`` keeps only the tests that take the ``device`` fixture (the
-second driver's process of scripts/test.sh, which runs one pytest process per driver).
+``CLTS_TEST_DEVICE_TESTS_ONLY=1`` keeps only the tests that take the ``device`` fixture (each
+driver's process of scripts/test.sh, which runs one pytest process per driver);
+``CLTS_TEST_HOST_TESTS_ONLY=1`` only the others, once (its own process beside them).
 """
 from __future__ import annotations
 
@@ -91,13 +92,19 @@ def device(device_info, request):
 
 
 def pytest_collection_modifyitems(config, items):
-    if os.environ.get("CLTS_TEST_DEVICE_TESTS_ONLY") and not config.getoption("--oclgrind"):
-        # scripts/test.sh: a second driver's process runs only the tests that take the device
-        # fixture; the first process runs the rest once
-        drop = [it for it in items if "device" not in getattr(it, "fixturenames", ())]
+    device_only = bool(os.environ.get("CLTS_TEST_DEVICE_TESTS_ONLY"))
+    host_only = bool(os.environ.get("CLTS_TEST_HOST_TESTS_ONLY"))
+    if (device_only or host_only) and not config.getoption("--oclgrind"):
+        # scripts/test.sh: one process per driver runs the tests that take the device fixture,
+        # one more the rest once (on 2 cores the two halves of the first driver's old single
+        # process overlap with each other and with the other drivers' runs)
+        keep = [it for it in items
+                if ("device" in getattr(it, "fixturenames", ())) == device_only]
+        kept = set(map(id, keep))
+        drop = [it for it in items if id(it) not in kept]
         if drop:
             config.hook.pytest_deselected(items=drop)
-        items[:] = [it for it in items if "device" in getattr(it, "fixturenames", ())]
+        items[:] = keep
     if config.getoption("--oclgrind"):
         keep = [it for it in items if it.get_closest_marker("oclgrind")]
         drop = [it for it in items if not it.get_closest_marker("oclgrind")]
@@ -128,7 +135,7 @@ def pytest_terminal_summary(terminalreporter):
     if props is not None and getattr(props, "COUNTS", None):
         lines.append("hypothesis examples per function (all devices): " + ", ".join(
             f"{k} {v}" for k, v in sorted(props.COUNTS.items())))
-    for name in ("test_faults", "test_soak"):
+    for name in ("test_faults", "test_soak", "test_offline_compile"):
         mod = sys.modules.get(name) or sys.modules.get("tests." + name)
         for line in getattr(mod, "REPORT", []) if mod is not None else []:
             lines.append(line)

@@ -92,6 +92,23 @@ def test_clts_demo_quick_prints_steps_and_writes_figures(capsys, tmp_path):
     assert "warning" not in captured.err.lower()
 
 
+def test_demo_figures_stay_out_of_git():
+    """The demo's default folder, ./clts-demo (scripts/demo.sh runs it in the clone), is
+    ignored, and no generated figure is committed."""
+    import shutil
+    import subprocess
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    if shutil.which("git") is None or not (root / ".git").exists():
+        pytest.skip("not a git checkout")
+
+    def git(*args):
+        return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True)
+    assert cli.build_parser().parse_args(["demo"]).out_dir == "clts-demo"
+    assert git("check-ignore", "-q", "clts-demo/ndvi_breaks.png").returncode == 0
+    assert git("ls-files", "clts-demo").stdout == ""
+
+
 # --------------------------------------------------------------- the algorithms on files
 
 
@@ -242,6 +259,7 @@ def test_slow_build_says_building_kernels(capsys, monkeypatch):
     monkeypatch.setattr(cl.Program, "build", slow_build)
     monkeypatch.setattr(programs, "BUILD_NOTICE_SECONDS", 0.05)
     monkeypatch.setattr(programs, "_noticed", set())
+    monkeypatch.setattr(programs, "_build_seconds", {})
     fresh = itertools.count(int(np.random.default_rng().integers(1 << 30)))
     clts.set_options(progress=False)     # global: the notice runs on a timer thread
     dev.program("runtime/copy.cl.mako", real="float", width=1, unused_tag=next(fresh))
@@ -265,6 +283,47 @@ def test_slow_build_says_building_kernels(capsys, monkeypatch):
                     unused_tag=next(fresh))
         bar.update()
     assert len(written) == 1 and "building OpenCL kernels (tridiag)" in written[0]
+
+
+def test_short_builds_that_add_up_say_building_kernels(capsys, monkeypatch):
+    """A first call that builds several programs, none of them lasting the notice's delay
+    (ocean.tke, matrix_profile: 2-4 s in all on a cold driver cache, without a word before),
+    says "building OpenCL kernels" once its builds reach BUILD_NOTICE_SECONDS in all; one
+    short build alone says nothing, and a later call in the process nothing more (each
+    template family speaks once: ocean.tke's tridiagonal solves count as tridiag's)."""
+    import time
+    import pyopencl as cl
+    from clts.ocean.inputs import benchmark_inputs
+    from clts.runtime import devices, get_device, programs
+    info = get_device(int(_dev())).info
+    copy = dict(real="float", width=1)
+    devices.Device(info).program("runtime/copy.cl.mako", **copy)  # in the driver's disk cache
+    build = cl.Program.build
+
+    def short_build(self, *a, **k):      # each build well under the notice's delay, any two
+        time.sleep(0.6)                  # over it (the sleeps alone)
+        return build(self, *a, **k)
+    monkeypatch.setattr(cl.Program, "build", short_build)
+    monkeypatch.setattr(programs, "BUILD_NOTICE_SECONDS", 1.0)
+    monkeypatch.setattr(programs, "_noticed", set())
+    monkeypatch.setattr(programs, "_build_seconds", {})
+    clts.set_options(progress=True)
+    devices.Device(info).program("runtime/copy.cl.mako", **copy)
+    assert "building OpenCL kernels" not in capsys.readouterr().err
+    x = benchmark_inputs(2 ** 10)
+    T = np.random.default_rng(0).normal(size=300)
+    dev = devices.Device(info)          # a fresh program cache: the calls below build (tke:
+    #                                     2 ocean programs and a tridiagonal one; mp: 3)
+    clts.ocean.tke(*x.values(), device=dev)
+    clts.matrix_profile(T, 16, device=dev)
+    err = capsys.readouterr().err
+    for algorithm in ("ocean", "mp"):
+        assert err.count(f"clts: building OpenCL kernels ({algorithm}) for") == 1, err
+    again = devices.Device(info)        # builds the same programs again: said once a process
+    clts.ocean.tke(*x.values(), device=again)
+    clts.matrix_profile(T, 16, device=again)
+    err = capsys.readouterr().err
+    assert "kernels (ocean)" not in err and "kernels (mp)" not in err
 
 
 def test_help_imports_nothing_heavy():

@@ -333,3 +333,71 @@ def test_ocloc_alone_gets_the_build_parameters(monkeypatch, tmp_path):
     for target in ("gfx908", "sm_80", "spir64"):
         backends.compile_source(src, target, tmp_path, {"grf": 256})
     assert cmds and not any("GRF" in " ".join(c) for c in cmds)
+
+
+def _fake_nvcc_wheel(folder, with_ptxas=True):
+    """A wheel named and laid out as NVIDIA's nvidia-cuda-nvcc-cu12 (ptxas: a shell script)."""
+    import re
+    import zipfile
+    version = re.search(r'NVCC_VERSION="\$\{CLTS_NVCC_VERSION:-([^}]+)\}"',
+                        (ROOT / "scripts" / "gpu-toolchain.sh").read_text()).group(1)
+    folder.mkdir(exist_ok=True)
+    info = f"nvidia_cuda_nvcc_cu12-{version}.dist-info"
+    wheel = folder / f"nvidia_cuda_nvcc_cu12-{version}-py3-none-manylinux2014_x86_64.whl"
+    with zipfile.ZipFile(wheel, "w") as z:
+        if with_ptxas:
+            z.writestr("nvidia/cuda_nvcc/bin/ptxas", "#!/bin/sh\necho 'ptxas: fake'\n")
+        z.writestr(f"{info}/METADATA", "Metadata-Version: 2.1\nName: nvidia-cuda-nvcc-cu12\n"
+                   f"Version: {version}\n")
+        z.writestr(f"{info}/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: "
+                   "false\nTag: py3-none-manylinux2014_x86_64\n")
+        z.writestr(f"{info}/RECORD", "")
+    return wheel
+
+
+def test_toolchain_script_fills_an_empty_cache(tmp_path):
+    """scripts/gpu-toolchain.sh, the GPU gate's first step, from an empty cache as on a fresh
+    machine: called from another folder with a relative interpreter path and a relative cache,
+    pip downloads the nvcc wheel (here a local stand-in: no network), ptxas alone is kept and
+    no wheel stays behind, also when the wheel lacks ptxas. Intel's and AMD's tools stand in as
+    stubs already in the cache (their steps: apt)."""
+    import os
+    import stat
+    import sys
+
+    def script(path, text):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("#!/bin/sh\n" + text)
+        path.chmod(path.stat().st_mode | stat.S_IXUSR)
+
+    script(tmp_path / "venv" / "bin" / "python", f'exec "{sys.executable}" "$@"\n')
+    script(tmp_path / "tools" / "clang-16", "exit 1\n")          # present, never needed
+    (tmp_path / "clc").mkdir()
+    (tmp_path / "clc" / "amdgcn--amdhsa.bc").write_bytes(b"x")
+
+    def fill(cache, wheels):
+        script(tmp_path / cache / "igc" / "usr" / "bin" / "ocloc", "exit 0\n")
+        (tmp_path / cache / "atom_cmpxchg_nvptx.bc").write_bytes(b"shim")
+        env = dict(os.environ, PYTHON="venv/bin/python", CLTS_GPU_TOOLCHAIN=cache,
+                   CLTS_LIBCLC=str(tmp_path / "clc"), PIP_NO_INDEX="1",
+                   PIP_FIND_LINKS=str(wheels), PIP_CACHE_DIR=str(tmp_path / "pip-cache"),
+                   PATH=f"{tmp_path / 'tools'}{os.pathsep}{os.environ['PATH']}")
+        return subprocess.run(["bash", str(ROOT / "scripts" / "gpu-toolchain.sh")], env=env,
+                              cwd=tmp_path, capture_output=True, text=True, timeout=300)
+
+    out = fill("cache", _fake_nvcc_wheel(tmp_path / "wheels").parent)
+    assert out.returncode == 0, out.stderr[-3000:]
+    cache = tmp_path / "cache"
+    ptxas = cache / "nvcc" / "nvidia" / "cuda_nvcc" / "bin" / "ptxas"
+    assert os.access(ptxas, os.X_OK)
+    assert not list(cache.rglob("*.whl")) and not list(cache.glob("wheel.*"))
+    env_sh = (cache / "env.sh").read_text()
+    assert f'CLTS_PTXAS="{ptxas}"' in env_sh and f'CLTS_OCLOC="{cache}/igc/usr/bin/ocloc"' in env_sh
+    # again: every step cached, nothing downloaded (no wheels to find at all)
+    again = fill("cache", tmp_path / "nowhere")
+    assert again.returncode == 0 and "downloading" not in again.stderr, again.stderr[-3000:]
+
+    bad = fill("cache2", _fake_nvcc_wheel(tmp_path / "broken", with_ptxas=False).parent)
+    assert bad.returncode != 0
+    assert not list((tmp_path / "cache2").rglob("*.whl"))
+    assert not (tmp_path / "cache2" / "nvcc").exists()

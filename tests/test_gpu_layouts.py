@@ -217,8 +217,12 @@ BFAST_FIELDS = ("breaks", "means", "magnitudes", "valids", "status", "history_st
 @pytest.mark.parametrize("history", ["all", "ROC"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_bfast_time_major_scratch_bit_identical(device, version, lanes, history, dtype):
-    """The time-major residual scratch (GPUs) against the pixel-major one (CPUs): same bits
-    for the sweep, the median and the ROC kernel, in several chunks."""
+    """The time-major residual scratch (GPUs) against the pixel-major one (CPUs), in several
+    chunks: on CPU devices the same bits for the sweep, the median and the ROC kernel. A GPU
+    compiler may contract a residual's multiply and the window's subtraction into one fused
+    multiply-add in one program and not in the other (OpenCL C's FP_CONTRACT is on by default;
+    NVIDIA's driver did so for the multi-kernel sweep of history "all" on an H100), so on GPUs
+    the counts and codes stay equal and the real fields agree within ``_layout_tolerance``."""
     if dtype == np.float64 and not device.fp64:
         pytest.skip("no fp64")
     y, t, start = _bfast_cube(3, dtype=dtype)
@@ -231,7 +235,20 @@ def test_bfast_time_major_scratch_bit_identical(device, version, lanes, history,
         if history != "ROC" and name == "history_start":
             continue
         x, z = np.asarray(getattr(a, name)), np.asarray(getattr(b, name))
-        assert np.array_equal(x, z, equal_nan=True), name
+        if device.type == "cpu" or x.dtype.kind != "f":
+            assert np.array_equal(x, z, equal_nan=True), name
+        else:
+            assert np.array_equal(np.isnan(x), np.isnan(z)), name
+            rtol, atol = _layout_tolerance(x, y.shape[0])
+            np.testing.assert_allclose(x, z, rtol=rtol, atol=atol, err_msg=name)
+
+
+def _layout_tolerance(x, n_dates):
+    """(rtol, atol): the difference the two scratch layouts may show on a GPU, atol relative to
+    the field's largest value: one rounding per residual that the fused multiply-add skips, summed over a
+    MOSUM window / the monitoring period (at most ``n_dates`` of them), four times over."""
+    rtol = 4 * n_dates * float(np.finfo(x.dtype).eps)
+    return rtol, rtol * np.max(np.abs(x[np.isfinite(x)]), initial=1.0)
 
 
 @pytest.mark.oclgrind

@@ -110,14 +110,14 @@ def test_bad_boolean_names_the_variable(text):
 def test_every_variable_maps_to_an_option():
     env = {"CLTS_DEVICE": "pocl", "CLTS_EMULATE": "mi100", "CLTS_NO_PROGRESS": "1",
            "CLTS_MAX_CHUNK": "12", "CLTS_ZERO_COPY": "off", "CLTS_PIPELINE": "no",
-           "CLTS_STAGING": "pinned", "CLTS_DUMP_SOURCES": "/tmp/x", "CLTS_PROFILE_PATH": os.pathsep.join(["/a", "/b"]),
+           "CLTS_STAGING": "pinned", "CLTS_COPY_THREADS": "3", "CLTS_DUMP_SOURCES": "/tmp/x", "CLTS_PROFILE_PATH": os.pathsep.join(["/a", "/b"]),
            "CLTS_MP_RECORD_RUNS": "yes", "CLTS_CLANG": "clang-17", "CLTS_LIBCLC": "/opt/clc",
            "CLTS_COMPILE_TIMEOUT": "60", "CLTS_GPU_TOOLCHAIN": "/opt/tc", "CLTS_PTXAS": "/p",
            "CLTS_PTXAS_SHIM": "/s.bc", "CLTS_OCLOC": "/o", "CLTS_OCLOC_LIBS": "/l",
            "CLTS_GPU_GATE_CALLS": "mp,tke", "CLTS_EMPTY": "", "CLTS_DEVICE_UNRELATED": "x"}
     assert options.from_environ(env) == {
         "device": "pocl", "emulate": "mi100", "progress": False, "max_chunk": 12,
-        "zero_copy": False, "pipeline": False, "staging": "pinned", "dump_sources": "/tmp/x",
+        "zero_copy": False, "pipeline": False, "staging": "pinned", "copy_threads": 3, "dump_sources": "/tmp/x",
         "profile_path": ("/a", "/b"), "mp_record_runs": True, "clang": "clang-17",
         "libclc": "/opt/clc", "compile_timeout": 60, "gpu_toolchain": "/opt/tc", "ptxas": "/p",
         "ptxas_shim": "/s.bc", "ocloc": "/o", "ocloc_libs": "/l", "gpu_gate_calls": "mp,tke"}

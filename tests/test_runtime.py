@@ -258,3 +258,36 @@ def test_driver_notes_on_every_kernel_are_not_build_warnings(monkeypatch):
     programs._record_log(Dev(), "t.cl.mako", Built(note.format("copy") + "\n" + other))
     assert programs.build_warnings == [("t.cl.mako", "fake NVIDIA", [other])]
     assert cl.program_build_info.LOG is not None
+
+
+def test_pyopencl_build_reports_are_silent_only_inside_clts_builds():
+    """pyopencl warns (CompilerWarning) on every non-empty build log, as Intel's CPU runtime
+    writes for every build: silent in a thread inside a clts build, per thread (a
+    warnings.catch_warnings block, process-wide, let one escape while threads built), and
+    unchanged for a user's own programs."""
+    import threading
+    import warnings
+
+    import pyopencl as cl
+
+    from clts.runtime import programs
+    programs._quiet_compiler_output()
+    assert cl.compiler_output.__wrapped__ is not None
+    elsewhere = []
+
+    def user_build():
+        cl.compiler_output("a user's program said something")
+        elsewhere.append(True)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        programs._building.depth = 1            # this thread builds for clts ...
+        try:
+            cl.compiler_output("Compilation started ... Done.")
+            t = threading.Thread(target=user_build)    # ... another thread does not
+            t.start()
+            t.join()
+        finally:
+            programs._building.depth = 0
+        cl.compiler_output("a user's program, this thread")
+    assert elsewhere == [True]
+    assert [issubclass(w.category, cl.CompilerWarning) for w in seen] == [True, True]

@@ -1,7 +1,8 @@
 """Pinned host staging (clts.runtime.staging), the transfer path of discrete GPUs, run on the
-CPU devices with ``zero_copy=False`` (the discrete-GPU copy path) and pieces of 4 KB (several
-pieces per transfer, the two-piece ring wrapping around): every numpy call gives the same bits
-through pinned pieces as straight from numpy's memory, on any layout and chunking."""
+CPU devices with ``zero_copy=False`` (the discrete-GPU copy path), pieces of 4 KB and parts of
+1 KB copied by two threads (several pieces per transfer, the ring wrapping around): every numpy
+call gives the same bits through pinned pieces as straight from numpy's memory, on any layout,
+chunking, ``out=`` and ``outputs=``, and from several calling threads at once."""
 from __future__ import annotations
 
 import numpy as np
@@ -16,8 +17,9 @@ from clts.runtime import staging
 @pytest.fixture
 def staged(device, monkeypatch):
     """The copy path with 4 KB pieces; counts the pinned pieces lent."""
-    clts.set_options(zero_copy=False)
+    clts.set_options(zero_copy=False, copy_threads=2)
     monkeypatch.setattr(staging, "PIECE_BYTES", 4096)
+    monkeypatch.setattr(staging, "PART_BYTES", 1024)
     monkeypatch.setattr(staging, "MIN_BYTES", 0)
     lent = []
     real = staging.lend_pinned
@@ -119,7 +121,13 @@ def test_ring_round_trip(device, monkeypatch):
 
 def test_mode_from_profile_and_option(device):
     from clts.runtime.pipeline import ChunkIO
-    assert staging.staging_mode(device) == "pageable"           # generic-cpu.yaml
+    from clts.runtime.plans import profile_value
+    # the device's profile decides: pageable on CPUs (generic-cpu.yaml), pinned on GPUs
+    assert staging.staging_mode(device) == profile_value(device, "runtime.staging")
+    if device.type == "cpu":
+        assert staging.staging_mode(device) == "pageable"
+    clts.set_options(staging="pageable")
+    assert staging.staging_mode(device) == "pageable"
     clts.set_options(staging="pinned")
     assert staging.staging_mode(device) == "pinned"
     with ChunkIO(device) as io:          # where numpy's memory is used in place: no staging
@@ -156,3 +164,178 @@ def test_two_threads_through_the_pool(device, staged):
     run_in_threads(work, 2)
     clts.set_options(staging="pageable")
     np.testing.assert_array_equal(clts.solve_tridiagonal(a, b, c, d, device=device).x, ref_x)
+
+
+@pytest.mark.parametrize("threads, pieces", [(1, 4), (3, 4), (2, 1), (3, 2)])
+@pytest.mark.parametrize("layout", ["C", "F", "strided", "big-endian", "int16 to float32",
+                                    "3-D F", "rows longer than a piece"])
+def test_ring_layouts_and_threads(device, monkeypatch, threads, pieces, layout):
+    """Any numpy layout both ways, cast to and from the device's dtype, parts copied by one or
+    several threads, rings of 1, 2 and 4 pieces, rows of the first axis spanning piece
+    boundaries: the same values."""
+    import pyopencl.array as cla
+    monkeypatch.setattr(staging, "PIECE_BYTES", 4096)
+    monkeypatch.setattr(staging, "PART_BYTES", 512)
+    rng = np.random.default_rng(14)
+    base = rng.standard_normal((67, 29))
+    dtype = np.float64
+    src = {"C": base, "F": np.asfortranarray(base),
+           "strided": rng.standard_normal((134, 58))[::2, ::2],
+           "big-endian": base.astype(">f8"),
+           "int16 to float32": (base * 1000).astype(np.int16),
+           "3-D F": np.asfortranarray(rng.standard_normal((7, 9, 31))),
+           "rows longer than a piece": np.asfortranarray(rng.standard_normal((3, 1001)))}[layout]
+    if layout == "int16 to float32":
+        dtype = np.float32
+    want = np.ascontiguousarray(src, dtype)
+    dev_arr = cla.zeros(device.queue, src.size + 5, dtype)
+    with staging.PinnedRing(device, pieces, threads=threads) as ring:
+        cl_events = ring.write(device.queue, dev_arr.data, src, offset=5 * dev_arr.dtype.itemsize,
+                               dtype=dtype)
+        for ev in cl_events:
+            ev.wait()
+        np.testing.assert_array_equal(dev_arr.get()[5:], want.ravel())
+        back = np.zeros_like(src)       # the same layout and dtype as the source
+        ring.read(device.queue, dev_arr.data, back, offset=5 * dev_arr.dtype.itemsize, dtype=dtype)
+    np.testing.assert_array_equal(back, src)
+
+
+def test_out_and_outputs_through_pinned(device, staged):
+    """STL with Fortran-ordered ``out=`` arrays and with ``outputs=`` subsets: the same bits
+    through pinned pieces as straight, the components left out None, and only the asked
+    components downloaded."""
+    rng = np.random.default_rng(15)
+    y = np.sin(np.arange(96) * np.pi / 6) + 0.1 * rng.standard_normal((11, 96))
+    y[2, 5:9] = np.nan
+    clts.set_options(max_chunk=4)
+    outs = {k: np.asfortranarray(np.zeros_like(y)) for k in ("seasonal", "trend", "resid")}
+    got = _both(staged, lambda: clts.stl(y, 12, out=outs, device=device),
+                ["seasonal", "trend", "resid"])
+    assert got.trend is outs["trend"]
+    ref = clts.stl(y, 12, device=device, robust=True)
+    downloaded = []
+    real = staging.download
+
+    def spy(dev, arr, host, *a, **kw):
+        downloaded.append(host.nbytes)
+        return real(dev, arr, host, *a, **kw)
+    for robust in (False, True):
+        full = clts.stl(y, 12, device=device, robust=robust)
+        for names in (("trend",), "seasonal", ("resid", "weights"), ("weights",)):
+            downloaded.clear()
+            with pytest.MonkeyPatch.context() as mp:
+                mp.setattr(staging, "download", spy)
+                r = clts.stl(y, 12, device=device, robust=robust, outputs=names)
+            wanted = (names,) if isinstance(names, str) else names
+            for k in ("seasonal", "trend", "resid", "weights"):
+                if k in wanted:
+                    np.testing.assert_array_equal(getattr(r, k), getattr(full, k), err_msg=k)
+                else:
+                    assert getattr(r, k) is None, k
+            # seasonal and trend for the residual, the robustness weights where asked
+            n = len({"seasonal": {"seasonal"}, "trend": {"trend"}, "weights": set(),
+                     "resid": {"seasonal", "trend"}}[wanted[0]]
+                    | ({"seasonal", "trend"} if "resid" in wanted else set())
+                    | ({"weights"} if robust and "weights" in wanted else set()))
+            assert sum(downloaded) == n * y.nbytes, (names, robust)
+    np.testing.assert_array_equal(
+        clts.stl(y, 12, device=device, robust=True, outputs=["weights"]).weights, ref.weights)
+    with pytest.raises(ValueError, match="outputs"):
+        clts.stl(y, 12, device=device, outputs=("trend", "level"))
+    with pytest.raises(ValueError, match="out has no component"):
+        clts.stl(y, 12, device=device, outputs="trend", out={"seasonal": np.zeros_like(y)})
+
+
+def test_integer_cube_stays_integer(device, staged):
+    """An int16 BFAST cube crosses the link as int16 (the device converts it)."""
+    rng = np.random.default_rng(16)
+    dates = 2000 + np.arange(92) / 23
+    cube = (1000 * np.sin(2 * np.pi * dates)[:, None] + 50 * rng.standard_normal((92, 40))
+            ).astype(np.int16)
+    cube[3, 4] = -9999
+    written = []
+    real = staging.PinnedRing.write
+
+    def spy(self, queue, buf, src, offset=0, dtype=None):
+        written.append((np.dtype(dtype or src.dtype), src.nbytes))
+        return real(self, queue, buf, src, offset, dtype)
+    clts.set_options(staging="pinned")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(staging.PinnedRing, "write", spy)
+        got = clts.bfast_monitor(cube, dates, dates[60], nodata=-9999, device=device)
+    assert written and all(dt == np.int16 for dt, _ in written)
+    # int16 across the link: under half of what the smallest float type would move (rows are
+    # padded to the plan's pixel width, e.g. 40 -> 48 pixels on Intel's CPU runtime)
+    assert sum(nb for _, nb in written) < 2 * cube.nbytes
+    clts.set_options(staging="pageable")
+    ref = clts.bfast_monitor(cube, dates, dates[60], nodata=-9999, device=device)
+    np.testing.assert_array_equal(got.breaks, ref.breaks)
+    np.testing.assert_array_equal(got.magnitudes, ref.magnitudes)
+
+
+def test_callers_in_threads_big_endian(device, staged):
+    """Three threads call at once through pinned pieces and two copy threads, big-endian and
+    Fortran-ordered inputs among them: each gets what one call alone gives."""
+    clts.set_options(staging="pinned")
+    rng = np.random.default_rng(17)
+    a, c, d = rng.standard_normal((3, 48, 30))
+    b = 4 + rng.random((48, 30))
+    y = np.sin(np.arange(96) * np.pi / 6) + 0.1 * rng.standard_normal((9, 96))
+    ref_x = clts.solve_tridiagonal(a, b, c, d, device=device).x
+    ref_t = clts.stl(y, 12, device=device, outputs="trend").trend
+    big = [v.astype(">f8") for v in (a, b, c, d)]
+
+    def work(i):
+        for _ in range(3):
+            args = big if i == 0 else [np.asfortranarray(v) for v in (a, b, c, d)]
+            np.testing.assert_array_equal(
+                clts.solve_tridiagonal(*args, device=device).x, ref_x)
+            np.testing.assert_array_equal(
+                clts.stl(y.astype(">f8") if i else y, 12, device=device).trend, ref_t)
+    run_in_threads(work, 3)
+
+
+def test_in_parts_covers_and_raises(monkeypatch):
+    """The host passes split over the copy threads cover every row once; an error in one part
+    is raised once all parts have finished."""
+    monkeypatch.setattr(staging, "PART_BYTES", 16)
+    clts.set_options(copy_threads=3)
+    seen = np.zeros(100, int)
+    staging.in_parts(100, lambda a, b: np.add.at(seen, np.arange(a, b), 1), 10_000)
+    assert (seen == 1).all()
+
+    def bad(a, b):
+        if a == 0:
+            raise RuntimeError("part 0")
+    with pytest.raises(RuntimeError, match="part 0"):
+        staging.in_parts(100, bad, 10_000)
+
+
+def test_emulated_h100_pinned_by_profile(monkeypatch):
+    """Under the emulated H100's Plans over pocl (a device with its own memory, its profile
+    staging pinned; BFAST with one lane, its cube put straight into the pieces): the same bits
+    with one and two copy threads as straight from numpy's memory."""
+    from emulated import gpus_over_pocl
+    dev = gpus_over_pocl().get("h100")
+    if dev is None:
+        pytest.skip("pocl is not usable here")
+    assert staging.staging_mode(dev) == "pinned"
+    monkeypatch.setattr(staging, "PIECE_BYTES", 4096)
+    monkeypatch.setattr(staging, "PART_BYTES", 1024)
+    monkeypatch.setattr(staging, "MIN_BYTES", 0)
+    rng = np.random.default_rng(18)
+    dates = 2000 + np.arange(92) / 23
+    cube = (1000 * np.sin(2 * np.pi * dates)[:, None] + 50 * rng.standard_normal((92, 70))
+            ).astype(np.int16)
+    y = np.sin(np.arange(96) * np.pi / 6) + 0.1 * rng.standard_normal((13, 96))
+    a, c, d = rng.standard_normal((3, 40, 33))
+    b = 4 + rng.random((40, 33))
+    calls = [lambda: clts.bfast_monitor(cube, dates, dates[60], nodata=-1, device=dev).breaks,
+             lambda: clts.stl(np.asfortranarray(y), 12, device=dev, outputs="trend").trend,
+             lambda: clts.solve_tridiagonal(a, b, c, d, device=dev).x]
+    for call in calls:
+        clts.set_options(staging="pageable")
+        ref = call()
+        for threads in (1, 2):
+            clts.set_options(staging=None, copy_threads=threads)
+            np.testing.assert_array_equal(call(), ref)

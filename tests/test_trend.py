@@ -284,3 +284,18 @@ def test_plan_interleave_per_device(device):
                                                            dict(params, interleave=0))
     for name, emu in gpus_over_pocl().items():
         assert make_plan(emu, Problem(100, 1)).interleave == 1, name
+
+
+def test_normal_distribution_without_scipy():
+    """The normal CDF and quantile the base install uses (math.erfc, statistics.NormalDist)
+    against scipy's, in both tails."""
+    norm = pytest.importorskip("scipy.stats").norm
+    z = np.concatenate([np.linspace(-38, 38, 2001), [0.0, 1e-300, -1e-12, np.nan]])
+    got, want = ref.normal_cdf(z), norm.cdf(z)
+    ok = np.isfinite(want)
+    assert np.isnan(got[~ok]).all()
+    assert np.allclose(got[ok], want[ok], rtol=1e-12, atol=1e-300)   # scipy flushes denormals
+    assert isinstance(ref.normal_cdf(1.5), float) and ref.normal_cdf(1.5) == pytest.approx(
+        norm.cdf(1.5), rel=1e-15)
+    for q in (1e-300, 1e-12, 0.025, 0.05, 0.5, 0.9, 0.95, 0.975, 0.995, 1 - 1e-12):
+        assert ref.normal_ppf(q) == pytest.approx(norm.ppf(q), rel=1e-13, abs=1e-13)

@@ -108,8 +108,9 @@ def test_clts_tune_writes_a_valid_profile_that_lookup_uses(device, registered, t
     assert len(ent["times"]) == 4 and all(t > 0 for t in ent["times"].values())
     assert ent["chosen"] == {k: data["testcopy"][k] for k in ("width", "wg", "launch")}
     assert set(prov["entries"]["testcopy.vector"]["winners"]) == {"4096", "65536"}
-    assert cli.main(["--device", device.slug, "--quick", "--only", "testcopy", "-o", str(out),
-                     "--no-warmup"]) == 0 and warmed == [device]
+    # a second run (its own file: its timing race may choose another width than the first's)
+    assert cli.main(["--device", device.slug, "--quick", "--only", "testcopy", "-o",
+                     str(tmp_path / "again.yaml"), "--no-warmup"]) == 0 and warmed == [device]
     assert not (tmp_path / "cache.json").exists()             # a finished run drops its cache
     assert "testcopy" not in device.profile.values            # in-memory tuning undone
     # the written profile is what lookup now finds for this device

@@ -38,7 +38,7 @@ import numpy as np
 
 from ..runtime import integrations
 from ..runtime import chunk_sizes, get_device, launch, round_up
-from ..runtime.arrays import native, values_of
+from ..runtime.arrays import device_input, is_device_array, native, values_of
 from ..runtime.faults import with_smaller_chunks
 from ..runtime.memory import host_empty, scratch as scratch_array
 from ..runtime.programs import build_program, prebuild
@@ -51,17 +51,17 @@ from .common import (design_matrix, log_plus, n_coef, rec_cusum_bound,
 from .common import time_axis as _time_axis
 from ..timeaxis import is_cftime, parse_date
 from .plan import Plan, Problem, chunk_cap, make_plan, rows_group
+from .device import INT_TYPES, LazyFields, device_axis
 from .checks import TYPES, check_arguments, check_history  # noqa: F401 (public here)
 from .checks import (check_params, default_freq, history_end, levels, monitor_dates,
                      out_specs, time_axis_and_dates)
 
-_INT_TYPES = {np.dtype(np.int8): "char", np.dtype(np.uint8): "uchar",
-              np.dtype(np.int16): "short", np.dtype(np.uint16): "ushort",
-              np.dtype(np.int32): "int", np.dtype(np.uint32): "uint"}
+_INT_TYPES = INT_TYPES
+_CUBE_TYPES = (np.dtype(np.float32), np.dtype(np.float64), *INT_TYPES)
 
 
 @dataclass
-class BfastResult:
+class BfastResult(LazyFields):
     """Result of :func:`clts.bfast_monitor`: per-pixel arrays shaped like the cube without its
     time axis.
 
@@ -136,7 +136,8 @@ class BfastResult:
         ``detailed=True``): as R's ``plot(bfastmonitor)``, the data with the history model and
         its prediction, the start of monitoring and the break, above the MOSUM process and its
         boundary. Needs matplotlib."""
-        return integrations.plot("bfast", self, pixel, fig=fig, title=title)
+        res = self.to_numpy() if is_device_array(self.breaks) else self
+        return integrations.plot("bfast", res, pixel, fig=fig, title=title)
 
 
 @renamed(progress_bar="progress")
@@ -159,6 +160,9 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
         DataFrame holds one pixel per column, time down the rows; per-pixel results of a
         DataFrame come back as Series indexed by its columns, of a DataArray as DataArrays
         without the time dimension.
+        A ``pyopencl.array.Array`` (time-major ``[time, pixels...]``, C-contiguous, one of
+        these dtypes, on ``device``) runs on the device without a host transfer or wait and
+        gives device arrays (``docs/device-arrays.md``, "BFAST").
     dates : array_like or None
         One date per time step, strictly increasing: datetime64 / datetime / date or cftime
         dates of any calendar (time in days since 1 January of the first year, in that
@@ -235,7 +239,9 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
     -------
     BfastResult
         Per-pixel arrays shaped like ``y`` without its time axis (labelled for pandas /
-        xarray inputs); ``plot()`` draws the break maps or one pixel's MOSUM.
+        xarray inputs; device arrays for a device ``y``, whose ``break_dates`` and
+        ``diagnostics`` are read on first access); ``plot()`` draws the break maps or one
+        pixel's MOSUM; ``to_numpy()`` gives the result with numpy arrays.
 
     Raises
     ------
@@ -268,23 +274,29 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
     """
     level, level_roc = levels(level)
     crit = check_params(k, freq, hfrac, level, period, history, convention, trend, type)
-    labels, dates = time_axis_and_dates(y, dates, time_axis)
+    on_device = is_device_array(y)
+    if on_device:
+        dates = device_axis(y, dates, time_axis)
+    else:
+        labels, dates = time_axis_and_dates(y, dates, time_axis)
     if isinstance(start_monitor, str) and not is_cftime(dates):
         start_monitor = parse_date(start_monitor, np.array([], "datetime64[D]"))
     freq = default_freq(freq, dates)
     history = check_history(history, dates)         # a date string as a datetime64
-    time_axis = labels.axis
-    y_in = values_of(y)
-    y = native(y_in)               # any layout and byte order; pandas / xarray values
-    if y.dtype == np.float16:
-        y = y.astype(np.float32)
-    if y.dtype.kind == "b" or y.dtype.kind not in "fiu" or y.dtype not in (
-            np.dtype(np.float32), np.dtype(np.float64), *_INT_TYPES):
-        raise TypeError(f"y must be float32/float64 (NaN = missing) or int8/16/32 / uint8/16/32 "
-                        f"with nodata, got dtype {y.dtype}")
-    if y.ndim < 1:
-        raise ValueError("y must have a time axis")
-    y = np.moveaxis(y, int(time_axis), 0)
+    if on_device:
+        y_in = y = device_input(y, "y", get_device(device), dtypes=_CUBE_TYPES)
+    else:
+        time_axis = labels.axis
+        y_in = values_of(y)
+        y = native(y_in)               # any layout and byte order; pandas / xarray values
+        if y.dtype == np.float16:
+            y = y.astype(np.float32)
+        if y.dtype.kind == "b" or y.dtype.kind not in "fiu" or y.dtype not in _CUBE_TYPES:
+            raise TypeError(f"y must be float32/float64 (NaN = missing) or int8/16/32 / "
+                            f"uint8/16/32 with nodata, got dtype {y.dtype}")
+        if y.ndim < 1:
+            raise ValueError("y must have a time axis")
+        y = np.moveaxis(y, int(time_axis), 0)
     N = y.shape[0]
     pix_shape = y.shape[1:]
     t, ts = _time_axis(dates, start_monitor)
@@ -321,16 +333,27 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
     M = int(np.prod(pix_shape, dtype=np.int64))
     flat = y.reshape(N, M)
     bd_src, mon, fill = monitor_dates(dates, t, n)
+    # the kernels' parameters (starts given or from the BP test: the ROC kernels' input)
+    tpl = dict(real=real, in_type=in_type, has_nodata=nodata is not None, K=K, N=N, n=n,
+               history="ROC" if (hist_given or history == "BP") else history,
+               convention=convention, dof_sub=K if convention == "r" else 2 + 2 * k,
+               detailed=bool(detailed), magnitudes=bool(magnitudes))
+    if on_device:
+        if out is not None:
+            raise TypeError("out= takes numpy arrays; a call on a device array returns device "
+                            "arrays of its own")
+        return _monitor_device(dev, plan, flat, pix_shape, N, n, K, X, bounds_t, tpl,
+                               history=history, hist_given=hist_given, t=t, dates=dates,
+                               mon=mon, fill=fill, bd_src=bd_src, dtype=dtype, crit=crit,
+                               hfrac=hfrac, nodata=nodata, level_roc=level_roc, trend=trend,
+                               center=center, scale=scale)
     given = out_arrays(out, out_specs(pix_shape, dtype, mon, N, n, K, magnitudes, history,
                                        detailed), {"y": y_in}, "bfast_monitor")
     dests = {_RUN_KEYS.get(key, key): view_as(a, (M,)) for key, a in given.items()
              if key in _DIRECT}
     pre_hs = _history_starts(dev, flat, n, t, dates, history, X, nodata) \
         if hist_given or history == "BP" else None
-    out = with_smaller_chunks(lambda max_items: _run(dev, plan, flat, N, n, K, X, bounds_t, dict(
-        real=real, in_type=in_type, has_nodata=nodata is not None, K=K, N=N, n=n,
-        history="ROC" if pre_hs is not None else history, convention=convention, dof_sub=K if convention == "r" else 2 + 2 * k,
-        detailed=bool(detailed), magnitudes=bool(magnitudes)),
+    out = with_smaller_chunks(lambda max_items: _run(dev, plan, flat, N, n, K, X, bounds_t, tpl,
         dtype=dtype, crit=crit, hfrac=hfrac, nodata=0.0 if nodata is None else float(nodata),
         roc_bounds=(rec_cusum_bound(level_roc), rec_cusum_bound(0.05)) if history == "ROC"
         else None, progress_bar=progress, max_items=max_items, pre_hs=pre_hs, dests=dests),
@@ -423,29 +446,11 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
     mf = cl.mem_flags
     Xd = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(X, dtype))
     Bd = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(bounds_t, dtype))
-    TM = int(plan.scratch == "time")    # time-major residual scratch (GPUs: coalesced)
-    params = dict(tpl, lanes=W, tol=_tol(dtype), zv_tol=_zv_tol(dtype), TM=TM)
-    rows = plan.matrix == "rows"        # K work-items per pixel hold the K x K matrices (GPUs)
-    gp = rows_group(K, plan.wg) if rows else 0
-    # R's boundary tabulated once per call by bfast_bounds (GPUs: registers of the sweep)
-    bt = int(plan.version == "multi" and plan.bounds == "table" and tpl["convention"] == "r")
-    specs = [("bfast/fused.cl.mako", dict(params, BT=0)) if plan.version == "fused" else
-             ("bfast/multi.cl.mako", dict(params, GP=gp, BT=bt, SG=plan.subgroup))]
-    roc = tpl["history"] == "ROC" and pre_hs is None     # else the starts are given
+    kp = _programs(dev, plan, tpl, dtype, pre_hs is not None)
+    roc, bt = kp.roc, kp.bt
     if roc:
-        # the Rec-CUSUM test runs in double where the device has it (recursive residuals of
-        # nearly collinear first values need it), else in the data's precision
-        roc_dtype = np.dtype(np.float64) if dev.fp64 else dtype
-        roc_gp = rows_group(K, plan.roc_wg) if rows else 0
-        specs.append(("bfast/roc.cl.mako", dict(real="double" if dev.fp64 else tpl["real"],
-                      in_type=tpl["in_type"], has_nodata=tpl["has_nodata"], lanes=W, K=K, N=N,
-                      n=n, tol=_tol(roc_dtype), zv_tol=_zv_tol(roc_dtype), TM=TM, GP=roc_gp)))
-    prebuild(dev, specs)                 # a first call: both programs built at once
-    prg = build_program(dev, *specs[0])
-    if roc:
-        prg_roc = build_program(dev, *specs[1])
         Xroc = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR,
-                         hostbuf=np.ascontiguousarray(X, roc_dtype))
+                         hostbuf=np.ascontiguousarray(X, kp.roc_dtype))
     dests = dests or {}
 
     def result(key, dt):
@@ -483,8 +488,7 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
         betad = buf((K + 1) * cmax * rs)
     if bt:
         btab = buf((n + 1) * (N - n + 1) * rs)
-        launch(dev, prg.kernel("bfast_bounds"), (round_up(n + 1, plan.wg), N - n + 1),
-               (plan.wg, 1), dtype.type(crit), btab).wait()   # before any chunk reads it
+        _bounds_table(dev, plan, kp, n, N, dtype, crit, btab).wait()  # before a chunk reads it
     keys1 = ("breaks", "means", "valids", "status") + (("mags",) if tpl["magnitudes"] else ())
     inputs, hs_in = {}, {}
 
@@ -493,12 +497,8 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
         # uninitialised-value checker misreads unaligned vector loads), W zeros after them
         m = b - a
         mp = round_up(m, W)
-        h = io.host(slot, "y", (N * mp + W,), flat.dtype)
-        rows = h[:N * mp].reshape(N, mp)
-        rows[:, :m] = flat[:, a:b]
-        rows[:, m:] = 0
-        h[N * mp:] = 0
-        inputs[slot], events = io.send(slot, "y", h, queue)
+        # (GPUs: W = 1, no padding: straight from the cube into pinned pieces, by the threads)
+        inputs[slot], events = io.put(slot, "y", flat[:, a:b], queue, pad=W, cols=mp)
         if pre_hs is not None:
             hs_in[slot], ev = io.put(slot, "hs", hist_full[a:a + mp], queue)
             events = list(events) + list(ev)
@@ -516,38 +516,15 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
         else:
             hsd = (io.out(slot, "hist_start", hist_full[a:a + mp]).data
                    if tpl["history"] == "ROC" else None)
-        Mi, Mpad = np.int32(m), np.int32(mp)
-        rargs = (yd, Mpad, Mi, Xd, dtype.type(nodata))
         device_wait(dev, wait_for)
-        up = None
-        if roc:
-            if roc_gp:
-                rg = (-(-mp // roc_gp) * roc_gp * K, roc_gp * K)
-            else:
-                rg = (round_up(-(-m // W), plan.roc_wg), plan.roc_wg)
-            launch(dev, prg_roc.kernel("bfast_roc"), *rg, yd, Mpad, Xroc, roc_dtype.type(nodata),
-                   roc_dtype.type(roc_bounds[0]), roc_dtype.type(roc_bounds[1]), roc_scratch,
-                   hsd, wait_for=up)
-            up = None
         tail = [od["breaks"], od["means"], od["mags"], od["valids"], od["status"]]
-        if hsd is not None:
-            tail.append(hsd)
-        if bt:
-            tail.append(btab)
-        if detailed:
-            tail += [io.out(slot, key, out[key][..., a:b]).data
-                     for key in ("coef", "sigma", "mosum", "bounds", "pred")]
-        gsize = round_up(-(-m // W), plan.wg)
-        if plan.version == "fused":
-            ek = launch(dev, prg.kernel("bfast_fused"), gsize, plan.wg, *rargs, dtype.type(crit),
-                        dtype.type(hfrac), Bd, scratch, *tail, wait_for=up)
-        else:
-            hs_args = [hsd] if hsd is not None else []
-            gg = (-(-m // gp) * gp * K, gp * K) if gp else (gsize, plan.wg)
-            launch(dev, prg.kernel("bfast_gram"), *gg, *rargs, gd, *hs_args, wait_for=up)
-            launch(dev, prg.kernel("bfast_invert"), (2 * K * m, K), (2 * K, K), gd, Mi, betad)
-            ek = launch(dev, prg.kernel("bfast_sweep"), gsize, plan.wg, *rargs, dtype.type(crit),
-                        dtype.type(hfrac), Bd, scratch, betad, gd, *tail)
+        det = ([io.out(slot, key, out[key][..., a:b]).data for key in DETAILED_KEYS]
+               if detailed else [])
+        ek = _launch_chunk(dev, plan, kp, yd, m, mp, Xd, Bd, Xroc if roc else None, hsd, tail,
+                           det, scratch, roc_scratch, gd if plan.version == "multi" else None,
+                           betad if plan.version == "multi" else None, btab if bt else None,
+                           dtype=dtype, crit=crit, hfrac=hfrac, nodata=nodata,
+                           roc_bounds=roc_bounds)
         return [ek]
 
     def download(i, a, b, slot, queue, wait_for):
@@ -558,6 +535,87 @@ def _run(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, noda
         run_pipelined(dev, chunks, upload=upload, compute=compute, download=download,
                       desc="bfast_monitor", disable=None if progress_bar else True)
     return out
+
+
+#: the detailed results in the order the kernels take them
+DETAILED_KEYS = ("coef", "sigma", "mosum", "bounds", "pred")
+
+
+def _programs(dev, plan, tpl, dtype, starts_given):
+    """The programs of one call and what their launches need: ``prg`` (the fused or the
+    multi-kernel version), ``prg_roc`` (the Rec-CUSUM test, when ``history="ROC"`` and the
+    starts are not given), ``roc``, ``roc_dtype``, ``gp`` / ``roc_gp`` (pixels per work-group of
+    the "rows" kernels, 0: one work-item per lanes pixels), ``bt`` (R's boundary tabulated)."""
+    from types import SimpleNamespace
+    TM = int(plan.scratch == "time")    # time-major residual scratch (GPUs: coalesced)
+    params = dict(tpl, lanes=plan.lanes, tol=_tol(dtype), zv_tol=_zv_tol(dtype), TM=TM)
+    K = tpl["K"]
+    rows = plan.matrix == "rows"        # K work-items per pixel hold the K x K matrices (GPUs)
+    gp = rows_group(K, plan.wg) if rows else 0
+    # R's boundary tabulated once per call by bfast_bounds (GPUs: registers of the sweep)
+    bt = int(plan.version == "multi" and plan.bounds == "table" and tpl["convention"] == "r")
+    specs = [("bfast/fused.cl.mako", dict(params, BT=0)) if plan.version == "fused" else
+             ("bfast/multi.cl.mako", dict(params, GP=gp, BT=bt, SG=plan.subgroup))]
+    roc = tpl["history"] == "ROC" and not starts_given     # else the starts are given
+    roc_dtype = roc_gp = prg_roc = None
+    if roc:
+        # the Rec-CUSUM test runs in double where the device has it (recursive residuals of
+        # nearly collinear first values need it), else in the data's precision
+        roc_dtype = np.dtype(np.float64) if dev.fp64 else dtype
+        roc_gp = rows_group(K, plan.roc_wg) if rows else 0
+        specs.append(("bfast/roc.cl.mako", dict(real="double" if dev.fp64 else tpl["real"],
+                      in_type=tpl["in_type"], has_nodata=tpl["has_nodata"], lanes=plan.lanes,
+                      K=K, N=tpl["N"], n=tpl["n"], tol=_tol(roc_dtype), zv_tol=_zv_tol(roc_dtype),
+                      TM=TM, GP=roc_gp)))
+    prebuild(dev, specs)                 # a first call: both programs built at once
+    prg = build_program(dev, *specs[0])
+    if roc:
+        prg_roc = build_program(dev, *specs[1])
+    return SimpleNamespace(prg=prg, prg_roc=prg_roc, roc=roc, roc_dtype=roc_dtype, gp=gp,
+                           roc_gp=roc_gp, bt=bt, K=K)
+
+
+def _bounds_table(dev, plan, kp, n, N, dtype, crit, btab):
+    """R's boundary per (monitoring count, history count), once per call (``kp.bt``)."""
+    return launch(dev, kp.prg.kernel("bfast_bounds"), (round_up(n + 1, plan.wg), N - n + 1),
+                  (plan.wg, 1), dtype.type(crit), btab)
+
+
+def _launch_chunk(dev, plan, kp, yd, m, mp, Xd, Bd, Xroc, hsd, tail, det, scratch, roc_scratch,
+                  gd, betad, btab, *, dtype, crit, hfrac, nodata, roc_bounds):
+    """The kernels of one chunk of ``m`` pixels (``mp``: rows padded to the lanes) of cube
+    ``yd``: the Rec-CUSUM test (``kp.roc``) into ``hsd``, then the fit and the sweep into the
+    outputs ``tail`` (breaks, means, magnitudes, valids, status) and ``det`` (the detailed ones,
+    ``DETAILED_KEYS``). Returns the last kernel's event."""
+    K, W = kp.K, plan.lanes
+    Mi, Mpad = np.int32(m), np.int32(mp)
+    rargs = (yd, Mpad, Mi, Xd, dtype.type(nodata))
+    if kp.roc:
+        if kp.roc_gp:
+            rg = (-(-mp // kp.roc_gp) * kp.roc_gp * K, kp.roc_gp * K)
+        else:
+            rg = (round_up(-(-m // W), plan.roc_wg), plan.roc_wg)
+        rd = kp.roc_dtype.type
+        launch(dev, kp.prg_roc.kernel("bfast_roc"), *rg, yd, Mpad, Xroc, rd(nodata),
+               rd(roc_bounds[0]), rd(roc_bounds[1]), roc_scratch, hsd)
+    tail = list(tail)
+    if hsd is not None:
+        tail.append(hsd)
+    if kp.bt:
+        tail.append(btab)
+    tail += list(det)
+    gsize = round_up(-(-m // W), plan.wg)
+    prg = kp.prg
+    if plan.version == "fused":
+        return launch(dev, prg.kernel("bfast_fused"), gsize, plan.wg, *rargs, dtype.type(crit),
+                      dtype.type(hfrac), Bd, scratch, *tail)
+    gp = kp.gp
+    hs_args = [hsd] if hsd is not None else []
+    gg = (-(-m // gp) * gp * K, gp * K) if gp else (gsize, plan.wg)
+    launch(dev, prg.kernel("bfast_gram"), *gg, *rargs, gd, *hs_args)
+    launch(dev, prg.kernel("bfast_invert"), (2 * K * m, K), (2 * K, K), gd, Mi, betad)
+    return launch(dev, prg.kernel("bfast_sweep"), gsize, plan.wg, *rargs, dtype.type(crit),
+                  dtype.type(hfrac), Bd, scratch, betad, gd, *tail)
 
 
 #: results the kernels write straight into ``out=`` arrays (others are copied in), and their
@@ -577,18 +635,82 @@ def _zv_tol(dtype):
     return repr(tol) if dtype == np.float64 else f"{tol!r}f"
 
 
+def _start_index(t, dates, history, n):
+    """The date index where a history given as a date / time starts."""
+    th = _time_axis(dates, history)[1]
+    i0 = int(np.searchsorted(t, th, side="left"))
+    if i0 >= n:
+        raise ValueError(f"history (a start date / time, {history!r}) must lie before "
+                         "start_monitor")
+    return i0
+
+
+def _monitor_device(dev, plan, flat, pix_shape, N, n, K, X, bounds_t, tpl, *, history,
+                    hist_given, t, dates, mon, fill, bd_src, dtype, crit, hfrac, nodata,
+                    level_roc, trend, center, scale):
+    """``bfast_monitor`` on a device cube ``flat`` ``[N, M]``: every step a kernel, the result's
+    arrays device arrays, nothing read back or waited for (``clts.bfast.device``)."""
+    from . import device as dv
+    M = flat.shape[1]
+    keep = []
+    hs = None
+    if hist_given:
+        hs = dv.fill_int(dev, round_up(M, 16) + 16, _start_index(t, dates, history, n))
+    elif history == "BP":
+        hs, kk = dv.history_starts(dev, flat, n, X, nodata)
+        keep += kk
+    nd = 0.0 if nodata is None else float(nodata)
+    roc_bounds = (rec_cusum_bound(level_roc), rec_cusum_bound(0.05)) \
+        if tpl["history"] == "ROC" else None
+    out, kk = with_smaller_chunks(
+        lambda max_items: dv.run_monitor(dev, plan, flat, N, n, K, X, bounds_t, tpl, dtype=dtype,
+                                         crit=crit, hfrac=hfrac, nodata=nd,
+                                         roc_bounds=roc_bounds, max_items=max_items, hs=hs),
+        device=dev, what="bfast_monitor")
+    keep += kk
+    if hs is not None:
+        keep.append(hs)
+        out["hist_start"] = dv.first_valid_starts(dev, flat, dtype.type(nd), tpl, hs, n, N,
+                                                  hist_given)
+    if tpl["detailed"]:
+        dv.coef_post(dev, out, tpl, K, N, M, trend, center, scale)
+
+    def shaped(a, lead=()):
+        return None if a is None else a.reshape(tuple(lead) + pix_shape)
+
+    res = BfastResult(breaks=shaped(out["breaks"]), break_dates=None,
+                      magnitudes=shaped(out.get("mags")), means=shaped(out["means"]),
+                      valids=shaped(out["valids"]), history_start=shaped(out.get("hist_start")),
+                      status=shaped(out["status"]), plan=plan, monitor_dates=mon)
+    if tpl["detailed"]:
+        res.mosum, res.bounds = shaped(out["mosum"], (N - n,)), shaped(out["bounds"], (N - n,))
+        res.prediction, res.coef = shaped(out["pred"], (N,)), shaped(out["coef"], (K,))
+        res.sigma = shaped(out["sigma"])
+        res.dates, res.observed = bd_src, flat.reshape((N,) + pix_shape)
+    res._keep = keep
+
+    def break_dates():
+        b = res.breaks.get()
+        return np.where(b >= 0, mon[np.clip(b, 0, None)], fill)
+
+    def diagnostics():
+        status = res.status.get()
+        counts = {name: int(np.sum(status == code)) for code, name in STATUS.items() if code}
+        return dict(n_history_dates=n, n_monitor_dates=N - n, n_coef=K, critval=crit,
+                    failed=int(np.sum(status != 0)), **counts, device=str(dev.slug),
+                    nodata=nodata)
+    res._set_lazy("break_dates", break_dates)
+    res._set_lazy("diagnostics", diagnostics)
+    return res
+
+
 def _history_starts(dev, flat, n, t, dates, history, X, nodata):
     """Date index where each pixel's stable history starts for ``history="BP"`` (bfast's
     ``history_break``, on the device) or a start date / time (the same for all); N (no valid
     history: status 1) where the BP test cannot run (fewer than 12 K valid history values)."""
     N, M = flat.shape
     if history != "BP":
-        th = _time_axis(dates, history)[1]
-        i0 = int(np.searchsorted(t, th, side="left"))
-        if i0 >= n:
-            raise ValueError(f"history (a start date / time, {history!r}) must lie before "
-                             "start_monitor")
-        return np.full(M, i0, np.int32)
+        return np.full(M, _start_index(t, dates, history, n), np.int32)
     from .breakpoints import history_starts
     from .breakpoints_plan import Problem as BreakpointsProblem, make_plan as make_bp_plan
     hist = flat[:n].astype(np.float64 if dev.fp64 else np.float32)

@@ -140,32 +140,13 @@ def _run(dev, plan, flat, X, h, BREAKS, dtype, out, progress, max_items):
     K = X.shape[1]
     T = N * (N + 1) // 2
     rs = dtype.itemsize
-    G, W = plan.interleave, plan.lanes
-    per = [N * rs, T * rs, BREAKS * N * (rs + 4), N * 4, 16 + (BREAKS + 1) * rs,
-           BREAKS * (BREAKS + 1) // 2 * 4]
-    cap = chunk_cap(plan, N, rs)
-    if cap is not None:
-        max_items = cap if max_items is None else min(max_items, cap)
-    chunks = chunk_sizes(M, per, dev, fixed_bytes=(N * K + N + 1) * rs, multiple=G,
-                         max_items=max_items)
+    G = plan.interleave
+    chunks = chunk_ranges(dev, plan, N, M, K, BREAKS, dtype, max_items)
     ctx = dev.context
     mf = cl.mem_flags
     Xd = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(X, dtype))
     hsd = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=segment_table(h, N))
-    spec = dict(real="double" if dtype == np.float64 else "float", lanes=W, interleave=G, K=K,
-                N=N, BREAKS=BREAKS, subgroup=plan.subgroup)
-    if plan.scan:       # absent otherwise: the CPU source renders as before
-        spec["scan"] = 1
-    tpl = "bfast/breakpoints.cl.mako"
-    pix = pixels_per_group(plan, K, dev)
-    if pix:     # bp_rss split over K work-items per (pixel, start): a small state, no grf
-        prg_rss = prg = dev.program(tpl, kernels="all", pix=pix, **spec)
-    elif plan.grf:    # the Plan's register file for the rotation state only: the programme,
-        # reading the triangle, keeps the driver's (twice the hardware threads)
-        prg_rss = dev.program(tpl, kernels="bp_rss", grf=plan.grf, **spec)
-        prg = dev.program(tpl, kernels="bp_dp", **spec)
-    else:
-        prg_rss = prg = dev.program(tpl, kernels="all", **spec)
+    kern = kernels(dev, plan, K, N, BREAKS, dtype)
     cmax = max(b - a for a, b in chunks)
     cpad = round_up(cmax, G)
 
@@ -194,15 +175,7 @@ def _run(dev, plan, flat, X, h, BREAKS, dtype, out, progress, max_items):
         yd = inputs.pop(slot).data
         od = [io.out(slot, k, out[k][..., a:b]).data for k in keys]
         device_wait(dev, wait_for)
-        if pix:
-            launch(dev, prg_rss.kernel("bp_rss"), (K, round_up(mp, pix), N), (K, pix, 1),
-                   yd, np.int32(mp), Xd, hsd, tri)
-        else:
-            launch(dev, prg_rss.kernel("bp_rss"), (round_up(mp // W, plan.wg), N),
-                   (plan.wg, 1), yd, np.int32(mp), Xd, hsd, tri)
-        ek = launch(dev, prg.kernel("bp_dp"), round_up(m, plan.dp_wg), plan.dp_wg, yd,
-                    np.int32(mp), np.int32(m), hsd, tri, cost, arg, vidx, *od)
-        return [ek]
+        return [launch_chunk(dev, plan, kern, yd, m, mp, Xd, hsd, tri, cost, arg, vidx, od)]
 
     def download(i, a, b, slot, queue, wait_for):
         return io.fetch(slot, queue, wait_for)
@@ -211,6 +184,52 @@ def _run(dev, plan, flat, X, h, BREAKS, dtype, out, progress, max_items):
         run_pipelined(dev, chunks, upload=upload, compute=compute, download=download,
                       desc="bfast_breaks", disable=None if progress else True)
     return out
+
+
+def chunk_ranges(dev, plan, N, M, K, BREAKS, dtype, max_items):
+    """The chunks of M pixels (device limits, the Plan's ``chunk_bytes``)."""
+    T = N * (N + 1) // 2
+    rs = dtype.itemsize
+    per = [N * rs, T * rs, BREAKS * N * (rs + 4), N * 4, 16 + (BREAKS + 1) * rs,
+           BREAKS * (BREAKS + 1) // 2 * 4]
+    cap = chunk_cap(plan, N, rs)
+    if cap is not None:
+        max_items = cap if max_items is None else min(max_items, cap)
+    return chunk_sizes(M, per, dev, fixed_bytes=(N * K + N + 1) * rs, multiple=plan.interleave,
+                       max_items=max_items)
+
+
+def kernels(dev, plan, K, N, BREAKS, dtype):
+    """(``bp_rss``, ``bp_dp``, pixels per work-group of the split ``bp_rss`` or 0, K, N)."""
+    spec = dict(real="double" if dtype == np.float64 else "float", lanes=plan.lanes,
+                interleave=plan.interleave, K=K, N=N, BREAKS=BREAKS, subgroup=plan.subgroup)
+    if plan.scan:       # absent otherwise: the CPU source renders as before
+        spec["scan"] = 1
+    tpl = "bfast/breakpoints.cl.mako"
+    pix = pixels_per_group(plan, K, dev)
+    if pix:     # bp_rss split over K work-items per (pixel, start): a small state, no grf
+        prg_rss = prg = dev.program(tpl, kernels="all", pix=pix, **spec)
+    elif plan.grf:    # the Plan's register file for the rotation state only: the programme,
+        # reading the triangle, keeps the driver's (twice the hardware threads)
+        prg_rss = dev.program(tpl, kernels="bp_rss", grf=plan.grf, **spec)
+        prg = dev.program(tpl, kernels="bp_dp", **spec)
+    else:
+        prg_rss = prg = dev.program(tpl, kernels="all", **spec)
+    return prg_rss.kernel("bp_rss"), prg.kernel("bp_dp"), pix, K, N
+
+
+def launch_chunk(dev, plan, kern, yd, m, mp, Xd, hsd, tri, cost, arg, vidx, od):
+    """The two kernels on a chunk of ``m`` pixels (rows of ``mp``) of ``yd``; outputs ``od``
+    (nobs, h, bmax, status, rss, bp). Returns the last event."""
+    k_rss, k_dp, pix, K, N = kern
+    if pix:
+        launch(dev, k_rss, (K, round_up(mp, pix), N), (K, pix, 1), yd, np.int32(mp), Xd, hsd,
+               tri)
+    else:
+        launch(dev, k_rss, (round_up(mp // plan.lanes, plan.wg), N), (plan.wg, 1), yd,
+               np.int32(mp), Xd, hsd, tri)
+    return launch(dev, k_dp, round_up(m, plan.dp_wg), plan.dp_wg, yd, np.int32(mp),
+                  np.int32(m), hsd, tri, cost, arg, vidx, *od)
 
 
 def rss_floor(flat, dtype) -> np.ndarray:

@@ -21,8 +21,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .checks import time_axis_and_dates
+from .device import INT_TYPES, LazyFields, device_axis
 from ..runtime import get_device
-from ..runtime.arrays import native, values_of
+from ..runtime.arrays import device_input, is_device_array, native, values_of
 from .breakpoints import (CRITERIA, check_h_breaks, criteria, fail, independent_columns,
                           rank_deficient_pixels, rss_floor, run_breakpoints, select)
 from .breakpoints_plan import BreakpointsPlan, Problem, make_plan
@@ -31,8 +32,12 @@ from .common import design_matrix, design_names, trend_scaling
 from .common import time_axis as _time_axis
 
 
+#: the types of a device cube (integers converted on the device; no missing-value marker)
+_DEVICE_TYPES = (np.dtype(np.float32), np.dtype(np.float64), *INT_TYPES)
+
+
 @dataclass
-class BreaksResult:
+class BreaksResult(LazyFields):
     """Result of :func:`clts.bfast_breaks`, per pixel (shaped like the cube without its time
     axis; ``[breaks, ...]`` arrays have one row per possible break).
 
@@ -89,6 +94,10 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
     y : array_like
         Cube with a time axis, float (NaN = missing); a pandas DataFrame (one pixel per column)
         or an xarray DataArray give labelled results.
+        A ``pyopencl.array.Array`` (time-major ``[time, pixels...]``, C-contiguous, float32 /
+        float64 or int8..uint32, on ``device``) runs on the device without a host transfer or
+        wait: the result's arrays are device arrays (magnitudes by a float64 kernel; break
+        dates, diagnostics and ``confint`` intervals on first access; ``docs/device-arrays.md``).
     dates : array_like or None
         Strictly increasing dates (datetime64 / date: days since 1 January of the first year)
         or numbers (decimal years: give ``freq=1``). None: the index / time coordinate.
@@ -145,11 +154,16 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
         raise ValueError(f"freq must be a positive number, got {freq!r}")
     if criterion not in CRITERIA:
         raise ValueError(f"criterion must be one of {CRITERIA}, got {criterion!r}")
-    labels, dates = time_axis_and_dates(y, dates, time_axis)
-    y = native(values_of(y))
-    if y.dtype.kind not in "fiu" or y.dtype.kind == "b":
-        raise TypeError(f"y must be a real array (NaN = missing), got dtype {y.dtype}")
-    y = np.moveaxis(y, labels.axis, 0)
+    on_device = is_device_array(y)
+    if on_device:
+        dates = device_axis(y, dates, time_axis)
+        y = device_input(y, "y", get_device(device), dtypes=_DEVICE_TYPES)
+    else:
+        labels, dates = time_axis_and_dates(y, dates, time_axis)
+        y = native(values_of(y))
+        if y.dtype.kind not in "fiu" or y.dtype.kind == "b":
+            raise TypeError(f"y must be a real array (NaN = missing), got dtype {y.dtype}")
+        y = np.moveaxis(y, labels.axis, 0)
     N = y.shape[0]
     pix_shape = y.shape[1:]
     d0 = np.asarray(dates).ravel()
@@ -185,6 +199,12 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
         plan.validate(dev)
     M = int(np.prod(pix_shape, dtype=np.int64))
     flat = y.reshape(N, M)
+    if confint is not None and not (isinstance(confint, (float, int)) and 0 < confint < 1):
+        raise ValueError(f"confint must be a level in (0, 1) or None, got {confint!r}")
+    dropped = [design_names(order, trend)[j] for j in range(K_design) if j not in keep]
+    if on_device:
+        return _breaks_device(dev, plan, flat, pix_shape, X, K_design, h, breaks, dtype,
+                              criterion, magnitudes, confint, dates, dropped)
     if flat.dtype != dtype:
         flat = flat.astype(dtype)
     out = run_breakpoints(dev, plan, flat, X, h, breaks, dtype, progress=progress,
@@ -196,15 +216,8 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
     sel, bp = select(out, bic if criterion == "BIC" else lwz)
     mags = _magnitudes(flat, X, sel, bp) if magnitudes else None
     if confint is not None:
-        if not (isinstance(confint, (float, int)) and 0 < confint < 1):
-            raise ValueError(f"confint must be a level in (0, 1) or None, got {confint!r}")
         ci = _intervals(flat, X, sel, bp, float(confint))
-
-    src = np.asarray(dates).ravel()
-    if src.dtype.kind not in "Mfiu":
-        src = src.astype("datetime64[D]")
-    fill = np.datetime64("NaT") if src.dtype.kind == "M" else np.nan
-    bdates = np.where(bp >= 0, src[np.clip(bp, 0, None)], fill)
+    bdates = _break_dates(dates, bp)
 
     def per(a, name):
         return labels.per_series(np.asarray(a).reshape(pix_shape), name)
@@ -229,9 +242,78 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
                                 np.clip(sel, 0, None)[None, :], 0)[0]
     res.diagnostics = dict(n_coef=K, breaks=out["breaks"], failed=int(np.sum(status != 0)),
                            **counts, exact_fit=int(np.sum((sel >= 0) & (chosen <= floor))),
-                           dropped_columns=[design_names(order, trend)[j]
-                                            for j in range(K_design) if j not in keep],
-                           device=str(dev.slug))
+                           dropped_columns=dropped, device=str(dev.slug))
+    return res
+
+
+def _break_dates(dates, bp):
+    """The dates of breakpoints ``bp`` (NaT / NaN where -1)."""
+    src = np.asarray(dates).ravel()
+    if src.dtype.kind not in "Mfiu":
+        src = src.astype("datetime64[D]")
+    fill = np.datetime64("NaT") if src.dtype.kind == "M" else np.nan
+    return np.where(bp >= 0, src[np.clip(bp, 0, None)], fill)
+
+
+def _breaks_device(dev, plan, flat, pix_shape, X, K_design, h, breaks, dtype, criterion,
+                   magnitudes, confint, dates, dropped):
+    """``bfast_breaks`` on a device cube ``flat`` ``[N, M]``: the breakpoints, the failed
+    pixels' marks (h <= the design's columns, rank-deficient valid dates), the RSS floor, the
+    criteria, the selection and the magnitudes as kernels, the result's arrays device arrays,
+    nothing read back or waited for (``clts.bfast.device``). ``break_dates``, ``diagnostics``
+    and the confidence intervals (a host computation) are computed on first access."""
+    from . import device as dv
+    K = X.shape[1]
+    out, BREAKS, keep = dv.run_breakpoints(dev, plan, flat, X, h, breaks, dtype,
+                                           k_check=K_design, rank_check=True)
+    s = dv.select(dev, out, K, dtype, criterion, dv.c_type(flat.dtype))
+    mags = None
+    if magnitudes:
+        mags, kk = dv.magnitudes(dev, flat, X, s["sel"], s["bp"], dtype, None)
+        keep += kk
+
+    def per(a):
+        return a.reshape(pix_shape)
+
+    def lead(a):
+        return a.reshape(a.shape[:1] + pix_shape)
+
+    res = BreaksResult(
+        n_breaks=per(s["sel"]), breakpoints=lead(s["bp"]), break_dates=None,
+        magnitudes=None if mags is None else lead(mags), rss=lead(out["rss"]),
+        bic=lead(s["bic"]), lwz=lead(s["lwz"]), nobs=per(out["nobs"]), h=per(out["h"]),
+        status=per(out["status"]), all_breakpoints=lead(out["bp"]), criterion=criterion,
+        plan=plan)
+    res._keep = keep + [out["bmax"], out["floor"]]
+    B = s["bp"].shape[0]
+
+    def diagnostics():
+        status = res.status.get().reshape(-1)
+        sel = res.n_breaks.get().reshape(-1)
+        rss = np.asarray(out["rss"].get(), np.float64)
+        chosen = np.take_along_axis(rss, np.clip(sel, 0, None)[None, :], 0)[0]
+        counts = {name: int(np.sum(status == code)) for code, name in BP_STATUS.items() if code}
+        return dict(n_coef=K, breaks=BREAKS, failed=int(np.sum(status != 0)), **counts,
+                    exact_fit=int(np.sum((sel >= 0) & (chosen <= out["floor"].get()))),
+                    dropped_columns=list(dropped), device=str(dev.slug))
+    res._set_lazy("break_dates",
+                  lambda: _break_dates(dates, res.breakpoints.get().reshape(B, -1))
+                  .reshape((B,) + pix_shape))
+    res._set_lazy("diagnostics", diagnostics)
+    if confint is not None:
+        def intervals():
+            y = flat.get().astype(dtype)
+            ci = _intervals(y, X, res.n_breaks.get().reshape(-1),
+                            res.breakpoints.get().reshape(B, -1), float(confint))
+            return ci.reshape((2, B) + pix_shape)
+        cache = {}
+
+        def ci(i):
+            if "ci" not in cache:
+                cache["ci"] = intervals()
+            return cache["ci"][i]
+        res._set_lazy("ci_lower", lambda: ci(0))
+        res._set_lazy("ci_upper", lambda: ci(1))
     return res
 
 

@@ -1,9 +1,9 @@
 """Plan of the multi-dimensional matrix profile kernel (``clts.mstump``; mdiag.cl.mako).
 
-- ``lanes`` (W): adjacent diagonals per vector (1, 2, 4, 8, 16): pocl needs 4 or 8, GPUs 1.
-- ``groups`` (G): vectors of diagonals per work-item; a band is D = lanes * groups diagonals
+- ``lanes``: adjacent diagonals per vector (1, 2, 4, 8, 16): pocl needs 4 or 8, GPUs 1.
+- ``groups``: vectors of diagonals per work-item; a band is D = lanes * groups diagonals
   (at most 64, the zero padding past a series' end).
-- ``segment`` (R): rows per work-item; each dimension's covariance is computed exactly at the
+- ``segment``: rows per work-item; each dimension's covariance is computed exactly at the
   segment start, then updated in O(1) per row.
 - ``wg``: work-group size (work-items share nothing: a scheduling choice).
 - ``interleave``: 1 lays the per-work-item partial profiles (rowPV / colPV) out interleaved

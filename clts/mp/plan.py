@@ -3,10 +3,11 @@
 Chosen from the device profile (section ``mp``) and the data; any field can be forced by the
 caller (``matrix_profile(..., plan=Plan(...))`` or keyword overrides), which is what the tuner does.
 
-- ``lanes`` (W): adjacent diagonals per vector lane group (1, 2, 4, 8, 16): pocl needs 8.
-- ``groups`` (G): lane groups per work-item; a band is D = lanes * groups diagonals.
-- ``tile`` (L): rows per tile; a tile's column bests are kept privately and merged at its end.
-- ``segment`` (R): rows per work-item; the covariance is recomputed exactly every R steps.
+- ``lanes``: adjacent diagonals per vector lane group (1, 2, 4, 8, 16): pocl needs 8.
+- ``groups``: lane groups per work-item; a band is D = lanes * groups diagonals.
+- ``tile``: rows per tile; a tile's column bests are kept privately and merged at its end.
+- ``segment``: rows per work-item; the covariance is recomputed exactly every ``segment``
+  steps.
 - ``wg``: work-group size (work-items share nothing, so this is a scheduling choice).
 - ``store``: where a tile's best values live: "private" (registers / private arrays) or "local"
   (a per-work-item slice of a __local array; nothing shared, so no barrier). ``topk_store``:

@@ -132,16 +132,17 @@ def keep_on_simulator(device, arr):
 
 
 def upload_scratch(device, host):
-    """``host`` copied into a ``scratch`` array (see there); blocking. Through pinned pieces
-    where the device stages its transfers so (``runtime.staging``)."""
+    """``host`` copied into a ``scratch`` array (see there), ready for the device queue's next
+    commands; ``host`` may go once this returns. Through pinned pieces where the device stages
+    its transfers so (``runtime.staging``; the DMA on the device queue, in order before the
+    kernels that read it, not waited for), else blocking."""
     from . import staging
-    arr = scratch(device, host.shape, host.dtype)
-    host = np.ascontiguousarray(host)
+    host = np.asarray(host)
+    arr = scratch(device, host.shape, host.dtype.newbyteorder("="))
     if host.nbytes >= staging.MIN_BYTES and staging.pinned(device):
-        import pyopencl as cl
-        cl.wait_for_events(staging.upload_into(device, device.queue, arr, host))
+        staging.upload_into(device, device.queue, arr, host)
     else:
-        arr.set(host)
+        arr.set(np.ascontiguousarray(host, arr.dtype))
     return arr
 
 

@@ -301,15 +301,36 @@ class ChunkIO:
         return d, staging.upload_into(self.device, queue, d, h,
                                       self._rings[0] if self.pinned else None)
 
-    def put(self, slot, key, src, queue, dtype=None):
+    def put(self, slot, key, src, queue, dtype=None, pad: int = 0, cols: int | None = None):
         """:meth:`send` of ``src`` (any layout; cast to ``dtype``): in place where the device
-        can use it, else copied once into the slot's host array. A transfer reads ``src``
-        after this returns: it must stay alive until the chunk is computed."""
+        can use it, through pinned pieces straight from ``src`` where the device stages so
+        (any layout: one copy, by the copy threads), else copied once into the slot's host
+        array. ``cols``: the rows of a 2-D ``src`` laid out ``cols`` wide, zeros after their
+        values; ``pad``: that many zeros after the whole; either gives a flat device array (C
+        order). A transfer reads ``src`` after this returns: it must stay alive until the
+        chunk is computed."""
         dtype = np.dtype(dtype or src.dtype)
-        if src.dtype == dtype and src.flags.c_contiguous:
+        flat = bool(pad) or cols is not None
+        if src.dtype == dtype and src.flags.c_contiguous and not flat:
             return self.send(slot, key, src, queue)
-        h = self.host(slot, key, src.shape, dtype)
-        np.copyto(h, src, casting="unsafe")
+        n = src.size
+        wide = cols is not None and cols != src.shape[-1]
+        if self.pinned and src.nbytes >= staging.MIN_BYTES and not wide:
+            d = self.temp(slot, key, (n + pad,) if flat else src.shape, dtype.newbyteorder("="))
+            events = staging.upload_into(self.device, queue, d[:n] if flat else d, src,
+                                         self._rings[0])
+            if pad:
+                events += staging.upload_into(self.device, queue, d[n:], np.zeros(pad, dtype))
+            return d, events
+        size = (src.shape[0] * cols if wide else n) + pad
+        h = self.host(slot, key, (size,) if flat else src.shape, dtype)
+        if wide:
+            rows = h[:size - pad].reshape(src.shape[0], cols)
+            np.copyto(rows[:, :src.shape[1]], src, casting="unsafe")
+            rows[:, src.shape[1]:] = 0
+        else:
+            np.copyto(h[:n].reshape(src.shape) if flat else h, src, casting="unsafe")
+        h[size - pad:] = 0
         return self.send(slot, key, h, queue)
 
     # -- outputs -------------------------------------------------------------------------

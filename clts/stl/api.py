@@ -3,38 +3,24 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..runtime import chunk_sizes, get_device, launch
+from ..runtime import get_device, launch
 from ..runtime.integrations import time_axis_of
 from ..timeaxis import period_of
-from ..runtime.arrays import float_array
-from ..runtime.faults import with_smaller_chunks
-from ..runtime.memory import host_empty, progress as progress_bar, scratch
+from ..runtime.arrays import is_device_array
+from ..runtime.memory import scratch
 from ..runtime.programs import build_program, prebuild
 from ..runtime.outputs import deliver, in_input_layout, out_arrays, view_as
-from ..runtime.pipeline import (ChunkIO, aligned_multiple, device_marker, device_wait,
-                                run_pipelined)
+from ..runtime.pipeline import device_marker
+from ..runtime.resident import Lazy, LazyDict, device_series
 from ..vocabulary import renamed
-from .params import QUAD_DET_TOL, check_arguments, periodic_mean, periodic_window  # noqa: F401
+from .chunks import COMPONENTS as _COMPONENTS, run_device, run_host
+from .chunks import validated as _validated
+from .params import QUAD_DET_TOL, check_arguments, outputs_of, periodic_mean  # noqa: F401
+from .params import periodic_window
 # (check_arguments: public here, for callers that check before they start)
 from .plan import LoessChoice, Problem, fit_table, make_plan
 from .result import STLResult, slope_per_step  # noqa: F401 (public here)
 from .steps import Steps
-
-
-#: the components ``out=`` takes, in the order the call computes them
-_COMPONENTS = ("seasonal", "trend", "weights", "resid")
-#: values (series x length) from which a one-chunk call shows a bar over its iterations
-_PASS_BAR_MIN = 1 << 20
-
-
-def _validate(y):
-    # any layout numpy allows (Fortran order, strided, big-endian): C-contiguous native floats
-    y = float_array(y, "y")
-    if y.ndim < 1:
-        raise ValueError(f"y must have a time axis, got shape {y.shape}")
-    if not np.isfinite(y).all() and np.isinf(y).any():
-        raise ValueError("y holds +-inf; only finite values and NaN (= missing) are accepted")
-    return y
 
 
 class _Runner:
@@ -57,8 +43,11 @@ class _Runner:
         mf = cl.mem_flags
 
         def ibuf(a):
+            # made once per device and content (a few KB of ints from the parameters): a
+            # later call with the same tables copies nothing from the host
             a = np.ascontiguousarray(a, dtype=np.int32)
-            return cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
+            return dev.state.constant(("stl-table", a.shape, a.tobytes()), lambda: cl.Buffer(
+                ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a))
 
         # segment tables: seasonal = P cycle-subseries (grid 1..k_j plus end fits 0, k_j+1)
         seg_s = np.array([(N - j - 1) // P + 1 for j in range(P)], np.int32)
@@ -150,12 +139,19 @@ class _Runner:
         prebuild(self.dev, [self._spec(n, **kw) for n, kw in progs]
                  + [self._loess_spec(*a) for a in loess])
 
-    def run(self, y, s, t, rw_out=None, passes=None):
+    def run(self, y, s, t, rw_out=None, passes=None, failed_out=None, row0=0, keep=None):
         """Enqueue the STL of the rows of the device array ``y`` (batch, length): seasonal and
         trend written into the device arrays ``s`` and ``t`` (y's shape), the robustness
         weights into ``rw_out`` when given (robust fits). Returns the failed-series mask (read
         back mid-way; the kernels may still run: see :meth:`finish_host`). ``passes``: a list
-        that receives one event per inner iteration (a progress bar waits on them)."""
+        that receives one event per inner iteration (a progress bar waits on them).
+
+        With ``failed_out`` (a device array of bytes over the whole batch) nothing is read
+        back: the mask goes to ``failed_out[row0:row0 + batch]`` on the device (returns None),
+        and the flat LOESS's partial sums are sized for windows as wide as a whole segment
+        (the widest a window of valid values can span) instead of the measured widest.
+        ``keep``: a list that receives the call's temporaries (device results hold them until
+        read)."""
         import pyopencl.array as cla
         dev, q, dt = self.dev, self.dev.queue, self.dtype
         B, N, P, K = y.shape[0], self.N, self.p["period"], self.K
@@ -232,16 +228,25 @@ class _Runner:
             if pos is not stats:
                 extra.append(pos)     # kept to the end of the call (Oclgrind: see alloc)
             st[name] = (stats, nns, complete)
-        s_stats = st["seasonal"][0].get()
-        counts = s_stats[:, 0].reshape(-1, P)
         # a cycle-subseries without a valid value, or fewer valid values than two periods
         # (what a complete series needs): the series comes back NaN and is counted
-        failed = ((counts == 0).any(axis=1) | (counts.sum(axis=1) < 2 * P)) & np.ones(B, bool)
+        if failed_out is None:
+            s_stats = st["seasonal"][0].get()
+            counts = s_stats[:, 0].reshape(-1, P)
+            failed = ((counts == 0).any(axis=1) | (counts.sum(axis=1) < 2 * P)) & np.ones(B,
+                                                                                         bool)
+        else:
+            failed = None
+            launch(dev, self._kernel(self._prog("finish"), "stl_failed"), B, None,
+                   st["seasonal"][0].data, i32(P), i32(B), i32(0 if self.complete else 1),
+                   i32(row0), failed_out.data)
         nch = {}
         for name, sm in self.smoothers.items():
             if self.versions[name].version == "flat":
                 if self.complete or name == "low_pass":
                     span = min(sm["q"], sm["nmax"])
+                elif failed_out is not None:
+                    span = sm["nmax"]
                 else:
                     a = st[name][1].get()
                     a = a if steps.nns_planes else a.T
@@ -345,24 +350,18 @@ class _Runner:
                     a.data.release()
         # otherwise the pooled buffers go back to the device's scratch pool when dropped (the
         # queue is in order: a later user of one runs after these kernels)
+        if keep is not None:
+            keep.extend(a for a in extra + [u, rw, lp0, lp, C, ring, slp, z, rwz, part, rwt, z0]
+                        + [v[i] for v in st.values() for i in (0, 1)] if a is not None)
         return failed
-
-    @staticmethod
-    def finish_host(y_host, s_h, t_h, w_h, failed, robust):
-        """Host part of a chunk once its results are in ``s_h``, ``t_h`` (and ``w_h`` when
-        ``robust``): weights of a non-robust fit, failed series set NaN (weights 0)."""
-        if not robust:
-            np.logical_not(np.isnan(y_host), out=w_h, casting="unsafe")
-        s_h[failed] = np.nan
-        t_h[failed] = np.nan
-        w_h[failed] = 0
 
 
 @renamed(loess_version="version", loess_params="**plan_overrides")
 def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, trend_deg=1,
         low_pass_deg=1, seasonal_jump=1, trend_jump=1, low_pass_jump=1, robust=False,
         inner_iter=None, outer_iter=None, version="auto", r_defaults=False, device=None,
-        interpolation="linear", time_axis=None, progress=True, out=None, **plan_overrides):
+        interpolation="linear", time_axis=None, progress=True, out=None, outputs=None,
+        **plan_overrides):
     """Batched STL decomposition (seasonal + trend + remainder) with missing values.
 
     Every series of the batch is decomposed by the LOESS-based procedure of Cleveland et al.,
@@ -375,7 +374,10 @@ def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1
         float32 or float64 series (other real types are converted to float64); NaN marks a
         missing value. +-inf is rejected. A series needs at least two periods. A pandas
         Series / DataFrame (one series per column, time down the rows) or an xarray DataArray
-        comes back labelled: the components with the input's index / coordinates.
+        comes back labelled: the components with the input's index / coordinates. A
+        ``pyopencl.array.Array`` (C-contiguous [batch, time] or [time], float32 / float64, in
+        the context of ``device``) stays on the device: device arrays out, nothing read back
+        or waited for inside the call (docs/device-arrays.md).
     period : int, optional
         Length of the seasonal cycle, >= 2. None: from the frequency of a pandas / xarray
         datetime time index by statsmodels' rules (monthly 12, quarterly 4, weekly 52, daily 7,
@@ -418,6 +420,13 @@ def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1
         two results used in turn for a loop). Results are the same bits as without ``out=``,
         without the page faults of fresh arrays. Checked before any work: the shape and
         dtype, writeable, no overlap with ``y`` or with one another.
+    outputs : str or sequence of str, optional
+        The components to return, of ``seasonal``, ``trend``, ``resid``, ``weights``
+        (default all); the others are None in the result. On a GPU only what they need
+        crosses the link (``outputs=("trend",)``: the trend alone, half the bytes of the
+        default's seasonal and trend), and the host skips the residual and weights passes it
+        is not asked for. The kernels compute the same either way (each component feeds the
+        next iteration); the returned components are the same bits as without ``outputs``.
     **plan_overrides
         Force tunables for this call (each a profile key of section ``stl``): ``lanes``,
         ``wg``, ``chunk``, ``table`` (tricube weight tables for the vector outer LOESS on
@@ -431,7 +440,8 @@ def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1
     -------
     STLResult
         ``seasonal``, ``trend``, ``resid``, ``weights`` and ``observed`` (the input), shaped
-        and labelled like ``y``, and ``diagnostics``; the ``out=`` arrays where given.
+        and labelled like ``y``, and ``diagnostics``; the ``out=`` arrays where given. Device
+        arrays for a device array ``y`` (``n_failed`` then read on first access).
 
     Raises
     ------
@@ -473,87 +483,110 @@ def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1
     >>> bool(np.isnan(r.resid[1, 30]))
     True
     """
+    settings = dict(seasonal=seasonal, trend=trend, low_pass=low_pass, seasonal_deg=seasonal_deg,
+                    trend_deg=trend_deg, low_pass_deg=low_pass_deg, seasonal_jump=seasonal_jump,
+                    trend_jump=trend_jump, low_pass_jump=low_pass_jump, robust=robust,
+                    inner_iter=inner_iter, outer_iter=outer_iter, r_defaults=r_defaults,
+                    interpolation=interpolation)
+    wanted = outputs_of(outputs, _COMPONENTS)
+    if is_device_array(y):
+        return _stl_device(y, period, settings, device=device, version=version,
+                           time_axis=time_axis, out=out, plan_overrides=plan_overrides,
+                           wanted=wanted)
+    # the edge: labels and the time axis, once; the core sees [batch, time]
     labels = time_axis_of(y, time_axis, -1)
     if period is None:
         period = period_of(labels.times())
     y_in = labels.to_last(y)
-    y = _validate(y_in)
-    loess_version = version
-    seasonal, seasonal_deg, periodic = periodic_window(seasonal, seasonal_deg, y.shape[-1])
+    y, complete = _validated(y_in)
     y2 = y.reshape(-1, y.shape[-1])
-    B, N = y2.shape
-    p = check_arguments(N, period, seasonal=seasonal, trend=trend, low_pass=low_pass,
-                        seasonal_deg=seasonal_deg, trend_deg=trend_deg,
-                        low_pass_deg=low_pass_deg, seasonal_jump=seasonal_jump,
-                        trend_jump=trend_jump, low_pass_jump=low_pass_jump, robust=robust,
-                        inner_iter=inner_iter, outer_iter=outer_iter, r_defaults=r_defaults,
-                        interpolation=interpolation, version=loess_version)
-    complete = bool(np.isfinite(y2).all())
     dev = get_device(device)
+    # the caller's out= arrays (checked before any work), written in place where they can be
+    # viewed as [batch, time]
+    shape_in = np.moveaxis(y, -1, labels.axis).shape
+    given = out_arrays(out, {k: (shape_in, y2.dtype) for k in wanted},
+                       {"y": y_in}, "stl")
+    last = {k: np.moveaxis(a, labels.axis, -1) for k, a in given.items()}
+    dests = {k: view_as(a, y2.shape) for k, a in last.items()}
+    comps, failed, diag = decompose(y2, period, settings, dev, version=version, dests=dests,
+                                    progress=progress, plan_overrides=plan_overrides,
+                                    complete=complete, wanted=wanted)
+    diag = dict(n_failed=int(failed.sum()), failed=failed, **diag)
+    wrapped = {}
+    for key in _COMPONENTS:
+        if key not in wanted:
+            wrapped[key] = None
+            continue
+        a = comps[key].reshape(y.shape)
+        if key in given:      # the out= array (filled here unless the kernels wrote it)
+            deliver(last[key], a)
+            wrapped[key] = labels._wrap_series(given[key])
+        else:
+            wrapped[key] = in_input_layout(labels, a)
+    if labels.labelled or y.ndim > 2:
+        diag["failed"] = labels.per_series(failed.reshape(y.shape[:-1]), "failed")
+    return STLResult(**wrapped, diagnostics=diag, labels=labels, observed=labels.series(y))
+
+
+def decompose(y2, period, settings: dict, dev, *, version="auto", dests=None, progress=True,
+              plan_overrides=None, keep=None, complete=None, wanted=_COMPONENTS):
+    """The core of :func:`stl` (and of MSTL's rounds): the STL of the rows of ``y2`` (batch,
+    time), a checked C-contiguous numpy array or a device array (:func:`_stl_device`'s
+    checks), with the keyword ``settings`` of :func:`stl`. Returns ``(components, failed,
+    diagnostics)``: components by name (``_COMPONENTS``) of y2's shape and kind (numpy or
+    device arrays; numpy into ``dests`` where given), the failed-series mask (numpy bool, or
+    a device array of bytes: nothing read back) and the diagnostics other than the failures.
+    ``keep``: a list that receives the temporaries of a device call's queued kernels;
+    ``complete``: whether numpy ``y2`` has no NaN, when the caller knows (else scanned);
+    ``wanted``: the components the caller returns (numpy data: the others are not brought to
+    the host and come back None, but the seasonal and trend of a residual)."""
+    on_dev = is_device_array(y2)
+    B, N = y2.shape
+    seasonal, seasonal_deg, periodic = periodic_window(settings["seasonal"],
+                                                       settings["seasonal_deg"], N)
+    p = check_arguments(N, period, **dict(settings, seasonal=seasonal,
+                                          seasonal_deg=seasonal_deg), version=version)
+    # device data are not scanned (a host read): they take the missing-value code path
+    if on_dev:
+        complete = False
+    elif complete is None:
+        complete = bool(np.isfinite(y2).all())
     dev.require_dtype(y2.dtype)
-    plan = make_plan(dev, Problem(p, B, N), version=loess_version, **plan_overrides)
+    plan = make_plan(dev, Problem(p, B, N), version=version, **(plan_overrides or {}))
     runner = _Runner(dev, y2.dtype, N, p, {"seasonal": plan.seasonal, "trend": plan.trend,
                                            "low_pass": plan.low_pass},
                      complete=complete, interp_ipw=plan.interp_per_item, steps=plan.steps)
-    item = y2.dtype.itemsize
-    per_series = (9 * N + 4 * (N + 2 * p["period"])) * item + 64 * N
-    # the caller's out= arrays (checked before any work), written in place where they can be
-    # viewed as [batch, time]; else fresh outputs, aligned for in-place use by the device (one
-    # chunk: no copy on Intel) from the pool of dropped results
-    shape_in = np.moveaxis(y, -1, labels.axis).shape
-    given = out_arrays(out, {k: (shape_in, y2.dtype) for k in _COMPONENTS},
-                       {"y": y_in}, "stl")
-    dests = {k: view_as(labels.to_last(a), y2.shape) for k, a in given.items()}
-    S, T, W, R = (dests.get(k) if dests.get(k) is not None
-                  else host_empty(dev, y2.shape, y2.dtype) for k in _COMPONENTS)
-    failed = np.zeros(B, bool)
-    robust_w = p["outer_iter"] > 0
-
-    def run(max_items):
-        chunks = chunk_sizes(B, [per_series], dev, max_items=max_items,
-                             multiple=aligned_multiple(dev, N * item)) if B else []
-        inputs = {}
-
-        def upload(i, a, b, slot, queue):
-            inputs[slot], events = io.put(slot, "y", y2[a:b], queue)
-            return events
-
-        def compute(i, a, b, slot, wait_for):
-            outs = (io.out(slot, "s", S[a:b]), io.out(slot, "t", T[a:b]),
-                    io.out(slot, "w", W[a:b]) if robust_w else None)
-            device_wait(dev, wait_for)
-            # one chunk (the chunk loop's bar has one step): a bar over the iterations, shown
-            # when the call lasts (large batches fit one chunk on CPUs)
-            passes = [] if progress and len(chunks) == 1 and (b - a) * N >= _PASS_BAR_MIN \
-                else None
-            runner.prebuild()       # a first call: every program built in parallel
-            failed[a:b] = runner.run(inputs.pop(slot), *outs, passes=passes)
-            for ev in progress_bar(passes or (), desc="stl", unit="iteration"):
-                ev.wait()
-            return device_marker(dev)
-
-        def download(i, a, b, slot, queue, wait_for):
-            return io.fetch(slot, queue, wait_for) + [lambda: runner.finish_host(
-                y2[a:b], S[a:b], T[a:b], W[a:b], failed[a:b], robust_w)]
-
-        with ChunkIO(dev) as io:
-            run_pipelined(dev, chunks, upload=upload, compute=compute, download=download,
-                          desc="stl", disable=None if progress else True)
-    with_smaller_chunks(run, device=dev, what="stl")
-    if periodic:
-        periodic_mean(S, p["period"])
-    np.subtract(y2, S, out=R)
-    R -= T
-    diag = dict(n_failed=int(failed.sum()), failed=failed, params=dict(p, periodic=periodic),
+    diag = dict(params=dict(p, periodic=periodic),
                 loess_versions={k: getattr(plan, k).version
                                 for k in ("seasonal", "trend", "low_pass")})
-    comps = {}
-    for key, a in zip(_COMPONENTS, (S, T, W, R)):
-        if key in given:      # the out= array (filled here unless the kernels wrote it)
-            deliver(labels.to_last(given[key]), a.reshape(y.shape))
-            comps[key] = labels._wrap_series(given[key])
-        else:
-            comps[key] = in_input_layout(labels, a.reshape(y.shape))
-    if labels.labelled or y.ndim > 2:
-        diag["failed"] = labels.per_series(failed.reshape(y.shape[:-1]), "failed")
-    return STLResult(**comps, diagnostics=diag, labels=labels, observed=labels.series(y))
+    run = run_device if on_dev else run_host
+    comps, failed = run(dev, runner, p, periodic, y2, dests=dests or {}, progress=progress,
+                        wanted=wanted, keep=keep)
+    return comps, failed, diag
+
+
+def _stl_device(y, period, settings, *, device, version, time_axis, out, plan_overrides,
+                wanted=_COMPONENTS):
+    """:func:`stl` of a device array: checked without a copy or a read, decomposed by
+    :func:`decompose`, results on the device (``n_failed`` read on first access)."""
+    dev = get_device(device)
+    y2 = device_series(y, dev, time_axis)
+    if period is None:
+        raise ValueError("period is required for a device array y (it has no time index to "
+                         "read it from)")
+    if out is not None:
+        raise TypeError("stl: out= takes numpy arrays; the results of a device array are "
+                        "fresh device arrays")
+    keep = []
+    comps, failed, diag = decompose(y2, period, settings, dev, version=version,
+                                    plan_overrides=plan_overrides, keep=keep, progress=False)
+    shape = tuple(y.shape)
+    # every component is computed on the device (each feeds the next iteration): the ones
+    # not asked for are dropped
+    comps = {k: (a.reshape(shape) if k in wanted else None) for k, a in comps.items()}
+    failed = failed.reshape(shape[:-1])
+    diag = LazyDict(n_failed=Lazy(lambda: int(np.count_nonzero(failed.get()))), failed=failed,
+                    **diag)
+    r = STLResult(**comps, diagnostics=diag, labels=None, observed=y)
+    r._keep = keep
+    return r

@@ -33,7 +33,8 @@ def stl_hastl(data, n_p, q_s, q_t=None, q_l=None, d_s=1, d_t=1, d_l=1, jump_s=1,
     Returns
     -------
     seasonal, trend, resid : numpy.ndarray
-        Shaped like ``data``.
+        Shaped like ``data`` (device arrays for a ``pyopencl.array.Array`` ``data``, as
+        :func:`clts.stl`).
 
     Raises
     ------

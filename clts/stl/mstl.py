@@ -7,9 +7,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..runtime import integrations
+from ..runtime import get_device, integrations, launch
+from ..runtime.arrays import is_device_array
 from ..runtime.integrations import TimeAxis, time_axis_of
-from .api import _validate, slope_per_step, stl
+from ..runtime.resident import Lazy, LazyDict, device_series, result_to_numpy
+from ..vocabulary import renamed
+from .api import decompose, slope_per_step, stl
+from .chunks import validate
 
 #: statsmodels' STL keywords MSTL sets itself (dropped from ``stl_kwargs``, as statsmodels does)
 _OVERLOADED = ("endog", "period", "seasonal")
@@ -34,6 +38,10 @@ class MSTLResult:
     diagnostics : dict
         ``n_failed`` / ``failed`` (series that came back NaN, as :func:`clts.stl`),
         ``periods``, ``windows``, ``iterate`` (the values used).
+
+    For a device array ``y`` the arrays are device arrays (``observed`` is ``y``), the batch
+    stays on the device between the STL rounds, ``n_failed`` is read on first access and
+    ``to_numpy()`` gives numpy arrays (docs/device-arrays.md).
     """
     seasonal: dict
     trend: np.ndarray
@@ -51,12 +59,41 @@ class MSTLResult:
     def trend_slope(self):
         """Least-squares slope per time step of each series' trend (as STLResult's)."""
         trend = self.labels.to_last(self.trend) if self.labels is not None else self.trend
+        trend = trend.get() if is_device_array(trend) else trend
         slope = slope_per_step(trend)
         return self.labels.per_series(slope, "trend_slope") if self.labels else slope
 
     def plot(self, series=0, *, fig=None, title=None):
         """Data, one panel per seasonal component, trend and residual of one series."""
         return integrations.plot("mstl", self, series, fig=fig, title=title)
+
+    def to_numpy(self):
+        """The result with numpy arrays in place of device arrays (waits for the device)."""
+        return result_to_numpy(self)
+
+
+#: the keywords of :func:`stl` that are STL settings (``decompose``'s ``settings``)
+_SETTINGS = ("seasonal", "trend", "low_pass", "seasonal_deg", "trend_deg", "low_pass_deg",
+             "seasonal_jump", "trend_jump", "low_pass_jump", "robust", "inner_iter",
+             "outer_iter", "r_defaults", "interpolation")
+
+
+def _setting_defaults() -> dict:
+    import inspect
+    params = inspect.signature(stl).parameters
+    return {k: params[k].default for k in _SETTINGS}
+
+
+@renamed("stl", loess_version="version", loess_params="**plan_overrides")
+def stl_keywords(*, version="auto", **kw):
+    """``(settings, version, plan_overrides)`` of :func:`stl` keywords ``kw`` (without ``y``,
+    ``period``, ``device``, ``time_axis``, ``progress``, ``out``): what :func:`decompose`
+    takes, for callers of the core (MSTL's rounds); the deprecated names are translated."""
+    settings = _setting_defaults()
+    for k in _SETTINGS:
+        if k in kw:
+            settings[k] = kw.pop(k)
+    return settings, version, kw
 
 
 def _int_tuple(v, name):
@@ -106,17 +143,23 @@ def resolve_periods(periods, windows, nobs):
 
 def boxcox(y2, lmbda):
     """Box-Cox transform of each row of ``y2`` (NaN stays NaN), statsmodels' rules: None or 0
-    (falsy): no transform; a number: scipy.special.boxcox; "auto": the maximum-likelihood
-    lambda of each series' valid values (scipy.stats.boxcox). Returns (values, lambda)."""
+    (falsy): no transform; a number: scipy.special.boxcox's formula, expm1(lambda log y) /
+    lambda, in numpy; "auto": the maximum-likelihood lambda of each series' valid values
+    (scipy.stats.boxcox: the one use of scipy, which the base install does not bring).
+    Returns (values, lambda)."""
     if lmbda is None or (not isinstance(lmbda, str) and not lmbda):
         return y2, None
-    from scipy import special, stats
     valid = ~np.isnan(y2)
     if (y2[valid] <= 0).any():
         raise ValueError("y must be positive for a Box-Cox transform (lmbda)")
     if isinstance(lmbda, str):
         if lmbda != "auto":
             raise ValueError(f"lmbda must be a number, 'auto' or None, got {lmbda!r}")
+        try:
+            from scipy import stats
+        except ImportError:
+            raise ImportError("clts.mstl(lmbda='auto') needs scipy (its maximum-likelihood "
+                              "Box-Cox lambda): pip install scipy") from None
         out = np.full_like(y2, np.nan)
         lam = np.full(y2.shape[0], np.nan)
         for i in range(y2.shape[0]):
@@ -126,7 +169,9 @@ def boxcox(y2, lmbda):
         return out, lam
     if isinstance(lmbda, bool) or not np.isscalar(lmbda) or not np.isfinite(lmbda):
         raise ValueError(f"lmbda must be a finite number, 'auto' or None, got {lmbda!r}")
-    return special.boxcox(y2, float(lmbda)), float(lmbda)
+    lam = float(lmbda)
+    with np.errstate(invalid="ignore"):
+        return np.expm1(lam * np.log(y2)) / lam, lam
 
 
 def mstl(y, periods, *, windows=None, lmbda=None, iterate=2, stl_kwargs=None, device=None,
@@ -142,7 +187,8 @@ def mstl(y, periods, *, windows=None, lmbda=None, iterate=2, stl_kwargs=None, de
     ----------
     y : array_like, shape (batch, time) or (time,), or any shape with ``time_axis``
         float32 / float64 series, NaN = missing (statsmodels cannot take them). pandas and
-        xarray inputs come back labelled, as with :func:`clts.stl`.
+        xarray inputs come back labelled, as with :func:`clts.stl`; a ``pyopencl.array.Array``
+        gives device arrays, the batch kept on the device between the rounds.
     periods : int or sequence of int
         The seasonal periods. Sorted (their windows with them); periods >= half the series
         length are dropped with a UserWarning, as statsmodels does; repeated periods are an
@@ -152,7 +198,8 @@ def mstl(y, periods, *, windows=None, lmbda=None, iterate=2, stl_kwargs=None, de
         (11, 15, 19, ...), as statsmodels.
     lmbda : float, "auto" or None, optional
         Box-Cox transform before the decomposition (None or 0: none, statsmodels' rule);
-        "auto": each series' maximum-likelihood lambda (``result.lmbda`` per series).
+        "auto": each series' maximum-likelihood lambda (``result.lmbda`` per series; needs
+        scipy, which the base install does not bring).
     iterate : int, optional
         Rounds over the periods (2; 1 when there is a single period, as statsmodels).
     stl_kwargs : dict, optional
@@ -202,9 +249,19 @@ def mstl(y, periods, *, windows=None, lmbda=None, iterate=2, stl_kwargs=None, de
     >>> bool(np.allclose(r.seasonal[24] + r.seasonal[168] + r.trend + r.resid, [y, 2 * y]))
     True
     """
-    labels = time_axis_of(y, time_axis, -1)
-    yv = _validate(labels.to_last(y))
-    y2 = yv.reshape(-1, yv.shape[-1])
+    dev = get_device(device)
+    on_dev = is_device_array(y)
+    if on_dev:              # [batch, time] or [time] on the device: no labels, no checks read
+        y2 = device_series(y, dev, time_axis)
+        if lmbda is not None and (isinstance(lmbda, str) or lmbda):
+            raise TypeError("mstl: lmbda (a Box-Cox transform) takes numpy data; transform "
+                            "the device array first")
+        labels, shape = None, tuple(y.shape)
+    else:                   # the edge: labels and the time axis, once
+        labels = time_axis_of(y, time_axis, -1)
+        yv = validate(labels.to_last(y))
+        shape = yv.shape
+        y2 = yv.reshape(-1, yv.shape[-1])
     B, N = y2.shape
     periods, windows = resolve_periods(periods, windows, N)
     if isinstance(iterate, bool) or not isinstance(iterate, (int, np.integer)) or iterate < 1:
@@ -217,33 +274,84 @@ def mstl(y, periods, *, windows=None, lmbda=None, iterate=2, stl_kwargs=None, de
     for k in ("time_axis", "device", "progress"):
         if k in kw:
             raise TypeError(f"stl_kwargs: {k!r} is a keyword of mstl itself")
+    settings, version, overrides = stl_keywords(**kw)
+    rounds = 1 if len(periods) == 1 else int(iterate)
+
+    def one_stl(data, p, w, keep=None):
+        return decompose(data, p, dict(settings, seasonal=w), dev, version=version,
+                         plan_overrides=dict(overrides), progress=progress, keep=keep)
+    if on_dev:
+        return _mstl_device(y, y2, shape, periods, windows, rounds, one_stl, dev)
     obs, lam = boxcox(y2, lmbda)
     obs = np.ascontiguousarray(obs, dtype=y2.dtype)
-    rounds = 1 if len(periods) == 1 else int(iterate)
     seasonal = np.zeros((len(periods), B, N), y2.dtype)
     failed = np.zeros(B, bool)
     deseas = obs.copy()
-    res = None
+    comps = None
     for _ in range(rounds):
         for i, (p, w) in enumerate(zip(periods, windows)):
             deseas += seasonal[i]
-            res = stl(deseas, p, seasonal=w, device=device, progress=progress, **kw)
-            failed |= res.diagnostics["failed"]
-            seasonal[i] = res.seasonal
+            comps, f, _diag = one_stl(deseas, p, w)
+            failed |= f
+            seasonal[i] = comps["seasonal"]
             deseas -= seasonal[i]
-    trend, weights = res.trend, res.weights
+    trend, weights = comps["trend"], comps["weights"]
     resid = deseas - trend
     for a in (trend, resid, *seasonal):
         a[failed] = np.nan
     weights[failed] = 0
-    shape = yv.shape
     out = {p: labels.series(seasonal[i].reshape(shape)) for i, p in enumerate(periods)}
     diag = dict(n_failed=int(failed.sum()), failed=failed, periods=periods, windows=windows,
                 iterate=rounds)
-    if labels.labelled or yv.ndim > 2:
+    if labels.labelled or len(shape) > 2:
         diag["failed"] = labels.per_series(failed.reshape(shape[:-1]), "failed")
     if isinstance(lam, np.ndarray):
-        lam = lam.reshape(shape[:-1]) if yv.ndim > 1 else float(lam[0])
+        lam = lam.reshape(shape[:-1]) if len(shape) > 1 else float(lam[0])
     return MSTLResult(out, *(labels.series(a.reshape(shape)) for a in (trend, resid, weights,
                                                                        obs)),
                       lmbda=lam, diagnostics=diag, labels=labels)
+
+
+def _mstl_device(y, y2, shape, periods, windows, rounds, one_stl, dev):
+    """MSTL's rounds on a device array: the batch, the seasonal components and the failed mask
+    stay on the device between the STL rounds; the numpy path's arithmetic, value by value
+    (kernels of ``stl/finish.cl.mako``). Nothing is read back."""
+    import pyopencl.array as cla
+    q = dev.queue
+    B, N = y2.shape
+    dt = y2.dtype
+    keep = []
+    seasonal = [cla.zeros(q, (B, N), dt) for _ in periods]
+    failed = cla.zeros(q, (B,), np.bool_)
+    deseas = y2.copy()
+    prg = dev.program("stl/finish.cl.mako", real="double" if dt == np.float64 else "float")
+    comps = None
+    i32, n = np.int32, np.int64(B * N)
+    # pyopencl's array arithmetic would wait on the host once an array holds 12 events
+    add, sub = prg.kernel("stl_add"), prg.kernel("stl_sub")
+    for _ in range(rounds):
+        for i, (p, w) in enumerate(zip(periods, windows)):
+            launch(dev, add, B * N, None, deseas.data, seasonal[i].data, n)
+            comps, f, _diag = one_stl(deseas, p, w, keep)
+            launch(dev, prg.kernel("stl_or"), B, None, failed.data, f.data, i32(B))
+            keep.append(f)
+            seasonal[i] = comps["seasonal"]
+            launch(dev, sub, B * N, None, deseas.data, seasonal[i].data, n)
+    trend, weights = comps["trend"], comps["weights"]
+    resid = cla.empty(q, (B, N), dt)
+    launch(dev, prg.kernel("stl_diff"), B * N, None, deseas.data, trend.data, resid.data, n)
+    keep.append(deseas)
+    if B and N:
+        fill = prg.kernel("stl_fill_failed")
+        for a, v in [(trend, np.nan), (resid, np.nan), (weights, 0)] + [
+                (s, np.nan) for s in seasonal]:
+            launch(dev, fill, B * N, None, a.data, failed.data, i32(N), np.int64(B * N),
+                   dt.type(v))
+    failed = failed.reshape(shape[:-1])
+    diag = LazyDict(n_failed=Lazy(lambda: int(np.count_nonzero(failed.get()))), failed=failed,
+                    periods=periods, windows=windows, iterate=rounds)
+    r = MSTLResult({p: s.reshape(shape) for p, s in zip(periods, seasonal)},
+                   *(a.reshape(shape) for a in (trend, resid, weights)), observed=y,
+                   lmbda=None, diagnostics=diag, labels=None)
+    r._keep = keep
+    return r

@@ -146,3 +146,14 @@ def check_arguments(n: int, period, *, version="auto", **kwargs) -> dict:
         raise ValueError(f"a series must hold at least two periods ({2 * p['period']} values), "
                          f"got {n}")
     return p
+
+
+def outputs_of(outputs, components: tuple) -> tuple:
+    """The ``components`` that ``outputs=`` asks for (all for None), in their order, checked."""
+    if outputs is None:
+        return components
+    names = (outputs,) if isinstance(outputs, str) else tuple(outputs)
+    if not names or any(k not in components for k in names):
+        raise ValueError(f"outputs must name some of {', '.join(components)}, got "
+                         f"{outputs!r}")
+    return tuple(k for k in components if k in names)

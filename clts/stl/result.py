@@ -6,7 +6,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..runtime import integrations
+from ..runtime.arrays import is_device_array
 from ..runtime.integrations import TimeAxis
+from ..runtime.resident import result_to_numpy
 
 
 @dataclass
@@ -28,8 +30,16 @@ class STLResult:
         2 x period valid values); ``failed``: their boolean mask; ``params``: the resolved
         parameters; the LOESS versions used.
 
+    A component that ``outputs=`` left out is None.
+
     ``trend_slope()`` gives each series' trend slope per time step; ``plot(series)`` draws the
     decomposition panels of one series (matplotlib).
+
+    For a device array ``y`` (``pyopencl.array.Array``) the components, ``observed`` (``y``
+    itself) and ``diagnostics["failed"]`` (bytes, 1 = failed) are device arrays, still being
+    computed when the call returns; ``diagnostics["n_failed"]`` is read from the device on
+    first access, and ``to_numpy()`` (or ``clts.to_numpy(result)``) gives the result with
+    numpy arrays (docs/device-arrays.md).
 
     Examples
     --------
@@ -50,7 +60,14 @@ class STLResult:
     observed: np.ndarray | None = field(default=None, repr=False)
 
     def _time_last(self, a) -> np.ndarray:
+        if is_device_array(a):
+            return a.get()
         return self.labels.to_last(a) if self.labels is not None else np.asarray(a)
+
+    def to_numpy(self):
+        """The result with numpy arrays in place of device arrays (waits for the device; a
+        result of numpy data comes back as a shallow copy)."""
+        return result_to_numpy(self)
 
     def trend_slope(self):
         """Least-squares slope (per time step) of the trend component of each series (a Series
@@ -71,3 +88,4 @@ def slope_per_step(trend: np.ndarray) -> np.ndarray:
     x = np.arange(t.shape[-1], dtype=np.float64)
     xc = x - x.mean()
     return (t - t.mean(axis=-1, keepdims=True)) @ xc / (xc @ xc)
+

@@ -2,6 +2,7 @@
 slopes with missing values, the O(n^2) pair comparisons and Sen's median in OpenCL kernels."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -9,11 +10,14 @@ import numpy as np
 from ..runtime import integrations
 from ..runtime.integrations import TimeAxis, time_axis_of
 from ..runtime import chunk_sizes, get_device, launch
-from ..runtime.arrays import float_array
+from ..runtime.arrays import float_array, is_device_array
 from ..runtime.faults import enter_chunk, with_smaller_chunks
 from ..runtime.memory import scratch
+from ..runtime.programs import build_program
+from ..runtime.resident import (Lazy, LazyDict, aligned_chunks, device_rows, device_series,
+                                result_to_numpy, rows_multiple)
 from .plan import Problem, make_plan
-from .reference import MIN_VALID, OK, TOO_FEW, VARIANTS
+from .reference import MIN_VALID, OK, TOO_FEW, VARIANTS, normal_cdf, normal_ppf
 
 #: per-series fields of a TrendResult, in order
 FIELDS = ("trend", "h", "p", "z", "tau", "s", "var_s", "slope", "intercept", "slope_low",
@@ -32,6 +36,12 @@ class TrendResult:
     test), ``intercept``; and ``slope_low`` / ``slope_high`` (Sen's slope confidence interval
     at ``conf_level``), ``n`` (valid values) and ``status`` (0 ok, 1 fewer than 3 valid values:
     every statistic NaN).
+
+    For a device array ``y`` every field is a device array (shaped like ``y`` without its
+    time axis; ``h`` bool, ``trend`` / ``status`` int8, ``n`` int64, the rest float64 - float32
+    on a device without double precision), still being computed when the call returns;
+    ``diagnostics["n_too_few"]`` is read on first access; ``to_numpy()`` (or
+    ``clts.to_numpy(result)``) gives the numpy result (docs/device-arrays.md).
     """
     trend: object
     h: object
@@ -59,14 +69,15 @@ class TrendResult:
         series on a 2-D grid (e.g. an NDVI cube's pixels); a bar chart for a 1-D batch."""
         return integrations.plot("trend", self, field=field, fig=fig, title=title)
 
-
-def _norm():
-    try:
-        from scipy.stats import norm
-    except ImportError:  # pragma: no cover - the test extra installs it
-        raise ImportError("clts.trend_test needs scipy (the normal distribution of pymannkendall):"
-                          " pip install 'clts[trend]'") from None
-    return norm
+    def to_numpy(self):
+        """The result with numpy arrays in place of device arrays (waits for the device); the
+        fields of one series as the numpy path gives them (Python scalars)."""
+        out = result_to_numpy(self)
+        for k in FIELDS:
+            v = getattr(out, k)
+            if isinstance(v, np.ndarray) and v.ndim == 0:
+                setattr(out, k, v.item())
+        return out
 
 
 def _check_prob(v, name):
@@ -97,7 +108,9 @@ def trend_test(y, *, variant="original", period=None, alpha=0.05, lag=None, conf
     y : array_like, shape (..., time)
         float32 / float64 series, NaN = missing (skipped, as pymannkendall does); +-inf is
         rejected. pandas / xarray inputs give labelled per-series results (time: the index /
-        the ``time`` dimension).
+        the ``time`` dimension). A ``pyopencl.array.Array`` ([batch, time] or [time],
+        C-contiguous) gives a result of device arrays, every step on the device and nothing
+        read back or waited for inside the call (docs/device-arrays.md).
     variant : {"original", "hamed_rao", "yue_wang", "seasonal"}, optional
         The test: Mann-Kendall with ties; with the Hamed-Rao (1998) or Yue-Wang (2004) variance
         correction for autocorrelation; or the seasonal test of Hirsch and Slack (1984) over
@@ -163,10 +176,17 @@ def trend_test(y, *, variant="original", period=None, alpha=0.05, lag=None, conf
     >>> round(float(r.slope[0]), 3)
     0.499
     """
-    labels = time_axis_of(y, time_axis, -1)
-    yv = float_array(labels.to_last(y), "y")
-    if np.isinf(yv).any():
-        raise ValueError("y holds +-inf; only finite values and NaN (= missing) are accepted")
+    on_dev = is_device_array(y)
+    if on_dev:              # [batch, time] or [time] on the device: no labels, nothing read
+        dev = get_device(device)
+        yv = device_series(y, dev, time_axis)
+        labels = None
+    else:                   # the edge: labels and the time axis, once
+        labels = time_axis_of(y, time_axis, -1)
+        yv = float_array(labels.to_last(y), "y")
+        if np.isinf(yv).any():
+            raise ValueError("y holds +-inf; only finite values and NaN (= missing) are "
+                             "accepted")
     if variant not in VARIANTS:
         raise ValueError(f"variant must be one of {', '.join(map(repr, VARIANTS))}, got "
                          f"{variant!r}")
@@ -188,15 +208,30 @@ def trend_test(y, *, variant="original", period=None, alpha=0.05, lag=None, conf
     if P > 1 and 2 * P > N:
         raise ValueError(f"period {P} is longer than half the series ({N} values): each season "
                          f"would hold fewer than 2 values")
-    y2 = yv.reshape(-1, N)
-    dev = get_device(device)
+    if on_dev:
+        shape = tuple(y.shape[:-1])
+        y2 = yv
+    else:
+        shape = tuple(yv.shape[:-1])
+        y2 = yv.reshape(-1, N)
+        dev = get_device(device)
     dev.require_dtype(y2.dtype)
     plan = make_plan(dev, Problem(N, P), **plan_overrides)
+    if on_dev:
+        keep = []
+        out = _run_device(dev, plan, y2, variant, alpha, lag, conf_level, keep)
+        out = {k: out[k].reshape(shape) for k in FIELDS}
+        status = out["status"]
+        diag = LazyDict(variant=variant, period=P, alpha=alpha, conf_level=conf_level, lag=lag,
+                        median=plan.median, n_too_few=Lazy(
+                            lambda: int(np.count_nonzero(status.get() == TOO_FEW))))
+        r = TrendResult(**out, diagnostics=diag, labels=None)
+        r._keep = keep
+        return r
     stats, sen, factor = _run(dev, plan, y2, variant, alpha, lag, conf_level)
     out = _statistics(y2, stats, sen, factor, P, alpha)
     diag = dict(variant=variant, period=P, alpha=alpha, conf_level=conf_level, lag=lag,
                 median=plan.median, n_too_few=int((out["status"] == TOO_FEW).sum()))
-    shape = yv.shape[:-1]
 
     def back(a):
         a = a.reshape(shape)
@@ -206,64 +241,88 @@ def trend_test(y, *, variant="original", period=None, alpha=0.05, lag=None, conf
     return TrendResult(**{k: back(out[k]) for k in FIELDS}, diagnostics=diag, labels=labels)
 
 
+class _Kernels:
+    """The pair and autocorrelation kernels of one call, their constants, and the device
+    bytes per series of a chunk (``per``)."""
+
+    def __init__(self, dev, plan, B, N, dt, variant, alpha, conf_level, extra_per=()):
+        self.real = "double" if dt == np.float64 else "float"
+        rt = dt.type
+        self.corrected = corrected = variant in ("hamed_rao", "yue_wang")
+        # the interleaved layout only where chosen: CPU sources stay as they were
+        extra = dict(interleave=1) if plan.interleave else {}
+        self.pairs = dev.program("trend/pairs.cl.mako", real=self.real, median=plan.median,
+                                 lanes=plan.lanes, sample=plan.sample, subgroup=plan.subgroup,
+                                 **extra).kernel("mk_pairs")
+        self.acf = (dev.program("trend/acf.cl.mako", real=self.real,
+                                ranks=variant == "hamed_rao").kernel("mk_acf")
+                    if corrected else None)
+        self.zq_ci = rt(normal_ppf(1 - (1 - conf_level) / 2))
+        self.zq_a = rt(normal_ppf(1 - alpha / 2))
+        item = dt.itemsize
+        self.M = M = max(plan.pairs, 1)
+        self.wg = wg = plan.wg or None
+        # work-items of the pair kernel, each with a scratch row it re-uses for its series
+        G = min(B, plan.items) if plan.items else B
+        if wg:
+            G = -(-G // wg) * wg
+        # every buffer sized by the chunk: per series the input (and the corrected variants'
+        # detrended copy and work rows) and the outputs; the slope scratch, one row per
+        # work-item, at most as many rows as one allocation holds: where the device limits
+        # them, a chunk holds no more series than there are rows (and halving a chunk halves
+        # the scratch)
+        row = (M + plan.sample) * item
+        per = [N * item * (3 if corrected else 1), 40 + 3 * item + 8]
+        rows = max(1, dev.max_alloc // row)
+        if wg and rows < wg:        # rows so long that a work-group's would not fit: any size
+            self.wg = wg = None
+        elif wg:
+            rows -= rows % wg
+        self.fits = G <= rows
+        self.G = G = min(G, rows)
+        # bytes per series that chunk_bytes caps: the input, the outputs and the scratch's share
+        self.capped = sum(per) + (-(-row * G // B) if B else 0)
+        per += list(extra_per)
+        if not self.fits:
+            per.append(row)
+        self.per, self.fixed = per, (G * row if self.fits else 0)
+        self.chunk_bytes = plan.chunk_bytes
+
+    def chunks(self, B, dev, max_items, *, rows=1):
+        """The chunks of ``B`` series (``rows``: chunk starts a multiple of it, the device
+        path's row blocks)."""
+        if self.chunk_bytes:
+            cap = max(1, self.chunk_bytes // self.capped)
+            max_items = min(max_items or cap, cap)
+        if not self.fits:
+            max_items = min(max_items or self.G, self.G)
+        step = self.wg or 1
+        if rows == 1:
+            return chunk_sizes(B, self.per, dev, fixed_bytes=self.fixed, max_items=max_items,
+                               multiple=step)
+        return aligned_chunks(B, self.per, dev, fixed_bytes=self.fixed, max_items=max_items,
+                              multiple=step * rows // math.gcd(step, rows)) if B else []
+
+    def gsize(self, n):
+        return -(-n // self.wg) * self.wg if self.wg else n
+
+
 def _run(dev, plan, y2, variant, alpha, lag, conf_level):
     """The kernels over chunks of the batch: (stats [B, 5] int64, sen [B, 3], factor [B])."""
     import pyopencl.array as cla
-    norm = _norm()
     B, N = y2.shape
     dt = y2.dtype
-    real = "double" if dt == np.float64 else "float"
-    rt = dt.type
     q = dev.queue
-    corrected = variant in ("hamed_rao", "yue_wang")
-    # the interleaved layout only where chosen: CPU sources stay as they were
-    extra = dict(interleave=1) if plan.interleave else {}
-    pairs = dev.program("trend/pairs.cl.mako", real=real, median=plan.median, lanes=plan.lanes,
-                        sample=plan.sample, subgroup=plan.subgroup, **extra).kernel("mk_pairs")
-    acf = (dev.program("trend/acf.cl.mako", real=real, ranks=variant == "hamed_rao")
-           .kernel("mk_acf") if corrected else None)
-    zq_ci = rt(norm.ppf(1 - (1 - conf_level) / 2))
-    zq_a = rt(norm.ppf(1 - alpha / 2))
+    ks = _Kernels(dev, plan, B, N, dt, variant, alpha, conf_level)
+    corrected, pairs, acf, zq_ci, zq_a = ks.corrected, ks.pairs, ks.acf, ks.zq_ci, ks.zq_a
+    M, wg, G, gsize = ks.M, ks.wg, ks.G, ks.gsize
     stats = np.zeros((B, 5), np.int64)
     sen = np.full((B, 3), np.nan, dt)
     factor = np.ones(B, dt)
-    item = dt.itemsize
-    M = max(plan.pairs, 1)
-    wg = plan.wg or None
-    # work-items of the pair kernel, each with a scratch row it re-uses for its series
-    G = min(B, plan.items) if plan.items else B
-    if wg:
-        G = -(-G // wg) * wg
-    # every buffer sized by the chunk: per series the input (and the corrected variants'
-    # detrended copy and work rows) and the outputs; the slope scratch, one row per work-item,
-    # at most as many rows as one allocation holds: where the device limits them, a chunk
-    # holds no more series than there are rows (and halving a chunk halves the scratch)
-    row = (M + plan.sample) * item
-    per = [N * item * (3 if corrected else 1), 40 + 3 * item + 8]
-    rows = max(1, dev.max_alloc // row)
-    if wg and rows < wg:        # rows so long that a work-group's would not fit: any size
-        wg = None
-    elif wg:
-        rows -= rows % wg
-    fits = G <= rows
-    G = min(G, rows)
-    share = -(-row * G // B) if B else 0    # scratch per series of the batch (chunk_bytes)
-    if not fits:
-        per.append(row)
-    fixed = G * row if fits else 0
     i32 = np.int32
 
-    def gsize(n):
-        return -(-n // wg) * wg if wg else n
-
     def run(max_items):
-        if plan.chunk_bytes:
-            cap = max(1, plan.chunk_bytes // (sum(per[:2]) + share))
-            max_items = min(max_items or cap, cap)
-        if not fits:
-            max_items = min(max_items or G, G)
-        chunks = chunk_sizes(B, per, dev, fixed_bytes=fixed, max_items=max_items,
-                             multiple=wg or 1)
+        chunks = ks.chunks(B, dev, max_items)
         for i, (a, b) in enumerate(chunks):
             enter_chunk(i, a, b, len(chunks), B)
             nb = b - a
@@ -293,10 +352,73 @@ def _run(dev, plan, y2, variant, alpha, lag, conf_level):
     return stats, sen, factor
 
 
+def _run_device(dev, plan, y2, variant, alpha, lag, conf_level, keep):
+    """The test of the rows of the device array ``y2`` with every step on the device: the pair
+    kernel, the autocorrelation correction on the valid values detrended by kernels, and the
+    statistics of ``_statistics`` by ``mk_finish`` (``trend/finish.cl.mako``). Returns the
+    fields (device arrays [B]); nothing is transferred, mapped or waited for. The chunks'
+    temporaries go to ``keep``."""
+    import pyopencl.array as cla
+    B, N = y2.shape
+    dt, item, q = y2.dtype, y2.dtype.itemsize, dev.queue
+    stat = np.dtype(np.float64 if dev.fp64 else np.float32)
+    # the valid values' median (a scratch row per series), the detrended copy, the transpose
+    ks = _Kernels(dev, plan, B, N, dt, variant, alpha, conf_level,
+                  extra_per=[N * item, N * item * (1 + bool(plan.interleave)), 8])
+    fin = dev.program("trend/finish.cl.mako", real=ks.real,
+                      stat="double" if stat == np.float64 else "float", min_valid=MIN_VALID,
+                      ok=OK, too_few=TOO_FEW)
+    zq = stat.type(normal_ppf(1 - alpha / 2))
+    kinds = dict(trend=np.int8, h=np.bool_, n=np.int64, status=np.int8)
+    out = {k: cla.empty(q, (B,), kinds.get(k, stat)) for k in FIELDS}
+    i32 = np.int32
+    if plan.interleave:
+        # the one transpose template (element per work-item: once per call, beside the
+        # pairs' O(N^2) per series)
+        transpose = build_program(dev, "tridiag/transpose.cl.mako",
+                                  dict(real=ks.real, tile=0, tile_y=1)).kernel("transpose")
+
+    def run(max_items):
+        chunks = ks.chunks(B, dev, max_items, rows=rows_multiple(dev, N * item))
+        for i, (a, b) in enumerate(chunks):
+            enter_chunk(i, a, b, len(chunks), B)
+            nb = b - a
+            yc = device_rows(y2, a, b)
+            tmp = [yc]
+            yin = yc
+            if plan.interleave:         # time-major, as the numpy path uploads it
+                yin = scratch(dev, (N, nb), dt)
+                launch(dev, transpose, (nb, N), None, yc.data, yin.data, i32(nb), i32(N))
+                tmp.append(yin)
+            g = min(ks.G, ks.gsize(nb))
+            sc = scratch(dev, (g * (ks.M + plan.sample),), dt)
+            st = scratch(dev, (nb, 5), np.int64)
+            se = scratch(dev, (nb, 3), dt)
+            launch(dev, ks.pairs, g, ks.wg, yin.data, i32(N), i32(plan.period), i32(nb),
+                   np.int64(ks.M), ks.zq_ci, st.data, se.data, sc.data)
+            fd = se
+            if ks.corrected:
+                xd = scratch(dev, (nb, N), dt)
+                nvd = scratch(dev, (nb,), np.int32)
+                launch(dev, fin.kernel("mk_detrend"), nb, None, yc.data, se.data, i32(N),
+                       i32(nb), xd.data, nvd.data)
+                work = scratch(dev, (nb * N,), dt)
+                fd = scratch(dev, (nb,), dt)
+                launch(dev, ks.acf, ks.gsize(nb), ks.wg, xd.data, nvd.data, i32(N), i32(nb),
+                       i32(lag or 0), ks.zq_a, work.data, fd.data)
+                tmp += [xd, nvd, work]
+            med = scratch(dev, (nb * N,), dt)
+            launch(dev, fin.kernel("mk_finish"), nb, None, yc.data, st.data, se.data, fd.data,
+                   i32(ks.corrected), i32(N), i32(nb), i32(plan.period), zq, i32(a), med.data,
+                   *(out[k].data for k in FIELDS))
+            keep.extend(tmp + [sc, st, se, fd, med])
+    with_smaller_chunks(run, device=dev, what="trend_test")
+    return out
+
+
 def _statistics(y2, stats, sen, factor, P, alpha):
     """The host part, vectorised: Z, p, h, tau, intercept from the kernels' counts and slopes
     (pymannkendall's formulas, float64)."""
-    norm = _norm()
     B, N = y2.shape
     S = stats[:, 0].astype(np.float64)
     var0 = (stats[:, 1] - stats[:, 2]) / 18
@@ -306,8 +428,8 @@ def _statistics(y2, stats, sen, factor, P, alpha):
         sd = np.sqrt(var)
         z = np.where(S > 0, (S - 1) / sd, np.where(S < 0, (S + 1) / sd, 0.0))
         tau = S / (0.5 * stats[:, 3])
-    p = 2 * (1 - norm.cdf(np.abs(z)))
-    h = np.abs(z) > norm.ppf(1 - alpha / 2)
+    p = 2 * (1 - normal_cdf(np.abs(z)))
+    h = np.abs(z) > normal_ppf(1 - alpha / 2)
     trend = np.where(h, np.sign(np.nan_to_num(z)), 0).astype(np.int8)
     slope = sen[:, 0].astype(np.float64)
     srt = np.sort(y2, axis=1).astype(np.float64)     # NaN last

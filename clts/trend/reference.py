@@ -22,6 +22,7 @@ statement of what the kernels compute, with pymannkendall's conventions.
 from __future__ import annotations
 
 import math
+from statistics import NormalDist
 
 import numpy as np
 
@@ -29,6 +30,22 @@ VARIANTS = ("original", "hamed_rao", "yue_wang", "seasonal")
 #: status codes per series
 OK, TOO_FEW = 0, 1
 MIN_VALID = 3
+
+_erfc = np.frompyfunc(math.erfc, 1, 1)
+
+
+def normal_cdf(z):
+    """Phi(z) of the standard normal distribution, elementwise (NaN stays NaN): 0.5 erfc(-z /
+    sqrt 2), accurate in both tails; numpy / the standard library only, no scipy."""
+    z = np.asarray(z, dtype=np.float64)
+    out = 0.5 * np.asarray(_erfc(-z / math.sqrt(2)), dtype=np.float64)
+    return out if out.ndim else float(out)
+
+
+def normal_ppf(q):
+    """The quantile z_q of the standard normal distribution (``statistics.NormalDist``'s
+    inverse, Wichura's AS 241, full double precision) for a probability q in (0, 1)."""
+    return NormalDist().inv_cdf(float(q))
 
 
 def pair_stats(x, period=1):
@@ -67,13 +84,12 @@ def ranks(x):
 
 def correction(xv, slope, variant, alpha, lag):
     """n / n* of Hamed-Rao or Yue-Wang for the valid values ``xv`` of one series."""
-    from scipy.stats import norm
     n = len(xv)
     L = n if lag is None else min(lag + 1, n)
     xd = xv - np.arange(1, n + 1) * slope
     if variant == "hamed_rao":
         r = acf(ranks(xd), L - 1)
-        b = norm.ppf(1 - alpha / 2) / math.sqrt(n)
+        b = normal_ppf(1 - alpha / 2) / math.sqrt(n)
         sni = sum((n - i) * (n - i - 1) * (n - i - 2) * r[i] for i in range(1, L)
                   if not (-b <= r[i] <= b))
         return 1 + (2 / (n * (n - 1) * (n - 2))) * sni
@@ -85,7 +101,6 @@ def correction(xv, slope, variant, alpha, lag):
 def trend_series(x, variant="original", period=None, alpha=0.05, lag=None, conf_level=0.95):
     """The test of one series: a dict with s, var_s, z, p, h, trend, tau, slope, intercept,
     slope_low, slope_high, n, status."""
-    from scipy.stats import norm
     x = np.asarray(x, dtype=np.float64)
     P = int(period) if variant == "seasonal" else 1
     S, A, T, D, nv, d = pair_stats(x, P)
@@ -98,7 +113,7 @@ def trend_series(x, variant="original", period=None, alpha=0.05, lag=None, conf_
     var0 = (A - T) / 18
     slope = float(np.median(d)) if len(d) else np.nan
     M = len(d)
-    C = norm.ppf(1 - (1 - conf_level) / 2) * math.sqrt(var0)
+    C = normal_ppf(1 - (1 - conf_level) / 2) * math.sqrt(var0)
     rl, ru = round((M - C) / 2), round((M + C) / 2 + 1)
     ds = np.sort(d)
     lo = ds[rl - 1] if 1 <= rl <= M else np.nan
@@ -107,8 +122,8 @@ def trend_series(x, variant="original", period=None, alpha=0.05, lag=None, conf_
     if variant in ("hamed_rao", "yue_wang"):
         var = var0 * correction(x[~np.isnan(x)], slope, variant, alpha, lag)
     z = (S - 1) / math.sqrt(var) if S > 0 else (S + 1) / math.sqrt(var) if S < 0 else 0.0
-    p = 2 * (1 - norm.cdf(abs(z)))
-    h = bool(abs(z) > norm.ppf(1 - alpha / 2))
+    p = 2 * (1 - normal_cdf(abs(z)))
+    h = bool(abs(z) > normal_ppf(1 - alpha / 2))
     pos = np.flatnonzero(~np.isnan(x))
     intercept = np.nanmedian(x) - np.median(pos) / P * slope
     out.update(s=float(S), var_s=float(var), z=float(z), p=float(p), h=h,

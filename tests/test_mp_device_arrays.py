@@ -167,3 +167,44 @@ def test_aamp_device_arrays(device):
     _same(got, want, ["P", "I", "left_P", "left_I", "right_P", "right_I"])
     with pytest.raises(TypeError, match="p = 2"):
         clts.aamp(dT, 24, p=1, device=device)
+
+
+def test_calls_return_while_the_queue_is_blocked(device):
+    """The device's queue held by a user event: matrix_profile (k = 1 and top-k) and mass on
+    device arrays still return (a call that waited for the device would not come back); the
+    results are complete once it is released."""
+    import threading
+
+    import pyopencl as cl
+    import pyopencl.array as cla
+    T = _series(700, 12)
+    want1 = clts.matrix_profile(T, 24, device=device)
+    want3 = clts.matrix_profile(T, 24, k=3, device=device)
+    wantm = clts.mass(T[5:29], T, device=device)
+    dT = cla.to_device(device.queue, T)
+    dQ = cla.to_device(device.queue, T[5:29].copy())
+    clts.matrix_profile(dT, 24, device=device)               # programs built outside
+    clts.matrix_profile(dT, 24, k=3, device=device)
+    clts.mass(dQ, dT, device=device)
+    device.queue.finish()
+    gate = cl.UserEvent(device.context)
+    cl.enqueue_barrier(device.queue, wait_for=[gate])
+    got = {}
+
+    def calls():
+        got["k1"] = clts.matrix_profile(dT, 24, device=device)
+        got["k3"] = clts.matrix_profile(dT, 24, k=3, device=device)
+        got["mass"] = clts.mass(dQ, dT, device=device)
+    th = threading.Thread(target=calls)
+    th.start()
+    th.join(120)
+    returned = not th.is_alive()
+    gate.set_status(cl.command_execution_status.COMPLETE)
+    th.join()
+    assert returned, "a device-array call waited for the device"
+    out = clts.to_numpy(got)
+    np.testing.assert_array_equal(out["k1"].I, want1.I)
+    np.testing.assert_array_equal(out["k3"].I, want3.I)
+    np.testing.assert_array_equal(out["k3"].P, want3.P)
+    np.testing.assert_array_equal(out["mass"], wantm)
+    assert out["k1"].diagnostics["special_A"] == want1.diagnostics["special_A"]

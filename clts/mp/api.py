@@ -14,6 +14,7 @@ from ..runtime import integrations
 from ..runtime.integrations import time_axis_of
 from ..runtime import get_device
 from ..runtime.arrays import device_input, is_device_array
+from ..runtime.resident import Lazy, LazyDict
 from ..runtime.outputs import deliver, out_arrays
 from ..vocabulary import renamed
 from . import flags
@@ -89,12 +90,8 @@ class MatrixProfileResult:
     def to_numpy(self):
         """A copy whose device arrays (device-array calls) are numpy arrays (waits for the
         device); ``clts.to_numpy(result)`` is the same."""
-        import copy
-        from ..runtime.arrays import to_numpy
-        out = copy.copy(self)
-        for k, v in vars(self).items():
-            setattr(out, k, None if k == "_keep" else to_numpy(v))
-        return out
+        from ..runtime.resident import result_to_numpy
+        return result_to_numpy(self)
 
     @property
     def profile(self):
@@ -190,66 +187,6 @@ def _compute(*args, **kwargs):
                                what="matrix_profile")
 
 
-class _Diagnostics(dict):
-    """The diagnostics of a call: the counts of special / non-finite windows are read from
-    the device on first access (a device-array call reads nothing before)."""
-
-    def __init__(self, base, lazy):
-        super().__init__(base)
-        self._lazy = lazy
-
-    def _fill(self):
-        lazy, self._lazy = self._lazy, None
-        if lazy:
-            self.update(lazy())
-
-    def __getitem__(self, key):
-        self._fill()
-        return super().__getitem__(key)
-
-    def get(self, key, default=None):
-        self._fill()
-        return super().get(key, default)
-
-    def __contains__(self, key):
-        self._fill()
-        return super().__contains__(key)
-
-    def __iter__(self):
-        self._fill()
-        return super().__iter__()
-
-    def __len__(self):
-        self._fill()
-        return super().__len__()
-
-    def keys(self):
-        self._fill()
-        return super().keys()
-
-    def items(self):
-        self._fill()
-        return super().items()
-
-    def values(self):
-        self._fill()
-        return super().values()
-
-    def __repr__(self):
-        self._fill()
-        return super().__repr__()
-
-    def __eq__(self, other):
-        self._fill()
-        return super().__eq__(other)
-
-    __hash__ = None
-
-    def __reduce__(self):
-        self._fill()
-        return (dict, (dict(self),))
-
-
 def _device_series(T, name, dev, fp64):
     """A device-array argument checked (context, C order, dtype, 1-D), not copied."""
     dts = (np.float32, np.float64) if fp64 else (np.float32,)
@@ -298,14 +235,12 @@ def _compute_once(T_A, m, T_B, k, exclusion_zone, normalize, precision, devices,
                          diag_spec(d, p, normalize, job.cols), exact_spec(d, p, normalize)])
     A, B = job.A, job.B
 
-    def counts():
-        fa = A.flags
-        fb = fa if self_join else B.flags
-        return {"special_A": int(np.sum(fa & flags.SPECIAL > 0)),
-                "special_B": int(np.sum(fb & flags.SPECIAL > 0)),
-                "nan_A": int(np.sum(fa & flags.NONFINITE)),
-                "nan_B": int(np.sum(fb & flags.NONFINITE))}
-    diag = _Diagnostics({"devices": [d.slug for d in devs]}, counts)
+    def count(X, bits):     # read from the device on first access (the flags once a side)
+        return Lazy(lambda: int(np.sum((X.flags & bits) > 0)))
+    Bs = A if self_join else B
+    diag = LazyDict(special_A=count(A, flags.SPECIAL), special_B=count(Bs, flags.SPECIAL),
+                    nan_A=count(A, flags.NONFINITE), nan_B=count(Bs, flags.NONFINITE),
+                    devices=[d.slug for d in devs])
     if bands is not None and len(devs) != 1:
         raise ValueError("a band range (part of a distributed run) takes one device")
     job.bands = bands
@@ -327,7 +262,7 @@ def _compute_once(T_A, m, T_B, k, exclusion_zone, normalize, precision, devices,
         keep = None
     diag["seconds"] = time.perf_counter() - t0
     if not on_device:
-        diag._fill()
+        diag.copy()         # numpy in: the counts now (the results were read)
     return MatrixProfileResult(m=m, exclusion_zone=ez if self_join else None,
                                self_join=self_join, normalize=normalize, plan=p,
                                diagnostics=diag, _keep=keep, **res)

@@ -567,10 +567,13 @@ def _better_all(dev, X, dv, di, v, i):
 def _finish(dev, job, X, n, first, second, names):
     """The result arrays ``names`` (P, I[, first's P, I, second's P, I]): P = the better of
     ``first`` and ``second`` (or ``first``), distances times the plain-Euclidean unit."""
-    P = scratch(dev, n, X.er)
-    I = scratch(dev, n, np.int64)
+    import pyopencl.array as cla
+    # results: fresh device arrays, never pool blocks a later call could reuse
+    P = cla.empty(dev.queue, n, X.er)
+    I = cla.empty(dev.queue, n, np.int64)
     two = second is not None
-    sides = [scratch(dev, n, t) for t in (X.er, np.int64, X.er, np.int64)] if two else [P, I] * 2
+    sides = [cla.empty(dev.queue, n, t) for t in (X.er, np.int64, X.er, np.int64)] if two \
+        else [P, I] * 2
     v2, i2 = second if two else first
     launch(dev, X.prg.kernel("finish"), round_up(n, 64), None, np.int32(n), np.int32(two),
            np.int32(not job.normalize), X.scale.data, first[0].data, first[1].data, v2.data,

@@ -271,10 +271,12 @@ def _topk_out(dev, job, X, n, k, lists, first, second, names):
     """The result arrays ``names`` from [n * k] lists: P, I [n, k] (distances times the
     plain-Euclidean unit, indices int64) and, with ``first`` / ``second``, their first
     entries [n]."""
-    P = scratch(dev, (n, k), X.er)
-    I = scratch(dev, (n, k), np.int64)
+    import pyopencl.array as cla
+    # results: fresh device arrays, never pool blocks a later call could reuse
+    P = cla.empty(dev.queue, (n, k), X.er)
+    I = cla.empty(dev.queue, (n, k), np.int64)
     two = first is not None
-    extra = [scratch(dev, n, t) for t in (X.er, np.int64, X.er, np.int64)] if two \
+    extra = [cla.empty(dev.queue, n, t) for t in (X.er, np.int64, X.er, np.int64)] if two \
         else [P, I, P, I]
     f1 = first if two else lists
     f2 = second if two else lists

@@ -98,7 +98,7 @@ def main(argv=None):
             copies.extend(e for e in items if not callable(e))
             return items
         return real(device, chunks, upload=up, download=down, **kw)
-    for mod in ("clts.stl.api", "clts.tridiag.api", "clts.bfast.api"):
+    for mod in ("clts.stl.chunks", "clts.tridiag.api", "clts.bfast.monitor_run"):
         sys.modules[mod].run_pipelined = counted
     print(f"# out of core: {machine_line(dev)}; {args.slots} slots\n")
     rows = []

@@ -169,7 +169,7 @@ def test_superbee_tile_on_gpu_profiles_only_where_it_applies(device):
     with pytest.raises(ValueError, match="tile"):
         make_superbee_plan(gpu, Problem(8), tile=2)
     # 3-D velocities (superbee_fluxes itself) need no tile: the same source as untiled
-    from clts.ocean.api import _superbee_spec
+    from clts.ocean.launches import _superbee_spec
     plan = make_superbee_plan(gpu, Problem(8))
     assert _superbee_spec(plan, "double", 8)[1]["tile"] == 0
     assert _superbee_spec(plan, "double", 8, 3, 1)[1]["tile"] == plan.wg

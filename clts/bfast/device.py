@@ -24,10 +24,11 @@ from collections import OrderedDict
 
 import numpy as np
 
-from ..runtime import chunk_sizes, launch, round_up
+from ..runtime import launch, round_up
 from ..runtime.arrays import fields_to_numpy
 from ..runtime.faults import enter_chunk
 from ..runtime.memory import scratch
+from .monitor_run import DETAILED_KEYS, bounds_table, launch_chunk, monitor_chunks, programs
 
 #: integer cube types and their OpenCL C names
 INT_TYPES = {np.dtype(np.int8): "char", np.dtype(np.uint8): "uchar",
@@ -186,28 +187,15 @@ def run_monitor(dev, plan, y, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, 
                 roc_bounds, max_items=None, hs=None):
     """``bfast_monitor``'s kernels over device cube ``y`` ``[N, M]`` (flattened view of the
     caller's array); ``hs``: device int32 history starts (given or Bai-Perron), else None.
-    Returns (dict of device outputs named as ``api._run``'s, arrays to keep alive)."""
-    from .api import DETAILED_KEYS, _bounds_table, _launch_chunk, _programs
-    from .plan import chunk_cap
+    Returns (dict of device outputs named as ``monitor_run.run_host``'s, arrays to keep
+    alive)."""
     M = int(y.shape[1]) if y.ndim > 1 else 1
     W = plan.lanes
     rs = dtype.itemsize
-    isz = y.dtype.itemsize
     detailed = tpl["detailed"]
     roc_hist = tpl["history"] == "ROC"
-    per = [N * isz, N * rs, 4 + 3 * rs + 8]
-    if roc_hist:
-        per += [4, N * 8]
-    if plan.version == "multi":
-        per += [(K * (K + 1) // 2 + K + 2) * rs, (K + 1) * rs]
-    if detailed:
-        per += [K * rs, rs, (N - n) * rs, (N - n) * rs, N * rs]
-    cap = chunk_cap(plan, N, isz, rs)
-    if cap is not None:
-        max_items = cap if max_items is None else min(max_items, cap)
-    chunks = chunk_sizes(M, per, dev, fixed_bytes=(N * K + N) * rs, multiple=W * plan.wg,
-                         max_items=max_items)
-    kp = _programs(dev, plan, tpl, dtype, hs is not None)
+    chunks = monitor_chunks(dev, plan, M, N, n, K, tpl, y.dtype.itemsize, rs, max_items)
+    kp = programs(dev, plan, tpl, dtype, hs is not None)
     Xd = constant(dev, "bfast.X", X, dtype)
     Bd = constant(dev, "bfast.bounds", bounds_t, dtype)
     keep = [y, Xd, Bd]
@@ -245,7 +233,7 @@ def run_monitor(dev, plan, y, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, 
         betad = buf((K + 1) * cmax * rs)
     if kp.bt:
         btab = buf((n + 1) * (N - n + 1) * rs)
-        _bounds_table(dev, plan, kp, n, N, dtype, crit, btab)   # in order before the chunks
+        bounds_table(dev, plan, kp, n, N, dtype, crit, btab)    # in order before the chunks
     single = len(chunks) == 1
     in_place = single and M % W == 0 and y.offset == 0
     gather = None if in_place else program(dev, real=tpl["real"], in_type=tpl["in_type"],
@@ -286,10 +274,10 @@ def run_monitor(dev, plan, y, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, 
         keep.append(mags)
         tail = [o[k].data if k != "mags" else mags.data for k in keys1]
         det = [o[k].data for k in DETAILED_KEYS] if detailed else []
-        _launch_chunk(dev, plan, kp, yd, m, mp, Xd.data, Bd.data,
-                      Xroc.data if Xroc is not None else None, hsd, tail, det, sc, roc_scratch,
-                      gd, betad, btab, dtype=dtype, crit=crit, hfrac=hfrac, nodata=nodata,
-                      roc_bounds=roc_bounds)
+        launch_chunk(dev, plan, kp, yd, m, mp, Xd.data, Bd.data,
+                     Xroc.data if Xroc is not None else None, hsd, tail, det, sc, roc_scratch,
+                     gd, betad, btab, dtype=dtype, crit=crit, hfrac=hfrac, nodata=nodata,
+                     roc_bounds=roc_bounds)
         if not single:
             for k, v in o.items():
                 copy_columns(dev, out[k], v, a, m, 1 if v.ndim == 1 else v.shape[0])

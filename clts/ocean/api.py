@@ -16,13 +16,13 @@ import numpy as np
 from ..errors import DeviceError
 from ..runtime import faults
 
-from ..runtime import get_device, launch, round_up
+from ..runtime import get_device
 from ..runtime.arrays import c_array, float_array, float_dtype_of, values_of
 from ..runtime.memory import keep_on_simulator, pooled_empty, scratch, upload_scratch
-from ..runtime.programs import build_program, built, prebuild
 from ..runtime.staging import download
 from .inputs import NAMES
-from .plan import Problem, SuperbeePlan, TkePlan, make_superbee_plan, make_tke_plan
+from .launches import _cached_tke_plan, _solver_plan, run_superbee, run_tke
+from .plan import Problem, SuperbeePlan, TkePlan, make_superbee_plan
 from . import slabs
 from .reference import CONSTANTS
 
@@ -316,56 +316,6 @@ def superbee_fluxes(q, u, v, w, maskW, dxt, dyt, dzw, cost, cosu, dt, *, device=
                           in_place=plan.transfer == "host_ptr")
 
 
-def _superbee_spec(plan, real, nz, vel_stride=1, vel_offset=0):
-    tile = (plan.tile_x, plan.tile_y, plan.tile_z) if plan.version == "tiled" else (0, 0, 0)
-    return "ocean/superbee.cl.mako", dict(
-        real=real, lanes=plan.lanes, COLS2=int(plan.lanes <= nz), tile_x=tile[0],
-        tile_y=tile[1], tile_z=tile[2], VS=int(vel_stride), VO=int(vel_offset),
-        tile=plan.wg if _velocity_tile(plan, vel_stride) else 0)
-
-
-def _velocity_tile(plan, vel_stride) -> bool:
-    """The fused kernel stages [x, y, z, T] velocities through the tile (ocean.superbee.fused.tile)."""
-    return bool(plan.tile) and plan.version == "fused" and vel_stride > 1
-
-
-def run_superbee(dev, plan, dtype, arrs, outs, shape, dt, vel_stride=1, vel_offset=0):
-    """Launch the Superbee kernel of ``plan`` on device arrays (q, u, v, w, maskW, dxt, dyt,
-    dzw, cost, cosu) writing (fe, fn, ft); velocities read as ``vel[cell * vel_stride +
-    vel_offset]``."""
-    nx, ny, nz = shape
-    real = "double" if dtype == np.float64 else "float"
-    tiled = plan.version == "tiled"
-    prg = build_program(dev, *_superbee_spec(plan, real, nz, vel_stride, vel_offset))
-    if tiled:
-        g = tuple(round_up(s, t) for s, t in zip((nz, ny, nx), (plan.tile_z, plan.tile_y,
-                                                                  plan.tile_x)))
-        l = (plan.tile_z, plan.tile_y, plan.tile_x)
-        kern = prg.kernel("superbee_tiled")
-    else:
-        g, l = _cell_range(nx * ny * nz, plan.lanes, plan.wg)
-        kern = prg.kernel("superbee_fused")
-    launch(dev, kern, g, l, *[a.data for a in arrs], dtype.type(dt), *[o.data for o in outs],
-           *_dims(nx, ny, nz))
-
-
-def _cell_range(ncells, lanes, wg):
-    """(global, local) of a cell-parallel kernel: one work-item per ``lanes`` cells."""
-    n = -(-ncells // lanes)
-    if wg:
-        return (round_up(n, wg),), (wg,)
-    return (n,), None
-
-
-def _magic(d: int) -> np.uint64:
-    """ceil(2^64 / d): the kernels' quotient n // d = mul_hi(n, magic) (0 for d = 1)."""
-    return np.uint64(0 if d == 1 else -(-(1 << 64) // d))
-
-
-def _dims(nx, ny, nz):
-    return (np.int32(nx), np.int32(ny), np.int32(nz), _magic(ny), _magic(nz))
-
-
 @contextmanager
 def _allocation_errors(dev, what, nbytes):
     """An allocation failure on device arrays (not split into chunks) as a DeviceError."""
@@ -437,7 +387,6 @@ def tke(u, v, w, maskU, maskV, maskW, dxt, dxu, dyt, dyu, dzt, dzw, cost, cosu, 
     ...     for a, b in zip((tke, dtke, corr), reference.tke(*x.values())))
     True
     """
-    from ..tridiag import solve_tridiagonal
     from ..tridiag.api import replace_nsys, scratch_factor
 
     args = dict(zip(NAMES, (u, v, w, maskU, maskV, maskW, dxt, dxu, dyt, dyu, dzt, dzw, cost,
@@ -463,7 +412,7 @@ def tke(u, v, w, maskU, maskV, maskW, dxt, dxu, dyt, dyu, dzt, dzw, cost, cosu, 
     dtype = _dtype_of("tke", args["tke"])
     on_device = _device_kind(dev, dtype, args["tke"], "tke")
     if plan is None:
-        plan = make_tke_plan(dev, Problem(dtype.itemsize, T), **plan_overrides)
+        plan = _cached_tke_plan(dev, Problem(dtype.itemsize, T), plan_overrides)
     elif plan_overrides:
         raise TypeError("give either plan= or parameters, not both")
     elif not isinstance(plan, TkePlan):
@@ -481,6 +430,8 @@ def tke(u, v, w, maskU, maskV, maskW, dxt, dxu, dyt, dyu, dzt, dzw, cost, cosu, 
         raise TypeError("tke: out= takes numpy arrays for a numpy call; device results are "
                         "fresh device arrays")
     outs_given = _outputs(out, (shape4, shape4, (nx, ny)), dtype, args, "tke")
+    # every slab's solve runs the version and parameters the whole grid's would
+    solver = _solver_plan(dev, nz, nx * ny, dtype, dict(plan.solver))
     if on_device or any(_is_cl(x) for x in args.values()):
         _check_cells(nx * ny * nz)
         st = _Staging(dev, dtype, plan.transfer)
@@ -489,7 +440,7 @@ def tke(u, v, w, maskU, maskV, maskW, dxt, dxu, dyt, dyu, dzt, dzw, cost, cosu, 
             d["kbot"] = st.ints(args["kbot"], "kbot", (nx, ny))
             outs = (st.output(shape4, on_device), st.output(shape4, on_device),
                     st.output((nx, ny), on_device))
-            keep = run_tke(dev, plan, dtype, d, outs, dims, levels, cst, solve_tridiagonal)
+            keep = run_tke(dev, plan, dtype, d, outs, dims, levels, cst, solver)
             if on_device:
                 keep_on_simulator(dev, st.keep + keep)
                 return outs
@@ -507,19 +458,14 @@ def tke(u, v, w, maskU, maskV, maskW, dxt, dxu, dyt, dyu, dzt, dzw, cost, cosu, 
              for n, a in host.items()}
         outs = tuple(st.output(sh, False, host=o) for sh, o in zip(
             (shape4, shape4, (nx, ny)), outs_given))
-        keep = run_tke(dev, plan, dtype, d, outs, dims, levels, cst, solve_tridiagonal)
+        keep = run_tke(dev, plan, dtype, d, outs, dims, levels, cst, solver)
         result = tuple(st.finish())
         del keep
         return result
 
-    # every slab's solve runs the version and parameters the whole grid's would
-    solver = _solver_plan(dev, nz, nx * ny, dtype, dict(plan.solver))
-
     def slab(d, outs, rows):
-        def solve(a, b, c, rhs, *, start, device, **_):
-            return solve_tridiagonal(a, b, c, rhs, start=start, device=device,
-                                     plan=replace_nsys(solver, rows * ny))
-        return run_tke(dev, plan, dtype, d, outs, (rows, ny, nz, T), levels, cst, solve)
+        return run_tke(dev, plan, dtype, d, outs, (rows, ny, nz, T), levels, cst,
+                       replace_nsys(solver, rows * ny))
 
     cell = ny * nz * dtype.itemsize
     temps = [cell] * 6 + [ny * 4] + [cell * f for f in scratch_factor(solver)]
@@ -532,64 +478,3 @@ def tke(u, v, w, maskU, maskV, maskW, dxt, dxu, dyt, dyu, dzt, dzw, cost, cosu, 
             (shape4, shape4, (nx, ny)), outs_given)],
         temp_row_bytes=temps, whole=whole, slab=slab, row_cells=ny * nz,
         in_place=plan.transfer == "host_ptr")
-
-
-def _solver_plan(dev, nz, ncol, dtype, solver: dict):
-    """The tridiagonal plan ``clts.solve_tridiagonal(..., start=, **solver)`` makes for ``ncol``
-    columns of ``nz`` levels in the natural layout."""
-    from ..tridiag.plan import Problem, make_plan
-    for old, new in (("method", "version"), ("prefetch", "prefetch_items")):
-        if old in solver:
-            solver[new] = solver.pop(old)
-    return make_plan(dev, Problem(nz, ncol, "natural", dtype, True), **solver)
-
-
-def run_tke(dev, plan, dtype, d, outs, dims, levels, cst, solve):
-    """Enqueue the TKE step on device arrays ``d`` (by name) writing ``outs``; returns the
-    temporaries to keep alive until the queue has run them."""
-    nx, ny, nz, T = dims
-    real = "double" if dtype == np.float64 else "float"
-    rt = dtype.type
-    spec = ("ocean/tke.cl.mako", dict(
-        real=real, lanes=plan.lanes, COLS2=int(plan.lanes <= nz), stream=plan.stream, T=T,
-        TAU=levels["tau"], TAUP1=levels["taup1"], TAUM1=levels["taum1"],
-        advection=plan.advection, subgroup=plan.subgroup, tile=plan.wg if plan.tile else 0))
-    if not built(dev, *spec):   # a first call: this step's, the solver's, Superbee's at once
-        from ..tridiag.programs import plan_specs
-        prebuild(dev, [spec] + plan_specs(dev, _solver_plan(dev, nz, nx * ny, dtype,
-                                                             dict(plan.solver)))
-                 + ([_superbee_spec(plan.superbee, real, nz, T, levels["tau"])]
-                    if plan.advection == "stored" else []))
-    prg = build_program(dev, *spec)
-    ncol, shape = nx * ny, (nx, ny, nz)
-    # one system per column in the grid's own layout (ghost columns start at -1: zeros)
-    a, b, c, rhs = (scratch(dev, (ncol, nz), dtype) for _ in range(4))
-    start = scratch(dev, (ncol,), np.int32)
-    q3 = scratch(dev, shape, dtype)                 # tke[..., tau], contiguous
-    dt = cst["dt_mom"]
-    g, l = _cell_range(nx * ny * nz, plan.lanes, plan.wg)
-    dims_args = _dims(nx, ny, nz)
-    launch(dev, prg.kernel("tke_systems"), g, l, d["kbot"].data, d["kappaM"].data,
-           d["mxl"].data, d["forc"].data, d["forc_tke_surface"].data, d["tke"].data,
-           d["dzt"].data, d["dzw"].data, rt(dt), rt(cst["alpha_tke"]), rt(dt * cst["c_eps"]),
-           a.data, b.data, c.data, rhs.data, start.data, q3.data, *dims_args)
-    res = solve(a, b, c, rhs, start=start, device=dev, **dict(plan.solver))
-    keep = [a, b, c, rhs, start, q3, res]
-    if plan.advection == "stored":
-        fluxes = [scratch(dev, shape, dtype) for _ in range(3)]
-        run_superbee(dev, plan.superbee, dtype,
-                     [q3] + [d[n] for n in ("u", "v", "w", "maskW", "dxt", "dyt", "dzw", "cost",
-                                            "cosu")], fluxes, shape, cst["dt_tracer"],
-                     vel_stride=T, vel_offset=levels["tau"])
-        keep += fluxes
-    else:
-        fluxes = [res.x] * 3           # not read by the inline version
-    tke_out, dtke_out, corr = outs
-    eps = cst["AB_eps"]
-    launch(dev, prg.kernel("tke_step"), g, l,
-           *[d[n].data for n in ("tke", "dtke", "u", "v", "w", "maskU", "maskV", "maskW", "dxt",
-                                 "dxu", "dyt", "dyu", "dzw", "cost", "cosu", "kbot")],
-           res.x.data, q3.data, *[f.data for f in fluxes], rt(dt), rt(cst["dt_tracer"]),
-           rt(cst["K_h_tke"]), rt(1.5 + eps), rt(0.5 + eps), tke_out.data, dtke_out.data,
-           corr.data, *dims_args)
-    return keep

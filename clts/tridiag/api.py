@@ -6,18 +6,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..runtime import chunk_sizes, get_device, launch, round_up
+from ..runtime import chunk_sizes, get_device
 from ..runtime.faults import with_smaller_chunks
 from ..runtime.outputs import overlaps
-from ..runtime.memory import (host_empty, keep_on_simulator, release_scratch, scratch,
-                              upload_scratch)
+from ..runtime.memory import host_empty, keep_on_simulator, release_scratch, scratch
 from ..runtime.pipeline import (ChunkIO, aligned_multiple, device_marker, device_wait,
                                 run_pipelined)
 from ..vocabulary import renamed
-from ..runtime.programs import build_program, built, prebuild
-from .plan import Plan, Problem, make_plan
-from .programs import (copy_tile, flat_chunked, flat_spec, pcr_spec, plan_specs, thomas_spec,
-                       transpose_spec, unrolled_transposed)
+from .plan import Plan, Problem
+from .programs import flat_chunked, unrolled_transposed
+from .run import cached_plan, run_plan, zeros_int
 
 __all__ = ["solve_tridiagonal", "TridiagonalResult", "release_scratch"]
 
@@ -164,7 +162,9 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, version: str = "auto", star
         ``private_max``, ``block``, ``prefetch_items``, ``tile``, ``tile_y``, ``chunk``,
         ``interleave`` (flat), ``transpose`` (thomas-unrolled; see clts.tridiag.plan); with
         ``version="auto"`` also the profile's thresholds (``tridiag.auto``): ``flat_min_n``,
-        ``flat_max_batch``, ``pcr_max_batch``, ``unrolled_below_n``,
+        ``flat_max_batch``, ``pcr_max_batch`` (alone: at every n), ``pcr_max_batch_n16``,
+        ``pcr_max_batch_n128`` (the crossovers measured at n = 16 and 128; -1: not measured;
+        auto interpolates between sizes), ``unrolled_below_n``,
         ``unrolled_interleaved_below_n``, ``coalesced_min_n``, ``coalesced_interleaved_min_n``,
         ``coalesced_interleaved_max_n``,
         and the size limits ``pcr_max_n`` / ``unrolled_max_n`` / ``unrolled_max_bytes``
@@ -309,8 +309,8 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, version: str = "auto", star
                                  "place) or an array of its own")
 
     if plan is None:
-        plan = make_plan(dev, Problem(n, nsys, layout, dtype, st is not None), version=method,
-                         **plan_overrides)
+        plan = cached_plan(dev, Problem(n, nsys, layout, dtype, st is not None), version=method,
+                           **plan_overrides)
     elif not isinstance(plan, Plan):
         raise TypeError(f"plan must be a clts.tridiag.plan.Plan, got {type(plan).__name__}")
     elif plan_overrides or method != "auto":
@@ -322,7 +322,7 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, version: str = "auto", star
                          f"{'yes' if st is not None else 'no'}")
     else:
         plan.validate(dev)
-    counter = _zeros_int(dev, 1)
+    counter = zeros_int(dev, 1)
 
     if nsys == 0 or n == 0:
         x = out if out is not None else (cla.empty(dev.queue, shape, dtype) if device_input
@@ -450,145 +450,3 @@ def scratch_factor(plan: Plan):
             or unrolled_transposed(plan):
         f += [1] * 5
     return f
-
-
-# -- running a plan on device buffers ----------------------------------------------------------
-
-def run_plan(dev, plan: Plan, a, b, c, d, x, start, counter):
-    """Run ``plan`` on device arrays (natural [nsys, n] or interleaved [n, nsys] in memory).
-
-    Returns the temporaries the enqueued kernels use: the caller keeps them alive until the
-    work is done (the OpenCL spec defers a release, Oclgrind does not)."""
-    n, nsys = plan.n, plan.nsys
-    dummy_start = start if start is not None else _dummy_int(dev)
-    specs = plan_specs(dev, plan)
-    if not built(dev, *specs[0]):
-        prebuild(dev, specs)        # a first call: its programs built at once
-    if unrolled_transposed(plan):
-        # GPUs: the systems of natural-layout data are n words apart, so a warp's reads of
-        # row k touch one segment per work-item; transposed (local-memory tiles, coalesced)
-        # the unrolled kernel reads adjacent systems' words together
-        tile, tile_y = copy_tile(dev)
-        tmp = [scratch(dev, (n, nsys), x.dtype) for _ in range(5)]
-        for src, dst in zip((a, b, c, d), tmp):
-            _transpose(dev, plan, src, dst, nsys, n, tile, tile_y)
-        keep = _run_thomas(dev, plan, "interleaved", *tmp[:4], tmp[4], dummy_start, counter)
-        _transpose(dev, plan, tmp[4], x, n, nsys, tile, tile_y)
-        return keep + tmp
-    if plan.method in ("thomas", "thomas-unrolled"):
-        return _run_thomas(dev, plan, plan.layout, a, b, c, d, x, dummy_start, counter)
-    elif plan.method == "thomas-coalesced":
-        if plan.layout == "interleaved":
-            return _run_thomas(dev, plan, "interleaved", a, b, c, d, x, dummy_start, counter)
-        else:
-            tmp = [scratch(dev, (n, nsys), x.dtype) for _ in range(5)]
-            for src, dst in zip((a, b, c, d), tmp):
-                _transpose(dev, plan, src, dst, nsys, n)
-            keep = _run_thomas(dev, plan, "interleaved", *tmp[:4], tmp[4], dummy_start, counter)
-            _transpose(dev, plan, tmp[4], x, n, nsys)
-            return keep + tmp
-    elif plan.method == "pcr":
-        prg = build_program(dev, *pcr_spec(plan))
-        wg = plan.params["wg"]
-        launch(dev, prg.kernel("pcr"), nsys * wg, wg, a.data, b.data, c.data, d.data, x.data,
-               x.data, dummy_start.data, counter.data, np.int32(n), np.int32(nsys))
-        return []
-    elif plan.method == "flat":
-        return _run_flat(dev, plan, a, b, c, d, x, dummy_start, counter)
-    else:  # pragma: no cover - make_plan validates
-        raise ValueError(plan.method)
-
-
-def _zeros_int(dev, size):
-    """int32 zeros, enqueued without waiting for the queue (a blocking upload would wait for
-    every kernel before it); on Oclgrind an upload (it does not see fills as initialising)."""
-    import pyopencl.array as cla
-    if getattr(dev.info, "simulator", False):
-        return upload_scratch(dev, np.zeros(size, np.int32))
-    return cla.zeros(dev.queue, size, np.int32)
-
-
-def _dummy_int(dev):
-    """One int32 zero per device (the kernels' unused ``start`` argument)."""
-    return dev.state.constant("tridiag.dummy_int", lambda: _zeros_int(dev, 1))
-
-
-def _run_thomas(dev, plan, layout, a, b, c, d, x, start, counter):
-    n, nsys = plan.n, plan.nsys
-    lanes, wg = plan.params["lanes"], plan.params["wg"]
-    chains = plan.chains if plan.method != "thomas-unrolled" else 1
-    nwi = -(-nsys // (lanes * chains))
-    wg = max(1, min(wg, nwi)) if nwi < wg else wg
-    gsize = round_up(nwi, wg)
-    prg = build_program(dev, *thomas_spec(dev, plan, layout))
-    if plan.method == "thomas-unrolled":
-        kern = prg.kernel("thomas_unrolled")
-        work = x
-    else:
-        priv = plan.cp_private
-        kern = prg.kernel("thomas")
-        work = x if priv else scratch(dev, 2 * n * gsize * lanes * chains, x.dtype)
-    launch(dev, kern, gsize, wg, a.data, b.data, c.data, d.data, x.data, work.data,
-           start.data, counter.data, np.int32(n), np.int32(nsys))
-    return [work]
-
-
-def _transpose(dev, plan, src, dst, rows, cols, tile=None, ty=None):
-    if tile is None:
-        tile, ty = plan.params["tile"], plan.params["tile_y"]
-    prg = build_program(dev, *transpose_spec(plan, tile, ty))
-    if tile == 0:
-        launch(dev, prg.kernel("transpose"), (rows, cols), None, src.data, dst.data,
-               np.int32(rows), np.int32(cols))
-        return
-    launch(dev, prg.kernel("transpose"), (round_up(cols, tile), -(-rows // tile) * ty),
-           (tile, ty), src.data, dst.data, np.int32(rows), np.int32(cols))
-
-
-def _run_flat(dev, plan, a, b, c, d, x, start, counter):
-    n, nsys = plan.n, plan.nsys
-    C = max(1, min(plan.params["chunk"], n))
-    nc = -(-n // C)
-    wg = plan.params["wg"]
-    # interleave on natural-layout data: a, b, c, d, x copied into the chunked layout
-    # ([row of the chunk][chunk, system]) and x back (flat.cl.mako); interleaved data is read
-    # in place (adjacent work-items are adjacent systems of the same chunk there)
-    chunked = flat_chunked(plan)
-    total = C * nc * nsys if chunked else n * nsys
-    work = scratch(dev, 2 * total, x.dtype)
-    mat = scratch(dev, nsys * nc * 4, x.dtype)
-    aff = scratch(dev, nsys * nc * 2, x.dtype)
-    carry = scratch(dev, nsys * nc, x.dtype)
-    status = _zeros_int(dev, nsys)
-    tiles = []
-    if chunked:
-        tile, tile_y = copy_tile(dev)
-        tiles = [scratch(dev, total, x.dtype) for _ in range(5)]
-    prg = build_program(dev, *flat_spec(dev, plan))
-    k = prg.kernel
-    i32 = np.int32
-    if chunked:
-        gt = (round_up(nc * nsys, tile), -(-C // tile) * tile_y)
-        for src, dst in zip((a, b, c, d), tiles):
-            launch(dev, k("flat_gather"), gt, (tile, tile_y), src.data, dst.data, i32(n),
-                   i32(nsys), i32(C), i32(nc))
-        a, b, c, d, xc = tiles
-    else:
-        xc = x
-    base = (a.data, b.data, c.data, d.data, start.data, np.int32(n), np.int32(nsys),
-            np.int32(C), np.int32(nc))
-    gch = round_up(nsys * nc, wg)
-    gsys = round_up(nsys, min(wg, 64))
-    lsys = min(wg, 64)
-    launch(dev, k("flat_mat"), gch, wg, *base, mat.data)
-    launch(dev, k("flat_scan_mat"), gsys, lsys, mat.data, carry.data, i32(nsys), i32(nc))
-    launch(dev, k("flat_fwd1"), gch, wg, *base, carry.data, work.data, aff.data, status.data)
-    launch(dev, k("flat_scan_fwd"), gsys, lsys, aff.data, carry.data, status.data, counter.data,
-           i32(nsys), i32(nc))
-    launch(dev, k("flat_fwd2"), gch, wg, *base, carry.data, work.data, aff.data, xc.data)
-    launch(dev, k("flat_scan_bwd"), gsys, lsys, aff.data, carry.data, i32(nsys), i32(nc))
-    launch(dev, k("flat_bwd"), gch, wg, *base, carry.data, work.data, status.data, xc.data)
-    if chunked:
-        launch(dev, k("flat_scatter"), gt, (tile, tile_y), xc.data, x.data, i32(n), i32(nsys),
-               i32(C), i32(nc))
-    return [work, mat, aff, carry, status] + tiles

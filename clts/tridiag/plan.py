@@ -41,7 +41,12 @@ Code versions:
 ``auto`` (see :func:`choose_method`):
 
 1. ``flat``              if n >= auto.flat_min_n and batch < auto.flat_max_batch
-2. ``pcr``               if n <= pcr.max_n (and fits local memory) and batch < auto.pcr_max_batch
+2. ``pcr``               if n <= pcr.max_n (and fits local memory) and batch is below the
+                         crossover at n (:func:`pcr_max_batch_at`: measured by clts-tune at
+                         n = 16, 128 and 512, keys auto.pcr_max_batch_n16, _n128 and
+                         pcr_max_batch, interpolated between them; a key at -1 is not
+                         measured, and without any measured per-n key pcr_max_batch holds at
+                         every n)
 3. interleaved data (system axis first, read in place): ``thomas-unrolled`` if
    n < auto.unrolled_interleaved_below_n and n <= unrolled.max_n, else ``thomas-coalesced``
    if auto.coalesced_interleaved_min_n <= n < auto.coalesced_interleaved_max_n, else
@@ -78,9 +83,13 @@ SECTION = {"thomas": "thomas", "thomas-coalesced": "coalesced", "thomas-unrolled
            "pcr": "pcr", "flat": "flat"}
 ALL_PARAMS = sorted({p for ps in PARAMS.values() for p in ps})
 #: auto thresholds a caller may force (``tridiag.auto.<key>`` in the profile)
-AUTO_KEYS = ("flat_min_n", "flat_max_batch", "pcr_max_batch", "unrolled_below_n",
-             "unrolled_interleaved_below_n", "coalesced_min_n", "coalesced_interleaved_min_n",
-             "coalesced_interleaved_max_n")
+AUTO_KEYS = ("flat_min_n", "flat_max_batch", "pcr_max_batch", "pcr_max_batch_n16",
+             "pcr_max_batch_n128", "unrolled_below_n", "unrolled_interleaved_below_n",
+             "coalesced_min_n", "coalesced_interleaved_min_n", "coalesced_interleaved_max_n")
+#: the system sizes at which clts-tune measures the pcr / thomas crossover (a number of
+#: systems), and the ``tridiag.auto`` key of each; between them ``auto`` interpolates
+#: (:func:`pcr_max_batch_at`); -1 in a profile: not measured there
+PCR_CROSSOVER_N = {16: "pcr_max_batch_n16", 128: "pcr_max_batch_n128", 512: "pcr_max_batch"}
 #: size limits of ``auto`` a caller may force: keyword -> (profile section, key)
 LIMIT_KEYS = {"pcr_max_n": ("pcr", "max_n"), "unrolled_max_n": ("unrolled", "max_n"),
               "unrolled_max_bytes": ("unrolled", "max_bytes")}
@@ -216,7 +225,7 @@ def choose_method(dev, n: int, nsys: int, layout: str, itemsize: int,
     a = read_tunables(dev, dict(keys, pcr_wg="tridiag.pcr.wg"), dict(overrides or {})).values
     if n >= a["flat_min_n"] and nsys < a["flat_max_batch"]:
         return "flat"
-    if (n <= a["pcr_max_n"] and nsys < a["pcr_max_batch"]
+    if (n <= a["pcr_max_n"] and nsys < pcr_max_batch_at(n, _pcr_points(a, overrides or {}))
             and pcr_fits(dev, n, itemsize, _pcr_wg(dev, n, a["pcr_wg"]))):
         return "pcr"
     unrollable = n <= min(a["unrolled_max_n"], UNROLLED_HARD_MAX)
@@ -235,6 +244,35 @@ def choose_method(dev, n: int, nsys: int, layout: str, itemsize: int,
     if n >= a["coalesced_min_n"]:
         return "thomas-coalesced"
     return "thomas"
+
+
+def _pcr_points(a, forced) -> dict:
+    """{n: crossover batch} of the measured (not -1) ``PCR_CROSSOVER_N`` keys in ``a``; a
+    ``pcr_max_batch`` forced alone (without a per-n key) holds at every n."""
+    if "pcr_max_batch" in forced and not any(k in forced for k in PCR_CROSSOVER_N.values()
+                                             if k != "pcr_max_batch"):
+        return {512: a["pcr_max_batch"]}
+    return {m: int(a[k]) for m, k in PCR_CROSSOVER_N.items() if int(a[k]) >= 0}
+
+
+def pcr_max_batch_at(n: int, points: dict) -> int:
+    """The number of systems of ``n`` rows from which ``auto`` prefers Thomas over PCR:
+    ``points`` {system size: measured crossover}; one point holds at every n; between two,
+    geometric in both (log(batch + 1) linear in log n: PCR's work per system grows as
+    n log n, Thomas's parallelism with the batch alone); beyond the ends, the nearest end's."""
+    import math
+    if not points:
+        return 0
+    ns = sorted(points)
+    if n <= ns[0]:
+        return int(points[ns[0]])
+    if n >= ns[-1]:
+        return int(points[ns[-1]])
+    hi = next(i for i, m in enumerate(ns) if m >= n)
+    n0, n1 = ns[hi - 1], ns[hi]
+    b0, b1 = math.log(points[n0] + 1), math.log(points[n1] + 1)
+    t = (math.log(n) - math.log(n0)) / (math.log(n1) - math.log(n0))
+    return max(0, int(round(math.exp(b0 + t * (b1 - b0)) - 1)))
 
 
 def _pcr_wg(dev, n, wg):

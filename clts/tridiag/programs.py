@@ -67,7 +67,7 @@ def flat_spec(dev, plan):
 
 
 def plan_specs(dev, plan) -> list:
-    """Every program :func:`clts.tridiag.api.run_plan` builds for ``plan``."""
+    """Every program :func:`clts.tridiag.run.run_plan` builds for ``plan``."""
     if unrolled_transposed(plan):
         return [thomas_spec(dev, plan, "interleaved"), transpose_spec(plan, *copy_tile(dev))]
     if plan.method in ("thomas", "thomas-unrolled"):

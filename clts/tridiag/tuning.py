@@ -10,7 +10,7 @@ import numpy as np
 from ..tune import Crossover, Tunable, register
 from ..tune.sizing import grow, grow_pow2
 from .api import solve_tridiagonal
-from .plan import UNROLLED_HARD_MAX, pcr_fits, transpose_tile_fits
+from .plan import PCR_CROSSOVER_N, UNROLLED_HARD_MAX, pcr_fits, transpose_tile_fits
 from .reference import thomas_numpy
 
 
@@ -138,10 +138,41 @@ _crossover("tridiag.flat_min_n", "tridiag.auto.flat_min_n", ("thomas", "flat"),
            [1024, 4096, 16384, 65536, 262144, 1048576], [4096, 65536, 1048576],
            lambda n: _systems(1, n, seed=n),
            "system size from which flat beats thomas on a single system")
-_crossover("tridiag.pcr_max_batch", "tridiag.auto.pcr_max_batch", ("pcr", "thomas"),
-           [1, 4, 16, 64, 256, 1024, 4096], [1, 16, 256],
-           lambda batch: _systems(batch, 512, seed=batch),
-           "number of systems (n = 512) from which thomas beats pcr")
+#: the version PCR is measured against: what ``auto`` runs where PCR is not chosen (on GPUs'
+#: natural-layout data the transposes around thomas-unrolled / thomas-coalesced, on CPUs
+#: thomas), so that the crossover is the one ``auto`` decides
+NO_PCR = "thomas-auto"
+_NO_PCR_KEYS = {k: 0 for k in PCR_CROSSOVER_N.values()}
+
+
+def _solve_pcr_or_auto(device, method, w):
+    if method == NO_PCR:
+        return _solve(device, w, "auto", **_NO_PCR_KEYS)
+    return _solve(device, w, method)
+
+
+def _pcr_sweepable(n):
+    """``auto`` can choose pcr for float64 systems of ``n`` on ``device`` (pcr.max_n)."""
+    def ok(batch, device):
+        from ..runtime.plans import read_tunables
+        return n <= read_tunables(device, {"m": "tridiag.pcr.max_n"}, {}).values["m"]
+    return ok
+
+
+#: swept numbers of systems per system size (full sweep, --quick)
+_PCR_BATCHES = {16: ([64, 256, 1024, 4096, 16384, 65536, 262144], [256, 4096, 65536]),
+                128: ([16, 64, 256, 1024, 4096, 16384, 65536], [64, 1024, 16384]),
+                512: ([1, 4, 16, 64, 256, 1024, 4096], [1, 16, 256])}
+
+for _n, _key in PCR_CROSSOVER_N.items():
+    register(Crossover(
+        name=f"tridiag.{_key}", key=f"tridiag.auto.{_key}", versions=("pcr", NO_PCR),
+        values=_PCR_BATCHES[_n][0], quick_values=_PCR_BATCHES[_n][1],
+        workload=lambda batch, n=_n: _systems(batch, n, seed=batch),
+        run=_solve_pcr_or_auto, check=_check, sweepable=_pcr_sweepable(_n),
+        description=f"number of systems (n = {_n}) from which the Thomas version auto runs "
+                    f"otherwise ({NO_PCR}: transposes included where it transposes) beats pcr; "
+                    "auto interpolates between the measured system sizes"))
 _crossover("tridiag.unrolled_below_n", "tridiag.auto.unrolled_below_n",
            ("thomas-unrolled", "thomas"),
            [n for n in (4, 8, 16, 32, 64, 128) if n <= UNROLLED_HARD_MAX], [8, 32, 128],

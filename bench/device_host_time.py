@@ -1,0 +1,179 @@
+"""Host time of the device-array calls of clts.ocean.tke and clts.solve_tridiagonal.
+
+    python bench/device_host_time.py [--device pocl] [--calls 40] [--rounds 3]
+                                     [--against DIR] [--emulate h100]
+
+With device arrays in and out a call only enqueues its kernels and returns; on a GPU every
+microsecond of Python between two launches is a microsecond the GPU idles (span > kernel sum).
+Per workload: the host time of one call (from the call to its return, the queue drained before
+each call; minimum and median over ``--calls`` calls), the launches it makes (its kernels,
+``clts.runtime.timing``), the host time per launch, the kernel sum and the span of one call (the
+least span of 5 calls);
+and, as the floor, pyopencl's enqueue of a tiny kernel whose arguments were set once.
+
+``--against DIR``: another checkout of clts (e.g. ``git worktree add /tmp/base main``) timed
+in the same rounds, each round a fresh process per tree, the trees alternating (the machine is
+shared: its speed drifts); reported: per tree the minimum of the rounds' minima and medians.
+``--emulate NAME``: the recorded GPU description NAME (clts/devices/emulated) over the pocl
+device: the Plans a GPU gets (transposes, launch counts), run on pocl.
+Writes bench/results/device-host-time-<device slug>.md.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve()
+
+#: (label, kind, size): TKE problem sizes as pyhpc-benchmarks defines them; tridiagonal
+#: (systems, n) float64, natural layout
+WORKLOADS = [("tke 2^12", "tke", 2 ** 12), ("tke 2^16", "tke", 2 ** 16),
+             ("tridiag 2,000 x 15", "tri", (2000, 15)), ("tridiag 200 x 115", "tri", (200, 115)),
+             ("tridiag 20,000 x 115", "tri", (20000, 115))]
+
+
+def _device(name, emulate):
+    from clts.runtime import get_device
+    dev = get_device(name)
+    if emulate:
+        from clts.runtime import emulation
+        dev = emulation.emulate(emulate, dev.info)
+    return dev
+
+
+def _call(dev, kind, size):
+    import pyopencl.array as cla
+    import clts
+    q = dev.queue
+    if kind == "tke":
+        from clts.ocean.inputs import benchmark_inputs
+        x = benchmark_inputs(size)
+        x["kbot"] = x["kbot"].astype(np.int32)     # a model keeps kbot as int32 on the device
+        dx = [cla.to_device(q, np.ascontiguousarray(v)) for v in x.values()]
+        return lambda: clts.ocean.tke(*dx, device=dev)
+    nsys, n = size
+    rng = np.random.default_rng(0)
+    a, c, d = rng.standard_normal((3, nsys, n))
+    b = 4 + np.abs(a) + np.abs(c)
+    da = [cla.to_device(q, v) for v in (a, b, c, d)]
+    return lambda: clts.solve_tridiagonal(*da, device=dev)
+
+
+def _floor(dev, calls):
+    """pyopencl's enqueue of a one-work-item kernel whose arguments were set once (µs)."""
+    import pyopencl as cl
+    prg = cl.Program(dev.context, "__kernel void k(__global int *p) { p[0] = 1; }").build()
+    k = prg.k
+    buf = cl.Buffer(dev.context, cl.mem_flags.READ_WRITE, 64)
+    k.set_args(buf)
+    ts = []
+    for _ in range(calls):
+        dev.queue.finish()
+        t = time.perf_counter()
+        cl.enqueue_nd_range_kernel(dev.queue, k, (1,), None)
+        ts.append(time.perf_counter() - t)
+    dev.queue.finish()
+    return min(ts) * 1e6, statistics.median(ts) * 1e6
+
+
+def worker(args):
+    """One round in this process: {label: {min, median, launches, kernel, span}}."""
+    from clts.runtime import timing
+    dev = _device(args.device, args.emulate)
+    out = {"floor": _floor(dev, args.calls), "device": str(dev), "slug": dev.slug}
+    for label, kind, size in WORKLOADS:
+        f = _call(dev, kind, size)
+        for _ in range(3):
+            f()
+        dev.queue.finish()
+        ts = []
+        for _ in range(args.calls):
+            dev.queue.finish()
+            t = time.perf_counter()
+            r = f()
+            ts.append(time.perf_counter() - t)
+        dev.queue.finish()
+        del r
+        spans = []
+        for _ in range(5):               # one call's kernels and span, the least of 5
+            with timing(dev) as tm:
+                f()
+            spans.append((tm.span_seconds, tm.kernel_seconds, len(tm.events)))
+        span, kernel, launches = min(spans)
+        out[label] = {"min": min(ts) * 1e6, "median": statistics.median(ts) * 1e6,
+                      "launches": launches, "kernel": kernel * 1e6, "span": span * 1e6}
+    return out
+
+
+def _round(tree, args):
+    cmd = [sys.executable, str(HERE), "--worker", "--device", args.device, "--calls",
+           str(args.calls)] + (["--emulate", args.emulate] if args.emulate else [])
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(tree)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+    res = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True, check=True)
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--device", default="pocl")
+    p.add_argument("--calls", type=int, default=40)
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--against", help="another clts checkout timed in the same rounds")
+    p.add_argument("--emulate", help="a recorded GPU description over the device (e.g. h100)")
+    p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.worker:
+        sys.path.insert(0, os.getcwd())
+        print(json.dumps(worker(args)))
+        return 0
+    trees = {"this tree": HERE.parents[1]}
+    if args.against:
+        trees = {"against": Path(args.against).resolve(), **trees}
+    runs = {name: [] for name in trees}
+    for _ in range(args.rounds):
+        for name, tree in trees.items():
+            runs[name].append(_round(tree, args))
+    rows = []
+    for label in ["floor"] + [w[0] for w in WORKLOADS]:
+        for name, rs in runs.items():
+            if label == "floor":
+                rows.append({"workload": "pyopencl enqueue, arguments set once", "tree": name,
+                             "host us/call (min)": f"{min(r['floor'][0] for r in rs):.0f}",
+                             "host us/call (median)": f"{min(r['floor'][1] for r in rs):.0f}",
+                             "launches": 1})
+                continue
+            best = min(rs, key=lambda r: r[label]["min"])[label]
+            med = min(r[label]["median"] for r in rs)
+            rows.append({"workload": label, "tree": name,
+                         "host us/call (min)": f"{best['min']:.0f}",
+                         "host us/call (median)": f"{med:.0f}",
+                         "launches": best["launches"],
+                         "host us/launch": f"{best['min'] / max(1, best['launches']):.0f}",
+                         "kernels us": f"{best['kernel']:.0f}", "span us": f"{best['span']:.0f}"})
+    first = next(iter(runs.values()))[0]
+    sys.path.insert(0, str(HERE.parent))
+    from common import markdown_table
+    title = "Host time of device-array calls (clts.ocean.tke, clts.solve_tridiagonal)"
+    text = (f"# {title}\n\n{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; device "
+            f"{first['device']}{' (emulated ' + args.emulate + ')' if args.emulate else ''}; "
+            f"{args.rounds} rounds x {args.calls} calls; trees: "
+            + ", ".join(f"{k} = {v}" for k, v in trees.items()) + "\n\n" + markdown_table(rows))
+    print(text)
+    results = HERE.parent / "results"
+    results.mkdir(exist_ok=True)
+    slug = first["slug"]             # an emulated device's slug names it (emulated-<name>)
+    (results / f"device-host-time-{slug}.md").write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

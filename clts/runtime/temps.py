@@ -1,0 +1,39 @@
+"""Temporaries of queued kernels without a ``pyopencl.array.Array`` around them.
+
+A ``cla.empty(..., allocator=pool)`` costs ~15-20 µs of Python per array (the Array's
+constructor; the pool's allocation itself ~0.2 µs, pocl, quiet 2-core Zen 4): a call that
+allocates a dozen internal buffers spends more host time on that than on its launches. Internal
+buffers that only their kernels see need the buffer and its shape and dtype, nothing more.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+class Temp:
+    """A pooled device buffer (``data``) with its ``shape`` and ``dtype``: what the launch code
+    of an internal temporary reads. Dropped, its memory goes back to the device's pool."""
+
+    __slots__ = ("data", "shape", "dtype")
+
+    def __init__(self, data, shape, dtype):
+        self.data, self.shape, self.dtype = data, shape, dtype
+
+
+def temp(device, shape, dtype):
+    """An internal temporary of ``shape`` and ``dtype`` from ``device``'s scratch pool (as
+    ``clts.runtime.memory.scratch``, whose array it falls back to on a simulator, for an empty
+    buffer and near the device's largest allocation)."""
+    dtype = np.dtype(dtype)
+    shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(map(int, shape))
+    nbytes = dtype.itemsize
+    for s in shape:
+        nbytes *= s
+    if not nbytes or device.info.simulator:
+        from .memory import scratch
+        return scratch(device, shape, dtype)
+    pool = device.state.pool("scratch")
+    if pool.alloc_size(pool.bin_number(nbytes)) > device.max_alloc:
+        from .memory import scratch
+        return scratch(device, shape, dtype)
+    return Temp(pool.allocate(nbytes), shape, dtype)

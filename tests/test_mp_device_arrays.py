@@ -208,3 +208,16 @@ def test_calls_return_while_the_queue_is_blocked(device):
     np.testing.assert_array_equal(out["k3"].P, want3.P)
     np.testing.assert_array_equal(out["mass"], wantm)
     assert out["k1"].diagnostics["special_A"] == want1.diagnostics["special_A"]
+
+
+def test_motifs_discords_of_device_results(device):
+    """motifs / discords of a device-array call's result (and a device series) read the
+    profile back once and give the numpy path's lists."""
+    import pyopencl.array as cla
+    T = np.cumsum(np.random.default_rng(13).standard_normal(1000))
+    dT = cla.to_device(device.queue, T)
+    r = clts.matrix_profile(dT, 32, device=device)
+    r0 = clts.matrix_profile(T, 32, device=device)
+    for a, b in zip(clts.discords(r, 3), clts.discords(r0, 3)):
+        np.testing.assert_array_equal(a, b)
+    assert str(clts.motifs(dT, r, 2)) == str(clts.motifs(T, r0, 2))

@@ -13,6 +13,7 @@ PUBLIC_MODULES = ["clts.errors", "clts.runtime.devices", "clts.stl.api", "clts.s
 PUBLIC_MODULES += ["clts.stl.mstl", "clts.trend.api"]
 PUBLIC_MODULES += ["clts.mp.mass", "clts.mp.fluss", "clts.mp.stream", "clts.mp.aamp", "clts.mp.mstump",
                    "clts.mp.mdl"]
+PUBLIC_MODULES += ["clts.compat.stumpy", "clts.compat.pymannkendall"]
 
 
 @pytest.mark.parametrize("name", PUBLIC_MODULES)

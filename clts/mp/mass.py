@@ -278,6 +278,11 @@ def _find_matches(D, ez, max_distance, max_matches, query_idx, atol):
     return np.array(out, dtype=object).reshape(len(out), 2)
 
 
+#: the search of :func:`match` over one distance profile (clts.compat.stumpy's multi-dimensional
+#: match runs it on the mean of the profiles)
+find_matches = _find_matches
+
+
 def mass(Q, T, *, normalize=True, p=2.0, precision=None, device=None, query_idx=None,
          plan=None, progress=None, **plan_overrides):
     """Distance profiles of queries against series, batched on the device.

@@ -33,6 +33,32 @@ def _zone(result, exclusion_zone):
     return int(np.ceil(result.m / 4))
 
 
+#: the partner index of a bare profile's windows, found in ``motifs``
+_UNKNOWN = -2
+
+
+def _bare_profile(T, P):
+    """stumpy's inputs to :func:`motifs`: ``P`` 1-D (partners unknown) or stumpy's (l, 2k + 2)
+    array (distances, then indices), as a z-normalised self-join result."""
+    from types import SimpleNamespace
+    a = np.asarray(P)
+    if a.ndim == 2 and a.shape[1] >= 4 and a.shape[1] % 2 == 0:
+        k = (a.shape[1] - 2) // 2
+        prof, idx = a[:, 0].astype(np.float64), a[:, k].astype(np.int64)
+    elif a.ndim == 1:
+        prof = a.astype(np.float64)
+        idx = np.full(len(prof), _UNKNOWN, np.int64)
+    else:
+        raise ValueError("result must be a MatrixProfileResult, a 1-D profile P or stumpy's "
+                         f"(l, 2k + 2) array, got shape {a.shape}")
+    m = int(np.asarray(T).shape[-1]) - len(prof) + 1
+    if m < 3:
+        raise ValueError(f"P has {len(prof)} values for a series of {np.asarray(T).shape[-1]}:"
+                         f" m = {m} < 3")
+    return SimpleNamespace(P=prof, I=idx, m=m, exclusion_zone=int(np.ceil(m / 4)),
+                           self_join=True, normalize=True)
+
+
 def discords(result, k=1, *, exclusion_zone=None):
     """The ``k`` discords: subsequences farthest from their nearest neighbour.
 
@@ -108,8 +134,12 @@ def motifs(T, result, max_motifs=1, *, max_matches=10, radius=2.0, exclusion_zon
     ----------
     T : array_like
         The series the result was computed on.
-    result : MatrixProfileResult
-        Its self-join matrix profile.
+    result : MatrixProfileResult, or array_like
+        Its self-join matrix profile; or, as stumpy's ``motifs`` takes it, the profile values
+        alone (1-D ``P``, e.g. ``mp[:, 0]``: z-normalised, exclusion zone ceil(m / 4), each
+        pair's partner found from the distance profile) or stumpy's whole ``(l, 2k + 2)``
+        array (its second column the partners). For stumpy's own procedure and return layout
+        see ``clts.compat.stumpy.motifs``.
     max_motifs : int, optional
         Number of motifs (default 1).
     max_matches : int, optional
@@ -159,6 +189,8 @@ def motifs(T, result, max_motifs=1, *, max_matches=10, radius=2.0, exclusion_zon
             isinstance(max_distance, bool) or not isinstance(max_distance, (int, float, np.number))
             or np.isnan(max_distance) or max_distance < 0):
         raise ValueError(f"max_distance must be None or a number >= 0, got {max_distance!r}")
+    if not hasattr(result, "self_join"):
+        result = _bare_profile(T, result)
     if not result.self_join:
         raise ValueError("motifs needs a self-join result")
     P, I = _result_profile(result)
@@ -186,13 +218,19 @@ def motifs(T, result, max_motifs=1, *, max_matches=10, radius=2.0, exclusion_zon
         if len(out) == max_motifs or not np.isfinite(P[i]):
             break
         j = int(I[i])
-        if taken[i] or j < 0 or taken[j]:
+        if taken[i] or j == -1 or (j >= 0 and taken[j]):
             continue
         d = np.sqrt(((Z - Z[i]) ** 2).sum(1))
         if result.normalize:
             d[const ^ const[i]] = np.sqrt(m)
             d[const & const[i]] = 0.0
         d[~valid] = np.inf
+        if j == _UNKNOWN:       # a bare profile: the nearest window outside i's zone
+            dz = d.copy()
+            dz[max(0, i - ez):i + ez + 1] = np.inf
+            j = int(np.argmin(dz))
+            if not np.isfinite(dz[j]) or taken[j]:
+                continue
         lim = max_distance if max_distance is not None else radius * P[i]
         cand = np.lexsort((np.arange(len(d)), d))
         idx, dist = [], []

@@ -1,0 +1,546 @@
+"""``clts.compat.stumpy``: stumpy 1.14's API over clts's matrix-profile functions.
+
+``import clts.compat.stumpy as stumpy`` keeps a stumpy script's calls: the same names,
+positional order, defaults and return layouts (``stump`` / ``aamp`` / ``gpu_stump`` /
+``gpu_aamp``: an ``(l, 2k + 2)`` object array with ``P_`` / ``I_`` / ``left_I_`` /
+``right_I_``; ``mstump``: the ``(P_, I_)`` named tuple; ``motifs``: the padded
+``(motif_distances, motif_indices)`` pair; ``fluss`` with stumpy's idealised arc curve), with
+the distances computed by clts on an OpenCL device (every function here also takes a
+keyword-only ``device=``). Wrappers only: the work is done by :func:`clts.matrix_profile`,
+:func:`clts.aamp`, :func:`clts.mstump`, :func:`clts.mass`, :func:`clts.match`,
+:func:`clts.stumpi`, :func:`clts.mdl`, :func:`clts.subspace` and :func:`clts.fluss`.
+
+stumpy functions that clts does not have (``scrump``, ``stimp``, ``ostinato``, ``mpdist``,
+``snippets``, ``floss``, ``mmotifs``, ``allc``, ``atsc``, the dask ``*ed`` variants, ...) are
+present and raise ``NotImplementedError`` naming what is missing, as do the
+``*_subseq_isconstant`` arguments (clts's constant-window rule is fixed: a window with zero
+standard deviation). See docs/migrating-from-stumpy.md.
+
+Examples
+--------
+>>> import numpy as np
+>>> import clts.compat.stumpy as stumpy
+>>> T = np.cumsum(np.random.default_rng(0).standard_normal(300))
+>>> mp = stumpy.stump(T, 20)
+>>> mp.shape, mp.dtype, mp.P_.dtype, mp.I_.dtype
+((281, 4), dtype('O'), dtype('float64'), dtype('int64'))
+>>> P, I = stumpy.mstump(np.stack([T, T[::-1]]), 20)
+>>> P.shape
+(2, 281)
+"""
+from __future__ import annotations
+
+import functools
+import math
+import warnings
+from collections import namedtuple
+
+import numpy as np
+
+from .. import mp as _mp
+from ..mp.mass import find_matches
+
+#: stumpy's ``config.STUMPY_EXCL_ZONE_DENOM``: the exclusion zone is ceil(m / 4)
+EXCL_ZONE_DENOM = 4
+
+
+class mparray(np.ndarray):
+    """stumpy's matrix-profile array: an ``(l, 2k + 2)`` object array whose first ``k``
+    columns are the top-k distances, the next ``k`` their indices, then the left and right
+    nearest-neighbour indices (-1 where none, and throughout for an AB-join); ``P_``, ``I_``,
+    ``left_I_``, ``right_I_`` give them as float64 / int64 (1-D for k = 1)."""
+
+    def __new__(cls, input_array, m, k, excl_zone_denom=EXCL_ZONE_DENOM):
+        obj = np.asarray(input_array).view(cls)
+        obj._m, obj._k, obj._excl_zone_denom = m, k, excl_zone_denom
+        return obj
+
+    def __array_finalize__(self, obj):
+        if obj is None:
+            return
+        self._m = getattr(obj, "_m", None)
+        self._k = getattr(obj, "_k", None)
+        self._excl_zone_denom = getattr(obj, "_excl_zone_denom", None)
+
+    def _cols(self, a, b, dtype):
+        v = np.asarray(self)[:, a:b].astype(dtype)
+        return v[:, 0] if b - a == 1 else v
+
+    @property
+    def P_(self):
+        """The top-k distances (1-D for k = 1)."""
+        return self._cols(0, self._k, np.float64)
+
+    @property
+    def I_(self):
+        """The top-k indices (1-D for k = 1)."""
+        return self._cols(self._k, 2 * self._k, np.int64)
+
+    @property
+    def left_I_(self):
+        """The nearest neighbour before each window (-1: none)."""
+        return self._cols(2 * self._k, 2 * self._k + 1, np.int64)
+
+    @property
+    def right_I_(self):
+        """The nearest neighbour after each window (-1: none)."""
+        return self._cols(2 * self._k + 1, 2 * self._k + 2, np.int64)
+
+
+#: stumpy.mstump's result: ``P, I = mstump(T, m)`` unpacks it
+MParray = namedtuple("mparray", "P_,I_")
+
+
+def _missing(what, instead=None):
+    msg = f"clts.compat.stumpy: {what} is not implemented in clts"
+    if instead:
+        msg += f"; {instead}"
+    raise NotImplementedError(msg)
+
+
+def _no_isconstant(**kwargs):
+    for name, v in kwargs.items():
+        if v is not None:
+            _missing(f"{name} (a user-defined constant-window rule)",
+                     "clts treats exactly the windows with zero standard deviation as constant: "
+                     f"drop {name}")
+
+
+def _check_k(k):
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise ValueError(f"k must be an int >= 1, got {k!r}")
+    return int(k)
+
+
+def _arrays_equal(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    return a.shape == b.shape and bool(np.array_equal(a, b, equal_nan=a.dtype.kind == "f"
+                                                      and b.dtype.kind == "f"))
+
+
+def _join(T_A, T_B, ignore_trivial):
+    """(self_join, T_B for clts) with stumpy's rules: no T_B is a self-join whatever
+    ``ignore_trivial`` says (with stumpy's warning); a T_B equal to T_A with
+    ``ignore_trivial=True`` is a self-join."""
+    if T_B is None:
+        if not ignore_trivial:
+            warnings.warn("`ignore_trivial` cannot be `False` for a self-join and has been "
+                          "automatically overridden and set to `True`.")
+        return True, None
+    equal = _arrays_equal(T_A, T_B)
+    if ignore_trivial and equal:
+        return True, None
+    if ignore_trivial:
+        # stumpy warns and runs its self-join loop over two different series; clts runs the
+        # AB-join that the warning asks for
+        warnings.warn("Arrays T_A, T_B are not equal, which implies an AB-join. "
+                      "`ignore_trivial` has been set to `False`.")
+    elif equal:
+        warnings.warn("Arrays T_A, T_B are equal, which implies a self-join. "
+                      "Try setting `ignore_trivial = True`.")
+    return False, T_B
+
+
+def _layout(res, m, k, self_join):
+    P, I = np.asarray(res.P), np.asarray(res.I)
+    l = P.shape[0]
+    if self_join and res.left_I is not None:
+        IL, IR = np.asarray(res.left_I, np.int64), np.asarray(res.right_I, np.int64)
+    else:
+        IL = IR = np.full(l, -1, np.int64)
+    out = np.empty((l, 2 * k + 2), dtype=object)
+    out[:, :k] = P
+    out[:, k:] = np.column_stack((I, IL, IR))
+    return mparray(out, m, k, EXCL_ZONE_DENOM)
+
+
+def stump(T_A, m, T_B=None, ignore_trivial=True, normalize=True, p=2.0, k=1,
+          T_A_subseq_isconstant=None, T_B_subseq_isconstant=None, *, device=None):
+    """stumpy.stump: the (top-k) z-normalised matrix profile (``normalize=False``: stumpy's
+    ``aamp`` with ``p``), computed by :func:`clts.matrix_profile`.
+
+    Returns
+    -------
+    mparray, shape (l, 2k + 2), dtype object
+        Distances, indices, left and right indices, as stumpy.
+    """
+    _no_isconstant(T_A_subseq_isconstant=T_A_subseq_isconstant,
+                   T_B_subseq_isconstant=T_B_subseq_isconstant)
+    if not normalize:
+        return aamp(T_A, m, T_B, ignore_trivial, p, k, device=device)
+    k = _check_k(k)
+    self_join, B = _join(T_A, T_B, ignore_trivial)
+    res = _mp.matrix_profile(T_A, m, B, k=k, device=device, progress=False)
+    return _layout(res, res.m, k, self_join)
+
+
+def aamp(T_A, m, T_B=None, ignore_trivial=True, p=2.0, k=1, *, device=None):
+    """stumpy.aamp: the non-normalised (Minkowski ``p``) matrix profile, by :func:`clts.aamp`;
+    stumpy's ``(l, 2k + 2)`` layout. A list of devices splits p = 2 only (other p: the first
+    device)."""
+    k = _check_k(k)
+    self_join, B = _join(T_A, T_B, ignore_trivial)
+    if isinstance(device, (list, tuple)) and p != 2.0:
+        device = device[0]          # distance profiles run on one device
+    res = _mp.aamp(T_A, m, B, p=p, k=k, device=device, progress=False)
+    return _layout(res, res.m, k, self_join)
+
+
+def _gpu_device(device_id, device):
+    """stumpy's ``device_id`` as a clts device: 0 (stumpy's default) is clts's default device,
+    another int or a list are clts device indices (``clts devices``); ``device=`` wins."""
+    if device is not None:
+        return device
+    if isinstance(device_id, (list, tuple)):
+        return list(device_id)
+    return None if device_id == 0 else device_id
+
+
+def gpu_stump(T_A, m, T_B=None, ignore_trivial=True, device_id=0, normalize=True, p=2.0, k=1,
+              T_A_subseq_isconstant=None, T_B_subseq_isconstant=None, *, device=None):
+    """stumpy.gpu_stump: :func:`stump` on an OpenCL device. ``device_id`` 0 (the default) is
+    clts's default device; another int, or a list (several devices split the diagonals), are
+    indices of ``clts devices``."""
+    return stump(T_A, m, T_B, ignore_trivial, normalize, p, k, T_A_subseq_isconstant,
+                 T_B_subseq_isconstant, device=_gpu_device(device_id, device))
+
+
+def gpu_aamp(T_A, m, T_B=None, ignore_trivial=True, device_id=0, p=2.0, k=1, *, device=None):
+    """stumpy.gpu_aamp: :func:`aamp` on an OpenCL device (``device_id`` as :func:`gpu_stump`;
+    a list is not split for p != 2: its first device runs it)."""
+    return aamp(T_A, m, T_B, ignore_trivial, p, k, device=_gpu_device(device_id, device))
+
+
+def mstump(T, m, include=None, discords=False, normalize=True, p=2.0, T_subseq_isconstant=None,
+           *, device=None):
+    """stumpy.mstump: the multi-dimensional matrix profile, by :func:`clts.mstump`.
+
+    Returns
+    -------
+    mparray named tuple ``(P_, I_)``, each (d, l): ``P, I = mstump(T, m)``.
+    """
+    _no_isconstant(T_subseq_isconstant=T_subseq_isconstant)
+    P, I = _mp.mstump(T, m, include=include, discords=discords, normalize=normalize, p=p,
+                      device=device)
+    return MParray(P_=P, I_=I)
+
+
+def maamp(T, m, include=None, discords=False, p=2.0, *, device=None):
+    """stumpy.maamp: :func:`mstump` with plain Minkowski distances."""
+    return mstump(T, m, include, discords, False, p, device=device)
+
+
+def mdl(T, m, subseq_idx, nn_idx, include=None, discords=False, discretize_func=None, n_bit=8,
+        normalize=True, p=2.0, T_subseq_isconstant=None, *, device=None):
+    """stumpy.mdl, by :func:`clts.mdl` (host work: ``device`` is accepted for symmetry and
+    unused)."""
+    _no_isconstant(T_subseq_isconstant=T_subseq_isconstant)
+    return _mp.mdl(T, m, subseq_idx, nn_idx, include, discords, discretize_func, n_bit,
+                   normalize, p)
+
+
+def maamp_mdl(T, m, subseq_idx, nn_idx, include=None, discords=False, discretize_func=None,
+              n_bit=8, p=2.0, *, device=None):
+    """stumpy.maamp_mdl: :func:`mdl` with plain distances."""
+    return mdl(T, m, subseq_idx, nn_idx, include, discords, discretize_func, n_bit, False, p)
+
+
+def subspace(T, m, subseq_idx, nn_idx, k, include=None, discords=False, discretize_func=None,
+             n_bit=8, normalize=True, p=2.0, T_subseq_isconstant=None, *, device=None):
+    """stumpy.subspace, by :func:`clts.subspace` (host work)."""
+    _no_isconstant(T_subseq_isconstant=T_subseq_isconstant)
+    return _mp.subspace(T, m, subseq_idx, nn_idx, k, include, discords, discretize_func, n_bit,
+                        normalize, p)
+
+
+def maamp_subspace(T, m, subseq_idx, nn_idx, k, include=None, discords=False,
+                   discretize_func=None, n_bit=8, p=2.0, *, device=None):
+    """stumpy.maamp_subspace: :func:`subspace` with plain distances."""
+    return subspace(T, m, subseq_idx, nn_idx, k, include, discords, discretize_func, n_bit,
+                    False, p)
+
+
+def _one_d(x, name):
+    a = np.asarray(x)
+    if a.ndim != 1:
+        raise ValueError(f"{name} is {a.ndim}-dimensional and must be 1-dimensional")
+    return a
+
+
+def mass(Q, T, M_T=None, Σ_T=None, normalize=True, p=2.0, T_subseq_isfinite=None,
+         T_subseq_isconstant=None, Q_subseq_isconstant=None, query_idx=None, *, device=None):
+    """stumpy.mass: the distance profile of one query against one series, by
+    :func:`clts.mass` (computed directly, O(m) per window: no cancellation on near matches).
+    ``M_T``, ``Σ_T`` and ``T_subseq_isfinite`` (statistics stumpy reuses) are accepted and not
+    needed: clts derives them from ``T``."""
+    _no_isconstant(T_subseq_isconstant=T_subseq_isconstant,
+                   Q_subseq_isconstant=Q_subseq_isconstant)
+    Q, T = _one_d(Q, "Q"), _one_d(T, "T")
+    return np.asarray(_mp.mass(Q, T, normalize=normalize, p=p, query_idx=query_idx,
+                               device=device, progress=False), dtype=np.float64)
+
+
+def _match(Q, T, max_distance, max_matches, atol, query_idx, normalize, p, device):
+    Qa, Ta = np.asarray(Q, dtype=np.float64), np.asarray(T, dtype=np.float64)
+    if not np.all(np.isfinite(Qa)):
+        raise ValueError("Q contains illegal values (NaN or inf)")
+    if Qa.ndim == 1 and Ta.ndim == 1:
+        return _mp.match(Qa, Ta, max_distance=max_distance, max_matches=max_matches,
+                         atol=atol, query_idx=query_idx, normalize=normalize, p=p,
+                         device=device, progress=False)
+    # stumpy's multi-dimensional match: dimension i of Q against dimension i of T, the
+    # distance profiles averaged
+    Q2, T2 = np.atleast_2d(Qa), np.atleast_2d(Ta)
+    if Q2.ndim != 2 or T2.ndim != 2 or len(Q2) != len(T2):
+        raise ValueError(f"Q and T must have the same number of dimensions (rows), got "
+                         f"shapes {Qa.shape} and {Ta.shape}")
+    D = np.asarray(_mp.mass(Q2, T2, normalize=normalize, p=p, query_idx=query_idx,
+                            device=device, progress=False), dtype=np.float64)
+    D = np.mean(D.reshape(len(Q2), -1), axis=0)
+    ez = int(math.ceil(Q2.shape[-1] / EXCL_ZONE_DENOM))
+    return find_matches(D, ez, max_distance, max_matches, query_idx, atol)
+
+
+def match(Q, T, M_T=None, Σ_T=None, max_distance=None, max_matches=None, atol=1e-8,
+          query_idx=None, normalize=True, p=2.0, T_subseq_isfinite=None,
+          T_subseq_isconstant=None, Q_subseq_isconstant=None, *, device=None):
+    """stumpy.match: the windows of ``T`` within ``max_distance`` of ``Q`` (default
+    max(mean - 2 std, min) of the distance profile), best first, as an object array of
+    (distance, index) rows; a (d, m) query against a (d, n) series averages the d distance
+    profiles, as stumpy. ``M_T`` / ``Σ_T`` / ``T_subseq_isfinite`` are not needed."""
+    _no_isconstant(T_subseq_isconstant=T_subseq_isconstant,
+                   Q_subseq_isconstant=Q_subseq_isconstant)
+    return _match(Q, T, max_distance, max_matches, atol, query_idx, normalize, p, device)
+
+
+def aamp_match(Q, T, T_subseq_isfinite=None, max_distance=None, max_matches=None, atol=1e-8,
+               query_idx=None, p=2.0, *, device=None):
+    """stumpy.aamp_match: :func:`match` with plain Minkowski distances."""
+    return _match(Q, T, max_distance, max_matches, atol, query_idx, False, p, device)
+
+
+def _jagged(rows, fill, dtype):
+    if not rows:
+        return np.array([[]])
+    out = np.full((len(rows), max(len(r) for r in rows)), fill, dtype=dtype)
+    for i, r in enumerate(rows):
+        out[i, :len(r)] = r
+    return out
+
+
+def _profile_values(P):
+    if hasattr(P, "self_join") and hasattr(P, "P"):     # a clts MatrixProfileResult
+        P = np.asarray(P.P)[:, 0]
+    P = np.asarray(P)
+    if P.ndim != 1:
+        raise ValueError(f"P is {P.ndim}-dimensional and must be 1-dimensional. "
+                         "Multidimensional motif discovery is not yet supported.")
+    return P.astype(np.float64)
+
+
+def motifs(T, P, min_neighbors=1, max_distance=None, cutoff=None, max_matches=10, max_motifs=1,
+           atol=1e-8, normalize=True, p=2.0, T_subseq_isconstant=None, *, device=None):
+    """stumpy.motifs: the top motifs from a matrix profile ``P`` (1-D, e.g. ``mp[:, 0]``, or a
+    clts result), stumpy's procedure step for step: the window with the smallest remaining
+    ``P`` (while it is <= ``cutoff``, default max(mean - 2 std, min) of ``P``) is a query for
+    :func:`match` (with ``max_distance``, ``max_matches``, ``atol``); it is a motif when it has
+    more than ``min_neighbors`` matches; an exclusion zone is set in ``P`` around every match.
+
+    Returns
+    -------
+    motif_distances : numpy.ndarray, float64, (motifs, matches), NaN-padded
+    motif_indices : numpy.ndarray, int64, (motifs, matches), -1-padded
+        ``np.array([[]])`` each when no motif is found (with stumpy's warning).
+    """
+    _no_isconstant(T_subseq_isconstant=T_subseq_isconstant)
+    T = _one_d(np.asarray(T, dtype=np.float64), "T")
+    P = _profile_values(P)
+    if max_motifs < 1:
+        warnings.warn("The maximum number of motifs, `max_motifs`, must be greater than or "
+                      "equal to 1.\n`max_motifs` has been set to `1`")
+        max_motifs = 1
+    l = P.shape[0]
+    m = T.shape[0] - l + 1
+    if m < 3:
+        raise ValueError(f"P has {l} values for a series of {T.shape[0]}: m = {m} < 3")
+    ez = int(math.ceil(m / EXCL_ZONE_DENOM))
+    if max_matches is None:
+        max_matches = l
+    if cutoff is None:
+        Pn = np.where(np.isinf(P), np.nan, P)
+        cutoff = np.nanmax([np.nanmean(Pn) - 2.0 * np.nanstd(Pn), np.nanmin(Pn)])
+    if cutoff == 0.0:
+        warnings.warn("The `cutoff` has been set to 0.0 and may result in little/no candidate "
+                      "motifs being identified.\nYou may consider relaxing the constraint by "
+                      f"increasing the `cutoff` (e.g., cutoff={np.partition(P, 1)[1]}).")
+    P = P.copy()
+    dists, idxs = [], []
+    c = int(np.argmin(P))
+    for _ in range(l):
+        if len(idxs) >= max_motifs:
+            break
+        v = P[c]
+        if v > cutoff or not np.isfinite(v):
+            break
+        if isinstance(max_distance, float) and v > max_distance:
+            break
+        # the z-normalised search keeps max_matches matches (and excludes around those), the
+        # plain one every match, as stumpy's motifs / aamp_motifs
+        found = _match(T[c:c + m], T, max_distance, max_matches if normalize else None, atol,
+                       c, normalize, p, device)
+        if len(found) > min_neighbors:
+            dists.append(found[:max_matches, 0])
+            idxs.append(found[:max_matches, 1])
+        rows = found[:, 1] if len(found) else [c]
+        for j in rows:
+            j = int(j)
+            P[max(0, j - ez):min(l, j + ez + 1)] = np.inf
+        c = int(np.argmin(P))
+    motif_distances = _jagged(dists, np.nan, np.float64)
+    motif_indices = _jagged(idxs, -1, np.int64)
+    if motif_distances.shape[1] == 0:
+        warnings.warn(f"No motifs were found. You may consider increasing the `cutoff` (e.g., "
+                      f"cutoff={2. * cutoff}) and/or increasing the `max_distance `(e.g., "
+                      "max_distance=np.inf).")
+    return motif_distances, motif_indices
+
+
+def aamp_motifs(T, P, min_neighbors=1, max_distance=None, cutoff=None, max_matches=10,
+                max_motifs=1, atol=1e-8, p=2.0, *, device=None):
+    """stumpy.aamp_motifs: :func:`motifs` with plain Minkowski distances."""
+    return motifs(T, P, min_neighbors, max_distance, cutoff, max_matches, max_motifs, atol,
+                  False, p, device=device)
+
+
+@functools.lru_cache(maxsize=8)
+def _iac_cached(width, bidirectional, n_iter, n_samples, seed):
+    try:
+        import scipy.stats
+    except ImportError as e:       # pragma: no cover - scipy is an optional extra
+        raise ImportError("clts.compat.stumpy.fluss's default (stumpy's idealised arc curve, "
+                          "a beta fit) needs scipy; install it, or pass custom_iac= (e.g. "
+                          "clts.mp.fluss.ideal_arc_curve(len(I)), the closed form)") from e
+    from ..mp.fluss import arc_curve
+    rs = np.random.RandomState(seed)       # the stream np.random.seed(seed) gives
+    I = rs.randint(0, width, size=width).astype(np.int64)
+    if not bidirectional:
+        I[:-1] = width
+        for i in range(width - 1):
+            I[i] = rs.randint(i + 1, width)
+    target = arc_curve(I)
+    hist = scipy.stats.rv_histogram((target, np.append(np.arange(width), width)))
+    params = np.empty((n_iter, 2))
+    for i in range(n_iter):
+        data = hist.rvs(size=n_samples, random_state=rs)
+        a, b, _, _ = scipy.stats.beta.fit(data, floc=0, fscale=width)
+        params[i] = a, b
+    a_mean = np.round(np.mean(params[:, 0]), 2)
+    b_mean = np.round(np.mean(params[:, 1]), 2)
+    iac = scipy.stats.beta.pdf(np.arange(width), a_mean, b_mean, loc=0, scale=width)
+    slope = np.linalg.lstsq(iac[:, None], target, rcond=None)[0]
+    return iac * slope
+
+
+def stumpy_iac(width, bidirectional=True, n_iter=1000, n_samples=1000, seed=0):
+    """stumpy's idealised arc curve of ``width`` windows (``stumpy.floss._iac``): the arc curve
+    of a random index (seeded), fitted by a beta density over ``n_iter`` resamplings and scaled
+    by least squares. Needs scipy; cached per arguments (the fit takes seconds)."""
+    return _iac_cached(int(width), bool(bidirectional), int(n_iter), int(n_samples),
+                       int(seed)).copy()
+
+
+def fluss(I, L, n_regimes, excl_factor=5, custom_iac=None):
+    """stumpy.fluss: the corrected arc curve and regime boundaries, by :func:`clts.fluss`.
+
+    ``custom_iac=None`` uses stumpy's idealised arc curve (:func:`stumpy_iac`, a seeded beta
+    fit: needs scipy), so the curve and the boundaries are stumpy's; :func:`clts.fluss`'s own
+    default is the closed form 2 i (k - i) / k of the FLUSS paper."""
+    if hasattr(I, "I") and hasattr(I, "self_join"):
+        I = np.asarray(I.I)[:, 0]
+    I = np.asarray(I)
+    if I.dtype == object:           # stumpy's mp[:, 1]
+        I = I.astype(np.int64)
+    if custom_iac is None and I.ndim == 1:
+        custom_iac = stumpy_iac(I.shape[0])
+    return _mp.fluss(I, L, n_regimes, excl_factor=excl_factor, custom_iac=custom_iac)
+
+
+def stumpi(T, m, egress=True, normalize=True, p=2.0, k=1, mp=None,
+           T_subseq_isconstant_func=None, *, device=None):
+    """stumpy.stumpi: the incremental matrix profile (``update(t)``, ``P_``, ``I_``,
+    ``left_P_``, ``left_I_``, ``T_``), by :func:`clts.stumpi`. ``k > 1`` and a precomputed
+    ``mp`` raise NotImplementedError."""
+    if k != 1:
+        _missing("stumpi with k > 1 (a streaming top-k profile)",
+                 "clts.stumpi keeps the nearest neighbour (k = 1)")
+    if mp is not None:
+        _missing("stumpi's mp= (starting from a precomputed profile)",
+                 "drop mp=: clts.stumpi computes the initial profile itself")
+    _no_isconstant(T_subseq_isconstant_func=T_subseq_isconstant_func)
+    return _mp.stumpi(T, m, egress=egress, normalize=normalize, p=p, device=device)
+
+
+def aampi(T, m, egress=True, p=2.0, k=1, mp=None, *, device=None):
+    """stumpy.aampi: :func:`stumpi` with plain Minkowski distances."""
+    return stumpi(T, m, egress, False, p, k, mp, device=device)
+
+
+def _absent(name, what, instead):
+    def f(*args, **kwargs):
+        _missing(f"stumpy.{name} ({what})", instead)
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = (f"stumpy.{name} ({what}): not implemented in clts; calling it raises "
+                 f"NotImplementedError. {instead[0].upper() + instead[1:]}.")
+    return f
+
+
+_ABSENT = {
+    "scrump": ("the anytime approximate matrix profile", "use stump (exact)"),
+    "prescrump": ("the approximate matrix profile's first step", "use stump (exact)"),
+    "scraamp": ("the anytime approximate non-normalised profile", "use aamp (exact)"),
+    "prescraamp": ("the approximate non-normalised profile's first step", "use aamp (exact)"),
+    "stimp": ("the pan matrix profile over many window lengths",
+              "call stump once per window length"),
+    "stimped": ("the distributed pan matrix profile", "call stump once per window length"),
+    "gpu_stimp": ("the GPU pan matrix profile", "call stump once per window length"),
+    "aamp_stimp": ("the non-normalised pan matrix profile", "call aamp per window length"),
+    "aamp_stimped": ("the distributed non-normalised pan matrix profile",
+                     "call aamp per window length"),
+    "gpu_aamp_stimp": ("the GPU non-normalised pan matrix profile",
+                       "call aamp per window length"),
+    "snippets": ("time-series snippets", "no clts equivalent yet"),
+    "aampdist_snippets": ("non-normalised snippets", "no clts equivalent yet"),
+    "ostinato": ("the consensus motif of many series", "no clts equivalent yet"),
+    "ostinatoed": ("the distributed consensus motif", "no clts equivalent yet"),
+    "gpu_ostinato": ("the GPU consensus motif", "no clts equivalent yet"),
+    "aamp_ostinato": ("the non-normalised consensus motif", "no clts equivalent yet"),
+    "aamp_ostinatoed": ("the distributed non-normalised consensus motif",
+                        "no clts equivalent yet"),
+    "gpu_aamp_ostinato": ("the GPU non-normalised consensus motif", "no clts equivalent yet"),
+    "mpdist": ("the MPdist distance between series", "no clts equivalent yet"),
+    "mpdisted": ("the distributed MPdist", "no clts equivalent yet"),
+    "gpu_mpdist": ("the GPU MPdist", "no clts equivalent yet"),
+    "aampdist": ("the non-normalised MPdist", "no clts equivalent yet"),
+    "aampdisted": ("the distributed non-normalised MPdist", "no clts equivalent yet"),
+    "gpu_aampdist": ("the GPU non-normalised MPdist", "no clts equivalent yet"),
+    "floss": ("streaming semantic segmentation",
+              "recompute fluss on the stumpi profile (stumpi's I_) after updates"),
+    "mmotifs": ("multi-dimensional motifs", "use mstump with mdl / subspace"),
+    "aamp_mmotifs": ("non-normalised multi-dimensional motifs",
+                     "use maamp with maamp_mdl / maamp_subspace"),
+    "allc": ("all-chain set of time-series chains", "no clts equivalent yet"),
+    "atsc": ("anchored time-series chains", "no clts equivalent yet"),
+    "stumped": ("the dask / ray distributed matrix profile",
+                "use stump(..., device=[...]) for several devices, or clts.distributed"),
+    "aamped": ("the distributed non-normalised matrix profile", "use aamp"),
+    "mstumped": ("the distributed multi-dimensional matrix profile", "use mstump"),
+    "maamped": ("the distributed non-normalised multi-dimensional profile", "use maamp"),
+}
+
+for _name, (_what, _instead) in _ABSENT.items():
+    globals()[_name] = _absent(_name, _what, _instead)
+del _name, _what, _instead
+
+__all__ = ["mparray", "stump", "gpu_stump", "aamp", "gpu_aamp", "mstump", "maamp", "mdl",
+           "maamp_mdl", "subspace", "maamp_subspace", "mass", "match", "aamp_match", "motifs",
+           "aamp_motifs", "fluss", "stumpi", "aampi", "stumpy_iac"] + sorted(_ABSENT)

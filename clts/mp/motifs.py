@@ -8,9 +8,16 @@ import warnings
 import numpy as np
 
 
+def _host(x):
+    """``x`` as numpy: a device array (a device-array call's result) is read back once (motifs
+    and discords are short host lists by nature)."""
+    from ..runtime.arrays import is_device_array
+    return x.get() if is_device_array(x) else x
+
+
 def _result_profile(result):
-    P = np.asarray(result.P)
-    I = np.asarray(result.I)
+    P = np.asarray(_host(result.P))
+    I = np.asarray(_host(result.I))
     if P.ndim == 2:
         P, I = P[:, 0], I[:, 0]
     return P.astype(np.float64), I.astype(np.int64)
@@ -38,7 +45,7 @@ def _bare_profile(T, P):
     """stumpy's inputs to :func:`motifs`: ``P`` 1-D (partners unknown) or stumpy's (l, 2k + 2)
     array (distances, then indices), as a z-normalised self-join result."""
     from types import SimpleNamespace
-    a = np.asarray(P)
+    a = np.asarray(_host(P))
     if a.ndim == 2 and a.shape[1] >= 4 and a.shape[1] % 2 == 0:
         k = (a.shape[1] - 2) // 2
         prof, idx = a[:, 0].astype(np.float64), a[:, k].astype(np.int64)
@@ -122,7 +129,7 @@ def discords(result, k=1, *, exclusion_zone=None):
 def _profile_values(T, result):
     """(T, P, m, default zone, normalize, p) from a result object, a 1-D profile or stumpy's
     (l, 2k + 2) array."""
-    T = np.asarray(T, dtype=np.float64)
+    T = np.asarray(_host(T), dtype=np.float64)
     if T.ndim != 1:
         raise ValueError(f"T must be 1-D (one series), got shape {T.shape}")
     if hasattr(result, "self_join") and hasattr(result, "P"):
@@ -135,7 +142,7 @@ def _profile_values(T, result):
                              f"{len(P) + m - 1}")
         ez = _zone(result, None)
         return T, P, m, ez, bool(result.normalize), getattr(result, "p", None)
-    a = np.asarray(result)
+    a = np.asarray(_host(result))
     if a.ndim == 2 and a.shape[1] >= 4 and a.shape[1] % 2 == 0:
         a = a[:, 0]
     if a.ndim != 1:

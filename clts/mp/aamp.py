@@ -88,6 +88,10 @@ def aamp(T_A, m, T_B=None, *, p=2.0, k=1, exclusion_zone=None, precision=None, d
         return matrix_profile(T_A, m, T_B, k=k, exclusion_zone=exclusion_zone, normalize=False,
                               precision=precision, device=device,
                               progress=True if progress is None else progress, **kwargs)
+    from ..runtime.arrays import is_device_array
+    if is_device_array(T_A) or is_device_array(T_B):
+        raise TypeError("clts.aamp takes device arrays for p = 2 (the matrix profile's "
+                        f"kernels); p = {p} keeps its lists on the host: pass numpy arrays")
     from .api import _series, check_arguments
     A = _series(T_A, "T_A")
     B = _series(T_B, "T_B")

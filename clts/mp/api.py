@@ -230,8 +230,12 @@ def _one_series(T, name, time_axis):
     a = lab.to_last(T)
     if a.ndim > 1:
         if int(np.prod(a.shape[:-1])) != 1:
+            shape = np.shape(T)
+            long = [j for j, s in enumerate(shape) if s > 1]
+            hint = (f"; its values run along axis {long[0]}: give time_axis={long[0]}"
+                    if len(long) == 1 and long[0] != lab.axis else "")
             raise ValueError(f"{name} must hold one series: its axes other than time_axis "
-                             f"must have length 1, got shape {np.shape(T)}")
+                             f"(axis {lab.axis}) must have length 1, got shape {shape}{hint}")
         a = a.reshape(-1)
     return a, lab.times()
 

@@ -5,7 +5,7 @@ import numpy as np
 
 from ..runtime import get_device, launch
 from ..runtime.integrations import time_axis_of
-from ..timeaxis import period_of
+from ..timeaxis import check_fits, period_of
 from ..runtime.arrays import is_device_array
 from ..runtime.memory import scratch
 from ..runtime.programs import build_program, prebuild
@@ -497,6 +497,9 @@ def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1
     labels = time_axis_of(y, time_axis, -1)
     if period is None:
         period = period_of(labels.times())
+    if isinstance(period, (int, np.integer)) and not isinstance(period, bool) and period >= 2:
+        check_fits(np.shape(y), labels.axis, lambda n: n >= 2 * period,
+                   f"period={int(period)} (two periods: {2 * int(period)} values)")
     y_in = labels.to_last(y)
     y, complete = _validated(y_in)
     y2 = y.reshape(-1, y.shape[-1])

@@ -94,17 +94,17 @@ def _compact(y2):
     return np.take_along_axis(y2, order, axis=1), order, valid.sum(axis=1)
 
 
-def _check_time_fits(y, labels, P, variant):
+def _check_time_fits(y, labels, P, variant, asked):
     """The time-axis checks of the numpy edge (docs/api-conventions.md, "Where time is"): a
     seasonal ``period`` that does not fit the axis read as time but fits another is a
-    ValueError; a plain numpy ``y`` whose time axis is shorter than a test needs (every series
+    ValueError; a plain numpy ``y`` without ``time_axis=`` whose time axis is shorter than a test needs (every series
     would come back ``status`` 1, too few values) while another axis is long enough gets a
     UserWarning naming ``time_axis=``. Nothing else is guessed from the shape."""
     shape = np.shape(y)
     if P > 1:
         check_fits(shape, labels.axis, lambda n: n >= 2 * P,
                    f"period={P} (variant={variant!r}: two values a season, {2 * P} values)")
-    if labels.labelled or len(shape) < 2:
+    if asked or labels.labelled or len(shape) < 2:
         return
     axis = labels.axis
     if shape[axis] < MIN_VALID:
@@ -231,7 +231,7 @@ def trend_test(y, *, variant="original", period=None, alpha=0.05, lag=None, conf
         raise ValueError(f"lag must be a positive integer or None, got {lag!r}")
     N = yv.shape[-1]
     if not on_dev:
-        _check_time_fits(y, labels, P, variant)
+        _check_time_fits(y, labels, P, variant, time_axis is not None)
     if P > 1 and 2 * P > N:
         raise ValueError(f"period {P} is longer than half the series ({N} values): each season "
                          f"would hold fewer than 2 values")

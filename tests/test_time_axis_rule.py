@@ -111,3 +111,17 @@ def test_mass_query_longer_than_series(device):
         m = clts.match(Q, T, time_axis=0, device=device)
     np.testing.assert_array_equal(a, b)
     assert len(m) == 6 and m[2][0][1] == 10
+
+
+def test_mstump_rows_are_dimensions(device):
+    T = np.cumsum(RNG.normal(size=(40, 3)), axis=0)        # [time, dimensions]
+    with pytest.raises(ValueError, match=r"m=8 .*time_axis=0"):
+        clts.mstump(T, 8, device=device)                    # 3 values a row, m = 8
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        a = clts.mstump(T, 8, time_axis=0, device=device)
+        b = clts.mstump(T.T, 8, device=device)
+        i = int(np.argmin(b[0][1]))
+        s = clts.subspace(T, 8, i, int(b[1][1, i]), 1, time_axis=0)
+    np.testing.assert_array_equal(a[0], b[0])
+    assert s.tolist() == clts.subspace(T.T, 8, i, int(b[1][1, i]), 1).tolist()

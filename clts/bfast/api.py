@@ -198,8 +198,10 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
     nodata : number, optional
         The missing-value marker of integer cubes.
     time_axis : int or str, optional
-        Axis of ``y`` that is time: default 0 for numpy, the index of a pandas object, the
-        ``time`` dimension of a DataArray (or a dimension name).
+        Axis of ``y`` that is time: default 0 for numpy (``[time, rows, cols]``, an image
+        stack's layout), the index of a pandas object, the ``time`` dimension of a DataArray
+        (or a dimension name). ``dates`` whose length is not that axis's but another axis's is
+        a ValueError naming ``time_axis=`` (docs/api-conventions.md, "Where time is").
     period : float, optional
         strucchange's ``end``: the monitoring horizon relative to the history (10, as in R).
     dtype : {float32, float64}, optional

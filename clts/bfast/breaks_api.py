@@ -119,6 +119,9 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
     confint : float or None
         Confidence level (e.g. 0.95) of the break-date intervals, as strucchange's
         ``confint(breakpoints)`` with its defaults (host, float64, per break); None: none.
+    time_axis : int or str, optional
+        As :func:`clts.bfast_monitor`: default 0 for numpy (``[time, pixels...]``); ``dates``
+        that fit another axis but not that one are a ValueError naming ``time_axis=``.
     dtype : {float64, float32}
         Precision on the device (float64 default: the RSS differences the programme compares
         are small against the RSS).

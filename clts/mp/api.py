@@ -281,7 +281,8 @@ class _MatrixProfile:
     progress : bool, optional
         Progress bar (with the predicted time) when ``tqdm`` is installed.
     time_axis : int, optional
-        The time axis of an input with extra length-1 axes (default the last).
+        The time axis of an input with extra length-1 axes (default the last); a column
+        ``[n, 1]`` read with the default is a ValueError naming ``time_axis=0``.
     out : dict of numpy arrays, or MatrixProfileResult, optional
         Arrays that receive the results: a dict with any of ``P``, ``I`` (``[l, k]``
         float64 / int64), ``left_P``, ``left_I``, ``right_P``, ``right_I`` (self-joins, k = 1:

@@ -407,9 +407,11 @@ def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1
         Between jumped fits: linear (statsmodels and R) or cubic Hermite from the fitted values
         and the slopes of the local fits (stlplus and Serykh et al.).
     time_axis : int, optional
-        The axis of ``y`` that is time: default the last for numpy arrays (any number of other
-        axes), the index of a pandas object, the ``time`` dimension of a DataArray (or a
-        dimension name).
+        The axis of ``y`` that is time: default the last for numpy arrays (``[batch..., time]``,
+        any number of other axes), the index of a pandas object, the ``time`` dimension of a
+        DataArray (or a dimension name). A ``period`` that leaves fewer than two periods on
+        that axis but fits another is a ValueError naming the ``time_axis=`` that reads it
+        (docs/api-conventions.md, "Where time is").
     progress : bool, optional
         A progress bar (tqdm, shown after half a second): over device chunks, or over the
         iterations of a call in one chunk.

@@ -222,7 +222,9 @@ def mstl(y, periods, *, windows=None, lmbda=None, iterate=2, stl_kwargs=None, de
     device : int, str or Device, optional
         As :func:`clts.stl`.
     time_axis : int, optional
-        As :func:`clts.stl`.
+        As :func:`clts.stl` (default the last axis of a numpy array). ``periods`` none of which
+        is shorter than half that axis but one of which fits another axis: a ValueError naming
+        ``time_axis=``.
     progress : bool, optional
         Progress bars of the STL calls.
 

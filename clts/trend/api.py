@@ -97,9 +97,10 @@ def _compact(y2):
 def _check_time_fits(y, labels, P, variant, asked):
     """The time-axis checks of the numpy edge (docs/api-conventions.md, "Where time is"): a
     seasonal ``period`` that does not fit the axis read as time but fits another is a
-    ValueError; a plain numpy ``y`` without ``time_axis=`` whose time axis is shorter than a test needs (every series
-    would come back ``status`` 1, too few values) while another axis is long enough gets a
-    UserWarning naming ``time_axis=``. Nothing else is guessed from the shape."""
+    ValueError; a plain numpy ``y`` without ``time_axis=`` whose time axis is shorter than a
+    test needs (every series would come back ``status`` 1, too few values) while another axis
+    is long enough gets a UserWarning naming ``time_axis=``. Nothing else is guessed from the
+    shape."""
     shape = np.shape(y)
     if P > 1:
         check_fits(shape, labels.axis, lambda n: n >= 2 * P,
@@ -151,7 +152,12 @@ def trend_test(y, *, variant="original", period=None, alpha=0.05, lag=None, conf
     device : int, str or Device, optional
         Device index, name substring or slug; the default device if None.
     time_axis : int, optional
-        The time axis (default the last for numpy arrays).
+        The time axis: default the last for numpy arrays (``[batch..., time]``), the index of
+        a pandas object, the ``time`` dimension of a DataArray. A seasonal ``period`` that
+        does not fit that axis (two values a season) but fits another is a ValueError naming
+        ``time_axis=``; a numpy ``y`` given without ``time_axis`` whose every series is
+        shorter than 3 values while another axis is not gets a UserWarning (every result would
+        be empty). Nothing else is guessed from the shape (docs/api-conventions.md, "Where time is").
     **plan_overrides
         Force the tunables ``wg``, ``lanes``, ``items``, ``median``, ``chunk_bytes``,
         ``subgroup``, ``interleave`` (profile keys ``trend.pairs.wg``, ``trend.pairs.lanes``,

@@ -125,3 +125,19 @@ def test_mstump_rows_are_dimensions(device):
         s = clts.subspace(T, 8, i, int(b[1][1, i]), 1, time_axis=0)
     np.testing.assert_array_equal(a[0], b[0])
     assert s.tolist() == clts.subspace(T.T, 8, i, int(b[1][1, i]), 1).tolist()
+
+
+@pytest.mark.parametrize("name", ["stl", "mstl", "trend_test", "bfast_monitor", "bfast_breaks",
+                                  "matrix_profile", "aamp", "mass", "match", "mstump",
+                                  "subspace", "mdl"])
+def test_every_series_function_takes_time_axis(name):
+    import inspect
+    assert "time_axis" in inspect.signature(getattr(clts, name)).parameters
+    doc = getattr(clts, name).__doc__ or ""
+    assert "time_axis" in doc
+
+
+def test_mann_kendall_and_sen_slope_pass_time_axis(device):
+    a = clts.mann_kendall(Y, time_axis=0, device=device)
+    b = clts.sen_slope(Y, time_axis=0, device=device)
+    assert a.s.shape == b.slope.shape == (5,)

@@ -343,12 +343,9 @@ def test_oclgrind_stats(device):
 # ---------------------------------------------------------------------------------------------
 # segment length R against m
 
-def test_segment_scales_with_m(device):
-    """R = segment_per_m * m rows (rounded up to 1024, at least the profile's segment) unless
-    segment is forced; segment_per_m from the keyword, else the profile, else the default."""
+def _check_segment_scales_with_m(device):
     import copy
     import types
-    import clts
     from clts.runtime.profiles import Profile
     floor = make_plan(device, Problem(3)).segment
     spm = device.profile.get("mp.diag.segment_per_m")
@@ -370,6 +367,18 @@ def test_segment_scales_with_m(device):
     assert make_plan(fake, Problem(2048), segment_per_m=16).segment == 32768
     with pytest.raises(ValueError):
         make_plan(fake, Problem(64), segment_per_m=0)
+    return floor
+
+
+def test_segment_scales_with_m(device):
+    """R = segment_per_m * m rows (rounded up to 1024, at least the profile's segment) unless
+    segment is forced; segment_per_m from the keyword, else the profile, else the default;
+    on this device and under every emulated GPU's profile (the rule holds on any device)."""
+    import clts
+    from emulated import gpus_over_pocl
+    floor = _check_segment_scales_with_m(device)
+    for emu in gpus_over_pocl().values():
+        _check_segment_scales_with_m(emu)
     T = np.cumsum(np.random.default_rng(2).standard_normal(300))
     res = clts.matrix_profile(T, 40, device=device, segment_per_m=1)
     assert res.plan.segment == max(floor, 1024)

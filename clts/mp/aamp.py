@@ -92,6 +92,10 @@ def aamp(T_A, m, T_B=None, *, p=2.0, k=1, exclusion_zone=None, precision=None, d
                               precision=precision, device=device,
                               progress=True if progress is None else progress,
                               time_axis=time_axis, **kwargs)
+    from ..runtime.arrays import is_device_array
+    if is_device_array(T_A) or is_device_array(T_B):
+        raise TypeError("clts.aamp takes device arrays for p = 2 (the matrix profile's "
+                        f"kernels); p = {p} keeps its lists on the host: pass numpy arrays")
     from .api import _one_series, _series, check_arguments
     if time_axis is not None:
         T_A = _one_series(T_A, "T_A", time_axis)[0]

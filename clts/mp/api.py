@@ -13,6 +13,8 @@ import numpy as np
 from ..runtime import integrations
 from ..runtime.integrations import time_axis_of
 from ..runtime import get_device
+from ..runtime.arrays import device_input, is_device_array
+from ..runtime.resident import Lazy, LazyDict
 from ..runtime.outputs import deliver, out_arrays
 from ..vocabulary import renamed
 from . import flags
@@ -22,7 +24,7 @@ from .exact import exact_spec
 from .estimate import _model, _recording_runs, _self_pairs, record_run
 from .plan import Plan, Problem, make_plan
 from .join import Join
-from .series import PAD_SLACK, _well_scaled, stats_spec
+from .series import PAD_SLACK, prep_spec, stats_spec
 from .topk import _topk
 
 
@@ -82,6 +84,14 @@ class MatrixProfileResult:
     series: np.ndarray | None = field(default=None, repr=False)
     #: the name of a pandas Series / DataArray input (plots name the variable)
     name: str | None = field(default=None, repr=False)
+    #: device temporaries that queued kernels still read (device-array calls), until read
+    _keep: list | None = field(default=None, repr=False, compare=False)
+
+    def to_numpy(self):
+        """A copy whose device arrays (device-array calls) are numpy arrays (waits for the
+        device); ``clts.to_numpy(result)`` is the same."""
+        from ..runtime.resident import result_to_numpy
+        return result_to_numpy(self)
 
     @property
     def profile(self):
@@ -109,6 +119,8 @@ class MatrixProfileResult:
 def _series(T, name):
     if T is None:
         return None
+    if is_device_array(T):
+        return T
     a = np.asarray(T)
     if a.dtype.kind not in "fiub":
         raise TypeError(f"{name} must be a real-valued 1-D array, got dtype {a.dtype}")
@@ -175,50 +187,85 @@ def _compute(*args, **kwargs):
                                what="matrix_profile")
 
 
+def _device_series(T, name, dev, fp64):
+    """A device-array argument checked (context, C order, dtype, 1-D), not copied."""
+    dts = (np.float32, np.float64) if fp64 else (np.float32,)
+    return device_input(T, name, dev, dtypes=dts, ndim=1)
+
+
 def _compute_once(T_A, m, T_B, k, exclusion_zone, normalize, precision, devices, both, plan,
                   overrides, show_progress, bands=None):
     T_A = _series(T_A, "T_A")
     T_B = _series(T_B, "T_B")
     devs = _devices(devices)
+    on_device = is_device_array(T_A) or is_device_array(T_B)
+    self_join = T_B is None
+    dev = devs[0]
+    if on_device:
+        if len(devs) != 1:
+            raise ValueError("device arrays T_A / T_B take one device (device=), not a list")
+        if not (is_device_array(T_A) and (self_join or is_device_array(T_B))):
+            raise TypeError("T_A and T_B must both be device arrays or both host arrays")
+        T_A = _device_series(T_A, "T_A", dev, dev.fp64)
+        if not self_join:
+            T_B = _device_series(T_B, "T_B", dev, dev.fp64)
+            if T_B.dtype != T_A.dtype:
+                raise TypeError(f"device arrays T_A and T_B must have one dtype, got "
+                                f"{T_A.dtype} and {T_B.dtype}")
     if precision is None:   # float64 where every device has it, else float32 throughout
         precision = "double" if all(d.fp64 for d in devs) else "single"
     m = check_arguments(T_A, m, T_B, k, exclusion_zone, precision)
     self_join = T_B is None
-    T_A, T_B, unit = _well_scaled(T_A, T_B, normalize, precision)
     for d in devs:
         if precision != "single" and not d.fp64:
             from ..errors import DeviceError
             raise DeviceError(f"device {d} lacks cl_khr_fp64 (double precision), needed by "
                               f"precision={precision!r}; use precision='single' (the default "
                               "on such devices)")
-    dev = devs[0]
     p = make_plan(dev, Problem(m, precision), plan=plan, **overrides)
     ez = int(math.ceil(m / 4)) if exclusion_zone is None else int(exclusion_zone)
     t0 = time.perf_counter()
     job = Join(devs, p, T_A, None if self_join else T_B, m, ez, k, both, normalize,
-               p.band + p.tile + PAD_SLACK, show_progress)
-    for d in devs if k == 1 else ():    # a first call builds its three programs at once
-        if not built(d, *stats_spec(d, p, normalize)):
-            prebuild(d, [stats_spec(d, p, normalize), diag_spec(d, p, normalize, job.cols),
-                         exact_spec(d, p, normalize)])
+               p.band + p.tile + PAD_SLACK, show_progress and not on_device)
+    tin = T_A.dtype if on_device else np.float64
+    for d in devs if k == 1 else ():    # a first call builds its four programs at once
+        if not built(d, *stats_spec(d, p, normalize)) or not built(d, *prep_spec(d, p, normalize,
+                                                                               tin)):
+            prebuild(d, [stats_spec(d, p, normalize), prep_spec(d, p, normalize, tin),
+                         diag_spec(d, p, normalize, job.cols), exact_spec(d, p, normalize)])
     A, B = job.A, job.B
-    diag = {"special_A": int(np.sum(A.flags & flags.SPECIAL > 0)),
-            "special_B": int(np.sum(B.flags & flags.SPECIAL > 0)),
-            "nan_A": int(np.sum(A.flags & flags.NONFINITE)),
-            "nan_B": int(np.sum(B.flags & flags.NONFINITE)), "devices": [d.slug for d in devs]}
+
+    def count(X, bits):     # read from the device on first access (the flags once a side)
+        return Lazy(lambda: int(np.sum((X.flags & bits) > 0)))
+    Bs = A if self_join else B
+    diag = LazyDict(special_A=count(A, flags.SPECIAL), special_B=count(Bs, flags.SPECIAL),
+                    nan_A=count(A, flags.NONFINITE), nan_B=count(Bs, flags.NONFINITE),
+                    devices=[d.slug for d in devs])
     if bands is not None and len(devs) != 1:
         raise ValueError("a band range (part of a distributed run) takes one device")
     job.bands = bands
     job.calibrate = _compute
-    res = _topk(job) if k > 1 else _top1(job)
-    if unit != 1.0:          # plain Euclidean distances scale with the series
-        for key in ("P", "left_P", "right_P", "P_B"):
-            if res.get(key) is not None:
-                res[key] = res[key] * unit
+    res, keep = _topk(job) if k > 1 else _top1(job)
+    if keep is None:        # k > TOPK_MAX: the blocked path's top-k lists are host arrays
+        unit = float(A.scale.get()[3]) if not normalize else 1.0
+        if unit != 1.0:          # plain Euclidean distances scale with the series
+            for key in ("P", "left_P", "right_P", "P_B"):
+                if res.get(key) is not None:
+                    res[key] = res[key] * unit
+        if on_device:       # ... copied to the device
+            import pyopencl.array as cla
+            res = {key: cla.to_device(dev.queue, np.ascontiguousarray(v))
+                   for key, v in res.items()}
+    elif not on_device:     # numpy in, numpy out (the one read of the call)
+        res = {key: v.get().astype(np.float64 if v.dtype.kind == "f" else np.int64)
+               for key, v in res.items()}
+        keep = None
     diag["seconds"] = time.perf_counter() - t0
+    if not on_device:
+        diag.copy()         # numpy in: the counts now (the results were read)
     return MatrixProfileResult(m=m, exclusion_zone=ez if self_join else None,
                                self_join=self_join, normalize=normalize, plan=p,
-                               diagnostics=diag, **res)
+                               diagnostics=diag, _keep=keep, **res)
 
 
 def _one_series(T, name, time_axis):
@@ -226,6 +273,8 @@ def _one_series(T, name, time_axis):
     time axis ``time_axis``; any other axis must have length 1. Returns (series, times)."""
     if T is None:
         return None, None
+    if is_device_array(T):
+        return T, None
     lab = time_axis_of(T, time_axis, -1, name)
     a = lab.to_last(T)
     if a.ndim > 1:
@@ -351,19 +400,23 @@ class _MatrixProfile:
         name = getattr(T_A, "name", None)
         T_A, times = _one_series(T_A, "T_A", time_axis)
         T_B, _ = _one_series(T_B, "T_B", time_axis)
+        if out is not None and (is_device_array(T_A) or is_device_array(T_B)):
+            raise TypeError("out= takes numpy arrays: a call on device arrays returns new "
+                            "device arrays")
         given = _out_arrays(out, T_A, m, T_B, k, exclusion_zone, precision, both)
         res = _compute(T_A, m, T_B, k, exclusion_zone, bool(normalize), precision, devices,
                        bool(both), plan, plan_overrides, progress, bands)
         if times is not None:
             res.times = np.asarray(times)[:res.P.shape[0]]
         if T_B is None:
-            res.series = np.asarray(T_A)
+            res.series = T_A if is_device_array(T_A) else np.asarray(T_A)
         res.name = None if name is None else str(name)
         if bands is not None:
             return res
         for key, a in given.items():        # the out= arrays: the results copied in
             setattr(res, key, deliver(a, getattr(res, key)))
         if (T_B is None and k == 1 and normalize and plan is None and not plan_overrides
+                and not is_device_array(T_A)
                 and len(res.diagnostics.get("devices", ())) == 1 and _recording_runs()):
             # opted in: a k = 1 self-join with the default plan on one device is one more
             # point of the run-time law that ``estimate`` uses (see record_run)

@@ -9,13 +9,12 @@ from __future__ import annotations
 import numpy as np
 
 from .. import options
-from ..runtime.memory import scratch, upload_scratch
+from ..runtime.memory import scratch
 from ..runtime import launch, progress, round_up
 from .plan import (amd_waves, fit_tile, local_tile_rows, topk_fold_cols, topk_window_local,
                    topk_window_rows)
-from . import flags
 from .estimate import progress_estimate
-from .exact import _better, _pair_dist, _scan
+from .exact import _pair_dist, _scan as _scan_dev
 from .series import PAD_SLACK
 
 
@@ -147,10 +146,10 @@ def _run_diag(dev, plan, A, B, dB, self_join, cols, b_lo, b_hi, kstart, bar, chu
     kern = prg.kernel("diag" if k == 1 else "diag_topk")
     kr = A.kr
     if k > 1:
-        gRV = upload_scratch(dev, np.full(lA * k, -np.inf, kr))
-        gRI = upload_scratch(dev, np.full(lA * k, -1, np.int32))
-        gCV = upload_scratch(dev, np.full(lB * k, -np.inf, kr)) if cols else None
-        gCI = upload_scratch(dev, np.full(lB * k, -1, np.int32)) if cols else None
+        gRV = _filled(dev, lA * k, kr, -np.inf)
+        gRI = _filled(dev, lA * k, np.int32, -1)
+        gCV = _filled(dev, lB * k, kr, -np.inf) if cols else None
+        gCI = _filled(dev, lB * k, np.int32, -1) if cols else None
         nwmax = max(1, min(chunk_bands, b_hi - b_lo))
         if plan.interleave:     # each entry's run of the interleaved lists on a 128-byte boundary
             nwmax = round_up(nwmax, 32)
@@ -166,14 +165,14 @@ def _run_diag(dev, plan, A, B, dB, self_join, cols, b_lo, b_hi, kstart, bar, chu
             launch(dev, prg.kernel("clear_heads_k"), round_up(nwmax, 64), None, rPI.data,
                    np.int32(nwmax))
     elif atomic:
-        rowKey = upload_scratch(dev, np.full(lA, ULONG_MAX, np.uint64))
-        colKey = upload_scratch(dev, np.full(lB, ULONG_MAX, np.uint64)) if cols else None
+        rowKey = _filled(dev, lA, np.uint64, ULONG_MAX)
+        colKey = _filled(dev, lB, np.uint64, ULONG_MAX) if cols else None
         outs = [rowKey.data] + ([colKey.data] if cols else [])
     else:
-        gRV = upload_scratch(dev, np.full(lA, -np.inf, kr))
-        gRI = upload_scratch(dev, np.full(lA, -1, np.int32))
-        gCV = upload_scratch(dev, np.full(lB, -np.inf, kr)) if cols else None
-        gCI = upload_scratch(dev, np.full(lB, -1, np.int32)) if cols else None
+        gRV = _filled(dev, lA, kr, -np.inf)
+        gRI = _filled(dev, lA, np.int32, -1)
+        gCV = _filled(dev, lB, kr, -np.inf) if cols else None
+        gCI = _filled(dev, lB, np.int32, -1) if cols else None
         nwmax = max(1, min(chunk_bands, b_hi - b_lo))
         rPV = scratch(dev, nwmax * R, kr)
         rPI = scratch(dev, nwmax * R, np.int32)
@@ -187,38 +186,15 @@ def _run_diag(dev, plan, A, B, dB, self_join, cols, b_lo, b_hi, kstart, bar, chu
               A.dev_arrays["T"].data, A.dev_arrays["mu"].data, A.dev_arrays["df"].data,
               A.dev_arrays["dg"].data, A.dev_arrays["r"].data,
               dB["T"].data, dB["mu"].data, dB["df"].data, dB["dg"].data, dB["r"].data]
-    # every launch's work descriptors in one upload, so that the launches below are
-    # enqueued without waiting (several devices then run at the same time)
-    plan_l = []
-    for s0, desc, kb in _work_lists(lA, lB, self_join, D, R, b_lo, b_hi, kstart):
-        if k == 1:
-            for c0 in range(0, len(desc), chunk_bands):
-                plan_l.append((s0, desc[c0:c0 + chunk_bands]))
-            continue
-        # top-k: launches of 2, 4, 8, ... bands, so that the global lists (the entry floor of
-        # the next launches) fill from few candidates and later launches insert almost nothing;
-        # from one band per compute unit on (a launch costs at least one work-item's segment:
-        # on a GPU, launches smaller than the device cost as much as a full one)
-        c0, size = 0, min(max(2, dev.info.compute_units), chunk_bands)
-        while c0 < len(desc):
-            plan_l.append((s0, desc[c0:c0 + size]))
-            c0 += size
-            size = min(2 * size, chunk_bands)
-    if not plan_l:
-        plan_l_all = np.zeros((1, 4), np.int32)
-    else:
-        # each launch's descriptors from a 128-byte boundary (8 int4): the top-k folds read
-        # them with adjacent work-items (an unaligned run of 32 spans 5 segments, not 4)
-        offs = np.cumsum([0] + [round_up(len(d), 8) for _, d in plan_l])
-        plan_l_all = np.zeros((int(offs[-1]), 4), np.int32)
-        for o, (_, d) in zip(offs, plan_l):
-            plan_l_all[o:o + len(d)] = d
-    dd = upload_scratch(dev, plan_l_all)
+    # every launch's work descriptors made on the device before the launches (nothing
+    # uploaded, nothing waited for: several devices then run at the same time)
+    plan_l, dd, offs = _descriptors(dev, A, lA, lB, self_join, D, R, b_lo, b_hi, kstart,
+                                    chunk_bands, k)
     events = []
     from ..runtime.faults import enter_chunk
     for li, (s0, dsub) in enumerate(plan_l):
         nw, off = len(dsub), int(offs[li])
-        enter_chunk(li, off, off + nw, len(plan_l), len(plan_l_all))
+        enter_chunk(li, off, off + nw, len(plan_l), int(offs[-1]))
         gsz = round_up(nw, plan.wg)
         head = (dd.data, np.int32(off), np.int32(nw), np.int32(s0))
         if k > 1:
@@ -256,29 +232,72 @@ def _run_diag(dev, plan, A, B, dB, self_join, cols, b_lo, b_hi, kstart, bar, chu
         area = float(np.sum((dsub[:, 2] - dsub[:, 1]).astype(float))) * D
         events.append((ev, area))
     yield None          # everything is enqueued: the caller may start the next device
-    for e, a in events:
+    for e, a in events if bar is not None else ():
         if e is not None:
             e.wait()
-        if bar is not None:
-            bar.update(a)
-    if k > 1:
-        ri = gRI.get().astype(np.int64).reshape(lA, k)
-        ci = gCI.get().astype(np.int64).reshape(lB, k) if cols else None
-    elif atomic:
-        mask = np.uint64((1 << 32) - 1) if plan.kernel_real == "float" else \
-            np.uint64((1 << idxbits) - 1)
+        bar.update(a)
+    if k == 1:          # device arrays of column indices (-1: none), read by _top1
+        keep = [dd]
+        if atomic:
+            ri, ci = _decode(dev, A, rowKey, idxbits, plan), \
+                (_decode(dev, A, colKey, idxbits, plan) if cols else None)
+            keep += [rowKey, colKey]
+        else:
+            ri, ci = gRI, gCI
+            keep += [rPV, rPI] + ([cPV, cPI] if cols else [])
+        yield ri, ci, keep
+        return
+    # top-k: the [l, k] lists' indices (int32, -1: none) as device arrays, read by _topk
+    yield gRI, gCI, [dd, gRV, gCV, rPV, rPI, wfl] + ([cPV, cPI] if cols else [])
 
-        def dec(keys):
-            k = keys.get()
-            idx = (k & mask).astype(np.int64)
-            idx[k == ULONG_MAX] = -1
-            return idx
-        ri = dec(rowKey)
-        ci = dec(colKey) if cols else None
-    else:
-        ri = gRI.get().astype(np.int64)
-        ci = gCI.get().astype(np.int64) if cols else None
-    yield ri, ci
+
+def _filled(dev, n, dtype, value):
+    """A scratch device array of ``n`` values ``value`` (filled on the device)."""
+    a = scratch(dev, n, dtype)
+    a.fill(np.dtype(dtype).type(value))
+    return a
+
+
+def _decode(dev, side, keys, idxbits, plan):
+    """The column indices (int32, -1: none) of the packed keys of the atomic merge."""
+    mask = (1 << 32) - 1 if plan.kernel_real == "float" else (1 << idxbits) - 1
+    idx = scratch(dev, keys.shape[0], np.int32)
+    launch(dev, side.prg.kernel("decode_keys"), round_up(keys.shape[0], 64), None, keys.data,
+           np.int32(keys.shape[0]), np.uint64(mask), idx.data)
+    return idx
+
+
+def _descriptors(dev, side, lA, lB, self_join, D, R, b_lo, b_hi, kstart, chunk_bands, k):
+    """The launches (s0, bands) of the band range, and their work descriptors made on the
+    device (``prep.cl.mako``'s ``work_desc``, one launch per segment): k = 1 in launches of
+    ``chunk_bands`` bands; top-k in launches of 2, 4, 8, ... bands, so that the global lists
+    (the entry floor of the next launches) fill from few candidates and later launches
+    insert almost nothing, from one band per compute unit on (a launch costs at least one
+    work-item's segment: on a GPU, launches smaller than the device cost as much as a full
+    one). Each launch's descriptors start on a 128-byte boundary (8 int4): the top-k folds
+    read them with adjacent work-items (an unaligned run of 32 spans 5 segments, not 4).
+    Returns (launches as (s0, desc) with desc the host copy, device array, offsets)."""
+    plan_l, segs, o = [], [], 0
+    for s0, desc, kb in _work_lists(lA, lB, self_join, D, R, b_lo, b_hi, kstart):
+        size0 = chunk_bands if k == 1 else min(max(2, dev.info.compute_units), chunk_bands)
+        seg_off, c0, size = o, 0, size0
+        while c0 < len(desc):
+            d = desc[c0:c0 + size]
+            plan_l.append((s0, d))
+            o += round_up(len(d), 8)
+            c0 += size
+            size = min(2 * size, chunk_bands)
+        b0 = (int(desc[0, 0]) - kstart) // D
+        segs.append((seg_off, o - seg_off, b0, len(desc), size0, s0))
+    dd = scratch(dev, (max(o, 1), 4), np.int32)
+    kern = side.prg.kernel("work_desc")
+    for seg_off, total, b0, nbands, size0, s0 in segs:
+        launch(dev, kern, round_up(total, 64), None, dd.data, np.int32(seg_off),
+               np.int32(total), np.int32(b0), np.int32(nbands), np.int32(size0),
+               np.int32(chunk_bands), np.int32(kstart), np.int32(D), np.int32(s0), np.int32(R),
+               np.int32(lA), np.int32(lB), np.int32(self_join))
+    offs = np.cumsum([0] + [round_up(len(d), 8) for _, d in plan_l])
+    return plan_l, dd, offs
 
 
 def _local_tile(dev, plan):
@@ -370,6 +389,28 @@ def _duration(seconds):
     return f"{seconds / 3600:.1f} h"
 
 
+#: a progress bar's launches hold at most 1 / BAR_LAUNCHES of a segment's bands (so that it
+#: moves), but never fewer bands than fill the device (BAR_FILL_GROUPS work-groups per compute
+#: unit, at least the plan's groups_per_cu): launches of 1/32 of the bands of a 2^18 self-join
+#: were 32 work-groups on an H100's 132 compute units, 528 launches and 4.3 times the kernel
+#: time of the 80 launches without the bar
+BAR_LAUNCHES = 32
+BAR_FILL_GROUPS = 4
+
+
+def launch_bands(dev, plan, nb, ndev=1, bar=False):
+    """Bands per launch of the k = 1 diagonal kernel: as many as the device's largest
+    allocation allows (at most 2^14); with a progress bar (``bar``) at most 1 / BAR_LAUNCHES
+    of the ``nb`` bands split over ``ndev`` devices, but at least the bands that fill the
+    device."""
+    D = plan.band
+    chunk = max(1, int(min(1 << 14, (dev.max_alloc // 4) // (plan.segment + D) // 8)))
+    if bar:
+        fill = dev.info.compute_units * plan.wg * max(BAR_FILL_GROUPS, plan.groups_per_cu)
+        chunk = min(chunk, max(fill, -(-nb // (BAR_LAUNCHES * ndev))))
+    return chunk
+
+
 def _diag_bands(job, max_bands=None):
     """Run the diagonal kernel over all bands, split between ``job.devs`` by area; returns one
     (row indices, column indices) per device ([l] for k = 1, [l, k] for k > 1)."""
@@ -406,9 +447,7 @@ def _diag_bands(job, max_bands=None):
             bar = None
         else:
             bar.unit_scale = True           # 1.8G/2.1G pairs
-    chunk_bands = max(1, int(min(1 << 14, (devs[0].max_alloc // 4) // (p.segment + D) // 8)))
-    if bar is not None and k == 1:      # launches of at most 1/32 of the bands: the bar moves
-        chunk_bands = min(chunk_bands, max(1, -(-nb // (32 * len(devs)))))
+    chunk_bands = launch_bands(devs[0], p, nb, len(devs), bar is not None and k == 1)
     cap = options.get("max_chunk")
     if cap:
         chunk_bands = min(chunk_bands, cap)
@@ -434,52 +473,110 @@ def _diag_bands(job, max_bands=None):
 
 def _top1(job):
     """k = 1: the diagonal kernel's winners of every device, re-evaluated exactly; the
-    constant and ill-conditioned windows from exact scans."""
-    p, self_join, ez, both, cols = job.plan, job.self_join, job.ez, job.both, job.cols
+    constant and ill-conditioned windows from exact scans; all on the first device, nothing
+    read back. Returns the result's fields as device arrays (P, I [l, 1]; distances in the
+    exact precision, indices int64) and ``keep``, the temporaries queued kernels read."""
+    p, self_join, both, cols = job.plan, job.self_join, job.both, job.cols
+    ez = job.ez
     A, B = job.A, job.B
     lA, lB = A.l, B.l
-    partial = _diag_all(job)
-    ri = np.full(lA, -1, np.int64)
-    ci = np.full(lB, -1, np.int64) if cols else None
     dev = job.devs[0]
-    # exact re-evaluation of every device's winner, then the best over devices
-    rd = np.full(lA, np.inf)
-    cd = np.full(lB, np.inf) if cols else None
-    for pri, pci in partial:
-        d1 = _pair_dist(dev, p, A, B, np.arange(lA), pri)
-        rd, ri = _better(rd, ri, d1, pri)
+    partial = _diag_all(job)
+    keep = [job]
+    rd = ri = cd = ci = None
+    for di, (pri, pci, kept) in enumerate(partial):
+        keep += kept
+        if di:      # another device's winners (several devices: numpy inputs only)
+            import pyopencl.array as cla
+            pri = cla.to_device(dev.queue, pri.get())
+            pci = cla.to_device(dev.queue, pci.get()) if cols else None
+        keep += [pri, pci]
+        d1 = _pair_dist(dev, p, A, B, None, pri, lA)
+        rd, ri = (d1, pri) if rd is None else _better_all(dev, A, rd, ri, d1, pri)
         if cols:
-            d2 = _pair_dist(dev, p, B, A, np.arange(lB), pci)
-            cd, ci = _better(cd, ci, d2, pci)
+            d2 = _pair_dist(dev, p, B, A, None, pci, lB)
+            cd, ci = (d2, pci) if cd is None else _better_all(dev, A, cd, ci, d2, pci)
+            keep.append(d2)
+        keep.append(d1)
+    if rd is None:          # no band on any device
+        rd, ri = _filled(dev, lA, A.er, np.inf), _filled(dev, lA, np.int32, -1)
+        if cols:
+            cd, ci = _filled(dev, lB, A.er, np.inf), _filled(dev, lB, np.int32, -1)
+    keep += [rd, ri, cd, ci]
+
+    def _scan(*args):           # the scans' outputs stay referenced until the result is read
+        outs = _scan_dev(*args)
+        keep.extend(outs)
+        return outs
     # special (constant / ill-conditioned) windows: exact scans
-    SA = np.nonzero(A.flags & flags.SPECIAL)[0]
-    SB = SA if self_join else np.nonzero(B.flags & flags.SPECIAL)[0]
+    SA = _special(dev, A)
     if self_join:
-        left_d, left_i = cd, ci
-        right_d, right_i = rd, ri
-        if len(SA):
-            lv, li, rv, rj = _scan(dev, p, "rows", SA, A, A, ez)
-            left_d[SA], left_i[SA] = _better(left_d[SA], left_i[SA], lv, li)
-            right_d[SA], right_i[SA] = _better(right_d[SA], right_i[SA], rv, rj)
-            lv, li, rv, rj = _scan(dev, p, "cols", SA, A, A, ez)
-            left_d, left_i = _better(left_d, left_i, lv, li)
-            right_d, right_i = _better(right_d, right_i, rv, rj)
-        P, I = _better(right_d, right_i, left_d, left_i)
-        return dict(P=P[:, None], I=I[:, None], left_P=left_d, left_I=left_i,
-                    right_P=right_d, right_I=right_i)
-    if len(SA):
-        _, _, rv, rj = _scan(dev, p, "rows", SA, A, B, -1)
-        rd[SA], ri[SA] = _better(rd[SA], ri[SA], rv, rj)
-    if len(SB):
-        _, _, rv, rj = _scan(dev, p, "cols", SB, B, A, -1)
-        rd, ri = _better(rd, ri, rv, rj)
-    out = dict(P=rd[:, None], I=ri[:, None])
+        left, right = (cd, ci), (rd, ri)
+        lv, li, rv, rj = _scan(dev, p, "rows", SA, A, A, ez)
+        _better_at(dev, A, SA, lv, li, *left)
+        _better_at(dev, A, SA, rv, rj, *right)
+        lv, li, rv, rj = _scan(dev, p, "cols", SA, A, A, ez)
+        _better_all(dev, A, *left, lv, li)
+        _better_all(dev, A, *right, rv, rj)
+        out = _finish(dev, job, A, lA, right, left, ("P", "I", "right_P", "right_I", "left_P",
+                                                       "left_I"))
+        out["P"], out["I"] = out["P"].reshape(lA, 1), out["I"].reshape(lA, 1)
+        return out, keep + [SA]
+    SB = _special(dev, B)
+    _, _, rv, rj = _scan(dev, p, "rows", SA, A, B, -1)
+    _better_at(dev, A, SA, rv, rj, rd, ri)
+    _, _, rv, rj = _scan(dev, p, "cols", SB, B, A, -1)
+    _better_all(dev, A, rd, ri, rv, rj)
+    out = _finish(dev, job, A, lA, (rd, ri), None, ("P", "I"))
+    out["P"], out["I"] = out["P"].reshape(lA, 1), out["I"].reshape(lA, 1)
     if both:
-        if len(SB):
-            _, _, rv, rj = _scan(dev, p, "rows", SB, B, A, -1)
-            cd[SB], ci[SB] = _better(cd[SB], ci[SB], rv, rj)
-        if len(SA):
-            _, _, rv, rj = _scan(dev, p, "cols", SA, A, B, -1)
-            cd, ci = _better(cd, ci, rv, rj)
-        out.update(P_B=cd[:, None], I_B=ci[:, None])
-    return out
+        _, _, rv, rj = _scan(dev, p, "rows", SB, B, A, -1)
+        _better_at(dev, A, SB, rv, rj, cd, ci)
+        _, _, rv, rj = _scan(dev, p, "cols", SA, A, B, -1)
+        _better_all(dev, A, cd, ci, rv, rj)
+        o2 = _finish(dev, job, A, lB, (cd, ci), None, ("P_B", "I_B"))
+        out.update(P_B=o2["P_B"].reshape(lB, 1), I_B=o2["I_B"].reshape(lB, 1))
+    return out, keep + [SA, SB]
+
+
+def _special(dev, X):
+    """(indices, count) device arrays: X's windows with a SPECIAL flag, in order."""
+    from .series import ILL_WG
+    idx = scratch(dev, max(X.l, 1), np.int32)
+    count = scratch(dev, 1, np.int32)
+    launch(dev, X.prg.kernel("compact_special"), ILL_WG, ILL_WG, X.fl.data, np.int32(X.l),
+           idx.data, count.data)
+    return idx, count
+
+
+def _better_at(dev, X, S, v, i, dv, di):
+    """dv[S[p]], di[S[p]] <- the better of them and (v[p], i[p]) (``_better``'s rule)."""
+    idx, count = S
+    launch(dev, X.prg.kernel("better_at"), round_up(max(idx.shape[0], 1), 64), None,
+           count.data, idx.data, v.data, i.data, dv.data, di.data)
+
+
+def _better_all(dev, X, dv, di, v, i):
+    """dv, di <- the element-wise better of them and (v, i); returns (dv, di)."""
+    n = dv.shape[0]
+    launch(dev, X.prg.kernel("better_all"), round_up(n, 64), None, np.int32(n), v.data,
+           i.data, dv.data, di.data)
+    return dv, di
+
+
+def _finish(dev, job, X, n, first, second, names):
+    """The result arrays ``names`` (P, I[, first's P, I, second's P, I]): P = the better of
+    ``first`` and ``second`` (or ``first``), distances times the plain-Euclidean unit."""
+    import pyopencl.array as cla
+    # results: fresh device arrays, never pool blocks a later call could reuse
+    P = cla.empty(dev.queue, n, X.er)
+    I = cla.empty(dev.queue, n, np.int64)
+    two = second is not None
+    sides = [cla.empty(dev.queue, n, t) for t in (X.er, np.int64, X.er, np.int64)] if two \
+        else [P, I] * 2
+    v2, i2 = second if two else first
+    launch(dev, X.prg.kernel("finish"), round_up(n, 64), None, np.int32(n), np.int32(two),
+           np.int32(not job.normalize), X.scale.data, first[0].data, first[1].data, v2.data,
+           i2.data, P.data, I.data, *[a.data for a in sides])
+    arrays = [P, I] + (sides if two else [])
+    return dict(zip(names, arrays))

@@ -38,27 +38,37 @@ def exact_spec(dev, plan, normalize):
                                     **({"coop": coop} if coop else {}))
 
 
-def _pair_dist(dev, plan, A, B, ia, ib):
+def _pair_dist(dev, plan, A, B, ia, ib, n=None, per=1):
     """Distances of the pairs (ia[p], ib[p]) of windows of A and B (inf where either is < 0):
     ``pair_dist`` (a work-item per pair: wdist at the device's lanes) or, with ``coop`` > 0,
-    ``pair_dist_coop`` (wdist at lanes = coop, bit for bit; exact.cl.mako)."""
-    n = len(ia)
+    ``pair_dist_coop`` (wdist at lanes = coop, bit for bit; exact.cl.mako). ``ib`` a device
+    array (int32; ``ia`` None: p // per, ``n`` pairs): a device array of distances in the
+    exact precision, nothing read back; else host arrays in and float64 distances out."""
+    from ..runtime.arrays import is_device_array
+    on_device = is_device_array(ib)
+    n = len(ib) if n is None else n
     if n == 0:
-        return np.zeros(0)
+        return np.zeros(0) if not on_device else scratch(dev, 1, A.er)
     spec = exact_spec(dev, plan, A.normalize)
     coop = spec[1].get("coop", 0)
     prg = build_program(dev, *spec)
-    da = upload_scratch(dev, ia.astype(np.int32))
-    db = upload_scratch(dev, ib.astype(np.int32))
+    if on_device:
+        db = ib
+        da = ib if ia is None else ia
+    else:
+        da = upload_scratch(dev, np.asarray(ia).astype(np.int32))
+        db = upload_scratch(dev, np.asarray(ib).astype(np.int32))
     out = scratch(dev, n, A.er)
-    args = (np.int32(n), np.int32(A.m), da.data, db.data, A.Td.data, A.mu.data, A.ss.data,
-            A.flags_on(dev).data, B.Td.data, B.mu.data, B.ss.data, B.flags_on(dev).data,
-            out.data)
+    args = (np.int32(n), np.int32(A.m), np.int32(per if on_device and ia is None else 0), da.data, db.data,
+            A.Td.data, A.mu.data, A.ss.data, A.flags_on(dev).data, B.Td.data, B.mu.data,
+            B.ss.data, B.flags_on(dev).data, out.data)
     if coop:
         wg = max(64, coop)
         launch(dev, prg.kernel("pair_dist_coop"), round_up(n * coop, wg), wg, *args)
     else:
         launch(dev, prg.kernel("pair_dist"), round_up(n, 64), None, *args)
+    if on_device:
+        return out
     d = out.get().astype(np.float64)
     d[(ia < 0) | (ib < 0)] = np.inf
     return d
@@ -66,18 +76,17 @@ def _pair_dist(dev, plan, A, B, ia, ib):
 
 def _scan(dev, plan, kind, qs, X, Y, ez):
     """kind 'rows': for each q in qs (windows of X) best over Y; 'cols': for each window of Y,
-    best over qs of X. Returns (lv, li, rv, ri)."""
+    best over qs of X. ``qs``: (indices, count) device arrays (``diagonal._special``).
+    Returns device arrays (lv, li, rv, ri): per query (rows) or per window of Y (cols)."""
     prg = build_program(dev, *exact_spec(dev, plan, X.normalize))
-    nout = len(qs) if kind == "rows" else Y.l
-    dq = upload_scratch(dev, np.asarray(qs, np.int32) if len(qs) else np.zeros(1, np.int32))
+    idx, count = qs
+    nout = idx.shape[0] if kind == "rows" else Y.l
     outs = [scratch(dev, max(nout, 1), t) for t in (X.er, np.int32, X.er, np.int32)]
-    launch(dev, prg.kernel("scan_" + kind), round_up(max(nout, 1), 64), None, np.int32(len(qs)),
-           np.int32(X.m), np.int32(Y.l), np.int32(ez), dq.data,
+    launch(dev, prg.kernel("scan_" + kind), round_up(max(nout, 1), 64), None, count.data,
+           np.int32(X.m), np.int32(Y.l), np.int32(ez), idx.data,
            X.Td.data, X.mu.data, X.ss.data, X.flags_on(dev).data,
            Y.Td.data, Y.mu.data, Y.ss.data, Y.flags_on(dev).data, *[o.data for o in outs])
-    res = [o.get()[:nout] for o in outs]
-    return (res[0].astype(np.float64), res[1].astype(np.int64),
-            res[2].astype(np.float64), res[3].astype(np.int64))
+    return outs
 
 
 def _better(d1, i1, d2, i2):

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .plan import Plan
-from .series import Side
+from .series import Side, scale_on_device
 
 
 @dataclass
@@ -47,11 +47,33 @@ class Join:
         if key == "B" and self.self_join:
             key = "A"
         if (dev.slug, key) not in self._sides:
-            s = Side(dev, self.T_A if key == "A" else self.T_B, self.m, self.plan,
-                      self.normalize, self.pad)
+            T, scale = self._raw(dev, key)
+            s = Side(dev, T, self.m, self.plan, self.normalize, self.pad, scale=scale)
             s.mark_ill(self.plan, self.plan.segment)
             self._sides[(dev.slug, key)] = s
         return self._sides[(dev.slug, key)]
+
+    def _raw(self, dev, key):
+        """(device series, device scale factors) of side ``key`` on ``dev``: a host series
+        uploaded once as it is; scaled on the device (``series.scale_on_device``): each
+        series alone for z-normalised distances, both together for plain Euclidean AB-joins."""
+        from ..runtime.arrays import is_device_array
+        from ..runtime.memory import upload_scratch
+        if (dev.slug, "raw") not in self._sides:
+            dt = np.float64 if dev.fp64 else np.float32
+
+            def put(T):
+                if T is None or is_device_array(T):
+                    return T
+                return upload_scratch(dev, np.ascontiguousarray(T, dtype=dt))
+            TA, TB = put(self.T_A), put(self.T_B)
+            if self.normalize or TB is None:
+                sA = scale_on_device(dev, self.plan, self.normalize, TA)
+                sB = None if TB is None else scale_on_device(dev, self.plan, self.normalize, TB)
+            else:
+                sA = sB = scale_on_device(dev, self.plan, self.normalize, TA, TB)
+            self._sides[(dev.slug, "raw")] = {"A": (TA, sA), "B": (TB, sB)}
+        return self._sides[(dev.slug, "raw")][key]
 
     @property
     def A(self) -> Side:

@@ -10,7 +10,7 @@ import numbers
 import numpy as np
 
 from ..runtime import chunk_sizes, get_device, launch, round_up
-from ..runtime.arrays import native, values_of
+from ..runtime.arrays import device_input, is_device_array, native, values_of
 from ..runtime.memory import host_empty
 from ..runtime.pipeline import ChunkIO, device_marker, device_wait, run_pipelined
 from . import flags
@@ -42,6 +42,23 @@ def _pairs(nq, ns):
         return max(nq, ns)
     raise ValueError(f"Q has {nq} queries and T {ns} series: give one query per series, one "
                      "query for all series, or one series for all queries")
+
+
+def _shapes(Q2, T2, query_idx):
+    """(nq, m, ns, n, pairs, l) of 2-D queries and series, checked (m, n, query_idx)."""
+    nq, m = Q2.shape
+    ns, n = T2.shape
+    if m < 3:
+        raise ValueError(f"Q must have length m >= 3, got {m}")
+    if n < m:
+        raise ValueError(f"T has {n} values per series, fewer than the query length m={m}")
+    npairs = _pairs(nq, ns)
+    l = n - m + 1
+    if query_idx is not None:
+        if isinstance(query_idx, bool) or not isinstance(query_idx, (int, np.integer)) \
+                or not 0 <= query_idx < l:
+            raise ValueError(f"query_idx must be None or an int in [0, {l}), got {query_idx!r}")
+    return nq, m, ns, n, npairs, l
 
 
 def _plain_queries(Q):
@@ -92,16 +109,22 @@ def time_last(Q, T, time_axis):
     axis = -1 if time_axis is None else time_axis
     if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
         raise TypeError(f"time_axis must be an int, got {time_axis!r}")
+    if is_device_array(Q) or is_device_array(T):
+        if time_axis is not None and axis != -1 and not all(
+                a is None or axis == np.ndim(a) - 1 for a in (Q, T)):
+            raise ValueError("device arrays Q / T are [batch, time] or [time]: time_axis must "
+                             f"be the last axis, got {time_axis!r}")
+        return Q, T
+    for a, name in ((Q, "Q"), (T, "T")):
+        if a is not None and np.ndim(a) == 2 and not -2 <= axis < 2:
+            raise ValueError(f"time_axis {axis} out of range for {name} with 2 dimensions")
     if Q is not None and T is not None and np.ndim(T) == 2 and np.ndim(Q) in (1, 2):
         m = np.shape(Q)[-1] if np.ndim(Q) == 1 or axis % 2 else np.shape(Q)[0]
         check_fits(np.shape(T), axis, lambda n: n >= m, f"a query of {m} values", name="T")
     out = []
-    for a, name in ((Q, "Q"), (T, "T")):
-        if a is not None and np.ndim(a) == 2:
-            if not -2 <= axis < 2:
-                raise ValueError(f"time_axis {axis} out of range for {name} with 2 dimensions")
-            if axis % 2 == 0:
-                a = np.moveaxis(values_of(a), 0, -1)
+    for a in (Q, T):
+        if a is not None and np.ndim(a) == 2 and axis % 2 == 0:
+            a = np.moveaxis(values_of(a), 0, -1)
         out.append(a)
     return out[0], out[1]
 
@@ -110,23 +133,15 @@ def distance_profiles(Q, T, *, normalize=True, p=2.0, precision=None, device=Non
                       query_idx=None, plan=None, progress=None, **plan_overrides):
     """The computation behind :func:`mass` (its docstring has the parameters)."""
     dev = get_device(device)
+    if is_device_array(Q) or is_device_array(T):
+        return _device_profiles(dev, Q, T, normalize, p, precision, query_idx, plan,
+                                plan_overrides)[0]
     precision = call_precision(dev, precision)
     dtype = np.dtype(np.float64 if precision == "double" else np.float32)
     p, pcode = _check_p(p)
     Q2, q1 = _as_2d(Q, "Q", dtype)
     T2, t1 = _as_2d(T, "T", dtype)
-    nq, m = Q2.shape
-    ns, n = T2.shape
-    if m < 3:
-        raise ValueError(f"Q must have length m >= 3, got {m}")
-    if n < m:
-        raise ValueError(f"T has {n} values per series, fewer than the query length m={m}")
-    npairs = _pairs(nq, ns)
-    l = n - m + 1
-    if query_idx is not None:
-        if isinstance(query_idx, bool) or not isinstance(query_idx, (int, np.integer)) \
-                or not 0 <= query_idx < l:
-            raise ValueError(f"query_idx must be None or an int in [0, {l}), got {query_idx!r}")
+    nq, m, ns, n, npairs, l = _shapes(Q2, T2, query_idx)
     pl = make_mass_plan(dev, Problem(precision), plan=plan, **plan_overrides)
     prg = dev.program("mp/mass.cl.mako", **flags.TEMPLATE, real=pl.real, lanes=pl.lanes,
                       chains=pl.chains, NORMALIZE=int(normalize), P=pcode)
@@ -147,6 +162,72 @@ def distance_profiles(Q, T, *, normalize=True, p=2.0, precision=None, device=Non
     if query_idx is not None:
         out[:, query_idx] = 0
     return out[0] if (q1 and t1) else out
+
+
+def _device_profiles(dev, Q, T, normalize, p, precision, query_idx, plan, overrides):
+    """:func:`distance_profiles` of device arrays: the same kernels on the arrays where they
+    are, one launch over every pair, nothing read back or waited for. Returns (profiles, query
+    flags), device arrays."""
+    import pyopencl.array as cla
+    if not (is_device_array(Q) and is_device_array(T)):
+        raise TypeError("Q and T must both be device arrays or both host arrays")
+    if precision is None:       # the arrays' own precision
+        precision = "double" if np.dtype(Q.dtype) == np.float64 else "single"
+    precision = call_precision(dev, precision)
+    dtype = np.dtype(np.float64 if precision == "double" else np.float32)
+    Q = device_input(Q, "Q", dev, dtypes=(dtype,), ndim=(1, 2))
+    T = device_input(T, "T", dev, dtypes=(dtype,), ndim=(1, 2))
+    p, pcode = _check_p(p)
+    q1, t1 = Q.ndim == 1, T.ndim == 1
+    Q2 = Q.reshape(1, -1) if q1 else Q
+    T2 = T.reshape(1, -1) if t1 else T
+    nq, m, ns, n, npairs, l = _shapes(Q2, T2, query_idx)
+    pl = make_mass_plan(dev, Problem(precision), plan=plan, **overrides)
+    prg = dev.program("mp/mass.cl.mako", **flags.TEMPLATE, real=pl.real, lanes=pl.lanes,
+                      chains=pl.chains, NORMALIZE=int(normalize), P=pcode)
+    q = dev.queue
+    if npairs * l * dtype.itemsize > dev.max_alloc:
+        from ..errors import DeviceError
+        raise DeviceError(f"mass: the {npairs} x {l} distance profiles of device arrays need "
+                          f"{npairs * l * dtype.itemsize} bytes in one buffer, more than the "
+                          f"largest allocation of {dev} ({dev.max_alloc}); split the batch")
+    # temporaries are plain buffers, not pool blocks: dropped here, they live on until the
+    # kernels queued on them have run (OpenCL releases a buffer after its last command)
+    Z = cla.empty(q, (nq, m), dtype)
+    F = cla.empty(q, nq, np.int32)
+    unit = None
+    if normalize:
+        launch(dev, prg.kernel("zquery"), round_up(nq, 64), None, Q2.data, np.int32(nq),
+               np.int32(m), Z.data, F.data)
+    else:
+        launch(dev, prg.kernel("plain_query"), round_up(nq, 64), None, Q2.data, np.int32(nq),
+               np.int32(m), Z.data, F.data)
+        unit = cla.empty(q, 1, dtype)
+        launch(dev, prg.kernel("plain_unit"), 256, 256, Z.data, np.int64(nq * m), T2.data,
+               np.int64(ns * n), np.int32(EXP_LIMIT), unit.data)
+        Zs, Ts = cla.empty(q, (nq, m), dtype), cla.empty(q, (ns, n), dtype)
+        for src, dst in ((Z, Zs), (T2, Ts)):
+            launch(dev, prg.kernel("div_unit"), round_up(src.size, 64), None, src.data,
+                   np.int64(src.size), unit.data, dst.data)
+        Z, T2 = Zs, Ts
+    out = cla.empty(q, (npairs, l), dtype)
+    if npairs and l:
+        nb = pl.windows_per_item
+        g0 = -(-l // nb)
+        local = None
+        if pl.wg:
+            g0 = round_up(g0, pl.wg)
+            local = (pl.wg, 1)
+        launch(dev, prg.kernel("mass"), (g0, npairs), local, T2.data,
+               np.int64(n if ns > 1 else 0), np.int32(l), np.int32(m), Z.data,
+               np.int32(m if nq > 1 else 0), F.data,
+               dtype.type(p if math.isfinite(p) else 0), out.data)
+        if unit is not None or query_idx is not None:
+            launch(dev, prg.kernel("finish_profiles"), round_up(npairs * l, 64), None,
+                   out.data, np.int32(npairs), np.int32(l), np.int32(unit is not None),
+                   (unit if unit is not None else out).data,
+                   np.int32(-1 if query_idx is None else query_idx))
+    return (out.reshape(l) if (q1 and t1) else out), F
 
 
 def _run(dev, pl: MassPlan, prg, T2, Zq, qf, out, m, p, progress):
@@ -353,9 +434,11 @@ def match(Q, T, *, max_distance=None, max_matches=None, atol=1e-8, query_idx=Non
     [100, 700]
     """
     Q, T = time_last(Q, T, time_axis)
-    Qv = np.asarray(values_of(Q))
-    if Qv.dtype.kind in "fc" and not np.all(np.isfinite(Qv)):
-        raise ValueError("Q contains illegal values (NaN or inf)")
+    on_device = is_device_array(Q) or is_device_array(T)
+    if not on_device:
+        Qv = np.asarray(values_of(Q))
+        if Qv.dtype.kind in "fc" and not np.all(np.isfinite(Qv)):
+            raise ValueError("Q contains illegal values (NaN or inf)")
     if max_matches is not None and (isinstance(max_matches, bool) or not isinstance(
             max_matches, (int, np.integer)) or max_matches < 0):
         raise ValueError(f"max_matches must be None or an int >= 0, got {max_matches!r}")
@@ -363,9 +446,18 @@ def match(Q, T, *, max_distance=None, max_matches=None, atol=1e-8, query_idx=Non
             or isinstance(max_distance, numbers.Real)):
         raise TypeError(f"max_distance must be None, a number or a callable, got "
                         f"{type(max_distance).__name__}")
-    D = distance_profiles(Q, T, normalize=normalize, p=p, precision=precision, device=device,
-                          query_idx=query_idx, plan=plan, progress=progress, **plan_overrides)
-    m = Qv.shape[-1]
+    if on_device:       # the matches are a host list: the profiles and query flags read once
+        Dd, F = _device_profiles(get_device(device), Q, T, normalize, p, precision, query_idx,
+                                 plan, plan_overrides)
+        if np.any(F.get() & flags.NONFINITE):
+            raise ValueError("Q contains illegal values (NaN or inf)")
+        D = Dd.get()
+        m = Q.shape[-1]
+    else:
+        D = distance_profiles(Q, T, normalize=normalize, p=p, precision=precision,
+                              device=device, query_idx=query_idx, plan=plan,
+                              progress=progress, **plan_overrides)
+        m = Qv.shape[-1]
     ez = int(math.ceil(m / 4))
     if D.ndim == 1:
         return _find_matches(D, ez, max_distance, max_matches, query_idx, atol)

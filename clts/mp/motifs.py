@@ -4,9 +4,16 @@ from __future__ import annotations
 import numpy as np
 
 
+def _host(x):
+    """``x`` as numpy: a device array (a device-array call's result) is read back once (motifs
+    and discords are short host lists by nature)."""
+    from ..runtime.arrays import is_device_array
+    return x.get() if is_device_array(x) else x
+
+
 def _result_profile(result):
-    P = np.asarray(result.P)
-    I = np.asarray(result.I)
+    P = np.asarray(_host(result.P))
+    I = np.asarray(_host(result.I))
     if P.ndim == 2:
         P, I = P[:, 0], I[:, 0]
     return P.astype(np.float64), I.astype(np.int64)
@@ -189,7 +196,7 @@ def motifs(T, result, max_motifs=1, *, max_matches=10, radius=2.0, exclusion_zon
     P, I = _result_profile(result)
     m = result.m
     ez = _zone(result, exclusion_zone)
-    T = np.asarray(T, dtype=np.float64)
+    T = np.asarray(_host(T), dtype=np.float64)
     if len(T) - m + 1 != len(P):
         raise ValueError(f"T has {len(T)} values, the result was computed on "
                          f"{len(P) + m - 1}")

@@ -89,68 +89,131 @@ def _update_coefficients(T, mu, m, nw, normalize):
 
 
 class Side:
-    """One series on one device: cleaned values, window statistics and update coefficients."""
+    """One series on one device: cleaned values, window statistics, flags and update
+    coefficients, all computed and kept on the device (``prep.cl.mako``, ``stats.cl.mako``).
 
-    def __init__(self, dev, T, m, plan, normalize, pad):
-        self.n = len(T)
+    ``T`` is a host series already scaled (``_well_scaled``; uploaded once here) or a device
+    array of the raw series with ``scale``, the device array of its scale factors
+    (:func:`scale_on_device`). The host views ``mu_h``, ``ss_h``, ``flags``, ``df_h``,
+    ``dg_h``, ``Tc`` are read back on first use (the top-k and multi-dimensional paths, the
+    tests); the k = 1 path never reads them."""
+
+    def __init__(self, dev, T, m, plan, normalize, pad, *, scale=None):
+        from ..runtime.arrays import is_device_array
+        self.n = int(T.shape[0])
         self.l = self.n - m + 1
         self.m = m
         kr = np.float64 if plan.kernel_real == "double" else np.float32
         er = np.float64 if plan.exact_real == "double" else np.float32
-        finite = np.isfinite(T)
-        Tc = np.where(finite, T, 0.0)
-        if plan.precision == "single":
-            Tc = Tc.astype(np.float32).astype(np.float64)
-        # windows with a NaN/inf: a running count, O(n)
-        c = np.concatenate([[0], np.cumsum(~finite)])
-        bad = (c[m:] - c[:-m]) > 0
-        # statistics on the device, stably, in the exact precision
+        self.kr, self.er, self.pad = kr, er, pad
+        self.normalize = normalize
+        self.plan = plan
+        if is_device_array(T):
+            Tin = T
+        else:       # the host path: one upload of the scaled series
+            Tin = upload_scratch(dev, np.ascontiguousarray(T, dtype=er if er == np.float32
+                                                             and not dev.fp64 else np.float64))
+        prg = build_program(dev, *prep_spec(dev, plan, normalize, Tin.dtype))
+        self.prg, self.sreal = prg, _sreal(plan, Tin.dtype)
+        if scale is None:
+            scale = dev.state.constant(("mp.unit_scale", np.dtype(self.sreal).name),
+                                       lambda: upload_scratch(dev, np.array([1, 0, 1, 1],
+                                                                            self.sreal)))
+        self.scale = scale
         vw, u = _vw(dev), _chains(dev)
-        # padded by one work-item's windows: its lanes past the last window read zeros
-        Td = upload_scratch(dev, np.concatenate([Tc, np.zeros(vw * u)]).astype(er))
+        # the cleaned series, padded by one work-item's windows: its lanes past the last
+        # window read zeros
+        ntot = self.n + vw * u
+        Td = scratch(dev, ntot, er)
+        nf = scratch(dev, self.n, np.int32)
+        launch(dev, prg.kernel("clean"), round_up(ntot, 64), None, Tin.data, np.int32(self.n),
+               np.int32(ntot), scale.data, Td.data, nf.data)
+        # statistics, stably, in the exact precision
         mu = scratch(dev, self.l, er)
         ss = scratch(dev, self.l, er)
         fl = scratch(dev, self.l, np.int32)
-        prg = build_program(dev, *stats_spec(dev, plan, normalize))
-        launch(dev, prg.kernel("window_stats"), round_up(-(-self.l // (vw * u)), 16), None,
+        launch(dev, build_program(dev, *stats_spec(dev, plan, normalize)).kernel("window_stats"),
+               round_up(-(-self.l // (vw * u)), 16), None,
                Td.data, np.int32(self.l), np.int32(m), mu.data, ss.data, fl.data)
-        mu_h = mu.get().astype(np.float64)
-        ss_h = ss.get().astype(np.float64)
-        wflags = fl.get()
-        wflags[bad] = flags.NONFINITE
-        self.Td, self.mu, self.ss = Td, mu, ss
-        df, dg = _update_coefficients(Tc, mu_h, m, self.l, normalize)
-        self.df_h, self.dg_h, self.ss_h, self.mu_h, self.Tc = df, dg, ss_h, mu_h, Tc
-        self.flags = wflags
-        self.kr, self.er, self.pad = kr, er, pad
-        self.normalize = normalize
+        nfb = prep_spec(dev, plan, normalize, Tin.dtype)[1]["NFB"]
+        launch(dev, prg.kernel("nonfinite_windows"), round_up(-(-self.l // nfb), 64), None,
+               nf.data, np.int32(self.l), np.int32(m), fl.data)
+        self.Td, self.mu, self.ss, self.fl = Td, mu, ss, fl
+        self._nf = nf               # read by queued kernels: kept until the side goes
+        self.dev = dev
+        self._coef = {}
+        self._host = {}
+
+    # -- host views, read back on first use ------------------------------------------------
+    def _get(self, key, make):
+        if key not in self._host:
+            self._host[key] = make()
+        return self._host[key]
+
+    @property
+    def Tc(self):
+        return self._get("Tc", lambda: self.Td.get()[:self.n].astype(np.float64))
+
+    @property
+    def mu_h(self):
+        return self._get("mu", lambda: self.mu.get().astype(np.float64))
+
+    @property
+    def ss_h(self):
+        return self._get("ss", lambda: self.ss.get().astype(np.float64))
+
+    @property
+    def flags(self):
+        return self._get("flags", lambda: self.fl.get())
+
+    @property
+    def df_h(self):
+        return self._get("df", lambda: _update_coefficients(self.Tc, self.mu_h, self.m, self.l,
+                                                            self.normalize)[0])
+
+    @property
+    def dg_h(self):
+        return self._get("dg", lambda: _update_coefficients(self.Tc, self.mu_h, self.m, self.l,
+                                                            self.normalize)[1])
 
     def flags_on(self, dev):
-        """The window flags as a device array (uploaded here when no band kernel ran on this
-        side: every window constant, or all of this device's bands empty)."""
-        if getattr(self, "fl_d", None) is None:
-            self.fl_d = upload_scratch(dev, self.flags.astype(np.int32))
-        return self.fl_d
+        """The window flags as a device array."""
+        return self.fl
 
     def mark_ill(self, plan, R):
         """Flag (bit 2) windows too ill-conditioned for the O(1) update: centred norm^2 below
-        C * eps * R * S^2 with S^2 = max|df| * max|dg| (the size of one update term)."""
+        C * eps * R * S^2 with S^2 = max|df| * max|dg| (the size of one update term), on the
+        device (``ill_flags``)."""
         if not self.normalize:
             return
-        ok = self.flags == 0
-        if not ok.any():
-            return
-        S2 = float(np.max(np.abs(self.df_h))) * float(np.max(np.abs(self.dg_h)))
-        eps = np.finfo(self.kr).eps
-        thr = ILL_FACTOR[plan.precision] * eps * R * S2
-        self.flags[ok & (self.ss_h < thr)] |= flags.ILL
+        K = ILL_FACTOR[plan.precision] * np.finfo(self.kr).eps * R
+        launch(self.dev, self.prg.kernel("ill_flags"), ILL_WG, ILL_WG, self.Td.data,
+               self.mu.data, self.ss.data, np.int32(self.l), np.int32(self.m),
+               np.dtype(self.sreal).type(K), self.fl.data)
+        self._host.pop("flags", None)
 
     def upload(self, dev, as_columns, dtype=None):
-        """Device arrays for the diagonal kernel (:meth:`arrays`, uploaded)."""
-        kr = self.kr if dtype is None else dtype
-        out = {name: upload_scratch(dev, np.ascontiguousarray(v, dtype=kr))
-               for name, v in self.arrays(as_columns).items()}
-        self.fl_d = upload_scratch(dev, self.flags.astype(np.int32))
+        """Device arrays T, mu, df, dg, r of the diagonal kernels (see :meth:`arrays`), made
+        on the device in ``dtype`` (default the kernel precision) once per layout."""
+        kr = np.dtype(self.kr if dtype is None else dtype)
+        key = (bool(as_columns), kr.name)
+        if key in self._coef:
+            return self._coef[key]
+        m, l = self.m, self.l
+        P = self.pad if as_columns else 0
+        E = (P + m + PAD_SLACK) if as_columns else 0
+        nw = P + l + E
+        name = "coef_k" if kr == np.dtype(self.kr) else "coef_e"
+        if kr not in (np.dtype(self.kr), np.dtype(self.er)):
+            raise ValueError(f"coefficients in {kr}: the kernel or exact precision only")
+        out = {"T": scratch(dev, nw + m, kr)}
+        out.update({k: scratch(dev, nw, kr) for k in ("mu", "df", "dg", "r")})
+        launch(dev, self.prg.kernel(name), round_up(nw + m, 64), None, self.Td.data,
+               np.int32(self.n), self.mu.data, np.int32(l), np.int32(m), np.int32(P),
+               np.int32(nw), out["T"].data, out["mu"].data, out["df"].data, out["dg"].data)
+        launch(dev, self.prg.kernel(name + "_r"), round_up(nw, 64), None, self.ss.data,
+               self.fl.data, np.int32(l), np.int32(P), np.int32(nw), out["r"].data)
+        self._coef[key] = out
         return out
 
     def arrays(self, as_columns):
@@ -158,7 +221,8 @@ class Side:
         the series extended by ``pad`` zeros on both sides, with the statistics and update
         coefficients of the extended series' windows (so a diagonal entering the series from
         j < 0 carries an exact covariance); windows outside the series get r = NaN (never a
-        neighbour)."""
+        neighbour). (The host's copy for the multi-dimensional profile; the 1-D kernels
+        read :meth:`upload`'s device arrays.)"""
         m, l = self.m, self.l
         if self.normalize:
             with np.errstate(divide="ignore"):
@@ -181,6 +245,44 @@ class Side:
         rr = np.full(nw, np.nan)
         rr[P:P + l] = r
         return {"df": df, "dg": dg, "r": rr, "mu": mu, "T": Te[:nw + m]}
+
+
+#: windows per work-item of the non-finite flags on CPUs (a running count; GPUs: 1, coalesced)
+NONFINITE_BLOCK = 64
+#: work-group size of the single-work-group kernels of prep.cl.mako (scaling, ILL flags,
+#: compaction of the special windows)
+ILL_WG = 256
+
+
+def _sreal(plan, tin):
+    """The scaling's precision: float64 where the input or the statistics are."""
+    return np.float64 if (plan.exact_real == "double" or np.dtype(tin) == np.float64) \
+        else np.float32
+
+
+def prep_spec(dev, plan, normalize, tin=np.float64):
+    """(template, parameters) of the preparation / finishing kernels of a call whose series
+    has dtype ``tin``."""
+    cname = {np.dtype(np.float64): "double", np.dtype(np.float32): "float"}
+    return "mp/prep.cl.mako", dict(**flags.TEMPLATE, real=plan.exact_real,
+                                   kreal=plan.kernel_real, tin=cname[np.dtype(tin)],
+                                   sreal=cname[np.dtype(_sreal(plan, tin))],
+                                   NORMALIZE=int(normalize),
+                                   SINGLE=int(plan.precision == "single"), wg=ILL_WG,
+                                   NFB=NONFINITE_BLOCK if dev.type == "cpu" else 1)
+
+
+def scale_on_device(dev, plan, normalize, TA, TB=None):
+    """The device array (s1, c, s2, unit) that ``prep.cl.mako``'s ``clean`` applies to the
+    device series ``TA`` (and ``TB``: one common scaling, plain Euclidean AB-joins): what
+    :func:`_well_scaled` does on the host, in the same float64 arithmetic."""
+    prg = build_program(dev, *prep_spec(dev, plan, normalize, TA.dtype))
+    sc = scratch(dev, 4, _sreal(plan, TA.dtype))
+    other = TB if TB is not None else TA
+    launch(dev, prg.kernel("scale_reduce"), ILL_WG, ILL_WG, TA.data, np.int32(TA.shape[0]),
+           other.data, np.int32(0 if TB is None else TB.shape[0]),
+           np.int32(plan.precision != "double"), sc.data)
+    return sc
 
 
 def stats_spec(dev, plan, normalize):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..runtime import launch, round_up
+from ..runtime.memory import scratch
 from ..runtime.programs import build_program
 from . import flags
 from .diagonal import _diag_all
@@ -126,97 +127,161 @@ def _merge_k(P, I, Pc, Ic, k, unique=False):
     return np.take_along_axis(Pa, o, 1), np.take_along_axis(Ia, o, 1)
 
 
-def _exact_k(dev, p, X, Y, I):
-    """Exact distances of the candidate lists I [l_X, k] (windows of Y)."""
-    rows = np.repeat(np.arange(X.l), I.shape[1])
-    return _pair_dist(dev, p, X, Y, rows, I.ravel()).reshape(I.shape)
-
-
-def _special_k(dev, p, X, Y, S, k, ez, rows_out, cols_out, skip_cols=None):
-    """Exact k nearest neighbours involving the special windows ``S`` of X (the diagonal kernel
-    leaves them out), on the device: X's windows S against every window of Y (merged into
-    ``rows_out``), and every window of Y except ``skip_cols`` against the windows S (merged into
-    ``cols_out``). Each is a dict side -> [P, I] with side "all" (AB-join) or "left"/"right"
-    (self-join, ``ez`` >= 0: pairs |i - j| <= ez excluded)."""
-    import pyopencl.array as cla
-    if len(S) == 0 or (rows_out is None and cols_out is None):
-        return
-    q = dev.queue
-    prg = dev.program("mp/exact.cl.mako", **flags.TEMPLATE, real=p.exact_real,
-                      NORMALIZE=int(X.normalize), lanes=_vw(dev), K=k)
-    lY = Y.l
-    dq = cla.to_device(q, np.asarray(S, np.int32))
-    args = (X.Td.data, X.mu.data, X.ss.data, X.flags_on(dev).data,
-            Y.Td.data, Y.mu.data, Y.ss.data, Y.flags_on(dev).data)
-
-    def lists(kind, n, *head):
-        outs = [cla.empty(q, n * k, t) for t in (X.er, np.int32, X.er, np.int32)]
-        launch(dev, prg.kernel(kind), round_up(n, 64), None, np.int32(len(S)), np.int32(X.m),
-               np.int32(lY), np.int32(ez), *head, *args, *[o.data for o in outs])
-        lv, li, rv, ri = (o.get().reshape(n, k) for o in outs)
-        return {"left": (lv.astype(np.float64), li.astype(np.int64)),
-                "right": (rv.astype(np.float64), ri.astype(np.int64))}
-    names = ("left", "right") if ez >= 0 else ("all",)
-    if rows_out is not None:
-        got = lists("scan_rows_k", len(S), dq.data)
-        for name in names:
-            Pr, Ir = rows_out[name]
-            Pn, In = _merge_k(Pr[S], Ir[S], *got["right" if name == "all" else name], k)
-            Pr[S], Ir[S] = Pn, In
-    if cols_out is not None:
-        skip = np.zeros(lY, np.int32)
-        if skip_cols is not None:
-            skip[skip_cols] = 1
-        got = lists("scan_cols_k", lY, dq.data, cla.to_device(q, skip).data)
-        for name in names:
-            Pc, Ic = cols_out[name]
-            Pn, In = _merge_k(Pc, Ic, *got["right" if name == "all" else name], k)
-            Pc[...], Ic[...] = Pn, In
-
-
 def _topk(job):
     """k nearest neighbours from the diagonal kernel's in-kernel top-k lists, re-evaluated
-    exactly; special windows from exact rows. k > TOPK_MAX: the blocked path."""
+    exactly and merged on the device; special windows from exact k-list scans (device,
+    compacted). Returns (the result's fields as device arrays, temporaries queued kernels
+    read). k > TOPK_MAX: the blocked path (host top-k; host arrays, None)."""
     p, self_join, ez, k, both = job.plan, job.self_join, job.ez, job.k, job.both
     A, B = job.A, job.B
     dev = job.devs[0]
     if k > TOPK_MAX:
-        return _topk_blocked(dev, p, A, B, self_join, ez, k, both, job.bands)
+        return _topk_blocked(dev, p, A, B, self_join, ez, k, both, job.bands), None
+    from .diagonal import _filled, _special
     lA, lB = A.l, B.l
     partial = _diag_all(job)
-    empty = lambda n: [np.full((n, k), np.inf), np.full((n, k), -1, np.int64)]  # noqa: E731
+    keep = [job]
+
+    def empty(n):
+        return [_filled(dev, n * k, A.er, np.inf), _filled(dev, n * k, np.int32, -1)]
     if self_join:
         prof = {"right": empty(lA), "left": empty(lA)}
     else:
         prof = {"all": empty(lA)}
         profB = {"all": empty(lB)} if both else None
-    for pri, pci in partial:
+    for di, (pri, pci, kept) in enumerate(partial):
+        keep += kept
+        if di:      # another device's lists (several devices: numpy inputs only)
+            import pyopencl.array as cla
+            pri = cla.to_device(dev.queue, pri.get())
+            pci = cla.to_device(dev.queue, pci.get()) if pci is not None else None
+        keep += [pri, pci]
         if self_join:
             # row lists hold j > i (right), column lists i < j: the left neighbours of j
             for name, I in (("right", pri), ("left", pci)):
-                Pn, In = _merge_k(*prof[name], _exact_k(dev, p, A, A, I), I, k)
-                prof[name][:] = [Pn, In]
+                d = _exact_dev(dev, p, A, A, I, lA, k)
+                keep.append(d)
+                _merge_dev(dev, A, lA, k, prof[name], d, I, keep=keep)
         else:
-            Pn, In = _merge_k(*prof["all"], _exact_k(dev, p, A, B, pri), pri, k)
-            prof["all"][:] = [Pn, In]
+            d = _exact_dev(dev, p, A, B, pri, lA, k)
+            keep.append(d)
+            _merge_dev(dev, A, lA, k, prof["all"], d, pri, keep=keep)
             if both:
-                Pn, In = _merge_k(*profB["all"], _exact_k(dev, p, B, A, pci), pci, k)
-                profB["all"][:] = [Pn, In]
+                d = _exact_dev(dev, p, B, A, pci, lB, k)
+                keep.append(d)
+                _merge_dev(dev, A, lB, k, profB["all"], d, pci, keep=keep)
     # windows the kernel left out (r = NaN) but that have neighbours: constant or
     # ill-conditioned ones when normalising (plain Euclidean: none)
-    def special(X):
-        return np.nonzero(X.flags & flags.SPECIAL)[0] if X.normalize else np.zeros(0, np.int64)
-    SA = special(A)
     if self_join:
-        _special_k(dev, p, A, A, SA, k, ez, prof, prof, skip_cols=SA)
-        P, I = _merge_k(*prof["right"], *prof["left"], k)
-        (rP, rI), (lP, lI) = prof["right"], prof["left"]
-        return dict(P=P, I=I, left_P=lP[:, 0].copy(), left_I=lI[:, 0].copy(),
-                    right_P=rP[:, 0].copy(), right_I=rI[:, 0].copy())
-    SB = special(B)
-    _special_k(dev, p, A, B, SA, k, -1, prof, profB, skip_cols=SB)
-    _special_k(dev, p, B, A, SB, k, -1, profB, prof, skip_cols=SA)
-    out = dict(P=prof["all"][0], I=prof["all"][1])
+        if A.normalize:
+            SA = _special(dev, A)
+            keep.append(SA)
+            _special_k_dev(dev, p, A, A, SA, k, ez, prof, prof, keep)
+        P = empty(lA)
+        _merge_dev(dev, A, lA, k, prof["right"], prof["right"][0], prof["right"][1],
+                   other=prof["left"], out=P)
+        return _topk_out(dev, job, A, lA, k, P, prof["right"], prof["left"],
+                         ("P", "I", "right_P", "right_I", "left_P", "left_I")), keep + [P, prof]
+    if A.normalize:
+        SA, SB = _special(dev, A), _special(dev, B)
+        keep += [SA, SB]
+        _special_k_dev(dev, p, A, B, SA, k, -1, prof, profB, keep)
+        _special_k_dev(dev, p, B, A, SB, k, -1, profB, prof, keep)
+    out = _topk_out(dev, job, A, lA, k, prof["all"], None, None, ("P", "I"))
+    keep.append(prof)
     if both:
-        out.update(P_B=profB["all"][0], I_B=profB["all"][1])
-    return out
+        o2 = _topk_out(dev, job, A, lB, k, profB["all"], None, None, ("P_B", "I_B"))
+        out.update(o2)
+        keep.append(profB)
+    return out, keep
+
+
+def _exact_dev(dev, p, X, Y, I, n, k):
+    """Exact distances of the candidate lists I (device, [n * k] windows of Y)."""
+    return _pair_dist(dev, p, X, Y, None, I, n * k, per=k)
+
+
+def _merge_dev(dev, X, n, k, dst, Pb, Ib, *, other=None, out=None, at=None, keep=None):
+    """Row-wise k best of the [n, k] lists ``dst`` and the candidates (Pb, Ib) (``merge_k``
+    of prep.cl.mako: distance, then index, none last), into new arrays that replace dst's
+    (the kernel never writes what it reads; the old ones go to ``keep``). With ``other``:
+    the k best of ``dst`` and ``other`` into ``out``. ``at`` = (indices, count): rows at[p]
+    of dst merged with row p of the candidates, in place."""
+    Pa, Ia = dst
+    if other is not None:
+        Pb, Ib = other
+    kern = X.prg.kernel("merge_k")
+    if at is None:
+        Po, Io = out if out is not None else (scratch(dev, n * k, X.er),
+                                              scratch(dev, n * k, np.int32))
+        launch(dev, kern, round_up(n, 64), None, np.int32(n), np.int32(k), np.int32(0),
+               Ia.data, Ia.data, Pa.data, Ia.data, Pb.data, Ib.data, Po.data, Io.data)
+        if out is None:
+            if keep is not None:
+                keep += [Pa, Ia]
+            dst[0], dst[1] = Po, Io
+        return
+    idx, count = at
+    rows = max(idx.shape[0], 1)
+    Pc, Ic = scratch(dev, rows * k, X.er), scratch(dev, rows * k, np.int32)
+    launch(dev, kern, round_up(rows, 64), None, np.int32(n), np.int32(k), np.int32(1),
+           count.data, idx.data, Pa.data, Ia.data, Pb.data, Ib.data, Pc.data, Ic.data)
+    launch(dev, X.prg.kernel("scatter_rows"), round_up(rows, 64), None, np.int32(k),
+           count.data, idx.data, Pc.data, Ic.data, Pa.data, Ia.data)
+    if keep is not None:
+        keep += [Pc, Ic]
+
+
+def _special_k_dev(dev, p, X, Y, S, k, ez, rows_out, cols_out, keep):
+    """:func:`_special_k` on the device: X's special windows ``S`` ((indices, count), device)
+    against every window of Y (merged into ``rows_out`` at S) and every window of Y but its
+    special ones against S (merged into ``cols_out``)."""
+    import pyopencl.array as cla
+    if rows_out is None and cols_out is None:
+        return
+    prg = dev.program("mp/exact.cl.mako", **flags.TEMPLATE, real=p.exact_real,
+                      NORMALIZE=int(X.normalize), lanes=_vw(dev), K=k)
+    idx, count = S
+    lY = Y.l
+    args = (X.Td.data, X.mu.data, X.ss.data, X.flags_on(dev).data,
+            Y.Td.data, Y.mu.data, Y.ss.data, Y.flags_on(dev).data)
+    names = ("left", "right") if ez >= 0 else ("all",)
+
+    def lists(kind, n):
+        # plain buffers: dropped here, they live until the kernels queued on them have run
+        outs = [cla.empty(dev.queue, max(n, 1) * k, t) for t in (X.er, np.int32, X.er,
+                                                                  np.int32)]
+        launch(dev, prg.kernel(kind), round_up(max(n, 1), 64), None, count.data,
+               np.int32(X.m), np.int32(lY), np.int32(ez), idx.data, *args,
+               *[o.data for o in outs])
+        return {"left": outs[0:2], "right": outs[2:4]}
+    if rows_out is not None:
+        got = lists("scan_rows_k", idx.shape[0])
+        for name in names:
+            Pn, In = got["right" if name == "all" else name]
+            _merge_dev(dev, X, X.l, k, rows_out[name], Pn, In, at=S, keep=keep)
+    if cols_out is not None:
+        got = lists("scan_cols_k", lY)
+        for name in names:
+            Pn, In = got["right" if name == "all" else name]
+            _merge_dev(dev, X, lY, k, cols_out[name], Pn, In, keep=keep)
+
+
+def _topk_out(dev, job, X, n, k, lists, first, second, names):
+    """The result arrays ``names`` from [n * k] lists: P, I [n, k] (distances times the
+    plain-Euclidean unit, indices int64) and, with ``first`` / ``second``, their first
+    entries [n]."""
+    import pyopencl.array as cla
+    # results: fresh device arrays, never pool blocks a later call could reuse
+    P = cla.empty(dev.queue, (n, k), X.er)
+    I = cla.empty(dev.queue, (n, k), np.int64)
+    two = first is not None
+    extra = [cla.empty(dev.queue, n, t) for t in (X.er, np.int64, X.er, np.int64)] if two \
+        else [P, I, P, I]
+    f1 = first if two else lists
+    f2 = second if two else lists
+    launch(dev, X.prg.kernel("topk_out"), round_up(n * k, 64), None, np.int32(n), np.int32(k),
+           np.int32(not job.normalize), X.scale.data, lists[0].data, lists[1].data, P.data,
+           I.data, np.int32(two), f1[0].data, f1[1].data, f2[0].data, f2[1].data,
+           *[a.data for a in extra])
+    return dict(zip(names, [P, I] + (extra if two else [])))

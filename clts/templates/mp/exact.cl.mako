@@ -54,7 +54,8 @@ inline real wdist(__global const real *x, real mx, real sx, int fx,
 % endif
 }
 
-__kernel void pair_dist(const int n, const int m, __global const int *ia, __global const int *ib,
+__kernel void pair_dist(const int n, const int m, const int ident, __global const int *ia,
+                        __global const int *ib,
                         __global const real *TA, __global const real *muA,
                         __global const real *ssA, __global const int *fA,
                         __global const real *TB, __global const real *muB,
@@ -63,7 +64,7 @@ __kernel void pair_dist(const int n, const int m, __global const int *ia, __glob
 {
     const int p = get_global_id(0);
     if (p >= n) return;
-    const int a = ia[p], b = ib[p];
+    const int a = ident ? p / ident : ia[p], b = ib[p];
     if (a < 0 || b < 0) { out[p] = INFINITY; return; }
     out[p] = wdist(TA + a, muA[a], ssA[a], fA[a], TB + b, muB[b], ssB[b], fB[b], m);
 }
@@ -80,7 +81,8 @@ __kernel void pair_dist(const int n, const int m, __global const int *ia, __glob
 // work-item adds the COOP sums left to right and then the remainder's squares in order, as
 // wdist does: the result is wdist's at lanes = COOP, bit for bit.
 __kernel __attribute__((reqd_work_group_size(${CG}, 1, 1)))
-void pair_dist_coop(const int n, const int m, __global const int *ia, __global const int *ib,
+void pair_dist_coop(const int n, const int m, const int ident, __global const int *ia,
+                    __global const int *ib,
                     __global const real *TA, __global const real *muA,
                     __global const real *ssA, __global const int *fA,
                     __global const real *TB, __global const real *muB,
@@ -94,7 +96,7 @@ void pair_dist_coop(const int n, const int m, __global const int *ia, __global c
     const int u = lid & ${COOP - 1};
     const int p = (int)get_group_id(0) * ${CG // COOP} + (lid >> ${COOP.bit_length() - 1});
     int a = -1, b = -1;
-    if (p < n) { a = ia[p]; b = ib[p]; }
+    if (p < n) { a = ident ? p / ident : ia[p]; b = ib[p]; }
     // what the pair's distance is: 0 a sum, 1 inf, 2 zero, 3 sqrt(m) (no early return: every
     // work-item reaches the barrier)
     int kind = 1;
@@ -151,7 +153,7 @@ void pair_dist_coop(const int n, const int m, __global const int *ia, __global c
 % endif
 // for each query window q = qs[p] of A: best over all windows j of B; with ez >= 0 (self-join)
 // pairs |q - j| <= ez are skipped and the best is split into left (j < q) and right (j > q)
-__kernel void scan_rows(const int nq, const int m, const int lB, const int ez,
+__kernel void scan_rows(__global const int *nqp, const int m, const int lB, const int ez,
                         __global const int *qs,
                         __global const real *TA, __global const real *muA,
                         __global const real *ssA, __global const int *fA,
@@ -160,7 +162,7 @@ __kernel void scan_rows(const int nq, const int m, const int lB, const int ez,
                         __global real *lv, __global int *li, __global real *rv, __global int *ri)
 {
     const int p = get_global_id(0);
-    if (p >= nq) return;
+    if (p >= *nqp) return;
     const int q = qs[p];
     real bl = INFINITY, br = INFINITY;
     int il = -1, ir = -1;
@@ -175,7 +177,7 @@ __kernel void scan_rows(const int nq, const int m, const int lB, const int ez,
 }
 
 // for each window j of B: best over the query windows qs of A (sorted increasingly)
-__kernel void scan_cols(const int nq, const int m, const int lB, const int ez,
+__kernel void scan_cols(__global const int *nqp, const int m, const int lB, const int ez,
                         __global const int *qs,
                         __global const real *TA, __global const real *muA,
                         __global const real *ssA, __global const int *fA,
@@ -187,6 +189,7 @@ __kernel void scan_cols(const int nq, const int m, const int lB, const int ez,
     if (j >= lB) return;
     real bl = INFINITY, br = INFINITY;
     int il = -1, ir = -1;
+    const int nq = *nqp;
     if (!(fB[j] & ${FLAG_NONFINITE})) {
         for (int p = 0; p < nq; ++p) {
             const int q = qs[p];
@@ -266,7 +269,7 @@ inline void ins_min(real *v, int *ix, real d, int i)
 
 // rows: for each query window q = qs[p] of A, its K nearest windows of B; with ez >= 0
 // (self-join) |q - j| <= ez skipped and the lists split into left (j < q) and right (j > q)
-__kernel void scan_rows_k(const int nq, const int m, const int lB, const int ez,
+__kernel void scan_rows_k(__global const int *nqp, const int m, const int lB, const int ez,
                           __global const int *qs,
                           __global const real *TA, __global const real *muA,
                           __global const real *ssA, __global const int *fA,
@@ -275,7 +278,7 @@ __kernel void scan_rows_k(const int nq, const int m, const int lB, const int ez,
                           __global real *lv, __global int *li, __global real *rv, __global int *ri)
 {
     const int p = get_global_id(0);
-    if (p >= nq) return;
+    if (p >= *nqp) return;
     const int q = qs[p];
     real bl[${KL}], br[${KL}];
     int il[${KL}], ir[${KL}];
@@ -294,9 +297,9 @@ __kernel void scan_rows_k(const int nq, const int m, const int lB, const int ez,
 }
 
 // columns: for each window j of B, its K nearest among the query windows qs (increasing) of A,
-// except the windows marked in skip (those have their own exact rows); left of j: q < j
-__kernel void scan_cols_k(const int nq, const int m, const int lB, const int ez,
-                          __global const int *qs, __global const int *skip,
+// except B's special windows (those have their own exact rows); left of j: q < j
+__kernel void scan_cols_k(__global const int *nqp, const int m, const int lB, const int ez,
+                          __global const int *qs,
                           __global const real *TA, __global const real *muA,
                           __global const real *ssA, __global const int *fA,
                           __global const real *TB, __global const real *muB,
@@ -308,7 +311,8 @@ __kernel void scan_cols_k(const int nq, const int m, const int lB, const int ez,
     real bl[${KL}], br[${KL}];
     int il[${KL}], ir[${KL}];
     for (int e = 0; e < ${KL}; ++e) { bl[e] = br[e] = INFINITY; il[e] = ir[e] = -1; }
-    if (!(fB[j] & ${FLAG_NONFINITE}) && !skip[j]) {
+    const int nq = *nqp;
+    if (!(fB[j] & (${FLAG_NONFINITE} | ${FLAG_SPECIAL}))) {
         for (int p = 0; p < nq; ++p) {
             const int q = qs[p];
             if (ez >= 0 && abs(j - q) <= ez) continue;

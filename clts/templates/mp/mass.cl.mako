@@ -215,3 +215,67 @@ ${zstats(1, 1, "Q + (long)k * m")}
     for (int t = 0; t < m; ++t)
         Z[(long)k * m + t] = (bad || kc) ? (real)0 : fma(x0[t] - mu0, f0, g0);
 }
+
+// ---------------------------------------------------------------- device-array calls
+// plain (not normalised) queries: a query with NaN / inf is all zeros, flagged NONFINITE
+__kernel void plain_query(__global const real *Q, const int nq, const int m, __global real *Z,
+                          __global int *qflags)
+{
+    const int k = get_global_id(0);
+    if (k >= nq) return;
+    int bad = 0;
+    for (int t = 0; t < m; ++t) bad |= !isfinite(Q[(long)k * m + t]);
+    qflags[k] = bad ? ${FLAG_NONFINITE} : 0;
+    for (int t = 0; t < m; ++t) Z[(long)k * m + t] = bad ? (real)0 : Q[(long)k * m + t];
+}
+
+// the power of two that brings the finite values of Z and T near 1 where they are beyond
+// 2^+-EXP_LIMIT (else 1): the host path's _plain_unit. One work-group of 256.
+__kernel __attribute__((reqd_work_group_size(256, 1, 1)))
+void plain_unit(__global const real *Z, const long nz, __global const real *T, const long nt,
+                const int explimit, __global real *unit)
+{
+    __local real red[256];
+    const int lid = get_local_id(0);
+    real top = 0;
+    for (long i = lid; i < nz + nt; i += 256) {
+        const real v = i < nz ? Z[i] : T[i - nz];
+        if (isfinite(v)) top = fmax(top, fabs(v));
+    }
+    red[lid] = top;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int s = 128; s > 0; s >>= 1) {
+        if (lid < s) red[lid] = fmax(red[lid], red[lid + s]);
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lid == 0) {
+        const real t = red[0];
+        real u = 1;
+        if (!(t == 0 || (t > ldexp((real)1, -explimit) && t < ldexp((real)1, explimit)))) {
+            int e;
+            (void)frexp(t, &e);
+            u = ldexp((real)1, e);
+        }
+        *unit = u;
+    }
+}
+
+// x / unit where finite (the values rescaled for a plain distance)
+__kernel void div_unit(__global const real *x, const long n, __global const real *unit,
+                       __global real *y)
+{
+    const long i = get_global_id(0);
+    if (i >= n) return;
+    const real v = x[i];
+    y[i] = isfinite(v) ? v / *unit : v;
+}
+
+// the distances times unit; column qi (query_idx, -1: none) of every row set to 0
+__kernel void finish_profiles(__global real *out, const int rows, const int l,
+                              const int scale, __global const real *unit, const int qi)
+{
+    const long i = get_global_id(0);
+    if (i >= (long)rows * l) return;
+    if (qi >= 0 && i % l == qi) { out[i] = 0; return; }
+    if (scale) out[i] *= *unit;
+}

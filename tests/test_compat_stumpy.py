@@ -261,3 +261,98 @@ def test_clts_motifs_takes_stumpy_profiles(device):
     assert {50, 250} <= set(want[0]["indices"].tolist())
     with pytest.raises(ValueError, match="m = 2"):
         clts.motifs(T, np.zeros(399))
+
+
+REAL_SCRIPT = r"""
+import sys, numpy as np, stumpy
+d = dict(np.load(sys.argv[1]))
+o = {}
+for name in ("elnino", "sunspots", "co2"):
+    for j, kw in enumerate(MOTIF_CASES):
+        o[f"{name}{j}_d"], o[f"{name}{j}_i"] = stumpy.motifs(d[name], d[name + "_P"], **kw)
+o["aamp_d"], o["aamp_i"] = stumpy.aamp_motifs(d["elnino"], d["elnino_aP"], max_motifs=2)
+o["cac"], o["locs"] = stumpy.fluss(d["walk_I"], L=30, n_regimes=3)
+np.savez(sys.argv[2], **o)
+"""
+
+#: stumpy.motifs's keywords tried on each real series
+MOTIF_CASES = ({}, dict(max_motifs=3, max_matches=None),
+               dict(max_motifs=2, cutoff=np.inf, min_neighbors=3),
+               dict(max_motifs=4, max_distance=2.5, atol=1e-6, max_matches=5))
+
+
+@pytest.fixture(scope="module")
+def real(tmp_path_factory):
+    """statsmodels' series (El Nino sea temperatures monthly, m = 24; yearly sunspots, m = 11;
+    Mauna Loa CO2 weekly, m = 52) and a random walk with a plateau; their profiles computed by
+    clts and given to stumpy and clts alike (same inputs), stumpy interpreted in a
+    subprocess."""
+    pytest.importorskip("stumpy")
+    sm = pytest.importorskip("statsmodels.api")
+    import clts
+    d = {"elnino": sm.datasets.elnino.load_pandas().data.iloc[:, 1:13].to_numpy().ravel(),
+         "sunspots": sm.datasets.sunspots.load_pandas().data["SUNACTIVITY"].to_numpy(),
+         "co2": sm.datasets.co2.load_pandas().data["co2"].interpolate().to_numpy()[:1500]}
+    d = {k: np.ascontiguousarray(v, dtype=np.float64) for k, v in d.items()}
+    for name, m in (("elnino", 24), ("sunspots", 11), ("co2", 52)):
+        d[name + "_P"] = clts.matrix_profile(d[name], m, progress=False).P[:, 0]
+    d["elnino_aP"] = clts.aamp(d["elnino"], 24, progress=False).P[:, 0]
+    rng = np.random.default_rng(11)
+    walk = np.cumsum(rng.standard_normal(1500))
+    walk[600:950] = walk[600] + 0.05 * rng.standard_normal(350)      # a plateau
+    d["walk"] = walk
+    d["walk_I"] = clts.matrix_profile(walk, 30, progress=False).I[:, 0]
+    tmp = tmp_path_factory.mktemp("compat_stumpy_real")
+    np.savez(tmp / "in.npz", **d)
+    (tmp / "run.py").write_text(REAL_SCRIPT.replace("MOTIF_CASES", repr(MOTIF_CASES))
+                                .replace("inf", "np.inf"))
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1", PYTHONWARNINGS="ignore")
+    subprocess.run([sys.executable, str(tmp / "run.py"), str(tmp / "in.npz"),
+                    str(tmp / "out.npz")], check=True, env=env, timeout=600)
+    return d, dict(np.load(tmp / "out.npz"))
+
+
+def test_motifs_real_series(device, real):
+    """clts.motifs (list of motifs) and compat.motifs (stumpy's padded arrays) find stumpy's
+    motifs on real series: the same indices in the same order, the same distances."""
+    import clts
+    d, out = real
+    for name in ("elnino", "sunspots", "co2"):
+        T, P = d[name], d[name + "_P"]
+        for j, kw in enumerate(MOTIF_CASES):
+            want_d, want_i = out[f"{name}{j}_d"], out[f"{name}{j}_i"]
+            msg = f"{name} {kw}"
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")       # stumpy's "no motifs" advice
+                got_d, got_i = cs.motifs(T, P, device=device, **kw)
+                own = dict(kw)
+                found = clts.motifs(T, P, own.pop("max_motifs", 1), device=device, **own)
+            np.testing.assert_array_equal(got_i, want_i, err_msg=msg)
+            np.testing.assert_allclose(got_d, want_d, atol=1e-6, err_msg=msg)
+            assert len(found) == (len(want_i) if want_i.size else 0), msg
+            for f, wi, wd in zip(found, want_i, want_d):
+                n = int(np.sum(wi >= 0))
+                np.testing.assert_array_equal(f["indices"], wi[:n], err_msg=msg)
+                np.testing.assert_allclose(f["distances"], wd[:n], atol=1e-6, err_msg=msg)
+    assert out["elnino0_i"].shape == (1, 8)         # one motif, eight occurrences
+    got_d, got_i = cs.aamp_motifs(d["elnino"], d["elnino_aP"], max_motifs=2, device=device)
+    np.testing.assert_array_equal(got_i, out["aamp_i"])
+    np.testing.assert_allclose(got_d, out["aamp_d"], atol=1e-6)
+
+
+def test_fluss_stumpy_iac(real):
+    """fluss(iac="stumpy") is stumpy.fluss's curve and boundaries, on a random walk with a
+    plateau; compat.fluss is that by default."""
+    pytest.importorskip("scipy")
+    import clts
+    d, out = real
+    cac, locs = clts.fluss(d["walk_I"], 30, 3, iac="stumpy")
+    np.testing.assert_allclose(cac, out["cac"], rtol=1e-12, atol=1e-15)
+    np.testing.assert_array_equal(locs, out["locs"])
+    cac2, locs2 = cs.fluss(d["walk_I"].astype(object), 30, 3)
+    np.testing.assert_array_equal(cac2, cac)
+    np.testing.assert_array_equal(locs2, locs)
+    closed, _ = clts.fluss(d["walk_I"], 30, 3)          # the default, the closed form
+    assert 0 < np.max(np.abs(closed - cac)) < 0.2
+    with pytest.raises(ValueError, match="iac"):
+        clts.fluss(d["walk_I"], 30, 3, iac="beta")

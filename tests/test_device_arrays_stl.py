@@ -51,7 +51,8 @@ def need(device, dtype):
 # ------------------------------------------------------------------ STL
 STL_CASES = [dict(), dict(robust=True), dict(seasonal_jump=2, trend_jump=3, low_pass_jump=2,
                                               interpolation="hermite"),
-             dict(version="flat"), dict(version="intragroup"), dict(version="outer")]
+             dict(version="flat"), dict(version="intragroup"), dict(version="outer"),
+             dict(robust=True, outer_iter=2, fused=32)]      # the fused STL
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])

@@ -213,8 +213,10 @@ def test_bad_keywords_are_clear_errors(device, monkeypatch):
         clts.solve_tridiagonal(a, b, c, d, device=device, version="thomas", wg=1 << 20)
     r = clts.matrix_profile(T, 8, device=device)
     for kw in ({"max_matches": -1}, {"radius": -1.0}, {"exclusion_zone": -3},
-               {"max_motifs": 0}):
-        with pytest.raises(ValueError, match=next(iter(kw))):
+               {"max_motifs": 0}, {"min_neighbors": -1}, {"cutoff": np.nan}, {"atol": -1.0},
+               {"max_distance": "1"}, {"method": "best"}, {"normalize": False},
+               {"method": "pair", "radius": -1.0}, {"method": "pair", "cutoff": 1.0}):
+        with pytest.raises(ValueError, match=list(kw)[-1]):
             clts.motifs(T, r, **kw)
     with pytest.raises(ValueError, match="exclusion_zone"):
         clts.discords(r, exclusion_zone=-1)

@@ -481,7 +481,9 @@ def test_against_stumpy(device, stumpy_small):
 def test_motifs_and_discords(device):
     """Two planted patterns in noise: the first motif is the thrice-planted one with all three
     occurrences, the second the twice-planted one, none of its members inside the first's
-    exclusion zones; discords are the largest profile values, apart from each other."""
+    exclusion zones (method="pair"; stumpy's procedure, the default, stops at its cutoff
+    after the first and finds the second when the cutoff allows); discords are the largest
+    profile values, apart from each other."""
     rng = np.random.default_rng(15)
     T = 0.3 * rng.standard_normal(700)
     m = 40
@@ -495,7 +497,7 @@ def test_motifs_and_discords(device):
     P = res.P[:, 0]
     # the default zone (m/4) would let the first motif shifted by m/4 + 1 come back as the
     # second; a whole window between reported motifs is what distinct motifs need
-    mot = clts.motifs(T, res, max_motifs=2, max_matches=3, exclusion_zone=m)
+    mot = clts.motifs(T, res, max_motifs=2, max_matches=3, exclusion_zone=m, method="pair")
     assert len(mot) == 2
 
     def found(idx, planted):
@@ -510,6 +512,15 @@ def test_motifs_and_discords(device):
     assert found(second[:2], (150, 600))
     assert all(abs(i - j) > m for i in second for j in first)
     np.testing.assert_allclose(mot[0]["distances"][1], P[first[0]], atol=1e-8)
+    # stumpy's procedure: the saw pair's profile value is above the default cutoff
+    # max(mean - 2 std, min) of P; with cutoff=inf (and a whole window excluded around each
+    # occurrence, not to find the first shifted) it is the second motif
+    st = clts.motifs(T, res, max_motifs=2, device=device)
+    assert len(st) == 1 and found(st[0]["indices"], (50, 300, 480))
+    assert st[0]["indices"][0] == first[0] and st[0]["distances"][0] == 0.0
+    st = clts.motifs(T, res, max_motifs=2, cutoff=np.inf, max_distance=3.0, exclusion_zone=m,
+                     device=device)
+    assert len(st) == 2 and found(st[1]["indices"], (150, 600))
     idx, dist = clts.discords(res, 3)
     assert len(idx) == 3 and np.all(np.diff(dist) <= 0)
     assert np.all(np.abs(np.diff(np.sort(idx))) > m)         # distinct events: zone m

@@ -11,7 +11,7 @@ import clts
 from clts.runtime import memory
 
 pytest.importorskip("tqdm")
-stl_api = importlib.import_module("clts.stl.api")
+stl_chunks = importlib.import_module("clts.stl.chunks")
 diagonal = importlib.import_module("clts.mp.diagonal")
 
 
@@ -19,7 +19,7 @@ diagonal = importlib.import_module("clts.mp.diagonal")
 def bars_now(monkeypatch):
     """Bars from the first step and for small calls (the thresholds are for long calls)."""
     monkeypatch.setattr(memory, "PROGRESS_DELAY", 0)
-    monkeypatch.setattr(stl_api, "_PASS_BAR_MIN", 1)
+    monkeypatch.setattr(stl_chunks, "PASS_BAR_MIN", 1)
     monkeypatch.setattr(diagonal, "BAR_MIN_PAIRS", 0)
     monkeypatch.setattr(diagonal, "BAR_MIN_SECONDS", 0)
     clts.set_options(progress=True)        # the suite turns bars off; restored after the test

@@ -38,7 +38,8 @@ def _calls(dev):
         "mp": lambda: clts.matrix_profile(T, 16, device=dev).P,
         "mp-topk": lambda: clts.matrix_profile(T, 16, k=2, device=dev).I,
         "mp-ab": lambda: clts.matrix_profile(T[:150], 12, T_B=T[150:], device=dev).P,
-        "motifs": lambda: np.array(clts.motifs(T, mp)[0]["indices"]),
+        "motifs": lambda: np.concatenate([f["indices"] for f in clts.motifs(
+            T, mp, 2, max_distance=np.inf, max_matches=4, device=dev)]),
         "discords": lambda: clts.discords(mp, 2)[0],
         "mass": lambda: clts.mass(T[20:36], np.stack([T, T[::-1]]), device=dev),
         "mass-p3": lambda: clts.mass(T[20:36], T, normalize=False, p=3, device=dev),

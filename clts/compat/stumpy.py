@@ -30,7 +30,6 @@ Examples
 """
 from __future__ import annotations
 
-import functools
 import math
 import warnings
 from collections import namedtuple
@@ -38,6 +37,7 @@ from collections import namedtuple
 import numpy as np
 
 from .. import mp as _mp
+from ..mp.fluss import stumpy_iac
 from ..mp.mass import find_matches
 
 #: stumpy's ``config.STUMPY_EXCL_ZONE_DENOM``: the exclusion zone is ceil(m / 4)
@@ -328,23 +328,10 @@ def _jagged(rows, fill, dtype):
     return out
 
 
-def _profile_values(P):
-    if hasattr(P, "self_join") and hasattr(P, "P"):     # a clts MatrixProfileResult
-        P = np.asarray(P.P)[:, 0]
-    P = np.asarray(P)
-    if P.ndim != 1:
-        raise ValueError(f"P is {P.ndim}-dimensional and must be 1-dimensional. "
-                         "Multidimensional motif discovery is not yet supported.")
-    return P.astype(np.float64)
-
-
 def motifs(T, P, min_neighbors=1, max_distance=None, cutoff=None, max_matches=10, max_motifs=1,
            atol=1e-8, normalize=True, p=2.0, T_subseq_isconstant=None, *, device=None):
-    """stumpy.motifs: the top motifs from a matrix profile ``P`` (1-D, e.g. ``mp[:, 0]``, or a
-    clts result), stumpy's procedure step for step: the window with the smallest remaining
-    ``P`` (while it is <= ``cutoff``, default max(mean - 2 std, min) of ``P``) is a query for
-    :func:`match` (with ``max_distance``, ``max_matches``, ``atol``); it is a motif when it has
-    more than ``min_neighbors`` matches; an exclusion zone is set in ``P`` around every match.
+    """stumpy.motifs, by :func:`clts.motifs` (whose default is stumpy's procedure): the top
+    motifs from a matrix profile ``P`` (1-D, e.g. ``mp[:, 0]``, or a clts result).
 
     Returns
     -------
@@ -354,55 +341,22 @@ def motifs(T, P, min_neighbors=1, max_distance=None, cutoff=None, max_matches=10
     """
     _no_isconstant(T_subseq_isconstant=T_subseq_isconstant)
     T = _one_d(np.asarray(T, dtype=np.float64), "T")
-    P = _profile_values(P)
+    if hasattr(P, "self_join") and hasattr(P, "P"):     # a clts MatrixProfileResult
+        P = np.asarray(P.P)[:, 0]
+    P = np.asarray(P)
+    if P.ndim != 1:
+        raise ValueError(f"P is {P.ndim}-dimensional and must be 1-dimensional. "
+                         "Multidimensional motif discovery is not yet supported.")
     if max_motifs < 1:
         warnings.warn("The maximum number of motifs, `max_motifs`, must be greater than or "
                       "equal to 1.\n`max_motifs` has been set to `1`")
         max_motifs = 1
-    l = P.shape[0]
-    m = T.shape[0] - l + 1
-    if m < 3:
-        raise ValueError(f"P has {l} values for a series of {T.shape[0]}: m = {m} < 3")
-    ez = int(math.ceil(m / EXCL_ZONE_DENOM))
-    if max_matches is None:
-        max_matches = l
-    if cutoff is None:
-        Pn = np.where(np.isinf(P), np.nan, P)
-        cutoff = np.nanmax([np.nanmean(Pn) - 2.0 * np.nanstd(Pn), np.nanmin(Pn)])
-    if cutoff == 0.0:
-        warnings.warn("The `cutoff` has been set to 0.0 and may result in little/no candidate "
-                      "motifs being identified.\nYou may consider relaxing the constraint by "
-                      f"increasing the `cutoff` (e.g., cutoff={np.partition(P, 1)[1]}).")
-    P = P.copy()
-    dists, idxs = [], []
-    c = int(np.argmin(P))
-    for _ in range(l):
-        if len(idxs) >= max_motifs:
-            break
-        v = P[c]
-        if v > cutoff or not np.isfinite(v):
-            break
-        if isinstance(max_distance, float) and v > max_distance:
-            break
-        # the z-normalised search keeps max_matches matches (and excludes around those), the
-        # plain one every match, as stumpy's motifs / aamp_motifs
-        found = _match(T[c:c + m], T, max_distance, max_matches if normalize else None, atol,
-                       c, normalize, p, device)
-        if len(found) > min_neighbors:
-            dists.append(found[:max_matches, 0])
-            idxs.append(found[:max_matches, 1])
-        rows = found[:, 1] if len(found) else [c]
-        for j in rows:
-            j = int(j)
-            P[max(0, j - ez):min(l, j + ez + 1)] = np.inf
-        c = int(np.argmin(P))
-    motif_distances = _jagged(dists, np.nan, np.float64)
-    motif_indices = _jagged(idxs, -1, np.int64)
-    if motif_distances.shape[1] == 0:
-        warnings.warn(f"No motifs were found. You may consider increasing the `cutoff` (e.g., "
-                      f"cutoff={2. * cutoff}) and/or increasing the `max_distance `(e.g., "
-                      "max_distance=np.inf).")
-    return motif_distances, motif_indices
+    found = _mp.motifs(T, P.astype(np.float64), max_motifs, min_neighbors=min_neighbors,
+                       max_distance=max_distance, cutoff=cutoff,
+                       max_matches=max_matches,
+                       atol=atol, normalize=normalize, p=p, device=device)
+    return (_jagged([f["distances"] for f in found], np.nan, np.float64),
+            _jagged([f["indices"] for f in found], -1, np.int64))
 
 
 def aamp_motifs(T, P, min_neighbors=1, max_distance=None, cutoff=None, max_matches=10,
@@ -412,57 +366,18 @@ def aamp_motifs(T, P, min_neighbors=1, max_distance=None, cutoff=None, max_match
                   False, p, device=device)
 
 
-@functools.lru_cache(maxsize=8)
-def _iac_cached(width, bidirectional, n_iter, n_samples, seed):
-    try:
-        import scipy.stats
-    except ImportError as e:       # pragma: no cover - scipy is an optional extra
-        raise ImportError("clts.compat.stumpy.fluss's default (stumpy's idealised arc curve, "
-                          "a beta fit) needs scipy; install it, or pass custom_iac= (e.g. "
-                          "clts.mp.fluss.ideal_arc_curve(len(I)), the closed form)") from e
-    from ..mp.fluss import arc_curve
-    rs = np.random.RandomState(seed)       # the stream np.random.seed(seed) gives
-    I = rs.randint(0, width, size=width).astype(np.int64)
-    if not bidirectional:
-        I[:-1] = width
-        for i in range(width - 1):
-            I[i] = rs.randint(i + 1, width)
-    target = arc_curve(I)
-    hist = scipy.stats.rv_histogram((target, np.append(np.arange(width), width)))
-    params = np.empty((n_iter, 2))
-    for i in range(n_iter):
-        data = hist.rvs(size=n_samples, random_state=rs)
-        a, b, _, _ = scipy.stats.beta.fit(data, floc=0, fscale=width)
-        params[i] = a, b
-    a_mean = np.round(np.mean(params[:, 0]), 2)
-    b_mean = np.round(np.mean(params[:, 1]), 2)
-    iac = scipy.stats.beta.pdf(np.arange(width), a_mean, b_mean, loc=0, scale=width)
-    slope = np.linalg.lstsq(iac[:, None], target, rcond=None)[0]
-    return iac * slope
-
-
-def stumpy_iac(width, bidirectional=True, n_iter=1000, n_samples=1000, seed=0):
-    """stumpy's idealised arc curve of ``width`` windows (``stumpy.floss._iac``): the arc curve
-    of a random index (seeded), fitted by a beta density over ``n_iter`` resamplings and scaled
-    by least squares. Needs scipy; cached per arguments (the fit takes seconds)."""
-    return _iac_cached(int(width), bool(bidirectional), int(n_iter), int(n_samples),
-                       int(seed)).copy()
-
-
 def fluss(I, L, n_regimes, excl_factor=5, custom_iac=None):
-    """stumpy.fluss: the corrected arc curve and regime boundaries, by :func:`clts.fluss`.
-
-    ``custom_iac=None`` uses stumpy's idealised arc curve (:func:`stumpy_iac`, a seeded beta
-    fit: needs scipy), so the curve and the boundaries are stumpy's; :func:`clts.fluss`'s own
+    """stumpy.fluss: the corrected arc curve and regime boundaries, by :func:`clts.fluss` with
+    ``iac="stumpy"`` (stumpy's idealised arc curve, :func:`stumpy_iac`, a seeded beta fit:
+    needs scipy), so the curve and the boundaries are stumpy's; :func:`clts.fluss`'s own
     default is the closed form 2 i (k - i) / k of the FLUSS paper."""
     if hasattr(I, "I") and hasattr(I, "self_join"):
         I = np.asarray(I.I)[:, 0]
     I = np.asarray(I)
     if I.dtype == object:           # stumpy's mp[:, 1]
         I = I.astype(np.int64)
-    if custom_iac is None and I.ndim == 1:
-        custom_iac = stumpy_iac(I.shape[0])
-    return _mp.fluss(I, L, n_regimes, excl_factor=excl_factor, custom_iac=custom_iac)
+    return _mp.fluss(I, L, n_regimes, excl_factor=excl_factor, custom_iac=custom_iac,
+                     iac="stumpy")
 
 
 def stumpi(T, m, egress=True, normalize=True, p=2.0, k=1, mp=None,

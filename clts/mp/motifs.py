@@ -1,5 +1,9 @@
-"""Motifs and discords from a matrix profile result, with exclusion between reported items."""
+"""Motifs and discords from a matrix profile: ``motifs`` follows stumpy.motifs's procedure (or
+clts's pair-and-radius search), ``discords`` the largest profile values apart from each other."""
 from __future__ import annotations
+
+import numbers
+import warnings
 
 import numpy as np
 
@@ -41,7 +45,7 @@ def _bare_profile(T, P):
     """stumpy's inputs to :func:`motifs`: ``P`` 1-D (partners unknown) or stumpy's (l, 2k + 2)
     array (distances, then indices), as a z-normalised self-join result."""
     from types import SimpleNamespace
-    a = np.asarray(P)
+    a = np.asarray(_host(P))
     if a.ndim == 2 and a.shape[1] >= 4 and a.shape[1] % 2 == 0:
         k = (a.shape[1] - 2) // 2
         prof, idx = a[:, 0].astype(np.float64), a[:, k].astype(np.int64)
@@ -122,46 +126,127 @@ def discords(result, k=1, *, exclusion_zone=None):
     return np.array(idx, dtype=np.int64), np.array(dist)
 
 
-def motifs(T, result, max_motifs=1, *, max_matches=10, radius=2.0, exclusion_zone=None,
-           max_distance=None):
-    """The top motifs of a self-join: closest pairs of subsequences and their other occurrences.
+def _profile_values(T, result):
+    """(T, P, m, default zone, normalize, p) from a result object, a 1-D profile or stumpy's
+    (l, 2k + 2) array."""
+    T = np.asarray(_host(T), dtype=np.float64)
+    if T.ndim != 1:
+        raise ValueError(f"T must be 1-D (one series), got shape {T.shape}")
+    if hasattr(result, "self_join") and hasattr(result, "P"):
+        if not result.self_join:
+            raise ValueError("result: motifs needs a self-join result")
+        P, _ = _result_profile(result)
+        m = int(result.m)
+        if len(T) - m + 1 != len(P):
+            raise ValueError(f"T has {len(T)} values, the result was computed on "
+                             f"{len(P) + m - 1}")
+        ez = _zone(result, None)
+        return T, P, m, ez, bool(result.normalize), getattr(result, "p", None)
+    a = np.asarray(_host(result))
+    if a.ndim == 2 and a.shape[1] >= 4 and a.shape[1] % 2 == 0:
+        a = a[:, 0]
+    if a.ndim != 1:
+        raise ValueError("result must be a MatrixProfileResult, a 1-D profile P or stumpy's "
+                         f"(l, 2k + 2) array, got shape {a.shape}")
+    P = a.astype(np.float64)
+    m = len(T) - len(P) + 1
+    if m < 3:
+        raise ValueError(f"P has {len(P)} values for a series of {len(T)}: m = {m} < 3")
+    return T, P, m, int(np.ceil(m / 4)), None, None
 
-    Repeatedly takes the smallest matrix-profile value (pair i, I[i]) not yet excluded, then
-    collects up to ``max_matches`` occurrences within ``max_distance`` of subsequence i, no two
-    within the exclusion zone of each other.
+
+def _real(value, name, *, allow_none=False, low=None, finite=False):
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or np.isnan(value) or \
+            (finite and not np.isfinite(value)) or (low is not None and value < low):
+        what = "a finite number" if finite else "a number"
+        raise ValueError(f"{name} must be {'None or ' if allow_none else ''}{what}"
+                         f"{f' >= {low}' if low is not None else ''}, got {value!r}")
+    return float(value)
+
+
+def default_cutoff(P):
+    """stumpy's default ``cutoff`` for :func:`motifs`: max(mean(P) - 2 std(P), min(P)) over
+    the finite profile values."""
+    Pn = np.where(np.isinf(P), np.nan, np.asarray(P, np.float64))
+    if np.all(np.isnan(Pn)):
+        return np.nan
+    return float(max(np.nanmean(Pn) - 2.0 * np.nanstd(Pn), np.nanmin(Pn)))
+
+
+def motifs(T, result, max_motifs=1, *, min_neighbors=1, max_distance=None, cutoff=None,
+           max_matches=10, atol=1e-8, exclusion_zone=None, normalize=None, p=None,
+           method="match", radius=None, device=None):
+    """The top motifs of a self-join: by default stumpy's ``motifs`` (the same motifs from
+    the same ``T`` and profile), or the pair-and-radius search (``method="pair"``).
+
+    ``method="match"`` (default; stumpy.motifs's procedure): the window with the smallest
+    remaining profile value, while that value is <= ``cutoff``, is a query whose matches in
+    ``T`` are found as :func:`clts.match` finds them (within ``max_distance`` + ``atol``,
+    best first, at most ``max_matches``, an exclusion zone around each); it is a motif when it
+    has more than ``min_neighbors`` matches (itself included, as stumpy counts); the profile
+    is then set to inf in the exclusion zone of every match, motif or not, and the next
+    candidate taken.
+
+    ``method="pair"`` (clts's search before it followed stumpy): the closest pair (i, I[i])
+    not yet excluded, then up to ``max_matches`` occurrences within ``radius`` x the pair's
+    distance of window i (or ``max_distance``), no two within the exclusion zone of each
+    other; the pair is always reported even when its distance is far above the rest of the
+    profile. Needs the partner indices (a result object or stumpy's whole array).
 
     Parameters
     ----------
     T : array_like
-        The series the result was computed on.
+        The series the profile was computed on (1-D).
     result : MatrixProfileResult, or array_like
-        Its self-join matrix profile; or, as stumpy's ``motifs`` takes it, the profile values
-        alone (1-D ``P``, e.g. ``mp[:, 0]``: z-normalised, exclusion zone ceil(m / 4), each
-        pair's partner found from the distance profile) or stumpy's whole ``(l, 2k + 2)``
-        array (its second column the partners). For stumpy's own procedure and return layout
-        see ``clts.compat.stumpy.motifs``.
+        Its self-join matrix profile: a :func:`clts.matrix_profile` / :func:`clts.aamp`
+        result, the profile values alone as stumpy's ``motifs`` takes them (1-D ``P``, e.g.
+        ``mp[:, 0]``), or stumpy's whole ``(l, 2k + 2)`` array.
     max_motifs : int, optional
-        Number of motifs (default 1).
-    max_matches : int, optional
-        Most occurrences per motif, the pair included (default 10).
-    radius : float, optional
-        Occurrences within ``radius`` x the pair's distance count (default 2.0).
+        Most motifs (default 1).
+    min_neighbors : int, optional
+        A candidate is a motif with more than this many matches (default 1: itself and one
+        other). ``method="match"`` only.
+    max_distance : float or callable, optional
+        Largest distance of a match (a callable gets each distance profile). Default, as
+        stumpy: max(mean - 2 std, min) of the candidate's distance profile; with
+        ``method="pair"``, ``radius`` x the pair's distance.
+    cutoff : float, optional
+        Largest profile value a candidate may have (default, as stumpy: max(mean - 2 std,
+        min) of the finite profile values, :func:`default_cutoff`). ``method="match"`` only.
+    max_matches : int or None, optional
+        Most occurrences per motif, the query included (default 10; None: all).
+    atol : float, optional
+        Added to ``max_distance`` (default 1e-8). ``method="match"`` only.
     exclusion_zone : int, optional
-        Default: the result's exclusion zone.
-    max_distance : float, optional
-        Overrides ``radius``: an absolute distance bound.
+        Around each match, in the profile and in each match search (default the result's
+        zone, ceil(m / 4) for a bare profile: stumpy's).
+    normalize, p : optional
+        Distance of the match search (default the result's; a bare profile: z-normalised,
+        p = 2). Give ``normalize=False`` (and ``p``) for a bare stumpy ``aamp`` profile.
+    method : {"match", "pair"}, optional
+        Default ``"match"``, stumpy's procedure (see above).
+    radius : float, optional
+        ``method="pair"`` only (default 2.0).
+    device : optional
+        Where the distance profiles run (:func:`clts.mass`'s ``device``).
 
     Returns
     -------
     list of dict
-        One ``{"indices": [...], "distances": [...]}`` per motif, closest first; the first two
-        indices are the pair.
+        One ``{"indices": int64 array, "distances": float64 array}`` per motif, in the order
+        found; the first occurrence is the query (distance 0) and the rest best first
+        (stumpy returns the same rows padded into two arrays: see
+        ``clts.compat.stumpy.motifs``). Empty when no candidate qualifies (with stumpy's
+        warning for ``method="match"``).
 
     Raises
     ------
     ValueError
-        An AB-join result, ``T`` of the wrong length, or bad ``max_motifs`` / ``max_matches``
-        / ``radius`` / ``max_distance`` / ``exclusion_zone``.
+        An AB-join result, ``T`` of the wrong length, bad ``max_motifs`` / ``max_matches`` /
+        ``min_neighbors`` / ``max_distance`` / ``cutoff`` / ``atol`` / ``radius`` /
+        ``exclusion_zone`` / ``method``, or ``normalize`` / ``p`` other than the result's.
 
     References
     ----------
@@ -179,31 +264,94 @@ def motifs(T, result, max_motifs=1, *, max_matches=10, radius=2.0, exclusion_zon
     >>> sorted(found[0]["indices"][:2].tolist())
     [500, 2000]
     """
-    from .reference import windows
+    if method not in ("match", "pair"):
+        raise ValueError(f"method must be 'match' or 'pair', got {method!r}")
     max_motifs = _int_at_least(max_motifs, "max_motifs", 1)
-    max_matches = _int_at_least(max_matches, "max_matches", 1)
-    if isinstance(radius, bool) or not isinstance(radius, (int, float, np.number)) or \
+    if max_matches is not None:
+        max_matches = _int_at_least(max_matches, "max_matches", 1)
+    if not (max_distance is None or callable(max_distance)):
+        max_distance = _real(max_distance, "max_distance", low=0)
+    T, P, m, ez, r_norm, r_p = _profile_values(T, result)
+    if exclusion_zone is not None:
+        ez = _int_at_least(exclusion_zone, "exclusion_zone", 0)
+    for name, given, own in (("normalize", normalize, r_norm), ("p", p, r_p)):
+        if given is not None and own is not None and given != own:
+            raise ValueError(f"{name}={given!r} differs from the result's ({own!r})")
+    normalize = bool(r_norm if r_norm is not None else (True if normalize is None
+                                                           else normalize))
+    p = _real(r_p if r_p is not None else (2.0 if p is None else p), "p", low=1)
+    if method == "pair":
+        for name, v, default in (("min_neighbors", min_neighbors, 1), ("cutoff", cutoff, None),
+                                 ("atol", atol, 1e-8)):
+            if v is not default and v != default:
+                raise ValueError(f"{name} applies to method='match', not 'pair'")
+        if callable(max_distance):
+            raise ValueError("max_distance: method='pair' takes a number")
+        if p != 2.0:
+            raise ValueError(f"p={p!r}: method='pair' measures p = 2 distances")
+        return _pair_motifs(T, result, max_motifs, max_matches or len(P),
+                            2.0 if radius is None else radius, ez, max_distance, m, normalize)
+    if radius is not None:
+        raise ValueError("radius applies to method='pair'; method='match' takes max_distance")
+    min_neighbors = _int_at_least(min_neighbors, "min_neighbors", 0)
+    atol = _real(atol, "atol", low=0, finite=True)
+    cutoff = default_cutoff(P) if cutoff is None else _real(cutoff, "cutoff")
+    if cutoff == 0.0:
+        warnings.warn("The `cutoff` has been set to 0.0 and may result in little/no candidate "
+                      "motifs being identified.\nYou may consider relaxing the constraint by "
+                      f"increasing the `cutoff` (e.g., cutoff={np.partition(P, 1)[1]}).")
+    return _match_motifs(T, P, m, ez, max_motifs, min_neighbors, max_distance, cutoff,
+                         max_matches, atol, normalize, p, device)
+
+
+def _match_motifs(T, P, m, ez, max_motifs, min_neighbors, max_distance, cutoff, max_matches,
+                  atol, normalize, p, device):
+    from .mass import distance_profiles, find_matches
+    l = len(P)
+    P = P.copy()
+    # stumpy's aamp_motifs searches for every match (and excludes around all of them), its
+    # z-normalised motifs at most max_matches
+    search_limit = max_matches if normalize else None
+    out = []
+    c = int(np.argmin(P))
+    for _ in range(l):
+        if len(out) >= max_motifs:
+            break
+        v = P[c]
+        if not v <= cutoff or not np.isfinite(v):
+            break
+        if max_distance is not None and not callable(max_distance) and v > max_distance:
+            break       # no other window is this close to any remaining candidate
+        D = distance_profiles(T[c:c + m], T, normalize=normalize, p=p, query_idx=c,
+                              device=device, progress=False)
+        found = find_matches(D, ez, max_distance, search_limit, c, atol)
+        if len(found) > min_neighbors:
+            keep = found[:max_matches]
+            out.append({"indices": keep[:, 1].astype(np.int64),
+                        "distances": keep[:, 0].astype(np.float64)})
+        for j in (found[:, 1] if len(found) else [c]):
+            j = int(j)
+            P[max(0, j - ez):min(l, j + ez + 1)] = np.inf
+        c = int(np.argmin(P))
+    if not out:
+        warnings.warn(f"No motifs were found. You may consider increasing the `cutoff` (e.g., "
+                      f"cutoff={2. * cutoff}) and/or increasing the `max_distance `(e.g., "
+                      "max_distance=np.inf).")
+    return out
+
+
+def _pair_motifs(T, result, max_motifs, max_matches, radius, ez, max_distance, m, normalize):
+    from .reference import windows
+    if isinstance(radius, bool) or not isinstance(radius, numbers.Real) or \
             not np.isfinite(radius) or radius < 0:
         raise ValueError(f"radius must be a finite number >= 0, got {radius!r}")
-    if max_distance is not None and (
-            isinstance(max_distance, bool) or not isinstance(max_distance, (int, float, np.number))
-            or np.isnan(max_distance) or max_distance < 0):
-        raise ValueError(f"max_distance must be None or a number >= 0, got {max_distance!r}")
     if not hasattr(result, "self_join"):
         result = _bare_profile(T, result)
-    if not result.self_join:
-        raise ValueError("motifs needs a self-join result")
     P, I = _result_profile(result)
-    m = result.m
-    ez = _zone(result, exclusion_zone)
-    T = np.asarray(_host(T), dtype=np.float64)
-    if len(T) - m + 1 != len(P):
-        raise ValueError(f"T has {len(T)} values, the result was computed on "
-                         f"{len(P) + m - 1}")
-    W = windows(T, m)
+    W = windows(T, m)   # the p = 2 distance on the host, O(l m) memory
     valid = np.all(np.isfinite(W), axis=1)
     Wc = np.where(valid[:, None], W, 0.0)
-    if result.normalize:
+    if normalize:
         mu = Wc.mean(1)
         sd = Wc.std(1)
         const = np.all(Wc == Wc[:, :1], axis=1)
@@ -221,7 +369,7 @@ def motifs(T, result, max_motifs=1, *, max_matches=10, radius=2.0, exclusion_zon
         if taken[i] or j == -1 or (j >= 0 and taken[j]):
             continue
         d = np.sqrt(((Z - Z[i]) ** 2).sum(1))
-        if result.normalize:
+        if normalize:
             d[const ^ const[i]] = np.sqrt(m)
             d[const & const[i]] = 0.0
         d[~valid] = np.inf

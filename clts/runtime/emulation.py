@@ -50,11 +50,24 @@ def check_launch(device, kernel, local_size, args) -> None:
                           f"{info.local_mem}")
 
 
+#: (program handle, kernel name) -> the kernel's own local memory (a kernel of its program)
+_static: dict = {}
+
+
 def static_local_mem(device, kernel) -> int:
+    """The local memory ``kernel`` declares itself. pocl's CL_KERNEL_LOCAL_MEM_SIZE also counts
+    the ``__local`` arguments set on that kernel object (a prepared launch sets its arguments
+    once; a shared kernel keeps its last launch's): asked of a fresh kernel object of the same
+    program and name, once."""
     import pyopencl as cl
     try:
-        return int(kernel.get_work_group_info(cl.kernel_work_group_info.LOCAL_MEM_SIZE,
-                                              device.cl_device))
+        key = (kernel.get_info(cl.kernel_info.PROGRAM).int_ptr, kernel.function_name)
+        got = _static.get(key)
+        if got is None:
+            fresh = cl.Kernel(kernel.get_info(cl.kernel_info.PROGRAM), kernel.function_name)
+            got = _static[key] = int(fresh.get_work_group_info(
+                cl.kernel_work_group_info.LOCAL_MEM_SIZE, device.cl_device))
+        return got
     except cl.Error:
         return 0
 

@@ -1,4 +1,17 @@
-"""The one launch path: every kernel of every algorithm is enqueued through ``launch``.
+"""The one launch path: every kernel of every algorithm is enqueued through ``launch`` or a
+prepared launch (:class:`Launch`, :func:`prepare`).
+
+- ``launch(device, kernel, global_size, local_size, *args)``: one enqueue of a program's shared
+  kernel object; setting its arguments and enqueueing it is one step under a lock (a
+  ``cl.Kernel`` is shared by every thread that runs its program, and clSetKernelArg is not
+  thread-safe: OpenCL 1.2, A.2).
+- ``prepare(device, program, name, global_size, local_size, *args)``: a kernel object of the
+  launch's own (from the program's pool), its arguments set once; each call of the returned
+  :class:`Launch` is one enqueue and nothing else, without a lock. A Plan that enqueues the
+  same kernels many times (STL's iterations) prepares them once per call.
+
+Both set numpy scalars as packed bytes: pyopencl's ``set_arg`` of a numpy scalar costs
+10-15 µs (its generic path), the packed form a fraction of a microsecond.
 
 ``timing()`` collects the OpenCL profiling events of every launch made inside it, so the tuner
 and the benchmarks time the very code the user calls.
@@ -9,10 +22,58 @@ import threading
 import time
 from contextlib import contextmanager
 
+import numpy as np
+
+from . import faults
+
 _local = threading.local()
-#: setting a kernel's arguments and enqueueing it must be one step: a ``cl.Kernel`` is shared by
-#: every thread that runs its program, and clSetKernelArg is not thread-safe (OpenCL 1.2, A.2)
+#: setting a shared kernel's arguments and enqueueing it must be one step (see above)
 _enqueue_lock = threading.Lock()
+#: threads inside a ``timing()`` block (a launch outside every block skips the thread-local
+#: look-up of the timers)
+_timed = 0
+
+#: numpy scalar type -> the struct character pyopencl's packed setter takes (those whose size
+#: is the same on every platform); other scalars are set from their bytes
+_PACK = {np.dtype(np.int32): b"i", np.dtype(np.uint32): b"I", np.dtype(np.float32): b"f",
+         np.dtype(np.float64): b"d", np.dtype(np.int16): b"h", np.dtype(np.uint16): b"H",
+         np.dtype(np.int8): b"b", np.dtype(np.uint8): b"B"}
+
+
+def _set_args(kernel, args) -> None:
+    """Set ``kernel``'s arguments: buffers, ``LocalMemory`` and None as objects, numpy scalars
+    packed (one call each for the two kinds)."""
+    if len(args) != kernel.num_args:
+        raise TypeError(f"kernel {kernel.function_name} takes {kernel.num_args} arguments, "
+                        f"{len(args)} given")
+    objs, packed = [], []
+    for i, a in enumerate(args):
+        if isinstance(a, np.generic):
+            c = _PACK.get(a.dtype)
+            if c is None:
+                kernel._set_arg_buf(i, a.tobytes())
+            else:
+                packed += (i, c, a.item())
+        else:
+            objs += (i, a)
+    if objs:
+        kernel._set_arg_multi(tuple(objs))
+    if packed:
+        kernel._set_arg_buf_pack_multi(tuple(packed))
+
+
+def _set_args_portable(kernel, args) -> None:
+    kernel.set_args(*args)
+
+
+try:        # pyopencl's packed setters are not public API: fall back to set_args without them
+    from pyopencl import _cl as _clmod
+    if not all(hasattr(_clmod.Kernel, m) for m in
+               ("_set_arg_multi", "_set_arg_buf_pack_multi", "_set_arg_buf")):
+        _set_args = _set_args_portable      # noqa: F811
+    _enqueue = _clmod.enqueue_nd_range_kernel
+except ImportError:         # pragma: no cover - pyopencl is a run-time dependency
+    _enqueue = None
 
 
 def _timers():
@@ -25,35 +86,125 @@ def round_up(n: int, m: int) -> int:
     return ((int(n) + m - 1) // m) * m
 
 
+def _sizes(global_size, local_size):
+    if isinstance(global_size, (int, np.integer)):
+        global_size = (int(global_size),)
+    if isinstance(local_size, (int, np.integer)):
+        local_size = (int(local_size),)
+    return tuple(global_size), (None if local_size is None else tuple(local_size))
+
+
+def _emulated(device, kernel, global_size, local_size, args) -> None:
+    from .emulation import check_launch
+    check_launch(device, kernel, local_size, args)
+    hook = device.state.launch_hook
+    if hook is not None:    # the coalescing tracer (clts.tune.coalescing), emulated only
+        hook(kernel, global_size, local_size, args)
+
+
+def _record(ev) -> None:
+    if _timed:
+        for t in _timers():
+            t.events.append(ev)
+    _local.last = ev
+
+
 def launch(device, kernel, global_size, local_size, *args, wait_for=None, queue=None):
     """Enqueue ``kernel`` (a pyopencl Kernel) on ``device``'s queue; return the event.
 
     ``global_size``/``local_size`` are ints or tuples; ``local_size=None`` lets the driver pick.
     Arguments are set in order (pyopencl buffers, numpy scalars, ``LocalMemory``).
     """
-    if isinstance(global_size, int):
-        global_size = (global_size,)
-    if isinstance(local_size, int):
-        local_size = (local_size,)
-    if any(g == 0 for g in global_size):
+    global_size, local_size = _sizes(global_size, local_size)
+    if 0 in global_size:
         return None
-    import pyopencl as cl
     if device.info.emulates:
-        from .emulation import check_launch
-        check_launch(device, kernel, local_size, args)
-        hook = device.state.launch_hook
-        if hook is not None:    # the coalescing tracer (clts.tune.coalescing), emulated only
-            hook(kernel, global_size, local_size, args)
-    from . import faults
+        _emulated(device, kernel, global_size, local_size, args)
     faults.check("enqueue", _count(global_size))
     with _enqueue_lock:
-        kernel.set_args(*args)
-        ev = cl.enqueue_nd_range_kernel(queue or device.queue, kernel, global_size, local_size,
-                                        wait_for=wait_for)
-    for t in _timers():
-        t.events.append(ev)
-    _local.last = ev
+        _set_args(kernel, args)
+        ev = _enqueue(queue or device.queue, kernel, global_size, local_size, None, wait_for)
+    _record(ev)
     return ev
+
+
+class Launch:
+    """A prepared launch: a kernel object of its own with its arguments set once; calling it
+    enqueues the kernel (``wait_for``: events) and returns the event, or None for an empty
+    range. :meth:`set` changes arguments between enqueues. One thread uses it at a time (it
+    belongs to one call); its kernel object goes back to the program's pool when it is
+    dropped."""
+
+    __slots__ = ("device", "kernel", "global_size", "local_size", "queue", "args", "_items",
+                 "_emul", "_release", "__weakref__")
+
+    def __init__(self, device, program, name, global_size, local_size, *args, queue=None):
+        self.global_size, self.local_size = _sizes(global_size, local_size)
+        self.device = device
+        self.queue = queue or device.queue
+        self.kernel, self._release = program.checkout(name)
+        self.args = list(args)
+        self._items = _count(self.global_size)
+        self._emul = bool(device.info.emulates)
+        _set_args(self.kernel, args)
+        if self._emul:      # the emulated GPU's limits: checked once, the hook at every enqueue
+            from .emulation import check_launch
+            check_launch(device, self.kernel, self.local_size, args)
+
+    def set(self, *pairs) -> "Launch":
+        """Change arguments: ``set(index, value, index, value, ...)``; returns self."""
+        for i in range(0, len(pairs), 2):
+            self.args[pairs[i]] = pairs[i + 1]
+        if self._emul and any(not isinstance(v, np.generic) for v in pairs[1::2]):
+            from .emulation import check_launch
+            check_launch(self.device, self.kernel, self.local_size, self.args)
+        _set_indexed(self.kernel, pairs)
+        return self
+
+    def __call__(self, wait_for=None):
+        if not self._items:
+            return None
+        if self._emul:
+            hook = self.device.state.launch_hook
+            if hook is not None:
+                hook(self.kernel, self.global_size, self.local_size, self.args)
+        faults.check("enqueue", self._items)
+        ev = _enqueue(self.queue, self.kernel, self.global_size, self.local_size, None,
+                      wait_for)
+        if _timed:
+            for t in _timers():
+                t.events.append(ev)
+        _local.last = ev
+        return ev
+
+    def __del__(self):
+        rel = getattr(self, "_release", None)
+        if rel is not None:
+            self._release = None
+            rel()
+
+
+def _set_indexed(kernel, pairs) -> None:
+    if _set_args is _set_args_portable:
+        for i in range(0, len(pairs), 2):
+            kernel.set_arg(pairs[i], pairs[i + 1])
+        return
+    for i in range(0, len(pairs), 2):
+        a = pairs[i + 1]
+        if isinstance(a, np.generic):
+            c = _PACK.get(a.dtype)
+            if c is None:
+                kernel._set_arg_buf(pairs[i], a.tobytes())
+            else:
+                kernel._set_arg_buf_pack_multi((pairs[i], c, a.item()))
+        else:
+            kernel._set_arg_multi((pairs[i], a))
+
+
+def prepare(device, program, name, global_size, local_size, *args, queue=None) -> Launch:
+    """The prepared launch of kernel ``name`` of ``program`` (a clts ``Program``): see
+    :class:`Launch`."""
+    return Launch(device, program, name, global_size, local_size, *args, queue=queue)
 
 
 def last_event():
@@ -81,22 +232,32 @@ class Timing:
                 - min(e.profile.start for e in self.events)) * 1e-9
 
 
+_timed_lock = threading.Lock()
+
+
 @contextmanager
 def timing(device=None):
     """Time every launch inside the block; waits for the device at the end."""
+    global _timed
     t = Timing()
     stack = _timers()
     stack.append(t)
+    with _timed_lock:
+        _timed += 1
     t0 = time.perf_counter()
     try:
         yield t
     finally:
-        if device is not None:
-            device.queue.finish()
-        for e in t.events:
-            e.wait()
-        t.wall = time.perf_counter() - t0
-        stack.remove(t)
+        try:
+            if device is not None:
+                device.queue.finish()
+            for e in t.events:
+                e.wait()
+            t.wall = time.perf_counter() - t0
+        finally:
+            stack.remove(t)
+            with _timed_lock:
+                _timed -= 1
 
 
 def _count(global_size) -> int:

@@ -62,12 +62,19 @@ DRIVER_NOTES = re.compile(r"Function \w+ is a kernel, so overriding noinline att
 class Program:
     """A built program with a per-name kernel cache."""
 
-    def __init__(self, cl_program, template, params, source):
+    def __init__(self, cl_program, template, params, source, pool=True):
         self.cl_program = cl_program
         self.template = template
         self.params = params
         self.source = source
         self._kernels = {}
+        #: kernel objects of prepared launches (``checkout``) given back, per name; None on a
+        #: simulator (Oclgrind's uninitialised-value checker loses track of the arguments of a
+        #: kernel object re-used by a later call: a fresh one each time there)
+        self._pool = {} if pool else None
+        #: id -> name of every kernel object this program made, shared or checked out (the
+        #: offline collector's and the coalescing tracer's look-up of a launched kernel)
+        self.made = {}
 
     def kernel(self, name: str):
         """The program's kernel ``name``, one object shared by every caller (``launch`` sets its
@@ -79,7 +86,27 @@ class Program:
                 if k is None:
                     import pyopencl as cl
                     k = self._kernels[name] = cl.Kernel(self.cl_program, name)
+                    self.made[id(k)] = name
         return k
+
+    def checkout(self, name: str):
+        """A kernel object ``name`` for one prepared launch alone (``runtime.launch.prepare``):
+        ``(kernel, give_back)``; ``give_back()`` returns it to the program's pool. A fresh
+        kernel object costs ~0.1 ms (clCreateKernel), a pooled one nothing."""
+        pool = None if self._pool is None else self._pool.setdefault(name, [])
+        try:
+            k = pool.pop()          # atomic: threads check out different objects
+        except (AttributeError, IndexError):
+            import pyopencl as cl
+            k = cl.Kernel(self.cl_program, name)
+            self.made[id(k)] = name
+        if pool is None:
+            return k, None
+        return k, lambda: pool.append(k)
+
+    def owns(self, kernel) -> bool:
+        """Whether ``kernel`` is one of this program's kernel objects (shared or checked out)."""
+        return id(kernel) in self.made
 
     __getattr__ = kernel  # prg.my_kernel
 
@@ -335,7 +362,8 @@ def _build(device, template, params, options) -> Program:
         log.info("built %s for %s in %.1f s", template, device, seconds)
     stats["builds"] += 1
     _record_log(device, template, built)
-    return Program(built, template, params, source)
+    return Program(built, template, params, source,
+                   pool=not getattr(device.info, "simulator", False))
 
 
 #: per thread: inside one of clts' own builds (pyopencl's report of their logs is dropped)

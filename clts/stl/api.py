@@ -3,14 +3,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..runtime import get_device, launch
+from ..runtime import get_device
 from ..runtime.integrations import time_axis_of
 from ..timeaxis import check_fits, period_of
 from ..runtime.arrays import is_device_array
-from ..runtime.memory import scratch
-from ..runtime.programs import build_program, prebuild
 from ..runtime.outputs import deliver, in_input_layout, out_arrays, view_as
-from ..runtime.pipeline import device_marker
 from ..runtime.resident import Lazy, LazyDict, device_series
 from ..vocabulary import renamed
 from .chunks import COMPONENTS as _COMPONENTS, run_device, run_host
@@ -18,342 +15,9 @@ from .chunks import validated as _validated
 from .params import QUAD_DET_TOL, check_arguments, outputs_of, periodic_mean  # noqa: F401
 from .params import periodic_window
 # (check_arguments: public here, for callers that check before they start)
-from .plan import LoessChoice, Problem, fit_table, make_plan
+from .plan import Problem, make_plan
 from .result import STLResult, slope_per_step  # noqa: F401 (public here)
-from .steps import Steps
-
-
-class _Runner:
-    """Builds the programs and per-call tables for one (device, dtype, length, parameters)."""
-
-    def __init__(self, dev, dtype, N, p, versions: dict, complete: bool, interp_ipw=0,
-                 steps="series"):
-        self.dev, self.dtype, self.N, self.p = dev, np.dtype(dtype), N, p
-        self.interp_ipw = int(interp_ipw)
-        self.steps = Steps(self, steps)
-        self.hermite = p["interpolation"] == "hermite"
-        self.real = "double" if self.dtype == np.float64 else "float"
-        self.complete = complete
-        P = p["period"]
-        self.K = -(-N // P)
-        self.versions = versions
-        self._prebuilt = False
-        ctx = dev.context
-        import pyopencl as cl
-        mf = cl.mem_flags
-
-        def ibuf(a):
-            # made once per device and content (a few KB of ints from the parameters): a
-            # later call with the same tables copies nothing from the host
-            a = np.ascontiguousarray(a, dtype=np.int32)
-            return dev.state.constant(("stl-table", a.shape, a.tobytes()), lambda: cl.Buffer(
-                ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a))
-
-        # segment tables: seasonal = P cycle-subseries (grid 1..k_j plus end fits 0, k_j+1)
-        seg_s = np.array([(N - j - 1) // P + 1 for j in range(P)], np.int32)
-        tabs = []
-        for k in seg_s:
-            fp, an = fit_table(int(k), p["seasonal"], p["seasonal_jump"])
-            tabs.append((fp + [0, int(k) + 1], an + [0, int(k) + 1]))
-        NFs = max(len(t[0]) for t in tabs)
-        fps = np.full((P, NFs), -1, np.int32)
-        ans = np.full((P, NFs), -1, np.int32)
-        for j, (fp, an) in enumerate(tabs):
-            fps[j, :len(fp)] = fp
-            ans[j, :len(an)] = an
-        self.smoothers = {}
-        for name, S, seg, fp, an, q, deg, jump in (
-                ("seasonal", P, seg_s, fps, ans, p["seasonal"], p["seasonal_deg"],
-                 p["seasonal_jump"]),
-                ("trend", 1, np.array([N], np.int32), *self._one(N, p["trend"], p["trend_jump"]),
-                 p["trend"], p["trend_deg"], p["trend_jump"]),
-                ("low_pass", 1, np.array([N], np.int32),
-                 *self._one(N, p["low_pass"], p["low_pass_jump"]), p["low_pass"],
-                 p["low_pass_deg"], p["low_pass_jump"])):
-            self.smoothers[name] = dict(S=S, NF=fp.shape[1], seg=ibuf(seg), fp=ibuf(fp),
-                                        an=ibuf(an), q=q, deg=deg, jump=jump,
-                                        nmax=int(seg.max()), seg_np=seg,
-                                        qw=min(q, int(seg.max())))
-
-    @staticmethod
-    def _one(n, q, jump):
-        fp, an = fit_table(n, q, jump)
-        return np.array([fp], np.int32), np.array([an], np.int32)
-
-    def _spec(self, name, **kw):
-        return f"stl/{name}.cl.mako", dict(real=self.real, **kw)
-
-    def _prog(self, name, **kw):
-        return build_program(self.dev, *self._spec(name, **kw))
-
-    def _kernel(self, prg, name):
-        # Oclgrind's uninitialised-value checker loses track of arguments when a kernel object
-        # is re-used by a later call: give the simulator fresh kernel objects.
-        if getattr(self.dev.info, "simulator", False):
-            import pyopencl as cl
-            return cl.Kernel(prg.cl_program, name)
-        return prg.kernel(name)
-
-    def _loess_prog(self, *args, **kwargs):
-        return build_program(self.dev, *self._loess_spec(*args, **kwargs))
-
-    def _loess_spec(self, version, deg, use_w, choice: LoessChoice, complete=False, otl=1):
-        kw = dict(deg=deg, use_w=use_w, quad_tol=repr(QUAD_DET_TOL), out_lanes=otl,
-                  hermite=self.hermite, nns_planes=self.steps.nns_planes)
-        if version == "intragroup":
-            kw["wg"] = choice.wg
-        if version == "flat":
-            kw["chunk"] = choice.chunk
-            kw["interleave"] = choice.interleave
-            kw["finish_tile"] = self.steps.finish_tile if choice.interleave else 0
-        if version == "outer":
-            kw["lanes"] = choice.lanes
-            kw["unroll"] = self.steps.window_unroll
-            kw["complete"] = complete and choice.lanes > 1
-            kw["table"] = kw["complete"] and choice.table
-        return self._spec(f"loess_{version}", **kw)
-
-    def prebuild(self) -> None:
-        """Build the programs :meth:`run` asks for from several threads at once
-        (:func:`clts.runtime.programs.prebuild`): a first call's builds overlap. Once per
-        runner (a call), whatever its chunks."""
-        if self._prebuilt:
-            return
-        self._prebuilt = True
-        lanes = {k: (c.lanes if c.version == "outer" else 1) for k, c in self.versions.items()}
-        Ls, Lt, Ll, hm = lanes["seasonal"], lanes["trend"], lanes["low_pass"], self.hermite
-        st = self.steps
-        progs = [("gather", st.gather_kw(Ls, Ll, hm)), ("ma", st.ma_kw(Ll)),
-                 ("gather", st.gather_kw(Lt, Ll, hm)), ("robust", st.robust_kw(Lt)),
-                 ("gather", st.gather_kw(1, 1, hm))]
-        loess = []
-        for name, otl in (("seasonal", Ll), ("low_pass", 1), ("trend", 1)):
-            complete = self.complete or name == "low_pass"
-            ch, sm = self.versions[name], self.smoothers[name]
-            progs.append(("nns", st.nns_kw(complete, sm["nmax"])))
-            ws = (False, True) if self.p["outer_iter"] > 0 and name != "low_pass" else (False,)
-            loess += [(ch.version, sm["deg"], w, ch, complete, otl) for w in ws]
-            nj = max(1, min(sm["jump"], sm["nmax"] - 1))
-            if name == "seasonal" or (name == "trend" and nj > 1):
-                progs.append(("interp", dict(extend=name == "seasonal", out_lanes=otl, hermite=hm)))
-        prebuild(self.dev, [self._spec(n, **kw) for n, kw in progs]
-                 + [self._loess_spec(*a) for a in loess])
-
-    def run(self, y, s, t, rw_out=None, passes=None, failed_out=None, row0=0, keep=None):
-        """Enqueue the STL of the rows of the device array ``y`` (batch, length): seasonal and
-        trend written into the device arrays ``s`` and ``t`` (y's shape), the robustness
-        weights into ``rw_out`` when given (robust fits). Returns the failed-series mask (read
-        back mid-way; the kernels may still run: see :meth:`finish_host`). ``passes``: a list
-        that receives one event per inner iteration (a progress bar waits on them).
-
-        With ``failed_out`` (a device array of bytes over the whole batch) nothing is read
-        back: the mask goes to ``failed_out[row0:row0 + batch]`` on the device (returns None),
-        and the flat LOESS's partial sums are sized for windows as wide as a whole segment
-        (the widest a window of valid values can span) instead of the measured widest.
-        ``keep``: a list that receives the call's temporaries (device results hold them until
-        read)."""
-        import pyopencl.array as cla
-        dev, q, dt = self.dev, self.dev.queue, self.dtype
-        B, N, P, K = y.shape[0], self.N, self.p["period"], self.K
-        i32 = np.int32
-        sim = getattr(dev.info, "simulator", False)
-
-        def alloc(shape, dtype=dt):
-            # on Oclgrind, host-initialised buffers: its uninitialised-value checker misreads
-            # device-written buffers of a second call in the same process
-            if sim:
-                return cla.to_device(q, np.zeros(shape, dtype))
-            # the device's scratch pool: a fresh buffer costs a page fault per 4 KB the first
-            # time a kernel touches it (docs/performance.md, "Figures behind the code")
-            return scratch(dev, shape, dtype)
-
-        # lanes of the vector (outer) LOESS of each smoother: its input is written interleaved
-        # by that many series, the batch padded to Bp rows
-        lanes = {k: (c.lanes if c.version == "outer" else 1) for k, c in self.versions.items()}
-        Ls, Lt, Ll = lanes["seasonal"], lanes["trend"], lanes["low_pass"]
-        Lmax = max(lanes.values())
-        Bp = -(-B // Lmax) * Lmax
-        rw = rw_out if rw_out is not None else alloc((B, N))
-        lp = alloc((B, N))
-        u, lp0 = alloc((Bp, N)), alloc((Bp, N))
-        rwt = alloc((Bp, N)) if Lt > 1 else rw
-        C = alloc((Bp, N + 2 * P))
-        ring = alloc((Bp, P))
-        # slopes of the local fits for cubic Hermite interpolation (layout of each output;
-        # one buffer serves the three smoothers, each interp runs right after its LOESS)
-        slp = alloc((Bp, N + 2 * P)) if self.hermite else None
-        hargs = [slp.data] if self.hermite else []
-        z = alloc((Bp, P, K))
-        rwz = alloc((Bp, P, K))
-        # C (seasonal fits + end fits) interleaved by the low-pass lanes Ll: the moving
-        # averages read it with vloadN and write the low-pass LOESS input in the same layout
-        hm = self.hermite
-        steps = self.steps
-        gprg = self._prog("gather", **steps.gather_kw(Ls, Ll, hm))
-        season = self._kernel(self._prog("gather", **steps.gather_kw(Lt, Ll, hm)), "stl_season")
-        ma_prg = self._prog("ma", **steps.ma_kw(Ll))
-        robust_prg = self._prog("robust", **steps.robust_kw(Lt))
-
-        def run_gather(with_w):
-            steps.gather(gprg, Ls, y, t, rw, N, P, K, B, Bp, with_w, z, rwz)
-
-        g1 = self._prog("gather", **steps.gather_kw(1, 1, hm))
-        launch(dev, self._kernel(g1, "stl_init"), Bp * N, None, np.int64(B * N),
-               np.int64(Bp * N if Lt > 1 else 0), t.data, s.data, rw.data, rwt.data)
-        # validity of the cycle-subseries (plain layout) for their NNS: y gathered (t = 0)
-        z0 = alloc((B, P, K)) if not self.complete else z
-        if not self.complete:
-            steps.gather(g1, 1, y, t, rw, N, P, K, B, B, 0, z0, rwz)
-        # NNS once per call, per smoother
-        layouts = {"seasonal": (z0, P * K, K), "trend": (y, N, 0), "low_pass": (y, N, 0)}
-        st = {}
-        extra = []
-        for name, sm in self.smoothers.items():
-            M, m_b, m_s = layouts[name]
-            complete = self.complete or name == "low_pass"
-            nprg = self._prog("nns", **steps.nns_kw(complete, sm["nmax"]))
-            S, NF = sm["S"], sm["NF"]
-            Bn = 1 if complete else B  # complete data: one set of windows serves every series
-            stats = alloc((Bn * S, 2), i32)
-            # four ints per fit point, or (GPUs) four planes: lo, hi, h, fallback point
-            nns = alloc((4, Bn * S * NF) if steps.nns_planes else (Bn * S * NF, 4), i32)
-            npos = sm["nmax"]
-            # packed valid positions (the NaN index computation); none with complete data
-            pos = stats if complete else alloc((Bn * S, npos), i32)
-            steps.stats(nprg, complete, sm["nmax"], M, m_b, m_s, sm["seg"], S, Bn, npos, stats,
-                        pos)
-            launch(dev, self._kernel(nprg, "stl_nns"), Bn * S * NF, None, sm["seg"], sm["fp"],
-                   sm["an"], i32(NF), i32(S), i32(Bn), i32(sm["q"]), i32(npos), stats.data,
-                   pos.data, nns.data)
-            if pos is not stats:
-                extra.append(pos)     # kept to the end of the call (Oclgrind: see alloc)
-            st[name] = (stats, nns, complete)
-        # a cycle-subseries without a valid value, or fewer valid values than two periods
-        # (what a complete series needs): the series comes back NaN and is counted
-        if failed_out is None:
-            s_stats = st["seasonal"][0].get()
-            counts = s_stats[:, 0].reshape(-1, P)
-            failed = ((counts == 0).any(axis=1) | (counts.sum(axis=1) < 2 * P)) & np.ones(B,
-                                                                                         bool)
-        else:
-            failed = None
-            launch(dev, self._kernel(self._prog("finish"), "stl_failed"), B, None,
-                   st["seasonal"][0].data, i32(P), i32(B), i32(0 if self.complete else 1),
-                   i32(row0), failed_out.data)
-        nch = {}
-        for name, sm in self.smoothers.items():
-            if self.versions[name].version == "flat":
-                if self.complete or name == "low_pass":
-                    span = min(sm["q"], sm["nmax"])
-                elif failed_out is not None:
-                    span = sm["nmax"]
-                else:
-                    a = st[name][1].get()
-                    a = a if steps.nns_planes else a.T
-                    span = int((a[1] - a[0]).max()) + 1
-                nch[name] = max(1, -(-span // self.versions[name].chunk))
-        part_bytes = max([B * sm["S"] * sm["NF"] * nch[name] * 8
-                          for name, sm in self.smoothers.items() if name in nch] + [0])
-        part = alloc((max(part_bytes, 1),)) if part_bytes else None
-
-        tables = {}
-
-        def weight_table(name, prg, nns):
-            # complete data, vector outer LOESS: tricube weights per fit point, once per call
-            if name not in tables:
-                sm = self.smoothers[name]
-                S, NF, QW = sm["S"], sm["NF"], sm["qw"]
-                wtab, wmom = alloc((S * NF, 2 * QW)), alloc((S * NF, 5))
-                launch(dev, self._kernel(prg, "loess_wtab"), S * NF, None, sm["fp"], i32(NF),
-                       i32(S), nns.data, i32(QW), wtab.data, wmom.data)
-                tables[name] = (wtab.data, wmom.data)
-                extra.extend((wtab, wmom))
-            return tables[name]
-
-        def run_loess(name, D, d_b, d_s, W, out, o_b, o_s, o_p, o_off, use_w, otl=1):
-            sm = self.smoothers[name]
-            ch = self.versions[name]
-            stats, nns, complete = st[name]
-            prg = self._loess_prog(ch.version, sm["deg"], use_w, ch, complete, otl)
-            S, NF = sm["S"], sm["NF"]
-            args = [D.data, i32(d_b), i32(d_s)] + ([W.data] if use_w else []) + [
-                sm["seg"], sm["fp"], i32(NF), i32(S), i32(B), nns.data, stats.data,
-                i32(0 if complete else 1), out.data,
-                i32(o_b), i32(o_s), i32(o_p), i32(o_off)] + hargs
-            nfit = B * S * NF
-            if ch.version == "outer":
-                L = ch.lanes
-                if complete and L > 1 and ch.table:
-                    args += list(weight_table(name, prg, nns)) + [i32(sm["qw"])]
-                launch(dev, self._kernel(prg, "loess_outer"), -(-B // L) * S * NF, None, *args)
-            elif ch.version == "intragroup":
-                launch(dev, self._kernel(prg, "loess_intragroup"), nfit * ch.wg, ch.wg, *args)
-            else:
-                n = nch[name]
-                launch(dev, self._kernel(prg, "loess_flat_partial"), nfit * n, None, *args, i32(n),
-                       part.data)
-                T = self.steps.finish_tile if ch.interleave else 0
-                if T and S > 1:
-                    # the cycle-subseries: tiles of T fit points x T segments, 32 x 8 work-items
-                    launch(dev, self._kernel(prg, "loess_flat_finish_tiled"),
-                           (-(-NF // T) * T, -(-S // T) * 8, B), (T, 8, 1), *args, i32(n),
-                           part.data)
-                else:
-                    launch(dev, self._kernel(prg, "loess_flat_finish"), nfit, None, *args,
-                           i32(n), part.data)
-            extend = name == "seasonal"
-            nmax = sm["nmax"]
-            nj = max(1, min(sm["jump"], nmax - 1))
-            if (nj == 1 and not extend) or name == "low_pass":
-                return      # the low-pass is interpolated where it is used (stl_season)
-            nint = max(1, -(-(nmax - 1) // nj))       # intervals of the longest segment
-            # intervals per work-item: 0 = a whole segment (CPUs: pocl pays per work-item),
-            # else that many (GPUs: 1)
-            ipw = self.interp_ipw or nint
-            G = -(-nint // ipw)
-            ik = self._kernel(self._prog("interp", extend=extend, out_lanes=otl,
-                                         hermite=self.hermite), "stl_interp")
-            nb = Bp // otl if otl > 1 else B      # series, or tiles of otl series
-            launch(dev, ik, nb * S * G, None, out.data, i32(o_b), i32(o_s), i32(o_p), i32(o_off),
-                   sm["seg"], i32(S), i32(nb), i32(G), i32(sm["jump"]), i32(ipw), *hargs)
-
-        use_w = False
-        outer = self.p["outer_iter"]
-        for k in range(outer + 1):
-            for it in range(self.p["inner_iter"]):
-                # the weights in the cycle-subseries layout change only with a robustness
-                # pass: gathered by the first inner iteration after it
-                run_gather(use_w and it == 0)
-                run_loess("seasonal", z, P * K * Ls, K * Ls, rwz, C, N + 2 * P, 1, P, 0, use_w,
-                          otl=Ll)
-                steps.ma(ma_prg, C, N, P, Bp, Ll, ring, lp0)
-                run_loess("low_pass", lp0, N * Ll, 0, None, lp, N, 0, 1, -1, False)
-                launch(dev, season, (N, Bp), None, y.data, C.data, lp.data, i32(N), i32(P),
-                       i32(B), i32(Bp), s.data, u.data, i32(self.p["low_pass_jump"]), *hargs)
-                run_loess("trend", u, N * Lt, 0, rwt, t, N, 0, 1, -1, use_w)
-                if passes is not None:
-                    passes.extend(device_marker(dev))
-            if k == outer:
-                break
-            steps.robust(robust_prg, y, t, s, N, B, u, rw, rwt)
-            use_w = True
-        if sim:
-            q.finish()
-            mine = (y, t, s, rw_out)          # the caller's slot arrays stay
-            for a in extra + [u, rw, lp0, lp, C, ring, slp, z, rwz, part, rwt, z0] + [
-                    v[i] for v in st.values() for i in (0, 1)]:
-                if (a is not None and a is not rw and a is not z
-                        and not any(a is b for b in mine)):
-                    a.data.release()
-            for a in (rw, z):
-                if a is not rw_out:
-                    a.data.release()
-        # otherwise the pooled buffers go back to the device's scratch pool when dropped (the
-        # queue is in order: a later user of one runs after these kernels)
-        if keep is not None:
-            keep.extend(a for a in extra + [u, rw, lp0, lp, C, ring, slp, z, rwz, part, rwt, z0]
-                        + [v[i] for v in st.values() for i in (0, 1)] if a is not None)
-        return failed
+from .runner import Runner as _Runner
 
 
 @renamed(loess_version="version", loess_params="**plan_overrides")
@@ -436,7 +100,10 @@ def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1
         work-item, 0 = a whole segment) and the thresholds of ``version="auto"``
         (``jump_threshold``, ``intragroup_max_q``, ``parallelism_threshold``), and
         ``mapping`` ("series" or "coalesced": the kernels of the steps around the LOESS,
-        docs/stl.md). ``loess_params={...}`` is their deprecated form (a DeprecationWarning, one release).
+        docs/stl.md), and ``fused`` (work-items per series of the fused STL: a work-group
+        per series runs whole inner iterations in local memory, one launch per outer
+        iteration; 0 = the separate kernels). ``loess_params={...}`` is their deprecated
+        form (a DeprecationWarning, one release).
 
     Returns
     -------
@@ -557,13 +224,16 @@ def decompose(y2, period, settings: dict, dev, *, version="auto", dests=None, pr
     elif complete is None:
         complete = bool(np.isfinite(y2).all())
     dev.require_dtype(y2.dtype)
-    plan = make_plan(dev, Problem(p, B, N), version=version, **(plan_overrides or {}))
+    plan = make_plan(dev, Problem(p, B, N, y2.dtype.itemsize, complete), version=version,
+                     **(plan_overrides or {}))
     runner = _Runner(dev, y2.dtype, N, p, {"seasonal": plan.seasonal, "trend": plan.trend,
                                            "low_pass": plan.low_pass},
-                     complete=complete, interp_ipw=plan.interp_per_item, steps=plan.steps)
+                     complete=complete, interp_ipw=plan.interp_per_item, steps=plan.steps,
+                     fused=plan.fused)
     diag = dict(params=dict(p, periodic=periodic),
-                loess_versions={k: getattr(plan, k).version
-                                for k in ("seasonal", "trend", "low_pass")})
+                loess_versions={k: "fused" if plan.fused else getattr(plan, k).version
+                                for k in ("seasonal", "trend", "low_pass")},
+                fused=plan.fused)
     run = run_device if on_dev else run_host
     comps, failed = run(dev, runner, p, periodic, y2, dests=dests or {}, progress=progress,
                         wanted=wanted, keep=keep)

@@ -24,6 +24,8 @@ class Problem:
     settings: dict        # the resolved STL parameters (:func:`params.resolve_parameters`)
     batch: int            # series
     length: int           # values per series
+    itemsize: int = 8     # bytes per value (float32 4, float64 8)
+    complete: bool = False  # no missing value in the batch
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,10 @@ class Plan(PlanBase):
     #: "series" (a work-item walks one series) or "coalesced" (GPUs: work-groups per series /
     #: tile, adjacent work-items at adjacent positions)
     steps: str = "series"
+    #: work-items per series of the fused STL (one work-group per series runs whole inner
+    #: iterations in local memory, one launch per outer iteration: ``fused.py``); 0 = the
+    #: separate kernels above
+    fused: int = 0
 
 
 #: STL tunables: name -> profile key (each also a keyword of ``clts.stl``)
@@ -61,7 +67,7 @@ TUNABLE_KEYS = {"lanes": "stl.outer.lanes", "wg": "stl.intragroup.wg", "chunk": 
                 "intragroup_max_q": "stl.loess.intragroup_max_q",
                 "parallelism_threshold": "stl.loess.parallelism_threshold",
                 "interp_per_item": "stl.interp.interp_per_item",
-                "mapping": "stl.steps.mapping"}
+                "mapping": "stl.steps.mapping", "fused": "stl.fused.wg"}
 
 #: values of ``mapping``
 MAPPINGS = ("series", "coalesced")
@@ -82,11 +88,16 @@ def read_choices(dev, overrides: dict | None):
     if isinstance(ipw, bool) or not isinstance(ipw, (int, np.integer)) or ipw < 0:
         raise t.error("interp_per_item", f"must be an int >= 0 (0 = a whole segment), got "
                                          f"{ipw!r}")
+    fw = t["fused"]
+    if (isinstance(fw, bool) or not isinstance(fw, (int, np.integer)) or fw < 0
+            or fw & (fw - 1)):
+        raise t.error("fused", f"must be 0 (the separate kernels) or a power of two (work-items "
+                               f"per series of the fused STL), got {fw!r}")
     if t["mapping"] not in MAPPINGS:
         raise t.error("mapping", f"must be one of {', '.join(map(repr, MAPPINGS))}, got "
                                  f"{t['mapping']!r}")
-    return dict(t.values, table=bool(t["table"]), interp_per_item=int(ipw),
-                lanes_forced="lanes" in t.forced)
+    return dict(t.values, table=bool(t["table"]), interp_per_item=int(ipw), fused=int(fw),
+                lanes_forced="lanes" in t.forced, fused_forced="fused" in t.forced)
 
 
 def choose(values: dict, n_fits: int, q: int, jump: int, batch: int,
@@ -145,6 +156,33 @@ def fit_intragroup(dev, choice: LoessChoice, forced: bool = False) -> LoessChoic
     return replace(choice, wg=wg)
 
 
+def choose_fused(dev, problem: Problem, values: dict, loess_version="auto") -> int:
+    """The fused STL's work-group (0 = the separate kernels): the profile's (or the forced)
+    ``fused`` where the series fit a work-group's local memory and the interpolation is
+    linear; on a GPU the profile's size doubled until the occupancy floor is met
+    (:func:`fused.choose_wg`). A LOESS ``version`` forced without ``fused`` keeps the separate
+    kernels. A forced ``fused`` that cannot run is a ValueError."""
+    from .fused import choose_wg, local_bytes
+    wg, forced = values["fused"], values.get("fused_forced", False)
+    if not wg or (loess_version != "auto" and not forced):
+        return 0
+    p, N = problem.settings, problem.length
+    why = None
+    if p["interpolation"] != "linear":
+        why = "takes linear interpolation only"
+    else:
+        got = choose_wg(dev, N, p["period"], problem.itemsize, wg, problem.complete, forced)
+        if got:
+            return got
+        need = local_bytes(N, p["period"], problem.itemsize, wg, problem.complete)
+        why = (f"needs {wg} work-items and {need} bytes of local memory per series of {N} "
+               f"values; device {dev} allows {dev.max_work_group} "
+               f"and {local_memory_budget(dev)}")
+    if forced:
+        raise ValueError(f"fused={wg}: the fused STL {why}")
+    return 0
+
+
 def make_plan(device, problem: Problem, **overrides) -> Plan:
     """The Plan of one call from ``device``'s profile (section ``stl``) and the ``problem``
     (STL parameters, ``batch`` series of ``length`` values), with the keyword ``overrides``
@@ -163,7 +201,7 @@ def make_plan(device, problem: Problem, **overrides) -> Plan:
     def smoother(n_fits, q, jump):
         return fit_intragroup(dev, choose(values, n_fits, q, jump, B, loess_version), forced)
     return Plan(problem=problem, interp_per_item=values["interp_per_item"],
-                steps=values["mapping"],
+                steps=values["mapping"], fused=choose_fused(dev, problem, values, loess_version),
                 seasonal=smoother(nfit_s, p["seasonal"], p["seasonal_jump"]),
                 trend=smoother(nfit_t, p["trend"], p["trend_jump"]),
                 low_pass=smoother(nfit_l, p["low_pass"], p["low_pass_jump"]))

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..runtime import launch
+from ..runtime.launch import prepare
 from ..runtime.plans import local_memory_budget
 
 MA_TILE = 64          # output points per work-group of the tiled moving averages
@@ -38,8 +38,8 @@ def _pow2_at_most(n: int) -> int:
 
 
 class Steps:
-    """Kernel choices and launches of the steps of one STL runner (``runner``: its ``dev``,
-    ``dtype``, ``p``, ``_prog`` and ``_kernel``)."""
+    """Kernel choices and prepared launches of the steps of one STL runner (``runner``: its
+    ``dev``, ``dtype``, ``p`` and ``_prog``)."""
 
     def __init__(self, runner, mapping: str):
         self.r = runner
@@ -85,35 +85,35 @@ class Steps:
         return dict(complete=complete, wg=0 if complete else self.stats_wg(nmax),
                     planes=self.nns_planes)
 
-    # -- launches ---------------------------------------------------------------------------
+    # -- launches: each a prepared launch (``runtime.launch.prepare``), enqueued by calling it -
     def gather(self, prg, TL, y, t, rw, N, P, K, B, Bp, with_w, z, rwz):
         i32 = np.int32
         args = (y.data, t.data, rw.data, i32(N), i32(P), i32(K), i32(B), i32(Bp),
                 i32(with_w), z.data, rwz.data)
         if self.gather_tiled and TL == 1:
             gx, gy = GATHER
-            launch(self.r.dev, self.r._kernel(prg, "stl_gather_tiled"),
-                   (-(-P // 32) * gx, -(-K // 32) * gy, Bp), (gx, gy, 1), *args)
+            return prepare(self.r.dev, prg, "stl_gather_tiled",
+                           (-(-P // 32) * gx, -(-K // 32) * gy, Bp), (gx, gy, 1), *args)
         else:
-            launch(self.r.dev, self.r._kernel(prg, "stl_gather"), (K, P, Bp // TL), None, *args)
+            return prepare(self.r.dev, prg, "stl_gather", (K, P, Bp // TL), None, *args)
 
     def ma(self, prg, C, N, P, Bp, TL, ring, out):
         i32 = np.int32
         if self.ma_tiles:
-            launch(self.r.dev, self.r._kernel(prg, "stl_ma_tiles"),
-                   (-(-N // MA_TILE) * MA_TILE, Bp), (MA_TILE, 1), C.data, i32(N), out.data)
+            return prepare(self.r.dev, prg, "stl_ma_tiles", (-(-N // MA_TILE) * MA_TILE, Bp),
+                           (MA_TILE, 1), C.data, i32(N), out.data)
         else:
-            launch(self.r.dev, self.r._kernel(prg, "stl_ma"), Bp // TL, None, C.data, i32(N),
-                   i32(P), i32(Bp // TL), ring.data, out.data)
+            return prepare(self.r.dev, prg, "stl_ma", Bp // TL, None, C.data, i32(N),
+                           i32(P), i32(Bp // TL), ring.data, out.data)
 
     def robust(self, prg, y, t, s, N, B, scratch, rw, rwt):
         args = (y.data, t.data, s.data, np.int32(N), np.int32(B), scratch.data, rw.data,
                 rwt.data)
         if self.robust_wg:
             wg = self.robust_wg
-            launch(self.r.dev, self.r._kernel(prg, "stl_robust_group"), B * wg, wg, *args)
+            return prepare(self.r.dev, prg, "stl_robust_group", B * wg, wg, *args)
         else:
-            launch(self.r.dev, self.r._kernel(prg, "stl_robust"), B, None, *args)
+            return prepare(self.r.dev, prg, "stl_robust", B, None, *args)
 
     def stats(self, prg, complete, nmax, M, m_b, m_s, seg, S, Bn, npos, stats, pos):
         i32 = np.int32
@@ -121,6 +121,6 @@ class Steps:
                 pos.data)
         wg = 0 if complete else self.stats_wg(nmax)
         if wg:
-            launch(self.r.dev, self.r._kernel(prg, "stl_stats_group"), Bn * S * wg, wg, *args)
+            return prepare(self.r.dev, prg, "stl_stats_group", Bn * S * wg, wg, *args)
         else:
-            launch(self.r.dev, self.r._kernel(prg, "stl_stats"), Bn * S, None, *args)
+            return prepare(self.r.dev, prg, "stl_stats", Bn * S, None, *args)

@@ -1,7 +1,8 @@
 """STL search spaces for clts-tune: the tunables of the three LOESS versions (outer lanes,
-intra-group work-group size, flat chunk) and Serykh et al.'s three version thresholds (jump, q,
-parallelism) as crossovers. Every candidate runs through ``clts.stl`` with the version and
-parameters forced and is checked against ``reference.py`` on the first series of the batch."""
+intra-group work-group size, flat chunk), the fused STL's work-group, and Serykh et al.'s three
+version thresholds (jump, q, parallelism) as crossovers. Every candidate runs through
+``clts.stl`` with the version and parameters forced and is checked against ``reference.py`` on
+the first series of the batch."""
 from __future__ import annotations
 
 import numpy as np
@@ -131,3 +132,33 @@ register(Crossover(
                                  low_pass=13, seasonal_jump=2, trend_jump=2, low_pass_jump=2),
     run=_run_version, check=_check,
     description="batch x fit points below which flat beats outer-parallel LOESS"))
+
+
+def _sizes_fused(quick, device=None):
+    """The fused STL: a work-group per series of 368 (period 12, robust), 256 (quick) / 1024
+    series on a CPU; on a GPU enough for four work-groups of 64 on every compute unit."""
+    n = 368
+    return [{"series": grow(device, 256 if quick else 1024, _SERIES_ARRAYS * 8 * n, wg=64),
+             "n": n}]
+
+
+def _workloads_fused(quick, device=None):
+    s = _sizes_fused(quick, device)[0]
+    return [_workload(s["series"], s["n"], 12, robust=True)]
+
+
+def _run_fused(device, params, w):
+    return stl(w["y"], w["period"], device=device, fused=params["wg"], **w["kw"])
+
+
+def _fused_fits(p, d):
+    from .fused import fits
+    return p["wg"] == 0 or fits(d, 368, 12, 8, p["wg"])
+
+
+register(Tunable(
+    name="stl.fused", section="stl.fused", params={"wg": [0, 16, 32, 64, 128, 256]},
+    workloads=_workloads_fused, sizes=_sizes_fused, run=_run_fused, check=_check,
+    constraint=_fused_fits,
+    description="STL fused per series (whole inner iterations in a work-group's local memory, "
+                "a launch per outer iteration): work-items per series, 0 = the separate kernels"))

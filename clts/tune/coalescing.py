@@ -386,7 +386,7 @@ class Tracer:
     def __call__(self, kernel, global_size, local_size, args):
         import pyopencl as cl
         prg = next((p for p in list(self.device.state.programs.values())
-                    if any(k is kernel for k in list(p._kernels.values()))), None)
+                    if p.owns(kernel)), None)
         if prg is None:
             return
         name = kernel.function_name

@@ -104,8 +104,23 @@ def _regs(k, target: str) -> int:
     return k.vgprs
 
 
+def _targets_of_gpu(gpu, cache={}):      # noqa: B006 - a per-process memo
+    """The offline targets of the recorded GPU ``gpu`` (None where it is not one)."""
+    if gpu not in cache:
+        from ..runtime import descriptions
+        from . import backends
+        try:
+            cache[gpu] = tuple(backends.targets_of(descriptions.load(gpu)))
+        except Exception:       # noqa: BLE001 - not a recorded description
+            cache[gpu] = None
+    return cache[gpu]
+
+
 def rows(results, collected) -> list[Row]:
-    """One row per compiled kernel and launch geometry (auto's launches where it has any)."""
+    """One row per compiled kernel and launch geometry (auto's launches where it has any): on
+    each target the geometries of the GPUs of that target (a source that two GPUs render
+    alike is launched by each with its own work-group and local memory), or every recorded
+    geometry where none of them launched it."""
     out = []
     for r in results:
         if not r.ok:
@@ -116,6 +131,9 @@ def rows(results, collected) -> list[Row]:
         lim = occ.LIMITS.get(r.target)
         for k in r.kernels:
             launches = sorted(collected.launches.get((r.source, k.name), ())) or [(None, 0, 0)]
+            own = [g for g in launches
+                   if g[0] is None or r.target in (_targets_of_gpu(g[0]) or (r.target,))]
+            launches = own or launches
             geoms = sorted({(wg, local) for _, wg, local in launches})
             for wg, local in geoms:
                 row = Row(r.template, k.name, r.target, r.params, bool(r.devices), r.default,

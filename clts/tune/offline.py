@@ -122,8 +122,8 @@ def collect(dev, *, sample: int = 4, seed: int = 0, auto: bool = True,
             elif phase == "defaults":
                 out.defaults = built
     dev.launch_log = None
-    kernels = {id(k): (prg.source, name) for prg in list(dev.state.programs.values())
-               for name, k in list(prg._kernels.items())}
+    kernels = {i: (prg.source, name) for prg in list(dev.state.programs.values())
+               for i, name in list(prg.made.items())}
     for phase in ("auto", "defaults"):
         for kernel, local_size, dynamic, static in logs[phase]:
             key = kernels.get(id(kernel))

@@ -101,6 +101,10 @@ def forced_calls(dev, x, dt):
                          precision=prec, progress=False, **params)
 
     calls = [(f"stl {v}", lambda v=v: stl(v)) for v in ("auto", "outer", "intragroup", "flat")]
+    # the fused STL with missing values and (its other layout) on complete series
+    calls += [("stl fused", lambda: stl("auto", fused=64)),
+              ("stl fused complete", lambda: clts.stl(np.nan_to_num(y), 12, robust=True,
+                                                      outer_iter=1, device=dev, fused=64))]
     calls += [(f"tridiag {m} {l}", lambda m=m, l=l: tri(m, l))
               for m in ("auto",) + tuple(TRIDIAG.values()) for l in ("natural", "interleaved")]
     calls += [(f"mp k={k} {kw}", lambda k=k, kw=kw: mp(k, **kw)) for k in (1, 3)
@@ -130,6 +134,8 @@ def forced_calls(dev, x, dt):
 
     def candidate(section, params):
         algo, _, sub = section.partition(".")
+        if section == "stl.fused":
+            return stl("auto", fused=params["wg"])
         if algo == "stl":
             return stl(sub, **params)
         if algo == "tridiag":

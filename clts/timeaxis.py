@@ -194,3 +194,30 @@ def period_of(times) -> int:
         raise ValueError("period is None and the time index has no regular frequency "
                          "(pandas inferred_freq is None): give period=")
     return freq_to_period(freq)
+
+
+def check_fits(shape, axis: int, fits, what: str, name: str = "y") -> None:
+    """The one time-axis mismatch check of the numpy edge.
+
+    ``what`` (an argument as the user wrote it: ``"period=12"``, ``"dates (120 entries)"``)
+    needs a time axis for which ``fits(length)`` is true. When the axis read as time
+    (``axis`` of ``shape``) does not fit but another axis does, the call was meant with time
+    there: a ValueError naming the argument and the ``time_axis=`` that reads it so. Nothing
+    when the time axis fits (a correct call is never questioned) or when no axis fits (the
+    function's own check then says what is wrong). Guesses from the shape alone are never made:
+    a call that runs is left alone, whatever its shape."""
+    shape = tuple(int(s) for s in shape)
+    if not shape:
+        return
+    axis = int(axis) % len(shape)
+    if fits(shape[axis]):
+        return
+    others = [j for j, s in enumerate(shape) if j != axis and fits(s)]
+    if not others:
+        return
+    fits_at = ", ".join(f"axis {k} ({shape[k]} values)" for k in others)
+    alt = " or ".join(f"time_axis={k}" for k in others)
+    raise ValueError(
+        f"{what} does not fit the time axis of {name}: {name} of shape {shape} is read with "
+        f"time on axis {axis} ({shape[axis]} values) but fits {fits_at}; if time runs along "
+        f"that axis give {alt} (docs/api-conventions.md, 'Where time is')")

@@ -46,7 +46,7 @@ from .common import STATUS
 from .common import (design_matrix, log_plus, n_coef, rec_cusum_bound,
                      trend_scaling, unscale_coef)
 from .common import time_axis as _time_axis
-from ..timeaxis import is_cftime, parse_date
+from ..timeaxis import check_fits, is_cftime, parse_date
 from .plan import Plan, Problem, make_plan
 from .device import INT_TYPES, LazyFields, device_axis
 from .monitor_run import run_host
@@ -198,8 +198,10 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
     nodata : number, optional
         The missing-value marker of integer cubes.
     time_axis : int or str, optional
-        Axis of ``y`` that is time: default 0 for numpy, the index of a pandas object, the
-        ``time`` dimension of a DataArray (or a dimension name).
+        Axis of ``y`` that is time: default 0 for numpy (``[time, rows, cols]``, an image
+        stack's layout), the index of a pandas object, the ``time`` dimension of a DataArray
+        (or a dimension name). ``dates`` whose length is not that axis's but another axis's is
+        a ValueError naming ``time_axis=`` (docs/api-conventions.md, "Where time is").
     period : float, optional
         strucchange's ``end``: the monitoring horizon relative to the history (10, as in R).
     dtype : {float32, float64}, optional
@@ -298,6 +300,9 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
     N = y.shape[0]
     pix_shape = y.shape[1:]
     t, ts = _time_axis(dates, start_monitor)
+    if not on_device:
+        check_fits(np.shape(y_in), time_axis, lambda n: n == t.size,
+                   f"dates ({t.size} entries)")
     if t.size != N:
         raise ValueError(f"dates has {t.size} entries but y has {N} along its time axis")
     if N < 2 or np.any(np.diff(t) <= 0) or not np.all(np.isfinite(t)):

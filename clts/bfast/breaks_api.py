@@ -30,6 +30,7 @@ from .breakpoints_plan import BreakpointsPlan, Problem, make_plan
 from .breakpoints_reference import BP_STATUS
 from .common import design_matrix, design_names, trend_scaling
 from .common import time_axis as _time_axis
+from ..timeaxis import check_fits
 
 
 #: the types of a device cube (integers converted on the device; no missing-value marker)
@@ -118,6 +119,9 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
     confint : float or None
         Confidence level (e.g. 0.95) of the break-date intervals, as strucchange's
         ``confint(breakpoints)`` with its defaults (host, float64, per break); None: none.
+    time_axis : int or str, optional
+        As :func:`clts.bfast_monitor`: default 0 for numpy (``[time, pixels...]``); ``dates``
+        that fit another axis but not that one are a ValueError naming ``time_axis=``.
     dtype : {float64, float32}
         Precision on the device (float64 default: the RSS differences the programme compares
         are small against the RSS).
@@ -163,6 +167,8 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
         y = native(values_of(y))
         if y.dtype.kind not in "fiu" or y.dtype.kind == "b":
             raise TypeError(f"y must be a real array (NaN = missing), got dtype {y.dtype}")
+        n_dates = np.asarray(dates).size
+        check_fits(y.shape, labels.axis, lambda n: n == n_dates, f"dates ({n_dates} entries)")
         y = np.moveaxis(y, labels.axis, 0)
     N = y.shape[0]
     pix_shape = y.shape[1:]

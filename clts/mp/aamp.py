@@ -46,7 +46,7 @@ def _topk_rows(D, k):
 
 
 def aamp(T_A, m, T_B=None, *, p=2.0, k=1, exclusion_zone=None, precision=None, device=None,
-         progress=None, **kwargs):
+         progress=None, time_axis=None, **kwargs):
     """Non-normalised matrix profile under the Minkowski distance of order ``p``.
 
     Parameters
@@ -65,6 +65,9 @@ def aamp(T_A, m, T_B=None, *, p=2.0, k=1, exclusion_zone=None, precision=None, d
     precision : {"double", "single"}, optional
     device : optional
     progress : bool, optional
+    time_axis : int, optional
+        As :func:`clts.matrix_profile`: the axis of ``T_A`` / ``T_B`` that is time (default
+        -1); the others must have length 1.
     **kwargs
         p = 2: passed to :func:`clts.matrix_profile`; other p: ``lanes``, ``chains``, ``wg``.
 
@@ -87,12 +90,16 @@ def aamp(T_A, m, T_B=None, *, p=2.0, k=1, exclusion_zone=None, precision=None, d
     if p == 2.0:
         return matrix_profile(T_A, m, T_B, k=k, exclusion_zone=exclusion_zone, normalize=False,
                               precision=precision, device=device,
-                              progress=True if progress is None else progress, **kwargs)
+                              progress=True if progress is None else progress,
+                              time_axis=time_axis, **kwargs)
     from ..runtime.arrays import is_device_array
     if is_device_array(T_A) or is_device_array(T_B):
         raise TypeError("clts.aamp takes device arrays for p = 2 (the matrix profile's "
                         f"kernels); p = {p} keeps its lists on the host: pass numpy arrays")
-    from .api import _series, check_arguments
+    from .api import _one_series, _series, check_arguments
+    if time_axis is not None:
+        T_A = _one_series(T_A, "T_A", time_axis)[0]
+        T_B = _one_series(T_B, "T_B", time_axis)[0]
     A = _series(T_A, "T_A")
     B = _series(T_B, "T_B")
     prec = precision or "double"

@@ -279,8 +279,12 @@ def _one_series(T, name, time_axis):
     a = lab.to_last(T)
     if a.ndim > 1:
         if int(np.prod(a.shape[:-1])) != 1:
+            shape = np.shape(T)
+            long = [j for j, s in enumerate(shape) if s > 1]
+            hint = (f"; its values run along axis {long[0]}: give time_axis={long[0]}"
+                    if len(long) == 1 and long[0] != lab.axis else "")
             raise ValueError(f"{name} must hold one series: its axes other than time_axis "
-                             f"must have length 1, got shape {np.shape(T)}")
+                             f"(axis {lab.axis}) must have length 1, got shape {shape}{hint}")
         a = a.reshape(-1)
     return a, lab.times()
 
@@ -326,7 +330,8 @@ class _MatrixProfile:
     progress : bool, optional
         Progress bar (with the predicted time) when ``tqdm`` is installed.
     time_axis : int, optional
-        The time axis of an input with extra length-1 axes (default the last).
+        The time axis of an input with extra length-1 axes (default the last); a column
+        ``[n, 1]`` read with the default is a ValueError naming ``time_axis=0``.
     out : dict of numpy arrays, or MatrixProfileResult, optional
         Arrays that receive the results: a dict with any of ``P``, ``I`` (``[l, k]``
         float64 / int64), ``left_P``, ``left_I``, ``right_P``, ``right_I`` (self-joins, k = 1:

@@ -15,6 +15,7 @@ from ..runtime.memory import host_empty
 from ..runtime.pipeline import ChunkIO, device_marker, device_wait, run_pipelined
 from . import flags
 from .mass_plan import MassPlan, Problem, call_precision, make_mass_plan
+from ..timeaxis import check_fits
 
 #: values beyond 2^EXP_LIMIT in magnitude (or nonzero below 2^-EXP_LIMIT) are rescaled by a
 #: power of two before a plain (non-normalised) distance, so p-th powers neither overflow nor
@@ -98,6 +99,34 @@ def _check_p(p):
     p = float(p)
     code = {1.0: 1, 2.0: 2, math.inf: 0}.get(p, -1)
     return p, code
+
+
+def time_last(Q, T, time_axis):
+    """``Q`` and ``T`` with time on the last axis: 2-D ones read with time on ``time_axis``
+    (default -1, stumpy's [batch, time]), 1-D ones as they are. A query longer than every
+    series along that axis that fits another axis of ``T`` is a ValueError naming
+    ``time_axis=`` (docs/api-conventions.md, "Where time is")."""
+    axis = -1 if time_axis is None else time_axis
+    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
+        raise TypeError(f"time_axis must be an int, got {time_axis!r}")
+    if is_device_array(Q) or is_device_array(T):
+        if time_axis is not None and axis != -1 and not all(
+                a is None or axis == np.ndim(a) - 1 for a in (Q, T)):
+            raise ValueError("device arrays Q / T are [batch, time] or [time]: time_axis must "
+                             f"be the last axis, got {time_axis!r}")
+        return Q, T
+    for a, name in ((Q, "Q"), (T, "T")):
+        if a is not None and np.ndim(a) == 2 and not -2 <= axis < 2:
+            raise ValueError(f"time_axis {axis} out of range for {name} with 2 dimensions")
+    if Q is not None and T is not None and np.ndim(T) == 2 and np.ndim(Q) in (1, 2):
+        m = np.shape(Q)[-1] if np.ndim(Q) == 1 or axis % 2 else np.shape(Q)[0]
+        check_fits(np.shape(T), axis, lambda n: n >= m, f"a query of {m} values", name="T")
+    out = []
+    for a in (Q, T):
+        if a is not None and np.ndim(a) == 2 and axis % 2 == 0:
+            a = np.moveaxis(values_of(a), 0, -1)
+        out.append(a)
+    return out[0], out[1]
 
 
 def distance_profiles(Q, T, *, normalize=True, p=2.0, precision=None, device=None,
@@ -284,7 +313,7 @@ find_matches = _find_matches
 
 
 def mass(Q, T, *, normalize=True, p=2.0, precision=None, device=None, query_idx=None,
-         plan=None, progress=None, **plan_overrides):
+         plan=None, progress=None, time_axis=None, **plan_overrides):
     """Distance profiles of queries against series, batched on the device.
 
     ``D[i, j]`` is the distance between query ``i`` and the window ``T[i, j:j + m]`` of
@@ -316,6 +345,9 @@ def mass(Q, T, *, normalize=True, p=2.0, precision=None, device=None, query_idx=
         A plan to run as is.
     progress : bool, optional
         A progress bar over chunks (default: the ``progress`` option).
+    time_axis : int, optional
+        The time axis of a 2-D ``Q`` / ``T`` (default -1: [batch, time], as stumpy); 0 reads
+        [time, batch] arrays. A 1-D one is a series whatever this says.
     **plan_overrides
         ``lanes``, ``chains``, ``wg`` (profile section ``mp.mass``).
 
@@ -354,6 +386,7 @@ def mass(Q, T, *, normalize=True, p=2.0, precision=None, device=None, query_idx=
     >>> bool(np.isclose(D[0, 7], np.linalg.norm(z(T[1, 100:132]) - z(T[0, 7:39]))))
     True
     """
+    Q, T = time_last(Q, T, time_axis)
     return distance_profiles(Q, T, normalize=normalize, p=p, precision=precision,
                              device=device, query_idx=query_idx, plan=plan, progress=progress,
                              **plan_overrides)
@@ -361,13 +394,13 @@ def mass(Q, T, *, normalize=True, p=2.0, precision=None, device=None, query_idx=
 
 def match(Q, T, *, max_distance=None, max_matches=None, atol=1e-8, query_idx=None,
           normalize=True, p=2.0, precision=None, device=None, plan=None, progress=None,
-          **plan_overrides):
+          time_axis=None, **plan_overrides):
     """All windows of ``T`` within ``max_distance`` of ``Q``, best first, with stumpy.match's
     exclusion zone (ceil(m / 4)) around each match; batched like :func:`mass`.
 
     Parameters
     ----------
-    Q, T, normalize, p, precision, device, plan, progress, **plan_overrides
+    Q, T, normalize, p, precision, device, plan, progress, time_axis, **plan_overrides
         As :func:`mass`. Unlike stumpy, a 2-D ``Q`` / ``T`` is a batch (one result per
         pair), not a multi-dimensional query.
     max_distance : float or callable, optional
@@ -400,6 +433,7 @@ def match(Q, T, *, max_distance=None, max_matches=None, atol=1e-8, query_idx=Non
     >>> [int(i) for i in r[:2, 1]]
     [100, 700]
     """
+    Q, T = time_last(Q, T, time_axis)
     on_device = is_device_array(Q) or is_device_array(T)
     if not on_device:
         Qv = np.asarray(values_of(Q))

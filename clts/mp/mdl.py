@@ -11,7 +11,7 @@ from .mstump import _include
 
 
 def mdl(T, m, subseq_idx, nn_idx, include=None, discords=False, discretize_func=None, n_bit=8,
-        normalize=True, p=2.0):
+        normalize=True, p=2.0, *, time_axis=None):
     """Bits needed to describe each motif given its neighbour in its best k + 1 dimensions,
     for k = 0 .. d-1 (stumpy.mdl's conventions); the k with the fewest bits is the motif's
     natural dimensionality.
@@ -37,6 +37,10 @@ def mdl(T, m, subseq_idx, nn_idx, include=None, discords=False, discretize_func=
         z-normalised windows (default) or plain ones (stumpy.maamp_mdl).
     p : float
         Order of the distance between plain discretised windows (ignored when normalising).
+    time_axis : int, optional
+        The axis of ``T`` that is time: default 1 (-1), stumpy's [d, n]; 0 reads [n, d]
+        (time down the rows, as a pandas frame). Without it, an ``m`` longer than the rows
+        that fits the columns is a ValueError naming ``time_axis=0``.
 
     Returns
     -------
@@ -55,7 +59,8 @@ def mdl(T, m, subseq_idx, nn_idx, include=None, discords=False, discretize_func=
     >>> [int(b) for b in bits], [s.tolist() for s in S]
     ([80, 111], [[1], [0, 1]])
     """
-    T2, m, n_bit, normalize, p = _common(T, m, n_bit, normalize, p, discretize_func)
+    T2, m, n_bit, normalize, p = _common(T, m, n_bit, normalize, p, discretize_func,
+                                         time_axis)
     d, n = T2.shape
     idx = []
     for name, v in (("subseq_idx", subseq_idx), ("nn_idx", nn_idx)):

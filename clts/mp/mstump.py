@@ -22,6 +22,7 @@ from .mass import _check_p, distance_profiles
 from .mass_plan import call_precision
 from .mstump_plan import Problem, make_mstump_plan
 from .series import Side, _well_scaled, stats_spec
+from ..timeaxis import check_fits
 
 #: bytes of the partial row / column profiles of one launch (bands per launch are cut to fit)
 PARTIAL_BYTES = 64 << 20
@@ -38,14 +39,29 @@ ILL_BLOCK = 64
 PNORM_ELEMENTS = 1 << 22
 
 
-def _series_2d(T):
+def _series_2d(T, time_axis=None, m=None):
+    """``T`` as [d, n] float64: stumpy's layout, or [n, d] read with ``time_axis=0``. Without
+    ``time_axis``, an ``m`` longer than the rows that fits the columns is a ValueError naming
+    ``time_axis=0`` (docs/api-conventions.md, "Where time is")."""
     a = native(values_of(T))
     if a.dtype.kind not in "fiub":
         raise TypeError(f"T must hold real numbers, got dtype {a.dtype}")
+    if time_axis is not None and (isinstance(time_axis, bool)
+                                  or not isinstance(time_axis, (int, np.integer))):
+        raise TypeError(f"time_axis must be an int, got {time_axis!r}")
     if a.ndim == 1:
         a = a[None, :]
+        if time_axis is not None and time_axis not in (0, -1):
+            raise ValueError(f"time_axis {time_axis} out of range for a 1-D T")
+    elif a.ndim == 2 and time_axis is not None:
+        if not -2 <= time_axis < 2:
+            raise ValueError(f"time_axis {time_axis} out of range for T with 2 dimensions")
+        if time_axis % 2 == 0:
+            a = a.T
     if a.ndim != 2:
         raise ValueError(f"T must be 2-D (d dimensions, n values), got shape {a.shape}")
+    if time_axis is None and m is not None and isinstance(m, (int, np.integer)):
+        check_fits(a.shape, 1, lambda n: n >= m, f"m={int(m)}", name="T")
     return np.asarray(a, np.float64)
 
 
@@ -62,7 +78,7 @@ def _include(include, d):
 
 
 def mstump(T, m, include=None, discords=False, normalize=True, p=2.0, *, precision=None,
-           device=None, plan=None, **plan_overrides):
+           device=None, plan=None, time_axis=None, **plan_overrides):
     """Multi-dimensional matrix profile of ``T`` (d dimensions x n values), with
     stumpy.mstump's conventions (self-join; ``normalize=False``: stumpy.maamp's).
 
@@ -94,6 +110,10 @@ def mstump(T, m, include=None, discords=False, normalize=True, p=2.0, *, precisi
         float64 (default where the device has it) or float32 throughout.
     device : clts.Device or str, optional
     plan : clts.mp.mstump_plan.MstumpPlan, optional
+    time_axis : int, optional
+        The axis of ``T`` that is time: default 1 (-1), stumpy's [d, n]; 0 reads [n, d]
+        (time down the rows, as a pandas frame). Without it, an ``m`` longer than the rows
+        that fits the columns is a ValueError naming ``time_axis=0``.
     **plan_overrides
         ``lanes``, ``groups``, ``segment``, ``wg``, ``interleave``, ``fold``, ``subgroup``,
         ``waves`` (profile section ``mp.mstump``), ``coop`` (``mp.exact.coop``).
@@ -116,11 +136,13 @@ def mstump(T, m, include=None, discords=False, normalize=True, p=2.0, *, precisi
     m = int(m)
     if m < 3:
         raise ValueError(f"m must be >= 3, got {m}")
-    T2 = _series_2d(T)
+    T2 = _series_2d(T, time_axis, m)
     d, n = T2.shape
     if d > MAX_DIM:
+        hint = (" (if T is [time, dimensions] give time_axis=0)"
+                if time_axis is None and n <= MAX_DIM and d >= m else "")
         raise ValueError(f"T has {d} dimensions; clts.mstump sorts at most {MAX_DIM} per pair "
-                         "in registers (split the dimensions or choose fewer)")
+                         f"in registers (split the dimensions or choose fewer){hint}")
     if n < m:
         raise ValueError(f"T has {n} values per dimension, fewer than m={m}")
     inc = _include(include, d)

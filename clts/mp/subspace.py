@@ -67,9 +67,9 @@ def _dims(ds, dn, k, inc, discords, p):
     return order[:k + 1]
 
 
-def _common(T, m, n_bit, normalize, p, discretize_func):
+def _common(T, m, n_bit, normalize, p, discretize_func, time_axis=None):
     """Checked (T [d, n], m, n_bit, normalize, p) of subspace / mdl."""
-    T2 = _series_2d(T)
+    T2 = _series_2d(T, time_axis, m)
     n = T2.shape[1]
     if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or not 3 <= m <= n:
         raise ValueError(f"m must be an int in [3, {n}], got {m!r}")
@@ -86,7 +86,7 @@ def _common(T, m, n_bit, normalize, p, discretize_func):
 
 
 def subspace(T, m, subseq_idx, nn_idx, k, include=None, discords=False, discretize_func=None,
-             n_bit=8, normalize=True, p=2.0):
+             n_bit=8, normalize=True, p=2.0, *, time_axis=None):
     """The k + 1 dimensions of the k-dimensional motif at windows (``subseq_idx``,
     ``nn_idx``): stumpy.subspace's conventions (``normalize=False``:
     stumpy.maamp_subspace's).
@@ -114,6 +114,10 @@ def subspace(T, m, subseq_idx, nn_idx, k, include=None, discords=False, discreti
         z-normalised windows (default) or plain ones.
     p : float
         Order of the distance between plain discretised windows (ignored when normalising).
+    time_axis : int, optional
+        The axis of ``T`` that is time: default 1 (-1), stumpy's [d, n]; 0 reads [n, d]
+        (time down the rows, as a pandas frame). Without it, an ``m`` longer than the rows
+        that fits the columns is a ValueError naming ``time_axis=0``.
 
     Returns
     -------
@@ -129,7 +133,8 @@ def subspace(T, m, subseq_idx, nn_idx, k, include=None, discords=False, discreti
     >>> clts.subspace(T, 3, i, int(I[1, i]), 1).tolist()
     [0, 1]
     """
-    T2, m, n_bit, normalize, p = _common(T, m, n_bit, normalize, p, discretize_func)
+    T2, m, n_bit, normalize, p = _common(T, m, n_bit, normalize, p, discretize_func,
+                                         time_axis)
     d, n = T2.shape
     for name, v in (("subseq_idx", subseq_idx), ("nn_idx", nn_idx)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 0 <= v <= n - m:

@@ -5,7 +5,7 @@ import numpy as np
 
 from ..runtime import get_device
 from ..runtime.integrations import time_axis_of
-from ..timeaxis import period_of
+from ..timeaxis import check_fits, period_of
 from ..runtime.arrays import is_device_array
 from ..runtime.outputs import deliver, in_input_layout, out_arrays, view_as
 from ..runtime.resident import Lazy, LazyDict, device_series
@@ -71,9 +71,11 @@ def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1
         Between jumped fits: linear (statsmodels and R) or cubic Hermite from the fitted values
         and the slopes of the local fits (stlplus and Serykh et al.).
     time_axis : int, optional
-        The axis of ``y`` that is time: default the last for numpy arrays (any number of other
-        axes), the index of a pandas object, the ``time`` dimension of a DataArray (or a
-        dimension name).
+        The axis of ``y`` that is time: default the last for numpy arrays (``[batch..., time]``,
+        any number of other axes), the index of a pandas object, the ``time`` dimension of a
+        DataArray (or a dimension name). A ``period`` that leaves fewer than two periods on
+        that axis but fits another is a ValueError naming the ``time_axis=`` that reads it
+        (docs/api-conventions.md, "Where time is").
     progress : bool, optional
         A progress bar (tqdm, shown after half a second): over device chunks, or over the
         iterations of a call in one chunk.
@@ -164,6 +166,9 @@ def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1
     labels = time_axis_of(y, time_axis, -1)
     if period is None:
         period = period_of(labels.times())
+    if isinstance(period, (int, np.integer)) and not isinstance(period, bool) and period >= 2:
+        check_fits(np.shape(y), labels.axis, lambda n: n >= 2 * period,
+                   f"period={int(period)} (two periods: {2 * int(period)} values)")
     y_in = labels.to_last(y)
     y, complete = _validated(y_in)
     y2 = y.reshape(-1, y.shape[-1])

@@ -11,6 +11,7 @@ from ..runtime import get_device, integrations, launch
 from ..runtime.arrays import is_device_array
 from ..runtime.integrations import TimeAxis, time_axis_of
 from ..runtime.resident import Lazy, LazyDict, device_series, result_to_numpy
+from ..timeaxis import check_fits
 from ..vocabulary import renamed
 from .api import decompose, slope_per_step, stl
 from .chunks import validate
@@ -102,6 +103,18 @@ def _int_tuple(v, name):
         if isinstance(p, (bool, np.bool_)) or not isinstance(p, (int, np.integer)):
             raise TypeError(f"{name} must be integers, got {p!r}")
     return tuple(int(p) for p in vals)
+
+
+def _check_periods_fit(shape, axis, periods):
+    """``periods`` none of which fits the time axis (each >= half its length: nothing to
+    decompose) but one of which fits another axis: a ValueError with the ``time_axis=`` fix."""
+    try:
+        ps = _int_tuple(periods, "periods")
+    except (TypeError, ValueError):
+        return                  # resolve_periods says what is wrong
+    if ps:
+        check_fits(shape, axis, lambda n: any(p < n / 2 for p in ps),
+                   f"periods={ps} (a period shorter than half the series)")
 
 
 def resolve_periods(periods, windows, nobs):
@@ -209,7 +222,9 @@ def mstl(y, periods, *, windows=None, lmbda=None, iterate=2, stl_kwargs=None, de
     device : int, str or Device, optional
         As :func:`clts.stl`.
     time_axis : int, optional
-        As :func:`clts.stl`.
+        As :func:`clts.stl` (default the last axis of a numpy array). ``periods`` none of which
+        is shorter than half that axis but one of which fits another axis: a ValueError naming
+        ``time_axis=``.
     progress : bool, optional
         Progress bars of the STL calls.
 
@@ -259,6 +274,7 @@ def mstl(y, periods, *, windows=None, lmbda=None, iterate=2, stl_kwargs=None, de
         labels, shape = None, tuple(y.shape)
     else:                   # the edge: labels and the time axis, once
         labels = time_axis_of(y, time_axis, -1)
+        _check_periods_fit(np.shape(y), labels.axis, periods)
         yv = validate(labels.to_last(y))
         shape = yv.shape
         y2 = yv.reshape(-1, yv.shape[-1])

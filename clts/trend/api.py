@@ -16,6 +16,7 @@ from ..runtime.memory import scratch
 from ..runtime.programs import build_program
 from ..runtime.resident import (Lazy, LazyDict, aligned_chunks, device_rows, device_series,
                                 result_to_numpy, rows_multiple)
+from ..timeaxis import check_fits
 from .plan import Problem, make_plan
 from .reference import MIN_VALID, OK, TOO_FEW, VARIANTS, normal_cdf, normal_ppf
 
@@ -93,6 +94,31 @@ def _compact(y2):
     return np.take_along_axis(y2, order, axis=1), order, valid.sum(axis=1)
 
 
+def _check_time_fits(y, labels, P, variant, asked):
+    """The time-axis checks of the numpy edge (docs/api-conventions.md, "Where time is"): a
+    seasonal ``period`` that does not fit the axis read as time but fits another is a
+    ValueError; a plain numpy ``y`` without ``time_axis=`` whose time axis is shorter than a
+    test needs (every series would come back ``status`` 1, too few values) while another axis
+    is long enough gets a UserWarning naming ``time_axis=``. Nothing else is guessed from the
+    shape."""
+    shape = np.shape(y)
+    if P > 1:
+        check_fits(shape, labels.axis, lambda n: n >= 2 * P,
+                   f"period={P} (variant={variant!r}: two values a season, {2 * P} values)")
+    if asked or labels.labelled or len(shape) < 2:
+        return
+    axis = labels.axis
+    if shape[axis] < MIN_VALID:
+        others = [j for j, s in enumerate(shape) if j != axis and s >= MIN_VALID]
+        if others and np.prod(shape) > 0:
+            import warnings
+            warnings.warn(
+                f"y has shape {tuple(shape)} and is read with time on axis {axis}: every "
+                f"series has {shape[axis]} values, fewer than the {MIN_VALID} a trend test "
+                f"needs, so every result is empty (status 1); if time runs along axis "
+                f"{others[0]} give time_axis={others[0]}", UserWarning, stacklevel=3)
+
+
 def trend_test(y, *, variant="original", period=None, alpha=0.05, lag=None, conf_level=0.95,
                device=None, time_axis=None, **plan_overrides):
     """Batched Mann-Kendall trend test and Theil-Sen slope of every series, NaN-aware.
@@ -126,7 +152,12 @@ def trend_test(y, *, variant="original", period=None, alpha=0.05, lag=None, conf
     device : int, str or Device, optional
         Device index, name substring or slug; the default device if None.
     time_axis : int, optional
-        The time axis (default the last for numpy arrays).
+        The time axis: default the last for numpy arrays (``[batch..., time]``), the index of
+        a pandas object, the ``time`` dimension of a DataArray. A seasonal ``period`` that
+        does not fit that axis (two values a season) but fits another is a ValueError naming
+        ``time_axis=``; a numpy ``y`` given without ``time_axis`` whose every series is
+        shorter than 3 values while another axis is not gets a UserWarning (every result would
+        be empty). Nothing else is guessed from the shape (docs/api-conventions.md, "Where time is").
     **plan_overrides
         Force the tunables ``wg``, ``lanes``, ``items``, ``median``, ``chunk_bytes``,
         ``subgroup``, ``interleave`` (profile keys ``trend.pairs.wg``, ``trend.pairs.lanes``,
@@ -205,6 +236,8 @@ def trend_test(y, *, variant="original", period=None, alpha=0.05, lag=None, conf
                             or lag < 1):
         raise ValueError(f"lag must be a positive integer or None, got {lag!r}")
     N = yv.shape[-1]
+    if not on_dev:
+        _check_time_fits(y, labels, P, variant, time_axis is not None)
     if P > 1 and 2 * P > N:
         raise ValueError(f"period {P} is longer than half the series ({N} values): each season "
                          f"would hold fewer than 2 values")

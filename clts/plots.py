@@ -276,9 +276,9 @@ def plot_mp(res, *, max_motifs=1, n_discords=1, fig=None, title=None):
         step = full[1] - full[0] if len(full) > 1 else 1
         xt = np.concatenate([full, full[-1] + step * np.arange(1, len(T) - len(full) + 1)])
     ax1.plot(xt, T, color="0.4", lw=0.8)
-    # the closest pairs (method="pair"): each marked motif is a pair of windows and its profile
+    # the closest pairs (search="pair"): each marked motif is a pair of windows and its profile
     # value, whatever stumpy's cutoff would say of it
-    found = motifs(T, res, max_motifs, method="pair", max_matches=2) if max_motifs else []
+    found = motifs(T, res, max_motifs, search="pair", max_matches=2) if max_motifs else []
     for j, mo in enumerate(found):
         col = f"C{j}"
         for i in mo["indices"][:2]:

@@ -214,8 +214,8 @@ def test_bad_keywords_are_clear_errors(device, monkeypatch):
     r = clts.matrix_profile(T, 8, device=device)
     for kw in ({"max_matches": -1}, {"radius": -1.0}, {"exclusion_zone": -3},
                {"max_motifs": 0}, {"min_neighbors": -1}, {"cutoff": np.nan}, {"atol": -1.0},
-               {"max_distance": "1"}, {"method": "best"}, {"normalize": False},
-               {"method": "pair", "radius": -1.0}, {"method": "pair", "cutoff": 1.0}):
+               {"max_distance": "1"}, {"search": "best"}, {"normalize": False},
+               {"search": "pair", "radius": -1.0}, {"search": "pair", "cutoff": 1.0}):
         with pytest.raises(ValueError, match=list(kw)[-1]):
             clts.motifs(T, r, **kw)
     with pytest.raises(ValueError, match="exclusion_zone"):

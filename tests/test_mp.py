@@ -481,7 +481,7 @@ def test_against_stumpy(device, stumpy_small):
 def test_motifs_and_discords(device):
     """Two planted patterns in noise: the first motif is the thrice-planted one with all three
     occurrences, the second the twice-planted one, none of its members inside the first's
-    exclusion zones (method="pair"; stumpy's procedure, the default, stops at its cutoff
+    exclusion zones (search="pair"; stumpy's procedure, the default, stops at its cutoff
     after the first and finds the second when the cutoff allows); discords are the largest
     profile values, apart from each other."""
     rng = np.random.default_rng(15)
@@ -497,7 +497,7 @@ def test_motifs_and_discords(device):
     P = res.P[:, 0]
     # the default zone (m/4) would let the first motif shifted by m/4 + 1 come back as the
     # second; a whole window between reported motifs is what distinct motifs need
-    mot = clts.motifs(T, res, max_motifs=2, max_matches=3, exclusion_zone=m, method="pair")
+    mot = clts.motifs(T, res, max_motifs=2, max_matches=3, exclusion_zone=m, search="pair")
     assert len(mot) == 2
 
     def found(idx, planted):

@@ -177,11 +177,11 @@ def default_cutoff(P):
 
 def motifs(T, result, max_motifs=1, *, min_neighbors=1, max_distance=None, cutoff=None,
            max_matches=10, atol=1e-8, exclusion_zone=None, normalize=None, p=None,
-           method="match", radius=None, device=None):
+           search="match", radius=None, device=None):
     """The top motifs of a self-join: by default stumpy's ``motifs`` (the same motifs from
-    the same ``T`` and profile), or the pair-and-radius search (``method="pair"``).
+    the same ``T`` and profile), or the pair-and-radius search (``search="pair"``).
 
-    ``method="match"`` (default; stumpy.motifs's procedure): the window with the smallest
+    ``search="match"`` (default; stumpy.motifs's procedure): the window with the smallest
     remaining profile value, while that value is <= ``cutoff``, is a query whose matches in
     ``T`` are found as :func:`clts.match` finds them (within ``max_distance`` + ``atol``,
     best first, at most ``max_matches``, an exclusion zone around each); it is a motif when it
@@ -189,7 +189,7 @@ def motifs(T, result, max_motifs=1, *, min_neighbors=1, max_distance=None, cutof
     is then set to inf in the exclusion zone of every match, motif or not, and the next
     candidate taken.
 
-    ``method="pair"`` (clts's search before it followed stumpy): the closest pair (i, I[i])
+    ``search="pair"`` (clts's search before it followed stumpy): the closest pair (i, I[i])
     not yet excluded, then up to ``max_matches`` occurrences within ``radius`` x the pair's
     distance of window i (or ``max_distance``), no two within the exclusion zone of each
     other; the pair is always reported even when its distance is far above the rest of the
@@ -207,28 +207,28 @@ def motifs(T, result, max_motifs=1, *, min_neighbors=1, max_distance=None, cutof
         Most motifs (default 1).
     min_neighbors : int, optional
         A candidate is a motif with more than this many matches (default 1: itself and one
-        other). ``method="match"`` only.
+        other). ``search="match"`` only.
     max_distance : float or callable, optional
         Largest distance of a match (a callable gets each distance profile). Default, as
         stumpy: max(mean - 2 std, min) of the candidate's distance profile; with
-        ``method="pair"``, ``radius`` x the pair's distance.
+        ``search="pair"``, ``radius`` x the pair's distance.
     cutoff : float, optional
         Largest profile value a candidate may have (default, as stumpy: max(mean - 2 std,
-        min) of the finite profile values, :func:`default_cutoff`). ``method="match"`` only.
+        min) of the finite profile values, :func:`default_cutoff`). ``search="match"`` only.
     max_matches : int or None, optional
         Most occurrences per motif, the query included (default 10; None: all).
     atol : float, optional
-        Added to ``max_distance`` (default 1e-8). ``method="match"`` only.
+        Added to ``max_distance`` (default 1e-8). ``search="match"`` only.
     exclusion_zone : int, optional
         Around each match, in the profile and in each match search (default the result's
         zone, ceil(m / 4) for a bare profile: stumpy's).
     normalize, p : optional
         Distance of the match search (default the result's; a bare profile: z-normalised,
         p = 2). Give ``normalize=False`` (and ``p``) for a bare stumpy ``aamp`` profile.
-    method : {"match", "pair"}, optional
+    search : {"match", "pair"}, optional
         Default ``"match"``, stumpy's procedure (see above).
     radius : float, optional
-        ``method="pair"`` only (default 2.0).
+        ``search="pair"`` only (default 2.0).
     device : optional
         Where the distance profiles run (:func:`clts.mass`'s ``device``).
 
@@ -239,14 +239,14 @@ def motifs(T, result, max_motifs=1, *, min_neighbors=1, max_distance=None, cutof
         found; the first occurrence is the query (distance 0) and the rest best first
         (stumpy returns the same rows padded into two arrays: see
         ``clts.compat.stumpy.motifs``). Empty when no candidate qualifies (with stumpy's
-        warning for ``method="match"``).
+        warning for ``search="match"``).
 
     Raises
     ------
     ValueError
         An AB-join result, ``T`` of the wrong length, bad ``max_motifs`` / ``max_matches`` /
         ``min_neighbors`` / ``max_distance`` / ``cutoff`` / ``atol`` / ``radius`` /
-        ``exclusion_zone`` / ``method``, or ``normalize`` / ``p`` other than the result's.
+        ``exclusion_zone`` / ``search``, or ``normalize`` / ``p`` other than the result's.
 
     References
     ----------
@@ -264,8 +264,8 @@ def motifs(T, result, max_motifs=1, *, min_neighbors=1, max_distance=None, cutof
     >>> sorted(found[0]["indices"][:2].tolist())
     [500, 2000]
     """
-    if method not in ("match", "pair"):
-        raise ValueError(f"method must be 'match' or 'pair', got {method!r}")
+    if search not in ("match", "pair"):
+        raise ValueError(f"search must be 'match' or 'pair', got {search!r}")
     max_motifs = _int_at_least(max_motifs, "max_motifs", 1)
     if max_matches is not None:
         max_matches = _int_at_least(max_matches, "max_matches", 1)
@@ -280,19 +280,19 @@ def motifs(T, result, max_motifs=1, *, min_neighbors=1, max_distance=None, cutof
     normalize = bool(r_norm if r_norm is not None else (True if normalize is None
                                                            else normalize))
     p = _real(r_p if r_p is not None else (2.0 if p is None else p), "p", low=1)
-    if method == "pair":
+    if search == "pair":
         for name, v, default in (("min_neighbors", min_neighbors, 1), ("cutoff", cutoff, None),
                                  ("atol", atol, 1e-8)):
             if v is not default and v != default:
-                raise ValueError(f"{name} applies to method='match', not 'pair'")
+                raise ValueError(f"{name} applies to search='match', not 'pair'")
         if callable(max_distance):
-            raise ValueError("max_distance: method='pair' takes a number")
+            raise ValueError("max_distance: search='pair' takes a number")
         if p != 2.0:
-            raise ValueError(f"p={p!r}: method='pair' measures p = 2 distances")
+            raise ValueError(f"p={p!r}: search='pair' measures p = 2 distances")
         return _pair_motifs(T, result, max_motifs, max_matches or len(P),
                             2.0 if radius is None else radius, ez, max_distance, m, normalize)
     if radius is not None:
-        raise ValueError("radius applies to method='pair'; method='match' takes max_distance")
+        raise ValueError("radius applies to search='pair'; search='match' takes max_distance")
     min_neighbors = _int_at_least(min_neighbors, "min_neighbors", 0)
     atol = _real(atol, "atol", low=0, finite=True)
     cutoff = default_cutoff(P) if cutoff is None else _real(cutoff, "cutoff")

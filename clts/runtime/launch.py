@@ -40,7 +40,7 @@ _PACK = {np.dtype(np.int32): b"i", np.dtype(np.uint32): b"I", np.dtype(np.float3
          np.dtype(np.int8): b"b", np.dtype(np.uint8): b"B"}
 
 
-def _set_args(kernel, args) -> None:
+def _set_args_packed(kernel, args) -> None:
     """Set ``kernel``'s arguments: buffers, ``LocalMemory`` and None as objects, numpy scalars
     packed (one call each for the two kinds)."""
     if len(args) != kernel.num_args:
@@ -66,14 +66,26 @@ def _set_args_portable(kernel, args) -> None:
     kernel.set_args(*args)
 
 
-try:        # pyopencl's packed setters are not public API: fall back to set_args without them
-    from pyopencl import _cl as _clmod
-    if not all(hasattr(_clmod.Kernel, m) for m in
-               ("_set_arg_multi", "_set_arg_buf_pack_multi", "_set_arg_buf")):
-        _set_args = _set_args_portable      # noqa: F811
-    _enqueue = _clmod.enqueue_nd_range_kernel
-except ImportError:         # pragma: no cover - pyopencl is a run-time dependency
-    _enqueue = None
+def _bind() -> None:
+    """Bind pyopencl's enqueue and (where they exist) its packed argument setters, on the first
+    launch: importing this module imports no OpenCL (``clts --help`` stays light)."""
+    global _enqueue, _set_args
+    from pyopencl import _cl as clmod
+    packed = all(hasattr(clmod.Kernel, m) for m in
+                 ("_set_arg_multi", "_set_arg_buf_pack_multi", "_set_arg_buf"))
+    # pyopencl's packed setters are not public API: set_args where they are missing
+    _set_args = _set_args_packed if packed else _set_args_portable
+    _enqueue = clmod.enqueue_nd_range_kernel
+
+
+def _enqueue(*args):
+    _bind()
+    return _enqueue(*args)
+
+
+def _set_args(kernel, args) -> None:
+    _bind()
+    _set_args(kernel, args)
 
 
 def _timers():
@@ -185,6 +197,8 @@ class Launch:
 
 
 def _set_indexed(kernel, pairs) -> None:
+    if _enqueue.__name__ == "_enqueue":     # nothing launched yet in this process
+        _bind()
     if _set_args is _set_args_portable:
         for i in range(0, len(pairs), 2):
             kernel.set_arg(pairs[i], pairs[i + 1])

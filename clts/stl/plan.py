@@ -67,7 +67,7 @@ TUNABLE_KEYS = {"lanes": "stl.outer.lanes", "wg": "stl.intragroup.wg", "chunk": 
                 "intragroup_max_q": "stl.loess.intragroup_max_q",
                 "parallelism_threshold": "stl.loess.parallelism_threshold",
                 "interp_per_item": "stl.interp.interp_per_item",
-                "mapping": "stl.steps.mapping", "fused": "stl.fused.wg"}
+                "mapping": "stl.steps.mapping", "fused": "stl.fused.fused"}
 
 #: values of ``mapping``
 MAPPINGS = ("series", "coalesced")

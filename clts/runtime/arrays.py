@@ -108,7 +108,12 @@ def to_numpy(obj):
     object with a ``to_numpy()`` method (the result objects of clts) gives that; anything else
     comes back as it is. The one documented way to bring device results to the host."""
     if is_device_array(obj):
-        return obj.get()
+        from .threads import context_lock
+        lock = context_lock(obj.context)
+        if lock is None:
+            return obj.get()
+        with lock:                  # a driver that needs serial calls reads one at a time
+            return obj.get()
     if hasattr(obj, "to_numpy") and callable(obj.to_numpy) and not isinstance(obj, np.ndarray) \
             and type(obj).__module__.startswith("clts"):
         return obj.to_numpy()

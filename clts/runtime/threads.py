@@ -49,6 +49,16 @@ def call_lock(device):
         return _locks[device]
 
 
+def context_lock(context):
+    """The call lock of the device whose OpenCL context is ``context`` (reading a device array
+    back holds it, so that result reads of several threads do not meet in a driver that needs
+    serial calls), or None."""
+    for dev, lock in list(_locks.items()):
+        if lock is not None and dev.context == context:
+            return lock
+    return None
+
+
 def _locks_for(spec) -> list:
     from .devices import Device, get_device
     specs = spec if isinstance(spec, (list, tuple)) else [spec]

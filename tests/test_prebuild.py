@@ -23,9 +23,10 @@ TKE = benchmark_inputs(2 ** 12)
 #: name: (call on a device, templates only the call itself builds, templates prebuilt)
 CALLS = {
     "matrix_profile": (lambda d: clts.matrix_profile(S, 16, device=d, progress=False).P,
-                       set(), {"mp/stats.cl.mako", "mp/diag_top1.cl.mako", "mp/exact.cl.mako"}),
+                       set(), {"mp/stats.cl.mako", "mp/prep.cl.mako", "mp/diag_top1.cl.mako",
+                              "mp/exact.cl.mako"}),
     "mstump": (lambda d: clts.mstump(np.stack([S, S[::-1]]), 16, device=d)[0],
-               {"mp/mdiag.cl.mako"}, {"mp/stats.cl.mako", "mp/exact.cl.mako"}),
+               {"mp/mdiag.cl.mako"}, {"mp/stats.cl.mako", "mp/prep.cl.mako", "mp/exact.cl.mako"}),
     "bfast_monitor ROC": (lambda d: clts.bfast_monitor(
         Y.T, np.arange(120.0) / 12, 6.0, freq=1.0, history="ROC", device=d,
         progress=False).breaks, set(), None),

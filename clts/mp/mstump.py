@@ -21,7 +21,7 @@ from .exact import _better, _pair_dist, exact_spec
 from .mass import _check_p, distance_profiles
 from .mass_plan import call_precision
 from .mstump_plan import Problem, make_mstump_plan
-from .series import Side, _well_scaled, stats_spec
+from .series import Side, _well_scaled, prep_spec, stats_spec
 from ..timeaxis import check_fits
 
 #: bytes of the partial row / column profiles of one launch (bands per launch are cut to fit)
@@ -170,8 +170,12 @@ def mstump(T, m, include=None, discords=False, normalize=True, p=2.0, *, precisi
         return P, I
     # a first call builds the statistics and exact-distance programs at once (the diagonal
     # kernel's depends on the windows' flags, known after the statistics)
-    if not built(dev, *stats_spec(dev, p, normalize)):
-        prebuild(dev, [stats_spec(dev, p, normalize), exact_spec(dev, p, normalize)])
+    # the series' type as Side uploads it (prep.cl.mako's input)
+    tin = np.float32 if p.exact_real == "float" and not dev.fp64 else np.float64
+    if not built(dev, *stats_spec(dev, p, normalize)) or \
+            not built(dev, *prep_spec(dev, p, normalize, tin)):
+        prebuild(dev, [stats_spec(dev, p, normalize), prep_spec(dev, p, normalize, tin),
+                       exact_spec(dev, p, normalize)])
     scaled = [_well_scaled(T2[q], None, normalize, precision) for q in order]
     sides = [Side(dev, a, m, p, normalize, 0) for a, _, _ in scaled]
     units = np.array([u for _, _, u in scaled])

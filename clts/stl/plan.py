@@ -166,6 +166,11 @@ def choose_fused(dev, problem: Problem, values: dict, loess_version="auto") -> i
     wg, forced = values["fused"], values.get("fused_forced", False)
     if not wg or (loess_version != "auto" and not forced):
         return 0
+    if dev.info.simulator and not forced:
+        # Oclgrind's uninitialised-value plugin aborts on the LLVM ``freeze`` its compiler puts
+        # into the fused kernel (a fatal error, the kernel's writes lost): the simulator runs
+        # the separate kernels unless ``fused=`` is given
+        return 0
     p, N = problem.settings, problem.length
     why = None
     if p["interpolation"] != "linear":

@@ -16,13 +16,13 @@ typedef ${tin} tin;
 typedef ${sreal} sreal;
 #define WG ${wg}
 
-// a power of two above |top| (1 for top = 0 or none): dividing by it is exact
+// a power of two above |top| (1 for top = 0 or none): dividing by it is exact. frexp's
+// exponent, ilogb(top) + 1 (subnormals too), without its private pointer (Oclgrind stops at
+// it); infinity: frexp's exponent 0, as numpy's
 inline sreal pow2_above(sreal top)
 {
-    if (!(top > 0)) return 1;
-    int e;
-    (void)frexp(top, &e);
-    return ldexp((sreal)1, e);
+    if (!(top > 0) || isinf(top)) return 1;
+    return ldexp((sreal)1, ilogb(top) + 1);
 }
 
 inline sreal wg_max(__local sreal *red, sreal v)

@@ -38,7 +38,17 @@ def _cases(dev):
 def test_allocation_failure_retries_with_smaller_chunks(device, name, monkeypatch, caplog):
     clts.set_options(max_chunk=16)          # several chunks
     whole = _cases(device)[name]()
-    with faults.inject("alloc", times=2, after=1) as plan:
+    chunks = []
+    real_check = faults.check
+    monkeypatch.setattr(faults, "check", lambda kind, items=0: chunks.append(
+        faults.current_chunk()))
+    _cases(device)[name]()          # the launches of a call like the next (a first call has more)
+    monkeypatch.setattr(faults, "check", real_check)
+    # the first failure in the chunks, from the second chunk's first launch on (the launches
+    # before the chunks, e.g. the matrix profile's preparation on the device, have no smaller
+    # chunks to retry with)
+    after = next(i for i, c in enumerate(chunks) if c is not None and c[0] >= 1)
+    with faults.inject("alloc", times=2, after=after) as plan:
         got = _cases(device)[name]()
     assert plan["times"] == 0, "the fault was not hit"
     np.testing.assert_array_equal(got, whole)

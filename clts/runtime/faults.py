@@ -116,6 +116,7 @@ def with_smaller_chunks(run, *, device, what: str):
     down to one item. A call that fails for good gives the pools' memory back too."""
     max_items = None
     retried_after_free = False
+    failed_size = 0         # items per chunk of the last chunk that failed to allocate
     while True:
         _state.chunk = None
         try:
@@ -135,12 +136,17 @@ def with_smaller_chunks(run, *, device, what: str):
             chunk = current_chunk()
             _state.chunk = None
             if is_allocation_failure(exc):
+                if chunk:
+                    failed_size = chunk[2] - chunk[1]
                 if free_held(device) and not retried_after_free:
                     retried_after_free = True
                     log.info("clts: %s: allocation failed on %s; retrying after giving back "
                              "the memory its pools held", what, device)
                     continue
-                size = (chunk[2] - chunk[1]) if chunk else 0     # outside the chunks: final
+                # outside the chunks: final, unless a chunk failed before (a retry's work
+                # before its chunks, e.g. the band loop's descriptors, then goes on halving)
+                size = (chunk[2] - chunk[1]) if chunk else \
+                    min(failed_size, max_items or failed_size)
                 if size <= 1:
                     what_failed = ("the buffers of one item" if chunk else
                                    "the buffers it needs before its chunks")

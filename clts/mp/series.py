@@ -264,6 +264,8 @@ def prep_spec(dev, plan, normalize, tin=np.float64):
     """(template, parameters) of the preparation / finishing kernels of a call whose series
     has dtype ``tin``."""
     cname = {np.dtype(np.float64): "double", np.dtype(np.float32): "float"}
+    if not dev.fp64:            # such a device gets the series as float32 (Series uploads it so)
+        tin = np.float32
     return "mp/prep.cl.mako", dict(**flags.TEMPLATE, real=plan.exact_real,
                                    kreal=plan.kernel_real, tin=cname[np.dtype(tin)],
                                    sreal=cname[np.dtype(_sreal(plan, tin))],

@@ -47,7 +47,8 @@ def test_allocation_failure_retries_with_smaller_chunks(device, name, monkeypatc
     # the first failure in the chunks, from the second chunk's first launch on (the launches
     # before the chunks, e.g. the matrix profile's preparation on the device, have no smaller
     # chunks to retry with)
-    after = next(i for i, c in enumerate(chunks) if c is not None and c[0] >= 1)
+    inside = [(c[0], i) for i, c in enumerate(chunks) if c is not None]
+    after = next((i for k, i in inside if k >= 1), inside[0][1])    # one chunk: its first launch
     with faults.inject("alloc", times=2, after=after) as plan:
         got = _cases(device)[name]()
     assert plan["times"] == 0, "the fault was not hit"

@@ -17,7 +17,7 @@ from ..errors import DeviceError
 from ..runtime import faults
 
 from ..runtime import get_device
-from ..runtime.arrays import c_array, float_array, float_dtype_of, values_of
+from ..runtime.arrays import c_array, float_array, float_dtype_of, is_device_array, values_of
 from ..runtime.memory import keep_on_simulator, pooled_empty, scratch, upload_scratch
 from ..runtime.staging import download
 from .inputs import NAMES
@@ -27,14 +27,6 @@ from . import slabs
 from .reference import CONSTANTS
 
 __all__ = ["superbee_fluxes", "tke"]
-
-
-def _is_cl(x) -> bool:
-    try:
-        import pyopencl.array as cla
-    except ImportError:  # pragma: no cover
-        return False
-    return isinstance(x, cla.Array)
 
 
 class _Staging:
@@ -59,7 +51,7 @@ class _Staging:
     def floats(self, x, name, shape):
         """``x`` (numpy or device) as a C-contiguous device array of the call's dtype."""
         import pyopencl as cl
-        if _is_cl(x):
+        if is_device_array(x):
             _check_shape(name, x.shape, shape)
             self._check_device(x, name)
             if x.dtype.kind != "f" and x.dtype.kind not in "biu":
@@ -72,7 +64,7 @@ class _Staging:
 
     def ints(self, x, name, shape):
         """An integer array ``x`` as an int32 device array."""
-        if _is_cl(x):
+        if is_device_array(x):
             _check_shape(name, x.shape, shape)
             self._check_device(x, name)
             if x.dtype.kind not in "iu":
@@ -187,7 +179,7 @@ def _check_shape(name, got, want):
 
 
 def _grid_of(name, x, ndim):
-    shape = tuple(x.shape) if _is_cl(x) else np.shape(values_of(x))
+    shape = tuple(x.shape) if is_device_array(x) else np.shape(values_of(x))
     if len(shape) != ndim:
         raise ValueError(f"{name} must be a {ndim}-D array, got shape {shape}")
     return shape
@@ -203,7 +195,7 @@ def _real_scalar(name, value):
 
 
 def _dtype_of(name, x):
-    if _is_cl(x):
+    if is_device_array(x):
         if x.dtype.kind not in "biuf":
             raise TypeError(f"{name} must hold real numbers, got dtype {x.dtype}")
         return np.dtype(np.float32) if x.dtype == np.float32 else np.dtype(np.float64)
@@ -212,7 +204,7 @@ def _dtype_of(name, x):
 
 def _device_kind(dev, dtype, main, name):
     dev.require_dtype(dtype)
-    return _is_cl(main)
+    return is_device_array(main)
 
 
 # -- Superbee ----------------------------------------------------------------------------------
@@ -278,11 +270,11 @@ def superbee_fluxes(q, u, v, w, maskW, dxt, dyt, dzw, cost, cosu, dt, *, device=
              "dzw": dzw, "cost": cost, "cosu": cosu}
     want = dict.fromkeys(("q", "u", "v", "w", "maskW"), shape)
     want.update({"dxt": (nx,), "dyt": (ny,), "dzw": (nz,), "cost": (ny,), "cosu": (ny,)})
-    if out is not None and (on_device or any(_is_cl(x) for x in given.values())):
+    if out is not None and (on_device or any(is_device_array(x) for x in given.values())):
         raise TypeError("superbee_fluxes: out= takes numpy arrays for a numpy call; device "
                         "results are fresh device arrays")
     outs_given = _outputs(out, (shape,) * 3, dtype, given, "superbee_fluxes")
-    if on_device or any(_is_cl(x) for x in given.values()):
+    if on_device or any(is_device_array(x) for x in given.values()):
         _check_cells(nx * ny * nz)
         st = _Staging(dev, dtype, plan.transfer)
         with _allocation_errors(dev, "superbee_fluxes", 8 * nx * ny * nz * dtype.itemsize):
@@ -426,13 +418,13 @@ def tke(u, v, w, maskU, maskV, maskW, dxt, dxu, dyt, dyu, dzt, dzw, cost, cosu, 
                  "cosu": (ny,), "dzt": (nz,), "dzw": (nz,), "forc_tke_surface": (nx, ny),
                  "kbot": (nx, ny)})
     dims = (nx, ny, nz, T)
-    if out is not None and (on_device or any(_is_cl(x) for x in args.values())):
+    if out is not None and (on_device or any(is_device_array(x) for x in args.values())):
         raise TypeError("tke: out= takes numpy arrays for a numpy call; device results are "
                         "fresh device arrays")
     outs_given = _outputs(out, (shape4, shape4, (nx, ny)), dtype, args, "tke")
     # every slab's solve runs the version and parameters the whole grid's would
     solver = _solver_plan(dev, nz, nx * ny, dtype, dict(plan.solver))
-    if on_device or any(_is_cl(x) for x in args.values()):
+    if on_device or any(is_device_array(x) for x in args.values()):
         _check_cells(nx * ny * nz)
         st = _Staging(dev, dtype, plan.transfer)
         with _allocation_errors(dev, "tke", (7 * T + 16) * nx * ny * nz * dtype.itemsize):

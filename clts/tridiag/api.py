@@ -8,6 +8,7 @@ import numpy as np
 
 from ..runtime import chunk_sizes, get_device
 from ..runtime.faults import with_smaller_chunks
+from ..runtime.arrays import is_device_array
 from ..runtime.outputs import overlaps
 from ..runtime.memory import host_empty, keep_on_simulator, release_scratch, scratch
 from ..runtime.pipeline import (ChunkIO, aligned_multiple, device_marker, device_wait,
@@ -115,14 +116,6 @@ class TridiagonalResult:
                 f"zero_pivots={self.zero_pivots})")
 
 
-def _is_cl(v) -> bool:
-    try:
-        import pyopencl.array as cla
-    except ImportError:  # pragma: no cover
-        return False
-    return isinstance(v, cla.Array)
-
-
 def _result_dtype(arrs):
     dt = np.result_type(*[v.dtype for v in arrs])
     if dt.kind == "c":
@@ -217,7 +210,7 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, version: str = "auto", star
     method = version
     dev = get_device(device)
     arrs = [a, b, c, d]
-    on_dev = [_is_cl(v) for v in arrs]
+    on_dev = [is_device_array(v) for v in arrs]
     if any(on_dev) and not all(on_dev):
         raise TypeError("a, b, c, d must be all numpy arrays or all pyopencl arrays, not a mix")
     device_input = all(on_dev)
@@ -267,7 +260,7 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, version: str = "auto", star
     # start mask
     st = None
     if start is not None:
-        if _is_cl(start):
+        if is_device_array(start):
             if not device_input:
                 raise TypeError("start may be a device array only when a, b, c, d are")
             if start.dtype.kind not in "iu":
@@ -295,7 +288,7 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, version: str = "auto", star
             raise ValueError(f"out must have shape {shape}, got {tuple(out.shape)}")
         if out.dtype != dtype:
             raise TypeError(f"out must have dtype {dtype}, got {out.dtype}")
-        if device_input != _is_cl(out):
+        if device_input != is_device_array(out):
             raise TypeError("out must be a device array for device input and a numpy array "
                             "for numpy input")
         if device_input and not out.flags.c_contiguous:
@@ -416,7 +409,7 @@ def _on_host(layout, arrs, st, n, nsys, x=None):
     """A function giving a, b, c, d, x as host arrays [systems, n] and start, for the backward
     error (device arrays downloaded then)."""
     def get():
-        vals = [v.get() if _is_cl(v) else v for v in (list(arrs) + ([x] if x is not None
+        vals = [v.get() if is_device_array(v) else v for v in (list(arrs) + ([x] if x is not None
                                                                     else []))]
         shape = (nsys, n) if layout == "natural" else (n, nsys)
         vals = [np.asarray(v).reshape(shape) for v in vals]
@@ -424,7 +417,7 @@ def _on_host(layout, arrs, st, n, nsys, x=None):
             vals = [v.T for v in vals]
         s = st
         if s is not None:
-            s = getattr(s, "host_copy", None) if _is_cl(s) else s
+            s = getattr(s, "host_copy", None) if is_device_array(s) else s
             s = s if s is not None else st.get()
         return (*vals, s)
     return get

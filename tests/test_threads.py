@@ -92,3 +92,30 @@ def test_eight_threads_bit_identical_to_serial(device):
     assert not errors, errors[:5]
     assert not mismatches, sorted(set(mismatches))
     print(f"threads: 8 x {len(names)} calls of {len(calls)} public calls, all bit-identical")
+
+
+def test_fill_from_eight_threads(device):
+    """``runtime.memory.fill`` from 8 threads on one queue: every array gets its own value.
+    pyopencl's ``Array.fill`` shares one kernel object per context (set its arguments, then
+    enqueue): under threads some arrays were filled twice and others never (tens in 1,600
+    here, on pocl and the Intel CPU runtime), the matrix profile's all-inf results."""
+    import pyopencl.array as cla
+    from clts.runtime.memory import fill
+    wrong = []
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+
+    def worker(k):
+        for j in range(150):
+            a = fill(device, cla.empty(device.queue, 1000, np.float32), k * 1000 + j)
+            if not (a.get() == k * 1000 + j).all():
+                wrong.append((k, j))
+    try:
+        threads = [threading.Thread(target=worker, args=(k,)) for k in range(8)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join(timeout=300)
+    finally:
+        sys.setswitchinterval(old)
+    assert not wrong, wrong[:5]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import options
-from ..runtime.memory import scratch
+from ..runtime.memory import fill, scratch
 from ..runtime import launch, progress, round_up
 from .plan import (amd_waves, fit_tile, local_tile_rows, topk_fold_cols, topk_window_local,
                    topk_window_rows)
@@ -253,9 +253,7 @@ def _run_diag(dev, plan, A, B, dB, self_join, cols, b_lo, b_hi, kstart, bar, chu
 
 def _filled(dev, n, dtype, value):
     """A scratch device array of ``n`` values ``value`` (filled on the device)."""
-    a = scratch(dev, n, dtype)
-    a.fill(np.dtype(dtype).type(value))
-    return a
+    return fill(dev, scratch(dev, n, dtype), value)
 
 
 def _decode(dev, side, keys, idxbits, plan):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..runtime import launch, round_up
-from ..runtime.memory import scratch
+from ..runtime.memory import fill, scratch
 from ..runtime.programs import build_program
 from . import flags
 from .diagonal import _diag_all
@@ -43,7 +43,7 @@ def _block_profile(dev, p, A, B, self_join, ez, k, rows=None):
     r0, r1 = rows or (0, lA)
     for i0 in range(r0, r1, Bk):
         nr = min(Bk, r1 - i0)
-        out.fill(np.inf)
+        fill(dev, out, np.inf)
         launch(dev, prg.kernel("block"), nr + lB - 1, None, np.int32(i0), np.int32(nr),
                np.int32(A.m), np.int32(lA), np.int32(lB),
                TAk.data, dA["mu"].data, A.ss.data, flA.data,

@@ -18,6 +18,7 @@ from ..runtime import faults
 
 from ..runtime import get_device
 from ..runtime.arrays import c_array, float_array, float_dtype_of, is_device_array, values_of
+from ..runtime.launch import pyopencl_kernels
 from ..runtime.memory import keep_on_simulator, pooled_empty, scratch, upload_scratch
 from ..runtime.staging import download
 from .inputs import NAMES
@@ -57,7 +58,11 @@ class _Staging:
             if x.dtype.kind != "f" and x.dtype.kind not in "biu":
                 raise TypeError(f"{name} must hold real numbers, got dtype {x.dtype}")
             if x.dtype != self.dtype or x.offset:
-                x = x.astype(self.dtype) if x.dtype != self.dtype else x.copy()
+                if x.dtype != self.dtype:
+                    with pyopencl_kernels():        # pyopencl's shared astype kernel
+                        x = x.astype(self.dtype)
+                else:
+                    x = x.copy()
                 self.keep.append(x)
             return x
         return self._wrap(_host_floats(x, name, shape, self.dtype), cl.mem_flags.READ_ONLY)

@@ -215,6 +215,18 @@ def _set_indexed(kernel, pairs) -> None:
             kernel._set_arg_multi((pairs[i], a))
 
 
+@contextmanager
+def pyopencl_kernels():
+    """Hold this around any pyopencl array operation that runs a kernel of pyopencl's own
+    (``Array.fill``, ``astype``, arithmetic, ``setitem`` of a scalar): pyopencl keeps one such
+    kernel object per context and sets its arguments and enqueues it in two steps, so two
+    threads filling two arrays at once could fill one of them twice and the other never (the
+    matrix profile's -inf lists on the Intel CPU runtime under eight threads). The same lock
+    as ``launch``'s."""
+    with _enqueue_lock:
+        yield
+
+
 def prepare(device, program, name, global_size, local_size, *args, queue=None) -> Launch:
     """The prepared launch of kernel ``name`` of ``program`` (a clts ``Program``): see
     :class:`Launch`."""

@@ -95,10 +95,34 @@ def to_device(device, array, dtype=None):
     import pyopencl.array as cla
     if isinstance(array, cla.Array):
         if dtype is not None and array.dtype != np.dtype(dtype):
-            return array.astype(dtype)
+            from .launch import pyopencl_kernels
+            with pyopencl_kernels():
+                return array.astype(dtype)
         return array
     a = np.ascontiguousarray(array, dtype=dtype)
     return cla.to_device(device.queue, a)
+
+
+def fill(device, arr, value):
+    """Fill the device array ``arr`` with the scalar ``value`` (cast to its dtype) on the
+    device's queue; returns ``arr``. A fill command (``clEnqueueFillBuffer``), not pyopencl's
+    ``Array.fill``, whose shared kernel object is not safe from several threads
+    (``runtime.launch.pyopencl_kernels``); a non-contiguous array, or one of 2 GiB or more on
+    NVIDIA (pyopencl's noted driver bug with large fills), takes pyopencl's kernel under the
+    lock."""
+    import pyopencl as cl
+    from .launch import pyopencl_kernels
+    pattern = np.asarray(value, dtype=arr.dtype).reshape(1)
+    if not arr.size:
+        return arr
+    big_on_nvidia = arr.nbytes >= 2**31 and device.vendor.lower().startswith("nvidia")
+    if arr.flags.forc and not big_on_nvidia:
+        arr.add_event(cl.enqueue_fill_buffer(arr.queue or device.queue, arr.base_data, pattern,
+                                             arr.offset, arr.nbytes))
+    else:
+        with pyopencl_kernels():
+            arr.fill(pattern[0])
+    return arr
 
 
 def scratch(device, shape, dtype, *, pool_name: str = "scratch"):

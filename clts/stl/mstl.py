@@ -10,6 +10,7 @@ import numpy as np
 from ..runtime import get_device, integrations, launch
 from ..runtime.arrays import is_device_array
 from ..runtime.integrations import TimeAxis, time_axis_of
+from ..runtime.memory import fill
 from ..runtime.resident import Lazy, LazyDict, device_series, result_to_numpy
 from ..timeaxis import check_fits
 from ..vocabulary import renamed
@@ -337,8 +338,8 @@ def _mstl_device(y, y2, shape, periods, windows, rounds, one_stl, dev):
     B, N = y2.shape
     dt = y2.dtype
     keep = []
-    seasonal = [cla.zeros(q, (B, N), dt) for _ in periods]
-    failed = cla.zeros(q, (B,), np.bool_)
+    seasonal = [fill(dev, cla.empty(q, (B, N), dt), 0) for _ in periods]
+    failed = fill(dev, cla.empty(q, (B,), np.bool_), 0)
     deseas = y2.copy()
     prg = dev.program("stl/finish.cl.mako", real="double" if dt == np.float64 else "float")
     comps = None
@@ -358,10 +359,10 @@ def _mstl_device(y, y2, shape, periods, windows, rounds, one_stl, dev):
     launch(dev, prg.kernel("stl_diff"), B * N, None, deseas.data, trend.data, resid.data, n)
     keep.append(deseas)
     if B and N:
-        fill = prg.kernel("stl_fill_failed")
+        fill_failed = prg.kernel("stl_fill_failed")
         for a, v in [(trend, np.nan), (resid, np.nan), (weights, 0)] + [
                 (s, np.nan) for s in seasonal]:
-            launch(dev, fill, B * N, None, a.data, failed.data, i32(N), np.int64(B * N),
+            launch(dev, fill_failed, B * N, None, a.data, failed.data, i32(N), np.int64(B * N),
                    dt.type(v))
     failed = failed.reshape(shape[:-1])
     diag = LazyDict(n_failed=Lazy(lambda: int(np.count_nonzero(failed.get()))), failed=failed,

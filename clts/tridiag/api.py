@@ -10,6 +10,7 @@ from ..runtime import chunk_sizes, get_device
 from ..runtime.faults import with_smaller_chunks
 from ..runtime.arrays import is_device_array
 from ..runtime.outputs import overlaps
+from ..runtime.launch import pyopencl_kernels
 from ..runtime.memory import host_empty, keep_on_simulator, release_scratch, scratch
 from ..runtime.pipeline import (ChunkIO, aligned_multiple, device_marker, device_wait,
                                 run_pipelined)
@@ -323,7 +324,8 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, version: str = "auto", star
         return TridiagonalResult(x, plan, counter)
 
     if device_input:
-        a2, b2, c2, d2 = [v if v.dtype == dtype else v.astype(dtype) for v in arrs]
+        with pyopencl_kernels():            # pyopencl's shared astype kernel
+            a2, b2, c2, d2 = [v if v.dtype == dtype else v.astype(dtype) for v in arrs]
         if a2.offset or b2.offset or c2.offset or d2.offset:
             a2, b2, c2, d2 = [v.copy() if v.offset else v for v in (a2, b2, c2, d2)]
         x = out if (out is not None and not out.offset) else scratch(dev, shape, dtype)

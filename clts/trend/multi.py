@@ -160,7 +160,7 @@ def _correlated(dev, y3, alpha, partial):
             tau = sx / (0.5 * n * (n - 1))
         else:
             C = y3.shape[1]
-            var = gamma.reshape(len(n), -1).sum(axis=1)
+            var = gamma.reshape(len(n), C * C).sum(axis=1)
             s = S.sum(axis=1).astype(np.float64)
             tau = s / (C * (0.5 * n * (n - 1)))
         z = s / np.sqrt(var)

@@ -525,8 +525,9 @@ def _statistics(y2, stats, sen, factor, P, alpha):
 
 
 def mann_kendall(y, variant="original", **kwargs):
-    """Batched Mann-Kendall test: :func:`trend_test` with ``variant`` ("original",
-    "hamed_rao", "yue_wang", "seasonal"); Sen's slope comes with it.
+    """Batched Mann-Kendall test: :func:`trend_test` with ``variant`` (any of its variants:
+    "original", "hamed_rao", "yue_wang", "seasonal", "pre_whitening", ...); Sen's slope comes
+    with it.
 
     Examples
     --------

@@ -194,3 +194,29 @@ def test_interleaved_layout_gives_the_same_bits(device, variant):
     for name in ("s", "var_s", "z", "p", "tau", "slope", "intercept", "slope_low",
                  "slope_high", "n", "status", "trend", "h"):
         assert np.array_equal(getattr(r, name), getattr(own, name), equal_nan=True), name
+
+
+def test_cli_and_xarray(device, tmp_path):
+    """``clts trend --variant correlated_seasonal`` writes trend_test's maps; the xarray
+    function tests series one by one, so the multi-variable variants are a ValueError there."""
+    xr = pytest.importorskip("xarray")
+    pd = pytest.importorskip("pandas")
+    from clts.cli import main
+    rng = np.random.default_rng(12)
+    t = pd.date_range("2000-01-01", periods=72, freq="MS")
+    da = xr.DataArray(rng.normal(size=(2, 3, 72)) + 0.02 * np.arange(72), name="ndvi",
+                      dims=("y", "x", "time"), coords={"time": t})
+    path, out = tmp_path / "cube.nc", tmp_path / "t.nc"
+    da.to_netcdf(path)
+    assert main(["trend", str(path), "-o", str(out), "--variant", "correlated_seasonal",
+                 "--period", "12", "--no-progress", "-d", device.slug]) == 0
+    ds = xr.open_dataset(out)
+    r = clts.trend_test(da.values, variant="correlated_seasonal", period=12, device=device)
+    assert np.allclose(ds["var_s"].values, r.var_s, rtol=1e-12)
+    assert np.array_equal(ds["trend"].values, r.trend)
+    import clts.xarray as cx
+    p = cx.trend_test(da, variant="pre_whitening", device=device)
+    assert np.allclose(p["s"].values, clts.trend_test(da.values, variant="pre_whitening",
+                                                      device=device).s)
+    with pytest.raises(ValueError, match="several variables"):
+        cx.trend_test(da, variant="multivariate", device=device)

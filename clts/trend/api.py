@@ -17,14 +17,13 @@ from ..runtime.programs import build_program
 from ..runtime.resident import (Lazy, LazyDict, aligned_chunks, device_rows, device_series,
                                 result_to_numpy, rows_multiple)
 from ..timeaxis import check_fits
+from . import multi
 from .plan import Problem, make_plan
 from .reference import MIN_VALID, OK, TOO_FEW, VARIANTS, normal_cdf, normal_ppf
 
 #: every variant of trend_test: VARIANTS on the device path too, the rest (clts.trend.multi)
 #: on numpy input
-ALL_VARIANTS = VARIANTS + ("pre_whitening", "trend_free_pre_whitening", "multivariate",
-                           "regional", "correlated_multivariate", "correlated_seasonal",
-                           "partial")
+ALL_VARIANTS = VARIANTS + multi.VARIANTS
 
 #: per-series fields of a TrendResult, in order
 FIELDS = ("trend", "h", "p", "z", "tau", "s", "var_s", "slope", "intercept", "slope_low",
@@ -246,7 +245,6 @@ def trend_test(y, *, variant="original", period=None, alpha=0.05, lag=None, conf
         if np.isinf(yv).any():
             raise ValueError("y holds +-inf; only finite values and NaN (= missing) are "
                              "accepted")
-    from . import multi
     if variant not in ALL_VARIANTS:
         raise ValueError(f"variant must be one of {', '.join(map(repr, ALL_VARIANTS))}, got "
                          f"{variant!r}")
@@ -283,7 +281,11 @@ def trend_test(y, *, variant="original", period=None, alpha=0.05, lag=None, conf
         dev = get_device(device)
     dev.require_dtype(y2.dtype)
     if variant in multi.VARIANTS:
-        out, shape, plan = multi.run(dev, yv, variant, P, alpha, conf_level, plan_overrides)
+        def core(y2, P):
+            plan = make_plan(dev, Problem(y2.shape[1], P), **plan_overrides)
+            stats, sen, factor = _run(dev, plan, y2, "original", alpha, None, conf_level)
+            return _statistics(y2, stats, sen, factor, P, alpha), plan
+        out, shape, plan = multi.run(dev, yv, variant, P, alpha, conf_level, core)
         multi_axis = variant in multi.MULTI_VARIANTS
     else:
         plan = make_plan(dev, Problem(N, P), **plan_overrides)

@@ -28,8 +28,6 @@ import numpy as np
 
 from ..runtime import chunk_sizes, launch
 from ..runtime.faults import enter_chunk, with_smaller_chunks
-from .api import _run, _statistics
-from .plan import Problem, make_plan
 from .reference import MIN_VALID, OK, TOO_FEW, normal_cdf, normal_ppf
 
 #: variants on series (..., time)
@@ -39,13 +37,6 @@ MULTI_VARIANTS = ("multivariate", "regional", "correlated_multivariate", "partia
 VARIANTS = SERIES_VARIANTS + MULTI_VARIANTS
 
 _STATS = ("p", "z", "tau", "s", "var_s", "slope", "intercept", "slope_low", "slope_high")
-
-
-def _core(dev, y2, P, alpha, conf_level, overrides):
-    """Every field of the plain (P = 1) or seasonal test of the rows of ``y2``."""
-    plan = make_plan(dev, Problem(y2.shape[1], P), **overrides)
-    stats, sen, factor = _run(dev, plan, y2, "original", alpha, None, conf_level)
-    return _statistics(y2, stats, sen, factor, P, alpha), plan
 
 
 def lag1(X):
@@ -167,9 +158,11 @@ def _correlated(dev, y3, alpha, partial):
     return dict(s=s, var_s=var, z=z, tau=tau, n=nv)
 
 
-def run(dev, yv, variant, P, alpha, conf_level, overrides):
+def run(dev, yv, variant, P, alpha, conf_level, core):
     """Every field (numpy, one per series) of ``variant`` on ``yv`` (..., time) or (...,
-    variables, time); returns (fields, batch shape, plan)."""
+    variables, time); returns (fields, batch shape, plan). ``core(y2, P)``: every field of
+    the plain (P = 1) or seasonal test of the rows of ``y2`` by the pair kernel, and its
+    plan."""
     if variant in MULTI_VARIANTS:
         if yv.ndim < 2:
             raise ValueError(f"variant={variant!r} tests several variables a series: y must "
@@ -187,18 +180,17 @@ def run(dev, yv, variant, P, alpha, conf_level, overrides):
     if variant in ("multivariate", "regional", "correlated_multivariate"):
         # the variables interleaved time-major: the seasonal test with a season a variable
         flat = np.ascontiguousarray(y3.transpose(0, 2, 1)).reshape(len(y3), N * C)
-        sen, plan = _core(dev, flat, C, alpha, conf_level, overrides)
+        sen, plan = core(flat, C)
         if variant != "correlated_multivariate":
             return sen, shape, plan
         out = dict(sen)
         out.update(_correlated(dev, y3, alpha, False))
     elif variant == "partial":
-        sen, plan = _core(dev, np.ascontiguousarray(y3[:, 0]), 1, alpha, conf_level,
-                          overrides)
+        sen, plan = core(np.ascontiguousarray(y3[:, 0]), 1)
         out = dict(sen)
         out.update(_correlated(dev, y3, alpha, True))
     elif variant == "correlated_seasonal":
-        sen, plan = _core(dev, y2, P, alpha, conf_level, overrides)
+        sen, plan = core(y2, P)
         cyc = -(-N // P)
         pad = np.full((len(y2), cyc * P), np.nan, y2.dtype)
         pad[:, :N] = y2
@@ -206,10 +198,10 @@ def run(dev, yv, variant, P, alpha, conf_level, overrides):
         out = dict(sen)
         out.update(_correlated(dev, y3, alpha, False))
     else:       # the pre-whitening tests: the test on the whitened series, Sen's on the series
-        sen, plan = _core(dev, y2, 1, alpha, conf_level, overrides)
+        sen, plan = core(y2, 1)
         slope = sen["slope"] if variant == "trend_free_pre_whitening" else None
         w, flat = whiten(y2, slope)
-        out, _ = _core(dev, w.astype(y2.dtype), 1, alpha, conf_level, overrides)
+        out, _ = core(w.astype(y2.dtype), 1)
         for k in ("slope", "intercept", "slope_low", "slope_high"):
             out[k] = sen[k]
         if flat.any():

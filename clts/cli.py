@@ -242,14 +242,13 @@ def cmd_bfast(args) -> int:
 def _breaks_kw(args, da=None) -> dict:
     """The ``clts.bfast_breaks`` arguments of ``clts breaks``: --freq as given, else from
     --time-unit for a numeric time axis (1 for decimal years), else the function's."""
+    from .timeaxis import kind
     freq = args.freq
-    if not getattr(args, "freq_given", False) and da is not None and args.dim in da.coords:
-        from .timeaxis import kind
-        if kind(da[args.dim].values, args.dim) == "number" and args.time_unit is not None:
-            if args.time_unit == "step":
-                raise ValueError("--time-unit step: give --freq (time steps per season, e.g. "
-                                 "12 for monthly values)")
-            freq = _FREQ_OF_UNIT[args.time_unit]
+    if not getattr(args, "freq_given", False) and args.time_unit is not None and da is not None \
+            and kind(da[args.dim].values, args.dim) == "number":
+        if args.time_unit == "step":
+            raise ValueError("--time-unit step: give --freq (time steps per season)")
+        freq = _FREQ_OF_UNIT[args.time_unit]
     return dict(order=args.order, freq=freq, trend=args.trend, h=args.h, breaks=args.breaks,
                 criterion=args.criterion, device=args.device)
 
@@ -264,10 +263,10 @@ def _breaks(args) -> int:
     if args.more_inputs:
         raise ValueError("several inputs are for GeoTIFF stacks (one file per date)")
     da = _open(args)
-    kw = _breaks_kw(args, da)
     if args.dim not in da.coords:
         raise ValueError(f"clts breaks needs the dates: the input has no {args.dim!r} "
                          "coordinate (a .npy holds none: use a CSV, NetCDF or Zarr file)")
+    kw = _breaks_kw(args, da)
     with warnings.catch_warnings():          # the arguments, before anything is written
         warnings.simplefilter("ignore", UserWarning)
         clts.bfast_breaks(np.zeros((da.sizes[args.dim], 1)), da[args.dim].values,
@@ -285,10 +284,6 @@ def _breaks(args) -> int:
         _save_plot(plot_breaks_maps(SimpleNamespace(**{v: m[v] for v in m.data_vars})),
                    args.plot)
     return 0
-
-
-def cmd_breaks(args) -> int:
-    return _user_error("breaks", _breaks, args)
 
 
 def cmd_mp(args) -> int:
@@ -475,7 +470,7 @@ def add_breaks_command(sub) -> None:
     p.add_argument("--breaks", type=int, default=d["breaks"], help="most breaks")
     p.add_argument("--criterion", choices=("BIC", "LWZ"), default=d["criterion"],
                    help="chooses the number of breaks")
-    p.set_defaults(fn=cmd_breaks)
+    p.set_defaults(fn=lambda a: _user_error("breaks", _breaks, a))
 
 
 class _HelpFormatter(argparse.RawDescriptionHelpFormatter):

@@ -8,8 +8,14 @@
 # (halfway ties, 31 December rounding into next year's first slot), 8-day dates under
 # type "16-day" (R's grid then runs past each year), SPOT dekads (10-day) with a 31 December
 # that rounds into the next year, one date, one date twice.
-# Usage: Rscript bench/bfastts_fixtures.R tests/data/bfastts_input.csv tests/data/bfastts_output.csv
+# Then the package's `som` NDVI series on its dates through bfastts ("16-day" and "irregular"),
+# bfastmonitor (start 2010, history "all") and bfastlite (breaks = 3): <som.csv> holds the
+# series, <som_r.csv> R's break date, magnitude and breakpoints (among the valid values).
+# Usage: Rscript bench/bfastts_fixtures.R tests/data/bfastts_input.csv \
+#          tests/data/bfastts_output.csv tests/data/bfastts_som.csv tests/data/bfastts_som_r.csv
 suppressMessages(library(bfast))
+# Debian's strucchange has no mefp.matrix: the formula methods (bfastts itself uses neither)
+options(bfast.prefer_matrix_methods = FALSE, strucchange.use_armadillo = FALSE)
 args <- commandArgs(trailingOnly = TRUE)
 set.seed(38)
 cases <- list()
@@ -86,3 +92,16 @@ for (cs in cases) {
 }
 write.csv(inp, args[1], row.names = FALSE, quote = FALSE)
 write.csv(out, args[2], row.names = FALSE, quote = FALSE)
+
+som_dates <- dates[1:nrow(som)]
+write.csv(data.frame(date = format(som_dates), y = w(som$NDVI.b)), args[3], row.names = FALSE,
+          quote = FALSE)
+res <- NULL
+for (tp in c("16-day", "irregular")) {
+  x <- bfastts(som$NDVI.b, som_dates, type = tp)
+  m <- bfastmonitor(x, start = c(2010, 1), history = "all")
+  b <- bfastlite(x, breaks = 3)$breakpoints$breakpoints
+  res <- rbind(res, data.frame(type = tp, n = length(x), break_date = w(m$breakpoint),
+                               magnitude = w(m$magnitude), bp = paste(b, collapse = " ")))
+}
+write.csv(res, args[4], row.names = FALSE, quote = FALSE)

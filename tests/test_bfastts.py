@@ -122,3 +122,19 @@ def test_errors():
     with pytest.raises(ValueError, match="whole number"):     # R's ts() refuses it too
         clts.bfastts([1.0, 2.0, 3.0], np.array(["2001-01-01", "2001-01-17", "2002-06-01"],
                                                "datetime64[D]"), "16-day")
+
+
+@pytest.mark.parametrize("type_", ["16-day", "irregular"])
+def test_into_bfast_monitor_and_breaks_as_r(type_, device):
+    """R's bfastmonitor(bfastts(som$NDVI.b, dates, type), start = c(2010, 1)) and bfastlite(...,
+    breaks = 3) are clts.bfast_monitor / bfast_breaks on (values, time) with freq=1."""
+    som = pd.read_csv(DATA / "bfastts_som.csv")
+    want = pd.read_csv(DATA / "bfastts_som_r.csv").set_index("type").loc[type_]
+    r = clts.bfastts(som.y.to_numpy(), som.date.to_numpy(), type_)
+    assert r.values.size == want.n
+    m = clts.bfast_monitor(r.values, r.time, 2010.0, freq=1, device=device, progress=False)
+    assert float(m.break_dates) == want.break_date
+    np.testing.assert_allclose(float(m.magnitudes), want.magnitude, rtol=1e-9)
+    b = clts.bfast_breaks(r.values, r.time, freq=1, breaks=3, device=device, progress=False)
+    among_valid = np.cumsum(~np.isnan(r.values))[b.breakpoints[:int(b.n_breaks)].ravel()]
+    assert among_valid.tolist() == [int(x) for x in want.bp.split()]

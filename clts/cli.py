@@ -266,6 +266,8 @@ def _breaks(args) -> int:
     if args.dim not in da.coords:
         raise ValueError(f"clts breaks needs the dates: the input has no {args.dim!r} "
                          "coordinate (a .npy holds none: use a CSV, NetCDF or Zarr file)")
+    if args.plot and da.ndim != 3:
+        raise ValueError(f"--plot draws the maps of a 2-D scene; {da.name} has dims {da.dims}")
     kw = _breaks_kw(args, da)
     with warnings.catch_warnings():          # the arguments, before anything is written
         warnings.simplefilter("ignore", UserWarning)
@@ -277,12 +279,9 @@ def _breaks(args) -> int:
         out[v] = ds[v]
     _write(args, out)
     if args.plot:
-        from types import SimpleNamespace
         from .io import reopen
         from .plots import plot_breaks_maps
-        m = reopen(args.output)
-        _save_plot(plot_breaks_maps(SimpleNamespace(**{v: m[v] for v in m.data_vars})),
-                   args.plot)
+        _save_plot(plot_breaks_maps(reopen(args.output)), args.plot)   # the maps as written
     return 0
 
 

@@ -106,15 +106,17 @@ def test_clts_breaks_netcdf_and_zarr(tmp_path, device, capsys):
     r = clts.bfast_breaks(y, dates, breaks=3, h=0.2, device=device, progress=False)
     want = break_maps(r.n_breaks, r.break_dates, r.magnitudes, r.status)
     for out in ("maps.nc", "maps.zarr"):
+        plot = ["--plot", str(tmp_path / "maps.png")] if out == "maps.zarr" else []
         rc = cli.main(["breaks", str(tmp_path / "cube.nc"), "-o", str(tmp_path / out),
                        "--breaks", "3", "--h", "0.2", "--device", device.slug,
-                       "--no-progress"])
+                       "--no-progress", *plot])
         assert rc == 0, capsys.readouterr().err
         from clts.io import reopen
         got = reopen(str(tmp_path / out))
         for f in MAP_FIELDS:
             np.testing.assert_array_equal(got[f].values, want[f], err_msg=f)
         assert got.attrs["clts_output"] and got["break_dates"].sizes["break"] == 3
+    assert (tmp_path / "maps.png").stat().st_size > 0
     # an existing output: refused without --overwrite, before any work; a bad option: exit 2
     assert cli.main(["breaks", str(tmp_path / "cube.nc"), "-o", str(tmp_path / "maps.nc"),
                      "--no-progress"]) == 2

@@ -78,6 +78,7 @@ def test_the_r_rules_by_hand():
         np.testing.assert_array_equal(clts.bfastts(c, d).values, want)
     assert clts.bfastts(cube.astype(np.float32), d).values.dtype == np.float32
     assert clts.bfastts(np.arange(5), d).values.dtype == np.float64
+    assert want.flags.c_contiguous and want.shape == (t.size, 3, 4)     # the input's layout
     # 16-day: two acquisitions on one date (R divides by a gap of 0) use the distinct dates
     m16 = np.array(["2001-01-01", "2001-01-17", "2001-01-17", "2001-02-02"], "datetime64[D]")
     assert clts.bfastts([1.0, 2.0, 3.0, 4.0], m16, "16-day").values.tolist() == [1, 3, 4]

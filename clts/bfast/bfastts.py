@@ -160,26 +160,24 @@ def _grid_dates(t, freq, type_, delta):
 
 
 def _split(data, dates, time_axis):
-    """(numpy values with the time axis last, dates, a function that labels the result)."""
-    try:
+    """(numpy values, their time axis, dates, a function that labels a result laid out as
+    those values)."""
+    pd = None
+    if type(data).__module__.startswith("pandas"):      # pandas only when given (optional)
         import pandas as pd
-    except ImportError:  # pragma: no cover - pandas is optional
-        pd = None
     if pd is not None and isinstance(data, (pd.Series, pd.DataFrame)):
         if time_axis not in (None, 0, "index"):
             raise ValueError(f"time_axis: a pandas input has its dates along the rows, got "
                              f"{time_axis!r}")
         if dates is None:
             dates = data.index.to_numpy()
-        v = data.to_numpy()
-        v = v[:, None] if v.ndim == 1 else v
 
         def label(out, grid_dates, t):
             idx = pd.DatetimeIndex(grid_dates.astype("datetime64[ns]"), name=data.index.name)
             if isinstance(data, pd.Series):
-                return pd.Series(out[0], index=idx, name=data.name)
-            return pd.DataFrame(out.T, index=idx, columns=data.columns)
-        return np.moveaxis(v, 0, -1), dates, label
+                return pd.Series(out, index=idx, name=data.name)
+            return pd.DataFrame(out, index=idx, columns=data.columns)
+        return data.to_numpy(), 0, dates, label
     if hasattr(data, "dims") and hasattr(data, "coords") and not isinstance(data, np.ndarray):
         dim = "time" if time_axis is None else time_axis
         if not isinstance(dim, str) or dim not in data.dims:
@@ -189,18 +187,15 @@ def _split(data, dates, time_axis):
             if dim not in data.coords:
                 raise ValueError(f"dates is None and the DataArray has no {dim!r} coordinate")
             dates = data[dim].values
-        other = [d for d in data.dims if d != dim]
-        da = data.transpose(*other, dim)
 
         def label(out, grid_dates, t):
             import xarray as xr
-            coords = {c: v for c, v in da.coords.items() if dim not in v.dims}
+            coords = {c: v for c, v in data.coords.items() if dim not in v.dims}
             coords[dim] = grid_dates.astype("datetime64[ns]")
             coords["decimal_year"] = (dim, t)
-            res = xr.DataArray(out, dims=da.dims, coords=coords, name=da.name,
-                               attrs=dict(da.attrs))
-            return res.transpose(*data.dims)
-        return np.asarray(da.values), dates, label
+            return xr.DataArray(out, dims=data.dims, coords=coords, name=data.name,
+                                attrs=dict(data.attrs))
+        return np.asarray(data.values), data.dims.index(dim), dates, label
     v = np.asarray(data)
     if v.ndim == 0:
         raise ValueError("data must hold one value per date, got a scalar")
@@ -216,9 +211,7 @@ def _split(data, dates, time_axis):
         raise ValueError(f"dates has {n} entries but data has {v.shape[axis]} along "
                          f"time_axis={axis}{hint}")
 
-    def label(out, grid_dates, t):
-        return np.moveaxis(out, -1, axis)
-    return np.moveaxis(v, axis, -1), dates, label
+    return v, int(axis) % v.ndim, dates, lambda out, grid_dates, t: out
 
 
 def bfastts(data, dates=None, type="irregular", *, time_axis=None, duplicates="last"):
@@ -277,21 +270,22 @@ def bfastts(data, dates=None, type="irregular", *, time_axis=None, duplicates="l
         raise ValueError(f"type must be one of {tuple(TYPES)}, got {type!r}")
     if duplicates not in DUPLICATES:
         raise ValueError(f"duplicates must be one of {DUPLICATES}, got {duplicates!r}")
-    v, dates, label = _split(data, dates, time_axis)
+    v, axis, dates, label = _split(data, dates, time_axis)
     if dates is None:
         raise ValueError("dates is None: give the dates, or data as a pandas / xarray object "
                          "whose time axis is labelled")
     d = _as_days(dates)
-    if d.size != v.shape[-1]:
-        raise ValueError(f"dates has {d.size} entries but data has {v.shape[-1]} observations")
+    if d.size != v.shape[axis]:
+        raise ValueError(f"dates has {d.size} entries but data has {v.shape[axis]} "
+                         "observations")
     if d.size == 0:
         raise ValueError("data has no observation")
     if v.dtype.kind not in "fiub":
         raise TypeError(f"data must be numbers (NaN = missing), got dtype {v.dtype}")
     ft = np.float32 if v.dtype.kind == "f" and v.dtype.itemsize <= 4 else np.float64
-    v = v.astype(ft)
     order = np.argsort(d, kind="stable")                 # R's order(): stable
-    ds, vs = d[order], v[..., order]
+    ds = d[order]
+    vs = np.moveaxis(v, axis, -1)[..., order].astype(ft)     # time last, in date order
     idx, delta = _idx(ds, type)
     freq = TYPES[type]
     if type == "16-day" and np.any(idx - _calendar(ds)[0] >= 1):
@@ -301,19 +295,20 @@ def bfastts(data, dates=None, type="irregular", *, time_axis=None, duplicates="l
                       "type='irregular' keeps every date on its day", UserWarning, stacklevel=2)
     t = _grid(idx[0], idx[-1], freq)
     slot_sorted = _nearest(idx, t)
-    out = np.full(v.shape[:-1] + (t.size,), np.nan, ft)
+    out = np.full(v.shape[:axis] + (t.size,) + v.shape[axis + 1:], np.nan, ft)  # as the input
+    last = np.moveaxis(out, axis, -1)                    # a view, time last
     if duplicates == "last":
         rev = slot_sorted[::-1]
         u, first_rev = np.unique(rev, return_index=True)
-        out[..., u] = vs[..., slot_sorted.size - 1 - first_rev]
+        last[..., u] = vs[..., slot_sorted.size - 1 - first_rev]
     else:
         ok = ~np.isnan(vs)
-        sums = np.zeros(out.shape, np.float64)
-        counts = np.zeros(out.shape, np.int64)
+        sums = np.zeros(last.shape, np.float64)
+        counts = np.zeros(last.shape, np.int64)
         np.add.at(np.moveaxis(sums, -1, 0), slot_sorted, np.moveaxis(np.where(ok, vs, 0), -1, 0))
         np.add.at(np.moveaxis(counts, -1, 0), slot_sorted, np.moveaxis(ok, -1, 0))
         with np.errstate(invalid="ignore", divide="ignore"):
-            out = np.where(counts > 0, sums / counts, np.nan).astype(ft)
+            last[...] = np.where(counts > 0, sums / counts, np.nan)
     slots = np.empty(d.size, np.int64)
     slots[order] = slot_sorted
     gd = _grid_dates(t, freq, type, delta)

@@ -2,7 +2,7 @@
 
 Public API (each function takes ``device=``; see ``clts devices``): ``stl``, ``stl_hastl``,
 ``mstl``, ``trend_test``, ``mann_kendall``, ``sen_slope``,
-``bfast_monitor``, ``bfast_breaks``, ``bfastts``, ``matrix_profile``, ``motifs``, ``discords``,
+``bfast_monitor``, ``bfast_breaks``, ``bfastts`` (host numpy, no device), ``matrix_profile``, ``motifs``, ``discords``,
 ``mass``, ``match``, ``fluss``, ``stumpi``, ``aamp``, ``mstump``, ``mdl``, ``subspace``, ``solve_tridiagonal``,
 ``ocean.superbee_fluxes``, ``ocean.tke``, ``get_device``; results ``STLResult``, ``BfastResult``, ``BreaksResult``, ``RegularSeries``, ``MSTLResult``, ``TrendResult``,
 ``MatrixProfileResult``,

@@ -102,6 +102,8 @@ def test_pandas_and_xarray():
     np.testing.assert_array_equal(out.values, want[cols].to_numpy().T)
     np.testing.assert_array_equal(out["decimal_year"].values, want.time.to_numpy())
     assert out["pixel"].values.tolist() == [7, 9]
+    np.testing.assert_array_equal(clts.bfastts(da.rename(time="t"), type="16-day",
+                                               time_axis=-1).values.values, out.values)
 
 
 def test_errors():

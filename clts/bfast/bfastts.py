@@ -180,6 +180,9 @@ def _split(data, dates, time_axis):
         return data.to_numpy(), 0, dates, label
     if hasattr(data, "dims") and hasattr(data, "coords") and not isinstance(data, np.ndarray):
         dim = "time" if time_axis is None else time_axis
+        if isinstance(dim, (int, np.integer)) and not isinstance(dim, bool) \
+                and -data.ndim <= dim < data.ndim:
+            dim = data.dims[dim]
         if not isinstance(dim, str) or dim not in data.dims:
             raise ValueError(f"time_axis: the DataArray has no dimension {dim!r} (dims "
                              f"{tuple(data.dims)}); give time_axis='<dim>'")

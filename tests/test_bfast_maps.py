@@ -90,6 +90,16 @@ def test_maps_of_bfast_breaks_and_xarray(device):
     assert (m["largest_break_date"][0] > np.datetime64("2005-01-01")).all()
     assert (m["largest_magnitude"][0] > 0.4).all() and (m["largest_magnitude"][1] < -0.2).all()
     assert np.isnat(m["first_break_date"][-1, -1]) and np.isnan(m["largest_magnitude"][-1, -1])
+    # hostile pixels keep their statuses: constant (no break), +inf (3), too short (1)
+    yh = y[:, :1, :3].copy()
+    yh[:, 0, 0] = 0.5
+    yh[5, 0, 1] = np.inf
+    yh[8:, 0, 2] = np.nan
+    with np.errstate(invalid="ignore"):
+        rh = clts.bfast_breaks(yh, dates, breaks=3, device=device, progress=False)
+    mh = break_maps(rh.n_breaks, rh.break_dates, rh.magnitudes, rh.status)
+    assert mh["n_breaks"].tolist() == [[0, -1, -1]] and mh["status"].tolist() == [[0, 3, 1]]
+    assert np.isnat(mh["largest_break_date"]).all() and np.isnan(mh["largest_magnitude"]).all()
     da = xr.DataArray(y, dims=("time", "y", "x"), coords={"time": dates}, name="ndvi")
     for arr in (da, da.chunk({"y": 1})):
         ds = cx.break_maps(cx.bfast_breaks(arr, breaks=3, device=device))
@@ -124,6 +134,17 @@ def test_clts_breaks_netcdf_and_zarr(tmp_path, device, capsys):
     assert cli.main(["breaks", str(tmp_path / "cube.nc"), "-o", str(tmp_path / "bad.nc"),
                      "--h", "1.5", "--no-progress"]) == 2
     assert "h must be" in capsys.readouterr().err and not (tmp_path / "bad.nc").exists()
+    # a CSV of decimal years: --time-unit year is freq=1
+    t = 2000 + np.arange(161) / 23
+    yc = np.sin(2 * np.pi * t) + 0.05 * np.random.default_rng(0).normal(size=161)
+    yc[t >= 2004] += 1.0
+    (tmp_path / "num.csv").write_text("t,a\n" + "".join(f"{a:.17g},{b:.17g}\n" for a, b in zip(t, yc)))
+    assert cli.main(["breaks", str(tmp_path / "num.csv"), "-o", str(tmp_path / "num.nc"),
+                     "--time-unit", "year", "--device", device.slug, "--no-progress"]) == 0
+    got = reopen(str(tmp_path / "num.nc"))
+    r1 = clts.bfast_breaks(yc, t, freq=1, device=device, progress=False)
+    assert int(got["n_breaks"]) == int(r1.n_breaks) == 1
+    assert float(got["first_break_date"]) == float(r1.break_dates[0])
     with pytest.raises(SystemExit):
         cli.main(["breaks", "--help"])
     text = capsys.readouterr().out
@@ -159,6 +180,10 @@ def test_geotiff_break_maps_stream_and_cli(tmp_path, device, capsys):
             exp = geotiff.date_values(exp, "decimal_year")
         np.testing.assert_allclose(got, exp.astype(got.dtype), rtol=1e-6, err_msg=f)
     assert not list((tmp_path / "out").glob(".*"))
+    with pytest.raises(ValueError, match="h must be"):     # before a file or the folder is made
+        geotiff.bfast_breaks_geotiff(tmp_path / "stack.tif", tmp_path / "bad", dates=str(csv),
+                                     h=2.5, device=device, progress=False)
+    assert not (tmp_path / "bad").exists()
     # the CLI: the same stack, doy; an existing folder needs --overwrite
     args = ["breaks", str(tmp_path / "stack.tif"), "--dates", str(csv), "--breaks", "3",
             "-o", str(tmp_path / "out"), "--device", device.slug, "--no-progress"]

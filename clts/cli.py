@@ -325,6 +325,16 @@ def _defaults(cmd) -> dict:
             if p.default is not inspect.Parameter.empty}
 
 
+def _stack_args(p):
+    """The options of a GeoTIFF stack input (``bfast``, ``breaks``)."""
+    p.add_argument("more_inputs", nargs="*", help="more GeoTIFFs of the stack (one per date)")
+    p.add_argument("--dates", default=None, help="GeoTIFF stacks: CSV of the dates (a 'date' "
+                   "column, one row per file / band); default: from the file names")
+    p.add_argument("--date-format", choices=("decimal_year", "doy"), default="decimal_year",
+                   help="GeoTIFF stacks: break dates as decimal years or days of the year")
+    p.add_argument("--block-rows", type=int, default=256, help="GeoTIFF stacks: rows a block")
+
+
 def _file_args(p, var_required=False):
     p.add_argument("input", help="NetCDF (.nc), Zarr (.zarr), CSV (.csv: first column time, one "
                    "series per column) or .npy ([time] or [series, time])")
@@ -451,12 +461,7 @@ def add_breaks_command(sub) -> None:
                        "a GeoTIFF stack gives one GeoTIFF per map in the folder -o.")
     _file_args(p)
     d = _defaults("breaks")
-    p.add_argument("more_inputs", nargs="*", help="more GeoTIFFs of the stack (one per date)")
-    p.add_argument("--dates", default=None, help="GeoTIFF stacks: CSV of the dates (a 'date' "
-                   "column, one row per file / band); default: from the file names")
-    p.add_argument("--date-format", choices=("decimal_year", "doy"), default="decimal_year",
-                   help="GeoTIFF stacks: break dates as decimal years or days of the year")
-    p.add_argument("--block-rows", type=int, default=256, help="GeoTIFF stacks: rows a block")
+    _stack_args(p)
     p.add_argument("--order", type=int, default=d["order"],
                    help="harmonic terms of the season (0: none)")
     p.add_argument("--freq", type=float, default=d["freq"], action=_Given,
@@ -535,12 +540,7 @@ def build_parser() -> argparse.ArgumentParser:
                        "or of a GeoTIFF stack")
     _file_args(p)
     d = _defaults("bfast")
-    p.add_argument("more_inputs", nargs="*", help="more GeoTIFFs of the stack (one per date)")
-    p.add_argument("--dates", default=None, help="GeoTIFF stacks: CSV of the dates (a 'date' "
-                   "column, one row per file / band); default: from the file names")
-    p.add_argument("--date-format", choices=("decimal_year", "doy"), default="decimal_year",
-                   help="GeoTIFF stacks: break dates as decimal years or days of the year")
-    p.add_argument("--block-rows", type=int, default=256, help="GeoTIFF stacks: rows a block")
+    _stack_args(p)
     p.add_argument("--start-monitor", "--start", required=True, help="first monitoring date "
                    "(YYYY-MM-DD, or a number for a numeric time axis)")
     p.add_argument("--freq", type=float, default=d["freq"], help="season length in time units "

@@ -370,6 +370,41 @@ _OUT_TYPES = [("break_date", "float32"), ("magnitude", "float32"), ("valid_count
               ("status", "int16")]
 
 
+def _open_run(fn, inputs, out_dir, dates, block_rows, date_format, overwrite, kwargs,
+              refused, outputs):
+    """The checks of a GeoTIFF run of ``fn`` (its name in messages), its output folder's
+    :class:`_Writer` (checked before anything is read) and the opened stack."""
+    if isinstance(block_rows, bool) or not isinstance(block_rows, int) or block_rows < 1:
+        raise ValueError(f"block_rows must be a positive integer, got {block_rows!r}")
+    date_values(np.array([], "datetime64[D]"), date_format)        # checks the format
+    for bad in refused:
+        if bad in kwargs:
+            raise TypeError(f"{fn} does not take {bad}= (the stack gives it)")
+    if not isinstance(overwrite, (bool, np.bool_)):
+        raise TypeError(f"overwrite must be True or False, got {overwrite!r}")
+    files = _sources(inputs)
+    w = _Writer(out_dir, outputs, overwrite=overwrite, inputs=_input_paths(inputs, files, dates))
+    return w, open_stack(files, dates)
+
+
+def _run_blocks(fn, w, st, block_rows, progress, one_block) -> dict:
+    """``one_block(r0, y)`` on each block of ``block_rows`` rows of stack ``st`` (each band's
+    nodata as NaN), writing through ``w``; the files renamed into place at the end, removed on
+    any failure."""
+    try:
+        w.open((st.crs, st.transform, st.width, st.height))
+        rng = range(0, st.height, block_rows)
+        if progress:
+            from .runtime import progress as bar
+            rng = bar(rng, desc=fn)
+        for r0 in rng:
+            one_block(r0, st.read_masked(r0, min(st.height, r0 + block_rows)))
+        return w.commit()
+    except BaseException:
+        w.abort()
+        raise
+
+
 def bfast_monitor_geotiff(inputs, start_monitor, out_dir, *, dates=None, block_rows=256,
                           date_format="decimal_year", progress=True, overwrite=False,
                           **kwargs) -> dict:
@@ -381,18 +416,9 @@ def bfast_monitor_geotiff(inputs, start_monitor, out_dir, *, dates=None, block_r
     must not be, lie inside or hold an input (``clts.io.InputError``, a ValueError). Returns
     {name: path}."""
     from .bfast.api import bfast_monitor, check_arguments
-    if isinstance(block_rows, bool) or not isinstance(block_rows, int) or block_rows < 1:
-        raise ValueError(f"block_rows must be a positive integer, got {block_rows!r}")
-    date_values(np.array([], "datetime64[D]"), date_format)        # checks the format
-    for bad in ("dates", "time_axis", "detailed", "nodata"):
-        if bad in kwargs:
-            raise TypeError(f"bfast_monitor_geotiff does not take {bad}= (the stack gives it)")
-    if not isinstance(overwrite, (bool, np.bool_)):
-        raise TypeError(f"overwrite must be True or False, got {overwrite!r}")
-    files = _sources(inputs)
-    w = _Writer(out_dir, _OUT_TYPES, overwrite=overwrite,
-                inputs=_input_paths(inputs, files, dates))
-    st = open_stack(files, dates)
+    w, st = _open_run("bfast_monitor_geotiff", inputs, out_dir, dates, block_rows, date_format,
+                      overwrite, kwargs, ("dates", "time_axis", "detailed", "nodata"),
+                      _OUT_TYPES)
     start = np.datetime64(start_monitor, "D") if not isinstance(start_monitor, np.datetime64) \
         else start_monitor
     kw = dict(kwargs)
@@ -400,24 +426,14 @@ def bfast_monitor_geotiff(inputs, start_monitor, out_dir, *, dates=None, block_r
     if st.dtype.kind in "iu":          # as bfast_monitor computes integers (their nodata masked)
         kw.setdefault("dtype", np.float32)
     check_arguments(st.dates, start, **kw)       # before a file is made
-    try:
-        w.open((st.crs, st.transform, st.width, st.height))
-        rng = range(0, st.height, block_rows)
-        if progress:
-            from .runtime import progress as bar
-            rng = bar(rng, desc="bfast_monitor_geotiff")
-        for r0 in rng:
-            r1 = min(st.height, r0 + block_rows)
-            y = st.read_masked(r0, r1)          # each band's own nodata as NaN
-            r = bfast_monitor(y, st.dates, start, progress=False, **kw)
-            w.write("break_date", r0, date_values(r.break_dates, date_format))
-            w.write("magnitude", r0, np.where(r.status == 0, r.magnitudes, np.nan))
-            w.write("valid_count", r0, r.valids)
-            w.write("status", r0, r.status)
-        return w.commit()
-    except BaseException:
-        w.abort()
-        raise
+
+    def one_block(r0, y):
+        r = bfast_monitor(y, st.dates, start, progress=False, **kw)
+        w.write("break_date", r0, date_values(r.break_dates, date_format))
+        w.write("magnitude", r0, np.where(r.status == 0, r.magnitudes, np.nan))
+        w.write("valid_count", r0, r.valids)
+        w.write("status", r0, r.status)
+    return _run_blocks("bfast_monitor_geotiff", w, st, block_rows, progress, one_block)
 
 
 def write_bfast(ds, out_dir, *, like, date_format="decimal_year", overwrite=False) -> dict:
@@ -497,40 +513,21 @@ def bfast_breaks_geotiff(inputs, out_dir, *, dates=None, block_rows=256,
     ``criterion``, ...). Returns {name: path}."""
     from .bfast.breaks_api import bfast_breaks
     from .bfast.maps import break_maps
-    if isinstance(block_rows, bool) or not isinstance(block_rows, int) or block_rows < 1:
-        raise ValueError(f"block_rows must be a positive integer, got {block_rows!r}")
-    date_values(np.array([], "datetime64[D]"), date_format)        # checks the format
-    for bad in ("dates", "time_axis", "magnitudes", "confint"):
-        if bad in kwargs:
-            raise TypeError(f"bfast_breaks_geotiff does not take {bad}=")
-    if not isinstance(overwrite, (bool, np.bool_)):
-        raise TypeError(f"overwrite must be True or False, got {overwrite!r}")
-    files = _sources(inputs)
-    w = _Writer(out_dir, BREAK_OUTPUTS, overwrite=overwrite,
-                inputs=_input_paths(inputs, files, dates))
-    st = open_stack(files, dates)
+    w, st = _open_run("bfast_breaks_geotiff", inputs, out_dir, dates, block_rows, date_format,
+                      overwrite, kwargs, ("dates", "time_axis", "magnitudes", "confint"),
+                      BREAK_OUTPUTS)
     # the arguments checked before a file is made: a one-pixel call on the stack's dates
     import warnings
     with warnings.catch_warnings():          # the blocks' calls say it
         warnings.simplefilter("ignore", UserWarning)
         bfast_breaks(np.zeros((st.dates.size, 1)), st.dates, progress=False,
                      magnitudes=False, **kwargs)
-    try:
-        w.open((st.crs, st.transform, st.width, st.height))
-        rng = range(0, st.height, block_rows)
-        if progress:
-            from .runtime import progress as bar
-            rng = bar(rng, desc="bfast_breaks_geotiff")
-        for r0 in rng:
-            r1 = min(st.height, r0 + block_rows)
-            y = st.read_masked(r0, r1)          # each band's own nodata as NaN
-            r = bfast_breaks(y, st.dates, progress=False, **kwargs)
-            _write_maps(w, r0, break_maps(r.n_breaks, r.break_dates, r.magnitudes, r.status),
-                        date_format)
-        return w.commit()
-    except BaseException:
-        w.abort()
-        raise
+
+    def one_block(r0, y):
+        r = bfast_breaks(y, st.dates, progress=False, **kwargs)
+        _write_maps(w, r0, break_maps(r.n_breaks, r.break_dates, r.magnitudes, r.status),
+                    date_format)
+    return _run_blocks("bfast_breaks_geotiff", w, st, block_rows, progress, one_block)
 
 
 def write_breaks(ds, out_dir, *, like, date_format="decimal_year", overwrite=False) -> dict:

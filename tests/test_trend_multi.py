@@ -11,6 +11,8 @@ import pytest
 import clts
 from clts.trend import multi
 from clts.trend import reference as ref
+from test_trend import batch as trend_batch
+from test_trend import close
 
 mk = pytest.importorskip("pymannkendall")
 
@@ -25,19 +27,10 @@ FIELDS = (("s", "s"), ("var_s", "var_s"), ("z", "z"), ("p", "p"), ("tau", "Tau")
           ("slope", "slope"), ("intercept", "intercept"))
 
 
-def close(a, b, rtol=1e-10):
-    return np.isclose(a, b, rtol=rtol, atol=1e-300) or (np.isnan(a) and np.isnan(b))
-
-
-def batch(rng, n, b=7):
-    t = np.arange(n)
-    y = 0.02 * t + rng.normal(size=(b, n))
-    y[1] = np.round(y[1] * 2) / 2                       # ties
-    y[2, 5:20] = np.nan                                 # a gap
-    y[3] = np.cumsum(rng.normal(size=n))                # autocorrelated
-    y[4, rng.random(n) < 0.2] = np.nan                  # scattered missing values
-    y[5] = -0.05 * t + np.sin(t)
-    y[6] = 3.0                                          # constant
+def batch(rng, n):
+    """test_trend's batch (ties, a gap, autocorrelation, scattered NaN) and a constant series."""
+    y = trend_batch(rng, n, b=7)
+    y[6] = 3.0
     return y
 
 

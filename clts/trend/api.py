@@ -281,9 +281,10 @@ def trend_test(y, *, variant="original", period=None, alpha=0.05, lag=None, conf
         dev = get_device(device)
     dev.require_dtype(y2.dtype)
     if variant in multi.VARIANTS:
-        def core(y2, P):
+        def core(y2, P, slopes=True):
             plan = make_plan(dev, Problem(y2.shape[1], P), **plan_overrides)
-            stats, sen, factor = _run(dev, plan, y2, "original", alpha, None, conf_level)
+            stats, sen, factor = _run(dev, plan, y2, "original", alpha, None, conf_level,
+                                      slopes)
             return _statistics(y2, stats, sen, factor, P, alpha), plan
         out, shape, plan = multi.run(dev, yv, variant, P, alpha, conf_level, core)
         multi_axis = variant in multi.MULTI_VARIANTS
@@ -320,14 +321,20 @@ class _Kernels:
     """The pair and autocorrelation kernels of one call, their constants, and the device
     bytes per series of a chunk (``per``)."""
 
-    def __init__(self, dev, plan, B, N, dt, variant, alpha, conf_level, extra_per=()):
+    def __init__(self, dev, plan, B, N, dt, variant, alpha, conf_level, extra_per=(),
+                 slopes=True):
         self.real = "double" if dt == np.float64 else "float"
         rt = dt.type
         self.corrected = corrected = variant in ("hamed_rao", "yue_wang")
         # the interleaved layout only where chosen: CPU sources stay as they were
         extra = dict(interleave=1) if plan.interleave else {}
+        # slopes=0: S and the tie sums only (no slope row, no Sen), sources of the others as
+        # they were
+        self.sample = plan.sample if slopes else 0
+        if not slopes:
+            extra["slopes"] = 0
         self.pairs = dev.program("trend/pairs.cl.mako", real=self.real, median=plan.median,
-                                 lanes=plan.lanes, sample=plan.sample, subgroup=plan.subgroup,
+                                 lanes=plan.lanes, sample=self.sample, subgroup=plan.subgroup,
                                  **extra).kernel("mk_pairs")
         self.acf = (dev.program("trend/acf.cl.mako", real=self.real,
                                 ranks=variant == "hamed_rao").kernel("mk_acf")
@@ -335,7 +342,7 @@ class _Kernels:
         self.zq_ci = rt(normal_ppf(1 - (1 - conf_level) / 2))
         self.zq_a = rt(normal_ppf(1 - alpha / 2))
         item = dt.itemsize
-        self.M = M = max(plan.pairs, 1)
+        self.M = M = max(plan.pairs, 1) if slopes else 1
         self.wg = wg = plan.wg or None
         # work-items of the pair kernel, each with a scratch row it re-uses for its series
         G = min(B, plan.items) if plan.items else B
@@ -346,7 +353,7 @@ class _Kernels:
         # work-item, at most as many rows as one allocation holds: where the device limits
         # them, a chunk holds no more series than there are rows (and halving a chunk halves
         # the scratch)
-        row = (M + plan.sample) * item
+        row = (M + self.sample) * item
         per = [N * item * (3 if corrected else 1), 40 + 3 * item + 8]
         rows = max(1, dev.max_alloc // row)
         if wg and rows < wg:        # rows so long that a work-group's would not fit: any size
@@ -382,13 +389,14 @@ class _Kernels:
         return -(-n // self.wg) * self.wg if self.wg else n
 
 
-def _run(dev, plan, y2, variant, alpha, lag, conf_level):
-    """The kernels over chunks of the batch: (stats [B, 5] int64, sen [B, 3], factor [B])."""
+def _run(dev, plan, y2, variant, alpha, lag, conf_level, slopes=True):
+    """The kernels over chunks of the batch: (stats [B, 5] int64, sen [B, 3], factor [B]);
+    ``slopes=False``: S and the tie sums only, sen NaN."""
     import pyopencl.array as cla
     B, N = y2.shape
     dt = y2.dtype
     q = dev.queue
-    ks = _Kernels(dev, plan, B, N, dt, variant, alpha, conf_level)
+    ks = _Kernels(dev, plan, B, N, dt, variant, alpha, conf_level, slopes=slopes)
     corrected, pairs, acf, zq_ci, zq_a = ks.corrected, ks.pairs, ks.acf, ks.zq_ci, ks.zq_a
     M, wg, G, gsize = ks.M, ks.wg, ks.G, ks.gsize
     stats = np.zeros((B, 5), np.int64)
@@ -405,7 +413,7 @@ def _run(dev, plan, y2, variant, alpha, lag, conf_level):
             yd = cla.to_device(q, np.ascontiguousarray(y2[a:b].T) if plan.interleave
                                else y2[a:b])
             g = min(G, gsize(nb))
-            sc = scratch(dev, (g * (M + plan.sample),), dt)
+            sc = scratch(dev, (g * (M + ks.sample),), dt)
             st = cla.empty(q, (nb, 5), np.int64)
             se = cla.empty(q, (nb, 3), dt)
             launch(dev, pairs, g, wg, yd.data, i32(N), i32(plan.period), i32(nb),
@@ -466,7 +474,7 @@ def _run_device(dev, plan, y2, variant, alpha, lag, conf_level, keep):
                 launch(dev, transpose, (nb, N), None, yc.data, yin.data, i32(nb), i32(N))
                 tmp.append(yin)
             g = min(ks.G, ks.gsize(nb))
-            sc = scratch(dev, (g * (ks.M + plan.sample),), dt)
+            sc = scratch(dev, (g * (ks.M + ks.sample),), dt)
             st = scratch(dev, (nb, 5), np.int64)
             se = scratch(dev, (nb, 3), dt)
             launch(dev, ks.pairs, g, ks.wg, yin.data, i32(N), i32(plan.period), i32(nb),

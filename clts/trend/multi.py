@@ -160,9 +160,9 @@ def _correlated(dev, y3, alpha, partial):
 
 def run(dev, yv, variant, P, alpha, conf_level, core):
     """Every field (numpy, one per series) of ``variant`` on ``yv`` (..., time) or (...,
-    variables, time); returns (fields, batch shape, plan). ``core(y2, P)``: every field of
-    the plain (P = 1) or seasonal test of the rows of ``y2`` by the pair kernel, and its
-    plan."""
+    variables, time); returns (fields, batch shape, plan). ``core(y2, P, slopes=True)``:
+    every field of the plain (P = 1) or seasonal test of the rows of ``y2`` by the pair kernel
+    (without Sen's slope: ``slopes=False``), and its plan."""
     if variant in MULTI_VARIANTS:
         if yv.ndim < 2:
             raise ValueError(f"variant={variant!r} tests several variables a series: y must "
@@ -201,7 +201,7 @@ def run(dev, yv, variant, P, alpha, conf_level, core):
         sen, plan = core(y2, 1)
         slope = sen["slope"] if variant == "trend_free_pre_whitening" else None
         w, flat = whiten(y2, slope)
-        out, _ = core(w.astype(y2.dtype), 1)
+        out, _ = core(w.astype(y2.dtype), 1, False)     # S only: no slopes of w
         for k in ("slope", "intercept", "slope_low", "slope_high"):
             out[k] = sen[k]
         if flat.any():

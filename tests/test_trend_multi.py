@@ -213,3 +213,15 @@ def test_cli_and_xarray(device, tmp_path):
                                                       device=device).s)
     with pytest.raises(ValueError, match="several variables"):
         cx.trend_test(da, variant="multivariate", device=device)
+
+
+def test_threads(device):
+    from concurrent.futures import ThreadPoolExecutor
+    rng = np.random.default_rng(13)
+    y = rng.normal(size=(6, 3, 40))
+    calls = [dict(variant="correlated_multivariate"), dict(variant="pre_whitening")]
+    base = [clts.trend_test(y, device=device, **kw).z for kw in calls]
+    with ThreadPoolExecutor(4) as ex:
+        outs = list(ex.map(lambda i: clts.trend_test(y, device=device, **calls[i % 2]).z,
+                           range(8)))
+    assert all(np.array_equal(o, base[i % 2], equal_nan=True) for i, o in enumerate(outs))

@@ -225,3 +225,16 @@ def test_threads(device):
         outs = list(ex.map(lambda i: clts.trend_test(y, device=device, **calls[i % 2]).z,
                            range(8)))
     assert all(np.array_equal(o, base[i % 2], equal_nan=True) for i, o in enumerate(outs))
+
+
+@pytest.mark.parametrize("N", [1, 2, 3])
+def test_short_series(device, N):
+    """Too few values, whitened values or complete steps: status 1 and NaN, no error."""
+    y = np.arange(4.0 * N).reshape(2, 2, N)
+    for variant in list(SERIES_ANCHOR)[:2] + list(MULTI_ANCHOR):
+        r = clts.trend_test(y if variant in MULTI_ANCHOR else y[:, 0], variant=variant,
+                            device=device, time_axis=-1)
+        if variant in ("multivariate", "regional") and N > 1:
+            assert (r.status == 0).all()
+        elif N < 3 or variant in SERIES_ANCHOR:
+            assert (r.status == 1).all() and np.isnan(r.s).all()

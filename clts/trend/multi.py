@@ -60,15 +60,16 @@ def lag1(X):
 def whiten(y2, slope=None):
     """The pre-whitened series of the rows of ``y2`` (B, N): the valid values x in order,
     x_(i+1) - r1 x_i (r1: their lag-1 autocorrelation), valid values first and NaN after,
-    shape (B, N - 1), float64. With ``slope`` (per row) the trend-free version: x detrended by
-    (i + 1) slope, whitened, and i slope added back (pymannkendall's operations in order).
+    shape (B, max(N - 1, 1)), float64. With ``slope`` (per row) the trend-free version: x
+    detrended by (i + 1) slope, whitened, and i slope added back (pymannkendall's operations
+    in order).
     Also the rows whose valid values are constant (no autocorrelation: r1 undefined)."""
     B, N = y2.shape
     valid = ~np.isnan(y2)
     order = np.argsort(~valid, axis=1, kind="stable")
     xc = np.take_along_axis(y2, order, axis=1).astype(np.float64)
     nv = valid.sum(axis=1)
-    out = np.full((B, max(N - 1, 0)), np.nan)
+    out = np.full((B, max(N - 1, 1)), np.nan)        # a column at least: all NaN for N = 1
     flat = np.zeros(B, bool)
     for n in np.unique(nv):
         if n < 2:

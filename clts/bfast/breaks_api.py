@@ -6,6 +6,9 @@ Model of each segment (K = 1 + trend + 2 order coefficients)::
 
     y_t = a + b t + sum_{j=1..order} ( c_j cos(2 pi j t / freq) + d_j sin(2 pi j t / freq) ) + e_t
 
+plus the covariates of ``regressors=`` (shared by all pixels), or the terms ``formula=`` names
+(R's ``response ~ trend + harmon + xreg``, ``response ~ 1``: ``clts.bfast.regressors``).
+
 Breakpoints, RSS, BIC: strucchange's ``breakpoints.formula`` / ``summary.breakpointsfull``
 (see ``clts.bfast.breakpoints_reference``). The trend regressor is the time (for a regular
 series an affine function of R's ``trend = 1..n``: the same column space, the same fits).
@@ -28,7 +31,8 @@ from .breakpoints import (CRITERIA, check_h_breaks, criteria, fail, independent_
                           rank_deficient_pixels, rss_floor, run_breakpoints, select)
 from .breakpoints_plan import BreakpointsPlan, Problem, make_plan
 from .breakpoints_reference import BP_STATUS
-from .common import design_matrix, design_names, trend_scaling
+from .regressors import model_terms
+from .common import trend_scaling
 from .common import time_axis as _time_axis
 from ..timeaxis import check_fits
 
@@ -86,7 +90,7 @@ class BreaksResult(LazyFields):
 
 def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, breaks=5,
                  criterion="BIC", magnitudes=True, confint=None, time_axis=None,
-                 dtype=np.float64,
+                 regressors=None, formula=None, dtype=np.float64,
                  device=None, plan=None, progress=True, **plan_overrides):
     """Bai-Perron multiple breakpoints of a season + trend model on every pixel of ``y``.
 
@@ -122,6 +126,16 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
     time_axis : int or str, optional
         As :func:`clts.bfast_monitor`: default 0 for numpy (``[time, pixels...]``); ``dates``
         that fit another axis but not that one are a ValueError naming ``time_axis=``.
+    regressors : array_like or dict, optional
+        Covariates, one finite value per date shared by all pixels: ``[dates]`` or
+        ``[dates, q]`` (named ``x1 .. xq``) or a dict name -> ``[dates]``; they join the
+        design after the season (R's ``response ~ trend + harmon + xreg``). Per-pixel
+        regressors are not supported (the kernels share one design over a chunk).
+    formula : str, optional
+        R's model formula over ``trend``, ``harmon`` (of ``order``), the regressors' names and
+        ``1``: ``"response ~ trend + harmon + x1"``, ``"response ~ harmon"``, ``"response ~ 1"``
+        (intercept only). Given, it overrides ``trend`` and leaves out the regressors it does
+        not name; None: ``trend``, ``order`` and every regressor (``clts.bfast.regressors``).
     dtype : {float64, float32}
         Precision on the device (float64 default: the RSS differences the programme compares
         are small against the RSS).
@@ -137,7 +151,7 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
     ------
     ValueError
         ``h``, ``breaks``, ``order``, ``criterion`` out of range, dates unsorted or not one per
-        time step.
+        time step, ``formula`` / ``regressors`` malformed.
 
     Examples
     --------
@@ -183,12 +197,13 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
         raise TypeError(f"dtype must be float32 or float64, got {dtype}")
     dev = get_device(device)
     dev.require_dtype(dtype)
+    terms = model_terms(formula, order, trend, regressors, N)
     center, scale = trend_scaling(t, N)
-    X = design_matrix(t, order, freq, trend, center, scale)
+    X = terms.design(t, freq, center, scale)
+    names = terms.columns()
     K_design = X.shape[1]
     keep = independent_columns(X, dtype)        # the rank the dates give the design
     if len(keep) < K_design:
-        names = design_names(order, trend)
         warnings.warn(f"bfast_breaks: the design is rank-deficient on these dates ("
                       f"{', '.join(names[j] for j in range(K_design) if j not in keep)} "
                       f"{'is a linear combination' if K_design - len(keep) == 1 else 'are linear combinations'} "
@@ -207,7 +222,7 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
     flat = y.reshape(N, M)
     if confint is not None and not (isinstance(confint, (float, int)) and 0 < confint < 1):
         raise ValueError(f"confint must be a level in (0, 1) or None, got {confint!r}")
-    dropped = [design_names(order, trend)[j] for j in range(K_design) if j not in keep]
+    dropped = [names[j] for j in range(K_design) if j not in keep]
     if on_device:
         return _breaks_device(dev, plan, flat, pix_shape, X, K_design, h, breaks, dtype,
                               criterion, magnitudes, confint, dates, dropped)

@@ -1,0 +1,140 @@
+"""clts.bfast_breaks with model formulas beyond trend + harmon: covariates shared by all
+pixels (``regressors=``) and the intercept-only model, against R's strucchange::breakpoints on
+bfast::bfastpp's data frame (fixtures tests/data/bfast_reg_*.csv, bench/bfast_regressors_fixtures.R,
+strucchange 1.5-3, bfast 1.7.2). Tolerances as tests/test_bfast_breaks.py: R's RSS to 1e-5."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import clts
+from clts.bfast import breakpoints_reference as bref
+from clts.bfast.common import trend_scaling
+from clts.bfast.regressors import model_terms, parse_formula
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+@pytest.fixture(scope="module")
+def rfix():
+    import pandas as pd
+    return (pd.read_csv(DATA / "bfast_reg_input.csv"), pd.read_csv(DATA / "bfast_reg_settings.csv"),
+            pd.read_csv(DATA / "bfast_reg_output.csv", keep_default_na=False))
+
+
+def _h(v):
+    return int(v) if v >= 1 else float(v)
+
+
+def test_r_fixture(device, rfix):
+    if not device.fp64:
+        pytest.skip("float64 needs cl_khr_fp64")
+    inp, settings, out = rfix
+    t = inp.time.values
+    Y = inp[[c for c in inp.columns if c.startswith("y")]].values
+    reg = {"xreg1": inp.cov1.values, "xreg2": inp.cov2.values}
+    for _, s in settings.iterrows():
+        r = clts.bfast_breaks(Y, t, freq=1, order=int(s.order), h=_h(s.h), breaks=int(s.breaks),
+                              regressors=reg, formula=s.formula, device=device, progress=False)
+        K = len(parse_formula(s.formula)) + 1 + (2 * int(s.order) - 1 if s.order else 0)
+        assert r.diagnostics["n_coef"] == K
+        for p in range(Y.shape[1]):
+            rows = out[(out.setting == s.setting) & (out.pixel == p)]
+            idx = np.nonzero(~np.isnan(Y[:, p]))[0]
+            assert r.nobs[p] == rows.nobs.iloc[0]
+            assert r.n_breaks[p] == rows.selected.iloc[0], (s.formula, p)
+            for _, row in rows.iterrows():
+                m = int(row.m)
+                np.testing.assert_allclose(r.rss[m, p], row.RSS, rtol=1e-5)
+                np.testing.assert_allclose(r.bic[m, p], row.BIC, rtol=1e-5, atol=1e-6)
+                if m:
+                    got = r.all_breakpoints[m * (m - 1) // 2:m * (m + 1) // 2, p]
+                    want = idx[np.array(row.breakpoints.split(), int) - 1]
+                    np.testing.assert_array_equal(got, want, err_msg=f"{s.formula} pixel {p} m={m}")
+
+
+def test_reference_and_float32(device, rfix):
+    """The numpy reference on the same design, and float32 finds R's breaks."""
+    inp, _, out = rfix
+    t = inp.time.values
+    Y = inp[[c for c in inp.columns if c.startswith("y")]].values
+    reg = np.column_stack([inp.cov1.values, inp.cov2.values])
+    f = "response ~ trend + harmon + x1 + x2"
+    terms = model_terms(f, 3, True, reg, t.size)
+    c, sc = trend_scaling(t, t.size)
+    X = terms.design(t, 1.0, c, sc)
+    r = clts.bfast_breaks(Y, t, freq=1, order=3, h=0.2, breaks=2, regressors=reg, formula=f,
+                          dtype=np.float32, device=device, progress=False)
+    rows = out[out.setting == 4]
+    for p in range(Y.shape[1]):
+        ref = bref.breakpoints_pixel(X, Y[:, p], h=0.2, breaks=2)
+        assert r.n_breaks[p] == bref.select(ref) == rows[rows.pixel == p].selected.iloc[0]
+        np.testing.assert_allclose(r.rss[:, p], ref["rss"], rtol=2e-3)
+
+
+def test_intercept_only_is_plain(device):
+    """``formula="response ~ 1"`` is ``order=0, trend=False``; a 1-D regressor is ``x1``."""
+    rng = np.random.default_rng(1)
+    t = 2000 + np.arange(80) / 23
+    y = rng.normal(size=(80, 3)) * 0.1
+    y[40:, 0] += 1.0
+    a = clts.bfast_breaks(y, t, freq=1, formula="response ~ 1", device=device, progress=False)
+    b = clts.bfast_breaks(y, t, freq=1, order=0, trend=False, device=device, progress=False)
+    np.testing.assert_array_equal(a.all_breakpoints, b.all_breakpoints)
+    np.testing.assert_array_equal(a.rss, b.rss)
+    assert a.diagnostics["n_coef"] == 1 and a.breakpoints[0, 0] == 39
+    x = np.linspace(0, 1, 80) ** 2
+    c = clts.bfast_breaks(y, t, freq=1, order=0, regressors=x, device=device, progress=False)
+    d = clts.bfast_breaks(y, t, freq=1, formula="~ trend + x1", regressors=x, device=device,
+                          progress=False)
+    np.testing.assert_array_equal(c.rss, d.rss)
+    assert c.diagnostics["n_coef"] == 3
+
+
+def test_scaling_invariance(device):
+    """A covariate in other units (x 1e4 + 300) gives the same breaks and RSS."""
+    rng = np.random.default_rng(2)
+    t = 2000 + np.arange(100) / 23
+    x = rng.normal(size=100).cumsum()
+    y = (0.5 * x + np.sin(2 * np.pi * t))[:, None] + 0.05 * rng.normal(size=(100, 4))
+    y[50:, :2] += 0.5
+    a = clts.bfast_breaks(y, t, freq=1, order=1, regressors=x, device=device, progress=False)
+    b = clts.bfast_breaks(y, t, freq=1, order=1, regressors=x * 1e4 + 300, device=device,
+                          progress=False)
+    np.testing.assert_array_equal(a.all_breakpoints, b.all_breakpoints)
+    np.testing.assert_allclose(a.rss, b.rss, rtol=1e-8)
+    np.testing.assert_allclose(a.magnitudes, b.magnitudes, rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("kw, msg", [
+    (dict(formula="response ~ trend + foo"), "foo"),
+    (dict(formula="response ~ trend * harmon"), "not a term"),
+    (dict(formula="response ~ trend - 1"), "intercept"),
+    (dict(formula="y ~ trend"), "response"),
+    (dict(formula=3), "string"),
+    (dict(formula="~ harmon", order=0), "order=0"),
+    (dict(regressors=np.ones((5, 2))), "rows"),
+    (dict(regressors=np.ones((60, 2, 2))), "per-pixel"),
+    (dict(regressors=np.ones(60)), "constant"),
+    (dict(regressors=np.r_[np.nan, np.arange(59.0)]), "finite"),
+    (dict(regressors={"trend": np.arange(60.0)}), "usable name"),
+    (dict(regressors={"a": np.arange(5.0)}), "one value per date"),
+])
+def test_bad_model(kw, msg):
+    y = np.zeros((60, 2))
+    err = TypeError if msg == "string" else ValueError
+    with pytest.raises(err, match=msg):
+        clts.bfast_breaks(y, np.arange(60.0) / 12, freq=1, **kw)
+
+
+def test_collinear_regressor_dropped(device):
+    """A regressor that is the trend again is dropped with a warning, as a harmonic is."""
+    t = 2000 + np.arange(60) / 12
+    y = np.sin(2 * np.pi * t)[:, None] + np.r_[np.zeros(30), np.ones(30)][:, None]
+    with pytest.warns(UserWarning, match="rank-deficient"):
+        r = clts.bfast_breaks(y, t, freq=1, order=1, regressors={"tt": 2 * t + 1},
+                              device=device, progress=False)
+    assert r.diagnostics["dropped_columns"] == ["tt"]
+    assert r.n_breaks[0] == 1

@@ -177,13 +177,7 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
         dates = device_axis(y, dates, time_axis)
         y = device_input(y, "y", get_device(device), dtypes=_DEVICE_TYPES)
     else:
-        labels, dates = time_axis_and_dates(y, dates, time_axis)
-        y = native(values_of(y))
-        if y.dtype.kind not in "fiu" or y.dtype.kind == "b":
-            raise TypeError(f"y must be a real array (NaN = missing), got dtype {y.dtype}")
-        n_dates = np.asarray(dates).size
-        check_fits(y.shape, labels.axis, lambda n: n == n_dates, f"dates ({n_dates} entries)")
-        y = np.moveaxis(y, labels.axis, 0)
+        labels, dates, y = host_cube(y, dates, time_axis)
     N = y.shape[0]
     pix_shape = y.shape[1:]
     d0 = np.asarray(dates).ravel()
@@ -265,6 +259,18 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
                            **counts, exact_fit=int(np.sum((sel >= 0) & (chosen <= floor))),
                            dropped_columns=dropped, device=str(dev.slug))
     return res
+
+
+def host_cube(y, dates, time_axis):
+    """(labels, dates, y with its time axis first) of a host cube ``y`` (numpy, pandas,
+    xarray; any layout and byte order)."""
+    labels, dates = time_axis_and_dates(y, dates, time_axis)
+    y = native(values_of(y))
+    if y.dtype.kind not in "fiu" or y.dtype.kind == "b":
+        raise TypeError(f"y must be a real array (NaN = missing), got dtype {y.dtype}")
+    n_dates = np.asarray(dates).size
+    check_fits(y.shape, labels.axis, lambda n: n == n_dates, f"dates ({n_dates} entries)")
+    return labels, dates, np.moveaxis(y, labels.axis, 0)
 
 
 def _break_dates(dates, bp):
@@ -360,13 +366,7 @@ def _magnitudes(flat, X, sel, bp):
         hi = np.where(hi < 0, N - 1, hi)
         live = (s == 0) | (bpv[s - 1] >= 0) if s else np.ones(cols.size, bool)
         mask = vv & (idx > lo) & (idx <= hi)
-        G = np.einsum("tk,tl,tp->pkl", X, X, mask)
-        Xy = np.einsum("tk,tp->pk", X, yv * mask)
-        with np.errstate(all="ignore"):
-            ok = np.linalg.matrix_rank(G) == X.shape[1]
-            Gs = np.where(ok[:, None, None], G, np.eye(X.shape[1]))
-            beta = np.linalg.solve(Gs, Xy[..., None])[..., 0]
-        beta[~ok] = np.nan
+        beta = masked_fit(X, yv, mask)
         if s > 0 and prev is not None:
             # first valid date after the break
             first = np.argmax(vv & (idx > lo), axis=0)
@@ -377,6 +377,20 @@ def _magnitudes(flat, X, sel, bp):
         prev = beta
         lo = np.where(hi >= 0, hi, lo)
     return mags
+
+
+def masked_fit(X, y0, mask):
+    """[P, K] least-squares coefficients of each column of ``y0`` [N, P] (zeros where
+    missing) on the rows ``mask`` [N, P] of ``X`` [N, K], by the normal equations (float64;
+    NaN where those rows are rank-deficient)."""
+    G = np.einsum("tk,tl,tp->pkl", X, X, mask)
+    Xy = np.einsum("tk,tp->pk", X, y0 * mask)
+    with np.errstate(all="ignore"):
+        ok = np.linalg.matrix_rank(G) == X.shape[1]
+        Gs = np.where(ok[:, None, None], G, np.eye(X.shape[1]))
+        beta = np.linalg.solve(Gs, Xy[..., None])[..., 0]
+    beta[~ok] = np.nan
+    return beta
 
 
 def _intervals(flat, X, sel, bp, level):

@@ -138,3 +138,18 @@ def test_collinear_regressor_dropped(device):
                               device=device, progress=False)
     assert r.diagnostics["dropped_columns"] == ["tt"]
     assert r.n_breaks[0] == 1
+
+
+def test_xarray_formula_sizes(device):
+    """clts.xarray.bfast_breaks sizes its break axes from the formula's columns."""
+    xr = pytest.importorskip("xarray")
+    import clts.xarray as cx
+    t = 2000 + np.arange(100) / 23
+    y = np.random.default_rng(0).normal(size=(100, 3)) * 0.1
+    y[50:, 0] += 1
+    da = xr.DataArray(y, dims=("time", "x"), coords={"time": t})
+    ds = cx.bfast_breaks(da, freq=1, formula="response ~ 1", h=10, breaks=8, device=device)
+    want = clts.bfast_breaks(y, t, freq=1, formula="response ~ 1", h=10, breaks=8,
+                             device=device, progress=False)
+    assert ds.sizes["break"] == 8
+    np.testing.assert_array_equal(ds.n_breaks.values, want.n_breaks)

@@ -1,8 +1,9 @@
 # R's Bai-Perron breakpoints (strucchange::breakpoints) with model formulas beyond
 # trend + harmon, on bfast::bfastpp's data frame: covariates (its xreg columns) and the
-# intercept-only model. Synthetic series (16-day-like, 23 a year, 2000..2005.2, with gaps),
-# generated here with a fixed seed. Writes
-#   <dir>/bfast_reg_input.csv     time, cov1, cov2, y0..y5 (NA = missing)
+# intercept-only model, and covariates per pixel (setting 5: pixel p's own covariate cp<p>,
+# with NA on a few dates of cp2, which na.omit drops). Synthetic series (16-day-like, 23 a year,
+# 2000..2005.2, with gaps), generated here with a fixed seed. Writes
+#   <dir>/bfast_reg_input.csv     time, cov1, cov2, y0..y5 (NA = missing), cp0..cp5
 #   <dir>/bfast_reg_settings.csv  setting, formula, order, h, breaks
 #   <dir>/bfast_reg_output.csv    setting, pixel, nobs, m, RSS, BIC, breakpoints (1-based rows
 #                                 of the valid values, as R), selected (BIC's m)
@@ -23,16 +24,22 @@ for (p in 1:6) {
   Y[, p] <- y
 }
 Y[, 6] <- Y[, 6] + 0.002 * seq_len(N)                                  # a trend
+CP <- apply(matrix(rnorm(N * 6), N), 2, cumsum) / 3                    # per-pixel covariates
+YP <- Y + 0.3 * CP                                                     # y of setting 5
+CP[c(7, 50, 51, 90), 3] <- NA
 settings <- data.frame(
-  setting = 0:4,
+  setting = 0:5,
   formula = c("response ~ trend + harmon + xreg1", "response ~ harmon + xreg1 + xreg2",
               "response ~ 1", "response ~ trend + xreg2",
-              "response ~ trend + harmon + xreg1 + xreg2"),
-  order = c(2, 1, 0, 0, 3), h = c(0.15, 0.15, 0.1, 20, 0.2), breaks = c(3, 3, 5, 2, 2))
+              "response ~ trend + harmon + xreg1 + xreg2", "response ~ trend + harmon + xreg1"),
+  order = c(2, 1, 0, 0, 3, 2), h = c(0.15, 0.15, 0.1, 20, 0.2, 0.15), breaks = c(3, 3, 5, 2, 2, 3))
 out <- NULL
 for (s in seq_len(nrow(settings))) {
   for (p in 1:6) {
-    z <- ts(cbind(y = Y[, p], xreg1 = cov1, xreg2 = cov2), frequency = 23, start = c(2000, 1))
+    z <- if (s < 6) ts(cbind(y = Y[, p], xreg1 = cov1, xreg2 = cov2), frequency = 23,
+                       start = c(2000, 1))
+         else ts(cbind(y = YP[, p], xreg1 = CP[, p], xreg2 = cov2), frequency = 23,
+                 start = c(2000, 1))
     d <- bfastpp(z, order = max(1, settings$order[s]))
     d$xreg1 <- d$xreg[, "xreg1"]; d$xreg2 <- d$xreg[, "xreg2"]
     f <- as.formula(settings$formula[s])
@@ -49,7 +56,9 @@ for (s in seq_len(nrow(settings))) {
   }
 }
 colnames(Y) <- paste0("y", 0:5)
-write.csv(data.frame(time = tm, cov1 = cov1, cov2 = cov2, Y),
+colnames(CP) <- paste0("cp", 0:5)
+colnames(YP) <- paste0("yp", 0:5)
+write.csv(data.frame(time = tm, cov1 = cov1, cov2 = cov2, Y, CP, YP),
           file.path(dir, "bfast_reg_input.csv"), row.names = FALSE)
 write.csv(settings, file.path(dir, "bfast_reg_settings.csv"), row.names = FALSE)
 write.csv(out, file.path(dir, "bfast_reg_output.csv"), row.names = FALSE)

@@ -1,7 +1,8 @@
 """clts.bfast_breaks with model formulas beyond trend + harmon: covariates shared by all
 pixels (``regressors=``) and the intercept-only model, against R's strucchange::breakpoints on
 bfast::bfastpp's data frame (fixtures tests/data/bfast_reg_*.csv, bench/bfast_regressors_fixtures.R,
-strucchange 1.5-3, bfast 1.7.2). Tolerances as tests/test_bfast_breaks.py: R's RSS to 1e-5."""
+strucchange 1.5-3, bfast 1.7.2), setting 5 with a covariate per pixel (NA on a few dates of one
+pixel's: those values missing). Tolerances as tests/test_bfast_breaks.py: R's RSS to 1e-5."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -33,16 +34,23 @@ def test_r_fixture(device, rfix):
         pytest.skip("float64 needs cl_khr_fp64")
     inp, settings, out = rfix
     t = inp.time.values
-    Y = inp[[c for c in inp.columns if c.startswith("y")]].values
-    reg = {"xreg1": inp.cov1.values, "xreg2": inp.cov2.values}
     for _, s in settings.iterrows():
+        if s.setting < 5:
+            Y = inp[[f"y{p}" for p in range(6)]].values
+            reg = {"xreg1": inp.cov1.values, "xreg2": inp.cov2.values}
+            valid = ~np.isnan(Y)
+        else:           # per pixel: y [N, 6], its covariate [N, 6]
+            Y = inp[[f"yp{p}" for p in range(6)]].values
+            cp = inp[[f"cp{p}" for p in range(6)]].values
+            reg = {"xreg1": cp, "xreg2": inp.cov2.values}
+            valid = ~np.isnan(Y) & ~np.isnan(cp)
         r = clts.bfast_breaks(Y, t, freq=1, order=int(s.order), h=_h(s.h), breaks=int(s.breaks),
                               regressors=reg, formula=s.formula, device=device, progress=False)
         K = len(parse_formula(s.formula)) + 1 + (2 * int(s.order) - 1 if s.order else 0)
         assert r.diagnostics["n_coef"] == K
         for p in range(Y.shape[1]):
             rows = out[(out.setting == s.setting) & (out.pixel == p)]
-            idx = np.nonzero(~np.isnan(Y[:, p]))[0]
+            idx = np.nonzero(valid[:, p])[0]
             assert r.nobs[p] == rows.nobs.iloc[0]
             assert r.n_breaks[p] == rows.selected.iloc[0], (s.formula, p)
             for _, row in rows.iterrows():
@@ -59,7 +67,7 @@ def test_reference_and_float32(device, rfix):
     """The numpy reference on the same design, and float32 finds R's breaks."""
     inp, _, out = rfix
     t = inp.time.values
-    Y = inp[[c for c in inp.columns if c.startswith("y")]].values
+    Y = inp[[f"y{p}" for p in range(6)]].values
     reg = np.column_stack([inp.cov1.values, inp.cov2.values])
     f = "response ~ trend + harmon + x1 + x2"
     terms = model_terms(f, 3, True, reg, t.size)
@@ -116,9 +124,9 @@ def test_scaling_invariance(device):
     (dict(formula=3), "string"),
     (dict(formula="~ harmon", order=0), "order=0"),
     (dict(regressors=np.ones((5, 2))), "rows"),
-    (dict(regressors=np.ones((60, 2, 2))), "per-pixel"),
+    (dict(regressors=np.ones((60, 3, 2))), "per pixel"),
     (dict(regressors=np.ones(60)), "constant"),
-    (dict(regressors=np.r_[np.nan, np.arange(59.0)]), "finite"),
+    (dict(regressors=np.r_[np.inf, np.arange(59.0)]), "finite"),
     (dict(regressors={"trend": np.arange(60.0)}), "usable name"),
     (dict(regressors={"a": np.arange(5.0)}), "one value per date"),
 ])
@@ -153,3 +161,65 @@ def test_xarray_formula_sizes(device):
                              device=device, progress=False)
     assert ds.sizes["break"] == 8
     np.testing.assert_array_equal(ds.n_breaks.values, want.n_breaks)
+
+
+def test_per_pixel_regressors(device):
+    """Covariates per pixel: y's shape + (q,) or a dict of arrays shaped like y, any time axis;
+    the same covariate in every pixel is the shared one; each pixel equals the reference on
+    its own design (split / scan kernels of the GPU profiles too, over pocl); a pixel whose
+    covariate is constant is rank-deficient (status 4); a device cube is a TypeError."""
+    from emulated import gpus_over_pocl
+    from clts.bfast.common import design_matrix
+    rng = np.random.default_rng(5)
+    N, M = 100, 7
+    t = 2000 + np.arange(N) / 23
+    x = rng.normal(size=(N, M)).cumsum(axis=0)
+    y = 0.3 * np.sin(2 * np.pi * t)[:, None] + 0.4 * x + 0.05 * rng.normal(size=(N, M))
+    y[50:, :3] += 0.3
+    y[rng.random((N, M)) < 0.1] = np.nan
+    x[:, 6] = 2.0
+    kw = dict(freq=1, order=1, breaks=3, progress=False)
+    r = clts.bfast_breaks(y, t, regressors=x[:, :, None], device=device, **kw)
+    assert r.status.tolist() == [0] * 6 + [4]
+    rt = clts.bfast_breaks(np.ascontiguousarray(y.T), t, time_axis=1,
+                           regressors={"rain": np.ascontiguousarray(x.T)}, device=device, **kw)
+    np.testing.assert_array_equal(rt.all_breakpoints, r.all_breakpoints)
+    c, sc = trend_scaling(t, N)
+    X = design_matrix(t, 1, 1.0, True, c, sc)
+    for p in range(6):
+        ref = bref.breakpoints_pixel(np.column_stack([X, x[:, p]]), y[:, p], h=0.15, breaks=3)
+        assert r.n_breaks[p] == bref.select(ref)
+        np.testing.assert_allclose(r.rss[:, p], ref["rss"], rtol=1e-9)
+    same = clts.bfast_breaks(y, t, regressors=np.repeat(x[:, :1, None], M, axis=1),
+                             device=device, **kw)
+    shared = clts.bfast_breaks(y, t, regressors=x[:, 0], device=device, **kw)
+    np.testing.assert_array_equal(same.all_breakpoints, shared.all_breakpoints)
+    np.testing.assert_allclose(same.rss, shared.rss, rtol=1e-12)
+    np.testing.assert_allclose(same.magnitudes, shared.magnitudes, rtol=1e-9, atol=1e-12)
+    if "pocl" in device.slug:        # GPU profiles (split rotation kernel, scan) over pocl
+        for name, emu in gpus_over_pocl().items():
+            if name in ("h100", "mi210", "intel-max-1550"):
+                g = clts.bfast_breaks(y, t, regressors=x[:, :, None], device=emu, **kw)
+                np.testing.assert_array_equal(g.all_breakpoints, r.all_breakpoints, err_msg=name)
+                np.testing.assert_allclose(g.rss, r.rss, rtol=1e-9, err_msg=name)
+    with pytest.raises(ValueError, match="per pixel"):
+        clts.bfast_breaks(y, t, regressors=x[:, :, None, None], device=device, **kw)
+
+
+def test_nan_regressor_is_a_missing_value(device):
+    """A NaN covariate value makes that value of y missing (R's na.omit of the frame)."""
+    rng = np.random.default_rng(6)
+    N = 90
+    t = 2000 + np.arange(N) / 23
+    x = rng.normal(size=N).cumsum()
+    y = (0.3 * x)[:, None] + 0.05 * rng.normal(size=(N, 3))
+    y[45:, 0] += 0.5
+    xn = x.copy()
+    xn[[3, 40, 41]] = np.nan
+    a = clts.bfast_breaks(y, t, freq=1, order=1, regressors=xn, device=device, progress=False)
+    y2 = y.copy()
+    y2[[3, 40, 41]] = np.nan
+    b = clts.bfast_breaks(y2, t, freq=1, order=1, regressors=x, device=device, progress=False)
+    np.testing.assert_array_equal(a.nobs, [N - 3] * 3)
+    np.testing.assert_array_equal(a.all_breakpoints, b.all_breakpoints)
+    np.testing.assert_allclose(a.rss, b.rss, rtol=1e-9)

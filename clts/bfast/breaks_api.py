@@ -28,7 +28,8 @@ from .device import INT_TYPES, LazyFields, device_axis
 from ..runtime import get_device
 from ..runtime.arrays import device_input, is_device_array, native, values_of
 from .breakpoints import (CRITERIA, check_h_breaks, criteria, fail, independent_columns,
-                          rank_deficient_pixels, rss_floor, run_breakpoints, select)
+                          pixel_design, rank_deficient_pixels, rss_floor, run_breakpoints,
+                          select)
 from .breakpoints_plan import BreakpointsPlan, Problem, make_plan
 from .breakpoints_reference import BP_STATUS
 from .regressors import model_terms
@@ -191,21 +192,27 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
         raise TypeError(f"dtype must be float32 or float64, got {dtype}")
     dev = get_device(device)
     dev.require_dtype(dtype)
-    terms = model_terms(formula, order, trend, regressors, N)
+    terms = model_terms(formula, order, trend, regressors, N, cube=None if on_device else
+                        _original_shape(pix_shape, N, labels.axis))
+    if on_device and terms.missing is not None:
+        raise TypeError("regressors with NaN take a host cube (the NaN make values of y "
+                        "missing); y.get() the device array first")
     center, scale = trend_scaling(t, N)
     X = terms.design(t, freq, center, scale)
     names = terms.columns()
-    K_design = X.shape[1]
+    q_pix = terms.q if terms.per_pixel else 0       # per-pixel columns, after X's
+    K_shared = X.shape[1]
+    K_design = K_shared + q_pix
     keep = independent_columns(X, dtype)        # the rank the dates give the design
-    if len(keep) < K_design:
+    if len(keep) < K_shared:
         warnings.warn(f"bfast_breaks: the design is rank-deficient on these dates ("
-                      f"{', '.join(names[j] for j in range(K_design) if j not in keep)} "
-                      f"{'is a linear combination' if K_design - len(keep) == 1 else 'are linear combinations'} "
+                      f"{', '.join(names[j] for j in range(K_shared) if j not in keep)} "
+                      f"{'is a linear combination' if K_shared - len(keep) == 1 else 'are linear combinations'} "
                       f"of the other columns up to rounding, e.g. harmonics of freq={freq!r} on "
                       f"dates one season apart); fitted with the {len(keep)} independent "
                       "columns (diagnostics['dropped_columns'])", UserWarning, stacklevel=2)
         X = X[:, keep]
-    K = X.shape[1]
+    K = X.shape[1] + q_pix
     if plan is None:
         plan = make_plan(dev, Problem(N, K, dtype.itemsize), **plan_overrides)
     elif not isinstance(plan, BreakpointsPlan):
@@ -216,22 +223,29 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
     flat = y.reshape(N, M)
     if confint is not None and not (isinstance(confint, (float, int)) and 0 < confint < 1):
         raise ValueError(f"confint must be a level in (0, 1) or None, got {confint!r}")
-    dropped = [names[j] for j in range(K_design) if j not in keep]
+    dropped = [names[j] for j in range(K_shared) if j not in keep]
     if on_device:
+        if q_pix:
+            raise TypeError("per-pixel regressors take a host cube: y.get() the device array "
+                            "first")
         return _breaks_device(dev, plan, flat, pix_shape, X, K_design, h, breaks, dtype,
                               criterion, magnitudes, confint, dates, dropped)
     if flat.dtype != dtype:
         flat = flat.astype(dtype)
+    flat = terms.apply_missing(flat, dtype)
+    XP = terms.pixel_columns()
     out = run_breakpoints(dev, plan, flat, X, h, breaks, dtype, progress=progress,
-                          k_check=K_design)
+                          k_check=K_design, XP=XP)
     ok = out["status"] == 0
-    fail(out, rank_deficient_pixels(flat, X, dtype, ok & (out["nobs"] < N)), 4)   # gaps only
+    # rank: pixels with gaps (a full pixel has the shared design's rank), all with XP
+    fail(out, rank_deficient_pixels(flat, X, dtype, ok & (out["nobs"] < N) if XP is None
+                                    else ok, XP=XP), 4)
     floor = rss_floor(flat, dtype)
     bic, lwz = criteria(out, K, floor)
     sel, bp = select(out, bic if criterion == "BIC" else lwz)
-    mags = _magnitudes(flat, X, sel, bp) if magnitudes else None
+    mags = _magnitudes(flat, X, sel, bp, XP) if magnitudes else None
     if confint is not None:
-        ci = _intervals(flat, X, sel, bp, float(confint))
+        ci = _intervals(flat, X, sel, bp, float(confint), XP)
     bdates = _break_dates(dates, bp)
 
     def per(a, name):
@@ -259,6 +273,12 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
                            **counts, exact_fit=int(np.sum((sel >= 0) & (chosen <= floor))),
                            dropped_columns=dropped, device=str(dev.slug))
     return res
+
+
+def _original_shape(pix_shape, N, axis):
+    """(shape, time axis) of the cube as given, from its moved shape."""
+    axis = axis % (len(pix_shape) + 1)
+    return pix_shape[:axis] + (N,) + pix_shape[axis:], axis
 
 
 def host_cube(y, dates, time_axis):
@@ -344,9 +364,10 @@ def _breaks_device(dev, plan, flat, pix_shape, X, K_design, h, breaks, dtype, cr
     return res
 
 
-def _magnitudes(flat, X, sel, bp):
+def _magnitudes(flat, X, sel, bp, XP=None):
     """Fit of the segment after minus that before, at the first valid date after each break
-    ([breaks, M], NaN padded): per-segment least squares by masked normal equations."""
+    ([breaks, M], NaN padded): per-segment least squares by masked normal equations. ``XP``
+    [N, q, M]: per-pixel columns after those of ``X``."""
     N, M = flat.shape
     B = bp.shape[0]
     mags = np.full((B, M), np.nan)
@@ -359,6 +380,8 @@ def _magnitudes(flat, X, sel, bp):
         return mags
     cols = np.nonzero(has)[0]
     yv, vv, bpv = y0[:, cols], valid[:, cols], bp[:, cols]
+    if XP is not None:
+        X = pixel_design(X, XP[:, :, cols])          # [N, P, K]
     prev = None
     lo = np.full(cols.size, -1)
     for s in range(B + 1):
@@ -370,7 +393,7 @@ def _magnitudes(flat, X, sel, bp):
         if s > 0 and prev is not None:
             # first valid date after the break
             first = np.argmax(vv & (idx > lo), axis=0)
-            xa = X[first]
+            xa = X[first] if X.ndim == 2 else X[first, np.arange(cols.size)]
             m = np.einsum("pk,pk->p", xa, beta - prev)
             m = np.where(live & (bpv[s - 1] >= 0), m, np.nan)
             mags[s - 1, cols] = m
@@ -381,19 +404,24 @@ def _magnitudes(flat, X, sel, bp):
 
 def masked_fit(X, y0, mask):
     """[P, K] least-squares coefficients of each column of ``y0`` [N, P] (zeros where
-    missing) on the rows ``mask`` [N, P] of ``X`` [N, K], by the normal equations (float64;
-    NaN where those rows are rank-deficient)."""
-    G = np.einsum("tk,tl,tp->pkl", X, X, mask)
-    Xy = np.einsum("tk,tp->pk", X, y0 * mask)
+    missing) on the rows ``mask`` [N, P] of ``X`` ([N, K], or [N, P, K] per pixel), by the
+    normal equations (float64; NaN where those rows are rank-deficient)."""
+    if X.ndim == 2:
+        G = np.einsum("tk,tl,tp->pkl", X, X, mask)
+        Xy = np.einsum("tk,tp->pk", X, y0 * mask)
+    else:
+        G = np.einsum("tpk,tpl,tp->pkl", X, X, mask)
+        Xy = np.einsum("tpk,tp->pk", X, y0 * mask)
+    K = X.shape[-1]
     with np.errstate(all="ignore"):
-        ok = np.linalg.matrix_rank(G) == X.shape[1]
-        Gs = np.where(ok[:, None, None], G, np.eye(X.shape[1]))
+        ok = np.linalg.matrix_rank(G) == K
+        Gs = np.where(ok[:, None, None], G, np.eye(K))
         beta = np.linalg.solve(Gs, Xy[..., None])[..., 0]
     beta[~ok] = np.nan
     return beta
 
 
-def _intervals(flat, X, sel, bp, level):
+def _intervals(flat, X, sel, bp, level, XP=None):
     """[2, breaks, M] date indices of the interval ends (see ``clts.bfast.confint``)."""
     from .confint import intervals
     B, M = bp.shape
@@ -403,7 +431,8 @@ def _intervals(flat, X, sel, bp, level):
         idx = np.nonzero(~np.isnan(y))[0]
         m = int(sel[p])
         vb = np.searchsorted(idx, bp[:m, p]) + 1            # 1-based value indices, as R
-        iv = intervals(X[idx], y[idx], vb, level)
+        Xp = X if XP is None else np.column_stack([X, XP[:, :, p]])
+        iv = intervals(Xp[idx], y[idx], vb, level)
         for j in range(m):
             if iv[j, 0] >= 0:
                 out[0, j, p] = idx[np.clip(iv[j, 0], 1, idx.size) - 1]

@@ -26,12 +26,17 @@
 ##   each break's rows of ARG / vidx whole and keeps the pixel's entry (coalesced, O(BREAKS^2 N)
 ##   more reads against the DP's O(BREAKS N^2)), and takes the m-break RSS from the DP's own sum
 ##   (the same additions in the same order) instead of gathering the segments' RSS again.
-## Variables: real, lanes, interleave, K, BREAKS, subgroup, kernels, pix, scan (optional); the
+## q (optional, 0: none): the last q of the K regressors are per pixel, bp_rss's argument XP laid
+##   out [date][q][pixel] like y (Mp pixels a row); the first K - q come from X [date][K - q].
+## Variables: real, lanes, interleave, K, BREAKS, subgroup, kernels, pix, scan, q (optional); the
 ## number of dates N is the kernels' last argument (Nt): a new series length builds nothing.
 <%include file="/common/real.cl.mako"/>
 <%
     pix = context.get("pix", 0)
     scan = context.get("scan", 0)
+    q = context.get("q", 0)
+    KS = K - q                     # the shared regressors' count (X's row length)
+    XP_ARG = "__global const real* restrict XP, " if q else ""
     V = "real" if lanes == 1 else "real%d" % lanes
     def L(l):
         return "" if lanes == 1 else ".s%x" % l
@@ -52,7 +57,7 @@ typedef ${V} V;
 % if kernels in ("all", "bp_rss") and pix:
 ${sg.reqd(subgroup)}\
 __kernel void bp_rss(__global const real* restrict y, const int Mp,
-                     __global const real* restrict X, __global const int* restrict hs,
+                     __global const real* restrict X, ${XP_ARG}__global const int* restrict hs,
                      __global real* restrict tri, const int Nt)
 {
     const long Tt = (long)Nt * (Nt + 1) / 2;
@@ -87,7 +92,12 @@ __kernel void bp_rss(__global const real* restrict y, const int Mp,
     for (int t = tau; t < Nt; ++t) {
         const real yv = y[(long)t * Mp + pc];
         const int ok = !isnan(yv);
+% if q:
+        real x = ok ? (j < ${KS} ? X[t * ${KS} + j]
+                                  : XP[((long)t * ${q} + j - ${KS}) * Mp + pc]) : (real)0;
+% else:
         real x = ok ? X[t * ${K} + j] : (real)0;
+% endif
         real e = ok ? yv : (real)0;
         real w = (real)1;
 % for k in range(K):
@@ -135,7 +145,7 @@ __kernel void bp_rss(__global const real* restrict y, const int Mp,
 % elif kernels in ("all", "bp_rss"):
 ${sg.reqd(subgroup)}\
 __kernel void bp_rss(__global const real* restrict y, const int Mp,
-                     __global const real* restrict X, __global const int* restrict hs,
+                     __global const real* restrict X, ${XP_ARG}__global const int* restrict hs,
                      __global real* restrict tri, const int Nt)
 {
     const long Tt = (long)Nt * (Nt + 1) / 2;
@@ -178,10 +188,14 @@ __kernel void bp_rss(__global const real* restrict y, const int Mp,
         const V okv = SEL((V)0, (V)1, isnan(yv) == 0);
 % endif
 % for k in range(K):
-%   if lanes == 1:
-        V x${k} = ok ? X[t * ${K} + ${k}] : (real)0;
+%   if k >= KS and lanes == 1:
+        V x${k} = ok ? XP[((long)t * ${q} + ${k - KS}) * Mp + p0] : (real)0;
+%   elif k >= KS:
+        V x${k} = SEL((V)0, VLOAD(XP + ((long)t * ${q} + ${k - KS}) * Mp + p0), isnan(yv) == 0);
+%   elif lanes == 1:
+        V x${k} = ok ? X[t * ${KS} + ${k}] : (real)0;
 %   else:
-        V x${k} = okv * X[t * ${K} + ${k}];
+        V x${k} = okv * X[t * ${KS} + ${k}];
 %   endif
 % endfor
 % if lanes == 1:

@@ -160,3 +160,26 @@ def test_pvalues():
 def test_bad_arguments(kw, msg):
     with pytest.raises(ValueError, match=msg):
         clts.bfast01(np.zeros((60, 2)), np.arange(60.0) / 12, freq=1, **kw)
+
+
+def test_per_pixel_regressors(device):
+    """A covariate per pixel: each pixel as bfast01 on its own with that covariate shared;
+    a NaN covariate value is a missing value."""
+    rng = np.random.default_rng(7)
+    N, M = 140, 4
+    t = 2000 + np.arange(N) / 23
+    x = rng.normal(size=(N, M)).cumsum(axis=0) / 3
+    y = 0.5 + 0.02 * (t - 2000)[:, None] + 0.3 * x + 0.01 * rng.normal(size=(N, M))
+    y[70:, :2] -= 0.1
+    x[[5, 6], 3] = np.nan
+    r = clts.bfast01(y, t, freq=1, order=1, regressors=x[:, :, None], device=device,
+                     progress=False)
+    assert r.coef_names[-1] == "x1" and r.nobs.tolist() == [N, N, N, N - 2]
+    for p in range(M):
+        one = clts.bfast01(y[:, p], t, freq=1, order=1, regressors=x[:, p], device=device,
+                           progress=False)
+        assert r.breaks[p] == one.breaks and r.breakpoint[p] == one.breakpoint
+        assert r.flag_type[p] == one.flag_type
+        np.testing.assert_allclose(r.coef1[:, :, p], one.coef1, rtol=1e-7, atol=1e-10)
+        np.testing.assert_allclose(r.mosum[p], one.mosum, rtol=1e-9)
+        np.testing.assert_allclose(r.p_segment1[p], one.p_segment1, rtol=1e-7)

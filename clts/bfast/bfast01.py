@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .breakpoints import independent_columns
-from .breaks_api import bfast_breaks, host_cube, masked_fit
+from .breakpoints import independent_columns, pixel_design
+from .breaks_api import _original_shape, bfast_breaks, host_cube, masked_fit
 from .common import time_axis as _time_axis
 from .common import ZERO_VARIANCE_ULPS, trend_scaling
 from .regressors import model_terms
@@ -165,18 +165,27 @@ def bfast01(y, dates=None, *, order=3, freq=365.0, trend=True, regressors=None, 
     N = y.shape[0]
     pix_shape = y.shape[1:]
     flat = y.reshape(N, -1)
-    terms = model_terms(formula, order, trend, regressors, N)
+    terms = model_terms(formula, order, trend, regressors, N,
+                        cube=_original_shape(pix_shape, N, labels.axis))
     names = terms.columns()
     K = len(names)
     if trim is None:
         trim = 5 * K
+    # the values a NaN covariate makes missing, and the covariates in flat's layout
+    flat = terms.apply_missing(flat, np.float64)
+    regs = None if not terms.q else {
+        nm: (terms.RP[:, :, j] if terms.per_pixel else terms.R[:, j])
+        for j, nm in enumerate(terms.names)}
     r = bfast_breaks(flat, dates, order=order, freq=freq, trend=trend, h=trim, breaks=1,
-                     magnitudes=False, time_axis=0, regressors=regressors, formula=formula,
+                     magnitudes=False, time_axis=0, regressors=regs, formula=formula,
                      dtype=dtype, device=device, plan=plan, progress=progress, **plan_overrides)
     t, _ = _time_axis(dates, np.asarray(dates).ravel()[0])
     center, scale = trend_scaling(t, N)
     X = terms.design(t, freq, center, scale)
     keep = independent_columns(X, np.dtype(dtype))
+    XP = terms.pixel_columns()
+    if XP is not None:          # the per-pixel columns follow the shared ones
+        keep = keep + list(range(X.shape[1], K))
     M = flat.shape[1]
     status = np.asarray(r.status, np.int32)
     ok = status == 0
@@ -192,9 +201,13 @@ def bfast01(y, dates=None, *, order=3, freq=365.0, trend=True, regressors=None, 
     nh = np.floor(np.asarray(r.nobs, np.float64) * bandwidth).astype(np.int64)
     breaks = np.full(M, -1, np.int32)
     decisions = {name: np.zeros(M, bool) for name in tests}
+    Xs = X[:, [j for j in keep if j < X.shape[1]]]
+
+    def design(a, b):           # [N, K] shared, or [N, P, K] with per-pixel columns
+        return Xs if XP is None else pixel_design(Xs, XP[:, :, a:b])
     for a in range(0, M, BLOCK):
         b = min(M, a + BLOCK)
-        _block(flat[:, a:b], X[:, keep], bp[a:b], ok[a:b], nh[a:b], bandwidth, out, coef0,
+        _block(flat[:, a:b], design(a, b), bp[a:b], ok[a:b], nh[a:b], bandwidth, out, coef0,
                coef1, slice(a, b), keep)
     if "OLS-MOSUM" in tests:
         decisions["OLS-MOSUM"] = ok & (out["mosum_p"] < level)
@@ -206,7 +219,7 @@ def bfast01(y, dates=None, *, order=3, freq=365.0, trend=True, regressors=None, 
     if classify:
         for a in range(0, M, BLOCK):
             b = min(M, a + BLOCK)
-            _classify(flat[:, a:b], X[:, keep], bp[a:b], breaks[a:b], cols, years, coef0,
+            _classify(flat[:, a:b], design(a, b), bp[a:b], breaks[a:b], cols, years, coef0,
                       coef1, out, slice(a, b), keep, alpha, pct_stable, typology)
     coef0 = terms.unscale(coef0, center, scale)
     coef1 = terms.unscale(coef1, center, scale)
@@ -319,10 +332,10 @@ def _block(flat, X, bp, ok, nh, bandwidth, out, coef0, coef1, sl, keep):
     coef0[sl][:, keep] = b0
     coef1[0, sl][:, keep] = b1
     coef1[1, sl][:, keep] = b2
-    e = np.where(valid, y0 - X @ b0.T, 0.0)
+    e = np.where(valid, y0 - _apply(X, b0, slice(None)), 0.0)
     n = valid.sum(axis=0)
     with np.errstate(all="ignore"):
-        sigma = np.sqrt(np.sum(e * e, axis=0) / (n - X.shape[1]))
+        sigma = np.sqrt(np.sum(e * e, axis=0) / (n - X.shape[-1]))
         S = np.vstack([np.zeros((1, e.shape[1])), np.cumsum(_compact(e, valid), axis=0)])
         j = np.arange(S.shape[0])[:, None]
         hi = np.take_along_axis(S, np.clip(j + nh[None, :], 0, S.shape[0] - 1), axis=0)
@@ -350,7 +363,7 @@ def _classify(flat, X, bp, breaks, cols, years, coef0, coef1, out, sl, keep, alp
     b1, b2 = coef1[0, sl][:, keep], coef1[1, sl][:, keep]
     bA = np.where(one[:, None], b1, b0)              # the chosen model's first segment
     bB = np.where(one[:, None], b2, b0)
-    beta = lambda cs: (np.where(seg2, X[:, cs] @ bB[:, cs].T, X[:, cs] @ bA[:, cs].T)  # noqa: E731
+    beta = lambda cs: (np.where(seg2, _apply(X, bB, cs), _apply(X, bA, cs))  # noqa: E731
                        if cs else np.zeros((N, P)))
     season = beta(cols["season"])
     reg = beta(cols["regs"])
@@ -439,6 +452,14 @@ def _classify(flat, X, bp, breaks, cols, years, coef0, coef1, out, sl, keep, alp
         out[key][sl] = np.where(use, v, -1)
     for key, v in (("p1", p1), ("p2", p2), ("pct1", pct1), ("pct2", pct2), ("mag", mag)):
         out[key][sl] = np.where(use, v, np.nan)
+
+
+def _apply(X, beta, cs):
+    """[N, P] fit of the columns ``cs`` of ``X`` ([N, K] or per pixel [N, P, K]) with the
+    coefficients ``beta`` [P, K]."""
+    if X.ndim == 2:
+        return X[:, cs] @ beta[:, cs].T
+    return np.einsum("tpk,pk->tp", X[:, :, cs], beta[:, cs])
 
 
 def _slope_pvalue(u0, tau, mask):

@@ -128,10 +128,11 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
         As :func:`clts.bfast_monitor`: default 0 for numpy (``[time, pixels...]``); ``dates``
         that fit another axis but not that one are a ValueError naming ``time_axis=``.
     regressors : array_like or dict, optional
-        Covariates, one finite value per date shared by all pixels: ``[dates]`` or
-        ``[dates, q]`` (named ``x1 .. xq``) or a dict name -> ``[dates]``; they join the
-        design after the season (R's ``response ~ trend + harmon + xreg``). Per-pixel
-        regressors are not supported (the kernels share one design over a chunk).
+        Covariates, joining the design after the season (R's ``response ~ trend + harmon +
+        xreg``): shared by all pixels, ``[dates]`` or ``[dates, q]`` (named ``x1 .. xq``) or a
+        dict name -> ``[dates]``; or per pixel and date, ``y``'s shape plus a last axis of q or
+        a dict name -> an array shaped like ``y`` (host cubes only). A NaN value makes that
+        value of ``y`` missing.
     formula : str, optional
         R's model formula over ``trend``, ``harmon`` (of ``order``), the regressors' names and
         ``1``: ``"response ~ trend + harmon + x1"``, ``"response ~ harmon"``, ``"response ~ 1"``

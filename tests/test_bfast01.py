@@ -183,3 +183,41 @@ def test_per_pixel_regressors(device):
         np.testing.assert_allclose(r.coef1[:, :, p], one.coef1, rtol=1e-7, atol=1e-10)
         np.testing.assert_allclose(r.mosum[p], one.mosum, rtol=1e-9)
         np.testing.assert_allclose(r.p_segment1[p], one.p_segment1, rtol=1e-7)
+
+
+def test_threads_and_layouts(device):
+    """Six threads (bfast01, bfast_breaks with per-pixel covariates) equal the serial calls;
+    big-endian and strided inputs equal native ones."""
+    import threading
+    rng = np.random.default_rng(8)
+    N, M = 120, 6
+    t = 2000 + np.arange(N) / 23
+    x = rng.normal(size=(N, M)).cumsum(axis=0) / 3
+    y = 0.5 + 0.2 * x + 0.1 * np.sin(2 * np.pi * t)[:, None] + 0.01 * rng.normal(size=(N, M))
+    y[60:, ::2] += 0.1
+    calls = {
+        "bfast01": lambda: clts.bfast01(y, t, freq=1, device=device, progress=False).breakpoint,
+        "pp": lambda: clts.bfast_breaks(y, t, freq=1, order=1, regressors=x[:, :, None],
+                                        device=device, progress=False).all_breakpoints}
+    serial = {k: f() for k, f in calls.items()}
+    errors = []
+
+    def worker():
+        try:
+            for k, f in calls.items():
+                np.testing.assert_array_equal(f(), serial[k])
+        except Exception as exc:        # noqa: BLE001 - reported below
+            errors.append(repr(exc))
+    threads = [threading.Thread(target=worker) for _ in range(6)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors, errors
+    big = np.zeros((N, 2 * M), ">f8")[:, ::2]
+    big[...] = y
+    a = clts.bfast01(big, t, freq=1, regressors=x.astype(">f8")[:, :, None], device=device,
+                     progress=False)
+    b = clts.bfast01(y, t, freq=1, regressors=x[:, :, None], device=device, progress=False)
+    np.testing.assert_array_equal(a.breakpoint, b.breakpoint)
+    np.testing.assert_array_equal(a.coef1, b.coef1)

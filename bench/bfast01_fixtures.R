@@ -8,7 +8,8 @@
 #     test decisions, BIC of the 0- / 1-break models (bfast01's bic), their RSS, coefficients
 #     of both models (space-separated, R's order: (Intercept), trend, harmoncos1.., harmonsin1..;
 #     model 2 row-wise: segment 1's then segment 2's), bfast01classify standard (pct_stable 0.25)
-#     and drylands flags (NA written as NA)
+#     and drylands flags (NA written as NA), bfast01's confint of the break (rows: lower,
+#     break, upper)
 # Usage: Rscript bench/bfast01_fixtures.R tests/data
 suppressMessages(library(bfast))
 suppressMessages(library(zoo))
@@ -57,7 +58,7 @@ for (s in seq_len(nrow(settings))) {
       test_mosum = bf$test[["OLS-MOSUM"]], bic0 = bic[1], bic1 = bic[2],
       rss0 = deviance(bf$model[[1]]), rss1 = deviance(bf$model[[2]]),
       coef0 = fmt(coef(bf$model[[1]])), coef1 = fmt(t(c2)),
-      std = fmt(cs), dry = fmt(cd)))
+      std = fmt(cs), dry = fmt(cd), confint = fmt(bf$confint)))
   }
 }
 write.csv(data.frame(time = tm, series), file.path(dir, "bfast01_input.csv"), row.names = FALSE)

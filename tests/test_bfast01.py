@@ -55,7 +55,7 @@ def test_r_fixture(device, rfix):
         kw = dict(freq=1, order=int(s.order), formula=s.formula, test=tests,
                   aggregate=s["aggregate"], bandwidth=float(s.bandwidth), pct_stable=0.25,
                   device=device, progress=False)
-        r = clts.bfast01(Y, t, **kw)
+        r = clts.bfast01(Y, t, confint=True, **kw)
         d = clts.bfast01(Y, t, typology="drylands", **kw)
         order = int(s.order) if "harmon" in s.formula else 0
         for p, name in enumerate(names):
@@ -87,6 +87,8 @@ def test_r_fixture(device, rfix):
             assert d.flag_type[p] == dry[0], what
             assert d.flag_subtype[p] == (-1 if np.isnan(dry[1]) else dry[1]), what
             assert d.flag_significance[p] == dry[2], what
+            lo, _, hi = (int(v) for v in row.confint.split())
+            assert (r.ci_lower[p], r.ci_upper[p]) == (idx[lo - 1], idx[hi - 1]), what
 
 
 def test_statuses_and_shapes(device):

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .breakpoints import independent_columns, pixel_design
-from .breaks_api import _original_shape, bfast_breaks, host_cube, masked_fit
+from .breaks_api import _intervals, _original_shape, bfast_breaks, host_cube, masked_fit
 from .common import time_axis as _time_axis
 from .common import ZERO_VARIANCE_ULPS, trend_scaling
 from .regressors import model_terms
@@ -85,6 +85,8 @@ class Bfast01Result:
     nobs, status, trim : numpy.ndarray of int32
         Valid values, ``clts.bfast_breaks``'s status (0 ok; 1 too few values for ``trim``;
         2 ``trim`` > n / 2; 3 non-finite; 4 rank-deficient) and the minimal segment.
+    ci_lower, ci_upper : numpy.ndarray of int32 or None
+        With ``confint=True``: date indices of the ends of the break's interval (-1: R's NA).
     """
     breaks: np.ndarray
     breakpoint: np.ndarray
@@ -109,13 +111,16 @@ class Bfast01Result:
     pct_segment1: np.ndarray | None = None
     pct_segment2: np.ndarray | None = None
     magnitude: np.ndarray | None = None
+    ci_lower: np.ndarray | None = None
+    ci_upper: np.ndarray | None = None
     diagnostics: dict = field(default_factory=dict)
 
 
 def bfast01(y, dates=None, *, order=3, freq=365.0, trend=True, regressors=None, formula=None,
             test="OLS-MOSUM", level=0.05, aggregate="all", trim=None, bandwidth=0.15,
-            classify=True, alpha=0.05, pct_stable=None, typology="standard", time_axis=None,
-            dtype=np.float64, device=None, plan=None, progress=True, **plan_overrides):
+            classify=True, alpha=0.05, pct_stable=None, typology="standard", confint=False,
+            time_axis=None, dtype=np.float64, device=None, plan=None, progress=True,
+            **plan_overrides):
     """One break or none on every pixel of ``y``, chosen by a test, with the break's type.
 
     Parameters
@@ -139,6 +144,10 @@ def bfast01(y, dates=None, *, order=3, freq=365.0, trend=True, regressors=None, 
     alpha, pct_stable, typology
         ``bfast01classify``'s: the segments' significance level (0.05), the stability threshold
         in percent a year (None: ``flag_pct_stable`` all -1) and ``"standard"`` / ``"drylands"``.
+    confint : bool
+        Also the confidence interval of the break at level 1 - ``level`` (R's
+        ``bfast01(...)$confint``: strucchange's interval for one break, Bai's distribution with
+        heterogeneous regressors and errors), as ``ci_lower`` / ``ci_upper`` (host, per pixel).
 
     Returns
     -------
@@ -221,6 +230,8 @@ def bfast01(y, dates=None, *, order=3, freq=365.0, trend=True, regressors=None, 
             b = min(M, a + BLOCK)
             _classify(flat[:, a:b], design(a, b), bp[a:b], breaks[a:b], cols, years, coef0,
                       coef1, out, slice(a, b), keep, alpha, pct_stable, typology)
+    if confint:     # strucchange's interval of the one break (bfast_breaks's, reused)
+        ci = _intervals(flat, Xs, ok.astype(np.int32), bp[None, :], 1.0 - level, XP)
     coef0 = terms.unscale(coef0, center, scale)
     coef1 = terms.unscale(coef1, center, scale)
 
@@ -244,6 +255,8 @@ def bfast01(y, dates=None, *, order=3, freq=365.0, trend=True, regressors=None, 
         coef0=lead(coef0.T, "coef", names),
         coef1=np.moveaxis(coef1, 2, 1).reshape((2, K) + pix_shape), coef_names=names,
         nobs=per(r.nobs, "nobs"), status=per(status, "status"), trim=per(r.h, "trim"))
+    if confint:
+        res.ci_lower, res.ci_upper = per(ci[0, 0], "ci_lower"), per(ci[1, 0], "ci_upper")
     if classify:
         res.flag_type = per(out["type"], "flag_type")
         res.flag_significance = per(out["sig"], "flag_significance")

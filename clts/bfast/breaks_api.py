@@ -407,15 +407,18 @@ def masked_fit(X, y0, mask):
     """[P, K] least-squares coefficients of each column of ``y0`` [N, P] (zeros where
     missing) on the rows ``mask`` [N, P] of ``X`` ([N, K], or [N, P, K] per pixel), by the
     normal equations (float64; NaN where those rows are rank-deficient)."""
-    if X.ndim == 2:
-        G = np.einsum("tk,tl,tp->pkl", X, X, mask)
-        Xy = np.einsum("tk,tp->pk", X, y0 * mask)
+    if X.ndim == 2:       # matrix products: the outer products of the rows, masked
+        N, K = X.shape
+        m = np.asarray(mask, np.float64)
+        G = (m.T @ (X[:, :, None] * X[:, None, :]).reshape(N, K * K)).reshape(-1, K, K)
+        Xy = (y0 * m).T @ X
     else:
         G = np.einsum("tpk,tpl,tp->pkl", X, X, mask)
         Xy = np.einsum("tpk,tp->pk", X, y0 * mask)
     K = X.shape[-1]
-    with np.errstate(all="ignore"):
-        ok = np.linalg.matrix_rank(G) == K
+    with np.errstate(all="ignore"):        # numpy's matrix_rank rule, by the eigenvalues
+        ev = np.linalg.eigvalsh(np.where(np.isfinite(G), G, 0.0))
+        ok = np.isfinite(G).all(axis=(1, 2)) & (ev[:, 0] > ev[:, -1] * K * np.finfo(float).eps)
         Gs = np.where(ok[:, None, None], G, np.eye(K))
         beta = np.linalg.solve(Gs, Xy[..., None])[..., 0]
     beta[~ok] = np.nan

@@ -223,3 +223,23 @@ def test_nan_regressor_is_a_missing_value(device):
     np.testing.assert_array_equal(a.nobs, [N - 3] * 3)
     np.testing.assert_array_equal(a.all_breakpoints, b.all_breakpoints)
     np.testing.assert_allclose(a.rss, b.rss, rtol=1e-9)
+
+
+def test_device_cube_shared_regressors(device):
+    """A device cube takes shared covariates (the same breaks and magnitudes as the host
+    cube); per-pixel ones are refused, naming the host cube."""
+    import pyopencl.array as cla
+    rng = np.random.default_rng(10)
+    N, M = 120, 8
+    t = 2000 + np.arange(N) / 23
+    x = rng.normal(size=N).cumsum()
+    y = 0.3 * x[:, None] + 0.05 * rng.normal(size=(N, M))
+    y[60:, :4] += 0.4
+    kw = dict(freq=1, order=1, device=device, progress=False)
+    a = clts.bfast_breaks(y, t, regressors=x, **kw)
+    yd = cla.to_device(device.queue, np.ascontiguousarray(y))
+    b = clts.bfast_breaks(yd, t, regressors=x, **kw)
+    np.testing.assert_array_equal(a.all_breakpoints, b.all_breakpoints.get())
+    np.testing.assert_allclose(a.magnitudes, b.magnitudes.get(), rtol=1e-9, atol=1e-12)
+    with pytest.raises(ValueError, match="host cube"):
+        clts.bfast_breaks(yd, t, regressors=np.repeat(x[:, None, None], M, axis=1), **kw)

@@ -114,7 +114,8 @@ def _regressor_table(regressors, N, cube=None):
     if regressors is None:
         return [], None, False
     shape_hint = ("[dates] or [dates, q] (shared by all pixels), or y's shape + (q,) per pixel"
-                  if cube is not None else "[dates] or [dates, q] (shared by all pixels)")
+                  if cube is not None else "[dates] or [dates, q] (shared by all pixels; per "
+                  "pixel only with bfast_breaks / bfast01 on a host cube)")
     if isinstance(regressors, dict):
         names = list(regressors)
         for nm in names:

@@ -157,7 +157,8 @@ def test_pvalues():
     (dict(test="supF"), "not implemented"), (dict(test=["BIC", "BIC"]), "test"),
     (dict(level=1.5), "level"), (dict(aggregate="most"), "aggregate"),
     (dict(bandwidth=0), "bandwidth"), (dict(typology="wet"), "typology"),
-    (dict(pct_stable=-1), "pct_stable"), (dict(trim=-3), "trim"), (dict(alpha=True), "alpha"),
+    (dict(pct_stable=-1), "pct_stable"), (dict(trim=-3), "trim"), (dict(trim=12.5), "trim"),
+    (dict(alpha=True), "alpha"),
 ])
 def test_bad_arguments(kw, msg):
     with pytest.raises(ValueError, match=msg):

@@ -288,7 +288,8 @@ def _check(test, level, aggregate, bandwidth, alpha, pct_stable, typology, trim)
                                        and pct_stable >= 0 and math.isfinite(pct_stable)):
         raise ValueError(f"pct_stable must be None or a number >= 0, got {pct_stable!r}")
     if trim is not None and (isinstance(trim, bool) or not isinstance(
-            trim, (int, float, np.integer, np.floating)) or not trim > 0):
+            trim, (int, float, np.integer, np.floating)) or not trim > 0
+            or not math.isfinite(trim) or (trim >= 1 and float(trim) != int(trim))):
         raise ValueError(f"trim must be a count or a fraction of the valid values, got {trim!r}")
     return tests
 

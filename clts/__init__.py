@@ -19,6 +19,7 @@ from .stl import STLResult, stl, stl_hastl   # clts.stl: the function (the packa
 from .stl import MSTLResult, mstl
 from .trend import TrendResult, mann_kendall, sen_slope, trend_test
 from .bfast import BfastResult, BreaksResult, bfast_breaks, bfast_monitor
+from .bfast import Bfast01Result, bfast01
 from .bfast import RegularSeries, bfastts     # R's bfastts: dates onto a regular grid
 from .tridiag import TridiagonalResult, solve_tridiagonal
 from . import ocean  # clts.ocean.superbee_fluxes, clts.ocean.tke
@@ -44,7 +45,7 @@ def _serialise_public():
     type(matrix_profile).__call__ = _serialised(type(matrix_profile).__call__)
     for name in ("motifs", "discords", "aamp", "fluss", "mass", "match", "mdl",
                  "mstump", "subspace", "stl", "stl_hastl", "mstl", "mann_kendall",
-                 "sen_slope", "trend_test", "bfast_breaks", "bfast_monitor",
+                 "sen_slope", "trend_test", "bfast_breaks", "bfast_monitor", "bfast01",
                  "solve_tridiagonal"):
         globals()[name] = _wrap(globals()[name], subs)
     for name in ("tke", "superbee_fluxes"):
@@ -78,6 +79,6 @@ __all__ = ["CltsError", "DeviceError", "KernelBuildError", "ProfileError", "Devi
            "MatrixProfileResult", "stl", "stl_hastl", "STLResult",
            "mass", "match", "fluss", "stumpi", "aamp", "mstump", "mdl", "subspace",
            "bfast_monitor", "BfastResult", "bfast_breaks", "BreaksResult", "bfastts",
-           "RegularSeries",
+           "RegularSeries", "bfast01", "Bfast01Result",
            "mstl", "MSTLResult", "mann_kendall", "sen_slope", "trend_test", "TrendResult",
            "solve_tridiagonal", "TridiagonalResult", "ocean", "to_numpy"]

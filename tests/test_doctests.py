@@ -7,7 +7,7 @@ import importlib
 import pytest
 
 PUBLIC_MODULES = ["clts.errors", "clts.runtime.devices", "clts.stl.api", "clts.stl.hastl",
-                  "clts.bfast.api", "clts.bfast.breaks_api",
+                  "clts.bfast.api", "clts.bfast.breaks_api", "clts.bfast.bfast01",
                   "clts.mp.api", "clts.mp.motifs", "clts.tridiag.api", "clts.ocean.api",
                   "clts.options"]
 PUBLIC_MODULES += ["clts.stl.mstl", "clts.trend.api"]

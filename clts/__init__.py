@@ -2,7 +2,7 @@
 
 Public API (each function takes ``device=``; see ``clts devices``): ``stl``, ``stl_hastl``,
 ``mstl``, ``trend_test``, ``mann_kendall``, ``sen_slope``,
-``bfast_monitor``, ``bfast_breaks``, ``matrix_profile``, ``motifs``, ``discords``,
+``bfast_monitor``, ``bfast_breaks``, ``bfast_decompose``, ``matrix_profile``, ``motifs``, ``discords``,
 ``mass``, ``match``, ``fluss``, ``stumpi``, ``aamp``, ``mstump``, ``mdl``, ``subspace``, ``solve_tridiagonal``,
 ``ocean.superbee_fluxes``, ``ocean.tke``, ``get_device``; results ``STLResult``, ``BfastResult``, ``BreaksResult``, ``MSTLResult``, ``TrendResult``,
 ``MatrixProfileResult``,
@@ -19,6 +19,7 @@ from .stl import STLResult, stl, stl_hastl   # clts.stl: the function (the packa
 from .stl import MSTLResult, mstl
 from .trend import TrendResult, mann_kendall, sen_slope, trend_test
 from .bfast import BfastResult, BreaksResult, bfast_breaks, bfast_monitor
+from .bfast import DecomposeResult, bfast_decompose
 from .tridiag import TridiagonalResult, solve_tridiagonal
 from . import ocean  # clts.ocean.superbee_fluxes, clts.ocean.tke
 from . import labels as _labels, plots as _plots
@@ -43,7 +44,7 @@ def _serialise_public():
     type(matrix_profile).__call__ = _serialised(type(matrix_profile).__call__)
     for name in ("motifs", "discords", "aamp", "fluss", "mass", "match", "mdl",
                  "mstump", "subspace", "stl", "stl_hastl", "mstl", "mann_kendall",
-                 "sen_slope", "trend_test", "bfast_breaks", "bfast_monitor",
+                 "sen_slope", "trend_test", "bfast_breaks", "bfast_monitor", "bfast_decompose",
                  "solve_tridiagonal"):
         globals()[name] = _wrap(globals()[name], subs)
     for name in ("tke", "superbee_fluxes"):
@@ -77,5 +78,6 @@ __all__ = ["CltsError", "DeviceError", "KernelBuildError", "ProfileError", "Devi
            "MatrixProfileResult", "stl", "stl_hastl", "STLResult",
            "mass", "match", "fluss", "stumpi", "aamp", "mstump", "mdl", "subspace",
            "bfast_monitor", "BfastResult", "bfast_breaks", "BreaksResult",
+           "bfast_decompose", "DecomposeResult",
            "mstl", "MSTLResult", "mann_kendall", "sen_slope", "trend_test", "TrendResult",
            "solve_tridiagonal", "TridiagonalResult", "ocean", "to_numpy"]

@@ -172,3 +172,52 @@ def test_bad_input():
         clts.bfast_decompose(np.zeros((100, 2), bool), 23)
     with pytest.raises(ValueError, match="dates"):
         clts.bfast_decompose(np.zeros((100, 2)), 23, dates=np.arange(99))
+
+
+# ------------------------------------------------------------------ missing values
+def _gap_cases():
+    cs = pd.read_csv(DATA / "bfast_decompose_gaps_cases.csv", keep_default_na=False,
+                     na_values=["NA"])
+    ser = pd.read_csv(DATA / "bfast_decompose_gaps_series.csv")
+    return [(row, ser[ser.case == row.case]) for _, row in cs.iterrows()]
+
+
+GAP_CASES = _gap_cases()
+
+
+@pytest.mark.parametrize("row,g", GAP_CASES, ids=[c[0].case for c in GAP_CASES])
+def test_gaps_match_r(device, row, g):
+    """Series with missing values (ndvi's own, and planted ones), from R's initial season
+    (bench/bfast_decompose_gap_fixtures.R: R's bfast with a stand-in stlplus): the iteration's
+    breaks (R's indices of the valid values, mapped to dates), iterations, components (NaN at
+    the gaps) equal R's. Magnitudes: R evaluates the segment lines at ``ti[bp]`` with ``bp``
+    an index of the valid values (an earlier date where gaps precede); clts at the valid dates
+    around the break: R's own fitted trend there."""
+    from clts.bfast import decompose as dm
+    _fp64(device)
+    y = g.y.to_numpy()
+    N, f, season = y.size, int(row.freq), row.season
+    XT, XS = dm.trend_design(N), dm.season_design(N, f, season)
+    dev = clts.get_device(device)
+    plans = dm.make_plans(dev, N, XS.shape[1], np.float64)
+    o = dm.iterate(dev, plans, y[:, None].copy(), f, XT, XS, season, float(row.h),
+                   int(row.max_iter), (None, None), (0.05, 0.05), np.dtype(np.float64),
+                   season0=g.St0.to_numpy()[:, None])
+    idx = np.nonzero(~np.isnan(y))[0]
+    tol = 1e-9 * (np.nanmax(y) - np.nanmin(y))
+    assert o["status"][0] == 0 and o["iterations"][0] == row.iterations
+    tb = [idx[b - 1] for b in _ints(row.trend_bp)]
+    assert [b for b in o["bpT"][:, 0] if b >= 0] == tb
+    assert [b for b in o["bpS"][:, 0] if b >= 0] == [idx[b - 1] for b in _ints(row.season_bp)]
+    Tt, St = g.Tt.to_numpy(), g.St.to_numpy()
+    np.testing.assert_array_equal(np.isnan(o["trend"][:, 0]), np.isnan(y))
+    np.testing.assert_allclose(o["trend"][:, 0], Tt, rtol=0, atol=tol)
+    np.testing.assert_allclose(o["seasonal"][:, 0], St, rtol=0, atol=tol)
+    nxt = [idx[np.searchsorted(idx, b) + 1] for b in tb]
+    mags = [Tt[a] - Tt[b] for a, b in zip(nxt, tb)]
+    np.testing.assert_allclose(o["mags"][:len(tb), 0], mags, rtol=0, atol=tol)
+    k = int(np.argmax(np.abs(mags)))
+    assert o["mtime"][0] == tb[k]
+    assert abs(o["magnitude"][0] - mags[k]) <= tol
+    if idx[0] == 0 and np.all(np.diff(idx[:max(_ints(row.trend_bp) + [1]) + 1]) == 1):
+        assert abs(o["magnitude"][0] - row.magnitude) <= tol    # no gap before: R's value

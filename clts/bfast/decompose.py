@@ -267,18 +267,27 @@ def bfast_decompose(y, freq, dates=None, *, h=0.15, season="dummy", max_iter=10,
     dev.require_dtype(dtype)
     if plan is not None and not isinstance(plan, BreakpointsPlan):
         raise TypeError("plan must be a clts.bfast.BreakpointsPlan")
-    plans = {}
-    for K in {2, KS} - {0}:
-        plans[K] = (plan.validate(dev) if plan is not None else
-                    make_plan(dev, Problem(N, K, dtype.itemsize), **plan_overrides))
+    plans = make_plans(dev, N, KS, dtype, plan, plan_overrides)
     flat = np.array(y.reshape(N, M), dtype=np.float64)
-    out = _run(dev, plans, flat, freq, XT, XS, season, float(h), max_iter, (br_t, br_s),
-               (lv_t, lv_s), dtype, progress)
+    out = iterate(dev, plans, flat, freq, XT, XS, season, float(h), max_iter, (br_t, br_s),
+                  (lv_t, lv_s), dtype, progress)
     return _result(out, labels, dates, pix_shape, season, dev)
 
 
-def _run(dev, plans, flat, freq, XT, XS, season, h, max_iter, breaks, levels, dtype, progress):
-    """The iteration on ``flat`` [N, M] (float64, NaN = missing); a dict of [.., M] arrays."""
+def make_plans(dev, N, KS, dtype, plan=None, overrides=None):
+    """The breakpoints' Plans by regressor count (2: the trend, KS: the season)."""
+    plans = {}
+    for K in {2, KS} - {0}:
+        plans[K] = (plan.validate(dev) if plan is not None else
+                    make_plan(dev, Problem(N, K, np.dtype(dtype).itemsize), **(overrides or {})))
+    return plans
+
+
+def iterate(dev, plans, flat, freq, XT, XS, season, h, max_iter, breaks, levels, dtype,
+            progress=False, season0=None):
+    """The iteration on ``flat`` [N, M] (float64, NaN = missing; changed in place where it
+    holds +-inf); a dict of [.., M] arrays. ``season0`` [N, M]: the initial season instead of
+    the STL's (the tests start from R's)."""
     N, M = flat.shape
     KS = XS.shape[1]
     status = np.zeros(M, np.int32)
@@ -300,7 +309,9 @@ def _run(dev, plans, flat, freq, XT, XS, season, h, max_iter, breaks, levels, dt
     tol = EXACT_EPS * float(np.finfo(dtype).eps)
     St = np.zeros((N, M))
     ok = np.nonzero(status == 0)[0]
-    if season != "none" and ok.size:
+    if season0 is not None and season != "none":
+        St[:, ok] = np.asarray(season0, np.float64)[:, ok]
+    elif season != "none" and ok.size:
         from ..stl.api import decompose
         settings = dict(seasonal="periodic", trend=None, low_pass=None, seasonal_deg=1,
                         trend_deg=1, low_pass_deg=1, seasonal_jump=1, trend_jump=1,

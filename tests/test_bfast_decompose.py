@@ -221,3 +221,78 @@ def test_gaps_match_r(device, row, g):
     assert abs(o["magnitude"][0] - mags[k]) <= tol
     if idx[0] == 0 and np.all(np.diff(idx[:max(_ints(row.trend_bp) + [1]) + 1]) == 1):
         assert abs(o["magnitude"][0] - row.magnitude) <= tol    # no gap before: R's value
+
+
+# ------------------------------------------------------------------ numpy reference
+def _ndvi_like(seed, M=6, N=96, f=12, miss=0.1):
+    rng = np.random.default_rng(seed)
+    t = np.arange(N)
+    y = (0.5 + 0.2 * np.sin(2 * np.pi * t[:, None] / f + rng.uniform(0, 6, M))
+         + 0.001 * t[:, None] + 0.03 * rng.standard_normal((N, M)))
+    y += (t[:, None] > rng.integers(25, N - 25, M)) * rng.choice([-0.3, 0.0, 0.25], M)
+    amp = (t[:, None] > rng.integers(25, N - 25, M)) * rng.choice([0.0, 0.15], M)
+    y += amp * np.cos(2 * np.pi * t[:, None] / f)
+    y[rng.random((N, M)) < miss] = np.nan
+    y[0] = 0.5
+    return y
+
+
+@pytest.mark.parametrize("season,breaks,level", [
+    ("harmonic", None, 0.05), ("dummy", None, 0.05), ("none", None, 0.05),
+    ("harmonic", 2, 0.05), ("harmonic", "LWZ", 0.05), ("harmonic", None, (0.05, 0.9)),
+    ("dummy", 1, (0.05, 0.9))])
+def test_matches_reference_with_gaps(device, season, breaks, level):
+    """Against the one-pixel numpy reference (lstsq fits, window-sum MOSUM, the reference
+    Bai-Perron, the reference STL) on NDVI-like pixels with 10 % missing values (a lax
+    seasonal level: seasonal breaks in most pixels)."""
+    from clts.bfast import decompose_reference as ref
+    _fp64(device)
+    y = _ndvi_like(1 if season != "dummy" else 2)
+    r = clts.bfast_decompose(y, 12, season=season, breaks=breaks, level=level, device=device)
+    lv = level if isinstance(level, tuple) else (level, level)
+    for p in range(y.shape[1]):
+        e = ref.bfast_pixel(y[:, p], 12, season=season, breaks=(breaks, breaks), level=lv)
+        assert r.status[p] == e["status"] == 0
+        assert [b for b in r.trend_breaks[:, p] if b >= 0] == e["trend_breaks"], p
+        assert [b for b in r.season_breaks[:, p] if b >= 0] == e["season_breaks"], p
+        assert r.iterations[p] == e["iterations"]
+        np.testing.assert_allclose(r.trend[:, p], e["trend"], rtol=0, atol=1e-9)
+        np.testing.assert_allclose(r.seasonal[:, p], e["seasonal"], rtol=0, atol=1e-9)
+        assert r.magnitude_break[p] == e["magnitude_break"]
+        np.testing.assert_allclose(r.magnitude[p], e["magnitude"], rtol=0, atol=1e-9)
+        k = len(e["mags"])
+        np.testing.assert_allclose(r.magnitudes[:k, p], e["mags"], rtol=0, atol=1e-9)
+    assert np.any(r.n_trend_breaks > 0)
+    if lv[1] > 0.5:
+        assert np.sum(r.n_season_breaks > 0) >= 3
+
+
+def test_layouts_and_threads(device):
+    """Any numpy layout (Fortran, strided, big-endian, integers) gives the C float64 result;
+    calls from several threads give each its serial result."""
+    import threading
+    _fp64(device)
+    y = np.round(_ndvi_like(3, miss=0.0) * 1e4)
+    base = clts.bfast_decompose(y, 12, season="harmonic", device=device)
+    big = np.asfortranarray(y.astype(">i4"))
+    wide = np.zeros((y.shape[0], 2 * y.shape[1]))
+    wide[:, ::2] = y
+    for v in (big, wide[:, ::2], np.asfortranarray(y.astype(">f8"))):
+        r = clts.bfast_decompose(v, 12, season="harmonic", device=device)
+        np.testing.assert_array_equal(r.trend_breaks, base.trend_breaks)
+        np.testing.assert_allclose(r.trend, base.trend, rtol=0, atol=1e-9)
+    cubes = [_ndvi_like(s) for s in (4, 5, 6, 7)]
+    serial = [clts.bfast_decompose(c, 12, season="dummy", device=device) for c in cubes]
+    got = [None] * len(cubes)
+
+    def work(i):
+        got[i] = clts.bfast_decompose(cubes[i], 12, season="dummy", device=device)
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(len(cubes))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for a, b in zip(got, serial):
+        np.testing.assert_array_equal(a.trend_breaks, b.trend_breaks)
+        np.testing.assert_array_equal(a.trend, b.trend)
+        np.testing.assert_array_equal(a.seasonal, b.seasonal)

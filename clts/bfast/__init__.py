@@ -4,8 +4,11 @@ Satellite Time Series Data with Missing Values" (ICDE 2020)."""
 from .api import BfastResult, bfast_monitor
 from .breaks_api import BreaksResult, bfast_breaks
 from .decompose import DecomposeResult, bfast_decompose
+from .bfastts import RegularSeries, bfastts
+from .maps import break_maps
 from .breakpoints_plan import BreakpointsPlan
 from .plan import Plan
 
 __all__ = ["bfast_monitor", "BfastResult", "Plan", "bfast_breaks", "BreaksResult",
-           "BreakpointsPlan", "bfast_decompose", "DecomposeResult"]
+           "BreakpointsPlan", "bfast_decompose", "DecomposeResult", "bfastts", "RegularSeries",
+           "break_maps"]

@@ -296,3 +296,20 @@ def test_layouts_and_threads(device):
         np.testing.assert_array_equal(a.trend_breaks, b.trend_breaks)
         np.testing.assert_array_equal(a.trend, b.trend)
         np.testing.assert_array_equal(a.seasonal, b.seasonal)
+
+
+def test_from_bfastts(device):
+    """Dated 16-day acquisitions (a fifth missing) through clts.bfastts, as R's
+    bfast(bfastts(...)): the drop at 2011 found at 2011.0, its size, NaN at the gaps."""
+    _fp64(device)
+    rng = np.random.default_rng(0)
+    d = np.array([np.datetime64(f"{yr}-01-01") + 16 * k for yr in range(2005, 2015)
+                  for k in range(23)])
+    d = d[rng.random(d.size) > 0.2]
+    t = (d - np.datetime64("2005-01-01")).astype(float) / 365.25
+    y = 0.5 + 0.2 * np.sin(2 * np.pi * t) - 0.2 * (t > 6) + 0.02 * rng.normal(size=d.size)
+    s = clts.bfastts(y, d, "16-day")
+    r = clts.bfast_decompose(s.values, s.freq, s.time, season="harmonic", device=device)
+    assert r.status == 0 and r.n_trend_breaks == 1
+    assert r.trend_break_dates[0] == 2011.0 and abs(r.magnitude + 0.2) < 0.03
+    np.testing.assert_array_equal(np.isnan(r.trend), np.isnan(s.values))

@@ -154,14 +154,24 @@ def segment_fit(X, y, seg, S: int, shared=(), block: int = 2048):
         b_ = min(M, a + block)
         yb = y[:, a:b_]
         valid = ~np.isnan(yb)
-        y0 = np.where(valid, yb, 0.0)
-        sb = seg[:, a:b_]
+        complete = bool(valid.all())
+        y0 = yb if complete else np.where(valid, yb, 0.0)
         m = b_ - a
+        if S == 1:      # one fit a pixel: no segment masks
+            vf = valid.astype(np.float64)
+            G = (vf.T @ P).reshape(m, K, K)
+            coef[a:b_, 0] = _solve(G, y0.T @ X)
+            fb = X @ coef[a:b_, 0].T
+            fitted[:, a:b_] = fb if complete else np.where(valid, fb, np.nan)
+            continue
+        sb = seg[:, a:b_]
         D = Ks + Kp * S
         G = np.zeros((m, D, D))
         r = np.zeros((m, D))
+        masks = []
         for s in range(S):
             w = (valid & (sb == s)).astype(np.float64)
+            masks.append(w)
             Gs = (w.T @ P).reshape(m, K, K)
             bs = (y0 * w).T @ X
             o = Ks + s * Kp
@@ -184,7 +194,7 @@ def segment_fit(X, y, seg, S: int, shared=(), block: int = 2048):
             coef[a:b_, s, per] = beta[:, Ks + s * Kp:Ks + (s + 1) * Kp]
         fb = np.zeros((N, m))
         for s in range(S):
-            fb += np.where(sb == s, X @ coef[a:b_, s].T, 0.0)
+            fb += masks[s] * (X @ coef[a:b_, s].T)
         fitted[:, a:b_] = np.where(valid, fb, np.nan)
     return fitted, coef
 

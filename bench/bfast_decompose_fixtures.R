@@ -11,6 +11,9 @@
 # Usage: Rscript bench/bfast_decompose_fixtures.R tests/data/bfast_decompose_series.csv \
 #            tests/data/bfast_decompose_cases.csv
 suppressMessages(library(bfast))
+here <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE),
+                                                       value = TRUE)[1])))
+source(file.path(here, "bfast_decompose_fixtures_lib.R"))
 args <- commandArgs(trailingOnly = TRUE)
 datats <- ts(rowSums(simts$time.series))
 tsp(datats) <- tsp(simts$time.series)
@@ -51,25 +54,6 @@ cases <- list(
   list("syn4_harmonic_h08", syn4, 0.08, "harmonic", 10, NULL),
   list("harvest_dummy_h05", harvest, 0.05, "dummy", 10, NULL)
 )
-ser <- NULL
-cs <- NULL
-collapse <- function(x) if (length(x) == 0 || all(is.na(x)) || identical(unname(x), 0)) "" else
-  paste(format(as.numeric(x), digits = 17), collapse = " ")
-for (c in cases) {
-  name <- c[[1]]; y <- c[[2]]; h <- c[[3]]; season <- c[[4]]; mi <- c[[5]]; br <- c[[6]]
-  invisible(capture.output(f <- suppressWarnings(
-    bfast(y, h = h, season = season, max.iter = mi, breaks = br))))
-  o <- f$output[[length(f$output)]]
-  St <- if (season == "none") rep(0, length(y)) else as.numeric(o$St)
-  ser <- rbind(ser, data.frame(case = name, y = as.numeric(y), Tt = signif(as.numeric(o$Tt), 13),
-                               St = signif(St, 13)))
-  mags <- if (is.matrix(f$Mags)) f$Mags[, 3] else numeric(0)
-  cs <- rbind(cs, data.frame(
-    case = name, freq = frequency(y), start = tsp(y)[1], n = length(y), h = h,
-    season = season, max_iter = mi, breaks = if (is.null(br)) NA else br,
-    iterations = length(f$output), trend_bp = collapse(o$Vt.bp), season_bp = collapse(o$Wt.bp),
-    magnitude = f$Magnitude, time = if (is.na(f$Time)) NA else f$Time,
-    mags = collapse(mags), nobp_trend = f$nobp$Vt, nobp_season = f$nobp$Wt))
-}
-write.csv(ser, args[1], row.names = FALSE)
-write.csv(cs, args[2], row.names = FALSE)
+rows <- bfast_fixture_rows(cases)
+write.csv(rows$series, args[1], row.names = FALSE)
+write.csv(rows$cases, args[2], row.names = FALSE)

@@ -27,6 +27,9 @@ invisible(system2(file.path(R.home("bin"), "R"), c("CMD", "INSTALL", "--no-test-
                   stdout = FALSE, stderr = FALSE))
 .libPaths(c(lib, .libPaths()))
 suppressMessages(library(bfast))
+here <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE),
+                                                       value = TRUE)[1])))
+source(file.path(here, "bfast_decompose_fixtures_lib.R"))
 stopifnot(requireNamespace("stlplus", quietly = TRUE))
 synth <- function(seed, n_years = 12, f = 23, drop = -0.25, at = 0.55, miss = 0.15) {
   set.seed(seed)
@@ -52,26 +55,7 @@ cases <- list(
   list("g1_dummy_gaps", g1, 0.15, "dummy", 10, NULL),
   list("g2_harmonic_gaps", g2, 0.15, "harmonic", 10, NULL)
 )
-collapse <- function(x) if (length(x) == 0 || all(is.na(x)) || identical(unname(x), 0)) "" else
-  paste(format(as.numeric(x), digits = 17), collapse = " ")
-ser <- NULL
-cs <- NULL
-for (c in cases) {
-  name <- c[[1]]; y <- c[[2]]; h <- c[[3]]; season <- c[[4]]; mi <- c[[5]]; br <- c[[6]]
-  St0 <- stlplus::stlplus(y, n.p = frequency(y), s.window = "periodic")$data$seasonal
-  invisible(capture.output(f <- suppressWarnings(
-    bfast(y, h = h, season = season, max.iter = mi, breaks = br, decomp = "stlplus"))))
-  o <- f$output[[length(f$output)]]
-  St <- if (season == "none") rep(0, length(y)) else as.numeric(o$St)
-  ser <- rbind(ser, data.frame(case = name, y = as.numeric(y), St0 = signif(St0, 13),
-                               Tt = signif(as.numeric(o$Tt), 13), St = signif(St, 13)))
-  mags <- if (is.matrix(f$Mags)) f$Mags[, 3] else numeric(0)
-  cs <- rbind(cs, data.frame(
-    case = name, freq = frequency(y), start = tsp(y)[1], n = length(y), h = h,
-    season = season, max_iter = mi, breaks = if (is.null(br)) NA else br,
-    iterations = length(f$output), trend_bp = collapse(o$Vt.bp), season_bp = collapse(o$Wt.bp),
-    magnitude = f$Magnitude, time = if (is.na(f$Time)) NA else f$Time,
-    mags = collapse(mags), nobp_trend = f$nobp$Vt, nobp_season = f$nobp$Wt))
-}
-write.csv(ser, args[1], row.names = FALSE)
-write.csv(cs, args[2], row.names = FALSE)
+rows <- bfast_fixture_rows(cases, "stlplus", function(y)
+  stlplus::stlplus(y, n.p = frequency(y), s.window = "periodic")$data$seasonal)
+write.csv(rows$series, args[1], row.names = FALSE)
+write.csv(rows$cases, args[2], row.names = FALSE)

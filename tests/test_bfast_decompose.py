@@ -313,3 +313,22 @@ def test_from_bfastts(device):
     assert r.status == 0 and r.n_trend_breaks == 1
     assert r.trend_break_dates[0] == 2011.0 and abs(r.magnitude + 0.2) < 0.03
     np.testing.assert_array_equal(np.isnan(r.trend), np.isnan(s.values))
+
+
+def test_segment_fit_rank_deficient_segment():
+    """A segment whose valid dates leave the dummy season rank-deficient (two seasons never
+    observed in it): the fitted values are the least-squares ones (R's pivoting lm)."""
+    from clts.bfast import decompose_steps as ds
+    rng = np.random.default_rng(0)
+    N, f = 24, 4
+    X = ds.season_design(N, f, "dummy")
+    y = rng.normal(size=(N, 3))
+    y[12:, 1][np.isin(np.arange(12, N) % f, (0, 3))] = np.nan
+    seg = (np.arange(N) >= 12).astype(np.int64)[:, None].repeat(3, axis=1)
+    fitted, _ = ds.segment_fit(X, y, seg, 2)
+    for p in range(3):
+        for s in (0, 1):
+            rows = (seg[:, p] == s) & ~np.isnan(y[:, p])
+            beta = np.linalg.lstsq(X[rows], y[rows, p], rcond=None)[0]
+            np.testing.assert_allclose(fitted[rows, p], X[rows] @ beta, rtol=0, atol=1e-12)
+    assert np.all(np.isnan(fitted[np.isnan(y)]))

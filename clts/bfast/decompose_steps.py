@@ -118,19 +118,13 @@ def segment_ids(bp, N: int) -> np.ndarray:
 
 
 def _solve(G, b):
-    """Batched symmetric solves G x = b, [P, D, D] and [P, D]; a singular system (a design
-    rank-deficient on a pixel's valid dates) by the pseudo-inverse: the least-squares fit R's
-    pivoting ``lm`` gives (its fitted values)."""
+    """Batched symmetric solves G x = b, [P, D, D] and [P, D]; a block holding a singular
+    system (a design rank-deficient on a pixel's valid dates in a segment) by the batched
+    pseudo-inverse: the least-squares fit R's pivoting ``lm`` gives (its fitted values)."""
     try:
         return np.linalg.solve(G, b[..., None])[..., 0]
     except np.linalg.LinAlgError:
-        out = np.empty_like(b)
-        for i in range(G.shape[0]):      # only after a singular one: split to find it
-            try:
-                out[i] = np.linalg.solve(G[i], b[i])
-            except np.linalg.LinAlgError:
-                out[i] = np.linalg.pinv(G[i], rcond=1e-12, hermitian=True) @ b[i]
-        return out
+        return (np.linalg.pinv(G, rcond=1e-12, hermitian=True) @ b[..., None])[..., 0]
 
 
 def segment_fit(X, y, seg, S: int, shared=(), block: int = 2048):

@@ -30,7 +30,8 @@ from .runtime import integrations as _integrations
 # result.plot() draws with matplotlib; the algorithms import neither
 _integrations.install_labels(_labels.labelled)
 _integrations.install_plots(stl=_plots.plot_stl, bfast=_plots.plot_bfast, mp=_plots.plot_mp,
-                            mstl=_plots.plot_mstl, trend=_plots.plot_trend_map)
+                            mstl=_plots.plot_mstl, trend=_plots.plot_trend_map,
+                            bfast_decompose=_plots.plot_bfast_decompose)
 
 from ._version import __version__
 

@@ -332,3 +332,17 @@ def test_segment_fit_rank_deficient_segment():
             beta = np.linalg.lstsq(X[rows], y[rows, p], rcond=None)[0]
             np.testing.assert_allclose(fitted[rows, p], X[rows] @ beta, rtol=0, atol=1e-12)
     assert np.all(np.isnan(fitted[np.isnan(y)]))
+
+
+def test_plot(device):
+    pytest.importorskip("matplotlib")
+    _fp64(device)
+    row, g = next(c for c in CASES if c[0].case == "harvest_harmonic_b2")
+    y = g.y.to_numpy()
+    cube = np.stack([y, y[::-1]], axis=1).reshape(-1, 1, 2)
+    r = _run(row, cube, device, dates=2000.13 + np.arange(y.size) / 23)
+    fig = r.plot((0, 0))
+    assert len(fig.axes) == 4
+    assert len(fig.axes[2].lines) == 1 + int(r.n_trend_breaks[0, 0]) + 1    # + largest change
+    assert len(fig.axes[1].lines) == 1 + int(r.n_season_breaks[0, 0])
+    assert len(r.plot(1).axes) == 4

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..runtime import get_device
 from ..runtime.arrays import is_device_array, native, values_of
-from ..runtime.integrations import time_axis_of
+from ..runtime.integrations import plot, time_axis_of
 from ..timeaxis import check_fits
 from .breakpoints import max_breaks, rank_deficient_pixels
 from .breakpoints_plan import BreakpointsPlan, Problem, make_plan
@@ -97,6 +97,15 @@ class DecomposeResult:
     status: np.ndarray
     season: str = "dummy"
     diagnostics: dict = field(default_factory=dict)
+    dates: np.ndarray | None = None
+    time_axis: int = 0
+
+    def plot(self, pixel=0, *, fig=None, title=None):
+        """As R's ``plot(bfast)``: the data, seasonal, trend and remainder of one pixel (an
+        int: its flat position, or an index tuple into the pixel axes), dashed lines at the
+        season's and the trend's breaks, the largest trend change marked. Needs matplotlib;
+        returns the Figure."""
+        return plot("bfast_decompose", self, pixel, fig=fig, title=title)
 
 
 def _pair(value, name, check):
@@ -448,7 +457,8 @@ def _result(o, labels, dates, pix_shape, season, dev):
         magnitude_date=per(mdate, "magnitude_date"),
         magnitudes=lead(o["mags"], "break"), iterations=per(o["iterations"], "iterations"),
         trend_pvalue=per(o["pT"], "trend_pvalue"), season_pvalue=per(o["pS"], "season_pvalue"),
-        status=per(status, "status"), season=season)
+        status=per(status, "status"), season=season,
+        dates=None if dates is None else np.asarray(dates), time_axis=labels.axis)
     counts = {name: int(np.sum(status == code)) for code, name in DECOMPOSE_STATUS.items()}
     res.diagnostics = dict(status_counts=counts, failed=int(np.sum((status != 0) & (status != 2))),
                            breaks=(o["BT"], o["BS"]), device=str(dev.slug),

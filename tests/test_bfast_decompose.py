@@ -40,6 +40,14 @@ def _ints(s):
     return [int(float(v)) for v in s.split()] if s else []
 
 
+def _ci(s, idx=None):
+    """R's "lower upper" pairs as date indices (-1 for NA), through ``idx`` (valid dates)."""
+    v = [None if t == "NA" else int(float(t)) for t in str(s).split()]
+    to = (lambda b: b - 1) if idx is None else (lambda b: int(idx[b - 1]))
+    return [(-1 if a is None else to(a), -1 if b is None else to(b))
+            for a, b in zip(v[::2], v[1::2])]
+
+
 def _floats(s):
     s = str(s).strip()
     return [float(v) for v in s.split()] if s else []
@@ -55,9 +63,13 @@ def _run(row, y, device, **kw):
 def test_matches_r(device, row, g):
     _fp64(device)
     y = g.y.to_numpy()
-    r = _run(row, y, device)
+    r = _run(row, y, device, confint=0.95)
     tol = 1e-9 * np.ptp(y)
     assert r.status == 0
+    for lo, up, col in ((r.trend_ci_lower, r.trend_ci_upper, row.trend_ci),
+                        (r.season_ci_lower, r.season_ci_upper, row.season_ci)):
+        got = [(int(a), int(b)) for a, b in zip(lo, up) if a >= 0 or b >= 0]
+        assert got == _ci(col)
     assert int(r.iterations) == row.iterations
     assert [b + 1 for b in r.trend_breaks if b >= 0] == _ints(row.trend_bp)
     assert [b + 1 for b in r.season_breaks if b >= 0] == _ints(row.season_bp)
@@ -202,8 +214,11 @@ def test_gaps_match_r(device, row, g):
     plans = dm.make_plans(dev, N, XS.shape[1], np.float64)
     o = dm.iterate(dev, plans, y[:, None].copy(), f, XT, XS, season, float(row.h),
                    int(row.max_iter), (None, None), (0.05, 0.05), np.dtype(np.float64),
-                   season0=g.St0.to_numpy()[:, None])
+                   season0=g.St0.to_numpy()[:, None], keep=True)
     idx = np.nonzero(~np.isnan(y))[0]
+    ci = dm.intervals(o["V"], XT, o["bpT"], o["nT"], 0.95)
+    assert [(int(a), int(b)) for a, b in ci[:, :, 0].T if a >= 0 or b >= 0] == \
+        _ci(row.trend_ci, idx)
     tol = 1e-9 * (np.nanmax(y) - np.nanmin(y))
     assert o["status"][0] == 0 and o["iterations"][0] == row.iterations
     tb = [idx[b - 1] for b in _ints(row.trend_bp)]

@@ -71,6 +71,10 @@ class DecomposeResult:
         Iterations run (R's ``length(output)``).
     trend_pvalue, season_pvalue : numpy.ndarray
         The OLS-MOSUM p-values of the last iteration (NaN: not tested).
+    trend_ci_lower, trend_ci_upper, season_ci_lower, season_ci_upper : numpy.ndarray or None
+        With ``confint=``: R's ``ci.Vt`` / ``ci.Wt`` (strucchange's ``confint`` with
+        ``het.err = FALSE``), the date indices of each break's interval ends, ``[breaks, ...]``,
+        -1 where R gives NA or there is no break.
     status : numpy.ndarray of int32
         ``DECOMPOSE_STATUS``: 0 ok; 1 too few valid values (fewer than two seasons, or a
         minimal segment floor(n h) not above the model's regressors); 2 a component fitted
@@ -99,6 +103,10 @@ class DecomposeResult:
     diagnostics: dict = field(default_factory=dict)
     dates: np.ndarray | None = None
     time_axis: int = 0
+    trend_ci_lower: np.ndarray | None = None
+    trend_ci_upper: np.ndarray | None = None
+    season_ci_lower: np.ndarray | None = None
+    season_ci_upper: np.ndarray | None = None
 
     def plot(self, pixel=0, *, fig=None, title=None):
         """As R's ``plot(bfast)``: the data, seasonal, trend and remainder of one pixel (an
@@ -157,8 +165,8 @@ def check_decompose_arguments(freq, h, season, max_iter, breaks, level, type):
 
 
 def bfast_decompose(y, freq, dates=None, *, h=0.15, season="dummy", max_iter=10, breaks=None,
-                    level=0.05, type="OLS-MOSUM", time_axis=None, dtype=np.float64,
-                    device=None, plan=None, progress=True, **plan_overrides):
+                    level=0.05, type="OLS-MOSUM", confint=None, time_axis=None,
+                    dtype=np.float64, device=None, plan=None, progress=True, **plan_overrides):
     """R's ``bfast()``: iterative decomposition into trend, season and remainder with the
     breaks of the trend and of the season, on every pixel of ``y``.
 
@@ -190,6 +198,9 @@ def bfast_decompose(y, freq, dates=None, *, h=0.15, season="dummy", max_iter=10,
         Significance level of the OLS-MOSUM tests (trend, season), R's 0.05.
     type : {"OLS-MOSUM"}
         The fluctuation test (R's ``type``; only its default).
+    confint : float or None
+        Confidence level (R's 0.95) of the break-date intervals R's bfast returns
+        (``ci.Vt``, ``ci.Wt``); host, float64, per break (a root find); None: none.
     time_axis : int or str, optional
         The time axis (numpy default 0, as :func:`clts.bfast_breaks`).
     dtype : {float64, float32}
@@ -238,6 +249,9 @@ def bfast_decompose(y, freq, dates=None, *, h=0.15, season="dummy", max_iter=10,
     """
     freq, (br_t, br_s), (lv_t, lv_s) = check_decompose_arguments(freq, h, season, max_iter,
                                                                  breaks, level, type)
+    if confint is not None and (isinstance(confint, bool) or not isinstance(
+            confint, (float, int, np.floating)) or not 0 < confint < 1):
+        raise ValueError(f"confint must be a level in (0, 1) or None, got {confint!r}")
     if is_device_array(y):
         raise TypeError("bfast_decompose takes numpy, pandas or xarray input, not a device "
                         "array (its tests and fits run on the host)")
@@ -279,8 +293,31 @@ def bfast_decompose(y, freq, dates=None, *, h=0.15, season="dummy", max_iter=10,
     plans = make_plans(dev, N, KS, dtype, plan, plan_overrides)
     flat = np.array(y.reshape(N, M), dtype=np.float64)
     out = iterate(dev, plans, flat, freq, XT, XS, season, float(h), max_iter, (br_t, br_s),
-                  (lv_t, lv_s), dtype, progress)
+                  (lv_t, lv_s), dtype, progress, keep=confint is not None)
+    if confint is not None:
+        out["ciT"] = intervals(out["V"], XT, out["bpT"], out["nT"], float(confint))
+        out["ciS"] = (intervals(out["W"], XS, out["bpS"], out["nS"], float(confint)) if KS
+                      else np.full((2,) + out["bpS"].shape, -1, np.int32))
     return _result(out, labels, dates, pix_shape, season, dev)
+
+
+def intervals(Z, X, bp, n_rep, level):
+    """[2, B, M] date indices of the lower / upper interval ends of the reported breaks of
+    every pixel: strucchange's ``confint(bp, het.err = FALSE)`` on the valid values of ``Z``
+    [N, M] (the last iteration's V or W) on ``X`` (-1: NA or no break)."""
+    from .confint import intervals as one
+    B, M = bp.shape
+    out = np.full((2, B, M), -1, np.int32)
+    for p in np.nonzero(n_rep > 0)[0]:          # R's confint: one pixel, one break at a time
+        idx = np.nonzero(~np.isnan(Z[:, p]))[0]
+        m = int(n_rep[p])
+        vb = np.searchsorted(idx, bp[:m, p]) + 1
+        iv = one(X[idx], Z[idx, p], vb, level, het_err=False)
+        for j in range(m):
+            if iv[j, 0] >= 0:
+                out[0, j, p] = idx[np.clip(iv[j, 0], 1, idx.size) - 1]
+                out[1, j, p] = idx[np.clip(iv[j, 1], 1, idx.size) - 1]
+    return out
 
 
 def make_plans(dev, N, KS, dtype, plan=None, overrides=None):
@@ -293,10 +330,10 @@ def make_plans(dev, N, KS, dtype, plan=None, overrides=None):
 
 
 def iterate(dev, plans, flat, freq, XT, XS, season, h, max_iter, breaks, levels, dtype,
-            progress=False, season0=None):
+            progress=False, season0=None, keep=False):
     """The iteration on ``flat`` [N, M] (float64, NaN = missing; changed in place where it
     holds +-inf); a dict of [.., M] arrays. ``season0`` [N, M]: the initial season instead of
-    the STL's (the tests start from R's)."""
+    the STL's (the tests start from R's); ``keep``: also the last iteration's V and W."""
     N, M = flat.shape
     KS = XS.shape[1]
     status = np.zeros(M, np.int32)
@@ -337,6 +374,8 @@ def iterate(dev, plans, flat, freq, XT, XS, season, h, max_iter, breaks, levels,
              mags=np.full((BT, M), np.nan), magnitude=np.full(M, np.nan),
              mtime=np.full(M, -1, np.int32), iterations=np.zeros(M, np.int32),
              pT=np.full(M, np.nan), pS=np.full(M, np.nan), exact=np.zeros(M, bool))
+    if keep:
+        o["V"], o["W"] = np.full((N, M), np.nan), np.full((N, M), np.nan)
     A = np.nonzero(status == 0)[0]
     shared = (0,) if season == "harmonic" else ()
     for it in range(max_iter):
@@ -366,6 +405,9 @@ def iterate(dev, plans, flat, freq, XT, XS, season, h, max_iter, breaks, levels,
         # first: none, R's Vt.bp = Wt.bp = 0)
         conv = np.all(bpT == o["bpT"][:, A], axis=0) & np.all(bpS == o["bpS"][:, A], axis=0)
         o["trend"][:, A] = T
+        if keep:
+            o["V"][:, A] = V
+            o["W"][:, A] = Y - T
         St[:, A] = S
         o["seasonal"][:, A] = S if KS else np.where(np.isnan(T), np.nan, 0.0)
         o["bpT"][:, A], o["bpS"][:, A], o["nT"][A], o["nS"][A] = bpT, bpS, nT, nS
@@ -459,6 +501,9 @@ def _result(o, labels, dates, pix_shape, season, dev):
         trend_pvalue=per(o["pT"], "trend_pvalue"), season_pvalue=per(o["pS"], "season_pvalue"),
         status=per(status, "status"), season=season,
         dates=None if dates is None else np.asarray(dates), time_axis=labels.axis)
+    if "ciT" in o:
+        res.trend_ci_lower, res.trend_ci_upper = (lead(o["ciT"][i], "break") for i in (0, 1))
+        res.season_ci_lower, res.season_ci_upper = (lead(o["ciS"][i], "break") for i in (0, 1))
     counts = {name: int(np.sum(status == code)) for code, name in DECOMPOSE_STATUS.items()}
     res.diagnostics = dict(status_counts=counts, failed=int(np.sum((status != 0) & (status != 2))),
                            breaks=(o["BT"], o["BS"]), device=str(dev.slug),

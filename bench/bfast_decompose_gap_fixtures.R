@@ -44,9 +44,12 @@ synth <- function(seed, n_years = 12, f = 23, drop = -0.25, at = 0.55, miss = 0.
 hv <- harvest
 set.seed(7)
 hv[sample(2:(length(hv) - 1), 30)] <- NA
+ndvia <- as.ts(zoo::zoo(som$NDVI.a, som$Time))    # R's example: 263 16-day values, 2 NA
 g1 <- synth(11)
 g2 <- synth(12, drop = 0.2, at = 0.4, miss = 0.25)
 cases <- list(
+  list("som_harmonic_i1", ndvia, 0.15, "harmonic", 1, NULL),
+  list("som_dummy_i10", ndvia, 0.15, "dummy", 10, NULL),
   list("ndvi_harmonic_gaps", ndvi, 0.15, "harmonic", 10, NULL),
   list("ndvi_dummy_gaps", ndvi, 0.15, "dummy", 3, NULL),
   list("harvest_harmonic_gaps", hv, 0.15, "harmonic", 10, NULL),

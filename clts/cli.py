@@ -434,8 +434,10 @@ def add_seasonal_commands(sub) -> None:
                        "of a file (a trend map for a cube)")
     _file_args(p)
     p.add_argument("--variant", default="original",
-                   choices=("original", "hamed_rao", "yue_wang", "seasonal"))
-    p.add_argument("--period", type=int, default=None, help="seasons per cycle (seasonal)")
+                   choices=("original", "hamed_rao", "yue_wang", "seasonal", "pre_whitening",
+                            "trend_free_pre_whitening", "correlated_seasonal"))
+    p.add_argument("--period", type=int, default=None,
+                   help="seasons per cycle (seasonal, correlated_seasonal)")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level")
     p.add_argument("--conf-level", type=float, default=0.95, help="Sen's slope interval level")
     p.add_argument("--stl-period", type=int, default=None,

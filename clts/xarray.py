@@ -545,6 +545,11 @@ def trend_test(da, *, dim: str = "time", device=None, per=None, **kwargs):
     ``n``, ``status``). ``per="year"`` / ``"day"`` (a datetime ``dim`` with a regular step)
     adds ``slope_per_<per>``: Sen's slope per step divided by the mean step in that unit."""
     xr = _xr()
+    from .trend.multi import MULTI_VARIANTS
+    if kwargs.get("variant") in MULTI_VARIANTS:
+        raise ValueError(f"variant={kwargs['variant']!r} tests several variables together; "
+                         "clts.xarray.trend_test tests each series along dim: call "
+                         "clts.trend_test on a (..., variables, time) array")
     da = _prepare(da, dim)
     out = _apply(_trend_block, da, dim, [(n, dt or np.dtype(np.float64), False)
                                          for n, dt in _TREND_OUT],

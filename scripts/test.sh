@@ -11,7 +11,9 @@
 # parallel: one pytest process per device with the tests that take the device fixture
 # (CLTS_TEST_DEVICE_TESTS_ONLY), one with every other test, once (CLTS_TEST_HOST_TESTS_ONLY, on
 # the first device), and the Oclgrind run beside them. Each writes its own log, printed whole
-# when all are done; every exit code counts.
+# when all are done; every exit code counts. The table gives each run's wall time and its CPU
+# seconds (user + system): the runs share the cores, so the CPU seconds are what a change to one
+# of them moves.
 # CLTS_TEST_SERIAL=1 runs them one after another instead. At the end, a table of each stage's
 # wall time (the device runs overlap: their own times, then the stage's) and the total.
 set -euo pipefail
@@ -54,7 +56,9 @@ run() {   # run NAME ENV... -- PYTEST-ARGS...: in the background, output to $log
   (
     t0=$(date +%s)
     rc=0
-    env "${envs[@]}" python -m pytest -q -p no:cacheprovider "$@" >"$logs/$name.log" 2>&1 || rc=$?
+    TIMEFORMAT='%0U+%0S'     # the process's CPU seconds (user + system), beside its wall time
+    { time env "${envs[@]}" python -m pytest -q -p no:cacheprovider "$@" >"$logs/$name.log" \
+        2>&1; } 2>"$logs/$name.cpu" || rc=$?
     echo $(($(date +%s) - t0)) >"$logs/$name.seconds"
     exit $rc
   ) &
@@ -77,7 +81,9 @@ for i in "${!pids[@]}"; do
   echo "== ${names[$i]} (exit $rc) =="
   cat "$logs/${names[$i]}.log"
   [ $rc = 0 ] || status=$rc
-  times+=("  pytest ${names[$i]} $(cat "$logs/${names[$i]}.seconds" 2>/dev/null || echo '?')")
+  cpu=$(( $(cat "$logs/${names[$i]}.cpu" 2>/dev/null || echo 0) ))
+  times+=("  pytest ${names[$i]} (cpu ${cpu} s) $(cat "$logs/${names[$i]}.seconds" 2>/dev/null \
+    || echo '?')")
 done
 rm -rf "$logs"
 deactivate

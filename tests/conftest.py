@@ -91,6 +91,18 @@ def device(device_info, request):
     return get_device(device_info)
 
 
+@pytest.fixture
+def any_device(request):
+    """One device, the first test device, for tests of what wraps the kernels (files, commands,
+    streaming): they run once, in the host-tests process (scripts/test.sh), not once per driver;
+    the kernels they call are the ``device`` tests'."""
+    from clts.runtime import get_device
+    infos = _test_devices(request.config)
+    if not infos:
+        pytest.skip("no working OpenCL device")
+    return get_device(infos[0])
+
+
 def pytest_collection_modifyitems(config, items):
     device_only = bool(os.environ.get("CLTS_TEST_DEVICE_TESTS_ONLY"))
     host_only = bool(os.environ.get("CLTS_TEST_HOST_TESTS_ONLY"))

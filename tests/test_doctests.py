@@ -14,6 +14,7 @@ PUBLIC_MODULES += ["clts.stl.mstl", "clts.trend.api"]
 PUBLIC_MODULES += ["clts.mp.mass", "clts.mp.fluss", "clts.mp.stream", "clts.mp.aamp", "clts.mp.mstump",
                    "clts.mp.mdl"]
 PUBLIC_MODULES += ["clts.compat.stumpy", "clts.compat.pymannkendall"]
+PUBLIC_MODULES += ["clts.bfast.decompose"]
 
 
 @pytest.mark.parametrize("name", PUBLIC_MODULES)

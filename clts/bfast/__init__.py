@@ -4,6 +4,7 @@ Satellite Time Series Data with Missing Values" (ICDE 2020)."""
 from .api import BfastResult, bfast_monitor
 from .breaks_api import BreaksResult, bfast_breaks
 from .bfast01 import Bfast01Result, bfast01
+from .decompose import DecomposeResult, bfast_decompose
 from .bfastts import RegularSeries, bfastts
 from .maps import break_maps
 from .breakpoints_plan import BreakpointsPlan
@@ -11,4 +12,4 @@ from .plan import Plan
 
 __all__ = ["bfast_monitor", "BfastResult", "Plan", "bfast_breaks", "BreaksResult",
            "BreakpointsPlan", "bfastts", "RegularSeries", "break_maps", "bfast01",
-           "Bfast01Result"]
+           "Bfast01Result", "bfast_decompose", "DecomposeResult"]

@@ -11,11 +11,13 @@ PKG = ROOT / "clts"
 
 ALGORITHMS = ("clts.stl", "clts.bfast", "clts.mp", "clts.tridiag", "clts.ocean", "clts.trend")
 INTEGRATIONS = ("clts.labels", "clts.plots", "clts.xarray", "clts.distributed", "clts.io",
-                "clts.geotiff", "clts.xarray_ocean", "clts.compat")
+                "clts.geotiff", "clts.xarray_ocean", "clts.compat", "clts.xarray_bfast", "clts.xarray_common",
+                "clts.geotiff_bfast")
 FACE = "clts"            # the package __init__: the public names
 #: the face: the package __init__ and the commands (clts, clts-tune, the demo), which call the
 #: public functions
-FACES = (FACE, "clts.cli", "clts.demo", "clts.warmup", "clts.tune.cli", "clts.tune.report",
+FACES = (FACE, "clts.cli", "clts.cli_bfast", "clts.cli_common",
+         "clts.demo", "clts.warmup", "clts.tune.cli", "clts.tune.report",
          "clts.tune.offline", "clts.tune.workloads", "clts.tune.coalescing")
 #: what each layer may import, besides its own package and clts.errors / clts.options /
 #: clts.vocabulary / clts._version (the bottom: they import nothing of clts)

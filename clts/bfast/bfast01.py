@@ -294,6 +294,11 @@ def _check(test, level, aggregate, bandwidth, alpha, pct_stable, typology, trim)
     return tests
 
 
+#: the checks of bfast01's arguments that need no data (``clts.xarray.bfast01`` runs them
+#: before any compute): (test, level, aggregate, bandwidth, alpha, pct_stable, typology, trim)
+check_arguments = _check
+
+
 def _years(dates, t):
     """Times for the rates and the slope tests: decimal years for dates (days / 365.25 after
     1 January of the first year; cftime: the calendar's year), the numbers as given."""

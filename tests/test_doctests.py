@@ -15,6 +15,7 @@ PUBLIC_MODULES += ["clts.mp.mass", "clts.mp.fluss", "clts.mp.stream", "clts.mp.a
                    "clts.mp.mdl"]
 PUBLIC_MODULES += ["clts.compat.stumpy", "clts.compat.pymannkendall"]
 PUBLIC_MODULES += ["clts.bfast.decompose"]
+PUBLIC_MODULES += ["clts.bfast.maps"]
 
 
 @pytest.mark.parametrize("name", PUBLIC_MODULES)

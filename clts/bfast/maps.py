@@ -172,6 +172,16 @@ def bfast01_maps(breaks, break_date, magnitude, flag_type, flag_significance, st
         elsewhere (bfast01 reports the best single break whatever the decision);
         ``flag_type`` and ``flag_significance`` (int32, ``bfast01classify``'s flags, -1
         where R gives NA or without ``classify``); ``status`` (int32).
+
+    Examples
+    --------
+    >>> from clts.bfast.maps import bfast01_maps
+    >>> m = bfast01_maps([1, 0, -1], [2005.2, 2003.0, np.nan], [-0.3, 0.01, np.nan],
+    ...                  [8, 2, -1], [3, 3, -1], [0, 0, 1])
+    >>> m["breaks"].tolist(), m["break_date"].tolist()[:1], m["magnitude"].tolist()[:1]
+    ([1, 0, -1], [2005.2], [-0.3])
+    >>> bool(np.isnan(m["break_date"][1])), m["flag_type"].tolist()
+    (True, [8, 2, -1])
     """
     br = _host(breaks, "breaks")
     st = _host(status, "status")

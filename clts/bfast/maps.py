@@ -21,6 +21,13 @@ def _host(a, name):
     return values_of(to_numpy(a))
 
 
+def _integers(a, name):
+    a = _host(a, name)
+    if a.dtype.kind not in "iu":
+        raise TypeError(f"{name} must hold integers, got dtype {a.dtype}")
+    return a
+
+
 def missing_date(dates: np.ndarray):
     """The missing value of ``dates``' kind: NaT for datetime64, None for cftime objects, NaN
     for numbers."""
@@ -74,13 +81,10 @@ def break_maps(n_breaks, break_dates, magnitudes, status, *, axis: int = 0) -> d
     >>> m["largest_magnitude"].tolist()[0], m["status"].tolist()
     (-0.5, [0, 0, 1])
     """
-    nb = _host(n_breaks, "n_breaks")
-    st = _host(status, "status")
+    nb = _integers(n_breaks, "n_breaks")
+    st = _integers(status, "status")
     bd = _host(break_dates, "break_dates")
     mg = _host(magnitudes, "magnitudes")
-    for a, name in ((nb, "n_breaks"), (st, "status")):
-        if a.dtype.kind not in "iu":
-            raise TypeError(f"{name} must hold integers, got dtype {a.dtype}")
     if mg.dtype.kind not in "fiu":
         raise TypeError(f"magnitudes must hold numbers, got dtype {mg.dtype}")
     if bd.ndim < 1 or mg.ndim < 1:
@@ -183,18 +187,12 @@ def bfast01_maps(breaks, break_date, magnitude, flag_type, flag_significance, st
     >>> bool(np.isnan(m["break_date"][1])), m["flag_type"].tolist()
     (True, [8, 2, -1])
     """
-    br = _host(breaks, "breaks")
-    st = _host(status, "status")
+    br = _integers(breaks, "breaks")
+    st = _integers(status, "status")
     bd = _host(break_date, "break_date")
-    for a, name in ((br, "breaks"), (st, "status")):
-        if a.dtype.kind not in "iu":
-            raise TypeError(f"{name} must hold integers, got dtype {a.dtype}")
-    flags = []
-    for a, name in ((flag_type, "flag_type"), (flag_significance, "flag_significance")):
-        a = np.full(br.shape, -1, np.int32) if a is None else _host(a, name)
-        if a.dtype.kind not in "iu":
-            raise TypeError(f"{name} must hold integers, got dtype {a.dtype}")
-        flags.append(a)
+    flags = [np.full(br.shape, -1, np.int32) if a is None else _integers(a, name)
+             for a, name in ((flag_type, "flag_type"),
+                             (flag_significance, "flag_significance"))]
     mg = np.full(br.shape, np.nan) if magnitude is None else _host(magnitude, "magnitude")
     if mg.dtype.kind not in "fiu":
         raise TypeError(f"magnitude must hold numbers, got dtype {mg.dtype}")

@@ -198,7 +198,7 @@ def add_decompose_command(sub) -> None:
                    "each pixel's valid values")
     p.add_argument("--max-iter", type=int, default=d["max_iter"], help="most iterations")
     p.add_argument("--breaks", type=_breaks_arg, default=d["breaks"],
-                   help="breaks reported: BIC (default: None, the BIC's), LWZ or a number")
+                   help="breaks reported: a number, BIC or LWZ (default: the BIC's number)")
     p.add_argument("--level", type=float, default=d["level"],
                    help="significance of the OLS-MOSUM tests")
     p.add_argument("--components", action="store_true",

@@ -51,6 +51,7 @@ from .plan import Plan, Problem, make_plan
 from .device import INT_TYPES, LazyFields, device_axis
 from .monitor_run import run_host
 from .checks import TYPES, check_arguments, check_history  # noqa: F401 (public here)
+from .monitor_types import PROCESS
 from .checks import (check_params, default_freq, history_end, levels, monitor_dates,
                      out_specs, time_axis_and_dates)
 
@@ -215,9 +216,12 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
     progress : bool, optional
         Show a progress bar over chunks when ``tqdm`` is installed (``progress_bar`` is its
         deprecated name).
-    type : {"OLS-MOSUM"}, optional
-        strucchange's monitoring process; "OLS-CUSUM", "RE" and "ME" are refused with a
-        ValueError (not implemented).
+    type : {"OLS-MOSUM", "OLS-CUSUM"}, optional
+        strucchange's monitoring process (R's ``type``): the moving sum of the residuals
+        (default) or their cumulated sum, each with strucchange's boundary and critical value
+        (``clts.bfast.monitor_types``; ``means``, ``mosum`` and ``bounds`` then hold that
+        process and its boundary). "RE" and "ME" are refused with a ValueError (not
+        implemented); "OLS-CUSUM" needs ``convention="r"``.
     out : dict of numpy arrays, or BfastResult, optional
         Arrays that receive the results: a dict with any of the result's array attributes
         that this call returns (``breaks``, ``break_dates``, ``magnitudes``, ``means``,
@@ -247,7 +251,7 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
     ------
     ValueError
         Parameters outside strucchange's table (``hfrac``, ``level``, ``period``), ``k``
-        outside 0..10, ``type`` other than "OLS-MOSUM", unsorted or mismatched ``dates``, ``start_monitor`` outside the dates.
+        outside 0..10, ``type`` other than "OLS-MOSUM" / "OLS-CUSUM", unsorted or mismatched ``dates``, ``start_monitor`` outside the dates.
     TypeError
         Unsupported dtype (bool, complex, int64), non-integer ``time_axis``, non-bool ``trend``.
     clts.DeviceError
@@ -340,7 +344,7 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
     tpl = dict(real=real, in_type=in_type, has_nodata=nodata is not None, K=K, N=N, n=n,
                history="ROC" if (hist_given or history == "BP") else history,
                convention=convention, dof_sub=K if convention == "r" else 2 + 2 * k,
-               detailed=bool(detailed), magnitudes=bool(magnitudes))
+               detailed=bool(detailed), magnitudes=bool(magnitudes), process=PROCESS[type])
     if on_device:
         if out is not None:
             raise TypeError("out= takes numpy arrays; a call on a device array returns device "

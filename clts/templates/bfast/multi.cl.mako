@@ -144,7 +144,7 @@ void bfast_invert(__global const real* restrict G, const int Mreal, __global rea
 }
 
 % if BT:
-// R's MOSUM boundary for every valid history count nb (0..n) and monitoring count j
+// R's MOSUM (CUSUM: process "cusum") boundary for every valid history count nb (0..n) and monitoring count j
 // (0..N-n): x = (nb + j) / nb, the sweep's inline expression (the same bits); the sweep reads
 // it instead of evaluating a double log per date (registers, GPUs)
 __kernel void bfast_bounds(const real crit, __global real* restrict btab, const int nh,
@@ -155,8 +155,13 @@ __kernel void bfast_bounds(const real crit, __global real* restrict btab, const 
     const real nbf = (real)nb;
     const real cf = nbf + (real)j;
     const real x = cf / nbf;
+% if process == "cusum":
+    const real xm1 = (cf - nbf) / nbf;
+    btab[j * (nh + 1) + nb] = sqrt(x * xm1 * (crit * crit + log(x / xm1)));
+% else:
     btab[j * (nh + 1) + nb] = x > (real)LOGPLUS_E ? crit * sqrt((real)2 * log(fmax(x, (real)1)))
                                                   : crit * (real)M_SQRT2;
+% endif
 }
 
 % endif

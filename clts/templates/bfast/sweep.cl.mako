@@ -8,6 +8,8 @@
 ## pointer (tw) that skips the unused dates, the median by a radix select over the dates;
 ## BT: R's boundary read from btab (bfast_bounds in multi.cl.mako):
 ## the MOSUM window subtracts the value h back, the median reads them.
+## process: "mosum" (the window sum) or "cusum" (the sum of every residual from the history
+## start, strucchange's OLS-CUSUM, with its boundary and the zero-variance limit over j values).
 <%
     def L(l):
         return "" if lanes == 1 else ".s%x" % l
@@ -72,6 +74,9 @@
             const int v = okv${L(l)} != (real)0;
 % if TM:
             scratch[so[${l}] + (long)t * Mp] = v ? rr : REAL_NAN;
+% if process == "cusum":
+            dS${L(l)} = v ? rr : (real)0;     // the CUSUM: every residual stays in the sum
+% else:
             real lag = 0;
             if (v && c[${l}] >= h[${l}]) {      // the window is full: its oldest residual leaves
                 while (tw[${l}] < t && isnan(scratch[so[${l}] + (long)tw[${l}] * Mp])) ++tw[${l}];
@@ -79,10 +84,15 @@
                 ++tw[${l}];
             }
             dS${L(l)} = v ? rr - lag : (real)0;
+% endif
 % else:
             scratch[so[${l}] + c[${l}]] = rr;
+% if process == "cusum":
+            dS${L(l)} = v ? rr : (real)0;     // the CUSUM: every residual stays in the sum
+% else:
             const real lag = scratch[so[${l}] + max(c[${l}] - h[${l}], 0)];
             dS${L(l)} = v ? rr - (c[${l}] >= h[${l}] ? lag : (real)0) : (real)0;
+% endif
 % endif
             c[${l}] += v;
         }
@@ -99,6 +109,10 @@
 %     for l in range(lanes):
         bo${L(l)} = btab[(int)(cf${L(l)} - nbf${L(l)}) * (nh + 1) + nb[${l}]];
 %     endfor
+%   elif convention == "r" and process == "cusum":
+        // strucchange's CUSUM boundary sqrt(x (x - 1) (crit^2 + log(x / (x - 1)))), x = j / n
+        const V x = cf / nbf, xm1 = (cf - nbf) / nbf;
+        const V bo = sqrt(x * xm1 * (crit * crit + log(x / xm1)));
 %   elif convention == "r":
         const V x = cf / nbf;
         const V bo = SEL((V)(crit * (real)M_SQRT2), crit * sqrt((real)2 * log(fmax(x, (V)1))),
@@ -110,7 +124,7 @@
         brkv = SEL(brkv, (V)((real)(t - nh)),
                    (okv > (V)0) & (fabs(S) > bo * scl) & (brkv < (V)0));
         brkz = SEL(brkz, (V)((real)(t - nh)),
-                   (okv > (V)0) & (fabs(S) > zlim) & (brkz < (V)0));
+                   (okv > (V)0) & (fabs(S) > ${"(V)" + zv_tol + " * cf" if process == "cusum" else "zlim"}) & (brkz < (V)0));
 %   if detailed:
         const V mo = SEL((V)REAL_NAN, S / scl, okv > (V)0);
         const V bov = SEL((V)REAL_NAN, bo, okv > (V)0);

@@ -1,0 +1,100 @@
+"""strucchange's monitoring processes (``mefp``'s ``type``) for ``bfast_monitor``: which ones
+clts runs, their critical values and their boundaries, as ``strucchange::mefp.efp`` defines
+them (strucchange 1.5-3). Plain numpy / math, float64.
+
+With n the valid history values, j = n + 1, n + 2, ... the count of valid values from the
+history start to a monitoring value, r the residuals of the history fit, sigma its residual
+standard deviation (n - K degrees of freedom):
+
+``"OLS-MOSUM"``  process  sum of the last h = floor(hfrac n) residuals / (sigma sqrt(n));
+                 boundary crit sqrt(2 log+(j / n)), log+(x) = log(x) for x > e, else 1;
+                 crit from ``monitorMECritvalTable[h, period, , "max"]`` at 1 - level.
+``"OLS-CUSUM"``  process  sum of all residuals from the history start / (sigma sqrt(n));
+                 boundary sqrt(x (x - 1) (crit^2 + log(x / (x - 1)))), x = j / n;
+                 crit the root a of 2 - 2 (Phi(a) - a phi(a)) = level (the probability that a
+                 Brownian motion crosses that boundary: Chu, Stinchcombe and White,
+                 "Monitoring structural change", 1996).
+``"RE"`` / ``"ME"`` (recursive / moving estimates; their K-vector processes): not run by clts
+                 (a ValueError); their critical values are given here for the record: RE the
+                 same root at level / K, ME the table at 1 - level / K.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+#: strucchange's monitoring processes
+TYPES = ("OLS-MOSUM", "OLS-CUSUM", "RE", "ME")
+#: those bfast_monitor runs
+RUN = ("OLS-MOSUM", "OLS-CUSUM")
+#: the template parameter ``process`` of the sweep for each type
+PROCESS = {"OLS-MOSUM": "mosum", "OLS-CUSUM": "cusum"}
+
+
+def check_type(type, convention):
+    """``type`` checked: one of :data:`RUN`; the bfast 0.7 Python convention has the OLS-MOSUM
+    only."""
+    if not isinstance(type, str) or type not in TYPES:
+        raise ValueError(f"type must be one of {TYPES} (strucchange's monitoring processes), "
+                         f"got {type!r}")
+    if type not in RUN:
+        raise ValueError(f"type={type!r} is not implemented: clts monitors with "
+                         f"{' and '.join(RUN)}; the estimates-based processes (RE, ME) need a "
+                         "K-vector fit per monitoring date")
+    if type != "OLS-MOSUM" and convention != "r":
+        raise ValueError(f"type={type!r} needs convention='r' (the bfast 0.7 Python package "
+                         "monitors with the OLS-MOSUM only)")
+
+
+def _norm_cdf(x):
+    return 0.5 * (1.0 + math.erf(x / math.sqrt(2.0)))
+
+
+def crossing_probability(a: float) -> float:
+    """2 - 2 (Phi(a) - a phi(a)): strucchange's ``mreSize``, decreasing from 1 at a = 0."""
+    phi = math.exp(-0.5 * a * a) / math.sqrt(2.0 * math.pi)
+    return 2.0 - 2.0 * (_norm_cdf(a) - a * phi)
+
+
+def crossing_critval(alpha: float) -> float:
+    """The a in [0, 10] with ``crossing_probability(a) = alpha`` (strucchange finds it with
+    ``optimize(|...|, c(0, 10), tol = sqrt(eps))``; here by bisection to full precision: the two
+    agree to about 1e-8)."""
+    if not (isinstance(alpha, (int, float, np.number)) and 0.0 < alpha < 1.0):
+        raise ValueError(f"level must lie in (0, 1) for the CUSUM / RE boundary, got {alpha!r}")
+    lo, hi = 0.0, 10.0
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if crossing_probability(mid) > alpha:
+            lo = mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)
+
+
+def critval(type, hfrac, level, period, K, convention="r") -> float:
+    """strucchange's critical value of ``type`` for the monitoring level ``level`` (R's
+    ``alpha``), window ``hfrac``, horizon ``period`` (R's ``end``) and K regressors."""
+    from .common import critical_value
+    if type == "OLS-MOSUM":
+        return critical_value(hfrac, level, period, convention)
+    if not (isinstance(hfrac, (int, float, np.number)) and 0.0 < hfrac <= 1.0):
+        raise ValueError(f"hfrac must lie in (0, 1] (R's h, here only bfastmonitor's check of "
+                         f"the history's length), got {hfrac!r}")
+    if type == "OLS-CUSUM":
+        return crossing_critval(float(level))
+    if type == "RE":
+        return crossing_critval(float(level) / K)
+    if type == "ME":
+        return critical_value(hfrac, float(level) / K, period, convention)
+    raise ValueError(f"type must be one of {TYPES}, got {type!r}")
+
+
+def boundary(type, crit, j, n):
+    """strucchange's boundary at the counts ``j`` (> n) of a history of ``n`` values."""
+    x = np.asarray(j, dtype=np.float64) / float(n)
+    if type in ("OLS-MOSUM", "ME"):
+        lp = np.where(x > np.e, np.log(np.maximum(x, 1e-300)), 1.0)
+        return crit * np.sqrt(2.0 * lp)
+    return np.sqrt(x * (x - 1.0) * (crit * crit + np.log(x / (x - 1.0))))

@@ -1,0 +1,162 @@
+"""``bfast_monitor(type=...)``: strucchange's monitoring processes against R's
+``bfast::bfastmonitor(type=...)`` (fixtures tests/data/bfast_type_*.csv, made by
+bench/bfast_type_fixtures.R on bfast's ``ndvi`` series and the synthetic series with gaps of
+bfast_r_input.csv), the numpy reference, and the statuses of NaN / constant / short pixels.
+
+Tolerances as tests/test_bfast.py: float64 1e-7 relative, float32 2e-3 (breaks of float32 may
+differ on knife-edge pixels: none here).
+"""
+from __future__ import annotations
+
+import csv
+
+import numpy as np
+import pytest
+
+from clts.bfast import monitor_types as mt
+from clts.bfast import reference as ref
+from clts.bfast.api import bfast_monitor
+
+from bfast_r_data import DATA, column, r_cases, rel
+
+NDVI_START = 2010 + 12 / 24          # R's start = c(2010, 13)
+CASES_START = 2007.51
+RUN = ("OLS-MOSUM", "OLS-CUSUM")
+
+
+@pytest.fixture(scope="module")
+def fixture():
+    Y, T, sett, out = r_cases("bfast_type_settings.csv", "bfast_type_output.csv")
+    nd = list(csv.DictReader(open(DATA / "bfast_type_ndvi.csv")))
+    series = {"ndvi": (column(nd, "time"), column(nd, "value")[:, None], NDVI_START)}
+    series["cases"] = (T, Y, CASES_START)
+    expect = []
+    for s_i, s in enumerate(sett):
+        rows = [x for x in out if int(x["setting"]) == s_i]
+        by = {"ndvi": [x for x in rows if x["series"] == "ndvi"],
+              "cases": sorted((x for x in rows if x["series"] != "ndvi"),
+                              key=lambda x: int(x["series"][4:]))}
+        expect.append(dict(type=s["type"], history=s["history"], h=float(s["h"]),
+                           level=float(s["level"]),
+                           **{name: dict(breaks=column(r, "breaks", int).astype(int),
+                                         magnitude=column(r, "magnitude"),
+                                         mean=column(r, "mean"), critval=column(r, "critval"),
+                                         hs=column(r, "history_start", int).astype(int))
+                              for name, r in by.items()}))
+    return series, expect
+
+
+def test_critical_values_are_strucchanges(fixture):
+    _, expect = fixture
+    for e in expect:
+        crit = mt.critval(e["type"], e["h"], e["level"], 10, 8)
+        # R finds the CUSUM / RE root with optimize(tol = sqrt(eps)): 1e-8 apart
+        assert abs(crit - e["ndvi"]["critval"][0]) < 5e-8, e
+
+
+def test_reference_matches_r(fixture):
+    series, expect = fixture
+    for e in expect:
+        if e["type"] not in RUN:
+            continue
+        for name, (t, Y, start) in series.items():
+            n = int(np.sum(t < start))
+            ex = e[name]
+            for c in range(Y.shape[1]):
+                p = ref.bfast_pixel(Y[:, c], t, n, freq=1.0, hfrac=e["h"], level=e["level"],
+                                    history=e["history"], type=e["type"])
+                assert p["breaks"] == ex["breaks"][c], (e, name, c)
+                assert p["history_start"] == ex["hs"][c]
+                assert abs(p["magnitude"] - ex["magnitude"][c]) < 1e-9
+                assert rel(p["mean"], ex["mean"][c]) < 1e-8
+
+
+@pytest.mark.parametrize("version,lanes,dtype,bounds", [
+    ("fused", 8, np.float64, "inline"), ("multi", 4, np.float64, "table"),
+    ("fused", 1, np.float32, "inline"), ("multi", 1, np.float32, "table")])
+def test_device_matches_r(device, fixture, version, lanes, dtype, bounds):
+    series, expect = fixture
+    tol = 1e-7 if dtype == np.float64 else 2e-3
+    for e in expect:
+        if e["type"] != "OLS-CUSUM":
+            continue
+        for name, (t, Y, start) in series.items():
+            ex = e[name]
+            r = bfast_monitor(Y.astype(dtype), t, start, k=3, freq=1.0, hfrac=e["h"],
+                              level=e["level"], history=e["history"], type=e["type"],
+                              device=device, version=version, lanes=lanes, bounds=bounds)
+            np.testing.assert_array_equal(r.breaks, ex["breaks"], err_msg=f"{e} {name}")
+            np.testing.assert_array_equal(r.status, 0)
+            assert rel(r.magnitudes, ex["magnitude"], scale=0.1) < tol
+            assert rel(r.means, ex["mean"]) < tol * 10
+            assert abs(r.diagnostics["critval"] - ex["critval"][0]) < 5e-8
+
+
+@pytest.mark.parametrize("version", ["fused", "multi"])
+def test_process_and_boundary_are_rs(device, fixture, version):
+    """The ndvi OLS-CUSUM process and boundary (history "all") at each valid monitoring date."""
+    series, _ = fixture
+    t, Y, start = series["ndvi"]
+    proc = list(csv.DictReader(open(DATA / "bfast_type_process.csv")))
+    r = bfast_monitor(Y, t, start, freq=1.0, type="OLS-CUSUM", detailed=True, device=device,
+                      version=version)
+    ok = ~np.isnan(r.mosum[:, 0])
+    assert rel(r.mosum[ok, 0], column(proc, "process")) < 1e-9
+    assert rel(r.bounds[ok, 0], column(proc, "boundary")) < 1e-7     # R's critval: 1e-8
+
+
+@pytest.mark.parametrize("version", ["fused", "multi"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_cusum_reference_and_statuses(device, version, dtype):
+    """Random gappy pixels, and NaN / too short / constant / +-inf pixels, against the reference."""
+    rng = np.random.default_rng(3)
+    N, n, M = 90, 55, 14
+    t = np.arange(N) * 16.0 + 3
+    y = 4 + np.sin(2 * np.pi * t / 365)[:, None] + 0.2 * rng.standard_normal((N, M))
+    y[rng.random((N, M)) < 0.3] = np.nan
+    y[n + 10:, :5] += 2.0                       # breaks
+    y[:, 8] = np.nan                            # 8 all missing: status 1
+    y[:, 9] = np.nan
+    y[[2, 30, 60, 70], 9] = 1.0                 # 9 fewer values than coefficients: status 1
+    y[:, 10] = 6.0                              # 10 constant: an exact fit, status 3, no break
+    y[:, 11] = 6.0
+    y[n + 4:, 11] = 7.0                         # 11 constant, then a jump: status 3, break
+    y[n + 2, 12] = np.inf                       # 12 +-inf: status 4
+    y[:, 13] = np.nan
+    y[n:, 13] = 1.0                             # 13 no history: status 1
+    y = y.astype(dtype)
+    with pytest.warns(RuntimeWarning, match="inf"):
+        r = bfast_monitor(y, t, t[n], type="OLS-CUSUM", device=device, version=version)
+    e = ref.bfast_monitor(y, t, t[n], type="OLS-CUSUM")
+    np.testing.assert_array_equal(r.status, e["status"])
+    np.testing.assert_array_equal(r.status[8:], [1, 1, 3, 3, 4, 1])
+    np.testing.assert_array_equal(r.breaks, e["breaks"])
+    assert (r.breaks[:5] >= 0).all() and r.breaks[10] == -1 and r.breaks[11] == 4
+    np.testing.assert_array_equal(r.breaks[[8, 9, 12, 13]], -2)
+    np.testing.assert_array_equal(r.valids, e["valids"])
+    tol = 1e-9 if dtype == np.float64 else 1e-3
+    ok = r.status == 0
+    assert rel(r.means[ok], e["means"][ok]) < tol * 100
+    assert rel(r.magnitudes[ok], e["magnitudes"][ok], scale=1.0) < tol
+    assert np.isnan(r.means[~ok]).all()
+
+
+def test_types_not_run_and_bad_arguments(device):
+    y = np.random.default_rng(0).normal(size=(60, 2))
+    t = np.arange(60.0)
+    for ty in ("RE", "ME"):
+        with pytest.raises(ValueError, match="not implemented"):
+            bfast_monitor(y, t, 40.0, freq=23, type=ty, device=device)
+    with pytest.raises(ValueError, match="type"):
+        bfast_monitor(y, t, 40.0, freq=23, type="Rec-CUSUM", device=device)
+    with pytest.raises(ValueError, match="convention"):
+        bfast_monitor(y, t, 40.0, freq=23, type="OLS-CUSUM", convention="bfast-py",
+                      device=device)
+    with pytest.raises(ValueError, match="level"):
+        bfast_monitor(y, t, 40.0, freq=23, type="OLS-CUSUM", level=1.5, device=device)
+    with pytest.raises(ValueError, match="hfrac"):
+        bfast_monitor(y, t, 40.0, freq=23, type="OLS-CUSUM", hfrac=0.0, device=device)
+    # R's CUSUM takes any end (period) and level in (0, 1): the MOSUM table does not bind it
+    r = bfast_monitor(y, t, 40.0, freq=23, k=1, type="OLS-CUSUM", level=0.2, period=3,
+                      device=device)
+    assert r.diagnostics["critval"] == pytest.approx(mt.crossing_critval(0.2))

@@ -1,6 +1,7 @@
 """BFAST-Monitor benchmark: Gieseke et al.'s Table I shapes, clts versions against the bfast 0.7 package.
 
     python bench/bench_bfast.py [--quick] [--device SUBSTRING] [--no-anchors] [--shapes D4,Peru]
+                                [--type OLS-CUSUM] [--convention r]
 
 Cubes are seed-fixed synthetic int16 (Landsat-like, nodata -32768) with Gieseke et al.'s NaN
 fractions; k = 3, 16-day dates, float32 computation, convention "bfast-py" so that every
@@ -12,6 +13,9 @@ boundary, break, mean). "%copy" = cube bytes read / wall time against the device
 bandwidth measured in the same run. Anchors (bfast 0.7, its own venv at $BFAST_PYTHON, default
 /tmp/bfastenv/bin/python, see bench/bfast_py_fixtures.py): the OpenCL backend on the same
 device, and the Python backend on a pixel subset (its rate is per pixel).
+``--type`` picks strucchange's monitoring process (R's ``type``); any but the OLS-MOSUM runs with
+convention "r" and without anchors (bfast 0.7 has the OLS-MOSUM only), its results in
+bench/results/bfast-<type>-<device>.md; ``--convention r`` runs the OLS-MOSUM as R does.
 """
 from __future__ import annotations
 
@@ -113,7 +117,13 @@ def main():
     ap.add_argument("--device", action="append", help="device substring (default: all)")
     ap.add_argument("--no-anchors", action="store_true")
     ap.add_argument("--shapes", default=",".join(SHAPES))
+    ap.add_argument("--type", default="OLS-MOSUM", choices=("OLS-MOSUM", "OLS-CUSUM"),
+                    help="monitoring process (R's type)")
+    ap.add_argument("--convention", default="bfast-py", choices=("bfast-py", "r"))
     args = ap.parse_args()
+    convention = "r" if args.type != "OLS-MOSUM" else args.convention
+    if convention != "bfast-py":
+        args.no_anchors = True          # the anchors compute the bfast 0.7 convention
     infos = [i for i in usable() if not i.simulator]
     if args.device:
         infos = [i for i in infos if any(s.lower() in (i.slug + i.name + i.platform).lower()
@@ -132,8 +142,8 @@ def main():
             flops = spec_flops(M, N, n)
             def call(version):
                 return lambda: clts.bfast_monitor(y, dates, start, nodata=NODATA, device=dev,
-                                                  convention="bfast-py", version=version,
-                                                  progress=False)
+                                                  convention=convention, version=version,
+                                                  type=args.type, progress=False)
             results = time_calls({v: call(v) for v in ("fused", "multi", "auto")}, dev, repeats)
             best = min(results[v][0] for v in ("fused", "multi"))
             anc_cl = anc_py = None
@@ -170,11 +180,16 @@ def main():
                 print("  " + ", ".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}"
                                        for k, v in r.items()), flush=True)
         notes = ("Command: `python bench/bench_bfast.py" + (" --quick" if args.quick else "")
-                 + "`. float32, convention bfast-py, k=3, int16 cube with nodata converted on "
+                 + ("" if args.type == "OLS-MOSUM" else f" --type {args.type}")
+                 + (" --convention r" if args.type == "OLS-MOSUM" and convention == "r" else "")
+                 + f"`. float32, type {args.type}, convention {convention}, k=3, int16 cube "
+                 "with nodata converted on "
                  f"the device. Copy bandwidth {bw:.1f} GB/s (bench/common.copy_bandwidth). "
                  "x bfast-* = their time / ours for the same pixels (python backend timed on a "
                  "subset, per pixel).\n")
-        path = write_result("bfast", dev, "BFAST-Monitor (clts.bfast_monitor) vs bfast 0.7",
+        tag = ("bfast" if args.type == "OLS-MOSUM" and convention == "bfast-py"
+               else f"bfast-{args.type.lower()}-{convention}")
+        path = write_result(tag, dev, f"BFAST-Monitor (clts.bfast_monitor, {args.type}) vs bfast 0.7",
                             rows, notes)
         print(markdown_table(rows))
         print("wrote", path)

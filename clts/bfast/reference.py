@@ -120,6 +120,8 @@ def bfast_pixel(y, t, n, *, k=3, freq=365.0, trend=True, hfrac=0.25, level=0.05,
         fail, fail_val = (nb <= 5 or nm <= 5), 0.0
     else:
         fail, fail_val = (math.floor(hfrac * nb) <= 1 or nb <= K), np.nan
+        if type == "ME":        # a window of fewer values than coefficients has no fit
+            fail = fail or math.floor(hfrac * nb) < K
     beta = None if fail else _ols(X[hv], y[hv])
     if beta is None:
         out.update(breaks=-2, mean=fail_val, magnitude=fail_val, status=1 if fail else 2)
@@ -136,7 +138,9 @@ def bfast_pixel(y, t, n, *, k=3, freq=365.0, trend=True, hfrac=0.25, level=0.05,
     zero_var = sigma <= zv_tol * ymax
     h = int(math.floor(nb * hfrac))
     rc = np.concatenate([r[hv], r[mv]])        # valid residuals from the history start on
-    if type == "OLS-CUSUM":     # every residual from the history start
+    # S: the residual sums (RE: as the CUSUM, ME: as the MOSUM; in the sigma -> 0 limit their
+    # processes break where these leave the rounding, see below)
+    if type in ("OLS-CUSUM", "RE"):     # every residual from the history start
         S = np.cumsum(rc)[nb:]
         zl = zv_tol * np.arange(nb + 1, nb + nm + 1)
     else:
@@ -144,13 +148,21 @@ def bfast_pixel(y, t, n, *, k=3, freq=365.0, trend=True, hfrac=0.25, level=0.05,
         zl = zv_tol * max(h, 1)
     with np.errstate(divide="ignore", invalid="ignore"):
         mo = S / (sigma * math.sqrt(nb))
+    if type in ("RE", "ME") and not zero_var:   # the functional max_i |process_i|
+        idx = np.concatenate([hv, mv])
+        XR = design_matrix(t, k, freq, trend, t[0] - r_step(t), r_step(t))
+        mo = estimates_process(type, XR[idx], y[idx], nb, np.linalg.lstsq(XR[hv], y[hv],
+                               rcond=None)[0], sigma, h)
     out["mosum"][mv - n] = mo
     if convention == "r":
         counts = np.arange(nb + 1, nb + nm + 1)
         out["bounds"][mv - n] = monitor_types.boundary(type, crit, counts, nb)
     else:
         out["bounds"][mv - n] = crit * math.sqrt(2.0) * np.sqrt(log_plus(t[mv] / t[n - 1]))
-    over = np.nonzero(np.abs(out["mosum"]) > out["bounds"])[0]
+    if type in ("RE", "ME"):    # strucchange tests the running maximum of the functional
+        over = np.nonzero(np.fmax.accumulate(mo) > out["bounds"][mv - n])[0] if nm else mv[:0]
+    else:
+        over = np.nonzero(np.abs(out["mosum"][mv - n]) > out["bounds"][mv - n])[0]
     out["magnitude"] = float(np.median(r[mv])) if nm else np.nan
     if zero_var:
         # an exact fit (status 3): S / sigma is infinite wherever the data leave the fit; the
@@ -158,9 +170,46 @@ def bfast_pixel(y, t, n, *, k=3, freq=365.0, trend=True, hfrac=0.25, level=0.05,
         over = np.nonzero(np.abs(S / ymax) > zl)[0]
         out.update(breaks=int(mv[over[0]] - n) if over.size else -1, mean=np.nan, status=3)
         return out
-    out["breaks"] = int(over[0]) if over.size else -1
+    out["breaks"] = int(mv[over[0]] - n) if over.size else -1
     out["mean"] = float(np.mean(mo)) if nm else np.nan
     return out
+
+
+def _root(A):
+    """strucchange's ``root.matrix``: the symmetric square root of a positive semi-definite A."""
+    w, V = np.linalg.eigh(A)
+    return (V * np.sqrt(np.maximum(w, 0.0))) @ V.T
+
+
+def r_step(t):
+    """The grid step of R's ``trend`` regressor (bfastpp's 1, 2, ... along the regular series):
+    the smallest gap between dates; R's trend is 1 + (t - t[0]) / step."""
+    return float(np.min(np.diff(t))) if len(t) > 1 else 1.0
+
+
+def estimates_process(type, Xc, yc, nb, beta, sigma, h):
+    """strucchange's RE / ME monitoring processes at the monitoring values nb+1..len(yc) of the
+    valid rows ``Xc``, ``yc`` from the history start (in R's basis: intercept, ``trend`` = 1, 2,
+    ... along the series, harmonics: the estimates-based processes depend on it), history fit
+    ``beta``, ``sigma``; ``h`` the ME window: the functional max_i |process_i| at each.
+
+    RE (``mefp`` with rescale FALSE): ``k / (sigma^2 n) root(X_n'X_n) (b_k - beta)``, b_k the
+    fit on rows 1..k (``Q12`` of the history holds 1 / (sigma sqrt n) and ``computeEmpProc``
+    divides by sigma sqrt(n) again: not invariant to the data's scale, as R).
+    ME (rescale TRUE): ``h / (sigma sqrt n) root(X_w'X_w) / sqrt(h) (b_w - beta)``, b_w the fit
+    on the h rows up to k."""
+    n_all, K = Xc.shape
+    root_h = _root(Xc[:nb].T @ Xc[:nb]) / (sigma * math.sqrt(nb))
+    stat = []
+    for k in range(nb + 1, n_all + 1):
+        rows = slice(0, k) if type == "RE" else slice(k - h, k)
+        b = np.linalg.lstsq(Xc[rows], yc[rows], rcond=None)[0]
+        if type == "RE":
+            Q = root_h * k / (sigma * math.sqrt(nb))
+        else:
+            Q = _root(Xc[rows].T @ Xc[rows]) / math.sqrt(h) * h / (sigma * math.sqrt(nb))
+        stat.append(np.max(np.abs(Q @ (b - beta))))
+    return np.array(stat)
 
 
 def bfast_monitor(y, dates, start_monitor, *, k=3, freq=365.0, trend=True, hfrac=0.25,

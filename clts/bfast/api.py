@@ -51,7 +51,7 @@ from .plan import Plan, Problem, make_plan
 from .device import INT_TYPES, LazyFields, device_axis
 from .monitor_run import run_host
 from .checks import TYPES, check_arguments, check_history  # noqa: F401 (public here)
-from .monitor_types import PROCESS
+from .monitor_types import PROCESS, r_trend
 from .checks import (check_params, default_freq, history_end, levels, monitor_dates,
                      out_specs, time_axis_and_dates)
 
@@ -335,6 +335,8 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
     X = design_matrix(t, k, freq, trend, center, scale)
     if convention == "bfast-py":
         bounds_t = crit * math.sqrt(2.0) * np.sqrt(log_plus(t[n:] / t[n - 1]))
+    elif type == "RE":      # R's trend column alpha + beta (the design's trend)
+        bounds_t = np.array(r_trend(t, trend, center, scale))
     else:
         bounds_t = np.zeros(1)
     M = int(np.prod(pix_shape, dtype=np.int64))

@@ -27,9 +27,9 @@ import numpy as np
 #: strucchange's monitoring processes
 TYPES = ("OLS-MOSUM", "OLS-CUSUM", "RE", "ME")
 #: those bfast_monitor runs
-RUN = ("OLS-MOSUM", "OLS-CUSUM")
+RUN = ("OLS-MOSUM", "OLS-CUSUM", "RE")
 #: the template parameter ``process`` of the sweep for each type
-PROCESS = {"OLS-MOSUM": "mosum", "OLS-CUSUM": "cusum"}
+PROCESS = {"OLS-MOSUM": "mosum", "OLS-CUSUM": "cusum", "RE": "re"}
 
 
 def check_type(type, convention):
@@ -89,6 +89,21 @@ def critval(type, hfrac, level, period, K, convention="r") -> float:
     if type == "ME":
         return critical_value(hfrac, float(level) / K, period, convention)
     raise ValueError(f"type must be one of {TYPES}, got {type!r}")
+
+
+def r_step(t):
+    """The grid step of R's ``trend`` regressor (bfastpp's 1, 2, ... along the regular series,
+    missing values included): the smallest gap between dates."""
+    return float(np.min(np.diff(t))) if len(t) > 1 else 1.0
+
+
+def r_trend(t, trend, center, scale):
+    """(alpha, beta) with R's trend 1 + (t - t[0]) / step = alpha + beta (t - center) / scale
+    (the design matrix's column); (0, 1) without a trend (no change of basis)."""
+    if not trend:
+        return 0.0, 1.0
+    step = r_step(t)
+    return 1.0 + (center - float(t[0])) / step, scale / step
 
 
 def boundary(type, crit, j, n):

@@ -150,7 +150,8 @@ def bfast_pixel(y, t, n, *, k=3, freq=365.0, trend=True, hfrac=0.25, level=0.05,
         mo = S / (sigma * math.sqrt(nb))
     if type in ("RE", "ME") and not zero_var:   # the functional max_i |process_i|
         idx = np.concatenate([hv, mv])
-        XR = design_matrix(t, k, freq, trend, t[0] - r_step(t), r_step(t))
+        XR = design_matrix(t, k, freq, trend, t[0] - monitor_types.r_step(t),
+                           monitor_types.r_step(t))
         mo = estimates_process(type, XR[idx], y[idx], nb, np.linalg.lstsq(XR[hv], y[hv],
                                rcond=None)[0], sigma, h)
     out["mosum"][mv - n] = mo
@@ -179,12 +180,6 @@ def _root(A):
     """strucchange's ``root.matrix``: the symmetric square root of a positive semi-definite A."""
     w, V = np.linalg.eigh(A)
     return (V * np.sqrt(np.maximum(w, 0.0))) @ V.T
-
-
-def r_step(t):
-    """The grid step of R's ``trend`` regressor (bfastpp's 1, 2, ... along the regular series):
-    the smallest gap between dates; R's trend is 1 + (t - t[0]) / step."""
-    return float(np.min(np.diff(t))) if len(t) > 1 else 1.0
 
 
 def estimates_process(type, Xc, yc, nb, beta, sigma, h):

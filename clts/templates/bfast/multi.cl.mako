@@ -155,7 +155,7 @@ __kernel void bfast_bounds(const real crit, __global real* restrict btab, const 
     const real nbf = (real)nb;
     const real cf = nbf + (real)j;
     const real x = cf / nbf;
-% if process == "cusum":
+% if process in ("cusum", "re"):
     const real xm1 = (cf - nbf) / nbf;
     btab[j * (nh + 1) + nb] = sqrt(x * xm1 * (crit * crit + log(x / xm1)));
 % else:
@@ -218,6 +218,21 @@ __kernel void bfast_sweep(__global const in_t* restrict y, const int Mp, const i
     V hsv = (V)0;
 %   for l in range(lanes):
     hsv${L(l)} = (real)hs[${l}];
+%   endfor
+% endif
+% if process == "re":
+    // RE: the history's Gram matrix for the recursive estimates
+%   for a in range(K):
+%     for b in range(a, K):
+    V g${a}_${b};
+%     endfor
+%   endfor
+%   for l in range(lanes):
+%     for a in range(K):
+%       for b in range(a, K):
+    g${a}_${b}${L(l)} = p0 + ${l} < Mreal ? G[(long)${gidx(a, b)} * Mreal + p0 + ${l}] : (real)${1 if a == b else 0};
+%       endfor
+%     endfor
 %   endfor
 % endif
 <%include file="/bfast/sweep.cl.mako"/>

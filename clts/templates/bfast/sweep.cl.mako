@@ -9,7 +9,143 @@
 ## BT: R's boundary read from btab (bfast_bounds in multi.cl.mako):
 ## the MOSUM window subtracts the value h back, the median reads them.
 ## process: "mosum" (the window sum) or "cusum" (the sum of every residual from the history
-## start, strucchange's OLS-CUSUM, with its boundary and the zero-variance limit over j values).
+## start, strucchange's OLS-CUSUM, with its boundary and the zero-variance limit over j values)
+## or "re" (strucchange's recursive estimates: the K-vector k / (sigma^2 n) root(G_hist)
+## (b_k - b_hist) in R's basis, its largest |component| the functional, its running maximum
+## tested; S runs as the CUSUM for the zero-variance limit). "re" needs V g{a}_{b} (the history's
+## Gram matrix, upper triangle) in scope and bounds_t = (alpha, beta) of R's trend column
+## alpha + beta trend.
+<%def name="re_start()">
+    // RE: root(A' G_hist A), A the change to R's basis (trend_R = tra + trb trend), by cyclic
+    // Jacobi rotations (strucchange's root.matrix: V sqrt(Lambda) V'), once per pixel
+    const real tra = bounds_t[0], trb = bounds_t[1];
+    V qa[${K * K}], ev[${K * K}];
+% for a in range(K):
+%   for b in range(K):
+    qa[${a * K + b}] = g${min(a, b)}_${max(a, b)};
+    ev[${a * K + b}] = (V)${1 if a == b else 0};
+%   endfor
+% endfor
+    {
+        const V h00 = qa[0], h01 = qa[1], h11 = qa[${K + 1}];
+        qa[1] = qa[${K}] = tra * h00 + trb * h01;
+        qa[${K + 1}] = tra * tra * h00 + (real)2 * tra * trb * h01 + trb * trb * h11;
+% for j in range(2, K):
+        qa[${K + j}] = qa[${j * K + 1}] = tra * qa[${j}] + trb * qa[${K + j}];
+% endfor
+    }
+    for (int sw = 0; sw < 40; ++sw) {
+        V off = (V)0, dia = (V)0;
+        for (int p = 0; p < ${K}; ++p) {
+            dia = mad(qa[p * ${K} + p], qa[p * ${K} + p], dia);
+            for (int q = p + 1; q < ${K}; ++q) off = mad(qa[p * ${K} + q], qa[p * ${K} + q], off);
+        }
+% if lanes == 1:
+        if (!(off > (V)${"1e-30" if real == "double" else "1e-13f"} * dia)) break;
+% else:
+        if (!any(off > (V)${"1e-30" if real == "double" else "1e-13f"} * dia)) break;
+% endif
+        for (int p = 0; p < ${K - 1}; ++p) {
+            for (int q = p + 1; q < ${K}; ++q) {
+                const V apq = qa[p * ${K} + q];
+                const V th = (qa[q * ${K} + q] - qa[p * ${K} + p]) / ((real)2 * apq);
+                V tt = copysign((V)1, th) / (fabs(th) + sqrt(mad(th, th, (V)1)));
+                tt = SEL(tt, (V)0, isnan(tt) | (apq == (V)0));
+                const V cs = (V)1 / sqrt(mad(tt, tt, (V)1)), sn = tt * cs;
+                for (int i = 0; i < ${K}; ++i) {
+                    const V ap = qa[i * ${K} + p], aq = qa[i * ${K} + q];
+                    qa[i * ${K} + p] = cs * ap - sn * aq;
+                    qa[i * ${K} + q] = sn * ap + cs * aq;
+                    const V vp = ev[i * ${K} + p], vq = ev[i * ${K} + q];
+                    ev[i * ${K} + p] = cs * vp - sn * vq;
+                    ev[i * ${K} + q] = sn * vp + cs * vq;
+                }
+                for (int i = 0; i < ${K}; ++i) {
+                    const V ap = qa[p * ${K} + i], aq = qa[q * ${K} + i];
+                    qa[p * ${K} + i] = cs * ap - sn * aq;
+                    qa[q * ${K} + i] = sn * ap + cs * aq;
+                }
+            }
+        }
+    }
+% for a in range(K):
+%   for b in range(a, K):
+    V q${a}_${b} = (V)0;
+%   endfor
+% endfor
+    for (int m = 0; m < ${K}; ++m) {
+        const V sl = sqrt(fmax(qa[m * ${K} + m], (V)0));
+% for a in range(K):
+        const V e${a} = ev[${a * K} + m];
+% endfor
+% for a in range(K):
+%   for b in range(a, K):
+        q${a}_${b} = mad(e${a} * sl, e${b}, q${a}_${b});
+%   endfor
+% endfor
+    }
+    // the Gram matrix and X'r of the valid values so far (X'r of the history: 0)
+% for a in range(K):
+%   for b in range(a, K):
+    V gk${a}_${b} = g${a}_${b};
+%   endfor
+    V u${a} = (V)0;
+% endfor
+    V stat = (V)0;              // strucchange's statistic: the running maximum of the functional
+    const V rescale = inv_s / (sigma * sigma * nbf);
+</%def>
+<%def name="re_step()">
+        // RE: the fit on every valid value so far, b_k - b_hist = G_k^-1 X'r (Cholesky), in R's
+        // basis, times root(G_hist); the functional, scaled as R's k / (sigma^2 n)
+% for a in range(K):
+        const V xr${a} = okv * xt[${a}];
+% endfor
+        {
+            const V rv = SEL(r, (V)0, isnan(r));
+% for a in range(K):
+%   for b in range(a, K):
+            gk${a}_${b} = mad(xr${a}, (V)xt[${b}], gk${a}_${b});
+%   endfor
+            u${a} = mad(xr${a}, rv, u${a});
+% endfor
+        }
+% for j in range(K):
+        V rd${j} = gk${j}_${j};
+%   for k in range(j):
+        rd${j} = mad(-rl${j}_${k}, rl${j}_${k}, rd${j});
+%   endfor
+        const V ri${j} = (V)1 / sqrt(rd${j});
+%   for i in range(j + 1, K):
+        V rs${i}_${j} = gk${j}_${i};
+%     for k in range(j):
+        rs${i}_${j} = mad(-rl${i}_${k}, rl${j}_${k}, rs${i}_${j});
+%     endfor
+        const V rl${i}_${j} = rs${i}_${j} * ri${j};
+%   endfor
+% endfor
+% for i in range(K):
+        V rz${i} = u${i};
+%   for k in range(i):
+        rz${i} = mad(-rl${i}_${k}, rz${k}, rz${i});
+%   endfor
+        rz${i} *= ri${i};
+% endfor
+% for i in reversed(range(K)):
+        V dd${i} = rz${i};
+%   for k in range(i + 1, K):
+        dd${i} = mad(-rl${k}_${i}, dd${k}, dd${i});
+%   endfor
+        dd${i} *= ri${i};
+% endfor
+        dd0 = mad(-tra / trb, dd1, dd0);     // R's basis: b_R = A^-1 b
+        dd1 = dd1 / trb;
+        V fmx = (V)0;
+% for a in range(K):
+        fmx = fmax(fmx, fabs(${" + ".join(f"q{min(a, b)}_{max(a, b)} * dd{b}" for b in range(K))}));
+% endfor
+        const V proc = fmx * cf * rescale;
+        stat = fmax(stat, SEL((V)0, proc, okv > (V)0));
+</%def>
 <%
     def L(l):
         return "" if lanes == 1 else ".s%x" % l
@@ -74,7 +210,7 @@
             const int v = okv${L(l)} != (real)0;
 % if TM:
             scratch[so[${l}] + (long)t * Mp] = v ? rr : REAL_NAN;
-% if process == "cusum":
+% if process in ("cusum", "re"):
             dS${L(l)} = v ? rr : (real)0;     // the CUSUM: every residual stays in the sum
 % else:
             real lag = 0;
@@ -87,7 +223,7 @@
 % endif
 % else:
             scratch[so[${l}] + c[${l}]] = rr;
-% if process == "cusum":
+% if process in ("cusum", "re"):
             dS${L(l)} = v ? rr : (real)0;     // the CUSUM: every residual stays in the sum
 % else:
             const real lag = scratch[so[${l}] + max(c[${l}] - h[${l}], 0)];
@@ -109,7 +245,7 @@
 %     for l in range(lanes):
         bo${L(l)} = btab[(int)(cf${L(l)} - nbf${L(l)}) * (nh + 1) + nb[${l}]];
 %     endfor
-%   elif convention == "r" and process == "cusum":
+%   elif convention == "r" and process in ("cusum", "re"):
         // strucchange's CUSUM boundary sqrt(x (x - 1) (crit^2 + log(x / (x - 1)))), x = j / n
         const V x = cf / nbf, xm1 = (cf - nbf) / nbf;
         const V bo = sqrt(x * xm1 * (crit * crit + log(x / xm1)));
@@ -120,13 +256,19 @@
 %   else:
         const V bo = (V)bounds_t[t - nh];
 %   endif
+%   if process == "re":
+${re_step()}
+        summo = mad(proc, okv, summo);
+        brkv = SEL(brkv, (V)((real)(t - nh)), (okv > (V)0) & (stat > bo) & (brkv < (V)0));
+%   else:
         summo = mad(S, okv, summo);
         brkv = SEL(brkv, (V)((real)(t - nh)),
                    (okv > (V)0) & (fabs(S) > bo * scl) & (brkv < (V)0));
+%   endif
         brkz = SEL(brkz, (V)((real)(t - nh)),
-                   (okv > (V)0) & (fabs(S) > ${"(V)" + zv_tol + " * cf" if process == "cusum" else "zlim"}) & (brkz < (V)0));
+                   (okv > (V)0) & (fabs(S) > ${"(V)" + zv_tol + " * cf" if process in ("cusum", "re") else "zlim"}) & (brkz < (V)0));
 %   if detailed:
-        const V mo = SEL((V)REAL_NAN, S / scl, okv > (V)0);
+        const V mo = SEL((V)REAL_NAN, ${"proc" if process == "re" else "S / scl"}, okv > (V)0);
         const V bov = SEL((V)REAL_NAN, bo, okv > (V)0);
 %     for l in range(lanes):
         if (p0 + ${l} < Mreal) {
@@ -150,6 +292,9 @@ ${step(False)}
     const V zerovar = SEL((V)0, (V)1, sigma <= (V)${zv_tol});
     const V zlim = (V)${zv_tol} * hv;
     cf = nbf;       // observation count from the history start (R's boundary argument j / n)
+% if process == "re":
+${re_start()}
+% endif
 % if detailed:
 %   for l in range(lanes):
     if (p0 + ${l} < Mreal) sigma_out[p0 + ${l}] = sigma${L(l)} * yscale${L(l)};
@@ -178,7 +323,7 @@ ${step(True)}
         valids[p] = (int)totv${L(l)};
         breaks[p] = st == 3 ? (int)brkz${L(l)} : st ? -2 : (int)brkv${L(l)};
         means[p] = st == 3 ? REAL_NAN : st ? fval
-                   : (nm > 0 ? summo${L(l)} / ((real)nm * scl${L(l)}) : REAL_NAN);
+                   : (nm > 0 ? summo${L(l)} / ((real)nm${"" if process == "re" else f" * scl{L(l)}"}) : REAL_NAN);
 % if magnitudes:
         mags[p] = (st && st != 3) ? fval
                   : ${f"median_rows(scratch + so[{l}] + (long)nh * Mp, Nt - nh, Mp)" if TM else f"median_inplace(scratch + so[{l}] + nb[{l}], nm)"} * yscale${L(l)};

@@ -21,7 +21,7 @@ from bfast_r_data import DATA, column, r_cases, rel
 
 NDVI_START = 2010 + 12 / 24          # R's start = c(2010, 13)
 CASES_START = 2007.51
-RUN = ("OLS-MOSUM", "OLS-CUSUM")
+RUN = ("OLS-MOSUM", "OLS-CUSUM", "RE")
 
 
 @pytest.fixture(scope="module")
@@ -41,6 +41,7 @@ def fixture():
                            **{name: dict(breaks=column(r, "breaks", int).astype(int),
                                          magnitude=column(r, "magnitude"),
                                          mean=column(r, "mean"), critval=column(r, "critval"),
+                                         statistic=column(r, "statistic"),
                                          hs=column(r, "history_start", int).astype(int))
                               for name, r in by.items()}))
     return series, expect
@@ -55,9 +56,10 @@ def test_critical_values_are_strucchanges(fixture):
 
 
 def test_reference_matches_r(fixture):
+    """Every type, RE and ME (the slow literal refits) on their history "all" settings."""
     series, expect = fixture
     for e in expect:
-        if e["type"] not in RUN:
+        if e["type"] in ("RE", "ME") and (e["history"] != "all" or e["h"] != 0.25):
             continue
         for name, (t, Y, start) in series.items():
             n = int(np.sum(t < start))
@@ -68,47 +70,75 @@ def test_reference_matches_r(fixture):
                 assert p["breaks"] == ex["breaks"][c], (e, name, c)
                 assert p["history_start"] == ex["hs"][c]
                 assert abs(p["magnitude"] - ex["magnitude"][c]) < 1e-9
-                assert rel(p["mean"], ex["mean"][c]) < 1e-8
+                if e["type"] in ("RE", "ME"):      # the functional, R's statistic its maximum
+                    assert rel(np.nanmax(p["mosum"]), ex["statistic"][c]) < 1e-7
+                else:
+                    assert rel(p["mean"], ex["mean"][c]) < 1e-8
 
 
-@pytest.mark.parametrize("version,lanes,dtype,bounds", [
-    ("fused", 8, np.float64, "inline"), ("multi", 4, np.float64, "table"),
-    ("fused", 1, np.float32, "inline"), ("multi", 1, np.float32, "table")])
-def test_device_matches_r(device, fixture, version, lanes, dtype, bounds):
+#: the device runs: two per type, float64 (detailed, both histories) and float32 (R's boundary
+#: tabulated); the tests share their builds
+RUNS = {"cusum64": dict(type="OLS-CUSUM", version="fused", dtype=np.float64, detailed=True),
+        "cusum32": dict(type="OLS-CUSUM", version="multi", dtype=np.float32, bounds="table"),
+        "re64": dict(type="RE", version="fused", dtype=np.float64, detailed=True),
+        "re32": dict(type="RE", version="multi", dtype=np.float32, bounds="table")}
+
+
+def _run(y, t, start, run, device, **kw):
+    kw = dict(RUNS[run], **kw)
+    return bfast_monitor(y.astype(kw.pop("dtype")), t, start, device=device, **kw)
+
+
+@pytest.mark.parametrize("run", list(RUNS))
+def test_device_matches_r(device, fixture, run):
     series, expect = fixture
+    type, dtype = RUNS[run]["type"], RUNS[run]["dtype"]
     tol = 1e-7 if dtype == np.float64 else 2e-3
     for e in expect:
-        if e["type"] != "OLS-CUSUM":
+        if e["type"] != type or (type == "RE" and e["h"] != 0.25) \
+                or (dtype == np.float32 and e["history"] != "all"):
             continue
         for name, (t, Y, start) in series.items():
             ex = e[name]
-            r = bfast_monitor(Y.astype(dtype), t, start, k=3, freq=1.0, hfrac=e["h"],
-                              level=e["level"], history=e["history"], type=e["type"],
-                              device=device, version=version, lanes=lanes, bounds=bounds)
+            r = _run(Y, t, start, run, device, k=3, freq=1.0, hfrac=e["h"], level=e["level"],
+                     history=e["history"])
             np.testing.assert_array_equal(r.breaks, ex["breaks"], err_msg=f"{e} {name}")
             np.testing.assert_array_equal(r.status, 0)
             assert rel(r.magnitudes, ex["magnitude"], scale=0.1) < tol
-            assert rel(r.means, ex["mean"]) < tol * 10
+            if type == "RE" and r.mosum is not None:    # R's statistic: the largest functional
+                assert rel(np.nanmax(r.mosum, axis=0), ex["statistic"]) < tol * 10
+            if type != "RE":
+                assert rel(r.means, ex["mean"]) < tol * 10
             assert abs(r.diagnostics["critval"] - ex["critval"][0]) < 5e-8
 
 
-@pytest.mark.parametrize("version", ["fused", "multi"])
-def test_process_and_boundary_are_rs(device, fixture, version):
+def test_process_and_boundary_are_rs(device, fixture):
     """The ndvi OLS-CUSUM process and boundary (history "all") at each valid monitoring date."""
     series, _ = fixture
     t, Y, start = series["ndvi"]
     proc = list(csv.DictReader(open(DATA / "bfast_type_process.csv")))
-    r = bfast_monitor(Y, t, start, freq=1.0, type="OLS-CUSUM", detailed=True, device=device,
-                      version=version)
+    r = _run(Y, t, start, "cusum64", device, freq=1.0)
     ok = ~np.isnan(r.mosum[:, 0])
     assert rel(r.mosum[ok, 0], column(proc, "process")) < 1e-9
     assert rel(r.bounds[ok, 0], column(proc, "boundary")) < 1e-7     # R's critval: 1e-8
 
 
-@pytest.mark.parametrize("version", ["fused", "multi"])
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_cusum_reference_and_statuses(device, version, dtype):
+def test_re_depends_on_the_scale_as_rs(device, fixture):
+    """strucchange's RE monitoring divides by sigma twice: the data times 10, the process / 10
+    (R: ndvi * 10 breaks at 2010.833 instead of 2010.5)."""
+    series, _ = fixture
+    t, Y, start = series["ndvi"]
+    a = _run(Y, t, start, "re64", device, freq=1.0)
+    b = _run(Y * 10, t, start, "re64", device, freq=1.0)
+    assert rel(b.mosum * 10, a.mosum) < 1e-9
+    assert a.break_dates[0] == pytest.approx(2010.5)
+    assert b.break_dates[0] == pytest.approx(2010 + 20 / 24)
+
+
+@pytest.mark.parametrize("run", list(RUNS))
+def test_reference_and_statuses(device, run):
     """Random gappy pixels, and NaN / too short / constant / +-inf pixels, against the reference."""
+    type, dtype = RUNS[run]["type"], RUNS[run]["dtype"]
     rng = np.random.default_rng(3)
     N, n, M = 90, 55, 14
     t = np.arange(N) * 16.0 + 3
@@ -126,8 +156,8 @@ def test_cusum_reference_and_statuses(device, version, dtype):
     y[n:, 13] = 1.0                             # 13 no history: status 1
     y = y.astype(dtype)
     with pytest.warns(RuntimeWarning, match="inf"):
-        r = bfast_monitor(y, t, t[n], type="OLS-CUSUM", device=device, version=version)
-    e = ref.bfast_monitor(y, t, t[n], type="OLS-CUSUM")
+        r = _run(y, t, t[n], run, device)
+    e = ref.bfast_monitor(y, t, t[n], type=type)
     np.testing.assert_array_equal(r.status, e["status"])
     np.testing.assert_array_equal(r.status[8:], [1, 1, 3, 3, 4, 1])
     np.testing.assert_array_equal(r.breaks, e["breaks"])
@@ -144,7 +174,7 @@ def test_cusum_reference_and_statuses(device, version, dtype):
 def test_types_not_run_and_bad_arguments(device):
     y = np.random.default_rng(0).normal(size=(60, 2))
     t = np.arange(60.0)
-    for ty in ("RE", "ME"):
+    for ty in ("ME",):
         with pytest.raises(ValueError, match="not implemented"):
             bfast_monitor(y, t, 40.0, freq=23, type=ty, device=device)
     with pytest.raises(ValueError, match="type"):

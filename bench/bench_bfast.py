@@ -117,7 +117,7 @@ def main():
     ap.add_argument("--device", action="append", help="device substring (default: all)")
     ap.add_argument("--no-anchors", action="store_true")
     ap.add_argument("--shapes", default=",".join(SHAPES))
-    ap.add_argument("--type", default="OLS-MOSUM", choices=("OLS-MOSUM", "OLS-CUSUM"),
+    ap.add_argument("--type", default="OLS-MOSUM", choices=("OLS-MOSUM", "OLS-CUSUM", "RE"),
                     help="monitoring process (R's type)")
     ap.add_argument("--convention", default="bfast-py", choices=("bfast-py", "r"))
     args = ap.parse_args()

@@ -14,9 +14,14 @@ standard deviation (n - K degrees of freedom):
                  crit the root a of 2 - 2 (Phi(a) - a phi(a)) = level (the probability that a
                  Brownian motion crosses that boundary: Chu, Stinchcombe and White,
                  "Monitoring structural change", 1996).
-``"RE"`` / ``"ME"`` (recursive / moving estimates; their K-vector processes): not run by clts
-                 (a ValueError); their critical values are given here for the record: RE the
-                 same root at level / K, ME the table at 1 - level / K.
+``"RE"``         process  j / (sigma^2 n) root(G) (b_j - b): b_j the fit on the valid values
+                 1..j, b the history's, G its Gram matrix X'X, root the symmetric square root
+                 (strucchange divides by sigma twice), in R's basis (intercept, trend 1, 2, ...
+                 along the series, harmonics: see :func:`r_trend`); tested by the running
+                 maximum of max_i |process_i|; boundary as the OLS-CUSUM's, crit the same root
+                 at level / K.
+``"ME"``         (moving estimates): not run by clts (a ValueError; the numpy reference has it);
+                 crit the table at 1 - level / K, boundary as the OLS-MOSUM's.
 """
 from __future__ import annotations
 
@@ -40,8 +45,8 @@ def check_type(type, convention):
                          f"got {type!r}")
     if type not in RUN:
         raise ValueError(f"type={type!r} is not implemented: clts monitors with "
-                         f"{' and '.join(RUN)}; the estimates-based processes (RE, ME) need a "
-                         "K-vector fit per monitoring date")
+                         f"{', '.join(RUN)}; the moving-estimates process needs a K x K "
+                         "eigendecomposition per pixel and date")
     if type != "OLS-MOSUM" and convention != "r":
         raise ValueError(f"type={type!r} needs convention='r' (the bfast 0.7 Python package "
                          "monitors with the OLS-MOSUM only)")

@@ -13,9 +13,10 @@ boundary, break, mean). "%copy" = cube bytes read / wall time against the device
 bandwidth measured in the same run. Anchors (bfast 0.7, its own venv at $BFAST_PYTHON, default
 /tmp/bfastenv/bin/python, see bench/bfast_py_fixtures.py): the OpenCL backend on the same
 device, and the Python backend on a pixel subset (its rate is per pixel).
-``--type`` picks strucchange's monitoring process (R's ``type``); any but the OLS-MOSUM runs with
-convention "r" and without anchors (bfast 0.7 has the OLS-MOSUM only), its results in
-bench/results/bfast-<type>-<device>.md; ``--convention r`` runs the OLS-MOSUM as R does.
+``--type`` picks strucchange's monitoring processes (R's ``type``, comma-separated, timed
+round-robin); any but the OLS-MOSUM alone runs with convention "r" and without anchors (bfast
+0.7 has the OLS-MOSUM only), its results in bench/results/bfast-<types>-r-<device>.md;
+``--convention r`` runs the OLS-MOSUM as R does.
 """
 from __future__ import annotations
 
@@ -117,11 +118,15 @@ def main():
     ap.add_argument("--device", action="append", help="device substring (default: all)")
     ap.add_argument("--no-anchors", action="store_true")
     ap.add_argument("--shapes", default=",".join(SHAPES))
-    ap.add_argument("--type", default="OLS-MOSUM", choices=("OLS-MOSUM", "OLS-CUSUM", "RE"),
-                    help="monitoring process (R's type)")
+    ap.add_argument("--type", default="OLS-MOSUM",
+                    help="monitoring processes (R's type), comma-separated: OLS-MOSUM, "
+                    "OLS-CUSUM, RE; several are timed round-robin with convention r")
     ap.add_argument("--convention", default="bfast-py", choices=("bfast-py", "r"))
     args = ap.parse_args()
-    convention = "r" if args.type != "OLS-MOSUM" else args.convention
+    types = args.type.split(",")
+    if any(ty not in ("OLS-MOSUM", "OLS-CUSUM", "RE") for ty in types):
+        ap.error(f"--type: OLS-MOSUM, OLS-CUSUM or RE, got {args.type}")
+    convention = "r" if types != ["OLS-MOSUM"] else args.convention
     if convention != "bfast-py":
         args.no_anchors = True          # the anchors compute the bfast 0.7 convention
     infos = [i for i in usable() if not i.simulator]
@@ -140,12 +145,12 @@ def main():
                 M //= 8
             y, dates, start = make_cube(M, N, n, nan)
             flops = spec_flops(M, N, n)
-            def call(version):
+            def call(ty, version):
                 return lambda: clts.bfast_monitor(y, dates, start, nodata=NODATA, device=dev,
                                                   convention=convention, version=version,
-                                                  type=args.type, progress=False)
-            results = time_calls({v: call(v) for v in ("fused", "multi", "auto")}, dev, repeats)
-            best = min(results[v][0] for v in ("fused", "multi"))
+                                                  type=ty, progress=False)
+            runs = [(ty, v) for ty in types for v in ("fused", "multi", "auto")]
+            results = time_calls({tv: call(*tv) for tv in runs}, dev, repeats)
             anc_cl = anc_py = None
             if not args.no_anchors:
                 with tempfile.TemporaryDirectory() as td:
@@ -153,10 +158,11 @@ def main():
                     np.savez(p, y=y, dates=dates, start=start, nodata=NODATA)
                     anc_cl = anchor(p, "opencl", dev)
                     anc_py = anchor(p, "python", dev, pixels=300 if args.quick else 1500)
-            for version in ("fused", "multi", "auto"):
-                wall, kern, res = results[version]
+            for ty, version in runs:
+                wall, kern, res = results[ty, version]
+                best = min(results[ty, v][0] for v in ("fused", "multi"))
                 plan = res.plan
-                row = {"shape": name, "M": M, "N": N, "n": n, "NaN": f"{nan:.0%}",
+                row = {"shape": name, "M": M, "N": N, "n": n, "NaN": f"{nan:.0%}", "type": ty,
                        "version": f"{version} ({plan.version}, lanes {plan.lanes}, wg {plan.wg})",
                        "wall ms": wall * 1e3, "kernel ms": kern * 1e3,
                        "Mpx/s": M / wall / 1e6, "GFlops^Sp": flops / wall / 1e9,
@@ -176,19 +182,20 @@ def main():
             if anc_py:
                 print(f"  {name}: bfast-python {anc_py['pixels'] / anc_py['seconds'] / 1e3:.2f} kpx/s",
                       flush=True)
-            for r in rows[-3:]:
+            for r in rows[-len(runs):]:
                 print("  " + ", ".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}"
                                        for k, v in r.items()), flush=True)
         notes = ("Command: `python bench/bench_bfast.py" + (" --quick" if args.quick else "")
-                 + ("" if args.type == "OLS-MOSUM" else f" --type {args.type}")
-                 + (" --convention r" if args.type == "OLS-MOSUM" and convention == "r" else "")
-                 + f"`. float32, type {args.type}, convention {convention}, k=3, int16 cube "
+                 + ("" if types == ["OLS-MOSUM"] else f" --type {args.type}")
+                 + (" --convention r" if types == ["OLS-MOSUM"] and convention == "r" else "")
+                 + f"`. float32, type {args.type} (round-robin), convention {convention}, k=3, "
+                 "int16 cube "
                  "with nodata converted on "
                  f"the device. Copy bandwidth {bw:.1f} GB/s (bench/common.copy_bandwidth). "
                  "x bfast-* = their time / ours for the same pixels (python backend timed on a "
                  "subset, per pixel).\n")
-        tag = ("bfast" if args.type == "OLS-MOSUM" and convention == "bfast-py"
-               else f"bfast-{args.type.lower()}-{convention}")
+        tag = ("bfast" if types == ["OLS-MOSUM"] and convention == "bfast-py"
+               else f"bfast-{'-'.join(ty.lower() for ty in types)}-{convention}")
         path = write_result(tag, dev, f"BFAST-Monitor (clts.bfast_monitor, {args.type}) vs bfast 0.7",
                             rows, notes)
         print(markdown_table(rows))

@@ -339,8 +339,10 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
     X = design_matrix(t, k, freq, trend, center, scale)
     if convention == "bfast-py":
         bounds_t = crit * math.sqrt(2.0) * np.sqrt(log_plus(t[n:] / t[n - 1]))
-    elif type == "RE":      # R's trend column alpha + beta (the design's trend)
-        bounds_t = np.array(r_trend(t, trend, center, scale))
+    elif type in ("RE", "ME"):
+        # R's trend column alpha + beta (the design's trend), then the design matrix [N, K] in
+        # the estimates' precision (ereal: double where the device has it)
+        bounds_t = np.concatenate([r_trend(t, trend, center, scale), X.ravel()])
     else:
         bounds_t = np.zeros(1)
     M = int(np.prod(pix_shape, dtype=np.int64))
@@ -350,7 +352,8 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
     tpl = dict(real=real, in_type=in_type, has_nodata=nodata is not None, K=K, N=N, n=n,
                history="ROC" if (hist_given or history == "BP") else history,
                convention=convention, dof_sub=K if convention == "r" else 2 + 2 * k,
-               detailed=bool(detailed), magnitudes=bool(magnitudes), process=PROCESS[type])
+               detailed=bool(detailed), magnitudes=bool(magnitudes), process=PROCESS[type],
+               ereal="double" if type in ("RE", "ME") and dev.fp64 else real)
     if on_device:
         if out is not None:
             raise TypeError("out= takes numpy arrays; a call on a device array returns device "

@@ -20,8 +20,10 @@ standard deviation (n - K degrees of freedom):
                  along the series, harmonics: see :func:`r_trend`); tested by the running
                  maximum of max_i |process_i|; boundary as the OLS-CUSUM's, crit the same root
                  at level / K.
-``"ME"``         (moving estimates): not run by clts (a ValueError; the numpy reference has it);
-                 crit the table at 1 - level / K, boundary as the OLS-MOSUM's.
+``"ME"``         process  sqrt(h) / (sigma sqrt(n)) root(G_w) (b_w - b): b_w the fit on the
+                 window of the last h = floor(hfrac n) valid values, G_w its Gram matrix (R's
+                 basis as RE); tested as RE; boundary as the OLS-MOSUM's, crit the table at
+                 1 - level / K (level / K must lie in the table's 0.001..0.05).
 """
 from __future__ import annotations
 
@@ -32,21 +34,17 @@ import numpy as np
 #: strucchange's monitoring processes
 TYPES = ("OLS-MOSUM", "OLS-CUSUM", "RE", "ME")
 #: those bfast_monitor runs
-RUN = ("OLS-MOSUM", "OLS-CUSUM", "RE")
+RUN = TYPES
 #: the template parameter ``process`` of the sweep for each type
-PROCESS = {"OLS-MOSUM": "mosum", "OLS-CUSUM": "cusum", "RE": "re"}
+PROCESS = {"OLS-MOSUM": "mosum", "OLS-CUSUM": "cusum", "RE": "re", "ME": "me"}
 
 
 def check_type(type, convention):
-    """``type`` checked: one of :data:`RUN`; the bfast 0.7 Python convention has the OLS-MOSUM
-    only."""
-    if not isinstance(type, str) or type not in TYPES:
-        raise ValueError(f"type must be one of {TYPES} (strucchange's monitoring processes), "
+    """``type`` checked: one of :data:`TYPES`; the bfast 0.7 Python convention has the
+    OLS-MOSUM only."""
+    if not isinstance(type, str) or type not in RUN:
+        raise ValueError(f"type must be one of {RUN} (strucchange's monitoring processes), "
                          f"got {type!r}")
-    if type not in RUN:
-        raise ValueError(f"type={type!r} is not implemented: clts monitors with "
-                         f"{', '.join(RUN)}; the moving-estimates process needs a K x K "
-                         "eigendecomposition per pixel and date")
     if type != "OLS-MOSUM" and convention != "r":
         raise ValueError(f"type={type!r} needs convention='r' (the bfast 0.7 Python package "
                          "monitors with the OLS-MOSUM only)")

@@ -168,7 +168,7 @@ __kernel void bfast_bounds(const real crit, __global real* restrict btab, const 
 ${sg.reqd(SG)}\
 __kernel void bfast_sweep(__global const in_t* restrict y, const int Mp, const int Mreal,
                           __global const real* restrict X, const real nodata, const real crit,
-                          const real hfrac, __global const real* restrict bounds_t,
+                          const real hfrac, __global const ${ereal}* restrict bounds_t,
                           __global real* restrict scratch,
                           __global const real* restrict beta, __global const real* restrict G,
                           __global int* restrict breaks, __global real* restrict means,

@@ -15,135 +15,245 @@
 ## tested; S runs as the CUSUM for the zero-variance limit). "re" needs V g{a}_{b} (the history's
 ## Gram matrix, upper triangle) in scope and bounds_t = (alpha, beta) of R's trend column
 ## alpha + beta trend.
-<%def name="re_start()">
-    // RE: root(A' G_hist A), A the change to R's basis (trend_R = tra + trb trend), by cyclic
-    // Jacobi rotations (strucchange's root.matrix: V sqrt(Lambda) V'), once per pixel
-    const real tra = bounds_t[0], trb = bounds_t[1];
-    V qa[${K * K}], ev[${K * K}];
+<%
+    # RE / ME: the estimates (Gram matrices, solves, roots) in ereal, double where the device
+    # has it: a moving window's fit is ill-conditioned (a few months of values with harmonics),
+    # and float32 loses the coefficients' change there. EV: its vector type, TOE / TOV: the
+    # conversions from / to V; bounds_t = (alpha, beta, X [N, K]) in ereal.
+    EVT = ereal if lanes == 1 else "%s%d" % (ereal, lanes)
+    def TOE(x):
+        return "((%s)(%s))" % (EVT, x) if lanes == 1 else "convert_%s(%s)" % (EVT, x)
+    def TOV(x):
+        return "((V)(%s))" % x if lanes == 1 else "convert_%s%d(%s)" % (real, lanes, x)
+    ETOL = "1e-30" if ereal == "double" else "1e-13f"
+%>
+<%def name="r_basis(src, conv)">
+    // A' G A into qa (full), A the change to R's basis (trend_R = tra + trb trend); ev = I
 % for a in range(K):
 %   for b in range(K):
-    qa[${a * K + b}] = g${min(a, b)}_${max(a, b)};
-    ev[${a * K + b}] = (V)${1 if a == b else 0};
+    qa[${a * K + b}] = ${TOE(src + "%d_%d" % (min(a, b), max(a, b))) if conv else src + "%d_%d" % (min(a, b), max(a, b))};
+    ev[${a * K + b}] = (EV)${1 if a == b else 0};
 %   endfor
 % endfor
     {
-        const V h00 = qa[0], h01 = qa[1], h11 = qa[${K + 1}];
+        const EV h00 = qa[0], h01 = qa[1], h11 = qa[${K + 1}];
         qa[1] = qa[${K}] = tra * h00 + trb * h01;
-        qa[${K + 1}] = tra * tra * h00 + (real)2 * tra * trb * h01 + trb * trb * h11;
+        qa[${K + 1}] = tra * tra * h00 + (${ereal})2 * tra * trb * h01 + trb * trb * h11;
 % for j in range(2, K):
         qa[${K + j}] = qa[${j * K + 1}] = tra * qa[${j}] + trb * qa[${K + j}];
 % endfor
     }
+</%def>
+<%def name="jacobi()">
+    // eigenvalues (diagonal of qa) and eigenvectors (columns of ev) of the symmetric qa by
+    // cyclic Jacobi rotations, until the off-diagonal is at rounding of the diagonal
     for (int sw = 0; sw < 40; ++sw) {
-        V off = (V)0, dia = (V)0;
+        EV off = (EV)0, dia = (EV)0;
         for (int p = 0; p < ${K}; ++p) {
             dia = mad(qa[p * ${K} + p], qa[p * ${K} + p], dia);
             for (int q = p + 1; q < ${K}; ++q) off = mad(qa[p * ${K} + q], qa[p * ${K} + q], off);
         }
 % if lanes == 1:
-        if (!(off > (V)${"1e-30" if real == "double" else "1e-13f"} * dia)) break;
+        if (!(off > (EV)${ETOL} * dia)) break;
 % else:
-        if (!any(off > (V)${"1e-30" if real == "double" else "1e-13f"} * dia)) break;
+        if (!any(off > (EV)${ETOL} * dia)) break;
 % endif
         for (int p = 0; p < ${K - 1}; ++p) {
             for (int q = p + 1; q < ${K}; ++q) {
-                const V apq = qa[p * ${K} + q];
-                const V th = (qa[q * ${K} + q] - qa[p * ${K} + p]) / ((real)2 * apq);
-                V tt = copysign((V)1, th) / (fabs(th) + sqrt(mad(th, th, (V)1)));
-                tt = SEL(tt, (V)0, isnan(tt) | (apq == (V)0));
-                const V cs = (V)1 / sqrt(mad(tt, tt, (V)1)), sn = tt * cs;
+                const EV apq = qa[p * ${K} + q];
+                const EV th = (qa[q * ${K} + q] - qa[p * ${K} + p]) / ((${ereal})2 * apq);
+                EV tt = copysign((EV)1, th) / (fabs(th) + sqrt(mad(th, th, (EV)1)));
+                tt = SEL(tt, (EV)0, isnan(tt) | (apq == (EV)0));
+                const EV cs = (EV)1 / sqrt(mad(tt, tt, (EV)1)), sn = tt * cs;
                 for (int i = 0; i < ${K}; ++i) {
-                    const V ap = qa[i * ${K} + p], aq = qa[i * ${K} + q];
+                    const EV ap = qa[i * ${K} + p], aq = qa[i * ${K} + q];
                     qa[i * ${K} + p] = cs * ap - sn * aq;
                     qa[i * ${K} + q] = sn * ap + cs * aq;
-                    const V vp = ev[i * ${K} + p], vq = ev[i * ${K} + q];
+                    const EV vp = ev[i * ${K} + p], vq = ev[i * ${K} + q];
                     ev[i * ${K} + p] = cs * vp - sn * vq;
                     ev[i * ${K} + q] = sn * vp + cs * vq;
                 }
                 for (int i = 0; i < ${K}; ++i) {
-                    const V ap = qa[p * ${K} + i], aq = qa[q * ${K} + i];
+                    const EV ap = qa[p * ${K} + i], aq = qa[q * ${K} + i];
                     qa[p * ${K} + i] = cs * ap - sn * aq;
                     qa[q * ${K} + i] = sn * ap + cs * aq;
                 }
             }
         }
     }
-% for a in range(K):
-%   for b in range(a, K):
-    V q${a}_${b} = (V)0;
-%   endfor
-% endfor
-    for (int m = 0; m < ${K}; ++m) {
-        const V sl = sqrt(fmax(qa[m * ${K} + m], (V)0));
-% for a in range(K):
-        const V e${a} = ev[${a * K} + m];
-% endfor
-% for a in range(K):
-%   for b in range(a, K):
-        q${a}_${b} = mad(e${a} * sl, e${b}, q${a}_${b});
-%   endfor
-% endfor
-    }
-    // the Gram matrix and X'r of the valid values so far (X'r of the history: 0)
-% for a in range(K):
-%   for b in range(a, K):
-    V gk${a}_${b} = g${a}_${b};
-%   endfor
-    V u${a} = (V)0;
-% endfor
-    V stat = (V)0;              // strucchange's statistic: the running maximum of the functional
-    const V rescale = inv_s / (sigma * sigma * nbf);
 </%def>
-<%def name="re_step()">
-        // RE: the fit on every valid value so far, b_k - b_hist = G_k^-1 X'r (Cholesky), in R's
-        // basis, times root(G_hist); the functional, scaled as R's k / (sigma^2 n)
-% for a in range(K):
-        const V xr${a} = okv * xt[${a}];
-% endfor
-        {
-            const V rv = SEL(r, (V)0, isnan(r));
-% for a in range(K):
-%   for b in range(a, K):
-            gk${a}_${b} = mad(xr${a}, (V)xt[${b}], gk${a}_${b});
-%   endfor
-            u${a} = mad(xr${a}, rv, u${a});
-% endfor
-        }
+<%def name="chol_solve(gn, un)">
+        // dd = G^-1 u by Cholesky (G from a fit the history already made non-singular), then in
+        // R's basis: b_R = A^-1 b
 % for j in range(K):
-        V rd${j} = gk${j}_${j};
+        EV rd${j} = ${gn}${j}_${j};
 %   for k in range(j):
         rd${j} = mad(-rl${j}_${k}, rl${j}_${k}, rd${j});
 %   endfor
-        const V ri${j} = (V)1 / sqrt(rd${j});
+        const EV ri${j} = (EV)1 / sqrt(rd${j});
 %   for i in range(j + 1, K):
-        V rs${i}_${j} = gk${j}_${i};
+        EV rs${i}_${j} = ${gn}${j}_${i};
 %     for k in range(j):
         rs${i}_${j} = mad(-rl${i}_${k}, rl${j}_${k}, rs${i}_${j});
 %     endfor
-        const V rl${i}_${j} = rs${i}_${j} * ri${j};
+        const EV rl${i}_${j} = rs${i}_${j} * ri${j};
 %   endfor
 % endfor
 % for i in range(K):
-        V rz${i} = u${i};
+        EV rz${i} = ${un}${i};
 %   for k in range(i):
         rz${i} = mad(-rl${i}_${k}, rz${k}, rz${i});
 %   endfor
         rz${i} *= ri${i};
 % endfor
 % for i in reversed(range(K)):
-        V dd${i} = rz${i};
+        EV dd${i} = rz${i};
 %   for k in range(i + 1, K):
         dd${i} = mad(-rl${k}_${i}, dd${k}, dd${i});
 %   endfor
         dd${i} *= ri${i};
 % endfor
-        dd0 = mad(-tra / trb, dd1, dd0);     // R's basis: b_R = A^-1 b
+        dd0 = dd0 - (tra / trb) * dd1;
         dd1 = dd1 / trb;
-        V fmx = (V)0;
+</%def>
+<%def name="re_start()">
+    typedef ${EVT} EV;
+    // R's trend column tra + trb trend, the design matrix in ereal; the K x K work arrays
+    const ${ereal} tra = bounds_t[0], trb = bounds_t[1];
+    __global const ${ereal}* Xe = bounds_t + 2;
+    EV qa[${K * K}], ev[${K * K}];
+    V stat = (V)0;              // strucchange's statistic: the running maximum of the functional
+    EV bte0 = ${TOE("bt0")};    // the history's coefficients, for the residuals in ereal
+% for a in range(1, K):
+    EV bte${a} = ${TOE("bt%d" % a)};
+% endfor
+    const EV einv_s = ${TOE("inv_s")};
+% if process == "re":
+    // RE: root(A' G_hist A) (strucchange's root.matrix: V sqrt(Lambda) V'), once per pixel
+${r_basis("g", True)}
+${jacobi()}
+%   for a in range(K):
+%     for b in range(a, K):
+    EV q${a}_${b} = (EV)0;
+%     endfor
+%   endfor
+    for (int m = 0; m < ${K}; ++m) {
+        const EV sl = sqrt(fmax(qa[m * ${K} + m], (EV)0));
+%   for a in range(K):
+        const EV e${a} = ev[${a * K} + m];
+%   endfor
+%   for a in range(K):
+%     for b in range(a, K):
+        q${a}_${b} = mad(e${a} * sl, e${b}, q${a}_${b});
+%     endfor
+%   endfor
+    }
+    // the Gram matrix and X'r of the valid values so far (X'r of the history: 0)
+%   for a in range(K):
+%     for b in range(a, K):
+    EV gk${a}_${b} = ${TOE("g%d_%d" % (a, b))};
+%     endfor
+    EV u${a} = (EV)0;
+%   endfor
+    const EV rescale = einv_s / (${TOE("sigma")} * ${TOE("sigma")} * ${TOE("nbf")});
+% endif
+</%def>
+<%def name="re_step()">
+        // RE: the fit on every valid value so far, b_k - b_hist = G_k^-1 X'r, in R's basis,
+        // times root(G_hist); the functional, scaled as R's k / (sigma^2 n)
+        {
+            __global const ${ereal}* xe = Xe + t * ${K};
+            const EV oke = ${TOE("okv")};
+            EV pe = bte0 * xe[0];
+% for a in range(1, K):
+            pe = mad(bte${a}, (EV)xe[${a}], pe);
+% endfor
+            const EV rv = SEL((${TOE("SEL(yv, (V)0, isnan(yv))")} - pe) * einv_s, (EV)0, oke == (EV)0);
+% for a in range(K):
+            const EV xr${a} = oke * xe[${a}];
+% endfor
+% for a in range(K):
+%   for b in range(a, K):
+            gk${a}_${b} = mad(xr${a}, (EV)xe[${b}], gk${a}_${b});
+%   endfor
+            u${a} = mad(xr${a}, rv, u${a});
+% endfor
+        }
+${chol_solve("gk", "u")}
+        EV fmx = (EV)0;
 % for a in range(K):
         fmx = fmax(fmx, fabs(${" + ".join(f"q{min(a, b)}_{max(a, b)} * dd{b}" for b in range(K))}));
 % endfor
-        const V proc = fmx * cf * rescale;
+        const V proc = ${TOV("fmx * " + TOE("cf") + " * rescale")};
+        stat = fmax(stat, SEL((V)0, proc, okv > (V)0));
+</%def>
+<%def name="me_step()">
+        // ME: the fit on the window of the last h valid values (from the history start), its
+        // Gram matrix and X'r summed afresh per lane (no running sums to drift), b_w - b_hist =
+        // G_w^-1 X'r; the functional of root(A' G_w A) (b_w - b_hist) sqrt(h) / (sigma sqrt(n))
+% for a in range(K):
+%   for b in range(a, K):
+        EV gw${a}_${b};
+%   endfor
+        EV uw${a};
+% endfor
+% for l in range(lanes):
+        {
+%   for a in range(K):
+%     for b in range(a, K):
+            ${ereal} sg${a}_${b} = ${1 if a == b else 0};
+%     endfor
+            ${ereal} su${a} = 0;
+%   endfor
+            if (okv${L(l)} != (real)0) {
+%   for a in range(K):
+%     for b in range(a, K):
+                sg${a}_${b} = 0;
+%     endfor
+%   endfor
+                int cnt = 0;
+                for (int i = t; i >= ${"hs[%d]" % l if history == "ROC" else "0"} && cnt < h[${l}]; --i) {
+                    const real yi = load_y1(y, (long)i * Mp + p0 + ${l}, nodata);
+                    if (isnan(yi)) continue;
+                    __global const ${ereal}* xi = Xe + i * ${K};
+                    ${ereal} ri = bte0${L(l)} * xi[0];
+%   for a in range(1, K):
+                    ri = mad(bte${a}${L(l)}, xi[${a}], ri);
+%   endfor
+                    ri = ((${ereal})yi - ri) * einv_s${L(l)};
+%   for a in range(K):
+                    const ${ereal} xa${a} = xi[${a}];
+%   endfor
+%   for a in range(K):
+%     for b in range(a, K):
+                    sg${a}_${b} = mad(xa${a}, xa${b}, sg${a}_${b});
+%     endfor
+                    su${a} = mad(xa${a}, ri, su${a});
+%   endfor
+                    ++cnt;
+                }
+            }
+%   for a in range(K):
+%     for b in range(a, K):
+            gw${a}_${b}${L(l)} = sg${a}_${b};
+%     endfor
+            uw${a}${L(l)} = su${a};
+%   endfor
+        }
+% endfor
+${chol_solve("gw", "uw")}
+${r_basis("gw", False)}
+${jacobi()}
+        EV fmx = (EV)0;
+        {
+% for m in range(K):
+            const EV zm${m} = sqrt(fmax(qa[${m * K + m}], (EV)0)) * (${" + ".join(f"ev[{a * K + m}] * dd{a}" for a in range(K))});
+% endfor
+% for a in range(K):
+            fmx = fmax(fmx, fabs(${" + ".join(f"ev[{a * K + m}] * zm{m}" for m in range(K))}));
+% endfor
+        }
+        const V proc = ${TOV("fmx")} * sqrt(hv) / scl;
         stat = fmax(stat, SEL((V)0, proc, okv > (V)0));
 </%def>
 <%
@@ -256,8 +366,8 @@
 %   else:
         const V bo = (V)bounds_t[t - nh];
 %   endif
-%   if process == "re":
-${re_step()}
+%   if process in ("re", "me"):
+${re_step() if process == "re" else me_step()}
         summo = mad(proc, okv, summo);
         brkv = SEL(brkv, (V)((real)(t - nh)), (okv > (V)0) & (stat > bo) & (brkv < (V)0));
 %   else:
@@ -268,7 +378,7 @@ ${re_step()}
         brkz = SEL(brkz, (V)((real)(t - nh)),
                    (okv > (V)0) & (fabs(S) > ${"(V)" + zv_tol + " * cf" if process in ("cusum", "re") else "zlim"}) & (brkz < (V)0));
 %   if detailed:
-        const V mo = SEL((V)REAL_NAN, ${"proc" if process == "re" else "S / scl"}, okv > (V)0);
+        const V mo = SEL((V)REAL_NAN, ${"proc" if process in ("re", "me") else "S / scl"}, okv > (V)0);
         const V bov = SEL((V)REAL_NAN, bo, okv > (V)0);
 %     for l in range(lanes):
         if (p0 + ${l} < Mreal) {
@@ -292,7 +402,7 @@ ${step(False)}
     const V zerovar = SEL((V)0, (V)1, sigma <= (V)${zv_tol});
     const V zlim = (V)${zv_tol} * hv;
     cf = nbf;       // observation count from the history start (R's boundary argument j / n)
-% if process == "re":
+% if process in ("re", "me"):
 ${re_start()}
 % endif
 % if detailed:
@@ -309,7 +419,7 @@ ${step(True)}
         const int p = p0 + ${l};
         const int nm = c[${l}] - nb[${l}];
 % if convention == "r":
-        const int few = (int)floor(hfrac * (real)nb[${l}]) <= 1 || nb[${l}] <= ${K};
+        const int few = (int)floor(hfrac * (real)nb[${l}]) <= 1 || nb[${l}] <= ${K}${f" || h[{l}] < {K}" if process == "me" else ""};
         const real fval = REAL_NAN;
 % else:
         const int few = nb[${l}] <= 5 || nm <= 5;
@@ -323,7 +433,7 @@ ${step(True)}
         valids[p] = (int)totv${L(l)};
         breaks[p] = st == 3 ? (int)brkz${L(l)} : st ? -2 : (int)brkv${L(l)};
         means[p] = st == 3 ? REAL_NAN : st ? fval
-                   : (nm > 0 ? summo${L(l)} / ((real)nm${"" if process == "re" else f" * scl{L(l)}"}) : REAL_NAN);
+                   : (nm > 0 ? summo${L(l)} / ((real)nm${"" if process in ("re", "me") else f" * scl{L(l)}"}) : REAL_NAN);
 % if magnitudes:
         mags[p] = (st && st != 3) ? fval
                   : ${f"median_rows(scratch + so[{l}] + (long)nh * Mp, Nt - nh, Mp)" if TM else f"median_inplace(scratch + so[{l}] + nb[{l}], nm)"} * yscale${L(l)};

@@ -120,12 +120,12 @@ def main():
     ap.add_argument("--shapes", default=",".join(SHAPES))
     ap.add_argument("--type", default="OLS-MOSUM",
                     help="monitoring processes (R's type), comma-separated: OLS-MOSUM, "
-                    "OLS-CUSUM, RE; several are timed round-robin with convention r")
+                    "OLS-CUSUM, RE, ME; several are timed round-robin with convention r")
     ap.add_argument("--convention", default="bfast-py", choices=("bfast-py", "r"))
     args = ap.parse_args()
     types = args.type.split(",")
-    if any(ty not in ("OLS-MOSUM", "OLS-CUSUM", "RE") for ty in types):
-        ap.error(f"--type: OLS-MOSUM, OLS-CUSUM or RE, got {args.type}")
+    if any(ty not in ("OLS-MOSUM", "OLS-CUSUM", "RE", "ME") for ty in types):
+        ap.error(f"--type: OLS-MOSUM, OLS-CUSUM, RE or ME, got {args.type}")
     convention = "r" if types != ["OLS-MOSUM"] else args.convention
     if convention != "bfast-py":
         args.no_anchors = True          # the anchors compute the bfast 0.7 convention

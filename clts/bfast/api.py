@@ -24,7 +24,7 @@ period (only valid values count). With h = floor(hfrac * n)::
     date and t_{n0-1} that of the last history date (days since 1 January of the first year for
     dates); crit at the tabulated level 1 - level, nearest tabulated period;
     -2 when n <= 5 or N - n <= 5; means and magnitudes 0 then.
-``type="OLS-CUSUM"`` / ``"RE"``: strucchange's other monitoring processes
+``type="OLS-CUSUM"`` / ``"RE"`` / ``"ME"``: strucchange's other monitoring processes
 (``clts.bfast.monitor_types``, docs/bfast.md "Monitoring processes").
 Both: a singular history fit (fewer valid values than coefficients, collinear) gives -2;
 ``magnitudes`` = median of the monitoring residuals; ``means`` = mean of the MOSUM over the valid
@@ -218,14 +218,14 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
     progress : bool, optional
         Show a progress bar over chunks when ``tqdm`` is installed (``progress_bar`` is its
         deprecated name).
-    type : {"OLS-MOSUM", "OLS-CUSUM", "RE"}, optional
+    type : {"OLS-MOSUM", "OLS-CUSUM", "RE", "ME"}, optional
         strucchange's monitoring process (R's ``type``): the moving sum of the residuals
-        (default), their cumulated sum, or the recursive estimates (the K-vector of the
-        coefficients' change, tested by its largest component), each with strucchange's
-        boundary and critical value (``clts.bfast.monitor_types``; ``means``, ``mosum`` and
-        ``bounds`` then hold that process, for RE its largest |component|, and its boundary;
-        docs/bfast.md, "Monitoring processes"). "ME" is refused with a ValueError (not
-        implemented); types other than "OLS-MOSUM" need ``convention="r"``.
+        (default), their cumulated sum, or the recursive / moving-window estimates (the
+        K-vector of the coefficients' change, tested by its largest component), each with
+        strucchange's boundary and critical value (``clts.bfast.monitor_types``; ``means``,
+        ``mosum`` and ``bounds`` then hold that process, for RE / ME its largest |component|,
+        and its boundary; docs/bfast.md, "Monitoring processes"). Types other than
+        "OLS-MOSUM" need ``convention="r"``.
     out : dict of numpy arrays, or BfastResult, optional
         Arrays that receive the results: a dict with any of the result's array attributes
         that this call returns (``breaks``, ``break_dates``, ``magnitudes``, ``means``,
@@ -255,7 +255,7 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
     ------
     ValueError
         Parameters outside strucchange's table (``hfrac``, ``level``, ``period``), ``k``
-        outside 0..10, ``type`` "ME" or unknown, unsorted or mismatched ``dates``, ``start_monitor`` outside the dates.
+        outside 0..10, unknown ``type``, unsorted or mismatched ``dates``, ``start_monitor`` outside the dates.
     TypeError
         Unsupported dtype (bool, complex, int64), non-integer ``time_axis``, non-bool ``trend``.
     clts.DeviceError

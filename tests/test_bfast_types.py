@@ -196,3 +196,32 @@ def test_bad_arguments(device):
     r = bfast_monitor(y, t, 40.0, freq=23, k=1, type="OLS-CUSUM", level=0.2, period=3,
                       device=device)
     assert r.diagnostics["critval"] == pytest.approx(mt.crossing_critval(0.2))
+
+
+@pytest.mark.parametrize("gpu", ["h100"])
+def test_types_under_an_emulated_gpu_and_on_device_arrays(gpu):
+    """The GPU plan (time-major scratch, tabulated boundary) over pocl, numpy and device-array
+    input: the same breaks as the reference for each type."""
+    import pyopencl.array as cla
+    from emulated import gpus_over_pocl
+    emu = gpus_over_pocl().get(gpu)
+    if emu is None:
+        pytest.skip("no pocl device here")
+    rng = np.random.default_rng(7)
+    N, n, M = 80, 50, 6
+    t = np.arange(N) * 16.0 + 3
+    y = 2 + np.sin(2 * np.pi * t / 365)[:, None] + 0.1 * rng.standard_normal((N, M))
+    y[n + 8:, :3] -= 1.0
+    y[rng.random((N, M)) < 0.15] = np.nan
+    y = y.astype(np.float32)
+    for type in ("OLS-CUSUM", "RE", "ME"):
+        kw = dict(device=emu, k=1, type=type, progress=False, detailed=True)
+        a = bfast_monitor(y, t, t[n], **kw)
+        yd = cla.to_device(emu.queue, y)
+        b = bfast_monitor(yd, t, t[n], **kw)
+        e = ref.bfast_monitor(y, t, t[n], k=1, type=type)
+        np.testing.assert_array_equal(a.breaks, e["breaks"], err_msg=type)
+        np.testing.assert_array_equal(b.breaks.get(), a.breaks)
+        np.testing.assert_array_equal(b.status.get(), a.status)
+        assert rel(b.means.get(), a.means) < 1e-6
+        assert rel(a.means, e["means"]) < 1e-3

@@ -16,7 +16,9 @@ device, and the Python backend on a pixel subset (its rate is per pixel).
 ``--type`` picks strucchange's monitoring processes (R's ``type``, comma-separated, timed
 round-robin); any but the OLS-MOSUM alone runs with convention "r" and without anchors (bfast
 0.7 has the OLS-MOSUM only), its results in bench/results/bfast-<types>-r-<device>.md;
-``--convention r`` runs the OLS-MOSUM as R does.
+``--convention r`` runs the OLS-MOSUM as R does; ``--r-pixels P`` (convention r) times R's
+``bfastmonitor(type=)`` looped over P pixels (bench/bfast_type_r_timing.R): "x R" = its seconds
+a pixel / ours.
 """
 from __future__ import annotations
 
@@ -112,6 +114,34 @@ def anchor(path, backend, dev, pixels=0):
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
+def r_timing(y, n, N, types, pixels):
+    """{type: (R's seconds a pixel, its breaks)} of bfast::bfastmonitor(type=) on the first
+    ``pixels`` pixels (bench/bfast_type_r_timing.R; the 16-day dates as decimal years)."""
+    import csv
+    time_ = 2000 + np.arange(N) * 16.0 / 365.0
+    vals = y[:, :pixels].astype(np.float64)
+    vals[y[:, :pixels] == NODATA] = np.nan
+    with tempfile.TemporaryDirectory() as td:
+        src, dst = Path(td) / "in.csv", Path(td) / "out.csv"
+        with open(src, "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["time"] + [f"p{i}" for i in range(vals.shape[1])])
+            for i in range(N):
+                w.writerow([f"{time_[i]:.17g}"] + ["NA" if np.isnan(v) else f"{v:.17g}" for v in vals[i]])
+        r = subprocess.run(["Rscript", str(HERE / "bfast_type_r_timing.R"), str(src),
+                            f"{time_[n]:.17g}", ",".join(types), str(dst)],
+                           capture_output=True, text=True, timeout=3600)
+        if r.returncode != 0:
+            print(f"  R failed: {r.stderr[-500:]}", file=sys.stderr)
+            return {}
+        rows = list(csv.DictReader(open(dst)))
+    out = {}
+    for ty in types:
+        sel = [x for x in rows if x["type"] == ty]
+        out[ty] = (float(sel[0]["seconds"]), np.array([int(x["breaks"]) for x in sel]))
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="an eighth of the pixels, fewer repeats")
@@ -122,6 +152,9 @@ def main():
                     help="monitoring processes (R's type), comma-separated: OLS-MOSUM, "
                     "OLS-CUSUM, RE, ME; several are timed round-robin with convention r")
     ap.add_argument("--convention", default="bfast-py", choices=("bfast-py", "r"))
+    ap.add_argument("--r-pixels", type=int, default=0,
+                    help="with convention r: time R's bfastmonitor(type=) on this many pixels "
+                    "(bench/bfast_type_r_timing.R) and compare its breaks")
     args = ap.parse_args()
     types = args.type.split(",")
     if any(ty not in ("OLS-MOSUM", "OLS-CUSUM", "RE", "ME") for ty in types):
@@ -158,6 +191,8 @@ def main():
                     np.savez(p, y=y, dates=dates, start=start, nodata=NODATA)
                     anc_cl = anchor(p, "opencl", dev)
                     anc_py = anchor(p, "python", dev, pixels=300 if args.quick else 1500)
+            r_anchor = (r_timing(y, n, N, types, args.r_pixels)
+                        if args.r_pixels and convention == "r" else {})
             for ty, version in runs:
                 wall, kern, res = results[ty, version]
                 best = min(results[ty, v][0] for v in ("fused", "multi"))
@@ -169,6 +204,10 @@ def main():
                        "%copy": 100 * y.nbytes / wall / 1e9 / bw}
                 if version == "auto":
                     row["auto/best"] = wall / best
+                if ty in r_anchor:
+                    secs, rb = r_anchor[ty]
+                    row["x R"] = secs / (wall / M)
+                    row["same breaks as R"] = f"{np.mean(rb == res.breaks.ravel()[:rb.size]):.1%}"
                 if anc_cl:
                     row["x bfast-opencl"] = anc_cl["seconds"] / wall
                     row["same breaks as bfast-opencl"] = f"{np.mean(np.array(anc_cl['breaks']) == res.breaks.ravel()):.1%}"
@@ -187,6 +226,7 @@ def main():
                                        for k, v in r.items()), flush=True)
         notes = ("Command: `python bench/bench_bfast.py" + (" --quick" if args.quick else "")
                  + ("" if types == ["OLS-MOSUM"] else f" --type {args.type}")
+                 + (f" --r-pixels {args.r_pixels}" if args.r_pixels else "")
                  + (" --convention r" if types == ["OLS-MOSUM"] and convention == "r" else "")
                  + f"`. float32, type {args.type} (round-robin), convention {convention}, k=3, "
                  "int16 cube "

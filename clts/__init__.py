@@ -2,9 +2,9 @@
 
 Public API (each function takes ``device=``; see ``clts devices``): ``stl``, ``stl_hastl``,
 ``mstl``, ``trend_test``, ``mann_kendall``, ``sen_slope``,
-``bfast_monitor``, ``bfast_breaks``, ``matrix_profile``, ``motifs``, ``discords``,
+``bfast_monitor``, ``bfast_breaks``, ``bfastts`` (host numpy, no device), ``matrix_profile``, ``motifs``, ``discords``,
 ``mass``, ``match``, ``fluss``, ``stumpi``, ``aamp``, ``mstump``, ``mdl``, ``subspace``, ``solve_tridiagonal``,
-``ocean.superbee_fluxes``, ``ocean.tke``, ``get_device``; results ``STLResult``, ``BfastResult``, ``BreaksResult``, ``MSTLResult``, ``TrendResult``,
+``ocean.superbee_fluxes``, ``ocean.tke``, ``get_device``; results ``STLResult``, ``BfastResult``, ``BreaksResult``, ``RegularSeries``, ``MSTLResult``, ``TrendResult``,
 ``MatrixProfileResult``,
 ``TridiagonalResult``; errors ``CltsError``, ``DeviceError``, ``KernelBuildError``,
 ``ProfileError``; options ``set_options``, ``get_options``. Each has a numpydoc docstring with examples.
@@ -19,6 +19,7 @@ from .stl import STLResult, stl, stl_hastl   # clts.stl: the function (the packa
 from .stl import MSTLResult, mstl
 from .trend import TrendResult, mann_kendall, sen_slope, trend_test
 from .bfast import BfastResult, BreaksResult, bfast_breaks, bfast_monitor
+from .bfast import RegularSeries, bfastts     # R's bfastts: dates onto a regular grid
 from .tridiag import TridiagonalResult, solve_tridiagonal
 from . import ocean  # clts.ocean.superbee_fluxes, clts.ocean.tke
 from . import labels as _labels, plots as _plots
@@ -76,6 +77,7 @@ __all__ = ["CltsError", "DeviceError", "KernelBuildError", "ProfileError", "Devi
            "get_device", "__version__", "matrix_profile", "motifs", "discords",
            "MatrixProfileResult", "stl", "stl_hastl", "STLResult",
            "mass", "match", "fluss", "stumpi", "aamp", "mstump", "mdl", "subspace",
-           "bfast_monitor", "BfastResult", "bfast_breaks", "BreaksResult",
+           "bfast_monitor", "BfastResult", "bfast_breaks", "BreaksResult", "bfastts",
+           "RegularSeries",
            "mstl", "MSTLResult", "mann_kendall", "sen_slope", "trend_test", "TrendResult",
            "solve_tridiagonal", "TridiagonalResult", "ocean", "to_numpy"]

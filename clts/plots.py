@@ -207,6 +207,52 @@ def _grid_coords(a):
     return cx[0], cy[0], cx[1], cy[1]
 
 
+def _draw_map(ax, v, grid, **kw):
+    """``v`` on ``ax``: on its coordinates (``_grid_coords``) or as an image without them."""
+    if grid is None:
+        im = ax.imshow(v, interpolation="nearest", **kw)
+        ax.set_xticks([])
+        ax.set_yticks([])
+        return im
+    xs, ys, xn, yn = grid
+    im = ax.pcolormesh(xs, ys, np.ma.masked_invalid(v), shading="nearest", **kw)
+    if xs.dtype.kind != "M" and ys.dtype.kind != "M":
+        ax.ticklabel_format(useOffset=False, style="plain")
+    ax.set_xlabel(xn)      # coordinates as given: north up for y / lat, whichever
+    ax.set_ylabel(yn)      # order the rows are stored in
+    if xn.split()[0] == "x" and yn.split()[0] == "y":
+        ax.set_aspect("equal")      # projected metres
+    return im
+
+
+def plot_breaks_maps(maps, *, fig=None, title=None):
+    """The number of breaks and the largest break's magnitude of a 2-D scene (``maps`` with
+    the fields of ``clts.bfast.maps.break_maps``, e.g. ``clts.xarray.break_maps``'s Dataset
+    or its variables as attributes)."""
+    plt = _plt()
+    nb = np.asarray(maps.n_breaks)
+    if nb.ndim != 2:
+        raise ValueError(f"break maps need a 2-D pixel grid, got pixel shape {nb.shape}")
+    if fig is None:
+        fig = plt.figure(figsize=(11, 4.6))
+    ax1, ax2 = fig.subplots(1, 2)
+    grid = _grid_coords(maps.n_breaks)
+    top = max(int(nb.max(initial=0)), 1)
+    im = _draw_map(ax1, np.where(nb >= 0, nb, np.nan).astype(float), grid, cmap="viridis",
+                   vmin=0, vmax=top)
+    fig.colorbar(im, ax=ax1, label="breaks", shrink=0.85)
+    ax1.set_title("number of breaks (white: not analysed)")
+    mag = np.asarray(maps.largest_magnitude, dtype=np.float64)
+    v = np.nanmax(np.abs(mag)) if np.isfinite(mag).any() else 1.0
+    im2 = _draw_map(ax2, mag, grid, cmap="RdBu", vmin=-v, vmax=v)
+    fig.colorbar(im2, ax=ax2, label="magnitude (fit after - fit before)", shrink=0.85)
+    ax2.set_title("largest break's magnitude")
+    fig.suptitle(title or f"Bai-Perron breaks: {int(np.sum(nb > 0))} of {nb.size} pixels "
+                 "with a break")
+    fig.tight_layout()
+    return fig
+
+
 def _bfast_maps(res, *, fig=None, title=None):
     plt = _plt()
     breaks = np.asarray(res.breaks)
@@ -228,20 +274,7 @@ def _bfast_maps(res, *, fig=None, title=None):
     grid = _grid_coords(res.breaks)
 
     def draw(ax, v, **kw):
-        if grid is None:
-            im = ax.imshow(v, interpolation="nearest", **kw)
-            ax.set_xticks([])
-            ax.set_yticks([])
-            return im
-        xs, ys, xn, yn = grid
-        im = ax.pcolormesh(xs, ys, np.ma.masked_invalid(v), shading="nearest", **kw)
-        if xs.dtype.kind != "M" and ys.dtype.kind != "M":
-            ax.ticklabel_format(useOffset=False, style="plain")
-        ax.set_xlabel(xn)      # coordinates as given: north up for y / lat, whichever
-        ax.set_ylabel(yn)      # order the rows are stored in
-        if xn.split()[0] == "x" and yn.split()[0] == "y":
-            ax.set_aspect("equal")      # projected metres
-        return im
+        return _draw_map(ax, v, grid, **kw)
     im = draw(ax1, years, cmap="viridis")
     fig.colorbar(im, ax=ax1, label=label, shrink=0.85)
     ax1.set_title("first break (white: none)")

@@ -77,7 +77,8 @@ class BfastResult(LazyFields):
     magnitudes : numpy.ndarray or None
         Median of the valid monitoring residuals (None with ``magnitudes=False``).
     means : numpy.ndarray
-        Mean of the MOSUM process over the valid monitoring values.
+        Mean of the MOSUM process (of the ``type``'s process; RE / ME: of its largest
+        |component|) over the valid monitoring values.
     valids : numpy.ndarray of int32
         Number of valid values.
     history_start : numpy.ndarray or None
@@ -87,7 +88,8 @@ class BfastResult(LazyFields):
         is fitted exactly, to rounding: the MOSUM is 0 / 0), 4 non-finite (+-inf in the series,
         or values too large for the fit); ``clts.bfast.common.STATUS`` names the codes.
     mosum, bounds : numpy.ndarray or None
-        ``[N - n, ...]`` MOSUM and boundary (NaN at missing dates), with ``detailed=True``.
+        ``[N - n, ...]`` MOSUM (the ``type``'s process) and boundary (NaN at missing dates),
+        with ``detailed=True``.
     prediction : numpy.ndarray or None
         ``[N, ...]`` fitted model, with ``detailed=True``.
     coef : numpy.ndarray or None

@@ -26,6 +26,7 @@
     def TOV(x):
         return "((V)(%s))" % x if lanes == 1 else "convert_%s%d(%s)" % (real, lanes, x)
     ETOL = "1e-30" if ereal == "double" else "1e-13f"
+    ETOL1 = "1e-17" if ereal == "double" else "1e-8f"
 %>
 <%def name="r_basis(src, conv)">
     // A' G A into qa (full), A the change to R's basis (trend_R = tra + trb trend); ev = I
@@ -61,6 +62,12 @@
         for (int p = 0; p < ${K - 1}; ++p) {
             for (int q = p + 1; q < ${K}; ++q) {
                 const EV apq = qa[p * ${K} + q];
+                // an element already at rounding of its diagonal pair in every lane: no rotation
+% if lanes == 1:
+                if (!(fabs(apq) > (EV)${ETOL1} * sqrt(fabs(qa[p * ${K} + p] * qa[q * ${K} + q])))) continue;
+% else:
+                if (!any(fabs(apq) > (EV)${ETOL1} * sqrt(fabs(qa[p * ${K} + p] * qa[q * ${K} + q])))) continue;
+% endif
                 const EV th = (qa[q * ${K} + q] - qa[p * ${K} + p]) / ((${ereal})2 * apq);
                 EV tt = copysign((EV)1, th) / (fabs(th) + sqrt(mad(th, th, (EV)1)));
                 tt = SEL(tt, (EV)0, isnan(tt) | (apq == (EV)0));

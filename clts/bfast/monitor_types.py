@@ -31,6 +31,8 @@ import math
 
 import numpy as np
 
+from .common import _norm_cdf, bisect_decreasing, critical_value
+
 #: strucchange's monitoring processes
 TYPES = ("OLS-MOSUM", "OLS-CUSUM", "RE", "ME")
 #: those bfast_monitor runs
@@ -50,10 +52,6 @@ def check_type(type, convention):
                          "monitors with the OLS-MOSUM only)")
 
 
-def _norm_cdf(x):
-    return 0.5 * (1.0 + math.erf(x / math.sqrt(2.0)))
-
-
 def crossing_probability(a: float) -> float:
     """2 - 2 (Phi(a) - a phi(a)): strucchange's ``mreSize``, decreasing from 1 at a = 0."""
     phi = math.exp(-0.5 * a * a) / math.sqrt(2.0 * math.pi)
@@ -66,20 +64,12 @@ def crossing_critval(alpha: float) -> float:
     agree to about 1e-8)."""
     if not (isinstance(alpha, (int, float, np.number)) and 0.0 < alpha < 1.0):
         raise ValueError(f"level must lie in (0, 1) for the CUSUM / RE boundary, got {alpha!r}")
-    lo, hi = 0.0, 10.0
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if crossing_probability(mid) > alpha:
-            lo = mid
-        else:
-            hi = mid
-    return 0.5 * (lo + hi)
+    return bisect_decreasing(crossing_probability, alpha, 10.0)
 
 
 def critval(type, hfrac, level, period, K, convention="r") -> float:
     """strucchange's critical value of ``type`` for the monitoring level ``level`` (R's
     ``alpha``), window ``hfrac``, horizon ``period`` (R's ``end``) and K regressors."""
-    from .common import critical_value
     if type == "OLS-MOSUM":
         return critical_value(hfrac, level, period, convention)
     if not (isinstance(hfrac, (int, float, np.number)) and 0.0 < hfrac <= 1.0):

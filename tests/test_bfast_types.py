@@ -225,3 +225,30 @@ def test_types_under_an_emulated_gpu_and_on_device_arrays(gpu):
         np.testing.assert_array_equal(b.status.get(), a.status)
         assert rel(b.means.get(), a.means) < 1e-6
         assert rel(a.means, e["means"]) < 1e-3
+
+
+def test_cli_type(tmp_path, capsys):
+    """``clts bfast --type``: the CLI passes the process on (NetCDF in and out)."""
+    import xarray as xr
+    import clts.xarray as cx
+    from clts import cli
+    from clts.runtime import usable
+    dev = usable()[0].index
+    rng = np.random.default_rng(2)
+    t = np.arange("2000-01-01", "2010-01-01", 16, dtype="datetime64[D]")
+    y = 5 + np.sin(np.arange(t.size) * 2 * np.pi * 16 / 365)[:, None, None] \
+        + rng.normal(0, 0.1, (t.size, 2, 3))
+    y[-40:, 0] += 1.0
+    da = xr.DataArray(y, dims=("time", "y", "x"), coords={"time": t}, name="ndvi")
+    src, out = tmp_path / "c.nc", tmp_path / "b.nc"
+    da.to_dataset().to_netcdf(src, engine="h5netcdf")
+    assert cli.main(["bfast", str(src), "--var", "ndvi", "--start-monitor", "2008-01-01",
+                     "--type", "OLS-CUSUM", "-o", str(out), "--device", str(dev),
+                     "--no-progress"]) == 0
+    res = xr.open_dataset(out, engine="h5netcdf").load()
+    ref = cx.bfast_monitor(da, "2008-01-01", type="OLS-CUSUM", device=dev)
+    np.testing.assert_array_equal(res["breaks"].values, ref["breaks"].values)
+    assert (res["breaks"].values[0] >= 0).all()
+    with pytest.raises(SystemExit):
+        cli.main(["bfast", str(src), "--start-monitor", "2008-01-01", "--type", "CUSUM",
+                  "-o", str(out)])

@@ -28,12 +28,14 @@
     ETOL = "1e-30" if ereal == "double" else "1e-13f"
     ETOL1 = "1e-17" if ereal == "double" else "1e-8f"
 %>
-<%def name="r_basis(src, conv)">
+<%def name="r_basis(src, conv, reset=True)">
     // A' G A into qa (full), A the change to R's basis (trend_R = tra + trb trend); ev = I
 % for a in range(K):
 %   for b in range(K):
     qa[${a * K + b}] = ${TOE(src + "%d_%d" % (min(a, b), max(a, b))) if conv else src + "%d_%d" % (min(a, b), max(a, b))};
+%     if reset:
     ev[${a * K + b}] = (EV)${1 if a == b else 0};
+%     endif
 %   endfor
 % endfor
     {
@@ -129,6 +131,10 @@
     const ${ereal} tra = bounds_t[0], trb = bounds_t[1];
     __global const ${ereal}* Xe = bounds_t + 2;
     EV qa[${K * K}], ev[${K * K}];
+% if process == "me":
+    EV tq[${K * K}];            // ME: the warm start's product
+    int ewarm = 0;
+% endif
     V stat = (V)0;              // strucchange's statistic: the running maximum of the functional
     EV bte0 = ${TOE("bt0")};    // the history's coefficients, for the residuals in ereal
 % for a in range(1, K):
@@ -249,7 +255,29 @@ ${chol_solve("gk", "u")}
         }
 % endfor
 ${chol_solve("gw", "uw")}
-${r_basis("gw", False)}
+${r_basis("gw", False, False)}
+        // warm start: the previous window's eigenvectors nearly diagonalise this one (one value
+        // in, one out): qa = ev' G ev, the rotations then accumulate onto ev; afresh from the
+        // identity every 64 dates (the rounding of the accumulated rotations stays bounded)
+        if (ewarm & 63) {
+            for (int i = 0; i < ${K}; ++i)
+                for (int j = 0; j < ${K}; ++j) {
+                    EV acc = (EV)0;
+                    for (int m = 0; m < ${K}; ++m) acc = mad(qa[i * ${K} + m], ev[m * ${K} + j], acc);
+                    tq[i * ${K} + j] = acc;
+                }
+            for (int i = 0; i < ${K}; ++i)
+                for (int j = i; j < ${K}; ++j) {
+                    EV acc = (EV)0;
+                    for (int m = 0; m < ${K}; ++m) acc = mad(ev[m * ${K} + i], tq[m * ${K} + j], acc);
+                    qa[i * ${K} + j] = acc;
+                    qa[j * ${K} + i] = acc;
+                }
+        } else {
+            for (int i = 0; i < ${K * K}; ++i) ev[i] = (EV)0;
+            for (int i = 0; i < ${K}; ++i) ev[i * ${K} + i] = (EV)1;
+        }
+        ++ewarm;
 ${jacobi()}
         EV fmx = (EV)0;
         {

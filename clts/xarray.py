@@ -312,7 +312,7 @@ def bfast_breaks(da, *, dim: str = "time", device=None, **kwargs):
     ``magnitudes`` along a new dimension ``break``, and ``rss`` / ``bic`` / ``lwz`` along
     ``n`` (0..breaks breaks)."""
     from .bfast.breakpoints import max_breaks
-    from .bfast.common import n_coef
+    from .bfast.regressors import model_terms
     xr = _xr()
     da = _prepare(da, dim)
     if dim not in da.coords:
@@ -322,7 +322,8 @@ def bfast_breaks(da, *, dim: str = "time", device=None, **kwargs):
             raise TypeError(f"clts.xarray.bfast_breaks does not take {bad}=")
     dates = da[dim].values
     order, trend = kwargs.get("order", 3), kwargs.get("trend", True)
-    K = n_coef(order, trend)
+    K = len(model_terms(kwargs.get("formula"), order, trend, kwargs.get("regressors"),
+                        da.sizes[dim]).columns())      # formula= / regressors= count too
     B = max(1, min(int(kwargs.get("breaks", 5)),
                    max_breaks(kwargs.get("h", 0.15), da.sizes[dim], K)))
     dt = np.dtype(kwargs.get("dtype") or np.float64)

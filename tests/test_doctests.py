@@ -7,13 +7,14 @@ import importlib
 import pytest
 
 PUBLIC_MODULES = ["clts.errors", "clts.runtime.devices", "clts.stl.api", "clts.stl.hastl",
-                  "clts.bfast.api", "clts.bfast.breaks_api",
+                  "clts.bfast.api", "clts.bfast.breaks_api", "clts.bfast.bfast01",
                   "clts.mp.api", "clts.mp.motifs", "clts.tridiag.api", "clts.ocean.api",
                   "clts.options"]
 PUBLIC_MODULES += ["clts.stl.mstl", "clts.trend.api"]
 PUBLIC_MODULES += ["clts.mp.mass", "clts.mp.fluss", "clts.mp.stream", "clts.mp.aamp", "clts.mp.mstump",
                    "clts.mp.mdl"]
 PUBLIC_MODULES += ["clts.compat.stumpy", "clts.compat.pymannkendall"]
+PUBLIC_MODULES += ["clts.bfast.decompose"]
 
 
 @pytest.mark.parametrize("name", PUBLIC_MODULES)

@@ -3,7 +3,8 @@
 # on the synthetic series with gaps of tests/data/bfast_r_input.csv (23 a year): one row per
 # (series, setting) in tests/data/bfast_type_output.csv, the ndvi series in
 # tests/data/bfast_type_ndvi.csv and the ndvi OLS-CUSUM process with its boundary (setting 0's
-# history) in tests/data/bfast_type_process.csv.
+# history) in tests/data/bfast_type_process.csv; RE and ME with a covariate on the series of
+# tests/data/bfast_mreg_input.csv in tests/data/bfast_type_mreg_output.csv.
 # Usage: Rscript bench/bfast_type_fixtures.R <tests/data directory>
 # (bfast 1.7.2 from the bfast2/bfast source with strucchange 1.5-3: its matrix methods need
 # strucchangeRcpp, so the formula methods run, as options(bfast.prefer_matrix_methods = FALSE))
@@ -68,5 +69,22 @@ for (s in seq_len(nrow(settings))) {
 write.csv(do.call(rbind, rows), file.path(dir, "bfast_type_output.csv"), row.names = FALSE)
 write.csv(data.frame(time = as.numeric(time(ndvi)), value = as.numeric(ndvi)),
           file.path(dir, "bfast_type_ndvi.csv"), row.names = FALSE)
+# RE and ME with a covariate (their processes depend on the regressors' basis: R's columns as
+# given) on the series of bfast_mreg_input.csv (bench/bfast_monitor_regressors_fixtures.R):
+# tests/data/bfast_type_mreg_output.csv
+mi <- read.csv(file.path(dir, "bfast_mreg_input.csv"))
+mforms <- c("response ~ trend + harmon + xreg", "response ~ harmon + xreg")
+morders <- c(1, 3)
+mrows <- list()
+for (ty in c("RE", "ME")) for (s in seq_along(mforms)) for (p in 0:7) {
+  z <- ts(cbind(y = mi[[paste0("y", p)]], xreg = mi$xreg), frequency = 23, start = c(2000, 1))
+  m <- suppressWarnings(bfastmonitor(z, start = 2008, formula = as.formula(mforms[s]),
+                                     order = morders[s], type = ty, history = "all"))
+  brk <- if (is.na(m$breakpoint)) -1 else
+    which(abs(mi$time - m$breakpoint) < 1e-9)[1] - 1 - sum(mi$time < 2008)
+  mrows[[length(mrows) + 1]] <- data.frame(type = ty, formula = mforms[s], order = morders[s],
+    pixel = p, breaks = brk, statistic = max(abs(m$mefp$process)), critval = m$mefp$critval)
+}
+write.csv(do.call(rbind, mrows), file.path(dir, "bfast_type_mreg_output.csv"), row.names = FALSE)
 cat(R.version.string, "bfast", as.character(packageVersion("bfast")), "strucchange",
     as.character(packageVersion("strucchange")), "\n")

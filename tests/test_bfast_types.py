@@ -252,3 +252,21 @@ def test_cli_type(tmp_path, capsys):
     with pytest.raises(SystemExit):
         cli.main(["bfast", str(src), "--start-monitor", "2008-01-01", "--type", "CUSUM",
                   "-o", str(out)])
+
+
+@pytest.mark.parametrize("type", ["RE", "ME"])
+def test_estimates_with_a_covariate_are_rs(device, type):
+    """RE / ME with ``formula`` + ``regressors``: R's basis takes the covariate as given and
+    the critical value strucchange's nreg = K (fixture: bench/bfast_type_fixtures.R on the
+    series of bfast_mreg_input.csv)."""
+    mi = list(csv.DictReader(open(DATA / "bfast_mreg_input.csv")))
+    out = list(csv.DictReader(open(DATA / "bfast_type_mreg_output.csv")))
+    T, xreg = column(mi, "time"), column(mi, "xreg")
+    Y = np.stack([column(mi, f"y{p}") for p in range(8)], 1)
+    for form, order in (("response ~ trend + harmon + xreg", 1), ("response ~ harmon + xreg", 3)):
+        rows = [x for x in out if x["type"] == type and x["formula"] == form]
+        r = bfast_monitor(Y, T, 2008.0, freq=1.0, k=order, formula=form,
+                          regressors={"xreg": xreg}, type=type, detailed=True, device=device)
+        np.testing.assert_array_equal(r.breaks, column(rows, "breaks", int).astype(int))
+        assert rel(np.nanmax(r.mosum, axis=0), column(rows, "statistic")) < 1e-9
+        assert abs(r.diagnostics["critval"] - float(rows[0]["critval"])) < 5e-8

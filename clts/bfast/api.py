@@ -54,7 +54,7 @@ from .plan import Plan, Problem, make_plan
 from .device import INT_TYPES, LazyFields, device_axis
 from .monitor_run import run_host
 from .checks import TYPES, check_arguments, check_history  # noqa: F401 (public here)
-from .monitor_types import PROCESS, r_trend
+from .monitor_types import PROCESS, critval, r_basis
 from .checks import (check_params, default_freq, history_end, levels, monitor_dates,
                      out_specs, time_axis_and_dates)
 
@@ -335,6 +335,8 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
                         "unscaled on the host)")
     k, trend = terms.order, terms.trend
     K = len(terms.columns())
+    if type in ("RE", "ME"):        # their critical values take strucchange's nreg = K
+        crit = critval(type, hfrac, level, period, K, convention)
     hist_given = not isinstance(history, str)
     if dtype is None:
         dtype = y.dtype if y.dtype.kind == "f" else np.dtype(np.float32)
@@ -358,9 +360,9 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
     if convention == "bfast-py":
         bounds_t = crit * math.sqrt(2.0) * np.sqrt(log_plus(t[n:] / t[n - 1]))
     elif type in ("RE", "ME"):
-        # R's trend column alpha + beta (the design's trend), then the design matrix [N, K] in
-        # the estimates' precision (ereal: double where the device has it)
-        bounds_t = np.concatenate([r_trend(t, trend, center, scale), X.ravel()])
+        # R's columns alpha_j + beta_j (the design's column j) for the K columns, then the
+        # design matrix [N, K] in the estimates' precision (ereal: double where it can be)
+        bounds_t = np.concatenate([r_basis(t, terms, center, scale), X.ravel()])
     else:
         bounds_t = np.zeros(1)
     M = int(np.prod(pix_shape, dtype=np.int64))

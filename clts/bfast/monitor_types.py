@@ -99,6 +99,21 @@ def r_trend(t, trend, center, scale):
     return 1.0 + (center - float(t[0])) / step, scale / step
 
 
+def r_basis(t, terms, center, scale):
+    """[alpha_0..alpha_{K-1}, beta_0..beta_{K-1}]: R's column j = alpha_j + beta_j (the design's
+    column j) for the model ``terms`` (``clts.bfast.regressors.Terms``): the trend as
+    :func:`r_trend`, the shared regressors as given (the design centres and scales them), the
+    intercept and harmonics as they are (alpha 0, beta 1)."""
+    K = len(terms.columns())
+    alpha, beta = np.zeros(K), np.ones(K)
+    if terms.trend:
+        alpha[1], beta[1] = r_trend(t, True, center, scale)
+    for j in range(terms.q):
+        alpha[K - terms.q + j] = float(terms.center[j])
+        beta[K - terms.q + j] = float(terms.scale[j])
+    return np.concatenate([alpha, beta])
+
+
 def boundary(type, crit, j, n):
     """strucchange's boundary at the counts ``j`` (> n) of a history of ``n`` values."""
     x = np.asarray(j, dtype=np.float64) / float(n)

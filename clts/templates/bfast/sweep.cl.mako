@@ -29,23 +29,30 @@
     ETOL1 = "1e-17" if ereal == "double" else "1e-8f"
 %>
 <%def name="r_basis(src, conv, reset=True)">
-    // A' G A into qa (full), A the change to R's basis (trend_R = tra + trb trend); ev = I
+    // A' G A into qa (full), A the change to R's basis: R's column j = ra[j] + rb[j] (column j),
+    // (A' G A)_ij = ra_i ra_j G_00 + ra_i rb_j G_0j + rb_i ra_j G_i0 + rb_i rb_j G_ij; ev = I
+<%
+    def G(a, b):
+        nm = src + "%d_%d" % (min(a, b), max(a, b))
+        return TOE(nm) if conv else nm
+%>    {
 % for a in range(K):
-%   for b in range(K):
-    qa[${a * K + b}] = ${TOE(src + "%d_%d" % (min(a, b), max(a, b))) if conv else src + "%d_%d" % (min(a, b), max(a, b))};
-%     if reset:
-    ev[${a * K + b}] = (EV)${1 if a == b else 0};
-%     endif
+        const EV gz${a} = ${G(0, a)};
+% endfor
+% for a in range(K):
+%   for b in range(a, K):
+        qa[${a * K + b}] = qa[${b * K + a}] = ra[${a}] * ra[${b}] * gz0 + ra[${a}] * rb[${b}] * gz${b}
+                                 + rb[${a}] * ra[${b}] * gz${a} + rb[${a}] * rb[${b}] * ${G(a, b)};
 %   endfor
 % endfor
-    {
-        const EV h00 = qa[0], h01 = qa[1], h11 = qa[${K + 1}];
-        qa[1] = qa[${K}] = tra * h00 + trb * h01;
-        qa[${K + 1}] = tra * tra * h00 + (${ereal})2 * tra * trb * h01 + trb * trb * h11;
-% for j in range(2, K):
-        qa[${K + j}] = qa[${j * K + 1}] = tra * qa[${j}] + trb * qa[${K + j}];
-% endfor
     }
+% if reset:
+% for a in range(K):
+%   for b in range(K):
+    ev[${a * K + b}] = (EV)${1 if a == b else 0};
+%   endfor
+% endfor
+% endif
 </%def>
 <%def name="jacobi()">
     // eigenvalues (diagonal of qa) and eigenvectors (columns of ev) of the symmetric qa by
@@ -122,14 +129,17 @@
 %   endfor
         dd${i} *= ri${i};
 % endfor
-        dd0 = dd0 - (tra / trb) * dd1;
-        dd1 = dd1 / trb;
+% for j in range(1, K):
+        dd${j} = dd${j} / rb[${j}];
+        dd0 = dd0 - ra[${j}] * dd${j};
+% endfor
 </%def>
 <%def name="re_start()">
     typedef ${EVT} EV;
-    // R's trend column tra + trb trend, the design matrix in ereal; the K x K work arrays
-    const ${ereal} tra = bounds_t[0], trb = bounds_t[1];
-    __global const ${ereal}* Xe = bounds_t + 2;
+    // R's columns ra[j] + rb[j] (column j), the design matrix in ereal; the K x K work arrays
+    __global const ${ereal}* ra = bounds_t;
+    __global const ${ereal}* rb = bounds_t + ${K};
+    __global const ${ereal}* Xe = bounds_t + ${2 * K};
     EV qa[${K * K}], ev[${K * K}];
 % if process == "me":
     EV tq[${K * K}];            // ME: the warm start's product

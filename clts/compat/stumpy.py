@@ -8,9 +8,10 @@ positional order, defaults and return layouts (``stump`` / ``aamp`` / ``gpu_stum
 the distances computed by clts on an OpenCL device (every function here also takes a
 keyword-only ``device=``). Wrappers only: the work is done by :func:`clts.matrix_profile`,
 :func:`clts.aamp`, :func:`clts.mstump`, :func:`clts.mass`, :func:`clts.match`,
-:func:`clts.stumpi`, :func:`clts.mdl`, :func:`clts.subspace` and :func:`clts.fluss`.
+:func:`clts.stumpi`, :func:`clts.mdl`, :func:`clts.subspace`, :func:`clts.fluss` and
+:func:`clts.mpdist`.
 
-stumpy functions that clts does not have (``scrump``, ``stimp``, ``ostinato``, ``mpdist``,
+stumpy functions that clts does not have (``scrump``, ``stimp``, ``ostinato``,
 ``snippets``, ``floss``, ``mmotifs``, ``allc``, ``atsc``, the dask ``*ed`` variants, ...) are
 present and raise ``NotImplementedError`` naming what is missing, as do the
 ``*_subseq_isconstant`` arguments (clts's constant-window rule is fixed: a window with zero
@@ -400,6 +401,45 @@ def aampi(T, m, egress=True, p=2.0, k=1, mp=None, *, device=None):
     return stumpi(T, m, egress, False, p, k, mp, device=device)
 
 
+def _one_series_f8(x, name):
+    a = np.asarray(x, dtype=np.float64)
+    if a.ndim != 1:
+        raise ValueError(f"{name} is {a.ndim}-dimensional and must be 1-dimensional")
+    return a
+
+
+def mpdist(T_A, T_B, m, percentage=0.05, k=None, normalize=True, p=2.0,
+           T_A_subseq_isconstant=None, T_B_subseq_isconstant=None, *, device=None):
+    """stumpy.mpdist: the MPdist of two series (a float), by :func:`clts.mpdist` (both joins in
+    one device kernel; ``normalize=False`` is :func:`aampdist`)."""
+    _no_isconstant(T_A_subseq_isconstant=T_A_subseq_isconstant,
+                   T_B_subseq_isconstant=T_B_subseq_isconstant)
+    return float(_mp.mpdist(_one_series_f8(T_A, "T_A"), _one_series_f8(T_B, "T_B"), m,
+                            percentage=percentage, k=k, normalize=normalize, p=p,
+                            device=device))
+
+
+def aampdist(T_A, T_B, m, percentage=0.05, k=None, p=2.0, *, device=None):
+    """stumpy.aampdist: :func:`mpdist` with plain Minkowski distances."""
+    return mpdist(T_A, T_B, m, percentage, k, False, p, device=device)
+
+
+def gpu_mpdist(T_A, T_B, m, percentage=0.05, k=None, device_id=0, normalize=True, p=2.0,
+               T_A_subseq_isconstant=None, T_B_subseq_isconstant=None, *, device=None):
+    """stumpy.gpu_mpdist: :func:`mpdist` on an OpenCL device (``device_id`` as
+    :func:`gpu_stump`; a list: its first device)."""
+    dev = _gpu_device(device_id, device)
+    if isinstance(dev, list):
+        dev = dev[0]
+    return mpdist(T_A, T_B, m, percentage, k, normalize, p, T_A_subseq_isconstant,
+                  T_B_subseq_isconstant, device=dev)
+
+
+def gpu_aampdist(T_A, T_B, m, percentage=0.05, k=None, device_id=0, p=2.0, *, device=None):
+    """stumpy.gpu_aampdist: :func:`gpu_mpdist` with plain Minkowski distances."""
+    return gpu_mpdist(T_A, T_B, m, percentage, k, device_id, False, p, device=device)
+
+
 def _absent(name, what, instead):
     def f(*args, **kwargs):
         _missing(f"stumpy.{name} ({what})", instead)
@@ -432,12 +472,8 @@ _ABSENT = {
     "aamp_ostinatoed": ("the distributed non-normalised consensus motif",
                         "no clts equivalent yet"),
     "gpu_aamp_ostinato": ("the GPU non-normalised consensus motif", "no clts equivalent yet"),
-    "mpdist": ("the MPdist distance between series", "no clts equivalent yet"),
-    "mpdisted": ("the distributed MPdist", "no clts equivalent yet"),
-    "gpu_mpdist": ("the GPU MPdist", "no clts equivalent yet"),
-    "aampdist": ("the non-normalised MPdist", "no clts equivalent yet"),
-    "aampdisted": ("the distributed non-normalised MPdist", "no clts equivalent yet"),
-    "gpu_aampdist": ("the GPU non-normalised MPdist", "no clts equivalent yet"),
+    "mpdisted": ("the distributed MPdist", "use mpdist (batched on one device)"),
+    "aampdisted": ("the distributed non-normalised MPdist", "use aampdist"),
     "floss": ("streaming semantic segmentation",
               "recompute fluss on the stumpi profile (stumpi's I_) after updates"),
     "mmotifs": ("multi-dimensional motifs", "use mstump with mdl / subspace"),
@@ -458,4 +494,5 @@ del _name, _what, _instead
 
 __all__ = ["mparray", "stump", "gpu_stump", "aamp", "gpu_aamp", "mstump", "maamp", "mdl",
            "maamp_mdl", "subspace", "maamp_subspace", "mass", "match", "aamp_match", "motifs",
-           "aamp_motifs", "fluss", "stumpi", "aampi", "stumpy_iac"] + sorted(_ABSENT)
+           "aamp_motifs", "fluss", "stumpi", "aampi", "stumpy_iac", "mpdist", "aampdist",
+           "gpu_mpdist", "gpu_aampdist"] + sorted(_ABSENT)

@@ -8,10 +8,10 @@ positional order, defaults and return layouts (``stump`` / ``aamp`` / ``gpu_stum
 the distances computed by clts on an OpenCL device (every function here also takes a
 keyword-only ``device=``). Wrappers only: the work is done by :func:`clts.matrix_profile`,
 :func:`clts.aamp`, :func:`clts.mstump`, :func:`clts.mass`, :func:`clts.match`,
-:func:`clts.stumpi`, :func:`clts.mdl`, :func:`clts.subspace`, :func:`clts.fluss` and
-:func:`clts.mpdist`.
+:func:`clts.stumpi`, :func:`clts.mdl`, :func:`clts.subspace`, :func:`clts.fluss`,
+:func:`clts.mpdist` and :func:`clts.ostinato`.
 
-stumpy functions that clts does not have (``scrump``, ``stimp``, ``ostinato``,
+stumpy functions that clts does not have (``scrump``, ``stimp``,
 ``snippets``, ``floss``, ``mmotifs``, ``allc``, ``atsc``, the dask ``*ed`` variants, ...) are
 present and raise ``NotImplementedError`` naming what is missing, as do the
 ``*_subseq_isconstant`` arguments (clts's constant-window rule is fixed: a window with zero
@@ -440,6 +440,38 @@ def gpu_aampdist(T_A, T_B, m, percentage=0.05, k=None, device_id=0, p=2.0, *, de
     return gpu_mpdist(T_A, T_B, m, percentage, k, device_id, False, p, device=device)
 
 
+def ostinato(Ts, m, normalize=True, p=2.0, Ts_subseq_isconstant=None, *, device=None):
+    """stumpy.ostinato: the consensus motif of a list of series, ``(central_radius,
+    central_Ts_idx, central_subseq_idx)``, by :func:`clts.ostinato` (lower bounds from one
+    batched join kernel, candidates' distance profiles by batched :func:`clts.mass`)."""
+    if not isinstance(Ts, list):
+        raise ValueError(f"`Ts` is of type `{type(Ts)}` but a `list` is expected")
+    if Ts_subseq_isconstant is not None and any(x is not None for x in Ts_subseq_isconstant):
+        _no_isconstant(Ts_subseq_isconstant=Ts_subseq_isconstant)
+    r = _mp.ostinato(Ts, m, normalize=normalize, p=p, device=device)
+    return np.float64(r.radius), int(r.series), np.int64(r.index)
+
+
+def aamp_ostinato(Ts, m, p=2.0, *, device=None):
+    """stumpy.aamp_ostinato: :func:`ostinato` with plain Minkowski distances."""
+    return ostinato(Ts, m, False, p, device=device)
+
+
+def gpu_ostinato(Ts, m, device_id=0, normalize=True, p=2.0, Ts_subseq_isconstant=None, *,
+                 device=None):
+    """stumpy.gpu_ostinato: :func:`ostinato` on an OpenCL device (``device_id`` as
+    :func:`gpu_stump`; a list: its first device)."""
+    dev = _gpu_device(device_id, device)
+    if isinstance(dev, list):
+        dev = dev[0]
+    return ostinato(Ts, m, normalize, p, Ts_subseq_isconstant, device=dev)
+
+
+def gpu_aamp_ostinato(Ts, m, device_id=0, p=2.0, *, device=None):
+    """stumpy.gpu_aamp_ostinato: :func:`gpu_ostinato` with plain Minkowski distances."""
+    return gpu_ostinato(Ts, m, device_id, False, p, device=device)
+
+
 def _absent(name, what, instead):
     def f(*args, **kwargs):
         _missing(f"stumpy.{name} ({what})", instead)
@@ -450,6 +482,8 @@ def _absent(name, what, instead):
 
 
 _ABSENT = {
+    "snippets": ("time-series snippets", "no clts equivalent yet"),
+    "aampdist_snippets": ("non-normalised snippets", "no clts equivalent yet"),
     "scrump": ("the anytime approximate matrix profile", "use stump (exact)"),
     "prescrump": ("the approximate matrix profile's first step", "use stump (exact)"),
     "scraamp": ("the anytime approximate non-normalised profile", "use aamp (exact)"),
@@ -463,15 +497,9 @@ _ABSENT = {
                      "call aamp per window length"),
     "gpu_aamp_stimp": ("the GPU non-normalised pan matrix profile",
                        "call aamp per window length"),
-    "snippets": ("time-series snippets", "no clts equivalent yet"),
-    "aampdist_snippets": ("non-normalised snippets", "no clts equivalent yet"),
-    "ostinato": ("the consensus motif of many series", "no clts equivalent yet"),
-    "ostinatoed": ("the distributed consensus motif", "no clts equivalent yet"),
-    "gpu_ostinato": ("the GPU consensus motif", "no clts equivalent yet"),
-    "aamp_ostinato": ("the non-normalised consensus motif", "no clts equivalent yet"),
+    "ostinatoed": ("the distributed consensus motif", "use ostinato (batched on one device)"),
     "aamp_ostinatoed": ("the distributed non-normalised consensus motif",
-                        "no clts equivalent yet"),
-    "gpu_aamp_ostinato": ("the GPU non-normalised consensus motif", "no clts equivalent yet"),
+                        "use aamp_ostinato"),
     "mpdisted": ("the distributed MPdist", "use mpdist (batched on one device)"),
     "aampdisted": ("the distributed non-normalised MPdist", "use aampdist"),
     "floss": ("streaming semantic segmentation",
@@ -495,4 +523,5 @@ del _name, _what, _instead
 __all__ = ["mparray", "stump", "gpu_stump", "aamp", "gpu_aamp", "mstump", "maamp", "mdl",
            "maamp_mdl", "subspace", "maamp_subspace", "mass", "match", "aamp_match", "motifs",
            "aamp_motifs", "fluss", "stumpi", "aampi", "stumpy_iac", "mpdist", "aampdist",
-           "gpu_mpdist", "gpu_aampdist"] + sorted(_ABSENT)
+           "gpu_mpdist", "gpu_aampdist", "ostinato", "aamp_ostinato",
+           "gpu_ostinato", "gpu_aamp_ostinato"] + sorted(_ABSENT)

@@ -9,9 +9,11 @@ from .motifs import discords, motifs
 from .mstump import mstump
 from .mdl import mdl
 from .mpdist import mpdist, mpdist_vect
+from .ostinato import Consensus, ostinato
 from .subspace import subspace
 from .stream import StreamingProfile, stumpi
 from .plan import Plan
 
 __all__ = ["matrix_profile", "MatrixProfileResult", "motifs", "discords", "Plan", "mass", "match", "fluss",
-           "stumpi", "StreamingProfile", "aamp", "mstump", "mdl", "subspace", "mpdist", "mpdist_vect"]
+           "stumpi", "StreamingProfile", "aamp", "mstump", "mdl", "subspace", "mpdist", "mpdist_vect",
+           "ostinato", "Consensus"]

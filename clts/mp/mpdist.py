@@ -53,32 +53,59 @@ def window_stats(X, m):
     return S, mu, isd, sp
 
 
-def ab_profiles(A, B, pa, pb, m, *, device=None, precision=None):
+class SeriesSet:
+    """Equal-length series prepared once on the device for the AB-join kernels
+    (mpdist.cl.mako): centred values and window statistics (:func:`window_stats`)."""
+
+    def __init__(self, X, m, device=None, precision=None):
+        import pyopencl.array as cla
+        self.dev = dev = get_device(device)
+        self.precision = call_precision(dev, precision)
+        self.dtype = np.dtype(np.float64 if self.precision == "double" else np.float32)
+        self.m = m
+        self.n = X.shape[1]
+        self.l = self.n - m + 1
+        self.prg = dev.program("mp/mpdist.cl.mako", LANES=LANES,
+                               real="double" if self.precision == "double" else "float")
+        S, mu, isd, sp = window_stats(X, m)
+        S = np.pad(S, ((0, 0), (0, LANES)))
+        self.arrays = [cla.to_device(dev.queue, np.ascontiguousarray(a, self.dtype))
+                       for a in (S, mu, isd, sp)]
+
+    def args(self):
+        S, mu, isd, sp = self.arrays
+        return (S.data, np.int32(self.n + LANES), mu.data, isd.data, sp.data, np.int32(self.l))
+
+    @property
+    def nbytes(self):
+        return sum(a.nbytes for a in self.arrays)
+
+
+def _distances(rho, m):
+    with np.errstate(invalid="ignore"):
+        return np.sqrt(np.abs(2.0 * m * (1.0 - rho)))
+
+
+def ab_profiles(A, B, pa, pb, m, *, device=None, precision=None, sides=None):
     """Both profiles of the AB-joins of the pairs (A[pa[q]], B[pb[q]]): ``(P_AB, P_BA)``,
     [pairs, lA] and [pairs, lB] z-normalised distances (inf for a window with NaN / inf), on
-    the device in one kernel per chunk of pairs."""
-    dev = get_device(device)
-    precision = call_precision(dev, precision)
-    dtype = np.dtype(np.float64 if precision == "double" else np.float32)
+    the device in one kernel per chunk of pairs. ``sides``: the two ``SeriesSet`` of A and B
+    when already prepared."""
+    import pyopencl.array as cla
+    if sides is None:
+        sa = SeriesSet(A, m, device, precision)
+        sides = (sa, sa if B is A else SeriesSet(B, m, device, precision))
+    sa, sb = sides
+    dev, dtype = sa.dev, sa.dtype
     pa = np.ascontiguousarray(pa, np.int32)
     pb = np.ascontiguousarray(pb, np.int32)
-    nA, nB = A.shape[1], B.shape[1]
-    lA, lB = nA - m + 1, nB - m + 1
+    lA, lB = sa.l, sb.l
     npairs = len(pa)
     rhoA = np.empty((npairs, lA))
     rhoB = np.empty((npairs, lB))
     if npairs:
-        import pyopencl.array as cla
         q = dev.queue
-        prg = dev.program("mp/mpdist.cl.mako", real="double" if precision == "double" else "float",
-                          LANES=LANES)
-        kern = prg.kernel("abjoin_best")
-        sides = []
-        for X in (A, B):
-            arrays = window_stats(X, m)
-            arrays = (np.pad(arrays[0], ((0, 0), (0, LANES))),) + arrays[1:]
-            sides.append([cla.to_device(q, np.ascontiguousarray(a, dtype)) for a in arrays])
-        nAp = nA + LANES
+        kern = sa.prg.kernel("abjoin_best")
         min_rows = MIN_BLOCK_ROWS_PER_M * m
         nblk = max(1, min(-(-TARGET_ITEMS // npairs), -(-lA // min_rows)))
         rows = -(-lA // nblk)
@@ -86,24 +113,47 @@ def ab_profiles(A, B, pa, pb, m, *, device=None, precision=None):
         lBp = lB + LANES
         item = dtype.itemsize
         per = [nblk * 2 * lBp * item, nblk * lB * item, lA * item, 8]
-        for a, b in chunk_sizes(npairs, per, dev, fixed_bytes=sum(
-                s.nbytes for side in sides for s in side)):
+        fixed = sa.nbytes + (0 if sb is sa else sb.nbytes)
+        for a, b in chunk_sizes(npairs, per, dev, fixed_bytes=fixed):
             c = b - a
             pad = cla.to_device(q, pa[a:b])
             pbd = cla.to_device(q, pb[a:b])
             scratch = cla.empty(q, c * nblk * 2 * lBp, dtype)
             rb = cla.empty(q, (c, lA), dtype)
             cbest = cla.empty(q, (c, nblk, lB), dtype)
-            (SA, muA, isA, spA), (SB, muB, isB, spB) = sides
-            launch(dev, kern, (nblk, c), None, SA.data, np.int32(nAp), muA.data, isA.data,
-                   spA.data, np.int32(lA), SB.data, np.int32(nB + LANES), muB.data, isB.data,
-                   spB.data, np.int32(lB), pad.data, pbd.data, np.int32(m), np.int32(rows),
-                   scratch.data, np.int32(lBp), rb.data, cbest.data)
+            launch(dev, kern, (nblk, c), None, *sa.args(), *sb.args(), pad.data, pbd.data,
+                   np.int32(m), np.int32(rows), scratch.data, np.int32(lBp), rb.data,
+                   cbest.data)
             rhoA[a:b] = rb.get()
             rhoB[a:b] = cbest.get().max(axis=1)
-    with np.errstate(invalid="ignore"):
-        return (np.sqrt(np.abs(2.0 * m * (1.0 - rhoA))),
-                np.sqrt(np.abs(2.0 * m * (1.0 - rhoB))))
+    return _distances(rhoA, m), _distances(rhoB, m)
+
+
+def run_profiles(side, items):
+    """The nearest-neighbour distances of runs of consecutive windows: for each item
+    (a, b, r0, cnt) of ``items`` ([k, 4] ints), windows r0 .. r0 + cnt - 1 of series a against
+    every window of series b (both of the ``SeriesSet`` ``side``), concatenated in item order;
+    the first row of a run costs O(m) per column, the next ones O(1)."""
+    import pyopencl.array as cla
+    items = np.ascontiguousarray(items, np.int32).reshape(-1, 4)
+    cnt = items[:, 3].astype(np.int64)
+    offs = np.concatenate([[0], np.cumsum(cnt)])
+    out = np.empty(int(offs[-1]))
+    if not len(items):
+        return out
+    dev, dtype, q = side.dev, side.dtype, side.dev.queue
+    kern = side.prg.kernel("abjoin_runs")
+    lBp = side.l + LANES
+    per = [2 * lBp * dtype.itemsize + 24 + int(cnt.max()) * dtype.itemsize]
+    for a, b in chunk_sizes(len(items), per, dev, fixed_bytes=side.nbytes):
+        it = cla.to_device(q, np.ascontiguousarray(items[a:b]))     # [c, 4]: int4 each
+        of = cla.to_device(q, (offs[a:b] - offs[a]).astype(np.int64))
+        scratch = cla.empty(q, (b - a) * 2 * lBp, dtype)
+        rb = cla.empty(q, int(offs[b] - offs[a]), dtype)
+        launch(dev, kern, b - a, None, *side.args(), *side.args(), it.data, of.data,
+               np.int32(b - a), np.int32(side.m), scratch.data, np.int32(lBp), rb.data)
+        out[offs[a]:offs[b]] = rb.get()
+    return _distances(out, side.m)
 
 
 def kth_value(P_ABBA, k):
@@ -324,9 +374,15 @@ def mpdist_vect(Q, T, m, *, percentage=0.05, k=None, normalize=True, p=2.0, prec
     windows = np.lib.stride_tricks.sliding_window_view(Qa, m)
     D = np.asarray(distance_profiles(windows, Ta, normalize=normalize, p=p, precision=precision,
                                      device=device, progress=False), np.float64)
-    D = D.reshape(j, -1)
-    row = rolling_min(D, j)                      # [j, len(T) - len(Q) + 1]
+    return vect_from_matrix(D.reshape(j, -1), len(Ta) - len(Qa) + 1, kk)
+
+
+def vect_from_matrix(D, nv, k):
+    """``mpdist_vect`` from the distance matrix ``D`` [j, l] of a query's j windows against a
+    series' l windows: for each of the ``nv`` subsequences, the k-th value of the rolling row
+    minima over j columns and the column minima of its j columns."""
+    j = D.shape[0]
+    row = rolling_min(D, j)                      # [j, l - j + 1]
     col = np.where(np.isnan(D), np.inf, D).min(axis=0)
-    nv = len(Ta) - len(Qa) + 1
     cols = np.lib.stride_tricks.sliding_window_view(col, j)[:nv]
-    return kth_value(np.concatenate([row[:, :nv].T, cols], axis=1), kk)
+    return kth_value(np.concatenate([row[:, :nv].T, cols], axis=1), k)

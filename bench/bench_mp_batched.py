@@ -1,5 +1,5 @@
 """Benchmark the batched matrix-profile functions against stumpy 1.14: clts.mpdist (a pairwise
-MPdist matrix) and clts.ostinato (the consensus motif of many series).
+MPdist matrix), clts.ostinato (the consensus motif of many series), clts.snippets.
 
     python bench/bench_mp_batched.py [--quick] [--device D] [--rounds R] [--only NAME]
 
@@ -10,6 +10,8 @@ MPdist matrix) and clts.ostinato (the consensus motif of many series).
   ``sub`` pairs (``mpdist(X[i], X[j])`` in a loop) gives the per-call ratio too.
 - ostinato: ``ns`` random walks of n points, m (full: 100 series x 2000, m = 50; quick: 20 x
   1000), stumpy.ostinato against clts.ostinato, both whole.
+- snippets: k = 3 snippets of a random walk (full: n = 20000, m = 200; quick: 4000, 100), with
+  the default s = m and with s = m / 2, stumpy.snippets against clts.snippets.
 Rounds interleave the variants (order rotated), the median is reported with the load.
 Writes bench/results/mp-batched-<device slug>.md (mp-batched-<only>-<device slug>.md with
 ``--only``).
@@ -93,12 +95,35 @@ def bench_ostinato(dev, ns, n, m, rounds):
     return rows, err, same, loads
 
 
+def bench_snippets(dev, n, m, rounds):
+    import stumpy
+    T = np.cumsum(np.random.default_rng(2).standard_normal(n))
+    rows, errs, loads = [], [], []
+    for kw in ({}, {"percentage": 0.5}):
+        res = {}
+        variants = {"clts": lambda: res.__setitem__("clts", clts.snippets(T, m, 3, device=dev,
+                                                                          **kw)),
+                    "stumpy": lambda: res.__setitem__("stumpy", stumpy.snippets(T, m, 3, **kw))}
+        clts.snippets(T[:4 * m], m, 2, device=dev, **kw)         # warm-up: builds, numba JIT
+        stumpy.snippets(T[:4 * m], m, 2, **kw)
+        med, ld = _rounds(variants, rounds)
+        loads += ld
+        errs.append(float(np.max(np.abs(res["clts"][2] - res["stumpy"][2]))))
+        same = np.array_equal(res["clts"][1], res["stumpy"][1])
+        s = m if not kw else int(np.ceil(kw["percentage"] * m))
+        rows += [{"variant": f"clts.snippets (n = {n}, m = {m}, s = {s}, k = 3)",
+                  "seconds": med["clts"], "x stumpy": med["stumpy"] / med["clts"],
+                  "same snippets": str(same)},
+                 {"variant": f"stumpy.snippets (s = {s})", "seconds": med["stumpy"]}]
+    return rows, max(errs), loads
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--device", default=None)
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--only", choices=("mpdist", "ostinato"), default=None)
+    ap.add_argument("--only", choices=("mpdist", "ostinato", "snippets"), default=None)
     a = ap.parse_args()
     quiet()
     dev = get_device(a.device)
@@ -116,6 +141,13 @@ def main():
         rows += r
         notes.append(f"ostinato: |radius - stumpy's| {err:.2g}, same (series, window): "
                      f"{same}; load {min(loads):.2f}-{max(loads):.2f}")
+        print(notes[-1])
+    if a.only in (None, "snippets") and hasattr(clts, "snippets"):
+        n, m = (4000, 100) if a.quick else (20000, 200)
+        r, err, loads = bench_snippets(dev, n, m, a.rounds)
+        rows += r
+        notes.append(f"snippets: largest |profile - stumpy's| {err:.2g}; load "
+                     f"{min(loads):.2f}-{max(loads):.2f}")
         print(notes[-1])
     path = write_result("mp-batched" + (f"-{a.only}" if a.only else ""), dev, "Batched matrix-profile functions against stumpy",
                         rows, "\n".join(f"- {s}" for s in notes) + "\n")

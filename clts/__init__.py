@@ -3,7 +3,7 @@
 Public API (each function takes ``device=``; see ``clts devices``): ``stl``, ``stl_hastl``,
 ``mstl``, ``trend_test``, ``mann_kendall``, ``sen_slope``,
 ``bfast_monitor``, ``bfast_breaks``, ``matrix_profile``, ``motifs``, ``discords``,
-``mass``, ``match``, ``mpdist``, ``ostinato``, ``fluss``, ``stumpi``, ``aamp``, ``mstump``, ``mdl``, ``subspace``, ``solve_tridiagonal``,
+``mass``, ``match``, ``mpdist``, ``ostinato``, ``snippets``, ``fluss``, ``stumpi``, ``aamp``, ``mstump``, ``mdl``, ``subspace``, ``solve_tridiagonal``,
 ``ocean.superbee_fluxes``, ``ocean.tke``, ``get_device``; results ``STLResult``, ``BfastResult``, ``BreaksResult``, ``MSTLResult``, ``TrendResult``,
 ``MatrixProfileResult``,
 ``TridiagonalResult``; errors ``CltsError``, ``DeviceError``, ``KernelBuildError``,
@@ -14,7 +14,7 @@ from .options import get_options, set_options
 from .runtime import Device, get_device
 from .runtime.arrays import to_numpy   # device results (pyopencl arrays) to numpy, one way
 from .mp import MatrixProfileResult, discords, matrix_profile, motifs
-from .mp import mpdist, mpdist_vect, ostinato  # batched: MPdist, the consensus motif
+from .mp import mpdist, mpdist_vect, ostinato, snippets  # batched: MPdist, consensus motif, snippets
 from .mp import aamp, fluss, mass, match, mdl, mstump, stumpi, subspace  # p-norms, search, segmentation, streaming, multi-dim
 from .stl import STLResult, stl, stl_hastl   # clts.stl: the function (the package by full path)
 from .stl import MSTLResult, mstl
@@ -43,7 +43,7 @@ def _serialise_public():
     # matrix_profile is an object: its class's __call__ (stumpi's device blocks go through it)
     type(matrix_profile).__call__ = _serialised(type(matrix_profile).__call__)
     for name in ("motifs", "discords", "aamp", "fluss", "mass", "match", "mdl", "mpdist",
-                 "mpdist_vect", "ostinato",
+                 "mpdist_vect", "ostinato", "snippets",
                  "mstump", "subspace", "stl", "stl_hastl", "mstl", "mann_kendall",
                  "sen_slope", "trend_test", "bfast_breaks", "bfast_monitor",
                  "solve_tridiagonal"):
@@ -78,6 +78,6 @@ __all__ = ["CltsError", "DeviceError", "KernelBuildError", "ProfileError", "Devi
            "get_device", "__version__", "matrix_profile", "motifs", "discords",
            "MatrixProfileResult", "stl", "stl_hastl", "STLResult",
            "mass", "match", "fluss", "stumpi", "aamp", "mstump", "mdl", "subspace",
-           "mpdist", "mpdist_vect", "ostinato", "bfast_monitor", "BfastResult", "bfast_breaks", "BreaksResult",
+           "mpdist", "mpdist_vect", "ostinato", "snippets", "bfast_monitor", "BfastResult", "bfast_breaks", "BreaksResult",
            "mstl", "MSTLResult", "mann_kendall", "sen_slope", "trend_test", "TrendResult",
            "solve_tridiagonal", "TridiagonalResult", "ocean", "to_numpy"]

@@ -9,10 +9,10 @@ the distances computed by clts on an OpenCL device (every function here also tak
 keyword-only ``device=``). Wrappers only: the work is done by :func:`clts.matrix_profile`,
 :func:`clts.aamp`, :func:`clts.mstump`, :func:`clts.mass`, :func:`clts.match`,
 :func:`clts.stumpi`, :func:`clts.mdl`, :func:`clts.subspace`, :func:`clts.fluss`,
-:func:`clts.mpdist` and :func:`clts.ostinato`.
+:func:`clts.mpdist`, :func:`clts.ostinato` and :func:`clts.snippets`.
 
 stumpy functions that clts does not have (``scrump``, ``stimp``,
-``snippets``, ``floss``, ``mmotifs``, ``allc``, ``atsc``, the dask ``*ed`` variants, ...) are
+``floss``, ``mmotifs``, ``allc``, ``atsc``, the dask ``*ed`` variants, ...) are
 present and raise ``NotImplementedError`` naming what is missing, as do the
 ``*_subseq_isconstant`` arguments (clts's constant-window rule is fixed: a window with zero
 standard deviation). See docs/migrating-from-stumpy.md.
@@ -472,6 +472,24 @@ def gpu_aamp_ostinato(Ts, m, device_id=0, p=2.0, *, device=None):
     return gpu_ostinato(Ts, m, device_id, False, p, device=device)
 
 
+def snippets(T, m, k, percentage=1.0, s=None, mpdist_percentage=0.05, mpdist_k=None,
+             normalize=True, p=2.0, mpdist_T_subseq_isconstant=None, *, device=None):
+    """stumpy.snippets: ``(snippets, snippets_indices, snippets_profiles, snippets_fractions,
+    snippets_areas, snippets_regimes)``, by :func:`clts.snippets` (every segment's distance
+    matrix from batched :func:`clts.mass` calls)."""
+    _no_isconstant(mpdist_T_subseq_isconstant=mpdist_T_subseq_isconstant)
+    return _mp.snippets(_one_series_f8(T, "T"), m, k, percentage=percentage, s=s,
+                        mpdist_percentage=mpdist_percentage, mpdist_k=mpdist_k,
+                        normalize=normalize, p=p, device=device)
+
+
+def aampdist_snippets(T, m, k, percentage=1.0, s=None, mpdist_percentage=0.05, mpdist_k=None,
+                      p=2.0, *, device=None):
+    """stumpy.aampdist_snippets: :func:`snippets` with plain Minkowski distances."""
+    return snippets(T, m, k, percentage, s, mpdist_percentage, mpdist_k, False, p,
+                    device=device)
+
+
 def _absent(name, what, instead):
     def f(*args, **kwargs):
         _missing(f"stumpy.{name} ({what})", instead)
@@ -482,8 +500,6 @@ def _absent(name, what, instead):
 
 
 _ABSENT = {
-    "snippets": ("time-series snippets", "no clts equivalent yet"),
-    "aampdist_snippets": ("non-normalised snippets", "no clts equivalent yet"),
     "scrump": ("the anytime approximate matrix profile", "use stump (exact)"),
     "prescrump": ("the approximate matrix profile's first step", "use stump (exact)"),
     "scraamp": ("the anytime approximate non-normalised profile", "use aamp (exact)"),
@@ -524,4 +540,4 @@ __all__ = ["mparray", "stump", "gpu_stump", "aamp", "gpu_aamp", "mstump", "maamp
            "maamp_mdl", "subspace", "maamp_subspace", "mass", "match", "aamp_match", "motifs",
            "aamp_motifs", "fluss", "stumpi", "aampi", "stumpy_iac", "mpdist", "aampdist",
            "gpu_mpdist", "gpu_aampdist", "ostinato", "aamp_ostinato",
-           "gpu_ostinato", "gpu_aamp_ostinato"] + sorted(_ABSENT)
+           "gpu_ostinato", "gpu_aamp_ostinato", "snippets", "aampdist_snippets"] + sorted(_ABSENT)

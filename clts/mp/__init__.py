@@ -10,10 +10,11 @@ from .mstump import mstump
 from .mdl import mdl
 from .mpdist import mpdist, mpdist_vect
 from .ostinato import Consensus, ostinato
+from .snippets import snippets
 from .subspace import subspace
 from .stream import StreamingProfile, stumpi
 from .plan import Plan
 
 __all__ = ["matrix_profile", "MatrixProfileResult", "motifs", "discords", "Plan", "mass", "match", "fluss",
            "stumpi", "StreamingProfile", "aamp", "mstump", "mdl", "subspace", "mpdist", "mpdist_vect",
-           "ostinato", "Consensus"]
+           "ostinato", "Consensus", "snippets"]

@@ -335,6 +335,15 @@ def rolling_min(X, w):
     return np.minimum(bwd[..., i], fwd[..., i + w - 1])
 
 
+def _scipy_rolling_min(D, w, fallback):
+    try:
+        from scipy.ndimage import minimum_filter1d
+    except ImportError:
+        return fallback
+    h = int(math.ceil((w - 1) / 2))
+    return minimum_filter1d(D, size=w, axis=-1)[:, h:h + D.shape[1] - w + 1]
+
+
 def mpdist_vect(Q, T, m, *, percentage=0.05, k=None, normalize=True, p=2.0, precision=None,
                 device=None):
     """MPdist of ``Q`` against every subsequence ``T[i:i + len(Q)]``: stumpy's
@@ -377,12 +386,23 @@ def mpdist_vect(Q, T, m, *, percentage=0.05, k=None, normalize=True, p=2.0, prec
     return vect_from_matrix(D.reshape(j, -1), len(Ta) - len(Qa) + 1, kk)
 
 
-def vect_from_matrix(D, nv, k):
+def vect_from_matrix(D, nv, k, stumpy_nan=False):
     """``mpdist_vect`` from the distance matrix ``D`` [j, l] of a query's j windows against a
     series' l windows: for each of the ``nv`` subsequences, the k-th value of the rolling row
-    minima over j columns and the column minima of its j columns."""
+    minima over j columns and the column minima of its j columns. NaN entries are skipped
+    (numpy's nanmin: NaN where all are), as stumpy's non-normalised matrices hold them."""
     j = D.shape[0]
     row = rolling_min(D, j)                      # [j, l - j + 1]
     col = np.where(np.isnan(D), np.inf, D).min(axis=0)
+    nan = np.isnan(D)
+    if nan.any() and stumpy_nan:
+        # stumpy's rolling minimum of a non-normalised matrix with NaN: scipy's
+        # minimum_filter1d, which does not skip NaN consistently; reproduced where scipy is
+        row = _scipy_rolling_min(D, j, row)
+        col = np.where(nan.all(axis=0), np.nan, col)
+    elif nan.any():
+        c = np.concatenate([np.zeros((j, 1)), np.cumsum(~nan, axis=1)], axis=1)
+        row = np.where(c[:, j:] - c[:, :-j] == 0, np.nan, row)
+        col = np.where(nan.all(axis=0), np.nan, col)
     cols = np.lib.stride_tricks.sliding_window_view(col, j)[:nv]
     return kth_value(np.concatenate([row[:, :nv].T, cols], axis=1), k)

@@ -2,9 +2,9 @@
 
 Public API (each function takes ``device=``; see ``clts devices``): ``stl``, ``stl_hastl``,
 ``mstl``, ``trend_test``, ``mann_kendall``, ``sen_slope``,
-``bfast_monitor``, ``bfast_breaks``, ``matrix_profile``, ``motifs``, ``discords``,
+``bfast_monitor``, ``bfast_breaks``, ``bfast_decompose``, ``bfastts`` (host numpy, no device), ``matrix_profile``, ``motifs``, ``discords``,
 ``mass``, ``match``, ``mpdist``, ``ostinato``, ``snippets``, ``fluss``, ``stumpi``, ``aamp``, ``mstump``, ``mdl``, ``subspace``, ``solve_tridiagonal``,
-``ocean.superbee_fluxes``, ``ocean.tke``, ``get_device``; results ``STLResult``, ``BfastResult``, ``BreaksResult``, ``MSTLResult``, ``TrendResult``,
+``ocean.superbee_fluxes``, ``ocean.tke``, ``get_device``; results ``STLResult``, ``BfastResult``, ``BreaksResult``, ``DecomposeResult``, ``RegularSeries``, ``MSTLResult``, ``TrendResult``,
 ``MatrixProfileResult``,
 ``TridiagonalResult``; errors ``CltsError``, ``DeviceError``, ``KernelBuildError``,
 ``ProfileError``; options ``set_options``, ``get_options``. Each has a numpydoc docstring with examples.
@@ -20,6 +20,9 @@ from .stl import STLResult, stl, stl_hastl   # clts.stl: the function (the packa
 from .stl import MSTLResult, mstl
 from .trend import TrendResult, mann_kendall, sen_slope, trend_test
 from .bfast import BfastResult, BreaksResult, bfast_breaks, bfast_monitor
+from .bfast import Bfast01Result, bfast01
+from .bfast import DecomposeResult, bfast_decompose
+from .bfast import RegularSeries, bfastts     # R's bfastts: dates onto a regular grid
 from .tridiag import TridiagonalResult, solve_tridiagonal
 from . import ocean  # clts.ocean.superbee_fluxes, clts.ocean.tke
 from . import labels as _labels, plots as _plots
@@ -29,7 +32,8 @@ from .runtime import integrations as _integrations
 # result.plot() draws with matplotlib; the algorithms import neither
 _integrations.install_labels(_labels.labelled)
 _integrations.install_plots(stl=_plots.plot_stl, bfast=_plots.plot_bfast, mp=_plots.plot_mp,
-                            mstl=_plots.plot_mstl, trend=_plots.plot_trend_map)
+                            mstl=_plots.plot_mstl, trend=_plots.plot_trend_map,
+                            bfast_decompose=_plots.plot_bfast_decompose)
 
 from ._version import __version__
 
@@ -45,7 +49,8 @@ def _serialise_public():
     for name in ("motifs", "discords", "aamp", "fluss", "mass", "match", "mdl", "mpdist",
                  "mpdist_vect", "ostinato", "snippets",
                  "mstump", "subspace", "stl", "stl_hastl", "mstl", "mann_kendall",
-                 "sen_slope", "trend_test", "bfast_breaks", "bfast_monitor",
+                 "sen_slope", "trend_test", "bfast_breaks", "bfast_monitor", "bfast01",
+                 "bfast_decompose",
                  "solve_tridiagonal"):
         globals()[name] = _wrap(globals()[name], subs)
     for name in ("tke", "superbee_fluxes"):
@@ -78,6 +83,8 @@ __all__ = ["CltsError", "DeviceError", "KernelBuildError", "ProfileError", "Devi
            "get_device", "__version__", "matrix_profile", "motifs", "discords",
            "MatrixProfileResult", "stl", "stl_hastl", "STLResult",
            "mass", "match", "fluss", "stumpi", "aamp", "mstump", "mdl", "subspace",
-           "mpdist", "mpdist_vect", "ostinato", "snippets", "bfast_monitor", "BfastResult", "bfast_breaks", "BreaksResult",
+           "mpdist", "mpdist_vect", "ostinato", "snippets",
+           "bfast_monitor", "BfastResult", "bfast_breaks", "BreaksResult", "bfastts",
+           "RegularSeries", "bfast01", "Bfast01Result", "bfast_decompose", "DecomposeResult",
            "mstl", "MSTLResult", "mann_kendall", "sen_slope", "trend_test", "TrendResult",
            "solve_tridiagonal", "TridiagonalResult", "ocean", "to_numpy"]

@@ -1,7 +1,7 @@
 """The ``clts`` command: ``clts devices``, ``clts profile``, ``clts warmup``, ``clts demo``, and
 the algorithms
-on files: ``clts stl``, ``clts bfast``, ``clts mp`` (NetCDF / Zarr / CSV / .npy in, Zarr or
-NetCDF out, ``--plot FILE.png``)."""
+on files: ``clts stl``, ``clts bfast``, ``clts breaks``, ``clts mp`` (NetCDF / Zarr / CSV /
+.npy in, Zarr or NetCDF out, ``--plot FILE.png``)."""
 from __future__ import annotations
 
 import argparse
@@ -239,6 +239,52 @@ def cmd_bfast(args) -> int:
     return 0
 
 
+def _breaks_kw(args, da=None) -> dict:
+    """The ``clts.bfast_breaks`` arguments of ``clts breaks``: --freq as given, else from
+    --time-unit for a numeric time axis (1 for decimal years), else the function's."""
+    from .timeaxis import kind
+    freq = args.freq
+    if not getattr(args, "freq_given", False) and args.time_unit is not None and da is not None \
+            and kind(da[args.dim].values, args.dim) == "number":
+        if args.time_unit == "step":
+            raise ValueError("--time-unit step: give --freq (time steps per season)")
+        freq = _FREQ_OF_UNIT[args.time_unit]
+    return dict(order=args.order, freq=freq, trend=args.trend, h=args.h, breaks=args.breaks,
+                criterion=args.criterion, device=args.device)
+
+
+def _breaks(args) -> int:
+    import warnings
+    import clts
+    import clts.xarray as cx
+    if _is_geotiff_stack(args.input):                      # GeoTIFF stack -> GeoTIFFs
+        from .geotiff import cli_breaks
+        return cli_breaks(args, _breaks_kw(args))
+    if args.more_inputs:
+        raise ValueError("several inputs are for GeoTIFF stacks (one file per date)")
+    da = _open(args)
+    if args.dim not in da.coords:
+        raise ValueError(f"clts breaks needs the dates: the input has no {args.dim!r} "
+                         "coordinate (a .npy holds none: use a CSV, NetCDF or Zarr file)")
+    if args.plot and da.ndim != 3:
+        raise ValueError(f"--plot draws the maps of a 2-D scene; {da.name} has dims {da.dims}")
+    kw = _breaks_kw(args, da)
+    with warnings.catch_warnings():          # the arguments, before anything is written
+        warnings.simplefilter("ignore", UserWarning)
+        clts.bfast_breaks(np.zeros((da.sizes[args.dim], 1)), da[args.dim].values,
+                          magnitudes=False, progress=False, **kw)
+    ds = cx.bfast_breaks(da, dim=args.dim, **kw)
+    out = cx.break_maps(ds)
+    for v in ("break_dates", "magnitudes", "nobs"):          # every break, for the record
+        out[v] = ds[v]
+    _write(args, out)
+    if args.plot:
+        from .io import reopen
+        from .plots import plot_breaks_maps
+        _save_plot(plot_breaks_maps(reopen(args.output)), args.plot)   # the maps as written
+    return 0
+
+
 def cmd_mp(args) -> int:
     import clts.xarray as cx
     da = _open(args)
@@ -261,7 +307,7 @@ def cmd_mp(args) -> int:
 # parameters takes its default from the function's signature (one default, one place;
 # tests/test_cli.py compares them). Module paths: at package level ``clts.stl`` is the function.
 FUNCTIONS = {"stl": "clts.stl.api:stl", "bfast": "clts.bfast.api:bfast_monitor",
-             "mp": "clts.mp.api:matrix_profile"}
+             "mp": "clts.mp.api:matrix_profile", "breaks": "clts.bfast.breaks_api:bfast_breaks"}
 
 
 def function_of(cmd):
@@ -277,6 +323,16 @@ def _defaults(cmd) -> dict:
     """``{parameter: default}`` from the signature of the function behind ``cmd``."""
     return {n: p.default for n, p in inspect.signature(function_of(cmd)).parameters.items()
             if p.default is not inspect.Parameter.empty}
+
+
+def _stack_args(p):
+    """The options of a GeoTIFF stack input (``bfast``, ``breaks``)."""
+    p.add_argument("more_inputs", nargs="*", help="more GeoTIFFs of the stack (one per date)")
+    p.add_argument("--dates", default=None, help="GeoTIFF stacks: CSV of the dates (a 'date' "
+                   "column, one row per file / band); default: from the file names")
+    p.add_argument("--date-format", choices=("decimal_year", "doy"), default="decimal_year",
+                   help="GeoTIFF stacks: break dates as decimal years or days of the year")
+    p.add_argument("--block-rows", type=int, default=256, help="GeoTIFF stacks: rows a block")
 
 
 def _file_args(p, var_required=False):
@@ -378,13 +434,49 @@ def add_seasonal_commands(sub) -> None:
                        "of a file (a trend map for a cube)")
     _file_args(p)
     p.add_argument("--variant", default="original",
-                   choices=("original", "hamed_rao", "yue_wang", "seasonal"))
-    p.add_argument("--period", type=int, default=None, help="seasons per cycle (seasonal)")
+                   choices=("original", "hamed_rao", "yue_wang", "seasonal", "pre_whitening",
+                            "trend_free_pre_whitening", "correlated_seasonal"))
+    p.add_argument("--period", type=int, default=None,
+                   help="seasons per cycle (seasonal, correlated_seasonal)")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level")
     p.add_argument("--conf-level", type=float, default=0.95, help="Sen's slope interval level")
     p.add_argument("--stl-period", type=int, default=None,
                    help="test STL's trend (this period) instead of the raw series")
     p.set_defaults(fn=cmd_trend)
+
+
+class _Given(argparse.Action):
+    """Stores the value and notes that it was given (``<dest>_given``)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, values)
+        setattr(namespace, f"{self.dest}_given", True)
+
+
+def add_breaks_command(sub) -> None:
+    """The ``breaks`` subcommand: clts.bfast_breaks and its per-pixel maps."""
+    p = sub.add_parser("breaks", help="Bai-Perron multiple breaks (R's breakpoints / "
+                       "bfastlite) on every pixel of a file or of a GeoTIFF stack, as maps",
+                       description="Writes n_breaks, first_break_date, largest_break_date, "
+                       "largest_magnitude and status per pixel (and, for NetCDF / Zarr, every "
+                       "break's date and magnitude along 'break' and the valid values nobs); "
+                       "a GeoTIFF stack gives one GeoTIFF per map in the folder -o.")
+    _file_args(p)
+    d = _defaults("breaks")
+    _stack_args(p)
+    p.add_argument("--order", type=int, default=d["order"],
+                   help="harmonic terms of the season (0: none)")
+    p.add_argument("--freq", type=float, default=d["freq"], action=_Given,
+                   help="season length in time units (default 365.0: days for dates; for a "
+                   "numeric axis per --time-unit: year 1, month 12, day 365)")
+    p.add_argument("--no-trend", dest="trend", action="store_false", default=d["trend"],
+                   help="no linear trend term (R's response ~ harmon)")
+    p.add_argument("--h", type=float, default=d["h"], help="minimal segment: a fraction of "
+                   "each pixel's valid values, or a count (>= 1)")
+    p.add_argument("--breaks", type=int, default=d["breaks"], help="most breaks")
+    p.add_argument("--criterion", choices=("BIC", "LWZ"), default=d["criterion"],
+                   help="chooses the number of breaks")
+    p.set_defaults(fn=lambda a: _user_error("breaks", _breaks, a))
 
 
 class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
@@ -450,12 +542,7 @@ def build_parser() -> argparse.ArgumentParser:
                        "or of a GeoTIFF stack")
     _file_args(p)
     d = _defaults("bfast")
-    p.add_argument("more_inputs", nargs="*", help="more GeoTIFFs of the stack (one per date)")
-    p.add_argument("--dates", default=None, help="GeoTIFF stacks: CSV of the dates (a 'date' "
-                   "column, one row per file / band); default: from the file names")
-    p.add_argument("--date-format", choices=("decimal_year", "doy"), default="decimal_year",
-                   help="GeoTIFF stacks: break dates as decimal years or days of the year")
-    p.add_argument("--block-rows", type=int, default=256, help="GeoTIFF stacks: rows a block")
+    _stack_args(p)
     p.add_argument("--start-monitor", "--start", required=True, help="first monitoring date "
                    "(YYYY-MM-DD, or a number for a numeric time axis)")
     p.add_argument("--freq", type=float, default=d["freq"], help="season length in time units "
@@ -470,6 +557,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="stable history: all, ROC (reverse-ordered CUSUM test), BP (after the "
                    "last Bai-Perron break), or a start date")
     p.set_defaults(fn=cmd_bfast)
+    add_breaks_command(sub)
     p = sub.add_parser("mp", help="matrix profile (self-join) of every series of a file")
     _file_args(p)
     d = _defaults("mp")

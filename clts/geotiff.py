@@ -17,6 +17,7 @@ counts and statuses. Outputs go through the command line's safe-output rules
 results of an earlier run are replaced only with ``overwrite=True`` and only files clts wrote
 (their ``clts_output`` tag); each file is written under a hidden temporary name and renamed
 once the whole stack has been processed.
+:func:`bfast_breaks_geotiff` does the same with :func:`clts.bfast_breaks` and its per-pixel maps.
 :func:`open_stack` + :meth:`Stack.to_dataarray` give a DataArray for ``clts.xarray``, and
 :func:`write_bfast` writes a ``clts.xarray.bfast_monitor`` Dataset the same way.
 """
@@ -369,6 +370,41 @@ _OUT_TYPES = [("break_date", "float32"), ("magnitude", "float32"), ("valid_count
               ("status", "int16")]
 
 
+def _open_run(fn, inputs, out_dir, dates, block_rows, date_format, overwrite, kwargs,
+              refused, outputs):
+    """The checks of a GeoTIFF run of ``fn`` (its name in messages), its output folder's
+    :class:`_Writer` (checked before anything is read) and the opened stack."""
+    if isinstance(block_rows, bool) or not isinstance(block_rows, int) or block_rows < 1:
+        raise ValueError(f"block_rows must be a positive integer, got {block_rows!r}")
+    date_values(np.array([], "datetime64[D]"), date_format)        # checks the format
+    for bad in refused:
+        if bad in kwargs:
+            raise TypeError(f"{fn} does not take {bad}= (the stack gives it)")
+    if not isinstance(overwrite, (bool, np.bool_)):
+        raise TypeError(f"overwrite must be True or False, got {overwrite!r}")
+    files = _sources(inputs)
+    w = _Writer(out_dir, outputs, overwrite=overwrite, inputs=_input_paths(inputs, files, dates))
+    return w, open_stack(files, dates)
+
+
+def _run_blocks(fn, w, st, block_rows, progress, one_block) -> dict:
+    """``one_block(r0, y)`` on each block of ``block_rows`` rows of stack ``st`` (each band's
+    nodata as NaN), writing through ``w``; the files renamed into place at the end, removed on
+    any failure."""
+    try:
+        w.open((st.crs, st.transform, st.width, st.height))
+        rng = range(0, st.height, block_rows)
+        if progress:
+            from .runtime import progress as bar
+            rng = bar(rng, desc=fn)
+        for r0 in rng:
+            one_block(r0, st.read_masked(r0, min(st.height, r0 + block_rows)))
+        return w.commit()
+    except BaseException:
+        w.abort()
+        raise
+
+
 def bfast_monitor_geotiff(inputs, start_monitor, out_dir, *, dates=None, block_rows=256,
                           date_format="decimal_year", progress=True, overwrite=False,
                           **kwargs) -> dict:
@@ -380,18 +416,9 @@ def bfast_monitor_geotiff(inputs, start_monitor, out_dir, *, dates=None, block_r
     must not be, lie inside or hold an input (``clts.io.InputError``, a ValueError). Returns
     {name: path}."""
     from .bfast.api import bfast_monitor, check_arguments
-    if isinstance(block_rows, bool) or not isinstance(block_rows, int) or block_rows < 1:
-        raise ValueError(f"block_rows must be a positive integer, got {block_rows!r}")
-    date_values(np.array([], "datetime64[D]"), date_format)        # checks the format
-    for bad in ("dates", "time_axis", "detailed", "nodata"):
-        if bad in kwargs:
-            raise TypeError(f"bfast_monitor_geotiff does not take {bad}= (the stack gives it)")
-    if not isinstance(overwrite, (bool, np.bool_)):
-        raise TypeError(f"overwrite must be True or False, got {overwrite!r}")
-    files = _sources(inputs)
-    w = _Writer(out_dir, _OUT_TYPES, overwrite=overwrite,
-                inputs=_input_paths(inputs, files, dates))
-    st = open_stack(files, dates)
+    w, st = _open_run("bfast_monitor_geotiff", inputs, out_dir, dates, block_rows, date_format,
+                      overwrite, kwargs, ("dates", "time_axis", "detailed", "nodata"),
+                      _OUT_TYPES)
     start = np.datetime64(start_monitor, "D") if not isinstance(start_monitor, np.datetime64) \
         else start_monitor
     kw = dict(kwargs)
@@ -399,24 +426,14 @@ def bfast_monitor_geotiff(inputs, start_monitor, out_dir, *, dates=None, block_r
     if st.dtype.kind in "iu":          # as bfast_monitor computes integers (their nodata masked)
         kw.setdefault("dtype", np.float32)
     check_arguments(st.dates, start, **kw)       # before a file is made
-    try:
-        w.open((st.crs, st.transform, st.width, st.height))
-        rng = range(0, st.height, block_rows)
-        if progress:
-            from .runtime import progress as bar
-            rng = bar(rng, desc="bfast_monitor_geotiff")
-        for r0 in rng:
-            r1 = min(st.height, r0 + block_rows)
-            y = st.read_masked(r0, r1)          # each band's own nodata as NaN
-            r = bfast_monitor(y, st.dates, start, progress=False, **kw)
-            w.write("break_date", r0, date_values(r.break_dates, date_format))
-            w.write("magnitude", r0, np.where(r.status == 0, r.magnitudes, np.nan))
-            w.write("valid_count", r0, r.valids)
-            w.write("status", r0, r.status)
-        return w.commit()
-    except BaseException:
-        w.abort()
-        raise
+
+    def one_block(r0, y):
+        r = bfast_monitor(y, st.dates, start, progress=False, **kw)
+        w.write("break_date", r0, date_values(r.break_dates, date_format))
+        w.write("magnitude", r0, np.where(r.status == 0, r.magnitudes, np.nan))
+        w.write("valid_count", r0, r.valids)
+        w.write("status", r0, r.status)
+    return _run_blocks("bfast_monitor_geotiff", w, st, block_rows, progress, one_block)
 
 
 def write_bfast(ds, out_dir, *, like, date_format="decimal_year", overwrite=False) -> dict:
@@ -463,5 +480,95 @@ def cli_bfast(args) -> int:
                                   args.output, dates=args.dates, block_rows=args.block_rows,
                                   date_format=args.date_format, overwrite=args.overwrite,
                                   progress=not args.no_progress, **kw)
+    print(f"wrote {', '.join(str(p) for p in paths.values())}")
+    return 0
+
+
+# ------------------------------------------------------------- break maps of bfast_breaks
+
+#: the GeoTIFFs of :func:`bfast_breaks_geotiff` / :func:`write_breaks`
+#: (``clts.bfast.maps.MAP_FIELDS``; dates as decimal years or days of the year)
+BREAK_OUTPUTS = [("n_breaks", "int16"), ("first_break_date", "float32"),
+                 ("largest_break_date", "float32"), ("largest_magnitude", "float32"),
+                 ("status", "int16")]
+
+
+def _write_maps(w, r0, maps, date_format):
+    for name, _ in BREAK_OUTPUTS:
+        v = np.asarray(maps[name])
+        w.write(name, r0, date_values(v, date_format) if name.endswith("_date") else v)
+
+
+def bfast_breaks_geotiff(inputs, out_dir, *, dates=None, block_rows=256,
+                         date_format="decimal_year", progress=True, overwrite=False,
+                         **kwargs) -> dict:
+    """:func:`clts.bfast_breaks` on a GeoTIFF stack, in blocks of ``block_rows`` rows, its
+    per-pixel maps (``clts.bfast.maps.break_maps``) as GeoTIFFs in ``out_dir``:
+    ``n_breaks.tif`` (-1 not analysed), ``first_break_date.tif`` and
+    ``largest_break_date.tif`` (decimal year or day of year; nodata NaN: no break),
+    ``largest_magnitude.tif`` (the signed magnitude of the break of the largest absolute
+    magnitude) and ``status.tif``, with the input's CRS and transform, by the rules of
+    :func:`bfast_monitor_geotiff` (the stack, the nodata values, safe output, ``overwrite``).
+    ``kwargs`` go to :func:`clts.bfast_breaks` (``order``, ``freq``, ``h``, ``breaks``,
+    ``criterion``, ...). Returns {name: path}."""
+    from .bfast.breaks_api import bfast_breaks
+    from .bfast.maps import break_maps
+    w, st = _open_run("bfast_breaks_geotiff", inputs, out_dir, dates, block_rows, date_format,
+                      overwrite, kwargs, ("dates", "time_axis", "magnitudes", "confint"),
+                      BREAK_OUTPUTS)
+    # the arguments checked before a file is made: a one-pixel call on the stack's dates
+    import warnings
+    with warnings.catch_warnings():          # the blocks' calls say it
+        warnings.simplefilter("ignore", UserWarning)
+        bfast_breaks(np.zeros((st.dates.size, 1)), st.dates, progress=False,
+                     magnitudes=False, **kwargs)
+
+    def one_block(r0, y):
+        r = bfast_breaks(y, st.dates, progress=False, **kwargs)
+        _write_maps(w, r0, break_maps(r.n_breaks, r.break_dates, r.magnitudes, r.status),
+                    date_format)
+    return _run_blocks("bfast_breaks_geotiff", w, st, block_rows, progress, one_block)
+
+
+def write_breaks(ds, out_dir, *, like, date_format="decimal_year", overwrite=False) -> dict:
+    """Write a ``clts.xarray.break_maps`` Dataset (dims y, x; or a ``clts.xarray.bfast_breaks``
+    Dataset, whose maps are made first) as the GeoTIFFs of :func:`bfast_breaks_geotiff` on the
+    grid of ``like`` (as :func:`write_bfast`). Returns {name: path}."""
+    if "first_break_date" not in ds:
+        from .xarray import break_maps
+        ds = break_maps(ds)
+    if isinstance(like, Stack):
+        crs, tr = like.crs, like.transform
+    else:
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PendingDeprecationWarning)
+            crs, tr = like.rio.crs, like.rio.transform()
+        if crs is None:
+            raise ValueError("like has no CRS (write one with da.rio.write_crs)")
+    if ds["n_breaks"].ndim != 2:
+        raise ValueError(f"the maps must be 2-D (y, x), got dims {ds['n_breaks'].dims}")
+    h, wd = ds["n_breaks"].shape
+    w = _Writer(out_dir, BREAK_OUTPUTS, overwrite=overwrite,
+                inputs=like.files if isinstance(like, Stack) else ())
+    try:
+        w.open((crs, tr, wd, h))
+        _write_maps(w, 0, {name: ds[name].values for name, _ in BREAK_OUTPUTS}, date_format)
+        return w.commit()
+    except BaseException:
+        w.abort()
+        raise
+
+
+def cli_breaks(args, kw) -> int:
+    """``clts breaks stack/*.tif -o out/``: the CLI's GeoTIFF path (``args`` from
+    ``clts.cli``, ``kw`` the ``clts.bfast_breaks`` arguments)."""
+    if args.plot:
+        raise ValueError("--plot is not available for GeoTIFF stacks (open the GeoTIFFs)")
+    inputs = [args.input, *args.more_inputs]
+    paths = bfast_breaks_geotiff(inputs if len(inputs) > 1 else inputs[0], args.output,
+                                 dates=args.dates, block_rows=args.block_rows,
+                                 date_format=args.date_format, overwrite=args.overwrite,
+                                 progress=not args.no_progress, **kw)
     print(f"wrote {', '.join(str(p) for p in paths.values())}")
     return 0

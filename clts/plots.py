@@ -207,6 +207,52 @@ def _grid_coords(a):
     return cx[0], cy[0], cx[1], cy[1]
 
 
+def _draw_map(ax, v, grid, **kw):
+    """``v`` on ``ax``: on its coordinates (``_grid_coords``) or as an image without them."""
+    if grid is None:
+        im = ax.imshow(v, interpolation="nearest", **kw)
+        ax.set_xticks([])
+        ax.set_yticks([])
+        return im
+    xs, ys, xn, yn = grid
+    im = ax.pcolormesh(xs, ys, np.ma.masked_invalid(v), shading="nearest", **kw)
+    if xs.dtype.kind != "M" and ys.dtype.kind != "M":
+        ax.ticklabel_format(useOffset=False, style="plain")
+    ax.set_xlabel(xn)      # coordinates as given: north up for y / lat, whichever
+    ax.set_ylabel(yn)      # order the rows are stored in
+    if xn.split()[0] == "x" and yn.split()[0] == "y":
+        ax.set_aspect("equal")      # projected metres
+    return im
+
+
+def plot_breaks_maps(maps, *, fig=None, title=None):
+    """The number of breaks and the largest break's magnitude of a 2-D scene (``maps`` with
+    the fields of ``clts.bfast.maps.break_maps``, e.g. ``clts.xarray.break_maps``'s Dataset
+    or its variables as attributes)."""
+    plt = _plt()
+    nb = np.asarray(maps.n_breaks)
+    if nb.ndim != 2:
+        raise ValueError(f"break maps need a 2-D pixel grid, got pixel shape {nb.shape}")
+    if fig is None:
+        fig = plt.figure(figsize=(11, 4.6))
+    ax1, ax2 = fig.subplots(1, 2)
+    grid = _grid_coords(maps.n_breaks)
+    top = max(int(nb.max(initial=0)), 1)
+    im = _draw_map(ax1, np.where(nb >= 0, nb, np.nan).astype(float), grid, cmap="viridis",
+                   vmin=0, vmax=top)
+    fig.colorbar(im, ax=ax1, label="breaks", shrink=0.85)
+    ax1.set_title("number of breaks (white: not analysed)")
+    mag = np.asarray(maps.largest_magnitude, dtype=np.float64)
+    v = np.nanmax(np.abs(mag)) if np.isfinite(mag).any() else 1.0
+    im2 = _draw_map(ax2, mag, grid, cmap="RdBu", vmin=-v, vmax=v)
+    fig.colorbar(im2, ax=ax2, label="magnitude (fit after - fit before)", shrink=0.85)
+    ax2.set_title("largest break's magnitude")
+    fig.suptitle(title or f"Bai-Perron breaks: {int(np.sum(nb > 0))} of {nb.size} pixels "
+                 "with a break")
+    fig.tight_layout()
+    return fig
+
+
 def _bfast_maps(res, *, fig=None, title=None):
     plt = _plt()
     breaks = np.asarray(res.breaks)
@@ -228,20 +274,7 @@ def _bfast_maps(res, *, fig=None, title=None):
     grid = _grid_coords(res.breaks)
 
     def draw(ax, v, **kw):
-        if grid is None:
-            im = ax.imshow(v, interpolation="nearest", **kw)
-            ax.set_xticks([])
-            ax.set_yticks([])
-            return im
-        xs, ys, xn, yn = grid
-        im = ax.pcolormesh(xs, ys, np.ma.masked_invalid(v), shading="nearest", **kw)
-        if xs.dtype.kind != "M" and ys.dtype.kind != "M":
-            ax.ticklabel_format(useOffset=False, style="plain")
-        ax.set_xlabel(xn)      # coordinates as given: north up for y / lat, whichever
-        ax.set_ylabel(yn)      # order the rows are stored in
-        if xn.split()[0] == "x" and yn.split()[0] == "y":
-            ax.set_aspect("equal")      # projected metres
-        return im
+        return _draw_map(ax, v, grid, **kw)
     im = draw(ax1, years, cmap="viridis")
     fig.colorbar(im, ax=ax1, label=label, shrink=0.85)
     ax1.set_title("first break (white: none)")
@@ -363,5 +396,57 @@ def plot_trend_map(res, *, field="slope", fig=None, title=None):
     else:
         raise ValueError(f"a trend map needs series on a 1-D or 2-D grid, got {v.shape}")
     ax.set_title(title or f"Mann-Kendall ({variant}) and Sen: {field}")
+    fig.tight_layout()
+    return fig
+
+
+def plot_bfast_decompose(res, pixel=0, *, fig=None, title=None):
+    """R's ``plot(bfast)`` for a :func:`clts.bfast_decompose` result: panels data, seasonal,
+    trend and remainder of one pixel (a flat position or an index tuple into the pixel axes),
+    dashed lines at the season's breaks (seasonal panel) and the trend's (trend panel), the
+    largest trend change drawn as a segment."""
+    def series(a):
+        a = np.moveaxis(np.asarray(a, np.float64), res.time_axis, 0)
+        return a[(slice(None),) + pos] if isinstance(pixel, tuple) else \
+            a.reshape(a.shape[0], -1)[:, int(pixel)]
+
+    def breaks(a):
+        a = np.asarray(a)
+        b = a[(slice(None),) + pos] if isinstance(pixel, tuple) else \
+            a.reshape(a.shape[0], -1)[:, int(pixel)]
+        return [int(v) for v in b if v >= 0]
+    pos = pixel if isinstance(pixel, tuple) else (int(pixel),)
+    tr, se, rem = series(res.trend), series(res.seasonal), series(res.remainder)
+    n = tr.size
+    if res.dates is not None:
+        from .timeaxis import plottable
+        x = plottable(res.dates)
+    else:
+        x = np.arange(n)
+    fig, axes = _figure(fig, 4, 7.5)
+    panels = (("Yt", tr + se + rem), ("St", se), ("Tt", tr), ("et", rem))
+    for ax, (name, v) in zip(axes, panels):
+        ok = np.isfinite(v)
+        if name == "et":
+            ax.plot(x[ok], v[ok], ".", ms=3, color="C3")
+            ax.axhline(0, color="0.5", lw=0.8)
+        else:
+            ax.plot(x[ok], v[ok], lw=1.1, color={"Yt": "C0", "St": "C1", "Tt": "C2"}[name])
+        ax.set_ylabel(name)
+        ax.grid(alpha=0.3)
+    for ax, bps in ((axes[1], breaks(res.season_breaks)), (axes[2], breaks(res.trend_breaks))):
+        for b in bps:
+            ax.axvline(x[b], color="C3", ls="--", lw=1)
+    mb = np.asarray(res.magnitude_break)
+    mb = int(mb[pos] if isinstance(pixel, tuple) else mb.reshape(-1)[int(pixel)])
+    if mb >= 0:
+        nxt = mb + 1 + int(np.argmax(np.isfinite(tr[mb + 1:])))
+        axes[2].plot([x[mb], x[nxt]], [tr[mb], tr[nxt]], color="C3", lw=2.5,
+                     label="largest change")
+        axes[2].legend(loc="best", fontsize=8)
+    axes[-1].set_xlabel("time")
+    name = f"pixel {pixel}" if np.ndim(res.status) else ""
+    fig.suptitle(title or f"bfast decomposition (season {res.season}"
+                 + (f", {name}" if name else "") + ")")
     fig.tight_layout()
     return fig

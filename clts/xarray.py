@@ -12,6 +12,8 @@ and returns a Dataset with named variables, the input's coordinates and attribut
   ``magnitudes``, ``means``, ``valids``, ``status`` (+ ``history_start`` with ROC);
 - :func:`bfast_breaks`: ``n_breaks``, ``breakpoints``, ``break_dates``, ``magnitudes`` (along
   ``break``), ``rss`` / ``bic`` / ``lwz`` (along ``n``), ``nobs``, ``status``;
+- :func:`break_maps`: of a :func:`bfast_breaks` Dataset, ``n_breaks``, ``first_break_date``,
+  ``largest_break_date``, ``largest_magnitude``, ``status`` per pixel;
 - :func:`matrix_profile`: ``profile``, ``index``, ``neighbour`` (the neighbour's time) and, for
   self-joins, ``left_index`` / ``right_index``, along the window starts (the time coordinate
   cut to ``n - m + 1``).
@@ -310,7 +312,7 @@ def bfast_breaks(da, *, dim: str = "time", device=None, **kwargs):
     ``magnitudes`` along a new dimension ``break``, and ``rss`` / ``bic`` / ``lwz`` along
     ``n`` (0..breaks breaks)."""
     from .bfast.breakpoints import max_breaks
-    from .bfast.common import n_coef
+    from .bfast.regressors import model_terms
     xr = _xr()
     da = _prepare(da, dim)
     if dim not in da.coords:
@@ -320,7 +322,8 @@ def bfast_breaks(da, *, dim: str = "time", device=None, **kwargs):
             raise TypeError(f"clts.xarray.bfast_breaks does not take {bad}=")
     dates = da[dim].values
     order, trend = kwargs.get("order", 3), kwargs.get("trend", True)
-    K = n_coef(order, trend)
+    K = len(model_terms(kwargs.get("formula"), order, trend, kwargs.get("regressors"),
+                        da.sizes[dim]).columns())      # formula= / regressors= count too
     B = max(1, min(int(kwargs.get("breaks", 5)),
                    max_breaks(kwargs.get("h", 0.15), da.sizes[dim], K)))
     dt = np.dtype(kwargs.get("dtype") or np.float64)
@@ -348,6 +351,50 @@ def bfast_breaks(da, *, dim: str = "time", device=None, **kwargs):
                                        "3 non-finite, 4 rank-deficient"}
     ds.attrs["clts_bfast_breaks_criterion"] = kwargs.get("criterion", "BIC")
     return ds
+
+
+def _maps_block(nb, bd, mg, st):
+    from .bfast.maps import MAP_FIELDS, break_maps
+    m = break_maps(nb, bd, mg, st, axis=-1)
+    return tuple(m[f] for f in MAP_FIELDS)
+
+
+def break_maps(ds, *, dim: str = "break"):
+    """The per-pixel maps (``clts.bfast.maps.break_maps``) of a Dataset with ``n_breaks``,
+    ``break_dates`` and ``magnitudes`` along ``dim`` and ``status``, as
+    :func:`bfast_breaks` returns (numpy- or Dask-backed: lazy). Returns a Dataset with
+    ``n_breaks``, ``first_break_date``, ``largest_break_date``, ``largest_magnitude``,
+    ``status`` over the pixel dimensions."""
+    from .bfast.maps import MAP_FIELDS
+    xr = _xr()
+    if not isinstance(ds, xr.Dataset):
+        raise TypeError(f"ds must be an xarray Dataset (clts.xarray.bfast_breaks's), got "
+                        f"{type(ds).__name__}")
+    missing = [v for v in ("n_breaks", "break_dates", "magnitudes", "status") if v not in ds]
+    if missing:
+        raise ValueError(f"ds has no {', '.join(missing)} (variables: "
+                         f"{', '.join(map(str, ds.data_vars))})")
+    if dim not in ds["break_dates"].dims:
+        raise ValueError(f"break_dates has no dimension {dim!r}; give dim=")
+    bd = ds["break_dates"].dtype
+    outs = [np.dtype(np.int32), bd, bd, np.dtype(np.float64), np.dtype(np.int32)]
+    res = xr.apply_ufunc(
+        _maps_block, ds["n_breaks"], ds["break_dates"], ds["magnitudes"], ds["status"],
+        input_core_dims=[[], [dim], [dim], []], output_core_dims=[[]] * 5,
+        dask="parallelized", output_dtypes=outs)
+    out = xr.Dataset(dict(zip(MAP_FIELDS, res)), attrs=dict(ds.attrs))
+    date_attrs = {k: v for k, v in ds["break_dates"].attrs.items()
+                  if k in ("calendar", "since", "units")}
+    out["n_breaks"].attrs = {"long_name": "number of breaks",
+                             "flag_values": "-1 not analysed (see status)"}
+    out["first_break_date"].attrs = dict(date_attrs, long_name="date of the first break")
+    out["largest_break_date"].attrs = dict(
+        date_attrs, long_name="date of the break of the largest absolute magnitude")
+    out["largest_magnitude"].attrs = {"long_name": "magnitude of that break (signed)"}
+    if "units" in ds["magnitudes"].attrs:
+        out["largest_magnitude"].attrs["units"] = ds["magnitudes"].attrs["units"]
+    out["status"].attrs = dict(ds["status"].attrs)
+    return out
 
 
 # -------------------------------------------------------------------------- matrix profile
@@ -499,6 +546,11 @@ def trend_test(da, *, dim: str = "time", device=None, per=None, **kwargs):
     ``n``, ``status``). ``per="year"`` / ``"day"`` (a datetime ``dim`` with a regular step)
     adds ``slope_per_<per>``: Sen's slope per step divided by the mean step in that unit."""
     xr = _xr()
+    from .trend.multi import MULTI_VARIANTS
+    if kwargs.get("variant") in MULTI_VARIANTS:
+        raise ValueError(f"variant={kwargs['variant']!r} tests several variables together; "
+                         "clts.xarray.trend_test tests each series along dim: call "
+                         "clts.trend_test on a (..., variables, time) array")
     da = _prepare(da, dim)
     out = _apply(_trend_block, da, dim, [(n, dt or np.dtype(np.float64), False)
                                          for n, dt in _TREND_OUT],

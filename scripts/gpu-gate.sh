@@ -3,7 +3,8 @@
 # (scripts/gpu-toolchain.sh), then compile what the public functions build under every shipped
 # GPU profile - auto on realistic shapes and every forced code version - with ptxas (sm_80,
 # sm_90), LLVM AMDGPU (gfx908, gfx90a) and IGC (pvc, dg2, tgllp), trace the coalescing of
-# auto's kernels, and judge it (tests/test_gpu_resources.py; a few minutes). Options:
+# auto's kernels, and judge it (tests/test_gpu_resources.py), and compile the A100's and MI100's
+# sources with one tuner candidate per entry (tests/test_offline_compile.py; minutes). Options:
 #   --full     also one sampled tuner candidate per tuner entry, compiles up to 900 s each
 #              (tens of minutes on 2 cores)
 #   --report   also regenerate docs/gpu-resources.md and clts/devices/resources/*.yaml
@@ -30,4 +31,5 @@ for arg in "$@"; do
       --sample "$CLTS_GPU_GATE_SAMPLE" --record --report docs/gpu-resources.md || true
   fi
 done
-CLTS_GPU_GATE=1 "$PY" -m pytest -q -p no:cacheprovider -m gpu_gate tests/test_gpu_resources.py
+CLTS_GPU_GATE=1 "$PY" -m pytest -q -p no:cacheprovider -m gpu_gate tests/test_gpu_resources.py \
+  tests/test_offline_compile.py

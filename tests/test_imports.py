@@ -145,6 +145,11 @@ ALLOWED = {
 }
 
 
+#: the algorithms one algorithm composes: ocean's vertical solves, bfast_decompose's initial
+#: season (R's bfast() starts from stl's)
+ALGORITHM_USES = {("clts.ocean", "clts.tridiag"), ("clts.bfast", "clts.stl")}
+
+
 def test_layers_point_one_way():
     bad = []
     for m in MODULES:
@@ -155,7 +160,7 @@ def test_layers_point_one_way():
             if lt not in ALLOWED[lm]:
                 bad.append(f"{m}:{line} ({lm}) imports {t} ({lt})")
             elif lm == "algorithm" and lt == "algorithm" and _package(m) != _package(t) \
-                    and not (_package(m) == "clts.ocean" and _package(t) == "clts.tridiag"):
+                    and (_package(m), _package(t)) not in ALGORITHM_USES:
                 bad.append(f"{m}:{line}: algorithms do not import each other ({t})")
             elif lm == "tune" and lt == "algorithm" and not m.endswith((".registry",)):
                 bad.append(f"{m}:{line}: the tuner finds algorithms through its registry ({t})")

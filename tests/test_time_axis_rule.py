@@ -128,6 +128,7 @@ def test_mstump_rows_are_dimensions(device):
 
 
 @pytest.mark.parametrize("name", ["stl", "mstl", "trend_test", "bfast_monitor", "bfast_breaks",
+                                  "bfast_decompose",
                                   "matrix_profile", "aamp", "mass", "match", "mstump",
                                   "subspace", "mdl", "mpdist", "ostinato", "snippets"])
 def test_every_series_function_takes_time_axis(name):

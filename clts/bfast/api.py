@@ -43,8 +43,9 @@ from ..runtime.faults import with_smaller_chunks
 from ..runtime.outputs import deliver, out_arrays, view_as
 from ..vocabulary import renamed
 from .common import STATUS
-from .common import (design_matrix, log_plus, n_coef, rec_cusum_bound,
-                     trend_scaling, unscale_coef)
+from .common import (log_plus, rec_cusum_bound,
+                     trend_scaling)
+from .regressors import model_terms
 from .common import time_axis as _time_axis
 from ..timeaxis import check_fits, is_cftime, parse_date
 from .plan import Plan, Problem, make_plan
@@ -143,6 +144,7 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
                   level=0.05, history="all", convention="r", magnitudes=True, detailed=False,
                   nodata=None, time_axis=None, period=10, dtype=None, device=None,
                   version="auto", plan=None, progress=True, type="OLS-MOSUM", out=None,
+                  regressors=None, formula=None,
                   **plan_overrides):
     """BFAST-Monitor change detection on every pixel (series) of ``y``.
 
@@ -178,6 +180,12 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
         ``freq=1`` for decimal years.
     trend : bool, optional
         Include a linear trend (default True).
+    regressors, formula : optional
+        Covariates shared by all pixels (one finite value per date, ``[dates]``, ``[dates, q]``
+        or a dict name -> ``[dates]``) and R's model formula over ``trend``, ``harmon`` (of
+        ``k``), their names and ``1``, as :func:`clts.bfast_breaks` takes them (R's
+        ``bfastmonitor(formula = response ~ trend + harmon + xreg)``); the covariates of the
+        monitoring dates enter the prediction. Not with ``detailed=True`` on a device cube.
     hfrac : {0.25, 0.5, 1.0}, optional
         MOSUM window as a fraction of the history's valid values.
     level : float or (float, float), optional
@@ -308,7 +316,15 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
     if N < 2 or np.any(np.diff(t) <= 0) or not np.all(np.isfinite(t)):
         raise ValueError("dates must be finite and strictly increasing")
     n = history_end(t, ts, dates, start_monitor)
-    K = n_coef(k, trend)
+    terms = model_terms(formula, k, trend, regressors, N)        # shared covariates only
+    if terms.missing is not None:
+        raise ValueError("regressors of bfast_monitor must be finite (bfast_breaks and bfast01 "
+                         "read a NaN covariate as a missing value)")
+    if terms.q and on_device and detailed:
+        raise TypeError("detailed=True with regressors takes a host cube (the coefficients are "
+                        "unscaled on the host)")
+    k, trend = terms.order, terms.trend
+    K = len(terms.columns())
     hist_given = not isinstance(history, str)
     if dtype is None:
         dtype = y.dtype if y.dtype.kind == "f" else np.dtype(np.float32)
@@ -328,7 +344,7 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
     real = "double" if dtype == np.float64 else "float"
     in_type = _INT_TYPES.get(y.dtype, "float" if y.dtype == np.float32 else "double")
     center, scale = trend_scaling(t, n)
-    X = design_matrix(t, k, freq, trend, center, scale)
+    X = terms.design(t, freq, center, scale)
     if convention == "bfast-py":
         bounds_t = crit * math.sqrt(2.0) * np.sqrt(log_plus(t[n:] / t[n - 1]))
     else:
@@ -391,7 +407,7 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
     res.status = shaped(out["status"], name="status")
     status = out["status"].reshape(pix_shape)
     if detailed:
-        coef = unscale_coef(np.moveaxis(out["coef"], 0, -1).astype(np.float64), trend, center, scale)
+        coef = terms.unscale(np.moveaxis(out["coef"], 0, -1).astype(np.float64), center, scale)
         coef = shaped(np.moveaxis(coef, -1, 0).astype(dtype), (K,))
         pred = shaped(out["pred"], (N,))
         sigma = out["sigma"].reshape(pix_shape)

@@ -150,25 +150,54 @@ def distance_profile(Q, T, normalize=True, p=2.0):
     return d
 
 
+def plain_distance_matrix(T, m, p=2.0, rows=64):
+    """[l, l]: row i is ``distance_profile(window i, T, normalize=False, p=p)`` (the same
+    arithmetic, ``rows`` queries at a time), inf for a query window with NaN / inf."""
+    W = windows(T, m)
+    valid = np.all(np.isfinite(W), axis=1)
+    Wz = np.where(valid[:, None], W, 0.0)
+    out = np.empty((len(W), len(W)))
+    for r0 in range(0, len(W), rows):
+        A = np.abs(Wz[None, :, :] - W[r0:r0 + rows, None, :])
+        if p == np.inf:
+            d = A.max(2)
+        else:
+            top = A.max(2, initial=0.0)
+            s = np.where(top > 0, top, 1.0)
+            d = s * ((A / s[:, :, None]) ** p).sum(2) ** (1.0 / p)
+        d[:, ~valid] = np.inf
+        out[r0:r0 + rows] = d
+    out[~valid] = np.inf
+    return out
+
+
 def mstump_means(T, m, include=None, discords=False, exclusion_zone=None, normalize=True,
                  p=2.0):
     """C [d, l, l]: C[k, i, j] the mean of the first k + 1 of the d per-dimension distances
     of (i, j) in stumpy.mstump's order (the ``include`` dimensions first, in order, the others
     sorted, descending with ``discords``); inf inside the exclusion zone. ``normalize=False``:
     Minkowski distances of order ``p`` (stumpy.maamp)."""
+    X = dimension_distances(T, m, exclusion_zone, normalize, p)
+    return means_of_sorted(X, include, discords)
+
+
+def dimension_distances(T, m, exclusion_zone=None, normalize=True, p=2.0):
+    """X [d, l, l]: the distance matrices of the d dimensions, inf inside the exclusion zone
+    (the part of :func:`mstump_means` that ``include`` and ``discords`` do not change)."""
     T = np.atleast_2d(np.asarray(T, dtype=np.float64))
-    d, n = T.shape
     ez = math.ceil(m / 4) if exclusion_zone is None else exclusion_zone
     if normalize:
         X = np.stack([distance_matrix(t, m) for t in T])      # [d, l, l]
     else:
-        X = np.stack([[distance_profile(w, t, normalize=False, p=p) for w in windows(t, m)]
-                      for t in T])
-        for q, t in enumerate(T):                           # rows of windows with NaN / inf
-            X[q, ~np.all(np.isfinite(windows(t, m)), axis=1)] = np.inf
-    l = X.shape[1]
-    i = np.arange(l)
+        X = np.stack([plain_distance_matrix(t, m, p) for t in T])
+    i = np.arange(X.shape[1])
     X[:, np.abs(i[:, None] - i[None, :]) <= ez] = np.inf
+    return X
+
+
+def means_of_sorted(X, include=None, discords=False):
+    """:func:`mstump_means` of the distance matrices X (:func:`dimension_distances`)."""
+    d = X.shape[0]
     inc = [] if include is None else list(include)
     rest = np.sort(X[[q for q in range(d) if q not in inc]], axis=0)
     if discords:
@@ -179,7 +208,12 @@ def mstump_means(T, m, include=None, discords=False, exclusion_zone=None, normal
 def mstump(T, m, include=None, discords=False, exclusion_zone=None, normalize=True, p=2.0):
     """Multi-dimensional profile (stumpy.mstump's conventions; ``normalize=False``:
     stumpy.maamp's): P[k] the smallest over j of ``mstump_means`` (I: its smallest j)."""
-    C = mstump_means(T, m, include, discords, exclusion_zone, normalize, p)
+    return profile_of_means(mstump_means(T, m, include, discords, exclusion_zone, normalize, p))
+
+
+def profile_of_means(C):
+    """(P, I) of the means C [d, l, l] (:func:`mstump_means`): the smallest over j, its
+    smallest j (-1 where none is finite)."""
     I = np.argmin(C, axis=2)
     P = np.take_along_axis(C, I[:, :, None], axis=2)[:, :, 0]
     I[~np.isfinite(P)] = -1

@@ -241,22 +241,28 @@ def ostinato(Ts, m, *, normalize=True, p=2.0, precision=None, device=None, time_
 
 def _run_distances(side, ser, pos, targets):
     """Nearest distances [c, len(targets)] of the windows (ser, pos) in the target series, by
-    runs of consecutive windows on the join kernel."""
+    runs of windows on the join kernel: windows of one series less than m apart share a run
+    (the rows between cost O(1) per column, a new run's first row O(m)), at most RUN_MAX rows
+    a run."""
     c = len(ser)
     order = np.lexsort((pos, ser))
     s, q = ser[order], pos[order]
     new = np.ones(c, bool)
-    new[1:] = (s[1:] != s[:-1]) | (q[1:] != q[:-1] + 1)
+    new[1:] = (s[1:] != s[:-1]) | (q[1:] - q[:-1] > side.m)
+    start = np.flatnonzero(new)
     run = np.cumsum(new) - 1
+    piece = (q - q[start][run]) // RUN_MAX        # long runs split for parallelism
+    new[1:] |= piece[1:] != piece[:-1]
     start = np.flatnonzero(new)
-    within = np.arange(c) - start[run]
-    new |= within % RUN_MAX == 0                  # runs of at most RUN_MAX rows
-    start = np.flatnonzero(new)
-    cnt = np.diff(np.append(start, c))
-    runs = np.column_stack([s[start], q[start], cnt])
+    item = np.cumsum(new) - 1
+    last = np.append(start[1:], c) - 1
+    r0, cnt = q[start], q[last] - q[start] + 1
+    offs = np.concatenate([[0], np.cumsum(cnt)])
+    at = offs[item] + (q - r0[item])              # each window's row in the output
+    runs = np.column_stack([s[start], r0, cnt])
     items = np.concatenate([np.column_stack([runs[:, 0], np.full(len(runs), t), runs[:, 1],
                                              runs[:, 2]]) for t in targets])
-    d = run_profiles(side, items).reshape(len(targets), c)
+    d = run_profiles(side, items).reshape(len(targets), -1)[:, at]
     out = np.empty((c, len(targets)))
     out[order] = d.T
     return out

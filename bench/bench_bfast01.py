@@ -65,7 +65,11 @@ def main():
     ap.add_argument("--device", default=None)
     ap.add_argument("--pixels", type=int, default=2000)
     ap.add_argument("--r-pixels", type=int, default=40)
+    ap.add_argument("--quick", action="store_true",
+                    help="one timed run and R on 5 pixels (scripts/gpu-check.sh)")
     a = ap.parse_args()
+    if a.quick:
+        a.r_pixels = min(a.r_pixels, 5)
     quiet()
     import clts
     dev = clts.get_device(a.device)
@@ -75,7 +79,7 @@ def main():
     clts.bfast01(y[:, :64], t, **kw)                        # build, warm the pools
     load0 = os.getloadavg()[0]
     times = []
-    for _ in range(2):
+    for _ in range(1 if a.quick else 2):
         t0 = time.perf_counter()
         r = clts.bfast01(y, t, **kw)
         times.append(time.perf_counter() - t0)

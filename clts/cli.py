@@ -217,7 +217,7 @@ def cmd_bfast(args) -> int:
         return cli_bfast(args)
     da = _open(args)
     start, freq = _bfast_time(args, da)
-    kw = dict(k=args.k, freq=freq, hfrac=args.hfrac, level=args.level,
+    kw = dict(k=args.k, freq=freq, hfrac=args.hfrac, level=args.level, type=args.type,
               history=_bfast_history(args, da), device=args.device)
     ds = cx.bfast_monitor(da, start, dim=args.dim, **kw)
     _write(args, ds)
@@ -556,6 +556,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--history", default=d["history"],
                    help="stable history: all, ROC (reverse-ordered CUSUM test), BP (after the "
                    "last Bai-Perron break), or a start date")
+    p.add_argument("--type", default=d["type"], choices=("OLS-MOSUM", "OLS-CUSUM", "RE", "ME"),
+                   help="monitoring process, R's type (see docs/bfast.md)")
     p.set_defaults(fn=cmd_bfast)
     add_breaks_command(sub)
     p = sub.add_parser("mp", help="matrix profile (self-join) of every series of a file")

@@ -473,7 +473,7 @@ def cli_bfast(args) -> int:
         raise ValueError("--plot is not available for GeoTIFF stacks (open the GeoTIFFs)")
     inputs = [args.input, *args.more_inputs]
     kw = dict(k=args.k, hfrac=args.hfrac, level=args.level, history=args.history,
-              device=args.device)
+              device=args.device, type=getattr(args, "type", "OLS-MOSUM"))
     if args.freq is not None:
         kw["freq"] = args.freq
     paths = bfast_monitor_geotiff(inputs if len(inputs) > 1 else inputs[0], args.start_monitor,

@@ -12,7 +12,8 @@ PUBLIC_MODULES = ["clts.errors", "clts.runtime.devices", "clts.stl.api", "clts.s
                   "clts.options"]
 PUBLIC_MODULES += ["clts.stl.mstl", "clts.trend.api"]
 PUBLIC_MODULES += ["clts.mp.mass", "clts.mp.fluss", "clts.mp.stream", "clts.mp.aamp", "clts.mp.mstump",
-                   "clts.mp.mdl"]
+                   "clts.mp.mdl", "clts.mp.mpdist", "clts.mp.ostinato",
+                   "clts.mp.snippets"]
 PUBLIC_MODULES += ["clts.compat.stumpy", "clts.compat.pymannkendall"]
 PUBLIC_MODULES += ["clts.bfast.decompose"]
 PUBLIC_MODULES += ["clts.bfast.maps"]

@@ -98,6 +98,54 @@ def round_up(n: int, m: int) -> int:
     return ((int(n) + m - 1) // m) * m
 
 
+#: work-items per work-group (along the first dimension) of the launches sized by
+#: :func:`fixed_local` on a driver that compiles a kernel per local size
+FIXED_LOCAL = 64
+
+
+def compiles_per_local_size(device) -> bool:
+    """Whether ``device``'s real driver (under an emulated description too) compiles a kernel's
+    work-group function per local size when it is first enqueued with it: pocl does (its
+    kernel cache keeps one binary per kernel and local size); Intel's CPU runtime and the GPU
+    drivers compile nothing at enqueue."""
+    got = getattr(device, "_per_local_size", None)
+    if got is None:
+        try:
+            name = device.cl_device.platform.name
+        except AttributeError:          # a stand-in device of a unit test
+            name = getattr(device, "platform", "") or ""
+        got = "portable computing" in name.lower()
+        try:
+            device._per_local_size = got
+        except AttributeError:
+            pass
+    return got
+
+
+def fixed_local(device, global_size, local=None):
+    """``(global_size, local_size)`` of a launch whose kernel checks every work-item's index
+    against its range (work-items past the end return at once).
+
+    Where the driver compiles per local size (pocl) and picks the local size from the global
+    one when none is given (on 2 cores: global / 2), every new series length, period or window
+    would compile each kernel again at its first enqueue (0.1-0.5 s per kernel). Here the local
+    size does not depend on the range: ``local`` (an int or a tuple; default
+    :data:`FIXED_LOCAL` along the first dimension, 1 along the others), the range rounded up
+    to a multiple of it, so one compile per kernel serves every size. Elsewhere the range as
+    given and ``None``: the driver's choice, as before."""
+    global_size, _ = _sizes(global_size, None)
+    if not compiles_per_local_size(device):
+        return global_size, None
+    if local is None:
+        local = (FIXED_LOCAL,) + (1,) * (len(global_size) - 1)
+    elif isinstance(local, (int, np.integer)):
+        local = (int(local),) + (1,) * (len(global_size) - 1)
+    local = tuple(int(x) for x in local)
+    if 0 in global_size:
+        return global_size, local
+    return tuple(round_up(g, m) for g, m in zip(global_size, local)), local
+
+
 def _sizes(global_size, local_size):
     if isinstance(global_size, (int, np.integer)):
         global_size = (int(global_size),)

@@ -22,6 +22,10 @@ LATER = [(131, 12, {}), (131, 7, {}),
                        low_pass_jump=3)),
          (333, 24, dict(seasonal=9))]
 FIRST = (96, 12, {})
+#: later calls whose ranges stay in the first's local-size buckets (runtime.launch.fixed_local)
+NEAR = [(97, 12, {}), (97, 7, {}),
+        (100, 7, dict(seasonal=11, trend=17, low_pass=9, seasonal_jump=3, trend_jump=4,
+                      low_pass_jump=3))]
 JUMPS = dict(seasonal_jump=2, trend_jump=2, low_pass_jump=2)
 
 
@@ -64,7 +68,8 @@ def test_new_length_period_window_builds_nothing(device, extra, missing):
 def test_gpu_plans_build_nothing_and_keep_local_sizes(name):
     """The GPU profiles' plans (fused STL, coalesced steps, tiled moving averages, grouped
     packed positions) over pocl: no build for a later size, and every launch with a local size
-    that the range does not choose (pocl would compile each new one). The one exception is by
+    (pocl compiles one per kernel and local size), the same for a nearby size (the local sizes
+    change only by powers of two of the range: test_fixed_local). The one exception is by
     design: the fused kernel's work-group (a template constant: its reduction row and
     ``reqd_work_group_size``) is doubled from the profile's until the occupancy floor is met,
     and the local memory a series needs grows with its length; a length past such a step builds
@@ -83,7 +88,7 @@ def test_gpu_plans_build_nothing_and_keep_local_sizes(name):
         for fused in (None, 0):
             rng = np.random.default_rng(1)
             before = None
-            for n, period, kw in [FIRST] + LATER:
+            for i, (n, period, kw) in enumerate([FIRST] + NEAR + LATER):
                 sizes.append(set())
                 clts.stl(_y(rng, n, period, True), period=period, device=dev, progress=False,
                          robust=True, fused=fused, **dict(JUMPS, **kw))
@@ -94,22 +99,37 @@ def test_gpu_plans_build_nothing_and_keep_local_sizes(name):
                 else:
                     new = set(dev.state.programs) - before
                     assert all(key[0] == "stl/fused.cl.mako" for key in new), new
-                    other = {(k, loc) for k, loc in sizes[-1] ^ first if k != "stl_fused"}
-                    assert not other, other
+                    if i <= len(NEAR):
+                        other = {(k, loc) for k, loc in sizes[-1] ^ first if k != "stl_fused"}
+                        assert not other, other
     finally:
         dev.state.launch_hook = None
 
 
 def test_fixed_local(device):
     per_size = "portable computing" in device.cl_device.platform.name.lower()
-    for g in (1, 63, 64, 65, 1000):
+    seen = set()
+    for g in (1, 63, 64, 65, 1000, 5000, 123457, 10 ** 7):
         got_g, got_l = launch_mod.fixed_local(device, g)
         if per_size:
-            assert got_l == (launch_mod.FIXED_LOCAL,)
-            assert got_g[0] >= g and got_g[0] % got_l[0] == 0 and got_g[0] - g < got_l[0]
+            size = got_l[0]
+            assert size >= launch_mod.FIXED_LOCAL and size & (size - 1) == 0
+            assert size <= min(4096, device.max_work_group)
+            assert got_g[0] >= g and got_g[0] % size == 0 and got_g[0] - g < size
+            seen.add(size)
         else:
             assert (got_g, got_l) == ((g,), None)
+    if per_size:
+        # a handful of buckets over seven orders of magnitude; nearby ranges share one
+        assert len(seen) <= 8
+        assert launch_mod.fixed_local(device, 240 * 64)[1] == launch_mod.fixed_local(
+            device, 241 * 64)[1]
+        assert launch_mod.fixed_local(device, 10 ** 7)[1] == launch_mod.fixed_local(
+            device, 3 * 10 ** 7)[1]
     got_g, got_l = launch_mod.fixed_local(device, (130, 7))
     if per_size:
-        assert got_l == (launch_mod.FIXED_LOCAL, 1) and got_g == (192, 7)
+        assert got_l[1] == 1 and got_g[1] == 7 and got_g[0] % got_l[0] == 0
+    got_g, got_l = launch_mod.fixed_local(device, 1000, 1)
+    if per_size:
+        assert (got_g, got_l) == ((1000,), (1,))
     assert launch_mod.fixed_local(device, (0, 3))[0] == (0, 3)

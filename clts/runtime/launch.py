@@ -122,22 +122,53 @@ def compiles_per_local_size(device) -> bool:
     return got
 
 
+#: work-groups per compute unit that the bucketed local sizes of :func:`fixed_local` aim at
+#: (0: :data:`FIXED_LOCAL` whatever the range)
+GROUPS_PER_UNIT = 8
+
+
+def _bucket(device, n: int) -> int:
+    """A power-of-two local size for a 1-D range of ``n`` on a driver that compiles per local
+    size: about GROUPS_PER_UNIT groups per compute unit, at least FIXED_LOCAL and at most the
+    device's work-group limit."""
+    try:
+        units = int(device.cl_device.max_compute_units)
+    except AttributeError:
+        units = int(getattr(device, "compute_units", 1) or 1)
+    want = -(-int(n) // (GROUPS_PER_UNIT * max(units, 1)))
+    top = min(4096, int(getattr(device, "max_work_group", 0) or 4096))
+    size = FIXED_LOCAL
+    while size < want and size * 2 <= top:
+        size *= 2
+    return size
+
+
 def fixed_local(device, global_size, local=None):
     """``(global_size, local_size)`` of a launch whose kernel checks every work-item's index
     against its range (work-items past the end return at once).
 
     Where the driver compiles per local size (pocl) and picks the local size from the global
     one when none is given (on 2 cores: global / 2), every new series length, period or window
-    would compile each kernel again at its first enqueue (0.1-0.5 s per kernel). Here the local
-    size does not depend on the range: ``local`` (an int or a tuple; default
-    :data:`FIXED_LOCAL` along the first dimension, 1 along the others), the range rounded up
-    to a multiple of it, so one compile per kernel serves every size. Elsewhere the range as
-    given and ``None``: the driver's choice, as before."""
+    compiled each kernel again at its first enqueue (0.2-0.4 s per kernel). Here the local size
+    changes only by powers of two: ``local`` if given (an int for the first dimension, or a
+    tuple), else along the first dimension a power of two for about :data:`GROUPS_PER_UNIT`
+    groups per compute unit (pocl pays a few microseconds per work-group), at least
+    :data:`FIXED_LOCAL` and at most the device's work-group limit, 1 along the others; the
+    range is rounded up to a multiple. A new size within the same bucket compiles nothing, and
+    a range beyond 4,096 x 8 work-items per compute unit (the cap) always gets the cap. Elsewhere
+    the range as given and ``None``: the driver's choice, as before."""
     global_size, _ = _sizes(global_size, None)
     if not compiles_per_local_size(device):
         return global_size, None
     if local is None:
-        local = (FIXED_LOCAL,) + (1,) * (len(global_size) - 1)
+        size = FIXED_LOCAL
+        if GROUPS_PER_UNIT and 0 not in global_size:
+            # along the first dimension: the bucket of the whole range, at most the largest
+            # power of two within that dimension (beyond it, padding)
+            size = _bucket(device, _count(global_size))
+            if len(global_size) > 1:
+                size = min(size, max(FIXED_LOCAL, 1 << (global_size[0].bit_length() - 1)))
+        local = (size,) + (1,) * (len(global_size) - 1)
     elif isinstance(local, (int, np.integer)):
         local = (int(local),) + (1,) * (len(global_size) - 1)
     local = tuple(int(x) for x in local)

@@ -31,6 +31,10 @@ ROBUST_WG = 256       # work-group (one per series) of the robustness weights
 STATS_WG = 128        # largest work-group (one per segment) of the packed positions
 GATHER = (32, 8)      # work-group of the tiled gather (tiles of 32 x 32)
 FINISH_TILE = 32      # fit points x segments per work-group (32 x 8) of the tiled flat finish
+#: local size on pocl (``fixed_local``) of the "series" kernels whose work-item walks a whole
+#: series or segment (robustness weights, moving averages, packed positions): one work-item
+#: per group, so that a batch of a few series still spreads over the cores
+WALK_LOCAL = 1
 
 
 def _pow2_at_most(n: int) -> int:
@@ -114,7 +118,8 @@ class Steps:
                            cl.LocalMemory((MA_TILE + P + 1) * item),
                            cl.LocalMemory((MA_TILE + 2) * item))
         else:
-            return prepare(self.r.dev, prg, "stl_ma", *fixed_local(self.r.dev, Bp // TL),
+            return prepare(self.r.dev, prg, "stl_ma",
+                           *fixed_local(self.r.dev, Bp // TL, WALK_LOCAL),
                            C.data, i32(N), i32(P), i32(Bp // TL), ring.data, out.data)
 
     def robust(self, prg, y, t, s, N, B, scratch, rw, rwt):
@@ -124,7 +129,8 @@ class Steps:
             wg = self.robust_wg
             return prepare(self.r.dev, prg, "stl_robust_group", B * wg, wg, *args)
         else:
-            return prepare(self.r.dev, prg, "stl_robust", *fixed_local(self.r.dev, B), *args)
+            return prepare(self.r.dev, prg, "stl_robust", *fixed_local(self.r.dev, B, WALK_LOCAL),
+                           *args)
 
     def stats(self, prg, complete, nmax, M, m_b, m_s, seg, S, Bn, npos, stats, pos):
         i32 = np.int32
@@ -134,5 +140,5 @@ class Steps:
         if wg:
             return prepare(self.r.dev, prg, "stl_stats_group", Bn * S * wg, wg, *args)
         else:
-            return prepare(self.r.dev, prg, "stl_stats", *fixed_local(self.r.dev, Bn * S),
-                           *args)
+            return prepare(self.r.dev, prg, "stl_stats",
+                           *fixed_local(self.r.dev, Bn * S, WALK_LOCAL), *args)

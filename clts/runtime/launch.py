@@ -163,11 +163,14 @@ def fixed_local(device, global_size, local=None):
     if local is None:
         size = FIXED_LOCAL
         if GROUPS_PER_UNIT and 0 not in global_size:
-            # along the first dimension: the bucket of the whole range, at most the largest
-            # power of two within that dimension (beyond it, padding)
+            # along the first dimension: the bucket of the whole range; with more dimensions
+            # halved until the first one is padded by at most a sixteenth (its length, not the
+            # range's, is what gets rounded up)
             size = _bucket(device, _count(global_size))
             if len(global_size) > 1:
-                size = min(size, max(FIXED_LOCAL, 1 << (global_size[0].bit_length() - 1)))
+                g0 = global_size[0]
+                while size > FIXED_LOCAL and round_up(g0, size) * 16 > g0 * 17:
+                    size //= 2
         local = (size,) + (1,) * (len(global_size) - 1)
     elif isinstance(local, (int, np.integer)):
         local = (int(local),) + (1,) * (len(global_size) - 1)

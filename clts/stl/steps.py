@@ -35,6 +35,10 @@ FINISH_TILE = 32      # fit points x segments per work-group (32 x 8) of the til
 #: series or segment (robustness weights, moving averages, packed positions): one work-item
 #: per group, so that a batch of a few series still spreads over the cores
 WALK_LOCAL = 1
+#: local size on pocl of the cycle-subseries gather along the cycle position: a work-group reads
+#: consecutive values of a series (positions m P + j, j = 0..31), as the driver's own choice
+#: (1, P, 1) did (B config: 8 ms; groups along the cycles, (512, 1, 1): 14 ms)
+GATHER_J = 32
 
 
 def _pow2_at_most(n: int) -> int:
@@ -105,7 +109,7 @@ class Steps:
                            (-(-P // 32) * gx, -(-K // 32) * gy, Bp), (gx, gy, 1), *args)
         else:
             return prepare(self.r.dev, prg, "stl_gather",
-                           *fixed_local(self.r.dev, (K, P, Bp // TL)), *args)
+                           *fixed_local(self.r.dev, (K, P, Bp // TL), (1, GATHER_J, 1)), *args)
 
     def ma(self, prg, C, N, P, Bp, TL, ring, out):
         i32 = np.int32

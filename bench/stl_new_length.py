@@ -3,14 +3,15 @@ with (docs/performance.md, "STL: a new length builds nothing").
 
     python bench/stl_new_length.py lengths [--device pocl]
     python bench/stl_new_length.py local [--device pocl] [--configs A,Af,Ag,B,C,S,M]
-                                         [--locals driver,64] [--calls 7]
+                                         [--locals driver,b8,64] [--calls 9]
 
 ``lengths``: one process calls stl on 64 series of several lengths, periods and windows (each
 twice), printing the wall time and the programs built per call; run it with an empty
 ``POCL_CACHE_DIR`` to see pocl's compiles at the first enqueue. ``local``: in one process,
 alternating calls, the kernel time per call (sum of the profiling intervals; per kernel and in
-all, medians) with the driver's local size (``driver``: as before ``fixed_local``) against fixed
-local sizes. Configurations: bench_stl.py's A, B, C; ``f`` float32, ``g`` 5 % missing values;
+all, medians) with the driver's local size (``driver``: as before ``fixed_local``) against
+``fixed_local``'s buckets (``b8``: about 8 groups per compute unit, the default) and a fixed
+local size (``64``: that size whatever the range). Configurations: bench_stl.py's A, B, C; ``f`` float32, ``g`` 5 % missing values;
 S 8 x 2,000 and M 300 x 240, period 12, robust.
 """
 from __future__ import annotations
@@ -110,8 +111,8 @@ def main():
     ap.add_argument("what", choices=("lengths", "local"))
     ap.add_argument("--device", default="pocl")
     ap.add_argument("--configs", default="A,Af,Ag,B,C,S,M")
-    ap.add_argument("--locals", default="driver,64")
-    ap.add_argument("--calls", type=int, default=7)
+    ap.add_argument("--locals", default="driver,b8")
+    ap.add_argument("--calls", type=int, default=9)
     a = ap.parse_args()
     dev = clts.get_device(a.device)
     if a.what == "lengths":

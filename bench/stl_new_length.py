@@ -11,8 +11,8 @@ twice), printing the wall time and the programs built per call; run it with an e
 alternating calls, the kernel time per call (sum of the profiling intervals; per kernel and in
 all, medians) with the driver's local size (``driver``: as before ``fixed_local``) against
 ``fixed_local``'s buckets (``b8``: about 8 groups per compute unit, the default) and a fixed
-local size (``64``: that size whatever the range). Configurations: bench_stl.py's A, B, C; ``f`` float32, ``g`` 5 % missing values;
-S 8 x 2,000 and M 300 x 240, period 12, robust.
+local size (``64``: that size whatever the range). Configurations: bench_stl.py's A, B, C;
+``f`` float32, ``g`` 5 % missing values; S 8 x 2,000 and M 300 x 240, period 12, robust.
 """
 from __future__ import annotations
 

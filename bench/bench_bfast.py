@@ -1,6 +1,7 @@
 """BFAST-Monitor benchmark: Gieseke et al.'s Table I shapes, clts versions against the bfast 0.7 package.
 
     python bench/bench_bfast.py [--quick] [--device SUBSTRING] [--no-anchors] [--shapes D4,Peru]
+                                [--type OLS-CUSUM] [--convention r]
 
 Cubes are seed-fixed synthetic int16 (Landsat-like, nodata -32768) with Gieseke et al.'s NaN
 fractions; k = 3, 16-day dates, float32 computation, convention "bfast-py" so that every
@@ -12,6 +13,12 @@ boundary, break, mean). "%copy" = cube bytes read / wall time against the device
 bandwidth measured in the same run. Anchors (bfast 0.7, its own venv at $BFAST_PYTHON, default
 /tmp/bfastenv/bin/python, see bench/bfast_py_fixtures.py): the OpenCL backend on the same
 device, and the Python backend on a pixel subset (its rate is per pixel).
+``--type`` picks strucchange's monitoring processes (R's ``type``, comma-separated, timed
+round-robin); any but the OLS-MOSUM alone runs with convention "r" and without anchors (bfast
+0.7 has the OLS-MOSUM only), its results in bench/results/bfast-<types>-r-<device>.md;
+``--convention r`` runs the OLS-MOSUM as R does; ``--r-pixels P`` (convention r) times R's
+``bfastmonitor(type=)`` looped over P pixels (bench/bfast_type_r_timing.R): "x R" = its seconds
+a pixel / ours.
 """
 from __future__ import annotations
 
@@ -107,13 +114,54 @@ def anchor(path, backend, dev, pixels=0):
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
+def r_timing(y, n, N, types, pixels):
+    """{type: (R's seconds a pixel, its breaks)} of bfast::bfastmonitor(type=) on the first
+    ``pixels`` pixels (bench/bfast_type_r_timing.R; the 16-day dates as decimal years)."""
+    import csv
+    time_ = 2000 + np.arange(N) * 16.0 / 365.0
+    vals = y[:, :pixels].astype(np.float64)
+    vals[y[:, :pixels] == NODATA] = np.nan
+    with tempfile.TemporaryDirectory() as td:
+        src, dst = Path(td) / "in.csv", Path(td) / "out.csv"
+        with open(src, "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["time"] + [f"p{i}" for i in range(vals.shape[1])])
+            for i in range(N):
+                w.writerow([f"{time_[i]:.17g}"] + ["NA" if np.isnan(v) else f"{v:.17g}" for v in vals[i]])
+        r = subprocess.run(["Rscript", str(HERE / "bfast_type_r_timing.R"), str(src),
+                            f"{time_[n]:.17g}", ",".join(types), str(dst)],
+                           capture_output=True, text=True, timeout=3600)
+        if r.returncode != 0:
+            print(f"  R failed: {r.stderr[-500:]}", file=sys.stderr)
+            return {}
+        rows = list(csv.DictReader(open(dst)))
+    out = {}
+    for ty in types:
+        sel = [x for x in rows if x["type"] == ty]
+        out[ty] = (float(sel[0]["seconds"]), np.array([int(x["breaks"]) for x in sel]))
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="an eighth of the pixels, fewer repeats")
     ap.add_argument("--device", action="append", help="device substring (default: all)")
     ap.add_argument("--no-anchors", action="store_true")
     ap.add_argument("--shapes", default=",".join(SHAPES))
+    ap.add_argument("--type", default="OLS-MOSUM",
+                    help="monitoring processes (R's type), comma-separated: OLS-MOSUM, "
+                    "OLS-CUSUM, RE, ME; several are timed round-robin with convention r")
+    ap.add_argument("--convention", default="bfast-py", choices=("bfast-py", "r"))
+    ap.add_argument("--r-pixels", type=int, default=0,
+                    help="with convention r: time R's bfastmonitor(type=) on this many pixels "
+                    "(bench/bfast_type_r_timing.R) and compare its breaks")
     args = ap.parse_args()
+    types = args.type.split(",")
+    if any(ty not in ("OLS-MOSUM", "OLS-CUSUM", "RE", "ME") for ty in types):
+        ap.error(f"--type: OLS-MOSUM, OLS-CUSUM, RE or ME, got {args.type}")
+    convention = "r" if types != ["OLS-MOSUM"] else args.convention
+    if convention != "bfast-py":
+        args.no_anchors = True          # the anchors compute the bfast 0.7 convention
     infos = [i for i in usable() if not i.simulator]
     if args.device:
         infos = [i for i in infos if any(s.lower() in (i.slug + i.name + i.platform).lower()
@@ -130,12 +178,12 @@ def main():
                 M //= 8
             y, dates, start = make_cube(M, N, n, nan)
             flops = spec_flops(M, N, n)
-            def call(version):
+            def call(ty, version):
                 return lambda: clts.bfast_monitor(y, dates, start, nodata=NODATA, device=dev,
-                                                  convention="bfast-py", version=version,
-                                                  progress=False)
-            results = time_calls({v: call(v) for v in ("fused", "multi", "auto")}, dev, repeats)
-            best = min(results[v][0] for v in ("fused", "multi"))
+                                                  convention=convention, version=version,
+                                                  type=ty, progress=False)
+            runs = [(ty, v) for ty in types for v in ("fused", "multi", "auto")]
+            results = time_calls({tv: call(*tv) for tv in runs}, dev, repeats)
             anc_cl = anc_py = None
             if not args.no_anchors:
                 with tempfile.TemporaryDirectory() as td:
@@ -143,16 +191,23 @@ def main():
                     np.savez(p, y=y, dates=dates, start=start, nodata=NODATA)
                     anc_cl = anchor(p, "opencl", dev)
                     anc_py = anchor(p, "python", dev, pixels=300 if args.quick else 1500)
-            for version in ("fused", "multi", "auto"):
-                wall, kern, res = results[version]
+            r_anchor = (r_timing(y, n, N, types, args.r_pixels)
+                        if args.r_pixels and convention == "r" else {})
+            for ty, version in runs:
+                wall, kern, res = results[ty, version]
+                best = min(results[ty, v][0] for v in ("fused", "multi"))
                 plan = res.plan
-                row = {"shape": name, "M": M, "N": N, "n": n, "NaN": f"{nan:.0%}",
+                row = {"shape": name, "M": M, "N": N, "n": n, "NaN": f"{nan:.0%}", "type": ty,
                        "version": f"{version} ({plan.version}, lanes {plan.lanes}, wg {plan.wg})",
                        "wall ms": wall * 1e3, "kernel ms": kern * 1e3,
                        "Mpx/s": M / wall / 1e6, "GFlops^Sp": flops / wall / 1e9,
                        "%copy": 100 * y.nbytes / wall / 1e9 / bw}
                 if version == "auto":
                     row["auto/best"] = wall / best
+                if ty in r_anchor:
+                    secs, rb = r_anchor[ty]
+                    row["x R"] = secs / (wall / M)
+                    row["same breaks as R"] = f"{np.mean(rb == res.breaks.ravel()[:rb.size]):.1%}"
                 if anc_cl:
                     row["x bfast-opencl"] = anc_cl["seconds"] / wall
                     row["same breaks as bfast-opencl"] = f"{np.mean(np.array(anc_cl['breaks']) == res.breaks.ravel()):.1%}"
@@ -166,15 +221,22 @@ def main():
             if anc_py:
                 print(f"  {name}: bfast-python {anc_py['pixels'] / anc_py['seconds'] / 1e3:.2f} kpx/s",
                       flush=True)
-            for r in rows[-3:]:
+            for r in rows[-len(runs):]:
                 print("  " + ", ".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}"
                                        for k, v in r.items()), flush=True)
         notes = ("Command: `python bench/bench_bfast.py" + (" --quick" if args.quick else "")
-                 + "`. float32, convention bfast-py, k=3, int16 cube with nodata converted on "
+                 + ("" if types == ["OLS-MOSUM"] else f" --type {args.type}")
+                 + (f" --r-pixels {args.r_pixels}" if args.r_pixels else "")
+                 + (" --convention r" if types == ["OLS-MOSUM"] and convention == "r" else "")
+                 + f"`. float32, type {args.type} (round-robin), convention {convention}, k=3, "
+                 "int16 cube "
+                 "with nodata converted on "
                  f"the device. Copy bandwidth {bw:.1f} GB/s (bench/common.copy_bandwidth). "
                  "x bfast-* = their time / ours for the same pixels (python backend timed on a "
                  "subset, per pixel).\n")
-        path = write_result("bfast", dev, "BFAST-Monitor (clts.bfast_monitor) vs bfast 0.7",
+        tag = ("bfast" if types == ["OLS-MOSUM"] and convention == "bfast-py"
+               else f"bfast-{'-'.join(ty.lower() for ty in types)}-{convention}")
+        path = write_result(tag, dev, f"BFAST-Monitor (clts.bfast_monitor, {args.type}) vs bfast 0.7",
                             rows, notes)
         print(markdown_table(rows))
         print("wrote", path)

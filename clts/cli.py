@@ -1,16 +1,26 @@
 """The ``clts`` command: ``clts devices``, ``clts profile``, ``clts warmup``, ``clts demo``, and
 the algorithms
-on files: ``clts stl``, ``clts bfast``, ``clts breaks``, ``clts mp`` (NetCDF / Zarr / CSV /
-.npy in, Zarr or NetCDF out, ``--plot FILE.png``)."""
+on files: ``clts stl``, ``clts bfast``, ``clts mp`` (NetCDF / Zarr / CSV / .npy in, Zarr or
+NetCDF out, ``--plot FILE.png``); ``clts breaks``, ``clts bfast-decompose`` and ``clts bfast01``
+live in ``clts.cli_bfast``."""
 from __future__ import annotations
 
 import argparse
-import inspect
 import logging
-import os
 import sys
 
 import numpy as np
+
+from .cli_common import FREQ_OF_UNIT as _FREQ_OF_UNIT
+from .cli_common import FUNCTIONS, function_of  # noqa: F401 (clts.cli.FUNCTIONS, ...)
+from .cli_common import defaults_of as _defaults
+from .cli_common import file_args as _file_args
+from .cli_common import is_geotiff_stack as _is_geotiff_stack
+from .cli_common import open_input as _open
+from .cli_common import save_plot as _save_plot
+from .cli_common import stack_args as _stack_args
+from .cli_common import user_error as _user_error
+from .cli_common import write_output as _write
 
 
 def _gb(n: int) -> str:
@@ -82,38 +92,6 @@ def cmd_demo(args) -> int:
     return run_demo(args.device, quick=args.quick, out_dir=args.out_dir)
 
 
-def _open(args):
-    """The input variable (values equal to --nodata masked), after the output was checked
-    (never the input, never an existing file without --overwrite); a numpy-backed batch (CSV,
-    .npy) is cut into Dask chunks of whole series so that it is computed chunk by chunk with a
-    progress bar like NetCDF / Zarr (without Dask, an optional extra: computed whole)."""
-    from .io import InputError, check_output, have_dask, read
-    check_output(args.output, [args.input], args.overwrite)
-    if args.plot and any(os.path.realpath(args.plot) == os.path.realpath(p)
-                         for p in (args.input, args.output)):
-        raise InputError(f"--plot {args.plot}: that is the input or the output")
-    da = read(args.input, args.var, args.dim, getattr(args, "chunks", None))
-    if args.nodata is not None:
-        from .xarray import mask_values
-        da = mask_values(da, [args.nodata])
-    if args.time_unit is not None and args.dim in da.coords:
-        from .timeaxis import kind
-        if kind(da[args.dim].values, args.dim) != "number":
-            raise ValueError(f"--time-unit is for a time axis of numbers; {args.dim!r} holds "
-                             "dates")
-    if da.chunks is None and da.ndim > 1 and args.dim in da.dims and have_dask():
-        da = da.chunk({d: (-1 if d == args.dim else "auto") for d in da.dims})
-    return da
-
-
-def _write(args, ds):
-    """``ds`` to --output, safely (see clts.io.write)."""
-    from .io import write
-    write(ds, args.output, progress=not args.no_progress, overwrite=args.overwrite,
-          inputs=[args.input])
-    print(f"wrote {args.output}: {', '.join(map(str, ds.data_vars))}")
-
-
 def _series0(da, dim):
     """The first series of ``da`` with the most valid values as a 1-D DataArray, for plots
     (the count per series is computed chunk by chunk: a large input streams)."""
@@ -126,11 +104,6 @@ def _series0(da, dim):
     where = ", ".join(f"{d}={one[d].values}" if d in one.coords else f"{d}={i}"
                       for d, i in pos.items())
     return one, where
-
-
-def _save_plot(fig, path):
-    fig.savefig(path, dpi=110)
-    print(f"plot: {path}")
 
 
 def cmd_stl(args) -> int:
@@ -149,10 +122,6 @@ def cmd_stl(args) -> int:
                      **{k: v for k, v in kw.items() if k != "device"})
         _save_plot(r.plot(title=f"STL of {da.name or 'the series'} {where}".strip()), args.plot)
     return 0
-
-
-#: --freq's default for a numeric time axis, per --time-unit (decimal years without one)
-_FREQ_OF_UNIT = {"year": 1.0, "month": 12.0, "day": 365.0, None: None}
 
 
 def _bfast_time(args, da):
@@ -198,17 +167,6 @@ def _bfast_history(args, da):
                          "holding numbers, a number") from None
 
 
-def _is_geotiff_stack(path) -> bool:
-    """A .tif / .tiff file, or a folder (not a Zarr store) of them."""
-    p = str(path).rstrip("/").lower()
-    if p.endswith((".tif", ".tiff")):
-        return True
-    if os.path.isdir(path) and not p.endswith(".zarr"):
-        import glob
-        return bool(glob.glob(os.path.join(glob.escape(str(path)), "*.tif*")))
-    return False
-
-
 def cmd_bfast(args) -> int:
     import clts.xarray as cx
     from types import SimpleNamespace
@@ -217,7 +175,7 @@ def cmd_bfast(args) -> int:
         return cli_bfast(args)
     da = _open(args)
     start, freq = _bfast_time(args, da)
-    kw = dict(k=args.k, freq=freq, hfrac=args.hfrac, level=args.level,
+    kw = dict(k=args.k, freq=freq, hfrac=args.hfrac, level=args.level, type=args.type,
               history=_bfast_history(args, da), device=args.device)
     ds = cx.bfast_monitor(da, start, dim=args.dim, **kw)
     _write(args, ds)
@@ -239,52 +197,6 @@ def cmd_bfast(args) -> int:
     return 0
 
 
-def _breaks_kw(args, da=None) -> dict:
-    """The ``clts.bfast_breaks`` arguments of ``clts breaks``: --freq as given, else from
-    --time-unit for a numeric time axis (1 for decimal years), else the function's."""
-    from .timeaxis import kind
-    freq = args.freq
-    if not getattr(args, "freq_given", False) and args.time_unit is not None and da is not None \
-            and kind(da[args.dim].values, args.dim) == "number":
-        if args.time_unit == "step":
-            raise ValueError("--time-unit step: give --freq (time steps per season)")
-        freq = _FREQ_OF_UNIT[args.time_unit]
-    return dict(order=args.order, freq=freq, trend=args.trend, h=args.h, breaks=args.breaks,
-                criterion=args.criterion, device=args.device)
-
-
-def _breaks(args) -> int:
-    import warnings
-    import clts
-    import clts.xarray as cx
-    if _is_geotiff_stack(args.input):                      # GeoTIFF stack -> GeoTIFFs
-        from .geotiff import cli_breaks
-        return cli_breaks(args, _breaks_kw(args))
-    if args.more_inputs:
-        raise ValueError("several inputs are for GeoTIFF stacks (one file per date)")
-    da = _open(args)
-    if args.dim not in da.coords:
-        raise ValueError(f"clts breaks needs the dates: the input has no {args.dim!r} "
-                         "coordinate (a .npy holds none: use a CSV, NetCDF or Zarr file)")
-    if args.plot and da.ndim != 3:
-        raise ValueError(f"--plot draws the maps of a 2-D scene; {da.name} has dims {da.dims}")
-    kw = _breaks_kw(args, da)
-    with warnings.catch_warnings():          # the arguments, before anything is written
-        warnings.simplefilter("ignore", UserWarning)
-        clts.bfast_breaks(np.zeros((da.sizes[args.dim], 1)), da[args.dim].values,
-                          magnitudes=False, progress=False, **kw)
-    ds = cx.bfast_breaks(da, dim=args.dim, **kw)
-    out = cx.break_maps(ds)
-    for v in ("break_dates", "magnitudes", "nobs"):          # every break, for the record
-        out[v] = ds[v]
-    _write(args, out)
-    if args.plot:
-        from .io import reopen
-        from .plots import plot_breaks_maps
-        _save_plot(plot_breaks_maps(reopen(args.output)), args.plot)   # the maps as written
-    return 0
-
-
 def cmd_mp(args) -> int:
     import clts.xarray as cx
     da = _open(args)
@@ -303,71 +215,7 @@ def cmd_mp(args) -> int:
     return 0
 
 
-# The functions behind the algorithm subcommands: every option named like one of their
-# parameters takes its default from the function's signature (one default, one place;
-# tests/test_cli.py compares them). Module paths: at package level ``clts.stl`` is the function.
-FUNCTIONS = {"stl": "clts.stl.api:stl", "bfast": "clts.bfast.api:bfast_monitor",
-             "mp": "clts.mp.api:matrix_profile", "breaks": "clts.bfast.breaks_api:bfast_breaks"}
-
-
-def function_of(cmd):
-    """The public function behind subcommand ``cmd`` (the matrix profile's is a callable
-    object: its ``__call__``)."""
-    import importlib
-    mod, name = FUNCTIONS[cmd].split(":")
-    fn = getattr(importlib.import_module(mod), name)
-    return fn if inspect.isfunction(fn) else fn.__call__
-
-
-def _defaults(cmd) -> dict:
-    """``{parameter: default}`` from the signature of the function behind ``cmd``."""
-    return {n: p.default for n, p in inspect.signature(function_of(cmd)).parameters.items()
-            if p.default is not inspect.Parameter.empty}
-
-
-def _stack_args(p):
-    """The options of a GeoTIFF stack input (``bfast``, ``breaks``)."""
-    p.add_argument("more_inputs", nargs="*", help="more GeoTIFFs of the stack (one per date)")
-    p.add_argument("--dates", default=None, help="GeoTIFF stacks: CSV of the dates (a 'date' "
-                   "column, one row per file / band); default: from the file names")
-    p.add_argument("--date-format", choices=("decimal_year", "doy"), default="decimal_year",
-                   help="GeoTIFF stacks: break dates as decimal years or days of the year")
-    p.add_argument("--block-rows", type=int, default=256, help="GeoTIFF stacks: rows a block")
-
-
-def _file_args(p, var_required=False):
-    p.add_argument("input", help="NetCDF (.nc), Zarr (.zarr), CSV (.csv: first column time, one "
-                   "series per column) or .npy ([time] or [series, time])")
-    p.add_argument("--var", default=None, help="variable (NetCDF / Zarr) or column (CSV); "
-                   "needed when the file holds several")
-    p.add_argument("--dim", default="time", help="name of the time dimension (default time)")
-    p.add_argument("-o", "--output", required=True, help="result file: .zarr or .nc")
-    p.add_argument("--plot", default=None, metavar="FILE.png", help="also draw the result")
-    p.add_argument("--device", "-d", default=None, help="index or name substring (clts devices)")
-    p.add_argument("--chunks", default=None, metavar="DIM=N,...",
-                   help="Dask chunks for NetCDF / Zarr inputs (default: the file's own)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bars")
-    p.add_argument("--overwrite", action="store_true", help="replace an existing output (a "
-                   "file, or a store or GeoTIFFs clts wrote; never an input or another "
-                   "directory)")
-    p.add_argument("--nodata", type=float, default=None, metavar="VALUE",
-                   help="input value that marks a missing value (besides NaN and the file's "
-                   "_FillValue)")
-    p.add_argument("--time-unit", default=None, choices=("step", "day", "month", "year"),
-                   help="what a numeric time axis counts (slope units; BFAST's default --freq: "
-                   "year 1, month 12, day 365, step: give --freq)")
-
-
 # ------------------------------------------------------- MSTL and trend tests (seasonal block)
-
-def _user_error(cmd, fn, args) -> int:
-    """``fn(args)``; a ValueError / TypeError (bad input or options) is a message, exit 2."""
-    try:
-        return fn(args)
-    except (ValueError, TypeError) as exc:
-        print(f"clts {cmd}: {exc}", file=sys.stderr)
-        return 2
-
 
 def _mstl(args) -> int:
     import clts.xarray as cx
@@ -434,47 +282,15 @@ def add_seasonal_commands(sub) -> None:
                        "of a file (a trend map for a cube)")
     _file_args(p)
     p.add_argument("--variant", default="original",
-                   choices=("original", "hamed_rao", "yue_wang", "seasonal"))
-    p.add_argument("--period", type=int, default=None, help="seasons per cycle (seasonal)")
+                   choices=("original", "hamed_rao", "yue_wang", "seasonal", "pre_whitening",
+                            "trend_free_pre_whitening", "correlated_seasonal"))
+    p.add_argument("--period", type=int, default=None,
+                   help="seasons per cycle (seasonal, correlated_seasonal)")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level")
     p.add_argument("--conf-level", type=float, default=0.95, help="Sen's slope interval level")
     p.add_argument("--stl-period", type=int, default=None,
                    help="test STL's trend (this period) instead of the raw series")
     p.set_defaults(fn=cmd_trend)
-
-
-class _Given(argparse.Action):
-    """Stores the value and notes that it was given (``<dest>_given``)."""
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        setattr(namespace, self.dest, values)
-        setattr(namespace, f"{self.dest}_given", True)
-
-
-def add_breaks_command(sub) -> None:
-    """The ``breaks`` subcommand: clts.bfast_breaks and its per-pixel maps."""
-    p = sub.add_parser("breaks", help="Bai-Perron multiple breaks (R's breakpoints / "
-                       "bfastlite) on every pixel of a file or of a GeoTIFF stack, as maps",
-                       description="Writes n_breaks, first_break_date, largest_break_date, "
-                       "largest_magnitude and status per pixel (and, for NetCDF / Zarr, every "
-                       "break's date and magnitude along 'break' and the valid values nobs); "
-                       "a GeoTIFF stack gives one GeoTIFF per map in the folder -o.")
-    _file_args(p)
-    d = _defaults("breaks")
-    _stack_args(p)
-    p.add_argument("--order", type=int, default=d["order"],
-                   help="harmonic terms of the season (0: none)")
-    p.add_argument("--freq", type=float, default=d["freq"], action=_Given,
-                   help="season length in time units (default 365.0: days for dates; for a "
-                   "numeric axis per --time-unit: year 1, month 12, day 365)")
-    p.add_argument("--no-trend", dest="trend", action="store_false", default=d["trend"],
-                   help="no linear trend term (R's response ~ harmon)")
-    p.add_argument("--h", type=float, default=d["h"], help="minimal segment: a fraction of "
-                   "each pixel's valid values, or a count (>= 1)")
-    p.add_argument("--breaks", type=int, default=d["breaks"], help="most breaks")
-    p.add_argument("--criterion", choices=("BIC", "LWZ"), default=d["criterion"],
-                   help="chooses the number of breaks")
-    p.set_defaults(fn=lambda a: _user_error("breaks", _breaks, a))
 
 
 class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
@@ -554,8 +370,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--history", default=d["history"],
                    help="stable history: all, ROC (reverse-ordered CUSUM test), BP (after the "
                    "last Bai-Perron break), or a start date")
+    p.add_argument("--type", default=d["type"], choices=("OLS-MOSUM", "OLS-CUSUM", "RE", "ME"),
+                   help="monitoring process, R's type (see docs/bfast.md)")
     p.set_defaults(fn=cmd_bfast)
-    add_breaks_command(sub)
+    from .cli_bfast import add_bfast_commands       # breaks, bfast-decompose, bfast01
+    add_bfast_commands(sub)
     p = sub.add_parser("mp", help="matrix profile (self-join) of every series of a file")
     _file_args(p)
     d = _defaults("mp")

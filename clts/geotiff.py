@@ -370,7 +370,7 @@ _OUT_TYPES = [("break_date", "float32"), ("magnitude", "float32"), ("valid_count
               ("status", "int16")]
 
 
-def _open_run(fn, inputs, out_dir, dates, block_rows, date_format, overwrite, kwargs,
+def open_run(fn, inputs, out_dir, dates, block_rows, date_format, overwrite, kwargs,
               refused, outputs):
     """The checks of a GeoTIFF run of ``fn`` (its name in messages), its output folder's
     :class:`_Writer` (checked before anything is read) and the opened stack."""
@@ -387,7 +387,7 @@ def _open_run(fn, inputs, out_dir, dates, block_rows, date_format, overwrite, kw
     return w, open_stack(files, dates)
 
 
-def _run_blocks(fn, w, st, block_rows, progress, one_block) -> dict:
+def run_blocks(fn, w, st, block_rows, progress, one_block) -> dict:
     """``one_block(r0, y)`` on each block of ``block_rows`` rows of stack ``st`` (each band's
     nodata as NaN), writing through ``w``; the files renamed into place at the end, removed on
     any failure."""
@@ -416,7 +416,7 @@ def bfast_monitor_geotiff(inputs, start_monitor, out_dir, *, dates=None, block_r
     must not be, lie inside or hold an input (``clts.io.InputError``, a ValueError). Returns
     {name: path}."""
     from .bfast.api import bfast_monitor, check_arguments
-    w, st = _open_run("bfast_monitor_geotiff", inputs, out_dir, dates, block_rows, date_format,
+    w, st = open_run("bfast_monitor_geotiff", inputs, out_dir, dates, block_rows, date_format,
                       overwrite, kwargs, ("dates", "time_axis", "detailed", "nodata"),
                       _OUT_TYPES)
     start = np.datetime64(start_monitor, "D") if not isinstance(start_monitor, np.datetime64) \
@@ -433,7 +433,7 @@ def bfast_monitor_geotiff(inputs, start_monitor, out_dir, *, dates=None, block_r
         w.write("magnitude", r0, np.where(r.status == 0, r.magnitudes, np.nan))
         w.write("valid_count", r0, r.valids)
         w.write("status", r0, r.status)
-    return _run_blocks("bfast_monitor_geotiff", w, st, block_rows, progress, one_block)
+    return run_blocks("bfast_monitor_geotiff", w, st, block_rows, progress, one_block)
 
 
 def write_bfast(ds, out_dir, *, like, date_format="decimal_year", overwrite=False) -> dict:
@@ -473,7 +473,7 @@ def cli_bfast(args) -> int:
         raise ValueError("--plot is not available for GeoTIFF stacks (open the GeoTIFFs)")
     inputs = [args.input, *args.more_inputs]
     kw = dict(k=args.k, hfrac=args.hfrac, level=args.level, history=args.history,
-              device=args.device)
+              device=args.device, type=getattr(args, "type", "OLS-MOSUM"))
     if args.freq is not None:
         kw["freq"] = args.freq
     paths = bfast_monitor_geotiff(inputs if len(inputs) > 1 else inputs[0], args.start_monitor,
@@ -513,7 +513,7 @@ def bfast_breaks_geotiff(inputs, out_dir, *, dates=None, block_rows=256,
     ``criterion``, ...). Returns {name: path}."""
     from .bfast.breaks_api import bfast_breaks
     from .bfast.maps import break_maps
-    w, st = _open_run("bfast_breaks_geotiff", inputs, out_dir, dates, block_rows, date_format,
+    w, st = open_run("bfast_breaks_geotiff", inputs, out_dir, dates, block_rows, date_format,
                       overwrite, kwargs, ("dates", "time_axis", "magnitudes", "confint"),
                       BREAK_OUTPUTS)
     # the arguments checked before a file is made: a one-pixel call on the stack's dates
@@ -527,7 +527,7 @@ def bfast_breaks_geotiff(inputs, out_dir, *, dates=None, block_rows=256,
         r = bfast_breaks(y, st.dates, progress=False, **kwargs)
         _write_maps(w, r0, break_maps(r.n_breaks, r.break_dates, r.magnitudes, r.status),
                     date_format)
-    return _run_blocks("bfast_breaks_geotiff", w, st, block_rows, progress, one_block)
+    return run_blocks("bfast_breaks_geotiff", w, st, block_rows, progress, one_block)
 
 
 def write_breaks(ds, out_dir, *, like, date_format="decimal_year", overwrite=False) -> dict:
@@ -558,17 +558,3 @@ def write_breaks(ds, out_dir, *, like, date_format="decimal_year", overwrite=Fal
     except BaseException:
         w.abort()
         raise
-
-
-def cli_breaks(args, kw) -> int:
-    """``clts breaks stack/*.tif -o out/``: the CLI's GeoTIFF path (``args`` from
-    ``clts.cli``, ``kw`` the ``clts.bfast_breaks`` arguments)."""
-    if args.plot:
-        raise ValueError("--plot is not available for GeoTIFF stacks (open the GeoTIFFs)")
-    inputs = [args.input, *args.more_inputs]
-    paths = bfast_breaks_geotiff(inputs if len(inputs) > 1 else inputs[0], args.output,
-                                 dates=args.dates, block_rows=args.block_rows,
-                                 date_format=args.date_format, overwrite=args.overwrite,
-                                 progress=not args.no_progress, **kw)
-    print(f"wrote {', '.join(str(p) for p in paths.values())}")
-    return 0

@@ -398,3 +398,55 @@ def plot_trend_map(res, *, field="slope", fig=None, title=None):
     ax.set_title(title or f"Mann-Kendall ({variant}) and Sen: {field}")
     fig.tight_layout()
     return fig
+
+
+def plot_bfast_decompose(res, pixel=0, *, fig=None, title=None):
+    """R's ``plot(bfast)`` for a :func:`clts.bfast_decompose` result: panels data, seasonal,
+    trend and remainder of one pixel (a flat position or an index tuple into the pixel axes),
+    dashed lines at the season's breaks (seasonal panel) and the trend's (trend panel), the
+    largest trend change drawn as a segment."""
+    def series(a):
+        a = np.moveaxis(np.asarray(a, np.float64), res.time_axis, 0)
+        return a[(slice(None),) + pos] if isinstance(pixel, tuple) else \
+            a.reshape(a.shape[0], -1)[:, int(pixel)]
+
+    def breaks(a):
+        a = np.asarray(a)
+        b = a[(slice(None),) + pos] if isinstance(pixel, tuple) else \
+            a.reshape(a.shape[0], -1)[:, int(pixel)]
+        return [int(v) for v in b if v >= 0]
+    pos = pixel if isinstance(pixel, tuple) else (int(pixel),)
+    tr, se, rem = series(res.trend), series(res.seasonal), series(res.remainder)
+    n = tr.size
+    if res.dates is not None:
+        from .timeaxis import plottable
+        x = plottable(res.dates)
+    else:
+        x = np.arange(n)
+    fig, axes = _figure(fig, 4, 7.5)
+    panels = (("Yt", tr + se + rem), ("St", se), ("Tt", tr), ("et", rem))
+    for ax, (name, v) in zip(axes, panels):
+        ok = np.isfinite(v)
+        if name == "et":
+            ax.plot(x[ok], v[ok], ".", ms=3, color="C3")
+            ax.axhline(0, color="0.5", lw=0.8)
+        else:
+            ax.plot(x[ok], v[ok], lw=1.1, color={"Yt": "C0", "St": "C1", "Tt": "C2"}[name])
+        ax.set_ylabel(name)
+        ax.grid(alpha=0.3)
+    for ax, bps in ((axes[1], breaks(res.season_breaks)), (axes[2], breaks(res.trend_breaks))):
+        for b in bps:
+            ax.axvline(x[b], color="C3", ls="--", lw=1)
+    mb = np.asarray(res.magnitude_break)
+    mb = int(mb[pos] if isinstance(pixel, tuple) else mb.reshape(-1)[int(pixel)])
+    if mb >= 0:
+        nxt = mb + 1 + int(np.argmax(np.isfinite(tr[mb + 1:])))
+        axes[2].plot([x[mb], x[nxt]], [tr[mb], tr[nxt]], color="C3", lw=2.5,
+                     label="largest change")
+        axes[2].legend(loc="best", fontsize=8)
+    axes[-1].set_xlabel("time")
+    name = f"pixel {pixel}" if np.ndim(res.status) else ""
+    fig.suptitle(title or f"bfast decomposition (season {res.season}"
+                 + (f", {name}" if name else "") + ")")
+    fig.tight_layout()
+    return fig

@@ -13,7 +13,9 @@ and returns a Dataset with named variables, the input's coordinates and attribut
 - :func:`bfast_breaks`: ``n_breaks``, ``breakpoints``, ``break_dates``, ``magnitudes`` (along
   ``break``), ``rss`` / ``bic`` / ``lwz`` (along ``n``), ``nobs``, ``status``;
 - :func:`break_maps`: of a :func:`bfast_breaks` Dataset, ``n_breaks``, ``first_break_date``,
-  ``largest_break_date``, ``largest_magnitude``, ``status`` per pixel;
+  ``largest_break_date``, ``largest_magnitude``, ``status`` per pixel (and the maps of a
+  :func:`bfast_decompose` / :func:`bfast01` Dataset: ``clts.xarray_bfast``);
+- :func:`bfast_decompose` (R's ``bfast()``) and :func:`bfast01`: see ``clts.xarray_bfast``;
 - :func:`matrix_profile`: ``profile``, ``index``, ``neighbour`` (the neighbour's time) and, for
   self-joins, ``left_index`` / ``right_index``, along the window starts (the time coordinate
   cut to ``n - m + 1``).
@@ -33,89 +35,14 @@ as its name). A time dimension split over several chunks is rechunked to one, wi
 """
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
-
-def _xr():
-    try:
-        import xarray
-    except ImportError:  # pragma: no cover - the test extra installs it
-        raise ImportError("clts.xarray needs xarray: pip install 'clts[dask]'") from None
-    return xarray
-
-
-def _fill_values(da) -> list:
-    """The ``_FillValue`` / ``missing_value`` of data that were not decoded (opened with
-    ``mask_and_scale=False``, or integer data kept raw): they are in ``attrs`` then."""
-    out = []
-    for key in ("_FillValue", "missing_value"):
-        v = da.attrs.get(key)
-        if v is not None:
-            out += [x for x in np.atleast_1d(v).tolist() if x == x]     # NaN masks itself
-    return out
-
-
-def mask_values(da, values):
-    """``da`` with the entries equal to any of ``values`` as NaN; integers become float64 first
-    (the dtype the algorithms compute integer data in), floats keep their dtype."""
-    if da.dtype.kind in "iub":
-        da = da.astype(np.float64)
-    return da.where(~da.isin(list(values))) if len(values) else da
-
-
-def _mask_fill(da):
-    """``da`` with its undecoded fill values as NaN (integers become float64)."""
-    fills = _fill_values(da)
-    if not fills:
-        return da
-    attrs = {k: v for k, v in da.attrs.items() if k not in ("_FillValue", "missing_value")}
-    out = mask_values(da, fills)
-    out.attrs = attrs
-    return out
-
-
-def _prepare(da, dim: str, name: str = "da", mask: bool = True):
-    """Check ``da`` and its time dimension (strictly increasing, whatever its kind); undecoded
-    fill values masked (``mask``); one chunk along the time dimension (with a warning)."""
-    xr = _xr()
-    if isinstance(da, xr.Dataset):
-        raise TypeError(f"{name} must be a DataArray; pick a variable of the Dataset "
-                        f"(variables: {', '.join(map(str, da.data_vars))})")
-    if not isinstance(da, xr.DataArray):
-        raise TypeError(f"{name} must be an xarray DataArray, got {type(da).__name__}")
-    if dim not in da.dims:
-        raise ValueError(f"{name} has no dimension {dim!r} (dimensions {tuple(da.dims)}); "
-                         "give dim=")
-    if dim in da.coords:                   # numbers, datetime64 and cftime alike
-        from .timeaxis import check_increasing
-        check_increasing(da[dim].values, f"the {dim!r} coordinate of {name}",
-                         f"; sort it first with da.sortby({dim!r}) (and drop duplicates)")
-    if mask:
-        da = _mask_fill(da)
-    if da.chunks is not None:
-        axis = da.dims.index(dim)
-        if len(da.chunks[axis]) > 1:
-            # whole series; the other dimensions keep their chunks unless a chunk would then
-            # exceed Dask's array.chunk-size (one chunk over y and x of a file stored as
-            # time slices would be the whole array): those are cut to it
-            import dask
-            from dask.utils import parse_bytes
-            new = {dim: -1}
-            block = da.sizes[dim] * da.dtype.itemsize * int(np.prod(
-                [max(c) for d, c in zip(da.dims, da.chunks) if d != dim]))
-            if block > parse_bytes(dask.config.get("array.chunk-size")):
-                new.update({d: "auto" for d in da.dims if d != dim})
-            nchunks = len(da.chunks[axis])
-            da = da.chunk(new)
-            cut = "" if len(new) == 1 else (
-                "; the other dimensions cut to chunks of " + " x ".join(
-                    f"{d}={max(c)}" for d, c in zip(da.dims, da.chunks) if d != dim))
-            warnings.warn(f"{name}: the time dimension {dim!r} is split over {nchunks} "
-                          f"chunks; rechunked to one chunk along it (each series is computed "
-                          f"whole){cut}", UserWarning, stacklevel=3)
-    return da
+from .xarray_common import apply_core as _apply
+from .xarray_common import fill_values as _fill_values
+from .xarray_common import mask_values  # noqa: F401 (clts.xarray.mask_values)
+from .xarray_common import portable_device as _portable
+from .xarray_common import prepare as _prepare
+from .xarray_common import xr_module as _xr
 
 
 def _float_dtype(da):
@@ -123,22 +50,6 @@ def _float_dtype(da):
     integers -> float64)."""
     from .runtime.arrays import float_dtype_of
     return float_dtype_of(np.empty(0, da.dtype), "da")
-
-
-def _apply(fn, da, dim, outs, kwargs, *, out_core=None, sizes=None):
-    """apply_ufunc of ``fn`` over ``da`` with ``dim`` as the (last) core dimension; ``outs``:
-    [(name, dtype, has_time)], ``has_time`` a bool or the output's core dimensions."""
-    xr = _xr()
-    core = [list(c) if isinstance(c, (list, tuple)) else [out_core or dim] if c else []
-            for _, _, c in outs]
-    res = xr.apply_ufunc(
-        fn, da, kwargs=kwargs, input_core_dims=[[dim]], output_core_dims=core,
-        exclude_dims={dim} if out_core else set(), dask="parallelized",
-        output_dtypes=[dt for _, dt, _ in outs], keep_attrs=True,
-        dask_gufunc_kwargs={"output_sizes": sizes or {}, "allow_rechunk": False})
-    if not isinstance(res, tuple):
-        res = (res,)
-    return {name: r for (name, _, _), r in zip(outs, res)}
 
 
 # ------------------------------------------------------------------------------------- STL
@@ -312,7 +223,7 @@ def bfast_breaks(da, *, dim: str = "time", device=None, **kwargs):
     ``magnitudes`` along a new dimension ``break``, and ``rss`` / ``bic`` / ``lwz`` along
     ``n`` (0..breaks breaks)."""
     from .bfast.breakpoints import max_breaks
-    from .bfast.common import n_coef
+    from .bfast.regressors import model_terms
     xr = _xr()
     da = _prepare(da, dim)
     if dim not in da.coords:
@@ -322,7 +233,8 @@ def bfast_breaks(da, *, dim: str = "time", device=None, **kwargs):
             raise TypeError(f"clts.xarray.bfast_breaks does not take {bad}=")
     dates = da[dim].values
     order, trend = kwargs.get("order", 3), kwargs.get("trend", True)
-    K = n_coef(order, trend)
+    K = len(model_terms(kwargs.get("formula"), order, trend, kwargs.get("regressors"),
+                        da.sizes[dim]).columns())      # formula= / regressors= count too
     B = max(1, min(int(kwargs.get("breaks", 5)),
                    max_breaks(kwargs.get("h", 0.15), da.sizes[dim], K)))
     dt = np.dtype(kwargs.get("dtype") or np.float64)
@@ -369,6 +281,9 @@ def break_maps(ds, *, dim: str = "break"):
     if not isinstance(ds, xr.Dataset):
         raise TypeError(f"ds must be an xarray Dataset (clts.xarray.bfast_breaks's), got "
                         f"{type(ds).__name__}")
+    if "n_trend_breaks" in ds or "breakpoint" in ds:    # bfast_decompose's, bfast01's
+        from .xarray_bfast import result_maps
+        return result_maps(ds)
     missing = [v for v in ("n_breaks", "break_dates", "magnitudes", "status") if v not in ds]
     if missing:
         raise ValueError(f"ds has no {', '.join(missing)} (variables: "
@@ -477,15 +392,10 @@ def matrix_profile(da, m, *, dim: str = "time", k: int = 1, device=None, **kwarg
     return ds
 
 
-def _portable(device):
-    """``device`` as something every process can resolve (a Device travels as its name)."""
-    from .runtime.devices import portable
-    return portable(device)
-
-
 # ----------------------------------------------------------------------------------- ocean
 
 from .xarray_ocean import superbee_fluxes, tke  # noqa: E402,F401 (clts.xarray.tke, ...)
+from .xarray_bfast import bfast01, bfast_decompose  # noqa: E402,F401 (R's bfast(), bfast01)
 
 
 # ------------------------------------------------------------- MSTL and trend tests (seasonal)
@@ -545,6 +455,11 @@ def trend_test(da, *, dim: str = "time", device=None, per=None, **kwargs):
     ``n``, ``status``). ``per="year"`` / ``"day"`` (a datetime ``dim`` with a regular step)
     adds ``slope_per_<per>``: Sen's slope per step divided by the mean step in that unit."""
     xr = _xr()
+    from .trend.multi import MULTI_VARIANTS
+    if kwargs.get("variant") in MULTI_VARIANTS:
+        raise ValueError(f"variant={kwargs['variant']!r} tests several variables together; "
+                         "clts.xarray.trend_test tests each series along dim: call "
+                         "clts.trend_test on a (..., variables, time) array")
     da = _prepare(da, dim)
     out = _apply(_trend_block, da, dim, [(n, dt or np.dtype(np.float64), False)
                                          for n, dt in _TREND_OUT],

@@ -145,6 +145,10 @@ BENCHES=()
 # overran), then bench/ by name (bench/gpu_anchors.py, stumpy.gpu_stump's anchor, runs alone)
 for b in bench/gpu_scale.py $(LC_ALL=C ls bench/bench_*.py) bench/generic_vs_tuned.py bench/host_overhead.py; do
   [ -e "$b" ] || continue
+  if [ -z "${CLTS_GPU_CHECK_BENCHES:-}" ]; then   # off the default plan (gpu_check.OFF_PLAN)
+    case "$b" in bench/bench_bfastts.py|bench/bench_bfast01.py|bench/bench_bfast_decompose.py)
+      continue ;; esac
+  fi
   if [ -n "${CLTS_GPU_CHECK_BENCHES:-}" ] && [[ ",$CLTS_GPU_CHECK_BENCHES," != *",$(basename "$b" .py),"* ]]; then
     continue
   fi

@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
 # Set up and run the test suite: every test on every working OpenCL device (pocl and Intel's CPU
-# runtime here), then the tiny kernel cases on Oclgrind with race / uninitialised-read /
-# out-of-bounds checks, then the input-handling tests again with the lowest numpy clts supports
+# runtime here), the tiny kernel cases on Oclgrind with race / uninitialised-read /
+# out-of-bounds checks, the input-handling tests again with the lowest numpy clts supports
 # (1.26, in .venv-numpy1), then the GPU resource gate (scripts/gpu-gate.sh: NVIDIA's, AMD's and
 # Intel's compilers on what every GPU profile builds). Extra arguments go to every pytest run but
 # the gate's. First a pyflakes-class ruff check (configured in pyproject.toml), so dead imports
 # and variables stay gone.
 #
-# The drivers share no state but their disk caches (written atomically), so their runs go in
-# parallel: one pytest process per device with the tests that take the device fixture
-# (CLTS_TEST_DEVICE_TESTS_ONLY), one with every other test, once (CLTS_TEST_HOST_TESTS_ONLY, on
-# the first device), and the Oclgrind run beside them. Each writes its own log, printed whole
-# when all are done; every exit code counts.
-# CLTS_TEST_SERIAL=1 runs them one after another instead. At the end, a table of each stage's
-# wall time (the device runs overlap: their own times, then the stage's) and the total.
+# The three test runs go in parallel, each writing its own log, printed whole when all are
+# done; every exit code counts. The main run spreads the test files over CLTS_TEST_WORKERS
+# pytest-xdist workers (default: cores + 1), which take the next file as they finish one, so
+# the cores stay busy to the end (one process per driver, as before, left one core idle for
+# minutes while the longest ran on). The table gives each run's wall time and its CPU seconds
+# (user + system): the runs share the cores, so the CPU seconds are what a change moves.
+# CLTS_TEST_SERIAL=1 runs them one after another, in one process each, instead. At the end, a
+# table of each stage's wall time (the runs overlap: their own times, then the stage's) and the
+# total.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
@@ -33,20 +35,25 @@ status=0
 echo "== ruff check (pyflakes rules) =="
 ruff check --no-cache clts tests bench scripts || status=$?
 stage_done "ruff"
+echo "== the lowest supported numpy (1.26): its environment =="
+if [ ! -x .venv-numpy1/bin/python ]; then
+  python3 -m venv .venv-numpy1
+fi
+.venv-numpy1/bin/python -m pip install -q --disable-pip-version-check "numpy==1.26.*" \
+  -e ".[test]" 2>&1 | grep -v -E "^WARNING: (Location|The index)" || true
+stage_done "set-up (numpy 1.26)"
 logs=$(mktemp -d)
-mapfile -t slugs < <(python -c "from clts.runtime import usable
-print('\n'.join(i.slug for i in usable() if not i.simulator))")
 pids=()
 names=()
-run() {   # run NAME ENV... -- PYTEST-ARGS...: in the background, output to $logs/NAME.log
-  local name=$1; shift
+run() {   # run NAME PYTHON ENV... -- PYTEST-ARGS...: in the background, output to $logs/NAME.log
+  local name=$1 py=$2; shift 2
   local envs=()
   while [ "$1" != "--" ]; do envs+=("$1"); shift; done
   shift
   if [ "${CLTS_TEST_SERIAL:-}" = 1 ]; then
     local t0 rc=0
     t0=$(date +%s)
-    env "${envs[@]}" python -m pytest -q -p no:cacheprovider "$@" 2>&1 | tee "$logs/$name.log" \
+    env "${envs[@]}" "$py" -m pytest -q -p no:cacheprovider "$@" 2>&1 | tee "$logs/$name.log" \
       || rc=${PIPESTATUS[0]}
     times+=("  pytest $name $(($(date +%s) - t0))")
     return $rc
@@ -54,44 +61,38 @@ run() {   # run NAME ENV... -- PYTEST-ARGS...: in the background, output to $log
   (
     t0=$(date +%s)
     rc=0
-    env "${envs[@]}" python -m pytest -q -p no:cacheprovider "$@" >"$logs/$name.log" 2>&1 || rc=$?
+    TIMEFORMAT='%0U+%0S'     # the process's CPU seconds (user + system), beside its wall time
+    { time env "${envs[@]}" "$py" -m pytest -q -p no:cacheprovider "$@" >"$logs/$name.log" \
+        2>&1; } 2>"$logs/$name.cpu" || rc=$?
     echo $(($(date +%s) - t0)) >"$logs/$name.seconds"
     exit $rc
   ) &
   pids+=($!)
   names+=("$name")
 }
-for slug in "${slugs[@]}"; do
-  run "$slug" CLTS_TEST_DEVICES="$slug" CLTS_TEST_DEVICE_TESTS_ONLY=1 -- --durations=15 \
-    "$@" tests || status=$?
-done
-# the tests without the device fixture (emulated GPUs on pocl, offline compiles, the tuner, the
-# commands, packaging), once, in a process of their own: in the first driver's process they
-# made that one the longest by far, the others leaving a core idle while it ran on
-run host CLTS_TEST_DEVICES="${slugs[0]}" CLTS_TEST_HOST_TESTS_ONLY=1 -- --durations=15 "$@" \
-  tests || status=$?
-run oclgrind -- --oclgrind "$@" tests || status=$?
+workers=()
+if [ "${CLTS_TEST_SERIAL:-}" != 1 ]; then
+  workers=(-n "${CLTS_TEST_WORKERS:-$(($(nproc) + 1))}" --dist loadfile)
+fi
+run "every-device" python -- "${workers[@]}" --durations=15 "$@" tests || status=$?
+run oclgrind python -- --oclgrind "$@" tests || status=$?
+# the input handling, BFAST and properties with numpy 1.26, on pocl
+run numpy-1.26 .venv-numpy1/bin/python CLTS_TEST_DEVICES=pocl -- "$@" \
+  tests/test_hostile_inputs.py tests/test_properties.py tests/test_bfast.py \
+  -k "not fixture and not reference_random" || status=$?
 for i in "${!pids[@]}"; do
   rc=0
   wait "${pids[$i]}" || rc=$?
   echo "== ${names[$i]} (exit $rc) =="
   cat "$logs/${names[$i]}.log"
   [ $rc = 0 ] || status=$rc
-  times+=("  pytest ${names[$i]} $(cat "$logs/${names[$i]}.seconds" 2>/dev/null || echo '?')")
+  cpu=$(( $(cat "$logs/${names[$i]}.cpu" 2>/dev/null || echo 0) ))
+  times+=("  pytest ${names[$i]} (cpu ${cpu} s) $(cat "$logs/${names[$i]}.seconds" 2>/dev/null \
+    || echo '?')")
 done
 rm -rf "$logs"
 deactivate
-stage_done "device runs and Oclgrind (together)"
-echo "== lowest supported numpy (1.26): input handling, BFAST, properties on pocl =="
-if [ ! -x .venv-numpy1/bin/python ]; then
-  python3 -m venv .venv-numpy1
-fi
-.venv-numpy1/bin/python -m pip install -q --disable-pip-version-check "numpy==1.26.*" \
-  -e ".[test]" 2>&1 | grep -v -E "^WARNING: (Location|The index)" || true
-CLTS_TEST_DEVICES=pocl .venv-numpy1/bin/python -m pytest -q -p no:cacheprovider "$@" \
-  tests/test_hostile_inputs.py tests/test_properties.py \
-  tests/test_bfast.py -k "not fixture and not reference_random" || status=$?
-stage_done "numpy 1.26"
+stage_done "the test runs (together)"
 echo "== GPU resource gate: the vendors' back ends on what every GPU profile builds =="
 bash scripts/gpu-gate.sh || status=$?
 stage_done "GPU resource gate"

@@ -91,6 +91,18 @@ def device(device_info, request):
     return get_device(device_info)
 
 
+@pytest.fixture
+def any_device(request):
+    """One device, the first test device, for tests of what wraps the kernels (files, commands,
+    streaming): they run once, in the host-tests process (scripts/test.sh), not once per driver;
+    the kernels they call are the ``device`` tests'."""
+    from clts.runtime import get_device
+    infos = _test_devices(request.config)
+    if not infos:
+        pytest.skip("no working OpenCL device")
+    return get_device(infos[0])
+
+
 def pytest_collection_modifyitems(config, items):
     device_only = bool(os.environ.get("CLTS_TEST_DEVICE_TESTS_ONLY"))
     host_only = bool(os.environ.get("CLTS_TEST_HOST_TESTS_ONLY"))
@@ -127,8 +139,9 @@ def _oclgrind_reports(request):
             pytest.fail("Oclgrind reported a problem:\n" + text[-4000:])
 
 
-def pytest_terminal_summary(terminalreporter):
-    """What the property, soak and fault tests tried (their figures), at the end of a run."""
+def _tried_lines():
+    """This process's lines of "what was tried": what the property, soak, fault and offline
+    compile tests recorded, and the templates built under Oclgrind."""
     import sys
     lines = []
     props = sys.modules.get("test_properties") or sys.modules.get("tests.test_properties")
@@ -143,6 +156,29 @@ def pytest_terminal_summary(terminalreporter):
         lines.append(f"kernels built and run under Oclgrind in this process: "
                      f"{len(BUILT_TEMPLATES)} templates ({', '.join(sorted(BUILT_TEMPLATES))}); "
                      "the matrix-profile cases run in child processes")
+    return lines
+
+
+#: lines the pytest-xdist workers sent back (the controller prints them with its own)
+_WORKER_LINES: list = []
+
+
+def pytest_sessionfinish(session):
+    """An xdist worker hands its "what was tried" lines to the controller."""
+    out = getattr(session.config, "workeroutput", None)
+    if out is not None:
+        out["clts_tried"] = _tried_lines()
+
+
+@pytest.hookimpl(optionalhook=True)         # pytest-xdist's hook (absent without it)
+def pytest_testnodedown(node, error):
+    """The controller keeps the lines of each xdist worker that finished."""
+    _WORKER_LINES.extend(getattr(node, "workeroutput", {}).get("clts_tried", []))
+
+
+def pytest_terminal_summary(terminalreporter):
+    """What the property, soak and fault tests tried (their figures), at the end of a run."""
+    lines = _tried_lines() + _WORKER_LINES
     if lines:
         terminalreporter.section("what was tried")
         for line in lines:

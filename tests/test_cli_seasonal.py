@@ -23,41 +23,41 @@ def cube(tmp_path):
     return da, path
 
 
-def test_trend(cube, tmp_path, device):
+def test_trend(cube, tmp_path, any_device):
     da, path = cube
     out = tmp_path / "t.nc"
     assert main(["trend", str(path), "-o", str(out), "--variant", "seasonal", "--period", "12",
-                 "--no-progress", "-d", device.slug]) == 0
+                 "--no-progress", "-d", any_device.slug]) == 0
     ds = xr.open_dataset(out)
-    r = clts.trend_test(da.values, variant="seasonal", period=12, device=device)
+    r = clts.trend_test(da.values, variant="seasonal", period=12, device=any_device)
     assert np.allclose(ds["slope"].values, r.slope, rtol=1e-12)
     assert np.array_equal(ds["trend"].values, r.trend)
 
 
-def test_mstl(cube, tmp_path, device):
+def test_mstl(cube, tmp_path, any_device):
     da, path = cube
     out = tmp_path / "m.nc"
     assert main(["mstl", str(path), "-o", str(out), "--periods", "12,6", "--no-progress",
-                 "-d", device.slug]) == 0
+                 "-d", any_device.slug]) == 0
     ds = xr.open_dataset(out)
-    r = clts.mstl(da.values, (6, 12), device=device)
+    r = clts.mstl(da.values, (6, 12), device=any_device)
     assert np.allclose(ds["seasonal_12"].values, r.seasonal[12], rtol=0, atol=1e-12)
 
 
-def test_bad_options(cube, tmp_path, capsys, device):
+def test_bad_options(cube, tmp_path, capsys, any_device):
     _, path = cube
     assert main(["trend", str(path), "-o", str(tmp_path / "x.nc"), "--variant", "seasonal",
-                 "--period", "1", "-d", device.slug]) == 2
+                 "--period", "1", "-d", any_device.slug]) == 2
     assert "period" in capsys.readouterr().err
     assert main(["mstl", str(path), "-o", str(tmp_path / "y.nc"), "--periods", "12,12",
-                 "-d", device.slug]) == 2
+                 "-d", any_device.slug]) == 2
 
 
 NO_DASK = ("import sys; sys.modules['dask'] = None; from clts.cli import main; "
            "sys.exit(main(sys.argv[1:]))")
 
 
-def test_netcdf_without_dask(cube, tmp_path, device):
+def test_netcdf_without_dask(cube, tmp_path, any_device):
     """Dask is an optional extra: without it a NetCDF input is read and the result written in
     one pass (the H100 machine had no Dask: every NetCDF command failed with "chunk manager
     'dask' is not available"); --chunks then says it needs Dask."""
@@ -69,10 +69,10 @@ def test_netcdf_without_dask(cube, tmp_path, device):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [
         os.path.dirname(os.path.dirname(clts.__file__)), os.environ.get("PYTHONPATH")])))
     run = [sys.executable, "-c", NO_DASK, "trend", str(path), "-o", str(out), "--variant",
-           "seasonal", "--period", "12", "--no-progress", "-d", device.slug]
+           "seasonal", "--period", "12", "--no-progress", "-d", any_device.slug]
     p = subprocess.run(run, capture_output=True, text=True, env=env, timeout=300)
     assert p.returncode == 0, p.stderr
-    r = clts.trend_test(da.values, variant="seasonal", period=12, device=device)
+    r = clts.trend_test(da.values, variant="seasonal", period=12, device=any_device)
     with xr.open_dataset(out) as ds:
         assert np.array_equal(ds["trend"].values, r.trend)
     p = subprocess.run(run[:6] + [str(tmp_path / "c.nc")] + run[7:] + ["--chunks", "y=1"],

@@ -25,16 +25,17 @@ def cubes(tmp_path_factory):
                for size, ny in ROWS.items()}
 
 
-def test_clts_bfast_memory_bounded_by_chunks_not_input(cubes, device):
+def test_clts_bfast_memory_bounded_by_chunks_not_input(cubes):
+    # once, on the default device (the host-tests process): what is measured is the command's
+    # streaming, not a driver; the kernels themselves are the device tests'
     d, nbytes = cubes
     env = dict(os.environ, PYTHONPATH=str(ROOT), CLTS_NO_PROGRESS="1")
     peak = {}
     for size in ROWS:       # small first: it also pays for any kernel build
-        out = d / f"bfast-{size}-{device.slug}.zarr"
+        out = d / f"bfast-{size}.zarr"
         rc, peak[size], _, err, _ = run_child(
             [sys.executable, "-m", "clts.cli", "bfast", str(d / f"{size}.zarr"), "--var",
-             "ndvi", "--start-monitor", "2010-01-01", "-o", str(out), "--device", device.slug,
-             "--no-progress"], env=env)
+             "ndvi", "--start-monitor", "2010-01-01", "-o", str(out), "--no-progress"], env=env)
         assert rc == 0, err
     res = xr.open_zarr(out)
     assert res.sizes["y"] == ROWS["large"] and int((res["breaks"] >= 0).sum()) > 0

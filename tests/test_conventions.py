@@ -116,7 +116,8 @@ def _public_functions():
 
 
 #: the public functions that take tuning keywords (a Plan's fields) as ``**plan_overrides``
-TUNED = {"stl", "matrix_profile", "mass", "match", "bfast_monitor", "bfast_breaks",
+TUNED = {"stl", "matrix_profile", "mass", "match", "bfast_monitor", "bfast_breaks", "bfast01",
+         "bfast_decompose",
          "trend_test", "solve_tridiagonal", "ocean.superbee_fluxes", "ocean.tke", "mstump"}
 
 

@@ -7,13 +7,16 @@ import importlib
 import pytest
 
 PUBLIC_MODULES = ["clts.errors", "clts.runtime.devices", "clts.stl.api", "clts.stl.hastl",
-                  "clts.bfast.api", "clts.bfast.breaks_api",
+                  "clts.bfast.api", "clts.bfast.breaks_api", "clts.bfast.bfast01",
                   "clts.mp.api", "clts.mp.motifs", "clts.tridiag.api", "clts.ocean.api",
                   "clts.options"]
 PUBLIC_MODULES += ["clts.stl.mstl", "clts.trend.api"]
 PUBLIC_MODULES += ["clts.mp.mass", "clts.mp.fluss", "clts.mp.stream", "clts.mp.aamp", "clts.mp.mstump",
-                   "clts.mp.mdl"]
+                   "clts.mp.mdl", "clts.mp.mpdist", "clts.mp.ostinato",
+                   "clts.mp.snippets"]
 PUBLIC_MODULES += ["clts.compat.stumpy", "clts.compat.pymannkendall"]
+PUBLIC_MODULES += ["clts.bfast.decompose"]
+PUBLIC_MODULES += ["clts.bfast.maps"]
 
 
 @pytest.mark.parametrize("name", PUBLIC_MODULES)

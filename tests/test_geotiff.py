@@ -52,14 +52,14 @@ def _folder(tmp_path, dates, y):
     return d, files
 
 
-def test_folder_stream_roundtrip(tmp_path, device):
+def test_folder_stream_roundtrip(tmp_path, any_device):
     dates, y = _stack()
     folder, _ = _folder(tmp_path, dates, y)
     out = geotiff.bfast_monitor_geotiff(folder, "2018-01-01", tmp_path / "out", block_rows=3,
-                                        device=device, progress=False)
+                                        device=any_device, progress=False)
     assert set(out) == set(geotiff.OUTPUTS)
     want = clts.bfast_monitor(y, dates, np.datetime64("2018-01-01"), nodata=NODATA,
-                              freq=365.25, device=device, progress=False)
+                              freq=365.25, device=any_device, progress=False)
     with rasterio.open(out["break_date"]) as ds:
         assert ds.crs.to_string() == CRS and ds.transform == TR and np.isnan(ds.nodata)
         bd = ds.read(1)
@@ -77,7 +77,7 @@ def test_folder_stream_roundtrip(tmp_path, device):
     assert not list((tmp_path / "out").glob(".*"))
 
 
-def test_multiband_csv_doy_and_xarray(tmp_path, device):
+def test_multiband_csv_doy_and_xarray(tmp_path, any_device):
     pytest.importorskip("rioxarray")
     import clts.xarray as cx
     dates, y = _stack(1, H=4, W=3)
@@ -86,12 +86,12 @@ def test_multiband_csv_doy_and_xarray(tmp_path, device):
     csv = tmp_path / "dates.csv"
     csv.write_text("date\n" + "\n".join(str(d) for d in dates[perm]) + "\n")
     out = geotiff.bfast_monitor_geotiff(tmp_path / "multi.tif", "2018-01-01", tmp_path / "o",
-                                        dates=csv, date_format="doy", device=device,
+                                        dates=csv, date_format="doy", device=any_device,
                                         progress=False)
     st = geotiff.open_stack(tmp_path / "multi.tif", dates=csv)
     np.testing.assert_array_equal(st.dates, dates)
     da = st.to_dataarray()
-    ds = cx.bfast_monitor(da, "2018-01-01", freq=365.25, device=device)
+    ds = cx.bfast_monitor(da, "2018-01-01", freq=365.25, device=any_device)
     paths = geotiff.write_bfast(ds, tmp_path / "x", like=da, date_format="doy")
     with rasterio.open(out["break_date"]) as a, rasterio.open(paths["break_date"]) as b:
         np.testing.assert_array_equal(a.read(1), b.read(1))
@@ -100,7 +100,7 @@ def test_multiband_csv_doy_and_xarray(tmp_path, device):
     assert ((doy[:3] >= 1) & (doy[:3] <= 366)).all()
 
 
-def test_bad_stacks(tmp_path, device):
+def test_bad_stacks(tmp_path, any_device):
     dates, y = _stack(2, H=3, W=3, years=6)
     _write(tmp_path / "nocrs.tif", y, crs=None)
     with pytest.raises(ValueError, match="inputs: .*no CRS"):
@@ -122,22 +122,22 @@ def test_bad_stacks(tmp_path, device):
         geotiff.open_stack(tmp_path / "empty*.tif")
     with pytest.raises(ValueError, match="date_format"):
         geotiff.bfast_monitor_geotiff(tmp_path / "m.tif", "2017-01-01", tmp_path / "o",
-                                      dates=dates, date_format="julian", device=device)
+                                      dates=dates, date_format="julian", device=any_device)
 
 
-def test_cli(tmp_path, device):
+def test_cli(tmp_path, any_device):
     from clts.cli import main
     dates, y = _stack(3, H=3, W=4, years=6)
     _, files = _folder(tmp_path, dates, y)         # in date order, as the CSV's rows
     csv = tmp_path / "dates.csv"
     csv.write_text("date\n" + "\n".join(str(d) for d in dates) + "\n")
     rc = main(["bfast", *files, "--dates", str(csv), "--start", "2017-06-01", "-o",
-               str(tmp_path / "out"), "--device", device.slug, "--no-progress"])
+               str(tmp_path / "out"), "--device", any_device.slug, "--no-progress"])
     assert rc == 0
     with rasterio.open(tmp_path / "out" / "break_date.tif") as ds:
         assert ds.crs.to_string() == CRS and ds.shape == (3, 4)
     rc = main(["bfast", *files[:-1], "--dates", str(csv), "--start", "2017-06-01", "-o",
-               str(tmp_path / "out2"), "--device", device.slug])
+               str(tmp_path / "out2"), "--device", any_device.slug])
     assert rc == 2
 
 
@@ -154,7 +154,7 @@ def _write_nd(path, arr, nodata):
         ds.write(arr, 1)
 
 
-def test_nodata_zero_outputs_do_not_collide(tmp_path, device):
+def test_nodata_zero_outputs_do_not_collide(tmp_path, any_device):
     """A uint16 stack with nodata 0: status 0 (tested) and a count or magnitude of 0 are
     results, never the outputs' nodata (status.tif was nodata on every pixel)."""
     dates, y = _stack(5, H=3, W=4, years=6)
@@ -163,11 +163,11 @@ def test_nodata_zero_outputs_do_not_collide(tmp_path, device):
     d.mkdir()
     for i, day in enumerate(dates):
         _write_nd(d / f"S2_{day.astype(object):%Y%m%d}.tif", u[i], 0)
-    out = geotiff.bfast_monitor_geotiff(d, "2017-06-01", tmp_path / "o", device=device,
+    out = geotiff.bfast_monitor_geotiff(d, "2017-06-01", tmp_path / "o", device=any_device,
                                         progress=False)
     yf = np.where(u == 0, np.nan, u.astype(np.float64))
     want = clts.bfast_monitor(yf, dates, np.datetime64("2017-06-01"), freq=365.25,
-                              dtype=np.float32, device=device, progress=False)
+                              dtype=np.float32, device=any_device, progress=False)
     with rasterio.open(out["status"]) as ds:
         assert ds.nodata == -1 and (ds.read_masks(1) == 255).all()
         np.testing.assert_array_equal(ds.read(1), want.status)
@@ -179,7 +179,7 @@ def test_nodata_zero_outputs_do_not_collide(tmp_path, device):
             assert np.isnan(ds.nodata)
 
 
-def test_each_file_masks_its_own_nodata(tmp_path, device):
+def test_each_file_masks_its_own_nodata(tmp_path, any_device):
     """Files 70-79 with nodata -9999, the others 0: each file's own value is missing (the first
     file's was used for all, -9999 read as data: valid counts 10 too high)."""
     dates, y = _stack(6, H=2, W=4, years=6)
@@ -191,11 +191,11 @@ def test_each_file_masks_its_own_nodata(tmp_path, device):
         _write_nd(d / f"S2_{day.astype(object):%Y%m%d}.tif", np.where(miss[i], nd, y[i]), nd)
     st = geotiff.open_stack(d)
     assert st.nodatas[69] == 0 and st.nodatas[70] == NODATA
-    out = geotiff.bfast_monitor_geotiff(d, "2017-06-01", tmp_path / "o", device=device,
+    out = geotiff.bfast_monitor_geotiff(d, "2017-06-01", tmp_path / "o", device=any_device,
                                         progress=False)
     yf = np.where(miss, np.nan, y.astype(np.float64))
     want = clts.bfast_monitor(yf, dates, np.datetime64("2017-06-01"), freq=365.25,
-                              dtype=np.float32, device=device, progress=False)
+                              dtype=np.float32, device=any_device, progress=False)
     with rasterio.open(out["valid_count"]) as ds:
         np.testing.assert_array_equal(ds.read(1), want.valids)
     with rasterio.open(out["magnitude"]) as ds:
@@ -204,7 +204,7 @@ def test_each_file_masks_its_own_nodata(tmp_path, device):
     assert np.isnan(st.to_dataarray().values[70:80][miss[70:80]]).all()
 
 
-def test_output_folder_never_touches_inputs(tmp_path, device, capsys):
+def test_output_folder_never_touches_inputs(tmp_path, any_device, capsys):
     from clts.cli import main
     from clts.io import InputError
     dates, y = _stack(7, H=2, W=3, years=5)
@@ -217,31 +217,31 @@ def test_output_folder_never_touches_inputs(tmp_path, device, capsys):
     inside = _hashes(o2)
     with pytest.raises(InputError, match="would overwrite the input .*status.tif"):
         geotiff.bfast_monitor_geotiff([*files[:-1], str(o2 / "status.tif")], "2017-06-01", o2,
-                                      dates=dates, device=device, progress=False)
+                                      dates=dates, device=any_device, progress=False)
     assert _hashes(o2) == inside
     # the input folder as the output (four results were written into the stack)
     for out in (str(folder), str(folder) + "/", files[0]):
         rc = main(["bfast", *files, "--start", "2017-06-01", "-o", out, "--device",
-                   device.slug, "--no-progress"])
+                   any_device.slug, "--no-progress"])
         err = capsys.readouterr().err
         assert rc == 2 and "would overwrite the input" in err and "Traceback" not in err
     rc = main(["bfast", str(folder), "--start", "2017-06-01", "-o", str(tmp_path),
-               "--device", device.slug, "--no-progress"])
+               "--device", any_device.slug, "--no-progress"])
     assert rc == 2 and "would overwrite the input" in capsys.readouterr().err
     assert _hashes(folder) == before
     # a folder inside the stack's folder
     with pytest.raises(InputError, match="would overwrite the input"):
-        geotiff.bfast_monitor_geotiff(folder, "2017-06-01", folder / "sub", device=device,
+        geotiff.bfast_monitor_geotiff(folder, "2017-06-01", folder / "sub", device=any_device,
                                       progress=False)
     assert not (folder / "sub").exists()
 
 
-def test_existing_outputs_need_overwrite_and_clts_tag(tmp_path, device, capsys):
+def test_existing_outputs_need_overwrite_and_clts_tag(tmp_path, any_device, capsys):
     from clts.cli import main
     dates, y = _stack(8, H=2, W=3, years=5)
     _, files = _folder(tmp_path, dates, y)
     co1 = tmp_path / "co1"
-    argv = ["bfast", *files, "--start", "2017-06-01", "-o", str(co1), "--device", device.slug,
+    argv = ["bfast", *files, "--start", "2017-06-01", "-o", str(co1), "--device", any_device.slug,
             "--no-progress"]
     assert main(argv) == 0
     first = _hashes(co1)
@@ -262,11 +262,11 @@ def test_existing_outputs_need_overwrite_and_clts_tag(tmp_path, device, capsys):
     assert _hashes(co1)["status.tif"] == theirs
     # a file where the folder would be
     (tmp_path / "afile").write_text("x")
-    rc = main(argv[:-4] + [str(tmp_path / "afile"), "--device", device.slug, "--no-progress"])
+    rc = main(argv[:-4] + [str(tmp_path / "afile"), "--device", any_device.slug, "--no-progress"])
     assert rc == 2 and "not a folder" in capsys.readouterr().err
 
 
-def test_unreadable_inputs_and_dates_are_value_errors(tmp_path, device, capsys):
+def test_unreadable_inputs_and_dates_are_value_errors(tmp_path, any_device, capsys):
     from clts.cli import main
     dates, y = _stack(9, H=40, W=30, years=5)
     folder, files = _folder(tmp_path, dates, y)
@@ -275,10 +275,10 @@ def test_unreadable_inputs_and_dates_are_value_errors(tmp_path, device, capsys):
     big.write_bytes(data[:len(data) // 2])                   # truncated
     with pytest.raises(ValueError, match="inputs: cannot (read|open) .*" + big.name):
         geotiff.bfast_monitor_geotiff(files, "2017-06-01", tmp_path / "out", dates=dates,
-                                      device=device, progress=False)
+                                      device=any_device, progress=False)
     assert not (tmp_path / "out").exists()                   # no empty folder left behind
     rc = main(["bfast", *files, "--start", "2017-06-01", "-o", str(tmp_path / "out"),
-               "--device", device.slug, "--no-progress"])
+               "--device", any_device.slug, "--no-progress"])
     err = capsys.readouterr().err
     assert rc == 2 and "inputs: cannot" in err and not (tmp_path / "out").exists()
     big.write_bytes(data)

@@ -26,7 +26,7 @@ DEFAULT_BUDGET = 9 * 60 + 30
 
 
 def test_every_bench_script_has_an_estimate():
-    names = {f"bench-{p.stem}" for p in ROOT.glob("bench/bench_*.py")}
+    names = {f"bench-{p.stem}" for p in ROOT.glob("bench/bench_*.py")} - set(gc.OFF_PLAN)
     names |= {"bench-generic_vs_tuned", "bench-host_overhead",
               "bench-gpu_scale"}
     assert names == {s for s in gc.PLAN if s.startswith("bench-")}

@@ -11,11 +11,13 @@ PKG = ROOT / "clts"
 
 ALGORITHMS = ("clts.stl", "clts.bfast", "clts.mp", "clts.tridiag", "clts.ocean", "clts.trend")
 INTEGRATIONS = ("clts.labels", "clts.plots", "clts.xarray", "clts.distributed", "clts.io",
-                "clts.geotiff", "clts.xarray_ocean", "clts.compat")
+                "clts.geotiff", "clts.xarray_ocean", "clts.compat", "clts.xarray_bfast", "clts.xarray_common",
+                "clts.geotiff_bfast")
 FACE = "clts"            # the package __init__: the public names
 #: the face: the package __init__ and the commands (clts, clts-tune, the demo), which call the
 #: public functions
-FACES = (FACE, "clts.cli", "clts.demo", "clts.warmup", "clts.tune.cli", "clts.tune.report",
+FACES = (FACE, "clts.cli", "clts.cli_bfast", "clts.cli_common",
+         "clts.demo", "clts.warmup", "clts.tune.cli", "clts.tune.report",
          "clts.tune.offline", "clts.tune.workloads", "clts.tune.coalescing")
 #: what each layer may import, besides its own package and clts.errors / clts.options /
 #: clts.vocabulary / clts._version (the bottom: they import nothing of clts)
@@ -145,6 +147,11 @@ ALLOWED = {
 }
 
 
+#: the algorithms one algorithm composes: ocean's vertical solves, bfast_decompose's initial
+#: season (R's bfast() starts from stl's)
+ALGORITHM_USES = {("clts.ocean", "clts.tridiag"), ("clts.bfast", "clts.stl")}
+
+
 def test_layers_point_one_way():
     bad = []
     for m in MODULES:
@@ -155,7 +162,7 @@ def test_layers_point_one_way():
             if lt not in ALLOWED[lm]:
                 bad.append(f"{m}:{line} ({lm}) imports {t} ({lt})")
             elif lm == "algorithm" and lt == "algorithm" and _package(m) != _package(t) \
-                    and not (_package(m) == "clts.ocean" and _package(t) == "clts.tridiag"):
+                    and (_package(m), _package(t)) not in ALGORITHM_USES:
                 bad.append(f"{m}:{line}: algorithms do not import each other ({t})")
             elif lm == "tune" and lt == "algorithm" and not m.endswith((".registry",)):
                 bad.append(f"{m}:{line}: the tuner finds algorithms through its registry ({t})")

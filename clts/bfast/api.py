@@ -24,6 +24,8 @@ period (only valid values count). With h = floor(hfrac * n)::
     date and t_{n0-1} that of the last history date (days since 1 January of the first year for
     dates); crit at the tabulated level 1 - level, nearest tabulated period;
     -2 when n <= 5 or N - n <= 5; means and magnitudes 0 then.
+``type="OLS-CUSUM"`` / ``"RE"`` / ``"ME"``: strucchange's other monitoring processes
+(``clts.bfast.monitor_types``, docs/bfast.md "Monitoring processes").
 Both: a singular history fit (fewer valid values than coefficients, collinear) gives -2;
 ``magnitudes`` = median of the monitoring residuals; ``means`` = mean of the MOSUM over the valid
 monitoring values; ``breaks`` counts every monitoring date (valid or not) from 0.
@@ -43,14 +45,16 @@ from ..runtime.faults import with_smaller_chunks
 from ..runtime.outputs import deliver, out_arrays, view_as
 from ..vocabulary import renamed
 from .common import STATUS
-from .common import (design_matrix, log_plus, n_coef, rec_cusum_bound,
-                     trend_scaling, unscale_coef)
+from .common import (log_plus, rec_cusum_bound,
+                     trend_scaling)
+from .regressors import model_terms
 from .common import time_axis as _time_axis
 from ..timeaxis import check_fits, is_cftime, parse_date
 from .plan import Plan, Problem, make_plan
 from .device import INT_TYPES, LazyFields, device_axis
 from .monitor_run import run_host
 from .checks import TYPES, check_arguments, check_history  # noqa: F401 (public here)
+from .monitor_types import PROCESS, critval, r_basis
 from .checks import (check_params, default_freq, history_end, levels, monitor_dates,
                      out_specs, time_axis_and_dates)
 
@@ -74,7 +78,8 @@ class BfastResult(LazyFields):
     magnitudes : numpy.ndarray or None
         Median of the valid monitoring residuals (None with ``magnitudes=False``).
     means : numpy.ndarray
-        Mean of the MOSUM process over the valid monitoring values.
+        Mean of the MOSUM process (of the ``type``'s process; RE / ME: of its largest
+        |component|) over the valid monitoring values.
     valids : numpy.ndarray of int32
         Number of valid values.
     history_start : numpy.ndarray or None
@@ -84,7 +89,8 @@ class BfastResult(LazyFields):
         is fitted exactly, to rounding: the MOSUM is 0 / 0), 4 non-finite (+-inf in the series,
         or values too large for the fit); ``clts.bfast.common.STATUS`` names the codes.
     mosum, bounds : numpy.ndarray or None
-        ``[N - n, ...]`` MOSUM and boundary (NaN at missing dates), with ``detailed=True``.
+        ``[N - n, ...]`` MOSUM (the ``type``'s process) and boundary (NaN at missing dates),
+        with ``detailed=True``.
     prediction : numpy.ndarray or None
         ``[N, ...]`` fitted model, with ``detailed=True``.
     coef : numpy.ndarray or None
@@ -143,6 +149,7 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
                   level=0.05, history="all", convention="r", magnitudes=True, detailed=False,
                   nodata=None, time_axis=None, period=10, dtype=None, device=None,
                   version="auto", plan=None, progress=True, type="OLS-MOSUM", out=None,
+                  regressors=None, formula=None,
                   **plan_overrides):
     """BFAST-Monitor change detection on every pixel (series) of ``y``.
 
@@ -178,6 +185,12 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
         ``freq=1`` for decimal years.
     trend : bool, optional
         Include a linear trend (default True).
+    regressors, formula : optional
+        Covariates shared by all pixels (one finite value per date, ``[dates]``, ``[dates, q]``
+        or a dict name -> ``[dates]``) and R's model formula over ``trend``, ``harmon`` (of
+        ``k``), their names and ``1``, as :func:`clts.bfast_breaks` takes them (R's
+        ``bfastmonitor(formula = response ~ trend + harmon + xreg)``); the covariates of the
+        monitoring dates enter the prediction. Not with ``detailed=True`` on a device cube.
     hfrac : {0.25, 0.5, 1.0}, optional
         MOSUM window as a fraction of the history's valid values.
     level : float or (float, float), optional
@@ -215,9 +228,14 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
     progress : bool, optional
         Show a progress bar over chunks when ``tqdm`` is installed (``progress_bar`` is its
         deprecated name).
-    type : {"OLS-MOSUM"}, optional
-        strucchange's monitoring process; "OLS-CUSUM", "RE" and "ME" are refused with a
-        ValueError (not implemented).
+    type : {"OLS-MOSUM", "OLS-CUSUM", "RE", "ME"}, optional
+        strucchange's monitoring process (R's ``type``): the moving sum of the residuals
+        (default), their cumulated sum, or the recursive / moving-window estimates (the
+        K-vector of the coefficients' change, tested by its largest component), each with
+        strucchange's boundary and critical value (``clts.bfast.monitor_types``; ``means``,
+        ``mosum`` and ``bounds`` then hold that process, for RE / ME its largest |component|,
+        and its boundary; docs/bfast.md, "Monitoring processes"). Types other than
+        "OLS-MOSUM" need ``convention="r"``.
     out : dict of numpy arrays, or BfastResult, optional
         Arrays that receive the results: a dict with any of the result's array attributes
         that this call returns (``breaks``, ``break_dates``, ``magnitudes``, ``means``,
@@ -247,7 +265,7 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
     ------
     ValueError
         Parameters outside strucchange's table (``hfrac``, ``level``, ``period``), ``k``
-        outside 0..10, ``type`` other than "OLS-MOSUM", unsorted or mismatched ``dates``, ``start_monitor`` outside the dates.
+        outside 0..10, unknown ``type``, unsorted or mismatched ``dates``, ``start_monitor`` outside the dates.
     TypeError
         Unsupported dtype (bool, complex, int64), non-integer ``time_axis``, non-bool ``trend``.
     clts.DeviceError
@@ -308,7 +326,17 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
     if N < 2 or np.any(np.diff(t) <= 0) or not np.all(np.isfinite(t)):
         raise ValueError("dates must be finite and strictly increasing")
     n = history_end(t, ts, dates, start_monitor)
-    K = n_coef(k, trend)
+    terms = model_terms(formula, k, trend, regressors, N)        # shared covariates only
+    if terms.missing is not None:
+        raise ValueError("regressors of bfast_monitor must be finite (bfast_breaks and bfast01 "
+                         "read a NaN covariate as a missing value)")
+    if terms.q and on_device and detailed:
+        raise TypeError("detailed=True with regressors takes a host cube (the coefficients are "
+                        "unscaled on the host)")
+    k, trend = terms.order, terms.trend
+    K = len(terms.columns())
+    if type in ("RE", "ME"):        # their critical values take strucchange's nreg = K
+        crit = critval(type, hfrac, level, period, K, convention)
     hist_given = not isinstance(history, str)
     if dtype is None:
         dtype = y.dtype if y.dtype.kind == "f" else np.dtype(np.float32)
@@ -328,9 +356,13 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
     real = "double" if dtype == np.float64 else "float"
     in_type = _INT_TYPES.get(y.dtype, "float" if y.dtype == np.float32 else "double")
     center, scale = trend_scaling(t, n)
-    X = design_matrix(t, k, freq, trend, center, scale)
+    X = terms.design(t, freq, center, scale)
     if convention == "bfast-py":
         bounds_t = crit * math.sqrt(2.0) * np.sqrt(log_plus(t[n:] / t[n - 1]))
+    elif type in ("RE", "ME"):
+        # R's columns alpha_j + beta_j (the design's column j) for the K columns, then the
+        # design matrix [N, K] in the estimates' precision (ereal: double where it can be)
+        bounds_t = np.concatenate([r_basis(t, terms, center, scale), X.ravel()])
     else:
         bounds_t = np.zeros(1)
     M = int(np.prod(pix_shape, dtype=np.int64))
@@ -340,7 +372,8 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
     tpl = dict(real=real, in_type=in_type, has_nodata=nodata is not None, K=K, N=N, n=n,
                history="ROC" if (hist_given or history == "BP") else history,
                convention=convention, dof_sub=K if convention == "r" else 2 + 2 * k,
-               detailed=bool(detailed), magnitudes=bool(magnitudes))
+               detailed=bool(detailed), magnitudes=bool(magnitudes), process=PROCESS[type],
+               ereal="double" if type in ("RE", "ME") and dev.fp64 else real)
     if on_device:
         if out is not None:
             raise TypeError("out= takes numpy arrays; a call on a device array returns device "
@@ -391,7 +424,7 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
     res.status = shaped(out["status"], name="status")
     status = out["status"].reshape(pix_shape)
     if detailed:
-        coef = unscale_coef(np.moveaxis(out["coef"], 0, -1).astype(np.float64), trend, center, scale)
+        coef = terms.unscale(np.moveaxis(out["coef"], 0, -1).astype(np.float64), center, scale)
         coef = shaped(np.moveaxis(coef, -1, 0).astype(dtype), (K,))
         pred = shaped(out["pred"], (N,))
         sigma = out["sigma"].reshape(pix_shape)

@@ -74,38 +74,59 @@ def independent_columns(X, dtype=np.float64) -> list:
     return keep
 
 
-def rank_deficient_pixels(flat, X, dtype, candidates=None, block=1 << 15) -> np.ndarray:
+def rank_deficient_pixels(flat, X, dtype, candidates=None, block=1 << 15, XP=None) -> np.ndarray:
     """[M] bool: pixels of ``flat`` [N, M] whose valid dates' rows of ``X`` have a singular
     value below ``RANK_TOL`` times their largest (e.g. every valid date in the same season:
     the harmonics repeat the intercept). From the eigenvalues of each pixel's Gram matrix (one
     matrix product per block of pixels); only ``candidates`` (default: the pixels with a
-    missing value; a full pixel has the design's rank) are looked at."""
+    missing value; a full pixel has the design's rank) are looked at. ``XP`` [N, q, M]: per-pixel
+    columns after those of ``X`` (then every pixel is a candidate)."""
     N, M = flat.shape
-    K = X.shape[1]
+    K = X.shape[1] + (0 if XP is None else XP.shape[1])
     out = np.zeros(M, bool)
     if candidates is None:
-        candidates = np.isnan(flat).any(axis=0)
+        candidates = np.isnan(flat).any(axis=0) if XP is None else np.ones(M, bool)
     cols = np.nonzero(candidates)[0]
     if cols.size == 0 or K == 0:
         return out
     X = np.asarray(X, np.float64)
-    P = (X[:, :, None] * X[:, None, :]).reshape(N, K * K)      # x_t x_t' per date
     tol2 = RANK_TOL[np.dtype(dtype).itemsize] ** 2
+    if XP is not None:
+        block = min(block, 1 << 11)
+    else:
+        P = (X[:, :, None] * X[:, None, :]).reshape(N, K * K)      # x_t x_t' per date
     for a in range(0, cols.size, block):
         c = cols[a:a + block]
         v = ~np.isnan(np.asarray(flat[:, c], np.float64))
-        G = (v.T.astype(np.float64) @ P).reshape(c.size, K, K)
+        if XP is None:
+            G = (v.T.astype(np.float64) @ P).reshape(c.size, K, K)
+        else:
+            Xc = pixel_design(X, XP[:, :, c])
+            G = np.einsum("tpk,tpl,tp->pkl", Xc, Xc, v)
         ev = np.linalg.eigvalsh(G)
         out[c] = ~(ev[:, 0] > tol2 * ev[:, -1])
     return out
 
 
-def run_breakpoints(dev, plan, flat, X, h, breaks, dtype, *, progress=False, k_check=None):
+def pixel_design(X, XP):
+    """[N, P, K] design of each pixel: the shared columns ``X`` [N, Ks] and the per-pixel ones
+    ``XP`` [N, q, P] (None: ``X`` for every pixel, a broadcast view of P = 1)."""
+    X = np.asarray(X, np.float64)
+    if XP is None:
+        return X[:, None, :]
+    N, q, P = XP.shape
+    return np.concatenate([np.broadcast_to(X[:, None, :], (N, P, X.shape[1])),
+                           np.moveaxis(np.asarray(XP, np.float64), 1, 2)], axis=2)
+
+
+def run_breakpoints(dev, plan, flat, X, h, breaks, dtype, *, progress=False, k_check=None,
+                    XP=None):
     """The two kernels over the chunks of ``flat`` [N, M]; see the module docstring.
     ``k_check``: the number of coefficients the h > K check and the cap on the breaks count
-    (the design's columns before :func:`independent_columns` dropped any; default ``X``'s)."""
+    (the design's columns before :func:`independent_columns` dropped any; default ``X``'s).
+    ``XP`` [N, q, M]: regressors per pixel, the design's last q columns (None: none)."""
     N, M = flat.shape
-    K = X.shape[1]
+    K = X.shape[1] + (0 if XP is None else XP.shape[1])
     kc = K if k_check is None else int(k_check)
     BREAKS = max(1, min(int(breaks), max_breaks(h, N, kc)))
     NB = BREAKS * (BREAKS + 1) // 2
@@ -116,7 +137,7 @@ def run_breakpoints(dev, plan, flat, X, h, breaks, dtype, *, progress=False, k_c
         out["breaks"] = BREAKS
         return out
     out = with_smaller_chunks(lambda max_items: _run(dev, plan, flat, X, h, BREAKS, dtype, out,
-                                                      progress, max_items),
+                                                      progress, max_items, XP),
                               device=dev, what="bfast_breaks")
     if kc > K:       # h <= the design's column count: status 1, as R (its k counts them all)
         fail(out, (out["status"] == 0) & (out["h"] <= kc), 1)
@@ -133,20 +154,21 @@ def fail(out, mask, code):
     out["bp"][:, mask] = -1
 
 
-def _run(dev, plan, flat, X, h, BREAKS, dtype, out, progress, max_items):
+def _run(dev, plan, flat, X, h, BREAKS, dtype, out, progress, max_items, XP=None):
     import pyopencl as cl
 
     N, M = flat.shape
-    K = X.shape[1]
+    q = 0 if XP is None else XP.shape[1]
+    K = X.shape[1] + q
     T = N * (N + 1) // 2
     rs = dtype.itemsize
     G = plan.interleave
-    chunks = chunk_ranges(dev, plan, N, M, K, BREAKS, dtype, max_items)
+    chunks = chunk_ranges(dev, plan, N, M, K, BREAKS, dtype, max_items, q)
     ctx = dev.context
     mf = cl.mem_flags
     Xd = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(X, dtype))
     hsd = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=segment_table(h, N))
-    kern = kernels(dev, plan, K, N, BREAKS, dtype)
+    kern = kernels(dev, plan, K, N, BREAKS, dtype, q)
     cmax = max(b - a for a, b in chunks)
     cpad = round_up(cmax, G)
 
@@ -167,15 +189,24 @@ def _run(dev, plan, flat, X, h, BREAKS, dtype, out, progress, max_items):
         hb[:, :m] = flat[:, a:b]
         hb[:, m:] = np.nan
         inputs[slot], events = io.send(slot, "y", hb, queue)
+        if q:
+            hx = io.host(slot, "xp", (N, q, mp), dtype)
+            hx[:, :, :m] = XP[:, :, a:b]
+            hx[:, :, m:] = 0
+            xp, ev = io.send(slot, "xp", hx, queue)
+            inputs[(slot, "xp")] = xp
+            events = list(events) + list(ev)
         return events
 
     def compute(i, a, b, slot, wait_for):
         m = b - a
         mp = round_up(m, G)
         yd = inputs.pop(slot).data
+        xpd = inputs.pop((slot, "xp")).data if q else None
         od = [io.out(slot, k, out[k][..., a:b]).data for k in keys]
         device_wait(dev, wait_for)
-        return [launch_chunk(dev, plan, kern, yd, m, mp, Xd, hsd, tri, cost, arg, vidx, od)]
+        return [launch_chunk(dev, plan, kern, yd, m, mp, Xd, hsd, tri, cost, arg, vidx, od,
+                             xpd)]
 
     def download(i, a, b, slot, queue, wait_for):
         return io.fetch(slot, queue, wait_for)
@@ -186,25 +217,28 @@ def _run(dev, plan, flat, X, h, BREAKS, dtype, out, progress, max_items):
     return out
 
 
-def chunk_ranges(dev, plan, N, M, K, BREAKS, dtype, max_items):
-    """The chunks of M pixels (device limits, the Plan's ``chunk_bytes``)."""
+def chunk_ranges(dev, plan, N, M, K, BREAKS, dtype, max_items, q=0):
+    """The chunks of M pixels (device limits, the Plan's ``chunk_bytes``); ``q`` per-pixel
+    regressors of the K."""
     T = N * (N + 1) // 2
     rs = dtype.itemsize
     per = [N * rs, T * rs, BREAKS * N * (rs + 4), N * 4, 16 + (BREAKS + 1) * rs,
-           BREAKS * (BREAKS + 1) // 2 * 4]
+           BREAKS * (BREAKS + 1) // 2 * 4] + ([N * q * rs] if q else [])
     cap = chunk_cap(plan, N, rs)
     if cap is not None:
         max_items = cap if max_items is None else min(max_items, cap)
-    return chunk_sizes(M, per, dev, fixed_bytes=(N * K + N + 1) * rs, multiple=plan.interleave,
+    return chunk_sizes(M, per, dev, fixed_bytes=(N * (K - q) + N + 1) * rs, multiple=plan.interleave,
                        max_items=max_items)
 
 
-def kernels(dev, plan, K, N, BREAKS, dtype):
-    """(``bp_rss``, ``bp_dp``, pixels per work-group of the split ``bp_rss`` or 0, K, N)."""
+def kernels(dev, plan, K, N, BREAKS, dtype, q=0):
+    """(``bp_rss``, ``bp_dp``, pixels per work-group of the split ``bp_rss`` or 0, K, N, q)."""
     spec = dict(real="double" if dtype == np.float64 else "float", lanes=plan.lanes,
                 interleave=plan.interleave, K=K, BREAKS=BREAKS, subgroup=plan.subgroup)
     if plan.scan:       # absent otherwise: the CPU source renders as before
         spec["scan"] = 1
+    if q:               # per-pixel regressors (bp_rss's XP argument)
+        spec["q"] = int(q)
     tpl = "bfast/breakpoints.cl.mako"
     pix = pixels_per_group(plan, K, dev)
     if pix:     # bp_rss split over K work-items per (pixel, start): a small state, no grf
@@ -218,16 +252,18 @@ def kernels(dev, plan, K, N, BREAKS, dtype):
     return prg_rss.kernel("bp_rss"), prg.kernel("bp_dp"), pix, K, N
 
 
-def launch_chunk(dev, plan, kern, yd, m, mp, Xd, hsd, tri, cost, arg, vidx, od):
+def launch_chunk(dev, plan, kern, yd, m, mp, Xd, hsd, tri, cost, arg, vidx, od, xpd=None):
     """The two kernels on a chunk of ``m`` pixels (rows of ``mp``) of ``yd``; outputs ``od``
-    (nobs, h, bmax, status, rss, bp). Returns the last event."""
+    (nobs, h, bmax, status, rss, bp); ``xpd``: the chunk's per-pixel regressors (a kernel
+    built with ``q``). Returns the last event."""
     k_rss, k_dp, pix, K, N = kern
+    xs = (Xd,) if xpd is None else (Xd, xpd)
     if pix:
-        launch(dev, k_rss, (K, round_up(mp, pix), N), (K, pix, 1), yd, np.int32(mp), Xd, hsd,
+        launch(dev, k_rss, (K, round_up(mp, pix), N), (K, pix, 1), yd, np.int32(mp), *xs, hsd,
                tri, np.int32(N))
     else:
         launch(dev, k_rss, (round_up(mp // plan.lanes, plan.wg), N), (plan.wg, 1), yd,
-               np.int32(mp), Xd, hsd, tri, np.int32(N))
+               np.int32(mp), *xs, hsd, tri, np.int32(N))
     return launch(dev, k_dp, round_up(m, plan.dp_wg), plan.dp_wg, yd, np.int32(mp),
                   np.int32(m), hsd, tri, cost, arg, vidx, *od, np.int32(N))
 

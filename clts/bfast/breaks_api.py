@@ -6,6 +6,9 @@ Model of each segment (K = 1 + trend + 2 order coefficients)::
 
     y_t = a + b t + sum_{j=1..order} ( c_j cos(2 pi j t / freq) + d_j sin(2 pi j t / freq) ) + e_t
 
+plus the covariates of ``regressors=`` (shared by all pixels), or the terms ``formula=`` names
+(R's ``response ~ trend + harmon + xreg``, ``response ~ 1``: ``clts.bfast.regressors``).
+
 Breakpoints, RSS, BIC: strucchange's ``breakpoints.formula`` / ``summary.breakpointsfull``
 (see ``clts.bfast.breakpoints_reference``). The trend regressor is the time (for a regular
 series an affine function of R's ``trend = 1..n``: the same column space, the same fits).
@@ -25,10 +28,12 @@ from .device import INT_TYPES, LazyFields, device_axis
 from ..runtime import get_device
 from ..runtime.arrays import device_input, is_device_array, native, values_of
 from .breakpoints import (CRITERIA, check_h_breaks, criteria, fail, independent_columns,
-                          rank_deficient_pixels, rss_floor, run_breakpoints, select)
+                          pixel_design, rank_deficient_pixels, rss_floor, run_breakpoints,
+                          select)
 from .breakpoints_plan import BreakpointsPlan, Problem, make_plan
 from .breakpoints_reference import BP_STATUS
-from .common import design_matrix, design_names, trend_scaling
+from .regressors import model_terms
+from .common import trend_scaling
 from .common import time_axis as _time_axis
 from ..timeaxis import check_fits
 
@@ -86,7 +91,7 @@ class BreaksResult(LazyFields):
 
 def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, breaks=5,
                  criterion="BIC", magnitudes=True, confint=None, time_axis=None,
-                 dtype=np.float64,
+                 regressors=None, formula=None, dtype=np.float64,
                  device=None, plan=None, progress=True, **plan_overrides):
     """Bai-Perron multiple breakpoints of a season + trend model on every pixel of ``y``.
 
@@ -122,6 +127,17 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
     time_axis : int or str, optional
         As :func:`clts.bfast_monitor`: default 0 for numpy (``[time, pixels...]``); ``dates``
         that fit another axis but not that one are a ValueError naming ``time_axis=``.
+    regressors : array_like or dict, optional
+        Covariates, joining the design after the season (R's ``response ~ trend + harmon +
+        xreg``): shared by all pixels, ``[dates]`` or ``[dates, q]`` (named ``x1 .. xq``) or a
+        dict name -> ``[dates]``; or per pixel and date, ``y``'s shape plus a last axis of q or
+        a dict name -> an array shaped like ``y`` (host cubes only). A NaN value makes that
+        value of ``y`` missing.
+    formula : str, optional
+        R's model formula over ``trend``, ``harmon`` (of ``order``), the regressors' names and
+        ``1``: ``"response ~ trend + harmon + x1"``, ``"response ~ harmon"``, ``"response ~ 1"``
+        (intercept only). Given, it overrides ``trend`` and leaves out the regressors it does
+        not name; None: ``trend``, ``order`` and every regressor (``clts.bfast.regressors``).
     dtype : {float64, float32}
         Precision on the device (float64 default: the RSS differences the programme compares
         are small against the RSS).
@@ -137,7 +153,7 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
     ------
     ValueError
         ``h``, ``breaks``, ``order``, ``criterion`` out of range, dates unsorted or not one per
-        time step.
+        time step, ``formula`` / ``regressors`` malformed.
 
     Examples
     --------
@@ -163,13 +179,7 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
         dates = device_axis(y, dates, time_axis)
         y = device_input(y, "y", get_device(device), dtypes=_DEVICE_TYPES)
     else:
-        labels, dates = time_axis_and_dates(y, dates, time_axis)
-        y = native(values_of(y))
-        if y.dtype.kind not in "fiu" or y.dtype.kind == "b":
-            raise TypeError(f"y must be a real array (NaN = missing), got dtype {y.dtype}")
-        n_dates = np.asarray(dates).size
-        check_fits(y.shape, labels.axis, lambda n: n == n_dates, f"dates ({n_dates} entries)")
-        y = np.moveaxis(y, labels.axis, 0)
+        labels, dates, y = host_cube(y, dates, time_axis)
     N = y.shape[0]
     pix_shape = y.shape[1:]
     d0 = np.asarray(dates).ravel()
@@ -183,20 +193,27 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
         raise TypeError(f"dtype must be float32 or float64, got {dtype}")
     dev = get_device(device)
     dev.require_dtype(dtype)
+    terms = model_terms(formula, order, trend, regressors, N, cube=None if on_device else
+                        _original_shape(pix_shape, N, labels.axis))
+    if on_device and terms.missing is not None:
+        raise TypeError("regressors with NaN take a host cube (the NaN make values of y "
+                        "missing); y.get() the device array first")
     center, scale = trend_scaling(t, N)
-    X = design_matrix(t, order, freq, trend, center, scale)
-    K_design = X.shape[1]
+    X = terms.design(t, freq, center, scale)
+    names = terms.columns()
+    q_pix = terms.q if terms.per_pixel else 0       # per-pixel columns, after X's
+    K_shared = X.shape[1]
+    K_design = K_shared + q_pix
     keep = independent_columns(X, dtype)        # the rank the dates give the design
-    if len(keep) < K_design:
-        names = design_names(order, trend)
+    if len(keep) < K_shared:
         warnings.warn(f"bfast_breaks: the design is rank-deficient on these dates ("
-                      f"{', '.join(names[j] for j in range(K_design) if j not in keep)} "
-                      f"{'is a linear combination' if K_design - len(keep) == 1 else 'are linear combinations'} "
+                      f"{', '.join(names[j] for j in range(K_shared) if j not in keep)} "
+                      f"{'is a linear combination' if K_shared - len(keep) == 1 else 'are linear combinations'} "
                       f"of the other columns up to rounding, e.g. harmonics of freq={freq!r} on "
                       f"dates one season apart); fitted with the {len(keep)} independent "
                       "columns (diagnostics['dropped_columns'])", UserWarning, stacklevel=2)
         X = X[:, keep]
-    K = X.shape[1]
+    K = X.shape[1] + q_pix
     if plan is None:
         plan = make_plan(dev, Problem(N, K, dtype.itemsize), **plan_overrides)
     elif not isinstance(plan, BreakpointsPlan):
@@ -207,22 +224,29 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
     flat = y.reshape(N, M)
     if confint is not None and not (isinstance(confint, (float, int)) and 0 < confint < 1):
         raise ValueError(f"confint must be a level in (0, 1) or None, got {confint!r}")
-    dropped = [design_names(order, trend)[j] for j in range(K_design) if j not in keep]
+    dropped = [names[j] for j in range(K_shared) if j not in keep]
     if on_device:
+        if q_pix:
+            raise TypeError("per-pixel regressors take a host cube: y.get() the device array "
+                            "first")
         return _breaks_device(dev, plan, flat, pix_shape, X, K_design, h, breaks, dtype,
                               criterion, magnitudes, confint, dates, dropped)
     if flat.dtype != dtype:
         flat = flat.astype(dtype)
+    flat = terms.apply_missing(flat, dtype)
+    XP = terms.pixel_columns()
     out = run_breakpoints(dev, plan, flat, X, h, breaks, dtype, progress=progress,
-                          k_check=K_design)
+                          k_check=K_design, XP=XP)
     ok = out["status"] == 0
-    fail(out, rank_deficient_pixels(flat, X, dtype, ok & (out["nobs"] < N)), 4)   # gaps only
+    # rank: pixels with gaps (a full pixel has the shared design's rank), all with XP
+    fail(out, rank_deficient_pixels(flat, X, dtype, ok & (out["nobs"] < N) if XP is None
+                                    else ok, XP=XP), 4)
     floor = rss_floor(flat, dtype)
     bic, lwz = criteria(out, K, floor)
     sel, bp = select(out, bic if criterion == "BIC" else lwz)
-    mags = _magnitudes(flat, X, sel, bp) if magnitudes else None
+    mags = _magnitudes(flat, X, sel, bp, XP) if magnitudes else None
     if confint is not None:
-        ci = _intervals(flat, X, sel, bp, float(confint))
+        ci = _intervals(flat, X, sel, bp, float(confint), XP)
     bdates = _break_dates(dates, bp)
 
     def per(a, name):
@@ -250,6 +274,24 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
                            **counts, exact_fit=int(np.sum((sel >= 0) & (chosen <= floor))),
                            dropped_columns=dropped, device=str(dev.slug))
     return res
+
+
+def _original_shape(pix_shape, N, axis):
+    """(shape, time axis) of the cube as given, from its moved shape."""
+    axis = axis % (len(pix_shape) + 1)
+    return pix_shape[:axis] + (N,) + pix_shape[axis:], axis
+
+
+def host_cube(y, dates, time_axis):
+    """(labels, dates, y with its time axis first) of a host cube ``y`` (numpy, pandas,
+    xarray; any layout and byte order)."""
+    labels, dates = time_axis_and_dates(y, dates, time_axis)
+    y = native(values_of(y))
+    if y.dtype.kind not in "fiu" or y.dtype.kind == "b":
+        raise TypeError(f"y must be a real array (NaN = missing), got dtype {y.dtype}")
+    n_dates = np.asarray(dates).size
+    check_fits(y.shape, labels.axis, lambda n: n == n_dates, f"dates ({n_dates} entries)")
+    return labels, dates, np.moveaxis(y, labels.axis, 0)
 
 
 def _break_dates(dates, bp):
@@ -323,9 +365,10 @@ def _breaks_device(dev, plan, flat, pix_shape, X, K_design, h, breaks, dtype, cr
     return res
 
 
-def _magnitudes(flat, X, sel, bp):
+def _magnitudes(flat, X, sel, bp, XP=None):
     """Fit of the segment after minus that before, at the first valid date after each break
-    ([breaks, M], NaN padded): per-segment least squares by masked normal equations."""
+    ([breaks, M], NaN padded): per-segment least squares by masked normal equations. ``XP``
+    [N, q, M]: per-pixel columns after those of ``X``."""
     N, M = flat.shape
     B = bp.shape[0]
     mags = np.full((B, M), np.nan)
@@ -338,6 +381,8 @@ def _magnitudes(flat, X, sel, bp):
         return mags
     cols = np.nonzero(has)[0]
     yv, vv, bpv = y0[:, cols], valid[:, cols], bp[:, cols]
+    if XP is not None:
+        X = pixel_design(X, XP[:, :, cols])          # [N, P, K]
     prev = None
     lo = np.full(cols.size, -1)
     for s in range(B + 1):
@@ -345,17 +390,11 @@ def _magnitudes(flat, X, sel, bp):
         hi = np.where(hi < 0, N - 1, hi)
         live = (s == 0) | (bpv[s - 1] >= 0) if s else np.ones(cols.size, bool)
         mask = vv & (idx > lo) & (idx <= hi)
-        G = np.einsum("tk,tl,tp->pkl", X, X, mask)
-        Xy = np.einsum("tk,tp->pk", X, yv * mask)
-        with np.errstate(all="ignore"):
-            ok = np.linalg.matrix_rank(G) == X.shape[1]
-            Gs = np.where(ok[:, None, None], G, np.eye(X.shape[1]))
-            beta = np.linalg.solve(Gs, Xy[..., None])[..., 0]
-        beta[~ok] = np.nan
+        beta = masked_fit(X, yv, mask)
         if s > 0 and prev is not None:
             # first valid date after the break
             first = np.argmax(vv & (idx > lo), axis=0)
-            xa = X[first]
+            xa = X[first] if X.ndim == 2 else X[first, np.arange(cols.size)]
             m = np.einsum("pk,pk->p", xa, beta - prev)
             m = np.where(live & (bpv[s - 1] >= 0), m, np.nan)
             mags[s - 1, cols] = m
@@ -364,7 +403,29 @@ def _magnitudes(flat, X, sel, bp):
     return mags
 
 
-def _intervals(flat, X, sel, bp, level):
+def masked_fit(X, y0, mask):
+    """[P, K] least-squares coefficients of each column of ``y0`` [N, P] (zeros where
+    missing) on the rows ``mask`` [N, P] of ``X`` ([N, K], or [N, P, K] per pixel), by the
+    normal equations (float64; NaN where those rows are rank-deficient)."""
+    if X.ndim == 2:       # matrix products: the outer products of the rows, masked
+        N, K = X.shape
+        m = np.asarray(mask, np.float64)
+        G = (m.T @ (X[:, :, None] * X[:, None, :]).reshape(N, K * K)).reshape(-1, K, K)
+        Xy = (y0 * m).T @ X
+    else:
+        G = np.einsum("tpk,tpl,tp->pkl", X, X, mask)
+        Xy = np.einsum("tpk,tp->pk", X, y0 * mask)
+    K = X.shape[-1]
+    with np.errstate(all="ignore"):        # numpy's matrix_rank rule, by the eigenvalues
+        ev = np.linalg.eigvalsh(np.where(np.isfinite(G), G, 0.0))
+        ok = np.isfinite(G).all(axis=(1, 2)) & (ev[:, 0] > ev[:, -1] * K * np.finfo(float).eps)
+        Gs = np.where(ok[:, None, None], G, np.eye(K))
+        beta = np.linalg.solve(Gs, Xy[..., None])[..., 0]
+    beta[~ok] = np.nan
+    return beta
+
+
+def _intervals(flat, X, sel, bp, level, XP=None):
     """[2, breaks, M] date indices of the interval ends (see ``clts.bfast.confint``)."""
     from .confint import intervals
     B, M = bp.shape
@@ -374,7 +435,8 @@ def _intervals(flat, X, sel, bp, level):
         idx = np.nonzero(~np.isnan(y))[0]
         m = int(sel[p])
         vb = np.searchsorted(idx, bp[:m, p]) + 1            # 1-based value indices, as R
-        iv = intervals(X[idx], y[idx], vb, level)
+        Xp = X if XP is None else np.column_stack([X, XP[:, :, p]])
+        iv = intervals(Xp[idx], y[idx], vb, level)
         for j in range(m):
             if iv[j, 0] >= 0:
                 out[0, j, p] = idx[np.clip(iv[j, 0], 1, idx.size) - 1]

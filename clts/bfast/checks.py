@@ -9,23 +9,15 @@ from datetime import date as _date
 import numpy as np
 
 from ..timeaxis import YEAR_DAYS, calendar, is_cftime, kind, parse_date, show
-from .common import CONVENTIONS, HISTORIES, critical_value, end_of_history
+from .common import CONVENTIONS, HISTORIES, end_of_history
 from .common import time_axis as _time_axis
 
 
-#: strucchange's monitoring processes; only the OLS-MOSUM has a kernel
-TYPES = ("OLS-MOSUM", "OLS-CUSUM", "RE", "ME")
+from .monitor_types import TYPES, check_type, critval as _critval  # noqa: F401 (TYPES public)
 
 
 def check_params(k, freq, hfrac, level, period, history, convention, trend, type="OLS-MOSUM"):
-    if type != "OLS-MOSUM":
-        if type in TYPES:
-            raise ValueError(f"type={type!r} is not implemented: clts monitors with the "
-                             "OLS-MOSUM process only (R's default); the CUSUM and the "
-                             "estimates-based processes need their own boundaries and "
-                             "critical values")
-        raise ValueError(f"type must be 'OLS-MOSUM' (R's {TYPES} others are not implemented), "
-                         f"got {type!r}")
+    check_type(type, convention)
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 0 <= k <= 10:
         raise ValueError(f"k (harmonic terms) must be an integer in 0..10, got {k!r}")
     if k == 0 and not trend:
@@ -44,7 +36,7 @@ def check_params(k, freq, hfrac, level, period, history, convention, trend, type
                              f"{history!r}") from None
     if not isinstance(trend, (bool, np.bool_)):
         raise TypeError(f"trend must be True or False, got {trend!r}")
-    return critical_value(hfrac, level, period, convention)
+    return _critval(type, hfrac, level, period, 2 * k + (2 if trend else 1), convention)
 
 
 def check_history(history, dates):

@@ -180,10 +180,15 @@ def rec_cusum_bound(level: float) -> float:
     """The boundary constant b with p(b) = level (strucchange's boundary.efp, found by bisection)."""
     if not 0.0 < level < 1.0:
         raise ValueError(f"level must lie in (0, 1), got {level}")
-    lo, hi = 0.0, 20.0
+    return bisect_decreasing(rec_cusum_pvalue, level, 20.0)
+
+
+def bisect_decreasing(p, level: float, hi: float) -> float:
+    """The x in [0, hi] with p(x) = level for a decreasing p, by bisection to full precision."""
+    lo = 0.0
     for _ in range(200):
         mid = 0.5 * (lo + hi)
-        if rec_cusum_pvalue(mid) > level:
+        if p(mid) > level:
             lo = mid
         else:
             hi = mid

@@ -88,9 +88,10 @@ def break_interval(delta, Q1, Q2, sigma1, sigma2, level=0.95):
     return _root(F, lb, 0.0, a2) * scale, _root(F, 0.0, ub, 1 - a2) * scale
 
 
-def intervals(X, y, bps, level=0.95):
+def intervals(X, y, bps, level=0.95, het_err=True):
     """[m, 2] (lower, upper) 1-based value indices of the breakpoints ``bps`` (1-based, R's) of
-    one series' valid values X [n, K], y [n]; -1 where strucchange gives NA."""
+    one series' valid values X [n, K], y [n]; -1 where strucchange gives NA. ``het_err=False``
+    (R's bfast()): one error variance, the segmented fit's RSS / n, for every segment."""
     n = y.size
     edges = [0] + list(bps) + [n]
     fits = []
@@ -99,6 +100,9 @@ def intervals(X, y, bps, level=0.95):
         beta = np.linalg.lstsq(Xs, ys, rcond=None)[0]
         r = ys - Xs @ beta
         fits.append((beta, Xs.T @ Xs / (b - a), float(r @ r) / (b - a)))
+    if not het_err:
+        pooled = sum(f[2] * (b - a) for f, a, b in zip(fits, edges[:-1], edges[1:])) / n
+        fits = [(f[0], f[1], pooled) for f in fits]
     out = np.full((len(bps), 2), -1, np.int64)
     for i, bp in enumerate(bps):
         (b1, Q1, s1), (b2, Q2, s2) = fits[i], fits[i + 1]

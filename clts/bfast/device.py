@@ -28,7 +28,8 @@ from ..runtime import launch, round_up
 from ..runtime.arrays import fields_to_numpy
 from ..runtime.faults import enter_chunk
 from ..runtime.memory import scratch
-from .monitor_run import DETAILED_KEYS, bounds_table, launch_chunk, monitor_chunks, programs
+from .monitor_run import (DETAILED_KEYS, bounds_dtype, bounds_table, launch_chunk,
+                          monitor_chunks, programs)
 
 #: integer cube types and their OpenCL C names
 INT_TYPES = {np.dtype(np.int8): "char", np.dtype(np.uint8): "uchar",
@@ -197,7 +198,7 @@ def run_monitor(dev, plan, y, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, 
     chunks = monitor_chunks(dev, plan, M, N, n, K, tpl, y.dtype.itemsize, rs, max_items)
     kp = programs(dev, plan, tpl, dtype, hs is not None)
     Xd = constant(dev, "bfast.X", X, dtype)
-    Bd = constant(dev, "bfast.bounds", bounds_t, dtype)
+    Bd = constant(dev, "bfast.bounds", bounds_t, bounds_dtype(tpl, dtype))
     keep = [y, Xd, Bd]
     Xroc = None
     if kp.roc:

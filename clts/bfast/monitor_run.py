@@ -54,7 +54,8 @@ def run_host(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, 
     ctx = dev.context
     mf = cl.mem_flags
     Xd = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(X, dtype))
-    Bd = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(bounds_t, dtype))
+    Bd = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR,
+                   hostbuf=np.ascontiguousarray(bounds_t, bounds_dtype(tpl, dtype)))
     kp = programs(dev, plan, tpl, dtype, pre_hs is not None)
     roc, bt = kp.roc, kp.bt
     if roc:
@@ -227,6 +228,12 @@ def launch_chunk(dev, plan, kp, yd, m, mp, Xd, Bd, Xroc, hsd, tail, det, scratch
     launch(dev, prg.kernel("bfast_invert"), (2 * K * m, K), (2 * K, K), gd, Mi, betad)
     return launch(dev, prg.kernel("bfast_sweep"), gsize, plan.wg, *rargs, dtype.type(crit),
                   dtype.type(hfrac), Bd, scratch, betad, gd, *tail)
+
+
+def bounds_dtype(tpl, dtype):
+    """The dtype of the ``bounds_t`` buffer: the estimates' precision ``ereal`` (RE / ME: R's
+    trend column and the design matrix, double where the device has it), else ``dtype``."""
+    return np.dtype(np.float64) if tpl["ereal"] == "double" else dtype
 
 
 def _tol(dtype):  # relative pivot below which a history fit counts as singular

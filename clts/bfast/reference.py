@@ -19,9 +19,10 @@ import math
 
 import numpy as np
 
+from . import monitor_types
 from .breakpoints_reference import history_bp_start
 from .common import ZERO_VARIANCE_ULPS
-from .common import (critical_value, trend_scaling, unscale_coef, design_matrix, end_of_history, log_plus, n_coef,
+from .common import (trend_scaling, unscale_coef, design_matrix, end_of_history, log_plus, n_coef,
                      rec_cusum_bound, time_axis)
 
 
@@ -75,20 +76,23 @@ def roc_start(X, y, level, zv_tol=0.0):
 
 
 def bfast_pixel(y, t, n, *, k=3, freq=365.0, trend=True, hfrac=0.25, level=0.05, period=10,
-                history="all", convention="r", crit=None, dtype=np.float64, level_roc=None):
+                history="all", convention="r", crit=None, dtype=np.float64, level_roc=None,
+                type="OLS-MOSUM"):
     """BFAST-Monitor on one series ``y`` (NaN = missing) at times ``t``; the first ``n`` dates
     are the history. Returns a dict with break, mean, magnitude, valid, mosum, bounds,
     prediction, coef, sigma, history_start (date index) and status (see
     ``clts.bfast.api.STATUS``). ``history``: "all", "ROC" (the Rec-CUSUM test at ``level_roc``,
     default ``level``), "BP" (bfast's ``history_break``) or a start time on the axis of ``t``. ``dtype``: the working precision whose rounding decides a zero
-    variance (sigma <= ZERO_VARIANCE_ULPS * eps * max |y| of the valid history values)."""
+    variance (sigma <= ZERO_VARIANCE_ULPS * eps * max |y| of the valid history values).
+    ``type``: strucchange's monitoring process, "OLS-MOSUM" or "OLS-CUSUM" (the "mosum" and
+    "bounds" entries then hold the CUSUM and its boundary)."""
     zv_tol = ZERO_VARIANCE_ULPS * float(np.finfo(dtype).eps)
     y = np.asarray(y, dtype=np.float64)
     t = np.asarray(t, dtype=np.float64)
     N = y.size
     K = n_coef(k, trend)
     if crit is None:
-        crit = critical_value(hfrac, level, period, convention)
+        crit = monitor_types.critval(type, hfrac, level, period, K, convention)
     # the trend column is centred and scaled (same column space, so the same fit) for conditioning
     center, scale = trend_scaling(t, n)
     X = design_matrix(t, k, freq, trend, center, scale)
@@ -116,6 +120,8 @@ def bfast_pixel(y, t, n, *, k=3, freq=365.0, trend=True, hfrac=0.25, level=0.05,
         fail, fail_val = (nb <= 5 or nm <= 5), 0.0
     else:
         fail, fail_val = (math.floor(hfrac * nb) <= 1 or nb <= K), np.nan
+        if type == "ME":        # a window of fewer values than coefficients has no fit
+            fail = fail or math.floor(hfrac * nb) < K
     beta = None if fail else _ols(X[hv], y[hv])
     if beta is None:
         out.update(breaks=-2, mean=fail_val, magnitude=fail_val, status=1 if fail else 2)
@@ -132,31 +138,78 @@ def bfast_pixel(y, t, n, *, k=3, freq=365.0, trend=True, hfrac=0.25, level=0.05,
     zero_var = sigma <= zv_tol * ymax
     h = int(math.floor(nb * hfrac))
     rc = np.concatenate([r[hv], r[mv]])        # valid residuals from the history start on
-    S = np.array([rc[j - h + 1:j + 1].sum() for j in range(nb, nb + nm)])
+    # S: the residual sums (RE: as the CUSUM, ME: as the MOSUM; in the sigma -> 0 limit their
+    # processes break where these leave the rounding, see below)
+    if type in ("OLS-CUSUM", "RE"):     # every residual from the history start
+        S = np.cumsum(rc)[nb:]
+        zl = zv_tol * np.arange(nb + 1, nb + nm + 1)
+    else:
+        S = np.array([rc[j - h + 1:j + 1].sum() for j in range(nb, nb + nm)])
+        zl = zv_tol * max(h, 1)
     with np.errstate(divide="ignore", invalid="ignore"):
         mo = S / (sigma * math.sqrt(nb))
+    if type in ("RE", "ME") and not zero_var:   # the functional max_i |process_i|
+        idx = np.concatenate([hv, mv])
+        XR = design_matrix(t, k, freq, trend, t[0] - monitor_types.r_step(t),
+                           monitor_types.r_step(t))
+        mo = estimates_process(type, XR[idx], y[idx], nb, np.linalg.lstsq(XR[hv], y[hv],
+                               rcond=None)[0], sigma, h)
     out["mosum"][mv - n] = mo
     if convention == "r":
         counts = np.arange(nb + 1, nb + nm + 1)
-        out["bounds"][mv - n] = crit * np.sqrt(2.0 * log_plus(counts / nb))
+        out["bounds"][mv - n] = monitor_types.boundary(type, crit, counts, nb)
     else:
         out["bounds"][mv - n] = crit * math.sqrt(2.0) * np.sqrt(log_plus(t[mv] / t[n - 1]))
-    over = np.nonzero(np.abs(out["mosum"]) > out["bounds"])[0]
+    if type in ("RE", "ME"):    # strucchange tests the running maximum of the functional
+        over = np.nonzero(np.fmax.accumulate(mo) > out["bounds"][mv - n])[0] if nm else mv[:0]
+    else:
+        over = np.nonzero(np.abs(out["mosum"][mv - n]) > out["bounds"][mv - n])[0]
     out["magnitude"] = float(np.median(r[mv])) if nm else np.nan
     if zero_var:
         # an exact fit (status 3): S / sigma is infinite wherever the data leave the fit; the
         # break is the first monitoring date whose window sum exceeds the rounding of h values
-        over = np.nonzero(np.abs(S / ymax) > zv_tol * max(h, 1))[0]
+        over = np.nonzero(np.abs(S / ymax) > zl)[0]
         out.update(breaks=int(mv[over[0]] - n) if over.size else -1, mean=np.nan, status=3)
         return out
-    out["breaks"] = int(over[0]) if over.size else -1
+    out["breaks"] = int(mv[over[0]] - n) if over.size else -1
     out["mean"] = float(np.mean(mo)) if nm else np.nan
     return out
 
 
+def _root(A):
+    """strucchange's ``root.matrix``: the symmetric square root of a positive semi-definite A."""
+    w, V = np.linalg.eigh(A)
+    return (V * np.sqrt(np.maximum(w, 0.0))) @ V.T
+
+
+def estimates_process(type, Xc, yc, nb, beta, sigma, h):
+    """strucchange's RE / ME monitoring processes at the monitoring values nb+1..len(yc) of the
+    valid rows ``Xc``, ``yc`` from the history start (in R's basis: intercept, ``trend`` = 1, 2,
+    ... along the series, harmonics: the estimates-based processes depend on it), history fit
+    ``beta``, ``sigma``; ``h`` the ME window: the functional max_i |process_i| at each.
+
+    RE (``mefp`` with rescale FALSE): ``k / (sigma^2 n) root(X_n'X_n) (b_k - beta)``, b_k the
+    fit on rows 1..k (``Q12`` of the history holds 1 / (sigma sqrt n) and ``computeEmpProc``
+    divides by sigma sqrt(n) again: not invariant to the data's scale, as R).
+    ME (rescale TRUE): ``h / (sigma sqrt n) root(X_w'X_w) / sqrt(h) (b_w - beta)``, b_w the fit
+    on the h rows up to k."""
+    n_all, K = Xc.shape
+    root_h = _root(Xc[:nb].T @ Xc[:nb]) / (sigma * math.sqrt(nb))
+    stat = []
+    for k in range(nb + 1, n_all + 1):
+        rows = slice(0, k) if type == "RE" else slice(k - h, k)
+        b = np.linalg.lstsq(Xc[rows], yc[rows], rcond=None)[0]
+        if type == "RE":
+            Q = root_h * k / (sigma * math.sqrt(nb))
+        else:
+            Q = _root(Xc[rows].T @ Xc[rows]) / math.sqrt(h) * h / (sigma * math.sqrt(nb))
+        stat.append(np.max(np.abs(Q @ (b - beta))))
+    return np.array(stat)
+
+
 def bfast_monitor(y, dates, start_monitor, *, k=3, freq=365.0, trend=True, hfrac=0.25,
                   level=0.05, period=10, history="all", convention="r", time_axis_=0,
-                  dtype=None, level_roc=None):
+                  dtype=None, level_roc=None, type="OLS-MOSUM"):
     """The reference on a cube ``[time, ...]`` (float, NaN = missing): arrays of breaks, means,
     magnitudes, valids, status with the cube's pixel shape. Computed in float64; ``dtype`` (by
     default the cube's: float32 data were rounded to float32) is the precision whose rounding
@@ -169,11 +222,11 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=365.0, trend=True, hfrac
     n = end_of_history(t, ts)
     if not isinstance(history, str):                # a start date / time
         history = time_axis(dates, history)[1]
-    crit = critical_value(hfrac, level, period, convention)
+    crit = monitor_types.critval(type, hfrac, level, period, n_coef(k, trend), convention)
     flat = y.reshape(y.shape[0], -1)
     res = [bfast_pixel(flat[:, i], t, n, k=k, freq=freq, trend=trend, hfrac=hfrac, level=level,
                        period=period, history=history, convention=convention, crit=crit,
-                       dtype=dtype, level_roc=level_roc)
+                       dtype=dtype, level_roc=level_roc, type=type)
            for i in range(flat.shape[1])]
     shape = y.shape[1:]
     return dict(

@@ -8,10 +8,11 @@ positional order, defaults and return layouts (``stump`` / ``aamp`` / ``gpu_stum
 the distances computed by clts on an OpenCL device (every function here also takes a
 keyword-only ``device=``). Wrappers only: the work is done by :func:`clts.matrix_profile`,
 :func:`clts.aamp`, :func:`clts.mstump`, :func:`clts.mass`, :func:`clts.match`,
-:func:`clts.stumpi`, :func:`clts.mdl`, :func:`clts.subspace` and :func:`clts.fluss`.
+:func:`clts.stumpi`, :func:`clts.mdl`, :func:`clts.subspace`, :func:`clts.fluss`,
+:func:`clts.mpdist`, :func:`clts.ostinato` and :func:`clts.snippets`.
 
-stumpy functions that clts does not have (``scrump``, ``stimp``, ``ostinato``, ``mpdist``,
-``snippets``, ``floss``, ``mmotifs``, ``allc``, ``atsc``, the dask ``*ed`` variants, ...) are
+stumpy functions that clts does not have (``scrump``, ``stimp``,
+``floss``, ``mmotifs``, ``allc``, ``atsc``, the dask ``*ed`` variants, ...) are
 present and raise ``NotImplementedError`` naming what is missing, as do the
 ``*_subseq_isconstant`` arguments (clts's constant-window rule is fixed: a window with zero
 standard deviation). See docs/migrating-from-stumpy.md.
@@ -400,6 +401,95 @@ def aampi(T, m, egress=True, p=2.0, k=1, mp=None, *, device=None):
     return stumpi(T, m, egress, False, p, k, mp, device=device)
 
 
+def _one_series_f8(x, name):
+    a = np.asarray(x, dtype=np.float64)
+    if a.ndim != 1:
+        raise ValueError(f"{name} is {a.ndim}-dimensional and must be 1-dimensional")
+    return a
+
+
+def mpdist(T_A, T_B, m, percentage=0.05, k=None, normalize=True, p=2.0,
+           T_A_subseq_isconstant=None, T_B_subseq_isconstant=None, *, device=None):
+    """stumpy.mpdist: the MPdist of two series (a float), by :func:`clts.mpdist` (both joins in
+    one device kernel; ``normalize=False`` is :func:`aampdist`)."""
+    _no_isconstant(T_A_subseq_isconstant=T_A_subseq_isconstant,
+                   T_B_subseq_isconstant=T_B_subseq_isconstant)
+    return float(_mp.mpdist(_one_series_f8(T_A, "T_A"), _one_series_f8(T_B, "T_B"), m,
+                            percentage=percentage, k=k, normalize=normalize, p=p,
+                            device=device))
+
+
+def aampdist(T_A, T_B, m, percentage=0.05, k=None, p=2.0, *, device=None):
+    """stumpy.aampdist: :func:`mpdist` with plain Minkowski distances."""
+    return mpdist(T_A, T_B, m, percentage, k, False, p, device=device)
+
+
+def gpu_mpdist(T_A, T_B, m, percentage=0.05, k=None, device_id=0, normalize=True, p=2.0,
+               T_A_subseq_isconstant=None, T_B_subseq_isconstant=None, *, device=None):
+    """stumpy.gpu_mpdist: :func:`mpdist` on an OpenCL device (``device_id`` as
+    :func:`gpu_stump`; a list: its first device)."""
+    dev = _gpu_device(device_id, device)
+    if isinstance(dev, list):
+        dev = dev[0]
+    return mpdist(T_A, T_B, m, percentage, k, normalize, p, T_A_subseq_isconstant,
+                  T_B_subseq_isconstant, device=dev)
+
+
+def gpu_aampdist(T_A, T_B, m, percentage=0.05, k=None, device_id=0, p=2.0, *, device=None):
+    """stumpy.gpu_aampdist: :func:`gpu_mpdist` with plain Minkowski distances."""
+    return gpu_mpdist(T_A, T_B, m, percentage, k, device_id, False, p, device=device)
+
+
+def ostinato(Ts, m, normalize=True, p=2.0, Ts_subseq_isconstant=None, *, device=None):
+    """stumpy.ostinato: the consensus motif of a list of series, ``(central_radius,
+    central_Ts_idx, central_subseq_idx)``, by :func:`clts.ostinato` (lower bounds from one
+    batched join kernel, candidates' distance profiles by batched :func:`clts.mass`)."""
+    if not isinstance(Ts, list):
+        raise ValueError(f"`Ts` is of type `{type(Ts)}` but a `list` is expected")
+    if Ts_subseq_isconstant is not None and any(x is not None for x in Ts_subseq_isconstant):
+        _no_isconstant(Ts_subseq_isconstant=Ts_subseq_isconstant)
+    r = _mp.ostinato(Ts, m, normalize=normalize, p=p, device=device)
+    return np.float64(r.radius), int(r.series), np.int64(r.index)
+
+
+def aamp_ostinato(Ts, m, p=2.0, *, device=None):
+    """stumpy.aamp_ostinato: :func:`ostinato` with plain Minkowski distances."""
+    return ostinato(Ts, m, False, p, device=device)
+
+
+def gpu_ostinato(Ts, m, device_id=0, normalize=True, p=2.0, Ts_subseq_isconstant=None, *,
+                 device=None):
+    """stumpy.gpu_ostinato: :func:`ostinato` on an OpenCL device (``device_id`` as
+    :func:`gpu_stump`; a list: its first device)."""
+    dev = _gpu_device(device_id, device)
+    if isinstance(dev, list):
+        dev = dev[0]
+    return ostinato(Ts, m, normalize, p, Ts_subseq_isconstant, device=dev)
+
+
+def gpu_aamp_ostinato(Ts, m, device_id=0, p=2.0, *, device=None):
+    """stumpy.gpu_aamp_ostinato: :func:`gpu_ostinato` with plain Minkowski distances."""
+    return gpu_ostinato(Ts, m, device_id, False, p, device=device)
+
+
+def snippets(T, m, k, percentage=1.0, s=None, mpdist_percentage=0.05, mpdist_k=None,
+             normalize=True, p=2.0, mpdist_T_subseq_isconstant=None, *, device=None):
+    """stumpy.snippets: ``(snippets, snippets_indices, snippets_profiles, snippets_fractions,
+    snippets_areas, snippets_regimes)``, by :func:`clts.snippets` (every segment's distance
+    matrix from batched :func:`clts.mass` calls)."""
+    _no_isconstant(mpdist_T_subseq_isconstant=mpdist_T_subseq_isconstant)
+    return _mp.snippets(_one_series_f8(T, "T"), m, k, percentage=percentage, s=s,
+                        mpdist_percentage=mpdist_percentage, mpdist_k=mpdist_k,
+                        normalize=normalize, p=p, device=device)
+
+
+def aampdist_snippets(T, m, k, percentage=1.0, s=None, mpdist_percentage=0.05, mpdist_k=None,
+                      p=2.0, *, device=None):
+    """stumpy.aampdist_snippets: :func:`snippets` with plain Minkowski distances."""
+    return snippets(T, m, k, percentage, s, mpdist_percentage, mpdist_k, False, p,
+                    device=device)
+
+
 def _absent(name, what, instead):
     def f(*args, **kwargs):
         _missing(f"stumpy.{name} ({what})", instead)
@@ -423,21 +513,11 @@ _ABSENT = {
                      "call aamp per window length"),
     "gpu_aamp_stimp": ("the GPU non-normalised pan matrix profile",
                        "call aamp per window length"),
-    "snippets": ("time-series snippets", "no clts equivalent yet"),
-    "aampdist_snippets": ("non-normalised snippets", "no clts equivalent yet"),
-    "ostinato": ("the consensus motif of many series", "no clts equivalent yet"),
-    "ostinatoed": ("the distributed consensus motif", "no clts equivalent yet"),
-    "gpu_ostinato": ("the GPU consensus motif", "no clts equivalent yet"),
-    "aamp_ostinato": ("the non-normalised consensus motif", "no clts equivalent yet"),
+    "ostinatoed": ("the distributed consensus motif", "use ostinato (batched on one device)"),
     "aamp_ostinatoed": ("the distributed non-normalised consensus motif",
-                        "no clts equivalent yet"),
-    "gpu_aamp_ostinato": ("the GPU non-normalised consensus motif", "no clts equivalent yet"),
-    "mpdist": ("the MPdist distance between series", "no clts equivalent yet"),
-    "mpdisted": ("the distributed MPdist", "no clts equivalent yet"),
-    "gpu_mpdist": ("the GPU MPdist", "no clts equivalent yet"),
-    "aampdist": ("the non-normalised MPdist", "no clts equivalent yet"),
-    "aampdisted": ("the distributed non-normalised MPdist", "no clts equivalent yet"),
-    "gpu_aampdist": ("the GPU non-normalised MPdist", "no clts equivalent yet"),
+                        "use aamp_ostinato"),
+    "mpdisted": ("the distributed MPdist", "use mpdist (batched on one device)"),
+    "aampdisted": ("the distributed non-normalised MPdist", "use aampdist"),
     "floss": ("streaming semantic segmentation",
               "recompute fluss on the stumpi profile (stumpi's I_) after updates"),
     "mmotifs": ("multi-dimensional motifs", "use mstump with mdl / subspace"),
@@ -458,4 +538,6 @@ del _name, _what, _instead
 
 __all__ = ["mparray", "stump", "gpu_stump", "aamp", "gpu_aamp", "mstump", "maamp", "mdl",
            "maamp_mdl", "subspace", "maamp_subspace", "mass", "match", "aamp_match", "motifs",
-           "aamp_motifs", "fluss", "stumpi", "aampi", "stumpy_iac"] + sorted(_ABSENT)
+           "aamp_motifs", "fluss", "stumpi", "aampi", "stumpy_iac", "mpdist", "aampdist",
+           "gpu_mpdist", "gpu_aampdist", "ostinato", "aamp_ostinato",
+           "gpu_ostinato", "gpu_aamp_ostinato", "snippets", "aampdist_snippets"] + sorted(_ABSENT)

@@ -8,9 +8,13 @@ from .mass import mass, match
 from .motifs import discords, motifs
 from .mstump import mstump
 from .mdl import mdl
+from .mpdist import mpdist, mpdist_vect
+from .ostinato import Consensus, ostinato
+from .snippets import snippets
 from .subspace import subspace
 from .stream import StreamingProfile, stumpi
 from .plan import Plan
 
 __all__ = ["matrix_profile", "MatrixProfileResult", "motifs", "discords", "Plan", "mass", "match", "fluss",
-           "stumpi", "StreamingProfile", "aamp", "mstump", "mdl", "subspace"]
+           "stumpi", "StreamingProfile", "aamp", "mstump", "mdl", "subspace", "mpdist", "mpdist_vect",
+           "ostinato", "Consensus", "snippets"]

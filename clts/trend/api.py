@@ -17,8 +17,13 @@ from ..runtime.programs import build_program
 from ..runtime.resident import (Lazy, LazyDict, aligned_chunks, device_rows, device_series,
                                 result_to_numpy, rows_multiple)
 from ..timeaxis import check_fits
+from . import multi
 from .plan import Problem, make_plan
 from .reference import MIN_VALID, OK, TOO_FEW, VARIANTS, normal_cdf, normal_ppf
+
+#: every variant of trend_test: VARIANTS on the device path too, the rest (clts.trend.multi)
+#: on numpy input
+ALL_VARIANTS = VARIANTS + multi.VARIANTS
 
 #: per-series fields of a TrendResult, in order
 FIELDS = ("trend", "h", "p", "z", "tau", "s", "var_s", "slope", "intercept", "slope_low",
@@ -131,18 +136,32 @@ def trend_test(y, *, variant="original", period=None, alpha=0.05, lag=None, conf
 
     Parameters
     ----------
-    y : array_like, shape (..., time)
+    y : array_like, shape (..., time) or (..., variables, time)
         float32 / float64 series, NaN = missing (skipped, as pymannkendall does); +-inf is
-        rejected. pandas / xarray inputs give labelled per-series results (time: the index /
+        rejected. The multi-variable variants ("multivariate", "regional",
+        "correlated_multivariate", "partial") read the axis before time as the variables (or
+        sites) of one test: the result has one value per (...) (numpy, no labels). pandas / xarray inputs give labelled per-series results (time: the index /
         the ``time`` dimension). A ``pyopencl.array.Array`` ([batch, time] or [time],
         C-contiguous) gives a result of device arrays, every step on the device and nothing
         read back or waited for inside the call (docs/device-arrays.md).
-    variant : {"original", "hamed_rao", "yue_wang", "seasonal"}, optional
-        The test: Mann-Kendall with ties; with the Hamed-Rao (1998) or Yue-Wang (2004) variance
-        correction for autocorrelation; or the seasonal test of Hirsch and Slack (1984) over
-        ``period`` seasons (its slope is per cycle).
+    variant : str, optional
+        The test: "original" (Mann-Kendall with ties); "hamed_rao" / "yue_wang" (the Hamed-Rao
+        (1998) or Yue-Wang (2004) variance correction for autocorrelation); "seasonal" (Hirsch
+        and Slack (1984) over ``period`` seasons, slope per cycle); "pre_whitening" /
+        "trend_free_pre_whitening" (the test on the pre-whitened valid values, Yue and Wang
+        (2002) / Yue et al. (2002); Sen's slope of the series as given; ``n`` the whitened
+        values); "multivariate" = "regional" (S and Var(S) summed over the variables, each
+        variable's missing values skipped on its own; Sen's slope over within-variable
+        pairs); "correlated_multivariate" (Libiseller and Grimvall (2002): Var(S) from the
+        covariances of the variables' scores, over the time steps where no variable is
+        missing, ``n`` their count; Z without continuity correction); "correlated_seasonal"
+        (the same with a season a variable: cycles of ``period`` as time steps); "partial"
+        (variable 0 tested given variable 1 as covariate; Sen's slope of variable 0). The
+        variants after "seasonal" take numpy (host) input; see docs/trend.md for where each
+        part runs.
     period : int, optional
-        Seasons per cycle for ``variant="seasonal"`` (pymannkendall's default 12 if None).
+        Seasons per cycle for ``variant="seasonal"`` / ``"correlated_seasonal"``
+        (pymannkendall's default 12 if None).
     alpha : float, optional
         Significance level of ``h`` / ``trend`` (and of the Hamed-Rao lags), default 0.05.
     lag : int, optional
@@ -195,6 +214,14 @@ def trend_test(y, *, variant="original", period=None, alpha=0.05, lag=None, conf
        Water Resources Management 18, 2004.
     .. [4] R. M. Hirsch, J. R. Slack, "A nonparametric trend test for seasonal data with
        serial dependence", Water Resources Research 20, 1984.
+    .. [5] S. Yue, C. Y. Wang, "Applicability of prewhitening to eliminate the influence of
+       serial correlation on the Mann-Kendall test", Water Resources Research 38, 2002;
+       S. Yue, P. Pilon, B. Phinney, G. Cavadias, "The influence of autocorrelation on the
+       ability to detect trend in hydrological series", Hydrological Processes 16, 2002.
+    .. [6] C. Libiseller, A. Grimvall, "Performance of partial Mann-Kendall tests for trend
+       detection in the presence of covariates", Environmetrics 13, 2002; D. R. Helsel,
+       L. M. Frans, "Regional Kendall test for trend", Environmental Science & Technology 40,
+       2006.
 
     Examples
     --------
@@ -218,18 +245,22 @@ def trend_test(y, *, variant="original", period=None, alpha=0.05, lag=None, conf
         if np.isinf(yv).any():
             raise ValueError("y holds +-inf; only finite values and NaN (= missing) are "
                              "accepted")
-    if variant not in VARIANTS:
-        raise ValueError(f"variant must be one of {', '.join(map(repr, VARIANTS))}, got "
+    if variant not in ALL_VARIANTS:
+        raise ValueError(f"variant must be one of {', '.join(map(repr, ALL_VARIANTS))}, got "
                          f"{variant!r}")
+    if on_dev and variant in multi.VARIANTS:
+        raise ValueError(f"variant={variant!r} takes numpy (host) input; device arrays are "
+                         f"tested by the variants {', '.join(map(repr, VARIANTS))}")
     P = 1
-    if variant == "seasonal":
+    if variant in ("seasonal", "correlated_seasonal"):
         period = 12 if period is None else period
         if (isinstance(period, bool) or not isinstance(period, (int, np.integer))
                 or period < 2):
             raise ValueError(f"period must be an integer >= 2, got {period!r}")
         P = int(period)
     elif period is not None:
-        raise ValueError(f"period is for variant='seasonal' (got variant={variant!r})")
+        raise ValueError(f"period is for variant='seasonal' or 'correlated_seasonal' (got "
+                         f"variant={variant!r})")
     alpha = _check_prob(alpha, "alpha")
     conf_level = _check_prob(conf_level, "conf_level")
     if lag is not None and (isinstance(lag, bool) or not isinstance(lag, (int, np.integer))
@@ -249,7 +280,17 @@ def trend_test(y, *, variant="original", period=None, alpha=0.05, lag=None, conf
         y2 = yv.reshape(-1, N)
         dev = get_device(device)
     dev.require_dtype(y2.dtype)
-    plan = make_plan(dev, Problem(N, P), **plan_overrides)
+    if variant in multi.VARIANTS:
+        def core(y2, P, slopes=True):
+            plan = make_plan(dev, Problem(y2.shape[1], P), **plan_overrides)
+            stats, sen, factor = _run(dev, plan, y2, "original", alpha, None, conf_level,
+                                      slopes)
+            return _statistics(y2, stats, sen, factor, P, alpha), plan
+        out, shape, plan = multi.run(dev, yv, variant, P, alpha, conf_level, core)
+        multi_axis = variant in multi.MULTI_VARIANTS
+    else:
+        plan = make_plan(dev, Problem(N, P), **plan_overrides)
+        multi_axis = False
     if on_dev:
         keep = []
         out = _run_device(dev, plan, y2, variant, alpha, lag, conf_level, keep)
@@ -261,8 +302,9 @@ def trend_test(y, *, variant="original", period=None, alpha=0.05, lag=None, conf
         r = TrendResult(**out, diagnostics=diag, labels=None)
         r._keep = keep
         return r
-    stats, sen, factor = _run(dev, plan, y2, variant, alpha, lag, conf_level)
-    out = _statistics(y2, stats, sen, factor, P, alpha)
+    if variant not in multi.VARIANTS:
+        stats, sen, factor = _run(dev, plan, y2, variant, alpha, lag, conf_level)
+        out = _statistics(y2, stats, sen, factor, P, alpha)
     diag = dict(variant=variant, period=P, alpha=alpha, conf_level=conf_level, lag=lag,
                 median=plan.median, n_too_few=int((out["status"] == TOO_FEW).sum()))
 
@@ -270,7 +312,8 @@ def trend_test(y, *, variant="original", period=None, alpha=0.05, lag=None, conf
         a = a.reshape(shape)
         if a.ndim == 0:
             return a.item()
-        return labels.per_series(a, None) if labels.labelled else a
+        # the variables' axis consumed: the labels no longer fit, plain arrays
+        return labels.per_series(a, None) if labels.labelled and not multi_axis else a
     return TrendResult(**{k: back(out[k]) for k in FIELDS}, diagnostics=diag, labels=labels)
 
 
@@ -278,14 +321,20 @@ class _Kernels:
     """The pair and autocorrelation kernels of one call, their constants, and the device
     bytes per series of a chunk (``per``)."""
 
-    def __init__(self, dev, plan, B, N, dt, variant, alpha, conf_level, extra_per=()):
+    def __init__(self, dev, plan, B, N, dt, variant, alpha, conf_level, extra_per=(),
+                 slopes=True):
         self.real = "double" if dt == np.float64 else "float"
         rt = dt.type
         self.corrected = corrected = variant in ("hamed_rao", "yue_wang")
         # the interleaved layout only where chosen: CPU sources stay as they were
         extra = dict(interleave=1) if plan.interleave else {}
+        # slopes=0: S and the tie sums only (no slope row, no Sen), sources of the others as
+        # they were
+        self.sample = plan.sample if slopes else 0
+        if not slopes:
+            extra["slopes"] = 0
         self.pairs = dev.program("trend/pairs.cl.mako", real=self.real, median=plan.median,
-                                 lanes=plan.lanes, sample=plan.sample, subgroup=plan.subgroup,
+                                 lanes=plan.lanes, sample=self.sample, subgroup=plan.subgroup,
                                  **extra).kernel("mk_pairs")
         self.acf = (dev.program("trend/acf.cl.mako", real=self.real,
                                 ranks=variant == "hamed_rao").kernel("mk_acf")
@@ -293,7 +342,7 @@ class _Kernels:
         self.zq_ci = rt(normal_ppf(1 - (1 - conf_level) / 2))
         self.zq_a = rt(normal_ppf(1 - alpha / 2))
         item = dt.itemsize
-        self.M = M = max(plan.pairs, 1)
+        self.M = M = max(plan.pairs, 1) if slopes else 1
         self.wg = wg = plan.wg or None
         # work-items of the pair kernel, each with a scratch row it re-uses for its series
         G = min(B, plan.items) if plan.items else B
@@ -304,7 +353,7 @@ class _Kernels:
         # work-item, at most as many rows as one allocation holds: where the device limits
         # them, a chunk holds no more series than there are rows (and halving a chunk halves
         # the scratch)
-        row = (M + plan.sample) * item
+        row = (M + self.sample) * item
         per = [N * item * (3 if corrected else 1), 40 + 3 * item + 8]
         rows = max(1, dev.max_alloc // row)
         if wg and rows < wg:        # rows so long that a work-group's would not fit: any size
@@ -340,13 +389,14 @@ class _Kernels:
         return -(-n // self.wg) * self.wg if self.wg else n
 
 
-def _run(dev, plan, y2, variant, alpha, lag, conf_level):
-    """The kernels over chunks of the batch: (stats [B, 5] int64, sen [B, 3], factor [B])."""
+def _run(dev, plan, y2, variant, alpha, lag, conf_level, slopes=True):
+    """The kernels over chunks of the batch: (stats [B, 5] int64, sen [B, 3], factor [B]);
+    ``slopes=False``: S and the tie sums only, sen NaN."""
     import pyopencl.array as cla
     B, N = y2.shape
     dt = y2.dtype
     q = dev.queue
-    ks = _Kernels(dev, plan, B, N, dt, variant, alpha, conf_level)
+    ks = _Kernels(dev, plan, B, N, dt, variant, alpha, conf_level, slopes=slopes)
     corrected, pairs, acf, zq_ci, zq_a = ks.corrected, ks.pairs, ks.acf, ks.zq_ci, ks.zq_a
     M, wg, G, gsize = ks.M, ks.wg, ks.G, ks.gsize
     stats = np.zeros((B, 5), np.int64)
@@ -363,7 +413,7 @@ def _run(dev, plan, y2, variant, alpha, lag, conf_level):
             yd = cla.to_device(q, np.ascontiguousarray(y2[a:b].T) if plan.interleave
                                else y2[a:b])
             g = min(G, gsize(nb))
-            sc = scratch(dev, (g * (M + plan.sample),), dt)
+            sc = scratch(dev, (g * (M + ks.sample),), dt)
             st = cla.empty(q, (nb, 5), np.int64)
             se = cla.empty(q, (nb, 3), dt)
             launch(dev, pairs, g, wg, yd.data, i32(N), i32(plan.period), i32(nb),
@@ -424,7 +474,7 @@ def _run_device(dev, plan, y2, variant, alpha, lag, conf_level, keep):
                 launch(dev, transpose, (nb, N), None, yc.data, yin.data, i32(nb), i32(N))
                 tmp.append(yin)
             g = min(ks.G, ks.gsize(nb))
-            sc = scratch(dev, (g * (ks.M + plan.sample),), dt)
+            sc = scratch(dev, (g * (ks.M + ks.sample),), dt)
             st = scratch(dev, (nb, 5), np.int64)
             se = scratch(dev, (nb, 3), dt)
             launch(dev, ks.pairs, g, ks.wg, yin.data, i32(N), i32(plan.period), i32(nb),
@@ -485,8 +535,9 @@ def _statistics(y2, stats, sen, factor, P, alpha):
 
 
 def mann_kendall(y, variant="original", **kwargs):
-    """Batched Mann-Kendall test: :func:`trend_test` with ``variant`` ("original",
-    "hamed_rao", "yue_wang", "seasonal"); Sen's slope comes with it.
+    """Batched Mann-Kendall test: :func:`trend_test` with ``variant`` (any of its variants:
+    "original", "hamed_rao", "yue_wang", "seasonal", "pre_whitening", ...); Sen's slope comes
+    with it.
 
     Examples
     --------

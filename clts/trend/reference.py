@@ -130,3 +130,103 @@ def trend_series(x, variant="original", period=None, alpha=0.05, lag=None, conf_
                trend=int(np.sign(z)) if h else 0, tau=S / (0.5 * D), slope=slope,
                intercept=float(intercept), slope_low=float(lo), slope_high=float(hi))
     return out
+
+
+# -- the tests built on a transform of the series or on several variables ----------------
+
+def whiten_series(xv, slope=None):
+    """Pre-whitening (Yue and Wang 2002) of the valid values ``xv``: x_(i+1) - r1 x_i, r1 their
+    lag-1 autocorrelation; with ``slope`` trend-free (Yue et al. 2002): detrended by (i + 1)
+    slope first, i slope added back after. NaN throughout where xv is constant."""
+    n = len(xv)
+    x = xv if slope is None else xv - np.arange(1, n + 1) * slope
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r1 = acf(x, 1)[1]
+    w = x[1:] - x[:-1] * r1
+    return w if slope is None else w + np.arange(1, n) * slope
+
+
+def cross_stats(x, z):
+    """K = sum_(a < b) sign((x_b - x_a)(z_b - z_a)) and Gamma = (K + 4 sum_a R_x(a) R_z(a) -
+    n (n + 1)^2) / 3 (R: average ranks) of two complete series: the covariance of their
+    Mann-Kendall scores (Libiseller and Grimvall 2002)."""
+    n = len(x)
+    K = sum(int(np.sum(np.sign((x[a + 1:] - x[a]) * (z[a + 1:] - z[a])))) for a in range(n))
+    return K, (K + 4 * np.sum(ranks(x) * ranks(z)) - n * (n + 1) ** 2) / 3
+
+
+def _significant(z, alpha):
+    p = 2 * (1 - normal_cdf(abs(z))) if np.isfinite(z) else np.nan
+    h = bool(abs(z) > normal_ppf(1 - alpha / 2))
+    return dict(z=float(z), p=float(p), h=h, trend=int(np.sign(z)) if h else 0)
+
+
+def trend_multi(x, variant, period=None, alpha=0.05, conf_level=0.95):
+    """The test ``variant`` of one series ``x`` ("pre_whitening", "trend_free_pre_whitening",
+    "correlated_seasonal" with ``period``) or one (variables, time) matrix ("multivariate",
+    "regional", "correlated_multivariate", "partial"): a dict as :func:`trend_series`.
+
+    * Pre-whitening: the test (S, Var S, Z, tau, n) of the whitened valid values, Sen's slope
+      and intercept of ``x``; constant valid values: S = 0 over n - 1 values without ties.
+    * Multivariate / regional: the seasonal test of the variables interleaved time-major, a
+      season a variable (each variable's missing values skipped on their own).
+    * Correlated multivariate: over the n time steps where no variable is missing, S = sum
+      S_i, Var S = sum_ij Gamma_ij, Z = S / sqrt(Var S), tau = S / (C n (n - 1) / 2); Sen's
+      slope as the multivariate test. Correlated seasonal: cycles of ``period`` as time steps
+      (a last incomplete cycle padded with NaN), a season a variable.
+    * Partial (variable 0 given variable 1): rho = Gamma_01 / V, V = n (n - 1)(2 n + 5) / 18,
+      S = S_0 - rho S_1, Var S = (1 - rho^2) V, tau = S_0 / (n (n - 1) / 2); Sen's slope of
+      variable 0 with its missing values.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    kw = dict(alpha=alpha, conf_level=conf_level)
+    if variant in ("pre_whitening", "trend_free_pre_whitening"):
+        base = trend_series(x, **kw)
+        xv = x[~np.isnan(x)]
+        tf = variant == "trend_free_pre_whitening"
+        w = whiten_series(xv, base["slope"] if tf else None) if len(xv) >= 2 else xv[:0]
+        out = trend_series(w, **kw)
+        if len(w) and np.isnan(w).all():
+            m = len(w)
+            out = dict(out, s=0.0, var_s=m * (m - 1) * (2 * m + 5) / 18, tau=0.0, z=0.0,
+                       p=1.0, h=False, trend=0, n=m, status=OK if m >= MIN_VALID else TOO_FEW)
+        for k in ("slope", "intercept", "slope_low", "slope_high"):
+            out[k] = base[k]
+    elif variant in ("multivariate", "regional"):
+        C = x.shape[0]
+        flat = x.T.reshape(-1)
+        return (trend_series(flat, "seasonal", C, **kw) if C > 1
+                else trend_series(flat, **kw))
+    else:
+        if variant == "correlated_seasonal":
+            cyc = -(-len(x) // period)
+            xs = np.full(cyc * period, np.nan)
+            xs[:len(x)] = x
+            x = xs.reshape(cyc, period).T
+        C = x.shape[0]
+        sen = (trend_series(x[0], **kw) if variant == "partial"
+               else trend_series(x.T.reshape(-1), "seasonal", C, **kw) if C > 1
+               else trend_series(x[0], **kw))
+        xc = x[:, ~np.isnan(x).any(axis=0)]
+        n = xc.shape[1]
+        if n < MIN_VALID:
+            return dict(sen, n=n, status=TOO_FEW, h=False, trend=0,
+                        **{k: np.nan for k in ("s", "var_s", "z", "p", "tau", "slope",
+                                               "intercept", "slope_low", "slope_high")})
+        S = [pair_stats(v)[0] for v in xc]
+        G = np.array([[cross_stats(xc[i], xc[j])[1] for j in range(C)] for i in range(C)])
+        with np.errstate(invalid="ignore", divide="ignore"):
+            if variant == "partial":
+                V = n * (n - 1) * (2 * n + 5) / 18
+                rho = G[0, 1] / V
+                s, var, tau = S[0] - rho * S[1], (1 - rho ** 2) * V, S[0] / (0.5 * n * (n - 1))
+            else:
+                s, var = float(sum(S)), float(np.sum(G))
+                tau = s / (C * 0.5 * n * (n - 1))
+            z = s / np.sqrt(var)
+        out = dict(sen, s=float(s), var_s=float(var), tau=float(tau), n=n, **_significant(z, alpha))
+        out["status"] = OK if n >= MIN_VALID else TOO_FEW
+    if out["status"] != OK:
+        out.update({k: np.nan for k in ("s", "var_s", "z", "p", "tau", "slope", "intercept",
+                                         "slope_low", "slope_high")}, h=False, trend=0)
+    return out

@@ -120,6 +120,12 @@ def forced_calls(dev, x, dt):
     calls += [(f"trend {v} {m}", lambda v=v, m=m: trend(v, median=m))
               for v in ("original", "hamed_rao", "yue_wang", "seasonal")
               for m in ("select", "sort")]
+    # the covariance kernel of the correlated tests and the pair kernel without slopes of the
+    # pre-whitening tests (the others reuse the pair kernel as it is)
+    calls += [("trend correlated_multivariate", lambda: clts.trend_test(
+        y.reshape(1, *y.shape), variant="correlated_multivariate", device=dev)),
+        ("trend pre_whitening", lambda: clts.trend_test(y, variant="pre_whitening",
+                                                        device=dev))]
     calls += [(f"mass normalize={z} p={p}", lambda z=z, p=p: mass(z, p))
               for z, p in ((True, 2.0), (False, 2.0), (False, 1.0), (False, 3.0),
                            (False, float("inf")))]

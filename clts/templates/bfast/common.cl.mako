@@ -2,6 +2,9 @@
 ## conversion, and an in-place median (quickselect) for the magnitudes.
 ## Variables: real, lanes (pixels per work-item, 1/4/8), in_type (C type of the cube), has_nodata.
 <%include file="/common/real.cl.mako"/>
+% if context.get("ereal") == "double" and real != "double":
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+% endif
 <%
     V = "real" if lanes == 1 else "real%d" % lanes
 %>

@@ -51,7 +51,7 @@
 </%def>\
 __kernel void bfast_fused(__global const in_t* restrict y, const int Mp, const int Mreal,
                           __global const real* restrict X, const real nodata, const real crit,
-                          const real hfrac, __global const real* restrict bounds_t,
+                          const real hfrac, __global const ${ereal}* restrict bounds_t,
                           __global real* restrict scratch,
                           __global int* restrict breaks, __global real* restrict means,
                           __global real* restrict mags, __global int* restrict valids,

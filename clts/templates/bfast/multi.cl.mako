@@ -144,7 +144,7 @@ void bfast_invert(__global const real* restrict G, const int Mreal, __global rea
 }
 
 % if BT:
-// R's MOSUM boundary for every valid history count nb (0..n) and monitoring count j
+// R's MOSUM (CUSUM: process "cusum") boundary for every valid history count nb (0..n) and monitoring count j
 // (0..N-n): x = (nb + j) / nb, the sweep's inline expression (the same bits); the sweep reads
 // it instead of evaluating a double log per date (registers, GPUs)
 __kernel void bfast_bounds(const real crit, __global real* restrict btab, const int nh,
@@ -155,15 +155,20 @@ __kernel void bfast_bounds(const real crit, __global real* restrict btab, const 
     const real nbf = (real)nb;
     const real cf = nbf + (real)j;
     const real x = cf / nbf;
+% if process in ("cusum", "re"):
+    const real xm1 = (cf - nbf) / nbf;
+    btab[j * (nh + 1) + nb] = sqrt(x * xm1 * (crit * crit + log(x / xm1)));
+% else:
     btab[j * (nh + 1) + nb] = x > (real)LOGPLUS_E ? crit * sqrt((real)2 * log(fmax(x, (real)1)))
                                                   : crit * (real)M_SQRT2;
+% endif
 }
 
 % endif
 ${sg.reqd(SG)}\
 __kernel void bfast_sweep(__global const in_t* restrict y, const int Mp, const int Mreal,
                           __global const real* restrict X, const real nodata, const real crit,
-                          const real hfrac, __global const real* restrict bounds_t,
+                          const real hfrac, __global const ${ereal}* restrict bounds_t,
                           __global real* restrict scratch,
                           __global const real* restrict beta, __global const real* restrict G,
                           __global int* restrict breaks, __global real* restrict means,
@@ -213,6 +218,21 @@ __kernel void bfast_sweep(__global const in_t* restrict y, const int Mp, const i
     V hsv = (V)0;
 %   for l in range(lanes):
     hsv${L(l)} = (real)hs[${l}];
+%   endfor
+% endif
+% if process == "re":
+    // RE: the history's Gram matrix for the recursive estimates
+%   for a in range(K):
+%     for b in range(a, K):
+    V g${a}_${b};
+%     endfor
+%   endfor
+%   for l in range(lanes):
+%     for a in range(K):
+%       for b in range(a, K):
+    g${a}_${b}${L(l)} = p0 + ${l} < Mreal ? G[(long)${gidx(a, b)} * Mreal + p0 + ${l}] : (real)${1 if a == b else 0};
+%       endfor
+%     endfor
 %   endfor
 % endif
 <%include file="/bfast/sweep.cl.mako"/>

@@ -8,6 +8,299 @@
 ## pointer (tw) that skips the unused dates, the median by a radix select over the dates;
 ## BT: R's boundary read from btab (bfast_bounds in multi.cl.mako):
 ## the MOSUM window subtracts the value h back, the median reads them.
+## process: "mosum" (the window sum) or "cusum" (the sum of every residual from the history
+## start, strucchange's OLS-CUSUM, with its boundary and the zero-variance limit over j values)
+## or "re" (strucchange's recursive estimates: the K-vector k / (sigma^2 n) root(G_hist)
+## (b_k - b_hist) in R's basis, its largest |component| the functional, its running maximum
+## tested; S runs as the CUSUM for the zero-variance limit). "re" needs V g{a}_{b} (the history's
+## Gram matrix, upper triangle) in scope and bounds_t = (alpha, beta) of R's trend column
+## alpha + beta trend.
+<%
+    # RE / ME: the estimates (Gram matrices, solves, roots) in ereal, double where the device
+    # has it: a moving window's fit is ill-conditioned (a few months of values with harmonics),
+    # and float32 loses the coefficients' change there. EV: its vector type, TOE / TOV: the
+    # conversions from / to V; bounds_t = (alpha, beta, X [N, K]) in ereal.
+    EVT = ereal if lanes == 1 else "%s%d" % (ereal, lanes)
+    def TOE(x):
+        return "((%s)(%s))" % (EVT, x) if lanes == 1 else "convert_%s(%s)" % (EVT, x)
+    def TOV(x):
+        return "((V)(%s))" % x if lanes == 1 else "convert_%s%d(%s)" % (real, lanes, x)
+    ETOL = "1e-30" if ereal == "double" else "1e-13f"
+    ETOL1 = "1e-17" if ereal == "double" else "1e-8f"
+%>
+<%def name="r_basis(src, conv, reset=True)">
+    // A' G A into qa (full), A the change to R's basis: R's column j = ra[j] + rb[j] (column j),
+    // (A' G A)_ij = ra_i ra_j G_00 + ra_i rb_j G_0j + rb_i ra_j G_i0 + rb_i rb_j G_ij; ev = I
+<%
+    def G(a, b):
+        nm = src + "%d_%d" % (min(a, b), max(a, b))
+        return TOE(nm) if conv else nm
+%>    {
+% for a in range(K):
+        const EV gz${a} = ${G(0, a)};
+% endfor
+% for a in range(K):
+%   for b in range(a, K):
+        qa[${a * K + b}] = qa[${b * K + a}] = ra[${a}] * ra[${b}] * gz0 + ra[${a}] * rb[${b}] * gz${b}
+                                 + rb[${a}] * ra[${b}] * gz${a} + rb[${a}] * rb[${b}] * ${G(a, b)};
+%   endfor
+% endfor
+    }
+% if reset:
+% for a in range(K):
+%   for b in range(K):
+    ev[${a * K + b}] = (EV)${1 if a == b else 0};
+%   endfor
+% endfor
+% endif
+</%def>
+<%def name="jacobi()">
+    // eigenvalues (diagonal of qa) and eigenvectors (columns of ev) of the symmetric qa by
+    // cyclic Jacobi rotations, until the off-diagonal is at rounding of the diagonal
+    for (int sw = 0; sw < 40; ++sw) {
+        EV off = (EV)0, dia = (EV)0;
+        for (int p = 0; p < ${K}; ++p) {
+            dia = mad(qa[p * ${K} + p], qa[p * ${K} + p], dia);
+            for (int q = p + 1; q < ${K}; ++q) off = mad(qa[p * ${K} + q], qa[p * ${K} + q], off);
+        }
+% if lanes == 1:
+        if (!(off > (EV)${ETOL} * dia)) break;
+% else:
+        if (!any(off > (EV)${ETOL} * dia)) break;
+% endif
+        for (int p = 0; p < ${K - 1}; ++p) {
+            for (int q = p + 1; q < ${K}; ++q) {
+                const EV apq = qa[p * ${K} + q];
+                // an element already at rounding of its diagonal pair in every lane: no rotation
+% if lanes == 1:
+                if (!(fabs(apq) > (EV)${ETOL1} * sqrt(fabs(qa[p * ${K} + p] * qa[q * ${K} + q])))) continue;
+% else:
+                if (!any(fabs(apq) > (EV)${ETOL1} * sqrt(fabs(qa[p * ${K} + p] * qa[q * ${K} + q])))) continue;
+% endif
+                const EV th = (qa[q * ${K} + q] - qa[p * ${K} + p]) / ((${ereal})2 * apq);
+                EV tt = copysign((EV)1, th) / (fabs(th) + sqrt(mad(th, th, (EV)1)));
+                tt = SEL(tt, (EV)0, isnan(tt) | (apq == (EV)0));
+                const EV cs = (EV)1 / sqrt(mad(tt, tt, (EV)1)), sn = tt * cs;
+                for (int i = 0; i < ${K}; ++i) {
+                    const EV ap = qa[i * ${K} + p], aq = qa[i * ${K} + q];
+                    qa[i * ${K} + p] = cs * ap - sn * aq;
+                    qa[i * ${K} + q] = sn * ap + cs * aq;
+                    const EV vp = ev[i * ${K} + p], vq = ev[i * ${K} + q];
+                    ev[i * ${K} + p] = cs * vp - sn * vq;
+                    ev[i * ${K} + q] = sn * vp + cs * vq;
+                }
+                for (int i = 0; i < ${K}; ++i) {
+                    const EV ap = qa[p * ${K} + i], aq = qa[q * ${K} + i];
+                    qa[p * ${K} + i] = cs * ap - sn * aq;
+                    qa[q * ${K} + i] = sn * ap + cs * aq;
+                }
+            }
+        }
+    }
+</%def>
+<%def name="chol_solve(gn, un)">
+        // dd = G^-1 u by Cholesky (G from a fit the history already made non-singular), then in
+        // R's basis: b_R = A^-1 b
+% for j in range(K):
+        EV rd${j} = ${gn}${j}_${j};
+%   for k in range(j):
+        rd${j} = mad(-rl${j}_${k}, rl${j}_${k}, rd${j});
+%   endfor
+        const EV ri${j} = (EV)1 / sqrt(rd${j});
+%   for i in range(j + 1, K):
+        EV rs${i}_${j} = ${gn}${j}_${i};
+%     for k in range(j):
+        rs${i}_${j} = mad(-rl${i}_${k}, rl${j}_${k}, rs${i}_${j});
+%     endfor
+        const EV rl${i}_${j} = rs${i}_${j} * ri${j};
+%   endfor
+% endfor
+% for i in range(K):
+        EV rz${i} = ${un}${i};
+%   for k in range(i):
+        rz${i} = mad(-rl${i}_${k}, rz${k}, rz${i});
+%   endfor
+        rz${i} *= ri${i};
+% endfor
+% for i in reversed(range(K)):
+        EV dd${i} = rz${i};
+%   for k in range(i + 1, K):
+        dd${i} = mad(-rl${k}_${i}, dd${k}, dd${i});
+%   endfor
+        dd${i} *= ri${i};
+% endfor
+% for j in range(1, K):
+        dd${j} = dd${j} / rb[${j}];
+        dd0 = dd0 - ra[${j}] * dd${j};
+% endfor
+</%def>
+<%def name="re_start()">
+    typedef ${EVT} EV;
+    // R's columns ra[j] + rb[j] (column j), the design matrix in ereal; the K x K work arrays
+    __global const ${ereal}* ra = bounds_t;
+    __global const ${ereal}* rb = bounds_t + ${K};
+    __global const ${ereal}* Xe = bounds_t + ${2 * K};
+    EV qa[${K * K}], ev[${K * K}];
+% if process == "me":
+    EV tq[${K * K}];            // ME: the warm start's product
+    int ewarm = 0;
+% endif
+    V stat = (V)0;              // strucchange's statistic: the running maximum of the functional
+    EV bte0 = ${TOE("bt0")};    // the history's coefficients, for the residuals in ereal
+% for a in range(1, K):
+    EV bte${a} = ${TOE("bt%d" % a)};
+% endfor
+    const EV einv_s = ${TOE("inv_s")};
+% if process == "re":
+    // RE: root(A' G_hist A) (strucchange's root.matrix: V sqrt(Lambda) V'), once per pixel
+${r_basis("g", True)}
+${jacobi()}
+%   for a in range(K):
+%     for b in range(a, K):
+    EV q${a}_${b} = (EV)0;
+%     endfor
+%   endfor
+    for (int m = 0; m < ${K}; ++m) {
+        const EV sl = sqrt(fmax(qa[m * ${K} + m], (EV)0));
+%   for a in range(K):
+        const EV e${a} = ev[${a * K} + m];
+%   endfor
+%   for a in range(K):
+%     for b in range(a, K):
+        q${a}_${b} = mad(e${a} * sl, e${b}, q${a}_${b});
+%     endfor
+%   endfor
+    }
+    // the Gram matrix and X'r of the valid values so far (X'r of the history: 0)
+%   for a in range(K):
+%     for b in range(a, K):
+    EV gk${a}_${b} = ${TOE("g%d_%d" % (a, b))};
+%     endfor
+    EV u${a} = (EV)0;
+%   endfor
+    const EV rescale = einv_s / (${TOE("sigma")} * ${TOE("sigma")} * ${TOE("nbf")});
+% endif
+</%def>
+<%def name="re_step()">
+        // RE: the fit on every valid value so far, b_k - b_hist = G_k^-1 X'r, in R's basis,
+        // times root(G_hist); the functional, scaled as R's k / (sigma^2 n)
+        {
+            __global const ${ereal}* xe = Xe + t * ${K};
+            const EV oke = ${TOE("okv")};
+            EV pe = bte0 * xe[0];
+% for a in range(1, K):
+            pe = mad(bte${a}, (EV)xe[${a}], pe);
+% endfor
+            const EV rv = SEL((${TOE("SEL(yv, (V)0, isnan(yv))")} - pe) * einv_s, (EV)0, oke == (EV)0);
+% for a in range(K):
+            const EV xr${a} = oke * xe[${a}];
+% endfor
+% for a in range(K):
+%   for b in range(a, K):
+            gk${a}_${b} = mad(xr${a}, (EV)xe[${b}], gk${a}_${b});
+%   endfor
+            u${a} = mad(xr${a}, rv, u${a});
+% endfor
+        }
+${chol_solve("gk", "u")}
+        EV fmx = (EV)0;
+% for a in range(K):
+        fmx = fmax(fmx, fabs(${" + ".join(f"q{min(a, b)}_{max(a, b)} * dd{b}" for b in range(K))}));
+% endfor
+        const V proc = ${TOV("fmx * " + TOE("cf") + " * rescale")};
+        stat = fmax(stat, SEL((V)0, proc, okv > (V)0));
+</%def>
+<%def name="me_step()">
+        // ME: the fit on the window of the last h valid values (from the history start), its
+        // Gram matrix and X'r summed afresh per lane (no running sums to drift), b_w - b_hist =
+        // G_w^-1 X'r; the functional of root(A' G_w A) (b_w - b_hist) sqrt(h) / (sigma sqrt(n))
+% for a in range(K):
+%   for b in range(a, K):
+        EV gw${a}_${b};
+%   endfor
+        EV uw${a};
+% endfor
+% for l in range(lanes):
+        {
+%   for a in range(K):
+%     for b in range(a, K):
+            ${ereal} sg${a}_${b} = ${1 if a == b else 0};
+%     endfor
+            ${ereal} su${a} = 0;
+%   endfor
+            if (okv${L(l)} != (real)0) {
+%   for a in range(K):
+%     for b in range(a, K):
+                sg${a}_${b} = 0;
+%     endfor
+%   endfor
+                int cnt = 0;
+                for (int i = t; i >= ${"hs[%d]" % l if history == "ROC" else "0"} && cnt < h[${l}]; --i) {
+                    const real yi = load_y1(y, (long)i * Mp + p0 + ${l}, nodata);
+                    if (isnan(yi)) continue;
+                    __global const ${ereal}* xi = Xe + i * ${K};
+                    ${ereal} ri = bte0${L(l)} * xi[0];
+%   for a in range(1, K):
+                    ri = mad(bte${a}${L(l)}, xi[${a}], ri);
+%   endfor
+                    ri = ((${ereal})yi - ri) * einv_s${L(l)};
+%   for a in range(K):
+                    const ${ereal} xa${a} = xi[${a}];
+%   endfor
+%   for a in range(K):
+%     for b in range(a, K):
+                    sg${a}_${b} = mad(xa${a}, xa${b}, sg${a}_${b});
+%     endfor
+                    su${a} = mad(xa${a}, ri, su${a});
+%   endfor
+                    ++cnt;
+                }
+            }
+%   for a in range(K):
+%     for b in range(a, K):
+            gw${a}_${b}${L(l)} = sg${a}_${b};
+%     endfor
+            uw${a}${L(l)} = su${a};
+%   endfor
+        }
+% endfor
+${chol_solve("gw", "uw")}
+${r_basis("gw", False, False)}
+        // warm start: the previous window's eigenvectors nearly diagonalise this one (one value
+        // in, one out): qa = ev' G ev, the rotations then accumulate onto ev; afresh from the
+        // identity every 64 dates (the rounding of the accumulated rotations stays bounded)
+        if (ewarm & 63) {
+            for (int i = 0; i < ${K}; ++i)
+                for (int j = 0; j < ${K}; ++j) {
+                    EV acc = (EV)0;
+                    for (int m = 0; m < ${K}; ++m) acc = mad(qa[i * ${K} + m], ev[m * ${K} + j], acc);
+                    tq[i * ${K} + j] = acc;
+                }
+            for (int i = 0; i < ${K}; ++i)
+                for (int j = i; j < ${K}; ++j) {
+                    EV acc = (EV)0;
+                    for (int m = 0; m < ${K}; ++m) acc = mad(ev[m * ${K} + i], tq[m * ${K} + j], acc);
+                    qa[i * ${K} + j] = acc;
+                    qa[j * ${K} + i] = acc;
+                }
+        } else {
+            for (int i = 0; i < ${K * K}; ++i) ev[i] = (EV)0;
+            for (int i = 0; i < ${K}; ++i) ev[i * ${K} + i] = (EV)1;
+        }
+        ++ewarm;
+${jacobi()}
+        EV fmx = (EV)0;
+        {
+% for m in range(K):
+            const EV zm${m} = sqrt(fmax(qa[${m * K + m}], (EV)0)) * (${" + ".join(f"ev[{a * K + m}] * dd{a}" for a in range(K))});
+% endfor
+% for a in range(K):
+            fmx = fmax(fmx, fabs(${" + ".join(f"ev[{a * K + m}] * zm{m}" for m in range(K))}));
+% endfor
+        }
+        const V proc = ${TOV("fmx")} * sqrt(hv) / scl;
+        stat = fmax(stat, SEL((V)0, proc, okv > (V)0));
+</%def>
 <%
     def L(l):
         return "" if lanes == 1 else ".s%x" % l
@@ -72,6 +365,9 @@
             const int v = okv${L(l)} != (real)0;
 % if TM:
             scratch[so[${l}] + (long)t * Mp] = v ? rr : REAL_NAN;
+% if process in ("cusum", "re"):
+            dS${L(l)} = v ? rr : (real)0;     // the CUSUM: every residual stays in the sum
+% else:
             real lag = 0;
             if (v && c[${l}] >= h[${l}]) {      // the window is full: its oldest residual leaves
                 while (tw[${l}] < t && isnan(scratch[so[${l}] + (long)tw[${l}] * Mp])) ++tw[${l}];
@@ -79,10 +375,15 @@
                 ++tw[${l}];
             }
             dS${L(l)} = v ? rr - lag : (real)0;
+% endif
 % else:
             scratch[so[${l}] + c[${l}]] = rr;
+% if process in ("cusum", "re"):
+            dS${L(l)} = v ? rr : (real)0;     // the CUSUM: every residual stays in the sum
+% else:
             const real lag = scratch[so[${l}] + max(c[${l}] - h[${l}], 0)];
             dS${L(l)} = v ? rr - (c[${l}] >= h[${l}] ? lag : (real)0) : (real)0;
+% endif
 % endif
             c[${l}] += v;
         }
@@ -99,6 +400,10 @@
 %     for l in range(lanes):
         bo${L(l)} = btab[(int)(cf${L(l)} - nbf${L(l)}) * (nh + 1) + nb[${l}]];
 %     endfor
+%   elif convention == "r" and process in ("cusum", "re"):
+        // strucchange's CUSUM boundary sqrt(x (x - 1) (crit^2 + log(x / (x - 1)))), x = j / n
+        const V x = cf / nbf, xm1 = (cf - nbf) / nbf;
+        const V bo = sqrt(x * xm1 * (crit * crit + log(x / xm1)));
 %   elif convention == "r":
         const V x = cf / nbf;
         const V bo = SEL((V)(crit * (real)M_SQRT2), crit * sqrt((real)2 * log(fmax(x, (V)1))),
@@ -106,13 +411,19 @@
 %   else:
         const V bo = (V)bounds_t[t - nh];
 %   endif
+%   if process in ("re", "me"):
+${re_step() if process == "re" else me_step()}
+        summo = mad(proc, okv, summo);
+        brkv = SEL(brkv, (V)((real)(t - nh)), (okv > (V)0) & (stat > bo) & (brkv < (V)0));
+%   else:
         summo = mad(S, okv, summo);
         brkv = SEL(brkv, (V)((real)(t - nh)),
                    (okv > (V)0) & (fabs(S) > bo * scl) & (brkv < (V)0));
+%   endif
         brkz = SEL(brkz, (V)((real)(t - nh)),
-                   (okv > (V)0) & (fabs(S) > zlim) & (brkz < (V)0));
+                   (okv > (V)0) & (fabs(S) > ${"(V)" + zv_tol + " * cf" if process in ("cusum", "re") else "zlim"}) & (brkz < (V)0));
 %   if detailed:
-        const V mo = SEL((V)REAL_NAN, S / scl, okv > (V)0);
+        const V mo = SEL((V)REAL_NAN, ${"proc" if process in ("re", "me") else "S / scl"}, okv > (V)0);
         const V bov = SEL((V)REAL_NAN, bo, okv > (V)0);
 %     for l in range(lanes):
         if (p0 + ${l} < Mreal) {
@@ -136,6 +447,9 @@ ${step(False)}
     const V zerovar = SEL((V)0, (V)1, sigma <= (V)${zv_tol});
     const V zlim = (V)${zv_tol} * hv;
     cf = nbf;       // observation count from the history start (R's boundary argument j / n)
+% if process in ("re", "me"):
+${re_start()}
+% endif
 % if detailed:
 %   for l in range(lanes):
     if (p0 + ${l} < Mreal) sigma_out[p0 + ${l}] = sigma${L(l)} * yscale${L(l)};
@@ -150,7 +464,7 @@ ${step(True)}
         const int p = p0 + ${l};
         const int nm = c[${l}] - nb[${l}];
 % if convention == "r":
-        const int few = (int)floor(hfrac * (real)nb[${l}]) <= 1 || nb[${l}] <= ${K};
+        const int few = (int)floor(hfrac * (real)nb[${l}]) <= 1 || nb[${l}] <= ${K}${f" || h[{l}] < {K}" if process == "me" else ""};
         const real fval = REAL_NAN;
 % else:
         const int few = nb[${l}] <= 5 || nm <= 5;
@@ -164,7 +478,7 @@ ${step(True)}
         valids[p] = (int)totv${L(l)};
         breaks[p] = st == 3 ? (int)brkz${L(l)} : st ? -2 : (int)brkv${L(l)};
         means[p] = st == 3 ? REAL_NAN : st ? fval
-                   : (nm > 0 ? summo${L(l)} / ((real)nm * scl${L(l)}) : REAL_NAN);
+                   : (nm > 0 ? summo${L(l)} / ((real)nm${"" if process in ("re", "me") else f" * scl{L(l)}"}) : REAL_NAN);
 % if magnitudes:
         mags[p] = (st && st != 3) ? fval
                   : ${f"median_rows(scratch + so[{l}] + (long)nh * Mp, Nt - nh, Mp)" if TM else f"median_inplace(scratch + so[{l}] + nb[{l}], nm)"} * yscale${L(l)};

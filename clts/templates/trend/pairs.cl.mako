@@ -17,6 +17,8 @@
 ## interleave (GPUs): the chunk time-major (value i of series s at y[i B + s], B its series) and
 ## the scratch rows interleaved by work-item (slope m of work-item g at scratch[m G + g], G
 ## work-items), so adjacent work-items read and write adjacent words; the realW loop is left out.
+## slopes=0 (the pre-whitening tests' whitened values): S and the tie sums only, no slope is
+## stored and sen is NaN.
 <%include file="/common/real.cl.mako"/>
 <%
     mask = "long" if real == "double" else "int"
@@ -30,6 +32,7 @@
     YP = ", const int YS, const long ST" if interleave else ""
     YA = ", YS, ST" if interleave else ""
     vector = lanes > 1 and not interleave
+    slopes = context.get("slopes", 1)
 %>
 #define TREND_NSTATS 5
 #define SAMPLE ${sample}
@@ -57,7 +60,9 @@ int fill_slopes(global const real* yr, const int N, const int P, global real* a,
                 const real xj = ${Y('j')};
                 S += (xj > xi) - (xj < xi);       // false with a NaN
                 e += (xj == xi);
+% if slopes:
                 ${A('m')} = (xj - xi) / (real)c;
+% endif
                 m += !isnan(xj);
             }
             T += 6 * e * (e + 2);
@@ -84,7 +89,9 @@ int fill_slopes_vector(global const real* yr, const int N, global real* a, globa
             const realW xv = vload${lanes}(0, yr + j);
             accS += (xv < xi) - (xv > xi);          // true is -1
             accE -= (xv == xi);
+% if slopes:
             vstore${lanes}((xv - xi) / ((real)(j - i) + iota), 0, a + m);
+% endif
             m += ${lanes};
         }
         long e = 0;
@@ -95,7 +102,11 @@ int fill_slopes_vector(global const real* yr, const int N, global real* a, globa
             const real xj = yr[j];
             S += (xj > xi) - (xj < xi);
             e += (xj == xi);
+% if slopes:
             a[m++] = (xj - xi) / (real)(j - i);
+% else:
+            ++m;
+% endif
         }
         T += 6 * e * (e + 2);
     }
@@ -223,6 +234,10 @@ void one_series(global const real* yr, const int N, const int P, const long M, c
 % else:
     const int m = fill_slopes(yr, N, P, a, so${YA});
 % endif
+% if not slopes:
+    (void)m;
+    o[0] = o[1] = o[2] = NAN;
+% else:
     if (m == 0) {
         o[0] = o[1] = o[2] = NAN;
         return;
@@ -302,6 +317,7 @@ void one_series(global const real* yr, const int N, const int P, const long M, c
     o[0] = (${A('k')} + ${A('k2')}) * (real)0.5;
     o[1] = k0 >= 0 ? ${A('k0')} : NAN;
     o[2] = k3 >= 0 ? ${A('k3')} : NAN;
+% endif
 % endif
 }
 

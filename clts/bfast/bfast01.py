@@ -1,0 +1,541 @@
+"""``clts.bfast01``: one break or none per pixel, as R's ``bfast::bfast01``, with the break's
+typology of ``bfast::bfast01classify`` (de Jong, Verbesselt, Zeileis and Schaepman, "Shifts in
+global vegetation activity trends", Remote Sensing 2013).
+
+Per pixel (its valid values, n of them, K regressors of the model):
+
+1. the 1-break segmentation: the break minimising the two segments' RSS with segments of at
+   least ``trim`` values (default 5 K; R's ``Fstats(from = trim)`` whose largest F is that
+   break): ``clts.bfast_breaks`` with ``h=trim, breaks=1`` on the device;
+2. the 0-break fit and the two segments' fits (every coefficient per segment, R's
+   ``segment/(.) - 1``): least squares on the host, float64;
+3. the tests of "no break": ``"OLS-MOSUM"`` (strucchange's ``sctest(type = "OLS-MOSUM",
+   h = bandwidth, functional = "max")``: the largest moving sum of ``floor(n bandwidth)``
+   residuals of the 0-break fit over sigma sqrt(n), its p-value interpolated in strucchange's
+   table of the Brownian bridge increments' maximum, 0.01 at the least) and ``"BIC"`` (the
+   1-break model's BIC, with one more parameter for the break, below the 0-break one), their
+   decisions ``p < level`` aggregated by ``all`` / ``any`` into ``breaks`` (0 or 1);
+4. with ``classify``: the components of the chosen model (R's ``as.zoo.bfast01``: season = the
+   harmonic terms' fit, trend = intercept + trend + the regressors' segment mean), per segment
+   the p-value of the F test of a slope of response - season on time (decimal years), the
+   percent change of the trend component per year, the magnitude of the trend component at the
+   break, and the typology (``"standard"``: types 1..8; ``"drylands"``: 0..6 with sub-types).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .breakpoints import independent_columns, pixel_design
+from .breaks_api import _intervals, _original_shape, bfast_breaks, host_cube, masked_fit
+from .common import time_axis as _time_axis
+from .common import ZERO_VARIANCE_ULPS, trend_scaling
+from .regressors import model_terms
+from ..runtime.arrays import is_device_array
+
+TESTS = ("OLS-MOSUM", "BIC")
+TYPOLOGIES = ("standard", "drylands")
+#: strucchange's critical values of the OLS-MOSUM test's max functional (one process), its
+#: table ``sc.me`` rows 1..10: bandwidth h = 0.05, 0.10, .., 0.50 by p-value 0.1, 0.05, 0.025,
+#: 0.01
+MOSUM_TABLE = np.array([
+    [0.7552, 0.8017, 0.8444, 0.8977], [0.9809, 1.0483, 1.1119, 1.1888],
+    [1.1211, 1.2059, 1.2845, 1.3767], [1.2170, 1.3158, 1.4053, 1.5131],
+    [1.2811, 1.3920, 1.4917, 1.6118], [1.3258, 1.4448, 1.5548, 1.6863],
+    [1.3514, 1.4789, 1.5946, 1.7339], [1.3628, 1.4956, 1.6152, 1.7572],
+    [1.3610, 1.4976, 1.6210, 1.7676], [1.3751, 1.5115, 1.6341, 1.7808]])
+MOSUM_H = np.arange(1, 11) * 0.05
+MOSUM_P = np.array([0.1, 0.05, 0.025, 0.01])
+#: pixels a block of the host computations holds (memory: a few [N, block] float64 arrays)
+BLOCK = 4096
+
+
+@dataclass
+class Bfast01Result:
+    """Result of :func:`clts.bfast01`, per pixel (shaped like the cube without its time axis).
+
+    Attributes
+    ----------
+    breaks : numpy.ndarray of int32
+        The tests' decision: 1 break or 0; -1 for a pixel not analysed (``status``).
+    breakpoint, break_date :
+        The best single break whatever the decision (R's ``bfast01(...)$breakpoints``): date
+        index of the last value before it (-1: none) and its date.
+    tests : dict
+        Test name -> numpy bool array, each test's decision (p < level; BIC: 1 break lower).
+    mosum, mosum_p : numpy.ndarray
+        The OLS-MOSUM statistic and its p-value (NaN: exact fit or not analysed).
+    rss, bic : numpy.ndarray, ``[2, ...]``
+        RSS and BIC of the 0- and 1-break models (R's ``bfast01`` BIC values).
+    coef0 : numpy.ndarray, ``[K, ...]``
+        Coefficients of the 0-break model, in the basis ``coef_names`` (intercept, trend per time
+        unit of ``dates`` (days for dates), sin_j / cos_j, the regressors as given); NaN for a
+        column dropped as rank-deficient.
+    coef1 : numpy.ndarray, ``[2, K, ...]``
+        The two segments' coefficients of the 1-break model.
+    flag_type, flag_significance, flag_pct_stable, flag_subtype : numpy.ndarray of int32
+        ``bfast01classify``'s flags (-1 where R gives NA; ``flag_subtype`` with
+        ``typology="drylands"`` only), with ``classify=True``.
+    p_segment1, p_segment2, pct_segment1, pct_segment2, magnitude : numpy.ndarray
+        Per segment of the chosen model: the slope test's p-value and the trend component's
+        percent change per year (NaN for the second without a break); the trend component's
+        jump at the break (NaN without one).
+    nobs, status, trim : numpy.ndarray of int32
+        Valid values, ``clts.bfast_breaks``'s status (0 ok; 1 too few values for ``trim``;
+        2 ``trim`` > n / 2; 3 non-finite; 4 rank-deficient) and the minimal segment.
+    ci_lower, ci_upper : numpy.ndarray of int32 or None
+        With ``confint=True``: date indices of the ends of the break's interval (-1: R's NA).
+    """
+    breaks: np.ndarray
+    breakpoint: np.ndarray
+    break_date: np.ndarray
+    tests: dict
+    mosum: np.ndarray
+    mosum_p: np.ndarray
+    rss: np.ndarray
+    bic: np.ndarray
+    coef0: np.ndarray
+    coef1: np.ndarray
+    coef_names: list
+    nobs: np.ndarray
+    status: np.ndarray
+    trim: np.ndarray
+    flag_type: np.ndarray | None = None
+    flag_significance: np.ndarray | None = None
+    flag_pct_stable: np.ndarray | None = None
+    flag_subtype: np.ndarray | None = None
+    p_segment1: np.ndarray | None = None
+    p_segment2: np.ndarray | None = None
+    pct_segment1: np.ndarray | None = None
+    pct_segment2: np.ndarray | None = None
+    magnitude: np.ndarray | None = None
+    ci_lower: np.ndarray | None = None
+    ci_upper: np.ndarray | None = None
+    diagnostics: dict = field(default_factory=dict)
+
+
+def bfast01(y, dates=None, *, order=3, freq=365.0, trend=True, regressors=None, formula=None,
+            test="OLS-MOSUM", level=0.05, aggregate="all", trim=None, bandwidth=0.15,
+            classify=True, alpha=0.05, pct_stable=None, typology="standard", confint=False,
+            time_axis=None, dtype=np.float64, device=None, plan=None, progress=True,
+            **plan_overrides):
+    """One break or none on every pixel of ``y``, chosen by a test, with the break's type.
+
+    Parameters
+    ----------
+    y, dates, order, freq, trend, regressors, formula, time_axis, dtype, device, plan, progress
+        As :func:`clts.bfast_breaks` (R's ``bfast01(data, formula, order)``: ``formula`` over
+        ``trend``, ``harmon``, the regressors and ``1``). A host cube (numpy, pandas, xarray).
+    test : str or sequence of str
+        ``"OLS-MOSUM"`` (default) and / or ``"BIC"``.
+    level : float
+        Significance of the tests (default 0.05).
+    aggregate : {"all", "any"}
+        How several tests' decisions make one (R's ``aggregate = all``).
+    trim : int or float, optional
+        Minimal segment: a count, or a fraction of each pixel's valid values; default 5 K
+        (K: the model's regressors), as R. It must exceed K.
+    bandwidth : float
+        The OLS-MOSUM window, a fraction of the valid values (default 0.15).
+    classify : bool
+        Compute ``bfast01classify``'s typology (default True); it needs the ``trend`` term.
+    alpha, pct_stable, typology
+        ``bfast01classify``'s: the segments' significance level (0.05), the stability threshold
+        in percent a year (None: ``flag_pct_stable`` all -1) and ``"standard"`` / ``"drylands"``.
+    confint : bool
+        Also the confidence interval of the break at level 1 - ``level`` (R's
+        ``bfast01(...)$confint``: strucchange's interval for one break, Bai's distribution with
+        heterogeneous regressors and errors), as ``ci_lower`` / ``ci_upper`` (host, per pixel).
+
+    Returns
+    -------
+    Bfast01Result
+
+    Examples
+    --------
+    >>> import numpy as np, clts
+    >>> t = 2000 + np.arange(230) / 23
+    >>> rng = np.random.default_rng(0)
+    >>> y = 0.3 + 0.1 * np.sin(2 * np.pi * t)[:, None] + 0.01 * rng.normal(size=(230, 2))
+    >>> y[:, 0] += np.where(t < 2005, 0.02 * (t - 2000), 0.1 - 0.03 * (t - 2005))
+    >>> r = clts.bfast01(y, t, freq=1)
+    >>> r.breaks.tolist(), round(float(r.break_date[0]), 1)
+    ([1, 0], 2005.0)
+    >>> r.flag_type.tolist(), r.flag_significance.tolist()   # reversal; a flat pixel's sign
+    ([7, 2], [0, 3])
+    """
+    tests = _check(test, level, aggregate, bandwidth, alpha, pct_stable, typology, trim)
+    if is_device_array(y):
+        raise TypeError("bfast01 takes a host cube (numpy, pandas, xarray): y.get() a device "
+                        "array first")
+    labels, dates, y = host_cube(y, dates, time_axis)
+    N = y.shape[0]
+    pix_shape = y.shape[1:]
+    flat = y.reshape(N, -1)
+    terms = model_terms(formula, order, trend, regressors, N,
+                        cube=_original_shape(pix_shape, N, labels.axis))
+    names = terms.columns()
+    K = len(names)
+    if trim is None:
+        trim = 5 * K
+    # the values a NaN covariate makes missing, and the covariates in flat's layout
+    flat = terms.apply_missing(flat, np.float64)
+    regs = None if not terms.q else {
+        nm: (terms.RP[:, :, j] if terms.per_pixel else terms.R[:, j])
+        for j, nm in enumerate(terms.names)}
+    r = bfast_breaks(flat, dates, order=order, freq=freq, trend=trend, h=trim, breaks=1,
+                     magnitudes=False, time_axis=0, regressors=regs, formula=formula,
+                     dtype=dtype, device=device, plan=plan, progress=progress, **plan_overrides)
+    t, _ = _time_axis(dates, np.asarray(dates).ravel()[0])
+    center, scale = trend_scaling(t, N)
+    X = terms.design(t, freq, center, scale)
+    keep = independent_columns(X, np.dtype(dtype))
+    XP = terms.pixel_columns()
+    if XP is not None:          # the per-pixel columns follow the shared ones
+        keep = keep + list(range(X.shape[1], K))
+    M = flat.shape[1]
+    status = np.asarray(r.status, np.int32)
+    ok = status == 0
+    bp = np.where(ok, r.all_breakpoints[0], -1).astype(np.int32)
+    rss = np.asarray(r.rss[:2], np.float64)
+    bic = np.asarray(r.bic[:2], np.float64)
+    years = _years(dates, t)
+    cols = _columns(names, keep)
+    out = {k: np.full(M, np.nan) for k in ("mosum", "mosum_p", "p1", "p2", "pct1", "pct2", "mag")}
+    out.update({k: np.full(M, -1, np.int32) for k in ("type", "sig", "stable", "sub")})
+    coef0 = np.full((M, K), np.nan)
+    coef1 = np.full((2, M, K), np.nan)
+    nh = np.floor(np.asarray(r.nobs, np.float64) * bandwidth).astype(np.int64)
+    breaks = np.full(M, -1, np.int32)
+    decisions = {name: np.zeros(M, bool) for name in tests}
+    Xs = X[:, [j for j in keep if j < X.shape[1]]]
+
+    def design(a, b):           # [N, K] shared, or [N, P, K] with per-pixel columns
+        return Xs if XP is None else pixel_design(Xs, XP[:, :, a:b])
+    for a in range(0, M, BLOCK):
+        b = min(M, a + BLOCK)
+        _block(flat[:, a:b], design(a, b), bp[a:b], ok[a:b], nh[a:b], bandwidth, out, coef0,
+               coef1, slice(a, b), keep)
+    if "OLS-MOSUM" in tests:
+        decisions["OLS-MOSUM"] = ok & (out["mosum_p"] < level)
+    if "BIC" in tests:
+        decisions["BIC"] = ok & (bic[1] < bic[0])
+    combine = np.all if aggregate == "all" else np.any
+    dec = combine(np.stack([decisions[n] for n in tests]), axis=0)
+    breaks[ok] = dec[ok]
+    if classify:
+        for a in range(0, M, BLOCK):
+            b = min(M, a + BLOCK)
+            _classify(flat[:, a:b], design(a, b), bp[a:b], breaks[a:b], cols, years, coef0,
+                      coef1, out, slice(a, b), keep, alpha, pct_stable, typology)
+    if confint:     # strucchange's interval of the one break (bfast_breaks's, reused)
+        ci = _intervals(flat, Xs, ok.astype(np.int32), bp[None, :], 1.0 - level, XP)
+    coef0 = terms.unscale(coef0, center, scale)
+    coef1 = terms.unscale(coef1, center, scale)
+
+    def per(a, name):
+        return labels.per_series(np.asarray(a).reshape(pix_shape), name)
+
+    def lead(a, name, values):
+        a = np.asarray(a)
+        return labels.with_lead(a.reshape(a.shape[:1] + pix_shape), name, values)
+
+    src = np.asarray(dates).ravel()
+    if src.dtype.kind not in "Mfiu":
+        src = src.astype("datetime64[D]")
+    fill = np.datetime64("NaT") if src.dtype.kind == "M" else np.nan
+    res = Bfast01Result(
+        breaks=per(breaks, "breaks"), breakpoint=per(bp, "breakpoint"),
+        break_date=per(np.where(bp >= 0, src[np.clip(bp, 0, None)], fill), "break_date"),
+        tests={n: per(v, n) for n, v in decisions.items()},
+        mosum=per(out["mosum"], "mosum"), mosum_p=per(out["mosum_p"], "mosum_p"),
+        rss=lead(rss, "breaks", [0, 1]), bic=lead(bic, "breaks", [0, 1]),
+        coef0=lead(coef0.T, "coef", names),
+        coef1=np.moveaxis(coef1, 2, 1).reshape((2, K) + pix_shape), coef_names=names,
+        nobs=per(r.nobs, "nobs"), status=per(status, "status"), trim=per(r.h, "trim"))
+    if confint:
+        res.ci_lower, res.ci_upper = per(ci[0, 0], "ci_lower"), per(ci[1, 0], "ci_upper")
+    if classify:
+        res.flag_type = per(out["type"], "flag_type")
+        res.flag_significance = per(out["sig"], "flag_significance")
+        res.flag_pct_stable = per(out["stable"], "flag_pct_stable")
+        res.flag_subtype = per(out["sub"], "flag_subtype")
+        res.p_segment1, res.p_segment2 = per(out["p1"], "p_segment1"), per(out["p2"], "p_segment2")
+        res.pct_segment1 = per(out["pct1"], "pct_segment1")
+        res.pct_segment2 = per(out["pct2"], "pct_segment2")
+        res.magnitude = per(out["mag"], "magnitude")
+    res.diagnostics = dict(r.diagnostics, tests=list(tests), aggregate=aggregate,
+                           n_coef=K, breaks_found=int(np.sum(breaks == 1)))
+    return res
+
+
+def _check(test, level, aggregate, bandwidth, alpha, pct_stable, typology, trim):
+    tests = (test,) if isinstance(test, str) else tuple(test)
+    if not tests or any(t not in TESTS for t in tests) or len(set(tests)) < len(tests):
+        raise ValueError(f"test must be one or more of {TESTS} (R's supF / supLM / other "
+                         f"sctest types are not implemented), got {test!r}")
+    for name, v in (("level", level), ("alpha", alpha), ("bandwidth", bandwidth)):
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.number)) or not 0 < v < 1:
+            raise ValueError(f"{name} must lie in (0, 1), got {v!r}")
+    if aggregate not in ("all", "any"):
+        raise ValueError(f"aggregate must be 'all' or 'any', got {aggregate!r}")
+    if typology not in TYPOLOGIES:
+        raise ValueError(f"typology must be one of {TYPOLOGIES}, got {typology!r}")
+    if pct_stable is not None and not (isinstance(pct_stable, (int, float, np.number))
+                                       and not isinstance(pct_stable, bool)
+                                       and pct_stable >= 0 and math.isfinite(pct_stable)):
+        raise ValueError(f"pct_stable must be None or a number >= 0, got {pct_stable!r}")
+    if trim is not None and (isinstance(trim, bool) or not isinstance(
+            trim, (int, float, np.integer, np.floating)) or not trim > 0
+            or not math.isfinite(trim) or (trim >= 1 and float(trim) != int(trim))):
+        raise ValueError(f"trim must be a count or a fraction of the valid values, got {trim!r}")
+    return tests
+
+
+#: the checks of bfast01's arguments that need no data (``clts.xarray.bfast01`` runs them
+#: before any compute): (test, level, aggregate, bandwidth, alpha, pct_stable, typology, trim)
+check_arguments = _check
+
+
+def _years(dates, t):
+    """Times for the rates and the slope tests: decimal years for dates (days / 365.25 after
+    1 January of the first year; cftime: the calendar's year), the numbers as given."""
+    from ..timeaxis import kind, year_days
+    d = np.asarray(dates).ravel()
+    if d.dtype.kind in "fiu":
+        return np.asarray(t, np.float64)
+    if kind(d) == "cftime":
+        year0 = d[0].year
+    else:
+        year0 = int(str(np.datetime64(d[0], "Y")))
+    return year0 + np.asarray(t, np.float64) / year_days(d)
+
+
+def _columns(names, keep):
+    """Indices (in the kept columns) of the intercept, the trend, the season and the regressors."""
+    kept = [names[j] for j in keep]
+    trend = kept.index("trend") if "trend" in kept else None
+    season = [i for i, n in enumerate(kept) if n[:3] in ("sin", "cos") and n[3:].isdigit()]
+    regs = [i for i, n in enumerate(kept) if i and i != trend and i not in season]
+    return dict(trend=trend, season=season, regs=regs)
+
+
+def mosum_pvalue(stat, h):
+    """strucchange's p-value of the OLS-MOSUM max statistic ``stat`` for bandwidth ``h``:
+    the table's critical values interpolated in h (clamped to 0.05..0.5), then p linear in the
+    statistic through (0, 1) and the table's points, 0.01 beyond."""
+    crit = np.array([np.interp(h, MOSUM_H, MOSUM_TABLE[:, i]) for i in range(4)])
+    x = np.asarray(stat, np.float64)
+    p = np.interp(x, np.r_[0.0, crit], np.r_[1.0, MOSUM_P])
+    return np.where(np.isnan(x), np.nan, p)
+
+
+def _compact(v, valid):
+    """The valid entries of each column of ``v`` [N, P] moved to its top (order kept)."""
+    order = np.argsort(~valid, axis=0, kind="stable")
+    return np.take_along_axis(v, order, axis=0)
+
+
+def _block(flat, X, bp, ok, nh, bandwidth, out, coef0, coef1, sl, keep):
+    """Fits and the OLS-MOSUM statistic of a block of pixels."""
+    y = np.asarray(flat, np.float64)
+    valid = ~np.isnan(y) & ok[None, :]
+    y0 = np.where(valid, y, 0.0)
+    idx = np.arange(y.shape[0])[:, None]
+    b0 = masked_fit(X, y0, valid)
+    s1 = valid & (idx <= bp[None, :])
+    b1 = masked_fit(X, y0, s1)
+    b2 = masked_fit(X, y0, valid & ~s1)
+    coef0[sl][:, keep] = b0
+    coef1[0, sl][:, keep] = b1
+    coef1[1, sl][:, keep] = b2
+    e = np.where(valid, y0 - _apply(X, b0, slice(None)), 0.0)
+    n = valid.sum(axis=0)
+    with np.errstate(all="ignore"):
+        sigma = np.sqrt(np.sum(e * e, axis=0) / (n - X.shape[-1]))
+        S = np.vstack([np.zeros((1, e.shape[1])), np.cumsum(_compact(e, valid), axis=0)])
+        j = np.arange(S.shape[0])[:, None]
+        hi = np.take_along_axis(S, np.clip(j + nh[None, :], 0, S.shape[0] - 1), axis=0)
+        proc = np.where(j <= (n - nh)[None, :], np.abs(hi - S), 0.0)
+        stat = proc.max(axis=0) / (sigma * np.sqrt(n))
+    # an exact fit (residuals of rounding size): no statistic, as bfast_monitor's status 3
+    scale = np.max(np.abs(y0), axis=0)
+    exact = ~(sigma > ZERO_VARIANCE_ULPS * np.finfo(np.float64).eps * scale)
+    stat = np.where(ok & ~exact, stat, np.nan)
+    out["mosum"][sl] = stat
+    out["mosum_p"][sl] = mosum_pvalue(stat, bandwidth)
+
+
+def _classify(flat, X, bp, breaks, cols, years, coef0, coef1, out, sl, keep, alpha,
+              pct_stable, typology):
+    """bfast01classify on a block of pixels (see the module docstring)."""
+    y = np.asarray(flat, np.float64)
+    N, P = y.shape
+    idx = np.arange(N)[:, None]
+    use = breaks >= 0
+    valid = ~np.isnan(y) & use[None, :]
+    one = breaks == 1
+    seg2 = valid & one[None, :] & (idx > bp[None, :])
+    b0 = coef0[sl][:, keep]
+    b1, b2 = coef1[0, sl][:, keep], coef1[1, sl][:, keep]
+    bA = np.where(one[:, None], b1, b0)              # the chosen model's first segment
+    bB = np.where(one[:, None], b2, b0)
+    beta = lambda cs: (np.where(seg2, _apply(X, bB, cs), _apply(X, bA, cs))  # noqa: E731
+                       if cs else np.zeros((N, P)))
+    season = beta(cols["season"])
+    reg = beta(cols["regs"])
+    base = beta([0] + ([cols["trend"]] if cols["trend"] is not None else []))
+    segs = [valid & ~seg2, seg2]
+    trend_c = base.copy()
+    for s in segs:                                    # the regressors' mean over each segment
+        with np.errstate(all="ignore"):
+            mean = np.sum(np.where(s, reg, 0.0), axis=0) / s.sum(axis=0)
+        trend_c = np.where(s, base + mean[None, :], trend_c)
+    u = y - season
+    tau = years[:, None]
+    pv, pct = [], []
+    for s in segs:
+        pv.append(_slope_pvalue(np.where(s, u, 0.0), tau, s))
+        first = np.argmax(s, axis=0)
+        last = N - 1 - np.argmax(s[::-1], axis=0)
+        cols_ = np.arange(P)
+        ts, te = trend_c[first, cols_], trend_c[last, cols_]
+        with np.errstate(all="ignore"):
+            span = years[last] - years[first]
+            ratio = te / ts
+            shift = np.where(ts < te, 2 * np.abs(ts), 2 * np.abs(te))
+            grow = np.where(ratio > 0, ratio, (te + shift) / (ts + shift))
+            pc = (grow ** (1.0 / span) - 1.0) * 100.0
+        pct.append(np.where(s.any(axis=0), pc, np.nan))
+    p1, p2 = pv[0], np.where(one, pv[1], np.nan)
+    pct1, pct2 = pct[0], np.where(one, pct[1], np.nan)
+    cols_ = np.arange(P)
+    nxt = np.argmax(valid & (idx > bp[None, :]), axis=0)
+    mag = np.where(one, trend_c[nxt, cols_] - trend_c[np.clip(bp, 0, None), cols_], np.nan)
+    tr = cols["trend"]
+    nan = np.full(P, np.nan)
+    slope0 = b0[:, tr] if tr is not None else nan
+    sl1 = b1[:, tr] if tr is not None else nan
+    sl2 = b2[:, tr] if tr is not None else nan
+    ftype = np.full(P, -1, np.int32)
+    sub = np.full(P, -1, np.int32)
+    if typology == "standard":
+        ftype[~one & (slope0 > 0)] = 1
+        ftype[~one & (slope0 < 0)] = 2
+        rules = [(3, (sl1 > 0) & (sl2 > 0) & (mag > 0)), (4, (sl1 < 0) & (sl2 < 0) & (mag < 0)),
+                 (5, (sl1 > 0) & (sl2 > 0) & (mag < 0)), (6, (sl1 < 0) & (sl2 < 0) & (mag > 0)),
+                 (7, (sl1 > 0) & (sl2 < 0)), (8, (sl1 < 0) & (sl2 > 0))]
+        for code, cond in rules:
+            ftype[one & cond] = code
+    else:
+        flat0 = ~one & (p1 > alpha)
+        ftype[flat0] = 0
+        ftype[~one & ~flat0 & (p1 <= alpha) & (slope0 > 0)] = 1
+        ftype[~one & ~flat0 & (p1 <= alpha) & (slope0 < 0)] = 2
+        flat1 = one & (p1 > alpha) & (p2 > alpha)
+        ftype[flat1] = 0
+        live = one & ~flat1 & ~(np.isnan(p1) | np.isnan(p2))
+        for code, cond in [(3, (sl1 > 0) & (sl2 > 0)), (4, (sl1 < 0) & (sl2 < 0)),
+                           (5, (sl1 > 0) & (sl2 < 0)), (6, (sl1 < 0) & (sl2 > 0))]:
+            ftype[live & cond] = code
+        subl = one & (ftype > 0)
+        same = ((sl1 > 0) & (sl2 > 0)) | ((sl1 < 0) & (sl2 < 0))
+        rev = ((sl1 < 0) & (sl2 > 0)) | ((sl1 > 0) & (sl2 < 0))
+        sub[subl & same & (np.abs(sl1) > np.abs(sl2))] = 1
+        sub[subl & same & (np.abs(sl1) < np.abs(sl2))] = 2
+        sig1, sig2 = p1 <= alpha, p2 <= alpha
+        sub[subl & rev & (sig1 ^ sig2)] = 3
+        sub[subl & rev & sig1 & sig2] = 4
+    sig = np.full(P, -1, np.int32)
+    s1, s2 = p1 <= alpha, p2 <= alpha
+    i1, i2 = p1 > alpha, p2 > alpha
+    sig[~one & s1] = 0
+    sig[~one & i1] = 3
+    sig[one & s1 & s2] = 0
+    sig[one & s1 & i2] = 1
+    sig[one & i1 & s2] = 2
+    sig[one & i1 & i2] = 3
+    stable = np.full(P, -1, np.int32)
+    if pct_stable is not None:
+        a1, a2 = np.abs(pct1) > pct_stable, np.abs(pct2) > pct_stable
+        b1_, b2_ = np.abs(pct1) <= pct_stable, np.abs(pct2) <= pct_stable
+        stable[~one & a1] = 0
+        stable[~one & b1_] = 3
+        stable[one & a1 & a2] = 0
+        stable[one & a1 & b2_] = 1
+        stable[one & b1_ & a2] = 2
+        stable[one & b1_ & b2_] = 3
+    for key, v in (("type", ftype), ("sig", sig), ("stable", stable), ("sub", sub)):
+        out[key][sl] = np.where(use, v, -1)
+    for key, v in (("p1", p1), ("p2", p2), ("pct1", pct1), ("pct2", pct2), ("mag", mag)):
+        out[key][sl] = np.where(use, v, np.nan)
+
+
+def _apply(X, beta, cs):
+    """[N, P] fit of the columns ``cs`` of ``X`` ([N, K] or per pixel [N, P, K]) with the
+    coefficients ``beta`` [P, K]."""
+    if X.ndim == 2:
+        return X[:, cs] @ beta[:, cs].T
+    return np.einsum("tpk,pk->tp", X[:, :, cs], beta[:, cs])
+
+
+def _slope_pvalue(u0, tau, mask):
+    """p-value of the F test of the slope of ``u`` on ``tau`` over each column's ``mask``
+    (R's ``anova(lm(u ~ time))``): two passes, centred sums."""
+    n = mask.sum(axis=0).astype(np.float64)
+    with np.errstate(all="ignore"):
+        tm = np.sum(np.where(mask, tau, 0.0), axis=0) / n
+        um = np.sum(u0, axis=0) / n
+        dt = np.where(mask, tau - tm, 0.0)
+        du = np.where(mask, u0 - um, 0.0)
+        sxx = np.sum(dt * dt, axis=0)
+        sxy = np.sum(dt * du, axis=0)
+        syy = np.sum(du * du, axis=0)
+        ssr = sxy * sxy / sxx
+        sse = np.maximum(syy - ssr, 0.0)
+        df = n - 2
+        F = ssr / (sse / df)
+        p = betainc_reg(df / 2, 0.5, df / (df + F))
+    return np.where((n > 2) & (sxx > 0), p, np.nan)
+
+
+def betainc_reg(a, b, x, iters=300):
+    """The regularized incomplete beta function I_x(a, b), elementwise, by its continued
+    fraction (modified Lentz), evaluated where it converges fast (x < (a + 1) / (a + b + 2)),
+    through the symmetry I_x(a, b) = 1 - I_{1-x}(b, a) elsewhere. float64; NaN in, NaN out."""
+    a, b, x = np.broadcast_arrays(*(np.asarray(v, np.float64) for v in (a, b, x)))
+    out = np.full(x.shape, np.nan)
+    good = (a > 0) & (b > 0) & (x >= 0) & (x <= 1)
+    out[good & (x == 0)] = 0.0
+    out[good & (x == 1)] = 1.0
+    mid = good & (x > 0) & (x < 1)
+    swap = mid & (x >= (a + 1) / (a + b + 2))
+    aa, bb, xx = np.where(swap, b, a), np.where(swap, a, b), np.where(swap, 1 - x, x)
+    aa, bb, xx = aa[mid], bb[mid], xx[mid]
+    lbeta = np.vectorize(math.lgamma)
+    front = np.exp(aa * np.log(xx) + bb * np.log1p(-xx)
+                   - (lbeta(aa) + lbeta(bb) - lbeta(aa + bb)) if aa.size else aa)
+    tiny = 1e-300
+    f = np.ones_like(xx)
+    C = np.ones_like(xx)
+    D = np.zeros_like(xx)
+    for i in range(1, 2 * iters + 1):
+        m = i // 2
+        if i % 2:
+            d = -(aa + m) * (aa + bb + m) * xx / ((aa + 2 * m) * (aa + 2 * m + 1))
+        else:
+            d = m * (bb - m) * xx / ((aa + 2 * m - 1) * (aa + 2 * m))
+        D = 1.0 + d * D
+        D = np.where(np.abs(D) < tiny, tiny, D)
+        C = 1.0 + d / C
+        C = np.where(np.abs(C) < tiny, tiny, C)
+        D = 1.0 / D
+        delta = C * D
+        f = f * delta
+        if i % 2 == 0 and np.all(np.abs(delta - 1.0) < 1e-15):
+            break
+    val = front / (f * aa)
+    out[mid] = np.where(swap[mid], 1.0 - val, val)
+    return out

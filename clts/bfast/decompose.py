@@ -1,0 +1,511 @@
+"""``clts.bfast_decompose``: R's ``bfast()`` (Verbesselt, Hyndman, Newnham and Culvenor 2010,
+"Detecting trend and seasonal changes in satellite image time series"), batched over pixels.
+
+Per pixel, from the seasonal component S of R's ``stl(y, "periodic")`` (``clts.stl`` on the
+device, every pixel at once), until the breakpoints stop changing or ``max_iter`` iterations:
+
+1. V = y - S; the OLS-MOSUM test of V ~ 1 + t (``decompose_steps.mosum_test``); where its
+   p-value is at most ``level``, Bai-Perron breakpoints of V ~ 1 + t on the device
+   (``clts.bfast.breakpoints``); the trend T: the line of each segment (R's
+   ``lm(V ~ breakfactor(bp) / t)``), one line where there is no break.
+2. W = y - T; the OLS-MOSUM test of the seasonal model on W, breakpoints where significant;
+   S: the seasonal model fitted per segment (``"harmonic"``: three harmonics per segment and
+   one intercept; ``"dummy"``: a zero-sum seasonal pattern per segment; ``"none"``: S = 0).
+
+The tests, fits and magnitudes are host numpy over all pixels at once (``decompose_steps``); the
+STL and the breakpoints run on the device, each iteration on the pixels that have not
+converged and, for the breakpoints, only on those whose test is significant.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..runtime import get_device
+from ..runtime.arrays import is_device_array, native, values_of
+from ..runtime.integrations import plot, time_axis_of
+from ..timeaxis import check_fits
+from .breakpoints import max_breaks, rank_deficient_pixels
+from .breakpoints_plan import BreakpointsPlan, Problem, make_plan
+from .breaks_api import _break_dates
+from .checks import time_axis_and_dates
+from .common import time_axis as _time_axis
+from .decompose_steps import (SEASONS, find_breaks, magnitudes, mosum_test, season_design,
+                              segment_fit, segment_ids, trend_design)
+
+#: per-pixel status codes of :func:`bfast_decompose`
+DECOMPOSE_STATUS = {0: "ok", 1: "too_few_values", 2: "exact_fit", 3: "non_finite",
+                    4: "rank_deficient"}
+#: a component whose residual standard deviation is at most this many machine epsilons of the
+#: pixel's largest |value| is fitted exactly: its test is not run (no break there)
+EXACT_EPS = 1000.0
+
+
+@dataclass
+class DecomposeResult:
+    """Result of :func:`clts.bfast_decompose`, per pixel (the cube's shape without its time
+    axis; ``[N, ...]`` components in the input's layout; ``[breaks, ...]`` arrays one row per
+    possible break, -1 / NaN / NaT padded).
+
+    Attributes
+    ----------
+    trend, seasonal, remainder : numpy.ndarray
+        R's final ``Tt``, ``St`` and ``Nt = Yt - Tt - St`` (NaN at missing dates; ``seasonal``
+        is 0 with ``season="none"``).
+    trend_breaks, season_breaks : numpy.ndarray of int32, ``[breaks, ...]``
+        R's ``Vt.bp`` / ``Wt.bp``: date index of the last value before each break.
+    trend_break_dates, season_break_dates : numpy.ndarray, ``[breaks, ...]``
+        Their dates.
+    n_trend_breaks, n_season_breaks : numpy.ndarray of int32
+        Number of breaks (0: R's ``nobp``); -1 for a pixel not analysed.
+    magnitude : numpy.ndarray
+        R's ``Magnitude``: the largest (in absolute value) trend change at a break; 0 without
+        a trend break.
+    magnitude_break, magnitude_date : numpy.ndarray
+        R's ``Time``: the date index (int32, -1 without a break) and date of that break.
+    magnitudes : numpy.ndarray, ``[breaks, ...]``
+        R's ``Mags[, 3]``: the change at each break (NaN where R gives NA).
+    iterations : numpy.ndarray of int32
+        Iterations run (R's ``length(output)``).
+    trend_pvalue, season_pvalue : numpy.ndarray
+        The OLS-MOSUM p-values of the last iteration (NaN: not tested).
+    trend_ci_lower, trend_ci_upper, season_ci_lower, season_ci_upper : numpy.ndarray or None
+        With ``confint=``: R's ``ci.Vt`` / ``ci.Wt`` (strucchange's ``confint`` with
+        ``het.err = FALSE``), the date indices of each break's interval ends, ``[breaks, ...]``,
+        -1 where R gives NA or there is no break.
+    status : numpy.ndarray of int32
+        ``DECOMPOSE_STATUS``: 0 ok; 1 too few valid values (fewer than two seasons, or a
+        minimal segment floor(n h) not above the model's regressors); 2 a component fitted
+        exactly (e.g. a constant pixel): its test not run, no break there, the components
+        valid; 3 +-inf in the series; 4 the valid dates leave the seasonal model
+        rank-deficient (a season never observed). 1, 3, 4: NaN components, no breaks.
+    """
+    trend: np.ndarray
+    seasonal: np.ndarray
+    remainder: np.ndarray
+    trend_breaks: np.ndarray
+    trend_break_dates: np.ndarray
+    n_trend_breaks: np.ndarray
+    season_breaks: np.ndarray
+    season_break_dates: np.ndarray
+    n_season_breaks: np.ndarray
+    magnitude: np.ndarray
+    magnitude_break: np.ndarray
+    magnitude_date: np.ndarray
+    magnitudes: np.ndarray
+    iterations: np.ndarray
+    trend_pvalue: np.ndarray
+    season_pvalue: np.ndarray
+    status: np.ndarray
+    season: str = "dummy"
+    diagnostics: dict = field(default_factory=dict)
+    dates: np.ndarray | None = None
+    time_axis: int = 0
+    trend_ci_lower: np.ndarray | None = None
+    trend_ci_upper: np.ndarray | None = None
+    season_ci_lower: np.ndarray | None = None
+    season_ci_upper: np.ndarray | None = None
+
+    def plot(self, pixel=0, *, fig=None, title=None):
+        """As R's ``plot(bfast)``: the data, seasonal, trend and remainder of one pixel (an
+        int: its flat position, or an index tuple into the pixel axes), dashed lines at the
+        season's and the trend's breaks, the largest trend change marked. Needs matplotlib;
+        returns the Figure."""
+        return plot("bfast_decompose", self, pixel, fig=fig, title=title)
+
+
+def _pair(value, name, check):
+    """R's rule for ``level`` / ``breaks``: one value for both components, or (trend, season)."""
+    if isinstance(value, (tuple, list)):
+        if len(value) != 2:
+            raise ValueError(f"{name} must be one value or a (trend, season) pair, got {value!r}")
+        return check(value[0]), check(value[1])
+    v = check(value)
+    return v, v
+
+
+def _check_level(v):
+    if isinstance(v, bool) or not isinstance(v, (int, float, np.number)) or not 0 < v < 1:
+        raise ValueError(f"level must lie in (0, 1), got {v!r}")
+    return float(v)
+
+
+def _check_breaks(v):
+    if v is None or (isinstance(v, str) and v in ("BIC", "LWZ")):
+        return v
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+        raise ValueError(f"breaks must be None, 'BIC', 'LWZ' or an integer >= 1, got {v!r}")
+    return int(v)
+
+
+def check_decompose_arguments(freq, h, season, max_iter, breaks, level, type):
+    """The argument checks of :func:`bfast_decompose` that need no data. Returns (freq,
+    (breaks_trend, breaks_season), (level_trend, level_season))."""
+    if season not in SEASONS:
+        raise ValueError(f"season must be one of {SEASONS}, got {season!r}")
+    if isinstance(freq, bool) or not isinstance(freq, (int, float, np.number)) \
+            or not math.isfinite(freq) or float(freq) != int(freq) or freq < 1:
+        raise ValueError(f"freq (values a season, R's frequency) must be a whole number >= 1, "
+                         f"got {freq!r}")
+    freq = int(freq)
+    if season != "none" and freq < 2:
+        raise ValueError(f"season={season!r} needs freq >= 2 (R's frequency); use "
+                         "season='none' for series without a season")
+    if isinstance(h, bool) or not isinstance(h, (float, int, np.number)) or not 0 < h <= 0.5:
+        raise ValueError(f"h (minimal segment, a fraction of the valid values) must lie in "
+                         f"(0, 0.5], got {h!r}")
+    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
+        raise ValueError(f"max_iter must be an integer >= 1, got {max_iter!r}")
+    if type != "OLS-MOSUM":
+        raise ValueError(f"type must be 'OLS-MOSUM' (R's default; strucchange's other "
+                         f"processes are not implemented for bfast_decompose), got {type!r}")
+    return freq, _pair(breaks, "breaks", _check_breaks), _pair(level, "level", _check_level)
+
+
+def bfast_decompose(y, freq, dates=None, *, h=0.15, season="dummy", max_iter=10, breaks=None,
+                    level=0.05, type="OLS-MOSUM", confint=None, time_axis=None,
+                    dtype=np.float64, device=None, plan=None, progress=True, **plan_overrides):
+    """R's ``bfast()``: iterative decomposition into trend, season and remainder with the
+    breaks of the trend and of the season, on every pixel of ``y``.
+
+    Parameters
+    ----------
+    y : array_like
+        A regular series or cube with a time axis (NaN = missing): numpy (time first by
+        default, ``[time, rows, cols]``), a pandas DataFrame (one pixel per column) or an
+        xarray DataArray (labelled results). Device arrays are not taken.
+    freq : int
+        Values a season (R's ``frequency(Yt)``: 23 for 16-day, 12 for monthly, 1 with
+        ``season="none"`` for yearly values).
+    dates : array_like or None
+        One date (or number) per time step, for the break dates; None: the time labels of a
+        pandas / xarray input, else the time indices 0..N-1. The series is taken as regular
+        (one step each): put irregular acquisitions on a grid first.
+    h : float
+        Minimal segment size as a fraction of each pixel's valid values (R's ``h``; also the
+        OLS-MOSUM bandwidth), in (0, 0.5].
+    season : {"dummy", "harmonic", "none"}
+        R's seasonal model (R's default "dummy").
+    max_iter : int
+        Most iterations (R's ``max.iter``, default 10).
+    breaks : None, "BIC", "LWZ", int, or a (trend, season) pair of them
+        Breaks reported: the BIC's number (None, R's default), the LWZ criterion's, or that
+        many (at most each pixel's cap). As R, the components are fitted on the BIC's
+        segmentation whatever ``breaks`` reports.
+    level : float or (float, float)
+        Significance level of the OLS-MOSUM tests (trend, season), R's 0.05.
+    type : {"OLS-MOSUM"}
+        The fluctuation test (R's ``type``; only its default).
+    confint : float or None
+        Confidence level (R's 0.95) of the break-date intervals R's bfast returns
+        (``ci.Vt``, ``ci.Wt``); host, float64, per break (a root find); None: none.
+    time_axis : int or str, optional
+        The time axis (numpy default 0, as :func:`clts.bfast_breaks`).
+    dtype : {float64, float32}
+        Precision of the STL and breakpoint kernels (the tests and fits are float64).
+    device, plan, progress, **plan_overrides
+        As :func:`clts.bfast_breaks` (``plan`` and the overrides: the breakpoints' Plan,
+        ``clts.bfast.BreakpointsPlan``, for the trend and the season).
+
+    Returns
+    -------
+    DecomposeResult
+
+    Raises
+    ------
+    ValueError
+        Bad ``freq``, ``h``, ``season``, ``max_iter``, ``breaks``, ``level`` or ``type``; fewer
+        than two seasons of dates; floor(N h) not above the regressors of a model (R's
+        breakpoints stop there too).
+    TypeError
+        ``y`` not real, or a device array.
+
+    Notes
+    -----
+    Missing values (R's bfast needs ``stlplus`` for them): the initial season is clts' STL
+    with its missing-value rule, then every test, breakpoint search and fit drops each pixel's
+    missing dates, as R's ``na.omit`` / ``na.exclude`` do; the components are NaN there.
+    Breakpoints are date indices of the whole series (R's are indices of the valid values),
+    and the magnitudes evaluate the segment lines at the dates of the valid values around the
+    break (R indexes its time with the valid-value index there). Details: docs/bfast.md.
+
+    References
+    ----------
+    .. [1] J. Verbesselt, R. Hyndman, G. Newnham, D. Culvenor, "Detecting trend and seasonal
+       changes in satellite image time series", Remote Sensing of Environment 114(1), 2010.
+
+    Examples
+    --------
+    >>> import numpy as np, clts
+    >>> t = np.arange(230)
+    >>> rng = np.random.default_rng(1)
+    >>> y = 0.5 + 0.2 * np.sin(2 * np.pi * t / 23)[:, None] + 0.02 * rng.normal(size=(230, 2))
+    >>> y[120:, 0] -= 0.3                                     # a drop in pixel 0
+    >>> r = clts.bfast_decompose(y, 23, season="harmonic")
+    >>> r.n_trend_breaks.tolist(), r.trend_breaks[0].tolist(), round(float(r.magnitude[0]), 1)
+    ([1, 0], [119, -1], -0.3)
+    """
+    freq, (br_t, br_s), (lv_t, lv_s) = check_decompose_arguments(freq, h, season, max_iter,
+                                                                 breaks, level, type)
+    if confint is not None and (isinstance(confint, bool) or not isinstance(
+            confint, (float, int, np.floating)) or not 0 < confint < 1):
+        raise ValueError(f"confint must be a level in (0, 1) or None, got {confint!r}")
+    if is_device_array(y):
+        raise TypeError("bfast_decompose takes numpy, pandas or xarray input, not a device "
+                        "array (its tests and fits run on the host)")
+    if dates is None:
+        labels = time_axis_of(y, time_axis, 0)
+        t = labels.times()
+        dates = None if t is None else values_of(t)
+    else:
+        labels, dates = time_axis_and_dates(y, dates, time_axis)
+    y = native(values_of(y))
+    if y.dtype.kind not in "fiu" or y.dtype.kind == "b":
+        raise TypeError(f"y must be a real array (NaN = missing), got dtype {y.dtype}")
+    N = y.shape[labels.axis]
+    if dates is None:
+        dates = np.arange(N)
+    n_dates = np.asarray(dates).size
+    check_fits(y.shape, labels.axis, lambda n: n == n_dates, f"dates ({n_dates} entries)")
+    if n_dates != N:
+        raise ValueError(f"dates has {n_dates} entries but y has {N} along its time axis")
+    tnum, _ = _time_axis(dates, np.asarray(dates).ravel()[0])
+    if not np.all(np.isfinite(tnum)) or np.any(np.diff(tnum) <= 0):
+        raise ValueError("dates must be finite and strictly increasing")
+    y = np.moveaxis(y, labels.axis, 0)
+    pix_shape = y.shape[1:]
+    M = int(np.prod(pix_shape, dtype=np.int64))
+    dtype = np.dtype(dtype)
+    if dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
+        raise TypeError(f"dtype must be float32 or float64, got {dtype}")
+    XT = trend_design(N)
+    XS = season_design(N, freq, season)
+    KS = XS.shape[1]
+    if season != "none" and N < 2 * freq:
+        raise ValueError(f"y has {N} dates: the seasonal models need two seasons "
+                         f"({2 * freq} dates of freq={freq})")
+    dev = get_device(device)
+    dev.require_dtype(dtype)
+    if plan is not None and not isinstance(plan, BreakpointsPlan):
+        raise TypeError("plan must be a clts.bfast.BreakpointsPlan")
+    plans = make_plans(dev, N, KS, dtype, plan, plan_overrides)
+    flat = np.array(y.reshape(N, M), dtype=np.float64)
+    out = iterate(dev, plans, flat, freq, XT, XS, season, float(h), max_iter, (br_t, br_s),
+                  (lv_t, lv_s), dtype, progress, keep=confint is not None)
+    if confint is not None:
+        out["ciT"] = intervals(out["V"], XT, out["bpT"], out["nT"], float(confint))
+        out["ciS"] = (intervals(out["W"], XS, out["bpS"], out["nS"], float(confint)) if KS
+                      else np.full((2,) + out["bpS"].shape, -1, np.int32))
+    return _result(out, labels, dates, pix_shape, season, dev)
+
+
+def intervals(Z, X, bp, n_rep, level):
+    """[2, B, M] date indices of the lower / upper interval ends of the reported breaks of
+    every pixel: strucchange's ``confint(bp, het.err = FALSE)`` on the valid values of ``Z``
+    [N, M] (the last iteration's V or W) on ``X`` (-1: NA or no break)."""
+    from .confint import intervals as one
+    B, M = bp.shape
+    out = np.full((2, B, M), -1, np.int32)
+    for p in np.nonzero(n_rep > 0)[0]:          # R's confint: one pixel, one break at a time
+        idx = np.nonzero(~np.isnan(Z[:, p]))[0]
+        m = int(n_rep[p])
+        vb = np.searchsorted(idx, bp[:m, p]) + 1
+        iv = one(X[idx], Z[idx, p], vb, level, het_err=False)
+        for j in range(m):
+            if iv[j, 0] >= 0:
+                out[0, j, p] = idx[np.clip(iv[j, 0], 1, idx.size) - 1]
+                out[1, j, p] = idx[np.clip(iv[j, 1], 1, idx.size) - 1]
+    return out
+
+
+def make_plans(dev, N, KS, dtype, plan=None, overrides=None):
+    """The breakpoints' Plans by regressor count (2: the trend, KS: the season)."""
+    plans = {}
+    for K in {2, KS} - {0}:
+        plans[K] = (plan.validate(dev) if plan is not None else
+                    make_plan(dev, Problem(N, K, np.dtype(dtype).itemsize), **(overrides or {})))
+    return plans
+
+
+def iterate(dev, plans, flat, freq, XT, XS, season, h, max_iter, breaks, levels, dtype,
+            progress=False, season0=None, keep=False):
+    """The iteration on ``flat`` [N, M] (float64, NaN = missing; changed in place where it
+    holds +-inf); a dict of [.., M] arrays. ``season0`` [N, M]: the initial season instead of
+    the STL's (the tests start from R's); ``keep``: also the last iteration's V and W."""
+    N, M = flat.shape
+    KS = XS.shape[1]
+    status = np.zeros(M, np.int32)
+    inf = np.isinf(flat).any(axis=0)
+    status[inf] = 3
+    flat[:, inf] = np.nan
+    valid = ~np.isnan(flat)
+    n = valid.sum(axis=0)
+    few = n <= max(2, KS) + 1          # no residual degree of freedom for a test
+    if season != "none":
+        few |= n < 2 * freq
+    status[(status == 0) & few] = 1
+    if KS:
+        status[rank_deficient_pixels(flat, XS, np.float64, (status == 0) & (n < N))] = 4
+    BT = max(1, min(N if not isinstance(breaks[0], int) else breaks[0], max_breaks(h, N, 2)))
+    BS = max(1, min(N if not isinstance(breaks[1], int) else breaks[1],
+                    max_breaks(h, N, KS))) if KS else 1
+    scale = np.nanmax(np.abs(np.where(valid, flat, 0.0)), axis=0)
+    tol = EXACT_EPS * float(np.finfo(dtype).eps)
+    St = np.zeros((N, M))
+    ok = np.nonzero(status == 0)[0]
+    if season0 is not None and season != "none":
+        St[:, ok] = np.asarray(season0, np.float64)[:, ok]
+    elif season != "none" and ok.size:
+        from ..stl.api import decompose
+        settings = dict(seasonal="periodic", trend=None, low_pass=None, seasonal_deg=1,
+                        trend_deg=1, low_pass_deg=1, seasonal_jump=1, trend_jump=1,
+                        low_pass_jump=1, robust=False, inner_iter=None, outer_iter=None,
+                        r_defaults=True, interpolation="linear")
+        y2 = np.ascontiguousarray(flat[:, ok].T, dtype=dtype)
+        comps, failed, _ = decompose(y2, freq, settings, dev, progress=False,
+                                     wanted=("seasonal",))
+        St[:, ok] = np.asarray(comps["seasonal"], np.float64).T
+        status[ok[np.asarray(failed, bool)]] = 1
+    o = dict(status=status, trend=np.full((N, M), np.nan), seasonal=np.full((N, M), np.nan),
+             bpT=np.full((BT, M), -1, np.int32), bpS=np.full((BS, M), -1, np.int32),
+             nT=np.full(M, -1, np.int32), nS=np.full(M, -1, np.int32),
+             mags=np.full((BT, M), np.nan), magnitude=np.full(M, np.nan),
+             mtime=np.full(M, -1, np.int32), iterations=np.zeros(M, np.int32),
+             pT=np.full(M, np.nan), pS=np.full(M, np.nan), exact=np.zeros(M, bool))
+    if keep:
+        o["V"], o["W"] = np.full((N, M), np.nan), np.full((N, M), np.nan)
+    A = np.nonzero(status == 0)[0]
+    shared = (0,) if season == "harmonic" else ()
+    for it in range(max_iter):
+        if A.size == 0:
+            break
+        Y = flat[:, A]
+        V = Y - St[:, A]
+        zeros = np.zeros(V.shape, np.int64)
+        T, bpT, nT, nfitT, coefT, pT, exT, failT = _component(
+            dev, plans.get(2), XT, V, zeros, scale[A], tol, h, breaks[0], levels[0], BT, dtype,
+            (), progress)
+        if KS:
+            W = Y - T
+            S, bpS, nS, _, _, pS, exS, failS = _component(
+                dev, plans.get(KS), XS, W, zeros, scale[A], tol, h, breaks[1], levels[1], BS,
+                dtype, shared, progress)
+        else:
+            S = np.zeros_like(T)
+            bpS = np.full((BS, A.size), -1, np.int32)
+            nS = np.zeros(A.size, np.int32)
+            pS = np.full(A.size, np.nan)
+            exS = np.zeros(A.size, bool)
+            failS = np.zeros(A.size, np.int32)
+        fail = np.maximum(failT, failS)
+        mags, mag, mtime = magnitudes(XT, coefT, nfitT, bpT, nT, ~np.isnan(V))
+        # R stops when both breakpoint sets are those of the iteration before (before the
+        # first: none, R's Vt.bp = Wt.bp = 0)
+        conv = np.all(bpT == o["bpT"][:, A], axis=0) & np.all(bpS == o["bpS"][:, A], axis=0)
+        o["trend"][:, A] = T
+        if keep:
+            o["V"][:, A] = V
+            o["W"][:, A] = Y - T
+        St[:, A] = S
+        o["seasonal"][:, A] = S if KS else np.where(np.isnan(T), np.nan, 0.0)
+        o["bpT"][:, A], o["bpS"][:, A], o["nT"][A], o["nS"][A] = bpT, bpS, nT, nS
+        o["mags"][:, A], o["magnitude"][A], o["mtime"][A] = mags, mag, mtime
+        o["pT"][A], o["pS"][A] = pT, pS
+        o["exact"][A] |= exT | exS
+        o["iterations"][A] = it + 1
+        status[A[fail > 0]] = fail[fail > 0]
+        A = A[~conv & (fail == 0)]
+    bad = (status != 0)
+    o["exact"] &= ~bad
+    status[o["exact"]] = 2
+    for k in ("trend", "seasonal", "mags"):
+        o[k][:, bad] = np.nan
+    for k in ("bpT", "bpS"):
+        o[k][:, bad] = -1
+    o["nT"][bad] = o["nS"][bad] = -1
+    o["magnitude"][bad] = np.nan
+    o["mtime"][bad] = -1
+    if season == "none":
+        o["seasonal"][:, ~bad] = 0.0
+    o["remainder"] = flat - o["trend"] - o["seasonal"]
+    o["BT"], o["BS"] = BT, BS
+    return o
+
+
+def _component(dev, plan, X, Z, zeros, scale, tol, h, breaks, level, B, dtype, shared,
+               progress):
+    """One component of one iteration on the active pixels: the OLS-MOSUM test of ``Z`` on
+    ``X``, the breakpoints where it is significant, the fit on R's segmentation. Returns
+    (fitted, reported bp [B, m], reported count, fit count, coef [m, S, K], p-value, exact,
+    failed status (0 none))."""
+    N, m = Z.shape
+    fit0, coef0 = segment_fit(X, Z, zeros, 1, shared)
+    p, _, exact = mosum_test(Z - fit0, X.shape[1], h, scale, tol)
+    sig = (p <= level) & ~exact
+    p = np.where(exact, np.nan, p)
+    bp_rep = np.full((B, m), -1, np.int32)
+    n_rep = np.zeros(m, np.int32)
+    n_fit = np.zeros(m, np.int32)
+    seg = zeros
+    fail = np.zeros(m, np.int32)
+    if sig.any():
+        fb = find_breaks(dev, plan, Z[:, sig], X, h, breaks, dtype, progress)
+        cols = np.nonzero(sig)[0]
+        st = fb["status"]
+        fail[cols[st != 0]] = np.where(st[st != 0] == 4, 4, np.where(st[st != 0] == 3, 3, 1))
+        good = st == 0
+        bb = fb["B"]
+        bp_rep[:bb, cols[good]] = fb["bp_rep"][:B, good]
+        n_rep[cols[good]] = fb["n_rep"][good]
+        n_fit[cols[good]] = np.where(fb["n_rep"][good] > 0, fb["n_fit"][good], 0)
+        seg = zeros.copy()
+        fitbp = np.where((fb["n_rep"] > 0)[None, :], fb["bp_fit"], -1)
+        seg[:, cols[good]] = segment_ids(fitbp[:, good], N)
+    if n_fit.max(initial=0) == 0:
+        fitted, coef = fit0, coef0
+    else:
+        fitted, coef = segment_fit(X, Z, seg, int(n_fit.max()) + 1, shared)
+    return fitted, bp_rep, n_rep, n_fit, coef, p, exact, fail
+
+
+def _result(o, labels, dates, pix_shape, season, dev):
+    def per(a, name):
+        return labels.per_series(np.asarray(a).reshape(pix_shape), name)
+
+    def lead(a, name):
+        a = np.asarray(a)
+        return labels.with_lead(a.reshape(a.shape[:1] + pix_shape), name,
+                                np.arange(a.shape[0]))
+
+    def series(a):
+        a = np.asarray(a).reshape((a.shape[0],) + pix_shape)
+        return labels.series(np.moveaxis(a, 0, -1))
+
+    status = o["status"]
+    mdate = _break_dates(dates, o["mtime"][None, :])[0]
+    res = DecomposeResult(
+        trend=series(o["trend"]), seasonal=series(o["seasonal"]),
+        remainder=series(o["remainder"]),
+        trend_breaks=lead(o["bpT"], "break"),
+        trend_break_dates=lead(_break_dates(dates, o["bpT"]), "break"),
+        n_trend_breaks=per(o["nT"], "n_trend_breaks"),
+        season_breaks=lead(o["bpS"], "break"),
+        season_break_dates=lead(_break_dates(dates, o["bpS"]), "break"),
+        n_season_breaks=per(o["nS"], "n_season_breaks"),
+        magnitude=per(o["magnitude"], "magnitude"),
+        magnitude_break=per(o["mtime"], "magnitude_break"),
+        magnitude_date=per(mdate, "magnitude_date"),
+        magnitudes=lead(o["mags"], "break"), iterations=per(o["iterations"], "iterations"),
+        trend_pvalue=per(o["pT"], "trend_pvalue"), season_pvalue=per(o["pS"], "season_pvalue"),
+        status=per(status, "status"), season=season,
+        dates=None if dates is None else np.asarray(dates), time_axis=labels.axis)
+    if "ciT" in o:
+        res.trend_ci_lower, res.trend_ci_upper = (lead(o["ciT"][i], "break") for i in (0, 1))
+        res.season_ci_lower, res.season_ci_upper = (lead(o["ciS"][i], "break") for i in (0, 1))
+    counts = {name: int(np.sum(status == code)) for code, name in DECOMPOSE_STATUS.items()}
+    res.diagnostics = dict(status_counts=counts, failed=int(np.sum((status != 0) & (status != 2))),
+                           breaks=(o["BT"], o["BS"]), device=str(dev.slug),
+                           max_iterations=int(o["iterations"].max(initial=0)))
+    return res

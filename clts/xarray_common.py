@@ -1,0 +1,110 @@
+"""The helpers every ``clts.xarray`` front end shares (``clts.xarray``, ``clts.xarray_bfast``):
+the input's checks, its undecoded fill values masked, ``xr.apply_ufunc`` over the time
+dimension, a device every Dask worker can resolve."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+
+def xr_module():
+    try:
+        import xarray
+    except ImportError:  # pragma: no cover - the test extra installs it
+        raise ImportError("clts.xarray needs xarray: pip install 'clts[dask]'") from None
+    return xarray
+
+
+def fill_values(da) -> list:
+    """The ``_FillValue`` / ``missing_value`` of data that were not decoded (opened with
+    ``mask_and_scale=False``, or integer data kept raw): they are in ``attrs`` then."""
+    out = []
+    for key in ("_FillValue", "missing_value"):
+        v = da.attrs.get(key)
+        if v is not None:
+            out += [x for x in np.atleast_1d(v).tolist() if x == x]     # NaN masks itself
+    return out
+
+
+def mask_values(da, values):
+    """``da`` with the entries equal to any of ``values`` as NaN; integers become float64 first
+    (the dtype the algorithms compute integer data in), floats keep their dtype."""
+    if da.dtype.kind in "iub":
+        da = da.astype(np.float64)
+    return da.where(~da.isin(list(values))) if len(values) else da
+
+
+def mask_fill(da):
+    """``da`` with its undecoded fill values as NaN (integers become float64)."""
+    fills = fill_values(da)
+    if not fills:
+        return da
+    attrs = {k: v for k, v in da.attrs.items() if k not in ("_FillValue", "missing_value")}
+    out = mask_values(da, fills)
+    out.attrs = attrs
+    return out
+
+
+def prepare(da, dim: str, name: str = "da", mask: bool = True):
+    """Check ``da`` and its time dimension (strictly increasing, whatever its kind); undecoded
+    fill values masked (``mask``); one chunk along the time dimension (with a warning)."""
+    xr = xr_module()
+    if isinstance(da, xr.Dataset):
+        raise TypeError(f"{name} must be a DataArray; pick a variable of the Dataset "
+                        f"(variables: {', '.join(map(str, da.data_vars))})")
+    if not isinstance(da, xr.DataArray):
+        raise TypeError(f"{name} must be an xarray DataArray, got {type(da).__name__}")
+    if dim not in da.dims:
+        raise ValueError(f"{name} has no dimension {dim!r} (dimensions {tuple(da.dims)}); "
+                         "give dim=")
+    if dim in da.coords:                   # numbers, datetime64 and cftime alike
+        from .timeaxis import check_increasing
+        check_increasing(da[dim].values, f"the {dim!r} coordinate of {name}",
+                         f"; sort it first with da.sortby({dim!r}) (and drop duplicates)")
+    if mask:
+        da = mask_fill(da)
+    if da.chunks is not None:
+        axis = da.dims.index(dim)
+        if len(da.chunks[axis]) > 1:
+            # whole series; the other dimensions keep their chunks unless a chunk would then
+            # exceed Dask's array.chunk-size (one chunk over y and x of a file stored as
+            # time slices would be the whole array): those are cut to it
+            import dask
+            from dask.utils import parse_bytes
+            new = {dim: -1}
+            block = da.sizes[dim] * da.dtype.itemsize * int(np.prod(
+                [max(c) for d, c in zip(da.dims, da.chunks) if d != dim]))
+            if block > parse_bytes(dask.config.get("array.chunk-size")):
+                new.update({d: "auto" for d in da.dims if d != dim})
+            nchunks = len(da.chunks[axis])
+            da = da.chunk(new)
+            cut = "" if len(new) == 1 else (
+                "; the other dimensions cut to chunks of " + " x ".join(
+                    f"{d}={max(c)}" for d, c in zip(da.dims, da.chunks) if d != dim))
+            warnings.warn(f"{name}: the time dimension {dim!r} is split over {nchunks} "
+                          f"chunks; rechunked to one chunk along it (each series is computed "
+                          f"whole){cut}", UserWarning, stacklevel=3)
+    return da
+
+
+def apply_core(fn, da, dim, outs, kwargs, *, out_core=None, sizes=None):
+    """apply_ufunc of ``fn`` over ``da`` with ``dim`` as the (last) core dimension; ``outs``:
+    [(name, dtype, has_time)], ``has_time`` a bool or the output's core dimensions."""
+    xr = xr_module()
+    core = [list(c) if isinstance(c, (list, tuple)) else [out_core or dim] if c else []
+            for _, _, c in outs]
+    res = xr.apply_ufunc(
+        fn, da, kwargs=kwargs, input_core_dims=[[dim]], output_core_dims=core,
+        exclude_dims={dim} if out_core else set(), dask="parallelized",
+        output_dtypes=[dt for _, dt, _ in outs], keep_attrs=True,
+        dask_gufunc_kwargs={"output_sizes": sizes or {}, "allow_rechunk": False})
+    if not isinstance(res, tuple):
+        res = (res,)
+    return {name: r for (name, _, _), r in zip(outs, res)}
+
+
+def portable_device(device):
+    """``device`` as something every process can resolve (a Device travels as its name)."""
+    from .runtime.devices import portable
+    return portable(device)

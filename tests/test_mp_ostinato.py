@@ -1,0 +1,118 @@
+"""clts.ostinato and its clts.compat.stumpy names against stumpy 1.14: stumpy's own deterministic
+test cases (its test_ostinato seeds: three uniform series of 64, 128, 256 values, m = 50),
+random walks with NaN, inf and constant windows, the non-normalised variant; the forms of
+``Ts`` (list, 2-D, time_axis=0) against each other. stumpy runs once, in a subprocess with
+NUMBA_DISABLE_JIT=1."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import clts
+import clts.compat.stumpy as cs
+
+SEEDS = (79, 133, 275, 355)
+
+STUMPY_SCRIPT = r"""
+import sys, numpy as np, stumpy
+d = np.load(sys.argv[1], allow_pickle=True)
+o = {}
+for key in d.files:
+    Ts = list(d[key])
+    if key.startswith("aamp"):
+        o[key] = np.array(stumpy.aamp_ostinato(Ts, 12, p=1.0 if key == "aamp1" else 2.0),
+                          float)
+    else:
+        o[key] = np.array(stumpy.ostinato(Ts, 50 if key.startswith("seed") else 12), float)
+np.savez(sys.argv[2], **o)
+"""
+
+
+def _inputs():
+    d = {}
+    for seed in SEEDS:
+        np.random.seed(seed)
+        Ts = [np.random.rand(n) for n in [64, 128, 256]]
+        a = np.empty(3, object)
+        a[:] = Ts
+        d[f"seed{seed}"] = a
+    rng = np.random.default_rng(5)
+    Ts = [np.cumsum(rng.standard_normal(n)) for n in (90, 120, 75, 100)]
+    Ts[0][10:13] = np.nan
+    Ts[1][40:40 + 15] = 2.0
+    Ts[3][60] = np.inf
+    a = np.empty(4, object)
+    a[:] = Ts
+    d["walks"] = a
+    d["aamp2"] = a
+    d["aamp1"] = a
+    return d
+
+
+@pytest.fixture(scope="module")
+def ref(tmp_path_factory):
+    pytest.importorskip("stumpy")
+    d = tmp_path_factory.mktemp("ostinato_stumpy")
+    inp = _inputs()
+    np.savez(d / "in.npz", **inp)
+    (d / "run.py").write_text(STUMPY_SCRIPT)
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1")
+    subprocess.run([sys.executable, str(d / "run.py"), str(d / "in.npz"), str(d / "out.npz")],
+                   check=True, env=env, timeout=600)
+    return inp, dict(np.load(d / "out.npz"))
+
+
+def _same(got, want):
+    assert len(got) == 3
+    np.testing.assert_allclose(float(got[0]), want[0], rtol=1e-9, atol=1e-7)
+    assert (int(got[1]), int(got[2])) == (int(want[1]), int(want[2]))
+
+
+def test_stumpys_cases(device, ref):
+    inp, out = ref
+    for seed in SEEDS:
+        Ts = list(inp[f"seed{seed}"])
+        _same(cs.ostinato(Ts, 50, device=device), out[f"seed{seed}"])
+    Ts = list(inp[f"seed{SEEDS[0]}"])
+    r = clts.ostinato(Ts, 50, device=device)
+    assert isinstance(r, clts.mp.Consensus) and r.series == int(out[f"seed{SEEDS[0]}"][1])
+
+
+def test_nan_inf_constant_windows(device, ref):
+    inp, out = ref
+    Ts = list(inp["walks"])
+    _same(cs.gpu_ostinato(Ts, 12, device=device), out["walks"])
+
+
+def test_aamp_ostinato(device, ref):
+    inp, out = ref
+    Ts = list(inp["aamp2"])
+    _same(cs.aamp_ostinato(Ts, 12, device=device), out["aamp2"])
+    _same(cs.gpu_aamp_ostinato(Ts, 12, p=1.0, device=device), out["aamp1"])
+
+
+def test_forms_of_ts(device):
+    rng = np.random.default_rng(9)
+    X = np.cumsum(rng.standard_normal((6, 150)), axis=1)
+    X[:, 20:45] += 8 * np.sin(np.linspace(0, 5, 25))          # a shared shape
+    a = clts.ostinato(list(X), 25, device=device)
+    b = clts.ostinato(X, 25, device=device)
+    c = clts.ostinato(np.asfortranarray(X.T), 25, time_axis=0, device=device)
+    assert a == b == c
+    assert 15 <= a.index <= 25
+
+
+def test_errors(device):
+    x = np.arange(30.0)
+    with pytest.raises(ValueError, match="at least 2 series"):
+        clts.ostinato([x], 5, device=device)
+    with pytest.raises(ValueError, match=r"Ts\[1\] has 4 values"):
+        clts.ostinato([x, x[:4]], 5, device=device)
+    with pytest.raises(ValueError, match="list"):
+        cs.ostinato(np.stack([x, x]), 5, device=device)
+    with pytest.raises(ValueError, match="1-D"):
+        clts.ostinato([x, np.ones((2, 3))], 5, device=device)

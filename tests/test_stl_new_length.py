@@ -53,11 +53,14 @@ def _calls(device, extra, missing, seed=0):
     return seen
 
 
+# the LOESS version forced: ``auto`` picks it from the size (flat below the parallelism
+# threshold, then outer), a change of code whose programs are built once per version
 @pytest.mark.parametrize("extra", [
-    {}, {"robust": True}, {"version": "outer"}, {"version": "intragroup"},
+    {"version": "outer"}, {"version": "outer", "robust": True}, {"version": "intragroup"},
     {"version": "flat", "robust": True}, {"fused": 64, "robust": True},
-    {"mapping": "coalesced"}, {"mapping": "coalesced", "version": "flat", "interleave": 1},
-    {"seasonal_deg": 2, "trend_deg": 0}])
+    {"mapping": "coalesced", "version": "outer"},
+    {"mapping": "coalesced", "version": "flat", "interleave": 1},
+    {"version": "outer", "seasonal_deg": 2, "trend_deg": 0}])
 @pytest.mark.parametrize("missing", [False, True])
 def test_new_length_period_window_builds_nothing(device, extra, missing):
     seen = _calls(device, extra, missing)

@@ -304,12 +304,14 @@ def test_mixed_versions(device, monkeypatch, mix):
 
 @pytest.mark.oclgrind
 @pytest.mark.parametrize("complete,wg,planes", [(False, 0, False), (True, 0, False),
-                                                (False, 16, True), (True, 0, True)])
+                                                (False, 16, True), (False, (64, 16), True),
+                                                (True, 0, True)])
 def test_nns_kernel_vs_reference(device, complete, wg, planes):
     """The NNS kernel (binary search + interval growth) against reference.nearest_window on
     random NaN patterns: window ends, h, and the fallback point of every fit point; the packed
-    positions by a work-item per segment (wg 0) or a work-group of wg, the windows as four ints
-    per fit point or (planes: the GPU mapping) four planes."""
+    positions by a work-item per segment (wg 0) or a work-group of wg (a pair: the program
+    built for groups up to the first, launched with the second), the windows as four ints per
+    fit point or (planes: the GPU mapping) four planes."""
     import pyopencl as cl
     import pyopencl.array as cla
     from clts.stl.plan import fit_table
@@ -319,6 +321,7 @@ def test_nns_kernel_vs_reference(device, complete, wg, planes):
     B, seg = 6, np.array([40, 39, 17, 3, 1], np.int32)
     S, nmax = len(seg), int(seg.max())
     M = rng.normal(size=(B, S, nmax)).astype(dtype)
+    wg, wg_run = wg if isinstance(wg, tuple) else (wg, wg)
     if not complete:
         for b in range(B):
             M[b][rng.random((S, nmax)) < [0, 0.3, 0.6, 0.9, 0.97, 0.5][b]] = np.nan
@@ -345,7 +348,7 @@ def test_nns_kernel_vs_reference(device, complete, wg, planes):
         i32 = np.int32
         k_stats = cl.Kernel(prg.cl_program, "stl_stats_group" if wg else "stl_stats")
         k_nns = cl.Kernel(prg.cl_program, "stl_nns")
-        k_stats(q_, (B * S * max(wg, 1),), (wg,) if wg else None, dM.data, i32(S * nmax), i32(nmax), dseg.data, i32(S), i32(B),
+        k_stats(q_, (B * S * max(wg_run, 1),), (wg_run,) if wg else None, dM.data, i32(S * nmax), i32(nmax), dseg.data, i32(S), i32(B),
                 i32(nmax), stats.data, pos.data)
         k_nns(q_, (B * S * NF,), None, dseg.data, dfp.data, dan.data, i32(NF), i32(S), i32(B),
               i32(q), i32(nmax), stats.data, pos.data, nns.data)

@@ -98,6 +98,88 @@ def round_up(n: int, m: int) -> int:
     return ((int(n) + m - 1) // m) * m
 
 
+#: work-items per work-group (along the first dimension) of the launches sized by
+#: :func:`fixed_local` on a driver that compiles a kernel per local size
+FIXED_LOCAL = 64
+
+
+def compiles_per_local_size(device) -> bool:
+    """Whether ``device``'s real driver (under an emulated description too) compiles a kernel's
+    work-group function per local size when it is first enqueued with it: pocl does (its
+    kernel cache keeps one binary per kernel and local size); Intel's CPU runtime and the GPU
+    drivers compile nothing at enqueue."""
+    got = getattr(device, "_per_local_size", None)
+    if got is None:
+        try:
+            name = device.cl_device.platform.name
+        except AttributeError:          # a stand-in device of a unit test
+            name = getattr(device, "platform", "") or ""
+        got = "portable computing" in name.lower()
+        try:
+            device._per_local_size = got
+        except AttributeError:
+            pass
+    return got
+
+
+#: work-groups per compute unit that the bucketed local sizes of :func:`fixed_local` aim at
+#: (0: :data:`FIXED_LOCAL` whatever the range)
+GROUPS_PER_UNIT = 8
+
+
+def _bucket(device, n: int) -> int:
+    """A power-of-two local size for a 1-D range of ``n`` on a driver that compiles per local
+    size: about GROUPS_PER_UNIT groups per compute unit, at least FIXED_LOCAL and at most the
+    device's work-group limit."""
+    try:
+        units = int(device.cl_device.max_compute_units)
+    except AttributeError:
+        units = int(getattr(device, "compute_units", 1) or 1)
+    want = -(-int(n) // (GROUPS_PER_UNIT * max(units, 1)))
+    top = min(4096, int(getattr(device, "max_work_group", 0) or 4096))
+    size = FIXED_LOCAL
+    while size < want and size * 2 <= top:
+        size *= 2
+    return size
+
+
+def fixed_local(device, global_size, local=None):
+    """``(global_size, local_size)`` of a launch whose kernel checks every work-item's index
+    against its range (work-items past the end return at once).
+
+    Where the driver compiles per local size (pocl) and picks the local size from the global
+    one when none is given (on 2 cores: global / 2), every new series length, period or window
+    compiled each kernel again at its first enqueue (0.2-0.4 s per kernel). Here the local size
+    changes only by powers of two: ``local`` if given (an int for the first dimension, or a
+    tuple), else along the first dimension a power of two for about :data:`GROUPS_PER_UNIT`
+    groups per compute unit (pocl pays a few microseconds per work-group), at least
+    :data:`FIXED_LOCAL` and at most the device's work-group limit, 1 along the others; the
+    range is rounded up to a multiple. A new size within the same bucket compiles nothing, and
+    a range beyond 4,096 x 8 work-items per compute unit (the cap) always gets the cap. Elsewhere
+    the range as given and ``None``: the driver's choice, as before."""
+    global_size, _ = _sizes(global_size, None)
+    if not compiles_per_local_size(device):
+        return global_size, None
+    if local is None:
+        size = FIXED_LOCAL
+        if GROUPS_PER_UNIT and 0 not in global_size:
+            # along the first dimension: the bucket of the whole range; with more dimensions
+            # halved until the first one is padded by at most a sixteenth (its length, not the
+            # range's, is what gets rounded up)
+            size = _bucket(device, _count(global_size))
+            if len(global_size) > 1:
+                g0 = global_size[0]
+                while size > FIXED_LOCAL and round_up(g0, size) * 16 > g0 * 17:
+                    size //= 2
+        local = (size,) + (1,) * (len(global_size) - 1)
+    elif isinstance(local, (int, np.integer)):
+        local = (int(local),) + (1,) * (len(global_size) - 1)
+    local = tuple(int(x) for x in local)
+    if 0 in global_size:
+        return global_size, local
+    return tuple(round_up(g, m) for g, m in zip(global_size, local)), local
+
+
 def _sizes(global_size, local_size):
     if isinstance(global_size, (int, np.integer)):
         global_size = (int(global_size),)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..runtime import chunk_sizes, launch
+from ..runtime.launch import fixed_local
 from ..runtime.faults import enter_chunk, with_smaller_chunks
 from ..runtime.memory import host_empty, progress as progress_bar
 from ..runtime.pipeline import (ChunkIO, aligned_multiple, device_marker, device_wait,
@@ -164,10 +165,12 @@ def run_device(dev, runner, p, periodic, y2, *, dests, progress, wanted=COMPONEN
     with_smaller_chunks(run, device=dev, what="stl")
     if B and N:
         prg = runner._prog("finish")
-        launch(dev, runner._kernel(prg, "stl_finish"), B * N, None, y2.data, S.data, T.data,
+        launch(dev, runner._kernel(prg, "stl_finish"), *fixed_local(dev, B * N), y2.data, S.data,
+               T.data,
                W.data, R.data, failed.data, i32(N), np.int64(B * N), i32(robust_w),
                i32(not periodic))
         if periodic:
-            launch(dev, runner._kernel(prg, "stl_periodic"), B * p["period"], None, y2.data,
+            launch(dev, runner._kernel(prg, "stl_periodic"), *fixed_local(dev, B * p["period"]),
+                   y2.data,
                    S.data, T.data, R.data, i32(N), i32(p["period"]), i32(B))
     return dict(zip(COMPONENTS, (S, T, W, R))), failed

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..runtime import get_device, integrations, launch
+from ..runtime.launch import fixed_local
 from ..runtime.arrays import is_device_array
 from ..runtime.integrations import TimeAxis, time_axis_of
 from ..runtime.memory import fill
@@ -348,22 +349,23 @@ def _mstl_device(y, y2, shape, periods, windows, rounds, one_stl, dev):
     add, sub = prg.kernel("stl_add"), prg.kernel("stl_sub")
     for _ in range(rounds):
         for i, (p, w) in enumerate(zip(periods, windows)):
-            launch(dev, add, B * N, None, deseas.data, seasonal[i].data, n)
+            launch(dev, add, *fixed_local(dev, B * N), deseas.data, seasonal[i].data, n)
             comps, f, _diag = one_stl(deseas, p, w, keep)
-            launch(dev, prg.kernel("stl_or"), B, None, failed.data, f.data, i32(B))
+            launch(dev, prg.kernel("stl_or"), *fixed_local(dev, B), failed.data, f.data, i32(B))
             keep.append(f)
             seasonal[i] = comps["seasonal"]
-            launch(dev, sub, B * N, None, deseas.data, seasonal[i].data, n)
+            launch(dev, sub, *fixed_local(dev, B * N), deseas.data, seasonal[i].data, n)
     trend, weights = comps["trend"], comps["weights"]
     resid = cla.empty(q, (B, N), dt)
-    launch(dev, prg.kernel("stl_diff"), B * N, None, deseas.data, trend.data, resid.data, n)
+    launch(dev, prg.kernel("stl_diff"), *fixed_local(dev, B * N), deseas.data, trend.data,
+           resid.data, n)
     keep.append(deseas)
     if B and N:
         fill_failed = prg.kernel("stl_fill_failed")
         for a, v in [(trend, np.nan), (resid, np.nan), (weights, 0)] + [
                 (s, np.nan) for s in seasonal]:
-            launch(dev, fill_failed, B * N, None, a.data, failed.data, i32(N), np.int64(B * N),
-                   dt.type(v))
+            launch(dev, fill_failed, *fixed_local(dev, B * N), a.data, failed.data, i32(N),
+                   np.int64(B * N), dt.type(v))
     failed = failed.reshape(shape[:-1])
     diag = LazyDict(n_failed=Lazy(lambda: int(np.count_nonzero(failed.get()))), failed=failed,
                     periods=periods, windows=windows, iterate=rounds)

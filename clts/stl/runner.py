@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..runtime import launch
-from ..runtime.launch import prepare
+from ..runtime.launch import fixed_local, prepare
 from ..runtime.memory import scratch
 from ..runtime.pipeline import device_marker
 from ..runtime.programs import build_program, prebuild
@@ -126,7 +126,7 @@ class Runner:
         for name, otl in (("seasonal", Ll), ("low_pass", 1), ("trend", 1)):
             complete = self.complete or name == "low_pass"
             ch, sm = self.versions[name], self.smoothers[name]
-            progs.append(("nns", st.nns_kw(complete, sm["nmax"])))
+            progs.append(("nns", st.nns_kw(complete)))
             ws = (False, True) if self.p["outer_iter"] > 0 and name != "low_pass" else (False,)
             loess += [(ch.version, sm["deg"], w, ch, complete, otl) for w in ws]
             nj = max(1, min(sm["jump"], sm["nmax"] - 1))
@@ -194,7 +194,7 @@ class Runner:
         robust_prg = self._prog("robust", **steps.robust_kw(Lt))
 
         g1 = self._prog("gather", **steps.gather_kw(1, 1, hm))
-        launch(dev, self._kernel(g1, "stl_init"), Bp * N, None, np.int64(B * N),
+        launch(dev, self._kernel(g1, "stl_init"), *fixed_local(dev, Bp * N), np.int64(B * N),
                np.int64(Bp * N if Lt > 1 else 0), t.data, s.data, rw.data, rwt.data)
         # validity of the cycle-subseries (plain layout) for their NNS: y gathered (t = 0)
         z0 = alloc((B, P, K)) if not self.complete else z
@@ -207,7 +207,7 @@ class Runner:
         for name, sm in self.smoothers.items():
             M, m_b, m_s = layouts[name]
             complete = self.complete or name == "low_pass"
-            nprg = self._prog("nns", **steps.nns_kw(complete, sm["nmax"]))
+            nprg = self._prog("nns", **steps.nns_kw(complete))
             S, NF = sm["S"], sm["NF"]
             Bn = 1 if complete else B  # complete data: one set of windows serves every series
             stats = alloc((Bn * S, 2), i32)
@@ -218,7 +218,8 @@ class Runner:
             pos = stats if complete else alloc((Bn * S, npos), i32)
             steps.stats(nprg, complete, sm["nmax"], M, m_b, m_s, sm["seg"], S, Bn, npos, stats,
                         pos)()
-            launch(dev, self._kernel(nprg, "stl_nns"), Bn * S * NF, None, sm["seg"], sm["fp"],
+            launch(dev, self._kernel(nprg, "stl_nns"), *fixed_local(dev, Bn * S * NF),
+                   sm["seg"], sm["fp"],
                    sm["an"], i32(NF), i32(S), i32(Bn), i32(sm["q"]), i32(npos), stats.data,
                    pos.data, nns.data)
             if pos is not stats:
@@ -233,7 +234,7 @@ class Runner:
                                                                                          bool)
         else:
             failed = None
-            launch(dev, self._kernel(self._prog("finish"), "stl_failed"), B, None,
+            launch(dev, self._kernel(self._prog("finish"), "stl_failed"), *fixed_local(dev, B),
                    st["seasonal"][0].data, i32(P), i32(B), i32(0 if self.complete else 1),
                    i32(row0), failed_out.data)
         nch = {}
@@ -260,7 +261,8 @@ class Runner:
                 sm = self.smoothers[name]
                 S, NF, QW = sm["S"], sm["NF"], sm["qw"]
                 wtab, wmom = alloc((S * NF, 2 * QW)), alloc((S * NF, 5))
-                launch(dev, self._kernel(prg, "loess_wtab"), S * NF, None, sm["fp"], i32(NF),
+                launch(dev, self._kernel(prg, "loess_wtab"), *fixed_local(dev, S * NF), sm["fp"],
+                       i32(NF),
                        i32(S), nns.data, i32(QW), wtab.data, wmom.data)
                 tables[name] = (wtab.data, wmom.data)
                 extra.extend((wtab, wmom))
@@ -284,13 +286,14 @@ class Runner:
                 L = ch.lanes
                 if complete and L > 1 and ch.table:
                     args += list(weight_table(name, prg, nns)) + [i32(sm["qw"])]
-                todo.append(prepare(dev, prg, "loess_outer", -(-B // L) * S * NF, None, *args))
+                todo.append(prepare(dev, prg, "loess_outer", *fixed_local(dev, -(-B // L) * S * NF),
+                                    *args))
             elif ch.version == "intragroup":
                 todo.append(prepare(dev, prg, "loess_intragroup", nfit * ch.wg, ch.wg, *args))
             else:
                 n = nch[name]
-                todo.append(prepare(dev, prg, "loess_flat_partial", nfit * n, None, *args,
-                                    i32(n), part.data))
+                todo.append(prepare(dev, prg, "loess_flat_partial", *fixed_local(dev, nfit * n),
+                                    *args, i32(n), part.data))
                 T = self.steps.finish_tile if ch.interleave else 0
                 if T and S > 1:
                     # the cycle-subseries: tiles of T fit points x T segments, 32 x 8 work-items
@@ -298,8 +301,8 @@ class Runner:
                                         (-(-NF // T) * T, -(-S // T) * 8, B), (T, 8, 1), *args,
                                         i32(n), part.data))
                 else:
-                    todo.append(prepare(dev, prg, "loess_flat_finish", nfit, None, *args,
-                                        i32(n), part.data))
+                    todo.append(prepare(dev, prg, "loess_flat_finish", *fixed_local(dev, nfit),
+                                        *args, i32(n), part.data))
             extend = name == "seasonal"
             nmax = sm["nmax"]
             nj = max(1, min(sm["jump"], nmax - 1))
@@ -312,7 +315,8 @@ class Runner:
             G = -(-nint // ipw)
             iprg = self._prog("interp", extend=extend, out_lanes=otl, hermite=self.hermite)
             nb = Bp // otl if otl > 1 else B      # series, or tiles of otl series
-            todo.append(prepare(dev, iprg, "stl_interp", nb * S * G, None, out.data, i32(o_b),
+            todo.append(prepare(dev, iprg, "stl_interp", *fixed_local(dev, nb * S * G), out.data,
+                                i32(o_b),
                                 i32(o_s), i32(o_p), i32(o_off), sm["seg"], i32(S), i32(nb),
                                 i32(G), i32(sm["jump"]), i32(ipw), *hargs))
             return todo
@@ -334,8 +338,8 @@ class Runner:
         use_w = False
         outer = self.p["outer_iter"]
         ma = steps.ma(ma_prg, C, N, P, Bp, Ll, ring, lp0)
-        season = prepare(dev, season_prg, "stl_season", (N, Bp), None, y.data, C.data,
-                         lp.data, i32(N), i32(P), i32(B), i32(Bp), s.data, u.data,
+        season = prepare(dev, season_prg, "stl_season", *fixed_local(dev, (N, Bp)), y.data,
+                         C.data, lp.data, i32(N), i32(P), i32(B), i32(Bp), s.data, u.data,
                          i32(self.p["low_pass_jump"]), *hargs)
         for k in range(outer + 1):
             for it in range(self.p["inner_iter"]):

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..runtime.launch import prepare
+from ..runtime.launch import compiles_per_local_size, fixed_local, prepare
 from ..runtime.plans import local_memory_budget
 
 MA_TILE = 64          # output points per work-group of the tiled moving averages
@@ -31,6 +31,14 @@ ROBUST_WG = 256       # work-group (one per series) of the robustness weights
 STATS_WG = 128        # largest work-group (one per segment) of the packed positions
 GATHER = (32, 8)      # work-group of the tiled gather (tiles of 32 x 32)
 FINISH_TILE = 32      # fit points x segments per work-group (32 x 8) of the tiled flat finish
+#: local size on pocl (``fixed_local``) of the "series" kernels whose work-item walks a whole
+#: series or segment (robustness weights, moving averages, packed positions): one work-item
+#: per group, so that a batch of a few series still spreads over the cores
+WALK_LOCAL = 1
+#: local size on pocl of the cycle-subseries gather along the cycle position: a work-group reads
+#: consecutive values of a series (positions m P + j, j = 0..31), as the driver's own choice
+#: (1, P, 1) did (B config: 8 ms; groups along the cycles, (512, 1, 1): 14 ms)
+GATHER_J = 32
 
 
 def _pow2_at_most(n: int) -> int:
@@ -67,8 +75,8 @@ class Steps:
     # -- template parameters (prebuild asks for the same programs as run) --------------------
     def ma_kw(self, TL):
         if self.ma_tiles:
-            return dict(lanes=TL, tiles=True, MT=MA_TILE, PER=self.r.p["period"])
-        return dict(lanes=TL, tiles=False, MT=0, PER=0)
+            return dict(lanes=TL, tiles=True, MT=MA_TILE)
+        return dict(lanes=TL, tiles=False, MT=0)
 
     def robust_kw(self, TL):
         return dict(lanes=TL, wg=self.robust_wg)
@@ -79,10 +87,15 @@ class Steps:
     def stats_wg(self, nmax: int) -> int:
         if not self.stats_wg_max:
             return 0
+        if compiles_per_local_size(self.r.dev):
+            # pocl compiles per local size: one group size whatever the segments' length
+            return self.stats_wg_max
         return min(self.stats_wg_max, max(32, 1 << (max(1, nmax) - 1).bit_length()))
 
-    def nns_kw(self, complete, nmax):
-        return dict(complete=complete, wg=0 if complete else self.stats_wg(nmax),
+    def nns_kw(self, complete):
+        # the group's local arrays sized for the largest work-group; the launch's work-group
+        # (stats_wg, from the longest segment) is an argument of the enqueue, not of the build
+        return dict(complete=complete, wg=0 if complete else self.stats_wg_max,
                     planes=self.nns_planes)
 
     # -- launches: each a prepared launch (``runtime.launch.prepare``), enqueued by calling it -
@@ -95,16 +108,23 @@ class Steps:
             return prepare(self.r.dev, prg, "stl_gather_tiled",
                            (-(-P // 32) * gx, -(-K // 32) * gy, Bp), (gx, gy, 1), *args)
         else:
-            return prepare(self.r.dev, prg, "stl_gather", (K, P, Bp // TL), None, *args)
+            return prepare(self.r.dev, prg, "stl_gather",
+                           *fixed_local(self.r.dev, (K, P, Bp // TL), (1, GATHER_J, 1)), *args)
 
     def ma(self, prg, C, N, P, Bp, TL, ring, out):
         i32 = np.int32
         if self.ma_tiles:
+            import pyopencl as cl
+            item = self.r.dtype.itemsize
             return prepare(self.r.dev, prg, "stl_ma_tiles", (-(-N // MA_TILE) * MA_TILE, Bp),
-                           (MA_TILE, 1), C.data, i32(N), out.data)
+                           (MA_TILE, 1), C.data, i32(N), i32(P), out.data,
+                           cl.LocalMemory((MA_TILE + 2 * P + 1) * item),
+                           cl.LocalMemory((MA_TILE + P + 1) * item),
+                           cl.LocalMemory((MA_TILE + 2) * item))
         else:
-            return prepare(self.r.dev, prg, "stl_ma", Bp // TL, None, C.data, i32(N),
-                           i32(P), i32(Bp // TL), ring.data, out.data)
+            return prepare(self.r.dev, prg, "stl_ma",
+                           *fixed_local(self.r.dev, Bp // TL, WALK_LOCAL),
+                           C.data, i32(N), i32(P), i32(Bp // TL), ring.data, out.data)
 
     def robust(self, prg, y, t, s, N, B, scratch, rw, rwt):
         args = (y.data, t.data, s.data, np.int32(N), np.int32(B), scratch.data, rw.data,
@@ -113,7 +133,8 @@ class Steps:
             wg = self.robust_wg
             return prepare(self.r.dev, prg, "stl_robust_group", B * wg, wg, *args)
         else:
-            return prepare(self.r.dev, prg, "stl_robust", B, None, *args)
+            return prepare(self.r.dev, prg, "stl_robust", *fixed_local(self.r.dev, B, WALK_LOCAL),
+                           *args)
 
     def stats(self, prg, complete, nmax, M, m_b, m_s, seg, S, Bn, npos, stats, pos):
         i32 = np.int32
@@ -123,4 +144,5 @@ class Steps:
         if wg:
             return prepare(self.r.dev, prg, "stl_stats_group", Bn * S * wg, wg, *args)
         else:
-            return prepare(self.r.dev, prg, "stl_stats", Bn * S, None, *args)
+            return prepare(self.r.dev, prg, "stl_stats",
+                           *fixed_local(self.r.dev, Bn * S, WALK_LOCAL), *args)

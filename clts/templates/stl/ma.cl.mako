@@ -58,31 +58,33 @@ kernel void stl_ma(global const real* C, int N, int P, int NT, global real* ring
 ## work-item forms its a1 = mean of P values, a2 = mean of P a1 and the output = mean of 3 a2 by
 ## direct sums: the same three moving averages with every output point independent (Bp x N
 ## work-items), rounded as sums instead of netlib's running updates (a few ulp apart).
-kernel void stl_ma_tiles(global const real* C, int N, global real* out) {
-    // C: [Bp / TL][N + 2P][TL], out: [Bp / TL][N][TL]; range (tiles * MT, Bp), local (MT, 1)
-    local real xs[${MT + 2 * PER + 1}], a1[${MT + PER + 1}], a2[${MT + 2}];
+kernel void stl_ma_tiles(global const real* C, int N, int P, global real* out,
+                         local real* xs, local real* a1, local real* a2) {
+    // C: [Bp / TL][N + 2P][TL], out: [Bp / TL][N][TL]; range (tiles * MT, Bp), local (MT, 1);
+    // local memory: xs MT + 2P + 1 values, a1 MT + P + 1, a2 MT + 2 (the period is an
+    // argument: a new period builds nothing)
     const int lid = get_local_id(0), k0 = get_group_id(0) * ${MT};
     const int b = get_global_id(1);
-    const int NC = N + ${2 * PER};
+    const int NC = N + 2 * P;
     // b - bq * lanes, not b % lanes: Oclgrind cannot check the freeze LLVM puts on a div/rem pair
     const int bq = b / ${lanes}, br = b - bq * ${lanes};
     global const real* x = C + (long)bq * NC * ${lanes} + br;
     global real* o = out + (long)bq * N * ${lanes} + br;
-    const int nx = min(${MT + 2 * PER + 1}, NC - k0);
+    const int nx = min(${MT + 1} + 2 * P, NC - k0);
     for (int i = lid; i < nx; i += ${MT}) xs[i] = x[(long)(k0 + i) * ${lanes}];
     barrier(CLK_LOCAL_MEM_FENCE);
-    const int n1 = min(${MT + PER + 1}, N + ${PER + 1} - k0);
+    const int n1 = min(${MT + 1} + P, N + P + 1 - k0);
     for (int i = lid; i < n1; i += ${MT}) {
         real v = 0;
-        for (int f = 0; f < ${PER}; ++f) v += xs[i + f];
-        a1[i] = v / (real)${PER};
+        for (int f = 0; f < P; ++f) v += xs[i + f];
+        a1[i] = v / (real)P;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     const int n2 = min(${MT + 2}, N + 2 - k0);
     for (int i = lid; i < n2; i += ${MT}) {
         real v = 0;
-        for (int e = 0; e < ${PER}; ++e) v += a1[i + e];
-        a2[i] = v / (real)${PER};
+        for (int e = 0; e < P; ++e) v += a1[i + e];
+        a2[i] = v / (real)P;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     const int k = k0 + lid;

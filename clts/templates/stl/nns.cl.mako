@@ -40,30 +40,31 @@ kernel void stl_stats(global const real* M, int m_b, int m_s, global const int* 
 // The GPU mapping (Plan steps "coalesced"): a work-group of WG per segment packs its valid
 // positions by a stream compaction (a local scan of the validity flags of WG positions at a
 // time, staged in local memory): adjacent work-items read adjacent positions and write adjacent
-// packed slots.
+// packed slots. The work-group is any power of two up to ${wg} (the launch picks it from the
+// longest segment: a new length builds nothing).
 kernel void stl_stats_group(global const real* M, int m_b, int m_s, global const int* seg_n,
                             int S, int B, int NPOS, global int* stats, global int* pos) {
     local int scan[${wg}], packed[${wg}];
     local int first, last;
-    const int bs = get_group_id(0), lid = get_local_id(0);
+    const int bs = get_group_id(0), lid = get_local_id(0), WG = get_local_size(0);
     const int b = bs / S, s = bs - b * S;
     const int n = seg_n[s];
     global const real* Mrow = M + (long)b * m_b + (long)s * m_s;
     global int* prow = pos + (long)bs * NPOS;
     if (lid == 0) { first = 0; last = 0; }
     int base = 0;
-    for (int p0 = 0; p0 < n; p0 += ${wg}) {
+    for (int p0 = 0; p0 < n; p0 += WG) {
         const int p = p0 + lid;
         const int f = p < n && !isnan(Mrow[p]);
         scan[lid] = f;
         barrier(CLK_LOCAL_MEM_FENCE);
-        for (int off = 1; off < ${wg}; off <<= 1) {
+        for (int off = 1; off < WG; off <<= 1) {
             const int v = lid >= off ? scan[lid - off] : 0;
             barrier(CLK_LOCAL_MEM_FENCE);
             scan[lid] += v;
             barrier(CLK_LOCAL_MEM_FENCE);
         }
-        const int total = scan[${wg - 1}];
+        const int total = scan[WG - 1];
         if (f) {
             packed[scan[lid] - 1] = p + 1;
             if (base + scan[lid] == 1) first = p + 1;

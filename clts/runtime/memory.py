@@ -107,8 +107,9 @@ def fill(device, arr, value):
     """Fill the device array ``arr`` with the scalar ``value`` (cast to its dtype) on the
     device's queue; returns ``arr``. A fill command (``clEnqueueFillBuffer``), not pyopencl's
     ``Array.fill``, whose shared kernel object is not safe from several threads
-    (``runtime.launch.pyopencl_kernels``); a non-contiguous array, or one of 2 GiB or more on
-    NVIDIA (pyopencl's noted driver bug with large fills), takes pyopencl's kernel under the
+    (``runtime.launch.pyopencl_kernels``); a non-contiguous array, one of 2 GiB or more on
+    NVIDIA (pyopencl's noted driver bug with large fills) or one on Oclgrind (whose
+    uninitialised-value tracking does not see fill commands) takes pyopencl's kernel under the
     lock."""
     import pyopencl as cl
     from .launch import pyopencl_kernels
@@ -116,7 +117,8 @@ def fill(device, arr, value):
     if not arr.size:
         return arr
     big_on_nvidia = arr.nbytes >= 2**31 and device.vendor.lower().startswith("nvidia")
-    if arr.flags.forc and not big_on_nvidia:
+    # Oclgrind's uninitialised-value tracking sees a kernel's stores, not a fill command's
+    if arr.flags.forc and not big_on_nvidia and not device.info.simulator:
         arr.add_event(cl.enqueue_fill_buffer(arr.queue or device.queue, arr.base_data, pattern,
                                              arr.offset, arr.nbytes))
     else:

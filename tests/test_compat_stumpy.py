@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 import pytest
+from stumpy_anchor import run_stumpy
 
 import clts.compat.stumpy as cs
 
@@ -71,15 +72,8 @@ def _inputs():
 
 @pytest.fixture(scope="module")
 def ref(tmp_path_factory):
-    pytest.importorskip("stumpy")
-    d = tmp_path_factory.mktemp("compat_stumpy")
     inp = _inputs()
-    np.savez(d / "in.npz", **inp)
-    (d / "run.py").write_text(STUMPY_SCRIPT)
-    env = dict(os.environ, NUMBA_DISABLE_JIT="1")
-    subprocess.run([sys.executable, str(d / "run.py"), str(d / "in.npz"), str(d / "out.npz")],
-                   check=True, env=env, timeout=600)
-    return inp, dict(np.load(d / "out.npz"))
+    return inp, run_stumpy(tmp_path_factory, "compat_stumpy", STUMPY_SCRIPT, inp)
 
 
 def _same_profile(got, want, atol=1e-7):

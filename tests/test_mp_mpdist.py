@@ -4,12 +4,10 @@ NaN and constant stretches; the batch, broadcast and pairwise forms against one 
 stumpy runs once, in a subprocess with NUMBA_DISABLE_JIT=1 (small inputs: seconds)."""
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
+from stumpy_anchor import run_stumpy
 
 import clts
 import clts.compat.stumpy as cs
@@ -69,15 +67,8 @@ def _inputs():
 
 @pytest.fixture(scope="module")
 def ref(tmp_path_factory):
-    pytest.importorskip("stumpy")
-    d = tmp_path_factory.mktemp("mpdist_stumpy")
     inp = _inputs()
-    np.savez(d / "in.npz", **inp)
-    (d / "run.py").write_text(STUMPY_SCRIPT)
-    env = dict(os.environ, NUMBA_DISABLE_JIT="1")
-    subprocess.run([sys.executable, str(d / "run.py"), str(d / "in.npz"), str(d / "out.npz")],
-                   check=True, env=env, timeout=600)
-    return inp, dict(np.load(d / "out.npz"))
+    return inp, run_stumpy(tmp_path_factory, "mpdist_stumpy", STUMPY_SCRIPT, inp)
 
 
 def _close(got, want):

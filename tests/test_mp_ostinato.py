@@ -5,12 +5,10 @@ random walks with NaN, inf and constant windows, the non-normalised variant; the
 NUMBA_DISABLE_JIT=1."""
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
+from stumpy_anchor import run_stumpy
 
 import clts
 import clts.compat.stumpy as cs
@@ -55,15 +53,8 @@ def _inputs():
 
 @pytest.fixture(scope="module")
 def ref(tmp_path_factory):
-    pytest.importorskip("stumpy")
-    d = tmp_path_factory.mktemp("ostinato_stumpy")
     inp = _inputs()
-    np.savez(d / "in.npz", **inp)
-    (d / "run.py").write_text(STUMPY_SCRIPT)
-    env = dict(os.environ, NUMBA_DISABLE_JIT="1")
-    subprocess.run([sys.executable, str(d / "run.py"), str(d / "in.npz"), str(d / "out.npz")],
-                   check=True, env=env, timeout=600)
-    return inp, dict(np.load(d / "out.npz"))
+    return inp, run_stumpy(tmp_path_factory, "ostinato_stumpy", STUMPY_SCRIPT, inp)
 
 
 def _same(got, want):

@@ -12,6 +12,7 @@ import threading
 import numpy as np
 
 import clts
+from concurrency import run_in_threads
 from clts.runtime import devices as devmod
 
 
@@ -101,21 +102,18 @@ def test_fill_from_eight_threads(device):
     here, on pocl and the Intel CPU runtime), the matrix profile's all-inf results."""
     import pyopencl.array as cla
     from clts.runtime.memory import fill
-    wrong = []
     old = sys.getswitchinterval()
     sys.setswitchinterval(1e-6)
 
     def worker(k):
+        wrong = []
         for j in range(150):
             a = fill(device, cla.empty(device.queue, 1000, np.float32), k * 1000 + j)
             if not (a.get() == k * 1000 + j).all():
                 wrong.append((k, j))
+        return wrong
     try:
-        threads = [threading.Thread(target=worker, args=(k,)) for k in range(8)]
-        for th in threads:
-            th.start()
-        for th in threads:
-            th.join(timeout=300)
+        wrong = [w for got in run_in_threads(worker, 8) for w in got]
     finally:
         sys.setswitchinterval(old)
     assert not wrong, wrong[:5]

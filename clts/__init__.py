@@ -15,6 +15,7 @@ from .runtime import Device, get_device
 from .runtime.arrays import to_numpy   # device results (pyopencl arrays) to numpy, one way
 from .mp import MatrixProfileResult, discords, matrix_profile, motifs
 from .mp import mpdist, mpdist_vect, ostinato, snippets  # batched: MPdist, consensus motif, snippets
+from .mp import allc, atsc, floss  # time-series chains, streaming segmentation
 from .mp import aamp, fluss, mass, match, mdl, mstump, stumpi, subspace  # p-norms, search, segmentation, streaming, multi-dim
 from .stl import STLResult, stl, stl_hastl   # clts.stl: the function (the package by full path)
 from .stl import MSTLResult, mstl

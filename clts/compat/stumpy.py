@@ -490,6 +490,35 @@ def aampdist_snippets(T, m, k, percentage=1.0, s=None, mpdist_percentage=0.05, m
                     device=device)
 
 
+def atsc(IL, IR, j):
+    """stumpy.atsc: the anchored time-series chain from window ``j``, by :func:`clts.atsc`
+    (``IL`` / ``IR``: ``mp[:, 2]`` / ``mp[:, 3]`` or ``mp.left_I_`` / ``mp.right_I_``)."""
+    return _mp.atsc((IL, IR), j)
+
+
+def allc(IL, IR):
+    """stumpy.allc: ``(S, C)``, the all-chain set and the longest chain, by :func:`clts.allc`;
+    ``S`` in stumpy's order (the iteration order of the Python set stumpy collects the chains
+    in, filled in the same order)."""
+    from ..mp.chains import _all_chains, _left_right
+    S, C, _ = _all_chains(*_left_right((IL, IR)))
+    return [np.array(s, dtype=np.int64) for s in set(tuple(s) for s in
+                                                      (c.tolist() for c in S))], C
+
+
+def floss(mp, T, m, L, excl_factor=5, n_iter=1000, n_samples=1000, custom_iac=None,
+          normalize=True, p=2.0, T_subseq_isconstant_func=None, *, device=None):
+    """stumpy.floss: streaming semantic segmentation (``update(t)``, ``cac_1d_``, ``P_``,
+    ``I_``, ``T_``), by :func:`clts.floss` from ``mp``'s right index (``mp[:, 3]``), with
+    stumpy's idealised arc curve when no ``custom_iac`` is given (a seeded beta fit of
+    ``n_iter`` resamplings: needs scipy); :func:`clts.floss`'s own default is the exact closed
+    form."""
+    _no_isconstant(T_subseq_isconstant_func=T_subseq_isconstant_func)
+    return _mp.floss(T, m, L, mp=mp, excl_factor=excl_factor, custom_iac=custom_iac,
+                     iac="stumpy", n_iter=n_iter, n_samples=n_samples, normalize=normalize,
+                     p=p, device=device)
+
+
 def _absent(name, what, instead):
     def f(*args, **kwargs):
         _missing(f"stumpy.{name} ({what})", instead)
@@ -518,13 +547,9 @@ _ABSENT = {
                         "use aamp_ostinato"),
     "mpdisted": ("the distributed MPdist", "use mpdist (batched on one device)"),
     "aampdisted": ("the distributed non-normalised MPdist", "use aampdist"),
-    "floss": ("streaming semantic segmentation",
-              "recompute fluss on the stumpi profile (stumpi's I_) after updates"),
     "mmotifs": ("multi-dimensional motifs", "use mstump with mdl / subspace"),
     "aamp_mmotifs": ("non-normalised multi-dimensional motifs",
                      "use maamp with maamp_mdl / maamp_subspace"),
-    "allc": ("all-chain set of time-series chains", "no clts equivalent yet"),
-    "atsc": ("anchored time-series chains", "no clts equivalent yet"),
     "stumped": ("the dask / ray distributed matrix profile",
                 "use stump(..., device=[...]) for several devices, or clts.distributed"),
     "aamped": ("the distributed non-normalised matrix profile", "use aamp"),
@@ -540,4 +565,5 @@ __all__ = ["mparray", "stump", "gpu_stump", "aamp", "gpu_aamp", "mstump", "maamp
            "maamp_mdl", "subspace", "maamp_subspace", "mass", "match", "aamp_match", "motifs",
            "aamp_motifs", "fluss", "stumpi", "aampi", "stumpy_iac", "mpdist", "aampdist",
            "gpu_mpdist", "gpu_aampdist", "ostinato", "aamp_ostinato",
-           "gpu_ostinato", "gpu_aamp_ostinato", "snippets", "aampdist_snippets"] + sorted(_ABSENT)
+           "gpu_ostinato", "gpu_aamp_ostinato", "snippets", "aampdist_snippets", "atsc", "allc", "floss"] \
+    + sorted(_ABSENT)

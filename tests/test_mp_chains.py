@@ -1,0 +1,193 @@
+"""Time-series chains (``clts.allc`` / ``clts.atsc``), streaming segmentation (``clts.floss``)
+and multi-dimensional motifs (``clts.mmotifs``), and their ``clts.compat.stumpy`` wrappers,
+against stumpy (run once in a child without JIT) on stumpy's documented inputs and on random
+series with NaN and constant windows."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from stumpy_anchor import run_stumpy
+
+import clts
+import clts.compat.stumpy as cs
+from clts.mp.chains import _heads, _links
+from clts.mp.floss import unidirectional_iac
+from clts.mp.fluss import arc_curve, stumpy_iac
+
+M = 8
+N0 = 120          # floss: the series it starts from
+STEPS = 6         # floss: updates read one by one, then the rest in one piece
+
+SCRIPT = r"""
+import sys, numpy as np, stumpy
+from stumpy.floss import _iac
+d = dict(np.load(sys.argv[1]))
+m, n0, steps = int(d["m"]), int(d["n0"]), int(d["steps"])
+o = {}
+for name in ("doc", "walk", "flat"):
+    mp = stumpy.stump(d[name], int(d[name + "_m"]))
+    o[name + "_mp"] = mp.astype(float)
+    S, C = stumpy.allc(mp[:, 2], mp[:, 3])
+    o[name + "_S"] = np.concatenate(S)
+    o[name + "_Slen"] = np.array([len(s) for s in S])
+    o[name + "_C"] = C
+    o[name + "_atsc"] = np.concatenate([stumpy.atsc(mp[:, 2], mp[:, 3], j)
+                                        for j in range(0, len(mp), 7)])
+F = d["F"]
+o["iac"] = _iac(len(F[:n0]) - m + 1, bidirectional=False, n_iter=4, n_samples=100)
+for name, kw in (("z", {}), ("p1", dict(normalize=False, p=1.0)),
+                 ("p2", dict(normalize=False))):
+    if kw:
+        mp = stumpy.aamp(F[:n0], m, p=kw.get("p", 2.0))
+    else:
+        mp = stumpy.stump(F[:n0], m)
+    f = stumpy.floss(mp, F[:n0], m, L=4, custom_iac=o["iac"].copy(), **kw)
+    cac = []
+    for t in F[n0:n0 + steps]:
+        f.update(t)
+        cac.append(f.cac_1d_)
+    o[name + "_cac_steps"] = np.array(cac)
+    for t in F[n0 + steps:]:
+        f.update(t)
+    o[name + "_cac"], o[name + "_P"], o[name + "_I"], o[name + "_T"] = (f.cac_1d_, f.P_,
+                                                                      f.I_, f.T_)
+np.savez(sys.argv[2], **o)
+"""
+
+
+def _inputs():
+    rng = np.random.default_rng(11)
+    walk = np.cumsum(rng.standard_normal(400))
+    flat = np.cumsum(rng.standard_normal(200))
+    flat[40:60] = 3.0                                   # constant windows
+    flat[100:110] = np.nan
+    F = np.cumsum(rng.standard_normal(N0 + 160))
+    F[N0 + 20:N0 + 32] = F[N0 + 19]                    # a plateau arrives
+    F[N0 + 60] = np.nan                                 # a gap arrives
+    F[N0 + 90:N0 + 130] = np.sin(np.arange(40) / 2.0)   # another regime
+    return dict(doc=np.array([584., -11., 23., 79., 1001., 0., -19.]), doc_m=3,
+                walk=walk, walk_m=M, flat=flat, flat_m=6, F=F, m=M, n0=N0, steps=STEPS)
+
+
+@pytest.fixture(scope="module")
+def ref(tmp_path_factory):
+    inp = _inputs()
+    return inp, run_stumpy(tmp_path_factory, "mp_chains", SCRIPT, inp)
+
+
+def _flat_chains(S):
+    return np.concatenate(S), np.array([len(s) for s in S])
+
+
+@pytest.mark.parametrize("name", ["doc", "walk", "flat"])
+def test_chains_equal_stumpy(ref, name):
+    inp, out = ref
+    mp = out[name + "_mp"]
+    IL, IR = mp[:, 2].astype(np.int64), mp[:, 3].astype(np.int64)
+    S, C = cs.allc(IL, IR)
+    got, lens = _flat_chains(S)
+    np.testing.assert_array_equal(got, out[name + "_S"])          # stumpy's order too
+    np.testing.assert_array_equal(lens, out[name + "_Slen"])
+    np.testing.assert_array_equal(C, out[name + "_C"])
+    assert all(s.dtype == np.int64 for s in S) and C.dtype == np.int64
+    at = np.concatenate([cs.atsc(IL, IR, j) for j in range(0, len(mp), 7)])
+    np.testing.assert_array_equal(at, out[name + "_atsc"])
+    # native: chains by first window, every window once; stumpy's object columns work too
+    S2, C2 = clts.allc((mp[:, 2].astype(object), IR))
+    assert [s[0] for s in S2] == sorted(s[0] for s in S)
+    np.testing.assert_array_equal(np.sort(np.concatenate(S2)), np.arange(len(mp)))
+    np.testing.assert_array_equal(C2, C)
+
+
+def test_chains_from_clts_result(ref, device):
+    inp, out = ref
+    r = clts.matrix_profile(inp["walk"], M, device=device)
+    S, C = clts.allc(r)
+    np.testing.assert_array_equal(C, out["walk_C"])
+    np.testing.assert_array_equal(clts.atsc(r, int(C[0])), C)
+    np.testing.assert_array_equal(clts.atsc(r, -1), [len(r.P) - 1])
+
+
+def test_chains_reference_and_inputs():
+    """The doubling against a plain walk on random links (long chains); bad indices."""
+    rng = np.random.default_rng(3)
+    n = 3000
+    IR = np.where(rng.random(n) < 0.9, np.arange(n) + rng.integers(1, 4, n), -1)
+    IR[IR >= n] = -1
+    IL = np.full(n, -1)
+    ok = IR >= 0
+    IL[IR[ok]] = np.arange(n)[ok]                     # the last writer wins: some links break
+    succ = _links(IL, IR)
+    root, depth = _heads(succ)
+    for i in range(n):
+        j, d = i, 0
+        pred = {int(b): a for a, b in enumerate(succ) if b >= 0} if i == 0 else pred
+        while j in pred:
+            j, d = pred[j], d + 1
+        assert (root[i], depth[i]) == (j, d)
+    S, C = clts.allc((IL, IR))
+    assert len(C) == max(len(s) for s in S) > 10
+    with pytest.raises(ValueError, match="right_I"):
+        clts.allc((np.array([-1, 0]), np.array([0, -1])))
+    with pytest.raises(ValueError, match="left_I"):
+        clts.allc((np.array([1, -1]), np.array([-1, -1])))
+    with pytest.raises(ValueError, match="j"):
+        clts.atsc((IL, IR), n)
+    with pytest.raises(TypeError, match="pair"):
+        clts.allc(IL)
+    with pytest.raises(ValueError, match="self-join"):
+        clts.allc(clts.matrix_profile(np.arange(30.0) ** 1.5, 5, np.sin(np.arange(30.0))))
+
+
+def test_unidirectional_iac_is_the_mean_arc_curve():
+    rng = np.random.default_rng(0)
+    k, acc = 40, np.zeros(40)
+    for _ in range(4000):
+        I = np.append(rng.integers(np.arange(1, k), k), -1)
+        acc += arc_curve(I)
+    np.testing.assert_allclose(acc / 4000, unidirectional_iac(k), atol=0.15)
+
+
+@pytest.mark.parametrize("name,kw", [("z", {}), ("p1", dict(normalize=False, p=1.0)),
+                                     ("p2", dict(normalize=False))])
+def test_floss_equal_stumpy(ref, device, name, kw):
+    inp, out = ref
+    F, n0 = inp["F"], N0
+    if kw:
+        mp = cs.aamp(F[:n0], M, p=kw.get("p", 2.0), device=device)
+    else:
+        mp = cs.stump(F[:n0], M, device=device)
+    f = cs.floss(mp, F[:n0], M, L=4, custom_iac=out["iac"], device=device, **kw)
+    np.testing.assert_array_equal(f.cac_1d_, -1.0)
+    for s, t in enumerate(F[n0:n0 + STEPS]):
+        f.update(t)
+        np.testing.assert_allclose(f.cac_1d_, out[name + "_cac_steps"][s], rtol=1e-12)
+    f.update(F[n0 + STEPS:])                     # the rest in one piece (the join path)
+    np.testing.assert_array_equal(f.I_, out[name + "_I"])
+    np.testing.assert_allclose(f.P_, out[name + "_P"], rtol=1e-8, atol=1e-8)
+    np.testing.assert_allclose(f.cac_1d_, out[name + "_cac"], rtol=1e-12)
+    np.testing.assert_array_equal(f.T_, out[name + "_T"])
+
+
+def test_floss_stumpy_iac_and_native(ref, device):
+    inp, out = ref
+    F = inp["F"]
+    k = N0 - M + 1
+    np.testing.assert_allclose(stumpy_iac(k, 4, 100, bidirectional=False),
+                               out["iac"], rtol=1e-12)
+    # native: the result object in, the default curve; one update at a time == one block
+    a = clts.floss(F[:N0], M, L=4, mp=clts.matrix_profile(F[:N0], M, device=device),
+                   device=device)
+    b = clts.floss(F[:N0], M, L=4, device=device)
+    for t in F[N0:N0 + 40]:
+        a.update(t)
+        a.P_
+    b.update(F[N0:N0 + 40])
+    np.testing.assert_array_equal(a.I_, b.I_)
+    np.testing.assert_array_equal(a.cac_1d_, b.cac_1d_)
+    with pytest.raises(ValueError, match="L"):
+        clts.floss(F[:N0], M, L=0)
+    with pytest.raises(ValueError, match="custom_iac"):
+        clts.floss(F[:N0], M, L=4, custom_iac=np.ones(3))
+    with pytest.raises(ValueError, match="mp"):
+        clts.floss(F[:N0], M, L=4, mp=np.zeros((5, 4)))

@@ -85,6 +85,7 @@ __all__ = ["CltsError", "DeviceError", "KernelBuildError", "ProfileError", "Devi
            "MatrixProfileResult", "stl", "stl_hastl", "STLResult",
            "mass", "match", "fluss", "stumpi", "aamp", "mstump", "mdl", "subspace",
            "mpdist", "mpdist_vect", "ostinato", "snippets",
+           "allc", "atsc", "floss",
            "bfast_monitor", "BfastResult", "bfast_breaks", "BreaksResult", "bfastts",
            "RegularSeries", "bfast01", "Bfast01Result", "bfast_decompose", "DecomposeResult",
            "mstl", "MSTLResult", "mann_kendall", "sen_slope", "trend_test", "TrendResult",

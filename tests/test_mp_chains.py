@@ -119,9 +119,9 @@ def test_chains_reference_and_inputs():
     IL[IR[ok]] = np.arange(n)[ok]                     # the last writer wins: some links break
     succ = _links(IL, IR)
     root, depth = _heads(succ)
+    pred = {int(b): a for a, b in enumerate(succ) if b >= 0}
     for i in range(n):
         j, d = i, 0
-        pred = {int(b): a for a, b in enumerate(succ) if b >= 0} if i == 0 else pred
         while j in pred:
             j, d = pred[j], d + 1
         assert (root[i], depth[i]) == (j, d)

@@ -500,8 +500,7 @@ def allc(IL, IR):
     """stumpy.allc: ``(S, C)``, the all-chain set and the longest chain, by :func:`clts.allc`;
     ``S`` in stumpy's order (the iteration order of the Python set stumpy collects the chains
     in, filled in the same order)."""
-    from ..mp.chains import _all_chains, _left_right
-    S, C, _ = _all_chains(*_left_right((IL, IR)))
+    S, C = _mp.allc((IL, IR))
     return [np.array(s, dtype=np.int64) for s in set(tuple(s) for s in
                                                       (c.tolist() for c in S))], C
 

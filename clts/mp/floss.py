@@ -142,7 +142,7 @@ class Floss:
     >>> f = clts.floss(x[:1000], 30, L=30)
     >>> f.update(x[1000:])                      # 1000 points, applied when read
     >>> int(np.argmin(f.cac_1d_)) + 1000        # where the regimes meet, in stream positions
-    1285
+    1284
     """
 
     def __init__(self, T, m, L, *, mp=None, excl_factor=5, custom_iac=None, iac="closed",

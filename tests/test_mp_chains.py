@@ -51,8 +51,32 @@ for name, kw in (("z", {}), ("p1", dict(normalize=False, p=1.0)),
         f.update(t)
     o[name + "_cac"], o[name + "_P"], o[name + "_I"], o[name + "_T"] = (f.cac_1d_, f.P_,
                                                                       f.I_, f.T_)
+MM = [("def", {}), ("many", dict(max_motifs=3, max_matches=3)),
+      ("k1", dict(k=1, max_motifs=2)), ("cut", dict(cutoffs=np.inf, max_motifs=2)),
+      ("md", dict(max_distance=2.5, max_motifs=2, min_neighbors=2)),
+      ("all", dict(max_matches=None, max_motifs=2))]
+for sname in ("U", "W"):
+    X, mm = d[sname], int(d[sname + "_m"])
+    P, I = stumpy.mstump(X, mm)
+    o[sname + "_P"], o[sname + "_I"] = P, I
+    for name, kw in MM:
+        dd, ii, ss, bb = stumpy.mmotifs(X, P, I, **kw)
+        o[f"{sname}_{name}_d"], o[f"{sname}_{name}_i"] = dd, ii
+        o[f"{sname}_{name}_s"] = np.concatenate(ss) if ss else np.zeros(0, int)
+        o[f"{sname}_{name}_b"] = np.array(bb)
+    Pi, Ii = stumpy.mstump(X, mm, include=[2])
+    o[sname + "_Pi"], o[sname + "_Ii"] = Pi, Ii
+    dd, ii, ss, bb = stumpy.mmotifs(X, Pi, Ii, include=[2], max_motifs=2)
+    o[sname + "_inc_d"], o[sname + "_inc_i"], o[sname + "_inc_s"] = dd, ii, np.concatenate(ss)
+    for pp in (1.0, 2.0):
+        Pa, Ia = stumpy.maamp(X, mm, p=pp)
+        o[f"{sname}_aP{pp:g}"], o[f"{sname}_aI{pp:g}"] = Pa, Ia
+        dd, ii, ss, bb = stumpy.aamp_mmotifs(X, Pa, Ia, max_motifs=2, p=pp)
+        o[f"{sname}_a{pp:g}_d"], o[f"{sname}_a{pp:g}_i"] = dd, ii
+        o[f"{sname}_a{pp:g}_s"], o[f"{sname}_a{pp:g}_b"] = np.concatenate(ss), np.array(bb)
 np.savez(sys.argv[2], **o)
 """
+MM = ["def", "many", "k1", "cut", "md", "all"]
 
 
 def _inputs():
@@ -65,7 +89,13 @@ def _inputs():
     F[N0 + 20:N0 + 32] = F[N0 + 19]                    # a plateau arrives
     F[N0 + 60] = np.nan                                 # a gap arrives
     F[N0 + 90:N0 + 130] = np.sin(np.arange(40) / 2.0)   # another regime
-    return dict(doc=np.array([584., -11., 23., 79., 1001., 0., -19.]), doc_m=3,
+    U = rng.uniform(-1000, 1000, (3, 40))                      # stumpy's test input kind
+    W = np.cumsum(rng.standard_normal((3, 160)), axis=1)
+    W[:2, 20:32] = W[:2, 100:112] = 4 * np.sin(np.arange(12) / 2.0)   # a motif in 0 and 1
+    W[0, 60:75] = 1.5                                          # constant windows
+    W[2, 130:134] = np.nan
+    return dict(U=U, U_m=5, W=W, W_m=8,
+                doc=np.array([584., -11., 23., 79., 1001., 0., -19.]), doc_m=3,
                 walk=walk, walk_m=M, flat=flat, flat_m=6, F=F, m=M, n0=N0, steps=STEPS)
 
 
@@ -191,3 +221,55 @@ def test_floss_stumpy_iac_and_native(ref, device):
         clts.floss(F[:N0], M, L=4, custom_iac=np.ones(3))
     with pytest.raises(ValueError, match="mp"):
         clts.floss(F[:N0], M, L=4, mp=np.zeros((5, 4)))
+
+
+def _same_motifs(got, out, key, subspaces=True):
+    dd, ii, ss, bb = got
+    np.testing.assert_array_equal(ii, out[key + "_i"])
+    # stumpy's FFT distances lose ~1e-7 on exact repeats (clts's are direct: 0)
+    np.testing.assert_allclose(dd, out[key + "_d"], rtol=1e-9, atol=1e-6)
+    assert dd.dtype == np.float64 and ii.dtype == np.int64
+    if subspaces:
+        s = np.concatenate(ss) if ss else np.zeros(0, int)
+        np.testing.assert_array_equal(s, out[key + "_s"])
+
+
+@pytest.mark.parametrize("sname", ["U", "W"])
+def test_mmotifs_equal_stumpy(ref, device, sname):
+    inp, out = ref
+    X = inp[sname]
+    P, I = out[sname + "_P"], out[sname + "_I"]
+    kws = dict(many=dict(max_motifs=3, max_matches=3), k1=dict(k=1, max_motifs=2),
+               cut=dict(cutoffs=np.inf, max_motifs=2),
+               md=dict(max_distance=2.5, max_motifs=2, min_neighbors=2),
+               all=dict(max_matches=None, max_motifs=2))
+    for name in MM:
+        got = cs.mmotifs(X, P, I, device=device, **kws.get(name, {}))
+        _same_motifs(got, out, f"{sname}_{name}")
+        if len(got[3]):
+            np.testing.assert_allclose(np.array(got[3]), out[f"{sname}_{name}_b"], rtol=1e-12)
+    got = cs.mmotifs(X, out[sname + "_Pi"], out[sname + "_Ii"], include=[2], max_motifs=2,
+                     device=device)
+    _same_motifs(got, out, sname + "_inc")
+    for pp in (1.0, 2.0):
+        got = cs.aamp_mmotifs(X, out[f"{sname}_aP{pp:g}"], out[f"{sname}_aI{pp:g}"],
+                              max_motifs=2, p=pp, device=device)
+        _same_motifs(got, out, f"{sname}_a{pp:g}")
+        np.testing.assert_allclose(np.array(got[3]), out[f"{sname}_a{pp:g}_b"], rtol=1e-12)
+
+
+def test_mmotifs_native(ref, device):
+    """On clts's own mstump: the planted motif in dimensions 0 and 1; bad arguments."""
+    inp, out = ref
+    W = inp["W"]
+    P, I = clts.mstump(W, 8, device=device)
+    found = clts.mmotifs(W, P, I, device=device)
+    a, b = sorted(found[0]["indices"][:2].tolist())     # planted 12 long: 5 equal windows
+    assert 20 <= a <= 24 and b - a == 80
+    assert found[0]["subspace"].tolist() == [0, 1]
+    with pytest.raises(ValueError, match="k"):
+        clts.mmotifs(W, P, I, k=3)
+    with pytest.raises(ValueError, match="max_matches"):
+        clts.mmotifs(W, P, I, max_matches=0)
+    with pytest.raises(ValueError, match="I"):
+        clts.mmotifs(W, P, I[:2])

@@ -12,7 +12,7 @@ keyword-only ``device=``). Wrappers only: the work is done by :func:`clts.matrix
 :func:`clts.mpdist`, :func:`clts.ostinato` and :func:`clts.snippets`.
 
 stumpy functions that clts does not have (``scrump``, ``stimp``,
-``floss``, ``mmotifs``, ``allc``, ``atsc``, the dask ``*ed`` variants, ...) are
+the dask ``*ed`` variants, ...) are
 present and raise ``NotImplementedError`` naming what is missing, as do the
 ``*_subseq_isconstant`` arguments (clts's constant-window rule is fixed: a window with zero
 standard deviation). See docs/migrating-from-stumpy.md.
@@ -518,6 +518,34 @@ def floss(mp, T, m, L, excl_factor=5, n_iter=1000, n_samples=1000, custom_iac=No
                      p=p, device=device)
 
 
+def mmotifs(T, P, I, min_neighbors=1, max_distance=None, cutoffs=None, max_matches=10,
+            max_motifs=1, atol=1e-8, k=None, include=None, normalize=True, p=2.0,
+            T_subseq_isconstant=None, *, device=None):
+    """stumpy.mmotifs: multi-dimensional motifs from :func:`mstump`'s ``P``, ``I``, by
+    :func:`clts.mmotifs`.
+
+    Returns
+    -------
+    motif_distances : numpy.ndarray, float64, (motifs, matches), NaN-padded
+    motif_indices : numpy.ndarray, int64, (motifs, matches), -1-padded
+    motif_subspaces : list of numpy.ndarray
+    motif_mdls : list of numpy.ndarray
+    """
+    _no_isconstant(T_subseq_isconstant=T_subseq_isconstant)
+    found = _mp.mmotifs(T, P, I, min_neighbors, max_distance, cutoffs, max_matches,
+                        max_motifs, atol, k, include, normalize, p, device=device)
+    return (_jagged([f["distances"] for f in found], np.nan, np.float64),
+            _jagged([f["indices"] for f in found], -1, np.int64),
+            [f["subspace"] for f in found], [f["mdl"] for f in found])
+
+
+def aamp_mmotifs(T, P, I, min_neighbors=1, max_distance=None, cutoffs=None, max_matches=10,
+                 max_motifs=1, atol=1e-8, k=None, include=None, p=2.0, *, device=None):
+    """stumpy.aamp_mmotifs: :func:`mmotifs` with plain Minkowski distances."""
+    return mmotifs(T, P, I, min_neighbors, max_distance, cutoffs, max_matches, max_motifs,
+                   atol, k, include, False, p, device=device)
+
+
 def _absent(name, what, instead):
     def f(*args, **kwargs):
         _missing(f"stumpy.{name} ({what})", instead)
@@ -546,9 +574,6 @@ _ABSENT = {
                         "use aamp_ostinato"),
     "mpdisted": ("the distributed MPdist", "use mpdist (batched on one device)"),
     "aampdisted": ("the distributed non-normalised MPdist", "use aampdist"),
-    "mmotifs": ("multi-dimensional motifs", "use mstump with mdl / subspace"),
-    "aamp_mmotifs": ("non-normalised multi-dimensional motifs",
-                     "use maamp with maamp_mdl / maamp_subspace"),
     "stumped": ("the dask / ray distributed matrix profile",
                 "use stump(..., device=[...]) for several devices, or clts.distributed"),
     "aamped": ("the distributed non-normalised matrix profile", "use aamp"),
@@ -564,5 +589,6 @@ __all__ = ["mparray", "stump", "gpu_stump", "aamp", "gpu_aamp", "mstump", "maamp
            "maamp_mdl", "subspace", "maamp_subspace", "mass", "match", "aamp_match", "motifs",
            "aamp_motifs", "fluss", "stumpi", "aampi", "stumpy_iac", "mpdist", "aampdist",
            "gpu_mpdist", "gpu_aampdist", "ostinato", "aamp_ostinato",
-           "gpu_ostinato", "gpu_aamp_ostinato", "snippets", "aampdist_snippets", "atsc", "allc", "floss"] \
+           "gpu_ostinato", "gpu_aamp_ostinato", "snippets", "aampdist_snippets", "atsc", "allc", "floss", "mmotifs",
+           "aamp_mmotifs"] \
     + sorted(_ABSENT)

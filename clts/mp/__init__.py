@@ -10,6 +10,7 @@ from .mass import mass, match
 from .motifs import discords, motifs
 from .mstump import mstump
 from .mdl import mdl
+from .mmotifs import mmotifs
 from .mpdist import mpdist, mpdist_vect
 from .ostinato import Consensus, ostinato
 from .snippets import snippets
@@ -20,4 +21,4 @@ from .plan import Plan
 __all__ = ["matrix_profile", "MatrixProfileResult", "motifs", "discords", "Plan", "mass", "match", "fluss",
            "stumpi", "StreamingProfile", "aamp", "mstump", "mdl", "subspace", "mpdist", "mpdist_vect",
            "ostinato", "Consensus", "snippets", "allc", "atsc",
-           "floss", "Floss"]
+           "floss", "Floss", "mmotifs"]

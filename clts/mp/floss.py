@@ -9,7 +9,9 @@ Appended points wait until the state is read (O(1) per ``update``); then all of 
 piece, with the result of one point at a time: the distance profiles of the new windows against
 the windows that stay, on the device. Windows far enough before every new one (all but the last
 ``b + ceil(m / 4)``) take their best new neighbour from one AB-join on the diagonal kernel (O(n b)
-work), the rest from batched distance profiles (:func:`clts.mass`'s kernel). The first new window
+work), the rest from the right profile of their self-join (every window that far after one of
+them is new); fewer points (or p != 2 plain distances) from batched distance profiles
+(:func:`clts.mass`'s kernel). The first new window
 that beats a window's neighbour wins, as when the points come one by one. See
 docs/matrix-profile.md, "Streaming segmentation"."""
 from __future__ import annotations
@@ -246,21 +248,29 @@ class Floss:
         kw = dict(normalize=self._normalize, p=self._p, device=self._device,
                   precision=self._precision)
         near0 = b
-        if (b >= JOIN_MIN and far_end - b + 1 >= JOIN_MIN
-                and (self._normalize or self._p == 2.0)):
-            r = matrix_profile(ext[k:], m, ext[b:far_end + m], both=True,
-                               normalize=self._normalize, device=self._device,
-                               precision=self._precision, progress=False)
-            nf = far_end - b + 1
-            best[:nf] = np.asarray(r.P_B)[:, 0]
-            first[:nf] = np.asarray(r.I_B)[:, 0]
-            near0 = far_end + 1
+        if (b >= JOIN_MIN and (self._normalize or self._p == 2.0)):
+            jkw = dict(normalize=self._normalize, device=self._device,
+                       precision=self._precision, progress=False)
+            if far_end - b + 1 >= JOIN_MIN:
+                # windows b .. far_end: every new window sees them, an AB-join
+                r = matrix_profile(ext[k:], m, ext[b:far_end + m], both=True, **jkw)
+                nf = far_end - b + 1
+                best[:nf] = np.asarray(r.P_B)[:, 0]
+                first[:nf] = np.asarray(r.I_B)[:, 0]
+                near0 = far_end + 1
+            if near0 > far_end:
+                # the rest: every window at least ez after one of them is new, so the right
+                # profile of their self-join with the zone ez - 1 is what the new ones give
+                r = matrix_profile(ext[near0:], m, exclusion_zone=ez - 1, **jkw)
+                nr = np.asarray(r.right_I)
+                best[near0 - b:] = np.asarray(r.right_P)
+                first[near0 - b:] = np.where(nr >= 0, nr + near0 - k, -1)
+                near0 = k + b
         cols = np.arange(near0, k + b)            # ext window indices still to do
         if len(cols):
             Wn = _windows(ext, m)[k:]
             rows_per = max(1, BLOCK_ENTRIES // len(cols))
-            lo = cols[0]
-            Tc = ext[lo:cols[-1] + m]
+            Tc = ext[cols[0]:cols[-1] + m]
             for r0 in range(0, b, rows_per):
                 rows = np.arange(r0, min(b, r0 + rows_per))
                 D = np.array(distance_profiles(Wn[rows], Tc, progress=False, **kw),

@@ -501,8 +501,13 @@ def allc(IL, IR):
     ``S`` in stumpy's order (the iteration order of the Python set stumpy collects the chains
     in, filled in the same order)."""
     S, C = _mp.allc((IL, IR))
-    return [np.array(s, dtype=np.int64) for s in set(tuple(s) for s in
-                                                      (c.tolist() for c in S))], C
+    by_head = {int(s[0]): s for s in S}
+    flat = np.concatenate(S).tolist() if S else []
+    tuples, a = [], 0
+    for s in S:                                  # stumpy's set, filled in the same order
+        tuples.append(tuple(flat[a:a + len(s)]))
+        a += len(s)
+    return [by_head[t[0]] for t in set(tuples)], C
 
 
 def floss(mp, T, m, L, excl_factor=5, n_iter=1000, n_samples=1000, custom_iac=None,

@@ -151,9 +151,10 @@ def _all_chains(IL, IR):
     if n == 0:
         return [], np.zeros(0, np.int64), np.zeros(0, np.int64)
     root, depth = _heads(_links(IL, IR))
-    order = np.lexsort((depth, root))            # grouped by head, in chain order
+    order = np.lexsort((depth, root)).astype(np.int64)    # grouped by head, in chain order
     starts = np.flatnonzero(depth[order] == 0)
-    S = np.split(order.astype(np.int64), starts[1:])
-    lengths = np.diff(np.append(starts, n))
-    C = S[int(np.argmax(lengths))].copy()
+    ends = np.append(starts[1:], n)
+    # slices of one array (np.split costs 3x more for the ~n chains of one window each)
+    S = [order[a:b] for a, b in zip(starts.tolist(), ends.tolist())]
+    C = S[int(np.argmax(ends - starts))].copy()
     return S, C, order[starts]

@@ -273,3 +273,8 @@ def test_mmotifs_native(ref, device):
         clts.mmotifs(W, P, I, max_matches=0)
     with pytest.raises(ValueError, match="I"):
         clts.mmotifs(W, P, I[:2])
+    # time down the rows (a pandas frame's layout), any memory layout
+    again = clts.mmotifs(np.asfortranarray(W.T), P, I, time_axis=0, device=device)
+    np.testing.assert_array_equal(again[0]["indices"], found[0]["indices"])
+    with pytest.raises(ValueError, match="time_axis=0"):
+        clts.mmotifs(W.T, P, I)

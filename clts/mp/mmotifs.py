@@ -15,20 +15,22 @@ import numpy as np
 
 from .mass import distance_profiles, find_matches
 from .mdl import mdl
+from .mstump import _series_2d
 from .motifs import _host, _int_at_least, _real
 
 
-def _profile(T, P, I):
-    T2 = np.array(np.asarray(_host(T)), dtype=np.float64)
-    if T2.ndim == 1:
-        T2 = T2[None, :]
+def _profile(T, P, I, time_axis):
+    T2 = _series_2d(_host(T), time_axis)
     P2 = np.array(np.asarray(_host(P)), dtype=np.float64)
     I2 = np.asarray(_host(I))
     if P2.ndim == 1:
         P2, I2 = P2[None, :], I2[None, :]
-    if T2.ndim != 2 or P2.ndim != 2 or P2.shape[0] != T2.shape[0]:
+    if P2.ndim != 2 or P2.shape[0] != T2.shape[0]:
+        hint = ""
+        if time_axis is None and P2.ndim == 2 and T2.shape[1] == P2.shape[0]:
+            hint = "; T's time runs down its rows: give time_axis=0"
         raise ValueError(f"T (d, n) and P (d, l) must have the same rows, got shapes "
-                         f"{T2.shape} and {P2.shape}")
+                         f"{T2.shape} and {P2.shape}{hint}")
     if I2.shape != P2.shape or I2.dtype.kind not in "iuf":
         raise ValueError(f"I must be an index array of P's shape {P2.shape}, got {I2.shape}")
     m = T2.shape[1] - P2.shape[1] + 1
@@ -49,7 +51,7 @@ def default_cutoffs(P):
 
 def mmotifs(T, P, I, min_neighbors=1, max_distance=None, cutoffs=None, max_matches=10,
             max_motifs=1, atol=1e-8, k=None, include=None, normalize=True, p=2.0, *,
-            device=None):
+            device=None, time_axis=None):
     """The top motifs of a multi-dimensional series and the subspace each lives in.
 
     Parameters
@@ -84,6 +86,9 @@ def mmotifs(T, P, I, min_neighbors=1, max_distance=None, cutoffs=None, max_match
         plain profile discretises plain windows, with p = 2 as stumpy's).
     device : optional
         Where the distance profiles run.
+    time_axis : int, optional
+        The axis of ``T`` that is time: default 1 (-1), stumpy's (d, n); 0 reads (n, d) (time
+        down the rows, as a pandas frame). ``P``, ``I`` are (d, l) either way.
 
     Returns
     -------
@@ -112,7 +117,7 @@ def mmotifs(T, P, I, min_neighbors=1, max_distance=None, cutoffs=None, max_match
     >>> sorted(found[0]["indices"][:2].tolist()), found[0]["subspace"].tolist()
     ([100, 400], [0, 1])
     """
-    T2, P2, I2, m = _profile(T, P, I)
+    T2, P2, I2, m = _profile(T, P, I, time_axis)
     d, l = P2.shape
     min_neighbors = _int_at_least(min_neighbors, "min_neighbors", 0)
     if isinstance(max_motifs, bool) or not isinstance(max_motifs, numbers.Integral):

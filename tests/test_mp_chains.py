@@ -215,6 +215,16 @@ def test_floss_stumpy_iac_and_native(ref, device):
     b.update(F[N0:N0 + 40])
     np.testing.assert_array_equal(a.I_, b.I_)
     np.testing.assert_array_equal(a.cac_1d_, b.cac_1d_)
+    # near-constant windows (5 +- 1e-9): the host path, and a block kept off the AB-join
+    G = 5 + 1e-9 * np.random.default_rng(4).standard_normal(N0 + 40)
+    a = clts.floss(G[:N0], M, L=4, device=device)
+    b = clts.floss(G[:N0], M, L=4, device=device)
+    for t in G[N0:]:
+        a.update(t)
+        a.I_
+    b.update(G[N0:])
+    np.testing.assert_array_equal(a.I_, b.I_)
+    np.testing.assert_allclose(a.P_, b.P_, rtol=1e-9)
     with pytest.raises(ValueError, match="L"):
         clts.floss(F[:N0], M, L=0)
     with pytest.raises(ValueError, match="custom_iac"):

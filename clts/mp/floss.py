@@ -6,8 +6,11 @@ regime changes as they arrive. Conventions are stumpy.floss's (its state, its ``
 ``P_``, ``I_``, ``T_``; indices count every point appended since the start).
 
 Appended points wait until the state is read (O(1) per ``update``); then all of them go in one
-piece, with the result of one point at a time: the distance profiles of the new windows against
-the windows that stay, on the device. Windows far enough before every new one (all but the last
+piece, with the result of one point at a time. Fewer than 16 go through clts.stumpi's host path
+one by one (stream_host.py: the new window's dot products by the sliding recurrence as a filter
+with an error bound, exact O(m) distances for the windows it cannot decide; O(n) a point).
+Longer blocks go to the device: the distance profiles of the new windows against the windows
+that stay. Windows far enough before every new one (all but the last
 ``b + ceil(m / 4)``) take their best new neighbour from one AB-join on the diagonal kernel (O(n b)
 work), the rest from the right profile of their self-join (every window that far after one of
 them is new); fewer points (or p != 2 plain distances) from batched distance profiles
@@ -20,10 +23,12 @@ import math
 
 import numpy as np
 
+from ..runtime import get_device
 from .api import matrix_profile
 from .fluss import arc_curve, stumpy_iac
 from .mass import _check_p, distance_profiles
 from .motifs import _host
+from .stream_host import EXACT_FRACTION, REFRESH, HostStream, exact_distances
 
 #: entries of one block of distance profiles (rows x windows): the pending points go through in
 #: blocks of rows of at most this many entries
@@ -77,6 +82,20 @@ def _znorm(W):
     sd = W.std(axis=1, keepdims=True)
     sd[sd == 0] = 1.0
     return (W - mu) / sd
+
+
+#: windows whose standard deviation is below this fraction of their largest magnitude (but not
+#: 0) keep the far windows off the AB-join: the diagonal kernel's AB-join loses the distances
+#: of windows 5 +- 1e-9 (errors of order 1 where the self-join and distance profiles are exact)
+ILL_CONDITIONED = 1e-6
+
+
+def _conditioned(x, m):
+    W = _windows(x, m)
+    with np.errstate(invalid="ignore"):
+        sd = W.std(axis=1)
+        mx = np.abs(W).max(axis=1)
+        return not np.any((sd > 0) & (sd < ILL_CONDITIONED * mx))
 
 
 class Floss:
@@ -187,6 +206,13 @@ class Floss:
                           progress=False)
         IR = _right_index(mp, l)
         self._T = T
+        # one point at a time on the host (clts.stumpi's host path: the sliding dot products
+        # as a filter, exact distances for the windows it leaves undecided), float64,
+        # z-normalised or p = 2
+        dev = get_device(device)
+        self._host_ok = ((precision == "double" or (precision is None and dev.fp64))
+                         and (self._normalize or self._p == 2.0))
+        self._hs = None
         self._P, self._I = self._initial(T, IR)
         self._a = 0                          # points appended so far
         self._pending = []
@@ -224,14 +250,62 @@ class Floss:
         t = np.concatenate(self._pending)
         self._pending = []
         n = len(self._T)
-        for s in range(0, len(t), n):        # a block never pushes out more than the series
-            self._advance(t[s:s + n])
+        if len(t) < JOIN_MIN and self._host_ok:
+            for x in t.tolist():
+                self._host_point(x)
+        else:
+            self._hs = None                  # the device block leaves the host state behind
+            for s in range(0, len(t), n):    # a block never pushes out more than the series
+                self._advance(t[s:s + n])
         I = self._I - self._a
         cac = np.minimum(arc_curve(I) / self._iac, 1.0)
         if self._ef > 0:
             cac[:self._L * self._ef] = 1.0
             cac[-self._L * self._ef:] = 1.0
         self._cac = cac
+
+    def _host_point(self, x):
+        """One point by the host path; the device row where the filter leaves too many
+        windows undecided (near-constant series), or where the magnitudes do not suit it."""
+        m, ez, T = self._m, self._ez, self._T
+        if self._hs is not None and not self._hs.usable(x):
+            self._hs = None
+        if self._hs is None:
+            hs = HostStream(T, m, self._normalize)
+            if not hs.usable(x):
+                self._advance(np.array([x]))
+                return
+            self._hs = hs
+        hs = self._hs
+        k = len(T) - m + 1
+        q = np.append(T[len(T) - m + 1:], x)
+        zq, qbad, qconst = hs.append(q, x, True)
+        Tn = np.append(T[1:], x)
+        P = np.append(self._P[1:], np.inf)
+        I = np.append(self._I[1:], k + self._a)
+        lim = k - ez                        # windows the new one (k - 1 now) sees
+        if not qbad and lim > 0:
+            lo, hi, c0 = hs.bounds(lim)
+            bound = np.multiply(P[:lim], P[:lim])
+            np.multiply(bound, 1.0 + 1e-12, out=bound)
+            np.add(bound, c0, out=bound)
+            idx = np.nonzero(np.less(lo, bound, out=lo))[0]
+            if len(idx) * EXACT_FRACTION > k:
+                idx = np.arange(lim)
+                d = np.array(distance_profiles(q, Tn[:lim + m - 1], normalize=self._normalize,
+                                               p=self._p, device=self._device,
+                                               precision=self._precision, progress=False),
+                             np.float64)
+            else:
+                W = Tn[idx[:, None] + np.arange(m)]
+                d = exact_distances(W, zq, qbad, qconst, self._normalize, q)
+            upd = d < P[idx]
+            P[idx[upd]] = d[upd]
+            I[idx[upd]] = k + self._a
+        self._T, self._P, self._I = Tn, P, I
+        self._a += 1
+        if hs.steps >= REFRESH:
+            hs.refresh(Tn)
 
     def _advance(self, t):
         """Append the points ``t`` (at most the series' length) as one after the other."""
@@ -251,7 +325,7 @@ class Floss:
         if (b >= JOIN_MIN and (self._normalize or self._p == 2.0)):
             jkw = dict(normalize=self._normalize, device=self._device,
                        precision=self._precision, progress=False)
-            if far_end - b + 1 >= JOIN_MIN:
+            if far_end - b + 1 >= JOIN_MIN and _conditioned(ext[b:], m):
                 # windows b .. far_end: every new window sees them, an AB-join
                 r = matrix_profile(ext[k:], m, ext[b:far_end + m], both=True, **jkw)
                 nf = far_end - b + 1

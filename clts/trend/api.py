@@ -17,7 +17,7 @@ from ..runtime.programs import build_program
 from ..runtime.resident import (Lazy, LazyDict, aligned_chunks, device_rows, device_series,
                                 result_to_numpy, rows_multiple)
 from ..timeaxis import check_fits
-from . import multi
+from . import multi, multi_device
 from .plan import Problem, make_plan
 from .reference import MIN_VALID, OK, TOO_FEW, VARIANTS, normal_cdf, normal_ppf
 
@@ -235,7 +235,13 @@ def trend_test(y, *, variant="original", period=None, alpha=0.05, lag=None, conf
     0.499
     """
     on_dev = is_device_array(y)
-    if on_dev:              # [batch, time] or [time] on the device: no labels, nothing read
+    C = 1
+    if on_dev and variant in multi.VARIANTS:    # [batch, (variables,) time] on the device
+        dev = get_device(device)
+        yv, dshape = multi_device.device_input_multi(y, dev, variant, time_axis)
+        C = y.shape[-2] if variant in multi.MULTI_VARIANTS else 1
+        labels = None
+    elif on_dev:            # [batch, time] or [time] on the device: no labels, nothing read
         dev = get_device(device)
         yv = device_series(y, dev, time_axis)
         labels = None
@@ -248,9 +254,6 @@ def trend_test(y, *, variant="original", period=None, alpha=0.05, lag=None, conf
     if variant not in ALL_VARIANTS:
         raise ValueError(f"variant must be one of {', '.join(map(repr, ALL_VARIANTS))}, got "
                          f"{variant!r}")
-    if on_dev and variant in multi.VARIANTS:
-        raise ValueError(f"variant={variant!r} takes numpy (host) input; device arrays are "
-                         f"tested by the variants {', '.join(map(repr, VARIANTS))}")
     P = 1
     if variant in ("seasonal", "correlated_seasonal"):
         period = 12 if period is None else period
@@ -266,21 +269,21 @@ def trend_test(y, *, variant="original", period=None, alpha=0.05, lag=None, conf
     if lag is not None and (isinstance(lag, bool) or not isinstance(lag, (int, np.integer))
                             or lag < 1):
         raise ValueError(f"lag must be a positive integer or None, got {lag!r}")
-    N = yv.shape[-1]
+    N = yv.shape[-1] // C
     if not on_dev:
         _check_time_fits(y, labels, P, variant, time_axis is not None)
     if P > 1 and 2 * P > N:
         raise ValueError(f"period {P} is longer than half the series ({N} values): each season "
                          f"would hold fewer than 2 values")
     if on_dev:
-        shape = tuple(y.shape[:-1])
+        shape = dshape if variant in multi.VARIANTS else tuple(y.shape[:-1])
         y2 = yv
     else:
         shape = tuple(yv.shape[:-1])
         y2 = yv.reshape(-1, N)
         dev = get_device(device)
     dev.require_dtype(y2.dtype)
-    if variant in multi.VARIANTS:
+    if variant in multi.VARIANTS and not on_dev:
         def core(y2, P, slopes=True):
             plan = make_plan(dev, Problem(y2.shape[1], P), **plan_overrides)
             stats, sen, factor = _run(dev, plan, y2, "original", alpha, None, conf_level,
@@ -288,12 +291,16 @@ def trend_test(y, *, variant="original", period=None, alpha=0.05, lag=None, conf
             return _statistics(y2, stats, sen, factor, P, alpha), plan
         out, shape, plan = multi.run(dev, yv, variant, P, alpha, conf_level, core)
         multi_axis = variant in multi.MULTI_VARIANTS
-    else:
+    elif variant not in multi.VARIANTS:
         plan = make_plan(dev, Problem(N, P), **plan_overrides)
         multi_axis = False
     if on_dev:
         keep = []
-        out = _run_device(dev, plan, y2, variant, alpha, lag, conf_level, keep)
+        if variant in multi.VARIANTS:
+            out, plan = multi_device.run(dev, y2, variant, P, alpha, conf_level, C, plan_overrides,
+                                         keep)
+        else:
+            out = _run_device(dev, plan, y2, variant, alpha, lag, conf_level, keep)
         out = {k: out[k].reshape(shape) for k in FIELDS}
         status = out["status"]
         diag = LazyDict(variant=variant, period=P, alpha=alpha, conf_level=conf_level, lag=lag,

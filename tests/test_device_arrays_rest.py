@@ -221,3 +221,50 @@ def test_emulated_gpu_plans_rest(name):
         assert same(getattr(a.to_numpy(), key), getattr(aref, key)), key
     same_fields(c, clts.trend_test(ym, variant="correlated_multivariate", device=emu), True)
     same_fields(w, clts.trend_test(ys, variant="trend_free_pre_whitening", device=emu), False)
+
+
+# ------------------------------------------------------------------ mstump, stumpi: host steps
+def test_mstump_device_arrays_counted(device):
+    """mstump of a device array: device P and I equal to numpy input's, with exactly one read
+    (T, a wait) and two writes (P, I) more than the numpy call; float32 arrays compute in
+    single precision; maamp's conventions (normalize=False, p = 1) too."""
+    rng = np.random.default_rng(13)
+    T = np.cumsum(rng.standard_normal((3, 120)), axis=1)
+    T[1, 40] = np.nan
+    for dtype, kw in ((np.float64, {}), (np.float64, dict(normalize=False, p=1.0)),
+                      (np.float32, dict(include=[2]))):
+        if dtype == np.float64 and not device.fp64:
+            continue
+        x = T.astype(dtype)
+        prec = "double" if dtype == np.float64 else "single"
+        clts.mstump(x, 10, precision=prec, device=device, **kw)     # builds
+        with host_traffic() as a:
+            P0, I0 = clts.mstump(x, 10, precision=prec, device=device, **kw)
+        xd = on_device(device, x)
+        with host_traffic() as b:
+            P, I = clts.mstump(xd, 10, device=device, **kw)
+        assert is_device_array(P) and is_device_array(I)
+        assert (b.transfers, b.waits, b.maps) == (a.transfers + 3, a.waits + 1, a.maps), \
+            b.report()
+        assert same(P.get(), P0) and same(I.get(), I0), (dtype, kw)
+    with pytest.raises(ValueError, match="time_axis"):
+        clts.mstump(on_device(device, T.astype(np.float32)), 10, time_axis=0, device=device)
+
+
+def test_stumpi_device_arrays_counted(device):
+    """stumpi keeps its state on the host: a device T and a device update are each read once
+    (one transfer and one wait more than numpy input); the same profile."""
+    rng = np.random.default_rng(14)
+    T = np.cumsum(rng.standard_normal(150))
+    add = rng.standard_normal(20)
+    with host_traffic() as a:
+        s0 = clts.stumpi(T, 12, device=device)
+        s0.update(add)
+        P0 = s0.P_
+    Td, ad = on_device(device, T), on_device(device, add)
+    with host_traffic() as b:
+        s = clts.stumpi(Td, 12, device=device)
+        s.update(ad)
+        P = s.P_
+    assert (b.transfers, b.waits, b.maps) == (a.transfers + 2, a.waits + 2, a.maps), b.report()
+    assert same(P, P0) and same(s.I_, s0.I_)

@@ -92,7 +92,9 @@ def mstump(T, m, include=None, discords=False, normalize=True, p=2.0, *, precisi
     ----------
     T : array_like, shape (d, n)
         One row per dimension (numpy in any layout or byte order, pandas, xarray); NaN / inf
-        mark missing values (windows holding one are never neighbours, P = inf).
+        mark missing values (windows holding one are never neighbours, P = inf). A
+        ``pyopencl.array.Array`` ([d, n] or [n], C-contiguous) gives P and I as device arrays;
+        it is read once and P and I written back (docs/device-arrays.md).
     m : int
         Window length (>= 3).
     include : sequence of int, optional
@@ -131,6 +133,10 @@ def mstump(T, m, include=None, discords=False, normalize=True, p=2.0, *, precisi
     >>> P.shape, bool(np.all(np.diff(P, axis=0) >= -1e-12))
     ((3, 281), True)
     """
+    from ..runtime.arrays import is_device_array
+    if is_device_array(T):
+        return _mstump_device(T, m, include, discords, normalize, p, precision, device, plan,
+                              time_axis, plan_overrides)
     if isinstance(m, bool) or not isinstance(m, (int, np.integer)):
         raise TypeError(f"m must be an int, got {type(m).__name__}")
     m = int(m)
@@ -346,3 +352,32 @@ def _exact(dev, p, sides, I, ninc, discords, units):
     I = np.where(np.isfinite(P), I, -1)
     P = np.where(I < 0, np.inf, P)
     return P, I
+
+
+def _mstump_device(T, m, include, discords, normalize, p, precision, device, plan, time_axis,
+                   plan_overrides):
+    """:func:`mstump` of a device array ``T`` ([d, n] or [n], time last): ``(P, I)`` as device
+    arrays. Not device-resident inside: the windows' preparation, the exact re-evaluation and
+    the ill-conditioned rows are host steps of this function today, so the call reads ``T``
+    once (d n itemsize bytes, a wait), runs as numpy input does, and writes P and I to new
+    device arrays (2 d l 8 bytes, non-blocking): one read and two writes more than the
+    numpy call (docs/device-arrays.md). The arrays' dtype sets the precision unless
+    ``precision`` names it."""
+    import pyopencl.array as cla
+    from ..runtime.arrays import device_input, to_numpy
+    dev = get_device(device)
+    device_input(T, "T", dev, ndim=(1, 2))
+    if time_axis not in (None, -1, T.ndim - 1):
+        raise ValueError(f"device arrays are [d, n] or [n]: time_axis must be the last axis, "
+                         f"got {time_axis!r}")
+    own = "double" if np.dtype(T.dtype) == np.float64 else "single"
+    if precision is not None and precision != own:
+        raise TypeError(f"precision={precision!r} with {T.dtype} device arrays: the call "
+                        f"computes in the arrays' precision ({own!r}); convert with .astype "
+                        "on the device")
+    host = to_numpy(T)                  # the one read
+    P, I = mstump(host, m, include, discords, normalize, p, precision=own, device=dev,
+                  plan=plan, **plan_overrides)
+    q = dev.queue
+    return (cla.to_device(q, np.ascontiguousarray(P), async_=True),
+            cla.to_device(q, np.ascontiguousarray(I), async_=True))

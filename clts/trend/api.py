@@ -141,7 +141,8 @@ def trend_test(y, *, variant="original", period=None, alpha=0.05, lag=None, conf
         rejected. The multi-variable variants ("multivariate", "regional",
         "correlated_multivariate", "partial") read the axis before time as the variables (or
         sites) of one test: the result has one value per (...) (numpy, no labels). pandas / xarray inputs give labelled per-series results (time: the index /
-        the ``time`` dimension). A ``pyopencl.array.Array`` ([batch, time] or [time],
+        the ``time`` dimension). A ``pyopencl.array.Array`` ([batch, time] or [time];
+        [batch, variables, time] or [variables, time] for the multi-variable variants;
         C-contiguous) gives a result of device arrays, every step on the device and nothing
         read back or waited for inside the call (docs/device-arrays.md).
     variant : str, optional
@@ -156,9 +157,9 @@ def trend_test(y, *, variant="original", period=None, alpha=0.05, lag=None, conf
         covariances of the variables' scores, over the time steps where no variable is
         missing, ``n`` their count; Z without continuity correction); "correlated_seasonal"
         (the same with a season a variable: cycles of ``period`` as time steps); "partial"
-        (variable 0 tested given variable 1 as covariate; Sen's slope of variable 0). The
-        variants after "seasonal" take numpy (host) input; see docs/trend.md for where each
-        part runs.
+        (variable 0 tested given variable 1 as covariate; Sen's slope of variable 0). Every
+        variant takes device arrays ([batch, variables, time] for the multi-variable ones);
+        see docs/trend.md for where each part runs.
     period : int, optional
         Seasons per cycle for ``variant="seasonal"`` / ``"correlated_seasonal"``
         (pymannkendall's default 12 if None).

@@ -443,19 +443,20 @@ def _run(dev, plan, y2, variant, alpha, lag, conf_level, slopes=True):
     return stats, sen, factor
 
 
-def _run_device(dev, plan, y2, variant, alpha, lag, conf_level, keep):
+def _run_device(dev, plan, y2, variant, alpha, lag, conf_level, keep, slopes=True):
     """The test of the rows of the device array ``y2`` with every step on the device: the pair
     kernel, the autocorrelation correction on the valid values detrended by kernels, and the
     statistics of ``_statistics`` by ``mk_finish`` (``trend/finish.cl.mako``). Returns the
     fields (device arrays [B]); nothing is transferred, mapped or waited for. The chunks'
-    temporaries go to ``keep``."""
+    temporaries go to ``keep``. ``slopes=False``: S and the tie sums only (Sen's fields NaN)."""
     import pyopencl.array as cla
     B, N = y2.shape
     dt, item, q = y2.dtype, y2.dtype.itemsize, dev.queue
     stat = np.dtype(np.float64 if dev.fp64 else np.float32)
     # the valid values' median (a scratch row per series), the detrended copy, the transpose
     ks = _Kernels(dev, plan, B, N, dt, variant, alpha, conf_level,
-                  extra_per=[N * item, N * item * (1 + bool(plan.interleave)), 8])
+                  extra_per=[N * item, N * item * (1 + bool(plan.interleave)), 8],
+                  slopes=slopes)
     fin = dev.program("trend/finish.cl.mako", real=ks.real,
                       stat="double" if stat == np.float64 else "float", min_valid=MIN_VALID,
                       ok=OK, too_few=TOO_FEW)

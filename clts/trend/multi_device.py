@@ -72,9 +72,10 @@ def run(dev, y2, variant, P, alpha, conf_level, C, plan_overrides, keep):
                       ok=OK, too_few=TOO_FEW, max_cc=MAX_CC)
     i32, i64 = np.int32, np.int64
 
-    def core(rows, period):
+    def core(rows, period, slopes=True):
         plan = make_plan(dev, Problem(rows.shape[1], period), **plan_overrides)
-        return _run_device(dev, plan, rows, "original", alpha, None, conf_level, keep), plan
+        return _run_device(dev, plan, rows, "original", alpha, None, conf_level, keep,
+                           slopes), plan
 
     def interleaved():
         flat = cla.empty(q, (B, N * C), dt)
@@ -125,7 +126,7 @@ def run(dev, y2, variant, P, alpha, conf_level, C, plan_overrides, keep):
         launch(dev, prg.kernel("mk_whiten"), *fixed_local(dev, B), y2.data, i32(N), i32(N1),
                i32(B), sen["slope"].data, i32(variant == "trend_free_pre_whitening"), xs.data,
                w.data, flat.data)
-        out, _ = core(w, 1)
+        out, _ = core(w, 1, False)      # S only: no slopes of the whitened values
         launch(dev, prg.kernel("mk_prewhite"), *fixed_local(dev, B), i32(B), flat.data,
                *(sen[k].data for k in ("slope", "intercept", "slope_low", "slope_high", "n")),
                *(out[k].data for k in FIELDS))

@@ -268,3 +268,35 @@ def test_stumpi_device_arrays_counted(device):
         P = s.P_
     assert (b.transfers, b.waits, b.maps) == (a.transfers + 2, a.waits + 2, a.maps), b.report()
     assert same(P, P0) and same(s.I_, s0.I_)
+
+
+def test_trend_variants_device_float32_chunks_shapes(device):
+    """float32 series in chunks of 3, a row slice at an offset, one test ([time] / [variables,
+    time]: scalars as numpy input gives) and an empty batch, every variant: the numpy path's
+    values, no host traffic."""
+    if not device.fp64:
+        pytest.skip("the device's statistics are float32 without cl_khr_fp64")
+    rng = np.random.default_rng(15)
+    for variant in ("pre_whitening", "trend_free_pre_whitening", "correlated_seasonal",
+                    "multivariate", "regional", "correlated_multivariate", "partial"):
+        kw = dict(period=4) if variant == "correlated_seasonal" else {}
+        multi_axis = variant in ("multivariate", "regional", "correlated_multivariate",
+                                 "partial")
+        y = (multi_batch(rng, 2 if variant == "partial" else 3) if multi_axis
+             else series_batch(rng)).astype(np.float32)
+        exact = variant in EXACT
+        yd = on_device(device, y)
+        with clts.set_options(max_chunk=3), host_traffic() as t:
+            r = clts.trend_test(yd, variant=variant, device=device, **kw)
+            r1 = clts.trend_test(yd[1:], variant=variant, device=device, **kw)
+            e = clts.trend_test(cla.empty(device.queue, (0,) + y.shape[1:], np.float32),
+                                variant=variant, device=device, **kw)
+        assert t.total == 0, t.report()
+        same_fields(r, clts.trend_test(y, variant=variant, device=device, **kw), exact)
+        same_fields(r1, clts.trend_test(y[1:], variant=variant, device=device, **kw), exact)
+        assert e.to_numpy().s.shape == (0,)
+        one = clts.trend_test(on_device(device, y[0]), variant=variant, device=device,
+                              **kw).to_numpy()
+        ref = clts.trend_test(y[0], variant=variant, device=device, **kw)
+        assert type(one.s) is type(ref.s) and one.n == ref.n
+        assert one.s == pytest.approx(ref.s, rel=1e-12, nan_ok=True)

@@ -300,3 +300,48 @@ def test_trend_variants_device_float32_chunks_shapes(device):
         ref = clts.trend_test(y[0], variant=variant, device=device, **kw)
         assert type(one.s) is type(ref.s) and one.n == ref.n
         assert one.s == pytest.approx(ref.s, rel=1e-12, nan_ok=True)
+
+
+def test_calls_return_while_the_queue_is_blocked_rest(device):
+    """The device's queue held by a user event: mstl with lmbda, aamp with p = 1 and the
+    correlated / pre-whitening trend variants on device arrays still return; the results are
+    the numpy path's once it is released."""
+    if "nvidia" in str(device.info.platform).lower():
+        pytest.skip("NVIDIA's OpenCL (580, H200) segfaulted reading results after a user-event "
+                    "barrier had held the queue: open, see docs/device-arrays.md")
+    if not device.fp64:
+        pytest.skip("float64 data")
+    import threading
+
+    import pyopencl as cl
+    rng = np.random.default_rng(16)
+    Y, T = boxcox_batch(np.float64), np.cumsum(rng.standard_normal(90))
+    ym, ys = multi_batch(rng, 3), series_batch(rng)
+    args = dict(m=(lambda y: clts.mstl(y, (12, 24), lmbda=0.5, device=device), Y),
+                a=(lambda y: clts.aamp(y, 10, p=1, device=device), T),
+                c=(lambda y: clts.trend_test(y, variant="correlated_multivariate",
+                                             device=device), ym),
+                w=(lambda y: clts.trend_test(y, variant="pre_whitening", device=device), ys))
+    want = {k: f(x) for k, (f, x) in args.items()}
+    dev_in = {k: on_device(device, x) for k, (_, x) in args.items()}
+    for k, (f, _) in args.items():       # programs built outside
+        f(dev_in[k])
+    device.queue.finish()
+    gate = cl.UserEvent(device.context)
+    cl.enqueue_barrier(device.queue, wait_for=[gate])
+    got = {}
+
+    def calls():
+        for k, (f, _) in args.items():
+            got[k] = f(dev_in[k])
+    th = threading.Thread(target=calls)
+    th.start()
+    th.join(120)
+    returned = not th.is_alive()
+    gate.set_status(cl.command_execution_status.COMPLETE)
+    th.join()
+    assert returned, "a device-array call waited for the device"
+    out = clts.to_numpy(got)
+    assert close(out["m"].trend, want["m"].trend, np.float64, np.nanmax(np.abs(Y)))
+    assert same(out["a"].P, want["a"].P) and same(out["a"].I, want["a"].I)
+    assert same(out["c"].s, want["c"].s) and same(out["w"].n, want["w"].n)

@@ -4,7 +4,8 @@ mstump (one read in, two writes out) (docs/device-arrays.md).
 
     python bench/device_arrays_rest.py [--device D] [--scale 1] [--repeats 5]
 
-Rows: the median wall time of ``--repeats`` warm runs of each call with numpy in and numpy out
+Rows: the median wall time of ``--repeats`` warm runs (numpy and device runs alternating) of
+each call with numpy in and numpy out
 (``numpy``: every call uploads and reads back) and on device arrays uploaded once outside the
 timing, until ``clts.to_numpy`` of the result is back (``device``: the whole call and its one
 read). ``--scale`` multiplies the batch sizes. Writes
@@ -14,13 +15,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from common import median_time, quiet, write_result  # noqa: E402
+from common import quiet, write_result  # noqa: E402
 
 import clts  # noqa: E402
 
@@ -65,8 +67,16 @@ def main(argv=None):
     for name, call, x in cases(np.random.default_rng(0), args.scale):
         xd = cla.to_device(dev.queue, np.ascontiguousarray(x))
         dev.queue.finish()
-        tn = median_time(lambda: clts.to_numpy(call(x, dev)), args.repeats)
-        td = median_time(lambda: clts.to_numpy(call(xd, dev)), args.repeats)
+        # numpy and device runs alternate (a shared machine's load drifts)
+        ts = {"n": [], "d": []}
+        clts.to_numpy(call(x, dev))
+        clts.to_numpy(call(xd, dev))
+        for _ in range(args.repeats):
+            for key, arg in (("n", x), ("d", xd)):
+                t0 = time.perf_counter()
+                clts.to_numpy(call(arg, dev))
+                ts[key].append(time.perf_counter() - t0)
+        tn, td = (float(np.median(ts[k])) for k in "nd")
         rows.append(dict(call=name, numpy_ms=round(1e3 * tn, 1), device_ms=round(1e3 * td, 1),
                          ratio=round(tn / td, 2)))
         print(rows[-1], flush=True)

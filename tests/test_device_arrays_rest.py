@@ -198,7 +198,8 @@ def test_trend_variants_device(device, variant):
 @pytest.mark.parametrize("name", ["h100", "mi100"])
 def test_emulated_gpu_plans_rest(name):
     """Under the emulated H100 / MI100 (their Plans over pocl: the interleaved trend layout,
-    the GPUs' mass plan): zero host traffic, the numpy path's values there."""
+    the GPUs' mass plan): zero host traffic (mstl's Box-Cox, aamp p = 1, maamp p = 1, the
+    correlated and pre-whitening trend variants), the numpy path's values there."""
     emu = gpus_over_pocl().get(name)
     if emu is None:
         pytest.skip("emulation runs on pocl")
@@ -207,13 +208,17 @@ def test_emulated_gpu_plans_rest(name):
     T = np.cumsum(rng.standard_normal(100))
     ym = multi_batch(rng, 3)
     ys = series_batch(rng)
-    yd, Td, ymd, ysd = (on_device(emu, a) for a in (Y, T, ym, ys))
+    Tm = np.cumsum(rng.standard_normal((2, 60)), axis=1)
+    yd, Td, ymd, ysd, Tmd = (on_device(emu, a) for a in (Y, T, ym, ys, Tm))
     with host_traffic() as t:
         m = clts.mstl(yd, (12, 24), lmbda=0.5, device=emu)
         a = clts.aamp(Td, 10, p=1, k=2, device=emu)
         c = clts.trend_test(ymd, variant="correlated_multivariate", device=emu)
         w = clts.trend_test(ysd, variant="trend_free_pre_whitening", device=emu)
+        mp, mi = clts.mstump(Tmd, 8, normalize=False, p=1, device=emu)
     assert t.total == 0, t.report()
+    mp0, mi0 = clts.mstump(Tm, 8, normalize=False, p=1, device=emu)
+    assert same(mp.get(), mp0) and same(mi.get(), mi0)
     ref = clts.mstl(Y, (12, 24), lmbda=0.5, device=emu)
     assert close(m.to_numpy().trend, ref.trend, np.float64, np.nanmax(np.abs(ref.observed)))
     aref = clts.aamp(T, 10, p=1, k=2, device=emu)
@@ -227,11 +232,11 @@ def test_emulated_gpu_plans_rest(name):
 def test_mstump_device_arrays_counted(device):
     """mstump of a device array: device P and I equal to numpy input's, with exactly one read
     (T, a wait) and two writes (P, I) more than the numpy call; float32 arrays compute in
-    single precision; maamp's conventions (normalize=False, p = 1) too."""
+    single precision; maamp's conventions (normalize=False, p = 2) too."""
     rng = np.random.default_rng(13)
     T = np.cumsum(rng.standard_normal((3, 120)), axis=1)
     T[1, 40] = np.nan
-    for dtype, kw in ((np.float64, {}), (np.float64, dict(normalize=False, p=1.0)),
+    for dtype, kw in ((np.float64, {}), (np.float64, dict(normalize=False)),
                       (np.float32, dict(include=[2]))):
         if dtype == np.float64 and not device.fp64:
             continue
@@ -249,6 +254,30 @@ def test_mstump_device_arrays_counted(device):
         assert same(P.get(), P0) and same(I.get(), I0), (dtype, kw)
     with pytest.raises(ValueError, match="time_axis"):
         clts.mstump(on_device(device, T.astype(np.float32)), 10, time_axis=0, device=device)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_maamp_p_device(device, dtype, monkeypatch):
+    """mstump with normalize=False and p != 2 (maamp's) runs on the device: zero host traffic,
+    the numpy path's bits, forced dimensions and discords, several row blocks."""
+    need(device, dtype)
+    monkeypatch.setattr(sys.modules["clts.mp.mstump"], "PNORM_ELEMENTS", 3 * 80 * 30)
+    rng = np.random.default_rng(17)
+    T = np.cumsum(rng.standard_normal((3, 90)), axis=1).astype(dtype)
+    T[2, 33] = np.nan
+    Td = on_device(device, T)
+    prec = "double" if dtype == np.float64 else "single"
+    for kw in (dict(p=1), dict(p=np.inf, include=[1]), dict(p=3, discords=True)):
+        P0, I0 = clts.mstump(T, 10, normalize=False, precision=prec, device=device, **kw)
+        with host_traffic() as t:
+            P, I = clts.mstump(Td, 10, normalize=False, device=device, **kw)
+        assert t.total == 0, t.report()
+        P, I = P.get(), I.get()
+        assert same(I, I0), kw
+        assert same(P, P0 if device.fp64 else P0.astype(np.float32)), kw
+    P, I = clts.mstump(on_device(device, T[0]), 10, normalize=False, p=1, device=device)
+    P0, I0 = clts.mstump(T[0], 10, normalize=False, p=1, precision=prec, device=device)
+    assert same(I.get(), I0) and P.shape == (1, 81)
 
 
 def test_stumpi_device_arrays_counted(device):

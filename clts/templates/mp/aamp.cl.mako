@@ -58,3 +58,49 @@ kernel void aamp_topk(global const real* D, const int nr, const int lB, const in
         RI[i] = rj;
     }
 }
+
+// clts.mstump with normalize=False and p != 2 (stumpy.maamp's conventions): rows s0 + r of
+// P / I [d, lP] from the distance profiles X [d, nr, l] of those windows in every dimension
+// (dimensions in the call's order: the ninc forced ones first). For each candidate j outside
+// the exclusion zone: the forced distances, the others sorted (descending for discords), their
+// running sums / (k + 1); per k the smallest over j (the smaller j on ties): the host path's
+// sort, cumsum and argmin (clts/mp/mstump.py, _profile_rows), in the same order.
+kernel void maamp_rows(global const real* X, const int nr, const int l, const int s0,
+                       const int d, const int ninc, const int discords, const int ez,
+                       const int lP, global ${oreal}* P, global long* I) {
+    const int r = get_global_id(0);
+    if (r >= nr) return;
+    const long s = (long)s0 + r;
+    ${oreal} best[${max_dim}], x[${max_dim}];
+    long bj[${max_dim}];
+    for (int k = 0; k < d; ++k) {
+        best[k] = INFINITY;
+        bj[k] = -1;
+    }
+    for (int j = 0; j < l; ++j) {
+        if (abs((long)j - s) <= ez) continue;       // inf there: never the smallest
+        for (int q = 0; q < d; ++q) x[q] = (${oreal})X[((long)q * nr + r) * l + j];
+        for (int a = ninc + 1; a < d; ++a) {        // insertion sort of the free dimensions
+            const ${oreal} v = x[a];
+            int b = a;
+            while (b > ninc && (discords ? x[b - 1] < v : x[b - 1] > v)) {
+                x[b] = x[b - 1];
+                --b;
+            }
+            x[b] = v;
+        }
+        ${oreal} c = 0;
+        for (int k = 0; k < d; ++k) {
+            c = k ? c + x[k] : x[0];
+            const ${oreal} mean = c / (${oreal})(k + 1);
+            if (mean < best[k]) {
+                best[k] = mean;
+                bj[k] = j;
+            }
+        }
+    }
+    for (int k = 0; k < d; ++k) {
+        P[(long)k * lP + s] = best[k];
+        I[(long)k * lP + s] = bj[k];
+    }
+}

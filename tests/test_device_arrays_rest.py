@@ -19,22 +19,7 @@ from emulated import gpus_over_pocl  # noqa: E402
 from transfers import host_traffic  # noqa: E402
 
 cla = pytest.importorskip("pyopencl.array")
-
-
-def on_device(device, a):
-    d = cla.to_device(device.queue, np.ascontiguousarray(a))
-    device.queue.finish()
-    return d
-
-
-def same(a, b):
-    a, b = np.asarray(a), np.asarray(b)
-    return a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b, equal_nan=True)
-
-
-def need(device, dtype):
-    if dtype == np.float64 and not device.fp64:
-        pytest.skip("float64 needs cl_khr_fp64")
+from test_device_arrays_stl import need, on_device, same  # noqa: E402
 
 
 def close(a, b, dtype, scale):

@@ -359,3 +359,29 @@ def test_calls_return_while_the_queue_is_blocked_rest(device):
     assert close(out["m"].trend, want["m"].trend, np.float64, np.nanmax(np.abs(Y)))
     assert same(out["a"].P, want["a"].P) and same(out["a"].I, want["a"].I)
     assert same(out["c"].s, want["c"].s) and same(out["w"].n, want["w"].n)
+
+
+def test_threads_rest(device):
+    """The new device-array calls from several threads at once (one device queue): each
+    thread's results are its serial ones."""
+    from concurrency import run_in_threads
+    if not device.fp64:
+        pytest.skip("float64 data")
+    rng = np.random.default_rng(18)
+    Ts = [on_device(device, np.cumsum(rng.standard_normal(80))) for _ in range(4)]
+    variants = ("correlated_multivariate", "multivariate", "regional", "partial")
+    ys = [on_device(device, multi_batch(rng, 2 if v == "partial" else 3)) for v in variants]
+    Ms = [on_device(device, np.cumsum(rng.standard_normal((2, 50)), axis=1)) for _ in range(4)]
+
+    def work(i):
+        a = clts.aamp(Ts[i], 8, p=1 + i % 2, device=device)
+        t = clts.trend_test(ys[i], variant=variants[i], device=device)
+        w = clts.trend_test(ys[i][0], variant="pre_whitening", device=device)
+        mp = clts.mstump(Ms[i], 6, normalize=False, p=1, device=device)
+        return clts.to_numpy((a, t, w, mp))
+    serial = [work(i) for i in range(4)]
+    got = run_in_threads(work, 4)
+    for (a, t, w, mp), (a0, t0, w0, mp0) in zip(got, serial):
+        assert same(a.P, a0.P) and same(a.I, a0.I)
+        assert same(t.s, t0.s) and same(t.var_s, t0.var_s) and same(w.n, w0.n)
+        assert same(mp[0], mp0[0]) and same(mp[1], mp0[1])

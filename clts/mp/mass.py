@@ -165,10 +165,10 @@ def distance_profiles(Q, T, *, normalize=True, p=2.0, precision=None, device=Non
     return out[0] if (q1 and t1) else out
 
 
-def _device_profiles(dev, Q, T, normalize, p, precision, query_idx, plan, overrides):
+def _device_profiles(dev, Q, T, normalize, p, precision, query_idx, plan, overrides, out=None):
     """:func:`distance_profiles` of device arrays: the same kernels on the arrays where they
     are, one launch over every pair, nothing read back or waited for. Returns (profiles, query
-    flags), device arrays."""
+    flags), device arrays (the profiles in ``out``, [pairs, l], when given)."""
     import pyopencl.array as cla
     if not (is_device_array(Q) and is_device_array(T)):
         raise TypeError("Q and T must both be device arrays or both host arrays")
@@ -213,7 +213,8 @@ def _device_profiles(dev, Q, T, normalize, p, precision, query_idx, plan, overri
             launch(dev, prg.kernel("div_unit"), *fixed_local(dev, round_up(src.size, 64)), src.data,
                    np.int64(src.size), unit.data, dst.data)
         Z, T2 = Zs, Ts
-    out = cla.empty(q, (npairs, l), dtype)
+    if out is None:
+        out = cla.empty(q, (npairs, l), dtype)
     if npairs and l:
         nb = pl.windows_per_item
         g0 = -(-l // nb)

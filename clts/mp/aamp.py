@@ -156,6 +156,7 @@ def _aamp_device(T_A, m, T_B, p, k, exclusion_zone, precision, device, overrides
     waited for; the results equal the host path's (the same distances, the same selection)."""
     import pyopencl.array as cla
     from ..runtime import get_device, launch, round_up
+    from ..runtime.launch import fixed_local
     from .api import _device_series, check_arguments
     from .mass import _device_profiles
     dev = get_device(device)
@@ -197,10 +198,12 @@ def _aamp_device(T_A, m, T_B, p, k, exclusion_zone, precision, device, overrides
     for a in range(0, lA, BLOCK_ROWS):
         nr = min(BLOCK_ROWS, lA - a)
         Q, D = Qb[:nr], Db[:nr]
-        launch(dev, prg.kernel("aamp_windows"), round_up(nr * m, 64), None, A.data, i32(a),
+        launch(dev, prg.kernel("aamp_windows"), *fixed_local(dev, round_up(nr * m, 64)),
+               A.data, i32(a),
                i32(nr), i32(m), Q.data)
         _device_profiles(dev, Q, Bs, False, p, own, None, None, dict(overrides), out=D)
-        launch(dev, prg.kernel("aamp_topk"), round_up(nr, 64), None, D.data, i32(nr), i32(lB),
+        launch(dev, prg.kernel("aamp_topk"), *fixed_local(dev, round_up(nr, 64)),
+               D.data, i32(nr), i32(lB),
                i32(a), i32(self_join), i32(ez), i32(k), P.data, I.data,
                *(x.data for x in dummy))
     plan = make_mass_plan(dev, Problem(own), **overrides)

@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from ..runtime import get_device, launch, round_up
+from ..runtime.launch import fixed_local
 from ..runtime.arrays import native, values_of
 from ..runtime.programs import built, prebuild
 from . import flags
@@ -434,13 +435,14 @@ def _maamp_device(dev, T, m, include, discords, pnorm, precision):
         nr = min(rows, l - s0)
         Q, D = Qb[:nr], Db[:nr]
         for k, src in enumerate(order):
-            launch(dev, prg.kernel("aamp_windows"), round_up(nr * m, 64), None, Tc.data,
+            launch(dev, prg.kernel("aamp_windows"), *fixed_local(dev, round_up(nr * m, 64)),
+                   Tc.data,
                    i32(src * n + s0), i32(nr), i32(m), Q.data)
             _device_profiles(dev, Q, rows_of[k], False, pnorm, precision, None, None, {},
                              out=D)
             cl.enqueue_copy(q, X.data, D.data, byte_count=nr * l * dt.itemsize,
                             dst_offset=k * nr * l * dt.itemsize)
-        launch(dev, prg.kernel("maamp_rows"), round_up(nr, 64), None, X.data, i32(nr),
+        launch(dev, prg.kernel("maamp_rows"), *fixed_local(dev, round_up(nr, 64)), X.data, i32(nr),
                i32(l), i32(s0), i32(d), i32(len(inc)), i32(bool(discords)), i32(ez), i32(l),
                P.data, I.data)
     return P, I

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..runtime import integrations
+from ..runtime.launch import fixed_local
 from ..runtime.integrations import TimeAxis, time_axis_of
 from ..runtime import chunk_sizes, get_device, launch
 from ..runtime.arrays import float_array, is_device_array
@@ -492,7 +493,8 @@ def _run_device(dev, plan, y2, variant, alpha, lag, conf_level, keep, slopes=Tru
             if ks.corrected:
                 xd = scratch(dev, (nb, N), dt)
                 nvd = scratch(dev, (nb,), np.int32)
-                launch(dev, fin.kernel("mk_detrend"), nb, None, yc.data, se.data, i32(N),
+                launch(dev, fin.kernel("mk_detrend"), *fixed_local(dev, nb),
+                       yc.data, se.data, i32(N),
                        i32(nb), xd.data, nvd.data)
                 work = scratch(dev, (nb * N,), dt)
                 fd = scratch(dev, (nb,), dt)
@@ -500,7 +502,8 @@ def _run_device(dev, plan, y2, variant, alpha, lag, conf_level, keep, slopes=Tru
                        i32(lag or 0), ks.zq_a, work.data, fd.data)
                 tmp += [xd, nvd, work]
             med = scratch(dev, (nb * N,), dt)
-            launch(dev, fin.kernel("mk_finish"), nb, None, yc.data, st.data, se.data, fd.data,
+            launch(dev, fin.kernel("mk_finish"), *fixed_local(dev, nb),
+                   yc.data, st.data, se.data, fd.data,
                    i32(ks.corrected), i32(N), i32(nb), i32(plan.period), zq, i32(a), med.data,
                    *(out[k].data for k in FIELDS))
             keep.extend(tmp + [sc, st, se, fd, med])

@@ -95,7 +95,8 @@ def run(dev, y2, variant, P, alpha, conf_level, C, plan_overrides, keep):
         RR = cla.empty(q, (max(B * Cv * Cv, 1),), np.int64)
         S = cla.empty(q, (max(B * Cv, 1),), np.int64)
         cross = dev.program("trend/cross.cl.mako", real=real).kernel("mk_cross")
-        launch(dev, cross, max(B * Cv * Cv, 1), None, xc.data, nv.data, i32(Ns), i32(Cv),
+        launch(dev, cross, *fixed_local(dev, max(B * Cv * Cv, 1)),
+               xc.data, nv.data, i32(Ns), i32(Cv),
                i32(B), K.data, RR.data, S.data)
         gam = cla.empty(q, (max(B * Cv * Cv, 1) if Cv * Cv > MAX_CC else 1,), stat)
         launch(dev, prg.kernel("mk_correlated"), *fixed_local(dev, B), K.data, RR.data,

@@ -51,6 +51,19 @@ for name, kw in (("z", {}), ("p1", dict(normalize=False, p=1.0)),
         f.update(t)
     o[name + "_cac"], o[name + "_P"], o[name + "_I"], o[name + "_T"] = (f.cac_1d_, f.P_,
                                                                       f.I_, f.T_)
+# stumpy's own floss test: uniform values, n = 30, m = 5, L = 5, excl_factor = 1, every step
+U1 = d["U1"]
+iac1 = _iac(26, bidirectional=False, n_iter=4, n_samples=100)
+o["iac1"] = iac1
+for name, X in (("u1", U1), ("u1nan", d["U1N"])):
+    f = stumpy.floss(stumpy.stump(X[:30], 5), X[:30], 5, 5, 1, custom_iac=iac1.copy())
+    cac, P, I = [], [], []
+    for t in X[30:]:
+        f.update(t)
+        cac.append(f.cac_1d_)
+        P.append(f.P_)
+        I.append(f.I_)
+    o[name + "_cac"], o[name + "_P"], o[name + "_I"] = np.array(cac), np.array(P), np.array(I)
 MM = [("def", {}), ("many", dict(max_motifs=3, max_matches=3)),
       ("k1", dict(k=1, max_motifs=2)), ("cut", dict(cutoffs=np.inf, max_motifs=2)),
       ("md", dict(max_distance=2.5, max_motifs=2, min_neighbors=2)),
@@ -89,12 +102,15 @@ def _inputs():
     F[N0 + 20:N0 + 32] = F[N0 + 19]                    # a plateau arrives
     F[N0 + 60] = np.nan                                 # a gap arrives
     F[N0 + 90:N0 + 130] = np.sin(np.arange(40) / 2.0)   # another regime
+    U1 = rng.uniform(-1000, 1000, 64)
+    U1N = U1.copy()
+    U1N[[12, 41]] = np.inf, np.nan                              # as stumpy's inf / nan test
     U = rng.uniform(-1000, 1000, (3, 40))                      # stumpy's test input kind
     W = np.cumsum(rng.standard_normal((3, 160)), axis=1)
     W[:2, 20:32] = W[:2, 100:112] = 4 * np.sin(np.arange(12) / 2.0)   # a motif in 0 and 1
     W[0, 60:75] = 1.5                                          # constant windows
     W[2, 130:134] = np.nan
-    return dict(U=U, U_m=5, W=W, W_m=8,
+    return dict(U1=U1, U1N=U1N, U=U, U_m=5, W=W, W_m=8,
                 doc=np.array([584., -11., 23., 79., 1001., 0., -19.]), doc_m=3,
                 walk=walk, walk_m=M, flat=flat, flat_m=6, F=F, m=M, n0=N0, steps=STEPS)
 
@@ -197,6 +213,21 @@ def test_floss_equal_stumpy(ref, device, name, kw):
     np.testing.assert_allclose(f.P_, out[name + "_P"], rtol=1e-8, atol=1e-8)
     np.testing.assert_allclose(f.cac_1d_, out[name + "_cac"], rtol=1e-12)
     np.testing.assert_array_equal(f.T_, out[name + "_T"])
+
+
+@pytest.mark.parametrize("name", ["u1", "u1nan"])
+def test_floss_stumpy_test_input(ref, device, name):
+    """stumpy's own floss test (uniform values, n = 30, m = 5, excl_factor = 1; with inf and
+    NaN): the state after every update."""
+    inp, out = ref
+    X = inp["U1N" if name == "u1nan" else "U1"]
+    f = cs.floss(cs.stump(X[:30], 5, device=device), X[:30], 5, 5, 1, custom_iac=out["iac1"],
+                 device=device)
+    for s, t in enumerate(X[30:]):
+        f.update(t)
+        np.testing.assert_allclose(f.cac_1d_, out[name + "_cac"][s], rtol=1e-12)
+        np.testing.assert_array_equal(f.I_, out[name + "_I"][s])
+        np.testing.assert_allclose(f.P_, out[name + "_P"][s], rtol=1e-8)
 
 
 def test_floss_stumpy_iac_and_native(ref, device):

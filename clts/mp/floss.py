@@ -223,15 +223,17 @@ class Floss:
         m, l = self._m, len(IR)
         W = _windows(T, m)
         own = np.arange(l)
-        nn = np.where(IR >= 0, IR, own)
+        has = np.flatnonzero(IR >= 0)            # a neighbour: both windows finite
+        A, B = W[has], W[IR[has]]
+        d = np.full(l, np.inf)
         if self._normalize:
-            d = np.linalg.norm(_znorm(W) - _znorm(W[nn]), axis=1)
-            const = np.ptp(W, axis=1) == 0
-            d[const & const[nn]] = 0.0
-            d[const ^ const[nn]] = math.sqrt(m)
+            dh = np.linalg.norm(_znorm(A) - _znorm(B), axis=1)
+            ca, cb = np.ptp(A, axis=1) == 0, np.ptp(B, axis=1) == 0
+            dh[ca & cb] = 0.0
+            dh[ca ^ cb] = math.sqrt(m)
         else:
-            d = np.linalg.norm(W - W[nn], ord=self._p, axis=1)
-        d[IR < 0] = np.inf
+            dh = np.linalg.norm(A - B, ord=self._p, axis=1)
+        d[has] = dh
         return d, np.where(IR >= 0, IR, own).astype(np.int64)
 
     def update(self, t):

@@ -319,3 +319,27 @@ def test_mmotifs_native(ref, device):
     np.testing.assert_array_equal(again[0]["indices"], found[0]["indices"])
     with pytest.raises(ValueError, match="time_axis=0"):
         clts.mmotifs(W.T, P, I)
+
+
+def test_threads(ref, device):
+    """chains, mmotifs and separate floss streams from four threads at once: each as alone."""
+    from concurrency import run_in_threads
+    inp, out = ref
+    W, F = inp["W"], inp["F"]
+    P, I = out["W_P"], out["W_I"]
+    IL, IR = out["walk_mp"][:, 2].astype(np.int64), out["walk_mp"][:, 3].astype(np.int64)
+
+    def work(i):
+        S, C = clts.allc((IL, IR))
+        mm = clts.mmotifs(W, P, I, max_motifs=2, device=device)
+        f = clts.floss(F[:N0], M, L=4, device=device)
+        f.update(F[N0:N0 + 10 + 10 * i])
+        return C, mm[0]["indices"], f.I_
+
+    got = run_in_threads(work, 4)
+    for i, (C, mi, fI) in enumerate(got):
+        np.testing.assert_array_equal(C, out["walk_C"])
+        np.testing.assert_array_equal(mi, got[0][1])
+        f = clts.floss(F[:N0], M, L=4, device=device)
+        f.update(F[N0:N0 + 10 + 10 * i])
+        np.testing.assert_array_equal(fI, f.I_)

@@ -9,7 +9,8 @@ the distances computed by clts on an OpenCL device (every function here also tak
 keyword-only ``device=``). Wrappers only: the work is done by :func:`clts.matrix_profile`,
 :func:`clts.aamp`, :func:`clts.mstump`, :func:`clts.mass`, :func:`clts.match`,
 :func:`clts.stumpi`, :func:`clts.mdl`, :func:`clts.subspace`, :func:`clts.fluss`,
-:func:`clts.mpdist`, :func:`clts.ostinato` and :func:`clts.snippets`.
+:func:`clts.mpdist`, :func:`clts.ostinato`, :func:`clts.snippets`, :func:`clts.allc`,
+:func:`clts.atsc`, :func:`clts.floss` and :func:`clts.mmotifs`.
 
 stumpy functions that clts does not have (``scrump``, ``stimp``,
 the dask ``*ed`` variants, ...) are

@@ -258,6 +258,10 @@ def test_floss_stumpy_iac_and_native(ref, device):
     np.testing.assert_allclose(a.P_, b.P_, rtol=1e-9)
     with pytest.raises(ValueError, match="L"):
         clts.floss(F[:N0], M, L=0)
+    with pytest.raises(ValueError, match="T"):
+        clts.floss(np.stack([F[:N0], F[:N0]]), M, L=4)
+    with pytest.raises(ValueError, match="t"):
+        a.update(np.ones((2, 2)))
     with pytest.raises(ValueError, match="custom_iac"):
         clts.floss(F[:N0], M, L=4, custom_iac=np.ones(3))
     with pytest.raises(ValueError, match="mp"):

@@ -168,7 +168,9 @@ class Floss:
     def __init__(self, T, m, L, *, mp=None, excl_factor=5, custom_iac=None, iac="closed",
                  n_iter=1000, n_samples=1000, normalize=True, p=2.0, device=None,
                  precision=None):
-        T = np.array(np.asarray(_host(T)), dtype=np.float64).ravel()
+        T = np.array(np.asarray(_host(T)), dtype=np.float64)
+        if T.ndim != 1:
+            raise ValueError(f"T must be 1-D (one series), got shape {T.shape}")
         if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 3:
             raise ValueError(f"m must be an int >= 3, got {m!r}")
         if len(T) < m + 1:

@@ -187,6 +187,42 @@ __kernel void bp_rss(__global const real* restrict y, const int Mp,
     const int p0 = get_global_id(0) * ${lanes};
     const int tau = get_global_id(1);
     if (p0 >= Mp || tau >= Nt) return;
+    const V v0 = VLOAD(y + (long)tau * Mp + p0);
+    int need = 0;
+% if one:
+    // one break: the programme reads the row of the first valid start (every end) and, of
+    // each later start, only RSS(start .. last valid value); the work-item of the last date
+    // gets those by one backward sweep (O(N) a pixel instead of O(N^2)). Other work-items
+    // leave as soon as every lane has a value before tau (or none at tau).
+    const int sweep = tau == Nt - 1;
+    if (!sweep) {
+        int seen = 0, here = 0;
+% for l in range(lanes):
+        here |= !isnan(v0${L(l)}) << ${l};
+% endfor
+        for (int t = 0; t < tau && (seen & here) != here; ++t) {
+            const V v = VLOAD(y + (long)t * Mp + p0);
+% for l in range(lanes):
+            seen |= !isnan(v${L(l)}) << ${l};
+% endfor
+        }
+        if ((seen & here) == here) return;      // no lane's first value at tau
+    }
+    int nv[${lanes}], first[${lanes}], last[${lanes}];
+% for l in range(lanes):
+    nv[${l}] = 0; first[${l}] = -1; last[${l}] = -1;
+% endfor
+    for (int t = 0; t < Nt; ++t) {
+        const V v = VLOAD(y + (long)t * Mp + p0);
+% for l in range(lanes):
+        if (!isnan(v${L(l)})) { nv[${l}] += 1; if (first[${l}] < 0) first[${l}] = t; last[${l}] = t; }
+% endfor
+    }
+% for l in range(lanes):
+    need |= first[${l}] == tau && nv[${l}] >= hs[nv[${l}]];
+% endfor
+    if (!need && !sweep) return;
+% else:
     // does any lane's dynamic programme read segments starting at tau?
     int cb[${lanes}], nv[${lanes}];
 % for l in range(lanes):
@@ -198,28 +234,6 @@ __kernel void bp_rss(__global const real* restrict y, const int Mp,
         if (!isnan(v${L(l)})) { nv[${l}] += 1; cb[${l}] += (t < tau); }
 % endfor
     }
-    const V v0 = VLOAD(y + (long)tau * Mp + p0);
-    int need = 0;
-% if one:
-    // one break: the programme reads the row of the first valid start (every end) and, of
-    // each later start, only RSS(start .. last valid value); the work-item of the last date
-    // gets those by one backward sweep (O(N) a pixel instead of O(N^2))
-    int first[${lanes}], last[${lanes}];
-% for l in range(lanes):
-    first[${l}] = -1; last[${l}] = -1;
-% endfor
-    for (int t = 0; t < Nt; ++t) {
-        const V v = VLOAD(y + (long)t * Mp + p0);
-% for l in range(lanes):
-        if (!isnan(v${L(l)})) { if (first[${l}] < 0) first[${l}] = t; last[${l}] = t; }
-% endfor
-    }
-% for l in range(lanes):
-    need |= !isnan(v0${L(l)}) && cb[${l}] == 0 && nv[${l}] >= hs[nv[${l}]];
-% endfor
-    const int sweep = tau == Nt - 1;
-    if (!need && !sweep) return;
-% else:
 % for l in range(lanes):
     {
         const int h = hs[nv[${l}]];

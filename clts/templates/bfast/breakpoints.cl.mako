@@ -29,7 +29,12 @@
 ## BREAKS = 1: bp_rss computes the row of the first valid start only and, by one backward sweep
 ##   in the work-item (split: work-group) of the last date, RSS(start .. last valid value) of
 ##   every start: all the programme reads, O(N K^2) a pixel instead of O(N^2 K^2) (the split
-##   kernel the same operations in the same order: identical bits).
+##   kernel the same operations in the same order: identical bits). One writer an address: the
+##   forward row stores only the lanes whose first valid start it is, the sweep only the later
+##   valid starts. The triangle's block and lane offsets (p / interleave, p % interleave) are
+##   computed once, not by TRI_AT in the loops: LLVM pairs a division with its remainder
+##   through a freeze instruction, which Oclgrind's uninitialised-value check cannot run (the
+##   work-item then stops: bp_dp read entries it had not written).
 ## q (optional, 0: none): the last q of the K regressors are per pixel, bp_rss's argument XP laid
 ##   out [date][q][pixel] like y (Mp pixels a row); the first K - q come from X [date][K - q].
 ## Variables: real, lanes, interleave, K, BREAKS, subgroup, kernels, pix, scan, q (optional); the
@@ -152,7 +157,7 @@ __kernel void bp_rss(__global const real* restrict y, const int Mp,
             rss += w * e * e;
 %   if rev:
             if (p < Mp && ok && t > first && t <= last)
-                tri[TRI_AT(p, TRI_OFF(t) + last - t)] = rss;
+                tri[((long)pb * Tt + TRI_OFF(t) + last - t) * ${interleave} + pr] = rss;
 %   else:
             if (need) tri[base + (long)t * ${interleave}] = rss;
 %   endif
@@ -242,6 +247,8 @@ __kernel void bp_rss(__global const real* restrict y, const int Mp,
 % endfor
     if (!need) return;
 % endif
+    const int pb = p0 / ${interleave};                // TRI_AT(p0 + lane, .), with the remainder
+    const int pr = p0 - pb * ${interleave};           // spelled out (Oclgrind lacks LLVM's freeze)
 % for rev in ((0, 1) if one else (0,)):
 % if one:
     if (${"sweep" if rev else "need"}) {
@@ -256,7 +263,7 @@ __kernel void bp_rss(__global const real* restrict y, const int Mp,
 % if rev:
     for (int t = Nt - 1; t >= 0; --t) {
 % else:
-    const long base = TRI_OFF(tau) - tau;
+    const long base = ((long)pb * Tt + TRI_OFF(tau) - tau) * ${interleave} + pr;
     for (int t = tau; t < Nt; ++t) {
 % endif
         const V yv = VLOAD(y + (long)t * Mp + p0);
@@ -311,10 +318,16 @@ __kernel void bp_rss(__global const real* restrict y, const int Mp,
         // valid start's entry is the forward row's: one writer an address)
 % for l in range(lanes):
         if (t > first[${l}] && t <= last[${l}] && !isnan(yv${L(l)}))
-            tri[TRI_AT(p0 + ${l}, TRI_OFF(t) + last[${l}] - t)] = rss${L(l)};
+            tri[((long)pb * Tt + TRI_OFF(t) + last[${l}] - t) * ${interleave} + pr + ${l}] = rss${L(l)};
+% endfor
+% elif one and lanes > 1:
+        // only the lanes whose first valid start this is: a later start of another lane is
+        // the sweep's (one writer an address, the same bits whatever the lanes)
+% for l in range(lanes):
+        if (first[${l}] == tau) tri[base + (long)t * ${interleave} + ${l}] = rss${L(l)};
 % endfor
 % else:
-        VSTORE(rss, tri + TRI_AT(p0, base + t));
+        VSTORE(rss, tri + base + (long)t * ${interleave});
 % endif
     }
 % if one:

@@ -167,6 +167,22 @@ def test_exact_fits(device, monkeypatch):
                 np.testing.assert_array_equal(g, want, err_msg=f"{f} {name}")
 
 
+@pytest.mark.oclgrind
+def test_tiny(device):
+    """Three gapped pixels of 40 dates (Oclgrind's size): a constant one (exact fit), a step
+    and a season with noise; breaks=1's kernels, the classification."""
+    rng = np.random.default_rng(13)
+    t = 2000 + np.arange(40) / 12
+    y = 0.5 + 0.1 * np.sin(2 * np.pi * t)[:, None] + 0.01 * rng.normal(size=(40, 3))
+    y[:, 0] = 0.7
+    y[20:, 1] += 0.3
+    y[rng.random((40, 3)) < 0.1] = np.nan
+    r = clts.bfast01(y, t, freq=1, order=1, trim=8, test="BIC", device=device,
+                     progress=False, lanes=1, interleave=4, wg=4, dp_wg=2)
+    assert r.status.tolist() == [5, 0, 0] and r.breaks.tolist() == [0, 1, 0]
+    assert r.flag_type[0] == -1 and r.break_date[1] == pytest.approx(t[19])
+
+
 def test_regressors_and_dates(device):
     """A covariate joins both models; datetime64 dates give the same decisions (rates per
     year, the trend per day)."""

@@ -49,7 +49,10 @@ class Join:
         if (dev.slug, key) not in self._sides:
             T, scale = self._raw(dev, key)
             s = Side(dev, T, self.m, self.plan, self.normalize, self.pad, scale=scale)
-            s.mark_ill(self.plan, self.plan.segment)
+            col = None
+            if not self.self_join:      # diagonals enter the column side from its padding
+                col = s if key == "B" else self.side(dev, "B")
+            s.mark_ill(self.plan, self.plan.segment, col)
             self._sides[(dev.slug, key)] = s
         return self._sides[(dev.slug, key)]
 

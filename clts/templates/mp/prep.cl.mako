@@ -145,13 +145,21 @@ inline void update_terms(__global const real *Tc, __global const real *mu, int w
 
 % if NORMALIZE:
 // FLAG_ILL on the windows (flag 0) too ill-conditioned for the O(1) update: centred norm^2
-// below K * max|df| * max|dg| (K = C * eps * R from the host). One work-group.
+// below K * max|df| * max|dg| + K0 * S0 * max(S0, max|df|, max|dg|) (K = C * eps * R,
+// K0 = C * eps * (m + band) from the host; S0 = max |Tcol[t] - Tcol[0]| over the first window
+// of the column series Tcol, which an AB-join's diagonals enter from its padding; ncol = 0:
+// none). One work-group.
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void ill_flags(__global const real *Tc, __global const real *mu, __global const real *ss,
-               const int l, const int m, const sreal K, __global int *fl)
+               const int l, const int m, const sreal K, const sreal K0,
+               __global const real *Tcol, const int ncol, __global int *fl)
 {
     __local sreal red[WG];
     const int lid = get_local_id(0);
+    sreal s0 = 0;
+    for (int t = lid; t < min(m, ncol); t += WG)
+        s0 = fmax(s0, (sreal)fabs(Tcol[t] - Tcol[0]));
+    const sreal S0 = wg_max(red, s0);
     sreal adf = 0, adg = 0;
     for (int w = lid; w < l; w += WG) {
         real df, dg;
@@ -160,7 +168,8 @@ void ill_flags(__global const real *Tc, __global const real *mu, __global const 
         adg = fmax(adg, (sreal)fabs(dg));
     }
     const sreal S2 = wg_max(red, adf) * wg_max(red, adg);
-    const real thr = (real)((sreal)K * S2);
+    const sreal S1 = fmax(S0, fmax(wg_max(red, adf), wg_max(red, adg)));
+    const real thr = (real)((sreal)K * S2 + K0 * S0 * S1);
     for (int w = lid; w < l; w += WG)
         if (fl[w] == 0 && ss[w] < thr) fl[w] = ${FLAG_ILL};
 }
@@ -177,7 +186,9 @@ __kernel void ${name}(__global const real *Tc, const int n, __global const real 
 {
     const int w = get_global_id(0);
     if (w >= nw + m) return;
-#define TE(t) (((t) >= P && (t) < P + n) ? Tc[(t) - P] : (real)0)
+// the padding repeats the end values: a diagonal entering the series from it steps over no
+// jump of the series' offset (ill_flags' K0 term covers the spread of the first window)
+#define TE(t) ((t) < P ? Tc[0] : (t) < P + n ? Tc[(t) - P] : Tc[n - 1])
     T[w] = (${out})TE(w);
     if (w >= nw) return;
     real mw, mp = 0;

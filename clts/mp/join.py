@@ -49,10 +49,8 @@ class Join:
         if (dev.slug, key) not in self._sides:
             T, scale = self._raw(dev, key)
             s = Side(dev, T, self.m, self.plan, self.normalize, self.pad, scale=scale)
-            col = None
-            if not self.self_join:      # diagonals enter the column side from its padding
-                col = s if key == "B" else self.side(dev, "B")
-            s.mark_ill(self.plan, self.plan.segment, col)
+            # an AB-join's diagonals enter the column side from its padding
+            s.mark_ill(self.plan, self.plan.segment, column=key == "B" and not self.self_join)
             self._sides[(dev.slug, key)] = s
         return self._sides[(dev.slug, key)]
 

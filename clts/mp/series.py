@@ -183,28 +183,26 @@ class Side:
         """The window flags as a device array."""
         return self.fl
 
-    def mark_ill(self, plan, R, column=None):
+    def mark_ill(self, plan, R, column=False):
         """Flag (bit 2) windows too ill-conditioned for the O(1) update: centred norm^2 below
         C * eps * R * S^2 with S^2 = max|df| * max|dg| (the size of one update term), on the
         device (``ill_flags``).
 
-        ``column`` (AB-joins: the column side, which may be this one): its diagonals enter it
-        from its padding (the first value repeated), with update terms up to the first
-        window's spread S0 = max |x_t - x_0| for up to m + band steps (zero padding made them
-        as large as the series' offset: near-constant windows of AB-joins went wrong). Windows
-        of either side (the correlation's error is the covariance's divided by the product of
-        the two norms) below C * eps * (m + band) * S0 * max(S0, S) also go to the exact path,
-        S the side's largest update term."""
+        ``column``: the column side of an AB-join, whose diagonals enter it from its padding
+        (the first value repeated; zero padding made the entry's update terms as large as the
+        series' offset, and near-constant windows of an AB-join went wrong), over up to
+        m + band steps with terms up to the first window's spread S0 = max |x_t - x_0|: its
+        windows below C * eps * (m + band) * S0^2 also take the exact path (the row side's
+        terms are those of its own test)."""
         if not self.normalize:
             return
         eps = np.finfo(self.kr).eps
         K = ILL_FACTOR[plan.precision] * eps * R
-        K0 = ILL_FACTOR[plan.precision] * eps * (self.m + plan.band)
+        K0 = ILL_FACTOR[plan.precision] * eps * (self.m + plan.band) if column else 0.0
         real = np.dtype(self.sreal).type
-        col, ncol = (self.Td, 0) if column is None else (column.Td, column.n)
         launch(self.dev, self.prg.kernel("ill_flags"), ILL_WG, ILL_WG, self.Td.data,
                self.mu.data, self.ss.data, np.int32(self.l), np.int32(self.m),
-               real(K), real(K0), col.data, np.int32(ncol), self.fl.data)
+               real(K), real(K0), self.fl.data)
         self._host.pop("flags", None)
 
     def upload(self, dev, as_columns, dtype=None):
@@ -233,9 +231,10 @@ class Side:
 
     def arrays(self, as_columns):
         """Host arrays (float64) of the diagonal kernels: T, mu, df, dg, r. A column side is
-        the series extended by ``pad`` copies of its end values on both sides, with the statistics and update
-        coefficients of the extended series' windows (so a diagonal entering the series from
-        j < 0 carries an exact covariance); windows outside the series get r = NaN (never a
+        the series extended by ``pad`` copies of its end values on both sides, with the
+        statistics and update coefficients of the extended series' windows (so a diagonal
+        entering the series from j < 0 carries an exact covariance, over no jump larger than
+        the first window's spread); windows outside the series get r = NaN (never a
         neighbour). (The host's copy for the multi-dimensional profile; the 1-D kernels
         read :meth:`upload`'s device arrays.)"""
         m, l = self.m, self.l

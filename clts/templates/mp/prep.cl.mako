@@ -145,39 +145,34 @@ inline void update_terms(__global const real *Tc, __global const real *mu, int w
 
 % if NORMALIZE:
 // FLAG_ILL on the windows (flag 0) too ill-conditioned for the O(1) update: centred norm^2
-// below K * max|df| * max|dg| + K0 * S0 * max(S0, max|df|, max|dg|) (K = C * eps * R,
-// K0 = C * eps * (m + band) from the host; S0 = max |Tcol[t] - Tcol[0]| over the first window
-// of the column series Tcol, which an AB-join's diagonals enter from its padding; ncol = 0:
-// none). One work-group.
+// below K * max|df| * max|dg| + K0 * S0^2 (K = C * eps * R from the host; K0 = C * eps *
+// (m + band) on the column side of an AB-join, whose diagonals enter it from its padding over
+// S0 = max |Tc[t] - Tc[0]|, t < m, the first window's spread; else 0). One work-group.
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void ill_flags(__global const real *Tc, __global const real *mu, __global const real *ss,
-               const int l, const int m, const sreal K, const sreal K0,
-               __global const real *Tcol, const int ncol, __global int *fl)
+               const int l, const int m, const sreal K, const sreal K0, __global int *fl)
 {
     __local sreal red[WG];
     const int lid = get_local_id(0);
-    sreal s0 = 0;
-    for (int t = lid; t < min(m, ncol); t += WG)
-        s0 = fmax(s0, (sreal)fabs(Tcol[t] - Tcol[0]));
-    const sreal S0 = wg_max(red, s0);
-    sreal adf = 0, adg = 0;
+    sreal adf = 0, adg = 0, s0 = 0;
     for (int w = lid; w < l; w += WG) {
         real df, dg;
         update_terms(Tc, mu, w, m, &df, &dg);
         adf = fmax(adf, (sreal)fabs(df));
         adg = fmax(adg, (sreal)fabs(dg));
     }
-    const sreal S2 = wg_max(red, adf) * wg_max(red, adg);
-    const sreal S1 = fmax(S0, fmax(wg_max(red, adf), wg_max(red, adg)));
-    const real thr = (real)((sreal)K * S2 + K0 * S0 * S1);
+    for (int t = lid; t < m; t += WG)
+        s0 = fmax(s0, (sreal)fabs(Tc[t] - Tc[0]));
+    const sreal S2 = wg_max(red, adf) * wg_max(red, adg), S0 = wg_max(red, s0);
+    const real thr = (real)((sreal)K * S2 + K0 * S0 * S0);
     for (int w = lid; w < l; w += WG)
         if (fl[w] == 0 && ss[w] < thr) fl[w] = ${FLAG_ILL};
 }
 % endif
 
 <%def name="coefficients(name, out)">
-// the diagonal kernels' arrays of one side: the series extended by P zeros before and zeros
-// after (T: nw + m values), and its nw windows' means, update terms; windows in the padding
+// the diagonal kernels' arrays of one side: the series extended by P copies of its first value
+// before and copies of its last after (T: nw + m values), and its nw windows' means, update terms; windows in the padding
 // have their means summed here (the row side: P = 0, nw = l)
 __kernel void ${name}(__global const real *Tc, const int n, __global const real *mu,
                       const int l, const int m, const int P, const int nw,

@@ -11,7 +11,7 @@ import pytest
 import clts
 from clts.mp import reference as ref
 from stumpy_anchor import run_stumpy
-from test_mp import VERSIONS, _check, _check_k
+from test_mp import TOPK_VERSIONS, VERSIONS, _check, _check_k
 
 M = 8
 
@@ -35,8 +35,8 @@ def _pairs():
     return {"flat": (F[150:177], F[20:160]), "offset": (W[30:138], W[60:200])}
 
 
-@pytest.mark.parametrize("version", [VERSIONS[0], VERSIONS[1], VERSIONS[5]],
-                         ids=["atomic", "partial", "local"])
+@pytest.mark.parametrize("version", [VERSIONS[0], VERSIONS[1], VERSIONS[2], VERSIONS[5]],
+                         ids=["atomic", "partial", "one-lane", "local"])
 @pytest.mark.parametrize("case", ["flat", "offset"])
 def test_near_constant_ab_join(device, case, version):
     A, B = _pairs()[case]
@@ -50,16 +50,33 @@ def test_near_constant_ab_join(device, case, version):
     _check(back.P[:, 0], back.I[:, 0], r["P_B"][:, 0], r["I_B"][:, 0], D.T, 1e-8)
 
 
-@pytest.mark.parametrize("normalize", [True, False])
-def test_near_constant_ab_join_top_k(device, normalize):
+#: the top-k layouts: private and local lists, one lane with interleaved lists (the GPU
+#: profiles'), the register window
+TOPK = [TOPK_VERSIONS[0], TOPK_VERSIONS[1], TOPK_VERSIONS[4],
+        dict(topk_store="window", lanes=1, interleave=1, tile=5, wg=2, fold=0, groups=3,
+             segment=64)]
+
+
+@pytest.mark.parametrize("version", TOPK, ids=["private", "local", "interleaved", "window"])
+def test_near_constant_ab_join_top_k(device, version):
     A, B = _pairs()["flat"]
     k = 3
-    r = ref.matrix_profile(A, M, B, k=k, both=True, normalize=normalize)
-    D = ref.distance_matrix(A, M, B, normalize=normalize)
-    res = clts.matrix_profile(A, M, B, k=k, both=True, normalize=normalize, device=device,
-                              lanes=4, groups=2, tile=16, segment=48)
+    r = ref.matrix_profile(A, M, B, k=k, both=True)
+    D = ref.distance_matrix(A, M, B)
+    res = clts.matrix_profile(A, M, B, k=k, both=True, device=device, **version)
     _check_k(res, r, D, k)
     _check_k(res, r, D, k, side="cols", pre="_B")
+
+
+def test_near_constant_ab_join_plain(device):
+    """Plain Euclidean distances (no ill-conditioning test; the padding is the same)."""
+    A, B = _pairs()["flat"]
+    for k in (1, 3):
+        r = ref.matrix_profile(A, M, B, k=k, both=True, normalize=False)
+        D = ref.distance_matrix(A, M, B, normalize=False)
+        res = clts.matrix_profile(A, M, B, k=k, both=True, normalize=False, device=device)
+        _check_k(res, r, D, k)
+        _check_k(res, r, D, k, side="cols", pre="_B")
 
 
 def test_near_constant_ab_join_mixed_precision(device):

@@ -173,7 +173,7 @@ def test_near_block_columns_without_neighbour(k):
     l1 = len(ext) - m + 1
     new, cols = np.arange(l1 - b, l1), np.arange(l1 - b - nold, l1)
     mask = np.abs(cols[None, :] - new[:, None]) <= int(np.ceil(m / 4))
-    limit = np.where(np.arange(nold) % 2, np.inf, 1e300)
+    limit = np.where(np.arange(nold) % 2, np.inf, 1e100)
     D = stream_near.near_block(ext, m, cols, b, mask, limit, True, k)
     want = ref.distance_matrix(ext, m)[np.ix_(new, cols)]
     want[mask] = np.inf

@@ -61,6 +61,7 @@ def segment_profiles(Tp, m, s, nseg, k, device=None, precision=None):
                np.int32(l), np.int32(s), np.int32(j), np.int32(m), np.int32(a), np.int32(bc),
                np.int32(nv), scratch.data, np.int32(wp), rowmin.data, colmin.data)
         launch(dev, prg.kernel("seg_kth"), (round_up(nv, KTH_WG), G), (KTH_WG, 1), rowmin.data,
-               colmin.data, np.int32(l), np.int32(j), np.int32(nv), np.int32(k), prof.data)
+               colmin.data, np.int32(l), np.int32(j), np.int32(nv), np.int32(k), np.int32(s),
+               prof.data)
         out[a:b] = prof.get()
     return out

@@ -17,7 +17,7 @@ import numbers
 
 import numpy as np
 
-from ..runtime import get_device, launch
+from ..runtime import get_device, launch, round_up
 from ..runtime.arrays import is_device_array, native, values_of
 from ..runtime.memory import chunk_sizes
 from .mass_plan import call_precision
@@ -67,10 +67,24 @@ class SeriesSet:
         self.l = self.n - m + 1
         self.prg = dev.program("mp/mpdist.cl.mako", LANES=LANES,
                                real="double" if self.precision == "double" else "float")
-        S, mu, isd, sp = window_stats(X, m)
-        S = np.pad(S, ((0, 0), (0, LANES)))
-        self.arrays = [cla.to_device(dev.queue, np.ascontiguousarray(a, self.dtype))
-                       for a in (S, mu, isd, sp)]
+        # the centring and the NaN / inf flags on the host (O(n)), the window statistics
+        # (O(n m)) on the device: series_stats, window_stats' arithmetic
+        X = np.asarray(X, np.float64)
+        fin = np.isfinite(X)
+        cnt = np.maximum(fin.sum(axis=1, keepdims=True), 1)
+        centre = np.where(fin, X, 0.0).sum(axis=1, keepdims=True) / cnt
+        S = np.zeros((X.shape[0], self.n + LANES), self.dtype)
+        S[:, :self.n] = np.where(fin, X - centre, 0.0)
+        c = np.zeros((X.shape[0], self.n + 1), np.int64)
+        np.cumsum(~fin, axis=1, out=c[:, 1:])
+        bad = (c[:, m:] - c[:, :-m]) > 0
+        q = dev.queue
+        Sd = cla.to_device(q, S)
+        mu, isd, sp = (cla.empty(q, (X.shape[0], self.l), self.dtype) for _ in range(3))
+        launch(dev, self.prg.kernel("series_stats"), (round_up(self.l, 64), X.shape[0]), None,
+               Sd.data, np.int32(self.n + LANES), np.int32(self.l), np.int32(m),
+               cla.to_device(q, bad.astype(np.uint8)).data, mu.data, isd.data, sp.data)
+        self.arrays = [Sd, mu, isd, sp]
 
     def args(self):
         S, mu, isd, sp = self.arrays

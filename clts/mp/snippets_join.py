@@ -10,7 +10,7 @@ import numpy as np
 from ..runtime import get_device, launch, round_up
 from ..runtime.memory import chunk_sizes
 from .mass_plan import call_precision
-from .mpdist import LANES, window_stats
+from .mpdist import LANES, SeriesSet
 
 #: longest sorted list of the k-th value kernel (private memory per work-item)
 KP_MAX = 64
@@ -39,9 +39,9 @@ def segment_profiles(Tp, m, s, nseg, k, device=None, precision=None):
     real = "double" if prec == "double" else "float"
     n = len(Tp)
     j, l, nv = m - s + 1, n - s + 1, n - m + 1
-    S, mu, isd, sp = window_stats(np.asarray(Tp, np.float64)[None], s)
+    side = SeriesSet(np.asarray(Tp, np.float64)[None], s, dev, prec)    # window statistics
     q = dev.queue
-    arrs = [cla.to_device(q, np.ascontiguousarray(a[0], dtype)) for a in (S, mu, isd, sp)]
+    arrs = side.arrays
     prg = dev.program("mp/snippets.cl.mako", real=real, KP=int(k) + 1, LANES=LANES,
                       KTH_WG=KTH_WG)
     bc = max(BLOCK_COLUMNS, 4 * j)

@@ -181,3 +181,45 @@ __kernel void abjoin_runs(
     const int i1 = min(lA, i0 + w.w);
 ${rows_loop(False)}
 }
+
+// the window statistics of ``window_stats`` (mpdist.py) on the device: per (window w, series
+// r) of the centred series S (rows nS apart), its mean and 1 / standard deviation (two passes,
+// as numpy's mean and std) and `sp`; ``bad``: windows holding NaN / inf (flagged by the host)
+__kernel void series_stats(__global const real *S, const int nS, const int l, const int m,
+                           __global const uchar *bad, __global real *mu, __global real *isd,
+                           __global real *sp)
+{
+    const int w = get_global_id(0);
+    const int r = get_global_id(1);
+    if (w >= l) return;
+    const long o = (long)r * l + w;
+    if (bad[o]) {
+        mu[o] = 0;
+        isd[o] = 0;
+        sp[o] = -INFINITY;
+        return;
+    }
+    __global const real *x = S + (long)r * nS + w;
+    real acc = 0, hi = x[0], lo = x[0];
+    for (int t = 0; t < m; ++t) {
+        const real v = x[t];
+        acc += v;
+        hi = fmax(hi, v);
+        lo = fmin(lo, v);
+    }
+    const real mean = acc / (real)m;
+    real ss = 0;
+    for (int t = 0; t < m; ++t) {
+        const real d = x[t] - mean;
+        ss = fma(d, d, ss);
+    }
+    if (hi == lo) {                     // constant: stumpy's test (max == min)
+        mu[o] = 0;
+        isd[o] = 0;
+        sp[o] = (real)0.5;
+    } else {
+        mu[o] = mean;
+        isd[o] = (real)1 / sqrt(ss / (real)m);
+        sp[o] = NAN;
+    }
+}

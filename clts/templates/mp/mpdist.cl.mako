@@ -30,9 +30,14 @@
 
 ## the rows i0 .. i1 - 1 of one pair (a, b): row maxima to rb[i - i0], with COLS the column
 ## maxima into cb
-<%def name="rows_loop(COLS)">
+<%def name="rows_loop(COLS, GIVEN=False)">
     for (int i = i0; i < i1; ++i) {
+% if GIVEN:
+        if (i == i0) {                  // the first row's dot products: given in cur
+        } else if (0) {
+% else:
         if (i == i0) {                  // the block's first row: direct dot products
+% endif
             int j = 0;
             for (; j + ${4 * W} <= lB; j += ${4 * W}) {     // four independent chains
                 ${V} acc0 = 0, acc1 = 0, acc2 = 0, acc3 = 0;
@@ -222,4 +227,91 @@ __kernel void series_stats(__global const real *S, const int nS, const int l, co
         isd[o] = (real)1 / sqrt(ss / (real)m);
         sp[o] = NAN;
     }
+}
+
+// the first rows of items (ia, ib, r0, cnt) of ``abjoin_runs_given``: the dot products of
+// window r0 of series ia with every window of series ib, into qt + item * lBp; RI items
+// (consecutive, of one series ib: the host pads each target's items to a multiple of RI) by
+// CI x LANES columns per work-item, so each load of B feeds RI multiply-adds
+<% RI, CI = FIRST_ITEMS, FIRST_VECTORS %>
+__kernel void first_rows(
+    __global const real *SA, const int nA, __global const real *SB, const int nB,
+    const int lB, __global const int4 *items, const int nitems, const int m,
+    __global real *qt, const int lBp)
+{
+    const int j0 = get_global_id(0) * ${CI * W};
+    const int it0 = get_global_id(1) * ${RI};
+    if (j0 >= lB || it0 >= nitems) return;
+    __global const real *b = SB + (long)items[it0].y * nB;
+% for r in range(RI):
+    __global const real *a${r} = SA + (long)items[min(it0 + ${r}, nitems - 1)].x * nA
+                                 + items[min(it0 + ${r}, nitems - 1)].z;
+% endfor
+    if (j0 + ${CI * W} <= lB) {
+% for r in range(RI):
+%   for c in range(CI):
+        ${V} acc${r}_${c} = 0;
+%   endfor
+% endfor
+        for (int t = 0; t < m; ++t) {
+% for c in range(CI):
+            const ${V} b${c} = ${LD("b + j0 + t + " + str(c * W))};
+% endfor
+% for r in range(RI):
+            { const ${V} x = (${V})a${r}[t];
+%   for c in range(CI):
+              acc${r}_${c} = fma(x, b${c}, acc${r}_${c});
+%   endfor
+            }
+% endfor
+        }
+% for r in range(RI):
+        if (it0 + ${r} < nitems) {
+%   for c in range(CI):
+            ${ST("acc" + str(r) + "_" + str(c), "qt + (long)(it0 + " + str(r) + ") * lBp + j0 + " + str(c * W))};
+%   endfor
+        }
+% endfor
+    } else {                            // the last columns, one at a time
+        for (int j = j0; j < lB; ++j) {
+% for r in range(RI):
+            {
+                real acc = 0;
+                for (int t = 0; t < m; ++t) acc = fma(a${r}[t], b[j + t], acc);
+                if (it0 + ${r} < nitems) qt[(long)(it0 + ${r}) * lBp + j] = acc;
+            }
+% endfor
+        }
+    }
+}
+
+// ``abjoin_runs`` with each item's first row of dot products given (first_rows) in
+// qt + item * lBp, which the run then uses as one of its two row buffers
+__kernel void abjoin_runs_given(
+    __global const real *SA, const int nA, __global const real *muA,
+    __global const real *isA, __global const real *spA, const int lA,
+    __global const real *SB, const int nB, __global const real *muB,
+    __global const real *isB, __global const real *spB, const int lB,
+    __global const int4 *items, __global const long *offs, const int nitems, const int m,
+    __global real *scratch, __global real *qt, const int lBp, __global real *rowbest)
+{
+    const int it = get_global_id(0);
+    if (it >= nitems) return;
+    const int4 w = items[it];
+    const int ia = w.x, ib = w.y;
+    __global const real *a = SA + (long)ia * nA;
+    __global const real *b = SB + (long)ib * nB;
+    __global const real *mua = muA + (long)ia * lA;
+    __global const real *isa = isA + (long)ia * lA;
+    __global const real *spa = spA + (long)ia * lA;
+    __global const real *mub = muB + (long)ib * lB;
+    __global const real *isb = isB + (long)ib * lB;
+    __global const real *spb = spB + (long)ib * lB;
+    __global real *prev = scratch + (long)it * lBp;
+    __global real *cur = qt + (long)it * lBp;
+    __global real *rb = rowbest + offs[it];
+    const real minv = (real)1 / (real)m;
+    const int i0 = w.z;
+    const int i1 = min(lA, i0 + w.w);
+${rows_loop(False, True)}
 }

@@ -12,8 +12,9 @@
 ## host gives the mean, 1 / standard deviation and `sp`: NaN for a regular window, 0.5 for a
 ## constant one, -inf for a window with NaN / inf (stumpy's conventions: constant against
 ## regular is at sqrt(m), two constants at 0, a non-finite window is nobody's neighbour).
-## Grid: (row blocks, pairs). ``abjoin_runs``: the same rows, without the columns, for a list
-## of (A series, B series, first row, rows) items, one per work-item.
+## Grid: (row blocks, pairs). ``abjoin_runs_given``: the same rows, without the columns, for a
+## list of (A series, B series, first row, rows) items, one per work-item, their first rows from
+## ``first_rows`` (the candidates' runs of clts.ostinato).
 <%include file="/common/real.cl.mako"/>
 <%
     W = LANES
@@ -156,37 +157,6 @@ __kernel void abjoin_best(
 ${rows_loop(True)}
 }
 
-// the rows r0 .. r0 + cnt - 1 of pair (ia, ib) for each item (ia, ib, r0, cnt) of ``items``,
-// their row maxima to rowbest[offs[item] ..]: the candidates' runs of clts.ostinato
-__kernel void abjoin_runs(
-    __global const real *SA, const int nA, __global const real *muA,
-    __global const real *isA, __global const real *spA, const int lA,
-    __global const real *SB, const int nB, __global const real *muB,
-    __global const real *isB, __global const real *spB, const int lB,
-    __global const int4 *items, __global const long *offs, const int nitems, const int m,
-    __global real *scratch, const int lBp, __global real *rowbest)
-{
-    const int it = get_global_id(0);
-    if (it >= nitems) return;
-    const int4 w = items[it];
-    const int ia = w.x, ib = w.y;
-    __global const real *a = SA + (long)ia * nA;
-    __global const real *b = SB + (long)ib * nB;
-    __global const real *mua = muA + (long)ia * lA;
-    __global const real *isa = isA + (long)ia * lA;
-    __global const real *spa = spA + (long)ia * lA;
-    __global const real *mub = muB + (long)ib * lB;
-    __global const real *isb = isB + (long)ib * lB;
-    __global const real *spb = spB + (long)ib * lB;
-    __global real *prev = scratch + (long)it * 2 * lBp;
-    __global real *cur = prev + lBp;
-    __global real *rb = rowbest + offs[it];
-    const real minv = (real)1 / (real)m;
-    const int i0 = w.z;
-    const int i1 = min(lA, i0 + w.w);
-${rows_loop(False)}
-}
-
 // the window statistics of ``window_stats`` (mpdist.py) on the device: per (window w, series
 // r) of the centred series S (rows nS apart), its mean and 1 / standard deviation (two passes,
 // as numpy's mean and std) and `sp`; ``bad``: windows holding NaN / inf (flagged by the host)
@@ -285,7 +255,8 @@ __kernel void first_rows(
     }
 }
 
-// ``abjoin_runs`` with each item's first row of dot products given (first_rows) in
+// the rows r0 .. r0 + cnt - 1 of pair (ia, ib) for each item (ia, ib, r0, cnt) of ``items``, their
+// row maxima to rowbest[offs[item] ..]; the first row of dot products given (first_rows) in
 // qt + item * lBp, which the run then uses as one of its two row buffers
 __kernel void abjoin_runs_given(
     __global const real *SA, const int nA, __global const real *muA,

@@ -16,6 +16,9 @@ from .mpdist import LANES, SeriesSet
 KP_MAX = 64
 #: work-group of the k-th value kernel (its lists in local memory: KTH_WG * KP values)
 KTH_WG = 32
+#: consecutive positions per work-item of the k-th value kernel (each one's answer is the
+#: next one's threshold)
+KTH_RUN = 16
 #: columns per work-item of the minima kernel (its first row costs O(s) per column, the next
 #: j - 1 rows O(1)); at least a few runs of j so the rolling minima's overlap stays small
 BLOCK_COLUMNS = 1024
@@ -43,7 +46,7 @@ def segment_profiles(Tp, m, s, nseg, k, device=None, precision=None):
     q = dev.queue
     arrs = side.arrays
     prg = dev.program("mp/snippets.cl.mako", real=real, KP=int(k) + 1, LANES=LANES,
-                      KTH_WG=KTH_WG)
+                      KTH_WG=KTH_WG, KTH_RUN=KTH_RUN)
     bc = max(BLOCK_COLUMNS, 4 * j)
     nblk = -(-l // bc)
     wp = bc + j
@@ -60,7 +63,8 @@ def segment_profiles(Tp, m, s, nseg, k, device=None, precision=None):
         launch(dev, prg.kernel("seg_minima"), (nblk, G), None, *[x.data for x in arrs],
                np.int32(l), np.int32(s), np.int32(j), np.int32(m), np.int32(a), np.int32(bc),
                np.int32(nv), scratch.data, np.int32(wp), rowmin.data, colmin.data)
-        launch(dev, prg.kernel("seg_kth"), (round_up(nv, KTH_WG), G), (KTH_WG, 1), rowmin.data,
+        launch(dev, prg.kernel("seg_kth"), (round_up(-(-nv // KTH_RUN), KTH_WG), G),
+               (KTH_WG, 1), rowmin.data,
                colmin.data, np.int32(l), np.int32(j), np.int32(nv), np.int32(k), np.int32(s),
                prof.data)
         out[a:b] = prof.get()

@@ -193,10 +193,10 @@ ${row(1, False)}
 ## the sorted list of the KP largest correlations of each work-item in local memory (a private
 ## array indexed at run time miscompiles on Intel's CPU runtime; KP scalars bubbled branch-free
 ## cost pocl 4x)
-<%def name="offer(v)">
+<%def name="offer(v, cond)">
         {
             const real v_ = ${v};
-            if (v_ > lst[${KP - 1}]) {
+            if (${cond} && v_ > lst[${KP - 1}]) {
                 int p = ${KP - 1};
                 while (p > 0 && lst[p - 1] < v_) {
                     lst[p] = lst[p - 1];
@@ -207,25 +207,37 @@ ${row(1, False)}
         }
 </%def>
 
+## a work-item takes KTH_RUN consecutive positions: the k-th value of the one before is a
+## threshold (tau): the values at or above it first, the others only when those are fewer
+## than KP (the answers of neighbouring positions are close: about KP insertions, not
+## KP (1 + ln(2 j / KP)) as in arbitrary order)
 __kernel __attribute__((reqd_work_group_size(${KTH_WG}, 1, 1)))
 void seg_kth(__global const real *rowmin, __global const real *colmin, const int l,
              const int j, const int nv, const int k, const int s, __global real *out)
 {
     __local real lists[${KTH_WG * KP}];
-    const int i = get_global_id(0);
+    const int i0 = get_global_id(0) * ${KTH_RUN};
     const int g = get_global_id(1);
-    if (i >= nv) return;
+    if (i0 >= nv) return;
     __local real *lst = lists + get_local_id(0) * ${KP};
-    for (int p = 0; p < ${KP}; ++p) lst[p] = -INFINITY;
-    __global const real *rm = rowmin + (long)g * j * nv + i;
-    __global const real *cm = colmin + (long)g * l + i;
-    for (int t = 0; t < j; ++t) ${offer("rm[(long)t * nv]")}
-    for (int t = 0; t < j; ++t) ${offer("cm[t]")}
-    // the k-th distance (k = KP - 1: the KP-th largest correlation); where it is not finite,
-    // the largest finite of the k smallest (the list is sorted, -inf last), the first when
-    // none is
-    real v = lst[${KP - 1}];
-    for (int p = ${KP - 2}; p >= 0 && !isfinite(v); --p)
-        if (isfinite(lst[p])) v = lst[p];
-    out[(long)g * nv + i] = sqrt(fabs((real)2 * (real)s * ((real)1 - v)));
+    real tau = -INFINITY;
+    for (int i = i0; i < min(nv, i0 + ${KTH_RUN}); ++i) {
+        for (int p = 0; p < ${KP}; ++p) lst[p] = -INFINITY;
+        __global const real *rm = rowmin + (long)g * j * nv + i;
+        __global const real *cm = colmin + (long)g * l + i;
+        for (int t = 0; t < j; ++t) ${offer("rm[(long)t * nv]", "v_ >= tau")}
+        for (int t = 0; t < j; ++t) ${offer("cm[t]", "v_ >= tau")}
+        if (!(lst[${KP - 1}] >= tau)) {     // fewer than KP at or above tau: the others too
+            for (int t = 0; t < j; ++t) ${offer("rm[(long)t * nv]", "v_ < tau")}
+            for (int t = 0; t < j; ++t) ${offer("cm[t]", "v_ < tau")}
+        }
+        tau = lst[${KP - 1}];
+        // the k-th distance (k = KP - 1: the KP-th largest correlation); where it is not
+        // finite, the largest finite of the k smallest (the list is sorted, -inf last), the
+        // first when none is
+        real v = lst[${KP - 1}];
+        for (int p = ${KP - 2}; p >= 0 && !isfinite(v); --p)
+            if (isfinite(lst[p])) v = lst[p];
+        out[(long)g * nv + i] = sqrt(fabs((real)2 * (real)s * ((real)1 - v)));
+    }
 }

@@ -1,0 +1,153 @@
+## Matrix profile over a chosen set of diagonals (the anytime profile, SCRIMP's random order of
+## diagonals): sub_pairs scores every pair of the given diagonals, sub_reduce folds them into
+## each row's best (and, for self-joins, its left and right best and the mirrored pairs).
+##
+## sub_pairs: work-item (diagonal q of the launch, block b of blk rows of it): the covariance
+##   of the block's first pair exactly (O(m)), then SCAMP's O(1) update along the diagonal
+##   (cov(i, j) = cov(i-1, j-1) + df[i] dg[j] + dg[i] df[j]); the score of pair (i, i + d) goes
+##   to buf[q * lA + i]. Score: the Pearson correlation cov r_i r_j (NORMALIZE) or
+##   -d^2 / 2 = cov + h_i + h_j (plain Euclidean), larger is better; -inf where either window
+##   holds NaN / inf. Windows flagged constant or ill-conditioned (r = NaN) take the exact
+##   path: both constant 1, one constant 1/2 (stumpy's distances 0 and sqrt(m)), ill-conditioned
+##   the centred covariance over sqrt(ss_i ss_j) in the exact precision.
+## sub_reduce: work-item per row i, over the launch's diagonals: the candidates (i, i + d) and,
+##   SELF, the mirrored (i, i - d); the K best kept sorted (larger score first, then smaller
+##   index) and merged into the running lists of the update; SELF also the best left (j < i)
+##   and right (j > i) neighbour.
+## Parameters: real (the kernel precision), ereal (exact), NORMALIZE, SELF, K, FLAG_*; the
+## rows per block (blk) and the sizes are kernel arguments (no build per length).
+<%include file="/common/real.cl.mako"/>
+% if ereal == "double" and real != "double":
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+% endif
+
+inline int sub_better(real s, int i, real bs, int bi)
+{
+    return s > bs || (s == bs && i >= 0 && (bi < 0 || i < bi));
+}
+
+__kernel void sub_pairs(__global const int *diags, const int q0, const int nq, const int nb,
+                        const int blk, const int m, const int lA, const int lB,
+                        __global const real *TA, __global const real *muA,
+                        __global const real *dfA, __global const real *dgA,
+                        __global const real *rA,
+                        __global const real *TB, __global const real *muB,
+                        __global const real *dfB, __global const real *dgB,
+                        __global const real *rB,
+                        __global const ${ereal} *TeA, __global const ${ereal} *meA,
+                        __global const ${ereal} *ssA, __global const int *flA,
+                        __global const ${ereal} *TeB, __global const ${ereal} *meB,
+                        __global const ${ereal} *ssB, __global const int *flB,
+                        __global real *buf)
+{
+    const int g = get_global_id(0);
+    const int q = g / nb, b = g - (g / nb) * nb;
+    if (q >= nq) return;
+    const int d = diags[q0 + q];
+    const int lo = max(0, -d), hi = min(lA, lB - d);
+    const int i0 = lo + b * blk;
+    if (i0 >= hi) return;
+    const int i1 = min(hi, i0 + blk);
+    __global real *out = buf + (size_t)q * lA;
+    real cov = 0;
+    {
+        const int j0 = i0 + d;
+% if NORMALIZE:
+        const real ma = muA[i0], mb = muB[j0];
+        for (int t = 0; t < m; ++t) cov = fma(TA[i0 + t] - ma, TB[j0 + t] - mb, cov);
+% else:
+        for (int t = 0; t < m; ++t) cov = fma(TA[i0 + t], TB[j0 + t], cov);
+% endif
+    }
+    for (int i = i0; i < i1; ++i) {
+        const int j = i + d;
+        if (i > i0) cov = fma(dfA[i], dgB[j], fma(dgA[i], dfB[j], cov));
+% if NORMALIZE:
+        real s = cov * rA[i] * rB[j];
+% else:
+        real s = cov + rA[i] + rB[j];
+% endif
+        if (isnan(s)) {
+            const int fa = flA[i], fb = flB[j];
+            if ((fa | fb) & ${FLAG_NONFINITE}) {
+                s = -INFINITY;
+% if NORMALIZE:
+            } else if ((fa & ${FLAG_CONSTANT}) && (fb & ${FLAG_CONSTANT})) {
+                s = 1;
+            } else if ((fa | fb) & ${FLAG_CONSTANT}) {
+                s = (real)0.5;
+            } else {
+                // ill-conditioned: the centred covariance in the exact precision
+                const ${ereal} ma = meA[i], mb = meB[j];
+                ${ereal} c = 0;
+                for (int t = 0; t < m; ++t) c = fma(TeA[i + t] - ma, TeB[j + t] - mb, c);
+                s = (real)(c / sqrt(ssA[i] * ssB[j]));
+% else:
+            } else {
+                s = -INFINITY;
+% endif
+            }
+        }
+        out[i] = s;
+    }
+}
+
+<%def name="insert(s, x)">
+            if (sub_better(${s}, ${x}, lv[${K - 1}], li[${K - 1}])) {
+                real cs = ${s};
+                int ci = ${x};
+                for (int u = 0; u < ${K}; ++u) {
+                    if (sub_better(cs, ci, lv[u], li[u])) {
+                        const real tv = lv[u]; const int ti = li[u];
+                        lv[u] = cs; li[u] = ci; cs = tv; ci = ti;
+                    }
+                }
+            }
+</%def>
+
+__kernel void sub_reduce(__global const int *diags, const int q0, const int nq,
+                         const int lA, const int lB, __global const real *buf,
+                         __global real *rowS, __global int *rowI
+% if SELF:
+                         , __global real *leftS, __global int *leftI
+                         , __global real *rightS, __global int *rightI
+% endif
+                         )
+{
+    const int i = get_global_id(0);
+    if (i >= lA) return;
+    real lv[${K}];
+    int li[${K}];
+    for (int u = 0; u < ${K}; ++u) { lv[u] = rowS[(size_t)i * ${K} + u]; li[u] = rowI[(size_t)i * ${K} + u]; }
+% if SELF:
+    real bl = leftS[i], br = rightS[i];
+    int jl = leftI[i], jr = rightI[i];
+% endif
+    for (int q = 0; q < nq; ++q) {
+        const int d = diags[q0 + q];
+        const int j = i + d;
+        if (j >= 0 && j < lB) {
+            const real s = buf[(size_t)q * lA + i];
+            if (s > -INFINITY) {
+${insert("s", "j")}
+% if SELF:
+                if (sub_better(s, j, br, jr)) { br = s; jr = j; }
+% endif
+            }
+        }
+% if SELF:
+        const int x = i - d;
+        if (x >= 0) {
+            const real s = buf[(size_t)q * lA + x];
+            if (s > -INFINITY) {
+${insert("s", "x")}
+                if (sub_better(s, x, bl, jl)) { bl = s; jl = x; }
+            }
+        }
+% endif
+    }
+    for (int u = 0; u < ${K}; ++u) { rowS[(size_t)i * ${K} + u] = lv[u]; rowI[(size_t)i * ${K} + u] = li[u]; }
+% if SELF:
+    leftS[i] = bl; leftI[i] = jl; rightS[i] = br; rightI[i] = jr;
+% endif
+}

@@ -9,10 +9,10 @@ the distances computed by clts on an OpenCL device (every function here also tak
 keyword-only ``device=``). Wrappers only: the work is done by :func:`clts.matrix_profile`,
 :func:`clts.aamp`, :func:`clts.mstump`, :func:`clts.mass`, :func:`clts.match`,
 :func:`clts.stumpi`, :func:`clts.mdl`, :func:`clts.subspace`, :func:`clts.fluss`,
-:func:`clts.mpdist`, :func:`clts.ostinato` and :func:`clts.snippets`.
+:func:`clts.mpdist`, :func:`clts.ostinato`, :func:`clts.snippets`, :func:`clts.scrump`,
+:func:`clts.prescrump` and :func:`clts.stimp`.
 
-stumpy functions that clts does not have (``scrump``, ``stimp``,
-``floss``, ``mmotifs``, ``allc``, ``atsc``, the dask ``*ed`` variants, ...) are
+stumpy functions that clts does not have (``floss``, ``mmotifs``, ``allc``, ``atsc``, the dask ``*ed`` variants, ...) are
 present and raise ``NotImplementedError`` naming what is missing, as do the
 ``*_subseq_isconstant`` arguments (clts's constant-window rule is fixed: a window with zero
 standard deviation). See docs/migrating-from-stumpy.md.
@@ -490,6 +490,85 @@ def aampdist_snippets(T, m, k, percentage=1.0, s=None, mpdist_percentage=0.05, m
                     device=device)
 
 
+def scrump(T_A, m, T_B=None, ignore_trivial=True, percentage=0.01, pre_scrump=False, s=None,
+           normalize=True, p=2.0, k=1, T_A_subseq_isconstant=None, T_B_subseq_isconstant=None,
+           *, device=None):
+    """stumpy.scrump: the anytime approximate matrix profile, by :func:`clts.scrump` (the
+    same ``np.random`` order of diagonals: seeded alike, each ``update()`` gives stumpy's
+    profile). ``normalize=False`` below ``percentage=1`` needs p = 2."""
+    _no_isconstant(T_A_subseq_isconstant=T_A_subseq_isconstant,
+                   T_B_subseq_isconstant=T_B_subseq_isconstant)
+    _check_k(k)
+    _, B = _join(T_A, T_B, ignore_trivial)
+    return _mp.scrump(T_A, m, B, percentage=percentage, pre_scrump=pre_scrump, s=s, k=k,
+                      normalize=normalize, p=p, device=device)
+
+
+def scraamp(T_A, m, T_B=None, ignore_trivial=True, percentage=0.01, pre_scraamp=False, s=None,
+            p=2.0, k=1, *, device=None):
+    """stumpy.scraamp: :func:`scrump` with plain distances."""
+    return scrump(T_A, m, T_B, ignore_trivial, percentage, pre_scraamp, s, False, p, k,
+                  device=device)
+
+
+def prescrump(T_A, m, T_B=None, s=None, normalize=True, p=2.0, k=1, T_A_subseq_isconstant=None,
+              T_B_subseq_isconstant=None, *, device=None):
+    """stumpy.prescrump: ``(P, I)`` of preSCRIMP, by :func:`clts.prescrump`."""
+    _no_isconstant(T_A_subseq_isconstant=T_A_subseq_isconstant,
+                   T_B_subseq_isconstant=T_B_subseq_isconstant)
+    return _mp.prescrump(T_A, m, T_B, s=s, k=_check_k(k), normalize=normalize, p=p,
+                         device=device)
+
+
+def prescraamp(T_A, m, T_B=None, s=None, p=2.0, k=1, *, device=None):
+    """stumpy.prescraamp: :func:`prescrump` with plain Minkowski distances."""
+    return prescrump(T_A, m, T_B, s, False, p, k, device=device)
+
+
+def stimp(T, min_m=3, max_m=None, step=1, percentage=0.01, pre_scrump=True, normalize=True,
+          p=2.0, T_subseq_isconstant_func=None, *, device=None):
+    """stumpy.stimp: the pan matrix profile (``update()``, ``PAN_``, ``M_``, ``P_``), by
+    :func:`clts.stimp`."""
+    _no_isconstant(T_subseq_isconstant_func=T_subseq_isconstant_func)
+    return _mp.stimp(T, min_m, max_m, step, percentage=percentage, pre_scrump=pre_scrump,
+                     normalize=normalize, p=p, device=device)
+
+
+def aamp_stimp(T, min_m=3, max_m=None, step=1, percentage=0.01, pre_scraamp=True, p=2.0, *,
+               device=None):
+    """stumpy.aamp_stimp: :func:`stimp` with plain Minkowski distances."""
+    return stimp(T, min_m, max_m, step, percentage, pre_scraamp, False, p, device=device)
+
+
+def gpu_stimp(T, min_m=3, max_m=None, step=1, device_id=0, normalize=True, p=2.0,
+              T_subseq_isconstant_func=None, *, device=None):
+    """stumpy.gpu_stimp: :func:`stimp` with exact profiles (``percentage=1``) on an OpenCL
+    device (``device_id`` as :func:`gpu_stump`; a list: its first device)."""
+    dev = _gpu_device(device_id, device)
+    if isinstance(dev, list):
+        dev = dev[0]
+    return stimp(T, min_m, max_m, step, 1.0, False, normalize, p, T_subseq_isconstant_func,
+                 device=dev)
+
+
+def gpu_aamp_stimp(T, min_m=3, max_m=None, step=1, device_id=0, p=2.0, *, device=None):
+    """stumpy.gpu_aamp_stimp: :func:`gpu_stimp` with plain Minkowski distances."""
+    return gpu_stimp(T, min_m, max_m, step, device_id, False, p, device=device)
+
+
+def stimped(client, T, min_m=3, max_m=None, step=1, normalize=True, p=2.0,
+            T_subseq_isconstant_func=None, *, device=None):
+    """stumpy.stimped: :func:`stimp` with exact profiles (``percentage=1``) on one OpenCL
+    device; ``client`` (a dask / ray client) is accepted and not used: no cluster needed."""
+    return stimp(T, min_m, max_m, step, 1.0, False, normalize, p, T_subseq_isconstant_func,
+                 device=device)
+
+
+def aamp_stimped(client, T, min_m=3, max_m=None, step=1, p=2.0, *, device=None):
+    """stumpy.aamp_stimped: :func:`stimped` with plain Minkowski distances."""
+    return stimped(client, T, min_m, max_m, step, False, p, device=device)
+
+
 def _absent(name, what, instead):
     def f(*args, **kwargs):
         _missing(f"stumpy.{name} ({what})", instead)
@@ -500,19 +579,6 @@ def _absent(name, what, instead):
 
 
 _ABSENT = {
-    "scrump": ("the anytime approximate matrix profile", "use stump (exact)"),
-    "prescrump": ("the approximate matrix profile's first step", "use stump (exact)"),
-    "scraamp": ("the anytime approximate non-normalised profile", "use aamp (exact)"),
-    "prescraamp": ("the approximate non-normalised profile's first step", "use aamp (exact)"),
-    "stimp": ("the pan matrix profile over many window lengths",
-              "call stump once per window length"),
-    "stimped": ("the distributed pan matrix profile", "call stump once per window length"),
-    "gpu_stimp": ("the GPU pan matrix profile", "call stump once per window length"),
-    "aamp_stimp": ("the non-normalised pan matrix profile", "call aamp per window length"),
-    "aamp_stimped": ("the distributed non-normalised pan matrix profile",
-                     "call aamp per window length"),
-    "gpu_aamp_stimp": ("the GPU non-normalised pan matrix profile",
-                       "call aamp per window length"),
     "ostinatoed": ("the distributed consensus motif", "use ostinato (batched on one device)"),
     "aamp_ostinatoed": ("the distributed non-normalised consensus motif",
                         "use aamp_ostinato"),
@@ -540,4 +606,6 @@ __all__ = ["mparray", "stump", "gpu_stump", "aamp", "gpu_aamp", "mstump", "maamp
            "maamp_mdl", "subspace", "maamp_subspace", "mass", "match", "aamp_match", "motifs",
            "aamp_motifs", "fluss", "stumpi", "aampi", "stumpy_iac", "mpdist", "aampdist",
            "gpu_mpdist", "gpu_aampdist", "ostinato", "aamp_ostinato",
-           "gpu_ostinato", "gpu_aamp_ostinato", "snippets", "aampdist_snippets"] + sorted(_ABSENT)
+           "gpu_ostinato", "gpu_aamp_ostinato", "snippets", "aampdist_snippets", "scrump",
+           "scraamp", "prescrump", "prescraamp", "stimp", "aamp_stimp", "gpu_stimp",
+           "gpu_aamp_stimp", "stimped", "aamp_stimped"] + sorted(_ABSENT)

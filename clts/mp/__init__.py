@@ -11,10 +11,12 @@ from .mdl import mdl
 from .mpdist import mpdist, mpdist_vect
 from .ostinato import Consensus, ostinato
 from .snippets import snippets
+from .scrump import Scrump, prescrump, scrump
+from .stimp import Stimp, stimp
 from .subspace import subspace
 from .stream import StreamingProfile, stumpi
 from .plan import Plan
 
 __all__ = ["matrix_profile", "MatrixProfileResult", "motifs", "discords", "Plan", "mass", "match", "fluss",
            "stumpi", "StreamingProfile", "aamp", "mstump", "mdl", "subspace", "mpdist", "mpdist_vect",
-           "ostinato", "Consensus", "snippets"]
+           "ostinato", "Consensus", "snippets", "scrump", "Scrump", "prescrump", "stimp", "Stimp"]

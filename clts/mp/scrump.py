@@ -332,9 +332,11 @@ class Scrump:
         T_A = _series(T_A, "T_A")
         T_B = None if T_B is None else _series(T_B, "T_B")
         m, k = _check(T_A, m, T_B, k, percentage, s)
-        if not normalize and p != 2.0:
-            raise NotImplementedError("clts.scrump: the diagonal update needs p = 2 "
-                                      "(Euclidean); use clts.aamp(T, m, p=p) for other p")
+        if not normalize and p != 2.0 and percentage < 1:
+            raise NotImplementedError("clts.scrump: the diagonal update below percentage=1 "
+                                      "needs p = 2 (Euclidean); use percentage=1 or "
+                                      "clts.aamp(T, m, p=p) for other p")
+        self._p = float(p)
         self._sides = sd = _Sides(T_A, m, T_B, k, bool(normalize), device)
         self._T_A, self._T_B = T_A, T_B
         self._m, self._k = m, k
@@ -367,6 +369,10 @@ class Scrump:
 
     def update(self):
         """Add the next share of the diagonals (nothing once all are done)."""
+        from ..runtime.threads import serialised
+        serialised(lambda device: self._update())(device=self._sides.dev)
+
+    def _update(self):
         if self._chunk >= len(self._ranges):
             return
         a, b = self._ranges[self._chunk]
@@ -388,18 +394,24 @@ class Scrump:
 
     def _exact(self):
         """Every diagonal at once: the exact profile of :func:`clts.matrix_profile`."""
+        from .aamp import aamp
         from .api import matrix_profile
         sd = self._sides
-        r = matrix_profile(self._T_A, self._m, self._T_B, k=self._k, normalize=sd.normalize,
-                           device=sd.dev, progress=False)
+
+        def run(k):
+            if sd.normalize:
+                return matrix_profile(self._T_A, self._m, self._T_B, k=k, device=sd.dev,
+                                      progress=False)
+            return aamp(self._T_A, self._m, self._T_B, p=self._p, k=k, device=sd.dev,
+                        progress=False)
+        r = run(self._k)
         out = {"P": np.asarray(r.P, np.float64), "I": np.asarray(r.I, np.int64)}
         if sd.self_join:
             if r.left_P is not None:
                 out.update(left_P=np.asarray(r.left_P), left_I=np.asarray(r.left_I),
                            right_P=np.asarray(r.right_P), right_I=np.asarray(r.right_I))
             else:       # top-k: the left / right neighbours from the k = 1 profile
-                r1 = matrix_profile(self._T_A, self._m, k=1, normalize=sd.normalize,
-                                    device=sd.dev, progress=False)
+                r1 = run(1)
                 out.update(left_P=np.asarray(r1.left_P), left_I=np.asarray(r1.left_I),
                            right_P=np.asarray(r1.right_P), right_I=np.asarray(r1.right_I))
         # the exact profile: no earlier approximation can improve it

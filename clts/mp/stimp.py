@@ -107,10 +107,12 @@ class Stimp:
         """The transformed pan matrix profile, as stumpy's ``pan``: each profile divided by
         2 sqrt(m) (``normalize``), ranks through a logistic around ``threshold``
         (``contrast``), 0 / 1 by ``threshold`` (``binary``), clipped to [0, 1], and the rows
-        not computed yet repeated from the computed ones above them."""
+        not computed yet repeated from the computed ones above them; entries without a distance
+        (inf: a window length's tail, a NaN window) take the largest value."""
         PAN = self._PAN.copy()
         idx = self._bfs[:self._n_processed]
         sorted_idx = np.sort(idx)
+        PAN[PAN == np.inf] = np.nan         # not computed: the largest value in the end
         if normalize:
             norm = 1.0 / (2.0 * np.sqrt(self._M[:self._n_processed]))
             PAN[idx] = np.minimum(1.0, PAN[idx] * norm[:, None])

@@ -210,38 +210,52 @@ def _topk_candidates(l, k, rows, dist, idx):
 
 def _prescrump(sides, T_A, T_B, s, indices, p=2.0):
     """preSCRIMP: the distance profiles of the windows ``indices`` of T_A (batched
-    :func:`clts.mass`), each window's nearest neighbour refined along its diagonal for s - 1
-    steps both ways; self-joins also give every window the sampled windows as candidates.
-    Returns (P, I), [l, k]."""
+    :func:`clts.mass` on device arrays), each window's nearest neighbour refined along its
+    diagonal for s - 1 steps both ways; self-joins also give every window its k best among
+    the sampled windows (``pre_rows`` / ``pre_cols`` of subdiag.cl.mako: only the neighbours
+    are read back). Returns (P, I), [l, k]."""
+    import pyopencl.array as cla
+
     from .mass import mass
+    dev = sides.dev
     lA, lB, m, k, ez = sides.lA, sides.lB, sides.m, sides.k, sides.ez
     Tb = T_A if T_B is None else T_B
-    rows, dist, idx = [], [], []
-    nn_all = np.full(len(indices), -1, np.int64)
-    per = max(1, MASS_BYTES // (8 * lB))
+    dt = np.float64 if sides.plan.exact_real == "double" else np.float32
+    template, params = _spec(sides, k)
+    prg = dev.program(template, **params)
+    Td = cla.to_device(dev.queue, np.ascontiguousarray(Tb, dtype=dt))
     win = np.lib.stride_tricks.sliding_window_view(T_A, m)
+    per = max(1, min(MASS_BYTES, dev.max_alloc) // (np.dtype(dt).itemsize * lB))
+    nn_all = np.full(len(indices), -1, np.int64)
+    dn_all = np.full(len(indices), np.inf)
+    if sides.self_join:
+        colP = fill(dev, scratch(dev, lB * k, dt), np.inf)
+        colI = fill(dev, scratch(dev, lB * k, np.int32), -1)
     for c0 in range(0, len(indices), per):
         ii = indices[c0:c0 + per]
-        D = np.asarray(mass(win[ii], Tb, normalize=sides.normalize, p=p, device=sides.dev,
-                            progress=False), dtype=np.float64).reshape(len(ii), lB)
+        nq = len(ii)
+        Qd = cla.to_device(dev.queue, np.ascontiguousarray(win[ii], dtype=dt))
+        D = mass(Qd, Td, normalize=sides.normalize, p=p, device=dev).reshape(nq, lB)
+        idx = cla.to_device(dev.queue, ii.astype(np.int32))
+        nn = cla.empty(dev.queue, nq, np.int32)
+        dn = cla.empty(dev.queue, nq, dt)
+        zone = ez if sides.self_join else -1
+        launch(dev, prg.kernel("pre_rows"), round_up(nq, 64), None, D.data, np.int32(nq),
+               np.int32(lB), idx.data, np.int32(zone), nn.data, dn.data)
         if sides.self_join:
-            cols = np.arange(lB)
-            D[np.abs(cols[None, :] - ii[:, None]) <= ez] = np.inf
-        nn = np.argmin(D, axis=1)
-        dn = D[np.arange(len(ii)), nn]
-        ok = np.isfinite(dn)
-        nn_all[c0:c0 + len(ii)] = np.where(ok, nn, -1)
-        rows.append(ii[ok])
-        dist.append(dn[ok])
-        idx.append(nn[ok])
-        if sides.self_join:     # every window's candidates among the sampled ones
-            kk = min(k, len(ii))
-            part = np.argpartition(D, kk - 1, axis=0)[:kk] if len(ii) > kk else \
-                np.broadcast_to(np.arange(len(ii))[:, None], (len(ii), lB))
-            dv = np.take_along_axis(D, part, 0)
-            rows.append(np.broadcast_to(np.arange(lB), part.shape).ravel())
-            dist.append(dv.ravel())
-            idx.append(ii[part].ravel())
+            launch(dev, prg.kernel("pre_cols"), round_up(lB, 64), None, D.data, np.int32(nq),
+                   np.int32(lB), idx.data, np.int32(ez), colP.data, colI.data)
+        nn_all[c0:c0 + nq] = nn.get()
+        dn_all[c0:c0 + nq] = dn.get()
+    ok = (nn_all >= 0) & np.isfinite(dn_all)
+    nn_all[~ok] = -1
+    rows, dist, idx = [indices[ok]], [dn_all[ok]], [nn_all[ok]]
+    if sides.self_join:
+        cP = colP.get().astype(np.float64).reshape(lB, k)
+        cI = colI.get().astype(np.int64).reshape(lB, k)
+        rows.append(np.repeat(np.arange(lB), k))
+        dist.append(cP.ravel())
+        idx.append(cI.ravel())
     # the refinement pairs along each sampled window's diagonal
     ok = nn_all >= 0
     ii, jj = indices[ok], nn_all[ok]

@@ -151,3 +151,55 @@ ${insert("s", "x")}
     leftS[i] = bl; leftI[i] = jl; rightS[i] = br; rightI[i] = jr;
 % endif
 }
+
+## preSCRIMP's reductions of a block of distance profiles D [nq, lB] (clts.mass, in the exact
+## precision) of the windows idx[q] of T_A, nothing read back: pre_rows, each profile's nearest
+## neighbour (the first minimum; self-joins outside the exclusion zone |j - idx[q]| <= ez,
+## ez < 0: none); pre_cols (self-joins), each window j's K best among the profiles (ascending,
+## then the smaller index), merged into the running lists colP / colI.
+__kernel void pre_rows(__global const ${ereal} *D, const int nq, const int lB,
+                       __global const int *idx, const int ez, __global int *nn,
+                       __global ${ereal} *dn)
+{
+    const int q = get_global_id(0);
+    if (q >= nq) return;
+    const int i = idx[q];
+    __global const ${ereal} *row = D + (size_t)q * lB;
+    ${ereal} best = INFINITY;
+    int bj = -1;
+    for (int j = 0; j < lB; ++j) {
+        if (ez >= 0 && abs(j - i) <= ez) continue;
+        const ${ereal} d = row[j];
+        if (d < best) { best = d; bj = j; }
+    }
+    nn[q] = bj;
+    dn[q] = best;
+}
+
+% if SELF:
+__kernel void pre_cols(__global const ${ereal} *D, const int nq, const int lB,
+                       __global const int *idx, const int ez, __global ${ereal} *colP,
+                       __global int *colI)
+{
+    const int j = get_global_id(0);
+    if (j >= lB) return;
+    ${ereal} lv[${K}];
+    int li[${K}];
+    for (int u = 0; u < ${K}; ++u) { lv[u] = colP[(size_t)j * ${K} + u]; li[u] = colI[(size_t)j * ${K} + u]; }
+    for (int q = 0; q < nq; ++q) {
+        const int i = idx[q];
+        if (abs(j - i) <= ez) continue;
+        ${ereal} cs = D[(size_t)q * lB + j];
+        int ci = i;
+        if (!(cs < lv[${K - 1}] || (cs == lv[${K - 1}] && (li[${K - 1}] < 0 || ci < li[${K - 1}])))) continue;
+        if (!(cs < INFINITY)) continue;
+        for (int u = 0; u < ${K}; ++u) {
+            if (cs < lv[u] || (cs == lv[u] && (li[u] < 0 || ci < li[u]))) {
+                const ${ereal} tv = lv[u]; const int ti = li[u];
+                lv[u] = cs; li[u] = ci; cs = tv; ci = ti;
+            }
+        }
+    }
+    for (int u = 0; u < ${K}; ++u) { colP[(size_t)j * ${K} + u] = lv[u]; colI[(size_t)j * ${K} + u] = li[u]; }
+}
+% endif

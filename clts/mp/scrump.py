@@ -32,6 +32,14 @@ PAIR_BYTES = 64 << 20
 MIN_BLOCK = 256
 #: bytes of preSCRIMP's distance profiles per batched ``mass`` call
 MASS_BYTES = 32 << 20
+#: rows per work-item of ``sub_reduce`` (k = 1): 1 measured fastest on pocl (1.5 s for every
+#: diagonal at n = 10,000; 8 rows: 6.8 s, 32: 4.0 s)
+SUB_ROWS = 1
+
+
+def _fold_items(lA, k):
+    """Work-items of ``sub_reduce``: SUB_ROWS rows each for k = 1, one row each for k > 1."""
+    return round_up(-(-lA // SUB_ROWS) if k == 1 else lA, 64)
 #: stumpy's exclusion-zone denominator: ceil(m / 4)
 EXCL_ZONE_DENOM = 4
 
@@ -102,7 +110,37 @@ def _spec(sides, k):
     p = sides.plan
     return "mp/subdiag.cl.mako", dict(**flags.TEMPLATE, real=p.kernel_real, ereal=p.exact_real,
                                       NORMALIZE=int(sides.normalize),
-                                      SELF=int(sides.self_join), K=int(k))
+                                      SELF=int(sides.self_join), K=int(k),
+                                      SROWS=SUB_ROWS)
+
+
+def _scored(sides, prg, diags, fold):
+    """``sub_pairs`` over the diagonals ``diags`` in launches whose scores fit PAIR_BYTES,
+    each followed by ``fold(diags_dev, q0, nq, buf)`` (the reduction of that launch)."""
+    dev, p, A, B, m = sides.dev, sides.plan, sides.A, sides.B, sides.m
+    lA, lB = sides.lA, sides.lB
+    diags = np.ascontiguousarray(diags, dtype=np.int32)
+    nd = len(diags)
+    if not nd:
+        return
+    dA = A.upload(dev, as_columns=False)
+    dB = B.upload(dev, as_columns=False)
+    size = np.dtype(A.kr).itemsize
+    dd = upload_scratch(dev, diags)
+    blk = int(min(max(MIN_BLOCK, round_up(2 * m, 64)), max(p.segment, MIN_BLOCK)))
+    per = max(1, min(nd, PAIR_BYTES // (lA * size), dev.max_alloc // (lA * size)))
+    buf = scratch(dev, per * lA, A.kr)
+    pairs = prg.kernel("sub_pairs")
+    nb = -(-lA // blk)
+    for q0 in range(0, nd, per):
+        nq = min(per, nd - q0)
+        launch(dev, pairs, round_up(nq * nb, 64), None, dd.data, np.int32(q0), np.int32(nq),
+               np.int32(nb), np.int32(blk), np.int32(m), np.int32(lA), np.int32(lB),
+               *[dA[x].data for x in ("T", "mu", "df", "dg", "r")],
+               *[dB[x].data for x in ("T", "mu", "df", "dg", "r")],
+               A.Td.data, A.mu.data, A.ss.data, A.fl.data,
+               B.Td.data, B.mu.data, B.ss.data, B.fl.data, buf.data)
+        fold(dd, q0, nq, buf)
 
 
 def diagonal_profile(sides, diags):
@@ -110,11 +148,9 @@ def diagonal_profile(sides, diags):
     exclusion zone, each pair once): dict of host arrays P, I ([l, k], best first, inf / -1
     where a window has no pair) and, for self-joins, left_P, left_I, right_P, right_I."""
     dev, p, A, B, k = sides.dev, sides.plan, sides.A, sides.B, sides.k
-    lA, lB, m = sides.lA, sides.lB, sides.m
+    lA, lB = sides.lA, sides.lB
     template, params = _spec(sides, k)
     prg = dev.program(template, **params)
-    dA = A.upload(dev, as_columns=False)
-    dB = B.upload(dev, as_columns=False)
     kr = A.kr
     rowS = fill(dev, scratch(dev, lA * k, kr), -np.inf)
     rowI = fill(dev, scratch(dev, lA * k, np.int32), -1)
@@ -122,27 +158,10 @@ def diagonal_profile(sides, diags):
     if sides.self_join:
         extra = [fill(dev, scratch(dev, lA, kr), -np.inf), fill(dev, scratch(dev, lA, np.int32), -1),
                  fill(dev, scratch(dev, lA, kr), -np.inf), fill(dev, scratch(dev, lA, np.int32), -1)]
-    diags = np.ascontiguousarray(diags, dtype=np.int32)
-    nd = len(diags)
-    if nd:
-        dd = upload_scratch(dev, diags)
-        blk = int(min(max(MIN_BLOCK, round_up(2 * m, 64)), max(p.segment, MIN_BLOCK)))
-        per = max(1, min(nd, PAIR_BYTES // (lA * np.dtype(kr).itemsize),
-                         dev.max_alloc // (lA * np.dtype(kr).itemsize)))
-        buf = scratch(dev, per * lA, kr)
-        pairs, reduce = prg.kernel("sub_pairs"), prg.kernel("sub_reduce")
-        nb = -(-lA // blk)
-        for q0 in range(0, nd, per):
-            nq = min(per, nd - q0)
-            launch(dev, pairs, round_up(nq * nb, 64), None, dd.data, np.int32(q0), np.int32(nq),
-                   np.int32(nb), np.int32(blk), np.int32(m), np.int32(lA), np.int32(lB),
-                   *[dA[x].data for x in ("T", "mu", "df", "dg", "r")],
-                   *[dB[x].data for x in ("T", "mu", "df", "dg", "r")],
-                   A.Td.data, A.mu.data, A.ss.data, A.fl.data,
-                   B.Td.data, B.mu.data, B.ss.data, B.fl.data, buf.data)
-            launch(dev, reduce, round_up(lA, 64), None, dd.data, np.int32(q0), np.int32(nq),
-                   np.int32(lA), np.int32(lB), buf.data, rowS.data, rowI.data,
-                   *[a.data for a in extra])
+    _scored(sides, prg, diags, lambda dd, q0, nq, buf: launch(
+        dev, prg.kernel("sub_reduce"), _fold_items(lA, k), None, dd.data, np.int32(q0),
+        np.int32(nq), np.int32(lA), np.int32(lB), buf.data, rowS.data, rowI.data,
+        *[a.data for a in extra]))
     # the winners' distances, exactly (inf where none)
     unit = sides.unit
     P = _pair_dist(dev, p, A, B, None, rowI, n=lA * k, per=k)
@@ -218,7 +237,7 @@ def _prescrump(sides, T_A, T_B, s, indices, p=2.0):
 
     from .mass import mass
     dev = sides.dev
-    lA, lB, m, k, ez = sides.lA, sides.lB, sides.m, sides.k, sides.ez
+    lB, m, k, ez = sides.lB, sides.m, sides.k, sides.ez
     Tb = T_A if T_B is None else T_B
     dt = np.float64 if sides.plan.exact_real == "double" else np.float32
     template, params = _spec(sides, k)
@@ -256,9 +275,15 @@ def _prescrump(sides, T_A, T_B, s, indices, p=2.0):
         rows.append(np.repeat(np.arange(lB), k))
         dist.append(cP.ravel())
         idx.append(cI.ravel())
+    return _refined(sides, T_A, Tb, s, p, indices[ok], nn_all[ok], rows, dist, idx)
+
+
+def _refined(sides, T_A, Tb, s, p, ii, jj, rows, dist, idx):
+    """The candidates ``rows`` / ``dist`` / ``idx`` (lists of arrays) with preSCRIMP's
+    refinement pairs (i +- g, j +- g), g < s, of each sampled window i and its nearest
+    neighbour j; the k best per window, [l, k] P and I."""
+    lA, lB, k, m = sides.lA, sides.lB, sides.k, sides.m
     # the refinement pairs along each sampled window's diagonal
-    ok = nn_all >= 0
-    ii, jj = indices[ok], nn_all[ok]
     fa, fb = [], []
     for sgn in (1, -1):
         if sgn > 0:

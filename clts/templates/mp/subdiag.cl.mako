@@ -14,7 +14,8 @@
 ##   SELF, the mirrored (i, i - d); the K best kept sorted (larger score first, then smaller
 ##   index) and merged into the running lists of the update; SELF also the best left (j < i)
 ##   and right (j > i) neighbour.
-## Parameters: real (the kernel precision), ereal (exact), NORMALIZE, SELF, K, FLAG_*; the
+## Parameters: real (the kernel precision), ereal (exact), NORMALIZE, SELF, K, SROWS (rows per
+## work-item of sub_reduce at K = 1), FLAG_*; the
 ## rows per block (blk) and the sizes are kernel arguments (no build per length).
 <%include file="/common/real.cl.mako"/>
 % if ereal == "double" and real != "double":
@@ -92,18 +93,22 @@ __kernel void sub_pairs(__global const int *diags, const int q0, const int nq, c
     }
 }
 
-<%def name="insert(s, x)">
-            if (sub_better(${s}, ${x}, lv[${K - 1}], li[${K - 1}])) {
+## the list insertion of candidate (x, column j) into row r's K best lv[r][..] / li[r][..]
+<%def name="insert(s, x, r)">
+            if (sub_better(${s}, ${x}, lv[${r}][${K - 1}], li[${r}][${K - 1}])) {
                 real cs = ${s};
                 int ci = ${x};
                 for (int u = 0; u < ${K}; ++u) {
-                    if (sub_better(cs, ci, lv[u], li[u])) {
-                        const real tv = lv[u]; const int ti = li[u];
-                        lv[u] = cs; li[u] = ci; cs = tv; ci = ti;
+                    if (sub_better(cs, ci, lv[${r}][u], li[${r}][u])) {
+                        const real tv = lv[${r}][u]; const int ti = li[${r}][u];
+                        lv[${r}][u] = cs; li[${r}][u] = ci; cs = tv; ci = ti;
                     }
                 }
             }
 </%def>
+
+## SROWS consecutive rows per work-item of sub_reduce at K = 1
+#define SROWS ${SROWS}
 
 __kernel void sub_reduce(__global const int *diags, const int q0, const int nq,
                          const int lA, const int lB, __global const real *buf,
@@ -114,41 +119,95 @@ __kernel void sub_reduce(__global const int *diags, const int q0, const int nq,
 % endif
                          )
 {
+% if K == 1:
+    // k = 1: the row's best is the better of its left and right best (self-joins)
+    const int i0 = get_global_id(0) * SROWS;
+    if (i0 >= lA) return;
+    real br[SROWS];
+    int jr[SROWS];
+%   if SELF:
+    real bl[SROWS];
+    int jl[SROWS];
+%   endif
+    for (int r = 0; r < SROWS; ++r) {
+        const int i = min(i0 + r, lA - 1);
+%   if SELF:
+        br[r] = rightS[i]; jr[r] = rightI[i]; bl[r] = leftS[i]; jl[r] = leftI[i];
+%   else:
+        br[r] = rowS[i]; jr[r] = rowI[i];
+%   endif
+    }
+    for (int q = 0; q < nq; ++q) {
+        const int d = diags[q0 + q];
+        __global const real *row = buf + (size_t)q * lA;
+        for (int r = 0; r < SROWS; ++r) {
+            const int i = i0 + r;
+            const int j = i + d;
+            if (i < lA && j >= 0 && j < lB) {
+                const real sc = row[i];
+                if (sub_better(sc, j, br[r], jr[r])) { br[r] = sc; jr[r] = j; }
+            }
+%   if SELF:
+            const int x = i - d;
+            if (i < lA && x >= 0) {
+                const real sc = row[x];
+                if (sub_better(sc, x, bl[r], jl[r])) { bl[r] = sc; jl[r] = x; }
+            }
+%   endif
+        }
+    }
+    for (int r = 0; r < SROWS; ++r) {
+        const int i = i0 + r;
+        if (i >= lA) break;
+%   if SELF:
+        rightS[i] = br[r]; rightI[i] = jr[r]; leftS[i] = bl[r]; leftI[i] = jl[r];
+        real bs = rowS[i];
+        int bi = rowI[i];
+        if (sub_better(br[r], jr[r], bs, bi)) { bs = br[r]; bi = jr[r]; }
+        if (sub_better(bl[r], jl[r], bs, bi)) { bs = bl[r]; bi = jl[r]; }
+        rowS[i] = bs; rowI[i] = bi;
+%   else:
+        rowS[i] = br[r]; rowI[i] = jr[r];
+%   endif
+    }
+% else:
+    // k > 1: a work-item per row, its k-list in registers
     const int i = get_global_id(0);
     if (i >= lA) return;
-    real lv[${K}];
-    int li[${K}];
-    for (int u = 0; u < ${K}; ++u) { lv[u] = rowS[(size_t)i * ${K} + u]; li[u] = rowI[(size_t)i * ${K} + u]; }
-% if SELF:
+    real lv[1][${K}];
+    int li[1][${K}];
+    for (int u = 0; u < ${K}; ++u) { lv[0][u] = rowS[(size_t)i * ${K} + u]; li[0][u] = rowI[(size_t)i * ${K} + u]; }
+%   if SELF:
     real bl = leftS[i], br = rightS[i];
     int jl = leftI[i], jr = rightI[i];
-% endif
+%   endif
     for (int q = 0; q < nq; ++q) {
         const int d = diags[q0 + q];
         const int j = i + d;
         if (j >= 0 && j < lB) {
-            const real s = buf[(size_t)q * lA + i];
-            if (s > -INFINITY) {
-${insert("s", "j")}
-% if SELF:
-                if (sub_better(s, j, br, jr)) { br = s; jr = j; }
-% endif
+            const real sc = buf[(size_t)q * lA + i];
+            if (sc > -INFINITY) {
+${insert("sc", "j", "0")}
+%   if SELF:
+                if (sub_better(sc, j, br, jr)) { br = sc; jr = j; }
+%   endif
             }
         }
-% if SELF:
+%   if SELF:
         const int x = i - d;
         if (x >= 0) {
-            const real s = buf[(size_t)q * lA + x];
-            if (s > -INFINITY) {
-${insert("s", "x")}
-                if (sub_better(s, x, bl, jl)) { bl = s; jl = x; }
+            const real sc = buf[(size_t)q * lA + x];
+            if (sc > -INFINITY) {
+${insert("sc", "x", "0")}
+                if (sub_better(sc, x, bl, jl)) { bl = sc; jl = x; }
             }
         }
-% endif
+%   endif
     }
-    for (int u = 0; u < ${K}; ++u) { rowS[(size_t)i * ${K} + u] = lv[u]; rowI[(size_t)i * ${K} + u] = li[u]; }
-% if SELF:
+    for (int u = 0; u < ${K}; ++u) { rowS[(size_t)i * ${K} + u] = lv[0][u]; rowI[(size_t)i * ${K} + u] = li[0][u]; }
+%   if SELF:
     leftS[i] = bl; leftI[i] = jl; rightS[i] = br; rightI[i] = jr;
+%   endif
 % endif
 }
 

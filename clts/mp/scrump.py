@@ -242,7 +242,14 @@ def _prescrump(sides, T_A, T_B, s, indices, p=2.0):
     dt = np.float64 if sides.plan.exact_real == "double" else np.float32
     template, params = _spec(sides, k)
     prg = dev.program(template, **params)
-    Td = cla.to_device(dev.queue, np.ascontiguousarray(Tb, dtype=dt))
+    dots = sides.self_join and sides.normalize and dt == np.float64
+    if dots:
+        A = sides.A
+        Tp = cla.zeros(dev.queue, A.n + 8, dt)       # the scaled series, 8 zeros after it
+        import pyopencl as cl
+        cl.enqueue_copy(dev.queue, Tp.data, A.Td.data, byte_count=A.n * 8)
+    else:
+        Td = cla.to_device(dev.queue, np.ascontiguousarray(Tb, dtype=dt))
     win = np.lib.stride_tricks.sliding_window_view(T_A, m)
     per = max(1, min(MASS_BYTES, dev.max_alloc) // (np.dtype(dt).itemsize * lB))
     nn_all = np.full(len(indices), -1, np.int64)
@@ -253,9 +260,12 @@ def _prescrump(sides, T_A, T_B, s, indices, p=2.0):
     for c0 in range(0, len(indices), per):
         ii = indices[c0:c0 + per]
         nq = len(ii)
-        Qd = cla.to_device(dev.queue, np.ascontiguousarray(win[ii], dtype=dt))
-        D = mass(Qd, Td, normalize=sides.normalize, p=p, device=dev).reshape(nq, lB)
         idx = cla.to_device(dev.queue, ii.astype(np.int32))
+        if dots:        # z-normalised self-join: dot products, ranked, refined exactly below
+            D = _dot_profiles(sides, prg, win[ii], idx, Tp)
+        else:
+            Qd = cla.to_device(dev.queue, np.ascontiguousarray(win[ii], dtype=dt))
+            D = mass(Qd, Td, normalize=sides.normalize, p=p, device=dev).reshape(nq, lB)
         nn = cla.empty(dev.queue, nq, np.int32)
         dn = cla.empty(dev.queue, nq, dt)
         zone = ez if sides.self_join else -1
@@ -268,14 +278,41 @@ def _prescrump(sides, T_A, T_B, s, indices, p=2.0):
         dn_all[c0:c0 + nq] = dn.get()
     ok = (nn_all >= 0) & np.isfinite(dn_all)
     nn_all[~ok] = -1
+    if dots:
+        dn_all[ok] = sides.pair_dist(indices[ok], nn_all[ok])
     rows, dist, idx = [indices[ok]], [dn_all[ok]], [nn_all[ok]]
     if sides.self_join:
         cP = colP.get().astype(np.float64).reshape(lB, k)
         cI = colI.get().astype(np.int64).reshape(lB, k)
+        if dots:
+            has = cI >= 0
+            cP[has] = sides.pair_dist(np.nonzero(has)[0], cI[has])
         rows.append(np.repeat(np.arange(lB), k))
         dist.append(cP.ravel())
         idx.append(cI.ravel())
     return _refined(sides, T_A, Tb, s, p, indices[ok], nn_all[ok], rows, dist, idx)
+
+
+def _dot_profiles(sides, prg, windows, idx, Tp):
+    """The squared z-normalised distance profiles [nq, l] (device) of the windows
+    ``windows`` (host, [nq, m]; their indices ``idx`` on the device) against the scaled series
+    ``Tp`` by ``pre_dist`` (dot products with the unit-norm centred queries): they rank the
+    candidates, whose distances are then evaluated exactly."""
+    import pyopencl.array as cla
+    dev, A, l, m = sides.dev, sides.A, sides.lA, sides.m
+    nq = len(windows)
+    c = windows - windows.mean(axis=1, keepdims=True)
+    norm = np.sqrt(np.sum(c * c, axis=1, keepdims=True))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        z = np.where(norm > 0, c / np.where(norm > 0, norm, 1), 0.0)
+    z[~np.isfinite(z)] = 0.0            # flagged windows take the exact rules
+    zq = cla.to_device(dev.queue, np.ascontiguousarray(z))
+    D = cla.empty(dev.queue, (nq, l), np.float64)
+    r = A.upload(dev, as_columns=False, dtype=np.float64)["r"]
+    launch(dev, prg.kernel("pre_dist"), (-(-l // 8), -(-nq // 4)), None, np.int32(nq),
+           np.int32(l), np.int32(m), zq.data, idx.data, Tp.data, A.mu.data, A.ss.data,
+           r.data, A.fl.data, D.data)
+    return D
 
 
 def _refined(sides, T_A, Tb, s, p, ii, jj, rows, dist, idx):

@@ -262,3 +262,69 @@ __kernel void pre_cols(__global const ${ereal} *D, const int nq, const int lB,
     for (int u = 0; u < ${K}; ++u) { colP[(size_t)j * ${K} + u] = lv[u]; colI[(size_t)j * ${K} + u] = li[u]; }
 }
 % endif
+
+% if NORMALIZE:
+## preSCRIMP's z-normalised distance profiles as dot products: work-item (8 windows jb ..
+## jb + 7, 4 queries): sum_t zq[t] T[j + t] for the 4 queries' unit-norm centred windows zq
+## (the correlation times sqrt(ss_j)), one 8-wide load and 4 fused multiply-adds a step;
+## D = 2 m (1 - corr), the squared distance (it ranks the candidates only: the chosen pairs are
+## evaluated exactly afterwards, pair_dist). Windows flagged NaN / constant / ill-conditioned
+## (either side) take the exact rules (inf; 0 and m; the centred covariance).
+#define PQ 4
+__kernel void pre_dist(const int nq, const int l, const int m,
+                       __global const ${ereal} *zq, __global const int *qidx,
+                       __global const ${ereal} *Tp, __global const ${ereal} *mu,
+                       __global const ${ereal} *ss, __global const ${ereal} *r,
+                       __global const int *fl, __global ${ereal} *D)
+{
+    const int jb = get_global_id(0) * 8, qb = get_global_id(1) * PQ;
+    if (jb >= l || qb >= nq) return;
+    ${ereal}8 acc[PQ];
+    for (int b = 0; b < PQ; ++b) acc[b] = (${ereal}8)0;
+    const int nb = min(PQ, nq - qb);
+    for (int t = 0; t < m; ++t) {
+        const ${ereal}8 x = vload8(0, Tp + jb + t);
+        for (int b = 0; b < PQ; ++b)
+            acc[b] = fma((${ereal}8)zq[(size_t)(qb + min(b, nb - 1)) * m + t], x, acc[b]);
+    }
+    const ${ereal} twom = 2 * m;
+    int fw = 0;
+    const int full = jb + 8 <= l;
+    for (int c = 0; c < 8; ++c) fw |= (jb + c < l) ? fl[jb + c] : 1;
+    for (int b = 0; b < nb; ++b) {
+        const int q = qb + b, i = qidx[q], fi = fl[i];
+        if (full && (fi | fw) == 0) {       // the common case: 8 plain windows at once
+            const ${ereal}8 corr = fmin(acc[b] * vload8(0, r + jb), (${ereal}8)1);
+            vstore8(fmax((${ereal}8)0, twom * ((${ereal}8)1 - corr)), 0, D + (size_t)q * l + jb);
+            continue;
+        }
+        ${ereal} dots[8];
+        vstore8(acc[b], 0, dots);
+        for (int c = 0; c < 8; ++c) {
+            const int j = jb + c;
+            if (j >= l) break;
+            const int fj = fl[j];
+            ${ereal} d;
+            if ((fi | fj) & ${FLAG_NONFINITE}) {
+                d = INFINITY;
+            } else if ((fi & ${FLAG_CONSTANT}) && (fj & ${FLAG_CONSTANT})) {
+                d = 0;
+            } else if ((fi | fj) & ${FLAG_CONSTANT}) {
+                d = m;
+            } else {
+                ${ereal} corr;
+                if ((fi | fj) & ${FLAG_SPECIAL}) {
+                    const ${ereal} ma = mu[i], mb = mu[j];
+                    ${ereal} cv = 0;
+                    for (int t = 0; t < m; ++t) cv = fma(Tp[i + t] - ma, Tp[j + t] - mb, cv);
+                    corr = cv / sqrt(ss[i] * ss[j]);
+                } else {
+                    corr = dots[c] * r[j];
+                }
+                d = fmax((${ereal})0, twom * (1 - fmin(corr, (${ereal})1)));
+            }
+            D[(size_t)q * l + j] = d;
+        }
+    }
+}
+% endif

@@ -210,3 +210,21 @@ def test_bad_input():
         clts.stimp(np.ones((2, 20)))
     with pytest.raises(NotImplementedError, match="p = 2"):
         clts.scrump(T, 5, normalize=False, p=1.0)
+
+
+def test_layouts(device):
+    T = np.cumsum(np.random.default_rng(9).standard_normal(300))
+    odd = T.astype(">f8")[::2]                    # big-endian, strided
+    np.random.seed(4)
+    P1, I1 = clts.prescrump(odd, M, device=device)
+    np.random.seed(4)
+    P2, I2 = clts.prescrump(np.ascontiguousarray(T[::2]), M, device=device)
+    np.testing.assert_array_equal(P1, P2)
+    np.testing.assert_array_equal(I1, I2)
+    np.random.seed(4)
+    a = clts.scrump(odd, M, percentage=0.5, device=device)
+    a.update()
+    np.random.seed(4)
+    b = clts.scrump(T[::2].copy(), M, percentage=0.5, device=device)
+    b.update()
+    np.testing.assert_array_equal(a.P_, b.P_)

@@ -279,14 +279,22 @@ __kernel void pre_dist(const int nq, const int l, const int m,
 {
     const int jb = get_global_id(0) * 8, qb = get_global_id(1) * PQ;
     if (jb >= l || qb >= nq) return;
-    ${ereal}8 acc[PQ];
-    for (int b = 0; b < PQ; ++b) acc[b] = (${ereal}8)0;
     const int nb = min(PQ, nq - qb);
+    // the queries' rows (the last one repeated past nq), four accumulators in registers
+% for b in range(4):
+    __global const ${ereal} *z${b} = zq + (size_t)(qb + min(${b}, nb - 1)) * m;
+    ${ereal}8 a${b} = (${ereal}8)0;
+% endfor
     for (int t = 0; t < m; ++t) {
         const ${ereal}8 x = vload8(0, Tp + jb + t);
-        for (int b = 0; b < PQ; ++b)
-            acc[b] = fma((${ereal}8)zq[(size_t)(qb + min(b, nb - 1)) * m + t], x, acc[b]);
+% for b in range(4):
+        a${b} = fma((${ereal}8)z${b}[t], x, a${b});
+% endfor
     }
+    ${ereal}8 acc[PQ];
+% for b in range(4):
+    acc[${b}] = a${b};
+% endfor
     const ${ereal} twom = 2 * m;
     int fw = 0;
     const int full = jb + 8 <= l;

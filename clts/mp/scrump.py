@@ -8,8 +8,10 @@ scored with SCAMP's O(1) covariance update (exact at the start of each block of 
 into each row's k best (and left / right best) on the device; the winners' distances are then
 evaluated exactly (``exact.cl.mako``'s ``pair_dist``), as :func:`clts.matrix_profile` does.
 An update that covers every diagonal (``percentage=1``) is :func:`clts.matrix_profile` itself,
-so it equals ``stump`` exactly. preSCRIMP's distance profiles are batched :func:`clts.mass`
-calls; the refinement pairs are exact ``pair_dist`` evaluations.
+so it equals ``stump`` exactly. preSCRIMP's distance profiles are made and reduced on the
+device (z-normalised self-joins: dot products with the unit-norm centred windows,
+``pre_dist``; otherwise batched :func:`clts.mass`); the chosen pairs and the refinement pairs
+are exact ``pair_dist`` evaluations.
 """
 from __future__ import annotations
 
@@ -30,18 +32,19 @@ PAIR_BYTES = 64 << 20
 #: rows per work-item of ``sub_pairs`` (each block starts with an exact O(m) covariance):
 #: at least this, at least 2 m, at most the plan's segment (the ill-conditioning test's span)
 MIN_BLOCK = 256
-#: bytes of preSCRIMP's distance profiles per batched ``mass`` call
+#: bytes of preSCRIMP's distance profiles per launch (``pre_dist`` or ``mass``)
 MASS_BYTES = 32 << 20
 #: rows per work-item of ``sub_reduce`` (k = 1): 1 measured fastest on pocl (1.5 s for every
 #: diagonal at n = 10,000; 8 rows: 6.8 s, 32: 4.0 s)
 SUB_ROWS = 1
 
+#: stumpy's exclusion-zone denominator: ceil(m / 4)
+EXCL_ZONE_DENOM = 4
+
 
 def _fold_items(lA, k):
     """Work-items of ``sub_reduce``: SUB_ROWS rows each for k = 1, one row each for k > 1."""
     return round_up(-(-lA // SUB_ROWS) if k == 1 else lA, 64)
-#: stumpy's exclusion-zone denominator: ceil(m / 4)
-EXCL_ZONE_DENOM = 4
 
 
 def _series(T, name):
@@ -228,11 +231,12 @@ def _topk_candidates(l, k, rows, dist, idx):
 
 
 def _prescrump(sides, T_A, T_B, s, indices, p=2.0):
-    """preSCRIMP: the distance profiles of the windows ``indices`` of T_A (batched
-    :func:`clts.mass` on device arrays), each window's nearest neighbour refined along its
+    """preSCRIMP: the distance profiles of the windows ``indices`` of T_A (``pre_dist`` or
+    batched :func:`clts.mass`, on the device), each window's nearest neighbour refined along its
     diagonal for s - 1 steps both ways; self-joins also give every window its k best among
     the sampled windows (``pre_rows`` / ``pre_cols`` of subdiag.cl.mako: only the neighbours
     are read back). Returns (P, I), [l, k]."""
+    import pyopencl as cl
     import pyopencl.array as cla
 
     from .mass import mass
@@ -246,7 +250,6 @@ def _prescrump(sides, T_A, T_B, s, indices, p=2.0):
     if dots:
         A = sides.A
         Tp = cla.zeros(dev.queue, A.n + 8, dt)       # the scaled series, 8 zeros after it
-        import pyopencl as cl
         cl.enqueue_copy(dev.queue, Tp.data, A.Td.data, byte_count=A.n * 8)
     else:
         Td = cla.to_device(dev.queue, np.ascontiguousarray(Tb, dtype=dt))

@@ -187,13 +187,14 @@ def aamp(T_A, m, T_B=None, ignore_trivial=True, p=2.0, k=1, *, device=None):
     return _layout(res, res.m, k, self_join)
 
 
-def _gpu_device(device_id, device):
+def _gpu_device(device_id, device, one=False):
     """stumpy's ``device_id`` as a clts device: 0 (stumpy's default) is clts's default device,
-    another int or a list are clts device indices (``clts devices``); ``device=`` wins."""
+    another int or a list are clts device indices (``clts devices``); ``device=`` wins.
+    ``one``: a list's first device."""
     if device is not None:
-        return device
+        return device[0] if one and isinstance(device, list) else device
     if isinstance(device_id, (list, tuple)):
-        return list(device_id)
+        return device_id[0] if one else list(device_id)
     return None if device_id == 0 else device_id
 
 
@@ -428,9 +429,7 @@ def gpu_mpdist(T_A, T_B, m, percentage=0.05, k=None, device_id=0, normalize=True
                T_A_subseq_isconstant=None, T_B_subseq_isconstant=None, *, device=None):
     """stumpy.gpu_mpdist: :func:`mpdist` on an OpenCL device (``device_id`` as
     :func:`gpu_stump`; a list: its first device)."""
-    dev = _gpu_device(device_id, device)
-    if isinstance(dev, list):
-        dev = dev[0]
+    dev = _gpu_device(device_id, device, one=True)
     return mpdist(T_A, T_B, m, percentage, k, normalize, p, T_A_subseq_isconstant,
                   T_B_subseq_isconstant, device=dev)
 
@@ -461,9 +460,7 @@ def gpu_ostinato(Ts, m, device_id=0, normalize=True, p=2.0, Ts_subseq_isconstant
                  device=None):
     """stumpy.gpu_ostinato: :func:`ostinato` on an OpenCL device (``device_id`` as
     :func:`gpu_stump`; a list: its first device)."""
-    dev = _gpu_device(device_id, device)
-    if isinstance(dev, list):
-        dev = dev[0]
+    dev = _gpu_device(device_id, device, one=True)
     return ostinato(Ts, m, normalize, p, Ts_subseq_isconstant, device=dev)
 
 
@@ -493,15 +490,13 @@ def aampdist_snippets(T, m, k, percentage=1.0, s=None, mpdist_percentage=0.05, m
 def scrump(T_A, m, T_B=None, ignore_trivial=True, percentage=0.01, pre_scrump=False, s=None,
            normalize=True, p=2.0, k=1, T_A_subseq_isconstant=None, T_B_subseq_isconstant=None,
            *, device=None):
-    """stumpy.scrump: the anytime approximate matrix profile, by :func:`clts.scrump` (the
-    same ``np.random`` order of diagonals: seeded alike, each ``update()`` gives stumpy's
-    profile). ``normalize=False`` below ``percentage=1`` needs p = 2."""
+    """stumpy.scrump, by :func:`clts.scrump` (stumpy's ``np.random`` order: seeded alike, each
+    ``update()`` gives stumpy's profile); ``normalize=False`` below percentage 1: p = 2."""
     _no_isconstant(T_A_subseq_isconstant=T_A_subseq_isconstant,
                    T_B_subseq_isconstant=T_B_subseq_isconstant)
-    _check_k(k)
-    _, B = _join(T_A, T_B, ignore_trivial)
-    return _mp.scrump(T_A, m, B, percentage=percentage, pre_scrump=pre_scrump, s=s, k=k,
-                      normalize=normalize, p=p, device=device)
+    B = _join(T_A, T_B, ignore_trivial)[1]
+    return _mp.scrump(T_A, m, B, percentage=percentage, pre_scrump=pre_scrump, s=s,
+                      k=_check_k(k), normalize=normalize, p=p, device=device)
 
 
 def scraamp(T_A, m, T_B=None, ignore_trivial=True, percentage=0.01, pre_scraamp=False, s=None,
@@ -516,8 +511,7 @@ def prescrump(T_A, m, T_B=None, s=None, normalize=True, p=2.0, k=1, T_A_subseq_i
     """stumpy.prescrump: ``(P, I)`` of preSCRIMP, by :func:`clts.prescrump`."""
     _no_isconstant(T_A_subseq_isconstant=T_A_subseq_isconstant,
                    T_B_subseq_isconstant=T_B_subseq_isconstant)
-    return _mp.prescrump(T_A, m, T_B, s=s, k=_check_k(k), normalize=normalize, p=p,
-                         device=device)
+    return _mp.prescrump(T_A, m, T_B, s=s, k=_check_k(k), normalize=normalize, p=p, device=device)
 
 
 def prescraamp(T_A, m, T_B=None, s=None, p=2.0, k=1, *, device=None):
@@ -527,8 +521,7 @@ def prescraamp(T_A, m, T_B=None, s=None, p=2.0, k=1, *, device=None):
 
 def stimp(T, min_m=3, max_m=None, step=1, percentage=0.01, pre_scrump=True, normalize=True,
           p=2.0, T_subseq_isconstant_func=None, *, device=None):
-    """stumpy.stimp: the pan matrix profile (``update()``, ``PAN_``, ``M_``, ``P_``), by
-    :func:`clts.stimp`."""
+    """stumpy.stimp (``update()``, ``PAN_``, ``M_``, ``P_``), by :func:`clts.stimp`."""
     _no_isconstant(T_subseq_isconstant_func=T_subseq_isconstant_func)
     return _mp.stimp(T, min_m, max_m, step, percentage=percentage, pre_scrump=pre_scrump,
                      normalize=normalize, p=p, device=device)
@@ -542,11 +535,8 @@ def aamp_stimp(T, min_m=3, max_m=None, step=1, percentage=0.01, pre_scraamp=True
 
 def gpu_stimp(T, min_m=3, max_m=None, step=1, device_id=0, normalize=True, p=2.0,
               T_subseq_isconstant_func=None, *, device=None):
-    """stumpy.gpu_stimp: :func:`stimp` with exact profiles (``percentage=1``) on an OpenCL
-    device (``device_id`` as :func:`gpu_stump`; a list: its first device)."""
-    dev = _gpu_device(device_id, device)
-    if isinstance(dev, list):
-        dev = dev[0]
+    """stumpy.gpu_stimp: :func:`stimp` at ``percentage=1`` (``device_id`` as :func:`gpu_mpdist`)."""
+    dev = _gpu_device(device_id, device, one=True)
     return stimp(T, min_m, max_m, step, 1.0, False, normalize, p, T_subseq_isconstant_func,
                  device=dev)
 
@@ -558,8 +548,7 @@ def gpu_aamp_stimp(T, min_m=3, max_m=None, step=1, device_id=0, p=2.0, *, device
 
 def stimped(client, T, min_m=3, max_m=None, step=1, normalize=True, p=2.0,
             T_subseq_isconstant_func=None, *, device=None):
-    """stumpy.stimped: :func:`stimp` with exact profiles (``percentage=1``) on one OpenCL
-    device; ``client`` (a dask / ray client) is accepted and not used: no cluster needed."""
+    """stumpy.stimped: :func:`stimp` at ``percentage=1``; ``client`` (dask / ray): unused."""
     return stimp(T, min_m, max_m, step, 1.0, False, normalize, p, T_subseq_isconstant_func,
                  device=device)
 

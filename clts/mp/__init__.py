@@ -11,7 +11,8 @@ from .mdl import mdl
 from .mpdist import mpdist, mpdist_vect
 from .ostinato import Consensus, ostinato
 from .snippets import snippets
-from .scrump import Scrump, prescrump, scrump
+from .prescrump import prescrump
+from .scrump import Scrump, scrump
 from .stimp import Stimp, stimp
 from .subspace import subspace
 from .stream import StreamingProfile, stumpi

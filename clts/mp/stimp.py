@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .scrump import EXCL_ZONE_DENOM, Scrump, _series
+from .diagset import EXCL_ZONE_DENOM, _series
+from .scrump import Scrump
 
 
 def max_window(n: int) -> int:

@@ -9,10 +9,11 @@ the distances computed by clts on an OpenCL device (every function here also tak
 keyword-only ``device=``). Wrappers only: the work is done by :func:`clts.matrix_profile`,
 :func:`clts.aamp`, :func:`clts.mstump`, :func:`clts.mass`, :func:`clts.match`,
 :func:`clts.stumpi`, :func:`clts.mdl`, :func:`clts.subspace`, :func:`clts.fluss`,
-:func:`clts.mpdist`, :func:`clts.ostinato`, :func:`clts.snippets`, :func:`clts.scrump`,
-:func:`clts.prescrump` and :func:`clts.stimp`.
+:func:`clts.mpdist`, :func:`clts.ostinato`, :func:`clts.snippets`, :func:`clts.allc`,
+:func:`clts.atsc`, :func:`clts.floss`, :func:`clts.mmotifs`, :func:`clts.scrump`,
+:func:`clts.prescrump` and :func:`clts.stimp` (those three in ``stumpy_anytime.py``).
 
-stumpy functions that clts does not have (``floss``, ``mmotifs``, ``allc``, ``atsc``, the dask ``*ed`` variants, ...) are
+stumpy functions that clts does not have (the dask ``*ed`` variants, ...) are
 present and raise ``NotImplementedError`` naming what is missing, as do the
 ``*_subseq_isconstant`` arguments (clts's constant-window rule is fixed: a window with zero
 standard deviation). See docs/migrating-from-stumpy.md.
@@ -40,6 +41,9 @@ import numpy as np
 from .. import mp as _mp
 from ..mp.fluss import stumpy_iac
 from ..mp.mass import find_matches
+from .stumpy_anytime import ANYTIME, aamp_stimp, aamp_stimped, gpu_aamp_stimp, gpu_stimp  # noqa: F401
+from .stumpy_anytime import prescraamp, prescrump, scraamp, scrump, stimp, stimped  # noqa: F401
+from .stumpy_rules import _check_k, _gpu_device, _join, _missing, _no_isconstant
 
 #: stumpy's ``config.STUMPY_EXCL_ZONE_DENOM``: the exclusion zone is ceil(m / 4)
 EXCL_ZONE_DENOM = 4
@@ -92,56 +96,6 @@ class mparray(np.ndarray):
 MParray = namedtuple("mparray", "P_,I_")
 
 
-def _missing(what, instead=None):
-    msg = f"clts.compat.stumpy: {what} is not implemented in clts"
-    if instead:
-        msg += f"; {instead}"
-    raise NotImplementedError(msg)
-
-
-def _no_isconstant(**kwargs):
-    for name, v in kwargs.items():
-        if v is not None:
-            _missing(f"{name} (a user-defined constant-window rule)",
-                     "clts treats exactly the windows with zero standard deviation as constant: "
-                     f"drop {name}")
-
-
-def _check_k(k):
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ValueError(f"k must be an int >= 1, got {k!r}")
-    return int(k)
-
-
-def _arrays_equal(a, b):
-    a, b = np.asarray(a), np.asarray(b)
-    return a.shape == b.shape and bool(np.array_equal(a, b, equal_nan=a.dtype.kind == "f"
-                                                      and b.dtype.kind == "f"))
-
-
-def _join(T_A, T_B, ignore_trivial):
-    """(self_join, T_B for clts) with stumpy's rules: no T_B is a self-join whatever
-    ``ignore_trivial`` says (with stumpy's warning); a T_B equal to T_A with
-    ``ignore_trivial=True`` is a self-join."""
-    if T_B is None:
-        if not ignore_trivial:
-            warnings.warn("`ignore_trivial` cannot be `False` for a self-join and has been "
-                          "automatically overridden and set to `True`.")
-        return True, None
-    equal = _arrays_equal(T_A, T_B)
-    if ignore_trivial and equal:
-        return True, None
-    if ignore_trivial:
-        # stumpy warns and runs its self-join loop over two different series; clts runs the
-        # AB-join that the warning asks for
-        warnings.warn("Arrays T_A, T_B are not equal, which implies an AB-join. "
-                      "`ignore_trivial` has been set to `False`.")
-    elif equal:
-        warnings.warn("Arrays T_A, T_B are equal, which implies a self-join. "
-                      "Try setting `ignore_trivial = True`.")
-    return False, T_B
-
-
 def _layout(res, m, k, self_join):
     P, I = np.asarray(res.P), np.asarray(res.I)
     l = P.shape[0]
@@ -185,17 +139,6 @@ def aamp(T_A, m, T_B=None, ignore_trivial=True, p=2.0, k=1, *, device=None):
         device = device[0]          # distance profiles run on one device
     res = _mp.aamp(T_A, m, B, p=p, k=k, device=device, progress=False)
     return _layout(res, res.m, k, self_join)
-
-
-def _gpu_device(device_id, device, one=False):
-    """stumpy's ``device_id`` as a clts device: 0 (stumpy's default) is clts's default device,
-    another int or a list are clts device indices (``clts devices``); ``device=`` wins.
-    ``one``: a list's first device."""
-    if device is not None:
-        return device[0] if one and isinstance(device, list) else device
-    if isinstance(device_id, (list, tuple)):
-        return device_id[0] if one else list(device_id)
-    return None if device_id == 0 else device_id
 
 
 def gpu_stump(T_A, m, T_B=None, ignore_trivial=True, device_id=0, normalize=True, p=2.0, k=1,
@@ -487,75 +430,65 @@ def aampdist_snippets(T, m, k, percentage=1.0, s=None, mpdist_percentage=0.05, m
                     device=device)
 
 
-def scrump(T_A, m, T_B=None, ignore_trivial=True, percentage=0.01, pre_scrump=False, s=None,
-           normalize=True, p=2.0, k=1, T_A_subseq_isconstant=None, T_B_subseq_isconstant=None,
-           *, device=None):
-    """stumpy.scrump, by :func:`clts.scrump` (stumpy's ``np.random`` order: seeded alike, each
-    ``update()`` gives stumpy's profile); ``normalize=False`` below percentage 1: p = 2."""
-    _no_isconstant(T_A_subseq_isconstant=T_A_subseq_isconstant,
-                   T_B_subseq_isconstant=T_B_subseq_isconstant)
-    B = _join(T_A, T_B, ignore_trivial)[1]
-    return _mp.scrump(T_A, m, B, percentage=percentage, pre_scrump=pre_scrump, s=s,
-                      k=_check_k(k), normalize=normalize, p=p, device=device)
+def atsc(IL, IR, j):
+    """stumpy.atsc: the anchored time-series chain from window ``j``, by :func:`clts.atsc`
+    (``IL`` / ``IR``: ``mp[:, 2]`` / ``mp[:, 3]`` or ``mp.left_I_`` / ``mp.right_I_``)."""
+    return _mp.atsc((IL, IR), j)
 
 
-def scraamp(T_A, m, T_B=None, ignore_trivial=True, percentage=0.01, pre_scraamp=False, s=None,
-            p=2.0, k=1, *, device=None):
-    """stumpy.scraamp: :func:`scrump` with plain distances."""
-    return scrump(T_A, m, T_B, ignore_trivial, percentage, pre_scraamp, s, False, p, k,
-                  device=device)
+def allc(IL, IR):
+    """stumpy.allc: ``(S, C)``, the all-chain set and the longest chain, by :func:`clts.allc`;
+    ``S`` in stumpy's order (the iteration order of the Python set stumpy collects the chains
+    in, filled in the same order)."""
+    S, C = _mp.allc((IL, IR))
+    by_head = {int(s[0]): s for s in S}
+    flat = np.concatenate(S).tolist() if S else []
+    tuples, a = [], 0
+    for s in S:                                  # stumpy's set, filled in the same order
+        tuples.append(tuple(flat[a:a + len(s)]))
+        a += len(s)
+    return [by_head[t[0]] for t in set(tuples)], C
 
 
-def prescrump(T_A, m, T_B=None, s=None, normalize=True, p=2.0, k=1, T_A_subseq_isconstant=None,
-              T_B_subseq_isconstant=None, *, device=None):
-    """stumpy.prescrump: ``(P, I)`` of preSCRIMP, by :func:`clts.prescrump`."""
-    _no_isconstant(T_A_subseq_isconstant=T_A_subseq_isconstant,
-                   T_B_subseq_isconstant=T_B_subseq_isconstant)
-    return _mp.prescrump(T_A, m, T_B, s=s, k=_check_k(k), normalize=normalize, p=p, device=device)
-
-
-def prescraamp(T_A, m, T_B=None, s=None, p=2.0, k=1, *, device=None):
-    """stumpy.prescraamp: :func:`prescrump` with plain Minkowski distances."""
-    return prescrump(T_A, m, T_B, s, False, p, k, device=device)
-
-
-def stimp(T, min_m=3, max_m=None, step=1, percentage=0.01, pre_scrump=True, normalize=True,
-          p=2.0, T_subseq_isconstant_func=None, *, device=None):
-    """stumpy.stimp (``update()``, ``PAN_``, ``M_``, ``P_``), by :func:`clts.stimp`."""
+def floss(mp, T, m, L, excl_factor=5, n_iter=1000, n_samples=1000, custom_iac=None,
+          normalize=True, p=2.0, T_subseq_isconstant_func=None, *, device=None):
+    """stumpy.floss: streaming semantic segmentation (``update(t)``, ``cac_1d_``, ``P_``,
+    ``I_``, ``T_``), by :func:`clts.floss` from ``mp``'s right index (``mp[:, 3]``), with
+    stumpy's idealised arc curve when no ``custom_iac`` is given (a seeded beta fit of
+    ``n_iter`` resamplings: needs scipy); :func:`clts.floss`'s own default is the exact closed
+    form."""
     _no_isconstant(T_subseq_isconstant_func=T_subseq_isconstant_func)
-    return _mp.stimp(T, min_m, max_m, step, percentage=percentage, pre_scrump=pre_scrump,
-                     normalize=normalize, p=p, device=device)
+    return _mp.floss(T, m, L, mp=mp, excl_factor=excl_factor, custom_iac=custom_iac,
+                     iac="stumpy", n_iter=n_iter, n_samples=n_samples, normalize=normalize,
+                     p=p, device=device)
 
 
-def aamp_stimp(T, min_m=3, max_m=None, step=1, percentage=0.01, pre_scraamp=True, p=2.0, *,
-               device=None):
-    """stumpy.aamp_stimp: :func:`stimp` with plain Minkowski distances."""
-    return stimp(T, min_m, max_m, step, percentage, pre_scraamp, False, p, device=device)
+def mmotifs(T, P, I, min_neighbors=1, max_distance=None, cutoffs=None, max_matches=10,
+            max_motifs=1, atol=1e-8, k=None, include=None, normalize=True, p=2.0,
+            T_subseq_isconstant=None, *, device=None):
+    """stumpy.mmotifs: multi-dimensional motifs from :func:`mstump`'s ``P``, ``I``, by
+    :func:`clts.mmotifs`.
+
+    Returns
+    -------
+    motif_distances : numpy.ndarray, float64, (motifs, matches), NaN-padded
+    motif_indices : numpy.ndarray, int64, (motifs, matches), -1-padded
+    motif_subspaces : list of numpy.ndarray
+    motif_mdls : list of numpy.ndarray
+    """
+    _no_isconstant(T_subseq_isconstant=T_subseq_isconstant)
+    found = _mp.mmotifs(T, P, I, min_neighbors, max_distance, cutoffs, max_matches,
+                        max_motifs, atol, k, include, normalize, p, device=device)
+    return (_jagged([f["distances"] for f in found], np.nan, np.float64),
+            _jagged([f["indices"] for f in found], -1, np.int64),
+            [f["subspace"] for f in found], [f["mdl"] for f in found])
 
 
-def gpu_stimp(T, min_m=3, max_m=None, step=1, device_id=0, normalize=True, p=2.0,
-              T_subseq_isconstant_func=None, *, device=None):
-    """stumpy.gpu_stimp: :func:`stimp` at ``percentage=1`` (``device_id`` as :func:`gpu_mpdist`)."""
-    dev = _gpu_device(device_id, device, one=True)
-    return stimp(T, min_m, max_m, step, 1.0, False, normalize, p, T_subseq_isconstant_func,
-                 device=dev)
-
-
-def gpu_aamp_stimp(T, min_m=3, max_m=None, step=1, device_id=0, p=2.0, *, device=None):
-    """stumpy.gpu_aamp_stimp: :func:`gpu_stimp` with plain Minkowski distances."""
-    return gpu_stimp(T, min_m, max_m, step, device_id, False, p, device=device)
-
-
-def stimped(client, T, min_m=3, max_m=None, step=1, normalize=True, p=2.0,
-            T_subseq_isconstant_func=None, *, device=None):
-    """stumpy.stimped: :func:`stimp` at ``percentage=1``; ``client`` (dask / ray): unused."""
-    return stimp(T, min_m, max_m, step, 1.0, False, normalize, p, T_subseq_isconstant_func,
-                 device=device)
-
-
-def aamp_stimped(client, T, min_m=3, max_m=None, step=1, p=2.0, *, device=None):
-    """stumpy.aamp_stimped: :func:`stimped` with plain Minkowski distances."""
-    return stimped(client, T, min_m, max_m, step, False, p, device=device)
+def aamp_mmotifs(T, P, I, min_neighbors=1, max_distance=None, cutoffs=None, max_matches=10,
+                 max_motifs=1, atol=1e-8, k=None, include=None, p=2.0, *, device=None):
+    """stumpy.aamp_mmotifs: :func:`mmotifs` with plain Minkowski distances."""
+    return mmotifs(T, P, I, min_neighbors, max_distance, cutoffs, max_matches, max_motifs,
+                   atol, k, include, False, p, device=device)
 
 
 def _absent(name, what, instead):
@@ -573,13 +506,6 @@ _ABSENT = {
                         "use aamp_ostinato"),
     "mpdisted": ("the distributed MPdist", "use mpdist (batched on one device)"),
     "aampdisted": ("the distributed non-normalised MPdist", "use aampdist"),
-    "floss": ("streaming semantic segmentation",
-              "recompute fluss on the stumpi profile (stumpi's I_) after updates"),
-    "mmotifs": ("multi-dimensional motifs", "use mstump with mdl / subspace"),
-    "aamp_mmotifs": ("non-normalised multi-dimensional motifs",
-                     "use maamp with maamp_mdl / maamp_subspace"),
-    "allc": ("all-chain set of time-series chains", "no clts equivalent yet"),
-    "atsc": ("anchored time-series chains", "no clts equivalent yet"),
     "stumped": ("the dask / ray distributed matrix profile",
                 "use stump(..., device=[...]) for several devices, or clts.distributed"),
     "aamped": ("the distributed non-normalised matrix profile", "use aamp"),
@@ -595,6 +521,5 @@ __all__ = ["mparray", "stump", "gpu_stump", "aamp", "gpu_aamp", "mstump", "maamp
            "maamp_mdl", "subspace", "maamp_subspace", "mass", "match", "aamp_match", "motifs",
            "aamp_motifs", "fluss", "stumpi", "aampi", "stumpy_iac", "mpdist", "aampdist",
            "gpu_mpdist", "gpu_aampdist", "ostinato", "aamp_ostinato",
-           "gpu_ostinato", "gpu_aamp_ostinato", "snippets", "aampdist_snippets", "scrump",
-           "scraamp", "prescrump", "prescraamp", "stimp", "aamp_stimp", "gpu_stimp",
-           "gpu_aamp_stimp", "stimped", "aamp_stimped"] + sorted(_ABSENT)
+           "gpu_ostinato", "gpu_aamp_ostinato", "snippets", "aampdist_snippets", "atsc", "allc",
+           "floss", "mmotifs", "aamp_mmotifs"] + ANYTIME + sorted(_ABSENT)

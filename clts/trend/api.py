@@ -300,7 +300,7 @@ def trend_test(y, *, variant="original", period=None, alpha=0.05, lag=None, conf
         keep = []
         if variant in multi.VARIANTS:
             out, plan = multi_device.run(dev, y2, variant, P, alpha, conf_level, C, plan_overrides,
-                                         keep)
+                                         keep, _run_device)
         else:
             out = _run_device(dev, plan, y2, variant, alpha, lag, conf_level, keep)
         out = {k: out[k].reshape(shape) for k in FIELDS}

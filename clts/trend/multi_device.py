@@ -56,11 +56,11 @@ def device_input_multi(y, dev, variant, time_axis):
     return device_rows(rows, 0, rows.shape[0]), shape
 
 
-def run(dev, y2, variant, P, alpha, conf_level, C, plan_overrides, keep):
+def run(dev, y2, variant, P, alpha, conf_level, C, plan_overrides, keep, run_device):
     """Every field (device arrays [B]) of ``variant`` on the rows ``y2`` ([B, N] or, multi-
-    variable, [B, C * N]); returns (fields, plan)."""
+    variable, [B, C * N]); returns (fields, plan). ``run_device``: the trend test's own device
+    run of plain rows (api._run_device), passed in to keep the modules' imports one way."""
     import pyopencl.array as cla
-    from .api import _run_device
     q = dev.queue
     dt = y2.dtype
     stat = np.dtype(np.float64 if dev.fp64 else np.float32)
@@ -74,7 +74,7 @@ def run(dev, y2, variant, P, alpha, conf_level, C, plan_overrides, keep):
 
     def core(rows, period, slopes=True):
         plan = make_plan(dev, Problem(rows.shape[1], period), **plan_overrides)
-        return _run_device(dev, plan, rows, "original", alpha, None, conf_level, keep,
+        return run_device(dev, plan, rows, "original", alpha, None, conf_level, keep,
                            slopes), plan
 
     def interleaved():

@@ -42,6 +42,10 @@ np.random.seed(17); s = stumpy.stimp(TN, 8, 20, 4, percentage=0.2)
 for u in range(3):
     s.update()
 o["panN_P"] = np.concatenate(s.P_)
+np.random.seed(18); s = stumpy.aamp_stimp(T, 8, 20, 4, percentage=0.25)
+for u in range(3):
+    s.update()
+o["apan_P"] = np.concatenate(s.P_)
 s = stumpy.gpu_stimp if False else stumpy.stimp(T, 8, 20, 4, percentage=1.0)
 for u in range(4):
     s.update()
@@ -143,6 +147,13 @@ def test_stimp_as_stumpy(device, ref):
     for _ in range(3):
         s.update()
     got, want = np.concatenate(s.P_), o["panN_P"]
+    np.testing.assert_array_equal(np.isinf(got), np.isinf(want))
+    np.testing.assert_allclose(got[np.isfinite(want)], want[np.isfinite(want)], atol=1e-8)
+    np.random.seed(18)
+    a = cs.aamp_stimp(inp["T"], 8, 20, 4, percentage=0.25, device=device)
+    for _ in range(3):
+        a.update()
+    got, want = np.concatenate(a.P_), o["apan_P"]
     np.testing.assert_array_equal(np.isinf(got), np.isinf(want))
     np.testing.assert_allclose(got[np.isfinite(want)], want[np.isfinite(want)], atol=1e-8)
     g = cs.gpu_stimp(inp["T"], 8, 20, 4, device=device)

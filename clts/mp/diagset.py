@@ -12,6 +12,7 @@ import numpy as np
 from ..runtime import get_device, launch, round_up
 from ..runtime.memory import fill, scratch, upload_scratch
 from . import flags
+from .api import _series as _api_series, check_arguments
 from .exact import _pair_dist
 from .join import Join
 from .plan import Problem, make_plan
@@ -36,26 +37,15 @@ def _fold_items(lA, k):
 
 
 def _series(T, name):
-    a = np.asarray(T)
-    if a.dtype.kind not in "fiub":
-        raise TypeError(f"{name} must be a real-valued 1-D array, got dtype {a.dtype}")
-    a = a.astype(np.float64)
-    if a.ndim != 1:
-        raise ValueError(f"{name} must be 1-D, got shape {a.shape}")
-    return a
+    """A host series as float64 (``matrix_profile``'s rules); device arrays are refused."""
+    from ..runtime.arrays import is_device_array
+    if is_device_array(T):
+        raise TypeError(f"{name} must be a numpy array (array_like) here, got a device array")
+    return _api_series(T, name)
 
 
 def _check(T_A, m, T_B, k, percentage, s):
-    if isinstance(m, bool) or not isinstance(m, (int, np.integer)):
-        raise TypeError(f"m must be an int, got {type(m).__name__}")
-    m = int(m)
-    if m < 3:
-        raise ValueError(f"m must be >= 3, got {m}")
-    for name, t in (("T_A", T_A), ("T_B", T_B)):
-        if t is not None and len(t) < m:
-            raise ValueError(f"{name} has {len(t)} values, fewer than m={m}")
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ValueError(f"k must be an int >= 1, got {k!r}")
+    m = check_arguments(T_A, m, T_B, k, None, "double")
     if not isinstance(percentage, (int, float, np.integer, np.floating)) \
             or not percentage > 0 or not math.isfinite(percentage):
         raise ValueError(f"percentage must be a number in (0, 1], got {percentage!r}")

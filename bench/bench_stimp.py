@@ -1,7 +1,8 @@
 """clts.stimp / clts.scrump against stumpy (numba JIT, its warm-up excluded) in the same run:
 the pan matrix profile of one random walk over many window lengths, at ``percentage`` 0.01
 (SCRIMP++ per length: preSCRIMP then 1 % of the diagonals) and 1.0 (exact profiles), and one
-scrump update. Prints a markdown table of seconds and the ratio stumpy / clts.
+scrump update. Writes bench/results/stimp-<device>.md: seconds and the ratio stumpy / clts
+(the best of one run each for stimp, of 3 for scrump; a shared host's load is in the header).
 
     python bench/bench_stimp.py [--n 10000] [--min-m 10] [--max-m 500] [--step 10]
                                 [--device pocl] [--percentages 0.01,1.0]
@@ -9,9 +10,15 @@ scrump update. Prints a markdown table of seconds and the ratio stumpy / clts.
 from __future__ import annotations
 
 import argparse
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from common import write_result  # noqa: E402
 
 
 def _time(f, repeat=1):
@@ -70,11 +77,12 @@ def main():
             s.update()
         rows.append((f"scrump n={a.n}, m={m}, percentage=0.01, pre_scrump, one update",
                      _time(one_stumpy, 3), _time(one_clts, 3)))
-    print(f"device: {dev}\n")
-    print("| case | stumpy s | clts s | stumpy / clts |\n|---|---|---|---|")
-    for name, ts, tc in rows:
-        print(f"| {name} | {ts:.3f} | {tc:.3f} | {ts / tc:.2f} |")
-
+    out = [{"case": name, "stumpy s": ts, "clts s": tc, "x stumpy": ts / tc}
+           for name, ts, tc in rows]
+    notes = ("stumpy 1.14 with numba's JIT (compiled before the timing), clts with its kernels "
+             "built before the timing; the same series, window lengths and percentage.\n")
+    print(write_result("stimp", dev, "Pan matrix profile and anytime profile against stumpy",
+                       out, notes).read_text())
 
 if __name__ == "__main__":
     main()

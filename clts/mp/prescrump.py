@@ -22,6 +22,13 @@ def _topk_candidates(l, k, rows, dist, idx):
     rows, dist, idx = rows[ok], dist[ok], idx[ok]
     if len(rows) == 0:
         return P, I
+    if k == 1:      # the first of each row in (distance, index) order: one sort
+        o = np.lexsort((idx, dist, rows))
+        r = rows[o]
+        first = o[np.concatenate([[True], r[1:] != r[:-1]])]
+        P[rows[first], 0] = dist[first]
+        I[rows[first], 0] = idx[first]
+        return P, I
     o = np.lexsort((idx, dist, rows))
     rows, dist, idx = rows[o], dist[o], idx[o]
     # one entry per (row, neighbour): its best

@@ -27,6 +27,11 @@
         return "((V)(%s))" % x if lanes == 1 else "convert_%s%d(%s)" % (real, lanes, x)
     ETOL = "1e-30" if ereal == "double" else "1e-13f"
     ETOL1 = "1e-17" if ereal == "double" else "1e-8f"
+    QP = context.get("q", 0)        # per-pixel regressors: the last QP of the K columns
+    KS = K - QP
+    def XPE(t, a):      # the design's per-pixel column a at date t, as EV
+        off = "((long)(%s) * %d + %d) * Mp + p0" % (t, QP, a - KS)
+        return "(EV)XP[%s]" % off if lanes == 1 else "load_xpe(XP, %s)" % off
 %>
 <%def name="r_basis(src, conv, reset=True)">
     // A' G A into qa (full), A the change to R's basis: R's column j = ra[j] + rb[j] (column j),
@@ -137,9 +142,24 @@
 <%def name="re_start()">
     typedef ${EVT} EV;
     // R's columns ra[j] + rb[j] (column j), the design matrix in ereal; the K x K work arrays
+% if QP:
+    // per pixel: the columns' centres and scales (R's basis for them) after the q columns
+    EV ra[${K}], rb[${K}];
+%   for a in range(K):
+%     if a < KS:
+    ra[${a}] = (EV)bounds_t[${a}];
+    rb[${a}] = (EV)bounds_t[${KS + a}];
+%     else:
+    ra[${a}] = ${XPE("Nt", a)};
+    rb[${a}] = ${XPE("Nt", a + QP)};
+%     endif
+%   endfor
+    __global const ${ereal}* Xe = bounds_t + ${2 * KS};
+% else:
     __global const ${ereal}* ra = bounds_t;
     __global const ${ereal}* rb = bounds_t + ${K};
     __global const ${ereal}* Xe = bounds_t + ${2 * K};
+% endif
     EV qa[${K * K}], ev[${K * K}];
 % if process == "me":
     EV tq[${K * K}];            // ME: the warm start's product
@@ -185,7 +205,14 @@ ${jacobi()}
         // RE: the fit on every valid value so far, b_k - b_hist = G_k^-1 X'r, in R's basis,
         // times root(G_hist); the functional, scaled as R's k / (sigma^2 n)
         {
+% if QP:
+            EV xe[${K}];
+%   for a in range(K):
+            xe[${a}] = ${"(EV)Xe[t * %d + %d]" % (KS, a) if a < KS else XPE("t", a)};
+%   endfor
+% else:
             __global const ${ereal}* xe = Xe + t * ${K};
+% endif
             const EV oke = ${TOE("okv")};
             EV pe = bte0 * xe[0];
 % for a in range(1, K):
@@ -238,7 +265,14 @@ ${chol_solve("gk", "u")}
                 for (int i = t; i >= ${"hs[%d]" % l if history == "ROC" else "0"} && cnt < h[${l}]; --i) {
                     const real yi = load_y1(y, (long)i * Mp + p0 + ${l}, nodata);
                     if (isnan(yi)) continue;
+%   if QP:
+                    ${ereal} xi[${K}];
+%     for a in range(K):
+                    xi[${a}] = ${"Xe[i * %d + %d]" % (KS, a) if a < KS else "XP[((long)i * %d + %d) * Mp + p0 + %d]" % (QP, a - KS, l)};
+%     endfor
+%   else:
                     __global const ${ereal}* xi = Xe + i * ${K};
+%   endif
                     ${ereal} ri = bte0${L(l)} * xi[0];
 %   for a in range(1, K):
                     ri = mad(bte${a}${L(l)}, xi[${a}], ri);
@@ -339,10 +373,14 @@ ${jacobi()}
 % endfor
 <%def name="step(mon)">
         const V yv = load_y(y, (long)t * Mp + p0, nodata);
-        __global const real* xt = X + t * ${K};
+        __global const real* xt = X + t * ${K - QP};
         V pred = bt0 * xt[0];
 % for a in range(1, K):
+%   if a < K - QP:
         pred = mad(bt${a}, (V)xt[${a}], pred);
+%   else:
+        pred = mad(bt${a}, load_xp(XP, ((long)t * ${QP} + ${a - K + QP}) * Mp + p0), pred);
+%   endif
 % endfor
         const V r = (yv - pred) * inv_s;
         const V isv = SEL((V)1, (V)0, isnan(yv));

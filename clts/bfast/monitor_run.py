@@ -179,6 +179,9 @@ def programs(dev, plan, tpl, dtype, starts_given):
     gp = rows_group(K, plan.wg) if rows else 0
     # R's boundary tabulated once per call by bfast_bounds (GPUs: registers of the sweep)
     bt = int(plan.version == "multi" and plan.bounds == "table" and tpl["convention"] == "r")
+    LS = state_group(dev, plan, tpl)    # RE / ME on GPUs: their K x K arrays in local memory
+    if LS:
+        params["LS"] = LS
     specs = [("bfast/fused.cl.mako", dict(params, BT=0)) if plan.version == "fused" else
              ("bfast/multi.cl.mako", dict(params, GP=gp, BT=bt, SG=plan.subgroup))]
     roc = tpl["history"] == "ROC" and not starts_given     # else the starts are given
@@ -197,7 +200,27 @@ def programs(dev, plan, tpl, dtype, starts_given):
     if roc:
         prg_roc = build_program(dev, *specs[1])
     return SimpleNamespace(prg=prg, prg_roc=prg_roc, roc=roc, roc_dtype=roc_dtype, gp=gp,
-                           roc_gp=roc_gp, bt=bt, K=K, nN=(np.int32(tpl["n"]), np.int32(tpl["N"])))
+                           roc_gp=roc_gp, bt=bt, K=K, nN=(np.int32(tpl["n"]), np.int32(tpl["N"])),
+                           swg=LS or plan.wg)
+
+
+def state_group(dev, plan, tpl):
+    """The sweep's work-group when RE / ME keep their K x K work arrays (the root's matrix and
+    eigenvectors, ME's product: 2 or 3 K^2 values of the estimates' precision) in local memory,
+    0 when they keep them in private arrays. Local memory on the GPU layout (``matrix="rows"``):
+    in private arrays the GPU compilers spill them (K = 8 in double: 1-2 KB of scratch a
+    work-item on sm_80 and gfx908); the group is the plan's ``wg`` halved until the arrays fit
+    the device's local memory. The CPUs keep the private arrays (their sources unchanged)."""
+    if plan.matrix != "rows" or tpl["process"] not in ("re", "me"):
+        return 0
+    from ..runtime.plans import local_memory_budget
+    K = tpl["K"]
+    per = (2 if tpl["process"] == "re" else 3) * (K * K + 1) * \
+        (8 if tpl["ereal"] == "double" else 4)
+    g = max(1, int(plan.wg))
+    while g > 1 and g * per > local_memory_budget(dev):
+        g //= 2
+    return g
 
 
 def bounds_table(dev, plan, kp, n, N, dtype, crit, btab):
@@ -234,17 +257,17 @@ def launch_chunk(dev, plan, kp, yd, m, mp, Xd, Bd, Xroc, hsd, tail, det, scratch
     if kp.bt:
         tail.append(btab)
     tail += list(det) + list(kp.nN)
-    gsize = round_up(-(-m // W), plan.wg)
+    gsize = round_up(-(-m // W), kp.swg)
     prg = kp.prg
     if plan.version == "fused":
-        return launch(dev, prg.kernel("bfast_fused"), gsize, plan.wg, *rargs, dtype.type(crit),
+        return launch(dev, prg.kernel("bfast_fused"), gsize, kp.swg, *rargs, dtype.type(crit),
                       dtype.type(hfrac), Bd, scratch, *tail)
     gp = kp.gp
     hs_args = [hsd] if hsd is not None else []
-    gg = (-(-m // gp) * gp * K, gp * K) if gp else (gsize, plan.wg)
+    gg = (-(-m // gp) * gp * K, gp * K) if gp else (round_up(-(-m // W), plan.wg), plan.wg)
     launch(dev, prg.kernel("bfast_gram"), *gg, *rargs, gd, *hs_args, *kp.nN)
     launch(dev, prg.kernel("bfast_invert"), (2 * K * m, K), (2 * K, K), gd, Mi, betad)
-    return launch(dev, prg.kernel("bfast_sweep"), gsize, plan.wg, *rargs, dtype.type(crit),
+    return launch(dev, prg.kernel("bfast_sweep"), gsize, kp.swg, *rargs, dtype.type(crit),
                   dtype.type(hfrac), Bd, scratch, betad, gd, *tail)
 
 

@@ -55,6 +55,9 @@
     }
     const V cnt = (V)cnti;
 </%def>\
+% if context.get("LS", 0):
+__attribute__((reqd_work_group_size(${context.get("LS")}, 1, 1)))
+% endif
 __kernel void bfast_fused(__global const in_t* restrict y, const int Mp, const int Mreal,
                           __global const real* restrict X, ${XPA}const real nodata, const real crit,
                           const real hfrac, __global const ${ereal}* restrict bounds_t,

@@ -182,6 +182,9 @@ __kernel void bfast_bounds(const real crit, __global real* restrict btab, const 
 
 % endif
 ${sg.reqd(SG)}\
+% if context.get("LS", 0):
+__attribute__((reqd_work_group_size(${context.get("LS")}, 1, 1)))
+% endif
 __kernel void bfast_sweep(__global const in_t* restrict y, const int Mp, const int Mreal,
                           __global const real* restrict X, ${XPA}const real nodata, const real crit,
                           const real hfrac, __global const ${ereal}* restrict bounds_t,

@@ -82,13 +82,16 @@ def test_degenerate_pixels(device):
     xp[t < 2007, 3] = np.nan            # no history value left
     y[t >= 2008, 4] += 2.0
     r = clts.bfast_monitor(y, t, 2007.0, k=1, freq=1.0, regressors=xp[..., None],
-                           device=device, progress=False)
+                           device=device, progress=False, detailed=True)
     assert r.status.tolist() == [0, 2, 2, 1, 0, 0]
     assert r.breaks[1] == r.breaks[2] == r.breaks[3] == -2
     shared = clts.bfast_monitor(y[:, [0, 4, 5]], t, 2007.0, k=1, freq=1.0, regressors=x,
-                                device=device, progress=False)
+                                device=device, progress=False, detailed=True)
     np.testing.assert_array_equal(r.breaks[[0, 4, 5]], shared.breaks)
     np.testing.assert_allclose(r.magnitudes[[0, 4, 5]], shared.magnitudes, rtol=1e-4)
+    # the coefficients in the covariate's own units (unscaled per pixel on the host)
+    np.testing.assert_allclose(r.coef[:, [0, 4, 5]], shared.coef, rtol=1e-6, atol=1e-9)
+    assert np.isnan(r.coef[:, 1]).all()
     assert r.breaks[4] >= 0
 
 

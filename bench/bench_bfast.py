@@ -189,7 +189,7 @@ def main():
             rng = np.random.default_rng(1)
             regs = {None: None, "none": None,
                     "shared": rng.standard_normal(N).cumsum() if "shared" in covs else None,
-                    "pixel": (rng.standard_normal((N, M), np.float32).cumsum(0)
+                    "pixel": (rng.standard_normal((N, M, 1), np.float32).cumsum(0)
                               if "pixel" in covs else None)}
 
             def call(ty, version, cov=None):

@@ -115,6 +115,10 @@ def test_layouts_and_forms(device):
     np.testing.assert_array_equal(a.breaks, b.breaks)
     np.testing.assert_allclose(a.magnitudes, b.magnitudes, rtol=1e-6)
     assert a.breaks[0, 1] >= 0 and a.diagnostics["n_coef"] == 6
+    # a 2-D array shaped like y is [dates, q] (17 shared covariates: too many), with the hint
+    with pytest.raises(ValueError, match=r"x\[\.\.\., None\]"):
+        clts.bfast_monitor(np.zeros((N, 17)), t, 2005.5, k=1, freq=1.0,
+                           regressors=np.zeros((N, 17)))
     import pyopencl.array as cla
     yd = cla.to_device(device.queue, np.ascontiguousarray(y, np.float32))
     with pytest.raises(TypeError, match="host cube"):

@@ -15,6 +15,7 @@ from .runtime import Device, get_device
 from .runtime.arrays import to_numpy   # device results (pyopencl arrays) to numpy, one way
 from .mp import MatrixProfileResult, discords, matrix_profile, motifs
 from .mp import mpdist, mpdist_vect, ostinato, snippets  # batched: MPdist, consensus motif, snippets
+from .mp import allc, atsc, floss, mmotifs  # chains, streaming segmentation, m-d motifs
 from .mp import aamp, fluss, mass, match, mdl, mstump, stumpi, subspace  # p-norms, search, segmentation, streaming, multi-dim
 from .stl import STLResult, stl, stl_hastl   # clts.stl: the function (the package by full path)
 from .stl import MSTLResult, mstl
@@ -48,6 +49,7 @@ def _serialise_public():
     type(matrix_profile).__call__ = _serialised(type(matrix_profile).__call__)
     for name in ("motifs", "discords", "aamp", "fluss", "mass", "match", "mdl", "mpdist",
                  "mpdist_vect", "ostinato", "snippets",
+                 "mmotifs",
                  "mstump", "subspace", "stl", "stl_hastl", "mstl", "mann_kendall",
                  "sen_slope", "trend_test", "bfast_breaks", "bfast_monitor", "bfast01",
                  "bfast_decompose",
@@ -84,6 +86,7 @@ __all__ = ["CltsError", "DeviceError", "KernelBuildError", "ProfileError", "Devi
            "MatrixProfileResult", "stl", "stl_hastl", "STLResult",
            "mass", "match", "fluss", "stumpi", "aamp", "mstump", "mdl", "subspace",
            "mpdist", "mpdist_vect", "ostinato", "snippets",
+           "allc", "atsc", "floss", "mmotifs",
            "bfast_monitor", "BfastResult", "bfast_breaks", "BreaksResult", "bfastts",
            "RegularSeries", "bfast01", "Bfast01Result", "bfast_decompose", "DecomposeResult",
            "mstl", "MSTLResult", "mann_kendall", "sen_slope", "trend_test", "TrendResult",

@@ -164,7 +164,7 @@ def bfast01(da, *, dim: str = "time", device=None, **kwargs):
     ds["break_date"].attrs = {"long_name": "date of the last value before the best single "
                                            "break (whatever the decision)"}
     ds["status"].attrs = {"long_name": "0 ok, 1 too few values for trim, 2 trim > n / 2, "
-                                       "3 non-finite, 4 rank-deficient"}
+                                       "3 non-finite, 4 rank-deficient, 5 exact fit"}
     return ds
 
 

@@ -6,6 +6,7 @@ the classification flags, p-values and rates. Tolerances: R's RSS / BIC / coeffi
 to 1e-6 relative (its lm fits), its p-values to 1e-5 relative (1e-94 included)."""
 from __future__ import annotations
 
+import importlib
 import math
 from pathlib import Path
 
@@ -103,14 +104,83 @@ def test_statuses_and_shapes(device):
     y[5, 1, 1] = np.inf
     r = clts.bfast01(np.asfortranarray(y), t, freq=1, device=device, progress=False)
     assert r.breaks.shape == (2, 3) and r.coef1.shape == (2, 8, 2, 3)
-    assert r.status.tolist() == [[0, 0, 1], [2, 3, 0]]
+    assert r.status.tolist() == [[0, 5, 1], [2, 3, 0]] and r.diagnostics["exact_fit"] == 1
     assert r.breaks[0, 0] == 1 and r.break_date[0, 0] == pytest.approx(t[59])
     assert r.breaks[0, 1] == 0 and np.isnan(r.mosum[0, 1])
     assert (r.breaks[[0, 1, 1], [2, 0, 1]] == -1).all()
     assert (r.flag_type[[0, 1, 1], [2, 0, 1]] == -1).all()
+    assert r.flag_type[0, 1] == -1 and r.flag_significance[0, 1] == -1   # flat, exact
     assert np.isnan(r.coef0[:, 1, 0]).all()
     c = clts.bfast01(y[:, 0, 0], t, freq=1, device=device, progress=False)
     assert c.breaks.shape == () and int(c.breakpoint) == r.breakpoint[0, 0]
+
+
+def _exact_cube():
+    """Pixels fitted exactly by the chosen model (a gapped constant, a season, a trend, a
+    noise-free step in level) beside a noisy break and a noisy half before a constant one."""
+    rng = np.random.default_rng(12)
+    t = 2000 + np.arange(120) / 23
+    season = 0.1 * np.sin(2 * np.pi * t)
+    y = np.empty((120, 6))
+    y[:, 0] = 0.5 + season + 0.01 * rng.normal(size=120) + 0.2 * (t > t[70])
+    y[:, 1] = 0.7
+    y[::7, 1] = np.nan
+    y[:, 2] = 0.5 + season
+    y[:, 3] = 0.3 + 0.02 * (t - 2000)
+    y[:, 4] = 0.4 + season + 0.2 * (t > t[59])
+    y[:, 5] = 0.6 + 0.05 * rng.normal(size=120) * (t <= t[59])
+    return t, y
+
+
+def test_exact_fits(device, monkeypatch):
+    """An exact fit is status 5 with flags that no layout changes: rounding-level slopes and
+    jumps read as 0, a flat segment untested (-1 flags, 0 %); one pixel at a time, a Fortran
+    cube, the pixels reversed, host blocks of 2 pixels with device chunks of one block: the
+    same decisions, breaks and flags."""
+    t, y = _exact_cube()
+    kw = dict(freq=1, pct_stable=0.5, device=device, progress=False)
+    r = clts.bfast01(y, t, **kw)
+    assert r.status.tolist() == [0, 5, 5, 5, 5, 0] and r.diagnostics["exact_fit"] == 4
+    assert r.breaks.tolist()[1:5] == [0, 0, 0, 1] and r.breakpoint[4] == 59
+    assert r.flag_type.tolist()[1:5] == [-1, -1, 1, -1]      # flat, flat, up, flat steps
+    assert r.flag_significance.tolist()[1:5] == [-1, -1, 0, -1]
+    assert r.flag_pct_stable.tolist()[1:5] == [3, 3, 0, 3]
+    assert (r.pct_segment1[[1, 2]] == 0).all() and r.pct_segment2[4] == 0
+    assert np.isnan(r.p_segment1[[1, 2]]).all() and np.isnan(r.mosum[1:4]).all()
+    assert r.magnitude[4] == pytest.approx(0.2, rel=1e-9)
+    fields = ("breaks", "breakpoint", "status", "flag_type", "flag_significance",
+              "flag_pct_stable", "pct_segment1", "pct_segment2")
+    alone = [clts.bfast01(y[:, p], t, **kw) for p in range(6)]
+    cube = clts.bfast01(np.asfortranarray(y.reshape(120, 2, 3)), t, **kw)
+    rev = clts.bfast01(y[:, ::-1], t, **kw)
+    monkeypatch.setattr(importlib.import_module("clts.bfast.bfast01"), "BLOCK", 2)
+    small = clts.bfast01(y, t, chunk_bytes=1, **kw)
+    for f in fields:
+        want = np.asarray(getattr(r, f))
+        got = {"alone": np.array([getattr(a, f) for a in alone]),
+               "cube": np.asarray(getattr(cube, f)).reshape(6),
+               "reversed": np.asarray(getattr(rev, f))[::-1], "blocks": getattr(small, f)}
+        for name, g in got.items():
+            if f.startswith("pct"):     # rounding of the noisy pixels' rates aside
+                np.testing.assert_allclose(g, want, rtol=1e-9, atol=0, err_msg=f"{f} {name}")
+            else:
+                np.testing.assert_array_equal(g, want, err_msg=f"{f} {name}")
+
+
+@pytest.mark.oclgrind
+def test_tiny(device):
+    """Three gapped pixels of 40 dates (Oclgrind's size): a constant one (exact fit), a step
+    and a season with noise; breaks=1's kernels, the classification."""
+    rng = np.random.default_rng(13)
+    t = 2000 + np.arange(40) / 12
+    y = 0.5 + 0.1 * np.sin(2 * np.pi * t)[:, None] + 0.01 * rng.normal(size=(40, 3))
+    y[:, 0] = 0.7
+    y[20:, 1] += 0.3
+    y[rng.random((40, 3)) < 0.1] = np.nan
+    r = clts.bfast01(y, t, freq=1, order=1, trim=8, test="BIC", device=device,
+                     progress=False, lanes=1, interleave=4, wg=4, dp_wg=2)
+    assert r.status.tolist() == [5, 0, 0] and r.breaks.tolist() == [0, 1, 0]
+    assert r.flag_type[0] == -1 and r.break_date[1] == pytest.approx(t[19])
 
 
 def test_regressors_and_dates(device):

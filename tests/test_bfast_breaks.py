@@ -495,6 +495,7 @@ def test_scan_plan_per_device(device):
 @pytest.mark.oclgrind
 def test_split_tiny(device):
     t, y = _cube(11, M=3, N=24, nan=0.2, shifts=1)
+    y[:8, 1] = np.nan                   # a later first value than its vector neighbour's
     kw = dict(freq=1.0, order=1, h=6, breaks=1, device=device, magnitudes=False,
               progress=False)
     a = clts.bfast_breaks(y, t, lanes=1, interleave=4, wg=4, dp_wg=2, **kw)
@@ -504,6 +505,36 @@ def test_split_tiny(device):
     c = clts.bfast_breaks(y, t, scan=1, lanes=1, interleave=4, wg=4, dp_wg=2, **kw)
     np.testing.assert_array_equal(a.rss, c.rss)
     np.testing.assert_array_equal(a.all_breakpoints, c.all_breakpoints)
+    # lanes of a vector whose first values differ: each entry has one writer (the first valid
+    # start's row or the backward sweep), the same bits as one pixel a work-item
+    d = clts.bfast_breaks(y, t, lanes=2, interleave=4, wg=2, dp_wg=2, **kw)
+    np.testing.assert_array_equal(a.rss, d.rss)
+    np.testing.assert_array_equal(a.all_breakpoints, d.all_breakpoints)
+
+
+def test_one_break_rss(device):
+    """breaks=1 computes of the RSS triangle only what the one-break programme reads (the first
+    valid start's row, one backward sweep for RSS(start .. last value)): against the whole
+    triangle (breaks=2's one-break row) on gapped pixels, the same breakpoints and 0-break RSS
+    bits, the 1-break RSS to rounding (summed backward); lanes 1 / 4, the split kernel and one
+    block a chunk give identical bits."""
+    _fp64(device)
+    t, y = _cube(5, M=13, N=100, nan=0.25, shifts=2)
+    y[:35, 4] = np.nan                       # late first value, early last value
+    y[-25:, 5] = np.nan
+    kw = dict(freq=1.0, order=1, h=15, device=device, magnitudes=False, progress=False)
+    full = clts.bfast_breaks(y, t, breaks=2, **kw)
+    one = clts.bfast_breaks(y, t, breaks=1, lanes=1, interleave=1, **kw)
+    ok = one.status == 0
+    assert ok.all() and (full.all_breakpoints[1] >= 0).all()      # two breaks fit: a triangle
+    np.testing.assert_array_equal(one.all_breakpoints[0], full.all_breakpoints[0])
+    np.testing.assert_array_equal(one.rss[0], full.rss[0])
+    np.testing.assert_allclose(one.rss[1], full.rss[1], rtol=1e-12)
+    for ex in (dict(lanes=4, interleave=8), dict(split=1, lanes=1, interleave=4),
+               dict(lanes=4, interleave=4, chunk_bytes=1)):
+        r = clts.bfast_breaks(y, t, breaks=1, **ex, **kw)
+        np.testing.assert_array_equal(r.rss, one.rss, err_msg=str(ex))
+        np.testing.assert_array_equal(r.all_breakpoints, one.all_breakpoints, err_msg=str(ex))
 
 
 def test_split_plan_per_device(device):

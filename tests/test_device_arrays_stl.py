@@ -201,8 +201,6 @@ def test_mstl_device_arrays(device, dtype):
         for p in ref.seasonal:
             assert same(n.seasonal[p], ref.seasonal[p]), (kw, p)
         assert n.diagnostics["n_failed"] == ref.diagnostics["n_failed"] == 1
-    with pytest.raises(TypeError, match="lmbda"):
-        clts.mstl(yd, (24, 168), lmbda=0.5, device=device)
 
 
 # ------------------------------------------------------------------ trend tests

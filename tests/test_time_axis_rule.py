@@ -130,7 +130,8 @@ def test_mstump_rows_are_dimensions(device):
 @pytest.mark.parametrize("name", ["stl", "mstl", "trend_test", "bfast_monitor", "bfast_breaks",
                                   "bfast_decompose",
                                   "matrix_profile", "aamp", "mass", "match", "mstump",
-                                  "subspace", "mdl", "mpdist", "ostinato", "snippets"])
+                                  "subspace", "mdl", "mpdist", "ostinato", "snippets",
+                                  "mmotifs"])
 def test_every_series_function_takes_time_axis(name):
     import inspect
     assert "time_axis" in inspect.signature(getattr(clts, name)).parameters

@@ -167,9 +167,13 @@ def test_bad_input(device):
     cla = pytest.importorskip("pyopencl.array")
     dev = clts.get_device(device) if hasattr(clts, "get_device") else None
     if dev is not None:
-        yd = cla.to_device(dev.queue, y)
-        with pytest.raises(ValueError, match="numpy"):
-            clts.trend_test(yd, variant="pre_whitening", device=device)
+        yd = cla.to_device(dev.queue, y)        # device arrays: the same refusals
+        with pytest.raises(ValueError, match="two variables"):
+            clts.trend_test(yd, variant="partial", device=device)
+        with pytest.raises(ValueError, match="dimension"):
+            clts.trend_test(yd[0], variant="multivariate", device=device)
+        with pytest.raises(ValueError, match="half"):
+            clts.trend_test(yd, variant="correlated_seasonal", period=16, device=device)
 
 
 @pytest.mark.parametrize("variant", list(SERIES_ANCHOR) + list(MULTI_ANCHOR))

@@ -3,7 +3,7 @@ Gieseke, Rosca, Henriksen, Verbesselt and Oancea, "Massively-Parallel Change Det
 Satellite Time Series Data with Missing Values" (ICDE 2020)."""
 from .api import BfastResult, bfast_monitor
 from .breaks_api import BreaksResult, bfast_breaks
-from .bfast01 import Bfast01Result, bfast01
+from .bfast01 import BFAST01_STATUS, Bfast01Result, bfast01
 from .decompose import DecomposeResult, bfast_decompose
 from .bfastts import RegularSeries, bfastts
 from .maps import break_maps
@@ -15,3 +15,4 @@ __all__ = ["bfast_monitor", "BfastResult", "Plan", "bfast_breaks", "BreaksResult
            "BreakpointsPlan", "bfastts", "RegularSeries", "break_maps", "bfast01",
            "Bfast01Result", "bfast_decompose", "DecomposeResult"]
 __all__ += ["decompose_maps", "bfast01_maps", "result_maps"]
+__all__ += ["BFAST01_STATUS"]

@@ -20,6 +20,16 @@ Per pixel (its valid values, n of them, K regressors of the model):
    the p-value of the F test of a slope of response - season on time (decimal years), the
    percent change of the trend component per year, the magnitude of the trend component at the
    break, and the typology (``"standard"``: types 1..8; ``"drylands"``: 0..6 with sub-types).
+
+Exact fits (status 5, ``BFAST01_STATUS``): where the chosen model's residual standard deviation
+is within ``ZERO_VARIANCE_ULPS`` rounding units of the pixel's largest |value| (a constant pixel,
+a noise-free trend or step), the fitted slopes, the jump at the break and the response's
+variation are rounding noise whose signs move with the batch's layout (the host fits' summation
+order). The classification then reads a slope or a jump whose effect over its segment is within
+that bound as 0 (no type rule holds: ``flag_type`` -1), a segment whose response less the
+season varies within it as untestable (p-value NaN: ``flag_significance`` -1) and the rate of a
+flat segment as 0 %. The bound is 1e-14 of the data's scale: a fitted slope of noisy data is
+never that small, so the rule changes no other pixel's flags.
 """
 from __future__ import annotations
 
@@ -29,6 +39,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .breakpoints import independent_columns, pixel_design
+from .breakpoints_reference import BP_STATUS
 from .breaks_api import _intervals, _original_shape, bfast_breaks, host_cube, masked_fit
 from .common import time_axis as _time_axis
 from .common import ZERO_VARIANCE_ULPS, trend_scaling
@@ -50,6 +61,8 @@ MOSUM_H = np.arange(1, 11) * 0.05
 MOSUM_P = np.array([0.1, 0.05, 0.025, 0.01])
 #: pixels a block of the host computations holds (memory: a few [N, block] float64 arrays)
 BLOCK = 4096
+#: ``Bfast01Result.status`` codes: ``clts.bfast_breaks``'s, and 5 for an exact fit
+BFAST01_STATUS = {**BP_STATUS, 5: "exact_fit"}
 
 
 @dataclass
@@ -83,8 +96,10 @@ class Bfast01Result:
         percent change per year (NaN for the second without a break); the trend component's
         jump at the break (NaN without one).
     nobs, status, trim : numpy.ndarray of int32
-        Valid values, ``clts.bfast_breaks``'s status (0 ok; 1 too few values for ``trim``;
-        2 ``trim`` > n / 2; 3 non-finite; 4 rank-deficient) and the minimal segment.
+        Valid values, the status (``BFAST01_STATUS``: ``clts.bfast_breaks``'s 0 ok; 1 too few
+        values for ``trim``; 2 ``trim`` > n / 2; 3 non-finite; 4 rank-deficient; and 5 an exact
+        fit: the chosen model fits the values to rounding, e.g. a constant pixel, analysed
+        with the flags of the module docstring) and the minimal segment.
     ci_lower, ci_upper : numpy.ndarray of int32 or None
         With ``confint=True``: date indices of the ends of the break's interval (-1: R's NA).
     """
@@ -205,6 +220,7 @@ def bfast01(y, dates=None, *, order=3, freq=365.0, trend=True, regressors=None, 
     cols = _columns(names, keep)
     out = {k: np.full(M, np.nan) for k in ("mosum", "mosum_p", "p1", "p2", "pct1", "pct2", "mag")}
     out.update({k: np.full(M, -1, np.int32) for k in ("type", "sig", "stable", "sub")})
+    out.update(exact0=np.zeros(M, bool), exact1=np.zeros(M, bool), tol=np.zeros(M))
     coef0 = np.full((M, K), np.nan)
     coef1 = np.full((2, M, K), np.nan)
     nh = np.floor(np.asarray(r.nobs, np.float64) * bandwidth).astype(np.int64)
@@ -225,6 +241,9 @@ def bfast01(y, dates=None, *, order=3, freq=365.0, trend=True, regressors=None, 
     combine = np.all if aggregate == "all" else np.any
     dec = combine(np.stack([decisions[n] for n in tests]), axis=0)
     breaks[ok] = dec[ok]
+    # the chosen model fits exactly (to rounding): status 5, classified with rounding-level
+    # slopes, jumps and variations read as 0 (module docstring)
+    status[ok & np.where(breaks == 1, out["exact1"], out["exact0"])] = 5
     if classify:
         for a in range(0, M, BLOCK):
             b = min(M, a + BLOCK)
@@ -267,7 +286,8 @@ def bfast01(y, dates=None, *, order=3, freq=365.0, trend=True, regressors=None, 
         res.pct_segment2 = per(out["pct2"], "pct_segment2")
         res.magnitude = per(out["mag"], "magnitude")
     res.diagnostics = dict(r.diagnostics, tests=list(tests), aggregate=aggregate,
-                           n_coef=K, breaks_found=int(np.sum(breaks == 1)))
+                           n_coef=K, breaks_found=int(np.sum(breaks == 1)),
+                           exact_fit=int(np.sum(status == 5)))
     return res
 
 
@@ -352,9 +372,12 @@ def _block(flat, X, bp, ok, nh, bandwidth, out, coef0, coef1, sl, keep):
     coef1[0, sl][:, keep] = b1
     coef1[1, sl][:, keep] = b2
     e = np.where(valid, y0 - _apply(X, b0, slice(None)), 0.0)
+    e1 = np.where(valid, y0 - np.where(s1, _apply(X, b1, slice(None)),
+                                       _apply(X, b2, slice(None))), 0.0)
     n = valid.sum(axis=0)
     with np.errstate(all="ignore"):
         sigma = np.sqrt(np.sum(e * e, axis=0) / (n - X.shape[-1]))
+        sigma1 = np.sqrt(np.sum(e1 * e1, axis=0) / (n - 2 * X.shape[-1]))
         S = np.vstack([np.zeros((1, e.shape[1])), np.cumsum(_compact(e, valid), axis=0)])
         j = np.arange(S.shape[0])[:, None]
         hi = np.take_along_axis(S, np.clip(j + nh[None, :], 0, S.shape[0] - 1), axis=0)
@@ -362,8 +385,12 @@ def _block(flat, X, bp, ok, nh, bandwidth, out, coef0, coef1, sl, keep):
         stat = proc.max(axis=0) / (sigma * np.sqrt(n))
     # an exact fit (residuals of rounding size): no statistic, as bfast_monitor's status 3
     scale = np.max(np.abs(y0), axis=0)
-    exact = ~(sigma > ZERO_VARIANCE_ULPS * np.finfo(np.float64).eps * scale)
+    tol = ZERO_VARIANCE_ULPS * np.finfo(np.float64).eps * scale
+    exact = ~(sigma > tol)
     stat = np.where(ok & ~exact, stat, np.nan)
+    out["exact0"][sl] = ok & exact
+    out["exact1"][sl] = ok & ~(sigma1 > tol)       # the 1-break model, when it is chosen
+    out["tol"][sl] = tol
     out["mosum"][sl] = stat
     out["mosum_p"][sl] = mosum_pvalue(stat, bandwidth)
 
@@ -382,12 +409,21 @@ def _classify(flat, X, bp, breaks, cols, years, coef0, coef1, out, sl, keep, alp
     b1, b2 = coef1[0, sl][:, keep], coef1[1, sl][:, keep]
     bA = np.where(one[:, None], b1, b0)              # the chosen model's first segment
     bB = np.where(one[:, None], b2, b0)
+    segs = [valid & ~seg2, seg2]
+    cols_ = np.arange(P)
+    ends = [(np.argmax(s, axis=0), N - 1 - np.argmax(s[::-1], axis=0)) for s in segs]
+    tol = out["tol"][sl]
+    tr = cols["trend"]
+    if tr is not None:      # a slope whose change over its segment is rounding noise: 0
+        x = X[:, tr] if X.ndim == 2 else X[:, :, tr]
+        for b, (first, last) in zip((bA, bB), ends):
+            dx = (x[last] - x[first]) if X.ndim == 2 else (x[last, cols_] - x[first, cols_])
+            b[np.abs(b[:, tr] * dx) <= tol, tr] = 0.0
     beta = lambda cs: (np.where(seg2, _apply(X, bB, cs), _apply(X, bA, cs))  # noqa: E731
                        if cs else np.zeros((N, P)))
     season = beta(cols["season"])
     reg = beta(cols["regs"])
-    base = beta([0] + ([cols["trend"]] if cols["trend"] is not None else []))
-    segs = [valid & ~seg2, seg2]
+    base = beta([0] + ([tr] if tr is not None else []))
     trend_c = base.copy()
     for s in segs:                                    # the regressors' mean over each segment
         with np.errstate(all="ignore"):
@@ -396,11 +432,8 @@ def _classify(flat, X, bp, breaks, cols, years, coef0, coef1, out, sl, keep, alp
     u = y - season
     tau = years[:, None]
     pv, pct = [], []
-    for s in segs:
-        pv.append(_slope_pvalue(np.where(s, u, 0.0), tau, s))
-        first = np.argmax(s, axis=0)
-        last = N - 1 - np.argmax(s[::-1], axis=0)
-        cols_ = np.arange(P)
+    for s, (first, last) in zip(segs, ends):
+        pv.append(_slope_pvalue(np.where(s, u, 0.0), tau, s, tol))
         ts, te = trend_c[first, cols_], trend_c[last, cols_]
         with np.errstate(all="ignore"):
             span = years[last] - years[first]
@@ -411,14 +444,12 @@ def _classify(flat, X, bp, breaks, cols, years, coef0, coef1, out, sl, keep, alp
         pct.append(np.where(s.any(axis=0), pc, np.nan))
     p1, p2 = pv[0], np.where(one, pv[1], np.nan)
     pct1, pct2 = pct[0], np.where(one, pct[1], np.nan)
-    cols_ = np.arange(P)
     nxt = np.argmax(valid & (idx > bp[None, :]), axis=0)
     mag = np.where(one, trend_c[nxt, cols_] - trend_c[np.clip(bp, 0, None), cols_], np.nan)
-    tr = cols["trend"]
+    mag = np.where(np.abs(mag) <= tol, 0.0, mag)     # a jump of rounding size: none
     nan = np.full(P, np.nan)
-    slope0 = b0[:, tr] if tr is not None else nan
-    sl1 = b1[:, tr] if tr is not None else nan
-    sl2 = b2[:, tr] if tr is not None else nan
+    slope0 = sl1 = bA[:, tr] if tr is not None else nan     # bA: b0 without a break, else b1
+    sl2 = bB[:, tr] if tr is not None else nan
     ftype = np.full(P, -1, np.int32)
     sub = np.full(P, -1, np.int32)
     if typology == "standard":
@@ -481,9 +512,10 @@ def _apply(X, beta, cs):
     return np.einsum("tpk,pk->tp", X[:, :, cs], beta[:, cs])
 
 
-def _slope_pvalue(u0, tau, mask):
+def _slope_pvalue(u0, tau, mask, tol):
     """p-value of the F test of the slope of ``u`` on ``tau`` over each column's ``mask``
-    (R's ``anova(lm(u ~ time))``): two passes, centred sums."""
+    (R's ``anova(lm(u ~ time))``): two passes, centred sums. NaN where ``u`` varies by at most
+    ``tol`` [P] (its root mean square deviation: rounding noise, no test)."""
     n = mask.sum(axis=0).astype(np.float64)
     with np.errstate(all="ignore"):
         tm = np.sum(np.where(mask, tau, 0.0), axis=0) / n
@@ -498,7 +530,7 @@ def _slope_pvalue(u0, tau, mask):
         df = n - 2
         F = ssr / (sse / df)
         p = betainc_reg(df / 2, 0.5, df / (df + F))
-    return np.where((n > 2) & (sxx > 0), p, np.nan)
+    return np.where((n > 2) & (sxx > 0) & (syy > n * tol * tol), p, np.nan)
 
 
 def betainc_reg(a, b, x, iters=300):

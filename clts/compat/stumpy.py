@@ -9,10 +9,11 @@ the distances computed by clts on an OpenCL device (every function here also tak
 keyword-only ``device=``). Wrappers only: the work is done by :func:`clts.matrix_profile`,
 :func:`clts.aamp`, :func:`clts.mstump`, :func:`clts.mass`, :func:`clts.match`,
 :func:`clts.stumpi`, :func:`clts.mdl`, :func:`clts.subspace`, :func:`clts.fluss`,
-:func:`clts.mpdist`, :func:`clts.ostinato` and :func:`clts.snippets`.
+:func:`clts.mpdist`, :func:`clts.ostinato`, :func:`clts.snippets`, :func:`clts.allc`,
+:func:`clts.atsc`, :func:`clts.floss` and :func:`clts.mmotifs`.
 
 stumpy functions that clts does not have (``scrump``, ``stimp``,
-``floss``, ``mmotifs``, ``allc``, ``atsc``, the dask ``*ed`` variants, ...) are
+the dask ``*ed`` variants, ...) are
 present and raise ``NotImplementedError`` naming what is missing, as do the
 ``*_subseq_isconstant`` arguments (clts's constant-window rule is fixed: a window with zero
 standard deviation). See docs/migrating-from-stumpy.md.
@@ -490,6 +491,67 @@ def aampdist_snippets(T, m, k, percentage=1.0, s=None, mpdist_percentage=0.05, m
                     device=device)
 
 
+def atsc(IL, IR, j):
+    """stumpy.atsc: the anchored time-series chain from window ``j``, by :func:`clts.atsc`
+    (``IL`` / ``IR``: ``mp[:, 2]`` / ``mp[:, 3]`` or ``mp.left_I_`` / ``mp.right_I_``)."""
+    return _mp.atsc((IL, IR), j)
+
+
+def allc(IL, IR):
+    """stumpy.allc: ``(S, C)``, the all-chain set and the longest chain, by :func:`clts.allc`;
+    ``S`` in stumpy's order (the iteration order of the Python set stumpy collects the chains
+    in, filled in the same order)."""
+    S, C = _mp.allc((IL, IR))
+    by_head = {int(s[0]): s for s in S}
+    flat = np.concatenate(S).tolist() if S else []
+    tuples, a = [], 0
+    for s in S:                                  # stumpy's set, filled in the same order
+        tuples.append(tuple(flat[a:a + len(s)]))
+        a += len(s)
+    return [by_head[t[0]] for t in set(tuples)], C
+
+
+def floss(mp, T, m, L, excl_factor=5, n_iter=1000, n_samples=1000, custom_iac=None,
+          normalize=True, p=2.0, T_subseq_isconstant_func=None, *, device=None):
+    """stumpy.floss: streaming semantic segmentation (``update(t)``, ``cac_1d_``, ``P_``,
+    ``I_``, ``T_``), by :func:`clts.floss` from ``mp``'s right index (``mp[:, 3]``), with
+    stumpy's idealised arc curve when no ``custom_iac`` is given (a seeded beta fit of
+    ``n_iter`` resamplings: needs scipy); :func:`clts.floss`'s own default is the exact closed
+    form."""
+    _no_isconstant(T_subseq_isconstant_func=T_subseq_isconstant_func)
+    return _mp.floss(T, m, L, mp=mp, excl_factor=excl_factor, custom_iac=custom_iac,
+                     iac="stumpy", n_iter=n_iter, n_samples=n_samples, normalize=normalize,
+                     p=p, device=device)
+
+
+def mmotifs(T, P, I, min_neighbors=1, max_distance=None, cutoffs=None, max_matches=10,
+            max_motifs=1, atol=1e-8, k=None, include=None, normalize=True, p=2.0,
+            T_subseq_isconstant=None, *, device=None):
+    """stumpy.mmotifs: multi-dimensional motifs from :func:`mstump`'s ``P``, ``I``, by
+    :func:`clts.mmotifs`.
+
+    Returns
+    -------
+    motif_distances : numpy.ndarray, float64, (motifs, matches), NaN-padded
+    motif_indices : numpy.ndarray, int64, (motifs, matches), -1-padded
+    motif_subspaces : list of numpy.ndarray
+    motif_mdls : list of numpy.ndarray
+    """
+    _no_isconstant(T_subseq_isconstant=T_subseq_isconstant)
+    found = _mp.mmotifs(T, P, I, min_neighbors, max_distance, cutoffs, max_matches,
+                        max_motifs, atol, k, include, normalize, p, device=device)
+    return (_jagged([f["distances"] for f in found], np.nan, np.float64),
+            _jagged([f["indices"] for f in found], -1, np.int64),
+            [f["subspace"] for f in found], [f["mdl"] for f in found])
+
+
+def aamp_mmotifs(T, P, I, min_neighbors=1, max_distance=None, cutoffs=None, max_matches=10,
+                 max_motifs=1, atol=1e-8, k=None, include=None, p=2.0, *, device=None):
+    """stumpy.aamp_mmotifs: :func:`mmotifs` with plain Minkowski distances."""
+    return mmotifs(T, P, I, min_neighbors, max_distance, cutoffs, max_matches, max_motifs,
+                   atol, k, include, False, p, device=device)
+
+
 def _absent(name, what, instead):
     def f(*args, **kwargs):
         _missing(f"stumpy.{name} ({what})", instead)
@@ -518,13 +580,6 @@ _ABSENT = {
                         "use aamp_ostinato"),
     "mpdisted": ("the distributed MPdist", "use mpdist (batched on one device)"),
     "aampdisted": ("the distributed non-normalised MPdist", "use aampdist"),
-    "floss": ("streaming semantic segmentation",
-              "recompute fluss on the stumpi profile (stumpi's I_) after updates"),
-    "mmotifs": ("multi-dimensional motifs", "use mstump with mdl / subspace"),
-    "aamp_mmotifs": ("non-normalised multi-dimensional motifs",
-                     "use maamp with maamp_mdl / maamp_subspace"),
-    "allc": ("all-chain set of time-series chains", "no clts equivalent yet"),
-    "atsc": ("anchored time-series chains", "no clts equivalent yet"),
     "stumped": ("the dask / ray distributed matrix profile",
                 "use stump(..., device=[...]) for several devices, or clts.distributed"),
     "aamped": ("the distributed non-normalised matrix profile", "use aamp"),
@@ -540,4 +595,6 @@ __all__ = ["mparray", "stump", "gpu_stump", "aamp", "gpu_aamp", "mstump", "maamp
            "maamp_mdl", "subspace", "maamp_subspace", "mass", "match", "aamp_match", "motifs",
            "aamp_motifs", "fluss", "stumpi", "aampi", "stumpy_iac", "mpdist", "aampdist",
            "gpu_mpdist", "gpu_aampdist", "ostinato", "aamp_ostinato",
-           "gpu_ostinato", "gpu_aamp_ostinato", "snippets", "aampdist_snippets"] + sorted(_ABSENT)
+           "gpu_ostinato", "gpu_aamp_ostinato", "snippets", "aampdist_snippets", "atsc", "allc", "floss", "mmotifs",
+           "aamp_mmotifs"] \
+    + sorted(_ABSENT)

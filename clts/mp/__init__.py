@@ -3,11 +3,14 @@
 comparisons barrier for time series motifs and joins", Knowledge and Information Systems 2017)."""
 from .api import MatrixProfileResult, matrix_profile
 from .aamp import aamp
+from .chains import allc, atsc
 from .fluss import fluss
+from .floss import Floss, floss
 from .mass import mass, match
 from .motifs import discords, motifs
 from .mstump import mstump
 from .mdl import mdl
+from .mmotifs import mmotifs
 from .mpdist import mpdist, mpdist_vect
 from .ostinato import Consensus, ostinato
 from .snippets import snippets
@@ -17,4 +20,5 @@ from .plan import Plan
 
 __all__ = ["matrix_profile", "MatrixProfileResult", "motifs", "discords", "Plan", "mass", "match", "fluss",
            "stumpi", "StreamingProfile", "aamp", "mstump", "mdl", "subspace", "mpdist", "mpdist_vect",
-           "ostinato", "Consensus", "snippets"]
+           "ostinato", "Consensus", "snippets", "allc", "atsc",
+           "floss", "Floss", "mmotifs"]

@@ -17,6 +17,8 @@ from .mass_plan import Problem, make_mass_plan
 
 #: rows of the distance matrix per launch
 BLOCK_ROWS = 256
+#: the most dimensions of clts.mstump (its kernels sort them in registers)
+MAX_DIM = 32
 
 
 def _topk_rows(D, k):
@@ -94,8 +96,10 @@ def aamp(T_A, m, T_B=None, *, p=2.0, k=1, exclusion_zone=None, precision=None, d
                               time_axis=time_axis, **kwargs)
     from ..runtime.arrays import is_device_array
     if is_device_array(T_A) or is_device_array(T_B):
-        raise TypeError("clts.aamp takes device arrays for p = 2 (the matrix profile's "
-                        f"kernels); p = {p} keeps its lists on the host: pass numpy arrays")
+        if time_axis not in (None, 0, -1):
+            raise ValueError(f"device arrays T_A / T_B are 1-D: time_axis must be 0 or -1, got "
+                             f"{time_axis!r}")
+        return _aamp_device(T_A, m, T_B, p, k, exclusion_zone, precision, device, kwargs)
     from .api import _one_series, _series, check_arguments
     if time_axis is not None:
         T_A = _one_series(T_A, "T_A", time_axis)[0]
@@ -142,3 +146,71 @@ def aamp(T_A, m, T_B=None, *, p=2.0, k=1, exclusion_zone=None, precision=None, d
 def _device(device):
     from ..runtime import get_device
     return get_device(device)
+
+
+def _aamp_device(T_A, m, T_B, p, k, exclusion_zone, precision, device, overrides):
+    """:func:`aamp` with p != 2 on device arrays: per block of BLOCK_ROWS rows, the block's
+    windows gathered by a kernel, their distance profiles (``mass``' kernels, as the host path)
+    and the k best of each row (and a self-join's left / right neighbours) kept by
+    ``aamp_topk`` in the result arrays (``templates/mp/aamp.cl.mako``). Nothing is read back or
+    waited for; the results equal the host path's (the same distances, the same selection)."""
+    import pyopencl.array as cla
+    from ..runtime import get_device, launch, round_up
+    from ..runtime.launch import fixed_local
+    from .api import _device_series, check_arguments
+    from .mass import _device_profiles
+    dev = get_device(device)
+    self_join = T_B is None
+    from ..runtime.arrays import is_device_array
+    if not (is_device_array(T_A) and (self_join or is_device_array(T_B))):
+        raise TypeError("T_A and T_B must both be device arrays or both host arrays")
+    A = _device_series(T_A, "T_A", dev, dev.fp64)
+    B = None if self_join else _device_series(T_B, "T_B", dev, dev.fp64)
+    if B is not None and B.dtype != A.dtype:
+        raise TypeError(f"device arrays T_A and T_B must have one dtype, got {A.dtype} and "
+                        f"{B.dtype}")
+    dt = np.dtype(A.dtype)
+    own = "double" if dt == np.float64 else "single"
+    if precision is not None and precision != own:
+        raise TypeError(f"precision={precision!r} with {dt} device arrays: p != 2 computes in "
+                        f"the arrays' precision ({own!r}); convert with .astype on the device")
+    m = check_arguments(A, m, B, k, exclusion_zone, own)
+    k = int(k)
+    Bs = A if self_join else B
+    ez = int(math.ceil(m / 4)) if exclusion_zone is None else int(exclusion_zone)
+    lA, lB = A.size - m + 1, Bs.size - m + 1
+    real = "double" if dt == np.float64 else "float"
+    odt = np.dtype(np.float64 if dev.fp64 else np.float32)
+    prg = dev.program("mp/aamp.cl.mako", real=real, out_double=int(dev.fp64), max_dim=MAX_DIM)
+    q = dev.queue
+    P = cla.empty(q, (lA, k), odt)
+    I = cla.empty(q, (lA, k), np.int64)
+    side = ({key: cla.empty(q, lA, odt if key.endswith("P") else np.int64)
+             for key in ("left_P", "left_I", "right_P", "right_I")} if self_join else {})
+    dummy = (side["left_P"], side["left_I"], side["right_P"], side["right_I"]) if self_join \
+        else (P, I, P, I)
+    t0 = time.perf_counter()
+    i32 = np.int32
+    # one block's windows and distances, re-used block after block (the queue runs in order)
+    rows = min(BLOCK_ROWS, lA)
+    Qb = cla.empty(q, (rows, m), dt)
+    Db = cla.empty(q, (rows, lB), dt)
+    for a in range(0, lA, BLOCK_ROWS):
+        nr = min(BLOCK_ROWS, lA - a)
+        Q, D = Qb[:nr], Db[:nr]
+        launch(dev, prg.kernel("aamp_windows"), *fixed_local(dev, round_up(nr * m, 64)),
+               A.data, i32(a),
+               i32(nr), i32(m), Q.data)
+        _device_profiles(dev, Q, Bs, False, p, own, None, None, dict(overrides), out=D)
+        launch(dev, prg.kernel("aamp_topk"), *fixed_local(dev, round_up(nr, 64)),
+               D.data, i32(nr), i32(lB),
+               i32(a), i32(self_join), i32(ez), i32(k), P.data, I.data,
+               *(x.data for x in dummy))
+    plan = make_mass_plan(dev, Problem(own), **overrides)
+    res = MatrixProfileResult(P=P, I=I, m=m, exclusion_zone=ez if self_join else None,
+                              self_join=self_join, normalize=False, plan=plan,
+                              diagnostics={"seconds": time.perf_counter() - t0, "p": p},
+                              _keep=[Qb, Db])
+    for key, v in side.items():
+        setattr(res, key, v)
+    return res

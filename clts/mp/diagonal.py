@@ -11,6 +11,7 @@ import numpy as np
 from .. import options
 from ..runtime.memory import fill, scratch
 from ..runtime import launch, progress, round_up
+from ..runtime.launch import fixed_local
 from .plan import (amd_waves, fit_tile, local_tile_rows, topk_fold_cols, topk_window_local,
                    topk_window_rows)
 from .estimate import progress_estimate
@@ -162,7 +163,8 @@ def _run_diag(dev, plan, A, B, dB, self_join, cols, b_lo, b_hi, kstart, bar, chu
         red_r = prg.kernel("reduce_rows_k")
         red_c = prg.kernel("reduce_cols_k") if cols else None
         if plan.fold:   # the row fold reads a head of -1 as an empty list (and clears those it read)
-            launch(dev, prg.kernel("clear_heads_k"), round_up(nwmax, 64), None, rPI.data,
+            launch(dev, prg.kernel("clear_heads_k"), *fixed_local(dev, round_up(nwmax, 64)),
+                   rPI.data,
                    np.int32(nwmax))
     elif atomic:
         rowKey = _filled(dev, lA, np.uint64, ULONG_MAX)
@@ -207,7 +209,8 @@ def _run_diag(dev, plan, A, B, dB, self_join, cols, b_lo, b_hi, kstart, bar, chu
                 rows = (R * plan.fold, plan.fold)
                 colsz = (-(-(-(-ncols // D)) // fc) * fc, fc)
             else:           # a work-item per row / column
-                rows, colsz = (round_up(R, 64), None), (round_up(ncols, 64), None)
+                rows = fixed_local(dev, round_up(R, 64))
+                colsz = fixed_local(dev, round_up(ncols, 64))
             ev = launch(dev, red_r, *rows, *head[:3], np.int32(s0), np.int32(lA),
                         wfl.data, np.int32(nwmax), rPV.data, rPI.data, gRV.data, gRI.data)
             if cols:
@@ -221,12 +224,13 @@ def _run_diag(dev, plan, A, B, dB, self_join, cols, b_lo, b_hi, kstart, bar, chu
         else:
             pout = [rPV.data, rPI.data] + ([cPV.data, cPI.data] if cols else [])
             launch(dev, kern, gsz, plan.wg, *head, *common, *pout)
-            ev = launch(dev, red_r, round_up(R, 64), None, np.int32(nw), np.int32(s0),
+            ev = launch(dev, red_r, *fixed_local(dev, round_up(R, 64)), np.int32(nw), np.int32(s0),
                         np.int32(lA), rPV.data, rPI.data, gRV.data, gRI.data)
             if cols:
                 kbc = int(dsub[0, 0])
                 ncols = (nw - 1) * D + R + D - 1
-                ev = launch(dev, red_c, round_up(ncols, 64), None, np.int32(nw), np.int32(s0),
+                ev = launch(dev, red_c, *fixed_local(dev, round_up(ncols, 64)),
+                            np.int32(nw), np.int32(s0),
                             np.int32(kbc), np.int32(s0 + kbc), np.int32(ncols),
                             np.int32(lB), cPV.data, cPI.data, gCV.data, gCI.data)
         area = float(np.sum((dsub[:, 2] - dsub[:, 1]).astype(float))) * D
@@ -260,7 +264,8 @@ def _decode(dev, side, keys, idxbits, plan):
     """The column indices (int32, -1: none) of the packed keys of the atomic merge."""
     mask = (1 << 32) - 1 if plan.kernel_real == "float" else (1 << idxbits) - 1
     idx = scratch(dev, keys.shape[0], np.int32)
-    launch(dev, side.prg.kernel("decode_keys"), round_up(keys.shape[0], 64), None, keys.data,
+    launch(dev, side.prg.kernel("decode_keys"), *fixed_local(dev, round_up(keys.shape[0], 64)),
+           keys.data,
            np.int32(keys.shape[0]), np.uint64(mask), idx.data)
     return idx
 
@@ -290,7 +295,7 @@ def _descriptors(dev, side, lA, lB, self_join, D, R, b_lo, b_hi, kstart, chunk_b
     dd = scratch(dev, (max(o, 1), 4), np.int32)
     kern = side.prg.kernel("work_desc")
     for seg_off, total, b0, nbands, size0, s0 in segs:
-        launch(dev, kern, round_up(total, 64), None, dd.data, np.int32(seg_off),
+        launch(dev, kern, *fixed_local(dev, round_up(total, 64)), dd.data, np.int32(seg_off),
                np.int32(total), np.int32(b0), np.int32(nbands), np.int32(size0),
                np.int32(chunk_bands), np.int32(kstart), np.int32(D), np.int32(s0), np.int32(R),
                np.int32(lA), np.int32(lB), np.int32(self_join))
@@ -550,14 +555,14 @@ def _special(dev, X):
 def _better_at(dev, X, S, v, i, dv, di):
     """dv[S[p]], di[S[p]] <- the better of them and (v[p], i[p]) (``_better``'s rule)."""
     idx, count = S
-    launch(dev, X.prg.kernel("better_at"), round_up(max(idx.shape[0], 1), 64), None,
+    launch(dev, X.prg.kernel("better_at"), *fixed_local(dev, round_up(max(idx.shape[0], 1), 64)),
            count.data, idx.data, v.data, i.data, dv.data, di.data)
 
 
 def _better_all(dev, X, dv, di, v, i):
     """dv, di <- the element-wise better of them and (v, i); returns (dv, di)."""
     n = dv.shape[0]
-    launch(dev, X.prg.kernel("better_all"), round_up(n, 64), None, np.int32(n), v.data,
+    launch(dev, X.prg.kernel("better_all"), *fixed_local(dev, round_up(n, 64)), np.int32(n), v.data,
            i.data, dv.data, di.data)
     return dv, di
 
@@ -573,7 +578,8 @@ def _finish(dev, job, X, n, first, second, names):
     sides = [cla.empty(dev.queue, n, t) for t in (X.er, np.int64, X.er, np.int64)] if two \
         else [P, I] * 2
     v2, i2 = second if two else first
-    launch(dev, X.prg.kernel("finish"), round_up(n, 64), None, np.int32(n), np.int32(two),
+    launch(dev, X.prg.kernel("finish"), *fixed_local(dev, round_up(n, 64)),
+           np.int32(n), np.int32(two),
            np.int32(not job.normalize), X.scale.data, first[0].data, first[1].data, v2.data,
            i2.data, P.data, I.data, *[a.data for a in sides])
     arrays = [P, I] + (sides if two else [])

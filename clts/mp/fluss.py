@@ -32,7 +32,7 @@ def ideal_arc_curve(k):
 
 
 @functools.lru_cache(maxsize=8)
-def _stumpy_iac(width, n_iter, n_samples, seed):
+def _stumpy_iac(width, n_iter, n_samples, seed, bidirectional=True):
     try:
         import scipy.stats
     except ImportError as e:       # pragma: no cover - scipy is an optional extra
@@ -40,7 +40,13 @@ def _stumpy_iac(width, n_iter, n_samples, seed):
                           "fit) needs scipy; install it, or use iac='closed' (the closed "
                           "form, no scipy)") from e
     rs = np.random.RandomState(seed)       # the stream np.random.seed(seed) gives
-    target = arc_curve(rs.randint(0, width, size=width).astype(np.int64))
+    I = rs.randint(0, width, size=width).astype(np.int64)
+    if not bidirectional:                  # a right-only index: each after its window
+        I[:-1] = width
+        for i in range(width - 1):
+            I[i] = rs.randint(i + 1, width)
+        # the last keeps its first draw, as stumpy's
+    target = arc_curve(I)
     hist = scipy.stats.rv_histogram((target, np.append(np.arange(width), width)))
     params = np.empty((n_iter, 2))
     for i in range(n_iter):
@@ -56,9 +62,9 @@ def _stumpy_iac(width, n_iter, n_samples, seed):
     return iac
 
 
-def stumpy_iac(width, n_iter=1000, n_samples=1000, seed=0):
-    """stumpy's idealised arc curve of ``width`` windows (``stumpy.floss._iac``, bidirectional,
-    as stumpy.fluss uses it): the arc curve
+def stumpy_iac(width, n_iter=1000, n_samples=1000, seed=0, bidirectional=True):
+    """stumpy's idealised arc curve of ``width`` windows (``stumpy.floss._iac``: bidirectional
+    as stumpy.fluss uses it, or right-only as stumpy.floss does): the arc curve
     of a random index drawn from ``seed``, fitted by a beta density averaged over ``n_iter``
     resamplings of ``n_samples`` and scaled by least squares; the same numbers as stumpy's
     from the same arguments. Needs scipy; about 0.5 s per width with the defaults, cached for
@@ -68,7 +74,8 @@ def stumpy_iac(width, n_iter=1000, n_samples=1000, seed=0):
     for name, v in (("n_iter", n_iter), ("n_samples", n_samples)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
             raise ValueError(f"{name} must be an int >= 1, got {v!r}")
-    return _stumpy_iac(int(width), int(n_iter), int(n_samples), int(seed)).copy()
+    return _stumpy_iac(int(width), int(n_iter), int(n_samples), int(seed),
+                       bool(bidirectional)).copy()
 
 
 def fluss(I, L, n_regimes, excl_factor=5, custom_iac=None, *, iac="closed"):

@@ -10,6 +10,7 @@ import numbers
 import numpy as np
 
 from ..runtime import chunk_sizes, get_device, launch, round_up
+from ..runtime.launch import fixed_local
 from ..runtime.arrays import device_input, is_device_array, native, values_of
 from ..runtime.memory import host_empty
 from ..runtime.pipeline import ChunkIO, device_marker, device_wait, run_pipelined
@@ -76,7 +77,7 @@ def _z_queries(dev, prg, Q, dtype):
     Qd = cla.to_device(dev.queue, np.ascontiguousarray(Q, dtype))
     Z = cla.empty(dev.queue, (nq, m), dtype)
     F = cla.empty(dev.queue, nq, np.int32)
-    launch(dev, prg.kernel("zquery"), round_up(nq, 64), None, Qd.data, np.int32(nq),
+    launch(dev, prg.kernel("zquery"), *fixed_local(dev, round_up(nq, 64)), Qd.data, np.int32(nq),
            np.int32(m), Z.data, F.data)
     return Z.get(), F.get()
 
@@ -164,10 +165,10 @@ def distance_profiles(Q, T, *, normalize=True, p=2.0, precision=None, device=Non
     return out[0] if (q1 and t1) else out
 
 
-def _device_profiles(dev, Q, T, normalize, p, precision, query_idx, plan, overrides):
+def _device_profiles(dev, Q, T, normalize, p, precision, query_idx, plan, overrides, out=None):
     """:func:`distance_profiles` of device arrays: the same kernels on the arrays where they
     are, one launch over every pair, nothing read back or waited for. Returns (profiles, query
-    flags), device arrays."""
+    flags), device arrays (the profiles in ``out``, [pairs, l], when given)."""
     import pyopencl.array as cla
     if not (is_device_array(Q) and is_device_array(T)):
         raise TypeError("Q and T must both be device arrays or both host arrays")
@@ -197,20 +198,23 @@ def _device_profiles(dev, Q, T, normalize, p, precision, query_idx, plan, overri
     F = cla.empty(q, nq, np.int32)
     unit = None
     if normalize:
-        launch(dev, prg.kernel("zquery"), round_up(nq, 64), None, Q2.data, np.int32(nq),
+        launch(dev, prg.kernel("zquery"), *fixed_local(dev, round_up(nq, 64)),
+               Q2.data, np.int32(nq),
                np.int32(m), Z.data, F.data)
     else:
-        launch(dev, prg.kernel("plain_query"), round_up(nq, 64), None, Q2.data, np.int32(nq),
+        launch(dev, prg.kernel("plain_query"), *fixed_local(dev, round_up(nq, 64)),
+               Q2.data, np.int32(nq),
                np.int32(m), Z.data, F.data)
         unit = cla.empty(q, 1, dtype)
         launch(dev, prg.kernel("plain_unit"), 256, 256, Z.data, np.int64(nq * m), T2.data,
                np.int64(ns * n), np.int32(EXP_LIMIT), unit.data)
         Zs, Ts = cla.empty(q, (nq, m), dtype), cla.empty(q, (ns, n), dtype)
         for src, dst in ((Z, Zs), (T2, Ts)):
-            launch(dev, prg.kernel("div_unit"), round_up(src.size, 64), None, src.data,
+            launch(dev, prg.kernel("div_unit"), *fixed_local(dev, round_up(src.size, 64)), src.data,
                    np.int64(src.size), unit.data, dst.data)
         Z, T2 = Zs, Ts
-    out = cla.empty(q, (npairs, l), dtype)
+    if out is None:
+        out = cla.empty(q, (npairs, l), dtype)
     if npairs and l:
         nb = pl.windows_per_item
         g0 = -(-l // nb)
@@ -223,7 +227,7 @@ def _device_profiles(dev, Q, T, normalize, p, precision, query_idx, plan, overri
                np.int32(m if nq > 1 else 0), F.data,
                dtype.type(p if math.isfinite(p) else 0), out.data)
         if unit is not None or query_idx is not None:
-            launch(dev, prg.kernel("finish_profiles"), round_up(npairs * l, 64), None,
+            launch(dev, prg.kernel("finish_profiles"), *fixed_local(dev, round_up(npairs * l, 64)),
                    out.data, np.int32(npairs), np.int32(l), np.int32(unit is not None),
                    (unit if unit is not None else out).data,
                    np.int32(-1 if query_idx is None else query_idx))

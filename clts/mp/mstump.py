@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from ..runtime import get_device, launch, round_up
+from ..runtime.launch import fixed_local
 from ..runtime.arrays import native, values_of
 from ..runtime.programs import built, prebuild
 from . import flags
@@ -92,7 +93,10 @@ def mstump(T, m, include=None, discords=False, normalize=True, p=2.0, *, precisi
     ----------
     T : array_like, shape (d, n)
         One row per dimension (numpy in any layout or byte order, pandas, xarray); NaN / inf
-        mark missing values (windows holding one are never neighbours, P = inf).
+        mark missing values (windows holding one are never neighbours, P = inf). A
+        ``pyopencl.array.Array`` ([d, n] or [n], C-contiguous) gives P and I as device arrays:
+        on the device throughout for ``normalize=False`` with p != 2, else read once and P
+        and I written back (docs/device-arrays.md).
     m : int
         Window length (>= 3).
     include : sequence of int, optional
@@ -131,6 +135,10 @@ def mstump(T, m, include=None, discords=False, normalize=True, p=2.0, *, precisi
     >>> P.shape, bool(np.all(np.diff(P, axis=0) >= -1e-12))
     ((3, 281), True)
     """
+    from ..runtime.arrays import is_device_array
+    if is_device_array(T):
+        return _mstump_device(T, m, include, discords, normalize, p, precision, device, plan,
+                              time_axis, plan_overrides)
     if isinstance(m, bool) or not isinstance(m, (int, np.integer)):
         raise TypeError(f"m must be an int, got {type(m).__name__}")
     m = int(m)
@@ -345,4 +353,96 @@ def _exact(dev, p, sides, I, ninc, discords, units):
     P = csum[kk, kk, :] / (kk + 1)[:, None]
     I = np.where(np.isfinite(P), I, -1)
     P = np.where(I < 0, np.inf, P)
+    return P, I
+
+
+def _mstump_device(T, m, include, discords, normalize, p, precision, device, plan, time_axis,
+                   plan_overrides):
+    """:func:`mstump` of a device array ``T`` ([d, n] or [n], time last): ``(P, I)`` as device
+    arrays. Plain distances with p != 2 run on the device (:func:`_maamp_device`). Otherwise
+    not device-resident inside: the windows' preparation, the exact re-evaluation and the
+    ill-conditioned rows are host steps of this function today, so the call reads ``T`` once
+    (d n itemsize bytes, a wait), runs as numpy input does, and writes P and I to new device
+    arrays (2 d l 8 bytes, non-blocking): one read and two writes more than the numpy call
+    (docs/device-arrays.md). The arrays' dtype sets the precision unless ``precision`` names
+    it."""
+    import pyopencl.array as cla
+    from ..runtime.arrays import device_input, to_numpy
+    dev = get_device(device)
+    device_input(T, "T", dev, ndim=(1, 2))
+    if time_axis not in (None, -1, T.ndim - 1):
+        raise ValueError(f"device arrays are [d, n] or [n]: time_axis must be the last axis, "
+                         f"got {time_axis!r}")
+    own = "double" if np.dtype(T.dtype) == np.float64 else "single"
+    if precision is not None and precision != own:
+        raise TypeError(f"precision={precision!r} with {T.dtype} device arrays: the call "
+                        f"computes in the arrays' precision ({own!r}); convert with .astype "
+                        "on the device")
+    if not normalize and _check_p(p)[0] != 2.0:
+        return _maamp_device(dev, T, m, include, discords, _check_p(p)[0], own)
+    host = to_numpy(T)                  # the one read
+    P, I = mstump(host, m, include, discords, normalize, p, precision=own, device=dev,
+                  plan=plan, **plan_overrides)
+    q = dev.queue
+    return (cla.to_device(q, np.ascontiguousarray(P), async_=True),
+            cla.to_device(q, np.ascontiguousarray(I), async_=True))
+
+
+def _maamp_device(dev, T, m, include, discords, pnorm, precision):
+    """:func:`mstump` with ``normalize=False`` and p != 2 on a device array: per block of rows
+    (PNORM_ELEMENTS distances), each dimension's windows gathered and their distance profiles
+    computed by ``mass``' kernels into one block buffer [d, rows, l], then ``maamp_rows``
+    (``templates/mp/aamp.cl.mako``) sorts, sums and keeps the best of each row: the host
+    path's ``_profile_rows`` on the same distances. Nothing is read back or waited for."""
+    import pyopencl as cl
+    import pyopencl.array as cla
+    from ..runtime.resident import device_rows
+    from .aamp import MAX_DIM as KMAX
+    from .mass import _device_profiles
+    T2 = T.reshape(1, -1) if T.ndim == 1 else T
+    d, n = (int(v) for v in T2.shape)
+    if isinstance(m, bool) or not isinstance(m, (int, np.integer)):
+        raise TypeError(f"m must be an int, got {type(m).__name__}")
+    m = int(m)
+    if m < 3:
+        raise ValueError(f"m must be >= 3, got {m}")
+    if d > min(MAX_DIM, KMAX):
+        raise ValueError(f"T has {d} dimensions; clts.mstump sorts at most {MAX_DIM} per "
+                         "pair in registers (split the dimensions or choose fewer)")
+    if n < m:
+        raise ValueError(f"T has {n} values per dimension, fewer than m={m}")
+    inc = _include(include, d)
+    if not isinstance(discords, (bool, np.bool_)):
+        raise TypeError(f"discords must be a bool, got {type(discords).__name__}")
+    order = inc + [q for q in range(d) if q not in inc]
+    l = n - m + 1
+    ez = int(math.ceil(m / 4))
+    dt = np.dtype(T.dtype)
+    q = dev.queue
+    odt = np.dtype(np.float64 if dev.fp64 else np.float32)
+    prg = dev.program("mp/aamp.cl.mako", real="double" if dt == np.float64 else "float",
+                      out_double=int(dev.fp64), max_dim=KMAX)
+    P = cla.empty(q, (d, l), odt)
+    I = cla.empty(q, (d, l), np.int64)
+    Tc = T2 if T2.offset == 0 else T2.copy()        # the windows' kernel reads it whole
+    rows_of = [device_rows(T2, k, k + 1).reshape(n) for k in order]
+    rows = max(1, min(l, PNORM_ELEMENTS // (d * l)))
+    Qb = cla.empty(q, (rows, m), dt)
+    Db = cla.empty(q, (rows, l), dt)
+    X = cla.empty(q, (d * rows * l,), dt)
+    i32 = np.int32
+    for s0 in range(0, l, rows):
+        nr = min(rows, l - s0)
+        Q, D = Qb[:nr], Db[:nr]
+        for k, src in enumerate(order):
+            launch(dev, prg.kernel("aamp_windows"), *fixed_local(dev, round_up(nr * m, 64)),
+                   Tc.data,
+                   i32(src * n + s0), i32(nr), i32(m), Q.data)
+            _device_profiles(dev, Q, rows_of[k], False, pnorm, precision, None, None, {},
+                             out=D)
+            cl.enqueue_copy(q, X.data, D.data, byte_count=nr * l * dt.itemsize,
+                            dst_offset=k * nr * l * dt.itemsize)
+        launch(dev, prg.kernel("maamp_rows"), *fixed_local(dev, round_up(nr, 64)), X.data, i32(nr),
+               i32(l), i32(s0), i32(d), i32(len(inc)), i32(bool(discords)), i32(ez), i32(l),
+               P.data, I.data)
     return P, I

@@ -27,6 +27,17 @@ INIT_ROWS = 256
 JOIN_MIN_BLOCK = 16
 
 
+def _host(x, name):
+    """A device array's values (the one read of a ``stumpi`` / ``update`` argument: the
+    stream's state is on the host, docs/device-arrays.md); anything else as it is."""
+    from ..runtime.arrays import is_device_array, to_numpy
+    if not is_device_array(x):
+        return x
+    if np.dtype(x.dtype).kind not in "fiu":
+        raise TypeError(f"device array {name} must hold real numbers, got dtype {x.dtype}")
+    return to_numpy(x)
+
+
 class StreamingProfile:
     """clts.stumpi(T, m, *, egress=True, normalize=True, p=2.0, device=None, precision=None,
     plan=None, host_points=None, lazy_points=None)
@@ -36,7 +47,9 @@ class StreamingProfile:
     Parameters
     ----------
     T : array_like, 1-D
-        The series so far (n >= m; NaN / inf windows are never neighbours).
+        The series so far (n >= m; NaN / inf windows are never neighbours). A
+        ``pyopencl.array.Array`` (and one given to ``update``) is read once: the stream's state
+        lives on the host (docs/device-arrays.md).
     m : int
         Subsequence length.
     egress : bool, optional
@@ -90,7 +103,7 @@ class StreamingProfile:
 
     def __init__(self, T, m, *, egress=True, normalize=True, p=2.0, device=None,
                  precision=None, plan=None, host_points=None, lazy_points=None):
-        T = np.array(np.asarray(T), dtype=np.float64).ravel()
+        T = np.array(np.asarray(_host(T, "T")), dtype=np.float64).ravel()
         if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 3:
             raise ValueError(f"m must be an int >= 3, got {m!r}")
         if len(T) < m:
@@ -142,7 +155,7 @@ class StreamingProfile:
             self._run.append(float(t))
             self._npending += 1
         else:
-            t = np.atleast_1d(np.array(t, dtype=np.float64))
+            t = np.atleast_1d(np.array(_host(t, "t"), dtype=np.float64))
             if t.ndim != 1:
                 raise ValueError(f"t must be a number or a 1-D array, got shape {t.shape}")
             if len(t) == 0:

@@ -270,9 +270,9 @@ def mstl(y, periods, *, windows=None, lmbda=None, iterate=2, stl_kwargs=None, de
     on_dev = is_device_array(y)
     if on_dev:              # [batch, time] or [time] on the device: no labels, no checks read
         y2 = device_series(y, dev, time_axis)
-        if lmbda is not None and (isinstance(lmbda, str) or lmbda):
-            raise TypeError("mstl: lmbda (a Box-Cox transform) takes numpy data; transform "
-                            "the device array first")
+        if isinstance(lmbda, str):
+            raise TypeError("mstl: lmbda='auto' (the maximum-likelihood lambda of each series, "
+                            "scipy on the host) takes numpy data; give lambda as a number")
         labels, shape = None, tuple(y.shape)
     else:                   # the edge: labels and the time axis, once
         labels = time_axis_of(y, time_axis, -1)
@@ -299,7 +299,7 @@ def mstl(y, periods, *, windows=None, lmbda=None, iterate=2, stl_kwargs=None, de
         return decompose(data, p, dict(settings, seasonal=w), dev, version=version,
                          plan_overrides=dict(overrides), progress=progress, keep=keep)
     if on_dev:
-        return _mstl_device(y, y2, shape, periods, windows, rounds, one_stl, dev)
+        return _mstl_device(y, y2, shape, periods, windows, rounds, one_stl, dev, lmbda)
     obs, lam = boxcox(y2, lmbda)
     obs = np.ascontiguousarray(obs, dtype=y2.dtype)
     seasonal = np.zeros((len(periods), B, N), y2.dtype)
@@ -330,10 +330,11 @@ def mstl(y, periods, *, windows=None, lmbda=None, iterate=2, stl_kwargs=None, de
                       lmbda=lam, diagnostics=diag, labels=labels)
 
 
-def _mstl_device(y, y2, shape, periods, windows, rounds, one_stl, dev):
+def _mstl_device(y, y2, shape, periods, windows, rounds, one_stl, dev, lmbda=None):
     """MSTL's rounds on a device array: the batch, the seasonal components and the failed mask
     stay on the device between the STL rounds; the numpy path's arithmetic, value by value
-    (kernels of ``stl/finish.cl.mako``). Nothing is read back."""
+    (kernels of ``stl/finish.cl.mako``), a numeric ``lmbda``'s Box-Cox transform too (the
+    device's ``log`` / ``expm1``). Nothing is read back."""
     import pyopencl.array as cla
     q = dev.queue
     B, N = y2.shape
@@ -341,10 +342,22 @@ def _mstl_device(y, y2, shape, periods, windows, rounds, one_stl, dev):
     keep = []
     seasonal = [fill(dev, cla.empty(q, (B, N), dt), 0) for _ in periods]
     failed = fill(dev, cla.empty(q, (B,), np.bool_), 0)
-    deseas = y2.copy()
     prg = dev.program("stl/finish.cl.mako", real="double" if dt == np.float64 else "float")
-    comps = None
     i32, n = np.int32, np.int64(B * N)
+    lam = None
+    if lmbda is not None and lmbda:      # statsmodels' rule: None or 0, no transform
+        if (isinstance(lmbda, bool) or not np.isscalar(lmbda)
+                or not np.isfinite(lmbda)):
+            raise ValueError(f"lmbda must be a finite number, 'auto' or None, got {lmbda!r}")
+        lam = float(lmbda)
+        deseas = cla.empty(q, (B, N), dt)
+        launch(dev, prg.kernel("stl_boxcox"), *fixed_local(dev, B * N), y2.data, deseas.data,
+               n, dt.type(lam))
+        observed = deseas.copy().reshape(shape)
+    else:
+        deseas = y2.copy()
+        observed = y
+    comps = None
     # pyopencl's array arithmetic would wait on the host once an array holds 12 events
     add, sub = prg.kernel("stl_add"), prg.kernel("stl_sub")
     for _ in range(rounds):
@@ -370,7 +383,7 @@ def _mstl_device(y, y2, shape, periods, windows, rounds, one_stl, dev):
     diag = LazyDict(n_failed=Lazy(lambda: int(np.count_nonzero(failed.get()))), failed=failed,
                     periods=periods, windows=windows, iterate=rounds)
     r = MSTLResult({p: s.reshape(shape) for p, s in zip(periods, seasonal)},
-                   *(a.reshape(shape) for a in (trend, resid, weights)), observed=y,
-                   lmbda=None, diagnostics=diag, labels=None)
+                   *(a.reshape(shape) for a in (trend, resid, weights)), observed=observed,
+                   lmbda=lam, diagnostics=diag, labels=None)
     r._keep = keep
     return r

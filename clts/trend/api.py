@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..runtime import integrations
+from ..runtime.launch import fixed_local
 from ..runtime.integrations import TimeAxis, time_axis_of
 from ..runtime import chunk_sizes, get_device, launch
 from ..runtime.arrays import float_array, is_device_array
@@ -17,7 +18,7 @@ from ..runtime.programs import build_program
 from ..runtime.resident import (Lazy, LazyDict, aligned_chunks, device_rows, device_series,
                                 result_to_numpy, rows_multiple)
 from ..timeaxis import check_fits
-from . import multi
+from . import multi, multi_device
 from .plan import Problem, make_plan
 from .reference import MIN_VALID, OK, TOO_FEW, VARIANTS, normal_cdf, normal_ppf
 
@@ -141,7 +142,8 @@ def trend_test(y, *, variant="original", period=None, alpha=0.05, lag=None, conf
         rejected. The multi-variable variants ("multivariate", "regional",
         "correlated_multivariate", "partial") read the axis before time as the variables (or
         sites) of one test: the result has one value per (...) (numpy, no labels). pandas / xarray inputs give labelled per-series results (time: the index /
-        the ``time`` dimension). A ``pyopencl.array.Array`` ([batch, time] or [time],
+        the ``time`` dimension). A ``pyopencl.array.Array`` ([batch, time] or [time];
+        [batch, variables, time] or [variables, time] for the multi-variable variants;
         C-contiguous) gives a result of device arrays, every step on the device and nothing
         read back or waited for inside the call (docs/device-arrays.md).
     variant : str, optional
@@ -156,9 +158,9 @@ def trend_test(y, *, variant="original", period=None, alpha=0.05, lag=None, conf
         covariances of the variables' scores, over the time steps where no variable is
         missing, ``n`` their count; Z without continuity correction); "correlated_seasonal"
         (the same with a season a variable: cycles of ``period`` as time steps); "partial"
-        (variable 0 tested given variable 1 as covariate; Sen's slope of variable 0). The
-        variants after "seasonal" take numpy (host) input; see docs/trend.md for where each
-        part runs.
+        (variable 0 tested given variable 1 as covariate; Sen's slope of variable 0). Every
+        variant takes device arrays ([batch, variables, time] for the multi-variable ones);
+        see docs/trend.md for where each part runs.
     period : int, optional
         Seasons per cycle for ``variant="seasonal"`` / ``"correlated_seasonal"``
         (pymannkendall's default 12 if None).
@@ -235,7 +237,13 @@ def trend_test(y, *, variant="original", period=None, alpha=0.05, lag=None, conf
     0.499
     """
     on_dev = is_device_array(y)
-    if on_dev:              # [batch, time] or [time] on the device: no labels, nothing read
+    C = 1
+    if on_dev and variant in multi.VARIANTS:    # [batch, (variables,) time] on the device
+        dev = get_device(device)
+        yv, dshape = multi_device.device_input_multi(y, dev, variant, time_axis)
+        C = y.shape[-2] if variant in multi.MULTI_VARIANTS else 1
+        labels = None
+    elif on_dev:            # [batch, time] or [time] on the device: no labels, nothing read
         dev = get_device(device)
         yv = device_series(y, dev, time_axis)
         labels = None
@@ -248,9 +256,6 @@ def trend_test(y, *, variant="original", period=None, alpha=0.05, lag=None, conf
     if variant not in ALL_VARIANTS:
         raise ValueError(f"variant must be one of {', '.join(map(repr, ALL_VARIANTS))}, got "
                          f"{variant!r}")
-    if on_dev and variant in multi.VARIANTS:
-        raise ValueError(f"variant={variant!r} takes numpy (host) input; device arrays are "
-                         f"tested by the variants {', '.join(map(repr, VARIANTS))}")
     P = 1
     if variant in ("seasonal", "correlated_seasonal"):
         period = 12 if period is None else period
@@ -266,21 +271,21 @@ def trend_test(y, *, variant="original", period=None, alpha=0.05, lag=None, conf
     if lag is not None and (isinstance(lag, bool) or not isinstance(lag, (int, np.integer))
                             or lag < 1):
         raise ValueError(f"lag must be a positive integer or None, got {lag!r}")
-    N = yv.shape[-1]
+    N = yv.shape[-1] // C
     if not on_dev:
         _check_time_fits(y, labels, P, variant, time_axis is not None)
     if P > 1 and 2 * P > N:
         raise ValueError(f"period {P} is longer than half the series ({N} values): each season "
                          f"would hold fewer than 2 values")
     if on_dev:
-        shape = tuple(y.shape[:-1])
+        shape = dshape if variant in multi.VARIANTS else tuple(y.shape[:-1])
         y2 = yv
     else:
         shape = tuple(yv.shape[:-1])
         y2 = yv.reshape(-1, N)
         dev = get_device(device)
     dev.require_dtype(y2.dtype)
-    if variant in multi.VARIANTS:
+    if variant in multi.VARIANTS and not on_dev:
         def core(y2, P, slopes=True):
             plan = make_plan(dev, Problem(y2.shape[1], P), **plan_overrides)
             stats, sen, factor = _run(dev, plan, y2, "original", alpha, None, conf_level,
@@ -288,12 +293,16 @@ def trend_test(y, *, variant="original", period=None, alpha=0.05, lag=None, conf
             return _statistics(y2, stats, sen, factor, P, alpha), plan
         out, shape, plan = multi.run(dev, yv, variant, P, alpha, conf_level, core)
         multi_axis = variant in multi.MULTI_VARIANTS
-    else:
+    elif variant not in multi.VARIANTS:
         plan = make_plan(dev, Problem(N, P), **plan_overrides)
         multi_axis = False
     if on_dev:
         keep = []
-        out = _run_device(dev, plan, y2, variant, alpha, lag, conf_level, keep)
+        if variant in multi.VARIANTS:
+            out, plan = multi_device.run(dev, y2, variant, P, alpha, conf_level, C, plan_overrides,
+                                         keep, _run_device)
+        else:
+            out = _run_device(dev, plan, y2, variant, alpha, lag, conf_level, keep)
         out = {k: out[k].reshape(shape) for k in FIELDS}
         status = out["status"]
         diag = LazyDict(variant=variant, period=P, alpha=alpha, conf_level=conf_level, lag=lag,
@@ -435,19 +444,20 @@ def _run(dev, plan, y2, variant, alpha, lag, conf_level, slopes=True):
     return stats, sen, factor
 
 
-def _run_device(dev, plan, y2, variant, alpha, lag, conf_level, keep):
+def _run_device(dev, plan, y2, variant, alpha, lag, conf_level, keep, slopes=True):
     """The test of the rows of the device array ``y2`` with every step on the device: the pair
     kernel, the autocorrelation correction on the valid values detrended by kernels, and the
     statistics of ``_statistics`` by ``mk_finish`` (``trend/finish.cl.mako``). Returns the
     fields (device arrays [B]); nothing is transferred, mapped or waited for. The chunks'
-    temporaries go to ``keep``."""
+    temporaries go to ``keep``. ``slopes=False``: S and the tie sums only (Sen's fields NaN)."""
     import pyopencl.array as cla
     B, N = y2.shape
     dt, item, q = y2.dtype, y2.dtype.itemsize, dev.queue
     stat = np.dtype(np.float64 if dev.fp64 else np.float32)
     # the valid values' median (a scratch row per series), the detrended copy, the transpose
     ks = _Kernels(dev, plan, B, N, dt, variant, alpha, conf_level,
-                  extra_per=[N * item, N * item * (1 + bool(plan.interleave)), 8])
+                  extra_per=[N * item, N * item * (1 + bool(plan.interleave)), 8],
+                  slopes=slopes)
     fin = dev.program("trend/finish.cl.mako", real=ks.real,
                       stat="double" if stat == np.float64 else "float", min_valid=MIN_VALID,
                       ok=OK, too_few=TOO_FEW)
@@ -483,7 +493,8 @@ def _run_device(dev, plan, y2, variant, alpha, lag, conf_level, keep):
             if ks.corrected:
                 xd = scratch(dev, (nb, N), dt)
                 nvd = scratch(dev, (nb,), np.int32)
-                launch(dev, fin.kernel("mk_detrend"), nb, None, yc.data, se.data, i32(N),
+                launch(dev, fin.kernel("mk_detrend"), *fixed_local(dev, nb),
+                       yc.data, se.data, i32(N),
                        i32(nb), xd.data, nvd.data)
                 work = scratch(dev, (nb * N,), dt)
                 fd = scratch(dev, (nb,), dt)
@@ -491,7 +502,8 @@ def _run_device(dev, plan, y2, variant, alpha, lag, conf_level, keep):
                        i32(lag or 0), ks.zq_a, work.data, fd.data)
                 tmp += [xd, nvd, work]
             med = scratch(dev, (nb * N,), dt)
-            launch(dev, fin.kernel("mk_finish"), nb, None, yc.data, st.data, se.data, fd.data,
+            launch(dev, fin.kernel("mk_finish"), *fixed_local(dev, nb),
+                   yc.data, st.data, se.data, fd.data,
                    i32(ks.corrected), i32(N), i32(nb), i32(plan.period), zq, i32(a), med.data,
                    *(out[k].data for k in FIELDS))
             keep.extend(tmp + [sc, st, se, fd, med])

@@ -27,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..runtime import chunk_sizes, launch
+from ..runtime.launch import fixed_local
 from ..runtime.faults import enter_chunk, with_smaller_chunks
 from .reference import MIN_VALID, OK, TOO_FEW, normal_cdf, normal_ppf
 
@@ -113,7 +114,8 @@ def _cross(dev, y3, nv):
             kd = cla.empty(q, (nb, C, C), np.int64)
             rd = cla.empty(q, (nb, C, C), np.int64)
             sd = cla.empty(q, (nb, C), np.int64)
-            launch(dev, kern, nb * C * C, None, xd.data, nd.data, i32(N), i32(C), i32(nb),
+            launch(dev, kern, *fixed_local(dev, nb * C * C),
+                   xd.data, nd.data, i32(N), i32(C), i32(nb),
                    kd.data, rd.data, sd.data)
             kd.get(ary=K[a:b])
             rd.get(ary=RR[a:b])

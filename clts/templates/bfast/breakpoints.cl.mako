@@ -26,6 +26,15 @@
 ##   each break's rows of ARG / vidx whole and keeps the pixel's entry (coalesced, O(BREAKS^2 N)
 ##   more reads against the DP's O(BREAKS N^2)), and takes the m-break RSS from the DP's own sum
 ##   (the same additions in the same order) instead of gathering the segments' RSS again.
+## BREAKS = 1: bp_rss computes the row of the first valid start only and, by one backward sweep
+##   in the work-item (split: work-group) of the last date, RSS(start .. last valid value) of
+##   every start: all the programme reads, O(N K^2) a pixel instead of O(N^2 K^2) (the split
+##   kernel the same operations in the same order: identical bits). One writer an address: the
+##   forward row stores only the lanes whose first valid start it is, the sweep only the later
+##   valid starts. The triangle's block and lane offsets (p / interleave, p % interleave) are
+##   computed once, not by TRI_AT in the loops: LLVM pairs a division with its remainder
+##   through a freeze instruction, which Oclgrind's uninitialised-value check cannot run (the
+##   work-item then stops: bp_dp read entries it had not written).
 ## q (optional, 0: none): the last q of the K regressors are per pixel, bp_rss's argument XP laid
 ##   out [date][q][pixel] like y (Mp pixels a row); the first K - q come from X [date][K - q].
 ## Variables: real, lanes, interleave, K, BREAKS, subgroup, kernels, pix, scan, q (optional); the
@@ -35,6 +44,7 @@
     pix = context.get("pix", 0)
     scan = context.get("scan", 0)
     q = context.get("q", 0)
+    one = BREAKS == 1                   # the one-break sweep (both bp_rss kernels)
     KS = K - q                     # the shared regressors' count (X's row length)
     XP_ARG = "__global const real* restrict XP, " if q else ""
     V = "real" if lanes == 1 else "real%d" % lanes
@@ -75,21 +85,42 @@ __kernel void bp_rss(__global const real* restrict y, const int Mp,
     }
     const real v0 = y[(long)tau * Mp + pc];
     const int h = hs[nv];
+% if one:
+    int first = -1, last = -1;          // the pixel's first and last valid dates
+    for (int t = 0; t < Nt; ++t) {
+        if (!isnan(y[(long)t * Mp + pc])) { if (first < 0) first = t; last = t; }
+    }
+    const int need = p < Mp && !isnan(v0) && cbn == 0 && nv >= h;
+    const int sweep = tau == Nt - 1;    // the work-group's backward sweep
+% else:
     const int need = p < Mp && !isnan(v0) && (cbn == 0 || cbn >= h) && nv - cbn >= h;
+% endif
     if (j == 0) needs[q] = need;
     barrier(CLK_LOCAL_MEM_FENCE);
     int any = 0;
     for (int i = 0; i < ${pix}; ++i) any |= needs[i];
+% if one:
+    if (!any && !sweep) return;         // the same for the whole work-group (one start)
+% else:
     if (!any) return;       // the same for the whole work-group (one start)
+% endif
+    const int pb = p / ${interleave};                 // TRI_AT(p, base + t), with the remainder
+    const int pr = p - pb * ${interleave};            // spelled out (Oclgrind lacks LLVM's freeze)
+    const long base = ((long)pb * Tt + TRI_OFF(tau) - tau) * ${interleave} + pr;
+% for rev in ((0, 1) if one else (0,)):
+% if one:
+    if (${"sweep" if rev else "any"}) {
+% endif
 % for k in range(K - 1):
     real C${k} = (real)0;
 % endfor
     real d = (real)0, z = (real)0, rss = (real)0;
     int par = 0;
-    const int pb = p / ${interleave};                 // TRI_AT(p, base + t), with the remainder
-    const int pr = p - pb * ${interleave};            // spelled out (Oclgrind lacks LLVM's freeze)
-    const long base = ((long)pb * Tt + TRI_OFF(tau) - tau) * ${interleave} + pr;
+% if rev:
+    for (int t = Nt - 1; t >= 0; --t) {
+% else:
     for (int t = tau; t < Nt; ++t) {
+% endif
         const real yv = y[(long)t * Mp + pc];
         const int ok = !isnan(yv);
 % if q:
@@ -124,7 +155,12 @@ __kernel void bp_rss(__global const real* restrict y, const int Mp,
             pub[(par * 5 + 4) * ${pix} + q] = e;
 %   else:
             rss += w * e * e;
+%   if rev:
+            if (p < Mp && ok && t > first && t <= last)
+                tri[((long)pb * Tt + TRI_OFF(t) + last - t) * ${interleave} + pr] = rss;
+%   else:
             if (need) tri[base + (long)t * ${interleave}] = rss;
+%   endif
 %   endif
         }
 %   if k < K - 1:
@@ -141,6 +177,10 @@ __kernel void bp_rss(__global const real* restrict y, const int Mp,
 %   endif
 % endfor
     }
+% if one:
+    }
+% endif
+% endfor
 }
 % elif kernels in ("all", "bp_rss"):
 ${sg.reqd(subgroup)}\
@@ -152,6 +192,42 @@ __kernel void bp_rss(__global const real* restrict y, const int Mp,
     const int p0 = get_global_id(0) * ${lanes};
     const int tau = get_global_id(1);
     if (p0 >= Mp || tau >= Nt) return;
+    const V v0 = VLOAD(y + (long)tau * Mp + p0);
+    int need = 0;
+% if one:
+    // one break: the programme reads the row of the first valid start (every end) and, of
+    // each later start, only RSS(start .. last valid value); the work-item of the last date
+    // gets those by one backward sweep (O(N) a pixel instead of O(N^2)). Other work-items
+    // leave as soon as every lane has a value before tau (or none at tau).
+    const int sweep = tau == Nt - 1;
+    if (!sweep) {
+        int seen = 0, here = 0;
+% for l in range(lanes):
+        here |= !isnan(v0${L(l)}) << ${l};
+% endfor
+        for (int t = 0; t < tau && (seen & here) != here; ++t) {
+            const V v = VLOAD(y + (long)t * Mp + p0);
+% for l in range(lanes):
+            seen |= !isnan(v${L(l)}) << ${l};
+% endfor
+        }
+        if ((seen & here) == here) return;      // no lane's first value at tau
+    }
+    int nv[${lanes}], first[${lanes}], last[${lanes}];
+% for l in range(lanes):
+    nv[${l}] = 0; first[${l}] = -1; last[${l}] = -1;
+% endfor
+    for (int t = 0; t < Nt; ++t) {
+        const V v = VLOAD(y + (long)t * Mp + p0);
+% for l in range(lanes):
+        if (!isnan(v${L(l)})) { nv[${l}] += 1; if (first[${l}] < 0) first[${l}] = t; last[${l}] = t; }
+% endfor
+    }
+% for l in range(lanes):
+    need |= first[${l}] == tau && nv[${l}] >= hs[nv[${l}]];
+% endfor
+    if (!need && !sweep) return;
+% else:
     // does any lane's dynamic programme read segments starting at tau?
     int cb[${lanes}], nv[${lanes}];
 % for l in range(lanes):
@@ -163,8 +239,6 @@ __kernel void bp_rss(__global const real* restrict y, const int Mp,
         if (!isnan(v${L(l)})) { nv[${l}] += 1; cb[${l}] += (t < tau); }
 % endfor
     }
-    const V v0 = VLOAD(y + (long)tau * Mp + p0);
-    int need = 0;
 % for l in range(lanes):
     {
         const int h = hs[nv[${l}]];
@@ -172,6 +246,13 @@ __kernel void bp_rss(__global const real* restrict y, const int Mp,
     }
 % endfor
     if (!need) return;
+% endif
+    const int pb = p0 / ${interleave};                // TRI_AT(p0 + lane, .), with the remainder
+    const int pr = p0 - pb * ${interleave};           // spelled out (Oclgrind lacks LLVM's freeze)
+% for rev in ((0, 1) if one else (0,)):
+% if one:
+    if (${"sweep" if rev else "need"}) {
+% endif
 % for k in range(K):
 %   for j in range(k + 1, K):
     V R${k}_${j} = (V)0;
@@ -179,8 +260,12 @@ __kernel void bp_rss(__global const real* restrict y, const int Mp,
     V d${k} = (V)0, z${k} = (V)0;
 % endfor
     V rss = (V)0;
-    const long base = TRI_OFF(tau) - tau;
+% if rev:
+    for (int t = Nt - 1; t >= 0; --t) {
+% else:
+    const long base = ((long)pb * Tt + TRI_OFF(tau) - tau) * ${interleave} + pr;
     for (int t = tau; t < Nt; ++t) {
+% endif
         const V yv = VLOAD(y + (long)t * Mp + p0);
 % if lanes == 1:
         const int ok = !isnan(yv);
@@ -228,8 +313,27 @@ __kernel void bp_rss(__global const real* restrict y, const int Mp,
         }
 % endfor
         rss += w * e * e;
-        VSTORE(rss, tri + TRI_AT(p0, base + t));
+% if rev:
+        // RSS(t .. last valid value) of each lane, t a valid date after its first (the first
+        // valid start's entry is the forward row's: one writer an address)
+% for l in range(lanes):
+        if (t > first[${l}] && t <= last[${l}] && !isnan(yv${L(l)}))
+            tri[((long)pb * Tt + TRI_OFF(t) + last[${l}] - t) * ${interleave} + pr + ${l}] = rss${L(l)};
+% endfor
+% elif one and lanes > 1:
+        // only the lanes whose first valid start this is: a later start of another lane is
+        // the sweep's (one writer an address, the same bits whatever the lanes)
+% for l in range(lanes):
+        if (first[${l}] == tau) tri[base + (long)t * ${interleave} + ${l}] = rss${L(l)};
+% endfor
+% else:
+        VSTORE(rss, tri + base + (long)t * ${interleave});
+% endif
     }
+% if one:
+    }
+% endif
+% endfor
 }
 % endif
 

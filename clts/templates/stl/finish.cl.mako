@@ -90,3 +90,13 @@ kernel void stl_diff(global const real* a, global const real* b, global real* ou
     const long i = get_global_id(0);
     if (i < n) out[i] = a[i] - b[i];
 }
+
+// MSTL's Box-Cox transform with a given lambda (scipy.special.boxcox's formula, numpy's
+// operations in order): expm1(lambda log y) / lambda; missing and non-positive values NaN
+// (numpy input refuses the latter: device data are not scanned)
+kernel void stl_boxcox(global const real* y, global real* out, const long n, const real lam) {
+    const long i = get_global_id(0);
+    if (i >= n) return;
+    const real v = y[i];
+    out[i] = v > 0 ? expm1(lam * log(v)) / lam : REAL_NAN;
+}

@@ -1,0 +1,387 @@
+"""Device-array inputs of the functions that came last to the device: clts.mstl with a Box-Cox
+``lmbda``, clts.aamp with p != 2 and the trend tests' transform / multi-variable variants.
+Results stay on the device with no host transfer, map or wait inside the call
+(tests/transfers.py), on every test device and under the emulated H100 / MI100 Plans, and equal
+the numpy path's."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import clts
+from clts.runtime.arrays import is_device_array
+
+sys.path.insert(0, str(Path(__file__).parent))
+from emulated import gpus_over_pocl  # noqa: E402
+from transfers import host_traffic  # noqa: E402
+
+cla = pytest.importorskip("pyopencl.array")
+from test_device_arrays_stl import need, on_device, same  # noqa: E402
+
+
+def close(a, b, dtype, scale):
+    """Equal up to the last bits of the device's log / expm1 against numpy's (``scale``: the
+    data's magnitude, which the components' rounding follows)."""
+    rtol = 1e-12 if np.dtype(dtype) == np.float64 else 2e-5
+    a, b = np.asarray(a), np.asarray(b)
+    assert a.dtype == b.dtype and a.shape == b.shape
+    return np.allclose(a, b, rtol=rtol, atol=rtol * scale, equal_nan=True)
+
+
+# ------------------------------------------------------------------ MSTL with Box-Cox
+def boxcox_batch(dtype):
+    t = np.arange(120.0)
+    y = 5 + np.sin(2 * np.pi * t / 12) + 2 * np.cos(2 * np.pi * t / 24) + 0.01 * t
+    Y = np.stack([y, 2 * y, y + 0.3 * np.random.default_rng(1).random(y.size)]).astype(dtype)
+    Y[1, 50:60] = np.nan
+    return Y
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_mstl_boxcox_device(device, dtype):
+    """A numeric lmbda: the transform is a kernel, zero host traffic, the numpy path's values
+    (the device's log / expm1: within a few ulp), lmbda and the transformed observed kept."""
+    need(device, dtype)
+    Y = boxcox_batch(dtype)
+    yd = on_device(device, Y)
+    ref = clts.mstl(Y, (12, 24), lmbda=0.5, device=device)
+    with host_traffic() as t:
+        r = clts.mstl(yd, (12, 24), lmbda=0.5, device=device)
+    assert t.total == 0, t.report()
+    assert is_device_array(r.trend) and is_device_array(r.observed)
+    assert r.lmbda == ref.lmbda == 0.5
+    n = clts.to_numpy(r)
+    scale = np.nanmax(np.abs(ref.observed))
+    for k in ("trend", "resid", "weights", "observed"):
+        assert close(getattr(n, k), getattr(ref, k), dtype, scale), k
+    for p in ref.seasonal:
+        assert close(n.seasonal[p], ref.seasonal[p], dtype, scale), p
+    # lmbda 0 (statsmodels: none) is no transform; "auto" needs the host
+    r0 = clts.mstl(yd, 12, lmbda=0, device=device)
+    assert r0.observed is yd and r0.lmbda is None
+    with pytest.raises(TypeError, match="lmbda"):
+        clts.mstl(yd, 12, lmbda="auto", device=device)
+    with pytest.raises(ValueError, match="lmbda"):
+        clts.mstl(yd, 12, lmbda=np.inf, device=device)
+
+
+# ------------------------------------------------------------------ aamp, p != 2
+AAMP_FIELDS = ("P", "I", "left_P", "left_I", "right_P", "right_I")
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_aamp_p_device(device, dtype, monkeypatch):
+    """p = 1, 3 and inf, self-join (k 1 and 3, left / right) and AB-join, several row blocks,
+    NaN windows: zero host traffic, the numpy path's bits."""
+    need(device, dtype)
+    aamp_mod = sys.modules["clts.mp.aamp"]
+    monkeypatch.setattr(aamp_mod, "BLOCK_ROWS", 40)      # several blocks, a short last one
+    rng = np.random.default_rng(3)
+    T = np.cumsum(rng.standard_normal(150)).astype(dtype)
+    T[70] = np.nan
+    TB = np.cumsum(rng.standard_normal(90)).astype(dtype)
+    Td, TBd = on_device(device, T), on_device(device, TB)
+    prec = "double" if dtype == np.float64 else "single"
+    for p, k, ab in ((1, 1, False), (3.0, 3, False), (np.inf, 2, True), (1.5, 1, True)):
+        ref = clts.aamp(T, 12, TB if ab else None, p=p, k=k, precision=prec, device=device)
+        with host_traffic() as t:
+            r = clts.aamp(Td, 12, TBd if ab else None, p=p, k=k, device=device)
+        assert t.total == 0, t.report()
+        assert r.self_join == (not ab) and r.exclusion_zone == ref.exclusion_zone
+        n = r.to_numpy()
+        for key in AAMP_FIELDS if not ab else ("P", "I"):
+            a, b = getattr(n, key), getattr(ref, key)
+            if not device.fp64 and key.endswith("P"):
+                b = b.astype(np.float32)
+            assert same(a, b), (p, k, ab, key)
+    with pytest.raises(TypeError, match="precision"):
+        clts.aamp(Td, 12, p=1, precision="single" if dtype == np.float64 else "double",
+                  device=device)
+    with pytest.raises(TypeError, match="both"):
+        clts.aamp(Td, 12, TB, p=1, device=device)
+
+
+# ------------------------------------------------------------------ trend test variants
+TREND_FIELDS = ("trend", "h", "p", "z", "tau", "s", "var_s", "slope", "intercept",
+                "slope_low", "slope_high", "n", "status")
+#: the variants whose host steps are numpy's operations one by one (the same bits but p); the
+#: pre-whitening ones' lag-1 autocorrelation uses a BLAS dot on the host (last bits)
+EXACT = ("multivariate", "regional", "correlated_multivariate", "correlated_seasonal",
+         "partial")
+
+
+def series_batch(rng, n=48):
+    t = np.arange(float(n))
+    y = np.stack([0.05 * t + rng.standard_normal(n), np.round(rng.standard_normal(n) * 2) / 2,
+                  np.cumsum(rng.standard_normal(n)), -0.05 * t + np.sin(t), 3.0 + 0 * t,
+                  t * np.nan, rng.standard_normal(n)])
+    y[1, 5:12] = np.nan                       # a gap in a series with ties
+    y[2, rng.random(n) < 0.3] = np.nan        # scattered
+    y[5, :2] = 1.0                            # too few values
+    y[6, 8:] = np.nan                         # 8 values (the whitening's short sums)
+    return y
+
+
+def multi_batch(rng, C, n=30, b=4):
+    t = np.arange(float(n))
+    y = 0.03 * t + rng.standard_normal((b, C, n))
+    y[1] = np.round(y[1] * 2) / 2             # ties
+    y[2, 0, rng.random(n) < 0.3] = np.nan     # one variable's steps missing
+    y[3, :, 3:] = np.nan                      # too few complete steps
+    return y
+
+
+def same_fields(r, ref, exact):
+    n = r.to_numpy()
+    for k in TREND_FIELDS:
+        a, b = np.asarray(getattr(n, k)), np.asarray(getattr(ref, k))
+        assert a.dtype == b.dtype and a.shape == b.shape, k
+        if exact and k != "p":
+            assert same(a, b), k
+        else:                 # p: the device's erf / erfc
+            assert np.allclose(a, b, rtol=1e-12, atol=0, equal_nan=True), k
+    assert n.diagnostics["n_too_few"] == ref.diagnostics["n_too_few"]
+
+
+@pytest.mark.parametrize("variant", ["pre_whitening", "trend_free_pre_whitening",
+                                     "correlated_seasonal", "multivariate", "regional",
+                                     "correlated_multivariate", "partial"])
+def test_trend_variants_device(device, variant):
+    """The transform and multi-variable variants on device arrays: zero host traffic, the numpy
+    path's values (bit for bit but p where the host steps are numpy's operations one by one),
+    with ties, gaps, too few values, a constant series; the GPUs' interleaved layout too."""
+    if not device.fp64:
+        pytest.skip("the device's statistics are float32 without cl_khr_fp64")
+    rng = np.random.default_rng(11)
+    kw = dict(period=4) if variant == "correlated_seasonal" else {}
+    if variant in ("multivariate", "regional", "correlated_multivariate", "partial"):
+        ys = [multi_batch(rng, 2 if variant == "partial" else 3)]
+        if variant == "correlated_multivariate":
+            ys.append(multi_batch(rng, 12, n=12))    # 144 Gamma entries: numpy's split
+    else:
+        ys = [series_batch(rng), np.cumsum(rng.standard_normal((2, 300)), axis=1)]
+    for y in ys:
+        yd = on_device(device, y)
+        for layout in (dict(), dict(interleave=1, lanes=1)):
+            ref = clts.trend_test(y, variant=variant, device=device, **layout, **kw)
+            with host_traffic() as t:
+                r = clts.trend_test(yd, variant=variant, device=device, **layout, **kw)
+            assert t.total == 0, t.report()
+            assert r.diagnostics.pending() == ["n_too_few"]
+            same_fields(r, ref, variant in EXACT)
+    one = ys[0][0]
+    r = clts.trend_test(on_device(device, one), variant=variant, device=device, **kw)
+    assert r.s.shape == ()
+    assert clts.to_numpy(r).s == pytest.approx(
+        clts.trend_test(one, variant=variant, device=device, **kw).s, nan_ok=True)
+
+
+# ------------------------------------------------------------------ the GPUs' Plans
+@pytest.mark.parametrize("name", ["h100", "mi100"])
+def test_emulated_gpu_plans_rest(name):
+    """Under the emulated H100 / MI100 (their Plans over pocl: the interleaved trend layout,
+    the GPUs' mass plan): zero host traffic (mstl's Box-Cox, aamp p = 1, maamp p = 1, the
+    correlated and pre-whitening trend variants), the numpy path's values there."""
+    emu = gpus_over_pocl().get(name)
+    if emu is None:
+        pytest.skip("emulation runs on pocl")
+    rng = np.random.default_rng(12)
+    Y = boxcox_batch(np.float64)
+    T = np.cumsum(rng.standard_normal(100))
+    ym = multi_batch(rng, 3)
+    ys = series_batch(rng)
+    Tm = np.cumsum(rng.standard_normal((2, 60)), axis=1)
+    yd, Td, ymd, ysd, Tmd = (on_device(emu, a) for a in (Y, T, ym, ys, Tm))
+    with host_traffic() as t:
+        m = clts.mstl(yd, (12, 24), lmbda=0.5, device=emu)
+        a = clts.aamp(Td, 10, p=1, k=2, device=emu)
+        c = clts.trend_test(ymd, variant="correlated_multivariate", device=emu)
+        w = clts.trend_test(ysd, variant="trend_free_pre_whitening", device=emu)
+        mp, mi = clts.mstump(Tmd, 8, normalize=False, p=1, device=emu)
+    assert t.total == 0, t.report()
+    mp0, mi0 = clts.mstump(Tm, 8, normalize=False, p=1, device=emu)
+    assert same(mp.get(), mp0) and same(mi.get(), mi0)
+    ref = clts.mstl(Y, (12, 24), lmbda=0.5, device=emu)
+    assert close(m.to_numpy().trend, ref.trend, np.float64, np.nanmax(np.abs(ref.observed)))
+    aref = clts.aamp(T, 10, p=1, k=2, device=emu)
+    for key in AAMP_FIELDS:
+        assert same(getattr(a.to_numpy(), key), getattr(aref, key)), key
+    same_fields(c, clts.trend_test(ym, variant="correlated_multivariate", device=emu), True)
+    same_fields(w, clts.trend_test(ys, variant="trend_free_pre_whitening", device=emu), False)
+
+
+# ------------------------------------------------------------------ mstump, stumpi: host steps
+def test_mstump_device_arrays_counted(device):
+    """mstump of a device array: device P and I equal to numpy input's, with exactly one read
+    (T, a wait) and two writes (P, I) more than the numpy call; float32 arrays compute in
+    single precision; maamp's conventions (normalize=False, p = 2) too."""
+    rng = np.random.default_rng(13)
+    T = np.cumsum(rng.standard_normal((3, 120)), axis=1)
+    T[1, 40] = np.nan
+    for dtype, kw in ((np.float64, {}), (np.float64, dict(normalize=False)),
+                      (np.float32, dict(include=[2]))):
+        if dtype == np.float64 and not device.fp64:
+            continue
+        x = T.astype(dtype)
+        prec = "double" if dtype == np.float64 else "single"
+        clts.mstump(x, 10, precision=prec, device=device, **kw)     # builds
+        with host_traffic() as a:
+            P0, I0 = clts.mstump(x, 10, precision=prec, device=device, **kw)
+        xd = on_device(device, x)
+        with host_traffic() as b:
+            P, I = clts.mstump(xd, 10, device=device, **kw)
+        assert is_device_array(P) and is_device_array(I)
+        assert (b.transfers, b.waits, b.maps) == (a.transfers + 3, a.waits + 1, a.maps), \
+            b.report()
+        assert same(P.get(), P0) and same(I.get(), I0), (dtype, kw)
+    with pytest.raises(ValueError, match="time_axis"):
+        clts.mstump(on_device(device, T.astype(np.float32)), 10, time_axis=0, device=device)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_maamp_p_device(device, dtype, monkeypatch):
+    """mstump with normalize=False and p != 2 (maamp's) runs on the device: zero host traffic,
+    the numpy path's bits, forced dimensions and discords, several row blocks."""
+    need(device, dtype)
+    monkeypatch.setattr(sys.modules["clts.mp.mstump"], "PNORM_ELEMENTS", 3 * 80 * 30)
+    rng = np.random.default_rng(17)
+    T = np.cumsum(rng.standard_normal((3, 90)), axis=1).astype(dtype)
+    T[2, 33] = np.nan
+    Td = on_device(device, T)
+    prec = "double" if dtype == np.float64 else "single"
+    for kw in (dict(p=1), dict(p=np.inf, include=[1]), dict(p=3, discords=True)):
+        P0, I0 = clts.mstump(T, 10, normalize=False, precision=prec, device=device, **kw)
+        with host_traffic() as t:
+            P, I = clts.mstump(Td, 10, normalize=False, device=device, **kw)
+        assert t.total == 0, t.report()
+        P, I = P.get(), I.get()
+        assert same(I, I0), kw
+        assert same(P, P0 if device.fp64 else P0.astype(np.float32)), kw
+    P, I = clts.mstump(on_device(device, T[0]), 10, normalize=False, p=1, device=device)
+    P0, I0 = clts.mstump(T[0], 10, normalize=False, p=1, precision=prec, device=device)
+    assert same(I.get(), I0) and P.shape == (1, 81)
+
+
+def test_stumpi_device_arrays_counted(device):
+    """stumpi keeps its state on the host: a device T and a device update are each read once
+    (one transfer and one wait more than numpy input); the same profile."""
+    rng = np.random.default_rng(14)
+    T = np.cumsum(rng.standard_normal(150))
+    add = rng.standard_normal(20)
+    with host_traffic() as a:
+        s0 = clts.stumpi(T, 12, device=device)
+        s0.update(add)
+        P0 = s0.P_
+    Td, ad = on_device(device, T), on_device(device, add)
+    with host_traffic() as b:
+        s = clts.stumpi(Td, 12, device=device)
+        s.update(ad)
+        P = s.P_
+    assert (b.transfers, b.waits, b.maps) == (a.transfers + 2, a.waits + 2, a.maps), b.report()
+    assert same(P, P0) and same(s.I_, s0.I_)
+
+
+def test_trend_variants_device_float32_chunks_shapes(device):
+    """float32 series in chunks of 3, a row slice at an offset, one test ([time] / [variables,
+    time]: scalars as numpy input gives) and an empty batch, every variant: the numpy path's
+    values, no host traffic."""
+    if not device.fp64:
+        pytest.skip("the device's statistics are float32 without cl_khr_fp64")
+    rng = np.random.default_rng(15)
+    for variant in ("pre_whitening", "trend_free_pre_whitening", "correlated_seasonal",
+                    "multivariate", "regional", "correlated_multivariate", "partial"):
+        kw = dict(period=4) if variant == "correlated_seasonal" else {}
+        multi_axis = variant in ("multivariate", "regional", "correlated_multivariate",
+                                 "partial")
+        y = (multi_batch(rng, 2 if variant == "partial" else 3) if multi_axis
+             else series_batch(rng)).astype(np.float32)
+        exact = variant in EXACT
+        yd = on_device(device, y)
+        with clts.set_options(max_chunk=3), host_traffic() as t:
+            r = clts.trend_test(yd, variant=variant, device=device, **kw)
+            r1 = clts.trend_test(yd[1:], variant=variant, device=device, **kw)
+            e = clts.trend_test(cla.empty(device.queue, (0,) + y.shape[1:], np.float32),
+                                variant=variant, device=device, **kw)
+        assert t.total == 0, t.report()
+        same_fields(r, clts.trend_test(y, variant=variant, device=device, **kw), exact)
+        same_fields(r1, clts.trend_test(y[1:], variant=variant, device=device, **kw), exact)
+        assert e.to_numpy().s.shape == (0,)
+        one = clts.trend_test(on_device(device, y[0]), variant=variant, device=device,
+                              **kw).to_numpy()
+        ref = clts.trend_test(y[0], variant=variant, device=device, **kw)
+        assert type(one.s) is type(ref.s) and one.n == ref.n
+        assert one.s == pytest.approx(ref.s, rel=1e-12, nan_ok=True)
+
+
+def test_calls_return_while_the_queue_is_blocked_rest(device):
+    """The device's queue held by a user event: mstl with lmbda, aamp with p = 1 and the
+    correlated / pre-whitening trend variants on device arrays still return; the results are
+    the numpy path's once it is released."""
+    if "nvidia" in str(device.info.platform).lower():
+        pytest.skip("NVIDIA's OpenCL (580, H200) segfaulted reading results after a user-event "
+                    "barrier had held the queue: open, see docs/device-arrays.md")
+    if not device.fp64:
+        pytest.skip("float64 data")
+    import threading
+
+    import pyopencl as cl
+    rng = np.random.default_rng(16)
+    Y, T = boxcox_batch(np.float64), np.cumsum(rng.standard_normal(90))
+    ym, ys = multi_batch(rng, 3), series_batch(rng)
+    args = dict(m=(lambda y: clts.mstl(y, (12, 24), lmbda=0.5, device=device), Y),
+                a=(lambda y: clts.aamp(y, 10, p=1, device=device), T),
+                c=(lambda y: clts.trend_test(y, variant="correlated_multivariate",
+                                             device=device), ym),
+                w=(lambda y: clts.trend_test(y, variant="pre_whitening", device=device), ys))
+    want = {k: f(x) for k, (f, x) in args.items()}
+    dev_in = {k: on_device(device, x) for k, (_, x) in args.items()}
+    for k, (f, _) in args.items():       # programs built outside
+        f(dev_in[k])
+    device.queue.finish()
+    gate = cl.UserEvent(device.context)
+    cl.enqueue_barrier(device.queue, wait_for=[gate])
+    got = {}
+
+    def calls():
+        for k, (f, _) in args.items():
+            got[k] = f(dev_in[k])
+    th = threading.Thread(target=calls)
+    th.start()
+    th.join(120)
+    returned = not th.is_alive()
+    gate.set_status(cl.command_execution_status.COMPLETE)
+    th.join()
+    assert returned, "a device-array call waited for the device"
+    out = clts.to_numpy(got)
+    assert close(out["m"].trend, want["m"].trend, np.float64, np.nanmax(np.abs(Y)))
+    assert same(out["a"].P, want["a"].P) and same(out["a"].I, want["a"].I)
+    assert same(out["c"].s, want["c"].s) and same(out["w"].n, want["w"].n)
+
+
+def test_threads_rest(device):
+    """The new device-array calls from several threads at once (one device queue): each
+    thread's results are its serial ones."""
+    from concurrency import run_in_threads
+    if not device.fp64:
+        pytest.skip("float64 data")
+    rng = np.random.default_rng(18)
+    Ts = [on_device(device, np.cumsum(rng.standard_normal(80))) for _ in range(4)]
+    variants = ("correlated_multivariate", "multivariate", "regional", "partial")
+    ys = [on_device(device, multi_batch(rng, 2 if v == "partial" else 3)) for v in variants]
+    Ms = [on_device(device, np.cumsum(rng.standard_normal((2, 50)), axis=1)) for _ in range(4)]
+
+    def work(i):
+        a = clts.aamp(Ts[i], 8, p=1 + i % 2, device=device)
+        t = clts.trend_test(ys[i], variant=variants[i], device=device)
+        w = clts.trend_test(ys[i][0], variant="pre_whitening", device=device)
+        mp = clts.mstump(Ms[i], 6, normalize=False, p=1, device=device)
+        return clts.to_numpy((a, t, w, mp))
+    serial = [work(i) for i in range(4)]
+    got = run_in_threads(work, 4)
+    for (a, t, w, mp), (a0, t0, w0, mp0) in zip(got, serial):
+        assert same(a.P, a0.P) and same(a.I, a0.I)
+        assert same(t.s, t0.s) and same(t.var_s, t0.var_s) and same(w.n, w0.n)
+        assert same(mp[0], mp0[0]) and same(mp[1], mp0[1])

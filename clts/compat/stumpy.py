@@ -385,16 +385,14 @@ def fluss(I, L, n_regimes, excl_factor=5, custom_iac=None):
 def stumpi(T, m, egress=True, normalize=True, p=2.0, k=1, mp=None,
            T_subseq_isconstant_func=None, *, device=None):
     """stumpy.stumpi: the incremental matrix profile (``update(t)``, ``P_``, ``I_``,
-    ``left_P_``, ``left_I_``, ``T_``), by :func:`clts.stumpi`. ``k > 1`` and a precomputed
-    ``mp`` raise NotImplementedError."""
-    if k != 1:
-        _missing("stumpi with k > 1 (a streaming top-k profile)",
-                 "clts.stumpi keeps the nearest neighbour (k = 1)")
+    ``left_P_``, ``left_I_``, ``T_``; ``P_`` / ``I_`` [l, k] for ``k > 1``), by
+    :func:`clts.stumpi`. A precomputed ``mp`` raises NotImplementedError."""
+    _check_k(k)
     if mp is not None:
         _missing("stumpi's mp= (starting from a precomputed profile)",
                  "drop mp=: clts.stumpi computes the initial profile itself")
     _no_isconstant(T_subseq_isconstant_func=T_subseq_isconstant_func)
-    return _mp.stumpi(T, m, egress=egress, normalize=normalize, p=p, device=device)
+    return _mp.stumpi(T, m, egress=egress, normalize=normalize, p=p, k=int(k), device=device)
 
 
 def aampi(T, m, egress=True, p=2.0, k=1, mp=None, *, device=None):

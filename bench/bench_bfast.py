@@ -18,7 +18,9 @@ round-robin); any but the OLS-MOSUM alone runs with convention "r" and without a
 0.7 has the OLS-MOSUM only), its results in bench/results/bfast-<types>-r-<device>.md;
 ``--convention r`` runs the OLS-MOSUM as R does; ``--r-pixels P`` (convention r) times R's
 ``bfastmonitor(type=)`` looped over P pixels (bench/bfast_type_r_timing.R): "x R" = its seconds
-a pixel / ours.
+a pixel / ours. ``--covariate shared,pixel`` adds one covariate to the model (a random walk
+per date shared by all pixels, or one per pixel and date: ``regressors`` shaped like the
+cube), timed round-robin against each other with convention "r" (K = 9).
 """
 from __future__ import annotations
 
@@ -152,6 +154,9 @@ def main():
                     help="monitoring processes (R's type), comma-separated: OLS-MOSUM, "
                     "OLS-CUSUM, RE, ME; several are timed round-robin with convention r")
     ap.add_argument("--convention", default="bfast-py", choices=("bfast-py", "r"))
+    ap.add_argument("--covariate", default="",
+                    help="comma-separated: none, shared (one covariate per date), pixel (one "
+                    "per pixel and date); timed round-robin with convention r")
     ap.add_argument("--r-pixels", type=int, default=0,
                     help="with convention r: time R's bfastmonitor(type=) on this many pixels "
                     "(bench/bfast_type_r_timing.R) and compare its breaks")
@@ -159,7 +164,10 @@ def main():
     types = args.type.split(",")
     if any(ty not in ("OLS-MOSUM", "OLS-CUSUM", "RE", "ME") for ty in types):
         ap.error(f"--type: OLS-MOSUM, OLS-CUSUM, RE or ME, got {args.type}")
-    convention = "r" if types != ["OLS-MOSUM"] else args.convention
+    covs = args.covariate.split(",") if args.covariate else [None]
+    if any(c not in (None, "none", "shared", "pixel") for c in covs):
+        ap.error(f"--covariate: none, shared or pixel, got {args.covariate}")
+    convention = "r" if types != ["OLS-MOSUM"] or args.covariate else args.convention
     if convention != "bfast-py":
         args.no_anchors = True          # the anchors compute the bfast 0.7 convention
     infos = [i for i in usable() if not i.simulator]
@@ -178,11 +186,19 @@ def main():
                 M //= 8
             y, dates, start = make_cube(M, N, n, nan)
             flops = spec_flops(M, N, n)
-            def call(ty, version):
+            rng = np.random.default_rng(1)
+            regs = {None: None, "none": None,
+                    "shared": rng.standard_normal(N).cumsum() if "shared" in covs else None,
+                    "pixel": (rng.standard_normal((N, M, 1), np.float32).cumsum(0)
+                              if "pixel" in covs else None)}
+
+            def call(ty, version, cov=None):
                 return lambda: clts.bfast_monitor(y, dates, start, nodata=NODATA, device=dev,
                                                   convention=convention, version=version,
-                                                  type=ty, progress=False)
-            runs = [(ty, v) for ty in types for v in ("fused", "multi", "auto")]
+                                                  type=ty, progress=False,
+                                                  regressors=regs[cov])
+            runs = [(ty, v, c) for ty in types for v in ("fused", "multi", "auto")
+                    for c in covs]
             results = time_calls({tv: call(*tv) for tv in runs}, dev, repeats)
             anc_cl = anc_py = None
             if not args.no_anchors:
@@ -193,11 +209,12 @@ def main():
                     anc_py = anchor(p, "python", dev, pixels=300 if args.quick else 1500)
             r_anchor = (r_timing(y, n, N, types, args.r_pixels)
                         if args.r_pixels and convention == "r" else {})
-            for ty, version in runs:
-                wall, kern, res = results[ty, version]
-                best = min(results[ty, v][0] for v in ("fused", "multi"))
+            for ty, version, cov in runs:
+                wall, kern, res = results[ty, version, cov]
+                best = min(results[ty, v, cov][0] for v in ("fused", "multi"))
                 plan = res.plan
                 row = {"shape": name, "M": M, "N": N, "n": n, "NaN": f"{nan:.0%}", "type": ty,
+                       **({"covariate": cov} if args.covariate else {}),
                        "version": f"{version} ({plan.version}, lanes {plan.lanes}, wg {plan.wg})",
                        "wall ms": wall * 1e3, "kernel ms": kern * 1e3,
                        "Mpx/s": M / wall / 1e6, "GFlops^Sp": flops / wall / 1e9,
@@ -227,6 +244,7 @@ def main():
         notes = ("Command: `python bench/bench_bfast.py" + (" --quick" if args.quick else "")
                  + ("" if types == ["OLS-MOSUM"] else f" --type {args.type}")
                  + (f" --r-pixels {args.r_pixels}" if args.r_pixels else "")
+                 + (f" --covariate {args.covariate}" if args.covariate else "")
                  + (" --convention r" if types == ["OLS-MOSUM"] and convention == "r" else "")
                  + f"`. float32, type {args.type} (round-robin), convention {convention}, k=3, "
                  "int16 cube "
@@ -236,6 +254,8 @@ def main():
                  "subset, per pixel).\n")
         tag = ("bfast" if types == ["OLS-MOSUM"] and convention == "bfast-py"
                else f"bfast-{'-'.join(ty.lower() for ty in types)}-{convention}")
+        if args.covariate:
+            tag += "-covariate-" + "-".join(c for c in covs if c)
         path = write_result(tag, dev, f"BFAST-Monitor (clts.bfast_monitor, {args.type}) vs bfast 0.7",
                             rows, notes)
         print(markdown_table(rows))

@@ -3,7 +3,7 @@
 Public API (each function takes ``device=``; see ``clts devices``): ``stl``, ``stl_hastl``,
 ``mstl``, ``trend_test``, ``mann_kendall``, ``sen_slope``,
 ``bfast_monitor``, ``bfast_breaks``, ``bfast_decompose``, ``bfastts`` (host numpy, no device), ``matrix_profile``, ``motifs``, ``discords``,
-``mass``, ``match``, ``mpdist``, ``ostinato``, ``snippets``, ``fluss``, ``stumpi``, ``aamp``, ``mstump``, ``mdl``, ``subspace``, ``solve_tridiagonal``,
+``mass``, ``match``, ``mpdist``, ``ostinato``, ``snippets``, ``scrump``, ``prescrump``, ``stimp``, ``fluss``, ``stumpi``, ``aamp``, ``mstump``, ``mdl``, ``subspace``, ``solve_tridiagonal``,
 ``ocean.superbee_fluxes``, ``ocean.tke``, ``get_device``; results ``STLResult``, ``BfastResult``, ``BreaksResult``, ``DecomposeResult``, ``RegularSeries``, ``MSTLResult``, ``TrendResult``,
 ``MatrixProfileResult``,
 ``TridiagonalResult``; errors ``CltsError``, ``DeviceError``, ``KernelBuildError``,
@@ -15,6 +15,7 @@ from .runtime import Device, get_device
 from .runtime.arrays import to_numpy   # device results (pyopencl arrays) to numpy, one way
 from .mp import MatrixProfileResult, discords, matrix_profile, motifs
 from .mp import mpdist, mpdist_vect, ostinato, snippets  # batched: MPdist, consensus motif, snippets
+from .mp import prescrump, scrump, stimp  # anytime approximate profile, pan matrix profile
 from .mp import allc, atsc, floss, mmotifs  # chains, streaming segmentation, m-d motifs
 from .mp import aamp, fluss, mass, match, mdl, mstump, stumpi, subspace  # p-norms, search, segmentation, streaming, multi-dim
 from .stl import STLResult, stl, stl_hastl   # clts.stl: the function (the package by full path)
@@ -48,7 +49,7 @@ def _serialise_public():
     # matrix_profile is an object: its class's __call__ (stumpi's device blocks go through it)
     type(matrix_profile).__call__ = _serialised(type(matrix_profile).__call__)
     for name in ("motifs", "discords", "aamp", "fluss", "mass", "match", "mdl", "mpdist",
-                 "mpdist_vect", "ostinato", "snippets",
+                 "mpdist_vect", "ostinato", "snippets", "scrump", "prescrump", "stimp",
                  "mmotifs",
                  "mstump", "subspace", "stl", "stl_hastl", "mstl", "mann_kendall",
                  "sen_slope", "trend_test", "bfast_breaks", "bfast_monitor", "bfast01",
@@ -85,7 +86,7 @@ __all__ = ["CltsError", "DeviceError", "KernelBuildError", "ProfileError", "Devi
            "get_device", "__version__", "matrix_profile", "motifs", "discords",
            "MatrixProfileResult", "stl", "stl_hastl", "STLResult",
            "mass", "match", "fluss", "stumpi", "aamp", "mstump", "mdl", "subspace",
-           "mpdist", "mpdist_vect", "ostinato", "snippets",
+           "mpdist", "mpdist_vect", "ostinato", "snippets", "scrump", "prescrump", "stimp",
            "allc", "atsc", "floss", "mmotifs",
            "bfast_monitor", "BfastResult", "bfast_breaks", "BreaksResult", "bfastts",
            "RegularSeries", "bfast01", "Bfast01Result", "bfast_decompose", "DecomposeResult",

@@ -50,7 +50,8 @@ OFF_PLAN = {"bench-bench_bfastts": "host numpy only",
             "bench-bench_bfast01": "device part 0.14 of 0.72 s on pocl; R anchor absent",
             "bench-bench_bfast_decompose": "a third host fits; R anchor absent",
             "bench-bench_mp_batched": "mpdist / ostinato / snippets against stumpy's CPU "
-                                      "code: the plan is full, run it by name"}
+                                      "code: the plan is full, run it by name",
+            "bench-bench_mp_chains": "chains are host numpy; floss against stumpy's CPU code"}
 #: steps whose work fits any time (clts-tune's own --budget): where the steps after them would
 #: get less than their estimates, these give way, down to ELASTIC_FLOOR of their share
 ELASTIC = {"tune"}

@@ -52,7 +52,9 @@ def test_covariate_coefficients(device):
                            detailed=True, device=device, progress=False)
     np.testing.assert_allclose(r.coef[-1], 0.002, rtol=1e-2)
     np.testing.assert_allclose(r.coef[0], 1.0, atol=0.02)
-    with pytest.raises(ValueError, match="finite"):
-        clts.bfast_monitor(y, t, 2007.0, freq=1.0, regressors=np.r_[np.nan, x[1:]])
+    # a NaN covariate: that value of y is missing (R's na.omit)
+    r = clts.bfast_monitor(y, t, 2007.0, freq=1.0, regressors=np.r_[np.nan, x[1:]],
+                           device=device, progress=False)
+    assert r.valids.tolist() == [N - 1, N - 1]
     with pytest.raises(ValueError, match="shared by all pixels"):
-        clts.bfast_monitor(y, t, 2007.0, freq=1.0, regressors=np.ones((N, 2, 1)))
+        clts.bfast_monitor(y, t, 2007.0, freq=1.0, regressors=np.ones((N, 3, 1)))

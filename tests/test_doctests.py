@@ -17,6 +17,7 @@ PUBLIC_MODULES += ["clts.mp.mass", "clts.mp.fluss", "clts.mp.stream", "clts.mp.a
 PUBLIC_MODULES += ["clts.compat.stumpy", "clts.compat.pymannkendall"]
 PUBLIC_MODULES += ["clts.bfast.decompose"]
 PUBLIC_MODULES += ["clts.bfast.maps"]
+PUBLIC_MODULES += ["clts.mp.scrump", "clts.mp.prescrump", "clts.mp.stimp"]
 PUBLIC_MODULES += ["clts.mp.chains", "clts.mp.floss", "clts.mp.mmotifs"]
 
 

@@ -35,6 +35,7 @@ MP_LAYOUTS = [dict(store="local", topk_store="local", wg=4, interleave=1),
                    tile=8)]
 
 
+@pytest.mark.gpu_layout
 @pytest.mark.parametrize("k", [1, 3])
 @pytest.mark.parametrize("precision", ["double", "mixed"])
 @pytest.mark.parametrize("layout", MP_LAYOUTS)
@@ -214,6 +215,7 @@ BFAST_FIELDS = ("breaks", "means", "magnitudes", "valids", "status", "history_st
 
 @pytest.mark.parametrize("version,lanes", [("fused", 1), ("fused", 4), ("multi", 1),
                                            ("multi", 8)])
+@pytest.mark.gpu_layout
 @pytest.mark.parametrize("history", ["all", "ROC"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_bfast_time_major_scratch_bit_identical(device, version, lanes, history, dtype):
@@ -279,6 +281,7 @@ def _bfast_hostile(kind, dtype):
     return y.astype(dtype), t, t[56]
 
 
+@pytest.mark.gpu_layout
 @pytest.mark.parametrize("version,lanes", [("fused", 1), ("fused", 4), ("multi", 1)])
 @pytest.mark.parametrize("history", ["all", "ROC"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -332,6 +335,7 @@ def test_bfast_plan_time_major_on_gpus(name, device):
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("kw", [dict(), dict(robust=True, seasonal_deg=0, trend_deg=2),
                                 dict(seasonal_jump=3, trend_jump=5)])
+@pytest.mark.gpu_layout
 def test_stl_flat_moment_major_partials_bit_identical(device, dtype, kw):
     """The flat LOESS's partial moments moment-major (GPUs) against per work-item (CPUs), with
     missing values: same bits on pocl. Intel's CPU compiler builds the two layouts' kernels
@@ -422,6 +426,7 @@ MP_WINDOWS = [dict(tile=1, wg=4, fold=0, groups=4), dict(tile=32, wg=64, fold=64
               dict(tile=3, wg=8, fold=8, groups=1), dict(tile=5, wg=2, fold=0, groups=3)]
 
 
+@pytest.mark.gpu_layout
 @pytest.mark.parametrize("k", [1, 2, 3, 4])
 @pytest.mark.parametrize("precision", ["double", "single"])
 def test_mp_topk_window_bit_identical(device, k, precision):

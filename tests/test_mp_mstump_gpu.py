@@ -42,6 +42,7 @@ def _ulps(P0, P1, prec, m):
                   initial=0)
 
 
+@pytest.mark.gpu_layout
 @pytest.mark.parametrize("kw", PATHS, ids=["plain", "incdisc", "nonorm", "nonorm-inc"])
 def test_coop_pairs(device, kw):
     """coop = the device's lanes (8 on CPUs) is the CPU path bit for bit: the work-items of a
@@ -61,6 +62,7 @@ def test_coop_pairs(device, kw):
                 assert _ulps(P0, P2, prec, m) <= 2, (prec, coop)
 
 
+@pytest.mark.gpu_layout
 def test_coop_under_matrix_profile(device, monkeypatch):
     """The 1-D profile's winners (self-join, AB-join, k = 1 and 3) through pair_dist_coop at
     the device's lanes: bit for bit the CPU path."""
@@ -85,6 +87,7 @@ def test_coop_under_matrix_profile(device, monkeypatch):
                         assert np.array_equal(np.asarray(x), np.asarray(y), equal_nan=True), a
 
 
+@pytest.mark.gpu_layout
 @pytest.mark.parametrize("kw", PATHS, ids=["plain", "incdisc", "nonorm", "nonorm-inc"])
 def test_subgroup_and_waves(device, kw):
     """The GPU layout (one diagonal per work-item: row bests stored at once, int offsets) is
@@ -104,6 +107,7 @@ def test_subgroup_and_waves(device, kw):
             assert np.array_equal(P0, P1) and np.array_equal(I0, I1), (prec, extra)
 
 
+@pytest.mark.gpu_layout
 def test_bad_values(device):
     T = _series()
     for name, bad in (("subgroup", 12), ("subgroup", True), ("waves", -1), ("waves", 11),

@@ -21,6 +21,7 @@ def _solve(layout, arrs, **kw):
     return r
 
 
+@pytest.mark.gpu_layout
 @pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=["f64", "f32"])
 @pytest.mark.parametrize("layout", ["natural", "interleaved"])
 def test_flat_interleaved_is_the_cpu_path_bit_for_bit(device, dtype, layout):
@@ -38,6 +39,7 @@ def test_flat_interleaved_is_the_cpu_path_bit_for_bit(device, dtype, layout):
                 assert relerr(r1.x, lapack(*arrs)) <= TOL[dtype]
 
 
+@pytest.mark.gpu_layout
 @pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=["f64", "f32"])
 def test_unrolled_transposed_is_the_cpu_path_bit_for_bit(device, dtype):
     rng = np.random.default_rng(22)
@@ -56,6 +58,7 @@ def test_unrolled_transposed_is_the_cpu_path_bit_for_bit(device, dtype):
                 assert relerr(r1.x, lapack(*arrs)) <= TOL[dtype]
 
 
+@pytest.mark.gpu_layout
 def test_bad_values(device):
     a, b, c, d = dominant(np.random.default_rng(0), (2, 8))
     with pytest.raises(ValueError, match="interleave"):

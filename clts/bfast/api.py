@@ -186,11 +186,15 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
     trend : bool, optional
         Include a linear trend (default True).
     regressors, formula : optional
-        Covariates shared by all pixels (one finite value per date, ``[dates]``, ``[dates, q]``
-        or a dict name -> ``[dates]``) and R's model formula over ``trend``, ``harmon`` (of
-        ``k``), their names and ``1``, as :func:`clts.bfast_breaks` takes them (R's
-        ``bfastmonitor(formula = response ~ trend + harmon + xreg)``); the covariates of the
-        monitoring dates enter the prediction. Not with ``detailed=True`` on a device cube.
+        Covariates shared by all pixels (one value per date, ``[dates]``, ``[dates, q]`` or a
+        dict name -> ``[dates]``) or per pixel (``y``'s shape plus a last axis of q, or a dict
+        name -> an array shaped like ``y``; host cubes), at most 16, and R's model formula over
+        ``trend``, ``harmon`` (of ``k``), their names and ``1``, as :func:`clts.bfast_breaks`
+        takes them (R's ``bfastmonitor(formula = response ~ trend + harmon + xreg)``; per pixel
+        R runs each pixel's own frame); the covariates of the monitoring dates enter the
+        prediction, a NaN covariate makes that value of ``y`` missing (R's ``na.omit``; device
+        cubes: finite, shared, not with ``detailed=True``), a pixel whose own covariate makes
+        its history design singular gets status 2.
     hfrac : {0.25, 0.5, 1.0}, optional
         MOSUM window as a fraction of the history's valid values.
     level : float or (float, float), optional
@@ -326,15 +330,21 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
     if N < 2 or np.any(np.diff(t) <= 0) or not np.all(np.isfinite(t)):
         raise ValueError("dates must be finite and strictly increasing")
     n = history_end(t, ts, dates, start_monitor)
-    terms = model_terms(formula, k, trend, regressors, N)        # shared covariates only
-    if terms.missing is not None:
-        raise ValueError("regressors of bfast_monitor must be finite (bfast_breaks and bfast01 "
-                         "read a NaN covariate as a missing value)")
+    # covariates shared by all pixels ([dates, q]) or per pixel (y's shape + (q,))
+    terms = model_terms(formula, k, trend, regressors, N,
+                        cube=(tuple(y.shape), 0) if on_device else (np.shape(y_in), time_axis))
+    if on_device and terms.per_pixel:
+        raise TypeError("per-pixel regressors take a host cube (their columns are centred and "
+                        "scaled per pixel on the host): y.get() the device array first")
+    if on_device and terms.missing is not None:
+        raise ValueError("regressors of bfast_monitor on a device cube must be finite (on a "
+                         "host cube a NaN covariate makes that value of y missing)")
     if terms.q and on_device and detailed:
         raise TypeError("detailed=True with regressors takes a host cube (the coefficients are "
                         "unscaled on the host)")
     k, trend = terms.order, terms.trend
     K = len(terms.columns())
+    q_pix = terms.q if terms.per_pixel else 0       # per-pixel columns: the last q_pix of K
     if type in ("RE", "ME"):        # their critical values take strucchange's nreg = K
         crit = critval(type, hfrac, level, period, K, convention)
     hist_given = not isinstance(history, str)
@@ -354,9 +364,13 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
             raise TypeError("plan must be a clts.bfast.Plan")
         plan.validate(dev)
     real = "double" if dtype == np.float64 else "float"
-    in_type = _INT_TYPES.get(y.dtype, "float" if y.dtype == np.float32 else "double")
+    M = int(np.prod(pix_shape, dtype=np.int64))
+    flat = y.reshape(N, M)
+    # a NaN covariate: that value of y is missing (R's na.omit), a float copy of the cube
+    flat = terms.apply_missing(flat, dtype)
+    in_type = _INT_TYPES.get(flat.dtype, "float" if flat.dtype == np.float32 else "double")
     center, scale = trend_scaling(t, n)
-    X = terms.design(t, freq, center, scale)
+    X = terms.design(t, freq, center, scale)       # the shared columns [N, K - q_pix]
     if convention == "bfast-py":
         bounds_t = crit * math.sqrt(2.0) * np.sqrt(log_plus(t[n:] / t[n - 1]))
     elif type in ("RE", "ME"):
@@ -365,8 +379,6 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
         bounds_t = np.concatenate([r_basis(t, terms, center, scale), X.ravel()])
     else:
         bounds_t = np.zeros(1)
-    M = int(np.prod(pix_shape, dtype=np.int64))
-    flat = y.reshape(N, M)
     bd_src, mon, fill = monitor_dates(dates, t, n)
     # the kernels' parameters (starts given or from the BP test: the ROC kernels' input)
     tpl = dict(real=real, in_type=in_type, has_nodata=nodata is not None, K=K, N=N, n=n,
@@ -374,6 +386,10 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
                convention=convention, dof_sub=K if convention == "r" else 2 + 2 * k,
                detailed=bool(detailed), magnitudes=bool(magnitudes), process=PROCESS[type],
                ereal="double" if type in ("RE", "ME") and dev.fp64 else real)
+    XP = None
+    if q_pix:       # the kernels' last q columns, the pixel's own (absent: the sources as before)
+        tpl["q"] = q_pix
+        XP = pixel_regressors(terms)
     if on_device:
         if out is not None:
             raise TypeError("out= takes numpy arrays; a call on a device array returns device "
@@ -387,9 +403,10 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
                                        detailed), {"y": y_in}, "bfast_monitor")
     dests = {_RUN_KEYS.get(key, key): view_as(a, (M,)) for key, a in given.items()
              if key in _DIRECT}
-    pre_hs = _history_starts(dev, flat, n, t, dates, history, X, nodata) \
+    pre_hs = _history_starts(dev, flat, n, t, dates, history, X, nodata, XP) \
         if hist_given or history == "BP" else None
     out = with_smaller_chunks(lambda max_items: run_host(dev, plan, flat, N, n, K, X, bounds_t, tpl,
+        XP=XP,
         dtype=dtype, crit=crit, hfrac=hfrac, nodata=0.0 if nodata is None else float(nodata),
         roc_bounds=(rec_cusum_bound(level_roc), rec_cusum_bound(0.05)) if history == "ROC"
         else None, progress_bar=progress, max_items=max_items, pre_hs=pre_hs, dests=dests),
@@ -532,10 +549,20 @@ def _monitor_device(dev, plan, flat, pix_shape, N, n, K, X, bounds_t, tpl, *, hi
     return res
 
 
-def _history_starts(dev, flat, n, t, dates, history, X, nodata):
+def pixel_regressors(terms):
+    """[(N + 2) q, M] float64: the per-pixel columns of ``terms`` centred and scaled, date by
+    date (row t q + j: column j at date t), then the q centres and the q scales (R's basis of
+    those columns, for RE / ME); the kernels' ``XP``."""
+    z = terms.pixel_columns()                       # [N, q, M]
+    N, q, M = z.shape
+    return np.concatenate([z.reshape(N * q, M), terms.center.T, terms.scale.T])
+
+
+def _history_starts(dev, flat, n, t, dates, history, X, nodata, XP=None):
     """Date index where each pixel's stable history starts for ``history="BP"`` (bfast's
     ``history_break``, on the device) or a start date / time (the same for all); N (no valid
-    history: status 1) where the BP test cannot run (fewer than 12 K valid history values)."""
+    history: status 1) where the BP test cannot run (fewer than 12 K valid history values).
+    ``XP``: :func:`pixel_regressors` (None: none)."""
     N, M = flat.shape
     if history != "BP":
         return np.full(M, _start_index(t, dates, history, n), np.int32)
@@ -544,6 +571,9 @@ def _history_starts(dev, flat, n, t, dates, history, X, nodata):
     hist = flat[:n].astype(np.float64 if dev.fp64 else np.float32)
     if nodata is not None:
         hist[flat[:n] == nodata] = np.nan
-    hs = history_starts(dev, make_bp_plan(dev, BreakpointsProblem(n, X.shape[1], hist.itemsize)),
-                        hist, X[:n], hist.dtype)
+    q = 0 if XP is None else (XP.shape[0] // (N + 2))
+    xp = None if XP is None else XP[:n * q].reshape(n, q, M).astype(hist.dtype)
+    hs = history_starts(dev, make_bp_plan(dev, BreakpointsProblem(n, X.shape[1] + q,
+                                                                  hist.itemsize)),
+                        hist, X[:n], hist.dtype, XP=xp)
     return np.where(hs < 0, N, hs).astype(np.int32)

@@ -322,21 +322,28 @@ def select(out, values):
     return sel, bp
 
 
-def history_starts(dev, plan, hist, X, dtype):
+def history_starts(dev, plan, hist, X, dtype, XP=None):
     """``bfast_monitor(history="BP")``: per pixel the date index where the stable history
     starts, as bfast's ``history_break``: ``breakpoints`` on the valid history values with
     h = 6 K and as many breaks as fit, BIC; the start is the first valid date after the last
-    break (the first valid date without one); -1 where the history is too short for h (fewer than 12 K values)."""
+    break (the first valid date without one); -1 where the history is too short for h (fewer than 12 K values).
+    ``XP`` [n, q, M]: per-pixel regressors, the design's last q columns (None: none); a pixel
+    whose design they make rank-deficient starts at 0 (its monitoring fit is singular)."""
     n, M = hist.shape
-    K = X.shape[1]
+    q = 0 if XP is None else XP.shape[1]
+    K = X.shape[1] + q
     h = 6 * K
     B = max_breaks(h, n, K)
     if B == 0:
         return np.full(M, -1, np.int32)
     keep = independent_columns(X, dtype)          # the rank the history's design has
     Xr = X[:, keep]
-    out = run_breakpoints(dev, plan, hist, Xr, h, B, dtype, k_check=K)
-    bic, _ = criteria(out, Xr.shape[1], rss_floor(hist, dtype))
+    out = run_breakpoints(dev, plan, hist, Xr, h, B, dtype, k_check=K, XP=XP)
+    singular = None
+    if XP is not None:
+        singular = rank_deficient_pixels(hist, Xr, dtype, out["status"] == 0, XP=XP)
+        fail(out, singular, 4)
+    bic, _ = criteria(out, Xr.shape[1] + q, rss_floor(hist, dtype))
     sel, bp = select(out, bic)
     cols = np.arange(M)
     last = np.where(sel > 0, bp[np.clip(sel - 1, 0, None), cols], -1)
@@ -344,4 +351,6 @@ def history_starts(dev, plan, hist, X, dtype):
     after = valid & (np.arange(n)[:, None] > last)
     start = np.argmax(after, axis=0).astype(np.int32)       # first valid date without a break
     start[sel < 0] = -1
+    if singular is not None:
+        start[singular] = 0
     return start

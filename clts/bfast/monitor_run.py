@@ -30,6 +30,8 @@ def monitor_chunks(dev, plan, M, N, n, K, tpl, isz, rs, max_items=None):
         per += [(K * (K + 1) // 2 + K + 2) * rs, (K + 1) * rs]
     if tpl["detailed"]:
         per += [K * rs, rs, (N - n) * rs, (N - n) * rs, N * rs]
+    if tpl.get("q"):        # per-pixel regressors, in the estimates' and the ROC's precision
+        per += [(N + 2) * tpl["q"] * 8] * (2 if tpl["history"] == "ROC" else 1)
     cap = chunk_cap(plan, N, isz, rs)          # the profile's cache-sized chunks
     if cap is not None:
         max_items = cap if max_items is None else min(max_items, cap)
@@ -38,11 +40,12 @@ def monitor_chunks(dev, plan, M, N, n, K, tpl, isz, rs, max_items=None):
 
 
 def run_host(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, nodata,
-             roc_bounds, progress_bar, max_items=None, pre_hs=None, dests=None):
+             roc_bounds, progress_bar, max_items=None, pre_hs=None, dests=None, XP=None):
     """``bfast_monitor``'s kernels over the host cube ``flat`` ``[N, M]``, chunk by chunk, the
     next chunk's upload and the previous one's download overlapping the kernels; ``pre_hs``:
     the history starts (given or Bai-Perron), ``dests``: ``out=`` arrays the kernels write
-    into. Returns the dict of results (``breaks``, ``means``, ``valids``, ``status``, ``mags``,
+    into, ``XP``: the per-pixel regressors ``[(N + 2) q, M]`` (``api.pixel_regressors``;
+    None: none). Returns the dict of results (``breaks``, ``means``, ``valids``, ``status``, ``mags``,
     ``hist_start``, the ``DETAILED_KEYS``)."""
     import pyopencl as cl
 
@@ -100,7 +103,7 @@ def run_host(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, 
         btab = buf((n + 1) * (N - n + 1) * rs)
         bounds_table(dev, plan, kp, n, N, dtype, crit, btab).wait()  # before a chunk reads it
     keys1 = ("breaks", "means", "valids", "status") + (("mags",) if tpl["magnitudes"] else ())
-    inputs, hs_in = {}, {}
+    inputs, hs_in, xp_in, xr_in = {}, {}, {}, {}
 
     def upload(i, a, b, slot, queue):
         # rows padded to a multiple of the lanes (every vloadW aligned: faster, and Oclgrind's
@@ -112,6 +115,14 @@ def run_host(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, 
         if pre_hs is not None:
             hs_in[slot], ev = io.put(slot, "hs", hist_full[a:a + mp], queue)
             events = list(events) + list(ev)
+        if XP is not None:      # rows of mp values, zeros after the chunk's pixels
+            xp_in[slot], ev = io.put(slot, "xp", XP[:, a:b], queue,
+                                     dtype=bounds_dtype(tpl, dtype), cols=mp)
+            events = list(events) + list(ev)
+            if roc:
+                xr_in[slot], ev = io.put(slot, "xpr", XP[:, a:b], queue, dtype=kp.roc_dtype,
+                                         cols=mp)
+                events = list(events) + list(ev)
         return events
 
     def compute(i, a, b, slot, wait_for):
@@ -134,7 +145,9 @@ def run_host(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, 
                           det, scratch, roc_scratch, gd if plan.version == "multi" else None,
                           betad if plan.version == "multi" else None, btab if bt else None,
                           dtype=dtype, crit=crit, hfrac=hfrac, nodata=nodata,
-                          roc_bounds=roc_bounds)
+                          roc_bounds=roc_bounds,
+                          XP=xp_in.pop(slot).data if XP is not None else None,
+                          XProc=xr_in.pop(slot).data if XP is not None and roc else None)
         return [ek]
 
     def download(i, a, b, slot, queue, wait_for):
@@ -166,6 +179,9 @@ def programs(dev, plan, tpl, dtype, starts_given):
     gp = rows_group(K, plan.wg) if rows else 0
     # R's boundary tabulated once per call by bfast_bounds (GPUs: registers of the sweep)
     bt = int(plan.version == "multi" and plan.bounds == "table" and tpl["convention"] == "r")
+    LS = state_group(dev, plan, tpl)    # RE / ME on GPUs: their K x K arrays in local memory
+    if LS:
+        params["LS"] = LS
     specs = [("bfast/fused.cl.mako", dict(params, BT=0)) if plan.version == "fused" else
              ("bfast/multi.cl.mako", dict(params, GP=gp, BT=bt, SG=plan.subgroup))]
     roc = tpl["history"] == "ROC" and not starts_given     # else the starts are given
@@ -178,13 +194,33 @@ def programs(dev, plan, tpl, dtype, starts_given):
         specs.append(("bfast/roc.cl.mako", dict(real="double" if dev.fp64 else tpl["real"],
                       in_type=tpl["in_type"], has_nodata=tpl["has_nodata"], lanes=plan.lanes,
                       K=K, tol=_tol(roc_dtype), zv_tol=_zv_tol(roc_dtype),
-                      TM=TM, GP=roc_gp)))
+                      TM=TM, GP=roc_gp, **({"q": tpl["q"]} if tpl.get("q") else {}))))
     prebuild(dev, specs)                 # a first call: both programs built at once
     prg = build_program(dev, *specs[0])
     if roc:
         prg_roc = build_program(dev, *specs[1])
     return SimpleNamespace(prg=prg, prg_roc=prg_roc, roc=roc, roc_dtype=roc_dtype, gp=gp,
-                           roc_gp=roc_gp, bt=bt, K=K, nN=(np.int32(tpl["n"]), np.int32(tpl["N"])))
+                           roc_gp=roc_gp, bt=bt, K=K, nN=(np.int32(tpl["n"]), np.int32(tpl["N"])),
+                           swg=LS or plan.wg)
+
+
+def state_group(dev, plan, tpl):
+    """The sweep's work-group when RE / ME keep their K x K work arrays (the root's matrix and
+    eigenvectors, ME's product: 2 or 3 K^2 values of the estimates' precision) in local memory,
+    0 when they keep them in private arrays. Local memory on the GPU layout (``matrix="rows"``):
+    in private arrays the GPU compilers spill them (K = 8 in double: 1-2 KB of scratch a
+    work-item on sm_80 and gfx908); the group is the plan's ``wg`` halved until the arrays fit
+    the device's local memory. The CPUs keep the private arrays (their sources unchanged)."""
+    if plan.matrix != "rows" or tpl["process"] not in ("re", "me"):
+        return 0
+    from ..runtime.plans import local_memory_budget
+    K = tpl["K"]
+    per = (2 if tpl["process"] == "re" else 3) * (K * K + 1) * \
+        (8 if tpl["ereal"] == "double" else 4)
+    g = max(1, int(plan.wg))
+    while g > 1 and g * per > local_memory_budget(dev):
+        g //= 2
+    return g
 
 
 def bounds_table(dev, plan, kp, n, N, dtype, crit, btab):
@@ -194,21 +230,26 @@ def bounds_table(dev, plan, kp, n, N, dtype, crit, btab):
 
 
 def launch_chunk(dev, plan, kp, yd, m, mp, Xd, Bd, Xroc, hsd, tail, det, scratch, roc_scratch,
-                 gd, betad, btab, *, dtype, crit, hfrac, nodata, roc_bounds):
+                 gd, betad, btab, *, dtype, crit, hfrac, nodata, roc_bounds, XP=None,
+                 XProc=None):
     """The kernels of one chunk of ``m`` pixels (``mp``: rows padded to the lanes) of cube
     ``yd``: the Rec-CUSUM test (``kp.roc``) into ``hsd``, then the fit and the sweep into the
     outputs ``tail`` (breaks, means, magnitudes, valids, status) and ``det`` (the detailed ones,
-    ``DETAILED_KEYS``). Returns the last kernel's event."""
+    ``DETAILED_KEYS``); ``XP`` / ``XProc``: the chunk's per-pixel regressors (rows of ``mp``)
+    for the fit and the sweep / the Rec-CUSUM test (None: none). Returns the last kernel's
+    event."""
     K, W = kp.K, plan.lanes
     Mi, Mpad = np.int32(m), np.int32(mp)
-    rargs = (yd, Mpad, Mi, Xd, dtype.type(nodata))
+    xp = () if XP is None else (XP,)
+    rargs = (yd, Mpad, Mi, Xd, *xp, dtype.type(nodata))
     if kp.roc:
         if kp.roc_gp:
             rg = (-(-mp // kp.roc_gp) * kp.roc_gp * K, kp.roc_gp * K)
         else:
             rg = (round_up(-(-m // W), plan.roc_wg), plan.roc_wg)
         rd = kp.roc_dtype.type
-        launch(dev, kp.prg_roc.kernel("bfast_roc"), *rg, yd, Mpad, Xroc, rd(nodata),
+        xr = () if XProc is None else (XProc,)
+        launch(dev, kp.prg_roc.kernel("bfast_roc"), *rg, yd, Mpad, Xroc, *xr, rd(nodata),
                rd(roc_bounds[0]), rd(roc_bounds[1]), roc_scratch, hsd, *kp.nN)
     tail = list(tail)
     if hsd is not None:
@@ -216,17 +257,17 @@ def launch_chunk(dev, plan, kp, yd, m, mp, Xd, Bd, Xroc, hsd, tail, det, scratch
     if kp.bt:
         tail.append(btab)
     tail += list(det) + list(kp.nN)
-    gsize = round_up(-(-m // W), plan.wg)
+    gsize = round_up(-(-m // W), kp.swg)
     prg = kp.prg
     if plan.version == "fused":
-        return launch(dev, prg.kernel("bfast_fused"), gsize, plan.wg, *rargs, dtype.type(crit),
+        return launch(dev, prg.kernel("bfast_fused"), gsize, kp.swg, *rargs, dtype.type(crit),
                       dtype.type(hfrac), Bd, scratch, *tail)
     gp = kp.gp
     hs_args = [hsd] if hsd is not None else []
-    gg = (-(-m // gp) * gp * K, gp * K) if gp else (gsize, plan.wg)
+    gg = (-(-m // gp) * gp * K, gp * K) if gp else (round_up(-(-m // W), plan.wg), plan.wg)
     launch(dev, prg.kernel("bfast_gram"), *gg, *rargs, gd, *hs_args, *kp.nN)
     launch(dev, prg.kernel("bfast_invert"), (2 * K * m, K), (2 * K, K), gd, Mi, betad)
-    return launch(dev, prg.kernel("bfast_sweep"), gsize, plan.wg, *rargs, dtype.type(crit),
+    return launch(dev, prg.kernel("bfast_sweep"), gsize, kp.swg, *rargs, dtype.type(crit),
                   dtype.type(hfrac), Bd, scratch, betad, gd, *tail)
 
 

@@ -103,12 +103,13 @@ def r_basis(t, terms, center, scale):
     """[alpha_0..alpha_{K-1}, beta_0..beta_{K-1}]: R's column j = alpha_j + beta_j (the design's
     column j) for the model ``terms`` (``clts.bfast.regressors.Terms``): the trend as
     :func:`r_trend`, the shared regressors as given (the design centres and scales them), the
-    intercept and harmonics as they are (alpha 0, beta 1)."""
-    K = len(terms.columns())
+    intercept and harmonics as they are (alpha 0, beta 1). Per-pixel regressors: the shared
+    columns only (the kernels read the pixels' centres and scales with their columns)."""
+    K = len(terms.columns()) - (terms.q if terms.per_pixel else 0)
     alpha, beta = np.zeros(K), np.ones(K)
     if terms.trend:
         alpha[1], beta[1] = r_trend(t, True, center, scale)
-    for j in range(terms.q):
+    for j in range(0 if terms.per_pixel else terms.q):
         alpha[K - terms.q + j] = float(terms.center[j])
         beta[K - terms.q + j] = float(terms.scale[j])
     return np.concatenate([alpha, beta])

@@ -28,6 +28,8 @@ from .common import design_matrix, design_names
 
 _NAME = re.compile(r"^[A-Za-z_.][A-Za-z0-9_.]*$")
 _RESERVED = ("trend", "harmon", "intercept", "response")
+#: covariates a model may take (the kernels unroll over the K x K design)
+MAX_REGRESSORS = 16
 
 
 @dataclass
@@ -197,6 +199,14 @@ def model_terms(formula, order, trend, regressors, N, cube=None) -> Terms:
     """The :class:`Terms` of a call (arguments as ``clts.bfast_breaks`` takes them); ``cube``:
     (shape, time axis) of ``y``, for regressors per pixel."""
     names, R, per = _regressor_table(regressors, N, cube)
+    if len(names) > MAX_REGRESSORS:
+        hint = (" (an array shaped like y is read as [dates, q]: a covariate per pixel is y's "
+                "shape plus a last axis, x[..., None])"
+                if cube is not None and R is not None and not per
+                and (N,) + R.shape[1:] == tuple(np.moveaxis(np.empty(cube[0], bool), cube[1],
+                                                            0).shape) else "")
+        raise ValueError(f"regressors: {len(names)} covariates, at most {MAX_REGRESSORS} (the "
+                         f"kernels unroll over the design's columns){hint}")
     terms = parse_formula(formula)
     if terms is None:
         use = list(range(len(names)))

@@ -10,10 +10,10 @@ keyword-only ``device=``). Wrappers only: the work is done by :func:`clts.matrix
 :func:`clts.aamp`, :func:`clts.mstump`, :func:`clts.mass`, :func:`clts.match`,
 :func:`clts.stumpi`, :func:`clts.mdl`, :func:`clts.subspace`, :func:`clts.fluss`,
 :func:`clts.mpdist`, :func:`clts.ostinato`, :func:`clts.snippets`, :func:`clts.allc`,
-:func:`clts.atsc`, :func:`clts.floss` and :func:`clts.mmotifs`.
+:func:`clts.atsc`, :func:`clts.floss`, :func:`clts.mmotifs`, :func:`clts.scrump`,
+:func:`clts.prescrump` and :func:`clts.stimp` (those three in ``stumpy_anytime.py``).
 
-stumpy functions that clts does not have (``scrump``, ``stimp``,
-the dask ``*ed`` variants, ...) are
+stumpy functions that clts does not have (the dask ``*ed`` variants, ...) are
 present and raise ``NotImplementedError`` naming what is missing, as do the
 ``*_subseq_isconstant`` arguments (clts's constant-window rule is fixed: a window with zero
 standard deviation). See docs/migrating-from-stumpy.md.
@@ -41,6 +41,9 @@ import numpy as np
 from .. import mp as _mp
 from ..mp.fluss import stumpy_iac
 from ..mp.mass import find_matches
+from .stumpy_anytime import ANYTIME, aamp_stimp, aamp_stimped, gpu_aamp_stimp, gpu_stimp  # noqa: F401
+from .stumpy_anytime import prescraamp, prescrump, scraamp, scrump, stimp, stimped  # noqa: F401
+from .stumpy_rules import _check_k, _gpu_device, _join, _missing, _no_isconstant
 
 #: stumpy's ``config.STUMPY_EXCL_ZONE_DENOM``: the exclusion zone is ceil(m / 4)
 EXCL_ZONE_DENOM = 4
@@ -93,56 +96,6 @@ class mparray(np.ndarray):
 MParray = namedtuple("mparray", "P_,I_")
 
 
-def _missing(what, instead=None):
-    msg = f"clts.compat.stumpy: {what} is not implemented in clts"
-    if instead:
-        msg += f"; {instead}"
-    raise NotImplementedError(msg)
-
-
-def _no_isconstant(**kwargs):
-    for name, v in kwargs.items():
-        if v is not None:
-            _missing(f"{name} (a user-defined constant-window rule)",
-                     "clts treats exactly the windows with zero standard deviation as constant: "
-                     f"drop {name}")
-
-
-def _check_k(k):
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ValueError(f"k must be an int >= 1, got {k!r}")
-    return int(k)
-
-
-def _arrays_equal(a, b):
-    a, b = np.asarray(a), np.asarray(b)
-    return a.shape == b.shape and bool(np.array_equal(a, b, equal_nan=a.dtype.kind == "f"
-                                                      and b.dtype.kind == "f"))
-
-
-def _join(T_A, T_B, ignore_trivial):
-    """(self_join, T_B for clts) with stumpy's rules: no T_B is a self-join whatever
-    ``ignore_trivial`` says (with stumpy's warning); a T_B equal to T_A with
-    ``ignore_trivial=True`` is a self-join."""
-    if T_B is None:
-        if not ignore_trivial:
-            warnings.warn("`ignore_trivial` cannot be `False` for a self-join and has been "
-                          "automatically overridden and set to `True`.")
-        return True, None
-    equal = _arrays_equal(T_A, T_B)
-    if ignore_trivial and equal:
-        return True, None
-    if ignore_trivial:
-        # stumpy warns and runs its self-join loop over two different series; clts runs the
-        # AB-join that the warning asks for
-        warnings.warn("Arrays T_A, T_B are not equal, which implies an AB-join. "
-                      "`ignore_trivial` has been set to `False`.")
-    elif equal:
-        warnings.warn("Arrays T_A, T_B are equal, which implies a self-join. "
-                      "Try setting `ignore_trivial = True`.")
-    return False, T_B
-
-
 def _layout(res, m, k, self_join):
     P, I = np.asarray(res.P), np.asarray(res.I)
     l = P.shape[0]
@@ -186,16 +139,6 @@ def aamp(T_A, m, T_B=None, ignore_trivial=True, p=2.0, k=1, *, device=None):
         device = device[0]          # distance profiles run on one device
     res = _mp.aamp(T_A, m, B, p=p, k=k, device=device, progress=False)
     return _layout(res, res.m, k, self_join)
-
-
-def _gpu_device(device_id, device):
-    """stumpy's ``device_id`` as a clts device: 0 (stumpy's default) is clts's default device,
-    another int or a list are clts device indices (``clts devices``); ``device=`` wins."""
-    if device is not None:
-        return device
-    if isinstance(device_id, (list, tuple)):
-        return list(device_id)
-    return None if device_id == 0 else device_id
 
 
 def gpu_stump(T_A, m, T_B=None, ignore_trivial=True, device_id=0, normalize=True, p=2.0, k=1,
@@ -385,16 +328,14 @@ def fluss(I, L, n_regimes, excl_factor=5, custom_iac=None):
 def stumpi(T, m, egress=True, normalize=True, p=2.0, k=1, mp=None,
            T_subseq_isconstant_func=None, *, device=None):
     """stumpy.stumpi: the incremental matrix profile (``update(t)``, ``P_``, ``I_``,
-    ``left_P_``, ``left_I_``, ``T_``), by :func:`clts.stumpi`. ``k > 1`` and a precomputed
-    ``mp`` raise NotImplementedError."""
-    if k != 1:
-        _missing("stumpi with k > 1 (a streaming top-k profile)",
-                 "clts.stumpi keeps the nearest neighbour (k = 1)")
+    ``left_P_``, ``left_I_``, ``T_``; ``P_`` / ``I_`` [l, k] for ``k > 1``), by
+    :func:`clts.stumpi`. A precomputed ``mp`` raises NotImplementedError."""
+    _check_k(k)
     if mp is not None:
         _missing("stumpi's mp= (starting from a precomputed profile)",
                  "drop mp=: clts.stumpi computes the initial profile itself")
     _no_isconstant(T_subseq_isconstant_func=T_subseq_isconstant_func)
-    return _mp.stumpi(T, m, egress=egress, normalize=normalize, p=p, device=device)
+    return _mp.stumpi(T, m, egress=egress, normalize=normalize, p=p, k=int(k), device=device)
 
 
 def aampi(T, m, egress=True, p=2.0, k=1, mp=None, *, device=None):
@@ -429,9 +370,7 @@ def gpu_mpdist(T_A, T_B, m, percentage=0.05, k=None, device_id=0, normalize=True
                T_A_subseq_isconstant=None, T_B_subseq_isconstant=None, *, device=None):
     """stumpy.gpu_mpdist: :func:`mpdist` on an OpenCL device (``device_id`` as
     :func:`gpu_stump`; a list: its first device)."""
-    dev = _gpu_device(device_id, device)
-    if isinstance(dev, list):
-        dev = dev[0]
+    dev = _gpu_device(device_id, device, one=True)
     return mpdist(T_A, T_B, m, percentage, k, normalize, p, T_A_subseq_isconstant,
                   T_B_subseq_isconstant, device=dev)
 
@@ -462,9 +401,7 @@ def gpu_ostinato(Ts, m, device_id=0, normalize=True, p=2.0, Ts_subseq_isconstant
                  device=None):
     """stumpy.gpu_ostinato: :func:`ostinato` on an OpenCL device (``device_id`` as
     :func:`gpu_stump`; a list: its first device)."""
-    dev = _gpu_device(device_id, device)
-    if isinstance(dev, list):
-        dev = dev[0]
+    dev = _gpu_device(device_id, device, one=True)
     return ostinato(Ts, m, normalize, p, Ts_subseq_isconstant, device=dev)
 
 
@@ -562,19 +499,6 @@ def _absent(name, what, instead):
 
 
 _ABSENT = {
-    "scrump": ("the anytime approximate matrix profile", "use stump (exact)"),
-    "prescrump": ("the approximate matrix profile's first step", "use stump (exact)"),
-    "scraamp": ("the anytime approximate non-normalised profile", "use aamp (exact)"),
-    "prescraamp": ("the approximate non-normalised profile's first step", "use aamp (exact)"),
-    "stimp": ("the pan matrix profile over many window lengths",
-              "call stump once per window length"),
-    "stimped": ("the distributed pan matrix profile", "call stump once per window length"),
-    "gpu_stimp": ("the GPU pan matrix profile", "call stump once per window length"),
-    "aamp_stimp": ("the non-normalised pan matrix profile", "call aamp per window length"),
-    "aamp_stimped": ("the distributed non-normalised pan matrix profile",
-                     "call aamp per window length"),
-    "gpu_aamp_stimp": ("the GPU non-normalised pan matrix profile",
-                       "call aamp per window length"),
     "ostinatoed": ("the distributed consensus motif", "use ostinato (batched on one device)"),
     "aamp_ostinatoed": ("the distributed non-normalised consensus motif",
                         "use aamp_ostinato"),
@@ -595,6 +519,5 @@ __all__ = ["mparray", "stump", "gpu_stump", "aamp", "gpu_aamp", "mstump", "maamp
            "maamp_mdl", "subspace", "maamp_subspace", "mass", "match", "aamp_match", "motifs",
            "aamp_motifs", "fluss", "stumpi", "aampi", "stumpy_iac", "mpdist", "aampdist",
            "gpu_mpdist", "gpu_aampdist", "ostinato", "aamp_ostinato",
-           "gpu_ostinato", "gpu_aamp_ostinato", "snippets", "aampdist_snippets", "atsc", "allc", "floss", "mmotifs",
-           "aamp_mmotifs"] \
-    + sorted(_ABSENT)
+           "gpu_ostinato", "gpu_aamp_ostinato", "snippets", "aampdist_snippets", "atsc", "allc",
+           "floss", "mmotifs", "aamp_mmotifs"] + ANYTIME + sorted(_ABSENT)

@@ -14,11 +14,14 @@ from .mmotifs import mmotifs
 from .mpdist import mpdist, mpdist_vect
 from .ostinato import Consensus, ostinato
 from .snippets import snippets
+from .prescrump import prescrump
+from .scrump import Scrump, scrump
+from .stimp import Stimp, stimp
 from .subspace import subspace
 from .stream import StreamingProfile, stumpi
 from .plan import Plan
 
 __all__ = ["matrix_profile", "MatrixProfileResult", "motifs", "discords", "Plan", "mass", "match", "fluss",
            "stumpi", "StreamingProfile", "aamp", "mstump", "mdl", "subspace", "mpdist", "mpdist_vect",
-           "ostinato", "Consensus", "snippets", "allc", "atsc",
-           "floss", "Floss", "mmotifs"]
+           "ostinato", "Consensus", "snippets", "scrump", "Scrump", "prescrump", "stimp", "Stimp",
+           "allc", "atsc", "floss", "Floss", "mmotifs"]

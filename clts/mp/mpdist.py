@@ -17,13 +17,17 @@ import numbers
 
 import numpy as np
 
-from ..runtime import get_device, launch
+from ..runtime import get_device, launch, round_up
 from ..runtime.arrays import is_device_array, native, values_of
 from ..runtime.memory import chunk_sizes
 from .mass_plan import call_precision
 
 #: vector width of the kernel's column loops (explicit vectors: pocl vectorises only those)
 LANES = 4
+#: first rows of the runs kernel: items per work-item (of one target, sharing its loads) and
+#: vectors of LANES columns per work-item
+FIRST_ITEMS = 8
+FIRST_VECTORS = 2
 #: work-items wanted per call before row blocks split a pair (each block recomputes one row
 #: directly, O(m) per cell, so blocks are at least MIN_BLOCK_ROWS_PER_M * m rows)
 TARGET_ITEMS = 4096
@@ -65,12 +69,27 @@ class SeriesSet:
         self.m = m
         self.n = X.shape[1]
         self.l = self.n - m + 1
-        self.prg = dev.program("mp/mpdist.cl.mako", LANES=LANES,
+        self.prg = dev.program("mp/mpdist.cl.mako", LANES=LANES, FIRST_ITEMS=FIRST_ITEMS,
+                               FIRST_VECTORS=FIRST_VECTORS,
                                real="double" if self.precision == "double" else "float")
-        S, mu, isd, sp = window_stats(X, m)
-        S = np.pad(S, ((0, 0), (0, LANES)))
-        self.arrays = [cla.to_device(dev.queue, np.ascontiguousarray(a, self.dtype))
-                       for a in (S, mu, isd, sp)]
+        # the centring and the NaN / inf flags on the host (O(n)), the window statistics
+        # (O(n m)) on the device: series_stats, window_stats' arithmetic
+        X = np.asarray(X, np.float64)
+        fin = np.isfinite(X)
+        cnt = np.maximum(fin.sum(axis=1, keepdims=True), 1)
+        centre = np.where(fin, X, 0.0).sum(axis=1, keepdims=True) / cnt
+        S = np.zeros((X.shape[0], self.n + LANES), self.dtype)
+        S[:, :self.n] = np.where(fin, X - centre, 0.0)
+        c = np.zeros((X.shape[0], self.n + 1), np.int64)
+        np.cumsum(~fin, axis=1, out=c[:, 1:])
+        bad = (c[:, m:] - c[:, :-m]) > 0
+        q = dev.queue
+        Sd = cla.to_device(q, S)
+        mu, isd, sp = (cla.empty(q, (X.shape[0], self.l), self.dtype) for _ in range(3))
+        launch(dev, self.prg.kernel("series_stats"), (round_up(self.l, 64), X.shape[0]), None,
+               Sd.data, np.int32(self.n + LANES), np.int32(self.l), np.int32(m),
+               cla.to_device(q, bad.astype(np.uint8)).data, mu.data, isd.data, sp.data)
+        self.arrays = [Sd, mu, isd, sp]
 
     def args(self):
         S, mu, isd, sp = self.arrays
@@ -132,28 +151,55 @@ def ab_profiles(A, B, pa, pb, m, *, device=None, precision=None, sides=None):
 def run_profiles(side, items):
     """The nearest-neighbour distances of runs of consecutive windows: for each item
     (a, b, r0, cnt) of ``items`` ([k, 4] ints), windows r0 .. r0 + cnt - 1 of series a against
-    every window of series b (both of the ``SeriesSet`` ``side``), concatenated in item order;
-    the first row of a run costs O(m) per column, the next ones O(1)."""
+    every window of series b (both of the ``SeriesSet`` ``side``), concatenated in item order.
+    The runs' first rows (O(m) per column) in one launch that computes FIRST_ITEMS items of one
+    target at a time (each load of the target feeds them all), the next rows O(1) per column."""
     import pyopencl.array as cla
     items = np.ascontiguousarray(items, np.int32).reshape(-1, 4)
     cnt = items[:, 3].astype(np.int64)
-    offs = np.concatenate([[0], np.cumsum(cnt)])
-    out = np.empty(int(offs[-1]))
+    out = np.empty(int(cnt.sum()))
     if not len(items):
         return out
+    items = _pad_groups(items, FIRST_ITEMS)
+    cnt = items[:, 3].astype(np.int64)
+    offs = np.concatenate([[0], np.cumsum(cnt)])
     dev, dtype, q = side.dev, side.dtype, side.dev.queue
-    kern = side.prg.kernel("abjoin_runs")
+    first = side.prg.kernel("first_rows")
+    kern = side.prg.kernel("abjoin_runs_given")
     lBp = side.l + LANES
+    cols = FIRST_VECTORS * LANES
     per = [2 * lBp * dtype.itemsize + 24 + int(cnt.max()) * dtype.itemsize]
-    for a, b in chunk_sizes(len(items), per, dev, fixed_bytes=side.nbytes):
+    for a, b in chunk_sizes(len(items), per, dev, fixed_bytes=side.nbytes,
+                            multiple=FIRST_ITEMS):
         it = cla.to_device(q, np.ascontiguousarray(items[a:b]))     # [c, 4]: int4 each
         of = cla.to_device(q, (offs[a:b] - offs[a]).astype(np.int64))
-        scratch = cla.empty(q, (b - a) * 2 * lBp, dtype)
-        rb = cla.empty(q, int(offs[b] - offs[a]), dtype)
+        scratch = cla.empty(q, (b - a) * lBp, dtype)
+        qt = cla.empty(q, (b - a) * lBp, dtype)
+        rb = cla.empty(q, max(int(offs[b] - offs[a]), 1), dtype)
+        S = side.arrays[0]
+        launch(dev, first, (-(-side.l // cols), -(-(b - a) // FIRST_ITEMS)), None, S.data,
+               np.int32(side.n + LANES), S.data, np.int32(side.n + LANES), np.int32(side.l),
+               it.data, np.int32(b - a), np.int32(side.m), qt.data, np.int32(lBp))
         launch(dev, kern, b - a, None, *side.args(), *side.args(), it.data, of.data,
-               np.int32(b - a), np.int32(side.m), scratch.data, np.int32(lBp), rb.data)
-        out[offs[a]:offs[b]] = rb.get()
+               np.int32(b - a), np.int32(side.m), scratch.data, qt.data, np.int32(lBp),
+               rb.data)
+        out[offs[a]:offs[b]] = rb.get()[:offs[b] - offs[a]]
     return _distances(out, side.m)
+
+
+def _pad_groups(items, k):
+    """``items`` with each run of consecutive items of one target (column 1) padded to a
+    multiple of ``k`` by empty items (count 0: no rows, no output)."""
+    tgt = items[:, 1]
+    start = np.flatnonzero(np.r_[True, tgt[1:] != tgt[:-1]])
+    size = np.diff(np.r_[start, len(items)])
+    pad = -size % k
+    if not pad.any():
+        return items
+    dummy = items[np.repeat(start + size - 1, pad)].copy()
+    dummy[:, 3] = 0
+    at = np.repeat(start + size, pad)
+    return np.insert(items, at, dummy, axis=0)
 
 
 def kth_value(P_ABBA, k):

@@ -16,6 +16,7 @@ import numbers
 
 import numpy as np
 
+from . import snippets_join
 from .mass import distance_profiles
 from .mpdist import _k_of, _rows, vect_from_matrix
 
@@ -56,6 +57,11 @@ def snippet_profiles(T, m, *, percentage=1.0, s=None, mpdist_percentage=0.05, mp
     else:
         kk = _k_of(mpdist_k, mpdist_percentage, 0, 2 * j - 1)
     nv = npad - m + 1
+    if normalize and snippets_join.usable(j, kk):
+        # windows shorter than the segments: rows by the sliding update, minima on the device
+        D = snippets_join.segment_profiles(Tp, m, s, nseg, kk, device=device,
+                                           precision=precision)
+        return D[:, :n - m + 1]
     W = np.lib.stride_tricks.sliding_window_view(Tp, s)
     bad = np.any(np.isnan(W), axis=1)
     D = np.empty((nseg, nv))

@@ -17,6 +17,8 @@ from .mass import _check_p, distance_profiles
 from . import stream_near
 from .stream_host import EXACT_FRACTION, REFRESH, HostStream, Ring, exact_distances
 from .stream_plan import Problem, make_stream_plan
+from .stream_topk import best_k, insert, kth_smallest
+from .topk import _merge_k
 
 #: rows of the distance matrix per launch when the initial profile is built from distance
 #: profiles (plain distances with p != 2, which the diagonal kernel does not compute)
@@ -39,8 +41,8 @@ def _host(x, name):
 
 
 class StreamingProfile:
-    """clts.stumpi(T, m, *, egress=True, normalize=True, p=2.0, device=None, precision=None,
-    plan=None, host_points=None, lazy_points=None)
+    """clts.stumpi(T, m, *, egress=True, normalize=True, p=2.0, k=1, device=None,
+    precision=None, plan=None, host_points=None, lazy_points=None)
 
     Incremental matrix profile of a streaming series (stumpy.stumpi's conventions).
 
@@ -59,6 +61,9 @@ class StreamingProfile:
         z-normalised (default) or plain Minkowski distances of order ``p``.
     p : float, optional
         Order of the plain distance (``normalize=False``), >= 1.
+    k : int, optional
+        Neighbours kept per window (default 1): ``P_`` / ``I_`` are [l, k] for k > 1, sorted
+        by distance, then index (stumpy.stumpi's top-k; the left profile stays top-1).
     device, precision
         As :func:`clts.mass` (``precision``: "double" or "single").
     plan : clts.mp.stream_plan.StreamPlan, optional
@@ -76,8 +81,9 @@ class StreamingProfile:
     Attributes
     ----------
     P_, I_ : numpy.ndarray
-        Nearest-neighbour distance and index of every window (indices count every point
-        appended since the start, as stumpy's; an egressed neighbour is kept, as stumpy).
+        Nearest-neighbour distance and index of every window, [l] (k = 1) or [l, k]
+        (indices count every point appended since the start, as stumpy's; an egressed
+        neighbour is kept, as stumpy).
     left_P_, left_I_ : numpy.ndarray
         The nearest neighbour before each window.
     T_ : numpy.ndarray
@@ -101,13 +107,16 @@ class StreamingProfile:
     (True, 296)
     """
 
-    def __init__(self, T, m, *, egress=True, normalize=True, p=2.0, device=None,
+    def __init__(self, T, m, *, egress=True, normalize=True, p=2.0, k=1, device=None,
                  precision=None, plan=None, host_points=None, lazy_points=None):
         T = np.array(np.asarray(_host(T, "T")), dtype=np.float64).ravel()
         if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 3:
             raise ValueError(f"m must be an int >= 3, got {m!r}")
         if len(T) < m:
             raise ValueError(f"T has {len(T)} values, fewer than m={m}")
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+            raise ValueError(f"k must be an int >= 1, got {k!r}")
+        self._k = int(k)
         self._p, _ = _check_p(p)
         self._m, self._ez = int(m), int(math.ceil(m / 4))
         self._egress, self._normalize = bool(egress), bool(normalize)
@@ -125,10 +134,10 @@ class StreamingProfile:
         self._pending, self._npending = [], 0      # points appended, not yet applied
         self._run = []                             # ... the last ones given as numbers
         if self._normalize or self._p == 2.0:
-            r = matrix_profile(T, self._m, normalize=self._normalize, device=device,
-                               precision=None if precision is None else precision,
-                               progress=False)
-            self._P, self._I = r.P[:, 0].copy(), r.I[:, 0].copy()
+            r = matrix_profile(T, self._m, k=self._k, normalize=self._normalize,
+                               device=device, precision=precision, progress=False)
+            self._P = np.array(r.P, np.float64, order="C")
+            self._I = np.array(r.I, np.int64, order="C")
             self._lP, self._lI = r.left_P.copy(), r.left_I.copy()
         else:
             self._init_blocked()
@@ -136,16 +145,16 @@ class StreamingProfile:
     def _init_blocked(self):
         l = len(self._T) - self._m + 1
         W = np.lib.stride_tricks.sliding_window_view(self._T, self._m)
-        self._P, self._I = np.full(l, np.inf), np.full(l, -1, np.int64)
+        self._P, self._I = np.full((l, self._k), np.inf), np.full((l, self._k), -1, np.int64)
         self._lP, self._lI = np.full(l, np.inf), np.full(l, -1, np.int64)
         cols = np.arange(l)
         for a in range(0, l, INIT_ROWS):
             rows = np.arange(a, min(a + INIT_ROWS, l))
             D = np.asarray(distance_profiles(W[rows], self._T, **self._kw), np.float64)
             D[np.abs(cols[None, :] - rows[:, None]) <= self._ez] = np.inf
-            self._P[rows], self._I[rows] = _best(D)
-            self._lP[rows], self._lI[rows] = _best(np.where(cols[None, :] < rows[:, None],
-                                                            D, np.inf))
+            self._P[rows], self._I[rows] = best_k(D.T, self._k)
+            lP, lI = best_k(np.where(cols[None, :] < rows[:, None], D, np.inf).T, 1)
+            self._lP[rows], self._lI[rows] = lP[:, 0], lI[:, 0]
 
     def update(self, t):
         """Append ``t`` (a number or a 1-D array of numbers). The profile is brought up to
@@ -210,13 +219,16 @@ class StreamingProfile:
         l = len(T) - m + 2 - drop                   # windows after the update
         new = l - 1
         lim = max(0, new - ez)          # windows outside the new one's exclusion zone
-        P = self._P[drop:]
+        P, k = self._P[drop:], self._k
         if qbad:
             idx = np.zeros(0, np.int64)
         else:
             lo, hi, c0 = hs.bounds(lim)
-            thr = float(np.fmin.reduce(hi, initial=np.inf)) + 2.0 * c0
-            bound = np.multiply(P[:lim], P[:lim])
+            # candidates: windows that may beat their k-th neighbour, or be among the new
+            # window's k nearest (the k-th smallest upper bound)
+            thr = kth_smallest(hi, k) + 2.0 * c0
+            Pk = P[:lim, -1]
+            bound = np.multiply(Pk, Pk)
             np.maximum(bound, thr, out=bound)
             np.multiply(bound, 1.0 + 1e-12, out=bound)
             np.add(bound, c0, out=bound)
@@ -227,18 +239,15 @@ class StreamingProfile:
                 return
         self._rT.push(x, drop)
         a = self._a + drop
-        nP, nI = np.inf, -1
+        nP, nI = np.full(k, np.inf), np.full(k, -1, np.int64)
         if len(idx):
             Tn = self._T
             W = Tn[idx[:, None] + np.arange(m)]
             d = exact_distances(W, zq, qbad, qconst, self._normalize, q)
-            upd = d < P[idx]
-            P[idx[upd]] = d[upd]
-            self._I[drop:][idx[upd]] = new + a
-            k = int(np.argmin(d))
-            if np.isfinite(d[k]):
-                nP, nI = float(d[k]), int(idx[k]) + a
-        for r, v in ((self._rP, nP), (self._rI, nI), (self._rlP, nP), (self._rlI, nI)):
+            insert(P, self._I[drop:], idx, d, new + a)
+            v, j = best_k(d[:, None], k)
+            nP, nI = v[0], np.where(j[0] >= 0, idx[np.maximum(j[0], 0)] + a, -1)
+        for r, v in ((self._rP, nP), (self._rI, nI), (self._rlP, nP[0]), (self._rlI, nI[0])):
             r.push(v, drop)
         self._a = a
         self._after_host()
@@ -272,19 +281,20 @@ class StreamingProfile:
             # in a thread while the AB-join below runs (numpy and the device wait release
             # the GIL)
             near = stream_near.Worker(stream_near.near_block, ext, m, cols, b, mask,
-                                      self._P[cols[:-b]], self._normalize)
+                                      self._P[cols[:-b], -1], self._normalize, self._k)
         if joinable:
             # the far windows by an AB-join (the diagonal kernel, O(n b) + O(n m) for the
             # statistics): new windows against windows lo_far .. far_end - 1, both ways
             try:
                 r = matrix_profile(ext[l0:], m, ext[lo_far:far_end + m - 1], both=True,
-                                   normalize=self._normalize, device=self._kw["device"],
+                                   k=self._k, normalize=self._normalize,
+                                   device=self._kw["device"],
                                    precision=self._kw["precision"], progress=False)
             finally:
                 if near is not None:        # never leave it running
                     near.join()
-            farP, farI = r.P[:, 0], np.where(r.I[:, 0] >= 0, r.I[:, 0] + lo_far, -1)
-            colP, colI = r.P_B[:, 0], r.I_B[:, 0]
+            farP, farI = np.asarray(r.P, np.float64), np.where(r.I >= 0, r.I + lo_far, -1)
+            colP, colI = np.asarray(r.P_B, np.float64), np.asarray(r.I_B)
         if near is not None:
             D = near.result()
         elif joinable:
@@ -297,28 +307,27 @@ class StreamingProfile:
         else:
             D = np.array(distance_profiles(W, ext, **self._kw), np.float64, ndmin=2)
         D[mask] = np.inf
-        a = self._a
+        a, k = self._a, self._k
         P, I = self._P.copy(), self._I.copy()
-        # older windows: the first new window that beats their neighbour (sequential order)
+        # older windows: the k best of their lists and the new windows (the new ones come
+        # later than every listed index: stumpy's sequential insertion gives the same lists)
         old = cols < l0
-        Dold = D[:, old]
-        rr = np.argmin(Dold, axis=0)
-        best = Dold[rr, np.arange(Dold.shape[1])]
         oc = cols[old]
-        upd = best < P[oc]
-        P[oc[upd]], I[oc[upd]] = best[upd], new[rr[upd]] + a
-        nP, nI = _best(D)
+        bp, br = best_k(D[:, old], k)
+        P[oc], I[oc] = _merge_k(P[oc], I[oc], bp, np.where(br >= 0, new[br] + a, -1), k)
+        nP, nI = best_k(D.T, k)
         nI = np.where(nI >= 0, cols[np.maximum(nI, 0)], -1)
         left = cols[None, :] < new[:, None]
-        lP, lI = _best(np.where(left, D, np.inf))
+        lP, lI = best_k(np.where(left, D, np.inf).T, 1)
         lI = np.where(lI >= 0, cols[np.maximum(lI, 0)], -1)
         if joinable:
             fc = np.arange(lo_far, far_end)
-            upd = colP < P[fc]
-            P[fc[upd]], I[fc[upd]] = colP[upd], new[colI[upd]] + a
+            P[fc], I[fc] = _merge_k(P[fc], I[fc], colP,
+                                    np.where(colI >= 0, new[np.maximum(colI, 0)] + a, -1), k)
             # far windows are left of every new one: they join both candidate sets
-            nP, nI = _merge(nP, nI, farP, farI)
-            lP, lI = _merge(lP, lI, farP, farI)
+            nP, nI = _merge_k(nP, nI, farP, farI, k)
+            lP, lI = _merge_k(lP, lI, farP[:, :1], farI[:, :1], 1)
+        lP, lI = lP[:, 0], lI[:, 0]
         P = np.concatenate([P, nP])
         I = np.concatenate([I, np.where(nI >= 0, nI + a, -1)])
         lP = np.concatenate([self._lP, lP])
@@ -343,12 +352,12 @@ class StreamingProfile:
     @property
     def P_(self):
         self._flush()
-        return self._P.copy()
+        return self._P[:, 0].copy() if self._k == 1 else self._P.copy()
 
     @property
     def I_(self):
         self._flush()
-        return self._I.copy()
+        return self._I[:, 0].copy() if self._k == 1 else self._I.copy()
 
     @property
     def left_P_(self):
@@ -369,20 +378,6 @@ class StreamingProfile:
         self._flush()
         return (f"<clts.stumpi m={self._m} n={len(self._T)} egress={self._egress} "
                 f"appended={self._a if self._egress else 'n/a'}>")
-
-
-def _merge(p1, i1, p2, i2):
-    """Element-wise better of two (distance, index) candidates: smaller distance, then
-    smaller index; -1 means none."""
-    take = (i2 >= 0) & ((i1 < 0) | (p2 < p1) | ((p2 == p1) & (i2 < i1)))
-    return np.where(take, p2, p1), np.where(take, i2, i1)
-
-
-def _best(D):
-    """Row minima and their first indices (-1 where a row has no finite value)."""
-    j = np.argmin(D, axis=1)
-    v = D[np.arange(len(D)), j]
-    return v, np.where(np.isfinite(v), j, -1)
 
 
 stumpi = StreamingProfile

@@ -36,8 +36,8 @@ EPS = float(np.finfo(np.float64).eps)
 
 
 class Ring:
-    """A 1-D array that loses its first values and gains last ones in O(1) amortised time
-    (a buffer with room on both sides, moved or doubled when it runs out)."""
+    """An array that loses its first rows and gains last ones in O(1) amortised time (a
+    buffer with room on both sides, moved or doubled when it runs out)."""
 
     __slots__ = ("buf", "lo", "hi")
 
@@ -47,7 +47,7 @@ class Ring:
     def set(self, a):
         a = np.asarray(a)
         n = len(a)
-        self.buf = np.empty(max(2 * n, 64), a.dtype)
+        self.buf = np.empty((max(2 * n, 64),) + a.shape[1:], a.dtype)
         self.buf[:n] = a
         self.lo, self.hi = 0, n
 
@@ -60,7 +60,7 @@ class Ring:
         if self.hi == len(self.buf):
             n = self.hi - self.lo
             if 2 * n > len(self.buf):
-                buf = np.empty(2 * len(self.buf), self.buf.dtype)
+                buf = np.empty((2 * len(self.buf),) + self.buf.shape[1:], self.buf.dtype)
                 buf[:n] = self.buf[self.lo:self.hi]
                 self.buf = buf
             else:

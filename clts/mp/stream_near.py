@@ -74,13 +74,14 @@ def usable(ext, normalize):
     return r == 0.0 or (r * max(1.0, r) < HOST_LIMIT and (normalize or r > 1 / HOST_LIMIT))
 
 
-def near_block(ext, m, cols, nrows, mask, limit, normalize):
+def near_block(ext, m, cols, nrows, mask, limit, normalize, k=1):
     """Distances of the last ``nrows`` windows of ``cols`` (the new ones, in order) to the
     windows ``cols`` (C, increasing; the others first) of ``ext``: exact (as
-    ``stream_host.exact_distances``) where an entry could decide the row's minimum, the row's
-    minimum over the windows before it, or (old columns) the column's minimum below ``limit``
-    (the column's current neighbour distance; inf for none); inf elsewhere and where
-    ``mask`` (b x C, True: not a pair) is set. Returns a (b, C) float64 array."""
+    ``stream_host.exact_distances``) where an entry could be among the row's ``k`` smallest,
+    the row's minimum over the windows before it, or (old columns) among the column's ``k``
+    smallest below ``limit`` (the column's current k-th neighbour distance; inf for none);
+    inf elsewhere and where ``mask`` (b x C, True: not a pair) is set. Returns a (b, C)
+    float64 array."""
     b, C = nrows, len(cols)
     nold = C - b
     W = np.lib.stride_tricks.sliding_window_view(ext, m)[cols]
@@ -103,17 +104,25 @@ def near_block(ext, m, cols, nrows, mask, limit, normalize):
     if not normalize:            # the offset's rounding: (x - c) - (y - c) against x - y
         a = float(np.max(np.abs(Z), where=~bad[:, None], initial=0.0)) + abs(off)
         e += 4.0 * SLACK * m * EPS * a * a
-    k = None
+    known = None
     if normalize and const.any():   # constant windows: 0 to each other, sqrt(m) to the rest
         kr, kc = const[nold:, None], const[None, :]
-        k = kr | kc
-        A[k] = np.where(kr & kc, 0.0, float(m))[k]
+        known = kr | kc
+        A[known] = np.where(kr & kc, 0.0, float(m))[known]
     out = mask | bad[nold:, None] | bad[None, :] if bad.any() else mask
     np.putmask(A, out, np.inf)
 
-    def thr(x):                     # a threshold of lower bounds; none where x is inf
-        return np.where(np.isfinite(x), x + 2.0 * e, -np.inf)
-    cand = A <= thr(np.min(A, axis=1))[:, None]
+    def thr(x):                     # a threshold of lower bounds; all where x is inf
+        return np.where(np.isfinite(x), x + 2.0 * e, np.inf)
+
+    def kth(X, axis):               # the k-th smallest along axis (inf: fewer than k)
+        if X.shape[axis] < k:
+            return np.full(X.shape[1 - axis], np.inf)
+        if k == 1:
+            return np.min(X, axis=axis)
+        return np.partition(X, k - 1, axis=axis).take(k - 1, axis=axis)
+    fin = np.isfinite(A)
+    cand = fin & (A <= thr(kth(A, 1))[:, None])
     tri = np.tri(b, k=-1, dtype=bool)            # new columns before the row
     left = np.minimum(np.min(A[:, :nold], axis=1, initial=np.inf),
                       np.min(np.where(tri, A[:, nold:], np.inf), axis=1))
@@ -121,14 +130,15 @@ def near_block(ext, m, cols, nrows, mask, limit, normalize):
     cand[:, :nold] |= A[:, :nold] <= lt
     cand[:, nold:] |= tri & (A[:, nold:] <= lt)
     lim = np.asarray(limit, np.float64)[:nold]
-    col = np.minimum(thr(np.min(A[:, :nold], axis=0, initial=np.inf)),
-                     np.where(np.isfinite(lim), lim * lim * (1.0 + 1e-9) + e, -np.inf))
+    col = np.minimum(thr(kth(A[:, :nold], 0)),
+                     np.where(np.isfinite(lim), lim * lim * (1.0 + 1e-9) + e, np.inf))
     cand[:, :nold] |= A[:, :nold] <= col
+    cand &= fin
     D = np.full((b, C), np.inf)
-    if k is not None:               # known exactly
-        kc = cand & k
+    if known is not None:               # known exactly
+        kc = cand & known
         D[kc] = np.sqrt(A[kc])
-        cand &= ~k
+        cand &= ~known
     r, c = np.nonzero(cand)
     V = Z if normalize else W
     for a in range(0, len(r), CHUNK):

@@ -117,6 +117,15 @@ def forced_calls(dev, x, dt):
     calls += [(f"tke advection={a}", lambda a=a: tke(advection=a)) for a in ("inline", "stored")]
     calls += [("tke auto", tke)]
     calls += [("bfast BP", lambda: bfast("auto", "BP")), ("bfast_breaks", breaks)]
+    # on the A100 and the MI100: strucchange's other monitoring processes (RE / ME: K x K
+    # estimates per work-item, in double; docs/bfast.md "Monitoring processes") and per-pixel
+    # regressors (the design's last column read per pixel)
+    if (getattr(dev, "description", None) or {}).get("_name") in ("a100", "mi100"):
+        calls += [(f"bfast {v} type={ty}", lambda v=v, ty=ty: bfast(v, type=ty))
+                  for v in ("multi", "fused") for ty in ("OLS-CUSUM", "RE", "ME")]
+        calls += [(f"bfast {v} {h} pixel regressors", lambda v=v, h=h: bfast(
+            v, h, regressors=np.sin(np.arange(x["cube"].size)).reshape(x["cube"].shape + (1,))))
+            for v in ("auto", "fused") for h in ("all", "ROC")]
     calls += [(f"trend {v} {m}", lambda v=v, m=m: trend(v, median=m))
               for v in ("original", "hamed_rao", "yue_wang", "seasonal")
               for m in ("select", "sort")]

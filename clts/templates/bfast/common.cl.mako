@@ -38,6 +38,31 @@ inline real load_y1(__global const in_t* y, const long off, const real nodata)
 % endif
     return v;
 }
+% if context.get("q", 0):
+<%
+    XR = context.get("ereal", real)     # the per-pixel columns' type: the estimates' (RE / ME)
+    XV = XR if lanes == 1 else "%s%d" % (XR, lanes)
+%>
+// per-pixel regressors: the design's last q columns, the pixel's own, at XP[(t q + j) Mp + p]
+// (then q centres and q scales per pixel from XP[(Nt q + j) Mp + p]: R's basis for RE / ME)
+typedef ${XR} xreal;
+inline V load_xp(__global const xreal* XP, const long off)
+{
+% if lanes == 1:
+    return (V)XP[off];
+% elif XR == real:
+    return vload${lanes}(0, XP + off);
+% else:
+    return convert_${real}${lanes}(vload${lanes}(0, XP + off));
+% endif
+}
+% if lanes > 1:
+inline ${XV} load_xpe(__global const xreal* XP, const long off)
+{
+    return vload${lanes}(0, XP + off);
+}
+% endif
+% endif
 
 % if TM:
 <%
@@ -150,9 +175,14 @@ inline real median_inplace(__global real* a, const int m)
         const V y0 = SEL(yv, (V)0, isnan(yv)) * ok;
         cnt += ok;
         ymax = fmax(ymax, fabs(y0));
-        __global const real* xt = X + t * ${K};
+<% QP = context.get("q", 0) %>\
+        __global const real* xt = X + t * ${K - QP};
 % for a in range(K):
+%   if a < K - QP:
         const real x${a} = xt[${a}];
+%   else:
+        const V x${a} = load_xp(XP, ((long)t * ${QP} + ${a - K + QP}) * Mp + p0);
+%   endif
         const V xm${a} = ok * x${a};
 % endfor
 % for a in range(K):

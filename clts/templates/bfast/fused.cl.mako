@@ -8,6 +8,8 @@
     def L(l):
         return "" if lanes == 1 else ".s%x" % l
     MT = "int" if lanes == 1 else ("long%d" % lanes if real == "double" else "int%d" % lanes)
+    QP = context.get("q", 0)        # per-pixel regressors: the last QP of the K columns
+    XPA = "__global const xreal* restrict XP, " if QP else ""
 %>
 <%def name="gram_rows()">
 ## The GPU profiles' form of masked_gram() (TM, one pixel per work-item): the valid flag an int
@@ -33,9 +35,13 @@
         const V y0 = SEL(yv, (V)0, isnan(yv)) * (ok ? (V)1 : (V)0);
         cnti += ok;
         ymax = fmax(ymax, fabs(y0));
-        __global const real* xt = X + t * ${K};
+        __global const real* xt = X + t * ${K - QP};
 % for a in range(K):
+%   if a < K - QP:
         const real x${a} = xt[${a}];
+%   else:
+        const real x${a} = load_xp(XP, ((long)t * ${QP} + ${a - K + QP}) * Mp + p0);
+%   endif
 % endfor
 % for a in range(K):
         {
@@ -49,8 +55,11 @@
     }
     const V cnt = (V)cnti;
 </%def>\
+% if context.get("LS", 0):
+__attribute__((reqd_work_group_size(${context.get("LS")}, 1, 1)))
+% endif
 __kernel void bfast_fused(__global const in_t* restrict y, const int Mp, const int Mreal,
-                          __global const real* restrict X, const real nodata, const real crit,
+                          __global const real* restrict X, ${XPA}const real nodata, const real crit,
                           const real hfrac, __global const ${ereal}* restrict bounds_t,
                           __global real* restrict scratch,
                           __global int* restrict breaks, __global real* restrict means,

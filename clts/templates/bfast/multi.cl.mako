@@ -16,6 +16,9 @@
     def gidx(a, b):
         a, b = min(a, b), max(a, b)
         return a * K - a * (a - 1) // 2 + (b - a)
+    QP = context.get("q", 0)        # per-pixel regressors: the last QP of the K columns
+    KS = K - QP
+    XPA = "__global const xreal* restrict XP, " if QP else ""
 %>
 // G rows: upper triangle of the Gram matrix (row-major), then X'y (K), the valid count and
 // the largest |y| of the valid history values
@@ -25,7 +28,7 @@
 // operations in the same order per entry as the one-work-item kernel below.
 __kernel __attribute__((reqd_work_group_size(${GP * K}, 1, 1)))
 void bfast_gram(__global const in_t* restrict y, const int Mp, const int Mreal,
-                __global const real* restrict X, const real nodata,
+                __global const real* restrict X, ${XPA}const real nodata,
                 __global real* restrict G
 % if history == "ROC":
                 , __global const int* restrict hist_start
@@ -52,12 +55,25 @@ void bfast_gram(__global const in_t* restrict y, const int Mp, const int Mreal,
         const real y0 = (isnan(yv) ? (real)0 : yv) * ok;
         cnt += ok;
         ymax = fmax(ymax, fabs(y0));
+% if QP:
+        // row t of the design from column a on: shared columns from X, the pixel's from XP
+%   for j in range(K):
+        const real xq${j} = ${j} < ${K} - a ? (a + ${j} < ${KS} ? X[t * ${KS} + a + ${j}]
+                            : (real)XP[((long)t * ${QP} + a + ${j - KS}) * Mp + p]) : (real)0;
+%   endfor
+        const real xm = ok * xq0;
+%   for j in range(K):
+        if (${j} < ${K} - a) g${j} = mad(xm, xq${j}, g${j});
+%   endfor
+        rhs = mad(y0, xq0, rhs);
+% else:
         __global const real* xt = X + t * ${K} + a;
         const real xm = ok * xt[0];
 % for j in range(K):
         if (${j} < ${K} - a) g${j} = mad(xm, xt[${j}], g${j});
 % endfor
         rhs = mad(y0, xt[0], rhs);
+% endif
     }
     const int row = a * ${K} - a * (a - 1) / 2;      // gidx(a, a)
 % for j in range(K):
@@ -71,7 +87,7 @@ void bfast_gram(__global const in_t* restrict y, const int Mp, const int Mreal,
 }
 % else:
 __kernel void bfast_gram(__global const in_t* restrict y, const int Mp, const int Mreal,
-                         __global const real* restrict X, const real nodata,
+                         __global const real* restrict X, ${XPA}const real nodata,
                          __global real* restrict G
 % if history == "ROC":
                          , __global const int* restrict hist_start
@@ -166,8 +182,11 @@ __kernel void bfast_bounds(const real crit, __global real* restrict btab, const 
 
 % endif
 ${sg.reqd(SG)}\
+% if context.get("LS", 0):
+__attribute__((reqd_work_group_size(${context.get("LS")}, 1, 1)))
+% endif
 __kernel void bfast_sweep(__global const in_t* restrict y, const int Mp, const int Mreal,
-                          __global const real* restrict X, const real nodata, const real crit,
+                          __global const real* restrict X, ${XPA}const real nodata, const real crit,
                           const real hfrac, __global const ${ereal}* restrict bounds_t,
                           __global real* restrict scratch,
                           __global const real* restrict beta, __global const real* restrict G,

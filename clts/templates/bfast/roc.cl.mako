@@ -13,6 +13,9 @@
 <%
     def L(l):
         return "" if lanes == 1 else ".s%x" % l
+    QP = context.get("q", 0)        # per-pixel regressors: the last QP of the K columns
+    KS = K - QP
+    XPA = "__global const xreal* restrict XP, " if QP else ""
 %>
 // after the Givens pass: sigma, the Rec-CUSUM test and the start date of one pixel
 inline int roc_start(__global const in_t* y, const int Mp, const int p, __global const real* w,
@@ -95,7 +98,7 @@ inline int roc_start(__global const in_t* y, const int Mp, const int p, __global
 // per matrix entry: the same results.
 __kernel __attribute__((reqd_work_group_size(${GP * K}, 1, 1)))
 void bfast_roc(__global const in_t* restrict y, const int Mp,
-               __global const real* restrict X, const real nodata,
+               __global const real* restrict X, ${XPA}const real nodata,
                const real b_level, const real b_05,
                __global real* restrict scratch, __global int* restrict hist_start,
                const int nh, const int Nt)
@@ -123,7 +126,7 @@ void bfast_roc(__global const in_t* restrict y, const int Mp,
             const real yv = load_y1(y, (long)t * Mp + p, nodata);
             const int valid = !isnan(yv);
             const real ok = valid ? (real)1 : (real)0;
-            __global const real* xt = X + t * ${K};
+            __global const real* xt = X + t * ${KS};
             real yy;
             if (a == 0)
                 yy = valid ? yv : (real)0;
@@ -136,7 +139,11 @@ void bfast_roc(__global const in_t* restrict y, const int Mp,
             r0 = mad(cc, r0, ss * x0);
 % for j in range(1, K):
             if (${j} < ${K} - a) {
+%   if j < KS:
                 const real xj = a ? hin[${j * GP}] : ok * xt[${j}];
+%   else:
+                const real xj = a ? hin[${j * GP}] : ok * XP[((long)t * ${QP} + ${j - KS}) * Mp + p];
+%   endif
                 const real tk = r${j};
                 r${j} = mad(cc, tk, ss * xj);
                 if (a < ${K - 1}) hout[${(j - 1) * GP}] = mad(-ss, tk, cc * xj);
@@ -179,7 +186,7 @@ void bfast_roc(__global const in_t* restrict y, const int Mp,
 }
 % else:
 __kernel void bfast_roc(__global const in_t* restrict y, const int Mp,
-                        __global const real* restrict X, const real nodata,
+                        __global const real* restrict X, ${XPA}const real nodata,
                         const real b_level, const real b_05,
                         __global real* restrict scratch, __global int* restrict hist_start,
                         const int nh, const int Nt)
@@ -204,9 +211,13 @@ __kernel void bfast_roc(__global const in_t* restrict y, const int Mp,
         const V ok = SEL((V)1, (V)0, isnan(yv));
         V yy = SEL(yv, (V)0, isnan(yv));
         ymaxv = fmax(ymaxv, fabs(yy));
-        __global const real* xt = X + t * ${K};
+        __global const real* xt = X + t * ${KS};
 % for a in range(K):
+%   if a < KS:
         V x${a} = ok * xt[${a}];
+%   else:
+        V x${a} = ok * load_xp(XP, ((long)t * ${QP} + ${a - KS}) * Mp + p0);
+%   endif
 % endfor
 % for k in range(K):
         {

@@ -27,6 +27,12 @@
         return "((V)(%s))" % x if lanes == 1 else "convert_%s%d(%s)" % (real, lanes, x)
     ETOL = "1e-30" if ereal == "double" else "1e-13f"
     ETOL1 = "1e-17" if ereal == "double" else "1e-8f"
+    QP = context.get("q", 0)        # per-pixel regressors: the last QP of the K columns
+    KS = K - QP
+    LS = context.get("LS", 0)       # RE / ME: the K x K work arrays in local memory, LS a group
+    def XPE(t, a):      # the design's per-pixel column a at date t, as EV
+        off = "((long)(%s) * %d + %d) * Mp + p0" % (t, QP, a - KS)
+        return "(EV)XP[%s]" % off if lanes == 1 else "load_xpe(XP, %s)" % off
 %>
 <%def name="r_basis(src, conv, reset=True)">
     // A' G A into qa (full), A the change to R's basis: R's column j = ra[j] + rb[j] (column j),
@@ -67,6 +73,9 @@
         if (!(off > (EV)${ETOL} * dia)) break;
 % else:
         if (!any(off > (EV)${ETOL} * dia)) break;
+% endif
+% if LS:
+        #pragma unroll 1
 % endif
         for (int p = 0; p < ${K - 1}; ++p) {
             for (int q = p + 1; q < ${K}; ++q) {
@@ -137,12 +146,41 @@
 <%def name="re_start()">
     typedef ${EVT} EV;
     // R's columns ra[j] + rb[j] (column j), the design matrix in ereal; the K x K work arrays
+% if QP:
+    // per pixel: the columns' centres and scales (R's basis for them) after the q columns
+    EV ra[${K}], rb[${K}];
+%   for a in range(K):
+%     if a < KS:
+    ra[${a}] = (EV)bounds_t[${a}];
+    rb[${a}] = (EV)bounds_t[${KS + a}];
+%     else:
+    ra[${a}] = ${XPE("Nt", a)};
+    rb[${a}] = ${XPE("Nt", a + QP)};
+%     endif
+%   endfor
+    __global const ${ereal}* Xe = bounds_t + ${2 * KS};
+% else:
     __global const ${ereal}* ra = bounds_t;
     __global const ${ereal}* rb = bounds_t + ${K};
     __global const ${ereal}* Xe = bounds_t + ${2 * K};
+% endif
+% if LS:
+    // the K x K work arrays in local memory (LS work-items a group; GPUs: in private arrays
+    // they spilled), one slice a work-item, K^2 + 1 apart (odd: adjacent work-items' same
+    // element in different banks)
+    __local EV lqa[${LS * (K * K + 1)}], lev[${LS * (K * K + 1)}];
+    __local EV* qa = lqa + get_local_id(0) * ${K * K + 1};
+    __local EV* ev = lev + get_local_id(0) * ${K * K + 1};
+% else:
     EV qa[${K * K}], ev[${K * K}];
+% endif
 % if process == "me":
+%   if LS:
+    __local EV ltq[${LS * (K * K + 1)}];
+    __local EV* tq = ltq + get_local_id(0) * ${K * K + 1};  // ME: the warm start's product
+%   else:
     EV tq[${K * K}];            // ME: the warm start's product
+%   endif
     int ewarm = 0;
 % endif
     V stat = (V)0;              // strucchange's statistic: the running maximum of the functional
@@ -171,6 +209,17 @@ ${jacobi()}
 %     endfor
 %   endfor
     }
+%   if LS:
+    // the root to local memory (qa's slice, free now): fewer values live through the dates
+%     for a in range(K):
+%       for b in range(a, K):
+    qa[${a * K + b}] = q${a}_${b};
+%       endfor
+%     endfor
+    // read back at each date (volatile: the compiler would forward the stores and keep the
+    // 36 values in registers again)
+    volatile __local const EV* qv = qa;
+%   endif
     // the Gram matrix and X'r of the valid values so far (X'r of the history: 0)
 %   for a in range(K):
 %     for b in range(a, K):
@@ -185,7 +234,14 @@ ${jacobi()}
         // RE: the fit on every valid value so far, b_k - b_hist = G_k^-1 X'r, in R's basis,
         // times root(G_hist); the functional, scaled as R's k / (sigma^2 n)
         {
+% if QP:
+            EV xe[${K}];
+%   for a in range(K):
+            xe[${a}] = ${"(EV)Xe[t * %d + %d]" % (KS, a) if a < KS else XPE("t", a)};
+%   endfor
+% else:
             __global const ${ereal}* xe = Xe + t * ${K};
+% endif
             const EV oke = ${TOE("okv")};
             EV pe = bte0 * xe[0];
 % for a in range(1, K):
@@ -205,7 +261,11 @@ ${jacobi()}
 ${chol_solve("gk", "u")}
         EV fmx = (EV)0;
 % for a in range(K):
+% if LS:
+        fmx = fmax(fmx, fabs(${" + ".join(f"qv[{min(a, b) * K + max(a, b)}] * dd{b}" for b in range(K))}));
+% else:
         fmx = fmax(fmx, fabs(${" + ".join(f"q{min(a, b)}_{max(a, b)} * dd{b}" for b in range(K))}));
+% endif
 % endfor
         const V proc = ${TOV("fmx * " + TOE("cf") + " * rescale")};
         stat = fmax(stat, SEL((V)0, proc, okv > (V)0));
@@ -238,7 +298,14 @@ ${chol_solve("gk", "u")}
                 for (int i = t; i >= ${"hs[%d]" % l if history == "ROC" else "0"} && cnt < h[${l}]; --i) {
                     const real yi = load_y1(y, (long)i * Mp + p0 + ${l}, nodata);
                     if (isnan(yi)) continue;
+%   if QP:
+                    ${ereal} xi[${K}];
+%     for a in range(K):
+                    xi[${a}] = ${"Xe[i * %d + %d]" % (KS, a) if a < KS else "XP[((long)i * %d + %d) * Mp + p0 + %d]" % (QP, a - KS, l)};
+%     endfor
+%   else:
                     __global const ${ereal}* xi = Xe + i * ${K};
+%   endif
                     ${ereal} ri = bte0${L(l)} * xi[0];
 %   for a in range(1, K):
                     ri = mad(bte${a}${L(l)}, xi[${a}], ri);
@@ -264,19 +331,37 @@ ${chol_solve("gk", "u")}
 %   endfor
         }
 % endfor
+% if LS:
+        // R's basis first: the window's Gram matrix then dies entry by entry in the Cholesky
+${r_basis("gw", False, False)}
+${chol_solve("gw", "uw")}
+% else:
 ${chol_solve("gw", "uw")}
 ${r_basis("gw", False, False)}
+% endif
         // warm start: the previous window's eigenvectors nearly diagonalise this one (one value
         // in, one out): qa = ev' G ev, the rotations then accumulate onto ev; afresh from the
         // identity every 64 dates (the rounding of the accumulated rotations stays bounded)
         if (ewarm & 63) {
+% if LS:
+            #pragma unroll 1
+% endif
             for (int i = 0; i < ${K}; ++i)
+% if LS:
+                #pragma unroll 1
+% endif
                 for (int j = 0; j < ${K}; ++j) {
                     EV acc = (EV)0;
                     for (int m = 0; m < ${K}; ++m) acc = mad(qa[i * ${K} + m], ev[m * ${K} + j], acc);
                     tq[i * ${K} + j] = acc;
                 }
+% if LS:
+            #pragma unroll 1
+% endif
             for (int i = 0; i < ${K}; ++i)
+% if LS:
+                #pragma unroll 1
+% endif
                 for (int j = i; j < ${K}; ++j) {
                     EV acc = (EV)0;
                     for (int m = 0; m < ${K}; ++m) acc = mad(ev[m * ${K} + i], tq[m * ${K} + j], acc);
@@ -295,7 +380,12 @@ ${jacobi()}
             const EV zm${m} = sqrt(fmax(qa[${m * K + m}], (EV)0)) * (${" + ".join(f"ev[{a * K + m}] * dd{a}" for a in range(K))});
 % endfor
 % for a in range(K):
+% if LS:
+            // (volatile: read again rather than the 64 values of the sums above kept live)
+            fmx = fmax(fmx, fabs(${" + ".join(f"((volatile __local const EV*)ev)[{a * K + m}] * zm{m}" for m in range(K))}));
+% else:
             fmx = fmax(fmx, fabs(${" + ".join(f"ev[{a * K + m}] * zm{m}" for m in range(K))}));
+% endif
 % endfor
         }
         const V proc = ${TOV("fmx")} * sqrt(hv) / scl;
@@ -339,10 +429,14 @@ ${jacobi()}
 % endfor
 <%def name="step(mon)">
         const V yv = load_y(y, (long)t * Mp + p0, nodata);
-        __global const real* xt = X + t * ${K};
+        __global const real* xt = X + t * ${K - QP};
         V pred = bt0 * xt[0];
 % for a in range(1, K):
+%   if a < K - QP:
         pred = mad(bt${a}, (V)xt[${a}], pred);
+%   else:
+        pred = mad(bt${a}, load_xp(XP, ((long)t * ${QP} + ${a - K + QP}) * Mp + p0), pred);
+%   endif
 % endfor
         const V r = (yv - pred) * inv_s;
         const V isv = SEL((V)1, (V)0, isnan(yv));

@@ -12,8 +12,9 @@
 ## host gives the mean, 1 / standard deviation and `sp`: NaN for a regular window, 0.5 for a
 ## constant one, -inf for a window with NaN / inf (stumpy's conventions: constant against
 ## regular is at sqrt(m), two constants at 0, a non-finite window is nobody's neighbour).
-## Grid: (row blocks, pairs). ``abjoin_runs``: the same rows, without the columns, for a list
-## of (A series, B series, first row, rows) items, one per work-item.
+## Grid: (row blocks, pairs). ``abjoin_runs_given``: the same rows, without the columns, for a
+## list of (A series, B series, first row, rows) items, one per work-item, their first rows from
+## ``first_rows`` (the candidates' runs of clts.ostinato).
 <%include file="/common/real.cl.mako"/>
 <%
     W = LANES
@@ -30,9 +31,14 @@
 
 ## the rows i0 .. i1 - 1 of one pair (a, b): row maxima to rb[i - i0], with COLS the column
 ## maxima into cb
-<%def name="rows_loop(COLS)">
+<%def name="rows_loop(COLS, GIVEN=False)">
     for (int i = i0; i < i1; ++i) {
+% if GIVEN:
+        if (i == i0) {                  // the first row's dot products: given in cur
+        } else if (0) {
+% else:
         if (i == i0) {                  // the block's first row: direct dot products
+% endif
             int j = 0;
             for (; j + ${4 * W} <= lB; j += ${4 * W}) {     // four independent chains
                 ${V} acc0 = 0, acc1 = 0, acc2 = 0, acc3 = 0;
@@ -151,15 +157,114 @@ __kernel void abjoin_best(
 ${rows_loop(True)}
 }
 
-// the rows r0 .. r0 + cnt - 1 of pair (ia, ib) for each item (ia, ib, r0, cnt) of ``items``,
-// their row maxima to rowbest[offs[item] ..]: the candidates' runs of clts.ostinato
-__kernel void abjoin_runs(
+// the window statistics of ``window_stats`` (mpdist.py) on the device: per (window w, series
+// r) of the centred series S (rows nS apart), its mean and 1 / standard deviation (two passes,
+// as numpy's mean and std) and `sp`; ``bad``: windows holding NaN / inf (flagged by the host)
+__kernel void series_stats(__global const real *S, const int nS, const int l, const int m,
+                           __global const uchar *bad, __global real *mu, __global real *isd,
+                           __global real *sp)
+{
+    const int w = get_global_id(0);
+    const int r = get_global_id(1);
+    if (w >= l) return;
+    const long o = (long)r * l + w;
+    if (bad[o]) {
+        mu[o] = 0;
+        isd[o] = 0;
+        sp[o] = -INFINITY;
+        return;
+    }
+    __global const real *x = S + (long)r * nS + w;
+    real acc = 0, hi = x[0], lo = x[0];
+    for (int t = 0; t < m; ++t) {
+        const real v = x[t];
+        acc += v;
+        hi = fmax(hi, v);
+        lo = fmin(lo, v);
+    }
+    const real mean = acc / (real)m;
+    real ss = 0;
+    for (int t = 0; t < m; ++t) {
+        const real d = x[t] - mean;
+        ss = fma(d, d, ss);
+    }
+    if (hi == lo) {                     // constant: stumpy's test (max == min)
+        mu[o] = 0;
+        isd[o] = 0;
+        sp[o] = (real)0.5;
+    } else {
+        mu[o] = mean;
+        isd[o] = (real)1 / sqrt(ss / (real)m);
+        sp[o] = NAN;
+    }
+}
+
+// the first rows of items (ia, ib, r0, cnt) of ``abjoin_runs_given``: the dot products of
+// window r0 of series ia with every window of series ib, into qt + item * lBp; RI items
+// (consecutive, of one series ib: the host pads each target's items to a multiple of RI) by
+// CI x LANES columns per work-item, so each load of B feeds RI multiply-adds
+<% RI, CI = FIRST_ITEMS, FIRST_VECTORS %>
+__kernel void first_rows(
+    __global const real *SA, const int nA, __global const real *SB, const int nB,
+    const int lB, __global const int4 *items, const int nitems, const int m,
+    __global real *qt, const int lBp)
+{
+    const int j0 = get_global_id(0) * ${CI * W};
+    const int it0 = get_global_id(1) * ${RI};
+    if (j0 >= lB || it0 >= nitems) return;
+    __global const real *b = SB + (long)items[it0].y * nB;
+% for r in range(RI):
+    __global const real *a${r} = SA + (long)items[min(it0 + ${r}, nitems - 1)].x * nA
+                                 + items[min(it0 + ${r}, nitems - 1)].z;
+% endfor
+    if (j0 + ${CI * W} <= lB) {
+% for r in range(RI):
+%   for c in range(CI):
+        ${V} acc${r}_${c} = 0;
+%   endfor
+% endfor
+        for (int t = 0; t < m; ++t) {
+% for c in range(CI):
+            const ${V} b${c} = ${LD("b + j0 + t + " + str(c * W))};
+% endfor
+% for r in range(RI):
+            { const ${V} x = (${V})a${r}[t];
+%   for c in range(CI):
+              acc${r}_${c} = fma(x, b${c}, acc${r}_${c});
+%   endfor
+            }
+% endfor
+        }
+% for r in range(RI):
+        if (it0 + ${r} < nitems) {
+%   for c in range(CI):
+            ${ST("acc" + str(r) + "_" + str(c), "qt + (long)(it0 + " + str(r) + ") * lBp + j0 + " + str(c * W))};
+%   endfor
+        }
+% endfor
+    } else {                            // the last columns, one at a time
+        for (int j = j0; j < lB; ++j) {
+% for r in range(RI):
+            {
+                real acc = 0;
+                for (int t = 0; t < m; ++t) acc = fma(a${r}[t], b[j + t], acc);
+                if (it0 + ${r} < nitems) qt[(long)(it0 + ${r}) * lBp + j] = acc;
+            }
+% endfor
+        }
+    }
+}
+
+// the rows r0 .. r0 + cnt - 1 of pair (ia, ib) for each item (ia, ib, r0, cnt) of ``items``, their
+// row maxima to rowbest[offs[item] ..]; the first row of dot products given (first_rows) in
+// qt + item * lBp, which the run then uses as one of its two row buffers
+__kernel void abjoin_runs_given(
     __global const real *SA, const int nA, __global const real *muA,
     __global const real *isA, __global const real *spA, const int lA,
     __global const real *SB, const int nB, __global const real *muB,
     __global const real *isB, __global const real *spB, const int lB,
     __global const int4 *items, __global const long *offs, const int nitems, const int m,
-    __global real *scratch, const int lBp, __global real *rowbest)
+    __global real *scratch, __global real *qt, const int lBp, __global real *rowbest)
 {
     const int it = get_global_id(0);
     if (it >= nitems) return;
@@ -173,11 +278,11 @@ __kernel void abjoin_runs(
     __global const real *mub = muB + (long)ib * lB;
     __global const real *isb = isB + (long)ib * lB;
     __global const real *spb = spB + (long)ib * lB;
-    __global real *prev = scratch + (long)it * 2 * lBp;
-    __global real *cur = prev + lBp;
+    __global real *prev = scratch + (long)it * lBp;
+    __global real *cur = qt + (long)it * lBp;
     __global real *rb = rowbest + offs[it];
     const real minv = (real)1 / (real)m;
     const int i0 = w.z;
     const int i1 = min(lA, i0 + w.w);
-${rows_loop(False)}
+${rows_loop(False, True)}
 }

@@ -1,0 +1,213 @@
+"""``clts.prescrump``: preSCRIMP (the first step of SCRIMP++), stumpy's ``prescrump``: the
+distance profiles of every s-th window made and reduced on the device (z-normalised
+self-joins: dot products with the unit-norm centred windows, ``pre_dist``; otherwise batched
+:func:`clts.mass`), each nearest neighbour refined along its diagonal; the chosen pairs'
+distances exact (``pair_dist``)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..runtime import launch, round_up
+from ..runtime.memory import fill, scratch
+from .diagset import _check, _series, _Sides, _spec
+
+#: bytes of preSCRIMP's distance profiles per launch (``pre_dist`` or ``mass``)
+MASS_BYTES = 32 << 20
+
+def _topk_candidates(l, k, rows, dist, idx):
+    """The k best (distance, then index) distinct-index candidates per row: [l, k] P, I."""
+    P = np.full((l, k), np.inf)
+    I = np.full((l, k), -1, np.int64)
+    ok = np.isfinite(dist)
+    rows, dist, idx = rows[ok], dist[ok], idx[ok]
+    if len(rows) == 0:
+        return P, I
+    if k == 1:      # the first of each row in (distance, index) order: one sort
+        o = np.lexsort((idx, dist, rows))
+        r = rows[o]
+        first = o[np.concatenate([[True], r[1:] != r[:-1]])]
+        P[rows[first], 0] = dist[first]
+        I[rows[first], 0] = idx[first]
+        return P, I
+    o = np.lexsort((idx, dist, rows))
+    rows, dist, idx = rows[o], dist[o], idx[o]
+    # one entry per (row, neighbour): its best
+    key = rows * (np.int64(idx.max()) + 2) + idx
+    _, first = np.unique(key, return_index=True)
+    keep = np.zeros(len(rows), bool)
+    keep[first] = True
+    rows, dist, idx = rows[keep], dist[keep], idx[keep]
+    o = np.lexsort((idx, dist, rows))
+    rows, dist, idx = rows[o], dist[o], idx[o]
+    start = np.searchsorted(rows, rows, side="left")
+    rank = np.arange(len(rows)) - start
+    sel = rank < k
+    P[rows[sel], rank[sel]] = dist[sel]
+    I[rows[sel], rank[sel]] = idx[sel]
+    return P, I
+
+
+def _prescrump(sides, T_A, T_B, s, indices, p=2.0):
+    """preSCRIMP: the distance profiles of the windows ``indices`` of T_A (``pre_dist`` or
+    batched :func:`clts.mass`, on the device), each window's nearest neighbour refined along its
+    diagonal for s - 1 steps both ways; self-joins also give every window its k best among
+    the sampled windows (``pre_rows`` / ``pre_cols`` of subdiag.cl.mako: only the neighbours
+    are read back). Returns (P, I), [l, k]."""
+    import pyopencl as cl
+    import pyopencl.array as cla
+
+    from .mass import mass
+    dev = sides.dev
+    lB, m, k, ez = sides.lB, sides.m, sides.k, sides.ez
+    Tb = T_A if T_B is None else T_B
+    dt = np.float64 if sides.plan.exact_real == "double" else np.float32
+    template, params = _spec(sides, k)
+    prg = dev.program(template, **params)
+    dots = sides.self_join and sides.normalize and dt == np.float64
+    if dots:
+        A = sides.A
+        Tp = cla.zeros(dev.queue, A.n + 8, dt)       # the scaled series, 8 zeros after it
+        cl.enqueue_copy(dev.queue, Tp.data, A.Td.data, byte_count=A.n * 8)
+    else:
+        Td = cla.to_device(dev.queue, np.ascontiguousarray(Tb, dtype=dt))
+    win = np.lib.stride_tricks.sliding_window_view(T_A, m)
+    per = max(1, min(MASS_BYTES, dev.max_alloc) // (np.dtype(dt).itemsize * lB))
+    nn_all = np.full(len(indices), -1, np.int64)
+    dn_all = np.full(len(indices), np.inf)
+    if sides.self_join:
+        colP = fill(dev, scratch(dev, lB * k, dt), np.inf)
+        colI = fill(dev, scratch(dev, lB * k, np.int32), -1)
+    for c0 in range(0, len(indices), per):
+        ii = indices[c0:c0 + per]
+        nq = len(ii)
+        idx = cla.to_device(dev.queue, ii.astype(np.int32))
+        if dots:        # z-normalised self-join: dot products, ranked, refined exactly below
+            D = _dot_profiles(sides, prg, win[ii], idx, Tp)
+        else:
+            Qd = cla.to_device(dev.queue, np.ascontiguousarray(win[ii], dtype=dt))
+            D = mass(Qd, Td, normalize=sides.normalize, p=p, device=dev).reshape(nq, lB)
+        nn = cla.empty(dev.queue, nq, np.int32)
+        dn = cla.empty(dev.queue, nq, dt)
+        zone = ez if sides.self_join else -1
+        launch(dev, prg.kernel("pre_rows"), round_up(nq, 64), None, D.data, np.int32(nq),
+               np.int32(lB), idx.data, np.int32(zone), nn.data, dn.data)
+        if sides.self_join:
+            launch(dev, prg.kernel("pre_cols"), round_up(lB, 64), None, D.data, np.int32(nq),
+                   np.int32(lB), idx.data, np.int32(ez), colP.data, colI.data)
+        nn_all[c0:c0 + nq] = nn.get()
+        dn_all[c0:c0 + nq] = dn.get()
+    ok = (nn_all >= 0) & np.isfinite(dn_all)
+    nn_all[~ok] = -1
+    if dots:
+        dn_all[ok] = sides.pair_dist(indices[ok], nn_all[ok])
+    rows, dist, idx = [indices[ok]], [dn_all[ok]], [nn_all[ok]]
+    if sides.self_join:
+        cP = colP.get().astype(np.float64).reshape(lB, k)
+        cI = colI.get().astype(np.int64).reshape(lB, k)
+        if dots:
+            has = cI >= 0
+            cP[has] = sides.pair_dist(np.nonzero(has)[0], cI[has])
+        rows.append(np.repeat(np.arange(lB), k))
+        dist.append(cP.ravel())
+        idx.append(cI.ravel())
+    return _refined(sides, T_A, Tb, s, p, indices[ok], nn_all[ok], rows, dist, idx)
+
+
+def _dot_profiles(sides, prg, windows, idx, Tp):
+    """The squared z-normalised distance profiles [nq, l] (device) of the windows
+    ``windows`` (host, [nq, m]; their indices ``idx`` on the device) against the scaled series
+    ``Tp`` by ``pre_dist`` (dot products with the unit-norm centred queries): they rank the
+    candidates, whose distances are then evaluated exactly."""
+    import pyopencl.array as cla
+    dev, A, l, m = sides.dev, sides.A, sides.lA, sides.m
+    nq = len(windows)
+    c = windows - windows.mean(axis=1, keepdims=True)
+    norm = np.sqrt(np.sum(c * c, axis=1, keepdims=True))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        z = np.where(norm > 0, c / np.where(norm > 0, norm, 1), 0.0)
+    z[~np.isfinite(z)] = 0.0            # flagged windows take the exact rules
+    zq = cla.to_device(dev.queue, np.ascontiguousarray(z))
+    D = cla.empty(dev.queue, (nq, l), np.float64)
+    r = A.upload(dev, as_columns=False, dtype=np.float64)["r"]
+    launch(dev, prg.kernel("pre_dist"), (-(-l // 8), -(-nq // 4)), None, np.int32(nq),
+           np.int32(l), np.int32(m), zq.data, idx.data, Tp.data, A.mu.data, A.ss.data,
+           r.data, A.fl.data, D.data)
+    return D
+
+
+def _refined(sides, T_A, Tb, s, p, ii, jj, rows, dist, idx):
+    """The candidates ``rows`` / ``dist`` / ``idx`` (lists of arrays) with preSCRIMP's
+    refinement pairs (i +- g, j +- g), g < s, of each sampled window i and its nearest
+    neighbour j; the k best per window, [l, k] P and I."""
+    lA, lB, k, m = sides.lA, sides.lB, sides.k, sides.m
+    # the refinement pairs along each sampled window's diagonal
+    fa, fb = [], []
+    for sgn in (1, -1):
+        if sgn > 0:
+            steps = np.minimum(np.minimum(s, lA - ii), lB - jj) - 1
+        else:
+            steps = np.minimum(np.minimum(s, ii + 1), jj + 1) - 1
+        steps = np.maximum(steps, 0)
+        rep = np.repeat(np.arange(len(ii)), steps)
+        g = np.arange(rep.size) - np.repeat(np.cumsum(steps) - steps, steps) + 1
+        fa.append(ii[rep] + sgn * g)
+        fb.append(jj[rep] + sgn * g)
+    pa, pb = np.concatenate(fa), np.concatenate(fb)
+    if len(pa):
+        d = sides.pair_dist(pa, pb) if p == 2.0 or sides.normalize else \
+            _minkowski(T_A, Tb, m, pa, pb, p)
+        rows += [pa]
+        dist += [d]
+        idx += [pb]
+        if sides.self_join:
+            rows += [pb]
+            dist += [d]
+            idx += [pa]
+    return _topk_candidates(lA, k, np.concatenate(rows), np.concatenate(dist),
+                            np.concatenate(idx))
+
+
+def _minkowski(T_A, T_B, m, ia, ib, p):
+    """Plain Minkowski distances of the pairs (ia, ib) on the host (inf where a window holds
+    NaN / inf)."""
+    wa = np.lib.stride_tricks.sliding_window_view(T_A, m)[ia]
+    wb = np.lib.stride_tricks.sliding_window_view(T_B, m)[ib]
+    with np.errstate(invalid="ignore"):
+        d = np.abs(wa - wb)
+        out = np.max(d, axis=1) if np.isinf(p) else np.sum(d ** p, axis=1) ** (1.0 / p)
+    out[~np.isfinite(out)] = np.inf
+    return out
+
+
+def prescrump(T_A, m, T_B=None, *, s=None, k=1, normalize=True, p=2.0, device=None):
+    """preSCRIMP: an approximate (top-k) matrix profile from the distance profiles of every
+    ``s``-th window, refined along each one's nearest-neighbour diagonal (stumpy's
+    ``prescrump``). An upper bound of the exact profile; its indices name the windows at those
+    distances. ``s`` defaults to the exclusion zone ceil(m / 4). The windows are visited in
+    ``np.random.permutation`` order as stumpy (``np.random.seed`` makes a run repeatable;
+    only ties depend on it).
+
+    Returns
+    -------
+    P, I : numpy.ndarray
+        [l] (k = 1) or [l, k]: distances (inf: none found) and indices (-1).
+
+    Examples
+    --------
+    >>> import numpy as np, clts
+    >>> T = np.cumsum(np.random.default_rng(0).standard_normal(400))
+    >>> P, I = clts.prescrump(T, 20)
+    >>> bool(np.all(P >= clts.matrix_profile(T, 20).profile - 1e-9))
+    True
+    """
+    T_A = _series(T_A, "T_A")
+    T_B = None if T_B is None else _series(T_B, "T_B")
+    m, k = _check(T_A, m, T_B, k, 1.0, s)
+    sides = _Sides(T_A, m, T_B, k, bool(normalize), device)
+    if s is None:
+        s = sides.ez
+    indices = np.random.permutation(range(0, sides.lA, s)).astype(np.int64)
+    P, I = _prescrump(sides, T_A, T_B, s, indices, p)
+    if k == 1:
+        return P[:, 0], I[:, 0]
+    return P, I

@@ -1,0 +1,338 @@
+## Matrix profile over a chosen set of diagonals (the anytime profile, SCRIMP's random order of
+## diagonals): sub_pairs scores every pair of the given diagonals, sub_reduce folds them into
+## each row's best (and, for self-joins, its left and right best and the mirrored pairs).
+##
+## sub_pairs: work-item (diagonal q of the launch, block b of blk rows of it): the covariance
+##   of the block's first pair exactly (O(m)), then SCAMP's O(1) update along the diagonal
+##   (cov(i, j) = cov(i-1, j-1) + df[i] dg[j] + dg[i] df[j]); the score of pair (i, i + d) goes
+##   to buf[q * lA + i]. Score: the Pearson correlation cov r_i r_j (NORMALIZE) or
+##   -d^2 / 2 = cov + h_i + h_j (plain Euclidean), larger is better; -inf where either window
+##   holds NaN / inf. Windows flagged constant or ill-conditioned (r = NaN) take the exact
+##   path: both constant 1, one constant 1/2 (stumpy's distances 0 and sqrt(m)), ill-conditioned
+##   the centred covariance over sqrt(ss_i ss_j) in the exact precision.
+## sub_reduce: work-item per row i, over the launch's diagonals: the candidates (i, i + d) and,
+##   SELF, the mirrored (i, i - d); the K best kept sorted (larger score first, then smaller
+##   index) and merged into the running lists of the update; SELF also the best left (j < i)
+##   and right (j > i) neighbour.
+## Parameters: real (the kernel precision), ereal (exact), NORMALIZE, SELF, K, SROWS (rows per
+## work-item of sub_reduce at K = 1), FLAG_*; the
+## rows per block (blk) and the sizes are kernel arguments (no build per length).
+<%include file="/common/real.cl.mako"/>
+% if ereal == "double" and real != "double":
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+% endif
+
+inline int sub_better(real s, int i, real bs, int bi)
+{
+    return s > bs || (s == bs && i >= 0 && (bi < 0 || i < bi));
+}
+
+__kernel void sub_pairs(__global const int *diags, const int q0, const int nq, const int nb,
+                        const int blk, const int m, const int lA, const int lB,
+                        __global const real *TA, __global const real *muA,
+                        __global const real *dfA, __global const real *dgA,
+                        __global const real *rA,
+                        __global const real *TB, __global const real *muB,
+                        __global const real *dfB, __global const real *dgB,
+                        __global const real *rB,
+                        __global const ${ereal} *TeA, __global const ${ereal} *meA,
+                        __global const ${ereal} *ssA, __global const int *flA,
+                        __global const ${ereal} *TeB, __global const ${ereal} *meB,
+                        __global const ${ereal} *ssB, __global const int *flB,
+                        __global real *buf)
+{
+    const int g = get_global_id(0);
+    const int q = g / nb, b = g - (g / nb) * nb;
+    if (q >= nq) return;
+    const int d = diags[q0 + q];
+    const int lo = max(0, -d), hi = min(lA, lB - d);
+    const int i0 = lo + b * blk;
+    if (i0 >= hi) return;
+    const int i1 = min(hi, i0 + blk);
+    __global real *out = buf + (size_t)q * lA;
+    real cov = 0;
+    {
+        const int j0 = i0 + d;
+% if NORMALIZE:
+        const real ma = muA[i0], mb = muB[j0];
+        for (int t = 0; t < m; ++t) cov = fma(TA[i0 + t] - ma, TB[j0 + t] - mb, cov);
+% else:
+        for (int t = 0; t < m; ++t) cov = fma(TA[i0 + t], TB[j0 + t], cov);
+% endif
+    }
+    for (int i = i0; i < i1; ++i) {
+        const int j = i + d;
+        if (i > i0) cov = fma(dfA[i], dgB[j], fma(dgA[i], dfB[j], cov));
+% if NORMALIZE:
+        real s = cov * rA[i] * rB[j];
+% else:
+        real s = cov + rA[i] + rB[j];
+% endif
+        if (isnan(s)) {
+            const int fa = flA[i], fb = flB[j];
+            if ((fa | fb) & ${FLAG_NONFINITE}) {
+                s = -INFINITY;
+% if NORMALIZE:
+            } else if ((fa & ${FLAG_CONSTANT}) && (fb & ${FLAG_CONSTANT})) {
+                s = 1;
+            } else if ((fa | fb) & ${FLAG_CONSTANT}) {
+                s = (real)0.5;
+            } else {
+                // ill-conditioned: the centred covariance in the exact precision
+                const ${ereal} ma = meA[i], mb = meB[j];
+                ${ereal} c = 0;
+                for (int t = 0; t < m; ++t) c = fma(TeA[i + t] - ma, TeB[j + t] - mb, c);
+                s = (real)(c / sqrt(ssA[i] * ssB[j]));
+% else:
+            } else {
+                s = -INFINITY;
+% endif
+            }
+        }
+        out[i] = s;
+    }
+}
+
+## the list insertion of candidate (x, column j) into row r's K best lv[r][..] / li[r][..]
+<%def name="insert(s, x, r)">
+            if (sub_better(${s}, ${x}, lv[${r}][${K - 1}], li[${r}][${K - 1}])) {
+                real cs = ${s};
+                int ci = ${x};
+                for (int u = 0; u < ${K}; ++u) {
+                    if (sub_better(cs, ci, lv[${r}][u], li[${r}][u])) {
+                        const real tv = lv[${r}][u]; const int ti = li[${r}][u];
+                        lv[${r}][u] = cs; li[${r}][u] = ci; cs = tv; ci = ti;
+                    }
+                }
+            }
+</%def>
+
+## SROWS consecutive rows per work-item of sub_reduce at K = 1
+#define SROWS ${SROWS}
+
+__kernel void sub_reduce(__global const int *diags, const int q0, const int nq,
+                         const int lA, const int lB, __global const real *buf,
+                         __global real *rowS, __global int *rowI
+% if SELF:
+                         , __global real *leftS, __global int *leftI
+                         , __global real *rightS, __global int *rightI
+% endif
+                         )
+{
+% if K == 1:
+    // k = 1: the row's best is the better of its left and right best (self-joins)
+    const int i0 = get_global_id(0) * SROWS;
+    if (i0 >= lA) return;
+    real br[SROWS];
+    int jr[SROWS];
+%   if SELF:
+    real bl[SROWS];
+    int jl[SROWS];
+%   endif
+    for (int r = 0; r < SROWS; ++r) {
+        const int i = min(i0 + r, lA - 1);
+%   if SELF:
+        br[r] = rightS[i]; jr[r] = rightI[i]; bl[r] = leftS[i]; jl[r] = leftI[i];
+%   else:
+        br[r] = rowS[i]; jr[r] = rowI[i];
+%   endif
+    }
+    for (int q = 0; q < nq; ++q) {
+        const int d = diags[q0 + q];
+        __global const real *row = buf + (size_t)q * lA;
+        for (int r = 0; r < SROWS; ++r) {
+            const int i = i0 + r;
+            const int j = i + d;
+            if (i < lA && j >= 0 && j < lB) {
+                const real sc = row[i];
+                if (sub_better(sc, j, br[r], jr[r])) { br[r] = sc; jr[r] = j; }
+            }
+%   if SELF:
+            const int x = i - d;
+            if (i < lA && x >= 0) {
+                const real sc = row[x];
+                if (sub_better(sc, x, bl[r], jl[r])) { bl[r] = sc; jl[r] = x; }
+            }
+%   endif
+        }
+    }
+    for (int r = 0; r < SROWS; ++r) {
+        const int i = i0 + r;
+        if (i >= lA) break;
+%   if SELF:
+        rightS[i] = br[r]; rightI[i] = jr[r]; leftS[i] = bl[r]; leftI[i] = jl[r];
+        real bs = rowS[i];
+        int bi = rowI[i];
+        if (sub_better(br[r], jr[r], bs, bi)) { bs = br[r]; bi = jr[r]; }
+        if (sub_better(bl[r], jl[r], bs, bi)) { bs = bl[r]; bi = jl[r]; }
+        rowS[i] = bs; rowI[i] = bi;
+%   else:
+        rowS[i] = br[r]; rowI[i] = jr[r];
+%   endif
+    }
+% else:
+    // k > 1: a work-item per row, its k-list in registers
+    const int i = get_global_id(0);
+    if (i >= lA) return;
+    real lv[1][${K}];
+    int li[1][${K}];
+    for (int u = 0; u < ${K}; ++u) { lv[0][u] = rowS[(size_t)i * ${K} + u]; li[0][u] = rowI[(size_t)i * ${K} + u]; }
+%   if SELF:
+    real bl = leftS[i], br = rightS[i];
+    int jl = leftI[i], jr = rightI[i];
+%   endif
+    for (int q = 0; q < nq; ++q) {
+        const int d = diags[q0 + q];
+        const int j = i + d;
+        if (j >= 0 && j < lB) {
+            const real sc = buf[(size_t)q * lA + i];
+            if (sc > -INFINITY) {
+${insert("sc", "j", "0")}
+%   if SELF:
+                if (sub_better(sc, j, br, jr)) { br = sc; jr = j; }
+%   endif
+            }
+        }
+%   if SELF:
+        const int x = i - d;
+        if (x >= 0) {
+            const real sc = buf[(size_t)q * lA + x];
+            if (sc > -INFINITY) {
+${insert("sc", "x", "0")}
+                if (sub_better(sc, x, bl, jl)) { bl = sc; jl = x; }
+            }
+        }
+%   endif
+    }
+    for (int u = 0; u < ${K}; ++u) { rowS[(size_t)i * ${K} + u] = lv[0][u]; rowI[(size_t)i * ${K} + u] = li[0][u]; }
+%   if SELF:
+    leftS[i] = bl; leftI[i] = jl; rightS[i] = br; rightI[i] = jr;
+%   endif
+% endif
+}
+
+## preSCRIMP's reductions of a block of distance profiles D [nq, lB] (clts.mass, in the exact
+## precision) of the windows idx[q] of T_A, nothing read back: pre_rows, each profile's nearest
+## neighbour (the first minimum; self-joins outside the exclusion zone |j - idx[q]| <= ez,
+## ez < 0: none); pre_cols (self-joins), each window j's K best among the profiles (ascending,
+## then the smaller index), merged into the running lists colP / colI.
+__kernel void pre_rows(__global const ${ereal} *D, const int nq, const int lB,
+                       __global const int *idx, const int ez, __global int *nn,
+                       __global ${ereal} *dn)
+{
+    const int q = get_global_id(0);
+    if (q >= nq) return;
+    const int i = idx[q];
+    __global const ${ereal} *row = D + (size_t)q * lB;
+    ${ereal} best = INFINITY;
+    int bj = -1;
+    for (int j = 0; j < lB; ++j) {
+        if (ez >= 0 && abs(j - i) <= ez) continue;
+        const ${ereal} d = row[j];
+        if (d < best) { best = d; bj = j; }
+    }
+    nn[q] = bj;
+    dn[q] = best;
+}
+
+% if SELF:
+__kernel void pre_cols(__global const ${ereal} *D, const int nq, const int lB,
+                       __global const int *idx, const int ez, __global ${ereal} *colP,
+                       __global int *colI)
+{
+    const int j = get_global_id(0);
+    if (j >= lB) return;
+    ${ereal} lv[${K}];
+    int li[${K}];
+    for (int u = 0; u < ${K}; ++u) { lv[u] = colP[(size_t)j * ${K} + u]; li[u] = colI[(size_t)j * ${K} + u]; }
+    for (int q = 0; q < nq; ++q) {
+        const int i = idx[q];
+        if (abs(j - i) <= ez) continue;
+        ${ereal} cs = D[(size_t)q * lB + j];
+        int ci = i;
+        if (!(cs < lv[${K - 1}] || (cs == lv[${K - 1}] && (li[${K - 1}] < 0 || ci < li[${K - 1}])))) continue;
+        if (!(cs < INFINITY)) continue;
+        for (int u = 0; u < ${K}; ++u) {
+            if (cs < lv[u] || (cs == lv[u] && (li[u] < 0 || ci < li[u]))) {
+                const ${ereal} tv = lv[u]; const int ti = li[u];
+                lv[u] = cs; li[u] = ci; cs = tv; ci = ti;
+            }
+        }
+    }
+    for (int u = 0; u < ${K}; ++u) { colP[(size_t)j * ${K} + u] = lv[u]; colI[(size_t)j * ${K} + u] = li[u]; }
+}
+% endif
+
+% if NORMALIZE:
+## preSCRIMP's z-normalised distance profiles as dot products: work-item (8 windows jb ..
+## jb + 7, 4 queries): sum_t zq[t] T[j + t] for the 4 queries' unit-norm centred windows zq
+## (the correlation times sqrt(ss_j)), one 8-wide load and 4 fused multiply-adds a step;
+## D = 2 m (1 - corr), the squared distance (it ranks the candidates only: the chosen pairs are
+## evaluated exactly afterwards, pair_dist). Windows flagged NaN / constant / ill-conditioned
+## (either side) take the exact rules (inf; 0 and m; the centred covariance).
+#define PQ 4
+__kernel void pre_dist(const int nq, const int l, const int m,
+                       __global const ${ereal} *zq, __global const int *qidx,
+                       __global const ${ereal} *Tp, __global const ${ereal} *mu,
+                       __global const ${ereal} *ss, __global const ${ereal} *r,
+                       __global const int *fl, __global ${ereal} *D)
+{
+    const int jb = get_global_id(0) * 8, qb = get_global_id(1) * PQ;
+    if (jb >= l || qb >= nq) return;
+    const int nb = min(PQ, nq - qb);
+    // the queries' rows (the last one repeated past nq), four accumulators in registers
+% for b in range(4):
+    __global const ${ereal} *z${b} = zq + (size_t)(qb + min(${b}, nb - 1)) * m;
+    ${ereal}8 a${b} = (${ereal}8)0;
+% endfor
+    for (int t = 0; t < m; ++t) {
+        const ${ereal}8 x = vload8(0, Tp + jb + t);
+% for b in range(4):
+        a${b} = fma((${ereal}8)z${b}[t], x, a${b});
+% endfor
+    }
+    ${ereal}8 acc[PQ];
+% for b in range(4):
+    acc[${b}] = a${b};
+% endfor
+    const ${ereal} twom = 2 * m;
+    int fw = 0;
+    const int full = jb + 8 <= l;
+    for (int c = 0; c < 8; ++c) fw |= (jb + c < l) ? fl[jb + c] : 1;
+    for (int b = 0; b < nb; ++b) {
+        const int q = qb + b, i = qidx[q], fi = fl[i];
+        if (full && (fi | fw) == 0) {       // the common case: 8 plain windows at once
+            const ${ereal}8 corr = fmin(acc[b] * vload8(0, r + jb), (${ereal}8)1);
+            vstore8(fmax((${ereal}8)0, twom * ((${ereal}8)1 - corr)), 0, D + (size_t)q * l + jb);
+            continue;
+        }
+        ${ereal} dots[8];
+        vstore8(acc[b], 0, dots);
+        for (int c = 0; c < 8; ++c) {
+            const int j = jb + c;
+            if (j >= l) break;
+            const int fj = fl[j];
+            ${ereal} d;
+            if ((fi | fj) & ${FLAG_NONFINITE}) {
+                d = INFINITY;
+            } else if ((fi & ${FLAG_CONSTANT}) && (fj & ${FLAG_CONSTANT})) {
+                d = 0;
+            } else if ((fi | fj) & ${FLAG_CONSTANT}) {
+                d = m;
+            } else {
+                ${ereal} corr;
+                if ((fi | fj) & ${FLAG_SPECIAL}) {
+                    const ${ereal} ma = mu[i], mb = mu[j];
+                    ${ereal} cv = 0;
+                    for (int t = 0; t < m; ++t) cv = fma(Tp[i + t] - ma, Tp[j + t] - mb, cv);
+                    corr = cv / sqrt(ss[i] * ss[j]);
+                } else {
+                    corr = dots[c] * r[j];
+                }
+                d = fmax((${ereal})0, twom * (1 - fmin(corr, (${ereal})1)));
+            }
+            D[(size_t)q * l + j] = d;
+        }
+    }
+}
+% endif

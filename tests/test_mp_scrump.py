@@ -1,0 +1,241 @@
+"""clts.scrump / clts.prescrump / clts.stimp (and their clts.compat.stumpy names) against
+stumpy with the same ``np.random`` seed: update by update the same profile (distances to
+rounding, identical indices) on stumpy's docstring inputs and on random walks with NaN and a
+constant run; properties where the result is approximate (an upper bound of the exact
+profile that improves with each update, indices that name windows at those distances, exact
+at the end). stumpy runs once in a child without JIT (tests/stumpy_anchor.py)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from stumpy_anchor import run_stumpy
+
+import clts
+import clts.compat.stumpy as cs
+
+M = 10
+
+STUMPY_SCRIPT = r"""
+import sys, numpy as np, stumpy
+d = dict(np.load(sys.argv[1]))
+T, TN, B = d["T"], d["TN"], d["B"]
+m = int(d["m"])
+o = {}
+def run(name, obj, n):
+    for u in range(n):
+        obj.update()
+        o[f"{name}_P{u}"], o[f"{name}_I{u}"] = obj.P_, obj.I_
+    if hasattr(obj, "left_I_"):
+        o[name + "_L"], o[name + "_R"] = obj.left_I_, obj.right_I_
+np.random.seed(11); run("self", stumpy.scrump(TN, m, percentage=0.2, pre_scrump=True), 2)
+np.random.seed(12); run("ab", stumpy.scrump(T, m, B, ignore_trivial=False, percentage=0.3,
+                                            pre_scrump=True, k=2), 2)
+np.random.seed(13); run("plain", stumpy.scraamp(T, m, percentage=0.25), 2)
+np.random.seed(14); o["pre_P"], o["pre_I"] = stumpy.prescrump(TN, m, k=2)
+np.random.seed(15); o["prea_P"], o["prea_I"] = stumpy.prescraamp(T, m, B, p=1.0)
+np.random.seed(16); s = stumpy.stimp(T, 8, 20, 4, percentage=0.2)
+for u in range(3):
+    s.update()
+o["pan"], o["pan_M"] = s.PAN_, s.M_
+o["pan_n"] = s.pan(contrast=False, binary=False)
+np.random.seed(17); s = stumpy.stimp(TN, 8, 20, 4, percentage=0.2)
+for u in range(3):
+    s.update()
+o["panN_P"] = np.concatenate(s.P_)
+np.random.seed(18); s = stumpy.aamp_stimp(T, 8, 20, 4, percentage=0.25)
+for u in range(3):
+    s.update()
+o["apan_P"] = np.concatenate(s.P_)
+s = stumpy.gpu_stimp if False else stumpy.stimp(T, 8, 20, 4, percentage=1.0)
+for u in range(4):
+    s.update()
+o["pan1"] = s.PAN_
+o["pan1_n"] = s.pan(contrast=False, binary=False)
+o["pan1_P"] = np.concatenate(s.P_)
+np.savez(sys.argv[2], **o)
+"""
+
+
+def _inputs():
+    rng = np.random.default_rng(7)
+    T = np.cumsum(rng.standard_normal(160))
+    TN = T.copy()
+    TN[40] = np.nan
+    TN[100:100 + M + 3] = 2.5        # a constant run
+    B = np.cumsum(rng.standard_normal(120))
+    return dict(T=T, TN=TN, B=B, m=M)
+
+
+@pytest.fixture(scope="module")
+def ref(tmp_path_factory):
+    inp = _inputs()
+    return inp, run_stumpy(tmp_path_factory, "scrump_stumpy", STUMPY_SCRIPT, inp)
+
+
+def _same(got_P, got_I, want_P, want_I, m=M):
+    """Distances to rounding, indices equal except at the ties of a constant window (distance
+    sqrt(m) to every other window, 0 between two constant ones: which of the tied windows is
+    kept depends on the order the pairs are met in)."""
+    np.testing.assert_array_equal(np.isinf(got_P), np.isinf(want_P))
+    fin = np.isfinite(want_P)
+    np.testing.assert_allclose(got_P[fin], want_P[fin], rtol=0, atol=1e-8)
+    tie = np.isclose(want_P, np.sqrt(m), rtol=0, atol=1e-8) | (want_P == 0)
+    np.testing.assert_array_equal(got_I[~tie], want_I[~tie])
+
+
+def _run(obj, n):
+    out = []
+    for _ in range(n):
+        obj.update()
+        out.append((obj.P_, obj.I_))
+    return out
+
+
+def test_scrump_as_stumpy(device, ref):
+    inp, o = ref
+    T, TN, B = inp["T"], inp["TN"], inp["B"]
+    np.random.seed(11)
+    a = cs.scrump(TN, M, percentage=0.2, pre_scrump=True, device=device)
+    for u, (P, I) in enumerate(_run(a, 2)):
+        _same(P, I, o[f"self_P{u}"], o[f"self_I{u}"])
+    free = ~np.isclose(a.P_, np.sqrt(M)) & (a.P_ > 0)       # no constant-window tie
+    np.testing.assert_array_equal(a.left_I_[free], o["self_L"][free])
+    np.testing.assert_array_equal(a.right_I_[free], o["self_R"][free])
+    np.random.seed(12)
+    b = cs.scrump(T, M, B, ignore_trivial=False, percentage=0.3, pre_scrump=True, k=2,
+                  device=device)
+    for u, (P, I) in enumerate(_run(b, 2)):
+        assert P.shape == (len(T) - M + 1, 2)
+        _same(P, I, o[f"ab_P{u}"], o[f"ab_I{u}"])
+    np.testing.assert_array_equal(b.left_I_, o["ab_L"])
+    np.random.seed(13)
+    c = cs.scraamp(T, M, percentage=0.25, device=device)
+    for u, (P, I) in enumerate(_run(c, 2)):
+        _same(P, I, o[f"plain_P{u}"], o[f"plain_I{u}"])
+
+
+def test_prescrump_as_stumpy(device, ref):
+    inp, o = ref
+    np.random.seed(14)
+    P, I = cs.prescrump(inp["TN"], M, k=2, device=device)
+    _same(P, I, o["pre_P"], o["pre_I"])
+    np.random.seed(15)
+    P, I = cs.prescraamp(inp["T"], M, inp["B"], p=1.0, device=device)
+    _same(P, I, o["prea_P"], o["prea_I"])
+
+
+def _same_pan(s, pan, pan_n):
+    """The normalised profiles to rounding; PAN_ (ranks of all distances, then 0 / 1 at the
+    threshold's rank) equal but where two distances equal to rounding swap ranks across the
+    threshold."""
+    np.testing.assert_allclose(s.pan(contrast=False, binary=False), pan_n, rtol=0, atol=1e-10)
+    assert np.sum(s.PAN_ != pan) <= 2
+
+
+def test_stimp_as_stumpy(device, ref):
+    inp, o = ref
+    np.random.seed(16)
+    s = cs.stimp(inp["T"], 8, 20, 4, percentage=0.2, device=device)
+    for _ in range(3):
+        s.update()
+    np.testing.assert_array_equal(s.M_, o["pan_M"])
+    _same_pan(s, o["pan"], o["pan_n"])
+    # with NaN and a constant run: the raw profiles (PAN_ ranks all distances together, and
+    # the constant windows' many equal distances sit at its threshold)
+    np.random.seed(17)
+    s = cs.stimp(inp["TN"], 8, 20, 4, percentage=0.2, device=device)
+    for _ in range(3):
+        s.update()
+    got, want = np.concatenate(s.P_), o["panN_P"]
+    np.testing.assert_array_equal(np.isinf(got), np.isinf(want))
+    np.testing.assert_allclose(got[np.isfinite(want)], want[np.isfinite(want)], atol=1e-8)
+    np.random.seed(18)
+    a = cs.aamp_stimp(inp["T"], 8, 20, 4, percentage=0.25, device=device)
+    for _ in range(3):
+        a.update()
+    got, want = np.concatenate(a.P_), o["apan_P"]
+    np.testing.assert_array_equal(np.isinf(got), np.isinf(want))
+    np.testing.assert_allclose(got[np.isfinite(want)], want[np.isfinite(want)], atol=1e-8)
+    g = cs.gpu_stimp(inp["T"], 8, 20, 4, device=device)
+    g.update()
+    g.update_all()
+    _same_pan(g, o["pan1"], o["pan1_n"])
+    np.testing.assert_allclose(np.concatenate(g.P_), o["pan1_P"], rtol=0, atol=1e-10)
+
+
+def test_stumpy_docstring_example(device):
+    # stumpy.stimp's docstring example (its printed result)
+    T = np.array([584., -11., 23., 79., 1001., 0., -19.])
+    pmp = cs.stimp(T, device=device)
+    pmp.update()
+    np.testing.assert_array_equal(pmp.PAN_, [[0., 1., 1., 1., 1., 1., 1.]] * 2)
+
+
+def test_percentage_one_is_stump(device):
+    T = np.cumsum(np.random.default_rng(3).standard_normal(200))
+    a = cs.scrump(T, M, percentage=1.0, pre_scrump=True, device=device)
+    a.update()
+    s = cs.stump(T, M, device=device)
+    np.testing.assert_array_equal(a.P_, s.P_)
+    np.testing.assert_array_equal(a.I_, s.I_)
+    np.testing.assert_array_equal(a.left_I_, s.left_I_)
+    np.testing.assert_array_equal(a.right_I_, s.right_I_)
+
+
+@pytest.mark.parametrize("k", [1, 3])
+def test_anytime_properties(device, k):
+    rng = np.random.default_rng(5)
+    T = np.cumsum(rng.standard_normal(180))
+    T[60:75] = 1.0
+    ex = clts.matrix_profile(T, M, k=k, device=device, progress=False)
+    a = clts.scrump(T, M, percentage=0.3, pre_scrump=True, k=k, device=device)
+    prev = np.full(ex.P.shape, np.inf)
+    win = np.lib.stride_tricks.sliding_window_view(T, M)
+    z = (win - win.mean(1, keepdims=True)) / np.where(win.std(1) > 0, win.std(1), 1)[:, None]
+    while not a.done:
+        a.update()
+        P, I = a.P_.reshape(ex.P.shape), a.I_.reshape(ex.P.shape)
+        assert np.all(P >= ex.P - 1e-9)              # an upper bound of the exact profile
+        assert np.all(P <= prev + 1e-12)             # never worse than before
+        prev = P
+        rows, cols = np.nonzero(I >= 0)
+        assert np.all(np.abs(rows - I[rows, cols]) > int(np.ceil(M / 4)))
+        d = np.linalg.norm(z[rows] - z[I[rows, cols]], axis=1)
+        const = (win.std(1) == 0)
+        both = const[rows] & const[I[rows, cols]]
+        one = const[rows] ^ const[I[rows, cols]]
+        d = np.where(both, 0.0, np.where(one, np.sqrt(M), d))
+        np.testing.assert_allclose(P[rows, cols], d, atol=1e-8)   # I names windows at P
+    np.testing.assert_allclose(a.P_.reshape(ex.P.shape), ex.P, atol=1e-12)
+
+
+def test_bad_input():
+    T = np.arange(50.0)
+    with pytest.raises(ValueError, match="percentage"):
+        clts.scrump(T, 5, percentage=0)
+    with pytest.raises(ValueError, match="k must"):
+        clts.scrump(T, 5, k=0)
+    with pytest.raises(ValueError, match="m must"):
+        clts.prescrump(T, 2)
+    with pytest.raises(ValueError, match="1-D"):
+        clts.stimp(np.ones((2, 20)))
+    with pytest.raises(NotImplementedError, match="p = 2"):
+        clts.scrump(T, 5, normalize=False, p=1.0)
+
+
+def test_layouts(device):
+    T = np.cumsum(np.random.default_rng(9).standard_normal(300))
+    odd = T.astype(">f8")[::2]                    # big-endian, strided
+    np.random.seed(4)
+    P1, I1 = clts.prescrump(odd, M, device=device)
+    np.random.seed(4)
+    P2, I2 = clts.prescrump(np.ascontiguousarray(T[::2]), M, device=device)
+    np.testing.assert_array_equal(P1, P2)
+    np.testing.assert_array_equal(I1, I2)
+    np.random.seed(4)
+    a = clts.scrump(odd, M, percentage=0.5, device=device)
+    a.update()
+    np.random.seed(4)
+    b = clts.scrump(T[::2].copy(), M, percentage=0.5, device=device)
+    b.update()
+    np.testing.assert_array_equal(a.P_, b.P_)

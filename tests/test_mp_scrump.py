@@ -239,3 +239,25 @@ def test_layouts(device):
     b = clts.scrump(T[::2].copy(), M, percentage=0.5, device=device)
     b.update()
     np.testing.assert_array_equal(a.P_, b.P_)
+
+
+@pytest.mark.parametrize("m", [M, 33])
+def test_prescrump_fused_is_stored_path(device, m, monkeypatch):
+    """preSCRIMP at k = 1 (``pre_fused``, profiles reduced where made) equals the path that
+    stores them (``pre_dist`` + ``pre_rows`` / ``pre_cols``), also in several launches, with
+    NaN, constant and ill-conditioned windows."""
+    import sys
+    ps = sys.modules["clts.mp.prescrump"]
+    rng = np.random.default_rng(5)
+    T = np.cumsum(rng.standard_normal(700))
+    T[100:140] = 5.0
+    T[300] = np.nan
+    T[500:540] = 1e9 + 1e-6 * rng.standard_normal(40)
+    monkeypatch.setattr(ps, "MASS_BYTES", 12 * 700 // 8 * 9)      # a few queries a launch
+    out = []
+    for fused in (True, False):
+        monkeypatch.setattr(ps, "FUSED", fused)
+        np.random.seed(6)
+        out.append(clts.prescrump(T, m, device=device))
+    np.testing.assert_array_equal(out[0][0], out[1][0])
+    np.testing.assert_array_equal(out[0][1], out[1][1])

@@ -13,6 +13,9 @@ from .diagset import _check, _series, _Sides, _spec
 
 #: bytes of preSCRIMP's distance profiles per launch (``pre_dist`` or ``mass``)
 MASS_BYTES = 32 << 20
+#: z-normalised self-joins at k = 1 reduce the profiles where they are made (``pre_fused``);
+#: False: ``pre_dist`` stores them for ``pre_rows`` / ``pre_cols`` (the path of k > 1)
+FUSED = True
 
 def _topk_candidates(l, k, rows, dist, idx):
     """The k best (distance, then index) distinct-index candidates per row: [l, k] P, I."""
@@ -51,8 +54,9 @@ def _prescrump(sides, T_A, T_B, s, indices, p=2.0):
     """preSCRIMP: the distance profiles of the windows ``indices`` of T_A (``pre_dist`` or
     batched :func:`clts.mass`, on the device), each window's nearest neighbour refined along its
     diagonal for s - 1 steps both ways; self-joins also give every window its k best among
-    the sampled windows (``pre_rows`` / ``pre_cols`` of subdiag.cl.mako: only the neighbours
-    are read back). Returns (P, I), [l, k]."""
+    the sampled windows (``pre_rows`` / ``pre_cols`` of subdiag.cl.mako, or at k = 1 of a
+    z-normalised self-join ``pre_fused``, which never stores the profiles: only the
+    neighbours are read back). Returns (P, I), [l, k]."""
     import pyopencl as cl
     import pyopencl.array as cla
 
@@ -77,10 +81,19 @@ def _prescrump(sides, T_A, T_B, s, indices, p=2.0):
     if sides.self_join:
         colP = fill(dev, scratch(dev, lB * k, dt), np.inf)
         colI = fill(dev, scratch(dev, lB * k, np.int32), -1)
+    fused = FUSED and dots and k == 1
+    if fused:       # the distance profiles never stored: [nq, l / 8] partial minima
+        nbk = -(-lB // 8)
+        per = max(1, min(MASS_BYTES, dev.max_alloc) // (12 * nbk))
     for c0 in range(0, len(indices), per):
         ii = indices[c0:c0 + per]
         nq = len(ii)
         idx = cla.to_device(dev.queue, ii.astype(np.int32))
+        if fused:
+            nn, dn = _fused_profiles(sides, prg, win[ii], idx, Tp, colP, colI)
+            nn_all[c0:c0 + nq] = nn.get()
+            dn_all[c0:c0 + nq] = dn.get()
+            continue
         if dots:        # z-normalised self-join: dot products, ranked, refined exactly below
             D = _dot_profiles(sides, prg, win[ii], idx, Tp)
         else:
@@ -121,18 +134,46 @@ def _dot_profiles(sides, prg, windows, idx, Tp):
     import pyopencl.array as cla
     dev, A, l, m = sides.dev, sides.A, sides.lA, sides.m
     nq = len(windows)
-    c = windows - windows.mean(axis=1, keepdims=True)
-    norm = np.sqrt(np.sum(c * c, axis=1, keepdims=True))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        z = np.where(norm > 0, c / np.where(norm > 0, norm, 1), 0.0)
-    z[~np.isfinite(z)] = 0.0            # flagged windows take the exact rules
-    zq = cla.to_device(dev.queue, np.ascontiguousarray(z))
+    zq = cla.to_device(dev.queue, _unit_queries(windows))
     D = cla.empty(dev.queue, (nq, l), np.float64)
     r = A.upload(dev, as_columns=False, dtype=np.float64)["r"]
     launch(dev, prg.kernel("pre_dist"), (-(-l // 8), -(-nq // 4)), None, np.int32(nq),
            np.int32(l), np.int32(m), zq.data, idx.data, Tp.data, A.mu.data, A.ss.data,
            r.data, A.fl.data, D.data)
     return D
+
+
+def _unit_queries(windows):
+    """The unit-norm centred windows (0 where flagged: those take the exact rules)."""
+    c = windows - windows.mean(axis=1, keepdims=True)
+    norm = np.sqrt(np.sum(c * c, axis=1, keepdims=True))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        z = np.where(norm > 0, c / np.where(norm > 0, norm, 1), 0.0)
+    z[~np.isfinite(z)] = 0.0
+    return np.ascontiguousarray(z)
+
+
+def _fused_profiles(sides, prg, windows, idx, Tp, colP, colI):
+    """``pre_fused`` (z-normalised self-joins, k = 1): the distance profiles of ``windows``
+    as in :func:`_dot_profiles`, reduced where they are made: every window's best among the
+    queries merged into ``colP`` / ``colI`` and each query's nearest neighbour (``nn``, its
+    squared distance ``dn``; device arrays) through ``pre_rowmin``, without storing the
+    [nq, l] profiles."""
+    import pyopencl.array as cla
+    dev, A, l, m = sides.dev, sides.A, sides.lA, sides.m
+    nq, nbk = len(windows), -(-l // 8)
+    zq = cla.to_device(dev.queue, _unit_queries(windows))
+    rowD = cla.empty(dev.queue, (nq, nbk), np.float64)
+    rowJ = cla.empty(dev.queue, (nq, nbk), np.int32)
+    r = A.upload(dev, as_columns=False, dtype=np.float64)["r"]
+    launch(dev, prg.kernel("pre_fused"), nbk, None, np.int32(nq), np.int32(l), np.int32(m),
+           np.int32(sides.ez), zq.data, idx.data, Tp.data, A.mu.data, A.ss.data, r.data,
+           A.fl.data, colP.data, colI.data, rowD.data, rowJ.data)
+    nn = cla.empty(dev.queue, nq, np.int32)
+    dn = cla.empty(dev.queue, nq, np.float64)
+    launch(dev, prg.kernel("pre_rowmin"), round_up(nq, 64), None, np.int32(nq),
+           np.int32(nbk), rowD.data, rowJ.data, nn.data, dn.data)
+    return nn, dn
 
 
 def _refined(sides, T_A, Tb, s, p, ii, jj, rows, dist, idx):

@@ -336,3 +336,142 @@ __kernel void pre_dist(const int nq, const int l, const int m,
     }
 }
 % endif
+
+% if NORMALIZE and SELF and K == 1 and ereal == "double":
+## pre_fused: pre_dist, pre_rows and pre_cols in one pass (z-normalised self-joins, k = 1),
+## the distance profiles never stored. Work-item: 8 windows jb .. jb + 7, every query of the
+## launch, 4 at a time (pre_dist's dot products); per query its best among the 8 (the first
+## minimum outside the exclusion zone) to rowD / rowJ [nq, nbk] (nbk = ceil(l / 8)), reduced
+## by pre_rowmin in window order (so: pre_rows's first minimum); the 8 windows' best
+## (distance, then smaller query index) among the queries kept in registers and merged into
+## colP / colI (pre_cols's order, so the same pairs).
+__kernel void pre_fused(const int nq, const int l, const int m, const int ez,
+                        __global const ${ereal} *zq, __global const int *qidx,
+                        __global const ${ereal} *Tp, __global const ${ereal} *mu,
+                        __global const ${ereal} *ss, __global const ${ereal} *r,
+                        __global const int *fl, __global ${ereal} *colP,
+                        __global int *colI, __global ${ereal} *rowD, __global int *rowJ)
+{
+    const int blk = get_global_id(0), jb = blk * 8, nbk = (l + 7) / 8;
+    if (jb >= l) return;
+    const int full = jb + 8 <= l;
+    const long8 jv = (long8)(jb) + (long8)(0, 1, 2, 3, 4, 5, 6, 7);
+    const ${ereal}8 rj = full ? vload8(0, r + jb) : (${ereal}8)0;
+    int fw = 0;
+    for (int c = 0; c < 8; ++c) fw |= (jb + c < l) ? fl[jb + c] : 1;
+    // the 8 windows' running best (lanes past l: never stored)
+    ${ereal}8 cb;
+    long8 ci;
+    {
+        ${ereal} tb[8];
+        long ti[8];
+        for (int c = 0; c < 8; ++c) {
+            tb[c] = jb + c < l ? colP[jb + c] : INFINITY;
+            ti[c] = jb + c < l ? colI[jb + c] : -1;
+        }
+        cb = vload8(0, tb);
+        ci = vload8(0, ti);
+    }
+    const ${ereal} twom = 2 * m;
+    for (int qb = 0; qb < nq; qb += PQ) {
+        const int nb = min(PQ, nq - qb);
+% for b in range(4):
+        __global const ${ereal} *z${b} = zq + (size_t)(qb + min(${b}, nb - 1)) * m;
+        ${ereal}8 a${b} = (${ereal}8)0;
+% endfor
+        for (int t = 0; t < m; ++t) {
+            const ${ereal}8 x = vload8(0, Tp + jb + t);
+% for b in range(4):
+            a${b} = fma((${ereal}8)z${b}[t], x, a${b});
+% endfor
+        }
+        ${ereal}8 acc[PQ];
+% for b in range(4):
+        acc[${b}] = a${b};
+% endfor
+        for (int b = 0; b < nb; ++b) {
+            const int q = qb + b, i = qidx[q], fi = fl[i];
+            ${ereal}8 d8;
+            if (full && (fi | fw) == 0) {       // the common case: 8 plain windows at once
+                const ${ereal}8 corr = fmin(acc[b] * rj, (${ereal}8)1);
+                d8 = fmax((${ereal}8)0, twom * ((${ereal}8)1 - corr));
+            } else {
+                ${ereal} dots[8];
+                vstore8(acc[b], 0, dots);
+                for (int c = 0; c < 8; ++c) {
+                    const int j = jb + c;
+                    ${ereal} d = INFINITY;
+                    if (j < l) {
+                        const int fj = fl[j];
+                        if ((fi | fj) & ${FLAG_NONFINITE}) {
+                            d = INFINITY;
+                        } else if ((fi & ${FLAG_CONSTANT}) && (fj & ${FLAG_CONSTANT})) {
+                            d = 0;
+                        } else if ((fi | fj) & ${FLAG_CONSTANT}) {
+                            d = m;
+                        } else {
+                            ${ereal} corr;
+                            if ((fi | fj) & ${FLAG_SPECIAL}) {
+                                const ${ereal} ma = mu[i], mb = mu[j];
+                                ${ereal} cv = 0;
+                                for (int t = 0; t < m; ++t)
+                                    cv = fma(Tp[i + t] - ma, Tp[j + t] - mb, cv);
+                                corr = cv / sqrt(ss[i] * ss[j]);
+                            } else {
+                                corr = dots[c] * r[j];
+                            }
+                            d = fmax((${ereal})0, twom * (1 - fmin(corr, (${ereal})1)));
+                        }
+                    }
+                    dots[c] = d;
+                }
+                d8 = vload8(0, dots);
+            }
+            // the exclusion zone |j - i| <= ez: no candidate
+            const long8 dj = jv - (long8)(i);
+            d8 = select(d8, (${ereal}8)INFINITY, (dj <= (long8)(ez)) & (dj >= (long8)(-ez)));
+            // the windows' best: smaller distance, then the smaller query index
+            const long8 iv = (long8)(i);
+            const long8 take = (d8 < cb) | ((d8 == cb) & (d8 < (${ereal}8)INFINITY)
+                                             & ((ci < (long8)0) | (iv < ci)));
+            cb = select(cb, d8, take);
+            ci = select(ci, iv, take);
+            // the query's first minimum among the 8
+            ${ereal} dd[8];
+            vstore8(d8, 0, dd);
+            ${ereal} best = INFINITY;
+            int bj = -1;
+            for (int c = 0; c < 8; ++c)
+                if (dd[c] < best) { best = dd[c]; bj = jb + c; }
+            rowD[(size_t)q * nbk + blk] = best;
+            rowJ[(size_t)q * nbk + blk] = bj;
+        }
+    }
+    {
+        ${ereal} tb[8];
+        long ti[8];
+        vstore8(cb, 0, tb);
+        vstore8(ci, 0, ti);
+        for (int c = 0; c < 8 && jb + c < l; ++c) {
+            colP[jb + c] = tb[c];
+            colI[jb + c] = (int)ti[c];
+        }
+    }
+}
+
+## pre_fused's per-query partial minima reduced in window order: the first minimum (pre_rows)
+__kernel void pre_rowmin(const int nq, const int nbk, __global const ${ereal} *rowD,
+                         __global const int *rowJ, __global int *nn, __global ${ereal} *dn)
+{
+    const int q = get_global_id(0);
+    if (q >= nq) return;
+    ${ereal} best = INFINITY;
+    int bj = -1;
+    for (int b = 0; b < nbk; ++b) {
+        const ${ereal} d = rowD[(size_t)q * nbk + b];
+        if (d < best) { best = d; bj = rowJ[(size_t)q * nbk + b]; }
+    }
+    nn[q] = bj;
+    dn[q] = best;
+}
+% endif

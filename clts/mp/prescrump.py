@@ -16,6 +16,8 @@ MASS_BYTES = 32 << 20
 #: z-normalised self-joins at k = 1 reduce the profiles where they are made (``pre_fused``);
 #: False: ``pre_dist`` stores them for ``pre_rows`` / ``pre_cols`` (the path of k > 1)
 FUSED = True
+#: windows per work-item of ``pre_fused`` (8 FC in subdiag.cl.mako)
+FUSED_WINDOWS = 8
 
 def _topk_candidates(l, k, rows, dist, idx):
     """The k best (distance, then index) distinct-index candidates per row: [l, k] P, I."""
@@ -66,11 +68,10 @@ def _prescrump(sides, T_A, T_B, s, indices, p=2.0):
     Tb = T_A if T_B is None else T_B
     dt = np.float64 if sides.plan.exact_real == "double" else np.float32
     template, params = _spec(sides, k)
-    prg = dev.program(template, **params)
     dots = sides.self_join and sides.normalize and dt == np.float64
     if dots:
         A = sides.A
-        Tp = cla.zeros(dev.queue, A.n + 8, dt)       # the scaled series, 8 zeros after it
+        Tp = cla.zeros(dev.queue, A.n + 16, dt)      # the scaled series, 16 zeros after it (pre_fused, pre_dist)
         cl.enqueue_copy(dev.queue, Tp.data, A.Td.data, byte_count=A.n * 8)
     else:
         Td = cla.to_device(dev.queue, np.ascontiguousarray(Tb, dtype=dt))
@@ -82,8 +83,9 @@ def _prescrump(sides, T_A, T_B, s, indices, p=2.0):
         colP = fill(dev, scratch(dev, lB * k, dt), np.inf)
         colI = fill(dev, scratch(dev, lB * k, np.int32), -1)
     fused = FUSED and dots and k == 1
+    prg = dev.program(template, **params)
     if fused:       # the distance profiles never stored: [nq, l / 8] partial minima
-        nbk = -(-lB // 8)
+        nbk = -(-lB // FUSED_WINDOWS)
         per = max(1, min(MASS_BYTES, dev.max_alloc) // (12 * nbk))
     for c0 in range(0, len(indices), per):
         ii = indices[c0:c0 + per]
@@ -161,7 +163,7 @@ def _fused_profiles(sides, prg, windows, idx, Tp, colP, colI):
     [nq, l] profiles."""
     import pyopencl.array as cla
     dev, A, l, m = sides.dev, sides.A, sides.lA, sides.m
-    nq, nbk = len(windows), -(-l // 8)
+    nq, nbk = len(windows), -(-l // FUSED_WINDOWS)
     zq = cla.to_device(dev.queue, _unit_queries(windows))
     rowD = cla.empty(dev.queue, (nq, nbk), np.float64)
     rowJ = cla.empty(dev.queue, (nq, nbk), np.int32)

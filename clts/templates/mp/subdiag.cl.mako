@@ -338,13 +338,55 @@ __kernel void pre_dist(const int nq, const int l, const int m,
 % endif
 
 % if NORMALIZE and SELF and K == 1 and ereal == "double":
+## pre_fused's distances of query i against windows j0 .. j0 + 7 under the exact rules
+## (flagged windows; lanes past l: inf), from the dot products acc
+inline ${ereal}8 pre_exact8(const ${ereal}8 acc, const int j0, const int l, const int m,
+                           const int i, const int fi, __global const ${ereal} *Tp,
+                           __global const ${ereal} *mu, __global const ${ereal} *ss,
+                           __global const ${ereal} *r, __global const int *fl)
+{
+    ${ereal} dots[8];
+    vstore8(acc, 0, dots);
+    for (int c = 0; c < 8; ++c) {
+        const int j = j0 + c;
+        ${ereal} d = INFINITY;
+        if (j < l) {
+            const int fj = fl[j];
+            if ((fi | fj) & ${FLAG_NONFINITE}) {
+                d = INFINITY;
+            } else if ((fi & ${FLAG_CONSTANT}) && (fj & ${FLAG_CONSTANT})) {
+                d = 0;
+            } else if ((fi | fj) & ${FLAG_CONSTANT}) {
+                d = m;
+            } else {
+                ${ereal} corr;
+                if ((fi | fj) & ${FLAG_SPECIAL}) {
+                    const ${ereal} ma = mu[i], mb = mu[j];
+                    ${ereal} cv = 0;
+                    for (int t = 0; t < m; ++t) cv = fma(Tp[i + t] - ma, Tp[j + t] - mb, cv);
+                    corr = cv / sqrt(ss[i] * ss[j]);
+                } else {
+                    corr = dots[c] * r[j];
+                }
+                d = fmax((${ereal})0, (${ereal})(2 * m) * (1 - fmin(corr, (${ereal})1)));
+            }
+        }
+        dots[c] = d;
+    }
+    return vload8(0, dots);
+}
+
 ## pre_fused: pre_dist, pre_rows and pre_cols in one pass (z-normalised self-joins, k = 1),
-## the distance profiles never stored. Work-item: 8 windows jb .. jb + 7, every query of the
-## launch, 4 at a time (pre_dist's dot products); per query its best among the 8 (the first
-## minimum outside the exclusion zone) to rowD / rowJ [nq, nbk] (nbk = ceil(l / 8)), reduced
-## by pre_rowmin in window order (so: pre_rows's first minimum); the 8 windows' best
-## (distance, then smaller query index) among the queries kept in registers and merged into
-## colP / colI (pre_cols's order, so the same pairs).
+## the distance profiles never stored. Work-item: FC * 8 windows jb .. (FC 8-wide vectors),
+## every query of the launch, FQ at a time (pre_dist's dot products, FQ * FC accumulators in
+## registers: one 8-wide load per FQ fused multiply-adds; FQ = 8, FC = 1 measured fastest on
+## pocl, a horizontal fmin of the lanes slower than the scalar search); per query its best
+## among the work-item's windows (the first minimum outside the exclusion zone) to rowD / rowJ
+## [nq, nbk] (nbk = ceil(l / (8 FC))), reduced by pre_rowmin in window order (so: pre_rows's
+## first minimum); each window's best (distance, then smaller query index) among the queries
+## kept in registers and merged into colP / colI (pre_cols's order, so the same pairs).
+<% FQ, FC = 8, 1 %>
+#define FW ${8 * FC}
 __kernel void pre_fused(const int nq, const int l, const int m, const int ez,
                         __global const ${ereal} *zq, __global const int *qidx,
                         __global const ${ereal} *Tp, __global const ${ereal} *mu,
@@ -352,107 +394,98 @@ __kernel void pre_fused(const int nq, const int l, const int m, const int ez,
                         __global const int *fl, __global ${ereal} *colP,
                         __global int *colI, __global ${ereal} *rowD, __global int *rowJ)
 {
-    const int blk = get_global_id(0), jb = blk * 8, nbk = (l + 7) / 8;
+    const int blk = get_global_id(0), jb = blk * FW, nbk = (l + FW - 1) / FW;
     if (jb >= l) return;
-    const int full = jb + 8 <= l;
-    const long8 jv = (long8)(jb) + (long8)(0, 1, 2, 3, 4, 5, 6, 7);
-    const ${ereal}8 rj = full ? vload8(0, r + jb) : (${ereal}8)0;
+    const int full = jb + FW <= l;
     int fw = 0;
-    for (int c = 0; c < 8; ++c) fw |= (jb + c < l) ? fl[jb + c] : 1;
-    // the 8 windows' running best (lanes past l: never stored)
-    ${ereal}8 cb;
-    long8 ci;
-    {
-        ${ereal} tb[8];
-        long ti[8];
-        for (int c = 0; c < 8; ++c) {
+    for (int c = 0; c < FW; ++c) fw |= (jb + c < l) ? fl[jb + c] : 1;
+    const ${ereal} twom = 2 * m;
+% for h in range(FC):
+    const long8 jv${h} = (long8)(jb + ${8 * h}) + (long8)(0, 1, 2, 3, 4, 5, 6, 7);
+    const ${ereal}8 rj${h} = full ? vload8(0, r + jb + ${8 * h}) : (${ereal}8)0;
+    ${ereal}8 cb${h};
+    long8 ci${h};
+% endfor
+    {   // the windows' running best (lanes past l: never stored)
+        ${ereal} tb[FW];
+        long ti[FW];
+        for (int c = 0; c < FW; ++c) {
             tb[c] = jb + c < l ? colP[jb + c] : INFINITY;
             ti[c] = jb + c < l ? colI[jb + c] : -1;
         }
-        cb = vload8(0, tb);
-        ci = vload8(0, ti);
+% for h in range(FC):
+        cb${h} = vload8(${h}, tb);
+        ci${h} = vload8(${h}, ti);
+% endfor
     }
-    const ${ereal} twom = 2 * m;
-    for (int qb = 0; qb < nq; qb += PQ) {
-        const int nb = min(PQ, nq - qb);
-% for b in range(4):
+    for (int qb = 0; qb < nq; qb += ${FQ}) {
+        const int nb = min(${FQ}, nq - qb);
+% for b in range(FQ):
         __global const ${ereal} *z${b} = zq + (size_t)(qb + min(${b}, nb - 1)) * m;
-        ${ereal}8 a${b} = (${ereal}8)0;
+%   for h in range(FC):
+        ${ereal}8 a${b}_${h} = (${ereal}8)0;
+%   endfor
 % endfor
         for (int t = 0; t < m; ++t) {
-            const ${ereal}8 x = vload8(0, Tp + jb + t);
-% for b in range(4):
-            a${b} = fma((${ereal}8)z${b}[t], x, a${b});
+% for h in range(FC):
+            const ${ereal}8 x${h} = vload8(0, Tp + jb + ${8 * h} + t);
+% endfor
+% for b in range(FQ):
+            {
+                const ${ereal}8 zb = (${ereal}8)z${b}[t];
+%   for h in range(FC):
+                a${b}_${h} = fma(zb, x${h}, a${b}_${h});
+%   endfor
+            }
 % endfor
         }
-        ${ereal}8 acc[PQ];
-% for b in range(4):
-        acc[${b}] = a${b};
-% endfor
-        for (int b = 0; b < nb; ++b) {
-            const int q = qb + b, i = qidx[q], fi = fl[i];
-            ${ereal}8 d8;
-            if (full && (fi | fw) == 0) {       // the common case: 8 plain windows at once
-                const ${ereal}8 corr = fmin(acc[b] * rj, (${ereal}8)1);
-                d8 = fmax((${ereal}8)0, twom * ((${ereal}8)1 - corr));
-            } else {
-                ${ereal} dots[8];
-                vstore8(acc[b], 0, dots);
-                for (int c = 0; c < 8; ++c) {
-                    const int j = jb + c;
-                    ${ereal} d = INFINITY;
-                    if (j < l) {
-                        const int fj = fl[j];
-                        if ((fi | fj) & ${FLAG_NONFINITE}) {
-                            d = INFINITY;
-                        } else if ((fi & ${FLAG_CONSTANT}) && (fj & ${FLAG_CONSTANT})) {
-                            d = 0;
-                        } else if ((fi | fj) & ${FLAG_CONSTANT}) {
-                            d = m;
-                        } else {
-                            ${ereal} corr;
-                            if ((fi | fj) & ${FLAG_SPECIAL}) {
-                                const ${ereal} ma = mu[i], mb = mu[j];
-                                ${ereal} cv = 0;
-                                for (int t = 0; t < m; ++t)
-                                    cv = fma(Tp[i + t] - ma, Tp[j + t] - mb, cv);
-                                corr = cv / sqrt(ss[i] * ss[j]);
-                            } else {
-                                corr = dots[c] * r[j];
-                            }
-                            d = fmax((${ereal})0, twom * (1 - fmin(corr, (${ereal})1)));
-                        }
-                    }
-                    dots[c] = d;
-                }
-                d8 = vload8(0, dots);
-            }
-            // the exclusion zone |j - i| <= ez: no candidate
-            const long8 dj = jv - (long8)(i);
-            d8 = select(d8, (${ereal}8)INFINITY, (dj <= (long8)(ez)) & (dj >= (long8)(-ez)));
-            // the windows' best: smaller distance, then the smaller query index
+% for b in range(FQ):
+        if (${b} < nb) {
+            const int q = qb + ${b}, i = qidx[q], fi = fl[i];
             const long8 iv = (long8)(i);
-            const long8 take = (d8 < cb) | ((d8 == cb) & (d8 < (${ereal}8)INFINITY)
-                                             & ((ci < (long8)0) | (iv < ci)));
-            cb = select(cb, d8, take);
-            ci = select(ci, iv, take);
-            // the query's first minimum among the 8
-            ${ereal} dd[8];
-            vstore8(d8, 0, dd);
             ${ereal} best = INFINITY;
             int bj = -1;
-            for (int c = 0; c < 8; ++c)
-                if (dd[c] < best) { best = dd[c]; bj = jb + c; }
+%   for h in range(FC):
+            {
+                ${ereal}8 d8;
+                if (full && (fi | fw) == 0) {       // the common case: plain windows
+                    const ${ereal}8 corr = fmin(a${b}_${h} * rj${h}, (${ereal}8)1);
+                    d8 = fmax((${ereal}8)0, twom * ((${ereal}8)1 - corr));
+                } else {
+                    d8 = pre_exact8(a${b}_${h}, jb + ${8 * h}, l, m, i, fi, Tp, mu, ss, r, fl);
+                }
+                // the exclusion zone |j - i| <= ez: no candidate
+                if (jb + ${8 * h + 7} >= i - ez && jb + ${8 * h} <= i + ez) {
+                    const long8 dj = jv${h} - iv;
+                    d8 = select(d8, (${ereal}8)INFINITY,
+                                (dj <= (long8)(ez)) & (dj >= (long8)(-ez)));
+                }
+                // the windows' best: smaller distance, then the smaller query index
+                const long8 take = (d8 < cb${h}) | ((d8 == cb${h}) & (d8 < (${ereal}8)INFINITY)
+                                                   & ((ci${h} < (long8)0) | (iv < ci${h})));
+                cb${h} = select(cb${h}, d8, take);
+                ci${h} = select(ci${h}, iv, take);
+                // the query's first minimum among these windows (lanes searched only when
+                // the 8's minimum improves on the best so far)
+                ${ereal} dd[8];
+                vstore8(d8, 0, dd);
+                for (int c = 0; c < 8; ++c)
+                    if (dd[c] < best) { best = dd[c]; bj = jb + ${8 * h} + c; }
+            }
+%   endfor
             rowD[(size_t)q * nbk + blk] = best;
             rowJ[(size_t)q * nbk + blk] = bj;
         }
+% endfor
     }
     {
-        ${ereal} tb[8];
-        long ti[8];
-        vstore8(cb, 0, tb);
-        vstore8(ci, 0, ti);
-        for (int c = 0; c < 8 && jb + c < l; ++c) {
+        ${ereal} tb[FW];
+        long ti[FW];
+% for h in range(FC):
+        vstore8(cb${h}, ${h}, tb);
+        vstore8(ci${h}, ${h}, ti);
+% endfor
+        for (int c = 0; c < FW && jb + c < l; ++c) {
             colP[jb + c] = tb[c];
             colI[jb + c] = (int)ti[c];
         }

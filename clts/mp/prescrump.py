@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..runtime import launch, round_up
+from ..runtime.launch import fixed_local
 from ..runtime.memory import fill, scratch
 from .diagset import _check, _series, _Sides, _spec
 
@@ -168,12 +169,12 @@ def _fused_profiles(sides, prg, windows, idx, Tp, colP, colI):
     rowD = cla.empty(dev.queue, (nq, nbk), np.float64)
     rowJ = cla.empty(dev.queue, (nq, nbk), np.int32)
     r = A.upload(dev, as_columns=False, dtype=np.float64)["r"]
-    launch(dev, prg.kernel("pre_fused"), nbk, None, np.int32(nq), np.int32(l), np.int32(m),
+    launch(dev, prg.kernel("pre_fused"), *fixed_local(dev, nbk), np.int32(nq), np.int32(l), np.int32(m),
            np.int32(sides.ez), zq.data, idx.data, Tp.data, A.mu.data, A.ss.data, r.data,
            A.fl.data, colP.data, colI.data, rowD.data, rowJ.data)
     nn = cla.empty(dev.queue, nq, np.int32)
     dn = cla.empty(dev.queue, nq, np.float64)
-    launch(dev, prg.kernel("pre_rowmin"), round_up(nq, 64), None, np.int32(nq),
+    launch(dev, prg.kernel("pre_rowmin"), *fixed_local(dev, round_up(nq, 64)), np.int32(nq),
            np.int32(nbk), rowD.data, rowJ.data, nn.data, dn.data)
     return nn, dn
 

@@ -28,12 +28,15 @@ def _topk_candidates(l, k, rows, dist, idx):
     rows, dist, idx = rows[ok], dist[ok], idx[ok]
     if len(rows) == 0:
         return P, I
-    if k == 1:      # the first of each row in (distance, index) order: one sort
-        o = np.lexsort((idx, dist, rows))
-        r = rows[o]
-        first = o[np.concatenate([[True], r[1:] != r[:-1]])]
-        P[rows[first], 0] = dist[first]
-        I[rows[first], 0] = idx[first]
+    if k == 1:      # each row's smallest distance, then its smallest index: no sort
+        best = np.full(l, np.inf)
+        np.minimum.at(best, rows, dist)
+        tie = dist == best[rows]
+        bi = np.full(l, np.iinfo(np.int64).max)
+        np.minimum.at(bi, rows[tie], idx[tie].astype(np.int64))
+        has = bi < np.iinfo(np.int64).max
+        P[has, 0] = best[has]
+        I[has, 0] = bi[has]
         return P, I
     o = np.lexsort((idx, dist, rows))
     rows, dist, idx = rows[o], dist[o], idx[o]

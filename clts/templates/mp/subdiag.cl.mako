@@ -380,7 +380,7 @@ inline ${ereal}8 pre_exact8(const ${ereal}8 acc, const int j0, const int l, cons
 ## the distance profiles never stored. Work-item: FC * 8 windows jb .. (FC 8-wide vectors),
 ## every query of the launch, FQ at a time (pre_dist's dot products, FQ * FC accumulators in
 ## registers: one 8-wide load per FQ fused multiply-adds; FQ = 8, FC = 1 measured fastest on
-## pocl, a horizontal fmin of the lanes slower than the scalar search); per query its best
+## pocl); per query its best
 ## among the work-item's windows (the first minimum outside the exclusion zone) to rowD / rowJ
 ## [nq, nbk] (nbk = ceil(l / (8 FC))), reduced by pre_rowmin in window order (so: pre_rows's
 ## first minimum); each window's best (distance, then smaller query index) among the queries
@@ -465,12 +465,19 @@ __kernel void pre_fused(const int nq, const int l, const int m, const int ez,
                                                    & ((ci${h} < (long8)0) | (iv < ci${h})));
                 cb${h} = select(cb${h}, d8, take);
                 ci${h} = select(ci${h}, iv, take);
-                // the query's first minimum among these windows (lanes searched only when
-                // the 8's minimum improves on the best so far)
+                // the query's first minimum among these windows: a branch-free fmin tree, then
+                // the first lane holding it (a loop of compares and branches instead: pre_fused
+                // 30 % slower at m = 10 on pocl; fmin of .lo / .hi halves slower still)
                 ${ereal} dd[8];
                 vstore8(d8, 0, dd);
-                for (int c = 0; c < 8; ++c)
-                    if (dd[c] < best) { best = dd[c]; bj = jb + ${8 * h} + c; }
+                const ${ereal} mn = fmin(fmin(fmin(dd[0], dd[1]), fmin(dd[2], dd[3])),
+                                         fmin(fmin(dd[4], dd[5]), fmin(dd[6], dd[7])));
+                if (mn < best) {
+                    int c = 7;
+                    for (int u = 6; u >= 0; --u) c = dd[u] == mn ? u : c;
+                    best = mn;
+                    bj = jb + ${8 * h} + c;
+                }
             }
 %   endfor
             rowD[(size_t)q * nbk + blk] = best;

@@ -1,8 +1,8 @@
 """``clts.prescrump``: preSCRIMP (the first step of SCRIMP++), stumpy's ``prescrump``: the
 distance profiles of every s-th window made and reduced on the device (z-normalised
-self-joins: dot products with the unit-norm centred windows, ``pre_dist``; otherwise batched
-:func:`clts.mass`), each nearest neighbour refined along its diagonal; the chosen pairs'
-distances exact (``pair_dist``)."""
+self-joins: dot products with the unit-norm centred windows, ``pre_fused`` at k = 1 (never
+stored), else ``pre_dist``; otherwise batched :func:`clts.mass`), each nearest neighbour
+refined along its diagonal; the chosen pairs' distances exact (``pair_dist``)."""
 from __future__ import annotations
 
 import numpy as np

@@ -227,7 +227,7 @@ def _bfast01(args) -> int:
     _quiet(clts.bfast01, probe, da[args.dim].values, **kw)
     ds = cx.bfast01(da, dim=args.dim, **kw)
     out = cx.break_maps(ds)
-    for v in ("breakpoint", "mosum_p", "flag_pct_stable", "flag_subtype", "p_segment1",
+    for v in ("breakpoint", "mosum_p", "cusum_p", "supf_p", "suplm_p", "flag_pct_stable", "flag_subtype", "p_segment1",
               "p_segment2", "pct_segment1", "pct_segment2", "nobs"):
         if v in ds:                                # the flags with classification only
             out[v] = ds[v]
@@ -257,7 +257,7 @@ def add_bfast01_command(sub) -> None:
                        description="Writes breaks (1, 0; -1 not analysed), break_date and "
                        "magnitude (where a break is found), flag_type, flag_significance "
                        "(bfast01classify) and status per pixel (and, for NetCDF / Zarr, the "
-                       "best breakpoint whatever the decision, the OLS-MOSUM p-value, the "
+                       "best breakpoint whatever the decision, the tests' p-values, the "
                        "other flags and the segments' tests); a GeoTIFF stack gives one "
                        "GeoTIFF per map in the folder -o.")
     file_args(p)
@@ -269,11 +269,12 @@ def add_bfast01_command(sub) -> None:
                    "numeric axis per --time-unit: year 1, month 12, day 365)")
     p.add_argument("--no-trend", dest="trend", action="store_false", default=d["trend"],
                    help="no linear trend term (no classification then: give --no-classify)")
-    p.add_argument("--test", default=d["test"], choices=("OLS-MOSUM", "BIC"),
-                   help="the test that decides")
+    p.add_argument("--test", default=d["test"], nargs="+",
+                   choices=("OLS-MOSUM", "OLS-CUSUM", "supF", "supLM", "BIC"),
+                   help="the test(s) that decide (R's bfast01 test =)")
     p.add_argument("--level", type=float, default=d["level"], help="its significance")
     p.add_argument("--aggregate", choices=("all", "any"), default=d["aggregate"],
-                   help="how several tests decide (one test here)")
+                   help="how several tests decide")
     p.add_argument("--trim", type=_count_or_fraction, default=d["trim"], help="minimal segment: a count "
                    "or a fraction of the valid values (default 5 x the regressors)")
     p.add_argument("--bandwidth", type=float, default=d["bandwidth"],

@@ -103,3 +103,35 @@ def test_chow_statuses_and_aggregate(device):
         one = clts.bfast01(y[:, p], t, test=allt, **kw)
         for name in allt[:4]:
             np.testing.assert_allclose(one.statistics[name], a.statistics[name][p], rtol=1e-9)
+
+
+def test_cli_and_xarray(tmp_path, any_device, capsys):
+    """``clts bfast01 --test supF OLS-CUSUM --aggregate any`` and clts.xarray.bfast01 give the
+    numpy function's decisions and p-values."""
+    xr = pytest.importorskip("xarray")
+    pytest.importorskip("h5netcdf")
+    import clts.xarray as cx
+    from clts import cli
+    from clts.io import reopen
+    rng = np.random.default_rng(9)
+    dates = np.datetime64("2001-01-01") + (np.arange(120) * 16).astype("timedelta64[D]")
+    y = 0.5 + 0.1 * np.sin(2 * np.pi * np.arange(120) / 23)[:, None, None] \
+        + 0.02 * rng.normal(size=(120, 2, 2))
+    y[70:, 0, 0] -= 0.2
+    y[rng.random(y.shape) < 0.05] = np.nan
+    da = xr.DataArray(y, dims=("time", "y", "x"), coords={"time": dates}, name="ndvi")
+    da.to_dataset().to_netcdf(tmp_path / "cube.nc", engine="h5netcdf")
+    dates = reopen(str(tmp_path / "cube.nc"))["time"].values
+    kw = dict(test=["supF", "OLS-CUSUM"], aggregate="any", device=any_device)
+    r = clts.bfast01(y, dates, progress=False, **kw)
+    ds = cx.bfast01(da, **kw)
+    np.testing.assert_allclose(ds["supf_p"].values, r.p_values["supF"], rtol=1e-9)
+    np.testing.assert_allclose(ds["cusum"].values, r.statistics["OLS-CUSUM"], rtol=1e-9)
+    assert "suplm" not in ds
+    assert cli.main(["bfast01", str(tmp_path / "cube.nc"), "-o", str(tmp_path / "b.nc"),
+                     "--test", "supF", "OLS-CUSUM", "--aggregate", "any", "--device",
+                     any_device.slug, "--no-progress"]) == 0, capsys.readouterr().err
+    got = reopen(str(tmp_path / "b.nc"))
+    np.testing.assert_array_equal(got["breaks"].values, r.breaks)
+    np.testing.assert_allclose(got["supf_p"].values, r.p_values["supF"], rtol=1e-9)
+    np.testing.assert_allclose(got["cusum_p"].values, r.p_values["OLS-CUSUM"], rtol=1e-9)

@@ -1132,25 +1132,30 @@ def chisq_sf(x, df):
 
 def supf_pvalue(stat, k, lam):
     """strucchange's ``pvalue.Fstats(stat, type = "supF", k, lambda)``, elementwise over
-    ``stat`` and ``lam`` (k: the number of regressors, capped at 40 as there)."""
+    ``stat`` and ``lam`` (k: the number of regressors, capped at 40 as there). Only the (at
+    most two) table rows each value's trimming interpolates between are evaluated."""
     k = min(int(k), 40)
     x = np.asarray(stat, np.float64)
     lam = np.broadcast_to(np.asarray(lam, np.float64), x.shape)
-    tau = np.where(lam < 1, lam, 1.0 / (1.0 + np.sqrt(lam)))
-    beta = SUP_BETA[k - 1]
-    dummy = beta[None, :, 0] + beta[None, :, 1] * x.reshape(-1, 1)
-    dummy = np.where(dummy > 0, dummy, 0.0)
-    pp = chisq_sf(dummy, beta[None, :, 2]).reshape(x.shape + (25,))
-    chi = chisq_sf(x, k)
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tau = np.where(lam < 1, lam, 1.0 / (1.0 + np.sqrt(lam)))
         taua = (0.51 - tau) * 50.0
-        t1 = np.clip(np.floor(taua), 1, 24).astype(np.int64)
-        lo = np.take_along_axis(pp, (t1 - 1)[..., None], axis=-1)[..., 0]
-        hi = np.take_along_axis(pp, t1[..., None], axis=-1)[..., 0]
-        p = (t1 + 1 - taua) * lo + (taua - t1) * hi
-        p = np.where(tau >= 0.49, ((0.5 - tau) * pp[..., 0] + (tau - 0.49) * chi) * 100.0, p)
-        p = np.where(tau <= 0.01, pp[..., 24], p)
-        p = np.where(tau == 0.5, chi, p)
+        t1 = np.clip(np.nan_to_num(np.floor(taua), nan=1.0), 1, 24).astype(np.int64)
+    beta = SUP_BETA[k - 1]
+
+    def row(r):                        # P(chi2(df_r) > max(0, b0_r + b1_r x)) per value
+        b = beta[r]
+        d = b[..., 0] + b[..., 1] * x
+        return chisq_sf(np.where(d > 0, d, 0.0), b[..., 2])
+    upper = tau >= 0.49
+    lower = tau <= 0.01
+    r_lo = np.where(upper, 0, np.where(lower, 24, t1 - 1))
+    lo, hi = row(r_lo), row(t1)
+    chi = chisq_sf(x, k)
+    p = (t1 + 1 - taua) * lo + (taua - t1) * hi
+    p = np.where(upper, ((0.5 - tau) * lo + (tau - 0.49) * chi) * 100.0, p)
+    p = np.where(lower, lo, p)
+    p = np.where(tau == 0.5, chi, p)
     return np.where(np.isnan(x) | np.isnan(tau), np.nan, p)
 
 
@@ -1172,14 +1177,28 @@ def cusum_statistic(S, sigma, n):
         return np.max(np.abs(S), axis=0) / (sigma * np.sqrt(n))
 
 
-def _solve_rss(G, g, s):
-    """s - 2 b'g + b'G b with b = G^-1 g, over the leading axes; NaN where G is singular."""
-    K = G.shape[-1]
+def _chol_rss(G, g, s):
+    """s - g' G^-1 g over the leading axis M (G [M, K, K], g [M, K], s [M]): the RSS of a
+    least-squares fit from its Gram matrix, by a Cholesky factorisation vectorised over M
+    (K steps; NaN where a pivot is below K eps of G's largest diagonal: rank-deficient)."""
+    M, K = g.shape
+    L = np.zeros_like(G)
+    ok = np.ones(M, bool)
+    tol = K * np.finfo(np.float64).eps * np.max(np.abs(np.diagonal(G, axis1=1, axis2=2)),
+                                                axis=1)
+    z = np.zeros_like(g)
     with np.errstate(all="ignore"):
-        ev = np.linalg.eigvalsh(G)
-        ok = np.isfinite(ev).all(axis=-1) & (ev[..., 0] > ev[..., -1] * K * np.finfo(float).eps)
-        b = np.linalg.solve(np.where(ok[..., None, None], G, np.eye(K)), g[..., None])[..., 0]
-        rss = s - 2.0 * np.sum(b * g, axis=-1) + np.einsum("...k,...kl,...l->...", b, G, b)
+        for j in range(K):
+            lj = L[:, j, :j]
+            d = G[:, j, j] - np.sum(lj * lj, axis=1)
+            ok &= d > tol
+            piv = np.sqrt(np.where(d > tol, d, 1.0))
+            L[:, j, j] = piv
+            if j + 1 < K:
+                L[:, j + 1:, j] = (G[:, j + 1:, j] - np.einsum("mik,mk->mi", L[:, j + 1:, :j],
+                                                              lj)) / piv[:, None]
+            z[:, j] = (g[:, j] - np.sum(lj * z[:, :j], axis=1)) / piv
+        rss = s - np.sum(z * z, axis=1)
     return np.where(ok, rss, np.nan)
 
 
@@ -1196,7 +1215,10 @@ def sup_tests(X, e, valid, h, trim01, K, want):
     order = np.argsort(~valid, axis=0, kind="stable")
     vc = np.take_along_axis(valid, order, axis=0)
     ec = np.take_along_axis(e, order, axis=0) * vc
-    step = max(1, int(GRAM_BYTES // max(1, 8 * N * Kx * Kx)))
+    iu, ju = np.tril_indices(Kx)                       # G's lower triangle, packed
+    packed = np.zeros((Kx, Kx), np.int64)
+    packed[iu, ju] = packed[ju, iu] = np.arange(iu.size)
+    step = max(1, int(GRAM_BYTES // max(1, 8 * N * iu.size)))
     supf = np.full(P, np.nan)
     suplm = np.full(P, np.nan)
     i = np.arange(1, N + 1)[:, None]                  # first segment: compacted rows 0..i-1
@@ -1210,20 +1232,19 @@ def sup_tests(X, e, valid, h, trim01, K, want):
         Xc = Xc * vc[:, a:b, None]
         E = ec[:, a:b]
         nb = n[a:b]
-        G = np.cumsum(Xc[..., :, None] * Xc[..., None, :], axis=0)
-        g = np.cumsum(Xc * E[..., None], axis=0)
+        g = np.cumsum(Xc * E[..., None], axis=0)      # the scores' cumulative sums
         if "supF" in want:
+            Gp = np.cumsum(Xc[..., iu] * Xc[..., ju], axis=0)
             s = np.cumsum(E * E, axis=0)
             lo_h = h[a:b]
             cand = (i >= lo_h[None, :]) & (i <= (nb - lo_h)[None, :])
-            rows, cols = np.nonzero(cand)
+            rows, cols = np.nonzero(cand)              # rows: i - 1
             rss = np.full(cand.shape, np.nan)
             if rows.size:
-                tot = (G[nb[cols] - 1, cols], g[nb[cols] - 1, cols], s[nb[cols] - 1, cols])
-                r = rows                               # i - 1
-                pre = _solve_rss(G[r, cols], g[r, cols], s[r, cols])
-                suf = _solve_rss(tot[0] - G[r, cols], tot[1] - g[r, cols], tot[2] - s[r, cols])
-                rss[rows, cols] = pre + suf
+                last = nb[cols] - 1
+                Gr, gr, sr = Gp[rows, cols][:, packed], g[rows, cols], s[rows, cols]
+                Gt, gt, st = Gp[last, cols][:, packed], g[last, cols], s[last, cols]
+                rss[rows, cols] = _chol_rss(Gr, gr, sr) + _chol_rss(Gt - Gr, gt - gr, st - sr)
             rss0 = s[np.clip(nb - 1, 0, None), np.arange(b - a)]
             with np.errstate(all="ignore"):
                 F = (rss0[None, :] - rss) / (rss / (nb - 2 * K)[None, :])

@@ -99,6 +99,10 @@ def test_chow_statuses_and_aggregate(device):
     ok = a.status == 0
     assert (a.breaks[ok] == dec.all(axis=0)[ok]).all()
     assert (b.breaks[ok] == dec.any(axis=0)[ok]).all() and b.breaks[0] == 1
+    step = 0.5 + 0.05 * np.sin(2 * np.pi * t) + 0.2 * (np.arange(n) >= 30)
+    e = clts.bfast01(step, t, test="supF", **kw)      # a noise-free step: F huge or inf, p 0
+    assert e.breaks == 1 and e.statistics["supF"] > 1e12 and e.p_values["supF"] == 0
+    assert e.breakpoint == 29 and e.status == 5
     for p in (0, 4):
         one = clts.bfast01(y[:, p], t, test=allt, **kw)
         for name in allt[:4]:

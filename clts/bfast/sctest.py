@@ -1244,13 +1244,14 @@ def sup_tests(X, e, valid, h, trim01, K, want):
                 last = nb[cols] - 1
                 Gr, gr, sr = Gp[rows, cols][:, packed], g[rows, cols], s[rows, cols]
                 Gt, gt, st = Gp[last, cols][:, packed], g[last, cols], s[last, cols]
-                rss[rows, cols] = _chol_rss(Gr, gr, sr) + _chol_rss(Gt - Gr, gt - gr, st - sr)
+                rss[rows, cols] = np.maximum(      # >= 0: an exact 1-break fit's F is +inf
+                    _chol_rss(Gr, gr, sr) + _chol_rss(Gt - Gr, gt - gr, st - sr), 0.0)
             rss0 = s[np.clip(nb - 1, 0, None), np.arange(b - a)]
             with np.errstate(all="ignore"):
                 F = (rss0[None, :] - rss) / (rss / (nb - 2 * K)[None, :])
-            F = np.where(cand, F, -np.inf)
+            F = np.where(cand & ~np.isnan(F), F, -np.inf)     # a rank-deficient segment: none
             fmax = np.max(F, axis=0)
-            supf[a:b] = np.where(np.isfinite(fmax), fmax, np.nan)
+            supf[a:b] = np.where(fmax > -np.inf, fmax, np.nan)
         if "supLM" in want:
             J = np.einsum("tpk,tpl,tp->pkl", Xc, Xc, E * E)
             with np.errstate(all="ignore"):

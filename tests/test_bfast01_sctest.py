@@ -139,3 +139,35 @@ def test_cli_and_xarray(tmp_path, any_device, capsys):
     np.testing.assert_array_equal(got["breaks"].values, r.breaks)
     np.testing.assert_allclose(got["supf_p"].values, r.p_values["supF"], rtol=1e-9)
     np.testing.assert_allclose(got["cusum_p"].values, r.p_values["OLS-CUSUM"], rtol=1e-9)
+
+
+def test_per_pixel_regressors_and_blocks(device, monkeypatch):
+    """A covariate per pixel: each pixel's tests as bfast01 on its own with that covariate
+    shared; sub-blocks of one pixel (the cumulative Gram sums' memory bound) and host blocks of
+    two change nothing; a Fortran, big-endian cube gives the same statistics."""
+    import importlib
+    rng = np.random.default_rng(11)
+    N, M = 100, 4
+    t = 2000 + np.arange(N) / 23
+    x = rng.normal(size=(N, M)).cumsum(axis=0) / 3
+    y = 0.5 + 0.02 * (t - 2000)[:, None] + 0.3 * x + 0.01 * rng.normal(size=(N, M))
+    y[55:, :2] -= 0.05
+    y[rng.random((N, M)) < 0.08] = np.nan
+    tests = ["OLS-CUSUM", "supF", "supLM"]
+    kw = dict(freq=1, order=1, test=tests, classify=False, device=device, progress=False)
+    r = clts.bfast01(y, t, regressors=x[:, :, None], **kw)
+    for p in range(M):
+        one = clts.bfast01(y[:, p], t, regressors=x[:, p], **kw)
+        for name in tests:
+            np.testing.assert_allclose(r.statistics[name][p], one.statistics[name], rtol=1e-8)
+            np.testing.assert_allclose(r.p_values[name][p], one.p_values[name], rtol=1e-7)
+    plain = clts.bfast01(y, t, **kw)
+    sc = importlib.import_module("clts.bfast.sctest")
+    monkeypatch.setattr(sc, "GRAM_BYTES", 1)
+    monkeypatch.setattr(importlib.import_module("clts.bfast.bfast01"), "BLOCK", 2)
+    big = np.zeros((N, M), ">f8", order="F")
+    big[...] = y
+    small = clts.bfast01(big, t, **kw)
+    for name in tests:
+        np.testing.assert_allclose(small.statistics[name], plain.statistics[name], rtol=1e-10)
+        np.testing.assert_array_equal(small.tests[name], plain.tests[name])

@@ -1,5 +1,5 @@
 """The host pieces of ``clts.bfast_decompose`` (R's ``bfast()``), vectorised over pixels:
-the season designs, strucchange's OLS-MOSUM test (``sctest(efp(..., type = "OLS-MOSUM"))``),
+the season designs, strucchange's OLS-MOSUM and OLS-CUSUM tests (``sctest(efp(..., type))``),
 least-squares fits with segment-specific coefficients (R's ``lm(y ~ breakfactor(bp) / x)`` and
 ``x %in% breakfactor(bp)``), the breakpoints step on the device and the break magnitudes.
 
@@ -73,15 +73,12 @@ def mosum_pvalue(stat, h: float):
     return np.interp(stat, [0.0] + crit, np.concatenate([[1.0], MOSUM_P]))
 
 
-def mosum_test(e, K: int, h: float, scale, exact_tol: float):
-    """The OLS-MOSUM test of every pixel from its OLS residuals ``e`` [N, M] (NaN = missing) of
-    a model with K regressors, as ``sctest(efp(y ~ X, h = h, type = "OLS-MOSUM"))``: the
-    process sum_{window of floor(n h) consecutive valid residuals} e / (sigma sqrt(n)),
-    sigma = sd(e) sqrt((n - 1) / (n - K)); the statistic its largest absolute value.
-
-    Returns (p-value [M], statistic [M], exact [M] bool): ``exact`` where sigma is at most
-    ``exact_tol`` times ``scale`` [M] (the model fits to rounding: R's test divides rounding
-    noise by rounding noise; here the pixel is not tested, p = 1)."""
+def _residual_sums(e, K: int, scale, exact_tol: float):
+    """The pieces strucchange's OLS-based processes share, from the OLS residuals ``e`` [N, M]
+    (NaN = missing) of a model with K regressors: (cs [N + 1, M] the cumulative sums of each
+    pixel's valid residuals in time order, 0 first (R's ``cumsum(c(0, e))`` on ``na.omit``),
+    n [M] the valid counts, sigma [M] = sd(e) sqrt((n - 1) / (n - K)) (R's ``sdev(e, df)``),
+    exact [M] bool where sigma is at most ``exact_tol`` times ``scale`` [M])."""
     N, M = e.shape
     valid = ~np.isnan(e)
     n = valid.sum(axis=0)
@@ -91,6 +88,25 @@ def mosum_test(e, K: int, h: float, scale, exact_tol: float):
         e0 = np.take_along_axis(e0, order, axis=0)
     cs = np.zeros((N + 1, M))
     np.cumsum(e0, axis=0, out=cs[1:])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean = cs[-1] / n
+        ss = np.sum(np.where(valid, (e - mean[None, :]) ** 2, 0.0), axis=0)
+        sigma = np.sqrt(ss / (n - K))
+    exact = ~(sigma > exact_tol * np.asarray(scale))
+    return cs, n, sigma, exact
+
+
+def mosum_test(e, K: int, h: float, scale, exact_tol: float):
+    """The OLS-MOSUM test of every pixel from its OLS residuals ``e`` [N, M] (NaN = missing) of
+    a model with K regressors, as ``sctest(efp(y ~ X, h = h, type = "OLS-MOSUM"))``: the
+    process sum_{window of floor(n h) consecutive valid residuals} e / (sigma sqrt(n)),
+    sigma = sd(e) sqrt((n - 1) / (n - K)); the statistic its largest absolute value.
+
+    Returns (p-value [M], statistic [M], exact [M] bool): ``exact`` where sigma is at most
+    ``exact_tol`` times ``scale`` [M] (the model fits to rounding: R's test divides rounding
+    noise by rounding noise; here the pixel is not tested, p = 1)."""
+    N = e.shape[0]
+    cs, n, sigma, exact = _residual_sums(e, K, scale, exact_tol)
     nh = np.floor(n * float(h)).astype(np.int64)
     j = np.arange(N + 1)[:, None]
     hi = j + nh[None, :]
@@ -98,13 +114,38 @@ def mosum_test(e, K: int, h: float, scale, exact_tol: float):
     proc = np.take_along_axis(cs, np.minimum(hi, N), axis=0) - cs
     peak = np.max(np.where(inside, np.abs(proc), 0.0), axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        mean = cs[-1] / n
-        ss = np.sum(np.where(valid, (e - mean[None, :]) ** 2, 0.0), axis=0)
-        sigma = np.sqrt(ss / (n - K))
         stat = peak / (sigma * np.sqrt(n))
-    exact = ~(sigma > exact_tol * np.asarray(scale))
     stat = np.where(exact, 0.0, stat)
     return mosum_pvalue(stat, h), stat, exact
+
+
+def bridge_sup_pvalue(stat, k: int = 1):
+    """strucchange's ``pvalue.efp`` of the max functional of a k-dimensional Brownian bridge
+    (the Kolmogorov distribution): 1 - (1 + 2 sum_{i=1}^{100} (-1)^i exp(-2 i^2 x^2))^k, and
+    1 below x = 0.1 (as R)."""
+    x = np.asarray(stat, np.float64)
+    i = np.arange(1, 101, dtype=np.float64).reshape((100,) + (1,) * x.ndim)
+    s = np.sum((-1.0) ** i * np.exp(-2.0 * i ** 2 * x[None] ** 2), axis=0)
+    return np.where(x < 0.1, 1.0, 1.0 - (1.0 + 2.0 * s) ** k)
+
+
+def cusum_test(e, K: int, h: float, scale, exact_tol: float):
+    """The OLS-CUSUM test of every pixel, as ``sctest(efp(y ~ X, type = "OLS-CUSUM"))``: the
+    process cumsum(e) / (sigma sqrt(n)) over the valid residuals (sigma as
+    :func:`mosum_test`), the statistic its largest absolute value, the p-value the Brownian
+    bridge's (:func:`bridge_sup_pvalue`). ``h`` is not used (R's neither). Returns as
+    :func:`mosum_test`."""
+    cs, n, sigma, exact = _residual_sums(e, K, scale, exact_tol)
+    inside = np.arange(cs.shape[0])[:, None] <= n[None, :]
+    peak = np.max(np.where(inside, np.abs(cs), 0.0), axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        stat = peak / (sigma * np.sqrt(n))
+    stat = np.where(exact, 0.0, stat)
+    return bridge_sup_pvalue(stat), stat, exact
+
+
+#: strucchange's fluctuation tests (``sctest(efp(..., type = ...))``) of clts.bfast_decompose
+EFP_TESTS = {"OLS-MOSUM": mosum_test, "OLS-CUSUM": cusum_test}
 
 
 def segment_ids(bp, N: int) -> np.ndarray:

@@ -1,0 +1,94 @@
+"""clts.bfast_decompose with strucchange's other fluctuation test, ``type="OLS-CUSUM"``,
+against R's bfast(type = "OLS-CUSUM") (bfast 1.7.2, strucchange 1.5-3) on R's example series
+(harvest, simts) and synthetic NDVI-like series, seasonal models "harmonic" and "dummy".
+Fixtures: tests/data/bfast_decompose_types_*.csv (bench/bfast_decompose_type_fixtures.R; they
+also hold R's "RE" and "ME" runs, which clts does not implement).
+
+Checked: breakpoints of trend and season, iterations, fitted components (1e-9 of the series'
+range, as tests/test_bfast_decompose.py) and the last iteration's p-values of both tests
+(relative 1e-6).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import clts
+from clts.bfast.decompose_steps import bridge_sup_pvalue, cusum_test
+
+pd = pytest.importorskip("pandas")
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def _cases(type):
+    cs = pd.read_csv(DATA / "bfast_decompose_types_cases.csv", keep_default_na=False,
+                     na_values=["NA"])
+    ser = pd.read_csv(DATA / "bfast_decompose_types_series.csv")
+    return [(row, ser[ser.case == row.case]) for _, row in cs.iterrows() if row.type == type]
+
+
+def _ints(s):
+    s = str(s).strip()
+    return [int(float(v)) for v in s.split()] if s else []
+
+
+CUSUM = _cases("OLS-CUSUM")
+
+
+@pytest.mark.parametrize("row,g", CUSUM, ids=[c[0].case for c in CUSUM])
+def test_cusum_matches_r(device, row, g):
+    if not device.fp64:
+        pytest.skip("float64 needs cl_khr_fp64")
+    y = g.y.to_numpy()
+    r = clts.bfast_decompose(y, int(row.freq), h=float(row.h), season=row.season,
+                             max_iter=int(row.max_iter), type="OLS-CUSUM", device=device)
+    tol = 1e-9 * np.ptp(y)
+    assert r.status == 0
+    assert int(r.iterations) == row.iterations
+    assert [b + 1 for b in r.trend_breaks if b >= 0] == _ints(row.trend_bp)
+    assert [b + 1 for b in r.season_breaks if b >= 0] == _ints(row.season_bp)
+    np.testing.assert_allclose(r.trend, g.Tt.to_numpy(), rtol=0, atol=tol)
+    np.testing.assert_allclose(r.seasonal, g.St.to_numpy(), rtol=0, atol=tol)
+    np.testing.assert_allclose([float(r.trend_pvalue), float(r.season_pvalue)],
+                               [float(row.p_trend), float(row.p_season)], rtol=1e-6, atol=1e-14)
+
+
+def test_cusum_batched_with_gaps(device):
+    """Several pixels at once, one with gaps and one constant, equal to each pixel alone."""
+    row, g = CUSUM[4]                                   # syn1, harmonic: one trend break
+    y = g.y.to_numpy()
+    f = int(row.freq)
+    rng = np.random.default_rng(3)
+    cube = np.stack([y, y + 0.05 * rng.normal(size=y.size), np.full(y.size, 0.4),
+                     np.where(rng.random(y.size) < 0.1, np.nan, y)], axis=1)
+    dt = np.float64 if device.fp64 else np.float32
+    kw = dict(h=float(row.h), season="harmonic", type="OLS-CUSUM", device=device, dtype=dt)
+    r = clts.bfast_decompose(cube, f, **kw)
+    assert r.status.tolist() == [0, 0, 2, 0]
+    for p in (0, 1, 3):
+        one = clts.bfast_decompose(cube[:, p], f, **kw)
+        assert r.trend_breaks[:, p].tolist() == one.trend_breaks.tolist()
+        assert int(r.iterations[p]) == int(one.iterations)
+        np.testing.assert_allclose(r.trend_pvalue[p], one.trend_pvalue, rtol=1e-9)
+
+
+def test_cusum_pvalue_table():
+    """strucchange's Brownian bridge sup p-value at its usual critical values (1.358 at 5 %,
+    1.628 at 1 %, 1.224 at 10 %) and its cut at 0.1."""
+    np.testing.assert_allclose(bridge_sup_pvalue([1.3581, 1.6276, 1.2239]), [0.05, 0.01, 0.1],
+                               atol=2e-4)
+    assert bridge_sup_pvalue(0.05) == 1.0
+    e = np.array([[1.0, -1.0, 1.0, -1.0, np.nan, 2.0]]).T
+    p, stat, exact = cusum_test(e, 1, 0.15, np.array([1.0]), 1e-12)
+    v = e[~np.isnan(e)]
+    sigma = v.std(ddof=1) * np.sqrt((v.size - 1) / (v.size - 1))
+    assert stat[0] == pytest.approx(np.max(np.abs(np.cumsum(v))) / (sigma * np.sqrt(v.size)))
+    assert not exact[0]
+
+
+@pytest.mark.parametrize("type", ["RE", "ME", "Rec-CUSUM", "cusum"])
+def test_other_types_refused(type):
+    with pytest.raises(ValueError, match="type"):
+        clts.bfast_decompose(np.ones((48, 2)), 12, type=type)

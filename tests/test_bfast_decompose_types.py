@@ -92,3 +92,35 @@ def test_cusum_pvalue_table():
 def test_other_types_refused(type):
     with pytest.raises(ValueError, match="type"):
         clts.bfast_decompose(np.ones((48, 2)), 12, type=type)
+
+
+def test_cusum_xarray_and_command_line(tmp_path, any_device, capsys):
+    """``type`` through clts.xarray.bfast_decompose and ``clts bfast-decompose --type``."""
+    xr = pytest.importorskip("xarray")
+    pytest.importorskip("h5netcdf")
+    from clts import cli
+    from clts.io import reopen
+    row, g = CUSUM[4]                                   # syn1: one trend break under OLS-CUSUM
+    f = int(row.freq)
+    y = g.y.to_numpy()
+    rng = np.random.default_rng(5)
+    cube = (y[:, None, None] + 0.01 * rng.normal(size=(y.size, 2, 2)))
+    dates = np.datetime64("2001-01-01") + (np.arange(y.size) * 30).astype("timedelta64[D]")
+    da = xr.DataArray(cube, dims=("time", "y", "x"), coords={"time": dates}, name="ndvi")
+    da.to_dataset().to_netcdf(tmp_path / "cube.nc", engine="h5netcdf")
+    kw = dict(h=float(row.h), season="harmonic", type="OLS-CUSUM")
+    want = clts.bfast_decompose(cube, f, dates, device=any_device, progress=False, **kw)
+    ds = clts.xarray.bfast_decompose(da, f, device=any_device, **kw)
+    np.testing.assert_array_equal(ds["n_trend_breaks"].values, want.n_trend_breaks)
+    np.testing.assert_allclose(ds["trend_pvalue"].values, want.trend_pvalue, rtol=1e-12)
+    out = tmp_path / "d.nc"
+    assert cli.main(["bfast-decompose", str(tmp_path / "cube.nc"), "--freq", str(f), "--h",
+                     str(row.h), "--season", "harmonic", "--type", "OLS-CUSUM", "-o", str(out),
+                     "--device", any_device.slug, "--no-progress"]) == 0, \
+        capsys.readouterr().err
+    got = reopen(str(out))
+    np.testing.assert_array_equal(got["n_trend_breaks"].values, want.n_trend_breaks)
+    np.testing.assert_allclose(got["trend_pvalue"].values, want.trend_pvalue, rtol=1e-12)
+    mosum = clts.bfast_decompose(cube, f, dates, device=any_device, progress=False,
+                                 h=float(row.h), season="harmonic")
+    assert not np.allclose(mosum.trend_pvalue, want.trend_pvalue)   # the option took effect

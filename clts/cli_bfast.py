@@ -201,7 +201,7 @@ def add_decompose_command(sub) -> None:
                    help="breaks reported: a number, BIC or LWZ (default: the BIC's number)")
     p.add_argument("--level", type=float, default=d["level"],
                    help="significance of the --type tests")
-    p.add_argument("--type", choices=("OLS-MOSUM", "OLS-CUSUM"), default=d["type"],
+    p.add_argument("--type", choices=("OLS-MOSUM", "OLS-CUSUM", "RE", "ME"), default=d["type"],
                    help="fluctuation test of each component (R's type; default OLS-MOSUM)")
     p.add_argument("--components", action="store_true",
                    help="also write trend, seasonal and remainder (NetCDF / Zarr)")

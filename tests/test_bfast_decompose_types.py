@@ -1,12 +1,12 @@
-"""clts.bfast_decompose with strucchange's other fluctuation test, ``type="OLS-CUSUM"``,
-against R's bfast(type = "OLS-CUSUM") (bfast 1.7.2, strucchange 1.5-3) on R's example series
-(harvest, simts) and synthetic NDVI-like series, seasonal models "harmonic" and "dummy".
-Fixtures: tests/data/bfast_decompose_types_*.csv (bench/bfast_decompose_type_fixtures.R; they
-also hold R's "RE" and "ME" runs, which clts does not implement).
+"""clts.bfast_decompose with strucchange's other fluctuation tests, ``type="OLS-CUSUM"``,
+``"RE"`` and ``"ME"``, against R's bfast(type = ...) (bfast 1.7.2, strucchange 1.5-3) on R's
+example series (harvest, simts) and synthetic monthly NDVI-like series, seasonal models
+"harmonic" and "dummy", dates R's time(Yt) (RE and ME depend on them). Fixtures:
+tests/data/bfast_decompose_types_*.csv (bench/bfast_decompose_type_fixtures.R).
 
 Checked: breakpoints of trend and season, iterations, fitted components (1e-9 of the series'
 range, as tests/test_bfast_decompose.py) and the last iteration's p-values of both tests
-(relative 1e-6).
+(relative 1e-6; measured 1e-8).
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import clts
-from clts.bfast.decompose_steps import bridge_sup_pvalue, cusum_test
+from clts.bfast.decompose_steps import bridge_sup_pvalue, cusum_test, me_test, re_test
 
 pd = pytest.importorskip("pandas")
 DATA = Path(__file__).resolve().parent / "data"
@@ -35,15 +35,18 @@ def _ints(s):
 
 
 CUSUM = _cases("OLS-CUSUM")
+ALL = CUSUM + _cases("RE") + _cases("ME")
 
 
-@pytest.mark.parametrize("row,g", CUSUM, ids=[c[0].case for c in CUSUM])
-def test_cusum_matches_r(device, row, g):
+@pytest.mark.parametrize("row,g", ALL, ids=[c[0].case for c in ALL])
+def test_matches_r(device, row, g):
     if not device.fp64:
         pytest.skip("float64 needs cl_khr_fp64")
     y = g.y.to_numpy()
-    r = clts.bfast_decompose(y, int(row.freq), h=float(row.h), season=row.season,
-                             max_iter=int(row.max_iter), type="OLS-CUSUM", device=device)
+    f = int(row.freq)
+    dates = float(row.start) + np.arange(y.size) / f          # R's time(Yt)
+    r = clts.bfast_decompose(y, f, dates, h=float(row.h), season=row.season,
+                             max_iter=int(row.max_iter), type=row.type, device=device)
     tol = 1e-9 * np.ptp(y)
     assert r.status == 0
     assert int(r.iterations) == row.iterations
@@ -55,7 +58,8 @@ def test_cusum_matches_r(device, row, g):
                                [float(row.p_trend), float(row.p_season)], rtol=1e-6, atol=1e-14)
 
 
-def test_cusum_batched_with_gaps(device):
+@pytest.mark.parametrize("type", ["OLS-CUSUM", "RE", "ME"])
+def test_batched_with_gaps(device, type):
     """Several pixels at once, one with gaps and one constant, equal to each pixel alone."""
     row, g = CUSUM[4]                                   # syn1, harmonic: one trend break
     y = g.y.to_numpy()
@@ -64,7 +68,7 @@ def test_cusum_batched_with_gaps(device):
     cube = np.stack([y, y + 0.05 * rng.normal(size=y.size), np.full(y.size, 0.4),
                      np.where(rng.random(y.size) < 0.1, np.nan, y)], axis=1)
     dt = np.float64 if device.fp64 else np.float32
-    kw = dict(h=float(row.h), season="harmonic", type="OLS-CUSUM", device=device, dtype=dt)
+    kw = dict(h=float(row.h), season="harmonic", type=type, device=device, dtype=dt)
     r = clts.bfast_decompose(cube, f, **kw)
     assert r.status.tolist() == [0, 0, 2, 0]
     for p in (0, 1, 3):
@@ -81,14 +85,31 @@ def test_cusum_pvalue_table():
                                atol=2e-4)
     assert bridge_sup_pvalue(0.05) == 1.0
     e = np.array([[1.0, -1.0, 1.0, -1.0, np.nan, 2.0]]).T
-    p, stat, exact = cusum_test(e, 1, 0.15, np.array([1.0]), 1e-12)
+    p, stat, exact = cusum_test(e, np.ones((6, 1)), 0.15, np.array([1.0]), 1e-12)
     v = e[~np.isnan(e)]
     sigma = v.std(ddof=1) * np.sqrt((v.size - 1) / (v.size - 1))
     assert stat[0] == pytest.approx(np.max(np.abs(np.cumsum(v))) / (sigma * np.sqrt(v.size)))
     assert not exact[0]
 
 
-@pytest.mark.parametrize("type", ["RE", "ME", "Rec-CUSUM", "cusum"])
+def test_estimates_tests_drop_missing_values():
+    """RE and ME on a pixel with gaps: those of its valid values alone (R's na.omit)."""
+    rng = np.random.default_rng(7)
+    N = 60
+    X = np.column_stack([np.ones(N), np.arange(N) / 12 - 2.5, np.cos(np.arange(N))])
+    e = rng.normal(size=(N, 3))
+    e[rng.random((N, 3)) < 0.15] = np.nan
+    e[:, 2] = e[:, 0]
+    e[::2, 2] = np.nan
+    for test in (re_test, me_test):
+        p, stat, _ = test(e, X, 0.2, np.ones(3), 1e-12)
+        for j in range(3):
+            v = ~np.isnan(e[:, j])
+            p1, s1, _ = test(e[v, j:j + 1], X[v], 0.2, np.ones(1), 1e-12)
+            assert stat[j] == pytest.approx(s1[0], rel=1e-10) and p[j] == pytest.approx(p1[0])
+
+
+@pytest.mark.parametrize("type", ["Rec-CUSUM", "cusum", "Score-CUSUM"])
 def test_other_types_refused(type):
     with pytest.raises(ValueError, match="type"):
         clts.bfast_decompose(np.ones((48, 2)), 12, type=type)

@@ -147,7 +147,7 @@ for b in bench/gpu_scale.py $(LC_ALL=C ls bench/bench_*.py) bench/generic_vs_tun
   [ -e "$b" ] || continue
   if [ -z "${CLTS_GPU_CHECK_BENCHES:-}" ]; then   # off the default plan (gpu_check.OFF_PLAN)
     case "$b" in bench/bench_bfastts.py|bench/bench_bfast01.py|bench/bench_bfast_decompose.py|\
-      bench/bench_mp_batched.py|bench/bench_mp_chains.py) continue ;; esac
+      bench/bench_mp_batched.py|bench/bench_mp_chains.py|bench/bench_stimp.py) continue ;; esac
   fi
   if [ -n "${CLTS_GPU_CHECK_BENCHES:-}" ] && [[ ",$CLTS_GPU_CHECK_BENCHES," != *",$(basename "$b" .py),"* ]]; then
     continue

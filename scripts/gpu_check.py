@@ -51,7 +51,9 @@ OFF_PLAN = {"bench-bench_bfastts": "host numpy only",
             "bench-bench_bfast_decompose": "a third host fits; R anchor absent",
             "bench-bench_mp_batched": "mpdist / ostinato / snippets against stumpy's CPU "
                                       "code: the plan is full, run it by name",
-            "bench-bench_mp_chains": "chains are host numpy; floss against stumpy's CPU code"}
+            "bench-bench_mp_chains": "chains are host numpy; floss against stumpy's CPU code",
+            "bench-bench_stimp": "scrump / stimp against stumpy's CPU code: the plan is full, "
+                                 "run it by name"}
 #: steps whose work fits any time (clts-tune's own --budget): where the steps after them would
 #: get less than their estimates, these give way, down to ELASTIC_FLOOR of their share
 ELASTIC = {"tune"}

@@ -145,3 +145,14 @@ def test_cusum_xarray_and_command_line(tmp_path, any_device, capsys):
     mosum = clts.bfast_decompose(cube, f, dates, device=any_device, progress=False,
                                  h=float(row.h), season="harmonic")
     assert not np.allclose(mosum.trend_pvalue, want.trend_pvalue)   # the option took effect
+
+
+def test_r_start():
+    """R's start(Yt) that RE and ME test the trend on: numbers as given, dates as decimal
+    years, R's ts default 1 without dates."""
+    from clts.bfast.decompose import r_start
+    assert r_start(np.array([2000.13, 2000.17]), True) == 2000.13
+    assert r_start(np.array(["2001-07-02", "2001-07-18"], "datetime64[D]"), True) == \
+        pytest.approx(2001 + 182 / 365)
+    assert r_start(np.array(["2004-01-01T12:00"], "datetime64[m]"), True) == 2004.0
+    assert r_start(np.arange(5), False) == 1.0

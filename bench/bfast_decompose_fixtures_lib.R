@@ -8,6 +8,18 @@
 # type: bfast's type (strucchange's efp process); pvalues: also the last iteration's p-values of
 # the trend and season tests (sctest(efp(...)) on its Vt and Wt, as bfast computes them) as
 # p_trend / p_season (NA: not tested).
+# A synthetic NDVI-like series (seed; years of f values from 2001): season of amplitude 0.2, then
+# amp2 * 0.2 from 35 % of the series on, a slow trend, a level change `drop` at `at`, noise.
+synth <- function(seed, n_years = 12, f = 23, drop = -0.25, at = 0.55, amp2 = 0.6) {
+  set.seed(seed)
+  n <- n_years * f
+  tt <- seq_len(n)
+  amp <- ifelse(tt > round(0.35 * n), amp2 * 0.2, 0.2)
+  y <- 0.55 + amp * sin(2 * pi * tt / f) + 0.0004 * tt + ifelse(tt > round(at * n), drop, 0) +
+    rnorm(n, sd = 0.03)
+  ts(y, start = c(2001, 1), frequency = f)
+}
+
 bfast_fixture_rows <- function(cases, decomp = "stl", initial = NULL, type = "OLS-MOSUM",
                                pvalues = FALSE) {
   collapse <- function(x) if (length(x) == 0 || all(is.na(x)) || identical(unname(x), 0)) "" else

@@ -12,18 +12,10 @@ source(file.path(here, "bfast_decompose_fixtures_lib.R"))
 args <- commandArgs(trailingOnly = TRUE)
 datats <- ts(rowSums(simts$time.series))
 tsp(datats) <- tsp(simts$time.series)
-synth <- function(seed, n_years = 8, f = 12, drop = -0.25, at = 0.55, amp2 = 0.6) {
-  set.seed(seed)
-  n <- n_years * f
-  tt <- seq_len(n)
-  amp <- ifelse(tt > round(0.35 * n), amp2 * 0.2, 0.2)
-  y <- 0.55 + amp * sin(2 * pi * tt / f) + 0.0004 * tt + ifelse(tt > round(at * n), drop, 0) +
-    rnorm(n, sd = 0.03)
-  ts(y, start = c(2001, 1), frequency = f)
-}
-syn1 <- synth(1)
-syn2 <- synth(2, drop = 0, amp2 = 1)                 # no break
-syn3 <- synth(3, drop = 0.08, at = 0.3, amp2 = 0.5)
+synth_m <- function(seed, ...) synth(seed, n_years = 8, f = 12, ...)   # monthly, 8 years
+syn1 <- synth_m(1)
+syn2 <- synth_m(2, drop = 0, amp2 = 1)                 # no break
+syn3 <- synth_m(3, drop = 0.08, at = 0.3, amp2 = 0.5)
 series <- list(harvest = list(harvest, 0.15), simts = list(datats, 0.15),
                syn1 = list(syn1, 0.15), syn2 = list(syn2, 0.15), syn3 = list(syn3, 0.2))
 ser <- NULL

@@ -186,7 +186,7 @@ def bfast_decompose(y, freq, dates=None, *, h=0.15, season="dummy", max_iter=10,
         (one step each): put irregular acquisitions on a grid first.
     h : float
         Minimal segment size as a fraction of each pixel's valid values (R's ``h``; also the
-        OLS-MOSUM bandwidth), in (0, 0.5].
+        OLS-MOSUM and ME bandwidth), in (0, 0.5].
     season : {"dummy", "harmonic", "none"}
         R's seasonal model (R's default "dummy").
     max_iter : int

@@ -135,7 +135,7 @@ def add_breaks_command(sub) -> None:
 
 def _decompose_kw(args) -> dict:
     return dict(season=args.season, h=args.h, max_iter=args.max_iter, breaks=args.breaks,
-                level=args.level, device=args.device)
+                level=args.level, type=args.type, device=args.device)
 
 
 def _decompose(args) -> int:
@@ -200,7 +200,9 @@ def add_decompose_command(sub) -> None:
     p.add_argument("--breaks", type=_breaks_arg, default=d["breaks"],
                    help="breaks reported: a number, BIC or LWZ (default: the BIC's number)")
     p.add_argument("--level", type=float, default=d["level"],
-                   help="significance of the OLS-MOSUM tests")
+                   help="significance of the --type tests")
+    p.add_argument("--type", choices=("OLS-MOSUM", "OLS-CUSUM", "RE", "ME"), default=d["type"],
+                   help="fluctuation test of each component (R's type; default OLS-MOSUM)")
     p.add_argument("--components", action="store_true",
                    help="also write trend, seasonal and remainder (NetCDF / Zarr)")
     p.set_defaults(fn=lambda a: user_error("bfast-decompose", _decompose, a))

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 import clts
-from clts.bfast.sctest import chisq_sf, cusum_pvalue, supf_pvalue
+from clts.bfast.decompose_steps import bridge_sup_pvalue
+from clts.bfast.sctest import chisq_sf, supf_pvalue
 
 DATA = Path(__file__).resolve().parent / "data"
 SUP = ("OLS-CUSUM", "supF", "supLM")
@@ -61,7 +62,7 @@ def test_pvalue_functions():
         np.testing.assert_allclose(supf_pvalue(g.x.values, k, g["lambda"].values), g.p.values,
                                    rtol=1e-9, atol=1e-15, err_msg=f"k {k}")
     cu = pv[pv.kind == "cusum"]
-    np.testing.assert_allclose(cusum_pvalue(cu.x.values), cu.p.values, rtol=1e-12, atol=1e-16)
+    np.testing.assert_allclose(bridge_sup_pvalue(cu.x.values), cu.p.values, rtol=1e-12, atol=1e-16)
     assert math.isnan(float(supf_pvalue(np.nan, 3, 4.0)))
     sp = pytest.importorskip("scipy.special")
     x = np.array([0.0, 1e-3, 0.5, 2.0, 7.3, 30.0, 120.0, 900.0])

@@ -47,7 +47,8 @@ from .breaks_api import _intervals, _original_shape, bfast_breaks, host_cube, ma
 from .common import time_axis as _time_axis
 from .common import ZERO_VARIANCE_ULPS, trend_scaling
 from .regressors import model_terms
-from .sctest import cusum_pvalue, cusum_statistic, sup_tests
+from .decompose_steps import bridge_sup_pvalue
+from .sctest import cusum_statistic, sup_tests
 from ..runtime.arrays import is_device_array
 
 #: the tests of "no break" (``clts.bfast.sctest``: OLS-CUSUM, supF, supLM)
@@ -423,7 +424,7 @@ def _block(flat, X, bp, ok, nh, bandwidth, out, coef0, coef1, sl, keep, sup):
     out["mosum_p"][sl] = mosum_pvalue(stat, bandwidth)
     live = ok & ~exact
     out["cusum"][sl] = np.where(live, cusum, np.nan)
-    out["cusum_p"][sl] = cusum_pvalue(out["cusum"][sl])
+    out["cusum_p"][sl] = bridge_sup_pvalue(out["cusum"][sl])
     if sup[0]:
         res = sup_tests(X, e, valid, sup[1], sup[2], sup[3], sup[0])
         for name, (st, p) in res.items():

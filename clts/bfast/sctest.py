@@ -4,7 +4,7 @@ residuals ``e`` of each pixel's valid values (n of them, K regressors):
 
 - ``"OLS-CUSUM"`` (``sctest(efp(type = "OLS-CUSUM"))``): the largest |cumulative sum| of ``e``
   over sigma sqrt(n) (sigma with n - K degrees of freedom); p-value of the Brownian bridge's
-  supremum, ``1 - (1 + 2 sum_i (-1)^i exp(-2 i^2 x^2))`` (100 terms; 1 below 0.1);
+  supremum (``decompose_steps.bridge_sup_pvalue``, as ``bfast_decompose``'s OLS-CUSUM);
 - ``"supF"`` (``sctest(Fstats(from = trim))``, Andrews' sup-Wald): the largest
   F(i) = (RSS0 - RSS(i)) / (RSS(i) / (n - 2 K)) over the single breaks i with segments of at
   least ``trim`` values, RSS(i) the two segments' RSS; p-value Hansen's approximation
@@ -1157,17 +1157,6 @@ def supf_pvalue(stat, k, lam):
     p = np.where(lower, lo, p)
     p = np.where(tau == 0.5, chi, p)
     return np.where(np.isnan(x) | np.isnan(tau), np.nan, p)
-
-
-def cusum_pvalue(stat):
-    """strucchange's p-value of the OLS-CUSUM max statistic (one process): the Brownian
-    bridge's supremum, 1 below 0.1."""
-    x = np.asarray(stat, np.float64)
-    i = np.arange(1, 101, dtype=np.float64).reshape((-1,) + (1,) * x.ndim)
-    with np.errstate(invalid="ignore"):
-        s = np.sum(np.exp(-2.0 * i * i * x * x) * (-1.0) ** i, axis=0)
-        p = np.where(x < 0.1, 1.0, 1.0 - (1.0 + 2.0 * s))
-    return np.where(np.isnan(x), np.nan, p)
 
 
 def cusum_statistic(S, sigma, n):

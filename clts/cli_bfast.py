@@ -273,7 +273,8 @@ def add_bfast01_command(sub) -> None:
                    help="no linear trend term (no classification then: give --no-classify)")
     p.add_argument("--test", default=d["test"], nargs="+",
                    choices=("OLS-MOSUM", "OLS-CUSUM", "supF", "supLM", "BIC"),
-                   help="the test(s) that decide (R's bfast01 test =)")
+                   help="the test(s) that decide (R's bfast01 test =; several: "
+                   "--test supF OLS-CUSUM, after the input file)")
     p.add_argument("--level", type=float, default=d["level"], help="its significance")
     p.add_argument("--aggregate", choices=("all", "any"), default=d["aggregate"],
                    help="how several tests decide")

@@ -229,7 +229,8 @@ def _bfast01(args) -> int:
     _quiet(clts.bfast01, probe, da[args.dim].values, **kw)
     ds = cx.bfast01(da, dim=args.dim, **kw)
     out = cx.break_maps(ds)
-    for v in ("breakpoint", "mosum_p", "cusum_p", "supf_p", "suplm_p", "flag_pct_stable", "flag_subtype", "p_segment1",
+    for v in ("breakpoint", "mosum_p", "cusum_p", "supf_p", "suplm_p", "avef_p", "expf_p",
+              "flag_pct_stable", "flag_subtype", "p_segment1",
               "p_segment2", "pct_segment1", "pct_segment2", "nobs"):
         if v in ds:                                # the flags with classification only
             out[v] = ds[v]
@@ -272,7 +273,7 @@ def add_bfast01_command(sub) -> None:
     p.add_argument("--no-trend", dest="trend", action="store_false", default=d["trend"],
                    help="no linear trend term (no classification then: give --no-classify)")
     p.add_argument("--test", default=d["test"], nargs="+",
-                   choices=("OLS-MOSUM", "OLS-CUSUM", "supF", "supLM", "BIC"),
+                   choices=("OLS-MOSUM", "OLS-CUSUM", "supF", "supLM", "BIC", "aveF", "expF"),
                    help="the test(s) that decide (R's bfast01 test =; several: "
                    "--test supF OLS-CUSUM, after the input file)")
     p.add_argument("--level", type=float, default=d["level"], help="its significance")

@@ -114,7 +114,8 @@ _B01_CLASSIFY = ("flag_type", "flag_significance", "flag_pct_stable", "flag_subt
 
 
 #: the Dataset's variables of bfast01's other tests (their statistic; "_p": the p-value)
-_B01_TESTS = {"OLS-CUSUM": "cusum", "supF": "supf", "supLM": "suplm"}
+_B01_TESTS = {"OLS-CUSUM": "cusum", "supF": "supf", "supLM": "suplm", "aveF": "avef",
+              "expF": "expf"}
 
 
 def _bfast01_block(y, *, dates, classify, kw, extra=()):
@@ -134,8 +135,9 @@ def bfast01(da, *, dim: str = "time", device=None, **kwargs):
     along ``dim``, whose coordinate gives the dates. Returns a Dataset per pixel: ``breaks``
     (the decision, -1 not analysed), ``breakpoint``, ``break_date``, ``mosum``, ``mosum_p``,
     ``nobs``, ``status``, ``trim``; per requested test ``"OLS-CUSUM"`` / ``"supF"`` /
-    ``"supLM"`` its statistic and p-value (``cusum``, ``cusum_p``, ``supf``, ``supf_p``,
-    ``suplm``, ``suplm_p``); with ``classify`` (default) ``bfast01classify``'s flags,
+    ``"supLM"`` / ``"aveF"`` / ``"expF"`` its statistic and p-value (``cusum``, ``cusum_p``,
+    ``supf``, ``supf_p``, ``suplm``, ``suplm_p``, ``avef``, ``avef_p``, ``expf``,
+    ``expf_p``); with ``classify`` (default) ``bfast01classify``'s flags,
     the segments' p-values and percent changes and ``magnitude``; ``rss`` / ``bic`` along
     ``n`` (0 and 1 break). The coefficients and ``confint`` are the numpy function's."""
     from .bfast.bfast01 import check_arguments

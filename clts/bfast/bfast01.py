@@ -13,9 +13,9 @@ Per pixel (its valid values, n of them, K regressors of the model):
    h = bandwidth, functional = "max")``: the largest moving sum of ``floor(n bandwidth)``
    residuals of the 0-break fit over sigma sqrt(n), its p-value interpolated in strucchange's
    table of the Brownian bridge increments' maximum, 0.01 at the least), ``"OLS-CUSUM"``,
-   ``"supF"`` and ``"supLM"`` (``clts.bfast.sctest``: the residuals' cumulative sum, the
-   largest F statistic of one break over the trimmed dates and the score-based LM process,
-   with strucchange's p-values) and ``"BIC"`` (the 1-break model's BIC, with one more
+   ``"supF"``, ``"aveF"``, ``"expF"`` and ``"supLM"`` (``clts.bfast.sctest``: the residuals'
+   cumulative sum, the largest, mean and exponential mean F statistic of one break over the
+   trimmed dates and the score-based LM process, with strucchange's p-values) and ``"BIC"`` (the 1-break model's BIC, with one more
    parameter for the break, below the 0-break one), their decisions ``p < level`` aggregated
    by ``all`` / ``any`` into ``breaks`` (0 or 1);
 4. with ``classify``: the components of the chosen model (R's ``as.zoo.bfast01``: season = the
@@ -51,8 +51,8 @@ from .decompose_steps import bridge_sup_pvalue
 from .sctest import cusum_statistic, sup_tests
 from ..runtime.arrays import is_device_array
 
-#: the tests of "no break" (``clts.bfast.sctest``: OLS-CUSUM, supF, supLM)
-TESTS = ("OLS-MOSUM", "OLS-CUSUM", "supF", "supLM", "BIC")
+#: the tests of "no break" (``clts.bfast.sctest``: OLS-CUSUM, supF, supLM, aveF, expF)
+TESTS = ("OLS-MOSUM", "OLS-CUSUM", "supF", "supLM", "BIC", "aveF", "expF")
 TYPOLOGIES = ("standard", "drylands")
 #: strucchange's critical values of the OLS-MOSUM test's max functional (one process), its
 #: table ``sc.me`` rows 1..10: bandwidth h = 0.05, 0.10, .., 0.50 by p-value 0.1, 0.05, 0.025,
@@ -89,8 +89,9 @@ class Bfast01Result:
     statistics, p_values : dict
         Test name -> numpy array: the statistic and p-value of each requested test but BIC
         (``"OLS-MOSUM"``: ``mosum``; ``"OLS-CUSUM"``: the max of the residuals' cumulative
-        sum over sigma sqrt(n); ``"supF"``: the largest F; ``"supLM"``: the largest LM
-        statistic; NaN: exact fit or not analysed).
+        sum over sigma sqrt(n); ``"supF"``, ``"aveF"``, ``"expF"``: the largest F, their
+        mean, log(mean(exp(F / 2))); ``"supLM"``: the largest LM statistic; NaN: exact fit or
+        not analysed).
     rss, bic : numpy.ndarray, ``[2, ...]``
         RSS and BIC of the 0- and 1-break models (R's ``bfast01`` BIC values).
     coef0 : numpy.ndarray, ``[K, ...]``
@@ -158,7 +159,8 @@ def bfast01(y, dates=None, *, order=3, freq=365.0, trend=True, regressors=None, 
         ``trend``, ``harmon``, the regressors and ``1``). A host cube (numpy, pandas, xarray).
     test : str or sequence of str
         One or more of ``"OLS-MOSUM"`` (default), ``"OLS-CUSUM"``, ``"supF"``, ``"supLM"``
-        (strucchange's ``sctest`` of each, as R's ``bfast01``) and ``"BIC"``.
+        (strucchange's ``sctest`` of each, as R's ``bfast01``), ``"BIC"``, and ``"aveF"``,
+        ``"expF"`` (which R's ``bfast01`` also takes).
     level : float
         Significance of the tests (default 0.05).
     aggregate : {"all", "any"}
@@ -232,7 +234,9 @@ def bfast01(y, dates=None, *, order=3, freq=365.0, trend=True, regressors=None, 
     bic = np.asarray(r.bic[:2], np.float64)
     years = _years(dates, t)
     cols = _columns(names, keep)
-    stat_keys = ("mosum", "mosum_p", "cusum", "cusum_p", "supF", "supF_p", "supLM", "supLM_p")
+    keys = {"OLS-MOSUM": "mosum", "OLS-CUSUM": "cusum", "supF": "supF", "supLM": "supLM",
+            "aveF": "aveF", "expF": "expF"}
+    stat_keys = tuple(k + x for k in keys.values() for x in ("", "_p"))
     out = {k: np.full(M, np.nan) for k in stat_keys + ("p1", "p2", "pct1", "pct2", "mag")}
     out.update({k: np.full(M, -1, np.int32) for k in ("type", "sig", "stable", "sub")})
     out.update(exact0=np.zeros(M, bool), exact1=np.zeros(M, bool), tol=np.zeros(M))
@@ -244,7 +248,7 @@ def bfast01(y, dates=None, *, order=3, freq=365.0, trend=True, regressors=None, 
     with np.errstate(all="ignore"):
         trim01 = np.full(M, float(trim)) if trim < 1 else float(trim) / np.asarray(
             r.nobs, np.float64).ravel()
-    sup = {"supF", "supLM"} & set(tests)
+    sup = {"supF", "supLM", "aveF", "expF"} & set(tests)
     breaks = np.full(M, -1, np.int32)
     decisions = {name: np.zeros(M, bool) for name in tests}
     Xs = X[:, [j for j in keep if j < X.shape[1]]]
@@ -257,7 +261,6 @@ def bfast01(y, dates=None, *, order=3, freq=365.0, trend=True, regressors=None, 
                coef1, slice(a, b), keep, (sup, hh[a:b], trim01[a:b], K))
     if "OLS-MOSUM" in tests:
         decisions["OLS-MOSUM"] = ok & (out["mosum_p"] < level)
-    keys = {"OLS-MOSUM": "mosum", "OLS-CUSUM": "cusum", "supF": "supF", "supLM": "supLM"}
     for name in tests:
         if name != "BIC":
             decisions[name] = ok & (out[keys[name] + "_p"] < level)
@@ -321,8 +324,8 @@ def bfast01(y, dates=None, *, order=3, freq=365.0, trend=True, regressors=None, 
 def _check(test, level, aggregate, bandwidth, alpha, pct_stable, typology, trim):
     tests = (test,) if isinstance(test, str) else tuple(test)
     if not tests or any(t not in TESTS for t in tests) or len(set(tests)) < len(tests):
-        raise ValueError(f"test must be one or more of {TESTS} (R's aveF / expF / other "
-                         f"sctest types are not implemented), got {test!r}")
+        raise ValueError(f"test must be one or more of {TESTS} (R's other sctest "
+                         f"types are not implemented), got {test!r}")
     for name, v in (("level", level), ("alpha", alpha), ("bandwidth", bandwidth)):
         if isinstance(v, bool) or not isinstance(v, (int, float, np.number)) or not 0 < v < 1:
             raise ValueError(f"{name} must lie in (0, 1), got {v!r}")

@@ -48,7 +48,7 @@ from .common import time_axis as _time_axis
 from .common import ZERO_VARIANCE_ULPS, trend_scaling
 from .regressors import model_terms
 from .decompose_steps import bridge_sup_pvalue
-from .sctest import cusum_statistic, sup_tests
+from .sctest import betainc_reg, cusum_statistic, sup_tests
 from ..runtime.arrays import is_device_array
 
 #: the tests of "no break" (``clts.bfast.sctest``: OLS-CUSUM, supF, supLM, aveF, expF)
@@ -571,43 +571,3 @@ def _slope_pvalue(u0, tau, mask, tol):
         F = ssr / (sse / df)
         p = betainc_reg(df / 2, 0.5, df / (df + F))
     return np.where((n > 2) & (sxx > 0) & (syy > n * tol * tol), p, np.nan)
-
-
-def betainc_reg(a, b, x, iters=300):
-    """The regularized incomplete beta function I_x(a, b), elementwise, by its continued
-    fraction (modified Lentz), evaluated where it converges fast (x < (a + 1) / (a + b + 2)),
-    through the symmetry I_x(a, b) = 1 - I_{1-x}(b, a) elsewhere. float64; NaN in, NaN out."""
-    a, b, x = np.broadcast_arrays(*(np.asarray(v, np.float64) for v in (a, b, x)))
-    out = np.full(x.shape, np.nan)
-    good = (a > 0) & (b > 0) & (x >= 0) & (x <= 1)
-    out[good & (x == 0)] = 0.0
-    out[good & (x == 1)] = 1.0
-    mid = good & (x > 0) & (x < 1)
-    swap = mid & (x >= (a + 1) / (a + b + 2))
-    aa, bb, xx = np.where(swap, b, a), np.where(swap, a, b), np.where(swap, 1 - x, x)
-    aa, bb, xx = aa[mid], bb[mid], xx[mid]
-    lbeta = np.vectorize(math.lgamma)
-    front = np.exp(aa * np.log(xx) + bb * np.log1p(-xx)
-                   - (lbeta(aa) + lbeta(bb) - lbeta(aa + bb)) if aa.size else aa)
-    tiny = 1e-300
-    f = np.ones_like(xx)
-    C = np.ones_like(xx)
-    D = np.zeros_like(xx)
-    for i in range(1, 2 * iters + 1):
-        m = i // 2
-        if i % 2:
-            d = -(aa + m) * (aa + bb + m) * xx / ((aa + 2 * m) * (aa + 2 * m + 1))
-        else:
-            d = m * (bb - m) * xx / ((aa + 2 * m - 1) * (aa + 2 * m))
-        D = 1.0 + d * D
-        D = np.where(np.abs(D) < tiny, tiny, D)
-        C = 1.0 + d / C
-        C = np.where(np.abs(C) < tiny, tiny, C)
-        D = 1.0 / D
-        delta = C * D
-        f = f * delta
-        if i % 2 == 0 and np.all(np.abs(delta - 1.0) < 1e-15):
-            break
-    val = front / (f * aa)
-    out[mid] = np.where(swap[mid], 1.0 - val, val)
-    return out

@@ -34,14 +34,12 @@ change with unknown change point" (Econometrica 1993); Zeileis, Leisch, Hornik a
 """
 from __future__ import annotations
 
+import functools
 import math
+from pathlib import Path
 
 import numpy as np
 
-from .fstats_tables import AVE_BETA, EXP_BETA, SUP_BETA
-
-#: the F tests' tables of ``fstats_pvalue``
-BETA = {"supF": SUP_BETA, "aveF": AVE_BETA, "expF": EXP_BETA}
 
 #: sub-blocks of the single-break RSS: pixels whose [N, P, K, K] cumulative Gram matrices
 #: stay within about this many bytes
@@ -95,6 +93,23 @@ def chisq_sf(x, df):
     return out
 
 
+@functools.lru_cache(maxsize=1)
+def fstats_tables() -> dict:
+    """{"supF" | "aveF" | "expF": [40, 25, 5]} strucchange's tables of Hansen's p-values
+    (``fstats_tables.csv`` beside this module, its header says what they hold): per k and
+    trimming row (b0, b1, b2, b3, df). Read once, on first use."""
+    path = Path(__file__).with_name("fstats_tables.csv")
+    kinds = np.loadtxt(path, delimiter=",", comments="#", skiprows=8, usecols=0, dtype=str)
+    vals = np.loadtxt(path, delimiter=",", comments="#", skiprows=8, usecols=range(1, 8))
+    out = {}
+    for kind in ("supF", "aveF", "expF"):
+        v = vals[kinds == kind]
+        if v.shape[0] != 1000 or not (v[:, 0] == np.repeat(np.arange(1, 41), 25)).all():
+            raise RuntimeError(f"{path}: the {kind} table is incomplete")
+        out[kind] = np.column_stack([v[:, 3:7], v[:, 2]]).reshape(40, 25, 5)
+    return out
+
+
 def fstats_pvalue(stat, k, lam, kind="supF"):
     """strucchange's ``pvalue.Fstats(stat, type = kind, k, lambda)`` (``kind``: "supF",
     "aveF" or "expF"), elementwise over ``stat`` and ``lam`` (k: the number of regressors,
@@ -107,14 +122,14 @@ def fstats_pvalue(stat, k, lam, kind="supF"):
         tau = np.where(lam < 1, lam, 1.0 / (1.0 + np.sqrt(lam)))
         taua = (0.51 - tau) * 50.0
         t1 = np.clip(np.nan_to_num(np.floor(taua), nan=1.0), 1, 24).astype(np.int64)
-    beta = BETA[kind][k - 1]
-    m = beta.shape[1] - 1
+    beta = fstats_tables()[kind][k - 1]
+    m = 2 if kind == "supF" else 4            # the polynomial's coefficients; then df
 
     def row(r):                        # P(chi2(df_r) > max(0, sum_j b_rj x^j)) per value
         b = beta[r]
         with np.errstate(invalid="ignore", over="ignore"):
             d = sum(b[..., j] * x ** j for j in range(m))
-        return chisq_sf(np.where(d > 0, d, 0.0), b[..., m])
+        return chisq_sf(np.where(d > 0, d, 0.0), b[..., 4])
     upper = tau >= 0.49
     lower = tau <= 0.01
     r_lo = np.where(upper, 0, np.where(lower, 24, t1 - 1))
@@ -250,7 +265,6 @@ def sup_tests(X, e, valid, h, trim01, K, want):
         p = fstats_pvalue(stat, K, lam, name)
         chow = (lam == 1) if name != "expF" else np.zeros(P, bool)
         if chow.any():                  # one admissible break: Chow's F test (sctest.Fstats)
-            from .bfast01 import betainc_reg
             d1, d2 = float(K), nf[chow] - 2 * K
             with np.errstate(all="ignore"):
                 p[chow] = betainc_reg(d2 / 2, d1 / 2, d2 / (d2 + d1 * stat[chow]))
@@ -258,4 +272,44 @@ def sup_tests(X, e, valid, h, trim01, K, want):
     if "supLM" in want:
         lam = (1.0 - trim01) ** 2 / (trim01 * trim01)
         out["supLM"] = (suplm, fstats_pvalue(suplm, Kx, lam))
+    return out
+
+
+def betainc_reg(a, b, x, iters=300):
+    """The regularized incomplete beta function I_x(a, b), elementwise, by its continued
+    fraction (modified Lentz), evaluated where it converges fast (x < (a + 1) / (a + b + 2)),
+    through the symmetry I_x(a, b) = 1 - I_{1-x}(b, a) elsewhere. float64; NaN in, NaN out."""
+    a, b, x = np.broadcast_arrays(*(np.asarray(v, np.float64) for v in (a, b, x)))
+    out = np.full(x.shape, np.nan)
+    good = (a > 0) & (b > 0) & (x >= 0) & (x <= 1)
+    out[good & (x == 0)] = 0.0
+    out[good & (x == 1)] = 1.0
+    mid = good & (x > 0) & (x < 1)
+    swap = mid & (x >= (a + 1) / (a + b + 2))
+    aa, bb, xx = np.where(swap, b, a), np.where(swap, a, b), np.where(swap, 1 - x, x)
+    aa, bb, xx = aa[mid], bb[mid], xx[mid]
+    lbeta = np.vectorize(math.lgamma)
+    front = np.exp(aa * np.log(xx) + bb * np.log1p(-xx)
+                   - (lbeta(aa) + lbeta(bb) - lbeta(aa + bb)) if aa.size else aa)
+    tiny = 1e-300
+    f = np.ones_like(xx)
+    C = np.ones_like(xx)
+    D = np.zeros_like(xx)
+    for i in range(1, 2 * iters + 1):
+        m = i // 2
+        if i % 2:
+            d = -(aa + m) * (aa + bb + m) * xx / ((aa + 2 * m) * (aa + 2 * m + 1))
+        else:
+            d = m * (bb - m) * xx / ((aa + 2 * m - 1) * (aa + 2 * m))
+        D = 1.0 + d * D
+        D = np.where(np.abs(D) < tiny, tiny, D)
+        C = 1.0 + d / C
+        C = np.where(np.abs(C) < tiny, tiny, C)
+        D = 1.0 / D
+        delta = C * D
+        f = f * delta
+        if i % 2 == 0 and np.all(np.abs(delta - 1.0) < 1e-15):
+            break
+    val = front / (f * aa)
+    out[mid] = np.where(swap[mid], 1.0 - val, val)
     return out

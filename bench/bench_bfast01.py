@@ -6,9 +6,10 @@ season order 3 + trend (K = 8, trim 40), 10 % missing; half the pixels with a br
 or level, the others a plain trend; OLS-MOSUM test, pct_stable 0.25, float64. R runs on the
 first ``--r-pixels`` pixels (default 40) and its time is extrapolated linearly (per pixel the
 work does not depend on the others); its decisions, breaks and types are checked against
-clts's on those pixels.
+clts's on those pixels. ``--test`` picks the tests (R's ``bfast01(test =)``, e.g. ``supF supLM
+OLS-CUSUM``; results then in ``bfast01-<tests>-<device>.md``).
 
-    python bench/bench_bfast01.py [--device pocl] [--pixels 2000] [--r-pixels 40]
+    python bench/bench_bfast01.py [--device pocl] [--pixels 2000] [--r-pixels 40] [--test ..]
 """
 from __future__ import annotations
 
@@ -44,15 +45,15 @@ def workload(M, N=276, seed=0):
     return t, y
 
 
-def run_r(t, y, cols):
+def run_r(t, y, cols, tests=("OLS-MOSUM",)):
     if shutil.which("Rscript") is None:
         return None, "Rscript not found on PATH (bfast from the bfast2/bfast source)"
     with tempfile.TemporaryDirectory() as tmp:
         inp, outp = Path(tmp) / "in.csv", Path(tmp) / "out.csv"
         np.savetxt(inp, np.column_stack([t, y[:, cols]]), delimiter=",", comments="",
                    fmt="%.10g", header="time," + ",".join(f"p{c}" for c in cols))
-        p = subprocess.run(["Rscript", str(HERE / "bfast01_r_timing.R"), str(inp), str(outp)],
-                           capture_output=True, text=True)
+        p = subprocess.run(["Rscript", str(HERE / "bfast01_r_timing.R"), str(inp), str(outp),
+                            ",".join(tests)], capture_output=True, text=True)
         if p.returncode != 0:
             tail = (p.stderr.strip().splitlines() or ["(no output)"])[-1]
             return None, f"Rscript failed: {tail}"
@@ -67,6 +68,8 @@ def main():
     ap.add_argument("--r-pixels", type=int, default=40)
     ap.add_argument("--quick", action="store_true",
                     help="one timed run and R on 5 pixels (scripts/gpu-check.sh)")
+    ap.add_argument("--test", nargs="+", default=["OLS-MOSUM"],
+                    help="bfast01's tests (aggregate all), default OLS-MOSUM")
     a = ap.parse_args()
     if a.quick:
         a.r_pixels = min(a.r_pixels, 5)
@@ -75,7 +78,7 @@ def main():
     dev = clts.get_device(a.device)
     t, y = workload(a.pixels)
     M = y.shape[1]
-    kw = dict(freq=1.0, pct_stable=0.25, device=dev, progress=False)
+    kw = dict(freq=1.0, pct_stable=0.25, test=a.test, device=dev, progress=False)
     clts.bfast01(y[:, :64], t, **kw)                        # build, warm the pools
     load0 = os.getloadavg()[0]
     times = []
@@ -89,7 +92,7 @@ def main():
     t_bp = time.perf_counter() - t0
     t_clts = min(times)
     sub = list(range(min(a.r_pixels, M)))
-    rows_r, skipped = run_r(t, y, sub)
+    rows_r, skipped = run_r(t, y, sub, a.test)
     load1 = os.getloadavg()[0]
     rows = [dict(what="clts.bfast01 (+ classify)", pixels=M, seconds=t_clts,
                  ms_per_pixel=1e3 * t_clts / M, speedup="1", agree="-")]
@@ -102,14 +105,16 @@ def main():
                               "extrapolated)", pixels=M, seconds=r_all,
                          ms_per_pixel=1e3 * t_r / len(sub), speedup=f"{r_all / t_clts:.0f}x",
                          agree=f"{agree}/{len(sub)}"))
-    notes = (f"{M:,} x {t.size} float64, K = 8, trim 40, OLS-MOSUM, 10 % missing. Load average "
+    notes = (f"{M:,} x {t.size} float64, K = 8, trim 40, {' + '.join(a.test)}, 10 % missing. Load average "
              f"{load0:.2f} before the clts runs, {load1:.2f} after R (2 cores shared). clts: best "
              f"of {len(times)} runs ({', '.join(f'{x:.2f}' for x in times)} s), of which the "
              f"device breakpoints (bfast_breaks, h = 40, breaks = 1) {t_bp:.2f} s; the rest is "
              f"the host fits, tests and classification (numpy, float64). Command: python "
-             f"bench/bench_bfast01.py --device {dev.slug} --pixels {M}\n"
+             f"bench/bench_bfast01.py --device {dev.slug} --pixels {M}"
+             + ("" if a.test == ["OLS-MOSUM"] else f" --test {' '.join(a.test)}") + "\n"
              + (f"R anchor skipped: {skipped}.\n" if skipped else ""))
-    path = write_result("bfast01", dev, "bfast01: clts vs R looped", rows, notes)
+    name = "bfast01" if a.test == ["OLS-MOSUM"] else "bfast01-" + "-".join(a.test).lower()
+    path = write_result(name, dev, "bfast01: clts vs R looped", rows, notes)
     print(machine_line(dev))
     print(path.read_text())
 

@@ -10,7 +10,9 @@ the work does not depend on the others); its trend / season breakpoints and iter
 checked against clts's on those pixels.
 
     python bench/bench_bfast_decompose.py [--device pocl] [--pixels 10000] [--r-pixels 20]
-        [--season harmonic] [--quick]
+        [--season harmonic] [--type OLS-MOSUM] [--quick]
+
+``--type``: bfast's test (the dates are R's time(Yt) from 2000, which RE and ME depend on).
 
 ``--quick``: one timed clts run, R on 5 pixels.
 """
@@ -45,7 +47,7 @@ def workload(M, N=300, seed=0):
     return y
 
 
-def run_r(y, cols, season, h, max_iter):
+def run_r(y, cols, season, h, max_iter, type="OLS-MOSUM"):
     """(seconds, [(trend bps, season bps, iterations)]) of R's bfast on pixels ``cols``; None
     with the reason where R cannot run here."""
     if shutil.which("Rscript") is None:
@@ -55,7 +57,7 @@ def run_r(y, cols, season, h, max_iter):
         np.savetxt(inp, y[:, cols], delimiter=",", comments="", fmt="%.10g",
                    header=",".join(f"p{c}" for c in cols))
         p = subprocess.run(["Rscript", str(HERE / "bfast_decompose_r_timing.R"), str(inp),
-                            str(outp), str(FREQ), season, str(h), str(max_iter)],
+                            str(outp), str(FREQ), season, str(h), str(max_iter), type],
                            capture_output=True, text=True)
         if p.returncode != 0:
             tail = (p.stderr.strip().splitlines() or ["(no output)"])[-1]
@@ -75,6 +77,7 @@ def main():
     ap.add_argument("--pixels", type=int, default=10000)
     ap.add_argument("--r-pixels", type=int, default=None, help="default 20 (--quick: 5)")
     ap.add_argument("--season", default="harmonic", choices=("harmonic", "dummy", "none"))
+    ap.add_argument("--type", default="OLS-MOSUM", choices=("OLS-MOSUM", "OLS-CUSUM", "RE", "ME"))
     ap.add_argument("--quick", action="store_true")
     a = ap.parse_args()
     a.r_pixels = a.r_pixels or (5 if a.quick else 20)
@@ -83,7 +86,8 @@ def main():
     dev = clts.get_device(a.device)
     y = workload(a.pixels)
     M = y.shape[1]
-    kw = dict(h=0.15, season=a.season, max_iter=10, device=dev, progress=False)
+    kw = dict(h=0.15, season=a.season, max_iter=10, type=a.type, device=dev, progress=False,
+              dates=2000 + np.arange(y.shape[0]) / FREQ)
     clts.bfast_decompose(y, FREQ, **kw)                # builds every kernel, warms the pools
     load0 = os.getloadavg()[0]
     times = []
@@ -93,9 +97,9 @@ def main():
         times.append(time.perf_counter() - t0)
     t_clts = min(times)
     sub = list(range(a.r_pixels))
-    got, why = run_r(y, sub, a.season, 0.15, 10)
+    got, why = run_r(y, sub, a.season, 0.15, 10, a.type)
     load1 = os.getloadavg()[0]
-    rows = [dict(what=f"clts.bfast_decompose (season={a.season})", pixels=M, seconds=t_clts,
+    rows = [dict(what=f"clts.bfast_decompose (season={a.season}, type={a.type})", pixels=M, seconds=t_clts,
                  ms_per_pixel=1e3 * t_clts / M, speedup="1", agree="-")]
     if got is not None:
         t_r, res = got
@@ -115,9 +119,10 @@ def main():
              f"the clts runs, {load1:.2f} after R (2 cores shared). clts: best of "
              f"{len(times)} full run(s) ({', '.join(f'{x:.2f}' for x in times)} s), kernels "
              f"built before. Command: python bench/bench_bfast_decompose.py --device {dev.slug} "
-             f"--season {a.season}{' --quick' if a.quick else ''}\n"
+             f"--season {a.season} --type {a.type} --pixels {M}{' --quick' if a.quick else ''}\n"
              + (f"R anchor skipped: {why}.\n" if got is None else ""))
-    path = write_result(f"bfast-decompose-{a.season}", dev,
+    tag = "" if a.type == "OLS-MOSUM" else "-" + a.type.lower()
+    path = write_result(f"bfast-decompose-{a.season}{tag}", dev,
                         "R's bfast() batched: clts.bfast_decompose vs R looped", rows, notes)
     print(machine_line(dev))
     print(path.read_text())

@@ -2,16 +2,18 @@
 # classification with pct_stable = 0.25) looped over the pixels of a CSV written by
 # bench/bench_bfast01.py (columns: time, then one per pixel, NA = missing; 23 dates a year).
 # Writes per pixel the decision, the break (0-based date index, -1 none) and the type.
-# Usage: Rscript bench/bfast01_r_timing.R <input.csv> <output.csv>
+# An optional third argument: the tests, comma-separated (default OLS-MOSUM).
+# Usage: Rscript bench/bfast01_r_timing.R <input.csv> <output.csv> [tests]
 suppressMessages(library(bfast))
 args <- commandArgs(trailingOnly = TRUE)
 inp <- read.csv(args[1])
 tm <- inp$time
 n <- ncol(inp) - 1
+tests <- if (length(args) >= 3) strsplit(args[3], ",")[[1]] else "OLS-MOSUM"
 brk <- bp <- type <- integer(n)
 secs <- system.time(for (p in 2:ncol(inp)) {
   y <- ts(inp[[p]], frequency = 23, start = c(floor(tm[1]), round((tm[1] %% 1) * 23) + 1))
-  bf <- bfast01(y)
+  bf <- bfast01(y, test = tests)
   cl <- bfast01classify(bf, pct_stable = 0.25)
   brk[p - 1] <- bf$breaks
   bp[p - 1] <- which(!is.na(inp[[p]]))[bf$breakpoints] - 1

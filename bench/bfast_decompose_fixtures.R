@@ -19,15 +19,6 @@ datats <- ts(rowSums(simts$time.series))
 tsp(datats) <- tsp(simts$time.series)
 ndvif <- ts(zoo::na.approx(as.numeric(ndvi)), start = start(ndvi), frequency = frequency(ndvi))
 yearly <- ts(as.numeric(harvest), frequency = 1, start = 2006)
-synth <- function(seed, n_years = 12, f = 23, drop = -0.25, at = 0.55, amp2 = 0.6) {
-  set.seed(seed)
-  n <- n_years * f
-  tt <- seq_len(n)
-  amp <- ifelse(tt > round(0.35 * n), amp2 * 0.2, 0.2)
-  y <- 0.55 + amp * sin(2 * pi * tt / f) + 0.0004 * tt + ifelse(tt > round(at * n), drop, 0) +
-    rnorm(n, sd = 0.03)
-  ts(y, start = c(2001, 1), frequency = f)
-}
 syn1 <- synth(1)
 syn2 <- synth(2, drop = 0, amp2 = 1)           # no break: noise around a trend + season
 syn3 <- synth(3, n_years = 10, drop = 0.15, at = 0.3, amp2 = 0.5)

@@ -3,18 +3,19 @@
 # settings given on the command line. Writes per pixel the trend and season breakpoints
 # (1-based), the iterations, and the total seconds.
 # Usage: Rscript bench/bfast_decompose_r_timing.R <input.csv> <output.csv> <freq> <season> <h>
-#            <max.iter>
+#            <max.iter> [<type>]   (type: bfast's, default OLS-MOSUM; series start in 2000)
 suppressMessages(library(bfast))
 args <- commandArgs(trailingOnly = TRUE)
 inp <- read.csv(args[1])
 f <- as.numeric(args[3]); season <- args[4]; h <- as.numeric(args[5]); mi <- as.integer(args[6])
+type <- if (length(args) >= 7) args[7] else "OLS-MOSUM"
 tb <- character(ncol(inp)); sb <- character(ncol(inp)); it <- integer(ncol(inp))
 one <- function(x) if (length(x) == 0 || identical(unname(x), 0) || all(is.na(x))) "" else
   paste(x, collapse = " ")
 secs <- system.time(for (p in seq_len(ncol(inp))) {
   y <- ts(inp[[p]], start = c(2000, 1), frequency = f)
   invisible(capture.output(fit <- suppressWarnings(bfast(y, h = h, season = season,
-                                                         max.iter = mi))))
+                                                         max.iter = mi, type = type))))
   o <- fit$output[[length(fit$output)]]
   tb[p] <- one(o$Vt.bp); sb[p] <- one(o$Wt.bp); it[p] <- length(fit$output)
 })[["elapsed"]]

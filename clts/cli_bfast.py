@@ -135,7 +135,7 @@ def add_breaks_command(sub) -> None:
 
 def _decompose_kw(args) -> dict:
     return dict(season=args.season, h=args.h, max_iter=args.max_iter, breaks=args.breaks,
-                level=args.level, device=args.device)
+                level=args.level, type=args.type, device=args.device)
 
 
 def _decompose(args) -> int:
@@ -200,7 +200,9 @@ def add_decompose_command(sub) -> None:
     p.add_argument("--breaks", type=_breaks_arg, default=d["breaks"],
                    help="breaks reported: a number, BIC or LWZ (default: the BIC's number)")
     p.add_argument("--level", type=float, default=d["level"],
-                   help="significance of the OLS-MOSUM tests")
+                   help="significance of the --type tests")
+    p.add_argument("--type", choices=("OLS-MOSUM", "OLS-CUSUM", "RE", "ME"), default=d["type"],
+                   help="fluctuation test of each component (R's type; default OLS-MOSUM)")
     p.add_argument("--components", action="store_true",
                    help="also write trend, seasonal and remainder (NetCDF / Zarr)")
     p.set_defaults(fn=lambda a: user_error("bfast-decompose", _decompose, a))
@@ -227,7 +229,8 @@ def _bfast01(args) -> int:
     _quiet(clts.bfast01, probe, da[args.dim].values, **kw)
     ds = cx.bfast01(da, dim=args.dim, **kw)
     out = cx.break_maps(ds)
-    for v in ("breakpoint", "mosum_p", "flag_pct_stable", "flag_subtype", "p_segment1",
+    for v in ("breakpoint", "mosum_p", "cusum_p", "supf_p", "suplm_p", "avef_p", "expf_p",
+              "flag_pct_stable", "flag_subtype", "p_segment1",
               "p_segment2", "pct_segment1", "pct_segment2", "nobs"):
         if v in ds:                                # the flags with classification only
             out[v] = ds[v]
@@ -257,7 +260,7 @@ def add_bfast01_command(sub) -> None:
                        description="Writes breaks (1, 0; -1 not analysed), break_date and "
                        "magnitude (where a break is found), flag_type, flag_significance "
                        "(bfast01classify) and status per pixel (and, for NetCDF / Zarr, the "
-                       "best breakpoint whatever the decision, the OLS-MOSUM p-value, the "
+                       "best breakpoint whatever the decision, the tests' p-values, the "
                        "other flags and the segments' tests); a GeoTIFF stack gives one "
                        "GeoTIFF per map in the folder -o.")
     file_args(p)
@@ -269,11 +272,13 @@ def add_bfast01_command(sub) -> None:
                    "numeric axis per --time-unit: year 1, month 12, day 365)")
     p.add_argument("--no-trend", dest="trend", action="store_false", default=d["trend"],
                    help="no linear trend term (no classification then: give --no-classify)")
-    p.add_argument("--test", default=d["test"], choices=("OLS-MOSUM", "BIC"),
-                   help="the test that decides")
+    p.add_argument("--test", default=d["test"], nargs="+",
+                   choices=("OLS-MOSUM", "OLS-CUSUM", "supF", "supLM", "BIC", "aveF", "expF"),
+                   help="the test(s) that decide (R's bfast01 test =; several: "
+                   "--test supF OLS-CUSUM, after the input file)")
     p.add_argument("--level", type=float, default=d["level"], help="its significance")
     p.add_argument("--aggregate", choices=("all", "any"), default=d["aggregate"],
-                   help="how several tests decide (one test here)")
+                   help="how several tests decide")
     p.add_argument("--trim", type=_count_or_fraction, default=d["trim"], help="minimal segment: a count "
                    "or a fraction of the valid values (default 5 x the regressors)")
     p.add_argument("--bandwidth", type=float, default=d["bandwidth"],

@@ -113,12 +113,19 @@ _B01_CLASSIFY = ("flag_type", "flag_significance", "flag_pct_stable", "flag_subt
                  "p_segment1", "p_segment2", "pct_segment1", "pct_segment2", "magnitude")
 
 
-def _bfast01_block(y, *, dates, classify, kw):
+#: the Dataset's variables of bfast01's other tests (their statistic; "_p": the p-value)
+_B01_TESTS = {"OLS-CUSUM": "cusum", "supF": "supf", "supLM": "suplm", "aveF": "avef",
+              "expF": "expf"}
+
+
+def _bfast01_block(y, *, dates, classify, kw, extra=()):
     from .bfast.bfast01 import bfast01 as _bfast01
     r = _bfast01(y, dates, time_axis=-1, progress=False, classify=classify, **kw)
     out = [getattr(r, n) for n in _B01_PIXEL]
     if classify:
         out += [getattr(r, n) for n in _B01_CLASSIFY]
+    for t in extra:
+        out += [r.statistics[t], r.p_values[t]]
     out += [_last(r.rss), _last(r.bic)]
     return tuple(np.asarray(a) for a in out)
 
@@ -127,7 +134,10 @@ def bfast01(da, *, dim: str = "time", device=None, **kwargs):
     """R's ``bfast01`` (:func:`clts.bfast01`, ``kwargs`` as there) on every pixel of ``da``
     along ``dim``, whose coordinate gives the dates. Returns a Dataset per pixel: ``breaks``
     (the decision, -1 not analysed), ``breakpoint``, ``break_date``, ``mosum``, ``mosum_p``,
-    ``nobs``, ``status``, ``trim``; with ``classify`` (default) ``bfast01classify``'s flags,
+    ``nobs``, ``status``, ``trim``; per requested test ``"OLS-CUSUM"`` / ``"supF"`` /
+    ``"supLM"`` / ``"aveF"`` / ``"expF"`` its statistic and p-value (``cusum``, ``cusum_p``,
+    ``supf``, ``supf_p``, ``suplm``, ``suplm_p``, ``avef``, ``avef_p``, ``expf``,
+    ``expf_p``); with ``classify`` (default) ``bfast01classify``'s flags,
     the segments' p-values and percent changes and ``magnitude``; ``rss`` / ``bic`` along
     ``n`` (0 and 1 break). The coefficients and ``confint`` are the numpy function's."""
     from .bfast.bfast01 import check_arguments
@@ -137,7 +147,7 @@ def bfast01(da, *, dim: str = "time", device=None, **kwargs):
     da = prepare(da, dim)
     if dim not in da.coords:
         raise ValueError(f"bfast01 needs the dates: give {dim!r} a coordinate")
-    check_arguments(kwargs.get("test", "OLS-MOSUM"), kwargs.get("level", 0.05),
+    tests = check_arguments(kwargs.get("test", "OLS-MOSUM"), kwargs.get("level", 0.05),
                     kwargs.get("aggregate", "all"), kwargs.get("bandwidth", 0.15),
                     kwargs.get("alpha", 0.05), kwargs.get("pct_stable"),
                     kwargs.get("typology", "standard"), kwargs.get("trim"))
@@ -152,9 +162,12 @@ def bfast01(da, *, dim: str = "time", device=None, **kwargs):
             ("trim", i4, False)]
     if classify:
         outs += [(n, i4 if n.startswith("flag") else f8, False) for n in _B01_CLASSIFY]
+    extra = [t for t in tests if t in _B01_TESTS]
+    for t in extra:
+        outs += [(_B01_TESTS[t], f8, False), (_B01_TESTS[t] + "_p", f8, False)]
     outs += [("rss", f8, ["n"]), ("bic", f8, ["n"])]
     out = apply_core(_bfast01_block, da, dim, outs,
-                 dict(dates=dates, classify=bool(classify),
+                 dict(dates=dates, classify=bool(classify), extra=tuple(extra),
                       kw=dict(kwargs, device=portable_device(device))), sizes={"n": 2})
     ds = xr.Dataset(out, attrs=dict(da.attrs)).assign_coords(n=[0, 1])
     for v in ds.data_vars:

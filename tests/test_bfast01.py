@@ -224,7 +224,7 @@ def test_pvalues():
 
 
 @pytest.mark.parametrize("kw, msg", [
-    (dict(test="supF"), "not implemented"), (dict(test=["BIC", "BIC"]), "test"),
+    (dict(test="Rec-CUSUM"), "not implemented"), (dict(test=["BIC", "BIC"]), "test"),
     (dict(level=1.5), "level"), (dict(aggregate="most"), "aggregate"),
     (dict(bandwidth=0), "bandwidth"), (dict(typology="wet"), "typology"),
     (dict(pct_stable=-1), "pct_stable"), (dict(trim=-3), "trim"), (dict(trim=12.5), "trim"),

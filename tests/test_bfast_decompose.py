@@ -165,7 +165,7 @@ def test_float32(device):
 @pytest.mark.parametrize("kw,match", [
     (dict(season="periodic"), "season"), (dict(h=0.7), "h"), (dict(h=0), "h"),
     (dict(max_iter=0), "max_iter"), (dict(breaks=0), "breaks"), (dict(breaks="AIC"), "breaks"),
-    (dict(level=1.5), "level"), (dict(level=(0.05,)), "level"), (dict(type="RE"), "type"),
+    (dict(level=1.5), "level"), (dict(level=(0.05,)), "level"), (dict(type="Rec-CUSUM"), "type"),
 ])
 def test_bad_arguments(kw, match):
     y = np.zeros((100, 2))

@@ -12,9 +12,12 @@ Per pixel (its valid values, n of them, K regressors of the model):
 3. the tests of "no break": ``"OLS-MOSUM"`` (strucchange's ``sctest(type = "OLS-MOSUM",
    h = bandwidth, functional = "max")``: the largest moving sum of ``floor(n bandwidth)``
    residuals of the 0-break fit over sigma sqrt(n), its p-value interpolated in strucchange's
-   table of the Brownian bridge increments' maximum, 0.01 at the least) and ``"BIC"`` (the
-   1-break model's BIC, with one more parameter for the break, below the 0-break one), their
-   decisions ``p < level`` aggregated by ``all`` / ``any`` into ``breaks`` (0 or 1);
+   table of the Brownian bridge increments' maximum, 0.01 at the least), ``"OLS-CUSUM"``,
+   ``"supF"``, ``"aveF"``, ``"expF"`` and ``"supLM"`` (``clts.bfast.sctest``: the residuals'
+   cumulative sum, the largest, mean and exponential mean F statistic of one break over the
+   trimmed dates and the score-based LM process, with strucchange's p-values) and ``"BIC"`` (the 1-break model's BIC, with one more
+   parameter for the break, below the 0-break one), their decisions ``p < level`` aggregated
+   by ``all`` / ``any`` into ``breaks`` (0 or 1);
 4. with ``classify``: the components of the chosen model (R's ``as.zoo.bfast01``: season = the
    harmonic terms' fit, trend = intercept + trend + the regressors' segment mean), per segment
    the p-value of the F test of a slope of response - season on time (decimal years), the
@@ -44,9 +47,12 @@ from .breaks_api import _intervals, _original_shape, bfast_breaks, host_cube, ma
 from .common import time_axis as _time_axis
 from .common import ZERO_VARIANCE_ULPS, trend_scaling
 from .regressors import model_terms
+from .decompose_steps import bridge_sup_pvalue
+from .sctest import betainc_reg, cusum_statistic, sup_tests
 from ..runtime.arrays import is_device_array
 
-TESTS = ("OLS-MOSUM", "BIC")
+#: the tests of "no break" (``clts.bfast.sctest``: OLS-CUSUM, supF, supLM, aveF, expF)
+TESTS = ("OLS-MOSUM", "OLS-CUSUM", "supF", "supLM", "BIC", "aveF", "expF")
 TYPOLOGIES = ("standard", "drylands")
 #: strucchange's critical values of the OLS-MOSUM test's max functional (one process), its
 #: table ``sc.me`` rows 1..10: bandwidth h = 0.05, 0.10, .., 0.50 by p-value 0.1, 0.05, 0.025,
@@ -80,6 +86,12 @@ class Bfast01Result:
         Test name -> numpy bool array, each test's decision (p < level; BIC: 1 break lower).
     mosum, mosum_p : numpy.ndarray
         The OLS-MOSUM statistic and its p-value (NaN: exact fit or not analysed).
+    statistics, p_values : dict
+        Test name -> numpy array: the statistic and p-value of each requested test but BIC
+        (``"OLS-MOSUM"``: ``mosum``; ``"OLS-CUSUM"``: the max of the residuals' cumulative
+        sum over sigma sqrt(n); ``"supF"``, ``"aveF"``, ``"expF"``: the largest F, their
+        mean, log(mean(exp(F / 2))); ``"supLM"``: the largest LM statistic; NaN: exact fit or
+        not analysed).
     rss, bic : numpy.ndarray, ``[2, ...]``
         RSS and BIC of the 0- and 1-break models (R's ``bfast01`` BIC values).
     coef0 : numpy.ndarray, ``[K, ...]``
@@ -129,6 +141,8 @@ class Bfast01Result:
     ci_lower: np.ndarray | None = None
     ci_upper: np.ndarray | None = None
     diagnostics: dict = field(default_factory=dict)
+    statistics: dict = field(default_factory=dict)
+    p_values: dict = field(default_factory=dict)
 
 
 def bfast01(y, dates=None, *, order=3, freq=365.0, trend=True, regressors=None, formula=None,
@@ -144,7 +158,9 @@ def bfast01(y, dates=None, *, order=3, freq=365.0, trend=True, regressors=None, 
         As :func:`clts.bfast_breaks` (R's ``bfast01(data, formula, order)``: ``formula`` over
         ``trend``, ``harmon``, the regressors and ``1``). A host cube (numpy, pandas, xarray).
     test : str or sequence of str
-        ``"OLS-MOSUM"`` (default) and / or ``"BIC"``.
+        One or more of ``"OLS-MOSUM"`` (default), ``"OLS-CUSUM"``, ``"supF"``, ``"supLM"``
+        (strucchange's ``sctest`` of each, as R's ``bfast01``), ``"BIC"``, and ``"aveF"``,
+        ``"expF"`` (which R's ``bfast01`` also takes).
     level : float
         Significance of the tests (default 0.05).
     aggregate : {"all", "any"}
@@ -218,12 +234,21 @@ def bfast01(y, dates=None, *, order=3, freq=365.0, trend=True, regressors=None, 
     bic = np.asarray(r.bic[:2], np.float64)
     years = _years(dates, t)
     cols = _columns(names, keep)
-    out = {k: np.full(M, np.nan) for k in ("mosum", "mosum_p", "p1", "p2", "pct1", "pct2", "mag")}
+    keys = {"OLS-MOSUM": "mosum", "OLS-CUSUM": "cusum", "supF": "supF", "supLM": "supLM",
+            "aveF": "aveF", "expF": "expF"}
+    stat_keys = tuple(k + x for k in keys.values() for x in ("", "_p"))
+    out = {k: np.full(M, np.nan) for k in stat_keys + ("p1", "p2", "pct1", "pct2", "mag")}
     out.update({k: np.full(M, -1, np.int32) for k in ("type", "sig", "stable", "sub")})
     out.update(exact0=np.zeros(M, bool), exact1=np.zeros(M, bool), tol=np.zeros(M))
     coef0 = np.full((M, K), np.nan)
     coef1 = np.full((2, M, K), np.nan)
     nh = np.floor(np.asarray(r.nobs, np.float64) * bandwidth).astype(np.int64)
+    # the sup tests' trimming: Fstats(from = trim) as bfast_breaks's h, supLM's from = trim / n
+    hh = np.asarray(r.h, np.int64).ravel()
+    with np.errstate(all="ignore"):
+        trim01 = np.full(M, float(trim)) if trim < 1 else float(trim) / np.asarray(
+            r.nobs, np.float64).ravel()
+    sup = {"supF", "supLM", "aveF", "expF"} & set(tests)
     breaks = np.full(M, -1, np.int32)
     decisions = {name: np.zeros(M, bool) for name in tests}
     Xs = X[:, [j for j in keep if j < X.shape[1]]]
@@ -233,9 +258,12 @@ def bfast01(y, dates=None, *, order=3, freq=365.0, trend=True, regressors=None, 
     for a in range(0, M, BLOCK):
         b = min(M, a + BLOCK)
         _block(flat[:, a:b], design(a, b), bp[a:b], ok[a:b], nh[a:b], bandwidth, out, coef0,
-               coef1, slice(a, b), keep)
+               coef1, slice(a, b), keep, (sup, hh[a:b], trim01[a:b], K))
     if "OLS-MOSUM" in tests:
         decisions["OLS-MOSUM"] = ok & (out["mosum_p"] < level)
+    for name in tests:
+        if name != "BIC":
+            decisions[name] = ok & (out[keys[name] + "_p"] < level)
     if "BIC" in tests:
         decisions["BIC"] = ok & (bic[1] < bic[0])
     combine = np.all if aggregate == "all" else np.any
@@ -274,6 +302,8 @@ def bfast01(y, dates=None, *, order=3, freq=365.0, trend=True, regressors=None, 
         coef0=lead(coef0.T, "coef", names),
         coef1=np.moveaxis(coef1, 2, 1).reshape((2, K) + pix_shape), coef_names=names,
         nobs=per(r.nobs, "nobs"), status=per(status, "status"), trim=per(r.h, "trim"))
+    res.statistics = {n: per(out[keys[n]], n) for n in tests if n != "BIC"}
+    res.p_values = {n: per(out[keys[n] + "_p"], n + "_p") for n in tests if n != "BIC"}
     if confint:
         res.ci_lower, res.ci_upper = per(ci[0, 0], "ci_lower"), per(ci[1, 0], "ci_upper")
     if classify:
@@ -294,8 +324,8 @@ def bfast01(y, dates=None, *, order=3, freq=365.0, trend=True, regressors=None, 
 def _check(test, level, aggregate, bandwidth, alpha, pct_stable, typology, trim):
     tests = (test,) if isinstance(test, str) else tuple(test)
     if not tests or any(t not in TESTS for t in tests) or len(set(tests)) < len(tests):
-        raise ValueError(f"test must be one or more of {TESTS} (R's supF / supLM / other "
-                         f"sctest types are not implemented), got {test!r}")
+        raise ValueError(f"test must be one or more of {TESTS} (R's other sctest "
+                         f"types are not implemented), got {test!r}")
     for name, v in (("level", level), ("alpha", alpha), ("bandwidth", bandwidth)):
         if isinstance(v, bool) or not isinstance(v, (int, float, np.number)) or not 0 < v < 1:
             raise ValueError(f"{name} must lie in (0, 1), got {v!r}")
@@ -358,8 +388,9 @@ def _compact(v, valid):
     return np.take_along_axis(v, order, axis=0)
 
 
-def _block(flat, X, bp, ok, nh, bandwidth, out, coef0, coef1, sl, keep):
-    """Fits and the OLS-MOSUM statistic of a block of pixels."""
+def _block(flat, X, bp, ok, nh, bandwidth, out, coef0, coef1, sl, keep, sup):
+    """Fits and the OLS-MOSUM and OLS-CUSUM statistics of a block of pixels; ``sup``: (the
+    sup tests wanted, h [P], trim / n [P], K) for ``sctest.sup_tests``."""
     y = np.asarray(flat, np.float64)
     valid = ~np.isnan(y) & ok[None, :]
     y0 = np.where(valid, y, 0.0)
@@ -383,6 +414,7 @@ def _block(flat, X, bp, ok, nh, bandwidth, out, coef0, coef1, sl, keep):
         hi = np.take_along_axis(S, np.clip(j + nh[None, :], 0, S.shape[0] - 1), axis=0)
         proc = np.where(j <= (n - nh)[None, :], np.abs(hi - S), 0.0)
         stat = proc.max(axis=0) / (sigma * np.sqrt(n))
+        cusum = cusum_statistic(S, sigma, n)
     # an exact fit (residuals of rounding size): no statistic, as bfast_monitor's status 3
     scale = np.max(np.abs(y0), axis=0)
     tol = ZERO_VARIANCE_ULPS * np.finfo(np.float64).eps * scale
@@ -393,6 +425,14 @@ def _block(flat, X, bp, ok, nh, bandwidth, out, coef0, coef1, sl, keep):
     out["tol"][sl] = tol
     out["mosum"][sl] = stat
     out["mosum_p"][sl] = mosum_pvalue(stat, bandwidth)
+    live = ok & ~exact
+    out["cusum"][sl] = np.where(live, cusum, np.nan)
+    out["cusum_p"][sl] = bridge_sup_pvalue(out["cusum"][sl])
+    if sup[0]:
+        res = sup_tests(X, e, valid, sup[1], sup[2], sup[3], sup[0])
+        for name, (st, p) in res.items():
+            out[name][sl] = np.where(live, st, np.nan)
+            out[name + "_p"][sl] = np.where(live, p, np.nan)
 
 
 def _classify(flat, X, bp, breaks, cols, years, coef0, coef1, out, sl, keep, alpha,
@@ -531,43 +571,3 @@ def _slope_pvalue(u0, tau, mask, tol):
         F = ssr / (sse / df)
         p = betainc_reg(df / 2, 0.5, df / (df + F))
     return np.where((n > 2) & (sxx > 0) & (syy > n * tol * tol), p, np.nan)
-
-
-def betainc_reg(a, b, x, iters=300):
-    """The regularized incomplete beta function I_x(a, b), elementwise, by its continued
-    fraction (modified Lentz), evaluated where it converges fast (x < (a + 1) / (a + b + 2)),
-    through the symmetry I_x(a, b) = 1 - I_{1-x}(b, a) elsewhere. float64; NaN in, NaN out."""
-    a, b, x = np.broadcast_arrays(*(np.asarray(v, np.float64) for v in (a, b, x)))
-    out = np.full(x.shape, np.nan)
-    good = (a > 0) & (b > 0) & (x >= 0) & (x <= 1)
-    out[good & (x == 0)] = 0.0
-    out[good & (x == 1)] = 1.0
-    mid = good & (x > 0) & (x < 1)
-    swap = mid & (x >= (a + 1) / (a + b + 2))
-    aa, bb, xx = np.where(swap, b, a), np.where(swap, a, b), np.where(swap, 1 - x, x)
-    aa, bb, xx = aa[mid], bb[mid], xx[mid]
-    lbeta = np.vectorize(math.lgamma)
-    front = np.exp(aa * np.log(xx) + bb * np.log1p(-xx)
-                   - (lbeta(aa) + lbeta(bb) - lbeta(aa + bb)) if aa.size else aa)
-    tiny = 1e-300
-    f = np.ones_like(xx)
-    C = np.ones_like(xx)
-    D = np.zeros_like(xx)
-    for i in range(1, 2 * iters + 1):
-        m = i // 2
-        if i % 2:
-            d = -(aa + m) * (aa + bb + m) * xx / ((aa + 2 * m) * (aa + 2 * m + 1))
-        else:
-            d = m * (bb - m) * xx / ((aa + 2 * m - 1) * (aa + 2 * m))
-        D = 1.0 + d * D
-        D = np.where(np.abs(D) < tiny, tiny, D)
-        C = 1.0 + d / C
-        C = np.where(np.abs(C) < tiny, tiny, C)
-        D = 1.0 / D
-        delta = C * D
-        f = f * delta
-        if i % 2 == 0 and np.all(np.abs(delta - 1.0) < 1e-15):
-            break
-    val = front / (f * aa)
-    out[mid] = np.where(swap[mid], 1.0 - val, val)
-    return out

@@ -4,11 +4,12 @@
 Per pixel, from the seasonal component S of R's ``stl(y, "periodic")`` (``clts.stl`` on the
 device, every pixel at once), until the breakpoints stop changing or ``max_iter`` iterations:
 
-1. V = y - S; the OLS-MOSUM test of V ~ 1 + t (``decompose_steps.mosum_test``); where its
+1. V = y - S; the fluctuation test of V ~ 1 + t (``type``: OLS-MOSUM, R's default,
+   OLS-CUSUM, RE or ME; ``decompose_steps.EFP_TESTS``); where its
    p-value is at most ``level``, Bai-Perron breakpoints of V ~ 1 + t on the device
    (``clts.bfast.breakpoints``); the trend T: the line of each segment (R's
    ``lm(V ~ breakfactor(bp) / t)``), one line where there is no break.
-2. W = y - T; the OLS-MOSUM test of the seasonal model on W, breakpoints where significant;
+2. W = y - T; the same test of the seasonal model on W, breakpoints where significant;
    S: the seasonal model fitted per segment (``"harmonic"``: three harmonics per segment and
    one intercept; ``"dummy"``: a zero-sum seasonal pattern per segment; ``"none"``: S = 0).
 
@@ -32,7 +33,7 @@ from .breakpoints_plan import BreakpointsPlan, Problem, make_plan
 from .breaks_api import _break_dates
 from .checks import time_axis_and_dates
 from .common import time_axis as _time_axis
-from .decompose_steps import (SEASONS, find_breaks, magnitudes, mosum_test, season_design,
+from .decompose_steps import (EFP_TESTS, SEASONS, find_breaks, magnitudes, season_design,
                               segment_fit, segment_ids, trend_design)
 
 #: per-pixel status codes of :func:`bfast_decompose`
@@ -70,7 +71,7 @@ class DecomposeResult:
     iterations : numpy.ndarray of int32
         Iterations run (R's ``length(output)``).
     trend_pvalue, season_pvalue : numpy.ndarray
-        The OLS-MOSUM p-values of the last iteration (NaN: not tested).
+        The p-values of the ``type`` tests of the last iteration (NaN: not tested).
     trend_ci_lower, trend_ci_upper, season_ci_lower, season_ci_upper : numpy.ndarray or None
         With ``confint=``: R's ``ci.Vt`` / ``ci.Wt`` (strucchange's ``confint`` with
         ``het.err = FALSE``), the date indices of each break's interval ends, ``[breaks, ...]``,
@@ -158,9 +159,9 @@ def check_decompose_arguments(freq, h, season, max_iter, breaks, level, type):
                          f"(0, 0.5], got {h!r}")
     if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
         raise ValueError(f"max_iter must be an integer >= 1, got {max_iter!r}")
-    if type != "OLS-MOSUM":
-        raise ValueError(f"type must be 'OLS-MOSUM' (R's default; strucchange's other "
-                         f"processes are not implemented for bfast_decompose), got {type!r}")
+    if type not in EFP_TESTS:
+        raise ValueError(f"type must be one of {tuple(EFP_TESTS)} (strucchange's fluctuation "
+                         f"tests), got {type!r}")
     return freq, _pair(breaks, "breaks", _check_breaks), _pair(level, "level", _check_level)
 
 
@@ -185,7 +186,7 @@ def bfast_decompose(y, freq, dates=None, *, h=0.15, season="dummy", max_iter=10,
         (one step each): put irregular acquisitions on a grid first.
     h : float
         Minimal segment size as a fraction of each pixel's valid values (R's ``h``; also the
-        OLS-MOSUM bandwidth), in (0, 0.5].
+        OLS-MOSUM and ME bandwidth), in (0, 0.5].
     season : {"dummy", "harmonic", "none"}
         R's seasonal model (R's default "dummy").
     max_iter : int
@@ -195,9 +196,16 @@ def bfast_decompose(y, freq, dates=None, *, h=0.15, season="dummy", max_iter=10,
         many (at most each pixel's cap). As R, the components are fitted on the BIC's
         segmentation whatever ``breaks`` reports.
     level : float or (float, float)
-        Significance level of the OLS-MOSUM tests (trend, season), R's 0.05.
-    type : {"OLS-MOSUM"}
-        The fluctuation test (R's ``type``; only its default).
+        Significance level of the ``type`` tests (trend, season), R's 0.05.
+    type : {"OLS-MOSUM", "OLS-CUSUM", "RE", "ME"}
+        The fluctuation test of each component in each iteration (R's ``type``: strucchange's
+        ``sctest(efp(..., type = type))``, max functional): "OLS-MOSUM" (R's default, windows
+        of floor(n h) residuals), "OLS-CUSUM" (cumulative residuals), "RE" (recursive
+        estimates) or "ME" (moving estimates over floor(n h) values). RE and ME depend on R's
+        regressors, the trend on R's ``time(Yt)``: pass it as ``dates`` (decimal years, e.g.
+        ``clts.bfastts``' ``time``) for R's p-values (date dates: their decimal years; none:
+        R's ``ts`` default start 1). RE and ME run on the host, a K x K root per date and
+        pixel: several times slower (docs/bfast.md).
     confint : float or None
         Confidence level (R's 0.95) of the break-date intervals R's bfast returns
         (``ci.Vt``, ``ci.Wt``); host, float64, per break (a root find); None: none.
@@ -265,6 +273,7 @@ def bfast_decompose(y, freq, dates=None, *, h=0.15, season="dummy", max_iter=10,
     if y.dtype.kind not in "fiu" or y.dtype.kind == "b":
         raise TypeError(f"y must be a real array (NaN = missing), got dtype {y.dtype}")
     N = y.shape[labels.axis]
+    labels_given = dates is not None
     if dates is None:
         dates = np.arange(N)
     n_dates = np.asarray(dates).size
@@ -293,12 +302,32 @@ def bfast_decompose(y, freq, dates=None, *, h=0.15, season="dummy", max_iter=10,
     plans = make_plans(dev, N, KS, dtype, plan, plan_overrides)
     flat = np.array(y.reshape(N, M), dtype=np.float64)
     out = iterate(dev, plans, flat, freq, XT, XS, season, float(h), max_iter, (br_t, br_s),
-                  (lv_t, lv_s), dtype, progress, keep=confint is not None)
+                  (lv_t, lv_s), dtype, progress, keep=confint is not None, type=type,
+                  start=r_start(dates, labels_given))
     if confint is not None:
         out["ciT"] = intervals(out["V"], XT, out["bpT"], out["nT"], float(confint))
         out["ciS"] = (intervals(out["W"], XS, out["bpS"], out["nS"], float(confint)) if KS
                       else np.full((2,) + out["bpS"].shape, -1, np.int32))
     return _result(out, labels, dates, pix_shape, season, dev)
+
+
+def r_start(dates, given: bool) -> float:
+    """R's ``start(Yt)`` as a number, for the RE and ME tests: the first of ``dates`` when they
+    are numbers (decimal years, as ``clts.bfastts`` gives: R's ``time(Yt)``), the decimal year
+    of the first date for dates, 1 (R's ``ts`` default) without dates."""
+    if not given:
+        return 1.0
+    d0 = np.asarray(dates).ravel()[0]
+    if isinstance(d0, (int, float, np.integer, np.floating)) and not isinstance(d0, bool):
+        return float(d0)
+    try:
+        day = np.datetime64(d0, "D")
+    except (TypeError, ValueError):
+        return 1.0                                  # cftime and the like: R's default
+    year = day.astype("datetime64[Y]")
+    days = ((year + 1).astype("datetime64[D]") - year.astype("datetime64[D]")).astype(int)
+    return float(year.astype(int) + 1970) + float((day - year.astype("datetime64[D]"))
+                                                  .astype(int)) / days
 
 
 def intervals(Z, X, bp, n_rep, level):
@@ -330,12 +359,20 @@ def make_plans(dev, N, KS, dtype, plan=None, overrides=None):
 
 
 def iterate(dev, plans, flat, freq, XT, XS, season, h, max_iter, breaks, levels, dtype,
-            progress=False, season0=None, keep=False):
+            progress=False, season0=None, keep=False, type="OLS-MOSUM", start=1.0):
     """The iteration on ``flat`` [N, M] (float64, NaN = missing; changed in place where it
     holds +-inf); a dict of [.., M] arrays. ``season0`` [N, M]: the initial season instead of
-    the STL's (the tests start from R's); ``keep``: also the last iteration's V and W."""
+    the STL's (the tests start from R's); ``keep``: also the last iteration's V and W;
+    ``type``: the fluctuation test (``EFP_TESTS``); ``start``: R's ``start(Yt)`` as a number
+    (RE and ME are tested on R's designs: the trend on ``time(Yt)``, the dummy season from
+    ``cycle(Yt)``)."""
     N, M = flat.shape
     KS = XS.shape[1]
+    test = EFP_TESTS[type]
+    freq_ = max(1, int(freq))
+    XTr = np.stack([np.ones(N), float(start) + np.arange(N) / freq_], axis=1)
+    XSr = (season_design(N, freq_, season, int(round((start - math.floor(start)) * freq_)))
+           if season == "dummy" else XS)
     status = np.zeros(M, np.int32)
     inf = np.isinf(flat).any(axis=0)
     status[inf] = 3
@@ -386,12 +423,12 @@ def iterate(dev, plans, flat, freq, XT, XS, season, h, max_iter, breaks, levels,
         zeros = np.zeros(V.shape, np.int64)
         T, bpT, nT, nfitT, coefT, pT, exT, failT = _component(
             dev, plans.get(2), XT, V, zeros, scale[A], tol, h, breaks[0], levels[0], BT, dtype,
-            (), progress)
+            (), progress, test, XTr)
         if KS:
             W = Y - T
             S, bpS, nS, _, _, pS, exS, failS = _component(
                 dev, plans.get(KS), XS, W, zeros, scale[A], tol, h, breaks[1], levels[1], BS,
-                dtype, shared, progress)
+                dtype, shared, progress, test, XSr)
         else:
             S = np.zeros_like(T)
             bpS = np.full((BS, A.size), -1, np.int32)
@@ -435,14 +472,14 @@ def iterate(dev, plans, flat, freq, XT, XS, season, h, max_iter, breaks, levels,
 
 
 def _component(dev, plan, X, Z, zeros, scale, tol, h, breaks, level, B, dtype, shared,
-               progress):
-    """One component of one iteration on the active pixels: the OLS-MOSUM test of ``Z`` on
+               progress, test, Xr):
+    """One component of one iteration on the active pixels: the ``test`` (``EFP_TESTS``) of ``Z`` on
     ``X``, the breakpoints where it is significant, the fit on R's segmentation. Returns
     (fitted, reported bp [B, m], reported count, fit count, coef [m, S, K], p-value, exact,
     failed status (0 none))."""
     N, m = Z.shape
     fit0, coef0 = segment_fit(X, Z, zeros, 1, shared)
-    p, _, exact = mosum_test(Z - fit0, X.shape[1], h, scale, tol)
+    p, _, exact = test(Z - fit0, Xr, h, scale, tol)
     sig = (p <= level) & ~exact
     p = np.where(exact, np.nan, p)
     bp_rep = np.full((B, m), -1, np.int32)

@@ -1,5 +1,5 @@
 """The host pieces of ``clts.bfast_decompose`` (R's ``bfast()``), vectorised over pixels:
-the season designs, strucchange's OLS-MOSUM test (``sctest(efp(..., type = "OLS-MOSUM"))``),
+the season designs, strucchange's OLS-MOSUM and OLS-CUSUM tests (``sctest(efp(..., type))``),
 least-squares fits with segment-specific coefficients (R's ``lm(y ~ breakfactor(bp) / x)`` and
 ``x %in% breakfactor(bp)``), the breakpoints step on the device and the break magnitudes.
 
@@ -15,12 +15,10 @@ from .breakpoints import criteria, rss_floor, run_breakpoints, select
 
 SEASONS = ("dummy", "harmonic", "none")
 
-#: strucchange's critical values of the OLS-MOSUM test with the max functional for one process
-#: (the first ten rows of its table ``sc.me``, Chu, Hornik and Kuan 1995): rows the bandwidth
-#: h = 0.05, 0.10, ..., 0.50; columns the levels of ``MOSUM_P``
-MOSUM_H = np.arange(1, 11) * 0.05
-MOSUM_P = np.array([0.1, 0.05, 0.025, 0.01])
-MOSUM_CRIT = np.array([
+#: strucchange's table ``sc.me``: critical values of the maximum of a k-dimensional Brownian
+#: bridge increments process (Chu, Hornik and Kuan 1995), rows k = 1..6 by h = 0.05..0.5 (ten
+#: rows each), columns the levels of ``MOSUM_P``
+SC_ME = np.array([
     [0.7552, 0.8017, 0.8444, 0.8977],
     [0.9809, 1.0483, 1.1119, 1.1888],
     [1.1211, 1.2059, 1.2845, 1.3767],
@@ -30,7 +28,63 @@ MOSUM_CRIT = np.array([
     [1.3514, 1.4789, 1.5946, 1.7339],
     [1.3628, 1.4956, 1.6152, 1.7572],
     [1.3610, 1.4976, 1.6210, 1.7676],
-    [1.3751, 1.5115, 1.6341, 1.7808]])
+    [1.3751, 1.5115, 1.6341, 1.7808],
+    [0.7997, 0.8431, 0.8838, 0.9351],
+    [1.0448, 1.1067, 1.1654, 1.2388],
+    [1.2030, 1.2805, 1.3509, 1.4362],
+    [1.3112, 1.4042, 1.4881, 1.5876],
+    [1.3870, 1.4865, 1.5779, 1.6930],
+    [1.4422, 1.5538, 1.6530, 1.7724],
+    [1.4707, 1.5900, 1.6953, 1.8223],
+    [1.4892, 1.6105, 1.7206, 1.8559],
+    [1.4902, 1.6156, 1.7297, 1.8668],
+    [1.5067, 1.6319, 1.7455, 1.8827],
+    [0.8250, 0.8668, 0.9040, 0.9519],
+    [1.0802, 1.1419, 1.1986, 1.2700],
+    [1.2491, 1.3259, 1.3951, 1.4820],
+    [1.3647, 1.4516, 1.5326, 1.6302],
+    [1.4449, 1.5421, 1.6322, 1.7470],
+    [1.5045, 1.6089, 1.7008, 1.8143],
+    [1.5353, 1.6560, 1.7510, 1.8756],
+    [1.5588, 1.6751, 1.7809, 1.9105],
+    [1.5630, 1.6828, 1.7901, 1.9190],
+    [1.5785, 1.6981, 1.8071, 1.9395],
+    [0.8414, 0.8828, 0.9205, 0.9681],
+    [1.1066, 1.1663, 1.2217, 1.2918],
+    [1.2792, 1.3533, 1.4212, 1.5013],
+    [1.3973, 1.4506, 1.5593, 1.6536],
+    [1.4852, 1.5791, 1.6690, 1.7741],
+    [1.5429, 1.6465, 1.7420, 1.8573],
+    [1.5852, 1.6927, 1.7941, 1.9140],
+    [1.6057, 1.7195, 1.8212, 1.9450],
+    [1.6089, 1.7245, 1.8269, 1.9592],
+    [1.6275, 1.7435, 1.8495, 1.9787],
+    [0.8541, 0.8948, 0.9321, 0.9799],
+    [1.1247, 1.1846, 1.2395, 1.3088],
+    [1.3040, 1.3765, 1.4440, 1.5252],
+    [1.4250, 1.5069, 1.5855, 1.6791],
+    [1.5154, 1.6077, 1.6921, 1.7967],
+    [1.5738, 1.6770, 1.7687, 1.8837],
+    [1.6182, 1.7217, 1.8176, 1.9377],
+    [1.6460, 1.7540, 1.8553, 1.9788],
+    [1.6462, 1.7574, 1.8615, 1.9897],
+    [1.6644, 1.7777, 1.8816, 2.0085],
+    [0.8653, 0.9048, 0.9414, 0.9880],
+    [1.1415, 1.1997, 1.2530, 1.6220],
+    [1.3223, 1.3938, 1.4596, 1.5392],
+    [1.4483, 1.5305, 1.6100, 1.7014],
+    [1.5392, 1.6317, 1.7139, 1.8154],
+    [1.6025, 1.7018, 1.7930, 1.9061],
+    [1.6462, 1.7499, 1.8439, 1.9605],
+    [1.6697, 1.7769, 1.8763, 1.9986],
+    [1.6802, 1.7889, 1.8932, 2.0163],
+    [1.6939, 1.8052, 1.9074, 2.0326]])
+
+
+#: the OLS-MOSUM test's (one process): h = 0.05, 0.10, ..., 0.50 and the levels of ``MOSUM_P``
+MOSUM_H = np.arange(1, 11) * 0.05
+MOSUM_P = np.array([0.1, 0.05, 0.025, 0.01])
+MOSUM_CRIT = SC_ME[:10]
 
 
 def trend_design(N: int) -> np.ndarray:
@@ -41,14 +95,16 @@ def trend_design(N: int) -> np.ndarray:
     return np.stack([np.ones(N), (u - c) / max(c, 1.0)], axis=1)
 
 
-def season_design(N: int, freq: int, season: str) -> np.ndarray:
+def season_design(N: int, freq: int, season: str, phase: int = 0) -> np.ndarray:
     """The regressors of R's seasonal model for N dates of ``freq`` a season.
 
     ``"harmonic"``: [N, 7] = 1, cos(2 pi j t / freq), sin(2 pi j t / freq), j = 1..3, t = 1..N
     (R's ``Wt ~ co + si + co2 + si2 + co3 + si3``). ``"dummy"``: [N, freq - 1] = forecast's
     ``seasonaldummy`` with the rows of the last season set to -1 (R's ``Wt ~ -1 + D``: a
     pattern summing to zero over the season; the column space does not depend on where the
-    series starts in the season, so neither do the fits). ``"none"``: [N, 0]."""
+    series starts in the season, so neither do the fits; ``phase``: the season index of the
+    first date, R's ``cycle(Yt)[1] - 1``, which R's RE and ME tests depend on). ``"none"``:
+    [N, 0]."""
     if season == "none":
         return np.zeros((N, 0))
     t = np.arange(1, N + 1, dtype=np.float64)
@@ -58,7 +114,7 @@ def season_design(N: int, freq: int, season: str) -> np.ndarray:
         for j in (1, 2, 3):
             cols += [np.cos(j * w), np.sin(j * w)]
         return np.stack(cols, axis=1)
-    pos = np.arange(N) % int(freq)
+    pos = (np.arange(N) + int(phase)) % int(freq)
     D = (pos[:, None] == np.arange(int(freq) - 1)[None, :]).astype(np.float64)
     D[pos == int(freq) - 1, :] = -1.0
     return D
@@ -73,15 +129,12 @@ def mosum_pvalue(stat, h: float):
     return np.interp(stat, [0.0] + crit, np.concatenate([[1.0], MOSUM_P]))
 
 
-def mosum_test(e, K: int, h: float, scale, exact_tol: float):
-    """The OLS-MOSUM test of every pixel from its OLS residuals ``e`` [N, M] (NaN = missing) of
-    a model with K regressors, as ``sctest(efp(y ~ X, h = h, type = "OLS-MOSUM"))``: the
-    process sum_{window of floor(n h) consecutive valid residuals} e / (sigma sqrt(n)),
-    sigma = sd(e) sqrt((n - 1) / (n - K)); the statistic its largest absolute value.
-
-    Returns (p-value [M], statistic [M], exact [M] bool): ``exact`` where sigma is at most
-    ``exact_tol`` times ``scale`` [M] (the model fits to rounding: R's test divides rounding
-    noise by rounding noise; here the pixel is not tested, p = 1)."""
+def _residual_sums(e, K: int, scale, exact_tol: float):
+    """The pieces strucchange's OLS-based processes share, from the OLS residuals ``e`` [N, M]
+    (NaN = missing) of a model with K regressors: (cs [N + 1, M] the cumulative sums of each
+    pixel's valid residuals in time order, 0 first (R's ``cumsum(c(0, e))`` on ``na.omit``),
+    n [M] the valid counts, sigma [M] = sd(e) sqrt((n - 1) / (n - K)) (R's ``sdev(e, df)``),
+    exact [M] bool where sigma is at most ``exact_tol`` times ``scale`` [M])."""
     N, M = e.shape
     valid = ~np.isnan(e)
     n = valid.sum(axis=0)
@@ -91,6 +144,25 @@ def mosum_test(e, K: int, h: float, scale, exact_tol: float):
         e0 = np.take_along_axis(e0, order, axis=0)
     cs = np.zeros((N + 1, M))
     np.cumsum(e0, axis=0, out=cs[1:])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean = cs[-1] / n
+        ss = np.sum(np.where(valid, (e - mean[None, :]) ** 2, 0.0), axis=0)
+        sigma = np.sqrt(ss / (n - K))
+    exact = ~(sigma > exact_tol * np.asarray(scale))
+    return cs, n, sigma, exact
+
+
+def mosum_test(e, X, h: float, scale, exact_tol: float):
+    """The OLS-MOSUM test of every pixel from its OLS residuals ``e`` [N, M] (NaN = missing) of
+    a model on ``X`` [N, K] (only K is used), as ``sctest(efp(y ~ X, h = h, type = "OLS-MOSUM"))``: the
+    process sum_{window of floor(n h) consecutive valid residuals} e / (sigma sqrt(n)),
+    sigma = sd(e) sqrt((n - 1) / (n - K)); the statistic its largest absolute value.
+
+    Returns (p-value [M], statistic [M], exact [M] bool): ``exact`` where sigma is at most
+    ``exact_tol`` times ``scale`` [M] (the model fits to rounding: R's test divides rounding
+    noise by rounding noise; here the pixel is not tested, p = 1)."""
+    N = e.shape[0]
+    cs, n, sigma, exact = _residual_sums(e, X.shape[1], scale, exact_tol)
     nh = np.floor(n * float(h)).astype(np.int64)
     j = np.arange(N + 1)[:, None]
     hi = j + nh[None, :]
@@ -98,13 +170,119 @@ def mosum_test(e, K: int, h: float, scale, exact_tol: float):
     proc = np.take_along_axis(cs, np.minimum(hi, N), axis=0) - cs
     peak = np.max(np.where(inside, np.abs(proc), 0.0), axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        mean = cs[-1] / n
-        ss = np.sum(np.where(valid, (e - mean[None, :]) ** 2, 0.0), axis=0)
-        sigma = np.sqrt(ss / (n - K))
         stat = peak / (sigma * np.sqrt(n))
-    exact = ~(sigma > exact_tol * np.asarray(scale))
     stat = np.where(exact, 0.0, stat)
     return mosum_pvalue(stat, h), stat, exact
+
+
+def bridge_sup_pvalue(stat, k: int = 1):
+    """strucchange's ``pvalue.efp`` of the max functional of a k-dimensional Brownian bridge
+    (the Kolmogorov distribution): 1 - (1 + 2 sum_{i=1}^{100} (-1)^i exp(-2 i^2 x^2))^k, and
+    1 below x = 0.1 (as R)."""
+    x = np.asarray(stat, np.float64)
+    i = np.arange(1, 101, dtype=np.float64).reshape((100,) + (1,) * x.ndim)
+    s = np.sum((-1.0) ** i * np.exp(-2.0 * i ** 2 * x[None] ** 2), axis=0)
+    return np.where(x < 0.1, 1.0, 1.0 - (1.0 + 2.0 * s) ** k)
+
+
+def cusum_test(e, X, h: float, scale, exact_tol: float):
+    """The OLS-CUSUM test of every pixel, as ``sctest(efp(y ~ X, type = "OLS-CUSUM"))``: the
+    process cumsum(e) / (sigma sqrt(n)) over the valid residuals (sigma as
+    :func:`mosum_test`), the statistic its largest absolute value, the p-value the Brownian
+    bridge's (:func:`bridge_sup_pvalue`). ``h`` is not used (R's neither). Returns as
+    :func:`mosum_test`."""
+    cs, n, sigma, exact = _residual_sums(e, X.shape[1], scale, exact_tol)
+    inside = np.arange(cs.shape[0])[:, None] <= n[None, :]
+    peak = np.max(np.where(inside, np.abs(cs), 0.0), axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        stat = peak / (sigma * np.sqrt(n))
+    stat = np.where(exact, 0.0, stat)
+    return bridge_sup_pvalue(stat), stat, exact
+
+
+def _isqrt(G):
+    """The inverse of the symmetric root of each positive definite [.., K, K] matrix (eigh)."""
+    w, V = np.linalg.eigh(G)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (V / np.sqrt(w)[..., None, :]) @ np.swapaxes(V, -1, -2)
+
+
+def _estimates_stat(e, X, h, scale, exact_tol, moving):
+    """The max statistic of strucchange's RE (``moving`` False) or ME process of every pixel.
+
+    RE at the i-th valid value, i = K..n-1: sqrt(i / n) / sigma root(G_i) (b_i - b), G_i the
+    Gram matrix and b_i the OLS coefficients of the first i valid values (R's ``rescale =
+    TRUE``); ME over every window of h' = floor(n h) consecutive valid values: sqrt(h' / n) /
+    sigma root(G_w) (b_w - b). As root(G) (b_i - b) = root(G)^-1 sum x_t e_t over the
+    subsample (e the full fit's residuals), no subsample is refitted. Pixels in blocks (the
+    Gram matrices of every date of a block at once). Returns (stat [M], exact [M])."""
+    N, M = e.shape
+    K = X.shape[1]
+    cs, n, sigma, exact = _residual_sums(e, K, scale, exact_tol)
+    valid = ~np.isnan(e)
+    order = np.argsort(~valid, axis=0, kind="stable")     # each pixel's valid dates first
+    stat = np.zeros(M)
+    step = max(1, int(8e6 // max(1, N * K * K)))
+    for a in range(0, M, step):
+        b = slice(a, min(M, a + step))
+        o = order[:, b]
+        v = np.take_along_axis(valid[:, b], o, axis=0)
+        Xc = np.where(v[..., None], X[o], 0.0)                         # [N, m, K]
+        ec = np.where(v, np.take_along_axis(np.where(valid[:, b], e[:, b], 0.0), o, 0), 0.0)
+        Gc = np.zeros((N + 1,) + Xc.shape[1:] + (K,))
+        np.cumsum(Xc[..., :, None] * Xc[..., None, :], axis=0, out=Gc[1:])
+        Sc = np.zeros((N + 1,) + Xc.shape[1:])
+        np.cumsum(Xc * ec[..., None], axis=0, out=Sc[1:])
+        nb = n[b]
+        j = np.arange(N + 1)[:, None]
+        if moving:
+            w = np.floor(nb * float(h)).astype(np.int64)
+            hi = np.minimum(j + w[None, :], N)
+            G = np.take_along_axis(Gc, hi[..., None, None], 0) - Gc
+            S = np.take_along_axis(Sc, hi[..., None], 0) - Sc
+            inside = (j + w[None, :]) <= nb[None, :]
+            f = np.broadcast_to(np.sqrt(w / nb), inside.shape)
+        else:
+            G, S = Gc, Sc
+            inside = (j >= K) & (j <= nb[None, :] - 1)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                f = np.sqrt(j / nb[None, :])
+        G = np.where(inside[..., None, None], G, np.eye(K))
+        P = (_isqrt(G) @ S[..., None])[..., 0]
+        peak = np.max(np.where(inside[..., None], np.abs(P), 0.0) * f[..., None], axis=(0, 2))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            stat[b] = peak / sigma[b]
+    return np.where(exact, 0.0, stat), exact
+
+
+def re_test(e, X, h: float, scale, exact_tol: float):
+    """strucchange's RE test (recursive estimates, ``sctest(efp(y ~ X, type = "RE"))``) of
+    every pixel from its OLS residuals ``e`` [N, M] on R's design ``X`` [N, K] (the statistic
+    depends on the parametrisation, not only on the column space): the p-value the
+    K-dimensional Brownian bridge's (:func:`bridge_sup_pvalue`). Returns as :func:`mosum_test`."""
+    stat, exact = _estimates_stat(e, X, h, scale, exact_tol, moving=False)
+    return bridge_sup_pvalue(stat, X.shape[1]), stat, exact
+
+
+def me_pvalue(stat, h: float, k: int):
+    """strucchange's ``pvalue.efp`` of the ME max statistic: ``SC_ME``'s rows for min(k, 6)
+    processes, interpolated linearly in h (clamped) and then in the statistic (1 at 0, 0.01 at
+    the least)."""
+    tab = SC_ME[(min(k, 6) - 1) * 10:min(k, 6) * 10]
+    crit = [float(np.interp(h, MOSUM_H, tab[:, j])) for j in range(MOSUM_P.size)]
+    return np.interp(stat, [0.0] + crit, np.concatenate([[1.0], MOSUM_P]))
+
+
+def me_test(e, X, h: float, scale, exact_tol: float):
+    """strucchange's ME test (moving estimates over windows of floor(n h) valid values,
+    ``sctest(efp(y ~ X, h = h, type = "ME"))``) of every pixel, as :func:`re_test`; p-value
+    :func:`me_pvalue`."""
+    stat, exact = _estimates_stat(e, X, h, scale, exact_tol, moving=True)
+    return me_pvalue(stat, h, X.shape[1]), stat, exact
+
+
+#: strucchange's fluctuation tests (``sctest(efp(..., type = ...))``) of clts.bfast_decompose
+EFP_TESTS = {"OLS-MOSUM": mosum_test, "OLS-CUSUM": cusum_test, "RE": re_test, "ME": me_test}
 
 
 def segment_ids(bp, N: int) -> np.ndarray:

@@ -264,6 +264,44 @@ __kernel void pre_cols(__global const ${ereal} *D, const int nq, const int lB,
 % endif
 
 % if NORMALIZE:
+## pre_dist's / pre_fused's distances of query i against windows j0 .. j0 + 7 under the
+## exact rules (flagged windows; lanes past l: inf), from the dot products acc
+inline ${ereal}8 pre_exact8(const ${ereal}8 acc, const int j0, const int l, const int m,
+                           const int i, const int fi, __global const ${ereal} *Tp,
+                           __global const ${ereal} *mu, __global const ${ereal} *ss,
+                           __global const ${ereal} *r, __global const int *fl)
+{
+    ${ereal} dots[8];
+    vstore8(acc, 0, dots);
+    for (int c = 0; c < 8; ++c) {
+        const int j = j0 + c;
+        ${ereal} d = INFINITY;
+        if (j < l) {
+            const int fj = fl[j];
+            if ((fi | fj) & ${FLAG_NONFINITE}) {
+                d = INFINITY;
+            } else if ((fi & ${FLAG_CONSTANT}) && (fj & ${FLAG_CONSTANT})) {
+                d = 0;
+            } else if ((fi | fj) & ${FLAG_CONSTANT}) {
+                d = m;
+            } else {
+                ${ereal} corr;
+                if ((fi | fj) & ${FLAG_SPECIAL}) {
+                    const ${ereal} ma = mu[i], mb = mu[j];
+                    ${ereal} cv = 0;
+                    for (int t = 0; t < m; ++t) cv = fma(Tp[i + t] - ma, Tp[j + t] - mb, cv);
+                    corr = cv / sqrt(ss[i] * ss[j]);
+                } else {
+                    corr = dots[c] * r[j];
+                }
+                d = fmax((${ereal})0, (${ereal})(2 * m) * (1 - fmin(corr, (${ereal})1)));
+            }
+        }
+        dots[c] = d;
+    }
+    return vload8(0, dots);
+}
+
 ## preSCRIMP's z-normalised distance profiles as dot products: work-item (8 windows jb ..
 ## jb + 7, 4 queries): sum_t zq[t] T[j + t] for the 4 queries' unit-norm centred windows zq
 ## (the correlation times sqrt(ss_j)), one 8-wide load and 4 fused multiply-adds a step;
@@ -306,76 +344,14 @@ __kernel void pre_dist(const int nq, const int l, const int m,
             vstore8(fmax((${ereal}8)0, twom * ((${ereal}8)1 - corr)), 0, D + (size_t)q * l + jb);
             continue;
         }
-        ${ereal} dots[8];
-        vstore8(acc[b], 0, dots);
-        for (int c = 0; c < 8; ++c) {
-            const int j = jb + c;
-            if (j >= l) break;
-            const int fj = fl[j];
-            ${ereal} d;
-            if ((fi | fj) & ${FLAG_NONFINITE}) {
-                d = INFINITY;
-            } else if ((fi & ${FLAG_CONSTANT}) && (fj & ${FLAG_CONSTANT})) {
-                d = 0;
-            } else if ((fi | fj) & ${FLAG_CONSTANT}) {
-                d = m;
-            } else {
-                ${ereal} corr;
-                if ((fi | fj) & ${FLAG_SPECIAL}) {
-                    const ${ereal} ma = mu[i], mb = mu[j];
-                    ${ereal} cv = 0;
-                    for (int t = 0; t < m; ++t) cv = fma(Tp[i + t] - ma, Tp[j + t] - mb, cv);
-                    corr = cv / sqrt(ss[i] * ss[j]);
-                } else {
-                    corr = dots[c] * r[j];
-                }
-                d = fmax((${ereal})0, twom * (1 - fmin(corr, (${ereal})1)));
-            }
-            D[(size_t)q * l + j] = d;
-        }
+        ${ereal} dd[8];
+        vstore8(pre_exact8(acc[b], jb, l, m, i, fi, Tp, mu, ss, r, fl), 0, dd);
+        for (int c = 0; c < 8 && jb + c < l; ++c) D[(size_t)q * l + jb + c] = dd[c];
     }
 }
 % endif
 
 % if NORMALIZE and SELF and K == 1 and ereal == "double":
-## pre_fused's distances of query i against windows j0 .. j0 + 7 under the exact rules
-## (flagged windows; lanes past l: inf), from the dot products acc
-inline ${ereal}8 pre_exact8(const ${ereal}8 acc, const int j0, const int l, const int m,
-                           const int i, const int fi, __global const ${ereal} *Tp,
-                           __global const ${ereal} *mu, __global const ${ereal} *ss,
-                           __global const ${ereal} *r, __global const int *fl)
-{
-    ${ereal} dots[8];
-    vstore8(acc, 0, dots);
-    for (int c = 0; c < 8; ++c) {
-        const int j = j0 + c;
-        ${ereal} d = INFINITY;
-        if (j < l) {
-            const int fj = fl[j];
-            if ((fi | fj) & ${FLAG_NONFINITE}) {
-                d = INFINITY;
-            } else if ((fi & ${FLAG_CONSTANT}) && (fj & ${FLAG_CONSTANT})) {
-                d = 0;
-            } else if ((fi | fj) & ${FLAG_CONSTANT}) {
-                d = m;
-            } else {
-                ${ereal} corr;
-                if ((fi | fj) & ${FLAG_SPECIAL}) {
-                    const ${ereal} ma = mu[i], mb = mu[j];
-                    ${ereal} cv = 0;
-                    for (int t = 0; t < m; ++t) cv = fma(Tp[i + t] - ma, Tp[j + t] - mb, cv);
-                    corr = cv / sqrt(ss[i] * ss[j]);
-                } else {
-                    corr = dots[c] * r[j];
-                }
-                d = fmax((${ereal})0, (${ereal})(2 * m) * (1 - fmin(corr, (${ereal})1)));
-            }
-        }
-        dots[c] = d;
-    }
-    return vload8(0, dots);
-}
-
 ## pre_fused: pre_dist, pre_rows and pre_cols in one pass (z-normalised self-joins, k = 1),
 ## the distance profiles never stored. Work-item: FC * 8 windows jb .. (FC 8-wide vectors),
 ## every query of the launch, FQ at a time (pre_dist's dot products, FQ * FC accumulators in

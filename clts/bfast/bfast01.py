@@ -48,23 +48,13 @@ from .common import time_axis as _time_axis
 from .common import ZERO_VARIANCE_ULPS, trend_scaling
 from .regressors import model_terms
 from .decompose_steps import bridge_sup_pvalue
+from .decompose_steps import mosum_pvalue as _mosum_pvalue
 from .sctest import betainc_reg, cusum_statistic, sup_tests
 from ..runtime.arrays import is_device_array
 
 #: the tests of "no break" (``clts.bfast.sctest``: OLS-CUSUM, supF, supLM, aveF, expF)
 TESTS = ("OLS-MOSUM", "OLS-CUSUM", "supF", "supLM", "BIC", "aveF", "expF")
 TYPOLOGIES = ("standard", "drylands")
-#: strucchange's critical values of the OLS-MOSUM test's max functional (one process), its
-#: table ``sc.me`` rows 1..10: bandwidth h = 0.05, 0.10, .., 0.50 by p-value 0.1, 0.05, 0.025,
-#: 0.01
-MOSUM_TABLE = np.array([
-    [0.7552, 0.8017, 0.8444, 0.8977], [0.9809, 1.0483, 1.1119, 1.1888],
-    [1.1211, 1.2059, 1.2845, 1.3767], [1.2170, 1.3158, 1.4053, 1.5131],
-    [1.2811, 1.3920, 1.4917, 1.6118], [1.3258, 1.4448, 1.5548, 1.6863],
-    [1.3514, 1.4789, 1.5946, 1.7339], [1.3628, 1.4956, 1.6152, 1.7572],
-    [1.3610, 1.4976, 1.6210, 1.7676], [1.3751, 1.5115, 1.6341, 1.7808]])
-MOSUM_H = np.arange(1, 11) * 0.05
-MOSUM_P = np.array([0.1, 0.05, 0.025, 0.01])
 #: pixels a block of the host computations holds (memory: a few [N, block] float64 arrays)
 BLOCK = 4096
 #: ``Bfast01Result.status`` codes: ``clts.bfast_breaks``'s, and 5 for an exact fit
@@ -373,13 +363,11 @@ def _columns(names, keep):
 
 
 def mosum_pvalue(stat, h):
-    """strucchange's p-value of the OLS-MOSUM max statistic ``stat`` for bandwidth ``h``:
-    the table's critical values interpolated in h (clamped to 0.05..0.5), then p linear in the
-    statistic through (0, 1) and the table's points, 0.01 beyond."""
-    crit = np.array([np.interp(h, MOSUM_H, MOSUM_TABLE[:, i]) for i in range(4)])
+    """strucchange's p-value of the OLS-MOSUM max statistic ``stat`` for bandwidth ``h``
+    (``decompose_steps.mosum_pvalue``: the one table, ``sc.me``'s first rows), NaN where the
+    statistic is NaN (exact fit or not analysed)."""
     x = np.asarray(stat, np.float64)
-    p = np.interp(x, np.r_[0.0, crit], np.r_[1.0, MOSUM_P])
-    return np.where(np.isnan(x), np.nan, p)
+    return np.where(np.isnan(x), np.nan, _mosum_pvalue(x, h))
 
 
 def _compact(v, valid):

@@ -15,7 +15,7 @@ from clts.trend.api import FIELDS
 
 sys.path.insert(0, str(Path(__file__).parent))
 from emulated import gpus_over_pocl  # noqa: E402
-from transfers import host_traffic  # noqa: E402
+from transfers import host_traffic, run_while_held  # noqa: E402
 
 cla = pytest.importorskip("pyopencl.array")
 
@@ -368,29 +368,16 @@ def test_calls_return_while_the_queue_is_blocked(device):
         pytest.skip("NVIDIA's OpenCL (580, H200) segfaulted reading these results after a "
                     "user-event barrier had held the queue; a plain pyopencl kernel + read "
                     "behind the same barrier did not: open, see docs/device-arrays.md")
-    import threading
 
-    import pyopencl as cl
     y = cube(np.random.default_rng(11))
     yd = on_device(device, y)
     ref = clts.stl(y, 12, device=device)
     clts.mstl(y, (4, 12), device=device)                 # programs built outside the block
     clts.trend_test(ref.trend, device=device)
-    gate = cl.UserEvent(device.context)
-    cl.enqueue_barrier(device.queue, wait_for=[gate])
-    got = {}
-
     def calls():
-        got["stl"] = r = clts.stl(yd, 12, device=device)
-        got["mstl"] = clts.mstl(yd, (4, 12), device=device)
-        got["trend"] = clts.trend_test(r.trend, device=device)
-    th = threading.Thread(target=calls)
-    th.start()
-    th.join(120)
-    returned = not th.is_alive()
-    gate.set_status(cl.command_execution_status.COMPLETE)
-    th.join()
-    assert returned, "a device-array call waited for the device"
-    out = clts.to_numpy(got)
+        r = clts.stl(yd, 12, device=device)
+        return dict(stl=r, mstl=clts.mstl(yd, (4, 12), device=device),
+                    trend=clts.trend_test(r.trend, device=device))
+    out = clts.to_numpy(run_while_held(device, calls))
     assert same(out["stl"].trend, ref.trend)
     assert same(out["trend"].slope, clts.trend_test(ref.trend, device=device).slope)

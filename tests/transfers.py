@@ -91,3 +91,22 @@ def host_traffic():
         finally:
             for owner, name, orig in reversed(saved):
                 setattr(owner, name, orig)
+
+
+def run_while_held(device, calls, timeout=120.0) -> dict:
+    """Run ``calls()`` (it fills and returns a dict of results) in a thread while ``device``'s
+    queue is held by a user event: a call that waits for the device cannot return before the
+    event is released. Releases the queue and returns the results; AssertionError if the calls
+    had not returned within ``timeout`` seconds."""
+    import pyopencl as cl
+    gate = cl.UserEvent(device.context)
+    cl.enqueue_barrier(device.queue, wait_for=[gate])
+    got = {}
+    th = threading.Thread(target=lambda: got.update(calls()))
+    th.start()
+    th.join(timeout)
+    returned = not th.is_alive()
+    gate.set_status(cl.command_execution_status.COMPLETE)
+    th.join()
+    assert returned, "a device-array call waited for the device"
+    return got

@@ -45,6 +45,14 @@ TOPK_PRIVATE_BYTES = 48 << 10
 TOPK_PRIVATE_GROUP_BYTES = 1 << 20
 
 
+#: local size of the reductions of the partial profiles (a work-item per row / column) where the
+#: driver compiles per local size (pocl): one size whatever the segment (which grows with m)
+#: and the launch's columns (which grow with its bands), so that a new window or series length
+#: compiles no reduction again at its first enqueue (``runtime.launch.fixed_local``'s buckets
+#: follow the range: a new bucket per doubling of the segment)
+REDUCE_LOCAL = 64
+
+
 def _work_lists(lA, lB, self_join, D, R, b_lo, b_hi, kstart):
     """Per segment s: (s0, desc[int4], kb) of the bands b_lo..b_hi-1 touching rows sR..sR+R."""
     b = np.arange(b_lo, b_hi, dtype=np.int64)
@@ -212,8 +220,8 @@ def _run_diag(dev, plan, A, B, dB, self_join, cols, b_lo, b_hi, kstart, bar, chu
                 rows = (R * plan.fold, plan.fold)
                 colsz = (-(-(-(-ncols // D)) // fc) * fc, fc)
             else:           # a work-item per row / column
-                rows = fixed_local(dev, round_up(R, 64))
-                colsz = fixed_local(dev, round_up(ncols, 64))
+                rows = fixed_local(dev, round_up(R, 64), REDUCE_LOCAL)
+                colsz = fixed_local(dev, round_up(ncols, 64), REDUCE_LOCAL)
             ev = launch(dev, red_r, *rows, *head[:3], np.int32(s0), np.int32(lA),
                         np.int32(R), wfl.data, np.int32(nwmax), rPV.data, rPI.data, gRV.data,
                         gRI.data)
@@ -228,12 +236,12 @@ def _run_diag(dev, plan, A, B, dB, self_join, cols, b_lo, b_hi, kstart, bar, chu
         else:
             pout = [rPV.data, rPI.data] + ([cPV.data, cPI.data] if cols else [])
             launch(dev, kern, gsz, plan.wg, *head, *common, *pout)
-            ev = launch(dev, red_r, *fixed_local(dev, round_up(R, 64)), np.int32(nw),
+            ev = launch(dev, red_r, *fixed_local(dev, round_up(R, 64), REDUCE_LOCAL), np.int32(nw),
                         np.int32(s0), np.int32(lA), np.int32(R), rPV.data, rPI.data, gRV.data, gRI.data)
             if cols:
                 kbc = int(dsub[0, 0])
                 ncols = (nw - 1) * D + R + D - 1
-                ev = launch(dev, red_c, *fixed_local(dev, round_up(ncols, 64)),
+                ev = launch(dev, red_c, *fixed_local(dev, round_up(ncols, 64), REDUCE_LOCAL),
                             np.int32(nw), np.int32(s0),
                             np.int32(kbc), np.int32(s0 + kbc), np.int32(ncols),
                             np.int32(lB), np.int32(R), cPV.data, cPI.data, gCV.data,

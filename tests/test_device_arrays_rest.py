@@ -201,9 +201,12 @@ def test_emulated_gpu_plans_rest(name):
         c = clts.trend_test(ymd, variant="correlated_multivariate", device=emu)
         w = clts.trend_test(ysd, variant="trend_free_pre_whitening", device=emu)
         mp, mi = clts.mstump(Tmd, 8, normalize=False, p=1, device=emu)
+        zp, zi = clts.mstump(Tmd, 8, include=[1], device=emu)
     assert t.total == 0, t.report()
     mp0, mi0 = clts.mstump(Tm, 8, normalize=False, p=1, device=emu)
     assert same(mp.get(), mp0) and same(mi.get(), mi0)
+    zp0, zi0 = clts.mstump(Tm, 8, include=[1], device=emu)
+    assert same(zp.get(), zp0) and same(zi.get(), zi0)
     ref = clts.mstl(Y, (12, 24), lmbda=0.5, device=emu)
     assert close(m.to_numpy().trend, ref.trend, np.float64, np.nanmax(np.abs(ref.observed)))
     aref = clts.aamp(T, 10, p=1, k=2, device=emu)
@@ -213,32 +216,44 @@ def test_emulated_gpu_plans_rest(name):
     same_fields(w, clts.trend_test(ys, variant="trend_free_pre_whitening", device=emu), False)
 
 
-# ------------------------------------------------------------------ mstump, stumpi: host steps
-def test_mstump_device_arrays_counted(device):
-    """mstump of a device array: device P and I equal to numpy input's, with exactly one read
-    (T, a wait) and two writes (P, I) more than the numpy call; float32 arrays compute in
-    single precision; maamp's conventions (normalize=False, p = 2) too."""
-    rng = np.random.default_rng(13)
-    T = np.cumsum(rng.standard_normal((3, 120)), axis=1)
+# ------------------------------------------------------------------ mstump
+def mstump_series(rng, d=3, n=120):
+    """NaN, a constant stretch and a near-constant one (ill-conditioned windows: the exact
+    rows and columns)."""
+    T = np.cumsum(rng.standard_normal((d, n)), axis=1)
     T[1, 40] = np.nan
+    T[0, 70:85] = 1.0
+    T[2, 90:101] = 5 + 1e-9 * rng.standard_normal(11)
+    return T
+
+
+def test_mstump_device_arrays(device):
+    """mstump of a device array (z-normalised, forced dimensions, discords, plain p = 2; float32
+    arrays compute in single precision): zero host traffic, the numpy path's bits."""
+    T = mstump_series(np.random.default_rng(13))
     for dtype, kw in ((np.float64, {}), (np.float64, dict(normalize=False)),
+                      (np.float64, dict(include=[1], discords=True)),
                       (np.float32, dict(include=[2]))):
         if dtype == np.float64 and not device.fp64:
             continue
         x = T.astype(dtype)
         prec = "double" if dtype == np.float64 else "single"
-        clts.mstump(x, 10, precision=prec, device=device, **kw)     # builds
-        with host_traffic() as a:
-            P0, I0 = clts.mstump(x, 10, precision=prec, device=device, **kw)
+        P0, I0 = clts.mstump(x, 10, precision=prec, device=device, **kw)
         xd = on_device(device, x)
-        with host_traffic() as b:
+        with host_traffic() as t:
             P, I = clts.mstump(xd, 10, device=device, **kw)
+        assert t.total == 0, t.report()
         assert is_device_array(P) and is_device_array(I)
-        assert (b.transfers, b.waits, b.maps) == (a.transfers + 3, a.waits + 1, a.maps), \
-            b.report()
-        assert same(P.get(), P0) and same(I.get(), I0), (dtype, kw)
+        P = P.get()
+        assert same(I.get(), I0), (dtype, kw)
+        assert same(P, P0 if device.fp64 else P0.astype(np.float32)), (dtype, kw)
+    P, I = clts.mstump(on_device(device, T[0].astype(np.float32)), 10, device=device)
+    P0, I0 = clts.mstump(T[0].astype(np.float32), 10, precision="single", device=device)
+    assert P.shape == (1, 111) and same(I.get(), I0)
     with pytest.raises(ValueError, match="time_axis"):
         clts.mstump(on_device(device, T.astype(np.float32)), 10, time_axis=0, device=device)
+    with pytest.raises(ValueError, match="m="):
+        clts.mstump(on_device(device, T.astype(np.float32)), 200, device=device)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -317,9 +332,9 @@ def test_trend_variants_device_float32_chunks_shapes(device):
 
 
 def test_calls_return_while_the_queue_is_blocked_rest(device):
-    """The device's queue held by a user event: mstl with lmbda, aamp with p = 1 and the
-    correlated / pre-whitening trend variants on device arrays still return; the results are
-    the numpy path's once it is released."""
+    """The device's queue held by a user event: mstl with lmbda, aamp with p = 1, the
+    correlated / pre-whitening trend variants and mstump (z-normalised) on device arrays still
+    return; the results are the numpy path's once it is released."""
     if "nvidia" in str(device.info.platform).lower():
         pytest.skip("NVIDIA's OpenCL (580, H200) segfaulted reading results after a user-event "
                     "barrier had held the queue: open, see docs/device-arrays.md")
@@ -333,7 +348,8 @@ def test_calls_return_while_the_queue_is_blocked_rest(device):
                 a=(lambda y: clts.aamp(y, 10, p=1, device=device), T),
                 c=(lambda y: clts.trend_test(y, variant="correlated_multivariate",
                                              device=device), ym),
-                w=(lambda y: clts.trend_test(y, variant="pre_whitening", device=device), ys))
+                w=(lambda y: clts.trend_test(y, variant="pre_whitening", device=device), ys),
+                z=(lambda y: clts.mstump(y, 10, device=device), mstump_series(rng)))
     want = {k: f(x) for k, (f, x) in args.items()}
     dev_in = {k: on_device(device, x) for k, (_, x) in args.items()}
     for k, (f, _) in args.items():       # programs built outside
@@ -344,6 +360,7 @@ def test_calls_return_while_the_queue_is_blocked_rest(device):
     assert close(out["m"].trend, want["m"].trend, np.float64, np.nanmax(np.abs(Y)))
     assert same(out["a"].P, want["a"].P) and same(out["a"].I, want["a"].I)
     assert same(out["c"].s, want["c"].s) and same(out["w"].n, want["w"].n)
+    assert same(out["z"][0], want["z"][0]) and same(out["z"][1], want["z"][1])
 
 
 def test_threads_rest(device):

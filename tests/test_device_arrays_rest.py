@@ -202,7 +202,12 @@ def test_emulated_gpu_plans_rest(name):
         w = clts.trend_test(ysd, variant="trend_free_pre_whitening", device=emu)
         mp, mi = clts.mstump(Tmd, 8, normalize=False, p=1, device=emu)
         zp, zi = clts.mstump(Tmd, 8, include=[1], device=emu)
+        st = clts.stumpi(Td, 10, device=emu)
+        st.update(Td[:5])
     assert t.total == 0, t.report()
+    st0 = clts.stumpi(T, 10, device=emu, host_points=0)
+    st0.update(T[:5])
+    assert same(st.P_.get(), st0.P_) and same(st.I_.get(), st0.I_)
     mp0, mi0 = clts.mstump(Tm, 8, normalize=False, p=1, device=emu)
     assert same(mp.get(), mp0) and same(mi.get(), mi0)
     zp0, zi0 = clts.mstump(Tm, 8, include=[1], device=emu)
@@ -280,23 +285,61 @@ def test_maamp_p_device(device, dtype, monkeypatch):
     assert same(I.get(), I0) and P.shape == (1, 81)
 
 
-def test_stumpi_device_arrays_counted(device):
-    """stumpi keeps its state on the host: a device T and a device update are each read once
-    (one transfer and one wait more than numpy input); the same profile."""
-    rng = np.random.default_rng(14)
+STUMPI_BLOCKS = ((0, 1), (1, 6), (6, 7), (7, 22), (22, 40))
+
+
+def stumpi_data(rng):
     T = np.cumsum(rng.standard_normal(150))
-    add = rng.standard_normal(20)
-    with host_traffic() as a:
-        s0 = clts.stumpi(T, 12, device=device)
-        s0.update(add)
-        P0 = s0.P_
-    Td, ad = on_device(device, T), on_device(device, add)
-    with host_traffic() as b:
-        s = clts.stumpi(Td, 12, device=device)
-        s.update(ad)
-        P = s.P_
-    assert (b.transfers, b.waits, b.maps) == (a.transfers + 2, a.waits + 2, a.maps), b.report()
-    assert same(P, P0) and same(s.I_, s0.I_)
+    T[60] = np.nan
+    add = rng.standard_normal(40)
+    add[7] = np.nan
+    return T, add
+
+
+def stumpi_ref(T, add, device, **kw):
+    """The numpy path with every update a device block of distance profiles (host_points=0,
+    blocks under 16 points: no join), the computation of the device state."""
+    s = clts.stumpi(T, 12, device=device, host_points=0, lazy_points=1, **kw)
+    for a, b in STUMPI_BLOCKS:
+        for c in range(a, b, 8):
+            s.update(add[c:min(b, c + 8)])
+    return s
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_stumpi_device_state(device, dtype):
+    """stumpi started from a device array keeps its state on the device: updates with device
+    points (slices at offsets, blocks of 1 to 15 points), egress or growing, k 1 and 3, plain
+    p = 1: zero host traffic, device P_ / I_ / left_P_ / left_I_ / T_, the numpy path's bits
+    (float32: its indices; distances within float32 rounding); numbers given to update are
+    uploaded."""
+    need(device, dtype)
+    T, add = stumpi_data(np.random.default_rng(14))
+    T, add = T.astype(dtype), add.astype(dtype)
+    prec = "double" if dtype == np.float64 else "single"
+    for kw in (dict(), dict(egress=False, k=3), dict(normalize=False, p=1)):
+        s0 = stumpi_ref(T, add, device, precision=prec, **kw)
+        Td, ad = on_device(device, T), on_device(device, add)
+        s = clts.stumpi(Td, 12, device=device, **kw)
+        with host_traffic() as t:
+            for a, b in STUMPI_BLOCKS:
+                s.update(ad[a:b])
+            got = (s.P_, s.I_, s.left_P_, s.left_I_, s.T_)
+        assert t.total == 0, t.report()
+        assert all(is_device_array(x) for x in got)
+        P, I, lP, lI, Tn = (x.get() for x in got)
+        assert same(I, s0.I_) and same(lI, s0.left_I_), kw
+        assert same(Tn, s0.T_.astype(dtype)), kw
+        if dtype == np.float64:
+            assert same(P, s0.P_) and same(lP, s0.left_P_), kw
+        else:       # the float32 series' scaling on the device (numpy's path: from float64)
+            assert np.allclose(P, s0.P_, rtol=1e-5, equal_nan=True), kw
+            assert np.allclose(lP, s0.left_P_, rtol=1e-5, equal_nan=True), kw
+    s.update(1.5)
+    s0.update(1.5)
+    assert same(s.I_.get(), s0.I_) and "(device)" in repr(s)
+    with pytest.raises(TypeError, match="precision"):
+        clts.stumpi(Td, 12, device=device, precision="single" if prec == "double" else "double")
 
 
 def test_trend_variants_device_float32_chunks_shapes(device):

@@ -113,9 +113,8 @@ def mstump(T, m, include=None, discords=False, normalize=True, p=2.0, *, precisi
     T : array_like, shape (d, n)
         One row per dimension (numpy in any layout or byte order, pandas, xarray); NaN / inf
         mark missing values (windows holding one are never neighbours, P = inf). A
-        ``pyopencl.array.Array`` ([d, n] or [n], C-contiguous) gives P and I as device arrays:
-        on the device throughout for ``normalize=False`` with p != 2, else read once and P
-        and I written back (docs/device-arrays.md).
+        ``pyopencl.array.Array`` ([d, n] or [n], C-contiguous) gives P and I as device arrays,
+        computed on the device throughout: no host transfer or wait (docs/device-arrays.md).
     m : int
         Window length (>= 3).
     include : sequence of int, optional
@@ -397,13 +396,10 @@ class _Flags:
 def _mstump_device(T, m, include, discords, normalize, p, precision, device, plan, time_axis,
                    plan_overrides):
     """:func:`mstump` of a device array ``T`` ([d, n] or [n], time last): ``(P, I)`` as device
-    arrays. Plain distances with p != 2 run on the device (:func:`_maamp_device`). Otherwise
-    not device-resident inside: the windows' preparation, the exact re-evaluation and the
-    ill-conditioned rows are host steps of this function today, so the call reads ``T`` once
-    (d n itemsize bytes, a wait), runs as numpy input does, and writes P and I to new device
-    arrays (2 d l 8 bytes, non-blocking): one read and two writes more than the numpy call
-    (docs/device-arrays.md). The arrays' dtype sets the precision unless ``precision`` names
-    it."""
+    arrays, nothing read back or waited for: z-normalised and plain p = 2 distances by
+    :func:`_znorm_device` (the numpy path's computation after its upload: the same bits),
+    plain distances with other p by :func:`_maamp_device`. The arrays' dtype sets the
+    precision unless ``precision`` names it."""
     from ..runtime.arrays import device_input
     dev = get_device(device)
     device_input(T, "T", dev, ndim=(1, 2))

@@ -17,6 +17,7 @@ from .mass import _check_p, distance_profiles
 from . import stream_near
 from .stream_host import EXACT_FRACTION, REFRESH, HostStream, Ring, exact_distances
 from .stream_plan import Problem, make_stream_plan
+from .stream_device import MAX_K, DeviceStream
 from .stream_topk import best_k, insert, kth_smallest
 from .topk import _merge_k
 
@@ -109,13 +110,23 @@ class StreamingProfile:
 
     def __init__(self, T, m, *, egress=True, normalize=True, p=2.0, k=1, device=None,
                  precision=None, plan=None, host_points=None, lazy_points=None):
-        T = np.array(np.asarray(_host(T, "T")), dtype=np.float64).ravel()
+        from ..runtime.arrays import is_device_array
+        self._dstate = None
         if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 3:
             raise ValueError(f"m must be an int >= 3, got {m!r}")
-        if len(T) < m:
-            raise ValueError(f"T has {len(T)} values, fewer than m={m}")
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
             raise ValueError(f"k must be an int >= 1, got {k!r}")
+        if is_device_array(T) and k <= MAX_K:
+            # the state on the device (stream_device.py)
+            if T.size < m:
+                raise ValueError(f"T has {T.size} values, fewer than m={m}")
+            self._dstate = DeviceStream(get_device(device), T, m, k, egress, normalize,
+                                        _check_p(p)[0], precision)
+            self._k = int(k)
+            return
+        T = np.array(np.asarray(_host(T, "T")), dtype=np.float64).ravel()
+        if len(T) < m:
+            raise ValueError(f"T has {len(T)} values, fewer than m={m}")
         self._k = int(k)
         self._p, _ = _check_p(p)
         self._m, self._ez = int(m), int(math.ceil(m / 4))
@@ -159,7 +170,19 @@ class StreamingProfile:
     def update(self, t):
         """Append ``t`` (a number or a 1-D array of numbers). The profile is brought up to
         date when it is read (``P_``, ``I_``, ``left_P_``, ``left_I_``, ``T_``) or when
-        ``lazy_points`` points are pending, whichever comes first; the result is the same."""
+        ``lazy_points`` points are pending, whichever comes first; the result is the same.
+        A stream started from a device array applies ``t`` at once on the device (a device
+        array of the series' dtype; numbers are uploaded)."""
+        if self._dstate is not None:
+            from ..runtime.arrays import is_device_array
+            if not is_device_array(t):
+                import pyopencl.array as cla
+                x = np.atleast_1d(np.asarray(t, dtype=self._dstate.dtype))
+                if x.ndim != 1:
+                    raise ValueError(f"t must be a number or a 1-D array, got shape {x.shape}")
+                t = cla.to_device(self._dstate.dev.queue, np.ascontiguousarray(x))
+            self._dstate.update(t)
+            return
         if isinstance(t, (float, int, np.floating, np.integer)):   # one number: queued as is
             self._run.append(float(t))
             self._npending += 1
@@ -351,30 +374,44 @@ class StreamingProfile:
 
     @property
     def P_(self):
+        if self._dstate is not None:
+            return self._dstate.P.reshape(-1) if self._k == 1 else self._dstate.P
         self._flush()
         return self._P[:, 0].copy() if self._k == 1 else self._P.copy()
 
     @property
     def I_(self):
+        if self._dstate is not None:
+            return self._dstate.I.reshape(-1) if self._k == 1 else self._dstate.I
         self._flush()
         return self._I[:, 0].copy() if self._k == 1 else self._I.copy()
 
     @property
     def left_P_(self):
+        if self._dstate is not None:
+            return self._dstate.lP
         self._flush()
         return self._lP.copy()
 
     @property
     def left_I_(self):
+        if self._dstate is not None:
+            return self._dstate.lI
         self._flush()
         return self._lI.copy()
 
     @property
     def T_(self):
+        if self._dstate is not None:
+            return self._dstate.T
         self._flush()
         return self._T.copy()
 
     def __repr__(self):
+        if self._dstate is not None:
+            d = self._dstate
+            return (f"<clts.stumpi m={d.m} n={d.T.shape[0]} egress={d.egress} "
+                    f"appended={d.a if d.egress else 'n/a'} (device)>")
         self._flush()
         return (f"<clts.stumpi m={self._m} n={len(self._T)} egress={self._egress} "
                 f"appended={self._a if self._egress else 'n/a'}>")

@@ -407,8 +407,8 @@ def test_calls_return_while_the_queue_is_blocked_rest(device):
 
 
 def test_threads_rest(device):
-    """The new device-array calls from several threads at once (one device queue): each
-    thread's results are its serial ones."""
+    """The new device-array calls from several threads at once (one device queue; mstump
+    z-normalised and a device stumpi too): each thread's results are its serial ones."""
     from concurrency import run_in_threads
     if not device.fp64:
         pytest.skip("float64 data")
@@ -423,10 +423,16 @@ def test_threads_rest(device):
         t = clts.trend_test(ys[i], variant=variants[i], device=device)
         w = clts.trend_test(ys[i][0], variant="pre_whitening", device=device)
         mp = clts.mstump(Ms[i], 6, normalize=False, p=1, device=device)
-        return clts.to_numpy((a, t, w, mp))
+        zp = clts.mstump(Ms[i], 6, include=[i % 2], device=device)
+        st = clts.stumpi(Ts[i], 8, device=device)
+        st.update(Ts[(i + 1) % 4][:5])
+        return clts.to_numpy((a, t, w, mp, zp, st.P_, st.I_))
     serial = [work(i) for i in range(4)]
     got = run_in_threads(work, 4)
-    for (a, t, w, mp), (a0, t0, w0, mp0) in zip(got, serial):
+    for (a, t, w, mp, *rest), (a0, t0, w0, mp0, *rest0) in zip(got, serial):
         assert same(a.P, a0.P) and same(a.I, a0.I)
         assert same(t.s, t0.s) and same(t.var_s, t0.var_s) and same(w.n, w0.n)
         assert same(mp[0], mp0[0]) and same(mp[1], mp0[1])
+        zp, sp, si = rest
+        zp0, sp0, si0 = rest0
+        assert same(zp[0], zp0[0]) and same(zp[1], zp0[1]) and same(sp, sp0) and same(si, si0)

@@ -31,8 +31,8 @@ JOIN_MIN_BLOCK = 16
 
 
 def _host(x, name):
-    """A device array's values (the one read of a ``stumpi`` / ``update`` argument: the
-    stream's state is on the host, docs/device-arrays.md); anything else as it is."""
+    """A device array's values (the one read of a ``stumpi`` / ``update`` argument of a stream
+    whose state is on the host: k > 16, docs/device-arrays.md); anything else as it is."""
     from ..runtime.arrays import is_device_array, to_numpy
     if not is_device_array(x):
         return x
@@ -51,8 +51,9 @@ class StreamingProfile:
     ----------
     T : array_like, 1-D
         The series so far (n >= m; NaN / inf windows are never neighbours). A
-        ``pyopencl.array.Array`` (and one given to ``update``) is read once: the stream's state
-        lives on the host (docs/device-arrays.md).
+        ``pyopencl.array.Array`` keeps the stream's state on the device (k <= 16; else it is
+        read once): the attributes are device arrays and ``update`` takes device arrays
+        (stream_device.py, docs/device-arrays.md).
     m : int
         Subsequence length.
     egress : bool, optional
@@ -81,7 +82,7 @@ class StreamingProfile:
 
     Attributes
     ----------
-    P_, I_ : numpy.ndarray
+    P_, I_ : numpy.ndarray (device arrays for a device series)
         Nearest-neighbour distance and index of every window, [l] (k = 1) or [l, k]
         (indices count every point appended since the start, as stumpy's; an egressed
         neighbour is kept, as stumpy).

@@ -77,16 +77,16 @@ def _include(include, d):
     return inc
 
 
-def _checks(m, d, n, include, discords, normalize):
-    """The arguments of a device-array call checked (as the numpy path checks them):
+def _checks(m, d, n, include, discords, normalize, hint="", max_dim=MAX_DIM):
+    """The arguments of a call checked (``hint``: a note on the dimensions' error):
     (forced dimensions, discords, normalize)."""
     if isinstance(m, bool) or not isinstance(m, (int, np.integer)):
         raise TypeError(f"m must be an int, got {type(m).__name__}")
     if m < 3:
         raise ValueError(f"m must be >= 3, got {m}")
-    if d > MAX_DIM:
+    if d > max_dim:
         raise ValueError(f"T has {d} dimensions; clts.mstump sorts at most {MAX_DIM} per pair "
-                         "in registers (split the dimensions or choose fewer)")
+                         f"in registers (split the dimensions or choose fewer){hint}")
     if n < m:
         raise ValueError(f"T has {n} values per dimension, fewer than m={m}")
     inc = _include(include, d)
@@ -164,19 +164,9 @@ def mstump(T, m, include=None, discords=False, normalize=True, p=2.0, *, precisi
         raise ValueError(f"m must be >= 3, got {m}")
     T2 = _series_2d(T, time_axis, m)
     d, n = T2.shape
-    if d > MAX_DIM:
-        hint = (" (if T is [time, dimensions] give time_axis=0)"
-                if time_axis is None and n <= MAX_DIM and d >= m else "")
-        raise ValueError(f"T has {d} dimensions; clts.mstump sorts at most {MAX_DIM} per pair "
-                         f"in registers (split the dimensions or choose fewer){hint}")
-    if n < m:
-        raise ValueError(f"T has {n} values per dimension, fewer than m={m}")
-    inc = _include(include, d)
-    if not isinstance(discords, (bool, np.bool_)):
-        raise TypeError(f"discords must be a bool, got {type(discords).__name__}")
-    if not isinstance(normalize, (bool, np.bool_)):
-        raise TypeError(f"normalize must be a bool, got {type(normalize).__name__}")
-    normalize, discords = bool(normalize), bool(discords)
+    hint = (" (if T is [time, dimensions] give time_axis=0)"
+            if time_axis is None and n <= MAX_DIM and d >= m else "")
+    inc, discords, normalize = _checks(m, d, n, include, discords, normalize, hint)
     pnorm = _check_p(p)[0]
     dev = get_device(device)
     precision = call_precision(dev, precision)
@@ -435,19 +425,9 @@ def _maamp_device(dev, T, m, include, discords, pnorm, precision):
     from .mass import _device_profiles
     T2 = T.reshape(1, -1) if T.ndim == 1 else T
     d, n = (int(v) for v in T2.shape)
-    if isinstance(m, bool) or not isinstance(m, (int, np.integer)):
-        raise TypeError(f"m must be an int, got {type(m).__name__}")
+    inc, discords, _ = _checks(m, d, n, include, discords, False,
+                               max_dim=min(MAX_DIM, KMAX))
     m = int(m)
-    if m < 3:
-        raise ValueError(f"m must be >= 3, got {m}")
-    if d > min(MAX_DIM, KMAX):
-        raise ValueError(f"T has {d} dimensions; clts.mstump sorts at most {MAX_DIM} per "
-                         "pair in registers (split the dimensions or choose fewer)")
-    if n < m:
-        raise ValueError(f"T has {n} values per dimension, fewer than m={m}")
-    inc = _include(include, d)
-    if not isinstance(discords, (bool, np.bool_)):
-        raise TypeError(f"discords must be a bool, got {type(discords).__name__}")
     order = inc + [q for q in range(d) if q not in inc]
     l = n - m + 1
     ez = int(math.ceil(m / 4))

@@ -32,6 +32,7 @@ from .breakpoints import (CRITERIA, check_h_breaks, criteria, fail, independent_
                           select)
 from .breakpoints_plan import BreakpointsPlan, Problem, make_plan
 from .breakpoints_reference import BP_STATUS
+from .pixel_device import device_terms
 from .regressors import model_terms
 from .common import trend_scaling
 from .common import time_axis as _time_axis
@@ -193,8 +194,10 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
         raise TypeError(f"dtype must be float32 or float64, got {dtype}")
     dev = get_device(device)
     dev.require_dtype(dtype)
-    terms = model_terms(formula, order, trend, regressors, N, cube=None if on_device else
-                        _original_shape(pix_shape, N, labels.axis))
+    terms = device_terms(formula, order, trend, regressors, y.shape) if on_device else None
+    if terms is None:
+        terms = model_terms(formula, order, trend, regressors, N, cube=None if on_device else
+                            _original_shape(pix_shape, N, labels.axis))
     if on_device and terms.missing is not None:
         raise TypeError("regressors with NaN take a host cube (the NaN make values of y "
                         "missing); y.get() the device array first")
@@ -226,11 +229,8 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
         raise ValueError(f"confint must be a level in (0, 1) or None, got {confint!r}")
     dropped = [names[j] for j in range(K_shared) if j not in keep]
     if on_device:
-        if q_pix:
-            raise TypeError("per-pixel regressors take a host cube: y.get() the device array "
-                            "first")
         return _breaks_device(dev, plan, flat, pix_shape, X, K_design, h, breaks, dtype,
-                              criterion, magnitudes, confint, dates, dropped)
+                              criterion, magnitudes, confint, dates, dropped, terms)
     if flat.dtype != dtype:
         flat = flat.astype(dtype)
     flat = terms.apply_missing(flat, dtype)
@@ -304,20 +304,28 @@ def _break_dates(dates, bp):
 
 
 def _breaks_device(dev, plan, flat, pix_shape, X, K_design, h, breaks, dtype, criterion,
-                   magnitudes, confint, dates, dropped):
+                   magnitudes, confint, dates, dropped, terms=None):
     """``bfast_breaks`` on a device cube ``flat`` ``[N, M]``: the breakpoints, the failed
     pixels' marks (h <= the design's columns, rank-deficient valid dates), the RSS floor, the
     criteria, the selection and the magnitudes as kernels, the result's arrays device arrays,
     nothing read back or waited for (``clts.bfast.device``). ``break_dates``, ``diagnostics``
-    and the confidence intervals (a host computation) are computed on first access."""
+    and the confidence intervals (a host computation) are computed on first access. Per-pixel
+    regressors (``terms.device``): their columns and the cube with the values they make missing
+    made on the device first (``pixel_device.prepare``)."""
     from . import device as dv
-    K = X.shape[1]
+    xp, pre = None, []
+    if terms is not None and terms.device is not None:
+        from .pixel_device import prepare
+        flat, xp, pre = prepare(dev, flat, None, terms, dtype)
+    q = 0 if xp is None else terms.q
+    K = X.shape[1] + q
     out, BREAKS, keep = dv.run_breakpoints(dev, plan, flat, X, h, breaks, dtype,
-                                           k_check=K_design, rank_check=True)
+                                           k_check=K_design, rank_check=True, xp=xp)
+    keep += pre
     s = dv.select(dev, out, K, dtype, criterion, dv.c_type(flat.dtype))
     mags = None
     if magnitudes:
-        mags, kk = dv.magnitudes(dev, flat, X, s["sel"], s["bp"], dtype, None)
+        mags, kk = dv.magnitudes(dev, flat, X, s["sel"], s["bp"], dtype, None, xp=xp)
         keep += kk
 
     def per(a):
@@ -351,8 +359,10 @@ def _breaks_device(dev, plan, flat, pix_shape, X, K_design, h, breaks, dtype, cr
     if confint is not None:
         def intervals():
             y = flat.get().astype(dtype)
+            XP = None if xp is None else \
+                xp.get()[:y.shape[0] * q].astype(np.float64).reshape(y.shape[0], q, -1)
             ci = _intervals(y, X, res.n_breaks.get().reshape(-1),
-                            res.breakpoints.get().reshape(B, -1), float(confint))
+                            res.breakpoints.get().reshape(B, -1), float(confint), XP)
             return ci.reshape((2, B) + pix_shape)
         cache = {}
 

@@ -46,6 +46,8 @@ class Terms:
     scale: np.ndarray | None = None
     RP: np.ndarray | None = None
     missing: np.ndarray | None = None
+    #: per-pixel regressors of a device cube: their sources (``clts.bfast.pixel_device``)
+    device: list | None = None
 
     @property
     def q(self) -> int:
@@ -53,7 +55,7 @@ class Terms:
 
     @property
     def per_pixel(self) -> bool:
-        return self.RP is not None
+        return self.RP is not None or self.device is not None
 
     def columns(self) -> list:
         """Names of the design's columns, in order."""
@@ -115,9 +117,14 @@ def _regressor_table(regressors, N, cube=None):
     ``cube``: (shape, time axis) of ``y`` (None: shared regressors only)."""
     if regressors is None:
         return [], None, False
+    vals = regressors.values() if isinstance(regressors, dict) else [regressors]
+    if any(type(v).__module__.startswith("pyopencl") for v in vals):
+        raise TypeError("regressors given as device arrays take a device cube y "
+                        "(bfast_breaks / bfast_monitor on a pyopencl array); with a host cube "
+                        "give numpy arrays")
     shape_hint = ("[dates] or [dates, q] (shared by all pixels), or y's shape + (q,) per pixel"
                   if cube is not None else "[dates] or [dates, q] (shared by all pixels; per "
-                  "pixel only with bfast_breaks / bfast01 on a host cube)")
+                  "pixel: numpy arrays with a host cube, device arrays with a device cube)")
     if isinstance(regressors, dict):
         names = list(regressors)
         for nm in names:

@@ -109,10 +109,11 @@ def prepare(dev, y, nodata, terms, dtype):
         if not is_device(src):
             src = constant(dev, "bfast.shared_regressor", src, np.float64)
         keep.append(src)
-        k = program(dev, real, c_type(acc), src.dtype, acc).kernel("preg_column")
-        launch(dev, k, round_up(M, 64), 64, src.base_data, np.int64(off), np.int64(st),
-               np.int64(sp), np.int32(M), np.int32(N), np.int32(q), np.int32(j), xp.data,
-               ym.data)
+        prg = program(dev, real, c_type(acc), src.dtype, acc)
+        args = (src.base_data, np.int64(off), np.int64(st), np.int64(sp), np.int32(M),
+                np.int32(N), np.int32(q), np.int32(j), xp.data, ym.data)
+        launch(dev, prg.kernel("preg_stats"), round_up(M, 64), 64, *args)
+        launch(dev, prg.kernel("preg_scale"), (round_up(M, 64), N), (64, 1), *args)
     return ym, xp, keep
 
 

@@ -189,13 +189,15 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
     regressors, formula : optional
         Covariates shared by all pixels (one value per date, ``[dates]``, ``[dates, q]`` or a
         dict name -> ``[dates]``) or per pixel (``y``'s shape plus a last axis of q, or a dict
-        name -> an array shaped like ``y``; host cubes), at most 16, and R's model formula over
+        name -> an array shaped like ``y``; with a device cube ``y`` they are device arrays,
+        centred and scaled on the device: ``clts.bfast.pixel_device``), at most 16, and R's
+        model formula over
         ``trend``, ``harmon`` (of ``k``), their names and ``1``, as :func:`clts.bfast_breaks`
         takes them (R's ``bfastmonitor(formula = response ~ trend + harmon + xreg)``; per pixel
         R runs each pixel's own frame); the covariates of the monitoring dates enter the
         prediction, a NaN covariate makes that value of ``y`` missing (R's ``na.omit``; device
-        cubes: finite, shared, not with ``detailed=True``), a pixel whose own covariate makes
-        its history design singular gets status 2.
+        cubes: shared ones finite, none with ``detailed=True``), a pixel whose own covariate
+        makes its history design singular gets status 2.
     hfrac : {0.25, 0.5, 1.0}, optional
         MOSUM window as a fraction of the history's valid values.
     level : float or (float, float), optional

@@ -146,7 +146,8 @@ def bfast01(y, dates=None, *, order=3, freq=365.0, trend=True, regressors=None, 
     ----------
     y, dates, order, freq, trend, regressors, formula, time_axis, dtype, device, plan, progress
         As :func:`clts.bfast_breaks` (R's ``bfast01(data, formula, order)``: ``formula`` over
-        ``trend``, ``harmon``, the regressors and ``1``). A host cube (numpy, pandas, xarray).
+        ``trend``, ``harmon``, the regressors and ``1``). A host cube (numpy, pandas, xarray)
+        and numpy regressors (device arrays are a TypeError).
     test : str or sequence of str
         One or more of ``"OLS-MOSUM"`` (default), ``"OLS-CUSUM"``, ``"supF"``, ``"supLM"``
         (strucchange's ``sctest`` of each, as R's ``bfast01``), ``"BIC"``, and ``"aveF"``,

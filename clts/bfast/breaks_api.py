@@ -132,8 +132,9 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
         Covariates, joining the design after the season (R's ``response ~ trend + harmon +
         xreg``): shared by all pixels, ``[dates]`` or ``[dates, q]`` (named ``x1 .. xq``) or a
         dict name -> ``[dates]``; or per pixel and date, ``y``'s shape plus a last axis of q or
-        a dict name -> an array shaped like ``y`` (host cubes only). A NaN value makes that
-        value of ``y`` missing.
+        a dict name -> an array shaped like ``y`` (numpy with a host cube; device arrays with a
+        device cube, centred and scaled on the device: ``clts.bfast.pixel_device``). A NaN
+        value makes that value of ``y`` missing (device cubes: per-pixel covariates only).
     formula : str, optional
         R's model formula over ``trend``, ``harmon`` (of ``order``), the regressors' names and
         ``1``: ``"response ~ trend + harmon + x1"``, ``"response ~ harmon"``, ``"response ~ 1"``

@@ -16,6 +16,8 @@ sin_order, cos_order, the regressors (in the formula's order). The trend and the
 are centred and scaled on the host (the same column space with the intercept, so the same fits
 and RSS) so that every column is of order 1: the rank test and the float32 RSS see a
 well-conditioned design; :meth:`Terms.unscale` gives the coefficients of the columns as given.
+Per-pixel regressors given as device arrays with a device cube are centred and scaled the same
+way on the device (``clts.bfast.pixel_device``; :attr:`Terms.device` their sources).
 """
 from __future__ import annotations
 

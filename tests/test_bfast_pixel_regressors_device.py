@@ -188,3 +188,24 @@ def test_breaks_device_chunks(device):
     np.testing.assert_array_equal(three.all_breakpoints, one.all_breakpoints)
     np.testing.assert_array_equal(three.status, one.status)
     np.testing.assert_allclose(three.magnitudes, one.magnitudes, rtol=1e-12)
+
+
+def test_breaks_device_gpu_plans(device):
+    """The GPU profiles' breakpoint kernels (split rotation, scan; those the host per-pixel test
+    builds) over pocl read the device-made columns: the host cube's results."""
+    if "pocl" not in device.slug or not device.fp64:
+        pytest.skip("the GPU profiles run over pocl")
+    from emulated import gpus_over_pocl
+    t, y, x = _breaks_data()
+    kw = dict(freq=1, order=1, breaks=3, progress=False)
+    for name, emu in gpus_over_pocl().items():
+        if name not in ("h100", "mi210"):
+            continue
+        a = clts.bfast_breaks(y, t, regressors=x[:, :, None], device=emu, **kw)
+        b = clts.bfast_breaks(_dev(emu, y), t, regressors=_dev(emu, x[:, :, None]), device=emu,
+                              **kw).to_numpy()
+        np.testing.assert_array_equal(b.all_breakpoints, a.all_breakpoints, err_msg=name)
+        np.testing.assert_array_equal(b.status, a.status, err_msg=name)
+        np.testing.assert_allclose(b.rss, a.rss, rtol=1e-12, err_msg=name)
+        np.testing.assert_allclose(b.magnitudes, a.magnitudes, rtol=1e-9, atol=1e-12,
+                                   err_msg=name)

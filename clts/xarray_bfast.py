@@ -150,7 +150,8 @@ def bfast01(da, *, dim: str = "time", device=None, **kwargs):
     tests = check_arguments(kwargs.get("test", "OLS-MOSUM"), kwargs.get("level", 0.05),
                     kwargs.get("aggregate", "all"), kwargs.get("bandwidth", 0.15),
                     kwargs.get("alpha", 0.05), kwargs.get("pct_stable"),
-                    kwargs.get("typology", "standard"), kwargs.get("trim"))
+                    kwargs.get("typology", "standard"), kwargs.get("trim"),
+                    kwargs.get("reg", "lm"))
     classify = kwargs.pop("classify", True)
     if not isinstance(classify, (bool, np.bool_)):
         raise TypeError(f"classify must be True or False, got {classify!r}")

@@ -343,7 +343,7 @@ def intervals(Z, X, bp, n_rep, level):
         vb = np.searchsorted(idx, bp[:m, p]) + 1
         iv = one(X[idx], Z[idx, p], vb, level, het_err=False)
         for j in range(m):
-            if iv[j, 0] >= 0:
+            if iv[j, 1] >= 0:        # R's NA is -1; a lower end before the values is clipped
                 out[0, j, p] = idx[np.clip(iv[j, 0], 1, idx.size) - 1]
                 out[1, j, p] = idx[np.clip(iv[j, 1], 1, idx.size) - 1]
     return out

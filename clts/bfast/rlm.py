@@ -82,13 +82,21 @@ def _weighted_fit(X, y0, w):
 
 def _wls(X, y0, groups, w, first=False):
     """Weighted least squares per group: coefficients [G, P, K] and the fit [N, P]
-    (``first``: the unweighted start, through ``masked_fit``'s rank check)."""
-    coef, fit = [], np.zeros_like(y0)
-    for g in groups:
-        b = masked_fit(X, y0, g * w) if first else _weighted_fit(X, y0, g * w)
-        coef.append(b)
-        fit = np.where(g, _predict(X, b), fit)
-    return np.stack(coef), fit
+    (``first``: the unweighted start, through ``masked_fit``'s rank check). The groups'
+    fits are one batch of G P columns (the groups are disjoint: the fit is their sum)."""
+    G, P = len(groups), y0.shape[1]
+    if G == 1:
+        W, Y, XX = groups[0] * w, y0, X
+    else:
+        W = np.concatenate([g * w for g in groups], axis=1)
+        Y = np.tile(y0, (1, G))
+        XX = X if X.ndim == 2 else np.concatenate([X] * G, axis=1)
+    b = masked_fit(XX, Y, W) if first else _weighted_fit(XX, Y, W)
+    pred = _predict(XX, b)
+    fit = pred[:, :P] * groups[0]
+    for j in range(1, G):
+        fit += pred[:, j * P:(j + 1) * P] * groups[j]
+    return b.reshape(G, P, -1), fit
 
 
 def rlm_fit(X, y0, groups, *, k=HUBER_K, maxit=MAXIT, acc=ACC) -> RlmFit:

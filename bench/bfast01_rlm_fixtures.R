@@ -12,8 +12,9 @@
 #     converged) and scale0 / scale1 (rlm's final scale)
 # Usage: Rscript bench/bfast01_rlm_fixtures.R tests/data
 dir <- commandArgs(trailingOnly = TRUE)[1]
-source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(), value = TRUE))),
-                 "bfast01_rlm_lib.R"))
+here <- dirname(sub("^--file=", "", grep("^--file=", commandArgs(), value = TRUE)))
+source(file.path(here, "bfast01_rlm_lib.R"))
+source(file.path(here, "bfast01_fixtures_lib.R"))
 suppressMessages(library(zoo))
 inp <- read.csv(file.path(dir, "bfast01_input.csv"))
 settings <- read.csv(file.path(dir, "bfast01_settings.csv"), stringsAsFactors = FALSE)
@@ -34,7 +35,6 @@ o1[sample(N, 30)] <- NA
 o2 <- 0.3 + season + 0.15 * u + 0.1 * (u > 0.4) + 0.03 * rt(N, df = 2)    # heavy tails, step
 o2[sample(N, 10)] <- o2[sample(N, 10)] + 0.4
 series <- cbind(inp[, -1], o0 = o0, o1 = o1, o2 = o2)
-fmt <- function(x) paste(format(x, digits = 17), collapse = " ")
 out <- NULL
 for (s in seq_len(nrow(settings))) {
   st <- settings[s, ]
@@ -44,23 +44,11 @@ for (s in seq_len(nrow(settings))) {
     bf <- bfast01(y, formula = as.formula(st$formula), order = st$order, test = tests,
                   bandwidth = st$bandwidth, reg = "rlm",
                   aggregate = if (st$aggregate == "all") all else any)
-    sc <- sctest(bf$formula, data = bf$data, type = "OLS-MOSUM", h = st$bandwidth,
-                 functional = "max")
-    bic <- c(BIC(bf$model[[1]]), BIC(bf$model[[2]]) + log(nrow(bf$data)))
-    c2 <- matrix(coef(bf$model[[2]]), nrow = 2)
-    cs <- as.numeric(bfast01classify_rlm(bf, pct_stable = 0.25))
-    cd <- as.numeric(bfast01classify_rlm(bf, pct_stable = 0.25, typology = "drylands"))
     z <- as.zoo(bf, breaks = 1)     # the trend's jump at the best break (bfast01classify's m)
     mag <- as.numeric(z$trend[bf$breakpoints + 1]) - as.numeric(z$trend[bf$breakpoints])
-    out <- rbind(out, data.frame(
-      setting = s - 1, series = colnames(series)[j], nobs = nrow(bf$data), breaks = bf$breaks,
-      breakpoint = bf$breakpoints, mosum = unname(sc$statistic), mosum_p = sc$p.value,
-      test_bic = if ("BIC" %in% tests) bf$test[["BIC"]] else NA,
-      test_mosum = bf$test[["OLS-MOSUM"]], bic0 = bic[1], bic1 = bic[2],
-      rss0 = deviance(bf$model[[1]]), rss1 = deviance(bf$model[[2]]),
-      coef0 = fmt(coef(bf$model[[1]])), coef1 = fmt(t(c2)),
-      std = fmt(cs), dry = fmt(cd), confint = fmt(bf$confint), magnitude = mag,
-      conv0 = bf$model[[1]]$converged, conv1 = bf$model[[2]]$converged,
+    out <- rbind(out, cbind(
+      bfast01_fixture_row(bf, st, tests, s - 1, colnames(series)[j], bfast01classify_rlm),
+      magnitude = mag, conv0 = bf$model[[1]]$converged, conv1 = bf$model[[2]]$converged,
       scale0 = bf$model[[1]]$s, scale1 = bf$model[[2]]$s))
   }
 }

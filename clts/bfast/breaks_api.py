@@ -436,8 +436,9 @@ def masked_fit(X, y0, mask):
     return beta
 
 
-def _intervals(flat, X, sel, bp, level, XP=None):
-    """[2, breaks, M] date indices of the interval ends (see ``clts.bfast.confint``)."""
+def _intervals(flat, X, sel, bp, level, XP=None, coef=None):
+    """[2, breaks, M] date indices of the interval ends (see ``clts.bfast.confint``); ``coef``
+    [breaks + 1, M, K]: the segments' fits to use (default: their least-squares fits)."""
     from .confint import intervals
     B, M = bp.shape
     out = np.full((2, B, M), -1, np.int32)
@@ -447,9 +448,10 @@ def _intervals(flat, X, sel, bp, level, XP=None):
         m = int(sel[p])
         vb = np.searchsorted(idx, bp[:m, p]) + 1            # 1-based value indices, as R
         Xp = X if XP is None else np.column_stack([X, XP[:, :, p]])
-        iv = intervals(Xp[idx], y[idx], vb, level)
+        iv = intervals(Xp[idx], y[idx], vb, level,
+                       coefs=None if coef is None else coef[:m + 1, p])
         for j in range(m):
-            if iv[j, 0] >= 0:
+            if iv[j, 1] >= 0:        # R's NA is -1; a lower end before the values is clipped
                 out[0, j, p] = idx[np.clip(iv[j, 0], 1, idx.size) - 1]
                 out[1, j, p] = idx[np.clip(iv[j, 1], 1, idx.size) - 1]
     return out

@@ -307,12 +307,12 @@ def stumpi_ref(T, add, device, **kw):
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_stumpi_device_state(device, dtype):
+def test_stumpi_device_state(device, dtype, monkeypatch):
     """stumpi started from a device array keeps its state on the device: updates with device
     points (slices at offsets, blocks of 1 to 15 points), egress or growing, k 1 and 3, plain
     p = 1: zero host traffic, device P_ / I_ / left_P_ / left_I_ / T_, the numpy path's bits
-    (float32: its indices; distances within float32 rounding); numbers given to update are
-    uploaded."""
+    (float32: its indices; distances within float32 rounding); a long update cut into blocks
+    the same; numbers given to update are uploaded."""
     need(device, dtype)
     T, add = stumpi_data(np.random.default_rng(14))
     T, add = T.astype(dtype), add.astype(dtype)
@@ -335,6 +335,12 @@ def test_stumpi_device_state(device, dtype):
         else:       # the float32 series' scaling on the device (numpy's path: from float64)
             assert np.allclose(P, s0.P_, rtol=1e-5, equal_nan=True), kw
             assert np.allclose(lP, s0.left_P_, rtol=1e-5, equal_nan=True), kw
+    # one update of every point, cut into blocks of 3 rows: the same stream
+    monkeypatch.setattr(sys.modules["clts.mp.stream_device"], "BLOCK_BYTES",
+                        3 * 190 * np.dtype(dtype).itemsize)
+    s = clts.stumpi(Td, 12, device=device, **kw)
+    s.update(ad)
+    assert same(s.I_.get(), s0.I_) and same(s.left_I_.get(), s0.left_I_)
     s.update(1.5)
     s0.update(1.5)
     assert same(s.I_.get(), s0.I_) and "(device)" in repr(s)

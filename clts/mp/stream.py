@@ -121,6 +121,8 @@ class StreamingProfile:
             # the state on the device (stream_device.py)
             if T.size < m:
                 raise ValueError(f"T has {T.size} values, fewer than m={m}")
+            make_stream_plan(get_device(device), Problem(), plan=plan,   # checks them
+                             host_points=host_points, lazy_points=lazy_points)
             self._dstate = DeviceStream(get_device(device), T, m, k, egress, normalize,
                                         _check_p(p)[0], precision)
             self._k = int(k)

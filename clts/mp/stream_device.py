@@ -16,6 +16,8 @@ from ..runtime.launch import fixed_local
 
 #: the largest k kept on the device (each work-item's k-list is private memory)
 MAX_K = 16
+#: bytes of the distance profiles of one block of appended points (longer updates are cut)
+BLOCK_BYTES = 64 << 20
 
 
 class DeviceStream:
@@ -58,15 +60,22 @@ class DeviceStream:
         self._cla = cla
 
     def update(self, t):
-        """Append the device array ``t`` (1-D, the series' dtype)."""
-        import pyopencl as cl
+        """Append the device array ``t`` (1-D, the series' dtype), in blocks whose distance
+        profiles fit BLOCK_BYTES (and the device's largest allocation): the stream's result
+        is that of one point at a time, however the points are grouped."""
         from ..runtime.arrays import device_input
+        t = device_input(t, "t", self.dev, dtypes=(self.dtype,), ndim=1)
+        n = int(self.T.shape[0])
+        per_row = (n + t.size) * self.dtype.itemsize
+        rows = max(1, min(BLOCK_BYTES, self.dev.max_alloc) // per_row)
+        for c in range(0, int(t.size), rows):
+            self._block(t[c:c + rows])
+
+    def _block(self, t):
+        import pyopencl as cl
         from .mass import _device_profiles
         cla, dev, q = self._cla, self.dev, self.dev.queue
-        t = device_input(t, "t", dev, dtypes=(self.dtype,), ndim=(0, 1))
         b = int(t.size)
-        if b == 0:
-            return
         n, m, item = int(self.T.shape[0]), self.m, self.dtype.itemsize
         ext = cla.empty(q, n + b, self.dtype)
         cl.enqueue_copy(q, ext.data, self.T.data, byte_count=n * item)

@@ -33,8 +33,8 @@ MAX_DIM = 32
 #: no scratch up to 12 dimensions, with or without constant windows, forced dimensions,
 #: plain distances; 128 B of scratch at 16; float32 none up to 32)
 WAVES_MAX_DIM64 = 12
-#: ill-conditioned windows per block of exact rows
-ILL_BLOCK = 64
+#: work-group of the ill-conditioned windows' rows (``mscan_rows``)
+SCAN_WG = 64
 #: distances per block of exact rows of a p != 2 profile (rows x d x windows, float64)
 PNORM_ELEMENTS = 1 << 22
 
@@ -267,6 +267,7 @@ def _znorm_device(dev, p, T, order, m, ninc, discords, normalize):
     oreal = "double" if dev.fp64 else "float"
     mspec = exact_spec(dev, p, normalize)
     mspec = (mspec[0], dict(mspec[1], MDIM=d, NINC=ninc, DISCORDS=int(bool(discords)),
+                            MWG=SCAN_WG,
                             oreal=oreal, ureal="double" if np.dtype(
                                 _sreal(p, T.dtype)) == np.float64 else "float"))
     # a first call builds the statistics, preparation and exact-distance programs at once
@@ -371,7 +372,8 @@ def _znorm_device(dev, p, T, order, m, ninc, discords, normalize):
         idx, count = _special(dev, _Flags(anyf, l, sides[0].prg))
         args = (count.data, np.int32(m), np.int32(l), np.int32(ez), np.int32(Td.shape[1]),
                 idx.data, Td.data, mu.data, ss.data, fl.data, P.data, I.data)
-        launch(dev, mprg.kernel("mscan_rows"), *fixed_local(dev, round_up(l, 64)), *args)
+        groups = max(1, min(l, 4 * dev.info.compute_units))
+        launch(dev, mprg.kernel("mscan_rows"), groups * SCAN_WG, SCAN_WG, *args)
         launch(dev, mprg.kernel("mscan_cols"), *fixed_local(dev, round_up(l, 64)), *args)
     return P, I
 

@@ -340,6 +340,7 @@ __kernel void scan_cols_k(__global const int *nqp, const int m, const int lB, co
     DSC = context.get("DISCORDS")
     oreal = context.get("oreal")
     ureal = context.get("ureal")
+    MWG = context.get("MWG")    # mscan_rows' work-group
 %>
 // forced dimensions first, the others sorted (insertion sort: MDIM <= 32)
 inline void msort(${oreal} *v)
@@ -432,32 +433,51 @@ inline void mpair(int a, int b, int m, int l, int ntot, __global const real *T,
 }
 
 // the rows of the ill-conditioned windows s = qs[p] (p < *nqp) in full, exactly: for each k
-// the best j outside the exclusion zone (the smallest on ties), merged into P / I [k][l]
-__kernel void mscan_rows(__global const int *nqp, const int m, const int l, const int ez,
-                         const int ntot, __global const int *qs, __global const real *T,
-                         __global const real *mu, __global const real *ss,
-                         __global const int *fl, __global ${oreal} *P, __global long *I)
+// the best j outside the exclusion zone (the smallest on ties), merged into P / I [k][l]. A
+// work-group per window (the groups stride over them: their number is known on the device
+// only), its work-items over the columns, then a tree of (value, index) minima
+__kernel __attribute__((reqd_work_group_size(${MWG}, 1, 1)))
+void mscan_rows(__global const int *nqp, const int m, const int l, const int ez,
+                const int ntot, __global const int *qs, __global const real *T,
+                __global const real *mu, __global const real *ss,
+                __global const int *fl, __global ${oreal} *P, __global long *I)
 {
-    const int p = get_global_id(0);
-    if (p >= *nqp) return;
-    const int s = qs[p];
-    ${oreal} best[${D_}], v[${D_}];
-    int bj[${D_}];
-    for (int k = 0; k < ${D_}; ++k) { best[k] = INFINITY; bj[k] = -1; }
-    for (int j = 0; j < l; ++j) {
-        if (abs(j - s) <= ez) continue;
-        mpair(s, j, m, l, ntot, T, mu, ss, fl, v);
-        ${oreal} c = 0;
-        for (int k = 0; k < ${D_}; ++k) {
-            c += v[k];
-            const ${oreal} a = c / (${oreal})(k + 1);
-            if (a < best[k]) { best[k] = a; bj[k] = j; }
+    __local ${oreal} rv[${MWG}];
+    __local int ri[${MWG}];
+    const int lid = get_local_id(0), nq = *nqp;
+    for (int p = get_group_id(0); p < nq; p += get_num_groups(0)) {
+        const int s = qs[p];
+        ${oreal} best[${D_}], v[${D_}];
+        int bj[${D_}];
+        for (int k = 0; k < ${D_}; ++k) { best[k] = INFINITY; bj[k] = -1; }
+        for (int j = lid; j < l; j += ${MWG}) {
+            if (abs(j - s) <= ez) continue;
+            mpair(s, j, m, l, ntot, T, mu, ss, fl, v);
+            ${oreal} c = 0;
+            for (int k = 0; k < ${D_}; ++k) {
+                c += v[k];
+                const ${oreal} a = c / (${oreal})(k + 1);
+                if (a < best[k]) { best[k] = a; bj[k] = j; }
+            }
         }
-    }
-    for (int k = 0; k < ${D_}; ++k) {
-        const long j = isfinite(best[k]) ? bj[k] : -1;
-        const size_t o = (size_t)k * l + s;
-        if (mtake(P[o], I[o], best[k], j)) { P[o] = best[k]; I[o] = j; }
+        for (int k = 0; k < ${D_}; ++k) {
+            rv[lid] = best[k]; ri[lid] = bj[k];
+            barrier(CLK_LOCAL_MEM_FENCE);
+            for (int st = ${MWG} / 2; st > 0; st >>= 1) {
+                if (lid < st && ri[lid + st] >= 0 && (ri[lid] < 0 || rv[lid + st] < rv[lid]
+                        || (rv[lid + st] == rv[lid] && ri[lid + st] < ri[lid]))) {
+                    rv[lid] = rv[lid + st]; ri[lid] = ri[lid + st];
+                }
+                barrier(CLK_LOCAL_MEM_FENCE);
+            }
+            if (lid == 0) {
+                const ${oreal} b = rv[0];
+                const long j = isfinite(b) ? ri[0] : -1;
+                const size_t o = (size_t)k * l + s;
+                if (mtake(P[o], I[o], b, j)) { P[o] = b; I[o] = j; }
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
     }
 }
 

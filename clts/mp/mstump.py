@@ -144,6 +144,7 @@ def mstump(T, m, include=None, discords=False, normalize=True, p=2.0, *, precisi
     -------
     P : numpy.ndarray, shape (d, n - m + 1), float64
     I : numpy.ndarray, shape (d, n - m + 1), int64
+        (device arrays for a device ``T``; P float32 on a device without float64)
 
     Examples
     --------

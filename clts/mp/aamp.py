@@ -157,6 +157,7 @@ def _aamp_device(T_A, m, T_B, p, k, exclusion_zone, precision, device, overrides
     import pyopencl.array as cla
     from ..runtime import get_device, launch, round_up
     from ..runtime.launch import fixed_local
+    from .local_size import ITEM_LOCAL
     from .api import _device_series, check_arguments
     from .mass import _device_profiles
     dev = get_device(device)
@@ -198,11 +199,11 @@ def _aamp_device(T_A, m, T_B, p, k, exclusion_zone, precision, device, overrides
     for a in range(0, lA, BLOCK_ROWS):
         nr = min(BLOCK_ROWS, lA - a)
         Q, D = Qb[:nr], Db[:nr]
-        launch(dev, prg.kernel("aamp_windows"), *fixed_local(dev, round_up(nr * m, 64)),
+        launch(dev, prg.kernel("aamp_windows"), *fixed_local(dev, round_up(nr * m, 64), ITEM_LOCAL),
                A.data, i32(a),
                i32(nr), i32(m), Q.data)
         _device_profiles(dev, Q, Bs, False, p, own, None, None, dict(overrides), out=D)
-        launch(dev, prg.kernel("aamp_topk"), *fixed_local(dev, round_up(nr, 64)),
+        launch(dev, prg.kernel("aamp_topk"), *fixed_local(dev, round_up(nr, 64), ITEM_LOCAL),
                D.data, i32(nr), i32(lB),
                i32(a), i32(self_join), i32(ez), i32(k), P.data, I.data,
                *(x.data for x in dummy))

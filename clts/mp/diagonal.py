@@ -12,6 +12,7 @@ from .. import options
 from ..runtime.memory import fill, scratch
 from ..runtime import launch, progress, round_up
 from ..runtime.launch import fixed_local
+from .local_size import ITEM_LOCAL
 from .plan import (amd_waves, fit_tile, local_tile_rows, topk_fold_cols, topk_window_local,
                    topk_window_rows)
 from .estimate import progress_estimate
@@ -173,7 +174,8 @@ def _run_diag(dev, plan, A, B, dB, self_join, cols, b_lo, b_hi, kstart, bar, chu
         red_r = prg.kernel("reduce_rows_k")
         red_c = prg.kernel("reduce_cols_k") if cols else None
         if plan.fold:   # the row fold reads a head of -1 as an empty list (and clears those it read)
-            launch(dev, prg.kernel("clear_heads_k"), *fixed_local(dev, round_up(nwmax, 64)),
+            launch(dev, prg.kernel("clear_heads_k"),
+                   *fixed_local(dev, round_up(nwmax, 64), ITEM_LOCAL),
                    rPI.data,
                    np.int32(nwmax), np.int32(R))
     elif atomic:
@@ -277,7 +279,8 @@ def _decode(dev, side, keys, idxbits, plan):
     """The column indices (int32, -1: none) of the packed keys of the atomic merge."""
     mask = (1 << 32) - 1 if plan.kernel_real == "float" else (1 << idxbits) - 1
     idx = scratch(dev, keys.shape[0], np.int32)
-    launch(dev, side.prg.kernel("decode_keys"), *fixed_local(dev, round_up(keys.shape[0], 64)),
+    launch(dev, side.prg.kernel("decode_keys"),
+           *fixed_local(dev, round_up(keys.shape[0], 64), ITEM_LOCAL),
            keys.data,
            np.int32(keys.shape[0]), np.uint64(mask), idx.data)
     return idx
@@ -308,7 +311,8 @@ def _descriptors(dev, side, lA, lB, self_join, D, R, b_lo, b_hi, kstart, chunk_b
     dd = scratch(dev, (max(o, 1), 4), np.int32)
     kern = side.prg.kernel("work_desc")
     for seg_off, total, b0, nbands, size0, s0 in segs:
-        launch(dev, kern, *fixed_local(dev, round_up(total, 64)), dd.data, np.int32(seg_off),
+        launch(dev, kern, *fixed_local(dev, round_up(total, 64), ITEM_LOCAL),
+               dd.data, np.int32(seg_off),
                np.int32(total), np.int32(b0), np.int32(nbands), np.int32(size0),
                np.int32(chunk_bands), np.int32(kstart), np.int32(D), np.int32(s0), np.int32(R),
                np.int32(lA), np.int32(lB), np.int32(self_join))
@@ -568,14 +572,16 @@ def _special(dev, X):
 def _better_at(dev, X, S, v, i, dv, di):
     """dv[S[p]], di[S[p]] <- the better of them and (v[p], i[p]) (``_better``'s rule)."""
     idx, count = S
-    launch(dev, X.prg.kernel("better_at"), *fixed_local(dev, round_up(max(idx.shape[0], 1), 64)),
+    launch(dev, X.prg.kernel("better_at"),
+           *fixed_local(dev, round_up(max(idx.shape[0], 1), 64), ITEM_LOCAL),
            count.data, idx.data, v.data, i.data, dv.data, di.data)
 
 
 def _better_all(dev, X, dv, di, v, i):
     """dv, di <- the element-wise better of them and (v, i); returns (dv, di)."""
     n = dv.shape[0]
-    launch(dev, X.prg.kernel("better_all"), *fixed_local(dev, round_up(n, 64)), np.int32(n), v.data,
+    launch(dev, X.prg.kernel("better_all"), *fixed_local(dev, round_up(n, 64), ITEM_LOCAL),
+           np.int32(n), v.data,
            i.data, dv.data, di.data)
     return dv, di
 
@@ -591,7 +597,7 @@ def _finish(dev, job, X, n, first, second, names):
     sides = [cla.empty(dev.queue, n, t) for t in (X.er, np.int64, X.er, np.int64)] if two \
         else [P, I] * 2
     v2, i2 = second if two else first
-    launch(dev, X.prg.kernel("finish"), *fixed_local(dev, round_up(n, 64)),
+    launch(dev, X.prg.kernel("finish"), *fixed_local(dev, round_up(n, 64), ITEM_LOCAL),
            np.int32(n), np.int32(two),
            np.int32(not job.normalize), X.scale.data, first[0].data, first[1].data, v2.data,
            i2.data, P.data, I.data, *[a.data for a in sides])

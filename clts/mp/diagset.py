@@ -10,11 +10,13 @@ import math
 import numpy as np
 
 from ..runtime import get_device, launch, round_up
+from ..runtime.launch import fixed_local
 from ..runtime.memory import fill, scratch, upload_scratch
 from . import flags
 from .api import _series as _api_series, check_arguments
 from .exact import _pair_dist
 from .join import Join
+from .local_size import ITEM_LOCAL
 from .plan import Problem, make_plan
 from .series import PAD_SLACK
 
@@ -115,7 +117,8 @@ def _scored(sides, prg, diags, fold):
     nb = -(-lA // blk)
     for q0 in range(0, nd, per):
         nq = min(per, nd - q0)
-        launch(dev, pairs, round_up(nq * nb, 64), None, dd.data, np.int32(q0), np.int32(nq),
+        launch(dev, pairs, *fixed_local(dev, round_up(nq * nb, 64), ITEM_LOCAL),
+               dd.data, np.int32(q0), np.int32(nq),
                np.int32(nb), np.int32(blk), np.int32(m), np.int32(lA), np.int32(lB),
                *[dA[x].data for x in ("T", "mu", "df", "dg", "r")],
                *[dB[x].data for x in ("T", "mu", "df", "dg", "r")],
@@ -140,7 +143,8 @@ def diagonal_profile(sides, diags):
         extra = [fill(dev, scratch(dev, lA, kr), -np.inf), fill(dev, scratch(dev, lA, np.int32), -1),
                  fill(dev, scratch(dev, lA, kr), -np.inf), fill(dev, scratch(dev, lA, np.int32), -1)]
     _scored(sides, prg, diags, lambda dd, q0, nq, buf: launch(
-        dev, prg.kernel("sub_reduce"), _fold_items(lA, k), None, dd.data, np.int32(q0),
+        dev, prg.kernel("sub_reduce"), *fixed_local(dev, _fold_items(lA, k), ITEM_LOCAL),
+        dd.data, np.int32(q0),
         np.int32(nq), np.int32(lA), np.int32(lB), buf.data, rowS.data, rowI.data,
         *[a.data for a in extra]))
     # the winners' distances, exactly (inf where none)

@@ -8,6 +8,7 @@ import numpy as np
 from ..runtime.memory import scratch, upload_scratch
 from ..runtime import launch, round_up
 from ..runtime.launch import fixed_local
+from .local_size import ITEM_LOCAL
 from ..runtime.plans import profile_value
 from ..runtime.programs import build_program
 from . import flags
@@ -67,7 +68,7 @@ def _pair_dist(dev, plan, A, B, ia, ib, n=None, per=1):
         wg = max(64, coop)
         launch(dev, prg.kernel("pair_dist_coop"), round_up(n * coop, wg), wg, *args)
     else:
-        launch(dev, prg.kernel("pair_dist"), *fixed_local(dev, round_up(n, 64)), *args)
+        launch(dev, prg.kernel("pair_dist"), *fixed_local(dev, round_up(n, 64), ITEM_LOCAL), *args)
     if on_device:
         return out
     d = out.get().astype(np.float64)
@@ -83,7 +84,8 @@ def _scan(dev, plan, kind, qs, X, Y, ez):
     idx, count = qs
     nout = idx.shape[0] if kind == "rows" else Y.l
     outs = [scratch(dev, max(nout, 1), t) for t in (X.er, np.int32, X.er, np.int32)]
-    launch(dev, prg.kernel("scan_" + kind), *fixed_local(dev, round_up(max(nout, 1), 64)),
+    launch(dev, prg.kernel("scan_" + kind),
+           *fixed_local(dev, round_up(max(nout, 1), 64), ITEM_LOCAL),
            count.data,
            np.int32(X.m), np.int32(Y.l), np.int32(ez), idx.data,
            X.Td.data, X.mu.data, X.ss.data, X.flags_on(dev).data,

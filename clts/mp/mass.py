@@ -11,6 +11,7 @@ import numpy as np
 
 from ..runtime import chunk_sizes, get_device, launch, round_up
 from ..runtime.launch import fixed_local
+from .local_size import ITEM_LOCAL
 from ..runtime.arrays import device_input, is_device_array, native, values_of
 from ..runtime.memory import host_empty
 from ..runtime.pipeline import ChunkIO, device_marker, device_wait, run_pipelined
@@ -77,7 +78,8 @@ def _z_queries(dev, prg, Q, dtype):
     Qd = cla.to_device(dev.queue, np.ascontiguousarray(Q, dtype))
     Z = cla.empty(dev.queue, (nq, m), dtype)
     F = cla.empty(dev.queue, nq, np.int32)
-    launch(dev, prg.kernel("zquery"), *fixed_local(dev, round_up(nq, 64)), Qd.data, np.int32(nq),
+    launch(dev, prg.kernel("zquery"), *fixed_local(dev, round_up(nq, 64), ITEM_LOCAL),
+           Qd.data, np.int32(nq),
            np.int32(m), Z.data, F.data)
     return Z.get(), F.get()
 
@@ -198,11 +200,11 @@ def _device_profiles(dev, Q, T, normalize, p, precision, query_idx, plan, overri
     F = cla.empty(q, nq, np.int32)
     unit = None
     if normalize:
-        launch(dev, prg.kernel("zquery"), *fixed_local(dev, round_up(nq, 64)),
+        launch(dev, prg.kernel("zquery"), *fixed_local(dev, round_up(nq, 64), ITEM_LOCAL),
                Q2.data, np.int32(nq),
                np.int32(m), Z.data, F.data)
     else:
-        launch(dev, prg.kernel("plain_query"), *fixed_local(dev, round_up(nq, 64)),
+        launch(dev, prg.kernel("plain_query"), *fixed_local(dev, round_up(nq, 64), ITEM_LOCAL),
                Q2.data, np.int32(nq),
                np.int32(m), Z.data, F.data)
         unit = cla.empty(q, 1, dtype)
@@ -210,7 +212,9 @@ def _device_profiles(dev, Q, T, normalize, p, precision, query_idx, plan, overri
                np.int64(ns * n), np.int32(EXP_LIMIT), unit.data)
         Zs, Ts = cla.empty(q, (nq, m), dtype), cla.empty(q, (ns, n), dtype)
         for src, dst in ((Z, Zs), (T2, Ts)):
-            launch(dev, prg.kernel("div_unit"), *fixed_local(dev, round_up(src.size, 64)), src.data,
+            launch(dev, prg.kernel("div_unit"),
+                   *fixed_local(dev, round_up(src.size, 64), ITEM_LOCAL),
+                   src.data,
                    np.int64(src.size), unit.data, dst.data)
         Z, T2 = Zs, Ts
     if out is None:
@@ -218,16 +222,17 @@ def _device_profiles(dev, Q, T, normalize, p, precision, query_idx, plan, overri
     if npairs and l:
         nb = pl.windows_per_item
         g0 = -(-l // nb)
-        local = None
+        (g0, _), local = fixed_local(dev, (g0, 1), ITEM_LOCAL)
         if pl.wg:
-            g0 = round_up(g0, pl.wg)
+            g0 = round_up(-(-l // nb), pl.wg)
             local = (pl.wg, 1)
         launch(dev, prg.kernel("mass"), (g0, npairs), local, T2.data,
                np.int64(n if ns > 1 else 0), np.int32(l), np.int32(m), Z.data,
                np.int32(m if nq > 1 else 0), F.data,
                dtype.type(p if math.isfinite(p) else 0), out.data)
         if unit is not None or query_idx is not None:
-            launch(dev, prg.kernel("finish_profiles"), *fixed_local(dev, round_up(npairs * l, 64)),
+            launch(dev, prg.kernel("finish_profiles"),
+                   *fixed_local(dev, round_up(npairs * l, 64), ITEM_LOCAL),
                    out.data, np.int32(npairs), np.int32(l), np.int32(unit is not None),
                    (unit if unit is not None else out).data,
                    np.int32(-1 if query_idx is None else query_idx))
@@ -245,9 +250,9 @@ def _run(dev, pl: MassPlan, prg, T2, Zq, qf, out, m, p, progress):
     kern = prg.kernel("mass")
     nb = pl.windows_per_item
     g0 = -(-l // nb)
-    local = None
+    (g0, _), local = fixed_local(dev, (g0, 1), ITEM_LOCAL)
     if pl.wg:
-        g0 = round_up(g0, pl.wg)
+        g0 = round_up(-(-l // nb), pl.wg)
         local = (pl.wg, 1)
     inputs = {}
 

@@ -18,8 +18,10 @@ import numbers
 import numpy as np
 
 from ..runtime import get_device, launch, round_up
+from ..runtime.launch import fixed_local
 from ..runtime.arrays import is_device_array, native, values_of
 from ..runtime.memory import chunk_sizes
+from .local_size import ITEM_LOCAL, WALK_LOCAL
 from .mass_plan import call_precision
 
 #: vector width of the kernel's column loops (explicit vectors: pocl vectorises only those)
@@ -86,7 +88,8 @@ class SeriesSet:
         q = dev.queue
         Sd = cla.to_device(q, S)
         mu, isd, sp = (cla.empty(q, (X.shape[0], self.l), self.dtype) for _ in range(3))
-        launch(dev, self.prg.kernel("series_stats"), (round_up(self.l, 64), X.shape[0]), None,
+        launch(dev, self.prg.kernel("series_stats"),
+               *fixed_local(dev, (round_up(self.l, 64), X.shape[0]), ITEM_LOCAL),
                Sd.data, np.int32(self.n + LANES), np.int32(self.l), np.int32(m),
                cla.to_device(q, bad.astype(np.uint8)).data, mu.data, isd.data, sp.data)
         self.arrays = [Sd, mu, isd, sp]
@@ -140,7 +143,8 @@ def ab_profiles(A, B, pa, pb, m, *, device=None, precision=None, sides=None):
             scratch = cla.empty(q, c * nblk * 2 * lBp, dtype)
             rb = cla.empty(q, (c, lA), dtype)
             cbest = cla.empty(q, (c, nblk, lB), dtype)
-            launch(dev, kern, (nblk, c), None, *sa.args(), *sb.args(), pad.data, pbd.data,
+            launch(dev, kern, *fixed_local(dev, (nblk, c), WALK_LOCAL),
+                   *sa.args(), *sb.args(), pad.data, pbd.data,
                    np.int32(m), np.int32(rows), scratch.data, np.int32(lBp), rb.data,
                    cbest.data)
             rhoA[a:b] = rb.get()
@@ -177,10 +181,13 @@ def run_profiles(side, items):
         qt = cla.empty(q, (b - a) * lBp, dtype)
         rb = cla.empty(q, max(int(offs[b] - offs[a]), 1), dtype)
         S = side.arrays[0]
-        launch(dev, first, (-(-side.l // cols), -(-(b - a) // FIRST_ITEMS)), None, S.data,
+        launch(dev, first,
+               *fixed_local(dev, (-(-side.l // cols), -(-(b - a) // FIRST_ITEMS)), ITEM_LOCAL),
+               S.data,
                np.int32(side.n + LANES), S.data, np.int32(side.n + LANES), np.int32(side.l),
                it.data, np.int32(b - a), np.int32(side.m), qt.data, np.int32(lBp))
-        launch(dev, kern, b - a, None, *side.args(), *side.args(), it.data, of.data,
+        launch(dev, kern, *fixed_local(dev, b - a, WALK_LOCAL),
+               *side.args(), *side.args(), it.data, of.data,
                np.int32(b - a), np.int32(side.m), scratch.data, qt.data, np.int32(lBp),
                rb.data)
         out[offs[a]:offs[b]] = rb.get()[:offs[b] - offs[a]]

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..runtime import get_device, launch, round_up
 from ..runtime.launch import fixed_local
+from .local_size import ITEM_LOCAL
 from ..runtime.arrays import native, values_of
 from ..runtime.memory import scratch
 from ..runtime.programs import built, prebuild
@@ -290,7 +291,7 @@ def _znorm_device(dev, p, T, order, m, ninc, discords, normalize):
     dA = {key: _stack(dev, [c[key] for c in cols], kr, NW + (m if key == "T" else 0))
           for key in cols[0]}
     anyf = scratch(dev, l, np.int32)
-    launch(dev, mprg.kernel("mflags"), *fixed_local(dev, round_up(l, 64)), np.int32(l),
+    launch(dev, mprg.kernel("mflags"), *fixed_local(dev, round_up(l, 64), ITEM_LOCAL), np.int32(l),
            np.int32(NW), fl.data, anyf.data, dA["r"].data)
     sc = _stack(dev, [s.scale for s in sides], sides[0].scale.dtype, 4)
     gV = _filled(dev, d * l, kr, np.inf)
@@ -325,7 +326,7 @@ def _znorm_device(dev, p, T, order, m, ninc, discords, normalize):
         unit = ()
         if not normalize:
             u = scratch(dev, d, kr)
-            launch(dev, mprg.kernel("munits"), *fixed_local(dev, 64), sc.data, u.data)
+            launch(dev, mprg.kernel("munits"), *fixed_local(dev, 64, ITEM_LOCAL), sc.data, u.data)
             unit = (u.data,)
         prg = dev.program("mp/mdiag.cl.mako", real=p.kernel_real, lanes=p.lanes,
                           groups=p.groups, segment=R, DIM=d, NINC=ninc,
@@ -356,14 +357,16 @@ def _znorm_device(dev, p, T, order, m, ninc, discords, normalize):
                    cPV.data, cPI.data, gV.data, gI.data, *nws)
     # the winners' distances in every dimension, exactly (pairs k l + i: row i, column I[k, i])
     ia = scratch(dev, d * l, np.int32)
-    launch(dev, mprg.kernel("mrows"), *fixed_local(dev, round_up(d * l, 64)), np.int32(d * l),
+    launch(dev, mprg.kernel("mrows"), *fixed_local(dev, round_up(d * l, 64), ITEM_LOCAL),
+           np.int32(d * l),
            np.int32(l), ia.data)
     X = _stack(dev, [_pair_dist(dev, p, s, s, ia, gI, n=d * l) for s in sides], er, d * l)
     odt = np.float64 if dev.fp64 else np.float32
     # results: fresh device arrays, never pool blocks a later call could reuse
     P = cla.empty(q, (d, l), odt)
     I = cla.empty(q, (d, l), np.int64)
-    launch(dev, mprg.kernel("mexact"), *fixed_local(dev, round_up(d * l, 64)), np.int32(l),
+    launch(dev, mprg.kernel("mexact"), *fixed_local(dev, round_up(d * l, 64), ITEM_LOCAL),
+           np.int32(l),
            X.data, gI.data, sc.data, P.data, I.data)
     if normalize:
         # the ill-conditioned windows (in some dimension): rows and columns of exact distances
@@ -375,7 +378,8 @@ def _znorm_device(dev, p, T, order, m, ninc, discords, normalize):
                 idx.data, Td.data, mu.data, ss.data, fl.data, P.data, I.data)
         groups = max(1, min(l, 4 * dev.info.compute_units))
         launch(dev, mprg.kernel("mscan_rows"), groups * SCAN_WG, SCAN_WG, *args)
-        launch(dev, mprg.kernel("mscan_cols"), *fixed_local(dev, round_up(l, 64)), *args)
+        launch(dev, mprg.kernel("mscan_cols"), *fixed_local(dev, round_up(l, 64), ITEM_LOCAL),
+               *args)
     return P, I
 
 
@@ -452,14 +456,16 @@ def _maamp_device(dev, T, m, include, discords, pnorm, precision):
         nr = min(rows, l - s0)
         Q, D = Qb[:nr], Db[:nr]
         for k, src in enumerate(order):
-            launch(dev, prg.kernel("aamp_windows"), *fixed_local(dev, round_up(nr * m, 64)),
+            launch(dev, prg.kernel("aamp_windows"),
+                   *fixed_local(dev, round_up(nr * m, 64), ITEM_LOCAL),
                    Tc.data,
                    i32(src * n + s0), i32(nr), i32(m), Q.data)
             _device_profiles(dev, Q, rows_of[k], False, pnorm, precision, None, None, {},
                              out=D)
             cl.enqueue_copy(q, X.data, D.data, byte_count=nr * l * dt.itemsize,
                             dst_offset=k * nr * l * dt.itemsize)
-        launch(dev, prg.kernel("maamp_rows"), *fixed_local(dev, round_up(nr, 64)), X.data, i32(nr),
+        launch(dev, prg.kernel("maamp_rows"), *fixed_local(dev, round_up(nr, 64), ITEM_LOCAL),
+               X.data, i32(nr),
                i32(l), i32(s0), i32(d), i32(len(inc)), i32(bool(discords)), i32(ez), i32(l),
                P.data, I.data)
     return P, I

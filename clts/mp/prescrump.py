@@ -9,6 +9,7 @@ import numpy as np
 
 from ..runtime import launch, round_up
 from ..runtime.launch import fixed_local
+from .local_size import ITEM_LOCAL, WALK_LOCAL
 from ..runtime.memory import fill, scratch
 from .diagset import _check, _series, _Sides, _spec
 
@@ -108,10 +109,12 @@ def _prescrump(sides, T_A, T_B, s, indices, p=2.0):
         nn = cla.empty(dev.queue, nq, np.int32)
         dn = cla.empty(dev.queue, nq, dt)
         zone = ez if sides.self_join else -1
-        launch(dev, prg.kernel("pre_rows"), round_up(nq, 64), None, D.data, np.int32(nq),
+        launch(dev, prg.kernel("pre_rows"), *fixed_local(dev, round_up(nq, 64), WALK_LOCAL),
+               D.data, np.int32(nq),
                np.int32(lB), idx.data, np.int32(zone), nn.data, dn.data)
         if sides.self_join:
-            launch(dev, prg.kernel("pre_cols"), round_up(lB, 64), None, D.data, np.int32(nq),
+            launch(dev, prg.kernel("pre_cols"), *fixed_local(dev, round_up(lB, 64), ITEM_LOCAL),
+                   D.data, np.int32(nq),
                    np.int32(lB), idx.data, np.int32(ez), colP.data, colI.data)
         nn_all[c0:c0 + nq] = nn.get()
         dn_all[c0:c0 + nq] = dn.get()
@@ -143,7 +146,8 @@ def _dot_profiles(sides, prg, windows, idx, Tp):
     zq = cla.to_device(dev.queue, _unit_queries(windows))
     D = cla.empty(dev.queue, (nq, l), np.float64)
     r = A.upload(dev, as_columns=False, dtype=np.float64)["r"]
-    launch(dev, prg.kernel("pre_dist"), (-(-l // 8), -(-nq // 4)), None, np.int32(nq),
+    launch(dev, prg.kernel("pre_dist"), *fixed_local(dev, (-(-l // 8), -(-nq // 4)), ITEM_LOCAL),
+           np.int32(nq),
            np.int32(l), np.int32(m), zq.data, idx.data, Tp.data, A.mu.data, A.ss.data,
            r.data, A.fl.data, D.data)
     return D
@@ -172,12 +176,14 @@ def _fused_profiles(sides, prg, windows, idx, Tp, colP, colI):
     rowD = cla.empty(dev.queue, (nq, nbk), np.float64)
     rowJ = cla.empty(dev.queue, (nq, nbk), np.int32)
     r = A.upload(dev, as_columns=False, dtype=np.float64)["r"]
-    launch(dev, prg.kernel("pre_fused"), *fixed_local(dev, nbk), np.int32(nq), np.int32(l), np.int32(m),
+    launch(dev, prg.kernel("pre_fused"), *fixed_local(dev, nbk, ITEM_LOCAL),
+           np.int32(nq), np.int32(l), np.int32(m),
            np.int32(sides.ez), zq.data, idx.data, Tp.data, A.mu.data, A.ss.data, r.data,
            A.fl.data, colP.data, colI.data, rowD.data, rowJ.data)
     nn = cla.empty(dev.queue, nq, np.int32)
     dn = cla.empty(dev.queue, nq, np.float64)
-    launch(dev, prg.kernel("pre_rowmin"), *fixed_local(dev, round_up(nq, 64)), np.int32(nq),
+    launch(dev, prg.kernel("pre_rowmin"), *fixed_local(dev, round_up(nq, 64), ITEM_LOCAL),
+           np.int32(nq),
            np.int32(nbk), rowD.data, rowJ.data, nn.data, dn.data)
     return nn, dn
 

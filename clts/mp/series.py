@@ -10,6 +10,7 @@ import numpy as np
 from ..runtime.memory import scratch, upload_scratch
 from ..runtime import launch, round_up
 from ..runtime.launch import fixed_local
+from .local_size import ITEM_LOCAL
 from ..runtime.programs import build_program
 from . import flags
 from .plan import ILL_FACTOR
@@ -127,7 +128,7 @@ class Side:
         ntot = self.n + vw * u
         Td = scratch(dev, ntot, er)
         nf = scratch(dev, self.n, np.int32)
-        launch(dev, prg.kernel("clean"), *fixed_local(dev, round_up(ntot, 64)),
+        launch(dev, prg.kernel("clean"), *fixed_local(dev, round_up(ntot, 64), ITEM_LOCAL),
                Tin.data, np.int32(self.n),
                np.int32(ntot), scale.data, Td.data, nf.data)
         # statistics, stably, in the exact precision
@@ -135,11 +136,11 @@ class Side:
         ss = scratch(dev, self.l, er)
         fl = scratch(dev, self.l, np.int32)
         launch(dev, build_program(dev, *stats_spec(dev, plan, normalize)).kernel("window_stats"),
-               round_up(-(-self.l // (vw * u)), 16), None,
+               *fixed_local(dev, round_up(-(-self.l // (vw * u)), 16), ITEM_LOCAL),
                Td.data, np.int32(self.l), np.int32(m), mu.data, ss.data, fl.data)
         nfb = prep_spec(dev, plan, normalize, Tin.dtype)[1]["NFB"]
         launch(dev, prg.kernel("nonfinite_windows"),
-               *fixed_local(dev, round_up(-(-self.l // nfb), 64)),
+               *fixed_local(dev, round_up(-(-self.l // nfb), 64), ITEM_LOCAL),
                nf.data, np.int32(self.l), np.int32(m), fl.data)
         self.Td, self.mu, self.ss, self.fl = Td, mu, ss, fl
         self._nf = nf               # read by queued kernels: kept until the side goes
@@ -221,10 +222,12 @@ class Side:
             raise ValueError(f"coefficients in {kr}: the kernel or exact precision only")
         out = {"T": scratch(dev, nw + m, kr)}
         out.update({k: scratch(dev, nw, kr) for k in ("mu", "df", "dg", "r")})
-        launch(dev, self.prg.kernel(name), *fixed_local(dev, round_up(nw + m, 64)), self.Td.data,
+        launch(dev, self.prg.kernel(name), *fixed_local(dev, round_up(nw + m, 64), ITEM_LOCAL),
+               self.Td.data,
                np.int32(self.n), self.mu.data, np.int32(l), np.int32(m), np.int32(P),
                np.int32(nw), out["T"].data, out["mu"].data, out["df"].data, out["dg"].data)
-        launch(dev, self.prg.kernel(name + "_r"), *fixed_local(dev, round_up(nw, 64)), self.ss.data,
+        launch(dev, self.prg.kernel(name + "_r"), *fixed_local(dev, round_up(nw, 64), ITEM_LOCAL),
+               self.ss.data,
                self.fl.data, np.int32(l), np.int32(P), np.int32(nw), out["r"].data)
         self._coef[key] = out
         return out

@@ -8,7 +8,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..runtime import get_device, launch, round_up
+from ..runtime.launch import fixed_local
 from ..runtime.memory import chunk_sizes
+from .local_size import WALK_LOCAL
 from .mass_plan import call_precision
 from .mpdist import LANES, SeriesSet
 
@@ -60,7 +62,8 @@ def segment_profiles(Tp, m, s, nseg, k, device=None, precision=None):
         rowmin = cla.empty(q, G * j * nv, dtype)
         colmin = cla.empty(q, G * l, dtype)
         prof = cla.empty(q, (G, nv), dtype)
-        launch(dev, prg.kernel("seg_minima"), (nblk, G), None, *[x.data for x in arrs],
+        launch(dev, prg.kernel("seg_minima"), *fixed_local(dev, (nblk, G), WALK_LOCAL),
+               *[x.data for x in arrs],
                np.int32(l), np.int32(s), np.int32(j), np.int32(m), np.int32(a), np.int32(bc),
                np.int32(nv), scratch.data, np.int32(wp), rowmin.data, colmin.data)
         launch(dev, prg.kernel("seg_kth"), (round_up(-(-nv // KTH_RUN), KTH_WG), G),

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..runtime import launch, round_up
 from ..runtime.launch import fixed_local
+from .local_size import ITEM_LOCAL
 
 #: the largest k kept on the device (each work-item's k-list is private memory)
 MAX_K = 16
@@ -83,13 +84,15 @@ class DeviceStream:
                         src_offset=t.offset)
         l0, l1 = n - m + 1, n + b - m + 1
         Q = cla.empty(q, (b, m), self.dtype)
-        launch(dev, self.prg.kernel("stream_windows"), *fixed_local(dev, round_up(b * m, 64)),
+        launch(dev, self.prg.kernel("stream_windows"),
+               *fixed_local(dev, round_up(b * m, 64), ITEM_LOCAL),
                ext.data, np.int32(l0), np.int32(b), np.int32(m), Q.data)
         D = _device_profiles(dev, Q, ext, self.normalize, self.p, None, None, None, {})[0]
         L = l1 - b if self.egress else l1
         P2, I2 = cla.empty(q, (L, self.k), self.odt), cla.empty(q, (L, self.k), np.int64)
         lP2, lI2 = cla.empty(q, L, self.odt), cla.empty(q, L, np.int64)
-        launch(dev, self.prg.kernel("stream_update"), *fixed_local(dev, round_up(L, 64)),
+        launch(dev, self.prg.kernel("stream_update"),
+               *fixed_local(dev, round_up(L, 64), ITEM_LOCAL),
                np.int32(b), np.int32(l0), np.int32(l1), np.int32(self.ez),
                np.int32(self.egress), np.int64(self.a), D.data, self.P.data, self.I.data,
                self.lP.data, self.lI.data, P2.data, I2.data, lP2.data, lI2.data)

@@ -8,6 +8,7 @@ import numpy as np
 
 from ..runtime import launch, round_up
 from ..runtime.launch import fixed_local
+from .local_size import ITEM_LOCAL
 from ..runtime.memory import fill, scratch
 from ..runtime.programs import build_program
 from . import flags
@@ -45,7 +46,8 @@ def _block_profile(dev, p, A, B, self_join, ez, k, rows=None):
     for i0 in range(r0, r1, Bk):
         nr = min(Bk, r1 - i0)
         fill(dev, out, np.inf)
-        launch(dev, prg.kernel("block"), *fixed_local(dev, nr + lB - 1), np.int32(i0), np.int32(nr),
+        launch(dev, prg.kernel("block"), *fixed_local(dev, nr + lB - 1, ITEM_LOCAL),
+               np.int32(i0), np.int32(nr),
                np.int32(A.m), np.int32(lA), np.int32(lB),
                TAk.data, dA["mu"].data, A.ss.data, flA.data,
                dA["df"].data, dA["dg"].data, dA["r"].data,
@@ -215,7 +217,8 @@ def _merge_dev(dev, X, n, k, dst, Pb, Ib, *, other=None, out=None, at=None, keep
     if at is None:
         Po, Io = out if out is not None else (scratch(dev, n * k, X.er),
                                               scratch(dev, n * k, np.int32))
-        launch(dev, kern, *fixed_local(dev, round_up(n, 64)), np.int32(n), np.int32(k), np.int32(0),
+        launch(dev, kern, *fixed_local(dev, round_up(n, 64), ITEM_LOCAL),
+               np.int32(n), np.int32(k), np.int32(0),
                Ia.data, Ia.data, Pa.data, Ia.data, Pb.data, Ib.data, Po.data, Io.data)
         if out is None:
             if keep is not None:
@@ -225,9 +228,11 @@ def _merge_dev(dev, X, n, k, dst, Pb, Ib, *, other=None, out=None, at=None, keep
     idx, count = at
     rows = max(idx.shape[0], 1)
     Pc, Ic = scratch(dev, rows * k, X.er), scratch(dev, rows * k, np.int32)
-    launch(dev, kern, *fixed_local(dev, round_up(rows, 64)), np.int32(n), np.int32(k), np.int32(1),
+    launch(dev, kern, *fixed_local(dev, round_up(rows, 64), ITEM_LOCAL),
+           np.int32(n), np.int32(k), np.int32(1),
            count.data, idx.data, Pa.data, Ia.data, Pb.data, Ib.data, Pc.data, Ic.data)
-    launch(dev, X.prg.kernel("scatter_rows"), *fixed_local(dev, round_up(rows, 64)), np.int32(k),
+    launch(dev, X.prg.kernel("scatter_rows"), *fixed_local(dev, round_up(rows, 64), ITEM_LOCAL),
+           np.int32(k),
            count.data, idx.data, Pc.data, Ic.data, Pa.data, Ia.data)
     if keep is not None:
         keep += [Pc, Ic]
@@ -252,7 +257,8 @@ def _special_k_dev(dev, p, X, Y, S, k, ez, rows_out, cols_out, keep):
         # plain buffers: dropped here, they live until the kernels queued on them have run
         outs = [cla.empty(dev.queue, max(n, 1) * k, t) for t in (X.er, np.int32, X.er,
                                                                   np.int32)]
-        launch(dev, prg.kernel(kind), *fixed_local(dev, round_up(max(n, 1), 64)), count.data,
+        launch(dev, prg.kernel(kind), *fixed_local(dev, round_up(max(n, 1), 64), ITEM_LOCAL),
+               count.data,
                np.int32(X.m), np.int32(lY), np.int32(ez), idx.data, *args,
                *[o.data for o in outs])
         return {"left": outs[0:2], "right": outs[2:4]}
@@ -281,7 +287,7 @@ def _topk_out(dev, job, X, n, k, lists, first, second, names):
         else [P, I, P, I]
     f1 = first if two else lists
     f2 = second if two else lists
-    launch(dev, X.prg.kernel("topk_out"), *fixed_local(dev, round_up(n * k, 64)),
+    launch(dev, X.prg.kernel("topk_out"), *fixed_local(dev, round_up(n * k, 64), ITEM_LOCAL),
            np.int32(n), np.int32(k),
            np.int32(not job.normalize), X.scale.data, lists[0].data, lists[1].data, P.data,
            I.data, np.int32(two), f1[0].data, f1[1].data, f2[0].data, f2[1].data,

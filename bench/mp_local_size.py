@@ -5,7 +5,8 @@ profile and trend: no compile per size").
     python bench/mp_local_size.py [--device pocl] [--calls 7] [--sizes]
 
 In one process, alternating calls, the median wall time of whole calls (numpy in, numpy out)
-with the driver's local size (``driver``: as before) and with the buckets (``b8``). ``--sizes``
+with the driver's local size (``driver``: as before) and with ``fixed_local`` (``b8``: the
+trend test's buckets; the matrix profile's one size per kernel, clts/mp/local_size.py). ``--sizes``
 first times calls at new lengths (n, n + 1, n + 37, ...) in each mode: with the driver's local
 size, pocl compiles the helper kernels again at their first enqueue for every new range; run it
 with an empty ``POCL_CACHE_DIR`` (one mode per process: ``--mode driver`` / ``--mode b8``).

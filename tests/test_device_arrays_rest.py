@@ -312,15 +312,17 @@ def test_stumpi_device_state(device, dtype, monkeypatch):
     points (slices at offsets, blocks of 1 to 15 points), egress or growing, k 1 and 3, plain
     p = 1: zero host traffic, device P_ / I_ / left_P_ / left_I_ / T_, the numpy path's bits
     (float32: its indices; distances within float32 rounding); a long update cut into blocks
-    the same; numbers given to update are uploaded."""
+    the same; numbers given to update are uploaded. The z-normalised blocks' sliding dot
+    products carried over blocks and refreshed (every 5 points here) give the same lists."""
     need(device, dtype)
+    monkeypatch.setattr(sys.modules["clts.mp.stream_device"], "REFRESH", 5)
     T, add = stumpi_data(np.random.default_rng(14))
     T, add = T.astype(dtype), add.astype(dtype)
     prec = "double" if dtype == np.float64 else "single"
     for kw in (dict(), dict(egress=False, k=3), dict(normalize=False, p=1)):
         s0 = stumpi_ref(T, add, device, precision=prec, **kw)
         Td, ad = on_device(device, T), on_device(device, add)
-        s = clts.stumpi(Td, 12, device=device, **kw)
+        s = clts.stumpi(Td, 12, device=device, lazy_points=1, **kw)
         with host_traffic() as t:
             for a, b in STUMPI_BLOCKS:
                 s.update(ad[a:b])

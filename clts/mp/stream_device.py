@@ -30,6 +30,8 @@ BLOCK_BYTES = 64 << 20
 REFRESH = 64
 #: per-window statistics kept (stream.cl.mako's NS)
 NS = 6
+#: diagonals per work-item of stream_qt (stream.cl.mako's DW)
+DIAGONALS = 8
 
 
 class DeviceStream:
@@ -172,14 +174,17 @@ class DeviceStream:
         self.steps = b if fresh else self.steps + b
         launch(dev, prg.kernel("stream_center"), 256, 256, ext.data, np.int32(n + b),
                np.int32(fresh), np.int32(n), self.C.data)
+        tc, MC, IC = cla.empty(q, n + b, o), cla.empty(q, l1, o), cla.empty(q, l1, o)
+        launch(dev, prg.kernel("stream_tc"), *fixed_local(dev, round_up(n + b, 64)), ext.data,
+               np.int32(n + b), np.int32(l1), S.data, self.C.data, tc.data, MC.data, IC.data)
         QT2 = cla.empty(q, l1 - drop, o)
         LO, HI = cla.empty(q, (b, l1), o), cla.empty(q, (b, l1), o)
-        diags = l0 + b - 1 - ez
-        if diags > 0:
-            launch(dev, prg.kernel("stream_qt"), *fixed_local(dev, round_up(diags, 64)),
-                   ext.data, np.int32(l0), np.int32(b), np.int32(m), np.int32(ez),
+        items = -(-(l0 + b - 1 - ez) // DIAGONALS)
+        if items > 0:
+            launch(dev, prg.kernel("stream_qt"), *fixed_local(dev, round_up(items, 64)),
+                   tc.data, np.int32(l0), np.int32(b), np.int32(m), np.int32(ez),
                    np.int32(fresh), np.int32(self.steps), np.int32(drop),
-                   (QT2 if fresh else self.QT).data, QT2.data, S.data, self.C.data,
+                   (QT2 if fresh else self.QT).data, QT2.data, MC.data, IC.data, self.C.data,
                    LO.data, HI.data)
         TH = cla.empty(q, 2 * b, o)
         launch(dev, prg.kernel("stream_thr"), 64 * b, 64, np.int32(l0), np.int32(b),

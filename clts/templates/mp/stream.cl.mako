@@ -185,47 +185,118 @@ void stream_center(__global const real *x, const int n, const int fresh, const i
     if (lid == 0) { C[0] = cen; C[1] = fmax(top, red[0]); }
 }
 
-#define TC(i) (isfinite(x[i]) ? (${oreal})x[i] - cen : (${oreal})0)
+// the series centred (NaN / inf as 0: their windows are flagged, the dot products stay
+// finite) and the filter's per-window values: MC the mean less cen, IC 1 / std (-1:
+// undecidable, NaN: a window with NaN / inf)
+__kernel void stream_tc(__global const real *x, const int n, const int l,
+                        __global const ${oreal} *S, __global const ${oreal} *C,
+                        __global ${oreal} *tc, __global ${oreal} *MC, __global ${oreal} *IC)
+{
+    const int i = get_global_id(0);
+    if (i >= n) return;
+    const ${oreal} cen = C[0];
+    tc[i] = isfinite(x[i]) ? (${oreal})x[i] - cen : (${oreal})0;
+    if (i < l) {
+        MC[i] = S[(size_t)i * NS + 4] - cen;
+        IC[i] = S[(size_t)i * NS + 3] == 1 ? (${oreal})NAN : S[(size_t)i * NS + 5];
+    }
+}
+<%
+    DW = 8
+    V = oreal + "8"
+    IV = "long8" if oreal == "double" else "int8"
+%>
+// the bounds [lo, hi] of the squared distance from a dot product (stumpy.stumpi's formula,
+// stream_host.py's bound; |mean - cen| <= amax): NaN / inf -> inf, undecidable -> [-inf, inf]
+#define BOUNDS(T, qt, iq, mq, ic, mc, lo, hi) { \
+    const T d2 = 2 * m - 2 * (iq) * (ic) * ((qt) - m * (mq) * (mc)); \
+    const T e = eq * (ic); \
+    lo = d2 - e; hi = d2 + e; }
 
-__kernel void stream_qt(__global const real *x, const int l0, const int b, const int m,
+// DW consecutive diagonals (lags g) per work-item: at each row their windows are consecutive
+// (vector loads and stores), the new window's values shared; a work-item whose diagonals all
+// start at the block's first row from the carried dot products (or a direct one) runs as
+// vectors, the others (a block's last lags) one diagonal at a time
+__kernel void stream_qt(__global const ${oreal} *tc, const int l0, const int b, const int m,
                         const int ez, const int fresh, const int steps, const int drop,
                         __global const ${oreal} *QT, __global ${oreal} *QT2,
-                        __global const ${oreal} *S, __global const ${oreal} *C,
+                        __global const ${oreal} *MC, __global const ${oreal} *IC,
+                        __global const ${oreal} *C,
                         __global ${oreal} *LO, __global ${oreal} *HI)
 {
-    const int g = ez + 1 + (int)get_global_id(0);
-    if (g > l0 + b - 1) return;
+    const int gb = ez + 1 + (int)get_global_id(0) * ${DW};
+    if (gb > l0 + b - 1) return;
     const int l1 = l0 + b;
-    const ${oreal} cen = C[0], amax = C[1];
+    const ${oreal} amax = C[1];
     const ${oreal} kk = 8 * FEPS * (2 * m + 3 * steps + 8) * m;
-    const ${oreal} ea = amax * amax;
-    const int r0 = max(0, g - l0);
-    const int direct = fresh || l0 - g - 1 < 0;
-    ${oreal} qt = direct ? 0 : QT[l0 - g - 1];
-    for (int r = r0; r < b; ++r) {
-        const int q = l0 + r, c = q - g;
-        if (direct && r == r0) {
-            for (int t = 0; t < m; ++t) qt += TC(q + t) * TC(c + t);
+    const ${oreal} ea = (${oreal})2.5 * amax * amax;
+    if (gb + ${DW - 1} <= l0 - 1) {
+        // lane w: lag gb + DW - 1 - w, window cb + w at row r (cb = l0 + r - gb - DW + 1)
+        ${V} qt;
+        int cb = l0 - gb - ${DW - 1};
+        if (fresh) {
+            qt = 0;
+            for (int t = 0; t < m; ++t) qt += tc[l0 + t] * vload8(0, tc + cb + t);
         } else {
-            qt += TC(q + m - 1) * TC(c + m - 1) - TC(q - 1) * TC(c - 1);
+            qt = vload8(0, QT + cb - 1);
         }
-        __global const ${oreal} *sq = S + (size_t)q * NS, *sc = S + (size_t)c * NS;
-        ${oreal} lo, hi;
-        if (sq[3] == 1 || sc[3] == 1) {
-            lo = INFINITY; hi = INFINITY;           // NaN / inf: never a neighbour
-        } else {
-            const ${oreal} iq = sq[5], ic = sc[5];
-            const ${oreal} mq = sq[4] - cen, mc = sc[4] - cen;
-            const ${oreal} d2 = 2 * m - 2 * iq * ic * (qt - m * mq * mc);
-            const ${oreal} e = 2 * kk * iq * ic * (ea + amax * fmax(fabs(mq), fabs(mc)));
-            lo = d2 - e; hi = d2 + e;
-            if (iq < 0 || ic < 0 || !isfinite(lo) || !isfinite(hi)) {
-                lo = -INFINITY; hi = INFINITY;      // undecidable: computed exactly
+        for (int r = 0; r < b; ++r, ++cb) {
+            const int q = l0 + r;
+            if (r || !fresh)
+                qt += tc[q + m - 1] * vload8(0, tc + cb + m - 1) - tc[q - 1] * vload8(0, tc + cb - 1);
+            const ${oreal} iq = IC[q], mq = MC[q];
+            const ${oreal} eq = 2 * kk * iq * ea;
+            const ${V} ic = vload8(0, IC + cb), mc = vload8(0, MC + cb);
+            ${V} lo, hi;
+            BOUNDS(${V}, qt, iq, mq, ic, mc, lo, hi)
+            const ${IV} und = (ic < 0) | (iq < 0) | !isfinite(lo) | !isfinite(hi);
+            lo = select(lo, (${V})(-INFINITY), und);
+            hi = select(hi, (${V})INFINITY, und);
+            const ${IV} bad = isnan(ic) | isnan(iq);
+            lo = select(lo, (${V})INFINITY, bad);
+            hi = select(hi, (${V})INFINITY, bad);
+            vstore8(lo, 0, LO + (size_t)r * l1 + cb);
+            vstore8(hi, 0, HI + (size_t)r * l1 + cb);
+            if (cb + ${DW - 1} >= l0) {         // pairs of two new windows: both ways
+% for w in range(DW):
+                if (cb + ${w} >= l0) {
+                    LO[(size_t)(cb + ${w} - l0) * l1 + q] = lo.s${w};
+                    HI[(size_t)(cb + ${w} - l0) * l1 + q] = hi.s${w};
+                }
+% endfor
+            }
+            if (r == b - 1) {
+% for w in range(DW):
+                if (cb + ${w} >= drop) QT2[cb + ${w} - drop] = qt.s${w};
+% endfor
             }
         }
-        LO[(size_t)r * l1 + c] = lo; HI[(size_t)r * l1 + c] = hi;
-        if (c >= l0) { LO[(size_t)(c - l0) * l1 + q] = lo; HI[(size_t)(c - l0) * l1 + q] = hi; }
-        if (r == b - 1 && c >= drop) QT2[c - drop] = qt;
+        return;
+    }
+    for (int g = gb; g < gb + ${DW} && g <= l0 + b - 1; ++g) {
+        const int r0 = max(0, g - l0), dir = fresh || l0 - g - 1 < 0;
+        ${oreal} qt = dir ? 0 : QT[l0 - g - 1];
+        for (int r = r0; r < b; ++r) {
+            const int q = l0 + r, c = q - g;
+            if (r == r0 && dir) {
+                for (int t = 0; t < m; ++t) qt += tc[q + t] * tc[c + t];
+            } else {
+                qt += tc[q + m - 1] * tc[c + m - 1] - tc[q - 1] * tc[c - 1];
+            }
+            const ${oreal} iq = IC[q], mq = MC[q], ic = IC[c], mc = MC[c];
+            const ${oreal} eq = 2 * kk * iq * ea;
+            ${oreal} lo, hi;
+            BOUNDS(${oreal}, qt, iq, mq, ic, mc, lo, hi)
+            if (ic < 0 || iq < 0 || !isfinite(lo) || !isfinite(hi)) {
+                lo = -INFINITY; hi = INFINITY;
+            }
+            if (isnan(ic) || isnan(iq)) { lo = INFINITY; hi = INFINITY; }
+            LO[(size_t)r * l1 + c] = lo; HI[(size_t)r * l1 + c] = hi;
+            if (c >= l0) {
+                LO[(size_t)(c - l0) * l1 + q] = lo; HI[(size_t)(c - l0) * l1 + q] = hi;
+            }
+            if (r == b - 1 && c >= drop) QT2[c - drop] = qt;
+        }
     }
 }
 

@@ -98,9 +98,15 @@ class DeviceStream:
             if b >= self.lazy:
                 self._apply(t)
                 return
-        if self._pend is None:
-            self._pend = self._cla.empty(self.dev.queue, self.lazy, self.dtype)
         item = self.dtype.itemsize
+        need = self._npend + b
+        if self._pend is None or need > self._pend.size:      # grown as needed, to lazy
+            pend = self._cla.empty(self.dev.queue, min(self.lazy, max(2 * need, 256)),
+                                   self.dtype)
+            if self._npend:
+                cl.enqueue_copy(self.dev.queue, pend.data, self._pend.data,
+                                byte_count=self._npend * item)
+            self._pend = pend
         cl.enqueue_copy(self.dev.queue, self._pend.data, t.base_data, byte_count=b * item,
                         dst_offset=self._npend * item, src_offset=t.offset)
         self._npend += b

@@ -174,8 +174,8 @@ class StreamingProfile:
         """Append ``t`` (a number or a 1-D array of numbers). The profile is brought up to
         date when it is read (``P_``, ``I_``, ``left_P_``, ``left_I_``, ``T_``) or when
         ``lazy_points`` points are pending, whichever comes first; the result is the same.
-        A stream started from a device array applies ``t`` at once on the device (a device
-        array of the series' dtype; numbers are uploaded)."""
+        A stream started from a device array takes a device array of the series' dtype
+        (numbers are uploaded), copied on the device to the pending points (the same rule)."""
         if self._dstate is not None:
             from ..runtime.arrays import is_device_array
             if not is_device_array(t):

@@ -11,7 +11,7 @@
 ##   index) gives (stream_topk.py).
 ## z-normalised blocks (QT == 1) take the far work from the sliding dot products:
 ## stream_stats: per window mass' statistics (zstats: mean, f, g, flags; so a distance from
-##   them has mass' bits) and the filter's (true mean, 1 / std; -1: undecidable);
+##   them has mass' bits) and the filter's (the centred window's mean, 1 / std);
 ## stream_center: the offset cen (the finite values' mean, at a refresh) and amax, the largest
 ##   |x - cen| the dot products have seen;
 ## stream_qt: one work-item per diagonal (lag g > ez between a new window and an earlier one):
@@ -138,18 +138,32 @@ __kernel void stream_update(const int b, const int l0, const int l1, const int e
 }
 
 % if QT:
-__kernel void stream_stats(__global const real *x, const int w0, const int count, const int m,
-                           __global ${oreal} *S, const int so)
+// per window: mass' statistics from w0 on (the new windows), and with filt the filter's
+// values: the mean of the centred window (from tc: no cancellation against the offset;
+// again for every window at a refresh, when cen changes) as MC, 1 / std as IC (-1:
+// undecidable, NaN: NaN / inf in the window)
+__kernel void stream_stats(__global const real *x, __global const ${oreal} *tc, const int l,
+                           const int w0, const int fresh, const int m, __global ${oreal} *S,
+                           const int filt, __global ${oreal} *MC, __global ${oreal} *IC)
 {
     const int i = get_global_id(0);
-    if (i >= count) return;
-${mass.zstats(1, 1, "x + (w0 + i)")}
-    const int bad = isnan(s0) | isinf(mx0);
-    const int kc = cst0 | (ss0 <= 0);
-    __global ${oreal} *o = S + (size_t)(so + i) * NS;
-    o[0] = mu0; o[1] = f0; o[2] = g0; o[3] = bad ? 1 : (kc ? 2 : 0);
-    o[4] = (${oreal})mu0 + (${oreal})cm0 * (${oreal})(mx0 > 0 ? mx0 : (real)1);
-    o[5] = (bad || kc || !(f0 <= (real)1e30) || !(f0 > 0)) ? -1 : (${oreal})f0;
+    if (i >= l) return;
+    __global ${oreal} *o = S + (size_t)i * NS;
+    if (i >= w0) {
+${mass.zstats(1, 1, "x + i")}
+        const int bad = isnan(s0) | isinf(mx0);
+        const int kc = cst0 | (ss0 <= 0);
+        o[0] = mu0; o[1] = f0; o[2] = g0; o[3] = bad ? 1 : (kc ? 2 : 0);
+        o[5] = (bad || kc || !(f0 <= (real)1e30) || !(f0 > 0)) ? -1 : (${oreal})f0;
+    }
+    if (!filt) return;
+    if (i >= w0 || fresh) {
+        ${oreal} acc = 0;
+        for (int t = 0; t < m; ++t) acc += tc[i + t];
+        o[4] = acc / m;
+    }
+    MC[i] = o[4];
+    IC[i] = o[3] == 1 ? (${oreal})NAN : o[5];
 }
 
 __kernel __attribute__((reqd_work_group_size(256, 1, 1)))
@@ -186,20 +200,13 @@ void stream_center(__global const real *x, const int n, const int fresh, const i
 }
 
 // the series centred (NaN / inf as 0: their windows are flagged, the dot products stay
-// finite) and the filter's per-window values: MC the mean less cen, IC 1 / std (-1:
-// undecidable, NaN: a window with NaN / inf)
-__kernel void stream_tc(__global const real *x, const int n, const int l,
-                        __global const ${oreal} *S, __global const ${oreal} *C,
-                        __global ${oreal} *tc, __global ${oreal} *MC, __global ${oreal} *IC)
+// finite)
+__kernel void stream_tc(__global const real *x, const int n, __global const ${oreal} *C,
+                        __global ${oreal} *tc)
 {
     const int i = get_global_id(0);
     if (i >= n) return;
-    const ${oreal} cen = C[0];
-    tc[i] = isfinite(x[i]) ? (${oreal})x[i] - cen : (${oreal})0;
-    if (i < l) {
-        MC[i] = S[(size_t)i * NS + 4] - cen;
-        IC[i] = S[(size_t)i * NS + 3] == 1 ? (${oreal})NAN : S[(size_t)i * NS + 5];
-    }
+    tc[i] = isfinite(x[i]) ? (${oreal})x[i] - C[0] : (${oreal})0;
 }
 <%
     DW = 8

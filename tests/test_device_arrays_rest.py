@@ -353,8 +353,8 @@ def test_stumpi_device_state(device, dtype, monkeypatch):
 def test_stumpi_device_state_near_matches(device, monkeypatch):
     """The device state's filter on what breaks sliding dot products: a 1e6 offset, exact and
     1e-9-perturbed repeats (distances near 0), constant plateaus, appended points that repeat
-    earlier ones, refreshes (every 7 points here) and blocks of 1 to 30 points: the numpy
-    path's bits."""
+    earlier ones (constant new windows among them), refreshes (every 7 points here) and
+    blocks of 1 to 35 points, k 1 and 3: the numpy path's bits."""
     if not device.fp64:
         pytest.skip("float64 data")
     monkeypatch.setattr(sys.modules["clts.mp.stream_device"], "REFRESH", 7)
@@ -362,17 +362,24 @@ def test_stumpi_device_state_near_matches(device, monkeypatch):
     T = 1e6 + np.cumsum(rng.standard_normal(160))
     T[100:130] = T[20:50] + 1e-9 * rng.standard_normal(30)
     T[60:80] = T[60]
-    add = np.concatenate([T[30:45], T[62:74], rng.standard_normal(20) + T[-1]])
-    s0 = clts.stumpi(T, 12, device=device, host_points=0, lazy_points=1)
-    Td, ad = on_device(device, T), on_device(device, add)
-    s = clts.stumpi(Td, 12, device=device, lazy_points=1)
-    for a, b in ((0, 1), (1, 2), (2, 17), (17, 47)):
-        for c in range(a, b, 8):
-            s0.update(add[c:min(b, c + 8)])
-        s.update(ad[a:b])
-    assert same(s.I_.get(), s0.I_) and same(s.left_I_.get(), s0.left_I_)
-    assert same(s.P_.get(), s0.P_) and same(s.left_P_.get(), s0.left_P_)
-    assert np.min(s0.P_) < 1e-6
+    add = np.concatenate([T[30:45], T[62:79], rng.standard_normal(20) + T[-1]])
+    # a plateau whose constant windows arrive again (sqrt(m) beats old k-th neighbours)
+    rng = np.random.default_rng(10)
+    T2 = np.cumsum(rng.standard_normal(97))
+    T2[15:37] = T2[15]
+    add2 = np.concatenate([T2[6:46], rng.standard_normal(30) + T2[-1]])
+    for T, add, m, k, cuts in ((T, add, 12, 1, (1, 2, 17, 52)), (T, add, 12, 3, (2, 17, 52)),
+                               (T2, add2, 20, 3, (15, 36, 49, 52, 65, 70))):
+        s0 = clts.stumpi(T, m, device=device, host_points=0, lazy_points=1, k=k)
+        Td, ad = on_device(device, T), on_device(device, add)
+        s = clts.stumpi(Td, m, device=device, lazy_points=1, k=k)
+        for a, b in zip((0,) + cuts[:-1], cuts):
+            for c in range(a, b, 8):
+                s0.update(add[c:min(b, c + 8)])
+            s.update(ad[a:b])
+        assert same(s.I_.get(), s0.I_) and same(s.left_I_.get(), s0.left_I_), (m, k)
+        assert same(s.P_.get(), s0.P_) and same(s.left_P_.get(), s0.left_P_), (m, k)
+        assert m == 20 or np.min(s0.P_) < 1e-6
 
 
 def test_trend_variants_device_float32_chunks_shapes(device):

@@ -256,10 +256,12 @@ __kernel void stream_qt(__global const ${oreal} *tc, const int l0, const int b, 
             const ${V} ic = vload8(0, IC + cb), mc = vload8(0, MC + cb);
             ${V} lo, hi;
             BOUNDS(${V}, qt, iq, mq, ic, mc, lo, hi)
-            const ${IV} und = (ic < 0) | (iq < 0) | !isfinite(lo) | !isfinite(hi);
+            // (the row's scalars as vectors: a vector comparison's true is -1, select's)
+            const ${V} iqv = (${V})iq;
+            const ${IV} und = (ic < 0) | (iqv < 0) | !isfinite(lo) | !isfinite(hi);
             lo = select(lo, (${V})(-INFINITY), und);
             hi = select(hi, (${V})INFINITY, und);
-            const ${IV} bad = isnan(ic) | isnan(iq);
+            const ${IV} bad = isnan(ic) | isnan(iqv);
             lo = select(lo, (${V})INFINITY, bad);
             hi = select(hi, (${V})INFINITY, bad);
             vstore8(lo, 0, LO + (size_t)r * l1 + cb);

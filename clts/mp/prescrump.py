@@ -10,7 +10,7 @@ import numpy as np
 from ..runtime import launch, round_up
 from ..runtime.launch import fixed_local
 from ..runtime.memory import fill, scratch
-from .diagset import _check, _series, _Sides, _spec
+from .diagset import _check, _series, _Sides, _spec, minkowski
 
 #: bytes of preSCRIMP's distance profiles per launch (``pre_dist`` or ``mass``)
 MASS_BYTES = 32 << 20
@@ -202,7 +202,7 @@ def _refined(sides, T_A, Tb, s, p, ii, jj, rows, dist, idx):
     pa, pb = np.concatenate(fa), np.concatenate(fb)
     if len(pa):
         d = sides.pair_dist(pa, pb) if p == 2.0 or sides.normalize else \
-            _minkowski(T_A, Tb, m, pa, pb, p)
+            minkowski(T_A, Tb, m, pa, pb, p)
         rows += [pa]
         dist += [d]
         idx += [pb]
@@ -212,18 +212,6 @@ def _refined(sides, T_A, Tb, s, p, ii, jj, rows, dist, idx):
             idx += [pa]
     return _topk_candidates(lA, k, np.concatenate(rows), np.concatenate(dist),
                             np.concatenate(idx))
-
-
-def _minkowski(T_A, T_B, m, ia, ib, p):
-    """Plain Minkowski distances of the pairs (ia, ib) on the host (inf where a window holds
-    NaN / inf)."""
-    wa = np.lib.stride_tricks.sliding_window_view(T_A, m)[ia]
-    wb = np.lib.stride_tricks.sliding_window_view(T_B, m)[ib]
-    with np.errstate(invalid="ignore"):
-        d = np.abs(wa - wb)
-        out = np.max(d, axis=1) if np.isinf(p) else np.sum(d ** p, axis=1) ** (1.0 / p)
-    out[~np.isfinite(out)] = np.inf
-    return out
 
 
 def prescrump(T_A, m, T_B=None, *, s=None, k=1, normalize=True, p=2.0, device=None):
@@ -250,7 +238,7 @@ def prescrump(T_A, m, T_B=None, *, s=None, k=1, normalize=True, p=2.0, device=No
     T_A = _series(T_A, "T_A")
     T_B = None if T_B is None else _series(T_B, "T_B")
     m, k = _check(T_A, m, T_B, k, 1.0, s)
-    sides = _Sides(T_A, m, T_B, k, bool(normalize), device)
+    sides = _Sides(T_A, m, T_B, k, bool(normalize), device, p)
     if s is None:
         s = sides.ez
     indices = np.random.permutation(range(0, sides.lA, s)).astype(np.int64)

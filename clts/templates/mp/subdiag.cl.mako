@@ -93,6 +93,52 @@ __kernel void sub_pairs(__global const int *diags, const int q0, const int nq, c
     }
 }
 
+% if not NORMALIZE:
+## sub_pairs_p: sub_pairs for plain Minkowski distances of order p != 2 (stumpy's scraamp):
+## the score of pair (i, i + d) is -sum_t |TA[i + t] - TB[j + t]|^p (larger is better), the
+## block's first pair summed exactly, then stumpy's rolling update along the diagonal (the
+## term leaving subtracted, the one entering added, the absolute value kept); p = inf: -max_t
+## |TA[i + t] - TB[j + t]| summed afresh for every pair. TA / TB: the raw series with
+## non-finite values as 0; okA / okB: 1 where a window is finite (else the score is -inf).
+## The winners' distances are evaluated exactly afterwards.
+inline ${ereal} sub_pterm(const ${ereal} x, const ${ereal} p, const int p1)
+{
+    return p1 ? fabs(x) : pow(fabs(x), p);
+}
+
+__kernel void sub_pairs_p(__global const int *diags, const int q0, const int nq, const int nb,
+                          const int blk, const int m, const int lA, const int lB,
+                          const ${ereal} p, __global const ${ereal} *TA,
+                          __global const ${ereal} *TB, __global const int *okA,
+                          __global const int *okB, __global real *buf)
+{
+    const int g = get_global_id(0);
+    const int q = g / nb, b = g - (g / nb) * nb;
+    if (q >= nq) return;
+    const int d = diags[q0 + q];
+    const int lo = max(0, -d), hi = min(lA, lB - d);
+    const int i0 = lo + b * blk;
+    if (i0 >= hi) return;
+    const int i1 = min(hi, i0 + blk);
+    __global real *out = buf + (size_t)q * lA;
+    const int pinf = isinf(p), p1 = p == 1;
+    ${ereal} acc = 0;
+    for (int i = i0; i < i1; ++i) {
+        const int j = i + d;
+        if (pinf) {
+            acc = 0;
+            for (int t = 0; t < m; ++t) acc = fmax(acc, fabs(TA[i + t] - TB[j + t]));
+        } else if (i == i0) {
+            for (int t = 0; t < m; ++t) acc += sub_pterm(TA[i + t] - TB[j + t], p, p1);
+        } else {
+            acc = fabs(acc - sub_pterm(TA[i - 1] - TB[j - 1], p, p1)
+                       + sub_pterm(TA[i + m - 1] - TB[j + m - 1], p, p1));
+        }
+        out[i] = (okA[i] && okB[j]) ? (real)(-acc) : (real)(-INFINITY);
+    }
+}
+% endif
+
 ## the list insertion of candidate (x, column j) into row r's K best lv[r][..] / li[r][..]
 <%def name="insert(s, x, r)">
             if (sub_better(${s}, ${x}, lv[${r}][${K - 1}], li[${r}][${K - 1}])) {

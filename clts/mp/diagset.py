@@ -27,6 +27,11 @@ MIN_BLOCK = 256
 #: diagonal at n = 10,000; 8 rows: 6.8 s, 32: 4.0 s)
 SUB_ROWS = 1
 
+#: preSCRIMP's ``pre_fused`` (subdiag.cl.mako): queries per step and windows per work-item
+#: (a multiple of 8)
+FUSED_QUERIES = 4
+FUSED_WINDOWS = 32
+
 #: stumpy's exclusion-zone denominator: ceil(m / 4)
 EXCL_ZONE_DENOM = 4
 
@@ -135,7 +140,8 @@ def _spec(sides, k):
     return "mp/subdiag.cl.mako", dict(**flags.TEMPLATE, real=p.kernel_real, ereal=p.exact_real,
                                       NORMALIZE=int(sides.normalize),
                                       SELF=int(sides.self_join), K=int(k),
-                                      SROWS=SUB_ROWS)
+                                      SROWS=SUB_ROWS, FUSED_FQ=FUSED_QUERIES,
+                                      FUSED_FC=FUSED_WINDOWS // 8)
 
 
 def _scored(sides, prg, diags, fold):

@@ -10,6 +10,7 @@ import numpy as np
 from ..runtime import launch, round_up
 from ..runtime.launch import fixed_local
 from ..runtime.memory import fill, scratch
+from . import diagset
 from .diagset import _check, _series, _Sides, _spec, minkowski
 
 #: bytes of preSCRIMP's distance profiles per launch (``pre_dist`` or ``mass``)
@@ -17,8 +18,6 @@ MASS_BYTES = 32 << 20
 #: z-normalised self-joins at k = 1 reduce the profiles where they are made (``pre_fused``);
 #: False: ``pre_dist`` stores them for ``pre_rows`` / ``pre_cols`` (the path of k > 1)
 FUSED = True
-#: windows per work-item of ``pre_fused`` (8 FC in subdiag.cl.mako)
-FUSED_WINDOWS = 8
 
 def _topk_candidates(l, k, rows, dist, idx):
     """The k best (distance, then index) distinct-index candidates per row: [l, k] P, I."""
@@ -75,7 +74,7 @@ def _prescrump(sides, T_A, T_B, s, indices, p=2.0):
     dots = sides.self_join and sides.normalize and dt == np.float64
     if dots:
         A = sides.A
-        Tp = cla.zeros(dev.queue, A.n + 16, dt)      # the scaled series, 16 zeros after it (pre_fused, pre_dist)
+        Tp = cla.zeros(dev.queue, A.n + 64, dt)      # the scaled series, 64 zeros after it (pre_fused, pre_dist)
         cl.enqueue_copy(dev.queue, Tp.data, A.Td.data, byte_count=A.n * 8)
     else:
         Td = cla.to_device(dev.queue, np.ascontiguousarray(Tb, dtype=dt))
@@ -88,17 +87,19 @@ def _prescrump(sides, T_A, T_B, s, indices, p=2.0):
         colI = fill(dev, scratch(dev, lB * k, np.int32), -1)
     fused = FUSED and dots and k == 1
     prg = dev.program(template, **params)
-    if fused:       # the distance profiles never stored: [nq, l / 8] partial minima
-        nbk = -(-lB // FUSED_WINDOWS)
-        per = max(1, min(MASS_BYTES, dev.max_alloc) // (12 * nbk))
+    order = np.arange(len(indices))
+    if fused:       # the distance profiles never stored: [nq, l / 16] partial minima
+        nbk = -(-lB // diagset.FUSED_WINDOWS)
+        per = max(1, min(MASS_BYTES, dev.max_alloc) // (8 * nbk))
+        order = np.argsort(indices, kind="stable")    # ascending (pre_fused's tie rule)
     for c0 in range(0, len(indices), per):
-        ii = indices[c0:c0 + per]
+        ii = indices[order[c0:c0 + per]]
         nq = len(ii)
         idx = cla.to_device(dev.queue, ii.astype(np.int32))
         if fused:
             nn, dn = _fused_profiles(sides, prg, win[ii], idx, Tp, colP, colI)
-            nn_all[c0:c0 + nq] = nn.get()
-            dn_all[c0:c0 + nq] = dn.get()
+            nn_all[order[c0:c0 + nq]] = nn.get()
+            dn_all[order[c0:c0 + nq]] = dn.get()
             continue
         if dots:        # z-normalised self-join: dot products, ranked, refined exactly below
             D = _dot_profiles(sides, prg, win[ii], idx, Tp)
@@ -161,24 +162,24 @@ def _unit_queries(windows):
 
 def _fused_profiles(sides, prg, windows, idx, Tp, colP, colI):
     """``pre_fused`` (z-normalised self-joins, k = 1): the distance profiles of ``windows``
-    as in :func:`_dot_profiles`, reduced where they are made: every window's best among the
-    queries merged into ``colP`` / ``colI`` and each query's nearest neighbour (``nn``, its
-    squared distance ``dn``; device arrays) through ``pre_rowmin``, without storing the
-    [nq, l] profiles."""
+    (in ascending index order) as in :func:`_dot_profiles`, reduced where they are made:
+    every window's best among the queries merged into ``colP`` / ``colI`` and each query's
+    nearest neighbour (``nn``, its squared distance ``dn``; device arrays) through
+    ``pre_rowmin``, without storing the [nq, l] profiles."""
     import pyopencl.array as cla
     dev, A, l, m = sides.dev, sides.A, sides.lA, sides.m
-    nq, nbk = len(windows), -(-l // FUSED_WINDOWS)
+    nq, nbk = len(windows), -(-l // diagset.FUSED_WINDOWS)
     zq = cla.to_device(dev.queue, _unit_queries(windows))
     rowD = cla.empty(dev.queue, (nq, nbk), np.float64)
-    rowJ = cla.empty(dev.queue, (nq, nbk), np.int32)
     r = A.upload(dev, as_columns=False, dtype=np.float64)["r"]
-    launch(dev, prg.kernel("pre_fused"), *fixed_local(dev, nbk), np.int32(nq), np.int32(l), np.int32(m),
-           np.int32(sides.ez), zq.data, idx.data, Tp.data, A.mu.data, A.ss.data, r.data,
-           A.fl.data, colP.data, colI.data, rowD.data, rowJ.data)
+    rules = (zq.data, idx.data, Tp.data, A.mu.data, A.ss.data, r.data, A.fl.data)
+    launch(dev, prg.kernel("pre_fused"), *fixed_local(dev, nbk), np.int32(nq), np.int32(l),
+           np.int32(m), np.int32(sides.ez), *rules, colP.data, colI.data, rowD.data)
     nn = cla.empty(dev.queue, nq, np.int32)
     dn = cla.empty(dev.queue, nq, np.float64)
     launch(dev, prg.kernel("pre_rowmin"), *fixed_local(dev, round_up(nq, 64)), np.int32(nq),
-           np.int32(nbk), rowD.data, rowJ.data, nn.data, dn.data)
+           np.int32(nbk), np.int32(l), np.int32(m), np.int32(sides.ez), *rules, rowD.data,
+           nn.data, dn.data)
     return nn, dn
 
 

@@ -10,6 +10,7 @@ import math
 import numpy as np
 
 from ..runtime import get_device, launch, round_up
+from ..runtime.launch import fixed_local
 from ..runtime.memory import fill, scratch, upload_scratch
 from . import flags
 from .api import _series as _api_series, check_arguments
@@ -36,8 +37,11 @@ FUSED_WINDOWS = 32
 EXCL_ZONE_DENOM = 4
 
 
-def _fold_items(lA, k):
-    """Work-items of ``sub_reduce``: SUB_ROWS rows each for k = 1, one row each for k > 1."""
+def _fold_items(lA, k, self_join=False):
+    """Work-items of ``sub_reduce``: SUB_ROWS rows each for k = 1, one row each for k > 1;
+    ``sub_reduce_self8`` (self-joins at k = 1): 8 rows each."""
+    if k == 1 and self_join:
+        return round_up(-(-lA // 8), 64)
     return round_up(-(-lA // SUB_ROWS) if k == 1 else lA, 64)
 
 
@@ -176,9 +180,9 @@ def _scored(sides, prg, diags, fold):
     nb = -(-lA // blk)
     for q0 in range(0, nd, per):
         nq = min(per, nd - q0)
-        launch(dev, pairs, round_up(nq * nb, 64), None, dd.data, np.int32(q0), np.int32(nq),
-               np.int32(nb), np.int32(blk), np.int32(m), np.int32(lA), np.int32(lB),
-               *args, buf.data)
+        launch(dev, pairs, *fixed_local(dev, round_up(nq * nb, 64)), dd.data, np.int32(q0),
+               np.int32(nq), np.int32(nb), np.int32(blk), np.int32(m), np.int32(lA),
+               np.int32(lB), *args, buf.data)
         fold(dd, q0, nq, buf)
 
 
@@ -197,9 +201,10 @@ def diagonal_profile(sides, diags):
     if sides.self_join:
         extra = [fill(dev, scratch(dev, lA, kr), -np.inf), fill(dev, scratch(dev, lA, np.int32), -1),
                  fill(dev, scratch(dev, lA, kr), -np.inf), fill(dev, scratch(dev, lA, np.int32), -1)]
+    fold = "sub_reduce_self8" if k == 1 and sides.self_join else "sub_reduce"
     _scored(sides, prg, diags, lambda dd, q0, nq, buf: launch(
-        dev, prg.kernel("sub_reduce"), _fold_items(lA, k), None, dd.data, np.int32(q0),
-        np.int32(nq), np.int32(lA), np.int32(lB), buf.data, rowS.data, rowI.data,
+        dev, prg.kernel(fold), *fixed_local(dev, _fold_items(lA, k, sides.self_join)), dd.data,
+        np.int32(q0), np.int32(nq), np.int32(lA), np.int32(lB), buf.data, rowS.data, rowI.data,
         *[a.data for a in extra]))
     # the winners' distances, exactly (inf where none)
     I = rowI.get().astype(np.int64).reshape(lA, k)

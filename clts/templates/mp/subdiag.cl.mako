@@ -257,6 +257,81 @@ ${insert("sc", "x", "0")}
 % endif
 }
 
+% if K == 1 and SELF:
+<% iv8 = "long8" if real == "double" else "int8" %>
+## sub_reduce of a self-join at k = 1 with 8 rows a work-item as 8-wide vectors (the rows' scores
+## of a diagonal are contiguous in buf, the mirrored ones too): per diagonal two vector loads
+## and sub_better's rule lane by lane, so the same lists as sub_reduce; the last rows of the
+## series and the rows where a diagonal's mirrored pairs begin lane by lane.
+inline void sub_take8(const real8 sc, const ${iv8} j, const ${iv8} ok, real8 *bs, ${iv8} *bj)
+{
+    // sub_better lane by lane, in the lanes ok
+    const ${iv8} t = ok & ((sc > *bs) | ((sc == *bs) & (j >= 0) & ((*bj < 0) | (j < *bj))));
+    *bs = select(*bs, sc, t);
+    *bj = select(*bj, j, t);
+}
+
+__kernel void sub_reduce_self8(__global const int *diags, const int q0, const int nq,
+                               const int lA, const int lB, __global const real *buf,
+                               __global real *rowS, __global int *rowI,
+                               __global real *leftS, __global int *leftI,
+                               __global real *rightS, __global int *rightI)
+{
+    const int i0 = get_global_id(0) * 8;
+    if (i0 >= lA) return;
+    if (i0 + 8 > lA) {      // the last rows: sub_reduce's loop
+        for (int i = i0; i < lA; ++i) {
+            real br = rightS[i], bl = leftS[i];
+            int jr = rightI[i], jl = leftI[i];
+            for (int q = 0; q < nq; ++q) {
+                const int d = diags[q0 + q];
+                __global const real *row = buf + (size_t)q * lA;
+                if (i + d < lB && sub_better(row[i], i + d, br, jr)) { br = row[i]; jr = i + d; }
+                if (i - d >= 0 && sub_better(row[i - d], i - d, bl, jl)) { bl = row[i - d]; jl = i - d; }
+            }
+            rightS[i] = br; rightI[i] = jr; leftS[i] = bl; leftI[i] = jl;
+            real bs = rowS[i];
+            int bi = rowI[i];
+            if (sub_better(br, jr, bs, bi)) { bs = br; bi = jr; }
+            if (sub_better(bl, jl, bs, bi)) { bs = bl; bi = jl; }
+            rowS[i] = bs; rowI[i] = bi;
+        }
+        return;
+    }
+    const ${iv8} lane = (${iv8})(0, 1, 2, 3, 4, 5, 6, 7), iv = (${iv8})(i0) + lane;
+    real8 br = vload8(0, rightS + i0), bl = vload8(0, leftS + i0);
+    ${iv8} jr = convert_${iv8}(vload8(0, rightI + i0)), jl = convert_${iv8}(vload8(0, leftI + i0));
+    for (int q = 0; q < nq; ++q) {
+        const int d = diags[q0 + q];
+        __global const real *row = buf + (size_t)q * lA;
+        if (i0 < lB - d)        // the pairs (i, i + d), i + d < lB
+            sub_take8(vload8(0, row + i0), iv + d, iv < (${iv8})(lB - d), &br, &jr);
+        if (i0 + 7 >= d) {      // the mirrored pairs (i, i - d), i - d >= 0
+            real8 sc;
+            if (i0 >= d) {
+                sc = vload8(0, row + i0 - d);
+            } else {
+                real t[8];
+                for (int c = 0; c < 8; ++c) t[c] = i0 + c >= d ? row[i0 + c - d] : 0;
+                sc = vload8(0, t);
+            }
+            sub_take8(sc, iv - d, iv >= (${iv8})(d), &bl, &jl);
+        }
+    }
+    vstore8(br, 0, rightS + i0);
+    vstore8(convert_int8(jr), 0, rightI + i0);
+    vstore8(bl, 0, leftS + i0);
+    vstore8(convert_int8(jl), 0, leftI + i0);
+    real8 bs = vload8(0, rowS + i0);
+    ${iv8} bi = convert_${iv8}(vload8(0, rowI + i0));
+    const ${iv8} all = (${iv8})(-1);
+    sub_take8(br, jr, all, &bs, &bi);
+    sub_take8(bl, jl, all, &bs, &bi);
+    vstore8(bs, 0, rowS + i0);
+    vstore8(convert_int8(bi), 0, rowI + i0);
+}
+% endif
+
 ## preSCRIMP's reductions of a block of distance profiles D [nq, lB] (clts.mass, in the exact
 ## precision) of the windows idx[q] of T_A, nothing read back: pre_rows, each profile's nearest
 ## neighbour (the first minimum; self-joins outside the exclusion zone |j - idx[q]| <= ez,

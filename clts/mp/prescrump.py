@@ -15,6 +15,9 @@ from .diagset import _check, _series, _Sides, _spec, minkowski
 
 #: bytes of preSCRIMP's distance profiles per launch (``pre_dist`` or ``mass``)
 MASS_BYTES = 32 << 20
+#: work-items per work-group of ``pre_fused`` on pocl (fixed_local): a few hundred work-items
+#: at n = 10,000 in groups of 16, so that the groups spread evenly over the cores
+FUSED_LOCAL = 16
 #: z-normalised self-joins at k = 1 reduce the profiles where they are made (``pre_fused``);
 #: False: ``pre_dist`` stores them for ``pre_rows`` / ``pre_cols`` (the path of k > 1)
 FUSED = True
@@ -173,7 +176,7 @@ def _fused_profiles(sides, prg, windows, idx, Tp, colP, colI):
     rowD = cla.empty(dev.queue, (nq, nbk), np.float64)
     r = A.upload(dev, as_columns=False, dtype=np.float64)["r"]
     rules = (zq.data, idx.data, Tp.data, A.mu.data, A.ss.data, r.data, A.fl.data)
-    launch(dev, prg.kernel("pre_fused"), *fixed_local(dev, nbk), np.int32(nq), np.int32(l),
+    launch(dev, prg.kernel("pre_fused"), *fixed_local(dev, nbk, FUSED_LOCAL), np.int32(nq), np.int32(l),
            np.int32(m), np.int32(sides.ez), *rules, colP.data, colI.data, rowD.data)
     nn = cla.empty(dev.queue, nq, np.int32)
     dn = cla.empty(dev.queue, nq, np.float64)

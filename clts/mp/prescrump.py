@@ -112,11 +112,11 @@ def _prescrump(sides, T_A, T_B, s, indices, p=2.0):
         nn = cla.empty(dev.queue, nq, np.int32)
         dn = cla.empty(dev.queue, nq, dt)
         zone = ez if sides.self_join else -1
-        launch(dev, prg.kernel("pre_rows"), round_up(nq, 64), None, D.data, np.int32(nq),
-               np.int32(lB), idx.data, np.int32(zone), nn.data, dn.data)
+        launch(dev, prg.kernel("pre_rows"), *fixed_local(dev, round_up(nq, 64)), D.data,
+               np.int32(nq), np.int32(lB), idx.data, np.int32(zone), nn.data, dn.data)
         if sides.self_join:
-            launch(dev, prg.kernel("pre_cols"), round_up(lB, 64), None, D.data, np.int32(nq),
-                   np.int32(lB), idx.data, np.int32(ez), colP.data, colI.data)
+            launch(dev, prg.kernel("pre_cols"), *fixed_local(dev, round_up(lB, 64)), D.data,
+                   np.int32(nq), np.int32(lB), idx.data, np.int32(ez), colP.data, colI.data)
         nn_all[c0:c0 + nq] = nn.get()
         dn_all[c0:c0 + nq] = dn.get()
     ok = (nn_all >= 0) & np.isfinite(dn_all)
@@ -147,8 +147,8 @@ def _dot_profiles(sides, prg, windows, idx, Tp):
     zq = cla.to_device(dev.queue, _unit_queries(windows))
     D = cla.empty(dev.queue, (nq, l), np.float64)
     r = A.upload(dev, as_columns=False, dtype=np.float64)["r"]
-    launch(dev, prg.kernel("pre_dist"), (-(-l // 8), -(-nq // 4)), None, np.int32(nq),
-           np.int32(l), np.int32(m), zq.data, idx.data, Tp.data, A.mu.data, A.ss.data,
+    launch(dev, prg.kernel("pre_dist"), *fixed_local(dev, (-(-l // 8), -(-nq // 4))),
+           np.int32(nq), np.int32(l), np.int32(m), zq.data, idx.data, Tp.data, A.mu.data, A.ss.data,
            r.data, A.fl.data, D.data)
     return D
 

@@ -11,7 +11,7 @@ from ..runtime import launch, round_up
 from ..runtime.launch import fixed_local
 from ..runtime.memory import fill, scratch
 from . import diagset
-from .diagset import _check, _series, _Sides, _spec, minkowski
+from .diagset import _check, _series, _Sides, _spec
 
 #: bytes of preSCRIMP's distance profiles per launch (``pre_dist`` or ``mass``)
 MASS_BYTES = 32 << 20
@@ -121,19 +121,37 @@ def _prescrump(sides, T_A, T_B, s, indices, p=2.0):
         dn_all[c0:c0 + nq] = dn.get()
     ok = (nn_all >= 0) & np.isfinite(dn_all)
     nn_all[~ok] = -1
-    if dots:
-        dn_all[ok] = sides.pair_dist(indices[ok], nn_all[ok])
-    rows, dist, idx = [indices[ok]], [dn_all[ok]], [nn_all[ok]]
+    ii, jj = indices[ok], nn_all[ok]
+    pa, pb = _refine_pairs(sides, s, ii, jj)
     if sides.self_join:
         cP = colP.get().astype(np.float64).reshape(lB, k)
         cI = colI.get().astype(np.int64).reshape(lB, k)
-        if dots:
-            has = cI >= 0
-            cP[has] = sides.pair_dist(np.nonzero(has)[0], cI[has])
+    # the exact distances in one launch: the refinement pairs and, where dot products only
+    # ranked them, each sampled window's neighbour and each window's best sampled partner
+    ea, eb = [pa], [pb]
+    if dots:
+        has = cI >= 0
+        ea += [ii, np.nonzero(has)[0]]
+        eb += [jj, cI[has]]
+    d = sides.pair_dist(np.concatenate(ea), np.concatenate(eb))
+    if dots:
+        dn_all[ok] = d[len(pa):len(pa) + len(ii)]
+        cP[has] = d[len(pa) + len(ii):]
+    rows, dist, idx = [ii], [dn_all[ok]], [jj]
+    if sides.self_join:
         rows.append(np.repeat(np.arange(lB), k))
         dist.append(cP.ravel())
         idx.append(cI.ravel())
-    return _refined(sides, T_A, Tb, s, p, indices[ok], nn_all[ok], rows, dist, idx)
+    if len(pa):
+        rows += [pa]
+        dist += [d[:len(pa)]]
+        idx += [pb]
+        if sides.self_join:
+            rows += [pb]
+            dist += [d[:len(pa)]]
+            idx += [pa]
+    return _topk_candidates(sides.lA, k, np.concatenate(rows), np.concatenate(dist),
+                            np.concatenate(idx))
 
 
 def _dot_profiles(sides, prg, windows, idx, Tp):
@@ -186,12 +204,10 @@ def _fused_profiles(sides, prg, windows, idx, Tp, colP, colI):
     return nn, dn
 
 
-def _refined(sides, T_A, Tb, s, p, ii, jj, rows, dist, idx):
-    """The candidates ``rows`` / ``dist`` / ``idx`` (lists of arrays) with preSCRIMP's
-    refinement pairs (i +- g, j +- g), g < s, of each sampled window i and its nearest
-    neighbour j; the k best per window, [l, k] P and I."""
-    lA, lB, k, m = sides.lA, sides.lB, sides.k, sides.m
-    # the refinement pairs along each sampled window's diagonal
+def _refine_pairs(sides, s, ii, jj):
+    """preSCRIMP's refinement pairs (i +- g, j +- g), g < s, of each sampled window i and its
+    nearest neighbour j (inside both series): (pa, pb)."""
+    lA, lB = sides.lA, sides.lB
     fa, fb = [], []
     for sgn in (1, -1):
         if sgn > 0:
@@ -203,19 +219,7 @@ def _refined(sides, T_A, Tb, s, p, ii, jj, rows, dist, idx):
         g = np.arange(rep.size) - np.repeat(np.cumsum(steps) - steps, steps) + 1
         fa.append(ii[rep] + sgn * g)
         fb.append(jj[rep] + sgn * g)
-    pa, pb = np.concatenate(fa), np.concatenate(fb)
-    if len(pa):
-        d = sides.pair_dist(pa, pb) if p == 2.0 or sides.normalize else \
-            minkowski(T_A, Tb, m, pa, pb, p)
-        rows += [pa]
-        dist += [d]
-        idx += [pb]
-        if sides.self_join:
-            rows += [pb]
-            dist += [d]
-            idx += [pa]
-    return _topk_candidates(lA, k, np.concatenate(rows), np.concatenate(dist),
-                            np.concatenate(idx))
+    return np.concatenate(fa), np.concatenate(fb)
 
 
 def prescrump(T_A, m, T_B=None, *, s=None, k=1, normalize=True, p=2.0, device=None):

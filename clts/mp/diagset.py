@@ -190,7 +190,7 @@ def diagonal_profile(sides, diags):
     """The (top-k) profile over the diagonals ``diags`` only (j - i = d; self-joins d > the
     exclusion zone, each pair once): dict of host arrays P, I ([l, k], best first, inf / -1
     where a window has no pair) and, for self-joins, left_P, left_I, right_P, right_I."""
-    dev, A, B, k = sides.dev, sides.A, sides.B, sides.k
+    dev, A, k = sides.dev, sides.A, sides.k
     lA, lB = sides.lA, sides.lB
     template, params = _spec(sides, k)
     prg = dev.program(template, **params)
@@ -206,32 +206,27 @@ def diagonal_profile(sides, diags):
         dev, prg.kernel(fold), *fixed_local(dev, _fold_items(lA, k, sides.self_join)), dd.data,
         np.int32(q0), np.int32(nq), np.int32(lA), np.int32(lB), buf.data, rowS.data, rowI.data,
         *[a.data for a in extra]))
-    # the winners' distances, exactly (inf where none)
+    # the winners' distances, exactly, in one launch (inf where none): each row's k best and,
+    # for self-joins, its left and right best
     I = rowI.get().astype(np.int64).reshape(lA, k)
-    P = _winners(sides, rowI, I, B, k)
+    ia, ib = [np.repeat(np.arange(lA), k)], [I.ravel()]
+    if sides.self_join:
+        IL, IR = extra[1].get().astype(np.int64), extra[3].get().astype(np.int64)
+        ia += [np.arange(lA)] * 2
+        ib += [IL, IR]
+    ia, ib = np.concatenate(ia), np.concatenate(ib)
+    d = np.full(len(ib), np.inf)
+    has = ib >= 0
+    d[has] = sides.pair_dist(ia[has], ib[has])      # (self-joins: B is A)
+    P = d[:lA * k].reshape(lA, k)
     if k > 1:       # the exact distances in order (the scores ranked them)
         o = np.argsort(P, axis=1, kind="stable")
         P, I = np.take_along_axis(P, o, 1), np.take_along_axis(I, o, 1)
     out = {"P": P, "I": I}
     if sides.self_join:
-        for name, idx in (("left", extra[1]), ("right", extra[3])):
-            i = idx.get().astype(np.int64)
-            out[name + "_P"], out[name + "_I"] = _winners(sides, idx, i, A, 1), i
+        out.update(left_P=d[lA * k:lA * k + lA], left_I=IL, right_P=d[lA * k + lA:],
+                   right_I=IR)
     return out
-
-
-def _winners(sides, idx, I, B, per):
-    """The exact distances (float64, inf where I < 0; I's shape) of each window of A and its
-    ``per`` partners ``I`` (host, [l, per] or [l]; ``idx`` the same on the device) in B."""
-    P = np.full(I.shape, np.inf)
-    if sides.plain_p:
-        has = I >= 0
-        P[has] = sides.pair_dist(np.nonzero(has)[0], I[has])     # (B: A's own in self-joins)
-        return P
-    d = _pair_dist(sides.dev, sides.plan, sides.A, B, None, idx, n=I.size, per=per)
-    P = d.get().astype(np.float64).reshape(I.shape) * sides.unit
-    P[I < 0] = np.inf
-    return P
 
 
 def merge_topk(PA, IA, PB, IB):

@@ -6,9 +6,10 @@
 ## A work-item owns a block of consecutive rows (windows of A) of one pair: its first row's dot
 ## products QT[i0, j] are computed directly (O(m) each), the next rows by the sliding update
 ## QT[i, j] = QT[i - 1, j - 1] - a[i - 1] b[j - 1] + a[i + m - 1] b[j + m - 1] (two row buffers
-## in global scratch, so the j loop carries no dependency and runs in explicit vectors of LANES).
-## Its row maxima are final; its column maxima are partial, one row per block, combined by the
-## host. The series arrive centred on their own mean with NaN / inf set to 0; per window the
+## in global scratch, so the j loop carries no dependency and runs in explicit vectors of LANES;
+## the columns in chunks, all rows of a chunk before the next: see rows_loop). Its row maxima
+## are final; its column maxima are partial, one row per block, combined (and clamped to 1, as
+## the row maxima are in the kernel) by the host. The series arrive centred on their own mean with NaN / inf set to 0; per window the
 ## host gives the mean, 1 / standard deviation and `sp`: NaN for a regular window, 0.5 for a
 ## constant one, -inf for a window with NaN / inf (stumpy's conventions: constant against
 ## regular is at sqrt(m), two constants at 0, a non-finite window is nobody's neighbour).
@@ -25,104 +26,123 @@
         return f"*({p}) = {v}" if W == 1 else f"vstore{W}({v}, 0, {p})"
 %>
 
-// rho of the windows j .. j + W - 1 of B against row window (mi, si) of A, from their QT
-#define RHO(qt, mu, is, sp) \
-    (${"(isnan(sp) ? fmin((real)1, ((qt) * minv - mi * (mu)) * si * (is)) : (sp))" if W == 1 else "select((sp), fmin((" + V + ")1, ((qt) * minv - mi * (mu)) * si * (is)), isnan(sp))"})
+// the larger of x and y (no NaN among them): one comparison
+#define MAXV(x, y) ${"((y) > (x) ? (y) : (x))" if W == 1 else "select((x), (y), (y) > (x))"}
 
 ## the rows i0 .. i1 - 1 of one pair (a, b): row maxima to rb[i - i0], with COLS the column
-## maxima into cb
+## maxima into cb. The columns go in chunks of CHUNK, all rows of a chunk before the next one,
+## so that a chunk's slices of b, the statistics, the two row buffers and cb stay in L1 while
+## its rows run; edge[i - i0] carries row i's last dot product of a chunk into the next chunk
+## (the sliding update of its first column). Every dot product is the one of the row-by-row
+## order: direct at the first row and at column 0, the same update between.
 <%def name="rows_loop(COLS, GIVEN=False)">
-    for (int i = i0; i < i1; ++i) {
+    __global const real *ofb = ofB + (long)ib * lB;
+    for (int i = i0; i < i1; ++i) rb[i - i0] = -INFINITY;
+    for (int c0 = 0; c0 < lB; c0 += ${CHUNK}) {
+        const int c1 = min(lB, c0 + ${CHUNK});
+        __global real *prev = buf0, *cur = ${"qt0" if GIVEN else "buf1"};
+        real carry = 0;                 // the last chunk's dot product of row i - 1 at c0 - 1
+        for (int i = i0; i < i1; ++i) {
 % if GIVEN:
-        if (i == i0) {                  // the first row's dot products: given in cur
-        } else if (0) {
+            if (i == i0) {              // the first row's dot products: given in cur
+                cur = qt0;              // (the next rows write only this chunk's
+                prev = buf0;            // columns of it: the next chunks still read it)
+            } else {
 % else:
-        if (i == i0) {                  // the block's first row: direct dot products
-% endif
-            int j = 0;
-            for (; j + ${4 * W} <= lB; j += ${4 * W}) {     // four independent chains
-                ${V} acc0 = 0, acc1 = 0, acc2 = 0, acc3 = 0;
-                for (int t = 0; t < m; ++t) {
-                    const real at = a[i + t];
-                    acc0 = fma((${V})at, ${LD("b + j + t")}, acc0);
-                    acc1 = fma((${V})at, ${LD("b + j + t + " + str(W))}, acc1);
-                    acc2 = fma((${V})at, ${LD("b + j + t + " + str(2 * W))}, acc2);
-                    acc3 = fma((${V})at, ${LD("b + j + t + " + str(3 * W))}, acc3);
+            if (i == i0) {              // the block's first row: direct dot products
+                int j = c0;
+                for (; j + ${4 * W} <= c1; j += ${4 * W}) {     // four independent chains
+                    ${V} acc0 = 0, acc1 = 0, acc2 = 0, acc3 = 0;
+                    for (int t = 0; t < m; ++t) {
+                        const real at = a[i + t];
+                        acc0 = fma((${V})at, ${LD("b + j + t")}, acc0);
+                        acc1 = fma((${V})at, ${LD("b + j + t + " + str(W))}, acc1);
+                        acc2 = fma((${V})at, ${LD("b + j + t + " + str(2 * W))}, acc2);
+                        acc3 = fma((${V})at, ${LD("b + j + t + " + str(3 * W))}, acc3);
+                    }
+                    ${ST("acc0", "cur + j")};
+                    ${ST("acc1", "cur + j + " + str(W))};
+                    ${ST("acc2", "cur + j + " + str(2 * W))};
+                    ${ST("acc3", "cur + j + " + str(3 * W))};
                 }
-                ${ST("acc0", "cur + j")};
-                ${ST("acc1", "cur + j + " + str(W))};
-                ${ST("acc2", "cur + j + " + str(2 * W))};
-                ${ST("acc3", "cur + j + " + str(3 * W))};
-            }
-            for (; j + ${W} <= lB; j += ${W}) {
-                ${V} acc = 0;
-                for (int t = 0; t < m; ++t) acc = fma((${V})a[i + t], ${LD("b + j + t")}, acc);
-                ${ST("acc", "cur + j")};
-            }
-            for (; j < lB; ++j) {
-                real acc = 0;
-                for (int t = 0; t < m; ++t) acc = fma(a[i + t], b[j + t], acc);
-                cur[j] = acc;
-            }
-        } else {                        // the sliding update from the row before
-            const real aout = a[i - 1], ain = a[i + m - 1];
-            {
-                real acc = 0;
-                for (int t = 0; t < m; ++t) acc = fma(a[i + t], b[t], acc);
-                cur[0] = acc;
-            }
-            int j = 1;
-            for (; j + ${W} <= lB; j += ${W}) {
-                const ${V} v = ${LD("prev + j - 1")} - aout * ${LD("b + j - 1")}
-                               + ain * ${LD("b + j + m - 1")};
-                ${ST("v", "cur + j")};
-            }
-            for (; j < lB; ++j) cur[j] = prev[j - 1] - aout * b[j - 1] + ain * b[j + m - 1];
-        }
-        const real spi = spa[i];
-        if (isnan(spi)) {               // a regular window of A
-            const real mi = mua[i], si = isa[i];
-            ${V} best = -INFINITY;
-            int j = 0;
-            for (; j + ${W} <= lB; j += ${W}) {
-                const ${V} r = RHO(${LD("cur + j")}, ${LD("mub + j")}, ${LD("isb + j")},
-                                   ${LD("spb + j")});
-                best = fmax(best, r);
-% if COLS:
-                ${ST("fmax(" + LD("cb + j") + ", r)", "cb + j")};
+                for (; j + ${W} <= c1; j += ${W}) {
+                    ${V} acc = 0;
+                    for (int t = 0; t < m; ++t) acc = fma((${V})a[i + t], ${LD("b + j + t")}, acc);
+                    ${ST("acc", "cur + j")};
+                }
+                for (; j < c1; ++j) {
+                    real acc = 0;
+                    for (int t = 0; t < m; ++t) acc = fma(a[i + t], b[j + t], acc);
+                    cur[j] = acc;
+                }
+            } else {
 % endif
+                // the sliding update from the row before
+                const real aout = a[i - 1], ain = a[i + m - 1];
+                if (c0 == 0) {
+                    real acc = 0;
+                    for (int t = 0; t < m; ++t) acc = fma(a[i + t], b[t], acc);
+                    cur[0] = acc;
+                } else {
+                    cur[c0] = carry - aout * b[c0 - 1] + ain * b[c0 + m - 1];
+                }
+                int j = c0 + 1;
+                for (; j + ${W} <= c1; j += ${W}) {
+                    const ${V} v = ${LD("prev + j - 1")} - aout * ${LD("b + j - 1")}
+                                   + ain * ${LD("b + j + m - 1")};
+                    ${ST("v", "cur + j")};
+                }
+                for (; j < c1; ++j) cur[j] = prev[j - 1] - aout * b[j - 1] + ain * b[j + m - 1];
             }
-            real bs = -INFINITY;
-            for (; j < lB; ++j) {
-                const real r = (isnan(spb[j]) ? fmin((real)1, (cur[j] * minv - mi * mub[j])
-                                                     * si * isb[j]) : spb[j]);
-                bs = fmax(bs, r);
+            carry = edge[i - i0];
+            edge[i - i0] = cur[c1 - 1];
+            const real spi = spa[i];
+            if (isnan(spi)) {           // a regular window of A
+                // rho before the clamp to 1 (taken after the maxima: the same maxima) plus
+                // the column's offset (0, or the constant / NaN windows' value: their 1 / std
+                // and mean are 0, so the product is 0); maxima by comparison (no NaN here)
+                const real mi = mua[i], si = isa[i];
+                ${V} best = -INFINITY;
+                int j = c0;
+                for (; j + ${W} <= c1; j += ${W}) {
+                    const ${V} r = (${LD("cur + j")} * minv - mi * ${LD("mub + j")}) * si
+                                   * ${LD("isb + j")} + ${LD("ofb + j")};
+                    best = MAXV(best, r);
 % if COLS:
-                cb[j] = fmax(cb[j], r);
+                    const ${V} c = ${LD("cb + j")};
+                    ${ST("MAXV(c, r)", "cb + j")};
 % endif
-            }
+                }
+                real bs = rb[i - i0];
+                for (; j < c1; ++j) {
+                    const real r = (cur[j] * minv - mi * mub[j]) * si * isb[j] + ofb[j];
+                    bs = r > bs ? r : bs;
+% if COLS:
+                    cb[j] = r > cb[j] ? r : cb[j];
+% endif
+                }
 % if W == 1:
-            rb[i - i0] = fmax(bs, best);
+                bs = best > bs ? best : bs;
 % else:
-            for (int w = 0; w < ${W}; ++w) bs = fmax(bs, ((real *)&best)[w]);
-            rb[i - i0] = bs;
+                for (int w = 0; w < ${W}; ++w) bs = fmax(bs, ((real *)&best)[w]);
 % endif
-        } else if (spi > (real)0) {     // a constant window of A: 1 to constants, 0.5 else
-            real bs = -INFINITY;
-            for (int j = 0; j < lB; ++j) {
-                const real s = spb[j];
-                const real r = isnan(s) ? (real)0.5 : (s > (real)0 ? (real)1 : s);
-                bs = fmax(bs, r);
+                rb[i - i0] = bs;
+            } else if (spi > (real)0) { // a constant window of A: 1 to constants, 0.5 else
+                real bs = rb[i - i0];
+                for (int j = c0; j < c1; ++j) {
+                    const real s = spb[j];
+                    const real r = isnan(s) ? (real)0.5 : (s > (real)0 ? (real)1 : s);
+                    bs = fmax(bs, r);
 % if COLS:
-                cb[j] = fmax(cb[j], r);
+                    cb[j] = fmax(cb[j], r);
 % endif
-            }
-            rb[i - i0] = bs;
-        } else {                        // NaN / inf in the window of A: nobody's neighbour
-            rb[i - i0] = -INFINITY;
+                }
+                rb[i - i0] = bs;
+            }                           // NaN / inf in the window of A: nobody's neighbour
+            __global real *t = prev; prev = cur; cur = t;
         }
-        __global real *t = prev; prev = cur; cur = t;
     }
+    for (int i = i0; i < i1; ++i) rb[i - i0] = fmin((real)1, rb[i - i0]);
 </%def>
 
 __kernel void abjoin_best(
@@ -130,7 +150,7 @@ __kernel void abjoin_best(
     __global const real *isA, __global const real *spA, const int lA,
     __global const real *SB, const int nB, __global const real *muB,
     __global const real *isB, __global const real *spB, const int lB,
-    __global const int *pa, __global const int *pb, const int m, const int rows,
+    __global const real *ofB, __global const int *pa, __global const int *pb, const int m, const int rows,
     __global real *scratch, const int lBp,
     __global real *rowbest, __global real *colbest)
 {
@@ -147,8 +167,9 @@ __kernel void abjoin_best(
     __global const real *isb = isB + (long)ib * lB;
     __global const real *spb = spB + (long)ib * lB;
     __global real *cb = colbest + ((long)p * nblk + blk) * lB;
-    __global real *prev = scratch + ((long)p * nblk + blk) * 2 * lBp;
-    __global real *cur = prev + lBp;
+    __global real *buf0 = scratch + ((long)p * nblk + blk) * (2 * lBp + rows);
+    __global real *buf1 = buf0 + lBp;
+    __global real *edge = buf1 + lBp;
     const real minv = (real)1 / (real)m;
     for (int j = 0; j < lB; ++j) cb[j] = -INFINITY;
     const int i0 = blk * rows;
@@ -162,7 +183,7 @@ ${rows_loop(True)}
 // as numpy's mean and std) and `sp`; ``bad``: windows holding NaN / inf (flagged by the host)
 __kernel void series_stats(__global const real *S, const int nS, const int l, const int m,
                            __global const uchar *bad, __global real *mu, __global real *isd,
-                           __global real *sp)
+                           __global real *sp, __global real *of)
 {
     const int w = get_global_id(0);
     const int r = get_global_id(1);
@@ -172,6 +193,7 @@ __kernel void series_stats(__global const real *S, const int nS, const int l, co
         mu[o] = 0;
         isd[o] = 0;
         sp[o] = -INFINITY;
+        of[o] = -INFINITY;
         return;
     }
     __global const real *x = S + (long)r * nS + w;
@@ -192,10 +214,12 @@ __kernel void series_stats(__global const real *S, const int nS, const int l, co
         mu[o] = 0;
         isd[o] = 0;
         sp[o] = (real)0.5;
+        of[o] = (real)0.5;
     } else {
         mu[o] = mean;
         isd[o] = (real)1 / sqrt(ss / (real)m);
         sp[o] = NAN;
+        of[o] = 0;
     }
 }
 
@@ -263,8 +287,9 @@ __kernel void abjoin_runs_given(
     __global const real *isA, __global const real *spA, const int lA,
     __global const real *SB, const int nB, __global const real *muB,
     __global const real *isB, __global const real *spB, const int lB,
-    __global const int4 *items, __global const long *offs, const int nitems, const int m,
-    __global real *scratch, __global real *qt, const int lBp, __global real *rowbest)
+    __global const real *ofB, __global const int4 *items, __global const long *offs, const int nitems, const int m,
+    __global real *scratch, const int sst, __global real *qt, const int lBp,
+    __global real *rowbest)
 {
     const int it = get_global_id(0);
     if (it >= nitems) return;
@@ -278,8 +303,9 @@ __kernel void abjoin_runs_given(
     __global const real *mub = muB + (long)ib * lB;
     __global const real *isb = isB + (long)ib * lB;
     __global const real *spb = spB + (long)ib * lB;
-    __global real *prev = scratch + (long)it * lBp;
-    __global real *cur = qt + (long)it * lBp;
+    __global real *buf0 = scratch + (long)it * sst;
+    __global real *edge = buf0 + lBp;
+    __global real *qt0 = qt + (long)it * lBp;
     __global real *rb = rowbest + offs[it];
     const real minv = (real)1 / (real)m;
     const int i0 = w.z;

@@ -9,13 +9,14 @@
 ## in global scratch, so the j loop carries no dependency and runs in explicit vectors of LANES;
 ## the columns in chunks, all rows of a chunk before the next: see rows_loop). Its row maxima
 ## are final; its column maxima are partial, one row per block, combined (and clamped to 1, as
-## the row maxima are in the kernel) by the host. The series arrive centred on their own mean with NaN / inf set to 0; per window the
-## host gives the mean, 1 / standard deviation and `sp`: NaN for a regular window, 0.5 for a
-## constant one, -inf for a window with NaN / inf (stumpy's conventions: constant against
-## regular is at sqrt(m), two constants at 0, a non-finite window is nobody's neighbour).
-## Grid: (row blocks, pairs). ``abjoin_runs_given``: the same rows, without the columns, for a
-## list of (A series, B series, first row, rows) items, one per work-item, their first rows from
-## ``first_rows`` (the candidates' runs of clts.ostinato).
+## the row maxima are in the kernel) by the host. The series arrive centred on their own mean
+## with NaN / inf set to 0; per window the host gives the mean, 1 / standard deviation and `sp`:
+## NaN for a regular window, 0.5 for a constant one, -inf for a window with NaN / inf (stumpy's
+## conventions: constant against regular is at sqrt(m), two constants at 0, a non-finite window
+## is nobody's neighbour), and the offset added to a correlation (0, or `sp` where not NaN).
+## Grid: (row blocks, pairs). ``abjoin_runs``: the same rows, without the columns, for a list of
+## (A series, B series, first row, rows) items, several items of one B series per work-item (the
+## candidates' runs of clts.ostinato).
 <%include file="/common/real.cl.mako"/>
 <%
     W = LANES
@@ -35,18 +36,15 @@
 ## its rows run; edge[i - i0] carries row i's last dot product of a chunk into the next chunk
 ## (the sliding update of its first column). Every dot product is the one of the row-by-row
 ## order: direct at the first row and at column 0, the same update between.
-<%def name="rows_loop(COLS, GIVEN=False)">
-    __global const real *ofb = ofB + (long)ib * lB;
-    for (int i = i0; i < i1; ++i) rb[i - i0] = -INFINITY;
-    for (int c0 = 0; c0 < lB; c0 += ${CHUNK}) {
-        const int c1 = min(lB, c0 + ${CHUNK});
-        __global real *prev = buf0, *cur = ${"qt0" if GIVEN else "buf1"};
+## One chunk [c0, c1) of the rows: the row buffers buf0 / buf1 hold the chunk's columns (from
+## index 0); GIVEN: the first row's dot products are already in buf1.
+<%def name="rows_chunk(COLS, GIVEN)">
+    {
+        __global real *prev = buf0 - c0, *cur = buf1 - c0;      // indexed by column
         real carry = 0;                 // the last chunk's dot product of row i - 1 at c0 - 1
         for (int i = i0; i < i1; ++i) {
 % if GIVEN:
             if (i == i0) {              // the first row's dot products: given in cur
-                cur = qt0;              // (the next rows write only this chunk's
-                prev = buf0;            // columns of it: the next chunks still read it)
             } else {
 % else:
             if (i == i0) {              // the block's first row: direct dot products
@@ -142,6 +140,14 @@
             __global real *t = prev; prev = cur; cur = t;
         }
     }
+</%def>
+
+<%def name="rows_loop(COLS)">
+    for (int i = i0; i < i1; ++i) rb[i - i0] = -INFINITY;
+    for (int c0 = 0; c0 < lB; c0 += ${CHUNK}) {
+        const int c1 = min(lB, c0 + ${CHUNK});
+${rows_chunk(COLS, False)}
+    }
     for (int i = i0; i < i1; ++i) rb[i - i0] = fmin((real)1, rb[i - i0]);
 </%def>
 
@@ -167,9 +173,10 @@ __kernel void abjoin_best(
     __global const real *isb = isB + (long)ib * lB;
     __global const real *spb = spB + (long)ib * lB;
     __global real *cb = colbest + ((long)p * nblk + blk) * lB;
-    __global real *buf0 = scratch + ((long)p * nblk + blk) * (2 * lBp + rows);
-    __global real *buf1 = buf0 + lBp;
-    __global real *edge = buf1 + lBp;
+    __global const real *ofb = ofB + (long)ib * lB;
+    __global real *buf0 = scratch + ((long)p * nblk + blk) * (2 * ${CHUNK} + rows);
+    __global real *buf1 = buf0 + ${CHUNK};
+    __global real *edge = buf1 + ${CHUNK};
     const real minv = (real)1 / (real)m;
     for (int j = 0; j < lB; ++j) cb[j] = -INFINITY;
     const int i0 = blk * rows;
@@ -223,92 +230,97 @@ __kernel void series_stats(__global const real *S, const int nS, const int l, co
     }
 }
 
-// the first rows of items (ia, ib, r0, cnt) of ``abjoin_runs_given``: the dot products of
-// window r0 of series ia with every window of series ib, into qt + item * lBp; RI items
-// (consecutive, of one series ib: the host pads each target's items to a multiple of RI) by
-// CI x LANES columns per work-item, so each load of B feeds RI multiply-adds
+// the rows r0 .. r0 + cnt - 1 of pair (ia, ib) for each item (ia, ib, r0, cnt) of ``items``,
+// their row maxima to rowbest[offs[item] ..]. A work-item takes RI consecutive items of one
+// target series ib (the host pads each target's items to a multiple of RI with empty ones) and
+// goes through the columns in chunks: the chunk's first rows of its RI items first (direct dot
+// products, CI x LANES columns at a time, so each load of the target feeds RI multiply-adds),
+// then each item's next rows by the sliding update, all in the L1 cache.
 <% RI, CI = FIRST_ITEMS, FIRST_VECTORS %>
-__kernel void first_rows(
-    __global const real *SA, const int nA, __global const real *SB, const int nB,
-    const int lB, __global const int4 *items, const int nitems, const int m,
-    __global real *qt, const int lBp)
-{
-    const int j0 = get_global_id(0) * ${CI * W};
-    const int it0 = get_global_id(1) * ${RI};
-    if (j0 >= lB || it0 >= nitems) return;
-    __global const real *b = SB + (long)items[it0].y * nB;
-% for r in range(RI):
-    __global const real *a${r} = SA + (long)items[min(it0 + ${r}, nitems - 1)].x * nA
-                                 + items[min(it0 + ${r}, nitems - 1)].z;
-% endfor
-    if (j0 + ${CI * W} <= lB) {
-% for r in range(RI):
-%   for c in range(CI):
-        ${V} acc${r}_${c} = 0;
-%   endfor
-% endfor
-        for (int t = 0; t < m; ++t) {
-% for c in range(CI):
-            const ${V} b${c} = ${LD("b + j0 + t + " + str(c * W))};
-% endfor
-% for r in range(RI):
-            { const ${V} x = (${V})a${r}[t];
-%   for c in range(CI):
-              acc${r}_${c} = fma(x, b${c}, acc${r}_${c});
-%   endfor
-            }
-% endfor
-        }
-% for r in range(RI):
-        if (it0 + ${r} < nitems) {
-%   for c in range(CI):
-            ${ST("acc" + str(r) + "_" + str(c), "qt + (long)(it0 + " + str(r) + ") * lBp + j0 + " + str(c * W))};
-%   endfor
-        }
-% endfor
-    } else {                            // the last columns, one at a time
-        for (int j = j0; j < lB; ++j) {
-% for r in range(RI):
-            {
-                real acc = 0;
-                for (int t = 0; t < m; ++t) acc = fma(a${r}[t], b[j + t], acc);
-                if (it0 + ${r} < nitems) qt[(long)(it0 + ${r}) * lBp + j] = acc;
-            }
-% endfor
-        }
-    }
-}
-
-// the rows r0 .. r0 + cnt - 1 of pair (ia, ib) for each item (ia, ib, r0, cnt) of ``items``, their
-// row maxima to rowbest[offs[item] ..]; the first row of dot products given (first_rows) in
-// qt + item * lBp, which the run then uses as one of its two row buffers
-__kernel void abjoin_runs_given(
+__kernel void abjoin_runs(
     __global const real *SA, const int nA, __global const real *muA,
     __global const real *isA, __global const real *spA, const int lA,
     __global const real *SB, const int nB, __global const real *muB,
     __global const real *isB, __global const real *spB, const int lB,
-    __global const real *ofB, __global const int4 *items, __global const long *offs, const int nitems, const int m,
-    __global real *scratch, const int sst, __global real *qt, const int lBp,
+    __global const real *ofB, __global const int4 *items, __global const long *offs,
+    const int nitems, const int m, __global real *scratch, const int sst,
     __global real *rowbest)
 {
-    const int it = get_global_id(0);
-    if (it >= nitems) return;
-    const int4 w = items[it];
-    const int ia = w.x, ib = w.y;
-    __global const real *a = SA + (long)ia * nA;
+    const int it0 = get_global_id(0) * ${RI};
+    if (it0 >= nitems) return;
+    const int ib = items[it0].y;
     __global const real *b = SB + (long)ib * nB;
-    __global const real *mua = muA + (long)ia * lA;
-    __global const real *isa = isA + (long)ia * lA;
-    __global const real *spa = spA + (long)ia * lA;
     __global const real *mub = muB + (long)ib * lB;
     __global const real *isb = isB + (long)ib * lB;
     __global const real *spb = spB + (long)ib * lB;
-    __global real *buf0 = scratch + (long)it * sst;
-    __global real *edge = buf0 + lBp;
-    __global real *qt0 = qt + (long)it * lBp;
-    __global real *rb = rowbest + offs[it];
+    __global const real *ofb = ofB + (long)ib * lB;
     const real minv = (real)1 / (real)m;
-    const int i0 = w.z;
-    const int i1 = min(lA, i0 + w.w);
-${rows_loop(False, True)}
+    // per item: its two row buffers (the first row in the second) and its chunk edges
+    __global real *base = scratch + (long)get_global_id(0) * ${RI} * sst;
+% for r in range(RI):
+    const int4 w${r} = items[min(it0 + ${r}, nitems - 1)];
+    __global const real *a${r} = SA + (long)w${r}.x * nA + w${r}.z;
+    __global real *first${r} = base + ${r} * sst + ${CHUNK};
+% endfor
+    for (int r = 0; r < ${RI} && it0 + r < nitems; ++r) {
+        const int4 w = items[it0 + r];
+        for (int i = 0; i < w.w; ++i) rowbest[offs[it0 + r] + i] = -INFINITY;
+    }
+    for (int c0 = 0; c0 < lB; c0 += ${CHUNK}) {
+        const int c1 = min(lB, c0 + ${CHUNK});
+        int j0 = c0;
+        for (; j0 + ${CI * W} <= c1; j0 += ${CI * W}) {
+% for r in range(RI):
+%   for c in range(CI):
+            ${V} acc${r}_${c} = 0;
+%   endfor
+% endfor
+            for (int t = 0; t < m; ++t) {
+% for c in range(CI):
+                const ${V} b${c} = ${LD("b + j0 + t + " + str(c * W))};
+% endfor
+% for r in range(RI):
+                { const ${V} x = (${V})a${r}[t];
+%   for c in range(CI):
+                  acc${r}_${c} = fma(x, b${c}, acc${r}_${c});
+%   endfor
+                }
+% endfor
+            }
+% for r in range(RI):
+%   for c in range(CI):
+            ${ST("acc" + str(r) + "_" + str(c), "first" + str(r) + " + j0 - c0 + " + str(c * W))};
+%   endfor
+% endfor
+        }
+        for (int j = j0; j < c1; ++j) {  // the chunk's last columns, one at a time
+% for r in range(RI):
+            {
+                real acc = 0;
+                for (int t = 0; t < m; ++t) acc = fma(a${r}[t], b[j + t], acc);
+                first${r}[j - c0] = acc;
+            }
+% endfor
+        }
+        for (int r = 0; r < ${RI} && it0 + r < nitems; ++r) {
+            const int4 w = items[it0 + r];
+            const int ia = w.x;
+            __global const real *a = SA + (long)ia * nA;
+            __global const real *mua = muA + (long)ia * lA;
+            __global const real *isa = isA + (long)ia * lA;
+            __global const real *spa = spA + (long)ia * lA;
+            __global real *buf0 = base + r * sst;
+            __global real *buf1 = buf0 + ${CHUNK};
+            __global real *edge = buf1 + ${CHUNK};
+            __global real *rb = rowbest + offs[it0 + r];
+            const int i0 = w.z;
+            const int i1 = min(lA, i0 + w.w);
+${rows_chunk(False, True)}
+        }
+    }
+    for (int r = 0; r < ${RI} && it0 + r < nitems; ++r) {
+        const int4 w = items[it0 + r];
+        __global real *rb = rowbest + offs[it0 + r];
+        for (int i = 0; i < w.w; ++i) rb[i] = fmin((real)1, rb[i]);
+    }
 }

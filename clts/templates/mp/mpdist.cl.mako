@@ -36,6 +36,33 @@
 ## its rows run; edge[i - i0] carries row i's last dot product of a chunk into the next chunk
 ## (the sliding update of its first column). Every dot product is the one of the row-by-row
 ## order: direct at the first row and at column 0, the same update between.
+## the sliding update of the dot products at columns j .. j + W - 1 (SLIDE_V) or j (SLIDE_S)
+<%def name="SLIDE_V()">${LD("prev + j - 1")} - aout * ${LD("b + j - 1")}
+                                   + ain * ${LD("b + j + m - 1")}</%def>
+<%def name="SLIDE_S()">prev[j - 1] - aout * b[j - 1] + ain * b[j + m - 1]</%def>
+## the correlation (before the clamp) of the columns j .. j + W - 1 from their dot products qt,
+## into the row's maximum (and the columns' with COLS)
+<%def name="rho_v(qt, COLS)">
+                        {
+                            const ${V} r = ((${qt}) * minv - mi * ${LD("mub + j")}) * si
+                                           * ${LD("isb + j")} + ${LD("ofb + j")};
+                            best = MAXV(best, r);
+% if COLS:
+                            const ${V} c = ${LD("cb + j")};
+                            ${ST("MAXV(c, r)", "cb + j")};
+% endif
+                        }
+</%def>
+<%def name="rho_s(qt, jj, COLS)">
+                        {
+                            const real r = ((${qt}) * minv - mi * mub[${jj}]) * si * isb[${jj}]
+                                           + ofb[${jj}];
+                            bs = r > bs ? r : bs;
+% if COLS:
+                            cb[${jj}] = r > cb[${jj}] ? r : cb[${jj}];
+% endif
+                        }
+</%def>
 ## One chunk [c0, c1) of the rows: the row buffers buf0 / buf1 hold the chunk's columns (from
 ## index 0); GIVEN: the first row's dot products are already in buf1.
 <%def name="rows_chunk(COLS, GIVEN)">
@@ -75,7 +102,8 @@
                 }
             } else {
 % endif
-                // the sliding update from the row before
+                // the sliding update from the row before (a regular window of A: in the
+                // correlation's pass below)
                 const real aout = a[i - 1], ain = a[i + m - 1];
                 if (c0 == 0) {
                     real acc = 0;
@@ -84,40 +112,44 @@
                 } else {
                     cur[c0] = carry - aout * b[c0 - 1] + ain * b[c0 + m - 1];
                 }
-                int j = c0 + 1;
-                for (; j + ${W} <= c1; j += ${W}) {
-                    const ${V} v = ${LD("prev + j - 1")} - aout * ${LD("b + j - 1")}
-                                   + ain * ${LD("b + j + m - 1")};
-                    ${ST("v", "cur + j")};
+                if (!isnan(spa[i])) {
+                    int j = c0 + 1;
+                    for (; j + ${W} <= c1; j += ${W}) {
+                        const ${V} v = ${SLIDE_V()};
+                        ${ST("v", "cur + j")};
+                    }
+                    for (; j < c1; ++j) cur[j] = ${SLIDE_S()};
                 }
-                for (; j < c1; ++j) cur[j] = prev[j - 1] - aout * b[j - 1] + ain * b[j + m - 1];
             }
-            carry = edge[i - i0];
-            edge[i - i0] = cur[c1 - 1];
             const real spi = spa[i];
             if (isnan(spi)) {           // a regular window of A
                 // rho before the clamp to 1 (taken after the maxima: the same maxima) plus
                 // the column's offset (0, or the constant / NaN windows' value: their 1 / std
                 // and mean are 0, so the product is 0); maxima by comparison (no NaN here)
                 const real mi = mua[i], si = isa[i];
+                const real aout = a[max(i - 1, 0)], ain = a[i + m - 1];
                 ${V} best = -INFINITY;
-                int j = c0;
-                for (; j + ${W} <= c1; j += ${W}) {
-                    const ${V} r = (${LD("cur + j")} * minv - mi * ${LD("mub + j")}) * si
-                                   * ${LD("isb + j")} + ${LD("ofb + j")};
-                    best = MAXV(best, r);
-% if COLS:
-                    const ${V} c = ${LD("cb + j")};
-                    ${ST("MAXV(c, r)", "cb + j")};
-% endif
-                }
                 real bs = rb[i - i0];
-                for (; j < c1; ++j) {
-                    const real r = (cur[j] * minv - mi * mub[j]) * si * isb[j] + ofb[j];
-                    bs = r > bs ? r : bs;
-% if COLS:
-                    cb[j] = r > cb[j] ? r : cb[j];
-% endif
+                int j = c0;
+                if (i > i0) {           // the update and the correlation in one pass
+                    ${rho_s("cur[c0]", "c0", COLS)}
+                    for (j = c0 + 1; j + ${W} <= c1; j += ${W}) {
+                        const ${V} v = ${SLIDE_V()};
+                        ${ST("v", "cur + j")};
+                        ${rho_v("v", COLS)}
+                    }
+                    for (; j < c1; ++j) {
+                        const real v = ${SLIDE_S()};
+                        cur[j] = v;
+                        ${rho_s("v", "j", COLS)}
+                    }
+                } else {
+                    for (; j + ${W} <= c1; j += ${W}) {
+                        ${rho_v(LD("cur + j"), COLS)}
+                    }
+                    for (; j < c1; ++j) {
+                        ${rho_s("cur[j]", "j", COLS)}
+                    }
                 }
 % if W == 1:
                 bs = best > bs ? best : bs;
@@ -137,6 +169,8 @@
                 }
                 rb[i - i0] = bs;
             }                           // NaN / inf in the window of A: nobody's neighbour
+            carry = edge[i - i0];
+            edge[i - i0] = cur[c1 - 1];
             __global real *t = prev; prev = cur; cur = t;
         }
     }
@@ -156,7 +190,8 @@ __kernel void abjoin_best(
     __global const real *isA, __global const real *spA, const int lA,
     __global const real *SB, const int nB, __global const real *muB,
     __global const real *isB, __global const real *spB, const int lB,
-    __global const real *ofB, __global const int *pa, __global const int *pb, const int m, const int rows,
+    __global const real *ofB, __global const int *pa, __global const int *pb, const int m,
+    const int rows,
     __global real *scratch, const int lBp,
     __global real *rowbest, __global real *colbest)
 {

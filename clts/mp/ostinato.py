@@ -11,8 +11,9 @@ below the best radius so far; here every step is batched:
    all in one launch of the MPdist kernel (``mpdist.ab_profiles``: pair (j, j + 1) gives the
    profile of j against j + 1 as its rows and of j + 1 against j as its columns); a window's
    bound is the larger of its two profile values (stumpy uses the first);
-2. candidates in increasing bound, a batch at a time: their distance profiles against a chunk
-   of series in one :func:`clts.mass` call, the running radius, and the candidates whose
+2. candidates in increasing bound, a batch at a time: their nearest distances in a group of
+   series (equal lengths: runs of nearby candidate windows on the join kernel,
+   ``mpdist.run_profiles``; else :func:`clts.mass`), the running radius, and the candidates whose
    partial radius already reaches the best radius dropped before the next chunk (stumpy's
    early abandoning, per batch);
 3. stumpy's "most central" step: among the best window's nearest neighbours in the other

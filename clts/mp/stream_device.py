@@ -80,8 +80,9 @@ class DeviceStream:
             # per-window statistics, the centring offset and amax, no dot products yet
             self.S = cla.empty(dev.queue, l * NS, self.odt)
             launch(dev, self.prg.kernel("stream_stats"), *fixed_local(dev, round_up(l, 64)),
-                   T.data, T.data, np.int32(l), np.int32(0), np.int32(0), np.int32(self.m),
-                   self.S.data, np.int32(0), self.S.data, self.S.data)
+                   T.data, np.int32(0), self.S.data, self.S.data, np.int32(l), np.int32(0),
+                   np.int32(0), np.int32(self.m), self.S.data, np.int32(0), self.S.data,
+                   self.S.data)
             self.C = cla.zeros(dev.queue, 2, self.odt)
             self.QT, self.steps = None, 0
 
@@ -180,11 +181,9 @@ class DeviceStream:
         launch(dev, prg.kernel("stream_center"), 256, 256, ext.data, np.int32(n + b),
                np.int32(fresh), np.int32(n), self.C.data)
         tc, MC, IC = cla.empty(q, n + b, o), cla.empty(q, l1, o), cla.empty(q, l1, o)
-        launch(dev, prg.kernel("stream_tc"), *fixed_local(dev, round_up(n + b, 64)), ext.data,
-               np.int32(n + b), self.C.data, tc.data)
-        launch(dev, prg.kernel("stream_stats"), *fixed_local(dev, round_up(l1, 64)), ext.data,
-               tc.data, np.int32(l1), np.int32(l0), np.int32(fresh), np.int32(m), S.data,
-               np.int32(1), MC.data, IC.data)
+        launch(dev, prg.kernel("stream_stats"), *fixed_local(dev, round_up(n + b, 64)),
+               ext.data, np.int32(n + b), tc.data, self.C.data, np.int32(l1), np.int32(l0),
+               np.int32(fresh), np.int32(m), S.data, np.int32(1), MC.data, IC.data)
         QT2 = cla.empty(q, l1 - drop, o)
         LO, HI = cla.empty(q, (b, l1), o), cla.empty(q, (b, l1), o)
         items = -(-(l0 + b - 1 - ez) // DIAGONALS)

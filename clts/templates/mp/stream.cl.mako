@@ -1,27 +1,29 @@
 ## clts.stumpi with its state on the device (stream.py, device mode): a block of b appended
-## points, the new windows' distance profiles D [b][l1] against every window of the extended
-## series (mass' kernels), folded into the k-lists.
-## stream_windows: the new windows' values [b][m] (mass' queries).
+## points folded into the k-lists.
 ## stream_update: per window of the new state (egress: the first b windows leave), the k best
 ##   (distance, index), ascending: an old window's list with the new windows as candidates,
 ##   a new window's list and left neighbour over every window; pairs within the exclusion
 ##   zone ez, and with egress pairs with the windows that left before the row arrived, are no
 ##   candidates; non-finite distances neither. The candidates come in increasing index and
 ##   are inserted after the entries of equal distance: the lists numpy's merge by (distance,
-##   index) gives (stream_topk.py).
-## z-normalised blocks (QT == 1) take the far work from the sliding dot products:
-## stream_stats: per window mass' statistics (zstats: mean, f, g, flags; so a distance from
-##   them has mass' bits) and the filter's (the centred window's mean, 1 / std);
-## stream_center: the offset cen (the finite values' mean, at a refresh) and amax, the largest
-##   |x - cen| the dot products have seen;
-## stream_qt: one work-item per diagonal (lag g > ez between a new window and an earlier one):
-##   QT of the centred series along it (from the previous block's last row, or directly at a
-##   refresh), a squared distance and its error bound (stumpy.stumpi's recurrence; the bound
-##   as stream_host.py's), [lo, hi] for the pair (both ways for two new windows);
-## stream_thr: per new window (a work-group) its k-th smallest hi and its left part's smallest;
-## stream_exact: mass' distance (from the stored statistics: the same bits) for the pairs whose
-##   lo can reach a decision (the row's k-th, its left neighbour, the old window's k-th), inf
-##   for the rest: the k-lists come out as from every distance.
+##   index) gives (stream_topk.py). Its distances:
+## - plain (QT == 0): the new windows' distance profiles D [b][l1] against every window of the
+##   extended series (mass' kernels; stream_windows: their values [b][m], mass' queries);
+## - z-normalised (QT == 1): from the sliding dot products, as a filter:
+##   stream_center: the offset cen (the finite values' mean, at a refresh) and amax, the
+##     largest |x - cen| the dot products have seen;
+##   stream_stats: the series centred (tc) and per window mass' statistics (zstats: mean, f,
+##     g, flags) and the filter's (the centred window's mean MC, 1 / std IC);
+##   stream_qt: per diagonal (lag g > ez between a new window and an earlier one) the dot
+##     product of the centred windows along it (stumpy.stumpi's recurrence, from the previous
+##     block's last row, or directly at a refresh) and the squared distance's bounds [lo, hi]
+##     (stream_host.py's error bound), for the pair both ways when both windows are new;
+##   stream_thr: per new window (a work-group) its k-th smallest hi and its left part's
+##     smallest, plus slack;
+##   stream_update then computes mass' distance (exact_d, from the stored statistics: the
+##     same bits) only for the pairs whose lo reaches a decision (the row's k-th, its left
+##     neighbour, the old window's current k-th); every other pair is farther than the
+##     decision, so the lists are those of every distance.
 <%include file="/common/real.cl.mako"/>
 <%namespace name="mass" file="/mp/mass.cl.mako"/>
 % if oreal == "double" and real != "double":
@@ -142,11 +144,16 @@ __kernel void stream_update(const int b, const int l0, const int l1, const int e
 // values: the mean of the centred window (from tc: no cancellation against the offset;
 // again for every window at a refresh, when cen changes) as MC, 1 / std as IC (-1:
 // undecidable, NaN: NaN / inf in the window)
-__kernel void stream_stats(__global const real *x, __global const ${oreal} *tc, const int l,
-                           const int w0, const int fresh, const int m, __global ${oreal} *S,
-                           const int filt, __global ${oreal} *MC, __global ${oreal} *IC)
+// (and the series centred as tc: NaN / inf as 0, their windows flagged, the dot products
+// finite)
+__kernel void stream_stats(__global const real *x, const int n, __global ${oreal} *tc,
+                           __global const ${oreal} *C, const int l, const int w0,
+                           const int fresh, const int m, __global ${oreal} *S, const int filt,
+                           __global ${oreal} *MC, __global ${oreal} *IC)
 {
     const int i = get_global_id(0);
+    const ${oreal} cen = filt ? C[0] : 0;
+    if (i < n) tc[i] = isfinite(x[i]) ? (${oreal})x[i] - cen : (${oreal})0;
     if (i >= l) return;
     __global ${oreal} *o = S + (size_t)i * NS;
     if (i >= w0) {
@@ -159,7 +166,8 @@ ${mass.zstats(1, 1, "x + i")}
     if (!filt) return;
     if (i >= w0 || fresh) {
         ${oreal} acc = 0;
-        for (int t = 0; t < m; ++t) acc += tc[i + t];
+        for (int t = 0; t < m; ++t)
+            acc += isfinite(x[i + t]) ? (${oreal})x[i + t] - cen : (${oreal})0;
         o[4] = acc / m;
     }
     MC[i] = o[4];
@@ -199,15 +207,6 @@ void stream_center(__global const real *x, const int n, const int fresh, const i
     if (lid == 0) { C[0] = cen; C[1] = fmax(top, red[0]); }
 }
 
-// the series centred (NaN / inf as 0: their windows are flagged, the dot products stay
-// finite)
-__kernel void stream_tc(__global const real *x, const int n, __global const ${oreal} *C,
-                        __global ${oreal} *tc)
-{
-    const int i = get_global_id(0);
-    if (i >= n) return;
-    tc[i] = isfinite(x[i]) ? (${oreal})x[i] - C[0] : (${oreal})0;
-}
 <%
     DW = 8
     V = oreal + "8"

@@ -129,14 +129,9 @@ def test_monitor_device_forms_and_degenerate(device):
 
 
 def _breaks_data():
-    rng = np.random.default_rng(5)
-    N, M = 100, 7
-    t = 2000 + np.arange(N) / 23
-    x = rng.normal(size=(N, M)).cumsum(axis=0)
-    y = 0.3 * np.sin(2 * np.pi * t)[:, None] + 0.4 * x + 0.05 * rng.normal(size=(N, M))
-    y[50:, :3] += 0.3
-    y[rng.random((N, M)) < 0.1] = np.nan
-    x[:, 6] = 2.0
+    """The host tests' per-pixel data, with NaN covariates in pixel 1."""
+    from test_bfast_regressors import pixel_breaks_data
+    t, y, x = pixel_breaks_data()
     x[[3, 40, 41], 1] = np.nan
     return t, y, x
 

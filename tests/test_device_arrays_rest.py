@@ -312,15 +312,17 @@ def test_stumpi_device_state(device, dtype, monkeypatch):
     points (slices at offsets, blocks of 1 to 15 points), egress or growing, k 1 and 3, plain
     p = 1: zero host traffic, device P_ / I_ / left_P_ / left_I_ / T_, the numpy path's bits
     (float32: its indices; distances within float32 rounding); a long update cut into blocks
-    the same; numbers given to update are uploaded."""
+    the same; numbers given to update are uploaded. The z-normalised blocks' sliding dot
+    products carried over blocks and refreshed (every 5 points here) give the same lists."""
     need(device, dtype)
+    monkeypatch.setattr(sys.modules["clts.mp.stream_device"], "REFRESH", 5)
     T, add = stumpi_data(np.random.default_rng(14))
     T, add = T.astype(dtype), add.astype(dtype)
     prec = "double" if dtype == np.float64 else "single"
     for kw in (dict(), dict(egress=False, k=3), dict(normalize=False, p=1)):
         s0 = stumpi_ref(T, add, device, precision=prec, **kw)
         Td, ad = on_device(device, T), on_device(device, add)
-        s = clts.stumpi(Td, 12, device=device, **kw)
+        s = clts.stumpi(Td, 12, device=device, lazy_points=1, **kw)
         with host_traffic() as t:
             for a, b in STUMPI_BLOCKS:
                 s.update(ad[a:b])
@@ -346,6 +348,38 @@ def test_stumpi_device_state(device, dtype, monkeypatch):
     assert same(s.I_.get(), s0.I_) and "(device)" in repr(s)
     with pytest.raises(TypeError, match="precision"):
         clts.stumpi(Td, 12, device=device, precision="single" if prec == "double" else "double")
+
+
+def test_stumpi_device_state_near_matches(device, monkeypatch):
+    """The device state's filter on what breaks sliding dot products: a 1e6 offset, exact and
+    1e-9-perturbed repeats (distances near 0), constant plateaus, appended points that repeat
+    earlier ones (constant new windows among them), refreshes (every 7 points here) and
+    blocks of 1 to 35 points, k 1 and 3: the numpy path's bits."""
+    if not device.fp64:
+        pytest.skip("float64 data")
+    monkeypatch.setattr(sys.modules["clts.mp.stream_device"], "REFRESH", 7)
+    rng = np.random.default_rng(19)
+    T = 1e6 + np.cumsum(rng.standard_normal(160))
+    T[100:130] = T[20:50] + 1e-9 * rng.standard_normal(30)
+    T[60:80] = T[60]
+    add = np.concatenate([T[30:45], T[62:79], rng.standard_normal(20) + T[-1]])
+    # a plateau whose constant windows arrive again (sqrt(m) beats old k-th neighbours)
+    rng = np.random.default_rng(10)
+    T2 = np.cumsum(rng.standard_normal(97))
+    T2[15:37] = T2[15]
+    add2 = np.concatenate([T2[6:46], rng.standard_normal(30) + T2[-1]])
+    for T, add, m, k, cuts in ((T, add, 12, 1, (1, 2, 17, 52)), (T, add, 12, 3, (2, 17, 52)),
+                               (T2, add2, 20, 3, (15, 36, 49, 52, 65, 70))):
+        s0 = clts.stumpi(T, m, device=device, host_points=0, lazy_points=1, k=k)
+        Td, ad = on_device(device, T), on_device(device, add)
+        s = clts.stumpi(Td, m, device=device, lazy_points=1, k=k)
+        for a, b in zip((0,) + cuts[:-1], cuts):
+            for c in range(a, b, 8):
+                s0.update(add[c:min(b, c + 8)])
+            s.update(ad[a:b])
+        assert same(s.I_.get(), s0.I_) and same(s.left_I_.get(), s0.left_I_), (m, k)
+        assert same(s.P_.get(), s0.P_) and same(s.left_P_.get(), s0.left_P_), (m, k)
+        assert m == 20 or np.min(s0.P_) < 1e-6
 
 
 def test_trend_variants_device_float32_chunks_shapes(device):

@@ -199,7 +199,8 @@ def _aamp_device(T_A, m, T_B, p, k, exclusion_zone, precision, device, overrides
     for a in range(0, lA, BLOCK_ROWS):
         nr = min(BLOCK_ROWS, lA - a)
         Q, D = Qb[:nr], Db[:nr]
-        launch(dev, prg.kernel("aamp_windows"), *fixed_local(dev, round_up(nr * m, 64), ITEM_LOCAL),
+        launch(dev, prg.kernel("aamp_windows"),
+               *fixed_local(dev, round_up(nr * m, 64), ITEM_LOCAL),
                A.data, i32(a),
                i32(nr), i32(m), Q.data)
         _device_profiles(dev, Q, Bs, False, p, own, None, None, dict(overrides), out=D)

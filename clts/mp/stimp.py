@@ -168,8 +168,7 @@ def stimp(T, min_m=3, max_m=None, step=1, *, percentage=0.01, pre_scrump=True,
     pre_scrump : bool, optional
         preSCRIMP first (default True; ignored at ``percentage=1``).
     normalize : bool, optional
-        z-normalised (default) or plain Minkowski distances of order ``p`` (p = 2 below
-        ``percentage=1``).
+        z-normalised (default) or plain Minkowski distances of order ``p``.
     device : optional
 
     Returns

@@ -121,10 +121,10 @@ class StreamingProfile:
             # the state on the device (stream_device.py)
             if T.size < m:
                 raise ValueError(f"T has {T.size} values, fewer than m={m}")
-            make_stream_plan(get_device(device), Problem(), plan=plan,   # checks them
-                             host_points=host_points, lazy_points=lazy_points)
+            pl = make_stream_plan(get_device(device), Problem(), plan=plan,   # checks them
+                                  host_points=host_points, lazy_points=lazy_points)
             self._dstate = DeviceStream(get_device(device), T, m, k, egress, normalize,
-                                        _check_p(p)[0], precision)
+                                        _check_p(p)[0], precision, pl.lazy_points)
             self._k = int(k)
             return
         T = np.array(np.asarray(_host(T, "T")), dtype=np.float64).ravel()
@@ -174,8 +174,8 @@ class StreamingProfile:
         """Append ``t`` (a number or a 1-D array of numbers). The profile is brought up to
         date when it is read (``P_``, ``I_``, ``left_P_``, ``left_I_``, ``T_``) or when
         ``lazy_points`` points are pending, whichever comes first; the result is the same.
-        A stream started from a device array applies ``t`` at once on the device (a device
-        array of the series' dtype; numbers are uploaded)."""
+        A stream started from a device array takes a device array of the series' dtype
+        (numbers are uploaded), copied on the device to the pending points (the same rule)."""
         if self._dstate is not None:
             from ..runtime.arrays import is_device_array
             if not is_device_array(t):
@@ -378,6 +378,7 @@ class StreamingProfile:
     @property
     def P_(self):
         if self._dstate is not None:
+            self._dstate.flush()
             return self._dstate.P.reshape(-1) if self._k == 1 else self._dstate.P
         self._flush()
         return self._P[:, 0].copy() if self._k == 1 else self._P.copy()
@@ -385,6 +386,7 @@ class StreamingProfile:
     @property
     def I_(self):
         if self._dstate is not None:
+            self._dstate.flush()
             return self._dstate.I.reshape(-1) if self._k == 1 else self._dstate.I
         self._flush()
         return self._I[:, 0].copy() if self._k == 1 else self._I.copy()
@@ -392,6 +394,7 @@ class StreamingProfile:
     @property
     def left_P_(self):
         if self._dstate is not None:
+            self._dstate.flush()
             return self._dstate.lP
         self._flush()
         return self._lP.copy()
@@ -399,6 +402,7 @@ class StreamingProfile:
     @property
     def left_I_(self):
         if self._dstate is not None:
+            self._dstate.flush()
             return self._dstate.lI
         self._flush()
         return self._lI.copy()
@@ -406,6 +410,7 @@ class StreamingProfile:
     @property
     def T_(self):
         if self._dstate is not None:
+            self._dstate.flush()
             return self._dstate.T
         self._flush()
         return self._T.copy()
@@ -413,6 +418,7 @@ class StreamingProfile:
     def __repr__(self):
         if self._dstate is not None:
             d = self._dstate
+            d.flush()
             return (f"<clts.stumpi m={d.m} n={d.T.shape[0]} egress={d.egress} "
                     f"appended={d.a if d.egress else 'n/a'} (device)>")
         self._flush()

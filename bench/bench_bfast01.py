@@ -7,9 +7,12 @@ or level, the others a plain trend; OLS-MOSUM test, pct_stable 0.25, float64. R 
 first ``--r-pixels`` pixels (default 40) and its time is extrapolated linearly (per pixel the
 work does not depend on the others); its decisions, breaks and types are checked against
 clts's on those pixels. ``--test`` picks the tests (R's ``bfast01(test =)``, e.g. ``supF supLM
-OLS-CUSUM``; results then in ``bfast01-<tests>-<device>.md``).
+OLS-CUSUM``; results then in ``bfast01-<tests>-<device>.md``). ``--reg rlm``: both models by
+R's ``MASS::rlm`` (``bfast01(reg = "rlm")``; R classifies with ``bench/bfast01_rlm_lib.R``'s
+``bfast01classify``, bfast 1.7.2's stopping on rlm fits; results in ``bfast01-rlm-<device>.md``).
 
     python bench/bench_bfast01.py [--device pocl] [--pixels 2000] [--r-pixels 40] [--test ..]
+                                  [--reg rlm]
 """
 from __future__ import annotations
 
@@ -45,7 +48,7 @@ def workload(M, N=276, seed=0):
     return t, y
 
 
-def run_r(t, y, cols, tests=("OLS-MOSUM",)):
+def run_r(t, y, cols, tests=("OLS-MOSUM",), reg="lm"):
     if shutil.which("Rscript") is None:
         return None, "Rscript not found on PATH (bfast from the bfast2/bfast source)"
     with tempfile.TemporaryDirectory() as tmp:
@@ -53,7 +56,7 @@ def run_r(t, y, cols, tests=("OLS-MOSUM",)):
         np.savetxt(inp, np.column_stack([t, y[:, cols]]), delimiter=",", comments="",
                    fmt="%.10g", header="time," + ",".join(f"p{c}" for c in cols))
         p = subprocess.run(["Rscript", str(HERE / "bfast01_r_timing.R"), str(inp), str(outp),
-                            ",".join(tests)], capture_output=True, text=True)
+                            ",".join(tests), reg], capture_output=True, text=True)
         if p.returncode != 0:
             tail = (p.stderr.strip().splitlines() or ["(no output)"])[-1]
             return None, f"Rscript failed: {tail}"
@@ -70,6 +73,8 @@ def main():
                     help="one timed run and R on 5 pixels (scripts/gpu-check.sh)")
     ap.add_argument("--test", nargs="+", default=["OLS-MOSUM"],
                     help="bfast01's tests (aggregate all), default OLS-MOSUM")
+    ap.add_argument("--reg", choices=("lm", "rlm"), default="lm",
+                    help="bfast01's fits (R's reg), default lm")
     a = ap.parse_args()
     if a.quick:
         a.r_pixels = min(a.r_pixels, 5)
@@ -78,7 +83,7 @@ def main():
     dev = clts.get_device(a.device)
     t, y = workload(a.pixels)
     M = y.shape[1]
-    kw = dict(freq=1.0, pct_stable=0.25, test=a.test, device=dev, progress=False)
+    kw = dict(freq=1.0, pct_stable=0.25, test=a.test, reg=a.reg, device=dev, progress=False)
     clts.bfast01(y[:, :64], t, **kw)                        # build, warm the pools
     load0 = os.getloadavg()[0]
     times = []
@@ -92,16 +97,17 @@ def main():
     t_bp = time.perf_counter() - t0
     t_clts = min(times)
     sub = list(range(min(a.r_pixels, M)))
-    rows_r, skipped = run_r(t, y, sub, a.test)
+    rows_r, skipped = run_r(t, y, sub, a.test, a.reg)
     load1 = os.getloadavg()[0]
-    rows = [dict(what="clts.bfast01 (+ classify)", pixels=M, seconds=t_clts,
+    rows = [dict(what=f"clts.bfast01 (+ classify){', reg rlm' if a.reg == 'rlm' else ''}", pixels=M, seconds=t_clts,
                  ms_per_pixel=1e3 * t_clts / M, speedup="1", agree="-")]
     if rows_r is not None:
         t_r = float(rows_r[0]["seconds"])
         agree = sum(int(q["breaks"]) == r.breaks[c] and int(q["breakpoint"]) == r.breakpoint[c]
                     and int(q["type"]) == r.flag_type[c] for c, q in zip(sub, rows_r))
         r_all = t_r / len(sub) * M
-        rows.append(dict(what=f"R bfast01 + bfast01classify (measured on {len(sub)}, "
+        rows.append(dict(what=f"R bfast01{'(reg = rlm)' if a.reg == 'rlm' else ''} + "
+                              f"bfast01classify (measured on {len(sub)}, "
                               "extrapolated)", pixels=M, seconds=r_all,
                          ms_per_pixel=1e3 * t_r / len(sub), speedup=f"{r_all / t_clts:.0f}x",
                          agree=f"{agree}/{len(sub)}"))
@@ -111,9 +117,12 @@ def main():
              f"device breakpoints (bfast_breaks, h = 40, breaks = 1) {t_bp:.2f} s; the rest is "
              f"the host fits, tests and classification (numpy, float64). Command: python "
              f"bench/bench_bfast01.py --device {dev.slug} --pixels {M}"
-             + ("" if a.test == ["OLS-MOSUM"] else f" --test {' '.join(a.test)}") + "\n"
+             + ("" if a.test == ["OLS-MOSUM"] else f" --test {' '.join(a.test)}")
+             + ("" if a.reg == "lm" else f" --reg {a.reg}") + "\n"
              + (f"R anchor skipped: {skipped}.\n" if skipped else ""))
     name = "bfast01" if a.test == ["OLS-MOSUM"] else "bfast01-" + "-".join(a.test).lower()
+    if a.reg == "rlm":
+        name += "-rlm"
     path = write_result(name, dev, "bfast01: clts vs R looped", rows, notes)
     print(machine_line(dev))
     print(path.read_text())

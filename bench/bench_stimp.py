@@ -2,10 +2,11 @@
 the pan matrix profile of one random walk over many window lengths, at ``percentage`` 0.01
 (SCRIMP++ per length: preSCRIMP then 1 % of the diagonals) and 1.0 (exact profiles), and one
 scrump update. Writes bench/results/stimp-<device>.md: seconds and the ratio stumpy / clts
-(the best of one run each for stimp, of 3 for scrump; a shared host's load is in the header).
+(stumpy and clts run alternately ``--repeat`` times for stimp, 3 for scrump, the best of each
+kept; a shared host's load is in the header).
 
     python bench/bench_stimp.py [--n 10000] [--min-m 10] [--max-m 500] [--step 10]
-                                [--device pocl] [--percentages 0.01,1.0]
+                                [--device pocl] [--percentages 0.01,1.0] [--repeat 2]
 """
 from __future__ import annotations
 
@@ -21,12 +22,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from common import write_result  # noqa: E402
 
 
-def _time(f, repeat=1):
-    best = np.inf
+def _time(f, g, repeat=1):
+    """The best seconds of f and of g, run alternately ``repeat`` times."""
+    best = [np.inf, np.inf]
     for _ in range(repeat):
-        t0 = time.perf_counter()
-        f()
-        best = min(best, time.perf_counter() - t0)
+        for u, h in enumerate((f, g)):
+            t0 = time.perf_counter()
+            h()
+            best[u] = min(best[u], time.perf_counter() - t0)
     return best
 
 
@@ -38,6 +41,7 @@ def main():
     ap.add_argument("--step", type=int, default=10)
     ap.add_argument("--device", default=None)
     ap.add_argument("--percentages", default="0.01,1.0")
+    ap.add_argument("--repeat", type=int, default=2)
     a = ap.parse_args()
     import stumpy
 
@@ -64,7 +68,7 @@ def main():
         def run_clts():
             s = clts.stimp(T, a.min_m, a.max_m, a.step, percentage=pct, device=dev)
             s.update_all()
-        ts, tc = _time(run_stumpy), _time(run_clts)
+        ts, tc = _time(run_stumpy, run_clts, a.repeat)
         rows.append((f"stimp n={a.n}, m={a.min_m}..{a.max_m} step {a.step} ({nm} lengths), "
                      f"percentage={pct}", ts, tc))
     for m in (50,):
@@ -76,7 +80,7 @@ def main():
             s = clts.scrump(T, m, percentage=0.01, pre_scrump=True, device=dev)
             s.update()
         rows.append((f"scrump n={a.n}, m={m}, percentage=0.01, pre_scrump, one update",
-                     _time(one_stumpy, 3), _time(one_clts, 3)))
+                     *_time(one_stumpy, one_clts, 3)))
     out = [{"case": name, "stumpy s": ts, "clts s": tc, "x stumpy": ts / tc}
            for name, ts, tc in rows]
     notes = ("stumpy 1.14 with numba's JIT (compiled before the timing), clts with its kernels "

@@ -14,6 +14,8 @@
 suppressMessages(library(bfast))
 suppressMessages(library(zoo))
 dir <- commandArgs(trailingOnly = TRUE)[1]
+source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(), value = TRUE))),
+                 "bfast01_fixtures_lib.R"))
 ndvi <- as.ts(zoo(som$NDVI.a, som$Time))
 tm <- as.numeric(time(ndvi))
 N <- length(tm)
@@ -35,7 +37,6 @@ settings <- data.frame(setting = 0:2,
   order = c(3, 2, 3), test = c("OLS-MOSUM", "BIC OLS-MOSUM", "OLS-MOSUM"),
   aggregate = c("all", "any", "all"), bandwidth = c(0.15, 0.11, 0.15))
 series <- cbind(ndvi = as.numeric(ndvi), S)
-fmt <- function(x) paste(format(x, digits = 17), collapse = " ")
 out <- NULL
 for (s in seq_len(nrow(settings))) {
   st <- settings[s, ]
@@ -45,20 +46,7 @@ for (s in seq_len(nrow(settings))) {
     f <- as.formula(st$formula)
     bf <- bfast01(y, formula = f, order = st$order, test = tests, bandwidth = st$bandwidth,
                   aggregate = if (st$aggregate == "all") all else any)
-    sc <- sctest(bf$formula, data = bf$data, type = "OLS-MOSUM", h = st$bandwidth,
-                 functional = "max")
-    bic <- c(BIC(bf$model[[1]]), BIC(bf$model[[2]]) + log(nrow(bf$data)))
-    c2 <- matrix(coef(bf$model[[2]]), nrow = 2)
-    cs <- as.numeric(bfast01classify(bf, pct_stable = 0.25))
-    cd <- as.numeric(bfast01classify(bf, pct_stable = 0.25, typology = "drylands"))
-    out <- rbind(out, data.frame(
-      setting = s - 1, series = colnames(series)[j], nobs = nrow(bf$data), breaks = bf$breaks,
-      breakpoint = bf$breakpoints, mosum = unname(sc$statistic), mosum_p = sc$p.value,
-      test_bic = if ("BIC" %in% tests) bf$test[["BIC"]] else NA,
-      test_mosum = bf$test[["OLS-MOSUM"]], bic0 = bic[1], bic1 = bic[2],
-      rss0 = deviance(bf$model[[1]]), rss1 = deviance(bf$model[[2]]),
-      coef0 = fmt(coef(bf$model[[1]])), coef1 = fmt(t(c2)),
-      std = fmt(cs), dry = fmt(cd), confint = fmt(bf$confint)))
+    out <- rbind(out, bfast01_fixture_row(bf, st, tests, s - 1, colnames(series)[j]))
   }
 }
 write.csv(data.frame(time = tm, series), file.path(dir, "bfast01_input.csv"), row.names = FALSE)

@@ -1,14 +1,15 @@
 """Device arrays against numpy data for the functions that came last to the device: mstl with a
 Box-Cox lambda, aamp with p != 2, the trend test's transform and multi-variable variants,
-mstump (one read in, two writes out) (docs/device-arrays.md).
+mstump, a stumpi sequence (docs/device-arrays.md).
 
-    python bench/device_arrays_rest.py [--device D] [--scale 1] [--repeats 5]
+    python bench/device_arrays_rest.py [--device D] [--scale 1] [--repeats 5] [--only TEXT]
 
 Rows: the median wall time of ``--repeats`` warm runs (numpy and device runs alternating) of
 each call with numpy in and numpy out
 (``numpy``: every call uploads and reads back) and on device arrays uploaded once outside the
 timing, until ``clts.to_numpy`` of the result is back (``device``: the whole call and its one
-read). ``--scale`` multiplies the batch sizes. Writes
+read). ``--scale`` multiplies the batch sizes; ``--only`` runs the rows whose name holds the
+text (printed only). Writes
 bench/results/device-arrays-rest-<device slug>.md.
 """
 from __future__ import annotations
@@ -35,6 +36,8 @@ def cases(rng, s):
     ser = np.cumsum(rng.standard_normal((2000 * s, 200)), axis=1)
     mul = 0.01 * np.arange(60.0) + rng.standard_normal((2000 * s, 4, 60))
     Tm = np.cumsum(rng.standard_normal((3, 2000 * s)), axis=1)
+    Tb = np.cumsum(rng.standard_normal((3, 20000 * s)), axis=1)
+    Ts = np.cumsum(rng.standard_normal(5000 * s + 100))
     return [
         (f"mstl {Y.shape[0]} x {Y.shape[1]}, periods (24, 168), no lmbda (for reference)",
          lambda y, d: clts.mstl(y, (24, 168), device=d), Y),
@@ -51,7 +54,22 @@ def cases(rng, s):
         (f"trend_test {mul.shape[0]} x 4 x 60, correlated_multivariate",
          lambda y, d: clts.trend_test(y, variant="correlated_multivariate", device=d), mul),
         (f"mstump 3 x {Tm.shape[1]}, m 50", lambda y, d: clts.mstump(y, 50, device=d), Tm),
+        (f"mstump 3 x {Tb.shape[1]}, m 50", lambda y, d: clts.mstump(y, 50, device=d), Tb),
+        (f"stumpi {Ts.size - 100}, m 50, 20 updates of 1 point, 4 of 20, read",
+         lambda y, d: _stumpi_run(y, d), Ts),
     ]
+
+
+def _stumpi_run(x, dev):
+    """stumpi over all but the last 100 points of ``x``, then 20 one-point updates and 4
+    20-point ones (device slices of ``x`` for device input), the profile read."""
+    n = x.shape[0] - 100
+    s = clts.stumpi(x[:n], 50, device=dev)
+    for i in range(20):
+        s.update(x[n + i:n + i + 1])
+    for i in range(4):
+        s.update(x[n + 20 + 20 * i:n + 40 + 20 * i])
+    return s.P_, s.I_, s.left_I_
 
 
 def main(argv=None):
@@ -59,12 +77,15 @@ def main(argv=None):
     ap.add_argument("--device", default=None)
     ap.add_argument("--scale", type=int, default=1)
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--only", default=None)
     args = ap.parse_args(argv)
     quiet()
     import pyopencl.array as cla
     dev = clts.get_device(args.device)
     rows = []
     for name, call, x in cases(np.random.default_rng(0), args.scale):
+        if args.only and args.only not in name:
+            continue
         xd = cla.to_device(dev.queue, np.ascontiguousarray(x))
         dev.queue.finish()
         # numpy and device runs alternate (a shared machine's load drifts)
@@ -80,6 +101,8 @@ def main(argv=None):
         rows.append(dict(call=name, numpy_ms=round(1e3 * tn, 1), device_ms=round(1e3 * td, 1),
                          ratio=round(tn / td, 2)))
         print(rows[-1], flush=True)
+    if args.only:           # a part of the table: printed, the results file kept
+        return
     path = write_result("device-arrays-rest", dev, "Device arrays vs numpy data (float64)", rows,
                         "Median wall time of warm runs, the device column until the result "
                         "is read back; `python bench/device_arrays_rest.py`.\n")

@@ -214,7 +214,8 @@ def _bfast01_kw(args, da=None) -> dict:
     return dict(order=args.order, freq=_numeric_freq(args, da, args.freq), trend=args.trend,
                 test=args.test, level=args.level, aggregate=args.aggregate, trim=args.trim,
                 bandwidth=args.bandwidth, alpha=args.alpha, pct_stable=args.pct_stable,
-                typology=args.typology, classify=args.classify, device=args.device)
+                typology=args.typology, classify=args.classify, reg=args.reg,
+                device=args.device)
 
 
 def _bfast01(args) -> int:
@@ -291,6 +292,9 @@ def add_bfast01_command(sub) -> None:
                    help="bfast01classify's typology")
     p.add_argument("--no-classify", dest="classify", action="store_false",
                    default=d["classify"], help="no bfast01classify flags")
+    p.add_argument("--reg", choices=("lm", "rlm"), default=d["reg"],
+                   help="the models' fits (R's reg): least squares or rlm (Huber "
+                   "M-estimation; the break stays the least-squares one)")
     p.set_defaults(fn=lambda a: user_error("bfast01", _bfast01, a))
 
 

@@ -49,13 +49,15 @@ def bfast_decompose(da, freq, *, dim: str = "time", components: bool = True, dev
     ``season_pvalue``, ``status``; along ``trend_break`` ``trend_breaks`` (date indices),
     ``trend_break_dates``, ``magnitudes``; along ``season_break`` ``season_breaks``,
     ``season_break_dates``; with ``components`` (default) ``trend``, ``seasonal``,
-    ``remainder`` along ``dim``. ``confint`` is not taken here (use the numpy function)."""
+    ``remainder`` along ``dim``. ``confint`` and ``keep_iterations`` are not taken here (use
+    the numpy function)."""
     from .bfast.breakpoints import max_breaks
     from .bfast.decompose import check_decompose_arguments
     from .bfast.decompose_steps import season_design
     from .xarray_common import apply_core, prepare, portable_device, xr_module
     xr = xr_module()
-    _refuse("bfast_decompose", kwargs, ("time_axis", "dates", "confint", "plan"))
+    _refuse("bfast_decompose", kwargs, ("time_axis", "dates", "confint", "plan",
+                                        "keep_iterations"))
     if not isinstance(components, (bool, np.bool_)):
         raise TypeError(f"components must be True or False, got {components!r}")
     da = prepare(da, dim)
@@ -150,7 +152,8 @@ def bfast01(da, *, dim: str = "time", device=None, **kwargs):
     tests = check_arguments(kwargs.get("test", "OLS-MOSUM"), kwargs.get("level", 0.05),
                     kwargs.get("aggregate", "all"), kwargs.get("bandwidth", 0.15),
                     kwargs.get("alpha", 0.05), kwargs.get("pct_stable"),
-                    kwargs.get("typology", "standard"), kwargs.get("trim"))
+                    kwargs.get("typology", "standard"), kwargs.get("trim"),
+                    kwargs.get("reg", "lm"))
     classify = kwargs.pop("classify", True)
     if not isinstance(classify, (bool, np.bool_)):
         raise TypeError(f"classify must be True or False, got {classify!r}")

@@ -44,7 +44,9 @@ def _r_basis(c, order, t0, freq=23):
     return np.array(out)
 
 
-def test_r_fixture(device, rfix):
+def fixture_runs(device, rfix, **extra):
+    """Per setting of a bfast01 fixture: (setting, row of each series by name, tests, order,
+    clts's run with confint, its drylands run, Y, t)."""
     if not device.fp64:
         pytest.skip("float64 needs cl_khr_fp64")
     inp, settings, out = rfix
@@ -55,41 +57,53 @@ def test_r_fixture(device, rfix):
         tests = s.test.split()
         kw = dict(freq=1, order=int(s.order), formula=s.formula, test=tests,
                   aggregate=s["aggregate"], bandwidth=float(s.bandwidth), pct_stable=0.25,
-                  device=device, progress=False)
+                  device=device, progress=False, **extra)
         r = clts.bfast01(Y, t, confint=True, **kw)
         d = clts.bfast01(Y, t, typology="drylands", **kw)
         order = int(s.order) if "harmon" in s.formula else 0
-        for p, name in enumerate(names):
-            row = out[(out.setting == s.setting) & (out.series == name)].iloc[0]
-            what = f"setting {s.setting} {name}"
-            idx = np.nonzero(~np.isnan(Y[:, p]))[0]
-            assert r.status[p] == 0 and r.nobs[p] == row.nobs, what
-            assert r.breakpoint[p] == idx[row.breakpoint - 1], what
-            assert r.breaks[p] == row.breaks, what
-            np.testing.assert_allclose(r.mosum[p], row.mosum, rtol=1e-6, err_msg=what)
-            np.testing.assert_allclose(r.mosum_p[p], row.mosum_p, rtol=1e-6, err_msg=what)
-            assert r.tests["OLS-MOSUM"][p] == _true(row.test_mosum), what
-            if "BIC" in tests:
-                assert r.tests["BIC"][p] == _true(row.test_bic), what
-            np.testing.assert_allclose(r.rss[:, p], [row.rss0, row.rss1], rtol=1e-6, err_msg=what)
-            np.testing.assert_allclose(r.bic[:, p], [row.bic0, row.bic1], rtol=1e-6, err_msg=what)
-            np.testing.assert_allclose(r.coef0[:, p], _r_basis(_num(row.coef0), order, t[0]),
-                                       rtol=1e-6, atol=1e-9, err_msg=what)
-            c1 = _num(row.coef1).reshape(2, -1)
-            for g in range(2):
-                np.testing.assert_allclose(r.coef1[g, :, p], _r_basis(c1[g], order, t[0]),
-                                           rtol=1e-6, atol=1e-9, err_msg=what)
-            std = _num(row["std"].replace("NA", "nan"))
-            dry = _num(row.dry.replace("NA", "nan"))
-            assert r.flag_type[p] == std[0] and r.flag_significance[p] == std[1], what
-            assert r.flag_pct_stable[p] == std[6], what
-            got = [r.p_segment1[p], r.p_segment2[p], r.pct_segment1[p], r.pct_segment2[p]]
-            np.testing.assert_allclose(got, std[2:6], rtol=1e-5, err_msg=what)
-            assert d.flag_type[p] == dry[0], what
-            assert d.flag_subtype[p] == (-1 if np.isnan(dry[1]) else dry[1]), what
-            assert d.flag_significance[p] == dry[2], what
-            lo, _, hi = (int(v) for v in row.confint.split())
-            assert (r.ci_lower[p], r.ci_upper[p]) == (idx[lo - 1], idx[hi - 1]), what
+        rows = {name: out[(out.setting == s.setting) & (out.series == name)].iloc[0]
+                for name in names}
+        yield s, rows, tests, order, r, d, Y, t
+
+
+def test_r_fixture(device, rfix):
+    for s, rows, tests, order, r, d, Y, t in fixture_runs(device, rfix):
+        for p, (name, row) in enumerate(rows.items()):
+            check_pixel(r, d, row, Y, t, p, order, tests, f"setting {s.setting} {name}")
+            np.testing.assert_allclose(r.mosum_p[p], row.mosum_p, rtol=1e-6)
+
+
+def check_pixel(r, d, row, Y, t, p, order, tests, what):
+    """Pixel ``p`` of ``r`` (standard typology, confint) and ``d`` (drylands) against R's row
+    of a bfast01 fixture (bench/bfast01_fixtures.R's columns)."""
+    idx = np.nonzero(~np.isnan(Y[:, p]))[0]
+    assert r.status[p] == 0 and r.nobs[p] == row.nobs, what
+    assert r.breakpoint[p] == idx[row.breakpoint - 1], what
+    assert r.breaks[p] == row.breaks, what
+    np.testing.assert_allclose(r.mosum[p], row.mosum, rtol=1e-6, err_msg=what)
+    assert r.tests["OLS-MOSUM"][p] == _true(row.test_mosum), what
+    if "BIC" in tests:
+        assert r.tests["BIC"][p] == _true(row.test_bic), what
+    np.testing.assert_allclose(r.rss[:, p], [row.rss0, row.rss1], rtol=1e-6, err_msg=what)
+    np.testing.assert_allclose(r.bic[:, p], [row.bic0, row.bic1], rtol=1e-6, err_msg=what)
+    np.testing.assert_allclose(r.coef0[:, p], _r_basis(_num(row.coef0), order, t[0]),
+                               rtol=1e-6, atol=1e-9, err_msg=what)
+    c1 = _num(row.coef1).reshape(2, -1)
+    for g in range(2):
+        np.testing.assert_allclose(r.coef1[g, :, p], _r_basis(c1[g], order, t[0]),
+                                   rtol=1e-6, atol=1e-9, err_msg=what)
+    std = _num(row["std"].replace("NA", "nan"))
+    dry = _num(row.dry.replace("NA", "nan"))
+    assert r.flag_type[p] == std[0] and r.flag_significance[p] == std[1], what
+    assert r.flag_pct_stable[p] == std[6], what
+    got = [r.p_segment1[p], r.p_segment2[p], r.pct_segment1[p], r.pct_segment2[p]]
+    np.testing.assert_allclose(got, std[2:6], rtol=1e-5, err_msg=what)
+    assert d.flag_type[p] == dry[0], what
+    assert d.flag_subtype[p] == (-1 if np.isnan(dry[1]) else dry[1]), what
+    assert d.flag_significance[p] == dry[2], what
+    # R's interval in values (its lower end may lie before the first: clipped, as clts)
+    lo, _, hi = (idx[np.clip(int(v), 1, idx.size) - 1] for v in row.confint.split())
+    assert (r.ci_lower[p], r.ci_upper[p]) == (lo, hi), what
 
 
 def test_statuses_and_shapes(device):

@@ -162,6 +162,12 @@ def test_clts_bfast_decompose_and_bfast01_netcdf_zarr(tmp_path, any_device, caps
     for f, v in result_maps(b).items():
         _equal(got[f].values, v, f)
     assert (tmp_path / "b.png").stat().st_size > 0
+    b = clts.bfast01(y, dates, reg="rlm", device=any_device, progress=False)    # R's reg
+    assert cli.main(["bfast01", str(tmp_path / "cube.nc"), "-o", str(tmp_path / "r.nc"),
+                     "--reg", "rlm", *common]) == 0
+    got = reopen(str(tmp_path / "r.nc"))
+    for f, v in result_maps(b).items():
+        _equal(got[f].values, v, f)
     assert cli.main(["bfast01", str(tmp_path / "cube.nc"), "-o", bad, "--trim", "12.5",
                      *common]) == 2 and "trim" in capsys.readouterr().err
     for cmd in ("bfast-decompose", "bfast01"):

@@ -163,13 +163,9 @@ def test_xarray_formula_sizes(device):
     np.testing.assert_array_equal(ds.n_breaks.values, want.n_breaks)
 
 
-def test_per_pixel_regressors(device):
-    """Covariates per pixel: y's shape + (q,) or a dict of arrays shaped like y, any time axis;
-    the same covariate in every pixel is the shared one; each pixel equals the reference on
-    its own design (split / scan kernels of the GPU profiles too, over pocl); a pixel whose
-    covariate is constant is rank-deficient (status 4); a device cube is a TypeError."""
-    from emulated import gpus_over_pocl
-    from clts.bfast.common import design_matrix
+def pixel_breaks_data():
+    """(dates, y [100, 7], a covariate per pixel [100, 7]): breaks in pixels 0-2, 10 % NaN in y,
+    pixel 6's covariate constant (rank-deficient with the intercept)."""
     rng = np.random.default_rng(5)
     N, M = 100, 7
     t = 2000 + np.arange(N) / 23
@@ -178,6 +174,18 @@ def test_per_pixel_regressors(device):
     y[50:, :3] += 0.3
     y[rng.random((N, M)) < 0.1] = np.nan
     x[:, 6] = 2.0
+    return t, y, x
+
+
+def test_per_pixel_regressors(device):
+    """Covariates per pixel: y's shape + (q,) or a dict of arrays shaped like y, any time axis;
+    the same covariate in every pixel is the shared one; each pixel equals the reference on
+    its own design (split / scan kernels of the GPU profiles too, over pocl); a pixel whose
+    covariate is constant is rank-deficient (status 4); a device cube is a TypeError."""
+    from emulated import gpus_over_pocl
+    from clts.bfast.common import design_matrix
+    t, y, x = pixel_breaks_data()
+    N, M = y.shape
     kw = dict(freq=1, order=1, breaks=3, progress=False)
     r = clts.bfast_breaks(y, t, regressors=x[:, :, None], device=device, **kw)
     assert r.status.tolist() == [0] * 6 + [4]

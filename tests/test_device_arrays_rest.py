@@ -201,9 +201,17 @@ def test_emulated_gpu_plans_rest(name):
         c = clts.trend_test(ymd, variant="correlated_multivariate", device=emu)
         w = clts.trend_test(ysd, variant="trend_free_pre_whitening", device=emu)
         mp, mi = clts.mstump(Tmd, 8, normalize=False, p=1, device=emu)
+        zp, zi = clts.mstump(Tmd, 8, include=[1], device=emu)
+        st = clts.stumpi(Td, 10, device=emu)
+        st.update(Td[:5])
     assert t.total == 0, t.report()
+    st0 = clts.stumpi(T, 10, device=emu, host_points=0)
+    st0.update(T[:5])
+    assert same(st.P_.get(), st0.P_) and same(st.I_.get(), st0.I_)
     mp0, mi0 = clts.mstump(Tm, 8, normalize=False, p=1, device=emu)
     assert same(mp.get(), mp0) and same(mi.get(), mi0)
+    zp0, zi0 = clts.mstump(Tm, 8, include=[1], device=emu)
+    assert same(zp.get(), zp0) and same(zi.get(), zi0)
     ref = clts.mstl(Y, (12, 24), lmbda=0.5, device=emu)
     assert close(m.to_numpy().trend, ref.trend, np.float64, np.nanmax(np.abs(ref.observed)))
     aref = clts.aamp(T, 10, p=1, k=2, device=emu)
@@ -213,32 +221,44 @@ def test_emulated_gpu_plans_rest(name):
     same_fields(w, clts.trend_test(ys, variant="trend_free_pre_whitening", device=emu), False)
 
 
-# ------------------------------------------------------------------ mstump, stumpi: host steps
-def test_mstump_device_arrays_counted(device):
-    """mstump of a device array: device P and I equal to numpy input's, with exactly one read
-    (T, a wait) and two writes (P, I) more than the numpy call; float32 arrays compute in
-    single precision; maamp's conventions (normalize=False, p = 2) too."""
-    rng = np.random.default_rng(13)
-    T = np.cumsum(rng.standard_normal((3, 120)), axis=1)
+# ------------------------------------------------------------------ mstump
+def mstump_series(rng, d=3, n=120):
+    """NaN, a constant stretch and a near-constant one (ill-conditioned windows: the exact
+    rows and columns)."""
+    T = np.cumsum(rng.standard_normal((d, n)), axis=1)
     T[1, 40] = np.nan
+    T[0, 70:85] = 1.0
+    T[2, 90:101] = 5 + 1e-9 * rng.standard_normal(11)
+    return T
+
+
+def test_mstump_device_arrays(device):
+    """mstump of a device array (z-normalised, forced dimensions, discords, plain p = 2; float32
+    arrays compute in single precision): zero host traffic, the numpy path's bits."""
+    T = mstump_series(np.random.default_rng(13))
     for dtype, kw in ((np.float64, {}), (np.float64, dict(normalize=False)),
+                      (np.float64, dict(include=[1], discords=True)),
                       (np.float32, dict(include=[2]))):
         if dtype == np.float64 and not device.fp64:
             continue
         x = T.astype(dtype)
         prec = "double" if dtype == np.float64 else "single"
-        clts.mstump(x, 10, precision=prec, device=device, **kw)     # builds
-        with host_traffic() as a:
-            P0, I0 = clts.mstump(x, 10, precision=prec, device=device, **kw)
+        P0, I0 = clts.mstump(x, 10, precision=prec, device=device, **kw)
         xd = on_device(device, x)
-        with host_traffic() as b:
+        with host_traffic() as t:
             P, I = clts.mstump(xd, 10, device=device, **kw)
+        assert t.total == 0, t.report()
         assert is_device_array(P) and is_device_array(I)
-        assert (b.transfers, b.waits, b.maps) == (a.transfers + 3, a.waits + 1, a.maps), \
-            b.report()
-        assert same(P.get(), P0) and same(I.get(), I0), (dtype, kw)
+        P = P.get()
+        assert same(I.get(), I0), (dtype, kw)
+        assert same(P, P0 if device.fp64 else P0.astype(np.float32)), (dtype, kw)
+    P, I = clts.mstump(on_device(device, T[0].astype(np.float32)), 10, device=device)
+    P0, I0 = clts.mstump(T[0].astype(np.float32), 10, precision="single", device=device)
+    assert P.shape == (1, 111) and same(I.get(), I0)
     with pytest.raises(ValueError, match="time_axis"):
         clts.mstump(on_device(device, T.astype(np.float32)), 10, time_axis=0, device=device)
+    with pytest.raises(ValueError, match="m="):
+        clts.mstump(on_device(device, T.astype(np.float32)), 200, device=device)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -265,23 +285,101 @@ def test_maamp_p_device(device, dtype, monkeypatch):
     assert same(I.get(), I0) and P.shape == (1, 81)
 
 
-def test_stumpi_device_arrays_counted(device):
-    """stumpi keeps its state on the host: a device T and a device update are each read once
-    (one transfer and one wait more than numpy input); the same profile."""
-    rng = np.random.default_rng(14)
+STUMPI_BLOCKS = ((0, 1), (1, 6), (6, 7), (7, 22), (22, 40))
+
+
+def stumpi_data(rng):
     T = np.cumsum(rng.standard_normal(150))
-    add = rng.standard_normal(20)
-    with host_traffic() as a:
-        s0 = clts.stumpi(T, 12, device=device)
-        s0.update(add)
-        P0 = s0.P_
-    Td, ad = on_device(device, T), on_device(device, add)
-    with host_traffic() as b:
-        s = clts.stumpi(Td, 12, device=device)
-        s.update(ad)
-        P = s.P_
-    assert (b.transfers, b.waits, b.maps) == (a.transfers + 2, a.waits + 2, a.maps), b.report()
-    assert same(P, P0) and same(s.I_, s0.I_)
+    T[60] = np.nan
+    add = rng.standard_normal(40)
+    add[7] = np.nan
+    return T, add
+
+
+def stumpi_ref(T, add, device, **kw):
+    """The numpy path with every update a device block of distance profiles (host_points=0,
+    blocks under 16 points: no join), the computation of the device state."""
+    s = clts.stumpi(T, 12, device=device, host_points=0, lazy_points=1, **kw)
+    for a, b in STUMPI_BLOCKS:
+        for c in range(a, b, 8):
+            s.update(add[c:min(b, c + 8)])
+    return s
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_stumpi_device_state(device, dtype, monkeypatch):
+    """stumpi started from a device array keeps its state on the device: updates with device
+    points (slices at offsets, blocks of 1 to 15 points), egress or growing, k 1 and 3, plain
+    p = 1: zero host traffic, device P_ / I_ / left_P_ / left_I_ / T_, the numpy path's bits
+    (float32: its indices; distances within float32 rounding); a long update cut into blocks
+    the same; numbers given to update are uploaded. The z-normalised blocks' sliding dot
+    products carried over blocks and refreshed (every 5 points here) give the same lists."""
+    need(device, dtype)
+    monkeypatch.setattr(sys.modules["clts.mp.stream_device"], "REFRESH", 5)
+    T, add = stumpi_data(np.random.default_rng(14))
+    T, add = T.astype(dtype), add.astype(dtype)
+    prec = "double" if dtype == np.float64 else "single"
+    for kw in (dict(), dict(egress=False, k=3), dict(normalize=False, p=1)):
+        s0 = stumpi_ref(T, add, device, precision=prec, **kw)
+        Td, ad = on_device(device, T), on_device(device, add)
+        s = clts.stumpi(Td, 12, device=device, lazy_points=1, **kw)
+        with host_traffic() as t:
+            for a, b in STUMPI_BLOCKS:
+                s.update(ad[a:b])
+            got = (s.P_, s.I_, s.left_P_, s.left_I_, s.T_)
+        assert t.total == 0, t.report()
+        assert all(is_device_array(x) for x in got)
+        P, I, lP, lI, Tn = (x.get() for x in got)
+        assert same(I, s0.I_) and same(lI, s0.left_I_), kw
+        assert same(Tn, s0.T_.astype(dtype)), kw
+        if dtype == np.float64:
+            assert same(P, s0.P_) and same(lP, s0.left_P_), kw
+        else:       # the float32 series' scaling on the device (numpy's path: from float64)
+            assert np.allclose(P, s0.P_, rtol=1e-5, equal_nan=True), kw
+            assert np.allclose(lP, s0.left_P_, rtol=1e-5, equal_nan=True), kw
+    # one update of every point, cut into blocks of 3 rows: the same stream
+    monkeypatch.setattr(sys.modules["clts.mp.stream_device"], "BLOCK_BYTES",
+                        3 * 190 * np.dtype(dtype).itemsize)
+    s = clts.stumpi(Td, 12, device=device, **kw)
+    s.update(ad)
+    assert same(s.I_.get(), s0.I_) and same(s.left_I_.get(), s0.left_I_)
+    s.update(1.5)
+    s0.update(1.5)
+    assert same(s.I_.get(), s0.I_) and "(device)" in repr(s)
+    with pytest.raises(TypeError, match="precision"):
+        clts.stumpi(Td, 12, device=device, precision="single" if prec == "double" else "double")
+
+
+def test_stumpi_device_state_near_matches(device, monkeypatch):
+    """The device state's filter on what breaks sliding dot products: a 1e6 offset, exact and
+    1e-9-perturbed repeats (distances near 0), constant plateaus, appended points that repeat
+    earlier ones (constant new windows among them), refreshes (every 7 points here) and
+    blocks of 1 to 35 points, k 1 and 3: the numpy path's bits."""
+    if not device.fp64:
+        pytest.skip("float64 data")
+    monkeypatch.setattr(sys.modules["clts.mp.stream_device"], "REFRESH", 7)
+    rng = np.random.default_rng(19)
+    T = 1e6 + np.cumsum(rng.standard_normal(160))
+    T[100:130] = T[20:50] + 1e-9 * rng.standard_normal(30)
+    T[60:80] = T[60]
+    add = np.concatenate([T[30:45], T[62:79], rng.standard_normal(20) + T[-1]])
+    # a plateau whose constant windows arrive again (sqrt(m) beats old k-th neighbours)
+    rng = np.random.default_rng(10)
+    T2 = np.cumsum(rng.standard_normal(97))
+    T2[15:37] = T2[15]
+    add2 = np.concatenate([T2[6:46], rng.standard_normal(30) + T2[-1]])
+    for T, add, m, k, cuts in ((T, add, 12, 1, (1, 2, 17, 52)), (T, add, 12, 3, (2, 17, 52)),
+                               (T2, add2, 20, 3, (15, 36, 49, 52, 65, 70))):
+        s0 = clts.stumpi(T, m, device=device, host_points=0, lazy_points=1, k=k)
+        Td, ad = on_device(device, T), on_device(device, add)
+        s = clts.stumpi(Td, m, device=device, lazy_points=1, k=k)
+        for a, b in zip((0,) + cuts[:-1], cuts):
+            for c in range(a, b, 8):
+                s0.update(add[c:min(b, c + 8)])
+            s.update(ad[a:b])
+        assert same(s.I_.get(), s0.I_) and same(s.left_I_.get(), s0.left_I_), (m, k)
+        assert same(s.P_.get(), s0.P_) and same(s.left_P_.get(), s0.left_P_), (m, k)
+        assert m == 20 or np.min(s0.P_) < 1e-6
 
 
 def test_trend_variants_device_float32_chunks_shapes(device):
@@ -317,9 +415,9 @@ def test_trend_variants_device_float32_chunks_shapes(device):
 
 
 def test_calls_return_while_the_queue_is_blocked_rest(device):
-    """The device's queue held by a user event: mstl with lmbda, aamp with p = 1 and the
-    correlated / pre-whitening trend variants on device arrays still return; the results are
-    the numpy path's once it is released."""
+    """The device's queue held by a user event: mstl with lmbda, aamp with p = 1, the
+    correlated / pre-whitening trend variants and mstump (z-normalised) on device arrays still
+    return; the results are the numpy path's once it is released."""
     if "nvidia" in str(device.info.platform).lower():
         pytest.skip("NVIDIA's OpenCL (580, H200) segfaulted reading results after a user-event "
                     "barrier had held the queue: open, see docs/device-arrays.md")
@@ -333,7 +431,8 @@ def test_calls_return_while_the_queue_is_blocked_rest(device):
                 a=(lambda y: clts.aamp(y, 10, p=1, device=device), T),
                 c=(lambda y: clts.trend_test(y, variant="correlated_multivariate",
                                              device=device), ym),
-                w=(lambda y: clts.trend_test(y, variant="pre_whitening", device=device), ys))
+                w=(lambda y: clts.trend_test(y, variant="pre_whitening", device=device), ys),
+                z=(lambda y: clts.mstump(y, 10, device=device), mstump_series(rng)))
     want = {k: f(x) for k, (f, x) in args.items()}
     dev_in = {k: on_device(device, x) for k, (_, x) in args.items()}
     for k, (f, _) in args.items():       # programs built outside
@@ -344,11 +443,12 @@ def test_calls_return_while_the_queue_is_blocked_rest(device):
     assert close(out["m"].trend, want["m"].trend, np.float64, np.nanmax(np.abs(Y)))
     assert same(out["a"].P, want["a"].P) and same(out["a"].I, want["a"].I)
     assert same(out["c"].s, want["c"].s) and same(out["w"].n, want["w"].n)
+    assert same(out["z"][0], want["z"][0]) and same(out["z"][1], want["z"][1])
 
 
 def test_threads_rest(device):
-    """The new device-array calls from several threads at once (one device queue): each
-    thread's results are its serial ones."""
+    """The new device-array calls from several threads at once (one device queue; mstump
+    z-normalised and a device stumpi too): each thread's results are its serial ones."""
     from concurrency import run_in_threads
     if not device.fp64:
         pytest.skip("float64 data")
@@ -363,10 +463,16 @@ def test_threads_rest(device):
         t = clts.trend_test(ys[i], variant=variants[i], device=device)
         w = clts.trend_test(ys[i][0], variant="pre_whitening", device=device)
         mp = clts.mstump(Ms[i], 6, normalize=False, p=1, device=device)
-        return clts.to_numpy((a, t, w, mp))
+        zp = clts.mstump(Ms[i], 6, include=[i % 2], device=device)
+        st = clts.stumpi(Ts[i], 8, device=device)
+        st.update(Ts[(i + 1) % 4][:5])
+        return clts.to_numpy((a, t, w, mp, zp, st.P_, st.I_))
     serial = [work(i) for i in range(4)]
     got = run_in_threads(work, 4)
-    for (a, t, w, mp), (a0, t0, w0, mp0) in zip(got, serial):
+    for (a, t, w, mp, *rest), (a0, t0, w0, mp0, *rest0) in zip(got, serial):
         assert same(a.P, a0.P) and same(a.I, a0.I)
         assert same(t.s, t0.s) and same(t.var_s, t0.var_s) and same(w.n, w0.n)
         assert same(mp[0], mp0[0]) and same(mp[1], mp0[1])
+        zp, sp, si = rest
+        zp0, sp0, si0 = rest0
+        assert same(zp[0], zp0[0]) and same(zp[1], zp0[1]) and same(sp, sp0) and same(si, si0)

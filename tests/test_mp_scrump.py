@@ -31,6 +31,12 @@ np.random.seed(11); run("self", stumpy.scrump(TN, m, percentage=0.2, pre_scrump=
 np.random.seed(12); run("ab", stumpy.scrump(T, m, B, ignore_trivial=False, percentage=0.3,
                                             pre_scrump=True, k=2), 2)
 np.random.seed(13); run("plain", stumpy.scraamp(T, m, percentage=0.25), 2)
+TP = T.copy()
+TP[40] = np.nan
+np.random.seed(19); run("plain1", stumpy.scraamp(TP, m, percentage=0.25, pre_scraamp=True,
+                                                p=1.0), 2)
+np.random.seed(20); run("plain3", stumpy.scraamp(T, m, B, ignore_trivial=False, percentage=0.3,
+                                                p=3.0, k=2), 2)
 np.random.seed(14); o["pre_P"], o["pre_I"] = stumpy.prescrump(TN, m, k=2)
 np.random.seed(15); o["prea_P"], o["prea_I"] = stumpy.prescraamp(T, m, B, p=1.0)
 np.random.seed(16); s = stumpy.stimp(T, 8, 20, 4, percentage=0.2)
@@ -112,6 +118,48 @@ def test_scrump_as_stumpy(device, ref):
     c = cs.scraamp(T, M, percentage=0.25, device=device)
     for u, (P, I) in enumerate(_run(c, 2)):
         _same(P, I, o[f"plain_P{u}"], o[f"plain_I{u}"])
+
+
+def test_scraamp_p_as_stumpy(device, ref):
+    """Plain distances of order p != 2 below percentage 1 (the diagonal update's rolling sum
+    of |a - b|^p): p = 1 self-join with NaN after preSCRAAMP, p = 3 AB-join top-2 (no
+    constant run: equal windows tie exactly under plain distances)."""
+    inp, o = ref
+    T, B = inp["T"], inp["B"]
+    TP = T.copy()
+    TP[40] = np.nan
+    np.random.seed(19)
+    a = cs.scraamp(TP, M, percentage=0.25, pre_scraamp=True, p=1.0, device=device)
+    for u, (P, I) in enumerate(_run(a, 2)):
+        _same(P, I, o[f"plain1_P{u}"], o[f"plain1_I{u}"])
+    np.testing.assert_array_equal(a.left_I_, o["plain1_L"])
+    np.testing.assert_array_equal(a.right_I_, o["plain1_R"])
+    np.random.seed(20)
+    b = cs.scraamp(T, M, B, ignore_trivial=False, percentage=0.3, p=3.0, k=2, device=device)
+    for u, (P, I) in enumerate(_run(b, 2)):
+        _same(P, I, o[f"plain3_P{u}"], o[f"plain3_I{u}"])
+
+
+def test_scraamp_p_inf_exact_at_the_end(device):
+    """p = inf (stumpy's rolling update gives NaN there: no anchor): every update an upper
+    bound of the brute-force profile, equal to it once every diagonal is done."""
+    T = np.cumsum(np.random.default_rng(8).standard_normal(150))
+    T[30] = np.nan
+    W = np.lib.stride_tricks.sliding_window_view(T, M)
+    with np.errstate(invalid="ignore"):
+        D = np.max(np.abs(W[:, None, :] - W[None, :, :]), axis=2)
+    D[np.isnan(D)] = np.inf
+    ez = int(np.ceil(M / 4))
+    idx = np.arange(len(W))
+    D[np.abs(idx[:, None] - idx[None, :]) <= ez] = np.inf
+    want = D.min(axis=1)
+    a = clts.scrump(T, M, percentage=0.4, normalize=False, p=np.inf, device=device)
+    while not a.done:
+        a.update()
+        assert np.all(a.P_ >= want - 1e-12)
+        has = a.I_ >= 0
+        np.testing.assert_allclose(a.P_[has], D[idx[has], a.I_[has]], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(a.P_, want, rtol=0, atol=1e-12)
 
 
 def test_prescrump_as_stumpy(device, ref):
@@ -219,8 +267,8 @@ def test_bad_input():
         clts.prescrump(T, 2)
     with pytest.raises(ValueError, match="1-D"):
         clts.stimp(np.ones((2, 20)))
-    with pytest.raises(NotImplementedError, match="p = 2"):
-        clts.scrump(T, 5, normalize=False, p=1.0)
+    with pytest.raises(ValueError, match="p must"):
+        clts.scrump(T, 5, normalize=False, p=0.5)
 
 
 def test_layouts(device):

@@ -4,7 +4,7 @@ Satellite Time Series Data with Missing Values" (ICDE 2020)."""
 from .api import BfastResult, bfast_monitor
 from .breaks_api import BreaksResult, bfast_breaks
 from .bfast01 import BFAST01_STATUS, Bfast01Result, bfast01
-from .decompose import DecomposeResult, bfast_decompose
+from .decompose import DecomposeIteration, DecomposeResult, bfast_decompose
 from .bfastts import RegularSeries, bfastts
 from .maps import break_maps
 from .maps import bfast01_maps, decompose_maps, result_maps
@@ -13,6 +13,6 @@ from .plan import Plan
 
 __all__ = ["bfast_monitor", "BfastResult", "Plan", "bfast_breaks", "BreaksResult",
            "BreakpointsPlan", "bfastts", "RegularSeries", "break_maps", "bfast01",
-           "Bfast01Result", "bfast_decompose", "DecomposeResult"]
+           "Bfast01Result", "bfast_decompose", "DecomposeResult", "DecomposeIteration"]
 __all__ += ["decompose_maps", "bfast01_maps", "result_maps"]
 __all__ += ["BFAST01_STATUS"]

@@ -47,6 +47,7 @@ from ..vocabulary import renamed
 from .common import STATUS
 from .common import (log_plus, rec_cusum_bound,
                      trend_scaling)
+from .pixel_device import device_terms
 from .regressors import model_terms
 from .common import time_axis as _time_axis
 from ..timeaxis import check_fits, is_cftime, parse_date
@@ -188,13 +189,15 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
     regressors, formula : optional
         Covariates shared by all pixels (one value per date, ``[dates]``, ``[dates, q]`` or a
         dict name -> ``[dates]``) or per pixel (``y``'s shape plus a last axis of q, or a dict
-        name -> an array shaped like ``y``; host cubes), at most 16, and R's model formula over
+        name -> an array shaped like ``y``; with a device cube ``y`` they are device arrays,
+        centred and scaled on the device: ``clts.bfast.pixel_device``), at most 16, and R's
+        model formula over
         ``trend``, ``harmon`` (of ``k``), their names and ``1``, as :func:`clts.bfast_breaks`
         takes them (R's ``bfastmonitor(formula = response ~ trend + harmon + xreg)``; per pixel
         R runs each pixel's own frame); the covariates of the monitoring dates enter the
         prediction, a NaN covariate makes that value of ``y`` missing (R's ``na.omit``; device
-        cubes: finite, shared, not with ``detailed=True``), a pixel whose own covariate makes
-        its history design singular gets status 2.
+        cubes: shared ones finite, none with ``detailed=True``), a pixel whose own covariate
+        makes its history design singular gets status 2.
     hfrac : {0.25, 0.5, 1.0}, optional
         MOSUM window as a fraction of the history's valid values.
     level : float or (float, float), optional
@@ -331,11 +334,14 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
         raise ValueError("dates must be finite and strictly increasing")
     n = history_end(t, ts, dates, start_monitor)
     # covariates shared by all pixels ([dates, q]) or per pixel (y's shape + (q,))
-    terms = model_terms(formula, k, trend, regressors, N,
-                        cube=(tuple(y.shape), 0) if on_device else (np.shape(y_in), time_axis))
-    if on_device and terms.per_pixel:
-        raise TypeError("per-pixel regressors take a host cube (their columns are centred and "
-                        "scaled per pixel on the host): y.get() the device array first")
+    terms = device_terms(formula, k, trend, regressors, y.shape) if on_device else None
+    if terms is None:
+        terms = model_terms(formula, k, trend, regressors, N,
+                            cube=(tuple(y.shape), 0) if on_device else (np.shape(y_in), time_axis))
+    if on_device and terms.per_pixel and terms.device is None:
+        raise TypeError("per-pixel regressors of a device cube y must be device arrays "
+                        "(pyopencl.array.Array, y's shape plus a last axis of q, or a dict of "
+                        "arrays shaped like y): numpy ones take a host cube")
     if on_device and terms.missing is not None:
         raise ValueError("regressors of bfast_monitor on a device cube must be finite (on a "
                          "host cube a NaN covariate makes that value of y missing)")
@@ -389,7 +395,7 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
     XP = None
     if q_pix:       # the kernels' last q columns, the pixel's own (absent: the sources as before)
         tpl["q"] = q_pix
-        XP = pixel_regressors(terms)
+        XP = pixel_regressors(terms) if terms.device is None else None
     if on_device:
         if out is not None:
             raise TypeError("out= takes numpy arrays; a call on a device array returns device "
@@ -398,7 +404,7 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
                                history=history, hist_given=hist_given, t=t, dates=dates,
                                mon=mon, fill=fill, bd_src=bd_src, dtype=dtype, crit=crit,
                                hfrac=hfrac, nodata=nodata, level_roc=level_roc, trend=trend,
-                               center=center, scale=scale)
+                               center=center, scale=scale, terms=terms)
     given = out_arrays(out, out_specs(pix_shape, dtype, mon, N, n, K, magnitudes, history,
                                        detailed), {"y": y_in}, "bfast_monitor")
     dests = {_RUN_KEYS.get(key, key): view_as(a, (M,)) for key, a in given.items()
@@ -492,17 +498,25 @@ def _start_index(t, dates, history, n):
 
 def _monitor_device(dev, plan, flat, pix_shape, N, n, K, X, bounds_t, tpl, *, history,
                     hist_given, t, dates, mon, fill, bd_src, dtype, crit, hfrac, nodata,
-                    level_roc, trend, center, scale):
+                    level_roc, trend, center, scale, terms=None):
     """``bfast_monitor`` on a device cube ``flat`` ``[N, M]``: every step a kernel, the result's
-    arrays device arrays, nothing read back or waited for (``clts.bfast.device``)."""
+    arrays device arrays, nothing read back or waited for (``clts.bfast.device``). Per-pixel
+    regressors (``terms.device``): their columns and the cube with the values they make missing
+    (and ``nodata``) NaN made on the device first (``pixel_device.prepare``)."""
     from . import device as dv
     M = flat.shape[1]
     keep = []
+    xp = None
+    if terms is not None and terms.device is not None:
+        from .pixel_device import prepare
+        flat, xp, keep = prepare(dev, flat, nodata, terms, dtype)
+        tpl = dict(tpl, in_type=tpl["real"], has_nodata=False)
+        nodata = None
     hs = None
     if hist_given:
         hs = dv.fill_int(dev, round_up(M, 16) + 16, _start_index(t, dates, history, n))
     elif history == "BP":
-        hs, kk = dv.history_starts(dev, flat, n, X, nodata)
+        hs, kk = dv.history_starts(dev, flat, n, X, nodata, xp=xp)
         keep += kk
     nd = 0.0 if nodata is None else float(nodata)
     roc_bounds = (rec_cusum_bound(level_roc), rec_cusum_bound(0.05)) \
@@ -510,7 +524,8 @@ def _monitor_device(dev, plan, flat, pix_shape, N, n, K, X, bounds_t, tpl, *, hi
     out, kk = with_smaller_chunks(
         lambda max_items: dv.run_monitor(dev, plan, flat, N, n, K, X, bounds_t, tpl, dtype=dtype,
                                          crit=crit, hfrac=hfrac, nodata=nd,
-                                         roc_bounds=roc_bounds, max_items=max_items, hs=hs),
+                                         roc_bounds=roc_bounds, max_items=max_items, hs=hs,
+                                         xp=xp),
         device=dev, what="bfast_monitor")
     keep += kk
     if hs is not None:

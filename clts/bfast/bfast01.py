@@ -47,6 +47,8 @@ from .breaks_api import _intervals, _original_shape, bfast_breaks, host_cube, ma
 from .common import time_axis as _time_axis
 from .common import ZERO_VARIANCE_ULPS, trend_scaling
 from .regressors import model_terms
+from .rlm import bfast01_models, robust_slope_pvalue
+from .rlm import bic as rlm_bic
 from .decompose_steps import bridge_sup_pvalue
 from .decompose_steps import mosum_pvalue as _mosum_pvalue
 from .sctest import betainc_reg, cusum_statistic, sup_tests
@@ -55,6 +57,8 @@ from ..runtime.arrays import is_device_array
 #: the tests of "no break" (``clts.bfast.sctest``: OLS-CUSUM, supF, supLM, aveF, expF)
 TESTS = ("OLS-MOSUM", "OLS-CUSUM", "supF", "supLM", "BIC", "aveF", "expF")
 TYPOLOGIES = ("standard", "drylands")
+#: the fits of the two models (R's ``reg``): least squares, or MASS::rlm's M-estimation
+REGS = ("lm", "rlm")
 #: pixels a block of the host computations holds (memory: a few [N, block] float64 arrays)
 BLOCK = 4096
 #: ``Bfast01Result.status`` codes: ``clts.bfast_breaks``'s, and 5 for an exact fit
@@ -138,7 +142,7 @@ class Bfast01Result:
 def bfast01(y, dates=None, *, order=3, freq=365.0, trend=True, regressors=None, formula=None,
             test="OLS-MOSUM", level=0.05, aggregate="all", trim=None, bandwidth=0.15,
             classify=True, alpha=0.05, pct_stable=None, typology="standard", confint=False,
-            time_axis=None, dtype=np.float64, device=None, plan=None, progress=True,
+            reg="lm", time_axis=None, dtype=np.float64, device=None, plan=None, progress=True,
             **plan_overrides):
     """One break or none on every pixel of ``y``, chosen by a test, with the break's type.
 
@@ -146,7 +150,8 @@ def bfast01(y, dates=None, *, order=3, freq=365.0, trend=True, regressors=None, 
     ----------
     y, dates, order, freq, trend, regressors, formula, time_axis, dtype, device, plan, progress
         As :func:`clts.bfast_breaks` (R's ``bfast01(data, formula, order)``: ``formula`` over
-        ``trend``, ``harmon``, the regressors and ``1``). A host cube (numpy, pandas, xarray).
+        ``trend``, ``harmon``, the regressors and ``1``). A host cube (numpy, pandas, xarray)
+        and numpy regressors (device arrays are a TypeError).
     test : str or sequence of str
         One or more of ``"OLS-MOSUM"`` (default), ``"OLS-CUSUM"``, ``"supF"``, ``"supLM"``
         (strucchange's ``sctest`` of each, as R's ``bfast01``), ``"BIC"``, and ``"aveF"``,
@@ -169,6 +174,13 @@ def bfast01(y, dates=None, *, order=3, freq=365.0, trend=True, regressors=None, 
         Also the confidence interval of the break at level 1 - ``level`` (R's
         ``bfast01(...)$confint``: strucchange's interval for one break, Bai's distribution with
         heterogeneous regressors and errors), as ``ci_lower`` / ``ci_upper`` (host, per pixel).
+    reg : {"lm", "rlm"}
+        How the 0- and 1-break models are fitted (R's ``reg``): least squares, or ``"rlm"``:
+        R's ``MASS::rlm`` (Huber M-estimation by IRLS, ``clts.bfast.rlm``). As in R the break
+        is still the least-squares one and the tests but BIC use least-squares residuals;
+        ``rlm`` gives the coefficients, ``rss`` / ``bic`` (its residuals, so the BIC test),
+        the classification (the segments' slope test: ``sfsmisc::f.robftest`` of
+        ``rlm(response - season ~ time)``) and ``confint``'s interval.
 
     Returns
     -------
@@ -187,7 +199,7 @@ def bfast01(y, dates=None, *, order=3, freq=365.0, trend=True, regressors=None, 
     >>> r.flag_type.tolist(), r.flag_significance.tolist()   # reversal; a flat pixel's sign
     ([7, 2], [0, 3])
     """
-    tests = _check(test, level, aggregate, bandwidth, alpha, pct_stable, typology, trim)
+    tests = _check(test, level, aggregate, bandwidth, alpha, pct_stable, typology, trim, reg)
     if is_device_array(y):
         raise TypeError("bfast01 takes a host cube (numpy, pandas, xarray): y.get() a device "
                         "array first")
@@ -249,6 +261,22 @@ def bfast01(y, dates=None, *, order=3, freq=365.0, trend=True, regressors=None, 
         b = min(M, a + BLOCK)
         _block(flat[:, a:b], design(a, b), bp[a:b], ok[a:b], nh[a:b], bandwidth, out, coef0,
                coef1, slice(a, b), keep, (sup, hh[a:b], trim01[a:b], K))
+    if reg == "rlm":            # R's bfast01(reg = "rlm"): the two models by MASS::rlm
+        nc = np.zeros(M, bool)
+        for a in range(0, M, BLOCK):
+            b = min(M, a + BLOCK)
+            b0, b1, rs, conv = bfast01_models(flat[:, a:b], design(a, b), bp[a:b], ok[a:b])
+            coef0[a:b][:, keep] = b0
+            coef1[0, a:b][:, keep] = b1[0]
+            coef1[1, a:b][:, keep] = b1[1]
+            rss[:, a:b] = np.where(ok[a:b], rs, np.nan)
+            nc[a:b] = ok[a:b] & ~conv.all(axis=0)
+        n_ok = np.asarray(r.nobs, np.float64).ravel()
+        k_ok = len(keep)
+        with np.errstate(all="ignore"):
+            bic = np.stack([rlm_bic(rss[0], n_ok, k_ok),
+                            rlm_bic(rss[1], n_ok, 2 * k_ok) + np.log(n_ok)])
+        bic[:, ~ok] = np.nan
     if "OLS-MOSUM" in tests:
         decisions["OLS-MOSUM"] = ok & (out["mosum_p"] < level)
     for name in tests:
@@ -266,9 +294,10 @@ def bfast01(y, dates=None, *, order=3, freq=365.0, trend=True, regressors=None, 
         for a in range(0, M, BLOCK):
             b = min(M, a + BLOCK)
             _classify(flat[:, a:b], design(a, b), bp[a:b], breaks[a:b], cols, years, coef0,
-                      coef1, out, slice(a, b), keep, alpha, pct_stable, typology)
+                      coef1, out, slice(a, b), keep, alpha, pct_stable, typology, reg == "rlm")
     if confint:     # strucchange's interval of the one break (bfast_breaks's, reused)
-        ci = _intervals(flat, Xs, ok.astype(np.int32), bp[None, :], 1.0 - level, XP)
+        ci = _intervals(flat, Xs, ok.astype(np.int32), bp[None, :], 1.0 - level, XP,
+                        coef=None if reg == "lm" else coef1[:, :, keep])
     coef0 = terms.unscale(coef0, center, scale)
     coef1 = terms.unscale(coef1, center, scale)
 
@@ -307,11 +336,15 @@ def bfast01(y, dates=None, *, order=3, freq=365.0, trend=True, regressors=None, 
         res.magnitude = per(out["mag"], "magnitude")
     res.diagnostics = dict(r.diagnostics, tests=list(tests), aggregate=aggregate,
                            n_coef=K, breaks_found=int(np.sum(breaks == 1)),
-                           exact_fit=int(np.sum(status == 5)))
+                           exact_fit=int(np.sum(status == 5)), reg=reg)
+    if reg == "rlm":
+        res.diagnostics["rlm_not_converged"] = int(np.sum(nc))
     return res
 
 
-def _check(test, level, aggregate, bandwidth, alpha, pct_stable, typology, trim):
+def _check(test, level, aggregate, bandwidth, alpha, pct_stable, typology, trim, reg="lm"):
+    if not isinstance(reg, str) or reg not in REGS:
+        raise ValueError(f"reg must be one of {REGS} (R's bfast01 reg), got {reg!r}")
     tests = (test,) if isinstance(test, str) else tuple(test)
     if not tests or any(t not in TESTS for t in tests) or len(set(tests)) < len(tests):
         raise ValueError(f"test must be one or more of {TESTS} (R's other sctest "
@@ -335,7 +368,8 @@ def _check(test, level, aggregate, bandwidth, alpha, pct_stable, typology, trim)
 
 
 #: the checks of bfast01's arguments that need no data (``clts.xarray.bfast01`` runs them
-#: before any compute): (test, level, aggregate, bandwidth, alpha, pct_stable, typology, trim)
+#: before any compute): (test, level, aggregate, bandwidth, alpha, pct_stable, typology, trim,
+#: reg)
 check_arguments = _check
 
 
@@ -424,7 +458,7 @@ def _block(flat, X, bp, ok, nh, bandwidth, out, coef0, coef1, sl, keep, sup):
 
 
 def _classify(flat, X, bp, breaks, cols, years, coef0, coef1, out, sl, keep, alpha,
-              pct_stable, typology):
+              pct_stable, typology, robust=False):
     """bfast01classify on a block of pixels (see the module docstring)."""
     y = np.asarray(flat, np.float64)
     N, P = y.shape
@@ -461,7 +495,8 @@ def _classify(flat, X, bp, breaks, cols, years, coef0, coef1, out, sl, keep, alp
     tau = years[:, None]
     pv, pct = [], []
     for s, (first, last) in zip(segs, ends):
-        pv.append(_slope_pvalue(np.where(s, u, 0.0), tau, s, tol))
+        slope_test = robust_slope_pvalue if robust else _slope_pvalue
+        pv.append(slope_test(np.where(s, u, 0.0), tau, s, tol))
         ts, te = trend_c[first, cols_], trend_c[last, cols_]
         with np.errstate(all="ignore"):
             span = years[last] - years[first]

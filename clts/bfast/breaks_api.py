@@ -32,6 +32,7 @@ from .breakpoints import (CRITERIA, check_h_breaks, criteria, fail, independent_
                           select)
 from .breakpoints_plan import BreakpointsPlan, Problem, make_plan
 from .breakpoints_reference import BP_STATUS
+from .pixel_device import device_terms
 from .regressors import model_terms
 from .common import trend_scaling
 from .common import time_axis as _time_axis
@@ -131,8 +132,9 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
         Covariates, joining the design after the season (R's ``response ~ trend + harmon +
         xreg``): shared by all pixels, ``[dates]`` or ``[dates, q]`` (named ``x1 .. xq``) or a
         dict name -> ``[dates]``; or per pixel and date, ``y``'s shape plus a last axis of q or
-        a dict name -> an array shaped like ``y`` (host cubes only). A NaN value makes that
-        value of ``y`` missing.
+        a dict name -> an array shaped like ``y`` (numpy with a host cube; device arrays with a
+        device cube, centred and scaled on the device: ``clts.bfast.pixel_device``). A NaN
+        value makes that value of ``y`` missing (device cubes: per-pixel covariates only).
     formula : str, optional
         R's model formula over ``trend``, ``harmon`` (of ``order``), the regressors' names and
         ``1``: ``"response ~ trend + harmon + x1"``, ``"response ~ harmon"``, ``"response ~ 1"``
@@ -193,8 +195,10 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
         raise TypeError(f"dtype must be float32 or float64, got {dtype}")
     dev = get_device(device)
     dev.require_dtype(dtype)
-    terms = model_terms(formula, order, trend, regressors, N, cube=None if on_device else
-                        _original_shape(pix_shape, N, labels.axis))
+    terms = device_terms(formula, order, trend, regressors, y.shape) if on_device else None
+    if terms is None:
+        terms = model_terms(formula, order, trend, regressors, N, cube=None if on_device else
+                            _original_shape(pix_shape, N, labels.axis))
     if on_device and terms.missing is not None:
         raise TypeError("regressors with NaN take a host cube (the NaN make values of y "
                         "missing); y.get() the device array first")
@@ -226,11 +230,8 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
         raise ValueError(f"confint must be a level in (0, 1) or None, got {confint!r}")
     dropped = [names[j] for j in range(K_shared) if j not in keep]
     if on_device:
-        if q_pix:
-            raise TypeError("per-pixel regressors take a host cube: y.get() the device array "
-                            "first")
         return _breaks_device(dev, plan, flat, pix_shape, X, K_design, h, breaks, dtype,
-                              criterion, magnitudes, confint, dates, dropped)
+                              criterion, magnitudes, confint, dates, dropped, terms)
     if flat.dtype != dtype:
         flat = flat.astype(dtype)
     flat = terms.apply_missing(flat, dtype)
@@ -304,20 +305,28 @@ def _break_dates(dates, bp):
 
 
 def _breaks_device(dev, plan, flat, pix_shape, X, K_design, h, breaks, dtype, criterion,
-                   magnitudes, confint, dates, dropped):
+                   magnitudes, confint, dates, dropped, terms=None):
     """``bfast_breaks`` on a device cube ``flat`` ``[N, M]``: the breakpoints, the failed
     pixels' marks (h <= the design's columns, rank-deficient valid dates), the RSS floor, the
     criteria, the selection and the magnitudes as kernels, the result's arrays device arrays,
     nothing read back or waited for (``clts.bfast.device``). ``break_dates``, ``diagnostics``
-    and the confidence intervals (a host computation) are computed on first access."""
+    and the confidence intervals (a host computation) are computed on first access. Per-pixel
+    regressors (``terms.device``): their columns and the cube with the values they make missing
+    made on the device first (``pixel_device.prepare``)."""
     from . import device as dv
-    K = X.shape[1]
+    xp, pre = None, []
+    if terms is not None and terms.device is not None:
+        from .pixel_device import prepare
+        flat, xp, pre = prepare(dev, flat, None, terms, dtype)
+    q = 0 if xp is None else terms.q
+    K = X.shape[1] + q
     out, BREAKS, keep = dv.run_breakpoints(dev, plan, flat, X, h, breaks, dtype,
-                                           k_check=K_design, rank_check=True)
+                                           k_check=K_design, rank_check=True, xp=xp)
+    keep += pre
     s = dv.select(dev, out, K, dtype, criterion, dv.c_type(flat.dtype))
     mags = None
     if magnitudes:
-        mags, kk = dv.magnitudes(dev, flat, X, s["sel"], s["bp"], dtype, None)
+        mags, kk = dv.magnitudes(dev, flat, X, s["sel"], s["bp"], dtype, None, xp=xp)
         keep += kk
 
     def per(a):
@@ -351,8 +360,10 @@ def _breaks_device(dev, plan, flat, pix_shape, X, K_design, h, breaks, dtype, cr
     if confint is not None:
         def intervals():
             y = flat.get().astype(dtype)
+            XP = None if xp is None else \
+                xp.get()[:y.shape[0] * q].astype(np.float64).reshape(y.shape[0], q, -1)
             ci = _intervals(y, X, res.n_breaks.get().reshape(-1),
-                            res.breakpoints.get().reshape(B, -1), float(confint))
+                            res.breakpoints.get().reshape(B, -1), float(confint), XP)
             return ci.reshape((2, B) + pix_shape)
         cache = {}
 
@@ -425,8 +436,9 @@ def masked_fit(X, y0, mask):
     return beta
 
 
-def _intervals(flat, X, sel, bp, level, XP=None):
-    """[2, breaks, M] date indices of the interval ends (see ``clts.bfast.confint``)."""
+def _intervals(flat, X, sel, bp, level, XP=None, coef=None):
+    """[2, breaks, M] date indices of the interval ends (see ``clts.bfast.confint``); ``coef``
+    [breaks + 1, M, K]: the segments' fits to use (default: their least-squares fits)."""
     from .confint import intervals
     B, M = bp.shape
     out = np.full((2, B, M), -1, np.int32)
@@ -436,9 +448,10 @@ def _intervals(flat, X, sel, bp, level, XP=None):
         m = int(sel[p])
         vb = np.searchsorted(idx, bp[:m, p]) + 1            # 1-based value indices, as R
         Xp = X if XP is None else np.column_stack([X, XP[:, :, p]])
-        iv = intervals(Xp[idx], y[idx], vb, level)
+        iv = intervals(Xp[idx], y[idx], vb, level,
+                       coefs=None if coef is None else coef[:m + 1, p])
         for j in range(m):
-            if iv[j, 0] >= 0:
+            if iv[j, 1] >= 0:        # R's NA is -1; a lower end before the values is clipped
                 out[0, j, p] = idx[np.clip(iv[j, 0], 1, idx.size) - 1]
                 out[1, j, p] = idx[np.clip(iv[j, 1], 1, idx.size) - 1]
     return out

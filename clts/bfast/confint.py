@@ -88,16 +88,19 @@ def break_interval(delta, Q1, Q2, sigma1, sigma2, level=0.95):
     return _root(F, lb, 0.0, a2) * scale, _root(F, 0.0, ub, 1 - a2) * scale
 
 
-def intervals(X, y, bps, level=0.95, het_err=True):
+def intervals(X, y, bps, level=0.95, het_err=True, coefs=None):
     """[m, 2] (lower, upper) 1-based value indices of the breakpoints ``bps`` (1-based, R's) of
     one series' valid values X [n, K], y [n]; -1 where strucchange gives NA. ``het_err=False``
-    (R's bfast()): one error variance, the segmented fit's RSS / n, for every segment."""
+    (R's bfast()): one error variance, the segmented fit's RSS / n, for every segment.
+    ``coefs`` [m + 1, K]: the segments' coefficients (R's ``bfast01(reg = "rlm")``: its rlm
+    fits, whose residuals give the variances); default their least-squares fits."""
     n = y.size
     edges = [0] + list(bps) + [n]
     fits = []
     for a, b in zip(edges[:-1], edges[1:]):
         Xs, ys = X[a:b], y[a:b]
-        beta = np.linalg.lstsq(Xs, ys, rcond=None)[0]
+        beta = (np.linalg.lstsq(Xs, ys, rcond=None)[0] if coefs is None
+                else np.asarray(coefs[len(fits)], np.float64))
         r = ys - Xs @ beta
         fits.append((beta, Xs.T @ Xs / (b - a), float(r @ r) / (b - a)))
     if not het_err:

@@ -76,6 +76,9 @@ class DecomposeResult:
         With ``confint=``: R's ``ci.Vt`` / ``ci.Wt`` (strucchange's ``confint`` with
         ``het.err = FALSE``), the date indices of each break's interval ends, ``[breaks, ...]``,
         -1 where R gives NA or there is no break.
+    output : list of DecomposeIteration or None
+        With ``keep_iterations=True``: R's ``output``, one entry per iteration (the longest
+        pixel's count; a pixel that stopped before an entry has ``ran`` False there).
     status : numpy.ndarray of int32
         ``DECOMPOSE_STATUS``: 0 ok; 1 too few valid values (fewer than two seasons, or a
         minimal segment floor(n h) not above the model's regressors); 2 a component fitted
@@ -108,6 +111,7 @@ class DecomposeResult:
     trend_ci_upper: np.ndarray | None = None
     season_ci_lower: np.ndarray | None = None
     season_ci_upper: np.ndarray | None = None
+    output: list | None = None
 
     def plot(self, pixel=0, *, fig=None, title=None):
         """As R's ``plot(bfast)``: the data, seasonal, trend and remainder of one pixel (an
@@ -115,6 +119,38 @@ class DecomposeResult:
         season's and the trend's breaks, the largest trend change marked. Needs matplotlib;
         returns the Figure."""
         return plot("bfast_decompose", self, pixel, fig=fig, title=title)
+
+
+@dataclass
+class DecomposeIteration:
+    """One iteration of :func:`clts.bfast_decompose` (R's ``bfast(...)$output[[i]]``), shaped as
+    :class:`DecomposeResult`'s fields of the same names.
+
+    Attributes
+    ----------
+    trend, seasonal, remainder : numpy.ndarray
+        R's ``Tt``, ``St`` and ``Nt`` of the iteration (NaN for a pixel that did not run it).
+    trend_breaks, season_breaks : numpy.ndarray of int32, ``[breaks, ...]``
+        R's ``Vt.bp`` / ``Wt.bp`` of the iteration (date indices, -1 padded).
+    n_trend_breaks, n_season_breaks : numpy.ndarray of int32
+        Their counts (-1: the pixel did not run the iteration).
+    trend_ci_lower, trend_ci_upper, season_ci_lower, season_ci_upper : numpy.ndarray or None
+        With ``confint=``: R's ``ci.Vt`` / ``ci.Wt`` of the iteration.
+    ran : numpy.ndarray of bool
+        Whether the pixel ran this iteration (R's ``length(output)`` reaches it).
+    """
+    trend: np.ndarray
+    seasonal: np.ndarray
+    remainder: np.ndarray
+    trend_breaks: np.ndarray
+    season_breaks: np.ndarray
+    n_trend_breaks: np.ndarray
+    n_season_breaks: np.ndarray
+    ran: np.ndarray
+    trend_ci_lower: np.ndarray | None = None
+    trend_ci_upper: np.ndarray | None = None
+    season_ci_lower: np.ndarray | None = None
+    season_ci_upper: np.ndarray | None = None
 
 
 def _pair(value, name, check):
@@ -166,8 +202,9 @@ def check_decompose_arguments(freq, h, season, max_iter, breaks, level, type):
 
 
 def bfast_decompose(y, freq, dates=None, *, h=0.15, season="dummy", max_iter=10, breaks=None,
-                    level=0.05, type="OLS-MOSUM", confint=None, time_axis=None,
-                    dtype=np.float64, device=None, plan=None, progress=True, **plan_overrides):
+                    level=0.05, type="OLS-MOSUM", confint=None, keep_iterations=False,
+                    time_axis=None, dtype=np.float64, device=None, plan=None, progress=True,
+                    **plan_overrides):
     """R's ``bfast()``: iterative decomposition into trend, season and remainder with the
     breaks of the trend and of the season, on every pixel of ``y``.
 
@@ -209,6 +246,10 @@ def bfast_decompose(y, freq, dates=None, *, h=0.15, season="dummy", max_iter=10,
     confint : float or None
         Confidence level (R's 0.95) of the break-date intervals R's bfast returns
         (``ci.Vt``, ``ci.Wt``); host, float64, per break (a root find); None: none.
+    keep_iterations : bool
+        Also every iteration's components, breaks (and with ``confint`` their intervals), as
+        R's ``output`` list: ``result.output``, a list of :class:`DecomposeIteration` (memory:
+        three more components per iteration).
     time_axis : int or str, optional
         The time axis (numpy default 0, as :func:`clts.bfast_breaks`).
     dtype : {float64, float32}
@@ -260,6 +301,8 @@ def bfast_decompose(y, freq, dates=None, *, h=0.15, season="dummy", max_iter=10,
     if confint is not None and (isinstance(confint, bool) or not isinstance(
             confint, (float, int, np.floating)) or not 0 < confint < 1):
         raise ValueError(f"confint must be a level in (0, 1) or None, got {confint!r}")
+    if not isinstance(keep_iterations, (bool, np.bool_)):
+        raise TypeError(f"keep_iterations must be True or False, got {keep_iterations!r}")
     if is_device_array(y):
         raise TypeError("bfast_decompose takes numpy, pandas or xarray input, not a device "
                         "array (its tests and fits run on the host)")
@@ -301,14 +344,20 @@ def bfast_decompose(y, freq, dates=None, *, h=0.15, season="dummy", max_iter=10,
         raise TypeError("plan must be a clts.bfast.BreakpointsPlan")
     plans = make_plans(dev, N, KS, dtype, plan, plan_overrides)
     flat = np.array(y.reshape(N, M), dtype=np.float64)
+    history = [] if keep_iterations else None
     out = iterate(dev, plans, flat, freq, XT, XS, season, float(h), max_iter, (br_t, br_s),
                   (lv_t, lv_s), dtype, progress, keep=confint is not None, type=type,
-                  start=r_start(dates, labels_given))
+                  start=r_start(dates, labels_given), history=history)
+
+    def cis(o):
+        o["ciT"] = intervals(o["V"], XT, o["bpT"], o["nT"], float(confint))
+        o["ciS"] = (intervals(o["W"], XS, o["bpS"], o["nS"], float(confint)) if KS
+                    else np.full((2,) + o["bpS"].shape, -1, np.int32))
     if confint is not None:
-        out["ciT"] = intervals(out["V"], XT, out["bpT"], out["nT"], float(confint))
-        out["ciS"] = (intervals(out["W"], XS, out["bpS"], out["nS"], float(confint)) if KS
-                      else np.full((2,) + out["bpS"].shape, -1, np.int32))
-    return _result(out, labels, dates, pix_shape, season, dev)
+        cis(out)
+        for e in history or ():
+            cis(e)
+    return _result(out, labels, dates, pix_shape, season, dev, history)
 
 
 def r_start(dates, given: bool) -> float:
@@ -343,7 +392,7 @@ def intervals(Z, X, bp, n_rep, level):
         vb = np.searchsorted(idx, bp[:m, p]) + 1
         iv = one(X[idx], Z[idx, p], vb, level, het_err=False)
         for j in range(m):
-            if iv[j, 0] >= 0:
+            if iv[j, 1] >= 0:        # R's NA is -1; a lower end before the values is clipped
                 out[0, j, p] = idx[np.clip(iv[j, 0], 1, idx.size) - 1]
                 out[1, j, p] = idx[np.clip(iv[j, 1], 1, idx.size) - 1]
     return out
@@ -359,13 +408,15 @@ def make_plans(dev, N, KS, dtype, plan=None, overrides=None):
 
 
 def iterate(dev, plans, flat, freq, XT, XS, season, h, max_iter, breaks, levels, dtype,
-            progress=False, season0=None, keep=False, type="OLS-MOSUM", start=1.0):
+            progress=False, season0=None, keep=False, type="OLS-MOSUM", start=1.0,
+            history=None):
     """The iteration on ``flat`` [N, M] (float64, NaN = missing; changed in place where it
     holds +-inf); a dict of [.., M] arrays. ``season0`` [N, M]: the initial season instead of
     the STL's (the tests start from R's); ``keep``: also the last iteration's V and W;
     ``type``: the fluctuation test (``EFP_TESTS``); ``start``: R's ``start(Yt)`` as a number
     (RE and ME are tested on R's designs: the trend on ``time(Yt)``, the dummy season from
-    ``cycle(Yt)``)."""
+    ``cycle(Yt)``). ``history``: a list that gets one dict per iteration (R's ``output``: the
+    active pixels ``A`` and their components, breaks and, with ``keep``, V and W)."""
     N, M = flat.shape
     KS = XS.shape[1]
     test = EFP_TESTS[type]
@@ -452,6 +503,9 @@ def iterate(dev, plans, flat, freq, XT, XS, season, h, max_iter, breaks, levels,
         o["pT"][A], o["pS"][A] = pT, pS
         o["exact"][A] |= exT | exS
         o["iterations"][A] = it + 1
+        if history is not None:
+            history.append(dict(A=A, T=T, S=o["seasonal"][:, A], Y=Y, bpT=bpT, bpS=bpS,
+                                nT=nT, nS=nS, **(dict(V=V, W=Y - T) if keep else {})))
         status[A[fail > 0]] = fail[fail > 0]
         A = A[~conv & (fail == 0)]
     bad = (status != 0)
@@ -468,6 +522,12 @@ def iterate(dev, plans, flat, freq, XT, XS, season, h, max_iter, breaks, levels,
         o["seasonal"][:, ~bad] = 0.0
     o["remainder"] = flat - o["trend"] - o["seasonal"]
     o["BT"], o["BS"] = BT, BS
+    for e in history or ():                  # a pixel that failed later has no output
+        live = ~bad[e["A"]]
+        for k in ("T", "S", "bpT", "bpS", "nT", "nS", "Y", "V", "W"):
+            if k in e:
+                e[k] = e[k][..., live]
+        e["A"] = e["A"][live]
     return o
 
 
@@ -507,7 +567,7 @@ def _component(dev, plan, X, Z, zeros, scale, tol, h, breaks, level, B, dtype, s
     return fitted, bp_rep, n_rep, n_fit, coef, p, exact, fail
 
 
-def _result(o, labels, dates, pix_shape, season, dev):
+def _result(o, labels, dates, pix_shape, season, dev, history=None):
     def per(a, name):
         return labels.per_series(np.asarray(a).reshape(pix_shape), name)
 
@@ -541,8 +601,42 @@ def _result(o, labels, dates, pix_shape, season, dev):
     if "ciT" in o:
         res.trend_ci_lower, res.trend_ci_upper = (lead(o["ciT"][i], "break") for i in (0, 1))
         res.season_ci_lower, res.season_ci_upper = (lead(o["ciS"][i], "break") for i in (0, 1))
+    if history is not None:
+        res.output = [_iteration(e, o, per, lead, series) for e in history]
     counts = {name: int(np.sum(status == code)) for code, name in DECOMPOSE_STATUS.items()}
     res.diagnostics = dict(status_counts=counts, failed=int(np.sum((status != 0) & (status != 2))),
                            breaks=(o["BT"], o["BS"]), device=str(dev.slug),
                            max_iterations=int(o["iterations"].max(initial=0)))
     return res
+
+
+def _iteration(e, o, per, lead, series):
+    """One entry of ``history`` (active pixels ``e["A"]``) as a :class:`DecomposeIteration` over
+    every pixel: NaN / -1 where a pixel did not run it."""
+    N, M = o["trend"].shape
+    A = e["A"]
+
+    def full(v, fill, dtype, rows=None):
+        a = np.full(((rows,) if rows is not None else ()) + (M,), fill, dtype)
+        a[..., A] = v
+        return a
+    T = full(e["T"], np.nan, np.float64, N)
+    S = full(e["S"], np.nan, np.float64, N)
+    ran = np.zeros(M, bool)
+    ran[A] = True
+    it = DecomposeIteration(
+        trend=series(T), seasonal=series(S), remainder=series(full(e["Y"], np.nan,
+                                                                   np.float64, N) - T - S),
+        trend_breaks=lead(full(e["bpT"], -1, np.int32, o["BT"]), "break"),
+        season_breaks=lead(full(e["bpS"], -1, np.int32, o["BS"]), "break"),
+        n_trend_breaks=per(full(e["nT"], -1, np.int32), "n_trend_breaks"),
+        n_season_breaks=per(full(e["nS"], -1, np.int32), "n_season_breaks"),
+        ran=per(ran, "ran"))
+    if "ciT" in e:
+        ci = {k: np.full((2, o[b].shape[0], M), -1, np.int32) for k, b in
+              (("ciT", "bpT"), ("ciS", "bpS"))}
+        for k in ci:
+            ci[k][..., A] = e[k]
+        it.trend_ci_lower, it.trend_ci_upper = (lead(ci["ciT"][i], "break") for i in (0, 1))
+        it.season_ci_lower, it.season_ci_upper = (lead(ci["ciS"][i], "break") for i in (0, 1))
+    return it

@@ -83,11 +83,13 @@ def constant(dev, name: str, host, dtype):
     return arr
 
 
-def program(dev, *, real, in_type, has_nodata, K=1):
-    """The device-path program (``bfast/device.cl.mako``)."""
+def program(dev, *, real, in_type, has_nodata, K=1, q=0):
+    """The device-path program (``bfast/device.cl.mako``); ``q``: the last q of the K columns
+    per pixel."""
     acc = "double" if dev.fp64 else real
+    extra = {"q": int(q)} if q else {}
     return dev.program("bfast/device.cl.mako", real=real, acc=acc, in_type=in_type,
-                       has_nodata=int(bool(has_nodata)), K=int(K))
+                       has_nodata=int(bool(has_nodata)), K=int(K), **extra)
 
 
 def acc_dtype(dev, dtype):
@@ -185,9 +187,10 @@ class LazyFields:
 
 # ------------------------------------------------------------------------- bfast_monitor
 def run_monitor(dev, plan, y, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, nodata,
-                roc_bounds, max_items=None, hs=None):
+                roc_bounds, max_items=None, hs=None, xp=None):
     """``bfast_monitor``'s kernels over device cube ``y`` ``[N, M]`` (flattened view of the
     caller's array); ``hs``: device int32 history starts (given or Bai-Perron), else None.
+    ``xp``: per-pixel regressors (``pixel_device.prepare``; ``tpl["q"]`` of them).
     Returns (dict of device outputs named as ``monitor_run.run_host``'s, arrays to keep
     alive)."""
     M = int(y.shape[1]) if y.ndim > 1 else 1
@@ -275,10 +278,17 @@ def run_monitor(dev, plan, y, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, 
         keep.append(mags)
         tail = [o[k].data if k != "mags" else mags.data for k in keys1]
         det = [o[k].data for k in DETAILED_KEYS] if detailed else []
+        xpd = xpr = None
+        if xp is not None:      # the chunk's columns in the fit's and the ROC test's precision
+            from .pixel_device import gather as gather_xp
+            rows = xp.shape[0]
+            xpd = gather_xp(dev, xp, a, m, mp, rows, bounds_dtype(tpl, dtype), keep).data
+            if kp.roc:
+                xpr = gather_xp(dev, xp, a, m, mp, rows, kp.roc_dtype, keep).data
         launch_chunk(dev, plan, kp, yd, m, mp, Xd.data, Bd.data,
                      Xroc.data if Xroc is not None else None, hsd, tail, det, sc, roc_scratch,
                      gd, betad, btab, dtype=dtype, crit=crit, hfrac=hfrac, nodata=nodata,
-                     roc_bounds=roc_bounds)
+                     roc_bounds=roc_bounds, XP=xpd, XProc=xpr)
         if not single:
             for k, v in o.items():
                 copy_columns(dev, out[k], v, a, m, 1 if v.ndim == 1 else v.shape[0])
@@ -330,19 +340,21 @@ def fill_int(dev, size, value):
 
 # ------------------------------------------------------------------------- breakpoints
 def run_breakpoints(dev, plan, y, X, h, breaks, dtype, *, nodata=None, rows=None,
-                    k_check=None, rank_check=False):
+                    k_check=None, rank_check=False, xp=None):
     """``breakpoints.run_breakpoints`` on device cube ``y`` ``[N', M]`` (its first ``rows``
     dates; integer types with ``nodata``), the values converted to ``dtype`` on the device;
     then the pixels with h <= ``k_check`` (the design's columns before any were dropped) and,
     with ``rank_check``, those whose valid dates make ``X`` rank-deficient marked failed, and
-    the RSS floor (``out["floor"]``). Returns (dict of device outputs, BREAKS, arrays to
-    keep)."""
+    the RSS floor (``out["floor"]``). ``xp``: per-pixel regressors after ``X``'s columns
+    (``pixel_device.prepare``; every pixel rank-checked). Returns (dict of device outputs,
+    BREAKS, arrays to keep)."""
     from ..runtime.faults import with_smaller_chunks
     from .breakpoints import max_breaks
     N = int(rows if rows is not None else y.shape[0])
     M = int(y.shape[1]) if y.ndim > 1 else 1
     from .breakpoints_reference import RANK_TOL
-    K = X.shape[1]
+    q = 0 if xp is None else xp.shape[0] // (int(y.shape[0]) + 2)
+    K = X.shape[1] + q
     kc = K if k_check is None else int(k_check)
     BREAKS = max(1, min(int(breaks), max_breaks(h, N, kc)))
     NB = BREAKS * (BREAKS + 1) // 2
@@ -355,14 +367,14 @@ def run_breakpoints(dev, plan, y, X, h, breaks, dtype, *, nodata=None, rows=None
     if M == 0:
         return out, BREAKS, keep
     keep += with_smaller_chunks(
-        lambda mi: _bp_chunks(dev, plan, y, N, M, X, h, BREAKS, dtype, nodata, out, mi),
+        lambda mi: _bp_chunks(dev, plan, y, N, M, X, h, BREAKS, dtype, nodata, out, mi, xp, q),
         device=dev, what="bfast_breaks")
     Xa = constant(dev, "bfast.X", X, acc)
     keep.append(Xa)
     k = program(dev, real="double" if dtype == np.float64 else "float", in_type=c_type(y.dtype),
-                has_nodata=nodata is not None, K=K).kernel("bp_post")
+                has_nodata=nodata is not None, K=K, q=q).kernel("bp_post")
     launch(dev, k, round_up(M, 64), 64, y.base_data, np.int64(element_offset(y)), np.int32(M),
-           np.int32(N), Xa.data, out["status"].data, out["h"].data, out["nobs"].data,
+           np.int32(N), Xa.data, *((xp.data,) if q else ()), out["status"].data, out["h"].data, out["nobs"].data,
            out["bmax"].data, out["rss"].data, out["bp"].data, np.int32(BREAKS + 1),
            np.int32(NB), np.int32(kc), np.int32(bool(rank_check)),
            acc.type(RANK_TOL[dtype.itemsize] ** 2), acc.type(np.finfo(dtype).eps),
@@ -370,17 +382,17 @@ def run_breakpoints(dev, plan, y, X, h, breaks, dtype, *, nodata=None, rows=None
     return out, BREAKS, keep
 
 
-def _bp_chunks(dev, plan, y, N, M, X, h, BREAKS, dtype, nodata, out, max_items):
+def _bp_chunks(dev, plan, y, N, M, X, h, BREAKS, dtype, nodata, out, max_items, xp=None, q=0):
     from .breakpoints import chunk_ranges, kernels, launch_chunk, segment_table
-    K = X.shape[1]
+    K = X.shape[1] + q
     T = N * (N + 1) // 2
     rs = dtype.itemsize
     G = plan.interleave
-    chunks = chunk_ranges(dev, plan, N, M, K, BREAKS, dtype, max_items)
+    chunks = chunk_ranges(dev, plan, N, M, K, BREAKS, dtype, max_items, q)
     Xd = constant(dev, "bfast.X", X, dtype)
     hsd = constant(dev, "bfast.segments", segment_table(h, N), np.int32)
     keep = [Xd, hsd]
-    kern = kernels(dev, plan, K, N, BREAKS, dtype)
+    kern = kernels(dev, plan, K, N, BREAKS, dtype, q)
     real = "double" if dtype == np.float64 else "float"
     gather = program(dev, real=real, in_type=c_type(y.dtype),
                      has_nodata=nodata is not None).kernel("gather_real")
@@ -412,8 +424,12 @@ def _bp_chunks(dev, plan, y, N, M, X, h, BREAKS, dtype, nodata, out, max_items):
         else:
             o = {k: temp(dev, out[k].shape[:-1] + (m,), out[k].dtype) for k in keys}
             keep.extend(o.values())
+        xpd = None
+        if q:           # the chunk's per-pixel columns [N q, mp] in the kernels' precision
+            from .pixel_device import gather as gather_xp
+            xpd = gather_xp(dev, xp, a, m, mp, N * q, dtype, keep).data
         launch_chunk(dev, plan, kern, yc.data, m, mp, Xd.data, hsd.data, tri, cost, arg, vidx,
-                     [o[k].data for k in keys])
+                     [o[k].data for k in keys], xpd)
         if not single:
             for k, v in o.items():
                 copy_columns(dev, out[k], v, a, m, 1 if v.ndim == 1 else v.shape[0])
@@ -442,15 +458,18 @@ def select(dev, out, K, dtype, criterion, in_type="float"):
     return res
 
 
-def history_starts(dev, y, n, X, nodata):
+def history_starts(dev, y, n, X, nodata, xp=None):
     """``bfast_monitor(history="BP")`` on device cube ``y``: per pixel the date where the
     stable history starts (``breakpoints.history_starts``), N where the test cannot run; a
-    device int32 array padded to ``M + 8`` entries (the monitor's lanes), and arrays to keep."""
+    device int32 array padded to ``M + 8`` entries (the monitor's lanes), and arrays to keep.
+    ``xp``: per-pixel regressors (``pixel_device.prepare``): every pixel rank-checked, a
+    singular one starts at 0."""
     from .breakpoints import independent_columns, max_breaks
     from .breakpoints_plan import Problem as BreakpointsProblem, make_plan as make_bp_plan
     N = int(y.shape[0])
     M = int(y.shape[1]) if y.ndim > 1 else 1
-    K = X.shape[1]
+    q = 0 if xp is None else xp.shape[0] // (N + 2)
+    K = X.shape[1] + q
     dtype = np.dtype(np.float64 if dev.fp64 else np.float32)
     real = "double" if dtype == np.float64 else "float"
     hs = fill_int(dev, M + 8, N)
@@ -461,22 +480,26 @@ def history_starts(dev, y, n, X, nodata):
     plan = make_bp_plan(dev, BreakpointsProblem(n, K, dtype.itemsize))
     Xr = X[:n][:, independent_columns(X[:n], dtype)]      # the rank the history's design has
     out, _, keep = run_breakpoints(dev, plan, y, Xr, h, B, dtype, nodata=nodata, rows=n,
-                                   k_check=K)
-    s = select(dev, out, Xr.shape[1], dtype, "BIC", c_type(y.dtype))
+                                   k_check=K, rank_check=bool(q), xp=xp)
+    s = select(dev, out, Xr.shape[1] + q, dtype, "BIC", c_type(y.dtype))
     keep += list(out.values()) + list(s.values())
     k = program(dev, real=real, in_type=c_type(y.dtype),
-                has_nodata=nodata is not None, K=K).kernel("bp_start")
+                has_nodata=nodata is not None, K=Xr.shape[1] + q if q else K,
+                q=q).kernel("bp_start")
     launch(dev, k, round_up(M, 64), 64, y.base_data, np.int64(element_offset(y)), np.int32(M),
            s["sel"].data, s["bp"].data, np.int32(n), np.int32(N),
-           dtype.type(nodata_value(y.dtype, nodata)), hs.data)
+           dtype.type(nodata_value(y.dtype, nodata)), hs.data,
+           *((out["status"].data,) if q else ()))
     return hs, keep
 
 
-def magnitudes(dev, y, X, sel, bps, dtype, nodata):
-    """``bfast_breaks``' magnitudes ``[B, M]`` on the device (float64 where it has it)."""
+def magnitudes(dev, y, X, sel, bps, dtype, nodata, xp=None):
+    """``bfast_breaks``' magnitudes ``[B, M]`` on the device (float64 where it has it);
+    ``xp``: per-pixel regressors after ``X``'s columns (``pixel_device.prepare``)."""
     N = int(y.shape[0])
     M = int(y.shape[1]) if y.ndim > 1 else 1
-    K = X.shape[1]
+    q = 0 if xp is None else xp.shape[0] // (N + 2)
+    K = X.shape[1] + q
     B = bps.shape[0]
     acc = acc_dtype(dev, dtype)
     mags = empty(dev, (B, M), acc)
@@ -484,8 +507,8 @@ def magnitudes(dev, y, X, sel, bps, dtype, nodata):
     if M:
         k = program(dev, real="double" if dtype == np.float64 else "float",
                     in_type=c_type(y.dtype), has_nodata=nodata is not None,
-                    K=K).kernel("bp_magnitudes")
+                    K=K, q=q).kernel("bp_magnitudes")
         launch(dev, k, round_up(M, 64), 64, y.base_data, np.int64(element_offset(y)),
-               np.int32(M), np.int32(N), Xd.data, sel.data, bps.data, np.int32(B),
+               np.int32(M), np.int32(N), Xd.data, *((xp.data,) if q else ()), sel.data, bps.data, np.int32(B),
                dtype.type(nodata_value(y.dtype, nodata)), mags.data)
     return mags, [Xd]

@@ -16,6 +16,8 @@ sin_order, cos_order, the regressors (in the formula's order). The trend and the
 are centred and scaled on the host (the same column space with the intercept, so the same fits
 and RSS) so that every column is of order 1: the rank test and the float32 RSS see a
 well-conditioned design; :meth:`Terms.unscale` gives the coefficients of the columns as given.
+Per-pixel regressors given as device arrays with a device cube are centred and scaled the same
+way on the device (``clts.bfast.pixel_device``; :attr:`Terms.device` their sources).
 """
 from __future__ import annotations
 
@@ -46,6 +48,8 @@ class Terms:
     scale: np.ndarray | None = None
     RP: np.ndarray | None = None
     missing: np.ndarray | None = None
+    #: per-pixel regressors of a device cube: their sources (``clts.bfast.pixel_device``)
+    device: list | None = None
 
     @property
     def q(self) -> int:
@@ -53,7 +57,7 @@ class Terms:
 
     @property
     def per_pixel(self) -> bool:
-        return self.RP is not None
+        return self.RP is not None or self.device is not None
 
     def columns(self) -> list:
         """Names of the design's columns, in order."""
@@ -115,9 +119,14 @@ def _regressor_table(regressors, N, cube=None):
     ``cube``: (shape, time axis) of ``y`` (None: shared regressors only)."""
     if regressors is None:
         return [], None, False
+    vals = regressors.values() if isinstance(regressors, dict) else [regressors]
+    if any(type(v).__module__.startswith("pyopencl") for v in vals):
+        raise TypeError("regressors given as device arrays take a device cube y "
+                        "(bfast_breaks / bfast_monitor on a pyopencl array); with a host cube "
+                        "give numpy arrays")
     shape_hint = ("[dates] or [dates, q] (shared by all pixels), or y's shape + (q,) per pixel"
                   if cube is not None else "[dates] or [dates, q] (shared by all pixels; per "
-                  "pixel only with bfast_breaks / bfast01 on a host cube)")
+                  "pixel: numpy arrays with a host cube, device arrays with a device cube)")
     if isinstance(regressors, dict):
         names = list(regressors)
         for nm in names:

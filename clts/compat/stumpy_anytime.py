@@ -16,7 +16,7 @@ def scrump(T_A, m, T_B=None, ignore_trivial=True, percentage=0.01, pre_scrump=Fa
            normalize=True, p=2.0, k=1, T_A_subseq_isconstant=None, T_B_subseq_isconstant=None,
            *, device=None):
     """stumpy.scrump, by :func:`clts.scrump` (stumpy's ``np.random`` order: seeded alike, each
-    ``update()`` gives stumpy's profile); ``normalize=False`` below percentage 1: p = 2."""
+    ``update()`` gives stumpy's profile); ``normalize=False``: any p >= 1."""
     _no_isconstant(T_A_subseq_isconstant=T_A_subseq_isconstant,
                    T_B_subseq_isconstant=T_B_subseq_isconstant)
     B = _join(T_A, T_B, ignore_trivial)[1]
@@ -54,7 +54,8 @@ def stimp(T, min_m=3, max_m=None, step=1, percentage=0.01, pre_scrump=True, norm
 
 def aamp_stimp(T, min_m=3, max_m=None, step=1, percentage=0.01, pre_scraamp=True, p=2.0, *,
                device=None):
-    """stumpy.aamp_stimp: :func:`stimp` with plain Minkowski distances."""
+    """stumpy.aamp_stimp: :func:`stimp` with plain Minkowski distances of order ``p`` (stumpy
+    1.14's computes p = 2 whatever ``p`` is given)."""
     return stimp(T, min_m, max_m, step, percentage, pre_scraamp, False, p, device=device)
 
 

@@ -45,6 +45,14 @@ TOPK_PRIVATE_BYTES = 48 << 10
 TOPK_PRIVATE_GROUP_BYTES = 1 << 20
 
 
+#: local size of the reductions of the partial profiles (a work-item per row / column) where the
+#: driver compiles per local size (pocl): one size whatever the segment (which grows with m)
+#: and the launch's columns (which grow with its bands), so that a new window or series length
+#: compiles no reduction again at its first enqueue (``runtime.launch.fixed_local``'s buckets
+#: follow the range: a new bucket per doubling of the segment)
+REDUCE_LOCAL = 64
+
+
 def _work_lists(lA, lB, self_join, D, R, b_lo, b_hi, kstart):
     """Per segment s: (s0, desc[int4], kb) of the bands b_lo..b_hi-1 touching rows sR..sR+R."""
     b = np.arange(b_lo, b_hi, dtype=np.int64)
@@ -102,11 +110,13 @@ def band_area(lA, lB, self_join, D, nb, kstart):
 def diag_spec(dev, plan, normalize, cols, k=1):
     """(template, parameters) of the diagonal kernel of a call (``cols``: column profiles too;
     ``k``: neighbours per window), as :meth:`Device.program` and
-    :func:`clts.runtime.programs.prebuild` take them."""
+    :func:`clts.runtime.programs.prebuild` take them. The plan's ``segment`` is not among
+    them: the kernels take it as an argument (SEG), so that every window length (whose plan's
+    segment grows with m) and series length runs the same programs."""
     atomic = plan.merge == "atomic" and k == 1      # top-k: partial lists, any device
     local = (plan.store if k == 1 else plan.topk_store) == "local"
     params = dict(real=plan.kernel_real, lanes=plan.lanes, groups=plan.groups, tile=plan.tile,
-                  segment=plan.segment, NORMALIZE=int(normalize), COLS=int(cols),
+                  NORMALIZE=int(normalize), COLS=int(cols),
                   ATOMIC=int(atomic), PACK=int(plan.kernel_real == "double" and k == 1), K=k,
                   LOCAL=int(local), wg=plan.wg if local else 0, unroll=plan.unroll,
                   interleave=plan.interleave if local else 0,
@@ -165,7 +175,7 @@ def _run_diag(dev, plan, A, B, dB, self_join, cols, b_lo, b_hi, kstart, bar, chu
         if plan.fold:   # the row fold reads a head of -1 as an empty list (and clears those it read)
             launch(dev, prg.kernel("clear_heads_k"), *fixed_local(dev, round_up(nwmax, 64)),
                    rPI.data,
-                   np.int32(nwmax))
+                   np.int32(nwmax), np.int32(R))
     elif atomic:
         rowKey = _filled(dev, lA, np.uint64, ULONG_MAX)
         colKey = _filled(dev, lB, np.uint64, ULONG_MAX) if cols else None
@@ -184,7 +194,8 @@ def _run_diag(dev, plan, A, B, dB, self_join, cols, b_lo, b_hi, kstart, bar, chu
         red_r = prg.kernel("reduce_rows")
         red_c = prg.kernel("reduce_cols") if cols else None
     idxmask = (1 << idxbits) - 1 if plan.kernel_real == "double" else (1 << 32) - 1
-    common = [np.int32(A.m), np.int32(lA), np.int32(lB), np.int32(B.pad), np.uint64(idxmask),
+    common = [np.int32(A.m), np.int32(lA), np.int32(lB), np.int32(B.pad), np.int32(R),
+              np.uint64(idxmask),
               A.dev_arrays["T"].data, A.dev_arrays["mu"].data, A.dev_arrays["df"].data,
               A.dev_arrays["dg"].data, A.dev_arrays["r"].data,
               dB["T"].data, dB["mu"].data, dB["df"].data, dB["dg"].data, dB["r"].data]
@@ -209,30 +220,32 @@ def _run_diag(dev, plan, A, B, dB, self_join, cols, b_lo, b_hi, kstart, bar, chu
                 rows = (R * plan.fold, plan.fold)
                 colsz = (-(-(-(-ncols // D)) // fc) * fc, fc)
             else:           # a work-item per row / column
-                rows = fixed_local(dev, round_up(R, 64))
-                colsz = fixed_local(dev, round_up(ncols, 64))
+                rows = fixed_local(dev, round_up(R, 64), REDUCE_LOCAL)
+                colsz = fixed_local(dev, round_up(ncols, 64), REDUCE_LOCAL)
             ev = launch(dev, red_r, *rows, *head[:3], np.int32(s0), np.int32(lA),
-                        wfl.data, np.int32(nwmax), rPV.data, rPI.data, gRV.data, gRI.data)
+                        np.int32(R), wfl.data, np.int32(nwmax), rPV.data, rPI.data, gRV.data,
+                        gRI.data)
             if cols:
                 kbc = int(dsub[0, 0])
                 ev = launch(dev, red_c, *colsz, *head[:3], np.int32(s0),
                             np.int32(kbc), np.int32(s0 + kbc), np.int32(ncols),
-                            np.int32(lB), wfl.data, np.int32(nwmax), cPV.data, cPI.data,
-                            gCV.data, gCI.data)
+                            np.int32(lB), np.int32(R), wfl.data, np.int32(nwmax), cPV.data,
+                            cPI.data, gCV.data, gCI.data)
         elif atomic:
             ev = launch(dev, kern, gsz, plan.wg, *head, *common, *outs)
         else:
             pout = [rPV.data, rPI.data] + ([cPV.data, cPI.data] if cols else [])
             launch(dev, kern, gsz, plan.wg, *head, *common, *pout)
-            ev = launch(dev, red_r, *fixed_local(dev, round_up(R, 64)), np.int32(nw), np.int32(s0),
-                        np.int32(lA), rPV.data, rPI.data, gRV.data, gRI.data)
+            ev = launch(dev, red_r, *fixed_local(dev, round_up(R, 64), REDUCE_LOCAL), np.int32(nw),
+                        np.int32(s0), np.int32(lA), np.int32(R), rPV.data, rPI.data, gRV.data, gRI.data)
             if cols:
                 kbc = int(dsub[0, 0])
                 ncols = (nw - 1) * D + R + D - 1
-                ev = launch(dev, red_c, *fixed_local(dev, round_up(ncols, 64)),
+                ev = launch(dev, red_c, *fixed_local(dev, round_up(ncols, 64), REDUCE_LOCAL),
                             np.int32(nw), np.int32(s0),
                             np.int32(kbc), np.int32(s0 + kbc), np.int32(ncols),
-                            np.int32(lB), cPV.data, cPI.data, gCV.data, gCI.data)
+                            np.int32(lB), np.int32(R), cPV.data, cPI.data, gCV.data,
+                            gCI.data)
         area = float(np.sum((dsub[:, 2] - dsub[:, 1]).astype(float))) * D
         events.append((ev, area))
     yield None          # everything is enqueued: the caller may start the next device

@@ -10,6 +10,7 @@ import math
 import numpy as np
 
 from ..runtime import get_device, launch, round_up
+from ..runtime.launch import fixed_local
 from ..runtime.memory import fill, scratch, upload_scratch
 from . import flags
 from .api import _series as _api_series, check_arguments
@@ -27,12 +28,20 @@ MIN_BLOCK = 256
 #: diagonal at n = 10,000; 8 rows: 6.8 s, 32: 4.0 s)
 SUB_ROWS = 1
 
+#: preSCRIMP's ``pre_fused`` (subdiag.cl.mako): queries per step and windows per work-item
+#: (a multiple of 8)
+FUSED_QUERIES = 4
+FUSED_WINDOWS = 32
+
 #: stumpy's exclusion-zone denominator: ceil(m / 4)
 EXCL_ZONE_DENOM = 4
 
 
-def _fold_items(lA, k):
-    """Work-items of ``sub_reduce``: SUB_ROWS rows each for k = 1, one row each for k > 1."""
+def _fold_items(lA, k, self_join=False):
+    """Work-items of ``sub_reduce``: SUB_ROWS rows each for k = 1, one row each for k > 1;
+    ``sub_reduce_self8`` (self-joins at k = 1): 8 rows each."""
+    if k == 1 and self_join:
+        return round_up(-(-lA // 8), 64)
     return round_up(-(-lA // SUB_ROWS) if k == 1 else lA, 64)
 
 
@@ -59,8 +68,11 @@ class _Sides:
     """The device side of one (series, m): the prepared windows (statistics, flags, update
     coefficients: ``Join``'s sides) and the plan, shared by the preSCRIMP and SCRIMP steps."""
 
-    def __init__(self, T_A, m, T_B, k, normalize, device):
+    def __init__(self, T_A, m, T_B, k, normalize, device, p=2.0):
         self.dev = get_device(device)
+        self.p = float(p)
+        self._T = (T_A, T_A if T_B is None else T_B)
+        self._raw = None
         precision = "double" if self.dev.fp64 else "single"
         self.plan = make_plan(self.dev, Problem(m, precision))
         self.self_join = T_B is None
@@ -79,12 +91,52 @@ class _Sides:
             self._unit = 1.0 if self.normalize else float(self.A.scale.get()[3])
         return self._unit
 
+    @property
+    def plain_p(self):
+        """Plain distances of an order p other than 2 (the diagonal update's ``sub_pairs_p``)."""
+        return not self.normalize and self.p != 2.0
+
+    def raw(self):
+        """``sub_pairs_p``'s device arrays: the raw series A, B in the exact precision
+        (non-finite values as 0) and their windows' finiteness (int32, 1: finite), uploaded
+        once."""
+        if self._raw is None:
+            import pyopencl.array as cla
+            dt = np.float64 if self.plan.exact_real == "double" else np.float32
+            out = []
+            for T in self._T:
+                fin = np.isfinite(T)
+                ok = np.lib.stride_tricks.sliding_window_view(fin, self.m).all(axis=1)
+                out += [cla.to_device(self.dev.queue, np.where(fin, T, 0.0).astype(dt)),
+                        cla.to_device(self.dev.queue, ok.astype(np.int32))]
+            self._raw = out
+        return self._raw
+
     def pair_dist(self, ia, ib):
         """Exact distances (float64, host) of the pairs (ia[p], ib[p]) of windows of A, B."""
         ia, ib = np.asarray(ia, np.int64), np.asarray(ib, np.int64)
         if len(ia) == 0:
             return np.zeros(0)
+        if self.plain_p:
+            return minkowski(self._T[0], self._T[1], self.m, ia, ib, self.p)
         return _pair_dist(self.dev, self.plan, self.A, self.B, ia, ib) * self.unit
+
+
+def minkowski(T_A, T_B, m, ia, ib, p):
+    """Plain Minkowski distances of order p of the pairs (ia, ib) of windows of T_A, T_B on the
+    host, float64 (inf where a window holds NaN / inf)."""
+    ia, ib = np.asarray(ia, np.int64), np.asarray(ib, np.int64)
+    WA = np.lib.stride_tricks.sliding_window_view(T_A, m)
+    WB = np.lib.stride_tricks.sliding_window_view(T_B, m)
+    out = np.empty(len(ia))
+    per = max(1, (1 << 21) // m)        # pairs per block: ~16 MB of differences
+    for a in range(0, len(ia), per):
+        with np.errstate(invalid="ignore"):
+            d = np.abs(WA[ia[a:a + per]] - WB[ib[a:a + per]])
+            out[a:a + per] = np.max(d, axis=1) if np.isinf(p) else \
+                np.sum(d ** p, axis=1) ** (1.0 / p)
+    out[~np.isfinite(out)] = np.inf
+    return out
 
 
 def _spec(sides, k):
@@ -92,35 +144,45 @@ def _spec(sides, k):
     return "mp/subdiag.cl.mako", dict(**flags.TEMPLATE, real=p.kernel_real, ereal=p.exact_real,
                                       NORMALIZE=int(sides.normalize),
                                       SELF=int(sides.self_join), K=int(k),
-                                      SROWS=SUB_ROWS)
+                                      SROWS=SUB_ROWS, FUSED_FQ=FUSED_QUERIES,
+                                      FUSED_FC=FUSED_WINDOWS // 8)
 
 
 def _scored(sides, prg, diags, fold):
-    """``sub_pairs`` over the diagonals ``diags`` in launches whose scores fit PAIR_BYTES,
-    each followed by ``fold(diags_dev, q0, nq, buf)`` (the reduction of that launch)."""
+    """``sub_pairs`` (``sub_pairs_p`` for plain distances of order p != 2) over the diagonals
+    ``diags`` in launches whose scores fit PAIR_BYTES, each followed by
+    ``fold(diags_dev, q0, nq, buf)`` (the reduction of that launch)."""
     dev, p, A, B, m = sides.dev, sides.plan, sides.A, sides.B, sides.m
     lA, lB = sides.lA, sides.lB
     diags = np.ascontiguousarray(diags, dtype=np.int32)
     nd = len(diags)
     if not nd:
         return
-    dA = A.upload(dev, as_columns=False)
-    dB = B.upload(dev, as_columns=False)
+    if sides.plain_p:
+        kernel = "sub_pairs_p"
+        er = np.float64 if p.exact_real == "double" else np.float32
+        args = [er(sides.p)] + [x.data for x in sides.raw()[::2]] + \
+            [x.data for x in sides.raw()[1::2]]
+    else:
+        kernel = "sub_pairs"
+        dA = A.upload(dev, as_columns=False)
+        dB = B.upload(dev, as_columns=False)
+        args = [*[dA[x].data for x in ("T", "mu", "df", "dg", "r")],
+                *[dB[x].data for x in ("T", "mu", "df", "dg", "r")],
+                A.Td.data, A.mu.data, A.ss.data, A.fl.data,
+                B.Td.data, B.mu.data, B.ss.data, B.fl.data]
     size = np.dtype(A.kr).itemsize
     dd = upload_scratch(dev, diags)
     blk = int(min(max(MIN_BLOCK, round_up(2 * m, 64)), max(p.segment, MIN_BLOCK)))
     per = max(1, min(nd, PAIR_BYTES // (lA * size), dev.max_alloc // (lA * size)))
     buf = scratch(dev, per * lA, A.kr)
-    pairs = prg.kernel("sub_pairs")
+    pairs = prg.kernel(kernel)
     nb = -(-lA // blk)
     for q0 in range(0, nd, per):
         nq = min(per, nd - q0)
-        launch(dev, pairs, round_up(nq * nb, 64), None, dd.data, np.int32(q0), np.int32(nq),
-               np.int32(nb), np.int32(blk), np.int32(m), np.int32(lA), np.int32(lB),
-               *[dA[x].data for x in ("T", "mu", "df", "dg", "r")],
-               *[dB[x].data for x in ("T", "mu", "df", "dg", "r")],
-               A.Td.data, A.mu.data, A.ss.data, A.fl.data,
-               B.Td.data, B.mu.data, B.ss.data, B.fl.data, buf.data)
+        launch(dev, pairs, *fixed_local(dev, round_up(nq * nb, 64)), dd.data, np.int32(q0),
+               np.int32(nq), np.int32(nb), np.int32(blk), np.int32(m), np.int32(lA),
+               np.int32(lB), *args, buf.data)
         fold(dd, q0, nq, buf)
 
 
@@ -128,7 +190,7 @@ def diagonal_profile(sides, diags):
     """The (top-k) profile over the diagonals ``diags`` only (j - i = d; self-joins d > the
     exclusion zone, each pair once): dict of host arrays P, I ([l, k], best first, inf / -1
     where a window has no pair) and, for self-joins, left_P, left_I, right_P, right_I."""
-    dev, p, A, B, k = sides.dev, sides.plan, sides.A, sides.B, sides.k
+    dev, A, k = sides.dev, sides.A, sides.k
     lA, lB = sides.lA, sides.lB
     template, params = _spec(sides, k)
     prg = dev.program(template, **params)
@@ -139,27 +201,31 @@ def diagonal_profile(sides, diags):
     if sides.self_join:
         extra = [fill(dev, scratch(dev, lA, kr), -np.inf), fill(dev, scratch(dev, lA, np.int32), -1),
                  fill(dev, scratch(dev, lA, kr), -np.inf), fill(dev, scratch(dev, lA, np.int32), -1)]
+    fold = "sub_reduce_self8" if k == 1 and sides.self_join else "sub_reduce"
     _scored(sides, prg, diags, lambda dd, q0, nq, buf: launch(
-        dev, prg.kernel("sub_reduce"), _fold_items(lA, k), None, dd.data, np.int32(q0),
-        np.int32(nq), np.int32(lA), np.int32(lB), buf.data, rowS.data, rowI.data,
+        dev, prg.kernel(fold), *fixed_local(dev, _fold_items(lA, k, sides.self_join)), dd.data,
+        np.int32(q0), np.int32(nq), np.int32(lA), np.int32(lB), buf.data, rowS.data, rowI.data,
         *[a.data for a in extra]))
-    # the winners' distances, exactly (inf where none)
-    unit = sides.unit
-    P = _pair_dist(dev, p, A, B, None, rowI, n=lA * k, per=k)
+    # the winners' distances, exactly, in one launch (inf where none): each row's k best and,
+    # for self-joins, its left and right best
     I = rowI.get().astype(np.int64).reshape(lA, k)
-    P = P.get().astype(np.float64).reshape(lA, k) * unit
-    P[I < 0] = np.inf
+    ia, ib = [np.repeat(np.arange(lA), k)], [I.ravel()]
+    if sides.self_join:
+        IL, IR = extra[1].get().astype(np.int64), extra[3].get().astype(np.int64)
+        ia += [np.arange(lA)] * 2
+        ib += [IL, IR]
+    ia, ib = np.concatenate(ia), np.concatenate(ib)
+    d = np.full(len(ib), np.inf)
+    has = ib >= 0
+    d[has] = sides.pair_dist(ia[has], ib[has])      # (self-joins: B is A)
+    P = d[:lA * k].reshape(lA, k)
     if k > 1:       # the exact distances in order (the scores ranked them)
         o = np.argsort(P, axis=1, kind="stable")
         P, I = np.take_along_axis(P, o, 1), np.take_along_axis(I, o, 1)
     out = {"P": P, "I": I}
     if sides.self_join:
-        for name, idx in (("left", extra[1]), ("right", extra[3])):
-            d = _pair_dist(dev, p, A, A, None, idx, n=lA, per=1).get().astype(np.float64)
-            i = idx.get().astype(np.int64)
-            d = d * unit
-            d[i < 0] = np.inf
-            out[name + "_P"], out[name + "_I"] = d, i
+        out.update(left_P=d[lA * k:lA * k + lA], left_I=IL, right_P=d[lA * k + lA:],
+                   right_I=IR)
     return out
 
 

@@ -32,6 +32,9 @@ FIRST_VECTORS = 2
 #: directly, O(m) per cell, so blocks are at least MIN_BLOCK_ROWS_PER_M * m rows)
 TARGET_ITEMS = 4096
 MIN_BLOCK_ROWS_PER_M = 4
+#: columns of a chunk of the join kernels' rows (all rows of a chunk before the next one: its
+#: slices of the series, statistics and row buffers stay in the L1 cache)
+CHUNK = 256
 
 
 def window_stats(X, m):
@@ -70,7 +73,7 @@ class SeriesSet:
         self.n = X.shape[1]
         self.l = self.n - m + 1
         self.prg = dev.program("mp/mpdist.cl.mako", LANES=LANES, FIRST_ITEMS=FIRST_ITEMS,
-                               FIRST_VECTORS=FIRST_VECTORS,
+                               FIRST_VECTORS=FIRST_VECTORS, CHUNK=CHUNK,
                                real="double" if self.precision == "double" else "float")
         # the centring and the NaN / inf flags on the host (O(n)), the window statistics
         # (O(n m)) on the device: series_stats, window_stats' arithmetic
@@ -85,11 +88,15 @@ class SeriesSet:
         bad = (c[:, m:] - c[:, :-m]) > 0
         q = dev.queue
         Sd = cla.to_device(q, S)
-        mu, isd, sp = (cla.empty(q, (X.shape[0], self.l), self.dtype) for _ in range(3))
+        mu, isd, sp, of = (cla.empty(q, (X.shape[0], self.l), self.dtype) for _ in range(4))
         launch(dev, self.prg.kernel("series_stats"), (round_up(self.l, 64), X.shape[0]), None,
                Sd.data, np.int32(self.n + LANES), np.int32(self.l), np.int32(m),
-               cla.to_device(q, bad.astype(np.uint8)).data, mu.data, isd.data, sp.data)
+               cla.to_device(q, bad.astype(np.uint8)).data, mu.data, isd.data, sp.data,
+               of.data)
         self.arrays = [Sd, mu, isd, sp]
+        #: per window, what the join kernels add to the correlation: 0 for a regular window,
+        #: ``sp`` for the others (their 1 / std and mean are 0)
+        self.offsets = of
 
     def args(self):
         S, mu, isd, sp = self.arrays
@@ -97,7 +104,7 @@ class SeriesSet:
 
     @property
     def nbytes(self):
-        return sum(a.nbytes for a in self.arrays)
+        return sum(a.nbytes for a in self.arrays) + self.offsets.nbytes
 
 
 def _distances(rho, m):
@@ -131,20 +138,21 @@ def ab_profiles(A, B, pa, pb, m, *, device=None, precision=None, sides=None):
         nblk = -(-lA // rows)
         lBp = lB + LANES
         item = dtype.itemsize
-        per = [nblk * 2 * lBp * item, nblk * lB * item, lA * item, 8]
+        per = [nblk * (2 * CHUNK + rows) * item, nblk * lB * item, lA * item, 8]
         fixed = sa.nbytes + (0 if sb is sa else sb.nbytes)
         for a, b in chunk_sizes(npairs, per, dev, fixed_bytes=fixed):
             c = b - a
             pad = cla.to_device(q, pa[a:b])
             pbd = cla.to_device(q, pb[a:b])
-            scratch = cla.empty(q, c * nblk * 2 * lBp, dtype)
+            scratch = cla.empty(q, c * nblk * (2 * CHUNK + rows), dtype)
             rb = cla.empty(q, (c, lA), dtype)
             cbest = cla.empty(q, (c, nblk, lB), dtype)
-            launch(dev, kern, (nblk, c), None, *sa.args(), *sb.args(), pad.data, pbd.data,
+            launch(dev, kern, (nblk, c), None, *sa.args(), *sb.args(), sb.offsets.data,
+                   pad.data, pbd.data,
                    np.int32(m), np.int32(rows), scratch.data, np.int32(lBp), rb.data,
                    cbest.data)
             rhoA[a:b] = rb.get()
-            rhoB[a:b] = cbest.get().max(axis=1)
+            rhoB[a:b] = np.minimum(cbest.get().max(axis=1), 1.0)     # the kernel's clamp
     return _distances(rhoA, m), _distances(rhoB, m)
 
 
@@ -152,8 +160,9 @@ def run_profiles(side, items):
     """The nearest-neighbour distances of runs of consecutive windows: for each item
     (a, b, r0, cnt) of ``items`` ([k, 4] ints), windows r0 .. r0 + cnt - 1 of series a against
     every window of series b (both of the ``SeriesSet`` ``side``), concatenated in item order.
-    The runs' first rows (O(m) per column) in one launch that computes FIRST_ITEMS items of one
-    target at a time (each load of the target feeds them all), the next rows O(1) per column."""
+    One launch per chunk of items: a work-item takes FIRST_ITEMS items of one target and goes
+    through the columns a chunk at a time, the items' first rows (O(m) per column, each load of
+    the target feeding them all) then their next rows (O(1) per column)."""
     import pyopencl.array as cla
     items = np.ascontiguousarray(items, np.int32).reshape(-1, 4)
     cnt = items[:, 3].astype(np.int64)
@@ -164,25 +173,18 @@ def run_profiles(side, items):
     cnt = items[:, 3].astype(np.int64)
     offs = np.concatenate([[0], np.cumsum(cnt)])
     dev, dtype, q = side.dev, side.dtype, side.dev.queue
-    first = side.prg.kernel("first_rows")
-    kern = side.prg.kernel("abjoin_runs_given")
-    lBp = side.l + LANES
-    cols = FIRST_VECTORS * LANES
-    per = [2 * lBp * dtype.itemsize + 24 + int(cnt.max()) * dtype.itemsize]
+    kern = side.prg.kernel("abjoin_runs")
+    sst = 2 * CHUNK + int(cnt.max())    # an item's two row buffers and its chunk edges
+    per = [sst * dtype.itemsize + 24 + int(cnt.max()) * dtype.itemsize]
     for a, b in chunk_sizes(len(items), per, dev, fixed_bytes=side.nbytes,
                             multiple=FIRST_ITEMS):
         it = cla.to_device(q, np.ascontiguousarray(items[a:b]))     # [c, 4]: int4 each
         of = cla.to_device(q, (offs[a:b] - offs[a]).astype(np.int64))
-        scratch = cla.empty(q, (b - a) * lBp, dtype)
-        qt = cla.empty(q, (b - a) * lBp, dtype)
+        scratch = cla.empty(q, (b - a) * sst, dtype)
         rb = cla.empty(q, max(int(offs[b] - offs[a]), 1), dtype)
-        S = side.arrays[0]
-        launch(dev, first, (-(-side.l // cols), -(-(b - a) // FIRST_ITEMS)), None, S.data,
-               np.int32(side.n + LANES), S.data, np.int32(side.n + LANES), np.int32(side.l),
-               it.data, np.int32(b - a), np.int32(side.m), qt.data, np.int32(lBp))
-        launch(dev, kern, b - a, None, *side.args(), *side.args(), it.data, of.data,
-               np.int32(b - a), np.int32(side.m), scratch.data, qt.data, np.int32(lBp),
-               rb.data)
+        launch(dev, kern, -(-(b - a) // FIRST_ITEMS), None, *side.args(), *side.args(),
+               side.offsets.data, it.data, of.data, np.int32(b - a), np.int32(side.m),
+               scratch.data, np.int32(sst), rb.data)
         out[offs[a]:offs[b]] = rb.get()[:offs[b] - offs[a]]
     return _distances(out, side.m)
 

@@ -15,14 +15,13 @@ import numpy as np
 from ..runtime import get_device, launch, round_up
 from ..runtime.launch import fixed_local
 from ..runtime.arrays import native, values_of
+from ..runtime.memory import scratch
 from ..runtime.programs import built, prebuild
-from . import flags
-from .diagonal import _work_lists
 from .exact import _better, _pair_dist, exact_spec
 from .mass import _check_p, distance_profiles
 from .mass_plan import call_precision
 from .mstump_plan import Problem, make_mstump_plan
-from .series import Side, _well_scaled, prep_spec, stats_spec
+from .series import Side, _sreal, prep_spec, stats_spec
 from ..timeaxis import check_fits
 
 #: bytes of the partial row / column profiles of one launch (bands per launch are cut to fit)
@@ -34,8 +33,8 @@ MAX_DIM = 32
 #: no scratch up to 12 dimensions, with or without constant windows, forced dimensions,
 #: plain distances; 128 B of scratch at 16; float32 none up to 32)
 WAVES_MAX_DIM64 = 12
-#: ill-conditioned windows per block of exact rows
-ILL_BLOCK = 64
+#: work-group of the ill-conditioned windows' rows (``mscan_rows``)
+SCAN_WG = 64
 #: distances per block of exact rows of a p != 2 profile (rows x d x windows, float64)
 PNORM_ELEMENTS = 1 << 22
 
@@ -78,6 +77,26 @@ def _include(include, d):
     return inc
 
 
+def _checks(m, d, n, include, discords, normalize, hint="", max_dim=MAX_DIM):
+    """The arguments of a call checked (``hint``: a note on the dimensions' error):
+    (forced dimensions, discords, normalize)."""
+    if isinstance(m, bool) or not isinstance(m, (int, np.integer)):
+        raise TypeError(f"m must be an int, got {type(m).__name__}")
+    if m < 3:
+        raise ValueError(f"m must be >= 3, got {m}")
+    if d > max_dim:
+        raise ValueError(f"T has {d} dimensions; clts.mstump sorts at most {MAX_DIM} per pair "
+                         f"in registers (split the dimensions or choose fewer){hint}")
+    if n < m:
+        raise ValueError(f"T has {n} values per dimension, fewer than m={m}")
+    inc = _include(include, d)
+    if not isinstance(discords, (bool, np.bool_)):
+        raise TypeError(f"discords must be a bool, got {type(discords).__name__}")
+    if not isinstance(normalize, (bool, np.bool_)):
+        raise TypeError(f"normalize must be a bool, got {type(normalize).__name__}")
+    return inc, bool(discords), bool(normalize)
+
+
 def mstump(T, m, include=None, discords=False, normalize=True, p=2.0, *, precision=None,
            device=None, plan=None, time_axis=None, **plan_overrides):
     """Multi-dimensional matrix profile of ``T`` (d dimensions x n values), with
@@ -94,9 +113,8 @@ def mstump(T, m, include=None, discords=False, normalize=True, p=2.0, *, precisi
     T : array_like, shape (d, n)
         One row per dimension (numpy in any layout or byte order, pandas, xarray); NaN / inf
         mark missing values (windows holding one are never neighbours, P = inf). A
-        ``pyopencl.array.Array`` ([d, n] or [n], C-contiguous) gives P and I as device arrays:
-        on the device throughout for ``normalize=False`` with p != 2, else read once and P
-        and I written back (docs/device-arrays.md).
+        ``pyopencl.array.Array`` ([d, n] or [n], C-contiguous) gives P and I as device arrays,
+        computed on the device throughout: no host transfer or wait (docs/device-arrays.md).
     m : int
         Window length (>= 3).
     include : sequence of int, optional
@@ -126,6 +144,7 @@ def mstump(T, m, include=None, discords=False, normalize=True, p=2.0, *, precisi
     -------
     P : numpy.ndarray, shape (d, n - m + 1), float64
     I : numpy.ndarray, shape (d, n - m + 1), int64
+        (device arrays for a device ``T``; P float32 on a device without float64)
 
     Examples
     --------
@@ -146,19 +165,9 @@ def mstump(T, m, include=None, discords=False, normalize=True, p=2.0, *, precisi
         raise ValueError(f"m must be >= 3, got {m}")
     T2 = _series_2d(T, time_axis, m)
     d, n = T2.shape
-    if d > MAX_DIM:
-        hint = (" (if T is [time, dimensions] give time_axis=0)"
-                if time_axis is None and n <= MAX_DIM and d >= m else "")
-        raise ValueError(f"T has {d} dimensions; clts.mstump sorts at most {MAX_DIM} per pair "
-                         f"in registers (split the dimensions or choose fewer){hint}")
-    if n < m:
-        raise ValueError(f"T has {n} values per dimension, fewer than m={m}")
-    inc = _include(include, d)
-    if not isinstance(discords, (bool, np.bool_)):
-        raise TypeError(f"discords must be a bool, got {type(discords).__name__}")
-    if not isinstance(normalize, (bool, np.bool_)):
-        raise TypeError(f"normalize must be a bool, got {type(normalize).__name__}")
-    normalize, discords = bool(normalize), bool(discords)
+    hint = (" (if T is [time, dimensions] give time_axis=0)"
+            if time_axis is None and n <= MAX_DIM and d >= m else "")
+    inc, discords, normalize = _checks(m, d, n, include, discords, normalize, hint)
     pnorm = _check_p(p)[0]
     dev = get_device(device)
     precision = call_precision(dev, precision)
@@ -176,27 +185,13 @@ def mstump(T, m, include=None, discords=False, normalize=True, p=2.0, *, precisi
             _profile_rows(dev, p, To, m, ez, S[b:b + rows], P, I, len(inc), discords,
                           normalize, pnorm, symmetric=False)
         return P, I
-    # a first call builds the statistics and exact-distance programs at once (the diagonal
-    # kernel's depends on the windows' flags, known after the statistics)
-    # the series' type as Side uploads it (prep.cl.mako's input)
-    tin = np.float32 if p.exact_real == "float" and not dev.fp64 else np.float64
-    if not built(dev, *stats_spec(dev, p, normalize)) or \
-            not built(dev, *prep_spec(dev, p, normalize, tin)):
-        prebuild(dev, [stats_spec(dev, p, normalize), prep_spec(dev, p, normalize, tin),
-                       exact_spec(dev, p, normalize)])
-    scaled = [_well_scaled(T2[q], None, normalize, precision) for q in order]
-    sides = [Side(dev, a, m, p, normalize, 0) for a, _, _ in scaled]
-    units = np.array([u for _, _, u in scaled])
-    ill = np.zeros(l, bool)
-    for s in sides:
-        s.mark_ill(p, p.segment)
-        ill |= (s.flags & flags.ILL) != 0
-    idx = _device_indices(dev, p, sides, m, l, ez, len(inc), discords, ill, normalize, units)
-    P, I = _exact(dev, p, sides, idx, len(inc), discords, units)
-    S = np.nonzero(ill)[0]
-    for b in range(0, len(S), ILL_BLOCK):
-        _profile_rows(dev, p, T2[order], m, ez, S[b:b + ILL_BLOCK], P, I, len(inc), discords)
-    return P, I
+    # T uploaded once in its own precision (float32 stays float32: the scaling of a float32
+    # device array is the same), then the device-array computation; P and I read back
+    import pyopencl.array as cla
+    tin = np.float32 if (_input_dtype(T) == np.float32 or not dev.fp64) else np.float64
+    Td = cla.to_device(dev.queue, np.ascontiguousarray(T2, tin))
+    P, I = _znorm_device(dev, p, Td, order, m, len(inc), discords, normalize)
+    return P.get().astype(np.float64), I.get()
 
 
 def _profile_rows(dev, p, T, m, ez, S, P, I, ninc, discords, normalize=True, pnorm=2.0,
@@ -230,144 +225,175 @@ def _profile_rows(dev, p, T, m, ez, S, P, I, ninc, discords, normalize=True, pno
     P[:], I[:] = _better(P, I, vb, np.where(np.isfinite(vb), S[sb], -1))
 
 
-def _stacked(sides, m, ill, normalize=True):
-    """The kernel's arrays of every dimension stacked [d, NW] (T: [d, NW + m]); r marks
-    constant windows with -1 and non-finite ones (and the padding) with NaN; windows ``ill``
-    in some dimension are NaN in every one (their pairs are left to ``_profile_rows``).
-    ``normalize=False``: r = -|window|^2 / 2 as the 1-D kernels' (``Side.arrays``)."""
-    cols = [s.arrays(as_columns=True) for s in sides]
-    for s, c in zip(sides, cols):
-        if not normalize:
-            continue
-        r = c["r"]
-        ok = (s.flags & (flags.NONFINITE | flags.CONSTANT)) == 0
-        with np.errstate(divide="ignore"):
-            r[:s.l] = np.where(ok, 1.0 / np.sqrt(np.maximum(s.ss_h, 1e-300)), np.nan)
-        r[:s.l][(s.flags & flags.CONSTANT) != 0] = -1.0
-        r[:s.l][(s.flags & flags.NONFINITE) != 0] = np.nan
-        r[:s.l][ill] = np.nan
-    return {k: np.stack([c[k] for c in cols]) for k in cols[0]}
+def _input_dtype(T):
+    """The dtype ``T`` holds (float64 for lists and the like)."""
+    return np.dtype(getattr(values_of(T), "dtype", np.float64))
 
 
-def _device_indices(dev, p, sides, m, l, ez, ninc, discords, ill, normalize=True, units=None):
-    """I [d, l] from the diagonal kernel (every band of every segment, in launches of at most
-    PARTIAL_BYTES of partial profiles), folded by the reduction kernels."""
+def _stack(dev, arrays, dtype, width):
+    """The device arrays ``arrays`` (one per dimension, at least ``width`` values each) copied
+    into one [d, width] device array (device-to-device copies)."""
+    import pyopencl as cl
+    from ..runtime.memory import scratch
+    item = np.dtype(dtype).itemsize
+    out = scratch(dev, (len(arrays), width), dtype)
+    for q, a in enumerate(arrays):
+        cl.enqueue_copy(dev.queue, out.data, a.data, byte_count=width * item,
+                        dst_offset=q * width * item)
+    return out
+
+
+def _znorm_device(dev, p, T, order, m, ninc, discords, normalize):
+    """The profile of the device array ``T`` [d, n] (dimensions ``order``, the ``ninc`` forced
+    ones first) with z-normalised distances, or plain Euclidean ones (``normalize=False``,
+    p = 2), on the device from end to end: each dimension's scaling, window statistics and
+    flags (series.py's ``Side`` on the device row), the diagonal kernel and its reductions
+    (the winners I), the winners re-evaluated exactly per dimension (``pair_dist``) then
+    sorted and averaged (``mexact``), the windows too ill-conditioned for the O(1) update (in
+    some dimension) as rows and columns of exact distances (``mscan_rows`` / ``mscan_cols``:
+    the kernel left their pairs out). Returns P (float64 where the device has it) and I
+    (int64), [d, l] device arrays; nothing is read back or waited for."""
     import pyopencl.array as cla
     from ..runtime.faults import enter_chunk
-    d = len(sides)
+    from ..runtime.programs import build_program
+    from ..runtime.resident import device_rows
+    from .diagonal import _descriptors, _filled, _special
+    from .series import scale_on_device
+    d, n = (int(v) for v in T.shape)
+    l = n - m + 1
+    ez = int(math.ceil(m / 4))
     D, R = p.band, p.segment
     kr = np.float64 if p.kernel_real == "double" else np.float32
     q = dev.queue
-    gV = cla.to_device(q, np.full(d * l, np.inf, kr))
-    gI = cla.to_device(q, np.full(d * l, -1, np.int32))
+    oreal = "double" if dev.fp64 else "float"
+    mspec = exact_spec(dev, p, normalize)
+    mspec = (mspec[0], dict(mspec[1], MDIM=d, NINC=ninc, DISCORDS=int(bool(discords)),
+                            MWG=SCAN_WG,
+                            oreal=oreal, ureal="double" if np.dtype(
+                                _sreal(p, T.dtype)) == np.float64 else "float"))
+    # a first call builds the statistics, preparation and exact-distance programs at once
+    # (the diagonal kernel's depends on nothing the device computes: built when launched)
+    if not built(dev, *mspec):
+        prebuild(dev, [stats_spec(dev, p, normalize), prep_spec(dev, p, normalize, T.dtype),
+                       exact_spec(dev, p, normalize), mspec])
+    sides = []
+    for k in order:
+        row = device_rows(T, k, k + 1).reshape(n)
+        s = Side(dev, row, m, p, normalize, 0, scale=scale_on_device(dev, p, normalize, row))
+        s.mark_ill(p, p.segment)
+        sides.append(s)
+    mprg = build_program(dev, *mspec)
+    er = sides[0].er
+    fl = _stack(dev, [s.fl for s in sides], np.int32, l)
+    cols = [s.upload(dev, True) for s in sides]
+    NW = int(cols[0]["mu"].shape[0])
+    dA = {key: _stack(dev, [c[key] for c in cols], kr, NW + (m if key == "T" else 0))
+          for key in cols[0]}
+    anyf = scratch(dev, l, np.int32)
+    launch(dev, mprg.kernel("mflags"), *fixed_local(dev, round_up(l, 64)), np.int32(l),
+           np.int32(NW), fl.data, anyf.data, dA["r"].data)
+    sc = _stack(dev, [s.scale for s in sides], sides[0].scale.dtype, 4)
+    gV = _filled(dev, d * l, kr, np.inf)
+    gI = _filled(dev, d * l, np.int32, -1)
     kstart = ez + 1
     nb = -(-(l - kstart) // D) if l > kstart else 0
-    if nb == 0:
-        return gI.get().astype(np.int64).reshape(d, l)
-    arr = _stacked(sides, m, ill, normalize)
-    NW = arr["mu"].shape[1]
-    dA = {k: cla.to_device(q, np.ascontiguousarray(v, kr)) for k, v in arr.items()}
-    per_band = d * (2 * R + D) * (np.dtype(kr).itemsize + 4)
-    chunk = max(1, min(1 << 14, PARTIAL_BYTES // per_band, dev.max_alloc // 4 // per_band))
-    from .. import options
-    cap = options.get("max_chunk")
-    if cap:
-        chunk = max(1, min(chunk, cap))
-    launches = []
-    for s0, desc, _ in _work_lists(l, l, True, D, R, 0, nb, kstart):
-        for c0 in range(0, len(desc), chunk):
-            launches.append((s0, desc[c0:c0 + chunk]))
-    nwmax = round_up(max(len(x) for _, x in launches), p.wg)     # nws: the interleave stride
-    rPV = cla.empty(q, nwmax * d * R, kr)
-    rPI = cla.empty(q, nwmax * d * R, np.int32)
-    cPV = cla.empty(q, nwmax * d * (R + D), kr)
-    cPI = cla.empty(q, nwmax * d * (R + D), np.int32)
-    # dimensions with a constant window (the others skip the constant-window convention)
-    const = sum(1 << q for q, s in enumerate(sides) if np.any(s.flags & flags.CONSTANT)) \
-        if normalize else 0
-    # plain distances: NORMALIZE=0 and each dimension's unit (z-normalised: the programs as
-    # before, no NORMALIZE parameter)
-    plain = {} if normalize else {"NORMALIZE": 0}
-    # sub-group size (Intel) / waves per SIMD (AMD): only where set (the other programs as
-    # before); waves not on float64 builds of more than WAVES_MAX_DIM64 dimensions
-    waves = p.waves if p.kernel_real == "float" or d <= WAVES_MAX_DIM64 else 0
-    tuning = {k: v for k, v in (("subgroup", p.subgroup), ("waves", waves)) if v}
-    if p.lanes == 1 and p.groups == 1 and d * NW < 2 ** 31:
-        tuning["OFF32"] = 1         # int offsets in the row loop (fewer 64-bit addresses live)
-    unit = () if normalize else (cla.to_device(q, np.asarray(units, kr)).data,)
-    prg = dev.program("mp/mdiag.cl.mako", real=p.kernel_real, lanes=p.lanes, groups=p.groups,
-                      segment=R, DIM=d, NINC=ninc, DISCORDS=int(discords), CONST=const,
-                      interleave=p.interleave, fold=p.fold, **plain, **tuning)
-    nws = (np.int32(nwmax),) if p.interleave else ()
-    kern, red_r, red_c = (prg.kernel(k) for k in ("mdiag", "mreduce_rows", "mreduce_cols"))
-    # each launch's descriptors from a 128-byte boundary (8 int4): the folds read them with
-    # adjacent work-items, and an unaligned run of 32 spans 5 segments instead of 4
-    offs = np.cumsum([0] + [round_up(len(x), 8) for _, x in launches])
-    alld = np.zeros((int(offs[-1]), 4), np.int32)
-    for o, (_, x) in zip(offs, launches):
-        alld[o:o + len(x)] = x
-    dd = cla.to_device(q, alld)
-    for li, (s0, dsub) in enumerate(launches):
-        nw, off = len(dsub), int(offs[li])
-        enter_chunk(li, off, off + nw, len(launches), len(alld))
-        launch(dev, kern, round_up(nw, p.wg), p.wg, dd.data, np.int32(off), np.int32(nw),
-               np.int32(s0), np.int32(m), np.int32(l), np.int32(NW), dA["T"].data,
-               dA["mu"].data, dA["df"].data, dA["dg"].data, dA["r"].data, *unit,
-               rPV.data, rPI.data, cPV.data, cPI.data, *nws)
-        head = (dd.data, np.int32(off), np.int32(nw), np.int32(s0))
-        ncols = (nw - 1) * D + R + D
-        if p.fold:      # a work-group per row / per 32 column groups of D columns
-            rows = (R * p.fold, p.fold)
-            ngroups = -(-(-(-ncols // D)) // min(32, p.fold))
-            cols = (ngroups * p.fold, p.fold)
-        else:           # a work-item per row / column
-            rows, cols = (round_up(R, 64), None), (round_up(ncols, 64), None)
-        launch(dev, red_r, *rows, *head, np.int32(l),
-               rPV.data, rPI.data, gV.data, gI.data, *nws)
-        launch(dev, red_c, *cols, *head,
-               np.int32(int(dsub[0, 0])), np.int32(ncols), np.int32(l),
-               cPV.data, cPI.data, gV.data, gI.data, *nws)
-    return gI.get().astype(np.int64).reshape(d, l)
-
-
-def _exact(dev, p, sides, I, ninc, discords, units):
-    """P [d, l] of the winners I, every per-dimension distance recomputed exactly
-    (``pair_dist``, times the dimension's ``units``: 1 when z-normalised), sorted with the
-    forced dimensions first, and averaged; I = -1 where P is inf."""
-    d, l = I.shape
-    rows = np.tile(np.arange(l), d)
-    cols = I.ravel()
-    # pairs in diagonal order: adjacent work-items read adjacent windows on both sides
-    # (coalesced on GPUs, cache lines shared on CPUs)
-    perm = np.lexsort((rows, cols - rows))
-    X = np.empty((d, d * l))
-    for q, s in enumerate(sides):
-        X[q, perm] = _pair_dist(dev, p, s, s, rows[perm], cols[perm]) * units[q]
-    X = X.reshape(d, d, l)
-    rest = np.sort(X[ninc:], axis=0)
-    if discords:
-        rest = rest[::-1]
-    X = np.concatenate([X[:ninc], rest])            # [dim order, k, i]
-    csum = np.cumsum(X, axis=0)
-    kk = np.arange(d)
-    P = csum[kk, kk, :] / (kk + 1)[:, None]
-    I = np.where(np.isfinite(P), I, -1)
-    P = np.where(I < 0, np.inf, P)
+    if nb:
+        per_band = d * (2 * R + D) * (np.dtype(kr).itemsize + 4)
+        chunk = max(1, min(1 << 14, PARTIAL_BYTES // per_band, dev.max_alloc // 4 // per_band))
+        from .. import options
+        cap = options.get("max_chunk")
+        if cap:
+            chunk = max(1, min(chunk, cap))
+        launches, dd, offs = _descriptors(dev, sides[0], l, l, True, D, R, 0, nb, kstart, chunk,
+                                          1)
+        nwmax = round_up(max(len(x) for _, x in launches), p.wg)  # nws: the interleave stride
+        rPV = scratch(dev, nwmax * d * R, kr)
+        rPI = scratch(dev, nwmax * d * R, np.int32)
+        cPV = scratch(dev, nwmax * d * (R + D), kr)
+        cPI = scratch(dev, nwmax * d * (R + D), np.int32)
+        # z-normalised: the constant-window convention in every dimension (which dimensions
+        # hold a constant window is known on the device only; the others' results are the
+        # same); plain distances: NORMALIZE=0 and each dimension's unit
+        const = (1 << d) - 1 if normalize else 0
+        plain = {} if normalize else {"NORMALIZE": 0}
+        # sub-group size (Intel) / waves per SIMD (AMD): only where set; waves not on float64
+        # builds of more than WAVES_MAX_DIM64 dimensions
+        waves = p.waves if p.kernel_real == "float" or d <= WAVES_MAX_DIM64 else 0
+        tuning = {k: v for k, v in (("subgroup", p.subgroup), ("waves", waves)) if v}
+        if p.lanes == 1 and p.groups == 1 and d * NW < 2 ** 31:
+            tuning["OFF32"] = 1     # int offsets in the row loop (fewer 64-bit addresses live)
+        unit = ()
+        if not normalize:
+            u = scratch(dev, d, kr)
+            launch(dev, mprg.kernel("munits"), *fixed_local(dev, 64), sc.data, u.data)
+            unit = (u.data,)
+        prg = dev.program("mp/mdiag.cl.mako", real=p.kernel_real, lanes=p.lanes,
+                          groups=p.groups, segment=R, DIM=d, NINC=ninc,
+                          DISCORDS=int(discords), CONST=const, interleave=p.interleave,
+                          fold=p.fold, **plain, **tuning)
+        nws = (np.int32(nwmax),) if p.interleave else ()
+        kern, red_r, red_c = (prg.kernel(k) for k in ("mdiag", "mreduce_rows", "mreduce_cols"))
+        ndesc = int(offs[-1])
+        for li, (s0, dsub) in enumerate(launches):
+            nw, off = len(dsub), int(offs[li])
+            enter_chunk(li, off, off + nw, len(launches), ndesc)
+            launch(dev, kern, round_up(nw, p.wg), p.wg, dd.data, np.int32(off), np.int32(nw),
+                   np.int32(s0), np.int32(m), np.int32(l), np.int32(NW), dA["T"].data,
+                   dA["mu"].data, dA["df"].data, dA["dg"].data, dA["r"].data, *unit,
+                   rPV.data, rPI.data, cPV.data, cPI.data, *nws)
+            head = (dd.data, np.int32(off), np.int32(nw), np.int32(s0))
+            ncols = (nw - 1) * D + R + D
+            if p.fold:      # a work-group per row / per 32 column groups of D columns
+                rows = (R * p.fold, p.fold)
+                ngroups = -(-(-(-ncols // D)) // min(32, p.fold))
+                colsz = (ngroups * p.fold, p.fold)
+            else:           # a work-item per row / column
+                rows, colsz = (round_up(R, 64), None), (round_up(ncols, 64), None)
+            launch(dev, red_r, *rows, *head, np.int32(l),
+                   rPV.data, rPI.data, gV.data, gI.data, *nws)
+            launch(dev, red_c, *colsz, *head,
+                   np.int32(int(dsub[0, 0])), np.int32(ncols), np.int32(l),
+                   cPV.data, cPI.data, gV.data, gI.data, *nws)
+    # the winners' distances in every dimension, exactly (pairs k l + i: row i, column I[k, i])
+    ia = scratch(dev, d * l, np.int32)
+    launch(dev, mprg.kernel("mrows"), *fixed_local(dev, round_up(d * l, 64)), np.int32(d * l),
+           np.int32(l), ia.data)
+    X = _stack(dev, [_pair_dist(dev, p, s, s, ia, gI, n=d * l) for s in sides], er, d * l)
+    odt = np.float64 if dev.fp64 else np.float32
+    # results: fresh device arrays, never pool blocks a later call could reuse
+    P = cla.empty(q, (d, l), odt)
+    I = cla.empty(q, (d, l), np.int64)
+    launch(dev, mprg.kernel("mexact"), *fixed_local(dev, round_up(d * l, 64)), np.int32(l),
+           X.data, gI.data, sc.data, P.data, I.data)
+    if normalize:
+        # the ill-conditioned windows (in some dimension): rows and columns of exact distances
+        Td = _stack(dev, [s.Td for s in sides], er, int(sides[0].Td.shape[0]))
+        mu = _stack(dev, [s.mu for s in sides], er, l)
+        ss = _stack(dev, [s.ss for s in sides], er, l)
+        idx, count = _special(dev, _Flags(anyf, l, sides[0].prg))
+        args = (count.data, np.int32(m), np.int32(l), np.int32(ez), np.int32(Td.shape[1]),
+                idx.data, Td.data, mu.data, ss.data, fl.data, P.data, I.data)
+        groups = max(1, min(l, 4 * dev.info.compute_units))
+        launch(dev, mprg.kernel("mscan_rows"), groups * SCAN_WG, SCAN_WG, *args)
+        launch(dev, mprg.kernel("mscan_cols"), *fixed_local(dev, round_up(l, 64)), *args)
     return P, I
+
+
+class _Flags:
+    """The window flags ``fl`` of ``l`` windows in the shape ``diagonal._special`` reads."""
+
+    def __init__(self, fl, l, prg):
+        self.fl, self.l, self.prg = fl, l, prg
 
 
 def _mstump_device(T, m, include, discords, normalize, p, precision, device, plan, time_axis,
                    plan_overrides):
     """:func:`mstump` of a device array ``T`` ([d, n] or [n], time last): ``(P, I)`` as device
-    arrays. Plain distances with p != 2 run on the device (:func:`_maamp_device`). Otherwise
-    not device-resident inside: the windows' preparation, the exact re-evaluation and the
-    ill-conditioned rows are host steps of this function today, so the call reads ``T`` once
-    (d n itemsize bytes, a wait), runs as numpy input does, and writes P and I to new device
-    arrays (2 d l 8 bytes, non-blocking): one read and two writes more than the numpy call
-    (docs/device-arrays.md). The arrays' dtype sets the precision unless ``precision`` names
-    it."""
-    import pyopencl.array as cla
-    from ..runtime.arrays import device_input, to_numpy
+    arrays, nothing read back or waited for: z-normalised and plain p = 2 distances by
+    :func:`_znorm_device` (the numpy path's computation after its upload: the same bits),
+    plain distances with other p by :func:`_maamp_device`. The arrays' dtype sets the
+    precision unless ``precision`` names it."""
+    from ..runtime.arrays import device_input
     dev = get_device(device)
     device_input(T, "T", dev, ndim=(1, 2))
     if time_axis not in (None, -1, T.ndim - 1):
@@ -380,12 +406,13 @@ def _mstump_device(T, m, include, discords, normalize, p, precision, device, pla
                         "on the device")
     if not normalize and _check_p(p)[0] != 2.0:
         return _maamp_device(dev, T, m, include, discords, _check_p(p)[0], own)
-    host = to_numpy(T)                  # the one read
-    P, I = mstump(host, m, include, discords, normalize, p, precision=own, device=dev,
-                  plan=plan, **plan_overrides)
-    q = dev.queue
-    return (cla.to_device(q, np.ascontiguousarray(P), async_=True),
-            cla.to_device(q, np.ascontiguousarray(I), async_=True))
+    T2 = T.reshape(1, -1) if T.ndim == 1 else T
+    d, n = (int(v) for v in T2.shape)
+    inc, discords, normalize = _checks(m, d, n, include, discords, normalize)
+    order = inc + [k for k in range(d) if k not in inc]
+    plan = make_mstump_plan(dev, Problem(own), plan=plan, **plan_overrides)
+    Tc = T2 if T2.offset == 0 else T2.copy()        # device_rows takes rows of it
+    return _znorm_device(dev, plan, Tc, order, int(m), len(inc), discords, normalize)
 
 
 def _maamp_device(dev, T, m, include, discords, pnorm, precision):
@@ -401,19 +428,9 @@ def _maamp_device(dev, T, m, include, discords, pnorm, precision):
     from .mass import _device_profiles
     T2 = T.reshape(1, -1) if T.ndim == 1 else T
     d, n = (int(v) for v in T2.shape)
-    if isinstance(m, bool) or not isinstance(m, (int, np.integer)):
-        raise TypeError(f"m must be an int, got {type(m).__name__}")
+    inc, discords, _ = _checks(m, d, n, include, discords, False,
+                               max_dim=min(MAX_DIM, KMAX))
     m = int(m)
-    if m < 3:
-        raise ValueError(f"m must be >= 3, got {m}")
-    if d > min(MAX_DIM, KMAX):
-        raise ValueError(f"T has {d} dimensions; clts.mstump sorts at most {MAX_DIM} per "
-                         "pair in registers (split the dimensions or choose fewer)")
-    if n < m:
-        raise ValueError(f"T has {n} values per dimension, fewer than m={m}")
-    inc = _include(include, d)
-    if not isinstance(discords, (bool, np.bool_)):
-        raise TypeError(f"discords must be a bool, got {type(discords).__name__}")
     order = inc + [q for q in range(d) if q not in inc]
     l = n - m + 1
     ez = int(math.ceil(m / 4))

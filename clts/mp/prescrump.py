@@ -10,15 +10,17 @@ import numpy as np
 from ..runtime import launch, round_up
 from ..runtime.launch import fixed_local
 from ..runtime.memory import fill, scratch
+from . import diagset
 from .diagset import _check, _series, _Sides, _spec
 
 #: bytes of preSCRIMP's distance profiles per launch (``pre_dist`` or ``mass``)
 MASS_BYTES = 32 << 20
+#: work-items per work-group of ``pre_fused`` on pocl (fixed_local): a few hundred work-items
+#: at n = 10,000 in groups of 16, so that the groups spread evenly over the cores
+FUSED_LOCAL = 16
 #: z-normalised self-joins at k = 1 reduce the profiles where they are made (``pre_fused``);
 #: False: ``pre_dist`` stores them for ``pre_rows`` / ``pre_cols`` (the path of k > 1)
 FUSED = True
-#: windows per work-item of ``pre_fused`` (8 FC in subdiag.cl.mako)
-FUSED_WINDOWS = 8
 
 def _topk_candidates(l, k, rows, dist, idx):
     """The k best (distance, then index) distinct-index candidates per row: [l, k] P, I."""
@@ -75,7 +77,7 @@ def _prescrump(sides, T_A, T_B, s, indices, p=2.0):
     dots = sides.self_join and sides.normalize and dt == np.float64
     if dots:
         A = sides.A
-        Tp = cla.zeros(dev.queue, A.n + 16, dt)      # the scaled series, 16 zeros after it (pre_fused, pre_dist)
+        Tp = cla.zeros(dev.queue, A.n + 64, dt)      # the scaled series, 64 zeros after it (pre_fused, pre_dist)
         cl.enqueue_copy(dev.queue, Tp.data, A.Td.data, byte_count=A.n * 8)
     else:
         Td = cla.to_device(dev.queue, np.ascontiguousarray(Tb, dtype=dt))
@@ -88,17 +90,19 @@ def _prescrump(sides, T_A, T_B, s, indices, p=2.0):
         colI = fill(dev, scratch(dev, lB * k, np.int32), -1)
     fused = FUSED and dots and k == 1
     prg = dev.program(template, **params)
-    if fused:       # the distance profiles never stored: [nq, l / 8] partial minima
-        nbk = -(-lB // FUSED_WINDOWS)
-        per = max(1, min(MASS_BYTES, dev.max_alloc) // (12 * nbk))
+    order = np.arange(len(indices))
+    if fused:       # the distance profiles never stored: [nq, l / 16] partial minima
+        nbk = -(-lB // diagset.FUSED_WINDOWS)
+        per = max(1, min(MASS_BYTES, dev.max_alloc) // (8 * nbk))
+        order = np.argsort(indices, kind="stable")    # ascending (pre_fused's tie rule)
     for c0 in range(0, len(indices), per):
-        ii = indices[c0:c0 + per]
+        ii = indices[order[c0:c0 + per]]
         nq = len(ii)
         idx = cla.to_device(dev.queue, ii.astype(np.int32))
         if fused:
             nn, dn = _fused_profiles(sides, prg, win[ii], idx, Tp, colP, colI)
-            nn_all[c0:c0 + nq] = nn.get()
-            dn_all[c0:c0 + nq] = dn.get()
+            nn_all[order[c0:c0 + nq]] = nn.get()
+            dn_all[order[c0:c0 + nq]] = dn.get()
             continue
         if dots:        # z-normalised self-join: dot products, ranked, refined exactly below
             D = _dot_profiles(sides, prg, win[ii], idx, Tp)
@@ -108,28 +112,46 @@ def _prescrump(sides, T_A, T_B, s, indices, p=2.0):
         nn = cla.empty(dev.queue, nq, np.int32)
         dn = cla.empty(dev.queue, nq, dt)
         zone = ez if sides.self_join else -1
-        launch(dev, prg.kernel("pre_rows"), round_up(nq, 64), None, D.data, np.int32(nq),
-               np.int32(lB), idx.data, np.int32(zone), nn.data, dn.data)
+        launch(dev, prg.kernel("pre_rows"), *fixed_local(dev, round_up(nq, 64)), D.data,
+               np.int32(nq), np.int32(lB), idx.data, np.int32(zone), nn.data, dn.data)
         if sides.self_join:
-            launch(dev, prg.kernel("pre_cols"), round_up(lB, 64), None, D.data, np.int32(nq),
-                   np.int32(lB), idx.data, np.int32(ez), colP.data, colI.data)
+            launch(dev, prg.kernel("pre_cols"), *fixed_local(dev, round_up(lB, 64)), D.data,
+                   np.int32(nq), np.int32(lB), idx.data, np.int32(ez), colP.data, colI.data)
         nn_all[c0:c0 + nq] = nn.get()
         dn_all[c0:c0 + nq] = dn.get()
     ok = (nn_all >= 0) & np.isfinite(dn_all)
     nn_all[~ok] = -1
-    if dots:
-        dn_all[ok] = sides.pair_dist(indices[ok], nn_all[ok])
-    rows, dist, idx = [indices[ok]], [dn_all[ok]], [nn_all[ok]]
+    ii, jj = indices[ok], nn_all[ok]
+    pa, pb = _refine_pairs(sides, s, ii, jj)
     if sides.self_join:
         cP = colP.get().astype(np.float64).reshape(lB, k)
         cI = colI.get().astype(np.int64).reshape(lB, k)
-        if dots:
-            has = cI >= 0
-            cP[has] = sides.pair_dist(np.nonzero(has)[0], cI[has])
+    # the exact distances in one launch: the refinement pairs and, where dot products only
+    # ranked them, each sampled window's neighbour and each window's best sampled partner
+    ea, eb = [pa], [pb]
+    if dots:
+        has = cI >= 0
+        ea += [ii, np.nonzero(has)[0]]
+        eb += [jj, cI[has]]
+    d = sides.pair_dist(np.concatenate(ea), np.concatenate(eb))
+    if dots:
+        dn_all[ok] = d[len(pa):len(pa) + len(ii)]
+        cP[has] = d[len(pa) + len(ii):]
+    rows, dist, idx = [ii], [dn_all[ok]], [jj]
+    if sides.self_join:
         rows.append(np.repeat(np.arange(lB), k))
         dist.append(cP.ravel())
         idx.append(cI.ravel())
-    return _refined(sides, T_A, Tb, s, p, indices[ok], nn_all[ok], rows, dist, idx)
+    if len(pa):
+        rows += [pa]
+        dist += [d[:len(pa)]]
+        idx += [pb]
+        if sides.self_join:
+            rows += [pb]
+            dist += [d[:len(pa)]]
+            idx += [pa]
+    return _topk_candidates(sides.lA, k, np.concatenate(rows), np.concatenate(dist),
+                            np.concatenate(idx))
 
 
 def _dot_profiles(sides, prg, windows, idx, Tp):
@@ -143,8 +165,8 @@ def _dot_profiles(sides, prg, windows, idx, Tp):
     zq = cla.to_device(dev.queue, _unit_queries(windows))
     D = cla.empty(dev.queue, (nq, l), np.float64)
     r = A.upload(dev, as_columns=False, dtype=np.float64)["r"]
-    launch(dev, prg.kernel("pre_dist"), (-(-l // 8), -(-nq // 4)), None, np.int32(nq),
-           np.int32(l), np.int32(m), zq.data, idx.data, Tp.data, A.mu.data, A.ss.data,
+    launch(dev, prg.kernel("pre_dist"), *fixed_local(dev, (-(-l // 8), -(-nq // 4))),
+           np.int32(nq), np.int32(l), np.int32(m), zq.data, idx.data, Tp.data, A.mu.data, A.ss.data,
            r.data, A.fl.data, D.data)
     return D
 
@@ -161,33 +183,31 @@ def _unit_queries(windows):
 
 def _fused_profiles(sides, prg, windows, idx, Tp, colP, colI):
     """``pre_fused`` (z-normalised self-joins, k = 1): the distance profiles of ``windows``
-    as in :func:`_dot_profiles`, reduced where they are made: every window's best among the
-    queries merged into ``colP`` / ``colI`` and each query's nearest neighbour (``nn``, its
-    squared distance ``dn``; device arrays) through ``pre_rowmin``, without storing the
-    [nq, l] profiles."""
+    (in ascending index order) as in :func:`_dot_profiles`, reduced where they are made:
+    every window's best among the queries merged into ``colP`` / ``colI`` and each query's
+    nearest neighbour (``nn``, its squared distance ``dn``; device arrays) through
+    ``pre_rowmin``, without storing the [nq, l] profiles."""
     import pyopencl.array as cla
     dev, A, l, m = sides.dev, sides.A, sides.lA, sides.m
-    nq, nbk = len(windows), -(-l // FUSED_WINDOWS)
+    nq, nbk = len(windows), -(-l // diagset.FUSED_WINDOWS)
     zq = cla.to_device(dev.queue, _unit_queries(windows))
     rowD = cla.empty(dev.queue, (nq, nbk), np.float64)
-    rowJ = cla.empty(dev.queue, (nq, nbk), np.int32)
     r = A.upload(dev, as_columns=False, dtype=np.float64)["r"]
-    launch(dev, prg.kernel("pre_fused"), *fixed_local(dev, nbk), np.int32(nq), np.int32(l), np.int32(m),
-           np.int32(sides.ez), zq.data, idx.data, Tp.data, A.mu.data, A.ss.data, r.data,
-           A.fl.data, colP.data, colI.data, rowD.data, rowJ.data)
+    rules = (zq.data, idx.data, Tp.data, A.mu.data, A.ss.data, r.data, A.fl.data)
+    launch(dev, prg.kernel("pre_fused"), *fixed_local(dev, nbk, FUSED_LOCAL), np.int32(nq), np.int32(l),
+           np.int32(m), np.int32(sides.ez), *rules, colP.data, colI.data, rowD.data)
     nn = cla.empty(dev.queue, nq, np.int32)
     dn = cla.empty(dev.queue, nq, np.float64)
     launch(dev, prg.kernel("pre_rowmin"), *fixed_local(dev, round_up(nq, 64)), np.int32(nq),
-           np.int32(nbk), rowD.data, rowJ.data, nn.data, dn.data)
+           np.int32(nbk), np.int32(l), np.int32(m), np.int32(sides.ez), *rules, rowD.data,
+           nn.data, dn.data)
     return nn, dn
 
 
-def _refined(sides, T_A, Tb, s, p, ii, jj, rows, dist, idx):
-    """The candidates ``rows`` / ``dist`` / ``idx`` (lists of arrays) with preSCRIMP's
-    refinement pairs (i +- g, j +- g), g < s, of each sampled window i and its nearest
-    neighbour j; the k best per window, [l, k] P and I."""
-    lA, lB, k, m = sides.lA, sides.lB, sides.k, sides.m
-    # the refinement pairs along each sampled window's diagonal
+def _refine_pairs(sides, s, ii, jj):
+    """preSCRIMP's refinement pairs (i +- g, j +- g), g < s, of each sampled window i and its
+    nearest neighbour j (inside both series): (pa, pb)."""
+    lA, lB = sides.lA, sides.lB
     fa, fb = [], []
     for sgn in (1, -1):
         if sgn > 0:
@@ -199,31 +219,7 @@ def _refined(sides, T_A, Tb, s, p, ii, jj, rows, dist, idx):
         g = np.arange(rep.size) - np.repeat(np.cumsum(steps) - steps, steps) + 1
         fa.append(ii[rep] + sgn * g)
         fb.append(jj[rep] + sgn * g)
-    pa, pb = np.concatenate(fa), np.concatenate(fb)
-    if len(pa):
-        d = sides.pair_dist(pa, pb) if p == 2.0 or sides.normalize else \
-            _minkowski(T_A, Tb, m, pa, pb, p)
-        rows += [pa]
-        dist += [d]
-        idx += [pb]
-        if sides.self_join:
-            rows += [pb]
-            dist += [d]
-            idx += [pa]
-    return _topk_candidates(lA, k, np.concatenate(rows), np.concatenate(dist),
-                            np.concatenate(idx))
-
-
-def _minkowski(T_A, T_B, m, ia, ib, p):
-    """Plain Minkowski distances of the pairs (ia, ib) on the host (inf where a window holds
-    NaN / inf)."""
-    wa = np.lib.stride_tricks.sliding_window_view(T_A, m)[ia]
-    wb = np.lib.stride_tricks.sliding_window_view(T_B, m)[ib]
-    with np.errstate(invalid="ignore"):
-        d = np.abs(wa - wb)
-        out = np.max(d, axis=1) if np.isinf(p) else np.sum(d ** p, axis=1) ** (1.0 / p)
-    out[~np.isfinite(out)] = np.inf
-    return out
+    return np.concatenate(fa), np.concatenate(fb)
 
 
 def prescrump(T_A, m, T_B=None, *, s=None, k=1, normalize=True, p=2.0, device=None):
@@ -250,7 +246,7 @@ def prescrump(T_A, m, T_B=None, *, s=None, k=1, normalize=True, p=2.0, device=No
     T_A = _series(T_A, "T_A")
     T_B = None if T_B is None else _series(T_B, "T_B")
     m, k = _check(T_A, m, T_B, k, 1.0, s)
-    sides = _Sides(T_A, m, T_B, k, bool(normalize), device)
+    sides = _Sides(T_A, m, T_B, k, bool(normalize), device, p)
     if s is None:
         s = sides.ez
     indices = np.random.permutation(range(0, sides.lA, s)).astype(np.int64)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from .diagset import _check, _series, _Sides, diagonal_profile, merge_topk
+from .mass import _check_p
 from .prescrump import _prescrump
 
 class Scrump:
@@ -33,12 +34,8 @@ class Scrump:
         T_A = _series(T_A, "T_A")
         T_B = None if T_B is None else _series(T_B, "T_B")
         m, k = _check(T_A, m, T_B, k, percentage, s)
-        if not normalize and p != 2.0 and percentage < 1:
-            raise NotImplementedError("clts.scrump: the diagonal update below percentage=1 "
-                                      "needs p = 2 (Euclidean); use percentage=1 or "
-                                      "clts.aamp(T, m, p=p) for other p")
-        self._p = float(p)
-        self._sides = sd = _Sides(T_A, m, T_B, k, bool(normalize), device)
+        self._p = float(_check_p(p)[0]) if not normalize else float(p)
+        self._sides = sd = _Sides(T_A, m, T_B, k, bool(normalize), device, self._p)
         self._T_A, self._T_B = T_A, T_B
         self._m, self._k = m, k
         lA, lB = sd.lA, sd.lB
@@ -197,7 +194,9 @@ def scrump(T_A, m, T_B=None, *, percentage=0.01, pre_scrump=False, s=None, k=1,
     k : int, optional
         Neighbours per window.
     normalize : bool, optional
-        z-normalised (default) or plain Euclidean distances (p = 2 only).
+        z-normalised (default) or plain Minkowski distances of order ``p``.
+    p : float, optional
+        The order of plain distances (>= 1 or inf; default 2).
     device : optional
 
     Returns

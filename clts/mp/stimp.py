@@ -78,28 +78,10 @@ class Stimp:
             approx.update()
             return approx.P_
         if self._normalize:
-            r = matrix_profile(self._T, int(m), device=self._device, progress=False,
-                               **self._segment(int(m)))
+            r = matrix_profile(self._T, int(m), device=self._device, progress=False)
         else:
             r = aamp(self._T, int(m), p=self._p, device=self._device, progress=False)
         return np.asarray(r.P)[:, 0]
-
-    def _segment(self, m):
-        """On CPU devices the exact profile's segment (rows per work-item, a kernel constant)
-        rounded up to a power of two: the plan's own grows with m in steps of 1,024, one
-        program build per step (50 lengths 10..500: 14 builds, ~0.07 s each from the driver's
-        disk cache on pocl, 0.9 s of a 2 s call); bucketed, 3-4. Longer segments only on a
-        CPU, where the work-items per diagonal do not set the parallelism; the winners are
-        evaluated exactly either way."""
-        from ..runtime import get_device
-        from .plan import Problem, make_plan
-        dev = get_device(self._device)
-        if dev.type != "cpu":
-            return {}
-        seg = make_plan(dev, Problem(m, "double" if dev.fp64 else "single")).segment
-        if not isinstance(seg, int) or seg <= 0:
-            return {}
-        return {"segment": 1 << (seg - 1).bit_length()}
 
     def update(self):
         """The profile of the next window length (nothing once all are done)."""
@@ -186,8 +168,7 @@ def stimp(T, min_m=3, max_m=None, step=1, *, percentage=0.01, pre_scrump=True,
     pre_scrump : bool, optional
         preSCRIMP first (default True; ignored at ``percentage=1``).
     normalize : bool, optional
-        z-normalised (default) or plain Minkowski distances of order ``p`` (p = 2 below
-        ``percentage=1``).
+        z-normalised (default) or plain Minkowski distances of order ``p``.
     device : optional
 
     Returns

@@ -17,6 +17,7 @@ from .mass import _check_p, distance_profiles
 from . import stream_near
 from .stream_host import EXACT_FRACTION, REFRESH, HostStream, Ring, exact_distances
 from .stream_plan import Problem, make_stream_plan
+from .stream_device import MAX_K, DeviceStream
 from .stream_topk import best_k, insert, kth_smallest
 from .topk import _merge_k
 
@@ -30,8 +31,8 @@ JOIN_MIN_BLOCK = 16
 
 
 def _host(x, name):
-    """A device array's values (the one read of a ``stumpi`` / ``update`` argument: the
-    stream's state is on the host, docs/device-arrays.md); anything else as it is."""
+    """A device array's values (the one read of a ``stumpi`` / ``update`` argument of a stream
+    whose state is on the host: k > 16, docs/device-arrays.md); anything else as it is."""
     from ..runtime.arrays import is_device_array, to_numpy
     if not is_device_array(x):
         return x
@@ -50,8 +51,9 @@ class StreamingProfile:
     ----------
     T : array_like, 1-D
         The series so far (n >= m; NaN / inf windows are never neighbours). A
-        ``pyopencl.array.Array`` (and one given to ``update``) is read once: the stream's state
-        lives on the host (docs/device-arrays.md).
+        ``pyopencl.array.Array`` keeps the stream's state on the device (k <= 16; else it is
+        read once): the attributes are device arrays and ``update`` takes device arrays
+        (stream_device.py, docs/device-arrays.md).
     m : int
         Subsequence length.
     egress : bool, optional
@@ -80,7 +82,7 @@ class StreamingProfile:
 
     Attributes
     ----------
-    P_, I_ : numpy.ndarray
+    P_, I_ : numpy.ndarray (device arrays for a device series)
         Nearest-neighbour distance and index of every window, [l] (k = 1) or [l, k]
         (indices count every point appended since the start, as stumpy's; an egressed
         neighbour is kept, as stumpy).
@@ -109,13 +111,25 @@ class StreamingProfile:
 
     def __init__(self, T, m, *, egress=True, normalize=True, p=2.0, k=1, device=None,
                  precision=None, plan=None, host_points=None, lazy_points=None):
-        T = np.array(np.asarray(_host(T, "T")), dtype=np.float64).ravel()
+        from ..runtime.arrays import is_device_array
+        self._dstate = None
         if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 3:
             raise ValueError(f"m must be an int >= 3, got {m!r}")
-        if len(T) < m:
-            raise ValueError(f"T has {len(T)} values, fewer than m={m}")
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
             raise ValueError(f"k must be an int >= 1, got {k!r}")
+        if is_device_array(T) and k <= MAX_K:
+            # the state on the device (stream_device.py)
+            if T.size < m:
+                raise ValueError(f"T has {T.size} values, fewer than m={m}")
+            pl = make_stream_plan(get_device(device), Problem(), plan=plan,   # checks them
+                                  host_points=host_points, lazy_points=lazy_points)
+            self._dstate = DeviceStream(get_device(device), T, m, k, egress, normalize,
+                                        _check_p(p)[0], precision, pl.lazy_points)
+            self._k = int(k)
+            return
+        T = np.array(np.asarray(_host(T, "T")), dtype=np.float64).ravel()
+        if len(T) < m:
+            raise ValueError(f"T has {len(T)} values, fewer than m={m}")
         self._k = int(k)
         self._p, _ = _check_p(p)
         self._m, self._ez = int(m), int(math.ceil(m / 4))
@@ -159,7 +173,19 @@ class StreamingProfile:
     def update(self, t):
         """Append ``t`` (a number or a 1-D array of numbers). The profile is brought up to
         date when it is read (``P_``, ``I_``, ``left_P_``, ``left_I_``, ``T_``) or when
-        ``lazy_points`` points are pending, whichever comes first; the result is the same."""
+        ``lazy_points`` points are pending, whichever comes first; the result is the same.
+        A stream started from a device array takes a device array of the series' dtype
+        (numbers are uploaded), copied on the device to the pending points (the same rule)."""
+        if self._dstate is not None:
+            from ..runtime.arrays import is_device_array
+            if not is_device_array(t):
+                import pyopencl.array as cla
+                x = np.atleast_1d(np.asarray(t, dtype=self._dstate.dtype))
+                if x.ndim != 1:
+                    raise ValueError(f"t must be a number or a 1-D array, got shape {x.shape}")
+                t = cla.to_device(self._dstate.dev.queue, np.ascontiguousarray(x))
+            self._dstate.update(t)
+            return
         if isinstance(t, (float, int, np.floating, np.integer)):   # one number: queued as is
             self._run.append(float(t))
             self._npending += 1
@@ -351,30 +377,50 @@ class StreamingProfile:
 
     @property
     def P_(self):
+        if self._dstate is not None:
+            self._dstate.flush()
+            return self._dstate.P.reshape(-1) if self._k == 1 else self._dstate.P
         self._flush()
         return self._P[:, 0].copy() if self._k == 1 else self._P.copy()
 
     @property
     def I_(self):
+        if self._dstate is not None:
+            self._dstate.flush()
+            return self._dstate.I.reshape(-1) if self._k == 1 else self._dstate.I
         self._flush()
         return self._I[:, 0].copy() if self._k == 1 else self._I.copy()
 
     @property
     def left_P_(self):
+        if self._dstate is not None:
+            self._dstate.flush()
+            return self._dstate.lP
         self._flush()
         return self._lP.copy()
 
     @property
     def left_I_(self):
+        if self._dstate is not None:
+            self._dstate.flush()
+            return self._dstate.lI
         self._flush()
         return self._lI.copy()
 
     @property
     def T_(self):
+        if self._dstate is not None:
+            self._dstate.flush()
+            return self._dstate.T
         self._flush()
         return self._T.copy()
 
     def __repr__(self):
+        if self._dstate is not None:
+            d = self._dstate
+            d.flush()
+            return (f"<clts.stumpi m={d.m} n={d.T.shape[0]} egress={d.egress} "
+                    f"appended={d.a if d.egress else 'n/a'} (device)>")
         self._flush()
         return (f"<clts.stumpi m={self._m} n={len(self._T)} egress={self._egress} "
                 f"appended={self._a if self._egress else 'n/a'}>")

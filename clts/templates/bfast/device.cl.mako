@@ -19,8 +19,13 @@
 ## The formulas are those of the host code (bfast/api.py, breaks_api.py, breakpoints.py), in the
 ## same order of operations (FP_CONTRACT off: no fused multiply-adds the host has not).
 ## Variables: real (the data's computation type), acc (float64 where the device has it, else
-## real), in_type, has_nodata, K.
+## real), in_type, has_nodata, K; q (optional): the last q of the K columns are per pixel, read
+## from XP[(t q + j) M + p] (clts.bfast.pixel_device), bp_post / bp_start / bp_magnitudes take it.
 <%include file="/common/real.cl.mako"/>
+<%
+    q = context.get("q", 0)
+    XPA = ", __global const acc* restrict XP" if q else ""
+%>\
 % if acc == "double" and real != "double":
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 % endif
@@ -36,6 +41,15 @@ inline real load_real(__global const in_t* y, const long i, const real nodata)
 % endif
     return v;
 }
+% if q:
+## date t's row of pixel p's design: X's K - q shared columns, then the pixel's own q
+inline void design_row(__global const acc* X, __global const acc* XP, const int t, const int p,
+                       const int M, acc* xr)
+{
+    for (int a = 0; a < ${K - q}; ++a) xr[a] = X[(long)t * ${K - q} + a];
+    for (int j = 0; j < ${q}; ++j) xr[${K - q} + j] = XP[((long)t * ${q} + j) * M + p];
+}
+% endif
 
 __kernel void gather_raw(__global const in_t* restrict src, const long off, const int ld,
                          const int a, const int m, const int mp, const int tail,
@@ -183,7 +197,7 @@ inline int gram_deficient(acc* g, const acc tol2)
 ## (status 4) marked failed as the kernel leaves one (no RSS, no breakpoints, cap 0); and every
 ## pixel's RSS floor n eps^2 sum y^2 (breakpoints.rss_floor)
 __kernel void bp_post(__global const in_t* restrict y, const long off, const int M, const int N,
-                      __global const acc* restrict X, __global int* restrict status,
+                      __global const acc* restrict X${XPA}, __global int* restrict status,
                       __global const int* restrict hh, __global const int* restrict nobs,
                       __global int* restrict bmax, __global real* restrict rss,
                       __global int* restrict bp, const int B1, const int NB, const int kc,
@@ -196,12 +210,17 @@ __kernel void bp_post(__global const in_t* restrict y, const long off, const int
     int code = 0;
     if (st == 0 && kc > ${K} && hh[p] <= kc) {
         code = 1;
-    } else if (rank_check && st == 0 && nobs[p] < N) {
+    } else if (rank_check && st == 0 && ${"1" if q else "nobs[p] < N"}) {
         acc g[${K * K}];
         for (int i = 0; i < ${K * K}; ++i) g[i] = 0;
         for (int t = 0; t < N; ++t) {
             if (isnan(load_real(y, off + (long)t * M + p, nodata))) continue;
+% if q:
+            acc xt[${K}];
+            design_row(X, XP, t, p, M, xt);
+% else:
             __global const acc* xt = X + (long)t * ${K};
+% endif
             for (int a = 0; a < ${K}; ++a)
                 for (int b = 0; b < ${K}; ++b) { const acc w = xt[a] * xt[b]; g[a * ${K} + b] += w; }
         }
@@ -231,10 +250,13 @@ __kernel void bp_post(__global const in_t* restrict y, const long off, const int
 
 __kernel void bp_start(__global const in_t* restrict y, const long off, const int M,
                        __global const int* restrict sel, __global const int* restrict bps,
-                       const int n, const int N, const real nodata, __global int* restrict out)
+                       const int n, const int N, const real nodata, __global int* restrict out${", __global const int* restrict status" if q else ""})
 {
     const int p = get_global_id(0);
     if (p >= M) return;
+% if q:
+    if (status[p] == 4) { out[p] = 0; return; }     // singular design: its monitoring fit is too
+% endif
     const int s = sel[p];
     if (s < 0) { out[p] = N; return; }      // not tested (status 1 of the monitor)
     const int last = s > 0 ? bps[(long)(s - 1) * M + p] : -1;
@@ -247,8 +269,13 @@ __kernel void bp_start(__global const in_t* restrict y, const long off, const in
 ## one segment's least-squares fit over the valid dates lo < t <= hi: Cholesky of the Gram
 ## matrix; returns 0 where a pivot is below K eps times the largest diagonal entry
 inline int fit_segment(__global const in_t* y, const long off, const int M, const int p,
+% if q:
+                       __global const acc* X, __global const acc* XP, const int lo, const int hi,
+                       const real nodata, acc* beta)
+% else:
                        __global const acc* X, const int lo, const int hi, const real nodata,
                        acc* beta)
+% endif
 {
     acc g[${K * (K + 1) // 2}], z[${K}];
     for (int i = 0; i < ${K * (K + 1) // 2}; ++i) g[i] = 0;
@@ -257,7 +284,12 @@ inline int fit_segment(__global const in_t* y, const long off, const int M, cons
         const real v = load_real(y, off + (long)t * M + p, nodata);
         if (isnan(v)) continue;
         const acc yv = (acc)v;
+% if q:
+        acc xt[${K}];
+        design_row(X, XP, t, p, M, xt);
+% else:
         __global const acc* xt = X + (long)t * ${K};
+% endif
         int q = 0;
         for (int a = 0; a < ${K}; ++a) {
             for (int b = a; b < ${K}; ++b) { const acc w = xt[a] * xt[b]; g[q] = g[q] + w; ++q; }
@@ -296,7 +328,7 @@ inline int fit_segment(__global const in_t* y, const long off, const int M, cons
 }
 
 __kernel void bp_magnitudes(__global const in_t* restrict y, const long off, const int M,
-                            const int N, __global const acc* restrict X,
+                            const int N, __global const acc* restrict X${XPA},
                             __global const int* restrict sel, __global const int* restrict bps,
                             const int B, const real nodata, __global acc* restrict mags)
 {
@@ -310,15 +342,19 @@ __kernel void bp_magnitudes(__global const in_t* restrict y, const long off, con
     for (int k = 0; k <= s; ++k) {
         int hi = k < s ? bps[(long)k * M + p] : N - 1;
         if (hi < 0) hi = N - 1;
-        const int ok = fit_segment(y, off, M, p, X, lo, hi, nodata, beta);
+        const int ok = fit_segment(y, off, M, p, X${", XP" if q else ""}, lo, hi, nodata, beta);
         if (k > 0) {
             int first = 0;  // the first valid date after the break (0 when none, as argmax)
             for (int t = lo + 1; t < N; ++t)
                 if (!isnan(load_real(y, off + (long)t * M + p, nodata))) { first = t; break; }
             acc m = 0;
+% if q:
+            acc xf[${K}];
+            design_row(X, XP, first, p, M, xf);
+% endif
             for (int a = 0; a < ${K}; ++a) {
                 const acc d = beta[a] - prev[a];
-                const acc w = X[(long)first * ${K} + a] * d;
+                const acc w = ${"xf[a]" if q else "X[(long)first * %d + a]" % K} * d;
                 m = m + w;
             }
             mags[(long)(k - 1) * M + p] = (ok && prev_ok) ? m : NAN;

@@ -4,14 +4,17 @@
 ## the tie rule) and the exact covariance at a segment start.
 ##
 ## Template parameters have the names of the profile keys and Plan fields (mp.diag.*): lanes,
-## groups, tile, segment. A work-item owns a band of D = groups * lanes adjacent diagonals
-## k0 .. k0+D-1 (j = i + k) and a segment of rows [ilo, ihi) (at most `segment` rows: the
+## groups, tile. A work-item owns a band of D = groups * lanes adjacent diagonals
+## k0 .. k0+D-1 (j = i + k) and a segment of rows [ilo, ihi) (at most SEG rows: the
 ## covariance is computed exactly at ilo, then updated in O(1) per step: cov(i,j) =
 ## cov(i-1,j-1) + df[i] dg[j] + df[j] dg[i]). The `lanes` diagonals of a group are the lanes of
 ## a realN vector (pocl vectorises only explicit vector types), so the column values at
 ## j .. j+lanes-1 are one unaligned vload. The score is the Pearson correlation
 ## cov * r_i * r_j (NORMALIZE) or -d^2/2 = cov + h_i + h_j (plain Euclidean), maximised.
 ## unroll: unroll factor of the row loops (a #pragma unroll hint; 1 leaves it to the compiler).
+## The plan's `segment` is the kernels' argument SEG, not a template parameter: it sizes only
+## the partial lists' strides and the work descriptors (no loop is unrolled by it), so a new
+## window length, whose plan has a longer segment, builds nothing.
 <%!
 def names(real, lanes, groups, unroll):
     """(VT, ITS, IT, D, LOAD, SEL, ROW_UNROLL, IOTA) of a band of ``groups`` x ``lanes`` diagonals."""

@@ -91,7 +91,7 @@ ${merge_column()}
 
 __kernel void diag(
     __global const int4 *desc, const int doff, const int n_work, const int s0, const int m,
-    const int lA, const int lB, const int PAD, const ulong idxmask,
+    const int lA, const int lB, const int PAD, const int SEG, const ulong idxmask,
     __global const real *TA, __global const real *muA,
     __global const real *dfA, __global const real *dgA, __global const real *rA,
     __global const real *TB, __global const real *muB,
@@ -129,13 +129,13 @@ __kernel void diag(
     __global const real *TBp = TB + PAD, *muBp = muB + PAD, *dfBp = dfB + PAD,
                         *dgBp = dgB + PAD, *rBp = rB + PAD;
 % if not ATOMIC:
-    __global real *rpv = rowPV + (size_t)w * ${segment};
-    __global int *rpi = rowPI + (size_t)w * ${segment};
-    for (int r = 0; r < ${segment}; ++r) { rpv[r] = -INFINITY; rpi[r] = -1; }
+    __global real *rpv = rowPV + (size_t)w * SEG;
+    __global int *rpi = rowPI + (size_t)w * SEG;
+    for (int r = 0; r < SEG; ++r) { rpv[r] = -INFINITY; rpi[r] = -1; }
 %   if COLS:
-    __global real *cpv = colPV + (size_t)w * ${segment + D};
-    __global int *cpi = colPI + (size_t)w * ${segment + D};
-    for (int r = 0; r < ${segment + D}; ++r) { cpv[r] = -INFINITY; cpi[r] = -1; }
+    __global real *cpv = colPV + (size_t)w * (SEG + D);
+    __global int *cpi = colPI + (size_t)w * (SEG + D);
+    for (int r = 0; r < SEG + D; ++r) { cpv[r] = -INFINITY; cpi[r] = -1; }
 %   endif
 % endif
 
@@ -413,18 +413,18 @@ ${merge_column()}
 
 % if not ATOMIC:
 // fold the partial row profiles of one launch (all work-items share rows s0 .. s0+R-1)
-__kernel void reduce_rows(const int n_work, const int s0, const int lA,
+__kernel void reduce_rows(const int n_work, const int s0, const int lA, const int SEG,
                           __global const real *rowPV, __global const int *rowPI,
                           __global real *gV, __global int *gI)
 {
     const int r = get_global_id(0);
     const int i = s0 + r;
-    if (r >= ${segment} || i >= lA) return;
+    if (r >= SEG || i >= lA) return;
     real bs = gV[i];
     int bi = gI[i];
     for (int w = 0; w < n_work; ++w) {
-        const real s = rowPV[(size_t)w * ${segment} + r];
-        const int ii = rowPI[(size_t)w * ${segment} + r];
+        const real s = rowPV[(size_t)w * SEG + r];
+        const int ii = rowPI[(size_t)w * SEG + r];
         if (ii >= 0 && better(s, ii, bs, bi)) { bs = s; bi = ii; }
     }
     gV[i] = bs; gI[i] = bi;
@@ -434,7 +434,7 @@ __kernel void reduce_rows(const int n_work, const int s0, const int lA,
 // fold the partial column profiles; work-item w owns band k0 = kb + w*D and columns
 // s0 + k0 + q for q in [0, R + D - 1)
 __kernel void reduce_cols(const int n_work, const int s0, const int kb, const int cbase,
-                          const int ncols, const int lB,
+                          const int ncols, const int lB, const int SEG,
                           __global const real *colPV, __global const int *colPI,
                           __global real *gV, __global int *gI)
 {
@@ -442,7 +442,7 @@ __kernel void reduce_cols(const int n_work, const int s0, const int kb, const in
     if ((int)get_global_id(0) >= ncols || c < 0 || c >= lB) return;
     const int rel = c - s0 - kb;            // = w*D + q
     int whi = rel >= 0 ? rel / D : -((-rel + D - 1) / D);
-    const int lo = rel - ${segment + D - 2};
+    const int lo = rel - (SEG + D - 2);
     int wlo = lo >= 0 ? (lo + D - 1) / D : -((-lo) / D);
     wlo = max(wlo, 0);
     whi = min(whi, n_work - 1);
@@ -450,8 +450,8 @@ __kernel void reduce_cols(const int n_work, const int s0, const int kb, const in
     int bi = gI[c];
     for (int w = wlo; w <= whi; ++w) {
         const int q = rel - w * D;
-        const real s = colPV[(size_t)w * ${segment + D} + q];
-        const int ii = colPI[(size_t)w * ${segment + D} + q];
+        const real s = colPV[(size_t)w * (SEG + D) + q];
+        const int ii = colPI[(size_t)w * (SEG + D) + q];
         if (ii >= 0 && better(s, ii, bs, bi)) { bs = s; bi = ii; }
     }
     gV[c] = bs; gI[c] = bi;

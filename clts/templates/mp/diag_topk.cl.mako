@@ -81,7 +81,7 @@ inline void ins${sp}(${sp} real *v, ${sp} int *ix, real s, int i${", const int n
 ${sg.reqd(SUBGROUP)}\
 __kernel void diag_topk(
     __global const int4 *desc, const int doff, const int n_work, const int s0, const int m,
-    const int lA, const int lB, const int PAD, const ulong idxmask,
+    const int lA, const int lB, const int PAD, const int SEG, const ulong idxmask,
     __global const real *TA, __global const real *muA,
     __global const real *dfA, __global const real *dgA, __global const real *rA,
     __global const real *TB, __global const real *muB,
@@ -111,13 +111,13 @@ __kernel void diag_topk(
     const int k0 = dd.x, ilo = dd.y, ihi = dd.z;
     __global const real *TBp = TB + PAD, *muBp = muB + PAD, *dfBp = dfB + PAD,
                         *dgBp = dgB + PAD, *rBp = rB + PAD;
-    __global real *rpv = rowPV + (size_t)w${"" if interleave else f" * {segment * K}"};
-    __global int *rpi = rowPI + (size_t)w${"" if interleave else f" * {segment * K}"};
+    __global real *rpv = rowPV + (size_t)w${"" if interleave else f" * SEG * {K}"};
+    __global int *rpi = rowPI + (size_t)w${"" if interleave else f" * SEG * {K}"};
 % if COLS:
     // partial column lists of columns s0 + k0 + q, q in [ilo - s0, ihi - s0 + D - 1)
-    __global real *cpv = colPV + (size_t)w${"" if interleave else f" * {(segment + D) * K}"};
-    __global int *cpi = colPI + (size_t)w${"" if interleave else f" * {(segment + D) * K}"};
-    for (int q = ${"0" if FOLD else f"(ilo - s0) * {K}"}; q < ${(segment + D - 1) * K if FOLD else f"(ihi - s0 + D - 1) * {K}"}; ++q) {
+    __global real *cpv = colPV + (size_t)w${"" if interleave else f" * (SEG + D) * {K}"};
+    __global int *cpi = colPI + (size_t)w${"" if interleave else f" * (SEG + D) * {K}"};
+    for (int q = ${"0" if FOLD else f"(ilo - s0) * {K}"}; q < ${f"(SEG + D - 1) * {K}" if FOLD else f"(ihi - s0 + D - 1) * {K}"}; ++q) {
         cpv[${GX("q")}] = -INFINITY; cpi[${GX("q")}] = -1;
     }
 % endif
@@ -253,9 +253,7 @@ ${shared.ins_reg("x", "jb + d")}
 
 % if FOLD:
 <%
-    NB = (segment + D - 2) // D + 1     # slot rows b of a column (slot q = b * D + t)
     BLK = FOLDC * D * K                 # entries of a column block's lists
-    SEGD = segment + D - 1              # column slots a work-item holds
 %>
 // Work-group-cooperative folds (FOLD > 0, GPUs). The fold of lists is the K best of their
 // union (score descending, then index ascending: a total order), whatever the order of the
@@ -299,15 +297,15 @@ ${shared.ins_reg("x", "jb + d")}
 </%def>
 
 // the heads of the partial row lists set to -1 (empty lists) before a call's first launch
-__kernel void clear_heads_k(__global int *rowPI, const int nws)
+__kernel void clear_heads_k(__global int *rowPI, const int nws, const int SEG)
 {
     const int w = get_global_id(0);     // work-item w's heads, rows 0 .. segment - 1
     if (w >= nws) return;
-    for (int r = 0; r < ${segment}; ++r)
+    for (int r = 0; r < SEG; ++r)
 % if interleave:
         rowPI[(size_t)r * ${K} * nws + w] = -1;
 % else:
-        rowPI[((size_t)w * ${segment} + r) * ${K}] = -1;
+        rowPI[((size_t)w * SEG + r) * ${K}] = -1;
 % endif
 }
 
@@ -319,7 +317,7 @@ __kernel void clear_heads_k(__global int *rowPI, const int nws)
 // (clear_heads_k empties them all before a call's first launch)
 __kernel __attribute__((reqd_work_group_size(${FOLD}, 1, 1))) FOLD_SIMD
 void reduce_rows_k(__global const int4 *desc, const int doff, const int n_work,
-                   const int s0, const int lA, __global const int *wflag,
+                   const int s0, const int lA, const int SEG, __global const int *wflag,
                    const int nws, __global const real *rowPV, __global int *rowPI,
                    __global real *gV, __global int *gI)
 {
@@ -330,7 +328,7 @@ void reduce_rows_k(__global const int4 *desc, const int doff, const int n_work,
     const int i = s0 + r;
     const int lid = get_local_id(0);
     // rows past the segment or the series: no work, but every barrier (no early return)
-    const int nw = r < ${segment} && i < lA ? n_work : 0;
+    const int nw = r < SEG && i < lA ? n_work : 0;
     real v[${K}];
     int x[${K}];
     for (int q = 0; q < ${K}; ++q) { v[q] = -INFINITY; x[q] = -1; }
@@ -344,8 +342,8 @@ void reduce_rows_k(__global const int4 *desc, const int doff, const int n_work,
         __global const real *pv = rowPV + (size_t)r * ${K} * nws + w;
         __global int *pi = rowPI + (size_t)r * ${K} * nws + w;
 % else:
-        __global const real *pv = rowPV + ((size_t)w * ${segment} + r) * ${K};
-        __global int *pi = rowPI + ((size_t)w * ${segment} + r) * ${K};
+        __global const real *pv = rowPV + ((size_t)w * SEG + r) * ${K};
+        __global int *pi = rowPI + ((size_t)w * SEG + r) * ${K};
 % endif
         const int head = own ? pi[0] : -1;
         if (head >= 0) atomic_or(live + c, 1);
@@ -394,7 +392,7 @@ ${merge("v[e]", "x[e]", "g", "gx")}
 __kernel __attribute__((reqd_work_group_size(${FOLDC}, 1, 1))) FOLD_SIMD
 void reduce_cols_k(__global const int4 *desc, const int doff, const int n_work,
                    const int s0, const int kb, const int cbase, const int ncols,
-                   const int lB, __global const int *wflag, const int nws,
+                   const int lB, const int SEG, __global const int *wflag, const int nws,
                    __global const real *colPV, __global const int *colPI,
                    __global real *gV, __global int *gI)
 {
@@ -406,7 +404,8 @@ void reduce_cols_k(__global const int4 *desc, const int doff, const int n_work,
     const int cg = cg0 + lid;
     const int rel0 = cg0 * D;
     const int blo = max(0, cg0 - (n_work - 1));
-    const int bhi = min(${NB - 1}, cg0 + ${FOLDC - 1});
+    // slot rows b of a column (slot q = b * D + t): (SEG + D - 2) / D + 1
+    const int bhi = min((SEG + D - 2) / D, cg0 + ${FOLDC - 1});
     for (int j = lid; j < 3; j += ${FOLDC}) live[j] = 0;
     for (int j = lid; j < ${BLK}; j += ${FOLDC}) {
         const int u = j / ${K};             // column of the block, = cg * D + t
@@ -426,11 +425,11 @@ void reduce_cols_k(__global const int4 *desc, const int doff, const int n_work,
         int any = 0;
         for (int t = 0; t < D; ++t) {
             const int q = b * D + t;
-            if (q >= ${SEGD}) break;
+            if (q >= SEG + D - 1) break;
 % if interleave:
             const int h = colPI[(size_t)q * ${K} * nws + wr];
 % else:
-            const int h = colPI[((size_t)wr * ${segment + D} + q) * ${K}];
+            const int h = colPI[((size_t)wr * (SEG + D) + q) * ${K}];
 % endif
             any |= own && h >= 0;
         }
@@ -440,7 +439,7 @@ void reduce_cols_k(__global const int4 *desc, const int doff, const int n_work,
         if (live[c3]) {
             for (int t = 0; t < D; ++t) {
                 const int q = b * D + t;
-                if (q >= ${SEGD}) break;
+                if (q >= SEG + D - 1) break;
                 const int u = lid * D + t;
                 const int c = cbase + rel0 + u;
                 int go = own && rel0 + u < ncols && c >= 0 && c < lB;
@@ -448,8 +447,8 @@ void reduce_cols_k(__global const int4 *desc, const int doff, const int n_work,
                 __global const real *pv = colPV + (size_t)q * ${K} * nws + wr;
                 __global const int *pi = colPI + (size_t)q * ${K} * nws + wr;
 % else:
-                __global const real *pv = colPV + ((size_t)wr * ${segment + D} + q) * ${K};
-                __global const int *pi = colPI + ((size_t)wr * ${segment + D} + q) * ${K};
+                __global const real *pv = colPV + ((size_t)wr * (SEG + D) + q) * ${K};
+                __global const int *pi = colPI + ((size_t)wr * (SEG + D) + q) * ${K};
 % endif
 ${merge_lockstep(lambda e: f"gl[{GL('t', e)}]", lambda e: f"gli[{GL('t', e)}]", "go")}
             }
@@ -474,13 +473,14 @@ ${merge_lockstep(lambda e: f"gl[{GL('t', e)}]", lambda e: f"gli[{GL('t', e)}]", 
 // fold the partial row lists of one launch (work-item w holds rows [ilo_w, ihi_w) of
 // s0 .. s0+R-1) into the global [lA, K] lists
 __kernel void reduce_rows_k(__global const int4 *desc, const int doff, const int n_work,
-                            const int s0, const int lA, __global const int *wflag,
+                            const int s0, const int lA, const int SEG,
+                            __global const int *wflag,
                             const int nws, __global const real *rowPV, __global const int *rowPI,
                             __global real *gV, __global int *gI)
 {
     const int r = get_global_id(0);
     const int i = s0 + r;
-    if (r >= ${segment} || i >= lA) return;
+    if (r >= SEG || i >= lA) return;
     real v[${K}];
     int x[${K}];
     int loaded = 0;             // the global list is read (and written) only if a candidate came
@@ -492,8 +492,8 @@ __kernel void reduce_rows_k(__global const int4 *desc, const int doff, const int
         __global const real *pv = rowPV + (size_t)r * ${K} * nws + w;
         __global const int *pi = rowPI + (size_t)r * ${K} * nws + w;
 % else:
-        __global const real *pv = rowPV + ((size_t)w * ${segment} + r) * ${K};
-        __global const int *pi = rowPI + ((size_t)w * ${segment} + r) * ${K};
+        __global const real *pv = rowPV + ((size_t)w * SEG + r) * ${K};
+        __global const int *pi = rowPI + ((size_t)w * SEG + r) * ${K};
 % endif
         if (pi[0] < 0) continue;
         if (!loaded) {
@@ -516,7 +516,8 @@ __kernel void reduce_rows_k(__global const int4 *desc, const int doff, const int
 // q in [ilo_w - s0, ihi_w - s0 + D - 1)
 __kernel void reduce_cols_k(__global const int4 *desc, const int doff, const int n_work,
                             const int s0, const int kb, const int cbase, const int ncols,
-                            const int lB, __global const int *wflag, const int nws,
+                            const int lB, const int SEG, __global const int *wflag,
+                            const int nws,
                             __global const real *colPV, __global const int *colPI,
                             __global real *gV, __global int *gI)
 {
@@ -524,7 +525,7 @@ __kernel void reduce_cols_k(__global const int4 *desc, const int doff, const int
     if ((int)get_global_id(0) >= ncols || c < 0 || c >= lB) return;
     const int rel = c - s0 - kb;            // = w*D + q
     int whi = rel >= 0 ? rel / D : -((-rel + D - 1) / D);
-    const int lo = rel - ${segment + D - 2};
+    const int lo = rel - (SEG + D - 2);
     int wlo = lo >= 0 ? (lo + D - 1) / D : -((-lo) / D);
     wlo = max(wlo, 0);
     whi = min(whi, n_work - 1);
@@ -540,8 +541,8 @@ __kernel void reduce_cols_k(__global const int4 *desc, const int doff, const int
         __global const real *pv = colPV + (size_t)q * ${K} * nws + w;
         __global const int *pi = colPI + (size_t)q * ${K} * nws + w;
 % else:
-        __global const real *pv = colPV + ((size_t)w * ${segment + D} + q) * ${K};
-        __global const int *pi = colPI + ((size_t)w * ${segment + D} + q) * ${K};
+        __global const real *pv = colPV + ((size_t)w * (SEG + D) + q) * ${K};
+        __global const int *pi = colPI + ((size_t)w * (SEG + D) + q) * ${K};
 % endif
         if (pi[0] < 0) continue;
         if (!loaded) {

@@ -23,8 +23,8 @@
     WAVES = context.get("waves", 0)     # AMD: waves per SIMD the back end must leave room for
     def GX(x):
         return x if not interleave else f"({x}) * nws"
-    RP = "" if interleave else f" * {segment * K}"
-    CP = "" if interleave else f" * {(segment + D) * K}"
+    RP = "" if interleave else f" * SEG * {K}"
+    CP = "" if interleave else f" * (SEG + D) * {K}"
 %>
 ${sg.reqd(SG)}\
 % if WAVES:
@@ -35,7 +35,7 @@ __attribute__((amdgpu_waves_per_eu(${WAVES})))
 __kernel __attribute__((reqd_work_group_size(${wg}, 1, 1)))
 void diag_topk(
     __global const int4 *desc, const int doff, const int n_work, const int s0, const int m,
-    const int lA, const int lB, const int PAD, const ulong idxmask,
+    const int lA, const int lB, const int PAD, const int SEG, const ulong idxmask,
     __global const real *TA, __global const real *muA,
     __global const real *dfA, __global const real *dgA, __global const real *rA,
     __global const real *TB, __global const real *muB,
@@ -62,7 +62,7 @@ void diag_topk(
     // every slot starts empty (the cooperative column fold reads all; the band's are stored
     // again as their columns leave it), all work-items alike: adjacent words
     if (act)
-        for (int q = 0; q < ${(segment + D - 1) * K}; ++q) { cpv[${GX("q")}] = -INFINITY; cpi[${GX("q")}] = -1; }
+        for (int q = 0; q < (SEG + D - 1) * ${K}; ++q) { cpv[${GX("q")}] = -INFINITY; cpi[${GX("q")}] = -1; }
 % endif
 ${shared.cov_init(real, lambda p: f"(*({p}))")}
     if (lid == 0) { lrange[0] = INT_MAX; lrange[1] = INT_MIN; }

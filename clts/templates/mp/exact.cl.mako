@@ -327,3 +327,189 @@ __kernel void scan_cols_k(__global const int *nqp, const int m, const int lB, co
     }
 }
 % endif
+% if context.get("MDIM", 0):
+## ---------------------------------------------------------------- clts.mstump (MDIM > 0)
+## The multi-dimensional profile's exact steps on the device (mstump.py): MDIM dimensions,
+## the first NINC forced (kept first, unsorted), the rest sorted ascending (DISCORDS:
+## descending); a candidate's k-th value is the running mean of the first k + 1, summed left
+## to right in oreal (what numpy's cumsum over the sorted float64 distances does). Each
+## dimension's arrays are stacked: T [MDIM][ntot], mu / ss / fl [MDIM][l].
+<%
+    D_ = context.get("MDIM")
+    NI = context.get("NINC")
+    DSC = context.get("DISCORDS")
+    oreal = context.get("oreal")
+    ureal = context.get("ureal")
+    MWG = context.get("MWG")    # mscan_rows' work-group
+%>
+// forced dimensions first, the others sorted (insertion sort: MDIM <= 32)
+inline void msort(${oreal} *v)
+{
+    for (int a = ${NI} + 1; a < ${D_}; ++a) {
+        const ${oreal} x = v[a];
+        int b = a - 1;
+        while (b >= ${NI} && ${"v[b] < x" if DSC else "v[b] > x"}) { v[b + 1] = v[b]; --b; }
+        v[b + 1] = x;
+    }
+}
+
+// the better of two candidates: smaller distance, then smaller index; index -1: none
+inline int mtake(${oreal} d1, long i1, ${oreal} d2, long i2)
+{
+    return i2 >= 0 && (i1 < 0 || d2 < d1 || (d2 == d1 && i2 < i1));
+}
+
+// ia[p] = p % l: the row of pair p = k l + i (the winners' re-evaluation, pair_dist)
+__kernel void mrows(const int n, const int l, __global int *ia)
+{
+    const int p = get_global_id(0);
+    if (p < n) ia[p] = p % l;
+}
+
+// the windows ill-conditioned in some dimension (any[i] = ILL, else 0), and the diagonal
+// kernel's r of every dimension [MDIM][nw]: NaN for those windows and the non-finite ones,
+// -1 for constant ones (the others keep coef_k_r's 1 / centred norm)
+__kernel void mflags(const int l, const int nw, __global const int *fl, __global int *any,
+                     __global real *r)
+{
+    const int i = get_global_id(0);
+    if (i >= l) return;
+    int a = 0;
+    for (int q = 0; q < ${D_}; ++q) a |= fl[q * l + i] & ${FLAG_ILL};
+    any[i] = a;
+% if NORMALIZE:
+    for (int q = 0; q < ${D_}; ++q) {
+        const int f = fl[q * l + i];
+        if (a || (f & ${FLAG_NONFINITE})) r[(size_t)q * nw + i] = NAN;
+        else if (f & ${FLAG_CONSTANT}) r[(size_t)q * nw + i] = -1;
+    }
+% endif
+}
+
+// each dimension's unit (the plain distances' scale, sc[4 q + 3]) in the kernel precision
+__kernel void munits(__global const ${ureal} *sc, __global real *u)
+{
+    const int q = get_global_id(0);
+    if (q < ${D_}) u[q] = (real)sc[4 * q + 3];
+}
+
+// P[k][i], I[k][i] of the winners: X [q][k][i] the exact distances of pair (i, I32[k][i]) in
+// dimension q, times its unit (plain distances); I = -1 where P is not finite, P = inf there
+__kernel void mexact(const int l, __global const real *X, __global const int *I32,
+                     __global const ${ureal} *sc, __global ${oreal} *P, __global long *I)
+{
+    const int g = get_global_id(0);
+    if (g >= ${D_} * l) return;
+    const int k = g / l;
+    ${oreal} v[${D_}];
+    for (int q = 0; q < ${D_}; ++q) {
+        v[q] = (${oreal})X[(size_t)q * ${D_} * l + g];
+% if not NORMALIZE:
+        v[q] *= (${oreal})sc[4 * q + 3];
+% endif
+    }
+    msort(v);
+    ${oreal} s = 0;
+    for (int t = 0; t <= k; ++t) s += v[t];
+    ${oreal} p = s / (${oreal})(k + 1);
+    long j = I32[g];
+    if (!isfinite(p)) j = -1;
+    if (j < 0) p = INFINITY;
+    P[g] = p;
+    I[g] = j;
+}
+
+// the distances of windows a, b in every dimension, sorted (msort)
+inline void mpair(int a, int b, int m, int l, int ntot, __global const real *T,
+                  __global const real *mu, __global const real *ss, __global const int *fl,
+                  ${oreal} *v)
+{
+    for (int q = 0; q < ${D_}; ++q) {
+        const int oa = q * l + a, ob = q * l + b;
+        v[q] = (${oreal})wdist(T + (size_t)q * ntot + a, mu[oa], ss[oa], fl[oa],
+                               T + (size_t)q * ntot + b, mu[ob], ss[ob], fl[ob], m);
+    }
+    msort(v);
+}
+
+// the rows of the ill-conditioned windows s = qs[p] (p < *nqp) in full, exactly: for each k
+// the best j outside the exclusion zone (the smallest on ties), merged into P / I [k][l]. A
+// work-group per window (the groups stride over them: their number is known on the device
+// only), its work-items over the columns, then a tree of (value, index) minima
+__kernel __attribute__((reqd_work_group_size(${MWG}, 1, 1)))
+void mscan_rows(__global const int *nqp, const int m, const int l, const int ez,
+                const int ntot, __global const int *qs, __global const real *T,
+                __global const real *mu, __global const real *ss,
+                __global const int *fl, __global ${oreal} *P, __global long *I)
+{
+    __local ${oreal} rv[${MWG}];
+    __local int ri[${MWG}];
+    const int lid = get_local_id(0), nq = *nqp;
+    for (int p = get_group_id(0); p < nq; p += get_num_groups(0)) {
+        const int s = qs[p];
+        ${oreal} best[${D_}], v[${D_}];
+        int bj[${D_}];
+        for (int k = 0; k < ${D_}; ++k) { best[k] = INFINITY; bj[k] = -1; }
+        for (int j = lid; j < l; j += ${MWG}) {
+            if (abs(j - s) <= ez) continue;
+            mpair(s, j, m, l, ntot, T, mu, ss, fl, v);
+            ${oreal} c = 0;
+            for (int k = 0; k < ${D_}; ++k) {
+                c += v[k];
+                const ${oreal} a = c / (${oreal})(k + 1);
+                if (a < best[k]) { best[k] = a; bj[k] = j; }
+            }
+        }
+        for (int k = 0; k < ${D_}; ++k) {
+            rv[lid] = best[k]; ri[lid] = bj[k];
+            barrier(CLK_LOCAL_MEM_FENCE);
+            for (int st = ${MWG} / 2; st > 0; st >>= 1) {
+                if (lid < st && ri[lid + st] >= 0 && (ri[lid] < 0 || rv[lid + st] < rv[lid]
+                        || (rv[lid + st] == rv[lid] && ri[lid + st] < ri[lid]))) {
+                    rv[lid] = rv[lid + st]; ri[lid] = ri[lid + st];
+                }
+                barrier(CLK_LOCAL_MEM_FENCE);
+            }
+            if (lid == 0) {
+                const ${oreal} b = rv[0];
+                const long j = isfinite(b) ? ri[0] : -1;
+                const size_t o = (size_t)k * l + s;
+                if (mtake(P[o], I[o], b, j)) { P[o] = b; I[o] = j; }
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+    }
+}
+
+// every window j against the ill-conditioned windows qs (increasing): for each k the best
+// of them (the smallest on ties), merged into P / I [k][l]
+__kernel void mscan_cols(__global const int *nqp, const int m, const int l, const int ez,
+                         const int ntot, __global const int *qs, __global const real *T,
+                         __global const real *mu, __global const real *ss,
+                         __global const int *fl, __global ${oreal} *P, __global long *I)
+{
+    const int j = get_global_id(0);
+    if (j >= l) return;
+    const int nq = *nqp;
+    if (nq == 0) return;
+    ${oreal} best[${D_}], v[${D_}];
+    int bs[${D_}];
+    for (int k = 0; k < ${D_}; ++k) { best[k] = INFINITY; bs[k] = -1; }
+    for (int p = 0; p < nq; ++p) {
+        const int s = qs[p];
+        if (abs(j - s) <= ez) continue;
+        mpair(s, j, m, l, ntot, T, mu, ss, fl, v);
+        ${oreal} c = 0;
+        for (int k = 0; k < ${D_}; ++k) {
+            c += v[k];
+            const ${oreal} a = c / (${oreal})(k + 1);
+            if (a < best[k]) { best[k] = a; bs[k] = s; }
+        }
+    }
+    for (int k = 0; k < ${D_}; ++k) {
+        const long s = isfinite(best[k]) ? bs[k] : -1;
+        const size_t o = (size_t)k * l + j;
+        if (mtake(P[o], I[o], best[k], s)) { P[o] = best[k]; I[o] = s; }
+    }
+}
+% endif

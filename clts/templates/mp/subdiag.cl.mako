@@ -93,6 +93,52 @@ __kernel void sub_pairs(__global const int *diags, const int q0, const int nq, c
     }
 }
 
+% if not NORMALIZE:
+## sub_pairs_p: sub_pairs for plain Minkowski distances of order p != 2 (stumpy's scraamp):
+## the score of pair (i, i + d) is -sum_t |TA[i + t] - TB[j + t]|^p (larger is better), the
+## block's first pair summed exactly, then stumpy's rolling update along the diagonal (the
+## term leaving subtracted, the one entering added, the absolute value kept); p = inf: -max_t
+## |TA[i + t] - TB[j + t]| summed afresh for every pair. TA / TB: the raw series with
+## non-finite values as 0; okA / okB: 1 where a window is finite (else the score is -inf).
+## The winners' distances are evaluated exactly afterwards.
+inline ${ereal} sub_pterm(const ${ereal} x, const ${ereal} p, const int p1)
+{
+    return p1 ? fabs(x) : pow(fabs(x), p);
+}
+
+__kernel void sub_pairs_p(__global const int *diags, const int q0, const int nq, const int nb,
+                          const int blk, const int m, const int lA, const int lB,
+                          const ${ereal} p, __global const ${ereal} *TA,
+                          __global const ${ereal} *TB, __global const int *okA,
+                          __global const int *okB, __global real *buf)
+{
+    const int g = get_global_id(0);
+    const int q = g / nb, b = g - (g / nb) * nb;
+    if (q >= nq) return;
+    const int d = diags[q0 + q];
+    const int lo = max(0, -d), hi = min(lA, lB - d);
+    const int i0 = lo + b * blk;
+    if (i0 >= hi) return;
+    const int i1 = min(hi, i0 + blk);
+    __global real *out = buf + (size_t)q * lA;
+    const int pinf = isinf(p), p1 = p == 1;
+    ${ereal} acc = 0;
+    for (int i = i0; i < i1; ++i) {
+        const int j = i + d;
+        if (pinf) {
+            acc = 0;
+            for (int t = 0; t < m; ++t) acc = fmax(acc, fabs(TA[i + t] - TB[j + t]));
+        } else if (i == i0) {
+            for (int t = 0; t < m; ++t) acc += sub_pterm(TA[i + t] - TB[j + t], p, p1);
+        } else {
+            acc = fabs(acc - sub_pterm(TA[i - 1] - TB[j - 1], p, p1)
+                       + sub_pterm(TA[i + m - 1] - TB[j + m - 1], p, p1));
+        }
+        out[i] = (okA[i] && okB[j]) ? (real)(-acc) : (real)(-INFINITY);
+    }
+}
+% endif
+
 ## the list insertion of candidate (x, column j) into row r's K best lv[r][..] / li[r][..]
 <%def name="insert(s, x, r)">
             if (sub_better(${s}, ${x}, lv[${r}][${K - 1}], li[${r}][${K - 1}])) {
@@ -210,6 +256,81 @@ ${insert("sc", "x", "0")}
 %   endif
 % endif
 }
+
+% if K == 1 and SELF:
+<% iv8 = "long8" if real == "double" else "int8" %>
+## sub_reduce of a self-join at k = 1 with 8 rows a work-item as 8-wide vectors (the rows' scores
+## of a diagonal are contiguous in buf, the mirrored ones too): per diagonal two vector loads
+## and sub_better's rule lane by lane, so the same lists as sub_reduce; the last rows of the
+## series and the rows where a diagonal's mirrored pairs begin lane by lane.
+inline void sub_take8(const real8 sc, const ${iv8} j, const ${iv8} ok, real8 *bs, ${iv8} *bj)
+{
+    // sub_better lane by lane, in the lanes ok
+    const ${iv8} t = ok & ((sc > *bs) | ((sc == *bs) & (j >= 0) & ((*bj < 0) | (j < *bj))));
+    *bs = select(*bs, sc, t);
+    *bj = select(*bj, j, t);
+}
+
+__kernel void sub_reduce_self8(__global const int *diags, const int q0, const int nq,
+                               const int lA, const int lB, __global const real *buf,
+                               __global real *rowS, __global int *rowI,
+                               __global real *leftS, __global int *leftI,
+                               __global real *rightS, __global int *rightI)
+{
+    const int i0 = get_global_id(0) * 8;
+    if (i0 >= lA) return;
+    if (i0 + 8 > lA) {      // the last rows: sub_reduce's loop
+        for (int i = i0; i < lA; ++i) {
+            real br = rightS[i], bl = leftS[i];
+            int jr = rightI[i], jl = leftI[i];
+            for (int q = 0; q < nq; ++q) {
+                const int d = diags[q0 + q];
+                __global const real *row = buf + (size_t)q * lA;
+                if (i + d < lB && sub_better(row[i], i + d, br, jr)) { br = row[i]; jr = i + d; }
+                if (i - d >= 0 && sub_better(row[i - d], i - d, bl, jl)) { bl = row[i - d]; jl = i - d; }
+            }
+            rightS[i] = br; rightI[i] = jr; leftS[i] = bl; leftI[i] = jl;
+            real bs = rowS[i];
+            int bi = rowI[i];
+            if (sub_better(br, jr, bs, bi)) { bs = br; bi = jr; }
+            if (sub_better(bl, jl, bs, bi)) { bs = bl; bi = jl; }
+            rowS[i] = bs; rowI[i] = bi;
+        }
+        return;
+    }
+    const ${iv8} lane = (${iv8})(0, 1, 2, 3, 4, 5, 6, 7), iv = (${iv8})(i0) + lane;
+    real8 br = vload8(0, rightS + i0), bl = vload8(0, leftS + i0);
+    ${iv8} jr = convert_${iv8}(vload8(0, rightI + i0)), jl = convert_${iv8}(vload8(0, leftI + i0));
+    for (int q = 0; q < nq; ++q) {
+        const int d = diags[q0 + q];
+        __global const real *row = buf + (size_t)q * lA;
+        if (i0 < lB - d)        // the pairs (i, i + d), i + d < lB
+            sub_take8(vload8(0, row + i0), iv + d, iv < (${iv8})(lB - d), &br, &jr);
+        if (i0 + 7 >= d) {      // the mirrored pairs (i, i - d), i - d >= 0
+            real8 sc;
+            if (i0 >= d) {
+                sc = vload8(0, row + i0 - d);
+            } else {
+                real t[8];
+                for (int c = 0; c < 8; ++c) t[c] = i0 + c >= d ? row[i0 + c - d] : 0;
+                sc = vload8(0, t);
+            }
+            sub_take8(sc, iv - d, iv >= (${iv8})(d), &bl, &jl);
+        }
+    }
+    vstore8(br, 0, rightS + i0);
+    vstore8(convert_int8(jr), 0, rightI + i0);
+    vstore8(bl, 0, leftS + i0);
+    vstore8(convert_int8(jl), 0, leftI + i0);
+    real8 bs = vload8(0, rowS + i0);
+    ${iv8} bi = convert_${iv8}(vload8(0, rowI + i0));
+    const ${iv8} all = (${iv8})(-1);
+    sub_take8(br, jr, all, &bs, &bi);
+    sub_take8(bl, jl, all, &bs, &bi);
+    vstore8(bs, 0, rowS + i0);
+    vstore8(convert_int8(bi), 0, rowI + i0);
+}
+% endif
 
 ## preSCRIMP's reductions of a block of distance profiles D [nq, lB] (clts.mass, in the exact
 ## precision) of the windows idx[q] of T_A, nothing read back: pre_rows, each profile's nearest
@@ -355,35 +476,67 @@ __kernel void pre_dist(const int nq, const int l, const int m,
 ## pre_fused: pre_dist, pre_rows and pre_cols in one pass (z-normalised self-joins, k = 1),
 ## the distance profiles never stored. Work-item: FC * 8 windows jb .. (FC 8-wide vectors),
 ## every query of the launch, FQ at a time (pre_dist's dot products, FQ * FC accumulators in
-## registers: one 8-wide load per FQ fused multiply-adds; FQ = 8, FC = 1 measured fastest on
-## pocl); per query its best
-## among the work-item's windows (the first minimum outside the exclusion zone) to rowD / rowJ
-## [nq, nbk] (nbk = ceil(l / (8 FC))), reduced by pre_rowmin in window order (so: pre_rows's
-## first minimum); each window's best (distance, then smaller query index) among the queries
-## kept in registers and merged into colP / colI (pre_cols's order, so the same pairs).
-<% FQ, FC = 8, 1 %>
+## registers: FC 8-wide loads per FQ * FC fused multiply-adds). Per query only the smallest
+## distance among the work-item's windows goes to rowD [nq, nbk] (nbk = ceil(l / (8 FC)));
+## pre_rowmin finds each query's first block holding its minimum and recomputes that block's
+## distances (the same arithmetic, pre_d8) for the first window at it: pre_rows's first minimum.
+## Each window's best query is kept in registers and merged into colP / colI: the queries come
+## in ascending index order (the host sorts them), so a strict < keeps the smaller index on a
+## tie, pre_cols's order. At small m the per-pair reductions, not the dot products, set the
+## time: a vector min per pair and one 8-lane reduction per query and work-item.
+<% FQ, FC = FUSED_FQ, FUSED_FC %>
 #define FW ${8 * FC}
+
+## query i's distances to windows jb .. jb + 7 from the dot products acc: plain (neither side
+## flagged, all 8 windows inside l) from rj = r[jb ..], else pre_exact8; the exclusion zone
+## |j - i| <= ez: inf
+inline double8 pre_d8(const double8 acc, const int jb, const int plain, const double8 rj,
+                      const int l, const int m, const int ez, const int i, const int fi,
+                      __global const double *Tp, __global const double *mu,
+                      __global const double *ss, __global const double *r,
+                      __global const int *fl)
+{
+    double8 d8;
+    if (plain) {
+        const double8 corr = fmin(acc * rj, (double8)1);
+        d8 = fmax((double8)0, (double)(2 * m) * ((double8)1 - corr));
+    } else {
+        d8 = pre_exact8(acc, jb, l, m, i, fi, Tp, mu, ss, r, fl);
+    }
+    if (jb + 7 >= i - ez && jb <= i + ez) {
+        const long8 dj = (long8)(jb - i) + (long8)(0, 1, 2, 3, 4, 5, 6, 7);
+        d8 = select(d8, (double8)INFINITY, (dj <= (long8)(ez)) & (dj >= (long8)(-ez)));
+    }
+    return d8;
+}
+
+## the work-item's windows: all FW inside l and none flagged (pre_d8's plain path for every
+## query not flagged itself)
+inline int pre_plain_block(const int jb, const int l, __global const int *fl)
+{
+    if (jb + FW > l) return 0;
+    int fw = 0;
+    for (int c = 0; c < FW; ++c) fw |= fl[jb + c];
+    return fw == 0;
+}
+
 __kernel void pre_fused(const int nq, const int l, const int m, const int ez,
-                        __global const ${ereal} *zq, __global const int *qidx,
-                        __global const ${ereal} *Tp, __global const ${ereal} *mu,
-                        __global const ${ereal} *ss, __global const ${ereal} *r,
-                        __global const int *fl, __global ${ereal} *colP,
-                        __global int *colI, __global ${ereal} *rowD, __global int *rowJ)
+                        __global const double *zq, __global const int *qidx,
+                        __global const double *Tp, __global const double *mu,
+                        __global const double *ss, __global const double *r,
+                        __global const int *fl, __global double *colP,
+                        __global int *colI, __global double *rowD)
 {
     const int blk = get_global_id(0), jb = blk * FW, nbk = (l + FW - 1) / FW;
     if (jb >= l) return;
-    const int full = jb + FW <= l;
-    int fw = 0;
-    for (int c = 0; c < FW; ++c) fw |= (jb + c < l) ? fl[jb + c] : 1;
-    const ${ereal} twom = 2 * m;
+    const int pw = pre_plain_block(jb, l, fl);
 % for h in range(FC):
-    const long8 jv${h} = (long8)(jb + ${8 * h}) + (long8)(0, 1, 2, 3, 4, 5, 6, 7);
-    const ${ereal}8 rj${h} = full ? vload8(0, r + jb + ${8 * h}) : (${ereal}8)0;
-    ${ereal}8 cb${h};
+    const double8 rj${h} = pw ? vload8(0, r + jb + ${8 * h}) : (double8)0;
+    double8 cb${h};
     long8 ci${h};
 % endfor
     {   // the windows' running best (lanes past l: never stored)
-        ${ereal} tb[FW];
+        double tb[FW];
         long ti[FW];
         for (int c = 0; c < FW; ++c) {
             tb[c] = jb + c < l ? colP[jb + c] : INFINITY;
@@ -397,18 +550,18 @@ __kernel void pre_fused(const int nq, const int l, const int m, const int ez,
     for (int qb = 0; qb < nq; qb += ${FQ}) {
         const int nb = min(${FQ}, nq - qb);
 % for b in range(FQ):
-        __global const ${ereal} *z${b} = zq + (size_t)(qb + min(${b}, nb - 1)) * m;
+        __global const double *z${b} = zq + (size_t)(qb + min(${b}, nb - 1)) * m;
 %   for h in range(FC):
-        ${ereal}8 a${b}_${h} = (${ereal}8)0;
+        double8 a${b}_${h} = (double8)0;
 %   endfor
 % endfor
         for (int t = 0; t < m; ++t) {
 % for h in range(FC):
-            const ${ereal}8 x${h} = vload8(0, Tp + jb + ${8 * h} + t);
+            const double8 x${h} = vload8(0, Tp + jb + ${8 * h} + t);
 % endfor
 % for b in range(FQ):
             {
-                const ${ereal}8 zb = (${ereal}8)z${b}[t];
+                const double8 zb = (double8)z${b}[t];
 %   for h in range(FC):
                 a${b}_${h} = fma(zb, x${h}, a${b}_${h});
 %   endfor
@@ -418,51 +571,27 @@ __kernel void pre_fused(const int nq, const int l, const int m, const int ez,
 % for b in range(FQ):
         if (${b} < nb) {
             const int q = qb + ${b}, i = qidx[q], fi = fl[i];
+            const int plain = pw && fi == 0;
             const long8 iv = (long8)(i);
-            ${ereal} best = INFINITY;
-            int bj = -1;
+            double8 rm;
 %   for h in range(FC):
             {
-                ${ereal}8 d8;
-                if (full && (fi | fw) == 0) {       // the common case: plain windows
-                    const ${ereal}8 corr = fmin(a${b}_${h} * rj${h}, (${ereal}8)1);
-                    d8 = fmax((${ereal}8)0, twom * ((${ereal}8)1 - corr));
-                } else {
-                    d8 = pre_exact8(a${b}_${h}, jb + ${8 * h}, l, m, i, fi, Tp, mu, ss, r, fl);
-                }
-                // the exclusion zone |j - i| <= ez: no candidate
-                if (jb + ${8 * h + 7} >= i - ez && jb + ${8 * h} <= i + ez) {
-                    const long8 dj = jv${h} - iv;
-                    d8 = select(d8, (${ereal}8)INFINITY,
-                                (dj <= (long8)(ez)) & (dj >= (long8)(-ez)));
-                }
-                // the windows' best: smaller distance, then the smaller query index
-                const long8 take = (d8 < cb${h}) | ((d8 == cb${h}) & (d8 < (${ereal}8)INFINITY)
-                                                   & ((ci${h} < (long8)0) | (iv < ci${h})));
+                const double8 d8 = pre_d8(a${b}_${h}, jb + ${8 * h}, plain, rj${h}, l, m, ez, i,
+                                          fi, Tp, mu, ss, r, fl);
+                const long8 take = d8 < cb${h};
                 cb${h} = select(cb${h}, d8, take);
                 ci${h} = select(ci${h}, iv, take);
-                // the query's first minimum among these windows: a branch-free fmin tree, then
-                // the first lane holding it (a loop of compares and branches instead: pre_fused
-                // 30 % slower at m = 10 on pocl; fmin of .lo / .hi halves slower still)
-                ${ereal} dd[8];
-                vstore8(d8, 0, dd);
-                const ${ereal} mn = fmin(fmin(fmin(dd[0], dd[1]), fmin(dd[2], dd[3])),
-                                         fmin(fmin(dd[4], dd[5]), fmin(dd[6], dd[7])));
-                if (mn < best) {
-                    int c = 7;
-                    for (int u = 6; u >= 0; --u) c = dd[u] == mn ? u : c;
-                    best = mn;
-                    bj = jb + ${8 * h} + c;
-                }
+                rm = ${"d8" if h == 0 else "select(rm, d8, d8 < rm)"};
             }
 %   endfor
-            rowD[(size_t)q * nbk + blk] = best;
-            rowJ[(size_t)q * nbk + blk] = bj;
+            const double4 r4 = select(rm.lo, rm.hi, rm.hi < rm.lo);
+            const double2 r2 = select(r4.lo, r4.hi, r4.hi < r4.lo);
+            rowD[(size_t)q * nbk + blk] = r2.y < r2.x ? r2.y : r2.x;
         }
 % endfor
     }
     {
-        ${ereal} tb[FW];
+        double tb[FW];
         long ti[FW];
 % for h in range(FC):
         vstore8(cb${h}, ${h}, tb);
@@ -475,17 +604,45 @@ __kernel void pre_fused(const int nq, const int l, const int m, const int ez,
     }
 }
 
-## pre_fused's per-query partial minima reduced in window order: the first minimum (pre_rows)
-__kernel void pre_rowmin(const int nq, const int nbk, __global const ${ereal} *rowD,
-                         __global const int *rowJ, __global int *nn, __global ${ereal} *dn)
+## pre_fused's per-query block minima: the first block holding the query's minimum, its
+## distances recomputed as pre_fused made them (the same fused multiply-adds in the same order,
+## pre_d8) for the first window at it: pre_rows's first minimum (-1 and inf where none)
+__kernel void pre_rowmin(const int nq, const int nbk, const int l, const int m, const int ez,
+                         __global const double *zq, __global const int *qidx,
+                         __global const double *Tp, __global const double *mu,
+                         __global const double *ss, __global const double *r,
+                         __global const int *fl, __global const double *rowD,
+                         __global int *nn, __global double *dn)
 {
     const int q = get_global_id(0);
     if (q >= nq) return;
-    ${ereal} best = INFINITY;
-    int bj = -1;
+    double best = INFINITY;
+    int bb = -1;
     for (int b = 0; b < nbk; ++b) {
-        const ${ereal} d = rowD[(size_t)q * nbk + b];
-        if (d < best) { best = d; bj = rowJ[(size_t)q * nbk + b]; }
+        const double d = rowD[(size_t)q * nbk + b];
+        if (d < best) { best = d; bb = b; }
+    }
+    int bj = -1;
+    if (bb >= 0) {
+        const int jb = bb * FW, i = qidx[q], fi = fl[i];
+        const int plain = pre_plain_block(jb, l, fl) && fi == 0;
+        __global const double *z = zq + (size_t)q * m;
+% for h in range(FC):
+        double8 a${h} = (double8)0;
+% endfor
+        for (int t = 0; t < m; ++t) {
+            const double8 zb = (double8)z[t];
+% for h in range(FC):
+            a${h} = fma(zb, vload8(0, Tp + jb + ${8 * h} + t), a${h});
+% endfor
+        }
+        double dd[FW];
+% for h in range(FC):
+        vstore8(pre_d8(a${h}, jb + ${8 * h}, plain,
+                       plain ? vload8(0, r + jb + ${8 * h}) : (double8)0, l, m, ez, i, fi, Tp,
+                       mu, ss, r, fl), ${h}, dd);
+% endfor
+        for (int c = FW - 1; c >= 0; --c) bj = dd[c] == best ? jb + c : bj;
     }
     nn[q] = bj;
     dn[q] = best;

@@ -400,7 +400,8 @@ def test_chains_and_streamed_x(device, dtype):
     n built into the kernel or not:
     batches that leave a partial last work-item, rows that are and are not line-aligned, a
     start mask and a zero pivot. Both batches have one n, so that they run the same ten
-    programs (a second n built ten more, 25-45 s on pocl)."""
+    programs (a second n, with n and the private array length built into the kernels, built
+    ten more)."""
     rng = np.random.default_rng(21)
     line = 64 // np.dtype(dtype).itemsize
     for nsys, n in ((101, 115), (6 * line, 115)):     # odd batch; rows of whole lines

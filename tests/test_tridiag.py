@@ -61,8 +61,10 @@ def test_every_version_dominant(device, method, dtype):
             continue
         batch = 9 if n < 1000 else 3
         a, b, c, d = dominant(rng, (batch, n), dtype)
-        # unrolled at n = 115: 2 lanes keeps the (one-off, cached) build to seconds
-        kw = {"lanes": 2} if method == "thomas-unrolled" and n > 15 else {}
+        # unrolled: 2 lanes at n = 15 (its rows read in blocks of 2 on every device, whatever
+        # the profile's lanes), 1 lane at n = 115 (115 rows x 2 lanes in blocks: 9 s a build
+        # on Intel's CPU runtime, 1.8 s with 1 lane)
+        kw = {"lanes": 2 if n == 15 else 1} if method == "thomas-unrolled" and n >= 15 else {}
         r = solve_tridiagonal(a, b, c, d, version=method, device=device, **kw)
         assert r.method == method
         assert r.x.dtype == dtype and r.x.shape == (batch, n)
@@ -170,16 +172,25 @@ def test_auto_and_forced_parameters(device):
     r = solve_tridiagonal(a, b, c, d, device=device)
     assert r.method in VERSIONS
     assert relerr(r.x, ref) <= 1e-10
-    for lanes in (1, 2, 4, 8, 16):                   # one build per (lanes, private, block)
-        combos = ((0, 1), (128, 0), (128, 1)) if lanes == 8 else ((0, 1), (128, 1))
+    # one build per (lanes, private, block); chains pinned, not the profile's: the code per
+    # chain is the same for every lane count (test_chains_and_streamed_x sweeps chains), and
+    # 8 or 16 lanes x 4 chains cost pocl 13-34 s a build (its register transposition of
+    # lanes x lanes rows per array and chain). 16 lanes are read row by row here; in blocks
+    # (the transposition with the lane names .sa-.sf, 4-5 s a build on pocl even with one
+    # chain) in test_chains_and_streamed_x[f32], the block code's other paths at 2-8 lanes.
+    sweep = {1: ((0, 1), (128, 1)), 2: ((0, 1), (128, 1)), 4: ((0, 1), (128, 1)),
+             8: ((0, 1), (128, 0), (128, 1)), 16: ((0, 0), (128, 0))}
+    for lanes, combos in sweep.items():
         for wg, (priv, block) in zip((1, 3, 16), combos):
             r = solve_tridiagonal(a, b, c, d, version="thomas", lanes=lanes, wg=wg,
-                                  private_max=priv, block=block, device=device)
+                                  chains=2 if lanes <= 4 else 1, private_max=priv,
+                                  block=block, device=device)
             assert r.plan.params["lanes"] == lanes
             assert relerr(r.x, ref) <= 1e-10
     for lanes, wg, pf in ((4, 1, 1), (8, 3, 2)):     # natural layout: next blocks prefetched
         r = solve_tridiagonal(a, b, c, d, version="thomas", lanes=lanes, wg=wg, block=1,
-                              private_max=128, prefetch_items=pf, device=device)
+                              chains=2 if lanes <= 4 else 1, private_max=128,
+                              prefetch_items=pf, device=device)
         assert relerr(r.x, ref) <= 1e-10
     r = solve_tridiagonal(a, b, c, d, version="thomas-coalesced", tile=8, tile_y=2, lanes=4,
                           device=device)
@@ -388,10 +399,12 @@ def test_chains_and_streamed_x(device, dtype):
     (staged per work-item on the natural layout, whole aligned rows on the interleaved one),
     n built into the kernel or not:
     batches that leave a partial last work-item, rows that are and are not line-aligned, a
-    start mask and a zero pivot."""
+    start mask and a zero pivot. Both batches have one n, so that they run the same ten
+    programs (a second n, with n and the private array length built into the kernels, built
+    ten more)."""
     rng = np.random.default_rng(21)
     line = 64 // np.dtype(dtype).itemsize
-    for nsys, n in ((101, 115), (6 * line, 33)):      # odd batch; rows of whole lines
+    for nsys, n in ((101, 115), (6 * line, 115)):     # odd batch; rows of whole lines
         a, b, c, d = dominant(rng, (nsys, n), dtype)
         start = rng.integers(-1, n // 2, nsys)
         b[3, max(start[3], 0)] = 0                     # a zero pivot in one system

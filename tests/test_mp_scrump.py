@@ -291,9 +291,10 @@ def test_layouts(device):
 
 @pytest.mark.parametrize("m", [M, 33])
 def test_prescrump_fused_is_stored_path(device, m, monkeypatch):
-    """preSCRIMP at k = 1 (``pre_fused``, profiles reduced where made) equals the path that
-    stores them (``pre_dist`` + ``pre_rows`` / ``pre_cols``), also in several launches, with
-    NaN, constant and ill-conditioned windows."""
+    """preSCRIMP at k = 1 (``pre_fused32``: profiles screened in float and reduced where made;
+    ``pre_fused``: in double) equals the path that stores them (``pre_dist`` + ``pre_rows`` /
+    ``pre_cols``) bit for bit, also in several launches, with NaN, constant and
+    ill-conditioned windows and exact repeats."""
     import sys
     ps = sys.modules["clts.mp.prescrump"]
     rng = np.random.default_rng(5)
@@ -301,11 +302,14 @@ def test_prescrump_fused_is_stored_path(device, m, monkeypatch):
     T[100:140] = 5.0
     T[300] = np.nan
     T[500:540] = 1e9 + 1e-6 * rng.standard_normal(40)
+    T[600:700] = T[200:300]         # exact repeats: ties that the float screen must not decide
     monkeypatch.setattr(ps, "MASS_BYTES", 12 * 700 // 8 * 9)      # a few queries a launch
     out = []
-    for fused in (True, False):
+    for fused, screen in ((False, False), (True, True), (True, False)):
         monkeypatch.setattr(ps, "FUSED", fused)
+        monkeypatch.setattr(ps, "SCREEN32", screen)
         np.random.seed(6)
         out.append(clts.prescrump(T, m, device=device))
-    np.testing.assert_array_equal(out[0][0], out[1][0])
-    np.testing.assert_array_equal(out[0][1], out[1][1])
+    for o in out[1:]:
+        np.testing.assert_array_equal(o[0], out[0][0])
+        np.testing.assert_array_equal(o[1], out[0][1])

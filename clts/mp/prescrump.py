@@ -22,6 +22,9 @@ FUSED_LOCAL = 16
 #: z-normalised self-joins at k = 1 reduce the profiles where they are made (``pre_fused``);
 #: False: ``pre_dist`` stores them for ``pre_rows`` / ``pre_cols`` (the path of k > 1)
 FUSED = True
+#: ``pre_fused``'s dot products screened in float with a bound, the candidates that may win
+#: re-checked in double (``pre_fused32``): the same neighbours and distances as ``pre_fused``
+SCREEN32 = True
 
 def _topk_candidates(l, k, rows, dist, idx):
     """The k best (distance, then index) distinct-index candidates per row: [l, k] P, I."""
@@ -192,19 +195,55 @@ def _fused_profiles(sides, prg, windows, idx, Tp, colP, colI):
     import pyopencl.array as cla
     dev, A, l, m = sides.dev, sides.A, sides.lA, sides.m
     nq, nbk = len(windows), -(-l // diagset.FUSED_WINDOWS)
-    zq = cla.to_device(dev.queue, _unit_queries(windows))
+    zh = _unit_queries(windows)
+    zq = cla.to_device(dev.queue, zh)
     rowD = cla.empty(dev.queue, (nq, nbk), np.float64)
     r = A.upload(dev, as_columns=False, dtype=np.float64)["r"]
     rules = (zq.data, idx.data, Tp.data, A.mu.data, A.ss.data, r.data, A.fl.data)
-    launch(dev, prg.kernel("pre_fused"), *fixed_local(dev, nbk, FUSED_LOCAL), np.int32(nq), np.int32(l),
-           np.int32(m), np.int32(sides.ez), *rules, colP.data, colI.data, rowD.data)
     nn = cla.empty(dev.queue, nq, np.int32)
     dn = cla.empty(dev.queue, nq, np.float64)
+    if SCREEN32:
+        Tp32, r32, bw, bblk = _screen_bounds(sides, prg, Tp, r)
+        zq32 = cla.to_device(dev.queue, zh.astype(np.float32))
+        launch(dev, prg.kernel("pre_fused32"), *fixed_local(dev, nbk, FUSED_LOCAL), np.int32(nq),
+               np.int32(l), np.int32(m), np.int32(sides.ez), zq.data, zq32.data, idx.data,
+               Tp.data, Tp32.data, A.mu.data, A.ss.data, r.data, r32.data, bw.data, A.fl.data,
+               colP.data, colI.data, rowD.data)
+        launch(dev, prg.kernel("pre_rowmin32"), *fixed_local(dev, round_up(nq, 64), ITEM_LOCAL),
+               np.int32(nq), np.int32(nbk), np.int32(l), np.int32(m), np.int32(sides.ez), *rules,
+               bblk.data, rowD.data, nn.data, dn.data)
+        return nn, dn
+    launch(dev, prg.kernel("pre_fused"), *fixed_local(dev, nbk, FUSED_LOCAL), np.int32(nq), np.int32(l),
+           np.int32(m), np.int32(sides.ez), *rules, colP.data, colI.data, rowD.data)
     launch(dev, prg.kernel("pre_rowmin"), *fixed_local(dev, round_up(nq, 64), ITEM_LOCAL),
            np.int32(nq),
            np.int32(nbk), np.int32(l), np.int32(m), np.int32(sides.ez), *rules, rowD.data,
            nn.data, dn.data)
     return nn, dn
+
+
+def _screen_bounds(sides, prg, Tp, r):
+    """``pre_fused32``'s float copies of the scaled series ``Tp`` and of ``r`` and each
+    window's and each block's bound on |distance in float - distance in double| (``pre_bound``).
+    The bound: the dot product's error in float over m terms from rounded operands,
+    gamma(m + 2) |z| |x_j| (|z| = 1, the query's unit-norm window; |x_j| the window's norm in
+    the scaled series), times r_j, plus the product's, the clamp's and the scaling's roundings and
+    the double computation's own error, over 2 m (1 - corr); twice that, rounded up."""
+    import pyopencl.array as cla
+    dev, l, m = sides.dev, sides.lA, sides.m
+    u, u64 = 2.0 ** -24, 2.0 ** -53
+    g, g64 = ((m + 2) * e / (1 - (m + 2) * e) for e in (u, u64))
+    c1 = 2 * m * (g * (1 + u) ** 2 * 1.0001 + g64 * 1.0001)
+    c0 = 2 * m * (5 * u + 8 * u64) + 5 * m * u + 1e-30
+    npad, A = Tp.size, sides.A
+    Tp32 = cla.empty(dev.queue, npad, np.float32)
+    r32 = cla.empty(dev.queue, l, np.float32)
+    bw = cla.empty(dev.queue, l, np.float32)
+    bblk = cla.empty(dev.queue, -(-l // diagset.FUSED_WINDOWS), np.float32)
+    launch(dev, prg.kernel("pre_bound"), *fixed_local(dev, round_up(npad, 64), ITEM_LOCAL),
+           np.int32(npad), np.int32(l), np.int32(m), np.float64(c1), np.float64(c0), Tp.data,
+           A.mu.data, A.ss.data, r.data, A.fl.data, Tp32.data, r32.data, bw.data, bblk.data)
+    return Tp32, r32, bw, bblk
 
 
 def _refine_pairs(sides, s, ii, jj):

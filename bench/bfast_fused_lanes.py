@@ -10,6 +10,8 @@ Each (K, lanes) runs in a child process with fresh ``XDG_CACHE_HOME`` and ``POCL
 pixels (the build, or pocl's compile at the first launch, plus a negligible run), "warm" the
 best of three later calls on the full cube (float32, 16-day dates, history = the first half).
 ``--skip-over S`` skips the larger lane counts of a K once a build took more than S seconds.
+``--alternate`` instead times the warm calls of every (K, lanes) in one process, the lanes of
+a K alternately, 5 rounds, best (less noise from other load than separate processes).
 """
 from __future__ import annotations
 
@@ -51,6 +53,36 @@ def child(dev_name, k, lanes, pixels, dates):
     print(json.dumps(dict(first=first, warm=min(warm), crc=h.hexdigest()[:10])))
 
 
+def alternate(dev_name, Ks, lanes_list, pixels, dates, history, rounds=5):
+    import numpy as np
+
+    import clts
+    from clts.runtime import get_device
+
+    dev = get_device(dev_name)
+    rng = np.random.default_rng(1)
+    t = 2000 + np.arange(dates) * 16 / 365.25
+    y = (0.3 + 0.1 * np.sin(2 * np.pi * t)[:, None]
+         + 0.02 * rng.standard_normal((dates, pixels))).astype(np.float32)
+    sm = float(t[dates // 2])
+    print(f"# {dev_name}, {pixels} pixels x {dates} dates, float32, history={history!r}, "
+          f"warm, best of {rounds} alternating rounds; load {os.getloadavg()}")
+    print("| K | " + " | ".join(f"lanes {w} s" for w in lanes_list) + " |")
+    print("|---|" + "---|" * len(lanes_list))
+    for K in Ks:
+        kw = dict(k=(K - 2) // 2, freq=1, version="fused", device=dev, progress=False,
+                  history=history)
+        for w in lanes_list:
+            clts.bfast_monitor(y, t, sm, lanes=w, **kw)
+        best = {w: float("inf") for w in lanes_list}
+        for _ in range(rounds):
+            for w in lanes_list:
+                t0 = time.perf_counter()
+                clts.bfast_monitor(y, t, sm, lanes=w, **kw)
+                best[w] = min(best[w], time.perf_counter() - t0)
+        print(f"| {K} | " + " | ".join(f"{best[w]:.3f}" for w in lanes_list) + " |", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--device", default="intel")
@@ -59,8 +91,13 @@ def main():
     ap.add_argument("--pixels", type=int, default=100_000)
     ap.add_argument("--dates", type=int, default=276)
     ap.add_argument("--skip-over", type=float, default=150.0)
+    ap.add_argument("--history", default="all")
+    ap.add_argument("--alternate", action="store_true")
     ap.add_argument("--child", nargs=2, type=int)
     a = ap.parse_args()
+    if a.alternate:
+        return alternate(a.device, list(map(int, a.K.split(","))),
+                         list(map(int, a.lanes.split(","))), a.pixels, a.dates, a.history)
     if a.child:
         return child(a.device, a.child[0], a.child[1], a.pixels, a.dates)
     print(f"# {a.device}, {a.pixels} pixels x {a.dates} dates, float32; load {os.getloadavg()}")

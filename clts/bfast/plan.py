@@ -143,10 +143,10 @@ def make_plan(device, problem: Problem, **overrides) -> Plan:
 def capped_lanes(lanes, K: int, max_lanes_k) -> int:
     """The fused version's lanes for ``K`` regressors under the profile's
     ``bfast.fused.max_lanes_k`` (0: no cap): 1 where K exceeds it. Each lane holds its own K x K
-    Gram tile and Cholesky factor, unrolled; Intel's CPU compiler takes minutes over the wide
-    ones at K = 18 (lanes 1: 2 s, 2: 42 s, 8: 101 s; K = 12 at lanes 8: 7 s) that run no faster
-    than lanes 1 (docs/performance.md). Only the profile's choice is capped; lanes a caller
-    gives are kept. Lanes only group pixels: results are identical."""
+    Gram tile and Cholesky factor, unrolled; Intel's CPU compiler takes tens of seconds over
+    the wide ones at K = 18 (lanes 1: 1.5 s, lanes 2-16: 21-31 s; K <= 12: <= 8 s) that run no
+    clearly faster than lanes 1 (docs/performance.md). Only the profile's choice is capped;
+    lanes a caller gives are kept. Lanes only group pixels: results are identical."""
     if isinstance(max_lanes_k, bool) or not isinstance(max_lanes_k, int) or max_lanes_k < 0:
         from ..errors import ProfileError
         raise ProfileError(f"profile key 'bfast.fused.max_lanes_k' must be a non-negative "

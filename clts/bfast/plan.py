@@ -144,9 +144,10 @@ def capped_lanes(lanes, K: int, max_lanes_k) -> int:
     """The fused version's lanes for ``K`` regressors under the profile's
     ``bfast.fused.max_lanes_k`` (0: no cap): 1 where K exceeds it. Each lane holds its own K x K
     Gram tile and Cholesky factor, unrolled; Intel's CPU compiler takes tens of seconds over
-    the wide ones at K = 18 (lanes 1: 1.5 s, lanes 2-16: 21-31 s; K <= 12: <= 8 s) that run no
-    clearly faster than lanes 1 (docs/performance.md). Only the profile's choice is capped;
-    lanes a caller gives are kept. Lanes only group pixels: results are identical."""
+    the wide ones at K = 18 (lanes 1: 1.5 s, lanes 2-16: 21-31 s; K <= 12: <= 8 s), a first
+    call's wait that 16 lanes' 1.45x warm speed there repays only after ~12 M pixels
+    (docs/performance.md). Only the profile's choice is capped; lanes a caller gives are kept.
+    Lanes only group pixels: results are identical."""
     if isinstance(max_lanes_k, bool) or not isinstance(max_lanes_k, int) or max_lanes_k < 0:
         from ..errors import ProfileError
         raise ProfileError(f"profile key 'bfast.fused.max_lanes_k' must be a non-negative "

@@ -153,7 +153,7 @@ def test_partial_merge_without_int64_atomics():
 def test_topk_lists_fit_gpu_local_memory():
     """k = 3 lists: on pocl's 1 MiB the profile's tile fits whole; under the A100's 48 KiB the
     tile shrinks (or the lists go private) so that the launch fits, checked on every launch."""
-    from clts.mp.diagonal import _topk_tile
+    from clts.mp.tiles import topk_tile as _topk_tile
     from clts.mp.plan import Problem, make_plan
     a100 = emulation.emulate("a100", _pocl())
     plan = make_plan(a100, Problem(None, "double"), topk_store="local", tile=128, wg=64)

@@ -99,7 +99,7 @@ def test_mp_plan_leaves_four_groups_per_cu(name, k):
     """Under the emulated MI100 / A100 / Iris Xe the Plan's local-memory tile leaves room for at least
     four work-groups per compute unit (it used to fill an MI100 CU with one 64-wide group for
     k = 3, three for k = 1), and the results are those of the old single-group tile."""
-    from clts.mp.diagonal import _local_tile, _topk_tile
+    from clts.mp.tiles import local_tile as _local_tile, topk_tile as _topk_tile
     from clts.mp.plan import Problem, make_plan
     from clts.runtime import occupancy as occ
     logging.getLogger("clts.profiles").setLevel(logging.ERROR)
@@ -138,7 +138,7 @@ def test_mp_plan_tile_reaches_quarter_occupancy(name, k):
     model, with the kernel's recorded registers and SIMD width, reaches occupancy.MIN_FRACTION
     (25 %, the gate's bound) - smaller tiles than the four-groups share on MI100 / MI200 (k = 1),
     A100 / H100 (k = 3) and the Intel GPUs - and where none does, keeps the four-groups tile."""
-    from clts.mp.diagonal import _local_tile, _topk_tile
+    from clts.mp.tiles import local_tile as _local_tile, topk_tile as _topk_tile
     from clts.mp.plan import Problem, fit_tile, make_plan
     from clts.runtime import occupancy as occ
     logging.getLogger("clts.profiles").setLevel(logging.ERROR)
@@ -471,7 +471,7 @@ def test_mp_topk_store_by_occupancy_model(name):
     the model) and "window" the occupancy model rates higher with the recorded figures, and
     never a build whose recorded figures spill (the window at SIMD32 on pvc); forced, kept."""
     from clts.mp.plan import Problem, make_plan, topk_window_local
-    from clts.mp.diagonal import _topk_tile
+    from clts.mp.tiles import topk_tile as _topk_tile
     from clts.runtime import occupancy as occ
     logging.getLogger("clts.profiles").setLevel(logging.ERROR)
     gpu = emulation.emulate(name, _pocl())

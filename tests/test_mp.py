@@ -273,7 +273,7 @@ def test_top_k_edges(device):
 
 def test_top_k_local_memory_too_small(device):
     """topk_store="local" where a work-group's lists cannot fit: private memory, a warning."""
-    from clts.mp.diagonal import TOPK_PRIVATE_GROUP_BYTES
+    from clts.mp.tiles import TOPK_PRIVATE_GROUP_BYTES
     T, m, k, per = _hard(150, 5), 8, 16, 16 * 12 + 8
     # a work-group too large for its lists in local memory, small enough for private memory
     wgs = [w for w in (16, 32, 64, 128, 256) if w <= device.max_work_group and

@@ -4,7 +4,8 @@ Satellite Time Series Data with Missing Values" (ICDE 2020)."""
 from .api import BfastResult, bfast_monitor
 from .breaks_api import BreaksResult, bfast_breaks
 from .bfast01 import BFAST01_STATUS, Bfast01Result, bfast01
-from .decompose import DecomposeIteration, DecomposeResult, bfast_decompose
+from .decompose import bfast_decompose
+from .decompose_result import DecomposeIteration, DecomposeResult
 from .bfastts import RegularSeries, bfastts
 from .maps import break_maps
 from .maps import bfast01_maps, decompose_maps, result_maps

@@ -280,7 +280,6 @@ def run_monitor(dev, plan, y, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, 
         det = [o[k].data for k in DETAILED_KEYS] if detailed else []
         xpd = xpr = None
         if xp is not None:      # the chunk's columns in the fit's and the ROC test's precision
-            from .pixel_device import gather as gather_xp
             rows = xp.shape[0]
             xpd = gather_xp(dev, xp, a, m, mp, rows, bounds_dtype(tpl, dtype), keep).data
             if kp.roc:
@@ -426,7 +425,6 @@ def _bp_chunks(dev, plan, y, N, M, X, h, BREAKS, dtype, nodata, out, max_items, 
             keep.extend(o.values())
         xpd = None
         if q:           # the chunk's per-pixel columns [N q, mp] in the kernels' precision
-            from .pixel_device import gather as gather_xp
             xpd = gather_xp(dev, xp, a, m, mp, N * q, dtype, keep).data
         launch_chunk(dev, plan, kern, yc.data, m, mp, Xd.data, hsd.data, tri, cost, arg, vidx,
                      [o[k].data for k in keys], xpd)
@@ -512,3 +510,23 @@ def magnitudes(dev, y, X, sel, bps, dtype, nodata, xp=None):
                np.int32(M), np.int32(N), Xd.data, *((xp.data,) if q else ()), sel.data, bps.data, np.int32(B),
                dtype.type(nodata_value(y.dtype, nodata)), mags.data)
     return mags, [Xd]
+
+
+def preg_program(dev, real, acc, src_dtype, out_dtype):
+    """The per-pixel regressors' program (``bfast/pixel_regressors.cl.mako``)."""
+    return dev.program("bfast/pixel_regressors.cl.mako", real=real, acc=acc,
+                       src_t=c_type(src_dtype), out_t=c_type(out_dtype))
+
+
+def gather_xp(dev, xp, a, m, mp, rows, out_dtype, keep):
+    """Rows ``[0, rows)`` of ``xp`` (columns ``a .. a + m``) as a temporary ``[rows, mp]`` of
+    ``out_dtype``, zeros after column m (the kernels' chunk layout)."""
+    out_dtype = np.dtype(out_dtype)
+    dst = temp(dev, (rows, mp), out_dtype)
+    keep.append(dst)
+    if rows and mp:
+        k = preg_program(dev, c_type(out_dtype), c_type(xp.dtype), xp.dtype, out_dtype) \
+            .kernel("preg_gather")
+        launch(dev, k, (round_up(mp, 64), rows), (64, 1), xp.data, np.int32(xp.shape[1]),
+               np.int32(a), np.int32(m), np.int32(mp), dst.data)
+    return dst

@@ -143,7 +143,7 @@ def decompose_maps(n_trend_breaks, trend_break_dates, magnitudes, n_season_break
     magnitudes : array_like of float, ``[breaks, ...]``
         The trend's change at each break (R's ``Mags[, 3]``).
     status : array_like of int, pixel shape
-        Passed through (``clts.bfast.decompose.DECOMPOSE_STATUS``).
+        Passed through (``clts.bfast.decompose_result.DECOMPOSE_STATUS``).
     axis : int
         The break axis of the ``[breaks, ...]`` arrays (0 as ``bfast_decompose`` gives them).
 
@@ -214,7 +214,7 @@ def result_maps(result) -> dict:
     (:func:`bfast01_maps`); pandas / xarray-labelled results give their values."""
     from .bfast01 import Bfast01Result
     from .breaks_api import BreaksResult
-    from .decompose import DecomposeResult
+    from .decompose_result import DecomposeResult
     if isinstance(result, DecomposeResult):
         r = result
         return decompose_maps(r.n_trend_breaks, r.trend_break_dates, r.magnitudes,

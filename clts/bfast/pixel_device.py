@@ -79,16 +79,11 @@ def device_terms(formula, order, trend, regressors, y_shape):
     return terms
 
 
-def program(dev, real, acc, src_dtype, out_dtype):
-    from .device import c_type
-    return dev.program("bfast/pixel_regressors.cl.mako", real=real, acc=acc,
-                       src_t=c_type(src_dtype), out_t=c_type(out_dtype))
-
-
 def prepare(dev, y, nodata, terms, dtype):
     """(``ym`` [N, M] ``dtype``: ``y`` with NaN where missing, ``xp`` [(N + 2) q, M] in the
     device's float64 where it has it (``api.pixel_regressors``' layout), arrays to keep)."""
-    from .device import acc_dtype, c_type, constant, element_offset, nodata_value, program as dprog, temp
+    from .device import (acc_dtype, c_type, constant, element_offset, nodata_value,
+                         preg_program, program as dprog, temp)
     N = int(y.shape[0])
     M = int(np.prod(y.shape[1:], dtype=np.int64))
     q = len(terms.device)
@@ -109,24 +104,9 @@ def prepare(dev, y, nodata, terms, dtype):
         if not is_device(src):
             src = constant(dev, "bfast.shared_regressor", src, np.float64)
         keep.append(src)
-        prg = program(dev, real, c_type(acc), src.dtype, acc)
+        prg = preg_program(dev, real, c_type(acc), src.dtype, acc)
         args = (src.base_data, np.int64(off), np.int64(st), np.int64(sp), np.int32(M),
                 np.int32(N), np.int32(q), np.int32(j), xp.data, ym.data)
         launch(dev, prg.kernel("preg_stats"), round_up(M, 64), 64, *args)
         launch(dev, prg.kernel("preg_scale"), (round_up(M, 64), N), (64, 1), *args)
     return ym, xp, keep
-
-
-def gather(dev, xp, a, m, mp, rows, out_dtype, keep):
-    """Rows ``[0, rows)`` of ``xp`` (columns ``a .. a + m``) as a temporary ``[rows, mp]`` of
-    ``out_dtype``, zeros after column m (the kernels' chunk layout)."""
-    from .device import c_type, temp
-    out_dtype = np.dtype(out_dtype)
-    dst = temp(dev, (rows, mp), out_dtype)
-    keep.append(dst)
-    if rows and mp:
-        k = program(dev, c_type(out_dtype), c_type(xp.dtype), xp.dtype, out_dtype) \
-            .kernel("preg_gather")
-        launch(dev, k, (round_up(mp, 64), rows), (64, 1), xp.data, np.int32(xp.shape[1]),
-               np.int32(a), np.int32(m), np.int32(mp), dst.data)
-    return dst

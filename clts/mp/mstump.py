@@ -234,13 +234,12 @@ def _input_dtype(T):
 def _stack(dev, arrays, dtype, width):
     """The device arrays ``arrays`` (one per dimension, at least ``width`` values each) copied
     into one [d, width] device array (device-to-device copies)."""
-    import pyopencl as cl
-    from ..runtime.memory import scratch
+    from ..runtime.memory import copy, scratch
     item = np.dtype(dtype).itemsize
     out = scratch(dev, (len(arrays), width), dtype)
     for q, a in enumerate(arrays):
-        cl.enqueue_copy(dev.queue, out.data, a.data, byte_count=width * item,
-                        dst_offset=q * width * item)
+        copy(dev, out.base_data, a.base_data, width * item, dst_offset=out.offset + q * width * item,
+             src_offset=a.offset)
     return out
 
 
@@ -425,7 +424,7 @@ def _maamp_device(dev, T, m, include, discords, pnorm, precision):
     computed by ``mass``' kernels into one block buffer [d, rows, l], then ``maamp_rows``
     (``templates/mp/aamp.cl.mako``) sorts, sums and keeps the best of each row: the host
     path's ``_profile_rows`` on the same distances. Nothing is read back or waited for."""
-    import pyopencl as cl
+    from ..runtime.memory import copy
     import pyopencl.array as cla
     from ..runtime.resident import device_rows
     from .aamp import MAX_DIM as KMAX
@@ -462,8 +461,8 @@ def _maamp_device(dev, T, m, include, discords, pnorm, precision):
                    i32(src * n + s0), i32(nr), i32(m), Q.data)
             _device_profiles(dev, Q, rows_of[k], False, pnorm, precision, None, None, {},
                              out=D)
-            cl.enqueue_copy(q, X.data, D.data, byte_count=nr * l * dt.itemsize,
-                            dst_offset=k * nr * l * dt.itemsize)
+            copy(dev, X.base_data, D.base_data, nr * l * dt.itemsize,
+                 dst_offset=X.offset + k * nr * l * dt.itemsize, src_offset=D.offset)
         launch(dev, prg.kernel("maamp_rows"), *fixed_local(dev, round_up(nr, 64), ITEM_LOCAL),
                X.data, i32(nr),
                i32(l), i32(s0), i32(d), i32(len(inc)), i32(bool(discords)), i32(ez), i32(l),

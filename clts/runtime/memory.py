@@ -127,6 +127,38 @@ def fill(device, arr, value):
     return arr
 
 
+def copy(device, dst, src, nbytes, *, dst_offset=0, src_offset=0):
+    """Copy ``nbytes`` from the device buffer ``src`` (at byte ``src_offset``) into ``dst`` (at
+    ``dst_offset``) on the device's queue; returns the event. A copy command
+    (``clEnqueueCopyBuffer``), except on Oclgrind, whose uninitialised-value tracking does not
+    see copy commands (every value copied would read as uninitialised in the next kernel):
+    there a byte-copy kernel of pyopencl's, under the lock of ``runtime.launch.pyopencl_kernels``."""
+    import pyopencl as cl
+    if not nbytes:
+        return None
+    if not device.info.simulator:
+        return cl.enqueue_copy(device.queue, dst, src, byte_count=int(nbytes),
+                               dst_offset=int(dst_offset), src_offset=int(src_offset))
+    import pyopencl.array as cla
+    from .launch import pyopencl_kernels
+    d = cla.Array(device.queue, (int(nbytes),), np.uint8, data=dst, offset=int(dst_offset))
+    s = cla.Array(device.queue, (int(nbytes),), np.uint8, data=src, offset=int(src_offset))
+    with pyopencl_kernels():
+        return _byte_copy(device)(d, s)
+
+
+def _byte_copy(device):
+    """pyopencl's element-wise byte-copy kernel of the device's context (built once)."""
+    st = device.state
+    with st.lock:
+        k = st.constants.get("byte_copy")
+        if k is None:
+            from pyopencl.elementwise import ElementwiseKernel
+            k = st.constants["byte_copy"] = ElementwiseKernel(
+                device.context, "uchar *d, const uchar *s", "d[i] = s[i]", "clts_byte_copy")
+    return k
+
+
 def scratch(device, shape, dtype, *, pool_name: str = "scratch"):
     """A temporary device array from the device's memory pool (``pool_name``: another pool
     of the device, e.g. ``"slots"``, the pipeline's slot buffers; see ``DeviceState``).

@@ -48,7 +48,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..runtime.plans import (LANE_WIDTHS, PlanBase, PlanValueError, check_subgroup,
-                             read_tunables, validated)
+                             profile_value, read_tunables, validated)
 
 VERSIONS = ("fused", "multi")
 SCRATCH = ("pixel", "time")
@@ -130,11 +130,29 @@ def make_plan(device, problem: Problem, **overrides) -> Plan:
             "scratch": "bfast.scratch", "matrix": "bfast.matrix",
             "bounds": "bfast.bounds", "subgroup": "bfast.subgroup"}
     t = read_tunables(dev, keys, overrides)
+    if version == "fused" and "lanes" not in t.forced:
+        t.values["lanes"] = capped_lanes(t.values["lanes"], K, profile_value(
+            dev, "bfast.fused.max_lanes_k"))
     plan = validated(Plan(version=version, **t.values), dev, keys, t.forced)
     if plan.version == "multi" and not multi_fits(dev, K):
         raise ValueError(f"version 'multi' needs work-groups of 2*K*K = {2 * K * K} work-items; "
                          f"device allows {dev.max_work_group}")
     return plan
+
+
+def capped_lanes(lanes, K: int, max_lanes_k) -> int:
+    """The fused version's lanes for ``K`` regressors under the profile's
+    ``bfast.fused.max_lanes_k`` (0: no cap): 1 where K exceeds it. Each lane holds its own K x K
+    Gram tile and Cholesky factor, unrolled; Intel's CPU compiler takes tens of seconds over
+    the wide ones at K = 18 (lanes 1: 1.5 s, lanes 2-16: 21-31 s; K <= 12: <= 8 s), a first
+    call's wait that 16 lanes' 1.45x warm speed there repays only after ~12 M pixels
+    (docs/performance.md). Only the profile's choice is capped; lanes a caller gives are kept.
+    Lanes only group pixels: results are identical."""
+    if isinstance(max_lanes_k, bool) or not isinstance(max_lanes_k, int) or max_lanes_k < 0:
+        from ..errors import ProfileError
+        raise ProfileError(f"profile key 'bfast.fused.max_lanes_k' must be a non-negative "
+                           f"integer (0: no cap), got {max_lanes_k!r}")
+    return 1 if max_lanes_k and K > max_lanes_k else lanes
 
 
 def rows_group(K: int, wg: int) -> int:

@@ -27,7 +27,7 @@ import numpy as np
 from ..runtime import launch, round_up
 from ..runtime.arrays import fields_to_numpy
 from ..runtime.faults import enter_chunk
-from ..runtime.memory import scratch
+from ..runtime.memory import copy, scratch
 from .monitor_run import (DETAILED_KEYS, bounds_dtype, bounds_table, launch_chunk,
                           monitor_chunks, programs)
 
@@ -131,8 +131,8 @@ def copy_columns(dev, dst, src, a, m, rows):
     isz = dst.dtype.itemsize
     ls, ld = src.shape[-1] if src.ndim > 1 else src.size, dst.shape[-1] if dst.ndim > 1 else dst.size
     if rows == 1:
-        cl.enqueue_copy(dev.queue, dst.base_data, src.base_data, byte_count=m * isz,
-                        src_offset=src.offset, dst_offset=dst.offset + a * isz)
+        copy(dev, dst.base_data, src.base_data, m * isz, src_offset=src.offset,
+             dst_offset=dst.offset + a * isz)
         return
     cl.enqueue_copy(dev.queue, dst.base_data, src.base_data,
                     src_origin=(src.offset, 0, 0), dst_origin=(dst.offset + a * isz, 0, 0),
@@ -270,9 +270,7 @@ def run_monitor(dev, plan, y, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, 
                 hc = temp(dev, (mp,), np.int32)
                 keep.append(hc)
                 if hs is not None:
-                    import pyopencl as cl
-                    cl.enqueue_copy(dev.queue, hc.data, hs_full.data, byte_count=mp * 4,
-                                    src_offset=a * 4)
+                    copy(dev, hc.data, hs_full.data, mp * 4, src_offset=a * 4)
                 hsd = hc.data
         mags = o["mags"] if "mags" in o else temp(dev, (1,), dtype)
         keep.append(mags)

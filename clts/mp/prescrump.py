@@ -10,7 +10,7 @@ import numpy as np
 from ..runtime import launch, round_up
 from ..runtime.launch import fixed_local
 from .local_size import ITEM_LOCAL, WALK_LOCAL
-from ..runtime.memory import fill, scratch
+from ..runtime.memory import copy, fill, scratch
 from . import diagset
 from .diagset import _check, _series, _Sides, _spec
 
@@ -69,7 +69,6 @@ def _prescrump(sides, T_A, T_B, s, indices, p=2.0):
     the sampled windows (``pre_rows`` / ``pre_cols`` of subdiag.cl.mako, or at k = 1 of a
     z-normalised self-join ``pre_fused``, which never stores the profiles: only the
     neighbours are read back). Returns (P, I), [l, k]."""
-    import pyopencl as cl
     import pyopencl.array as cla
 
     from .mass import mass
@@ -82,7 +81,7 @@ def _prescrump(sides, T_A, T_B, s, indices, p=2.0):
     if dots:
         A = sides.A
         Tp = cla.zeros(dev.queue, A.n + 64, dt)      # the scaled series, 64 zeros after it (pre_fused, pre_dist)
-        cl.enqueue_copy(dev.queue, Tp.data, A.Td.data, byte_count=A.n * 8)
+        copy(dev, Tp.data, A.Td.data, A.n * 8)
     else:
         Td = cla.to_device(dev.queue, np.ascontiguousarray(Tb, dtype=dt))
     win = np.lib.stride_tricks.sliding_window_view(T_A, m)

@@ -21,6 +21,7 @@ import numpy as np
 
 from ..runtime import launch, round_up
 from ..runtime.launch import fixed_local
+from ..runtime.memory import copy
 from .local_size import ITEM_LOCAL
 
 #: the largest k kept on the device (each work-item's k-list is private memory)
@@ -91,7 +92,6 @@ class DeviceStream:
     def update(self, t):
         """Append the device array ``t`` (1-D, the series' dtype): copied to the pending
         points, applied when ``lazy_points`` are pending or at :meth:`flush`."""
-        import pyopencl as cl
         from ..runtime.arrays import device_input
         t = device_input(t, "t", self.dev, dtypes=(self.dtype,), ndim=1)
         b = int(t.size)
@@ -108,11 +108,10 @@ class DeviceStream:
             pend = self._cla.empty(self.dev.queue, min(self.lazy, max(2 * need, 256)),
                                    self.dtype)
             if self._npend:
-                cl.enqueue_copy(self.dev.queue, pend.data, self._pend.data,
-                                byte_count=self._npend * item)
+                copy(self.dev, pend.data, self._pend.data, self._npend * item)
             self._pend = pend
-        cl.enqueue_copy(self.dev.queue, self._pend.data, t.base_data, byte_count=b * item,
-                        dst_offset=self._npend * item, src_offset=t.offset)
+        copy(self.dev, self._pend.data, t.base_data, b * item, dst_offset=self._npend * item,
+             src_offset=t.offset)
         self._npend += b
         if self._npend >= self.lazy:
             self.flush()
@@ -135,15 +134,13 @@ class DeviceStream:
             self._block(t[c:c + rows])
 
     def _block(self, t):
-        import pyopencl as cl
         from .mass import _device_profiles
         cla, dev, q = self._cla, self.dev, self.dev.queue
         b = int(t.size)
         n, m, item = int(self.T.shape[0]), self.m, self.dtype.itemsize
         ext = cla.empty(q, n + b, self.dtype)
-        cl.enqueue_copy(q, ext.data, self.T.data, byte_count=n * item)
-        cl.enqueue_copy(q, ext.data, t.base_data, byte_count=b * item, dst_offset=n * item,
-                        src_offset=t.offset)
+        copy(self.dev, ext.data, self.T.data, n * item)
+        copy(self.dev, ext.data, t.base_data, b * item, dst_offset=n * item, src_offset=t.offset)
         l0, l1 = n - m + 1, n + b - m + 1
         if self.normalize:
             dargs = self._qt_block(ext, n, b, l0, l1)
@@ -164,7 +161,7 @@ class DeviceStream:
                self.lP.data, self.lI.data, P2.data, I2.data, lP2.data, lI2.data)
         if self.egress:
             T2 = cla.empty(q, n, self.dtype)
-            cl.enqueue_copy(q, T2.data, ext.data, byte_count=n * item, src_offset=b * item)
+            copy(self.dev, T2.data, ext.data, n * item, src_offset=b * item)
             ext = T2
             self.a += b
         self.T, self.P, self.I, self.lP, self.lI = ext, P2, I2, lP2, lI2
@@ -173,13 +170,12 @@ class DeviceStream:
         """The statistics, the sliding dot products' bounds [b, l1] and the rows' thresholds
         of a block: ``stream_update``'s arguments, which compute mass' distance of the pairs
         in play (stream.cl.mako)."""
-        import pyopencl as cl
         cla, dev, q, prg = self._cla, self.dev, self.dev.queue, self.prg
         m, ez, o = self.m, self.ez, self.odt
         drop = b if self.egress else 0
         S = cla.empty(q, l1 * NS, o)
-        cl.enqueue_copy(q, S.data, self.S.data, byte_count=l0 * NS * o.itemsize,
-                        src_offset=self._so * NS * o.itemsize)
+        copy(self.dev, S.data, self.S.data, l0 * NS * o.itemsize,
+             src_offset=self._so * NS * o.itemsize)
         fresh = self.QT is None or self.steps + b > REFRESH
         self.steps = b if fresh else self.steps + b
         launch(dev, prg.kernel("stream_center"), 256, 256, ext.data, np.int32(n + b),

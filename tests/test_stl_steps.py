@@ -12,7 +12,8 @@ import pytest
 
 import clts
 from clts.runtime import emulation
-from clts.stl import reference as ref
+
+import references
 
 steps_mod = importlib.import_module("clts.stl.steps")
 
@@ -50,13 +51,16 @@ KW = dict(seasonal_jump=2, trend_jump=3, low_pass_jump=2, robust=True, outer_ite
 @pytest.mark.parametrize("n,period", [(181, 12), (182, 12), (150, 4)])
 def test_exact_steps_bit_identical(device, dtype, n, period, monkeypatch):
     """With the moving averages left to the series kernel, the coalesced gather, packed
-    positions and weights (radix-select median) give the series mapping's bits."""
+    positions and weights (radix-select median) give the series mapping's bits. The outer
+    LOESS at 4 lanes (interleaved layouts between the kernels): the LOESS programs of
+    test_coalesced_mapping_every_version."""
     if dtype == np.float64 and not device.fp64:
         pytest.skip("no float64")
     monkeypatch.setattr(steps_mod, "MA_TILE", 1 << 30)      # the tiled MA does not fit
     y = _data(dtype, n, period)          # period 4: 38 cycles, two tiles of the gather
-    a = clts.stl(y, period, device=device, mapping="series", **KW)
-    b = clts.stl(y, period, device=device, mapping="coalesced", **KW)
+    lp = dict(version="outer", lanes=4)
+    a = clts.stl(y, period, device=device, mapping="series", **lp, **KW)
+    b = clts.stl(y, period, device=device, mapping="coalesced", **lp, **KW)
     for f in ("seasonal", "trend", "resid", "weights"):
         assert np.array_equal(getattr(a, f), getattr(b, f), equal_nan=True), f
     assert np.array_equal(a.diagnostics["failed"], b.diagnostics["failed"])
@@ -66,12 +70,16 @@ def test_exact_steps_bit_identical(device, dtype, n, period, monkeypatch):
     ("outer", 1, 0), ("outer", 4, 0), ("intragroup", 1, 0), ("flat", 1, 0), ("flat", 1, 1)])
 @pytest.mark.parametrize("n,period,jump,interp", [(181, 12, 2, "linear"), (150, 4, 1, "hermite"),
                                                    (400, 52, 1, "linear")])
+@pytest.mark.gpu_layout
 def test_gpu_layouts_bit_identical(device, version, lanes, interleave, n, period, jump, interp,
                                    monkeypatch):
     """The GPU layouts forced on the CPU devices - NNS planes (mapping coalesced) and the flat
     finish through the local transpose (interleave 1: tiles of 32 fit points x 32 segments;
     period 4 with jump 1: 40 fit points, two tiles; period 52: two tiles of segments) - give
-    the bits of the CPUs' layouts."""
+    the bits of the CPUs' layouts. A GPU layout's indexing checked by one CPU compiler
+    (``gpu_layout``); on every driver the NNS planes run in test_coalesced_mapping_every_version
+    (each LOESS version, against the reference) and the flat finish's transpose in
+    test_coalesced_tiny."""
     dtype = np.float64 if device.fp64 else np.float32
     monkeypatch.setattr(steps_mod, "MA_TILE", 1 << 30)      # direct sums: not bit-identical
     y = _data(dtype, n, period)
@@ -101,7 +109,7 @@ def test_coalesced_mapping_every_version(device, version, lanes, dtype):
     assert _err(b.seasonal, a.seasonal, y) < tol
     assert _err(b.trend, a.trend, y) < tol
     assert np.nanmax(np.abs(b.weights - a.weights)) < (1e-9 if dtype == np.float64 else 1e-4)
-    s, t, _, w = ref.stl(y.astype(np.float64), 12, **KW)
+    s, t, _, w = references.stl(y.astype(np.float64), 12, **KW)
     rtol = 1e-9 if dtype == np.float64 else 1e-4
     assert _err(b.seasonal, s, y) < rtol
     assert _err(b.trend, t, y) < rtol
@@ -146,7 +154,7 @@ def test_coalesced_tiny(device, missing, version):
     lp = {"flat": dict(version="flat", interleave=1, chunk=2),
           "outer": dict(version="outer", lanes=1)}.get(version, {})
     r = clts.stl(y, 4, device=device, mapping="coalesced", **lp, **kw)
-    s, t, _, _ = ref.stl(y, 4, **kw)
+    s, t, _, _ = references.stl(y, 4, **kw)
     tol = 1e-9 if device.fp64 else 1e-4
     assert _err(r.seasonal, s, y) < tol
     assert _err(r.trend, t, y) < tol

@@ -7,7 +7,8 @@
 # the gate's. First a pyflakes-class ruff check (configured in pyproject.toml), so dead imports
 # and variables stay gone.
 #
-# The three test runs go in parallel, each writing its own log, printed whole when all are
+# The three test runs go in parallel (numpy 1.26's environment is set up inside its run, while
+# the others start), each writing its own log, printed whole when all are
 # done; every exit code counts. The main run spreads the test files over CLTS_TEST_WORKERS
 # pytest-xdist workers (default: cores + 1), which take the next file as they finish one, so
 # the cores stay busy to the end (one process per driver, as before, left one core idle for
@@ -35,17 +36,18 @@ status=0
 echo "== ruff check (pyflakes rules) =="
 ruff check --no-cache clts tests bench scripts || status=$?
 stage_done "ruff"
-echo "== the lowest supported numpy (1.26): its environment =="
-if [ ! -x .venv-numpy1/bin/python ]; then
-  python3 -m venv .venv-numpy1
-fi
-.venv-numpy1/bin/python -m pip install -q --disable-pip-version-check "numpy==1.26.*" \
-  -e ".[test]" 2>&1 | grep -v -E "^WARNING: (Location|The index)" || true
-stage_done "set-up (numpy 1.26)"
+numpy1_env() {   # the lowest supported numpy (1.26) in .venv-numpy1: set up while tests run
+  if [ ! -x .venv-numpy1/bin/python ]; then
+    python3 -m venv .venv-numpy1
+  fi
+  .venv-numpy1/bin/python -m pip install -q --disable-pip-version-check "numpy==1.26.*" \
+    -e ".[test]" 2>&1 | grep -v -E "^WARNING: (Location|The index)" || true
+}
 logs=$(mktemp -d)
 pids=()
 names=()
 run() {   # run NAME PYTHON ENV... -- PYTEST-ARGS...: in the background, output to $logs/NAME.log
+  # (with $before set: that command first, in the same background job, its output in the log)
   local name=$1 py=$2; shift 2
   local envs=()
   while [ "$1" != "--" ]; do envs+=("$1"); shift; done
@@ -53,6 +55,7 @@ run() {   # run NAME PYTHON ENV... -- PYTEST-ARGS...: in the background, output 
   if [ "${CLTS_TEST_SERIAL:-}" = 1 ]; then
     local t0 rc=0
     t0=$(date +%s)
+    ${before:+$before}
     env "${envs[@]}" "$py" -m pytest -q -p no:cacheprovider "$@" 2>&1 | tee "$logs/$name.log" \
       || rc=${PIPESTATUS[0]}
     times+=("  pytest $name $(($(date +%s) - t0))")
@@ -62,7 +65,8 @@ run() {   # run NAME PYTHON ENV... -- PYTEST-ARGS...: in the background, output 
     t0=$(date +%s)
     rc=0
     TIMEFORMAT='%0U+%0S'     # the process's CPU seconds (user + system), beside its wall time
-    { time env "${envs[@]}" "$py" -m pytest -q -p no:cacheprovider "$@" >"$logs/$name.log" \
+    ${before:+$before} >"$logs/$name.log" 2>&1
+    { time env "${envs[@]}" "$py" -m pytest -q -p no:cacheprovider "$@" >>"$logs/$name.log" \
         2>&1; } 2>"$logs/$name.cpu" || rc=$?
     echo $(($(date +%s) - t0)) >"$logs/$name.seconds"
     exit $rc
@@ -77,7 +81,7 @@ fi
 run "every-device" python -- "${workers[@]}" --durations=15 "$@" tests || status=$?
 run oclgrind python -- --oclgrind "$@" tests || status=$?
 # the input handling, BFAST and properties with numpy 1.26, on pocl
-run numpy-1.26 .venv-numpy1/bin/python CLTS_TEST_DEVICES=pocl -- "$@" \
+before=numpy1_env run numpy-1.26 .venv-numpy1/bin/python CLTS_TEST_DEVICES=pocl -- "$@" \
   tests/test_hostile_inputs.py tests/test_properties.py tests/test_bfast.py \
   -k "not fixture and not reference_random" || status=$?
 for i in "${!pids[@]}"; do

@@ -17,6 +17,18 @@ from clts.bfast.api import bfast_monitor
 
 from bfast_r_data import DATA, column, r_cases, rel
 VERSIONS = [("fused", 1), ("fused", 8), ("multi", 4)]
+#: the lanes of test_r_fixture per (version, dtype), which the tests that force a version take
+#: too: their programs (K = 8, not detailed) are the R fixture's, not builds of the profile's
+#: lanes (16 for the fused version on Intel's CPU runtime, its longest builds: docs/
+#: performance.md, "BFAST's fused lanes by regressors"); the chunk and layout tests take them
+#: as well. The float32 bfast 0.7 fixture keeps the profile's plan (``version="auto"``, its
+#: lanes); each process at the profile's lanes: tests/test_bfast_types.py.
+FIXTURE_LANES = {("fused", np.float64): 8, ("multi", np.float64): 4,
+                 ("fused", np.float32): 4, ("multi", np.float32): 1}
+
+
+def _lanes(version, dtype=np.float64):
+    return FIXTURE_LANES[version, np.dtype(dtype).type]
 
 
 # ------------------------------------------------------------------ the bfast 0.7 package
@@ -73,8 +85,7 @@ def r_fixture():
     return Y, T, expect
 
 
-@pytest.mark.parametrize("version,lanes,dtype", [("fused", 8, np.float64), ("multi", 4, np.float64),
-                                                 ("fused", 4, np.float32), ("multi", 1, np.float32)])
+@pytest.mark.parametrize("version,lanes,dtype", [(v, n, d) for (v, d), n in FIXTURE_LANES.items()])
 def test_r_fixture(device, r_fixture, version, lanes, dtype):
     Y, T, expect = r_fixture
     tol = 1e-7 if dtype == np.float64 else 2e-3
@@ -143,7 +154,8 @@ def test_reference_random_float32_int16_nodata_time_axis(device, version):
     y, t, start = _cube(7, M=60)
     yi = np.where(np.isnan(y), -9999, np.round(y * 1000)).astype(np.int16)
     cube = np.moveaxis(yi.reshape(len(t), 6, 10), 0, 2)          # [rows, cols, time]
-    r = bfast_monitor(cube, t, start, nodata=-9999, time_axis=2, device=device, version=version)
+    r = bfast_monitor(cube, t, start, nodata=-9999, time_axis=2, device=device, version=version,
+                      lanes=_lanes(version, np.float32))
     assert r.breaks.shape == (6, 10) and r.means.dtype == np.float32
     yf = np.where(yi == -9999, np.nan, yi.astype(np.float64))
     e = ref.bfast_monitor(yf, t, start)
@@ -156,9 +168,10 @@ def test_reference_random_float32_int16_nodata_time_axis(device, version):
 
 def test_chunked_equals_unchunked(device, monkeypatch):
     y, t, start = _cube(3, M=70)
-    whole = bfast_monitor(y, t, start, device=device, history="ROC", detailed=True)
+    kw = dict(device=device, history="ROC", detailed=True, version="fused", lanes=8)  # the
+    whole = bfast_monitor(y, t, start, **kw)       # programs of test_reference_random_float64
     clts.set_options(max_chunk=16)
-    parts = bfast_monitor(y, t, start, device=device, history="ROC", detailed=True)
+    parts = bfast_monitor(y, t, start, **kw)
     for name in ("breaks", "means", "magnitudes", "valids", "history_start", "mosum", "coef"):
         np.testing.assert_array_equal(getattr(parts, name), getattr(whole, name), err_msg=name)
 
@@ -167,10 +180,11 @@ def test_cache_sized_chunks_equal_one_piece(device):
     """bfast.chunk_bytes caps a chunk's cube + scratch (the profile's value on a CPU; forced
     here): 70 pixels of N values in chunks of a work-group, identical to no cap."""
     y, t, start = _cube(4, M=70)
-    whole = bfast_monitor(y, t, start, device=device, chunk_bytes=0)
+    kw = dict(device=device, version="fused", lanes=_lanes("fused"))     # test_r_fixture's
+    whole = bfast_monitor(y, t, start, chunk_bytes=0, **kw)
     assert whole.plan.chunk_bytes == 0
     per = y.shape[0] * 2 * y.dtype.itemsize
-    parts = bfast_monitor(y, t, start, device=device, chunk_bytes=per)   # 1 pixel: a group
+    parts = bfast_monitor(y, t, start, chunk_bytes=per, **kw)   # 1 pixel: a group
     assert parts.plan.chunk_bytes == per
     for name in ("breaks", "means", "magnitudes", "valids", "status"):
         np.testing.assert_array_equal(getattr(parts, name), getattr(whole, name), err_msg=name)
@@ -199,7 +213,8 @@ def test_edge_cases(device, version, dtype):
     nomon = base + 0.01 * rng.standard_normal(N); nomon[n:] = np.nan  # 5 no monitoring values
     cols.append(nomon)
     y = np.stack(cols, axis=1).astype(dtype)
-    r = bfast_monitor(y, t, t[n], device=device, version=version, history="ROC")
+    r = bfast_monitor(y, t, t[n], device=device, version=version, history="ROC",
+                      lanes=_lanes(version, dtype))
     e = ref.bfast_monitor(y, t, t[n], history="ROC")
     np.testing.assert_array_equal(r.breaks, [-2, -2, 0, N - 1 - n, 3, -1])
     np.testing.assert_array_equal(r.breaks, e["breaks"])
@@ -210,7 +225,8 @@ def test_edge_cases(device, version, dtype):
     assert np.isnan(r.means[:2]).all() and np.isnan(r.magnitudes[:2]).all()
     assert np.isnan(r.means[5]) and np.isnan(r.magnitudes[5])
     assert abs(r.magnitudes[4] - 2.0) < 1e-4
-    py = bfast_monitor(y, t, t[n], device=device, version=version, convention="bfast-py")
+    py = bfast_monitor(y, t, t[n], device=device, version=version, convention="bfast-py",
+                       lanes=_lanes(version, dtype))
     assert py.breaks[0] == -2 and py.breaks[1] == -2 and py.breaks[5] == -2
     assert py.means[0] == 0 and py.magnitudes[5] == 0
 
@@ -306,7 +322,8 @@ def test_exact_fit_is_no_break_until_the_data_leave_it(device, version, dtype):
     limit of the test), in the kernels and the reference."""
     y, t, start = _exact_cube(dtype)
     for hist in ("all", "ROC"):
-        r = bfast_monitor(y, t, start, freq=1.0, device=device, version=version, history=hist)
+        r = bfast_monitor(y, t, start, freq=1.0, device=device, version=version, history=hist,
+                          lanes=_lanes(version, dtype))
         e = ref.bfast_monitor(y, t, start, freq=1.0, history=hist)
         np.testing.assert_array_equal(r.status, [3] * 8)
         np.testing.assert_array_equal(r.breaks, [-1] * 4 + [70 - 60] * 4)
@@ -316,7 +333,8 @@ def test_exact_fit_is_no_break_until_the_data_leave_it(device, version, dtype):
         np.testing.assert_allclose(r.magnitudes[4:], -0.25 * np.abs(y[0, :4]), rtol=1e-4)
     u8 = np.full((120, 3), 255, np.uint8)
     u8[80:, 2] = 200
-    r = bfast_monitor(u8, t, start, freq=1.0, device=device, version=version)
+    r = bfast_monitor(u8, t, start, freq=1.0, device=device, version=version,
+                      lanes=_lanes(version, np.float32))
     np.testing.assert_array_equal(r.breaks, [-1, -1, 20])
 
 
@@ -327,14 +345,14 @@ def test_inf_marks_the_pixel_failed_and_is_counted(device, version, dtype):
     y = y.astype(dtype)
     y[5, 1] = np.inf           # history
     y[-3, 4] = -np.inf         # monitoring
+    kw = dict(device=device, version=version, lanes=_lanes(version, dtype))
     with pytest.warns(RuntimeWarning, match="2 pixel"):
-        r = bfast_monitor(y, t, start, device=device, version=version)
+        r = bfast_monitor(y, t, start, **kw)
     assert r.breaks[1] == -2 and r.breaks[4] == -2 and r.status[1] == r.status[4] == 4
     assert r.diagnostics["non_finite"] == 2 and np.isnan(r.means[[1, 4]]).all()
     e = ref.bfast_monitor(y, t, start)
     np.testing.assert_array_equal(e["status"], r.status)
-    clean = bfast_monitor(np.delete(y, [1, 4], axis=1), t, start, device=device,
-                          version=version)
+    clean = bfast_monitor(np.delete(y, [1, 4], axis=1), t, start, **kw)
     np.testing.assert_array_equal(np.delete(r.breaks, [1, 4]), clean.breaks)
 
 
@@ -344,8 +362,9 @@ def test_inf_marks_the_pixel_failed_and_is_counted(device, version, dtype):
 def test_breaks_do_not_depend_on_the_scale_of_the_data(device, version, dtype, scale):
     """Squares of residuals near the largest float overflowed and lost real breaks."""
     y, t, start = _cube(4, M=16)
-    base = bfast_monitor(y.astype(dtype), t, start, device=device, version=version)
-    big = bfast_monitor((y * scale).astype(dtype), t, start, device=device, version=version)
+    kw = dict(device=device, version=version, lanes=_lanes(version, dtype))
+    base = bfast_monitor(y.astype(dtype), t, start, **kw)
+    big = bfast_monitor((y * scale).astype(dtype), t, start, **kw)
     assert (base.breaks >= 0).sum() >= 4
     np.testing.assert_array_equal(big.breaks, base.breaks)
     np.testing.assert_allclose(big.magnitudes / scale, base.magnitudes, rtol=1e-3, atol=1e-6)
@@ -358,13 +377,14 @@ def test_time_axis_out_of_range_and_big_endian(device):
         bfast_monitor(y, t, start, time_axis=2, device=device)
     with pytest.raises(TypeError, match="time_axis"):
         bfast_monitor(y, t, start, time_axis=0.5, device=device)
-    base = bfast_monitor(y, t, start, device=device)
+    kw = dict(device=device, version="fused", lanes=_lanes("fused"))     # test_r_fixture's
+    base = bfast_monitor(y, t, start, **kw)
     for other in (y.astype(y.dtype.newbyteorder(">")), np.asfortranarray(y),
                   np.ascontiguousarray(y.T).T):
-        r = bfast_monitor(other, t, start, device=device)
+        r = bfast_monitor(other, t, start, **kw)
         np.testing.assert_array_equal(r.breaks, base.breaks)
         np.testing.assert_array_equal(r.means, base.means)
-    r = bfast_monitor(np.ascontiguousarray(y.T), t, start, time_axis=-1, device=device)
+    r = bfast_monitor(np.ascontiguousarray(y.T), t, start, time_axis=-1, **kw)
     np.testing.assert_array_equal(r.breaks, base.breaks)
 
 
@@ -376,7 +396,8 @@ def test_new_start_date_builds_nothing(device, history, version):
     and builds no program, and gives what the reference gives."""
     from clts.runtime import programs
     y, t, _ = _cube(11, M=16, N=96, n_hist=50)
-    kw = dict(history=history, device=device, version=version, progress=False)
+    kw = dict(history=history, device=device, version=version, progress=False,
+              lanes=_lanes(version))
     bfast_monitor(y[:88], t[:88], t[50], **kw)
     before = dict(programs.stats)
     for n_hist, N in ((44, 88), (58, 88), (50, 96)):

@@ -427,19 +427,30 @@ def test_large_grf_plan_per_regressors(device):
 
 
 # ------------------------------------------------------------------ GPU split of the triangle
+#: (order, pixels, work-group sizes) of the split test; (order, pixels, h, breaks) of the scan
+#: test, whose dates, breaks and h the split test takes too (the same programs of the own Plan)
+SPLIT_CASES = ((1, 5, (64, 1)), (2, 70, (20,)), (3, 33, (64,)))
+SCAN_CASES = ((1, 37, 0.1, 8), (2, 5, 12, 10), (3, 70, None, 5))
+SCAN_N = 96
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_split_rss_gives_the_same_bits(device, dtype):
     """``split=1`` (NVIDIA / AMD profiles: bp_rss over K work-items per pixel and start, a
     column of R each) forced on this device: the bits of the device's own Plan, for several K
-    (order 1 / 2 / 3: K = 4 / 6 / 8) and pixels per work-group that do not divide the pixels."""
+    (order 1 / 2 / 3: K = 4 / 6 / 8), pixels per work-group that do not divide the pixels
+    (K = 4: 16 of 5, K = 6: 3 of 70, K = 8: 8 of 33) and one pixel a group (``SPLIT_CASES``).
+    The number of dates, breaks and h of ``SCAN_CASES`` (``N``, ``breaks`` are built into the
+    programs): the device's own Plan is the same program there."""
     if dtype == np.float64:
         _fp64(device)
-    for order, M in ((1, 5), (2, 70), (3, 33)):
-        t, y = _cube(12 + order, M=M, N=80)
+    for (order, M, wgs), (_, _, h, breaks) in zip(SPLIT_CASES, SCAN_CASES):
+        t, y = _cube(12 + order, M=M, N=SCAN_N)
         y = y.astype(dtype)
-        kw = dict(freq=1.0, order=order, breaks=3, device=device, dtype=dtype, progress=False)
+        kw = dict(freq=1.0, order=order, breaks=breaks, device=device, dtype=dtype,
+                  progress=False, **({} if h is None else dict(h=h)))
         own = clts.bfast_breaks(y, t, **kw)
-        for wg in (64, 20, 1):      # pixels per group: wg // K, at least one
+        for wg in wgs:      # pixels per group: wg // K, at least one
             r = clts.bfast_breaks(y, t, split=1, lanes=1, interleave=64, wg=wg, dp_wg=64, **kw)
             for name in ("n_breaks", "breakpoints", "all_breakpoints", "rss", "nobs", "status",
                          "magnitudes"):
@@ -456,8 +467,8 @@ def test_scan_backtrack_gives_the_same_bits(device, dtype):
     failed pixels (all missing, too short) and up to as many breaks as fit."""
     if dtype == np.float64:
         _fp64(device)
-    for order, M, h, breaks in ((1, 37, 0.1, 8), (3, 70, None, 5), (2, 5, 12, 10)):
-        t, y = _cube(30 + order, M=M, N=96, nan=0.25, shifts=3)
+    for order, M, h, breaks in SCAN_CASES:
+        t, y = _cube(30 + order, M=M, N=SCAN_N, nan=0.25, shifts=3)
         y[:, 1] = np.nan
         y[20:, 2] = np.nan
         y = y.astype(dtype)
@@ -624,7 +635,10 @@ def test_exact_fit_history_bp(device, edgefix):
     assert o.selected.iloc[0] == 0                     # R: no break with h = 6 K = 48
     rng = np.random.default_rng(3)
     yy = np.stack([y, np.sin(2 * np.pi * t) + 0.1 * rng.standard_normal(t.size)], axis=1)
-    r = clts.bfast_monitor(yy, t, 2006.0, freq=1, history="BP", device=device, progress=False)
+    # lanes=1: the scalar monitoring kernel, the cheapest build (the profile's 16 lanes took
+    # 14 s of Intel's CPU runtime for a history start)
+    r = clts.bfast_monitor(yy, t, 2006.0, freq=1, history="BP", device=device, progress=False,
+                           lanes=1)
     assert r.history_start[0] == 0
     X = _design(t, 3, True)[t < 2006.0]
     assert bref.history_bp_start(X, y[t < 2006.0]) == 0

@@ -75,9 +75,12 @@ def test_monitor_device_same_as_numpy_without_host_traffic(device, dtype, histor
         scale = 100 if dtype == np.int16 else 20
         y = np.where(np.isnan(y), nodata, np.clip(np.round(y * scale), 0, 254)).astype(dtype)
     hist = t[12] if history == "date" else history
-    kw = dict(device=device, k=1, history=hist, nodata=nodata, progress=False, detailed=True)
+    # one plan for both (4 lanes, a pixel group of one: the chunked case's): the chunked and
+    # the one-piece calls share their programs and local sizes
+    kw = dict(device=device, k=1, history=hist, nodata=nodata, progress=False, detailed=True,
+              lanes=4, wg=1)
     if chunked:     # several chunks: gathered, then copied into the outputs on the device
-        kw.update(chunk_bytes=y.shape[0] * 16 * 6, lanes=4, wg=1)
+        kw.update(chunk_bytes=y.shape[0] * 16 * 6)
     a = clts.bfast_monitor(y, t, start, **kw)
     yd = _to_device(device, y)
     b, first, again = _device_call(clts.bfast_monitor, yd, t, start, **kw)
@@ -232,10 +235,12 @@ def test_breaks_device_under_emulated_gpus(gpu):
 
 def test_device_calls_from_threads(device):
     """Device calls from several threads at once (one device queue, a shared constant cache):
-    each equals the numpy path."""
+    each equals the numpy path. k=1 at the plan of ``test_monitor_device_same_as_numpy_...``
+    (its programs), k=2 at lanes 1 (three more programs, the cheapest builds)."""
     from concurrent.futures import ThreadPoolExecutor
     y, t, start = _cube(6)
-    kws = [dict(history=h, k=k) for h in ("all", "ROC", "BP") for k in (1, 2)]
+    kws = [dict(history=h, k=k, lanes=4 if k == 1 else 1, wg=1, detailed=True)
+           for h in ("all", "ROC", "BP") for k in (1, 2)]
     want = [clts.bfast_monitor(y, t, start, device=device, progress=False, **kw) for kw in kws]
     yd = _to_device(device, y)
     with ThreadPoolExecutor(4) as ex:

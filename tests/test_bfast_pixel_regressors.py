@@ -17,6 +17,14 @@ DATA = Path(__file__).resolve().parent / "data"
 #: scratch, R's boundary tabulated), forced on the CPU
 ROWS = dict(version="multi", lanes=1, matrix="rows", scratch="time", bounds="table", wg=32,
             roc_wg=32)
+#: the fused lanes per fixture setting: each setting builds a program of its own (its model,
+#: history and process), so pinning the lanes costs no build; half the settings run the scalar
+#: kernel, half 4 lanes of realN (the per-pixel columns are read by one vector load whatever
+#: the lanes, no lane names; each process at the profile's lanes: tests/test_bfast_types.py).
+#: The profile's 16 lanes (Intel's CPU runtime) built setting 0's program in 22 s from empty
+#: caches, 4 lanes in 7 s, one in 2.7 s. tests/test_bfast_pixel_regressors_device.py builds
+#: the same programs.
+LANES = {0: 4, 1: 1, 2: 1, 3: 4, 4: 1, 5: 4}
 
 
 @pytest.fixture(scope="module")
@@ -48,12 +56,12 @@ def _check(r, rows, t, tol):
 
 def test_r_fixture(device, rfix):
     """Every setting, float64: breaks and history starts equal, magnitudes and statistics
-    to 1e-6."""
+    to 1e-6 (the fused version at the lanes of ``LANES``)."""
     if not device.fp64:
         pytest.skip("float64 needs cl_khr_fp64")
     inp, out = rfix
     for s, rows in out.groupby("setting"):
-        _check(_run(inp, rows, device), rows, inp.time.values, 1e-6)
+        _check(_run(inp, rows, device, lanes=LANES[s]), rows, inp.time.values, 1e-6)
 
 
 @pytest.mark.parametrize("setting", [1, 5])
@@ -70,7 +78,8 @@ def test_r_fixture_gpu_layout(device, rfix, setting):
 def test_degenerate_pixels(device):
     """Per-pixel designs that the pixel's dates make singular get status 2 (never a break);
     a covariate missing at every history date leaves no history (status 1); the others are
-    those of the same covariate given as shared."""
+    those of the same covariate given as shared (4 lanes: the per-pixel call is the program of
+    the fixture's first setting)."""
     rng = np.random.default_rng(4)
     N, P = 120, 6
     t = 2000 + np.arange(N) / 12
@@ -82,11 +91,11 @@ def test_degenerate_pixels(device):
     xp[t < 2007, 3] = np.nan            # no history value left
     y[t >= 2008, 4] += 2.0
     r = clts.bfast_monitor(y, t, 2007.0, k=1, freq=1.0, regressors=xp[..., None],
-                           device=device, progress=False, detailed=True)
+                           device=device, progress=False, detailed=True, lanes=4)
     assert r.status.tolist() == [0, 2, 2, 1, 0, 0]
     assert r.breaks[1] == r.breaks[2] == r.breaks[3] == -2
     shared = clts.bfast_monitor(y[:, [0, 4, 5]], t, 2007.0, k=1, freq=1.0, regressors=x,
-                                device=device, progress=False, detailed=True)
+                                device=device, progress=False, detailed=True, lanes=4)
     np.testing.assert_array_equal(r.breaks[[0, 4, 5]], shared.breaks)
     np.testing.assert_allclose(r.magnitudes[[0, 4, 5]], shared.magnitudes, rtol=1e-4)
     # the coefficients in the covariate's own units (unscaled per pixel on the host)
@@ -97,7 +106,8 @@ def test_degenerate_pixels(device):
 
 def test_layouts_and_forms(device):
     """Time last (``time_axis=-1``), the covariate a dict entry shaped like ``y`` next to a
-    shared one, any memory layout: the same results; a device cube says what it takes."""
+    shared one, any memory layout: the same results (4 lanes); a device cube says what it
+    takes."""
     rng = np.random.default_rng(5)
     N = 100
     t = 2000 + np.arange(N) / 12
@@ -107,11 +117,11 @@ def test_layouts_and_forms(device):
         + 0.05 * rng.normal(size=(N, 2, 3))
     y[t >= 2006, 0, 1] -= 1.5
     a = clts.bfast_monitor(y, t, 2005.5, k=1, freq=1.0, regressors={"w": w, "z": xp},
-                           device=device, progress=False)
+                           device=device, progress=False, lanes=4)
     yl = np.asfortranarray(np.moveaxis(y, 0, -1))
     b = clts.bfast_monitor(yl, t, 2005.5, k=1, freq=1.0, time_axis=-1,
                            regressors={"w": w, "z": np.moveaxis(xp, 0, -1).copy(order="F")},
-                           device=device, progress=False)
+                           device=device, progress=False, lanes=4)
     np.testing.assert_array_equal(a.breaks, b.breaks)
     np.testing.assert_allclose(a.magnitudes, b.magnitudes, rtol=1e-6)
     assert a.breaks[0, 1] >= 0 and a.diagnostics["n_coef"] == 6

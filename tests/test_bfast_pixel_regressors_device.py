@@ -3,7 +3,18 @@
 tests/test_bfast_pixel_regressors.py: the four types, histories all / ROC / BP, NA covariates)
 and ``bfast_breaks`` on the data of tests/test_bfast_regressors.py's per-pixel test, equal to
 the host cube's results, with no host transfer, map or wait on a repeat call
-(tests/transfers.py). Sizes and models are those of the host tests: their kernels are reused."""
+(tests/transfers.py). Sizes, models and lanes are those of the host tests (a device cube with
+regressors takes no detailed outputs, so its monitoring programs are not the host tests' own
+detailed ones: the cheap lanes of ``LANES`` and three settings keep them few).
+
+The device path differs from the host cube's in how the covariates are read, centred and laid
+out (``pixel_regressors.cl.mako``, ``device.cl.mako``) and in the history's kernels (ROC, BP),
+not in the monitoring process (``clts/bfast/device.py`` has no step of its own per process): the
+fixture's settings of the three histories and both formulas (0, 1, 2) run here, those of the
+other processes (CUSUM, RE, ME: 3, 4, 5) against R in
+tests/test_bfast_pixel_regressors.py::test_r_fixture, each process on device arrays in
+tests/test_bfast_types.py::test_types_under_an_emulated_gpu_and_on_device_arrays (over pocl) and
+ME's GPU layout on device covariates in ``test_monitor_gpu_layout_device`` below."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -12,6 +23,7 @@ import numpy as np
 import pytest
 
 import clts
+from test_bfast_pixel_regressors import LANES
 from transfers import host_traffic
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -51,15 +63,22 @@ def _monitor_pair(device, inp, rows, dtype, **kw):
     return host, dev, tr
 
 
+#: the fixture's settings run on device arrays: histories all / ROC / BP, with and without a
+#: trend (the module docstring says where the other processes run)
+DEVICE_SETTINGS = (0, 1, 2)
+
+
 def test_monitor_r_fixture_device(device, rfix):
-    """Every setting, float64: the device cube's breaks, history starts and statuses those of
-    the host cube and R's, magnitudes the host cube's to 1e-9; a repeat call moves nothing."""
+    """The settings of ``DEVICE_SETTINGS``, float64, at the host test's lanes: the device cube's
+    breaks, history starts and statuses those of the host cube and R's, magnitudes the host
+    cube's to 1e-9; a repeat call moves nothing."""
     if not device.fp64:
         pytest.skip("float64 needs cl_khr_fp64")
     inp, out = rfix
     t = inp.time.values
-    for s, rows in out.groupby("setting"):
-        host, d, tr = _monitor_pair(device, inp, rows, np.float64)
+    for s in DEVICE_SETTINGS:
+        rows = out[out.setting == s]
+        host, d, tr = _monitor_pair(device, inp, rows, np.float64, lanes=LANES[s])
         assert tr.total == 0, tr.report()
         d = d.to_numpy()
         np.testing.assert_array_equal(d.breaks, rows.breaks.values, err_msg=str(s))
@@ -85,9 +104,9 @@ def test_monitor_gpu_layout_device(device, rfix, setting):
 def test_monitor_device_forms_and_degenerate(device):
     """An integer cube with nodata, two chunks, a covariate constant (status 2) or missing at
     every history date (status 1), NaN covariate values: the host cube's results (the model
-    of the fixture's first setting: its kernels). numpy per-pixel covariates with a device
-    cube, device ones with a host cube (bfast01 too), a misshapen device array: errors naming
-    what they take."""
+    and lanes of the fixture's first setting: its program). numpy per-pixel covariates
+    with a device cube, device ones with a host cube (bfast01 too), a misshapen device array:
+    errors naming what they take."""
     if not device.fp64:
         pytest.skip("the model of the float64 fixture test")
     rng = np.random.default_rng(4)
@@ -103,10 +122,10 @@ def test_monitor_device_forms_and_degenerate(device):
     yi = np.where(rng.random((N, P)) < 0.05, -1, np.round(y * 100)).astype(np.int16)
     yf = np.where(yi == -1, np.nan, yi.astype(np.float64))
     kw = dict(k=1, freq=1.0, formula="response ~ trend + harmon + z", type="OLS-MOSUM",
-              history="all", progress=False, device=device)
+              history="all", progress=False, device=device, lanes=LANES[0])
     host = clts.bfast_monitor(yf, t, 2007.0, regressors={"z": xp}, **kw)
     assert host.status.tolist()[1:4] == [2, 0, 1]
-    for extra in ({}, dict(chunk_bytes=N * 8 * 4, lanes=4, wg=1)):       # one, two chunks
+    for extra in ({}, dict(chunk_bytes=N * 8 * 4, wg=1)):       # one, two chunks
         d = clts.bfast_monitor(_dev(device, yi), t, 2007.0, regressors={"z": _dev(device, xp)},
                                nodata=-1, dtype=np.float64, **kw, **extra)
         np.testing.assert_array_equal(d.status.get(), host.status)

@@ -38,13 +38,23 @@ def _same(a, b, history):
         assert x.dtype == z.dtype and np.array_equal(x, z, equal_nan=True), name
 
 
-@pytest.mark.parametrize("version", ["multi", "fused"])
-@pytest.mark.parametrize("history", ["all", "ROC"])
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
-@pytest.mark.parametrize("k,wg,scratch", [(3, 64, "time"), (1, 12, "pixel"), (2, 5, "time")])
+#: (version, history, dtype, k, wg, scratch). Every version, history and precision at K = 8,
+#: work-groups of 8 pixels, time-major scratch; the other work-group shapes (of one pixel,
+#: wg < K; not a multiple of K) and the pixel-major scratch with both histories of the multi
+#: version, one precision each: the fused version's "rows" code is the Rec-CUSUM kernel of
+#: history="ROC" (its own program holds no K x K matrix), the same program as the multi
+#: version's for one K, precision, work-group and scratch; the group shapes index alike in
+#: both precisions.
+ROWS_CASES = [(v, h, d, 3, 64, "time") for v in ("multi", "fused") for h in ("all", "ROC")
+              for d in (np.float64, np.float32)] + [
+    ("multi", "all", np.float64, 1, 12, "pixel"), ("multi", "ROC", np.float32, 1, 12, "pixel"),
+    ("multi", "all", np.float32, 2, 5, "time"), ("multi", "ROC", np.float64, 2, 5, "time")]
+
+
+@pytest.mark.parametrize("version,history,dtype,k,wg,scratch", ROWS_CASES)
 def test_bfast_rows_bit_identical(device, version, history, dtype, k, wg, scratch):
     """K work-items per pixel (rows) against one (pixel): same bits in several chunks, for
-    work-groups of several pixels, of one (wg < K) and not a multiple of K."""
+    work-groups of several pixels, of one (wg < K) and not a multiple of K (``ROWS_CASES``)."""
     if dtype == np.float64 and not device.fp64:
         pytest.skip("no fp64")
     y, t, start = _cube(11, dtype=dtype)
@@ -100,12 +110,14 @@ def test_bfast_plan_rows_on_gpus(name, device):
         make_plan(device, Problem(80, 8), matrix="columns")
 
 
-@pytest.mark.parametrize("lanes", [1, 4])
-@pytest.mark.parametrize("history", ["all", "ROC"])
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("lanes,history,dtype", [
+    (1, "all", np.float64), (1, "ROC", np.float32), (4, "all", np.float32),
+    (4, "ROC", np.float64)])
 def test_bfast_bounds_table_bit_identical(device, lanes, history, dtype):
     """R's boundary tabulated once (bounds="table", GPUs) against evaluated per date in the
-    sweep (bounds="inline", CPUs), with the sub-group hint (ignored where unknown)."""
+    sweep (bounds="inline", CPUs), with the sub-group hint (ignored where unknown): each lanes
+    with each history and with each precision, and each history with each precision (every
+    pair of the three, not every triple: a program each)."""
     if dtype == np.float64 and not device.fp64:
         pytest.skip("no fp64")
     y, t, start = _cube(13, dtype=dtype)

@@ -74,13 +74,19 @@ def test_reference_matches_r(fixture):
 
 
 #: the device runs: two per type, float64 (detailed, both histories) and float32 (R's boundary
-#: tabulated); the tests share their builds
-RUNS = {"cusum64": dict(type="OLS-CUSUM", version="fused", dtype=np.float64, detailed=True),
-        "cusum32": dict(type="OLS-CUSUM", version="multi", dtype=np.float32, bounds="table"),
-        "re64": dict(type="RE", version="fused", dtype=np.float64, detailed=True),
-        "re32": dict(type="RE", version="multi", dtype=np.float32, bounds="table"),
-        "me64": dict(type="ME", version="multi", dtype=np.float64, detailed=True),
-        "me32": dict(type="ME", version="fused", dtype=np.float32)}
+#: tabulated); the tests share their builds. The lanes are pinned (the scalar kernels and 4
+#: lanes of realN, each version and type at one of them): on Intel's CPU runtime the profile's
+#: 16 lanes build a fused program 3x longer than 4 lanes and 8x longer than one (a K = 5 model
+#: from empty caches: 22 / 7 / 2.7 s); each process at the profile's lanes (16 there: the lane
+#: names up to .sf) runs in ``test_processes_at_the_profiles_lanes``.
+RUNS = {"cusum64": dict(type="OLS-CUSUM", version="fused", dtype=np.float64, detailed=True,
+                        lanes=4),
+        "cusum32": dict(type="OLS-CUSUM", version="multi", dtype=np.float32, bounds="table",
+                        lanes=1),
+        "re64": dict(type="RE", version="fused", dtype=np.float64, detailed=True, lanes=1),
+        "re32": dict(type="RE", version="multi", dtype=np.float32, bounds="table", lanes=4),
+        "me64": dict(type="ME", version="multi", dtype=np.float64, detailed=True, lanes=1),
+        "me32": dict(type="ME", version="fused", dtype=np.float32, lanes=4)}
 
 
 def _run(y, t, start, run, device, **kw):
@@ -175,6 +181,29 @@ def test_reference_and_statuses(device, run):
     assert np.isnan(r.means[~ok]).all()
 
 
+@pytest.mark.parametrize("type", ["OLS-MOSUM", "OLS-CUSUM", "RE", "ME"])
+def test_processes_at_the_profiles_lanes(device, type):
+    """Each process at the fused version's lanes of the device's profile (what a call without
+    ``lanes=`` builds: 16 lanes of realN on Intel's CPU runtime, the lane names .sa-.sf of the
+    sweep both versions share), on the smallest model (k=1, float32, no detailed outputs: the
+    cheapest builds): the reference's breaks, statuses and magnitudes."""
+    rng = np.random.default_rng(11)
+    N, n, M = 80, 50, 20
+    t = np.arange(N) * 16.0 + 3
+    y = 2 + np.sin(2 * np.pi * t / 365)[:, None] + 0.1 * rng.standard_normal((N, M))
+    y[n + 8:, :8] -= 1.0
+    y[rng.random((N, M)) < 0.15] = np.nan
+    y = y.astype(np.float32)
+    e = ref.bfast_monitor(y, t, t[n], k=1, type=type)
+    r = bfast_monitor(y, t, t[n], k=1, type=type, version="fused", device=device,
+                      progress=False)
+    assert r.plan.lanes == device.profile.get("bfast.fused.lanes")
+    np.testing.assert_array_equal(r.status, e["status"])
+    np.testing.assert_array_equal(r.breaks, e["breaks"])
+    ok = r.status == 0
+    assert rel(r.magnitudes[ok], e["magnitudes"][ok], scale=1.0) < 1e-3
+
+
 def test_bad_arguments(device):
     y = np.random.default_rng(0).normal(size=(60, 2))
     t = np.arange(60.0)
@@ -193,8 +222,7 @@ def test_bad_arguments(device):
     with pytest.raises(ValueError, match="hfrac"):
         bfast_monitor(y, t, 40.0, freq=23, type="ME", hfrac=0.3, device=device)
     # R's CUSUM takes any end (period) and level in (0, 1): the MOSUM table does not bind it
-    r = bfast_monitor(y, t, 40.0, freq=23, k=1, type="OLS-CUSUM", level=0.2, period=3,
-                      device=device)
+    r = _run(y, t, 40.0, "cusum64", device, freq=23, level=0.2, period=3)     # its program
     assert r.diagnostics["critval"] == pytest.approx(mt.crossing_critval(0.2))
 
 
@@ -263,10 +291,13 @@ def test_estimates_with_a_covariate_are_rs(device, type):
     out = list(csv.DictReader(open(DATA / "bfast_type_mreg_output.csv")))
     T, xreg = column(mi, "time"), column(mi, "xreg")
     Y = np.stack([column(mi, f"y{p}") for p in range(8)], 1)
-    for form, order in (("response ~ trend + harmon + xreg", 1), ("response ~ harmon + xreg", 3)):
+    # each (type, formula) its own program: the scalar kernel for one, 4 lanes for the other
+    for form, order, lanes in (("response ~ trend + harmon + xreg", 1, 1),
+                               ("response ~ harmon + xreg", 3, 4)):
         rows = [x for x in out if x["type"] == type and x["formula"] == form]
         r = bfast_monitor(Y, T, 2008.0, freq=1.0, k=order, formula=form,
-                          regressors={"xreg": xreg}, type=type, detailed=True, device=device)
+                          regressors={"xreg": xreg}, type=type, detailed=True, device=device,
+                          lanes=lanes)
         np.testing.assert_array_equal(r.breaks, column(rows, "breaks", int).astype(int))
         assert rel(np.nanmax(r.mosum, axis=0), column(rows, "statistic")) < 1e-9
         assert abs(r.diagnostics["critval"] - float(rows[0]["critval"])) < 5e-8

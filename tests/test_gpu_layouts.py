@@ -37,11 +37,14 @@ MP_LAYOUTS = [dict(store="local", topk_store="local", wg=4, interleave=1),
 
 @pytest.mark.gpu_layout
 @pytest.mark.parametrize("k", [1, 3])
-@pytest.mark.parametrize("precision", ["double", "mixed"])
-@pytest.mark.parametrize("layout", MP_LAYOUTS)
+@pytest.mark.parametrize("precision,layout", [("double", MP_LAYOUTS[0]),
+                                              ("mixed", MP_LAYOUTS[0]),
+                                              ("double", MP_LAYOUTS[1]),
+                                              ("double", MP_LAYOUTS[2])])
 def test_mp_interleaved_layout_bit_identical(device, k, precision, layout):
     """The interleaved local tiles and partial lists (forced) against the contiguous slices of
-    the same plan: same bits, self-join and AB-join, on every device."""
+    the same plan: same bits, self-join and AB-join, on every device. The layout sweep runs in
+    double; mixed precision (single-precision kernels) with the first layout."""
     if precision == "double" and not device.fp64:
         pytest.skip("no fp64")
     rng = np.random.default_rng(11)
@@ -98,7 +101,11 @@ def test_mp_interleaved_tiny(device):
 def test_mp_plan_leaves_four_groups_per_cu(name, k):
     """Under the emulated MI100 / A100 / Iris Xe the Plan's local-memory tile leaves room for at least
     four work-groups per compute unit (it used to fill an MI100 CU with one 64-wide group for
-    k = 3, three for k = 1), and the results are those of the old single-group tile."""
+    k = 3, three for k = 1), and on the A100 the results are those of the old single-group
+    tile. (The A100's builds cost pocl a third of the others'; the MI100's and Iris Xe's plans
+    of local stores run against the reference in
+    test_emulation.test_matrix_profile_default_and_local_stores, the interleaved layout with
+    four groups per CU bit for bit in test_mp_interleaved_layout_bit_identical.)"""
     from clts.mp.tiles import local_tile as _local_tile, topk_tile as _topk_tile
     from clts.mp.plan import Problem, make_plan
     from clts.runtime import occupancy as occ
@@ -119,6 +126,8 @@ def test_mp_plan_leaves_four_groups_per_cu(name, k):
     o = occ.occupancy(occ.limits_for(gpu), regs=88 if k > 1 else 58, work_group=plan.wg,
                       local_mem=group_bytes)
     assert L >= 1 and o.groups >= 4, o
+    if name != "a100":
+        return
     T = np.random.default_rng(5).standard_normal(1500)
     kw = dict(k=k, device=gpu, progress=False)
     _same(clts.matrix_profile(T, 64, **kw),
@@ -213,18 +222,25 @@ BFAST_FIELDS = ("breaks", "means", "magnitudes", "valids", "status", "history_st
                 "sigma")
 
 
-@pytest.mark.parametrize("version,lanes", [("fused", 1), ("fused", 4), ("multi", 1),
-                                           ("multi", 8)])
+#: (version, lanes, dtype) of the time-major scratch cases: both versions one pixel a
+#: work-item in both precisions, the vector lanes (the lane sweep) in float32 only (they are the
+#: same template with the other real type); each with history "all" and "ROC".
+#: test_bfast_time_major_ties_and_overflow runs a subset of the same programs
+BFAST_TM = [("fused", 1, np.float64), ("fused", 1, np.float32), ("multi", 1, np.float64),
+            ("multi", 1, np.float32), ("fused", 4, np.float32), ("multi", 8, np.float32)]
+
+
+@pytest.mark.parametrize("version,lanes,dtype", BFAST_TM)
 @pytest.mark.gpu_layout
 @pytest.mark.parametrize("history", ["all", "ROC"])
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_bfast_time_major_scratch_bit_identical(device, version, lanes, history, dtype):
     """The time-major residual scratch (GPUs) against the pixel-major one (CPUs), in several
     chunks: on CPU devices the same bits for the sweep, the median and the ROC kernel. A GPU
     compiler may contract a residual's multiply and the window's subtraction into one fused
     multiply-add in one program and not in the other (OpenCL C's FP_CONTRACT is on by default;
     NVIDIA's driver did so for the multi-kernel sweep of history "all" on an H100), so on GPUs
-    the counts and codes stay equal and the real fields agree within ``_layout_tolerance``."""
+    the counts and codes stay equal and the real fields agree within ``_layout_tolerance``.
+    The lane sweep (fused 4, multi 8) runs in float32 only (``BFAST_TM``)."""
     if dtype == np.float64 and not device.fp64:
         pytest.skip("no fp64")
     y, t, start = _bfast_cube(3, dtype=dtype)
@@ -282,17 +298,21 @@ def _bfast_hostile(kind, dtype):
 
 
 @pytest.mark.gpu_layout
-@pytest.mark.parametrize("version,lanes", [("fused", 1), ("fused", 4), ("multi", 1)])
+@pytest.mark.parametrize("version,lanes,dtype", BFAST_TM[:5])
 @pytest.mark.parametrize("history", ["all", "ROC"])
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("kind", ["ties", "huge"])
 def test_bfast_time_major_ties_and_overflow(device, version, lanes, history, dtype, kind):
     """The date-indexed scratch's radix median, window pointer and ROC sums on tied residuals
-    (even and odd counts) and on residuals that overflow: the CPU path's bits."""
+    (even and odd counts) and on residuals that overflow: the CPU path's bits. ``detailed``
+    as in test_bfast_time_major_scratch_bit_identical, so that these cases run its programs
+    (the dates are kernel arguments; detailed adds the stores of the detailed fields, the
+    median and the sums are the same code); the time-major kernels without the detailed
+    fields run in test_bfast_time_major_tiny / _tiny_multi, on every driver."""
     if dtype == np.float64 and not device.fp64:
         pytest.skip("no fp64")
     y, t, start = _bfast_hostile(kind, dtype)
-    kw = dict(device=device, version=version, lanes=lanes, history=history, progress=False)
+    kw = dict(device=device, version=version, lanes=lanes, history=history, progress=False,
+              detailed=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         a = clts.bfast_monitor(y, t, start, scratch="time", **kw)
@@ -332,15 +352,17 @@ def test_bfast_plan_time_major_on_gpus(name, device):
         make_plan(device, Problem(80, 8), scratch="column")
 
 
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
-@pytest.mark.parametrize("kw", [dict(), dict(robust=True, seasonal_deg=0, trend_deg=2),
-                                dict(seasonal_jump=3, trend_jump=5)])
+@pytest.mark.parametrize("kw,dtype", [(dict(), np.float64), (dict(), np.float32),
+                                      (dict(robust=True, seasonal_deg=0, trend_deg=2),
+                                       np.float64),
+                                      (dict(seasonal_jump=3, trend_jump=5), np.float64)])
 @pytest.mark.gpu_layout
 def test_stl_flat_moment_major_partials_bit_identical(device, dtype, kw):
     """The flat LOESS's partial moments moment-major (GPUs) against per work-item (CPUs), with
     missing values: same bits on pocl. Intel's CPU compiler builds the two layouts' kernels
     with different roundings (1 ulp apart in float64, deterministic; the CPUs keep layout 0,
-    so their results are today's; the robust fits carry it to ~200 ulps)."""
+    so their results are today's; the robust fits carry it to ~200 ulps). The sweep of the
+    fit's options in float64, float32 with the defaults."""
     if dtype == np.float64 and not device.fp64:
         pytest.skip("no fp64")
     rng = np.random.default_rng(8)
@@ -426,16 +448,22 @@ MP_WINDOWS = [dict(tile=1, wg=4, fold=0, groups=4), dict(tile=32, wg=64, fold=64
               dict(tile=3, wg=8, fold=8, groups=1), dict(tile=5, wg=2, fold=0, groups=3)]
 
 
+#: (k, precision, the MP_WINDOWS it runs): every window at k = 3 in both precisions; the k
+#: sweep (1, 2, 4) in double, two windows each, so that each window also runs at another k
+MP_WINDOW_CASES = [(3, "double", (0, 1, 2, 3)), (3, "single", (0, 1, 2, 3)),
+                   (1, "double", (2, 3)), (2, "double", (1, 3)), (4, "double", (0, 2))]
+
+
 @pytest.mark.gpu_layout
-@pytest.mark.parametrize("k", [1, 2, 3, 4])
-@pytest.mark.parametrize("precision", ["double", "single"])
-def test_mp_topk_window_bit_identical(device, k, precision):
+@pytest.mark.parametrize("k,precision,windows", MP_WINDOW_CASES)
+def test_mp_topk_window_bit_identical(device, k, precision, windows):
     """topk_store="window" (the band's column k-lists in registers, the tile's entry floors read
     by the work-group together; the GPU profiles' choice where the occupancy model rates it
     higher) forced on this device: the profile of the device's own (CPU) layout at the same
     segment, bit for bit, self-join (rows, columns) and AB-join with both sides, a constant
     stretch and a missing value, floor tiles of 1-32 rows, 2-64 work-items a group (more than
-    the launch's bands too), folds 0 and > 0, bands of 1, 3 and 4."""
+    the launch's bands too), folds 0 and > 0, bands of 1, 3 and 4 (every window at k = 3 in
+    both precisions, the k sweep in double: ``MP_WINDOW_CASES``)."""
     if precision == "double" and not device.fp64:
         pytest.skip("no fp64")
     rng = np.random.default_rng(11)
@@ -446,7 +474,7 @@ def test_mp_topk_window_bit_identical(device, k, precision):
     kw = dict(k=k, precision=precision, device=device, progress=False, segment=64)
     for extra in ({}, {"T_B": TB, "both": True}):
         r0 = clts.matrix_profile(T, 12, **kw, **extra)
-        for w in MP_WINDOWS:
+        for w in (MP_WINDOWS[i] for i in windows):
             r1 = clts.matrix_profile(T, 12, **kw, **extra, topk_store="window", lanes=1,
                                      interleave=1, **w)
             for a in ("P", "I", "left_P", "left_I", "right_P", "right_I", "P_B", "I_B"):

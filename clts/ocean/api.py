@@ -75,7 +75,8 @@ class _Staging:
             if x.dtype.kind not in "iu":
                 raise TypeError(f"{name} must be an integer array, not {x.dtype}")
             if x.dtype != np.int32 or x.offset:
-                x = x.astype(np.int32)
+                with pyopencl_kernels():        # pyopencl's shared astype kernel
+                    x = x.astype(np.int32)
                 self.keep.append(x)
             return x
         return upload_scratch(self.dev, _host_ints(x, name, shape))

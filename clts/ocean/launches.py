@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..runtime import launch, round_up
+from ..runtime.launch import fixed_local
 from ..runtime.programs import build_program, built, prebuild
 from ..runtime.temps import temp
 from .plan import make_tke_plan
@@ -41,18 +42,22 @@ def run_superbee(dev, plan, dtype, arrs, outs, shape, dt, vel_stride=1, vel_offs
         l = (plan.tile_z, plan.tile_y, plan.tile_x)
         kern = prg.kernel("superbee_tiled")
     else:
-        g, l = _cell_range(nx * ny * nz, plan.lanes, plan.wg)
+        g, l = _cell_range(dev, nx * ny * nz, plan.lanes, plan.wg)
         kern = prg.kernel("superbee_fused")
     launch(dev, kern, g, l, *[a.data for a in arrs], dtype.type(dt), *[o.data for o in outs],
            *_dims(nx, ny, nz))
 
 
-def _cell_range(ncells, lanes, wg):
-    """(global, local) of a cell-parallel kernel: one work-item per ``lanes`` cells."""
+def _cell_range(dev, ncells, lanes, wg):
+    """(global, local) of a cell-parallel kernel: one work-item per ``lanes`` cells (the
+    kernels return at once past the last cell). ``wg`` 0 leaves the local size to the driver,
+    except where the driver compiles a kernel per local size (pocl): there it picks it from
+    the range, so that every grid, slab and lane count compiled each kernel again at its first
+    enqueue; ``fixed_local``'s power-of-two buckets instead."""
     n = -(-ncells // lanes)
     if wg:
         return (round_up(n, wg),), (wg,)
-    return (n,), None
+    return fixed_local(dev, (n,))
 
 
 def _magic(d: int) -> np.uint64:
@@ -133,7 +138,7 @@ def run_tke(dev, plan, dtype, d, outs, dims, levels, cst, solver):
     fluxes = [temp(dev, shape, dtype) for _ in range(3)] if stored else [x] * 3
     counter = shared_counter(dev)      # never read: TKE's systems are diagonally dominant
     dt = cst["dt_mom"]
-    g, l = _cell_range(nx * ny * nz, plan.lanes, plan.wg)
+    g, l = _cell_range(dev, nx * ny * nz, plan.lanes, plan.wg)
     dims_args = _dims(nx, ny, nz)
     launch(dev, prg.kernel("tke_systems"), g, l, d["kbot"].data, d["kappaM"].data,
            d["mxl"].data, d["forc"].data, d["forc_tke_surface"].data, d["tke"].data,

@@ -304,8 +304,10 @@ def pyopencl_kernels():
     kernel object per context and sets its arguments and enqueues it in two steps, so two
     threads filling two arrays at once could fill one of them twice and the other never (the
     matrix profile's -inf lists on the Intel CPU runtime under eight threads). The same lock
-    as ``launch``'s."""
-    with _enqueue_lock:
+    as ``launch``'s. The build of such a kernel on its first use says nothing (no
+    ``CompilerWarning`` from a driver's routine log: ``programs.quiet_pyopencl_builds``)."""
+    from .programs import quiet_pyopencl_builds
+    with _enqueue_lock, quiet_pyopencl_builds():
         yield
 
 

@@ -38,6 +38,7 @@ import hashlib
 import logging
 import re
 import threading
+from contextlib import contextmanager
 from pathlib import Path
 
 from ..options import get as get_option
@@ -369,6 +370,20 @@ def _build(device, template, params, options) -> Program:
 #: per thread: inside one of clts' own builds (pyopencl's report of their logs is dropped)
 _building = threading.local()
 _wrapped = False
+
+
+@contextmanager
+def quiet_pyopencl_builds():
+    """In this thread, pyopencl's report of a build log is dropped, as for clts' own builds:
+    around pyopencl's own kernels that a clts call runs (``astype``, arithmetic), whose first
+    use builds a program; Intel's CPU runtime logs every build, and pyopencl turned that into
+    a ``CompilerWarning`` in the user's output."""
+    _quiet_compiler_output()
+    _building.depth = getattr(_building, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _building.depth -= 1
 
 
 def _quiet_compiler_output() -> None:

@@ -29,12 +29,13 @@ def _same(r0, r1, what):
             assert np.array_equal(np.asarray(x), np.asarray(y), equal_nan=True), (a, what)
 
 
-@pytest.mark.parametrize("precision", ["double", "single"])
-@pytest.mark.parametrize("k", [2, 4])
+@pytest.mark.parametrize("k,precision", [(2, "double"), (4, "single")])
 def test_top_k_folds_bit_identical(device, k, precision):
     """fold > 0 forced (one work-item, 8 and 64 a group; interleaved and contiguous partial
     lists; many launches, so that a work-item's rows differ from one launch to the next) gives
-    exactly the lists of fold = 0, self-join and AB-join, plateau and missing values."""
+    exactly the lists of fold = 0, self-join and AB-join, plateau and missing values.
+    k is a loop bound of the folds' source, not a branch of it: each k runs in one precision
+    and each precision at one k (every fold, layout and join in each), not their product."""
     if precision == "double" and not device.fp64:
         pytest.skip("no float64")
     rng = np.random.default_rng(7)

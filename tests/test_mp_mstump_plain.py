@@ -73,10 +73,15 @@ def _close(P, I, C, tol, agree=1.0, Pr=None):
                          "profile")
 @pytest.mark.parametrize("name", ["walk", "plat", "sensor"])
 def test_against_reference_and_stumpy(device, anchor, name, version):
+    """Every case on the profile's layout; the other layouts (lanes, groups, segment, wg: the
+    diagonal kernel's traversal and vectors) with forced dimensions and discords (p = 2)
+    only, as tests/test_mp_mstump.py: the cases change the sorting network over the
+    dimensions (the same whatever the layout) and mexact (no layout); p != 2 runs no
+    diagonal kernel (no plan)."""
     T = anchor[f"{name}_T"]
     for case, kw in CASES:
-        if version and case.startswith(("p1", "p3")):
-            continue                          # p != 2 runs no diagonal kernel: no plan
+        if version and case != "p2incdisc":
+            continue
         P, I = clts.mstump(T, M, normalize=False, device=device, **kw, **version)
         C = anchor[f"{name}_{case}_C"]
         # p = 2 (the kernel): near-identical windows (the plateau's 1e-9-noise run) are
@@ -93,7 +98,9 @@ def test_against_reference_and_stumpy(device, anchor, name, version):
 @pytest.mark.parametrize("name", ["walk", "plat", "sensor"])
 def test_float32(device, anchor, name):
     T = anchor[f"{name}_T"]
-    for case, kw in CASES[:4] + CASES[4:5]:
+    # p = 2 at the two ends of the sorting network (no forced dimension; forced ones and
+    # discords), and p = 1
+    for case, kw in CASES[0:4:3] + CASES[4:5]:
         P, I = clts.mstump(T, M, normalize=False, precision="single", device=device, **kw)
         C = anchor[f"{name}_{case}_C"]
         Pr = _profile(C)[0]
@@ -153,17 +160,16 @@ def test_layouts_threads_interleave(device, monkeypatch):
     for X in (np.asfortranarray(T), wide[:, ::2], T.astype(">f8"), T.tolist()):
         P2, I2 = clts.mstump(X, 12, normalize=False, device=device)
         assert np.array_equal(P2, P) and np.array_equal(I2, I)
+    # interleave = 1 against 0, each layout; forced dimensions and discords change only the
+    # sorting network, not the partials' layout (tests/test_mp_mstump.py runs them interleaved)
     for params in ({}, {"lanes": 4, "groups": 2, "segment": 50, "wg": 4}):
-        for kw in ({}, {"include": [2], "discords": True}):
-            for chunk in (None, "3"):
-                if chunk:
-                    monkeypatch.setenv("CLTS_MAX_CHUNK", chunk)
-                P0, I0 = clts.mstump(T, 12, normalize=False, device=device, interleave=0,
-                                     **kw, **params)
-                P1, I1 = clts.mstump(T, 12, normalize=False, device=device, interleave=1,
-                                     **kw, **params)
-                assert np.array_equal(P0, P1) and np.array_equal(I0, I1)
-                monkeypatch.delenv("CLTS_MAX_CHUNK", raising=False)
+        for chunk in (None, "3"):
+            if chunk:
+                monkeypatch.setenv("CLTS_MAX_CHUNK", chunk)
+            P0, I0 = clts.mstump(T, 12, normalize=False, device=device, interleave=0, **params)
+            P1, I1 = clts.mstump(T, 12, normalize=False, device=device, interleave=1, **params)
+            assert np.array_equal(P0, P1) and np.array_equal(I0, I1)
+            monkeypatch.delenv("CLTS_MAX_CHUNK", raising=False)
     inputs = [(T, {}), (T[::-1].copy(), {}), (T, {"p": 1.0})]
     want = [clts.mstump(x, 12, normalize=False, device=device, **kw) for x, kw in inputs]
     got = run_in_threads(lambda i: clts.mstump(inputs[i % 3][0], 12, normalize=False,

@@ -19,6 +19,14 @@ kernel void add(global int* x, int v) { x[get_global_id(0)] += v; }
 """
 
 
+@pytest.fixture(autouse=True)
+def _quiet_builds():
+    """The tests' own programs and pyopencl's fill / zeros kernels build as clts' do: Intel's
+    CPU runtime logs every build, which pyopencl reports as a CompilerWarning."""
+    with programs.quiet_pyopencl_builds():
+        yield
+
+
 def _program(device):
     import pyopencl as cl
     return programs.Program(cl.Program(device.context, SRC).build(), "test", {}, SRC)

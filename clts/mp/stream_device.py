@@ -20,7 +20,7 @@ import math
 import numpy as np
 
 from ..runtime import launch, round_up
-from ..runtime.launch import fixed_local
+from ..runtime.launch import fixed_local, pyopencl_kernels
 from ..runtime.memory import copy
 from .local_size import ITEM_LOCAL
 
@@ -64,10 +64,11 @@ class DeviceStream:
         else:
             r = aamp(T, self.m, p=self.p, k=self.k, device=dev)
         l = T.shape[0] - self.m + 1
-        self.P = r.P.reshape(l, self.k).astype(self.odt)
-        self.I = r.I.reshape(l, self.k).astype(np.int64)
-        self.lP = r.left_P.astype(self.odt)
-        self.lI = r.left_I.astype(np.int64)
+        with pyopencl_kernels():           # pyopencl's shared astype kernels
+            self.P = r.P.reshape(l, self.k).astype(self.odt)
+            self.I = r.I.reshape(l, self.k).astype(np.int64)
+            self.lP = r.left_P.astype(self.odt)
+            self.lI = r.left_I.astype(np.int64)
         self.T = T
         self.a = 0                      # points egressed so far (index offset)
         self._so = 0                    # the first current window's row of S
@@ -86,7 +87,8 @@ class DeviceStream:
                    T.data, np.int32(0), self.S.data, self.S.data, np.int32(l), np.int32(0),
                    np.int32(0), np.int32(self.m), self.S.data, np.int32(0), self.S.data,
                    self.S.data)
-            self.C = cla.zeros(dev.queue, 2, self.odt)
+            with pyopencl_kernels():       # pyopencl's shared fill kernel
+                self.C = cla.zeros(dev.queue, 2, self.odt)
             self.QT, self.steps = None, 0
 
     def update(self, t):

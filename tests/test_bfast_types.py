@@ -181,19 +181,26 @@ def test_reference_and_statuses(device, run):
     assert np.isnan(r.means[~ok]).all()
 
 
+def _small_cube(M, broken, seed):
+    """M float32 pixels of 80 dates 16 days apart, a yearly season, a drop of 1 eight dates
+    into the monitoring period (which starts at date n = 50) in the first ``broken`` pixels,
+    15 % missing. Returns (t, y, n)."""
+    rng = np.random.default_rng(seed)
+    N, n = 80, 50
+    t = np.arange(N) * 16.0 + 3
+    y = 2 + np.sin(2 * np.pi * t / 365)[:, None] + 0.1 * rng.standard_normal((N, M))
+    y[n + 8:, :broken] -= 1.0
+    y[rng.random((N, M)) < 0.15] = np.nan
+    return t, y.astype(np.float32), n
+
+
 @pytest.mark.parametrize("type", ["OLS-MOSUM", "OLS-CUSUM", "RE", "ME"])
 def test_processes_at_the_profiles_lanes(device, type):
     """Each process at the fused version's lanes of the device's profile (what a call without
     ``lanes=`` builds: 16 lanes of realN on Intel's CPU runtime, the lane names .sa-.sf of the
     sweep both versions share), on the smallest model (k=1, float32, no detailed outputs: the
     cheapest builds): the reference's breaks, statuses and magnitudes."""
-    rng = np.random.default_rng(11)
-    N, n, M = 80, 50, 20
-    t = np.arange(N) * 16.0 + 3
-    y = 2 + np.sin(2 * np.pi * t / 365)[:, None] + 0.1 * rng.standard_normal((N, M))
-    y[n + 8:, :8] -= 1.0
-    y[rng.random((N, M)) < 0.15] = np.nan
-    y = y.astype(np.float32)
+    t, y, n = _small_cube(20, 8, seed=11)
     e = ref.bfast_monitor(y, t, t[n], k=1, type=type)
     r = bfast_monitor(y, t, t[n], k=1, type=type, version="fused", device=device,
                       progress=False)
@@ -235,13 +242,7 @@ def test_types_under_an_emulated_gpu_and_on_device_arrays(gpu):
     emu = gpus_over_pocl().get(gpu)
     if emu is None:
         pytest.skip("no pocl device here")
-    rng = np.random.default_rng(7)
-    N, n, M = 80, 50, 6
-    t = np.arange(N) * 16.0 + 3
-    y = 2 + np.sin(2 * np.pi * t / 365)[:, None] + 0.1 * rng.standard_normal((N, M))
-    y[n + 8:, :3] -= 1.0
-    y[rng.random((N, M)) < 0.15] = np.nan
-    y = y.astype(np.float32)
+    t, y, n = _small_cube(6, 3, seed=7)
     for type in ("OLS-CUSUM", "RE", "ME"):
         kw = dict(device=emu, k=1, type=type, progress=False, detailed=True)
         a = bfast_monitor(y, t, t[n], **kw)

@@ -21,6 +21,7 @@ import sys
 import threading
 import weakref
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from .. import options
 from ..errors import DeviceError
@@ -92,8 +93,8 @@ class DeviceInfo:
     def int64_atomics(self) -> bool:
         return "cl_khr_int64_base_atomics" in self.extensions
 
-    @property
-    def simulator(self) -> bool:
+    @cached_property
+    def simulator(self) -> bool:      # read on every launch and allocation: derived once
         return "oclgrind" in self.platform.lower()
 
     @property

@@ -169,16 +169,18 @@ def scratch(device, shape, dtype, *, pool_name: str = "scratch"):
     (Oclgrind) temporaries are plain buffers kept alive until ``release_scratch``: its
     uninitialised-value tracking misreads a new buffer that reuses a released one's id.
     """
-    import pyopencl.array as cla
+    from .arrays import array_geometry, empty_device
+    q, ctx = device.queue, device.context
     if device.info.simulator:
-        return keep_on_simulator(device, cla.empty(device.queue, shape, dtype))
+        return keep_on_simulator(device, empty_device(q, ctx, shape, dtype))
     pool = device.state.pool(pool_name)
-    nbytes = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+    _, dt, _, size = array_geometry(shape, dtype)
+    nbytes = size * dt.itemsize
     if nbytes and pool.alloc_size(pool.bin_number(nbytes)) > device.max_alloc:
         # the pool rounds sizes up to its bins (up to 6 % more): a buffer near the max
         # allocation gets its exact size outside the pool, or the driver would refuse it
-        return cla.empty(device.queue, shape, dtype)
-    return cla.empty(device.queue, shape, dtype, allocator=pool)
+        return empty_device(q, ctx, shape, dtype)
+    return empty_device(q, ctx, shape, dtype, pool)
 
 
 def keep_on_simulator(device, arr):

@@ -213,6 +213,24 @@ def fixed_local(device, global_size, local=None):
     range is rounded up to a multiple. A new size within the same bucket compiles nothing, and
     a range beyond 4,096 x 8 work-items per compute unit (the cap) always gets the cap. Elsewhere
     the range as given and ``None``: the driver's choice, as before."""
+    key = (global_size, local, FIXED_LOCAL, GROUPS_PER_UNIT)   # the result, once per device
+    state = getattr(device, "state", None)
+    cache = state.constant("launch.fixed_local", dict) if state is not None else None
+    try:
+        hit = cache.get(key) if cache is not None else None
+    except TypeError:                   # an unhashable size (a list): not cached
+        hit, cache = None, None
+    if hit is not None:
+        return hit
+    out = _fixed_local(device, global_size, local)
+    if cache is not None:
+        if len(cache) >= 4096:
+            cache.clear()
+        cache[key] = out
+    return out
+
+
+def _fixed_local(device, global_size, local):
     global_size, _ = _sizes(global_size, None)
     if not compiles_per_local_size(device):
         return global_size, None

@@ -221,6 +221,19 @@ def empty_device(queue, context, shape, dtype, allocator=None):
                      _size=size, _context=context, _queue=queue)
 
 
+def reshaped(a, shape):
+    """``a.reshape(shape)`` of a C-contiguous device array, the same view (its events list
+    shared) made through pyopencl's fast constructor: ~3 µs where ``reshape`` takes 20-40
+    (it checks and derives the geometry through numpy). Anything else: ``a.reshape``."""
+    import pyopencl.array as cla
+    shp, dt, strides, size = array_geometry(shape, a.dtype)
+    if size != a.size or not _fast_array_ok() or not a.flags.c_contiguous:
+        return a.reshape(shape)
+    return cla.Array(None, shp, dt, allocator=a.allocator, strides=strides, data=a.base_data,
+                     offset=a.offset, events=a.events, _fast=True, _size=size,
+                     _context=a.context, _queue=a.queue)
+
+
 def scratch(device, shape, dtype, *, pool_name: str = "scratch"):
     """A temporary device array from the device's memory pool (``pool_name``: another pool
     of the device, e.g. ``"slots"``, the pipeline's slot buffers; see ``DeviceState``).

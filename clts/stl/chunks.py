@@ -9,7 +9,7 @@ import numpy as np
 from ..runtime import chunk_sizes, launch
 from ..runtime.launch import fixed_local
 from ..runtime.faults import enter_chunk, with_smaller_chunks
-from ..runtime.memory import host_empty, progress as progress_bar
+from ..runtime.memory import empty_device, host_empty, progress as progress_bar
 from ..runtime.pipeline import (ChunkIO, aligned_multiple, device_marker, device_wait,
                                 run_pipelined)
 from ..runtime.arrays import float_array
@@ -131,15 +131,14 @@ def run_device(dev, runner, p, periodic, y2, *, dests, progress, wanted=COMPONEN
     """The same on a device array: fresh device results, the chunks' kernels written into row
     blocks of them (sub-buffers), the failed mask and the host's part of the numpy path done
     by kernels (``stl/finish.cl.mako``). Nothing is transferred, mapped or waited for."""
-    import pyopencl.array as cla
     B, N = y2.shape
     dt, item, q = y2.dtype, y2.dtype.itemsize, dev.queue
     keep = [] if keep is None else keep
     keep.append(runner)                   # its fit tables, used by the queued kernels
     # fresh allocations (not the scratch pool, which recycles dropped buffers): the results
     # are the caller's until dropped
-    S, T, W, R = (cla.empty(q, (B, N), dt) for _ in COMPONENTS)
-    failed = cla.empty(q, (B,), np.bool_)
+    S, T, W, R = (empty_device(q, dev.context, (B, N), dt) for _ in COMPONENTS)
+    failed = empty_device(q, dev.context, (B,), np.bool_)
     robust_w = p["outer_iter"] > 0
     i32 = np.int32
 

@@ -181,9 +181,9 @@ def test_auto_and_forced_parameters(device):
     # (test_chains_and_streamed_x sweeps chains), and 8 or 16 lanes x 4 chains cost pocl
     # 13-34 s a build (its register transposition of lanes x lanes rows per array and chain).
     # 16 lanes in blocks (the transposition with the lane names, 4-12 s a build on pocl even
-    # with one chain) run in test_chains_and_streamed_x[f32], 4 and 8 lanes in blocks there
-    # and below. wg 1, 3 (a partial last work-group) and 16; pocl compiles a kernel per
-    # work-group size, so each build runs with one.
+    # with one chain) run in test_chains_and_streamed_x[f32], 4 lanes in blocks there, 8
+    # below. wg 1, 3 (a partial last work-group) and 16 (shrunk to the 10 work-items); pocl
+    # compiles a kernel per work-group size, so each build runs with one.
     for lanes, wg, priv, block in ((1, 1, 0, 1), (1, 3, 128, 1), (2, 16, 0, 1), (2, 3, 0, 0),
                                    (2, 1, 128, 1), (2, 16, 128, 0), (16, 3, 0, 0)):
         r = solve_tridiagonal(a, b, c, d, version="thomas", lanes=lanes, wg=wg,

@@ -508,3 +508,23 @@ def test_prefetch_is_a_deprecated_alias_of_prefetch_items(device):
         old = solve_tridiagonal(a, b, c, d, version="thomas", prefetch=2, device=device)
     assert old.plan.params["prefetch_items"] == new.plan.params["prefetch_items"] == 2
     np.testing.assert_array_equal(old.x, new.x)
+
+
+def test_zero_pivot_counters_across_slabs(device):
+    """Device-array solves take their zero-pivot counters from slabs of zeros made once per
+    COUNTER_SLAB calls: more calls than a slab, results read after all of them, each counts
+    its own systems' zero pivots (0, 1 or 2 by call)."""
+    import pyopencl.array as cla
+    from clts.tridiag.run import COUNTER_SLAB
+    rng = np.random.default_rng(3)
+    a, c, d = rng.standard_normal((3, 4, 9))
+    b = 4 + np.abs(a) + np.abs(c)
+    da, dc, dd = (cla.to_device(device.queue, v) for v in (a, c, d))
+    bs = []
+    for k in range(3):
+        bk = b.copy()
+        bk[:k, 0] = 0                       # k systems with a zero first pivot
+        bs.append(cla.to_device(device.queue, bk))
+    results = [solve_tridiagonal(da, bs[i % 3], dc, dd, device=device)
+               for i in range(COUNTER_SLAB + 5)]
+    assert [r.zero_pivots for r in results] == [i % 3 for i in range(COUNTER_SLAB + 5)]

@@ -4,12 +4,11 @@ every temporary allocated before the first launch), the work-item ranges and gri
 Internal to ``clts.ocean`` (api.py checks the arguments and stages numpy data)."""
 from __future__ import annotations
 
-import copy
-
 import numpy as np
 
 from ..runtime import launch, round_up
 from ..runtime.launch import fixed_local
+from ..runtime.plans import cached_under_profile
 from ..runtime.programs import build_program, built, prebuild
 from ..runtime.temps import temp
 from .plan import make_tke_plan
@@ -86,17 +85,8 @@ def _cached_tke_plan(dev, problem, overrides):
     """``make_tke_plan(dev, problem, **overrides)``, made once per device, problem, keywords
     and state of the profile's ``ocean`` section (a tuner or a test may change it in memory)."""
     key = (problem, repr(sorted(overrides.items())) if overrides else "")
-    section = dev.profile.values.get("ocean")
-    cache = dev.state.constant("ocean.tke_plans", dict)
-    hit = cache.get(key)
-    # the Plan made under an equal profile section (compared: ~1 µs, its repr ~20)
-    if hit is not None and hit[1] == section:
-        return hit[0]
-    plan = make_tke_plan(dev, problem, **overrides)
-    if len(cache) >= 256:
-        cache.clear()
-    cache[key] = (plan, copy.deepcopy(section))
-    return plan
+    return cached_under_profile(dev, "ocean.tke_plans", key, "ocean",
+                                lambda: make_tke_plan(dev, problem, **overrides))
 
 
 def _tke_programs(dev, plan, solver, real, T, levels, nz):

@@ -4,12 +4,11 @@ launch. Internal interface (``clts.solve_tridiagonal`` and the ocean's TKE step)
 ``cached_plan``, ``plan_temps``, ``run_plan``, ``new_counter``, ``shared_counter``."""
 from __future__ import annotations
 
-import copy
-
 import numpy as np
 
 from ..runtime import launch, round_up
 from ..runtime.memory import upload_scratch
+from ..runtime.plans import cached_under_profile
 from ..runtime.programs import build_program, built, prebuild
 from ..runtime.temps import temp
 from .plan import Plan, Problem, make_plan
@@ -26,24 +25,14 @@ def cached_plan(dev, problem: Problem, **overrides) -> Plan:
     state of the profile's ``tridiag`` section (a tuner or a test may change it in memory):
     a repeated call (a model's time loop) skips the profile reads and checks. Internal
     interface (ocean)."""
-    section = dev.profile.values.get("tridiag")
     try:
         key = (problem.n, problem.nsys, problem.layout, np.dtype(problem.dtype).str,
                problem.has_start, tuple(sorted(overrides.items())) if overrides else ())
         hash(key)
     except TypeError:                 # an unhashable keyword value: make_plan names it
         return make_plan(dev, problem, **overrides)
-    cache = dev.state.constant("tridiag.plans", dict)
-    hit = cache.get(key)
-    # the Plan made under an equal profile section (a deep comparison: ~1 µs, where the
-    # section's repr in the key cost ~20)
-    if hit is not None and hit[1] == section:
-        return hit[0]
-    plan = make_plan(dev, problem, **overrides)
-    if len(cache) >= PLAN_CACHE_SIZE:
-        cache.clear()
-    cache[key] = (plan, copy.deepcopy(section))
-    return plan
+    return cached_under_profile(dev, "tridiag.plans", key, "tridiag",
+                                lambda: make_plan(dev, problem, **overrides), PLAN_CACHE_SIZE)
 
 
 def _transposed(plan: Plan) -> bool:

@@ -268,16 +268,17 @@ def keep_on_simulator(device, arr):
     return arr
 
 
-def upload_scratch(device, host):
+def upload_scratch(device, host, ring=None):
     """``host`` copied into a ``scratch`` array (see there), ready for the device queue's next
     commands; ``host`` may go once this returns. Through pinned pieces where the device stages
-    its transfers so (``runtime.staging``; the DMA on the device queue, in order before the
+    its transfers so (``runtime.staging``; through ``ring``, a ``staging.PinnedRing`` a call's
+    uploads share, else a ring of its own; the DMA on the device queue, in order before the
     kernels that read it, not waited for), else blocking."""
     from . import staging
     host = np.asarray(host)
     arr = scratch(device, host.shape, host.dtype.newbyteorder("="))
     if host.nbytes >= staging.MIN_BYTES and staging.pinned(device):
-        staging.upload_into(device, device.queue, arr, host)
+        staging.upload_into(device, device.queue, arr, host, ring)
     else:
         arr.set(np.ascontiguousarray(host, arr.dtype))
     return arr

@@ -369,11 +369,8 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, version: str = "auto", star
             return (slice(s0, s1),) if layout == "natural" else (slice(None), slice(s0, s1))
 
         def upload(i, s0, s1, slot, queue):
-            events, parts = [], []
-            for key, v in zip("abcd", arrs):
-                arr, ev = io.put(slot, key, v[cut(s0, s1)], queue, dtype)
-                parts.append(arr)
-                events += ev
+            parts, events = io.put_many(
+                slot, [(key, v[cut(s0, s1)], dtype) for key, v in zip("abcd", arrs)], queue)
             stc = None
             if st is not None:
                 stc, ev = io.put(slot, "start", st[s0:s1], queue)

@@ -555,10 +555,22 @@ def in_parts(n: int, fn, nbytes: int) -> None:
     """``fn(a, b)`` over the ranges of [0, n) that the copy threads run at once, for a host
     pass over ``nbytes`` of large results (numpy's element-wise operations release the GIL as
     its copies do); one call on the calling thread where the pass is small."""
+    _wait(in_parts_started(n, fn, nbytes))
+
+
+def in_parts_started(n: int, fn, nbytes: int) -> list:
+    """:func:`in_parts` without waiting: the parts' futures (pass them to :func:`finish`);
+    a small pass runs on the calling thread before this returns (no futures)."""
     threads = min(copy_threads(), n, max(1, int(nbytes) // PART_BYTES))
     if threads <= 1:
         fn(0, n)
-        return
+        return []
     step = -(-n // threads)
     pool = _executor(copy_threads())
-    _wait([pool.submit(fn, s, min(n, s + step)) for s in range(0, n, step)])
+    return [pool.submit(fn, s, min(n, s + step)) for s in range(0, n, step)]
+
+
+def finish(futures) -> None:
+    """Wait for the parts of :func:`in_parts_started` (the first error raised once all have
+    finished)."""
+    _wait(futures)

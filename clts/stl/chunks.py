@@ -14,7 +14,7 @@ from ..runtime.pipeline import (ChunkIO, aligned_multiple, device_marker, device
                                 run_pipelined)
 from ..runtime.arrays import float_array
 from ..runtime.resident import aligned_chunks, device_rows, rows_multiple
-from ..runtime.staging import in_parts
+from ..runtime.staging import finish, in_parts, in_parts_started
 from .params import periodic_mean
 
 #: the components ``out=`` takes, in the order the call computes them
@@ -47,14 +47,22 @@ def validated(y):
     return y, all(ok for ok, _ in found)
 
 
-def finish_host(y_host, s_h, t_h, w_h, failed, robust):
+def weights_started(y_host, w_h) -> list:
+    """The weights of a non-robust fit (1 where ``y_host`` has a value, 0 where NaN) into
+    ``w_h``, started on the copy threads (their futures; :func:`finish_host` waits for them):
+    they need only the input, so they run while the device computes the chunk."""
+    return in_parts_started(len(y_host), lambda a, b: np.logical_not(
+        np.isnan(y_host[a:b]), out=w_h[a:b], casting="unsafe"), w_h.nbytes)
+
+
+def finish_host(y_host, s_h, t_h, w_h, failed, robust, weights=None):
     """Host part of a chunk once its results are in ``s_h``, ``t_h`` (and ``w_h`` when
-    ``robust``): weights of a non-robust fit, failed series set NaN (weights 0). A
-    component the call does not return is None."""
+    ``robust``): weights of a non-robust fit (or the futures of :func:`weights_started`,
+    ``weights``, waited for), failed series set NaN (weights 0). A component the call does
+    not return is None."""
     if w_h is not None:
-        if not robust:      # on the copy threads where it is large
-            in_parts(len(y_host), lambda a, b: np.logical_not(
-                np.isnan(y_host[a:b]), out=w_h[a:b], casting="unsafe"), w_h.nbytes)
+        if not robust:
+            finish(weights_started(y_host, w_h) if weights is None else weights)
         w_h[failed] = 0
     for h in (s_h, t_h):
         if h is not None:
@@ -84,13 +92,15 @@ def run_host(dev, runner, p, periodic, y2, *, dests, progress, wanted=COMPONENTS
     def run(max_items):
         chunks = chunk_sizes(B, [per_series], dev, max_items=max_items,
                              multiple=aligned_multiple(dev, N * item)) if B else []
-        inputs = {}
+        inputs, weights = {}, {}
 
         def upload(i, a, b, slot, queue):
             inputs[slot], events = io.put(slot, "y", y2[a:b], queue)
             return events
 
         def compute(i, a, b, slot, wait_for):
+            if W is not None and not robust_w:    # on the copy threads during the kernels
+                weights[slot] = weights_started(y2[a:b], W[a:b])
             # a component not returned stays on the device (the kernels need it)
             outs = tuple(io.out(slot, key, H[a:b]) if H is not None
                          else io.temp(slot, key, (b - a, N), y2.dtype)
@@ -109,9 +119,9 @@ def run_host(dev, runner, p, periodic, y2, *, dests, progress, wanted=COMPONENTS
             return device_marker(dev)
 
         def download(i, a, b, slot, queue, wait_for):
-            return io.fetch(slot, queue, wait_for) + [lambda: finish_host(
-                y2[a:b], *(H if H is None else H[a:b] for H in (S, T, W)), failed[a:b],
-                robust_w)]
+            return io.fetch(slot, queue, wait_for) + [lambda w=weights.pop(slot, None): (
+                finish_host(y2[a:b], *(H if H is None else H[a:b] for H in (S, T, W)),
+                            failed[a:b], robust_w, w))]
 
         with ChunkIO(dev) as io:
             run_pipelined(dev, chunks, upload=upload, compute=compute, download=download,

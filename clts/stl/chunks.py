@@ -113,7 +113,11 @@ def run_host(dev, runner, p, periodic, y2, *, dests, progress, wanted=COMPONENTS
             passes = [] if progress and len(chunks) == 1 and (b - a) * N >= PASS_BAR_MIN \
                 else None
             runner.prebuild()       # a first call: every program built in parallel
-            failed[a:b] = runner.run(inputs.pop(slot), *outs, passes=passes)
+            if runner.fused:        # the mask comes back with the results: nothing waits here
+                mask = io.out(slot, "failed", failed.view(np.uint8)[a:b])
+                runner.run(inputs.pop(slot), *outs, passes=passes, failed_out=mask)
+            else:                   # read back mid-way (the flat LOESS sizes its sums by it)
+                failed[a:b] = runner.run(inputs.pop(slot), *outs, passes=passes)
             for ev in progress_bar(passes or (), desc="stl", unit="iteration"):
                 ev.wait()
             return device_marker(dev)

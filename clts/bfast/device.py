@@ -180,8 +180,15 @@ class LazyFields:
         fields computed on access are computed first."""
         for name in list(self.__dict__.get("_lazy", {})):
             getattr(self, name)
-        out = fields_to_numpy(self)
-        out.__dict__.pop("_keep", None)
+        # the kept temporaries are not read back: they include the input cube and the
+        # device's shared constants, whose events other threads' calls append to (reading them
+        # from several threads failed on Intel's runtime with INVALID_EVENT_WAIT_LIST)
+        keep = self.__dict__.pop("_keep", None)
+        try:
+            out = fields_to_numpy(self)
+        finally:
+            if keep is not None:
+                self.__dict__["_keep"] = keep
         return out
 
 

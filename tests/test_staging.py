@@ -63,14 +63,29 @@ def test_tridiagonal(device, staged, case):
 
 
 @pytest.mark.parametrize("chunk", [None, 2])
-def test_stl(device, staged, chunk):
+def test_stl(device, staged, chunk, monkeypatch):
+    """The same bits both ways; the residual computed piece by piece as the trend lands (on
+    the copy threads) is y - seasonal - trend, NaN for a failed series."""
     rng = np.random.default_rng(9)
     t = np.arange(120)
     y = np.sin(2 * np.pi * t / 12) + 0.2 * rng.standard_normal((7, 120))
     y[3, 20:25] = np.nan
+    y[5, ::12] = np.nan               # a cycle-subseries without a value: the series fails
     clts.set_options(max_chunk=chunk)
-    _both(staged, lambda: clts.stl(np.asfortranarray(y), 12, device=device),
-          ["seasonal", "trend", "resid"])
+    passes = []
+    real = staging._copy
+
+    def spy(dst, src, then=None, p0=0, p1=0):
+        if then is not None:
+            passes.append(p1 - p0)
+        real(dst, src, then, p0, p1)
+    monkeypatch.setattr(staging, "_copy", spy)
+    r = _both(staged, lambda: clts.stl(np.asfortranarray(y), 12, device=device),
+              ["seasonal", "trend", "resid"])
+    assert sum(passes) == y.size and len(passes) > 1   # every trend piece, on the pinned path
+    assert np.isnan(r.resid[5]).all() and np.isnan(r.trend[5]).all()
+    ok = np.arange(7) != 5
+    np.testing.assert_array_equal(r.resid[ok], (y - r.seasonal - r.trend)[ok])
 
 
 def test_bfast(device, staged):

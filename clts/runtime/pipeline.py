@@ -354,25 +354,28 @@ class ChunkIO:
         return arrays, events
 
     # -- outputs -------------------------------------------------------------------------
-    def out(self, slot, key, dest: np.ndarray):
+    def out(self, slot, key, dest: np.ndarray, then=None):
         """A device array the kernels of slot ``slot``'s chunk write, delivered into ``dest``
-        (numpy, any layout) by :meth:`fetch`."""
+        (numpy, any layout) by :meth:`fetch`. ``then(e0, e1)``: a host pass over dest's
+        elements [e0, e1) (C order) once they are in: piece by piece on the copy threads as
+        they land where the device stages pinned (``staging.PinnedRing.read``), else over the
+        whole after the delivery, before the outputs fetched after it."""
         outs = self._outs.setdefault(slot, [])
         if dest.size == 0:
             return self.temp(slot, key, dest.shape, dest.dtype)
         if self.align is not None:
             arr = host_array(self.device, dest, write=True)
             if arr is not None:
-                outs.append((arr, dest, None, True))
+                outs.append((arr, dest, None, True, then))
                 return arr
             view = self.host(slot, key, dest.shape, dest.dtype)
             arr = host_array(self.device, view, write=True)
-            outs.append((arr, dest, view, True))
+            outs.append((arr, dest, view, True, then))
             return arr
         arr = self.temp(slot, key, dest.shape, dest.dtype)
         view = (None if dest.flags.c_contiguous or self.pinned
                 else self.host(slot, key, dest.shape, dest.dtype))
-        outs.append((arr, dest, view, False))
+        outs.append((arr, dest, view, False, then))
         return arr
 
     def fetch(self, slot, queue, wait_for):
@@ -380,7 +383,10 @@ class ChunkIO:
         ``run_pipelined``'s ``download`` (events, then host copies to run after them)."""
         import pyopencl as cl
         items, after = [], []
-        for arr, dest, view, mapped in self._outs.pop(slot, []):
+        for arr, dest, view, mapped, then in self._outs.pop(slot, []):
+            # the host pass of an output delivered whole, after its copy
+            whole = [] if then is None else [
+                lambda d=dest, f=then: staging.in_parts(d.size, f, d.nbytes)]
             if mapped and is_svm(arr):
                 # system SVM: the host sees what the kernels wrote once they completed
                 if not wait_for:
@@ -388,6 +394,7 @@ class ChunkIO:
                 items += [e for e in wait_for if e not in items]
                 if view is not None:
                     after.append(lambda d=dest, v=view: np.copyto(d, v))
+                after += whole
             elif mapped:
                 # mapped, the host memory holds what the kernels wrote (no copy on a device
                 # that shares it); the staged ones are copied out before the unmap
@@ -397,6 +404,7 @@ class ChunkIO:
                 items.append(ev)
                 if view is not None:
                     after.append(lambda d=dest, v=view: np.copyto(d, v))
+                after += whole
                 # the unmap is not waited for: later commands on this (in-order) queue, the
                 # only ones to use this memory again, run after it; the loop ends with a
                 # finish of the queue
@@ -405,12 +413,13 @@ class ChunkIO:
                 # through the pinned pieces, on the host once the kernels ran (the pieces'
                 # DMAs and copies out alternate; the device runs the next chunk meanwhile)
                 items += [e for e in wait_for or () if e not in items]
-                after.append(lambda d=dest, a=arr, q=queue: staging.download(
-                    self.device, a, d, q, ring=self._rings[1]))
+                after.append(lambda d=dest, a=arr, q=queue, f=then: staging.download(
+                    self.device, a, d, q, ring=self._rings[1], then=f))
             else:
                 target = dest if view is None else view
                 items.append(cl.enqueue_copy(queue, target, arr.data, wait_for=wait_for,
                                              is_blocking=False))
                 if view is not None:
                     after.append(lambda d=dest, v=view: np.copyto(d, v))
+                after += whole
         return items + after

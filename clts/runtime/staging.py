@@ -146,10 +146,13 @@ class _Later:
             self.fn(*self.args)
 
 
-def _copy(dst, src):
-    """One piece: ``dst[...] = src`` (cast). The copy threads run nothing else: every OpenCL
-    call (enqueues, waits) stays on the calling thread."""
+def _copy(dst, src, then=None, p0=0, p1=0):
+    """One piece: ``dst[...] = src`` (cast), then ``then(p0, p1)`` where given (a read's host
+    pass over the piece's elements, while they are in cache). The copy threads run nothing
+    else: every OpenCL call (enqueues, waits) stays on the calling thread."""
     np.copyto(dst, src, casting="unsafe")
+    if then is not None:
+        then(p0, p1)
 
 
 def _wait(futures, quiet=False):
@@ -354,15 +357,15 @@ class PinnedRing:
     def _slots(self, stride: int) -> int:
         return max(1, min(self.n, self._raw.nbytes // stride))
 
-    def _copy_piece(self, rows, p0, p1, flat, into_piece: bool):
+    def _copy_piece(self, rows, p0, p1, flat, into_piece: bool, then=None):
         """The task that copies elements [p0, p1) between the numpy array of ``rows`` and the
-        slot's ``flat`` view (into the slot where ``into_piece``)."""
+        slot's ``flat`` view (into the slot where ``into_piece``), then runs ``then``."""
         part = rows.part(p0, p1)
         view = flat.reshape(part.shape)
         dst, src = (view, part) if into_piece else (part, view)
         if self._pool is None:
-            return _Later(_copy, dst, src)
-        return self._pool.submit(_copy, dst, src)
+            return _Later(_copy, dst, src, then, p0, p1)
+        return self._pool.submit(_copy, dst, src, then, p0, p1)
 
     def write(self, queue, buf, src: np.ndarray, offset: int = 0, dtype=None) -> list:
         """Enqueue the copy of the numpy ``src`` (any layout; cast to ``dtype``, default its
@@ -423,11 +426,12 @@ class PinnedRing:
         return events
 
     def read(self, queue, buf, dest: np.ndarray, offset: int = 0, wait_for=None,
-             dtype=None) -> None:
+             dtype=None, then=None) -> None:
         """Copy the buffer ``buf`` from byte ``offset`` (``dest.size`` elements of ``dtype``,
         default dest's, native byte order, in C order) into the numpy ``dest`` (any layout;
         cast), blocking: DMAs of groups of consecutive pieces run ahead while the threads copy
-        pieces out."""
+        pieces out. ``then(e0, e1)``: a host pass over dest's elements [e0, e1) (C order), run
+        by the copy thread of each piece once it is in."""
         import pyopencl as cl
         dtype = _device_dtype(dtype or dest.dtype)
         if dest.size == 0:
@@ -448,7 +452,7 @@ class PinnedRing:
             ev.wait()
             for j, p0, p1 in pieces:
                 flat = self._raw[j * stride:j * stride + (p1 - p0) * isz].view(dtype)
-                copying.append(self._copy_piece(rows, p0, p1, flat, False))
+                copying.append(self._copy_piece(rows, p0, p1, flat, False, then))
 
         pieces = rows.pieces()
         nxt = next(pieces, None)
@@ -530,10 +534,12 @@ def upload_many(device, queue, pairs, ring: PinnedRing | None = None) -> list:
 
 
 def download(device, arr, host: np.ndarray, queue=None, wait_for=None,
-             ring: PinnedRing | None = None) -> np.ndarray:
+             ring: PinnedRing | None = None, then=None) -> np.ndarray:
     """Copy the device array ``arr`` into the numpy array ``host`` (any layout, ``arr``'s size;
     cast from ``arr``'s dtype; blocking): through pinned pieces where the device stages pinned,
-    straight into ``host``, else straight from the device. Returns ``host``."""
+    straight into ``host``, else straight from the device. ``then(e0, e1)``: a host pass over
+    host's elements [e0, e1) (C order), piece by piece as they land on the pinned path, else
+    over the whole once it is in (:func:`in_parts`). Returns ``host``."""
     import pyopencl as cl
     queue = queue or device.queue
     if host.nbytes < MIN_BYTES or not pinned(device):
@@ -543,11 +549,13 @@ def download(device, arr, host: np.ndarray, queue=None, wait_for=None,
                         wait_for=wait_for, is_blocking=True)
         if target is not host:
             np.copyto(host, target, casting="unsafe")
+        if then is not None:
+            in_parts(host.size, then, host.nbytes)
     elif ring is not None:
-        ring.read(queue, arr.base_data, host, arr.offset, wait_for, arr.dtype)
+        ring.read(queue, arr.base_data, host, arr.offset, wait_for, arr.dtype, then)
     else:
         with PinnedRing(device) as own:
-            own.read(queue, arr.base_data, host, arr.offset, wait_for, arr.dtype)
+            own.read(queue, arr.base_data, host, arr.offset, wait_for, arr.dtype, then)
     return host
 
 

@@ -55,18 +55,35 @@ def weights_started(y_host, w_h) -> list:
         np.isnan(y_host[a:b]), out=w_h[a:b], casting="unsafe"), w_h.nbytes)
 
 
-def finish_host(y_host, s_h, t_h, w_h, failed, robust, weights=None):
+def finish_host(y_host, s_h, t_h, w_h, failed, robust, weights=None, r_h=None):
     """Host part of a chunk once its results are in ``s_h``, ``t_h`` (and ``w_h`` when
     ``robust``): weights of a non-robust fit (or the futures of :func:`weights_started`,
-    ``weights``, waited for), failed series set NaN (weights 0). A component the call does
-    not return is None."""
+    ``weights``, waited for), failed series set NaN (weights 0; in ``r_h`` too, a residual
+    computed as the trend came in). A component the call does not return is None."""
     if w_h is not None:
         if not robust:
             finish(weights_started(y_host, w_h) if weights is None else weights)
         w_h[failed] = 0
-    for h in (s_h, t_h):
+    for h in (s_h, t_h, r_h):
         if h is not None:
             h[failed] = np.nan
+
+
+def residual_as_trend_lands(y2, S, T, R, a):
+    """``then`` of the trend's download (``ChunkIO.out``) of the chunk from row ``a``: the
+    residual ``y - seasonal - trend`` of the elements just in, by the copy thread that brought
+    them (the seasonal is in: it comes back first), instead of a pass over the whole batch
+    after the loop. None where an array is not C-contiguous (that pass then)."""
+    if not all(X.flags.c_contiguous for X in (y2, S, T, R)):
+        return None
+    yf, sf, tf, rf = (X.reshape(-1) for X in (y2, S, T, R))
+    base = a * y2.shape[1]
+
+    def then(e0, e1):
+        lo, hi = base + e0, base + e1
+        np.subtract(yf[lo:hi], sf[lo:hi], out=rf[lo:hi])
+        rf[lo:hi] -= tf[lo:hi]
+    return then
 
 
 def per_series_bytes(p, N, item):
@@ -88,6 +105,9 @@ def run_host(dev, runner, p, periodic, y2, *, dests, progress, wanted=COMPONENTS
                   else host_empty(dev, y2.shape, y2.dtype) for k in COMPONENTS)
     failed = np.zeros(B, bool)
     robust_w = p["outer_iter"] > 0
+    # the residual as the trend comes in (not where the seasonal changes after the loop)
+    landing = (R is not None and not periodic
+               and residual_as_trend_lands(y2, S, T, R, 0) is not None)
 
     def run(max_items):
         chunks = chunk_sizes(B, [per_series], dev, max_items=max_items,
@@ -102,7 +122,8 @@ def run_host(dev, runner, p, periodic, y2, *, dests, progress, wanted=COMPONENTS
             if W is not None and not robust_w:    # on the copy threads during the kernels
                 weights[slot] = weights_started(y2[a:b], W[a:b])
             # a component not returned stays on the device (the kernels need it)
-            outs = tuple(io.out(slot, key, H[a:b]) if H is not None
+            then = {"t": residual_as_trend_lands(y2, S, T, R, a) if landing else None}
+            outs = tuple(io.out(slot, key, H[a:b], then.get(key)) if H is not None
                          else io.temp(slot, key, (b - a, N), y2.dtype)
                          for key, H in (("s", S), ("t", T)))
             outs += ((io.out(slot, "w", W[a:b]) if W is not None else None)
@@ -125,7 +146,7 @@ def run_host(dev, runner, p, periodic, y2, *, dests, progress, wanted=COMPONENTS
         def download(i, a, b, slot, queue, wait_for):
             return io.fetch(slot, queue, wait_for) + [lambda w=weights.pop(slot, None): (
                 finish_host(y2[a:b], *(H if H is None else H[a:b] for H in (S, T, W)),
-                            failed[a:b], robust_w, w))]
+                            failed[a:b], robust_w, w, R[a:b] if landing else None))]
 
         with ChunkIO(dev) as io:
             run_pipelined(dev, chunks, upload=upload, compute=compute, download=download,
@@ -133,7 +154,7 @@ def run_host(dev, runner, p, periodic, y2, *, dests, progress, wanted=COMPONENTS
     with_smaller_chunks(run, device=dev, what="stl")
     if periodic and S is not None:
         periodic_mean(S, p["period"])
-    if R is not None:
+    if R is not None and not landing:
         def resid(a, b):
             np.subtract(y2[a:b], S[a:b], out=R[a:b])
             R[a:b] -= T[a:b]

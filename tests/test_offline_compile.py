@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 
 import pytest
 
@@ -60,9 +61,11 @@ def compiled():
     logging.getLogger("clts.profiles").setLevel(logging.ERROR)
     # with the seeds they always had (the same sampled candidates); the Intel GPUs, the others,
     # realistic shapes and IGC are the GPU resource gate's (tests/test_gpu_resources.py)
+    t0 = time.perf_counter()
     cols = [offline.collect(emulation.emulate(name, pocl[0]), sample=1, seed=seed, auto=False)
             for seed, name in ((0, "a100"), (3, "mi100"))]
     col = offline.merge(cols)
+    offline.PHASES["offline_compile collect"] = time.perf_counter() - t0
     return col, offline.compile_all(col, skip=("pvc", "dg2", "tgllp"))
 
 

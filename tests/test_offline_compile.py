@@ -15,8 +15,10 @@ them).
 
 The two compiling tests belong to the GPU resource gate's stage (marker ``gpu_gate``, run by
 scripts/gpu-gate.sh with CLTS_GPU_GATE=1): about 300 compiles, minutes on two cores, that in
-the device runs' stage lengthened it on a machine whose cores those runs already fill. The
-parsers' unit test runs everywhere.
+the device runs' stage lengthened it on a machine whose cores those runs already fill. In that
+stage the forced versions' sources are the ones the resource gate compiled just before for the
+same targets: ``offline.compile_all`` compiles each (source, target, options) once per process,
+so only the tuner candidates are compiled here. The parsers' unit test runs everywhere.
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Host time of the device-array calls of clts.ocean.tke and clts.solve_tridiagonal.
 
     python bench/device_host_time.py [--device pocl] [--calls 40] [--rounds 3]
-                                     [--against DIR] [--emulate h100]
+                                     [--against DIR] [--emulate h100] [--held]
 
 With device arrays in and out a call only enqueues its kernels and returns; on a GPU every
 microsecond of Python between two launches is a microsecond the GPU idles (span > kernel sum).
@@ -14,6 +14,11 @@ and, as the floor, pyopencl's enqueue of a tiny kernel whose arguments were set 
 ``--against DIR``: another checkout of clts (e.g. ``git worktree add /tmp/base main``) timed
 in the same rounds, each round a fresh process per tree, the trees alternating (the machine is
 shared: its speed drifts); reported: per tree the minimum of the rounds' minima and medians.
+``--held``: also the host time of calls made while the queue is held by a user event (nothing
+runs until all are made): on a CPU device a launch onto an idle queue wakes the driver's worker
+threads, which then share the 2 cores with the calling thread, so the plain figure mixes the
+kernels into the host time; held, it is the call's own (Python and the driver's enqueue), as
+on a GPU, whose kernels take no host core.
 ``--emulate NAME``: the recorded GPU description NAME (clts/devices/emulated) over the pocl
 device: the Plans a GPU gets (transposes, launch counts), run on pocl.
 Writes bench/results/device-host-time-<device slug>.md.
@@ -84,6 +89,26 @@ def _floor(dev, calls):
     return min(ts) * 1e6, statistics.median(ts) * 1e6
 
 
+def _held(dev, f, calls):
+    """Host times of ``calls`` calls made while the queue is held by a user event: nothing
+    runs meanwhile, so on a CPU device the kernels take no core from the calling thread (as
+    a GPU's do not) and the time is the call's own (Python and the driver's enqueues)."""
+    import pyopencl as cl
+    gate = cl.UserEvent(dev.context)
+    cl.enqueue_barrier(dev.queue, wait_for=[gate])
+    ts = []
+    try:
+        for _ in range(calls):
+            t = time.perf_counter()
+            r = f()
+            ts.append(time.perf_counter() - t)
+            del r
+    finally:
+        gate.set_status(cl.command_execution_status.COMPLETE)
+        dev.queue.finish()
+    return ts
+
+
 def worker(args):
     """One round in this process: {label: {min, median, launches, kernel, span}}."""
     from clts.runtime import timing
@@ -102,6 +127,7 @@ def worker(args):
             ts.append(time.perf_counter() - t)
         dev.queue.finish()
         del r
+        held = _held(dev, f, args.calls) if args.held else []
         spans = []
         for _ in range(5):               # one call's kernels and span, the least of 5
             with timing(dev) as tm:
@@ -109,13 +135,16 @@ def worker(args):
             spans.append((tm.span_seconds, tm.kernel_seconds, len(tm.events)))
         span, kernel, launches = min(spans)
         out[label] = {"min": min(ts) * 1e6, "median": statistics.median(ts) * 1e6,
+                      "held_min": min(held) * 1e6 if held else None,
+                      "held_median": statistics.median(held) * 1e6 if held else None,
                       "launches": launches, "kernel": kernel * 1e6, "span": span * 1e6}
     return out
 
 
 def _round(tree, args):
     cmd = [sys.executable, str(HERE), "--worker", "--device", args.device, "--calls",
-           str(args.calls)] + (["--emulate", args.emulate] if args.emulate else [])
+           str(args.calls)] + (["--emulate", args.emulate] if args.emulate else []) + (
+           ["--held"] if args.held else [])
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [str(tree)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
     res = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True, check=True)
@@ -129,6 +158,9 @@ def main(argv=None):
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--against", help="another clts checkout timed in the same rounds")
     p.add_argument("--emulate", help="a recorded GPU description over the device (e.g. h100)")
+    p.add_argument("--held", action="store_true",
+                   help="also time calls made while the queue is held (nothing runs: on a CPU "
+                        "device the host time without the kernels competing for its cores)")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.worker:
@@ -158,6 +190,10 @@ def main(argv=None):
                          "host us/call (median)": f"{med:.0f}",
                          "launches": best["launches"],
                          "host us/launch": f"{best['min'] / max(1, best['launches']):.0f}",
+                         **({"held us/call (min / median)": (
+                             f"{min(r[label]['held_min'] for r in rs):.0f} / "
+                             f"{min(r[label]['held_median'] for r in rs):.0f}")}
+                            if args.held else {}),
                          "kernels us": f"{best['kernel']:.0f}", "span us": f"{best['span']:.0f}"})
     first = next(iter(runs.values()))[0]
     sys.path.insert(0, str(HERE.parent))

@@ -1,7 +1,7 @@
 """Pinned staging (clts.runtime.staging) against the host's own copy speed, in one run.
 
     python bench/staging.py [--mb 128] [--rounds 7] [--threads 1,2] [--emulate h100]
-                            [--device DEV] [--no-workloads]
+                            [--device DEV] [--no-workloads] [--full] [--profile FILE]
 
 On a GPU (``--device``) the transfers are the real ones. Without one, the discrete-GPU transfer
 path runs on pocl under an emulated GPU's Plans (``--emulate``, default the H100: its profile
@@ -54,12 +54,23 @@ def _copyto(pool, dst, src, threads):
 
 
 def _copyto_pieces(pool, pieces, src, threads):
-    """np.copyto of ``src`` into the pinned-sized ``pieces`` used in turn (the staging's own
-    access pattern: the pieces stay in cache), each piece's copy split over ``threads``."""
+    """np.copyto of ``src`` into the pinned-sized ``pieces`` used in turn, one piece per task,
+    ``threads`` pieces copied at once (the staging's own access pattern and hand-offs: the
+    pieces stay in cache)."""
+    from collections import deque
     per = pieces[0].size
+    running = deque()
     for k, p0 in enumerate(range(0, src.size, per)):
         part = src[p0:p0 + per]
-        _copyto(pool, pieces[k % len(pieces)][:part.size], part, threads)
+        dst = pieces[k % len(pieces)][:part.size]
+        if threads == 1:
+            np.copyto(dst, part)
+            continue
+        if len(running) >= threads:
+            running.popleft().result()
+        running.append(pool.submit(np.copyto, dst, part))
+    for f in running:
+        f.result()
 
 
 class _NoDMA:
@@ -114,13 +125,16 @@ def link(dev, mb, rounds, thread_counts):
                 ring.read(q, d.data, back, 0)
         return run if dma else (lambda: _no_dma(run))
 
-    pieces = [np.zeros(staging.PIECE_BYTES // 8) for _ in range(staging.DEPTH)]
+    pieces = [np.zeros(staging.PIECE_BYTES // 8) for _ in range(top + staging.DEPTH)]
     refs = []
     for t in range(1, top + 1):
         cases[("np.copyto", t)] = lambda t=t: _copyto(pool, other, src, t)
         cases[("np.copyto into pieces in turn", t)] = lambda t=t: _copyto_pieces(
             pool, pieces, src, t)
         refs += [("np.copyto", t), ("np.copyto into pieces in turn", t)]
+    for t in sorted({1, top}):      # a fresh destination: the page faults a new result pays
+        cases[("np.copyto into a fresh np.empty", t)] = lambda t=t: _copyto(
+            pool, np.empty_like(src), src, t)
     for t in thread_counts:
         cases[("upload, host side", t)] = put(t, False)
         cases[("upload, end to end", t)] = put(t, True)
@@ -189,7 +203,7 @@ class _LinkBytes:
         return False
 
 
-def workloads(dev, rounds, thread_counts, full=False, gpu=False):
+def workloads(dev, rounds, thread_counts, full=False, gpu=False, profile=None):
     """The table's workloads, numpy in / numpy out (small, or ``full``: the GPU table's
     sizes): the bytes that cross the link (counted), kernel time and span, wall time per
     transfer way; on a GPU also the issue's goal, 1.5 x bytes / 54 GB/s + kernel span."""
@@ -247,6 +261,40 @@ def workloads(dev, rounds, thread_counts, full=False, gpu=False):
         goal = f" | {1.5 * mb / 54e3 * 1e3 + span * 1e3:.1f} |" if gpu else " |"
         print(f"| {name} | {mb:.0f} | {kern * 1e3:.1f} | {span * 1e3:.1f} | "
               + " | ".join(f"{walls[m] * 1e3:.1f}" for m in modes) + goal, flush=True)
+        if profile:
+            _profile(profile, name, run)
+
+
+def _profile(path, name, run, calls=3):
+    """Where the calling thread's time goes in ``calls`` calls (pinned staging, the default
+    copy threads), appended to ``path``: pyinstrument's call tree where it imports, else
+    cProfile's top functions by own time."""
+    import clts
+    with clts.set_options(staging="pinned"), open(path, "a") as f:
+        f.write(f"\n===== {name}: {calls} calls\n")
+        try:
+            from pyinstrument import Profiler
+        except ImportError:
+            Profiler = None
+        if Profiler is not None:
+            prof = Profiler(interval=0.0002)
+            prof.start()
+            for _ in range(calls):
+                run()
+            prof.stop()
+            f.write(prof.output_text(unicode=False, color=False, show_all=False))
+            return
+        import cProfile
+        import io
+        import pstats
+        prof = cProfile.Profile()
+        prof.enable()
+        for _ in range(calls):
+            run()
+        prof.disable()
+        out = io.StringIO()
+        pstats.Stats(prof, stream=out).sort_stats("tottime").print_stats(30)
+        f.write(out.getvalue())
 
 
 def main(argv=None):
@@ -261,6 +309,9 @@ def main(argv=None):
     ap.add_argument("--no-workloads", action="store_true")
     ap.add_argument("--full", action="store_true",
                     help="the workloads at the GPU table's sizes (a GPU: 1.7 GB for STL)")
+    ap.add_argument("--profile", metavar="FILE",
+                    help="also append where each workload's calling thread spends its time "
+                    "(pyinstrument, else cProfile) to FILE")
     args = ap.parse_args(argv)
     from common import machine_line, quiet
     quiet()
@@ -274,11 +325,12 @@ def main(argv=None):
     threads = ([int(t) for t in args.threads.split(",")] if args.threads
                else sorted({1, staging.copy_threads()}))
     print(f"# pinned staging: {machine_line(dev)}; staging {staging.staging_mode(dev)}, "
-          f"pieces {staging.DEPTH} x {staging.PIECE_BYTES >> 20} MB, parts >= "
-          f"{staging.PART_BYTES >> 10} KB")
+          f"pieces of {staging.PIECE_BYTES >> 20} MB (>= {staging.PART_BYTES >> 20} MB), copy "
+          f"threads + {staging.DEPTH} per ring, one task per piece")
     link(dev, args.mb, args.rounds, threads)
     if not args.no_workloads:
-        workloads(dev, max(3, args.rounds // 2), threads, args.full, bool(args.device))
+        workloads(dev, max(3, args.rounds // 2), threads, args.full, bool(args.device),
+                  args.profile)
 
 
 if __name__ == "__main__":

@@ -164,7 +164,26 @@ def reopen(path: str):
     import xarray as xr
     if str(path).rstrip("/").lower().endswith(".zarr"):
         return xr.open_zarr(path)
-    return xr.open_dataset(path, engine="h5netcdf", chunks={} if have_dask() else None)
+    return xr.open_dataset(path, engine=netcdf_engine(), chunks={} if have_dask() else None)
+
+
+#: xarray's NetCDF back ends clts writes with, in order of preference (h5netcdf: NetCDF-4, the
+#: ``io`` extra; netCDF4: the same format; scipy: NetCDF-3, where neither is installed)
+NETCDF_ENGINES = (("h5netcdf", "h5netcdf"), ("netcdf4", "netCDF4"), ("scipy", "scipy.io"))
+
+
+def netcdf_engine() -> str:
+    """The first of :data:`NETCDF_ENGINES` whose package imports (a machine without the ``io``
+    extra's h5netcdf still reads and writes NetCDF); InputError where none does."""
+    import importlib
+    for engine, module in NETCDF_ENGINES:
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            continue
+        return engine
+    raise InputError("NetCDF files need h5netcdf (pip install 'clts[io]'), netCDF4 or scipy; "
+                     "none imports here")
 
 
 # ------------------------------------------------------------------------ safe output
@@ -348,7 +367,7 @@ def write(ds, path: str, progress: bool = True, *, overwrite: bool = False,
             # version without warnings
             job = ds.to_zarr(tmp, mode="w-", compute=direct, zarr_format=2)
         else:
-            job = ds.to_netcdf(tmp, engine="h5netcdf", compute=direct)
+            job = ds.to_netcdf(tmp, engine=netcdf_engine(), compute=direct)
         if direct:
             job = None
         if job is not None:

@@ -87,6 +87,8 @@ def unknown_message(fn_name: str, names, params, tuning=()) -> str:
 def _check_keywords(name, fn, params, has_var_kw, kw):
     """Raise for keywords ``fn`` does not take (all of them when it has no ``**kwargs``; the
     foreign names of the table when its ``**kwargs`` are tuning keywords)."""
+    if not kw:
+        return
     unknown = [k for k in kw if k not in params]
     if not has_var_kw:
         bad = unknown

@@ -17,9 +17,22 @@ DATA = Path(__file__).parent / "data"
 pd = pytest.importorskip("pandas")
 
 
+def _read(name):
+    """A fixture file with its floats parsed exactly as written (pandas' C parser before 3.0
+    rounded some 17-digit numbers one ulp off: the H200 machine's pandas failed every
+    bit-for-bit time comparison)."""
+    df = pd.read_csv(DATA / name, dtype=str, keep_default_na=False)
+    for col in df.columns:
+        try:        # Python's float(): correctly rounded, whatever pandas' parser does
+            df[col] = [np.nan if v in ("", "NA") else float(v) for v in df[col]]
+        except ValueError:
+            df[col] = df[col].replace({"NA": np.nan, "": np.nan})
+    return df
+
+
 def _cases():
-    inp = pd.read_csv(DATA / "bfastts_input.csv")
-    out = pd.read_csv(DATA / "bfastts_output.csv")
+    inp = _read("bfastts_input.csv")
+    out = _read("bfastts_output.csv")
     for case, g in inp.groupby("case", sort=False):
         cols = [c for c in ("v1", "v2", "v3") if not g[c].isna().all()] or ["v1"]
         yield case, g.type.iloc[0], g.date.to_numpy(), g[cols].to_numpy(), \
@@ -131,8 +144,8 @@ def test_errors():
 def test_into_bfast_monitor_and_breaks_as_r(type_, device):
     """R's bfastmonitor(bfastts(som$NDVI.b, dates, type), start = c(2010, 1)) and bfastlite(...,
     breaks = 3) are clts.bfast_monitor / bfast_breaks on (values, time) with freq=1."""
-    som = pd.read_csv(DATA / "bfastts_som.csv")
-    want = pd.read_csv(DATA / "bfastts_som_r.csv").set_index("type").loc[type_]
+    som = _read("bfastts_som.csv")
+    want = _read("bfastts_som_r.csv").set_index("type").loc[type_]
     r = clts.bfastts(som.y.to_numpy(), som.date.to_numpy(), type_)
     assert r.values.size == want.n
     m = clts.bfast_monitor(r.values, r.time, 2010.0, freq=1, device=device, progress=False)

@@ -170,3 +170,49 @@ def test_emulated_limits_checked_when_prepared():
         small.state.launch_hook = None
     assert len(seen) == 2 and all(k is go.kernel for k in seen)
     assert isinstance(go, Launch)
+
+
+def test_typed_setter_after_repeated_launches(device):
+    """A kernel launched TYPE_AFTER times gets its scalar types declared to pyopencl (its
+    generated setter); later launches give the same values, one with other numpy scalar types
+    (the typed setter refuses them: set the general way, bytes as before) and a wrong argument
+    count is still a TypeError."""
+    import importlib
+
+    import pyopencl.array as cla
+    launch_mod = importlib.import_module("clts.runtime.launch")
+    prg = _program(device)
+    kern = prg.kernel("k")
+    out = cla.zeros(device.queue, 6, np.float32)
+    for n in range(launch_mod.TYPE_AFTER + 3):
+        launch(device, kern, 1, None, out.data, *_scalars(n))
+        assert np.array_equal(out.get(), _expect(n)), n
+    assert launch_mod._KERNELS[kern][1] == launch_mod.TYPED
+    other = (np.int32(-4), np.uint32(3_000_000_004), np.float64(4.5), np.int64(-28),
+             np.int16(-4), np.uint8(4))                     # float64 where float is declared
+    launch(device, kern, 1, None, out.data, *other)
+    assert np.array_equal(out.get(), _expect(4))
+    with pytest.raises(TypeError, match="takes 7 arguments"):
+        launch(device, kern, 1, None, out.data, *_scalars(1)[:-1])
+
+
+def test_fast_arrays_match_pyopencl(device):
+    """empty_device / reshaped (pyopencl's fast constructor) give what cla.empty / reshape
+    give: shape, strides, size, bytes, flags, offset, data, and reshaped shares the events."""
+    import pyopencl.array as cla
+    from clts.runtime.memory import empty_device, reshaped, scratch
+    for shape, dtype in (((3, 5), np.float32), ((7,), np.float64), ((2, 0, 4), np.int32),
+                         (6, np.bool_), ((), np.float64)):
+        want = cla.empty(device.queue, shape, dtype)
+        for got in (empty_device(device.queue, device.context, shape, dtype),
+                    scratch(device, shape, dtype)):
+            assert (got.shape, got.strides, got.size, got.nbytes, got.dtype, got.offset) == (
+                want.shape, want.strides, want.size, want.nbytes, want.dtype, want.offset)
+            assert got.flags.c_contiguous and got.queue == device.queue
+    a = cla.to_device(device.queue, np.arange(24, dtype=np.float32))
+    v = reshaped(a, (2, 3, 4))
+    w = a.reshape(2, 3, 4)
+    assert (v.shape, v.strides, v.offset) == (w.shape, w.strides, w.offset)
+    assert v.base_data is a.base_data and v.events is a.events
+    assert np.array_equal(v.get(), np.arange(24, dtype=np.float32).reshape(2, 3, 4))
+    assert reshaped(a[1:], (23,)).shape == (23,)        # an offset view: pyopencl's reshape

@@ -166,13 +166,14 @@ def test_two_threads_through_the_pool(device, staged):
     np.testing.assert_array_equal(clts.solve_tridiagonal(a, b, c, d, device=device).x, ref_x)
 
 
-@pytest.mark.parametrize("threads, pieces", [(1, 4), (3, 4), (2, 1), (3, 2)])
+@pytest.mark.parametrize("threads, pieces", [(1, 4), (3, 4), (2, 1), (3, 2), (16, None)])
 @pytest.mark.parametrize("layout", ["C", "F", "strided", "big-endian", "int16 to float32",
                                     "3-D F", "rows longer than a piece"])
 def test_ring_layouts_and_threads(device, monkeypatch, threads, pieces, layout):
     """Any numpy layout both ways, cast to and from the device's dtype, parts copied by one or
-    several threads, rings of 1, 2 and 4 pieces, rows of the first axis spanning piece
-    boundaries: the same values."""
+    several threads, rings of 1, 2 and 4 pieces and the default (16 threads: consecutive
+    pieces merged into one DMA each way), rows of the first axis spanning piece boundaries:
+    the same values."""
     import pyopencl.array as cla
     monkeypatch.setattr(staging, "PIECE_BYTES", 4096)
     monkeypatch.setattr(staging, "PART_BYTES", 512)
@@ -293,6 +294,34 @@ def test_callers_in_threads_big_endian(device, staged):
             np.testing.assert_array_equal(
                 clts.stl(y.astype(">f8") if i else y, 12, device=device).trend, ref_t)
     run_in_threads(work, 3)
+
+
+def test_ring_merges_dmas(device, monkeypatch):
+    """With 16 copy threads a download moves two consecutive pieces per DMA, and an upload
+    merges the pieces whose copies are in: fewer enqueues than pieces, the same values."""
+    import pyopencl as cl
+    import pyopencl.array as cla
+    monkeypatch.setattr(staging, "PIECE_BYTES", 4096)
+    monkeypatch.setattr(staging, "PART_BYTES", 1024)
+    calls = []
+    real = cl.enqueue_copy
+
+    def counted(*args, **kw):
+        calls.append(1)
+        return real(*args, **kw)
+    monkeypatch.setattr(cl, "enqueue_copy", counted)
+    src = np.random.default_rng(19).standard_normal(40 * 4096 // 8 + 5)
+    pieces = -(-src.nbytes // 4096)
+    dev_arr = cla.zeros(device.queue, src.size, np.float64)
+    with staging.PinnedRing(device, threads=16) as ring:
+        for ev in ring.write(device.queue, dev_arr.data, src):
+            ev.wait()
+        assert len(calls) <= pieces
+        calls.clear()
+        back = np.zeros_like(src)
+        ring.read(device.queue, dev_arr.data, back)
+    assert len(calls) <= -(-pieces // 2)
+    np.testing.assert_array_equal(back, src)
 
 
 def test_in_parts_covers_and_raises(monkeypatch):

@@ -142,9 +142,10 @@ def test_zero_pivot_gives_nan_for_that_system_only(device, method):
 @pytest.mark.parametrize("method", VERSIONS)
 def test_not_dominant(device, method):
     """Systems that are not diagonally dominant (as the TKE routine makes): same answer as the
-    float64 reference Thomas and close to pivoting LAPACK."""
+    float64 reference Thomas and close to pivoting LAPACK. n = 115 as in
+    test_every_version_dominant[f64]: the same programs (n is built into thomas's kernel)."""
     rng = np.random.default_rng(5)
-    n, batch = 100 if method != "thomas-unrolled" else 15, 12
+    n, batch = 115 if method != "thomas-unrolled" else 15, 12
     a = -rng.uniform(0, 1, (batch, n))
     c = -rng.uniform(0, 1, (batch, n))
     b = 1 + rng.uniform(0, 0.5, (batch, n))          # |a| + |c| may exceed b
@@ -172,35 +173,42 @@ def test_auto_and_forced_parameters(device):
     r = solve_tridiagonal(a, b, c, d, device=device)
     assert r.method in VERSIONS
     assert relerr(r.x, ref) <= 1e-10
-    # one build per (lanes, private, block); chains pinned, not the profile's: the code per
-    # chain is the same for every lane count (test_chains_and_streamed_x sweeps chains), and
-    # 8 or 16 lanes x 4 chains cost pocl 13-34 s a build (its register transposition of
-    # lanes x lanes rows per array and chain). 16 lanes are read row by row here; in blocks
-    # (the transposition with the lane names .sa-.sf, 4-5 s a build on pocl even with one
-    # chain) in test_chains_and_streamed_x[f32], the block code's other paths at 2-8 lanes.
-    sweep = {1: ((0, 1), (128, 1)), 2: ((0, 1), (128, 1)), 4: ((0, 1), (128, 1)),
-             8: ((0, 1), (128, 0), (128, 1)), 16: ((0, 0), (128, 0))}
-    for lanes, combos in sweep.items():
-        for wg, (priv, block) in zip((1, 3, 16), combos):
-            r = solve_tridiagonal(a, b, c, d, version="thomas", lanes=lanes, wg=wg,
-                                  chains=2 if lanes <= 4 else 1, private_max=priv,
-                                  block=block, device=device)
-            assert r.plan.params["lanes"] == lanes
-            assert relerr(r.x, ref) <= 1e-10
-    for lanes, wg, pf in ((4, 1, 1), (8, 3, 2)):     # natural layout: next blocks prefetched
+    # one build per (lanes, private, block), each path at its cheapest lane count: global
+    # scratch (private_max=0: scalar on one lane, vector rows on more, contiguous per
+    # work-item on CPUs) and private c'/d', each read row by row and in blocks (the register
+    # transposition), at 1 and 2 lanes; 16 lanes once, row by row (the lane names .sa-.sf).
+    # Chains pinned, not the profile's: the code per chain is the same for every lane count
+    # (test_chains_and_streamed_x sweeps chains), and 8 or 16 lanes x 4 chains cost pocl
+    # 13-34 s a build (its register transposition of lanes x lanes rows per array and chain).
+    # 16 lanes in blocks (the transposition with the lane names, 4-12 s a build on pocl even
+    # with one chain) run in test_chains_and_streamed_x[f32], 4 lanes in blocks there, 8
+    # below. wg 1, 3 (a partial last work-group) and 16 (shrunk to the 10 work-items); pocl
+    # compiles a kernel per work-group size, so each build runs with one.
+    for lanes, wg, priv, block in ((1, 1, 0, 1), (1, 3, 128, 1), (2, 16, 0, 1), (2, 3, 0, 0),
+                                   (2, 1, 128, 1), (2, 16, 128, 0), (16, 3, 0, 0)):
+        r = solve_tridiagonal(a, b, c, d, version="thomas", lanes=lanes, wg=wg,
+                              chains=2 if lanes <= 4 else 1, private_max=priv,
+                              block=block, device=device)
+        assert r.plan.params["lanes"] == lanes
+        assert r.plan.cp_private == (128 if priv else 0)
+        assert relerr(r.x, ref) <= 1e-10
+    # natural layout: next blocks prefetched (2 lanes: the build above, prefetch 1 as forced
+    # here or the profile's; 8 lanes x 1 chain, 2 work-items ahead)
+    for lanes, wg, pf in ((2, 1, 1), (8, 3, 2)):
         r = solve_tridiagonal(a, b, c, d, version="thomas", lanes=lanes, wg=wg, block=1,
                               chains=2 if lanes <= 4 else 1, private_max=128,
                               prefetch_items=pf, device=device)
         assert relerr(r.x, ref) <= 1e-10
-    r = solve_tridiagonal(a, b, c, d, version="thomas-coalesced", tile=8, tile_y=2, lanes=4,
-                          device=device)
-    assert relerr(r.x, ref) <= 1e-10
-    r = solve_tridiagonal(a, b, c, d, version="thomas-coalesced", tile=0, device=device)
-    assert relerr(r.x, ref) <= 1e-10                 # transposition without local memory
-    for lanes in (4, 16):
-        r = solve_tridiagonal(a.T, b.T, c.T, d.T, axis=0, version="thomas-coalesced",
-                              lanes=lanes, prefetch_items=3, device=device)
-        assert relerr(r.x.T, ref) <= 1e-10
+    # thomas-coalesced: the tiled transposition and the one without local memory run the
+    # same interleaved build (4 lanes); 16 lanes (2 prefetched lines a row in float64) on
+    # interleaved data read in place
+    for tile in (8, 0):
+        r = solve_tridiagonal(a, b, c, d, version="thomas-coalesced", tile=tile, tile_y=2,
+                              lanes=4, device=device)
+        assert relerr(r.x, ref) <= 1e-10
+    r = solve_tridiagonal(a.T, b.T, c.T, d.T, axis=0, version="thomas-coalesced", lanes=16,
+                          prefetch_items=3, device=device)
+    assert relerr(r.x.T, ref) <= 1e-10
     r = solve_tridiagonal(a, b, c, d, version="flat", chunk=7, device=device)
     assert relerr(r.x, ref) <= 1e-10
     r = solve_tridiagonal(a, b, c, d, version="pcr", wg=32, device=device)   # 4 rows/work-item
@@ -393,15 +401,28 @@ def test_tiny_oclgrind(device, method):
             assert relerr(x[1:], ref[1:]) <= 1e-4
 
 
+#: test_chains_and_streamed_x's (lanes, chains, stream, fixed_n) per dtype. float64 sweeps
+#: the paths (one line = 8 items): odd chains on one lane (scalar staging; interleaved rows
+#: not whole lines), blocks with chains staged and streamed, fixed n, stream off, and rows of
+#: whole lines from several vectors (2 x 4 and 4 x 2 lanes, streamed per chain). float32 (one
+#: line = 16 items) runs what depends on the line, and one vector a line: x staged and
+#: streamed out as real16 lines and interleaved rows of whole lines, at 16 lanes in blocks
+#: (the register transposition with the lane names .sa-.sf, 4-12 s a build on pocl; there
+#: 8 lanes x 2 chains cost 5 s more, and each further case 1-3 s per layout for the same
+#: code: float64 at 8 lanes x 1 chain ran what float32's 16 lanes run).
+CHAIN_CASES = {np.float64: ((1, 3, 1, 0), (2, 4, 1, 1), (4, 2, 0, 1), (4, 2, 1, 1)),
+               np.float32: ((16, 1, 1, 0),)}
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=["f64", "f32"])
 def test_chains_and_streamed_x(device, dtype):
     """thomas with several vector chains per work-item and x written by non-temporal stores
     (staged per work-item on the natural layout, whole aligned rows on the interleaved one),
-    n built into the kernel or not:
+    n built into the kernel or not (CHAIN_CASES):
     batches that leave a partial last work-item, rows that are and are not line-aligned, a
-    start mask and a zero pivot. Both batches have one n, so that they run the same ten
+    start mask and a zero pivot. Both batches have one n, so that they run the same
     programs (a second n, with n and the private array length built into the kernels, built
-    ten more)."""
+    them all again)."""
     rng = np.random.default_rng(21)
     line = 64 // np.dtype(dtype).itemsize
     for nsys, n in ((101, 115), (6 * line, 115)):     # odd batch; rows of whole lines
@@ -409,14 +430,14 @@ def test_chains_and_streamed_x(device, dtype):
         start = rng.integers(-1, n // 2, nsys)
         b[3, max(start[3], 0)] = 0                     # a zero pivot in one system
         ref = solve_reference(a, b, c, d, start)[0]
-        for lanes, chains, stream, fixed in ((1, 3, 1, 0), (2, 4, 1, 1), (4, 2, 0, 1),
-                                             (line, 1, 1, 0), (line // 2, 2, 1, 1)):
+        for lanes, chains, stream, fixed in CHAIN_CASES[dtype]:
             kw = dict(version="thomas", lanes=lanes, chains=chains, stream=stream, wg=2,
                       private_max=128, fixed_n=fixed, start=start, device=device)
             nat = solve_tridiagonal(a, b, c, d, block=1, prefetch_items=1, **kw)
             inter = solve_tridiagonal(a.T, b.T, c.T, d.T, axis=0, prefetch_items=2, **kw)
             for x, r in ((nat.x, nat), (inter.x.T, inter)):
                 assert r.plan.params["chains"] == chains and r.plan.stream == bool(stream)
+                assert r.plan.cp_private == 128
                 assert r.zero_pivots == 1 and np.isnan(x[3]).all()
                 ok = np.arange(nsys) != 3
                 assert relerr(x[ok], ref[ok]) <= TOL[dtype]
@@ -487,3 +508,23 @@ def test_prefetch_is_a_deprecated_alias_of_prefetch_items(device):
         old = solve_tridiagonal(a, b, c, d, version="thomas", prefetch=2, device=device)
     assert old.plan.params["prefetch_items"] == new.plan.params["prefetch_items"] == 2
     np.testing.assert_array_equal(old.x, new.x)
+
+
+def test_zero_pivot_counters_across_slabs(device):
+    """Device-array solves take their zero-pivot counters from slabs of zeros made once per
+    COUNTER_SLAB calls: more calls than a slab, results read after all of them, each counts
+    its own systems' zero pivots (0, 1 or 2 by call)."""
+    import pyopencl.array as cla
+    from clts.tridiag.run import COUNTER_SLAB
+    rng = np.random.default_rng(3)
+    a, c, d = rng.standard_normal((3, 4, 9))
+    b = 4 + np.abs(a) + np.abs(c)
+    da, dc, dd = (cla.to_device(device.queue, v) for v in (a, c, d))
+    bs = []
+    for k in range(3):
+        bk = b.copy()
+        bk[:k, 0] = 0                       # k systems with a zero first pivot
+        bs.append(cla.to_device(device.queue, bk))
+    results = [solve_tridiagonal(da, bs[i % 3], dc, dd, device=device)
+               for i in range(COUNTER_SLAB + 5)]
+    assert [r.zero_pivots for r in results] == [i % 3 for i in range(COUNTER_SLAB + 5)]

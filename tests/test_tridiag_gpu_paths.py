@@ -43,7 +43,9 @@ def test_flat_interleaved_is_the_cpu_path_bit_for_bit(device, dtype, layout):
 @pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=["f64", "f32"])
 def test_unrolled_transposed_is_the_cpu_path_bit_for_bit(device, dtype):
     rng = np.random.default_rng(22)
-    for n, batch in ((15, 70), (11, 33), (1, 5)):
+    # one n for both batches (a partial tile of systems after two whole ones and after one):
+    # n is built into the unrolled kernel, a second n built its 6 programs again
+    for n, batch in ((15, 70), (15, 33), (1, 5)):
         arrs = dominant(rng, (batch, n), dtype)
         start = rng.integers(-1, n + 1, batch)
         for st in (None, start):

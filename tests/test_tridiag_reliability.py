@@ -21,9 +21,11 @@ def near_singular(batch=6, n=64, dtype=np.float64):
     return [v.astype(dtype) for v in (a, b, c, d)]
 
 
-@pytest.mark.parametrize("n", [5, 32, 64])
+@pytest.mark.parametrize("n", [5, 64])
 @pytest.mark.parametrize("method", VERSIONS)
 def test_near_singular_flagged_by_every_version(device, method, n):
+    """A tiny and a longer system (each n its own programs: thomas and thomas-unrolled
+    build n into the kernel, pcr its work-group; n = 5 already runs the unrolled blocks)."""
     a, b, c, d = near_singular(n=n if method != "thomas-unrolled" or n < 64 else 15)
     ok = dominant(np.random.default_rng(1), (3, a.shape[1]))
     a, b, c, d = (np.concatenate([v, w]) for v, w in zip((a, b, c, d), ok))
@@ -41,7 +43,7 @@ def test_near_singular_flagged_by_every_version(device, method, n):
 @pytest.mark.parametrize("method", VERSIONS)
 def test_ordinary_systems_are_reliable(device, method):
     rng = np.random.default_rng(2)
-    n = 15 if method == "thomas-unrolled" else 100
+    n = 15 if method == "thomas-unrolled" else 64      # float64: near_singular's programs
     for dtype in (np.float64, np.float32):
         a, b, c, d = dominant(rng, (4, 3, n), dtype)
         r = solve_tridiagonal(a, b, c, d, version=method, device=device)

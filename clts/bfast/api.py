@@ -43,6 +43,7 @@ from ..runtime import get_device, round_up
 from ..runtime.arrays import device_input, is_device_array, native, values_of
 from ..runtime.faults import with_smaller_chunks
 from ..runtime.outputs import deliver, out_arrays, view_as
+from ..runtime.memory import reshaped
 from ..vocabulary import renamed
 from .common import STATUS
 from .common import (log_plus, rec_cusum_bound,
@@ -371,7 +372,7 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
         plan.validate(dev)
     real = "double" if dtype == np.float64 else "float"
     M = int(np.prod(pix_shape, dtype=np.int64))
-    flat = y.reshape(N, M)
+    flat = reshaped(y, (N, M))
     # a NaN covariate: that value of y is missing (R's na.omit), a float copy of the cube
     flat = terms.apply_missing(flat, dtype)
     in_type = _INT_TYPES.get(flat.dtype, "float" if flat.dtype == np.float32 else "double")
@@ -536,7 +537,7 @@ def _monitor_device(dev, plan, flat, pix_shape, N, n, K, X, bounds_t, tpl, *, hi
         dv.coef_post(dev, out, tpl, K, N, M, trend, center, scale)
 
     def shaped(a, lead=()):
-        return None if a is None else a.reshape(tuple(lead) + pix_shape)
+        return None if a is None else reshaped(a, tuple(lead) + pix_shape)
 
     res = BfastResult(breaks=shaped(out["breaks"]), break_dates=None,
                       magnitudes=shaped(out.get("mags")), means=shaped(out["means"]),
@@ -546,7 +547,7 @@ def _monitor_device(dev, plan, flat, pix_shape, N, n, K, X, bounds_t, tpl, *, hi
         res.mosum, res.bounds = shaped(out["mosum"], (N - n,)), shaped(out["bounds"], (N - n,))
         res.prediction, res.coef = shaped(out["pred"], (N,)), shaped(out["coef"], (K,))
         res.sigma = shaped(out["sigma"])
-        res.dates, res.observed = bd_src, flat.reshape((N,) + pix_shape)
+        res.dates, res.observed = bd_src, reshaped(flat, (N,) + pix_shape)
     res._keep = keep
 
     def break_dates():

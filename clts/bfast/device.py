@@ -114,8 +114,8 @@ def element_offset(a) -> int:
 def empty(dev, shape, dtype):
     """A result array: a fresh device array (never a pool's buffer that a later call could
     be handed while the result still holds it)."""
-    import pyopencl.array as cla
-    return cla.empty(dev.queue, tuple(int(s) for s in shape), np.dtype(dtype))
+    from ..runtime.memory import empty_device
+    return empty_device(dev.queue, dev.context, tuple(int(s) for s in shape), dtype)
 
 
 def temp(dev, shape, dtype):

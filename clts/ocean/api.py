@@ -8,6 +8,7 @@ for the device runs in slabs of x rows with halos, bit-identical to a whole run 
 """
 from __future__ import annotations
 
+import math
 import numbers
 from contextlib import contextmanager
 
@@ -39,6 +40,15 @@ class _Staging:
             self.transfer = "copy"
         self.keep = []          # host arrays / temporaries the queued kernels use
         self.downloads = []     # (device array or buffer, numpy array)
+        self._ring = None       # the pinned ring the call's transfers share (GPUs)
+
+    def ring(self):
+        """The call's pinned ring (``runtime.staging``): its uploads and downloads reuse one
+        pinned buffer instead of one each."""
+        if self._ring is None:
+            from ..runtime.staging import PinnedRing
+            self._ring = PinnedRing(self.dev)
+        return self._ring
 
     def _wrap(self, host, flags):
         import pyopencl as cl
@@ -47,12 +57,31 @@ class _Staging:
             buf = cl.Buffer(self.dev.context, flags | cl.mem_flags.USE_HOST_PTR, hostbuf=host)
             self.keep.append(host)
             return cla.Array(self.dev.queue, host.shape, host.dtype, data=buf)
-        return upload_scratch(self.dev, host)
+        return upload_scratch(self.dev, host, self.ring())
+
+    def upload_all(self, host: dict) -> dict:
+        """The numpy arrays of ``host`` (name -> C-contiguous array) on the device: one stream
+        of pinned pieces through the call's ring where the device stages pinned
+        (``staging.upload_many``: no drain between fields), else each as before (``kbot``
+        copied, the float fields wrapped in place where the plan says so)."""
+        import pyopencl as cl
+
+        from ..runtime import staging
+        if self.transfer == "host_ptr" or not staging.pinned(self.dev):
+            return {n: (upload_scratch(self.dev, a, self.ring()) if n == "kbot"
+                        else self._wrap(a, cl.mem_flags.READ_ONLY)) for n, a in host.items()}
+        out = {n: scratch(self.dev, a.shape, a.dtype.newbyteorder("=")) for n, a in host.items()}
+        staging.upload_many(self.dev, self.dev.queue, [(out[n], a) for n, a in host.items()],
+                            self.ring())
+        return out
 
     def floats(self, x, name, shape):
         """``x`` (numpy or device) as a C-contiguous device array of the call's dtype."""
         import pyopencl as cl
         if is_device_array(x):
+            if (x.dtype == self.dtype and not x.offset and x.shape == shape
+                    and x.context == self.dev.context and x.flags.c_contiguous):
+                return x                # a model's own arrays, as they are: nothing to check
             _check_shape(name, x.shape, shape)
             self._check_device(x, name)
             if x.dtype.kind != "f" and x.dtype.kind not in "biu":
@@ -79,7 +108,7 @@ class _Staging:
                     x = x.astype(np.int32)
                 self.keep.append(x)
             return x
-        return upload_scratch(self.dev, _host_ints(x, name, shape))
+        return upload_scratch(self.dev, _host_ints(x, name, shape), self.ring())
 
     def _check_device(self, x, name):
         if not x.flags.c_contiguous:
@@ -116,9 +145,11 @@ class _Staging:
                 ev.wait()
                 m.base.release(self.dev.queue)
             else:
-                download(self.dev, dev_arr, host)
+                download(self.dev, dev_arr, host, ring=self.ring())
             out.append(host)
         self.dev.queue.finish()
+        if self._ring is not None:
+            self._ring.close()
         return out
 
 
@@ -192,6 +223,8 @@ def _grid_of(name, x, ndim):
 
 
 def _real_scalar(name, value):
+    if type(value) is float and math.isfinite(value):      # the common case, without the ABC
+        return value
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, not {type(value).__name__}")
     value = float(value)
@@ -295,9 +328,8 @@ def superbee_fluxes(q, u, v, w, maskW, dxt, dyt, dzw, cost, cosu, dt, *, device=
     host = {n: _host_floats(x, n, want[n], dtype) for n, x in given.items()}
 
     def whole():
-        import pyopencl as cl
         st = _Staging(dev, dtype, plan.transfer)
-        arrs = [st._wrap(a, cl.mem_flags.READ_ONLY) for a in host.values()]
+        arrs = list(st.upload_all(host).values())
         run_superbee(dev, plan, dtype, arrs, [st.output(shape, False, host=o)
                                               for o in outs_given], shape, dt)
         return tuple(st.finish())
@@ -450,10 +482,8 @@ def tke(u, v, w, maskU, maskV, maskW, dxt, dxu, dyt, dyu, dzt, dzw, cost, cosu, 
             for n, x in args.items()}
 
     def whole():
-        import pyopencl as cl
         st = _Staging(dev, dtype, plan.transfer)
-        d = {n: (upload_scratch(dev, a) if n == "kbot" else st._wrap(a, cl.mem_flags.READ_ONLY))
-             for n, a in host.items()}
+        d = st.upload_all(host)
         outs = tuple(st.output(sh, False, host=o) for sh, o in zip(
             (shape4, shape4, (nx, ny)), outs_given))
         keep = run_tke(dev, plan, dtype, d, outs, dims, levels, cst, solver)

@@ -8,6 +8,7 @@ import numpy as np
 
 from ..runtime import launch, round_up
 from ..runtime.launch import fixed_local
+from ..runtime.plans import cached_under_profile
 from ..runtime.programs import build_program, built, prebuild
 from ..runtime.temps import temp
 from .plan import make_tke_plan
@@ -83,15 +84,9 @@ def _solver_plan(dev, nz, ncol, dtype, solver: dict):
 def _cached_tke_plan(dev, problem, overrides):
     """``make_tke_plan(dev, problem, **overrides)``, made once per device, problem, keywords
     and state of the profile's ``ocean`` section (a tuner or a test may change it in memory)."""
-    key = (problem, repr(sorted(overrides.items())), repr(dev.profile.values.get("ocean")))
-    cache = dev.state.constant("ocean.tke_plans", dict)
-    plan = cache.get(key)
-    if plan is None:
-        plan = make_tke_plan(dev, problem, **overrides)
-        if len(cache) >= 256:
-            cache.clear()
-        cache[key] = plan
-    return plan
+    key = (problem, repr(sorted(overrides.items())) if overrides else "")
+    return cached_under_profile(dev, "ocean.tke_plans", key, "ocean",
+                                lambda: make_tke_plan(dev, problem, **overrides))
 
 
 def _tke_programs(dev, plan, solver, real, T, levels, nz):
@@ -122,12 +117,15 @@ def run_tke(dev, plan, dtype, d, outs, dims, levels, cst, solver):
     cache = dev.state.constant("ocean.tke_programs", dict)
     hit = cache.get(key)
     if hit is not None and hit[0] is plan and hit[1] is solver:
-        prg, sb_prg = hit[2]
+        prg, sb_prg, g, l, dims_args = hit[2]
     else:
-        prg, sb_prg = progs = _tke_programs(dev, plan, solver, real, T, levels, nz)
+        prg, sb_prg = _tke_programs(dev, plan, solver, real, T, levels, nz)
+        g, l = _cell_range(dev, nx * ny * nz, plan.lanes, plan.wg)
+        dims_args = _dims(nx, ny, nz)
         if len(cache) >= 256:
             cache.clear()
-        cache[key] = (plan, solver, progs)   # both kept alive: their ids are not reused
+        # both Plans kept alive: their ids are not reused
+        cache[key] = (plan, solver, (prg, sb_prg, g, l, dims_args))
     ncol, shape = nx * ny, (nx, ny, nz)
     # one system per column in the grid's own layout (ghost columns start at -1: zeros)
     a, b, c, rhs, x = (temp(dev, (ncol, nz), dtype) for _ in range(5))
@@ -138,8 +136,6 @@ def run_tke(dev, plan, dtype, d, outs, dims, levels, cst, solver):
     fluxes = [temp(dev, shape, dtype) for _ in range(3)] if stored else [x] * 3
     counter = shared_counter(dev)      # never read: TKE's systems are diagonally dominant
     dt = cst["dt_mom"]
-    g, l = _cell_range(dev, nx * ny * nz, plan.lanes, plan.wg)
-    dims_args = _dims(nx, ny, nz)
     launch(dev, prg.kernel("tke_systems"), g, l, d["kbot"].data, d["kappaM"].data,
            d["mxl"].data, d["forc"].data, d["forc_tke_surface"].data, d["tke"].data,
            d["dzt"].data, d["dzw"].data, rt(dt), rt(cst["alpha_tke"]), rt(dt * cst["c_eps"]),

@@ -21,6 +21,7 @@ import sys
 import threading
 import weakref
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from .. import options
 from ..errors import DeviceError
@@ -92,29 +93,46 @@ class DeviceInfo:
     def int64_atomics(self) -> bool:
         return "cl_khr_int64_base_atomics" in self.extensions
 
+    # read on every launch / allocation / call: derived once per value of the fields they
+    # read (a test may change a field of an info)
     @property
     def simulator(self) -> bool:
-        return "oclgrind" in self.platform.lower()
+        return _is_simulator(self.platform)
 
     @property
     def fingerprint(self) -> str:
-        key = "|".join((self.platform, self.vendor, self.name, self.driver, self.version)
-                       + ((self.emulates,) if self.emulates else ()))
-        return hashlib.sha1(key.encode()).hexdigest()[:16]
+        return _fingerprint(self.platform, self.vendor, self.name, self.driver, self.version,
+                            self.emulates)
 
     @property
     def slug(self) -> str:
-        name = self.name.lower()
-        name = re.sub(r"^pthread-|^cpu-", "", name)
-        name = re.sub(r"\(r\)|\(tm\)|@.*$", "", name)
-        name = re.sub(r"[^a-z0-9]+", "-", name).strip("-")
-        if self.emulates:
-            return f"emulated-{self.emulates}"
-        return f"{_platform_short(self.platform)}-{self.type}-{name}"
+        return _slug(self.name, self.platform, self.type, self.emulates)
 
     def sort_key(self):
         return (not self.ok, _TYPE_RANK.get(self.type, 9), self.simulator, -self.compute_units,
                 self.index)
+
+
+@lru_cache(maxsize=256)
+def _is_simulator(platform: str) -> bool:
+    return "oclgrind" in platform.lower()
+
+
+@lru_cache(maxsize=256)
+def _fingerprint(platform, vendor, name, driver, version, emulates) -> str:
+    key = "|".join((platform, vendor, name, driver, version) + ((emulates,) if emulates else ()))
+    return hashlib.sha1(key.encode()).hexdigest()[:16]
+
+
+@lru_cache(maxsize=256)
+def _slug(name, platform, type_, emulates) -> str:
+    name = name.lower()
+    name = re.sub(r"^pthread-|^cpu-", "", name)
+    name = re.sub(r"\(r\)|\(tm\)|@.*$", "", name)
+    name = re.sub(r"[^a-z0-9]+", "-", name).strip("-")
+    if emulates:
+        return f"emulated-{emulates}"
+    return f"{_platform_short(platform)}-{type_}-{name}"
 
 
 def _probe_cache_path():

@@ -38,17 +38,68 @@ _timed = 0
 _PACK = {np.dtype(np.int32): b"i", np.dtype(np.uint32): b"I", np.dtype(np.float32): b"f",
          np.dtype(np.float64): b"d", np.dtype(np.int16): b"h", np.dtype(np.uint16): b"H",
          np.dtype(np.int8): b"b", np.dtype(np.uint8): b"B"}
+#: the same by numpy scalar type
+_PACK_TYPE = {dt.type: c for dt, c in _PACK.items()}
+
+
+#: kernel -> [its number of arguments, launches made so far by the general setter, or TYPED /
+#: UNTYPED]; pyopencl's ``num_args`` asks the driver each time. Up to 1,024 kernels, then
+#: emptied (it holds them, and so their programs, alive)
+_KERNELS: dict = {}
+TYPED, UNTYPED = -1, -2
+#: launches of a kernel object by the general setter before its scalar argument types are
+#: declared to pyopencl (``Kernel.set_arg_types``: ~1 ms once per kernel object, so one-off
+#: kernels skip it)
+TYPE_AFTER = 2
+
+
+def _state(kernel):
+    st = _KERNELS.get(kernel)
+    if st is None:
+        if len(_KERNELS) >= 1024:
+            _KERNELS.clear()
+        st = _KERNELS[kernel] = [kernel.num_args, 0]
+    return st
+
+
+def _set_args_typed(kernel, args) -> None:
+    """Set ``kernel``'s arguments. A kernel object launched :data:`TYPE_AFTER` times gets its
+    scalar argument types declared to pyopencl (from those launches' numpy scalars), whose
+    generated setter then sets every argument in ~0.1 µs each (the loop of
+    :func:`_set_args_packed`, ~0.35 µs an argument on a 2.5 GHz Cascade Lake, cost 11 µs for
+    the TKE step's 35). An argument of another type than declared (the typed setter refuses
+    it) goes the general way."""
+    st = _state(kernel)
+    if len(args) != st[0]:
+        raise TypeError(f"kernel {kernel.function_name} takes {st[0]} arguments, "
+                        f"{len(args)} given")
+    if st[1] == TYPED:
+        try:
+            kernel.set_args(*args)
+            return
+        except Exception:               # noqa: BLE001 - another scalar type: set generally
+            pass
+    _set_general(kernel, args)
+    if st[1] >= 0:
+        st[1] += 1
+        if st[1] >= TYPE_AFTER:
+            try:
+                kernel.set_arg_types([a.dtype if isinstance(a, np.generic) else None
+                                      for a in args])
+                st[1] = TYPED
+            except Exception:           # noqa: BLE001 - pyopencl refused: the general way
+                st[1] = UNTYPED
 
 
 def _set_args_packed(kernel, args) -> None:
     """Set ``kernel``'s arguments: buffers, ``LocalMemory`` and None as objects, numpy scalars
     packed (one call each for the two kinds)."""
-    if len(args) != kernel.num_args:
-        raise TypeError(f"kernel {kernel.function_name} takes {kernel.num_args} arguments, "
-                        f"{len(args)} given")
     objs, packed = [], []
     for i, a in enumerate(args):
-        if isinstance(a, np.generic):
+        c = _PACK_TYPE.get(type(a))         # a numpy scalar type of _PACK (no dtype made)
+        if c is not None:
+            packed += (i, c, a.item())
+        elif isinstance(a, np.generic):
             c = _PACK.get(a.dtype)
             if c is None:
                 kernel._set_arg_buf(i, a.tobytes())
@@ -63,18 +114,20 @@ def _set_args_packed(kernel, args) -> None:
 
 
 def _set_args_portable(kernel, args) -> None:
-    kernel.set_args(*args)
+    for i, a in enumerate(args):
+        kernel.set_arg(i, a)
 
 
 def _bind() -> None:
     """Bind pyopencl's enqueue and (where they exist) its packed argument setters, on the first
     launch: importing this module imports no OpenCL (``clts --help`` stays light)."""
-    global _enqueue, _set_args
+    global _enqueue, _set_args, _set_general
     from pyopencl import _cl as clmod
     packed = all(hasattr(clmod.Kernel, m) for m in
                  ("_set_arg_multi", "_set_arg_buf_pack_multi", "_set_arg_buf"))
-    # pyopencl's packed setters are not public API: set_args where they are missing
-    _set_args = _set_args_packed if packed else _set_args_portable
+    # pyopencl's packed setters are not public API: set_arg where they are missing
+    _set_general = _set_args_packed if packed else _set_args_portable
+    _set_args = _set_args_typed
     _enqueue = clmod.enqueue_nd_range_kernel
 
 
@@ -86,6 +139,9 @@ def _enqueue(*args):
 def _set_args(kernel, args) -> None:
     _bind()
     _set_args(kernel, args)
+
+
+_set_general = _set_args_packed
 
 
 def _timers():
@@ -157,6 +213,24 @@ def fixed_local(device, global_size, local=None):
     range is rounded up to a multiple. A new size within the same bucket compiles nothing, and
     a range beyond 4,096 x 8 work-items per compute unit (the cap) always gets the cap. Elsewhere
     the range as given and ``None``: the driver's choice, as before."""
+    key = (global_size, local, FIXED_LOCAL, GROUPS_PER_UNIT)   # the result, once per device
+    state = getattr(device, "state", None)
+    cache = state.constant("launch.fixed_local", dict) if state is not None else None
+    try:
+        hit = cache.get(key) if cache is not None else None
+    except TypeError:                   # an unhashable size (a list): not cached
+        hit, cache = None, None
+    if hit is not None:
+        return hit
+    out = _fixed_local(device, global_size, local)
+    if cache is not None:
+        if len(cache) >= 4096:
+            cache.clear()
+        cache[key] = out
+    return out
+
+
+def _fixed_local(device, global_size, local):
     global_size, _ = _sizes(global_size, None)
     if not compiles_per_local_size(device):
         return global_size, None
@@ -281,7 +355,7 @@ class Launch:
 def _set_indexed(kernel, pairs) -> None:
     if _enqueue.__name__ == "_enqueue":     # nothing launched yet in this process
         _bind()
-    if _set_args is _set_args_portable:
+    if _set_general is _set_args_portable:
         for i in range(0, len(pairs), 2):
             kernel.set_arg(pairs[i], pairs[i + 1])
         return

@@ -159,6 +159,84 @@ def _byte_copy(device):
     return k
 
 
+#: (shape, dtype) -> (shape, dtype, C strides, size) of :func:`empty_device`'s arrays
+_GEOMETRY: dict = {}
+#: whether pyopencl's Array takes its internal fast-constructor keywords (checked once)
+_FAST_ARRAY = None
+
+
+def _fast_array_ok() -> bool:
+    global _FAST_ARRAY
+    if _FAST_ARRAY is None:
+        import inspect
+
+        import pyopencl.array as cla
+        try:
+            names = inspect.signature(cla.Array.__init__).parameters
+        except (TypeError, ValueError):     # pragma: no cover
+            names = {}
+        _FAST_ARRAY = all(k in names for k in ("_fast", "_size", "_context", "_queue"))
+    return _FAST_ARRAY
+
+
+def array_geometry(shape, dtype):
+    """``(shape, dtype, C strides, size)`` of an array: ints, a numpy dtype, derived once per
+    ``shape`` and ``dtype`` (a cache of the last 4,096)."""
+    key = (shape, dtype)
+    try:
+        geo = _GEOMETRY.get(key)
+    except TypeError:                       # an unhashable shape (a list): derive it
+        geo, key = None, None
+    if geo is None:
+        dt = np.dtype(dtype)
+        shp = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(map(int, shape))
+        if any(s < 0 for s in shp):
+            raise ValueError(f"negative dimensions are not allowed: {shp}")
+        strides, acc = [], dt.itemsize
+        for s in reversed(shp):
+            strides.append(acc)
+            acc *= max(1, s)
+        size = 1
+        for s in shp:
+            size *= s
+        geo = (shp, dt, tuple(reversed(strides)), size)
+        if key is not None:
+            if len(_GEOMETRY) > 4096:
+                _GEOMETRY.clear()
+            _GEOMETRY[key] = geo
+    return geo
+
+
+def empty_device(queue, context, shape, dtype, allocator=None):
+    """``cla.empty(queue, shape, dtype, allocator=allocator)`` (C order) in a few µs instead of
+    20-35: the Array's constructor checks and derives its shape, size and strides through numpy
+    on every call (pocl, Cascade Lake 2 cores); here they come from :func:`array_geometry` and
+    go to pyopencl's own fast constructor (the one its views use). Where a pyopencl lacks it,
+    ``cla.empty``."""
+    import pyopencl.array as cla
+    shp, dt, strides, size = array_geometry(shape, dtype)
+    if not _fast_array_ok():                # pragma: no cover - an older / newer pyopencl
+        return cla.empty(queue, shp, dt, allocator=allocator)
+    return cla.Array(None, shp, dt, allocator=allocator, strides=strides, _fast=True,
+                     _size=size, _context=context, _queue=queue)
+
+
+def reshaped(a, shape):
+    """``a.reshape(shape)`` of a C-contiguous device array, the same view (its events list
+    shared) made through pyopencl's fast constructor: ~3 µs where ``reshape`` takes 20-40
+    (it checks and derives the geometry through numpy). Anything else (a numpy array too):
+    ``a.reshape``."""
+    if isinstance(a, np.ndarray):
+        return a.reshape(shape)
+    import pyopencl.array as cla
+    shp, dt, strides, size = array_geometry(shape, a.dtype)
+    if size != a.size or not _fast_array_ok() or not a.flags.c_contiguous:
+        return a.reshape(shape)
+    return cla.Array(None, shp, dt, allocator=a.allocator, strides=strides, data=a.base_data,
+                     offset=a.offset, events=a.events, _fast=True, _size=size,
+                     _context=a.context, _queue=a.queue)
+
+
 def scratch(device, shape, dtype, *, pool_name: str = "scratch"):
     """A temporary device array from the device's memory pool (``pool_name``: another pool
     of the device, e.g. ``"slots"``, the pipeline's slot buffers; see ``DeviceState``).
@@ -169,16 +247,17 @@ def scratch(device, shape, dtype, *, pool_name: str = "scratch"):
     (Oclgrind) temporaries are plain buffers kept alive until ``release_scratch``: its
     uninitialised-value tracking misreads a new buffer that reuses a released one's id.
     """
-    import pyopencl.array as cla
+    q, ctx = device.queue, device.context
     if device.info.simulator:
-        return keep_on_simulator(device, cla.empty(device.queue, shape, dtype))
+        return keep_on_simulator(device, empty_device(q, ctx, shape, dtype))
     pool = device.state.pool(pool_name)
-    nbytes = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+    _, dt, _, size = array_geometry(shape, dtype)
+    nbytes = size * dt.itemsize
     if nbytes and pool.alloc_size(pool.bin_number(nbytes)) > device.max_alloc:
         # the pool rounds sizes up to its bins (up to 6 % more): a buffer near the max
         # allocation gets its exact size outside the pool, or the driver would refuse it
-        return cla.empty(device.queue, shape, dtype)
-    return cla.empty(device.queue, shape, dtype, allocator=pool)
+        return empty_device(q, ctx, shape, dtype)
+    return empty_device(q, ctx, shape, dtype, pool)
 
 
 def keep_on_simulator(device, arr):
@@ -189,16 +268,17 @@ def keep_on_simulator(device, arr):
     return arr
 
 
-def upload_scratch(device, host):
+def upload_scratch(device, host, ring=None):
     """``host`` copied into a ``scratch`` array (see there), ready for the device queue's next
     commands; ``host`` may go once this returns. Through pinned pieces where the device stages
-    its transfers so (``runtime.staging``; the DMA on the device queue, in order before the
+    its transfers so (``runtime.staging``; through ``ring``, a ``staging.PinnedRing`` a call's
+    uploads share, else a ring of its own; the DMA on the device queue, in order before the
     kernels that read it, not waited for), else blocking."""
     from . import staging
     host = np.asarray(host)
     arr = scratch(device, host.shape, host.dtype.newbyteorder("="))
     if host.nbytes >= staging.MIN_BYTES and staging.pinned(device):
-        staging.upload_into(device, device.queue, arr, host)
+        staging.upload_into(device, device.queue, arr, host, ring)
     else:
         arr.set(np.ascontiguousarray(host, arr.dtype))
     return arr

@@ -333,6 +333,26 @@ class ChunkIO:
         h[size - pad:] = 0
         return self.send(slot, key, h, queue)
 
+    def put_many(self, slot, entries, queue):
+        """:meth:`put` of several inputs, ``entries`` of ``(key, src, dtype)``: ``([device
+        arrays], [events])``. Where the device stages pinned, the inputs that need no padding
+        go as one stream through the upload ring (``staging.upload_many``: no drain between
+        them)."""
+        arrays, events, batch = [], [], []
+        for key, src, dtype in entries:
+            dtype = np.dtype(dtype or src.dtype)
+            if self.pinned and src.size and src.nbytes >= staging.MIN_BYTES:
+                d = self.temp(slot, key, src.shape, dtype.newbyteorder("="))
+                batch.append((d, src))
+                arrays.append(d)
+            else:
+                d, ev = self.put(slot, key, src, queue, dtype)
+                arrays.append(d)
+                events += ev
+        if batch:
+            events += staging.upload_many(self.device, queue, batch, self._rings[0])
+        return arrays, events
+
     # -- outputs -------------------------------------------------------------------------
     def out(self, slot, key, dest: np.ndarray):
         """A device array the kernels of slot ``slot``'s chunk write, delivered into ``dest``

@@ -18,6 +18,7 @@ never built for it.
 """
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field, fields, is_dataclass
 
 from .profiles import value_error
@@ -235,4 +236,22 @@ def from_profile(cls, device, keys: dict, overrides: dict, *, fixed=None, over_p
         raise TypeError(f"unknown parameter(s) {sorted(bad)}; accepted: {sorted(keys)}")
     given = {k: v for k, v in overrides.items() if v is not None}
     return validated(replace(plan, **(over_plan or {}), **given), device, keys, set(keys))
+
+
+def cached_under_profile(dev, cache_name: str, key, section: str, make, size: int = 256):
+    """``make()`` once per device, ``key`` and state of the profile's ``section`` (a tuner or
+    a test may change it in memory): the value made under an equal section (a deep comparison
+    with a copy kept beside it, ~1 µs; the section's ``repr`` in the key cost ~20) is given
+    again. Up to ``size`` values per cache, then it starts again. A repeated call (a model's
+    time loop) skips its Plan's profile reads and checks."""
+    values = dev.profile.values.get(section)
+    cache = dev.state.constant(cache_name, dict)
+    hit = cache.get(key)
+    if hit is not None and hit[1] == values:
+        return hit[0]
+    value = make()
+    if len(cache) >= size:
+        cache.clear()
+    cache[key] = (value, copy.deepcopy(values))
+    return value
 

@@ -13,25 +13,35 @@ on GPUs and accelerators, ``pageable`` on CPUs, whose copies only the simulator 
 Through pinned memory every byte is copied twice: numpy <-> pinned by the host, pinned <-> device
 by the DMA engine. One host thread copies numpy into pinned memory at 9.3 GB/s on the H100
 machine, 4 at 32 GB/s, 16 at 44 GB/s: the host's copies decide the speed. So
-:class:`PinnedRing` moves a transfer through :data:`DEPTH` pinned pieces of :data:`PIECE_BYTES`
-used in turn, each piece's copy split into parts of at least :data:`PART_BYTES` that the
-process's copy threads (:func:`copy_threads`; numpy's copies release the GIL) run at once:
+:class:`PinnedRing` moves a transfer through pinned slots of at most :data:`PIECE_BYTES` used
+in turn, :data:`DEPTH` more than the process's copy threads (:func:`copy_threads`; numpy's
+copies release the GIL), **one task per piece**: each copy thread copies a whole piece while the
+others copy theirs. (Splitting each piece over every thread, as before, made 16 tasks of 512 KB
+per 8 MB piece; each task's hand-off costs the calling thread tens of microseconds under the
+GIL, and on the H200 machine 16 threads then staged at 8.5 GB/s against 20-25 GB/s with 4; one
+task per piece: 30-37 GB/s.) A transfer smaller than the threads' pieces is cut into pieces of
+at least :data:`PART_BYTES`, one per thread. The slots lie one after another in one pinned
+buffer, so consecutive pieces move in one DMA (an enqueue costs the calling thread about 60 µs
+on NVIDIA's driver):
 
-- upload: the parts of the next pieces are copied while an earlier piece's DMA runs; a
-  piece's DMA is enqueued once its parts are in, a piece is refilled once its DMA completed;
-- download: DMAs are enqueued ahead of the pieces being copied out; the threads copy each
-  piece out once its DMA completed, straight into the destination array;
+- upload: the next pieces are copied while earlier pieces' DMAs run; the oldest piece's DMA is
+  enqueued once its copy is in, with the pieces after it whose copies are in too; a slot is
+  refilled once its DMA completed. :meth:`PinnedRing.write_many` streams several arrays (a
+  call's inputs) without draining between them;
+- download: DMAs of two consecutive pieces are enqueued ahead of the pieces being copied out; a
+  copy thread copies each piece out once its DMA completed, straight into the destination;
 - the copy threads run numpy copies only: every OpenCL call (enqueue, flush, wait) stays on
   the calling thread, whatever the driver makes of calls from several threads;
 - any layout on the numpy side (C, Fortran, strided, big-endian, another dtype to cast from or
-  to): the parts are views of the numpy array by rows of its first axis, copied with casting,
-  so Fortran-ordered or strided inputs and ``out=`` arrays cost no extra pass.
+  to): a piece's copy is a view of the numpy array by rows of its first axis, copied with
+  casting, so Fortran-ordered or strided inputs and ``out=`` arrays cost no extra pass.
 
-Pieces come from a per-device pool (:func:`lend_pinned`; a pinned allocation is expensive) and
-go back to it when the ring closes, with the event of their last DMA: the pool lends a piece
-again once that has completed, so an upload need not wait for its last DMA. Transfers below :data:`MIN_BYTES` go straight from numpy's
-memory. ``pipeline.ChunkIO``, ``memory.upload_scratch``, the ocean slabs and :func:`download`
-use it: the one transfer path of every numpy call.
+A ring's buffer comes from a per-device pool (:func:`lend_pinned`; a pinned allocation is
+expensive) and goes back to it when the ring closes, with the events of its last DMAs: the pool
+lends it again once they have completed, so an upload need not wait for its last DMA. Transfers
+below :data:`MIN_BYTES` go straight from numpy's memory. ``pipeline.ChunkIO``,
+``memory.upload_scratch``, the ocean functions and :func:`download` use it: the one transfer path
+of every numpy call.
 """
 from __future__ import annotations
 
@@ -45,18 +55,20 @@ from .. import options
 
 #: ways numpy data reach a device with its own memory (profile key ``runtime.staging``)
 STAGINGS = ("pinned", "pageable")
-#: bytes of one pinned piece (NVIDIA's pinned copies reach full speed from 1-4 MB on)
+#: bytes of one pinned piece (NVIDIA's pinned copies reach full speed from 1-4 MB on; one
+#: piece is one copy thread's task)
 PIECE_BYTES = 8 << 20
-#: pieces of one transfer in flight (being copied by the host threads or by the DMA engine)
-DEPTH = 4
-#: the smallest part of a piece that one host thread copies
-PART_BYTES = 512 << 10
+#: pieces of a ring beyond its copy threads (being moved by the DMA engine)
+DEPTH = 2
+#: the smallest piece a transfer is cut into to give every copy thread a piece
+PART_BYTES = 2 << 20
 #: the most host threads that copy (the H100 machine's memcpy: 44 GB/s from 16 threads)
 MAX_THREADS = 16
 #: transfers below this go straight from numpy's memory
 MIN_BYTES = 1 << 16
-#: pinned memory the pool of one device keeps between calls
-PINNED_POOL_BYTES = 256 << 20
+#: pinned memory the pool of one device keeps between calls (a numpy call's two rings of 16
+#: threads hold 2 x 18 x 8 MB)
+PINNED_POOL_BYTES = 512 << 20
 
 
 def staging_mode(device) -> str:
@@ -135,7 +147,7 @@ class _Later:
 
 
 def _copy(dst, src):
-    """One part: ``dst[...] = src`` (cast). The copy threads run nothing else: every OpenCL
+    """One piece: ``dst[...] = src`` (cast). The copy threads run nothing else: every OpenCL
     call (enqueues, waits) stays on the calling thread."""
     np.copyto(dst, src, casting="unsafe")
 
@@ -154,9 +166,8 @@ def _wait(futures, quiet=False):
 
 class _Rows:
     """The elements of a numpy array ``a`` (any layout) in C order, by flat ranges: pieces of
-    at most ``limit`` elements (:meth:`pieces`), the parts the threads copy of a piece
-    (:meth:`parts`) and the view of ``a`` that holds a range (:meth:`part`, a shape to copy to
-    or from). A C-contiguous or 1-D array is one run of elements; otherwise the ranges are
+    at most ``limit`` elements (:meth:`pieces`) and the view of ``a`` that holds a piece
+    (:meth:`part`, a shape to copy to or from). A C-contiguous or 1-D array is one run of elements; otherwise the ranges are
     whole indices of the first axis (rows) where a row fits a piece, else ranges inside one
     row (each row in turn the same way)."""
 
@@ -184,17 +195,6 @@ class _Rows:
             return
         for r in range(self.a.shape[0]):
             yield from ((r * g + q0, r * g + q1) for q0, q1 in self._row(r).pieces())
-
-    def parts(self, p0: int, p1: int, itemsize: int, threads: int) -> list:
-        if self.long:
-            r = p0 // self.g
-            o = r * self.g
-            return [(o + s, o + e) for s, e in self._row(r).parts(p0 - o, p1 - o, itemsize,
-                                                                   threads)]
-        g = self.g
-        n = max(1, min(threads, (p1 - p0) * itemsize // PART_BYTES))
-        step = -(-((p1 - p0) // g) // n) * g
-        return [(s, min(p1, s + step)) for s in range(p0, p1, step)]
 
     def part(self, e0: int, e1: int) -> np.ndarray:
         g = self.g
@@ -231,35 +231,62 @@ def _done(event) -> bool:
     return event.command_execution_status <= cl.command_execution_status.COMPLETE
 
 
-def lend_pinned(device, nbytes: int = PIECE_BYTES) -> np.ndarray:
-    """A pinned host array of ``nbytes`` bytes (uint8) from ``device``'s pool, free to write:
-    one whose last DMA has completed, else a new one."""
+def _all_done(events) -> bool:
+    return all(_done(e) for e in events)
+
+
+def _granule() -> int:
+    """Pinned buffers are lent in multiples of this (sizes repeat, so the pool serves them)."""
+    return max(1, PIECE_BYTES // 4)
+
+
+def lend_pinned(device, nbytes: int | None = None) -> np.ndarray:
+    """A pinned host array of at least ``nbytes`` bytes (uint8; default :data:`PIECE_BYTES`)
+    from ``device``'s pool, free to write: the smallest one (up to 4 times the size) whose DMAs
+    have completed; else, where one more would take the pool past :data:`PINNED_POOL_BYTES`,
+    the oldest fitting one once its DMAs completed (a DMA takes microseconds to a millisecond, a
+    pinned allocation milliseconds); else a new one, the size rounded up to a multiple of a
+    quarter piece."""
+    nbytes = PIECE_BYTES if nbytes is None else int(nbytes)
+    g = _granule()
+    nbytes = max(g, -(-nbytes // g) * g)
+    top = max(4 * nbytes, 2 * PIECE_BYTES)
     state = device.state
     with state.lock:
-        free = state.pinned.get(nbytes) or []
-        for k, (raw, event) in enumerate(free):
-            if _done(event):
-                del free[k]
-                return raw
+        fits = sorted(nb for nb in state.pinned if nbytes <= nb <= top and state.pinned[nb])
+        for nb in fits:
+            free = state.pinned[nb]
+            for k, (raw, events) in enumerate(free):
+                if _all_done(events):
+                    del free[k]
+                    return raw
+        held = sum(nb * len(v) for nb, v in state.pinned.items())
+        oldest = (state.pinned[fits[0]].pop(0) if fits and held + nbytes > PINNED_POOL_BYTES
+                  else None)
+    if oldest is not None:
+        for event in oldest[1]:
+            event.wait()
+        return oldest[0]
     return _allocate(device, nbytes)
 
 
 def return_pinned(device, raws, events=None) -> None:
-    """Give arrays from :func:`lend_pinned` back, each with the event of the DMA that may
-    still read or write it (``events``, or None); beyond :data:`PINNED_POOL_BYTES` they go
-    (once that DMA has run)."""
+    """Give arrays from :func:`lend_pinned` back, each with the events of the DMAs that may
+    still read or write it (``events``: per array a list of events, an event or None); beyond
+    :data:`PINNED_POOL_BYTES` they go (once those DMAs have run)."""
     state = device.state
     events = list(events) if events is not None else [None] * len(raws)
     dropped = []
     with state.lock:
         pool = state.pinned
         total = sum(nb * len(v) for nb, v in pool.items())
-        for raw, event in zip(raws, events):
+        for raw, evs in zip(raws, events):
+            evs = [] if evs is None else list(evs) if isinstance(evs, (list, tuple)) else [evs]
             if total + raw.nbytes <= PINNED_POOL_BYTES:
-                pool.setdefault(raw.nbytes, []).append((raw, event))
+                pool.setdefault(raw.nbytes, []).append((raw, evs))
                 total += raw.nbytes
-            elif event is not None:
-                dropped.append(event)
+            else:
+                dropped += evs
     for event in dropped:
         event.wait()
 
@@ -271,20 +298,24 @@ def _device_dtype(dtype) -> np.dtype:
 
 
 class PinnedRing:
-    """:data:`DEPTH` pinned pieces used in turn by one thread's transfers (see the module
-    docstring); the copies between numpy and the pieces run on the copy threads. A piece is
-    written again only after the DMA or the copies that used it before have finished. Use as a
-    context manager (or :meth:`close`): the pieces go back to the pool with their last DMAs,
-    which may still run (an upload's data are in pinned memory once :meth:`write` returned)."""
+    """Pinned slots used in turn by one thread's transfers (see the module docstring): one
+    more than its copy threads and :data:`DEPTH` for the DMA engine, unless ``pieces`` says.
+    The slots lie one after another in one pinned buffer, so consecutive pieces whose copies
+    are in go to the device in one DMA (each enqueue costs the calling thread tens of
+    microseconds on NVIDIA's driver); each piece's copy between numpy and pinned memory is one
+    task of the copy threads. A slot is written again only after the DMAs or the copy that used
+    it before have finished. Use as a context manager (or :meth:`close`): the buffer goes back
+    to the pool with its last DMAs, which may still run (an upload's data are in pinned memory
+    once :meth:`write` returned)."""
 
-    def __init__(self, device, pieces: int = DEPTH, threads: int | None = None):
+    def __init__(self, device, pieces: int | None = None, threads: int | None = None):
         self.device = device
-        self.n = max(1, int(pieces))
         self.threads = threads or copy_threads()
+        self.n = max(1, int(pieces)) if pieces else self.threads + DEPTH
         self._pool = _executor(self.threads) if self.threads > 1 else None
-        self._raw = []                    # lent pieces
-        self._busy = []                   # per piece: the event of its last DMA
-        self._next = 0
+        self._raw = None                  # the lent pinned buffer
+        self._busy = []                   # [first byte, end byte, event] of its DMAs
+        self._next = 0                    # the slot next in turn
 
     def __enter__(self):
         return self
@@ -293,19 +324,42 @@ class PinnedRing:
         self.close()
         return False
 
-    def _take(self):
-        """(index, pinned piece, event of its last DMA or None), next in turn."""
-        if len(self._raw) < self.n:
-            self._raw.append(lend_pinned(self.device))
-            self._busy.append(None)
-            j = len(self._raw) - 1
-        else:
-            j = self._next
-            self._next = (j + 1) % self.n
-        after, self._busy[j] = self._busy[j], None
-        return j, self._raw[j], after
+    def _layout(self, nbytes: int, items: int = 1) -> int:
+        """The slot stride of a transfer of ``nbytes`` (``items`` arrays): :data:`PIECE_BYTES`,
+        smaller where that gives every copy thread a piece, not below :data:`PART_BYTES` (a
+        multiple of 64 bytes); the buffer grown to hold the slots it uses (its old one back to
+        the pool with its DMAs)."""
+        per = -(-nbytes // min(self.threads, self.n))
+        stride = max(64, min(PIECE_BYTES, max(PART_BYTES, per)) // 64 * 64)
+        need = min(self.n, -(-nbytes // stride) + items) * stride
+        if self._raw is None or self._raw.nbytes < need:
+            if self._raw is not None:
+                self.close()
+            self._raw = lend_pinned(self.device, need)
+        self._next = 0
+        return stride
 
-    def _submit(self, dst, src):
+    def _slot(self, j: int, stride: int, nbytes: int) -> np.ndarray:
+        """Slot ``j`` (``nbytes`` of it), once the DMAs that used its bytes have completed."""
+        lo, hi = j * stride, j * stride + nbytes
+        keep = []
+        for entry in self._busy:
+            if entry[0] < hi and lo < entry[1]:
+                entry[2].wait()
+            else:
+                keep.append(entry)
+        self._busy = keep
+        return self._raw[lo:hi]
+
+    def _slots(self, stride: int) -> int:
+        return max(1, min(self.n, self._raw.nbytes // stride))
+
+    def _copy_piece(self, rows, p0, p1, flat, into_piece: bool):
+        """The task that copies elements [p0, p1) between the numpy array of ``rows`` and the
+        slot's ``flat`` view (into the slot where ``into_piece``)."""
+        part = rows.part(p0, p1)
+        view = flat.reshape(part.shape)
+        dst, src = (view, part) if into_piece else (part, view)
         if self._pool is None:
             return _Later(_copy, dst, src)
         return self._pool.submit(_copy, dst, src)
@@ -314,42 +368,57 @@ class PinnedRing:
         """Enqueue the copy of the numpy ``src`` (any layout; cast to ``dtype``, default its
         own, in native byte order) into the buffer ``buf`` at byte ``offset``, in C order,
         piece by piece. Returns once every byte is in pinned memory (``src`` may go), with the
-        pieces' DMA events (the last ones may still run)."""
-        import pyopencl as cl
-        dtype = _device_dtype(dtype or src.dtype)
-        if src.size == 0:
-            return []
-        isz = dtype.itemsize
-        rows = _Rows(src, PIECE_BYTES // isz)
-        events, pending = [], deque()     # pending: (piece, copies, first, end element)
+        DMA events (the last ones may still run)."""
+        return self.write_many(queue, [(buf, src, offset, dtype)])
 
-        def send_oldest():
-            j, copies, p0, p1 = pending.popleft()
-            _wait(copies)
-            ev = cl.enqueue_copy(queue, buf, self._raw[j][:(p1 - p0) * isz],
-                                 dst_offset=offset + p0 * isz, is_blocking=False)
+    def write_many(self, queue, items) -> list:
+        """:meth:`write` of several arrays, ``items`` of ``(buf, src, offset, dtype)``, as one
+        stream of pieces: the copy threads go from one array to the next without waiting for
+        the last pieces of each (a call's inputs: one drain instead of one per array)."""
+        import pyopencl as cl
+        items = [(buf, src, offset, _device_dtype(dtype or src.dtype))
+                 for buf, src, offset, dtype in items if src.size]
+        if not items:
+            return []
+        stride = self._layout(sum(src.size * dt.itemsize for _, src, _, dt in items),
+                              len(items))
+        n = self._slots(stride)
+        events, pending = [], deque()   # pending: (slot, its copy, item, device byte, bytes)
+        filling = max(1, min(self.threads, n - 1))      # pieces being copied at once
+
+        def send():                     # the oldest piece, and the next ones already in
+            j, copy, k, dst, nb = pending.popleft()
+            copy.result()
+            last = j
+            while (pending and nb % stride == 0 and pending[0][0] == last + 1
+                   and pending[0][2] == k and pending[0][3] == dst + nb
+                   and pending[0][1].done()):
+                last, c, _, _, more = pending.popleft()
+                c.result()
+                nb += more
+            lo = j * stride
+            ev = cl.enqueue_copy(queue, items[k][0], self._raw[lo:lo + nb], dst_offset=dst,
+                                 is_blocking=False)
             queue.flush()
-            self._busy[j] = ev
+            self._busy.append([lo, lo + nb, ev])
             events.append(ev)
 
         try:
-            for p0, p1 in rows.pieces():
-                if pending and len(pending) >= self.n - 1:  # one piece in DMA, the others filled
-                    send_oldest()
-                j, raw, after = self._take()
-                if after is not None:           # its DMA, enqueued a piece ago
-                    after.wait()
-                flat = raw[:(p1 - p0) * isz].view(dtype)
-                copies = []
-                for s, e in rows.parts(p0, p1, isz, self.threads):
-                    part = rows.part(s, e)
-                    copies.append(self._submit(flat[s - p0:e - p0].reshape(part.shape), part))
-                pending.append((j, copies, p0, p1))
+            for k, (_, src, offset, dtype) in enumerate(items):
+                isz = dtype.itemsize
+                rows = _Rows(src, stride // isz)
+                for p0, p1 in rows.pieces():
+                    if len(pending) >= filling:
+                        send()
+                    j = self._next
+                    self._next = (j + 1) % n
+                    flat = self._slot(j, stride, (p1 - p0) * isz).view(dtype)
+                    pending.append((j, self._copy_piece(rows, p0, p1, flat, True), k,
+                                    offset + p0 * isz, (p1 - p0) * isz))
             while pending:
-                send_oldest()
+                send()
         except BaseException:
-            for _, copies, _, _ in pending:   # nothing writes the pieces once this raises
-                _wait(copies, quiet=True)
+            _wait([c for _, c, _, _, _ in pending], quiet=True)   # nothing writes the slots
             raise
         return events
 
@@ -357,59 +426,73 @@ class PinnedRing:
              dtype=None) -> None:
         """Copy the buffer ``buf`` from byte ``offset`` (``dest.size`` elements of ``dtype``,
         default dest's, native byte order, in C order) into the numpy ``dest`` (any layout;
-        cast), blocking: the DMAs of the next pieces run while the threads copy a piece out."""
+        cast), blocking: DMAs of groups of consecutive pieces run ahead while the threads copy
+        pieces out."""
         import pyopencl as cl
         dtype = _device_dtype(dtype or dest.dtype)
         if dest.size == 0:
             return
         isz = dtype.itemsize
-        rows = _Rows(dest, PIECE_BYTES // isz)
-        ahead = max(1, self.n // 2)       # DMAs enqueued ahead of the piece copied out
-        dmas = deque()                    # (event, piece, first, end element): not copied yet
-        copying = deque()                 # per piece being copied out: its copies
+        stride = self._layout(dest.size * isz)
+        rows = _Rows(dest, stride // isz)
+        n = self._slots(stride)
+        full = stride // isz
+        group = max(1, min(self.threads // 8, n // 4))   # pieces per DMA (2 of 16 threads)
+        ahead = max(1, min(DEPTH, n - 1))   # DMAs enqueued ahead of the pieces copied out
+        dmas = deque()                    # (event, [(slot, first, end element)]): not copied
+        copying = deque()                 # the copies out of slots, oldest first
+        used = 0                          # slots in a DMA or being copied out
 
-        def start():                      # the oldest DMA landed: its piece copied out
-            ev, raw, p0, p1 = dmas.popleft()
+        def start():                      # the oldest DMA landed: its pieces copied out
+            ev, pieces = dmas.popleft()
             ev.wait()
-            flat = raw[:(p1 - p0) * isz].view(dtype)
-            copies = []
-            for s, e in rows.parts(p0, p1, isz, self.threads):
-                part = rows.part(s, e)
-                copies.append(self._submit(part, flat[s - p0:e - p0].reshape(part.shape)))
-            copying.append(copies)
+            for j, p0, p1 in pieces:
+                flat = self._raw[j * stride:j * stride + (p1 - p0) * isz].view(dtype)
+                copying.append(self._copy_piece(rows, p0, p1, flat, False))
 
+        pieces = rows.pieces()
+        nxt = next(pieces, None)
+        first = True
         try:
-            for k, (p0, p1) in enumerate(rows.pieces()):
-                if len(dmas) + len(copying) == self.n:   # the piece next in turn: emptied
+            while nxt is not None:
+                j0 = self._next
+                while n - used < min(group, n - j0):   # the slots next in turn: emptied
                     if not copying:
                         start()
-                    _wait(copying.popleft())
-                j, raw, after = self._take()
-                if after is not None:           # a DMA of an upload still reading it
-                    after.wait()
-                ev = cl.enqueue_copy(queue, raw[:(p1 - p0) * isz], buf,
-                                     src_offset=offset + p0 * isz,
-                                     wait_for=wait_for if k == 0 else None, is_blocking=False)
+                    copying.popleft().result()
+                    used -= 1
+                batch = []
+                while (nxt is not None and len(batch) < min(group, n - used, n - j0)
+                       and (not batch or batch[-1][2] - batch[-1][1] == full)):
+                    batch.append((j0 + len(batch), *nxt))
+                    nxt = next(pieces, None)
+                self._next = (j0 + len(batch)) % n
+                used += len(batch)
+                p0, p1 = batch[0][1], batch[-1][2]
+                target = self._slot(j0, stride, (p1 - p0) * isz)
+                ev = cl.enqueue_copy(queue, target, buf, src_offset=offset + p0 * isz,
+                                     wait_for=wait_for if first else None, is_blocking=False)
+                first = False
                 queue.flush()
-                dmas.append((ev, raw, p0, p1))
+                self._busy.append([j0 * stride, j0 * stride + target.nbytes, ev])
+                dmas.append((ev, batch))
                 while len(dmas) > ahead:
                     start()
             while dmas:
                 start()
-            while copying:
-                _wait(copying.popleft())
+            _wait(copying)
         except BaseException:
-            for copies in copying:        # nothing writes ``dest`` once this raises
-                _wait(copies, quiet=True)
-            for ev, _, _, _ in dmas:      # nor into the pieces
+            _wait(copying, quiet=True)    # nothing writes ``dest`` once this raises
+            for ev, _ in dmas:            # nor into the slots
                 ev.wait()
             raise
 
     def close(self) -> None:
-        """Give the pieces back to the pool, each with its last DMA (which may still run: the
-        pool lends a piece again once that DMA has completed)."""
-        return_pinned(self.device, self._raw, self._busy)
-        self._raw, self._busy, self._next = [], [], 0
+        """Give the buffer back to the pool with its DMAs (which may still run: the pool lends
+        it again once they have completed)."""
+        if self._raw is not None:
+            return_pinned(self.device, [self._raw], [[e for _, _, e in self._busy]])
+        self._raw, self._busy, self._next = None, [], 0
 
 
 def upload_into(device, queue, arr, host, ring: PinnedRing | None = None) -> list:
@@ -427,6 +510,23 @@ def upload_into(device, queue, arr, host, ring: PinnedRing | None = None) -> lis
         return ring.write(queue, arr.base_data, host, arr.offset, arr.dtype)
     with PinnedRing(device) as own:
         return own.write(queue, arr.base_data, host, arr.offset, arr.dtype)
+
+
+def upload_many(device, queue, pairs, ring: PinnedRing | None = None) -> list:
+    """:func:`upload_into` of each ``(device array, numpy array)`` of ``pairs``, the pinned
+    ones as one stream through ``ring`` (or a ring of its own; :meth:`PinnedRing.write_many`).
+    Non-blocking; returns the events."""
+    pairs = [(arr, np.asarray(host)) for arr, host in pairs]
+    big = [(arr, host) for arr, host in pairs if host.nbytes >= MIN_BYTES]
+    if not big or not pinned(device):
+        return [e for arr, host in pairs for e in upload_into(device, queue, arr, host)]
+    events = [e for arr, host in pairs if host.nbytes < MIN_BYTES
+              for e in upload_into(device, queue, arr, host)]
+    items = [(arr.base_data, host, arr.offset, arr.dtype) for arr, host in big]
+    if ring is not None:
+        return events + ring.write_many(queue, items)
+    with PinnedRing(device) as own:
+        return events + own.write_many(queue, items)
 
 
 def download(device, arr, host: np.ndarray, queue=None, wait_for=None,
@@ -455,10 +555,22 @@ def in_parts(n: int, fn, nbytes: int) -> None:
     """``fn(a, b)`` over the ranges of [0, n) that the copy threads run at once, for a host
     pass over ``nbytes`` of large results (numpy's element-wise operations release the GIL as
     its copies do); one call on the calling thread where the pass is small."""
-    threads = min(copy_threads(), n, max(1, int(nbytes) // (4 * PART_BYTES)))
+    _wait(in_parts_started(n, fn, nbytes))
+
+
+def in_parts_started(n: int, fn, nbytes: int) -> list:
+    """:func:`in_parts` without waiting: the parts' futures (pass them to :func:`finish`);
+    a small pass runs on the calling thread before this returns (no futures)."""
+    threads = min(copy_threads(), n, max(1, int(nbytes) // PART_BYTES))
     if threads <= 1:
         fn(0, n)
-        return
+        return []
     step = -(-n // threads)
     pool = _executor(copy_threads())
-    _wait([pool.submit(fn, s, min(n, s + step)) for s in range(0, n, step)])
+    return [pool.submit(fn, s, min(n, s + step)) for s in range(0, n, step)]
+
+
+def finish(futures) -> None:
+    """Wait for the parts of :func:`in_parts_started` (the first error raised once all have
+    finished)."""
+    _wait(futures)

@@ -7,7 +7,6 @@ buffers that only their kernels see need the buffer and its shape and dtype, not
 """
 from __future__ import annotations
 
-import numpy as np
 
 
 class Temp:
@@ -24,16 +23,15 @@ def temp(device, shape, dtype):
     """An internal temporary of ``shape`` and ``dtype`` from ``device``'s scratch pool (as
     ``clts.runtime.memory.scratch``, whose array it falls back to on a simulator, for an empty
     buffer and near the device's largest allocation)."""
-    dtype = np.dtype(dtype)
-    shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(map(int, shape))
-    nbytes = dtype.itemsize
-    for s in shape:
-        nbytes *= s
+    from .memory import array_geometry, scratch
+    shape, dtype, _, size = array_geometry(shape, dtype)
+    nbytes = size * dtype.itemsize
     if not nbytes or device.info.simulator:
-        from .memory import scratch
         return scratch(device, shape, dtype)
     pool = device.state.pool("scratch")
-    if pool.alloc_size(pool.bin_number(nbytes)) > device.max_alloc:
-        from .memory import scratch
+    # the pool rounds up to its bins (at most 6 % more): only a size near the device's largest
+    # allocation needs the exact check
+    if 16 * nbytes > 15 * device.info.max_alloc and (
+            pool.alloc_size(pool.bin_number(nbytes)) > device.info.max_alloc):
         return scratch(device, shape, dtype)
     return Temp(pool.allocate(nbytes), shape, dtype)

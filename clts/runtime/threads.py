@@ -59,7 +59,14 @@ def context_lock(context):
     return None
 
 
+_MISSING = object()
+
+
 def _locks_for(spec) -> list:
+    if not isinstance(spec, (list, tuple)):
+        lock = _locks.get(spec, _MISSING)   # a Device met before: its lock or None
+        if lock is not _MISSING:
+            return [lock] if lock is not None else []
     from .devices import Device, get_device
     specs = spec if isinstance(spec, (list, tuple)) else [spec]
     locks = []

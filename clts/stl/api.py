@@ -8,6 +8,7 @@ from ..runtime.integrations import time_axis_of
 from ..timeaxis import check_fits, period_of
 from ..runtime.arrays import is_device_array
 from ..runtime.outputs import deliver, in_input_layout, out_arrays, view_as
+from ..runtime.memory import reshaped
 from ..runtime.resident import Lazy, LazyDict, device_series
 from ..vocabulary import renamed
 from .chunks import COMPONENTS as _COMPONENTS, run_device, run_host
@@ -258,8 +259,8 @@ def _stl_device(y, period, settings, *, device, version, time_axis, out, plan_ov
     shape = tuple(y.shape)
     # every component is computed on the device (each feeds the next iteration): the ones
     # not asked for are dropped
-    comps = {k: (a.reshape(shape) if k in wanted else None) for k, a in comps.items()}
-    failed = failed.reshape(shape[:-1])
+    comps = {k: (reshaped(a, shape) if k in wanted else None) for k, a in comps.items()}
+    failed = reshaped(failed, shape[:-1])
     diag = LazyDict(n_failed=Lazy(lambda: int(np.count_nonzero(failed.get()))), failed=failed,
                     **diag)
     r = STLResult(**comps, diagnostics=diag, labels=None, observed=y)

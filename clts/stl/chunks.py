@@ -9,12 +9,12 @@ import numpy as np
 from ..runtime import chunk_sizes, launch
 from ..runtime.launch import fixed_local
 from ..runtime.faults import enter_chunk, with_smaller_chunks
-from ..runtime.memory import host_empty, progress as progress_bar
+from ..runtime.memory import empty_device, host_empty, progress as progress_bar
 from ..runtime.pipeline import (ChunkIO, aligned_multiple, device_marker, device_wait,
                                 run_pipelined)
 from ..runtime.arrays import float_array
 from ..runtime.resident import aligned_chunks, device_rows, rows_multiple
-from ..runtime.staging import in_parts
+from ..runtime.staging import finish, in_parts, in_parts_started
 from .params import periodic_mean
 
 #: the components ``out=`` takes, in the order the call computes them
@@ -47,14 +47,22 @@ def validated(y):
     return y, all(ok for ok, _ in found)
 
 
-def finish_host(y_host, s_h, t_h, w_h, failed, robust):
+def weights_started(y_host, w_h) -> list:
+    """The weights of a non-robust fit (1 where ``y_host`` has a value, 0 where NaN) into
+    ``w_h``, started on the copy threads (their futures; :func:`finish_host` waits for them):
+    they need only the input, so they run while the device computes the chunk."""
+    return in_parts_started(len(y_host), lambda a, b: np.logical_not(
+        np.isnan(y_host[a:b]), out=w_h[a:b], casting="unsafe"), w_h.nbytes)
+
+
+def finish_host(y_host, s_h, t_h, w_h, failed, robust, weights=None):
     """Host part of a chunk once its results are in ``s_h``, ``t_h`` (and ``w_h`` when
-    ``robust``): weights of a non-robust fit, failed series set NaN (weights 0). A
-    component the call does not return is None."""
+    ``robust``): weights of a non-robust fit (or the futures of :func:`weights_started`,
+    ``weights``, waited for), failed series set NaN (weights 0). A component the call does
+    not return is None."""
     if w_h is not None:
-        if not robust:      # on the copy threads where it is large
-            in_parts(len(y_host), lambda a, b: np.logical_not(
-                np.isnan(y_host[a:b]), out=w_h[a:b], casting="unsafe"), w_h.nbytes)
+        if not robust:
+            finish(weights_started(y_host, w_h) if weights is None else weights)
         w_h[failed] = 0
     for h in (s_h, t_h):
         if h is not None:
@@ -84,13 +92,15 @@ def run_host(dev, runner, p, periodic, y2, *, dests, progress, wanted=COMPONENTS
     def run(max_items):
         chunks = chunk_sizes(B, [per_series], dev, max_items=max_items,
                              multiple=aligned_multiple(dev, N * item)) if B else []
-        inputs = {}
+        inputs, weights = {}, {}
 
         def upload(i, a, b, slot, queue):
             inputs[slot], events = io.put(slot, "y", y2[a:b], queue)
             return events
 
         def compute(i, a, b, slot, wait_for):
+            if W is not None and not robust_w:    # on the copy threads during the kernels
+                weights[slot] = weights_started(y2[a:b], W[a:b])
             # a component not returned stays on the device (the kernels need it)
             outs = tuple(io.out(slot, key, H[a:b]) if H is not None
                          else io.temp(slot, key, (b - a, N), y2.dtype)
@@ -103,15 +113,19 @@ def run_host(dev, runner, p, periodic, y2, *, dests, progress, wanted=COMPONENTS
             passes = [] if progress and len(chunks) == 1 and (b - a) * N >= PASS_BAR_MIN \
                 else None
             runner.prebuild()       # a first call: every program built in parallel
-            failed[a:b] = runner.run(inputs.pop(slot), *outs, passes=passes)
+            if runner.fused:        # the mask comes back with the results: nothing waits here
+                mask = io.out(slot, "failed", failed.view(np.uint8)[a:b])
+                runner.run(inputs.pop(slot), *outs, passes=passes, failed_out=mask)
+            else:                   # read back mid-way (the flat LOESS sizes its sums by it)
+                failed[a:b] = runner.run(inputs.pop(slot), *outs, passes=passes)
             for ev in progress_bar(passes or (), desc="stl", unit="iteration"):
                 ev.wait()
             return device_marker(dev)
 
         def download(i, a, b, slot, queue, wait_for):
-            return io.fetch(slot, queue, wait_for) + [lambda: finish_host(
-                y2[a:b], *(H if H is None else H[a:b] for H in (S, T, W)), failed[a:b],
-                robust_w)]
+            return io.fetch(slot, queue, wait_for) + [lambda w=weights.pop(slot, None): (
+                finish_host(y2[a:b], *(H if H is None else H[a:b] for H in (S, T, W)),
+                            failed[a:b], robust_w, w))]
 
         with ChunkIO(dev) as io:
             run_pipelined(dev, chunks, upload=upload, compute=compute, download=download,
@@ -131,15 +145,14 @@ def run_device(dev, runner, p, periodic, y2, *, dests, progress, wanted=COMPONEN
     """The same on a device array: fresh device results, the chunks' kernels written into row
     blocks of them (sub-buffers), the failed mask and the host's part of the numpy path done
     by kernels (``stl/finish.cl.mako``). Nothing is transferred, mapped or waited for."""
-    import pyopencl.array as cla
     B, N = y2.shape
     dt, item, q = y2.dtype, y2.dtype.itemsize, dev.queue
     keep = [] if keep is None else keep
     keep.append(runner)                   # its fit tables, used by the queued kernels
     # fresh allocations (not the scratch pool, which recycles dropped buffers): the results
     # are the caller's until dropped
-    S, T, W, R = (cla.empty(q, (B, N), dt) for _ in COMPONENTS)
-    failed = cla.empty(q, (B,), np.bool_)
+    S, T, W, R = (empty_device(q, dev.context, (B, N), dt) for _ in COMPONENTS)
+    failed = empty_device(q, dev.context, (B,), np.bool_)
     robust_w = p["outer_iter"] > 0
     i32 = np.int32
 

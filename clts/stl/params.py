@@ -4,6 +4,7 @@ positions where a jumped LOESS is fitted, and the degree-2 singularity tolerance
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 
@@ -128,13 +129,20 @@ def periodic_mean(s: np.ndarray, period: int) -> np.ndarray:
     return s
 
 
+@lru_cache(maxsize=None)
+def _resolve_names() -> frozenset:
+    """The keywords :func:`resolve_parameters` takes (``inspect.signature`` costs ~0.1 ms a
+    call: read once)."""
+    import inspect
+    return frozenset(inspect.signature(resolve_parameters).parameters)
+
+
 def check_arguments(n: int, period, *, version="auto", **kwargs) -> dict:
     """The checks :func:`stl` makes of its parameters for series of ``n`` values, without data
     or a device (for callers that must refuse bad arguments before they start, as the command
     line does before it writes a file); ``kwargs`` as :func:`stl`'s (others ignored). Returns
     the resolved parameters; raises as :func:`stl` would."""
-    import inspect
-    names = inspect.signature(resolve_parameters).parameters
+    names = _resolve_names()
     if "seasonal" in kwargs:            # "periodic": R's window 10 n + 1, degree 0
         kwargs["seasonal"], kwargs["seasonal_deg"], _ = periodic_window(
             kwargs["seasonal"], kwargs.get("seasonal_deg", 1), n)

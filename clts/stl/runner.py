@@ -31,42 +31,13 @@ class Runner:
         self.K = -(-N // P)
         self.versions = versions
         self._prebuilt = False
-        ctx = dev.context
-        import pyopencl as cl
-        mf = cl.mem_flags
-
-        def ibuf(a):
-            # made once per device and content (a few KB of ints from the parameters): a
-            # later call with the same tables copies nothing from the host
-            a = np.ascontiguousarray(a, dtype=np.int32)
-            return dev.state.constant(("stl-table", a.shape, a.tobytes()), lambda: cl.Buffer(
-                ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a))
-
-        # segment tables: seasonal = P cycle-subseries (grid 1..k_j plus end fits 0, k_j+1)
-        seg_s = np.array([(N - j - 1) // P + 1 for j in range(P)], np.int32)
-        tabs = []
-        for k in seg_s:
-            fp, an = fit_table(int(k), p["seasonal"], p["seasonal_jump"])
-            tabs.append((fp + [0, int(k) + 1], an + [0, int(k) + 1]))
-        NFs = max(len(t[0]) for t in tabs)
-        fps = np.full((P, NFs), -1, np.int32)
-        ans = np.full((P, NFs), -1, np.int32)
-        for j, (fp, an) in enumerate(tabs):
-            fps[j, :len(fp)] = fp
-            ans[j, :len(an)] = an
-        self.smoothers = {}
-        for name, S, seg, fp, an, q, deg, jump in (
-                ("seasonal", P, seg_s, fps, ans, p["seasonal"], p["seasonal_deg"],
-                 p["seasonal_jump"]),
-                ("trend", 1, np.array([N], np.int32), *self._one(N, p["trend"], p["trend_jump"]),
-                 p["trend"], p["trend_deg"], p["trend_jump"]),
-                ("low_pass", 1, np.array([N], np.int32),
-                 *self._one(N, p["low_pass"], p["low_pass_jump"]), p["low_pass"],
-                 p["low_pass_deg"], p["low_pass_jump"])):
-            self.smoothers[name] = dict(S=S, NF=fp.shape[1], seg=ibuf(seg), fp=ibuf(fp),
-                                        an=ibuf(an), q=q, deg=deg, jump=jump,
-                                        nmax=int(seg.max()), seg_np=seg,
-                                        qw=min(q, int(seg.max())))
+        try:
+            key = ("stl-smoothers", N, tuple(sorted(p.items())))
+            hash(key)
+        except TypeError:               # an unhashable parameter value: made for this call
+            self.smoothers = _smoothers(dev, N, p)
+        else:                           # made once per device, length and parameters
+            self.smoothers = dev.state.constant(key, lambda: _smoothers(dev, N, p))
 
     @staticmethod
     def _one(n, q, jump):
@@ -378,3 +349,46 @@ class Runner:
             keep.extend(a for a in extra + [u, rw, lp0, lp, C, ring, slp, z, rwz, part, rwt, z0]
                         + [v[i] for v in st.values() for i in (0, 1)] if a is not None)
         return failed
+
+
+def _smoothers(dev, N, p) -> dict:
+    """The three smoothers' tables of series of ``N`` values under parameters ``p``: segment
+    lengths, fit points and anchors as device buffers (``seg``, ``fp``, ``an``), with their
+    sizes and LOESS settings. Read-only once made (the kernels only read them)."""
+    P = p["period"]
+    ctx = dev.context
+    import pyopencl as cl
+    mf = cl.mem_flags
+
+    def ibuf(a):
+        # made once per device and content (a few KB of ints from the parameters): a
+        # later call with the same tables copies nothing from the host
+        a = np.ascontiguousarray(a, dtype=np.int32)
+        return dev.state.constant(("stl-table", a.shape, a.tobytes()), lambda: cl.Buffer(
+            ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a))
+
+    # segment tables: seasonal = P cycle-subseries (grid 1..k_j plus end fits 0, k_j+1)
+    seg_s = np.array([(N - j - 1) // P + 1 for j in range(P)], np.int32)
+    tabs = []
+    for k in seg_s:
+        fp, an = fit_table(int(k), p["seasonal"], p["seasonal_jump"])
+        tabs.append((fp + [0, int(k) + 1], an + [0, int(k) + 1]))
+    NFs = max(len(t[0]) for t in tabs)
+    fps = np.full((P, NFs), -1, np.int32)
+    ans = np.full((P, NFs), -1, np.int32)
+    for j, (fp, an) in enumerate(tabs):
+        fps[j, :len(fp)] = fp
+        ans[j, :len(an)] = an
+    smoothers = {}
+    for name, S, seg, fp, an, q, deg, jump in (
+            ("seasonal", P, seg_s, fps, ans, p["seasonal"], p["seasonal_deg"],
+             p["seasonal_jump"]),
+            ("trend", 1, np.array([N], np.int32), *Runner._one(N, p["trend"], p["trend_jump"]),
+             p["trend"], p["trend_deg"], p["trend_jump"]),
+            ("low_pass", 1, np.array([N], np.int32),
+             *Runner._one(N, p["low_pass"], p["low_pass_jump"]), p["low_pass"],
+             p["low_pass_deg"], p["low_pass_jump"])):
+        smoothers[name] = dict(S=S, NF=fp.shape[1], seg=ibuf(seg), fp=ibuf(fp), an=ibuf(an),
+                               q=q, deg=deg, jump=jump, nmax=int(seg.max()), seg_np=seg,
+                               qw=min(q, int(seg.max())))
+    return smoothers

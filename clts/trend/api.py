@@ -13,7 +13,7 @@ from ..runtime.integrations import TimeAxis, time_axis_of
 from ..runtime import chunk_sizes, get_device, launch
 from ..runtime.arrays import float_array, is_device_array
 from ..runtime.faults import enter_chunk, with_smaller_chunks
-from ..runtime.memory import scratch
+from ..runtime.memory import empty_device, reshaped, scratch
 from ..runtime.programs import build_program
 from ..runtime.resident import (Lazy, LazyDict, aligned_chunks, device_rows, device_series,
                                 result_to_numpy, rows_multiple)
@@ -303,7 +303,7 @@ def trend_test(y, *, variant="original", period=None, alpha=0.05, lag=None, conf
                                          keep, _run_device)
         else:
             out = _run_device(dev, plan, y2, variant, alpha, lag, conf_level, keep)
-        out = {k: out[k].reshape(shape) for k in FIELDS}
+        out = {k: reshaped(out[k], shape) for k in FIELDS}
         status = out["status"]
         diag = LazyDict(variant=variant, period=P, alpha=alpha, conf_level=conf_level, lag=lag,
                         median=plan.median, n_too_few=Lazy(
@@ -450,7 +450,6 @@ def _run_device(dev, plan, y2, variant, alpha, lag, conf_level, keep, slopes=Tru
     statistics of ``_statistics`` by ``mk_finish`` (``trend/finish.cl.mako``). Returns the
     fields (device arrays [B]); nothing is transferred, mapped or waited for. The chunks'
     temporaries go to ``keep``. ``slopes=False``: S and the tie sums only (Sen's fields NaN)."""
-    import pyopencl.array as cla
     B, N = y2.shape
     dt, item, q = y2.dtype, y2.dtype.itemsize, dev.queue
     stat = np.dtype(np.float64 if dev.fp64 else np.float32)
@@ -463,7 +462,7 @@ def _run_device(dev, plan, y2, variant, alpha, lag, conf_level, keep, slopes=Tru
                       ok=OK, too_few=TOO_FEW)
     zq = stat.type(normal_ppf(1 - alpha / 2))
     kinds = dict(trend=np.int8, h=np.bool_, n=np.int64, status=np.int8)
-    out = {k: cla.empty(q, (B,), kinds.get(k, stat)) for k in FIELDS}
+    out = {k: empty_device(q, dev.context, (B,), kinds.get(k, stat)) for k in FIELDS}
     i32 = np.int32
     if plan.interleave:
         # the one transpose template (element per work-item: once per call, beside the

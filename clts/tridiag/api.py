@@ -4,6 +4,8 @@ Internal interface for the ocean routines (their vertical solves): ``replace_nsy
 ``scratch_factor``."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..runtime import chunk_sizes, get_device
@@ -17,7 +19,7 @@ from ..runtime.pipeline import (ChunkIO, aligned_multiple, device_marker, device
 from ..vocabulary import renamed
 from .plan import Plan, Problem
 from .programs import flat_chunked, unrolled_transposed
-from .run import cached_plan, run_plan, zeros_int
+from .run import cached_plan, new_counter, run_plan
 
 __all__ = ["solve_tridiagonal", "TridiagonalResult", "release_scratch"]
 
@@ -235,7 +237,7 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, version: str = "auto", star
     dev.require_dtype(dtype)
     n = shape[axis]
     batch_shape = shape[:axis] + shape[axis + 1:]
-    nsys = int(np.prod(batch_shape, dtype=np.int64))
+    nsys = math.prod(batch_shape)
 
     # layout: natural = system axis last and contiguous, interleaved = system axis first
     if axis == len(shape) - 1 or len(shape) == 1:
@@ -316,7 +318,7 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, version: str = "auto", star
                          f"{'yes' if st is not None else 'no'}")
     else:
         plan.validate(dev)
-    counter = zeros_int(dev, 1)
+    counter = new_counter(dev)
 
     if nsys == 0 or n == 0:
         x = out if out is not None else (cla.empty(dev.queue, shape, dtype) if device_input
@@ -324,8 +326,10 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, version: str = "auto", star
         return TridiagonalResult(x, plan, counter)
 
     if device_input:
-        with pyopencl_kernels():            # pyopencl's shared astype kernel
-            a2, b2, c2, d2 = [v if v.dtype == dtype else v.astype(dtype) for v in arrs]
+        a2, b2, c2, d2 = arrs
+        if any(v.dtype != dtype for v in arrs):
+            with pyopencl_kernels():        # pyopencl's shared astype kernel
+                a2, b2, c2, d2 = [v if v.dtype == dtype else v.astype(dtype) for v in arrs]
         if a2.offset or b2.offset or c2.offset or d2.offset:
             a2, b2, c2, d2 = [v.copy() if v.offset else v for v in (a2, b2, c2, d2)]
         x = out if (out is not None and not out.offset) else scratch(dev, shape, dtype)
@@ -365,11 +369,8 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, version: str = "auto", star
             return (slice(s0, s1),) if layout == "natural" else (slice(None), slice(s0, s1))
 
         def upload(i, s0, s1, slot, queue):
-            events, parts = [], []
-            for key, v in zip("abcd", arrs):
-                arr, ev = io.put(slot, key, v[cut(s0, s1)], queue, dtype)
-                parts.append(arr)
-                events += ev
+            parts, events = io.put_many(
+                slot, [(key, v[cut(s0, s1)], dtype) for key, v in zip("abcd", arrs)], queue)
             stc = None
             if st is not None:
                 stc, ev = io.put(slot, "start", st[s0:s1], queue)

@@ -62,6 +62,7 @@ Code versions:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from ..runtime.plans import SUBGROUPS, PlanBase, read_tunables
 
@@ -166,7 +167,7 @@ class Plan(PlanBase):
         return self
 
     # -- derived template parameters -------------------------------------------------------
-    @property
+    @cached_property
     def cp_private(self) -> int:
         """Private-array length for c'/d' (0: global scratch)."""
         pm = int(self.params.get("private_max", 0))

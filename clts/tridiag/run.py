@@ -1,13 +1,14 @@
 """Running a tridiagonal Plan on device buffers: the launches of every version, the Plans and
 programs of repeated calls cached per device, the temporaries allocated before the first
 launch. Internal interface (``clts.solve_tridiagonal`` and the ocean's TKE step):
-``cached_plan``, ``plan_temps``, ``run_plan``, ``zeros_int``, ``shared_counter``."""
+``cached_plan``, ``plan_temps``, ``run_plan``, ``new_counter``, ``shared_counter``."""
 from __future__ import annotations
 
 import numpy as np
 
 from ..runtime import launch, round_up
 from ..runtime.memory import upload_scratch
+from ..runtime.plans import cached_under_profile
 from ..runtime.programs import build_program, built, prebuild
 from ..runtime.temps import temp
 from .plan import Plan, Problem, make_plan
@@ -26,19 +27,18 @@ def cached_plan(dev, problem: Problem, **overrides) -> Plan:
     interface (ocean)."""
     try:
         key = (problem.n, problem.nsys, problem.layout, np.dtype(problem.dtype).str,
-               problem.has_start, tuple(sorted(overrides.items())),
-               repr(dev.profile.values.get("tridiag")))
+               problem.has_start, tuple(sorted(overrides.items())) if overrides else ())
         hash(key)
     except TypeError:                 # an unhashable keyword value: make_plan names it
         return make_plan(dev, problem, **overrides)
-    cache = dev.state.constant("tridiag.plans", dict)
-    plan = cache.get(key)
-    if plan is None:
-        plan = make_plan(dev, problem, **overrides)
-        if len(cache) >= PLAN_CACHE_SIZE:
-            cache.clear()
-        cache[key] = plan
-    return plan
+    return cached_under_profile(dev, "tridiag.plans", key, "tridiag",
+                                lambda: make_plan(dev, problem, **overrides), PLAN_CACHE_SIZE)
+
+
+def _transposed(plan: Plan) -> bool:
+    """Whether ``plan``'s Thomas kernel reads transposed copies of natural-layout data."""
+    return bool(unrolled_transposed(plan) or (plan.method == "thomas-coalesced"
+                                              and plan.layout == "natural"))
 
 
 def plan_temps(dev, plan: Plan, dtype):
@@ -48,10 +48,10 @@ def plan_temps(dev, plan: Plan, dtype):
     if plan.method not in ("thomas", "thomas-unrolled", "thomas-coalesced"):
         return None
     n, nsys = plan.n, plan.nsys
-    transposed = unrolled_transposed(plan) or (plan.method == "thomas-coalesced"
-                                               and plan.layout == "natural")
+    transposed, work = _cached(dev, plan, "temps", lambda: (_transposed(plan),
+                                                             _thomas_work_size(plan)))
     tmp = [temp(dev, (n, nsys), dtype) for _ in range(5)] if transposed else []
-    return tmp, _thomas_work(dev, plan, dtype)
+    return tmp, (None if work is None else temp(dev, work, dtype))
 
 
 def run_plan(dev, plan: Plan, a, b, c, d, x, start, counter, temps=None):
@@ -62,13 +62,12 @@ def run_plan(dev, plan: Plan, a, b, c, d, x, start, counter, temps=None):
     work is done (the OpenCL spec defers a release, Oclgrind does not)."""
     n, nsys = plan.n, plan.nsys
     dummy_start = start if start is not None else _dummy_int(dev)
-    if _cached(dev, plan, "prebuilt") is None:
+    transposed = _cached(dev, plan, "prebuilt")
+    if transposed is None:
         specs = plan_specs(dev, plan)
         if not built(dev, *specs[0]):
             prebuild(dev, specs)        # a first call: its programs built at once
-        _cached(dev, plan, "prebuilt", lambda: True)
-    transposed = unrolled_transposed(plan) or (plan.method == "thomas-coalesced"
-                                               and plan.layout == "natural")
+        transposed = _cached(dev, plan, "prebuilt", lambda: _transposed(plan))
     if plan.method in ("thomas", "thomas-unrolled", "thomas-coalesced"):
         # every temporary before the first launch: no allocation between the kernels
         tmp, work = temps if temps is not None else plan_temps(dev, plan, x.dtype)
@@ -162,21 +161,28 @@ def _thomas_geometry(plan):
     return wg, round_up(nwi, wg), lanes * chains
 
 
-def _thomas_work(dev, plan, dtype):
-    """The global c'/d' scratch of ``plan``'s Thomas kernel (None where none is needed: the
-    kernel gets x there)."""
+def _thomas_work_size(plan):
+    """Elements of the global c'/d' scratch of ``plan``'s Thomas kernel (None where none is
+    needed: the kernel gets x there)."""
     if plan.method == "thomas-unrolled" or plan.cp_private:
         return None
     _, gsize, per = _thomas_geometry(plan)
-    return temp(dev, 2 * plan.n * gsize * per, dtype)
+    return 2 * plan.n * gsize * per
+
+
+def _thomas_launch(dev, plan, layout):
+    """(kernel, global size, work-group, n, systems) of ``plan``'s Thomas launch."""
+    wg, gsize, _ = _thomas_geometry(plan)
+    prg = build_program(dev, *thomas_spec(dev, plan, layout))
+    kern = prg.kernel("thomas_unrolled" if plan.method == "thomas-unrolled" else "thomas")
+    return kern, gsize, wg, np.int32(plan.n), np.int32(plan.nsys)
 
 
 def _run_thomas(dev, plan, layout, a, b, c, d, x, work, start, counter):
-    wg, gsize, _ = _thomas_geometry(plan)
-    prg = _program(dev, plan, ("thomas", layout), lambda: thomas_spec(dev, plan, layout))
-    kern = prg.kernel("thomas_unrolled" if plan.method == "thomas-unrolled" else "thomas")
+    kern, gsize, wg, n, nsys = _cached(dev, plan, ("thomas", layout),
+                                       lambda: _thomas_launch(dev, plan, layout))
     launch(dev, kern, gsize, wg, a.data, b.data, c.data, d.data, x.data, work.data,
-           start.data, counter.data, np.int32(plan.n), np.int32(plan.nsys))
+           start.data, counter.data, n, nsys)
 
 
 def _transpose(dev, plan, srcs, dsts, rows, cols, tile, ty):
@@ -241,6 +247,59 @@ def _run_flat(dev, plan, a, b, c, d, x, start, counter):
     return [work, mat, aff, carry, status] + tiles
 
 
+#: zero-pivot counters per slab (:func:`new_counter`)
+COUNTER_SLAB = 256
+
+
+class _CounterSlab:
+    """``COUNTER_SLAB`` int32 zeros, one per ``mem_base_addr_align`` bytes (a sub-buffer's
+    origin must be aligned so), in a buffer made initialised (copied from the host when it is
+    created: no command on any queue, so every queue sees the zeros)."""
+
+    def __init__(self, dev):
+        import pyopencl as cl
+        try:
+            align = max(4, int(dev.cl_device.mem_base_addr_align) // 8)
+        except (AttributeError, TypeError):   # pragma: no cover - a stand-in device
+            align = 128
+        self.stride = align
+        zeros = np.zeros(COUNTER_SLAB * align // 4, np.int32)
+        self.buffer = cl.Buffer(dev.context, cl.mem_flags.READ_WRITE
+                                | cl.mem_flags.COPY_HOST_PTR, hostbuf=zeros)
+        self.next = 0
+
+
+class _Counter:
+    """One zero-pivot counter: a slot of a slab (``data``, a sub-buffer); ``get()`` reads it
+    back (after the queue's earlier work, as an Array's would)."""
+
+    __slots__ = ("data", "queue", "size", "_slab")
+
+    def __init__(self, slab, i, queue):
+        self._slab = slab.buffer          # the slab stays alive while a slot of it is read
+        self.data = slab.buffer.get_sub_region(i * slab.stride, 4)
+        self.queue, self.size = queue, 1
+
+    get = _Ints.get
+
+
+def new_counter(dev):
+    """A fresh zeroed int32 counter for one solve, without a command on the queue: the slot
+    after the last of a slab of zeros made once per ``COUNTER_SLAB`` calls (~1 µs a call; a
+    fill per call cost an enqueue, 6-20 µs on pocl, more on an idle GPU queue). On a
+    simulator an upload, as before (Oclgrind checks what the kernels read)."""
+    if dev.info.simulator:
+        return _zeros_int(dev, 1)
+    holder = dev.state.constant("tridiag.counter_slabs", lambda: [None])
+    with dev.state.lock:
+        slab = holder[0]
+        if slab is None or slab.next >= COUNTER_SLAB:
+            slab = holder[0] = _CounterSlab(dev)
+        i = slab.next
+        slab.next = i + 1
+    return _Counter(slab, i, dev.queue)
+
+
 def shared_counter(dev):
     """A zero-pivot counter for solves whose count nobody reads (the TKE step: diagonally
     dominant systems): one per device, never zeroed, so no fill per call; on a simulator a
@@ -249,5 +308,3 @@ def shared_counter(dev):
         return _zeros_int(dev, 1)
     return dev.state.constant("tridiag.shared_counter", lambda: _zeros_int(dev, 1))
 
-
-zeros_int = _zeros_int

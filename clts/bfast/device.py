@@ -25,7 +25,7 @@ from collections import OrderedDict
 import numpy as np
 
 from ..runtime import launch, round_up
-from ..runtime.arrays import fields_to_numpy
+from ..runtime.resident import result_to_numpy
 from ..runtime.faults import enter_chunk
 from ..runtime.memory import copy, scratch
 from .monitor_run import (DETAILED_KEYS, bounds_dtype, bounds_table, launch_chunk,
@@ -180,9 +180,11 @@ class LazyFields:
         fields computed on access are computed first."""
         for name in list(self.__dict__.get("_lazy", {})):
             getattr(self, name)
-        out = fields_to_numpy(self)
-        out.__dict__.pop("_keep", None)
-        return out
+        # the kept temporaries are not read back (runtime.resident.result_to_numpy, as every
+        # other result): they include the input cube and the device's shared constants, whose
+        # events other threads' calls append to (reading them from several threads failed on
+        # Intel's runtime with INVALID_EVENT_WAIT_LIST)
+        return result_to_numpy(self)
 
 
 # ------------------------------------------------------------------------- bfast_monitor

@@ -163,6 +163,9 @@ def _tried_lines():
         mod = sys.modules.get(name) or sys.modules.get("tests." + name)
         for line in getattr(mod, "REPORT", []) if mod is not None else []:
             lines.append(line)
+    off = sys.modules.get("clts.tune.offline")
+    if off is not None and (off.STATS or off.PHASES):
+        lines.append(f"[offline compiles] {off.stats_line()}")
     if BUILT_TEMPLATES:
         lines.append(f"kernels built and run under Oclgrind in this process: "
                      f"{len(BUILT_TEMPLATES)} templates ({', '.join(sorted(BUILT_TEMPLATES))}); "

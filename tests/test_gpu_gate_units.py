@@ -403,3 +403,34 @@ def test_toolchain_script_fills_an_empty_cache(tmp_path):
     assert bad.returncode != 0
     assert not list((tmp_path / "cache2").rglob("*.whl"))
     assert not (tmp_path / "cache2" / "nvcc").exists()
+
+
+def test_compile_all_compiles_each_source_target_and_options_once(monkeypatch):
+    """Within one process a (source, target, back-end options) compiles once: the gate's two
+    modules and GPUs rendering the same source share it; Intel's ``grf`` is an option of its
+    own, and each result keeps its own template, parameters and local-memory limit."""
+    from clts.tune import offline
+    calls = []
+
+    def fake(source, target, workdir, params=None):
+        calls.append((source, target, dict(params or {})))
+        return True, "", [backends.KernelUsage("k", vgprs=len(calls))]
+    monkeypatch.setattr(offline, "compile_source", fake)
+    monkeypatch.setattr(offline, "_COMPILED", {})
+    monkeypatch.setattr(offline, "STATS", {})
+    monkeypatch.setattr(backends, "available", lambda t: True)
+    a, b = "__kernel void a(void) {}\n", "__kernel void b(void) {}\n"
+    col = offline.Collected(None, sources={
+        a: ("x.cl.mako", {}, {"sm_80": 1000, "gfx908": 2000}),
+        b: ("y.cl.mako", {"grf": 256}, {"pvc": 3000})}, defaults={a})
+    first = offline.compile_all(col)
+    assert len(calls) == 3
+    other = offline.Collected(None, sources={
+        a: ("x.cl.mako", {"other": 1}, {"sm_80": 500}),
+        b: ("y.cl.mako", {"grf": 128}, {"pvc": 3000})})
+    second = offline.compile_all(other)
+    assert len(calls) == 4 and calls[-1] == (b, "pvc", {"grf": 128})
+    assert (second[0].params, second[0].local_mem, second[0].default) == ({"other": 1}, 500,
+                                                                           False)
+    assert second[0].kernels == [k for r in first if r.target == "sm_80" for k in r.kernels]
+    assert offline.STATS["sm_80"] == [1, offline.STATS["sm_80"][1], 1]

@@ -15,13 +15,16 @@ them).
 
 The two compiling tests belong to the GPU resource gate's stage (marker ``gpu_gate``, run by
 scripts/gpu-gate.sh with CLTS_GPU_GATE=1): about 300 compiles, minutes on two cores, that in
-the device runs' stage lengthened it on a machine whose cores those runs already fill. The
-parsers' unit test runs everywhere.
+the device runs' stage lengthened it on a machine whose cores those runs already fill. In that
+stage the forced versions' sources are the ones the resource gate compiled just before for the
+same targets: ``offline.compile_all`` compiles each (source, target, options) once per process,
+so only the tuner candidates are compiled here. The parsers' unit test runs everywhere.
 """
 from __future__ import annotations
 
 import logging
 import os
+import time
 
 import pytest
 
@@ -60,9 +63,11 @@ def compiled():
     logging.getLogger("clts.profiles").setLevel(logging.ERROR)
     # with the seeds they always had (the same sampled candidates); the Intel GPUs, the others,
     # realistic shapes and IGC are the GPU resource gate's (tests/test_gpu_resources.py)
+    t0 = time.perf_counter()
     cols = [offline.collect(emulation.emulate(name, pocl[0]), sample=1, seed=seed, auto=False)
             for seed, name in ((0, "a100"), (3, "mi100"))]
     col = offline.merge(cols)
+    offline.PHASES["offline_compile collect"] = time.perf_counter() - t0
     return col, offline.compile_all(col, skip=("pvc", "dg2", "tgllp"))
 
 

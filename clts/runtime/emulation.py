@@ -51,7 +51,7 @@ def check_launch(device, kernel, local_size, args) -> None:
 
 
 #: (program handle, kernel name) -> the kernel's own local memory (a kernel of its program)
-_static: dict = {}
+_static: dict = {}          # -> (the program, kept alive: its handle stays its own; bytes)
 
 
 def static_local_mem(device, kernel) -> int:
@@ -61,13 +61,17 @@ def static_local_mem(device, kernel) -> int:
     program and name, once."""
     import pyopencl as cl
     try:
-        key = (kernel.get_info(cl.kernel_info.PROGRAM).int_ptr, kernel.function_name)
+        prog = kernel.get_info(cl.kernel_info.PROGRAM)
+        key = (prog.int_ptr, kernel.function_name)
         got = _static.get(key)
         if got is None:
-            fresh = cl.Kernel(kernel.get_info(cl.kernel_info.PROGRAM), kernel.function_name)
-            got = _static[key] = int(fresh.get_work_group_info(
-                cl.kernel_work_group_info.LOCAL_MEM_SIZE, device.cl_device))
-        return got
+            fresh = cl.Kernel(prog, kernel.function_name)
+            # the program is kept with its figure: a released program's handle can be reused
+            # by a later one (the collector builds hundreds per process, GPU after GPU), whose
+            # kernel of the same name would otherwise get this one's figure
+            got = _static[key] = (prog, int(fresh.get_work_group_info(
+                cl.kernel_work_group_info.LOCAL_MEM_SIZE, device.cl_device)))
+        return got[1]
     except cl.Error:
         return 0
 

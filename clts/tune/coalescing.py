@@ -484,7 +484,9 @@ def trace_gpu(name: str, scale: float = 0.25, calls=None) -> list[Coalescing]:
 
 
 def measure(names, scale: float = 0.25, jobs: int = 1) -> list[Coalescing]:
-    """``trace_gpu`` under each emulated GPU ``names``, ``jobs`` at once (processes)."""
+    """``trace_gpu`` under each emulated GPU ``names``, ``jobs`` at once (processes). (The
+    gate, ``offline.run``, traces in its collector's own ``auto`` runs instead:
+    ``offline.collect(trace=True)``, the same figures without running the workloads twice.)"""
     from .. import options
     calls = options.get("gpu_gate_calls")
     if jobs <= 1 or len(names) == 1:

@@ -22,12 +22,15 @@ under the GPU's limits comes from the emulated runs, speed only from the device 
 from __future__ import annotations
 
 import argparse
+import copy
+import hashlib
 import itertools
 import logging
 import os
 import random
 import sys
 import tempfile
+import time
 import warnings
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -68,6 +71,7 @@ class Collected:
     auto_launches: dict = field(default_factory=dict)  # (source, kernel) -> {GPU}: auto's own
     refused: list = field(default_factory=list)     # (label, message): plans refused pre-build
     failed: list = field(default_factory=list)      # (label, message): anything else
+    coalescing: list = field(default_factory=list)  # coalescing.Coalescing of auto's launches
 
 
 def _run_jobs(jobs, out, DeviceError):
@@ -81,12 +85,14 @@ def _run_jobs(jobs, out, DeviceError):
 
 
 def collect(dev, *, sample: int = 4, seed: int = 0, auto: bool = True,
-            scale: float = 1.0) -> Collected:
+            scale: float = 1.0, trace: bool = False) -> Collected:
     """Run every algorithm's workloads on ``dev`` (an emulated GPU): ``auto`` on realistic
     shapes (``workloads.auto_calls``; batch dimensions times ``scale``), every version forced
     with the profile's values on tiny inputs, in float64 (where the device has it) and float32,
     and up to ``sample`` candidates of every tuner entry; return the rendered source of every
-    program built, which were ``auto``'s, and every launch's work-group and local memory."""
+    program built, which were ``auto``'s, and every launch's work-group and local memory.
+    ``trace``: the coalescing tracer (``coalescing.Tracer``) watches ``auto``'s launches, as
+    ``coalescing.trace_gpu`` would on a fresh device, without running those workloads twice."""
     from ..errors import DeviceError
     from ..runtime.devices import Device
     from .registry import load_all
@@ -115,7 +121,14 @@ def collect(dev, *, sample: int = 4, seed: int = 0, auto: bool = True,
         warnings.simplefilter("ignore")
         for phase, jobs in (("auto", real), ("defaults", defaults), ("candidates", candidates)):
             dev.launch_log = logs[phase] = []
+            tracer = None
+            if trace and phase == "auto":
+                from .coalescing import Tracer
+                tracer = dev.state.launch_hook = Tracer(dev, gpu)
             _run_jobs(jobs, out, DeviceError)
+            if tracer is not None:
+                dev.state.launch_hook = None
+                out.coalescing = list(tracer.seen.values())
             built = {prg.source for prg in list(dev.state.programs.values())}
             if phase == "auto":
                 out.auto = {s: {gpu} for s in built}
@@ -155,27 +168,80 @@ def merge(collections) -> Collected:
         for key, gs in c.auto_launches.items():
             out.auto_launches.setdefault(key, set()).update(gs)
         out.refused += c.refused
+        out.coalescing += c.coalescing
         out.defaults |= c.defaults
         out.failed += c.failed
     return out
 
 
-def compile_all(collected: Collected, jobs: int = 2, skip=()) -> list:
+#: this process's compiles, by (source digest, target, back-end options, tools): the gate's two
+#: test modules compile the A100's and the MI100's forced versions alike, and GPUs that render
+#: the same source for one target share its compile. In memory only, never on disk: a run from
+#: empty caches still compiles every source once.
+_COMPILED: dict = {}
+#: per target: [compiles run, seconds they took, compiles served from _COMPILED] (the gate's
+#: stage prints them: where its time goes)
+STATS: dict = {}
+#: seconds of wall per phase of this process's gate runs (``run``): collect, compile, coalescing
+PHASES: dict = {}   # (the coalescing traces are part of the collect)
+
+
+def _compile_key(source, target, params):
+    extra = ()
+    if TARGETS[target][0] == "ocloc":
+        from ..runtime.programs import intel_gpu_options
+        extra = intel_gpu_options(params or {})
+    tools = (backends._clang_exe(), str(backends._libclc()), backends.ptxas(),
+             backends.ptxas_shim(), backends.ocloc(), options.get("compile_timeout"))
+    return (hashlib.sha256(source.encode()).hexdigest(), target, extra, tools)
+
+
+def compile_all(collected: Collected, jobs: int | None = None, skip=()) -> list:
     """Compile every collected source for the targets of the GPUs it was rendered for (a
     source sized for one GPU's local memory need not fit another's); CompileResults. Targets
-    whose back end is missing here (``ocloc``) are left out."""
+    whose back end is missing here (``ocloc``) are left out. A (source, target, options) this
+    process compiled before is not compiled again (``_COMPILED``); the others run ``jobs`` at
+    once (default: one per core), the slowest back ends first."""
     items = [(s, (tpl, params, limits[t]), t) for s, (tpl, params, limits)
              in collected.sources.items() for t in limits
              if backends.available(t) and t not in skip]
+    keys = [_compile_key(s, t, params) for s, (_, params, _), t in items]
+    todo = {}
+    for key, (source, (_, params, _), target) in zip(keys, items):
+        if key in _COMPILED or key in todo:
+            STATS.setdefault(target, [0, 0.0, 0])[2] += 1
+        else:
+            todo[key] = (source, target, params)
+    order = {"ocloc": 0, "ptxas": 1, "clang": 2}       # the slow back ends first: no long tail
+    work = sorted(todo.items(), key=lambda kv: order[TARGETS[kv[1][1]][0]])
     with tempfile.TemporaryDirectory(prefix="clts-offline-") as tmp:
-        def one(item):
-            source, (template, params, limit), target = item
-            ok, log, kernels = compile_source(source, target, Path(tmp), params)
-            return CompileResult(template, params, target, ok, log, kernels, local_mem=limit,
-                                 default=source in collected.defaults, source=source,
-                                 devices=tuple(sorted(collected.auto.get(source, ()))))
+        def one(kv):
+            key, (source, target, params) = kv
+            t0 = time.perf_counter()
+            return key, compile_source(source, target, Path(tmp), params), \
+                time.perf_counter() - t0
+        jobs = jobs or os.cpu_count() or 1
         with ThreadPoolExecutor(max(1, jobs)) as pool:
-            return list(pool.map(one, items))
+            for key, result, seconds in pool.map(one, work):
+                _COMPILED[key] = result
+                st = STATS.setdefault(key[1], [0, 0.0, 0])
+                st[0] += 1
+                st[1] += seconds
+    out = []
+    for key, (source, (template, params, limit), target) in zip(keys, items):
+        ok, log, kernels = _COMPILED[key]
+        out.append(CompileResult(template, params, target, ok, log, copy.deepcopy(kernels),
+                                 local_mem=limit, default=source in collected.defaults,
+                                 source=source,
+                                 devices=tuple(sorted(collected.auto.get(source, ())))))
+    return out
+
+
+def stats_line() -> str:
+    """This process's offline compiles per target: run (seconds), served from memory."""
+    return "; ".join([f"{p} {s:.0f} s" for p, s in PHASES.items()]
+                     + [f"{t}: {n} compiles {s:.0f} s, {h} repeats not compiled"
+                        for t, (n, s, h) in sorted(STATS.items())])
 
 
 def problems(results) -> list[str]:
@@ -248,20 +314,21 @@ def spills(results, defaults_only=False, target="gfx908") -> list[tuple]:
     return out
 
 
-def _collect_one(name, sample, seed, scale, auto, calls=None):
+def _collect_one(name, sample, seed, scale, auto, calls=None, trace=False):
     logging.getLogger("clts.profiles").setLevel(logging.ERROR)
     if calls:                   # a child process: the parent's --calls
         options.set_options(gpu_gate_calls=calls)
     from ..runtime import emulation
-    col = collect(emulation.emulate(name), sample=sample, seed=seed, scale=scale, auto=auto)
+    col = collect(emulation.emulate(name), sample=sample, seed=seed, scale=scale, auto=auto,
+                  trace=trace)
     col.device = None
     return col
 
 
-def collect_all(names, *, sample=1, scale=1.0, jobs=1, auto=True) -> list:
+def collect_all(names, *, sample=1, scale=1.0, jobs=1, auto=True, trace=False) -> list:
     """``collect`` under each emulated GPU ``names``, ``jobs`` of them at once (processes)."""
     calls = options.get("gpu_gate_calls")
-    args = [(n, sample, i, scale, auto, calls) for i, n in enumerate(names)]
+    args = [(n, sample, i, scale, auto, calls, trace) for i, n in enumerate(names)]
     if jobs <= 1 or len(names) == 1:
         return [_collect_one(*a) for a in args]
     import multiprocessing as mp
@@ -285,14 +352,19 @@ def run(names=None, *, sample=1, scale=1.0, jobs=None, coalescing=True) -> Run:
     from . import gate
     names = names or emulation.names()
     jobs = jobs or os.cpu_count() or 1
-    col = merge(collect_all(names, sample=sample, scale=scale, jobs=jobs))
+    t0 = time.perf_counter()
+    # the coalescing traces ride on the collector's auto runs (one run of those workloads)
+    col = merge(collect_all(names, sample=sample, scale=scale, jobs=jobs, trace=coalescing))
+    t1 = time.perf_counter()
     # SPIR is a portable front-end check only: IGC compiles the Intel GPUs' sources for real
     res = compile_all(col, jobs=jobs, skip=("spir64",) if backends.available("pvc") else ())
+    t2 = time.perf_counter()
+    PHASES["gate collect"], PHASES["gate compile"] = t1 - t0, t2 - t1
     table = gate.rows(res, col)
     coal, sizes = [], {}
     if coalescing:
         from . import coalescing as co
-        coal = co.measure(names, scale=scale, jobs=jobs)
+        coal = col.coalescing
         sizes = co.apply(coal, table)
     return Run(col, res, table, gate.violations(table, itemsize=sizes), coal, sizes)
 

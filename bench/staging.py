@@ -185,6 +185,7 @@ def residual(dev, mb, rounds, thread_counts):
     it just copied out (``then``, while the piece is in cache)."""
     import pyopencl.array as cla
 
+    import clts
     from clts.runtime import staging
     n = (mb << 20) // 4
     rng = np.random.default_rng(2)
@@ -198,7 +199,7 @@ def residual(dev, mb, rounds, thread_counts):
         R[a:b] -= T[a:b]
 
     def run(t, landing, dma=False):
-        with clts_options(copy_threads=t), staging.PinnedRing(dev, threads=t) as ring:
+        with clts.set_options(copy_threads=t), staging.PinnedRing(dev, threads=t) as ring:
             with _NoDMA() if not dma else contextlib.nullcontext():
                 ring.read(q, ds.data, S)
                 ring.read(q, dt.data, T, then=resid if landing else None)
@@ -221,11 +222,6 @@ def residual(dev, mb, rounds, thread_counts):
     print("|---|---|---|---|")
     for (w, t), v in best.items():
         print(f"| {w} | {t} | {v * 1e3:.1f} | {2 * (mb << 20) / v / 1e9:.1f} |")
-
-
-def clts_options(**kw):
-    import clts
-    return clts.set_options(**kw)
 
 
 def _no_dma(run):

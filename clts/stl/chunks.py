@@ -69,20 +69,23 @@ def finish_host(y_host, s_h, t_h, w_h, failed, robust, weights=None, r_h=None):
             h[failed] = np.nan
 
 
+def residual(y, s, t, r) -> None:
+    """``r = y - s - t`` (views of one range of the four arrays), with no temporary."""
+    np.subtract(y, s, out=r)
+    r -= t
+
+
 def residual_as_trend_lands(y2, S, T, R, a):
     """``then`` of the trend's download (``ChunkIO.out``) of the chunk from row ``a``: the
-    residual ``y - seasonal - trend`` of the elements just in, by the copy thread that brought
-    them (the seasonal is in: it comes back first), instead of a pass over the whole batch
-    after the loop. None where an array is not C-contiguous (that pass then)."""
-    if not all(X.flags.c_contiguous for X in (y2, S, T, R)):
-        return None
+    :func:`residual` of the elements just in, by the copy thread that brought them (the
+    seasonal is in: it comes back first), instead of a pass over the whole batch after the
+    loop. The four arrays C-contiguous (flat views)."""
     yf, sf, tf, rf = (X.reshape(-1) for X in (y2, S, T, R))
     base = a * y2.shape[1]
 
     def then(e0, e1):
         lo, hi = base + e0, base + e1
-        np.subtract(yf[lo:hi], sf[lo:hi], out=rf[lo:hi])
-        rf[lo:hi] -= tf[lo:hi]
+        residual(yf[lo:hi], sf[lo:hi], tf[lo:hi], rf[lo:hi])
     return then
 
 
@@ -105,9 +108,10 @@ def run_host(dev, runner, p, periodic, y2, *, dests, progress, wanted=COMPONENTS
                   else host_empty(dev, y2.shape, y2.dtype) for k in COMPONENTS)
     failed = np.zeros(B, bool)
     robust_w = p["outer_iter"] > 0
-    # the residual as the trend comes in (not where the seasonal changes after the loop)
+    # the residual as the trend comes in (not where the seasonal changes after the loop, nor
+    # into strided arrays: a pass after the loop there)
     landing = (R is not None and not periodic
-               and residual_as_trend_lands(y2, S, T, R, 0) is not None)
+               and all(X.flags.c_contiguous for X in (y2, S, T, R)))
 
     def run(max_items):
         chunks = chunk_sizes(B, [per_series], dev, max_items=max_items,
@@ -122,10 +126,10 @@ def run_host(dev, runner, p, periodic, y2, *, dests, progress, wanted=COMPONENTS
             if W is not None and not robust_w:    # on the copy threads during the kernels
                 weights[slot] = weights_started(y2[a:b], W[a:b])
             # a component not returned stays on the device (the kernels need it)
-            then = {"t": residual_as_trend_lands(y2, S, T, R, a) if landing else None}
-            outs = tuple(io.out(slot, key, H[a:b], then.get(key)) if H is not None
+            hook = residual_as_trend_lands(y2, S, T, R, a) if landing else None
+            outs = tuple(io.out(slot, key, H[a:b], then) if H is not None
                          else io.temp(slot, key, (b - a, N), y2.dtype)
-                         for key, H in (("s", S), ("t", T)))
+                         for key, H, then in (("s", S, None), ("t", T, hook)))
             outs += ((io.out(slot, "w", W[a:b]) if W is not None else None)
                      if robust_w else None,)
             device_wait(dev, wait_for)
@@ -155,10 +159,8 @@ def run_host(dev, runner, p, periodic, y2, *, dests, progress, wanted=COMPONENTS
     if periodic and S is not None:
         periodic_mean(S, p["period"])
     if R is not None and not landing:
-        def resid(a, b):
-            np.subtract(y2[a:b], S[a:b], out=R[a:b])
-            R[a:b] -= T[a:b]
-        in_parts(B, resid, R.nbytes)       # on the copy threads where it is large
+        # on the copy threads where it is large
+        in_parts(B, lambda a, b: residual(y2[a:b], S[a:b], T[a:b], R[a:b]), R.nbytes)
     return dict(zip(COMPONENTS, (S, T, W, R))), failed
 
 

@@ -117,6 +117,20 @@ def test_copy_template_runs_and_is_cached(device, dtype, width):
     assert len(t.events) == 1 and t.kernel_seconds >= 0
 
 
+def test_device_build_options_reach_the_driver(device):
+    """A Device object's ``state.build_options`` (the offline collector's -cl-opt-disable) go
+    to every build on that object, and to no other Device of the same hardware."""
+    import pyopencl as cl
+    fresh = devmod.Device(device.info)
+    fresh.state.build_options = ("-cl-opt-disable",)
+    prg = fresh.program("runtime/copy.cl.mako", real="float", width=1)
+    used = prg.cl_program.get_build_info(fresh.cl_device, cl.program_build_info.OPTIONS)
+    assert "-cl-opt-disable" in used
+    plain = devmod.Device(device.info).program("runtime/copy.cl.mako", real="float", width=1)
+    assert "-cl-opt-disable" not in plain.cl_program.get_build_info(
+        device.cl_device, cl.program_build_info.OPTIONS)
+
+
 def test_fp64_on_device_without_it_raises(device, monkeypatch):
     monkeypatch.setattr(type(device.info), "fp64", property(lambda self: False))
     with pytest.raises(clts.DeviceError, match="cl_khr_fp64"):

@@ -399,6 +399,8 @@ class DeviceState:
         self.copy_queue = None          # the second queue of the chunk loop, once made
         self.launch_hook = None         # emulated devices: called at every launch (the
         # coalescing tracer of clts.tune.coalescing)
+        self.build_options: tuple = ()  # added to every build on this Device object (the
+        # offline collector's "-cl-opt-disable": it keeps sources, not binaries)
 
     def _dev(self) -> "Device":
         dev = self._device()

@@ -333,13 +333,13 @@ def _build(device, template, params, options) -> Program:
     if timer is not None:
         timer.daemon = True
         timer.start()
+    used = options + driver_options(device, params) + tuple(device.state.build_options)
     t0 = time.perf_counter()
     try:
         _quiet_compiler_output()
         _building.depth = getattr(_building, "depth", 0) + 1
         try:
-            built = cl.Program(device.context, source).build(
-                options=list(options) + list(driver_options(device, params)))
+            built = cl.Program(device.context, source).build(options=list(used))
         finally:
             _building.depth -= 1
     except cl.RuntimeError as exc:
@@ -347,7 +347,7 @@ def _build(device, template, params, options) -> Program:
         shown = ", ".join(f"{k}={v!r}" for k, v in sorted(params.items()))
         raise KernelBuildError(
             f"building {template} for {device} failed\nparameters: {shown}\n"
-            f"options: {' '.join(options + driver_options(device, params)) or '(none)'}\n"
+            f"options: {' '.join(used) or '(none)'}\n"
             f"--- driver log ---\n{driver_log.strip()}\n"
             f"--- rendered source ---\n{_source_excerpt(source, driver_log)}",
             template=template, params=params, log=driver_log, source=source) from None

@@ -379,7 +379,9 @@ class Tracer:
             text, sites = instrument(source)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                p = (cl.Program(self.device.context, text).build(options=["-w"]), sites)
+                # with the device's own extra options (the collector's -cl-opt-disable)
+                p = (cl.Program(self.device.context, text).build(
+                    options=["-w", *self.device.state.build_options]), sites)
             self._programs[source] = p
         return p
 

@@ -103,7 +103,7 @@ def collect(dev, *, sample: int = 4, seed: int = 0, auto: bool = True,
     # (and seen) here; pocl builds them unoptimised: what is kept is the rendered source, the
     # launches and the traced addresses, none of which the optimiser changes (the same for
     # both builds, A100 collect), and LLVM's optimiser is most of pocl's cold build (A100
-    # collect, cold caches, 2 cores: 573 CPU seconds optimised, 246 unoptimised)
+    # collect, cold caches, 2 cores: 573 CPU seconds optimised, 254 unoptimised)
     dev.state.build_options = ("-cl-opt-disable",)
     out = Collected(dev)
     x = workloads.tiny_inputs()

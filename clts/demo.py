@@ -92,9 +92,13 @@ def run_demo(device=None, quick=False, out_dir="clts-demo") -> int:
     import matplotlib
     matplotlib.use("Agg")
     from .options import set_options
-    logging.getLogger("clts").setLevel(logging.ERROR)     # profile notes are not the demo
-    with set_options(progress=False):
-        return _run(device, quick, out_dir)
+    log = logging.getLogger("clts")
+    level, log.level = log.level, logging.ERROR      # profile notes are not the demo
+    try:
+        with set_options(progress=False):
+            return _run(device, quick, out_dir)
+    finally:
+        log.setLevel(level)      # the caller's logging as it was (a test process goes on)
 
 
 def _run(device, quick, out_dir) -> int:

@@ -1,4 +1,6 @@
 """The ``clts`` command's device listing and profile printout."""
+import logging
+
 import numpy as np
 import pytest
 
@@ -79,6 +81,7 @@ def test_clts_bad_device_is_a_clean_error(capsys):
 def test_clts_demo_quick_prints_steps_and_writes_figures(capsys, tmp_path):
     pytest.importorskip("matplotlib")
     pytest.importorskip("pandas")
+    level_before = logging.getLogger("clts").level
     assert cli.main(["demo", "--quick", "--out-dir", str(tmp_path)]) == 0
     captured = capsys.readouterr()
     lines = captured.out.splitlines()
@@ -88,6 +91,9 @@ def test_clts_demo_quick_prints_steps_and_writes_figures(capsys, tmp_path):
         line = next(x for x in lines if name in x)
         assert line.rstrip().endswith(png) and " s -> " in line
         assert (tmp_path / png).read_bytes()[:4] == b"\x89PNG"
+    # the demo quiets clts's notes while it runs, and gives the process its logging back (the
+    # tests that run after it in this process read clts's warnings)
+    assert logging.getLogger("clts").level == level_before
     assert len(lines) == 5                       # nothing else on stdout
     assert "warning" not in captured.err.lower()
 

@@ -311,6 +311,7 @@ def test_confint_r_fixture(device):
 
 
 # ------------------------------------------------------------------ Intel GPU sub-group
+@pytest.mark.gpu_layout
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_required_subgroup_gives_the_same_bits(device, dtype):
     """``subgroup=16`` (the Data Center GPU Max profile's: IGC compiles the RSS triangle at SIMD16
@@ -434,6 +435,7 @@ SCAN_CASES = ((1, 37, 0.1, 8), (2, 5, 12, 10), (3, 70, None, 5))
 SCAN_N = 96
 
 
+@pytest.mark.gpu_layout
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_split_rss_gives_the_same_bits(device, dtype):
     """``split=1`` (NVIDIA / AMD profiles: bp_rss over K work-items per pixel and start, a
@@ -459,6 +461,7 @@ def test_split_rss_gives_the_same_bits(device, dtype):
 
 
 # ------------------------------------------------------------------ GPU scan of the backtrack
+@pytest.mark.gpu_layout
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_scan_backtrack_gives_the_same_bits(device, dtype):
     """``scan=1`` (GPU profiles: bp_dp's backtrack reads whole rows of its tables, the m-break

@@ -51,6 +51,7 @@ ROWS_CASES = [(v, h, d, 3, 64, "time") for v in ("multi", "fused") for h in ("al
     ("multi", "all", np.float32, 2, 5, "time"), ("multi", "ROC", np.float64, 2, 5, "time")]
 
 
+@pytest.mark.gpu_layout
 @pytest.mark.parametrize("version,history,dtype,k,wg,scratch", ROWS_CASES)
 def test_bfast_rows_bit_identical(device, version, history, dtype, k, wg, scratch):
     """K work-items per pixel (rows) against one (pixel): same bits in several chunks, for
@@ -110,6 +111,7 @@ def test_bfast_plan_rows_on_gpus(name, device):
         make_plan(device, Problem(80, 8), matrix="columns")
 
 
+@pytest.mark.gpu_layout
 @pytest.mark.parametrize("lanes,history,dtype", [
     (1, "all", np.float64), (1, "ROC", np.float32), (4, "all", np.float32),
     (4, "ROC", np.float64)])

@@ -136,6 +136,7 @@ def _check_k(res, r, D, k, side="rows", pre=""):
         assert len(np.unique(v)) == len(v)
 
 
+@pytest.mark.gpu_layout
 @pytest.mark.parametrize("base", [dict(lanes=1, groups=4, tile=8, segment=32, wg=4,
                                        topk_store="local", interleave=1),
                                   dict(lanes=4, groups=2, tile=16, segment=40,
@@ -166,6 +167,7 @@ def test_top_k_cooperative_folds_are_bit_identical(device, base):
             clts.matrix_profile(T, 12, k=3, device=device, fold=bad)
 
 
+@pytest.mark.gpu_layout
 @pytest.mark.parametrize("k", [1, 3])
 def test_gpu_occupancy_tiles_are_bit_identical(device, k):
     """The local-memory tiles the occupancy model gives the GPU profiles (clts.mp.plan.fit_tile:

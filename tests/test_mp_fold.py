@@ -29,6 +29,7 @@ def _same(r0, r1, what):
             assert np.array_equal(np.asarray(x), np.asarray(y), equal_nan=True), (a, what)
 
 
+@pytest.mark.gpu_layout
 @pytest.mark.parametrize("k,precision", [(2, "double"), (4, "single")])
 def test_top_k_folds_bit_identical(device, k, precision):
     """fold > 0 forced (one work-item, 8 and 64 a group; interleaved and contiguous partial

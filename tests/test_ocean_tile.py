@@ -1,7 +1,7 @@
 """clts.ocean.tke with ``tile=1`` (``ocean.tke.tile``, the GPU profiles' choice): the time-level
 arrays staged through a local-memory tile per work-group give the untiled results bit for bit,
-on every device, both precisions, grids that are no multiple of the work-group, other time
-levels; the Plan applies the profile's tile only where it can; a tiny Oclgrind case. The same
+on one CPU driver (``gpu_layout``: no CPU profile tiles) and on GPUs, both precisions, grids
+that are no multiple of the work-group, other time levels; the Plan applies the profile's tile only where it can; a tiny Oclgrind case. The same
 for the Superbee kernel of the stored advection, ``superbee={"tile": 1}``
 (``ocean.superbee.fused.tile``: level tau of the [x, y, z, T] velocities staged)."""
 from __future__ import annotations
@@ -48,6 +48,7 @@ TILE_CASES = [((9, 11, 7), 64, np.float64), ((13, 6, 5), 16, np.float64),
               ((7, 8, 3), 24, np.float64), ((7, 8, 3), 24, np.float32)]
 
 
+@pytest.mark.gpu_layout
 @pytest.mark.parametrize("advection", ["inline", "stored"])
 @pytest.mark.parametrize("shape,wg,dtype", TILE_CASES)
 def test_tile_is_bit_identical(device, dtype, advection, shape, wg):
@@ -146,6 +147,7 @@ def _sb(wg, tile, lanes=1):
     return {"version": "fused", "lanes": lanes, "wg": wg, "tile": tile}
 
 
+@pytest.mark.gpu_layout
 @pytest.mark.parametrize("shape,wg,dtype", [((9, 11, 7), 64, np.float64),
                                             ((7, 8, 3), 24, np.float64),
                                             ((7, 8, 3), 24, np.float32)])

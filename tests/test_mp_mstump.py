@@ -116,6 +116,7 @@ def test_layouts_threads_chunks(device, monkeypatch):
         assert all(np.array_equal(a, b) for a, b in zip(got[i], want[i % 3]))
 
 
+@pytest.mark.gpu_layout
 @pytest.mark.parametrize("params", [{}, {"lanes": 1, "groups": 1, "segment": 40},
                                     {"lanes": 4, "groups": 2, "segment": 50, "wg": 4}],
                          ids=["profile", "lanes1", "lanes4"])
@@ -140,6 +141,7 @@ def test_interleaved_partials_are_bit_identical(device, monkeypatch, params):
         clts.mstump(T, 12, device=device, interleave=2)
 
 
+@pytest.mark.gpu_layout
 @pytest.mark.parametrize("params", [{}, {"lanes": 1, "groups": 1, "segment": 40},
                                     {"lanes": 4, "groups": 2, "segment": 50, "wg": 4}],
                          ids=["profile", "lanes1", "lanes4"])

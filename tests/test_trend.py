@@ -188,6 +188,7 @@ TREND_FIELDS = ("s", "var_s", "z", "p", "tau", "slope", "intercept", "slope_low"
                 "status")
 
 
+@pytest.mark.gpu_layout
 @pytest.mark.parametrize("variant", ["original", "seasonal"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_required_subgroup_gives_the_same_bits(device, variant, dtype):
@@ -229,6 +230,7 @@ def test_plan_subgroup_per_device(device):
         assert plan.subgroup == (16 if name == "intel-max-1550" else 0), name
 
 
+@pytest.mark.gpu_layout
 @pytest.mark.parametrize("variant", ["original", "hamed_rao", "yue_wang", "seasonal"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_interleaved_layout_gives_the_same_bits(device, variant, dtype):

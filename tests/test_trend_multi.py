@@ -176,6 +176,7 @@ def test_bad_input(device):
             clts.trend_test(yd, variant="correlated_seasonal", period=16, device=device)
 
 
+@pytest.mark.gpu_layout
 @pytest.mark.parametrize("variant", list(SERIES_ANCHOR) + list(MULTI_ANCHOR))
 def test_interleaved_layout_gives_the_same_bits(device, variant):
     """The GPU profiles' layout (``interleave=1``: time-major chunks) through every pair-kernel

@@ -93,7 +93,9 @@ def run_demo(device=None, quick=False, out_dir="clts-demo") -> int:
     matplotlib.use("Agg")
     from .options import set_options
     log = logging.getLogger("clts")
-    level, log.level = log.level, logging.ERROR      # profile notes are not the demo
+    level = log.level
+    log.setLevel(logging.ERROR)      # profile notes are not the demo (setLevel: it clears
+    # logging's per-logger cache of enabled levels, which a plain assignment would leave stale)
     try:
         with set_options(progress=False):
             return _run(device, quick, out_dir)

@@ -1,9 +1,10 @@
 """clts.ocean.tke with ``tile=1`` (``ocean.tke.tile``, the GPU profiles' choice): the time-level
 arrays staged through a local-memory tile per work-group give the untiled results bit for bit,
 on one CPU driver (``gpu_layout``: no CPU profile tiles) and on GPUs, both precisions, grids
-that are no multiple of the work-group, other time levels; the Plan applies the profile's tile only where it can; a tiny Oclgrind case. The same
-for the Superbee kernel of the stored advection, ``superbee={"tile": 1}``
-(``ocean.superbee.fused.tile``: level tau of the [x, y, z, T] velocities staged)."""
+that are no multiple of the work-group, other time levels; the Plan applies the profile's tile
+only where it can; a tiny Oclgrind case. The same for the Superbee kernel of the stored
+advection, ``superbee={"tile": 1}`` (``ocean.superbee.fused.tile``: level tau of the
+[x, y, z, T] velocities staged)."""
 from __future__ import annotations
 
 import logging

@@ -324,7 +324,8 @@ def tune_device(dev, entries, settings, args) -> int:
         print(f"clts-tune: {dev} is a simulator; its timings mean nothing", file=sys.stderr)
         return 2
     plog = logging.getLogger("clts.profiles")      # no "run clts-tune" hint from clts-tune
-    level, plog.level = plog.level, logging.ERROR
+    level = plog.level
+    plog.setLevel(logging.ERROR)     # setLevel, not assignment: it clears logging's level cache
     try:
         dev.profile
     finally:

@@ -75,14 +75,14 @@ def test_unmeasured_sizes_keep_the_single_threshold(h100, auto_keys):
 
 
 def test_cached_plan_follows_the_profile(h100, auto_keys):
-    p = Problem(15, 20_000, "natural", np.dtype(np.float64), False)
+    p = (15, 20_000, "natural", np.dtype(np.float64), False)
     auto_keys.update(pcr_max_batch=0, pcr_max_batch_n16=-1, pcr_max_batch_n128=-1)
-    first = cached_plan(h100, p, version="auto")
-    assert first.method != "pcr" and cached_plan(h100, p, version="auto") is first
+    first = cached_plan(h100, *p, version="auto")
+    assert first.method != "pcr" and cached_plan(h100, *p, version="auto") is first
     auto_keys.update(pcr_max_batch_n16=30_000)             # a tuner's value, in memory
-    assert cached_plan(h100, p, version="auto").method == "pcr"
+    assert cached_plan(h100, *p, version="auto").method == "pcr"
     auto_keys.update(pcr_max_batch_n16=-1)
-    assert cached_plan(h100, p, version="auto") == first
+    assert cached_plan(h100, *p, version="auto") == first
 
 
 def test_solves_on_the_chosen_versions(h100, auto_keys):

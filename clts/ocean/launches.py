@@ -74,11 +74,10 @@ def _solver_plan(dev, nz, ncol, dtype, solver: dict):
     """The tridiagonal plan ``clts.solve_tridiagonal(..., start=, **solver)`` makes for ``ncol``
     columns of ``nz`` levels in the natural layout (made once per shape: ``cached_plan``)."""
     from ..tridiag.run import cached_plan
-    from ..tridiag.plan import Problem
     for old, new in (("method", "version"), ("prefetch", "prefetch_items")):
         if old in solver:
             solver[new] = solver.pop(old)
-    return cached_plan(dev, Problem(nz, ncol, "natural", dtype, True), **solver)
+    return cached_plan(dev, nz, ncol, "natural", dtype, True, **solver)
 
 
 def _cached_tke_plan(dev, problem, overrides):

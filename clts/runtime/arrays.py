@@ -70,13 +70,22 @@ def c_array(a: np.ndarray) -> np.ndarray:
 
 
 # ------------------------------------------------------------------ device-resident arrays
+#: ``pyopencl.array.Array`` once imported (``()``: pyopencl does not import)
+_DEVICE_ARRAY = None
+
+
 def is_device_array(x) -> bool:
-    """Whether ``x`` is a ``pyopencl.array.Array`` (data already on a device)."""
-    try:
-        import pyopencl.array as cla
-    except ImportError:  # pragma: no cover
-        return False
-    return isinstance(x, cla.Array)
+    """Whether ``x`` is a ``pyopencl.array.Array`` (data already on a device). The class is
+    looked up once: a device-array call asks this of each argument (~0.1 µs, against ~0.8
+    with the import statement each time)."""
+    global _DEVICE_ARRAY
+    if _DEVICE_ARRAY is None:
+        try:
+            import pyopencl.array as cla
+            _DEVICE_ARRAY = cla.Array
+        except ImportError:  # pragma: no cover
+            _DEVICE_ARRAY = ()
+    return isinstance(x, _DEVICE_ARRAY)
 
 
 def device_input(x, name: str, device, *, dtypes=FLOATS, ndim=None):

@@ -558,6 +558,8 @@ class Device:
             raise DeviceError(f"device {self} lacks {capability}")
 
     def require_dtype(self, dtype) -> None:
+        if self.fp64:                   # every dtype runs (the check of every call: ~0.1 µs)
+            return
         import numpy as np
         if np.dtype(dtype) == np.float64:
             self.require("cl_khr_fp64 (double precision); use float32 data", self.fp64)

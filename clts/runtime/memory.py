@@ -247,13 +247,14 @@ def scratch(device, shape, dtype, *, pool_name: str = "scratch"):
     (Oclgrind) temporaries are plain buffers kept alive until ``release_scratch``: its
     uninitialised-value tracking misreads a new buffer that reuses a released one's id.
     """
-    q, ctx = device.queue, device.context
-    if device.info.simulator:
+    q, ctx, info = device.queue, device.context, device.info
+    if info.simulator:
         return keep_on_simulator(device, empty_device(q, ctx, shape, dtype))
     pool = device.state.pool(pool_name)
     _, dt, _, size = array_geometry(shape, dtype)
     nbytes = size * dt.itemsize
-    if nbytes and pool.alloc_size(pool.bin_number(nbytes)) > device.max_alloc:
+    if (16 * nbytes > 15 * info.max_alloc
+            and pool.alloc_size(pool.bin_number(nbytes)) > info.max_alloc):
         # the pool rounds sizes up to its bins (up to 6 % more): a buffer near the max
         # allocation gets its exact size outside the pool, or the driver would refuse it
         return empty_device(q, ctx, shape, dtype)

@@ -7,6 +7,7 @@ buffers that only their kernels see need the buffer and its shape and dtype, not
 """
 from __future__ import annotations
 
+from .memory import array_geometry, scratch
 
 
 class Temp:
@@ -23,7 +24,6 @@ def temp(device, shape, dtype):
     """An internal temporary of ``shape`` and ``dtype`` from ``device``'s scratch pool (as
     ``clts.runtime.memory.scratch``, whose array it falls back to on a simulator, for an empty
     buffer and near the device's largest allocation)."""
-    from .memory import array_geometry, scratch
     shape, dtype, _, size = array_geometry(shape, dtype)
     nbytes = size * dtype.itemsize
     if not nbytes or device.info.simulator:

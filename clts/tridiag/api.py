@@ -12,12 +12,11 @@ from ..runtime import chunk_sizes, get_device
 from ..runtime.faults import with_smaller_chunks
 from ..runtime.arrays import is_device_array
 from ..runtime.outputs import overlaps
-from ..runtime.launch import pyopencl_kernels
 from ..runtime.memory import host_empty, keep_on_simulator, release_scratch, scratch
 from ..runtime.pipeline import (ChunkIO, aligned_multiple, device_marker, device_wait,
                                 run_pipelined)
 from ..vocabulary import renamed
-from .plan import Plan, Problem
+from .plan import Plan
 from .programs import flat_chunked, unrolled_transposed
 from .run import cached_plan, new_counter, run_plan
 
@@ -119,7 +118,13 @@ class TridiagonalResult:
                 f"zero_pivots={self.zero_pivots})")
 
 
+_F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
+
+
 def _result_dtype(arrs):
+    dt = arrs[0].dtype
+    if (dt == _F32 or dt == _F64) and all(v.dtype == dt for v in arrs):
+        return _F32 if dt == _F32 else _F64       # one float type (a model's arrays): ~1 µs
     dt = np.result_type(*[v.dtype for v in arrs])
     if dt.kind == "c":
         raise TypeError("solve_tridiagonal takes real float32/float64 coefficients, not complex")
@@ -208,8 +213,6 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, version: str = "auto", star
     >>> bool(np.allclose(xt.T, x))
     True
     """
-    import pyopencl.array as cla
-
     method = version
     dev = get_device(device)
     arrs = [a, b, c, d]
@@ -281,6 +284,7 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, version: str = "auto", star
                                  f"without axis {axis}), got {sa.shape}")
             st = np.clip(sa.astype(np.int64), -1, n).astype(np.int32).reshape(-1)
             if device_input:   # non-blocking upload; the host copy is kept with the result
+                import pyopencl.array as cla
                 st_host = st
                 st = keep_on_simulator(dev, cla.to_device(dev.queue, st_host, async_=True))
                 st.host_copy = st_host
@@ -305,7 +309,7 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, version: str = "auto", star
                                  "place) or an array of its own")
 
     if plan is None:
-        plan = cached_plan(dev, Problem(n, nsys, layout, dtype, st is not None), version=method,
+        plan = cached_plan(dev, n, nsys, layout, dtype, st is not None, version=method,
                            **plan_overrides)
     elif not isinstance(plan, Plan):
         raise TypeError(f"plan must be a clts.tridiag.plan.Plan, got {type(plan).__name__}")
@@ -321,15 +325,13 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, version: str = "auto", star
     counter = new_counter(dev)
 
     if nsys == 0 or n == 0:
+        import pyopencl.array as cla
         x = out if out is not None else (cla.empty(dev.queue, shape, dtype) if device_input
                                          else np.empty(shape, dtype))
         return TridiagonalResult(x, plan, counter)
 
-    if device_input:
+    if device_input:                        # (their dtypes are checked above: all dtype)
         a2, b2, c2, d2 = arrs
-        if any(v.dtype != dtype for v in arrs):
-            with pyopencl_kernels():        # pyopencl's shared astype kernel
-                a2, b2, c2, d2 = [v if v.dtype == dtype else v.astype(dtype) for v in arrs]
         if a2.offset or b2.offset or c2.offset or d2.offset:
             a2, b2, c2, d2 = [v.copy() if v.offset else v for v in (a2, b2, c2, d2)]
         x = out if (out is not None and not out.offset) else scratch(dev, shape, dtype)

@@ -20,19 +20,24 @@ from .programs import (copy_tile, flat_chunked, flat_spec, pcr_spec, plan_specs,
 PLAN_CACHE_SIZE = 256
 
 
-def cached_plan(dev, problem: Problem, **overrides) -> Plan:
-    """``make_plan(dev, problem, **overrides)``, made once per device, problem, keywords and
-    state of the profile's ``tridiag`` section (a tuner or a test may change it in memory):
-    a repeated call (a model's time loop) skips the profile reads and checks. Internal
+def cached_plan(dev, n: int, nsys: int, layout: str, dtype, has_start: bool,
+                **overrides) -> Plan:
+    """``make_plan(dev, Problem(n, nsys, layout, dtype, has_start), **overrides)``, made once
+    per device, problem, keywords and state of the profile's ``tridiag`` section (a tuner or
+    a test may change it in memory): a repeated call (a model's time loop) skips the profile
+    reads and checks, and the Problem is made only for a Plan not cached yet. Internal
     interface (ocean)."""
     try:
-        key = (problem.n, problem.nsys, problem.layout, np.dtype(problem.dtype).str,
-               problem.has_start, tuple(sorted(overrides.items())) if overrides else ())
+        dt = dtype if type(dtype) is np.dtype else np.dtype(dtype)
+        key = (n, nsys, layout, dt, has_start,
+               tuple(sorted(overrides.items())) if overrides else ())
         hash(key)
     except TypeError:                 # an unhashable keyword value: make_plan names it
-        return make_plan(dev, problem, **overrides)
-    return cached_under_profile(dev, "tridiag.plans", key, "tridiag",
-                                lambda: make_plan(dev, problem, **overrides), PLAN_CACHE_SIZE)
+        return make_plan(dev, Problem(n, nsys, layout, dtype, has_start), **overrides)
+    return cached_under_profile(
+        dev, "tridiag.plans", key, "tridiag",
+        lambda: make_plan(dev, Problem(n, nsys, layout, dtype, has_start), **overrides),
+        PLAN_CACHE_SIZE)
 
 
 def _transposed(plan: Plan) -> bool:
@@ -62,17 +67,22 @@ def run_plan(dev, plan: Plan, a, b, c, d, x, start, counter, temps=None):
     work is done (the OpenCL spec defers a release, Oclgrind does not)."""
     n, nsys = plan.n, plan.nsys
     dummy_start = start if start is not None else _dummy_int(dev)
-    transposed = _cached(dev, plan, "prebuilt")
-    if transposed is None:
+    ready = _cached(dev, plan, "ready")
+    if ready is None:
         specs = plan_specs(dev, plan)
         if not built(dev, *specs[0]):
             prebuild(dev, specs)        # a first call: its programs built at once
-        transposed = _cached(dev, plan, "prebuilt", lambda: _transposed(plan))
+        ready = _cached(dev, plan, "ready", lambda: _ready(dev, plan))
+    if type(ready) is tuple:            # the Thomas kernel alone, on x: one launch
+        kern, gsize, wg, n32, nsys32 = ready
+        launch(dev, kern, gsize, wg, a.data, b.data, c.data, d.data, x.data, x.data,
+               dummy_start.data, counter.data, n32, nsys32)
+        return []
     if plan.method in ("thomas", "thomas-unrolled", "thomas-coalesced"):
         # every temporary before the first launch: no allocation between the kernels
         tmp, work = temps if temps is not None else plan_temps(dev, plan, x.dtype)
         work = x if work is None else work
-        if not transposed:
+        if not ready:
             _run_thomas(dev, plan, plan.layout, a, b, c, d, x, work, dummy_start, counter)
             return [work] if work is not x else []
         # GPUs: the systems of natural-layout data are n words apart, so a warp's reads of
@@ -94,6 +104,20 @@ def run_plan(dev, plan: Plan, a, b, c, d, x, start, counter, temps=None):
         return _run_flat(dev, plan, a, b, c, d, x, dummy_start, counter)
     else:  # pragma: no cover - make_plan validates
         raise ValueError(plan.method)
+
+
+def _ready(dev, plan):
+    """What :func:`run_plan` needs to know of ``plan`` once its programs are built: whether its
+    Thomas kernel reads transposed copies (True / False), or, for a Thomas version whose
+    kernel alone solves in x (no transposes, no c'/d' scratch), that kernel's launch
+    (kernel, (global size,), (work-group,), n, systems): a repeated call makes one look-up
+    and the enqueue."""
+    transposed = _transposed(plan)
+    if (plan.method in ("thomas", "thomas-unrolled", "thomas-coalesced") and not transposed
+            and _thomas_work_size(plan) is None):
+        kern, gsize, wg, n32, nsys32 = _thomas_launch(dev, plan, plan.layout)
+        return kern, (gsize,), (wg,), n32, nsys32
+    return transposed
 
 
 def _cached(dev, plan, what, make=None):

@@ -8,6 +8,7 @@ for the device runs in slabs of x rows with halos, bit-identical to a whole run 
 """
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 from contextlib import contextmanager
@@ -22,6 +23,7 @@ from ..runtime.arrays import c_array, float_array, float_dtype_of, is_device_arr
 from ..runtime.launch import pyopencl_kernels
 from ..runtime.memory import keep_on_simulator, pooled_empty, scratch, upload_scratch
 from ..runtime.staging import download
+from ..tridiag.api import replace_nsys, scratch_factor
 from .inputs import NAMES
 from .launches import _cached_tke_plan, _solver_plan, run_superbee, run_tke
 from .plan import Problem, SuperbeePlan, TkePlan, make_superbee_plan
@@ -77,7 +79,6 @@ class _Staging:
 
     def floats(self, x, name, shape):
         """``x`` (numpy or device) as a C-contiguous device array of the call's dtype."""
-        import pyopencl as cl
         if is_device_array(x):
             if (x.dtype == self.dtype and not x.offset and x.shape == shape
                     and x.context == self.dev.context and x.flags.c_contiguous):
@@ -94,6 +95,7 @@ class _Staging:
                     x = x.copy()
                 self.keep.append(x)
             return x
+        import pyopencl as cl
         return self._wrap(_host_floats(x, name, shape, self.dtype), cl.mem_flags.READ_ONLY)
 
     def ints(self, x, name, shape):
@@ -367,6 +369,19 @@ def _check_cells(ncells):
 
 # -- TKE ---------------------------------------------------------------------------------------
 
+@functools.lru_cache(maxsize=64)
+def _tke_shapes(shape4) -> dict:
+    """Each TKE input's shape for a grid of ``shape4`` (nx, ny, nz, T): made once per grid (a
+    model's time loop repeats it; read, never changed)."""
+    nx, ny, nz, _ = shape4
+    want = {n: shape4 for n in ("u", "v", "w", "tke", "dtke")}
+    want.update({n: (nx, ny, nz) for n in ("maskU", "maskV", "maskW", "kappaM", "mxl", "forc")})
+    want.update({"dxt": (nx,), "dxu": (nx,), "dyt": (ny,), "dyu": (ny,), "cost": (ny,),
+                 "cosu": (ny,), "dzt": (nz,), "dzw": (nz,), "forc_tke_surface": (nx, ny),
+                 "kbot": (nx, ny)})
+    return want
+
+
 def tke(u, v, w, maskU, maskV, maskW, dxt, dxu, dyt, dyu, dzt, dzw, cost, cosu, kbot, kappaM,
         mxl, forc, forc_tke_surface, tke, dtke, *, tau: int = 0, taup1: int = 1,
         taum1: int = 2, dt_tracer: float = CONSTANTS["dt_tracer"],
@@ -417,8 +432,6 @@ def tke(u, v, w, maskU, maskV, maskW, dxt, dxu, dyt, dyu, dzt, dzw, cost, cosu, 
     ...     for a, b in zip((tke, dtke, corr), reference.tke(*x.values())))
     True
     """
-    from ..tridiag.api import replace_nsys, scratch_factor
-
     args = dict(zip(NAMES, (u, v, w, maskU, maskV, maskW, dxt, dxu, dyt, dyu, dzt, dzw, cost,
                             cosu, kbot, kappaM, mxl, forc, forc_tke_surface, tke, dtke)))
     dev = get_device(device)
@@ -429,7 +442,8 @@ def tke(u, v, w, maskU, maskV, maskW, dxt, dxu, dyt, dyu, dzt, dzw, cost, cosu, 
                          f"got {(nx, ny, nz)}")
     levels = {}
     for name, lev in (("tau", tau), ("taup1", taup1), ("taum1", taum1)):
-        if isinstance(lev, bool) or not isinstance(lev, numbers.Integral):
+        if type(lev) is not int and (isinstance(lev, bool)
+                                     or not isinstance(lev, numbers.Integral)):
             raise TypeError(f"{name} must be an int, not {type(lev).__name__}")
         if not 0 <= lev < T:
             raise ValueError(f"{name} = {lev} is not a time level of arrays with {T} levels")
@@ -450,11 +464,7 @@ def tke(u, v, w, maskU, maskV, maskW, dxt, dxu, dyt, dyu, dzt, dzw, cost, cosu, 
     else:
         plan.validate(dev, dtype.itemsize, T)
 
-    want = {n: shape4 for n in ("u", "v", "w", "tke", "dtke")}
-    want.update({n: (nx, ny, nz) for n in ("maskU", "maskV", "maskW", "kappaM", "mxl", "forc")})
-    want.update({"dxt": (nx,), "dxu": (nx,), "dyt": (ny,), "dyu": (ny,), "cost": (ny,),
-                 "cosu": (ny,), "dzt": (nz,), "dzw": (nz,), "forc_tke_surface": (nx, ny),
-                 "kbot": (nx, ny)})
+    want = _tke_shapes(shape4)
     dims = (nx, ny, nz, T)
     if out is not None and (on_device or any(is_device_array(x) for x in args.values())):
         raise TypeError("tke: out= takes numpy arrays for a numpy call; device results are "

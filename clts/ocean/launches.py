@@ -10,7 +10,8 @@ from ..runtime import launch, round_up
 from ..runtime.launch import fixed_local
 from ..runtime.plans import cached_under_profile
 from ..runtime.programs import build_program, built, prebuild
-from ..runtime.temps import temp
+from ..runtime.temps import temp, temps
+from ..tridiag.run import cached_plan, plan_temps, run_plan, shared_counter
 from .plan import make_tke_plan
 
 
@@ -32,21 +33,25 @@ def run_superbee(dev, plan, dtype, arrs, outs, shape, dt, vel_stride=1, vel_offs
     """Launch the Superbee kernel of ``plan`` on device arrays (q, u, v, w, maskW, dxt, dyt,
     dzw, cost, cosu) writing (fe, fn, ft); velocities read as ``vel[cell * vel_stride +
     vel_offset]``; ``prg``: its program, when the caller has it at hand."""
-    nx, ny, nz = shape
-    real = "double" if dtype == np.float64 else "float"
-    tiled = plan.version == "tiled"
     if prg is None:
-        prg = build_program(dev, *_superbee_spec(plan, real, nz, vel_stride, vel_offset))
-    if tiled:
+        real = "double" if dtype == np.float64 else "float"
+        prg = build_program(dev, *_superbee_spec(plan, real, shape[2], vel_stride, vel_offset))
+    kern, g, l, dims = _superbee_launch(dev, plan, prg, shape)
+    launch(dev, kern, g, l, *[a.data for a in arrs], dtype.type(dt), *[o.data for o in outs],
+           *dims)
+
+
+def _superbee_launch(dev, plan, prg, shape):
+    """(kernel, global size, local size, grid arguments) of ``plan``'s Superbee launch on a
+    grid of ``shape`` (nx, ny, nz) from its program ``prg``."""
+    nx, ny, nz = shape
+    if plan.version == "tiled":
         g = tuple(round_up(s, t) for s, t in zip((nz, ny, nx), (plan.tile_z, plan.tile_y,
                                                                   plan.tile_x)))
-        l = (plan.tile_z, plan.tile_y, plan.tile_x)
-        kern = prg.kernel("superbee_tiled")
-    else:
-        g, l = _cell_range(dev, nx * ny * nz, plan.lanes, plan.wg)
-        kern = prg.kernel("superbee_fused")
-    launch(dev, kern, g, l, *[a.data for a in arrs], dtype.type(dt), *[o.data for o in outs],
-           *_dims(nx, ny, nz))
+        return prg.kernel("superbee_tiled"), g, (plan.tile_z, plan.tile_y, plan.tile_x), \
+            _dims(nx, ny, nz)
+    g, l = _cell_range(dev, nx * ny * nz, plan.lanes, plan.wg)
+    return prg.kernel("superbee_fused"), g, l, _dims(nx, ny, nz)
 
 
 def _cell_range(dev, ncells, lanes, wg):
@@ -73,7 +78,6 @@ def _dims(nx, ny, nz):
 def _solver_plan(dev, nz, ncol, dtype, solver: dict):
     """The tridiagonal plan ``clts.solve_tridiagonal(..., start=, **solver)`` makes for ``ncol``
     columns of ``nz`` levels in the natural layout (made once per shape: ``cached_plan``)."""
-    from ..tridiag.run import cached_plan
     for old, new in (("method", "version"), ("prefetch", "prefetch_items")):
         if old in solver:
             solver[new] = solver.pop(old)
@@ -108,7 +112,6 @@ def run_tke(dev, plan, dtype, d, outs, dims, levels, cst, solver):
     solves with the tridiagonal Plan ``solver`` (of nx * ny columns); returns the temporaries
     to keep alive until the queue has run them. Every temporary is allocated before the first
     launch (no host work between the kernels but their enqueues)."""
-    from ..tridiag.run import plan_temps, run_plan, shared_counter
     nx, ny, nz, T = dims
     real = "double" if dtype == np.float64 else "float"
     rt = dtype.type
@@ -116,40 +119,45 @@ def run_tke(dev, plan, dtype, d, outs, dims, levels, cst, solver):
     cache = dev.state.constant("ocean.tke_programs", dict)
     hit = cache.get(key)
     if hit is not None and hit[0] is plan and hit[1] is solver:
-        prg, sb_prg, g, l, dims_args = hit[2]
+        systems, step, sb, g, l, dims_args = hit[2]
     else:
         prg, sb_prg = _tke_programs(dev, plan, solver, real, T, levels, nz)
+        systems, step = prg.kernel("tke_systems"), prg.kernel("tke_step")
+        sb = (_superbee_launch(dev, plan.superbee, sb_prg, (nx, ny, nz))
+              if plan.advection == "stored" else None)
         g, l = _cell_range(dev, nx * ny * nz, plan.lanes, plan.wg)
         dims_args = _dims(nx, ny, nz)
         if len(cache) >= 256:
             cache.clear()
         # both Plans kept alive: their ids are not reused
-        cache[key] = (plan, solver, (prg, sb_prg, g, l, dims_args))
+        cache[key] = (plan, solver, (systems, step, sb, g, l, dims_args))
     ncol, shape = nx * ny, (nx, ny, nz)
     # one system per column in the grid's own layout (ghost columns start at -1: zeros)
-    a, b, c, rhs, x = (temp(dev, (ncol, nz), dtype) for _ in range(5))
-    start = temp(dev, (ncol,), np.int32)
-    q3 = temp(dev, shape, dtype)                    # tke[..., tau], contiguous
-    solver_temps = plan_temps(dev, solver, dtype)
+    # and q3 = tke[..., tau], contiguous; the stored advection's three fluxes
     stored = plan.advection == "stored"
-    fluxes = [temp(dev, shape, dtype) for _ in range(3)] if stored else [x] * 3
+    a, b, c, rhs, x, q3, *fluxes = temps(dev, [(ncol, nz)] * 5 + [shape] * (4 if stored else 1),
+                                         dtype)
+    start = temp(dev, (ncol,), np.int32)
+    solver_temps = plan_temps(dev, solver, dtype)
+    fluxes = fluxes or [x] * 3
     counter = shared_counter(dev)      # never read: TKE's systems are diagonally dominant
     dt = cst["dt_mom"]
-    launch(dev, prg.kernel("tke_systems"), g, l, d["kbot"].data, d["kappaM"].data,
+    launch(dev, systems, g, l, d["kbot"].data, d["kappaM"].data,
            d["mxl"].data, d["forc"].data, d["forc_tke_surface"].data, d["tke"].data,
            d["dzt"].data, d["dzw"].data, rt(dt), rt(cst["alpha_tke"]), rt(dt * cst["c_eps"]),
            a.data, b.data, c.data, rhs.data, start.data, q3.data, *dims_args)
     keep = [a, b, c, rhs, x, start, q3, counter] + fluxes
     keep += run_plan(dev, solver, a, b, c, rhs, x, start, counter, temps=solver_temps)
-    if stored:
-        run_superbee(dev, plan.superbee, dtype,
-                     [q3] + [d[n] for n in ("u", "v", "w", "maskW", "dxt", "dyt", "dzw", "cost",
-                                            "cosu")], fluxes, shape, cst["dt_tracer"],
-                     vel_stride=T, vel_offset=levels["tau"], prg=sb_prg)
+    if stored:                           # run_superbee's launch, its geometry cached above
+        sb_kern, sb_g, sb_l, sb_dims = sb
+        launch(dev, sb_kern, sb_g, sb_l, q3.data,
+               *[d[n].data for n in ("u", "v", "w", "maskW", "dxt", "dyt", "dzw", "cost",
+                                     "cosu")], rt(cst["dt_tracer"]),
+               *[f.data for f in fluxes], *sb_dims)
     # (fluxes: x three times where the inline version reads none)
     tke_out, dtke_out, corr = outs
     eps = cst["AB_eps"]
-    launch(dev, prg.kernel("tke_step"), g, l,
+    launch(dev, step, g, l,
            *[d[n].data for n in ("tke", "dtke", "u", "v", "w", "maskU", "maskV", "maskW", "dxt",
                                  "dxu", "dyt", "dyu", "dzw", "cost", "cosu", "kbot")],
            x.data, q3.data, *[f.data for f in fluxes], rt(dt), rt(cst["dt_tracer"]),

@@ -10,7 +10,7 @@ from ..runtime import launch, round_up
 from ..runtime.memory import upload_scratch
 from ..runtime.plans import cached_under_profile
 from ..runtime.programs import build_program, built, prebuild
-from ..runtime.temps import temp
+from ..runtime.temps import temp, temps
 from .plan import Plan, Problem, make_plan
 from .programs import (copy_tile, flat_chunked, flat_spec, pcr_spec, plan_specs, thomas_spec,
                        transpose_spec, unrolled_transposed)
@@ -55,7 +55,7 @@ def plan_temps(dev, plan: Plan, dtype):
     n, nsys = plan.n, plan.nsys
     transposed, work = _cached(dev, plan, "temps", lambda: (_transposed(plan),
                                                              _thomas_work_size(plan)))
-    tmp = [temp(dev, (n, nsys), dtype) for _ in range(5)] if transposed else []
+    tmp = temps(dev, [(n, nsys)] * 5, dtype) if transposed else []
     return tmp, (None if work is None else temp(dev, work, dtype))
 
 
@@ -211,15 +211,21 @@ def _run_thomas(dev, plan, layout, a, b, c, d, x, work, start, counter):
 
 def _transpose(dev, plan, srcs, dsts, rows, cols, tile, ty):
     """``dsts[i]`` = ``srcs[i]`` ([rows, cols]) transposed; four pairs in one launch."""
-    prg = _program(dev, plan, ("transpose", tile, ty), lambda: transpose_spec(plan, tile, ty))
     four = len(srcs) == 4
+    kern, g, l, dims = _cached(dev, plan, ("transpose", four, rows, cols, tile, ty),
+                               lambda: _transpose_launch(dev, plan, four, rows, cols, tile, ty))
+    launch(dev, kern, g, l, *[v.data for v in srcs], *[v.data for v in dsts], *dims)
+
+
+def _transpose_launch(dev, plan, four, rows, cols, tile, ty):
+    """(kernel, global size, local size, (rows, cols)) of a transpose launch of ``plan``."""
+    prg = _program(dev, plan, ("transpose", tile, ty), lambda: transpose_spec(plan, tile, ty))
     kern = prg.kernel("transpose4" if four else "transpose")
-    args = [v.data for v in srcs] + [v.data for v in dsts] + [np.int32(rows), np.int32(cols)]
+    dims = (np.int32(rows), np.int32(cols))
     if tile == 0:
-        launch(dev, kern, (rows, cols, 4) if four else (rows, cols), None, *args)
-        return
+        return kern, (rows, cols, 4) if four else (rows, cols), None, dims
     g = (round_up(cols, tile), -(-rows // tile) * ty)
-    launch(dev, kern, g + (4,) if four else g, (tile, ty, 1) if four else (tile, ty), *args)
+    return kern, g + (4,) if four else g, (tile, ty, 1) if four else (tile, ty), dims
 
 
 def _run_flat(dev, plan, a, b, c, d, x, start, counter):

@@ -44,8 +44,7 @@ def test_allocation_failure_retries_with_smaller_chunks(device, name, monkeypatc
     real_check = faults.check
     monkeypatch.setattr(faults, "check", lambda kind, items=0: chunks.append(
         faults.current_chunk()))
-    with faults.inject("enqueue", times=0):     # (launches consult check while one is planned)
-        _cases(device)[name]()      # the launches of a call like the next (a first call has more)
+    _cases(device)[name]()          # the launches of a call like the next (a first call has more)
     monkeypatch.setattr(faults, "check", real_check)
     # the first failure in the chunks, from the second chunk's first launch on (the launches
     # before the chunks, e.g. the matrix profile's preparation on the device, have no smaller
@@ -76,8 +75,7 @@ def test_failed_enqueue_names_the_chunk(device, name, monkeypatch):
     calls = []
     real_check = faults.check
     monkeypatch.setattr(faults, "check", lambda kind, items=0: calls.append(kind))
-    with faults.inject("enqueue", times=0):     # (launches consult check while one is planned)
-        _cases(device)[name]()                      # count the launches of a clean run
+    _cases(device)[name]()                          # count the launches of a clean run
     monkeypatch.setattr(faults, "check", real_check)
     with faults.inject("enqueue", after=calls.count("enqueue") // 2):
         with pytest.raises(DeviceError, match=r"chunk \d+ of \d+ \(items \d+ to \d+ of \d+\)"

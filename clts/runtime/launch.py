@@ -283,8 +283,7 @@ def launch(device, kernel, global_size, local_size, *args, wait_for=None, queue=
         return None
     if device.info.emulates:
         _emulated(device, kernel, global_size, local_size, args)
-    if faults._planned:                 # a test's planned fault (nothing planned: no count)
-        faults.check("enqueue", _count(global_size))
+    faults.check("enqueue", _count(global_size))
     with _enqueue_lock:
         _set_args(kernel, args)
         ev = _enqueue(queue or device.queue, kernel, global_size, local_size, None, wait_for)

@@ -248,13 +248,13 @@ def test_record_and_read_back(tmp_path, monkeypatch):
     (path,) = gate.record(rows, tmp_path)
     assert path.name == "gfx908.yaml"
     monkeypatch.setattr(occ, "resources_dir", lambda: tmp_path)
-    occ._records.cache_clear()
+    occ.clear_records()
     try:
         assert occ.recorded("gfx908", "t.cl.mako", "k", {"TILE": 16}).regs == 40
         assert occ.recorded("gfx908", "t.cl.mako", "k", {"TILE": 32}).regs == 96
         assert occ.recorded("gfx908", "t.cl.mako", "cand") is None
     finally:
-        occ._records.cache_clear()
+        occ.clear_records()
 
 
 def test_shipped_resource_figures_load():

@@ -143,7 +143,7 @@ def test_recorded_figures_match_by_parameters(tmp_path, monkeypatch):
         "  - {template: t.cl.mako, kernel: k, params: {LOCAL: 1, TILE: 32}, regs: 40}\n"
         "  - {template: t.cl.mako, kernel: k, params: {LOCAL: 0, TILE: 32}, regs: 90, spill: 8}\n")
     monkeypatch.setattr(occ, "resources_dir", lambda: tmp_path)
-    occ._records.cache_clear()
+    occ.clear_records()
     try:
         assert occ.recorded("gfx908", "t.cl.mako", "k", {"LOCAL": 0}).regs == 90
         assert occ.recorded("gfx908", "t.cl.mako", "k", {"LOCAL": 1, "TILE": 32}).regs == 40
@@ -154,4 +154,4 @@ def test_recorded_figures_match_by_parameters(tmp_path, monkeypatch):
         assert o.resident == 24
         assert occ.kernel_occupancy("gfx908", "t.cl.mako", "nope", {}, work_group=64) is None
     finally:
-        occ._records.cache_clear()
+        occ.clear_records()

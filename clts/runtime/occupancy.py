@@ -318,12 +318,37 @@ _RECORD_KEYS = set(KernelRecord.__dataclass_fields__)
 def recorded(target: str, template: str, kernel: str, params: dict | None = None):
     """The recorded figures of ``kernel`` in ``template`` for ``target`` whose parameters best
     match ``params`` (most equal values, then the highest register count: a conservative pick);
-    None when nothing is recorded."""
-    params = params or {}
-    best_r, best_key = None, None
+    None when nothing is recorded. Memoised (Plans ask it on every call, some many times)."""
+    items = tuple(sorted((params or {}).items()))
+    try:
+        return _recorded(target, template, kernel, items)
+    except TypeError:                       # an unhashable parameter value
+        return _best(_by_kernel(target).get((template, kernel), ()), dict(items))
+
+
+@lru_cache(maxsize=None)
+def _by_kernel(target: str) -> dict:
+    """``_records(target)`` grouped by (template, kernel)."""
+    out: dict = {}
     for r in _records(target):
-        if r.template != template or r.kernel != kernel:
-            continue
+        out.setdefault((r.template, r.kernel), []).append(r)
+    return out
+
+
+@lru_cache(maxsize=4096)
+def _recorded(target, template, kernel, items):
+    return _best(_by_kernel(target).get((template, kernel), ()), dict(items))
+
+
+def clear_records() -> None:
+    """Forget the loaded figures (a test that points ``resources_dir`` elsewhere)."""
+    for f in (_records, _by_kernel, _recorded):
+        f.cache_clear()
+
+
+def _best(records, params: dict):
+    best_r, best_key = None, None
+    for r in records:
         same = sum(1 for k, v in r.params.items() if params.get(k) == v)
         differ = sum(1 for k, v in r.params.items() if k in params and params[k] != v)
         key = (same - differ, r.regs)

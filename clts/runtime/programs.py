@@ -218,6 +218,12 @@ def build_program(device, template: str, params: dict, options=()) -> Program:
     """Render and build ``template`` for ``device``; cached per (device, template, parameters,
     options), looked up before anything is rendered. Safe to call from several threads: a
     program is built once, the other callers wait for it."""
+    fast = _fast_key(template, params, options)
+    if fast is not None:
+        prg = device.state.program_index.get(fast)
+        if prg is not None:
+            stats["hits"] += 1
+            return prg
     params = _normal(params)
     if params["real"] == "double" and not device.fp64:
         raise DeviceError(f"device {device} lacks cl_khr_fp64 (double precision), needed by "
@@ -228,15 +234,28 @@ def build_program(device, template: str, params: dict, options=()) -> Program:
     prg = cache.get(key)
     if prg is not None:
         stats["hits"] += 1
-        return prg
-    with device.state.build_lock(key):
-        prg = cache.get(key)
-        if prg is None:
-            prg = _build(device, template, params, options)
-            cache[key] = prg
-        else:
-            stats["hits"] += 1
+    else:
+        with device.state.build_lock(key):
+            prg = cache.get(key)
+            if prg is None:
+                prg = _build(device, template, params, options)
+                cache[key] = prg
+            else:
+                stats["hits"] += 1
+    if fast is not None:
+        device.state.program_index[fast] = prg
     return prg
+
+
+def _fast_key(template, params, options):
+    """The key of :attr:`DeviceState.program_index`: the parameters as given (None where one
+    is unhashable)."""
+    try:
+        key = (template, tuple(sorted(params.items())), tuple(options))
+        hash(key)
+    except TypeError:
+        return None
+    return key
 
 
 def build_threads(device) -> int:
@@ -262,6 +281,9 @@ def _key(template, params, options=()):
 def built(device, template: str, params: dict, options=()) -> bool:
     """Whether this program is already built on ``device`` in this process (a caller skips
     listing its programs for :func:`prebuild` on every call after the first)."""
+    fast = _fast_key(template, params, options)
+    if fast is not None and fast in device.state.program_index:
+        return True
     return _key(template, params, options) in device.state.programs
 
 

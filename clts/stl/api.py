@@ -16,9 +16,8 @@ from .chunks import validated as _validated
 from .params import QUAD_DET_TOL, check_arguments, outputs_of, periodic_mean  # noqa: F401
 from .params import periodic_window
 # (check_arguments: public here, for callers that check before they start)
-from .plan import Problem, make_plan
 from .result import STLResult, slope_per_step  # noqa: F401 (public here)
-from .runner import Runner as _Runner
+from .runner import Runner as _Runner, planned  # noqa: F401 (_Runner: tests)
 
 
 @renamed(loess_version="version", loess_params="**plan_overrides")
@@ -225,12 +224,7 @@ def decompose(y2, period, settings: dict, dev, *, version="auto", dests=None, pr
     elif complete is None:
         complete = bool(np.isfinite(y2).all())
     dev.require_dtype(y2.dtype)
-    plan = make_plan(dev, Problem(p, B, N, y2.dtype.itemsize, complete), version=version,
-                     **(plan_overrides or {}))
-    runner = _Runner(dev, y2.dtype, N, p, {"seasonal": plan.seasonal, "trend": plan.trend,
-                                           "low_pass": plan.low_pass},
-                     complete=complete, interp_ipw=plan.interp_per_item, steps=plan.steps,
-                     fused=plan.fused)
+    plan, runner = planned(dev, p, B, N, y2.dtype, complete, version, plan_overrides)
     diag = dict(params=dict(p, periodic=periodic),
                 loess_versions={k: "fused" if plan.fused else getattr(plan, k).version
                                 for k in ("seasonal", "trend", "low_pass")},

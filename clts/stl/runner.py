@@ -11,8 +11,39 @@ from ..runtime.pipeline import device_marker
 from ..runtime.programs import build_program, prebuild
 from . import fused
 from .params import QUAD_DET_TOL
-from .plan import LoessChoice, fit_table
+from .plan import LoessChoice, Problem, fit_table, make_plan
 from .steps import Steps
+
+
+#: most (Plan, Runner) pairs kept per device by :func:`planned` (then the cache starts again)
+PLAN_CACHE_SIZE = 256
+
+
+def planned(dev, p: dict, B: int, N: int, dtype, complete: bool, version="auto",
+            overrides=None):
+    """The Plan and the Runner of an STL call (checked parameters ``p``, ``B`` series of ``N``
+    values), made once per device, problem, keywords and state of the profile's ``stl``
+    section: a repeated call skips the profile reads, the Plan's choices and the Runner's
+    tables. Runners keep no per-call state (each :meth:`Runner.run` makes its own)."""
+    overrides = overrides or {}
+    dt = np.dtype(dtype)
+
+    def make():
+        plan = make_plan(dev, Problem(p, B, N, dt.itemsize, complete), version=version,
+                         **overrides)
+        runner = Runner(dev, dt, N, p, {"seasonal": plan.seasonal, "trend": plan.trend,
+                                        "low_pass": plan.low_pass},
+                        complete=complete, interp_ipw=plan.interp_per_item, steps=plan.steps,
+                        fused=plan.fused)
+        return plan, runner
+    try:
+        key = (B, N, dt, bool(complete), version, tuple(sorted(p.items())),
+               tuple(sorted(overrides.items())))
+        hash(key)
+    except TypeError:                   # an unhashable value: made for this call
+        return make()
+    from ..runtime.plans import cached_under_profile
+    return cached_under_profile(dev, "stl.plans", key, "stl", make, PLAN_CACHE_SIZE)
 
 
 class Runner:
@@ -31,6 +62,7 @@ class Runner:
         self.K = -(-N // P)
         self.versions = versions
         self._prebuilt = False
+        self._progs = {}          # (name, parameters) -> Program (``_prog``)
         try:
             key = ("stl-smoothers", N, tuple(sorted(p.items())))
             hash(key)
@@ -48,7 +80,16 @@ class Runner:
         return f"stl/{name}.cl.mako", dict(real=self.real, **kw)
 
     def _prog(self, name, **kw):
-        return build_program(self.dev, *self._spec(name, **kw))
+        # a Runner serves every call of its Plan (``planned``): its programs are looked up
+        # once (the program cache's key is a repr of the sorted parameters)
+        key = (name, tuple(sorted(kw.items())))
+        try:
+            prg = self._progs.get(key)
+        except TypeError:                   # an unhashable parameter value
+            return build_program(self.dev, *self._spec(name, **kw))
+        if prg is None:
+            prg = self._progs[key] = build_program(self.dev, *self._spec(name, **kw))
+        return prg
 
     def _kernel(self, prg, name):
         # Oclgrind's uninitialised-value checker loses track of arguments when a kernel object
@@ -58,8 +99,13 @@ class Runner:
             return cl.Kernel(prg.cl_program, name)
         return prg.kernel(name)
 
-    def _loess_prog(self, *args, **kwargs):
-        return build_program(self.dev, *self._loess_spec(*args, **kwargs))
+    def _loess_prog(self, version, deg, use_w, choice: LoessChoice, complete=False, otl=1):
+        key = ("loess", version, deg, use_w, choice, complete, otl)
+        prg = self._progs.get(key)
+        if prg is None:
+            prg = self._progs[key] = build_program(
+                self.dev, *self._loess_spec(version, deg, use_w, choice, complete, otl))
+        return prg
 
     def _loess_spec(self, version, deg, use_w, choice: LoessChoice, complete=False, otl=1):
         kw = dict(deg=deg, use_w=use_w, quad_tol=repr(QUAD_DET_TOL), out_lanes=otl,

@@ -306,14 +306,13 @@ def test_chunked_batch(device, monkeypatch):
 def test_mixed_versions(device, monkeypatch, mix):
     """Each smoother with its own version and lanes (as a tuned profile's auto may choose):
     the layouts between kernels (interleaved by each consumer's lanes) must still agree."""
-    import sys
+    from clts.stl import runner
     from clts.stl.plan import LoessChoice, Plan
-    api = sys.modules["clts.stl.api"]
 
     def plan(dev, problem, **overrides):
         c = [LoessChoice(v, wg=16, chunk=8, lanes=lanes, table=True) for v, lanes in mix]
         return Plan(problem=problem, seasonal=c[0], low_pass=c[1], trend=c[2], interp_per_item=0)
-    monkeypatch.setattr(api, "make_plan", plan)
+    monkeypatch.setattr(runner, "make_plan", plan)     # (the Plan cache's key names it)
     rng = np.random.default_rng(21)
     y = series(rng, 11, 90, 9, outliers=True)
     y[rng.random(y.shape) < 0.15] = np.nan

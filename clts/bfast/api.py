@@ -44,6 +44,7 @@ from ..runtime.arrays import device_input, is_device_array, native, values_of
 from ..runtime.faults import with_smaller_chunks
 from ..runtime.outputs import deliver, out_arrays, view_as
 from ..runtime.memory import reshaped
+from ..runtime.plans import plan_once
 from ..vocabulary import renamed
 from .common import STATUS
 from .common import (log_plus, rec_cusum_bound,
@@ -365,7 +366,8 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
     dev = get_device(device)
     dev.require_dtype(dtype)
     if plan is None:
-        plan = make_plan(dev, Problem(n, K), version=version, **plan_overrides)
+        plan = plan_once(dev, "bfast", make_plan, Problem(n, K), version=version,
+                         **plan_overrides)
     else:
         if not isinstance(plan, Plan):
             raise TypeError("plan must be a clts.bfast.Plan")

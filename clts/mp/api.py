@@ -19,6 +19,7 @@ from ..runtime.outputs import deliver, out_arrays
 from ..vocabulary import renamed
 from . import flags
 from ..runtime.programs import built, prebuild
+from ..runtime.plans import plan_once
 from .diagonal import _top1, diag_spec
 from .exact import exact_spec
 from .estimate import _model, _recording_runs, _self_pairs, record_run
@@ -222,7 +223,7 @@ def _compute_once(T_A, m, T_B, k, exclusion_zone, normalize, precision, devices,
             raise DeviceError(f"device {d} lacks cl_khr_fp64 (double precision), needed by "
                               f"precision={precision!r}; use precision='single' (the default "
                               "on such devices)")
-    p = make_plan(dev, Problem(m, precision), plan=plan, **overrides)
+    p = plan_once(dev, "mp", make_plan, Problem(m, precision), plan=plan, **overrides)
     ez = int(math.ceil(m / 4)) if exclusion_zone is None else int(exclusion_zone)
     t0 = time.perf_counter()
     job = Join(devs, p, T_A, None if self_join else T_B, m, ez, k, both, normalize,

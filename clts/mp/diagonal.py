@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import options
-from ..runtime.memory import fill, scratch
+from ..runtime.memory import empty_device, fill, reshaped, scratch
 from ..runtime import launch, progress, round_up
 from ..runtime.launch import fixed_local
 from .local_size import ITEM_LOCAL
@@ -471,7 +471,7 @@ def _top1(job):
         _better_all(dev, A, *right, rv, rj)
         out = _finish(dev, job, A, lA, right, left, ("P", "I", "right_P", "right_I", "left_P",
                                                        "left_I"))
-        out["P"], out["I"] = out["P"].reshape(lA, 1), out["I"].reshape(lA, 1)
+        out["P"], out["I"] = reshaped(out["P"], (lA, 1)), reshaped(out["I"], (lA, 1))
         return out, keep + [SA]
     SB = _special(dev, B)
     _, _, rv, rj = _scan(dev, p, "rows", SA, A, B, -1)
@@ -479,14 +479,14 @@ def _top1(job):
     _, _, rv, rj = _scan(dev, p, "cols", SB, B, A, -1)
     _better_all(dev, A, rd, ri, rv, rj)
     out = _finish(dev, job, A, lA, (rd, ri), None, ("P", "I"))
-    out["P"], out["I"] = out["P"].reshape(lA, 1), out["I"].reshape(lA, 1)
+    out["P"], out["I"] = reshaped(out["P"], (lA, 1)), reshaped(out["I"], (lA, 1))
     if both:
         _, _, rv, rj = _scan(dev, p, "rows", SB, B, A, -1)
         _better_at(dev, A, SB, rv, rj, cd, ci)
         _, _, rv, rj = _scan(dev, p, "cols", SA, A, B, -1)
         _better_all(dev, A, cd, ci, rv, rj)
         o2 = _finish(dev, job, A, lB, (cd, ci), None, ("P_B", "I_B"))
-        out.update(P_B=o2["P_B"].reshape(lB, 1), I_B=o2["I_B"].reshape(lB, 1))
+        out.update(P_B=reshaped(o2["P_B"], (lB, 1)), I_B=reshaped(o2["I_B"], (lB, 1)))
     return out, keep + [SA, SB]
 
 
@@ -520,12 +520,12 @@ def _better_all(dev, X, dv, di, v, i):
 def _finish(dev, job, X, n, first, second, names):
     """The result arrays ``names`` (P, I[, first's P, I, second's P, I]): P = the better of
     ``first`` and ``second`` (or ``first``), distances times the plain-Euclidean unit."""
-    import pyopencl.array as cla
     # results: fresh device arrays, never pool blocks a later call could reuse
-    P = cla.empty(dev.queue, n, X.er)
-    I = cla.empty(dev.queue, n, np.int64)
+    q, ctx = dev.queue, dev.context
+    P = empty_device(q, ctx, n, X.er)
+    I = empty_device(q, ctx, n, np.int64)
     two = second is not None
-    sides = [cla.empty(dev.queue, n, t) for t in (X.er, np.int64, X.er, np.int64)] if two \
+    sides = [empty_device(q, ctx, n, t) for t in (X.er, np.int64, X.er, np.int64)] if two \
         else [P, I] * 2
     v2, i2 = second if two else first
     launch(dev, X.prg.kernel("finish"), *fixed_local(dev, round_up(n, 64), ITEM_LOCAL),

@@ -41,7 +41,9 @@ def chunk_sizes(n_items: int, per_item_bytes, device, *, fixed_bytes: int = 0,
     ``fixed_bytes``: bytes that do not scale with the batch. ``multiple``: chunk sizes are a
     multiple of it (except the last). The ``max_chunk`` option (items) caps chunks.
     """
-    per = [int(b) for b in np.atleast_1d(per_item_bytes)]
+    # (a list or a number in plain Python: numpy's atleast_1d and its scalars cost ~10 µs)
+    per = ([int(b) for b in per_item_bytes] if isinstance(per_item_bytes, (list, tuple))
+           else [int(b) for b in np.atleast_1d(per_item_bytes)])
     if n_items <= 0:
         return []
     budget = int(device.global_mem * GLOBAL_FRACTION) - int(fixed_bytes)
@@ -118,7 +120,7 @@ def fill(device, arr, value):
         return arr
     big_on_nvidia = arr.nbytes >= 2**31 and device.vendor.lower().startswith("nvidia")
     # Oclgrind's uninitialised-value tracking sees a kernel's stores, not a fill command's
-    if arr.flags.forc and not big_on_nvidia and not device.info.simulator:
+    if contiguous(arr) and not big_on_nvidia and not device.info.simulator:
         arr.add_event(cl.enqueue_fill_buffer(arr.queue or device.queue, arr.base_data, pattern,
                                              arr.offset, arr.nbytes))
     else:
@@ -219,6 +221,17 @@ def empty_device(queue, context, shape, dtype, allocator=None):
         return cla.empty(queue, shp, dt, allocator=allocator)
     return cla.Array(None, shp, dt, allocator=allocator, strides=strides, _fast=True,
                      _size=size, _context=context, _queue=queue)
+
+
+def contiguous(a) -> bool:
+    """Whether the device array ``a`` is one block of memory (C- or Fortran-contiguous),
+    without pyopencl's ``flags``, which derives them through numpy on its first read of each
+    array (~10 µs; a call's fresh arrays are all first reads)."""
+    shp, strides = a.shape, a.strides
+    c = array_geometry(shp, a.dtype)[2]
+    if strides == c:
+        return True
+    return strides == tuple(reversed(array_geometry(tuple(reversed(shp)), a.dtype)[2]))
 
 
 def reshaped(a, shape):

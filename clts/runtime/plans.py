@@ -255,3 +255,16 @@ def cached_under_profile(dev, cache_name: str, key, section: str, make, size: in
     cache[key] = (value, copy.deepcopy(values))
     return value
 
+
+def plan_once(dev, section: str, make_plan, problem, **overrides):
+    """``make_plan(dev, problem, **overrides)`` made once per device, problem, keywords and
+    state of the profile's ``section`` (:func:`cached_under_profile`); a keyword value that
+    cannot be hashed makes the Plan for this call. Plans are frozen: one serves every call."""
+    try:
+        key = (make_plan, problem, tuple(sorted(overrides.items())))
+        hash(key)
+    except TypeError:
+        return make_plan(dev, problem, **overrides)
+    return cached_under_profile(dev, f"{section}.plans", key, section,
+                                lambda: make_plan(dev, problem, **overrides))
+

@@ -37,7 +37,7 @@ def planned(dev, p: dict, B: int, N: int, dtype, complete: bool, version="auto",
                         fused=plan.fused)
         return plan, runner
     try:
-        key = (B, N, dt, bool(complete), version, tuple(sorted(p.items())),
+        key = (make_plan, B, N, dt, bool(complete), version, tuple(sorted(p.items())),
                tuple(sorted(overrides.items())))
         hash(key)
     except TypeError:                   # an unhashable value: made for this call

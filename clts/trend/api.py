@@ -15,6 +15,7 @@ from ..runtime.arrays import float_array, is_device_array
 from ..runtime.faults import enter_chunk, with_smaller_chunks
 from ..runtime.memory import empty_device, reshaped, scratch
 from ..runtime.programs import build_program
+from ..runtime.plans import plan_once
 from ..runtime.resident import (Lazy, LazyDict, aligned_chunks, device_rows, device_series,
                                 result_to_numpy, rows_multiple)
 from ..timeaxis import check_fits
@@ -287,14 +288,15 @@ def trend_test(y, *, variant="original", period=None, alpha=0.05, lag=None, conf
     dev.require_dtype(y2.dtype)
     if variant in multi.VARIANTS and not on_dev:
         def core(y2, P, slopes=True):
-            plan = make_plan(dev, Problem(y2.shape[1], P), **plan_overrides)
+            plan = plan_once(dev, "trend", make_plan, Problem(y2.shape[1], P),
+                             **plan_overrides)
             stats, sen, factor = _run(dev, plan, y2, "original", alpha, None, conf_level,
                                       slopes)
             return _statistics(y2, stats, sen, factor, P, alpha), plan
         out, shape, plan = multi.run(dev, yv, variant, P, alpha, conf_level, core)
         multi_axis = variant in multi.MULTI_VARIANTS
     elif variant not in multi.VARIANTS:
-        plan = make_plan(dev, Problem(N, P), **plan_overrides)
+        plan = plan_once(dev, "trend", make_plan, Problem(N, P), **plan_overrides)
         multi_axis = False
     if on_dev:
         keep = []

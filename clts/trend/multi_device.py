@@ -26,6 +26,7 @@ from ..runtime import launch
 from ..runtime.arrays import device_input
 from ..runtime.launch import fixed_local
 from ..runtime.resident import device_rows
+from ..runtime.plans import plan_once
 from . import multi
 from .plan import Problem, make_plan
 from .reference import MIN_VALID, OK, TOO_FEW, normal_ppf
@@ -73,7 +74,8 @@ def run(dev, y2, variant, P, alpha, conf_level, C, plan_overrides, keep, run_dev
     i32, i64 = np.int32, np.int64
 
     def core(rows, period, slopes=True):
-        plan = make_plan(dev, Problem(rows.shape[1], period), **plan_overrides)
+        plan = plan_once(dev, "trend", make_plan, Problem(rows.shape[1], period),
+                         **plan_overrides)
         return run_device(dev, plan, rows, "original", alpha, None, conf_level, keep,
                            slopes), plan
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
+import threading
+from functools import lru_cache
 
 import numpy as np
 
@@ -89,8 +91,33 @@ def n_coef(k: int, trend: bool) -> int:
 
 
 def design_matrix(t, k: int, freq: float, trend: bool, center=None, scale=None):
-    """[N, K] columns 1, (t - center)/scale, sin(2 pi j t/f), cos(2 pi j t/f) for j = 1..k."""
+    """[N, K] columns 1, (t - center)/scale, sin(2 pi j t/f), cos(2 pi j t/f) for j = 1..k.
+    Read-only: made once per dates and parameters (a call on the same dates, a time loop over
+    cubes, reuses it)."""
     t = np.asarray(t, dtype=np.float64)
+    try:
+        key = (t.tobytes(), t.shape, int(k), float(freq), bool(trend),
+               None if center is None else float(center), None if scale is None else float(scale))
+    except (TypeError, ValueError):
+        return _design_matrix(t, k, freq, trend, center, scale)
+    with _DESIGNS_LOCK:
+        X = _DESIGNS.get(key)
+    if X is None:
+        X = _design_matrix(t, k, freq, trend, center, scale)
+        X.setflags(write=False)
+        with _DESIGNS_LOCK:
+            if len(_DESIGNS) >= 64:
+                _DESIGNS.clear()
+            _DESIGNS[key] = X
+    return X
+
+
+#: design matrices made by :func:`design_matrix` (key: dates and parameters)
+_DESIGNS: dict = {}
+_DESIGNS_LOCK = threading.Lock()
+
+
+def _design_matrix(t, k, freq, trend, center, scale):
     cols = [np.ones_like(t)]
     if trend:
         c = 0.0 if center is None else center
@@ -139,6 +166,19 @@ def _period_index(period, convention):
 
 
 def critical_value(hfrac, level, period=10, convention="r") -> float:
+    """strucchange's OLS-MOSUM critical value (max functional).
+
+    convention 'r': linear interpolation in 1 - level, as ``mefp`` does with ``approx``;
+    'bfast-py': 1 - level must be a tabulated level (the bfast package's rule). Memoised."""
+    try:
+        key = (float(hfrac), float(level), float(period), str(convention))
+    except (TypeError, ValueError):     # the checks below name the bad value
+        return _critical_value.__wrapped__(hfrac, level, period, convention)
+    return _critical_value(*key)
+
+
+@lru_cache(maxsize=256)
+def _critical_value(hfrac, level, period, convention) -> float:
     """strucchange's OLS-MOSUM critical value (max functional).
 
     convention 'r': linear interpolation in 1 - level, as ``mefp`` does with ``approx``;

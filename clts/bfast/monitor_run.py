@@ -168,7 +168,24 @@ def programs(dev, plan, tpl, dtype, starts_given):
     """The programs of one call and what their launches need: ``prg`` (the fused or the
     multi-kernel version), ``prg_roc`` (the Rec-CUSUM test, when ``history="ROC"`` and the
     starts are not given), ``roc``, ``roc_dtype``, ``gp`` / ``roc_gp`` (pixels per work-group of
-    the "rows" kernels, 0: one work-item per lanes pixels), ``bt`` (R's boundary tabulated)."""
+    the "rows" kernels, 0: one work-item per lanes pixels), ``bt`` (R's boundary tabulated).
+    Made once per device, Plan, kernel parameters and dtype (read-only: shared by calls)."""
+    try:
+        key = (plan, tuple(sorted(tpl.items())), np.dtype(dtype), bool(starts_given))
+        hash(key)
+    except TypeError:
+        return _programs(dev, plan, tpl, dtype, starts_given)
+    cache = dev.state.constant("bfast.programs", dict)
+    kp = cache.get(key)
+    if kp is None:
+        kp = _programs(dev, plan, tpl, dtype, starts_given)
+        if len(cache) >= 256:
+            cache.clear()
+        cache[key] = kp
+    return kp
+
+
+def _programs(dev, plan, tpl, dtype, starts_given):
     TM = int(plan.scratch == "time")    # time-major residual scratch (GPUs: coalesced)
     # the history length n and the number of dates N are kernel arguments (``nh``, ``Nt``):
     # no unroll depends on them, so a new start date or series length builds nothing

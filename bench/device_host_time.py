@@ -1,7 +1,9 @@
-"""Host time of the device-array calls of clts.ocean.tke and clts.solve_tridiagonal.
+"""Host time of the device-array calls of clts (STL, BFAST-Monitor, the trend test, the
+matrix profile, MASS, the tridiagonal solve, TKE).
 
     python bench/device_host_time.py [--device pocl] [--calls 40] [--rounds 3]
                                      [--against DIR] [--emulate h100] [--held]
+                                     [--only stl,bfast,trend,mp,mass,tri,tke]
 
 With device arrays in and out a call only enqueues its kernels and returns; on a GPU every
 microsecond of Python between two launches is a microsecond the GPU idles (span > kernel sum).
@@ -39,8 +41,15 @@ import numpy as np
 HERE = Path(__file__).resolve()
 
 #: (label, kind, size): TKE problem sizes as pyhpc-benchmarks defines them; tridiagonal
-#: (systems, n) float64, natural layout
-WORKLOADS = [("tke 2^12", "tke", 2 ** 12), ("tke 2^16", "tke", 2 ** 16),
+#: (systems, n) float64, natural layout; STL (series, length) float32 with a missing date,
+#: period 12; BFAST-Monitor (dates, pixels) float32, history half the dates; the trend test
+#: (series, length) float32; the matrix profile and MASS: float64 series of that length,
+#: window 64
+WORKLOADS = [("stl 64 x 96", "stl", (64, 96)), ("stl robust 64 x 96", "stl-robust", (64, 96)),
+             ("bfast_monitor 128 x 256", "bfast", (128, 256)),
+             ("trend_test 64 x 100", "trend", (64, 100)),
+             ("matrix_profile 2,048 m 64", "mp", 2048), ("mass 64 in 2,048", "mass", 2048),
+             ("tke 2^12", "tke", 2 ** 12), ("tke 2^16", "tke", 2 ** 16),
              ("tridiag 2,000 x 15", "tri", (2000, 15)), ("tridiag 200 x 115", "tri", (200, 115)),
              ("tridiag 20,000 x 115", "tri", (20000, 115))]
 
@@ -64,8 +73,28 @@ def _call(dev, kind, size):
         x["kbot"] = x["kbot"].astype(np.int32)     # a model keeps kbot as int32 on the device
         dx = [cla.to_device(q, np.ascontiguousarray(v)) for v in x.values()]
         return lambda: clts.ocean.tke(*dx, device=dev)
-    nsys, n = size
     rng = np.random.default_rng(0)
+    if kind in ("stl", "stl-robust"):
+        y = rng.standard_normal(size).astype(np.float32)
+        y[:, 5] = np.nan
+        dy = cla.to_device(q, y)
+        return lambda: clts.stl(dy, period=12, robust=kind == "stl-robust", device=dev)
+    if kind == "bfast":
+        N, M = size
+        dy = cla.to_device(q, rng.standard_normal(size).astype(np.float32))
+        dates = np.arange(float(N))
+        return lambda: clts.bfast_monitor(dy, dates, N / 2, freq=16, device=dev)
+    if kind == "trend":
+        dy = cla.to_device(q, rng.standard_normal(size).astype(np.float32))
+        return lambda: clts.trend_test(dy, device=dev)
+    if kind in ("mp", "mass"):
+        t = rng.standard_normal(size)
+        dt_ = cla.to_device(q, t)
+        if kind == "mp":
+            return lambda: clts.matrix_profile(dt_, 64, device=dev)
+        dq = cla.to_device(q, t[100:164].copy())
+        return lambda: clts.mass(dq, dt_, device=dev)
+    nsys, n = size
     a, c, d = rng.standard_normal((3, nsys, n))
     b = 4 + np.abs(a) + np.abs(c)
     da = [cla.to_device(q, v) for v in (a, b, c, d)]
@@ -109,12 +138,21 @@ def _held(dev, f, calls):
     return ts
 
 
+def _workloads(only):
+    """The workloads ``--only`` names (kinds, comma-separated; "tri" for the tridiagonal,
+    "stl" for both STL calls), all without it."""
+    if not only:
+        return WORKLOADS
+    kinds = set(only.split(","))
+    return [w for w in WORKLOADS if w[1] in kinds or w[1].split("-")[0] in kinds]
+
+
 def worker(args):
     """One round in this process: {label: {min, median, launches, kernel, span}}."""
     from clts.runtime import timing
     dev = _device(args.device, args.emulate)
     out = {"floor": _floor(dev, args.calls), "device": str(dev), "slug": dev.slug}
-    for label, kind, size in WORKLOADS:
+    for label, kind, size in _workloads(args.only):
         f = _call(dev, kind, size)
         for _ in range(3):
             f()
@@ -144,7 +182,7 @@ def worker(args):
 def _round(tree, args):
     cmd = [sys.executable, str(HERE), "--worker", "--device", args.device, "--calls",
            str(args.calls)] + (["--emulate", args.emulate] if args.emulate else []) + (
-           ["--held"] if args.held else [])
+           ["--held"] if args.held else []) + (["--only", args.only] if args.only else [])
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [str(tree)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
     res = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True, check=True)
@@ -161,6 +199,8 @@ def main(argv=None):
     p.add_argument("--held", action="store_true",
                    help="also time calls made while the queue is held (nothing runs: on a CPU "
                         "device the host time without the kernels competing for its cores)")
+    p.add_argument("--only", help="workload kinds, comma-separated (stl, bfast, trend, mp, "
+                                  "mass, tke, tri)")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.worker:
@@ -175,7 +215,7 @@ def main(argv=None):
         for name, tree in trees.items():
             runs[name].append(_round(tree, args))
     rows = []
-    for label in ["floor"] + [w[0] for w in WORKLOADS]:
+    for label in ["floor"] + [w[0] for w in _workloads(args.only)]:
         for name, rs in runs.items():
             if label == "floor":
                 rows.append({"workload": "pyopencl enqueue, arguments set once", "tree": name,
@@ -198,7 +238,7 @@ def main(argv=None):
     first = next(iter(runs.values()))[0]
     sys.path.insert(0, str(HERE.parent))
     from common import markdown_table
-    title = "Host time of device-array calls (clts.ocean.tke, clts.solve_tridiagonal)"
+    title = "Host time of device-array calls"
     text = (f"# {title}\n\n{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; device "
             f"{first['device']}{' (emulated ' + args.emulate + ')' if args.emulate else ''}; "
             f"{args.rounds} rounds x {args.calls} calls; trees: "

@@ -182,6 +182,10 @@ def test_template_variables_carry_the_plan_names(device, monkeypatch):
         seen.append((template, set(params)))
         return key(template, params, options)
     monkeypatch.setattr(programs, "_key", recording)
+    # the look-ups of this test's calls, not the memos of earlier ones (Plans and their
+    # programs per problem, the programs by their parameters as given)
+    monkeypatch.setattr(device.state, "constants", {})
+    monkeypatch.setattr(device.state, "program_index", {})
     rng = np.random.default_rng(3)
     y = rng.standard_normal((4, 60))
     for v in ("outer", "intragroup", "flat"):

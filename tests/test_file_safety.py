@@ -178,6 +178,8 @@ def test_unwritable_dump_sources_names_the_directory(tmp_path, monkeypatch):
     dev = clts.get_device(None)
     (tmp_path / "file").write_text("not a directory")
     monkeypatch.setattr(dev.state, "programs", {})              # build again
+    monkeypatch.setattr(dev.state, "program_index", {})         # (and look them up again:
+    monkeypatch.setattr(dev.state, "constants", {})             # no Plan / Runner memo)
     with clts.set_options(dump_sources=str(tmp_path / "file" / "src")), \
             pytest.raises(OSError, match="dump_sources=.*file/src.*cannot write") as info:
         clts.stl(np.random.default_rng(0).standard_normal((2, 48)), 12, device=dev)

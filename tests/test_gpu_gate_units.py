@@ -303,6 +303,8 @@ def test_gate_workloads_build_bfast_breaks_and_trend_at_their_defaults():
         return key(template, params, options)
     mp = pytest.MonkeyPatch()
     mp.setattr(programs, "_key", recording)
+    mp.setattr(dev.state, "constants", {})          # this call's look-ups, not earlier memos
+    mp.setattr(dev.state, "program_index", {})
     try:
         for label, fn in calls.items():
             if label.split()[0] in ("bfast_breaks", "trend"):

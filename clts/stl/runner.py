@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..runtime import launch
 from ..runtime.launch import fixed_local, prepare
 from ..runtime.memory import scratch
 from ..runtime.pipeline import device_marker
+from ..runtime.replay import Recorder
 from ..runtime.programs import build_program, prebuild
 from . import fused
 from .params import QUAD_DET_TOL
@@ -63,6 +63,7 @@ class Runner:
         self.versions = versions
         self._prebuilt = False
         self._progs = {}          # (name, parameters) -> Program (``_prog``)
+        self._recorder = Recorder()     # device calls' launches by shape (``runtime.replay``)
         try:
             key = ("stl-smoothers", N, tuple(sorted(p.items())))
             hash(key)
@@ -173,6 +174,26 @@ class Runner:
         B, N, P, K = y.shape[0], self.N, self.p["period"], self.K
         i32 = np.int32
         sim = getattr(dev.info, "simulator", False)
+        # a device call (nothing read back) of a shape this Runner ran before: its recorded
+        # launches again, with this call's arrays (``runtime.replay``)
+        rkey = (B, rw_out is None, row0) if failed_out is not None and passes is None \
+            and not sim else None
+        slots = None
+        if rkey is not None:
+            slots = {"y": y.data, "s": s.data, "t": t.data, "failed": failed_out.data,
+                     "rw": None if rw_out is None else rw_out.data}
+            rec = self._recorder.take(rkey)
+            if rec is not None:
+                rec.replay(slots)
+                self._recorder.give(rkey, rec)
+                if keep is not None:
+                    keep.append(rec)
+                return None
+        seq, temps = [], []
+
+        def emit(go):
+            seq.append(go)
+            go()
 
         def alloc(shape, dtype=dt):
             # on Oclgrind, host-initialised buffers: its uninitialised-value checker misreads
@@ -181,7 +202,9 @@ class Runner:
                 return cla.to_device(q, np.zeros(shape, dtype))
             # the device's scratch pool: a fresh buffer costs a page fault per 4 KB the first
             # time a kernel touches it (docs/performance.md, "Figures behind the code")
-            return scratch(dev, shape, dtype)
+            a = scratch(dev, shape, dtype)
+            temps.append(a)
+            return a
 
         # lanes of the vector (outer) LOESS of each smoother: its input is written interleaved
         # by that many series, the batch padded to Bp rows
@@ -211,12 +234,12 @@ class Runner:
         robust_prg = self._prog("robust", **steps.robust_kw(Lt))
 
         g1 = self._prog("gather", **steps.gather_kw(1, 1, hm))
-        launch(dev, self._kernel(g1, "stl_init"), *fixed_local(dev, Bp * N), np.int64(B * N),
-               np.int64(Bp * N if Lt > 1 else 0), t.data, s.data, rw.data, rwt.data)
+        emit(prepare(dev, g1, "stl_init", *fixed_local(dev, Bp * N), np.int64(B * N),
+                     np.int64(Bp * N if Lt > 1 else 0), t.data, s.data, rw.data, rwt.data))
         # validity of the cycle-subseries (plain layout) for their NNS: y gathered (t = 0)
         z0 = alloc((B, P, K)) if not self.complete else z
         if not self.complete:
-            steps.gather(g1, 1, y, t, rw, N, P, K, B, B, 0, z0, rwz)()
+            emit(steps.gather(g1, 1, y, t, rw, N, P, K, B, B, 0, z0, rwz))
         # NNS once per call, per smoother
         layouts = {"seasonal": (z0, P * K, K), "trend": (y, N, 0), "low_pass": (y, N, 0)}
         st = {}
@@ -233,12 +256,11 @@ class Runner:
             npos = sm["nmax"]
             # packed valid positions (the NaN index computation); none with complete data
             pos = stats if complete else alloc((Bn * S, npos), i32)
-            steps.stats(nprg, complete, sm["nmax"], M, m_b, m_s, sm["seg"], S, Bn, npos, stats,
-                        pos)()
-            launch(dev, self._kernel(nprg, "stl_nns"), *fixed_local(dev, Bn * S * NF),
-                   sm["seg"], sm["fp"],
-                   sm["an"], i32(NF), i32(S), i32(Bn), i32(sm["q"]), i32(npos), stats.data,
-                   pos.data, nns.data)
+            emit(steps.stats(nprg, complete, sm["nmax"], M, m_b, m_s, sm["seg"], S, Bn, npos,
+                             stats, pos))
+            emit(prepare(dev, nprg, "stl_nns", *fixed_local(dev, Bn * S * NF), sm["seg"],
+                         sm["fp"], sm["an"], i32(NF), i32(S), i32(Bn), i32(sm["q"]), i32(npos),
+                         stats.data, pos.data, nns.data))
             if pos is not stats:
                 extra.append(pos)     # kept to the end of the call (Oclgrind: see alloc)
             st[name] = (stats, nns, complete)
@@ -251,9 +273,9 @@ class Runner:
                                                                                          bool)
         else:
             failed = None
-            launch(dev, self._kernel(self._prog("finish"), "stl_failed"), *fixed_local(dev, B),
-                   st["seasonal"][0].data, i32(P), i32(B), i32(0 if self.complete else 1),
-                   i32(row0), failed_out.data)
+            emit(prepare(dev, self._prog("finish"), "stl_failed", *fixed_local(dev, B),
+                         st["seasonal"][0].data, i32(P), i32(B), i32(0 if self.complete else 1),
+                         i32(row0), failed_out.data))
         nch = {}
         for name, sm in self.smoothers.items():
             if self.versions[name].version == "flat":
@@ -278,9 +300,8 @@ class Runner:
                 sm = self.smoothers[name]
                 S, NF, QW = sm["S"], sm["NF"], sm["qw"]
                 wtab, wmom = alloc((S * NF, 2 * QW)), alloc((S * NF, 5))
-                launch(dev, self._kernel(prg, "loess_wtab"), *fixed_local(dev, S * NF), sm["fp"],
-                       i32(NF),
-                       i32(S), nns.data, i32(QW), wtab.data, wmom.data)
+                emit(prepare(dev, prg, "loess_wtab", *fixed_local(dev, S * NF), sm["fp"],
+                             i32(NF), i32(S), nns.data, i32(QW), wtab.data, wmom.data))
                 tables[name] = (wtab.data, wmom.data)
                 extra.extend((wtab, wmom))
             return tables[name]
@@ -347,7 +368,7 @@ class Runner:
             if todo is None:
                 todo = prepared[key] = make()
             for go in todo:
-                go()
+                emit(go)
 
         def run_loess(name, *args, use_w, otl=1):
             run((name, use_w), lambda: prepare_loess(name, *args, use_w, otl))
@@ -367,9 +388,9 @@ class Runner:
                                                          w, z, rwz)])
                 run_loess("seasonal", z, P * K * Ls, K * Ls, rwz, C, N + 2 * P, 1, P, 0,
                           use_w=use_w, otl=Ll)
-                ma()
+                emit(ma)
                 run_loess("low_pass", lp0, N * Ll, 0, None, lp, N, 0, 1, -1, use_w=False)
-                season()
+                emit(season)
                 run_loess("trend", u, N * Lt, 0, rwt, t, N, 0, 1, -1, use_w=use_w)
                 if passes is not None:
                     passes.extend(device_marker(dev))
@@ -390,7 +411,12 @@ class Runner:
                 if a is not rw_out:
                     a.data.release()
         # otherwise the pooled buffers go back to the device's scratch pool when dropped (the
-        # queue is in order: a later user of one runs after these kernels)
+        # queue is in order: a later user of one runs after these kernels), or stay with the
+        # recording of this call for the next of its shape
+        if rkey is not None:
+            rec = self._recorder.add(dev, rkey, seq, temps, slots)
+            if rec is not None and keep is not None:
+                keep.append(rec)
         if keep is not None:
             keep.extend(a for a in extra + [u, rw, lp0, lp, C, ring, slp, z, rwz, part, rwt, z0]
                         + [v[i] for v in st.values() for i in (0, 1)] if a is not None)

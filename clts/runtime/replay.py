@@ -1,0 +1,113 @@
+"""Recorded launch sequences: the prepared launches of one call, in their enqueue order, with
+the temporaries they use, kept so that the next call of the same shape enqueues them again
+with only its own arrays' arguments set anew (no Plan look-ups, allocations, kernel
+check-outs or argument setting beyond those).
+
+A call with many launches (STL's separate kernels: ~46 for a plain call) otherwise spends
+most of its host time making them; replayed, it spends the enqueues and a few ``set_arg``.
+The owner (a Runner, cached with its Plan) holds a :class:`Recorder`; a recording is taken by
+one call at a time (another thread records its own), and its temporaries are reused by the
+next call on the same in-order queue, so they run after the previous call's kernels.
+Recordings are small-call devices: each holds at most :data:`MAX_BYTES` of temporaries and a
+device's recordings at most :data:`DEVICE_BYTES`; larger calls run unrecorded (their kernels,
+not their launches, take the time).
+"""
+from __future__ import annotations
+
+import threading
+import weakref
+
+#: temporaries one recording may hold (bytes)
+MAX_BYTES = 16 << 20
+#: temporaries all recordings of one device may hold (bytes)
+DEVICE_BYTES = 64 << 20
+#: recordings kept per owner and key (calls of that shape from this many threads at once)
+PER_KEY = 2
+
+
+class _Budget:
+    """The bytes the recordings of one device hold."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.used = 0
+
+    def take(self, nbytes: int) -> bool:
+        with self.lock:
+            if self.used + nbytes > DEVICE_BYTES:
+                return False
+            self.used += nbytes
+            return True
+
+    def give(self, nbytes: int) -> None:
+        with self.lock:
+            self.used -= nbytes
+
+
+class Recording:
+    """The launches of one call (``seq``, in enqueue order, a launch once per enqueue), the
+    temporaries they use (kept here) and where the call's own arrays sit in their arguments
+    (``binds``: per launch, (argument index, slot name) pairs)."""
+
+    __slots__ = ("seq", "binds", "temps", "__weakref__")
+
+    def __init__(self, seq, temps, slots: dict):
+        self.seq = list(seq)
+        self.temps = list(temps)
+        where = {id(buf): name for name, buf in slots.items() if buf is not None}
+        binds, seen = [], set()
+        for go in self.seq:
+            if id(go) in seen:
+                continue
+            seen.add(id(go))
+            pairs = [(i, where[id(a)]) for i, a in enumerate(go.args) if id(a) in where]
+            if pairs:
+                binds.append((go, pairs))
+        self.binds = binds
+
+    def replay(self, slots: dict) -> None:
+        """Set the call's own arrays (``slots``: name -> buffer, the names of the recording)
+        and enqueue every launch again."""
+        for go, pairs in self.binds:
+            args = []
+            for i, name in pairs:
+                args += (i, slots[name])
+            go.set(*args)
+        for go in self.seq:
+            go()
+
+
+class Recorder:
+    """An owner's recordings by key (the call's shape): :meth:`take` one to replay, :meth:`give`
+    it back after its enqueues, :meth:`add` a call just made."""
+
+    def __init__(self):
+        self._free: dict = {}
+        self._lock = threading.Lock()
+
+    def take(self, key):
+        with self._lock:
+            free = self._free.get(key)
+            return free.pop() if free else None
+
+    def give(self, key, rec: Recording) -> None:
+        with self._lock:
+            self._free.setdefault(key, []).append(rec)
+
+    def add(self, device, key, seq, temps, slots: dict):
+        """Keep the call's launches ``seq`` and ``temps`` under ``key`` when they fit the
+        budgets (``slots``: name -> the call's own buffers, set anew by each replay); returns
+        the recording or None."""
+        nbytes = sum(int(getattr(a, "nbytes", 0)) for a in temps)
+        if nbytes > MAX_BYTES:
+            return None
+        with self._lock:
+            if len(self._free.get(key, ())) >= PER_KEY:
+                return None
+        budget = device.state.constant("replay.budget", _Budget)
+        if not budget.take(nbytes):
+            return None
+        rec = Recording(seq, temps, slots)
+        weakref.finalize(rec, budget.give, nbytes)
+        self.give(key, rec)
+        return rec

@@ -1,0 +1,125 @@
+"""Replayed STL launches (clts.runtime.replay): a device-array call of a shape its Plan ran
+before enqueues the first call's recorded launches with its own arrays. Call after call, from
+several threads and chunk by chunk, the results are the numpy path's bits, with no host
+transfer; the recordings stay within their budgets and give them back when dropped."""
+from __future__ import annotations
+
+import gc
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import clts
+from clts.runtime import replay
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_device_arrays_stl import STL_FIELDS, cube, on_device, same  # noqa: E402
+from transfers import host_traffic  # noqa: E402
+
+cla = pytest.importorskip("pyopencl.array")
+
+CASES = [dict(), dict(robust=True),
+         dict(seasonal_jump=2, trend_jump=3, low_pass_jump=2, interpolation="hermite"),
+         dict(version="flat", robust=True), dict(version="intragroup"),
+         dict(version="outer")]
+
+
+@pytest.fixture
+def replays(monkeypatch):
+    """Counts the replays of recorded launches."""
+    count = [0]
+    play = replay.Recording.replay
+
+    def counted(self, slots):
+        count[0] += 1
+        return play(self, slots)
+    monkeypatch.setattr(replay.Recording, "replay", counted)
+    return count
+
+
+def test_repeated_calls_replay_with_the_numpy_bits(device, replays):
+    """Three calls per case on new data of one shape: the second and third replay the first's
+    launches, each with the numpy path's bits and no host traffic."""
+    rng = np.random.default_rng(5)
+    for kw in CASES:
+        before = replays[0]
+        for _ in range(3):
+            y = cube(rng)
+            ref = clts.stl(y, 12, device=device, **kw)
+            yd = on_device(device, y)
+            with host_traffic() as t:
+                r = clts.stl(yd, 12, device=device, **kw)
+            assert t.total == 0, t.report()
+            n = r.to_numpy()
+            for k in STL_FIELDS:
+                assert same(getattr(n, k), getattr(ref, k)), (kw, k)
+            assert same(n.diagnostics["failed"], ref.diagnostics["failed"]), kw
+        assert replays[0] - before >= 2, kw
+
+
+def test_chunks_replay_per_row_offset(device, replays):
+    """Chunks of one call (the ``max_chunk`` option): each row offset its own recording; a
+    second call replays them all."""
+    rng = np.random.default_rng(6)
+    with clts.set_options(max_chunk=4):
+        for i in range(2):
+            y = cube(rng, batch=11)
+            ref = clts.stl(y, 12, robust=True, device=device)
+            r = clts.stl(on_device(device, y), 12, robust=True, device=device)
+            for k in STL_FIELDS:
+                assert same(getattr(r.to_numpy(), k), getattr(ref, k)), (i, k)
+    assert replays[0] >= 3          # the second call's three chunks
+
+
+def test_threads_replay_their_own_recordings(device, replays):
+    """Four threads calling the same shape at once: a recording is replayed by one call at a
+    time (the others record their own); every result is its own data's."""
+    rng = np.random.default_rng(7)
+    ys = [cube(rng) for _ in range(4)]
+    refs = [clts.stl(y, 12, robust=True, device=device) for y in ys]
+    yds = [on_device(device, y) for y in ys]
+    errors = []
+
+    def work(i):
+        try:
+            for _ in range(4):
+                n = clts.stl(yds[i], 12, robust=True, device=device).to_numpy()
+                for k in STL_FIELDS:
+                    if not same(getattr(n, k), getattr(refs[i], k)):
+                        errors.append((i, k))
+        except Exception as e:      # pragma: no cover - reported below
+            errors.append(e)
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert replays[0] > 0
+
+
+def test_budgets(device, replays, monkeypatch):
+    """A call whose temporaries exceed ``MAX_BYTES`` is not recorded (and runs as before); a
+    recording dropped gives its bytes back to the device's budget."""
+    y = cube(np.random.default_rng(8), batch=5)
+    ref = clts.stl(y, 12, device=device)
+    monkeypatch.setattr(replay, "MAX_BYTES", 0)
+    for _ in range(2):
+        r = clts.stl(on_device(device, y), 12, device=device)
+        for k in STL_FIELDS:
+            assert same(getattr(r.to_numpy(), k), getattr(ref, k)), k
+    assert replays[0] == 0
+    monkeypatch.setattr(replay, "MAX_BYTES", 1 << 20)
+    budget = device.state.constant("replay.budget", replay._Budget)
+    used = budget.used
+    temps = [cla.empty(device.queue, 1000, np.float32)]
+    rec = replay.Recorder().add(device, "k", [], temps, {})
+    assert rec is not None and budget.used == used + 4000
+    del rec
+    gc.collect()        # the Recorder dropped with it: no reference left
+    assert budget.used == used
+    monkeypatch.setattr(replay, "DEVICE_BYTES", used + 100)
+    assert replay.Recorder().add(device, "k", [], temps, {}) is None

@@ -3,6 +3,7 @@ CSV (a time column or index, one series per column) and .npy for single series o
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 import shutil
 import uuid
 from pathlib import Path
@@ -381,14 +382,33 @@ def write(ds, path: str, progress: bool = True, *, overwrite: bool = False,
 def _compute(job, ds, progress):
     chunks = [int(np.prod([len(c) for c in v.chunks])) for v in ds.data_vars.values()
               if v.chunks is not None]
-    if progress and max(chunks, default=0) > 1:     # a bar when there is more than one chunk
-        try:
-            from tqdm.dask import TqdmCallback
-        except ImportError:
-            TqdmCallback = None
-        if TqdmCallback is not None:
-            import sys
-            with TqdmCallback(desc="computing", leave=False, file=sys.stderr):
-                job.compute()
-            return
-    job.compute()
+    with _waited_threads() as kw:
+        if progress and max(chunks, default=0) > 1:     # a bar when there is more than one chunk
+            try:
+                from tqdm.dask import TqdmCallback
+            except ImportError:
+                TqdmCallback = None
+            if TqdmCallback is not None:
+                import sys
+                with TqdmCallback(desc="computing", leave=False, file=sys.stderr):
+                    job.compute(**kw)
+                return
+        job.compute(**kw)
+
+
+@contextmanager
+def _waited_threads():
+    """Dask's threaded scheduler (the default) on a thread pool of our own, waited for on the
+    way out: a failed chunk raises at once while the other threads are still writing theirs,
+    and the partial output must be removed after their last write, not before it (a chunk
+    written after the removal left a stray directory). Another scheduler (a distributed
+    client, ``processes``) is left as configured."""
+    import dask.threaded
+    from dask.base import get_scheduler
+    if get_scheduler() not in (None, dask.threaded.get):
+        yield {}
+        return
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1,
+                            thread_name_prefix="clts-write") as pool:
+        yield {"scheduler": "threads", "pool": pool}

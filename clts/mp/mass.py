@@ -13,7 +13,8 @@ from ..runtime import chunk_sizes, get_device, launch, round_up
 from ..runtime.launch import fixed_local
 from .local_size import ITEM_LOCAL
 from ..runtime.arrays import device_input, is_device_array, native, values_of
-from ..runtime.memory import host_empty
+from ..runtime.memory import empty_device, host_empty, reshaped
+from ..runtime.plans import plan_once
 from ..runtime.pipeline import ChunkIO, device_marker, device_wait, run_pipelined
 from . import flags
 from .mass_plan import MassPlan, Problem, call_precision, make_mass_plan
@@ -171,7 +172,6 @@ def _device_profiles(dev, Q, T, normalize, p, precision, query_idx, plan, overri
     """:func:`distance_profiles` of device arrays: the same kernels on the arrays where they
     are, one launch over every pair, nothing read back or waited for. Returns (profiles, query
     flags), device arrays (the profiles in ``out``, [pairs, l], when given)."""
-    import pyopencl.array as cla
     if not (is_device_array(Q) and is_device_array(T)):
         raise TypeError("Q and T must both be device arrays or both host arrays")
     if precision is None:       # the arrays' own precision
@@ -182,10 +182,10 @@ def _device_profiles(dev, Q, T, normalize, p, precision, query_idx, plan, overri
     T = device_input(T, "T", dev, dtypes=(dtype,), ndim=(1, 2))
     p, pcode = _check_p(p)
     q1, t1 = Q.ndim == 1, T.ndim == 1
-    Q2 = Q.reshape(1, -1) if q1 else Q
-    T2 = T.reshape(1, -1) if t1 else T
+    Q2 = reshaped(Q, (1, Q.size)) if q1 else Q
+    T2 = reshaped(T, (1, T.size)) if t1 else T
     nq, m, ns, n, npairs, l = _shapes(Q2, T2, query_idx)
-    pl = make_mass_plan(dev, Problem(precision), plan=plan, **overrides)
+    pl = plan_once(dev, "mp", make_mass_plan, Problem(precision), plan=plan, **overrides)
     prg = dev.program("mp/mass.cl.mako", **flags.TEMPLATE, real=pl.real, lanes=pl.lanes,
                       chains=pl.chains, NORMALIZE=int(normalize), P=pcode)
     q = dev.queue
@@ -196,8 +196,9 @@ def _device_profiles(dev, Q, T, normalize, p, precision, query_idx, plan, overri
                           f"largest allocation of {dev} ({dev.max_alloc}); split the batch")
     # temporaries are plain buffers, not pool blocks: dropped here, they live on until the
     # kernels queued on them have run (OpenCL releases a buffer after its last command)
-    Z = cla.empty(q, (nq, m), dtype)
-    F = cla.empty(q, nq, np.int32)
+    ctx = dev.context
+    Z = empty_device(q, ctx, (nq, m), dtype)
+    F = empty_device(q, ctx, nq, np.int32)
     unit = None
     if normalize:
         launch(dev, prg.kernel("zquery"), *fixed_local(dev, round_up(nq, 64), ITEM_LOCAL),
@@ -207,10 +208,10 @@ def _device_profiles(dev, Q, T, normalize, p, precision, query_idx, plan, overri
         launch(dev, prg.kernel("plain_query"), *fixed_local(dev, round_up(nq, 64), ITEM_LOCAL),
                Q2.data, np.int32(nq),
                np.int32(m), Z.data, F.data)
-        unit = cla.empty(q, 1, dtype)
+        unit = empty_device(q, ctx, 1, dtype)
         launch(dev, prg.kernel("plain_unit"), 256, 256, Z.data, np.int64(nq * m), T2.data,
                np.int64(ns * n), np.int32(EXP_LIMIT), unit.data)
-        Zs, Ts = cla.empty(q, (nq, m), dtype), cla.empty(q, (ns, n), dtype)
+        Zs, Ts = empty_device(q, ctx, (nq, m), dtype), empty_device(q, ctx, (ns, n), dtype)
         for src, dst in ((Z, Zs), (T2, Ts)):
             launch(dev, prg.kernel("div_unit"),
                    *fixed_local(dev, round_up(src.size, 64), ITEM_LOCAL),
@@ -218,7 +219,7 @@ def _device_profiles(dev, Q, T, normalize, p, precision, query_idx, plan, overri
                    np.int64(src.size), unit.data, dst.data)
         Z, T2 = Zs, Ts
     if out is None:
-        out = cla.empty(q, (npairs, l), dtype)
+        out = empty_device(q, ctx, (npairs, l), dtype)
     if npairs and l:
         nb = pl.windows_per_item
         g0 = -(-l // nb)
@@ -236,7 +237,7 @@ def _device_profiles(dev, Q, T, normalize, p, precision, query_idx, plan, overri
                    out.data, np.int32(npairs), np.int32(l), np.int32(unit is not None),
                    (unit if unit is not None else out).data,
                    np.int32(-1 if query_idx is None else query_idx))
-    return (out.reshape(l) if (q1 and t1) else out), F
+    return (reshaped(out, (l,)) if (q1 and t1) else out), F
 
 
 def _run(dev, pl: MassPlan, prg, T2, Zq, qf, out, m, p, progress):

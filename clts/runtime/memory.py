@@ -237,12 +237,14 @@ def contiguous(a) -> bool:
 def reshaped(a, shape):
     """``a.reshape(shape)`` of a C-contiguous device array, the same view (its events list
     shared) made through pyopencl's fast constructor: ~3 µs where ``reshape`` takes 20-40
-    (it checks and derives the geometry through numpy). Anything else (a numpy array too):
-    ``a.reshape``."""
+    (it checks and derives the geometry through numpy); ``a`` itself where it has that shape
+    already. Anything else (a numpy array too): ``a.reshape``."""
     if isinstance(a, np.ndarray):
         return a.reshape(shape)
     import pyopencl.array as cla
     shp, dt, strides, size = array_geometry(shape, a.dtype)
+    if shp == a.shape and strides == a.strides:
+        return a                    # already that shape: no view needed
     # C-contiguous: its strides are the C strides of its shape (pyopencl's ``flags``
     # derives them anew on every read, ~10 µs)
     if (size != a.size or not _fast_array_ok()

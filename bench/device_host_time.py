@@ -247,7 +247,8 @@ def main(argv=None):
     results = HERE.parent / "results"
     results.mkdir(exist_ok=True)
     slug = first["slug"]             # an emulated device's slug names it (emulated-<name>)
-    (results / f"device-host-time-{slug}.md").write_text(text)
+    part = f"-{args.only.replace(',', '-')}" if args.only else ""     # a partial run: beside
+    (results / f"device-host-time-{slug}{part}.md").write_text(text)      # the full table
     return 0
 
 

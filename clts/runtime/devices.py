@@ -452,7 +452,13 @@ class DeviceState:
         return value
 
     def release_memory(self) -> None:
-        """Free the blocks the pools hold, drop the staging arrays and the kept temporaries."""
+        """Free the blocks the pools hold, drop the staging arrays, the kept temporaries and
+        the temporaries of recorded launches (``runtime.replay``: their calls make them
+        again)."""
+        with self.lock:
+            recorders = list(self.constants.get("replay.recorders", ()))
+        for recorder in recorders:
+            recorder.clear()
         for pool in list(self.pools.values()):
             pool.free_held()
         with self.lock:

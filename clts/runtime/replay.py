@@ -49,11 +49,12 @@ class Recording:
     temporaries they use (kept here) and where the call's own arrays sit in their arguments
     (``binds``: per launch, (argument index, slot name) pairs)."""
 
-    __slots__ = ("seq", "binds", "temps", "__weakref__")
+    __slots__ = ("seq", "binds", "temps", "gen", "__weakref__")
 
     def __init__(self, seq, temps, slots: dict):
         self.seq = list(seq)
         self.temps = list(temps)
+        self.gen = 0                # the Recorder's generation it belongs to
         where = {id(buf): name for name, buf in slots.items() if buf is not None}
         binds, seen = [], set()
         for go in self.seq:
@@ -84,6 +85,15 @@ class Recorder:
     def __init__(self):
         self._free: dict = {}
         self._lock = threading.Lock()
+        self._listed = False
+        self._gen = 0
+
+    def clear(self) -> None:
+        """Drop the recordings (their temporaries go back to the device's pool; one being
+        replayed is dropped when its call gives it back)."""
+        with self._lock:
+            self._free = {}
+            self._gen += 1
 
     def take(self, key):
         with self._lock:
@@ -92,7 +102,8 @@ class Recorder:
 
     def give(self, key, rec: Recording) -> None:
         with self._lock:
-            self._free.setdefault(key, []).append(rec)
+            if rec.gen == self._gen:
+                self._free.setdefault(key, []).append(rec)
 
     def add(self, device, key, seq, temps, slots: dict):
         """Keep the call's launches ``seq`` and ``temps`` under ``key`` when they fit the
@@ -107,7 +118,12 @@ class Recorder:
         budget = device.state.constant("replay.budget", _Budget)
         if not budget.take(nbytes):
             return None
+        if not self._listed:        # DeviceState.release_memory drops every recording
+            with device.state.lock:
+                device.state.constant("replay.recorders", weakref.WeakSet).add(self)
+            self._listed = True
         rec = Recording(seq, temps, slots)
+        rec.gen = self._gen
         weakref.finalize(rec, budget.give, nbytes)
         self.give(key, rec)
         return rec

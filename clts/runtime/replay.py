@@ -100,6 +100,20 @@ class Recorder:
             free = self._free.get(key)
             return free.pop() if free else None
 
+    def replay(self, key, slots: dict, keep=None) -> bool:
+        """Replay a free recording of ``key`` with the call's ``slots`` (its recording is
+        added to ``keep``, a result's temporaries); False when there is none."""
+        rec = self.take(key)
+        if rec is None:
+            return False
+        try:
+            rec.replay(slots)
+        finally:
+            self.give(key, rec)
+        if keep is not None:
+            keep.append(rec)
+        return True
+
     def give(self, key, rec: Recording) -> None:
         with self._lock:
             if rec.gen == self._gen:

@@ -96,18 +96,9 @@ def run(runner, wg: int, y, s, t, rw_out=None, passes=None, failed_out=None, row
     K = -(-N // P)
     i32 = np.int32
     # a device call of a shape run before: the recorded launches (``runtime.replay``)
-    rkey = (B, rw_out is None, row0) if failed_out is not None and passes is None \
-        and not dev.info.simulator else None
-    if rkey is not None:
-        slots = {"y": y.data, "s": s.data, "t": t.data, "failed": failed_out.data,
-                 "rw": None if rw_out is None else rw_out.data}
-        rec = runner._recorder.take(rkey)
-        if rec is not None:
-            rec.replay(slots)
-            runner._recorder.give(rkey, rec)
-            if keep is not None:
-                keep.append(rec)
-            return None
+    rkey, slots = runner.recording(y, s, t, rw_out, passes, failed_out, row0)
+    if rkey is not None and runner._recorder.replay(rkey, slots, keep):
+        return None
     rw = rw_out if rw_out is not None else scratch(dev, (max(B, 1), N), dt)
     failed = failed_out if failed_out is not None else scratch(dev, (max(B, 1),), np.uint8)
     lm = cl.LocalMemory((5 * N + 3 * P + 3) * dt.itemsize)

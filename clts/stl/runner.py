@@ -153,6 +153,17 @@ class Runner:
         prebuild(self.dev, [self._spec(n, **kw) for n, kw in progs]
                  + [self._loess_spec(*a) for a in loess])
 
+    def recording(self, y, s, t, rw_out, passes, failed_out, row0):
+        """The recording key and slots of a call (``runtime.replay``): a device call (nothing
+        read back, no progress events, not on a simulator) is recorded by its batch, whether
+        it brings its own weights and its first row; the slots are its own arrays' buffers.
+        ``(None, None)`` for a call that is not recorded."""
+        if failed_out is None or passes is not None or self.dev.info.simulator:
+            return None, None
+        return (y.shape[0], rw_out is None, row0), {
+            "y": y.data, "s": s.data, "t": t.data, "failed": failed_out.data,
+            "rw": None if rw_out is None else rw_out.data}
+
     def run(self, y, s, t, rw_out=None, passes=None, failed_out=None, row0=0, keep=None):
         """Enqueue the STL of the rows of the device array ``y`` (batch, length): seasonal and
         trend written into the device arrays ``s`` and ``t`` (y's shape), the robustness
@@ -174,21 +185,9 @@ class Runner:
         B, N, P, K = y.shape[0], self.N, self.p["period"], self.K
         i32 = np.int32
         sim = getattr(dev.info, "simulator", False)
-        # a device call (nothing read back) of a shape this Runner ran before: its recorded
-        # launches again, with this call's arrays (``runtime.replay``)
-        rkey = (B, rw_out is None, row0) if failed_out is not None and passes is None \
-            and not sim else None
-        slots = None
-        if rkey is not None:
-            slots = {"y": y.data, "s": s.data, "t": t.data, "failed": failed_out.data,
-                     "rw": None if rw_out is None else rw_out.data}
-            rec = self._recorder.take(rkey)
-            if rec is not None:
-                rec.replay(slots)
-                self._recorder.give(rkey, rec)
-                if keep is not None:
-                    keep.append(rec)
-                return None
+        rkey, slots = self.recording(y, s, t, rw_out, passes, failed_out, row0)
+        if rkey is not None and self._recorder.replay(rkey, slots, keep):
+            return None
         seq, temps = [], []
 
         def emit(go):

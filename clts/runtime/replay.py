@@ -65,6 +65,7 @@ class Recording:
             if pairs:
                 binds.append((go, pairs))
         self.binds = binds
+        self._unbind()
 
     def replay(self, slots: dict) -> None:
         """Set the call's own arrays (``slots``: name -> buffer, the names of the recording)
@@ -74,8 +75,18 @@ class Recording:
             for i, name in pairs:
                 args += (i, slots[name])
             go.set(*args)
-        for go in self.seq:
-            go()
+        try:
+            for go in self.seq:
+                go()
+        finally:
+            self._unbind()
+
+    def _unbind(self) -> None:
+        # the launches keep no reference to the call's own arrays once enqueued (each replay
+        # sets them before its first enqueue): a dropped result's memory is not held here
+        for go, pairs in self.binds:
+            for i, _ in pairs:
+                go.args[i] = None
 
 
 class Recorder:

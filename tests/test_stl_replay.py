@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import gc
 import sys
-import threading
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +15,8 @@ import clts
 from clts.runtime import replay
 
 sys.path.insert(0, str(Path(__file__).parent))
+from concurrency import run_in_threads  # noqa: E402
+from emulated import gpus_over_pocl  # noqa: E402
 from test_device_arrays_stl import STL_FIELDS, cube, on_device, same  # noqa: E402
 from transfers import host_traffic  # noqa: E402
 
@@ -24,7 +25,7 @@ cla = pytest.importorskip("pyopencl.array")
 CASES = [dict(), dict(robust=True),
          dict(seasonal_jump=2, trend_jump=3, low_pass_jump=2, interpolation="hermite"),
          dict(version="flat", robust=True), dict(version="intragroup"),
-         dict(version="outer")]
+         dict(version="outer"), dict(robust=True, outer_iter=2, fused=32)]     # the fused STL
 
 
 @pytest.fixture
@@ -60,6 +61,28 @@ def test_repeated_calls_replay_with_the_numpy_bits(device, replays):
         assert replays[0] - before >= 2, kw
 
 
+def test_replay_under_the_h100_plans(replays):
+    """The emulated H100's own Plans (the fused STL, its work-group from the occupancy model):
+    repeated calls replay, with the numpy path's bits and no host traffic."""
+    emu = gpus_over_pocl().get("h100")
+    if emu is None:
+        pytest.skip("emulation runs on pocl")
+    rng = np.random.default_rng(10)
+    for kw in (dict(), dict(robust=True)):
+        before = replays[0]
+        for _ in range(3):
+            y = cube(rng)
+            ref = clts.stl(y, 12, device=emu, **kw)
+            yd = on_device(emu, y)
+            with host_traffic() as t:
+                r = clts.stl(yd, 12, device=emu, **kw)
+            assert t.total == 0, t.report()
+            assert r.diagnostics["fused"]
+            for k in STL_FIELDS:
+                assert same(getattr(r.to_numpy(), k), getattr(ref, k)), (kw, k)
+        assert replays[0] - before >= 2, kw
+
+
 def test_chunks_replay_per_row_offset(device, replays):
     """Chunks of one call (the ``max_chunk`` option): each row offset its own recording; a
     second call replays them all."""
@@ -81,23 +104,13 @@ def test_threads_replay_their_own_recordings(device, replays):
     ys = [cube(rng) for _ in range(4)]
     refs = [clts.stl(y, 12, robust=True, device=device) for y in ys]
     yds = [on_device(device, y) for y in ys]
-    errors = []
 
     def work(i):
-        try:
-            for _ in range(4):
-                n = clts.stl(yds[i], 12, robust=True, device=device).to_numpy()
-                for k in STL_FIELDS:
-                    if not same(getattr(n, k), getattr(refs[i], k)):
-                        errors.append((i, k))
-        except Exception as e:      # pragma: no cover - reported below
-            errors.append(e)
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
+        return [clts.stl(yds[i], 12, robust=True, device=device).to_numpy() for _ in range(4)]
+    for i, results in enumerate(run_in_threads(work, 4)):
+        for n in results:
+            for k in STL_FIELDS:
+                assert same(getattr(n, k), getattr(refs[i], k)), (i, k)
     assert replays[0] > 0
 
 

@@ -47,22 +47,24 @@ from ..runtime.memory import reshaped
 from ..runtime.plans import plan_once
 from ..vocabulary import renamed
 from .common import STATUS
-from .common import (log_plus, rec_cusum_bound,
-                     trend_scaling)
+from .common import log_plus, rec_cusum_bound
 from .pixel_device import device_terms
 from .regressors import model_terms
 from .common import time_axis as _time_axis
 from ..timeaxis import check_fits, is_cftime, parse_date
 from .plan import Plan, Problem, make_plan
+from .axis import monitor_axis
 from .device import INT_TYPES, LazyFields, device_axis
 from .monitor_run import run_host
 from .checks import TYPES, check_arguments, check_history  # noqa: F401 (public here)
 from .monitor_types import PROCESS, critval, r_basis
-from .checks import (check_params, default_freq, history_end, levels, monitor_dates,
-                     out_specs, time_axis_and_dates)
+from .checks import (check_params, default_freq, levels, out_specs, time_axis_and_dates)
 
 _INT_TYPES = INT_TYPES
 _CUBE_TYPES = (np.dtype(np.float32), np.dtype(np.float64), *INT_TYPES)
+#: the boundary table of R's convention (none): one read-only array, found again by identity
+_NO_BOUNDS = np.zeros(1)
+_NO_BOUNDS.setflags(write=False)
 
 
 @dataclass
@@ -326,15 +328,9 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
         y = np.moveaxis(y, int(time_axis), 0)
     N = y.shape[0]
     pix_shape = y.shape[1:]
-    t, ts = _time_axis(dates, start_monitor)
-    if not on_device:
-        check_fits(np.shape(y_in), time_axis, lambda n: n == t.size,
-                   f"dates ({t.size} entries)")
-    if t.size != N:
-        raise ValueError(f"dates has {t.size} entries but y has {N} along its time axis")
-    if N < 2 or np.any(np.diff(t) <= 0) or not np.all(np.isfinite(t)):
-        raise ValueError("dates must be finite and strictly increasing")
-    n = history_end(t, ts, dates, start_monitor)
+    fits = None if on_device else lambda t: check_fits(
+        np.shape(y_in), time_axis, lambda n: n == t.size, f"dates ({t.size} entries)")
+    t, _, n, center, scale, bd_src, mon, fill = monitor_axis(dates, start_monitor, N, fits)
     # covariates shared by all pixels ([dates, q]) or per pixel (y's shape + (q,))
     terms = device_terms(formula, k, trend, regressors, y.shape) if on_device else None
     if terms is None:
@@ -373,12 +369,11 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
             raise TypeError("plan must be a clts.bfast.Plan")
         plan.validate(dev)
     real = "double" if dtype == np.float64 else "float"
-    M = int(np.prod(pix_shape, dtype=np.int64))
+    M = math.prod(int(d) for d in pix_shape)
     flat = reshaped(y, (N, M))
     # a NaN covariate: that value of y is missing (R's na.omit), a float copy of the cube
     flat = terms.apply_missing(flat, dtype)
     in_type = _INT_TYPES.get(flat.dtype, "float" if flat.dtype == np.float32 else "double")
-    center, scale = trend_scaling(t, n)
     X = terms.design(t, freq, center, scale)       # the shared columns [N, K - q_pix]
     if convention == "bfast-py":
         bounds_t = crit * math.sqrt(2.0) * np.sqrt(log_plus(t[n:] / t[n - 1]))
@@ -387,8 +382,7 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
         # design matrix [N, K] in the estimates' precision (ereal: double where it can be)
         bounds_t = np.concatenate([r_basis(t, terms, center, scale), X.ravel()])
     else:
-        bounds_t = np.zeros(1)
-    bd_src, mon, fill = monitor_dates(dates, t, n)
+        bounds_t = _NO_BOUNDS
     # the kernels' parameters (starts given or from the BP test: the ROC kernels' input)
     tpl = dict(real=real, in_type=in_type, has_nodata=nodata is not None, K=K, N=N, n=n,
                history="ROC" if (hist_given or history == "BP") else history,

@@ -27,7 +27,7 @@ import numpy as np
 from ..runtime import launch, round_up
 from ..runtime.resident import result_to_numpy
 from ..runtime.faults import enter_chunk
-from ..runtime.memory import copy, scratch
+from ..runtime.memory import copy, empty_device, scratch
 from .monitor_run import (DETAILED_KEYS, bounds_dtype, bounds_table, launch_chunk,
                           monitor_chunks, programs)
 
@@ -125,14 +125,13 @@ def element_offset(a) -> int:
 def empty(dev, shape, dtype):
     """A result array: a fresh device array (never a pool's buffer that a later call could
     be handed while the result still holds it)."""
-    from ..runtime.memory import empty_device
-    return empty_device(dev.queue, dev.context, tuple(int(s) for s in shape), dtype)
+    return empty_device(dev.queue, dev.context, tuple(map(int, shape)), dtype)
 
 
 def temp(dev, shape, dtype):
     """A temporary of queued kernels, from the device's scratch pool (kept with the result
     until it is read)."""
-    return scratch(dev, tuple(int(s) for s in shape), np.dtype(dtype))
+    return scratch(dev, tuple(map(int, shape)), np.dtype(dtype))
 
 
 def copy_columns(dev, dst, src, a, m, rows):

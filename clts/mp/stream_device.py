@@ -21,7 +21,7 @@ import numpy as np
 
 from ..runtime import launch, round_up
 from ..runtime.launch import fixed_local, pyopencl_kernels
-from ..runtime.memory import copy
+from ..runtime.memory import copy, empty_device
 from .local_size import ITEM_LOCAL
 
 #: the largest k kept on the device (each work-item's k-list is private memory)
@@ -107,8 +107,7 @@ class DeviceStream:
         item = self.dtype.itemsize
         need = self._npend + b
         if self._pend is None or need > self._pend.size:      # grown as needed, to lazy
-            pend = self._cla.empty(self.dev.queue, min(self.lazy, max(2 * need, 256)),
-                                   self.dtype)
+            pend = self._empty(min(self.lazy, max(2 * need, 256)), self.dtype)
             if self._npend:
                 copy(self.dev, pend.data, self._pend.data, self._npend * item)
             self._pend = pend
@@ -123,46 +122,54 @@ class DeviceStream:
         block's copy of them before any later copy into it)."""
         if self._npend:
             b, self._npend = self._npend, 0
-            self._apply(self._pend[:b])
+            self._apply(self._pend, b)
 
-    def _apply(self, t):
-        """Append ``t`` in blocks whose distance profiles (and the filter's bounds) fit
-        BLOCK_BYTES and the device's largest allocation: the stream's result is that of one
-        point at a time, however the points are grouped."""
-        n = int(self.T.shape[0])
-        per_row = (n + t.size) * max(self.dtype.itemsize, self.odt.itemsize)
+    def _empty(self, shape, dtype):
+        # a fresh device array (the state's arrays are replaced, never written in place),
+        # through the fast constructor (pyopencl's ``empty`` derives the geometry through
+        # numpy: ~20 µs an array, sixteen arrays an update)
+        return empty_device(self.dev.queue, self.dev.context, shape, dtype)
+
+    def _apply(self, t, size=None):
+        """Append the first ``size`` (default all) points of ``t`` in blocks whose distance
+        profiles (and the filter's bounds) fit BLOCK_BYTES and the device's largest
+        allocation: the stream's result is that of one point at a time, however the points
+        are grouped."""
+        size = int(t.size) if size is None else int(size)
+        n, item = int(self.T.shape[0]), self.dtype.itemsize
+        per_row = (n + size) * max(item, self.odt.itemsize)
         rows = max(1, min(BLOCK_BYTES, self.dev.max_alloc) // per_row)
-        for c in range(0, int(t.size), rows):
-            self._block(t[c:c + rows])
+        for c in range(0, size, rows):
+            self._block(t.base_data, t.offset + c * item, min(rows, size - c))
 
-    def _block(self, t):
+    def _block(self, src, src_offset, b):
+        """Append the ``b`` points at byte ``src_offset`` of the buffer ``src``."""
         from .mass import _device_profiles
-        cla, dev, q = self._cla, self.dev, self.dev.queue
-        b = int(t.size)
+        dev = self.dev
         n, m, item = int(self.T.shape[0]), self.m, self.dtype.itemsize
-        ext = cla.empty(q, n + b, self.dtype)
+        ext = self._empty(n + b, self.dtype)
         copy(self.dev, ext.data, self.T.data, n * item)
-        copy(self.dev, ext.data, t.base_data, b * item, dst_offset=n * item, src_offset=t.offset)
+        copy(self.dev, ext.data, src, b * item, dst_offset=n * item, src_offset=src_offset)
         l0, l1 = n - m + 1, n + b - m + 1
         if self.normalize:
             dargs = self._qt_block(ext, n, b, l0, l1)
         else:
-            Q = cla.empty(q, (b, m), self.dtype)
+            Q = self._empty((b, m), self.dtype)
             launch(dev, self.prg.kernel("stream_windows"),
                    *fixed_local(dev, round_up(b * m, 64), ITEM_LOCAL),
                    ext.data, np.int32(l0), np.int32(b), np.int32(m), Q.data)
             dargs = (_device_profiles(dev, Q, ext, self.normalize, self.p, None, None, None,
                                       {})[0].data,)
         L = l1 - b if self.egress else l1
-        P2, I2 = cla.empty(q, (L, self.k), self.odt), cla.empty(q, (L, self.k), np.int64)
-        lP2, lI2 = cla.empty(q, L, self.odt), cla.empty(q, L, np.int64)
+        P2, I2 = self._empty((L, self.k), self.odt), self._empty((L, self.k), np.int64)
+        lP2, lI2 = self._empty(L, self.odt), self._empty(L, np.int64)
         launch(dev, self.prg.kernel("stream_update"),
                *fixed_local(dev, round_up(L, 64), ITEM_LOCAL),
                np.int32(b), np.int32(l0), np.int32(l1), np.int32(self.ez),
                np.int32(self.egress), np.int64(self.a), *dargs, self.P.data, self.I.data,
                self.lP.data, self.lI.data, P2.data, I2.data, lP2.data, lI2.data)
         if self.egress:
-            T2 = cla.empty(q, n, self.dtype)
+            T2 = self._empty(n, self.dtype)
             copy(self.dev, T2.data, ext.data, n * item, src_offset=b * item)
             ext = T2
             self.a += b
@@ -172,22 +179,22 @@ class DeviceStream:
         """The statistics, the sliding dot products' bounds [b, l1] and the rows' thresholds
         of a block: ``stream_update``'s arguments, which compute mass' distance of the pairs
         in play (stream.cl.mako)."""
-        cla, dev, q, prg = self._cla, self.dev, self.dev.queue, self.prg
+        dev, prg = self.dev, self.prg
         m, ez, o = self.m, self.ez, self.odt
         drop = b if self.egress else 0
-        S = cla.empty(q, l1 * NS, o)
+        S = self._empty(l1 * NS, o)
         copy(self.dev, S.data, self.S.data, l0 * NS * o.itemsize,
              src_offset=self._so * NS * o.itemsize)
         fresh = self.QT is None or self.steps + b > REFRESH
         self.steps = b if fresh else self.steps + b
         launch(dev, prg.kernel("stream_center"), 256, 256, ext.data, np.int32(n + b),
                np.int32(fresh), np.int32(n), self.C.data)
-        tc, MC, IC = cla.empty(q, n + b, o), cla.empty(q, l1, o), cla.empty(q, l1, o)
+        tc, MC, IC = self._empty(n + b, o), self._empty(l1, o), self._empty(l1, o)
         launch(dev, prg.kernel("stream_stats"), *fixed_local(dev, round_up(n + b, 64), ITEM_LOCAL),
                ext.data, np.int32(n + b), tc.data, self.C.data, np.int32(l1), np.int32(l0),
                np.int32(fresh), np.int32(m), S.data, np.int32(1), MC.data, IC.data)
-        QT2 = cla.empty(q, l1 - drop, o)
-        LO, HI = cla.empty(q, (b, l1), o), cla.empty(q, (b, l1), o)
+        QT2 = self._empty(l1 - drop, o)
+        LO, HI = self._empty((b, l1), o), self._empty((b, l1), o)
         items = -(-(l0 + b - 1 - ez) // DIAGONALS)
         if items > 0:
             launch(dev, prg.kernel("stream_qt"),
@@ -196,7 +203,7 @@ class DeviceStream:
                    np.int32(fresh), np.int32(self.steps), np.int32(drop),
                    (QT2 if fresh else self.QT).data, QT2.data, MC.data, IC.data, self.C.data,
                    LO.data, HI.data)
-        TH = cla.empty(q, 2 * b, o)
+        TH = self._empty(2 * b, o)
         launch(dev, prg.kernel("stream_thr"), 64 * b, 64, np.int32(l0), np.int32(b),
                np.int32(ez), np.int32(self.egress), np.int32(m), HI.data, TH.data)
         S0 = S

@@ -154,9 +154,9 @@ def _aamp_device(T_A, m, T_B, p, k, exclusion_zone, precision, device, overrides
     and the k best of each row (and a self-join's left / right neighbours) kept by
     ``aamp_topk`` in the result arrays (``templates/mp/aamp.cl.mako``). Nothing is read back or
     waited for; the results equal the host path's (the same distances, the same selection)."""
-    import pyopencl.array as cla
     from ..runtime import get_device, launch, round_up
     from ..runtime.launch import fixed_local
+    from ..runtime.memory import empty_device
     from .local_size import ITEM_LOCAL
     from .api import _device_series, check_arguments
     from .mass import _device_profiles
@@ -184,9 +184,9 @@ def _aamp_device(T_A, m, T_B, p, k, exclusion_zone, precision, device, overrides
     odt = np.dtype(np.float64 if dev.fp64 else np.float32)
     prg = dev.program("mp/aamp.cl.mako", real=real, out_double=int(dev.fp64), max_dim=MAX_DIM)
     q = dev.queue
-    P = cla.empty(q, (lA, k), odt)
-    I = cla.empty(q, (lA, k), np.int64)
-    side = ({key: cla.empty(q, lA, odt if key.endswith("P") else np.int64)
+    P = empty_device(q, dev.context, (lA, k), odt)
+    I = empty_device(q, dev.context, (lA, k), np.int64)
+    side = ({key: empty_device(q, dev.context, lA, odt if key.endswith("P") else np.int64)
              for key in ("left_P", "left_I", "right_P", "right_I")} if self_join else {})
     dummy = (side["left_P"], side["left_I"], side["right_P"], side["right_I"]) if self_join \
         else (P, I, P, I)
@@ -194,8 +194,8 @@ def _aamp_device(T_A, m, T_B, p, k, exclusion_zone, precision, device, overrides
     i32 = np.int32
     # one block's windows and distances, re-used block after block (the queue runs in order)
     rows = min(BLOCK_ROWS, lA)
-    Qb = cla.empty(q, (rows, m), dt)
-    Db = cla.empty(q, (rows, lB), dt)
+    Qb = empty_device(q, dev.context, (rows, m), dt)
+    Db = empty_device(q, dev.context, (rows, lB), dt)
     for a in range(0, lA, BLOCK_ROWS):
         nr = min(BLOCK_ROWS, lA - a)
         Q, D = Qb[:nr], Db[:nr]

@@ -77,8 +77,8 @@ def _z_queries(dev, prg, Q, dtype):
     import pyopencl.array as cla
     nq, m = Q.shape
     Qd = cla.to_device(dev.queue, np.ascontiguousarray(Q, dtype))
-    Z = cla.empty(dev.queue, (nq, m), dtype)
-    F = cla.empty(dev.queue, nq, np.int32)
+    Z = empty_device(dev.queue, dev.context, (nq, m), dtype)
+    F = empty_device(dev.queue, dev.context, nq, np.int32)
     launch(dev, prg.kernel("zquery"), *fixed_local(dev, round_up(nq, 64), ITEM_LOCAL),
            Qd.data, np.int32(nq),
            np.int32(m), Z.data, F.data)

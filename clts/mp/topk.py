@@ -9,7 +9,7 @@ import numpy as np
 from ..runtime import launch, round_up
 from ..runtime.launch import fixed_local
 from .local_size import ITEM_LOCAL
-from ..runtime.memory import fill, scratch
+from ..runtime.memory import empty_device, fill, scratch
 from ..runtime.programs import build_program
 from . import flags
 from .diagonal import _diag_all
@@ -25,7 +25,6 @@ TOPK_MAX = 16
 def _block_profile(dev, p, A, B, self_join, ez, k, rows=None):
     """k nearest neighbours of every window of A in B from blocks of the distance matrix;
     ``rows``: (first, end) computes only those windows of A (the others have none)."""
-    import pyopencl.array as cla
     q = dev.queue
     # the k > 1 path runs in the exact precision (float64 unless precision="single")
     dA = A.upload(dev, as_columns=False, dtype=A.er)
@@ -33,7 +32,7 @@ def _block_profile(dev, p, A, B, self_join, ez, k, rows=None):
     prg = build_program(dev, *exact_spec(dev, p, A.normalize))
     lA, lB = A.l, B.l
     Bk = max(1, min(p.block_rows, lA, (dev.max_alloc // 8) // max(lB, 1)))
-    out = cla.empty(q, Bk * lB, A.er)
+    out = empty_device(q, dev.context, Bk * lB, A.er)
     TAk = dA["T"]
     P = np.full((lA, k), np.inf)
     I = np.full((lA, k), -1, np.int64)
@@ -242,7 +241,6 @@ def _special_k_dev(dev, p, X, Y, S, k, ez, rows_out, cols_out, keep):
     """:func:`_special_k` on the device: X's special windows ``S`` ((indices, count), device)
     against every window of Y (merged into ``rows_out`` at S) and every window of Y but its
     special ones against S (merged into ``cols_out``)."""
-    import pyopencl.array as cla
     if rows_out is None and cols_out is None:
         return
     prg = dev.program("mp/exact.cl.mako", **flags.TEMPLATE, real=p.exact_real,
@@ -255,7 +253,7 @@ def _special_k_dev(dev, p, X, Y, S, k, ez, rows_out, cols_out, keep):
 
     def lists(kind, n):
         # plain buffers: dropped here, they live until the kernels queued on them have run
-        outs = [cla.empty(dev.queue, max(n, 1) * k, t) for t in (X.er, np.int32, X.er,
+        outs = [empty_device(dev.queue, dev.context, max(n, 1) * k, t) for t in (X.er, np.int32, X.er,
                                                                   np.int32)]
         launch(dev, prg.kernel(kind), *fixed_local(dev, round_up(max(n, 1), 64), ITEM_LOCAL),
                count.data,
@@ -278,12 +276,11 @@ def _topk_out(dev, job, X, n, k, lists, first, second, names):
     """The result arrays ``names`` from [n * k] lists: P, I [n, k] (distances times the
     plain-Euclidean unit, indices int64) and, with ``first`` / ``second``, their first
     entries [n]."""
-    import pyopencl.array as cla
     # results: fresh device arrays, never pool blocks a later call could reuse
-    P = cla.empty(dev.queue, (n, k), X.er)
-    I = cla.empty(dev.queue, (n, k), np.int64)
+    P = empty_device(dev.queue, dev.context, (n, k), X.er)
+    I = empty_device(dev.queue, dev.context, (n, k), np.int64)
     two = first is not None
-    extra = [cla.empty(dev.queue, n, t) for t in (X.er, np.int64, X.er, np.int64)] if two \
+    extra = [empty_device(dev.queue, dev.context, n, t) for t in (X.er, np.int64, X.er, np.int64)] if two \
         else [P, I, P, I]
     f1 = first if two else lists
     f2 = second if two else lists

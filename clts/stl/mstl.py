@@ -11,7 +11,7 @@ from ..runtime import get_device, integrations, launch
 from ..runtime.launch import fixed_local
 from ..runtime.arrays import is_device_array
 from ..runtime.integrations import TimeAxis, time_axis_of
-from ..runtime.memory import fill
+from ..runtime.memory import empty_device, fill
 from ..runtime.resident import Lazy, LazyDict, device_series, result_to_numpy
 from ..timeaxis import check_fits
 from ..vocabulary import renamed
@@ -335,13 +335,12 @@ def _mstl_device(y, y2, shape, periods, windows, rounds, one_stl, dev, lmbda=Non
     stay on the device between the STL rounds; the numpy path's arithmetic, value by value
     (kernels of ``stl/finish.cl.mako``), a numeric ``lmbda``'s Box-Cox transform too (the
     device's ``log`` / ``expm1``). Nothing is read back."""
-    import pyopencl.array as cla
     q = dev.queue
     B, N = y2.shape
     dt = y2.dtype
     keep = []
-    seasonal = [fill(dev, cla.empty(q, (B, N), dt), 0) for _ in periods]
-    failed = fill(dev, cla.empty(q, (B,), np.bool_), 0)
+    seasonal = [fill(dev, empty_device(q, dev.context, (B, N), dt), 0) for _ in periods]
+    failed = fill(dev, empty_device(q, dev.context, (B,), np.bool_), 0)
     prg = dev.program("stl/finish.cl.mako", real="double" if dt == np.float64 else "float")
     i32, n = np.int32, np.int64(B * N)
     lam = None
@@ -350,7 +349,7 @@ def _mstl_device(y, y2, shape, periods, windows, rounds, one_stl, dev, lmbda=Non
                 or not np.isfinite(lmbda)):
             raise ValueError(f"lmbda must be a finite number, 'auto' or None, got {lmbda!r}")
         lam = float(lmbda)
-        deseas = cla.empty(q, (B, N), dt)
+        deseas = empty_device(q, dev.context, (B, N), dt)
         launch(dev, prg.kernel("stl_boxcox"), *fixed_local(dev, B * N), y2.data, deseas.data,
                n, dt.type(lam))
         observed = deseas.copy().reshape(shape)
@@ -369,7 +368,7 @@ def _mstl_device(y, y2, shape, periods, windows, rounds, one_stl, dev, lmbda=Non
             seasonal[i] = comps["seasonal"]
             launch(dev, sub, *fixed_local(dev, B * N), deseas.data, seasonal[i].data, n)
     trend, weights = comps["trend"], comps["weights"]
-    resid = cla.empty(q, (B, N), dt)
+    resid = empty_device(q, dev.context, (B, N), dt)
     launch(dev, prg.kernel("stl_diff"), *fixed_local(dev, B * N), deseas.data, trend.data,
            resid.data, n)
     keep.append(deseas)

@@ -425,8 +425,8 @@ def _run(dev, plan, y2, variant, alpha, lag, conf_level, slopes=True):
                                else y2[a:b])
             g = min(G, gsize(nb))
             sc = scratch(dev, (g * (M + ks.sample),), dt)
-            st = cla.empty(q, (nb, 5), np.int64)
-            se = cla.empty(q, (nb, 3), dt)
+            st = empty_device(q, dev.context, (nb, 5), np.int64)
+            se = empty_device(q, dev.context, (nb, 3), dt)
             launch(dev, pairs, g, wg, yd.data, i32(N), i32(plan.period), i32(nb),
                    np.int64(M), zq_ci, st.data, se.data, sc.data)
             st.get(ary=stats[a:b])
@@ -438,7 +438,7 @@ def _run(dev, plan, y2, variant, alpha, lag, conf_level, slopes=True):
                 xdd = cla.to_device(q, np.nan_to_num(xd))
                 nvd = cla.to_device(q, nv.astype(np.int32))
                 work = scratch(dev, (nb * N,), dt)
-                fd = cla.empty(q, (nb,), dt)
+                fd = empty_device(q, dev.context, (nb,), dt)
                 launch(dev, acf, gsize(nb), wg, xdd.data, nvd.data, i32(N), i32(nb),
                        i32(lag or 0), zq_a, work.data, fd.data)
                 fd.get(ary=factor[a:b])

@@ -26,6 +26,8 @@ import numpy as np
 from .checks import time_axis_and_dates
 from .device import INT_TYPES, LazyFields, device_axis
 from ..runtime import get_device
+from ..runtime.memory import reshaped
+from ..runtime.plans import plan_once
 from ..runtime.arrays import device_input, is_device_array, native, values_of
 from .breakpoints import (CRITERIA, check_h_breaks, criteria, fail, independent_columns,
                           pixel_design, rank_deficient_pixels, rss_floor, run_breakpoints,
@@ -219,13 +221,14 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
         X = X[:, keep]
     K = X.shape[1] + q_pix
     if plan is None:
-        plan = make_plan(dev, Problem(N, K, dtype.itemsize), **plan_overrides)
+        plan = plan_once(dev, "bfast", make_plan, Problem(N, K, dtype.itemsize),
+                         **plan_overrides)
     elif not isinstance(plan, BreakpointsPlan):
         raise TypeError("plan must be a clts.bfast.BreakpointsPlan")
     else:
         plan.validate(dev)
-    M = int(np.prod(pix_shape, dtype=np.int64))
-    flat = y.reshape(N, M)
+    M = math.prod(int(d) for d in pix_shape)
+    flat = reshaped(y, (N, M))
     if confint is not None and not (isinstance(confint, (float, int)) and 0 < confint < 1):
         raise ValueError(f"confint must be a level in (0, 1) or None, got {confint!r}")
     dropped = [names[j] for j in range(K_shared) if j not in keep]
@@ -330,10 +333,10 @@ def _breaks_device(dev, plan, flat, pix_shape, X, K_design, h, breaks, dtype, cr
         keep += kk
 
     def per(a):
-        return a.reshape(pix_shape)
+        return reshaped(a, pix_shape)
 
     def lead(a):
-        return a.reshape(a.shape[:1] + pix_shape)
+        return reshaped(a, a.shape[:1] + pix_shape)
 
     res = BreaksResult(
         n_breaks=per(s["sel"]), breakpoints=lead(s["bp"]), break_dates=None,

@@ -11,7 +11,7 @@ from ..runtime import get_device, integrations, launch
 from ..runtime.launch import fixed_local
 from ..runtime.arrays import is_device_array
 from ..runtime.integrations import TimeAxis, time_axis_of
-from ..runtime.memory import empty_device, fill
+from ..runtime.memory import empty_device, fill, reshaped
 from ..runtime.resident import Lazy, LazyDict, device_series, result_to_numpy
 from ..timeaxis import check_fits
 from ..vocabulary import renamed
@@ -378,11 +378,11 @@ def _mstl_device(y, y2, shape, periods, windows, rounds, one_stl, dev, lmbda=Non
                 (s, np.nan) for s in seasonal]:
             launch(dev, fill_failed, *fixed_local(dev, B * N), a.data, failed.data, i32(N),
                    np.int64(B * N), dt.type(v))
-    failed = failed.reshape(shape[:-1])
+    failed = reshaped(failed, shape[:-1])
     diag = LazyDict(n_failed=Lazy(lambda: int(np.count_nonzero(failed.get()))), failed=failed,
                     periods=periods, windows=windows, iterate=rounds)
-    r = MSTLResult({p: s.reshape(shape) for p, s in zip(periods, seasonal)},
-                   *(a.reshape(shape) for a in (trend, resid, weights)), observed=observed,
+    r = MSTLResult({p: reshaped(s, shape) for p, s in zip(periods, seasonal)},
+                   *(reshaped(a, shape) for a in (trend, resid, weights)), observed=observed,
                    lmbda=lam, diagnostics=diag, labels=None)
     r._keep = keep
     return r

@@ -5,6 +5,7 @@ exact paths for special windows). ``band_area`` and ``split_bands`` (the split b
 public for tests."""
 from __future__ import annotations
 
+import functools
 
 import numpy as np
 
@@ -87,6 +88,13 @@ def split_bands(area, parts: int) -> list[int]:
     total = cum[-1]
     return ([0] + [int(np.searchsorted(cum, total * i / parts)) for i in range(1, parts)]
             + [len(area)])
+
+
+@functools.lru_cache(maxsize=256)
+def _split(lA, lB, self_join, D, nb, kstart, parts):
+    """(pairs in all bands, :func:`split_bands` of them in ``parts``), once per geometry."""
+    area = band_area(lA, lB, self_join, D, nb, kstart)
+    return float(area.sum()), tuple(split_bands(area, parts))
 
 
 def band_area(lA, lB, self_join, D, nb, kstart):
@@ -288,18 +296,8 @@ def _descriptors(dev, side, lA, lB, self_join, D, R, b_lo, b_hi, kstart, chunk_b
     one). Each launch's descriptors start on a 128-byte boundary (8 int4): the top-k folds
     read them with adjacent work-items (an unaligned run of 32 spans 5 segments, not 4).
     Returns (launches as (s0, desc) with desc the host copy, device array, offsets)."""
-    plan_l, segs, o = [], [], 0
-    for s0, desc, kb in _work_lists(lA, lB, self_join, D, R, b_lo, b_hi, kstart):
-        size0 = chunk_bands if k == 1 else min(max(2, dev.info.compute_units), chunk_bands)
-        seg_off, c0, size = o, 0, size0
-        while c0 < len(desc):
-            d = desc[c0:c0 + size]
-            plan_l.append((s0, d))
-            o += round_up(len(d), 8)
-            c0 += size
-            size = min(2 * size, chunk_bands)
-        b0 = (int(desc[0, 0]) - kstart) // D
-        segs.append((seg_off, o - seg_off, b0, len(desc), size0, s0))
+    plan_l, segs, o, offs = _layout(lA, lB, self_join, D, R, b_lo, b_hi, kstart, chunk_bands, k,
+                                    dev.info.compute_units)
     dd = scratch(dev, (max(o, 1), 4), np.int32)
     kern = side.prg.kernel("work_desc")
     for seg_off, total, b0, nbands, size0, s0 in segs:
@@ -308,8 +306,30 @@ def _descriptors(dev, side, lA, lB, self_join, D, R, b_lo, b_hi, kstart, chunk_b
                np.int32(total), np.int32(b0), np.int32(nbands), np.int32(size0),
                np.int32(chunk_bands), np.int32(kstart), np.int32(D), np.int32(s0), np.int32(R),
                np.int32(lA), np.int32(lB), np.int32(self_join))
-    offs = np.cumsum([0] + [round_up(len(d), 8) for _, d in plan_l])
     return plan_l, dd, offs
+
+
+@functools.lru_cache(maxsize=256)
+def _layout(lA, lB, self_join, D, R, b_lo, b_hi, kstart, chunk_bands, k, units):
+    """:func:`_descriptors`' host part, a function of its integers alone (made once per
+    geometry; a repeated call reuses it): the launches ``(s0, desc)`` (read-only), the
+    segments' ``work_desc`` parameters, the descriptors' total and each launch's offset."""
+    plan_l, segs, o = [], [], 0
+    for s0, desc, kb in _work_lists(lA, lB, self_join, D, R, b_lo, b_hi, kstart):
+        size0 = chunk_bands if k == 1 else min(max(2, units), chunk_bands)
+        seg_off, c0, size = o, 0, size0
+        desc.setflags(write=False)
+        while c0 < len(desc):
+            d = desc[c0:c0 + size]
+            plan_l.append((s0, d))
+            o += round_up(len(d), 8)
+            c0 += size
+            size = min(2 * size, chunk_bands)
+        b0 = (int(desc[0, 0]) - kstart) // D
+        segs.append((seg_off, o - seg_off, b0, len(desc), size0, s0))
+    offs = np.cumsum([0] + [round_up(len(d), 8) for _, d in plan_l])
+    offs.setflags(write=False)
+    return tuple(plan_l), tuple(segs), o, offs
 
 
 def _diag_all(job):
@@ -374,12 +394,10 @@ def _diag_bands(job, max_bands=None):
         nb = max(0, -(-(lA - kstart) // D)) if lA > kstart else 0
     else:
         nb = -(-(lB - 1 - kstart + 1) // D)
-    area = band_area(lA, lB, self_join, D, nb, kstart)
-    total = float(area.sum())
-    bounds = split_bands(area, len(devs))
+    total, bounds = _split(lA, lB, self_join, D, nb, kstart, len(devs))
     if job.bands is not None:
         part, parts = job.bands
-        full = split_bands(area, parts)
+        full = _split(lA, lB, self_join, D, nb, kstart, parts)[1]
         bounds = [full[part], full[part + 1]]
     bar = None
     est = None

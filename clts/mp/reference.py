@@ -164,7 +164,8 @@ def plain_distance_matrix(T, m, p=2.0, rows=64):
         else:
             top = A.max(2, initial=0.0)
             s = np.where(top > 0, top, 1.0)
-            d = s * ((A / s[:, :, None]) ** p).sum(2) ** (1.0 / p)
+            with np.errstate(invalid="ignore"):     # windows with NaN: set to inf below
+                d = s * ((A / s[:, :, None]) ** p).sum(2) ** (1.0 / p)
         d[:, ~valid] = np.inf
         out[r0:r0 + rows] = d
     out[~valid] = np.inf

@@ -136,6 +136,8 @@ def with_smaller_chunks(run, *, device, what: str):
             chunk = current_chunk()
             _state.chunk = None
             if is_allocation_failure(exc):
+                from .capturing import captured
+                captured(None)      # a capture holds the failed try's launches too
                 if chunk:
                     failed_size = chunk[2] - chunk[1]
                 if free_held(device) and not retried_after_free:

@@ -24,7 +24,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from . import faults
+from . import capturing, faults
 
 _local = threading.local()
 #: setting a shared kernel's arguments and enqueueing it must be one step (see above)
@@ -290,8 +290,34 @@ def launch(device, kernel, global_size, local_size, *args, wait_for=None, queue=
     if _timed:
         for t in _timers():
             t.events.append(ev)
+    if capturing.active:
+        capturing.captured(None if wait_for is not None else
+                           Relaunch(device, kernel, global_size, local_size, args, queue))
     _local.last = ev
     return ev
+
+
+class Relaunch:
+    """A launch made inside ``capturing.capture``, to be made again: calling it is :func:`launch`
+    with the same kernel, sizes and :attr:`args` (the shared kernel's arguments set anew,
+    under the lock); :meth:`set` changes arguments between calls (``runtime.replay``)."""
+
+    __slots__ = ("device", "kernel", "global_size", "local_size", "queue", "args")
+
+    def __init__(self, device, kernel, global_size, local_size, args, queue=None):
+        self.device, self.kernel, self.queue = device, kernel, queue
+        self.global_size, self.local_size = global_size, local_size
+        self.args = list(args)
+
+    def set(self, *pairs) -> "Relaunch":
+        """Change arguments: ``set(index, value, index, value, ...)``; returns self."""
+        for i in range(0, len(pairs), 2):
+            self.args[pairs[i]] = pairs[i + 1]
+        return self
+
+    def __call__(self):
+        return launch(self.device, self.kernel, self.global_size, self.local_size, *self.args,
+                      queue=self.queue)
 
 
 class Launch:
@@ -335,6 +361,8 @@ class Launch:
             if hook is not None:
                 hook(self.kernel, self.global_size, self.local_size, self.args)
         faults.check("enqueue", self._items)
+        if capturing.active:    # its arguments change between enqueues: not captured
+            capturing.captured(None)
         ev = _enqueue(self.queue, self.kernel, self.global_size, self.local_size, None,
                       wait_for)
         if _timed:
@@ -379,6 +407,7 @@ def pyopencl_kernels():
     as ``launch``'s. The build of such a kernel on its first use says nothing (no
     ``CompilerWarning`` from a driver's routine log: ``programs.quiet_pyopencl_builds``)."""
     from .programs import quiet_pyopencl_builds
+    capturing.captured(None)    # a capture's replay would not run pyopencl's kernel
     with _enqueue_lock, quiet_pyopencl_builds():
         yield
 

@@ -113,7 +113,7 @@ def fill(device, arr, value):
     NVIDIA (pyopencl's noted driver bug with large fills) or one on Oclgrind (whose
     uninitialised-value tracking does not see fill commands) takes pyopencl's kernel under the
     lock."""
-    import pyopencl as cl
+    from . import capturing
     from .launch import pyopencl_kernels
     pattern = np.asarray(value, dtype=arr.dtype).reshape(1)
     if not arr.size:
@@ -121,12 +121,35 @@ def fill(device, arr, value):
     big_on_nvidia = arr.nbytes >= 2**31 and device.vendor.lower().startswith("nvidia")
     # Oclgrind's uninitialised-value tracking sees a kernel's stores, not a fill command's
     if contiguous(arr) and not big_on_nvidia and not device.info.simulator:
-        arr.add_event(cl.enqueue_fill_buffer(arr.queue or device.queue, arr.base_data, pattern,
-                                             arr.offset, arr.nbytes))
+        go = Refill(arr.queue or device.queue, arr.base_data, pattern, arr.offset, arr.nbytes)
+        arr.add_event(go())
+        if capturing.active:
+            capturing.captured(go)
     else:
         with pyopencl_kernels():
             arr.fill(pattern[0])
     return arr
+
+
+class Refill:
+    """A fill command (:func:`fill`'s), to be enqueued again (``runtime.capturing.capture``):
+    ``args`` is ``[buffer]``, :meth:`set` changes it."""
+
+    __slots__ = ("queue", "args", "pattern", "offset", "nbytes")
+
+    def __init__(self, queue, buffer, pattern, offset, nbytes):
+        self.queue, self.args, self.pattern = queue, [buffer], pattern
+        self.offset, self.nbytes = offset, nbytes
+
+    def set(self, *pairs) -> "Refill":
+        for i in range(0, len(pairs), 2):
+            self.args[pairs[i]] = pairs[i + 1]
+        return self
+
+    def __call__(self):
+        import pyopencl as cl
+        return cl.enqueue_fill_buffer(self.queue, self.args[0], self.pattern, self.offset,
+                                      self.nbytes)
 
 
 def copy(device, dst, src, nbytes, *, dst_offset=0, src_offset=0):
@@ -136,8 +159,10 @@ def copy(device, dst, src, nbytes, *, dst_offset=0, src_offset=0):
     see copy commands (every value copied would read as uninitialised in the next kernel):
     there a byte-copy kernel of pyopencl's, under the lock of ``runtime.launch.pyopencl_kernels``."""
     import pyopencl as cl
+    from .capturing import captured
     if not nbytes:
         return None
+    captured(None)          # not made again by a capture's replay
     if not device.info.simulator:
         return cl.enqueue_copy(device.queue, dst, src, byte_count=int(nbytes),
                                dst_offset=int(dst_offset), src_offset=int(src_offset))
@@ -294,6 +319,8 @@ def upload_scratch(device, host, ring=None):
     uploads share, else a ring of its own; the DMA on the device queue, in order before the
     kernels that read it, not waited for), else blocking."""
     from . import staging
+    from .capturing import captured
+    captured(None)          # a transfer: not made again by a capture's replay
     host = np.asarray(host)
     arr = scratch(device, host.shape, host.dtype.newbyteorder("="))
     if host.nbytes >= staging.MIN_BYTES and staging.pinned(device):

@@ -5,7 +5,9 @@ check-outs or argument setting beyond those).
 
 A call with many launches (STL's separate kernels: ~46 for a plain call) otherwise spends
 most of its host time making them; replayed, it spends the enqueues and a few ``set_arg``.
-The owner (a Runner, cached with its Plan) holds a :class:`Recorder`; a recording is taken by
+The owner (STL's Runner, cached with its Plan; the matrix profile's device calls, whose
+launches ``runtime.capturing.capture`` collects as they are made) holds a :class:`Recorder`; a
+recording is taken by
 one call at a time (another thread records its own), and its temporaries are reused by the
 next call on the same in-order queue, so they run after the previous call's kernels.
 Recordings are small-call devices: each holds at most :data:`MAX_BYTES` of temporaries and a
@@ -49,12 +51,13 @@ class Recording:
     temporaries they use (kept here) and where the call's own arrays sit in their arguments
     (``binds``: per launch, (argument index, slot name) pairs)."""
 
-    __slots__ = ("seq", "binds", "temps", "gen", "__weakref__")
+    __slots__ = ("seq", "binds", "temps", "gen", "meta", "__weakref__")
 
-    def __init__(self, seq, temps, slots: dict):
+    def __init__(self, seq, temps, slots: dict, meta=None):
         self.seq = list(seq)
         self.temps = list(temps)
         self.gen = 0                # the Recorder's generation it belongs to
+        self.meta = meta            # what the owner needs to make a replayed call's arrays
         where = {id(buf): name for name, buf in slots.items() if buf is not None}
         binds, seen = [], set()
         for go in self.seq:
@@ -130,11 +133,12 @@ class Recorder:
             if rec.gen == self._gen:
                 self._free.setdefault(key, []).append(rec)
 
-    def add(self, device, key, seq, temps, slots: dict):
-        """Keep the call's launches ``seq`` and ``temps`` under ``key`` when they fit the
-        budgets (``slots``: name -> the call's own buffers, set anew by each replay); returns
-        the recording or None."""
-        nbytes = sum(int(getattr(a, "nbytes", 0)) for a in temps)
+    def add(self, device, key, seq, temps, slots: dict, meta=None):
+        """Keep the call's launches ``seq`` and ``temps`` (device arrays or buffers) under
+        ``key`` when they fit the budgets (``slots``: name -> the call's own buffers, set anew
+        by each replay; ``meta``: kept with the recording for its owner); returns the
+        recording or None."""
+        nbytes = sum(_nbytes(a) for a in temps)
         if nbytes > MAX_BYTES:
             return None
         with self._lock:
@@ -147,8 +151,29 @@ class Recorder:
             with device.state.lock:
                 device.state.constant("replay.recorders", weakref.WeakSet).add(self)
             self._listed = True
-        rec = Recording(seq, temps, slots)
+        rec = Recording(seq, temps, slots, meta)
         rec.gen = self._gen
         weakref.finalize(rec, budget.give, nbytes)
         self.give(key, rec)
         return rec
+
+
+def _nbytes(a) -> int:
+    """Bytes of a device array (``nbytes``) or of a buffer (its ``size``)."""
+    n = getattr(a, "nbytes", None)
+    return int(n if n is not None else getattr(a, "size", 0))
+
+
+def captured_temps(entries, slots: dict) -> list:
+    """The buffers the captured ``entries`` (``runtime.capturing.capture``) use besides the
+    call's own ``slots``, each once: a recording of them keeps these."""
+    import pyopencl as cl
+    own = {id(b) for b in slots.values() if b is not None}
+    seen, temps = set(), []
+    for go in entries:
+        for a in go.args:
+            if isinstance(a, cl.MemoryObjectHolder) and id(a) not in own \
+                    and id(a) not in seen:
+                seen.add(id(a))
+                temps.append(a)
+    return temps

@@ -103,6 +103,20 @@ def device(device_info, request):
 
 
 @pytest.fixture
+def replays(monkeypatch):
+    """Counts the replays of recorded launches (``clts.runtime.replay``)."""
+    from clts.runtime import replay
+    count = [0]
+    play = replay.Recording.replay
+
+    def counted(self, slots):
+        count[0] += 1
+        return play(self, slots)
+    monkeypatch.setattr(replay.Recording, "replay", counted)
+    return count
+
+
+@pytest.fixture
 def any_device(request):
     """One device, the first test device, for tests of what wraps the kernels (files, commands,
     streaming): they run once, in the host-tests process (scripts/test.sh), not once per driver;

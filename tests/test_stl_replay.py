@@ -28,19 +28,6 @@ CASES = [dict(), dict(robust=True),
          dict(version="outer"), dict(robust=True, outer_iter=2, fused=32)]     # the fused STL
 
 
-@pytest.fixture
-def replays(monkeypatch):
-    """Counts the replays of recorded launches."""
-    count = [0]
-    play = replay.Recording.replay
-
-    def counted(self, slots):
-        count[0] += 1
-        return play(self, slots)
-    monkeypatch.setattr(replay.Recording, "replay", counted)
-    return count
-
-
 def test_repeated_calls_replay_with_the_numpy_bits(device, replays):
     """Three calls per case on new data of one shape: the second and third replay the first's
     launches, each with the numpy path's bits and no host traffic."""

@@ -27,6 +27,9 @@ from .plan import Plan, Problem, make_plan
 from .join import Join
 from .series import PAD_SLACK, prep_spec, stats_spec
 from .topk import _topk
+from . import replay
+from ..runtime.capturing import capture
+from contextlib import nullcontext
 
 
 @dataclass
@@ -189,9 +192,12 @@ def _compute(*args, **kwargs):
 
 
 def _device_series(T, name, dev, fp64):
-    """A device-array argument checked (context, C order, dtype, 1-D), not copied."""
+    """A device-array argument checked (context, C order, dtype, 1-D), not copied; a slice
+    starting inside its buffer as a sub-buffer of its own (a device copy where the start
+    misses the device's sub-buffer alignment)."""
+    from ..runtime.resident import device_rows
     dts = (np.float32, np.float64) if fp64 else (np.float32,)
-    return device_input(T, name, dev, dtypes=dts, ndim=1)
+    return device_rows(device_input(T, name, dev, dtypes=dts, ndim=1), 0, T.shape[0])
 
 
 def _compute_once(T_A, m, T_B, k, exclusion_zone, normalize, precision, devices, both, plan,
@@ -226,6 +232,12 @@ def _compute_once(T_A, m, T_B, k, exclusion_zone, normalize, precision, devices,
     p = plan_once(dev, "mp", make_plan, Problem(m, precision), plan=plan, **overrides)
     ez = int(math.ceil(m / 4)) if exclusion_zone is None else int(exclusion_zone)
     t0 = time.perf_counter()
+    rkey = replay.call_key(dev, p, T_A, T_B, m, ez, k, both, normalize) \
+        if on_device and bands is None else None
+    got = replay.replayed(dev, rkey, T_A, T_B) if rkey is not None else None
+    if got is not None:         # the launches of an earlier call of this shape, made again
+        arrays, rec = got
+        return _result(dev, m, ez, self_join, normalize, p, arrays, rec, t0)
     job = Join(devs, p, T_A, None if self_join else T_B, m, ez, k, both, normalize,
                p.band + p.tile + PAD_SLACK, show_progress and not on_device)
     tin = T_A.dtype if on_device else np.float64
@@ -234,7 +246,14 @@ def _compute_once(T_A, m, T_B, k, exclusion_zone, normalize, precision, devices,
                                                                                tin)):
             prebuild(d, [stats_spec(d, p, normalize), prep_spec(d, p, normalize, tin),
                          diag_spec(d, p, normalize, job.cols), exact_spec(d, p, normalize)])
-    A, B = job.A, job.B
+    if bands is not None and len(devs) != 1:
+        raise ValueError("a band range (part of a distributed run) takes one device")
+    job.bands = bands
+    job.calibrate = _compute
+    # a call that may be replayed collects its launches from the sides' preparation on
+    with capture() if rkey is not None else nullcontext() as cap:
+        A, B = job.A, job.B
+        res, keep = _topk(job) if k > 1 else _top1(job)
 
     def count(X, bits):     # read from the device on first access (the flags once a side)
         return Lazy(lambda: int(np.sum((X.flags & bits) > 0)))
@@ -242,11 +261,11 @@ def _compute_once(T_A, m, T_B, k, exclusion_zone, normalize, precision, devices,
     diag = LazyDict(special_A=count(A, flags.SPECIAL), special_B=count(Bs, flags.SPECIAL),
                     nan_A=count(A, flags.NONFINITE), nan_B=count(Bs, flags.NONFINITE),
                     devices=[d.slug for d in devs])
-    if bands is not None and len(devs) != 1:
-        raise ValueError("a band range (part of a distributed run) takes one device")
-    job.bands = bands
-    job.calibrate = _compute
-    res, keep = _topk(job) if k > 1 else _top1(job)
+    if rkey is not None and keep is not None:
+        rec = replay.record(dev, rkey, cap, T_A, T_B, res,
+                            {"A": A.fl} if self_join else {"A": A.fl, "B": B.fl})
+        if rec is not None:
+            keep.append(rec)
     if keep is None:        # k > TOPK_MAX: the blocked path's top-k lists are host arrays
         unit = float(A.scale.get()[3]) if not normalize else 1.0
         if unit != 1.0:          # plain Euclidean distances scale with the series
@@ -267,6 +286,22 @@ def _compute_once(T_A, m, T_B, k, exclusion_zone, normalize, precision, devices,
     return MatrixProfileResult(m=m, exclusion_zone=ez if self_join else None,
                                self_join=self_join, normalize=normalize, plan=p,
                                diagnostics=diag, _keep=keep, **res)
+
+
+def _result(dev, m, ez, self_join, normalize, p, arrays, rec, t0):
+    """The result of a replayed device-array call (``replay``): its arrays, and diagnostics
+    counting the flags of its windows on first access, as the call's own would."""
+    fl_A = arrays.pop("flags:A")
+    fl_B = arrays.pop("flags:B", fl_A)
+
+    def count(fl, bits):
+        return Lazy(lambda: int(np.sum((fl.get() & bits) > 0)))
+    diag = LazyDict(special_A=count(fl_A, flags.SPECIAL), special_B=count(fl_B, flags.SPECIAL),
+                    nan_A=count(fl_A, flags.NONFINITE), nan_B=count(fl_B, flags.NONFINITE),
+                    devices=[dev.slug], seconds=time.perf_counter() - t0)
+    return MatrixProfileResult(m=m, exclusion_zone=ez if self_join else None,
+                               self_join=self_join, normalize=normalize, plan=p,
+                               diagnostics=diag, _keep=[rec], **arrays)
 
 
 def _one_series(T, name, time_axis):

@@ -1,0 +1,87 @@
+"""Repeated matrix-profile calls on device arrays, replayed (``runtime.replay``).
+
+A device-array call of the matrix profile (self-join, AB-join, top-k up to ``TOPK_MAX``)
+makes ~20-40 launches and fills, each through ``launch`` with its temporaries allocated,
+its sizes looked up and its arguments gathered in Python: ~50 µs of host time a launch on
+pocl. Its first call of a shape is captured (``runtime.capturing.capture``); the next call of
+the same shape, Plan and options takes that recording, sets its own series, fresh result
+arrays and fresh window flags (the result's lazy diagnostics read them) and enqueues the
+same launches again, nothing else. The recording's temporaries are reused by that next
+call, which the in-order queue runs after the previous call's kernels.
+
+Not recorded: calls on a simulator, the blocked top-k (k > ``TOPK_MAX``: host lists), series
+with an offset into their buffer or sharing T_A's buffer, and calls that enqueued anything
+a replay would not make again (``Capture.complete``).
+"""
+from __future__ import annotations
+
+from .. import options
+from ..runtime.memory import empty_device, scratch
+from ..runtime.replay import Recorder, captured_temps
+
+
+def _recorder(dev) -> Recorder:
+    return dev.state.constant("mp.recorder", Recorder)
+
+
+def call_key(dev, plan, T_A, T_B, m, ez, k, both, normalize):
+    """The recording key of a device-array call on ``dev`` (everything its launches depend
+    on), or None for a call that is not recorded (module docstring)."""
+    from .topk import TOPK_MAX
+    if dev.info.simulator or k > TOPK_MAX or T_A.offset:
+        return None
+    if T_B is not None and (T_B.offset or T_B.base_data is T_A.base_data):
+        return None
+    key = (plan, m, ez, k, bool(both), bool(normalize), T_A.shape[0], T_A.dtype.str,
+           None if T_B is None else T_B.shape[0], options.get("max_chunk"))
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def replayed(dev, key, T_A, T_B):
+    """A call replayed: (its arrays by slot name: the result's fields and ``flags:A`` /
+    ``flags:B``, the recording, which holds the temporaries its kernels read), or None when
+    no recording of ``key`` is free."""
+    rcd = _recorder(dev)
+    rec = rcd.take(key)
+    if rec is None:
+        return None
+    try:
+        arrays = {}
+        slots = {"T_A": T_A.base_data, "T_B": None if T_B is None else T_B.base_data}
+        for slot, shape, dtype, pooled in rec.meta:
+            # results: fresh arrays, never pool blocks a later call could reuse; the flags
+            # (read by the result's lazy counts) from the pool
+            a = scratch(dev, shape, dtype) if pooled else \
+                empty_device(dev.queue, dev.context, shape, dtype)
+            arrays[slot] = a
+            slots[slot] = a.base_data
+        rec.replay(slots)
+    finally:
+        rcd.give(key, rec)
+    return arrays, rec
+
+
+def record(dev, key, cap, T_A, T_B, res: dict, flags: dict):
+    """Keep the capture ``cap`` of a call just made under ``key`` (``res``: its result's
+    device arrays by field; ``flags``: its sides' window flags by "A" / "B"); returns the
+    recording or None (incomplete, a buffer in two roles, over the budgets)."""
+    if not cap.complete or not cap.entries:
+        return None
+    slots = {"T_A": T_A.base_data, "T_B": None if T_B is None else T_B.base_data}
+    meta = []
+    own = [(name, a, False) for name, a in res.items() if a is not None] + \
+        [("flags:" + side, a, True) for side, a in flags.items()]
+    for slot, a, pooled in own:
+        if a.offset:
+            return None
+        slots[slot] = a.base_data
+        meta.append((slot, a.shape, a.dtype, pooled))
+    bufs = [b for b in slots.values() if b is not None]
+    if len({id(b) for b in bufs}) != len(bufs):
+        return None
+    temps = captured_temps(cap.entries, slots)
+    return _recorder(dev).add(dev, key, cap.entries, temps, slots, meta)

@@ -1,0 +1,172 @@
+"""Replayed matrix-profile launches (clts.mp.replay): a device-array call of a shape, Plan and
+options that ran before enqueues the first call's captured launches and fills with its own
+series, fresh results and fresh window flags. Call after call (self-join, AB-join, top-k,
+plain Euclidean, float32), from several threads and under an emulated GPU's Plans, the
+results and diagnostics are the numpy path's, with no host transfer; earlier results keep
+their values; what a replay would miss is never recorded."""
+from __future__ import annotations
+
+import gc
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import clts
+from clts.mp import replay as mp_replay
+from clts.runtime import capturing, replay
+
+sys.path.insert(0, str(Path(__file__).parent))
+from concurrency import run_in_threads  # noqa: E402
+from emulated import gpus_over_pocl  # noqa: E402
+from test_mp_device_arrays import _same, _series  # noqa: E402
+from transfers import host_traffic  # noqa: E402
+
+cla = pytest.importorskip("pyopencl.array")
+
+CASES = [dict(), dict(normalize=False), dict(k=3), dict(TB=900, both=True),
+         dict(TB=700, normalize=False), dict(TB=800, k=2, both=True)]
+
+
+def _data(n, seed):
+    """``_series`` with a second gap where the seed puts it: each call's own flags."""
+    T = _series(n, seed)
+    T[100 + 37 * seed % (n // 5)] = np.nan
+    return T
+
+
+def _keys(kw):
+    return ["P", "I"] + (["left_P", "left_I", "right_P", "right_I"] if "TB" not in kw else []) \
+        + (["P_B", "I_B"] if kw.get("both") else [])
+
+
+def _calls(dev, kw, seeds, replays, dtype=np.float64, m=48):
+    """Device calls of ``kw`` on new data of one shape per seed: each the numpy path's, with
+    its own diagnostics and no host traffic; every call after the first replays."""
+    kw = dict(kw)
+    nB = kw.pop("TB", None)
+    before = replays[0]
+    results = []
+    for s in seeds:
+        T = _data(1000, s).astype(dtype)
+        TB = None if nB is None else _data(nB, s + 50).astype(dtype)
+        want = clts.matrix_profile(T, m, TB, device=dev, **kw)
+        dA = cla.to_device(dev.queue, T)
+        dB = None if TB is None else cla.to_device(dev.queue, TB)
+        with host_traffic() as t:
+            got = clts.matrix_profile(dA, m, dB, device=dev, **kw)
+        assert t.total == 0, t.report()
+        results.append((got, want))
+    for got, want in results:       # read after all calls: earlier results keep their values
+        _same(got, want, _keys(dict(kw, TB=nB) if nB else kw))
+        d = dict(clts.to_numpy(got).diagnostics)
+        assert d | {"seconds": 0} == dict(want.diagnostics) | {"seconds": 0}, kw
+    assert replays[0] - before >= len(seeds) - 1, kw
+
+
+def test_repeated_calls_replay(device, replays):
+    for kw in CASES:
+        _calls(device, kw, (1, 2, 3), replays)
+
+
+def test_float32_series_replay(device, replays):
+    _calls(device, {}, (4, 5), replays, dtype=np.float32, m=32)
+
+
+def test_replay_under_the_h100_plans(replays):
+    emu = gpus_over_pocl().get("h100")
+    if emu is None:
+        pytest.skip("emulation runs on pocl")
+    # (its top-k lists here are 26 MiB of temporaries, over a recording's budget: not recorded)
+    for kw in (dict(), dict(TB=900, both=True)):
+        _calls(emu, kw, (6, 7), replays)
+
+
+def test_threads_replay_their_own_recordings(device, replays):
+    """Four threads calling one shape at once: each result is its own data's."""
+    Ts = [_data(1000, 20 + i) for i in range(4)]
+    wants = [clts.matrix_profile(T, 48, device=device) for T in Ts]
+    dTs = [cla.to_device(device.queue, T) for T in Ts]
+
+    def work(i):
+        return [clts.matrix_profile(dTs[i], 48, device=device) for _ in range(4)]
+    for i, results in enumerate(run_in_threads(work, 4)):
+        for r in results:
+            _same(r, wants[i], _keys({}))
+            assert dict(r.diagnostics)["nan_A"] == wants[i].diagnostics["nan_A"]
+    assert replays[0] > 0
+
+
+def test_release_scratch_drops_the_recordings(device, replays):
+    from clts.runtime.memory import release_scratch
+    T = _data(1000, 30)
+    want = clts.matrix_profile(T, 48, device=device)
+    dT = cla.to_device(device.queue, T)
+    clts.matrix_profile(dT, 48, device=device).to_numpy()       # recorded
+    budget = device.state.constant("replay.budget", replay._Budget)
+    assert budget.used > 0
+    release_scratch(device)
+    gc.collect()
+    assert budget.used == 0
+    for _ in range(2):                                  # records again, then replays
+        _same(clts.matrix_profile(dT, 48, device=device), want, _keys({}))
+    assert budget.used > 0 and replays[0] >= 1
+
+
+def test_calls_not_recorded(device, replays):
+    """An AB-join of one buffer with itself and the blocked top-k (host lists) are not
+    recorded, and compute as before."""
+    T = _data(1000, 40)
+    whole = cla.to_device(device.queue, T)
+    wantAB = clts.matrix_profile(T, 48, T, device=device)
+    wantK = clts.matrix_profile(T, 48, k=20, device=device)
+    for _ in range(2):
+        _same(clts.matrix_profile(whole, 48, whole, device=device), wantAB, _keys({"TB": 1}))
+        got = clts.matrix_profile(whole, 48, k=20, device=device)
+        np.testing.assert_array_equal(got.I.get(), wantK.I)
+    assert replays[0] == 0
+
+
+@pytest.mark.parametrize("start", [128, 8])
+def test_slices_of_a_device_array(device, replays, start):
+    """A series that starts inside its buffer (a slice): as a sub-buffer where the start meets
+    the device's alignment (``start`` float64 = 1,024 bytes here), else a device copy; the
+    numpy path's results, replayed from the second call on."""
+    T = _data(1000, 41)
+    big = cla.to_device(device.queue, np.concatenate([np.zeros(start), T]))
+    want = clts.matrix_profile(T, 48, device=device)
+    for _ in range(3):
+        _same(clts.matrix_profile(big[start:], 48, device=device), want, _keys({}))
+    assert replays[0] >= 2
+
+
+def test_capture_is_incomplete_when_a_replay_would_miss_something(device):
+    """Copies, transfers, pyopencl's own kernels, launches waiting on events and a nested
+    capture mark a capture incomplete (``record`` then keeps nothing)."""
+    from clts.runtime.memory import copy, fill, scratch, upload_scratch
+    a = scratch(device, 64, np.float32)
+    b = scratch(device, 64, np.float32)
+    with capturing.capture() as cap:
+        fill(device, a, 1.0)
+    assert cap.complete and len(cap.entries) == 1
+    for make in (lambda: copy(device, b.data, a.data, 256),
+                 lambda: upload_scratch(device, np.ones(8)),
+                 lambda: _pyopencl_fill(b), _nested):
+        with capturing.capture() as cap:
+            make()
+        assert not cap.complete
+    device.queue.finish()
+    assert capturing.active == 0
+    assert mp_replay.record(device, "k", cap, a, None, {}, {}) is None
+
+
+def _nested():
+    with capturing.capture():
+        pass
+
+
+def _pyopencl_fill(arr):
+    from clts.runtime.launch import pyopencl_kernels
+    with pyopencl_kernels():
+        arr.fill(0.0)

@@ -11,6 +11,7 @@ import pytest
 
 import clts
 from clts.runtime import emulation
+from exactness import assert_same_across_programs
 
 FIELDS = ("breaks", "means", "magnitudes", "valids", "status", "history_start", "mosum",
           "sigma", "coef")
@@ -30,12 +31,11 @@ def _cube(seed, M=45, N=150, n_hist=80, dtype=np.float64):
     return y.astype(dtype), t, t[n_hist]
 
 
-def _same(a, b, history):
+def _same(a, b, history, device):
     for name in FIELDS:
         if history != "ROC" and name == "history_start":
             continue
-        x, z = np.asarray(getattr(a, name)), np.asarray(getattr(b, name))
-        assert x.dtype == z.dtype and np.array_equal(x, z, equal_nan=True), name
+        assert_same_across_programs(getattr(a, name), getattr(b, name), device, name)
 
 
 #: (version, history, dtype, k, wg, scratch). Every version, history and precision at K = 8,
@@ -65,7 +65,7 @@ def test_bfast_rows_bit_identical(device, version, history, dtype, k, wg, scratc
     a = clts.bfast_monitor(y, t, start, matrix="rows", **kw)
     b = clts.bfast_monitor(y, t, start, matrix="pixel", **kw)
     assert a.plan.matrix == "rows" and b.plan.matrix == "pixel"
-    _same(a, b, history)
+    _same(a, b, history, device)
 
 
 def test_bfast_rows_nodata_integer_cube(device):
@@ -77,8 +77,7 @@ def test_bfast_rows_nodata_integer_cube(device):
     a = clts.bfast_monitor(yi, t, start, matrix="rows", **kw)
     b = clts.bfast_monitor(yi, t, start, matrix="pixel", **kw)
     for name in ("breaks", "means", "magnitudes", "history_start", "status"):
-        assert np.array_equal(np.asarray(getattr(a, name)), np.asarray(getattr(b, name)),
-                              equal_nan=True), name
+        assert_same_across_programs(getattr(a, name), getattr(b, name), device, name)
 
 
 @pytest.mark.oclgrind
@@ -89,7 +88,7 @@ def test_bfast_rows_tiny(device):
     a = clts.bfast_monitor(y, t, start, matrix="rows", **kw)
     b = clts.bfast_monitor(y, t, start, matrix="pixel", **kw)
     for name in ("breaks", "means", "magnitudes", "history_start"):
-        assert np.array_equal(getattr(a, name), getattr(b, name), equal_nan=True), name
+        assert_same_across_programs(getattr(a, name), getattr(b, name), device, name)
 
 
 def _pocl():
@@ -128,7 +127,7 @@ def test_bfast_bounds_table_bit_identical(device, lanes, history, dtype):
     a = clts.bfast_monitor(y, t, start, bounds="table", subgroup=16, **kw)
     b = clts.bfast_monitor(y, t, start, bounds="inline", **kw)
     assert a.plan.bounds == "table" and b.plan.bounds == "inline"
-    _same(a, b, history)
+    _same(a, b, history, device)
 
 
 @pytest.mark.oclgrind

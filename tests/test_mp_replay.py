@@ -6,7 +6,6 @@ results and diagnostics are the numpy path's, with no host transfer; earlier res
 their values; what a replay would miss is never recorded."""
 from __future__ import annotations
 
-import gc
 import sys
 from pathlib import Path
 
@@ -15,12 +14,13 @@ import pytest
 
 import clts
 from clts.mp import replay as mp_replay
-from clts.runtime import capturing, replay
+from clts.runtime import capturing
 
 sys.path.insert(0, str(Path(__file__).parent))
 from concurrency import run_in_threads  # noqa: E402
 from emulated import gpus_over_pocl  # noqa: E402
 from test_mp_device_arrays import _same, _series  # noqa: E402
+from test_stl_replay import release_then_replay  # noqa: E402
 from transfers import host_traffic  # noqa: E402
 
 cla = pytest.importorskip("pyopencl.array")
@@ -99,19 +99,11 @@ def test_threads_replay_their_own_recordings(device, replays):
 
 
 def test_release_scratch_drops_the_recordings(device, replays):
-    from clts.runtime.memory import release_scratch
     T = _data(1000, 30)
     want = clts.matrix_profile(T, 48, device=device)
     dT = cla.to_device(device.queue, T)
-    clts.matrix_profile(dT, 48, device=device).to_numpy()       # recorded
-    budget = device.state.constant("replay.budget", replay._Budget)
-    assert budget.used > 0
-    release_scratch(device)
-    gc.collect()
-    assert budget.used == 0
-    for _ in range(2):                                  # records again, then replays
-        _same(clts.matrix_profile(dT, 48, device=device), want, _keys({}))
-    assert budget.used > 0 and replays[0] >= 1
+    release_then_replay(device, lambda: clts.matrix_profile(dT, 48, device=device),
+                        lambda r: _same(r, want, _keys({})), replays)
 
 
 def test_calls_not_recorded(device, replays):

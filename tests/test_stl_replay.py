@@ -124,18 +124,26 @@ def test_budgets(device, replays, monkeypatch):
 def test_release_scratch_drops_the_recordings(device, replays):
     """``release_scratch`` gives the recordings' temporaries back (their bytes leave the
     budget); the next call records again, with the same bits."""
-    from clts.runtime.memory import release_scratch
     y = cube(np.random.default_rng(9), batch=6)
     ref = clts.stl(y, 12, device=device)
     yd = on_device(device, y)
-    clts.stl(yd, 12, device=device).to_numpy()          # recorded
+
+    def check(r):
+        for k in STL_FIELDS:
+            assert same(getattr(r.to_numpy(), k), getattr(ref, k)), k
+    release_then_replay(device, lambda: clts.stl(yd, 12, device=device), check, replays)
+
+
+def release_then_replay(device, call, check, replays):
+    """``call()`` recorded; ``release_scratch`` gives every recording's bytes back; two more
+    calls (recorded again, then replayed), each result passed to ``check``."""
+    from clts.runtime.memory import release_scratch
+    call().to_numpy()
     budget = device.state.constant("replay.budget", replay._Budget)
     assert budget.used > 0
     release_scratch(device)
     gc.collect()
     assert budget.used == 0
-    for _ in range(2):                                  # records again, then replays
-        r = clts.stl(yd, 12, device=device)
-        for k in STL_FIELDS:
-            assert same(getattr(r.to_numpy(), k), getattr(ref, k)), k
+    for _ in range(2):
+        check(call())
     assert budget.used > 0 and replays[0] >= 1

@@ -153,6 +153,23 @@ def test_capture_is_incomplete_when_a_replay_would_miss_something(device):
     assert mp_replay.record(device, "k", cap, a, None, {}, {}) is None
 
 
+def test_a_sub_buffer_among_the_temporaries_is_not_recorded(device):
+    """A launch reading a sub-buffer (it may be a view of the call's input, which a replay
+    would not set anew): not recorded; the same launch on a whole buffer is."""
+    import pyopencl as cl
+
+    from clts.runtime.launch import Relaunch
+    from clts.runtime.memory import scratch
+    T = cla.to_device(device.queue, np.zeros(64))
+    whole = cl.Buffer(device.context, cl.mem_flags.READ_WRITE, 4096)
+    sub = whole.get_sub_region(0, 1024)
+    for buf, kept in ((sub, False), (scratch(device, 64, np.float32).data, True)):
+        cap = capturing.Capture()
+        cap.entries.append(Relaunch(device, None, (1,), None, [buf]))
+        got = mp_replay.record(device, ("sub-buffer test", kept), cap, T, None, {}, {})
+        assert (got is not None) == kept
+
+
 def _nested():
     with capturing.capture():
         pass

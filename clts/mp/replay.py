@@ -84,4 +84,6 @@ def record(dev, key, cap, T_A, T_B, res: dict, flags: dict):
     if len({id(b) for b in bufs}) != len(bufs):
         return None
     temps = captured_temps(cap.entries, slots)
+    if temps is None:
+        return None
     return _recorder(dev).add(dev, key, cap.entries, temps, slots, meta)

@@ -164,9 +164,11 @@ def _nbytes(a) -> int:
     return int(n if n is not None else getattr(a, "size", 0))
 
 
-def captured_temps(entries, slots: dict) -> list:
+def captured_temps(entries, slots: dict):
     """The buffers the captured ``entries`` (``runtime.capturing.capture``) use besides the
-    call's own ``slots``, each once: a recording of them keeps these."""
+    call's own ``slots``, each once: a recording of them keeps these. None where one of them
+    is a sub-buffer: it may be a view of the call's own arrays (a row block of its input),
+    which a replay would not set anew, so such a call is not recorded."""
     import pyopencl as cl
     own = {id(b) for b in slots.values() if b is not None}
     seen, temps = set(), []
@@ -174,6 +176,8 @@ def captured_temps(entries, slots: dict) -> list:
         for a in go.args:
             if isinstance(a, cl.MemoryObjectHolder) and id(a) not in own \
                     and id(a) not in seen:
+                if a.get_info(cl.mem_info.ASSOCIATED_MEMOBJECT) is not None:
+                    return None
                 seen.add(id(a))
                 temps.append(a)
     return temps

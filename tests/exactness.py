@@ -15,6 +15,8 @@ import functools
 
 import numpy as np
 
+from clts.runtime.programs import real_pocl
+
 
 @functools.lru_cache(maxsize=1)
 def _host_avx512() -> bool:
@@ -31,10 +33,7 @@ def exact_across_programs(device) -> bool:
         return True
     if device.type != "cpu":
         return False
-    platform = device.cl_device.platform.name.lower()
-    if "portable computing" in platform:
-        return True
-    return _host_avx512()
+    return real_pocl(device) or _host_avx512()
 
 
 def assert_same_across_programs(a, b, device, name="", terms=256, precision=None):

@@ -164,18 +164,11 @@ def compiles_per_local_size(device) -> bool:
     work-group function per local size when it is first enqueued with it: pocl does (its
     kernel cache keeps one binary per kernel and local size); Intel's CPU runtime and the GPU
     drivers compile nothing at enqueue."""
+    from .programs import real_pocl
     state = getattr(device, "state", None)     # kept with the device's other constants
     if state is not None:
-        return state.constant("launch.compiles_per_local_size", lambda: _real_pocl(device))
-    return _real_pocl(device)
-
-
-def _real_pocl(device) -> bool:
-    try:
-        name = device.cl_device.platform.name   # the real driver, under an emulation too
-    except AttributeError:                      # a stand-in device of a unit test
-        name = getattr(device, "platform", "") or ""
-    return "portable computing" in name.lower()
+        return state.constant("launch.compiles_per_local_size", lambda: real_pocl(device))
+    return real_pocl(device)
 
 
 #: work-groups per compute unit that the bucketed local sizes of :func:`fixed_local` aim at

@@ -362,7 +362,7 @@ def _build(device, template, params, options) -> Program:
         timer.daemon = True
         timer.start()
     used = options + driver_options(device, params) + tuple(device.state.build_options)
-    text = POCL_PREAMBLE + source if _on_pocl(device) else source
+    text = POCL_PREAMBLE + source if real_pocl(device) else source
     t0 = time.perf_counter()
     try:
         _quiet_compiler_output()
@@ -444,12 +444,13 @@ def _quiet_compiler_output() -> None:
         _wrapped = True
 
 
-def _on_pocl(device) -> bool:
-    """Whether ``device`` builds on pocl (its real driver, under an emulation too)."""
+def real_pocl(device) -> bool:
+    """Whether ``device``'s real driver (under an emulated description too) is pocl."""
     try:
-        return "portable computing" in device.cl_device.platform.name.lower()
-    except AttributeError:          # a stand-in device of a unit test
-        return False
+        name = device.cl_device.platform.name   # the real driver, under an emulation too
+    except AttributeError:                      # a stand-in device of a unit test
+        name = getattr(device, "platform", "") or ""
+    return "portable computing" in name.lower()
 
 
 def _record_log(device, template, built) -> None:

@@ -134,11 +134,13 @@ def test_release_scratch_drops_the_recordings(device, replays):
     release_then_replay(device, lambda: clts.stl(yd, 12, device=device), check, replays)
 
 
-def release_then_replay(device, call, check, replays):
-    """``call()`` recorded; ``release_scratch`` gives every recording's bytes back; two more
-    calls (recorded again, then replayed), each result passed to ``check``."""
+def release_then_replay(device, call, check, replays, after=0):
+    """``call()`` recorded (made ``after + 1`` times: the owner records a shape's call after
+    that many); ``release_scratch`` gives every recording's bytes back; two more calls
+    (recorded again, then replayed), each result passed to ``check``."""
     from clts.runtime.memory import release_scratch
-    call().to_numpy()
+    for _ in range(after + 1):
+        call().to_numpy()
     budget = device.state.constant("replay.budget", replay._Budget)
     assert budget.used > 0
     release_scratch(device)

@@ -3,10 +3,11 @@
 A device-array call of the matrix profile (self-join, AB-join, top-k up to ``TOPK_MAX``)
 makes ~20-40 launches and fills, each through ``launch`` with its temporaries allocated,
 its sizes looked up and its arguments gathered in Python: ~50 µs of host time a launch on
-pocl. Its first call of a shape is captured (``runtime.capturing.capture``); the next call of
-the same shape, Plan and options takes that recording, sets its own series, fresh result
+pocl. The second call of a shape is captured (``runtime.capturing.capture``; the first runs
+as it is, :data:`RECORD_AFTER`); the next calls of the same shape, Plan and options take that
+recording, sets its own series, fresh result
 arrays and fresh window flags (the result's lazy diagnostics read them) and enqueues the
-same launches again, nothing else. The recording's temporaries are reused by that next
+same launches again, nothing else. The recording's temporaries are reused by each next
 call, which the in-order queue runs after the previous call's kernels.
 
 Not recorded: calls on a simulator, the blocked top-k (k > ``TOPK_MAX``: host lists), series
@@ -20,8 +21,20 @@ from ..runtime.memory import empty_device, scratch
 from ..runtime.replay import Recorder, captured_temps
 
 
+#: calls of a shape made before one is recorded: a first call's recording kept its
+#: temporaries out of the pool, and a loop over ever-new series lengths then ran each call on
+#: fresh memory (pocl, 2,048 points: 4.2-4.5 ms a call instead of 2.5-2.9, page faults)
+RECORD_AFTER = 1
+
+
 def _recorder(dev) -> Recorder:
-    return dev.state.constant("mp.recorder", Recorder)
+    return dev.state.constant("mp.recorder", lambda: Recorder(after=RECORD_AFTER))
+
+
+def wanted(dev, key):
+    """``key`` where a call of it that found no recording to replay is to be captured (from
+    its shape's second call on), else None."""
+    return key if key is not None and _recorder(dev).wants(key) else None
 
 
 def call_key(dev, plan, T_A, T_B, m, ez, k, both, normalize):

@@ -92,15 +92,38 @@ class Recording:
                 go.args[i] = None
 
 
+#: keys whose calls a Recorder with ``after`` counts (then it forgets them all)
+SEEN_KEYS = 4096
+
+
 class Recorder:
     """An owner's recordings by key (the call's shape): :meth:`take` one to replay, :meth:`give`
-    it back after its enqueues, :meth:`add` a call just made."""
+    it back after its enqueues, :meth:`add` a call just made. ``after``: calls of a key made
+    unrecorded before one is recorded (:meth:`wants`); a recording keeps its temporaries from
+    the pool, so each new shape's first call would otherwise take fresh memory (page faults
+    on a CPU) where a workload of ever-new shapes gains nothing from it."""
 
-    def __init__(self):
+    def __init__(self, after: int = 0):
         self._free: dict = {}
         self._lock = threading.Lock()
         self._listed = False
         self._gen = 0
+        self._after = after
+        self._seen: dict = {}
+
+    def wants(self, key) -> bool:
+        """Whether a call of ``key`` that found no free recording should be recorded: every
+        one with ``after`` = 0, else from the key's ``after + 1``-th call on."""
+        if not self._after:
+            return True
+        with self._lock:
+            n = self._seen.get(key, 0)
+            if n >= self._after:
+                return True
+            if len(self._seen) >= SEEN_KEYS:
+                self._seen.clear()
+            self._seen[key] = n + 1
+            return False
 
     def clear(self) -> None:
         """Drop the recordings (their temporaries go back to the device's pool; one being

@@ -34,12 +34,10 @@ from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..runtime import integrations
-from ..runtime import get_device, round_up
+from ..runtime import get_device
 from ..runtime.arrays import device_input, is_device_array, native, values_of
 from ..runtime.faults import with_smaller_chunks
 from ..runtime.outputs import deliver, out_arrays, view_as
@@ -54,7 +52,9 @@ from .common import time_axis as _time_axis
 from ..timeaxis import check_fits, is_cftime, parse_date
 from .plan import Plan, Problem, make_plan
 from .axis import monitor_axis
-from .device import INT_TYPES, LazyFields, device_axis
+from .device import INT_TYPES, device_axis
+from .monitor_device import Prepared, call_key, monitor, repeat
+from .result import BfastResult
 from .monitor_run import run_host
 from .checks import TYPES, check_arguments, check_history  # noqa: F401 (public here)
 from .monitor_types import PROCESS, critval, r_basis
@@ -65,88 +65,6 @@ _CUBE_TYPES = (np.dtype(np.float32), np.dtype(np.float64), *INT_TYPES)
 #: the boundary table of R's convention (none): one read-only array, found again by identity
 _NO_BOUNDS = np.zeros(1)
 _NO_BOUNDS.setflags(write=False)
-
-
-@dataclass
-class BfastResult(LazyFields):
-    """Result of :func:`clts.bfast_monitor`: per-pixel arrays shaped like the cube without its
-    time axis.
-
-    Attributes
-    ----------
-    breaks : numpy.ndarray of int32
-        Index of the first break among the monitoring dates (every date counts, from 0); -1 no
-        break; -2 not tested (``status`` says why).
-    break_dates : numpy.ndarray
-        The date of the break (NaT / NaN / None for cftime dates when none), of the kind of
-        ``dates``.
-    magnitudes : numpy.ndarray or None
-        Median of the valid monitoring residuals (None with ``magnitudes=False``).
-    means : numpy.ndarray
-        Mean of the MOSUM process (of the ``type``'s process; RE / ME: of its largest
-        |component|) over the valid monitoring values.
-    valids : numpy.ndarray of int32
-        Number of valid values.
-    history_start : numpy.ndarray or None
-        Index of the first history date used (``history="ROC"``).
-    status : numpy.ndarray of int32
-        0 tested, 1 too few valid values, 2 singular history fit, 3 zero variance (the history
-        is fitted exactly, to rounding: the MOSUM is 0 / 0), 4 non-finite (+-inf in the series,
-        or values too large for the fit); ``clts.bfast.common.STATUS`` names the codes.
-    mosum, bounds : numpy.ndarray or None
-        ``[N - n, ...]`` MOSUM (the ``type``'s process) and boundary (NaN at missing dates),
-        with ``detailed=True``.
-    prediction : numpy.ndarray or None
-        ``[N, ...]`` fitted model, with ``detailed=True``.
-    coef : numpy.ndarray or None
-        ``[K, ...]`` coefficients (basis 1, t, sin_1, cos_1, ..., in the units of the time
-        axis), with ``detailed=True``.
-    sigma : numpy.ndarray or None
-        Residual standard deviation of the history fit, with ``detailed=True``.
-    plan : clts.bfast.Plan
-        The code version and parameters that ran.
-    diagnostics : dict
-        Counts per status and run information.
-
-    Examples
-    --------
-    >>> import numpy as np, clts
-    >>> y = np.tile(np.r_[np.zeros(40), np.full(20, 5.0)], (3, 1)).T
-    >>> y = y + np.random.default_rng(0).normal(0, 0.1, y.shape)
-    >>> res = clts.bfast_monitor(y, np.arange(60.0) / 12, 2.5, freq=1, k=1)
-    >>> res.breaks.shape, res.status.tolist()
-    ((3,), [0, 0, 0])
-    """
-    breaks: np.ndarray
-    break_dates: np.ndarray
-    magnitudes: np.ndarray | None
-    means: np.ndarray
-    valids: np.ndarray
-    history_start: np.ndarray | None = None
-    status: np.ndarray | None = None
-    mosum: np.ndarray | None = None
-    bounds: np.ndarray | None = None
-    prediction: np.ndarray | None = None
-    coef: np.ndarray | None = None
-    sigma: np.ndarray | None = None
-    plan: Plan | None = None
-    diagnostics: dict = field(default_factory=dict)
-    #: the monitoring dates (``breaks`` indexes them) and the history's length, for plots
-    monitor_dates: np.ndarray | None = field(default=None, repr=False)
-    #: with ``detailed=True``: every date and the input values ``[N, ...]`` (a view, time
-    #: first; ``nodata`` not replaced), for ``plot(pixel)``
-    dates: np.ndarray | None = field(default=None, repr=False)
-    observed: np.ndarray | None = field(default=None, repr=False)
-
-    def plot(self, pixel=None, *, fig=None, title=None):
-        """Without ``pixel``: the break-date and magnitude maps (2-D cubes; a DataArray's x / y
-        or lon / lat coordinates on the axes). With ``pixel`` (an index tuple into the pixel
-        axes, a DataFrame column label, or a dict of DataArray coordinate labels; needs
-        ``detailed=True``): as R's ``plot(bfastmonitor)``, the data with the history model and
-        its prediction, the start of monitoring and the break, above the MOSUM process and its
-        boundary. Needs matplotlib."""
-        res = self.to_numpy() if is_device_array(self.breaks) else self
-        return integrations.plot("bfast", res, pixel, fig=fig, title=title)
 
 
 @renamed(progress_bar="progress")
@@ -301,9 +219,19 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
     >>> res.breaks.tolist(), res.break_dates[:2].astype("datetime64[M]").tolist()
     ([23, 23, -1, -1], [datetime.date(2009, 1, 1), datetime.date(2009, 1, 1)])
     """
+    on_device = is_device_array(y)
+    fkey = None
+    if on_device and regressors is None and formula is None and plan is None and out is None:
+        dev = get_device(device)
+        fkey = call_key(dev, y, dates, start_monitor,
+                        (k, freq, trend, hfrac, level, history, convention, magnitudes,
+                         detailed, nodata, time_axis, period, dtype, version, type),
+                        plan_overrides)
+        res = repeat(dev, fkey, y) if fkey is not None else None
+        if res is not None:         # the arguments of an earlier call, checked then
+            return res
     level, level_roc = levels(level)
     crit = check_params(k, freq, hfrac, level, period, history, convention, trend, type)
-    on_device = is_device_array(y)
     if on_device:
         dates = device_axis(y, dates, time_axis)
     else:
@@ -397,11 +325,11 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
         if out is not None:
             raise TypeError("out= takes numpy arrays; a call on a device array returns device "
                             "arrays of its own")
-        return _monitor_device(dev, plan, flat, pix_shape, N, n, K, X, bounds_t, tpl,
-                               history=history, hist_given=hist_given, t=t, dates=dates,
-                               mon=mon, fill=fill, bd_src=bd_src, dtype=dtype, crit=crit,
-                               hfrac=hfrac, nodata=nodata, level_roc=level_roc, trend=trend,
-                               center=center, scale=scale, terms=terms)
+        prep = Prepared(dev, plan, pix_shape, N, n, K, X, bounds_t, tpl, history,
+                        _start_index(t, dates, history, n) if hist_given else None, mon, fill,
+                        bd_src, dtype, crit, hfrac, nodata, level_roc, trend, center, scale,
+                        terms)
+        return monitor(prep, flat, fkey)
     given = out_arrays(out, out_specs(pix_shape, dtype, mon, N, n, K, magnitudes, history,
                                        detailed), {"y": y_in}, "bfast_monitor")
     dests = {_RUN_KEYS.get(key, key): view_as(a, (M,)) for key, a in given.items()
@@ -491,74 +419,6 @@ def _start_index(t, dates, history, n):
         raise ValueError(f"history (a start date / time, {history!r}) must lie before "
                          "start_monitor")
     return i0
-
-
-def _monitor_device(dev, plan, flat, pix_shape, N, n, K, X, bounds_t, tpl, *, history,
-                    hist_given, t, dates, mon, fill, bd_src, dtype, crit, hfrac, nodata,
-                    level_roc, trend, center, scale, terms=None):
-    """``bfast_monitor`` on a device cube ``flat`` ``[N, M]``: every step a kernel, the result's
-    arrays device arrays, nothing read back or waited for (``clts.bfast.device``). Per-pixel
-    regressors (``terms.device``): their columns and the cube with the values they make missing
-    (and ``nodata``) NaN made on the device first (``pixel_device.prepare``)."""
-    from . import device as dv
-    M = flat.shape[1]
-    keep = []
-    xp = None
-    if terms is not None and terms.device is not None:
-        from .pixel_device import prepare
-        flat, xp, keep = prepare(dev, flat, nodata, terms, dtype)
-        tpl = dict(tpl, in_type=tpl["real"], has_nodata=False)
-        nodata = None
-    hs = None
-    if hist_given:
-        hs = dv.fill_int(dev, round_up(M, 16) + 16, _start_index(t, dates, history, n))
-    elif history == "BP":
-        hs, kk = dv.history_starts(dev, flat, n, X, nodata, xp=xp)
-        keep += kk
-    nd = 0.0 if nodata is None else float(nodata)
-    roc_bounds = (rec_cusum_bound(level_roc), rec_cusum_bound(0.05)) \
-        if tpl["history"] == "ROC" else None
-    out, kk = with_smaller_chunks(
-        lambda max_items: dv.run_monitor(dev, plan, flat, N, n, K, X, bounds_t, tpl, dtype=dtype,
-                                         crit=crit, hfrac=hfrac, nodata=nd,
-                                         roc_bounds=roc_bounds, max_items=max_items, hs=hs,
-                                         xp=xp),
-        device=dev, what="bfast_monitor")
-    keep += kk
-    if hs is not None:
-        keep.append(hs)
-        out["hist_start"] = dv.first_valid_starts(dev, flat, dtype.type(nd), tpl, hs, n, N,
-                                                  hist_given)
-    if tpl["detailed"]:
-        dv.coef_post(dev, out, tpl, K, N, M, trend, center, scale)
-
-    def shaped(a, lead=()):
-        return None if a is None else reshaped(a, tuple(lead) + pix_shape)
-
-    res = BfastResult(breaks=shaped(out["breaks"]), break_dates=None,
-                      magnitudes=shaped(out.get("mags")), means=shaped(out["means"]),
-                      valids=shaped(out["valids"]), history_start=shaped(out.get("hist_start")),
-                      status=shaped(out["status"]), plan=plan, monitor_dates=mon)
-    if tpl["detailed"]:
-        res.mosum, res.bounds = shaped(out["mosum"], (N - n,)), shaped(out["bounds"], (N - n,))
-        res.prediction, res.coef = shaped(out["pred"], (N,)), shaped(out["coef"], (K,))
-        res.sigma = shaped(out["sigma"])
-        res.dates, res.observed = bd_src, reshaped(flat, (N,) + pix_shape)
-    res._keep = keep
-
-    def break_dates():
-        b = res.breaks.get()
-        return np.where(b >= 0, mon[np.clip(b, 0, None)], fill)
-
-    def diagnostics():
-        status = res.status.get()
-        counts = {name: int(np.sum(status == code)) for code, name in STATUS.items() if code}
-        return dict(n_history_dates=n, n_monitor_dates=N - n, n_coef=K, critval=crit,
-                    failed=int(np.sum(status != 0)), **counts, device=str(dev.slug),
-                    nodata=nodata)
-    res._set_lazy("break_dates", break_dates)
-    res._set_lazy("diagnostics", diagnostics)
-    return res
 
 
 def pixel_regressors(terms):

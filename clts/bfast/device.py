@@ -27,7 +27,8 @@ import numpy as np
 from ..runtime import launch, round_up
 from ..runtime.resident import result_to_numpy
 from ..runtime.faults import enter_chunk
-from ..runtime.memory import copy, empty_device, scratch
+from ..runtime.capturing import captured
+from ..runtime.memory import copy, empty_device, fill, scratch
 from .monitor_run import (DETAILED_KEYS, bounds_dtype, bounds_table, launch_chunk,
                           monitor_chunks, programs)
 
@@ -144,6 +145,7 @@ def copy_columns(dev, dst, src, a, m, rows):
         copy(dev, dst.base_data, src.base_data, m * isz, src_offset=src.offset,
              dst_offset=dst.offset + a * isz)
         return
+    captured(None)          # a copy: not made again by a capture's replay
     cl.enqueue_copy(dev.queue, dst.base_data, src.base_data,
                     src_origin=(src.offset, 0, 0), dst_origin=(dst.offset + a * isz, 0, 0),
                     region=(m * isz, rows, 1), src_pitches=(ls * isz, 0),
@@ -176,7 +178,7 @@ class LazyFields:
         return object.__getattribute__(self, name)
 
     def __setattr__(self, name, value):
-        lazy = self.__dict__.get("_lazy")
+        lazy = object.__getattribute__(self, "__dict__").get("_lazy")
         if lazy:
             lazy.pop(name, None)        # a value set replaces the one to be computed
         object.__setattr__(self, name, value)
@@ -341,10 +343,7 @@ def _real(real):
 
 def fill_int(dev, size, value):
     """A device int32 array of ``size`` entries all ``value`` (a fill: nothing transferred)."""
-    import pyopencl as cl
-    a = temp(dev, (max(int(size), 1),), np.int32)
-    cl.enqueue_fill_buffer(dev.queue, a.data, np.int32(value), 0, a.nbytes)
-    return a
+    return fill(dev, temp(dev, (max(int(size), 1),), np.int32), value)
 
 
 # ------------------------------------------------------------------------- breakpoints

@@ -31,8 +31,8 @@ from .. import options
 from ..runtime import round_up
 from ..runtime.capturing import capture
 from ..runtime.faults import with_smaller_chunks
-from ..runtime.memory import empty_device, reshaped
-from ..runtime.replay import Recorder, captured_temps
+from ..runtime.memory import reshaped
+from ..runtime.replay import Recorder, record_call, replay_call
 from . import device as dv
 from .axis import _key as axis_key
 from .common import STATUS, rec_cusum_bound
@@ -121,21 +121,10 @@ def repeat(dev, key, y):
         return None
     prep = hit[0]
     flat = reshaped(y, (prep.N, math.prod(prep.pix_shape)))
-    rcd = _recorder(dev)
-    rec = rcd.take(key)
-    if rec is None:
+    got = replay_call(dev, _recorder(dev), key, {"y": flat.base_data})
+    if got is None:
         return monitor(prep, flat, key)
-    try:
-        out, slots = {}, {"y": flat.base_data}
-        for name, shape, dtype, alloc in rec.meta:
-            # a padded output (the ROC kernel's history starts): its whole buffer, viewed
-            a = empty_device(dev.queue, dev.context, shape if alloc == math.prod(shape)
-                             else (alloc,), dtype)
-            slots[name] = a.base_data
-            out[name] = a if a.shape == shape else a[:shape[0]]
-        rec.replay(slots)
-    finally:
-        rcd.give(key, rec)
+    out, rec = got
     return _result(prep, out, flat, [rec])
 
 
@@ -164,7 +153,7 @@ def monitor(prep: Prepared, flat, key=None):
     with capture() if rkey is not None else nullcontext() as cap:
         out = _launches(prep, flat, tpl, nodata, xp, keep)
     if rkey is not None and flat is y_in:
-        rec = _record(dev, rkey, cap, flat, out)
+        rec = record_call(dev, _recorder(dev), rkey, cap, {"y": flat.base_data}, out)
         if rec is not None:
             keep.append(rec)
     return _result(prep, out, y_in, keep)
@@ -197,27 +186,6 @@ def _launches(prep: Prepared, flat, tpl, nodata, xp, keep):
     if tpl["detailed"]:
         dv.coef_post(dev, out, tpl, K, N, M, prep.trend, prep.center, prep.scale)
     return out
-
-
-def _record(dev, key, cap, flat, out):
-    """Keep the capture ``cap`` of a call just made (``out``: its device outputs); returns the
-    recording or None (incomplete, an output inside another buffer, over the budgets)."""
-    if not cap.complete or not cap.entries:
-        return None
-    slots, meta = {"y": flat.base_data}, []
-    for name, a in out.items():
-        alloc = a.base_data.size // a.dtype.itemsize
-        if a.offset or (alloc != a.size and a.ndim != 1):
-            return None
-        slots[name] = a.base_data
-        meta.append((name, a.shape, a.dtype, alloc))
-    bufs = list(slots.values())
-    if len({id(b) for b in bufs}) != len(bufs):
-        return None
-    temps = captured_temps(cap.entries, slots)
-    if temps is None:
-        return None
-    return _recorder(dev).add(dev, key, cap.entries, temps, slots, meta)
 
 
 def _result(prep: Prepared, out, flat, keep):

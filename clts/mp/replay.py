@@ -17,8 +17,7 @@ a replay would not make again (``Capture.complete``).
 from __future__ import annotations
 
 from .. import options
-from ..runtime.memory import empty_device, scratch
-from ..runtime.replay import Recorder, captured_temps
+from ..runtime.replay import Recorder, record_call, replay_call
 
 
 #: calls of a shape made before one is recorded: a first call's recording kept its
@@ -58,45 +57,17 @@ def replayed(dev, key, T_A, T_B):
     """A call replayed: (its arrays by slot name: the result's fields and ``flags:A`` /
     ``flags:B``, the recording, which holds the temporaries its kernels read), or None when
     no recording of ``key`` is free."""
-    rcd = _recorder(dev)
-    rec = rcd.take(key)
-    if rec is None:
-        return None
-    try:
-        arrays = {}
-        slots = {"T_A": T_A.base_data, "T_B": None if T_B is None else T_B.base_data}
-        for slot, shape, dtype, pooled in rec.meta:
-            # results: fresh arrays, never pool blocks a later call could reuse; the flags
-            # (read by the result's lazy counts) from the pool
-            a = scratch(dev, shape, dtype) if pooled else \
-                empty_device(dev.queue, dev.context, shape, dtype)
-            arrays[slot] = a
-            slots[slot] = a.base_data
-        rec.replay(slots)
-    finally:
-        rcd.give(key, rec)
-    return arrays, rec
+    return replay_call(dev, _recorder(dev), key,
+                       {"T_A": T_A.base_data, "T_B": None if T_B is None else T_B.base_data})
 
 
 def record(dev, key, cap, T_A, T_B, res: dict, flags: dict):
     """Keep the capture ``cap`` of a call just made under ``key`` (``res``: its result's
-    device arrays by field; ``flags``: its sides' window flags by "A" / "B"); returns the
-    recording or None (incomplete, a buffer in two roles, over the budgets)."""
-    if not cap.complete or not cap.entries:
-        return None
-    slots = {"T_A": T_A.base_data, "T_B": None if T_B is None else T_B.base_data}
-    meta = []
-    own = [(name, a, False) for name, a in res.items() if a is not None] + \
-        [("flags:" + side, a, True) for side, a in flags.items()]
-    for slot, a, pooled in own:
-        if a.offset:
-            return None
-        slots[slot] = a.base_data
-        meta.append((slot, a.shape, a.dtype, pooled))
-    bufs = [b for b in slots.values() if b is not None]
-    if len({id(b) for b in bufs}) != len(bufs):
-        return None
-    temps = captured_temps(cap.entries, slots)
-    if temps is None:
-        return None
-    return _recorder(dev).add(dev, key, cap.entries, temps, slots, meta)
+    device arrays by field, made fresh by each replay; ``flags``: its sides' window flags by
+    "A" / "B", from the pool: read by the result's lazy counts); returns the recording or
+    None (``runtime.replay.record_call``)."""
+    outputs = dict(res)
+    outputs.update(("flags:" + side, a) for side, a in flags.items())
+    return record_call(dev, _recorder(dev), key, cap,
+                       {"T_A": T_A.base_data, "T_B": None if T_B is None else T_B.base_data},
+                       outputs, pooled={"flags:A", "flags:B"})

@@ -16,6 +16,7 @@ not their launches, take the time).
 """
 from __future__ import annotations
 
+import math
 import threading
 import weakref
 
@@ -204,3 +205,82 @@ def captured_temps(entries, slots: dict):
                 seen.add(id(a))
                 temps.append(a)
     return temps
+
+
+def record_call(device, recorder: Recorder, key, cap, inputs: dict, outputs: dict,
+                pooled=()):
+    """Keep the capture ``cap`` (``runtime.capturing.capture``) of a call just made under
+    ``key``: ``inputs``, slot name -> the buffer of an input the next calls bind anew (None:
+    absent); ``outputs``, slot name -> the device arrays a replay makes afresh (each its
+    buffer's start, the whole buffer, or for a 1-D array its head), from the pool for the
+    names in ``pooled`` (temporaries a result reads on first access), else new. Returns the
+    recording, or None: the capture incomplete or empty, a buffer in two roles, an output
+    inside another buffer, a sub-buffer among the temporaries, over the budgets."""
+    if not cap.complete or not cap.entries:
+        return None
+    slots, meta = dict(inputs), []
+    for name, a in outputs.items():
+        if a is None:
+            continue
+        if a.base_data is None:     # an empty array: no buffer to bind
+            return None
+        alloc = a.base_data.size // a.dtype.itemsize
+        if a.offset or (alloc != a.size and a.ndim != 1):
+            return None
+        slots[name] = a.base_data
+        meta.append((name, a.shape, a.dtype, alloc, name in pooled))
+    bufs = [b for b in slots.values() if b is not None]
+    if len({id(b) for b in bufs}) != len(bufs):
+        return None
+    temps = captured_temps(cap.entries, slots)
+    if temps is None:
+        return None
+    return recorder.add(device, key, cap.entries, temps, slots, meta)
+
+
+def replay_call(device, recorder: Recorder, key, inputs: dict):
+    """The call of ``key`` made again from a free recording of :func:`record_call`, with the
+    call's ``inputs`` (slot name -> buffer) and fresh outputs: (the outputs by slot name, the
+    recording, which its result keeps: its temporaries), or None when none is free."""
+    from .memory import empty_device, scratch
+    rec = recorder.take(key)
+    if rec is None:
+        return None
+    try:
+        out, slots = {}, dict(inputs)
+        for name, shape, dtype, alloc, pooled in rec.meta:
+            whole = alloc == math.prod(shape)
+            ashape = shape if whole else (alloc,)
+            a = scratch(device, ashape, dtype) if pooled else \
+                empty_device(device.queue, device.context, ashape, dtype)
+            slots[name] = a.base_data
+            out[name] = a if whole else a[:shape[0]]
+        rec.replay(slots)
+    finally:
+        recorder.give(key, rec)
+    return out, rec
+
+
+def run_recorded(device, recorder: Recorder, key, inputs: dict, make, keep: list,
+                 pooled=()):
+    """A call's launches: ``make()`` (enqueues them, returns the outputs by slot name, as
+    :func:`record_call` takes them), or a free recording of ``key`` made again with the call's
+    ``inputs`` and fresh outputs. From a key's call that the recorder wants on
+    (``Recorder.wants``), ``make()`` runs captured and is recorded. ``key`` None: ``make()``
+    as it is. The recording a call used or made goes to ``keep`` (the result's temporaries).
+    Returns the outputs."""
+    from .capturing import capture
+    if key is None:
+        return make()
+    got = replay_call(device, recorder, key, inputs)
+    if got is not None:
+        keep.append(got[1])
+        return got[0]
+    if not recorder.wants(key):
+        return make()
+    with capture() as cap:
+        out = make()
+    rec = record_call(device, recorder, key, cap, inputs, out, pooled)
+    if rec is not None:
+        keep.append(rec)
+    return out

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .. import options
 from ..runtime import integrations
 from ..runtime.launch import fixed_local
 from ..runtime.integrations import TimeAxis, time_axis_of
@@ -16,6 +17,7 @@ from ..runtime.faults import enter_chunk, with_smaller_chunks
 from ..runtime.memory import empty_device, reshaped, scratch
 from ..runtime.programs import build_program
 from ..runtime.plans import plan_once
+from ..runtime.replay import Recorder, run_recorded
 from ..runtime.resident import (Lazy, LazyDict, aligned_chunks, device_rows, device_series,
                                 result_to_numpy, rows_multiple)
 from ..timeaxis import check_fits
@@ -304,7 +306,12 @@ def trend_test(y, *, variant="original", period=None, alpha=0.05, lag=None, conf
             out, plan = multi_device.run(dev, y2, variant, P, alpha, conf_level, C, plan_overrides,
                                          keep, _run_device)
         else:
-            out = _run_device(dev, plan, y2, variant, alpha, lag, conf_level, keep)
+            key = None if y2.offset or dev.info.simulator else (
+                plan, variant, P, alpha, lag, conf_level, y2.shape, y2.dtype.str,
+                options.get("max_chunk"))
+            out = run_recorded(dev, dev.state.constant("trend.recorder", _recorder), key,
+                               {"y": y2.base_data}, lambda: _run_device(
+                                   dev, plan, y2, variant, alpha, lag, conf_level, keep), keep)
         out = {k: reshaped(out[k], shape) for k in FIELDS}
         status = out["status"]
         diag = LazyDict(variant=variant, period=P, alpha=alpha, conf_level=conf_level, lag=lag,
@@ -444,6 +451,13 @@ def _run(dev, plan, y2, variant, alpha, lag, conf_level, slopes=True):
                 fd.get(ary=factor[a:b])
     with_smaller_chunks(run, device=dev, what="trend_test")
     return stats, sen, factor
+
+
+def _recorder():
+    """A device's recorder of ``trend_test``'s device-array calls: a key's second call is
+    recorded, the next ones replay it (``runtime.replay.run_recorded``; ``clts.mp.replay``
+    says why not the first)."""
+    return Recorder(after=1)
 
 
 def _run_device(dev, plan, y2, variant, alpha, lag, conf_level, keep, slopes=True):

@@ -242,7 +242,7 @@ def replay_call(device, recorder: Recorder, key, inputs: dict):
     """The call of ``key`` made again from a free recording of :func:`record_call`, with the
     call's ``inputs`` (slot name -> buffer) and fresh outputs: (the outputs by slot name, the
     recording, which its result keeps: its temporaries), or None when none is free."""
-    from .memory import empty_device, scratch
+    from .memory import empty_device, head, scratch
     rec = recorder.take(key)
     if rec is None:
         return None
@@ -254,7 +254,7 @@ def replay_call(device, recorder: Recorder, key, inputs: dict):
             a = scratch(device, ashape, dtype) if pooled else \
                 empty_device(device.queue, device.context, ashape, dtype)
             slots[name] = a.base_data
-            out[name] = a if whole else a[:shape[0]]
+            out[name] = a if whole else head(a, shape)
         rec.replay(slots)
     finally:
         recorder.give(key, rec)

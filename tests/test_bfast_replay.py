@@ -163,3 +163,20 @@ def test_not_remembered(device, replays):
         _same_monitor(want, clts.bfast_monitor(yd, t, start, device=device, k=1,
                                                level=[0.05, 0.05]))
     assert len(memo) == n and replays[0] == 0
+
+
+def test_out_of_memory_in_a_replay_takes_the_calls_own_path(device, replays):
+    """An allocation failure while a recording is replayed (here injected at its launch): the
+    call runs its own way (the chunked loop that frees memory and retries), same results."""
+    from clts.runtime import faults
+    y, t, start = _data(34, np.float32, None)
+    want = clts.bfast_monitor(y, t, start, device=device, k=1)
+    yd = _to_device(device, y)
+    for _ in range(3):
+        clts.bfast_monitor(yd, t, start, device=device, k=1)
+    n = replays[0]
+    assert n >= 1
+    with faults.inject("alloc", times=1) as plan:
+        got = clts.bfast_monitor(yd, t, start, device=device, k=1)
+    assert plan["times"] == 0 and replays[0] == n + 1
+    _same_monitor(want, got)

@@ -241,7 +241,8 @@ def record_call(device, recorder: Recorder, key, cap, inputs: dict, outputs: dic
 def replay_call(device, recorder: Recorder, key, inputs: dict):
     """The call of ``key`` made again from a free recording of :func:`record_call`, with the
     call's ``inputs`` (slot name -> buffer) and fresh outputs: (the outputs by slot name, the
-    recording, which its result keeps: its temporaries), or None when none is free."""
+    recording, which its result keeps: its temporaries), or None when none is free or the
+    device ran out of memory on the way (the caller then makes the call its own way)."""
     from .memory import empty_device, head, scratch
     rec = recorder.take(key)
     if rec is None:
@@ -256,6 +257,13 @@ def replay_call(device, recorder: Recorder, key, inputs: dict):
             slots[name] = a.base_data
             out[name] = a if whole else head(a, shape)
         rec.replay(slots)
+    except Exception as exc:
+        # the device out of memory (at an allocation or, lazily, an enqueue): the caller's
+        # own path, whose chunked loop frees what the device holds and retries
+        from .faults import is_allocation_failure
+        if is_allocation_failure(exc):
+            return None
+        raise
     finally:
         recorder.give(key, rec)
     return out, rec

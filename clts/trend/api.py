@@ -312,7 +312,9 @@ def trend_test(y, *, variant="original", period=None, alpha=0.05, lag=None, conf
             out = run_recorded(dev, dev.state.constant("trend.recorder", _recorder), key,
                                {"y": y2.base_data}, lambda: _run_device(
                                    dev, plan, y2, variant, alpha, lag, conf_level, keep), keep)
-        out = {k: reshaped(out[k], shape) for k in FIELDS}
+        # [batch] already for a [batch, time] input: no views to make
+        out = {k: out[k] if out[k].shape == shape else reshaped(out[k], shape)
+               for k in FIELDS}
         status = out["status"]
         diag = LazyDict(variant=variant, period=P, alpha=alpha, conf_level=conf_level, lag=lag,
                         median=plan.median, n_too_few=Lazy(

@@ -80,13 +80,15 @@ class Prepared(NamedTuple):
 
 def call_key(dev, y, dates, start_monitor, args: tuple, overrides: dict):
     """The memo key of a call on device cube ``y`` (``args``: the other arguments in
-    ``bfast_monitor``'s order, each with its type, so that ``True`` and ``1`` differ), or None
+    ``bfast_monitor``'s order; ``overrides``: the Plan's keywords; each value with its type,
+    so that ``True`` and ``1`` differ), or None
     where the call is not remembered (module docstring)."""
     dkey = axis_key(dates, start_monitor)
     if dkey is None or dev.info.simulator:
         return None
+    given = sorted(overrides.items())
     key = (dev, y.context, y.shape, y.dtype.str, y.strides, y.offset, dkey,
-           args, tuple(map(type, args)), tuple(sorted(overrides.items())),
+           args, tuple(map(type, args)), tuple(given), tuple(type(v) for _, v in given),
            options.get("max_chunk"))
     try:
         hash(key)

@@ -119,7 +119,7 @@ def test_checks_still_run_for_other_arguments(device):
     with pytest.raises(TypeError, match="trend"):
         clts.bfast_monitor(yd, t, start, trend=1, **kw)
     with pytest.raises(TypeError):
-        clts.bfast_monitor(yd.astype(np.complex64), t, start, **kw)
+        clts.bfast_monitor(_to_device(device, y.astype(np.complex64)), t, start, **kw)
     with pytest.raises(ValueError, match="C-contiguous"):
         clts.bfast_monitor(yd[:, ::2], t, start, **kw)
     t2 = t.copy()

@@ -145,9 +145,15 @@ def test_a_profile_change_plans_again(device, monkeypatch):
     lanes = 2 if p0.lanes != 2 else 4
     fused = dict(section[p0.version], lanes=lanes)
     monkeypatch.setitem(device.profile.values, "bfast", dict(section, **{p0.version: fused}))
-    got = clts.bfast_monitor(yd, t, start, **kw)
-    assert got.plan.lanes == lanes
-    _same_monitor(clts.bfast_monitor(y, t, start, **kw), got)
+    for _ in range(3):              # checked and planned again, then remembered anew
+        got = clts.bfast_monitor(yd, t, start, **kw)
+        assert got.plan.lanes == lanes
+        _same_monitor(clts.bfast_monitor(y, t, start, **kw), got)
+    monkeypatch.setitem(device.profile.values, "bfast", section)
+    for _ in range(3):              # back: the first Plan's calls (and recordings) again
+        got = clts.bfast_monitor(yd, t, start, **kw)
+        assert got.plan == p0
+        _same_monitor(clts.bfast_monitor(y, t, start, **kw), got)
 
 
 def test_not_remembered(device, replays):

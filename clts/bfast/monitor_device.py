@@ -123,7 +123,7 @@ def repeat(dev, key, y):
         return None
     prep = hit[0]
     flat = reshaped(y, (prep.N, math.prod(prep.pix_shape)))
-    got = replay_call(dev, _recorder(dev), key, {"y": flat.base_data})
+    got = replay_call(dev, _recorder(dev), (key, prep.plan), {"y": flat.base_data})
     if got is None:
         return monitor(prep, flat, key)
     out, rec = got
@@ -140,10 +140,11 @@ def monitor(prep: Prepared, flat, key=None):
     dev, terms, tpl, nodata = prep.dev, prep.terms, prep.tpl, prep.nodata
     rkey = None
     if key is not None:
-        if key not in _state(dev):
+        hit = _state(dev).get(key)
+        if hit is None or hit[0] is not prep:   # a first call, or one checked anew
             remember(key, prep)
-        if _recorder(dev).wants(key):
-            rkey = key
+        # recordings by Plan too: one made under another profile section is never taken
+        rkey = (key, prep.plan) if _recorder(dev).wants((key, prep.plan)) else None
     y_in = flat
     keep = []
     xp = None

@@ -22,17 +22,15 @@ from __future__ import annotations
 
 import copy
 import math
-from contextlib import nullcontext
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from .. import options
 from ..runtime import round_up
-from ..runtime.capturing import capture
 from ..runtime.faults import with_smaller_chunks
 from ..runtime.memory import reshaped
-from ..runtime.replay import Recorder, record_call, replay_call
+from ..runtime.replay import Recorder, run_recorded
 from . import device as dv
 from .axis import _key as axis_key
 from .common import STATUS, rec_cusum_bound
@@ -122,12 +120,7 @@ def repeat(dev, key, y):
     if hit is None or hit[1] != dev.profile.values.get("bfast"):
         return None
     prep = hit[0]
-    flat = reshaped(y, (prep.N, math.prod(prep.pix_shape)))
-    got = replay_call(dev, _recorder(dev), (key, prep.plan), {"y": flat.base_data})
-    if got is None:
-        return monitor(prep, flat, key)
-    out, rec = got
-    return _result(prep, out, flat, [rec])
+    return monitor(prep, reshaped(y, (prep.N, math.prod(prep.pix_shape))), key)
 
 
 def monitor(prep: Prepared, flat, key=None):
@@ -144,21 +137,17 @@ def monitor(prep: Prepared, flat, key=None):
         if hit is None or hit[0] is not prep:   # a first call, or one checked anew
             remember(key, prep)
         # recordings by Plan too: one made under another profile section is never taken
-        rkey = (key, prep.plan) if _recorder(dev).wants((key, prep.plan)) else None
+        rkey = (key, prep.plan)
     y_in = flat
     keep = []
     xp = None
-    if terms is not None and terms.device is not None:
+    if terms is not None and terms.device is not None:     # (never remembered: key None)
         from .pixel_device import prepare
         flat, xp, keep = prepare(dev, flat, nodata, terms, prep.dtype)
         tpl = dict(tpl, in_type=tpl["real"], has_nodata=False)
         nodata = None
-    with capture() if rkey is not None else nullcontext() as cap:
-        out = _launches(prep, flat, tpl, nodata, xp, keep)
-    if rkey is not None and flat is y_in:
-        rec = record_call(dev, _recorder(dev), rkey, cap, {"y": flat.base_data}, out)
-        if rec is not None:
-            keep.append(rec)
+    out = run_recorded(dev, _recorder(dev), rkey, {"y": flat.base_data},
+                       lambda: _launches(prep, flat, tpl, nodata, xp, keep), keep)
     return _result(prep, out, y_in, keep)
 
 

@@ -20,6 +20,8 @@ import math
 import threading
 import weakref
 
+from .launch import Relaunch
+
 #: temporaries one recording may hold (bytes)
 MAX_BYTES = 16 << 20
 #: temporaries all recordings of one device may hold (bytes)
@@ -55,7 +57,13 @@ class Recording:
     __slots__ = ("seq", "binds", "temps", "gen", "meta", "__weakref__")
 
     def __init__(self, seq, temps, slots: dict, meta=None):
-        self.seq = list(seq)
+        # each launch on a kernel object of its own, its arguments set once (a replay sets
+        # the call's own arrays alone); a fill as it is
+        own = {}
+        for go in seq:
+            if id(go) not in own:
+                own[id(go)] = _prepared(go)
+        self.seq = [own[id(go)] for go in seq]
         self.temps = list(temps)
         self.gen = 0                # the Recorder's generation it belongs to
         self.meta = meta            # what the owner needs to make a replayed call's arrays
@@ -91,6 +99,18 @@ class Recording:
         for go, pairs in self.binds:
             for i, _ in pairs:
                 go.args[i] = None
+
+
+def _prepared(go):
+    """A captured launch on a kernel object of its own (``Relaunch.prepared``), or as it is: a
+    fill, or where the driver will not make the kernel object again (then each replay sets
+    all of the shared kernel's arguments under its lock, as the call did)."""
+    if type(go) is not Relaunch:
+        return go
+    try:
+        return go.prepared()
+    except Exception:           # noqa: BLE001 - the shared kernel's path still works
+        return go
 
 
 #: keys whose calls a Recorder with ``after`` counts (then it forgets them all)
@@ -175,11 +195,31 @@ class Recorder:
             with device.state.lock:
                 device.state.constant("replay.recorders", weakref.WeakSet).add(self)
             self._listed = True
-        rec = Recording(seq, temps, slots, meta)
+        try:
+            rec = Recording(seq, temps, slots, meta)
+        except BaseException:
+            budget.give(nbytes)
+            raise
         rec.gen = self._gen
         weakref.finalize(rec, budget.give, nbytes)
         self.give(key, rec)
         return rec
+
+
+class Same:
+    """``obj`` in a recording's key by identity (a Plan: its hash would hash every field
+    each call); the key holds it, so its id is not reused meanwhile."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj):
+        self.obj = obj
+
+    def __hash__(self):
+        return id(self.obj)
+
+    def __eq__(self, other):
+        return type(other) is Same and other.obj is self.obj
 
 
 def _nbytes(a) -> int:
@@ -216,6 +256,9 @@ def record_call(device, recorder: Recorder, key, cap, inputs: dict, outputs: dic
     names in ``pooled`` (temporaries a result reads on first access), else new. Returns the
     recording, or None: the capture incomplete or empty, a buffer in two roles, an output
     inside another buffer, a sub-buffer among the temporaries, over the budgets."""
+    if any(name in inputs for name in outputs):
+        raise ValueError(f"slot names {sorted(set(inputs) & set(outputs))} name an input and "
+                         f"an output")
     if not cap.complete or not cap.entries:
         return None
     slots, meta = dict(inputs), []
@@ -224,7 +267,8 @@ def record_call(device, recorder: Recorder, key, cap, inputs: dict, outputs: dic
             continue
         if a.base_data is None:     # an empty array: no buffer to bind
             return None
-        alloc = a.base_data.size // a.dtype.itemsize
+        # a pooled output's buffer is its pool bin (rounded up): a replay takes one of its size
+        alloc = a.size if name in pooled else a.base_data.size // a.dtype.itemsize
         if a.offset or (alloc != a.size and a.ndim != 1):
             return None
         slots[name] = a.base_data

@@ -21,6 +21,7 @@ from ..runtime import faults
 from ..runtime import get_device
 from ..runtime.arrays import c_array, float_array, float_dtype_of, is_device_array, values_of
 from ..runtime.launch import pyopencl_kernels
+from ..runtime.replay import Recorder, Same, run_recorded
 from ..runtime.memory import keep_on_simulator, pooled_empty, scratch, upload_scratch
 from ..runtime.staging import download
 from ..tridiag.api import replace_nsys, scratch_factor
@@ -369,6 +370,41 @@ def _check_cells(ncells):
 
 # -- TKE ---------------------------------------------------------------------------------------
 
+#: the device outputs of a TKE step, by slot name (``runtime.replay``)
+_TKE_OUTPUTS = ("tke_out", "dtke_out", "corr_out")
+
+
+def _tke_on_device(dev, st, plan, solver, dtype, d, dims, levels, cst):
+    """A TKE step on device arrays ``d`` (checked, by name) into fresh device results. A step
+    whose inputs are all used as they are (no conversion) is remembered by its grid, levels,
+    constants and Plans (``runtime.replay``): from its second call on, its launches are
+    captured and the next steps replay them with their own arrays and fresh results (no
+    Plan look-ups, temporaries or kernel geometry made again)."""
+    nx, ny, nz, T = dims
+    key = None if st.keep or dev.info.simulator else (
+        Same(plan), Same(solver), dims, levels["tau"], levels["taup1"], levels["taum1"],
+        dtype.str, *cst.values())
+
+    def make():
+        outs = (st.output((nx, ny, nz, T), True), st.output((nx, ny, nz, T), True),
+                st.output((nx, ny), True))
+        keep.extend(run_tke(dev, plan, dtype, d, outs, dims, levels, cst, solver))
+        return dict(zip(_TKE_OUTPUTS, outs))
+
+    keep = []
+    out = run_recorded(dev, dev.state.constant("ocean.tke_recorder", _tke_recorder), key,
+                       {n: a.base_data for n, a in d.items()}, make, keep,
+                       pooled=_TKE_OUTPUTS)
+    keep_on_simulator(dev, st.keep + keep)
+    return tuple(out[n] for n in _TKE_OUTPUTS)
+
+
+def _tke_recorder():
+    """TKE steps on device arrays, recorded from a grid's second step on (a one-off grid keeps
+    no temporaries)."""
+    return Recorder(after=1)
+
+
 @functools.lru_cache(maxsize=64)
 def _tke_shapes(shape4) -> dict:
     """Each TKE input's shape for a grid of ``shape4`` (nx, ny, nz, T): made once per grid (a
@@ -478,12 +514,11 @@ def tke(u, v, w, maskU, maskV, maskW, dxt, dxu, dyt, dyu, dzt, dzw, cost, cosu, 
         with _allocation_errors(dev, "tke", (7 * T + 16) * nx * ny * nz * dtype.itemsize):
             d = {n: st.floats(args[n], n, want[n]) for n in NAMES if n != "kbot"}
             d["kbot"] = st.ints(args["kbot"], "kbot", (nx, ny))
-            outs = (st.output(shape4, on_device), st.output(shape4, on_device),
-                    st.output((nx, ny), on_device))
-            keep = run_tke(dev, plan, dtype, d, outs, dims, levels, cst, solver)
             if on_device:
-                keep_on_simulator(dev, st.keep + keep)
-                return outs
+                return _tke_on_device(dev, st, plan, solver, dtype, d, dims, levels, cst)
+            outs = (st.output(shape4, False), st.output(shape4, False),
+                    st.output((nx, ny), False))
+            keep = run_tke(dev, plan, dtype, d, outs, dims, levels, cst, solver)
             result = tuple(st.finish())
             del keep
             return result

@@ -5,14 +5,17 @@ check-outs or argument setting beyond those).
 
 A call with many launches (STL's separate kernels: ~46 for a plain call) otherwise spends
 most of its host time making them; replayed, it spends the enqueues and a few ``set_arg``.
-The owner (STL's Runner, cached with its Plan; the matrix profile's device calls, whose
-launches ``runtime.capturing.capture`` collects as they are made) holds a :class:`Recorder`; a
-recording is taken by
-one call at a time (another thread records its own), and its temporaries are reused by the
-next call on the same in-order queue, so they run after the previous call's kernels.
-Recordings are small-call devices: each holds at most :data:`MAX_BYTES` of temporaries and a
-device's recordings at most :data:`DEVICE_BYTES`; larger calls run unrecorded (their kernels,
-not their launches, take the time).
+The owner (STL's Runner, cached with its Plan; the device calls of the matrix profile,
+``bfast_monitor``, ``trend_test`` and the TKE step, whose launches ``runtime.capturing.capture``
+collects as they are made) holds a :class:`Recorder`; a recording is taken by one call at a
+time (another thread records its own), and its temporaries are reused by the next call on the
+same in-order queue, so they run after the previous call's kernels. A captured launch is
+recorded on a kernel object of its own with its arguments set once (``Relaunch.prepared``):
+a replay sets the call's own arrays, one pyopencl call per launch, and enqueues.
+Recordings are small-call devices: each holds at most :data:`MAX_BYTES` of temporaries (its
+kernel objects counted at :data:`KERNEL_BYTES` each) and a device's recordings at most
+:data:`DEVICE_BYTES`; larger calls run unrecorded (their kernels, not their launches, take
+the time).
 """
 from __future__ import annotations
 
@@ -26,6 +29,10 @@ from .launch import Relaunch
 MAX_BYTES = 16 << 20
 #: temporaries all recordings of one device may hold (bytes)
 DEVICE_BYTES = 64 << 20
+#: what a recording's kernel object of its own counts against the budgets (bytes): with the
+#: device's budget it bounds the kernel objects recordings hold (4,096 a device) where the
+#: temporaries are small
+KERNEL_BYTES = 16 << 10
 #: recordings kept per owner and key (calls of that shape from this many threads at once)
 PER_KEY = 2
 
@@ -182,7 +189,8 @@ class Recorder:
         ``key`` when they fit the budgets (``slots``: name -> the call's own buffers, set anew
         by each replay; ``meta``: kept with the recording for its owner); returns the
         recording or None."""
-        nbytes = sum(_nbytes(a) for a in temps)
+        nbytes = sum(_nbytes(a) for a in temps) + KERNEL_BYTES * len(
+            {id(go) for go in seq if type(go) is Relaunch})
         if nbytes > MAX_BYTES:
             return None
         with self._lock:

@@ -23,6 +23,7 @@ import numpy as np
 
 from .. import options
 from ..errors import DeviceError
+from .fresh_arrays import new_array
 
 #: share of global memory one call may use (the rest is for the driver, other buffers, spills)
 GLOBAL_FRACTION = 0.6
@@ -238,14 +239,13 @@ def empty_device(queue, context, shape, dtype, allocator=None):
     """``cla.empty(queue, shape, dtype, allocator=allocator)`` (C order) in a few µs instead of
     20-35: the Array's constructor checks and derives its shape, size and strides through numpy
     on every call (pocl, Cascade Lake 2 cores); here they come from :func:`array_geometry` and
-    go to pyopencl's own fast constructor (the one its views use). Where a pyopencl lacks it,
-    ``cla.empty``."""
-    import pyopencl.array as cla
+    the array is made as pyopencl's own fast constructor (the one its views use) makes it
+    (``fresh_arrays.new_array``). Where a pyopencl lacks it, ``cla.empty``."""
     shp, dt, strides, size = array_geometry(shape, dtype)
     if not _fast_array_ok():                # pragma: no cover - an older / newer pyopencl
+        import pyopencl.array as cla
         return cla.empty(queue, shp, dt, allocator=allocator)
-    return cla.Array(None, shp, dt, allocator=allocator, strides=strides, _fast=True,
-                     _size=size, _context=context, _queue=queue)
+    return new_array(queue, context, shp, dt, strides, size, allocator)
 
 
 def contiguous(a) -> bool:

@@ -61,3 +61,19 @@ def test_the_check_refuses_another_dictionary(monkeypatch):
     monkeypatch.setattr(fresh_arrays, "_DIRECT", None)
     assert fresh_arrays._direct_ok() is False
     monkeypatch.setattr(fresh_arrays, "_DIRECT", None)     # checked again after the test
+
+
+def test_c_contiguous_is_pyopencls_flag(device):
+    """``memory.c_contiguous`` answers as pyopencl's ``flags.c_contiguous`` for C arrays, views
+    (transposes, slices, steps, length-1 and empty axes) and arrays whose flags were never
+    read."""
+    from clts.runtime.memory import c_contiguous, empty_device
+    a = empty_device(device.queue, device.context, (4, 6, 5), np.float32)
+    views = [a, a[1:], a[:, 1:], a[..., ::2], a.transpose((2, 1, 0)), a[:1], a[:, :1, :],
+             a[:0], a[2], a[2:3, :, :1], a.reshape(24, 5), a.reshape(120), a[::2]]
+    for v in views:
+        fresh = cla.Array(v.queue, v.shape, v.dtype, strides=v.strides, data=v.base_data,
+                          offset=v.offset)
+        assert c_contiguous(fresh) == v.flags.c_contiguous, (v.shape, v.strides)
+    odd = cla.Array(device.queue, (3, 1), np.float32, strides=(4, 40), data=a.base_data)
+    assert c_contiguous(odd) and odd.flags.c_contiguous     # a length-1 axis' stride: any

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..runtime import launch, round_up
+from ..runtime.memory import c_contiguous
 from .regressors import Terms, model_terms
 
 
@@ -26,7 +27,7 @@ def _check_array(a, name, shape, what):
     if tuple(a.shape) != tuple(shape):
         raise ValueError(f"{name}: a device array of per-pixel regressors is shaped {what} "
                          f"{tuple(shape)}, got {tuple(a.shape)}")
-    if not a.flags.c_contiguous:
+    if not c_contiguous(a):
         raise ValueError(f"{name}: a device array of regressors must be C-contiguous")
     if a.dtype.kind not in "fiu" or a.dtype.itemsize > 8 or a.dtype == np.float16:
         raise TypeError(f"{name}: regressors must be real numbers (float32 / float64 / "

@@ -22,7 +22,7 @@ from ..runtime import get_device
 from ..runtime.arrays import c_array, float_array, float_dtype_of, is_device_array, values_of
 from ..runtime.launch import pyopencl_kernels
 from ..runtime.replay import Recorder, Same, run_recorded
-from ..runtime.memory import keep_on_simulator, pooled_empty, scratch, upload_scratch
+from ..runtime.memory import c_contiguous, keep_on_simulator, pooled_empty, scratch, upload_scratch
 from ..runtime.staging import download
 from ..tridiag.api import replace_nsys, scratch_factor
 from .inputs import NAMES
@@ -82,7 +82,7 @@ class _Staging:
         """``x`` (numpy or device) as a C-contiguous device array of the call's dtype."""
         if is_device_array(x):
             if (x.dtype == self.dtype and not x.offset and x.shape == shape
-                    and x.context == self.dev.context and x.flags.c_contiguous):
+                    and x.context == self.dev.context and c_contiguous(x)):
                 return x                # a model's own arrays, as they are: nothing to check
             _check_shape(name, x.shape, shape)
             self._check_device(x, name)
@@ -114,7 +114,7 @@ class _Staging:
         return upload_scratch(self.dev, _host_ints(x, name, shape), self.ring())
 
     def _check_device(self, x, name):
-        if not x.flags.c_contiguous:
+        if not c_contiguous(x):
             raise ValueError(f"device array {name} must be C-contiguous")
         if x.context != self.dev.context:
             raise ValueError(f"device array {name} lives in another OpenCL context than device "

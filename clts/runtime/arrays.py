@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .memory import c_contiguous
+
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
@@ -96,7 +98,7 @@ def device_input(x, name: str, device, *, dtypes=FLOATS, ndim=None):
         raise ValueError(f"{name} is a device array of another OpenCL context than the "
                          f"device this call runs on ({device.info.name}); pass device= the "
                          "device that holds it, or copy it there")
-    if not x.flags.c_contiguous:
+    if not c_contiguous(x):
         raise ValueError(f"device array {name} must be C-contiguous (device arrays are not "
                          "copied to another layout: that would be a hidden device copy)")
     if np.dtype(x.dtype) not in tuple(np.dtype(d) for d in dtypes):

@@ -44,7 +44,7 @@ def new_array(queue, context, shape, dtype, strides, size, allocator=None):
     its C ``strides`` and ``size``, its memory from ``allocator`` (None: a new buffer of
     ``context``), as ``cla.Array(None, ..., _fast=True)`` makes it."""
     import pyopencl.array as cla
-    if not _direct_ok():
+    if _DIRECT is not True and not _direct_ok():
         return cla.Array(None, shape, dtype, allocator=allocator, strides=strides, _fast=True,
                          _size=size, _context=context, _queue=queue)
     nbytes = dtype.itemsize * size

@@ -248,6 +248,13 @@ def empty_device(queue, context, shape, dtype, allocator=None):
     return new_array(queue, context, shp, dt, strides, size, allocator)
 
 
+def c_contiguous(a) -> bool:
+    """``a.flags.c_contiguous`` of a device array, without pyopencl's flags where its strides
+    are its shape's C strides: the flags derive both layouts on their first read of each array
+    (~13 µs), and a pipeline's inputs are the last call's fresh results."""
+    return a.strides == array_geometry(a.shape, a.dtype)[2] or a.flags.c_contiguous
+
+
 def contiguous(a) -> bool:
     """Whether the device array ``a`` is one block of memory (C- or Fortran-contiguous),
     without pyopencl's ``flags``, which derives them through numpy on its first read of each

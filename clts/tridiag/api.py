@@ -12,7 +12,7 @@ from ..runtime import chunk_sizes, get_device
 from ..runtime.faults import with_smaller_chunks
 from ..runtime.arrays import is_device_array
 from ..runtime.outputs import overlaps
-from ..runtime.memory import host_empty, keep_on_simulator, release_scratch, scratch
+from ..runtime.memory import c_contiguous, host_empty, keep_on_simulator, release_scratch, scratch
 from ..runtime.pipeline import (ChunkIO, aligned_multiple, device_marker, device_wait,
                                 run_pipelined)
 from ..vocabulary import renamed
@@ -254,7 +254,7 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, version: str = "auto", star
             raise ValueError("device arrays must have the system axis first or last "
                              f"(axis 0 or {len(shape) - 1}); got axis {axis}")
         for name, v in zip("abcd", arrs):
-            if not v.flags.c_contiguous:
+            if not c_contiguous(v):
                 raise ValueError(f"device array {name} must be C-contiguous")
             if v.dtype != dtype:
                 raise TypeError(f"device arrays must all be float32 or all float64; {name} "
@@ -298,7 +298,7 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, version: str = "auto", star
         if device_input != is_device_array(out):
             raise TypeError("out must be a device array for device input and a numpy array "
                             "for numpy input")
-        if device_input and not out.flags.c_contiguous:
+        if device_input and not c_contiguous(out):
             raise ValueError("out must be C-contiguous")
         if not device_input and not out.flags.writeable:
             raise ValueError("out is read-only (out.flags.writeable is False); give a writable "

@@ -21,8 +21,8 @@ from ..runtime import faults
 from ..runtime import get_device
 from ..runtime.arrays import c_array, float_array, float_dtype_of, is_device_array, values_of
 from ..runtime.launch import pyopencl_kernels
-from ..runtime.replay import Recorder, Same, run_recorded
 from ..runtime.memory import c_contiguous, keep_on_simulator, pooled_empty, scratch, upload_scratch
+from ..runtime.replay import Recorder, Same, run_recorded
 from ..runtime.staging import download
 from ..tridiag.api import replace_nsys, scratch_factor
 from .inputs import NAMES

@@ -318,8 +318,8 @@ class Relaunch:
         (its call's own arrays) and enqueue, without the shared kernel's lock."""
         import pyopencl as cl
         own = cl.Kernel(self.kernel.program, self.kernel.function_name)
-        return Launch(self.device, None, own, self.global_size, self.local_size, *self.args,
-                      queue=self.queue)
+        return Launch(self.device, None, own.function_name, self.global_size,
+                      self.local_size, *self.args, queue=self.queue, kernel=own)
 
 
 class Launch:
@@ -332,16 +332,18 @@ class Launch:
     __slots__ = ("device", "kernel", "global_size", "local_size", "queue", "args", "_items",
                  "_emul", "_release", "__weakref__")
 
-    def __init__(self, device, program, name, global_size, local_size, *args, queue=None):
-        # ``program`` None: ``name`` is a kernel object of the launch's own (not pooled)
+    def __init__(self, device, program, name, global_size, local_size, *args, queue=None,
+                 kernel=None):
+        # ``kernel``: a kernel object of the launch's own (not from ``program``'s pool)
         self.global_size, self.local_size = _sizes(global_size, local_size)
         self.device = device
         self.queue = queue or device.queue
-        self.kernel, self._release = (name, None) if program is None else program.checkout(name)
+        self.kernel, self._release = ((kernel, None) if kernel is not None
+                                      else program.checkout(name))
         self.args = list(args)
         self._items = _count(self.global_size)
         self._emul = bool(device.info.emulates)
-        if program is None:         # set generally: not a kernel the typed setter keeps
+        if kernel is not None:      # set generally: not a kernel the typed setter keeps
             if _enqueue.__name__ == "_enqueue":
                 _bind()
             _set_general(self.kernel, args)

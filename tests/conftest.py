@@ -58,6 +58,17 @@ def _restore_options():
         opts._global.update(saved)
 
 
+@pytest.fixture(autouse=True)
+def _close_figures():
+    """The figures a test's ``plot()`` opened are closed after it (pyplot keeps them, and an
+    xdist worker that runs many plotting tests warned past 20 open figures)."""
+    import sys
+    yield
+    plt = sys.modules.get("matplotlib.pyplot")
+    if plt is not None:
+        plt.close("all")
+
+
 def _test_devices(config):
     from clts.runtime import usable
     infos = usable()

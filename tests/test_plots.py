@@ -91,5 +91,3 @@ def test_plots_take_labels_and_name_them(device, tmp_path):
                   name="pressure")
     fig = _png(clts.matrix_profile(T, 40, device=device).plot(), tmp_path, "mp.png")
     assert "pressure" in fig.texts[0].get_text() and fig.axes[0].get_ylabel() == "pressure"
-    import matplotlib.pyplot as plt
-    plt.close("all")

@@ -154,16 +154,22 @@ def test_slices_of_a_device_array(device, replays, start):
 
 
 def test_capture_is_incomplete_when_a_replay_would_miss_something(device):
-    """Copies, transfers, pyopencl's own kernels, launches waiting on events and a nested
-    capture mark a capture incomplete (``record`` then keeps nothing)."""
+    """Transfers, pyopencl's own kernels, launches waiting on events and a nested capture
+    mark a capture incomplete (``record`` then keeps nothing); fills and device-to-device
+    copies are entries, made again with the buffers a replay sets."""
     from clts.runtime.memory import copy, fill, scratch, upload_scratch
     a = scratch(device, 64, np.float32)
     b = scratch(device, 64, np.float32)
     with capturing.capture() as cap:
         fill(device, a, 1.0)
-    assert cap.complete and len(cap.entries) == 1
-    for make in (lambda: copy(device, b.data, a.data, 256),
-                 lambda: upload_scratch(device, np.ones(8)),
+        copy(device, b.data, a.data, 128, dst_offset=128)
+    assert cap.complete and len(cap.entries) == 2
+    fill(device, b, 0.0)
+    c = scratch(device, 64, np.float32)
+    fill(device, c, 3.0)
+    cap.entries[1].set(1, c.data)()        # the copy again, from another source
+    assert b.get().tolist() == [0.0] * 32 + [3.0] * 32
+    for make in (lambda: upload_scratch(device, np.ones(8)),
                  lambda: _pyopencl_fill(b), _nested):
         with capturing.capture() as cap:
             make()

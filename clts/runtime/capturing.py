@@ -1,7 +1,7 @@
 """Capturing a call's enqueues to make them again (``runtime.replay``): inside
-:func:`capture`, ``launch`` and ``memory.fill`` add an entry for each launch and fill this
-thread makes; whatever else enqueues (a copy, a transfer, a pyopencl kernel) marks the
-capture incomplete through :func:`captured`. No clts imports: the launch path, memory and
+:func:`capture`, ``launch``, ``memory.fill`` and ``memory.copy`` add an entry for each launch,
+fill and device-to-device copy this thread makes; whatever else enqueues (a transfer, a
+pyopencl kernel) marks the capture incomplete through :func:`captured`. No clts imports: the launch path, memory and
 faults all use it."""
 from __future__ import annotations
 
@@ -16,10 +16,10 @@ active = 0
 
 class Capture:
     """What a call enqueued inside :func:`capture`: ``entries``, in enqueue order, each a
-    callable that enqueues it again with ``args`` it may change (``launch.Relaunch``, a
-    fill's ``memory.Refill``); ``complete`` is False once the call enqueued anything a
-    replay of the entries would miss (a copy, a transfer, a pyopencl kernel, a launch
-    waiting on events, a retry after an allocation failure)."""
+    callable that enqueues it again with ``args`` it may change (``launch.Relaunch``,
+    ``runtime.commands.Refill`` / ``Recopy`` for a fill / copy); ``complete`` is False once
+    the call enqueued anything a replay of the entries would miss (a transfer, a pyopencl
+    kernel, a launch waiting on events, a retry after an allocation failure)."""
 
     __slots__ = ("entries", "complete")
 

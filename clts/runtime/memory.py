@@ -23,6 +23,7 @@ import numpy as np
 
 from .. import options
 from ..errors import DeviceError
+from .commands import Recopy, Refill  # noqa: F401 (Refill: memory.Refill, as before)
 from .fresh_arrays import new_array
 
 #: share of global memory one call may use (the rest is for the driver, other buffers, spills)
@@ -132,41 +133,21 @@ def fill(device, arr, value):
     return arr
 
 
-class Refill:
-    """A fill command (:func:`fill`'s), to be enqueued again (``runtime.capturing.capture``):
-    ``args`` is ``[buffer]``, :meth:`set` changes it."""
-
-    __slots__ = ("queue", "args", "pattern", "offset", "nbytes")
-
-    def __init__(self, queue, buffer, pattern, offset, nbytes):
-        self.queue, self.args, self.pattern = queue, [buffer], pattern
-        self.offset, self.nbytes = offset, nbytes
-
-    def set(self, *pairs) -> "Refill":
-        for i in range(0, len(pairs), 2):
-            self.args[pairs[i]] = pairs[i + 1]
-        return self
-
-    def __call__(self):
-        import pyopencl as cl
-        return cl.enqueue_fill_buffer(self.queue, self.args[0], self.pattern, self.offset,
-                                      self.nbytes)
-
-
 def copy(device, dst, src, nbytes, *, dst_offset=0, src_offset=0):
     """Copy ``nbytes`` from the device buffer ``src`` (at byte ``src_offset``) into ``dst`` (at
     ``dst_offset``) on the device's queue; returns the event. A copy command
     (``clEnqueueCopyBuffer``), except on Oclgrind, whose uninitialised-value tracking does not
     see copy commands (every value copied would read as uninitialised in the next kernel):
     there a byte-copy kernel of pyopencl's, under the lock of ``runtime.launch.pyopencl_kernels``."""
-    import pyopencl as cl
-    from .capturing import captured
+    from . import capturing
     if not nbytes:
         return None
-    captured(None)          # not made again by a capture's replay
     if not device.info.simulator:
-        return cl.enqueue_copy(device.queue, dst, src, byte_count=int(nbytes),
-                               dst_offset=int(dst_offset), src_offset=int(src_offset))
+        go = Recopy(device.queue, dst, src, int(nbytes), int(dst_offset), int(src_offset))
+        if capturing.active:
+            capturing.captured(go)
+        return go()
+    capturing.captured(None)        # a pyopencl kernel: not made again by a replay
     import pyopencl.array as cla
     from .launch import pyopencl_kernels
     d = cla.Array(device.queue, (int(nbytes),), np.uint8, data=dst, offset=int(dst_offset))

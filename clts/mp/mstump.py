@@ -12,12 +12,15 @@ import math
 
 import numpy as np
 
+from .. import options
 from ..runtime import get_device, launch, round_up
 from ..runtime.launch import fixed_local
 from .local_size import ITEM_LOCAL
 from ..runtime.arrays import native, values_of
 from ..runtime.memory import scratch
 from ..runtime.programs import built, prebuild
+from ..runtime.replay import Recorder, run_recorded
+from .replay import RECORD_AFTER
 from .exact import _better, _pair_dist, exact_spec
 from .mass import _check_p, distance_profiles
 from .mass_plan import call_precision
@@ -243,6 +246,24 @@ def _stack(dev, arrays, dtype, width):
     return out
 
 
+def _rows(dev, T, order):
+    """The rows ``order`` of the device array ``T`` [d, n] (at offset 0), each a device array
+    of its own at offset 0: T itself for one dimension, else copies (device-to-device, a
+    replay makes them again from the next call's T; sub-buffers would be views of this one)."""
+    from ..runtime.memory import copy
+    d, n = (int(v) for v in T.shape)
+    if d == 1:
+        return [T.reshape(n)]
+    item = T.dtype.itemsize
+    rows = []
+    for k in order:
+        r = scratch(dev, n, T.dtype)
+        copy(dev, r.base_data, T.base_data, n * item, dst_offset=r.offset,
+             src_offset=k * n * item)
+        rows.append(r)
+    return rows
+
+
 def _znorm_device(dev, p, T, order, m, ninc, discords, normalize):
     """The profile of the device array ``T`` [d, n] (dimensions ``order``, the ``ninc`` forced
     ones first) with z-normalised distances, or plain Euclidean ones (``normalize=False``,
@@ -256,7 +277,6 @@ def _znorm_device(dev, p, T, order, m, ninc, discords, normalize):
     import pyopencl.array as cla
     from ..runtime.faults import enter_chunk
     from ..runtime.programs import build_program
-    from ..runtime.resident import device_rows
     from .diagonal import _descriptors, _filled, _special
     from .series import scale_on_device
     d, n = (int(v) for v in T.shape)
@@ -277,8 +297,7 @@ def _znorm_device(dev, p, T, order, m, ninc, discords, normalize):
         prebuild(dev, [stats_spec(dev, p, normalize), prep_spec(dev, p, normalize, T.dtype),
                        exact_spec(dev, p, normalize), mspec])
     sides = []
-    for k in order:
-        row = device_rows(T, k, k + 1).reshape(n)
+    for row in _rows(dev, T, order):
         s = Side(dev, row, m, p, normalize, 0, scale=scale_on_device(dev, p, normalize, row))
         s.mark_ill(p, p.segment)
         sides.append(s)
@@ -300,7 +319,6 @@ def _znorm_device(dev, p, T, order, m, ninc, discords, normalize):
     if nb:
         per_band = d * (2 * R + D) * (np.dtype(kr).itemsize + 4)
         chunk = max(1, min(1 << 14, PARTIAL_BYTES // per_band, dev.max_alloc // 4 // per_band))
-        from .. import options
         cap = options.get("max_chunk")
         if cap:
             chunk = max(1, min(chunk, cap))
@@ -414,8 +432,30 @@ def _mstump_device(T, m, include, discords, normalize, p, precision, device, pla
     inc, discords, normalize = _checks(m, d, n, include, discords, normalize)
     order = inc + [k for k in range(d) if k not in inc]
     plan = make_mstump_plan(dev, Problem(own), plan=plan, **plan_overrides)
-    Tc = T2 if T2.offset == 0 else T2.copy()        # device_rows takes rows of it
-    return _znorm_device(dev, plan, Tc, order, int(m), len(inc), discords, normalize)
+    m = int(m)
+    if T2.offset:       # a view: its own copy (not recorded: the copy is pyopencl's)
+        return _znorm_device(dev, plan, T2.copy(), order, m, len(inc), discords, normalize)
+    return _recorded(dev, (plan, d, n, m, tuple(order), len(inc), discords, normalize,
+                           np.dtype(T2.dtype).str, options.get("max_chunk")), T2,
+                     lambda: dict(zip("PI", _znorm_device(dev, plan, T2, order, m, len(inc),
+                                                          discords, normalize))))
+
+
+def _recorder():
+    return Recorder(after=RECORD_AFTER)
+
+
+def _recorded(dev, key, T, make):
+    """``(P, I)`` of a device-array call: ``make()``'s launches, fills and copies, or from a
+    shape's third call on those of its second call made again with this call's ``T``
+    (``runtime.replay.run_recorded``: the temporaries, window statistics and descriptors of
+    the recording reused, nothing planned or allocated but the results). Not on a
+    simulator."""
+    if dev.info.simulator:
+        key = None
+    out = run_recorded(dev, dev.state.constant("mstump.recorder", _recorder), key,
+                       {"T": T.base_data}, make, [])
+    return out["P"], out["I"]
 
 
 def _maamp_device(dev, T, m, include, discords, pnorm, precision):

@@ -1,9 +1,10 @@
 """Host time of the device-array calls of clts (STL, BFAST-Monitor, the trend test, the
-matrix profile, MASS, a streaming profile's one-point update, the tridiagonal solve, TKE).
+matrix profile, MASS, the multi-dimensional profile, a streaming profile's one-point update,
+the tridiagonal solve, TKE).
 
     python bench/device_host_time.py [--device pocl] [--calls 40] [--rounds 3]
                                      [--against DIR] [--emulate h100] [--held]
-                                     [--only stl,bfast,trend,mp,mass,stumpi,tri,tke]
+                                     [--only stl,bfast,trend,mp,mass,mstump,stumpi,tri,tke]
 
 With device arrays in and out a call only enqueues its kernels and returns; on a GPU every
 microsecond of Python between two launches is a microsecond the GPU idles (span > kernel sum).
@@ -44,12 +45,14 @@ HERE = Path(__file__).resolve()
 #: (systems, n) float64, natural layout; STL (series, length) float32 with a missing date,
 #: period 12; BFAST-Monitor (dates, pixels) float32, history half the dates; the trend test
 #: (series, length) float32; the matrix profile and MASS: float64 series of that length,
-#: window 64; ``stumpi``: one point (a device array) appended to a stream of that many float64
+#: window 64; ``mstump``: (dimensions, length) float64 random walks, window 64; ``stumpi``:
+#: one point (a device array) appended to a stream of that many float64
 #: points, window 50, applied at once (``lazy_points=1``)
 WORKLOADS = [("stl 64 x 96", "stl", (64, 96)), ("stl robust 64 x 96", "stl-robust", (64, 96)),
              ("bfast_monitor 128 x 256", "bfast", (128, 256)),
              ("trend_test 64 x 100", "trend", (64, 100)),
              ("matrix_profile 2,048 m 64", "mp", 2048), ("mass 64 in 2,048", "mass", 2048),
+             ("mstump 3 x 1,024 m 64", "mstump", (3, 1024)),
              ("stumpi update, 5,000 m 50", "stumpi", 5000),
              ("tke 2^12", "tke", 2 ** 12), ("tke 2^16", "tke", 2 ** 16),
              ("tridiag 2,000 x 15", "tri", (2000, 15)), ("tridiag 200 x 115", "tri", (200, 115)),
@@ -89,6 +92,9 @@ def _call(dev, kind, size):
     if kind == "trend":
         dy = cla.to_device(q, rng.standard_normal(size).astype(np.float32))
         return lambda: clts.trend_test(dy, device=dev)
+    if kind == "mstump":
+        dT = cla.to_device(q, np.cumsum(rng.standard_normal(size), axis=1))
+        return lambda: clts.mstump(dT, 64, device=dev)
     if kind == "stumpi":
         s = clts.stumpi(cla.to_device(q, rng.standard_normal(size)), 50, device=dev,
                         lazy_points=1)
@@ -207,7 +213,7 @@ def main(argv=None):
                    help="also time calls made while the queue is held (nothing runs: on a CPU "
                         "device the host time without the kernels competing for its cores)")
     p.add_argument("--only", help="workload kinds, comma-separated (stl, bfast, trend, mp, stumpi, "
-                                  "mass, tke, tri)")
+                                  "mass, mstump, tke, tri)")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.worker:

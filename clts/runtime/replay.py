@@ -14,8 +14,8 @@ recorded on a kernel object of its own with its arguments set once (``Relaunch.p
 a replay sets the call's own arrays, one pyopencl call per launch, and enqueues.
 Recordings are small-call devices: each holds at most :data:`MAX_BYTES` of temporaries (its
 kernel objects counted at :data:`KERNEL_BYTES` each) and a device's recordings at most
-:data:`DEVICE_BYTES`; larger calls run unrecorded (their kernels, not their launches, take
-the time).
+:data:`DEVICE_BYTES`, more on a device with much memory (:func:`limits`); larger calls run
+unrecorded (their kernels, not their launches, take the time).
 """
 from __future__ import annotations
 
@@ -25,16 +25,28 @@ import weakref
 
 from .launch import Relaunch
 
-#: temporaries one recording may hold (bytes)
+#: temporaries one recording may hold (bytes), or a device's memory over :data:`MEMORY_SHARE`
+#: where that is more
 MAX_BYTES = 16 << 20
-#: temporaries all recordings of one device may hold (bytes)
+#: temporaries all recordings of one device may hold (bytes), or 4 x its memory over
+#: :data:`MEMORY_SHARE` where that is more
 DEVICE_BYTES = 64 << 20
+#: a GPU's Plans give even a small call large temporaries (work-groups of partial profiles:
+#: ``mstump`` 3 x 600 under the H100's Plans 44 MB): on a device of 80 GB a recording may
+#: hold 80 MB and all of them 320 MB (0.4 % of its memory)
+MEMORY_SHARE = 1024
 #: what a recording's kernel object of its own counts against the budgets (bytes): with the
 #: device's budget it bounds the kernel objects recordings hold (4,096 a device) where the
 #: temporaries are small
 KERNEL_BYTES = 16 << 10
 #: recordings kept per owner and key (calls of that shape from this many threads at once)
 PER_KEY = 2
+
+
+def limits(device) -> tuple:
+    """(bytes one recording may hold, bytes all of ``device``'s may hold)."""
+    share = int(device.info.global_mem) // MEMORY_SHARE
+    return max(MAX_BYTES, share), max(DEVICE_BYTES, 4 * share)
 
 
 class _Budget:
@@ -44,9 +56,9 @@ class _Budget:
         self.lock = threading.Lock()
         self.used = 0
 
-    def take(self, nbytes: int) -> bool:
+    def take(self, nbytes: int, most: int) -> bool:
         with self.lock:
-            if self.used + nbytes > DEVICE_BYTES:
+            if self.used + nbytes > most:
                 return False
             self.used += nbytes
             return True
@@ -191,13 +203,14 @@ class Recorder:
         recording or None."""
         nbytes = sum(_nbytes(a) for a in temps) + KERNEL_BYTES * len(
             {id(go) for go in seq if type(go) is Relaunch})
-        if nbytes > MAX_BYTES:
+        one, most = limits(device)
+        if nbytes > one:
             return None
         with self._lock:
             if len(self._free.get(key, ())) >= PER_KEY:
                 return None
         budget = device.state.constant("replay.budget", _Budget)
-        if not budget.take(nbytes):
+        if not budget.take(nbytes, most):
             return None
         if not self._listed:        # DeviceState.release_memory drops every recording
             with device.state.lock:

@@ -155,10 +155,12 @@ def test_slices_of_a_device_array(device, replays, start):
 
 
 def test_capture_is_incomplete_when_a_replay_would_miss_something(device):
-    """Transfers, pyopencl's own kernels, launches waiting on events and a nested capture
-    mark a capture incomplete (``record`` then keeps nothing); fills and device-to-device
-    copies are entries, made again with the buffers a replay sets."""
+    """Transfers, pyopencl's own kernels and copies (rows of a device array off the
+    sub-buffer alignment), launches waiting on events and a nested capture mark a capture
+    incomplete (``record`` then keeps nothing); fills and device-to-device copies are
+    entries, made again with the buffers a replay sets."""
     from clts.runtime.memory import copy, fill, scratch, upload_scratch
+    from clts.runtime.resident import device_rows
     a = scratch(device, 64, np.float32)
     b = scratch(device, 64, np.float32)
     with capturing.capture() as cap:
@@ -170,7 +172,9 @@ def test_capture_is_incomplete_when_a_replay_would_miss_something(device):
     fill(device, c, 3.0)
     cap.entries[1].set(1, c.data)()        # the copy again, from another source
     assert b.get().tolist() == [0.0] * 32 + [3.0] * 32
+    rows = cla.to_device(device.queue, np.ones((10, 3)))      # a row: 24 bytes
     for make in (lambda: upload_scratch(device, np.ones(8)),
+                 lambda: device_rows(rows, 1, 3),
                  lambda: _pyopencl_fill(b), _nested):
         with capturing.capture() as cap:
             make()

@@ -17,7 +17,7 @@ from ..runtime import get_device, launch, round_up
 from ..runtime.launch import fixed_local
 from .local_size import ITEM_LOCAL
 from ..runtime.arrays import native, values_of
-from ..runtime.memory import scratch
+from ..runtime.memory import copy, scratch
 from ..runtime.programs import built, prebuild
 from ..runtime.replay import Recorder, run_recorded
 from .replay import RECORD_AFTER
@@ -237,7 +237,6 @@ def _input_dtype(T):
 def _stack(dev, arrays, dtype, width):
     """The device arrays ``arrays`` (one per dimension, at least ``width`` values each) copied
     into one [d, width] device array (device-to-device copies)."""
-    from ..runtime.memory import copy, scratch
     item = np.dtype(dtype).itemsize
     out = scratch(dev, (len(arrays), width), dtype)
     for q, a in enumerate(arrays):
@@ -250,7 +249,6 @@ def _rows(dev, T, order):
     """The rows ``order`` of the device array ``T`` [d, n] (at offset 0), each a device array
     of its own at offset 0: T itself for one dimension, else copies (device-to-device, a
     replay makes them again from the next call's T; sub-buffers would be views of this one)."""
-    from ..runtime.memory import copy
     d, n = (int(v) for v in T.shape)
     if d == 1:
         return [T.reshape(n)]
@@ -464,7 +462,6 @@ def _maamp_device(dev, T, m, include, discords, pnorm, precision):
     computed by ``mass``' kernels into one block buffer [d, rows, l], then ``maamp_rows``
     (``templates/mp/aamp.cl.mako``) sorts, sums and keeps the best of each row: the host
     path's ``_profile_rows`` on the same distances. Nothing is read back or waited for."""
-    from ..runtime.memory import copy
     import pyopencl.array as cla
     from ..runtime.resident import device_rows
     from .aamp import MAX_DIM as KMAX

@@ -1,8 +1,8 @@
 """Capturing a call's enqueues to make them again (``runtime.replay``): inside
-:func:`capture`, ``launch``, ``memory.fill`` and ``memory.copy`` add an entry for each launch,
-fill and device-to-device copy this thread makes; whatever else enqueues (a transfer, a
-pyopencl kernel) marks the capture incomplete through :func:`captured`. No clts imports: the launch path, memory and
-faults all use it."""
+:func:`capture`, ``launch``, ``memory.fill`` and ``memory.copy`` add an entry for each
+launch, fill and device-to-device copy this thread makes; whatever else enqueues (a transfer,
+a pyopencl kernel or copy) marks the capture incomplete through :func:`captured`. No clts
+imports: the launch path, memory and faults all use it."""
 from __future__ import annotations
 
 import threading

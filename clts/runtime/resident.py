@@ -77,6 +77,8 @@ def device_rows(arr, start: int, stop: int, *, write: bool = False):
     if write:
         raise ValueError(f"rows {start}:{stop} of a device array start at byte {origin}, not "
                          "on the device's sub-buffer alignment")
+    from .capturing import captured
+    captured(None)      # pyopencl's copy: a capture's replay would read this call's rows
     return arr[start:stop].copy()
 
 

@@ -60,12 +60,14 @@ def static_local_mem(device, kernel) -> int:
     once; a shared kernel keeps its last launch's): asked of a fresh kernel object of the same
     program and name, once."""
     import pyopencl as cl
+
+    from .kernel_objects import new_kernel
     try:
         prog = kernel.get_info(cl.kernel_info.PROGRAM)
         key = (prog.int_ptr, kernel.function_name)
         got = _static.get(key)
         if got is None:
-            fresh = cl.Kernel(prog, kernel.function_name)
+            fresh = new_kernel(prog, kernel.function_name)
             # the program is kept with its figure: a released program's handle can be reused
             # by a later one (the collector builds hundreds per process, GPU after GPU), whose
             # kernel of the same name would otherwise get this one's figure

@@ -316,8 +316,8 @@ class Relaunch:
         """This launch as a prepared one (:class:`Launch`) on a kernel object of its own, its
         arguments set once: a recording's replays then set only the arguments that change
         (its call's own arrays) and enqueue, without the shared kernel's lock."""
-        import pyopencl as cl
-        own = cl.Kernel(self.kernel.program, self.kernel.function_name)
+        from .kernel_objects import new_kernel
+        own = new_kernel(self.kernel.program, self.kernel.function_name)
         return Launch(self.device, None, own.function_name, self.global_size,
                       self.local_size, *self.args, queue=self.queue, kernel=own)
 

@@ -91,8 +91,8 @@ class Program:
             with _lock:
                 k = self._kernels.get(name)
                 if k is None:
-                    import pyopencl as cl
-                    k = self._kernels[name] = cl.Kernel(self.cl_program, name)
+                    from .kernel_objects import new_kernel
+                    k = self._kernels[name] = new_kernel(self.cl_program, name)
                     self.made[id(k)] = name
         return k
 
@@ -104,8 +104,8 @@ class Program:
         try:
             k = pool.pop()          # atomic: threads check out different objects
         except (AttributeError, IndexError):
-            import pyopencl as cl
-            k = cl.Kernel(self.cl_program, name)
+            from .kernel_objects import new_kernel
+            k = new_kernel(self.cl_program, name)
             self.made[id(k)] = name
         if pool is None:
             return k, None

@@ -17,7 +17,8 @@ active = 0
 class Capture:
     """What a call enqueued inside :func:`capture`: ``entries``, in enqueue order, each a
     callable that enqueues it again with ``args`` it may change (``launch.Relaunch``,
-    ``runtime.commands.Refill`` / ``Recopy`` for a fill / copy); ``complete`` is False once
+    ``runtime.commands.Refill`` / ``Recopy`` for a fill / copy, ``runtime.replay.Nested`` for
+    a recording made or replayed inside it); ``complete`` is False once
     the call enqueued anything a replay of the entries would miss (a transfer, a pyopencl
     kernel, a launch waiting on events, a retry after an allocation failure)."""
 
@@ -45,6 +46,23 @@ def capture():
             outer.complete = False
         with _lock:
             active -= 1
+
+
+def current():
+    """This thread's innermost :class:`Capture`, or None."""
+    return getattr(_local, "capture", None) if active else None
+
+
+@contextmanager
+def suspended():
+    """Nothing this thread enqueues inside the block reaches its capture (an owner that
+    records those enqueues itself hands the capture its recording: ``replay.Nested``)."""
+    outer = getattr(_local, "capture", None)
+    _local.capture = None
+    try:
+        yield
+    finally:
+        _local.capture = outer
 
 
 def captured(entry) -> None:

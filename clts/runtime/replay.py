@@ -23,7 +23,7 @@ import math
 import threading
 import weakref
 
-from .launch import Relaunch
+from .launch import Launch, Relaunch
 
 #: temporaries one recording may hold (bytes), or a device's memory over :data:`MEMORY_SHARE`
 #: where that is more
@@ -177,16 +177,21 @@ class Recorder:
             free = self._free.get(key)
             return free.pop() if free else None
 
-    def replay(self, key, slots: dict, keep=None) -> bool:
+    def replay(self, key, slots: dict, keep=None, hand=None) -> bool:
         """Replay a free recording of ``key`` with the call's ``slots`` (its recording is
-        added to ``keep``, a result's temporaries); False when there is none."""
+        added to ``keep``, a result's temporaries); False when there is none. ``hand``: a
+        list that receives the recording instead of this recorder (a call inside another
+        one's capture: :class:`Nested`)."""
         rec = self.take(key)
         if rec is None:
             return False
         try:
             rec.replay(slots)
         finally:
-            self.give(key, rec)
+            if hand is None:
+                self.give(key, rec)
+            else:
+                hand.append(rec)
         if keep is not None:
             keep.append(rec)
         return True
@@ -196,18 +201,19 @@ class Recorder:
             if rec.gen == self._gen:
                 self._free.setdefault(key, []).append(rec)
 
-    def add(self, device, key, seq, temps, slots: dict, meta=None):
+    def add(self, device, key, seq, temps, slots: dict, meta=None, hand=None):
         """Keep the call's launches ``seq`` and ``temps`` (device arrays or buffers) under
         ``key`` when they fit the budgets (``slots``: name -> the call's own buffers, set anew
         by each replay; ``meta``: kept with the recording for its owner); returns the
-        recording or None."""
+        recording or None. ``hand``: a list that receives the recording, which this
+        recorder then does not keep (see :meth:`replay`)."""
         nbytes = sum(_nbytes(a) for a in temps) + KERNEL_BYTES * len(
-            {id(go) for go in seq if type(go) is Relaunch})
+            {id(go) for go in seq if type(go) in (Relaunch, Launch)})
         one, most = limits(device)
         if nbytes > one:
             return None
         with self._lock:
-            if len(self._free.get(key, ())) >= PER_KEY:
+            if hand is None and len(self._free.get(key, ())) >= PER_KEY:
                 return None
         budget = device.state.constant("replay.budget", _Budget)
         if not budget.take(nbytes, most):
@@ -223,8 +229,34 @@ class Recorder:
             raise
         rec.gen = self._gen
         weakref.finalize(rec, budget.give, nbytes)
-        self.give(key, rec)
+        if hand is None:
+            self.give(key, rec)
+        else:
+            hand.append(rec)
         return rec
+
+
+class Nested:
+    """A recording made or replayed inside another call's capture (STL's rounds inside
+    MSTL's), as one entry of that capture: calling it replays the recording with :attr:`args`,
+    its slots' buffers, which :meth:`set` changes as a launch's. The outer recording owns it:
+    no other call replays it, so the two never share temporaries (two recordings' enqueues
+    from two threads would interleave on the queue)."""
+
+    __slots__ = ("rec", "names", "args")
+
+    def __init__(self, rec: Recording, slots: dict):
+        self.rec = rec
+        self.names = [name for name, buf in slots.items() if buf is not None]
+        self.args = [slots[name] for name in self.names]
+
+    def set(self, *pairs) -> "Nested":
+        for i in range(0, len(pairs), 2):
+            self.args[pairs[i]] = pairs[i + 1]
+        return self
+
+    def __call__(self):
+        self.rec.replay(dict(zip(self.names, self.args)))
 
 
 class Same:

@@ -80,13 +80,14 @@ def params(runner, wg: int) -> dict:
 
 
 def run(runner, wg: int, y, s, t, rw_out=None, passes=None, failed_out=None, row0=0,
-        keep=None):
+        keep=None, hand=None):
     """Enqueue the fused STL of the rows of the device array ``y`` into ``s``, ``t`` (and the
     robustness weights into ``rw_out``); returns the failed-series mask (read back after the
     launches are enqueued). ``passes``: receives one event per outer iteration. With
     ``failed_out`` (a device array of bytes over the whole batch) nothing is read back: the
     mask goes to ``failed_out[row0:row0 + batch]`` (returns None); ``keep``: a list that
-    receives the call's temporaries (device results hold them until read)."""
+    receives the call's temporaries (device results hold them until read); ``hand``: a list
+    that receives the call's recording instead of the Runner (``Runner.run``)."""
     import pyopencl as cl
 
     from ..runtime.memory import scratch
@@ -97,7 +98,7 @@ def run(runner, wg: int, y, s, t, rw_out=None, passes=None, failed_out=None, row
     i32 = np.int32
     # a device call of a shape run before: the recorded launches (``runtime.replay``)
     rkey, slots = runner.recording(y, s, t, rw_out, passes, failed_out, row0)
-    if rkey is not None and runner._recorder.replay(rkey, slots, keep):
+    if rkey is not None and runner._recorder.replay(rkey, slots, keep, hand):
         return None
     rw = rw_out if rw_out is not None else scratch(dev, (max(B, 1), N), dt)
     failed = failed_out if failed_out is not None else scratch(dev, (max(B, 1),), np.uint8)
@@ -126,7 +127,8 @@ def run(runner, wg: int, y, s, t, rw_out=None, passes=None, failed_out=None, row
     if keep is not None and rw is not rw_out:
         keep.append(rw)
     if rkey is not None:
-        runner._recorder.add(dev, rkey, seq, [rw] if rw is not rw_out else [], slots)
+        runner._recorder.add(dev, rkey, seq, [rw] if rw is not rw_out else [], slots,
+                             hand=hand)
     if failed_out is not None:
         return None
     return failed.get()[:B].astype(bool)

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..runtime import capturing
 from ..runtime.launch import fixed_local, prepare
 from ..runtime.memory import scratch
 from ..runtime.pipeline import device_marker
-from ..runtime.replay import Recorder
+from ..runtime.replay import Nested, Recorder
 from ..runtime.programs import build_program, prebuild
 from . import fused
 from .params import QUAD_DET_TOL
@@ -96,8 +97,8 @@ class Runner:
         # Oclgrind's uninitialised-value checker loses track of arguments when a kernel object
         # is re-used by a later call: give the simulator fresh kernel objects.
         if getattr(self.dev.info, "simulator", False):
-            import pyopencl as cl
-            return cl.Kernel(prg.cl_program, name)
+            from ..runtime.kernel_objects import new_kernel
+            return new_kernel(prg.cl_program, name)
         return prg.kernel(name)
 
     def _loess_prog(self, version, deg, use_w, choice: LoessChoice, complete=False, otl=1):
@@ -165,6 +166,20 @@ class Runner:
             "rw": None if rw_out is None else rw_out.data}
 
     def run(self, y, s, t, rw_out=None, passes=None, failed_out=None, row0=0, keep=None):
+        """:meth:`_run`; inside another call's capture (MSTL's rounds) this call's recording,
+        replayed or made, goes to that capture whole (``runtime.replay.Nested``) and not back
+        to this Runner; a call that is not recorded leaves that capture incomplete."""
+        if capturing.current() is None:
+            return self._run(y, s, t, rw_out, passes, failed_out, row0, keep)
+        hand = []
+        with capturing.suspended():
+            out = self._run(y, s, t, rw_out, passes, failed_out, row0, keep, hand)
+        _, slots = self.recording(y, s, t, rw_out, passes, failed_out, row0)
+        capturing.captured(Nested(hand[0], slots) if hand else None)
+        return out
+
+    def _run(self, y, s, t, rw_out=None, passes=None, failed_out=None, row0=0, keep=None,
+             hand=None):
         """Enqueue the STL of the rows of the device array ``y`` (batch, length): seasonal and
         trend written into the device arrays ``s`` and ``t`` (y's shape), the robustness
         weights into ``rw_out`` when given (robust fits). Returns the failed-series mask (read
@@ -176,17 +191,17 @@ class Runner:
         and the flat LOESS's partial sums are sized for windows as wide as a whole segment
         (the widest a window of valid values can span) instead of the measured widest.
         ``keep``: a list that receives the call's temporaries (device results hold them until
-        read)."""
+        read); ``hand``: a list that receives the call's recording instead of the Runner."""
         if self.fused:
             return fused.run(self, self.fused, y, s, t, rw_out, passes, failed_out=failed_out,
-                             row0=row0, keep=keep)
+                             row0=row0, keep=keep, hand=hand)
         import pyopencl.array as cla
         dev, q, dt = self.dev, self.dev.queue, self.dtype
         B, N, P, K = y.shape[0], self.N, self.p["period"], self.K
         i32 = np.int32
         sim = getattr(dev.info, "simulator", False)
         rkey, slots = self.recording(y, s, t, rw_out, passes, failed_out, row0)
-        if rkey is not None and self._recorder.replay(rkey, slots, keep):
+        if rkey is not None and self._recorder.replay(rkey, slots, keep, hand):
             return None
         seq, temps = [], []
 
@@ -413,7 +428,7 @@ class Runner:
         # queue is in order: a later user of one runs after these kernels), or stay with the
         # recording of this call for the next of its shape
         if rkey is not None:
-            rec = self._recorder.add(dev, rkey, seq, temps, slots)
+            rec = self._recorder.add(dev, rkey, seq, temps, slots, hand=hand)
             if rec is not None and keep is not None:
                 keep.append(rec)
         if keep is not None:

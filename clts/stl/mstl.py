@@ -2,16 +2,20 @@
 statsmodels' ``MSTL`` semantics, as iterated batched STL (:func:`clts.stl`) on the device."""
 from __future__ import annotations
 
+import functools
 import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from .. import options
 from ..runtime import get_device, integrations, launch
 from ..runtime.launch import fixed_local
 from ..runtime.arrays import is_device_array
 from ..runtime.integrations import TimeAxis, time_axis_of
-from ..runtime.memory import empty_device, fill, reshaped
+from ..runtime.memory import copy, empty_device, fill, reshaped
+from ..runtime.plans import cached_under_profile
+from ..runtime.replay import Recorder, run_recorded
 from ..runtime.resident import Lazy, LazyDict, device_series, result_to_numpy
 from ..timeaxis import check_fits
 from ..vocabulary import renamed
@@ -81,10 +85,15 @@ _SETTINGS = ("seasonal", "trend", "low_pass", "seasonal_deg", "trend_deg", "low_
              "outer_iter", "r_defaults", "interpolation")
 
 
-def _setting_defaults() -> dict:
+@functools.cache
+def _defaults() -> tuple:
     import inspect
-    params = inspect.signature(stl).parameters
-    return {k: params[k].default for k in _SETTINGS}
+    params = inspect.signature(stl).parameters      # ~100 µs: read once
+    return tuple((k, params[k].default) for k in _SETTINGS)
+
+
+def _setting_defaults() -> dict:
+    return dict(_defaults())
 
 
 @renamed("stl", loess_version="version", loess_params="**plan_overrides")
@@ -299,7 +308,9 @@ def mstl(y, periods, *, windows=None, lmbda=None, iterate=2, stl_kwargs=None, de
         return decompose(data, p, dict(settings, seasonal=w), dev, version=version,
                          plan_overrides=dict(overrides), progress=progress, keep=keep)
     if on_dev:
-        return _mstl_device(y, y2, shape, periods, windows, rounds, one_stl, dev, lmbda)
+        return _mstl_device(y, y2, shape, periods, windows, rounds, one_stl, dev, lmbda,
+                            _key(dev, y2, periods, windows, rounds, settings, version,
+                                 overrides))
     obs, lam = boxcox(y2, lmbda)
     obs = np.ascontiguousarray(obs, dtype=y2.dtype)
     seasonal = np.zeros((len(periods), B, N), y2.dtype)
@@ -330,32 +341,82 @@ def mstl(y, periods, *, windows=None, lmbda=None, iterate=2, stl_kwargs=None, de
                       lmbda=lam, diagnostics=diag, labels=labels)
 
 
-def _mstl_device(y, y2, shape, periods, windows, rounds, one_stl, dev, lmbda=None):
+def _key(dev, y2, periods, windows, rounds, settings, version, overrides):
+    """The recording key of a device call (everything its launches depend on: the shape, the
+    STL settings and the state of the profile's ``stl`` section, through a token that
+    changes with it), or None where a keyword cannot be hashed."""
+    token = cached_under_profile(dev, "mstl.profile", "stl", "stl", object)
+    key = (tuple(y2.shape), y2.dtype.str, periods, windows, rounds,
+           tuple(sorted(settings.items())), version, tuple(sorted(overrides.items())),
+           options.get("max_chunk"), token)
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def _mstl_device(y, y2, shape, periods, windows, rounds, one_stl, dev, lmbda=None, key=None):
     """MSTL's rounds on a device array: the batch, the seasonal components and the failed mask
     stay on the device between the STL rounds; the numpy path's arithmetic, value by value
     (kernels of ``stl/finish.cl.mako``), a numeric ``lmbda``'s Box-Cox transform too (the
-    device's ``log`` / ``expm1``). Nothing is read back."""
-    q = dev.queue
-    B, N = y2.shape
-    dt = y2.dtype
-    keep = []
-    seasonal = [fill(dev, empty_device(q, dev.context, (B, N), dt), 0) for _ in periods]
-    failed = fill(dev, empty_device(q, dev.context, (B,), np.bool_), 0)
-    prg = dev.program("stl/finish.cl.mako", real="double" if dt == np.float64 else "float")
-    i32, n = np.int32, np.int64(B * N)
+    device's ``log`` / ``expm1``). Nothing is read back. From a ``key``'s second call on the
+    launches, fills and copies are recorded and the next calls of that key replay them
+    (``runtime.replay.run_recorded``: no STL parameters checked, Plans looked up or
+    temporaries allocated; only the results are new)."""
     lam = None
     if lmbda is not None and lmbda:      # statsmodels' rule: None or 0, no transform
         if (isinstance(lmbda, bool) or not np.isscalar(lmbda)
                 or not np.isfinite(lmbda)):
             raise ValueError(f"lmbda must be a finite number, 'auto' or None, got {lmbda!r}")
         lam = float(lmbda)
-        deseas = empty_device(q, dev.context, (B, N), dt)
+    keep = []
+    if key is not None and not dev.info.simulator:
+        key += (lam,)
+    else:
+        key = None
+    out = run_recorded(dev, dev.state.constant("mstl.recorder", _recorder), key,
+                       {"y": y2.base_data},
+                       lambda: _rounds(dev, y2, periods, windows, rounds, one_stl, lam, keep),
+                       keep)
+    failed = reshaped(out["failed"], shape[:-1])
+    observed = y if lam is None else reshaped(out["observed"], shape)
+    diag = LazyDict(n_failed=Lazy(lambda: int(np.count_nonzero(failed.get()))), failed=failed,
+                    periods=periods, windows=windows, iterate=rounds)
+    r = MSTLResult({p: reshaped(out[f"seasonal{i}"], shape) for i, p in enumerate(periods)},
+                   *(reshaped(out[k], shape) for k in ("trend", "resid", "weights")),
+                   observed=observed, lmbda=lam, diagnostics=diag, labels=None)
+    r._keep = keep
+    return r
+
+
+def _recorder():
+    """A device's recorder of MSTL's device calls: a key's second call is recorded, the next
+    ones replay it (``clts.mp.replay`` says why not the first)."""
+    return Recorder(after=1)
+
+
+def _rounds(dev, y2, periods, windows, rounds, one_stl, lam, keep):
+    """The launches of :func:`_mstl_device` (the rows ``y2`` [batch, time]); returns the
+    results by slot name (``seasonal<i>`` per period, ``trend``, ``resid``, ``weights``,
+    ``failed``, ``observed``: the Box-Cox transform, else None); the temporaries go to
+    ``keep``."""
+    q = dev.queue
+    B, N = y2.shape
+    dt = y2.dtype
+    seasonal = [fill(dev, empty_device(q, dev.context, (B, N), dt), 0) for _ in periods]
+    failed = fill(dev, empty_device(q, dev.context, (B,), np.bool_), 0)
+    prg = dev.program("stl/finish.cl.mako", real="double" if dt == np.float64 else "float")
+    i32, n = np.int32, np.int64(B * N)
+    deseas = empty_device(q, dev.context, (B, N), dt)
+    observed = None
+    if lam is not None:
         launch(dev, prg.kernel("stl_boxcox"), *fixed_local(dev, B * N), y2.data, deseas.data,
                n, dt.type(lam))
-        observed = deseas.copy().reshape(shape)
+        observed = empty_device(q, dev.context, (B, N), dt)
+        copy(dev, observed.data, deseas.data, deseas.nbytes)
     else:
-        deseas = y2.copy()
-        observed = y
+        copy(dev, deseas.data, y2.data, deseas.nbytes)
     comps = None
     # pyopencl's array arithmetic would wait on the host once an array holds 12 events
     add, sub = prg.kernel("stl_add"), prg.kernel("stl_sub")
@@ -365,6 +426,7 @@ def _mstl_device(y, y2, shape, periods, windows, rounds, one_stl, dev, lmbda=Non
             comps, f, _diag = one_stl(deseas, p, w, keep)
             launch(dev, prg.kernel("stl_or"), *fixed_local(dev, B), failed.data, f.data, i32(B))
             keep.append(f)
+            keep.append(seasonal[i])
             seasonal[i] = comps["seasonal"]
             launch(dev, sub, *fixed_local(dev, B * N), deseas.data, seasonal[i].data, n)
     trend, weights = comps["trend"], comps["weights"]
@@ -378,11 +440,6 @@ def _mstl_device(y, y2, shape, periods, windows, rounds, one_stl, dev, lmbda=Non
                 (s, np.nan) for s in seasonal]:
             launch(dev, fill_failed, *fixed_local(dev, B * N), a.data, failed.data, i32(N),
                    np.int64(B * N), dt.type(v))
-    failed = reshaped(failed, shape[:-1])
-    diag = LazyDict(n_failed=Lazy(lambda: int(np.count_nonzero(failed.get()))), failed=failed,
-                    periods=periods, windows=windows, iterate=rounds)
-    r = MSTLResult({p: reshaped(s, shape) for p, s in zip(periods, seasonal)},
-                   *(reshaped(a, shape) for a in (trend, resid, weights)), observed=observed,
-                   lmbda=lam, diagnostics=diag, labels=None)
-    r._keep = keep
-    return r
+    out = {f"seasonal{i}": s for i, s in enumerate(seasonal)}
+    out.update(trend=trend, resid=resid, weights=weights, failed=failed, observed=observed)
+    return out

@@ -164,3 +164,27 @@ def test_stl_inside_a_capture_hands_its_recording_over(device, replays):
     with capturing.capture() as cap:
         clts.stl(y, 12, device=device)
     assert not cap.complete
+
+
+def test_stl_and_mstl_threads_share_no_recording(device, makes):
+    """Two threads calling MSTL and two calling STL of the same shape and period at once
+    (MSTL's rounds take STL's recordings over while the STL callers record and replay their
+    own): every result is its own data's."""
+    rng = np.random.default_rng(7)
+    ys = [cube(rng, batch=15) for _ in range(4)]
+    wants = [clts.mstl(y, (12, 24), device=device) if i < 2 else clts.stl(y, 12, device=device)
+             for i, y in enumerate(ys)]
+    dys = [on_device(device, y) for y in ys]
+
+    def work(i):
+        if i < 2:
+            return [clts.mstl(dys[i], (12, 24), device=device) for _ in range(5)]
+        return [clts.stl(dys[i], 12, device=device) for _ in range(5)]
+    for i, results in enumerate(run_in_threads(work, 4)):
+        for r in results:
+            if i < 2:
+                _check(r, wants[i])
+            else:
+                n = r.to_numpy()
+                for k in ("seasonal", "trend", "resid", "weights"):
+                    assert same(getattr(n, k), getattr(wants[i], k)), k

@@ -11,9 +11,11 @@ a few dozen paid milliseconds for it.
 
 :func:`new_kernel` makes them after :func:`install` has put a memo in front of that function:
 the same arguments give the same generated functions, which hold no state of their own (they
-take the kernel object as their first argument), as a cache with a copy in memory would. The
-memo is installed only where the function has the parameters it was written for; otherwise
-pyopencl's own path runs.
+take the kernel object as their first argument), as a cache with a copy in memory would
+(pyopencl dropped its in-memory copy on the grounds that an entry is read once per kernel;
+its open issue 112 proposes keeping the generated code per program instead). The memo serves
+every kernel object the process makes, clts' or not, and is installed only where the
+function has the parameters it was written for; otherwise pyopencl's own path runs.
 """
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ the tridiagonal solve, TKE).
 
     python bench/device_host_time.py [--device pocl] [--calls 40] [--rounds 3]
                                      [--against DIR] [--emulate h100] [--held]
-                                     [--only stl,mstl,bfast,trend,mp,mass,mstump,stumpi,tri,tke]
+                                     [--only stl,mstl,bfast,breaks,trend,mp,mass,mstump,stumpi,tri,tke]
 
 With device arrays in and out a call only enqueues its kernels and returns; on a GPU every
 microsecond of Python between two launches is a microsecond the GPU idles (span > kernel sum).
@@ -46,12 +46,14 @@ HERE = Path(__file__).resolve()
 #: period 12; BFAST-Monitor (dates, pixels) float32, history half the dates; the trend test
 #: (series, length) float32; the matrix profile and MASS: float64 series of that length,
 #: window 64; ``mstump``: (dimensions, length) float64 random walks, window 64; MSTL:
-#: (series, length) float32 with a missing date, periods 12 and 24; ``stumpi``:
+#: (series, length) float32 with a missing date, periods 12 and 24; ``bfast_breaks``: (dates,
+#: pixels) float32, half the pixels with a break mid-way, two breaks at most; ``stumpi``:
 #: one point (a device array) appended to a stream of that many float64
 #: points, window 50, applied at once (``lazy_points=1``)
 WORKLOADS = [("stl 64 x 96", "stl", (64, 96)), ("stl robust 64 x 96", "stl-robust", (64, 96)),
              ("mstl 64 x 96, periods 12, 24", "mstl", (64, 96)),
              ("bfast_monitor 128 x 256", "bfast", (128, 256)),
+             ("bfast_breaks 128 x 64, breaks 2", "breaks", (128, 64)),
              ("trend_test 64 x 100", "trend", (64, 100)),
              ("matrix_profile 2,048 m 64", "mp", 2048), ("mass 64 in 2,048", "mass", 2048),
              ("mstump 3 x 1,024 m 64", "mstump", (3, 1024)),
@@ -91,6 +93,13 @@ def _call(dev, kind, size):
         y[:, 5] = np.nan
         dy = cla.to_device(q, y)
         return lambda: clts.mstl(dy, periods=(12, 24), device=dev)
+    if kind == "breaks":
+        N, M = size
+        y = rng.standard_normal(size).astype(np.float32)
+        y[N // 2:, ::2] += 3
+        dy = cla.to_device(q, y)
+        return lambda: clts.bfast_breaks(dy, np.arange(float(N)), breaks=2, freq=16,
+                                         device=dev, progress=False)
     if kind == "bfast":
         N, M = size
         dy = cla.to_device(q, rng.standard_normal(size).astype(np.float32))
@@ -219,8 +228,8 @@ def main(argv=None):
     p.add_argument("--held", action="store_true",
                    help="also time calls made while the queue is held (nothing runs: on a CPU "
                         "device the host time without the kernels competing for its cores)")
-    p.add_argument("--only", help="workload kinds, comma-separated (stl, mstl, bfast, trend, mp, "
-                                  "stumpi, mass, mstump, tke, tri)")
+    p.add_argument("--only", help="workload kinds, comma-separated (stl, mstl, bfast, breaks, trend, "
+                                  "mp, stumpi, mass, mstump, tke, tri)")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.worker:

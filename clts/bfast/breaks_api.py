@@ -23,11 +23,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .. import options
 from .checks import time_axis_and_dates
 from .device import INT_TYPES, LazyFields, device_axis
 from ..runtime import get_device
 from ..runtime.memory import reshaped
 from ..runtime.plans import plan_once
+from ..runtime.replay import Recorder, Same, run_recorded
 from ..runtime.arrays import device_input, is_device_array, native, values_of
 from .breakpoints import (CRITERIA, check_h_breaks, criteria, fail, independent_columns,
                           pixel_design, rank_deficient_pixels, rss_floor, run_breakpoints,
@@ -323,14 +325,27 @@ def _breaks_device(dev, plan, flat, pix_shape, X, K_design, h, breaks, dtype, cr
         flat, xp, pre = prepare(dev, flat, None, terms, dtype)
     q = 0 if xp is None else terms.q
     K = X.shape[1] + q
-    out, BREAKS, keep = dv.run_breakpoints(dev, plan, flat, X, h, breaks, dtype,
-                                           k_check=K_design, rank_check=True, xp=xp)
-    keep += pre
-    s = dv.select(dev, out, K, dtype, criterion, dv.c_type(flat.dtype))
-    mags = None
-    if magnitudes:
-        mags, kk = dv.magnitudes(dev, flat, X, s["sel"], s["bp"], dtype, None, xp=xp)
-        keep += kk
+    keep = list(pre)
+
+    def make():
+        out, _, kk = dv.run_breakpoints(dev, plan, flat, X, h, breaks, dtype,
+                                        k_check=K_design, rank_check=True, xp=xp)
+        keep.extend(kk)
+        s = dv.select(dev, out, K, dtype, criterion, dv.c_type(flat.dtype))
+        out.update(sel=s["sel"], bp_sel=s["bp"], bic=s["bic"], lwz=s["lwz"])
+        if magnitudes:
+            out["mags"], kk = dv.magnitudes(dev, flat, X, s["sel"], s["bp"], dtype, None, xp=xp)
+            keep.extend(kk)
+        return out
+    # a shape's repeated calls replay the second's launches (per-pixel regressors: not)
+    key = None if xp is not None or dev.info.simulator else (
+        Same(plan), flat.shape, flat.dtype.str, dv.element_offset(flat), X.shape, X.tobytes(),
+        K_design, h, breaks, dtype.str, criterion, bool(magnitudes), options.get("max_chunk"))
+    out = run_recorded(dev, dev.state.constant("bfast.breaks_recorder", _recorder), key,
+                       {"y": flat.base_data}, make, keep)
+    s = dict(sel=out["sel"], bp=out["bp_sel"], bic=out["bic"], lwz=out["lwz"])
+    mags = out.get("mags")
+    BREAKS = out["rss"].shape[0] - 1
 
     def per(a):
         return reshaped(a, pix_shape)
@@ -377,6 +392,12 @@ def _breaks_device(dev, plan, flat, pix_shape, X, K_design, h, breaks, dtype, cr
         res._set_lazy("ci_lower", lambda: ci(0))
         res._set_lazy("ci_upper", lambda: ci(1))
     return res
+
+
+def _recorder():
+    """A device's recorder of ``bfast_breaks``' device calls: a key's second call is recorded,
+    the next ones replay it (``clts.mp.replay`` says why not the first)."""
+    return Recorder(after=1)
 
 
 def _magnitudes(flat, X, sel, bp, XP=None):

@@ -121,7 +121,26 @@ def test_budgets(device, replays, monkeypatch):
     gc.collect()        # the Recorder dropped with it: no reference left
     assert budget.used == used
     monkeypatch.setattr(replay, "DEVICE_BYTES", used + 100)
+    monkeypatch.setattr(replay, "drop_free", lambda device: None)
     assert replay.Recorder().add(device, "k", [], temps, {}) is None
+
+
+def test_a_full_budget_drops_the_free_recordings(device, monkeypatch):
+    """A recording that does not fit the device's budget drops every owner's free recordings
+    first (the shapes called again record again), then fits; one held by a result stays."""
+    budget = device.state.constant("replay.budget", replay._Budget)
+    a, b = replay.Recorder(), replay.Recorder()
+    temps = [cla.empty(device.queue, 1000, np.float32)]
+    held = a.add(device, "held", [], temps, {})
+    a.take("held")                              # in use: not free
+    assert a.add(device, "free", [], [cla.empty(device.queue, 1000, np.float32)], {})
+    monkeypatch.setattr(replay, "MEMORY_SHARE", 1 << 62)
+    monkeypatch.setattr(replay, "DEVICE_BYTES", budget.used + 100)
+    rec = b.add(device, "new", [], [cla.empty(device.queue, 1000, np.float32)], {})
+    assert rec is not None and b.take("new") is rec
+    assert a.take("free") is None               # dropped
+    assert budget.used <= replay.DEVICE_BYTES
+    del held
 
 
 def test_release_scratch_drops_the_recordings(device, replays):

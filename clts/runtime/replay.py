@@ -217,7 +217,12 @@ class Recorder:
                 return None
         budget = device.state.constant("replay.budget", _Budget)
         if not budget.take(nbytes, most):
-            return None
+            # the device's recordings are full: the free ones of every owner go (the shapes
+            # called again record again), so a process moving on to new shapes keeps
+            # recording them; recordings held by results stay until those are dropped
+            drop_free(device)
+            if not budget.take(nbytes, most):
+                return None
         if not self._listed:        # DeviceState.release_memory drops every recording
             with device.state.lock:
                 device.state.constant("replay.recorders", weakref.WeakSet).add(self)
@@ -234,6 +239,14 @@ class Recorder:
         else:
             hand.append(rec)
         return rec
+
+
+def drop_free(device) -> None:
+    """Drop the free recordings of every owner on ``device`` (``Recorder.clear``)."""
+    with device.state.lock:
+        recorders = list(device.state.constants.get("replay.recorders", ()))
+    for recorder in recorders:
+        recorder.clear()
 
 
 class Nested:

@@ -121,7 +121,7 @@ def test_budgets(device, replays, monkeypatch):
     gc.collect()        # the Recorder dropped with it: no reference left
     assert budget.used == used
     monkeypatch.setattr(replay, "DEVICE_BYTES", used + 100)
-    monkeypatch.setattr(replay, "drop_free", lambda device: None)
+    monkeypatch.setattr(device.state, "drop_recordings", lambda: None)
     assert replay.Recorder().add(device, "k", [], temps, {}) is None
 
 

@@ -455,16 +455,21 @@ class DeviceState:
         """Free the blocks the pools hold, drop the staging arrays, the kept temporaries and
         the temporaries of recorded launches (``runtime.replay``: their calls make them
         again)."""
-        with self.lock:
-            recorders = list(self.constants.get("replay.recorders", ()))
-        for recorder in recorders:
-            recorder.clear()
+        self.drop_recordings()
         for pool in list(self.pools.values()):
             pool.free_held()
         with self.lock:
             self.kept.clear()
             self.staging.clear()
             self.pinned.clear()
+
+    def drop_recordings(self) -> None:
+        """Drop the free recordings of every owner (``runtime.replay``'s recorders list
+        themselves here; their calls record again)."""
+        with self.lock:
+            recorders = list(self.constants.get("replay.recorders", ()))
+        for recorder in recorders:
+            recorder.clear()
 
     def clear(self) -> None:
         """Forget everything: memory as :meth:`release_memory`, then the pools, the programs,

@@ -220,7 +220,7 @@ class Recorder:
             # the device's recordings are full: the free ones of every owner go (the shapes
             # called again record again), so a process moving on to new shapes keeps
             # recording them; recordings held by results stay until those are dropped
-            drop_free(device)
+            device.state.drop_recordings()
             if not budget.take(nbytes, most):
                 return None
         if not self._listed:        # DeviceState.release_memory drops every recording
@@ -239,14 +239,6 @@ class Recorder:
         else:
             hand.append(rec)
         return rec
-
-
-def drop_free(device) -> None:
-    """Drop the free recordings of every owner on ``device`` (``Recorder.clear``)."""
-    with device.state.lock:
-        recorders = list(device.state.constants.get("replay.recorders", ()))
-    for recorder in recorders:
-        recorder.clear()
 
 
 class Nested:

@@ -31,6 +31,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from clts.runtime.kernel_objects import new_kernel
+
 GROUPS, ITEMS, PER_SITE = 2, 64, 8
 SEGMENT = 128
 
@@ -427,7 +429,7 @@ def run_traced(device, program, name, nsites, global_size, local_size, args) -> 
             copies.append(c)
         else:
             copies.append(a)
-    k = cl.Kernel(program, name)
+    k = new_kernel(program, name)
     k.set_args(*copies, tbuf)
     cl.enqueue_nd_range_kernel(q, k, global_size, local_size)
     cl.enqueue_copy(q, trace, tbuf)

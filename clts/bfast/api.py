@@ -53,7 +53,8 @@ from ..timeaxis import check_fits, is_cftime, parse_date
 from .plan import Plan, Problem, make_plan
 from .axis import monitor_axis
 from .device import INT_TYPES, device_axis
-from .monitor_device import Prepared, call_key, monitor, repeat
+from .call_memo import call_key
+from .monitor_device import Prepared, monitor, repeat
 from .result import BfastResult
 from .monitor_run import run_host
 from .checks import TYPES, check_arguments, check_history  # noqa: F401 (public here)

@@ -20,10 +20,12 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from .. import options
+from .call_memo import call_key, recall, remember
 from .checks import time_axis_and_dates
 from .device import INT_TYPES, LazyFields, device_axis
 from ..runtime import get_device
@@ -41,6 +43,9 @@ from .regressors import model_terms
 from .common import trend_scaling
 from .common import time_axis as _time_axis
 from ..timeaxis import check_fits
+
+#: the memo of remembered device calls (``call_memo``) on each device
+MEMO = "bfast.breaks_calls"
 
 
 #: the types of a device cube (integers converted on the device; no missing-value marker)
@@ -171,6 +176,16 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
     >>> r.n_breaks.tolist(), round(float(r.break_dates[0, 0]), 2), r.status.tolist()
     ([1, 0], 2003.96, [0, 0])
     """
+    on_device = is_device_array(y)
+    fkey = None
+    if on_device and regressors is None and plan is None \
+            and (formula is None or isinstance(formula, str)):
+        dev = get_device(device)
+        fkey = call_key(dev, y, dates, 0, (order, freq, trend, h, breaks, criterion, magnitudes,
+                                           confint, time_axis, formula, dtype), plan_overrides)
+        prep = recall(dev, MEMO, fkey) if fkey is not None else None
+        if prep is not None:        # the arguments of an earlier call, checked then
+            return _repeat(dev, prep, y, dates, h, breaks, dtype, criterion, magnitudes, confint)
     check_h_breaks(h, breaks)
     if isinstance(order, bool) or not isinstance(order, (int, np.integer)) or not 0 <= order <= 10:
         raise ValueError(f"order (harmonic terms) must be an integer in 0..10, got {order!r}")
@@ -180,7 +195,6 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
         raise ValueError(f"freq must be a positive number, got {freq!r}")
     if criterion not in CRITERIA:
         raise ValueError(f"criterion must be one of {CRITERIA}, got {criterion!r}")
-    on_device = is_device_array(y)
     if on_device:
         dates = device_axis(y, dates, time_axis)
         y = device_input(y, "y", get_device(device), dtypes=_DEVICE_TYPES)
@@ -213,13 +227,15 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
     K_shared = X.shape[1]
     K_design = K_shared + q_pix
     keep = independent_columns(X, dtype)        # the rank the dates give the design
+    message = None
     if len(keep) < K_shared:
-        warnings.warn(f"bfast_breaks: the design is rank-deficient on these dates ("
+        message = (f"bfast_breaks: the design is rank-deficient on these dates ("
                       f"{', '.join(names[j] for j in range(K_shared) if j not in keep)} "
                       f"{'is a linear combination' if K_shared - len(keep) == 1 else 'are linear combinations'} "
                       f"of the other columns up to rounding, e.g. harmonics of freq={freq!r} on "
                       f"dates one season apart); fitted with the {len(keep)} independent "
-                      "columns (diagnostics['dropped_columns'])", UserWarning, stacklevel=2)
+                   "columns (diagnostics['dropped_columns'])")
+        warnings.warn(message, UserWarning, stacklevel=3)
         X = X[:, keep]
     K = X.shape[1] + q_pix
     if plan is None:
@@ -235,6 +251,11 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
         raise ValueError(f"confint must be a level in (0, 1) or None, got {confint!r}")
     dropped = [names[j] for j in range(K_shared) if j not in keep]
     if on_device:
+        if fkey is not None:
+            X = np.array(X)             # its own, read-only: one device copy serves the calls
+            X.setflags(write=False)
+            remember(dev, MEMO, fkey, _Prepared(plan, N, M, pix_shape, X, K_design, dropped,
+                                                terms, message))
         return _breaks_device(dev, plan, flat, pix_shape, X, K_design, h, breaks, dtype,
                               criterion, magnitudes, confint, dates, dropped, terms)
     if flat.dtype != dtype:
@@ -280,6 +301,29 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
                            **counts, exact_fit=int(np.sum((sel >= 0) & (chosen <= floor))),
                            dropped_columns=dropped, device=str(dev.slug))
     return res
+
+
+class _Prepared(NamedTuple):
+    """What a device call derives from its arguments, everything but the cube itself."""
+    plan: BreakpointsPlan
+    N: int
+    M: int
+    pix_shape: tuple
+    X: np.ndarray
+    K_design: int
+    dropped: list
+    terms: Any
+    message: str | None         # the rank-deficient design's warning
+
+
+def _repeat(dev, prep: _Prepared, y, dates, h, breaks, dtype, criterion, magnitudes, confint):
+    """A device call made again from the arguments an earlier call with the same key checked
+    and derived (``call_memo``): its warning again, then its kernels on cube ``y``."""
+    if prep.message is not None:
+        warnings.warn(prep.message, UserWarning, stacklevel=4)
+    return _breaks_device(dev, prep.plan, reshaped(y, (prep.N, prep.M)), prep.pix_shape,
+                          prep.X, prep.K_design, h, breaks, np.dtype(dtype), criterion,
+                          magnitudes, confint, dates, list(prep.dropped), prep.terms)
 
 
 def _original_shape(pix_shape, N, axis):

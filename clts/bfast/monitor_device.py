@@ -6,7 +6,7 @@ sets up its chunks and scratch and enqueues one to a few kernels: ~200 µs of ho
 pocl for one launch, where the launch itself is ~15. The same call made again (a time loop
 over tiles of one shape, with the same dates and options) repeats all of that for the same
 outcome. So the arguments of a call that ran are remembered (:class:`Prepared`, keyed by
-every argument but the cube's values: :func:`call_key`), and from a key's second call on its
+every argument but the cube's values: ``call_memo.call_key``), and from a key's second call on its
 launches and fills are captured (``runtime.capturing``) and kept (``runtime.replay``'s
 ``Recorder``, its budgets and its one-call-at-a-time rule); a later call of the same key binds
 its own cube and fresh result arrays into them and enqueues them again, nothing else.
@@ -20,27 +20,25 @@ next call check and plan again.
 """
 from __future__ import annotations
 
-import copy
 import math
 from typing import Any, NamedTuple
 
 import numpy as np
 
-from .. import options
 from ..runtime import round_up
 from ..runtime.faults import with_smaller_chunks
 from ..runtime.memory import reshaped
 from ..runtime.replay import Recorder, run_recorded
 from . import device as dv
-from .axis import _key as axis_key
+from .call_memo import recall, remember
 from .common import STATUS, rec_cusum_bound
 from .result import BfastResult
 
 #: calls of a key made before one is recorded (a recording keeps its temporaries out of the
 #: pool: ever-new shapes would otherwise each take fresh memory; see ``clts.mp.replay``)
 RECORD_AFTER = 1
-#: remembered argument sets per device (then the memo starts again)
-KEPT = 256
+#: the memo of remembered calls (``call_memo``) on each device
+MEMO = "bfast.monitor_calls"
 
 
 #: a BfastResult's fields as its constructor leaves them (``_result`` sets them at once);
@@ -76,50 +74,17 @@ class Prepared(NamedTuple):
     terms: Any
 
 
-def call_key(dev, y, dates, start_monitor, args: tuple, overrides: dict):
-    """The memo key of a call on device cube ``y`` (``args``: the other arguments in
-    ``bfast_monitor``'s order; ``overrides``: the Plan's keywords; each value with its type,
-    so that ``True`` and ``1`` differ), or None
-    where the call is not remembered (module docstring)."""
-    dkey = axis_key(dates, start_monitor)
-    if dkey is None or dev.info.simulator:
-        return None
-    given = sorted(overrides.items())
-    key = (dev, y.context, y.shape, y.dtype.str, y.strides, y.offset, dkey,
-           args, tuple(map(type, args)), tuple(given), tuple(type(v) for _, v in given),
-           options.get("max_chunk"))
-    try:
-        hash(key)
-    except TypeError:
-        return None
-    return key
-
-
-def _state(dev):
-    return dev.state.constant("bfast.monitor_calls", dict)
-
-
 def _recorder(dev) -> Recorder:
     return dev.state.constant("bfast.recorder", lambda: Recorder(after=RECORD_AFTER))
-
-
-def remember(key, prep: Prepared) -> None:
-    """Keep ``prep`` for the next calls of ``key`` (under the profile's present ``bfast``
-    section)."""
-    memo = _state(prep.dev)
-    if len(memo) >= KEPT:
-        memo.clear()
-    memo[key] = (prep, copy.deepcopy(prep.dev.profile.values.get("bfast")))
 
 
 def repeat(dev, key, y):
     """The call of ``key`` on cube ``y`` made again from its remembered arguments (replayed
     where a recording of it is free), or None when none are remembered (or the profile's
     ``bfast`` section changed since)."""
-    hit = _state(dev).get(key)
-    if hit is None or hit[1] != dev.profile.values.get("bfast"):
+    prep = recall(dev, MEMO, key)
+    if prep is None:
         return None
-    prep = hit[0]
     return monitor(prep, reshaped(y, (prep.N, math.prod(prep.pix_shape))), key)
 
 
@@ -128,14 +93,12 @@ def monitor(prep: Prepared, flat, key=None):
     the result's arrays device arrays, nothing read back or waited for (``clts.bfast.device``).
     Per-pixel regressors (``terms.device``): their columns and the cube with the values they
     make missing (and ``nodata``) NaN made on the device first (``pixel_device.prepare``).
-    ``key``: the call's memo key (:func:`call_key`; None: not remembered); its arguments are
+    ``key``: the call's memo key (``call_memo.call_key``; None: not remembered); its arguments are
     kept, and from its second call on its launches."""
     dev, terms, tpl, nodata = prep.dev, prep.terms, prep.tpl, prep.nodata
     rkey = None
     if key is not None:
-        hit = _state(dev).get(key)
-        if hit is None or hit[0] is not prep:   # a first call, or one checked anew
-            remember(key, prep)
+        remember(dev, MEMO, key, prep)          # a first call, or one checked anew
         # recordings by Plan too: one made under another profile section is never taken
         rkey = (key, prep.plan)
     y_in = flat

@@ -23,6 +23,7 @@ import numpy as np
 
 from .. import options
 from ..errors import DeviceError
+from . import capturing
 from .commands import Recopy, Refill  # noqa: F401 (Refill: memory.Refill, as before)
 from .fresh_arrays import new_array
 
@@ -115,7 +116,6 @@ def fill(device, arr, value):
     NVIDIA (pyopencl's noted driver bug with large fills) or one on Oclgrind (whose
     uninitialised-value tracking does not see fill commands) takes pyopencl's kernel under the
     lock."""
-    from . import capturing
     from .launch import pyopencl_kernels
     pattern = np.asarray(value, dtype=arr.dtype).reshape(1)
     if not arr.size:
@@ -139,7 +139,6 @@ def copy(device, dst, src, nbytes, *, dst_offset=0, src_offset=0):
     (``clEnqueueCopyBuffer``), except on Oclgrind, whose uninitialised-value tracking does not
     see copy commands (every value copied would read as uninitialised in the next kernel):
     there a byte-copy kernel of pyopencl's, under the lock of ``runtime.launch.pyopencl_kernels``."""
-    from . import capturing
     if not nbytes:
         return None
     if not device.info.simulator:

@@ -230,10 +230,10 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
     message = None
     if len(keep) < K_shared:
         message = (f"bfast_breaks: the design is rank-deficient on these dates ("
-                      f"{', '.join(names[j] for j in range(K_shared) if j not in keep)} "
-                      f"{'is a linear combination' if K_shared - len(keep) == 1 else 'are linear combinations'} "
-                      f"of the other columns up to rounding, e.g. harmonics of freq={freq!r} on "
-                      f"dates one season apart); fitted with the {len(keep)} independent "
+                   f"{', '.join(names[j] for j in range(K_shared) if j not in keep)} "
+                   f"{'is a linear combination' if K_shared - len(keep) == 1 else 'are linear combinations'} "
+                   f"of the other columns up to rounding, e.g. harmonics of freq={freq!r} on "
+                   f"dates one season apart); fitted with the {len(keep)} independent "
                    "columns (diagnostics['dropped_columns'])")
         warnings.warn(message, UserWarning, stacklevel=3)
         X = X[:, keep]

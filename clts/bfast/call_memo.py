@@ -22,9 +22,10 @@ KEPT = 256
 
 
 def call_key(dev, y, dates, start, args: tuple, overrides: dict):
-    """The memo key of a call on device cube ``y`` (``start``: the monitoring start, a date or
-    a number, part of the dates' key; a call without one gives 0; ``args``: the call's other arguments; ``overrides``: its Plan's keywords), or None where the
-    call is not remembered."""
+    """The memo key of a call on device cube ``y``, or None where the call is not remembered.
+    ``start``: the monitoring start, a date or a number, part of the dates' key (a call
+    without one gives 0); ``args``: the call's other arguments; ``overrides``: its Plan's
+    keywords."""
     dkey = axis_key(dates, start)
     if dkey is None or dev.info.simulator:
         return None

@@ -6,8 +6,8 @@ sets up its chunks and scratch and enqueues one to a few kernels: ~200 µs of ho
 pocl for one launch, where the launch itself is ~15. The same call made again (a time loop
 over tiles of one shape, with the same dates and options) repeats all of that for the same
 outcome. So the arguments of a call that ran are remembered (:class:`Prepared`, keyed by
-every argument but the cube's values: ``call_memo.call_key``), and from a key's second call on its
-launches and fills are captured (``runtime.capturing``) and kept (``runtime.replay``'s
+every argument but the cube's values: ``call_memo.call_key``), and from a key's second call
+on its launches and fills are captured (``runtime.capturing``) and kept (``runtime.replay``'s
 ``Recorder``, its budgets and its one-call-at-a-time rule); a later call of the same key binds
 its own cube and fresh result arrays into them and enqueues them again, nothing else.
 
@@ -93,8 +93,8 @@ def monitor(prep: Prepared, flat, key=None):
     the result's arrays device arrays, nothing read back or waited for (``clts.bfast.device``).
     Per-pixel regressors (``terms.device``): their columns and the cube with the values they
     make missing (and ``nodata``) NaN made on the device first (``pixel_device.prepare``).
-    ``key``: the call's memo key (``call_memo.call_key``; None: not remembered); its arguments are
-    kept, and from its second call on its launches."""
+    ``key``: the call's memo key (``call_memo.call_key``; None: not remembered); its
+    arguments are kept, and from its second call on its launches."""
     dev, terms, tpl, nodata = prep.dev, prep.terms, prep.tpl, prep.nodata
     rkey = None
     if key is not None:

@@ -350,6 +350,34 @@ def test_stumpi_device_state(device, dtype, monkeypatch):
         clts.stumpi(Td, 12, device=device, precision="single" if prec == "double" else "double")
 
 
+@pytest.mark.parametrize("keep", [0, 3000, None])
+def test_stumpi_device_kept_temporaries(device, keep, monkeypatch):
+    """A device stream keeps its updates' temporaries (the statistics and dot products read
+    from the last update, written to the other of two) within a budget: none kept, some kept
+    and some fresh, and all kept give the numpy path's bits over one-point updates, blocks
+    that grow the kept buffers, refreshes and reads between updates."""
+    if not device.fp64:
+        pytest.skip("float64 data")
+    monkeypatch.setattr(sys.modules["clts.mp.stream_device"], "REFRESH", 6)
+    rng = np.random.default_rng(21)
+    T, add = np.cumsum(rng.standard_normal(120)), rng.standard_normal(40)
+    cuts = (1, 2, 3, 9, 10, 11, 25, 26, 40)
+    for egress in (True, False):
+        s0 = clts.stumpi(T, 12, device=device, host_points=0, lazy_points=1, egress=egress)
+        s = clts.stumpi(on_device(device, T), 12, device=device, lazy_points=1, egress=egress)
+        if keep is not None:
+            s._dstate._keep_most = keep
+        ad = on_device(device, add)
+        for a, b in zip((0,) + cuts[:-1], cuts):
+            for c in range(a, b, 8):
+                s0.update(add[c:min(b, c + 8)])
+            s.update(ad[a:b])
+            assert same(s.I_.get(), s0.I_) and same(s.P_.get(), s0.P_), (keep, egress, b)
+        assert same(s.left_I_.get(), s0.left_I_) and same(s.left_P_.get(), s0.left_P_)
+        kept = s._dstate._kept_bytes
+        assert kept == 0 if keep == 0 else 0 < kept <= (keep or kept), kept
+
+
 def test_stumpi_device_state_near_matches(device, monkeypatch):
     """The device state's filter on what breaks sliding dot products: a 1e6 offset, exact and
     1e-9-perturbed repeats (distances near 0), constant plateaus, appended points that repeat

@@ -96,6 +96,34 @@ def test_empty_range_enqueues_nothing(device):
     assert x.get().tolist() == [0] * 4
 
 
+def test_rebind_sets_sizes_and_every_argument(device):
+    """``Launch.rebind``: a new range and all arguments for the next enqueue (a stream's update
+    changes both), the buffers not held by the launch off an emulated device."""
+    import weakref
+
+    import pyopencl.array as cla
+    prg = _program(device)
+    x = cla.zeros(device.queue, 8, np.int32)
+    go = prepare(device, prg, "add", 4, None, x.data, np.int32(1))
+    go()
+    y = cla.zeros(device.queue, 8, np.int32)
+    for n, v in ((8, 10), (2, 100), (0, 1000)):
+        go.rebind(n, None, y.data, np.int32(v))
+        go()
+    assert x.get().tolist() == [1] * 4 + [0] * 4
+    assert y.get().tolist() == [110, 110] + [10] * 6
+    z = cla.zeros(device.queue, 8, np.int32)
+    go.rebind((8,), None, z.data, np.int32(3))
+    gone = weakref.ref(z)
+    go()
+    assert z.get().tolist() == [3] * 8
+    del z
+    if not device.info.emulates:
+        assert gone() is None and go.args == []
+    with pytest.raises(TypeError, match="takes 2 arguments, 1 given"):
+        go.rebind(4, None, y.data)
+
+
 def test_threads_share_kernels_and_prepare_their_own(device):
     """Threads launching the same shared kernel with their own arguments, and threads
     re-enqueueing prepared launches, each see their own values."""

@@ -19,9 +19,9 @@ import math
 
 import numpy as np
 
-from ..runtime import launch, round_up
-from ..runtime.launch import fixed_local, pyopencl_kernels
-from ..runtime.memory import copy, empty_device
+from ..runtime import launch, replay, round_up
+from ..runtime.launch import fixed_local, prepare, pyopencl_kernels
+from ..runtime.memory import copy, scratch
 from .local_size import ITEM_LOCAL
 
 #: the largest k kept on the device (each work-item's k-list is private memory)
@@ -34,6 +34,10 @@ REFRESH = 64
 NS = 6
 #: diagonals per work-item of stream_qt (stream.cl.mako's DW)
 DIAGONALS = 8
+ONE = np.int32(1)
+#: an update's temporaries are kept for the next updates while each holds at most this many
+#: windows' worth of values (a block of up to 4 points); longer blocks take fresh ones
+KEEP_WINDOWS = 4
 
 
 class DeviceStream:
@@ -79,14 +83,19 @@ class DeviceStream:
         self._cla = cla
         self.lazy = max(1, int(lazy_points))
         self._pend, self._npend = None, 0      # points waiting (a device buffer, its count)
+        self._launches = {}     # kernel name -> the stream's prepared launch of it
+        self._kept = {}         # temporary's name -> a device array kept for the next updates
+        self._kept_bytes, self._flip = 0, 0
+        # the kernels' constant scalars, made once
+        self._m32, self._ez32, self._eg32 = (np.int32(v) for v in (self.m, self.ez, self.egress))
+        self._keep_most = replay.limits(dev)[0]     # the bytes the kept ones may hold
         if self.normalize:
             # per-window statistics, the centring offset and amax, no dot products yet
-            self.S = cla.empty(dev.queue, l * NS, self.odt)
+            S = self.S = cla.empty(dev.queue, l * NS, self.odt).data    # the buffer alone
             launch(dev, self.prg.kernel("stream_stats"),
                    *fixed_local(dev, round_up(l, 64), ITEM_LOCAL),
-                   T.data, np.int32(0), self.S.data, self.S.data, np.int32(l), np.int32(0),
-                   np.int32(0), np.int32(self.m), self.S.data, np.int32(0), self.S.data,
-                   self.S.data)
+                   T.data, np.int32(0), S, S, np.int32(l), np.int32(0), np.int32(0),
+                   np.int32(self.m), S, np.int32(0), S, S)
             with pyopencl_kernels():       # pyopencl's shared fill kernel
                 self.C = cla.zeros(dev.queue, 2, self.odt)
             self.QT, self.steps = None, 0
@@ -99,9 +108,9 @@ class DeviceStream:
         b = int(t.size)
         if b == 0:
             return
-        if self._npend + b > self.lazy:
+        if self._npend + b > self.lazy or (not self._npend and b >= self.lazy):
             self.flush()
-            if b >= self.lazy:
+            if b >= self.lazy:          # applied as it is, without a copy to the pending
                 self._apply(t)
                 return
         item = self.dtype.itemsize
@@ -126,9 +135,41 @@ class DeviceStream:
 
     def _empty(self, shape, dtype):
         # a fresh device array (the state's arrays are replaced, never written in place),
-        # through the fast constructor (pyopencl's ``empty`` derives the geometry through
-        # numpy: ~20 µs an array, sixteen arrays an update)
-        return empty_device(self.dev.queue, self.dev.context, shape, dtype)
+        # from the device's pool (a new buffer costs its first kernel a page fault per 4 KB
+        # on a CPU, and its creation a few µs), through the fast constructor
+        return scratch(self.dev, shape, dtype)
+
+    def _temp(self, name, count, dtype):
+        """The buffer of a temporary of ``count`` values of ``dtype`` that no result holds:
+        the stream's kept one for ``name`` (grown when short) while all it keeps fit a
+        recording's budget (``runtime.replay.limits``: 16 MiB on a CPU), else a fresh one.
+        The queue runs in order, so an update's writes to a kept buffer follow the last
+        update's reads of it, and one stream's updates are made one after another (each
+        replaces its state). A fresh array costs a few µs; an update made fourteen."""
+        nbytes = count * np.dtype(dtype).itemsize
+        a = self._kept.get(name)
+        if a is not None and a.nbytes >= nbytes:
+            return a.data
+        size = count + count // 8 + 64
+        more = size * np.dtype(dtype).itemsize - (0 if a is None else a.nbytes)
+        if self._kept_bytes + more > self._keep_most:
+            return self._empty(count, dtype).data
+        a = self._kept[name] = self._empty(size, dtype)     # a shorter one to the pool
+        self._kept_bytes += more
+        return a.data
+
+    def _run(self, name, global_size, local_size, *args):
+        """Enqueue kernel ``name`` through the stream's own prepared launch of it: its
+        kernel object is checked out once, and each update sets its sizes and arguments and
+        enqueues (the general ``launch`` looks the kernel up, takes the shared object's lock
+        and checks more, ~15-20 µs a launch on pocl against ~5)."""
+        go = self._launches.get(name)
+        if go is None:
+            go = self._launches[name] = prepare(self.dev, self.prg, name, global_size,
+                                                local_size, *args)
+        else:
+            go.rebind(global_size, local_size, *args)
+        return go()
 
     def _apply(self, t, size=None):
         """Append the first ``size`` (default all) points of ``t`` in blocks whose distance
@@ -144,68 +185,68 @@ class DeviceStream:
 
     def _block(self, src, src_offset, b):
         """Append the ``b`` points at byte ``src_offset`` of the buffer ``src``."""
-        from .mass import _device_profiles
-        dev = self.dev
+        dev, i32 = self.dev, np.int32
         n, m, item = int(self.T.shape[0]), self.m, self.dtype.itemsize
-        ext = self._empty(n + b, self.dtype)
-        copy(self.dev, ext.data, self.T.data, n * item)
-        copy(self.dev, ext.data, src, b * item, dst_offset=n * item, src_offset=src_offset)
-        l0, l1 = n - m + 1, n + b - m + 1
-        if self.normalize:
-            dargs = self._qt_block(ext, n, b, l0, l1)
+        # the series with the block: the new state, or (egress) a temporary it is cut from
+        if self.egress and self.normalize:
+            extA, ext = None, self._temp("ext", n + b, self.dtype)
         else:
+            extA = self._empty(n + b, self.dtype)
+            ext = extA.data
+        copy(dev, ext, self.T.data, n * item)
+        copy(dev, ext, src, b * item, dst_offset=n * item, src_offset=src_offset)
+        l0, l1 = n - m + 1, n + b - m + 1
+        ib, il0, il1 = i32(b), i32(l0), i32(l1)     # each numpy scalar costs ~0.5 µs here
+        if self.normalize:
+            dargs = self._qt_block(ext, n, b, l0, l1, ib, il0, il1)
+        else:
+            from .mass import _device_profiles
             Q = self._empty((b, m), self.dtype)
-            launch(dev, self.prg.kernel("stream_windows"),
-                   *fixed_local(dev, round_up(b * m, 64), ITEM_LOCAL),
-                   ext.data, np.int32(l0), np.int32(b), np.int32(m), Q.data)
-            dargs = (_device_profiles(dev, Q, ext, self.normalize, self.p, None, None, None,
+            self._run("stream_windows", *fixed_local(dev, round_up(b * m, 64), ITEM_LOCAL),
+                      ext, il0, ib, self._m32, Q.data)
+            dargs = (_device_profiles(dev, Q, extA, self.normalize, self.p, None, None, None,
                                       {})[0].data,)
         L = l1 - b if self.egress else l1
         P2, I2 = self._empty((L, self.k), self.odt), self._empty((L, self.k), np.int64)
         lP2, lI2 = self._empty(L, self.odt), self._empty(L, np.int64)
-        launch(dev, self.prg.kernel("stream_update"),
-               *fixed_local(dev, round_up(L, 64), ITEM_LOCAL),
-               np.int32(b), np.int32(l0), np.int32(l1), np.int32(self.ez),
-               np.int32(self.egress), np.int64(self.a), *dargs, self.P.data, self.I.data,
-               self.lP.data, self.lI.data, P2.data, I2.data, lP2.data, lI2.data)
+        self._run("stream_update", *fixed_local(dev, round_up(L, 64), ITEM_LOCAL),
+                  ib, il0, il1, self._ez32, self._eg32, np.int64(self.a), *dargs, self.P.data,
+                  self.I.data, self.lP.data, self.lI.data, P2.data, I2.data, lP2.data,
+                  lI2.data)
         if self.egress:
             T2 = self._empty(n, self.dtype)
-            copy(self.dev, T2.data, ext.data, n * item, src_offset=b * item)
-            ext = T2
+            copy(dev, T2.data, ext, n * item, src_offset=b * item)
             self.a += b
-        self.T, self.P, self.I, self.lP, self.lI = ext, P2, I2, lP2, lI2
+        else:
+            T2 = extA
+        self.T, self.P, self.I, self.lP, self.lI = T2, P2, I2, lP2, lI2
 
-    def _qt_block(self, ext, n, b, l0, l1):
+    def _qt_block(self, ext, n, b, l0, l1, ib, il0, il1):
         """The statistics, the sliding dot products' bounds [b, l1] and the rows' thresholds
-        of a block: ``stream_update``'s arguments, which compute mass' distance of the pairs
-        in play (stream.cl.mako)."""
-        dev, prg = self.dev, self.prg
-        m, ez, o = self.m, self.ez, self.odt
+        of a block (``ib``, ``il0``, ``il1``: b, l0, l1 as int32): ``stream_update``'s
+        arguments, which compute mass' distance of the pairs in play (stream.cl.mako)."""
+        dev, i32 = self.dev, np.int32
+        m32, ez32, o = self._m32, self._ez32, self.odt
         drop = b if self.egress else 0
-        S = self._empty(l1 * NS, o)
-        copy(self.dev, S.data, self.S.data, l0 * NS * o.itemsize,
-             src_offset=self._so * NS * o.itemsize)
+        self._flip ^= 1         # S and QT: read last update's, write the other kept one
+        S = self._temp(f"S{self._flip}", l1 * NS, o)
+        copy(dev, S, self.S, l0 * NS * o.itemsize, src_offset=self._so * NS * o.itemsize)
         fresh = self.QT is None or self.steps + b > REFRESH
         self.steps = b if fresh else self.steps + b
-        launch(dev, prg.kernel("stream_center"), 256, 256, ext.data, np.int32(n + b),
-               np.int32(fresh), np.int32(n), self.C.data)
-        tc, MC, IC = self._empty(n + b, o), self._empty(l1, o), self._empty(l1, o)
-        launch(dev, prg.kernel("stream_stats"), *fixed_local(dev, round_up(n + b, 64), ITEM_LOCAL),
-               ext.data, np.int32(n + b), tc.data, self.C.data, np.int32(l1), np.int32(l0),
-               np.int32(fresh), np.int32(m), S.data, np.int32(1), MC.data, IC.data)
-        QT2 = self._empty(l1 - drop, o)
-        LO, HI = self._empty((b, l1), o), self._empty((b, l1), o)
-        items = -(-(l0 + b - 1 - ez) // DIAGONALS)
+        ifresh, inb = i32(fresh), i32(n + b)
+        self._run("stream_center", 256, 256, ext, inb, ifresh, i32(n), self.C.data)
+        tc, MC, IC = (self._temp("tc", n + b, o), self._temp("MC", l1, o),
+                      self._temp("IC", l1, o))
+        self._run("stream_stats", *fixed_local(dev, round_up(n + b, 64), ITEM_LOCAL),
+                  ext, inb, tc, self.C.data, il1, il0, ifresh, m32, S, ONE, MC, IC)
+        QT2 = self._temp(f"QT{self._flip}", l1 - drop, o)
+        LO, HI = self._temp("LO", b * l1, o), self._temp("HI", b * l1, o)
+        items = -(-(l0 + b - 1 - self.ez) // DIAGONALS)
         if items > 0:
-            launch(dev, prg.kernel("stream_qt"),
-                   *fixed_local(dev, round_up(items, 64), ITEM_LOCAL),
-                   tc.data, np.int32(l0), np.int32(b), np.int32(m), np.int32(ez),
-                   np.int32(fresh), np.int32(self.steps), np.int32(drop),
-                   (QT2 if fresh else self.QT).data, QT2.data, MC.data, IC.data, self.C.data,
-                   LO.data, HI.data)
-        TH = self._empty(2 * b, o)
-        launch(dev, prg.kernel("stream_thr"), 64 * b, 64, np.int32(l0), np.int32(b),
-               np.int32(ez), np.int32(self.egress), np.int32(m), HI.data, TH.data)
-        S0 = S
+            self._run("stream_qt", *fixed_local(dev, round_up(items, 64), ITEM_LOCAL),
+                      tc, il0, ib, m32, ez32, ifresh, i32(self.steps), i32(drop),
+                      QT2 if fresh else self.QT, QT2, MC, IC, self.C.data, LO, HI)
+        TH = self._temp("TH", 2 * b, o)
+        self._run("stream_thr", 64 * b, 64, il0, ib, ez32, self._eg32, m32, HI, TH)
         self.S, self._so, self.QT = S, drop, QT2
-        return ext.data, np.int32(m), S0.data, LO.data, TH.data
+        return ext, m32, S, LO, TH

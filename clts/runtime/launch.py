@@ -363,6 +363,23 @@ class Launch:
         _set_indexed(self.kernel, pairs)
         return self
 
+    def rebind(self, global_size, local_size, *args) -> "Launch":
+        """New sizes and every argument for the next enqueue (a kernel whose range and
+        arrays change at each call: a stream's update). The arguments are not kept (off an
+        emulated device): a buffer set here lives no longer than its caller keeps it, and
+        the next ``rebind`` sets all of them again. Returns self."""
+        if type(global_size) is not tuple or (local_size is not None
+                                              and type(local_size) is not tuple):
+            global_size, local_size = _sizes(global_size, local_size)
+        self.global_size, self.local_size = global_size, local_size
+        self._items = _count(global_size)
+        _set_args(self.kernel, args)
+        self.args = list(args) if self._emul else []
+        if self._emul:
+            from .emulation import check_launch
+            check_launch(self.device, self.kernel, local_size, args)
+        return self
+
     def __call__(self, wait_for=None):
         if not self._items:
             return None

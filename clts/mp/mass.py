@@ -47,10 +47,11 @@ def _pairs(nq, ns):
                      "query for all series, or one series for all queries")
 
 
-def _shapes(Q2, T2, query_idx):
-    """(nq, m, ns, n, pairs, l) of 2-D queries and series, checked (m, n, query_idx)."""
-    nq, m = Q2.shape
-    ns, n = T2.shape
+def _shapes(qshape, tshape, query_idx):
+    """(nq, m, ns, n, pairs, l) of the 2-D shapes of queries and series, checked (m, n,
+    query_idx)."""
+    nq, m = qshape
+    ns, n = tshape
     if m < 3:
         raise ValueError(f"Q must have length m >= 3, got {m}")
     if n < m:
@@ -145,7 +146,7 @@ def distance_profiles(Q, T, *, normalize=True, p=2.0, precision=None, device=Non
     p, pcode = _check_p(p)
     Q2, q1 = _as_2d(Q, "Q", dtype)
     T2, t1 = _as_2d(T, "T", dtype)
-    nq, m, ns, n, npairs, l = _shapes(Q2, T2, query_idx)
+    nq, m, ns, n, npairs, l = _shapes(Q2.shape, T2.shape, query_idx)
     pl = make_mass_plan(dev, Problem(precision), plan=plan, **plan_overrides)
     prg = dev.program("mp/mass.cl.mako", **flags.TEMPLATE, real=pl.real, lanes=pl.lanes,
                       chains=pl.chains, NORMALIZE=int(normalize), P=pcode)
@@ -182,9 +183,10 @@ def _device_profiles(dev, Q, T, normalize, p, precision, query_idx, plan, overri
     T = device_input(T, "T", dev, dtypes=(dtype,), ndim=(1, 2))
     p, pcode = _check_p(p)
     q1, t1 = Q.ndim == 1, T.ndim == 1
-    Q2 = reshaped(Q, (1, Q.size)) if q1 else Q
-    T2 = reshaped(T, (1, T.size)) if t1 else T
-    nq, m, ns, n, npairs, l = _shapes(Q2, T2, query_idx)
+    # the kernels take buffers and sizes: no 2-D views of 1-D arrays (~3 µs each)
+    nq, m, ns, n, npairs, l = _shapes((1, Q.size) if q1 else Q.shape,
+                                      (1, T.size) if t1 else T.shape, query_idx)
+    T2 = T
     pl = plan_once(dev, "mp", make_mass_plan, Problem(precision), plan=plan, **overrides)
     prg = dev.program("mp/mass.cl.mako", **flags.TEMPLATE, real=pl.real, lanes=pl.lanes,
                       chains=pl.chains, NORMALIZE=int(normalize), P=pcode)
@@ -202,11 +204,11 @@ def _device_profiles(dev, Q, T, normalize, p, precision, query_idx, plan, overri
     unit = None
     if normalize:
         launch(dev, prg.kernel("zquery"), *fixed_local(dev, round_up(nq, 64), ITEM_LOCAL),
-               Q2.data, np.int32(nq),
+               Q.data, np.int32(nq),
                np.int32(m), Z.data, F.data)
     else:
         launch(dev, prg.kernel("plain_query"), *fixed_local(dev, round_up(nq, 64), ITEM_LOCAL),
-               Q2.data, np.int32(nq),
+               Q.data, np.int32(nq),
                np.int32(m), Z.data, F.data)
         unit = empty_device(q, ctx, 1, dtype)
         launch(dev, prg.kernel("plain_unit"), 256, 256, Z.data, np.int64(nq * m), T2.data,
@@ -218,8 +220,8 @@ def _device_profiles(dev, Q, T, normalize, p, precision, query_idx, plan, overri
                    src.data,
                    np.int64(src.size), unit.data, dst.data)
         Z, T2 = Zs, Ts
-    if out is None:
-        out = empty_device(q, ctx, (npairs, l), dtype)
+    if out is None:     # made in the shape it is returned in
+        out = empty_device(q, ctx, (l,) if (q1 and t1) else (npairs, l), dtype)
     if npairs and l:
         nb = pl.windows_per_item
         g0 = -(-l // nb)

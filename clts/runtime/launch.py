@@ -367,7 +367,8 @@ class Launch:
         """New sizes and every argument for the next enqueue (a kernel whose range and
         arrays change at each call: a stream's update). The arguments are not kept (off an
         emulated device): a buffer set here lives no longer than its caller keeps it, and
-        the next ``rebind`` sets all of them again. Returns self."""
+        the next ``rebind`` sets all of them again (a rebound launch takes ``rebind``, not
+        :meth:`set`). Returns self."""
         if type(global_size) is not tuple or (local_size is not None
                                               and type(local_size) is not tuple):
             global_size, local_size = _sizes(global_size, local_size)

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..runtime import launch, replay, round_up
 from ..runtime.launch import fixed_local, prepare, pyopencl_kernels
-from ..runtime.memory import copy, scratch
+from ..runtime.memory import copy, empty_device
 from .local_size import ITEM_LOCAL
 
 #: the largest k kept on the device (each work-item's k-list is private memory)
@@ -134,10 +134,10 @@ class DeviceStream:
             self._apply(self._pend, b)
 
     def _empty(self, shape, dtype):
-        # a fresh device array (the state's arrays are replaced, never written in place),
-        # from the device's pool (a new buffer costs its first kernel a page fault per 4 KB
-        # on a CPU, and its creation a few µs), through the fast constructor
-        return scratch(self.dev, shape, dtype)
+        # a fresh device array (the state's arrays are replaced, never written in place; not
+        # a pool's block, as every device result: a user may read it on a queue of their
+        # own after dropping it), through the fast constructor
+        return empty_device(self.dev.queue, self.dev.context, shape, dtype)
 
     def _temp(self, name, count, dtype):
         """The buffer of a temporary of ``count`` values of ``dtype`` that no result holds:

@@ -378,6 +378,46 @@ def test_stumpi_device_kept_temporaries(device, keep, monkeypatch):
         assert kept == 0 if keep == 0 else 0 < kept <= (keep or kept), kept
 
 
+def test_stumpi_device_stream_budget(device, monkeypatch):
+    """What a device stream keeps (kernel objects, buffers) counts against the device's
+    recordings budget and goes back with the stream; with the budget full it launches the
+    shared kernels with fresh buffers: the same bits."""
+    import gc
+
+    from clts.runtime import replay
+    if not device.fp64:
+        pytest.skip("float64 data")
+    rng = np.random.default_rng(23)
+    T, add = np.cumsum(rng.standard_normal(100)), rng.standard_normal(12)
+    budget = device.state.constant("replay.budget", replay._Budget)
+    gc.collect()
+    before = budget.used
+    s0 = clts.stumpi(T, 10, device=device, host_points=0, lazy_points=1)
+    s = clts.stumpi(on_device(device, T), 10, device=device, lazy_points=1)
+    ad = on_device(device, add)
+    for i in range(6):
+        s0.update(add[i:i + 1])
+        s.update(ad[i:i + 1])
+    held = s._dstate._held[0]
+    assert held >= 5 * replay.KERNEL_BYTES and budget.used >= before + held
+    monkeypatch.setattr(replay, "reserve_budget", lambda device, nbytes: False)
+    full = clts.stumpi(on_device(device, T[:]), 10, device=device, lazy_points=1)
+    for i in range(6):
+        full.update(ad[i:i + 1])
+    for i in range(6, 12):
+        s0.update(add[i:i + 1])
+        s.update(ad[i:i + 1])
+        full.update(ad[i:i + 1])
+    assert not any(full._dstate._launches.values()) and full._dstate._held[0] == 0
+    for x in (s, full):
+        assert same(x.I_.get(), s0.I_) and same(x.P_.get(), s0.P_)
+        assert same(x.left_P_.get(), s0.left_P_) and same(x.T_.get(), s0.T_)
+    used, held = budget.used, s._dstate._held[0]
+    del s, full
+    gc.collect()
+    assert budget.used == used - held
+
+
 def test_stumpi_device_state_near_matches(device, monkeypatch):
     """The device state's filter on what breaks sliding dot products: a 1e6 offset, exact and
     1e-9-perturbed repeats (distances near 0), constant plateaus, appended points that repeat

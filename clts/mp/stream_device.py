@@ -16,6 +16,7 @@ waited for."""
 from __future__ import annotations
 
 import math
+import weakref
 
 import numpy as np
 
@@ -89,6 +90,11 @@ class DeviceStream:
         # the kernels' constant scalars, made once
         self._m32, self._ez32, self._eg32 = (np.int32(v) for v in (self.m, self.ez, self.egress))
         self._keep_most = replay.limits(dev)[0]     # the bytes the kept ones may hold
+        # what the stream keeps (kernel objects, buffers) counts against the device's
+        # recordings budget: many streams at once fall back to the shared kernels and fresh
+        # buffers rather than hold a kernel object each without bound
+        self._held = [0]
+        weakref.finalize(self, replay.return_budget, dev, self._held)
         if self.normalize:
             # per-window statistics, the centring offset and amax, no dot products yet
             S = self.S = cla.empty(dev.queue, l * NS, self.odt).data    # the buffer alone
@@ -152,7 +158,7 @@ class DeviceStream:
             return a.data
         size = count + count // 8 + 64
         more = size * np.dtype(dtype).itemsize - (0 if a is None else a.nbytes)
-        if self._kept_bytes + more > self._keep_most:
+        if self._kept_bytes + more > self._keep_most or not self._reserve(more):
             return self._empty(count, dtype).data
         a = self._kept[name] = self._empty(size, dtype)     # a shorter one to the pool
         self._kept_bytes += more
@@ -165,11 +171,24 @@ class DeviceStream:
         and checks more, ~15-20 µs a launch on pocl against ~5)."""
         go = self._launches.get(name)
         if go is None:
+            if not self._reserve(replay.KERNEL_BYTES):     # the budget is full: shared
+                self._launches[name] = False
+                return launch(self.dev, self.prg.kernel(name), global_size, local_size, *args)
             go = self._launches[name] = prepare(self.dev, self.prg, name, global_size,
                                                 local_size, *args)
+        elif go is False:
+            return launch(self.dev, self.prg.kernel(name), global_size, local_size, *args)
         else:
             go.rebind(global_size, local_size, *args)
         return go()
+
+    def _reserve(self, nbytes) -> bool:
+        """Take ``nbytes`` of the device's recordings budget for the stream (given back when
+        it goes)."""
+        if not replay.reserve_budget(self.dev, nbytes):
+            return False
+        self._held[0] += nbytes
+        return True
 
     def _apply(self, t, size=None):
         """Append the first ``size`` (default all) points of ``t`` in blocks whose distance

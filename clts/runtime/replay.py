@@ -49,6 +49,20 @@ def limits(device) -> tuple:
     return max(MAX_BYTES, share), max(DEVICE_BYTES, 4 * share)
 
 
+def reserve_budget(device, nbytes: int) -> bool:
+    """Take ``nbytes`` of ``device``'s recordings budget for what a caller keeps between its
+    calls outside a recording (a device stream's kernel objects and kept buffers): False,
+    taking nothing, when it does not fit. :func:`return_budget` gives it back."""
+    return device.state.constant("replay.budget", _Budget).take(nbytes, limits(device)[1])
+
+
+def return_budget(device, held: list) -> None:
+    """Give back the ``held[0]`` bytes taken by :func:`reserve_budget` (``held``: the caller's
+    running total, read when this runs: a finaliser's argument)."""
+    device.state.constant("replay.budget", _Budget).give(held[0])
+    held[0] = 0
+
+
 class _Budget:
     """The bytes the recordings of one device hold."""
 

@@ -163,7 +163,10 @@ ${mass.zstats(1, 1, "x + i")}
         o[0] = mu0; o[1] = f0; o[2] = g0; o[3] = bad ? 1 : (kc ? 2 : 0);
         o[5] = (bad || kc || !(f0 <= (real)1e30) || !(f0 > 0)) ? -1 : (${oreal})f0;
     }
-    if (!filt) return;
+    if (!filt) {            // the stream's first statistics: the centred means come with
+        if (i >= w0) o[4] = 0;  // its first update (a refresh); set, not left undefined
+        return;
+    }
     if (i >= w0 || fresh) {
         ${oreal} acc = 0;
         for (int t = 0; t < m; ++t)

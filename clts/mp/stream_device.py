@@ -36,9 +36,6 @@ NS = 6
 #: diagonals per work-item of stream_qt (stream.cl.mako's DW)
 DIAGONALS = 8
 ONE = np.int32(1)
-#: an update's temporaries are kept for the next updates while each holds at most this many
-#: windows' worth of values (a block of up to 4 points); longer blocks take fresh ones
-KEEP_WINDOWS = 4
 
 
 class DeviceStream:
@@ -148,7 +145,8 @@ class DeviceStream:
     def _temp(self, name, count, dtype):
         """The buffer of a temporary of ``count`` values of ``dtype`` that no result holds:
         the stream's kept one for ``name`` (grown when short) while all it keeps fit a
-        recording's budget (``runtime.replay.limits``: 16 MiB on a CPU), else a fresh one.
+        recording's size (``runtime.replay.limits``: 16 MiB on a CPU) and the device's
+        recordings budget, else a fresh one.
         The queue runs in order, so an update's writes to a kept buffer follow the last
         update's reads of it, and one stream's updates are made one after another (each
         replaces its state). A fresh array costs a few µs; an update made fourteen."""
@@ -160,7 +158,7 @@ class DeviceStream:
         more = size * np.dtype(dtype).itemsize - (0 if a is None else a.nbytes)
         if self._kept_bytes + more > self._keep_most or not self._reserve(more):
             return self._empty(count, dtype).data
-        a = self._kept[name] = self._empty(size, dtype)     # a shorter one to the pool
+        a = self._kept[name] = self._empty(size, dtype)     # a shorter one is released
         self._kept_bytes += more
         return a.data
 

@@ -168,17 +168,14 @@ class DeviceStream:
         enqueues (the general ``launch`` looks the kernel up, takes the shared object's lock
         and checks more, ~15-20 µs a launch on pocl against ~5)."""
         go = self._launches.get(name)
-        if go is None:
-            if not self._reserve(replay.KERNEL_BYTES):     # the budget is full: shared
-                self._launches[name] = False
-                return launch(self.dev, self.prg.kernel(name), global_size, local_size, *args)
+        if go is None and self._reserve(replay.KERNEL_BYTES):
             go = self._launches[name] = prepare(self.dev, self.prg, name, global_size,
                                                 local_size, *args)
-        elif go is False:
+            return go()
+        if not go:                  # the budget was full: the shared kernel
+            self._launches[name] = False
             return launch(self.dev, self.prg.kernel(name), global_size, local_size, *args)
-        else:
-            go.rebind(global_size, local_size, *args)
-        return go()
+        return go.rebind(global_size, local_size, *args)()
 
     def _reserve(self, nbytes) -> bool:
         """Take ``nbytes`` of the device's recordings budget for the stream (given back when

@@ -14,7 +14,7 @@
 
 ## query q's double distances to the work-item's windows (pre_fused's arithmetic), folded
 ## into the windows' best (cb, ci) and returned as their minimum
-inline double pre_q_double(const int q, const int jb, const int pw, const int l, const int m,
+static inline double pre_q_double(const int q, const int jb, const int pw, const int l, const int m,
                            const int ez, __global const double *zq, __global const int *qidx,
                            __global const double *Tp, __global const double *mu,
                            __global const double *ss, __global const double *r,

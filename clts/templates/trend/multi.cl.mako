@@ -119,7 +119,7 @@ ${pairwise("private")}
 ${pairwise("global")}
 
 // 2 (1 - Phi(|z|)), Phi as scipy's ndtr (as mk_finish)
-inline stat two_sided(const stat zz) {
+static inline stat two_sided(const stat zz) {
     const stat x = fabs(zz) * (stat)SQRT1_2;
     const stat c = x < (stat)SQRT1_2 ? (stat)0.5 + (stat)0.5 * erf(x)
                                        : (stat)1 - (stat)0.5 * erfc(x);

@@ -306,16 +306,18 @@ def stumpi_ref(T, add, device, **kw):
     return s
 
 
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_stumpi_device_state(device, dtype, monkeypatch):
+@pytest.mark.parametrize("dtype,dw", [(np.float64, 8), (np.float32, 8), (np.float64, 4)])
+def test_stumpi_device_state(device, dtype, dw, monkeypatch):
     """stumpi started from a device array keeps its state on the device: updates with device
     points (slices at offsets, blocks of 1 to 15 points), egress or growing, k 1 and 3, plain
     p = 1: zero host traffic, device P_ / I_ / left_P_ / left_I_ / T_, the numpy path's bits
     (float32: its indices; distances within float32 rounding); a long update cut into blocks
     the same; numbers given to update are uploaded. The z-normalised blocks' sliding dot
-    products carried over blocks and refreshed (every 5 points here) give the same lists."""
+    products carried over blocks and refreshed (every 5 points here) give the same lists,
+    with 8 diagonals a work-item and with the 4 GPUs take in float64."""
     need(device, dtype)
     monkeypatch.setattr(sys.modules["clts.mp.stream_device"], "REFRESH", 5)
+    monkeypatch.setattr(sys.modules["clts.mp.stream_device"], "DIAGONALS", dw)
     T, add = stumpi_data(np.random.default_rng(14))
     T, add = T.astype(dtype), add.astype(dtype)
     prec = "double" if dtype == np.float64 else "single"

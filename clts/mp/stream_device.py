@@ -33,8 +33,10 @@ BLOCK_BYTES = 64 << 20
 REFRESH = 64
 #: per-window statistics kept (stream.cl.mako's NS)
 NS = 6
-#: diagonals per work-item of stream_qt (stream.cl.mako's DW)
+#: diagonals per work-item of stream_qt (stream.cl.mako's DW: one vector of that many lanes);
+#: GPUs in float64 take half (IGC spills eight double lanes: 2,752 B on the Max 1550)
 DIAGONALS = 8
+GPU_DOUBLE_DIAGONALS = 4
 ONE = np.int32(1)
 
 
@@ -74,10 +76,12 @@ class DeviceStream:
         self.T = T
         self.a = 0                      # points egressed so far (index offset)
         self._so = 0                    # the first current window's row of S
+        self.dw = (GPU_DOUBLE_DIAGONALS if dev.type != "cpu" and self.odt == np.float64
+                   else DIAGONALS)
         self.prg = dev.program("mp/stream.cl.mako",
                                real="double" if self.dtype == np.float64 else "float",
                                oreal="double" if self.odt == np.float64 else "float", K=self.k,
-                               QT=int(self.normalize))
+                               QT=int(self.normalize), DW=self.dw)
         self._cla = cla
         self.lazy = max(1, int(lazy_points))
         self._pend, self._npend = None, 0      # points waiting (a device buffer, its count)
@@ -255,7 +259,7 @@ class DeviceStream:
                   ext, inb, tc, self.C.data, il1, il0, ifresh, m32, S, ONE, MC, IC)
         QT2 = self._temp(f"QT{self._flip}", l1 - drop, o)
         LO, HI = self._temp("LO", b * l1, o), self._temp("HI", b * l1, o)
-        items = -(-(l0 + b - 1 - self.ez) // DIAGONALS)
+        items = -(-(l0 + b - 1 - self.ez) // self.dw)
         if items > 0:
             self._run("stream_qt", *fixed_local(dev, round_up(items, 64), ITEM_LOCAL),
                       tc, il0, ib, m32, ez32, ifresh, i32(self.steps), i32(drop),

@@ -41,16 +41,20 @@ __kernel void stream_windows(__global const real *x, const int start, const int 
     Q[g] = x[start + r + t];
 }
 
-// (d, i) into the ascending k-list (v, ix) when it beats the last entry (ties: smaller index)
-inline void kinsert(${oreal} *v, long *ix, ${oreal} d, long i)
-{
-    if (!(d < v[${K - 1}] || (d == v[${K - 1}] && i < ix[${K - 1}]))) return;
-    int p = ${K - 1};
-    while (p > 0 && (v[p - 1] > d || (v[p - 1] == d && ix[p - 1] > i))) {
-        v[p] = v[p - 1]; ix[p] = ix[p - 1]; --p;
+## (d, i) into the ascending k-list (v, ix) when it beats the last entry (ties: the smaller
+## index): into the last place, then moved up past every entry it precedes; the list is K
+## scalars v0.., ix0.. (no private array: registers on every back end, no stack or scratch)
+<%def name="kinsert(d, i)">
+    if (${d} < v${K - 1} || (${d} == v${K - 1} && ${i} < ix${K - 1})) {
+        v${K - 1} = ${d}; ix${K - 1} = ${i};
+% for p in range(K - 1, 0, -1):
+        if (v${p - 1} > v${p} || (v${p - 1} == v${p} && ix${p - 1} > ix${p})) {
+            const ${oreal} tv = v${p - 1}; const long ti = ix${p - 1};
+            v${p - 1} = v${p}; ix${p - 1} = ix${p}; v${p} = tv; ix${p} = ti;
+        }
+% endfor
     }
-    v[p] = d; ix[p] = i;
-}
+</%def>
 
 % if QT:
 #define NS 6
@@ -95,27 +99,36 @@ __kernel void stream_update(const int b, const int l0, const int l1, const int e
 % if QT:
     const ${oreal} c0 = 256 * FEPS * m * (m + 1);
 % endif
-    ${oreal} v[${K}];
-    long ix[${K}];
+% for k in range(K):
+    ${oreal} v${k};
+    long ix${k};
+% endfor
     if (j < l0) {               // an old window: the new windows are its candidates
-        for (int k = 0; k < ${K}; ++k) { v[k] = P[(size_t)j * ${K} + k]; ix[k] = I[(size_t)j * ${K} + k]; }
+% for k in range(K):
+        v${k} = P[(size_t)j * ${K} + ${k}]; ix${k} = I[(size_t)j * ${K} + ${k}];
+% endfor
         for (int r = 0; r < b; ++r) {
             if (abs(j - (l0 + r)) <= ez || (egress && j <= r)) continue;
 % if QT:
             // the pair counts only if its bound reaches the list's last entry
-            const ${oreal} pk = v[${K - 1}];
+            const ${oreal} pk = v${K - 1};
             if (isfinite(pk) && !(LO[(size_t)r * l1 + j] <= pk * pk * (1 + (${oreal})1e-9) + c0))
                 continue;
             const ${oreal} d = (${oreal})exact_d(x, S, l0 + r, j, m);
 % else:
             const ${oreal} d = (${oreal})D[(size_t)r * l1 + j];
 % endif
-            if (isfinite(d)) kinsert(v, ix, d, (long)(l0 + r) + a);
+            if (isfinite(d)) {
+                const long di = (long)(l0 + r) + a;
+${kinsert("d", "di")}
+            }
         }
         lP2[w] = lP[j]; lI2[w] = lI[j];
     } else {                    // a new window: every window is a candidate
         const int r = j - l0;
-        for (int k = 0; k < ${K}; ++k) { v[k] = INFINITY; ix[k] = -1; }
+% for k in range(K):
+        v${k} = INFINITY; ix${k} = -1;
+% endfor
         ${oreal} lb = INFINITY;
         long li = -1;
 % if QT:
@@ -131,12 +144,15 @@ __kernel void stream_update(const int b, const int l0, const int l1, const int e
             const ${oreal} d = (${oreal})D[(size_t)r * l1 + c];
 % endif
             if (!isfinite(d)) continue;
-            kinsert(v, ix, d, (long)c + a);
+            const long di = (long)c + a;
+${kinsert("d", "di")}
             if (c < j && d < lb) { lb = d; li = (long)c + a; }
         }
         lP2[w] = lb; lI2[w] = li;
     }
-    for (int k = 0; k < ${K}; ++k) { P2[(size_t)w * ${K} + k] = v[k]; I2[(size_t)w * ${K} + k] = ix[k]; }
+% for k in range(K):
+    P2[(size_t)w * ${K} + ${k}] = v${k}; I2[(size_t)w * ${K} + ${k}] = ix${k};
+% endfor
 }
 
 % if QT:
@@ -211,9 +227,8 @@ void stream_center(__global const real *x, const int n, const int fresh, const i
 }
 
 <%
-    DW = 8
-    V = oreal + "8"
-    IV = "long8" if oreal == "double" else "int8"
+    V = oreal + str(DW)
+    IV = ("long" if oreal == "double" else "int") + str(DW)
 %>
 // the bounds [lo, hi] of the squared distance from a dot product (stumpy.stumpi's formula,
 // stream_host.py's bound; |mean - cen| <= amax): NaN / inf -> inf, undecidable -> [-inf, inf]
@@ -245,17 +260,17 @@ __kernel void stream_qt(__global const ${oreal} *tc, const int l0, const int b, 
         int cb = l0 - gb - ${DW - 1};
         if (fresh) {
             qt = 0;
-            for (int t = 0; t < m; ++t) qt += tc[l0 + t] * vload8(0, tc + cb + t);
+            for (int t = 0; t < m; ++t) qt += tc[l0 + t] * vload${DW}(0, tc + cb + t);
         } else {
-            qt = vload8(0, QT + cb - 1);
+            qt = vload${DW}(0, QT + cb - 1);
         }
         for (int r = 0; r < b; ++r, ++cb) {
             const int q = l0 + r;
             if (r || !fresh)
-                qt += tc[q + m - 1] * vload8(0, tc + cb + m - 1) - tc[q - 1] * vload8(0, tc + cb - 1);
+                qt += tc[q + m - 1] * vload${DW}(0, tc + cb + m - 1) - tc[q - 1] * vload${DW}(0, tc + cb - 1);
             const ${oreal} iq = IC[q], mq = MC[q];
             const ${oreal} eq = 2 * kk * iq * ea;
-            const ${V} ic = vload8(0, IC + cb), mc = vload8(0, MC + cb);
+            const ${V} ic = vload${DW}(0, IC + cb), mc = vload${DW}(0, MC + cb);
             ${V} lo, hi;
             BOUNDS(${V}, qt, iq, mq, ic, mc, lo, hi)
             // (the row's scalars as vectors: a vector comparison's true is -1, select's)
@@ -266,8 +281,8 @@ __kernel void stream_qt(__global const ${oreal} *tc, const int l0, const int b, 
             const ${IV} bad = isnan(ic) | isnan(iqv);
             lo = select(lo, (${V})INFINITY, bad);
             hi = select(hi, (${V})INFINITY, bad);
-            vstore8(lo, 0, LO + (size_t)r * l1 + cb);
-            vstore8(hi, 0, HI + (size_t)r * l1 + cb);
+            vstore${DW}(lo, 0, LO + (size_t)r * l1 + cb);
+            vstore${DW}(hi, 0, HI + (size_t)r * l1 + cb);
             if (cb + ${DW - 1} >= l0) {         // pairs of two new windows: both ways
 % for w in range(DW):
                 if (cb + ${w} >= l0) {
@@ -311,14 +326,18 @@ __kernel void stream_qt(__global const ${oreal} *tc, const int l0, const int b, 
     }
 }
 
-// (d) into the ascending list v of the K smallest
-inline void vinsert(${oreal} *v, ${oreal} d)
-{
-    if (!(d < v[${K - 1}])) return;
-    int p = ${K - 1};
-    while (p > 0 && v[p - 1] > d) { v[p] = v[p - 1]; --p; }
-    v[p] = d;
-}
+## (d) into the ascending list v0.. of the K smallest (scalars, as kinsert)
+<%def name="vinsert(d)">
+    if (${d} < v${K - 1}) {
+        v${K - 1} = ${d};
+% for p in range(K - 1, 0, -1):
+        if (v${p - 1} > v${p}) {
+            const ${oreal} t = v${p - 1};
+            v${p - 1} = v${p}; v${p} = t;
+        }
+% endfor
+    }
+</%def>
 
 __kernel __attribute__((reqd_work_group_size(64, 1, 1)))
 void stream_thr(const int l0, const int b, const int ez, const int egress, const int m,
@@ -328,25 +347,31 @@ void stream_thr(const int l0, const int b, const int ez, const int egress, const
     __local ${oreal} ll[64];
     const int r = get_group_id(0), lid = get_local_id(0);
     const int l1 = l0 + b, q = l0 + r;
-    ${oreal} v[${K}];
-    for (int k = 0; k < ${K}; ++k) v[k] = INFINITY;
+% for k in range(K):
+    ${oreal} v${k} = INFINITY;
+% endfor
     ${oreal} left = INFINITY;
     for (int c = lid; c < l1; c += 64) {
         if (abs(c - q) <= ez || (egress && c <= r)) continue;
         const ${oreal} h = HI[(size_t)r * l1 + c];
-        vinsert(v, h);
+${vinsert("h")}
         if (c < q) left = fmin(left, h);
     }
-    for (int k = 0; k < ${K}; ++k) lv[lid * ${K} + k] = v[k];
+% for k in range(K):
+    lv[lid * ${K} + ${k}] = v${k};
+% endfor
     ll[lid] = left;
     barrier(CLK_LOCAL_MEM_FENCE);
     if (lid == 0) {
         for (int i = 1; i < 64; ++i) {
             left = fmin(left, ll[i]);
-            for (int k = 0; k < ${K}; ++k) vinsert(v, lv[i * ${K} + k]);
+            for (int k = 0; k < ${K}; ++k) {
+                const ${oreal} h = lv[i * ${K} + k];
+${vinsert("h")}
+            }
         }
         const ${oreal} c0 = 256 * FEPS * m * (m + 1);
-        TH[2 * r] = isfinite(v[${K - 1}]) ? v[${K - 1}] + 2 * c0 : INFINITY;
+        TH[2 * r] = isfinite(v${K - 1}) ? v${K - 1} + 2 * c0 : INFINITY;
         TH[2 * r + 1] = isfinite(left) ? left + 2 * c0 : INFINITY;
     }
 }

@@ -231,6 +231,12 @@ def test_gate_verdicts_and_allowlist():
     c32 = _row(kernel="c32", segments=3.0)
     assert gate.violations([c32], [], itemsize={c32.key: 4})[0].check == "coalescing"
     assert gate.violations([c32], [], itemsize={c32.key: 8}) == []
+    # a double8 vload a lane (64 bytes): 32 lanes' contiguous vectors fill 16 segments at best
+    vec = _row(kernel="v", segments=16.9)
+    assert gate.violations([vec], [], itemsize={vec.key: 64}) == []
+    vec.segments = 40.0
+    assert gate.violations([vec], [], itemsize={vec.key: 64})[0].check == "coalescing"
+    assert [gate.max_segments(s) for s in (1, 2, 4, 8, 16, 64)] == [4, 4, 2, 4, 8, 32]
 
 
 def test_shipped_allowlist_is_well_formed():

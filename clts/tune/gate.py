@@ -39,6 +39,14 @@ from ..runtime import occupancy as occ
 MIN_OCCUPANCY = occ.MIN_FRACTION
 #: most 128-byte segments per warp access, by element size in bytes
 MAX_SEGMENTS = {8: 4, 4: 2}
+
+
+def max_segments(size: int) -> int:
+    """The most 128-byte segments a warp access of ``size``-byte elements may touch:
+    ``MAX_SEGMENTS`` (4 for other sizes), and for vector accesses (``vloadN`` / ``vstoreN``,
+    N elements a lane) twice the segments 32 lanes' contiguous vectors fill: a warp's
+    double8 loads move 2 KB, 16 segments at best."""
+    return max(MAX_SEGMENTS.get(size, 4), 2 * -(-32 * size // 128))
 CHECKS = ("compile", "local", "spill", "occupancy", "coalescing", "compile_time", "untraced")
 
 
@@ -214,7 +222,7 @@ def violations(table, allow=None, itemsize=None) -> list[Violation]:
             failed.append("occupancy")
         if row.ok and row.auto and row.segments is not None:
             size = row.extra.get("itemsize") or (itemsize or {}).get(row.key, 8)
-            if row.segments > MAX_SEGMENTS.get(size, 4):
+            if row.segments > max_segments(size):
                 failed.append("coalescing")
         if row.ok and row.auto and row.extra.get("untraced"):
             failed.append("untraced")

@@ -18,7 +18,8 @@ FACE = "clts"            # the package __init__: the public names
 #: public functions
 FACES = (FACE, "clts.cli", "clts.cli_bfast", "clts.cli_common",
          "clts.demo", "clts.warmup", "clts.tune.cli", "clts.tune.report",
-         "clts.tune.offline", "clts.tune.workloads", "clts.tune.coalescing")
+         "clts.tune.offline", "clts.tune.workloads", "clts.tune.workloads_more",
+         "clts.tune.coalescing")
 #: what each layer may import, besides its own package and clts.errors / clts.options /
 #: clts.vocabulary / clts._version (the bottom: they import nothing of clts)
 BOTTOM = ("clts.errors", "clts.options", "clts.vocabulary", "clts._version", "clts.devices",

@@ -391,7 +391,7 @@ def main(argv=None) -> int:
     ap.add_argument("--calls", default="",
                     help="only the workloads whose label starts with one of these (comma-"
                          "separated: stl, bfast, mp, mstump, tridiag, superbee, tke, trend, "
-                         "mass; sets CLTS_GPU_GATE_CALLS); no tuner candidates then")
+                         "mass, stumpi; sets CLTS_GPU_GATE_CALLS); no tuner candidates then")
     args = ap.parse_args(argv)
     if args.calls:
         options.set_options(gpu_gate_calls=args.calls)

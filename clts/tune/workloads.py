@@ -147,6 +147,9 @@ def forced_calls(dev, x, dt):
                lambda i=i, dc=dc, z=z: mstump(i, dc, z))
               for i, dc, z in ((None, False, True), ([2], True, True), ([2], True, False))]
 
+    from .workloads_more import device_calls, mp_calls
+    calls += mp_calls(dev, x, dt) + device_calls(dev, x, dt)
+
     def candidate(section, params):
         algo, _, sub = section.partition(".")
         if section == "stl.fused":
@@ -186,6 +189,7 @@ def auto_calls(dev, dt, scale: float = 1.0):
     batch dimensions, not the series lengths that decide the plans)."""
     import clts
     from ..ocean.inputs import grid_shape, scaled_inputs
+    from .workloads_more import stream_call
     rng = np.random.default_rng(5)
     prec = "double" if dt == np.float64 else "single"
     s = lambda n: max(1, int(n * scale))  # noqa: E731
@@ -212,6 +216,7 @@ def auto_calls(dev, dt, scale: float = 1.0):
     X = np.cumsum(rng.standard_normal((d, s(nT))), axis=1)
     out.append((f"mstump auto d={d} n={X.shape[1]}", lambda: clts.mstump(
         X, m, device=dev, precision=prec)))
+    out.append((f"stumpi auto n={T.size}", lambda: stream_call(dev, T, m, dt)))
     for nsys, batch in SHAPES["tridiag"]:
         a, c, d = (rng.random((s(batch), nsys)).astype(dt) for _ in range(3))
         b = (3 + rng.random((s(batch), nsys))).astype(dt)
@@ -232,3 +237,4 @@ def auto_calls(dev, dt, scale: float = 1.0):
     ty[0, 3:7] = np.nan
     out.append((f"trend auto {ty.shape}", lambda: clts.trend_test(ty, device=dev)))
     return select(out)
+

@@ -39,6 +39,7 @@ from ..runtime import occupancy as occ
 MIN_OCCUPANCY = occ.MIN_FRACTION
 #: most 128-byte segments per warp access, by element size in bytes
 MAX_SEGMENTS = {8: 4, 4: 2}
+CHECKS = ("compile", "local", "spill", "occupancy", "coalescing", "compile_time", "untraced")
 
 
 def max_segments(size: int) -> int:
@@ -47,7 +48,6 @@ def max_segments(size: int) -> int:
     N elements a lane) twice the segments 32 lanes' contiguous vectors fill: a warp's
     double8 loads move 2 KB, 16 segments at best."""
     return max(MAX_SEGMENTS.get(size, 4), 2 * -(-32 * size // 128))
-CHECKS = ("compile", "local", "spill", "occupancy", "coalescing", "compile_time", "untraced")
 
 
 def allowlist_path() -> Path:

@@ -237,4 +237,3 @@ def auto_calls(dev, dt, scale: float = 1.0):
     ty[0, 3:7] = np.nan
     out.append((f"trend auto {ty.shape}", lambda: clts.trend_test(ty, device=dev)))
     return select(out)
-

@@ -66,14 +66,6 @@ def device_calls(dev, x, dt):
     rng = np.random.default_rng(3)
     Y2 = np.sin(2 * np.pi * np.arange(96) / 12)[None, None] + rng.normal(size=(4, 2, 96))
 
-    def stumpi(normalize=True, p=2.0, k=1):
-        # the stream's state on the device (stream.cl.mako): a block past a refresh, then one
-        # point
-        s = clts.stumpi(_on(dev, T[:120], dt), 10, k=k, normalize=normalize, p=p, device=dev,
-                        lazy_points=1)
-        s.update(_on(dev, T[120:190], dt))
-        s.update(_on(dev, T[190:191], dt))
-        return s.P_
     calls = [
         ("stl device", lambda: clts.stl(_on(dev, y, dt), 12, robust=True, outer_iter=1,
                                         device=dev, progress=False)),
@@ -109,16 +101,18 @@ def device_calls(dev, x, dt):
         for v in ("pre_whitening", "trend_free_pre_whitening", "correlated_seasonal",
                   "multivariate", "regional", "correlated_multivariate", "partial")]
     calls += [(f"stumpi device normalize={z} p={p} k={k}",
-               lambda z=z, p=p, k=k: stumpi(z, p, k))
+               lambda z=z, p=p, k=k: stream_call(dev, T, 10, dt, 70, normalize=z, p=p, k=k))
               for z, p, k in ((True, 2.0, 1), (True, 2.0, 3), (False, 2.0, 1), (False, 1.0, 2))]
     return calls
 
 
-def stream_call(dev, T, m, dt):
-    """A device stream's ordinary work (``workloads.auto_calls``): started on a device series,
-    one point appended, then a block of a hundred."""
+def stream_call(dev, T, m, dt, block=100, **kw):
+    """A device stream (stream.cl.mako): started on the device series ``T`` but its last
+    ``block + 1`` points, one point appended, then a block of ``block`` (past a refresh of the
+    dot products when it is over 64): ``auto_calls``' ordinary work and, on tiny inputs,
+    ``device_calls``' every k-list and distance kind."""
     import clts
-    s = clts.stumpi(_on(dev, T[:-101], dt), m, device=dev, lazy_points=1)
-    s.update(_on(dev, T[-101:-100], dt))
-    s.update(_on(dev, T[-100:], dt))
+    s = clts.stumpi(_on(dev, T[:-block - 1], dt), m, device=dev, lazy_points=1, **kw)
+    s.update(_on(dev, T[-block - 1:-block], dt))
+    s.update(_on(dev, T[-block:], dt))
     return s.P_

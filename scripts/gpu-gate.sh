@@ -19,7 +19,8 @@ PYTHON="$PY" scripts/gpu-toolchain.sh
 # shellcheck disable=SC1091
 . "${CLTS_GPU_TOOLCHAIN:-$HOME/.cache/clts-gpu-toolchain}/env.sh"
 export CLTS_TEST_DEVICES="${CLTS_TEST_DEVICES:-pocl}"
-# (600 s: IGC takes about 300 s on pvc for prescrump's float64 screen, pre_fused, in the gate)
+# (600 s: IGC took about 300 s on pvc for prescrump's float64 screen at the CPUs' 32 windows x
+# 4 queries; the GPU profiles' 16 x 2 builds in seconds, but a forced or tuned shape may not)
 export CLTS_GPU_GATE_SAMPLE=0 CLTS_COMPILE_TIMEOUT="${CLTS_COMPILE_TIMEOUT:-600}"
 for arg in "$@"; do
   if [ "$arg" = "--full" ]; then

@@ -313,3 +313,44 @@ def test_prescrump_fused_is_stored_path(device, m, monkeypatch):
     for o in out[1:]:
         np.testing.assert_array_equal(o[0], out[0][0])
         np.testing.assert_array_equal(o[1], out[0][1])
+
+
+@pytest.mark.parametrize("windows,queries", [(16, 1), (16, 2), (48, 3)])
+def test_prescrump_screen_shapes(device, windows, queries, monkeypatch):
+    """preSCRIMP's screen at other work-item shapes than the CPUs' 32 windows x 4 queries (the
+    profile's ``mp.subdiag``: GPUs take 16 x 2) gives the stored path's neighbours and
+    distances bit for bit, with flagged windows and several launches."""
+    import sys
+    ps = sys.modules["clts.mp.prescrump"]
+    rng = np.random.default_rng(9)
+    T = np.cumsum(rng.standard_normal(650))
+    T[90:130] = 2.0
+    T[333] = np.nan
+    T[560:650] = T[100:190]
+    monkeypatch.setattr(ps, "MASS_BYTES", 12 * 650 // 8 * 9)
+    monkeypatch.setattr(ps, "FUSED", False)
+    np.random.seed(3)
+    want = clts.prescrump(T, M, device=device)
+    monkeypatch.setattr(ps, "FUSED", True)
+    mp = dict(device.profile.values["mp"])
+    monkeypatch.setitem(device.profile.values, "mp", dict(
+        mp, subdiag=dict(mp["subdiag"], fused_windows=windows, fused_queries=queries)))
+    for screen in (True, False):
+        monkeypatch.setattr(ps, "SCREEN32", screen)
+        np.random.seed(3)
+        got = clts.prescrump(T, M, device=device)
+        np.testing.assert_array_equal(got[0], want[0])
+        np.testing.assert_array_equal(got[1], want[1])
+
+
+@pytest.mark.parametrize("key,value", [("fused_windows", 24), ("fused_windows", 80),
+                                       ("fused_queries", 0), ("subgroup", 12),
+                                       ("grf", 64)])
+def test_subdiag_profile_errors(device, key, value, monkeypatch):
+    """A bad ``mp.subdiag`` value is a ProfileError naming its key."""
+    from clts.errors import ProfileError
+    mp = dict(device.profile.values["mp"])
+    monkeypatch.setitem(device.profile.values, "mp",
+                        dict(mp, subdiag=dict(mp["subdiag"], **{key: value})))
+    with pytest.raises(ProfileError, match=f"mp.subdiag.{key}"):
+        clts.prescrump(np.arange(200.0) % 7, 8, device=device)

@@ -29,10 +29,16 @@ MIN_BLOCK = 256
 #: diagonal at n = 10,000; 8 rows: 6.8 s, 32: 4.0 s)
 SUB_ROWS = 1
 
-#: preSCRIMP's ``pre_fused`` (subdiag.cl.mako): queries per step and windows per work-item
-#: (a multiple of 8)
-FUSED_QUERIES = 4
-FUSED_WINDOWS = 32
+#: profile keys of the sub-diagonal program (subdiag.cl.mako, section ``mp.subdiag``):
+#: preSCRIMP's screen (``pre_fused`` / ``pre_fused32``) takes ``fused_windows`` windows a
+#: work-item (a multiple of FUSED_WINDOW_STEP: 8-wide double and 16-wide float vectors) and
+#: ``fused_queries`` queries a step, its kernels the sub-group size ``subgroup`` on Intel
+#: GPUs (0: the compiler picks); ``grf``: the register file per hardware thread IGC gives the
+#: whole program (0: the driver's default)
+SUBDIAG_KEYS = {"fused_windows": "mp.subdiag.fused_windows",
+                "fused_queries": "mp.subdiag.fused_queries",
+                "subgroup": "mp.subdiag.subgroup", "grf": "mp.subdiag.grf"}
+FUSED_WINDOW_STEP = 16
 
 #: stumpy's exclusion-zone denominator: ceil(m / 4)
 EXCL_ZONE_DENOM = 4
@@ -140,13 +146,32 @@ def minkowski(T_A, T_B, m, ia, ib, p):
     return out
 
 
+def subdiag_params(dev) -> dict:
+    """The sub-diagonal program's parameters from ``dev``'s profile (:data:`SUBDIAG_KEYS`):
+    FUSED_FQ (queries a step), FUSED_FC (8-wide vectors of windows a work-item), SUBGROUP and,
+    where not 0, ``grf``; a bad value is a ProfileError naming its file and key."""
+    from ..runtime.plans import GRF_MODES, SUBGROUPS, read_tunables
+    t = read_tunables(dev, SUBDIAG_KEYS, {})
+    w = t.int_in("fused_windows", FUSED_WINDOW_STEP, 64)
+    if w % FUSED_WINDOW_STEP:
+        raise t.error("fused_windows", f"must be a multiple of {FUSED_WINDOW_STEP}, got {w}")
+    grf = t.int_in("grf", choices=GRF_MODES)
+    return dict(FUSED_FQ=t.int_in("fused_queries", 1, 8), FUSED_FC=w // 8,
+                SUBGROUP=t.int_in("subgroup", choices=SUBGROUPS),
+                **({"grf": grf} if grf else {}))
+
+
+def fused_windows(params) -> int:
+    """Windows per work-item of preSCRIMP's screen in the program of ``params``."""
+    return 8 * params["FUSED_FC"]
+
+
 def _spec(sides, k):
     p = sides.plan
     return "mp/subdiag.cl.mako", dict(**flags.TEMPLATE, real=p.kernel_real, ereal=p.exact_real,
                                       NORMALIZE=int(sides.normalize),
                                       SELF=int(sides.self_join), K=int(k),
-                                      SROWS=SUB_ROWS, FUSED_FQ=FUSED_QUERIES,
-                                      FUSED_FC=FUSED_WINDOWS // 8)
+                                      SROWS=SUB_ROWS, **subdiag_params(sides.dev))
 
 
 def _scored(sides, prg, diags, fold):

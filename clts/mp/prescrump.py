@@ -95,7 +95,7 @@ def _prescrump(sides, T_A, T_B, s, indices, p=2.0):
     prg = dev.program(template, **params)
     order = np.arange(len(indices))
     if fused:       # the distance profiles never stored: [nq, l / 16] partial minima
-        nbk = -(-lB // diagset.FUSED_WINDOWS)
+        nbk = -(-lB // diagset.fused_windows(params))
         per = max(1, min(MASS_BYTES, dev.max_alloc) // (8 * nbk))
         order = np.argsort(indices, kind="stable")    # ascending (pre_fused's tie rule)
     for c0 in range(0, len(indices), per):
@@ -103,7 +103,8 @@ def _prescrump(sides, T_A, T_B, s, indices, p=2.0):
         nq = len(ii)
         idx = cla.to_device(dev.queue, ii.astype(np.int32))
         if fused:
-            nn, dn = _fused_profiles(sides, prg, win[ii], idx, Tp, colP, colI)
+            nn, dn = _fused_profiles(sides, prg, win[ii], idx, Tp, colP, colI,
+                                     diagset.fused_windows(params))
             nn_all[order[c0:c0 + nq]] = nn.get()
             dn_all[order[c0:c0 + nq]] = dn.get()
             continue
@@ -185,15 +186,16 @@ def _unit_queries(windows):
     return np.ascontiguousarray(z)
 
 
-def _fused_profiles(sides, prg, windows, idx, Tp, colP, colI):
+def _fused_profiles(sides, prg, windows, idx, Tp, colP, colI, fw):
     """``pre_fused`` (z-normalised self-joins, k = 1): the distance profiles of ``windows``
     (in ascending index order) as in :func:`_dot_profiles`, reduced where they are made:
     every window's best among the queries merged into ``colP`` / ``colI`` and each query's
     nearest neighbour (``nn``, its squared distance ``dn``; device arrays) through
-    ``pre_rowmin``, without storing the [nq, l] profiles."""
+    ``pre_rowmin``, without storing the [nq, l] profiles; ``fw`` windows a work-item (the
+    program's)."""
     import pyopencl.array as cla
     dev, A, l, m = sides.dev, sides.A, sides.lA, sides.m
-    nq, nbk = len(windows), -(-l // diagset.FUSED_WINDOWS)
+    nq, nbk = len(windows), -(-l // fw)
     zh = _unit_queries(windows)
     zq = cla.to_device(dev.queue, zh)
     rowD = cla.empty(dev.queue, (nq, nbk), np.float64)
@@ -202,7 +204,7 @@ def _fused_profiles(sides, prg, windows, idx, Tp, colP, colI):
     nn = cla.empty(dev.queue, nq, np.int32)
     dn = cla.empty(dev.queue, nq, np.float64)
     if SCREEN32:
-        Tp32, r32, bw, bblk = _screen_bounds(sides, prg, Tp, r)
+        Tp32, r32, bw, bblk = _screen_bounds(sides, prg, Tp, r, nbk)
         zq32 = cla.to_device(dev.queue, zh.astype(np.float32))
         launch(dev, prg.kernel("pre_fused32"), *fixed_local(dev, nbk, FUSED_LOCAL), np.int32(nq),
                np.int32(l), np.int32(m), np.int32(sides.ez), zq.data, zq32.data, idx.data,
@@ -221,9 +223,10 @@ def _fused_profiles(sides, prg, windows, idx, Tp, colP, colI):
     return nn, dn
 
 
-def _screen_bounds(sides, prg, Tp, r):
+def _screen_bounds(sides, prg, Tp, r, nbk):
     """``pre_fused32``'s float copies of the scaled series ``Tp`` and of ``r`` and each
-    window's and each block's bound on |distance in float - distance in double| (``pre_bound``).
+    window's and each of the ``nbk`` blocks' bound on |distance in float - distance in double|
+    (``pre_bound``).
     The bound: the dot product's error in float over m terms from rounded operands,
     gamma(m + 2) |z| |x_j| (|z| = 1, the query's unit-norm window; |x_j| the window's norm in
     the scaled series), times r_j, plus the product's, the clamp's and the scaling's roundings and
@@ -238,7 +241,7 @@ def _screen_bounds(sides, prg, Tp, r):
     Tp32 = cla.empty(dev.queue, npad, np.float32)
     r32 = cla.empty(dev.queue, l, np.float32)
     bw = cla.empty(dev.queue, l, np.float32)
-    bblk = cla.empty(dev.queue, -(-l // diagset.FUSED_WINDOWS), np.float32)
+    bblk = cla.empty(dev.queue, nbk, np.float32)
     launch(dev, prg.kernel("pre_bound"), *fixed_local(dev, round_up(npad, 64), ITEM_LOCAL),
            np.int32(npad), np.int32(l), np.int32(m), np.float64(c1), np.float64(c0), Tp.data,
            A.mu.data, A.ss.data, r.data, A.fl.data, Tp32.data, r32.data, bw.data, bblk.data)

@@ -1,3 +1,5 @@
+<%namespace name="sg" file="/common/subgroup.cl.mako"/>\
+<%namespace name="best" file="/mp/prescreen_best.cl.mako"/>\
 ## preSCRIMP's float screen (included by subdiag.cl.mako inside its pre_fused section: pre_d8,
 ## pre_plain_block, pre_exact8 and FW come from there)
 <% FQ, FC = FUSED_FQ, FUSED_FC %>
@@ -86,6 +88,7 @@ __kernel void pre_bound(const int np, const int l, const int m, const double c1,
     }
 }
 
+${sg.reqd(SUBGROUP)}\
 __kernel void pre_fused32(const int nq, const int l, const int m, const int ez,
                           __global const double *zq, __global const float *zq32,
                           __global const int *qidx, __global const double *Tp,
@@ -100,19 +103,7 @@ __kernel void pre_fused32(const int nq, const int l, const int m, const int ez,
     const int pw = pre_plain_block(jb, l, fl);
     double8 cb[${FC}];
     long8 ci[${FC}];
-    {
-        double tb[FW];
-        long ti[FW];
-        for (int c = 0; c < FW; ++c) {
-            tb[c] = jb + c < l ? colP[jb + c] : INFINITY;
-            ti[c] = jb + c < l ? colI[jb + c] : -1;
-        }
-        for (int h = 0; h < ${FC}; ++h) {
-            cb[h] = vload8(h, tb);
-            ci[h] = vload8(h, ti);
-        }
-    }
-    if (!pw) {      // a flagged window or one past l: pre_fused's double path whole
+${best.load("cb[{}]", "ci[{}]", FC)}    if (!pw) {      // a flagged window or one past l: pre_fused's double path whole
         for (int q = 0; q < nq; ++q)
             rowD[(size_t)q * nbk + blk] = pre_q_double(q, jb, pw, l, m, ez, zq, qidx, Tp, mu,
                                                       ss, r, fl, cb, ci);
@@ -203,19 +194,7 @@ __kernel void pre_fused32(const int nq, const int l, const int m, const int ez,
 % endfor
         }
     }
-    {
-        double tb[FW];
-        long ti[FW];
-        for (int h = 0; h < ${FC}; ++h) {
-            vstore8(cb[h], h, tb);
-            vstore8(ci[h], h, ti);
-        }
-        for (int c = 0; c < FW && jb + c < l; ++c) {
-            colP[jb + c] = tb[c];
-            colI[jb + c] = (int)ti[c];
-        }
-    }
-}
+${best.store("cb[{}]", "ci[{}]", FC)}}
 
 ## pre_fused32's per-query minima: every block whose lower bound (its minimum less the largest
 ## bound of its windows; no bound where the block or the query is flagged) is within the
@@ -252,14 +231,16 @@ __kernel void pre_rowmin32(const int nq, const int nbk, const int l, const int m
                 a${h} = fma(zb, vload8(0, Tp + jb + ${8 * h} + t), a${h});
 % endfor
             }
-            double dd[FW];
 % for h in range(FC):
-            vstore8(pre_d8(a${h}, jb + ${8 * h}, plain,
-                           plain ? vload8(0, r + jb + ${8 * h}) : (double8)0, l, m, ez, i, fi,
-                           Tp, mu, ss, r, fl), ${h}, dd);
+            {
+                const double8 d8 = pre_d8(a${h}, jb + ${8 * h}, plain,
+                                          plain ? vload8(0, r + jb + ${8 * h}) : (double8)0, l,
+                                          m, ez, i, fi, Tp, mu, ss, r, fl);
+%   for c in range(8):
+                if (d8.s${c} < best) { best = d8.s${c}; bj = jb + ${8 * h + c}; }
+%   endfor
+            }
 % endfor
-            for (int c = 0; c < FW; ++c)
-                if (dd[c] < best) { best = dd[c]; bj = jb + c; }
         }
     }
     nn[q] = bj;

@@ -1,3 +1,5 @@
+<%namespace name="sg" file="/common/subgroup.cl.mako"/>\
+<%namespace name="best" file="/mp/prescreen_best.cl.mako"/>\
 ## Matrix profile over a chosen set of diagonals (the anytime profile, SCRIMP's random order of
 ## diagonals): sub_pairs scores every pair of the given diagonals, sub_reduce folds them into
 ## each row's best (and, for self-joins, its left and right best and the mirrored pairs).
@@ -271,6 +273,7 @@ inline void sub_take8(const real8 sc, const ${iv8} j, const ${iv8} ok, real8 *bs
     *bj = select(*bj, j, t);
 }
 
+${sg.reqd(SUBGROUP)}\
 __kernel void sub_reduce_self8(__global const int *diags, const int q0, const int nq,
                                const int lA, const int lB, __global const real *buf,
                                __global real *rowS, __global int *rowI,
@@ -310,10 +313,8 @@ __kernel void sub_reduce_self8(__global const int *diags, const int q0, const in
             real8 sc;
             if (i0 >= d) {
                 sc = vload8(0, row + i0 - d);
-            } else {
-                real t[8];
-                for (int c = 0; c < 8; ++c) t[c] = i0 + c >= d ? row[i0 + c - d] : 0;
-                sc = vload8(0, t);
+            } else {        // static lanes: no private array
+                sc = (real8)(${", ".join(f"i0 + {c} >= d ? row[i0 + {c} - d] : 0" for c in range(8))});
             }
             sub_take8(sc, iv - d, iv >= (${iv8})(d), &bl, &jl);
         }
@@ -387,40 +388,38 @@ __kernel void pre_cols(__global const ${ereal} *D, const int nq, const int lB,
 % if NORMALIZE:
 ## pre_dist's / pre_fused's distances of query i against windows j0 .. j0 + 7 under the
 ## exact rules (flagged windows; lanes past l: inf), from the dot products acc
-inline ${ereal}8 pre_exact8(const ${ereal}8 acc, const int j0, const int l, const int m,
+static inline ${ereal} pre_exact1(const ${ereal} dot, const int j, const int l, const int m,
+                          const int i, const int fi, __global const ${ereal} *Tp,
+                          __global const ${ereal} *mu, __global const ${ereal} *ss,
+                          __global const ${ereal} *r, __global const int *fl)
+{
+    if (j >= l) return INFINITY;
+    const int fj = fl[j];
+    if ((fi | fj) & ${FLAG_NONFINITE}) return INFINITY;
+    if ((fi & ${FLAG_CONSTANT}) && (fj & ${FLAG_CONSTANT})) return 0;
+    if ((fi | fj) & ${FLAG_CONSTANT}) return m;
+    ${ereal} corr;
+    if ((fi | fj) & ${FLAG_SPECIAL}) {
+        const ${ereal} ma = mu[i], mb = mu[j];
+        ${ereal} cv = 0;
+        for (int t = 0; t < m; ++t) cv = fma(Tp[i + t] - ma, Tp[j + t] - mb, cv);
+        corr = cv / sqrt(ss[i] * ss[j]);
+    } else {
+        corr = dot * r[j];
+    }
+    return fmax((${ereal})0, (${ereal})(2 * m) * (1 - fmin(corr, (${ereal})1)));
+}
+
+## the same for windows j0 .. j0 + 7, lane by lane (static lanes: no private array)
+static inline ${ereal}8 pre_exact8(const ${ereal}8 acc, const int j0, const int l, const int m,
                            const int i, const int fi, __global const ${ereal} *Tp,
                            __global const ${ereal} *mu, __global const ${ereal} *ss,
                            __global const ${ereal} *r, __global const int *fl)
 {
-    ${ereal} dots[8];
-    vstore8(acc, 0, dots);
-    for (int c = 0; c < 8; ++c) {
-        const int j = j0 + c;
-        ${ereal} d = INFINITY;
-        if (j < l) {
-            const int fj = fl[j];
-            if ((fi | fj) & ${FLAG_NONFINITE}) {
-                d = INFINITY;
-            } else if ((fi & ${FLAG_CONSTANT}) && (fj & ${FLAG_CONSTANT})) {
-                d = 0;
-            } else if ((fi | fj) & ${FLAG_CONSTANT}) {
-                d = m;
-            } else {
-                ${ereal} corr;
-                if ((fi | fj) & ${FLAG_SPECIAL}) {
-                    const ${ereal} ma = mu[i], mb = mu[j];
-                    ${ereal} cv = 0;
-                    for (int t = 0; t < m; ++t) cv = fma(Tp[i + t] - ma, Tp[j + t] - mb, cv);
-                    corr = cv / sqrt(ss[i] * ss[j]);
-                } else {
-                    corr = dots[c] * r[j];
-                }
-                d = fmax((${ereal})0, (${ereal})(2 * m) * (1 - fmin(corr, (${ereal})1)));
-            }
-        }
-        dots[c] = d;
-    }
-    return vload8(0, dots);
+    return (${ereal}8)(
+% for c in range(8):
+        pre_exact1(acc.s${c}, j0 + ${c}, l, m, i, fi, Tp, mu, ss, r, fl)${"," if c < 7 else ");"}
+% endfor
 }
 
 ## preSCRIMP's z-normalised distance profiles as dot products: work-item (8 windows jb ..
@@ -450,25 +449,25 @@ __kernel void pre_dist(const int nq, const int l, const int m,
         a${b} = fma((${ereal}8)z${b}[t], x, a${b});
 % endfor
     }
-    ${ereal}8 acc[PQ];
-% for b in range(4):
-    acc[${b}] = a${b};
-% endfor
     const ${ereal} twom = 2 * m;
     int fw = 0;
     const int full = jb + 8 <= l;
     for (int c = 0; c < 8; ++c) fw |= (jb + c < l) ? fl[jb + c] : 1;
-    for (int b = 0; b < nb; ++b) {
-        const int q = qb + b, i = qidx[q], fi = fl[i];
+% for b in range(4):
+    if (${b} < nb) {
+        const int q = qb + ${b}, i = qidx[q], fi = fl[i];
+        __global ${ereal} *Dq = D + (size_t)q * l + jb;
         if (full && (fi | fw) == 0) {       // the common case: 8 plain windows at once
-            const ${ereal}8 corr = fmin(acc[b] * vload8(0, r + jb), (${ereal}8)1);
-            vstore8(fmax((${ereal}8)0, twom * ((${ereal}8)1 - corr)), 0, D + (size_t)q * l + jb);
-            continue;
+            const ${ereal}8 corr = fmin(a${b} * vload8(0, r + jb), (${ereal}8)1);
+            vstore8(fmax((${ereal}8)0, twom * ((${ereal}8)1 - corr)), 0, Dq);
+        } else {
+            const ${ereal}8 dd = pre_exact8(a${b}, jb, l, m, i, fi, Tp, mu, ss, r, fl);
+%   for c in range(8):
+            if (jb + ${c} < l) Dq[${c}] = dd.s${c};
+%   endfor
         }
-        ${ereal} dd[8];
-        vstore8(pre_exact8(acc[b], jb, l, m, i, fi, Tp, mu, ss, r, fl), 0, dd);
-        for (int c = 0; c < 8 && jb + c < l; ++c) D[(size_t)q * l + jb + c] = dd[c];
     }
+% endfor
 }
 % endif
 
@@ -520,6 +519,7 @@ inline int pre_plain_block(const int jb, const int l, __global const int *fl)
     return fw == 0;
 }
 
+${sg.reqd(SUBGROUP)}\
 __kernel void pre_fused(const int nq, const int l, const int m, const int ez,
                         __global const double *zq, __global const int *qidx,
                         __global const double *Tp, __global const double *mu,
@@ -535,19 +535,8 @@ __kernel void pre_fused(const int nq, const int l, const int m, const int ez,
     double8 cb${h};
     long8 ci${h};
 % endfor
-    {   // the windows' running best (lanes past l: never stored)
-        double tb[FW];
-        long ti[FW];
-        for (int c = 0; c < FW; ++c) {
-            tb[c] = jb + c < l ? colP[jb + c] : INFINITY;
-            ti[c] = jb + c < l ? colI[jb + c] : -1;
-        }
-% for h in range(FC):
-        cb${h} = vload8(${h}, tb);
-        ci${h} = vload8(${h}, ti);
-% endfor
-    }
-    for (int qb = 0; qb < nq; qb += ${FQ}) {
+    // the windows' running best
+${best.load("cb{}", "ci{}", FC)}    for (int qb = 0; qb < nq; qb += ${FQ}) {
         const int nb = min(${FQ}, nq - qb);
 % for b in range(FQ):
         __global const double *z${b} = zq + (size_t)(qb + min(${b}, nb - 1)) * m;
@@ -590,19 +579,7 @@ __kernel void pre_fused(const int nq, const int l, const int m, const int ez,
         }
 % endfor
     }
-    {
-        double tb[FW];
-        long ti[FW];
-% for h in range(FC):
-        vstore8(cb${h}, ${h}, tb);
-        vstore8(ci${h}, ${h}, ti);
-% endfor
-        for (int c = 0; c < FW && jb + c < l; ++c) {
-            colP[jb + c] = tb[c];
-            colI[jb + c] = (int)ti[c];
-        }
-    }
-}
+${best.store("cb{}", "ci{}", FC)}}
 
 <%include file="/mp/prescreen.cl.mako"/>
 
@@ -638,13 +615,16 @@ __kernel void pre_rowmin(const int nq, const int nbk, const int l, const int m, 
             a${h} = fma(zb, vload8(0, Tp + jb + ${8 * h} + t), a${h});
 % endfor
         }
-        double dd[FW];
-% for h in range(FC):
-        vstore8(pre_d8(a${h}, jb + ${8 * h}, plain,
-                       plain ? vload8(0, r + jb + ${8 * h}) : (double8)0, l, m, ez, i, fi, Tp,
-                       mu, ss, r, fl), ${h}, dd);
+% for h in reversed(range(FC)):
+        {
+            const double8 d8 = pre_d8(a${h}, jb + ${8 * h}, plain,
+                                      plain ? vload8(0, r + jb + ${8 * h}) : (double8)0, l, m,
+                                      ez, i, fi, Tp, mu, ss, r, fl);
+%   for c in reversed(range(8)):
+            bj = d8.s${c} == best ? jb + ${8 * h + c} : bj;
+%   endfor
+        }
 % endfor
-        for (int c = FW - 1; c >= 0; --c) bj = dd[c] == best ? jb + c : bj;
     }
     nn[q] = bj;
     dn[q] = best;

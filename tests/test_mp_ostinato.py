@@ -107,3 +107,24 @@ def test_errors(device):
         cs.ostinato(np.stack([x, x]), 5, device=device)
     with pytest.raises(ValueError, match="1-D"):
         clts.ostinato([x, np.ones((2, 3))], 5, device=device)
+
+
+@pytest.mark.parametrize("tile", [(4, 1), (1, 1), (3, 2), (16, 8)])
+def test_run_tile_shapes(device, tile, monkeypatch):
+    """The runs kernel's register tile (the profile's ``mp.mpdist``: CPUs 8 items x 2 vectors,
+    GPUs 4 x 1) changes no bit of the run profiles, with NaN, inf and constant windows, runs
+    of several lengths and targets whose item counts are not multiples of the tile."""
+    from clts.mp.mpdist import SeriesSet, run_profiles
+    rng = np.random.default_rng(12)
+    X = np.cumsum(rng.standard_normal((5, 140)), axis=1)
+    X[1, 30:33] = np.nan
+    X[2, 50:70] = 1.5
+    X[4, 90] = np.inf
+    runs = np.array([(a, b, r0, cnt) for b in range(5) for a in range(5) if a != b
+                     for r0, cnt in ((0, 7), (40 + a, 1 + b), (100, 25))], np.int32)
+    want = run_profiles(SeriesSet(X, 12, device), runs)
+    mp = dict(device.profile.values["mp"])
+    monkeypatch.setitem(device.profile.values, "mp", dict(
+        mp, mpdist=dict(mp["mpdist"], first_items=tile[0], first_vectors=tile[1])))
+    got = run_profiles(SeriesSet(X, 12, device), runs)
+    np.testing.assert_array_equal(got, want)

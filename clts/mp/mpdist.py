@@ -26,10 +26,13 @@ from .mass_plan import call_precision
 
 #: vector width of the kernel's column loops (explicit vectors: pocl vectorises only those)
 LANES = 4
-#: first rows of the runs kernel: items per work-item (of one target, sharing its loads) and
-#: vectors of LANES columns per work-item
-FIRST_ITEMS = 8
-FIRST_VECTORS = 2
+#: profile keys of the AB-join program (mpdist.cl.mako, section ``mp.mpdist``): the runs
+#: kernel's first rows take ``first_items`` items per work-item (of one target, sharing its
+#: loads) and ``first_vectors`` vectors of LANES columns per work-item (a register tile of
+#: first_items x first_vectors vectors); ``subgroup``: the sub-group size the join kernels
+#: require on Intel GPUs (0: the compiler picks)
+MPDIST_KEYS = {"first_items": "mp.mpdist.first_items",
+               "first_vectors": "mp.mpdist.first_vectors", "subgroup": "mp.mpdist.subgroup"}
 #: work-items wanted per call before row blocks split a pair (each block recomputes one row
 #: directly, O(m) per cell, so blocks are at least MIN_BLOCK_ROWS_PER_M * m rows)
 TARGET_ITEMS = 4096
@@ -37,6 +40,16 @@ MIN_BLOCK_ROWS_PER_M = 4
 #: columns of a chunk of the join kernels' rows (all rows of a chunk before the next one: its
 #: slices of the series, statistics and row buffers stay in the L1 cache)
 CHUNK = 256
+
+
+def join_params(dev) -> dict:
+    """The AB-join program's tile from ``dev``'s profile (:data:`MPDIST_KEYS`): FIRST_ITEMS,
+    FIRST_VECTORS and SUBGROUP; a bad value is a ProfileError naming its file and key."""
+    from ..runtime.plans import SUBGROUPS, read_tunables
+    t = read_tunables(dev, MPDIST_KEYS, {})
+    return dict(FIRST_ITEMS=t.int_in("first_items", 1, 16),
+                FIRST_VECTORS=t.int_in("first_vectors", 1, 8),
+                SUBGROUP=t.int_in("subgroup", choices=SUBGROUPS))
 
 
 def window_stats(X, m):
@@ -74,8 +87,10 @@ class SeriesSet:
         self.m = m
         self.n = X.shape[1]
         self.l = self.n - m + 1
-        self.prg = dev.program("mp/mpdist.cl.mako", LANES=LANES, FIRST_ITEMS=FIRST_ITEMS,
-                               FIRST_VECTORS=FIRST_VECTORS, CHUNK=CHUNK,
+        tile = join_params(dev)
+        #: items per work-item of the runs kernel (``run_profiles``)
+        self.first_items = tile["FIRST_ITEMS"]
+        self.prg = dev.program("mp/mpdist.cl.mako", LANES=LANES, CHUNK=CHUNK, **tile,
                                real="double" if self.precision == "double" else "float")
         # the centring and the NaN / inf flags on the host (O(n)), the window statistics
         # (O(n m)) on the device: series_stats, window_stats' arithmetic
@@ -164,7 +179,8 @@ def run_profiles(side, items):
     """The nearest-neighbour distances of runs of consecutive windows: for each item
     (a, b, r0, cnt) of ``items`` ([k, 4] ints), windows r0 .. r0 + cnt - 1 of series a against
     every window of series b (both of the ``SeriesSet`` ``side``), concatenated in item order.
-    One launch per chunk of items: a work-item takes FIRST_ITEMS items of one target and goes
+    One launch per chunk of items: a work-item takes ``side.first_items`` items of one target
+    (the profile's ``mp.mpdist.first_items``) and goes
     through the columns a chunk at a time, the items' first rows (O(m) per column, each load of
     the target feeding them all) then their next rows (O(1) per column)."""
     import pyopencl.array as cla
@@ -173,7 +189,8 @@ def run_profiles(side, items):
     out = np.empty(int(cnt.sum()))
     if not len(items):
         return out
-    items = _pad_groups(items, FIRST_ITEMS)
+    fi = side.first_items
+    items = _pad_groups(items, fi)
     cnt = items[:, 3].astype(np.int64)
     offs = np.concatenate([[0], np.cumsum(cnt)])
     dev, dtype, q = side.dev, side.dtype, side.dev.queue
@@ -181,12 +198,12 @@ def run_profiles(side, items):
     sst = 2 * CHUNK + int(cnt.max())    # an item's two row buffers and its chunk edges
     per = [sst * dtype.itemsize + 24 + int(cnt.max()) * dtype.itemsize]
     for a, b in chunk_sizes(len(items), per, dev, fixed_bytes=side.nbytes,
-                            multiple=FIRST_ITEMS):
+                            multiple=fi):
         it = cla.to_device(q, np.ascontiguousarray(items[a:b]))     # [c, 4]: int4 each
         of = cla.to_device(q, (offs[a:b] - offs[a]).astype(np.int64))
         scratch = cla.empty(q, (b - a) * sst, dtype)
         rb = cla.empty(q, max(int(offs[b] - offs[a]), 1), dtype)
-        launch(dev, kern, *fixed_local(dev, -(-(b - a) // FIRST_ITEMS), WALK_LOCAL),
+        launch(dev, kern, *fixed_local(dev, -(-(b - a) // fi), WALK_LOCAL),
                *side.args(), *side.args(),
                side.offsets.data, it.data, of.data, np.int32(b - a), np.int32(side.m),
                scratch.data, np.int32(sst), rb.data)

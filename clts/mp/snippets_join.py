@@ -12,7 +12,7 @@ from ..runtime.launch import fixed_local
 from ..runtime.memory import chunk_sizes
 from .local_size import WALK_LOCAL
 from .mass_plan import call_precision
-from .mpdist import LANES, SeriesSet
+from .mpdist import LANES, SeriesSet, join_params
 
 #: longest sorted list of the k-th value kernel (private memory per work-item)
 KP_MAX = 64
@@ -48,7 +48,8 @@ def segment_profiles(Tp, m, s, nseg, k, device=None, precision=None):
     q = dev.queue
     arrs = side.arrays
     prg = dev.program("mp/snippets.cl.mako", real=real, KP=int(k) + 1, LANES=LANES,
-                      KTH_WG=KTH_WG, KTH_RUN=KTH_RUN)
+                      KTH_WG=KTH_WG, KTH_RUN=KTH_RUN,
+                      SUBGROUP=join_params(dev)["SUBGROUP"])     # mp.mpdist.subgroup
     bc = max(BLOCK_COLUMNS, 4 * j)
     nblk = -(-l // bc)
     wp = bc + j

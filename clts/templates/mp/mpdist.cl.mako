@@ -1,3 +1,4 @@
+<%namespace name="sg" file="/common/subgroup.cl.mako"/>\
 ## Batched AB-joins for MPdist (clts.mpdist): for every (A series, B series) pair of a batch,
 ## the best Pearson correlation of each window of A against all windows of B (a row maximum)
 ## and of each window of B against the windows of A (a column maximum): both directions of the
@@ -154,7 +155,7 @@
 % if W == 1:
                 bs = best > bs ? best : bs;
 % else:
-                for (int w = 0; w < ${W}; ++w) bs = fmax(bs, ((real *)&best)[w]);
+                bs = ${"fmax(" * W}bs, ${"), ".join(f"best.s{w:x}" for w in range(W))});   // lane by lane (static lanes)
 % endif
                 rb[i - i0] = bs;
             } else if (spi > (real)0) { // a constant window of A: 1 to constants, 0.5 else
@@ -185,6 +186,7 @@ ${rows_chunk(COLS, False)}
     for (int i = i0; i < i1; ++i) rb[i - i0] = fmin((real)1, rb[i - i0]);
 </%def>
 
+${sg.reqd(SUBGROUP)}\
 __kernel void abjoin_best(
     __global const real *SA, const int nA, __global const real *muA,
     __global const real *isA, __global const real *spA, const int lA,
@@ -272,6 +274,7 @@ __kernel void series_stats(__global const real *S, const int nS, const int l, co
 // products, CI x LANES columns at a time, so each load of the target feeds RI multiply-adds),
 // then each item's next rows by the sliding update, all in the L1 cache.
 <% RI, CI = FIRST_ITEMS, FIRST_VECTORS %>
+${sg.reqd(SUBGROUP)}\
 __kernel void abjoin_runs(
     __global const real *SA, const int nA, __global const real *muA,
     __global const real *isA, __global const real *spA, const int lA,

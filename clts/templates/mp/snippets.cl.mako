@@ -1,3 +1,4 @@
+<%namespace name="sg" file="/common/subgroup.cl.mako"/>\
 ## The MPdist profiles of clts.snippets (stumpy's ``_get_all_profiles``) when the MPdist window
 ## s is shorter than the segment length m: every segment's j = m - s + 1 windows (length s)
 ## against every window of the series, the row minima over each run of j columns and the
@@ -106,6 +107,7 @@ ${dist(KIND)}
         }
 </%def>
 
+${sg.reqd(SUBGROUP)}\
 __kernel void seg_minima(
     __global const real *x, __global const real *mu, __global const real *isd,
     __global const real *sp, const int l, const int s, const int j, const int m,

@@ -124,7 +124,8 @@ class StreamingProfile:
             pl = make_stream_plan(get_device(device), Problem(), plan=plan,   # checks them
                                   host_points=host_points, lazy_points=lazy_points)
             self._dstate = DeviceStream(get_device(device), T, m, k, egress, normalize,
-                                        _check_p(p)[0], precision, pl.lazy_points)
+                                        _check_p(p)[0], precision, pl.lazy_points,
+                                        pl.subgroup)
             self._k = int(k)
             return
         T = np.array(np.asarray(_host(T, "T")), dtype=np.float64).ravel()

@@ -44,7 +44,8 @@ class DeviceStream:
     """The device state of a stream: series ``T``, k-lists ``P``, ``I`` [l, k], left profile
     ``lP``, ``lI`` [l] (device arrays, replaced by each update, never written in place)."""
 
-    def __init__(self, dev, T, m, k, egress, normalize, p, precision, lazy_points=1):
+    def __init__(self, dev, T, m, k, egress, normalize, p, precision, lazy_points=1,
+                 subgroup=0):
         import pyopencl.array as cla
         from ..runtime.arrays import device_input
         from .aamp import aamp
@@ -81,7 +82,7 @@ class DeviceStream:
         self.prg = dev.program("mp/stream.cl.mako",
                                real="double" if self.dtype == np.float64 else "float",
                                oreal="double" if self.odt == np.float64 else "float", K=self.k,
-                               QT=int(self.normalize), DW=self.dw)
+                               QT=int(self.normalize), DW=self.dw, SUBGROUP=int(subgroup))
         self._cla = cla
         self.lazy = max(1, int(lazy_points))
         self._pend, self._npend = None, 0      # points waiting (a device buffer, its count)

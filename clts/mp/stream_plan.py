@@ -13,6 +13,10 @@
   rule above) when the profile is read or when this many are pending. A stream that is read
   every point pays the host's price per point, one read every k points the price of a block
   of k. 1: every update at once.
+- ``subgroup`` (Intel GPUs; 0: the compiler picks): the sub-group size the device stream's
+  ``stream_update`` requires (intel_reqd_sub_group_size). IGC picks SIMD32 and spills the
+  k-lists at 128 GRF (pvc float64: 384 B at k = 3, 27,584 B at k = 8); at SIMD16 none up to
+  k = 8 in any precision (offline compiles). Results do not depend on it.
 
 Read from the profile section ``mp.stream``; the field can be forced by keyword.
 """
@@ -20,11 +24,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..runtime.plans import PlanBase, PlanValueError, from_profile
+from ..runtime.plans import PlanBase, PlanValueError, check_subgroup, from_profile
 
 #: profile key of each Plan field
 PROFILE_KEYS = {"host_points": "mp.stream.host_points",
-                "lazy_points": "mp.stream.lazy_points"}
+                "lazy_points": "mp.stream.lazy_points", "subgroup": "mp.stream.subgroup"}
 
 
 @dataclass(frozen=True)
@@ -36,6 +40,7 @@ class Problem:
 class StreamPlan(PlanBase):
     host_points: int
     lazy_points: int
+    subgroup: int = 0
 
     def validate(self, dev=None):
         """Raise ``PlanValueError`` (a ValueError naming the field) for a bad value."""
@@ -45,6 +50,7 @@ class StreamPlan(PlanBase):
         z = self.lazy_points
         if isinstance(z, bool) or not isinstance(z, int) or z < 1:
             raise PlanValueError("lazy_points", f"must be an int >= 1, got {z!r}")
+        check_subgroup(self.subgroup)
         return self
 
 

@@ -1,3 +1,4 @@
+<%namespace name="sg" file="/common/subgroup.cl.mako"/>\
 ## clts.stumpi with its state on the device (stream.py, device mode): a block of b appended
 ## points folded into the k-lists.
 ## stream_update: per window of the new state (egress: the first b windows leave), the k best
@@ -79,6 +80,7 @@ inline real exact_d(__global const real *x, __global const ${oreal} *S, const in
 }
 % endif
 
+${sg.reqd(SUBGROUP)}\
 __kernel void stream_update(const int b, const int l0, const int l1, const int ez,
                             const int egress, const long a,
 % if QT:

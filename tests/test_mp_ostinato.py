@@ -128,3 +128,15 @@ def test_run_tile_shapes(device, tile, monkeypatch):
         mp, mpdist=dict(mp["mpdist"], first_items=tile[0], first_vectors=tile[1])))
     got = run_profiles(SeriesSet(X, 12, device), runs)
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("key,value", [("first_items", 0), ("first_vectors", 9),
+                                       ("subgroup", 12)])
+def test_mpdist_profile_errors(device, key, value, monkeypatch):
+    """A bad ``mp.mpdist`` value is a ProfileError naming its key."""
+    from clts.errors import ProfileError
+    mp = dict(device.profile.values["mp"])
+    monkeypatch.setitem(device.profile.values, "mp",
+                        dict(mp, mpdist=dict(mp["mpdist"], **{key: value})))
+    with pytest.raises(ProfileError, match=f"mp.mpdist.{key}"):
+        clts.ostinato([np.arange(60.0) % 7, np.arange(50.0) % 5], 8, device=device)

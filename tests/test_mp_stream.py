@@ -188,4 +188,7 @@ def test_plan(device):
     assert s._plan.host_points == 0
     with pytest.raises(ValueError, match="lazy_points"):
         clts.stumpi(T, M, device=device, lazy_points=0)
+    with pytest.raises(ValueError, match="subgroup"):
+        clts.stumpi(T, M, device=device, plan=StreamPlan(host_points=0, lazy_points=1,
+                                                         subgroup=12))
     assert clts.stumpi(T, M, device=device)._plan.host_points >= 1

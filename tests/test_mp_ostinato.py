@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from profile_values import set_values
 from stumpy_anchor import run_stumpy
 
 import clts
@@ -123,9 +124,7 @@ def test_run_tile_shapes(device, tile, monkeypatch):
     runs = np.array([(a, b, r0, cnt) for b in range(5) for a in range(5) if a != b
                      for r0, cnt in ((0, 7), (40 + a, 1 + b), (100, 25))], np.int32)
     want = run_profiles(SeriesSet(X, 12, device), runs)
-    mp = dict(device.profile.values["mp"])
-    monkeypatch.setitem(device.profile.values, "mp", dict(
-        mp, mpdist=dict(mp["mpdist"], first_items=tile[0], first_vectors=tile[1])))
+    set_values(monkeypatch, device, "mp.mpdist", first_items=tile[0], first_vectors=tile[1])
     got = run_profiles(SeriesSet(X, 12, device), runs)
     np.testing.assert_array_equal(got, want)
 
@@ -135,8 +134,6 @@ def test_run_tile_shapes(device, tile, monkeypatch):
 def test_mpdist_profile_errors(device, key, value, monkeypatch):
     """A bad ``mp.mpdist`` value is a ProfileError naming its key."""
     from clts.errors import ProfileError
-    mp = dict(device.profile.values["mp"])
-    monkeypatch.setitem(device.profile.values, "mp",
-                        dict(mp, mpdist=dict(mp["mpdist"], **{key: value})))
+    set_values(monkeypatch, device, "mp.mpdist", **{key: value})
     with pytest.raises(ProfileError, match=f"mp.mpdist.{key}"):
         clts.ostinato([np.arange(60.0) % 7, np.arange(50.0) % 5], 8, device=device)

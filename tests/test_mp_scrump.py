@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from profile_values import set_values
 from stumpy_anchor import run_stumpy
 
 import clts
@@ -332,9 +333,7 @@ def test_prescrump_screen_shapes(device, windows, queries, monkeypatch):
     np.random.seed(3)
     want = clts.prescrump(T, M, device=device)
     monkeypatch.setattr(ps, "FUSED", True)
-    mp = dict(device.profile.values["mp"])
-    monkeypatch.setitem(device.profile.values, "mp", dict(
-        mp, subdiag=dict(mp["subdiag"], fused_windows=windows, fused_queries=queries)))
+    set_values(monkeypatch, device, "mp.subdiag", fused_windows=windows, fused_queries=queries)
     for screen in (True, False):
         monkeypatch.setattr(ps, "SCREEN32", screen)
         np.random.seed(3)
@@ -349,8 +348,6 @@ def test_prescrump_screen_shapes(device, windows, queries, monkeypatch):
 def test_subdiag_profile_errors(device, key, value, monkeypatch):
     """A bad ``mp.subdiag`` value is a ProfileError naming its key."""
     from clts.errors import ProfileError
-    mp = dict(device.profile.values["mp"])
-    monkeypatch.setitem(device.profile.values, "mp",
-                        dict(mp, subdiag=dict(mp["subdiag"], **{key: value})))
+    set_values(monkeypatch, device, "mp.subdiag", **{key: value})
     with pytest.raises(ProfileError, match=f"mp.subdiag.{key}"):
         clts.prescrump(np.arange(200.0) % 7, 8, device=device)

@@ -215,3 +215,5 @@ register(Tunable(
     constraint=lambda p, d: p["lanes"] * p["groups"] <= 64 and p["wg"] <= d.max_work_group,
     description="multi-dimensional profile (clts.mstump): diagonals per vector, vectors per "
                 "work-item, rows per work-item (exact QT at its start), work-group size"))
+
+from . import tuning_shapes  # noqa: E402,F401 - its entries register on import

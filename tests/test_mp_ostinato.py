@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from profile_values import set_values
 from stumpy_anchor import run_stumpy
 
 import clts
@@ -111,7 +110,7 @@ def test_errors(device):
 
 
 @pytest.mark.parametrize("tile", [(4, 1), (1, 1), (3, 2), (16, 8)])
-def test_run_tile_shapes(device, tile, monkeypatch):
+def test_run_tile_shapes(device, tile):
     """The runs kernel's register tile (the profile's ``mp.mpdist``: CPUs 8 items x 2 vectors,
     GPUs 4 x 1) changes no bit of the run profiles, with NaN, inf and constant windows, runs
     of several lengths and targets whose item counts are not multiples of the tile."""
@@ -124,16 +123,16 @@ def test_run_tile_shapes(device, tile, monkeypatch):
     runs = np.array([(a, b, r0, cnt) for b in range(5) for a in range(5) if a != b
                      for r0, cnt in ((0, 7), (40 + a, 1 + b), (100, 25))], np.int32)
     want = run_profiles(SeriesSet(X, 12, device), runs)
-    set_values(monkeypatch, device, "mp.mpdist", first_items=tile[0], first_vectors=tile[1])
-    got = run_profiles(SeriesSet(X, 12, device), runs)
+    with device.profile.overlay("mp.mpdist", first_items=tile[0], first_vectors=tile[1]):
+        got = run_profiles(SeriesSet(X, 12, device), runs)
     np.testing.assert_array_equal(got, want)
 
 
 @pytest.mark.parametrize("key,value", [("first_items", 0), ("first_vectors", 9),
                                        ("subgroup", 12)])
-def test_mpdist_profile_errors(device, key, value, monkeypatch):
+def test_mpdist_profile_errors(device, key, value):
     """A bad ``mp.mpdist`` value is a ProfileError naming its key."""
     from clts.errors import ProfileError
-    set_values(monkeypatch, device, "mp.mpdist", **{key: value})
-    with pytest.raises(ProfileError, match=f"mp.mpdist.{key}"):
+    with device.profile.overlay("mp.mpdist", **{key: value}), \
+            pytest.raises(ProfileError, match=f"mp.mpdist.{key}"):
         clts.ostinato([np.arange(60.0) % 7, np.arange(50.0) % 5], 8, device=device)

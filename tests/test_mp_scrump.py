@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from profile_values import set_values
 from stumpy_anchor import run_stumpy
 
 import clts
@@ -333,11 +332,11 @@ def test_prescrump_screen_shapes(device, windows, queries, monkeypatch):
     np.random.seed(3)
     want = clts.prescrump(T, M, device=device)
     monkeypatch.setattr(ps, "FUSED", True)
-    set_values(monkeypatch, device, "mp.subdiag", fused_windows=windows, fused_queries=queries)
     for screen in (True, False):
         monkeypatch.setattr(ps, "SCREEN32", screen)
         np.random.seed(3)
-        got = clts.prescrump(T, M, device=device)
+        with device.profile.overlay("mp.subdiag", fused_windows=windows, fused_queries=queries):
+            got = clts.prescrump(T, M, device=device)
         np.testing.assert_array_equal(got[0], want[0])
         np.testing.assert_array_equal(got[1], want[1])
 
@@ -345,9 +344,11 @@ def test_prescrump_screen_shapes(device, windows, queries, monkeypatch):
 @pytest.mark.parametrize("key,value", [("fused_windows", 24), ("fused_windows", 80),
                                        ("fused_queries", 0), ("subgroup", 12),
                                        ("grf", 64)])
-def test_subdiag_profile_errors(device, key, value, monkeypatch):
-    """A bad ``mp.subdiag`` value is a ProfileError naming its key."""
+def test_subdiag_profile_errors(device, key, value):
+    """A bad ``mp.subdiag`` value is a ProfileError naming its key (the profile's own value
+    back after ``Profile.overlay``)."""
     from clts.errors import ProfileError
-    set_values(monkeypatch, device, "mp.subdiag", **{key: value})
-    with pytest.raises(ProfileError, match=f"mp.subdiag.{key}"):
+    with device.profile.overlay("mp.subdiag", **{key: value}), \
+            pytest.raises(ProfileError, match=f"mp.subdiag.{key}"):
         clts.prescrump(np.arange(200.0) % 7, 8, device=device)
+    assert device.profile.get(f"mp.subdiag.{key}") != value      # the overlay is gone

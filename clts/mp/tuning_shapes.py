@@ -3,10 +3,8 @@ preSCRIMP's screen (``mp.subdiag``: windows and queries a work-item) and the AB-
 kernel's register tile (``mp.mpdist``: items and vectors a work-item). The GPU profiles' values
 came from the vendors' offline compiles (the largest shapes that spill nothing); these entries
 measure them on the device. A candidate is put over the device's profile in memory for its run
-(:func:`profile_values`) and the run checked against numpy."""
+(``Profile.overlay``) and the run checked against numpy."""
 from __future__ import annotations
-
-from contextlib import contextmanager
 
 import numpy as np
 
@@ -18,19 +16,6 @@ from . import reference
 SCREEN_M = 64
 #: largest series of the screen's GPU workload (its host steps grow with n)
 _SCREEN_MAX_N = 1 << 17
-
-
-@contextmanager
-def profile_values(device, dotted, params):
-    """``params`` over the profile's sub-section ``dotted`` ("section.sub") of ``device`` while
-    the block runs (the section is a new dict: Plans cached under the old one are not reused)."""
-    section, sub = dotted.split(".")
-    old = device.profile.values[section]
-    device.profile.values[section] = dict(old, **{sub: dict(old[sub], **params)})
-    try:
-        yield
-    finally:
-        device.profile.values[section] = old
 
 
 def _screen_sizes(quick, device=None):
@@ -52,7 +37,7 @@ def _screen_workloads(quick, device=None):
 def _screen_run(device, params, w):
     from .prescrump import prescrump
     np.random.seed(0)
-    with profile_values(device, "mp.subdiag", params):
+    with device.profile.overlay("mp.subdiag", **params):
         return prescrump(w["T"], SCREEN_M, device=device)
 
 
@@ -96,7 +81,7 @@ def _runs_workloads(quick, device=None):
 
 def _runs_run(device, params, w):
     from .ostinato import ostinato
-    with profile_values(device, "mp.mpdist", params):
+    with device.profile.overlay("mp.mpdist", **params):
         return ostinato(w["X"], w["m"], device=device)
 
 

@@ -8,6 +8,7 @@ default <- the device's own file; each value remembers the file it came from.
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 import logging
 import os
@@ -235,6 +236,19 @@ class Profile:
 
     def section(self, name: str) -> dict:
         return copy.deepcopy(self.values.get(name, {}))
+
+    @contextlib.contextmanager
+    def overlay(self, dotted: str, **values):
+        """``values`` over the sub-section ``dotted`` ("section.sub") while the block runs (a
+        candidate of clts-tune, a test): the section is a new dict, so Plans cached under the
+        old one are made again, and the old one is back afterwards."""
+        name, sub = dotted.split(".")
+        old = self.values[name]
+        self.values[name] = dict(old, **{sub: dict(old[sub], **values)})
+        try:
+            yield self
+        finally:
+            self.values[name] = old
 
     def source_of(self, key: str) -> str:
         return self.sources.get(key, "?")

@@ -165,8 +165,7 @@ def forced_calls(dev, x, dt):
         if section == "mp.mstump":
             return mstump(**params)
         if section in ("mp.subdiag", "mp.mpdist"):     # profile values only, no keywords
-            from ..mp.tuning_shapes import profile_values
-            with profile_values(dev, section, params):
+            with dev.profile.overlay(section, **params):
                 if sub == "subdiag":
                     return clts.prescrump(T, 10, device=dev)
                 return clts.ostinato([T[:120], T[40:200], T[::2]], 10, device=dev)

@@ -161,8 +161,10 @@ def test_trend_variants_device(device, variant):
         ys = [multi_batch(rng, 2 if variant == "partial" else 3)]
         if variant == "correlated_multivariate":
             ys.append(multi_batch(rng, 12, n=12))    # 144 Gamma entries: numpy's split
+            ys.append(multi_batch(rng, 40, n=8))     # 1,600: four levels of it
     else:
-        ys = [series_batch(rng), np.cumsum(rng.standard_normal((2, 300)), axis=1)]
+        ys = [series_batch(rng), np.cumsum(rng.standard_normal((2, 300)), axis=1),
+              np.cumsum(rng.standard_normal((2, 3000)), axis=1)]
     for y in ys:
         yd = on_device(device, y)
         for layout in (dict(), dict(interleave=1, lanes=1)):

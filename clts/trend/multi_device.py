@@ -31,8 +31,25 @@ from . import multi
 from .plan import Problem, make_plan
 from .reference import MIN_VALID, OK, TOO_FEW, normal_ppf
 
-#: Gamma entries a work-item sums in private memory (C <= 16); more from global memory
-MAX_CC = 256
+
+def cpu_sums(dev):
+    """Whether the sums go through a volatile (templates/trend/multi.cl.mako, ``add``): on CPUs,
+    for Intel's CPU compiler; a GPU's Plans emulated over pocl build the GPU's source, as the
+    resource gate compiles it (pocl keeps the additions in order either way)."""
+    return dev.type != "gpu"
+
+
+def sum_depth(n):
+    """At least the depth of numpy's pairwise-sum recursion over any ``n`` or fewer values: the
+    pending left halves ``numpy_sum`` (templates/trend/multi.cl.mako) keeps per series. A block
+    of L > 128 values splits into h = L // 2 rounded down to 8 and L - h <= L // 2 + 8 values;
+    L -> L // 2 + 8 never decreases with L, so its steps down to 128 bound every length below
+    ``n`` too."""
+    d = 0
+    while n > 128:
+        n = n // 2 + 8
+        d += 1
+    return d
 
 
 def device_input_multi(y, dev, variant, time_axis):
@@ -70,7 +87,7 @@ def run(dev, y2, variant, P, alpha, conf_level, C, plan_overrides, keep, run_dev
     real = "double" if dt == np.float64 else "float"
     prg = dev.program("trend/multi.cl.mako", real=real,
                       stat="double" if stat == np.float64 else "float", min_valid=MIN_VALID,
-                      ok=OK, too_few=TOO_FEW, max_cc=MAX_CC)
+                      ok=OK, too_few=TOO_FEW, cpu_sums=cpu_sums(dev))
     i32, i64 = np.int32, np.int64
 
     def core(rows, period, slopes=True):
@@ -100,7 +117,7 @@ def run(dev, y2, variant, P, alpha, conf_level, C, plan_overrides, keep, run_dev
         launch(dev, cross, *fixed_local(dev, max(B * Cv * Cv, 1)),
                xc.data, nv.data, i32(Ns), i32(Cv),
                i32(B), K.data, RR.data, S.data)
-        gam = cla.empty(q, (max(B * Cv * Cv, 1) if Cv * Cv > MAX_CC else 1,), stat)
+        gam = cla.empty(q, (max(B * (Cv * Cv + sum_depth(Cv * Cv)), 1),), stat)
         launch(dev, prg.kernel("mk_correlated"), *fixed_local(dev, B), K.data, RR.data,
                S.data, nv.data, i32(Cv), i32(B), i32(partial), zq, gam.data,
                *(out[k].data for k in FIELDS))
@@ -124,7 +141,7 @@ def run(dev, y2, variant, P, alpha, conf_level, C, plan_overrides, keep, run_dev
         sen, plan = core(y2, 1)
         N1 = max(N - 1, 1)
         w = cla.empty(q, (B, N1), dt)
-        xs = cla.empty(q, (max(B * N, 1),), stat)
+        xs = cla.empty(q, (max(B * (N + sum_depth(N)), 1),), stat)
         flat = cla.empty(q, (max(B, 1),), np.uint8)
         launch(dev, prg.kernel("mk_whiten"), *fixed_local(dev, B), y2.data, i32(N), i32(N1),
                i32(B), sen["slope"].data, i32(variant == "trend_free_pre_whitening"), xs.data,

@@ -15,10 +15,15 @@ typedef ${stat} stat;
 #define STAT_NAN ((stat)NAN)
 
 // a + b, rounded, in the order written: Intel's CPU compiler reassociates the additions of a
-// loop-carried sum (vectorising it) unless the partial sum goes through a volatile
+// loop-carried sum (vectorising it) unless the partial sum goes through a volatile, which the
+// GPUs' compilers keep on the stack; their additions stay in order without it (no fast-math)
 inline stat add(const stat a, const stat b) {
+% if cpu_sums:
     volatile stat t = a + b;
     return t;
+% else:
+    return a + b;
+% endif
 }
 
 // out[b, t * C + c] = y[b, c, t]: the variables interleaved time-major (a season a variable)
@@ -65,58 +70,71 @@ kernel void mk_complete(global const real* y, const int N, const int C, const in
     nvalid[b] = j;
 }
 
-<%def name="pairwise(space)">
-// numpy's pairwise sum of a[0 .. n - 1], n <= 128: eight accumulators, then the rest
-inline stat pairwise_block_${space}(${space} const stat* a, const int n) {
+// numpy's pairwise sum of a[0], a[s], .., a[(n - 1) s], n <= 128: eight accumulators, then
+// the rest
+inline stat pairwise_block(global const stat* a, const long s, const int n) {
     if (n < 8) {
         stat res = -0.0;
-        for (int i = 0; i < n; ++i) res = add(res, a[i]);
+        for (int i = 0; i < n; ++i) res = add(res, a[i * s]);
         return res;
     }
-    stat r[8];
-    for (int j = 0; j < 8; ++j) r[j] = a[j];
+    stat r0 = a[0], r1 = a[s], r2 = a[2 * s], r3 = a[3 * s], r4 = a[4 * s], r5 = a[5 * s],
+         r6 = a[6 * s], r7 = a[7 * s];
     int i = 8;
-    for (; i < n - (n % 8); i += 8)
-        for (int j = 0; j < 8; ++j) r[j] = add(r[j], a[i + j]);
-    stat res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
-    for (; i < n; ++i) res = add(res, a[i]);
+    for (; i < n - (n % 8); i += 8) {
+        global const stat* b = a + i * s;
+        r0 = add(r0, b[0]); r1 = add(r1, b[s]); r2 = add(r2, b[2 * s]); r3 = add(r3, b[3 * s]);
+        r4 = add(r4, b[4 * s]); r5 = add(r5, b[5 * s]); r6 = add(r6, b[6 * s]);
+        r7 = add(r7, b[7 * s]);
+    }
+    stat res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7));
+    for (; i < n; ++i) res = add(res, a[i * s]);
     return res;
 }
 
-// numpy's add.reduce of a row a[0 .. n - 1]: blocks of more than 128 split in halves rounded
-// down to 8, left + right (numpy's recursion, here by an explicit stack)
-inline stat numpy_sum_${space}(${space} const stat* a, const int n) {
-    int so[32], sn[32], st[32];
-    stat sv[32];
-    int sp = 0;
-    stat ret = 0;
-    so[0] = 0; sn[0] = n; st[0] = 0;
-    while (sp >= 0) {
-        const int o = so[sp], len = sn[sp];
-        int h = len / 2;
-        h -= h % 8;
-        if (len <= 128) {
-            ret = pairwise_block_${space}(a + o, len);
-            --sp;
-        } else if (st[sp] == 0) {           // the left half first
-            st[sp] = 1;
-            ++sp;
-            so[sp] = o; sn[sp] = h; st[sp] = 0;
-        } else if (st[sp] == 1) {           // then the right half
-            sv[sp] = ret;
-            st[sp] = 2;
-            ++sp;
-            so[sp] = o + h; sn[sp] = len - h; st[sp] = 0;
-        } else {
-            ret = sv[sp] + ret;
-            --sp;
+// the halves numpy splits a block of len > 128 values into: the first h, h = len / 2 rounded
+// down to a multiple of 8, then the rest
+inline int left_half(const int len) {
+    const int h = len / 2;
+    return h - h % 8;
+}
+
+// numpy's add.reduce of a[0], a[s], .., a[(n - 1) s]: its recursion (blocks of more than 128
+// values split in halves, left + right) walked leaf by leaf, without arrays in private memory.
+// Bit k of path says the block at depth k + 1 is its parent's right half; each new left-most
+// leaf is found again from the top. A finished left half waits in pend[(depth - 1) ps] while its
+// right half is summed: depth <= sum_depth(n) of clts/trend/multi_device.py.
+inline stat numpy_sum(global const stat* a, const long s, const int n, global stat* pend,
+                      const long ps) {
+    uint path = 0;
+    int d = 0, o = 0, len = n;
+    for (;;) {
+        while (len > 128) {             // down the left halves to a leaf
+            len = left_half(len);
+            ++d;
+        }
+        stat ret = pairwise_block(a + (long)o * s, s, len);
+        while (d > 0 && (path >> (d - 1)) & 1u) {       // a right half: left + right
+            --d;
+            path &= ~(1u << d);
+            ret = pend[d * ps] + ret;
+        }
+        if (d == 0) return ret;
+        pend[(d - 1) * ps] = ret;       // a left half: its right half next
+        path |= 1u << (d - 1);
+        o = 0;
+        len = n;
+        for (int k = 0; k < d; ++k) {
+            const int h = left_half(len);
+            if ((path >> k) & 1u) {
+                o += h;
+                len -= h;
+            } else {
+                len = h;
+            }
         }
     }
-    return ret;
 }
-</%def>
-${pairwise("private")}
-${pairwise("global")}
 
 // 2 (1 - Phi(|z|)), Phi as scipy's ndtr (as mk_finish)
 static inline stat two_sided(const stat zz) {
@@ -147,7 +165,7 @@ inline void finish_status(const int b, const long n, global char* trend, global 
 // Libiseller and Grimvall's statistics from mk_cross' K, RR ([B, C, C], i <= j) and S
 // ([B, C]) over nvalid complete steps: partial (variable 0 given variable 1) or the
 // correlated multivariate / seasonal test; the fields of the pair kernel's test (Sen's slope)
-// updated in place. gam: C * C scratch values per series.
+// updated in place. gam: scratch of [C * C + sum_depth(C * C), B] values.
 kernel void mk_correlated(global const long* K, global const long* RR, global const long* S,
                           global const int* nvalid, const int C, const int B,
                           const int partial, const stat zq, global stat* gam,
@@ -173,17 +191,14 @@ kernel void mk_correlated(global const long* K, global const long* RR, global co
         ta = sx / (((stat)0.5 * (stat)nv) * (stat)(nv - 1));
     } else {
         // Gamma [C, C] in numpy's order (row by row; below the diagonal from above), summed
-        // as numpy sums it
-        stat g[${max_cc}];
-        global stat* gs = gam + b * CC;
+        // as numpy sums it; gam: [C * C + depth, B], the entries then the pending sums
+        global stat* gs = gam + b;
         for (int i = 0; i < C; ++i)
             for (int j = 0; j < C; ++j) {
                 const long ij = i <= j ? (long)i * C + j : (long)j * C + i;
-                const stat v = (stat)(k[ij] + rr[ij] - base) / (stat)3;
-                if (CC <= ${max_cc}) g[i * C + j] = v;
-                else gs[(long)i * C + j] = v;
+                gs[((long)i * C + j) * B] = (stat)(k[ij] + rr[ij] - base) / (stat)3;
             }
-        var = CC <= ${max_cc} ? numpy_sum_private(g, (int)CC) : numpy_sum_global(gs, (int)CC);
+        var = numpy_sum(gs, B, (int)CC, gs + CC * B, B);
         long st = 0;
         for (int c = 0; c < C; ++c) st += S[b * C + c];      // integers: any order
         ss = (stat)st;
@@ -206,39 +221,40 @@ kernel void mk_correlated(global const long* K, global const long* RR, global co
 // The pre-whitened series (Yue and Wang 2002) of the rows of y [B, N]: the valid values x in
 // order (trend-free: detrended by (i + 1) slope first), x_(i+1) - r1 x_i with r1 their lag-1
 // autocorrelation (trend-free: i slope added back), into w [B, N1] (NaN past them), in real;
-// flat[b]: r1 undefined (constant valid values). xs: N values of scratch per series.
+// flat[b]: r1 undefined (constant valid values). xs: scratch of [N + sum_depth(N), B] values
+// (the valid values, then numpy_sum's pending sums; adjacent series adjacent).
 kernel void mk_whiten(global const real* y, const int N, const int N1, const int B,
                       global const stat* slope, const int trend_free, global stat* xs,
                       global real* w, global uchar* flat) {
     const int b = get_global_id(0);
     if (b >= B) return;
     global const real* row = y + (long)b * N;
-    global stat* x = xs + (long)b * N;
+    global stat* x = xs + b;
     global real* out = w + (long)b * N1;
     const stat sl = trend_free ? slope[b] : (stat)0;
     int n = 0;
     for (int i = 0; i < N; ++i) {
         const real v = row[i];
         if (isnan(v)) continue;
-        x[n] = trend_free ? (stat)v - (stat)(n + 1) * sl : (stat)v;
+        x[(long)n * B] = trend_free ? (stat)v - (stat)(n + 1) * sl : (stat)v;
         ++n;
     }
     for (int i = 0; i < N1; ++i) out[i] = REAL_NAN;
     flat[b] = 0;
     if (n < 2) return;
     // the mean as numpy's (pairwise sum / n), then c0 and c1
-    const stat sum = numpy_sum_global(x, n);
+    const stat sum = numpy_sum(x, B, n, x + (long)N * B, B);
     const stat mean = sum / (stat)n;
     stat c0 = 0, c1 = 0;
     for (int i = 0; i < n; ++i) {
-        const stat d = x[i] - mean;
+        const stat d = x[(long)i * B] - mean;
         c0 = add(c0, d * d);
-        if (i) c1 = add(c1, d * (x[i - 1] - mean));
+        if (i) c1 = add(c1, d * (x[(long)(i - 1) * B] - mean));
     }
     const stat r1 = (c1 / (stat)n) / (c0 / (stat)n);
     flat[b] = isnan(r1);
     for (int i = 0; i + 1 < n; ++i) {
-        stat v = x[i + 1] - x[i] * r1;
+        stat v = x[(long)(i + 1) * B] - x[(long)i * B] * r1;
         if (trend_free) v = v + (stat)(i + 1) * sl;
         out[i] = (real)v;
     }

@@ -316,10 +316,13 @@ def test_stumpi_device_state(device, dtype, dw, monkeypatch):
     (float32: its indices; distances within float32 rounding); a long update cut into blocks
     the same; numbers given to update are uploaded. The z-normalised blocks' sliding dot
     products carried over blocks and refreshed (every 5 points here) give the same lists,
-    with 8 diagonals a work-item and with the 4 GPUs take in float64."""
+    with 8 diagonals a work-item and with the 4 GPUs take in float64; the kept statistics'
+    planes carried by one copy and (dw 4 here) widened, a copy a plane, every few points."""
     need(device, dtype)
     monkeypatch.setattr(sys.modules["clts.mp.stream_device"], "REFRESH", 5)
     monkeypatch.setattr(sys.modules["clts.mp.stream_device"], "DIAGONALS", dw)
+    if dw == 4:
+        monkeypatch.setattr(sys.modules["clts.mp.stream_device"], "plane_size", lambda l: l + 7)
     T, add = stumpi_data(np.random.default_rng(14))
     T, add = T.astype(dtype), add.astype(dtype)
     prec = "double" if dtype == np.float64 else "single"

@@ -31,13 +31,20 @@ MAX_K = 16
 BLOCK_BYTES = 64 << 20
 #: the sliding dot products are recomputed directly after this many points
 REFRESH = 64
-#: per-window statistics kept (stream.cl.mako's NS)
+#: per-window statistics kept (stream.cl.mako's planes of S)
 NS = 6
+
 #: diagonals per work-item of stream_qt (stream.cl.mako's DW: one vector of that many lanes);
 #: GPUs in float64 take half (IGC spills eight double lanes: 2,752 B on the Max 1550)
 DIAGONALS = 8
 GPU_DOUBLE_DIAGONALS = 4
 ONE = np.int32(1)
+
+
+def plane_size(l):
+    """Windows a plane of the kept statistics holds for ``l`` windows: an eighth more, so that
+    a growing stream widens its planes (a copy per plane) once every l / 8 points."""
+    return l + l // 8 + 64
 
 
 class DeviceStream:
@@ -76,7 +83,7 @@ class DeviceStream:
             self.lI = r.left_I.astype(np.int64)
         self.T = T
         self.a = 0                      # points egressed so far (index offset)
-        self._so = 0                    # the first current window's row of S
+        self._so = 0                    # the first current window's index in S's planes
         self.dw = (GPU_DOUBLE_DIAGONALS if dev.type != "cpu" and self.odt == np.float64
                    else DIAGONALS)
         self.prg = dev.program("mp/stream.cl.mako",
@@ -99,11 +106,14 @@ class DeviceStream:
         weakref.finalize(self, replay.return_budget, dev, self._held)
         if self.normalize:
             # per-window statistics, the centring offset and amax, no dot products yet
-            S = self.S = cla.empty(dev.queue, l * NS, self.odt).data    # the buffer alone
+            # (planes of _ls windows: one copy carries them all to the next update's S)
+            self._ls = plane_size(l)
+            self._ils = np.int32(self._ls)
+            S = self.S = cla.empty(dev.queue, self._ls * NS, self.odt).data  # the buffer
             launch(dev, self.prg.kernel("stream_stats"),
                    *fixed_local(dev, round_up(l, 64), ITEM_LOCAL),
                    T.data, np.int32(0), S, S, np.int32(l), np.int32(0), np.int32(0),
-                   np.int32(self.m), S, np.int32(0), S, S)
+                   np.int32(self.m), S, self._ils, np.int32(0), S, S)
             with pyopencl_kernels():       # pyopencl's shared fill kernel
                 self.C = cla.zeros(dev.queue, 2, self.odt)
             self.QT, self.steps = None, 0
@@ -248,8 +258,17 @@ class DeviceStream:
         m32, ez32, o = self._m32, self._ez32, self.odt
         drop = b if self.egress else 0
         self._flip ^= 1         # S and QT: read last update's, write the other kept one
-        S = self._temp(f"S{self._flip}", l1 * NS, o)
-        copy(dev, S, self.S, l0 * NS * o.itemsize, src_offset=self._so * NS * o.itemsize)
+        ls, so, it = self._ls, self._so, o.itemsize
+        if l1 <= ls:        # the kept windows of every plane, shifted by so: one copy
+            S = self._temp(f"S{self._flip}", ls * NS, o)
+            copy(dev, S, self.S, (ls * NS - so) * it, src_offset=so * it)
+        else:               # wider planes (an eighth more windows): a copy a plane
+            ls = plane_size(l1)
+            S = self._temp(f"S{self._flip}", ls * NS, o)
+            for k in range(NS):
+                copy(dev, S, self.S, l0 * it, dst_offset=k * ls * it,
+                     src_offset=(k * self._ls + so) * it)
+            self._ls, self._ils = ls, np.int32(ls)
         fresh = self.QT is None or self.steps + b > REFRESH
         self.steps = b if fresh else self.steps + b
         ifresh, inb = i32(fresh), i32(n + b)
@@ -257,7 +276,8 @@ class DeviceStream:
         tc, MC, IC = (self._temp("tc", n + b, o), self._temp("MC", l1, o),
                       self._temp("IC", l1, o))
         self._run("stream_stats", *fixed_local(dev, round_up(n + b, 64), ITEM_LOCAL),
-                  ext, inb, tc, self.C.data, il1, il0, ifresh, m32, S, ONE, MC, IC)
+                  ext, inb, tc, self.C.data, il1, il0, ifresh, m32, S, self._ils, ONE, MC,
+                  IC)
         QT2 = self._temp(f"QT{self._flip}", l1 - drop, o)
         LO, HI = self._temp("LO", b * l1, o), self._temp("HI", b * l1, o)
         items = -(-(l0 + b - 1 - self.ez) // self.dw)
@@ -268,4 +288,4 @@ class DeviceStream:
         TH = self._temp("TH", 2 * b, o)
         self._run("stream_thr", 64 * b, 64, il0, ib, ez32, self._eg32, m32, HI, TH)
         self.S, self._so, self.QT = S, drop, QT2
-        return ext, m32, S, LO, TH
+        return ext, m32, S, self._ils, LO, TH

@@ -14,7 +14,8 @@
 ##   stream_center: the offset cen (the finite values' mean, at a refresh) and amax, the
 ##     largest |x - cen| the dot products have seen;
 ##   stream_stats: the series centred (tc) and per window mass' statistics (zstats: mean, f,
-##     g, flags) and the filter's (the centred window's mean MC, 1 / std IC);
+##     g, flags) and the filter's (the centred window's mean MC, 1 / std IC), kept in S as
+##     6 planes ls apart (mean, f, g, flags, the centred mean, 1 / std or -1), window i at i;
 ##   stream_qt: per diagonal (lag g > ez between a new window and an earlier one) the dot
 ##     product of the centred windows along it (stumpy.stumpi's recurrence, from the previous
 ##     block's last row, or directly at a refresh) and the squared distance's bounds [lo, hi]
@@ -58,18 +59,16 @@ __kernel void stream_windows(__global const real *x, const int start, const int 
 </%def>
 
 % if QT:
-#define NS 6
 // mass' distance between windows q (the query, z-normalised as zquery does) and c (as mass
-// does), from their stored statistics: the same bits
-inline real exact_d(__global const real *x, __global const ${oreal} *S, const int q,
-                    const int c, const int m)
+// does), from their stored statistics (S: the planes of stream_stats, ls apart): the same bits
+inline real exact_d(__global const real *x, __global const ${oreal} *S, const int ls,
+                    const int q, const int c, const int m)
 {
-    __global const ${oreal} *sq = S + (size_t)q * NS, *sc = S + (size_t)c * NS;
-    const int fq = (int)sq[3], fc = (int)sc[3];
+    const int fq = (int)S[3 * (size_t)ls + q], fc = (int)S[3 * (size_t)ls + c];
     if (fq == 1 || fc == 1) return INFINITY;
     if (fq == 2 || fc == 2) return (fq == 2 && fc == 2) ? (real)0 : sqrt((real)m);
-    const real muq = (real)sq[0], f_q = (real)sq[1], g_q = (real)sq[2];
-    const real muc = (real)sc[0], f_c = (real)sc[1], g_c = (real)sc[2];
+    const real muq = (real)S[q], f_q = (real)S[(size_t)ls + q], g_q = (real)S[2 * (size_t)ls + q];
+    const real muc = (real)S[c], f_c = (real)S[(size_t)ls + c], g_c = (real)S[2 * (size_t)ls + c];
     real acc = 0;
     for (int t = 0; t < m; ++t) {
         const real zt = fma(x[q + t] - muq, f_q, g_q);
@@ -85,7 +84,7 @@ __kernel void stream_update(const int b, const int l0, const int l1, const int e
                             const int egress, const long a,
 % if QT:
                             __global const real *x, const int m, __global const ${oreal} *S,
-                            __global const ${oreal} *LO, __global const ${oreal} *TH,
+                            const int ls, __global const ${oreal} *LO, __global const ${oreal} *TH,
 % else:
                             __global const real *D,
 % endif
@@ -116,7 +115,7 @@ __kernel void stream_update(const int b, const int l0, const int l1, const int e
             const ${oreal} pk = v${K - 1};
             if (isfinite(pk) && !(LO[(size_t)r * l1 + j] <= pk * pk * (1 + (${oreal})1e-9) + c0))
                 continue;
-            const ${oreal} d = (${oreal})exact_d(x, S, l0 + r, j, m);
+            const ${oreal} d = (${oreal})exact_d(x, S, ls, l0 + r, j, m);
 % else:
             const ${oreal} d = (${oreal})D[(size_t)r * l1 + j];
 % endif
@@ -141,7 +140,7 @@ ${kinsert("d", "di")}
 % if QT:
             // the pair counts only if its bound reaches the row's k-th or left threshold
             if (!(LO[(size_t)r * l1 + c] <= (c < j ? fmax(th, lt) : th))) continue;
-            const ${oreal} d = (${oreal})exact_d(x, S, j, c, m);
+            const ${oreal} d = (${oreal})exact_d(x, S, ls, j, c, m);
 % else:
             const ${oreal} d = (${oreal})D[(size_t)r * l1 + c];
 % endif
@@ -166,33 +165,35 @@ ${kinsert("d", "di")}
 // finite)
 __kernel void stream_stats(__global const real *x, const int n, __global ${oreal} *tc,
                            __global const ${oreal} *C, const int l, const int w0,
-                           const int fresh, const int m, __global ${oreal} *S, const int filt,
+                           const int fresh, const int m, __global ${oreal} *S, const int ls,
+                           const int filt,
                            __global ${oreal} *MC, __global ${oreal} *IC)
 {
     const int i = get_global_id(0);
     const ${oreal} cen = filt ? C[0] : 0;
     if (i < n) tc[i] = isfinite(x[i]) ? (${oreal})x[i] - cen : (${oreal})0;
     if (i >= l) return;
-    __global ${oreal} *o = S + (size_t)i * NS;
+    __global ${oreal} *o = S + i;      // plane k of window i: o[k ls]
+    const size_t L1 = ls, L2 = 2 * L1, L3 = 3 * L1, L4 = 4 * L1, L5 = 5 * L1;
     if (i >= w0) {
 ${mass.zstats(1, 1, "x + i")}
         const int bad = isnan(s0) | isinf(mx0);
         const int kc = cst0 | (ss0 <= 0);
-        o[0] = mu0; o[1] = f0; o[2] = g0; o[3] = bad ? 1 : (kc ? 2 : 0);
-        o[5] = (bad || kc || !(f0 <= (real)1e30) || !(f0 > 0)) ? -1 : (${oreal})f0;
+        o[0] = mu0; o[L1] = f0; o[L2] = g0; o[L3] = bad ? 1 : (kc ? 2 : 0);
+        o[L5] = (bad || kc || !(f0 <= (real)1e30) || !(f0 > 0)) ? -1 : (${oreal})f0;
     }
     if (!filt) {            // the stream's first statistics: the centred means come with
-        if (i >= w0) o[4] = 0;  // its first update (a refresh); set, not left undefined
+        if (i >= w0) o[L4] = 0; // its first update (a refresh); set, not left undefined
         return;
     }
     if (i >= w0 || fresh) {
         ${oreal} acc = 0;
         for (int t = 0; t < m; ++t)
             acc += isfinite(x[i + t]) ? (${oreal})x[i + t] - cen : (${oreal})0;
-        o[4] = acc / m;
+        o[L4] = acc / m;
     }
-    MC[i] = o[4];
-    IC[i] = o[3] == 1 ? (${oreal})NAN : o[5];
+    MC[i] = o[L4];
+    IC[i] = o[L3] == 1 ? (${oreal})NAN : o[L5];
 }
 
 __kernel __attribute__((reqd_work_group_size(256, 1, 1)))

@@ -266,18 +266,23 @@ def test_mstump_device_arrays(device):
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_maamp_p_device(device, dtype, monkeypatch):
     """mstump with normalize=False and p != 2 (maamp's) runs on the device: zero host traffic,
-    the numpy path's bits, forced dimensions and discords, several row blocks."""
+    the numpy path's bits, forced dimensions and discords, several row blocks, 3 and 9
+    dimensions (the kernel's sorting network built for each)."""
     need(device, dtype)
     monkeypatch.setattr(sys.modules["clts.mp.mstump"], "PNORM_ELEMENTS", 3 * 80 * 30)
     rng = np.random.default_rng(17)
     T = np.cumsum(rng.standard_normal((3, 90)), axis=1).astype(dtype)
     T[2, 33] = np.nan
-    Td = on_device(device, T)
     prec = "double" if dtype == np.float64 else "single"
-    for kw in (dict(p=1), dict(p=np.inf, include=[1]), dict(p=3, discords=True)):
-        P0, I0 = clts.mstump(T, 10, normalize=False, precision=prec, device=device, **kw)
+    T9 = np.cumsum(rng.standard_normal((9, 60)), axis=1).astype(dtype)    # a deeper network
+    T9[4, 20] = np.inf
+    for X, kw in ((T, dict(p=1)), (T, dict(p=np.inf, include=[1])),
+                  (T, dict(p=3, discords=True)), (T9, dict(p=1, include=[5, 0])),
+                  (T9, dict(p=3, discords=True, include=[2]))):
+        P0, I0 = clts.mstump(X, 10, normalize=False, precision=prec, device=device, **kw)
+        Xd = on_device(device, X)
         with host_traffic() as t:
-            P, I = clts.mstump(Td, 10, normalize=False, device=device, **kw)
+            P, I = clts.mstump(Xd, 10, normalize=False, device=device, **kw)
         assert t.total == 0, t.report()
         P, I = P.get(), I.get()
         assert same(I, I0), kw

@@ -17,8 +17,6 @@ from .mass_plan import Problem, make_mass_plan
 
 #: rows of the distance matrix per launch
 BLOCK_ROWS = 256
-#: the most dimensions of clts.mstump (its kernels sort them in registers)
-MAX_DIM = 32
 
 
 def _topk_rows(D, k):
@@ -182,7 +180,7 @@ def _aamp_device(T_A, m, T_B, p, k, exclusion_zone, precision, device, overrides
     lA, lB = A.size - m + 1, Bs.size - m + 1
     real = "double" if dt == np.float64 else "float"
     odt = np.dtype(np.float64 if dev.fp64 else np.float32)
-    prg = dev.program("mp/aamp.cl.mako", real=real, out_double=int(dev.fp64), max_dim=MAX_DIM)
+    prg = dev.program("mp/aamp.cl.mako", real=real, out_double=int(dev.fp64))
     q = dev.queue
     P = empty_device(q, dev.context, (lA, k), odt)
     I = empty_device(q, dev.context, (lA, k), np.int64)

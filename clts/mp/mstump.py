@@ -423,13 +423,13 @@ def _mstump_device(T, m, include, discords, normalize, p, precision, device, pla
         raise TypeError(f"precision={precision!r} with {T.dtype} device arrays: the call "
                         f"computes in the arrays' precision ({own!r}); convert with .astype "
                         "on the device")
+    plan = make_mstump_plan(dev, Problem(own), plan=plan, **plan_overrides)
     if not normalize and _check_p(p)[0] != 2.0:
-        return _maamp_device(dev, T, m, include, discords, _check_p(p)[0], own)
+        return _maamp_device(dev, T, m, include, discords, _check_p(p)[0], own, plan.subgroup)
     T2 = T.reshape(1, -1) if T.ndim == 1 else T
     d, n = (int(v) for v in T2.shape)
     inc, discords, normalize = _checks(m, d, n, include, discords, normalize)
     order = inc + [k for k in range(d) if k not in inc]
-    plan = make_mstump_plan(dev, Problem(own), plan=plan, **plan_overrides)
     m = int(m)
     if T2.offset:       # a view: its own copy (not recorded: the copy is pyopencl's)
         return _znorm_device(dev, plan, T2.copy(), order, m, len(inc), discords, normalize)
@@ -456,20 +456,20 @@ def _recorded(dev, key, T, make):
     return out["P"], out["I"]
 
 
-def _maamp_device(dev, T, m, include, discords, pnorm, precision):
+def _maamp_device(dev, T, m, include, discords, pnorm, precision, subgroup=0):
     """:func:`mstump` with ``normalize=False`` and p != 2 on a device array: per block of rows
     (PNORM_ELEMENTS distances), each dimension's windows gathered and their distance profiles
     computed by ``mass``' kernels into one block buffer [d, rows, l], then ``maamp_rows``
-    (``templates/mp/aamp.cl.mako``) sorts, sums and keeps the best of each row: the host
-    path's ``_profile_rows`` on the same distances. Nothing is read back or waited for."""
+    (``templates/mp/aamp.cl.mako``, built for the call's dimensions, forced ones and
+    direction: a sorting network in registers; Intel GPUs at the plan's sub-group size)
+    sorts, sums and keeps the best of each row: the host path's ``_profile_rows`` on the same
+    distances. Nothing is read back or waited for."""
     import pyopencl.array as cla
     from ..runtime.resident import device_rows
-    from .aamp import MAX_DIM as KMAX
     from .mass import _device_profiles
     T2 = T.reshape(1, -1) if T.ndim == 1 else T
     d, n = (int(v) for v in T2.shape)
-    inc, discords, _ = _checks(m, d, n, include, discords, False,
-                               max_dim=min(MAX_DIM, KMAX))
+    inc, discords, _ = _checks(m, d, n, include, discords, False)
     m = int(m)
     order = inc + [q for q in range(d) if q not in inc]
     l = n - m + 1
@@ -478,7 +478,8 @@ def _maamp_device(dev, T, m, include, discords, pnorm, precision):
     q = dev.queue
     odt = np.dtype(np.float64 if dev.fp64 else np.float32)
     prg = dev.program("mp/aamp.cl.mako", real="double" if dt == np.float64 else "float",
-                      out_double=int(dev.fp64), max_dim=KMAX)
+                      out_double=int(dev.fp64), DIM=d, NINC=len(inc),
+                      DISCORDS=int(bool(discords)), SG=int(subgroup))
     P = cla.empty(q, (d, l), odt)
     I = cla.empty(q, (d, l), np.int64)
     Tc = T2 if T2.offset == 0 else T2.copy()        # the windows' kernel reads it whole
@@ -501,7 +502,5 @@ def _maamp_device(dev, T, m, include, discords, pnorm, precision):
             copy(dev, X.base_data, D.base_data, nr * l * dt.itemsize,
                  dst_offset=X.offset + k * nr * l * dt.itemsize, src_offset=D.offset)
         launch(dev, prg.kernel("maamp_rows"), *fixed_local(dev, round_up(nr, 64), ITEM_LOCAL),
-               X.data, i32(nr),
-               i32(l), i32(s0), i32(d), i32(len(inc)), i32(bool(discords)), i32(ez), i32(l),
-               P.data, I.data)
+               X.data, i32(nr), i32(l), i32(s0), i32(ez), i32(l), P.data, I.data)
     return P, I

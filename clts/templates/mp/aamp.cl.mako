@@ -1,10 +1,18 @@
+<%namespace name="sg" file="/common/subgroup.cl.mako"/>\
 ## clts.aamp with p != 2 on device arrays: the windows of a block of rows gathered as queries for
 ## the distance-profile kernel (mass.cl.mako), then each row of the block's distances folded
 ## into its k best (ascending, ties to the smaller index), and for a self-join the nearest
 ## neighbour before and after the row, past the exclusion zone: the host path's selection
-## (clts/mp/aamp.py, _topk_rows), one work-item per row.
+## (clts/mp/aamp.py, _topk_rows), one work-item per row; with DIM, mstump's maamp_rows.
+<%! from clts.mp.network import batcher %>\
 <%include file="/common/real.cl.mako"/>
-<% oreal = "double" if out_double else "float" %>
+<%
+    oreal = "double" if out_double else "float"
+    DIM = context.get("DIM", 0)     # maamp_rows' dimensions (mstump's programs only)
+    NINC = context.get("NINC", 0)
+    DISCORDS = context.get("DISCORDS", 0)
+    SG = context.get("SG", 0)       # its required sub-group size (Intel GPUs; 0: IGC's)
+%>
 
 // Q[r, t] = A[a + r + t]: the windows of rows a .. a + nr - 1
 kernel void aamp_windows(global const real* A, const int a, const int nr, const int m,
@@ -59,48 +67,55 @@ kernel void aamp_topk(global const real* D, const int nr, const int lB, const in
     }
 }
 
-// clts.mstump with normalize=False and p != 2 (stumpy.maamp's conventions): rows s0 + r of
-// P / I [d, lP] from the distance profiles X [d, nr, l] of those windows in every dimension
-// (dimensions in the call's order: the ninc forced ones first). For each candidate j outside
-// the exclusion zone: the forced distances, the others sorted (descending for discords), their
-// running sums / (k + 1); per k the smallest over j (the smaller j on ties): the host path's
-// sort, cumsum and argmin (clts/mp/mstump.py, _profile_rows), in the same order.
+% if DIM:
+<%
+    # the free dimensions' sorting network (Batcher's, clts/mp/network.py): registers, not a
+    # per-work-item array the sort indexes by the data
+    NET = [(NINC + a, NINC + b) for a, b in batcher(DIM - NINC)]
+    LO, HI = ("fmax", "fmin") if DISCORDS else ("fmin", "fmax")
+%>\
+// clts.mstump with normalize=False and p != 2 (stumpy.maamp's conventions), DIM dimensions
+// (the NINC forced ones first): rows s0 + r of P / I [DIM, lP] from the distance profiles X
+// [DIM, nr, l] of those windows in every dimension. For each candidate j outside the exclusion
+// zone: the forced distances, the others sorted (descending for discords; distances are never
+// NaN: non-finite windows give inf), their running sums / (k + 1); per k the smallest over j
+// (the smaller j on ties): the host path's sort, cumsum and argmin (clts/mp/mstump.py,
+// _profile_rows), in the same order.
+${sg.reqd(SG)}\
 kernel void maamp_rows(global const real* X, const int nr, const int l, const int s0,
-                       const int d, const int ninc, const int discords, const int ez,
-                       const int lP, global ${oreal}* P, global long* I) {
+                       const int ez, const int lP, global ${oreal}* P, global long* I) {
     const int r = get_global_id(0);
     if (r >= nr) return;
     const long s = (long)s0 + r;
-    ${oreal} best[${max_dim}], x[${max_dim}];
-    long bj[${max_dim}];
-    for (int k = 0; k < d; ++k) {
-        best[k] = INFINITY;
-        bj[k] = -1;
-    }
+% for k in range(DIM):
+    ${oreal} best${k} = INFINITY;
+    long bj${k} = -1;
+% endfor
     for (int j = 0; j < l; ++j) {
         if (abs((long)j - s) <= ez) continue;       // inf there: never the smallest
-        for (int q = 0; q < d; ++q) x[q] = (${oreal})X[((long)q * nr + r) * l + j];
-        for (int a = ninc + 1; a < d; ++a) {        // insertion sort of the free dimensions
-            const ${oreal} v = x[a];
-            int b = a;
-            while (b > ninc && (discords ? x[b - 1] < v : x[b - 1] > v)) {
-                x[b] = x[b - 1];
-                --b;
+% for q in range(DIM):
+        ${oreal} x${q} = (${oreal})X[((long)${q} * nr + r) * l + j];
+% endfor
+% for a, b in NET:
+        { const ${oreal} u = ${LO}(x${a}, x${b}); x${b} = ${HI}(x${a}, x${b}); x${a} = u; }
+% endfor
+        ${oreal} c = x0;
+% for k in range(DIM):
+%   if k:
+        c = c + x${k};
+%   endif
+        {
+            const ${oreal} mean = c / (${oreal})${k + 1};
+            if (mean < best${k}) {
+                best${k} = mean;
+                bj${k} = j;
             }
-            x[b] = v;
         }
-        ${oreal} c = 0;
-        for (int k = 0; k < d; ++k) {
-            c = k ? c + x[k] : x[0];
-            const ${oreal} mean = c / (${oreal})(k + 1);
-            if (mean < best[k]) {
-                best[k] = mean;
-                bj[k] = j;
-            }
-        }
+% endfor
     }
-    for (int k = 0; k < d; ++k) {
-        P[(long)k * lP + s] = best[k];
-        I[(long)k * lP + s] = bj[k];
-    }
+% for k in range(DIM):
+    P[${k}L * lP + s] = best${k};
+    I[${k}L * lP + s] = bj${k};
+% endfor
 }
+% endif

@@ -1,4 +1,5 @@
 <%namespace name="sg" file="/common/subgroup.cl.mako"/>\
+<%! from clts.mp.network import batcher %>\
 ## Multi-dimensional matrix profile (mSTOMP; clts.mstump), the diagonal kernel and its two
 ## reductions. A work-item owns a band of D = groups * lanes adjacent diagonals k0 .. k0+D-1
 ## (j = i + k, self-join, k > exclusion zone) and a segment of rows [ilo, ihi): per dimension
@@ -73,26 +74,8 @@
         return (f"{{ const {t} v_ = {v}; "
                 + " ".join(f"({p})[(size_t){x} * nws] = v_.s{SFX[x]};" for x in range(W)) + " }")
     IOTA = "0" if W == 1 else "(" + IV + ")(" + ", ".join(str(x) for x in range(W)) + ")"
-    # Batcher's odd-even merge sort on the next power of two; comparators that touch an index
-    # >= the sorted count are dropped (those slots would hold +inf / -inf: never exchanged)
+    # Batcher's odd-even merge sort (clts/mp/network.py)
     NS = DIM - NINC
-    def batcher(n):
-        p2 = 1
-        while p2 < n:
-            p2 *= 2
-        out = []
-        p = 1
-        while p < p2:
-            k = p
-            while k >= 1:
-                for j in range(k % p, p2 - k, 2 * k):
-                    for i in range(min(k, p2 - j - k)):
-                        a, b = i + j, i + j + k
-                        if a // (2 * p) == b // (2 * p) and b < n:
-                            out.append((a, b))
-                k //= 2
-            p *= 2
-        return out
     NET = [(NINC + a, NINC + b) for a, b in batcher(NS)]
     LO, HI = ("fmax", "fmin") if DISCORDS else ("fmin", "fmax")
 %>

@@ -285,8 +285,12 @@ def _znorm_device(dev, p, T, order, m, ninc, discords, normalize):
     q = dev.queue
     oreal = "double" if dev.fp64 else "float"
     mspec = exact_spec(dev, p, normalize)
+    # sub-group size (Intel) / waves per SIMD (AMD) of the diagonal kernel and the scans: only
+    # where set; waves not on float64 builds of more than WAVES_MAX_DIM64 dimensions
+    waves = p.waves if p.kernel_real == "float" or d <= WAVES_MAX_DIM64 else 0
+    fit = {k: v for k, v in (("MSG", p.subgroup), ("MWAVES", waves)) if v}
     mspec = (mspec[0], dict(mspec[1], MDIM=d, NINC=ninc, DISCORDS=int(bool(discords)),
-                            MWG=SCAN_WG,
+                            MWG=SCAN_WG, **fit,
                             oreal=oreal, ureal="double" if np.dtype(
                                 _sreal(p, T.dtype)) == np.float64 else "float"))
     # a first call builds the statistics, preparation and exact-distance programs at once
@@ -332,9 +336,6 @@ def _znorm_device(dev, p, T, order, m, ninc, discords, normalize):
         # same); plain distances: NORMALIZE=0 and each dimension's unit
         const = (1 << d) - 1 if normalize else 0
         plain = {} if normalize else {"NORMALIZE": 0}
-        # sub-group size (Intel) / waves per SIMD (AMD): only where set; waves not on float64
-        # builds of more than WAVES_MAX_DIM64 dimensions
-        waves = p.waves if p.kernel_real == "float" or d <= WAVES_MAX_DIM64 else 0
         tuning = {k: v for k, v in (("subgroup", p.subgroup), ("waves", waves)) if v}
         if p.lanes == 1 and p.groups == 1 and d * NW < 2 ** 31:
             tuning["OFF32"] = 1     # int offsets in the row loop (fewer 64-bit addresses live)

@@ -1,3 +1,4 @@
+<%namespace name="sg" file="/common/subgroup.cl.mako"/>\
 ## Matrix profile: exact distances, O(m) each, in the precision of ``real``.
 ## pair_dist: the distance of given pairs (the winners of the diagonal kernel are re-evaluated,
 ##   so P does not carry the cancellation of 2m(1 - corr)).
@@ -6,6 +7,7 @@
 ## block: a block of B rows of the distance matrix (k > 16), special pairs exact.
 ## scan_rows_k / scan_cols_k (K > 0): k-lists of the special windows (k = 2 .. 16).
 ## Conventions: NaN/inf window -> inf; both constant -> 0; one constant -> sqrt(m).
+<%! from clts.mp.network import batcher %>\
 <%include file="/common/real.cl.mako"/>
 <%
     VV = real if lanes == 1 else f"{real}{lanes}"
@@ -341,16 +343,27 @@ __kernel void scan_cols_k(__global const int *nqp, const int m, const int lB, co
     oreal = context.get("oreal")
     ureal = context.get("ureal")
     MWG = context.get("MWG")    # mscan_rows' work-group
+    LO, HI = ("fmax", "fmin") if DSC else ("fmin", "fmax")
+    MSG = context.get("MSG", 0)         # the scans' sub-group size (Intel GPUs; 0: IGC's)
+    MWAVES = context.get("MWAVES", 0)   # their fewest waves per SIMD (AMD GPUs; 0: LLVM's)
 %>
-// forced dimensions first, the others sorted (insertion sort: MDIM <= 32)
-inline void msort(${oreal} *v)
+<%def name="fit()">\
+${sg.reqd(MSG)}\
+% if MWAVES:
+#ifdef __AMDGCN__
+__attribute__((amdgpu_waves_per_eu(${MWAVES})))
+#endif
+% endif
+</%def>
+// forced dimensions first, the others sorted by Batcher's network (clts/mp/network.py): fixed
+// positions, so that v stays in registers where the loops over it unroll (an insertion sort's
+// data-dependent positions kept it on the GPUs' stack). Distances are never NaN here (a
+// non-finite window's are inf), so min / max order them as the host's sort does.
+static inline void msort(${oreal} *v)
 {
-    for (int a = ${NI} + 1; a < ${D_}; ++a) {
-        const ${oreal} x = v[a];
-        int b = a - 1;
-        while (b >= ${NI} && ${"v[b] < x" if DSC else "v[b] > x"}) { v[b + 1] = v[b]; --b; }
-        v[b + 1] = x;
-    }
+% for a, b in [(NI + a, NI + b) for a, b in batcher(D_ - NI)]:
+    { const ${oreal} u = ${LO}(v[${a}], v[${b}]); v[${b}] = ${HI}(v[${a}], v[${b}]); v[${a}] = u; }
+% endfor
 }
 
 // the better of two candidates: smaller distance, then smaller index; index -1: none
@@ -402,6 +415,7 @@ __kernel void mexact(const int l, __global const real *X, __global const int *I3
     if (g >= ${D_} * l) return;
     const int k = g / l;
     ${oreal} v[${D_}];
+    #pragma unroll
     for (int q = 0; q < ${D_}; ++q) {
         v[q] = (${oreal})X[(size_t)q * ${D_} * l + g];
 % if not NORMALIZE:
@@ -410,7 +424,9 @@ __kernel void mexact(const int l, __global const real *X, __global const int *I3
     }
     msort(v);
     ${oreal} s = 0;
-    for (int t = 0; t <= k; ++t) s += v[t];
+    #pragma unroll
+    for (int t = 0; t < ${D_}; ++t)     // the first k + 1, in order (fixed positions)
+        if (t <= k) s += v[t];
     ${oreal} p = s / (${oreal})(k + 1);
     long j = I32[g];
     if (!isfinite(p)) j = -1;
@@ -420,10 +436,11 @@ __kernel void mexact(const int l, __global const real *X, __global const int *I3
 }
 
 // the distances of windows a, b in every dimension, sorted (msort)
-inline void mpair(int a, int b, int m, int l, int ntot, __global const real *T,
+static inline void mpair(int a, int b, int m, int l, int ntot, __global const real *T,
                   __global const real *mu, __global const real *ss, __global const int *fl,
                   ${oreal} *v)
 {
+    #pragma unroll
     for (int q = 0; q < ${D_}; ++q) {
         const int oa = q * l + a, ob = q * l + b;
         v[q] = (${oreal})wdist(T + (size_t)q * ntot + a, mu[oa], ss[oa], fl[oa],
@@ -436,6 +453,7 @@ inline void mpair(int a, int b, int m, int l, int ntot, __global const real *T,
 // the best j outside the exclusion zone (the smallest on ties), merged into P / I [k][l]. A
 // work-group per window (the groups stride over them: their number is known on the device
 // only), its work-items over the columns, then a tree of (value, index) minima
+${fit()}\
 __kernel __attribute__((reqd_work_group_size(${MWG}, 1, 1)))
 void mscan_rows(__global const int *nqp, const int m, const int l, const int ez,
                 const int ntot, __global const int *qs, __global const real *T,
@@ -449,17 +467,20 @@ void mscan_rows(__global const int *nqp, const int m, const int l, const int ez,
         const int s = qs[p];
         ${oreal} best[${D_}], v[${D_}];
         int bj[${D_}];
+        #pragma unroll
         for (int k = 0; k < ${D_}; ++k) { best[k] = INFINITY; bj[k] = -1; }
         for (int j = lid; j < l; j += ${MWG}) {
             if (abs(j - s) <= ez) continue;
             mpair(s, j, m, l, ntot, T, mu, ss, fl, v);
             ${oreal} c = 0;
+            #pragma unroll
             for (int k = 0; k < ${D_}; ++k) {
                 c += v[k];
                 const ${oreal} a = c / (${oreal})(k + 1);
                 if (a < best[k]) { best[k] = a; bj[k] = j; }
             }
         }
+        #pragma unroll
         for (int k = 0; k < ${D_}; ++k) {
             rv[lid] = best[k]; ri[lid] = bj[k];
             barrier(CLK_LOCAL_MEM_FENCE);
@@ -483,6 +504,7 @@ void mscan_rows(__global const int *nqp, const int m, const int l, const int ez,
 
 // every window j against the ill-conditioned windows qs (increasing): for each k the best
 // of them (the smallest on ties), merged into P / I [k][l]
+${fit()}\
 __kernel void mscan_cols(__global const int *nqp, const int m, const int l, const int ez,
                          const int ntot, __global const int *qs, __global const real *T,
                          __global const real *mu, __global const real *ss,
@@ -494,18 +516,21 @@ __kernel void mscan_cols(__global const int *nqp, const int m, const int l, cons
     if (nq == 0) return;
     ${oreal} best[${D_}], v[${D_}];
     int bs[${D_}];
+    #pragma unroll
     for (int k = 0; k < ${D_}; ++k) { best[k] = INFINITY; bs[k] = -1; }
     for (int p = 0; p < nq; ++p) {
         const int s = qs[p];
         if (abs(j - s) <= ez) continue;
         mpair(s, j, m, l, ntot, T, mu, ss, fl, v);
         ${oreal} c = 0;
+        #pragma unroll
         for (int k = 0; k < ${D_}; ++k) {
             c += v[k];
             const ${oreal} a = c / (${oreal})(k + 1);
             if (a < best[k]) { best[k] = a; bs[k] = s; }
         }
     }
+    #pragma unroll
     for (int k = 0; k < ${D_}; ++k) {
         const long s = isfinite(best[k]) ? bs[k] : -1;
         const size_t o = (size_t)k * l + j;

@@ -97,9 +97,16 @@ def constant(dev, name: str, host, dtype):
 
 def program(dev, *, real, in_type, has_nodata, K=1, q=0):
     """The device-path program (``bfast/device.cl.mako``); ``q``: the last q of the K columns
-    per pixel."""
+    per pixel. Its per-pixel breakpoint kernels run at the sub-group size and register mode
+    of the profile's ``bfast.breakpoints`` (Intel GPUs: at SIMD32 and 128 GRF IGC spilled
+    their K x K systems)."""
+    from ..runtime.plans import profile_value
     acc = "double" if dev.fp64 else real
     extra = {"q": int(q)} if q else {}
+    for key, name in (("subgroup", "SG"), ("grf", "grf")):     # grf: IGC's register mode
+        value = int(profile_value(dev, f"bfast.breakpoints.{key}") or 0)
+        if value:
+            extra[name] = value
     return dev.program("bfast/device.cl.mako", real=real, acc=acc, in_type=in_type,
                        has_nodata=int(bool(has_nodata)), K=int(K), **extra)
 

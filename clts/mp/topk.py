@@ -244,7 +244,8 @@ def _special_k_dev(dev, p, X, Y, S, k, ez, rows_out, cols_out, keep):
     if rows_out is None and cols_out is None:
         return
     prg = dev.program("mp/exact.cl.mako", **flags.TEMPLATE, real=p.exact_real,
-                      NORMALIZE=int(X.normalize), lanes=_vw(dev), K=k)
+                      NORMALIZE=int(X.normalize), lanes=_vw(dev), K=k,
+                      **({"KSG": p.subgroup} if p.subgroup else {}))
     idx, count = S
     lY = Y.l
     args = (X.Td.data, X.mu.data, X.ss.data, X.flags_on(dev).data,

@@ -43,11 +43,15 @@ inline real load_real(__global const in_t* y, const long i, const real nodata)
 }
 % if q:
 ## date t's row of pixel p's design: X's K - q shared columns, then the pixel's own q
-inline void design_row(__global const acc* X, __global const acc* XP, const int t, const int p,
-                       const int M, acc* xr)
+static inline void design_row(__global const acc* X, __global const acc* XP, const int t,
+                              const int p, const int M, acc* xr)
 {
-    for (int a = 0; a < ${K - q}; ++a) xr[a] = X[(long)t * ${K - q} + a];
-    for (int j = 0; j < ${q}; ++j) xr[${K - q} + j] = XP[((long)t * ${q} + j) * M + p];
+%   for a in range(K - q):
+    xr[${a}] = X[(long)t * ${K - q} + ${a}];
+%   endfor
+%   for j in range(q):
+    xr[${K - q + j}] = XP[((long)t * ${q} + ${j}) * M + p];
+%   endfor
 }
 % endif
 
@@ -157,45 +161,63 @@ __kernel void bp_select(__global const real* restrict rss, __global const int* r
     }
 }
 
-## whether the Gram matrix g (K x K, full) has an eigenvalue at or below tol2 times its largest
-## (cyclic Jacobi; numpy input asks eigvalsh the same)
-inline int gram_deficient(acc* g, const acc tol2)
-{
-    for (int sweep = 0; sweep < 50; ++sweep) {
-        acc off = 0, dia = 0;
-        for (int i = 0; i < ${K}; ++i) {
-            dia = dia + g[i * ${K} + i] * g[i * ${K} + i];
-            for (int j = i + 1; j < ${K}; ++j) off = off + g[i * ${K} + j] * g[i * ${K} + j];
-        }
-        if (!(off > (acc)1e-30 * dia)) break;
-        for (int a = 0; a < ${K}; ++a)
-            for (int b = a + 1; b < ${K}; ++b) {
-                const acc apq = g[a * ${K} + b];
-                if (apq == 0) continue;
-                const acc th = (g[b * ${K} + b] - g[a * ${K} + a]) / (2 * apq);
+## whether the Gram matrix g0 .. g{K K - 1} (K x K, full, row-major scalars) has an eigenvalue
+## at or below tol2 times its largest, into int `out` (cyclic Jacobi; numpy input asks eigvalsh
+## the same). Scalars and unrolled loops: nothing indexed at run time, so the matrix stays in
+## registers (an array indexed by loop variables was kept on the GPUs' stack).
+<%def name="gram_deficient(out)">\
+<% KK = [(a, b) for a in range(K) for b in range(a + 1, K)] %>\
+        for (int sweep = 0; sweep < 50; ++sweep) {
+            acc off = 0, dia = 0;
+%   for i in range(K):
+            dia = dia + g${i * K + i} * g${i * K + i};
+%     for j in range(i + 1, K):
+            off = off + g${i * K + j} * g${i * K + j};
+%     endfor
+%   endfor
+            if (!(off > (acc)1e-30 * dia)) break;
+%   for a, b in KK:
+            if (g${a * K + b} != 0) {
+                const acc apq = g${a * K + b};
+                const acc th = (g${b * K + b} - g${a * K + a}) / (2 * apq);
                 const acc t = (th >= 0 ? (acc)1 : (acc)-1) / (fabs(th) + sqrt(th * th + 1));
                 const acc c = 1 / sqrt(t * t + 1), s = t * c;
-                for (int k = 0; k < ${K}; ++k) {        // columns a, b
-                    const acc x = g[k * ${K} + a], z = g[k * ${K} + b];
-                    g[k * ${K} + a] = c * x - s * z;
-                    g[k * ${K} + b] = s * x + c * z;
-                }
-                for (int k = 0; k < ${K}; ++k) {        // rows a, b
-                    const acc x = g[a * ${K} + k], z = g[b * ${K} + k];
-                    g[a * ${K} + k] = c * x - s * z;
-                    g[b * ${K} + k] = s * x + c * z;
-                }
+%     for k in range(K):
+                { const acc x = g${k * K + a}, z = g${k * K + b};       // columns a, b
+                  g${k * K + a} = c * x - s * z; g${k * K + b} = s * x + c * z; }
+%     endfor
+%     for k in range(K):
+                { const acc x = g${a * K + k}, z = g${b * K + k};       // rows a, b
+                  g${a * K + k} = c * x - s * z; g${b * K + k} = s * x + c * z; }
+%     endfor
             }
-    }
-    acc lo = g[0], hi = g[0];
-    for (int i = 1; i < ${K}; ++i) { lo = fmin(lo, g[i * ${K} + i]); hi = fmax(hi, g[i * ${K} + i]); }
-    return !(lo > tol2 * hi);
-}
+%   endfor
+        }
+        {
+            acc lo = g0, hi = g0;
+%   for i in range(1, K):
+            lo = fmin(lo, g${i * K + i}); hi = fmax(hi, g${i * K + i});
+%   endfor
+            ${out} = !(lo > tol2 * hi);
+        }
+</%def>
+## the per-pixel kernels' fit to the device: a sub-group size (Intel GPUs, the breakpoints
+## profile's), and on AMD GPUs at K <= 4 at least 4 waves per SIMD (LLVM otherwise scheduled
+## bp_post's unrolled rotations into 129 VGPRs at K = 4, 1 wave; 58 with the hint, no scratch)
+<%def name="fit()">\
+% if context.get("SG", 0):
+#ifdef cl_intel_required_subgroup_size
+__attribute__((intel_reqd_sub_group_size(${context.get("SG", 0)})))
+#endif
+% endif
+% if K <= 4:
+#ifdef __AMDGCN__
+__attribute__((amdgpu_waves_per_eu(4)))
+#endif
+% endif
+</%def>
 
-## after the breakpoints: the pixels whose h is at most the design's column count kc (status 1)
-## and, with rank_check, the pixels with gaps whose valid dates make the design rank-deficient
-## (status 4) marked failed as the kernel leaves one (no RSS, no breakpoints, cap 0); and every
-## pixel's RSS floor n eps^2 sum y^2 (breakpoints.rss_floor)
+${fit()}\
 __kernel void bp_post(__global const in_t* restrict y, const long off, const int M, const int N,
                       __global const acc* restrict X${XPA}, __global int* restrict status,
                       __global const int* restrict hh, __global const int* restrict nobs,
@@ -211,8 +233,7 @@ __kernel void bp_post(__global const in_t* restrict y, const long off, const int
     if (st == 0 && kc > ${K} && hh[p] <= kc) {
         code = 1;
     } else if (rank_check && st == 0 && ${"1" if q else "nobs[p] < N"}) {
-        acc g[${K * K}];
-        for (int i = 0; i < ${K * K}; ++i) g[i] = 0;
+        acc ${", ".join(f"g{i} = 0" for i in range(K * K))};
         for (int t = 0; t < N; ++t) {
             if (isnan(load_real(y, off + (long)t * M + p, nodata))) continue;
 % if q:
@@ -221,10 +242,15 @@ __kernel void bp_post(__global const in_t* restrict y, const long off, const int
 % else:
             __global const acc* xt = X + (long)t * ${K};
 % endif
-            for (int a = 0; a < ${K}; ++a)
-                for (int b = 0; b < ${K}; ++b) { const acc w = xt[a] * xt[b]; g[a * ${K} + b] += w; }
+%   for a in range(K):
+%     for b in range(K):
+            { const acc w = xt[${a}] * xt[${b}]; g${a * K + b} += w; }
+%     endfor
+%   endfor
         }
-        if (gram_deficient(g, tol2)) code = 4;
+        int deficient;
+${gram_deficient("deficient")}\
+        if (deficient) code = 4;
     }
     if (code) {
         status[p] = code;
@@ -267,19 +293,25 @@ __kernel void bp_start(__global const in_t* restrict y, const long off, const in
 }
 
 ## one segment's least-squares fit over the valid dates lo < t <= hi: Cholesky of the Gram
-## matrix; returns 0 where a pivot is below K eps times the largest diagonal entry
-inline int fit_segment(__global const in_t* y, const long off, const int M, const int p,
+## matrix; returns 0 where a pivot is below K eps times the largest diagonal entry. Unrolled
+## (constant indices: registers, as gram_deficient).
+<% G = lambda a, b: f"g[{a * K - a * (a - 1) // 2 + b - a}]" %>\
+static inline int fit_segment(__global const in_t* y, const long off, const int M, const int p,
 % if q:
-                       __global const acc* X, __global const acc* XP, const int lo, const int hi,
-                       const real nodata, acc* beta)
+                              __global const acc* X, __global const acc* XP, const int lo,
+                              const int hi, const real nodata, acc* beta)
 % else:
-                       __global const acc* X, const int lo, const int hi, const real nodata,
-                       acc* beta)
+                              __global const acc* X, const int lo, const int hi,
+                              const real nodata, acc* beta)
 % endif
 {
     acc g[${K * (K + 1) // 2}], z[${K}];
-    for (int i = 0; i < ${K * (K + 1) // 2}; ++i) g[i] = 0;
-    for (int i = 0; i < ${K}; ++i) z[i] = 0;
+%   for i in range(K * (K + 1) // 2):
+    g[${i}] = 0;
+%   endfor
+%   for i in range(K):
+    z[${i}] = 0;
+%   endfor
     for (int t = lo + 1; t <= hi; ++t) {
         const real v = load_real(y, off + (long)t * M + p, nodata);
         if (isnan(v)) continue;
@@ -290,43 +322,62 @@ inline int fit_segment(__global const in_t* y, const long off, const int M, cons
 % else:
         __global const acc* xt = X + (long)t * ${K};
 % endif
-        int q = 0;
-        for (int a = 0; a < ${K}; ++a) {
-            for (int b = a; b < ${K}; ++b) { const acc w = xt[a] * xt[b]; g[q] = g[q] + w; ++q; }
-            const acc w = xt[a] * yv;
-            z[a] = z[a] + w;
-        }
+<% qi = 0 %>\
+%   for a in range(K):
+%     for b in range(a, K):
+        { const acc w = xt[${a}] * xt[${b}]; g[${qi}] = g[${qi}] + w; }
+<% qi += 1 %>\
+%     endfor
+        { const acc w = xt[${a}] * yv; z[${a}] = z[${a}] + w; }
+%   endfor
     }
-#define G(a, b) g[(a) * ${K} - (a) * ((a) - 1) / 2 + (b) - (a)]
     acc dmax = 0;
-    for (int a = 0; a < ${K}; ++a) dmax = fmax(dmax, G(a, a));
+%   for a in range(K):
+    dmax = fmax(dmax, ${G(a, a)});
+%   endfor
     const acc tol = (acc)${K} * (acc)${"DBL_EPSILON" if acc == "double" else "FLT_EPSILON"} * dmax;
-    for (int j = 0; j < ${K}; ++j) {            // G = L L' in place (lower part in G(i, j), i >= j)
-        acc d = G(j, j);
-        for (int k = 0; k < j; ++k) d = d - G(k, j) * G(k, j);
+%   for j in range(K):
+    {                                           // G = L L' in place (lower part in G(i, j))
+        acc d = ${G(j, j)};
+%     for k in range(j):
+        d = d - ${G(k, j)} * ${G(k, j)};
+%     endfor
         if (!(d > tol)) return 0;
         const acc l = sqrt(d);
-        G(j, j) = l;
-        for (int i = j + 1; i < ${K}; ++i) {
-            acc s = G(j, i);
-            for (int k = 0; k < j; ++k) s = s - G(k, i) * G(k, j);
-            G(j, i) = s / l;
+        ${G(j, j)} = l;
+%     for i in range(j + 1, K):
+        {
+            acc s = ${G(j, i)};
+%       for k in range(j):
+            s = s - ${G(k, i)} * ${G(k, j)};
+%       endfor
+            ${G(j, i)} = s / l;
         }
+%     endfor
     }
-    for (int i = 0; i < ${K}; ++i) {            // L w = z, L' beta = w
-        acc s = z[i];
-        for (int k = 0; k < i; ++k) s = s - G(k, i) * z[k];
-        z[i] = s / G(i, i);
+%   endfor
+%   for i in range(K):
+    {                                           // L w = z
+        acc s = z[${i}];
+%     for k in range(i):
+        s = s - ${G(k, i)} * z[${k}];
+%     endfor
+        z[${i}] = s / ${G(i, i)};
     }
-    for (int i = ${K} - 1; i >= 0; --i) {
-        acc s = z[i];
-        for (int k = i + 1; k < ${K}; ++k) s = s - G(i, k) * beta[k];
-        beta[i] = s / G(i, i);
+%   endfor
+%   for i in range(K - 1, -1, -1):
+    {                                           // L' beta = w
+        acc s = z[${i}];
+%     for k in range(i + 1, K):
+        s = s - ${G(i, k)} * beta[${k}];
+%     endfor
+        beta[${i}] = s / ${G(i, i)};
     }
-#undef G
+%   endfor
     return 1;
 }
 
+${fit()}\
 __kernel void bp_magnitudes(__global const in_t* restrict y, const long off, const int M,
                             const int N, __global const acc* restrict X${XPA},
                             __global const int* restrict sel, __global const int* restrict bps,
@@ -352,14 +403,18 @@ __kernel void bp_magnitudes(__global const in_t* restrict y, const long off, con
             acc xf[${K}];
             design_row(X, XP, first, p, M, xf);
 % endif
-            for (int a = 0; a < ${K}; ++a) {
-                const acc d = beta[a] - prev[a];
-                const acc w = ${"xf[a]" if q else "X[(long)first * %d + a]" % K} * d;
+%   for a in range(K):
+            {
+                const acc d = beta[${a}] - prev[${a}];
+                const acc w = ${f"xf[{a}]" if q else f"X[(long)first * {K} + {a}]"} * d;
                 m = m + w;
             }
+%   endfor
             mags[(long)(k - 1) * M + p] = (ok && prev_ok) ? m : NAN;
         }
-        for (int a = 0; a < ${K}; ++a) prev[a] = beta[a];
+%   for a in range(K):
+        prev[${a}] = beta[${a}];
+%   endfor
         prev_ok = ok;
         lo = hi;
     }

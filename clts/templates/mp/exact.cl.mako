@@ -253,24 +253,40 @@ __kernel void block(const int i0, const int nrows, const int m, const int lA, co
     }
 }
 
-<% KL = context.get("K", 0) %>
+<%
+    KL = context.get("K", 0)
+    KSG = context.get("KSG", 0)     # the k-scans' sub-group size (Intel GPUs; 0: IGC's)
+%>
 % if KL:
 
 // k nearest (ascending distance, ties: smaller index first) of the special windows of the
-// top-k path. Candidates arrive in increasing index order, so a strict < admits a new one;
-// displaced entries move down with the full (distance, index) order.
-inline void ins_min(real *v, int *ix, real d, int i)
-{
+// top-k path, in KL scalars v0.. / ix0.. (no array: IGC kept the lists' arrays in scratch).
+// Candidates arrive in increasing index order, so a strict < admits a new one; displaced
+// entries move down with the full (distance, index) order. d, i: the candidate (overwritten).
+<%def name="ins_min(v, ix, d, i)">\
 %   for q in range(KL):
-    if (d < v[${q}] || (d == v[${q}] && i >= 0 && (ix[${q}] < 0 || i < ix[${q}]))) {
-        const real tv = v[${q}]; const int ti = ix[${q}];
-        v[${q}] = d; ix[${q}] = i; d = tv; i = ti;
-    }
+        if (${d} < ${v}${q} || (${d} == ${v}${q} && ${i} >= 0 && (${ix}${q} < 0 || ${i} < ${ix}${q}))) {
+            const real tv = ${v}${q}; const int ti = ${ix}${q};
+            ${v}${q} = ${d}; ${ix}${q} = ${i}; ${d} = tv; ${i} = ti;
+        }
 %   endfor
-}
+</%def>
+<%def name="lists()">\
+%   for e in range(KL):
+    real bl${e} = INFINITY, br${e} = INFINITY;
+    int il${e} = -1, ir${e} = -1;
+%   endfor
+</%def>
+<%def name="store(o)">\
+%   for e in range(KL):
+    lv[(size_t)${o} * ${KL} + ${e}] = bl${e}; li[(size_t)${o} * ${KL} + ${e}] = il${e};
+    rv[(size_t)${o} * ${KL} + ${e}] = br${e}; ri[(size_t)${o} * ${KL} + ${e}] = ir${e};
+%   endfor
+</%def>
 
 // rows: for each query window q = qs[p] of A, its K nearest windows of B; with ez >= 0
 // (self-join) |q - j| <= ez skipped and the lists split into left (j < q) and right (j > q)
+${sg.reqd(KSG)}\
 __kernel void scan_rows_k(__global const int *nqp, const int m, const int lB, const int ez,
                           __global const int *qs,
                           __global const real *TA, __global const real *muA,
@@ -282,24 +298,26 @@ __kernel void scan_rows_k(__global const int *nqp, const int m, const int lB, co
     const int p = get_global_id(0);
     if (p >= *nqp) return;
     const int q = qs[p];
-    real bl[${KL}], br[${KL}];
-    int il[${KL}], ir[${KL}];
-    for (int e = 0; e < ${KL}; ++e) { bl[e] = br[e] = INFINITY; il[e] = ir[e] = -1; }
+${lists()}\
     for (int j = 0; j < lB; ++j) {
         if (ez >= 0 && abs(j - q) <= ez) continue;
         if (fB[j] & ${FLAG_NONFINITE}) continue;
-        const real d = wdist(TA + q, muA[q], ssA[q], fA[q], TB + j, muB[j], ssB[j], fB[j], m);
-        if (ez >= 0 && j < q) { if (d < bl[${KL - 1}]) ins_min(bl, il, d, j); }
-        else { if (d < br[${KL - 1}]) ins_min(br, ir, d, j); }
+        real d = wdist(TA + q, muA[q], ssA[q], fA[q], TB + j, muB[j], ssB[j], fB[j], m);
+        int i = j;
+        if (ez >= 0 && j < q) {
+            if (d < bl${KL - 1}) {
+${ins_min("bl", "il", "d", "i")}\
+            }
+        } else if (d < br${KL - 1}) {
+${ins_min("br", "ir", "d", "i")}\
+        }
     }
-    for (int e = 0; e < ${KL}; ++e) {
-        lv[(size_t)p * ${KL} + e] = bl[e]; li[(size_t)p * ${KL} + e] = il[e];
-        rv[(size_t)p * ${KL} + e] = br[e]; ri[(size_t)p * ${KL} + e] = ir[e];
-    }
+${store("p")}\
 }
 
 // columns: for each window j of B, its K nearest among the query windows qs (increasing) of A,
 // except B's special windows (those have their own exact rows); left of j: q < j
+${sg.reqd(KSG)}\
 __kernel void scan_cols_k(__global const int *nqp, const int m, const int lB, const int ez,
                           __global const int *qs,
                           __global const real *TA, __global const real *muA,
@@ -310,23 +328,24 @@ __kernel void scan_cols_k(__global const int *nqp, const int m, const int lB, co
 {
     const int j = get_global_id(0);
     if (j >= lB) return;
-    real bl[${KL}], br[${KL}];
-    int il[${KL}], ir[${KL}];
-    for (int e = 0; e < ${KL}; ++e) { bl[e] = br[e] = INFINITY; il[e] = ir[e] = -1; }
+${lists()}\
     const int nq = *nqp;
     if (!(fB[j] & (${FLAG_NONFINITE} | ${FLAG_SPECIAL}))) {
         for (int p = 0; p < nq; ++p) {
             const int q = qs[p];
             if (ez >= 0 && abs(j - q) <= ez) continue;
-            const real d = wdist(TA + q, muA[q], ssA[q], fA[q], TB + j, muB[j], ssB[j], fB[j], m);
-            if (ez >= 0 && q < j) { if (d < bl[${KL - 1}]) ins_min(bl, il, d, q); }
-            else { if (d < br[${KL - 1}]) ins_min(br, ir, d, q); }
+            real d = wdist(TA + q, muA[q], ssA[q], fA[q], TB + j, muB[j], ssB[j], fB[j], m);
+            int i = q;
+            if (ez >= 0 && q < j) {
+                if (d < bl${KL - 1}) {
+${ins_min("bl", "il", "d", "i")}\
+                }
+            } else if (d < br${KL - 1}) {
+${ins_min("br", "ir", "d", "i")}\
+            }
         }
     }
-    for (int e = 0; e < ${KL}; ++e) {
-        lv[(size_t)j * ${KL} + e] = bl[e]; li[(size_t)j * ${KL} + e] = il[e];
-        rv[(size_t)j * ${KL} + e] = br[e]; ri[(size_t)j * ${KL} + e] = ir[e];
-    }
+${store("j")}\
 }
 % endif
 % if context.get("MDIM", 0):

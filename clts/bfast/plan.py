@@ -37,6 +37,12 @@ double-precision log held ~40 VGPRs of the float64 sweep on gfx908 (101 -> 61).
 ``subgroup`` (``bfast.subgroup``, 0: the compiler picks): the sub-group size the sweep requires
 where the compiler knows ``intel_reqd_sub_group_size`` (Intel GPUs; IGC picks SIMD32 for the
 float64 sweep on pvc and spills 12-15 KB at 128 GRF, none at SIMD16).
+``waves`` (``bfast.fused.waves``, 0: the compiler picks): the fewest waves per SIMD the fused
+kernel must fit on AMD GPUs (``amdgpu_waves_per_eu``), for the OLS processes (MOSUM, CUSUM)
+only: on gfx908 the float64 K = 8 kernel took 116-119 VGPRs (2 waves, 20 %); at 3 it keeps 84
+VGPRs and parks the rest in AGPRs (register moves), no scratch. ME and RE hold K x K state per
+date (247-255 VGPRs), and float64 K = 9 spilled 92-100 B at 3 waves: the hint is off for them
+and above ``monitor_run.WAVES_MAX_K`` (8) regressors.
 
 ``chunk_bytes`` (profile key ``bfast.chunk_bytes``; 0: none) caps the bytes of one chunk's
 cube and scratch (N values in and N of scratch per pixel) below the device limits: the kernels
@@ -76,6 +82,7 @@ class Plan(PlanBase):
     matrix: str = "pixel"
     bounds: str = "inline"
     subgroup: int = 0
+    waves: int = 0
 
     def validate(self, dev=None):
         """Raise ``PlanValueError`` (a ValueError naming the field) for a bad value; with
@@ -92,6 +99,10 @@ class Plan(PlanBase):
         if self.bounds not in BOUNDS:
             raise PlanValueError("bounds", f"must be one of {BOUNDS}, got {self.bounds!r}")
         check_subgroup(self.subgroup)
+        w = self.waves
+        if isinstance(w, bool) or not isinstance(w, int) or not 0 <= w <= 10:
+            raise PlanValueError("waves", f"must be an integer from 0 (the compiler's choice) "
+                                          f"to 10, got {w!r}")
         cb = self.chunk_bytes
         if isinstance(cb, bool) or not isinstance(cb, int) or cb < 0:
             raise PlanValueError("chunk_bytes", f"must be a non-negative integer (0: no cap), "
@@ -128,7 +139,8 @@ def make_plan(device, problem: Problem, **overrides) -> Plan:
     keys = {"lanes": f"bfast.{version}.lanes", "wg": f"bfast.{version}.wg",
             "roc_wg": "bfast.roc.wg", "chunk_bytes": "bfast.chunk_bytes",
             "scratch": "bfast.scratch", "matrix": "bfast.matrix",
-            "bounds": "bfast.bounds", "subgroup": "bfast.subgroup"}
+            "bounds": "bfast.bounds", "subgroup": "bfast.subgroup",
+            "waves": "bfast.fused.waves"}
     t = read_tunables(dev, keys, overrides)
     if version == "fused" and "lanes" not in t.forced:
         t.values["lanes"] = capped_lanes(t.values["lanes"], K, profile_value(

@@ -58,6 +58,11 @@
 % if context.get("LS", 0):
 __attribute__((reqd_work_group_size(${context.get("LS")}, 1, 1)))
 % endif
+% if context.get("WAVES", 0):
+#ifdef __AMDGCN__
+__attribute__((amdgpu_waves_per_eu(${context.get("WAVES")})))
+#endif
+% endif
 __kernel void bfast_fused(__global const in_t* restrict y, const int Mp, const int Mreal,
                           __global const real* restrict X, ${XPA}const real nodata, const real crit,
                           const real hfrac, __global const ${ereal}* restrict bounds_t,

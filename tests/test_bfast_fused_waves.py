@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import clts
+from clts.bfast import monitor_run
 from clts.bfast.plan import Problem, make_plan
 from clts.runtime import get_device, programs
 
@@ -45,14 +46,17 @@ def test_plan_field(mi100):
 
 
 def test_hint_by_process(mi100, monkeypatch):
+    """The fused program each call builds (or finds built: the parameters are recorded at
+    ``build_program``, with the device's per-call program memo emptied first)."""
     seen = []
-    real = programs.render
+    real_build = monitor_run.build_program
 
-    def render(template, params):
+    def build(dev, template, params):
         if template == "bfast/fused.cl.mako":
             seen.append((params.get("process"), params.get("WAVES", 0)))
-        return real(template, params)
-    monkeypatch.setattr(programs, "render", render)
+        return real_build(dev, template, params)
+    monkeypatch.setattr(monitor_run, "build_program", build)
+    mi100.state.constant("bfast.programs", dict).clear()
     rng = np.random.default_rng(3)
     N, M = 90, 40
     t = np.arange(N) * 16.0 + 10
@@ -67,5 +71,5 @@ def test_hint_by_process(mi100, monkeypatch):
             np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
     assert (("mosum", 3) in seen and ("cusum", 3) in seen and ("me", 0) in seen
             and not any(w for p, w in seen if p in ("me", "re"))), seen
-    src = real("bfast/fused.cl.mako", MOSUM_PARAMS)
+    src = programs.render("bfast/fused.cl.mako", MOSUM_PARAMS)
     assert "amdgpu_waves_per_eu(3)" in src and "#ifdef __AMDGCN__" in src

@@ -33,7 +33,6 @@ BLOCK_BYTES = 64 << 20
 REFRESH = 64
 #: per-window statistics kept (stream.cl.mako's planes of S)
 NS = 6
-
 #: diagonals per work-item of stream_qt (stream.cl.mako's DW: one vector of that many lanes);
 #: GPUs in float64 take half (IGC spills eight double lanes: 2,752 B on the Max 1550)
 DIAGONALS = 8

@@ -54,7 +54,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..runtime.plans import (LANE_WIDTHS, PlanBase, PlanValueError, check_subgroup,
-                             profile_value, read_tunables, validated)
+                             check_waves, profile_value, read_tunables, validated)
 
 VERSIONS = ("fused", "multi")
 SCRATCH = ("pixel", "time")
@@ -99,10 +99,7 @@ class Plan(PlanBase):
         if self.bounds not in BOUNDS:
             raise PlanValueError("bounds", f"must be one of {BOUNDS}, got {self.bounds!r}")
         check_subgroup(self.subgroup)
-        w = self.waves
-        if isinstance(w, bool) or not isinstance(w, int) or not 0 <= w <= 10:
-            raise PlanValueError("waves", f"must be an integer from 0 (the compiler's choice) "
-                                          f"to 10, got {w!r}")
+        check_waves(self.waves)
         cb = self.chunk_bytes
         if isinstance(cb, bool) or not isinstance(cb, int) or cb < 0:
             raise PlanValueError("chunk_bytes", f"must be a non-negative integer (0: no cap), "

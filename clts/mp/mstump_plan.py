@@ -33,7 +33,8 @@ import math
 from dataclasses import dataclass
 
 from ..runtime.occupancy import MIN_FRACTION
-from ..runtime.plans import LANE_WIDTHS, PlanBase, PlanValueError, check_subgroup, from_profile
+from ..runtime.plans import (LANE_WIDTHS, PlanBase, PlanValueError, check_subgroup,
+                             check_waves, from_profile)
 from .exact import COOPS
 from .series import PAD_SLACK
 
@@ -93,9 +94,7 @@ class MstumpPlan(PlanBase):
         if isinstance(v, bool) or not isinstance(v, int) or v < 0 or v & (v - 1):
             raise PlanValueError("fold", f"must be 0 or a power of two, got {v!r}")
         check_subgroup(self.subgroup)
-        v = self.waves
-        if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= 10:
-            raise PlanValueError("waves", f"must be an int in [0, 10], got {v!r}")
+        check_waves(self.waves)
         v = self.coop
         if isinstance(v, bool) or v not in COOPS:
             raise PlanValueError("coop", f"must be one of {COOPS}, got {v!r}")

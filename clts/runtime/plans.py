@@ -206,6 +206,15 @@ def check_subgroup(value, name: str = "subgroup") -> None:
         raise PlanValueError(name, f"must be one of {SUBGROUPS}, got {value!r}")
 
 
+def check_waves(value, name: str = "waves") -> None:
+    """Raise :class:`PlanValueError` naming ``name`` unless ``value`` is an int from 0 (the
+    compiler's choice) to 10: the fewest waves per SIMD a kernel must fit on AMD GPUs
+    (``amdgpu_waves_per_eu``, ``common/subgroup.cl.mako``'s ``waves``)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 10:
+        raise PlanValueError(name, f"must be an integer from 0 (the compiler's choice) to 10, "
+                                   f"got {value!r}")
+
+
 def validated(plan, device, keys: dict, forced=(), **kw):
     """``plan.validate(device, **kw)`` (every Plan's one check against the device); a bad
     field is a ``ProfileError`` naming the file and key it came from (``keys``: field -> dotted

@@ -2,6 +2,7 @@
 ## in registers: masked Gram matrix and X'y over the history, Cholesky solve, then the sweep.
 ## Variables: real, lanes, in_type, has_nodata, K, N, n, history ("all"/"ROC"), convention ("r"/"bfast-py"),
 ## dof_sub, detailed, magnitudes, tol (relative pivot threshold for "singular").
+<%namespace name="sg" file="/common/subgroup.cl.mako"/>\
 <%namespace file="/bfast/common.cl.mako" import="*"/>
 <%include file="/bfast/common.cl.mako"/>
 <%
@@ -58,11 +59,7 @@
 % if context.get("LS", 0):
 __attribute__((reqd_work_group_size(${context.get("LS")}, 1, 1)))
 % endif
-% if context.get("WAVES", 0):
-#ifdef __AMDGCN__
-__attribute__((amdgpu_waves_per_eu(${context.get("WAVES")})))
-#endif
-% endif
+${sg.waves(context.get("WAVES", 0))}\
 __kernel void bfast_fused(__global const in_t* restrict y, const int Mp, const int Mreal,
                           __global const real* restrict X, ${XPA}const real nodata, const real crit,
                           const real hfrac, __global const ${ereal}* restrict bounds_t,

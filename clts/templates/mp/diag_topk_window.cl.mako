@@ -27,11 +27,7 @@
     CP = "" if interleave else f" * (SEG + D) * {K}"
 %>
 ${sg.reqd(SG)}\
-% if WAVES:
-#ifdef __AMDGCN__
-__attribute__((amdgpu_waves_per_eu(${WAVES})))
-#endif
-% endif
+${sg.waves(WAVES)}\
 __kernel __attribute__((reqd_work_group_size(${wg}, 1, 1)))
 void diag_topk(
     __global const int4 *desc, const int doff, const int n_work, const int s0, const int m,

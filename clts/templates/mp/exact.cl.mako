@@ -368,11 +368,7 @@ ${store("j")}\
 %>
 <%def name="fit()">\
 ${sg.reqd(MSG)}\
-% if MWAVES:
-#ifdef __AMDGCN__
-__attribute__((amdgpu_waves_per_eu(${MWAVES})))
-#endif
-% endif
+${sg.waves(MWAVES)}\
 </%def>
 // forced dimensions first, the others sorted by Batcher's network (clts/mp/network.py): fixed
 // positions, so that v stays in registers where the loops over it unroll (an insertion sort's

@@ -83,11 +83,7 @@
 #define NDIM ${DIM}
 
 ${sg.reqd(SG)}\
-% if WAVES:
-#ifdef __AMDGCN__
-__attribute__((amdgpu_waves_per_eu(${WAVES})))
-#endif
-% endif
+${sg.waves(WAVES)}\
 __kernel void mdiag(
     __global const int4 *desc, const int doff, const int n_work, const int s0, const int m,
     const int l, const int NW,

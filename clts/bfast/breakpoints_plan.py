@@ -17,6 +17,12 @@ asks of Intel GPUs (``-cl-intel-256-GRF-per-thread``, ``clts.runtime.programs.dr
 ``bp_dp`` comes from a build without it), taken only for the regressor counts whose rotation
 state spills at SIMD16 with 128 GRF (``LARGE_GRF_FROM``); large GRF halves the hardware threads
 per XVE (occupancy 50 % at most).
+The per-pixel fit kernels of the device path (``bp_post``, ``bp_magnitudes``:
+``templates/bfast/device.cl.mako``, one pixel a work-item, its K x K system in registers) take
+the same ``subgroup``, the profile's ``grf`` from ``FIT_LARGE_GRF_FROM`` regressors on
+(``fit_grf``, derived: their system spills from a K of its own) and ``waves`` (AMD GPUs, 0: the
+compiler's choice): the fewest waves per SIMD their registers must allow
+(``amdgpu_waves_per_eu``), taken up to ``FIT_WAVES_MAX_K`` regressors (``fit_params``).
 ``split`` (NVIDIA and AMD profiles: 1; CPUs, Intel GPUs: 0, the kernel above) splits ``bp_rss``
 over K work-items per (pixel, start), a column of R each, in work-groups of K x
 ``pixels_per_group`` pixels: the rotation state that kept the float64 kernel at 150 registers on
@@ -33,13 +39,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..runtime.plans import (GRF_MODES, LANE_WIDTHS, PlanBase, PlanValueError, check_subgroup,
-                             read_tunables, validated)
+                             check_waves, read_tunables, validated)
 
 KEYS = {"lanes": "bfast.breakpoints.lanes", "wg": "bfast.breakpoints.wg",
         "interleave": "bfast.breakpoints.interleave", "dp_wg": "bfast.breakpoints.dp_wg",
         "chunk_bytes": "bfast.breakpoints.chunk_bytes",
         "subgroup": "bfast.breakpoints.subgroup", "grf": "bfast.breakpoints.grf",
-        "split": "bfast.breakpoints.split", "scan": "bfast.breakpoints.scan"}
+        "split": "bfast.breakpoints.split", "scan": "bfast.breakpoints.scan",
+        "waves": "bfast.breakpoints.waves"}
 #: itemsize -> the fewest regressors K whose ``bp_rss`` spills at SIMD16 with 128 GRF, where a
 #: profile's ``grf`` is taken: IGC (ocloc pvc, lanes = 1, any N) spills 896 / 2,304 / 3,840 /
 #: 7,296 B at K = 8 / 9 / 10 / 12 in float64, none at K <= 7; with 256 GRF none at K = 8 and 12
@@ -47,6 +54,17 @@ KEYS = {"lanes": "bfast.breakpoints.lanes", "wg": "bfast.breakpoints.wg",
 #: 78" GRFs) and 3,072 B at K = 14, against 11,264; float32 1,536 B at K = 13, none below (IGC's first try
 #: spills at K = 9 and 10, its retry does not) nor at K <= 18 with 256 GRF
 LARGE_GRF_FROM = {8: 8, 4: 13}
+#: the fewest regressors K whose per-pixel fit kernels take the profile's ``grf``: IGC (ocloc
+#: pvc, SIMD16, their accumulation in float64 whatever the data's precision) spills ``bp_post``
+#: 4,992 / 8,384 B and ``bp_magnitudes`` 512 / 2,048 B at K = 7 / 8 with 128 GRF, none at
+#: K <= 6, none with 256 (large GRF would only halve the hardware threads below that)
+FIT_LARGE_GRF_FROM = 7
+#: the most regressors K whose per-pixel fit kernels take the profile's ``waves``: on gfx908 at
+#: 4 waves (clang offline compile, float64 and float32 data alike) ``bp_magnitudes`` takes 73 /
+#: 94 / 108 VGPRs at K = 4 / 5 / 6 and ``bp_post`` 58 / 77 / 108, no scratch, against 81 / 116 /
+#: 123 and 58 / 77 / 127 (3 / 2 / 2 waves) without the hint; from K = 8 four waves spill
+#: (``bp_post`` 236 B of scratch) and the hint is off; gfx90a keeps >= 4 waves up to K = 6 without it
+FIT_WAVES_MAX_K = 6
 
 
 @dataclass(frozen=True)
@@ -70,6 +88,15 @@ class BreakpointsPlan(PlanBase):
     grf: int = 0
     split: int = 0
     scan: int = 0
+    waves: int = 0
+    fit_grf: int = 0        # derived by make_plan: the fit kernels' grf
+
+    def fit_params(self) -> dict:
+        """The template parameters that fit the per-pixel kernels of ``bfast/device.cl.mako``
+        (``bp_post``, ``bp_magnitudes``) to the device, those not 0: ``SG`` (the sub-group
+        size), ``grf`` (Intel's register mode, a build parameter), ``WAVES`` (AMD)."""
+        p = {"SG": self.subgroup, "grf": self.fit_grf, "WAVES": self.waves}
+        return {k: v for k, v in p.items() if v}
 
     def validate(self, dev=None):
         """Raise ``PlanValueError`` (a ValueError naming the field) for a bad value."""
@@ -96,18 +123,28 @@ class BreakpointsPlan(PlanBase):
             raise PlanValueError("scan", f"must be 0 or 1, got {self.scan!r}")
         if self.split and self.lanes != 1:
             raise PlanValueError("split", f"=1 needs lanes = 1, got lanes={self.lanes}")
-        if isinstance(self.grf, bool) or self.grf not in GRF_MODES:
-            raise PlanValueError("grf", f"must be one of {GRF_MODES}, got {self.grf!r}")
+        for name in ("grf", "fit_grf"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or v not in GRF_MODES:
+                raise PlanValueError(name, f"must be one of {GRF_MODES}, got {v!r}")
+        check_waves(self.waves)
         return self
 
 
 def make_plan(device, problem: Problem, **overrides) -> BreakpointsPlan:
     """Plan from ``device.profile`` (section ``bfast.breakpoints``) for ``problem``; keywords
     override. The profile's ``grf`` is kept only where ``LARGE_GRF_FROM`` says the problem's
-    rotation state spills without it (a forced one always), its ``split`` only with lanes = 1."""
+    rotation state spills without it, and for the fit kernels (``fit_grf``) from
+    ``FIT_LARGE_GRF_FROM`` regressors on; its ``waves`` up to ``FIT_WAVES_MAX_K`` regressors;
+    a forced value always; its ``split`` only with lanes = 1."""
     t = read_tunables(device, KEYS, overrides)
-    if "grf" not in t.forced and problem.regressors < LARGE_GRF_FROM.get(problem.itemsize, 0):
+    K = problem.regressors
+    forced = t.forced
+    t.values["fit_grf"] = t.values["grf"] if "grf" in forced or K >= FIT_LARGE_GRF_FROM else 0
+    if "grf" not in forced and K < LARGE_GRF_FROM.get(problem.itemsize, 0):
         t.values["grf"] = 0
+    if "waves" not in forced and K > FIT_WAVES_MAX_K:
+        t.values["waves"] = 0
     if "split" not in t.forced and t.values["lanes"] != 1:    # the split kernel is scalar
         t.values["split"] = 0
     return validated(BreakpointsPlan(**t.values), device, KEYS, t.forced)

@@ -95,20 +95,20 @@ def constant(dev, name: str, host, dtype):
     return arr
 
 
-def program(dev, *, real, in_type, has_nodata, K=1, q=0):
+def program(dev, *, real, in_type, has_nodata, K=1, q=0, fit=None):
     """The device-path program (``bfast/device.cl.mako``); ``q``: the last q of the K columns
-    per pixel. Its per-pixel breakpoint kernels run at the sub-group size and register mode
-    of the profile's ``bfast.breakpoints`` (Intel GPUs: at SIMD32 and 128 GRF IGC spilled
-    their K x K systems)."""
-    from ..runtime.plans import profile_value
+    per pixel. ``fit`` None: the steps' build (gathers, first valid dates, coefficients, the
+    criteria and selection); a breakpoints Plan: the per-pixel fit kernels (``bp_post``,
+    ``bp_start``, ``bp_magnitudes``), fitted to the device by its ``fit_params``: sub-group size
+    and register mode on Intel GPUs (at SIMD32 and 128 GRF IGC spills their K x K systems), waves
+    per SIMD on AMD GPUs."""
     acc = "double" if dev.fp64 else real
     extra = {"q": int(q)} if q else {}
-    for key, name in (("subgroup", "SG"), ("grf", "grf")):     # grf: IGC's register mode
-        value = int(profile_value(dev, f"bfast.breakpoints.{key}") or 0)
-        if value:
-            extra[name] = value
+    if fit is not None:
+        extra.update(fit.fit_params())
     return dev.program("bfast/device.cl.mako", real=real, acc=acc, in_type=in_type,
-                       has_nodata=int(bool(has_nodata)), K=int(K), **extra)
+                       has_nodata=int(bool(has_nodata)), K=int(K),
+                       kernels="steps" if fit is None else "fit", **extra)
 
 
 def acc_dtype(dev, dtype):
@@ -387,7 +387,7 @@ def run_breakpoints(dev, plan, y, X, h, breaks, dtype, *, nodata=None, rows=None
     Xa = constant(dev, "bfast.X", X, acc)
     keep.append(Xa)
     k = program(dev, real="double" if dtype == np.float64 else "float", in_type=c_type(y.dtype),
-                has_nodata=nodata is not None, K=K, q=q).kernel("bp_post")
+                has_nodata=nodata is not None, K=K, q=q, fit=plan).kernel("bp_post")
     launch(dev, k, round_up(M, 64), 64, y.base_data, np.int64(element_offset(y)), np.int32(M),
            np.int32(N), Xa.data, *((xp.data,) if q else ()), out["status"].data, out["h"].data, out["nobs"].data,
            out["bmax"].data, out["rss"].data, out["bp"].data, np.int32(BREAKS + 1),
@@ -499,7 +499,7 @@ def history_starts(dev, y, n, X, nodata, xp=None):
     keep += list(out.values()) + list(s.values())
     k = program(dev, real=real, in_type=c_type(y.dtype),
                 has_nodata=nodata is not None, K=Xr.shape[1] + q if q else K,
-                q=q).kernel("bp_start")
+                q=q, fit=plan).kernel("bp_start")
     launch(dev, k, round_up(M, 64), 64, y.base_data, np.int64(element_offset(y)), np.int32(M),
            s["sel"].data, s["bp"].data, np.int32(n), np.int32(N),
            dtype.type(nodata_value(y.dtype, nodata)), hs.data,
@@ -507,9 +507,10 @@ def history_starts(dev, y, n, X, nodata, xp=None):
     return hs, keep
 
 
-def magnitudes(dev, y, X, sel, bps, dtype, nodata, xp=None):
-    """``bfast_breaks``' magnitudes ``[B, M]`` on the device (float64 where it has it);
-    ``xp``: per-pixel regressors after ``X``'s columns (``pixel_device.prepare``)."""
+def magnitudes(dev, plan, y, X, sel, bps, dtype, nodata, xp=None):
+    """``bfast_breaks``' magnitudes ``[B, M]`` on the device (float64 where it has it), by the
+    kernel that breakpoints Plan ``plan`` fits to the device; ``xp``: per-pixel regressors
+    after ``X``'s columns (``pixel_device.prepare``)."""
     N = int(y.shape[0])
     M = int(y.shape[1]) if y.ndim > 1 else 1
     q = 0 if xp is None else xp.shape[0] // (N + 2)
@@ -521,7 +522,7 @@ def magnitudes(dev, y, X, sel, bps, dtype, nodata, xp=None):
     if M:
         k = program(dev, real="double" if dtype == np.float64 else "float",
                     in_type=c_type(y.dtype), has_nodata=nodata is not None,
-                    K=K, q=q).kernel("bp_magnitudes")
+                    K=K, q=q, fit=plan).kernel("bp_magnitudes")
         launch(dev, k, round_up(M, 64), 64, y.base_data, np.int64(element_offset(y)),
                np.int32(M), np.int32(N), Xd.data, *((xp.data,) if q else ()), sel.data, bps.data, np.int32(B),
                dtype.type(nodata_value(y.dtype, nodata)), mags.data)

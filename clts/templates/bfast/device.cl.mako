@@ -1,3 +1,4 @@
+<%namespace name="sg" file="/common/subgroup.cl.mako"/>\
 ## BFAST on device-resident cubes: the steps that the numpy path does on the host, as kernels, so
 ## that a call on a pyopencl array neither transfers nor waits (clts.bfast.device).
 ##   gather_raw     a chunk of pixel columns of the cube [rows, ld] (element offset off) copied into
@@ -16,10 +17,15 @@
 ##   bp_magnitudes  fit after minus fit before at the first valid date after each selected break
 ##                  (segment least squares in acc, Cholesky; a pivot below K eps of the diagonal's
 ##                  largest marks a segment rank-deficient: NaN)
+## Two builds (variable kernels): "steps" the first five kernels above; "fit" bp_post, bp_start and
+## bp_magnitudes, one pixel a work-item with its K x K system in registers, fitted to the device by
+## the breakpoints Plan's fit_params (SG: Intel's sub-group size, grf: its register mode, a build
+## parameter; WAVES: AMD's fewest waves per SIMD), which the first part has no use for (on Intel's
+## Max the large-GRF build would halve the steps' hardware threads for nothing).
 ## The formulas are those of the host code (bfast/api.py, breaks_api.py, breakpoints.py), in the
 ## same order of operations (FP_CONTRACT off: no fused multiply-adds the host has not).
 ## Variables: real (the data's computation type), acc (float64 where the device has it, else
-## real), in_type, has_nodata, K; q (optional): the last q of the K columns are per pixel, read
+## real), in_type, has_nodata, K, kernels; q (optional): the last q of the K columns are per pixel, read
 ## from XP[(t q + j) M + p] (clts.bfast.pixel_device), bp_post / bp_start / bp_magnitudes take it.
 <%include file="/common/real.cl.mako"/>
 <%
@@ -41,19 +47,7 @@ inline real load_real(__global const in_t* y, const long i, const real nodata)
 % endif
     return v;
 }
-% if q:
-## date t's row of pixel p's design: X's K - q shared columns, then the pixel's own q
-static inline void design_row(__global const acc* X, __global const acc* XP, const int t,
-                              const int p, const int M, acc* xr)
-{
-%   for a in range(K - q):
-    xr[${a}] = X[(long)t * ${K - q} + ${a}];
-%   endfor
-%   for j in range(q):
-    xr[${K - q + j}] = XP[((long)t * ${q} + ${j}) * M + p];
-%   endfor
-}
-% endif
+% if kernels == "steps":
 
 __kernel void gather_raw(__global const in_t* restrict src, const long off, const int ld,
                          const int a, const int m, const int mp, const int tail,
@@ -161,6 +155,21 @@ __kernel void bp_select(__global const real* restrict rss, __global const int* r
     }
 }
 
+% else:
+% if q:
+## date t's row of pixel p's design: X's K - q shared columns, then the pixel's own q
+static inline void design_row(__global const acc* X, __global const acc* XP, const int t,
+                              const int p, const int M, acc* xr)
+{
+%   for a in range(K - q):
+    xr[${a}] = X[(long)t * ${K - q} + ${a}];
+%   endfor
+%   for j in range(q):
+    xr[${K - q + j}] = XP[((long)t * ${q} + ${j}) * M + p];
+%   endfor
+}
+% endif
+
 ## whether the Gram matrix g0 .. g{K K - 1} (K x K, full, row-major scalars) has an eigenvalue
 ## at or below tol2 times its largest, into int `out` (cyclic Jacobi; numpy input asks eigvalsh
 ## the same). Scalars and unrolled loops: nothing indexed at run time, so the matrix stays in
@@ -201,20 +210,12 @@ __kernel void bp_select(__global const real* restrict rss, __global const int* r
             ${out} = !(lo > tol2 * hi);
         }
 </%def>
-## the per-pixel kernels' fit to the device: a sub-group size (Intel GPUs, the breakpoints
-## profile's), and on AMD GPUs at K <= 4 at least 4 waves per SIMD (LLVM otherwise scheduled
-## bp_post's unrolled rotations into 129 VGPRs at K = 4, 1 wave; 58 with the hint, no scratch)
+## the per-pixel kernels' fit to the device (the breakpoints Plan's fit_params): SG, the
+## sub-group size (Intel GPUs), WAVES, the fewest waves per SIMD (AMD GPUs), 0 or absent: the
+## compiler's choice
 <%def name="fit()">\
-% if context.get("SG", 0):
-#ifdef cl_intel_required_subgroup_size
-__attribute__((intel_reqd_sub_group_size(${context.get("SG", 0)})))
-#endif
-% endif
-% if K <= 4:
-#ifdef __AMDGCN__
-__attribute__((amdgpu_waves_per_eu(4)))
-#endif
-% endif
+${sg.reqd(context.get("SG", 0))}\
+${sg.waves(context.get("WAVES", 0))}\
 </%def>
 
 ${fit()}\
@@ -419,3 +420,4 @@ __kernel void bp_magnitudes(__global const in_t* restrict y, const long off, con
         lo = hi;
     }
 }
+% endif

@@ -15,12 +15,14 @@ again in that process (every program built), and the first call of a second fres
 (``clts.matrix_profile``) and write (xarray, h5netcdf), one with numpy in and out, and
 ``clts --help``, round robin, warm kernel cache: the median wall and CPU (user + system) time
 of each and the CLI's difference to the same work (CPU time is the steadier figure on a loaded
-machine). Results go to ``bench/results/startup-<device>.md``.
+machine). Results go to ``bench/results/startup-<device>.md`` (a subset of ``--calls``: a file
+named after them).
 """
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -47,12 +49,16 @@ CALLS = {
     "bfast_monitor ROC": "clts.bfast_monitor(y2.T, np.arange(480.0) / 12, 30.0, freq=1.0, "
                          "history='ROC', device=dev)",
     "ocean.tke": "clts.ocean.tke(*benchmark_inputs(2 ** 14).values(), device=dev)",
+    "bfast_breaks device cube": "clts.to_numpy(clts.bfast_breaks(cla.to_device(dev.queue, "
+                                "np.ascontiguousarray(y2[:, :120].T)), np.arange(120.0) / 12, "
+                                "freq=12.0, device=dev))",
 }
 
 CHILD = """
 import sys, time
 t0 = time.perf_counter()
 import numpy as np, clts
+import pyopencl.array as cla
 from clts.ocean.inputs import benchmark_inputs
 from clts.runtime import programs
 if {one_thread}:       # programs built one after the other (one build thread)
@@ -137,7 +143,8 @@ def builds(device: str, repeats: int, names) -> list[str]:
     clts.set_options(progress=False)
     dev = clts.get_device(device)
     rng = np.random.default_rng(0)
-    ns = dict(np=np, clts=clts, benchmark_inputs=benchmark_inputs, rng=rng,
+    import pyopencl.array as cla
+    ns = dict(np=np, clts=clts, cla=cla, benchmark_inputs=benchmark_inputs, rng=rng,
               s=np.cumsum(rng.standard_normal(4000)),
               y2=np.sin(2 * np.pi * np.arange(480) / 12) + rng.random((16, 480)))
     real_build = programs._build
@@ -262,7 +269,10 @@ def main() -> None:
         if "cli" in args.only:
             parts += [f"## `clts mp` on {args.n} rows against a fresh Python process", ""]
             parts += cli(args.device, tmp, args.n, args.repeats) + [""]
-    out = ROOT / "bench" / "results" / f"startup-{args.device.split()[0].lower()}.md"
+    name = f"startup-{args.device.split()[0].lower()}"
+    if set(args.calls.split(",")) != set(CALLS):       # a subset: a file of its own
+        name += "-" + re.sub(r"[^a-z0-9]+", "-", args.calls.lower()).strip("-")
+    out = ROOT / "bench" / "results" / f"{name}.md"
     out.write_text("\n".join(parts))
     print(f"wrote {out}")
 

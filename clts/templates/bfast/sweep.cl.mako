@@ -30,11 +30,16 @@
     QP = context.get("q", 0)        # per-pixel regressors: the last QP of the K columns
     KS = K - QP
     LS = context.get("LS", 0)       # RE / ME: the K x K work arrays in local memory, LS a group
+    # R's basis (ra, rb) as the date loop reads it: with LS (GPUs) through volatile pointers,
+    # since the values are the same every date and the compilers hoisted their products out of
+    # the loop and kept them live (ME, float64 K = 8: the 4 K (K + 1) / 2 products of the basis
+    # change, 255 registers and 768 B spilled on sm_80, 464 VGPRs on gfx908; 254 / 221 without)
+    RA, RB = ("rav", "rbv") if LS and not QP else ("ra", "rb")
     def XPE(t, a):      # the design's per-pixel column a at date t, as EV
         off = "((long)(%s) * %d + %d) * Mp + p0" % (t, QP, a - KS)
         return "(EV)XP[%s]" % off if lanes == 1 else "load_xpe(XP, %s)" % off
 %>
-<%def name="r_basis(src, conv, reset=True)">
+<%def name="r_basis(src, conv, reset=True, ra='ra', rb='rb')">
     // A' G A into qa (full), A the change to R's basis: R's column j = ra[j] + rb[j] (column j),
     // (A' G A)_ij = ra_i ra_j G_00 + ra_i rb_j G_0j + rb_i ra_j G_i0 + rb_i rb_j G_ij; ev = I
 <%
@@ -47,8 +52,8 @@
 % endfor
 % for a in range(K):
 %   for b in range(a, K):
-        qa[${a * K + b}] = qa[${b * K + a}] = ra[${a}] * ra[${b}] * gz0 + ra[${a}] * rb[${b}] * gz${b}
-                                 + rb[${a}] * ra[${b}] * gz${a} + rb[${a}] * rb[${b}] * ${G(a, b)};
+        qa[${a * K + b}] = qa[${b * K + a}] = ${ra}[${a}] * ${ra}[${b}] * gz0 + ${ra}[${a}] * ${rb}[${b}] * gz${b}
+                                 + ${rb}[${a}] * ${ra}[${b}] * gz${a} + ${rb}[${a}] * ${rb}[${b}] * ${G(a, b)};
 %   endfor
 % endfor
     }
@@ -139,8 +144,8 @@
         dd${i} *= ri${i};
 % endfor
 % for j in range(1, K):
-        dd${j} = dd${j} / rb[${j}];
-        dd0 = dd0 - ra[${j}] * dd${j};
+        dd${j} = dd${j} / ${RB}[${j}];
+        dd0 = dd0 - ${RA}[${j}] * dd${j};
 % endfor
 </%def>
 <%def name="re_start()">
@@ -163,6 +168,9 @@
     __global const ${ereal}* ra = bounds_t;
     __global const ${ereal}* rb = bounds_t + ${K};
     __global const ${ereal}* Xe = bounds_t + ${2 * K};
+%   if LS:
+    volatile __global const ${ereal} *rav = ra, *rbv = rb;     // (RA, RB above)
+%   endif
 % endif
 % if LS:
     // the K x K work arrays in local memory (LS work-items a group; GPUs: in private arrays
@@ -333,7 +341,7 @@ ${chol_solve("gk", "u")}
 % endfor
 % if LS:
         // R's basis first: the window's Gram matrix then dies entry by entry in the Cholesky
-${r_basis("gw", False, False)}
+${r_basis("gw", False, False, RA, RB)}
 ${chol_solve("gw", "uw")}
 % else:
 ${chol_solve("gw", "uw")}

@@ -39,6 +39,8 @@ def mi100():
 def test_plan_field(mi100):
     assert make_plan(mi100, Problem(50, 8), version="fused").waves == 3
     assert make_plan(mi100, Problem(50, 8), version="fused", waves=0).waves == 0
+    assert make_plan(mi100, Problem(50, 9), version="fused").waves == 0     # above WAVES_MAX_K
+    assert make_plan(mi100, Problem(50, 9), version="fused", waves=3).waves == 3   # forced
     for bad in (-1, 11, 2.5, True):
         with pytest.raises(ValueError, match="waves"):
             make_plan(mi100, Problem(50, 8), version="fused", waves=bad)

@@ -162,8 +162,6 @@ def run_host(dev, plan, flat, N, n, K, X, bounds_t, tpl, *, dtype, crit, hfrac, 
 
 #: the detailed results in the order the kernels take them
 DETAILED_KEYS = ("coef", "sigma", "mosum", "bounds", "pred")
-#: the most regressors whose fused kernel takes the profile's ``bfast.fused.waves`` (plan.py)
-WAVES_MAX_K = 8
 
 
 def programs(dev, plan, tpl, dtype, starts_given):
@@ -201,11 +199,9 @@ def _programs(dev, plan, tpl, dtype, starts_given):
     LS = state_group(dev, plan, tpl)    # RE / ME on GPUs: their K x K arrays in local memory
     if LS:
         params["LS"] = LS
-    # AMD: the fused kernel of the OLS processes fitted to the profile's waves per SIMD, up to
-    # WAVES_MAX_K regressors (ME / RE hold K x K state per date, and a float64 K = 9 build
-    # spilled 92-100 B at 3 waves on gfx908: the hint stays off there)
-    waves = (plan.waves if tpl.get("process") in ("mosum", "cusum") and K <= WAVES_MAX_K
-             else 0)
+    # AMD: the fused kernel of the OLS processes fitted to the Plan's waves per SIMD (ME / RE
+    # hold K x K state per date: the hint stays off for them)
+    waves = plan.waves if tpl.get("process") in ("mosum", "cusum") else 0
     specs = [("bfast/fused.cl.mako", dict(params, BT=0, **({"WAVES": waves} if waves else {})))
              if plan.version == "fused" else
              ("bfast/multi.cl.mako", dict(params, GP=gp, BT=bt, SG=plan.subgroup))]

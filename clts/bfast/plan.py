@@ -42,7 +42,8 @@ kernel must fit on AMD GPUs (``amdgpu_waves_per_eu``), for the OLS processes (MO
 only: on gfx908 the float64 K = 8 kernel took 116-119 VGPRs (2 waves, 20 %); at 3 it keeps 84
 VGPRs and parks the rest in AGPRs (register moves), no scratch. ME and RE hold K x K state per
 date (247-255 VGPRs), and float64 K = 9 spilled 92-100 B at 3 waves: the hint is off for them
-and above ``monitor_run.WAVES_MAX_K`` (8) regressors.
+and the Plan drops the profile's value above ``WAVES_MAX_K`` (8) regressors (a forced one
+is kept).
 
 ``chunk_bytes`` (profile key ``bfast.chunk_bytes``; 0: none) caps the bytes of one chunk's
 cube and scratch (N values in and N of scratch per pixel) below the device limits: the kernels
@@ -57,6 +58,8 @@ from ..runtime.plans import (LANE_WIDTHS, PlanBase, PlanValueError, check_subgro
                              check_waves, profile_value, read_tunables, validated)
 
 VERSIONS = ("fused", "multi")
+#: the most regressors whose fused kernel takes the profile's ``bfast.fused.waves``
+WAVES_MAX_K = 8
 SCRATCH = ("pixel", "time")
 MATRIX = ("pixel", "rows")
 BOUNDS = ("inline", "table")
@@ -142,6 +145,8 @@ def make_plan(device, problem: Problem, **overrides) -> Plan:
     if version == "fused" and "lanes" not in t.forced:
         t.values["lanes"] = capped_lanes(t.values["lanes"], K, profile_value(
             dev, "bfast.fused.max_lanes_k"))
+    if "waves" not in t.forced and K > WAVES_MAX_K:
+        t.values["waves"] = 0
     plan = validated(Plan(version=version, **t.values), dev, keys, t.forced)
     if plan.version == "multi" and not multi_fits(dev, K):
         raise ValueError(f"version 'multi' needs work-groups of 2*K*K = {2 * K * K} work-items; "

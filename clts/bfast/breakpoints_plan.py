@@ -38,8 +38,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..runtime.plans import (GRF_MODES, LANE_WIDTHS, PlanBase, PlanValueError, check_subgroup,
-                             check_waves, read_tunables, validated)
+from ..runtime.plans import (GRF_MODES, LANE_WIDTHS, PlanBase, PlanValueError, check_choice,
+                             check_int, check_subgroup, check_waves, check_work_group,
+                             read_tunables, validated)
 
 KEYS = {"lanes": "bfast.breakpoints.lanes", "wg": "bfast.breakpoints.wg",
         "interleave": "bfast.breakpoints.interleave", "dp_wg": "bfast.breakpoints.dp_wg",
@@ -100,33 +101,21 @@ class BreakpointsPlan(PlanBase):
 
     def validate(self, dev=None):
         """Raise ``PlanValueError`` (a ValueError naming the field) for a bad value."""
-        if self.lanes not in LANE_WIDTHS:
-            raise PlanValueError("lanes", f"must be one of {LANE_WIDTHS}, got {self.lanes!r}")
+        check_choice(self, "lanes", LANE_WIDTHS)
         for name in ("wg", "dp_wg", "interleave"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise PlanValueError(name, f"must be a positive integer, got {v!r}")
-            if name != "interleave" and dev is not None and v > dev.max_work_group:
-                raise PlanValueError(name, f"={v} exceeds the device's max work-group size "
-                                           f"{dev.max_work_group}")
+            check_int(self, name)
+        check_work_group(self, dev, "wg", "dp_wg")
         if self.interleave % self.lanes:
             raise PlanValueError("interleave", f"={self.interleave} must be a multiple of lanes "
                                                f"({self.lanes})")
-        cb = self.chunk_bytes
-        if isinstance(cb, bool) or not isinstance(cb, int) or cb < 0:
-            raise PlanValueError("chunk_bytes", f"must be a non-negative integer (0: no cap), "
-                                                f"got {cb!r}")
+        check_int(self, "chunk_bytes", lo=0, note=" (0: no cap)")
         check_subgroup(self.subgroup)
-        if isinstance(self.split, bool) or self.split not in (0, 1):
-            raise PlanValueError("split", f"must be 0 or 1, got {self.split!r}")
-        if isinstance(self.scan, bool) or self.scan not in (0, 1):
-            raise PlanValueError("scan", f"must be 0 or 1, got {self.scan!r}")
+        check_int(self, "split", lo=0, hi=1)
+        check_int(self, "scan", lo=0, hi=1)
         if self.split and self.lanes != 1:
             raise PlanValueError("split", f"=1 needs lanes = 1, got lanes={self.lanes}")
-        for name in ("grf", "fit_grf"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or v not in GRF_MODES:
-                raise PlanValueError(name, f"must be one of {GRF_MODES}, got {v!r}")
+        check_choice(self, "grf", GRF_MODES)
+        check_choice(self, "fit_grf", GRF_MODES)
         check_waves(self.waves)
         return self
 

@@ -54,8 +54,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..runtime.plans import (LANE_WIDTHS, PlanBase, PlanValueError, check_subgroup,
-                             check_waves, profile_value, read_tunables, validated)
+from ..runtime.plans import (LANE_WIDTHS, PlanBase, PlanValueError, check_choice, check_int,
+                             check_subgroup, check_waves, check_work_group, profile_value,
+                             read_tunables, validated)
 
 VERSIONS = ("fused", "multi")
 #: the most regressors whose fused kernel takes the profile's ``bfast.fused.waves``
@@ -93,27 +94,16 @@ class Plan(PlanBase):
         if self.version not in VERSIONS:
             raise PlanValueError("version", f"must be one of {VERSIONS} or 'auto', got "
                                             f"{self.version!r}")
-        if self.lanes not in LANES:
-            raise PlanValueError("lanes", f"must be one of {LANES}, got {self.lanes!r}")
-        if self.scratch not in SCRATCH:
-            raise PlanValueError("scratch", f"must be one of {SCRATCH}, got {self.scratch!r}")
-        if self.matrix not in MATRIX:
-            raise PlanValueError("matrix", f"must be one of {MATRIX}, got {self.matrix!r}")
-        if self.bounds not in BOUNDS:
-            raise PlanValueError("bounds", f"must be one of {BOUNDS}, got {self.bounds!r}")
+        check_choice(self, "lanes", LANES)
+        check_choice(self, "scratch", SCRATCH)
+        check_choice(self, "matrix", MATRIX)
+        check_choice(self, "bounds", BOUNDS)
         check_subgroup(self.subgroup)
         check_waves(self.waves)
-        cb = self.chunk_bytes
-        if isinstance(cb, bool) or not isinstance(cb, int) or cb < 0:
-            raise PlanValueError("chunk_bytes", f"must be a non-negative integer (0: no cap), "
-                                                f"got {cb!r}")
-        for name in ("wg", "roc_wg"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise PlanValueError(name, f"must be a positive integer, got {v!r}")
-            if dev is not None and v > dev.max_work_group:
-                raise PlanValueError(name, f"={v} exceeds the device's max work-group size "
-                                           f"{dev.max_work_group}")
+        check_int(self, "chunk_bytes", lo=0, note=" (0: no cap)")
+        check_int(self, "wg")
+        check_int(self, "roc_wg")
+        check_work_group(self, dev, "wg", "roc_wg")
         return self
 
 

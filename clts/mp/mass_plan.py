@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..runtime.plans import LANE_WIDTHS, PlanBase, PlanValueError, from_profile
+from ..runtime.plans import (LANE_WIDTHS, PlanBase, check_choice, check_int, check_work_group,
+                             from_profile)
 
 #: profile key of each Plan field
 PROFILE_KEYS = {"lanes": "mp.mass.lanes", "chains": "mp.mass.chains", "wg": "mp.mass.wg"}
@@ -44,21 +45,11 @@ class MassPlan(PlanBase):
 
     def validate(self, dev=None):
         """Raise ``PlanValueError`` (a ValueError naming the field) for a bad value."""
-        if self.lanes not in LANE_WIDTHS:
-            raise PlanValueError("lanes", f"must be 1, 2, 4, 8 or 16, got {self.lanes!r}")
-        c = self.chains
-        if isinstance(c, bool) or not isinstance(c, int) or not 1 <= c <= CHAINS_MAX:
-            raise PlanValueError("chains", f"must be an int in 1 .. {CHAINS_MAX}, got {c!r}")
-        w = self.wg
-        if isinstance(w, bool) or not isinstance(w, int) or w < 0:
-            raise PlanValueError("wg", f"must be an int >= 0 (0: the driver picks), got {w!r}")
-        limit = getattr(dev, "max_work_group", None)
-        if limit is not None and w > limit:
-            raise PlanValueError("wg", f"must be <= {limit} (the device's largest "
-                                       f"work-group), got {w}")
-        if self.precision not in PRECISIONS:
-            raise PlanValueError("precision", f"must be one of {PRECISIONS}, got "
-                                              f"{self.precision!r}")
+        check_choice(self, "lanes", LANE_WIDTHS)
+        check_int(self, "chains", hi=CHAINS_MAX)
+        check_int(self, "wg", lo=0, note=" (0: the driver picks)")
+        check_work_group(self, dev, "wg")
+        check_choice(self, "precision", PRECISIONS)
         return self
 
 

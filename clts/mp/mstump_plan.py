@@ -33,8 +33,8 @@ import math
 from dataclasses import dataclass
 
 from ..runtime.occupancy import MIN_FRACTION
-from ..runtime.plans import (LANE_WIDTHS, PlanBase, PlanValueError, check_subgroup,
-                             check_waves, from_profile)
+from ..runtime.plans import (LANE_WIDTHS, PlanBase, PlanValueError, check_choice, check_int,
+                             check_subgroup, check_waves, check_work_group, from_profile)
 from .exact import COOPS
 from .series import PAD_SLACK
 
@@ -81,34 +81,21 @@ class MstumpPlan(PlanBase):
 
     def validate(self, dev=None):
         """Raise ``PlanValueError`` (a ValueError naming the field) for a bad value."""
-        if self.lanes not in LANE_WIDTHS:
-            raise PlanValueError("lanes", f"must be 1, 2, 4, 8 or 16, got {self.lanes!r}")
+        check_choice(self, "lanes", LANE_WIDTHS)
         for name in ("groups", "segment", "wg"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise PlanValueError(name, f"must be an int >= 1, got {v!r}")
-        v = self.interleave
-        if isinstance(v, bool) or not isinstance(v, int) or v not in (0, 1):
-            raise PlanValueError("interleave", f"must be 0 or 1, got {v!r}")
-        v = self.fold
-        if isinstance(v, bool) or not isinstance(v, int) or v < 0 or v & (v - 1):
-            raise PlanValueError("fold", f"must be 0 or a power of two, got {v!r}")
+            check_int(self, name)
+        check_int(self, "interleave", lo=0, hi=1)
+        check_int(self, "fold", lo=0)
+        if self.fold & (self.fold - 1):
+            raise PlanValueError("fold", f"must be 0 or a power of two, got {self.fold}")
         check_subgroup(self.subgroup)
         check_waves(self.waves)
-        v = self.coop
-        if isinstance(v, bool) or v not in COOPS:
-            raise PlanValueError("coop", f"must be one of {COOPS}, got {v!r}")
+        check_choice(self, "coop", COOPS)
         if self.band > PAD_SLACK:
             raise PlanValueError("groups", f"lanes * groups must be <= {PAD_SLACK}, got "
                                            f"{self.lanes} * {self.groups}")
-        limit = getattr(dev, "max_work_group", None)
-        for name in ("wg", "fold"):
-            if limit is not None and getattr(self, name) > limit:
-                raise PlanValueError(name, f"must be <= {limit} (the device's largest "
-                                           f"work-group), got {getattr(self, name)}")
-        if self.precision not in PRECISIONS:
-            raise PlanValueError("precision", f"must be one of {PRECISIONS}, got "
-                                              f"{self.precision!r}")
+        check_work_group(self, dev, "wg", "fold")
+        check_choice(self, "precision", PRECISIONS)
         return self
 
 

@@ -52,7 +52,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
 
-from ..runtime.plans import PlanBase, PlanValueError, check_subgroup, read_tunables, validated
+from ..runtime.plans import (PlanBase, PlanValueError, check_choice, check_int, check_subgroup,
+                             check_work_group, read_tunables, validated)
 
 PRECISIONS = ("double", "mixed", "single")
 MERGES = ("atomic", "partial")
@@ -109,47 +110,29 @@ class Plan(PlanBase):
         """Raise ``PlanValueError`` (a ValueError naming the field) for a bad value; with
         ``dev``, also for a work-group beyond the device's limit."""
         from ..runtime.plans import LANE_WIDTHS, UNROLL_MAX
-        if self.lanes not in LANE_WIDTHS:
-            raise PlanValueError("lanes", f"must be 1, 2, 4, 8 or 16, got {self.lanes!r}")
-        for name in ("groups", "tile", "segment", "wg", "block_rows", "unroll"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise PlanValueError(name, f"must be a positive int, got {v!r}")
-        if self.unroll > UNROLL_MAX:
-            raise PlanValueError("unroll", f"must be <= {UNROLL_MAX}, got {self.unroll}")
-        for name in ("groups_per_cu", "interleave", "fold"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-                raise PlanValueError(name, f"must be a non-negative int, got {v!r}")
-        if self.interleave > 1:
-            raise PlanValueError("interleave", f"must be 0 or 1, got {self.interleave}")
+        check_choice(self, "lanes", LANE_WIDTHS)
+        for name in ("tile", "segment", "wg", "block_rows"):
+            check_int(self, name)
+        check_int(self, "groups", hi=64, note=" (lane groups)")
+        check_int(self, "unroll", hi=UNROLL_MAX)
+        check_int(self, "groups_per_cu", lo=0, note=" (0: one group may fill a compute unit)")
+        check_int(self, "interleave", lo=0, hi=1)
+        check_int(self, "fold", lo=0)
         if self.fold & (self.fold - 1):
             raise PlanValueError("fold", f"must be 0 or a power of two, got {self.fold}")
-        if self.groups > 64:
-            raise PlanValueError("groups", f"must be <= 64 lane groups, got {self.groups}")
-        limit = getattr(dev, "max_work_group", None)
-        for name in ("wg", "fold"):
-            if limit is not None and getattr(self, name) > limit:
-                raise PlanValueError(name, f"must be <= {limit} (the device's largest "
-                                           f"work-group), got {getattr(self, name)}")
+        check_work_group(self, dev, "wg", "fold")
         if self.segment < self.band:
             raise PlanValueError("segment", f"({self.segment}) must be >= lanes*groups "
                                             f"({self.band})")
-        for name, ok in (("store", STORES), ("topk_store", TOPK_STORES)):
-            if getattr(self, name) not in ok:
-                raise PlanValueError(name, f"must be one of {ok}, got "
-                                           f"{getattr(self, name)!r}")
+        check_choice(self, "store", STORES)
+        check_choice(self, "topk_store", TOPK_STORES)
         if self.topk_store == "window" and self.lanes != 1:
             raise PlanValueError("topk_store", f"'window' needs lanes=1 (one diagonal per "
                                                f"lane group), got lanes={self.lanes}")
         check_subgroup(self.subgroup)
-        if self.keep not in KEEPS:
-            raise PlanValueError("keep", f"must be one of {KEEPS}, got {self.keep!r}")
-        if self.merge not in MERGES:
-            raise PlanValueError("merge", f"must be one of {MERGES}, got {self.merge!r}")
-        if self.precision not in PRECISIONS:
-            raise PlanValueError("precision", f"must be one of {PRECISIONS}, got "
-                                              f"{self.precision!r}")
+        check_choice(self, "keep", KEEPS)
+        check_choice(self, "merge", MERGES)
+        check_choice(self, "precision", PRECISIONS)
         return self
 
 

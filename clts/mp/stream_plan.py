@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..runtime.plans import PlanBase, PlanValueError, check_subgroup, from_profile
+from ..runtime.plans import PlanBase, check_int, check_subgroup, from_profile
 
 #: profile key of each Plan field
 PROFILE_KEYS = {"host_points": "mp.stream.host_points",
@@ -44,12 +44,8 @@ class StreamPlan(PlanBase):
 
     def validate(self, dev=None):
         """Raise ``PlanValueError`` (a ValueError naming the field) for a bad value."""
-        h = self.host_points
-        if isinstance(h, bool) or not isinstance(h, int) or h < 0:
-            raise PlanValueError("host_points", f"must be an int >= 0, got {h!r}")
-        z = self.lazy_points
-        if isinstance(z, bool) or not isinstance(z, int) or z < 1:
-            raise PlanValueError("lazy_points", f"must be an int >= 1, got {z!r}")
+        check_int(self, "host_points", lo=0)
+        check_int(self, "lazy_points")
         check_subgroup(self.subgroup)
         return self
 

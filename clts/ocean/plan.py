@@ -49,8 +49,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ..runtime.plans import (LANE_WIDTHS, PlanBase, PlanValueError, check_subgroup,
-                             read_tunables, validated)
+from ..runtime.plans import (LANE_WIDTHS, PlanBase, PlanValueError, check_choice, check_int,
+                             check_subgroup, check_work_group, read_tunables, validated)
 
 VERSIONS = ("fused", "tiled")
 TRANSFERS = ("copy", "host_ptr")
@@ -68,17 +68,10 @@ TKE_KEYS = {**{k: f"ocean.tke.{k}" for k in ("lanes", "wg", "advection", "stream
 
 
 def _check_lanes_wg(plan, dev):
-    if plan.lanes not in LANES:
-        raise PlanValueError("lanes", f"must be one of {', '.join(map(str, LANES))}, got "
-                                      f"{plan.lanes!r}")
-    if isinstance(plan.wg, bool) or not isinstance(plan.wg, int) or plan.wg < 0:
-        raise PlanValueError("wg", f"must be an integer >= 0 (0: the driver picks), got "
-                                   f"{plan.wg!r}")
-    if plan.wg > dev.max_work_group:
-        raise PlanValueError("wg", f"must be <= {dev.max_work_group} (the device's largest "
-                                   f"work-group), got {plan.wg}")
-    if plan.transfer not in TRANSFERS:
-        raise PlanValueError("transfer", f"must be one of {TRANSFERS}, got {plan.transfer!r}")
+    check_choice(plan, "lanes", LANES)
+    check_int(plan, "wg", lo=0, note=" (0: the driver picks)")
+    check_work_group(plan, dev, "wg")
+    check_choice(plan, "transfer", TRANSFERS)
 
 
 @dataclass(frozen=True)
@@ -110,16 +103,13 @@ class SuperbeePlan(PlanBase):
             raise PlanValueError("version", f"must be 'auto' or one of {VERSIONS}, not "
                                             f"{self.version!r}")
         _check_lanes_wg(self, dev)
-        if isinstance(self.tile, bool) or self.tile not in (0, 1):
-            raise PlanValueError("tile", f"must be 0 or 1, got {self.tile!r}")
+        check_int(self, "tile", lo=0, hi=1)
         if self.tile:
             why = superbee_tile_unfit(dev, self, itemsize)
             if why:
                 raise PlanValueError("tile", why)
         for k in TILE_KEYS:
-            v = getattr(self, k)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise PlanValueError(k, f"must be an integer >= 1, got {v!r}")
+            check_int(self, k)
         if self.version == "tiled" and not tile_fits(dev, self.tile_z, self.tile_y,
                                                      self.tile_x, itemsize):
             raise ValueError(f"tile {self.tile_z} x {self.tile_y} x {self.tile_x} (z, y, x) "
@@ -147,14 +137,10 @@ class TkePlan(PlanBase):
         """Raise ``PlanValueError`` (a ValueError naming the field) for a bad value; the
         Superbee plan is checked too."""
         _check_lanes_wg(self, dev)
-        if self.advection not in ADVECTIONS:
-            raise PlanValueError("advection", f"must be one of {ADVECTIONS}, got "
-                                              f"{self.advection!r}")
-        if self.stream not in (0, 1):
-            raise PlanValueError("stream", f"must be 0 or 1, got {self.stream!r}")
+        check_choice(self, "advection", ADVECTIONS)
+        check_choice(self, "stream", (0, 1))
         check_subgroup(self.subgroup)
-        if isinstance(self.tile, bool) or self.tile not in (0, 1):
-            raise PlanValueError("tile", f"must be 0 or 1, got {self.tile!r}")
+        check_int(self, "tile", lo=0, hi=1)
         if self.tile:
             why = tile_unfit(dev, self, itemsize, levels)
             if why:

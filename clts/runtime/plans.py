@@ -199,6 +199,34 @@ class PlanValueError(ValueError):
         self.name = name
 
 
+def check_int(plan, name: str, lo: int = 1, hi: int | None = None, note: str = "") -> None:
+    """Raise :class:`PlanValueError` unless ``plan``'s field ``name`` is an int (not a bool)
+    from ``lo`` (to ``hi``); ``note`` says what a special value means (", 0: ...")."""
+    v = getattr(plan, name)
+    if isinstance(v, bool) or not isinstance(v, int) or v < lo or (hi is not None and v > hi):
+        span = f">= {lo}" if hi is None else f"from {lo} to {hi}"
+        raise PlanValueError(name, f"must be an integer {span}{note}, got {v!r}")
+
+
+def check_choice(plan, name: str, choices) -> None:
+    """Raise :class:`PlanValueError` unless ``plan``'s field ``name`` is one of ``choices``
+    (a bool never is, even where 0 / 1 are)."""
+    v = getattr(plan, name)
+    if isinstance(v, bool) or v not in choices:
+        raise PlanValueError(name, f"must be one of {tuple(choices)}, got {v!r}")
+
+
+def check_work_group(plan, dev, *names: str) -> None:
+    """Raise :class:`PlanValueError` where a field of ``names`` exceeds ``dev``'s largest
+    work-group (no check without a device)."""
+    limit = getattr(dev, "max_work_group", None)
+    for name in names:
+        v = getattr(plan, name)
+        if limit is not None and v > limit:
+            raise PlanValueError(name, f"must be <= {limit} (the device's largest work-group), "
+                                       f"got {v}")
+
+
 def check_subgroup(value, name: str = "subgroup") -> None:
     """Raise :class:`PlanValueError` naming ``name`` unless ``value`` is one of
     :data:`SUBGROUPS` (the sub-group size a kernel requires on Intel GPUs)."""

@@ -26,8 +26,10 @@ caller (``matrix_profile(..., plan=Plan(...))`` or keyword overrides), which is 
 - ``interleave``: 1 lays the per-work-item slices of the local tile arrays and the top-k
   kernel's partial lists (rowPV / colPV) out interleaved by work-item (element e of work-item
   w at e * n + w: adjacent work-items touch adjacent words, coalesced on GPUs and free of local
-  bank conflicts); 0: one contiguous slice per work-item (CPUs, where a work-item's slice stays
-  in its cache lines). Results are identical.
+  bank conflicts), and merges the top-k lists with a work-item per candidate (``merge_k``:
+  the lanes of a row read its entries together); 0: one contiguous slice per work-item and a
+  work-item per merged row (CPUs, where a work-item's data stays in its cache lines). Results
+  are identical.
 - ``fold``: work-group size of the work-group-cooperative folds of the top-k partial lists
   (GPUs; a power of two): a work-group per row (its work-items stride over the launch's
   work-items, then a tree of list merges in local memory) and per block of column groups

@@ -163,15 +163,15 @@ def _topk(job):
             for name, I in (("right", pri), ("left", pci)):
                 d = _exact_dev(dev, p, A, A, I, lA, k)
                 keep.append(d)
-                _merge_dev(dev, A, lA, k, prof[name], d, I, keep=keep)
+                _merge_dev(dev, p, A, lA, k, prof[name], d, I, keep=keep)
         else:
             d = _exact_dev(dev, p, A, B, pri, lA, k)
             keep.append(d)
-            _merge_dev(dev, A, lA, k, prof["all"], d, pri, keep=keep)
+            _merge_dev(dev, p, A, lA, k, prof["all"], d, pri, keep=keep)
             if both:
                 d = _exact_dev(dev, p, B, A, pci, lB, k)
                 keep.append(d)
-                _merge_dev(dev, A, lB, k, profB["all"], d, pci, keep=keep)
+                _merge_dev(dev, p, A, lB, k, profB["all"], d, pci, keep=keep)
     # windows the kernel left out (r = NaN) but that have neighbours: constant or
     # ill-conditioned ones when normalising (plain Euclidean: none)
     if self_join:
@@ -180,7 +180,7 @@ def _topk(job):
             keep.append(SA)
             _special_k_dev(dev, p, A, A, SA, k, ez, prof, prof, keep)
         P = empty(lA)
-        _merge_dev(dev, A, lA, k, prof["right"], prof["right"][0], prof["right"][1],
+        _merge_dev(dev, p, A, lA, k, prof["right"], prof["right"][0], prof["right"][1],
                    other=prof["left"], out=P)
         return _topk_out(dev, job, A, lA, k, P, prof["right"], prof["left"],
                          ("P", "I", "right_P", "right_I", "left_P", "left_I")), keep + [P, prof]
@@ -203,12 +203,15 @@ def _exact_dev(dev, p, X, Y, I, n, k):
     return _pair_dist(dev, p, X, Y, None, I, n * k, per=k)
 
 
-def _merge_dev(dev, X, n, k, dst, Pb, Ib, *, other=None, out=None, at=None, keep=None):
+def _merge_dev(dev, p, X, n, k, dst, Pb, Ib, *, other=None, out=None, at=None, keep=None, nb=0):
     """Row-wise k best of the [n, k] lists ``dst`` and the candidates (Pb, Ib) (``merge_k``
     of prep.cl.mako: distance, then index, none last), into new arrays that replace dst's
     (the kernel never writes what it reads; the old ones go to ``keep``). With ``other``:
     the k best of ``dst`` and ``other`` into ``out``. ``at`` = (indices, count): rows at[p]
-    of dst merged with row p of the candidates, in place."""
+    of dst merged with row p of the candidates, in place. ``nb`` > 0: the candidates are
+    column-major, [k, nb] (the exact scans' lists); 0: [rows, k]. The Plan ``p``'s
+    ``interleave`` (GPUs) runs a work-item per candidate (coalesced), else one per row."""
+    per = 2 * k if p.interleave else 1
     Pa, Ia = dst
     if other is not None:
         Pb, Ib = other
@@ -216,8 +219,8 @@ def _merge_dev(dev, X, n, k, dst, Pb, Ib, *, other=None, out=None, at=None, keep
     if at is None:
         Po, Io = out if out is not None else (scratch(dev, n * k, X.er),
                                               scratch(dev, n * k, np.int32))
-        launch(dev, kern, *fixed_local(dev, round_up(n, 64), ITEM_LOCAL),
-               np.int32(n), np.int32(k), np.int32(0),
+        launch(dev, kern, *fixed_local(dev, round_up(n * per, 64), ITEM_LOCAL),
+               np.int32(n), np.int32(k), np.int32(0), np.int32(nb), np.int32(per > 1),
                Ia.data, Ia.data, Pa.data, Ia.data, Pb.data, Ib.data, Po.data, Io.data)
         if out is None:
             if keep is not None:
@@ -227,8 +230,8 @@ def _merge_dev(dev, X, n, k, dst, Pb, Ib, *, other=None, out=None, at=None, keep
     idx, count = at
     rows = max(idx.shape[0], 1)
     Pc, Ic = scratch(dev, rows * k, X.er), scratch(dev, rows * k, np.int32)
-    launch(dev, kern, *fixed_local(dev, round_up(rows, 64), ITEM_LOCAL),
-           np.int32(n), np.int32(k), np.int32(1),
+    launch(dev, kern, *fixed_local(dev, round_up(rows * per, 64), ITEM_LOCAL),
+           np.int32(n), np.int32(k), np.int32(1), np.int32(nb), np.int32(per > 1),
            count.data, idx.data, Pa.data, Ia.data, Pb.data, Ib.data, Pc.data, Ic.data)
     launch(dev, X.prg.kernel("scatter_rows"), *fixed_local(dev, round_up(rows, 64), ITEM_LOCAL),
            np.int32(k),
@@ -253,24 +256,28 @@ def _special_k_dev(dev, p, X, Y, S, k, ez, rows_out, cols_out, keep):
     names = ("left", "right") if ez >= 0 else ("all",)
 
     def lists(kind, n):
-        # plain buffers: dropped here, they live until the kernels queued on them have run
-        outs = [empty_device(dev.queue, dev.context, max(n, 1) * k, t) for t in (X.er, np.int32, X.er,
-                                                                  np.int32)]
-        launch(dev, prg.kernel(kind), *fixed_local(dev, round_up(max(n, 1), 64), ITEM_LOCAL),
+        # column-major [k, n] lists, n a multiple of 32 (the kernels' stores coalesced and
+        # each column aligned); plain buffers: dropped here, they live until the kernels
+        # queued on them have run
+        outs = [empty_device(dev.queue, dev.context, n * k, t)
+                for t in (X.er, np.int32, X.er, np.int32)]
+        launch(dev, prg.kernel(kind), *fixed_local(dev, round_up(n, 64), ITEM_LOCAL),
                count.data,
-               np.int32(X.m), np.int32(lY), np.int32(ez), idx.data, *args,
+               np.int32(X.m), np.int32(lY), np.int32(ez), np.int32(n), idx.data, *args,
                *[o.data for o in outs])
         return {"left": outs[0:2], "right": outs[2:4]}
     if rows_out is not None:
-        got = lists("scan_rows_k", idx.shape[0])
+        n = round_up(max(idx.shape[0], 1), 32)
+        got = lists("scan_rows_k", n)
         for name in names:
             Pn, In = got["right" if name == "all" else name]
-            _merge_dev(dev, X, X.l, k, rows_out[name], Pn, In, at=S, keep=keep)
+            _merge_dev(dev, p, X, X.l, k, rows_out[name], Pn, In, at=S, keep=keep, nb=n)
     if cols_out is not None:
-        got = lists("scan_cols_k", lY)
+        n = round_up(max(lY, 1), 32)
+        got = lists("scan_cols_k", n)
         for name in names:
             Pn, In = got["right" if name == "all" else name]
-            _merge_dev(dev, X, lY, k, cols_out[name], Pn, In, keep=keep)
+            _merge_dev(dev, p, X, lY, k, cols_out[name], Pn, In, keep=keep, nb=n)
 
 
 def _topk_out(dev, job, X, n, k, lists, first, second, names):

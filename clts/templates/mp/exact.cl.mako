@@ -277,10 +277,12 @@ __kernel void block(const int i0, const int nrows, const int m, const int lA, co
     int il${e} = -1, ir${e} = -1;
 %   endfor
 </%def>
+## the lists column-major, [KL, ldo] (entry e of row o at e * ldo + o): adjacent work-items
+## store adjacent words (merge_k reads them so, NB = ldo)
 <%def name="store(o)">\
 %   for e in range(KL):
-    lv[(size_t)${o} * ${KL} + ${e}] = bl${e}; li[(size_t)${o} * ${KL} + ${e}] = il${e};
-    rv[(size_t)${o} * ${KL} + ${e}] = br${e}; ri[(size_t)${o} * ${KL} + ${e}] = ir${e};
+    lv[(size_t)${e} * ldo + ${o}] = bl${e}; li[(size_t)${e} * ldo + ${o}] = il${e};
+    rv[(size_t)${e} * ldo + ${o}] = br${e}; ri[(size_t)${e} * ldo + ${o}] = ir${e};
 %   endfor
 </%def>
 
@@ -288,7 +290,7 @@ __kernel void block(const int i0, const int nrows, const int m, const int lA, co
 // (self-join) |q - j| <= ez skipped and the lists split into left (j < q) and right (j > q)
 ${sg.reqd(KSG)}\
 __kernel void scan_rows_k(__global const int *nqp, const int m, const int lB, const int ez,
-                          __global const int *qs,
+                          const int ldo, __global const int *qs,
                           __global const real *TA, __global const real *muA,
                           __global const real *ssA, __global const int *fA,
                           __global const real *TB, __global const real *muB,
@@ -319,7 +321,7 @@ ${store("p")}\
 // except B's special windows (those have their own exact rows); left of j: q < j
 ${sg.reqd(KSG)}\
 __kernel void scan_cols_k(__global const int *nqp, const int m, const int lB, const int ez,
-                          __global const int *qs,
+                          const int ldo, __global const int *qs,
                           __global const real *TA, __global const real *muA,
                           __global const real *ssA, __global const int *fA,
                           __global const real *TB, __global const real *muB,

@@ -359,14 +359,16 @@ inline int before(real v1, int i1, real v2, int i2)
     return v1 < v2 || (v1 == v2 && k1 < k2);
 }
 
-// candidate c of a row: entry c of list a (c < k), else entry c - k of list b; none as (inf, -1)
+// candidate c of a row: entry c of list a (row-major, from ra), else entry e = c - k of
+// list b (rb + e * sb: sb = 1 row-major, sb = its row count column-major); none as (inf, -1)
 inline void cand(__global const real *Pa, __global const int *Ia, __global const real *Pb,
-                 __global const int *Ib, size_t ra, size_t rb, int k, int c, real *v, int *i)
+                 __global const int *Ib, size_t ra, size_t rb, size_t sb, int k, int c,
+                 real *v, int *i)
 {
     real d;
     int x;
     if (c < k) { d = Pa[ra + c]; x = Ia[ra + c]; }
-    else { d = Pb[rb + c - k]; x = Ib[rb + c - k]; }
+    else { d = Pb[rb + (c - k) * sb]; x = Ib[rb + (c - k) * sb]; }
     if (x < 0 || !isfinite(d)) { d = INFINITY; x = -1; }
     *v = d;
     *i = x;
@@ -374,26 +376,35 @@ inline void cand(__global const real *Pa, __global const int *Ia, __global const
 
 // the k best of the 2k candidates of row r = AT ? at[p] : p (list a row r, list b row p), by
 // rank (the candidates before it, ties in list order: a stable sort), into row p (AT) or r of
-// o, which is neither a nor b. Scalars only: no private array to index at run time (GPUs put
-// those in scratch memory)
-__kernel void merge_k(const int n, const int k, const int AT, __global const int *count,
-                      __global const int *at, __global const real *Pa, __global const int *Ia,
+// o, which is neither a nor b. PER = 1 (GPUs): a work-item per candidate c of a row, 2k per
+// row: the lanes of a row read the same entries together and adjacent rows' entries lie
+// together, so a warp's reads and writes take one or two segments (a work-item per row reads
+// entries k apart); PER = 0 (CPUs): a work-item per row ranks its 2k candidates, each row's
+// entries read from its own cache lines. List a and o are [rows, k]; list b [rows, k] (NB = 0)
+// or [k, NB] (column-major, NB > 0: the exact scans' lists, stored coalesced). Scalars only:
+// no private array indexed at run time.
+__kernel void merge_k(const int n, const int k, const int AT, const int NB, const int PER,
+                      __global const int *count, __global const int *at,
+                      __global const real *Pa, __global const int *Ia,
                       __global const real *Pb, __global const int *Ib,
                       __global real *Po, __global int *Io)
 {
-    const int p = get_global_id(0);
+    const size_t g = get_global_id(0);
+    const int p = PER ? (int)(g / (size_t)(2 * k)) : (int)g;
     if (p >= (AT ? *count : n)) return;
     const int r = AT ? at[p] : p;
-    const size_t ra = (size_t)r * k, rb = (size_t)p * k, ro = (size_t)(AT ? p : r) * k;
-    for (int c = 0; c < 2 * k; ++c) {
+    const size_t ra = (size_t)r * k, ro = (size_t)(AT ? p : r) * k;
+    const size_t rb = NB ? (size_t)p : (size_t)p * k, sb = NB ? (size_t)NB : 1;
+    const int c0 = PER ? (int)(g % (size_t)(2 * k)) : 0, c1 = PER ? c0 + 1 : 2 * k;
+    for (int c = c0; c < c1; ++c) {
         real v;
         int i;
-        cand(Pa, Ia, Pb, Ib, ra, rb, k, c, &v, &i);
+        cand(Pa, Ia, Pb, Ib, ra, rb, sb, k, c, &v, &i);
         int rank = 0;
         for (int d = 0; d < 2 * k && rank < k; ++d) {
             real w;
             int j;
-            cand(Pa, Ia, Pb, Ib, ra, rb, k, d, &w, &j);
+            cand(Pa, Ia, Pb, Ib, ra, rb, sb, k, d, &w, &j);
             rank += before(w, j, v, i) || (d < c && !before(v, i, w, j));
         }
         if (rank < k) { Po[ro + rank] = v; Io[ro + rank] = i; }

@@ -44,8 +44,9 @@ MP_LAYOUTS = [dict(store="local", topk_store="local", wg=4, interleave=1),
                                               ("double", MP_LAYOUTS[2])])
 def test_mp_interleaved_layout_bit_identical(device, k, precision, layout):
     """The interleaved local tiles and partial lists and the per-candidate top-k merges
-    (forced) against the contiguous slices and per-row merges of the same plan: same bits, self-join and AB-join, on every device. The layout sweep runs in
-    double; mixed precision (single-precision kernels) with the first layout."""
+    (forced) against the contiguous slices and per-row merges of the same plan: same bits,
+    self-join and AB-join, on every device. The layout sweep runs in double; mixed precision
+    (single-precision kernels) with the first layout."""
     if precision == "double" and not device.fp64:
         pytest.skip("no fp64")
     rng = np.random.default_rng(11)

@@ -64,7 +64,8 @@ FIT_LARGE_GRF_FROM = 7
 #: 4 waves (clang offline compile, float64 and float32 data alike) ``bp_magnitudes`` takes 73 /
 #: 94 / 108 VGPRs at K = 4 / 5 / 6 and ``bp_post`` 58 / 77 / 108, no scratch, against 81 / 116 /
 #: 123 and 58 / 77 / 127 (3 / 2 / 2 waves) without the hint; from K = 8 four waves spill
-#: (``bp_post`` 236 B of scratch) and the hint is off; gfx90a keeps >= 4 waves up to K = 6 without it
+#: (``bp_post`` 236 B of scratch) and the hint is off; gfx90a keeps >= 4 waves up to K = 6
+#: without it
 FIT_WAVES_MAX_K = 6
 
 

@@ -378,7 +378,8 @@ def _breaks_device(dev, plan, flat, pix_shape, X, K_design, h, breaks, dtype, cr
         s = dv.select(dev, out, K, dtype, criterion, dv.c_type(flat.dtype))
         out.update(sel=s["sel"], bp_sel=s["bp"], bic=s["bic"], lwz=s["lwz"])
         if magnitudes:
-            out["mags"], kk = dv.magnitudes(dev, plan, flat, X, s["sel"], s["bp"], dtype, None, xp=xp)
+            out["mags"], kk = dv.magnitudes(dev, plan, flat, X, s["sel"], s["bp"], dtype, None,
+                                            xp=xp)
             keep.extend(kk)
         return out
     # a shape's repeated calls replay the second's launches (per-pixel regressors: not)

@@ -203,7 +203,8 @@ def _exact_dev(dev, p, X, Y, I, n, k):
     return _pair_dist(dev, p, X, Y, None, I, n * k, per=k)
 
 
-def _merge_dev(dev, p, X, n, k, dst, Pb, Ib, *, other=None, out=None, at=None, keep=None, nb=0):
+def _merge_dev(dev, p, X, n, k, dst, Pb, Ib, *, other=None, out=None, at=None, keep=None,
+               nb=0):
     """Row-wise k best of the [n, k] lists ``dst`` and the candidates (Pb, Ib) (``merge_k``
     of prep.cl.mako: distance, then index, none last), into new arrays that replace dst's
     (the kernel never writes what it reads; the old ones go to ``keep``). With ``other``:

@@ -138,7 +138,7 @@ class TkePlan(PlanBase):
         Superbee plan is checked too."""
         _check_lanes_wg(self, dev)
         check_choice(self, "advection", ADVECTIONS)
-        check_choice(self, "stream", (0, 1))
+        check_int(self, "stream", lo=0, hi=1)
         check_subgroup(self.subgroup)
         check_int(self, "tile", lo=0, hi=1)
         if self.tile:

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .runtime.arrays import as_rows
 from .xarray_common import apply_core as _apply
 from .xarray_common import fill_values as _fill_values
 from .xarray_common import mask_values  # noqa: F401 (clts.xarray.mask_values)
@@ -57,7 +58,7 @@ def _float_dtype(da):
 def _stl_block(y, *, period, kw):
     from .stl.api import stl as _stl
     shape = y.shape
-    r = _stl(y.reshape(-1, shape[-1]), period, progress=False, **kw)
+    r = _stl(as_rows(y), period, progress=False, **kw)
     failed = np.asarray(r.diagnostics["failed"]).reshape(shape[:-1])
     return tuple(np.asarray(a).reshape(shape) for a in (r.seasonal, r.trend, r.resid,
                                                          r.weights)) + (failed,)
@@ -404,7 +405,7 @@ from .xarray_bfast import bfast01, bfast_decompose  # noqa: E402,F401 (R's bfast
 def _mstl_block(y, *, periods, kw):
     from .stl.mstl import mstl as _mstl
     shape = y.shape
-    r = _mstl(y.reshape(-1, shape[-1]), periods, **kw)
+    r = _mstl(as_rows(y), periods, **kw)
     seas = [np.asarray(r.seasonal[p]).reshape(shape) for p in periods]
     failed = np.asarray(r.diagnostics["failed"]).reshape(shape[:-1])
     return tuple(seas) + tuple(np.asarray(a).reshape(shape) for a in (r.trend, r.resid,
@@ -443,7 +444,7 @@ _TREND_OUT = (("trend", np.dtype(np.int8)), ("h", np.dtype(bool)), ("p", None), 
 def _trend_block(y, *, kw):
     from .trend.api import trend_test as _tt
     shape = y.shape
-    r = _tt(y.reshape(-1, shape[-1]), **kw)
+    r = _tt(as_rows(y), **kw)
     return tuple(np.asarray(getattr(r, n)).reshape(shape[:-1]).astype(dt or np.float64)
                  for n, dt in _TREND_OUT)
 

@@ -165,7 +165,9 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
         strucchange's boundary and critical value (``clts.bfast.monitor_types``; ``means``,
         ``mosum`` and ``bounds`` then hold that process, for RE / ME its largest |component|,
         and its boundary; docs/bfast.md, "Monitoring processes"). Types other than
-        "OLS-MOSUM" need ``convention="r"``.
+        "OLS-MOSUM" need ``convention="r"``. "RE" depends on the data's units, as
+        strucchange's (it divides by sigma twice): on NDVI in 0..1 it flags nearly every
+        pixel at the first monitoring date, on NDVI x 10^4 almost none; rescale with care.
     out : dict of numpy arrays, or BfastResult, optional
         Arrays that receive the results: a dict with any of the result's array attributes
         that this call returns (``breaks``, ``break_dates``, ``magnitudes``, ``means``,

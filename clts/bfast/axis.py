@@ -17,7 +17,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .checks import history_end, monitor_dates
-from .common import time_axis, trend_scaling
+from .common import check_increasing, time_axis, trend_scaling
 
 #: axes kept (the least recently added dropped first)
 KEPT = 32
@@ -64,8 +64,7 @@ def monitor_axis(dates, start_monitor, N: int, fits=None) -> Axis:
         fits(t)
     if t.size != N:
         raise ValueError(f"dates has {t.size} entries but y has {N} along its time axis")
-    if N < 2 or np.any(np.diff(t) <= 0) or not np.all(np.isfinite(t)):
-        raise ValueError("dates must be finite and strictly increasing")
+    check_increasing(t)
     n = history_end(t, ts, dates, start_monitor)
     center, scale = trend_scaling(t, n)
     bd_src, mon, fill = monitor_dates(dates, t, n)

@@ -206,7 +206,7 @@ def bfast01(y, dates=None, *, order=3, freq=365.0, trend=True, regressors=None, 
     labels, dates, y = host_cube(y, dates, time_axis)
     N = y.shape[0]
     pix_shape = y.shape[1:]
-    flat = y.reshape(N, -1)
+    flat = y.reshape(N, int(np.prod(pix_shape, dtype=np.int64)))
     terms = model_terms(formula, order, trend, regressors, N,
                         cube=_original_shape(pix_shape, N, labels.axis))
     names = terms.columns()

@@ -40,7 +40,7 @@ from .breakpoints_plan import BreakpointsPlan, Problem, make_plan
 from .breakpoints_reference import BP_STATUS
 from .pixel_device import device_terms
 from .regressors import model_terms
-from .common import trend_scaling
+from .common import check_increasing, trend_scaling
 from .common import time_axis as _time_axis
 from ..timeaxis import check_fits
 
@@ -206,8 +206,7 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
     if d0.size != N:
         raise ValueError(f"dates has {d0.size} entries but y has {N} along its time axis")
     t, _ = _time_axis(dates, d0[0] if d0.size else 0.0)
-    if N < 2 or not np.all(np.isfinite(t)) or np.any(np.diff(t) <= 0):
-        raise ValueError("dates must be finite and strictly increasing")
+    check_increasing(t)
     dtype = np.dtype(dtype)
     if dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
         raise TypeError(f"dtype must be float32 or float64, got {dtype}")

@@ -9,7 +9,7 @@ from datetime import date as _date
 import numpy as np
 
 from ..timeaxis import YEAR_DAYS, calendar, is_cftime, kind, parse_date, show
-from .common import CONVENTIONS, HISTORIES, end_of_history
+from .common import CONVENTIONS, HISTORIES, check_increasing, end_of_history
 from .common import time_axis as _time_axis
 
 
@@ -91,8 +91,7 @@ def check_arguments(dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=0
         start_monitor = parse_date(start_monitor, np.array([], "datetime64[D]"))
     default_freq(freq, dates)
     t, ts = _time_axis(dates, start_monitor)
-    if t.size < 2 or np.any(np.diff(t) <= 0) or not np.all(np.isfinite(t)):
-        raise ValueError("dates must be finite and strictly increasing")
+    check_increasing(t)
     history_end(t, ts, dates, start_monitor)
 
 

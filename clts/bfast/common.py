@@ -44,6 +44,8 @@ def time_axis(dates, start_monitor):
     as given.
     """
     from ..timeaxis import days, is_cftime, parse_date
+    if np.size(dates) < 2:
+        check_increasing(np.zeros(np.size(dates)))
     if is_cftime(dates):                   # cftime: days since 1 January in its calendar
         dates = np.asarray(dates).ravel()
         if isinstance(start_monitor, str):
@@ -75,6 +77,16 @@ def time_axis(dates, start_monitor):
     if isinstance(start_monitor, (_dt.date, np.datetime64)):
         raise TypeError("start_monitor is a date but dates are numbers")
     return t, float(start_monitor)
+
+
+def check_increasing(t) -> None:
+    """The one check of a BFAST time axis ``t`` (numbers): two dates or more, finite and
+    strictly increasing (every BFAST function fits a model over its pixels' dates)."""
+    if t.size < 2:
+        raise ValueError(f"dates has {t.size} entr{'y' if t.size == 1 else 'ies'}: BFAST needs "
+                         "at least two dates (y with two or more steps along its time axis)")
+    if not np.all(np.isfinite(t)) or np.any(np.diff(t) <= 0):
+        raise ValueError("dates must be finite and strictly increasing")
 
 
 def end_of_history(t, ts) -> int:

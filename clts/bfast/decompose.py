@@ -30,7 +30,7 @@ from ..timeaxis import check_fits
 from .breakpoints import max_breaks, rank_deficient_pixels
 from .breakpoints_plan import BreakpointsPlan, Problem, make_plan
 from .checks import time_axis_and_dates
-from .common import time_axis as _time_axis
+from .common import check_increasing, time_axis as _time_axis
 from .decompose_result import make_result
 from .decompose_steps import (EFP_TESTS, SEASONS, find_breaks, magnitudes, season_design,
                               segment_fit, segment_ids, trend_design)
@@ -210,9 +210,8 @@ def bfast_decompose(y, freq, dates=None, *, h=0.15, season="dummy", max_iter=10,
     check_fits(y.shape, labels.axis, lambda n: n == n_dates, f"dates ({n_dates} entries)")
     if n_dates != N:
         raise ValueError(f"dates has {n_dates} entries but y has {N} along its time axis")
-    tnum, _ = _time_axis(dates, np.asarray(dates).ravel()[0])
-    if not np.all(np.isfinite(tnum)) or np.any(np.diff(tnum) <= 0):
-        raise ValueError("dates must be finite and strictly increasing")
+    tnum, _ = _time_axis(dates, np.asarray(dates).ravel()[0] if n_dates else 0.0)
+    check_increasing(tnum)
     y = np.moveaxis(y, labels.axis, 0)
     pix_shape = y.shape[1:]
     M = int(np.prod(pix_shape, dtype=np.int64))

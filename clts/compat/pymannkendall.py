@@ -85,19 +85,29 @@ def original_test(x_old, alpha=0.05, *, device=None):
     return _test(Mann_Kendall_Test, x_old, alpha, device, variant="original")
 
 
+def _lagged(variant, lag):
+    """trend_test's keywords for pymannkendall's ``lag``: ``lag=0`` sums no autocorrelation
+    term there (a correction factor of 1), which is the original test's variance."""
+    if lag is not None and not isinstance(lag, bool) and isinstance(lag, (int, np.integer)) \
+            and lag == 0:
+        return dict(variant="original")
+    return dict(variant=variant, lag=lag)
+
+
 def hamed_rao_modification_test(x_old, alpha=0.05, lag=None, *, device=None):
     """pymannkendall.hamed_rao_modification_test: the variance corrected for autocorrelation
-    (Hamed and Rao 1998) over the first ``lag`` lags (default all), by
-    :func:`clts.trend_test` ``variant="hamed_rao"``."""
+    (Hamed and Rao 1998) over the first ``lag`` lags (default all; 0: none, the original
+    test's variance, as pymannkendall), by :func:`clts.trend_test` ``variant="hamed_rao"``."""
     return _test(Modified_Mann_Kendall_Test_Hamed_Rao_Approach, x_old, alpha, device,
-                 variant="hamed_rao", lag=lag)
+                 **_lagged("hamed_rao", lag))
 
 
 def yue_wang_modification_test(x_old, alpha=0.05, lag=None, *, device=None):
     """pymannkendall.yue_wang_modification_test: the effective-sample-size correction (Yue and
-    Wang 2004), by :func:`clts.trend_test` ``variant="yue_wang"``."""
+    Wang 2004) over the first ``lag`` lags (default all; 0: none, as pymannkendall), by
+    :func:`clts.trend_test` ``variant="yue_wang"``."""
     return _test(Modified_Mann_Kendall_Test_Yue_Wang_Approach, x_old, alpha, device,
-                 variant="yue_wang", lag=lag)
+                 **_lagged("yue_wang", lag))
 
 
 def seasonal_test(x_old, period=12, alpha=0.05, *, device=None):
@@ -106,11 +116,18 @@ def seasonal_test(x_old, period=12, alpha=0.05, *, device=None):
     A 1-D series (a last incomplete cycle is padded with NaN, as pymannkendall), or a
     (cycles, seasons) matrix: one column per season, ``period`` then ignored (as
     pymannkendall)."""
-    x = np.asarray(x_old)
-    if x.ndim == 2 and x.shape[1] > 1:
-        x, period = x.reshape(-1), x.shape[1]
+    x, period = _seasons(x_old, period)
     return _test(Seasonal_Mann_Kendall_Test, x, alpha, device, variant="seasonal",
                  period=period)
+
+
+def _seasons(x_old, period):
+    """(series, period) of a seasonal test's input: a (cycles, seasons) matrix read row by row
+    with a season a column (``period`` then its column count, as pymannkendall)."""
+    x = np.asarray(x_old)
+    if x.ndim == 2 and x.shape[1] > 1:
+        return x.reshape(-1), x.shape[1]
+    return x, period
 
 
 def sens_slope(x, *, device=None):
@@ -121,10 +138,11 @@ def sens_slope(x, *, device=None):
 
 
 def seasonal_sens_slope(x_old, period=12, *, device=None):
-    """pymannkendall.seasonal_sens_slope: Sen's slope per cycle over ``period`` seasons.
+    """pymannkendall.seasonal_sens_slope: Sen's slope per cycle over ``period`` seasons, of a
+    1-D series or a (cycles, seasons) matrix (as :func:`seasonal_test`).
     Returns ``Seasonal_Sens_Slope_Test(slope, intercept)``."""
-    r = _trend_test(_series(x_old, "x_old"), variant="seasonal", period=period,
-                    device=device)
+    x, period = _seasons(x_old, period)
+    r = _trend_test(_series(x, "x_old"), variant="seasonal", period=period, device=device)
     return Seasonal_Sens_Slope_Test(float(r.slope), float(r.intercept))
 
 

@@ -66,6 +66,14 @@ def float_array(x, name: str, *, dtype=None, default=np.float64) -> np.ndarray:
     return np.ascontiguousarray(a, dtype=dt)
 
 
+def as_rows(a):
+    """``a`` (..., time) as a [series, time] view: ``a.reshape(-1, n)`` without its failure on
+    an empty time axis (``reshape(-1, 0)`` cannot infer the -1), so that a series of no values
+    reaches the function's own check (too few values) instead of a reshape error."""
+    n = a.shape[-1]
+    return a.reshape(int(np.prod(a.shape[:-1], dtype=np.int64)), n)
+
+
 def c_array(a: np.ndarray) -> np.ndarray:
     """``a`` C-contiguous and in native byte order, its dtype kind kept."""
     return np.ascontiguousarray(native(np.asarray(a)))

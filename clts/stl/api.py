@@ -6,7 +6,7 @@ import numpy as np
 from ..runtime import get_device
 from ..runtime.integrations import time_axis_of
 from ..timeaxis import check_fits, period_of
-from ..runtime.arrays import is_device_array
+from ..runtime.arrays import as_rows, is_device_array
 from ..runtime.outputs import deliver, in_input_layout, out_arrays, view_as
 from ..runtime.memory import reshaped
 from ..runtime.resident import Lazy, LazyDict, device_series
@@ -35,13 +35,13 @@ def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1
     Parameters
     ----------
     y : array_like, shape (batch, time) or (time,), or any shape with ``time_axis``
-        float32 or float64 series (other real types are converted to float64); NaN marks a
-        missing value. +-inf is rejected. A series needs at least two periods. A pandas
-        Series / DataFrame (one series per column, time down the rows) or an xarray DataArray
-        comes back labelled: the components with the input's index / coordinates. A
-        ``pyopencl.array.Array`` (C-contiguous [batch, time] or [time], float32 / float64, in
-        the context of ``device``) stays on the device: device arrays out, nothing read back
-        or waited for inside the call (docs/device-arrays.md).
+        float32 or float64 series (float16 is computed in float32, integers and bools in
+        float64); NaN marks a missing value. +-inf is rejected. A series needs at least two
+        periods. A pandas Series / DataFrame (one series per column, time down the rows) or
+        an xarray DataArray comes back labelled: the components with the input's index /
+        coordinates. A ``pyopencl.array.Array`` (C-contiguous [batch, time] or [time],
+        float32 / float64, in the context of ``device``) stays on the device: device arrays
+        out, nothing read back or waited for inside the call (docs/device-arrays.md).
     period : int, optional
         Length of the seasonal cycle, >= 2. None: from the frequency of a pandas / xarray
         datetime time index by statsmodels' rules (monthly 12, quarterly 4, weekly 52, daily 7,
@@ -171,7 +171,7 @@ def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1
                    f"period={int(period)} (two periods: {2 * int(period)} values)")
     y_in = labels.to_last(y)
     y, complete = _validated(y_in)
-    y2 = y.reshape(-1, y.shape[-1])
+    y2 = as_rows(y)
     dev = get_device(device)
     # the caller's out= arrays (checked before any work), written in place where they can be
     # viewed as [batch, time]

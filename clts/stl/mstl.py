@@ -11,16 +11,17 @@ import numpy as np
 from .. import options
 from ..runtime import get_device, integrations, launch
 from ..runtime.launch import fixed_local
-from ..runtime.arrays import is_device_array
+from ..runtime.arrays import as_rows, is_device_array
 from ..runtime.integrations import TimeAxis, time_axis_of
 from ..runtime.memory import copy, empty_device, fill, reshaped
 from ..runtime.plans import cached_under_profile
 from ..runtime.replay import Recorder, run_recorded
 from ..runtime.resident import Lazy, LazyDict, device_series, result_to_numpy
 from ..timeaxis import check_fits
-from ..vocabulary import renamed
+from ..vocabulary import UnknownParameterError, renamed, unknown_message
 from .api import decompose, slope_per_step, stl
 from .chunks import validate
+from .plan import TUNABLE_KEYS
 
 #: statsmodels' STL keywords MSTL sets itself (dropped from ``stl_kwargs``, as statsmodels does)
 _OVERLOADED = ("endog", "period", "seasonal")
@@ -288,7 +289,7 @@ def mstl(y, periods, *, windows=None, lmbda=None, iterate=2, stl_kwargs=None, de
         _check_periods_fit(np.shape(y), labels.axis, periods)
         yv = validate(labels.to_last(y))
         shape = yv.shape
-        y2 = yv.reshape(-1, yv.shape[-1])
+        y2 = as_rows(yv)
     B, N = y2.shape
     periods, windows = resolve_periods(periods, windows, N)
     if isinstance(iterate, bool) or not isinstance(iterate, (int, np.integer)) or iterate < 1:
@@ -302,6 +303,12 @@ def mstl(y, periods, *, windows=None, lmbda=None, iterate=2, stl_kwargs=None, de
         if k in kw:
             raise TypeError(f"stl_kwargs: {k!r} is a keyword of mstl itself")
     settings, version, overrides = stl_keywords(**kw)
+    bad = sorted(set(overrides) - set(TUNABLE_KEYS))
+    if bad:             # found here: the kernels' own check would list the tunables alone
+        accepted = [k for k in _SETTINGS if k not in _OVERLOADED] + ["version"]
+        raise UnknownParameterError(
+            unknown_message("mstl stl_kwargs", bad, accepted, TUNABLE_KEYS), bad,
+            accepted + sorted(TUNABLE_KEYS))
     rounds = 1 if len(periods) == 1 else int(iterate)
 
     def one_stl(data, p, w, keep=None):

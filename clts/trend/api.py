@@ -12,7 +12,7 @@ from ..runtime import integrations
 from ..runtime.launch import fixed_local
 from ..runtime.integrations import TimeAxis, time_axis_of
 from ..runtime import chunk_sizes, get_device, launch
-from ..runtime.arrays import float_array, is_device_array
+from ..runtime.arrays import as_rows, float_array, is_device_array
 from ..runtime.faults import enter_chunk, with_smaller_chunks
 from ..runtime.memory import empty_device, reshaped, scratch
 from ..runtime.programs import build_program
@@ -285,7 +285,7 @@ def trend_test(y, *, variant="original", period=None, alpha=0.05, lag=None, conf
         y2 = yv
     else:
         shape = tuple(yv.shape[:-1])
-        y2 = yv.reshape(-1, N)
+        y2 = as_rows(yv)
         dev = get_device(device)
     dev.require_dtype(y2.dtype)
     if variant in multi.VARIANTS and not on_dev:
@@ -548,8 +548,11 @@ def _statistics(y2, stats, sen, factor, P, alpha):
     pos = np.argsort(np.isnan(y2), axis=1, kind="stable")
     lo, hi = np.maximum(nv - 1, 0) // 2, np.maximum(nv, 1) // 2
     r = np.arange(B)
-    med_x = (srt[r, lo] + srt[r, hi]) / 2
-    med_t = (pos[r, lo] + pos[r, hi]) / 2
+    if N:
+        med_x = (srt[r, lo] + srt[r, hi]) / 2
+        med_t = (pos[r, lo] + pos[r, hi]) / 2
+    else:                           # series of no values: too few, NaN below
+        med_x = med_t = np.zeros(B)
     intercept = med_x - med_t / P * slope
     status = np.where(nv < MIN_VALID, TOO_FEW, OK).astype(np.int8)
     bad = status != OK

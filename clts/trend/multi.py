@@ -27,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..runtime import chunk_sizes, launch
+from ..runtime.arrays import as_rows
 from ..runtime.launch import fixed_local
 from ..runtime.faults import enter_chunk, with_smaller_chunks
 from .reference import MIN_VALID, OK, TOO_FEW, normal_cdf, normal_ppf
@@ -172,14 +173,14 @@ def run(dev, yv, variant, P, alpha, conf_level, core):
                              f"be shaped (..., variables, time), got shape {yv.shape}")
         shape = yv.shape[:-2]
         C, N = yv.shape[-2:]
-        y3 = yv.reshape(-1, C, N)
+        y3 = yv.reshape((int(np.prod(shape, dtype=np.int64)), C, N))
         if variant == "partial" and C != 2:
             raise ValueError(f"variant='partial' takes two variables (the tested one and the "
                              f"covariate) on the axis before time, got {C}")
     else:
         shape = yv.shape[:-1]
         N = yv.shape[-1]
-        y2 = yv.reshape(-1, N)
+        y2 = as_rows(yv)
     if variant in ("multivariate", "regional", "correlated_multivariate"):
         # the variables interleaved time-major: the seasonal test with a season a variable
         flat = np.ascontiguousarray(y3.transpose(0, 2, 1)).reshape(len(y3), N * C)

@@ -147,9 +147,9 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, version: str = "auto", star
     a, b, c, d : numpy arrays (anything ``np.asarray`` takes) or ``pyopencl.array.Array``, all
         the same shape. ``axis`` is the system axis; every other axis is a batch axis.
         ``a[..., 0]`` and ``c[..., -1]`` (along ``axis``) are ignored; inputs are never modified.
-        float32 stays float32, everything else is solved in float64. Device arrays must be
-        C-contiguous with the system axis first (interleaved layout) or last (natural layout);
-        their solution stays on the device.
+        float32 (and float16) is solved in float32, everything else in float64. Device arrays
+        must be C-contiguous with the system axis first (interleaved layout) or last (natural
+        layout); their solution stays on the device.
     version : ``"auto"`` (from the device profile and the shape) or one of ``"thomas"``,
         ``"thomas-coalesced"``, ``"thomas-unrolled"``, ``"pcr"``, ``"flat"`` (``method=`` is
         its deprecated name; the result's ``method`` says which version ran).

@@ -41,6 +41,7 @@ import numpy as np
 from .. import mp as _mp
 from ..mp.fluss import stumpy_iac
 from ..mp.mass import find_matches
+from ..runtime.arrays import to_numpy
 from .stumpy_anytime import ANYTIME, aamp_stimp, aamp_stimped, gpu_aamp_stimp, gpu_stimp  # noqa: F401
 from .stumpy_anytime import prescraamp, prescrump, scraamp, scrump, stimp, stimped  # noqa: F401
 from .stumpy_rules import _check_k, _gpu_device, _join, _missing, _no_isconstant
@@ -230,9 +231,10 @@ def _match(Q, T, max_distance, max_matches, atol, query_idx, normalize, p, devic
     if not np.all(np.isfinite(Qa)):
         raise ValueError("Q contains illegal values (NaN or inf)")
     if Qa.ndim == 1 and Ta.ndim == 1:
-        return _mp.match(Qa, Ta, max_distance=max_distance, max_matches=max_matches,
-                         atol=atol, query_idx=query_idx, normalize=normalize, p=p,
-                         device=device, progress=False)
+        return _stumpy_empty(_mp.match(Qa, Ta, max_distance=max_distance,
+                                       max_matches=max_matches, atol=atol, query_idx=query_idx,
+                                       normalize=normalize, p=p, device=device,
+                                       progress=False))
     # stumpy's multi-dimensional match: dimension i of Q against dimension i of T, the
     # distance profiles averaged
     Q2, T2 = np.atleast_2d(Qa), np.atleast_2d(Ta)
@@ -243,7 +245,12 @@ def _match(Q, T, max_distance, max_matches, atol, query_idx, normalize, p, devic
                             device=device, progress=False), dtype=np.float64)
     D = np.mean(D.reshape(len(Q2), -1), axis=0)
     ez = int(math.ceil(Q2.shape[-1] / EXCL_ZONE_DENOM))
-    return find_matches(D, ez, max_distance, max_matches, query_idx, atol)
+    return _stumpy_empty(find_matches(D, ez, max_distance, max_matches, query_idx, atol))
+
+
+def _stumpy_empty(matches):
+    """No match: stumpy's empty object array, shape (0,) (clts.match's is (0, 2))."""
+    return np.array([], dtype=object) if len(matches) == 0 else matches
 
 
 def match(Q, T, M_T=None, Σ_T=None, max_distance=None, max_matches=None, atol=1e-8,
@@ -316,11 +323,10 @@ def fluss(I, L, n_regimes, excl_factor=5, custom_iac=None):
     ``iac="stumpy"`` (stumpy's idealised arc curve, :func:`stumpy_iac`, a seeded beta fit:
     needs scipy), so the curve and the boundaries are stumpy's; :func:`clts.fluss`'s own
     default is the closed form 2 i (k - i) / k of the FLUSS paper."""
-    if hasattr(I, "I") and hasattr(I, "self_join"):
-        I = np.asarray(I.I)[:, 0]
-    I = np.asarray(I)
-    if I.dtype == object:           # stumpy's mp[:, 1]
-        I = I.astype(np.int64)
+    if not (hasattr(I, "I") and hasattr(I, "self_join")):     # a result: clts.fluss reads it
+        I = np.asarray(to_numpy(I))
+        if I.dtype == object:           # stumpy's mp[:, 1]
+            I = I.astype(np.int64)
     return _mp.fluss(I, L, n_regimes, excl_factor=excl_factor, custom_iac=custom_iac,
                      iac="stumpy")
 

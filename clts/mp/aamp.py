@@ -99,9 +99,9 @@ def aamp(T_A, m, T_B=None, *, p=2.0, k=1, exclusion_zone=None, precision=None, d
                              f"{time_axis!r}")
         return _aamp_device(T_A, m, T_B, p, k, exclusion_zone, precision, device, kwargs)
     from .api import _one_series, _series, check_arguments
-    if time_axis is not None:
-        T_A = _one_series(T_A, "T_A", time_axis)[0]
-        T_B = _one_series(T_B, "T_B", time_axis)[0]
+    name = getattr(T_A, "name", None)
+    T_A, times = _one_series(T_A, "T_A", time_axis)     # labels as matrix_profile's (p = 2)
+    T_B = _one_series(T_B, "T_B", time_axis)[0]
     A = _series(T_A, "T_A")
     B = _series(T_B, "T_B")
     prec = precision or "double"
@@ -134,6 +134,9 @@ def aamp(T_A, m, T_B=None, *, p=2.0, k=1, exclusion_zone=None, precision=None, d
     res = MatrixProfileResult(P=P, I=I, m=m, exclusion_zone=ez if self_join else None,
                               self_join=self_join, normalize=False, plan=plan,
                               diagnostics={"seconds": time.perf_counter() - t0, "p": p})
+    if times is not None:
+        res.times = np.asarray(times)[:lA]
+    res.name = None if name is None else str(name)
     if self_join:
         for key, v in side.items():
             setattr(res, key, v)

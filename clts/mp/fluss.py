@@ -85,7 +85,8 @@ def fluss(I, L, n_regimes, excl_factor=5, custom_iac=None, *, iac="closed"):
     ----------
     I : array_like of int, or MatrixProfileResult
         The (bidirectional) nearest-neighbour index of a self-join (``r.I[:, 0]``, or the
-        result of :func:`clts.matrix_profile` itself); -1 = no neighbour.
+        result of :func:`clts.matrix_profile` itself); -1 = no neighbour. A device array (or
+        a device-array call's result) is read back: the arc curve is a host computation.
     L : int
         About one period of the series (the edges ``L * excl_factor`` are set to 1, and so
         is the zone around each boundary found).
@@ -135,11 +136,14 @@ def fluss(I, L, n_regimes, excl_factor=5, custom_iac=None, *, iac="closed"):
     >>> bool(abs(int(locs[0]) - 1500) < 100)
     True
     """
+    from ..runtime.arrays import to_numpy
     if hasattr(I, "I") and hasattr(I, "self_join"):
         if not I.self_join:
             raise ValueError("I: fluss needs the index of a self-join")
-        I = I.I[:, 0]
-    I = np.asarray(I)
+        I = to_numpy(I.I)[:, 0]
+    I = np.asarray(to_numpy(I))       # a device index is read back: the curve is host work
+    if I.ndim == 2 and I.shape[1] == 1:
+        I = I[:, 0]
     if I.ndim != 1 or I.dtype.kind not in "iuf":
         raise ValueError(f"I must be a 1-D array of indices, got shape {I.shape}, dtype "
                          f"{I.dtype}")

@@ -429,7 +429,9 @@ def match(Q, T, *, max_distance=None, max_matches=None, atol=1e-8, query_idx=Non
     -------
     numpy.ndarray or list of numpy.ndarray
         For 1-D ``Q`` and ``T`` an object array [matches, 2] of (distance, index) sorted by
-        distance, as stumpy.match returns; otherwise one such array per pair.
+        distance, as stumpy.match returns; otherwise one such array per pair. No match:
+        shape (0, 2), where stumpy.match's is (0,) (``clts.compat.stumpy.match`` returns
+        that).
 
     Raises
     ------

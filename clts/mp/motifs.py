@@ -41,20 +41,24 @@ def _zone(result, exclusion_zone):
 _UNKNOWN = -2
 
 
+def _bare_columns(P):
+    """(profile, partner index) of a bare profile: ``P`` 1-D (partners ``_UNKNOWN``) or
+    stumpy's (l, 2k + 2) array (distances, then indices)."""
+    a = np.asarray(_host(P))
+    if a.ndim == 2 and a.shape[1] >= 4 and a.shape[1] % 2 == 0:
+        k = (a.shape[1] - 2) // 2
+        return a[:, 0].astype(np.float64), a[:, k].astype(np.int64)
+    if a.ndim == 1 and a.dtype.kind in "iuf":
+        return a.astype(np.float64), np.full(len(a), _UNKNOWN, np.int64)
+    raise ValueError("result must be a MatrixProfileResult, a 1-D profile P or stumpy's "
+                     f"(l, 2k + 2) array, got shape {a.shape}, dtype {a.dtype}")
+
+
 def _bare_profile(T, P):
     """stumpy's inputs to :func:`motifs`: ``P`` 1-D (partners unknown) or stumpy's (l, 2k + 2)
     array (distances, then indices), as a z-normalised self-join result."""
     from types import SimpleNamespace
-    a = np.asarray(_host(P))
-    if a.ndim == 2 and a.shape[1] >= 4 and a.shape[1] % 2 == 0:
-        k = (a.shape[1] - 2) // 2
-        prof, idx = a[:, 0].astype(np.float64), a[:, k].astype(np.int64)
-    elif a.ndim == 1:
-        prof = a.astype(np.float64)
-        idx = np.full(len(prof), _UNKNOWN, np.int64)
-    else:
-        raise ValueError("result must be a MatrixProfileResult, a 1-D profile P or stumpy's "
-                         f"(l, 2k + 2) array, got shape {a.shape}")
+    prof, idx = _bare_columns(P)
     m = int(np.asarray(T).shape[-1]) - len(prof) + 1
     if m < 3:
         raise ValueError(f"P has {len(prof)} values for a series of {np.asarray(T).shape[-1]}:"
@@ -68,15 +72,17 @@ def discords(result, k=1, *, exclusion_zone=None):
 
     Parameters
     ----------
-    result : MatrixProfileResult
-        A matrix profile (self-join or AB-join; for k > 1 results the first column is used).
+    result : MatrixProfileResult, or a profile array
+        A matrix profile (self-join or AB-join; for k > 1 results the first column is used),
+        or a bare one: a 1-D profile ``P`` or stumpy's ``(l, 2k + 2)`` array (then
+        ``exclusion_zone`` is needed: ``m`` is not known from the profile alone).
     k : int, optional
         Number of discords (default 1).
     exclusion_zone : int, optional
         No two reported discords this close or closer (default ``m``: distinct events, no two
         windows that overlap, after the non-self matches of Keogh et al.'s discord
         definition; the result's zone, ceil(m / 4) by default, is for the profile itself and
-        let one anomaly be reported several times).
+        let one anomaly be reported several times). Required with a bare profile.
 
     Returns
     -------
@@ -88,7 +94,9 @@ def discords(result, k=1, *, exclusion_zone=None):
     Raises
     ------
     ValueError
-        ``k`` or ``exclusion_zone`` not an int >= 1 / >= 0.
+        ``k`` or ``exclusion_zone`` not an int >= 1 / >= 0; an array of another shape.
+    TypeError
+        A bare profile without ``exclusion_zone``.
 
     References
     ----------
@@ -109,8 +117,16 @@ def discords(result, k=1, *, exclusion_zone=None):
     True
     """
     k = _int_at_least(k, "k", 1)
-    P, _ = _result_profile(result)
-    ez = int(result.m) if exclusion_zone is None else _zone(result, exclusion_zone)
+    if hasattr(result, "P"):
+        P, _ = _result_profile(result)
+        ez = int(result.m) if exclusion_zone is None else _zone(result, exclusion_zone)
+    else:
+        P, _ = _bare_columns(result)
+        if exclusion_zone is None:
+            raise TypeError("discords of a bare profile needs exclusion_zone= (its default, "
+                            "m, is not known from the profile alone; exclusion_zone=m keeps "
+                            "reported windows from overlapping)")
+        ez = _int_at_least(exclusion_zone, "exclusion_zone", 0)
     P = np.where(np.isfinite(P), P, -np.inf)
     order = np.lexsort((np.arange(len(P)), -P))
     taken = np.zeros(len(P), bool)

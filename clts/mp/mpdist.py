@@ -271,7 +271,15 @@ def _rows(x, name, time_axis):
     whether it was 1-D."""
     if is_device_array(x):
         raise TypeError(f"{name} must be a numpy array (or array-like), not a device array")
-    a = native(np.asarray(values_of(x)))
+    try:
+        a = native(np.asarray(values_of(x)))
+    except ValueError:              # numpy: "inhomogeneous shape"
+        shapes = sorted({np.shape(v) for v in x}) if isinstance(x, (list, tuple)) else []
+        if len(shapes) > 1:
+            raise ValueError(f"{name} is a list of series of different shapes ({shapes}): a "
+                             "batch holds series of one length; call mpdist once per length "
+                             "(or per pair)") from None
+        raise
     if a.dtype.kind not in "fiub":
         raise TypeError(f"{name} must hold real numbers, got dtype {a.dtype}")
     if a.ndim not in (1, 2):

@@ -410,7 +410,8 @@ def bfast_monitor_geotiff(inputs, start_monitor, out_dir, *, dates=None, block_r
                           **kwargs) -> dict:
     """BFAST-Monitor on a GeoTIFF stack, in blocks of ``block_rows`` rows (a stack larger than
     memory streams), results as GeoTIFFs in ``out_dir`` (see the module docstring). ``kwargs``
-    go to :func:`clts.bfast_monitor` (``freq`` defaults to 365.25 days). Pixels without a break
+    go to :func:`clts.bfast_monitor` (``freq`` defaults as there: 365 days, R's bfastts daily
+    series, as the NetCDF and Zarr paths of the command line). Pixels without a break
     or not tested have the nodata value in ``break_date`` (``status`` says which). Results of
     an earlier run in ``out_dir`` are replaced only with ``overwrite=True``; the output folder
     must not be, lie inside or hold an input (``clts.io.InputError``, a ValueError). Returns
@@ -422,7 +423,6 @@ def bfast_monitor_geotiff(inputs, start_monitor, out_dir, *, dates=None, block_r
     start = np.datetime64(start_monitor, "D") if not isinstance(start_monitor, np.datetime64) \
         else start_monitor
     kw = dict(kwargs)
-    kw.setdefault("freq", 365.25)
     if st.dtype.kind in "iu":          # as bfast_monitor computes integers (their nodata masked)
         kw.setdefault("dtype", np.float32)
     check_arguments(st.dates, start, **kw)       # before a file is made

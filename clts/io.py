@@ -297,8 +297,8 @@ def check_output_folder(out_dir, names, inputs=(), overwrite: bool = False,
 
 def _encodable(ds):
     """``ds`` with every cftime variable (dates with None for missing, which neither NetCDF
-    nor Zarr can store as objects) as float days after 1 January of the first date's year (NaN
-    for missing), attributes ``units`` "days", ``since`` that date and ``calendar``. Not
+    nor Zarr can store as objects) as float days after its ``since`` attribute (the results'
+    time axis origin) or else 1 January of the first date's year (NaN for missing), attributes ``units`` "days", ``since`` that date and ``calendar``. Not
     "days since ...": xarray would decode NaN as that date; "days" reads back as timedelta64
     with NaT for missing."""
     from .timeaxis import calendar, days, is_cftime
@@ -310,7 +310,8 @@ def _encodable(ds):
         if is_cftime(vals):
             cal = calendar(vals)
             first = next(x for x in vals.ravel() if x is not None)
-            origin = f"{first.year:04d}-01-01"
+            # the time axis's origin where the result names it: one for every date variable
+            origin = v.attrs.get("since") or f"{first.year:04d}-01-01"
         elif all(x is None for x in vals.ravel()) and "calendar" in v.attrs:
             cal, origin = v.attrs["calendar"], v.attrs.get("since", "0001-01-01")  # no dates
         else:
@@ -348,6 +349,19 @@ def _put_in_place(tmp: Path, final: Path) -> None:
     _remove(aside)
 
 
+#: the encodings a written variable keeps from its input: CF's, not the input store's
+_CF_ENCODINGS = ("units", "calendar", "dtype", "_FillValue", "missing_value", "scale_factor",
+                 "add_offset")
+
+
+def _cf_encodings_only(ds):
+    """``ds`` (a shallow copy) with every variable's encoding cut to ``_CF_ENCODINGS``."""
+    out = ds.copy()
+    for v in out.variables.values():
+        v.encoding = {k: e for k, e in v.encoding.items() if k in _CF_ENCODINGS}
+    return out
+
+
 def write(ds, path: str, progress: bool = True, *, overwrite: bool = False,
           inputs=()) -> None:
     """``ds`` to ``path`` (.zarr or .nc), computing Dask-backed variables chunk by chunk with
@@ -365,8 +379,10 @@ def write(ds, path: str, progress: bool = True, *, overwrite: bool = False,
         direct = not have_dask()     # written in one pass: compute=False hands back a Dask task
         if kind == "zarr":
             # Zarr format 2 with consolidated metadata: read back by every zarr / xarray
-            # version without warnings
-            job = ds.to_zarr(tmp, mode="w-", compute=direct, zarr_format=2)
+            # version without warnings; the input's storage encodings (a Zarr 3 store's
+            # codecs, its chunks) do not carry over
+            job = _cf_encodings_only(ds).to_zarr(tmp, mode="w-", compute=direct,
+                                                 zarr_format=2)
         else:
             job = ds.to_netcdf(tmp, engine=netcdf_engine(), compute=direct)
         if direct:

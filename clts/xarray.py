@@ -40,6 +40,7 @@ import numpy as np
 from .runtime.arrays import as_rows
 from .xarray_common import apply_core as _apply
 from .xarray_common import fill_values as _fill_values
+from .xarray_common import packed as _packed
 from .xarray_common import mask_values  # noqa: F401 (clts.xarray.mask_values)
 from .xarray_common import portable_device as _portable
 from .xarray_common import prepare as _prepare
@@ -161,7 +162,11 @@ def bfast_monitor(da, start_monitor, *, dim: str = "time", device=None, **kwargs
     a Dataset with ``breaks``, ``break_dates``, ``magnitudes``, ``means``, ``valids``,
     ``status`` (+ ``history_start`` with ``history="ROC"``) over the non-time dimensions."""
     xr = _xr()
-    fills = _fill_values(da) if da.dtype.kind in "iu" and "nodata" not in kwargs else []
+    if _packed(da) and kwargs.get("nodata") is not None:   # a packed value: masked before
+        da = mask_values(da, [kwargs["nodata"]])            # unpacking (as the fill values)
+        kwargs = {k: v for k, v in kwargs.items() if k != "nodata"}
+    fills = (_fill_values(da) if da.dtype.kind in "iu" and "nodata" not in kwargs
+             and not _packed(da) else [])     # packed: unpacked to floats, fills masked first
     if len(fills) == 1:                    # integers stay integers: the kernel masks nodata
         kwargs = dict(kwargs, nodata=fills[0])
     da = _prepare(da, dim, mask=len(fills) != 1)
@@ -180,7 +185,7 @@ def bfast_monitor(da, start_monitor, *, dim: str = "time", device=None, **kwargs
     dt = np.dtype(kwargs.get("dtype") or (da.dtype if da.dtype.kind == "f" and da.dtype.itemsize
                                           >= 4 else np.float32))
     roc = kwargs.get("history", "all") == "ROC"
-    bd = dates.dtype if dates.dtype.kind in "MO" else np.dtype(np.float64)  # O: cftime
+    bd = date_dtype(dates)
     outs = [("breaks", np.dtype(np.int32), False), ("break_dates", bd, False),
             ("magnitudes", dt, False), ("means", dt, False), ("valids", np.dtype(np.int32), False),
             ("status", np.dtype(np.int32), False)]
@@ -195,10 +200,7 @@ def bfast_monitor(da, start_monitor, *, dim: str = "time", device=None, **kwargs
     ds["breaks"].attrs = {"long_name": "index of the first break among the monitoring dates",
                           "flag_values": "-1 no break, -2 not tested (see status)"}
     ds["break_dates"].attrs = {"long_name": "date of the first break"}
-    if dates.dtype == object:              # cftime dates (None: no break): their calendar
-        from .timeaxis import calendar
-        ds["break_dates"].attrs.update(calendar=calendar(dates),
-                                       since=f"{dates[0].year:04d}-01-01")
+    date_attrs(ds["break_dates"], dates)
     ds["magnitudes"].attrs = {"long_name": "median of the monitoring residuals"}
     if "units" in da.attrs:
         ds["magnitudes"].attrs["units"] = da.attrs["units"]
@@ -239,7 +241,7 @@ def bfast_breaks(da, *, dim: str = "time", device=None, **kwargs):
     B = max(1, min(int(kwargs.get("breaks", 5)),
                    max_breaks(kwargs.get("h", 0.15), da.sizes[dim], K)))
     dt = np.dtype(kwargs.get("dtype") or np.float64)
-    bd = dates.dtype if dates.dtype.kind == "M" else np.dtype(np.float64)
+    bd = date_dtype(dates)
     i4 = np.dtype(np.int32)
     outs = [("n_breaks", i4, False), ("breakpoints", i4, ["break"]),
             ("break_dates", bd, ["break"]), ("magnitudes", np.dtype(np.float64), ["break"]),
@@ -256,6 +258,7 @@ def bfast_breaks(da, *, dim: str = "time", device=None, **kwargs):
                             "flag_values": "-1 not analysed (see status)"}
     ds["breakpoints"].attrs = {"long_name": "index of the last date before each break (-1: none)"}
     ds["break_dates"].attrs = {"long_name": "date of the last value before each break"}
+    date_attrs(ds["break_dates"], dates)
     ds["magnitudes"].attrs = {"long_name": "fit after minus fit before the break"}
     if "units" in da.attrs:
         ds["magnitudes"].attrs["units"] = da.attrs["units"]
@@ -298,13 +301,13 @@ def break_maps(ds, *, dim: str = "break"):
         input_core_dims=[[], [dim], [dim], []], output_core_dims=[[]] * 5,
         dask="parallelized", output_dtypes=outs)
     out = xr.Dataset(dict(zip(MAP_FIELDS, res)), attrs=dict(ds.attrs))
-    date_attrs = {k: v for k, v in ds["break_dates"].attrs.items()
-                  if k in ("calendar", "since", "units")}
+    kept = {k: v for k, v in ds["break_dates"].attrs.items()
+            if k in ("calendar", "since", "units")}
     out["n_breaks"].attrs = {"long_name": "number of breaks",
                              "flag_values": "-1 not analysed (see status)"}
-    out["first_break_date"].attrs = dict(date_attrs, long_name="date of the first break")
+    out["first_break_date"].attrs = dict(kept, long_name="date of the first break")
     out["largest_break_date"].attrs = dict(
-        date_attrs, long_name="date of the break of the largest absolute magnitude")
+        kept, long_name="date of the break of the largest absolute magnitude")
     out["largest_magnitude"].attrs = {"long_name": "magnitude of that break (signed)"}
     if "units" in ds["magnitudes"].attrs:
         out["largest_magnitude"].attrs["units"] = ds["magnitudes"].attrs["units"]
@@ -397,6 +400,7 @@ def matrix_profile(da, m, *, dim: str = "time", k: int = 1, device=None, **kwarg
 
 from .xarray_ocean import superbee_fluxes, tke  # noqa: E402,F401 (clts.xarray.tke, ...)
 from .xarray_bfast import bfast01, bfast_decompose  # noqa: E402,F401 (R's bfast(), bfast01)
+from .xarray_bfast import date_attrs, date_dtype  # noqa: E402
 
 
 # ------------------------------------------------------------- MSTL and trend tests (seasonal)
@@ -449,12 +453,30 @@ def _trend_block(y, *, kw):
                  for n, dt in _TREND_OUT)
 
 
+def _per_slope_scale(da, dim, per, steps_per_slope):
+    """The factor from a slope per ``steps_per_slope`` time steps (1; a seasonal test's cycle of
+    ``period`` steps) to a slope per ``per`` ("year" / "day" of the axis's calendar), checked
+    before any computation: a date ``dim`` with a regular step."""
+    from .timeaxis import kind
+    if per not in ("year", "day"):
+        raise ValueError(f"per must be 'year' or 'day', got {per!r}")
+    if dim not in da.coords or kind(da[dim].values, dim) == "number":
+        raise ValueError(f"per={per!r} needs a date {dim!r} coordinate")
+    t, _ = _time_units(da, dim, per)
+    step = np.diff(t)
+    if not step.size or not np.allclose(step, step.mean(), rtol=0.1):
+        raise ValueError(f"per={per!r} needs a regular {dim!r} step (monthly is fine)")
+    return 1.0 / (float(step.mean()) * steps_per_slope)
+
+
 def trend_test(da, *, dim: str = "time", device=None, per=None, **kwargs):
     """Mann-Kendall test and Sen's slope of every series of ``da`` along ``dim`` (``kwargs`` as
     :func:`clts.trend_test`). Returns a Dataset of per-series maps (``trend``, ``h``, ``p``,
     ``z``, ``tau``, ``s``, ``var_s``, ``slope``, ``intercept``, ``slope_low``, ``slope_high``,
     ``n``, ``status``). ``per="year"`` / ``"day"`` (a datetime ``dim`` with a regular step)
-    adds ``slope_per_<per>``: Sen's slope per step divided by the mean step in that unit."""
+    adds ``slope_per_<per>``: Sen's slope per step (seasonal variants: per cycle of
+    ``period`` steps) divided by the mean step (cycle) in that unit of the axis's calendar
+    (datetime64 or cftime)."""
     xr = _xr()
     from .trend.multi import MULTI_VARIANTS
     if kwargs.get("variant") in MULTI_VARIANTS:
@@ -462,23 +484,18 @@ def trend_test(da, *, dim: str = "time", device=None, per=None, **kwargs):
                          "clts.xarray.trend_test tests each series along dim: call "
                          "clts.trend_test on a (..., variables, time) array")
     da = _prepare(da, dim)
+    seasonal = kwargs.get("variant") in ("seasonal", "correlated_seasonal")
+    scale = None if per is None else _per_slope_scale(
+        da, dim, per, (kwargs.get("period") or 12) if seasonal else 1)
     out = _apply(_trend_block, da, dim, [(n, dt or np.dtype(np.float64), False)
                                          for n, dt in _TREND_OUT],
                  dict(kw=dict(kwargs, device=_portable(device))))
     ds = xr.Dataset(out, attrs=dict(da.attrs))
     ds["trend"].attrs = {"long_name": "Mann-Kendall trend (+1 increasing, -1 decreasing)"}
     ds["slope"].attrs = {"long_name": "Sen's slope per time step"
-                         + (" (per cycle)" if kwargs.get("variant") == "seasonal" else "")}
+                         + (" (per cycle)" if seasonal else "")}
     ds["status"].attrs = {"long_name": "0 ok, 1 fewer than 3 valid values"}
-    if per is not None:
-        if dim not in da.coords or da[dim].dtype.kind != "M":
-            raise ValueError(f"per={per!r} needs a datetime {dim!r} coordinate")
-        step = np.diff(da[dim].values) / np.timedelta64(1, "D")
-        if not step.size or not np.allclose(step, step.mean(), rtol=0.1):
-            raise ValueError(f"per={per!r} needs a regular {dim!r} step (monthly is fine)")
-        scale = {"year": 365.25, "day": 1.0}.get(per)
-        if scale is None:
-            raise ValueError(f"per must be 'year' or 'day', got {per!r}")
-        ds[f"slope_per_{per}"] = ds["slope"] * (scale / float(step.mean()))
+    if scale is not None:
+        ds[f"slope_per_{per}"] = ds["slope"] * scale
     ds.attrs["clts_trend_variant"] = kwargs.get("variant", "original")
     return ds

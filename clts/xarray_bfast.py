@@ -6,9 +6,22 @@ from __future__ import annotations
 import numpy as np
 
 
-def _date_dtype(dates):
-    """The dtype the break dates of ``dates`` come in (datetime64 kept; numbers as float64)."""
-    return dates.dtype if dates.dtype.kind == "M" else np.dtype(np.float64)
+def date_dtype(dates):
+    """The dtype the break dates of ``dates`` come in (datetime64 kept; cftime dates as
+    objects; numbers as float64)."""
+    from .timeaxis import is_cftime
+    if dates.dtype.kind == "M":
+        return dates.dtype
+    return np.dtype(object) if is_cftime(np.asarray(dates)) else np.dtype(np.float64)
+
+
+def date_attrs(var, dates):
+    """cftime break dates (objects, None for no break): their calendar and origin on ``var``,
+    which the file writers need when no pixel broke."""
+    if np.asarray(dates).dtype == object:
+        from .timeaxis import calendar
+        first = np.asarray(dates).ravel()[0]
+        var.attrs.update(calendar=calendar(dates), since=f"{first.year:04d}-01-01")
 
 
 def _refuse(fn, kwargs, names):
@@ -70,7 +83,7 @@ def bfast_decompose(da, freq, *, dim: str = "time", components: bool = True, dev
     KS = season_design(N, f, kwargs.get("season", "dummy")).shape[1]
     BT = max(1, min(bt if isinstance(bt, int) else N, max_breaks(h, N, 2)))
     BS = max(1, min(bs if isinstance(bs, int) else N, max_breaks(h, N, KS))) if KS else 1
-    bd, i4, f8 = _date_dtype(dates), np.dtype(np.int32), np.dtype(np.float64)
+    bd, i4, f8 = date_dtype(dates), np.dtype(np.int32), np.dtype(np.float64)
     outs = [("n_trend_breaks", i4, False), ("n_season_breaks", i4, False),
             ("magnitude", f8, False), ("magnitude_break", i4, False),
             ("magnitude_date", bd, False), ("iterations", i4, False),
@@ -98,6 +111,9 @@ def bfast_decompose(da, freq, *, dim: str = "time", components: bool = True, dev
                                           "Magnitude; 0 without a trend break)"}
     ds["magnitude_date"].attrs = {"long_name": "date of that break (R's Time)"}
     ds["magnitudes"].attrs = {"long_name": "trend change at each break"}
+    for v in ("trend_break_dates", "season_break_dates", "magnitude_date"):
+        if ds[v].dtype == object:
+            date_attrs(ds[v], dates)
     if "units" in da.attrs:
         for v in ("magnitude", "magnitudes"):
             ds[v].attrs["units"] = da.attrs["units"]
@@ -160,7 +176,7 @@ def bfast01(da, *, dim: str = "time", device=None, **kwargs):
     dates = da[dim].values
     i4, f8 = np.dtype(np.int32), np.dtype(np.float64)
     outs = [("breaks", i4, False), ("breakpoint", i4, False),
-            ("break_date", _date_dtype(dates), False), ("mosum", f8, False),
+            ("break_date", date_dtype(dates), False), ("mosum", f8, False),
             ("mosum_p", f8, False), ("nobs", i4, False), ("status", i4, False),
             ("trim", i4, False)]
     if classify:
@@ -179,6 +195,7 @@ def bfast01(da, *, dim: str = "time", device=None, **kwargs):
                           "flag_values": "-1 not analysed (see status)"}
     ds["break_date"].attrs = {"long_name": "date of the last value before the best single "
                                            "break (whatever the decision)"}
+    date_attrs(ds["break_date"], dates)
     ds["status"].attrs = {"long_name": "0 ok, 1 too few values for trim, 2 trim > n / 2, "
                                        "3 non-finite, 4 rank-deficient, 5 exact fit"}
     return ds

@@ -46,9 +46,36 @@ def mask_fill(da):
     return out
 
 
+def packed(da) -> bool:
+    """Whether ``da`` holds undecoded packed values (CF ``scale_factor`` / ``add_offset`` still
+    in ``attrs``: opened with ``mask_and_scale=False``)."""
+    return "scale_factor" in da.attrs or "add_offset" in da.attrs
+
+
+def unpack(da):
+    """``da`` with its undecoded ``scale_factor`` / ``add_offset`` applied (CF: value = packed x
+    scale_factor + add_offset, in the attributes' float type or wider) and removed from its
+    attributes, so that results are in the variable's units and files written from them read
+    back right (a kept ``add_offset`` would be added again to every output on reading)."""
+    if not packed(da):
+        return da
+    scale, offset = da.attrs.get("scale_factor"), da.attrs.get("add_offset")
+    kinds = [np.asarray(v).dtype for v in (scale, offset) if v is not None]
+    dt = np.result_type(*kinds, np.float32)
+    out = da.astype(dt if da.dtype.kind in "iub" else np.result_type(da.dtype, dt))
+    if scale is not None:
+        out = out * np.asarray(scale, dt)
+    if offset is not None:
+        out = out + np.asarray(offset, dt)
+    out.attrs = {k: v for k, v in da.attrs.items() if k not in ("scale_factor", "add_offset")}
+    out.name = da.name
+    return out
+
+
 def prepare(da, dim: str, name: str = "da", mask: bool = True):
     """Check ``da`` and its time dimension (strictly increasing, whatever its kind); undecoded
-    fill values masked (``mask``); one chunk along the time dimension (with a warning)."""
+    fill values masked (``mask``) and packed values unpacked (:func:`unpack`); one chunk along
+    the time dimension (with a warning)."""
     xr = xr_module()
     if isinstance(da, xr.Dataset):
         raise TypeError(f"{name} must be a DataArray; pick a variable of the Dataset "
@@ -64,6 +91,7 @@ def prepare(da, dim: str, name: str = "da", mask: bool = True):
                          f"; sort it first with da.sortby({dim!r}) (and drop duplicates)")
     if mask:
         da = mask_fill(da)
+    da = unpack(da)
     if da.chunks is not None:
         axis = da.dims.index(dim)
         if len(da.chunks[axis]) > 1:

@@ -59,7 +59,7 @@ def test_folder_stream_roundtrip(tmp_path, any_device):
                                         device=any_device, progress=False)
     assert set(out) == set(geotiff.OUTPUTS)
     want = clts.bfast_monitor(y, dates, np.datetime64("2018-01-01"), nodata=NODATA,
-                              freq=365.25, device=any_device, progress=False)
+                              device=any_device, progress=False)
     with rasterio.open(out["break_date"]) as ds:
         assert ds.crs.to_string() == CRS and ds.transform == TR and np.isnan(ds.nodata)
         bd = ds.read(1)
@@ -91,7 +91,7 @@ def test_multiband_csv_doy_and_xarray(tmp_path, any_device):
     st = geotiff.open_stack(tmp_path / "multi.tif", dates=csv)
     np.testing.assert_array_equal(st.dates, dates)
     da = st.to_dataarray()
-    ds = cx.bfast_monitor(da, "2018-01-01", freq=365.25, device=any_device)
+    ds = cx.bfast_monitor(da, "2018-01-01", device=any_device)
     paths = geotiff.write_bfast(ds, tmp_path / "x", like=da, date_format="doy")
     with rasterio.open(out["break_date"]) as a, rasterio.open(paths["break_date"]) as b:
         np.testing.assert_array_equal(a.read(1), b.read(1))
@@ -166,7 +166,7 @@ def test_nodata_zero_outputs_do_not_collide(tmp_path, any_device):
     out = geotiff.bfast_monitor_geotiff(d, "2017-06-01", tmp_path / "o", device=any_device,
                                         progress=False)
     yf = np.where(u == 0, np.nan, u.astype(np.float64))
-    want = clts.bfast_monitor(yf, dates, np.datetime64("2017-06-01"), freq=365.25,
+    want = clts.bfast_monitor(yf, dates, np.datetime64("2017-06-01"),
                               dtype=np.float32, device=any_device, progress=False)
     with rasterio.open(out["status"]) as ds:
         assert ds.nodata == -1 and (ds.read_masks(1) == 255).all()
@@ -194,7 +194,7 @@ def test_each_file_masks_its_own_nodata(tmp_path, any_device):
     out = geotiff.bfast_monitor_geotiff(d, "2017-06-01", tmp_path / "o", device=any_device,
                                         progress=False)
     yf = np.where(miss, np.nan, y.astype(np.float64))
-    want = clts.bfast_monitor(yf, dates, np.datetime64("2017-06-01"), freq=365.25,
+    want = clts.bfast_monitor(yf, dates, np.datetime64("2017-06-01"),
                               dtype=np.float32, device=any_device, progress=False)
     with rasterio.open(out["valid_count"]) as ds:
         np.testing.assert_array_equal(ds.read(1), want.valids)

@@ -43,7 +43,8 @@ import numpy as np
 
 from .breakpoints import independent_columns, pixel_design
 from .breakpoints_reference import BP_STATUS
-from .breaks_api import _intervals, _original_shape, bfast_breaks, host_cube, masked_fit
+from .breaks_api import (_break_dates, _intervals, _original_shape, bfast_breaks, host_cube,
+                         masked_fit)
 from .common import time_axis as _time_axis
 from .common import ZERO_VARIANCE_ULPS, trend_scaling
 from .regressors import model_terms
@@ -308,13 +309,9 @@ def bfast01(y, dates=None, *, order=3, freq=365.0, trend=True, regressors=None, 
         a = np.asarray(a)
         return labels.with_lead(a.reshape(a.shape[:1] + pix_shape), name, values)
 
-    src = np.asarray(dates).ravel()
-    if src.dtype.kind not in "Mfiu":
-        src = src.astype("datetime64[D]")
-    fill = np.datetime64("NaT") if src.dtype.kind == "M" else np.nan
     res = Bfast01Result(
         breaks=per(breaks, "breaks"), breakpoint=per(bp, "breakpoint"),
-        break_date=per(np.where(bp >= 0, src[np.clip(bp, 0, None)], fill), "break_date"),
+        break_date=per(_break_dates(dates, bp), "break_date"),
         tests={n: per(v, n) for n, v in decisions.items()},
         mosum=per(out["mosum"], "mosum"), mosum_p=per(out["mosum_p"], "mosum_p"),
         rss=lead(rss, "breaks", [0, 1]), bic=lead(bic, "breaks", [0, 1]),

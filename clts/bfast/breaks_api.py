@@ -344,8 +344,13 @@ def host_cube(y, dates, time_axis):
 
 
 def _break_dates(dates, bp):
-    """The dates of breakpoints ``bp`` (NaT / NaN where -1)."""
+    """The dates of breakpoints ``bp`` (NaT / NaN where -1; cftime dates as objects, None where
+    -1, as ``bfast_monitor``'s: a 360-day calendar's 30 February has no datetime64)."""
+    from ..timeaxis import is_cftime
     src = np.asarray(dates).ravel()
+    if is_cftime(src):
+        src, fill = src.astype(object), None
+        return np.where(bp >= 0, src[np.clip(bp, 0, None)], fill)
     if src.dtype.kind not in "Mfiu":
         src = src.astype("datetime64[D]")
     fill = np.datetime64("NaT") if src.dtype.kind == "M" else np.nan

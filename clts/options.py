@@ -50,6 +50,13 @@ def _bool(name, v):
     raise TypeError(f"option {name} must be a bool, got {type(v).__name__}")
 
 
+def _device_spec(name, v):
+    """A device index (an int, kept an int) or a name substring / slug (a str)."""
+    if not isinstance(v, (bool, str)) and hasattr(v, "__index__"):     # int, numpy ints
+        return v.__index__()
+    return _optional_str(name, v)
+
+
 def _optional_str(name, v):
     if v is None or (isinstance(v, str) and v.strip() == ""):
         return None
@@ -123,7 +130,7 @@ class Option:
 
 
 OPTIONS = {o.name: o for o in (
-    Option("device", "CLTS_DEVICE", None, _optional_str,
+    Option("device", "CLTS_DEVICE", None, _device_spec,
            "device used when a call's device= is None (index, name substring or slug)"),
     Option("emulate", "CLTS_EMULATE", None, _optional_str,
            "a recorded GPU description laid over every device lookup (docs/devices.md)"),

@@ -181,7 +181,7 @@ def test_fuzz_multiband_geotiff(device, c, tmp_path_factory):
     assert sorted(p.name for p in (d / "out").iterdir()) == sorted(
         f"{n}.tif" for n in geotiff.OUTPUTS)
     yf = np.where(miss, np.nan, stored.astype(np.float64))
-    want = clts.bfast_monitor(yf, dates, np.datetime64("2016-01-01"), freq=365.25,
+    want = clts.bfast_monitor(yf, dates, np.datetime64("2016-01-01"),
                               dtype=np.float32, device=device, progress=False)
     with rasterio.open(out["status"]) as ds:
         np.testing.assert_array_equal(ds.read(1), want.status)

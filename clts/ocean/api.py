@@ -20,7 +20,7 @@ from ..runtime import faults
 
 from ..runtime import get_device
 from ..runtime.arrays import c_array, float_array, float_dtype_of, is_device_array, values_of
-from ..runtime.launch import pyopencl_kernels
+from ..runtime.launch import device_int32, pyopencl_kernels
 from ..runtime.memory import c_contiguous, keep_on_simulator, pooled_empty, scratch, upload_scratch
 from ..runtime.replay import Recorder, Same, run_recorded
 from ..runtime.staging import download
@@ -106,7 +106,10 @@ class _Staging:
             self._check_device(x, name)
             if x.dtype.kind not in "iu":
                 raise TypeError(f"{name} must be an integer array, not {x.dtype}")
-            if x.dtype != np.int32 or x.offset:
+            if x.dtype != np.int32:             # clipped as numpy's (not wrapped)
+                x = device_int32(x, np.iinfo(np.int32).min, np.iinfo(np.int32).max)
+                self.keep.append(x)
+            elif x.offset:
                 with pyopencl_kernels():        # pyopencl's shared astype kernel
                     x = x.astype(np.int32)
                 self.keep.append(x)
@@ -203,12 +206,19 @@ def _outputs(out, shapes, dtype, inputs, what):
             raise TypeError(f"{what}: out[{i}] must be a numpy array, not {type(o).__name__}")
         if o.shape != tuple(shape) or o.dtype != dtype or not o.flags.c_contiguous or \
                 not o.flags.writeable:
+            why = [w for w, bad in (("not C-contiguous", not o.flags.c_contiguous),
+                                    ("read-only", not o.flags.writeable)) if bad]
             raise ValueError(f"{what}: out[{i}] must be a writeable C-contiguous {dtype} array "
-                             f"of shape {tuple(shape)}, got {o.dtype} {o.shape}")
+                             f"of shape {tuple(shape)}, got {o.dtype} {o.shape}"
+                             + (f" ({', '.join(why)})" if why else ""))
         for name, x in inputs.items():
             if isinstance(x, np.ndarray) and np.shares_memory(o, x):
                 raise ValueError(f"{what}: out[{i}] overlaps input {name}; pass other arrays "
                                  "(two sets of results, used in turn, for a time loop)")
+        for j in range(i):
+            if np.shares_memory(o, out[j]):
+                raise ValueError(f"{what}: out[{i}] overlaps out[{j}]; each result needs its "
+                                 "own array")
     return list(out)
 
 

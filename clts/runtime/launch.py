@@ -511,3 +511,19 @@ def _count(global_size) -> int:
     for g in global_size:
         n *= int(g)
     return n
+
+
+def device_int32(x, lo: int, hi: int):
+    """A device integer array as int32 with its values clipped to ``lo``..``hi`` first, on the
+    device, as numpy inputs are clipped (``astype`` alone would wrap an int64 2**32 + 2 to 2);
+    ``x`` itself when it is int32 already (the kernels bound-check those)."""
+    if x.dtype == np.int32:
+        return x
+    import pyopencl.array as cla
+    kind, info = x.dtype.type, np.iinfo(x.dtype)
+    with pyopencl_kernels():
+        if info.min < lo:
+            x = cla.maximum(x, kind(lo))
+        if info.max > hi:
+            x = cla.minimum(x, kind(hi))
+        return x.astype(np.int32)

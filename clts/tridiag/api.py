@@ -9,6 +9,7 @@ import math
 import numpy as np
 
 from ..runtime import chunk_sizes, get_device
+from ..runtime.launch import device_int32
 from ..runtime.faults import with_smaller_chunks
 from ..runtime.arrays import is_device_array
 from ..runtime.outputs import overlaps
@@ -43,7 +44,10 @@ class TridiagonalResult:
         Each system's normwise backward error and the growth of its LU factors without
         pivoting (see :mod:`clts.tridiag.reliability`): one host-side formula whatever version
         ran; ``inf`` where ``x`` is not finite or a pivot is zero. Computed on first access
-        (device arrays are downloaded for it).
+        from a, b, c, d and x (device arrays are downloaded for it): change none of them
+        before. After an in-place solve (``out=d``) the right-hand side is gone: the backward
+        error is NaN (``inf`` where ``x`` is not finite) and ``unreliable`` goes by the pivot
+        growth alone.
     unreliable : int
         Systems where ``max(backward_error, eps * pivot_growth)`` exceeds ``sqrt(eps)`` or is
         not finite: no version pivots, and a tiny pivot made their answer unreliable.
@@ -62,8 +66,10 @@ class TridiagonalResult:
     (2, 4)
     """
 
-    def __init__(self, x, plan: Plan, counter, keep=(), systems=None, batch_shape=None):
+    def __init__(self, x, plan: Plan, counter, keep=(), systems=None, batch_shape=None,
+                 in_place=False):
         self.x = x
+        self._in_place = in_place   # d solved over: its backward error is unknown
         self._keep = list(keep)   # temporaries of queued kernels (some drivers free early)
         self.plan = plan
         self.method = plan.method
@@ -77,7 +83,10 @@ class TridiagonalResult:
         if self._eta is None:
             from .reliability import assess
             z = np.zeros(self.plan.nsys)
-            eta, growth = assess(*self._systems()) if self._systems is not None else (z, z)
+            vals = self._systems() if self._systems is not None else None
+            eta, growth = assess(*vals) if vals is not None else (z, z)
+            if self._in_place and vals is not None:
+                eta = np.where(np.isfinite(vals[4]).all(axis=1), np.nan, np.inf)
             shape = self._batch if self._batch is not None else eta.shape
             self._eta = (eta.reshape(shape), growth.reshape(shape))
         return self._eta
@@ -105,7 +114,7 @@ class TridiagonalResult:
     def diagnostics(self) -> dict:
         eta, growth = self._assess()
         return {"zero_pivots": self.zero_pivots, "unreliable": self.unreliable,
-                "max_backward_error": float(eta.max()) if eta.size else 0.0,
+                "max_backward_error": float(np.fmax.reduce(eta, axis=None)) if eta.size else 0.0,
                 "max_pivot_growth": float(growth.max()) if growth.size else 0.0,
                 "method": self.method, "systems": self.plan.nsys, "n": self.plan.n}
 
@@ -119,6 +128,7 @@ class TridiagonalResult:
 
 
 _F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
+_REAL = {_F32: "float", _F64: "double"}     # a Plan's ``real`` of each computation dtype
 
 
 def _result_dtype(arrs):
@@ -274,7 +284,7 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, version: str = "auto", star
             if start.size != nsys:
                 raise ValueError(f"start must have one entry per system ({nsys}), got "
                                  f"{start.size}")
-            st = start if start.dtype == np.int32 else start.astype(np.int32)
+            st = device_int32(start, -1, n)        # clipped to -1..n as numpy starts
         else:
             sa = np.asarray(start)
             if sa.dtype.kind not in "iu" and not (sa.dtype.kind == "b"):
@@ -291,6 +301,9 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, version: str = "auto", star
 
     # out
     if out is not None:
+        if not (isinstance(out, np.ndarray) or is_device_array(out)):
+            raise TypeError(f"out must be a numpy array (or a device array for device input), "
+                            f"not {type(out).__name__}")
         if tuple(out.shape) != shape:
             raise ValueError(f"out must have shape {shape}, got {tuple(out.shape)}")
         if out.dtype != dtype:
@@ -315,11 +328,13 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, version: str = "auto", star
         raise TypeError(f"plan must be a clts.tridiag.plan.Plan, got {type(plan).__name__}")
     elif plan_overrides or method != "auto":
         raise TypeError("give either plan= or version=/parameters, not both")
-    elif (plan.n, plan.nsys, plan.layout, plan.has_start) != (n, nsys, layout, st is not None):
+    elif (plan.n, plan.nsys, plan.layout, plan.has_start, plan.real) != (
+            n, nsys, layout, st is not None, _REAL[dtype]):
         raise ValueError(f"plan is for n={plan.n}, {plan.nsys} systems, {plan.layout} layout, "
-                         f"start={'yes' if plan.has_start else 'no'}; these data have n={n}, "
-                         f"{nsys} systems, {layout} layout, start="
-                         f"{'yes' if st is not None else 'no'}")
+                         f"start={'yes' if plan.has_start else 'no'}, {plan.real}; these data "
+                         f"have n={n}, {nsys} systems, {layout} layout, start="
+                         f"{'yes' if st is not None else 'no'}, {_REAL[dtype]} (a plan's "
+                         "kernels are built for one precision)")
     else:
         plan.validate(dev)
     counter = new_counter(dev)
@@ -341,7 +356,7 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, version: str = "auto", star
             x = out
         return TridiagonalResult(x, plan, counter, keep + [a2, b2, c2, d2, st],
                                  _on_host(layout, (a2, b2, c2, d2, x), st, n, nsys),
-                                 batch_shape)
+                                 batch_shape, in_place=out is not None and overlaps(out, d2))
 
     # numpy: normalise to [nsys, n] (natural) or [n, nsys] (interleaved), run chunk by chunk
     # (runtime.pipeline: the next chunk's transfer overlaps this one's solve). On CPU devices
@@ -407,7 +422,7 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, version: str = "auto", star
             out[...] = res
         res = out
     return TridiagonalResult(res, plan, counter, (), _on_host(layout, arrs, st, n, nsys, solved),
-                             batch_shape)
+                             batch_shape, in_place=out is not None and overlaps(out, arrs[3]))
 
 
 def _on_host(layout, arrs, st, n, nsys, x=None):

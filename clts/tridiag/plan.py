@@ -368,7 +368,7 @@ def make_plan(device, problem: Problem, **overrides) -> Plan:
         ahead = PREFETCH_ROWS_BYTES // (4 * per_item() * n * itemsize)
         params["prefetch_items"] = max(1, min(params["prefetch_items"], ahead))
     params.update({k: int(v) for k, v in overrides.items() if k in PARAMS[method]})
-    if "wg" in overrides and overrides["wg"] > dev.max_work_group and method != "pcr":
+    if "wg" in overrides and overrides["wg"] > dev.max_work_group:
         raise bad("wg", f"must be <= {dev.max_work_group} (the device's largest work-group), "
                         f"not {overrides['wg']}")
     if method == "pcr":

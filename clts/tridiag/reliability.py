@@ -30,8 +30,9 @@ def threshold(dtype) -> float:
 
 
 def unreliable(eta, growth, dtype) -> np.ndarray:
-    """Which systems are unreliable, from :func:`assess`'s numbers."""
-    bound = np.maximum(eta, float(np.finfo(dtype).eps) * growth)
+    """Which systems are unreliable, from :func:`assess`'s numbers (a NaN ``eta``, unknown
+    after an in-place solve, leaves the pivot growth to judge)."""
+    bound = np.fmax(eta, float(np.finfo(dtype).eps) * growth)
     return ~(bound <= threshold(dtype))
 
 

@@ -17,6 +17,7 @@ from .cli_common import defaults_of as _defaults
 from .cli_common import file_args as _file_args
 from .cli_common import is_geotiff_stack as _is_geotiff_stack
 from .cli_common import open_input as _open
+from .cli_common import require_dates
 from .cli_common import save_plot as _save_plot
 from .cli_common import stack_args as _stack_args
 from .cli_common import user_error as _user_error
@@ -174,6 +175,7 @@ def cmd_bfast(args) -> int:
         from .geotiff import cli_bfast
         return cli_bfast(args)
     da = _open(args)
+    require_dates(args, da, "bfast")
     start, freq = _bfast_time(args, da)
     kw = dict(k=args.k, freq=freq, hfrac=args.hfrac, level=args.level, type=args.type,
               history=_bfast_history(args, da), device=args.device)

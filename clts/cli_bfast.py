@@ -9,8 +9,8 @@ import argparse
 
 import numpy as np
 
-from .cli_common import (FREQ_OF_UNIT, defaults_of, file_args, is_geotiff_stack, open_input, save_plot,
-                  stack_args, user_error, write_output)
+from .cli_common import (FREQ_OF_UNIT, defaults_of, file_args, is_geotiff_stack, open_input,
+                         require_dates, save_plot, stack_args, user_error, write_output)
 
 
 class _Given(argparse.Action):
@@ -38,9 +38,7 @@ def _dated_input(args, what):
     if args.more_inputs:
         raise ValueError("several inputs are for GeoTIFF stacks (one file per date)")
     da = open_input(args)
-    if args.dim not in da.coords:
-        raise ValueError(f"clts {what} needs the dates: the input has no {args.dim!r} "
-                         "coordinate (a .npy holds none: use a CSV, NetCDF or Zarr file)")
+    require_dates(args, da, what)
     if args.plot and da.ndim != 3:
         raise ValueError(f"--plot draws the maps of a 2-D scene; {da.name} has dims {da.dims}")
     return da

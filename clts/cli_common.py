@@ -22,6 +22,8 @@ def open_input(args):
     if args.plot and any(os.path.realpath(args.plot) == os.path.realpath(p)
                          for p in (args.input, args.output)):
         raise InputError(f"--plot {args.plot}: that is the input or the output")
+    if args.plot:
+        check_plot_path(args.plot)
     da = read(args.input, args.var, args.dim, getattr(args, "chunks", None))
     if args.nodata is not None:
         from .xarray import mask_values
@@ -36,12 +38,42 @@ def open_input(args):
     return da
 
 
+def require_dates(args, da, what) -> None:
+    """The dates an algorithm of BFAST needs: a ValueError naming the fix when the input has
+    no time coordinate (a .npy file holds none)."""
+    if args.dim not in da.coords:
+        raise ValueError(f"clts {what} needs the dates: the input has no {args.dim!r} "
+                         "coordinate (a .npy holds none: use a CSV, NetCDF or Zarr file)")
+
+
 def write_output(args, ds):
     """``ds`` to --output, safely (see clts.io.write)."""
     from .io import write
     write(ds, args.output, progress=not args.no_progress, overwrite=args.overwrite,
           inputs=[args.input])
     print(f"wrote {args.output}: {', '.join(map(str, ds.data_vars))}")
+
+
+def check_plot_path(path) -> None:
+    """--plot checked before anything is computed or written: matplotlib there, a format it
+    writes, a folder that exists and takes files (an InputError, status 2, otherwise)."""
+    from .io import InputError
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise InputError("--plot needs matplotlib: pip install matplotlib") from None
+    ext = os.path.splitext(str(path))[1].lstrip(".").lower()
+    formats = FigureCanvasAgg(Figure()).get_supported_filetypes()
+    if ext not in formats:
+        what = f".{ext} files" if ext else "files without an extension"
+        raise InputError(f"--plot {path}: matplotlib does not write {what}; use one of "
+                         f"{', '.join(sorted(formats))}")
+    folder = os.path.dirname(os.path.abspath(str(path)))
+    if not os.path.isdir(folder):
+        raise InputError(f"--plot {path}: the folder {folder} does not exist")
+    if not os.access(folder, os.W_OK):
+        raise InputError(f"--plot {path}: the folder {folder} is not writable")
 
 
 def save_plot(fig, path):

@@ -298,9 +298,10 @@ def check_output_folder(out_dir, names, inputs=(), overwrite: bool = False,
 def _encodable(ds):
     """``ds`` with every cftime variable (dates with None for missing, which neither NetCDF
     nor Zarr can store as objects) as float days after its ``since`` attribute (the results'
-    time axis origin) or else 1 January of the first date's year (NaN for missing), attributes ``units`` "days", ``since`` that date and ``calendar``. Not
-    "days since ...": xarray would decode NaN as that date; "days" reads back as timedelta64
-    with NaT for missing."""
+    time axis origin) or else 1 January of the first date's year (NaN for missing),
+    attributes ``units`` "days", ``since`` that date and ``calendar``. Not "days since ...":
+    xarray would decode NaN as that date; "days" reads back as timedelta64 with NaT for
+    missing."""
     from .timeaxis import calendar, days, is_cftime
     out = ds.copy()
     for name, v in ds.data_vars.items():

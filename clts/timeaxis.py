@@ -152,9 +152,19 @@ def plottable(values):
 def freq_to_period(freq) -> int:
     """Values per seasonal cycle of a pandas frequency, by statsmodels' rules
     (``statsmodels.tsa.tsatools.freq_to_period``): yearly 1, quarterly 4, monthly 12, weekly
-    52, daily 7, business-daily 5, hourly 24; another frequency is a ValueError."""
+    52, daily 7, business-daily 5, hourly 24; another frequency, or a multiple of one ("16D",
+    "2MS": statsmodels would give the single step's period), is a ValueError."""
     from pandas.tseries.frequencies import to_offset
-    code = to_offset(freq).rule_code.upper()
+    off = to_offset(freq)
+    code = off.rule_code.upper()
+    if off.n != 1:          # statsmodels reads "16D" as daily (7): not this axis's cycle
+        try:
+            hint = f" (a year is {365.2425 * 86400e9 / off.nanos:.1f} of its steps)"
+        except ValueError:      # months, quarters, years: no fixed length
+            hint = ""
+        raise ValueError(f"period is None and the time index's frequency {off.freqstr!r} is "
+                         f"{off.n} steps of {code}: statsmodels' rule would give the period of one "
+                         f"{code} step, not of this axis; give period={hint}")
     if code in ("A", "Y") or code.startswith(("A-", "AS-", "Y-", "YS-", "YE-")):
         return 1
     if code == "Q" or code.startswith(("Q-", "QS", "QE")):

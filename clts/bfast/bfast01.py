@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .breakpoints import independent_columns, pixel_design
+from .breakpoints import check_half, independent_columns, pixel_design
 from .breakpoints_reference import BP_STATUS
 from .breaks_api import (_break_dates, _intervals, _original_shape, bfast_breaks, host_cube,
                          masked_fit)
@@ -163,7 +163,8 @@ def bfast01(y, dates=None, *, order=3, freq=365.0, trend=True, regressors=None, 
         How several tests' decisions make one (R's ``aggregate = all``).
     trim : int or float, optional
         Minimal segment: a count, or a fraction of each pixel's valid values; default 5 K
-        (K: the model's regressors), as R. It must exceed K.
+        (K: the model's regressors), as R. It must exceed K; a given fraction above 0.5, or
+        a count above half the dates, leaves no pixel room for a break: a ValueError.
     bandwidth : float
         The OLS-MOSUM window, a fraction of the valid values (default 0.15).
     classify : bool
@@ -213,7 +214,9 @@ def bfast01(y, dates=None, *, order=3, freq=365.0, trend=True, regressors=None, 
     names = terms.columns()
     K = len(names)
     if trim is None:
-        trim = 5 * K
+        trim = 5 * K                # a short series: status 2 per pixel, as R's bfast01
+    else:
+        check_half("trim", trim, N)     # a given trim no pixel can hold twice: refused
     # the values a NaN covariate makes missing, and the covariates in flat's layout
     flat = terms.apply_missing(flat, np.float64)
     regs = None if not terms.q else {
@@ -361,6 +364,8 @@ def _check(test, level, aggregate, bandwidth, alpha, pct_stable, typology, trim,
             trim, (int, float, np.integer, np.floating)) or not trim > 0
             or not math.isfinite(trim) or (trim >= 1 and float(trim) != int(trim))):
         raise ValueError(f"trim must be a count or a fraction of the valid values, got {trim!r}")
+    if trim is not None:
+        check_half("trim", trim)
     return tests
 
 

@@ -46,12 +46,28 @@ def max_breaks(h, N: int, K: int) -> int:
 
 
 def check_h_breaks(h, breaks):
+    """``h`` a fraction of the valid values (at most half: two segments must fit, as R's
+    breakpoints demands) or a whole number (a count above half a pixel's valid values is
+    that pixel's status 2)."""
     if isinstance(h, bool) or not isinstance(h, (int, float, np.integer, np.floating)) \
             or not (h > 0 and math.isfinite(h)) or (h >= 1 and float(h) != int(h)):
-        raise ValueError(f"h must be a fraction in (0, 1) of the valid values or a whole number "
-                         f"of values >= 1, got {h!r}")
+        raise ValueError(f"h must be a fraction in (0, 0.5] of the valid values or a whole "
+                         f"number of values >= 1, got {h!r}")
+    check_half("h", h)
     if isinstance(breaks, bool) or not isinstance(breaks, (int, np.integer)) or breaks < 1:
         raise ValueError(f"breaks must be an integer >= 1, got {breaks!r}")
+
+
+def check_half(name, h, n_dates=None):
+    """A minimal segment ``h`` (fraction or count) with which no series can hold two segments
+    (a fraction above 0.5, a count above half of ``n_dates``) is a ValueError: every pixel
+    would fail."""
+    if h < 1 and h > 0.5:
+        raise ValueError(f"{name}={h!r}: a minimal segment of more than half the valid values "
+                         "leaves no room for a break; give a fraction in (0, 0.5]")
+    if h >= 1 and n_dates is not None and 2 * int(h) > n_dates:
+        raise ValueError(f"{name}={h!r}: two segments of {int(h)} values do not fit the "
+                         f"{n_dates} dates; give at most {n_dates // 2}")
 
 
 #: designs whose kept columns :func:`independent_columns` remembers (up to this many, each of

@@ -124,7 +124,9 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
     trend : bool
         Include the linear trend (default True).
     h : float or int
-        Minimal segment: a fraction of each pixel's valid values (floored) or a count.
+        Minimal segment: a fraction of each pixel's valid values (floored; at most 0.5, two
+        segments must fit: a larger one is a ValueError, as R's) or a count (a pixel with
+        fewer than twice as many valid values gets status 2).
     breaks : int
         Most breaks (capped per pixel at ceil(n / h) - 2, at least 1, as R).
     criterion : {"BIC", "LWZ"}

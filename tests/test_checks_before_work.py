@@ -1,0 +1,65 @@
+"""Arguments that cannot work are refused before anything is computed or written: a --plot file
+matplotlib cannot write (the output was written first, then the command failed), BFAST on a
+.npy (no dates), a minimal segment no pixel can hold twice (every pixel failed, exit 0), a
+period from a multiplied frequency (statsmodels' rule gives "16D" a weekly period)."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import clts
+from clts import cli
+
+xr = pytest.importorskip("xarray")
+
+
+@pytest.fixture
+def cube_nc(tmp_path):
+    rng = np.random.default_rng(0)
+    y = 0.5 + 0.1 * rng.standard_normal((48, 2, 2))
+    da = xr.DataArray(y, dims=("time", "y", "x"), name="ndvi",
+                      coords={"time": pd.date_range("2000-01-01", periods=48, freq="MS")})
+    path = tmp_path / "in.nc"
+    da.to_dataset().to_netcdf(path)
+    return path
+
+
+@pytest.mark.parametrize("plot, why", [("p.txt", "does not write .txt"),
+                                       ("nodir/p.png", "does not exist")])
+def test_bad_plot_path_refused_before_output(tmp_path, cube_nc, plot, why, capsys):
+    out = tmp_path / "out.nc"
+    rc = cli.main(["stl", str(cube_nc), "--var", "ndvi", "--period", "12", "-o", str(out),
+                   "--plot", str(tmp_path / plot), "--no-progress"])
+    assert rc == 2 and not out.exists()
+    assert why in capsys.readouterr().err
+
+
+def test_bfast_of_a_npy_names_the_dates(tmp_path, capsys):
+    path = tmp_path / "s.npy"
+    np.save(path, np.random.default_rng(1).standard_normal((3, 60)))
+    rc = cli.main(["bfast", str(path), "--start-monitor", "40", "--freq", "12", "-o",
+                   str(tmp_path / "x.nc"), "--no-progress"])
+    assert rc == 2 and "a .npy holds none" in capsys.readouterr().err
+
+
+def test_segments_that_cannot_fit_twice():
+    t = 2000 + np.arange(120) / 12
+    y = np.random.default_rng(2).standard_normal((120, 3))
+    with pytest.raises(ValueError, match="more than half"):
+        clts.bfast_breaks(y, t, freq=12, h=0.9)
+    with pytest.raises(ValueError, match="more than half"):
+        clts.bfast01(y, t, freq=12, trim=0.6)
+    with pytest.raises(ValueError, match="do not fit the 120 dates"):
+        clts.bfast01(y, t, freq=12, trim=61)
+    assert (clts.bfast01(y[:20], t[:20], freq=12).status == 2).all()   # the default: per pixel
+    assert (clts.bfast_breaks(y, t, freq=12, h=61).status == 2).all()  # a count: per pixel
+
+
+@pytest.mark.parametrize("freq", ["16D", "2MS", "12h"])
+def test_period_of_a_multiplied_frequency_is_asked_for(freq):
+    s = pd.Series(np.random.default_rng(3).random(200),
+                  index=pd.date_range("2000-01-01", periods=200, freq=freq))
+    with pytest.raises(ValueError, match="give period="):
+        clts.stl(s)
+    assert clts.stl(s, period=23).trend.shape == (200,)

@@ -122,6 +122,14 @@ def read(path: str, var: str | None, dim: str = "time", chunks: str | None = Non
                              f"{path} whole")
         ds = _open(path, kind, ch or {})
         name = _pick([str(v) for v in ds.data_vars], var, path, "variable")
+        if dim not in ds[name].dims:
+            raise InputError(f"{path}: {name!r} has no time dimension {dim!r} (its dimensions: "
+                             f"{', '.join(map(str, ds[name].dims))}); --dim names it")
+        unknown = [d for d in ch if d not in ds[name].dims]
+        if unknown:
+            raise InputError(f"--chunks {chunks}: {name!r} has no dimension "
+                             f"{', '.join(map(repr, unknown))} (its dimensions: "
+                             f"{', '.join(map(str, ds[name].dims))})")
         return ds[name] if ch else _stream_chunks(path, kind, ds, name, dim)
     import xarray as xr
     if kind == "csv":
@@ -334,9 +342,27 @@ def _remove(p: Path) -> None:
         p.unlink()
 
 
-def _put_in_place(tmp: Path, final: Path) -> None:
+def _put_in_place(tmp: Path, final: Path, overwrite: bool = True) -> None:
     """Rename ``tmp`` to ``final``; a store ``final`` is moved aside first and removed only
-    once ``tmp`` is in its place."""
+    once ``tmp`` is in its place. Without ``overwrite`` nothing that appeared at ``final``
+    while this run computed (another run's output) is replaced: an InputError."""
+    if not overwrite:
+        try:
+            if tmp.is_dir():
+                os.rename(tmp, final)      # refused over a file or a store with contents
+            else:
+                os.link(tmp, final)        # refused where anything exists
+                tmp.unlink()
+            return
+        except (FileExistsError, IsADirectoryError, NotADirectoryError, OSError) as exc:
+            if not os.path.lexists(final):
+                if isinstance(exc, PermissionError) or tmp.is_dir():
+                    raise
+                os.replace(tmp, final)     # a file system without hard links
+                return
+            raise InputError(f"{final} appeared while this run computed (another run's "
+                             "output?); it is left as it is and this result is not written: "
+                             "give --overwrite to replace it") from None
     if not (final.is_dir() and not final.is_symlink()):
         os.replace(tmp, final)             # atomic for a file over a file
         return
@@ -390,7 +416,7 @@ def write(ds, path: str, progress: bool = True, *, overwrite: bool = False,
             job = None
         if job is not None:
             _compute(job, ds, progress)
-        _put_in_place(tmp, final)
+        _put_in_place(tmp, final, overwrite)
     except BaseException:
         _remove(tmp)
         raise

@@ -63,3 +63,19 @@ def test_period_of_a_multiplied_frequency_is_asked_for(freq):
     with pytest.raises(ValueError, match="give period="):
         clts.stl(s)
     assert clts.stl(s, period=23).trend.shape == (200,)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--chunks", "z=2"], "has no dimension 'z'"),            # was silently ignored
+    (["--dim", "tim"], "no time dimension 'tim'"),
+])
+def test_file_options_name_the_file_and_option(tmp_path, cube_nc, argv, message, capsys):
+    rc = cli.main(["stl", str(cube_nc), "--var", "ndvi", "--period", "12", "-o",
+                   str(tmp_path / "o.nc"), "--no-progress"] + argv)
+    assert rc == 2 and message in capsys.readouterr().err
+
+
+def test_mstl_windows_named_as_windows():
+    y = np.random.default_rng(4).standard_normal((2, 120))
+    with pytest.raises(ValueError, match="windows"):
+        clts.mstl(y, periods=(12,), windows=(4,))

@@ -184,3 +184,23 @@ def test_unwritable_dump_sources_names_the_directory(tmp_path, monkeypatch):
             pytest.raises(OSError, match="dump_sources=.*file/src.*cannot write") as info:
         clts.stl(np.random.default_rng(0).standard_normal((2, 48)), 12, device=dev)
     assert not isinstance(info.value, clts.DeviceError)
+
+
+@pytest.mark.parametrize("store", [False, True])
+def test_output_that_appears_meanwhile_is_not_replaced(tmp_path, store):
+    """Another run wrote the output while this one computed: without --overwrite it stays
+    (two runs to one path both reported success, the second replacing the first)."""
+    from clts.io import InputError, _put_in_place
+    final, tmp = tmp_path / "out", tmp_path / ".out.partial"
+    if store:
+        (final / "x").mkdir(parents=True)
+        (tmp / "y").mkdir(parents=True)
+    else:
+        final.write_text("first run")
+        tmp.write_text("second run")
+    with pytest.raises(InputError, match="appeared while this run computed"):
+        _put_in_place(tmp, final, overwrite=False)
+    assert (final / "x").is_dir() if store else final.read_text() == "first run"
+    fresh = tmp_path / "fresh"
+    _put_in_place(tmp, fresh, overwrite=False)
+    assert fresh.exists() and not tmp.exists()

@@ -152,6 +152,9 @@ def resolve_periods(periods, windows, nobs):
         periods = tuple(sorted(periods))
     if len(set(periods)) != len(periods):
         raise ValueError(f"periods must be distinct, got {periods}")
+    if any(w < 3 or w % 2 == 0 for w in windows):      # each is its round's STL seasonal=
+        raise ValueError(f"windows (the seasonal smoothers' lengths) must be odd integers "
+                         f">= 3, got {windows}")
     if any(p < 2 for p in periods):
         raise ValueError(f"periods must be >= 2, got {periods}")
     if any(p >= nobs / 2 for p in periods):

@@ -80,6 +80,9 @@ def matrix_profile(client, T_A, m, T_B=None, *, parts=None, device=None, **kwarg
         raise ValueError(f"parts must be an int >= 1, got {parts!r}")
     A, times = one_series(T_A, "T_A", kwargs.pop("time_axis", None))
     B, _ = one_series(T_B, "T_B", None)
+    from .mp.api import check_arguments        # here, not once per worker inside its task
+    check_arguments(np.asarray(A), m, None if B is None else np.asarray(B), kwargs.get("k", 1),
+                    kwargs.get("exclusion_zone"), kwargs.get("precision") or "double")
     kw = dict(kwargs, device=portable(device))
     # hash=False: a key of its own per call; a content-hashed key is shared by every call on
     # the same series, and the release of an earlier call's future could cancel this one's

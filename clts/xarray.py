@@ -356,6 +356,9 @@ def matrix_profile(da, m, *, dim: str = "time", k: int = 1, device=None, **kwarg
                     kwargs.get("precision") or "double")
     if k > 1 and "k" in da.dims:
         raise ValueError("k > 1 adds a dimension 'k', which da already has; rename it")
+    if "window" in da.dims and dim != "window":
+        raise ValueError("the windows are computed along a dimension 'window', which da "
+                         "already has; rename it (da.rename(window=...))")
     l = n - int(m) + 1
     names = ("profile", "index", "left_index", "right_index")
     kcore = ["window", "k"] if k > 1 else True

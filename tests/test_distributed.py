@@ -70,6 +70,10 @@ def test_distributed_matrix_profile_exact(client):
     ref = clts.matrix_profile(A, 30, B, both=True, device=[dev, dev, dev])
     for key in ("P", "I", "P_B", "I_B"):
         np.testing.assert_array_equal(getattr(r, key), getattr(ref, key), err_msg=key)
+    with pytest.raises(ValueError, match="fewer than m"):     # on the client, no task sent
+        cd.matrix_profile(client, T[:20], 50)
+    with pytest.raises(ValueError, match="m must be >= 3"):
+        cd.matrix_profile(client, T, 2)
 
 
 def test_repeated_calls_on_the_same_series_never_lose_their_input(client):

@@ -109,3 +109,9 @@ def test_trend_slope_per_year_of_each_variant(variant):
     np.testing.assert_allclose(dc.slope_per_year.values, 0.012, rtol=1e-3)
     with pytest.raises(ValueError, match="per must be"):
         cx.trend_test(da, per="week", variant=variant)
+
+
+def test_matrix_profile_names_a_window_dimension_clash():
+    da = xr.DataArray(np.random.default_rng(5).standard_normal((2, 60)), dims=("window", "time"))
+    with pytest.raises(ValueError, match="'window'"):
+        cx.matrix_profile(da, 8)

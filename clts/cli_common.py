@@ -23,7 +23,7 @@ def open_input(args):
                          for p in (args.input, args.output)):
         raise InputError(f"--plot {args.plot}: that is the input or the output")
     if args.plot:
-        check_plot_path(args.plot)
+        check_plot_path(args.plot, args.overwrite)
     da = read(args.input, args.var, args.dim, getattr(args, "chunks", None))
     if args.nodata is not None:
         from .xarray import mask_values
@@ -54,10 +54,15 @@ def write_output(args, ds):
     print(f"wrote {args.output}: {', '.join(map(str, ds.data_vars))}")
 
 
-def check_plot_path(path) -> None:
+def check_plot_path(path, overwrite=False) -> None:
     """--plot checked before anything is computed or written: matplotlib there, a format it
-    writes, a folder that exists and takes files (an InputError, status 2, otherwise)."""
+    writes, a folder that exists and takes files, no folder of that name, an existing file
+    only with --overwrite (an InputError, status 2, otherwise)."""
     from .io import InputError
+    if os.path.isdir(path):
+        raise InputError(f"--plot {path}: that is a folder; give a file name (e.g. plot.png)")
+    if os.path.lexists(path) and not overwrite:
+        raise InputError(f"--plot {path} exists; give --overwrite to replace it")
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure

@@ -291,6 +291,7 @@ class _Writer:
                                       inputs, overwrite, is_ours=_written_by_clts)
         self.made = None if existed else self.out
         self.files = {}
+        self.overwrite = bool(overwrite)
 
     def open(self, stack_like):
         """Create the temporary files (after the inputs were opened and checked)."""
@@ -324,9 +325,14 @@ class _Writer:
         for ds, _, _ in self.files.values():
             ds.close()
         paths = {}
+        from .io import InputError, put_in_place
         for name, (_, tmp, _) in self.files.items():
             final = self.out / f"{name}.tif"
-            os.replace(tmp, final)
+            if self.overwrite and os.path.lexists(final) and not _written_by_clts(final):
+                raise InputError(f"{final} appeared while this run computed and is not a clts "
+                                 "output: never replaced (move it away and run again)")
+            # --overwrite: clts's own output replaced; else one that appeared meanwhile stays
+            put_in_place(Path(tmp), final, overwrite=self.overwrite)
             paths[name] = final
         self.files = {}
         return paths

@@ -342,27 +342,37 @@ def _remove(p: Path) -> None:
         p.unlink()
 
 
-def _put_in_place(tmp: Path, final: Path, overwrite: bool = True) -> None:
+def put_in_place(tmp: Path, final: Path, overwrite: bool = True) -> None:
     """Rename ``tmp`` to ``final``; a store ``final`` is moved aside first and removed only
     once ``tmp`` is in its place. Without ``overwrite`` nothing that appeared at ``final``
     while this run computed (another run's output) is replaced: an InputError."""
     if not overwrite:
-        try:
-            if tmp.is_dir():
+        appeared = InputError(f"{final} appeared while this run computed (another run's "
+                              "output?); it is left as it is and this result is not written: "
+                              "give --overwrite to replace it")
+        if os.path.lexists(final):
+            raise appeared
+        if tmp.is_dir():
+            try:
                 os.rename(tmp, final)      # refused over a file or a store with contents
-            else:
-                os.link(tmp, final)        # refused where anything exists
-                tmp.unlink()
+            except OSError:
+                if os.path.lexists(final):
+                    raise appeared from None
+                raise
             return
-        except (FileExistsError, IsADirectoryError, NotADirectoryError, OSError) as exc:
-            if not os.path.lexists(final):
-                if isinstance(exc, PermissionError) or tmp.is_dir():
-                    raise
-                os.replace(tmp, final)     # a file system without hard links
-                return
-            raise InputError(f"{final} appeared while this run computed (another run's "
-                             "output?); it is left as it is and this result is not written: "
-                             "give --overwrite to replace it") from None
+        try:
+            os.link(tmp, final)            # refused where anything exists
+        except FileExistsError:
+            raise appeared from None
+        except OSError:                    # no hard links here (vfat, SMB, FUSE: EPERM ...)
+            try:                           # the name reserved first, then replaced
+                os.close(os.open(final, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+            except FileExistsError:
+                raise appeared from None
+            os.replace(tmp, final)
+            return
+        tmp.unlink()
+        return
     if not (final.is_dir() and not final.is_symlink()):
         os.replace(tmp, final)             # atomic for a file over a file
         return
@@ -416,7 +426,7 @@ def write(ds, path: str, progress: bool = True, *, overwrite: bool = False,
             job = None
         if job is not None:
             _compute(job, ds, progress)
-        _put_in_place(tmp, final, overwrite)
+        put_in_place(tmp, final, overwrite)
     except BaseException:
         _remove(tmp)
         raise

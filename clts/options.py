@@ -54,6 +54,9 @@ def _device_spec(name, v):
     """A device index (an int, kept an int) or a name substring / slug (a str)."""
     if not isinstance(v, (bool, str)) and hasattr(v, "__index__"):     # int, numpy ints
         return v.__index__()
+    if v is not None and (isinstance(v, bool) or not isinstance(v, (str, os.PathLike))):
+        raise TypeError(f"option {name} must be a device index (int), a name or slug (str) "
+                        f"or None, got {type(v).__name__}")
     return _optional_str(name, v)
 
 

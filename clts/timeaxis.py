@@ -158,10 +158,14 @@ def freq_to_period(freq) -> int:
     off = to_offset(freq)
     code = off.rule_code.upper()
     if off.n != 1:          # statsmodels reads "16D" as daily (7): not this axis's cycle
+        hint = ""
+        if off.n < 1:
+            raise ValueError(f"period is None and the time index's frequency {off.freqstr!r} "
+                             "runs backwards: sort the index, or give period=")
         try:
             hint = f" (a year is {365.2425 * 86400e9 / off.nanos:.1f} of its steps)"
         except ValueError:      # months, quarters, years: no fixed length
-            hint = ""
+            hint = " (the number of steps in one seasonal cycle)"
         raise ValueError(f"period is None and the time index's frequency {off.freqstr!r} is "
                          f"{off.n} steps of {code}: statsmodels' rule would give the period of one "
                          f"{code} step, not of this axis; give period={hint}")

@@ -235,6 +235,8 @@ def bfast_breaks(da, *, dim: str = "time", device=None, **kwargs):
         if bad in kwargs:
             raise TypeError(f"clts.xarray.bfast_breaks does not take {bad}=")
     dates = da[dim].values
+    from .bfast.breakpoints import check_h_breaks     # now, not inside a Dask compute
+    check_h_breaks(kwargs.get("h", 0.15), kwargs.get("breaks", 5), da.sizes[dim])
     order, trend = kwargs.get("order", 3), kwargs.get("trend", True)
     K = len(model_terms(kwargs.get("formula"), order, trend, kwargs.get("regressors"),
                         da.sizes[dim]).columns())      # formula= / regressors= count too
@@ -465,6 +467,9 @@ def _per_slope_scale(da, dim, per, steps_per_slope):
         raise ValueError(f"per must be 'year' or 'day', got {per!r}")
     if dim not in da.coords or kind(da[dim].values, dim) == "number":
         raise ValueError(f"per={per!r} needs a date {dim!r} coordinate")
+    if da.sizes[dim] < 2:
+        raise ValueError(f"per={per!r} needs two dates or more along {dim!r} (a step), got "
+                         f"{da.sizes[dim]}")
     t, _ = _time_units(da, dim, per)
     step = np.diff(t)
     if not step.size or not np.allclose(step, step.mean(), rtol=0.1):

@@ -170,6 +170,9 @@ def bfast01(da, *, dim: str = "time", device=None, **kwargs):
                     kwargs.get("alpha", 0.05), kwargs.get("pct_stable"),
                     kwargs.get("typology", "standard"), kwargs.get("trim"),
                     kwargs.get("reg", "lm"))
+    if kwargs.get("trim") is not None:          # now, not inside a Dask compute
+        from .bfast.breakpoints import check_half
+        check_half("trim", kwargs["trim"], da.sizes[dim])
     classify = kwargs.pop("classify", True)
     if not isinstance(classify, (bool, np.bool_)):
         raise TypeError(f"classify must be True or False, got {classify!r}")

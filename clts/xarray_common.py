@@ -53,22 +53,19 @@ def packed(da) -> bool:
 
 
 def unpack(da):
-    """``da`` with its undecoded ``scale_factor`` / ``add_offset`` applied (CF: value = packed x
-    scale_factor + add_offset, in the attributes' float type or wider) and removed from its
-    attributes, so that results are in the variable's units and files written from them read
-    back right (a kept ``add_offset`` would be added again to every output on reading)."""
+    """``da`` decoded as xarray decodes a file (``decode_cf_variable``: fill values masked,
+    ``_Unsigned`` honoured, ``scale_factor`` / ``add_offset`` applied, in the float type xarray
+    picks), the packing attributes gone; so that results equal the decoded file's and files
+    written from them read back right (a kept ``add_offset`` would be added again on
+    reading)."""
     if not packed(da):
         return da
-    scale, offset = da.attrs.get("scale_factor"), da.attrs.get("add_offset")
-    kinds = [np.asarray(v).dtype for v in (scale, offset) if v is not None]
-    dt = np.result_type(*kinds, np.float32)
-    out = da.astype(dt if da.dtype.kind in "iub" else np.result_type(da.dtype, dt))
-    if scale is not None:
-        out = out * np.asarray(scale, dt)
-    if offset is not None:
-        out = out + np.asarray(offset, dt)
-    out.attrs = {k: v for k, v in da.attrs.items() if k not in ("scale_factor", "add_offset")}
-    out.name = da.name
+    xr = xr_module()
+    var = xr.Variable(da.dims, da.data, attrs=dict(da.attrs))
+    dec = xr.conventions.decode_cf_variable(str(da.name), var, decode_times=False,
+                                            decode_timedelta=False)
+    out = xr.DataArray(dec, coords=da.coords, name=da.name)
+    out.attrs = dict(dec.attrs)
     return out
 
 
@@ -89,9 +86,10 @@ def prepare(da, dim: str, name: str = "da", mask: bool = True):
         from .timeaxis import check_increasing
         check_increasing(da[dim].values, f"the {dim!r} coordinate of {name}",
                          f"; sort it first with da.sortby({dim!r}) (and drop duplicates)")
-    if mask:
+    if packed(da):
+        da = unpack(da)                    # masked as well, by xarray's rules
+    elif mask:
         da = mask_fill(da)
-    da = unpack(da)
     if da.chunks is not None:
         axis = da.dims.index(dim)
         if len(da.chunks[axis]) > 1:

@@ -46,11 +46,11 @@ def test_bfast_of_a_npy_names_the_dates(tmp_path, capsys):
 def test_segments_that_cannot_fit_twice():
     t = 2000 + np.arange(120) / 12
     y = np.random.default_rng(2).standard_normal((120, 3))
-    with pytest.raises(ValueError, match="more than half"):
+    with pytest.raises(ValueError, match="no room for a break"):
         clts.bfast_breaks(y, t, freq=12, h=0.9)
-    with pytest.raises(ValueError, match="more than half"):
+    with pytest.raises(ValueError, match="no room for a break"):
         clts.bfast01(y, t, freq=12, trim=0.6)
-    with pytest.raises(ValueError, match="do not fit the 120 dates"):
+    with pytest.raises(ValueError, match="61 of the 120 dates"):
         clts.bfast01(y, t, freq=12, trim=61)
     assert (clts.bfast01(y[:20], t[:20], freq=12).status == 2).all()   # the default: per pixel
     assert (clts.bfast_breaks(y, t, freq=12, h=61).status == 2).all()  # a count: per pixel
@@ -79,3 +79,40 @@ def test_mstl_windows_named_as_windows():
     y = np.random.default_rng(4).standard_normal((2, 120))
     with pytest.raises(ValueError, match="windows"):
         clts.mstl(y, periods=(12,), windows=(4,))
+
+
+def test_half_segment_rule_is_r_s():
+    """strucchange refuses floor(n h) > floor(n / 2) only: h = 0.52 on 20 dates is 10 values."""
+    t = 2000 + np.arange(20) / 12
+    y = np.random.default_rng(5).standard_normal((20, 2))
+    assert clts.bfast_breaks(y, t, freq=12, h=0.52, order=0).status.shape == (2,)
+    with pytest.raises(ValueError, match="no room for a break"):
+        clts.bfast_breaks(y, t, freq=12, h=0.6)
+
+
+def test_xarray_break_checks_before_compute():
+    n = 40
+    da = xr.DataArray(np.random.default_rng(6).standard_normal((n, 2)), dims=("time", "x"),
+                      coords={"time": pd.date_range("2000-01-01", periods=n, freq="MS")})
+    import clts.xarray as cx
+    lazy = da.chunk({"x": 1})
+    with pytest.raises(ValueError, match="no room for a break"):
+        cx.bfast_breaks(lazy, freq=12, h=0.7)          # raised here, not at .compute()
+    with pytest.raises(ValueError, match="no room for a break"):
+        cx.bfast01(lazy, freq=12, trim=30)
+    with pytest.raises(ValueError, match="two dates"):
+        cx.trend_test(da.isel(time=slice(0, 0)), per="year")
+
+
+def test_mstl_windows_of_dropped_periods_are_not_checked():
+    y = np.random.default_rng(7).standard_normal((2, 60))
+    with pytest.warns(UserWarning, match="removed"):
+        r = clts.mstl(y, periods=(7, 40), windows=(11, 4))   # 40 >= 60 / 2: dropped, as statsmodels
+    assert r.seasonal[7].shape == (2, 60)
+
+
+def test_device_option_types():
+    with pytest.raises(TypeError, match="device index"):
+        clts.set_options(device=1.5)
+    with clts.set_options(device=0):
+        assert clts.get_options()["device"] == 0

@@ -190,7 +190,7 @@ def test_unwritable_dump_sources_names_the_directory(tmp_path, monkeypatch):
 def test_output_that_appears_meanwhile_is_not_replaced(tmp_path, store):
     """Another run wrote the output while this one computed: without --overwrite it stays
     (two runs to one path both reported success, the second replacing the first)."""
-    from clts.io import InputError, _put_in_place
+    from clts.io import InputError, put_in_place
     final, tmp = tmp_path / "out", tmp_path / ".out.partial"
     if store:
         (final / "x").mkdir(parents=True)
@@ -199,8 +199,57 @@ def test_output_that_appears_meanwhile_is_not_replaced(tmp_path, store):
         final.write_text("first run")
         tmp.write_text("second run")
     with pytest.raises(InputError, match="appeared while this run computed"):
-        _put_in_place(tmp, final, overwrite=False)
+        put_in_place(tmp, final, overwrite=False)
     assert (final / "x").is_dir() if store else final.read_text() == "first run"
     fresh = tmp_path / "fresh"
-    _put_in_place(tmp, fresh, overwrite=False)
+    put_in_place(tmp, fresh, overwrite=False)
     assert fresh.exists() and not tmp.exists()
+
+
+def test_no_hard_links_still_never_replaces(tmp_path, monkeypatch):
+    """A file system without hard links (vfat, SMB: link() fails with EPERM) still writes, and
+    still refuses an output that appeared meanwhile."""
+    import errno
+    from clts.io import InputError, put_in_place
+
+    def no_link(*a, **k):
+        raise PermissionError(errno.EPERM, "Operation not permitted")
+    monkeypatch.setattr(os, "link", no_link)
+    tmp, final = tmp_path / ".o.partial", tmp_path / "o.nc"
+    tmp.write_text("result")
+    put_in_place(tmp, final, overwrite=False)
+    assert final.read_text() == "result" and not tmp.exists()
+    tmp.write_text("second")
+    with pytest.raises(InputError, match="appeared"):
+        put_in_place(tmp, final, overwrite=False)
+    assert final.read_text() == "result"
+
+
+def test_geotiff_result_that_appeared_meanwhile_is_not_replaced(tmp_path):
+    pytest.importorskip("rasterio")
+    from affine import Affine
+    from clts.geotiff import _Writer
+    from clts.io import InputError
+    for overwrite in (False, True):
+        out = tmp_path / f"out{int(overwrite)}"
+        w = _Writer(out, [("status", np.int32)], overwrite=overwrite)
+        w.open(("EPSG:32633", Affine(30.0, 0, 500000.0, 0, -30.0, 4200000.0), 4, 3))
+        w.write("status", 0, np.zeros((3, 4), np.int32))
+        (out / "status.tif").write_text("someone else's")        # not a clts output
+        with pytest.raises(InputError, match="appeared"):
+            w.commit()
+        w.abort()
+        assert (out / "status.tif").read_text() == "someone else's"
+
+
+def test_plot_path_rules(tmp_path):
+    from clts.cli_common import check_plot_path
+    from clts.io import InputError
+    (tmp_path / "dir.png").mkdir()
+    with pytest.raises(InputError, match="is a folder"):
+        check_plot_path(tmp_path / "dir.png")
+    (tmp_path / "old.png").write_bytes(b"png")
+    with pytest.raises(InputError, match="--overwrite"):
+        check_plot_path(tmp_path / "old.png")
+    check_plot_path(tmp_path / "old.png", overwrite=True)
+    check_plot_path(tmp_path / "new.svg")

@@ -48,7 +48,7 @@ def test_break_functions_keep_cftime_dates(calendar, tmp_path):
             assert back[v].attrs["since"] == "2000-01-01"    # one origin per file
 
 
-def _packed(tmp_path):
+def _packed(tmp_path, scale=1e-4):
     rng = np.random.default_rng(1)
     n = 96
     tt = np.arange(n)
@@ -57,18 +57,21 @@ def _packed(tmp_path):
     da = xr.DataArray(y, dims=("y", "x", "time"), name="ndvi", attrs={"units": "1"},
                       coords={"time": xr.date_range("2000-01-01", periods=n, freq="MS")})
     path = tmp_path / "packed.nc"
-    da.to_dataset().to_netcdf(path, encoding={"ndvi": {"dtype": "int16", "scale_factor": 1e-4,
-                                                       "add_offset": 0.5, "_FillValue": -9999}})
+    da.to_dataset().to_netcdf(path, encoding={"ndvi": {
+        "dtype": "int16", "scale_factor": scale, "add_offset": type(scale)(0.5),
+        "_FillValue": -9999}})
     raw = xr.open_dataset(path, mask_and_scale=False).ndvi
     dec = xr.open_dataset(path).ndvi
     return raw, dec
 
 
-def test_packed_integers_give_the_decoded_results(tmp_path):
-    raw, dec = _packed(tmp_path)
+@pytest.mark.parametrize("scale", [1e-4, np.float32(1e-4)])     # float64 / float32 values
+def test_packed_integers_give_the_decoded_results(tmp_path, scale):
+    raw, dec = _packed(tmp_path, scale)
     assert raw.dtype == np.int16 and "add_offset" in raw.attrs
     a, b = cx.stl(raw, 12), cx.stl(dec, 12)
     for v in ("seasonal", "trend", "resid"):
+        assert a[v].dtype == b[v].dtype
         np.testing.assert_array_equal(a[v].values, b[v].values)
         assert "add_offset" not in a[v].attrs and "scale_factor" not in a[v].attrs
     a.to_netcdf(tmp_path / "out.nc")

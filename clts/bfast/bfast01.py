@@ -163,8 +163,9 @@ def bfast01(y, dates=None, *, order=3, freq=365.0, trend=True, regressors=None, 
         How several tests' decisions make one (R's ``aggregate = all``).
     trim : int or float, optional
         Minimal segment: a count, or a fraction of each pixel's valid values; default 5 K
-        (K: the model's regressors), as R. It must exceed K; a given fraction above 0.5, or
-        a count above half the dates, leaves no pixel room for a break: a ValueError.
+        (K: the model's regressors), as R. It must exceed K; a given trim of more than half
+        the dates (R's rule: floor(n trim) or the count above floor(n / 2)) leaves no pixel
+        room for a break: a ValueError.
     bandwidth : float
         The OLS-MOSUM window, a fraction of the valid values (default 0.15).
     classify : bool
@@ -364,8 +365,6 @@ def _check(test, level, aggregate, bandwidth, alpha, pct_stable, typology, trim,
             trim, (int, float, np.integer, np.floating)) or not trim > 0
             or not math.isfinite(trim) or (trim >= 1 and float(trim) != int(trim))):
         raise ValueError(f"trim must be a count or a fraction of the valid values, got {trim!r}")
-    if trim is not None:
-        check_half("trim", trim)
     return tests
 
 

@@ -45,29 +45,30 @@ def max_breaks(h, N: int, K: int) -> int:
     return int(max(1, np.max(-(-nv[ok] // hs[ok]) - 2)))
 
 
-def check_h_breaks(h, breaks):
-    """``h`` a fraction of the valid values (at most half: two segments must fit, as R's
-    breakpoints demands) or a whole number (a count above half a pixel's valid values is
-    that pixel's status 2)."""
+def check_h_breaks(h, breaks, n_dates=None):
+    """``h`` a fraction of the valid values or a whole number of them; a fraction that leaves
+    no room for two segments on ``n_dates`` dates (R's rule) is refused (see
+    :func:`check_half`); a count above half a pixel's valid values is that pixel's status 2."""
     if isinstance(h, bool) or not isinstance(h, (int, float, np.integer, np.floating)) \
             or not (h > 0 and math.isfinite(h)) or (h >= 1 and float(h) != int(h)):
-        raise ValueError(f"h must be a fraction in (0, 0.5] of the valid values or a whole "
+        raise ValueError(f"h must be a fraction in (0, 1) of the valid values or a whole "
                          f"number of values >= 1, got {h!r}")
-    check_half("h", h)
+    if h < 1:
+        check_half("h", h, n_dates)
     if isinstance(breaks, bool) or not isinstance(breaks, (int, np.integer)) or breaks < 1:
         raise ValueError(f"breaks must be an integer >= 1, got {breaks!r}")
 
 
 def check_half(name, h, n_dates=None):
-    """A minimal segment ``h`` (fraction or count) with which no series can hold two segments
-    (a fraction above 0.5, a count above half of ``n_dates``) is a ValueError: every pixel
-    would fail."""
-    if h < 1 and h > 0.5:
-        raise ValueError(f"{name}={h!r}: a minimal segment of more than half the valid values "
-                         "leaves no room for a break; give a fraction in (0, 0.5]")
-    if h >= 1 and n_dates is not None and 2 * int(h) > n_dates:
-        raise ValueError(f"{name}={h!r}: two segments of {int(h)} values do not fit the "
-                         f"{n_dates} dates; give at most {n_dates // 2}")
+    """A minimal segment ``h`` with which no pixel of ``n_dates`` dates can hold two segments is
+    a ValueError, by R's rule (strucchange's breakpoints: ``floor(n h)`` for a fraction, or the
+    count, above ``floor(n / 2)``), every pixel would fail; nothing without ``n_dates``."""
+    if n_dates is None:
+        return
+    size = math.floor(n_dates * h) if h < 1 else int(h)
+    if size > n_dates // 2:
+        raise ValueError(f"{name}={h!r}: a minimal segment of {size} of the {n_dates} dates "
+                         f"leaves no room for a break (at most {n_dates // 2}, half of them)")
 
 
 #: designs whose kept columns :func:`independent_columns` remembers (up to this many, each of

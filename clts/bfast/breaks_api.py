@@ -33,9 +33,9 @@ from ..runtime.memory import reshaped
 from ..runtime.plans import plan_once
 from ..runtime.replay import Recorder, Same, run_recorded
 from ..runtime.arrays import device_input, is_device_array, native, values_of
-from .breakpoints import (CRITERIA, check_h_breaks, criteria, fail, independent_columns,
-                          pixel_design, rank_deficient_pixels, rss_floor, run_breakpoints,
-                          select)
+from .breakpoints import (CRITERIA, check_h_breaks, check_half, criteria, fail,
+                          independent_columns, pixel_design, rank_deficient_pixels, rss_floor,
+                          run_breakpoints, select)
 from .breakpoints_plan import BreakpointsPlan, Problem, make_plan
 from .breakpoints_reference import BP_STATUS
 from .pixel_device import device_terms
@@ -124,9 +124,9 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
     trend : bool
         Include the linear trend (default True).
     h : float or int
-        Minimal segment: a fraction of each pixel's valid values (floored; at most 0.5, two
-        segments must fit: a larger one is a ValueError, as R's) or a count (a pixel with
-        fewer than twice as many valid values gets status 2).
+        Minimal segment: a fraction of each pixel's valid values (floored; a fraction whose
+        segment exceeds half the dates, floor(n h) > floor(n / 2), is a ValueError, as R's)
+        or a count (a pixel with fewer than twice as many valid values gets status 2).
     breaks : int
         Most breaks (capped per pixel at ceil(n / h) - 2, at least 1, as R).
     criterion : {"BIC", "LWZ"}
@@ -209,6 +209,8 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
         raise ValueError(f"dates has {d0.size} entries but y has {N} along its time axis")
     t, _ = _time_axis(dates, d0[0] if d0.size else 0.0)
     check_increasing(t)
+    if h < 1:                           # a fraction no pixel can hold twice (R's rule)
+        check_half("h", h, N)
     dtype = np.dtype(dtype)
     if dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
         raise TypeError(f"dtype must be float32 or float64, got {dtype}")

@@ -152,9 +152,6 @@ def resolve_periods(periods, windows, nobs):
         periods = tuple(sorted(periods))
     if len(set(periods)) != len(periods):
         raise ValueError(f"periods must be distinct, got {periods}")
-    if any(w < 3 or w % 2 == 0 for w in windows):      # each is its round's STL seasonal=
-        raise ValueError(f"windows (the seasonal smoothers' lengths) must be odd integers "
-                         f">= 3, got {windows}")
     if any(p < 2 for p in periods):
         raise ValueError(f"periods must be >= 2, got {periods}")
     if any(p >= nobs / 2 for p in periods):
@@ -166,6 +163,9 @@ def resolve_periods(periods, windows, nobs):
         if not periods:
             raise ValueError(f"periods: every period is at least half the series length "
                              f"({nobs}); nothing to decompose")
+    if any(w < 3 or w % 2 == 0 for w in windows):      # each is its round's STL seasonal=
+        raise ValueError(f"windows (the seasonal smoothers' lengths) must be odd integers "
+                         f">= 3, got {windows}")
     return periods, windows
 
 

@@ -336,7 +336,7 @@ def make_plan(device, problem: Problem, **overrides) -> Plan:
     if method == "auto":
         method = choose_method(dev, n, nsys, layout, itemsize, thresholds)
     elif method not in VERSIONS:
-        raise ValueError(f"method must be 'auto' or one of {', '.join(VERSIONS)}; got {method!r}")
+        raise ValueError(f"version must be 'auto' or one of {', '.join(VERSIONS)}; got {method!r}")
     elif thresholds:
         raise TypeError(f"{', '.join(sorted(thresholds))} steer(s) method='auto' only; "
                         f"method={method!r} was forced")

@@ -43,7 +43,10 @@ def cmd_devices(args) -> int:
     if not infos:
         print("no OpenCL platform found; on Debian: apt-get install pocl-opencl-icd")
         return 1
-    default = devices.usable()[0].index if devices.usable() else None
+    try:                # what a call with device=None runs on (the device option honoured)
+        default = devices.get_device(None).info.index if devices.usable() else None
+    except Exception:   # a device option matching nothing: get_device says so at a call
+        default = None
     rows = []
     for i in infos:
         prof = "-"

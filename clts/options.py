@@ -248,6 +248,15 @@ def _validated(kwargs) -> dict:
         if o is None:
             raise ValueError(f"unknown option {name!r}; options: {', '.join(OPTIONS)}")
         out[name] = o.check(name, value)
+    if out.get("emulate") is not None:     # a recorded description: checked now as well
+        if not isinstance(kwargs["emulate"], (str, os.PathLike)):
+            raise TypeError(f"option emulate must be the name of a recorded GPU description "
+                            f"(str) or None, got {type(kwargs['emulate']).__name__}")
+        if emulate_check is not None:
+            try:
+                emulate_check(out["emulate"])
+            except Exception as exc:        # the description's DeviceError, as a ValueError
+                raise ValueError(f"option emulate: {exc}") from None
     if out.get("device") is not None and device_check is not None:
         try:                # now, not at the next call (every later call failed)
             device_check(out["device"])
@@ -259,6 +268,9 @@ def _validated(kwargs) -> dict:
 #: set by ``clts.runtime.devices`` when it is imported (``import clts`` does): raises when no
 #: working device matches a ``device`` option given to :class:`set_options`
 device_check = None
+#: set by ``clts.runtime.descriptions`` when it is imported: raises for an ``emulate`` option
+#: that names no recorded GPU description
+emulate_check = None
 
 
 _WITH_OPS = ("BEFORE_WITH", "SETUP_WITH", "BEFORE_ASYNC_WITH", "SETUP_ASYNC_WITH")

@@ -91,7 +91,8 @@ def plot_stl(res, series=0, *, fig=None, title=None):
     s = _one(res.seasonal, lab, series)
     t = _one(res.trend, lab, series)
     r = _one(res.resid, lab, series)
-    y = s + t + r
+    observed = getattr(res, "observed", None)      # the data (a failed series keeps them)
+    y = _one(observed, lab, series) if observed is not None else s + t + r
     x, xlabel = _time_labels(lab, len(s))
     fig, axes = _figure(fig, 4, 7.5)
     for ax, v, name in zip(axes, (y, s, t, r), ("data", "seasonal", "trend", "residual")):
@@ -122,7 +123,14 @@ def _pixel(res, pixel):
         if pixel not in b.index:
             raise ValueError(f"pixel {pixel!r} is not a column of the input")
         return (int(b.index.get_loc(pixel)),), str(pixel)
+    shape = np.shape(b)
     pos = pixel if isinstance(pixel, tuple) else (int(pixel),)
+    if len(pos) == 1 and len(shape) > 1:        # a flat position over the pixel grid
+        if not 0 <= pos[0] < int(np.prod(shape)):
+            raise ValueError(f"pixel {pixel} is outside the {int(np.prod(shape))} pixels")
+        pos = tuple(int(i) for i in np.unravel_index(pos[0], shape))
+    if len(pos) != len(shape) or not all(-n <= int(i) < n for i, n in zip(pos, shape)):
+        raise ValueError(f"pixel {pixel!r} is not an index into the pixel axes {shape}")
     if hasattr(b, "index"):
         return pos, str(b.index[pos[0]])
     return pos, f"pixel {pixel}"
@@ -202,8 +210,8 @@ def _grid_coords(a):
         unit = c.attrs.get("units")
         return np.asarray(c.values), f"{dim} ({unit})" if unit else dim
     cx, cy = coord(xdim), coord(ydim)
-    if cx is None or cy is None:
-        return None
+    if cx is None or cy is None or len(cx[0]) < 2 or len(cy[0]) < 2:
+        return None     # a row or column of pixels: no cell size to draw them with
     return cx[0], cy[0], cx[1], cy[1]
 
 
@@ -341,6 +349,7 @@ def plot_mp(res, *, max_motifs=1, n_discords=1, fig=None, title=None):
 def plot_mstl(res, series=0, *, fig=None, title=None):
     """Panels data / one per seasonal component / trend / residual of one series."""
     lab = res.labels
+    series, which = series_position(lab, series)
     seas = {p: _one(s, lab, series) for p, s in res.seasonal.items()}
     t = _one(res.trend, lab, series)
     r = _one(res.resid, lab, series)
@@ -360,7 +369,7 @@ def plot_mstl(res, series=0, *, fig=None, title=None):
         ax.grid(alpha=0.3)
     axes[-1].set_xlabel(xlabel)
     fig.suptitle(title or f"MSTL decomposition (periods {', '.join(map(str, seas))}"
-                 + (f", series {series}" if np.ndim(res.trend) > 1 else "") + ")")
+                 + (f", {which}" if np.ndim(res.trend) > 1 else "") + ")")
     fig.tight_layout()
     return fig
 
@@ -380,8 +389,12 @@ def plot_trend_map(res, *, field="slope", fig=None, title=None):
         im = ax.imshow(v, cmap="BrBG", vmin=-lim, vmax=lim, origin="upper",
                        interpolation="nearest")
         fig.colorbar(im, ax=ax, label=field)
-        ax.contourf(np.arange(v.shape[1]), np.arange(v.shape[0]), sig.astype(float),
-                    levels=[0.5, 1.5], hatches=["///"], colors="none")
+        if min(v.shape) >= 2:
+            ax.contourf(np.arange(v.shape[1]), np.arange(v.shape[0]), sig.astype(float),
+                        levels=[0.5, 1.5], hatches=["///"], colors="none")
+        else:               # a grid one cell wide (contourf needs 2 x 2): the cells crossed
+            r, c = np.nonzero(sig)
+            ax.scatter(c, r, marker="x", color="k")
         ax.set_xlabel("x")
         ax.set_ylabel("y")
         ax.text(0.01, -0.12, f"hatched: significant at alpha = {res.diagnostics['alpha']}",

@@ -116,3 +116,25 @@ def test_device_option_types():
         clts.set_options(device=1.5)
     with clts.set_options(device=0):
         assert clts.get_options()["device"] == 0
+
+
+def test_tune_refuses_emulated_devices_and_bad_arguments(tmp_path, monkeypatch, capsys):
+    from clts.tune import cli as tune_cli
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    with clts.set_options(emulate="h100"):
+        rc = tune_cli.main(["--quick", "--only", "bfast.roc", "-o", str(tmp_path / "p.yaml"),
+                            "--no-warmup"])
+    assert rc == 2 and "emulates the recorded GPU" in capsys.readouterr().err
+    assert not (tmp_path / "p.yaml").exists()
+    for argv, why in ((["--strategy", "bogus"], "--strategy"),
+                      (["--cache", str(tmp_path)], "is a folder"), (["--only", ","], "names no")):
+        assert tune_cli.main(["--dry-run", "--quick"] + argv) == 2
+        assert why in capsys.readouterr().err
+
+
+def test_emulate_option_checked_when_set():
+    with pytest.raises(ValueError, match="no recorded device description"):
+        clts.set_options(emulate="bogus")
+    with pytest.raises(TypeError, match="recorded GPU description"):
+        clts.set_options(emulate=1)

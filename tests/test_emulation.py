@@ -67,9 +67,12 @@ def test_environment_variable(monkeypatch):
     clts.set_options(emulate="mi100")
     dev = clts.get_device(base)
     assert dev.emulates == "mi100" and dev.max_work_group == 256 and dev.local_mem == 65536
-    clts.set_options(emulate="no-such-gpu")
+    with pytest.raises(ValueError, match="no recorded device description"):
+        clts.set_options(emulate="no-such-gpu")            # refused when set
+    from clts import options
+    monkeypatch.setitem(options._global, "emulate", "no-such-gpu")   # as $CLTS_EMULATE sets it
     with pytest.raises(DeviceError, match="no recorded device description"):
-        clts.get_device(base)
+        clts.get_device(base)                              # the variable: at the lookup
 
 
 def test_stl_every_version(gpu):

@@ -91,3 +91,35 @@ def test_plots_take_labels_and_name_them(device, tmp_path):
                   name="pressure")
     fig = _png(clts.matrix_profile(T, 40, device=device).plot(), tmp_path, "mp.png")
     assert "pressure" in fig.texts[0].get_text() and fig.axes[0].get_ylabel() == "pressure"
+
+
+def test_plots_of_device_results_and_odd_grids(device, tmp_path):
+    """Results of device-array calls are read back to draw (matplotlib raised on pyopencl
+    arrays); a grid one cell wide draws its trend map; MSTL takes a column label; a failed STL
+    series still shows its data; a BFAST pixel may be a flat position."""
+    import pandas as pd
+    import pyopencl.array as cla
+    rng = np.random.default_rng(0)
+    y = np.sin(np.arange(96) * 2 * np.pi / 12) + 0.1 * rng.standard_normal((3, 96))
+    g = cla.to_device(device.queue, y)
+    for r in (clts.stl(g, 12, device=device), clts.mstl(g, periods=(6, 12), device=device),
+              clts.trend_test(g, device=device),
+              clts.matrix_profile(cla.to_device(device.queue, y[0]), 12, device=device)):
+        _png(r.plot(), tmp_path, "dev.png")
+    for shape in ((3, 1, 30), (1, 1, 30)):
+        _png(clts.trend_test(rng.normal(size=shape) + 0.2 * np.arange(30), device=device)
+             .plot(), tmp_path, "map.png")
+    df = pd.DataFrame(y.T, columns=["a", "b", "c"],
+                      index=pd.date_range("2000-01-01", periods=96, freq="MS"))
+    fig = clts.mstl(df, periods=(6, 12), device=device).plot("b")
+    assert "b)" in fig._suptitle.get_text()
+    bad = y.copy()
+    bad[1, :70] = np.nan
+    fig = clts.stl(bad, 12, device=device).plot(1)
+    assert np.isfinite(fig.axes[0].lines[0].get_ydata()).sum() == 26
+    t = np.datetime64("2000-01-01") + np.arange(0, 365 * 8, 16)
+    cube = rng.normal(size=(t.size, 2, 3))
+    rb = clts.bfast_monitor(cube, t, np.datetime64("2005-01-01"), detailed=True, device=device)
+    assert "pixel 4" in rb.plot(4)._suptitle.get_text()
+    with pytest.raises(ValueError, match="outside the 6 pixels"):
+        rb.plot(6)

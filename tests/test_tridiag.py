@@ -347,7 +347,7 @@ def test_bad_input(device):
         solve_tridiagonal(z, z, z, np.ones((3, 5)), device=device)
     with pytest.raises(ValueError, match="axis"):
         solve_tridiagonal(z, z, z, z, axis=2, device=device)
-    with pytest.raises(ValueError, match="method"):
+    with pytest.raises(ValueError, match="version"):
         solve_tridiagonal(z, z, z, z, version="lu", device=device)
     with pytest.raises(TypeError, match="complex"):
         solve_tridiagonal(z, z, z, z + 1j, device=device)

@@ -79,3 +79,18 @@ def test_ocean_outputs_of_their_own(device):
     with pytest.raises(ValueError, match="not C-contiguous"):
         clts.ocean.tke(*x.values(), device=device,
                        out=(np.asfortranarray(first[0]),) + tuple(first[1:]))
+
+
+def test_result_pickles_and_reads_back(device):
+    import copy
+    import pickle
+    a, b, c, d = _systems()
+    r = clts.solve_tridiagonal(a, b, c, d, device=device)
+    for back in (pickle.loads(pickle.dumps(r)), copy.deepcopy(r)):
+        np.testing.assert_array_equal(back.x, r.x)
+        assert back.diagnostics == r.diagnostics
+    g = [cla.to_device(device.queue, v) for v in (a, b, c, d)]
+    rd = clts.solve_tridiagonal(*g, device=device)
+    host = clts.to_numpy(rd)
+    assert isinstance(host.x, np.ndarray) and np.array_equal(host.x, r.x)
+    assert isinstance(pickle.loads(pickle.dumps(rd)).x, np.ndarray)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import yaml
 
+from .. import options
 from ..errors import DeviceError
 
 #: description fields that replace the real device's (DeviceInfo field name -> YAML key)
@@ -77,3 +78,10 @@ def check_room(real, emu) -> None:
         raise DeviceError(f"cannot emulate {emu.name} on {real.name}: it allows less "
                           f"(local memory {real.local_mem} < {emu.local_mem} or work-group "
                           f"{real.max_work_group} < {emu.max_work_group})")
+
+
+def _check_emulate_option(name) -> None:
+    load(name)
+
+
+options.emulate_check = _check_emulate_option   # set_options(emulate=...) checks at once

@@ -81,10 +81,14 @@ def time_axis_of(x, time_axis, default: int, name: str = "y") -> TimeAxis:
 
 
 def plot(kind: str, result, *args, **kwargs):
-    """Draw ``result`` with the plotting function installed for ``kind``."""
+    """Draw ``result`` with the plotting function installed for ``kind``; a result of a
+    device-array call is read back first (matplotlib draws numpy)."""
     fn = _plots.get(kind)
     if fn is None:
         raise ImportError(f"no plotting installed for {kind} results (import clts)")
+    from .arrays import is_device_array
+    if any(is_device_array(v) for v in vars(result).values()):
+        result = result.to_numpy()
     return fn(result, *args, **kwargs)
 
 

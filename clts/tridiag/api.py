@@ -122,6 +122,24 @@ class TridiagonalResult:
         x = self.x if isinstance(self.x, np.ndarray) else self.x.get()
         return x if dtype is None else x.astype(dtype)
 
+    def to_numpy(self) -> "TridiagonalResult":
+        """This result with ``x`` as numpy (a device array read back; ``clts.to_numpy``)."""
+        import copy
+        out = copy.copy(self)
+        if not isinstance(self.x, np.ndarray):
+            from ..runtime.arrays import to_numpy
+            out.x = to_numpy(self.x)
+        return out
+
+    def __getstate__(self):
+        """Pickled (dask, multiprocessing) with ``x`` as numpy and the diagnostics evaluated:
+        the device counter, the queued kernels' buffers and the lazy inputs stay behind."""
+        from ..runtime.arrays import to_numpy
+        state = dict(self.__dict__)
+        state.update(x=to_numpy(self.x), _keep=[], _counter=None, _zero=self.zero_pivots,
+                     _eta=self._assess(), _systems=None)
+        return state
+
     def __repr__(self):
         return (f"TridiagonalResult(method={self.method!r}, shape={tuple(self.x.shape)}, "
                 f"zero_pivots={self.zero_pivots})")

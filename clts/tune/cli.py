@@ -178,6 +178,24 @@ def summary(results) -> str:
                          "status"])
 
 
+def _argument_problem(args) -> str | None:
+    """What is wrong with the command line's own arguments (nothing measured yet), or None."""
+    import os
+    from .search import kernel_tuner_available
+    strategy = args.strategy
+    if strategy not in ("auto", "exhaustive", "random-local") and not strategy.startswith("kt:"):
+        return f"--strategy {strategy!r}: one of {', '.join(STRATEGIES)}"
+    if strategy.startswith("kt:") and not kernel_tuner_available():
+        return f"--strategy {strategy!r} needs Kernel Tuner: pip install 'clts[tune]'"
+    for opt, path in (("--cache", args.cache), ("--report", args.report)):  # -o: check_output
+        if path and os.path.isdir(path):
+            return f"{opt} {path}: that is a folder; give a file name"
+    if args.only is not None and args.only.strip() and not [
+            p for p in args.only.split(",") if p.strip()]:
+        return f"--only {args.only!r} names no entry (clts-tune --list shows them)"
+    return None
+
+
 def main(argv=None) -> int:
     from ..cli import plain
     ap = argparse.ArgumentParser(prog="clts-tune",
@@ -216,6 +234,10 @@ def main(argv=None) -> int:
                     help="after writing the profile, do not build the common calls' kernels "
                          "with it (clts warmup does that later)")
     args = ap.parse_args(argv)
+    bad = _argument_problem(args)
+    if bad:                 # before any device is opened or anything measured
+        print(f"clts-tune: {bad}", file=sys.stderr)
+        return 2
     if args.report and (args.only or "").strip().lower() == "none":
         return _report_only(args)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
@@ -322,6 +344,11 @@ def tune_device(dev, entries, settings, args) -> int:
     from ..runtime import ProfileError
     if dev.info.simulator:
         print(f"clts-tune: {dev} is a simulator; its timings mean nothing", file=sys.stderr)
+        return 2
+    if dev.info.emulates and not args.dry_run:
+        print(f"clts-tune: {dev} emulates the recorded GPU {dev.info.emulates!r} on a CPU "
+              "driver: its timings would be the CPU's, written as the GPU's profile. Tune on "
+              "the GPU itself (--dry-run lists the workloads it would run)", file=sys.stderr)
         return 2
     plog = logging.getLogger("clts.profiles")      # no "run clts-tune" hint from clts-tune
     level = plog.level

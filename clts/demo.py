@@ -12,6 +12,7 @@ It prints where the figures are and how long each step took on which device, not
 """
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 
@@ -107,6 +108,10 @@ def _run(device, quick, out_dir) -> int:
     import clts
     from .runtime import get_device
     out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        print(f"clts demo: --out-dir {out} is a file; give a folder for the figures",
+              file=sys.stderr)
+        return 2
     out.mkdir(parents=True, exist_ok=True)
     dev = get_device(device)
     print(f"clts demo on {dev.slug} ({dev}); figures in {out.resolve()}/ (a first run's times "

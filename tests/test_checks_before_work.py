@@ -4,6 +4,8 @@ matplotlib cannot write (the output was written first, then the command failed),
 period from a multiplied frequency (statsmodels' rule gives "16D" a weekly period)."""
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -138,3 +140,35 @@ def test_emulate_option_checked_when_set():
         clts.set_options(emulate="bogus")
     with pytest.raises(TypeError, match="recorded GPU description"):
         clts.set_options(emulate=1)
+
+
+def test_device_argument_types():
+    for bad in (True, 1.5, [0]):
+        with pytest.raises(TypeError, match="device must be"):
+            clts.get_device(bad)
+    with pytest.raises(TypeError, match="device must be"):
+        clts.stl(np.zeros((1, 48)), 12, device=True)
+
+
+def test_demo_out_dir_that_is_a_file(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    from clts.demo import run_demo
+    f = tmp_path / "f"
+    f.write_text("x")
+    assert run_demo(quick=True, out_dir=f) == 2
+    assert "is a file" in capsys.readouterr().err
+
+
+def test_tune_report_reads_the_written_profile(tmp_path):
+    from types import SimpleNamespace
+
+    from clts.options import get
+    from clts.tune.cli import _written_profile
+    (tmp_path / "p.yaml").write_text("schema: 1\n")
+    (tmp_path / "other.yaml").write_text("not: a profile: at all\n")   # not searched
+    with _written_profile(SimpleNamespace(output=str(tmp_path / "p.yaml"))):
+        folder = get("profile_path")[0]
+        assert os.listdir(folder) == ["p.yaml"]
+        assert os.path.realpath(os.path.join(folder, "p.yaml")) == str(
+            (tmp_path / "p.yaml").resolve())
+    assert not os.path.exists(folder)

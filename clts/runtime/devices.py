@@ -280,11 +280,11 @@ def get_device(device=None, *, emulation: bool = True) -> "Device":
         None: the ``device`` option (``$CLTS_DEVICE``) if set, else the default device (GPUs, then accelerators, then
         CPUs; real drivers before simulators; then more compute units). An int: the index in
         ``clts devices``. A str: a case-insensitive substring of the platform name, device name
-        or slug (``"pocl"``, ``"intel"``). A Device is returned as is.
+        or slug (``"pocl"``, ``"intel"``). A Device is returned as is. Another type (a bool, a
+        float, a list) is a TypeError.
     emulation : bool, optional
-        With the ``emulate`` option (``$CLTS_EMULATE``) set to a recorded GPU description (``clts/devices/emulated/``),
-        the device found is returned emulating that GPU (see ``clts.runtime.emulation``);
-        False: never.
+        With the ``emulate`` option (``$CLTS_EMULATE``, a recorded GPU description): the device
+        found, emulating that GPU (``clts.runtime.emulation``); False: never.
 
     Returns
     -------
@@ -307,6 +307,8 @@ def get_device(device=None, *, emulation: bool = True) -> "Device":
     """
     if isinstance(device, Device):
         return device
+    if isinstance(device, (bool, float, complex, list, tuple, set, dict)):
+        raise TypeError(f"device must be None, an int, a str or a Device, got {device!r}")
     name = options.get("emulate") if emulation else None
     if name:
         return emulate(name, get_device(device, emulation=False))

@@ -18,6 +18,7 @@ After writing the profile, the common calls' kernels are built with it (as ``clt
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import re
 import sys
@@ -295,9 +296,30 @@ def _write_report(dev, args, several):
     path = Path(args.report)
     if several:
         path = path.with_name(f"{path.stem}-{dev.slug}{path.suffix or '.md'}")
-    dev.reload_profile()                    # the profile just written, not the one tuned from
-    write_report(dev, path, quick=args.quick)
+    with _written_profile(args):
+        dev.reload_profile()                # the profile just written, not the one tuned from
+        write_report(dev, path, quick=args.quick)
+    dev.reload_profile()
     print(f"clts-tune: report written to {path}", file=sys.stderr)
+
+
+@contextlib.contextmanager
+def _written_profile(args):
+    """``-o FILE`` searched first (``profile_path``: a private folder holding a link to it
+    alone, not FILE's folder and whatever else lies there) while the report and the warm-up
+    run: they use the profile just written, wherever it lies, not the one tuned from."""
+    import tempfile
+    from pathlib import Path
+
+    from ..options import get, set_options
+    if not args.output:
+        yield
+        return
+    with tempfile.TemporaryDirectory(prefix="clts-tune-profile-") as tmp:
+        src = Path(args.output).resolve()
+        (Path(tmp) / src.name).symlink_to(src)
+        with set_options(profile_path=(tmp,) + tuple(get("profile_path") or ())):
+            yield
 
 
 def _report_only(args) -> int:
@@ -428,7 +450,9 @@ def tune_device(dev, entries, settings, args) -> int:
             print(f"warning: {r.name}: {w}", file=sys.stderr)
     print(f"clts-tune: wrote {path}", file=sys.stderr)
     if not args.no_warmup:
-        _warm(dev)
+        with _written_profile(args):
+            _warm(dev)
+        dev.reload_profile()
     return 0
 
 

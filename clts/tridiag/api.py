@@ -11,7 +11,7 @@ import numpy as np
 from ..runtime import chunk_sizes, get_device
 from ..runtime.launch import device_int32
 from ..runtime.faults import with_smaller_chunks
-from ..runtime.arrays import is_device_array
+from ..runtime.arrays import is_device_array, to_numpy
 from ..runtime.outputs import overlaps
 from ..runtime.memory import c_contiguous, host_empty, keep_on_simulator, release_scratch, scratch
 from ..runtime.pipeline import (ChunkIO, aligned_multiple, device_marker, device_wait,
@@ -124,17 +124,12 @@ class TridiagonalResult:
 
     def to_numpy(self) -> "TridiagonalResult":
         """This result with ``x`` as numpy (a device array read back; ``clts.to_numpy``)."""
-        import copy
-        out = copy.copy(self)
-        if not isinstance(self.x, np.ndarray):
-            from ..runtime.arrays import to_numpy
-            out.x = to_numpy(self.x)
-        return out
+        from ..runtime.resident import result_to_numpy
+        return result_to_numpy(self)
 
     def __getstate__(self):
         """Pickled (dask, multiprocessing) with ``x`` as numpy and the diagnostics evaluated:
         the device counter, the queued kernels' buffers and the lazy inputs stay behind."""
-        from ..runtime.arrays import to_numpy
         state = dict(self.__dict__)
         state.update(x=to_numpy(self.x), _keep=[], _counter=None, _zero=self.zero_pivots,
                      _eta=self._assess(), _systems=None)

@@ -182,12 +182,11 @@ def summary(results) -> str:
 def _argument_problem(args) -> str | None:
     """What is wrong with the command line's own arguments (nothing measured yet), or None."""
     import os
-    from .search import kernel_tuner_available
-    strategy = args.strategy
-    if strategy not in ("auto", "exhaustive", "random-local") and not strategy.startswith("kt:"):
-        return f"--strategy {strategy!r}: one of {', '.join(STRATEGIES)}"
-    if strategy.startswith("kt:") and not kernel_tuner_available():
-        return f"--strategy {strategy!r} needs Kernel Tuner: pip install 'clts[tune]'"
+    from .search import check_strategy
+    try:
+        check_strategy(args.strategy)
+    except ValueError as exc:
+        return f"--strategy: {exc}"
     for opt, path in (("--cache", args.cache), ("--report", args.report)):  # -o: check_output
         if path and os.path.isdir(path):
             return f"{opt} {path}: that is a folder; give a file name"

@@ -177,6 +177,18 @@ def kernel_tuner_strategy(name, candidates, params, evaluate, should_stop, max_e
         np.random.set_state(state[1])
 
 
+def check_strategy(name: str) -> None:
+    """A ValueError for a strategy name :func:`get_strategy` cannot run (unknown, or a Kernel
+    Tuner strategy without Kernel Tuner installed)."""
+    if name in ("auto", "exhaustive", "random-local"):
+        return
+    if name.startswith("kt:"):
+        if not kernel_tuner_available():
+            raise ValueError(f"strategy {name!r} needs Kernel Tuner: pip install 'clts[tune]'")
+        return
+    raise ValueError(f"unknown strategy {name!r}; accepted: {', '.join(STRATEGIES)}")
+
+
 def get_strategy(name: str, n_candidates: int, exhaustive_max: int):
     """Resolve a strategy name; ``auto`` = exhaustive for small spaces, else the built-in
     random-local (on recorded tables it found the optimum more reliably than Kernel Tuner's
@@ -189,12 +201,9 @@ def get_strategy(name: str, n_candidates: int, exhaustive_max: int):
         return name, exhaustive
     if name == "random-local":
         return name, random_local
-    if name.startswith("kt:"):
-        if not kernel_tuner_available():
-            raise ValueError(f"strategy {name!r} needs Kernel Tuner: pip install 'clts[tune]'")
-        kt_name = name[3:]
+    check_strategy(name)                 # what is left: a Kernel Tuner strategy, kt:<name>
+    kt_name = name[3:]
 
-        def run(*a, **kw):
-            return kernel_tuner_strategy(kt_name, *a, **kw)
-        return name, run
-    raise ValueError(f"unknown strategy {name!r}; accepted: {', '.join(STRATEGIES)}")
+    def run(*a, **kw):
+        return kernel_tuner_strategy(kt_name, *a, **kw)
+    return name, run

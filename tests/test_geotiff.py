@@ -292,3 +292,41 @@ def test_unreadable_inputs_and_dates_are_value_errors(tmp_path, any_device, caps
         geotiff.open_stack(files, dates=ints)
     with pytest.raises(ValueError, match="dates must be dates"):
         geotiff.open_stack(files, dates=np.arange(len(files)))
+
+
+def test_like_must_be_the_maps_grid(tmp_path, any_device, monkeypatch):
+    """write_bfast / write_breaks place the maps by like=: a DataArray without a CRS, another
+    size or a cut-out's coordinates are refused instead of writing at the wrong place."""
+    pytest.importorskip("rioxarray")
+    import sys
+
+    import xarray as xr
+
+    import clts.xarray as cx
+    dates, y = _stack(3, H=6, W=5, years=6)
+    folder, _ = _folder(tmp_path, dates, y)
+    da = geotiff.open_stack(folder).to_dataarray()
+    cut = da.isel(y=slice(2, 6))
+    ds = cx.bfast_monitor(cut, "2017-01-01", device=any_device)
+    for like in (da, da.isel(y=slice(0, 4))):               # a 6 x 5 grid; another 4 x 5 cut
+        for write in (geotiff.write_bfast, geotiff.write_breaks):
+            maps = ds if write is geotiff.write_bfast else cx.bfast_breaks(cut, breaks=2,
+                                                                          device=any_device)
+            with pytest.raises(ValueError, match="like"):
+                write(maps, tmp_path / "o", like=like)
+    assert not (tmp_path / "o").exists()
+    with pytest.raises(ValueError, match="like has no CRS"):
+        geotiff.write_bfast(ds, tmp_path / "o", like=xr.DataArray(cut.values, dims=cut.dims))
+    with pytest.raises(ValueError, match="like must be"):
+        geotiff.write_bfast(ds, tmp_path / "o", like="stack/")
+    # the cut-out itself, also by the attrs Stack.to_dataarray writes without rioxarray
+    plain = xr.DataArray(cut.values, dims=cut.dims, coords={"y": cut.y, "x": cut.x},
+                         attrs={"crs": CRS, "transform": tuple(TR)[:6]})
+    a = geotiff.write_bfast(ds, tmp_path / "a", like=cut)
+    with monkeypatch.context() as mp:
+        mp.setitem(sys.modules, "rioxarray", None)             # import rioxarray fails
+        b = geotiff.write_bfast(ds, tmp_path / "b", like=plain)
+    with rasterio.open(a["break_date"]) as fa, rasterio.open(b["break_date"]) as fb:
+        assert fa.crs == fb.crs and fa.transform == fb.transform
+        assert fa.transform.f == TR.f + 2 * TR.e                    # two rows down the scene
+        np.testing.assert_array_equal(fa.read(1), fb.read(1))

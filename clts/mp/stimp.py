@@ -130,8 +130,9 @@ class Stimp:
             PAN[idx] = np.clip(PAN[idx], 0.0, 1.0)
         nrepeat = np.diff(np.append(-1, sorted_idx))
         PAN[:np.sum(nrepeat)] = np.repeat(PAN[sorted_idx], nrepeat, axis=0)
-        with np.errstate(invalid="ignore"):
-            PAN[np.isnan(PAN)] = np.nanmax(PAN)
+        missing = np.isnan(PAN)
+        if not missing.all():               # nothing computed yet: stays NaN, as stumpy's
+            PAN[missing] = np.nanmax(PAN)
         return PAN
 
     @property

@@ -147,3 +147,15 @@ def test_every_working_device_has_an_effective_profile(device):
     p = device.profile
     assert p.level in (1, 2, 3)
     assert p.files[0].name == f"generic-{device.type}.yaml"
+
+
+def test_missing_profile_path_entry_is_reported_once(tmp_path, caplog):
+    """A CLTS_PROFILE_PATH entry that does not exist (a typo) is logged once, not silent."""
+    gone = tmp_path / f"no-such-{uuid.uuid4().hex}"
+    with clts.set_options(profile_path=[str(gone), str(tmp_path)]):
+        with caplog.at_level(logging.WARNING, logger="clts.profiles"):
+            profiles.search_path()
+            profiles.search_path()
+    said = [r.getMessage() for r in caplog.records if str(gone) in r.getMessage()]
+    assert len(said) == 1 and "does not exist" in said[0]
+    assert not any(str(tmp_path) + " does" in r.getMessage() for r in caplog.records)

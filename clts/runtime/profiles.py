@@ -40,8 +40,16 @@ def user_dir() -> Path:
     return Path(options.user_config_dir()) / "clts" / "devices"
 
 
+_missing_warned: set = set()
+
+
 def search_path() -> list[Path]:
     paths = [Path(p) for p in options.get("profile_path")]
+    for p in paths:
+        if not p.exists() and str(p) not in _missing_warned:    # a typo would go unnoticed
+            _missing_warned.add(str(p))
+            log.warning("profile_path (CLTS_PROFILE_PATH): %s does not exist; the profiles "
+                        "are looked up in the others", p)
     return paths + [user_dir(), shipped_dir()]
 
 

@@ -333,7 +333,8 @@ def plot_mp(res, *, max_motifs=1, n_discords=1, fig=None, title=None):
                      label="discord" if j == 0 else None, alpha=0.9)
             ax2.plot(x[i], P[i], "v", color="C3", ms=7)
     ax1.set_ylabel(res.name or "series")
-    ax1.legend(loc="upper left", fontsize=8)
+    if ax1.get_legend_handles_labels()[0]:          # nothing marked (a constant series): none
+        ax1.legend(loc="upper left", fontsize=8)
     ax2.plot(x, np.where(np.isfinite(P), P, np.nan), color="C0", lw=0.9)
     ax2.set_ylabel(f"matrix profile (m={m})")
     ax2.set_xlabel("window start")

@@ -52,6 +52,11 @@ def test_matrix_profile_plot_marks_motifs(device, tmp_path):
     T[400:440] = T[100:140] - T[100] + T[400]
     fig = _png(clts.matrix_profile(T, 40, device=device).plot(), tmp_path, "mp.png")
     assert fig.axes[0].get_legend_handles_labels()[1] == ["motif 1", "discord"]
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                  # no "No artists with labels" warning
+        fig = clts.matrix_profile(T, 40, device=device).plot(max_motifs=0, discords=0)
+    assert fig.axes[0].get_legend() is None
 
 
 def test_plots_take_labels_and_name_them(device, tmp_path):

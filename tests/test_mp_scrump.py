@@ -352,3 +352,24 @@ def test_subdiag_profile_errors(device, key, value):
             pytest.raises(ProfileError, match=f"mp.subdiag.{key}"):
         clts.prescrump(np.arange(200.0) % 7, 8, device=device)
     assert device.profile.get(f"mp.subdiag.{key}") != value      # the overlay is gone
+
+
+@pytest.mark.parametrize("kw", [{}, {"k": 2, "normalize": False, "p": 1.0}, {"T_B": "B"}])
+def test_scrump_pickles_midway_and_goes_on_alike(device, kw):
+    """A Scrump pickles (saved, or sent to a Dask worker) between updates; the copy prepares its
+    own device side and its next updates give the same profile as the original's."""
+    import pickle
+    rng = np.random.default_rng(4)
+    T = np.cumsum(rng.standard_normal(400))
+    if kw.get("T_B") == "B":
+        kw = {"T_B": np.cumsum(rng.standard_normal(300))}
+    np.random.seed(3)
+    s = clts.scrump(T, 24, percentage=0.2, pre_scrump=True, device=device, **kw)
+    s.update()
+    s2 = pickle.loads(pickle.dumps(s))
+    for _ in range(2):
+        s.update()
+        s2.update()
+    for name in ("P_", "I_", "left_I_", "right_I_"):
+        np.testing.assert_array_equal(getattr(s2, name), getattr(s, name), err_msg=name)
+    assert s2._sides.dev is s._sides.dev

@@ -91,6 +91,13 @@ class _Sides:
         self.lA, self.lB = self.A.l, self.B.l
         self._unit = None
 
+    def __reduce__(self):
+        # pickled (an anytime Scrump saved or sent to a Dask worker) as its inputs: the
+        # receiving process prepares its own device side, the same on the same device
+        T_A, T_B = self._T
+        return (_Sides, (T_A, self.m, None if self.self_join else T_B, self.k, self.normalize,
+                         self.dev, self.p))
+
     @property
     def unit(self):
         """The factor of plain Euclidean distances (the series were scaled); 1 z-normalised."""

@@ -38,7 +38,7 @@ def workloads(rng):
          lambda dev: clts.stl(y, 23, seasonal=25, seasonal_jump=3, trend_jump=4,
                               low_pass_jump=3, device=dev)),
         ("BFAST-Monitor 32,768 x 256 float32",
-         lambda dev: clts.bfast_monitor(cube, dates, dates[128], device=dev)),
+         lambda dev: clts.bfast_monitor(cube, dates, dates[128], freq=1, device=dev)),
         ("matrix profile n = 2^15, m = 128", lambda dev: clts.matrix_profile(T, 128,
                                                                             device=dev)),
     ]

@@ -153,7 +153,7 @@ def fresh_inputs(dev, x, rounds, large=False):
         ("TKE 2^20", list(x.values()), lambda a, **kw: clts.ocean.tke(*a, device=dev, **kw)),
         ("STL 2000 x 828", [y], lambda a, **kw: clts.stl(a[0], 23, **stl_kw, **kw)),
         ("BFAST 32,768 x 256", [cube],
-         lambda a, **kw: clts.bfast_monitor(a[0], dates, dates[128], device=dev, **kw)),
+         lambda a, **kw: clts.bfast_monitor(a[0], dates, dates[128], freq=1, device=dev, **kw)),
         ("MP n = 2^15, m = 128", [T],
          lambda a, **kw: clts.matrix_profile(a[0], 128, device=dev, progress=False, **kw)),
     ]

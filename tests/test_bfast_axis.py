@@ -55,13 +55,13 @@ def test_object_dates_are_derived_each_call():
 def test_results_do_not_follow_the_callers_dates(device):
     y = _cube()
     dates = 2000 + np.arange(60) / 12.0
-    first = clts.bfast_monitor(y, dates, 2003.0, freq=12, device=device)
+    first = clts.bfast_monitor(y, dates, 2003.0, freq=1, device=device)
     mon = first.monitor_dates.copy()
-    again = clts.bfast_monitor(y, dates.copy(), 2003.0, freq=12, device=device)
+    again = clts.bfast_monitor(y, dates.copy(), 2003.0, freq=1, device=device)
     np.testing.assert_array_equal(first.breaks, again.breaks)
     dates += 100.0                      # written in place after the calls
     np.testing.assert_array_equal(first.monitor_dates, mon)
-    moved = clts.bfast_monitor(y, dates, 2103.0, freq=12, device=device)
+    moved = clts.bfast_monitor(y, dates, 2103.0, freq=1, device=device)
     np.testing.assert_array_equal(moved.breaks, first.breaks)
     np.testing.assert_array_equal(moved.monitor_dates, mon + 100.0)
 
@@ -69,11 +69,11 @@ def test_results_do_not_follow_the_callers_dates(device):
 def test_threads_share_an_axis(device):
     y = _cube(seed=1)
     dates = 2000 + np.arange(60) / 12.0
-    want = clts.bfast_monitor(y, dates, 2003.0, freq=12, device=device).breaks
+    want = clts.bfast_monitor(y, dates, 2003.0, freq=1, device=device).breaks
 
     def call(i):
         d = 2000 + np.arange(60) / 12.0 + (i % 2) * 10.0
-        got = clts.bfast_monitor(y, d, 2003.0 + (i % 2) * 10.0, freq=12, device=device)
+        got = clts.bfast_monitor(y, d, 2003.0 + (i % 2) * 10.0, freq=1, device=device)
         np.testing.assert_array_equal(got.breaks, want)
 
     run_in_threads(call, 8)

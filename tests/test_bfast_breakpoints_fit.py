@@ -108,7 +108,7 @@ def test_device_cube_on_mi100_same_bits(monkeypatch):
         pytest.skip("pocl is not usable here")
     mi100 = gpus["mi100"]
     y, t = _breaks_cube(3, N=90, M=13)
-    kw = dict(freq=23, order=1, breaks=3, progress=False, device=mi100)     # K = 4
+    kw = dict(freq=1, order=1, breaks=3, progress=False, device=mi100)     # K = 4
     seen = _record(monkeypatch)
     r = clts.to_numpy(clts.bfast_breaks(_to_device(mi100, y), t, **kw))
     assert {"WAVES": 4} in seen and None in seen, seen
@@ -124,7 +124,7 @@ def test_forced_subgroup_reaches_the_fit_kernels(device, monkeypatch):
     """A forced ``subgroup`` fits bp_rss and the fit kernels alike (a no-op on CPU drivers
     without cl_intel_required_subgroup_size; Intel's CPU runtime has it: the same bits)."""
     y, t = _breaks_cube(4, N=80, M=9)
-    kw = dict(freq=23, order=1, breaks=2, progress=False, device=device)
+    kw = dict(freq=1, order=1, breaks=2, progress=False, device=device)
     own = clts.to_numpy(clts.bfast_breaks(_to_device(device, y), t, **kw))
     seen = _record(monkeypatch)
     sg = clts.to_numpy(clts.bfast_breaks(_to_device(device, y), t, subgroup=16, **kw))

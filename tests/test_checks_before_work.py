@@ -49,13 +49,13 @@ def test_segments_that_cannot_fit_twice():
     t = 2000 + np.arange(120) / 12
     y = np.random.default_rng(2).standard_normal((120, 3))
     with pytest.raises(ValueError, match="no room for a break"):
-        clts.bfast_breaks(y, t, freq=12, h=0.9)
+        clts.bfast_breaks(y, t, freq=1, h=0.9)
     with pytest.raises(ValueError, match="no room for a break"):
-        clts.bfast01(y, t, freq=12, trim=0.6)
+        clts.bfast01(y, t, freq=1, trim=0.6)
     with pytest.raises(ValueError, match="61 of the 120 dates"):
-        clts.bfast01(y, t, freq=12, trim=61)
-    assert (clts.bfast01(y[:20], t[:20], freq=12).status == 2).all()   # the default: per pixel
-    assert (clts.bfast_breaks(y, t, freq=12, h=61).status == 2).all()  # a count: per pixel
+        clts.bfast01(y, t, freq=1, trim=61)
+    assert (clts.bfast01(y[:20], t[:20], freq=1).status == 2).all()   # the default: per pixel
+    assert (clts.bfast_breaks(y, t, freq=1, h=61).status == 2).all()  # a count: per pixel
 
 
 @pytest.mark.parametrize("freq", ["16D", "2MS", "12h"])
@@ -87,9 +87,9 @@ def test_half_segment_rule_is_r_s():
     """strucchange refuses floor(n h) > floor(n / 2) only: h = 0.52 on 20 dates is 10 values."""
     t = 2000 + np.arange(20) / 12
     y = np.random.default_rng(5).standard_normal((20, 2))
-    assert clts.bfast_breaks(y, t, freq=12, h=0.52, order=0).status.shape == (2,)
+    assert clts.bfast_breaks(y, t, freq=1, h=0.52, order=0).status.shape == (2,)
     with pytest.raises(ValueError, match="no room for a break"):
-        clts.bfast_breaks(y, t, freq=12, h=0.6)
+        clts.bfast_breaks(y, t, freq=1, h=0.6)
 
 
 def test_xarray_break_checks_before_compute():
@@ -99,9 +99,9 @@ def test_xarray_break_checks_before_compute():
     import clts.xarray as cx
     lazy = da.chunk({"x": 1})
     with pytest.raises(ValueError, match="no room for a break"):
-        cx.bfast_breaks(lazy, freq=12, h=0.7)          # raised here, not at .compute()
+        cx.bfast_breaks(lazy, freq=1, h=0.7)          # raised here, not at .compute()
     with pytest.raises(ValueError, match="no room for a break"):
-        cx.bfast01(lazy, freq=12, trim=30)
+        cx.bfast01(lazy, freq=1, trim=30)
     with pytest.raises(ValueError, match="two dates"):
         cx.trend_test(da.isel(time=slice(0, 0)), per="year")
 
@@ -172,3 +172,30 @@ def test_tune_report_reads_the_written_profile(tmp_path):
         assert os.path.realpath(os.path.join(folder, "p.yaml")) == str(
             (tmp_path / "p.yaml").resolve())
     assert not os.path.exists(folder)
+
+
+def test_decimal_years_need_a_season_in_years(device):
+    """Decimal-year dates with R's ts frequency (23) or the default 365 as freq made a season of
+    23 / 365 years: every pixel singular (status 2) or broken at once, silently."""
+    rng = np.random.default_rng(0)
+    t = 2000 + np.arange(230) / 23
+    y = np.sin(2 * np.pi * t)[:, None] + 0.1 * rng.standard_normal((230, 3))
+    calls = {"bfast_monitor": lambda **kw: clts.bfast_monitor(y, t, 2006.0, device=device,
+                                                              progress=False, **kw),
+             "bfast_breaks": lambda **kw: clts.bfast_breaks(y, t, device=device,
+                                                            progress=False, **kw),
+             "bfast01": lambda **kw: clts.bfast01(y, t, device=device, progress=False, **kw)}
+    for name, call in calls.items():
+        for freq in ({}, {"freq": 23}):
+            with pytest.raises(ValueError, match=r"decimal years \(2000 \.\. 2009.96\).*freq=1"):
+                call(**freq)
+        assert (call(freq=1).status == 0).all(), name
+    with pytest.raises(ValueError, match="decimal years"):
+        clts.bfast.api.check_arguments(t, 2006.0, freq=23)
+    # no harmonics, time steps, or a series shorter than a year of decimal years: no objection
+    assert (clts.bfast_monitor(y, t, 2006.0, k=0, device=device).status == 0).all()
+    assert (clts.bfast_breaks(y, t, order=0, device=device).status == 0).all()
+    steps = np.arange(230.0)
+    assert (clts.bfast_monitor(y, steps, 150.0, freq=23, device=device).status == 0).all()
+    short = 2000 + np.arange(40) / 80
+    clts.bfast_monitor(y[:40], short, short[30], freq=1, device=device)

@@ -30,7 +30,7 @@ def _cases(dev):
     return {
         "stl": lambda: clts.stl(y, 12, device=dev).trend,
         "solve_tridiagonal": lambda: clts.solve_tridiagonal(a, b, c, d, device=dev).x,
-        "bfast_monitor": lambda: clts.bfast_monitor(cube, dates, dates[50], device=dev).breaks,
+        "bfast_monitor": lambda: clts.bfast_monitor(cube, dates, dates[50], freq=1, device=dev).breaks,
         "matrix_profile": lambda: clts.matrix_profile(T, 16, device=dev).P,
     }
 

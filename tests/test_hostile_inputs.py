@@ -143,7 +143,7 @@ def test_type_default_that_sets_one_value(device, monkeypatch, tmp_path):
     clts.solve_tridiagonal(a, 4 + rng.random((16, 9)), c, d, device=dev, version="thomas")
     clts.matrix_profile(rng.standard_normal(100), 8, device=dev)
     t = 2000 + np.arange(60) / 12
-    clts.bfast_monitor(rng.standard_normal((60, 3)), t, t[40], device=dev)
+    clts.bfast_monitor(rng.standard_normal((60, 3)), t, t[40], freq=1, device=dev)
 
 
 def test_profile_for_another_device_does_not_break_this_one(device, monkeypatch, tmp_path):
@@ -173,7 +173,7 @@ def test_bad_profile_value_names_file_and_key(device, monkeypatch, tmp_path):
         clts.stl(_stl_data()[[0]], 12, device=dev)
     with pytest.raises(ProfileError, match=r"user\.yaml.*bfast\.fused\.lanes"):
         t = 2000 + np.arange(60) / 12
-        clts.bfast_monitor(rng.standard_normal((60, 3)), t, t[40], device=dev,
+        clts.bfast_monitor(rng.standard_normal((60, 3)), t, t[40], freq=1, device=dev,
                            version="fused")
 
 
@@ -244,7 +244,8 @@ def test_bfast_history_start_errors_name_history(device):
             clts.bfast_monitor(y, tt, start, history=hist, device=device, progress=False)
         with pytest.raises(exc, match=msg):
             clts.bfast.api.check_arguments(tt, start, history=hist)
-    r = clts.bfast_monitor(y, t, 2006.0, history=2004.0, device=device, progress=False)
+    r = clts.bfast_monitor(y, t, 2006.0, history=2004.0, freq=1, device=device,
+                           progress=False)
     assert (r.history_start == np.searchsorted(t, 2004.0)).all()
 
 

@@ -39,7 +39,7 @@ def _cases():
         # jumps and one inner iteration: several times fewer LOESS fits, the same buffers
         "stl": lambda dev: clts.stl(y_stl, 12, seasonal_jump=3, trend_jump=8, low_pass_jump=5,
                                     inner_iter=1, device=dev).trend,
-        "bfast_monitor": lambda dev: clts.bfast_monitor(cube, dates, dates[96],
+        "bfast_monitor": lambda dev: clts.bfast_monitor(cube, dates, dates[96], freq=1,
                                                         device=dev).magnitudes,
         "solve_tridiagonal": lambda dev: clts.solve_tridiagonal(a, b, c, d, device=dev).x,
     }

@@ -89,15 +89,15 @@ def test_stl_out_bit_identical(device, layout):
                                 {"magnitudes": False}])
 def test_bfast_out_bit_identical(device, kw):
     cube, dates, start = _bfast_data()
-    ref = clts.bfast_monitor(cube, dates, start, device=device, **kw)
+    ref = clts.bfast_monitor(cube, dates, start, freq=1, device=device, **kw)
     keys = _present(ref, BFAST_KEYS)
     for layout in ("C", "F", "strided"):
         out = {k: _layout(np.asarray(getattr(ref, k)), layout) for k in keys}
-        _check(ref, clts.bfast_monitor(cube, dates, start, device=device, out=out, **kw), out)
+        _check(ref, clts.bfast_monitor(cube, dates, start, freq=1, device=device, out=out, **kw), out)
     big = np.asfortranarray(cube).astype(">f4")          # big-endian, float32
-    ref32 = clts.bfast_monitor(big, dates, start, device=device, **kw)
-    res = clts.bfast_monitor(big, dates, start, device=device, **kw)
-    again = clts.bfast_monitor(big, dates, start, device=device, out=res, **kw)
+    ref32 = clts.bfast_monitor(big, dates, start, freq=1, device=device, **kw)
+    res = clts.bfast_monitor(big, dates, start, freq=1, device=device, **kw)
+    again = clts.bfast_monitor(big, dates, start, freq=1, device=device, out=res, **kw)
     for k in keys:
         assert getattr(again, k) is getattr(res, k)
         np.testing.assert_array_equal(getattr(again, k), getattr(ref32, k))
@@ -151,11 +151,11 @@ def test_out_refused_before_any_work(device):
               yy)
     np.testing.assert_array_equal(yy, y)
     cube, dates, start = _bfast_data()
-    b = clts.bfast_monitor(cube, dates, start, device=device)
-    _refusals(lambda o: clts.bfast_monitor(cube, dates, start, device=device, out=o), b,
+    b = clts.bfast_monitor(cube, dates, start, freq=1, device=device)
+    _refusals(lambda o: clts.bfast_monitor(cube, dates, start, freq=1, device=device, out=o), b,
               ["means", "magnitudes"], cube[0])
     with pytest.raises(ValueError, match="mosum"):       # not returned without detailed=True
-        clts.bfast_monitor(cube, dates, start, device=device,
+        clts.bfast_monitor(cube, dates, start, freq=1, device=device,
                            out={"mosum": np.empty((32, 3, 5))})
     T = _series()
     m = clts.matrix_profile(T, 16, device=device)
@@ -172,7 +172,7 @@ def test_out_from_two_threads(device):
     T = _series()
     calls = {
         "stl": (lambda o: clts.stl(y, 12, robust=True, device=device, out=o), STL_KEYS),
-        "bfast": (lambda o: clts.bfast_monitor(cube, dates, start, device=device, out=o),
+        "bfast": (lambda o: clts.bfast_monitor(cube, dates, start, freq=1, device=device, out=o),
                   BFAST_KEYS),
         "mp": (lambda o: clts.matrix_profile(T, 16, device=device, out=o), MP_KEYS),
     }
@@ -211,12 +211,12 @@ def test_out_on_the_copying_path(device, layout):
     y = _stl_data()
     cube, dates, start = _bfast_data()
     ref_s = clts.stl(y, 12, device=device)
-    ref_b = clts.bfast_monitor(cube, dates, start, device=device)
+    ref_b = clts.bfast_monitor(cube, dates, start, freq=1, device=device)
     clts.set_options(zero_copy=False)
     out = {k: _layout(getattr(ref_s, k), layout) for k in STL_KEYS}
     _check(ref_s, clts.stl(y, 12, device=device, out=out), out)
     out = {k: _layout(np.asarray(getattr(ref_b, k)), layout) for k in _present(ref_b, BFAST_KEYS)}
-    _check(ref_b, clts.bfast_monitor(cube, dates, start, device=device, out=out), out)
+    _check(ref_b, clts.bfast_monitor(cube, dates, start, freq=1, device=device, out=out), out)
 
 
 def test_out_with_a_labelled_input(device):

@@ -258,15 +258,16 @@ def test_bfast_properties(device, data, layout):
     _count("bfast_monitor")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        r = clts.bfast_monitor(y, t, start, device=device, version=version)
-        r2 = clts.bfast_monitor(_layout(y, layout), t, start, device=device, version=version)
+        r = clts.bfast_monitor(y, t, start, freq=1, device=device, version=version)
+        r2 = clts.bfast_monitor(_layout(y, layout), t, start, freq=1, device=device,
+                                 version=version)
     assert _equal(r2.breaks, r.breaks) and _equal(r2.magnitudes, r.magnitudes)
     if not y.size:
         return
     assert np.isin(r.status, [0, 1, 2, 3, 4]).all()
     assert (r.breaks[r.status == 4] == -2).all()
     if np.dtype(y.dtype).itemsize == 8:
-        e = bref.bfast_monitor(np.asarray(y, np.float64), t, start)
+        e = bref.bfast_monitor(np.asarray(y, np.float64), t, start, freq=1)
         np.testing.assert_array_equal(r.status, e["status"])
         tested = r.status == 0
         # a break within rounding of the boundary may flip; nearly all must agree

@@ -45,7 +45,7 @@ def _calls(dev, rng):
     def bfast():
         M = rng.choice([1, 9, 24])
         y = np.sin(2 * np.pi * dates)[:, None] + 0.1 * rng.standard_normal((90, M))
-        return clts.bfast_monitor(y, dates, dates[60], device=dev).breaks
+        return clts.bfast_monitor(y, dates, dates[60], freq=1, device=dev).breaks
 
     def mp():
         T = np.cumsum(rng.standard_normal(rng.choice([100, 200])))

@@ -95,7 +95,7 @@ def test_bfast(device, staged):
     cube[70:, 1] -= 1.5
     cube[5, 0, 0] = np.nan
     clts.set_options(max_chunk=16)
-    _both(staged, lambda: clts.bfast_monitor(cube, dates, dates[60], device=device),
+    _both(staged, lambda: clts.bfast_monitor(cube, dates, dates[60], freq=1, device=device),
           ["breaks", "magnitudes", "means"])
 
 
@@ -278,13 +278,13 @@ def test_integer_cube_stays_integer(device, staged):
     clts.set_options(staging="pinned")
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(staging.PinnedRing, "write", spy)
-        got = clts.bfast_monitor(cube, dates, dates[60], nodata=-9999, device=device)
+        got = clts.bfast_monitor(cube, dates, dates[60], nodata=-9999, freq=1, device=device)
     assert written and all(dt == np.int16 for dt, _ in written)
     # int16 across the link: under half of what the smallest float type would move (rows are
     # padded to the plan's pixel width, e.g. 40 -> 48 pixels on Intel's CPU runtime)
     assert sum(nb for _, nb in written) < 2 * cube.nbytes
     clts.set_options(staging="pageable")
-    ref = clts.bfast_monitor(cube, dates, dates[60], nodata=-9999, device=device)
+    ref = clts.bfast_monitor(cube, dates, dates[60], nodata=-9999, freq=1, device=device)
     np.testing.assert_array_equal(got.breaks, ref.breaks)
     np.testing.assert_array_equal(got.magnitudes, ref.magnitudes)
 
@@ -374,7 +374,7 @@ def test_emulated_h100_pinned_by_profile(monkeypatch):
     y = np.sin(np.arange(96) * np.pi / 6) + 0.1 * rng.standard_normal((13, 96))
     a, c, d = rng.standard_normal((3, 40, 33))
     b = 4 + rng.random((40, 33))
-    calls = [lambda: clts.bfast_monitor(cube, dates, dates[60], nodata=-1, device=dev).breaks,
+    calls = [lambda: clts.bfast_monitor(cube, dates, dates[60], nodata=-1, freq=1, device=dev).breaks,
              lambda: clts.stl(np.asfortranarray(y), 12, device=dev, outputs="trend").trend,
              lambda: clts.solve_tridiagonal(a, b, c, d, device=dev).x]
     for call in calls:

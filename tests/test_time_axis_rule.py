@@ -71,17 +71,17 @@ def test_trend_test_too_short_series_warn(device):
 
 def test_bfast_dates_on_wrong_axis(device):
     with pytest.raises(ValueError, match=r"dates \(48 entries\).*time_axis=1"):
-        clts.bfast_monitor(Y.T, DATES, 2003.0, device=device)
+        clts.bfast_monitor(Y.T, DATES, 2003.0, freq=1, device=device)
     with pytest.raises(ValueError, match=r"dates \(48 entries\).*time_axis=1"):
-        clts.bfast_breaks(Y.T, DATES, freq=12.0, order=1, device=device, progress=False)
+        clts.bfast_breaks(Y.T, DATES, freq=1.0, order=1, device=device, progress=False)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        a = clts.bfast_monitor(Y.T, DATES, 2003.0, time_axis=1, device=device)
-        b = clts.bfast_monitor(Y, DATES, 2003.0, device=device)
+        a = clts.bfast_monitor(Y.T, DATES, 2003.0, time_axis=1, freq=1, device=device)
+        b = clts.bfast_monitor(Y, DATES, 2003.0, freq=1, device=device)
     np.testing.assert_array_equal(a.breaks, b.breaks)
     # no axis has as many values as dates: the plain length error, no time_axis advice
     with pytest.raises(ValueError, match="dates has 47 entries but y has 48") as e:
-        clts.bfast_monitor(Y, DATES[:-1], 2003.0, device=device)
+        clts.bfast_monitor(Y, DATES[:-1], 2003.0, freq=1, device=device)
     assert "time_axis" not in str(e.value)
 
 

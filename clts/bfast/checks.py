@@ -89,7 +89,9 @@ def check_arguments(dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=0
     check_history(history, dates)
     if isinstance(start_monitor, str) and not is_cftime(dates):
         start_monitor = parse_date(start_monitor, np.array([], "datetime64[D]"))
-    default_freq(freq, dates)
+    formula = _.get("formula")
+    check_season_units(dates, default_freq(freq, dates),
+                       k > 0 and (formula is None or "harmon" in str(formula)))
     t, ts = _time_axis(dates, start_monitor)
     check_increasing(t)
     history_end(t, ts, dates, start_monitor)
@@ -116,6 +118,24 @@ def default_freq(freq, dates) -> float:
         days = YEAR_DAYS.get(calendar(np.asarray(dates).ravel()), 365.0)
         return 365.0 if days == 365.25 else float(days)
     return 365.0
+
+
+def check_season_units(dates, freq, harmonics: bool) -> None:
+    """Refuse a season longer than a decimal-year axis: numbers between 1000 and 3000 with
+    fractions are decimal years, and freq (in the units of dates) then above the whole span
+    is R's ``ts`` frequency or the default 365 (days) given where 1 was meant; the harmonics
+    of such a season fit the trend, not the year (every pixel singular, or a break at once)."""
+    d = np.asarray(dates).ravel()
+    if not harmonics or d.size < 2 or kind(d) != "number":
+        return
+    d = d.astype(np.float64)
+    lo, hi = float(np.nanmin(d)), float(np.nanmax(d))
+    if 1000 <= lo and hi <= 3000 and max(hi - lo, 1.0) < freq and not np.all(d == np.round(d)):
+        raise ValueError(f"dates look like decimal years ({lo:g} .. {hi:g}) but freq={freq:g} "
+                         f"makes the season {freq:g} of their units, longer than the whole "
+                         "series: freq is the season's length in the units of dates, give "
+                         "freq=1 for decimal years (a count of values per season, R's ts "
+                         "frequency, goes with dates that count time steps: 0, 1, 2, ...)")
 
 
 def time_axis_and_dates(y, dates, time_axis):

@@ -54,11 +54,14 @@ FOREIGN_NAMES = [
 
 class UnknownParameterError(TypeError):
     """A keyword that a function does not take; ``names`` holds them, ``accepted`` what the
-    function (or its Plan) accepts."""
+    function (or its Plan) accepts: its ``params`` and its ``tuning`` keywords (all of
+    ``accepted`` are tuning keywords when ``params`` is None: a Plan's error)."""
 
-    def __init__(self, message, names=(), accepted=()):
+    def __init__(self, message, names=(), accepted=(), params=None, tuning=None):
         super().__init__(message)
         self.names, self.accepted = list(names), list(accepted)
+        self.params = None if params is None else list(params)
+        self.tuning = list(accepted) if tuning is None else list(tuning)
 
 
 def foreign_hint(fn_name: str, name: str) -> str | None:
@@ -96,7 +99,8 @@ def _check_keywords(name, fn, params, has_var_kw, kw):
         bad = [k for k in unknown if foreign_hint(name, k)]
     if bad:
         public = [p for p in params if not p.startswith("_")]
-        raise UnknownParameterError(unknown_message(name, bad, public), bad, public)
+        raise UnknownParameterError(unknown_message(name, bad, public), bad, public,
+                                    params=public, tuning=())
 
 
 def renamed(_name: str | None = None, **old_to_new: str):
@@ -147,9 +151,12 @@ def renamed(_name: str | None = None, **old_to_new: str):
                 if not has_var_kw or not exc.names or not set(exc.names) <= set(kw):
                     raise
                 public = [p for p in params if not p.startswith("_")]
+                # a function passing **kwargs on (mann_kendall -> trend_test): the inner one's
+                # parameters are this one's too
+                public += [p for p in (exc.params or []) if p not in public]
                 raise UnknownParameterError(
-                    unknown_message(name, exc.names, public, exc.accepted), exc.names,
-                    public + exc.accepted) from None
+                    unknown_message(name, exc.names, public, exc.tuning), exc.names,
+                    public + exc.tuning, params=public, tuning=exc.tuning) from None
         wrapper.deprecated_aliases = dict(old_to_new)
         return wrapper
     return deco

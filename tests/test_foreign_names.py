@@ -54,3 +54,33 @@ def test_unknown_keyword_lists_parameters_and_tuning_keywords(device):
         clts.stl(np.ones(48), 12, colour=1)
     with pytest.raises(TypeError, match="matrix_profile: unknown .*parameters: T_A, m, .*tile"):
         clts.matrix_profile(np.random.default_rng(0).random(64), 8, colour=1, device=device)
+
+
+def test_every_public_function_names_its_parameters(device):
+    """Every function of the clts namespace (and clts.ocean's) goes through vocabulary.renamed:
+    an unknown keyword lists its parameters, under its own name (aamp said matrix_profile,
+    trend_test listed only its tuning keywords, mstl gave Python's bare message)."""
+    import inspect
+    helpers = {"get_options", "get_device", "to_numpy", "set_options"}
+    fns = [(n, getattr(clts, n)) for n in clts.__all__ if inspect.isfunction(getattr(clts, n))
+           and n not in helpers] + [("tke", clts.ocean.tke),
+                                    ("superbee_fluxes", clts.ocean.superbee_fluxes)]
+    assert len(fns) > 30
+    for name, fn in fns:
+        assert hasattr(fn, "deprecated_aliases"), name
+    rng = np.random.default_rng(0)
+    T, Y = rng.standard_normal(200), rng.standard_normal((3, 60))
+    calls = {"aamp": lambda **kw: clts.aamp(T, 8, device=device, **kw),
+             "trend_test": lambda **kw: clts.trend_test(Y, device=device, **kw),
+             "mann_kendall": lambda **kw: clts.mann_kendall(Y, device=device, **kw),
+             "mstl": lambda **kw: clts.mstl(Y, [5], device=device, **kw),
+             "scrump": lambda **kw: clts.scrump(T, 8, device=device, **kw),
+             "mass": lambda **kw: clts.mass(T[:8], T, device=device, **kw),
+             "bfastts": lambda **kw: clts.bfastts(Y[0], np.arange(60.0), **kw)}
+    for name, call in calls.items():
+        with pytest.raises(TypeError, match=rf"^{name}: unknown parameter\(s\) colour; "
+                                            r"parameters: \w+"):
+            call(colour=1)
+    with pytest.raises(TypeError, match=r"mann_kendall: .*parameters: y, variant, period.*"
+                                        r"tuning keywords \(device profile\): chunk_bytes"):
+        clts.mann_kendall(Y, colour=1, device=device)

@@ -54,6 +54,7 @@ from .decompose_steps import bridge_sup_pvalue
 from .decompose_steps import mosum_pvalue as _mosum_pvalue
 from .sctest import betainc_reg, cusum_statistic, sup_tests
 from ..runtime.arrays import is_device_array
+from ..vocabulary import renamed
 
 #: the tests of "no break" (``clts.bfast.sctest``: OLS-CUSUM, supF, supLM, aveF, expF)
 TESTS = ("OLS-MOSUM", "OLS-CUSUM", "supF", "supLM", "BIC", "aveF", "expF")
@@ -140,6 +141,7 @@ class Bfast01Result:
     p_values: dict = field(default_factory=dict)
 
 
+@renamed()
 def bfast01(y, dates=None, *, order=3, freq=365.0, trend=True, regressors=None, formula=None,
             test="OLS-MOSUM", level=0.05, aggregate="all", trim=None, bandwidth=0.15,
             classify=True, alpha=0.05, pct_stable=None, typology="standard", confint=False,

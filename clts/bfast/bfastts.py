@@ -33,6 +33,7 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
+from ..vocabulary import renamed
 
 TYPES = {"irregular": 365, "daily": 365, "16-day": 23, "10-day": 36}
 DUPLICATES = ("last", "mean")
@@ -217,6 +218,7 @@ def _split(data, dates, time_axis):
     return v, int(axis) % v.ndim, dates, lambda out, grid_dates, t: out
 
 
+@renamed()
 def bfastts(data, dates=None, type="irregular", *, time_axis=None, duplicates="last"):
     """Dated observations on R's regular grid, NaN where nothing was acquired (R's
     ``bfast::bfastts``).

@@ -29,6 +29,7 @@ from .call_memo import call_key, recall, remember
 from .checks import check_season_units, time_axis_and_dates
 from .device import INT_TYPES, LazyFields, device_axis
 from ..runtime import get_device
+from ..vocabulary import renamed
 from ..runtime.memory import reshaped
 from ..runtime.plans import plan_once
 from ..runtime.replay import Recorder, Same, run_recorded
@@ -99,6 +100,7 @@ class BreaksResult(LazyFields):
     diagnostics: dict = field(default_factory=dict)
 
 
+@renamed()
 def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, breaks=5,
                  criterion="BIC", magnitudes=True, confint=None, time_axis=None,
                  regressors=None, formula=None, dtype=np.float64,

@@ -34,6 +34,7 @@ from .common import check_increasing, time_axis as _time_axis
 from .decompose_result import make_result
 from .decompose_steps import (EFP_TESTS, SEASONS, find_breaks, magnitudes, season_design,
                               segment_fit, segment_ids, trend_design)
+from ..vocabulary import renamed
 
 #: a component whose residual standard deviation is at most this many machine epsilons of the
 #: pixel's largest |value| is fitted exactly: its test is not run (no break there)
@@ -88,6 +89,7 @@ def check_decompose_arguments(freq, h, season, max_iter, breaks, level, type):
     return freq, _pair(breaks, "breaks", _check_breaks), _pair(level, "level", _check_level)
 
 
+@renamed()
 def bfast_decompose(y, freq, dates=None, *, h=0.15, season="dummy", max_iter=10, breaks=None,
                     level=0.05, type="OLS-MOSUM", confint=None, keep_iterations=False,
                     time_axis=None, dtype=np.float64, device=None, plan=None, progress=True,

@@ -14,6 +14,7 @@ import numpy as np
 from .api import MatrixProfileResult, matrix_profile
 from .mass import _check_p, distance_profiles
 from .mass_plan import Problem, make_mass_plan
+from ..vocabulary import renamed
 
 #: rows of the distance matrix per launch
 BLOCK_ROWS = 256
@@ -45,6 +46,7 @@ def _topk_rows(D, k):
     return P, I
 
 
+@renamed()
 def aamp(T_A, m, T_B=None, *, p=2.0, k=1, exclusion_zone=None, precision=None, device=None,
          progress=None, time_axis=None, **kwargs):
     """Non-normalised matrix profile under the Minkowski distance of order ``p``.

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .motifs import _host
+from ..vocabulary import renamed
 
 
 def _indices(I, name):
@@ -77,6 +78,7 @@ def _heads(succ):
         root = nxt
 
 
+@renamed()
 def atsc(I, j):
     """The anchored time-series chain from window ``j``: j, then each right nearest neighbour
     whose left nearest neighbour is the one before it.
@@ -112,6 +114,7 @@ def atsc(I, j):
     return np.array(out, dtype=np.int64)
 
 
+@renamed()
 def allc(I):
     """The all-chain set and the longest (unanchored) chain.
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 
 import numpy as np
+from ..vocabulary import renamed
 
 
 def arc_curve(I):
@@ -78,6 +79,7 @@ def stumpy_iac(width, n_iter=1000, n_samples=1000, seed=0, bidirectional=True):
                        bool(bidirectional)).copy()
 
 
+@renamed()
 def fluss(I, L, n_regimes, excl_factor=5, custom_iac=None, *, iac="closed"):
     """Corrected arc curve and regime boundaries of a series from its matrix-profile index.
 

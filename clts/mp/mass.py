@@ -19,6 +19,7 @@ from ..runtime.pipeline import ChunkIO, device_marker, device_wait, run_pipeline
 from . import flags
 from .mass_plan import MassPlan, Problem, call_precision, make_mass_plan
 from ..timeaxis import check_fits
+from ..vocabulary import renamed
 
 #: values beyond 2^EXP_LIMIT in magnitude (or nonzero below 2^-EXP_LIMIT) are rescaled by a
 #: power of two before a plain (non-normalised) distance, so p-th powers neither overflow nor
@@ -324,6 +325,7 @@ def _find_matches(D, ez, max_distance, max_matches, query_idx, atol):
 find_matches = _find_matches
 
 
+@renamed()
 def mass(Q, T, *, normalize=True, p=2.0, precision=None, device=None, query_idx=None,
          plan=None, progress=None, time_axis=None, **plan_overrides):
     """Distance profiles of queries against series, batched on the device.
@@ -404,6 +406,7 @@ def mass(Q, T, *, normalize=True, p=2.0, precision=None, device=None, query_idx=
                              **plan_overrides)
 
 
+@renamed()
 def match(Q, T, *, max_distance=None, max_matches=None, atol=1e-8, query_idx=None,
           normalize=True, p=2.0, precision=None, device=None, plan=None, progress=None,
           time_axis=None, **plan_overrides):

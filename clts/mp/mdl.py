@@ -8,8 +8,10 @@ import numpy as np
 
 from .subspace import _common, _dims, _discretizer
 from .mstump import _include
+from ..vocabulary import renamed
 
 
+@renamed()
 def mdl(T, m, subseq_idx, nn_idx, include=None, discords=False, discretize_func=None, n_bit=8,
         normalize=True, p=2.0, *, time_axis=None):
     """Bits needed to describe each motif given its neighbour in its best k + 1 dimensions,

@@ -17,6 +17,7 @@ from .mass import distance_profiles, find_matches
 from .mdl import mdl
 from .mstump import _series_2d
 from .motifs import _host, _int_at_least, _real
+from ..vocabulary import renamed
 
 
 def _profile(T, P, I, time_axis):
@@ -49,6 +50,7 @@ def default_cutoffs(P):
                           np.nanmin(Pn, axis=1)], axis=0)
 
 
+@renamed()
 def mmotifs(T, P, I, min_neighbors=1, max_distance=None, cutoffs=None, max_matches=10,
             max_motifs=1, atol=1e-8, k=None, include=None, normalize=True, p=2.0, *,
             device=None, time_axis=None):

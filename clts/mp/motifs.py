@@ -6,6 +6,7 @@ import numbers
 import warnings
 
 import numpy as np
+from ..vocabulary import renamed
 
 
 def _host(x):
@@ -67,6 +68,7 @@ def _bare_profile(T, P):
                            self_join=True, normalize=True)
 
 
+@renamed()
 def discords(result, k=1, *, exclusion_zone=None):
     """The ``k`` discords: subsequences farthest from their nearest neighbour.
 
@@ -191,6 +193,7 @@ def default_cutoff(P):
     return float(max(np.nanmean(Pn) - 2.0 * np.nanstd(Pn), np.nanmin(Pn)))
 
 
+@renamed()
 def motifs(T, result, max_motifs=1, *, min_neighbors=1, max_distance=None, cutoff=None,
            max_matches=10, atol=1e-8, exclusion_zone=None, normalize=None, p=None,
            search="match", radius=None, device=None):

@@ -23,6 +23,7 @@ from ..runtime.arrays import is_device_array, native, values_of
 from ..runtime.memory import chunk_sizes
 from .local_size import ITEM_LOCAL, WALK_LOCAL
 from .mass_plan import call_precision
+from ..vocabulary import renamed
 
 #: vector width of the kernel's column loops (explicit vectors: pocl vectorises only those)
 LANES = 4
@@ -292,6 +293,7 @@ def _rows(x, name, time_axis):
     return np.ascontiguousarray(a, np.float64).reshape(-1, a.shape[-1]), a.ndim == 1
 
 
+@renamed()
 def mpdist(T_A, T_B, m, *, percentage=0.05, k=None, pairwise=False, normalize=True, p=2.0,
            precision=None, device=None, time_axis=None):
     """MPdist between series: the k-th smallest distance of the AB-join's and the BA-join's
@@ -422,6 +424,7 @@ def _scipy_rolling_min(D, w, fallback):
     return minimum_filter1d(D, size=w, axis=-1)[:, h:h + D.shape[1] - w + 1]
 
 
+@renamed()
 def mpdist_vect(Q, T, m, *, percentage=0.05, k=None, normalize=True, p=2.0, precision=None,
                 device=None):
     """MPdist of ``Q`` against every subsequence ``T[i:i + len(Q)]``: stumpy's

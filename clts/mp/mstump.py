@@ -27,6 +27,7 @@ from .mass_plan import call_precision
 from .mstump_plan import Problem, make_mstump_plan
 from .series import Side, _sreal, prep_spec, stats_spec
 from ..timeaxis import check_fits
+from ..vocabulary import renamed
 
 #: bytes of the partial row / column profiles of one launch (bands per launch are cut to fit)
 PARTIAL_BYTES = 64 << 20
@@ -101,6 +102,7 @@ def _checks(m, d, n, include, discords, normalize, hint="", max_dim=MAX_DIM):
     return inc, bool(discords), bool(normalize)
 
 
+@renamed()
 def mstump(T, m, include=None, discords=False, normalize=True, p=2.0, *, precision=None,
            device=None, plan=None, time_axis=None, **plan_overrides):
     """Multi-dimensional matrix profile of ``T`` (d dimensions x n values), with

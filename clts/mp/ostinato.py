@@ -32,6 +32,7 @@ import numpy as np
 from ..runtime.arrays import is_device_array, native, values_of
 from .mass import distance_profiles
 from .mpdist import SeriesSet, _check_m, ab_profiles, run_profiles
+from ..vocabulary import renamed
 
 #: ``clts.ostinato``'s result: unpacks as stumpy's ``(central_radius, central_Ts_idx,
 #: central_subseq_idx)``
@@ -128,6 +129,7 @@ def _nearest(Q, Ts, idx, device, precision, normalize, p):
     return D, I
 
 
+@renamed()
 def ostinato(Ts, m, *, normalize=True, p=2.0, precision=None, device=None, time_axis=None):
     """The consensus motif of a set of series: the window whose farthest nearest neighbour
     among the other series is nearest (stumpy.ostinato), the most central one on ties.

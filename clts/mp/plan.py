@@ -352,9 +352,9 @@ def make_plan(device, problem: Problem, **overrides) -> Plan:
     bad = set(overrides) - known
     if bad:
         from ..vocabulary import UnknownParameterError
+        accepted = sorted(known | {"segment_per_m"})
         raise UnknownParameterError(f"unknown plan parameter(s) {', '.join(sorted(bad))}; "
-                                    f"accepted: {', '.join(sorted(known))}", sorted(bad),
-                                    sorted(known))
+                                    f"accepted: {', '.join(accepted)}", sorted(bad), accepted)
     if plan is not None and not isinstance(plan, Plan):
         raise TypeError(f"plan must be a clts.mp.plan.Plan, got {type(plan).__name__}")
     if plan is None:

@@ -13,6 +13,7 @@ from .local_size import ITEM_LOCAL, WALK_LOCAL
 from ..runtime.memory import copy, fill, scratch
 from . import diagset
 from .diagset import _check, _series, _Sides, _spec
+from ..vocabulary import renamed
 
 #: bytes of preSCRIMP's distance profiles per launch (``pre_dist`` or ``mass``)
 MASS_BYTES = 32 << 20
@@ -266,6 +267,7 @@ def _refine_pairs(sides, s, ii, jj):
     return np.concatenate(fa), np.concatenate(fb)
 
 
+@renamed()
 def prescrump(T_A, m, T_B=None, *, s=None, k=1, normalize=True, p=2.0, device=None):
     """preSCRIMP: an approximate (top-k) matrix profile from the distance profiles of every
     ``s``-th window, refined along each one's nearest-neighbour diagonal (stumpy's

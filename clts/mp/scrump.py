@@ -18,6 +18,7 @@ import numpy as np
 from .diagset import _check, _series, _Sides, diagonal_profile, merge_topk
 from .mass import _check_p
 from .prescrump import _prescrump
+from ..vocabulary import renamed
 
 class Scrump:
     """The anytime approximate matrix profile (SCRIMP++), stumpy's ``scrump``: each
@@ -173,6 +174,7 @@ def _array_ranges(a, n_chunks):
     return out
 
 
+@renamed()
 def scrump(T_A, m, T_B=None, *, percentage=0.01, pre_scrump=False, s=None, k=1,
            normalize=True, p=2.0, device=None):
     """The anytime approximate matrix profile (SCRIMP++), stumpy's ``scrump``.

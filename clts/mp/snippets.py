@@ -19,6 +19,7 @@ import numpy as np
 from . import snippets_join
 from .mass import distance_profiles
 from .mpdist import _k_of, _rows, vect_from_matrix
+from ..vocabulary import renamed
 
 #: distance-matrix rows per clts.mass call (bounds host memory: rows x n values)
 ROWS_PER_CALL = 2048
@@ -83,6 +84,7 @@ def snippet_profiles(T, m, *, percentage=1.0, s=None, mpdist_percentage=0.05, mp
     return D[:, :n - m + 1]
 
 
+@renamed()
 def snippets(T, m, k, *, percentage=1.0, s=None, mpdist_percentage=0.05, mpdist_k=None,
              normalize=True, p=2.0, precision=None, device=None, time_axis=None):
     """The ``k`` snippets of a series: the non-overlapping length-``m`` segments whose MPdist

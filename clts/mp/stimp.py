@@ -9,6 +9,7 @@ import numpy as np
 
 from .diagset import EXCL_ZONE_DENOM, _series
 from .scrump import Scrump
+from ..vocabulary import renamed
 
 
 def max_window(n: int) -> int:
@@ -152,6 +153,7 @@ class Stimp:
         return [self._PAN[idx][:n - self._M[i] + 1] for i, idx in enumerate(self._bfs)]
 
 
+@renamed()
 def stimp(T, min_m=3, max_m=None, step=1, *, percentage=0.01, pre_scrump=True,
           normalize=True, p=2.0, device=None):
     """The pan matrix profile over window lengths min_m .. max_m (SKIMP), stumpy's ``stimp``.

@@ -12,6 +12,7 @@ import numpy as np
 
 from .mass import _check_p
 from .mstump import _include, _series_2d
+from ..vocabulary import renamed
 
 
 def _bins(n_bit):
@@ -85,6 +86,7 @@ def _common(T, m, n_bit, normalize, p, discretize_func, time_axis=None):
     return T2, int(m), int(n_bit), bool(normalize), p
 
 
+@renamed()
 def subspace(T, m, subseq_idx, nn_idx, k, include=None, discords=False, discretize_func=None,
              n_bit=8, normalize=True, p=2.0, *, time_axis=None):
     """The k + 1 dimensions of the k-dimensional motif at windows (``subseq_idx``,

@@ -30,6 +30,7 @@ from .launches import _cached_tke_plan, _solver_plan, run_superbee, run_tke
 from .plan import Problem, SuperbeePlan, TkePlan, make_superbee_plan
 from . import slabs
 from .reference import CONSTANTS
+from ..vocabulary import renamed
 
 __all__ = ["superbee_fluxes", "tke"]
 
@@ -261,6 +262,7 @@ def _device_kind(dev, dtype, main, name):
 
 # -- Superbee ----------------------------------------------------------------------------------
 
+@renamed()
 def superbee_fluxes(q, u, v, w, maskW, dxt, dyt, dzw, cost, cosu, dt, *, device=None,
                     version: str = "auto", plan: SuperbeePlan | None = None, out=None,
                     **plan_overrides):
@@ -428,6 +430,7 @@ def _tke_shapes(shape4) -> dict:
     return want
 
 
+@renamed()
 def tke(u, v, w, maskU, maskV, maskW, dxt, dxu, dyt, dyu, dzt, dzw, cost, cosu, kbot, kappaM,
         mxl, forc, forc_tke_surface, tke, dtke, *, tau: int = 0, taup1: int = 1,
         taum1: int = 2, dt_tracer: float = CONSTANTS["dt_tracer"],

@@ -3,8 +3,10 @@ users coming from it."""
 from __future__ import annotations
 
 from .api import stl
+from ..vocabulary import renamed
 
 
+@renamed()
 def stl_hastl(data, n_p, q_s, q_t=None, q_l=None, d_s=1, d_t=1, d_l=1, jump_s=1, jump_t=1,
               jump_l=1, robust=False, inner_iter=None, outer_iter=None, device=None,
               interpolation="linear"):

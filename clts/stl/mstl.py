@@ -202,6 +202,7 @@ def boxcox(y2, lmbda):
         return np.expm1(lam * np.log(y2)) / lam, lam
 
 
+@renamed()
 def mstl(y, periods, *, windows=None, lmbda=None, iterate=2, stl_kwargs=None, device=None,
          time_axis=None, progress=False):
     """Batched MSTL: a trend and one seasonal component per period, with missing values.

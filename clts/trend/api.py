@@ -24,6 +24,7 @@ from ..timeaxis import check_fits
 from . import multi, multi_device
 from .plan import Problem, make_plan
 from .reference import MIN_VALID, OK, TOO_FEW, VARIANTS, normal_cdf, normal_ppf
+from ..vocabulary import renamed
 
 #: every variant of trend_test: VARIANTS on the device path too, the rest (clts.trend.multi)
 #: on numpy input
@@ -128,6 +129,7 @@ def _check_time_fits(y, labels, P, variant, asked):
                 f"{others[0]} give time_axis={others[0]}", UserWarning, stacklevel=3)
 
 
+@renamed()
 def trend_test(y, *, variant="original", period=None, alpha=0.05, lag=None, conf_level=0.95,
                device=None, time_axis=None, **plan_overrides):
     """Batched Mann-Kendall trend test and Theil-Sen slope of every series, NaN-aware.
@@ -566,10 +568,10 @@ def _statistics(y2, stats, sen, factor, P, alpha):
     return out
 
 
+@renamed()
 def mann_kendall(y, variant="original", **kwargs):
     """Batched Mann-Kendall test: :func:`trend_test` with ``variant`` (any of its variants:
-    "original", "hamed_rao", "yue_wang", "seasonal", "pre_whitening", ...); Sen's slope comes
-    with it.
+    "original", "hamed_rao", "yue_wang", "seasonal", ...); Sen's slope comes with it.
 
     Examples
     --------
@@ -581,6 +583,7 @@ def mann_kendall(y, variant="original", **kwargs):
     return trend_test(y, variant=variant, **kwargs)
 
 
+@renamed()
 def sen_slope(y, period=None, conf_level=0.95, **kwargs):
     """Batched Theil-Sen slope with its confidence interval (``slope``, ``slope_low``,
     ``slope_high``, ``intercept`` of the :class:`TrendResult`); per cycle with ``period``

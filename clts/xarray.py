@@ -216,6 +216,8 @@ def _breaks_block(y, *, dates, kw):
     last = (lambda a: np.moveaxis(np.asarray(a), 0, -1))
     out = (r.n_breaks, last(r.breakpoints), last(r.break_dates), last(r.magnitudes),
            last(r.rss), last(r.bic), last(r.lwz), r.nobs, r.status)
+    if kw.get("confint") is not None:
+        out += (last(r.ci_lower), last(r.ci_upper))
     return tuple(np.asarray(a) for a in out)
 
 
@@ -224,7 +226,8 @@ def bfast_breaks(da, *, dim: str = "time", device=None, **kwargs):
     the dates (``kwargs`` as :func:`clts.bfast_breaks`). Returns a Dataset with ``n_breaks``,
     ``nobs``, ``status`` per pixel, ``breakpoints`` (date indices), ``break_dates``,
     ``magnitudes`` along a new dimension ``break``, and ``rss`` / ``bic`` / ``lwz`` along
-    ``n`` (0..breaks breaks)."""
+    ``n`` (0..breaks breaks); with ``confint=`` also ``ci_lower`` / ``ci_upper`` (date indices
+    of each break's interval, -1: none) along ``break``."""
     from .bfast.breakpoints import max_breaks
     from .bfast.regressors import model_terms
     xr = _xr()
@@ -249,6 +252,8 @@ def bfast_breaks(da, *, dim: str = "time", device=None, **kwargs):
             ("break_dates", bd, ["break"]), ("magnitudes", np.dtype(np.float64), ["break"]),
             ("rss", dt, ["n"]), ("bic", np.dtype(np.float64), ["n"]),
             ("lwz", np.dtype(np.float64), ["n"]), ("nobs", i4, False), ("status", i4, False)]
+    if kwargs.get("confint") is not None:
+        outs += [("ci_lower", i4, ["break"]), ("ci_upper", i4, ["break"])]
     out = _apply(_breaks_block, da, dim, outs,
                  dict(dates=dates, kw=dict(kwargs, device=_portable(device))),
                  sizes={"break": B, "n": B + 1})
@@ -262,6 +267,10 @@ def bfast_breaks(da, *, dim: str = "time", device=None, **kwargs):
     ds["break_dates"].attrs = {"long_name": "date of the last value before each break"}
     date_attrs(ds["break_dates"], dates)
     ds["magnitudes"].attrs = {"long_name": "fit after minus fit before the break"}
+    if "ci_lower" in ds:
+        for side in ("lower", "upper"):
+            ds[f"ci_{side}"].attrs = {"long_name": f"{side} end of the break's confidence "
+                                      f"interval at {kwargs['confint']} (date index, -1: none)"}
     if "units" in da.attrs:
         ds["magnitudes"].attrs["units"] = da.attrs["units"]
     ds["status"].attrs = {"long_name": "0 ok, 1 too few values for h, 2 h > n / 2, "

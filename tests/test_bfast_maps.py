@@ -205,3 +205,23 @@ def test_geotiff_break_maps_stream_and_cli(tmp_path, device, capsys):
     p = geotiff.write_breaks(ds, tmp_path / "out2", like=st)
     with rasterio.open(p["n_breaks"]) as f:
         np.testing.assert_array_equal(f.read(1), want["n_breaks"])
+
+
+def test_xarray_breaks_confint(device):
+    """cx.bfast_breaks(confint=) writes ci_lower / ci_upper along break (it was ignored)."""
+    xr = pytest.importorskip("xarray")
+    import clts.xarray as cx
+    t = 2000 + np.arange(161) / 23
+    rng = np.random.default_rng(0)
+    y = np.sin(2 * np.pi * t)[:, None, None] + 0.1 * rng.normal(size=(161, 2, 3))
+    y[t >= 2004, 0] += 1
+    da = xr.DataArray(y, dims=("time", "y", "x"), coords={"time": t})
+    ds = cx.bfast_breaks(da, freq=1, confint=0.95, device=device)
+    r = clts.bfast_breaks(y, t, freq=1, confint=0.95, device=device)
+    for side in ("ci_lower", "ci_upper"):
+        assert ds[side].dims == ("y", "x", "break") and ds[side].dtype == np.int32
+        np.testing.assert_array_equal(ds[side].transpose("break", ...).values, getattr(r, side))
+    assert (ds.ci_lower.values[0, :, 0] > 0).all()                 # the planted break's interval
+    lazy = cx.bfast_breaks(da.chunk({"x": 1}), freq=1, confint=0.95, device=device).compute()
+    np.testing.assert_array_equal(lazy.ci_upper.values, ds.ci_upper.values)
+    assert "ci_lower" not in cx.bfast_breaks(da, freq=1, device=device)

@@ -336,11 +336,12 @@ def build_parser() -> argparse.ArgumentParser:
                        "parallel; kept in the driver's disk cache for later processes)")
     p.add_argument("--device", "-d", default=None, help="index or name substring (clts devices)")
     p.add_argument("--threads", type=int, default=None,
-                   help="threads building at once (default: the CPU count; 1 on NVIDIA)")
+                   help="threads building at once (default: the CPU count; 1 on pocl and "
+                        "NVIDIA, whose builds do not overlap)")
     p.set_defaults(fn=cmd_warmup)
     p = sub.add_parser("demo", help="STL and BFAST-Monitor of a synthetic NDVI cube and the "
                        "matrix profile of the sunspot record on a device, with figures")
-    p.add_argument("--device", "-d", default=None)
+    p.add_argument("--device", "-d", default=None, help="index or name substring (clts devices)")
     p.add_argument("--quick", action="store_true", help="smaller problem sizes")
     p.add_argument("--out-dir", default="clts-demo",
                    help="where the figures go (default ./clts-demo, made if missing; a clone's "
@@ -401,6 +402,10 @@ def main(argv=None) -> int:
     opts = set_options(progress=False) if getattr(args, "no_progress", False) else nullcontext()
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(message)s")
+    import warnings
+    formatwarning = warnings.formatwarning      # warnings as one line each, as the errors
+    warnings.formatwarning = (lambda message, category, *_a, **_k:
+                              f"clts {args.cmd}: {category.__name__}: {message}\n")
     try:
         with opts:
             return args.fn(args)
@@ -416,6 +421,8 @@ def main(argv=None) -> int:
             print(f"clts {args.cmd}: {exc}", file=sys.stderr)
             return 2
         raise
+    finally:
+        warnings.formatwarning = formatwarning
 
 
 if __name__ == "__main__":

@@ -270,7 +270,7 @@ def add_bfast01_command(sub) -> None:
                    help="season length in time units (default 365.0: days for dates; for a "
                    "numeric axis per --time-unit: year 1, month 12, day 365)")
     p.add_argument("--no-trend", dest="trend", action="store_false", default=d["trend"],
-                   help="no linear trend term (no classification then: give --no-classify)")
+                   help="no linear trend term (the classification needs one: flag_type is -1 then)")
     p.add_argument("--test", default=d["test"], nargs="+",
                    choices=("OLS-MOSUM", "OLS-CUSUM", "supF", "supLM", "BIC", "aveF", "expF"),
                    help="the test(s) that decide (R's bfast01 test =; several: "

@@ -6,8 +6,9 @@ looked up again where it lands). Which device a worker uses:
 
 - ``CLTS_DEVICE`` in the worker's environment (the default of the ``device`` option) (``LocalCluster(..., env={"CLTS_DEVICE": "1"})``,
   or exported before ``dask worker`` starts), else the default device there; or
-- :class:`DevicePlugin`: ``client.register_plugin(DevicePlugin(["0", "1"]))`` gives worker i
-  (in the order of their names) device ``devices[i % len(devices)]``: one GPU per worker.
+- :class:`DevicePlugin`: ``client.register_plugin(DevicePlugin(["0", "1"]))`` gives the
+  worker named i (LocalCluster's 0, 1, ...; ``dask worker --name i``) device
+  ``devices[i % len(devices)]``: one GPU per worker (other names: by a hash of the name).
   Worker resources (``dask worker --resources GPU=1``) then keep GPU tasks one per worker:
   ``client.compute(x, resources={"GPU": 1})``.
 

@@ -96,17 +96,21 @@ def _threads(name, v):
     return int(n)
 
 
+_UNITS = {"max_chunk": "batch items per chunk", "compile_timeout": "seconds"}
+
+
 def _positive_int(name, v):
     if v is None or (isinstance(v, str) and v.strip() == ""):
         return None
+    given = v
     if isinstance(v, str):
         try:
             v = int(v.strip())
         except ValueError:
-            v = 0
+            v = None
     if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-        raise ValueError(f"{name} must be a positive integer (batch items per chunk) or None, "
-                         f"got {v!r}")
+        unit = f" ({_UNITS[name]})" if name in _UNITS else ""
+        raise ValueError(f"{name} must be a positive integer{unit} or None, got {given!r}")
     return int(v)
 
 

@@ -3,9 +3,9 @@
 ``pytest --oclgrind`` runs only the tests marked ``oclgrind`` (tiny cases), on the Oclgrind
 simulator, with data-race, uninitialised-read and out-of-bounds checks on; any report fails the
 test. ``CLTS_TEST_DEVICES`` (comma-separated substrings) narrows the device list;
-``CLTS_TEST_DEVICE_TESTS_ONLY=1`` keeps only the tests that take the ``device`` fixture (each
-driver's process of scripts/test.sh, which runs one pytest process per driver);
-``CLTS_TEST_HOST_TESTS_ONLY=1`` only the others, once (its own process beside them).
+``CLTS_TEST_DEVICE_TESTS_ONLY=1`` keeps only the tests that take the ``device`` fixture;
+``CLTS_TEST_HOST_TESTS_ONLY=1`` only the others, once (to split a run by hand: scripts/test.sh
+spreads the files over pytest-xdist workers instead).
 """
 from __future__ import annotations
 

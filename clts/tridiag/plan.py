@@ -338,8 +338,8 @@ def make_plan(device, problem: Problem, **overrides) -> Plan:
     elif method not in VERSIONS:
         raise ValueError(f"version must be 'auto' or one of {', '.join(VERSIONS)}; got {method!r}")
     elif thresholds:
-        raise TypeError(f"{', '.join(sorted(thresholds))} steer(s) method='auto' only; "
-                        f"method={method!r} was forced")
+        raise TypeError(f"{', '.join(sorted(thresholds))} steer(s) version='auto' only; "
+                        f"version={method!r} was forced")
     params = read_tunables(dev, profile_keys(method), {}).values
     from ..runtime.profiles import value_error
 

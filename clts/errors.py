@@ -65,3 +65,17 @@ class ProfileError(CltsError, ValueError):
     >>> issubclass(clts.ProfileError, ValueError)
     True
     """
+
+
+def warn_caller(message, category=UserWarning) -> None:
+    """``warnings.warn`` at the user's line: the first frame outside the clts package, however
+    deep inside it the warning is raised (wrappers such as ``vocabulary.renamed`` and helpers
+    add frames that a fixed ``stacklevel`` would count wrongly)."""
+    import os
+    import sys
+    import warnings
+    here = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    level, frame = 1, sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(here):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level + 1)

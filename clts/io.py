@@ -9,6 +9,7 @@ import uuid
 from pathlib import Path
 
 import numpy as np
+from .errors import warn_caller
 
 
 class InputError(ValueError):
@@ -99,11 +100,11 @@ def _stream_chunks(path, kind, ds, name, dim):
         da = _open(path, kind, {d: (-1 if d == dim else "auto") for d in da.dims})[name]
     if split:
         shape = " x ".join(f"{d}={max(c)}" for d, c in zip(da.dims, da.chunks))
-        warnings.warn(f"{path}: the file splits the time dimension {dim!r} over chunks; read "
-                      f"in chunks of whole series ({shape}), each file chunk read several "
-                      "times. Faster: store the file with whole series per chunk (e.g. "
-                      f"ds.chunk({{{dim!r}: -1, ...}}).to_zarr(...)), or give --chunks",
-                      UserWarning, stacklevel=2)
+        warn_caller(f"{path}: the file splits the time dimension {dim!r} over chunks; read "
+                    f"in chunks of whole series ({shape}), each file chunk read several "
+                    "times. Faster: store the file with whole series per chunk (e.g. "
+                    f"ds.chunk({{{dim!r}: -1, ...}}).to_zarr(...)), or give --chunks",
+                    UserWarning)
     return da
 
 

@@ -3,9 +3,9 @@ the input's checks, its undecoded fill values masked, ``xr.apply_ufunc`` over th
 dimension, a device every Dask worker can resolve."""
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
+from .errors import warn_caller
 
 
 def xr_module():
@@ -108,9 +108,9 @@ def prepare(da, dim: str, name: str = "da", mask: bool = True):
             cut = "" if len(new) == 1 else (
                 "; the other dimensions cut to chunks of " + " x ".join(
                     f"{d}={max(c)}" for d, c in zip(da.dims, da.chunks) if d != dim))
-            warnings.warn(f"{name}: the time dimension {dim!r} is split over {nchunks} "
-                          f"chunks; rechunked to one chunk along it (each series is computed "
-                          f"whole){cut}", UserWarning, stacklevel=3)
+            warn_caller(f"{name}: the time dimension {dim!r} is split over {nchunks} "
+                        f"chunks; rechunked to one chunk along it (each series is computed "
+                        f"whole){cut}", UserWarning)
     return da
 
 

@@ -263,7 +263,7 @@ def test_auto_thresholds_forced_by_keyword(device):
         r = solve_tridiagonal(*inter, axis=0, device=device, **kw)
         assert r.method == expect, kw
         assert relerr(r.x.T, ref) <= 1e-10
-    with pytest.raises(TypeError, match="method='auto' only"):
+    with pytest.raises(TypeError, match="version='auto' only"):
         solve_tridiagonal(a, b, c, d, version="thomas", flat_min_n=1, device=device)
     with pytest.raises(ValueError, match="coalesced_min_n must be an integer"):
         solve_tridiagonal(a, b, c, d, coalesced_min_n=-1, device=device)

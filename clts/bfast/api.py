@@ -33,7 +33,6 @@ monitoring values; ``breaks`` counts every monitoring date (valid or not) from 0
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 
@@ -61,6 +60,7 @@ from .checks import TYPES, check_arguments, check_history  # noqa: F401 (public 
 from .monitor_types import PROCESS, critval, r_basis
 from .checks import (check_params, check_season_units, default_freq, levels, out_specs,
                      time_axis_and_dates)
+from ..errors import warn_caller
 
 _INT_TYPES = INT_TYPES
 _CUBE_TYPES = (np.dtype(np.float32), np.dtype(np.float64), *INT_TYPES)
@@ -405,9 +405,9 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
                            failed=int(np.sum(status != 0)), **counts, device=str(dev.slug),
                            nodata=nodata)
     if counts["non_finite"]:
-        warnings.warn(f"bfast_monitor: {counts['non_finite']} pixel(s) hold +-inf or values "
-                      "too large for the fit; they are marked failed (breaks -2, status 4)",
-                      RuntimeWarning, stacklevel=2)
+        warn_caller(f"bfast_monitor: {counts['non_finite']} pixel(s) hold +-inf or values "
+                    "too large for the fit; they are marked failed (breaks -2, status 4)",
+                    RuntimeWarning)
     return res
 
 

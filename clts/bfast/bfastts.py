@@ -29,11 +29,11 @@ the distinct dates).
 """
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 from ..vocabulary import renamed
+from ..errors import warn_caller
 
 TYPES = {"irregular": 365, "daily": 365, "16-day": 23, "10-day": 36}
 DUPLICATES = ("last", "mean")
@@ -294,10 +294,10 @@ def bfastts(data, dates=None, type="irregular", *, time_axis=None, duplicates="l
     idx, delta = _idx(ds, type)
     freq = TYPES[type]
     if type == "16-day" and np.any(idx - _calendar(ds)[0] >= 1):
-        warnings.warn(f"bfastts: the smallest gap between two dates of a year is {delta:g} "
-                      "days, so R's 16-day grid puts dates past the end of their year (R does "
-                      "the same, silently): their values land on the next year's points; "
-                      "type='irregular' keeps every date on its day", UserWarning, stacklevel=2)
+        warn_caller(f"bfastts: the smallest gap between two dates of a year is {delta:g} "
+                    "days, so R's 16-day grid puts dates past the end of their year (R does "
+                    "the same, silently): their values land on the next year's points; "
+                    "type='irregular' keeps every date on its day", UserWarning)
     t = _grid(idx[0], idx[-1], freq)
     slot_sorted = _nearest(idx, t)
     out = np.full(v.shape[:axis] + (t.size,) + v.shape[axis + 1:], np.nan, ft)  # as the input

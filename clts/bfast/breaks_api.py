@@ -18,7 +18,6 @@ before, at the first valid date after the break (segment fits by least squares, 
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -44,6 +43,7 @@ from .regressors import model_terms
 from .common import check_increasing, trend_scaling
 from .common import time_axis as _time_axis
 from ..timeaxis import check_fits
+from ..errors import warn_caller
 
 #: the memo of remembered device calls (``call_memo``) on each device
 MEMO = "bfast.breaks_calls"
@@ -241,7 +241,7 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
                    f"of the other columns up to rounding, e.g. harmonics of freq={freq!r} on "
                    f"dates one season apart); fitted with the {len(keep)} independent "
                    "columns (diagnostics['dropped_columns'])")
-        warnings.warn(message, UserWarning, stacklevel=3)
+        warn_caller(message, UserWarning)
         X = X[:, keep]
     K = X.shape[1] + q_pix
     if plan is None:
@@ -326,7 +326,7 @@ def _repeat(dev, prep: _Prepared, y, dates, h, breaks, dtype, criterion, magnitu
     """A device call made again from the arguments an earlier call with the same key checked
     and derived (``call_memo``): its warning again, then its kernels on cube ``y``."""
     if prep.message is not None:
-        warnings.warn(prep.message, UserWarning, stacklevel=4)
+        warn_caller(prep.message, UserWarning)
     return _breaks_device(dev, prep.plan, reshaped(y, (prep.N, prep.M)), prep.pix_shape,
                           prep.X, prep.K_design, h, breaks, np.dtype(dtype), criterion,
                           magnitudes, confint, dates, list(prep.dropped), prep.terms)

@@ -33,7 +33,6 @@ Examples
 from __future__ import annotations
 
 import math
-import warnings
 from collections import namedtuple
 
 import numpy as np
@@ -45,6 +44,7 @@ from ..runtime.arrays import to_numpy
 from .stumpy_anytime import ANYTIME, aamp_stimp, aamp_stimped, gpu_aamp_stimp, gpu_stimp  # noqa: F401
 from .stumpy_anytime import prescraamp, prescrump, scraamp, scrump, stimp, stimped  # noqa: F401
 from .stumpy_rules import _check_k, _gpu_device, _join, _missing, _no_isconstant
+from ..errors import warn_caller
 
 #: stumpy's ``config.STUMPY_EXCL_ZONE_DENOM``: the exclusion zone is ceil(m / 4)
 EXCL_ZONE_DENOM = 4
@@ -300,8 +300,8 @@ def motifs(T, P, min_neighbors=1, max_distance=None, cutoff=None, max_matches=10
         raise ValueError(f"P is {P.ndim}-dimensional and must be 1-dimensional. "
                          "Multidimensional motif discovery is not yet supported.")
     if max_motifs < 1:
-        warnings.warn("The maximum number of motifs, `max_motifs`, must be greater than or "
-                      "equal to 1.\n`max_motifs` has been set to `1`")
+        warn_caller("The maximum number of motifs, `max_motifs`, must be greater than or "
+                    "equal to 1.\n`max_motifs` has been set to `1`")
         max_motifs = 1
     found = _mp.motifs(T, P.astype(np.float64), max_motifs, min_neighbors=min_neighbors,
                        max_distance=max_distance, cutoff=cutoff,

@@ -3,9 +3,9 @@ constant-window rule is refused, ``k`` checked, the self-join / AB-join decision
 warnings, stumpy's ``device_id`` as a clts device."""
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
+from ..errors import warn_caller
 
 
 def _missing(what, instead=None):
@@ -41,8 +41,8 @@ def _join(T_A, T_B, ignore_trivial):
     ``ignore_trivial=True`` is a self-join."""
     if T_B is None:
         if not ignore_trivial:
-            warnings.warn("`ignore_trivial` cannot be `False` for a self-join and has been "
-                          "automatically overridden and set to `True`.")
+            warn_caller("`ignore_trivial` cannot be `False` for a self-join and has been "
+                        "automatically overridden and set to `True`.")
         return True, None
     equal = _arrays_equal(T_A, T_B)
     if ignore_trivial and equal:
@@ -50,11 +50,11 @@ def _join(T_A, T_B, ignore_trivial):
     if ignore_trivial:
         # stumpy warns and runs its self-join loop over two different series; clts runs the
         # AB-join that the warning asks for
-        warnings.warn("Arrays T_A, T_B are not equal, which implies an AB-join. "
-                      "`ignore_trivial` has been set to `False`.")
+        warn_caller("Arrays T_A, T_B are not equal, which implies an AB-join. "
+                    "`ignore_trivial` has been set to `False`.")
     elif equal:
-        warnings.warn("Arrays T_A, T_B are equal, which implies a self-join. "
-                      "Try setting `ignore_trivial = True`.")
+        warn_caller("Arrays T_A, T_B are equal, which implies a self-join. "
+                    "Try setting `ignore_trivial = True`.")
     return False, T_B
 
 

@@ -18,6 +18,7 @@ from .mdl import mdl
 from .mstump import _series_2d
 from .motifs import _host, _int_at_least, _real
 from ..vocabulary import renamed
+from ..errors import warn_caller
 
 
 def _profile(T, P, I, time_axis):
@@ -125,8 +126,8 @@ def mmotifs(T, P, I, min_neighbors=1, max_distance=None, cutoffs=None, max_match
     if isinstance(max_motifs, bool) or not isinstance(max_motifs, numbers.Integral):
         raise ValueError(f"max_motifs must be an int, got {max_motifs!r}")
     if max_motifs < 1:
-        warnings.warn("The maximum number of motifs, `max_motifs`, must be greater than or "
-                      "equal to 1.\n`max_motifs` has been set to `1`")
+        warn_caller("The maximum number of motifs, `max_motifs`, must be greater than or "
+                    "equal to 1.\n`max_motifs` has been set to `1`")
         max_motifs = 1
     if max_matches is not None and not (isinstance(max_matches, float) and
                                         math.isinf(max_matches)):

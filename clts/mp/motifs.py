@@ -3,10 +3,10 @@ clts's pair-and-radius search), ``discords`` the largest profile values apart fr
 from __future__ import annotations
 
 import numbers
-import warnings
 
 import numpy as np
 from ..vocabulary import renamed
+from ..errors import warn_caller
 
 
 def _host(x):
@@ -316,9 +316,9 @@ def motifs(T, result, max_motifs=1, *, min_neighbors=1, max_distance=None, cutof
     atol = _real(atol, "atol", low=0, finite=True)
     cutoff = default_cutoff(P) if cutoff is None else _real(cutoff, "cutoff")
     if cutoff == 0.0:
-        warnings.warn("The `cutoff` has been set to 0.0 and may result in little/no candidate "
-                      "motifs being identified.\nYou may consider relaxing the constraint by "
-                      f"increasing the `cutoff` (e.g., cutoff={np.partition(P, 1)[1]}).")
+        warn_caller("The `cutoff` has been set to 0.0 and may result in little/no candidate "
+                    "motifs being identified.\nYou may consider relaxing the constraint by "
+                    f"increasing the `cutoff` (e.g., cutoff={np.partition(P, 1)[1]}).")
     return _match_motifs(T, P, m, ez, max_motifs, min_neighbors, max_distance, cutoff,
                          max_matches, atol, normalize, p, device)
 
@@ -353,9 +353,9 @@ def _match_motifs(T, P, m, ez, max_motifs, min_neighbors, max_distance, cutoff, 
             P[max(0, j - ez):min(l, j + ez + 1)] = np.inf
         c = int(np.argmin(P))
     if not out:
-        warnings.warn(f"No motifs were found. You may consider increasing the `cutoff` (e.g., "
-                      f"cutoff={2. * cutoff}) and/or increasing the `max_distance `(e.g., "
-                      "max_distance=np.inf).")
+        warn_caller(f"No motifs were found. You may consider increasing the `cutoff` (e.g., "
+                    f"cutoff={2. * cutoff}) and/or increasing the `max_distance `(e.g., "
+                    "max_distance=np.inf).")
     return out
 
 

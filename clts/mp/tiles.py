@@ -4,6 +4,7 @@ memory (and the occupancy model's cut); used by the diagonal driver (``diagonal.
 from __future__ import annotations
 
 from .plan import fit_tile, local_tile_rows, topk_window_local, topk_window_rows
+from ..errors import warn_caller
 
 
 #: private-memory budget of one work-item's top-k column lists (the tile is cut to fit)
@@ -41,10 +42,9 @@ def topk_tile(dev, plan, k):
     per = k * (rs + 4) + rs
     local = plan.topk_store == "local"
     if local and fit_tile(dev, per, plan.band, plan.wg, plan.tile, plan.groups_per_cu) < 1:
-        import warnings
-        warnings.warn(f"clts.matrix_profile: k={k} lists of band {plan.band} x wg {plan.wg} do "
-                      f"not fit the {dev.local_mem} bytes of local memory of {dev}; "
-                      "topk_store='private' used", stacklevel=4)
+        warn_caller(f"clts.matrix_profile: k={k} lists of band {plan.band} x wg {plan.wg} do "
+                    f"not fit the {dev.local_mem} bytes of local memory of {dev}; "
+                    "topk_store='private' used")
         local = False
     if local:
         kernel = ("mp/diag_topk.cl.mako", "diag_topk",

@@ -3,7 +3,6 @@ statsmodels' ``MSTL`` semantics, as iterated batched STL (:func:`clts.stl`) on t
 from __future__ import annotations
 
 import functools
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -22,6 +21,7 @@ from ..vocabulary import UnknownParameterError, renamed, unknown_message
 from .api import decompose, slope_per_step, stl
 from .chunks import validate
 from .plan import TUNABLE_KEYS
+from ..errors import warn_caller
 
 #: statsmodels' STL keywords MSTL sets itself (dropped from ``stl_kwargs``, as statsmodels does)
 _OVERLOADED = ("endog", "period", "seasonal")
@@ -156,9 +156,9 @@ def resolve_periods(periods, windows, nobs):
         raise ValueError(f"periods must be >= 2, got {periods}")
     if any(p >= nobs / 2 for p in periods):
         kept = tuple(p for p in periods if p < nobs / 2)
-        warnings.warn(f"period(s) {tuple(p for p in periods if p >= nobs / 2)} are at least "
-                      f"half the series length {nobs}: removed, as statsmodels' MSTL does",
-                      UserWarning, stacklevel=3)
+        warn_caller(f"period(s) {tuple(p for p in periods if p >= nobs / 2)} are at least "
+                    f"half the series length {nobs}: removed, as statsmodels' MSTL does",
+                    UserWarning)
         periods, windows = kept, windows[:len(kept)]
         if not periods:
             raise ValueError(f"periods: every period is at least half the series length "

@@ -25,6 +25,7 @@ from . import multi, multi_device
 from .plan import Problem, make_plan
 from .reference import MIN_VALID, OK, TOO_FEW, VARIANTS, normal_cdf, normal_ppf
 from ..vocabulary import renamed
+from ..errors import warn_caller
 
 #: every variant of trend_test: VARIANTS on the device path too, the rest (clts.trend.multi)
 #: on numpy input
@@ -121,12 +122,11 @@ def _check_time_fits(y, labels, P, variant, asked):
     if shape[axis] < MIN_VALID:
         others = [j for j, s in enumerate(shape) if j != axis and s >= MIN_VALID]
         if others and np.prod(shape) > 0:
-            import warnings
-            warnings.warn(
+            warn_caller(
                 f"y has shape {tuple(shape)} and is read with time on axis {axis}: every "
                 f"series has {shape[axis]} values, fewer than the {MIN_VALID} a trend test "
                 f"needs, so every result is empty (status 1); if time runs along axis "
-                f"{others[0]} give time_axis={others[0]}", UserWarning, stacklevel=3)
+                f"{others[0]} give time_axis={others[0]}", UserWarning)
 
 
 @renamed()

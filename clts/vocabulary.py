@@ -114,6 +114,9 @@ def renamed(_name: str | None = None, **old_to_new: str):
         params = [p for p, v in sig.items() if v.kind not in (v.VAR_KEYWORD, v.VAR_POSITIONAL)
                   and p != "self"]
         has_var_kw = any(v.kind == v.VAR_KEYWORD for v in sig.values())
+        known = frozenset(params)
+        # with **kwargs (tuning keywords) only the table's foreign names are checked up front
+        foreign = frozenset(t for _, t, _, f in FOREIGN_NAMES if f == name)
 
         @functools.wraps(fn)
         def wrapper(*args, **kw):
@@ -144,7 +147,8 @@ def renamed(_name: str | None = None, **old_to_new: str):
                         kw.update(kw.pop(old) or {})
                     else:
                         kw[new] = kw.pop(old)
-            _check_keywords(name, fn, params, has_var_kw, kw)
+            if kw and not kw.keys() <= known and (not has_var_kw or foreign):
+                _check_keywords(name, fn, params, has_var_kw, kw)
             try:
                 return fn(*args, **kw)
             except UnknownParameterError as exc:

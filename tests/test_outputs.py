@@ -282,3 +282,36 @@ def test_pool_keeps_at_most_its_size(monkeypatch):
     del small                                   # 9 MB dropped: 6 MB kept
     assert sum(nb * len(v) for nb, v in memory._results.items()) == 6 << 20
     memory.release_results()
+
+
+def test_big_endian_out_arrays(device):
+    """out= arrays of the other byte order are written right (computed, then copied in with
+    the swap): they were refused as another dtype."""
+    y = _stl_data()
+    r = clts.stl(y, 12, device=device)
+    o = {k: np.zeros(y.shape, np.dtype(np.float64).newbyteorder()) for k in ("seasonal", "trend")}
+    got = clts.stl(y, 12, device=device, out=o)
+    assert got.seasonal is o["seasonal"]
+    np.testing.assert_array_equal(o["seasonal"], r.seasonal)
+    np.testing.assert_array_equal(o["trend"], r.trend)
+    cube, dates, start = _bfast_data()
+    b = clts.bfast_monitor(cube, dates, start, freq=1, device=device)
+    ob = {"breaks": np.zeros(b.breaks.shape, np.dtype(np.int32).newbyteorder()),
+          "magnitudes": np.zeros(b.magnitudes.shape, b.magnitudes.dtype.newbyteorder())}
+    clts.bfast_monitor(cube, dates, start, freq=1, device=device, out=ob)
+    np.testing.assert_array_equal(ob["breaks"], b.breaks)
+    np.testing.assert_array_equal(ob["magnitudes"], b.magnitudes)
+    T = _series()
+    m = clts.matrix_profile(T, 16, device=device)
+    om = {"P": np.zeros(m.P.shape, m.P.dtype.newbyteorder()),
+          "I": np.zeros(m.I.shape, m.I.dtype.newbyteorder())}
+    clts.matrix_profile(T, 16, device=device, out=om)
+    np.testing.assert_array_equal(om["P"], m.P)
+    np.testing.assert_array_equal(om["I"], m.I)
+    rng = np.random.default_rng(1)
+    a, c, d = rng.standard_normal((3, 6, 20))
+    b4 = 4 + rng.random((6, 20))
+    x = clts.solve_tridiagonal(a, b4, c, d, device=device).x
+    ox = np.zeros((6, 20), np.dtype(np.float64).newbyteorder())
+    assert clts.solve_tridiagonal(a, b4, c, d, device=device, out=ox).x is ox
+    np.testing.assert_array_equal(ox, x)

@@ -4,9 +4,9 @@
 numpy arrays keyed by result attribute (any subset of the components the call produces) or an
 earlier result of the same function (its numpy components; "the results of an earlier call will
 do", as ``clts.ocean``'s tuples). :func:`out_arrays` checks them all before the call computes
-anything: a numpy array (TypeError), the result's shape (ValueError) and dtype (TypeError),
-writeable (ValueError), no overlap with an input or with another ``out=`` array (ValueError:
-the kernels read the inputs while they write the results). Any layout is written correctly:
+anything: a numpy array (TypeError), the result's shape (ValueError) and dtype (TypeError;
+either byte order), writeable (ValueError), no overlap with an input or with another ``out=``
+array (ValueError: the kernels read the inputs while they write the results). Any layout is written correctly:
 :func:`view_as` gives the view the kernels write in place where one exists (C-ordered memory),
 else the call computes into its own array and copies it in (:func:`deliver`).
 """
@@ -45,7 +45,7 @@ def out_arrays(out, specs: dict, inputs: dict, what: str) -> dict:
                             "(the result of a labelled input: pass its .to_numpy() / .values)")
         if a.shape != tuple(shape):
             raise ValueError(f"{what}: {name} must have shape {tuple(shape)}, got {a.shape}")
-        if a.dtype != np.dtype(dtype):
+        if a.dtype.newbyteorder("=") != np.dtype(dtype):     # either byte order
             raise TypeError(f"{what}: {name} must have dtype {np.dtype(dtype)}, got {a.dtype}")
         if not a.flags.writeable:
             raise ValueError(f"{what}: {name} is read-only (flags.writeable is False); give a "
@@ -73,7 +73,7 @@ def overlaps(a, b) -> bool:
 
 def view_as(a: np.ndarray | None, shape) -> np.ndarray | None:
     """A view of ``a`` with ``shape`` when one exists without a copy, else None."""
-    if a is None:
+    if a is None or not a.dtype.isnative:      # byte-swapped: computed, then copied in
         return None
     shape = tuple(int(s) for s in shape)
     if a.shape == shape:

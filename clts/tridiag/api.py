@@ -319,7 +319,7 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, version: str = "auto", star
                             f"not {type(out).__name__}")
         if tuple(out.shape) != shape:
             raise ValueError(f"out must have shape {shape}, got {tuple(out.shape)}")
-        if out.dtype != dtype:
+        if out.dtype.newbyteorder("=") != dtype or (device_input and out.dtype != dtype):
             raise TypeError(f"out must have dtype {dtype}, got {out.dtype}")
         if device_input != is_device_array(out):
             raise TypeError("out must be a device array for device input and a numpy array "
@@ -380,7 +380,7 @@ def solve_tridiagonal(a, b, c, d, *, axis: int = -1, version: str = "auto", star
     rshape = (nsys, n) if layout == "natural" else (n, nsys)
     arrs = [v.reshape(rshape) for v in arrs]
     if (out is not None and not move and out.flags.c_contiguous and out.flags.writeable
-            and not any(np.shares_memory(out, v) for v in arrs)):
+            and out.dtype.isnative and not any(np.shares_memory(out, v) for v in arrs)):
         res = out.reshape(rshape)           # written in place
     else:
         res = host_empty(dev, rshape, dtype)

@@ -335,9 +335,9 @@ def iterate(dev, plans, flat, freq, XT, XS, season, h, max_iter, breaks, levels,
         St[:, ok] = np.asarray(season0, np.float64)[:, ok]
     elif season != "none" and ok.size:
         from ..stl.api import decompose
-        settings = dict(seasonal="periodic", trend=None, low_pass=None, seasonal_deg=1,
-                        trend_deg=1, low_pass_deg=1, seasonal_jump=1, trend_jump=1,
-                        low_pass_jump=1, robust=False, inner_iter=None, outer_iter=None,
+        settings = dict(seasonal="periodic", trend=None, low_pass=None, seasonal_deg=None,
+                        trend_deg=None, low_pass_deg=None, seasonal_jump=None, trend_jump=None,
+                        low_pass_jump=None, robust=False, inner_iter=None, outer_iter=None,
                         r_defaults=True, interpolation="linear")
         y2 = np.ascontiguousarray(flat[:, ok].T, dtype=dtype)
         comps, failed, _ = decompose(y2, freq, settings, dev, progress=False,

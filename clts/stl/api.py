@@ -21,8 +21,9 @@ from .runner import Runner as _Runner, planned  # noqa: F401 (_Runner: tests)
 
 
 @renamed(loess_version="version", loess_params="**plan_overrides")
-def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, trend_deg=1,
-        low_pass_deg=1, seasonal_jump=1, trend_jump=1, low_pass_jump=1, robust=False,
+def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=None,
+        trend_deg=None, low_pass_deg=None, seasonal_jump=None, trend_jump=None,
+        low_pass_jump=None, robust=False,
         inner_iter=None, outer_iter=None, version="auto", r_defaults=False, device=None,
         interpolation="linear", time_axis=None, progress=True, out=None, outputs=None,
         **plan_overrides):
@@ -52,9 +53,11 @@ def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1
         integer of ceil(1.5 period / (1 - 1.5 / seasonal)) and must exceed ``period``;
         ``low_pass`` to the smallest odd integer > ``period``.
     seasonal_deg, trend_deg, low_pass_deg : {0, 1, 2}, optional
-        Degrees of the local polynomials (default 1).
+        Degrees of the local polynomials (default None: 1, statsmodels'; R's with
+        ``r_defaults``).
     seasonal_jump, trend_jump, low_pass_jump : int, optional
-        Fit every ``jump``-th point and interpolate between them (default 1).
+        Fit every ``jump``-th point and interpolate between them (default None: 1; R's
+        ceil(window / 10) with ``r_defaults``).
     robust : bool, optional
         Bisquare robustness weights from 6 x the median absolute residual.
     inner_iter, outer_iter : int, optional
@@ -63,8 +66,9 @@ def stl(y, period=None, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1
         LOESS code version; "auto" picks per smoother from the device profile.
         ``loess_version`` is its deprecated name (a DeprecationWarning, one release).
     r_defaults : bool, optional
-        Take R's ``stl`` defaults for the jumps (ceil(window / 10)), degrees and iterations
-        where they are left at statsmodels' defaults.
+        Take R's ``stl`` defaults (jumps ceil(window / 10), seasonal degree 0, low-pass
+        degree the trend's, low-pass window the next odd >= period, iterations) for what is
+        left None; values given are kept, as R keeps its given arguments.
     device : int, str or Device, optional
         Device index, name substring or slug (``clts devices``); the default device if None.
     interpolation : {"linear", "hermite"}, optional

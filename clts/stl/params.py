@@ -37,13 +37,15 @@ def _is_pos_int(x, odd=False):
     return ok
 
 
-def resolve_parameters(period, seasonal=7, trend=None, low_pass=None, seasonal_deg=1,
-                       trend_deg=1, low_pass_deg=1, seasonal_jump=1, trend_jump=1,
-                       low_pass_jump=1, robust=False, inner_iter=None, outer_iter=None,
+def resolve_parameters(period, seasonal=7, trend=None, low_pass=None, seasonal_deg=None,
+                       trend_deg=None, low_pass_deg=None, seasonal_jump=None, trend_jump=None,
+                       low_pass_jump=None, robust=False, inner_iter=None, outer_iter=None,
                        r_defaults=False, interpolation="linear"):
     """Defaults and validation of statsmodels.tsa.seasonal.STL (plus degree 2 and R's defaults
-    with ``r_defaults=True``). Returns a dict of ints (and ``interpolation``: "linear", as
-    statsmodels / R, or "hermite", Serykh et al.'s cubic Hermite between jumped fits)."""
+    with ``r_defaults=True``): a degree or jump left None takes statsmodels' default (1) or,
+    with ``r_defaults``, R's; one given is kept. Returns a dict of ints (and
+    ``interpolation``: "linear", as statsmodels / R, or "hermite", Serykh et al.'s cubic
+    Hermite between jumped fits)."""
     if interpolation not in ("linear", "hermite"):
         raise ValueError(f"interpolation must be 'linear' or 'hermite', got {interpolation!r}")
     if not _is_pos_int(period) or period < 2:
@@ -53,22 +55,24 @@ def resolve_parameters(period, seasonal=7, trend=None, low_pass=None, seasonal_d
     if r_defaults:
         # R stats::stl: t.window = nextodd(ceiling(1.5 period / (1 - 1.5 / s.window))),
         # l.window = nextodd(period), s.degree = 0, l.degree = t.degree,
-        # jumps = ceiling(window / 10), inner 1 (robust) or 2. A degree or jump left at the
-        # statsmodels default (degree 1, jump 1) takes R's default.
+        # jumps = ceiling(window / 10), inner 1 (robust) or 2, for what is left None (a value
+        # given, 1 included, is kept: R's s.degree = 1 is seasonal_deg=1)
         if trend is None:
             trend = int(math.ceil(1.5 * period / (1 - 1.5 / seasonal)))
             trend += trend % 2 == 0
         if low_pass is None:
             low_pass = period + (period % 2 == 0)
-        if seasonal_deg == 1:
+        if seasonal_deg is None:
             seasonal_deg = 0
-        if low_pass_deg == 1:
+        if trend_deg is None:
+            trend_deg = 1
+        if low_pass_deg is None:
             low_pass_deg = trend_deg
-        if seasonal_jump == 1:
+        if seasonal_jump is None:
             seasonal_jump = int(math.ceil(seasonal / 10))
-        if trend_jump == 1:
+        if trend_jump is None:
             trend_jump = int(math.ceil(trend / 10))
-        if low_pass_jump == 1:
+        if low_pass_jump is None:
             low_pass_jump = int(math.ceil(low_pass / 10))
         if inner_iter is None:
             inner_iter = 1 if robust else 2
@@ -87,6 +91,9 @@ def resolve_parameters(period, seasonal=7, trend=None, low_pass=None, seasonal_d
                                                                 and not r_defaults):
         raise ValueError("low_pass must be an odd positive integer >= 3 where low_pass > period, "
                          f"got low_pass={low_pass!r}, period={period}")
+    seasonal_deg, trend_deg, low_pass_deg, seasonal_jump, trend_jump, low_pass_jump = (
+        1 if v is None else v for v in (seasonal_deg, trend_deg, low_pass_deg, seasonal_jump,
+                                        trend_jump, low_pass_jump))     # statsmodels' defaults
     for name, d in (("seasonal_deg", seasonal_deg), ("trend_deg", trend_deg),
                     ("low_pass_deg", low_pass_deg)):
         if d not in (0, 1, 2) or isinstance(d, (bool, float)):

@@ -209,8 +209,9 @@ def stl_series(y, period, seasonal, trend, low_pass, seasonal_deg, trend_deg, lo
     return s, t, resid, np.where(valid, rw, 0.0)
 
 
-def stl(y, period, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=1, trend_deg=1,
-        low_pass_deg=1, seasonal_jump=1, trend_jump=1, low_pass_jump=1, robust=False,
+def stl(y, period, *, seasonal=7, trend=None, low_pass=None, seasonal_deg=None,
+        trend_deg=None, low_pass_deg=None, seasonal_jump=None, trend_jump=None,
+        low_pass_jump=None, robust=False,
         inner_iter=None, outer_iter=None, interpolation="linear"):
     """Batched reference: ``y`` [batch, time] or [time]; returns (seasonal, trend, resid, weights).
     ``seasonal="periodic"``: R's periodic seasonal (:func:`params.periodic_window`)."""

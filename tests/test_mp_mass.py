@@ -404,3 +404,28 @@ def test_layouts_of_the_other_entry_points(device):
     Q2 = np.asfortranarray(np.stack([T[:20], T[50:70]]))
     np.testing.assert_array_equal(clts.mass(Q2, T, device=device),
                                   clts.mass(np.ascontiguousarray(Q2), T, device=device))
+
+
+@pytest.mark.parametrize("normalize", [True, False])
+def test_device_views_at_an_offset(device, normalize):
+    """mass / match of device arrays that start inside their buffer (a query cut from the
+    series, rows of a batch): pyopencl's ArrayHasOffsetError before."""
+    if not device.fp64:
+        pytest.skip("float64 device arrays")
+    import pyopencl.array as cla
+    rng = np.random.default_rng(7)
+    T = np.cumsum(rng.standard_normal(400))
+    T2 = np.cumsum(rng.standard_normal((3, 200)), axis=1)
+    q = device.queue
+    td, t2d = cla.to_device(q, T), cla.to_device(q, T2)
+    kw = dict(normalize=normalize, device=device)
+    got = clts.mass(td[100:120], td, **kw).get()
+    np.testing.assert_allclose(got, clts.mass(T[100:120], T, **kw), rtol=1e-9, atol=1e-9)
+    got = clts.mass(td[100:120], td[3:], **kw).get()
+    np.testing.assert_allclose(got, clts.mass(T[100:120], T[3:], **kw), rtol=1e-9, atol=1e-9)
+    got = clts.mass(cla.to_device(q, T2[1, 5:25].copy()), t2d[1:], **kw).get()
+    np.testing.assert_allclose(got, clts.mass(T2[1, 5:25], T2[1:], **kw), rtol=1e-9, atol=1e-9)
+    m = clts.match(td[100:120], td, max_distance=3.0, **kw)
+    want = clts.match(T[100:120], T, max_distance=3.0, **kw)
+    np.testing.assert_allclose(np.asarray(clts.to_numpy(m), float), np.asarray(want, float),
+                               rtol=1e-9, atol=1e-9)

@@ -182,6 +182,9 @@ def _device_profiles(dev, Q, T, normalize, p, precision, query_idx, plan, overri
     dtype = np.dtype(np.float64 if precision == "double" else np.float32)
     Q = device_input(Q, "Q", dev, dtypes=(dtype,), ndim=(1, 2))
     T = device_input(T, "T", dev, dtypes=(dtype,), ndim=(1, 2))
+    # views at an offset (a query cut from the series): at offset 0, as the kernels take them
+    from ..runtime.resident import device_rows
+    Q, T = (device_rows(a, 0, a.shape[0]) if a.offset else a for a in (Q, T))
     p, pcode = _check_p(p)
     q1, t1 = Q.ndim == 1, T.ndim == 1
     # the kernels take buffers and sizes: no 2-D views of 1-D arrays (~3 µs each)

@@ -31,6 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .geotiff_grid import grid_of
+
 OUTPUTS = ("break_date", "magnitude", "valid_count", "status")
 DATE_FORMATS = ("decimal_year", "doy")
 _DATE_RE = [(re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)"), "ymd-"),
@@ -440,54 +442,6 @@ def bfast_monitor_geotiff(inputs, start_monitor, out_dir, *, dates=None, block_r
         w.write("valid_count", r0, r.valids)
         w.write("status", r0, r.status)
     return run_blocks("bfast_monitor_geotiff", w, st, block_rows, progress, one_block)
-
-
-def grid_of(like, maps) -> tuple:
-    """(crs, transform) of ``like`` (a :class:`Stack` or a DataArray with a CRS: rioxarray's,
-    or the ``crs`` / ``transform`` attrs of :meth:`Stack.to_dataarray`), checked to be the grid
-    of ``maps`` (a 2-D DataArray): the same size and, where both have them, the same pixel
-    coordinates, so a map of a cut-out is never written at the whole scene's origin."""
-    from affine import Affine
-    if isinstance(like, Stack):
-        crs, tr, shape = like.crs, like.transform, (like.height, like.width)
-        coords = None
-    else:
-        if not hasattr(like, "dims") or like.ndim < 2:
-            raise ValueError(f"like must be a Stack or a DataArray on the stack's grid, "
-                             f"got {type(like).__name__}")
-        crs = tr = None
-        try:
-            import rioxarray  # noqa: F401  (registers .rio)
-            import warnings
-            with warnings.catch_warnings():     # affine's `*` inside rioxarray
-                warnings.simplefilter("ignore", PendingDeprecationWarning)
-                crs = like.rio.crs
-                tr = like.rio.transform() if crs is not None else None
-        except ImportError:  # pragma: no cover
-            pass
-        if crs is None and like.attrs.get("crs") and like.attrs.get("transform") is not None:
-            from rasterio.crs import CRS      # Stack.to_dataarray's attrs, without rioxarray
-            crs, tr = CRS.from_user_input(like.attrs["crs"]), Affine(*like.attrs["transform"][:6])
-            ydim, xdim = like.dims[-2:]
-            if ydim in like.coords and xdim in like.coords and tr.b == tr.d == 0:
-                x0, y0 = float(like[xdim][0]), float(like[ydim][0])    # a cut-out's own origin
-                tr = Affine(tr.a, 0.0, x0 - tr.a / 2, 0.0, tr.e, y0 - tr.e / 2)
-        if crs is None:
-            raise ValueError("like has no CRS (write one with da.rio.write_crs, or pass the "
-                             "Stack / Stack.to_dataarray() the maps came from)")
-        shape = like.shape[-2:]
-        coords = {d: like[d].values for d in like.dims[-2:] if d in like.coords}
-    if tuple(maps.shape) != tuple(shape):
-        raise ValueError(f"like is a {shape[0]} x {shape[1]} grid but the maps are "
-                         f"{maps.shape[0]} x {maps.shape[1]}: pass like= the stack or DataArray "
-                         "the maps were computed from")
-    for d, values in (coords or {}).items():
-        mine = maps[d].values if d in maps.coords else None
-        if (mine is not None and mine.dtype.kind in "iuf" and values.dtype.kind in "iuf"
-                and not np.allclose(mine, values)):
-            raise ValueError(f"like's {d} coordinates differ from the maps': pass like= the "
-                             "DataArray the maps were computed from (a cut-out has its own grid)")
-    return crs, tr
 
 
 def write_bfast(ds, out_dir, *, like, date_format="decimal_year", overwrite=False) -> dict:

@@ -330,3 +330,26 @@ def test_like_must_be_the_maps_grid(tmp_path, any_device, monkeypatch):
         assert fa.crs == fb.crs and fa.transform == fb.transform
         assert fa.transform.f == TR.f + 2 * TR.e                    # two rows down the scene
         np.testing.assert_array_equal(fa.read(1), fb.read(1))
+
+
+def test_like_a_pixel_off_transposed_or_a_dataset(tmp_path):
+    """grid_of: a same-size cut-out one row off is refused (coordinates compared to half a
+    pixel, not numpy's relative 1e-5: 50 m on UTM northings); a like whose dims are (y, x,
+    time), or a Dataset, is read by its own y / x."""
+    pytest.importorskip("rioxarray")
+    import xarray as xr
+
+    from clts.geotiff_grid import grid_of
+    tr = Affine(30.0, 0.0, 500000.0, 0.0, -30.0, 5000000.0)
+    ys, xs = tr.f + tr.e * (np.arange(40) + 0.5), tr.c + tr.a * (np.arange(50) + 0.5)
+    full = xr.DataArray(np.zeros((3, 40, 50)), dims=("time", "y", "x"),
+                        coords={"y": ys, "x": xs}).rio.write_crs(CRS)
+    a = full.isel(y=slice(0, 10), x=slice(0, 10))
+    maps = xr.DataArray(np.zeros((10, 10), "i4"), dims=("y", "x"), coords={"y": a.y, "x": a.x})
+    assert tuple(grid_of(a, maps)[1])[:6] == tuple(tr)[:6]
+    with pytest.raises(ValueError, match="y coordinates differ"):
+        grid_of(full.isel(y=slice(1, 11), x=slice(0, 10)), maps)
+    assert tuple(grid_of(a.transpose("y", "x", "time"), maps)[1])[:6] == tuple(tr)[:6]
+    assert tuple(grid_of(a.to_dataset(name="v"), maps)[1])[:6] == tuple(tr)[:6]
+    with pytest.raises(ValueError, match="2-D"):
+        grid_of(a, maps.isel(y=0))

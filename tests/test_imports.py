@@ -12,7 +12,7 @@ PKG = ROOT / "clts"
 ALGORITHMS = ("clts.stl", "clts.bfast", "clts.mp", "clts.tridiag", "clts.ocean", "clts.trend")
 INTEGRATIONS = ("clts.labels", "clts.plots", "clts.xarray", "clts.distributed", "clts.io",
                 "clts.geotiff", "clts.xarray_ocean", "clts.compat", "clts.xarray_bfast", "clts.xarray_common",
-                "clts.geotiff_bfast")
+                "clts.geotiff_bfast", "clts.geotiff_grid")
 FACE = "clts"            # the package __init__: the public names
 #: the face: the package __init__ and the commands (clts, clts-tune, the demo), which call the
 #: public functions

@@ -96,7 +96,8 @@ def _threads(name, v):
     return int(n)
 
 
-_UNITS = {"max_chunk": "batch items per chunk", "compile_timeout": "seconds"}
+_UNITS = {"max_chunk": "batch items per chunk", "compile_timeout": "seconds",
+          "CLTS_MAX_CHUNK": "batch items per chunk", "CLTS_COMPILE_TIMEOUT": "seconds"}
 
 
 def _positive_int(name, v):

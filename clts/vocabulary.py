@@ -13,7 +13,6 @@ from __future__ import annotations
 import functools
 import inspect
 import threading
-import warnings
 
 #: (function, old keyword) pairs that have warned in this process
 _warned: set = set()
@@ -140,9 +139,10 @@ def renamed(_name: str | None = None, **old_to_new: str):
                     if first:
                         use = (f"the tuning keywords themselves ({new})" if
                                new.startswith("**") else f"{new}=")
-                        warnings.warn(f"{name}: {old}= is deprecated, use {use} (the old "
-                                      "name will be removed in the next release)",
-                                      DeprecationWarning, stacklevel=2)
+                        from .errors import warn_caller
+                        warn_caller(f"{name}: {old}= is deprecated, use {use} (the old "
+                                    "name will be removed in the next release)",
+                                    DeprecationWarning)
                     if new.startswith("**"):
                         kw.update(kw.pop(old) or {})
                     else:
@@ -155,9 +155,11 @@ def renamed(_name: str | None = None, **old_to_new: str):
                 if not has_var_kw or not exc.names or not set(exc.names) <= set(kw):
                     raise
                 public = [p for p in params if not p.startswith("_")]
-                # a function passing **kwargs on (mann_kendall -> trend_test): the inner one's
-                # parameters are this one's too
-                public += [p for p in (exc.params or []) if p not in public]
+                # a function that passes all its **kwargs on (mann_kendall -> trend_test): the
+                # inner one's parameters are this one's too (not where it sets some itself)
+                if name in PASSTHROUGH:
+                    public += [p for p in (exc.params or [])
+                               if p not in public and p not in PASSTHROUGH[name]]
                 raise UnknownParameterError(
                     unknown_message(name, exc.names, public, exc.tuning), exc.names,
                     public + exc.tuning, params=public, tuning=exc.tuning) from None
@@ -165,6 +167,10 @@ def renamed(_name: str | None = None, **old_to_new: str):
         return wrapper
     return deco
 
+
+#: functions whose ``**kwargs`` are the parameters of the function they call, but those they set
+#: themselves
+PASSTHROUGH = {"mann_kendall": (), "sen_slope": ("variant",)}
 
 #: one keyword per idea in every public signature (CONTRIBUTING.md, "One name per idea")
 CANONICAL = {"where to run": "device", "which code version": "version",

@@ -187,11 +187,20 @@ def test_decimal_years_need_a_season_in_years(device):
              "bfast01": lambda **kw: clts.bfast01(y, t, device=device, progress=False, **kw)}
     for name, call in calls.items():
         for freq in ({}, {"freq": 23}):
-            with pytest.raises(ValueError, match=r"decimal years \(2000 \.\. 2009.96\).*freq=1"):
+            with pytest.raises(ValueError, match=r"freq=(23|365) makes the season.*freq=1"):
                 call(**freq)
         assert (call(freq=1).status == 0).all(), name
-    with pytest.raises(ValueError, match="decimal years"):
+    with pytest.raises(ValueError, match="freq=23 makes the season"):
         clts.bfast.api.check_arguments(t, 2006.0, freq=23)
+    # monthly decimal years over 20 years with R's frequency 12: a 12-year season
+    tm = 2000 + np.arange(240) / 12
+    ym = np.sin(2 * np.pi * tm)[:, None] + 0.1 * rng.standard_normal((240, 2))
+    with pytest.raises(ValueError, match=r"freq=12 makes the season 12 units of dates, 144"):
+        clts.bfast_breaks(ym, tm, freq=12, device=device)
+    assert (clts.bfast_breaks(ym, tm, freq=1, device=device).status == 0).all()
+    # other problems of the dates keep their own messages
+    with pytest.raises(ValueError, match="finite and strictly increasing|strictly increasing"):
+        clts.bfast_monitor(y[:5], np.array([2000.0, 2001, np.nan, 2003, 2004]), 2003.0, k=1)
     # no harmonics, time steps, or a series shorter than a year of decimal years: no objection
     assert (clts.bfast_monitor(y, t, 2006.0, k=0, device=device).status == 0).all()
     assert (clts.bfast_breaks(y, t, order=0, device=device).status == 0).all()

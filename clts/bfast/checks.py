@@ -121,21 +121,35 @@ def default_freq(freq, dates) -> float:
 
 
 def check_season_units(dates, freq, harmonics: bool) -> None:
-    """Refuse a season longer than a decimal-year axis: numbers between 1000 and 3000 with
-    fractions are decimal years, and freq (in the units of dates) then above the whole span
-    is R's ``ts`` frequency or the default 365 (days) given where 1 was meant; the harmonics
-    of such a season fit the trend, not the year (every pixel singular, or a break at once)."""
+    """Refuse a ``freq`` given as a count of values per season (R's ``ts`` frequency: 12, 23)
+    on numeric dates that advance one unit a season (decimal years), where it is the season's
+    length in the units of dates: dates ``1 / freq`` apart, or numbers between 1000 and 3000
+    with fractions (decimal years) under a season longer than the whole series (the default
+    365 days). The harmonics of such a season fit the trend, not the year: every pixel
+    singular, or a break at once. Other date problems are left to the date checks."""
     d = np.asarray(dates).ravel()
-    if not harmonics or d.size < 2 or kind(d) != "number":
+    if not harmonics or d.size < 2 or not freq > 1:
         return
-    d = d.astype(np.float64)
-    lo, hi = float(np.nanmin(d)), float(np.nanmax(d))
-    if 1000 <= lo and hi <= 3000 and max(hi - lo, 1.0) < freq and not np.all(d == np.round(d)):
-        raise ValueError(f"dates look like decimal years ({lo:g} .. {hi:g}) but freq={freq:g} "
-                         f"makes the season {freq:g} of their units, longer than the whole "
-                         "series: freq is the season's length in the units of dates, give "
-                         "freq=1 for decimal years (a count of values per season, R's ts "
-                         "frequency, goes with dates that count time steps: 0, 1, 2, ...)")
+    try:
+        if kind(d) != "number":
+            return
+        d = d.astype(np.float64)
+    except (TypeError, ValueError):
+        return
+    if not np.isfinite(d).all():
+        return
+    lo, hi = float(d.min()), float(d.max())
+    step = float(np.median(np.diff(d)))
+    per_unit = step > 0 and abs(freq * step - 1) < 0.05          # freq values make one unit
+    years = 1000 <= lo and hi <= 3000 and max(hi - lo, 1.0) < freq and not (d == d.round()).all()
+    if per_unit or years:
+        raise ValueError(f"freq={freq:g} makes the season {freq:g} units of dates, "
+                         f"{freq / step:.0f} values of {step:g} ({lo:g} .. {hi:g}), "
+                         + ("longer than the whole series: " if years else "")
+                         + "freq is the season's length in the units of dates, not a count of "
+                         "values per season (R's ts frequency): give freq=1 for decimal years "
+                         "(the CLI: --freq 1 or --time-unit year), or dates that count time "
+                         "steps (0, 1, 2, ...) with freq values per season")
 
 
 def time_axis_and_dates(y, dates, time_axis):

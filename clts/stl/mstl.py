@@ -312,7 +312,7 @@ def mstl(y, periods, *, windows=None, lmbda=None, iterate=2, stl_kwargs=None, de
         accepted = [k for k in _SETTINGS if k not in _OVERLOADED] + ["version"]
         raise UnknownParameterError(
             unknown_message("mstl stl_kwargs", bad, accepted, TUNABLE_KEYS), bad,
-            accepted + sorted(TUNABLE_KEYS))
+            accepted + sorted(TUNABLE_KEYS), params=accepted, tuning=sorted(TUNABLE_KEYS))
     rounds = 1 if len(periods) == 1 else int(iterate)
 
     def one_stl(data, p, w, keep=None):

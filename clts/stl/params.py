@@ -152,7 +152,7 @@ def check_arguments(n: int, period, *, version="auto", **kwargs) -> dict:
     names = _resolve_names()
     if "seasonal" in kwargs:            # "periodic": R's window 10 n + 1, degree 0
         kwargs["seasonal"], kwargs["seasonal_deg"], _ = periodic_window(
-            kwargs["seasonal"], kwargs.get("seasonal_deg", 1), n)
+            kwargs["seasonal"], kwargs.get("seasonal_deg"), n)
     p = resolve_parameters(period, **{k: v for k, v in kwargs.items() if k in names})
     if version not in ("auto",) + VERSIONS:
         raise ValueError(f"version must be 'auto', 'outer', 'intragroup' or 'flat', "

@@ -192,7 +192,7 @@ def test_template_variables_carry_the_plan_names(device, monkeypatch):
         clts.stl(y, 12, device=device, version=v, seasonal_jump=2, robust=True, outer_iter=1)
     cube = rng.standard_normal((60, 2, 3))
     for v in ("fused", "multi"):
-        clts.bfast_monitor(cube, np.arange(60.0) / 12, 3.5, freq=12, device=device, version=v,
+        clts.bfast_monitor(cube, np.arange(60.0) / 12, 3.5, freq=1, device=device, version=v,
                            progress=False)
     clts.bfast_breaks(cube[:, 0, :2].copy(), np.arange(60.0), breaks=2, progress=False,
                       device=device)

@@ -14,6 +14,8 @@ import functools
 import inspect
 import threading
 
+from .errors import warn_caller
+
 #: (function, old keyword) pairs that have warned in this process
 _warned: set = set()
 _lock = threading.Lock()
@@ -139,7 +141,6 @@ def renamed(_name: str | None = None, **old_to_new: str):
                     if first:
                         use = (f"the tuning keywords themselves ({new})" if
                                new.startswith("**") else f"{new}=")
-                        from .errors import warn_caller
                         warn_caller(f"{name}: {old}= is deprecated, use {use} (the old "
                                     "name will be removed in the next release)",
                                     DeprecationWarning)

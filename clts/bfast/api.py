@@ -107,8 +107,8 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
         Season length in time-axis units. Default None: a year of the axis's calendar in days,
         365.0 for datetime64 and numbers (R's ``bfastts`` daily series), 365 / 366 / 360 for
         cftime's ``noleap`` / ``all_leap`` / ``360_day`` (365.0 for its other calendars); give
-        ``freq=1`` for decimal years (dates between 1000 and 3000 with fractions, with a
-        ``freq`` above 1 and their span, are a ValueError).
+        ``freq=1`` for decimal years (a ``freq`` that counts values per season on numeric
+        dates, R's ts frequency, is a ValueError: docs/bfast.md, "Parameters").
     trend : bool, optional
         Include a linear trend (default True).
     regressors, formula : optional
@@ -245,7 +245,7 @@ def bfast_monitor(y, dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=
         start_monitor = parse_date(start_monitor, np.array([], "datetime64[D]"))
     freq = default_freq(freq, dates)
     history = check_history(history, dates)         # a date string as a datetime64
-    check_season_units(dates, freq, k > 0 and (formula is None or "harmon" in str(formula)))
+    check_season_units(dates, freq, k, formula)
     if on_device:
         y_in = y = device_input(y, "y", get_device(device), dtypes=_CUBE_TYPES)
     else:

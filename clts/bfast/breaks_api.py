@@ -211,7 +211,7 @@ def bfast_breaks(y, dates=None, *, order=3, freq=365.0, trend=True, h=0.15, brea
         raise ValueError(f"dates has {d0.size} entries but y has {N} along its time axis")
     t, _ = _time_axis(dates, d0[0] if d0.size else 0.0)
     check_increasing(t)
-    check_season_units(d0, freq, order > 0 and (formula is None or "harmon" in str(formula)))
+    check_season_units(d0, freq, order, formula)
     if h < 1:                           # a fraction no pixel can hold twice (R's rule)
         check_half("h", h, N)
     dtype = np.dtype(dtype)

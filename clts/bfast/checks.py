@@ -89,9 +89,7 @@ def check_arguments(dates, start_monitor, *, k=3, freq=None, trend=True, hfrac=0
     check_history(history, dates)
     if isinstance(start_monitor, str) and not is_cftime(dates):
         start_monitor = parse_date(start_monitor, np.array([], "datetime64[D]"))
-    formula = _.get("formula")
-    check_season_units(dates, default_freq(freq, dates),
-                       k > 0 and (formula is None or "harmon" in str(formula)))
+    check_season_units(dates, default_freq(freq, dates), k, _.get("formula"))
     t, ts = _time_axis(dates, start_monitor)
     check_increasing(t)
     history_end(t, ts, dates, start_monitor)
@@ -120,14 +118,16 @@ def default_freq(freq, dates) -> float:
     return 365.0
 
 
-def check_season_units(dates, freq, harmonics: bool) -> None:
+def check_season_units(dates, freq, order: int, formula=None) -> None:
     """Refuse a ``freq`` given as a count of values per season (R's ``ts`` frequency: 12, 23)
     on numeric dates that advance one unit a season (decimal years), where it is the season's
     length in the units of dates: dates ``1 / freq`` apart, or numbers between 1000 and 3000
     with fractions (decimal years) under a season longer than the whole series (the default
     365 days). The harmonics of such a season fit the trend, not the year: every pixel
-    singular, or a break at once. Other date problems are left to the date checks."""
+    singular, or a break at once. Only a model with harmonics (``order`` > 0, and ``harmon``
+    in ``formula`` when one is given); other date problems are left to the date checks."""
     d = np.asarray(dates).ravel()
+    harmonics = order > 0 and (formula is None or "harmon" in str(formula))
     if not harmonics or d.size < 2 or not freq > 1:
         return
     try:

@@ -6,9 +6,10 @@ earlier result of the same function (its numpy components; "the results of an ea
 do", as ``clts.ocean``'s tuples). :func:`out_arrays` checks them all before the call computes
 anything: a numpy array (TypeError), the result's shape (ValueError) and dtype (TypeError;
 either byte order), writeable (ValueError), no overlap with an input or with another ``out=``
-array (ValueError: the kernels read the inputs while they write the results). Any layout is written correctly:
-:func:`view_as` gives the view the kernels write in place where one exists (C-ordered memory),
-else the call computes into its own array and copies it in (:func:`deliver`).
+array (ValueError: the kernels read the inputs while they write the results). Any layout is
+written correctly: :func:`view_as` gives the view the kernels write in place where one exists
+(C-ordered memory), else the call computes into its own array and copies it in
+(:func:`deliver`).
 """
 from __future__ import annotations
 

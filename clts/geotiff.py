@@ -395,6 +395,15 @@ def open_run(fn, inputs, out_dir, dates, block_rows, date_format, overwrite, kwa
     return w, open_stack(files, dates)
 
 
+def probe_arguments(call) -> None:
+    """The arguments checked before a file is made: ``call`` is a one-pixel call on the stack's
+    dates. Its warnings (the design's, the arguments') are those of the blocks' calls, raised at
+    the same line of the user's (:func:`clts.errors.warn_caller`), so Python's default filter
+    shows each once. No ``warnings.catch_warnings`` to hide them: it changes the filters of the
+    whole process, and another thread's run (or the user's own warnings) raced with it."""
+    call()
+
+
 def run_blocks(fn, w, st, block_rows, progress, one_block) -> dict:
     """``one_block(r0, y)`` on each block of ``block_rows`` rows of stack ``st`` (each band's
     nodata as NaN), writing through ``w``; the files renamed into place at the end, removed on
@@ -516,12 +525,8 @@ def bfast_breaks_geotiff(inputs, out_dir, *, dates=None, block_rows=256,
     w, st = open_run("bfast_breaks_geotiff", inputs, out_dir, dates, block_rows, date_format,
                       overwrite, kwargs, ("dates", "time_axis", "magnitudes", "confint"),
                       BREAK_OUTPUTS)
-    # the arguments checked before a file is made: a one-pixel call on the stack's dates
-    import warnings
-    with warnings.catch_warnings():          # the blocks' calls say it
-        warnings.simplefilter("ignore", UserWarning)
-        bfast_breaks(np.zeros((st.dates.size, 1)), st.dates, progress=False,
-                     magnitudes=False, **kwargs)
+    probe_arguments(lambda: bfast_breaks(np.zeros((st.dates.size, 1)), st.dates,
+                                         progress=False, magnitudes=False, **kwargs))
 
     def one_block(r0, y):
         r = bfast_breaks(y, st.dates, progress=False, **kwargs)

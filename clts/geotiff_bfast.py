@@ -18,14 +18,11 @@ BFAST01_OUTPUTS = [("breaks", "int16"), ("break_date", "float32"), ("magnitude",
 def _run(fn, inputs, out_dir, outputs, compute, dates, block_rows, date_format, progress,
          overwrite, kwargs, refused):
     """``compute(y, dates)`` -> maps on each block of the stack, written as ``outputs``."""
-    from .geotiff import open_run, run_blocks, date_values
+    from .geotiff import open_run, run_blocks, date_values, probe_arguments
     w, st = open_run(fn, inputs, out_dir, dates, block_rows, date_format, overwrite, kwargs,
                       refused, outputs)
-    import warnings
-    with warnings.catch_warnings():          # the arguments, before a file is made
-        warnings.simplefilter("ignore", UserWarning)
-        probe = np.random.default_rng(0).normal(size=(st.dates.size, 1))
-        compute(probe, st.dates)
+    probe_arguments(lambda: compute(np.random.default_rng(0).normal(size=(st.dates.size, 1)),
+                                    st.dates))
 
     def one_block(r0, y):
         maps = compute(y, st.dates)

@@ -25,11 +25,11 @@ def grid_of(like, maps) -> tuple:
         crs = tr = None
         try:
             import rioxarray  # noqa: F401  (registers .rio)
-            import warnings
-            with warnings.catch_warnings():     # affine's `*` inside rioxarray
-                warnings.simplefilter("ignore", PendingDeprecationWarning)
-                crs = like.rio.crs
-                tr = like.rio.transform() if crs is not None else None
+            # (rioxarray's own PendingDeprecationWarning from affine, ignored by Python's
+            # default filters, is left alone: a warnings.catch_warnings block would change the
+            # filters of the whole process, and other threads raced with it)
+            crs = like.rio.crs
+            tr = like.rio.transform() if crs is not None else None
         except ImportError:  # pragma: no cover
             pass
         if crs is None and like.attrs.get("crs") and like.attrs.get("transform") is not None:

@@ -180,7 +180,7 @@ def freq_to_period(freq) -> int:
     periods = {"D": 7, "B": 5, "H": 24}
     if code in periods:
         return periods[code]
-    raise ValueError(f"period is None and the time index's frequency {freq!r} has no "
+    raise ValueError(f"period is None and the time index's frequency {off.freqstr!r} has no "
                      "seasonal period by statsmodels' rules (yearly, quarterly, monthly, weekly, "
                      "daily, business-daily, hourly): give period=")
 
@@ -200,10 +200,10 @@ def period_of(times) -> int:
             idx = None
         if idx is None or np.asarray(times).dtype.kind != "M":
             raise ValueError("period is None and the time axis is not datetime: give period=")
-    import warnings
-    with warnings.catch_warnings():    # pandas 3: inferred_freq will become an offset; either
-        warnings.simplefilter("ignore")  # is what to_offset takes
-        freq = idx.freq or (idx.inferred_freq if len(idx) >= 3 else None)
+    # freq="infer" gives the offset inferred_freq names, without pandas 3's FutureWarning about
+    # inferred_freq's type, and so without a warnings.catch_warnings block: that changes the
+    # filters of the whole process, not of this call (threads raced with it)
+    freq = idx.freq or (pd.DatetimeIndex(idx, freq="infer").freq if len(idx) >= 3 else None)
     if freq is None:
         raise ValueError("period is None and the time index has no regular frequency "
                          "(pandas inferred_freq is None): give period=")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 import numbers
-import warnings
 
 import numpy as np
 
@@ -43,12 +42,18 @@ def _profile(T, P, I, time_axis):
 
 
 def default_cutoffs(P):
-    """stumpy's per-dimension cutoff: max(mean - 2 std, min) of each row's finite values."""
-    Pn = np.where(np.isinf(P), np.nan, P)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)      # rows without a finite value
-        return np.nanmax([np.nanmean(Pn, axis=1) - 2.0 * np.nanstd(Pn, axis=1),
-                          np.nanmin(Pn, axis=1)], axis=0)
+    """stumpy's per-dimension cutoff: max(mean - 2 std, min) of each row's finite values (NaN
+    for a row without one), as numpy's nanmean / nanstd / nanmin count them. Written out rather
+    than silencing their "empty slice" warnings with ``warnings.catch_warnings``, which changes
+    the filters of the whole process (other threads raced with it)."""
+    P = np.asarray(P, dtype=np.float64)
+    fin = np.isfinite(P)
+    count = fin.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):      # rows without a finite value
+        mean = np.where(fin, P, 0.0).sum(axis=1) / count
+        std = np.sqrt((np.where(fin, P - mean[:, None], 0.0) ** 2).sum(axis=1) / count)
+    low = np.where(fin, P, np.inf).min(axis=1, initial=np.inf)
+    return np.where(count > 0, np.maximum(mean - 2.0 * std, low), np.nan)
 
 
 @renamed()

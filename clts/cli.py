@@ -248,6 +248,7 @@ def cmd_mstl(args) -> int:
 
 def _trend(args) -> int:
     import clts.xarray as cx
+    from types import SimpleNamespace
     da = _open(args)
     kw = dict(variant=args.variant, alpha=args.alpha, conf_level=args.conf_level,
               device=args.device)
@@ -257,14 +258,16 @@ def _trend(args) -> int:
         da = cx.stl(da, args.stl_period, dim=args.dim, device=args.device)["trend"]
     ds = cx.trend_test(da, dim=args.dim, **kw)
     _write(args, ds)
-    n_sig = int(ds["h"].sum())
-    print(f"{n_sig} of {ds['h'].size} series with a significant trend")
+    from .io import reopen
+    out = reopen(args.output)           # the results as written, not computed again
+    n_sig = int(out["h"].sum())
+    print(f"{n_sig} of {out['h'].size} series with a significant trend")
     if args.plot:
-        import clts
-        other = [d for d in da.dims if d != args.dim]
-        r = clts.trend_test(da.transpose(*other, args.dim).values, **kw)
-        _save_plot(r.plot(title=f"Mann-Kendall ({args.variant}) and Sen's slope of "
-                                f"{da.name or 'the series'}"), args.plot)
+        from .plots import plot_trend_map
+        res = SimpleNamespace(slope=out["slope"].load(), h=out["h"].load(),   # with their
+                              diagnostics=dict(variant=args.variant, alpha=args.alpha))
+        _save_plot(plot_trend_map(res, title=f"Mann-Kendall ({args.variant}) and Sen's slope "
+                                             f"of {da.name or 'the series'}"), args.plot)
     return 0
 
 

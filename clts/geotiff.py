@@ -10,7 +10,8 @@ CRS and share the first one's CRS, transform and size.
 :func:`bfast_monitor_geotiff` streams the stack in blocks of rows through
 :func:`clts.bfast_monitor` and writes ``break_date.tif`` (decimal year or day of year),
 ``magnitude.tif``, ``valid_count.tif`` and ``status.tif`` with the input's CRS and transform.
-Each file's own nodata value (per band) marks its missing values. Output nodata values never
+Each file's own nodata value (per band) marks its missing values, and its scale and offset
+(GDAL metadata) give the values' units, as rioxarray's ``mask_and_scale``. Output nodata values never
 collide with results: NaN for the break dates and magnitudes, -1 (never written) for the
 counts and statuses. Outputs go through the command line's safe-output rules
 (``clts.io.check_output_folder``): the output folder must not be, lie inside or hold an input;
@@ -115,9 +116,10 @@ def read_dates(dates, names, n_bands: int) -> np.ndarray:
 def _sources(inputs):
     if isinstance(inputs, (str, os.PathLike)):
         p = str(inputs)
-        if os.path.isdir(p):
-            files = sorted(glob.glob(os.path.join(p, "*.tif")) + glob.glob(os.path.join(p, "*.tiff")))
-        elif any(ch in p for ch in "*?["):
+        if os.path.isdir(p):        # a folder's name is a name, not a pattern ("scene[1]")
+            q = glob.escape(p)
+            files = sorted(glob.glob(os.path.join(q, "*.tif")) + glob.glob(os.path.join(q, "*.tiff")))
+        elif any(ch in p for ch in "*?[") and not os.path.exists(p):     # "x[2020].tif": a file
             files = sorted(glob.glob(p))
         else:
             files = [p]
@@ -152,6 +154,8 @@ class Stack:
     height: int
     dtype: np.dtype
     nodatas: list | None = None      # per date, each band's own nodata (None: none)
+    scales: list | None = None       # per date, each band's GDAL scale and offset (None: the
+    offsets: list | None = None      # values as stored: scale 1, offset 0 everywhere)
 
     def read_rows(self, r0: int, r1: int) -> np.ndarray:
         """[time, rows, width] of rows r0..r1 (a window of every band), as stored. A file that
@@ -175,15 +179,18 @@ class Stack:
         return out
 
     def read_masked(self, r0: int, r1: int) -> np.ndarray:
-        """:meth:`read_rows` as floats with NaN where each band holds its own nodata value
-        (float32 for floats of at most 4 bytes and integers of at most 2, which it holds
-        exactly, else float64)."""
+        """:meth:`read_rows` as floats with NaN where each band holds its own nodata value,
+        and each band's GDAL scale and offset applied (``value * scale + offset``, as rasterio's
+        and rioxarray's ``mask_and_scale``: an NDVI stored as int16 x 1e-4 comes back as NDVI);
+        float32 for floats of at most 4 bytes and integers of at most 2, else float64."""
         a = self.read_rows(r0, r1)
         exact32 = (a.dtype.kind == "f" and a.dtype.itemsize <= 4) or \
             (a.dtype.kind in "iu" and a.dtype.itemsize <= 2)
         ft = np.float32 if exact32 else np.float64
         out = a.astype(ft)
         for i, nd in enumerate(self.nodatas or [self.nodata] * len(self.bands)):
+            if self.scales is not None and (self.scales[i], self.offsets[i]) != (1.0, 0.0):
+                out[i] = a[i] * np.float64(self.scales[i]) + np.float64(self.offsets[i])
             if nd is not None and not np.isnan(nd):
                 out[i][a[i] == nd] = np.nan
         return out
@@ -195,7 +202,7 @@ class Stack:
         the nodata is then NaN (the files' own values may be data in other files)."""
         import xarray as xr
         masked = any(nd is not None for nd in (self.nodatas or [self.nodata]))
-        if masked:
+        if masked or self.scales is not None:
             a = self.read_masked(0, self.height)     # NaN = missing, each band's own nodata
         else:
             a = self.read_rows(0, self.height)
@@ -228,7 +235,8 @@ def open_stack(inputs, dates=None) -> Stack:
         try:
             with rio.open(f) as ds:
                 meta.append((ds.count, ds.crs, ds.transform, ds.nodata, ds.width, ds.height,
-                             np.dtype(ds.dtypes[0]), list(ds.nodatavals)))
+                             np.dtype(ds.dtypes[0]), list(ds.nodatavals),
+                             [(float(s), float(o)) for s, o in zip(ds.scales, ds.offsets)]))
         except rio.errors.RasterioError as exc:
             raise ValueError(f"inputs: cannot open {f} ({exc})") from None
     for f, m in zip(files, meta):
@@ -255,10 +263,14 @@ def open_stack(inputs, dates=None) -> Stack:
         i = int(np.argmax(np.diff(d) <= np.timedelta64(0, "D")))
         raise ValueError(f"dates: {d[i]} appears twice in the stack")
     bands = [bands[i] for i in order]
+    packing = [meta[f][8][b - 1] for f, b in bands]
+    scaled = any(p != (1.0, 0.0) for p in packing)
     return Stack(files=files, bands=bands, dates=d, crs=c0[1],
                  transform=c0[2], nodata=c0[3], width=c0[4], height=c0[5],
                  dtype=np.dtype(np.result_type(*[m[6] for m in meta])),
-                 nodatas=[meta[f][7][b - 1] for f, b in bands])
+                 nodatas=[meta[f][7][b - 1] for f, b in bands],
+                 scales=[p[0] for p in packing] if scaled else None,
+                 offsets=[p[1] for p in packing] if scaled else None)
 
 
 def date_values(dates, fmt: str) -> np.ndarray:

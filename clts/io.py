@@ -156,8 +156,9 @@ def _read_csv(path, var, dim):
         raise InputError(f"{path}: no data rows (only the header "
                          f"{', '.join(map(str, [df.index.name] + list(df.columns)))})")
     if df.index.dtype.kind not in "fiu":
-        try:
-            df.index = pd.to_datetime(df.index)
+        try:        # dates with UTC offsets ("+01:00", a zone's summer and winter) as UTC;
+            # dates without one as they are (read as UTC, the zone then dropped)
+            df.index = pd.to_datetime(df.index, utc=True).tz_localize(None)
         except (ValueError, TypeError):
             raise InputError(f"{path}: the first column ({df.index.name}) must hold numbers "
                              f"or dates, got {df.index[0]!r}") from None

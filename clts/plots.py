@@ -196,12 +196,20 @@ def plot_bfast(res, pixel=None, *, fig=None, title=None):
     return fig
 
 
+_X_NAMES = ("x", "lon", "longitude", "easting")
+_Y_NAMES = ("y", "lat", "latitude", "northing")
+
+
 def _grid_coords(a):
-    """(x, y, x name, y name) of a 2-D DataArray's coordinates (x / y, lon / lat, or its dims'
-    1-D numeric coordinates), or None."""
+    """(x, y, x name, y name, transposed) of a 2-D DataArray's coordinates (x / y, lon / lat,
+    or its dims' 1-D numeric coordinates), or None; ``transposed``: the dims are (x, y) /
+    (lon, lat), so the values are drawn transposed (x across, y up)."""
     if not hasattr(a, "dims") or a.ndim != 2:
         return None
     ydim, xdim = a.dims
+    swap = str(ydim).lower() in _X_NAMES and str(xdim).lower() in _Y_NAMES
+    if swap:
+        ydim, xdim = xdim, ydim
 
     def coord(dim):
         c = a.coords.get(dim)
@@ -212,7 +220,7 @@ def _grid_coords(a):
     cx, cy = coord(xdim), coord(ydim)
     if cx is None or cy is None or len(cx[0]) < 2 or len(cy[0]) < 2:
         return None     # a row or column of pixels: no cell size to draw them with
-    return cx[0], cy[0], cx[1], cy[1]
+    return cx[0], cy[0], cx[1], cy[1], swap
 
 
 def _draw_map(ax, v, grid, **kw):
@@ -222,8 +230,9 @@ def _draw_map(ax, v, grid, **kw):
         ax.set_xticks([])
         ax.set_yticks([])
         return im
-    xs, ys, xn, yn = grid
-    im = ax.pcolormesh(xs, ys, np.ma.masked_invalid(v), shading="nearest", **kw)
+    xs, ys, xn, yn, swap = grid
+    v = np.asarray(v)
+    im = ax.pcolormesh(xs, ys, np.ma.masked_invalid(v.T if swap else v), shading="nearest", **kw)
     if xs.dtype.kind != "M" and ys.dtype.kind != "M":
         ax.ticklabel_format(useOffset=False, style="plain")
     ax.set_xlabel(xn)      # coordinates as given: north up for y / lat, whichever
@@ -387,17 +396,24 @@ def plot_trend_map(res, *, field="slope", fig=None, title=None):
     variant = res.diagnostics.get("variant", "")
     if v.ndim == 2:
         lim = np.nanmax(np.abs(v)) if np.isfinite(v).any() else 1.0
-        im = ax.imshow(v, cmap="BrBG", vmin=-lim, vmax=lim, origin="upper",
-                       interpolation="nearest")
+        grid = _grid_coords(getattr(res, field))      # a labelled map: on its coordinates
+        if grid is not None:
+            im = _draw_map(ax, v, grid, cmap="BrBG", vmin=-lim, vmax=lim)
+            xs, ys, swap = grid[0], grid[1], grid[4]
+            sig = sig.T if swap else sig
+        else:               # an array: rows down, as stored
+            im = ax.imshow(v, cmap="BrBG", vmin=-lim, vmax=lim, origin="upper",
+                           interpolation="nearest")
+            xs, ys = np.arange(v.shape[1]), np.arange(v.shape[0])
+            ax.set_xlabel("column")
+            ax.set_ylabel("row")
         fig.colorbar(im, ax=ax, label=field)
-        if min(v.shape) >= 2:
-            ax.contourf(np.arange(v.shape[1]), np.arange(v.shape[0]), sig.astype(float),
-                        levels=[0.5, 1.5], hatches=["///"], colors="none")
+        if min(sig.shape) >= 2:
+            ax.contourf(xs, ys, sig.astype(float), levels=[0.5, 1.5], hatches=["///"],
+                        colors="none")
         else:               # a grid one cell wide (contourf needs 2 x 2): the cells crossed
             r, c = np.nonzero(sig)
-            ax.scatter(c, r, marker="x", color="k")
-        ax.set_xlabel("x")
-        ax.set_ylabel("y")
+            ax.scatter(xs[c], ys[r], marker="x", color="k")
         ax.text(0.01, -0.12, f"hatched: significant at alpha = {res.diagnostics['alpha']}",
                 transform=ax.transAxes, fontsize=8)
     elif v.ndim <= 1:

@@ -64,9 +64,10 @@ def days(values, origin=None) -> np.ndarray:
     if k == "number":
         return a.astype(np.float64)
     if k == "datetime":
-        d = a.astype("datetime64[s]")
+        unit = np.datetime_data(a.dtype)[0]      # seconds, or finer when given finer (10 Hz)
+        d = a.astype("datetime64[s]") if unit in ("Y", "M", "W", "D", "h", "m", "s") else a
         o = d.ravel()[0].astype("datetime64[Y]") if origin is None else np.datetime64(origin)
-        return (d - o.astype("datetime64[s]")) / np.timedelta64(1, "D")
+        return (d - o.astype(d.dtype)) / np.timedelta64(1, "D")
     import cftime
     cal = calendar(a)
     if origin is None:

@@ -44,6 +44,7 @@ from .xarray_common import packed as _packed
 from .xarray_common import mask_values  # noqa: F401 (clts.xarray.mask_values)
 from .xarray_common import portable_device as _portable
 from .xarray_common import prepare as _prepare
+from .xarray_common import quiet as _quiet
 from .xarray_common import xr_module as _xr
 
 
@@ -59,7 +60,7 @@ def _float_dtype(da):
 def _stl_block(y, *, period, kw):
     from .stl.api import stl as _stl
     shape = y.shape
-    r = _stl(as_rows(y), period, progress=False, **kw)
+    r = _stl(as_rows(y), period, **_quiet(kw))
     failed = np.asarray(r.diagnostics["failed"]).reshape(shape[:-1])
     return tuple(np.asarray(a).reshape(shape) for a in (r.seasonal, r.trend, r.resid,
                                                          r.weights)) + (failed,)
@@ -149,7 +150,7 @@ def trend_slope(da, period=None, *, dim: str = "time", per=None, time_unit=None,
 
 def _bfast_block(y, *, dates, start_monitor, roc, kw):
     from .bfast.api import bfast_monitor as _bfast
-    r = _bfast(y, dates, start_monitor, time_axis=-1, progress=False, **kw)
+    r = _bfast(y, dates, start_monitor, time_axis=-1, **_quiet(kw))
     out = (r.breaks, r.break_dates, r.magnitudes, r.means, r.valids, r.status)
     if roc:
         out += (r.history_start,)
@@ -212,7 +213,7 @@ def bfast_monitor(da, start_monitor, *, dim: str = "time", device=None, **kwargs
 
 def _breaks_block(y, *, dates, kw):
     from .bfast.breaks_api import bfast_breaks as _breaks
-    r = _breaks(y, dates, time_axis=-1, progress=False, **kw)
+    r = _breaks(y, dates, time_axis=-1, **_quiet(kw))
     last = (lambda a: np.moveaxis(np.asarray(a), 0, -1))
     out = (r.n_breaks, last(r.breakpoints), last(r.break_dates), last(r.magnitudes),
            last(r.rss), last(r.bic), last(r.lwz), r.nobs, r.status)
@@ -336,7 +337,12 @@ def _mp_block(y, *, m, k, self_join, kw):
     kk = (k,) if k > 1 else ()           # k > 1: profile and index [..., l, k]
     outs = [np.empty((flat.shape[0], l) + kk), np.empty((flat.shape[0], l) + kk, np.int64),
             *(np.empty((flat.shape[0], l), np.int64) for _ in range(2 if self_join else 0))]
-    for i, s in enumerate(flat):
+    kw = dict(kw)
+    rows = enumerate(flat)
+    if kw.pop("progress", False) and len(flat) > 1:    # a bar over the series, not in each
+        from .runtime import progress
+        rows = progress(rows, total=len(flat), desc="matrix_profile", unit="series")
+    for i, s in rows:
         r = _mp(s, m, k=k, progress=False, **kw)
         outs[0][i], outs[1][i] = r.P.reshape((l,) + kk), r.I.reshape((l,) + kk)
         if self_join:
@@ -423,7 +429,7 @@ from .xarray_bfast import date_attrs, date_dtype  # noqa: E402
 def _mstl_block(y, *, periods, kw):
     from .stl.mstl import mstl as _mstl
     shape = y.shape
-    r = _mstl(as_rows(y), periods, **kw)
+    r = _mstl(as_rows(y), periods, **_quiet(kw))
     seas = [np.asarray(r.seasonal[p]).reshape(shape) for p in periods]
     failed = np.asarray(r.diagnostics["failed"]).reshape(shape[:-1])
     return tuple(seas) + tuple(np.asarray(a).reshape(shape) for a in (r.trend, r.resid,
@@ -442,9 +448,13 @@ def mstl(da, periods, *, dim: str = "time", device=None, **kwargs):
     windows = kwargs.pop("windows", None)
     kept, windows = resolve_periods(periods, windows, da.sizes[dim])
     names = [f"seasonal_{p}" for p in kept] + ["trend", "resid", "weights"]
+    if da.chunks is not None:       # the arguments checked now, not inside a Dask compute
+        from .stl.mstl import mstl as _mstl
+        _mstl(np.zeros((0, da.sizes[dim]), dt), kept, windows=windows, device=device,
+              **kwargs)
     out = _apply(_mstl_block, da, dim,
                  [(n, dt, True) for n in names] + [("failed", np.dtype(bool), False)],
-                 dict(periods=kept, kw=dict(kwargs, windows=windows, progress=False,
+                 dict(periods=kept, kw=dict(kwargs, windows=windows,
                                             device=_portable(device))))
     ds = xr.Dataset({n: out[n].transpose(*da.dims) for n in names} | {"failed": out["failed"]},
                     attrs=dict(da.attrs))
@@ -504,6 +514,10 @@ def trend_test(da, *, dim: str = "time", device=None, per=None, **kwargs):
     seasonal = kwargs.get("variant") in ("seasonal", "correlated_seasonal")
     scale = None if per is None else _per_slope_scale(
         da, dim, per, (kwargs.get("period") or 12) if seasonal else 1)
+    if da.chunks is not None:       # the arguments checked now, not inside a Dask compute
+        from .trend.api import trend_test as _tt
+        _tt(np.zeros((0, da.sizes[dim]), da.dtype if da.dtype.kind == "f" else np.float64),
+            device=device, **kwargs)
     out = _apply(_trend_block, da, dim, [(n, dt or np.dtype(np.float64), False)
                                          for n, dt in _TREND_OUT],
                  dict(kw=dict(kwargs, device=_portable(device))))

@@ -45,7 +45,8 @@ _COMPONENTS = ("trend", "seasonal", "remainder")
 
 def _decompose_block(y, *, freq, dates, components, kw):
     from .bfast.decompose import bfast_decompose as _decompose
-    r = _decompose(y, freq, dates, time_axis=-1, progress=False, **kw)
+    from .xarray_common import quiet
+    r = _decompose(y, freq, dates, time_axis=-1, **quiet(kw))
     out = [getattr(r, n) for n in _DECOMPOSE_PIXEL]
     out += [_last(getattr(r, n)) for n in _DECOMPOSE_BREAK + _DECOMPOSE_SEASON]
     if components:
@@ -138,7 +139,8 @@ _B01_TESTS = {"OLS-CUSUM": "cusum", "supF": "supf", "supLM": "suplm", "aveF": "a
 
 def _bfast01_block(y, *, dates, classify, kw, extra=()):
     from .bfast.bfast01 import bfast01 as _bfast01
-    r = _bfast01(y, dates, time_axis=-1, progress=False, classify=classify, **kw)
+    from .xarray_common import quiet
+    r = _bfast01(y, dates, time_axis=-1, classify=classify, **quiet(kw))
     out = [getattr(r, n) for n in _B01_PIXEL]
     if classify:
         out += [getattr(r, n) for n in _B01_CLASSIFY]

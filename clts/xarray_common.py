@@ -29,10 +29,19 @@ def fill_values(da) -> list:
 
 def mask_values(da, values):
     """``da`` with the entries equal to any of ``values`` as NaN; integers become float64 first
-    (the dtype the algorithms compute integer data in), floats keep their dtype."""
+    (the dtype the algorithms compute integer data in), floats keep their dtype. The values are
+    compared in the data's dtype: float32 data marked 1e20 (CMIP's missing value) or -9999.9
+    holds float32(1e20), which no float64 1e20 equals; a value the dtype cannot hold (1e40 for
+    float32) marks nothing."""
     if da.dtype.kind in "iub":
         da = da.astype(np.float64)
-    return da.where(~da.isin(list(values))) if len(values) else da
+    if not len(values):
+        return da
+    wide = np.asarray(list(values), dtype=np.float64)
+    with np.errstate(over="ignore"):
+        held = wide.astype(da.dtype)
+    held = held[np.isfinite(held) | ~np.isfinite(wide)]         # not overflowed to inf
+    return da.where(~da.isin(held)) if held.size else da
 
 
 def mask_fill(da):
@@ -114,10 +123,22 @@ def prepare(da, dim: str, name: str = "da", mask: bool = True):
     return da
 
 
+def quiet(kw) -> dict:
+    """A block's keyword arguments for its core call: no progress bar unless the user asked for
+    one (``progress=True`` on an in-memory DataArray: the one block is the whole call)."""
+    return {"progress": False, **kw}
+
+
 def apply_core(fn, da, dim, outs, kwargs, *, out_core=None, sizes=None):
     """apply_ufunc of ``fn`` over ``da`` with ``dim`` as the (last) core dimension; ``outs``:
-    [(name, dtype, has_time)], ``has_time`` a bool or the output's core dimensions."""
+    [(name, dtype, has_time)], ``has_time`` a bool or the output's core dimensions. A user's
+    ``progress`` in ``kwargs["kw"]`` reaches the block of an in-memory DataArray, not Dask's."""
     xr = xr_module()
+    kw = kwargs.get("kw")
+    if isinstance(kw, dict) and "progress" in kw and da.chunks is not None:
+        # Dask runs the blocks in its own threads or workers: no bar per block
+        # (dask.diagnostics.ProgressBar, or the distributed dashboard, shows the chunks)
+        kwargs = dict(kwargs, kw={k: v for k, v in kw.items() if k != "progress"})
     core = [list(c) if isinstance(c, (list, tuple)) else [out_core or dim] if c else []
             for _, _, c in outs]
     res = xr.apply_ufunc(
